@@ -1,0 +1,44 @@
+// The `dvault` command line: one file per command under src/cli/, wired together here.
+import { Command, CommanderError } from "commander";
+import { readFileSync } from "node:fs";
+import { UserError } from "../errors.ts";
+import { scrubString } from "../redact.ts";
+import { registerMigrateCommand } from "./migrate.ts";
+import { registerWorkerCommand } from "./worker.ts";
+
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+
+export function buildProgram(): Command {
+  const program = new Command("dvault")
+    .description("Self-hosted sync and archival worker for DeviantArt's OAuth2 API")
+    .version(pkg.version, "-V, --version", "print the version")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride();
+  registerMigrateCommand(program);
+  registerWorkerCommand(program);
+  return program;
+}
+
+/** Prints one line for expected failures; a stack only when LOG_LEVEL asks for it. */
+export function reportFailure(err: unknown, debug: boolean): number {
+  if (err instanceof CommanderError) return err.exitCode;
+  if (err instanceof UserError) {
+    process.stderr.write(`dvault: ${scrubString(err.message)}\n`);
+    return err.exitCode;
+  }
+  const e = err instanceof Error ? err : new Error(String(err));
+  process.stderr.write(`dvault: unexpected error: ${scrubString(e.message)}\n`);
+  if (debug && e.stack) process.stderr.write(scrubString(e.stack) + "\n");
+  else process.stderr.write("dvault: run again with LOG_LEVEL=debug for details\n");
+  return 1;
+}
+
+async function main(): Promise<void> {
+  try {
+    await buildProgram().parseAsync(process.argv);
+  } catch (err) {
+    process.exitCode = reportFailure(err, /^(debug|trace)$/i.test(process.env.LOG_LEVEL ?? ""));
+  }
+}
+
+await main();

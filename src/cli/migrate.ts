@@ -1,0 +1,19 @@
+// `dvault migrate`: creates the database when missing and applies pending migrations.
+import type { Command } from "commander";
+import { loadConfig } from "../config.ts";
+import { migrate } from "../db/migrate.ts";
+import { maskUrl } from "../redact.ts";
+
+export function registerMigrateCommand(program: Command): void {
+  program
+    .command("migrate")
+    .description("create the database if it does not exist and apply pending migrations")
+    .action(async () => {
+      const config = loadConfig();
+      const result = await migrate(config.databaseUrl);
+      const target = maskUrl(config.databaseUrl);
+      if (result.databaseCreated) console.log(`created database ${target}`);
+      if (result.applied.length === 0) console.log(`nothing to apply: ${target} is up to date`);
+      else console.log(`applied ${result.applied.length} migration(s) to ${target}: ${result.applied.join(", ")}`);
+    });
+}

@@ -1,0 +1,99 @@
+// Opens PostgreSQL connections and turns connection failures into one clear line.
+import pg from "pg";
+import { ServiceUnavailableError, UserError } from "../errors.ts";
+import { maskUrl } from "../redact.ts";
+import { pgFields, withDatabase } from "./pg-fields.ts";
+
+const START_HINT =
+  "Start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start, or docker compose up -d postgres) or point DATABASE_URL at a running server.";
+
+type PgError = Error & { code?: string };
+
+/** Maps a pg connection error to a UserError that says what to do. */
+export function explainPgError(err: unknown, url: string): Error {
+  const e = err as PgError;
+  const fields = pgFields(url);
+  switch (e.code) {
+    case "ECONNREFUSED":
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+    case "ETIMEDOUT":
+    case "EHOSTUNREACH":
+    case "ECONNRESET":
+      return new ServiceUnavailableError("PostgreSQL", maskUrl(url), e.code, START_HINT);
+    case "3D000":
+      return new UserError(`database "${fields.database}" does not exist on ${maskUrl(url)}. Run: npx dvault migrate`);
+    case "28P01":
+    case "28000":
+      return new UserError(
+        `PostgreSQL at ${maskUrl(url)} refused user "${fields.user}" (${e.message}). Check the user and password in DATABASE_URL.`,
+      );
+    default:
+      if (/timeout/i.test(e.message ?? "")) {
+        return new ServiceUnavailableError("PostgreSQL", maskUrl(url), "connection timed out", START_HINT);
+      }
+      return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+export async function connectPg(url: string, timeoutMs = 5000): Promise<pg.Client> {
+  const client = new pg.Client({ ...pgFields(url), connectionTimeoutMillis: timeoutMs });
+  client.on("error", () => {
+    /* a dropped connection surfaces on the next query */
+  });
+  try {
+    await client.connect();
+    return client;
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw explainPgError(err, url);
+  }
+}
+
+export function createPgPool(url: string, max = 5): pg.Pool {
+  const pool = new pg.Pool({ ...pgFields(url), max, connectionTimeoutMillis: 5000 });
+  pool.on("error", () => {
+    /* idle client errors are reported by the next checkout */
+  });
+  return pool;
+}
+
+/** Creates the database named in `url` when it does not exist. Returns true when it was created. */
+export async function ensureDatabase(url: string): Promise<boolean> {
+  const { database } = pgFields(url);
+  const admin = await connectAdmin(url);
+  try {
+    const found = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
+    if (found.rowCount) return false;
+    try {
+      await admin.query(`CREATE DATABASE ${quoteIdent(database)}`);
+    } catch (err) {
+      // Another process created it between the check and the CREATE.
+      if ((err as PgError).code === "42P04") return false;
+      throw explainPgError(err, url);
+    }
+    return true;
+  } finally {
+    await admin.end().catch(() => undefined);
+  }
+}
+
+/** A connection to the server's maintenance database; errors name the URL the user gave. */
+async function connectAdmin(url: string): Promise<pg.Client> {
+  for (const maintenance of ["postgres", "template1"]) {
+    const client = new pg.Client({ ...pgFields(url), database: maintenance, connectionTimeoutMillis: 5000 });
+    client.on("error", () => undefined);
+    try {
+      await client.connect();
+      return client;
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      if ((err as PgError).code !== "3D000") throw explainPgError(err, url);
+    }
+  }
+  throw new UserError(`PostgreSQL at ${maskUrl(url)} has neither a "postgres" nor a "template1" database to connect to.`);
+}
+
+export function quoteIdent(name: string): string {
+  return '"' + name.replace(/"/g, '""') + '"';
+}

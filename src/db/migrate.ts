@@ -1,0 +1,66 @@
+// Applies pending Prisma migrations (`prisma migrate deploy`), creating the database first if needed.
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { UserError } from "../errors.ts";
+import { scrubString } from "../redact.ts";
+import { connectPg, ensureDatabase } from "./connect.ts";
+
+const require = createRequire(import.meta.url);
+const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+export type MigrateResult = {
+  databaseCreated: boolean;
+  applied: string[];
+};
+
+export async function migrate(databaseUrl: string): Promise<MigrateResult> {
+  const databaseCreated = await ensureDatabase(databaseUrl);
+  // Fail with one clear line before handing over to the Prisma CLI, whose errors are verbose.
+  const probe = await connectPg(databaseUrl);
+  await probe.end();
+  const output = await runPrisma(["migrate", "deploy"], databaseUrl);
+  return { databaseCreated, applied: parseApplied(output) };
+}
+
+export function parseApplied(output: string): string[] {
+  if (/No pending migrations to apply/i.test(output)) return [];
+  const start = output.search(/following migration(?:s|\(s\))? ha(?:ve|s) been applied/i);
+  if (start < 0) return [];
+  // The CLI prints a tree: "migrations/", then "└─ <name>/" per migration, then "└─ migration.sql".
+  return [...output.slice(start).matchAll(/└─\s*(\S+)\/\s*$/gm)].map((m) => m[1] ?? "").filter(Boolean);
+}
+
+function runPrisma(args: string[], databaseUrl: string): Promise<string> {
+  const cli = require.resolve("prisma/build/index.js");
+  const unrefTimers = path.join(PROJECT_ROOT, "scripts/prisma-unref-wasm-timers.cjs");
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--require", unrefTimers, cli, ...args], {
+      cwd: PROJECT_ROOT,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "",
+        DATABASE_URL: databaseUrl,
+        PRISMA_HIDE_UPDATE_MESSAGE: "1",
+        CHECKPOINT_DISABLE: "1",
+        NO_COLOR: "1",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (code === 0) return resolve(out);
+      const reason = out
+        .split("\n")
+        .map((line) => line.trim())
+        .filter((line) => line && !/^(Loaded Prisma config|Prisma schema loaded|Datasource|npm warn)/.test(line))
+        .slice(-3)
+        .join(" ");
+      reject(new UserError(`applying migrations failed: ${scrubString(reason)}`));
+    });
+  });
+}

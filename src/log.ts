@@ -1,0 +1,58 @@
+// The pino root logger: JSON when not a TTY, pretty in a TTY, and every secret scrubbed on the way out.
+import { pino, type Logger, type DestinationStream } from "pino";
+import pretty from "pino-pretty";
+import type { LogLevel } from "./config.ts";
+import { scrubString, scrubValue, serializeError } from "./redact.ts";
+
+export type { Logger };
+
+/** Static redaction paths: the fast path for the common places; scrubValue below catches the rest. */
+const REDACT_PATHS = [
+  "req.headers.authorization",
+  "headers.authorization",
+  "*.headers.authorization",
+  "*.headers.cookie",
+  "access_token",
+  "refresh_token",
+  "client_secret",
+  "code_verifier",
+  "*.access_token",
+  "*.refresh_token",
+  "*.client_secret",
+  "*.code_verifier",
+  "*.password",
+];
+
+export type LoggerOptions = {
+  level?: LogLevel;
+  /** Where lines go; defaults to stderr, pretty when stderr is a TTY. */
+  destination?: DestinationStream;
+  pretty?: boolean;
+  base?: Record<string, unknown>;
+};
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const usePretty = options.pretty ?? (options.destination === undefined && process.stderr.isTTY === true);
+  const destination =
+    options.destination ??
+    (usePretty ? pretty({ colorize: true, destination: 2, sync: true }) : pino.destination({ dest: 2, sync: true }));
+  return pino(
+    {
+      level: options.level ?? "info",
+      base: options.base ?? { pid: process.pid },
+      redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+      serializers: { err: (err: unknown) => (err instanceof Error ? serializeError(err) : scrubValue(err)) },
+      formatters: {
+        log: (object) => scrubValue(object) as Record<string, unknown>,
+      },
+      hooks: {
+        // Message strings are not seen by formatters.log; scrub them here.
+        logMethod(args, method) {
+          const safe = args.map((arg) => (typeof arg === "string" ? scrubString(arg) : arg)) as typeof args;
+          method.apply(this, safe);
+        },
+      },
+    },
+    destination,
+  );
+}

@@ -1,0 +1,42 @@
+// The key that encrypts tokens at rest: DVAULT_SECRET_KEY, or a key file created on first use (mode 0600).
+import { randomBytes } from "node:crypto";
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { parseSecretKey, type Config } from "./config.ts";
+import { UserError } from "./errors.ts";
+
+export type SecretKey = { key: Buffer; source: "env" | "file"; path?: string; created: boolean };
+
+export function keyFilePath(config: Config): string {
+  return path.join(config.configDir, "secret.key");
+}
+
+export function loadSecretKey(config: Config): SecretKey {
+  if (config.secretKey) return { key: config.secretKey, source: "env", created: false };
+  const file = keyFilePath(config);
+  let text: string | undefined;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") {
+      throw new UserError(`cannot read the key file ${file} (${(err as Error).message}). Fix its permissions or set DVAULT_SECRET_KEY.`);
+    }
+  }
+  if (text !== undefined) {
+    const key = parseSecretKey(text);
+    if (!key) throw new UserError(`the key file ${file} does not hold a 32-byte key (64 hex digits). Restore it from your backup.`);
+    const mode = statSync(file).mode & 0o777;
+    if (mode & 0o077) chmodSync(file, 0o600);
+    return { key, source: "file", path: file, created: false };
+  }
+  const key = randomBytes(32);
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  // wx: never overwrite a key another process wrote a moment ago; read theirs instead.
+  try {
+    writeFileSync(file, key.toString("hex") + "\n", { mode: 0o600, flag: "wx" });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return loadSecretKey(config);
+    throw err;
+  }
+  return { key, source: "file", path: file, created: true };
+}
