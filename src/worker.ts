@@ -36,12 +36,14 @@ export async function startWorker({ config, log }: { config: Config; log: Logger
     clearInterval(timer);
     await redis.del(heartbeatKey).catch(() => undefined);
     await redis.quit().catch(() => redis.disconnect());
-    process.off("SIGTERM", onSignal);
-    process.off("SIGINT", onSignal);
     log.info("worker stopped");
     resolveStopped();
   };
-  const onSignal = (signal: NodeJS.Signals) => void stop(signal);
+  // Handlers stay installed: a second Ctrl-C while stopping must not kill the process mid-commit.
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) log.warn({ signal }, "already stopping; waiting for active work to finish");
+    void stop(signal);
+  };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
 

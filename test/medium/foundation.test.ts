@@ -1,0 +1,196 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Queue, QueueEvents, Worker } from "bullmq";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectPg } from "../../src/db/connect.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { withDatabase } from "../../src/db/pg-fields.ts";
+import { safeProcessor } from "../../src/queue/safe-processor.ts";
+import { loadSecretKey } from "../../src/secret-key.ts";
+import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
+import { TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
+import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { testConfig } from "../helpers/config.ts";
+
+const BIN = path.resolve("bin/dvault.js");
+
+type Run = { code: number | null; stdout: string; stderr: string };
+
+function runCli(args: string[], env: Record<string, string>, opts: { untilLine?: RegExp; signal?: NodeJS.Signals } = {}) {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? "", HOME: os.tmpdir(), LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  let signalled = false;
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => {
+    stderr += c.toString();
+    if (!signalled && opts.untilLine && opts.signal && opts.untilLine.test(stderr)) {
+      signalled = true;
+      child.kill(opts.signal);
+    }
+  });
+  return new Promise<Run>((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+/** No "    at file:line" frames: a user sees one line, not a stack. */
+function expectNoStack(text: string) {
+  expect(text).not.toMatch(/^\s+at .+:\d+/m);
+}
+
+describe("dvault migrate", () => {
+  const dbName = `dvault_t_migrate_${process.pid}`;
+  const url = withDatabase(TEST_PG_URL, dbName);
+  afterAll(async () => {
+    const admin = await connectPg(TEST_PG_URL);
+    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it("creates the database, applies migrations, and says there is nothing to apply the second time", async () => {
+    const first = await runCli(["migrate"], { DATABASE_URL: url });
+    expect(first.stderr).toBe("");
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/created database/);
+    expect(first.stdout).toMatch(/applied \d+ migration\(s\).*_init/);
+    const second = await runCli(["migrate"], { DATABASE_URL: url });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(/^nothing to apply/m);
+    const client = await connectPg(url);
+    const tables = await client.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'");
+    await client.end();
+    expect(tables.rows.map((r: { tablename: string }) => r.tablename)).toContain("accounts");
+  });
+
+  it("reports the migrations it applied by name", async () => {
+    const result = await migrate(url);
+    expect(result).toEqual({ databaseCreated: false, applied: [] });
+  });
+});
+
+describe("connection failures", () => {
+  it("a wrong DATABASE_URL gives one clear line with the password masked and a non-zero exit", async () => {
+    const run = await runCli(["migrate"], { DATABASE_URL: "postgresql://dv:hunter2@127.0.0.1:1/dvault" });
+    expect(run.code).not.toBe(0);
+    const lines = run.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^dvault: cannot reach PostgreSQL at postgresql:\/\/dv:\*\*\*@127\.0\.0\.1:1\/dvault \(ECONNREFUSED\)\. Start it/);
+    expect(run.stderr).not.toContain("hunter2");
+    expectNoStack(run.stderr);
+  });
+
+  it("an unreachable Redis gives one clear line and a non-zero exit", async () => {
+    const run = await runCli(["worker"], { REDIS_URL: "redis://:hunter2@127.0.0.1:1" });
+    expect(run.code).not.toBe(0);
+    const lines = run.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^dvault: cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1 \(ECONNREFUSED\)\. Start it/);
+    expectNoStack(run.stderr);
+  });
+
+  it("invalid configuration names every bad variable in one line", async () => {
+    const run = await runCli(["migrate"], { DATABASE_URL: "nope", LOG_LEVEL: "loud" });
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    expect(run.stderr).toMatch(/DATABASE_URL .*LOG_LEVEL/);
+  });
+});
+
+describe("dvault worker", () => {
+  let db: TestDatabase;
+  let redis: TestRedis;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    redis = await createTestRedis();
+  });
+  afterAll(async () => {
+    await db.drop();
+    await redis.cleanup();
+  });
+
+  it("starts, publishes a heartbeat, and shuts down cleanly on SIGTERM", async () => {
+    const run = await runCli(
+      ["worker"],
+      { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, DVAULT_REDIS_PREFIX: redis.prefix },
+      { untilLine: /worker ready/, signal: "SIGTERM" },
+    );
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/worker stopped/);
+    const keys = await redis.redis.keys(`${redis.prefix}:heartbeat:*`);
+    expect(keys).toEqual([]); // removed at shutdown
+  });
+});
+
+describe(safeProcessor.name, () => {
+  let redis: TestRedis;
+  beforeAll(async () => {
+    redis = await createTestRedis();
+  });
+  afterAll(async () => {
+    await redis.cleanup();
+  });
+
+  it("stores a failure reason in Redis without the secrets the error carried", async () => {
+    const token = "at-redis-leak-check-0123456789abcdef";
+    const connection = { url: TEST_REDIS_URL };
+    const queue = new Queue("leak", { connection, prefix: redis.prefix });
+    const events = new QueueEvents("leak", { connection, prefix: redis.prefix });
+    const worker = new Worker(
+      "leak",
+      safeProcessor(async () => {
+        throw new Error(`GET https://www.deviantart.com/api/v1/oauth2/placebo?access_token=${token} failed with Authorization: Bearer ${token}`);
+      }),
+      { connection: { url: TEST_REDIS_URL, maxRetriesPerRequest: null }, prefix: redis.prefix },
+    );
+    try {
+      await events.waitUntilReady();
+      const job = await queue.add("x", { accountId: 1 }, { attempts: 1 });
+      await expect(job.waitUntilFinished(events, 10_000)).rejects.toThrow(/placebo/);
+      const keys = await redis.redis.keys(`${redis.prefix}:*`);
+      expect(keys.length).toBeGreaterThan(0);
+      for (const key of keys) {
+        const type = await redis.redis.type(key);
+        const dump =
+          type === "hash" ? JSON.stringify(await redis.redis.hgetall(key))
+          : type === "string" ? String(await redis.redis.get(key))
+          : type === "list" ? JSON.stringify(await redis.redis.lrange(key, 0, -1))
+          : type === "zset" ? JSON.stringify(await redis.redis.zrange(key, 0, -1))
+          : type === "stream" ? JSON.stringify(await redis.redis.xrange(key, "-", "+"))
+          : "";
+        expect(dump).not.toContain(token);
+      }
+      const failed = await queue.getJob(job.id!);
+      expect(failed?.failedReason).toContain("access_token=[redacted]");
+    } finally {
+      await worker.close();
+      await events.close();
+      await queue.close();
+    }
+  });
+});
+
+describe(loadSecretKey.name, () => {
+  it("creates a 0600 key file on first use and reads the same key afterwards", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-key-"));
+    const config = testConfig({ DVAULT_CONFIG_DIR: dir });
+    const first = loadSecretKey(config);
+    expect(first.created).toBe(true);
+    expect(first.path).toBe(path.join(dir, "secret.key"));
+    expect(statSync(first.path!).mode & 0o777).toBe(0o600);
+    const second = loadSecretKey(config);
+    expect(second.created).toBe(false);
+    expect(second.key.equals(first.key)).toBe(true);
+    expect(readFileSync(first.path!, "utf8").trim()).toHaveLength(64);
+  });
+
+  it("prefers DVAULT_SECRET_KEY", () => {
+    const key = "cd".repeat(32);
+    const loaded = loadSecretKey(testConfig({ DVAULT_SECRET_KEY: key, DVAULT_CONFIG_DIR: "/nonexistent" }));
+    expect(loaded.source).toBe("env");
+    expect(loaded.key.toString("hex")).toBe(key);
+  });
+});

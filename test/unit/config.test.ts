@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig, parseSecretKey } from "../../src/config.ts";
+
+describe(loadConfig.name, () => {
+  it("applies documented defaults when nothing is set", () => {
+    const config = loadConfig({ HOME: "/home/alice" }, "/srv/dvault");
+    expect(config.databaseUrl).toBe("postgresql://postgres@127.0.0.1:5432/dvault");
+    expect(config.redisUrl).toBe("redis://127.0.0.1:6379");
+    expect(config.apiBase).toBe("https://www.deviantart.com");
+    expect(config.archiveDir).toBe("/srv/dvault/archive");
+    expect(config.configDir).toBe("/home/alice/.config/dvault");
+    expect(config.secretKey).toBeUndefined();
+    expect(config.logLevel).toBe("info");
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it("honours XDG_CONFIG_HOME and trims a trailing slash from the API base", () => {
+    const config = loadConfig({ XDG_CONFIG_HOME: "/cfg", DVAULT_API_BASE: "http://127.0.0.1:9000/" });
+    expect(config.configDir).toBe("/cfg/dvault");
+    expect(config.apiBase).toBe("http://127.0.0.1:9000");
+  });
+
+  it("lists every bad variable in one error, saying what each expects", () => {
+    let caught: unknown;
+    try {
+      loadConfig({
+        DATABASE_URL: "mysql://x",
+        REDIS_URL: "not a url",
+        DVAULT_CLIENT_ID: "abc",
+        DVAULT_SECRET_KEY: "short",
+        LOG_LEVEL: "loud",
+      });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const err = caught as ConfigError;
+    expect(err.problems.map((p) => p.split(" ")[0])).toEqual([
+      "DATABASE_URL",
+      "REDIS_URL",
+      "DVAULT_CLIENT_ID",
+      "DVAULT_SECRET_KEY",
+      "LOG_LEVEL",
+    ]);
+    expect(err.message).toContain("expects a PostgreSQL URL");
+    expect(err.message).toContain("openssl rand -hex 32");
+    expect(err.message).not.toContain("\n");
+  });
+
+  it("treats empty strings as unset", () => {
+    const config = loadConfig({ DATABASE_URL: "", LOG_LEVEL: "", DVAULT_CLIENT_ID: "" });
+    expect(config.databaseUrl).toContain("/dvault");
+    expect(config.clientId).toBeUndefined();
+  });
+});
+
+describe(parseSecretKey.name, () => {
+  it("accepts 64 hex digits and 32-byte base64, rejects anything else", () => {
+    const hex = "ab".repeat(32);
+    expect(parseSecretKey(hex)?.length).toBe(32);
+    expect(parseSecretKey(Buffer.alloc(32, 7).toString("base64"))?.equals(Buffer.alloc(32, 7))).toBe(true);
+    expect(parseSecretKey("ab".repeat(31))).toBeUndefined();
+    expect(parseSecretKey(Buffer.alloc(16).toString("base64"))).toBeUndefined();
+  });
+});
