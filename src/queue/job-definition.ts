@@ -1,0 +1,79 @@
+// A job is a small definition (name, queue, payload schema, attempts, dedupe key) plus a separate
+// handler; the composition root pairs them and checks the pairing at boot.
+import type { z } from "zod";
+import type { Logger } from "../log.ts";
+import type { QueueName } from "./queues.ts";
+
+export type JobDefinition<Name extends string = string, Payload = unknown> = {
+  name: Name;
+  queue: QueueName;
+  /** Payloads carry ids only: job data sits in Redis in clear text. */
+  payload: z.ZodType<Payload>;
+  attempts: number;
+  /** Base of the exponential backoff between attempts, with jitter. */
+  backoffMs: number;
+  /** Deterministic id: a second enqueue of the same work is a no-op while the first is pending. */
+  jobId?: (payload: Payload) => string;
+  priority?: (payload: Payload) => number;
+};
+
+/** What a handler tells the queue; errors are the other outcomes (see worker-host.ts). */
+export type JobResult = { status: "done" | "skipped"; reason?: string; [detail: string]: unknown };
+
+export type JobContext = {
+  log: Logger;
+  jobId: string;
+  attempt: number;
+  /** Aborted at shutdown: handlers stop after committing their current page and throw InterruptedError. */
+  signal: AbortSignal;
+};
+
+export type JobHandler<Payload = unknown, Ctx extends JobContext = JobContext> = (
+  payload: Payload,
+  ctx: Ctx,
+) => Promise<JobResult>;
+
+export type JobEntry<Ctx extends JobContext = JobContext> = {
+  // The catalogue is heterogeneous; each entry's handler is checked against its own definition where it is built.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- variance: payload types differ per entry
+  definition: JobDefinition<string, any>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+  handler: JobHandler<any, Ctx>;
+};
+
+/** Pairs a definition with its handler so their payload types must agree. */
+export function defineJob<Name extends string, Payload, Ctx extends JobContext>(
+  definition: JobDefinition<Name, Payload>,
+  handler: JobHandler<Payload, Ctx>,
+): JobEntry<Ctx> & { definition: JobDefinition<Name, Payload> } {
+  return { definition, handler };
+}
+
+export class CatalogueError extends Error {}
+
+/** Boot fails when a job name is defined twice or a definition has no handler. */
+export function checkCatalogue<Ctx extends JobContext>(entries: readonly JobEntry<Ctx>[]): Map<string, JobEntry<Ctx>> {
+  const byName = new Map<string, JobEntry<Ctx>>();
+  for (const entry of entries) {
+    const name = entry.definition.name;
+    if (byName.has(name)) throw new CatalogueError(`job "${name}" is defined twice in the catalogue`);
+    if (typeof entry.handler !== "function") throw new CatalogueError(`job "${name}" has no handler`);
+    byName.set(name, entry);
+  }
+  return byName;
+}
+
+/** Thrown by a handler that stopped early because the worker is shutting down; the job is re-queued. */
+export class InterruptedError extends Error {
+  constructor(what = "shutdown") {
+    super(`interrupted by ${what}; will resume`);
+    this.name = "InterruptedError";
+  }
+}
+
+/** Errors that mean "nothing to do for now" rather than failure (an account needing re-authorization). */
+export type SkippableError = Error & { jobOutcome: "skip" };
+
+export function isSkippable(err: unknown): err is SkippableError {
+  return err instanceof Error && (err as Partial<SkippableError>).jobOutcome === "skip";
+}

@@ -1,0 +1,52 @@
+// A Redis lock with an expiry, renewed while held: keeps `dvault sync --once` and a running worker from
+// syncing the same source at once, and frees itself if its holder is killed.
+import { randomBytes } from "node:crypto";
+import type { Redis } from "ioredis";
+
+const RELEASE = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
+const EXTEND = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`;
+
+export class LockBusyError extends Error {
+  constructor(readonly key: string) {
+    super(`${key} is held by another process`);
+    this.name = "LockBusyError";
+  }
+}
+
+export type HeldLock = { key: string; release(): Promise<void>; readonly lost: boolean };
+
+export async function acquireLock(redis: Redis, key: string, ttlMs = 30_000): Promise<HeldLock | undefined> {
+  const owner = randomBytes(12).toString("hex");
+  const ok = await redis.set(key, owner, "PX", ttlMs, "NX");
+  if (ok !== "OK") return undefined;
+  let lost = false;
+  const timer = setInterval(async () => {
+    try {
+      if ((await redis.eval(EXTEND, 1, key, owner, String(ttlMs))) !== 1) lost = true;
+    } catch {
+      /* the next renewal or the TTL decides */
+    }
+  }, Math.max(1000, Math.floor(ttlMs / 3)));
+  timer.unref();
+  return {
+    key,
+    get lost() {
+      return lost;
+    },
+    async release() {
+      clearInterval(timer);
+      await redis.eval(RELEASE, 1, key, owner).catch(() => undefined);
+    },
+  };
+}
+
+/** Runs `fn` under the lock; throws LockBusyError when another process holds it. */
+export async function withLock<T>(redis: Redis, key: string, fn: () => Promise<T>, ttlMs = 30_000): Promise<T> {
+  const lock = await acquireLock(redis, key, ttlMs);
+  if (!lock) throw new LockBusyError(key);
+  try {
+    return await fn();
+  } finally {
+    await lock.release();
+  }
+}

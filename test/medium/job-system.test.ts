@@ -1,0 +1,191 @@
+import { Job, QueueEvents } from "bullmq";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ApiError, ThrottleDelayError } from "../../src/api/errors.ts";
+import { createLogger } from "../../src/log.ts";
+import {
+  CatalogueError,
+  checkCatalogue,
+  defineJob,
+  InterruptedError,
+  type JobContext,
+} from "../../src/queue/job-definition.ts";
+import { acquireLock, LockBusyError, withLock } from "../../src/queue/lock.ts";
+import { Producer } from "../../src/queue/producer.ts";
+import { createRedis } from "../../src/queue/redis.ts";
+import { WorkerHost } from "../../src/queue/worker-host.ts";
+import { TEST_REDIS_URL } from "../helpers/env.ts";
+import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+
+const log = createLogger({ level: "silent" });
+const Payload = z.object({ accountId: z.number(), mode: z.string() });
+type P = z.infer<typeof Payload>;
+
+let calls: P[] = [];
+let releaseSlowJob: () => void = () => undefined;
+
+const probe = defineJob(
+  { name: "test.probe", queue: "maintenance", payload: Payload, attempts: 3, backoffMs: 10, jobId: (p: P) => `probe-${p.accountId}-${p.mode}` },
+  async (payload: P, ctx: JobContext) => {
+    calls.push(payload);
+    switch (payload.mode) {
+      case "ok":
+        return { status: "done" };
+      case "throttled":
+        throw new ThrottleDelayError({ operation: "gallery.all", status: 429, waitMs: 60_000, retryAt: 0, pacerKey: "1001:u1" });
+      case "permanent":
+        throw new ApiError({ kind: "client", operation: "deviation.get", status: 400, errorDescription: "Request field validation failed." });
+      case "transient":
+        throw new Error(`socket hang up (access_token=at-should-not-persist-123456)`);
+      case "reauth":
+        throw Object.assign(new Error("account alice needs re-authorization: run dvault auth login --account alice"), { jobOutcome: "skip" as const });
+      case "slow":
+        await new Promise<void>((resolve) => {
+          releaseSlowJob = resolve;
+          ctx.signal.addEventListener("abort", () => resolve());
+        });
+        if (ctx.signal.aborted) throw new InterruptedError();
+        return { status: "done" };
+      default:
+        throw new Error(`unknown mode ${payload.mode}`);
+    }
+  },
+);
+
+describe(checkCatalogue.name, () => {
+  it("fails boot when a job is defined twice or has no handler", () => {
+    expect(() => checkCatalogue([probe, probe])).toThrow(CatalogueError);
+    expect(() => checkCatalogue([{ definition: probe.definition, handler: undefined as never }])).toThrow(/no handler/);
+    expect(checkCatalogue([probe]).get("test.probe")).toBe(probe);
+  });
+});
+
+describe(WorkerHost.name, () => {
+  let redis: TestRedis;
+  let producer: Producer<typeof probe.definition>;
+  let host: WorkerHost<JobContext> | undefined;
+  let events: QueueEvents;
+
+  beforeAll(async () => {
+    redis = await createTestRedis();
+    producer = new Producer([probe.definition], redis.redis, redis.prefix);
+    events = new QueueEvents("maintenance", { connection: { url: TEST_REDIS_URL }, prefix: redis.prefix });
+    await events.waitUntilReady();
+  });
+  afterEach(async () => {
+    await host?.close();
+    host = undefined;
+    calls = [];
+    await producer.queue("maintenance").obliterate({ force: true });
+  });
+  afterAll(async () => {
+    await events.close();
+    await producer.close();
+    await redis.cleanup();
+  });
+
+  function startHost() {
+    host = new WorkerHost({
+      entries: checkCatalogue([probe]),
+      connection: () => createRedis(TEST_REDIS_URL, "worker"),
+      prefix: redis.prefix,
+      log,
+      queues: ["maintenance"],
+      makeContext: (base) => base,
+    });
+    host.start();
+  }
+
+  async function settle(job: Job) {
+    await job.waitUntilFinished(events, 10_000).catch(() => undefined);
+    return (await producer.queue("maintenance").getJob(job.id!))!;
+  }
+
+  it("dedupes by the definition's job id and applies retention", async () => {
+    const a = await producer.enqueue("test.probe", { accountId: 1, mode: "ok" });
+    const b = await producer.enqueue("test.probe", { accountId: 1, mode: "ok" });
+    expect(a.id).toBe("probe-1-ok");
+    expect(b.id).toBe(a.id);
+    expect(await producer.queue("maintenance").getJobCounts("waiting")).toEqual({ waiting: 1 });
+    expect(a.opts.removeOnComplete).toEqual({ age: 3 * 24 * 3600, count: 1000 });
+    expect(a.opts.attempts).toBe(3);
+    startHost();
+    const done = await settle(a);
+    expect(done.returnvalue).toEqual({ status: "done" });
+  });
+
+  it("moves a throttled job to delayed without spending an attempt", async () => {
+    startHost();
+    const job = await producer.enqueue("test.probe", { accountId: 2, mode: "throttled" });
+    await new Promise<void>((resolve) => events.once("delayed", () => resolve()));
+    const state = await producer.queue("maintenance").getJob(job.id!);
+    expect(await state!.getState()).toBe("delayed");
+    expect(state!.attemptsMade).toBe(0);
+    expect(state!.delay).toBeGreaterThan(50_000);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("fails a permanent error once, without retries", async () => {
+    startHost();
+    const job = await settle(await producer.enqueue("test.probe", { accountId: 3, mode: "permanent" }));
+    expect(await job.getState()).toBe("failed");
+    expect(calls).toHaveLength(1);
+    expect(job.failedReason).toMatch(/validation failed/);
+  });
+
+  it("retries a transient error with backoff and stores a scrubbed reason", async () => {
+    startHost();
+    const job = await settle(await producer.enqueue("test.probe", { accountId: 4, mode: "transient" }));
+    expect(await job.getState()).toBe("failed");
+    expect(calls).toHaveLength(3);
+    expect(job.failedReason).toContain("access_token=[redacted]");
+    expect(JSON.stringify(job.stacktrace)).not.toContain("at-should-not-persist");
+  });
+
+  it("completes a needs-re-authorization outcome as skipped instead of failing in a loop", async () => {
+    startHost();
+    const job = await settle(await producer.enqueue("test.probe", { accountId: 5, mode: "reauth" }));
+    expect(await job.getState()).toBe("completed");
+    expect(job.returnvalue).toMatchObject({ status: "skipped", reason: expect.stringContaining("dvault auth login") });
+    expect(calls).toHaveLength(1);
+  });
+
+  it("re-queues a job interrupted by shutdown, and a new host finishes it", async () => {
+    startHost();
+    const job = await producer.enqueue("test.probe", { accountId: 6, mode: "slow" });
+    await expect.poll(() => calls.length, { timeout: 5000 }).toBe(1);
+    await host!.close();
+    host = undefined;
+    const after = await producer.queue("maintenance").getJob(job.id!);
+    expect(["delayed", "waiting"]).toContain(await after!.getState());
+    expect(after!.attemptsMade).toBe(0);
+    startHost();
+    await expect.poll(() => calls.length, { timeout: 5000 }).toBe(2);
+    releaseSlowJob();
+    const finished = await settle(job);
+    expect(finished.returnvalue).toEqual({ status: "done" });
+  });
+});
+
+describe(acquireLock.name, () => {
+  let redis: TestRedis;
+  beforeAll(async () => {
+    redis = await createTestRedis();
+  });
+  afterAll(async () => {
+    await redis.cleanup();
+  });
+
+  it("admits one holder, frees on release, and expires when the holder dies", async () => {
+    const key = `${redis.prefix}:lock:source`;
+    const first = await acquireLock(redis.redis, key, 300);
+    expect(first).toBeDefined();
+    expect(await acquireLock(redis.redis, key, 300)).toBeUndefined();
+    await expect(withLock(redis.redis, key, async () => 1)).rejects.toBeInstanceOf(LockBusyError);
+    await first!.release();
+    expect(await withLock(redis.redis, key, async () => 42)).toBe(42);
+    // A holder that never releases (killed): a plain SET with the same TTL, no renewal.
+    await redis.redis.set(key, "dead-holder", "PX", 200, "NX");
+    await expect.poll(async () => (await acquireLock(redis.redis, key, 300)) !== undefined, { timeout: 3000, interval: 50 }).toBe(true);
+  });
+});
