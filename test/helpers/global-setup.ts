@@ -34,7 +34,15 @@ export default async function setup({ provide }: { provide: (key: string, value:
   } finally {
     await admin.end();
   }
-  await migrate(withDatabase(TEST_PG_URL, template));
+  try {
+    await migrate(withDatabase(TEST_PG_URL, template));
+  } catch (err) {
+    // A failed migration is recorded in the template and would block every later run (P3009): start over next time.
+    const admin2 = await connectPg(TEST_PG_URL);
+    await admin2.query(`DROP DATABASE IF EXISTS ${quoteIdent(template)} WITH (FORCE)`).catch(() => undefined);
+    await admin2.end();
+    throw err;
+  }
   provide("templateDatabase", template);
 }
 
