@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { UserError } from "../errors.ts";
 import { scrubString } from "../redact.ts";
 import { registerMigrateCommand } from "./migrate.ts";
+import { registerSimulatorCommand } from "./simulator.ts";
 import { registerWorkerCommand } from "./worker.ts";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerMigrateCommand(program);
   registerWorkerCommand(program);
+  registerSimulatorCommand(program);
   return program;
 }
 

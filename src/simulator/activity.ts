@@ -1,0 +1,169 @@
+// Changes to the simulated world between syncs ("someone posted", "a deviation was deleted"), driven by
+// tests and the demo through Simulator.activity() or POST /_sim/activity.
+import { addGeneratedMessage, findUser, makeDeviation, owner, simIso, type DeviationKind, type SimNote } from "./dataset.ts";
+import type { SimWorld } from "./world.ts";
+import { commentKey, touch } from "./world.ts";
+
+export type ActivityInput =
+  | { kind: "add_deviation"; username?: string; title?: string; deviationKind?: DeviationKind; folderid?: string; isMature?: boolean }
+  | { kind: "edit_title"; deviationid: string; title: string }
+  | { kind: "edit_description"; deviationid: string; description: string }
+  | { kind: "delete_deviation"; deviationid: string }
+  | { kind: "new_message"; type?: string }
+  | { kind: "new_note"; from?: string; subject?: string; body?: string }
+  | { kind: "new_comment"; deviationid: string; body?: string; from?: string }
+  | { kind: "new_watcher"; username?: string }
+  | { kind: "deactivate_user"; username: string }
+  | { kind: "reactivate_user"; username: string };
+
+export const ACTIVITY_KINDS = [
+  "add_deviation",
+  "edit_title",
+  "edit_description",
+  "delete_deviation",
+  "new_message",
+  "new_note",
+  "new_comment",
+  "new_watcher",
+  "deactivate_user",
+  "reactivate_user",
+] as const;
+
+export class ActivityError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ActivityError";
+  }
+}
+
+function mustDeviation(world: SimWorld, id: string) {
+  const d = world.data.deviations.get(String(id).toUpperCase());
+  if (!d) throw new ActivityError(`no deviation ${id}`);
+  return d;
+}
+
+function mustUser(world: SimWorld, name: string | undefined) {
+  const u = findUser(world.data, name);
+  if (!u) throw new ActivityError(`no user ${name}`);
+  return u;
+}
+
+function others(world: SimWorld) {
+  return [...world.data.users.values()].filter((u) => u.userid !== world.data.ownerId && !u.isDeactivated);
+}
+
+export function applyActivity(world: SimWorld, input: ActivityInput): Record<string, unknown> {
+  const data = world.data;
+  const me = owner(data);
+  const nowMs = world.clock.nowMs();
+  touch(world);
+  switch (input.kind) {
+    case "add_deviation": {
+      const author = input.username ? mustUser(world, input.username) : me;
+      const folders = data.galleryFolders.filter((f) => f.ownerId === author.userid);
+      const wanted = input.folderid?.toUpperCase();
+      const target = wanted ? folders.find((f) => f.folderid === wanted) : (folders[1] ?? folders[0]);
+      if (!target) throw new ActivityError(`${author.username} has no gallery folder ${input.folderid ?? ""}`.trim());
+      const d = makeDeviation(world.rng, data, nowMs, {
+        authorId: author.userid,
+        publishedTime: Math.floor(nowMs / 1000),
+        ...(input.title !== undefined ? { title: input.title } : {}),
+        ...(input.deviationKind !== undefined ? { kind: input.deviationKind } : {}),
+        ...(input.isMature !== undefined ? { isMature: input.isMature } : {}),
+      });
+      target.deviationIds.unshift(d.deviationid);
+      if (author.userid !== me.userid) {
+        data.feed.push({
+          seq: ++data.counters.feedSeq,
+          ts: simIso(nowMs),
+          type: d.kind === "journal" ? "journal_submitted" : "deviation_submitted",
+          byUserId: author.userid,
+          bucketid: world.rng.hex(16),
+          deviationIds: [d.deviationid],
+          statusId: null,
+          collectionFolderId: null,
+        });
+      }
+      return { deviationid: d.deviationid, folderid: target.folderid };
+    }
+    case "edit_title": {
+      const d = mustDeviation(world, input.deviationid);
+      d.title = input.title;
+      d.version++;
+      return { deviationid: d.deviationid, version: d.version };
+    }
+    case "edit_description": {
+      const d = mustDeviation(world, input.deviationid);
+      d.description = input.description;
+      d.version++;
+      return { deviationid: d.deviationid, version: d.version };
+    }
+    case "delete_deviation": {
+      const d = mustDeviation(world, input.deviationid);
+      d.isDeleted = true;
+      d.version++;
+      return { deviationid: d.deviationid };
+    }
+    case "new_message": {
+      const mine = [...data.deviations.values()].filter((d) => d.authorId === me.userid && !d.isDeleted).slice(0, 30);
+      const m = addGeneratedMessage(world.rng, data, mine, others(world), nowMs, input.type);
+      m.isNew = true;
+      return { messageid: m.messageid, stackid: m.stackid, type: m.type };
+    }
+    case "new_note": {
+      const from = input.from ? mustUser(world, input.from) : world.rng.pick(others(world));
+      const note: SimNote = {
+        noteid: String(70_000_000 + data.notes.length * 13 + world.rng.int(0, 12)),
+        folderid: "1",
+        ts: simIso(nowMs),
+        unread: true,
+        starred: false,
+        sent: false,
+        subject: input.subject ?? "New note",
+        body: input.body ?? "<p>Hello!</p>",
+        fromId: from.userid,
+        recipientIds: [me.userid],
+      };
+      data.notes.unshift(note);
+      return { noteid: note.noteid };
+    }
+    case "new_comment": {
+      const d = mustDeviation(world, input.deviationid);
+      const from = input.from ? mustUser(world, input.from) : world.rng.pick(others(world));
+      const c = {
+        commentid: String(4_900_000_000 + data.comments.length),
+        parentid: null,
+        target: { kind: "deviation" as const, id: d.deviationid },
+        posted: simIso(nowMs),
+        userId: from.userid,
+        body: input.body ?? "New comment",
+        hidden: null,
+        likes: 0,
+        isFeatured: false,
+      };
+      data.comments.push(c);
+      const key = commentKey("deviation", d.deviationid);
+      const list = world.index.commentsByTarget.get(key) ?? [];
+      list.push(c);
+      world.index.commentsByTarget.set(key, list);
+      return { commentid: c.commentid };
+    }
+    case "new_watcher": {
+      const u = input.username ? mustUser(world, input.username) : others(world).find((x) => !me.watcherIds.includes(x.userid));
+      if (!u) throw new ActivityError("no user left to watch the owner");
+      if (!me.watcherIds.includes(u.userid)) me.watcherIds.unshift(u.userid);
+      return { userid: u.userid, username: u.username };
+    }
+    case "deactivate_user":
+    case "reactivate_user": {
+      const u = mustUser(world, input.username);
+      u.isDeactivated = input.kind === "deactivate_user";
+      if (u.isDeactivated) world.tokens.revokeAllForUser(u.userid);
+      return { userid: u.userid, isDeactivated: u.isDeactivated };
+    }
+    default: {
+      const never: never = input;
+      throw new ActivityError(`unknown activity kind ${JSON.stringify((never as { kind?: unknown }).kind)}`);
+    }
+  }
+}

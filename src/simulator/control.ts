@@ -1,0 +1,141 @@
+// The simulator's control API under /_sim/ (JSON), for other processes and the CLI: log, stats,
+// clock, faults, tokens, truth summary and activity. These requests are not logged.
+import { ActivityError, applyActivity, type ActivityInput } from "./activity.ts";
+import type { FaultRule, FaultStore } from "./faults.ts";
+import { json, type Reply } from "./http.ts";
+import type { Simulator } from "./server.ts";
+import { touch, type SimWorld } from "./world.ts";
+
+export type ControlTarget = { sim: Simulator; world: SimWorld; faults: FaultStore };
+
+function bad(message: string): Reply {
+  return json(400, { error: "bad_request", error_description: message, status: "error" });
+}
+
+function readJson(raw: Buffer): Record<string, unknown> | undefined {
+  if (raw.length === 0) return {};
+  try {
+    const parsed: unknown = JSON.parse(raw.toString("utf8"));
+    return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function truthSummary(world: SimWorld): Record<string, unknown> {
+  const d = world.data;
+  const ownerUser = d.users.get(d.ownerId);
+  const ownerDevs = [...d.deviations.values()].filter((x) => x.authorId === d.ownerId);
+  return {
+    seed: d.seed,
+    mode: world.mode,
+    now: world.clock.now().toISOString(),
+    owner: ownerUser ? { userid: ownerUser.userid, username: ownerUser.username } : null,
+    counts: {
+      users: d.users.size,
+      deviations: d.deviations.size,
+      ownerDeviations: ownerDevs.length,
+      ownerDeviationsDeleted: ownerDevs.filter((x) => x.isDeleted).length,
+      ownerDeviationsMature: ownerDevs.filter((x) => x.isMature).length,
+      galleryFolders: d.galleryFolders.filter((f) => f.ownerId === d.ownerId).length,
+      collectionFolders: d.collectionFolders.filter((f) => f.ownerId === d.ownerId).length,
+      comments: d.comments.length,
+      statuses: d.statuses.length,
+      notes: d.notes.length,
+      noteFolders: d.noteFolders.length,
+      messages: d.messages.length,
+      feedItems: d.feed.length,
+      watchers: ownerUser?.watcherIds.length ?? 0,
+      friends: ownerUser?.friends.length ?? 0,
+    },
+    galleryFolders: d.galleryFolders
+      .filter((f) => f.ownerId === d.ownerId)
+      .map((f) => ({ folderid: f.folderid, name: f.name, parent: f.parent, size: f.deviationIds.length })),
+    trackedUsers: [...d.users.values()]
+      .filter((u) => u.userid !== d.ownerId && d.galleryFolders.some((f) => f.ownerId === u.userid))
+      .map((u) => ({ userid: u.userid, username: u.username, isDeactivated: u.isDeactivated })),
+    tokens: world.tokens.counts(),
+  };
+}
+
+export function handleControl(target: ControlTarget, method: string, path: string, query: URLSearchParams, raw: Buffer): Reply {
+  const { sim, world, faults } = target;
+  const body = readJson(raw);
+  if (body === undefined) return bad("the control API takes a JSON object body");
+  const route = `${method} ${path.replace(/\/+$/, "")}`;
+  switch (route) {
+    case "GET /_sim/log": {
+      const since = Number(query.get("since") ?? "0");
+      return json(200, { entries: sim.log().filter((e) => e.seq > since) });
+    }
+    case "POST /_sim/log/clear":
+      sim.clearLog();
+      return json(200, { ok: true });
+    case "GET /_sim/stats":
+      return json(200, sim.stats());
+    case "GET /_sim/clock":
+      return json(200, { now: sim.clock.now().toISOString() });
+    case "POST /_sim/clock/advance": {
+      const ms = Number(body.ms);
+      if (!Number.isFinite(ms) || ms < 0) return bad("expects {ms: a non-negative number}");
+      sim.clock.advance(ms);
+      return json(200, { now: sim.clock.now().toISOString() });
+    }
+    case "POST /_sim/clock/set": {
+      const at = new Date(String(body.now ?? ""));
+      if (Number.isNaN(at.getTime())) return bad("expects {now: an ISO date}");
+      sim.clock.set(at);
+      return json(200, { now: sim.clock.now().toISOString() });
+    }
+    case "GET /_sim/faults":
+      return json(200, { rules: faults.list() });
+    case "POST /_sim/faults": {
+      const rule = (body.rule ?? body) as FaultRule;
+      try {
+        faults.add(rule);
+      } catch (err) {
+        return bad(err instanceof Error ? err.message : String(err));
+      }
+      return json(200, { ok: true, rules: faults.list() });
+    }
+    case "DELETE /_sim/faults":
+      faults.clear();
+      return json(200, { ok: true });
+    case "POST /_sim/tokens/expire":
+      sim.expireAccessTokens();
+      return json(200, { ok: true });
+    case "POST /_sim/tokens/user": {
+      try {
+        return json(200, sim.issueUserToken({
+          ...(typeof body.clientId === "string" ? { clientId: body.clientId } : {}),
+          ...(typeof body.userId === "string" ? { userId: body.userId } : {}),
+          ...(Array.isArray(body.scopes) ? { scopes: body.scopes.map(String) } : {}),
+        }));
+      } catch (err) {
+        return bad(err instanceof Error ? err.message : String(err));
+      }
+    }
+    case "POST /_sim/tokens/client": {
+      try {
+        return json(200, sim.issueClientToken(typeof body.clientId === "string" ? { clientId: body.clientId } : {}));
+      } catch (err) {
+        return bad(err instanceof Error ? err.message : String(err));
+      }
+    }
+    case "GET /_sim/truth":
+      return json(200, truthSummary(world));
+    case "POST /_sim/activity": {
+      if (typeof body.kind !== "string") return bad("expects {kind, ...}");
+      try {
+        const result = applyActivity(world, body as ActivityInput);
+        touch(world);
+        return json(200, { ok: true, ...result });
+      } catch (err) {
+        if (err instanceof ActivityError) return bad(err.message);
+        throw err;
+      }
+    }
+    default:
+      return json(404, { error: "not_found", error_description: `no control route ${route}`, status: "error" });
+  }
+}

@@ -1,0 +1,27 @@
+// Every API route of the simulator (service-api.md §4.2, both listings, plus the paths api-notes adds).
+import type { ApiRoute } from "../world.ts";
+import { browseRoutes } from "./browse.ts";
+import { collectionRoutes } from "./collections.ts";
+import { commentRoutes } from "./comments.ts";
+import { dataRoutes } from "./data.ts";
+import { deviationRoutes } from "./deviation.ts";
+import { feedRoutes } from "./feed.ts";
+import { galleryRoutes } from "./gallery.ts";
+import { messageRoutes } from "./messages.ts";
+import { noteRoutes } from "./notes.ts";
+import { stashRoutes } from "./stash.ts";
+import { userRoutes } from "./user.ts";
+
+export const allRoutes: ApiRoute[] = [
+  ...dataRoutes,
+  ...browseRoutes,
+  ...collectionRoutes,
+  ...commentRoutes,
+  ...deviationRoutes,
+  ...feedRoutes,
+  ...galleryRoutes,
+  ...messageRoutes,
+  ...noteRoutes,
+  ...stashRoutes,
+  ...userRoutes,
+];

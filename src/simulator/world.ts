@@ -1,0 +1,113 @@
+// The simulator's shared state and the types every route handler works with.
+import type { SimClock } from "./clock.ts";
+import type { Dataset, SimComment, SimDeviation, SimUser } from "./dataset.ts";
+import { owner as datasetOwner } from "./dataset.ts";
+import type { Params, Reply, UploadedFile } from "./http.ts";
+import type { Rng } from "./rng.ts";
+import type { AccessToken, TokenStore } from "./tokens.ts";
+
+export type SimMode = "current" | "legacy";
+
+export type SimWorld = {
+  mode: SimMode;
+  data: Dataset;
+  clock: SimClock;
+  /** For ids and content minted by writes; seeded, so a scripted run is reproducible. */
+  rng: Rng;
+  tokens: TokenStore;
+  /** Base URL of the running server (set once listening). */
+  baseUrl: string;
+  /** HMAC key for signed CDN URLs. */
+  cdnKey: Buffer;
+  index: WorldIndex;
+};
+
+export type WorldIndex = {
+  commentsByTarget: Map<string, SimComment[]>;
+  /** Bumped by every write; derived lists cached under it are recomputed. */
+  version: number;
+  cache: Map<string, { version: number; value: unknown }>;
+};
+
+export type ApiCaller = {
+  token: AccessToken;
+  kind: "user" | "client";
+  user: SimUser | undefined;
+};
+
+export type ApiContext = {
+  world: SimWorld;
+  method: string;
+  path: string;
+  /** Path parameters by placeholder name. */
+  pathParams: Record<string, string>;
+  params: Params;
+  files: UploadedFile[];
+  caller: ApiCaller;
+};
+
+export type RouteHandler = (ctx: ApiContext) => Reply;
+
+export type ApiRoute = {
+  methods: Array<"GET" | "POST">;
+  /** Relative to /api/v1/oauth2, e.g. "/gallery/{folderid}". */
+  template: string;
+  /** Scopes the token needs (all of them). */
+  scopes: string[];
+  /** Client-credentials tokens are refused (the service answers 401 invalid_token). */
+  userOnly?: boolean;
+  /** Gone from the current service: answers 404 "Api endpoint not found." unless in legacy mode. */
+  removed?: boolean;
+  handler: RouteHandler;
+};
+
+export function commentKey(kind: string, id: string): string {
+  return `${kind}:${kind === "profile" ? id.toLowerCase() : id}`;
+}
+
+export function buildIndex(data: Dataset): WorldIndex {
+  const commentsByTarget = new Map<string, SimComment[]>();
+  for (const c of data.comments) {
+    const key = commentKey(c.target.kind, c.target.id);
+    const list = commentsByTarget.get(key);
+    if (list) list.push(c);
+    else commentsByTarget.set(key, [c]);
+  }
+  return { commentsByTarget, version: 0, cache: new Map() };
+}
+
+/** Marks the dataset changed (derived lists are rebuilt on next use). */
+export function touch(world: SimWorld): void {
+  world.index.version++;
+}
+
+export function cached<T>(world: SimWorld, key: string, compute: () => T): T {
+  const hit = world.index.cache.get(key);
+  if (hit && hit.version === world.index.version) return hit.value as T;
+  const value = compute();
+  world.index.cache.set(key, { version: world.index.version, value });
+  return value;
+}
+
+export function ownerOf(world: SimWorld): SimUser {
+  return datasetOwner(world.data);
+}
+
+/** The user the request acts as: the token's user, or the dataset owner for client tokens. */
+export function actingUser(ctx: ApiContext): SimUser {
+  return ctx.caller.user ?? ownerOf(ctx.world);
+}
+
+/** Whether mature items are visible to this request: never for client tokens; for users only when asked. */
+export function showsMature(ctx: ApiContext): boolean {
+  if (ctx.caller.kind === "client") return false;
+  // The service's `mature_content=false` does not filter reliably (WIX-175): any explicit value shows them.
+  return ctx.params.has("mature_content");
+}
+
+export function visibleDeviation(ctx: ApiContext, d: SimDeviation): boolean {
+  if (d.isDeleted) return false;
+  if (d.isMature && !showsMature(ctx)) return false;
+  const author = ctx.world.data.users.get(d.authorId);
+  return !author?.isDeactivated;
+}
