@@ -1,0 +1,406 @@
+// The HTTP layer: one got instance that owns the API root, headers, timeouts, pacing (via the shared Redis
+// pacer), bearer auth with one refresh after a 401, retry policy and the mapping of failures to ApiError.
+// It implements ApiTransport; the typed client never sees got, tokens or the pacer.
+import { readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import got, { type Options, type Response } from "got";
+import type { z } from "zod";
+import type { Logger } from "../log.ts";
+import {
+  ApiError,
+  ThrottleDelayError,
+  errorFromResponse,
+  malformedError,
+  networkError,
+  type ApiErrorKind,
+} from "./errors.ts";
+import type { Pacer, PacerOutcome, Permit } from "./pacer.ts";
+import { paginateCursor, paginateOffset, type PageIO } from "./paginate.ts";
+import { pacerKey, type TokenProvider } from "./token-provider.ts";
+import type { ApiRequest, ApiTransport, Params } from "./transport.ts";
+
+/**
+ * gallery-dl (the most exercised client of this API) pins 20210526, and the response shapes in api-notes §6
+ * were taken from clients on that version or compatible ones. Without the header the service answers with
+ * its latest minor version, which can add or change fields without notice (api-notes §1).
+ */
+export const DEFAULT_MINOR_VERSION = "20210526";
+export const API_PATH = "/api/v1/oauth2";
+
+const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+/** The CDN answers requests without a User-Agent with 403 "Request blocked" (api-notes §0.7). */
+export const DEFAULT_USER_AGENT = `dvault/${VERSION} (+https://github.com/dvault/dvault)`;
+
+export type RetryPolicy = {
+  /** Retries after 500/502/5xx (DA's guidance: up to 3). GET only: a failed POST may have half-happened. */
+  serverRetries: number;
+  /** Retries after a connection error or timeout. GET only. */
+  networkRetries: number;
+  /** Retries after a throttle signal, each after the pacer's wait; then ThrottleDelayError. */
+  throttleRetries: number;
+  /** First retry delay for server/network errors, doubled per retry (plus ≤ 20 % jitter). */
+  baseDelayMs: number;
+};
+
+export const DEFAULT_RETRY: RetryPolicy = { serverRetries: 3, networkRetries: 3, throttleRetries: 5, baseDelayMs: 1000 };
+
+export type HttpTransportOptions = {
+  /** e.g. https://www.deviantart.com; the API root is apiBase + "/api/v1/oauth2". */
+  apiBase: string;
+  tokens: TokenProvider;
+  pacer: Pacer;
+  log: Logger;
+  minorVersion?: string;
+  userAgent?: string;
+  /** Per attempt. Keep it below the pacer's lockTtlMs. */
+  timeoutMs?: number;
+  /** Default for ApiRequest.maxWaitMs. */
+  maxWaitMs?: number;
+  retry?: Partial<RetryPolicy>;
+};
+
+/** In-memory counters for metrics and `dvault status`. */
+export type TransportStats = {
+  /** operation → HTTP status (or "network") → responses seen, retries included. */
+  calls: Record<string, Record<string, number>>;
+  /** Requests that had to wait for the pacer before being sent, and the total wait. */
+  throttleWaits: { count: number; totalMs: number };
+  retries: number;
+  refreshes: number;
+};
+
+export type HttpTransport = ApiTransport & {
+  readonly stats: TransportStats;
+};
+
+/** Per-call state, carried in got's `context` across retries of that call (one per page when paging). */
+type CallState = {
+  operation: string;
+  method: string;
+  account: string | undefined;
+  key: string;
+  maxWaitMs: number;
+  signal: AbortSignal | undefined;
+  permit?: Permit | undefined;
+  startedAt: number;
+  attempts: number;
+  serverRetries: number;
+  networkRetries: number;
+  throttleRetries: number;
+  refreshed: boolean;
+  /** The token sent on the last attempt; handed back to the provider after a 401. */
+  token?: string | undefined;
+  /** The refreshed token returned by the provider; wins over getAccessToken() for the retry. */
+  freshToken?: string | undefined;
+  /** The classified error answer of the last attempt (undefined after a 2xx/3xx). */
+  lastError?: ApiError | undefined;
+  /** The last throttle answer, to describe a ThrottleDelayError raised by the pacer on the retry. */
+  lastThrottle?: ApiError | undefined;
+  /** An error raised by dvault's own hooks (pacer, token provider): never retried, surfaced as is. */
+  fatal?: Error | undefined;
+};
+
+/** `deviationids: ["a","b"]` → `deviationids[]=a&deviationids[]=b`; booleans as "true"/"false"; null/undefined omitted. */
+export function encodeParams(params: Params | undefined): URLSearchParams {
+  const out = new URLSearchParams();
+  if (!params) return out;
+  for (const [key, value] of Object.entries(params)) {
+    if (value === undefined || value === null) continue;
+    if (Array.isArray(value)) {
+      const name = key.endsWith("[]") ? key : `${key}[]`;
+      for (const item of value) out.append(name, String(item));
+    } else {
+      out.append(key, String(value));
+    }
+  }
+  return out;
+}
+
+const NETWORK_CODES = new Set([
+  "ETIMEDOUT",
+  "ECONNRESET",
+  "EADDRINUSE",
+  "ECONNREFUSED",
+  "EPIPE",
+  "ENOTFOUND",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  "ECONNABORTED",
+  "EHOSTUNREACH",
+  "UND_ERR_SOCKET",
+  "ERR_STREAM_PREMATURE_CLOSE",
+]);
+
+function outcomeOf(kind: ApiErrorKind | "ok"): PacerOutcome {
+  if (kind === "ok") return "success";
+  return kind === "throttled" ? "throttled" : "error";
+}
+
+export function createHttpTransport(options: HttpTransportOptions): HttpTransport {
+  const { tokens, pacer, log } = options;
+  const retry: RetryPolicy = { ...DEFAULT_RETRY, ...options.retry };
+  const defaultMaxWaitMs = options.maxWaitMs ?? 5000;
+  const stats: TransportStats = { calls: {}, throttleWaits: { count: 0, totalMs: 0 }, retries: 0, refreshes: 0 };
+
+  const count = (operation: string, status: string) => {
+    const byStatus = (stats.calls[operation] ??= {});
+    byStatus[status] = (byStatus[status] ?? 0) + 1;
+  };
+  const stateOf = (opts: Pick<Options, "context"> | undefined): CallState | undefined => opts?.context.state as CallState | undefined;
+  const backoff = (n: number) => retry.baseDelayMs * 2 ** (n - 1) * (1 + 0.2 * Math.random());
+
+  async function release(state: CallState, outcome: PacerOutcome): Promise<void> {
+    const permit = state.permit;
+    state.permit = undefined;
+    if (permit) await permit.release(outcome);
+  }
+
+  function newState(req: ApiRequest): CallState {
+    const identity = tokens.identity();
+    return {
+      operation: req.operation,
+      method: req.method,
+      account: identity.account,
+      key: pacerKey(identity),
+      maxWaitMs: req.maxWaitMs ?? defaultMaxWaitMs,
+      signal: req.signal,
+      startedAt: 0,
+      attempts: 0,
+      serverRetries: 0,
+      networkRetries: 0,
+      throttleRetries: 0,
+      refreshed: false,
+    };
+  }
+
+  const client = got.extend({
+    prefixUrl: options.apiBase.replace(/\/+$/, "") + API_PATH,
+    headers: {
+      "user-agent": options.userAgent ?? DEFAULT_USER_AGENT,
+      "dA-minor-version": options.minorVersion ?? DEFAULT_MINOR_VERSION,
+      "accept-encoding": "gzip",
+      accept: "application/json",
+    },
+    decompress: true,
+    // Parsed by parseBody below, so a broken body becomes an ApiError naming the operation.
+    responseType: "text",
+    timeout: { request: options.timeoutMs ?? 30_000 },
+    retry: {
+      limit: Number.POSITIVE_INFINITY,
+      methods: ["GET", "POST"],
+      // Every retry decision is made here from the call's own counters; got only schedules it.
+      calculateDelay: ({ error }) => {
+        if (error.name === "RetryError") return 1; // the 401 refresh retry (retryWithMergedOptions)
+        const state = stateOf(error.options);
+        if (!state || state.fatal || state.signal?.aborted) return 0;
+        if (error.response) {
+          const kind = state.lastError?.kind;
+          if (kind === "throttled") {
+            // The wait itself happens in beforeRequest: pacer.acquire blocks until the key is free again.
+            return state.throttleRetries++ < retry.throttleRetries ? 1 : 0;
+          }
+          if (kind === "server" && state.method === "GET" && state.serverRetries < retry.serverRetries) {
+            return backoff(++state.serverRetries);
+          }
+          return 0;
+        }
+        const isNetwork = error.name === "TimeoutError" || NETWORK_CODES.has(error.code);
+        if (isNetwork && state.method === "GET" && state.networkRetries < retry.networkRetries) {
+          return backoff(++state.networkRetries);
+        }
+        return 0;
+      },
+    },
+    hooks: {
+      beforeRequest: [
+        async (opts) => {
+          const state = stateOf(opts);
+          if (!state) return;
+          try {
+            // The token first: a refresh inside getAccessToken must not hold the key's permit.
+            const token = state.freshToken ?? (await tokens.getAccessToken());
+            state.token = token;
+            // Never `access_token` in the query: OAuth 2.1 apps are refused it, and URLs end up in logs.
+            opts.headers.authorization = `Bearer ${token}`;
+            state.permit = await pacer.acquire(state.key, {
+              maxWaitMs: state.maxWaitMs,
+              signal: state.signal,
+              operation: state.operation,
+              account: state.account,
+            });
+          } catch (err) {
+            state.fatal = describeFatal(state, err);
+            throw state.fatal;
+          }
+          if (state.permit.waitedMs > 0) {
+            stats.throttleWaits.count++;
+            stats.throttleWaits.totalMs += state.permit.waitedMs;
+          }
+          state.attempts++;
+          state.startedAt = performance.now();
+        },
+      ],
+      afterResponse: [
+        async (response, retryWithMergedOptions) => {
+          const state = stateOf(response.request.options);
+          if (!state) return response;
+          const status = response.statusCode;
+          // Classified once here; the retry decision and the final error read it from the state.
+          state.lastError = status < 400 ? undefined : toApiError(state, response);
+          await release(state, outcomeOf(state.lastError?.kind ?? "ok"));
+          count(state.operation, String(status));
+          log.debug(
+            { operation: state.operation, method: state.method, status, durationMs: Math.round(performance.now() - state.startedAt), attempt: state.attempts },
+            "api call",
+          );
+          if (state.lastError?.kind === "throttled") state.lastThrottle = state.lastError;
+          // Only "invalid_token" (expired/revoked) is worth a refresh; other 401s are final.
+          if (status === 401 && !state.refreshed && state.lastError?.error === "invalid_token") {
+            state.refreshed = true;
+            stats.refreshes++;
+            try {
+              state.freshToken = await tokens.refreshAfterUnauthorized(state.token ?? "");
+            } catch (err) {
+              state.fatal = describeFatal(state, err);
+              throw state.fatal;
+            }
+            // preserveHooks: keep this hook for the retry, so its permit is released and a second 401 is seen.
+            return retryWithMergedOptions({ preserveHooks: true });
+          }
+          return response;
+        },
+      ],
+      beforeRetry: [
+        async (error) => {
+          const state = stateOf(error.options);
+          if (!state) return;
+          stats.retries++;
+          if (!error.response && error.name !== "RetryError") {
+            await release(state, "error");
+            count(state.operation, "network");
+          }
+          log.debug(
+            { operation: state.operation, attempt: state.attempts, reason: error.response?.statusCode ?? error.code },
+            "api call retried",
+          );
+        },
+      ],
+      beforeError: [
+        async (error) => {
+          const state = stateOf(error.options);
+          if (!state) return error;
+          if (state.permit) {
+            await release(state, "error").catch(() => undefined);
+            if (!error.response) count(state.operation, "network");
+          }
+          if (state.signal?.aborted) return abortReason(state.signal);
+          if (state.fatal) return state.fatal;
+          if (error.response) {
+            const apiError = state.lastError ?? toApiError(state, error.response);
+            if (apiError.kind !== "throttled") return apiError;
+            return throttleDelay(state, apiError);
+          }
+          return networkError({ operation: state.operation, code: error.code, account: state.account, attempts: state.attempts });
+        },
+      ],
+    },
+  });
+
+  function toApiError(state: CallState, response: Response): ApiError {
+    return errorFromResponse({
+      operation: state.operation,
+      status: response.statusCode,
+      body: String(response.body ?? ""),
+      account: state.account,
+      attempts: state.attempts,
+    });
+  }
+
+  /** A final throttle answer: tell the caller how long the pacer will hold the key. */
+  async function throttleDelay(state: CallState, apiError: ApiError): Promise<ThrottleDelayError> {
+    const status = await pacer.status(state.key).catch(() => undefined);
+    const waitMs = Math.max(status?.waitMs ?? 0, 1);
+    return new ThrottleDelayError({ ...apiError.fields(), waitMs, pacerKey: state.key, retryAt: pacer.clock.now() + waitMs });
+  }
+
+  /** Errors from the pacer or the token provider, named for the call. */
+  function describeFatal(state: CallState, err: unknown): Error {
+    if (err instanceof ThrottleDelayError && state.lastThrottle) {
+      // The pacer refused to wait after a throttle answer: describe that answer.
+      return new ThrottleDelayError({
+        ...state.lastThrottle.fields(),
+        attempts: state.attempts,
+        waitMs: err.waitMs,
+        pacerKey: err.pacerKey,
+        retryAt: err.retryAt,
+      });
+    }
+    if (err instanceof ApiError) return err;
+    if (state.signal?.aborted) return abortReason(state.signal);
+    const cause = err instanceof Error ? err : new Error(String(err));
+    if (state.refreshed) {
+      const failed = new ApiError({ kind: "invalid_token", operation: state.operation, status: 401, account: state.account },
+        `${state.operation}: the access token expired and could not be refreshed (${cause.message}). Re-authorize with: dvault auth login`);
+      failed.cause = cause;
+      return failed;
+    }
+    return cause;
+  }
+
+  function parseBody<S extends z.ZodType>(response: Response, req: ApiRequest, schema: S): z.infer<S> {
+    const text = String(response.body ?? "");
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      const snippet = text.replace(/\s+/g, " ").trim().slice(0, 60);
+      throw malformedError({ operation: req.operation, status: response.statusCode, account: tokens.identity().account, detail: `not JSON: "${snippet}"` });
+    }
+    const parsed = schema.safeParse(json);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "(body)";
+    throw malformedError({
+      operation: req.operation,
+      status: response.statusCode,
+      account: tokens.identity().account,
+      detail: `unexpected shape at ${where}: ${issue?.message ?? "schema mismatch"}`,
+    });
+  }
+
+  function gotOptions(req: ApiRequest) {
+    const form = req.method === "POST" ? encodeParams(req.form).toString() : undefined;
+    return {
+      method: req.method,
+      searchParams: encodeParams(req.query),
+      ...(form === undefined ? {} : { body: form, headers: { "content-type": "application/x-www-form-urlencoded" } }),
+      context: { state: newState(req) },
+      ...(req.signal ? { signal: req.signal } : {}),
+    } as const;
+  }
+
+  const relativePath = (req: ApiRequest) => req.path.replace(/^\/+/, "");
+
+  const io: PageIO = {
+    client,
+    relativePath,
+    gotOptions,
+    freshContext: (req) => ({ state: newState(req) }),
+    parse: parseBody,
+  };
+
+  return {
+    stats,
+    async request(req, schema) {
+      const response = await client(relativePath(req), gotOptions(req));
+      return parseBody(response, req, schema);
+    },
+    paginateOffset: (req, itemSchema, pagingOptions) => paginateOffset(io, req, itemSchema, pagingOptions),
+    paginateCursor: (req, itemSchema, pagingOptions) => paginateCursor(io, req, itemSchema, pagingOptions),
+  };
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new DOMException("This operation was aborted", "AbortError");
+}
+

@@ -1,0 +1,353 @@
+// The only throttle in dvault: per-identity pacing state in Redis, shared by every process (workers, CLI,
+// scheduler). Keyed by pacerKey(identity) — client id + user, never the access token — because the
+// service's limits are per client, per user and per IP velocity filters that keep blocking while you keep
+// hammering (api-notes §0.5, §4). Every check-and-update runs in one Lua script, so two processes cannot
+// both decide a key is free.
+//
+// Per key:
+//   <prefix>:pacer:<key>          hash  blockedUntil, level, successes, lastSend, throttledAt (epoch ms)
+//   <prefix>:pacer:<key>:holders  zset  permit id → lock expiry; expired holders are dropped on every
+//                                       acquire, so a process killed mid-request stalls others ≤ lockTtlMs
+//   <prefix>:pacer:<key>:queue    zset  waiting permit id → arrival (first come, first served)
+//   <prefix>:pacer:<key>:waiters  zset  waiting permit id → expiry (a dead waiter loses its place)
+// All keys carry TTLs (the hash: remaining block + stateTtlMs; holders: 2 × lockTtlMs; the queue: until
+// its last waiter is due back).
+//
+// Backoff: each throttle signal raises `level` and blocks the key for base·2^(level−1) (1 s, 2 s, 4 s …,
+// capped at maxDelayMs) plus jitter. While level > 0 the same delay is also the minimum spacing between
+// requests (the filter must decay, api-notes §4.2); every `relaxAfter` successes lower the level by one,
+// halving that delay, until the key is back to minSpacingMs.
+import { setTimeout as sleepTimer } from "node:timers/promises";
+import type { Redis } from "ioredis";
+import { ThrottleDelayError } from "./errors.ts";
+
+export type PacerOutcome = "success" | "throttled" | "error";
+
+export type PacerClock = {
+  /** Epoch ms. Every process sharing a key must agree on it (one machine, or NTP-synced hosts). */
+  now(): number;
+  /** Waits `ms` by this clock; a fake clock advances itself instead of sleeping. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+};
+
+export const realClock: PacerClock = {
+  now: () => Date.now(),
+  async sleep(ms, signal) {
+    try {
+      await sleepTimer(ms, undefined, signal ? { signal } : undefined);
+    } catch (err) {
+      // Surface the caller's abort reason, as signal.throwIfAborted() does, not a generic AbortError.
+      if (signal?.aborted) signal.throwIfAborted();
+      throw err;
+    }
+  },
+};
+
+/**
+ * A polite minimum spacing for the real service: one request per second per key. No numbers are published;
+ * users report blocks after ~18 requests in 6 s and gallery-dl keeps ≥ 2 s once throttled (api-notes §4.2).
+ * The default (0) suits the simulator and tests; production config should pass this or more.
+ */
+export const REAL_SERVICE_MIN_SPACING_MS = 1000;
+
+export type PacerOptions = {
+  redis: Redis;
+  /** config.redisPrefix; keys live under `<prefix>:pacer:`. */
+  prefix: string;
+  clock?: PacerClock;
+  /** Requests in flight per key across all processes (1 = strictly sequential, api-notes §4.3). */
+  concurrency?: number;
+  /** A permit not released within this long is dropped (its holder died). Must exceed the request timeout. */
+  lockTtlMs?: number;
+  /** Minimum time between two request starts on a key; see REAL_SERVICE_MIN_SPACING_MS. */
+  minSpacingMs?: number;
+  /** First backoff step (DA's docs: 1 s). */
+  baseDelayMs?: number;
+  /** Backoff cap. */
+  maxDelayMs?: number;
+  /** Random extra wait, as a fraction of the delay (0.2 → up to +20 %). */
+  jitter?: number;
+  /** Successes needed to lower the level by one. */
+  relaxAfter?: number;
+  /** How often a waiter re-checks a busy key (all permits held). */
+  pollMs?: number;
+  /** How long an idle key's state is kept. */
+  stateTtlMs?: number;
+  /** Source of jitter, injectable for deterministic tests. */
+  random?: () => number;
+};
+
+export type AcquireOptions = {
+  /** Longest to wait; a longer wait throws ThrottleDelayError carrying it. Default 10 s. */
+  maxWaitMs?: number;
+  signal?: AbortSignal;
+  /** Named in a ThrottleDelayError. */
+  operation?: string;
+  account?: string;
+};
+
+export type PacerStatus = {
+  key: string;
+  level: number;
+  /** Epoch ms until which nobody may send with this key (0 when never blocked). */
+  blockedUntil: number;
+  /** Time until the next request may start: the block or the spacing, whichever is later. */
+  waitMs: number;
+  /** The backoff delay at the current level (also the spacing while level > 0). */
+  delayMs: number;
+  successes: number;
+  /** Permits currently held (live locks). */
+  holders: number;
+  /** Requests queued for the key across all processes. */
+  waiters: number;
+};
+
+export type Permit = {
+  readonly key: string;
+  readonly id: string;
+  /** Pacer-clock time the permit was granted. */
+  readonly acquiredAt: number;
+  /** How long acquire() waited. */
+  readonly waitedMs: number;
+  /** Idempotent: only the first call counts. */
+  release(outcome: PacerOutcome): Promise<void>;
+};
+
+export type Pacer = {
+  acquire(key: string, options?: AcquireOptions): Promise<Permit>;
+  status(key: string): Promise<PacerStatus>;
+  readonly clock: PacerClock;
+};
+
+// KEYS: state hash, holders zset, waiters zset (id → arrival), waiter liveness zset (id → expiry).
+// ARGV: now, permit id, concurrency, lockTtlMs, minSpacingMs, baseDelayMs, maxDelayMs, stateTtlMs, pollMs, graceMs
+// → {1, 0, "ok"} | {0, waitMs, "blocked"} | {0, waitMs, "busy"}
+// Waiters are served first come, first served: without the queue a process that releases and at once
+// acquires again would starve the processes polling for the key.
+const ACQUIRE_LUA = `
+local now = tonumber(ARGV[1])
+local id = ARGV[2]
+local concurrency = tonumber(ARGV[3])
+local lockTtl = tonumber(ARGV[4])
+local minSpacing = tonumber(ARGV[5])
+local base = tonumber(ARGV[6])
+local maxDelay = tonumber(ARGV[7])
+local stateTtl = tonumber(ARGV[8])
+local poll = tonumber(ARGV[9])
+local grace = tonumber(ARGV[10])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
+if #dead > 0 then
+  redis.call('ZREM', KEYS[3], unpack(dead))
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+end
+-- Keep (or take) a place in the queue, alive until the caller is due back from its sleep.
+local function wait(ms, sleepMs, reason)
+  redis.call('ZADD', KEYS[3], 'NX', now, id)
+  redis.call('ZADD', KEYS[4], now + sleepMs + grace, id)
+  local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
+  local ttl = math.ceil(tonumber(last[2]) - now) + grace
+  redis.call('PEXPIRE', KEYS[3], ttl)
+  redis.call('PEXPIRE', KEYS[4], ttl)
+  return {0, ms, reason}
+end
+local s = redis.call('HMGET', KEYS[1], 'blockedUntil', 'level', 'lastSend')
+local blockedUntil = tonumber(s[1]) or 0
+local level = tonumber(s[2]) or 0
+local lastSend = tonumber(s[3]) or 0
+local spacing = minSpacing
+if level > 0 then spacing = math.max(spacing, math.min(maxDelay, base * 2 ^ (level - 1))) end
+local nextAt = lastSend + spacing
+if blockedUntil > nextAt then nextAt = blockedUntil end
+if nextAt > now then
+  local ms = math.ceil(nextAt - now)
+  return wait(ms, ms, 'blocked')
+end
+local held = redis.call('ZCARD', KEYS[2])
+local rank = redis.call('ZRANK', KEYS[3], id)
+if not rank then rank = redis.call('ZCARD', KEYS[3]) end
+if held + rank >= concurrency then
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  local ms = poll
+  if first[2] then ms = math.ceil(tonumber(first[2]) - now) end
+  return wait(ms, math.min(ms, poll), 'busy')
+end
+redis.call('ZREM', KEYS[3], id)
+redis.call('ZREM', KEYS[4], id)
+redis.call('ZADD', KEYS[2], now + lockTtl, id)
+redis.call('PEXPIRE', KEYS[2], lockTtl * 2)
+redis.call('HSET', KEYS[1], 'lastSend', now)
+redis.call('PEXPIRE', KEYS[1], math.max(blockedUntil - now, 0) + stateTtl)
+return {1, 0, 'ok'}
+`;
+
+// KEYS: state hash, holders zset.
+// ARGV: now, permit id, outcome, acquiredAt, baseDelayMs, maxDelayMs, maxLevel, jitterFactor, relaxAfter, stateTtlMs
+// → {level, blockedUntil}
+const RELEASE_LUA = `
+local now = tonumber(ARGV[1])
+local outcome = ARGV[3]
+local acquiredAt = tonumber(ARGV[4])
+local base = tonumber(ARGV[5])
+local maxDelay = tonumber(ARGV[6])
+local maxLevel = tonumber(ARGV[7])
+local jitterFactor = tonumber(ARGV[8])
+local relaxAfter = tonumber(ARGV[9])
+local stateTtl = tonumber(ARGV[10])
+redis.call('ZREM', KEYS[2], ARGV[2])
+local s = redis.call('HMGET', KEYS[1], 'blockedUntil', 'level', 'successes', 'throttledAt')
+local blockedUntil = tonumber(s[1]) or 0
+local level = tonumber(s[2]) or 0
+local successes = tonumber(s[3]) or 0
+local throttledAt = tonumber(s[4]) or 0
+if outcome == 'throttled' then
+  -- A request sent before the last throttle signal carries no new information: don't escalate twice.
+  if acquiredAt >= throttledAt and level < maxLevel then level = level + 1 end
+  if level < 1 then level = 1 end
+  local delay = math.min(maxDelay, math.ceil(base * 2 ^ (level - 1) * jitterFactor))
+  if now + delay > blockedUntil then blockedUntil = now + delay end
+  successes = 0
+  throttledAt = now
+elseif outcome == 'success' and level > 0 then
+  successes = successes + 1
+  if successes >= relaxAfter then
+    level = level - 1
+    successes = 0
+  end
+end
+redis.call('HSET', KEYS[1], 'blockedUntil', blockedUntil, 'level', level, 'successes', successes, 'throttledAt', throttledAt)
+redis.call('PEXPIRE', KEYS[1], math.max(blockedUntil - now, 0) + stateTtl)
+return {level, blockedUntil}
+`;
+
+type PacerCommands = {
+  dvaultPacerAcquire(state: string, holders: string, queue: string, alive: string, ...args: Array<string | number>): Promise<[number, number, string]>;
+  dvaultPacerRelease(state: string, holders: string, ...args: Array<string | number>): Promise<[number, number]>;
+};
+
+let permitSeq = 0;
+
+export function createPacer(options: PacerOptions): Pacer {
+  const clock = options.clock ?? realClock;
+  const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
+  const lockTtlMs = options.lockTtlMs ?? 60_000;
+  const minSpacingMs = options.minSpacingMs ?? 0;
+  const baseDelayMs = options.baseDelayMs ?? 1000;
+  const maxDelayMs = Math.max(baseDelayMs, options.maxDelayMs ?? 5 * 60_000);
+  const jitter = options.jitter ?? 0.2;
+  const relaxAfter = Math.max(1, options.relaxAfter ?? 5);
+  const pollMs = Math.max(1, options.pollMs ?? 100);
+  // How long a waiter's place in the queue outlives its expected return (a dead waiter blocks no longer).
+  const graceMs = 2 * pollMs + 500;
+  const stateTtlMs = options.stateTtlMs ?? 24 * 3600_000;
+  const random = options.random ?? Math.random;
+  // The first level whose delay reaches the cap; escalating further would only grow a number.
+  const maxLevel = 1 + Math.ceil(Math.log2(maxDelayMs / baseDelayMs));
+
+  const redis = options.redis;
+  redis.defineCommand("dvaultPacerAcquire", { lua: ACQUIRE_LUA, numberOfKeys: 4 });
+  redis.defineCommand("dvaultPacerRelease", { lua: RELEASE_LUA, numberOfKeys: 2 });
+  // defineCommand adds methods at run time; this is their shape.
+  const commands = redis as unknown as PacerCommands;
+
+  const stateKey = (key: string) => `${options.prefix}:pacer:${key}`;
+  const holdersKey = (key: string) => `${options.prefix}:pacer:${key}:holders`;
+  const queueKey = (key: string) => `${options.prefix}:pacer:${key}:queue`;
+  const aliveKey = (key: string) => `${options.prefix}:pacer:${key}:waiters`;
+  const delayAt = (level: number) => (level > 0 ? Math.min(maxDelayMs, baseDelayMs * 2 ** (level - 1)) : 0);
+
+  async function acquire(key: string, acquireOptions: AcquireOptions = {}): Promise<Permit> {
+    const { signal } = acquireOptions;
+    const maxWaitMs = acquireOptions.maxWaitMs ?? 10_000;
+    const start = clock.now();
+    const deadline = start + maxWaitMs;
+    const id = `${process.pid}-${++permitSeq}-${Math.floor(random() * 1e9).toString(36)}`;
+    const keys = [stateKey(key), holdersKey(key), queueKey(key), aliveKey(key)] as const;
+    let attempt = 0;
+    try {
+      for (;;) {
+        signal?.throwIfAborted();
+        const now = clock.now();
+        const [granted, waitMs, reason] = await commands.dvaultPacerAcquire(
+          ...keys,
+          now,
+          id,
+          concurrency,
+          lockTtlMs,
+          minSpacingMs,
+          baseDelayMs,
+          maxDelayMs,
+          stateTtlMs,
+          pollMs,
+          graceMs,
+        );
+        // waitedMs counts only real waits (a clock tick between two now() calls is not one).
+        if (granted === 1) return makePermit(key, id, now, attempt === 0 ? 0 : now - start);
+        attempt++;
+        if (reason === "blocked") {
+          // The whole wait is known: refuse at once rather than wait part of it and then refuse.
+          if (now + waitMs > deadline) throw delayError(key, waitMs, now, acquireOptions);
+          await clock.sleep(waitMs, signal);
+        } else {
+          // Busy: every permit is held, or earlier waiters come first. Poll (bounded) until it is our turn.
+          if (now >= deadline) throw delayError(key, Math.max(pollMs, Math.min(waitMs, lockTtlMs)), now, acquireOptions);
+          await clock.sleep(Math.max(1, Math.min(pollMs, waitMs, deadline - now)), signal);
+        }
+      }
+    } catch (err) {
+      // Leave the queue so the next waiter does not wait for this place to expire.
+      await redis.multi().zrem(keys[2], id).zrem(keys[3], id).exec().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  function delayError(key: string, waitMs: number, now: number, o: AcquireOptions): ThrottleDelayError {
+    return new ThrottleDelayError({ operation: o.operation ?? "api", account: o.account, waitMs, pacerKey: key, retryAt: now + waitMs });
+  }
+
+  function makePermit(key: string, id: string, acquiredAt: number, waitedMs: number): Permit {
+    let released = false;
+    return {
+      key,
+      id,
+      acquiredAt,
+      waitedMs,
+      async release(outcome: PacerOutcome) {
+        if (released) return;
+        released = true;
+        await commands.dvaultPacerRelease(
+          stateKey(key),
+          holdersKey(key),
+          clock.now(),
+          id,
+          outcome,
+          acquiredAt,
+          baseDelayMs,
+          maxDelayMs,
+          maxLevel,
+          1 + jitter * random(),
+          relaxAfter,
+          stateTtlMs,
+        );
+      },
+    };
+  }
+
+  async function status(key: string): Promise<PacerStatus> {
+    const now = clock.now();
+    const [state, holders, waiters] = await Promise.all([
+      redis.hmget(stateKey(key), "blockedUntil", "level", "successes", "lastSend"),
+      redis.zcount(holdersKey(key), `(${now}`, "+inf"),
+      redis.zcount(aliveKey(key), `(${now}`, "+inf"),
+    ]);
+    const [blocked, lvl, succ, last] = state.map((v) => Number(v ?? 0));
+    const blockedUntil = blocked ?? 0;
+    const level = lvl ?? 0;
+    const delayMs = delayAt(level);
+    const spacing = Math.max(minSpacingMs, delayMs);
+    const nextAt = Math.max(blockedUntil, (last ?? 0) + spacing);
+    return { key, level, blockedUntil, waitMs: Math.max(0, nextAt - now), delayMs, successes: succ ?? 0, holders, waiters };
+  }
+
+  return { acquire, status, clock };
+}

@@ -1,0 +1,226 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ThrottleDelayError } from "../../src/api/errors.ts";
+import { createPacer, type PacerClock, type PacerOptions } from "../../src/api/pacer.ts";
+import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+
+/** A clock that only moves when someone sleeps on it: pacer waits take no real time. */
+function fakeClock(start = 1_700_000_000_000): PacerClock & { t: number; slept: number[] } {
+  const clock = {
+    t: start,
+    slept: [] as number[],
+    now: () => clock.t,
+    sleep: async (ms: number) => {
+      clock.slept.push(ms);
+      clock.t += ms;
+    },
+  };
+  return clock;
+}
+
+let r: TestRedis;
+let keySeq = 0;
+const newKey = () => `client-1:user-${++keySeq}`;
+
+beforeAll(async () => {
+  r = await createTestRedis();
+});
+afterAll(async () => {
+  await r.cleanup();
+});
+
+function pacer(extra: Partial<PacerOptions> = {}) {
+  const clock = extra.clock ?? fakeClock();
+  return { pacer: createPacer({ redis: r.redis, prefix: r.prefix, baseDelayMs: 1000, jitter: 0, clock, ...extra }), clock };
+}
+
+describe(createPacer.name, () => {
+  it("lets one request per key through at a time by default", async () => {
+    const { pacer: p, clock } = pacer({ pollMs: 10 });
+    const key = newKey();
+    const first = await p.acquire(key);
+    await expect(p.acquire(key, { maxWaitMs: 50 })).rejects.toBeInstanceOf(ThrottleDelayError);
+    // Other keys are independent.
+    const other = await p.acquire(newKey(), { maxWaitMs: 0 });
+    await other.release("success");
+    const waiting = p.acquire(key, { maxWaitMs: 10_000 });
+    await first.release("success");
+    const second = await waiting;
+    expect(second.acquiredAt).toBeGreaterThanOrEqual(clock.now() - 1000);
+    await second.release("success");
+  });
+
+  it("serves waiters first come, first served", async () => {
+    const { pacer: p } = pacer({ clock: undefined, pollMs: 5 });
+    const key = newKey();
+    const a1 = await p.acquire(key);
+    const waitingB = p.acquire(key, { maxWaitMs: 5000 });
+    await sleep(30); // B is queued now
+    await a1.release("success");
+    // A asks again at once: it must queue behind B rather than take the key straight back.
+    let a2Granted = false;
+    const waitingA2 = p.acquire(key, { maxWaitMs: 5000 }).then((permit) => ((a2Granted = true), permit));
+    const b = await waitingB;
+    await sleep(30);
+    expect(a2Granted).toBe(false);
+    await b.release("success");
+    await (await waitingA2).release("success");
+    expect(await r.redis.exists(`${r.prefix}:pacer:${key}:queue`, `${r.prefix}:pacer:${key}:waiters`)).toBe(0);
+  });
+
+  it("takes a waiter that gives up out of the queue", async () => {
+    const { pacer: p } = pacer({ clock: undefined, pollMs: 5 });
+    const key = newKey();
+    const held = await p.acquire(key);
+    await expect(p.acquire(key, { maxWaitMs: 20 })).rejects.toBeInstanceOf(ThrottleDelayError);
+    expect(await r.redis.zcard(`${r.prefix}:pacer:${key}:queue`)).toBe(0);
+    await held.release("success");
+    expect((await p.acquire(key, { maxWaitMs: 0 })).waitedMs).toBe(0);
+  });
+
+  it("allows a configured number of concurrent permits", async () => {
+    const { pacer: p } = pacer({ concurrency: 2 });
+    const key = newKey();
+    const a = await p.acquire(key, { maxWaitMs: 0 });
+    const b = await p.acquire(key, { maxWaitMs: 0 });
+    await expect(p.acquire(key, { maxWaitMs: 0 })).rejects.toBeInstanceOf(ThrottleDelayError);
+    expect((await p.status(key)).holders).toBe(2);
+    await Promise.all([a.release("success"), b.release("success")]);
+    expect((await p.status(key)).holders).toBe(0);
+  });
+
+  it("blocks a throttled key with exponential backoff (1 s, 2 s, 4 s …) capped at maxDelayMs", async () => {
+    const clock = fakeClock();
+    const { pacer: p } = pacer({ clock, maxDelayMs: 5000 });
+    const key = newKey();
+    const waits: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const permit = await p.acquire(key, { maxWaitMs: 60_000 });
+      waits.push(permit.waitedMs);
+      await permit.release("throttled");
+    }
+    // The first acquire did not wait; each later one waited for the block set by the previous throttle.
+    expect(waits).toEqual([0, 1000, 2000, 4000, 5000]);
+    const s = await p.status(key);
+    expect(s).toMatchObject({ level: 4, blockedUntil: clock.now() + 5000, waitMs: 5000, delayMs: 5000 });
+  });
+
+  it("adds jitter on top of the delay", async () => {
+    const clock = fakeClock();
+    const { pacer: p } = pacer({ clock, jitter: 0.5, random: () => 1 });
+    const key = newKey();
+    await (await p.acquire(key)).release("throttled");
+    expect((await p.status(key)).blockedUntil).toBe(clock.now() + 1500);
+  });
+
+  it("throws ThrottleDelayError with the wait instead of waiting past maxWaitMs", async () => {
+    const clock = fakeClock();
+    const { pacer: p } = pacer({ clock });
+    const key = newKey();
+    await (await p.acquire(key)).release("throttled");
+    await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled"); // level 2: 2 s
+    const before = clock.now();
+    const err = await p.acquire(key, { maxWaitMs: 1500, operation: "gallery.all", account: "alice" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ThrottleDelayError);
+    expect(err).toMatchObject({ waitMs: 2000, pacerKey: key, retryAt: before + 2000, operation: "gallery.all", account: "alice" });
+    // It refused at once: no partial wait.
+    expect(clock.now()).toBe(before);
+  });
+
+  it("relaxes one level per relaxAfter successes, keeping the spacing while backed off", async () => {
+    const clock = fakeClock();
+    const { pacer: p } = pacer({ clock, relaxAfter: 2 });
+    const key = newKey();
+    await (await p.acquire(key)).release("throttled");
+    await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled");
+    expect((await p.status(key)).level).toBe(2);
+    const spacing: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const permit = await p.acquire(key, { maxWaitMs: 60_000 });
+      spacing.push(permit.waitedMs);
+      await permit.release("success");
+    }
+    // Level 2 (2 s apart) for two successes, then level 1 (1 s apart) for two, then level 0.
+    expect(spacing).toEqual([2000, 2000, 1000, 1000]);
+    expect((await p.status(key)).level).toBe(0);
+    expect((await p.acquire(key, { maxWaitMs: 0 })).waitedMs).toBe(0);
+  });
+
+  it("does not escalate twice for requests that were already in flight when the throttle came", async () => {
+    const clock = fakeClock();
+    const { pacer: p } = pacer({ clock, concurrency: 3 });
+    const key = newKey();
+    const permits = await Promise.all([p.acquire(key), p.acquire(key), p.acquire(key)]);
+    clock.t += 10;
+    for (const permit of permits) await permit.release("throttled");
+    expect((await p.status(key)).level).toBe(1);
+  });
+
+  it("spaces requests by minSpacingMs", async () => {
+    const clock = fakeClock();
+    const { pacer: p } = pacer({ clock, minSpacingMs: 250 });
+    const key = newKey();
+    await (await p.acquire(key)).release("success");
+    const second = await p.acquire(key);
+    expect(second.waitedMs).toBe(250);
+    await second.release("success");
+  });
+
+  it("ignores a second release and 'error' outcomes for the backoff", async () => {
+    const { pacer: p } = pacer();
+    const key = newKey();
+    const permit = await p.acquire(key);
+    await permit.release("error");
+    await permit.release("throttled");
+    expect(await p.status(key)).toMatchObject({ level: 0, blockedUntil: 0, holders: 0 });
+  });
+
+  it("gives up waiting when the signal aborts", async () => {
+    const { pacer: p } = pacer({ clock: undefined, pollMs: 10 });
+    const key = newKey();
+    const held = await p.acquire(key);
+    const controller = new AbortController();
+    const waiting = p.acquire(key, { maxWaitMs: 10_000, signal: controller.signal });
+    setTimeout(() => controller.abort(new Error("stop")), 30);
+    await expect(waiting).rejects.toThrow("stop");
+    await held.release("success");
+  });
+
+  it("keeps its keys under the prefix with TTLs", async () => {
+    const { pacer: p } = pacer({ clock: undefined, lockTtlMs: 5000, stateTtlMs: 60_000 });
+    const key = newKey();
+    const permit = await p.acquire(key);
+    const holdersTtl = await r.redis.pttl(`${r.prefix}:pacer:${key}:holders`);
+    expect(holdersTtl).toBeGreaterThan(0);
+    expect(holdersTtl).toBeLessThanOrEqual(10_000);
+    await permit.release("throttled");
+    const stateTtl = await r.redis.pttl(`${r.prefix}:pacer:${key}`);
+    expect(stateTtl).toBeGreaterThan(60_000);
+    expect(stateTtl).toBeLessThanOrEqual(61_000 + 1000 * 1.2);
+  });
+
+  it("does not stall other processes past the lock TTL when a holder is killed", async () => {
+    const key = newKey();
+    const lockTtlMs = 600;
+    const child = spawn(process.execPath, ["--import", "tsx", "test/helpers/pacer-holder.ts", r.url, r.prefix, key, String(lockTtlMs)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      const [line] = (await once(createInterface({ input: child.stdout }), "line")) as [string];
+      const { acquiredAt } = JSON.parse(line) as { acquiredAt: number };
+      child.kill("SIGKILL");
+      await once(child, "exit");
+      const { pacer: p } = pacer({ clock: undefined, lockTtlMs, pollMs: 20 });
+      const permit = await p.acquire(key, { maxWaitMs: 5000 });
+      // Not before the dead holder's lock expired, and not much after it.
+      expect(permit.acquiredAt).toBeGreaterThanOrEqual(acquiredAt + lockTtlMs);
+      expect(permit.acquiredAt).toBeLessThan(acquiredAt + lockTtlMs + 400);
+      await permit.release("success");
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+});
