@@ -1,0 +1,147 @@
+// Shared pieces of the set-based mirror repositories: how a page becomes one jsonb parameter, the counts
+// every upsert returns, the mirror's enum types, and pure helpers that read the service's objects.
+import { createHash } from "node:crypto";
+import type { Deviation, FeedItem, Status, User } from "../api/types.ts";
+import { parseEpochSeconds, parseIsoTime } from "../api/types.ts";
+
+/** What an upsert did to the rows of one page: new rows, rows whose meaningful fields changed, the rest. */
+export type UpsertCounts = { inserted: number; changed: number; unchanged: number };
+
+export type RemovedReason = "deleted" | "deactivated" | "access_lost" | "gone_from_listing";
+export type DeviationType = "image" | "journal" | "literature" | "video" | "other";
+export type FolderKind = "gallery" | "collection";
+
+/**
+ * Rows as the one `$1::jsonb` parameter that `jsonb_to_recordset` reads. Dates become ISO strings.
+ * NUL characters are dropped: PostgreSQL text and jsonb cannot hold them, and one would fail the page.
+ */
+export function jsonParam(rows: readonly object[]): string {
+  const text = JSON.stringify(rows);
+  if (!text.includes("\\u0000")) return text;
+  return JSON.stringify(rows, (_key, value: unknown) =>
+    typeof value === "string" && value.includes("\u0000") ? value.replaceAll("\u0000", "") : value,
+  );
+}
+
+/**
+ * The rows keyed by `key`, in first-seen order, the last occurrence winning: ON CONFLICT DO UPDATE
+ * refuses to touch a row twice in one statement, and pages can repeat an item. (The statements then
+ * insert in key order, ORDER BY the key, so concurrent pages sharing rows, such as the same author in
+ * two sources, lock them in the same order and cannot deadlock.)
+ */
+export function uniqueBy<T>(items: readonly T[], key: (item: T) => string): T[] {
+  const byKey = new Map<string, T>();
+  for (const item of items) byKey.set(key(item), item);
+  return [...byKey.values()];
+}
+
+/** The counts row every upsert statement ends with (`inserted`, `changed`, `total`). */
+export type CountsRow = { inserted: number; changed: number; total: number };
+
+export function toCounts(row: CountsRow | undefined): UpsertCounts {
+  const inserted = row?.inserted ?? 0;
+  const changed = row?.changed ?? 0;
+  return { inserted, changed, unchanged: (row?.total ?? 0) - inserted - changed };
+}
+
+/** An ISO string for a jsonb row, or null. */
+export function isoOrNull(date: Date | undefined | null): string | null {
+  return date ? date.toISOString() : null;
+}
+
+export function isoTime(value: unknown): string | null {
+  return isoOrNull(parseIsoTime(value));
+}
+
+export function epochTime(value: unknown): string | null {
+  return isoOrNull(parseEpochSeconds(value));
+}
+
+/** An integer column from a number or a numeric string ("count": "12"); null for anything else. */
+export function intOrNull(value: unknown): number | null {
+  const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+  return typeof n === "number" && Number.isFinite(n) ? Math.trunc(n) : null;
+}
+
+/** Sorted, de-duplicated tag names: the service's order carries no meaning, so a reorder is no edit. */
+export function sortedTags(tags: readonly string[]): string[] {
+  return [...new Set(tags)].sort();
+}
+
+/** What kind of work a deviation object describes, from the fields present (tombstones: null). */
+export function deviationType(d: Deviation): DeviationType | null {
+  if (d.is_deleted && !d.url && !d.title) return null;
+  if (d.url && /\/journal\//.test(d.url)) return "journal";
+  if (d.videos && d.videos.length > 0) return "video";
+  if (d.content) return "image";
+  if (d.excerpt != null || d.text_content) return "literature";
+  if (d.preview || d.flash) return "image";
+  return "other";
+}
+
+/** True for a profile post that is a status update (the service returns those deviation-shaped). */
+export function isStatusPost(post: Deviation): boolean {
+  return Boolean(post.url && /\/status-update\//.test(post.url));
+}
+
+/** A deviation-shaped status update from /user/profile/posts, as the status it is. */
+export function statusFromProfilePost(post: Deviation): Status {
+  return {
+    statusid: post.deviationid,
+    body: post.excerpt ?? post.text_content?.excerpt ?? null,
+    ts: isoOrNull(parseEpochSeconds(post.published_time)),
+    url: post.url ?? null,
+    comments_count: post.stats?.comments ?? null,
+    is_deleted: post.is_deleted ?? false,
+    author: post.author ?? null,
+  };
+}
+
+/**
+ * A stable id for a watch-feed item, which the service does not give: a bucket is one item however it
+ * grows; anything else is identified by its time, type, actor and what it is about.
+ */
+export function feedItemId(item: FeedItem): string {
+  const parts = item.bucketid
+    ? ["bucket", item.bucketid]
+    : [
+        item.ts ?? "",
+        item.type ?? "",
+        item.by_user?.userid ?? "",
+        (item.deviations ?? []).map((d) => d.deviationid).sort().join(","),
+        item.status?.statusid ?? "",
+        item.comment?.commentid ?? "",
+        item.collection?.folderid ?? "",
+      ];
+  return createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 32);
+}
+
+/**
+ * The distinct users among `users` (authors, originators, senders...), keeping for each userid the
+ * object with the most fields: upsert them before rows that point at them.
+ */
+export function distinctUsers(users: ReadonlyArray<User | null | undefined>): User[] {
+  const byId = new Map<string, User>();
+  for (const user of users) {
+    if (!user?.userid || !user.username) continue;
+    const known = byId.get(user.userid);
+    if (!known || Object.keys(user).length >= Object.keys(known).length) byId.set(user.userid, user);
+  }
+  return [...byId.values()];
+}
+
+/** The distinct deviations among `deviations` (a page, message subjects, feed items), last one winning. */
+export function distinctDeviations(deviations: ReadonlyArray<Deviation | null | undefined>): Deviation[] {
+  return uniqueBy(
+    deviations.filter((d): d is Deviation => Boolean(d?.deviationid)),
+    (d) => d.deviationid,
+  );
+}
+
+/**
+ * SQL condition of an ON CONFLICT update: the incoming counters were sampled on a later UTC day than the
+ * stored ones. Counters are sampled at most daily; ticking counters are never a change.
+ */
+export const STATS_DUE = (target: string) =>
+  `(EXCLUDED.stats_sampled_at IS NOT NULL AND (${target}.stats_sampled_at IS NULL OR ` +
+  `date_trunc('day', EXCLUDED.stats_sampled_at AT TIME ZONE 'UTC') > date_trunc('day', ${target}.stats_sampled_at AT TIME ZONE 'UTC')))`;

@@ -1,0 +1,210 @@
+// Per-source sync state: cursors of unfinished walks (saved in the same transaction as their page),
+// the outcome and counters of the last run, sweeps, and the gaps a walk could not close.
+import type { Queryable } from "./with-transaction.ts";
+
+/** One source of one account; `key` tells instances apart (a folder id, a tracked username), '' if one. */
+export type SourceRef = { accountId: number; source: string; key?: string };
+
+export type SyncResult = "ok" | "degraded" | "failed" | "skipped";
+
+export type RunCounters = {
+  new: number;
+  changed: number;
+  removed: number;
+  apiCalls: number;
+  throttleWaits: number;
+  durationMs: number;
+};
+
+/** What a walk could not reach: a folder past the offset ceiling, a count that disagrees with the profile. */
+export type SourceGap = { expected: number | null; mirrored: number | null; reason: string; recordedAt: string };
+
+export type SourceState = {
+  accountId: number;
+  source: string;
+  key: string;
+  /** Whatever the handler needs to resume (cursor, offset, folder...); null when no walk is unfinished. */
+  cursor: unknown;
+  sweepStartedAt: Date | null;
+  lastRunAt: Date | null;
+  lastResult: SyncResult | null;
+  lastError: string | null;
+  unavailableReason: string | null;
+  lastCompleteSweepAt: Date | null;
+  nextRunAt: Date | null;
+  counters: RunCounters;
+  /** Keyed by scope (e.g. a folder id). */
+  gaps: Record<string, SourceGap>;
+  updatedAt: Date;
+};
+
+/** The fields to change; absent (or undefined) fields keep their value, null clears one. */
+export type SourceStatePatch = Partial<{
+  cursor: unknown;
+  sweepStartedAt: Date | null;
+  lastRunAt: Date | null;
+  lastResult: SyncResult | null;
+  lastError: string | null;
+  unavailableReason: string | null;
+  lastCompleteSweepAt: Date | null;
+  nextRunAt: Date | null;
+  counters: RunCounters;
+}>;
+
+export class SyncStateRepository {
+  constructor(private readonly db: Queryable) {}
+
+  async getSourceState(ref: SourceRef): Promise<SourceState | null> {
+    const { rows } = await this.db.query<SourceRowDb>(GET, [ref.accountId, ref.source, ref.key ?? ""]);
+    return rows[0] ? toState(rows[0]) : null;
+  }
+
+  /** Every source of an account, by source and key. */
+  async listSourceStates(accountId: number): Promise<SourceState[]> {
+    const { rows } = await this.db.query<SourceRowDb>(LIST, [accountId]);
+    return rows.map(toState);
+  }
+
+  /**
+   * Creates or changes a source's state: only the fields present in `patch`. Call it with the same
+   * Queryable as the page it belongs to, inside withTransaction, so cursor and page commit together.
+   */
+  async saveSourceState(ref: SourceRef, patch: SourceStatePatch, at: Date = new Date()): Promise<void> {
+    await this.db.query(SAVE, [ref.accountId, ref.source, ref.key ?? "", JSON.stringify(patchJson(patch)), at]);
+  }
+
+  /** Records (or replaces) the gap of one scope, e.g. a folder past the offset ceiling with its expected count. */
+  async recordGap(ref: SourceRef, scope: string, gap: Omit<SourceGap, "recordedAt">, at: Date = new Date()): Promise<void> {
+    const value: SourceGap = { ...gap, recordedAt: at.toISOString() };
+    await this.db.query(RECORD_GAP, [ref.accountId, ref.source, ref.key ?? "", scope, JSON.stringify(value), at]);
+  }
+
+  /** Forgets the gap of one scope once a walk reached everything. */
+  async clearGap(ref: SourceRef, scope: string, at: Date = new Date()): Promise<void> {
+    await this.db.query(CLEAR_GAP, [ref.accountId, ref.source, ref.key ?? "", scope, at]);
+  }
+}
+
+type SourceRowDb = {
+  account_id: number;
+  source: string;
+  key: string;
+  cursor: unknown;
+  sweep_started_at: Date | null;
+  last_run_at: Date | null;
+  last_result: SyncResult | null;
+  last_error: string | null;
+  unavailable_reason: string | null;
+  last_complete_sweep_at: Date | null;
+  next_run_at: Date | null;
+  new_count: number;
+  changed_count: number;
+  removed_count: number;
+  api_calls: number;
+  throttle_waits: number;
+  duration_ms: number;
+  gaps: Record<string, SourceGap>;
+  updated_at: Date;
+};
+
+function toState(r: SourceRowDb): SourceState {
+  return {
+    accountId: r.account_id,
+    source: r.source,
+    key: r.key,
+    cursor: r.cursor,
+    sweepStartedAt: r.sweep_started_at,
+    lastRunAt: r.last_run_at,
+    lastResult: r.last_result,
+    lastError: r.last_error,
+    unavailableReason: r.unavailable_reason,
+    lastCompleteSweepAt: r.last_complete_sweep_at,
+    nextRunAt: r.next_run_at,
+    counters: {
+      new: r.new_count,
+      changed: r.changed_count,
+      removed: r.removed_count,
+      apiCalls: r.api_calls,
+      throttleWaits: r.throttle_waits,
+      durationMs: r.duration_ms,
+    },
+    gaps: r.gaps,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** The patch as a jsonb object with column names as keys; a key is present only when the field is. */
+function patchJson(p: SourceStatePatch): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const set = (column: string, value: unknown) => {
+    out[column] = value instanceof Date ? value.toISOString() : value;
+  };
+  if (p.cursor !== undefined) set("cursor", p.cursor);
+  if (p.sweepStartedAt !== undefined) set("sweep_started_at", p.sweepStartedAt);
+  if (p.lastRunAt !== undefined) set("last_run_at", p.lastRunAt);
+  if (p.lastResult !== undefined) set("last_result", p.lastResult);
+  if (p.lastError !== undefined) set("last_error", p.lastError);
+  if (p.unavailableReason !== undefined) set("unavailable_reason", p.unavailableReason);
+  if (p.lastCompleteSweepAt !== undefined) set("last_complete_sweep_at", p.lastCompleteSweepAt);
+  if (p.nextRunAt !== undefined) set("next_run_at", p.nextRunAt);
+  if (p.counters) {
+    set("new_count", p.counters.new);
+    set("changed_count", p.counters.changed);
+    set("removed_count", p.counters.removed);
+    set("api_calls", p.counters.apiCalls);
+    set("throttle_waits", p.counters.throttleWaits);
+    set("duration_ms", p.counters.durationMs);
+  }
+  return out;
+}
+
+const COLUMNS = `account_id, source, key, cursor, sweep_started_at, last_run_at, last_result, last_error,
+  unavailable_reason, last_complete_sweep_at, next_run_at, new_count, changed_count, removed_count, api_calls,
+  throttle_waits, duration_ms, gaps, updated_at`;
+
+const GET = `SELECT ${COLUMNS} FROM sync_sources WHERE account_id = $1 AND source = $2 AND key = $3`;
+
+const LIST = `SELECT ${COLUMNS} FROM sync_sources WHERE account_id = $1 ORDER BY source, key`;
+
+/** A column takes the patch's value when the patch has its key, else keeps its own. */
+const keep = (column: string) => `${column} = CASE WHEN $4::jsonb ? '${column}' THEN EXCLUDED.${column} ELSE s.${column} END`;
+
+const SAVE = `
+INSERT INTO sync_sources AS s (account_id, source, key, cursor, sweep_started_at, last_run_at, last_result, last_error,
+  unavailable_reason, last_complete_sweep_at, next_run_at, new_count, changed_count, removed_count, api_calls,
+  throttle_waits, duration_ms, updated_at)
+SELECT $1, $2, $3, NULLIF(p->'cursor', 'null'::jsonb), (p->>'sweep_started_at')::timestamptz,
+  (p->>'last_run_at')::timestamptz, (p->>'last_result')::sync_result, p->>'last_error', p->>'unavailable_reason',
+  (p->>'last_complete_sweep_at')::timestamptz, (p->>'next_run_at')::timestamptz,
+  COALESCE((p->>'new_count')::int, 0), COALESCE((p->>'changed_count')::int, 0), COALESCE((p->>'removed_count')::int, 0),
+  COALESCE((p->>'api_calls')::int, 0), COALESCE((p->>'throttle_waits')::int, 0), COALESCE((p->>'duration_ms')::int, 0), $5
+FROM (SELECT $4::jsonb AS p) AS patch
+ON CONFLICT (account_id, source, key) DO UPDATE SET
+  ${[
+    "cursor",
+    "sweep_started_at",
+    "last_run_at",
+    "last_result",
+    "last_error",
+    "unavailable_reason",
+    "last_complete_sweep_at",
+    "next_run_at",
+    "new_count",
+    "changed_count",
+    "removed_count",
+    "api_calls",
+    "throttle_waits",
+    "duration_ms",
+  ]
+    .map(keep)
+    .join(",\n  ")},
+  updated_at = EXCLUDED.updated_at`;
+
+const RECORD_GAP = `
+INSERT INTO sync_sources AS s (account_id, source, key, gaps, updated_at)
+VALUES ($1, $2, $3, jsonb_build_object($4::text, $5::jsonb), $6)
+ON CONFLICT (account_id, source, key) DO UPDATE SET gaps = s.gaps || EXCLUDED.gaps, updated_at = EXCLUDED.updated_at`;
+
+const CLEAR_GAP = `
+UPDATE sync_sources SET gaps = gaps - $4::text, updated_at = $5
+WHERE account_id = $1 AND source = $2 AND key = $3`;

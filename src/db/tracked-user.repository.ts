@@ -1,0 +1,102 @@
+// Users an account tracks (`dvault track add|remove|list`): their public gallery, collections and
+// journals are mirrored with the account's user token, else a client token whose limitation is recorded.
+import type { Queryable } from "./with-transaction.ts";
+
+export type TrackTokenKind = "user" | "client";
+
+export type TrackedUser = {
+  id: number;
+  accountId: number;
+  username: string;
+  userid: string | null;
+  tokenKind: TrackTokenKind;
+  limitation: string | null;
+  addedAt: Date;
+  removedAt: Date | null;
+};
+
+export type TrackUserInput = {
+  accountId: number;
+  username: string;
+  userid?: string | null;
+  tokenKind: TrackTokenKind;
+  /** In words, e.g. "client token: mature deviations are hidden". */
+  limitation?: string | null;
+  at: Date;
+};
+
+export class TrackedUserRepository {
+  constructor(private readonly db: Queryable) {}
+
+  /** Tracks a user (usernames compare case-insensitively); tracking again after a removal starts anew. */
+  async addTrackedUser(input: TrackUserInput): Promise<TrackedUser> {
+    const { rows } = await this.db.query<TrackedRowDb>(ADD, [
+      input.accountId,
+      input.username,
+      input.userid ?? null,
+      input.tokenKind,
+      input.limitation ?? null,
+      input.at,
+    ]);
+    return toTracked(rows[0] as TrackedRowDb);
+  }
+
+  /** Stops tracking (the mirrored rows stay). False when the user was not tracked. */
+  async removeTrackedUser(accountId: number, username: string, at: Date): Promise<boolean> {
+    const result = await this.db.query(REMOVE, [accountId, username, at]);
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  /** Tracked users of an account by username; removed ones too when asked. */
+  async listTrackedUsers(accountId: number, options: { includeRemoved?: boolean } = {}): Promise<TrackedUser[]> {
+    const { rows } = await this.db.query<TrackedRowDb>(LIST, [accountId, options.includeRemoved ?? false]);
+    return rows.map(toTracked);
+  }
+}
+
+type TrackedRowDb = {
+  id: number;
+  account_id: number;
+  username: string;
+  userid: string | null;
+  token_kind: TrackTokenKind;
+  limitation: string | null;
+  added_at: Date;
+  removed_at: Date | null;
+};
+
+function toTracked(r: TrackedRowDb): TrackedUser {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    username: r.username,
+    userid: r.userid,
+    tokenKind: r.token_kind,
+    limitation: r.limitation,
+    addedAt: r.added_at,
+    removedAt: r.removed_at,
+  };
+}
+
+const COLUMNS = "id, account_id, username, userid, token_kind, limitation, added_at, removed_at";
+
+const ADD = `
+INSERT INTO tracked_users AS t (account_id, username, userid, token_kind, limitation, added_at)
+VALUES ($1, $2, $3, $4::track_token_kind, $5, $6)
+ON CONFLICT (account_id, lower(username)) DO UPDATE SET
+  username = EXCLUDED.username,
+  userid = COALESCE(EXCLUDED.userid, t.userid),
+  token_kind = EXCLUDED.token_kind,
+  limitation = EXCLUDED.limitation,
+  added_at = CASE WHEN t.removed_at IS NULL THEN t.added_at ELSE EXCLUDED.added_at END,
+  removed_at = NULL
+RETURNING ${COLUMNS}`;
+
+const REMOVE = `
+UPDATE tracked_users SET removed_at = $3
+WHERE account_id = $1 AND lower(username) = lower($2) AND removed_at IS NULL`;
+
+const LIST = `
+SELECT ${COLUMNS} FROM tracked_users
+WHERE account_id = $1 AND ($2 OR removed_at IS NULL)
+ORDER BY lower(username)`;

@@ -1,0 +1,171 @@
+// Users and profiles: set-based upserts that keep profile edits in user_history, and deactivation.
+import type { Profile, User } from "../api/types.ts";
+import { intOrNull, isoTime, jsonParam, STATS_DUE, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
+import type { Queryable } from "./with-transaction.ts";
+
+export class UserRepository {
+  constructor(private readonly db: Queryable) {}
+
+  /**
+   * Inserts or refreshes users from user objects (authors, watchers, senders...). Fields a minimal object
+   * lacks keep their archived values; an edited profile field seen here is kept in user_history.
+   */
+  async upsertUsers(users: readonly User[], seenAt: Date): Promise<UpsertCounts> {
+    return this.upsert(uniqueBy(users, (u) => u.userid).map((u) => userRow(u)), seenAt);
+  }
+
+  /**
+   * Records /user/profile answers: authoritative for the profile fields (an emptied tagline is an edit),
+   * sets profile_fetched_at and clears a deactivation (the profile answered, so the account is back).
+   */
+  async upsertProfiles(profiles: readonly Profile[], fetchedAt: Date): Promise<UpsertCounts> {
+    return this.upsert(uniqueBy(profiles, (p) => p.user.userid).map(profileRow), fetchedAt);
+  }
+
+  /**
+   * Marks a user deactivated (removed_at, 'deactivated') and, in the same statement, their deviations
+   * that are not already removed. Archived values stay. Counts the rows marked.
+   */
+  async markUserDeactivated(userid: string, at: Date): Promise<{ users: number; deviations: number }> {
+    const { rows } = await this.db.query<{ users: number; deviations: number }>(MARK_DEACTIVATED, [userid, at]);
+    return rows[0] ?? { users: 0, deviations: 0 };
+  }
+
+  private async upsert(rows: UserRow[], at: Date): Promise<UpsertCounts> {
+    if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
+    const { rows: result } = await this.db.query<CountsRow>(UPSERT_USERS, [jsonParam(rows), at]);
+    return toCounts(result[0]);
+  }
+}
+
+type UserRow = ReturnType<typeof userRow>;
+
+function userRow(u: User, profile?: Profile) {
+  return {
+    userid: u.userid,
+    username: u.username,
+    usericon: u.usericon ?? null,
+    type: u.type ?? null,
+    /** A /user/profile answer: its nulls mean "empty", not "not sent". */
+    authoritative: profile !== undefined,
+    real_name: profile ? (profile.real_name ?? null) : (u.profile?.real_name ?? null),
+    tagline: profile ? (profile.tagline ?? null) : (u.profile?.tagline ?? null),
+    website: profile ? (profile.website ?? null) : (u.profile?.website ?? null),
+    country: profile ? (profile.country ?? null) : (u.geo?.country ?? null),
+    countryid: profile ? (profile.countryid ?? null) : (u.geo?.countryid ?? null),
+    bio: profile ? (profile.bio ?? null) : null,
+    is_artist: profile ? (profile.user_is_artist ?? null) : (u.profile?.user_is_artist ?? null),
+    artist_level: profile ? (profile.artist_level ?? null) : (u.profile?.artist_level ?? null),
+    artist_specialty: profile ? (profile.artist_specialty ?? null) : (u.profile?.artist_specialty ?? null),
+    cover_photo: profile ? (profile.cover_photo ?? null) : (u.profile?.cover_photo ?? null),
+    joined_at: isoTime(u.details?.joindate),
+    watchers: intOrNull(u.stats?.watchers),
+    friends: intOrNull(u.stats?.friends),
+    deviations: intOrNull(profile?.stats?.user_deviations),
+    favourites: intOrNull(profile?.stats?.user_favourites),
+    comments: intOrNull(profile?.stats?.user_comments),
+    pageviews: intOrNull(profile?.stats?.profile_pageviews),
+    profile_comments: intOrNull(profile?.stats?.profile_comments),
+    raw: u,
+    profile_raw: profile ?? null,
+  };
+}
+
+function profileRow(p: Profile): UserRow {
+  return userRow(p.user, p);
+}
+
+// A change needs a known new value (non-null, or null from an authoritative profile) and a known old
+// value (non-null, or null recorded by an earlier profile fetch): first sightings are not edits.
+const UPSERT_USERS = `
+WITH input AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
+    userid text, username text, usericon text, type text, authoritative boolean, real_name text, tagline text,
+    website text, country text, countryid integer, bio text, is_artist boolean, artist_level text,
+    artist_specialty text, cover_photo text, joined_at timestamptz, watchers integer, friends integer,
+    deviations integer, favourites integer, comments integer, pageviews integer, profile_comments integer,
+    raw jsonb, profile_raw jsonb)
+), old AS (
+  SELECT u.userid, u.username, u.real_name, u.tagline, u.website, u.country, u.bio, u.artist_level,
+    u.artist_specialty, u.profile_fetched_at
+  FROM users u JOIN input USING (userid)
+), changes AS (
+  SELECT i.userid, f.field, f.old_value, f.new_value
+  FROM input i JOIN old o USING (userid)
+  CROSS JOIN LATERAL (VALUES
+    ('username'::profile_field, o.username, i.username),
+    ('real_name', o.real_name, i.real_name),
+    ('tagline', o.tagline, i.tagline),
+    ('website', o.website, i.website),
+    ('country', o.country, i.country),
+    ('bio', o.bio, i.bio),
+    ('artist_level', o.artist_level, i.artist_level),
+    ('artist_specialty', o.artist_specialty, i.artist_specialty)
+  ) AS f(field, old_value, new_value)
+  WHERE f.new_value IS DISTINCT FROM f.old_value
+    AND (f.new_value IS NOT NULL OR i.authoritative)
+    AND (f.old_value IS NOT NULL OR o.profile_fetched_at IS NOT NULL)
+), history AS (
+  INSERT INTO user_history (userid, changed_at, field, old_value, new_value)
+  SELECT userid, $2, field, to_jsonb(old_value), to_jsonb(new_value) FROM changes
+), upserted AS (
+  INSERT INTO users AS u (userid, username, usericon, type, real_name, tagline, website, country, countryid, bio,
+    is_artist, artist_level, artist_specialty, cover_photo, joined_at, watchers, friends, deviations, favourites,
+    comments, pageviews, profile_comments, stats_sampled_at, raw, profile_raw, profile_fetched_at,
+    first_seen_at, last_seen_at)
+  SELECT userid, username, usericon, type, real_name, tagline, website, country, countryid, bio,
+    is_artist, artist_level, artist_specialty, cover_photo, joined_at, watchers, friends, deviations, favourites,
+    comments, pageviews, profile_comments,
+    CASE WHEN num_nonnulls(watchers, friends, deviations, favourites, comments, pageviews, profile_comments) > 0
+      THEN $2::timestamptz END,
+    raw, profile_raw, CASE WHEN authoritative THEN $2::timestamptz END, $2, $2
+  FROM input ORDER BY userid
+  ON CONFLICT (userid) DO UPDATE SET
+    username = EXCLUDED.username,
+    usericon = COALESCE(EXCLUDED.usericon, u.usericon),
+    type = COALESCE(EXCLUDED.type, u.type),
+    real_name = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.real_name ELSE COALESCE(EXCLUDED.real_name, u.real_name) END,
+    tagline = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.tagline ELSE COALESCE(EXCLUDED.tagline, u.tagline) END,
+    website = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.website ELSE COALESCE(EXCLUDED.website, u.website) END,
+    country = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.country ELSE COALESCE(EXCLUDED.country, u.country) END,
+    countryid = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.countryid ELSE COALESCE(EXCLUDED.countryid, u.countryid) END,
+    bio = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.bio ELSE u.bio END,
+    is_artist = COALESCE(EXCLUDED.is_artist, u.is_artist),
+    artist_level = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.artist_level ELSE COALESCE(EXCLUDED.artist_level, u.artist_level) END,
+    artist_specialty = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.artist_specialty ELSE COALESCE(EXCLUDED.artist_specialty, u.artist_specialty) END,
+    cover_photo = COALESCE(EXCLUDED.cover_photo, u.cover_photo),
+    joined_at = COALESCE(EXCLUDED.joined_at, u.joined_at),
+    watchers = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.watchers, u.watchers) ELSE COALESCE(u.watchers, EXCLUDED.watchers) END,
+    friends = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.friends, u.friends) ELSE COALESCE(u.friends, EXCLUDED.friends) END,
+    deviations = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.deviations, u.deviations) ELSE COALESCE(u.deviations, EXCLUDED.deviations) END,
+    favourites = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.favourites, u.favourites) ELSE COALESCE(u.favourites, EXCLUDED.favourites) END,
+    comments = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.comments, u.comments) ELSE COALESCE(u.comments, EXCLUDED.comments) END,
+    pageviews = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.pageviews, u.pageviews) ELSE COALESCE(u.pageviews, EXCLUDED.pageviews) END,
+    profile_comments = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.profile_comments, u.profile_comments) ELSE COALESCE(u.profile_comments, EXCLUDED.profile_comments) END,
+    stats_sampled_at = CASE WHEN ${STATS_DUE("u")} THEN EXCLUDED.stats_sampled_at ELSE u.stats_sampled_at END,
+    raw = COALESCE(u.raw, '{}'::jsonb) || COALESCE(EXCLUDED.raw, '{}'::jsonb),
+    profile_raw = COALESCE(EXCLUDED.profile_raw, u.profile_raw),
+    profile_fetched_at = COALESCE(EXCLUDED.profile_fetched_at, u.profile_fetched_at),
+    is_deactivated = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN false ELSE u.is_deactivated END,
+    removed_at = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN NULL ELSE u.removed_at END,
+    removed_reason = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN NULL ELSE u.removed_reason END,
+    last_seen_at = GREATEST(u.last_seen_at, EXCLUDED.last_seen_at)
+  RETURNING u.userid, (u.xmax = 0) AS inserted
+)
+SELECT
+  count(*) FILTER (WHERE u.inserted)::int AS inserted,
+  count(*) FILTER (WHERE NOT u.inserted AND EXISTS (SELECT 1 FROM changes c WHERE c.userid = u.userid))::int AS changed,
+  count(*)::int AS total
+FROM upserted u`;
+
+const MARK_DEACTIVATED = `
+WITH marked AS (
+  UPDATE users SET is_deactivated = true, removed_at = COALESCE(removed_at, $2), removed_reason = 'deactivated'
+  WHERE userid = $1 AND NOT is_deactivated
+  RETURNING userid
+), hidden AS (
+  UPDATE deviations SET removed_at = $2, removed_reason = 'deactivated'
+  WHERE author_userid = $1 AND removed_at IS NULL
+  RETURNING deviationid
+)
+SELECT (SELECT count(*) FROM marked)::int AS users, (SELECT count(*) FROM hidden)::int AS deviations`;

@@ -1,0 +1,66 @@
+// Watch relations of an account: its watchers and the users it watches, with removal after a full sweep.
+import type { WatchEntry } from "../api/types.ts";
+import { isoTime, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
+import type { Queryable } from "./with-transaction.ts";
+
+export type WatchKind = "watcher" | "watching";
+
+export class WatchRepository {
+  constructor(private readonly db: Queryable) {}
+
+  /**
+   * Records one page of /user/watchers (kind 'watcher') or /user/friends ('watching'). The users must be
+   * upserted first (a foreign key says so). `changed` counts changed watch flags and returning users.
+   */
+  async upsertWatchRelations(
+    accountId: number,
+    kind: WatchKind,
+    entries: readonly WatchEntry[],
+    seenAt: Date,
+  ): Promise<UpsertCounts> {
+    const rows = uniqueBy(entries, (e) => e.user.userid).map((e) => ({
+      userid: e.user.userid,
+      watch: e.watch ?? null,
+      watches_you: e.watches_you ?? null,
+      last_visit_at: isoTime(e.lastvisit),
+    }));
+    if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
+    const { rows: result } = await this.db.query<CountsRow>(UPSERT, [jsonParam(rows), accountId, kind, seenAt]);
+    return toCounts(result[0]);
+  }
+
+  /** After a complete walk started at `sweepStartedAt`: relations not seen since are removed ('gone_from_listing'). */
+  async markMissingWatchRelationsRemoved(accountId: number, kind: WatchKind, sweepStartedAt: Date, at: Date = new Date()): Promise<number> {
+    const result = await this.db.query(MARK_MISSING, [accountId, kind, sweepStartedAt, at]);
+    return result.rowCount ?? 0;
+  }
+}
+
+const UPSERT = `
+WITH input AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(userid text, watch jsonb, watches_you boolean, last_visit_at timestamptz)
+), old AS (
+  SELECT w.userid, w.watch, w.removed_at FROM watch_relations w JOIN input USING (userid)
+  WHERE w.account_id = $2 AND w.kind = $3::watch_kind
+), upserted AS (
+  INSERT INTO watch_relations AS w (account_id, userid, kind, watch, watches_you, last_visit_at, first_seen_at, last_seen_at)
+  SELECT $2, userid, $3::watch_kind, watch, watches_you, last_visit_at, $4, $4 FROM input ORDER BY userid
+  ON CONFLICT (account_id, kind, userid) DO UPDATE SET
+    watch = COALESCE(EXCLUDED.watch, w.watch),
+    watches_you = COALESCE(EXCLUDED.watches_you, w.watches_you),
+    last_visit_at = COALESCE(EXCLUDED.last_visit_at, w.last_visit_at),
+    last_seen_at = GREATEST(w.last_seen_at, EXCLUDED.last_seen_at),
+    removed_at = NULL,
+    removed_reason = NULL
+  RETURNING w.userid, (w.xmax = 0) AS inserted
+)
+SELECT
+  count(*) FILTER (WHERE u.inserted)::int AS inserted,
+  count(*) FILTER (WHERE NOT u.inserted AND (o.removed_at IS NOT NULL
+    OR (i.watch IS NOT NULL AND o.watch IS DISTINCT FROM i.watch)))::int AS changed,
+  count(*)::int AS total
+FROM upserted u JOIN input i USING (userid) LEFT JOIN old o USING (userid)`;
+
+const MARK_MISSING = `
+UPDATE watch_relations SET removed_at = $4, removed_reason = 'gone_from_listing'
+WHERE account_id = $1 AND kind = $2::watch_kind AND last_seen_at < $3 AND removed_at IS NULL`;

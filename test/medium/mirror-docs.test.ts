@@ -1,0 +1,108 @@
+// Runs every example query of docs/schema.md against a small mirror, so the documentation cannot rot.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DeviationRepository } from "../../src/db/deviation.repository.ts";
+import { FolderRepository } from "../../src/db/folder.repository.ts";
+import { distinctUsers } from "../../src/db/mirror-rows.ts";
+import { NoteRepository } from "../../src/db/note.repository.ts";
+import { SyncStateRepository } from "../../src/db/sync-state.repository.ts";
+import { UserRepository } from "../../src/db/user.repository.ts";
+import { WatchRepository } from "../../src/db/watch.repository.ts";
+import {
+  at,
+  createMirrorDb,
+  insertAccount,
+  makeDeviation,
+  makeMetadata,
+  makeNote,
+  makeTombstone,
+  makeUser,
+  makeWatchEntry,
+  uuid,
+  type MirrorDb,
+} from "../helpers/mirror-fixtures.ts";
+
+type ExampleQuery = { title: string; sql: string };
+
+/** The `### n. title` + ```sql blocks under "## Example queries". */
+function exampleQueries(markdown: string): ExampleQuery[] {
+  const section = markdown.split(/^## Example queries\s*$/m)[1]?.split(/^## /m)[0] ?? "";
+  return [...section.matchAll(/^### (.+?)\n[\s\S]*?```sql\n([\s\S]*?)```/gm)].map((m) => ({ title: (m[1] ?? "").trim(), sql: (m[2] ?? "").trim() }));
+}
+
+const queries = exampleQueries(readFileSync(path.resolve("docs/schema.md"), "utf8"));
+let m: MirrorDb;
+
+beforeAll(async () => {
+  m = await createMirrorDb();
+  const me = await insertAccount(m.pool, "me", uuid(9, "u"));
+  const users = new UserRepository(m.pool);
+  const deviations = new DeviationRepository(m.pool);
+  const folders = new FolderRepository(m.pool);
+  const t2025 = at("2025-03-01T00:00:00Z");
+
+  // Works by artist1 and artist2, faved into my collections in 2025; my own works; a journal.
+  const faves = [makeDeviation({ n: 1, author: 1 }), makeDeviation({ n: 2, author: 1 }), makeDeviation({ n: 3, author: 2, title: "Sunset" })];
+  const mine = [makeDeviation({ n: 10, author: 9, favourites: 50 }), makeDeviation({ n: 11, author: 9, favourites: 7 })];
+  const journal = makeDeviation({ n: 20, author: 2, kind: "journal", title: "Commissions open" });
+  const all = [...faves, ...mine, journal];
+  await users.upsertUsers(distinctUsers([...all.map((d) => d.author), makeUser(9)]), t2025);
+  await deviations.upsertDeviations(all, t2025);
+  await deviations.upsertMetadata([makeMetadata({ n: 3, description: "<p>Golden hour</p>" })], t2025);
+  await deviations.upsertMetadata([makeMetadata({ n: 3, description: "<p>Golden hour over the bay</p>" })], at("2025-03-05T00:00:00Z"));
+  await deviations.upsertTexts([{ deviationid: journal.deviationid, content: { html: "<p>Commission slots are open until May.</p>" } }], t2025);
+  await deviations.upsertDeviations([makeTombstone(2)], at("2025-06-01T00:00:00Z"));
+  await folders.upsertCollectionFolders(uuid(9, "u"), [{ folderid: uuid(1, "c"), name: "Featured" }], t2025);
+  await folders.upsertFolderMembership("collection", uuid(1, "c"), faves.map((d, i) => ({ deviationid: d.deviationid, position: i })), t2025);
+
+  // Notes from artist2, one unread; a watcher who arrived this month.
+  const notes = new NoteRepository(m.pool);
+  await notes.upsertNoteFolders(me, [{ folder: "1", title: "Inbox", count: "2" }], t2025);
+  await notes.upsertNotes(me, "1", [makeNote("n1"), makeNote("n2", { unread: false })], t2025);
+  const watcher = makeWatchEntry(30);
+  await users.upsertUsers([watcher.user], new Date());
+  await new WatchRepository(m.pool).upsertWatchRelations(me, "watcher", [watcher], new Date());
+
+  // A source the service no longer offers and a folder past the offset ceiling.
+  const sync = new SyncStateRepository(m.pool);
+  await sync.saveSourceState({ accountId: me, source: "feed" }, { lastResult: "degraded", unavailableReason: "endpoint removed upstream (404)" });
+  await sync.recordGap({ accountId: me, source: "gallery", key: uuid(1, "g") }, uuid(1, "g"), { expected: 12000, mirrored: 10000, reason: "offset ceiling" });
+});
+afterAll(async () => {
+  await m?.drop();
+});
+
+describe("docs/schema.md example queries", () => {
+  it("has ten of them", () => {
+    expect(queries.map((q) => q.title)).toHaveLength(10);
+  });
+
+  it.each(queries.map((q) => [q.title, q.sql] as const))("%s runs and answers", async (_title, sql) => {
+    const { rows } = await m.pool.query(sql);
+    expect(rows.length).toBeGreaterThan(0);
+  });
+
+  it("answers what the questions ask", async () => {
+    const run = async (n: number) => (await m.pool.query(queries[n - 1]?.sql ?? "")).rows;
+    expect(await run(1)).toEqual([
+      { artist: "artist1", favourites: "2" },
+      { artist: "artist2", favourites: "1" },
+    ]);
+    expect((await run(2)).map((r) => r.title)).toEqual(["Work 1", "Work 2", "Sunset"]);
+    expect((await run(3)).map((r) => r.subject)).toEqual(["Hello n1", "Hello n2"]);
+    expect((await run(4)).map((r) => [r.title, r.removed_reason])).toEqual([["Work 2", "deleted"]]);
+    expect(await run(5)).toEqual([expect.objectContaining({ before: "<p>Golden hour</p>", after: "<p>Golden hour over the bay</p>" })]);
+    expect((await run(6)).map((r) => [r.title, r.favourites])).toEqual([
+      ["Work 10", 50],
+      ["Work 11", 7],
+    ]);
+    expect((await run(7)).map((r) => r.username)).toEqual(["artist30"]);
+    expect((await run(8)).map((r) => r.title)).toEqual(["Commissions open"]);
+    expect((await run(9)).map((r) => r.subject)).toEqual(["Hello n1"]);
+    expect((await run(10)).map((r) => [r.source, r.unavailable_reason, r.expected])).toEqual([
+      ["feed", "endpoint removed upstream (404)", null],
+      ["gallery", null, 12000],
+    ]);
+  });
+});
