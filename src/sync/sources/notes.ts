@@ -1,0 +1,125 @@
+// The "notes" source: every note folder and its notes (offset paging, newest first). Between sweeps a
+// folder is walked only when its count differs from the count recorded after its last walk, and only
+// until a page is already mirrored and unchanged: a run with nothing new costs the one folder-list call.
+// A full sweep walks every folder to the end and marks the notes no longer listed in it as removed.
+import { z } from "zod";
+import type { Note, NoteFolder } from "../../api/types.ts";
+import { distinctUsers, intOrNull } from "../../db/mirror-rows.ts";
+import type { SourceContext, SourceDefinition, SourceOutcome } from "../source.ts";
+import { DEFAULT_EVERY_MS } from "../source.ts";
+
+/** /notes pages at most 24 notes in the current service (api-notes §5.4). */
+const NOTES_LIMIT = 24;
+/** A run that may walk more than this many pages checks the token first. */
+const LONG_WALK_PAGES = 3;
+
+const NotesStateSchema = z.object({
+  /** folderid → the folder's count when it was last walked (its newest notes mirrored). */
+  folders: z.record(z.string(), z.number().nullable()).catch({}),
+  /** An unfinished full sweep: when it started and the folders it has finished. */
+  sweep: z.object({ startedAt: z.string(), done: z.array(z.string()) }).nullish(),
+  /** The folder walk in progress and the offset it reached. */
+  walk: z.object({ folderid: z.string(), offset: z.number().int().min(0) }).nullish(),
+});
+type NotesState = z.infer<typeof NotesStateSchema>;
+
+function readState(cursor: unknown): NotesState {
+  const parsed = NotesStateSchema.safeParse(cursor ?? {});
+  return parsed.success ? parsed.data : { folders: {} };
+}
+
+function folderId(f: NoteFolder): string | undefined {
+  return f.folderid ?? f.folder ?? undefined;
+}
+
+type FolderWalk = {
+  ctx: SourceContext;
+  folderid: string;
+  /** Where to start (a resumed walk), 0 for the newest notes. */
+  startOffset: number;
+  /** Walk to the end (a sweep) instead of stopping at a page already mirrored. */
+  whole: boolean;
+  /** The state to save with each page; `walk` is set to the next offset. */
+  state: NotesState;
+};
+
+/** Walks one folder; each page, its users and the resume offset commit together. */
+async function walkFolder({ ctx, folderid, startOffset, whole, state }: FolderWalk): Promise<void> {
+  for await (const page of ctx.client.notes({ folder: folderid, limit: NOTES_LIMIT, startOffset })) {
+    const notes: Note[] = page.items;
+    const nextOffset = page.nextOffset ?? (page.offset ?? startOffset) + notes.length;
+    const quiet = await ctx.transaction(async (repos) => {
+      const at = ctx.now();
+      await repos.users.upsertUsers(distinctUsers(notes.flatMap((n) => [n.user, ...(n.recipients ?? [])])), at);
+      const counts = await repos.notes.upsertNotes(ctx.account.id, folderid, notes, at);
+      ctx.counters.new += counts.inserted;
+      ctx.counters.changed += counts.changed;
+      await repos.syncState.saveSourceState(ctx.ref, { cursor: { ...state, walk: { folderid, offset: nextOffset } } });
+      return counts.inserted === 0 && counts.changed === 0;
+    });
+    ctx.checkpoint();
+    if (quiet && !whole) break;
+  }
+}
+
+async function run(ctx: SourceContext): Promise<SourceOutcome> {
+  const state = readState(ctx.state?.cursor);
+  const { results } = await ctx.client.noteFolders();
+  const at = ctx.now();
+  await ctx.repos.notes.upsertNoteFolders(ctx.account.id, results, at);
+
+  const folders = results.flatMap((f) => {
+    const id = folderId(f);
+    return id ? [{ id, count: intOrNull(f.count) }] : [];
+  });
+  let sweep = ctx.full ? (state.sweep ?? { startedAt: ctx.startedAt.toISOString(), done: [] }) : null;
+  const counts = { ...state.folders };
+  const resume = state.walk ?? null;
+
+  const toWalk = folders.filter(({ id, count }) => {
+    if (sweep) return !sweep.done.includes(id);
+    const unchanged = id in counts && counts[id] === count && count !== null;
+    return !unchanged || resume?.folderid === id;
+  });
+  // Pages this run is likely to read: whole folders in a sweep (or never walked), else about the new notes.
+  const pages = toWalk.reduce((n, { id, count }) => {
+    const known = counts[id];
+    const notes = sweep || known === undefined || known === null ? (count ?? NOTES_LIMIT) : Math.abs((count ?? 0) - known);
+    return n + Math.ceil(notes / NOTES_LIMIT) + (sweep ? 0 : 1);
+  }, 0);
+  if (pages > LONG_WALK_PAGES) await ctx.ensureFreshToken();
+
+  for (const { id, count } of toWalk) {
+    const resumeOffset = resume?.folderid === id ? resume.offset : 0;
+    const current: NotesState = { folders: counts, sweep, walk: null };
+    if (sweep) {
+      await walkFolder({ ctx, folderid: id, startOffset: resumeOffset, whole: true, state: current });
+    } else {
+      // A resumed walk goes on where it stopped, then the head is read for what arrived since.
+      if (resumeOffset > 0) await walkFolder({ ctx, folderid: id, startOffset: resumeOffset, whole: false, state: current });
+      await walkFolder({ ctx, folderid: id, startOffset: 0, whole: false, state: current });
+    }
+
+    counts[id] = count;
+    const finished = sweep;
+    sweep = finished ? { ...finished, done: [...finished.done, id] } : null;
+    const next: NotesState = { folders: counts, sweep, walk: null };
+    await ctx.transaction(async (repos) => {
+      if (finished) ctx.counters.removed += await repos.notes.markMissingNotesRemoved(ctx.account.id, id, new Date(finished.startedAt), ctx.now());
+      await repos.syncState.saveSourceState(ctx.ref, { cursor: next });
+    });
+  }
+
+  // Folders that are gone from the list are forgotten (their notes moved or went with them).
+  const listed = new Set(folders.map((f) => f.id));
+  const kept = Object.fromEntries(Object.entries(counts).filter(([id]) => listed.has(id)));
+  await ctx.repos.syncState.saveSourceState(ctx.ref, { cursor: { folders: kept, sweep: null, walk: null } satisfies NotesState });
+  return { result: "ok", ...(sweep ? { completeSweep: true } : {}) };
+}
+
+export const notesSource: SourceDefinition = {
+  name: "notes",
+  everyMs: DEFAULT_EVERY_MS.notes,
+  needsUser: true,
+  run,
+};
