@@ -98,6 +98,8 @@ type CallState = {
   lastThrottle?: ApiError | undefined;
   /** An error raised by dvault's own hooks (pacer, token provider): never retried, surfaced as is. */
   fatal?: Error | undefined;
+  /** Removes the abort listener that releases the permit. */
+  detachAbort?: (() => void) | undefined;
 };
 
 /** `deviationids: ["a","b"]` → `deviationids[]=a&deviationids[]=b`; booleans as "true"/"false"; null/undefined omitted. */
@@ -152,7 +154,21 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
   async function release(state: CallState, outcome: PacerOutcome): Promise<void> {
     const permit = state.permit;
     state.permit = undefined;
+    state.detachAbort?.();
+    state.detachAbort = undefined;
     if (permit) await permit.release(outcome);
+  }
+
+  /**
+   * got does not run beforeError for an aborted request, so without this an abort mid-flight would keep
+   * the key's permit until its lock expired and stall every other caller of that key.
+   */
+  function releaseOnAbort(state: CallState): void {
+    const signal = state.signal;
+    if (!signal) return;
+    const onAbort = () => void release(state, "error").catch(() => undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    state.detachAbort = () => signal.removeEventListener("abort", onAbort);
   }
 
   function newState(req: ApiRequest): CallState {
@@ -228,6 +244,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
               operation: state.operation,
               account: state.account,
             });
+            releaseOnAbort(state);
           } catch (err) {
             state.fatal = describeFatal(state, err);
             throw state.fatal;

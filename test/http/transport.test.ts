@@ -386,3 +386,19 @@ describe("HTTP transport: errors and retries", () => {
     expect(logged).not.toContain(token);
   });
 });
+
+describe("HTTP transport: abort", () => {
+  it("releases the key's permit when a call is aborted mid-flight, so the next call is not stalled", async () => {
+    const { transport, pacer } = setup({ pacer: { lockTtlMs: 60_000 } });
+    sim.faults.add({ kind: "latency", latencyMs: 2_000, times: 1 });
+    const abort = new AbortController();
+    const pending = transport.request({ ...placebo, signal: abort.signal }, Any);
+    await expect.poll(() => apiLog().length, { timeout: 2_000, interval: 10 }).toBe(1);
+    abort.abort();
+    await expect(pending).rejects.toThrow();
+    const key = `1001:${sim.truth.ownerId}`;
+    await expect.poll(async () => (await pacer.status(key)).holders, { timeout: 1_000, interval: 10 }).toBe(0);
+    // Without the release this waits for the 60 s lock TTL and fails with ThrottleDelayError.
+    await expect(transport.request({ ...placebo, maxWaitMs: 1_000 }, Any)).resolves.toMatchObject({ status: "success" });
+  });
+});
