@@ -1,0 +1,195 @@
+// Runs one source of one account to completion: the same code path for a worker's job and `dvault sync --once`.
+// It owns the per-source lock, the account's state, the token, the bookkeeping in sync_sources and
+// the outcome; the source itself only walks pages (src/sync/sources/*).
+import { createHash } from "node:crypto";
+import { isEndpointGone } from "../api/errors.ts";
+import { ensureFreshToken, ReauthRequiredError } from "../api/tokens.ts";
+import type { SourceState } from "../db/sync-state.repository.ts";
+import { withTransaction } from "../db/with-transaction.ts";
+import { InterruptedError, type SkippableError } from "../queue/job-definition.ts";
+import { acquireLock } from "../queue/lock.ts";
+import { scrubString } from "../redact.ts";
+import type { Services } from "../services.ts";
+import { syncRepos } from "./repos.ts";
+import { DEFAULT_EVERY_MS, FULL_SWEEP_EVERY_MS, type ItemCounters, type SourceDefinition, type SourceName, type SourceOutcome } from "./source.ts";
+
+export type RunSourceRequest = {
+  accountId: number;
+  source: SourceName;
+  key?: string;
+  /** Force (true) or forbid (false) a full sweep; by default one runs on the first sync and when due. */
+  full?: boolean;
+};
+
+export type RunSourceResult = {
+  accountId: number;
+  account: string;
+  source: SourceName;
+  key: string;
+  status: "ok" | "degraded" | "skipped";
+  reason?: string;
+  full: boolean;
+  counters: ItemCounters;
+  apiCalls: number;
+  throttleWaits: number;
+  durationMs: number;
+};
+
+/** The account can't sync now for a reason that needs a person (re-authorization); the job completes as skipped. */
+export class SourceSkippedError extends Error implements SkippableError {
+  readonly jobOutcome = "skip" as const;
+  constructor(message: string) {
+    super(message);
+    this.name = "SourceSkippedError";
+  }
+}
+
+export type RunSourceOptions = {
+  services: Services;
+  sources: ReadonlyMap<SourceName, SourceDefinition>;
+  signal?: AbortSignal;
+  /** Per-source interval overrides (ms). */
+  everyMs?: Partial<Record<SourceName, number>>;
+  lockTtlMs?: number;
+};
+
+export function lockKey(prefix: string, req: RunSourceRequest): string {
+  return `${prefix}:sync-lock:${req.accountId}:${req.source}:${req.key ?? ""}`;
+}
+
+/**
+ * A full sweep is due on the first run and then weekly, shifted by up to a day per (account, source, key)
+ * so that sources don't all sweep at once.
+ */
+export function isSweepDue(state: SourceState | null, req: RunSourceRequest, now: number): boolean {
+  if (!state?.lastCompleteSweepAt) return true;
+  const spread = createHash("sha256").update(`${req.accountId}:${req.source}:${req.key ?? ""}`).digest().readUInt32BE(0) % (24 * 3600_000);
+  return now - state.lastCompleteSweepAt.getTime() >= FULL_SWEEP_EVERY_MS - spread;
+}
+
+function sumCalls(calls: Record<string, Record<string, number>>): number {
+  let total = 0;
+  for (const byStatus of Object.values(calls)) for (const n of Object.values(byStatus)) total += n;
+  return total;
+}
+
+export async function runSource(req: RunSourceRequest, options: RunSourceOptions): Promise<RunSourceResult> {
+  const { services } = options;
+  const key = req.key ?? "";
+  const definition = options.sources.get(req.source);
+  if (!definition) throw new Error(`unknown sync source "${req.source}"`);
+  const row = await services.accounts.findById(req.accountId);
+  if (!row) throw new SourceSkippedError(`account #${req.accountId} no longer exists`);
+  const base = { accountId: row.id, account: row.name, source: req.source, key };
+  const skipped = (reason: string): RunSourceResult => ({
+    ...base,
+    status: "skipped",
+    reason,
+    full: false,
+    counters: { new: 0, changed: 0, removed: 0 },
+    apiCalls: 0,
+    throttleWaits: 0,
+    durationMs: 0,
+  });
+  if (row.state === "needs_reauth" || row.state === "revoked") {
+    throw new SourceSkippedError(
+      `account "${row.name}" needs re-authorization (${row.stateReason ?? row.state}); run: dvault auth login --account ${row.name}`,
+    );
+  }
+  if (row.kind !== "user" || !row.userId || !row.username) return skipped(`account "${row.name}" has no user grant`);
+
+  const lock = await acquireLock(services.redis, lockKey(services.config.redisPrefix, req), options.lockTtlMs ?? 60_000);
+  if (!lock) return skipped("another process is syncing this source right now");
+  const repos = syncRepos(services.pool);
+  const ref = { accountId: row.id, source: req.source, key };
+  const started = services.now();
+  const startedAt = new Date(started);
+  const counters: ItemCounters = { new: 0, changed: 0, removed: 0 };
+  let api: Awaited<ReturnType<Services["apiFor"]>> | undefined;
+  const statsBefore = { calls: 0, waits: 0 };
+  const bookkeeping = () => ({
+    ...counters,
+    apiCalls: api ? sumCalls(api.transport.stats.calls) - statsBefore.calls : 0,
+    throttleWaits: api ? api.transport.stats.throttleWaits.count - statsBefore.waits : 0,
+    durationMs: services.now() - started,
+  });
+  const log = services.log.child({ account: row.name, source: req.source, ...(key ? { key } : {}) });
+  try {
+    api = await services.apiFor(row.id);
+    const publicApi = await services.publicApi().catch(() => undefined);
+    const state = await repos.syncState.getSourceState(ref);
+    // An interrupted full sweep resumes as one, from its original start: rows it saw before the
+    // interruption were seen after that start, so the final "not seen since" cut stays right.
+    const resumingSweep = req.full !== false && state?.sweepStartedAt != null;
+    const full = resumingSweep || (req.full ?? isSweepDue(state, req, started));
+    const sweepStart = full ? (state?.sweepStartedAt ?? startedAt) : startedAt;
+    await repos.syncState.saveSourceState(ref, { lastRunAt: startedAt, ...(full ? { sweepStartedAt: sweepStart } : {}) }, startedAt);
+    const signal = options.signal ?? new AbortController().signal;
+    const currentApi = api;
+    const outcome: SourceOutcome = await definition
+      .run({
+        account: { id: row.id, name: row.name, userId: row.userId, username: row.username },
+        ref,
+        key,
+        client: api.client,
+        publicClient: publicApi?.client,
+        repos,
+        transaction: (fn) => withTransaction(services.pool, (tx) => fn(syncRepos(tx))),
+        state,
+        full,
+        startedAt: sweepStart,
+        now: () => new Date(services.now()),
+        log,
+        signal,
+        checkpoint: () => {
+          if (signal.aborted || lock.lost) throw new InterruptedError(signal.aborted ? "shutdown" : "a lost sync lock");
+        },
+        ensureFreshToken: () => ensureFreshToken({ tokens: currentApi.tokens, transport: currentApi.transport, signal }),
+        counters,
+      })
+      .catch((err: unknown): SourceOutcome => {
+        // A whole source whose endpoint is gone degrades here if the source didn't handle it itself.
+        if (isEndpointGone(err)) return { result: "degraded", unavailableReason: `${err.operation} removed by the service (404 Api endpoint not found.)` };
+        throw err;
+      });
+    const finishedAt = new Date(services.now());
+    const every = options.everyMs?.[req.source] ?? DEFAULT_EVERY_MS[req.source];
+    await repos.syncState.saveSourceState(
+      ref,
+      {
+        lastResult: outcome.result,
+        lastError: null,
+        unavailableReason: outcome.unavailableReason ?? null,
+        counters: bookkeeping(),
+        nextRunAt: new Date(finishedAt.getTime() + every),
+        ...(full && outcome.completeSweep !== false ? { lastCompleteSweepAt: sweepStart, sweepStartedAt: null } : {}),
+      },
+      finishedAt,
+    );
+    const result: RunSourceResult = {
+      ...base,
+      status: outcome.result,
+      ...(outcome.unavailableReason ? { reason: outcome.unavailableReason } : {}),
+      full,
+      counters: { ...counters },
+      apiCalls: bookkeeping().apiCalls,
+      throttleWaits: bookkeeping().throttleWaits,
+      durationMs: bookkeeping().durationMs,
+    };
+    log.info({ status: result.status, ...result.counters, apiCalls: result.apiCalls, full }, "source synced");
+    return result;
+  } catch (err) {
+    if (err instanceof InterruptedError) throw err;
+    const at = new Date(services.now());
+    if (err instanceof ReauthRequiredError) {
+      await repos.syncState.saveSourceState(ref, { lastResult: "skipped", lastError: err.message, counters: bookkeeping() }, at).catch(() => undefined);
+      throw new SourceSkippedError(err.message);
+    }
+    await repos.syncState
+      .saveSourceState(ref, { lastResult: "failed", lastError: scrubString(err instanceof Error ? err.message : String(err)), counters: bookkeeping() }, at)
+      .catch(() => undefined);
+    throw err;
+  } finally {
+    await lock.release();
+  }
+}
