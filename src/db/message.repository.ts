@@ -76,6 +76,8 @@ WITH input AS (
     html, raw, $4, $4
   FROM input ORDER BY messageid
   ON CONFLICT (account_id, messageid) DO UPDATE SET
+    -- A sighting in feedback or mentions is more specific than the all-messages feed, never the reverse.
+    box = CASE WHEN EXCLUDED.box <> 'feed' THEN EXCLUDED.box ELSE m.box END,
     type = COALESCE(EXCLUDED.type, m.type),
     ts = COALESCE(EXCLUDED.ts, m.ts),
     stackid = COALESCE(EXCLUDED.stackid, m.stackid),

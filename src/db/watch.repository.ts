@@ -29,12 +29,23 @@ export class WatchRepository {
     return toCounts(result[0]);
   }
 
+  /** The users an account watches (not removed), busiest posters' ids first is the caller's business. */
+  async listWatching(accountId: number): Promise<Array<{ userid: string; username: string }>> {
+    const { rows } = await this.db.query<{ userid: string; username: string }>(LIST_WATCHING, [accountId]);
+    return rows;
+  }
+
   /** After a complete walk started at `sweepStartedAt`: relations not seen since are removed ('gone_from_listing'). */
   async markMissingWatchRelationsRemoved(accountId: number, kind: WatchKind, sweepStartedAt: Date, at: Date = new Date()): Promise<number> {
     const result = await this.db.query(MARK_MISSING, [accountId, kind, sweepStartedAt, at]);
     return result.rowCount ?? 0;
   }
 }
+
+const LIST_WATCHING = `
+SELECT w.userid, u.username FROM watch_relations w JOIN users u USING (userid)
+WHERE w.account_id = $1 AND w.kind = 'watching' AND w.removed_at IS NULL AND u.username IS NOT NULL
+ORDER BY lower(u.username)`;
 
 const UPSERT = `
 WITH input AS (

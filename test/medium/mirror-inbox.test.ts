@@ -65,6 +65,31 @@ describe(MessageRepository.name, () => {
     expect(await messages.markMissingMessagesRemoved(me, "feedback", at("2025-03-01T00:15:00Z"), at("2025-03-01T00:30:00Z"))).toBe(2);
     expect(await messages.markMissingMessagesRemoved(me, "mentions", at("2025-03-01T00:15:00Z"))).toBe(0);
   });
+
+  it("moves a message first seen in the feed to the more specific box it is later seen in, never back", async () => {
+    const messages = new MessageRepository(m.pool);
+    await messages.upsertMessages(other, "feed", [makeMessage("b1", { type: "mention" })], at("2025-04-01T00:00:00Z"));
+    await messages.upsertMessages(other, "mentions", [makeMessage("b1", { type: "mention" })], at("2025-04-01T00:05:00Z"));
+    await messages.upsertMessages(other, "feed", [makeMessage("b1", { type: "mention" })], at("2025-04-01T00:10:00Z"));
+    const { rows } = await m.pool.query("SELECT box FROM messages WHERE account_id = $1 AND messageid = 'b1'", [other]);
+    expect(rows).toEqual([{ box: "mentions" }]);
+  });
+});
+
+describe("WatchRepository.listWatching", () => {
+  it("lists the users an account watches, not its watchers or removed relations", async () => {
+    const { UserRepository } = await import("../../src/db/user.repository.ts");
+    const { WatchRepository } = await import("../../src/db/watch.repository.ts");
+    const { UserSchema } = await import("../../src/api/types.ts");
+    const users = [1, 2, 3].map((n) => UserSchema.parse(userJson(n)));
+    await new UserRepository(m.pool).upsertUsers(users, at("2025-05-01T00:00:00Z"));
+    const watch = new WatchRepository(m.pool);
+    await watch.upsertWatchRelations(me, "watching", [{ user: users[0]! }, { user: users[1]! }], at("2025-05-01T00:00:00Z"));
+    await watch.upsertWatchRelations(me, "watcher", [{ user: users[2]! }], at("2025-05-01T00:00:00Z"));
+    await watch.upsertWatchRelations(me, "watching", [{ user: users[0]! }], at("2025-05-02T00:00:00Z"));
+    await watch.markMissingWatchRelationsRemoved(me, "watching", at("2025-05-02T00:00:00Z"), at("2025-05-02T00:01:00Z"));
+    expect(await watch.listWatching(me)).toEqual([{ userid: users[0]!.userid, username: users[0]!.username }]);
+  });
 });
 
 describe(NoteRepository.name, () => {
