@@ -59,6 +59,7 @@ const EnvSchema = z.object({
     emptyAsUndefined,
     urlWithProtocols(["http:", "https:"], "the redirect URI registered with your app").default(DEFAULT_REDIRECT_URI),
   ),
+  DVAULT_OAUTH_VERSION: z.preprocess(emptyAsUndefined, z.enum(["2.0", "2.1"], { message: "expects 2.0 or 2.1 (the OAuth version of your app)" }).optional()),
   DVAULT_ARCHIVE_DIR: z.preprocess(emptyAsUndefined, z.string().min(1).default("./archive")),
   DVAULT_CONFIG_DIR: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
   DVAULT_SECRET_KEY: z.preprocess(
@@ -89,6 +90,8 @@ export type Config = Readonly<{
   clientId: string | undefined;
   clientSecret: string | undefined;
   redirectUri: string;
+  /** The app's OAuth version when known: "2.1" refuses the implicit grant up front. */
+  oauthVersion: "2.0" | "2.1" | undefined;
   archiveDir: string;
   configDir: string;
   /** Explicit key from DVAULT_SECRET_KEY; when absent the key file in configDir is used. */
@@ -121,6 +124,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     clientId: e.DVAULT_CLIENT_ID,
     clientSecret: e.DVAULT_CLIENT_SECRET,
     redirectUri: e.DVAULT_REDIRECT_URI,
+    oauthVersion: e.DVAULT_OAUTH_VERSION,
     archiveDir: path.resolve(cwd, e.DVAULT_ARCHIVE_DIR),
     configDir: path.resolve(cwd, e.DVAULT_CONFIG_DIR ?? path.join(configHome, "dvault")),
     secretKey: e.DVAULT_SECRET_KEY === undefined ? undefined : parseSecretKey(e.DVAULT_SECRET_KEY),

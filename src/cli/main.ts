@@ -3,6 +3,7 @@ import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
 import { UserError } from "../errors.ts";
 import { scrubString } from "../redact.ts";
+import { registerAuthCommand } from "./auth.ts";
 import { registerMigrateCommand } from "./migrate.ts";
 import { registerSimulatorCommand } from "./simulator.ts";
 import { registerWorkerCommand } from "./worker.ts";
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   registerMigrateCommand(program);
   registerWorkerCommand(program);
   registerSimulatorCommand(program);
+  registerAuthCommand(program);
   return program;
 }
 

@@ -1,0 +1,392 @@
+// `dvault auth`: log in (authorization code with PKCE, or implicit), client credentials, import a
+// refresh token, status (with a placebo call per account) and logout (revoke).
+import { spawn } from "node:child_process";
+import readline from "node:readline";
+import { Command, Option } from "commander";
+import type { Redis } from "ioredis";
+import { createHttpTransport } from "../api/http.ts";
+import {
+  compareScopes,
+  DEFAULT_SCOPES,
+  interactiveLogin,
+  normaliseScopes,
+  OAuthClient,
+  OAuthEndpointError,
+  TokenResponseLostError,
+  type ClientAuthMethod,
+  type TokenGrant,
+} from "../api/oauth.ts";
+import { createPacer } from "../api/pacer.ts";
+import { staticTokenProvider, type TokenProvider } from "../api/token-provider.ts";
+import { placebo, TokenManager, whoami, type AccountStatus, type Whoami } from "../api/tokens.ts";
+import { loadConfig, type Config } from "../config.ts";
+import { TokenCipher } from "../crypto/token-cipher.ts";
+import { AccountRepository, type AccountRow } from "../db/account.repository.ts";
+import { connectPg } from "../db/connect.ts";
+import { createPrisma, type Db } from "../db/prisma.ts";
+import { UserError } from "../errors.ts";
+import { createLogger, type Logger } from "../log.ts";
+import { checkRedis, createRedis } from "../queue/redis.ts";
+import { registerSecret, scrubString } from "../redact.ts";
+import { loadSecretKey } from "../secret-key.ts";
+
+type AuthContext = {
+  config: Config;
+  log: Logger;
+  repo: AccountRepository;
+  oauth: OAuthClient;
+  tokens: TokenManager;
+  /** A transport for calls made as `provider` (whoami, placebo). */
+  transportFor(provider: TokenProvider): ReturnType<typeof createHttpTransport>;
+  close(): Promise<void>;
+};
+
+/** Opens what every auth command needs; fails with one line when something is missing. */
+async function openContext(): Promise<AuthContext> {
+  const config = loadConfig();
+  if (!config.clientId) {
+    throw new UserError(
+      "DVAULT_CLIENT_ID is not set: register an application on the service (its applications page gives a client_id and a client_secret) and set DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET",
+    );
+  }
+  registerSecret(config.clientSecret);
+  const log = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel });
+  // One clear line for an unreachable or missing database before Prisma gets a chance to be verbose.
+  const probe = await connectPg(config.databaseUrl);
+  await probe.end();
+  await checkRedis(config.redisUrl);
+  const db: Db = createPrisma(config.databaseUrl, 2);
+  const redis: Redis = createRedis(config.redisUrl);
+  await redis.connect();
+  const cipher = new TokenCipher(loadSecretKey(config));
+  const repo = new AccountRepository(db);
+  const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log });
+  const tokens = new TokenManager({ repo, cipher, oauth, redis, redisPrefix: config.redisPrefix, log });
+  const pacer = createPacer({ redis, prefix: config.redisPrefix });
+  return {
+    config,
+    log,
+    repo,
+    oauth,
+    tokens,
+    transportFor: (provider) => createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, retry: { serverRetries: 1, networkRetries: 1, throttleRetries: 1 } }),
+    async close() {
+      await redis.quit().catch(() => redis.disconnect());
+      await db.$disconnect();
+    },
+  };
+}
+
+async function withContext(run: (ctx: AuthContext) => Promise<void>): Promise<void> {
+  const ctx = await openContext();
+  try {
+    await run(ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+const out = (line = ""): void => void process.stdout.write(line + "\n");
+const note = (line: string): void => void process.stderr.write(line + "\n");
+
+function clientAuthOf(opts: { formAuth?: boolean; basicAuth?: boolean }, oauth: OAuthClient): ClientAuthMethod {
+  if (oauth.isPublicClient) return "none";
+  return opts.formAuth ? "form" : "basic";
+}
+
+/** Who the new token belongs to, through the API transport; undefined (with a warning) if the call fails. */
+async function identify(ctx: AuthContext, grant: TokenGrant): Promise<Whoami | undefined> {
+  const provider = staticTokenProvider(grant.accessToken, { kind: "user", clientId: ctx.oauth.clientId, account: "(new login)" });
+  try {
+    return await whoami(ctx.transportFor(provider));
+  } catch (err) {
+    note(`dvault: warning: /user/whoami failed (${scrubString(err instanceof Error ? err.message : String(err))}); storing the grant without the user's name`);
+    return undefined;
+  }
+}
+
+/**
+ * The local name for a grant: --account, else the name the user already has here, else the username.
+ * Never throws: the grant in hand may hold the only live refresh token, so it must be stored somewhere.
+ */
+async function chooseAccountName(ctx: AuthContext, requested: string | undefined, who: Whoami | undefined): Promise<string> {
+  const existing = who ? await ctx.repo.findByUserId(who.userid) : null;
+  if (existing && requested && existing.name !== requested) {
+    note(`dvault: ${who?.username} is already stored as account "${existing.name}"; updating that account instead of "${requested}"`);
+    return existing.name;
+  }
+  if (existing) return existing.name;
+  let name = requested ?? who?.username ?? "default";
+  const taken = await ctx.repo.findByName(name);
+  if (taken && who && taken.userId && taken.userId !== who.userid) {
+    const alternative = who.username !== name && !(await ctx.repo.findByName(who.username)) ? who.username : `${name}-${who.userid.slice(0, 8)}`;
+    note(`dvault: account "${name}" belongs to another user (${taken.username ?? taken.userId}); storing ${who.username} as "${alternative}"`);
+    name = alternative;
+  }
+  return name;
+}
+
+function reportScopes(requested: readonly string[], granted: readonly string[] | undefined): void {
+  if (!granted) {
+    out(`granted scopes: (not stated by the service; asked for ${requested.join(" ")})`);
+    return;
+  }
+  out(`granted scopes: ${granted.join(" ")}`);
+  const { missing, downgraded } = compareScopes(requested, granted);
+  if (downgraded) {
+    note("dvault: warning: the service downgraded the grant to `basic`: it did not accept the scopes asked for (an unknown scope, or one your app may not use). Archiving needs at least browse and user.");
+  } else if (missing.length) {
+    note(`dvault: warning: not granted: ${missing.join(" ")}`);
+  }
+}
+
+function openBrowser(url: string): void {
+  const opener = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  if (process.platform === "linux" && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) return;
+  try {
+    const child = spawn(opener, [url], { stdio: "ignore", detached: true });
+    child.on("error", () => undefined);
+    child.unref();
+  } catch {
+    /* no browser: the URL is printed */
+  }
+}
+
+function readLine(prompt: string): Promise<string> {
+  const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY === true });
+  return new Promise<string>((resolve, reject) => {
+    let answered = false;
+    // No prompt when the answer is piped in.
+    rl.question(process.stdin.isTTY ? prompt : "", (answer) => {
+      answered = true;
+      rl.close();
+      // A piped stdin would otherwise keep the process alive after the command is done.
+      if (!process.stdin.isTTY) process.stdin.destroy();
+      resolve(answer);
+    });
+    rl.on("close", () => {
+      if (!answered) reject(new UserError("nothing was pasted (stdin closed)"));
+    });
+  });
+}
+
+async function readSecretArg(value: string, what: string): Promise<string> {
+  const token = value === "-" ? (await readLine(`${what}: `)).trim() : value.trim();
+  if (!token) throw new UserError(`${what} is empty`);
+  registerSecret(token);
+  return token;
+}
+
+function formatAge(days: number | null): string {
+  return days === null ? "-" : `${days} d`;
+}
+
+function printStatusTable(rows: Array<AccountStatus & { placebo: string }>): void {
+  if (rows.length === 0) return out("no accounts yet: run `dvault auth login` (or `dvault auth import --refresh-token <token>`)");
+  for (const r of rows) {
+    out(`${r.name}${r.kind === "client" ? " (client credentials)" : ""}`);
+    if (r.kind === "user") out(`  user:           ${r.username ?? "?"}${r.userId ? ` (${r.userId})` : ""}`);
+    out(`  state:          ${r.state}${r.stateReason ? ` — ${r.stateReason}` : ""}`);
+    out(`  scopes:         ${r.scopes.join(" ") || "-"}`);
+    out(`  access expires: ${r.accessExpiresAt ?? "-"}`);
+    if (r.kind === "user") out(`  refresh token:  ${r.hasRefreshToken ? `${formatAge(r.refreshTokenAgeDays)} old` : "none"}`);
+    out(`  placebo:        ${r.placebo}`);
+  }
+}
+
+/** Exit code 4: at least one account must log in again (scripts can test for it). */
+const NEEDS_ATTENTION = 4;
+
+export function registerAuthCommand(program: Command): void {
+  const auth = program
+    .command("auth")
+    .description("authorize dvault with the service and manage the stored grants")
+    .addHelpText(
+      "after",
+      "\nNeeds DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET (from your app's page on the service) and a migrated database (npx dvault migrate).\nTokens are stored encrypted under DVAULT_SECRET_KEY or the key file in the config directory.",
+    );
+
+  auth
+    .command("login")
+    .description("log in through the browser (authorization code with PKCE; --implicit for the implicit grant)")
+    .option("--account <name>", "local name for the account (default: the service username)")
+    .option("--scopes <scopes>", `extra scopes to ask for, space- or comma-separated (always asked: ${DEFAULT_SCOPES.join(" ")})`)
+    .option("--paste", "don't listen for the redirect: paste the URL the browser ends up on (servers, containers)")
+    .option("--implicit", "use the implicit grant (OAuth 2.0 apps with an https redirect only; no refresh token)")
+    .addOption(new Option("--basic-auth", "send the client credentials with HTTP Basic (default)").conflicts("formAuth"))
+    .addOption(new Option("--form-auth", "send the client credentials as form parameters").conflicts("basicAuth"))
+    .option("--no-browser", "only print the URL; don't try to open a browser")
+    .option("--timeout <seconds>", "how long to wait for the browser", "600")
+    .addHelpText(
+      "after",
+      "\nThe redirect goes to DVAULT_REDIRECT_URI (default http://127.0.0.1:8788/callback), which must be registered with your app;\ndvault listens on its host and port. With --paste nothing listens: open the URL anywhere, approve, then paste the address you land on.",
+    )
+    .action(async (opts: { account?: string; scopes?: string; paste?: boolean; implicit?: boolean; basicAuth?: boolean; formAuth?: boolean; browser: boolean; timeout: string }) => {
+      await withContext(async (ctx) => {
+        const mode = opts.implicit ? "token" : "code";
+        const scopes = normaliseScopes(DEFAULT_SCOPES, opts.scopes);
+        const clientAuth = clientAuthOf(opts, ctx.oauth);
+        const timeoutMs = Math.max(10, Number(opts.timeout) || 600) * 1000;
+        const login = await interactiveLogin({
+          oauth: ctx.oauth,
+          redirectUri: ctx.config.redirectUri,
+          scopes,
+          mode,
+          auth: clientAuth,
+          oauthVersion: ctx.config.oauthVersion,
+          timeoutMs,
+          log: ctx.log,
+          onRejected: (reason) => {
+            note(`dvault: rejected a redirect: ${reason}`);
+          },
+          onAuthorizeUrl: (url) => {
+            note("Open this URL in a browser and approve dvault:");
+            note("");
+            note(`  ${url}`);
+            note("");
+            if (opts.paste) note(`After approving, paste the URL your browser ends up on (it starts with ${ctx.config.redirectUri}):`);
+            else note(`Waiting for the redirect to ${ctx.config.redirectUri} ...`);
+            if (opts.browser) openBrowser(url);
+          },
+          ...(opts.paste ? { readPastedUrl: () => readLine("> ") } : {}),
+        });
+        const who = await identify(ctx, login.grant);
+        const name = await chooseAccountName(ctx, opts.account, who);
+        const row = await ctx.tokens.storeGrant({
+          name,
+          kind: "user",
+          grantType: login.grantType,
+          grant: login.grant,
+          clientAuth,
+          requestedAt: login.requestedAt,
+          requestedScopes: scopes,
+          userId: who?.userid ?? null,
+          username: who?.username ?? null,
+        });
+        out(`logged in as ${who?.username ?? "(unknown user)"}; stored as account "${row.name}"`);
+        reportScopes(scopes, login.grant.scopes);
+        if (login.grantType === "implicit") {
+          note(`dvault: the implicit grant has no refresh token: this account stops working at ${row.accessExpiresAt?.toISOString()} (log in again then)`);
+        }
+      });
+    });
+
+  auth
+    .command("client")
+    .description("get a client-credentials token (public endpoints only, no user) and store it")
+    .addOption(new Option("--form-auth", "send the client credentials as form parameters instead of HTTP Basic"))
+    .action(async (opts: { formAuth?: boolean }) => {
+      await withContext(async (ctx) => {
+        const row = await ctx.tokens.requestClientToken({ auth: opts.formAuth ? "form" : "basic" });
+        const provider = await ctx.tokens.forAccount(row.name);
+        await placebo(ctx.transportFor(provider));
+        out(`stored a client-credentials token for client ${ctx.oauth.clientId} as account "${row.name}" (expires ${row.accessExpiresAt?.toISOString()}; renewed automatically)`);
+        if (row.scopes.length) out(`granted scopes: ${row.scopes.join(" ")}`);
+      });
+    });
+
+  auth
+    .command("import")
+    .description("store a grant from a refresh token obtained elsewhere (headless servers); it is exchanged at once")
+    .requiredOption("--refresh-token <token>", "the refresh token; `-` reads it from stdin (keeps it out of shell history)")
+    .option("--account <name>", "local name for the account (default: the service username)")
+    .addOption(new Option("--basic-auth", "send the client credentials with HTTP Basic (default)").conflicts("formAuth"))
+    .addOption(new Option("--form-auth", "send the client credentials as form parameters").conflicts("basicAuth"))
+    .addHelpText(
+      "after",
+      "\nRefresh tokens are single-use and bound to the client that obtained them: the token must come from the same\nDVAULT_CLIENT_ID, and after the import only dvault holds the live one (the one you pasted is spent).",
+    )
+    .action(async (opts: { refreshToken: string; account?: string; basicAuth?: boolean; formAuth?: boolean }) => {
+      await withContext(async (ctx) => {
+        const token = await readSecretArg(opts.refreshToken, "refresh token");
+        const clientAuth = clientAuthOf(opts, ctx.oauth);
+        const requestedAt = Date.now();
+        let grant: TokenGrant;
+        try {
+          grant = await ctx.oauth.refresh(token, clientAuth);
+        } catch (err) {
+          if (err instanceof OAuthEndpointError && err.refreshTokenDead) {
+            throw new UserError("the service rejected that refresh token (used, revoked, expired, or from another client_id); get a new one, or log in with `dvault auth login`");
+          }
+          if (err instanceof TokenResponseLostError) {
+            throw new UserError(`${err.message}; the token is probably spent: get a new one, or log in with \`dvault auth login\``);
+          }
+          throw err;
+        }
+        const who = await identify(ctx, grant);
+        const name = await chooseAccountName(ctx, opts.account, who);
+        const row = await ctx.tokens.storeGrant({
+          name,
+          kind: "user",
+          grantType: "imported",
+          grant,
+          clientAuth,
+          requestedAt,
+          userId: who?.userid ?? null,
+          username: who?.username ?? null,
+        });
+        out(`imported ${who?.username ?? "(unknown user)"} as account "${row.name}"; the refresh token you gave is now spent, dvault holds its successor`);
+        reportScopes(grant.scopes ?? [], grant.scopes);
+      });
+    });
+
+  auth
+    .command("status")
+    .description("per account: user, scopes, access-token expiry, refresh-token age, state; checks each with the placebo call")
+    .option("--json", "print JSON")
+    .option("--no-check", "don't call the placebo (and so don't refresh)")
+    .addHelpText("after", "\nExit code 4 when an account needs to be authorized again.")
+    .action(async (opts: { json?: boolean; check: boolean }) => {
+      await withContext(async (ctx) => {
+        const rows = await ctx.repo.list();
+        const report: Array<AccountStatus & { placebo: string }> = [];
+        for (const row of rows) {
+          const check = opts.check ? await checkAccount(ctx, row) : "not checked";
+          const fresh = (await ctx.repo.findById(row.id)) ?? row;
+          report.push({ ...(await ctx.tokens.status(fresh)), placebo: check });
+        }
+        if (opts.json) out(JSON.stringify(report, null, 2));
+        else printStatusTable(report);
+        if (report.some((r) => r.kind === "user" && (r.state === "needs_reauth" || r.state === "revoked"))) process.exitCode = NEEDS_ATTENTION;
+      });
+    });
+
+  auth
+    .command("logout")
+    .description("revoke the account's grant at the service and forget its tokens")
+    .option("--account <name>", "which account (default: the only user account)")
+    .option("--refresh-only", "revoke only the refresh token (revoke_refresh_only=true); the access token lives until it expires")
+    .action(async (opts: { account?: string; refreshOnly?: boolean }) => {
+      await withContext(async (ctx) => {
+        const row = await pickAccount(ctx, opts.account);
+        const outcome = await ctx.tokens.logout(row, { refreshOnly: opts.refreshOnly === true });
+        const what = opts.refreshOnly ? "its refresh token was revoked" : "its grant was revoked";
+        if (outcome === "revoked") out(`logged out of account "${row.name}": ${what}`);
+        else if (outcome === "already_invalid") out(`logged out of account "${row.name}": the service already considered its token invalid`);
+        else out(`logged out of account "${row.name}": its tokens were forgotten`);
+      });
+    });
+}
+
+async function checkAccount(ctx: AuthContext, row: AccountRow): Promise<string> {
+  if (row.state === "needs_reauth" || row.state === "revoked") return "skipped (no usable grant)";
+  try {
+    const provider = await ctx.tokens.forAccount(row.name);
+    await placebo(ctx.transportFor(provider));
+    return "ok";
+  } catch (err) {
+    return `failed: ${scrubString(err instanceof Error ? err.message : String(err))}`;
+  }
+}
+
+async function pickAccount(ctx: AuthContext, name: string | undefined): Promise<AccountRow> {
+  if (name) {
+    const row = await ctx.repo.findByName(name);
+    if (!row) throw new UserError(`no account named "${name}"; see them with: dvault auth status`);
+    return row;
+  }
+  const users = (await ctx.repo.list()).filter((r) => r.kind === "user");
+  if (users.length === 1 && users[0]) return users[0];
+  if (users.length === 0) throw new UserError("there are no accounts to log out of");
+  throw new UserError(`several accounts are stored (${users.map((u) => u.name).join(", ")}); choose one with --account <name>`);
+}

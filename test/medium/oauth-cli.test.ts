@@ -1,0 +1,278 @@
+// `dvault auth` as a user runs it, against the simulator: import, status --json, logout (both forms),
+// client, login (listener and --paste), and the one-line failures.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import got from "got";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectPg, quoteIdent } from "../../src/db/connect.ts";
+import { withDatabase } from "../../src/db/pg-fields.ts";
+import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
+import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
+import { TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
+import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { approveInBrowser, CLIENT_ID, CLIENT_SECRET } from "./tokens-fixture.ts";
+
+const BIN = path.resolve("bin/dvault.js");
+
+type Run = { code: number | null; stdout: string; stderr: string };
+
+type RunOptions = { env?: Record<string, string>; stdin?: string; onStderr?: (text: string, write: (line: string) => void) => void };
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe("dvault auth", () => {
+  let db: TestDatabase;
+  let redis: TestRedis;
+  let sim: Simulator;
+  let baseEnv: Record<string, string>;
+  let redirectUri: string;
+  const seen: string[] = [];
+  const key = randomBytes(32).toString("hex");
+
+  function dvault(args: string[], options: RunOptions = {}): Promise<Run> {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...baseEnv, ...options.env }, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString();
+      options.onStderr?.(stderr, (line) => child.stdin.write(line + "\n"));
+    });
+    if (options.stdin !== undefined) child.stdin.end(options.stdin);
+    return new Promise<Run>((resolve) =>
+      child.on("close", (code) => {
+        seen.push(stdout, stderr);
+        resolve({ code, stdout, stderr });
+      }),
+    );
+  }
+
+  const status = async () => {
+    const run = await dvault(["auth", "status", "--json"]);
+    return { run, accounts: JSON.parse(run.stdout) as Array<Record<string, unknown>> };
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    redis = await createTestRedis();
+    redirectUri = `http://127.0.0.1:${await freePort()}/callback`;
+    sim = await startSimulator({ clients: [{ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris: [redirectUri, "http://127.0.0.1:8788/callback"] }] });
+    baseEnv = {
+      PATH: process.env.PATH ?? "",
+      HOME: mkdtempSync(path.join(os.tmpdir(), "dvault-auth-")),
+      LOG_LEVEL: "info",
+      DATABASE_URL: db.url,
+      REDIS_URL: TEST_REDIS_URL,
+      DVAULT_REDIS_PREFIX: redis.prefix,
+      DVAULT_API_BASE: sim.url,
+      DVAULT_CLIENT_ID: CLIENT_ID,
+      DVAULT_CLIENT_SECRET: CLIENT_SECRET,
+      DVAULT_REDIRECT_URI: redirectUri,
+      DVAULT_SECRET_KEY: key,
+    };
+  });
+  afterAll(async () => {
+    await sim.close();
+    await redis.cleanup();
+    await db.drop();
+  });
+
+  it("import exchanges the refresh token at once and stores its successor under the username", async () => {
+    const issued = sim.issueUserToken();
+    const owner = sim.truth.users.get(sim.truth.ownerId)!;
+    const run = await dvault(["auth", "import", "--refresh-token", issued.refresh_token]);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`imported ${owner.username} as account "${owner.username}"`);
+    expect(run.stdout).toMatch(/granted scopes: basic /);
+    const tokenCalls = sim.log().filter((e) => e.route === "/oauth2/token");
+    expect(tokenCalls.map((e) => [e.form.grant_type, e.status])).toEqual([["refresh_token", 200]]);
+    expect(sim.log().some((e) => e.route.endsWith("/user/whoami") && e.status === 200)).toBe(true);
+  });
+
+  it("import reads the token from stdin with `-`, and --account names the account", async () => {
+    const other = [...sim.truth.users.keys()].find((id) => id !== sim.truth.ownerId)!;
+    const issued = sim.issueUserToken({ userId: other });
+    const run = await dvault(["auth", "import", "--refresh-token", "-", "--account", "second"], { stdin: issued.refresh_token + "\n" });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('as account "second"');
+  });
+
+  it("status --json: user, scopes, access expiry, refresh-token age, state, and a placebo per account", async () => {
+    const { run, accounts } = await status();
+    expect(run.code).toBe(0);
+    const owner = sim.truth.users.get(sim.truth.ownerId)!;
+    expect(accounts.map((a) => a.name).sort()).toEqual([owner.username, "second"].sort());
+    const first = accounts.find((a) => a.name === owner.username)!;
+    expect(first).toMatchObject({
+      kind: "user",
+      username: owner.username,
+      userId: owner.userid,
+      grantType: "imported",
+      state: "ok",
+      refreshTokenAgeDays: 0,
+      hasRefreshToken: true,
+      placebo: "ok",
+    });
+    expect(first.scopes).toEqual(expect.arrayContaining(["basic", "browse", "user"]));
+    expect(new Date(String(first.accessExpiresAt)).getTime()).toBeGreaterThan(Date.now());
+  });
+
+  it("status without --json prints a readable summary", async () => {
+    const run = await dvault(["auth", "status"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^second$/m);
+    expect(run.stdout).toMatch(/ {2}state: {10}ok/);
+    expect(run.stdout).toMatch(/ {2}placebo: {8}ok/);
+  });
+
+  it("status refreshes an account whose access token the service expired", async () => {
+    sim.expireAccessTokens();
+    const before = sim.log().length;
+    const { accounts } = await status();
+    expect(accounts.every((a) => a.placebo === "ok")).toBe(true);
+    expect(sim.log().slice(before).filter((e) => e.route === "/oauth2/token")).toHaveLength(2);
+  });
+
+  it("client stores a client-credentials token as its own account", async () => {
+    const run = await dvault(["auth", "client"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('as account "client:1001"');
+    const { accounts } = await status();
+    expect(accounts.find((a) => a.name === "client:1001")).toMatchObject({ kind: "client", grantType: "client_credentials", state: "ok", placebo: "ok" });
+  });
+
+  it("logout --refresh-only revokes just the refresh token; logout revokes the grant; status then exits 4", async () => {
+    const several = await dvault(["auth", "logout"]);
+    expect(several.code).toBe(1);
+    expect(several.stderr).toMatch(/several accounts are stored .*choose one with --account/);
+
+    const before = sim.log().length;
+    const refreshOnly = await dvault(["auth", "logout", "--account", "second", "--refresh-only"]);
+    expect(refreshOnly.code).toBe(0);
+    expect(refreshOnly.stdout).toContain('logged out of account "second": its refresh token was revoked');
+    const owner = sim.truth.users.get(sim.truth.ownerId)!;
+    const full = await dvault(["auth", "logout", "--account", owner.username]);
+    expect(full.code).toBe(0);
+    expect(full.stdout).toContain("its grant was revoked");
+    const revokes = sim.log().slice(before).filter((e) => e.route === "/oauth2/revoke");
+    expect(revokes.map((e) => [e.form.revoke_refresh_only ?? null, e.status])).toEqual([
+      ["true", 200],
+      [null, 200],
+    ]);
+
+    const { run, accounts } = await status();
+    expect(run.code).toBe(4);
+    expect(accounts.find((a) => a.name === "second")).toMatchObject({ state: "revoked", hasRefreshToken: false, placebo: "skipped (no usable grant)" });
+    expect(accounts.find((a) => a.name === owner.username)).toMatchObject({ state: "revoked", accessExpiresAt: null });
+  });
+
+  it("login through the loopback listener: prints the URL, waits, says who logged in and the scopes", async () => {
+    let browsed = false;
+    const run = await dvault(["auth", "login", "--no-browser", "--timeout", "30"], {
+      onStderr: (text) => {
+        const url = /^\s+(http\S+oauth2\/authorize\S+)$/m.exec(text)?.[1];
+        if (!url || browsed || !text.includes("Waiting for the redirect")) return;
+        browsed = true;
+        void approveInBrowser(url).then((location) => got(location));
+      },
+    });
+    expect(run.code).toBe(0);
+    const owner = sim.truth.users.get(sim.truth.ownerId)!;
+    expect(run.stdout).toContain(`logged in as ${owner.username}; stored as account "${owner.username}"`);
+    expect(run.stdout).toContain("granted scopes: basic browse user message note feed");
+    const { accounts } = await status();
+    expect(accounts.find((a) => a.name === owner.username)).toMatchObject({ state: "ok", grantType: "authorization_code" });
+  });
+
+  it("login --paste with extra scopes the service will not grant: warns about the downgrade to basic", async () => {
+    let pasted = false;
+    const run = await dvault(["auth", "login", "--paste", "--no-browser", "--account", "pasted", "--scopes", "no-such-scope", "--form-auth"], {
+      onStderr: (text, write) => {
+        const url = /^\s+(http\S+oauth2\/authorize\S+)$/m.exec(text)?.[1];
+        if (!url || pasted || !text.includes("paste the URL your browser ends up on")) return;
+        pasted = true;
+        void approveInBrowser(url).then((location) => write(location));
+      },
+    });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("granted scopes: basic");
+    expect(run.stderr).toMatch(/warning: the service downgraded the grant to `basic`/);
+    const token = sim.log().filter((e) => e.route === "/oauth2/token").at(-1);
+    expect(token?.auth).toBe("body");
+  });
+
+  it("a spent refresh token cannot be imported: one clear line", async () => {
+    const issued = sim.issueUserToken();
+    await got.post(`${sim.url}/oauth2/token`, { form: { grant_type: "refresh_token", refresh_token: issued.refresh_token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET } });
+    const run = await dvault(["auth", "import", "--refresh-token", issued.refresh_token]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      "dvault: the service rejected that refresh token (used, revoked, expired, or from another client_id); get a new one, or log in with `dvault auth login`",
+    ]);
+  });
+
+  it("a different secret key: status says which key is wrong and what to do", async () => {
+    const { run } = await (async () => {
+      const r = await dvault(["auth", "status", "--json"], { env: { DVAULT_SECRET_KEY: randomBytes(32).toString("hex") } });
+      return { run: r };
+    })();
+    const accounts = JSON.parse(run.stdout) as Array<{ name: string; placebo: string }>;
+    const pasted = accounts.find((a) => a.name === "pasted")!;
+    expect(pasted.placebo).toBe(
+      "failed: cannot decrypt stored tokens: DVAULT_SECRET_KEY is not the key they were encrypted with; restore the key or log in again with `dvault auth login`",
+    );
+  });
+
+  it("without DVAULT_CLIENT_ID: one line saying what to set", async () => {
+    const run = await dvault(["auth", "status"], { env: { DVAULT_CLIENT_ID: "" } });
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    expect(run.stderr).toMatch(/^dvault: DVAULT_CLIENT_ID is not set: register an application/);
+  });
+
+  it.each([
+    ["without the tables", [], "dvault: the database has no accounts table yet; run: npx dvault migrate"],
+    ["with only the first migration", ["20261122000000_init"], "dvault: the database schema is older than this dvault (column accounts.kind is missing); run: npx dvault migrate"],
+  ])("on a database %s: one line, run npx dvault migrate", async (_what, migrations, line) => {
+    const name = `dvault_t_old_${randomBytes(4).toString("hex")}`;
+    const admin = await connectPg(TEST_PG_URL);
+    await admin.query(`CREATE DATABASE ${quoteIdent(name)}`);
+    try {
+      if (migrations.length) {
+        const old = await connectPg(withDatabase(TEST_PG_URL, name));
+        for (const m of migrations) await old.query(readFileSync(path.resolve("prisma/migrations", m, "migration.sql"), "utf8"));
+        await old.end();
+      }
+      const run = await dvault(["auth", "status"], { env: { DATABASE_URL: withDatabase(TEST_PG_URL, name) } });
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim().split("\n")).toEqual([line]);
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+
+  it("never prints a token, the client secret or a code", () => {
+    const secrets = new Set<string>([CLIENT_SECRET]);
+    for (const entry of sim.log()) {
+      for (const name of ["code", "code_verifier", "refresh_token", "token", "client_secret"]) {
+        const value = entry.form[name] ?? entry.query[name];
+        if (typeof value === "string" && value.length >= 6) secrets.add(value);
+      }
+    }
+    expect(secrets.size).toBeGreaterThan(3);
+    const output = seen.join("\n");
+    for (const secret of secrets) expect(output.includes(secret)).toBe(false);
+  });
+});
