@@ -9,7 +9,8 @@ export type ActivityInput =
   | { kind: "edit_title"; deviationid: string; title: string }
   | { kind: "edit_description"; deviationid: string; description: string }
   | { kind: "delete_deviation"; deviationid: string }
-  | { kind: "new_message"; type?: string }
+  /** A notification for the owner; `from`, `deviationid` (its subject) and `body` (a comment's text) pin what is random otherwise. */
+  | { kind: "new_message"; type?: string; from?: string; deviationid?: string; body?: string }
   | { kind: "new_note"; from?: string; subject?: string; body?: string }
   | { kind: "new_comment"; deviationid: string; body?: string; from?: string }
   | { kind: "new_watcher"; username?: string }
@@ -105,8 +106,12 @@ export function applyActivity(world: SimWorld, input: ActivityInput): Record<str
       return { deviationid: d.deviationid };
     }
     case "new_message": {
-      const mine = [...data.deviations.values()].filter((d) => d.authorId === me.userid && !d.isDeleted).slice(0, 30);
-      const m = addGeneratedMessage(world.rng, data, mine, others(world), nowMs, input.type);
+      const mine = input.deviationid
+        ? [mustDeviation(world, input.deviationid)]
+        : [...data.deviations.values()].filter((d) => d.authorId === me.userid && !d.isDeleted).slice(0, 30);
+      const people = input.from ? [mustUser(world, input.from)] : others(world);
+      const m = addGeneratedMessage(world.rng, data, mine, people, nowMs, input.type);
+      if (input.body !== undefined) m.commentBody = input.body;
       m.isNew = true;
       return { messageid: m.messageid, stackid: m.stackid, type: m.type };
     }

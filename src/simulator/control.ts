@@ -1,5 +1,6 @@
 // The simulator's control API under /_sim/ (JSON), for other processes and the CLI: log, stats,
-// clock, faults, tokens, truth summary and activity. These requests are not logged.
+// clock, faults, tokens, truth summary, activity, the download quota, the CDN's settings and the files'
+// checksums. These requests are not logged.
 import { ActivityError, applyActivity, type ActivityInput } from "./activity.ts";
 import type { FaultRule, FaultStore } from "./faults.ts";
 import { json, type Reply } from "./http.ts";
@@ -58,7 +59,7 @@ export function truthSummary(world: SimWorld): Record<string, unknown> {
   };
 }
 
-export function handleControl(target: ControlTarget, method: string, path: string, query: URLSearchParams, raw: Buffer): Reply {
+export function handleControl(target: ControlTarget, method: string, path: string, query: URLSearchParams, raw: Buffer): Reply | Promise<Reply> {
   const { sim, world, faults } = target;
   const body = readJson(raw);
   if (body === undefined) return bad("the control API takes a JSON object body");
@@ -133,6 +134,41 @@ export function handleControl(target: ControlTarget, method: string, path: strin
       } catch (err) {
         if (err instanceof ActivityError) return bad(err.message);
         throw err;
+      }
+    }
+    case "GET /_sim/quota": {
+      const userId = query.get("userId") ?? world.data.ownerId;
+      return json(200, sim.quotaStatus(userId));
+    }
+    case "POST /_sim/quota": {
+      const allowance = Number(body.allowance);
+      if (!Number.isInteger(allowance) || allowance < 0) return bad("expects {allowance: a non-negative integer, userId?: string}");
+      if (body.userId !== undefined && typeof body.userId !== "string") return bad("userId must be a string");
+      const userId = typeof body.userId === "string" ? body.userId : undefined;
+      sim.setDownloadQuota(userId === undefined ? { allowance } : { userId, allowance });
+      return json(200, { ok: true, ...sim.quotaStatus(userId ?? world.data.ownerId) });
+    }
+    case "GET /_sim/cdn":
+      return json(200, { ...world.cdn });
+    case "POST /_sim/cdn": {
+      const bps = body.bytesPerSecond;
+      if (bps !== undefined && bps !== null && (typeof bps !== "number" || !Number.isFinite(bps) || bps < 0)) {
+        return bad("expects {bytesPerSecond: a non-negative number, or null/0 for no cap, ranges?: boolean}");
+      }
+      if (body.ranges !== undefined && typeof body.ranges !== "boolean") return bad("ranges must be a boolean");
+      const settings = sim.setCdn({
+        ...(bps !== undefined ? { bytesPerSecond: typeof bps === "number" && bps > 0 ? bps : null } : {}),
+        ...(typeof body.ranges === "boolean" ? { ranges: body.ranges } : {}),
+      });
+      return json(200, { ok: true, ...settings });
+    }
+    case "GET /_sim/file": {
+      const id = query.get("deviationid") ?? "";
+      try {
+        const size = sim.fileSize(id);
+        return sim.fileSha256(id).then((sha256) => json(200, { deviationid: id.toUpperCase(), size, sha256 }));
+      } catch (err) {
+        return bad(err instanceof Error ? err.message : String(err));
       }
     }
     default:

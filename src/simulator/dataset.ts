@@ -24,6 +24,18 @@ export type DatasetSize = {
   statuses: number;
 };
 
+/** What startSimulator's `dataset` option takes: sizes, plus the downloads work's extras. */
+export type DatasetOptions = Partial<DatasetSize> & {
+  /**
+   * Hostile titles and filenames (traversal, 300 characters, NUL, bidi overrides, Windows device names,
+   * names differing only in case or normalisation) on the owner's downloadable deviations, and a hostile
+   * gallery folder and collection name. Off by default: it changes nothing else in the dataset.
+   */
+  hostileNames?: boolean;
+  /** Original sizes in bytes for the owner's downloadable deviations, by index (see downloadableOwnerDeviations). */
+  largeFiles?: Array<{ index: number; bytes: number }>;
+};
+
 export const DEFAULT_DATASET_SIZE: DatasetSize = {
   deviations: 500,
   galleryFolders: 6,
@@ -105,6 +117,10 @@ export type SimDeviation = {
   license: string;
   /** Original file (images; also the poster frame of videos). */
   image: SimImage | null;
+  /** The filename /deviation/download reports, when not derived from the slug (hostile names). */
+  filename?: string;
+  /** A multi-image post: the API exposes only the first image (api-notes §0.15). */
+  isMultiMedia?: boolean;
   videos: Array<{ quality: string; filesize: number; duration: number }> | null;
   /** Journal and literature text; apiHtmlEmpty models /deviation/content returning an empty `html`. */
   text: { html: string; excerpt: string; apiHtmlEmpty: boolean } | null;
@@ -194,6 +210,8 @@ export type SimMessage = {
   subjectDeviationId: string | null;
   subjectCommentId: string | null;
   html: string;
+  /** The text of the comment a comment, reply or mention message carries (default "Nice work!"). */
+  commentBody?: string;
 };
 
 export type SimFeedItem = {
@@ -268,6 +286,83 @@ export const HOSTILE_TITLES = [
   "   padded   title   ",
   "Zero\u200Bwidth\u200Djoiner and a very long title that keeps going well past what most listings expect to show in one line of text",
 ];
+
+const LONG_TITLE = "Long title that keeps going ".repeat(11).slice(0, 300);
+
+/**
+ * Hostile names for the downloads work (dataset.hostileNames): each a title and the filename the service
+ * reports for the original (`ext` is the file's real extension).
+ */
+export const HOSTILE_NAMES: ReadonlyArray<{ title: string; filename: (ext: string) => string }> = [
+  { title: "../../etc/passwd", filename: () => "../../etc/passwd" },
+  { title: "/etc/shadow", filename: (ext) => `/etc/shadow.${ext}` },
+  { title: "..\\..\\Windows\\win.ini", filename: (ext) => `..\\..\\Windows\\win.${ext}` },
+  { title: LONG_TITLE, filename: (ext) => `${"x".repeat(300)}.${ext}` },
+  { title: "Ł".repeat(300), filename: (ext) => `${"ł".repeat(200)}.${ext}` },
+  { title: "nul\u0000byte title", filename: (ext) => `nul\u0000byte.${ext}` },
+  { title: "Evil \u202Egnp.exe", filename: () => "evil\u202Egnp.exe" },
+  { title: "\u2066isolated\u2069 \u200Fmarks\u200E", filename: (ext) => `\u2066isolated\u2069.${ext}` },
+  { title: "CON", filename: (ext) => `CON.${ext}` },
+  { title: "nul.txt", filename: () => "nul.txt" },
+  { title: "COM1", filename: (ext) => `com1.${ext}` },
+  { title: "..", filename: () => ".." },
+  { title: ".", filename: () => "." },
+  { title: "", filename: () => "" },
+  { title: " trailing dots and spaces... ", filename: (ext) => ` trailing.${ext}. ` },
+  { title: "tab\there\nnewline\r", filename: (ext) => `tab\there.${ext}` },
+  { title: "Sunset", filename: (ext) => `sunset.${ext}` },
+  { title: "SUNSET", filename: (ext) => `SUNSET.${ext}` },
+  { title: "Caf\u00e9", filename: (ext) => `caf\u00e9.${ext}` },
+  { title: "Cafe\u0301", filename: (ext) => `cafe\u0301.${ext}` },
+];
+
+type DownloadCandidate = Pick<SimDeviation, "deviationid" | "isDeleted" | "isDownloadable" | "publishedTime" | "numericId"> & { readonly image: unknown };
+
+/**
+ * The owner's deviations whose original /deviation/download serves, newest first (the gallery's order).
+ * Works on the live dataset and on `sim.truth`.
+ */
+export function downloadableOwnerDeviations<D extends DownloadCandidate>(dataset: {
+  readonly ownerId: string;
+  readonly galleryFolders: ReadonlyArray<{ readonly ownerId: string; readonly deviationIds: readonly string[] }>;
+  readonly deviations: ReadonlyMap<string, D>;
+}): D[] {
+  const seen = new Set<string>();
+  const out: D[] = [];
+  for (const f of dataset.galleryFolders) {
+    if (f.ownerId !== dataset.ownerId) continue;
+    for (const id of f.deviationIds) {
+      const d = dataset.deviations.get(id);
+      if (!d || seen.has(id)) continue;
+      seen.add(id);
+      if (!d.isDeleted && d.isDownloadable && d.image) out.push(d);
+    }
+  }
+  return out.sort((a, b) => b.publishedTime - a.publishedTime || b.numericId - a.numericId);
+}
+
+/** Applies the downloads extras of DatasetOptions (no random draws: the rest of the dataset is unchanged). */
+function applyDownloadExtras(dataset: Dataset, options: DatasetOptions): void {
+  const downloadable = downloadableOwnerDeviations(dataset);
+  for (const { index, bytes } of options.largeFiles ?? []) {
+    const d = downloadable[index];
+    if (!d?.image) throw new RangeError(`dataset.largeFiles: no downloadable deviation at index ${index} (there are ${downloadable.length})`);
+    if (!Number.isSafeInteger(bytes) || bytes < 1) throw new RangeError(`dataset.largeFiles: bytes must be a positive integer, got ${bytes}`);
+    d.image.filesize = bytes;
+  }
+  if (!options.hostileNames) return;
+  HOSTILE_NAMES.forEach((name, i) => {
+    const d = downloadable[downloadable.length - 1 - i];
+    if (!d) return;
+    d.title = name.title;
+    d.slug = deviationSlug(name.title);
+    d.filename = name.filename(d.image?.ext ?? "jpg");
+  });
+  const gallery = dataset.galleryFolders.filter((f) => f.ownerId === dataset.ownerId);
+  const collections = dataset.collectionFolders.filter((f) => f.ownerId === dataset.ownerId);
+  if (gallery[1]) gallery[1].name = "../../etc";
+  if (collections[1]) collections[1].name = "CON";
+}
 
 export function newNumericIdStart(): number {
   return 900_000_000;
@@ -385,7 +480,7 @@ export function makeDeviation(rng: Rng, dataset: Dataset, startMs: number, input
     tags: rng.sample(TAGS, rng.int(0, 6)),
     license: rng.pick(LICENSES),
     image: hasImage ? { width, height, filesize: rng.int(30_000, 900_000), transparency: ext === "png" && rng.chance(0.5), ext } : null,
-    videos: kind === "video" ? [{ quality: "720p", filesize: rng.int(1_000_000, 9_000_000), duration: rng.int(5, 300) }] : null,
+    videos: kind === "video" ? withLowerQuality({ quality: "720p", filesize: rng.int(1_000_000, 9_000_000), duration: rng.int(5, 300) }) : null,
     text: isText ? { html: `<p>${words.join(" ")}</p>`, excerpt: words.slice(0, 20).join(" "), apiHtmlEmpty: rng.chance(0.25) } : null,
     tier: rng.chance(0.05) ? { statsAsArray: rng.chance(0.5), state: "active" } : null,
     camera: kind === "image" && rng.chance(0.15) ? { make: "Canon", model: `EOS ${rng.int(5, 90)}D`, shutter_speed: "1/250", aperture: "F/5.6", iso: String(rng.pick([100, 200, 400, 800])) } : null,
@@ -393,8 +488,15 @@ export function makeDeviation(rng: Rng, dataset: Dataset, startMs: number, input
     version: 1,
     favedBy: [],
   };
+  // Derived, not drawn: the random sequence (and so every other generated value) stays as it was.
+  if (kind === "image" && numericId % 19 === 0) dev.isMultiMedia = true;
   dataset.deviations.set(dev.deviationid, dev);
   return dev;
+}
+
+/** A 360p rendition next to the drawn 720p one (no extra random draws), so "best quality" is a choice. */
+function withLowerQuality(v: { quality: string; filesize: number; duration: number }): Array<{ quality: string; filesize: number; duration: number }> {
+  return [{ quality: "360p", filesize: Math.floor(v.filesize * 0.35), duration: v.duration }, v];
 }
 
 function cap(word: string): string {
@@ -415,7 +517,8 @@ function uniqueName(rng: Rng, taken: Set<string>): string {
   }
 }
 
-export function generateDataset(seed: number, sizeOverrides: Partial<DatasetSize>, start: Date): Dataset {
+export function generateDataset(seed: number, options: DatasetOptions, start: Date): Dataset {
+  const { hostileNames: _hostile, largeFiles: _large, ...sizeOverrides } = options;
   const size: DatasetSize = { ...DEFAULT_DATASET_SIZE, ...sizeOverrides };
   const rng = createRng(seed);
   const startMs = start.getTime();
@@ -615,7 +718,7 @@ export function generateDataset(seed: number, sizeOverrides: Partial<DatasetSize
     }
   });
 
-  // Give the owner's deviations their comment counts from the generated comments.
+  applyDownloadExtras(dataset, options);
   return dataset;
 }
 

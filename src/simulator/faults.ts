@@ -13,6 +13,7 @@ export type FaultKind =
   | "status_503"
   | "malformed_json"
   | "reset"
+  | "reset_mid_body"
   | "latency";
 
 export const FAULT_KINDS: readonly FaultKind[] = [
@@ -24,6 +25,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   "status_503",
   "malformed_json",
   "reset",
+  "reset_mid_body",
   "latency",
 ];
 
@@ -37,6 +39,11 @@ export type FaultRule = {
   /** Instead of times: apply to each matching request with this probability (seeded RNG), until cleared. */
   probability?: number;
   latencyMs?: number;
+  /**
+   * reset_mid_body: body bytes sent before the connection is cut (default: half the body). For the CDN
+   * this counts from the first byte of that response (a 206 from offset X cuts at X + atByte).
+   */
+  atByte?: number;
 };
 
 export type MatchTarget = {
@@ -138,7 +145,7 @@ const BAD_GATEWAY_HTML = `<html>
 </body>
 </html>`;
 
-/** The reply a fault produces; `reset` and `latency` have none (handled by the server). */
+/** The reply a fault produces; `reset`, `reset_mid_body` and `latency` have none (handled by the server). */
 export function faultReply(kind: FaultKind): Reply | undefined {
   switch (kind) {
     case "user_throttle":
@@ -155,6 +162,7 @@ export function faultReply(kind: FaultKind): Reply | undefined {
       return json(503, errorBody("service_unavailable", "DeviantArt is down for maintenance. Please try again later."));
     case "malformed_json":
     case "reset":
+    case "reset_mid_body":
     case "latency":
       return undefined;
     default: {

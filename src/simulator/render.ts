@@ -1,6 +1,7 @@
 // Renders dataset records as the service's JSON shapes (api-notes §6): users, deviations, metadata,
 // comments, folders, notes, messages, feed items.
 import { cdnPath, originalFilename, signCdnPath } from "./cdn.ts";
+import { renditionSize } from "./files.ts";
 import type { SimComment, SimDeviation, SimMessage, SimNote, SimNoteFolder, SimStatus, SimUser } from "./dataset.ts";
 import type { ApiContext, SimWorld } from "./world.ts";
 import { commentKey } from "./world.ts";
@@ -40,8 +41,17 @@ export function userJson(_world: SimWorld, u: SimUser, expand: UserExpand = {}, 
   return out;
 }
 
-function image(world: SimWorld, d: SimDeviation, variant: "fullview" | "preview" | "thumb", w: number, h: number, filename: string): Json {
-  return { src: signCdnPath(world, cdnPath(d, variant, filename)), height: h, width: w, transparency: d.image?.transparency ?? false };
+/** Blur radius of a deviation's renditions for this viewer, or 0: strict mature content, and tier content for non-subscribers. */
+export function renditionBlur(d: SimDeviation, viewerId: string | undefined): number {
+  if (d.isMature && d.matureLevel === "strict") return 30;
+  if (d.tier && viewerId !== d.authorId) return 50;
+  return 0;
+}
+
+function image(world: SimWorld, d: SimDeviation, variant: "fullview" | "preview" | "thumb", w: number, h: number, filename: string, blur: number): Json {
+  // wixmp-like operations in the path; blurred renditions carry ",blur_NN" (and are different bytes).
+  const ops = `w_${w},h_${h},q_${variant === "thumb" ? 70 : 80}${blur > 0 ? `,blur_${blur}` : ""}`;
+  return { src: signCdnPath(world, cdnPath(d, variant, filename, ops)), height: h, width: w, transparency: d.image?.transparency ?? false };
 }
 
 function scaled(d: SimDeviation, maxW: number, maxH: number): [number, number] {
@@ -83,29 +93,32 @@ export function deviationJson(ctx: ApiContext, d: SimDeviation): Json {
     published_time: String(d.publishedTime),
     allows_comments: d.allowsComments,
   };
+  const blur = renditionBlur(d, viewer?.userid);
   if (d.image) {
     const [pw, ph] = scaled(d, 1024, 1024);
-    out.preview = image(world, d, "preview", pw, ph, `${base}-pre.jpg`);
+    out.preview = image(world, d, "preview", pw, ph, `${base}-pre.jpg`, blur);
     if (d.kind === "image") {
       const [fw, fh] = scaled(d, 1920, 1920);
-      out.content = { ...image(world, d, "fullview", fw, fh, `${base}-fullview.${d.image.ext}`), filesize: Math.floor(d.image.filesize * 0.6) };
+      out.content = { ...image(world, d, "fullview", fw, fh, `${base}-fullview.${d.image.ext}`, blur), filesize: renditionSize(d, "fullview") };
     }
     out.thumbs = [
-      image(world, d, "thumb", ...scaled(d, 150, 150), `${base}-150.jpg`),
-      image(world, d, "thumb", ...scaled(d, 10000, 200), `${base}-200h.jpg`),
-      image(world, d, "thumb", ...scaled(d, 300, 10000), `${base}-300w.jpg`),
+      image(world, d, "thumb", ...scaled(d, 150, 150), `${base}-150.jpg`, blur),
+      image(world, d, "thumb", ...scaled(d, 10000, 200), `${base}-200h.jpg`, blur),
+      image(world, d, "thumb", ...scaled(d, 300, 10000), `${base}-300w.jpg`, blur),
     ];
   } else {
     out.thumbs = [];
   }
   if (d.videos) {
-    out.videos = d.videos.map((v) => ({ src: signCdnPath(world, cdnPath(d, "original", `${base}-${v.quality}.mp4`)), quality: v.quality, filesize: v.filesize, duration: v.duration }));
+    out.videos = d.videos.map((v) => ({ src: signCdnPath(world, cdnPath(d, "video", `${base}-${v.quality}.mp4`)), quality: v.quality, filesize: v.filesize, duration: v.duration }));
   }
+  if (d.isMultiMedia) out.is_multi_media = true;
   if (d.text) out.excerpt = d.text.excerpt;
   out.is_mature = d.isMature;
   out.is_downloadable = d.isDownloadable;
   if (d.isDownloadable && d.image) out.download_filesize = d.image.filesize;
   if (d.isPinned) out.is_pinned = true;
+  if (d.tier && viewer?.userid !== d.authorId) out.tier_access = "locked";
   if (d.tier) {
     out.tier = { state: d.tier.state, is_user_subscribed: false, can_user_subscribe: true, subproductid: 1000 + (d.numericId % 100), dollar_price: "3.00", settings: { access_settings: "all" }, stats: d.tier.statsAsArray ? [] : { subscribers: d.numericId % 50, deviations: d.numericId % 9 }, benefits: [] };
   }
@@ -260,7 +273,7 @@ export function messageJson(ctx: ApiContext, m: SimMessage, stackCount?: number)
     if (owner) out.subject = { profile: userJson(world, owner) };
   }
   if (m.subjectCommentId) {
-    out.comment = { commentid: m.subjectCommentId, parentid: null, posted: m.ts, replies: 0, hidden: null, body: "Nice work!", user: originator ? userJson(world, originator) : null };
+    out.comment = { commentid: m.subjectCommentId, parentid: null, posted: m.ts, replies: 0, hidden: null, body: m.commentBody ?? "Nice work!", user: originator ? userJson(world, originator) : null };
   }
   return out;
 }

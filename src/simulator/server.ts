@@ -4,13 +4,15 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { applyActivity, type ActivityInput } from "./activity.ts";
-import { serveCdn, deviationBytes, type CdnHook } from "./cdn.ts";
+import { sendCdnFile, serveCdn, deviationBytes, type CdnHook, type CdnSettings } from "./cdn.ts";
 import { createClock, type ClockMode } from "./clock.ts";
 import { handleControl } from "./control.ts";
-import { generateDataset, type DatasetSize, type GroundTruth } from "./dataset.ts";
+import { generateDataset, type DatasetOptions, type GroundTruth, type SimDeviation } from "./dataset.ts";
+import { fileSha256, simFile } from "./files.ts";
 import { API_PREFIX, FaultStore, faultReply, type FaultRule } from "./faults.ts";
 import { ERR, Params, errorBody, parseBody, parseParams, readBody, type ParamMap, type Reply } from "./http.ts";
 import { handleAuthorize, handleRevoke, handleToken, type OAuthOutcome } from "./oauth.ts";
+import { DEFAULT_DOWNLOAD_QUOTA, DownloadQuota, type QuotaStatus } from "./quota.ts";
 import { Router } from "./router.ts";
 import { allRoutes } from "./routes/index.ts";
 import { createRng } from "./rng.ts";
@@ -21,6 +23,8 @@ export type { SimClient } from "./tokens.ts";
 export type { FaultRule, FaultKind } from "./faults.ts";
 export type * from "./dataset.ts";
 export type { ActivityInput } from "./activity.ts";
+export type { CdnHook, CdnRequest, CdnSettings, SimFile } from "./cdn.ts";
+export type { QuotaStatus } from "./quota.ts";
 
 export type SimulatorOptions = {
   /** 0 = ephemeral (default). */
@@ -28,7 +32,8 @@ export type SimulatorOptions = {
   /** Default 127.0.0.1. */
   host?: string;
   seed?: number;
-  dataset?: Partial<DatasetSize>;
+  /** Dataset sizes, plus hostileNames and largeFiles for the downloads work. */
+  dataset?: DatasetOptions;
   /** current: removed endpoints answer the real 404; legacy: they answer with data. */
   mode?: SimMode;
   accessTokenLifetimeS?: number;
@@ -41,8 +46,16 @@ export type SimulatorOptions = {
   clockMode?: ClockMode;
   /** Added to every request (ms of real time), before faults. */
   latencyMs?: number;
-  /** Extension point for the CDN (/_cdn/*): quotas, Range, mid-body resets. */
+  /** Extension point for the CDN (/_cdn/*): a hook may answer a request itself. */
   cdnHooks?: CdnHook[];
+  /** Weekly original downloads per account (/deviation/download), default 10 (a free account). */
+  downloadQuota?: number;
+  /** Per-connection bandwidth cap of the CDN in bytes per second (default: none). */
+  cdnBytesPerSecond?: number;
+  /** Whether the CDN honours Range requests (default true). */
+  cdnRanges?: boolean;
+  /** Original sizes in bytes by deviationid (streamed, so 1 GB is fine). */
+  fileSizes?: Record<string, number>;
   /** Oldest request-log entries are dropped beyond this many (default 200 000), so a long-running CLI stays small. */
   logLimit?: number;
 };
@@ -83,8 +96,20 @@ export type Simulator = {
   expireAccessTokens(): void;
   /** Changes the world as if users had been active (see ActivityInput). */
   activity(input: ActivityInput): Record<string, unknown>;
-  /** The exact bytes /_cdn serves for a deviation's original file (for checksum assertions). */
+  /** The exact bytes /_cdn serves for a deviation's original file (small files only; see fileSha256). */
   fileBytes(deviationid: string): Buffer;
+  /** sha256 (hex) of a deviation's original as the CDN serves it, computed by streaming and cached. */
+  fileSha256(deviationid: string): Promise<string>;
+  /** Size in bytes of a deviation's original. */
+  fileSize(deviationid: string): number;
+  /** Successful /deviation/download calls of this user (or "client:<clientId>") in the current simulated week. */
+  quotaUsed(userId: string): number;
+  /** Allowance, usage and the next reset of a user's weekly quota. */
+  quotaStatus(userId: string): QuotaStatus;
+  /** Sets the weekly allowance of one user, or (without userId) of everyone without their own. */
+  setDownloadQuota(opts: { userId?: string; allowance: number }): void;
+  /** Changes the CDN's bandwidth cap (null = none) and Range support, effective immediately (mid-transfer too). */
+  setCdn(settings: Partial<CdnSettings>): CdnSettings;
   mode: SimMode;
   close(): Promise<void>;
 };
@@ -115,6 +140,15 @@ function shortRoute(route: string): string {
   return route.startsWith(API_PREFIX + "/") ? route.slice(API_PREFIX.length) : route;
 }
 
+function positiveOrNull(n: number | undefined): number | null {
+  return n !== undefined && Number.isFinite(n) && n > 0 ? n : null;
+}
+
+/** Userids are uppercase UUIDs; "client:<id>" keys (client-token downloads) are kept as given. */
+function quotaKeyOf(userId: string): string {
+  return userId.startsWith("client:") ? userId : userId.toUpperCase();
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -133,6 +167,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const start = options.startTime ?? DEFAULT_START_TIME;
   const clock = createClock(start, options.clockMode ?? "frozen");
   const data = generateDataset(seed, options.dataset ?? {}, start);
+  for (const [id, bytes] of Object.entries(options.fileSizes ?? {})) {
+    const d = data.deviations.get(id.toUpperCase());
+    if (!d?.image) throw new Error(`fileSizes: no simulated deviation ${id} with a file`);
+    if (!Number.isSafeInteger(bytes) || bytes < 1) throw new RangeError(`fileSizes: ${id} needs a positive integer size, got ${bytes}`);
+    d.image.filesize = bytes;
+  }
   const world: SimWorld = {
     mode,
     data,
@@ -141,6 +181,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     tokens: new TokenStore(clock, options.clients ?? DEFAULT_CLIENTS, options.accessTokenLifetimeS ?? 3600),
     baseUrl: "",
     cdnKey: randomBytes(32),
+    cdn: { bytesPerSecond: positiveOrNull(options.cdnBytesPerSecond), ranges: options.cdnRanges ?? true },
+    quota: new DownloadQuota(options.downloadQuota ?? DEFAULT_DOWNLOAD_QUOTA),
     index: buildIndex(data),
   };
   const faults = new FaultStore(createRng(seed ^ 0xfa017));
@@ -254,7 +296,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const path = url.pathname;
     const raw = await readBody(req);
     if (path.startsWith("/_sim/") || path === "/_sim") {
-      const reply = handleControl(controlTarget, method, path, url.searchParams, raw);
+      const reply = await handleControl(controlTarget, method, path, url.searchParams, raw);
       return send(res, reply);
     }
     const query = parseParams(url.searchParams);
@@ -297,9 +339,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       }
     }
     let reply: Reply;
-    if (isApi) reply = apiDispatch(method, path, params, body.files, token, entry);
+    if (isCdn && fault?.kind !== "reset") {
+      const result = serveCdn(world, { method, path, token: url.searchParams.get("token") ?? undefined, headers: req.headers }, cdnHooks);
+      if (result.kind === "file") {
+        entry.status = result.status;
+        const resetAfter = fault?.kind === "reset_mid_body" ? (fault.atByte ?? Math.floor((result.end - result.start) / 2)) : undefined;
+        return sendCdnFile({ req, res, result, settings: world.cdn, ...(resetAfter !== undefined ? { resetAfter } : {}) });
+      }
+      reply = result.reply;
+    } else if (isApi) reply = apiDispatch(method, path, params, body.files, token, entry);
     else if (OAUTH_ROUTES[path]) reply = oauthDispatch(method, path, params, body.kind, authHeader, entry);
-    else if (isCdn) reply = serveCdn(world, { path, token: url.searchParams.get("token") ?? undefined, headers: req.headers }, cdnHooks);
+    else if (isCdn) reply = { status: 404, text: "Not Found", contentType: "text/plain" };
     else if (path === "/" && method === "GET") reply = { status: 200, contentType: "text/html; charset=utf-8", text: "<!doctype html><title>dvault simulator</title><p>dvault simulator: API at /api/v1/oauth2, OAuth at /oauth2/*</p>" };
     else reply = ERR.notFound();
     if (fault?.kind === "reset") {
@@ -309,6 +359,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return;
     }
     entry.status = reply.status;
+    if (fault?.kind === "reset_mid_body") {
+      // Headers and part of the body, then the connection drops.
+      const full = serialise(reply);
+      const bytes = typeof full.body === "string" ? Buffer.from(full.body) : full.body;
+      const cut = Math.max(0, Math.min(bytes.length, fault.atByte ?? Math.floor(bytes.length / 2)));
+      res.writeHead(full.status, { ...full.headers, "content-length": bytes.length });
+      res.write(bytes.subarray(0, cut), () => {
+        req.socket.destroy();
+      });
+      return;
+    }
     if (fault?.kind === "malformed_json") {
       const full = serialise(reply);
       const text = typeof full.body === "string" ? full.body : full.body.toString("utf8");
@@ -344,10 +405,24 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     issueClientToken,
     expireAccessTokens: () => world.tokens.expireAllAccess(),
     activity: (input) => applyActivity(world, input),
-    fileBytes: (id) => {
-      const d = data.deviations.get(id.toUpperCase());
-      if (!d) throw new Error(`no simulated deviation ${id}`);
-      return deviationBytes(d, "original");
+    fileBytes: (id) => deviationBytes(deviationById(id), "original"),
+    fileSha256: (id) => {
+      const file = simFile(deviationById(id), "original", "", "");
+      if (!file) return Promise.reject(new Error(`simulated deviation ${id} has no original file`));
+      return fileSha256(file);
+    },
+    fileSize: (id) => {
+      const file = simFile(deviationById(id), "original", "", "");
+      if (!file) throw new Error(`simulated deviation ${id} has no original file`);
+      return file.size;
+    },
+    quotaUsed: (userId) => world.quota.used(quotaKeyOf(userId), clock.nowMs()),
+    quotaStatus: (userId) => world.quota.status(quotaKeyOf(userId), clock.nowMs()),
+    setDownloadQuota: ({ userId, allowance }) => world.quota.setAllowance(allowance, userId === undefined ? undefined : quotaKeyOf(userId)),
+    setCdn: (settings) => {
+      if (settings.bytesPerSecond !== undefined) world.cdn.bytesPerSecond = positiveOrNull(settings.bytesPerSecond ?? undefined);
+      if (settings.ranges !== undefined) world.cdn.ranges = settings.ranges;
+      return { ...world.cdn };
     },
     close: async () => {
       await new Promise<void>((resolve) => {
@@ -356,6 +431,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       });
     },
   };
+
+  function deviationById(id: string): SimDeviation {
+    const d = data.deviations.get(id.toUpperCase());
+    if (!d) throw new Error(`no simulated deviation ${id}`);
+    return d;
+  }
 
   const controlTarget = { sim, world, faults };
 

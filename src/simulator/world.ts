@@ -1,8 +1,10 @@
 // The simulator's shared state and the types every route handler works with.
+import type { CdnSettings } from "./cdn.ts";
 import type { SimClock } from "./clock.ts";
 import type { Dataset, SimComment, SimDeviation, SimUser } from "./dataset.ts";
 import { owner as datasetOwner } from "./dataset.ts";
 import type { Params, Reply, UploadedFile } from "./http.ts";
+import type { DownloadQuota } from "./quota.ts";
 import type { Rng } from "./rng.ts";
 import type { AccessToken, TokenStore } from "./tokens.ts";
 
@@ -19,6 +21,10 @@ export type SimWorld = {
   baseUrl: string;
   /** HMAC key for signed CDN URLs. */
   cdnKey: Buffer;
+  /** The CDN's bandwidth cap and Range support (changed through /_sim/cdn). */
+  cdn: CdnSettings;
+  /** Weekly original-download allowance per account (/deviation/download). */
+  quota: DownloadQuota;
   index: WorldIndex;
 };
 

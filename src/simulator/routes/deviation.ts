@@ -1,10 +1,10 @@
 // /deviation/*: single deviations, metadata, text content, original downloads, edits, journals and
 // literature.
-import { cdnPath, signCdnPath } from "../cdn.ts";
+import { cdnPath, originalFilename, signCdnPath } from "../cdn.ts";
 import { deviationSlug, makeDeviation, type DeviationKind, type SimDeviation } from "../dataset.ts";
 import { ERR, apiError, json, type Reply } from "../http.ts";
 import { offsetPage } from "../paging.ts";
-import { deviationJson, deviationUrl, metadataJson, originalFilename, userJson } from "../render.ts";
+import { deviationJson, deviationUrl, metadataJson, userJson } from "../render.ts";
 import { actingUser, showsMature, touch, type ApiContext, type ApiRoute } from "../world.ts";
 import { deviationNotFound, getDeviation, requireParams } from "./common.ts";
 
@@ -16,6 +16,11 @@ function ownDeviation(ctx: ApiContext, id: string | undefined, kinds?: Deviation
   if (d.authorId !== actingUser(ctx).userid) return apiError(400, "invalid_request", "Deviation not owned by this user.", { error_code: 1 });
   if (kinds && !kinds.includes(d.kind)) return apiError(400, "invalid_request", "Unsupported deviation type.", { error_code: 1 });
   return d;
+}
+
+/** Whose allowance a download counts against: the token's user, or the app for client tokens. */
+export function quotaKey(ctx: ApiContext): string {
+  return ctx.caller.user?.userid ?? `client:${ctx.caller.token.clientId}`;
 }
 
 function isDeviation(x: SimDeviation | Reply): x is SimDeviation {
@@ -91,8 +96,16 @@ export const deviationRoutes: ApiRoute[] = [
     handler(ctx) {
       const d = getDeviation(ctx.world, ctx.pathParams.deviationid);
       if (!d || d.isDeleted) return deviationNotFound();
+      // Tier content for a non-subscriber (the simulated viewer never subscribes; authors have access).
+      if (d.tier && ctx.caller.user?.userid !== d.authorId) {
+        return apiError(403, "invalid_request", "Only subscribers may have access to this download.");
+      }
       if (!d.isDownloadable || !d.image || (d.isMature && ctx.caller.kind === "client")) {
         return apiError(400, "invalid_request", "Deviation not downloadable.", { error_code: 2 });
+      }
+      // The weekly allowance: shares error_code 2 with "not downloadable" (api-notes §3.2).
+      if (!ctx.world.quota.consume(quotaKey(ctx), ctx.world.clock.nowMs())) {
+        return apiError(400, "invalid_request", "Free download limit reached.", { error_code: 2 });
       }
       const author = ctx.world.data.users.get(d.authorId);
       const filename = originalFilename(d, author?.username ?? "unknown");
