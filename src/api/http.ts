@@ -16,6 +16,7 @@ import {
 } from "./errors.ts";
 import type { Pacer, PacerOutcome, Permit } from "./pacer.ts";
 import { paginateCursor, paginateOffset, type PageIO } from "./paginate.ts";
+import { UserError } from "../errors.ts";
 import { pacerKey, type TokenProvider } from "./token-provider.ts";
 import type { ApiRequest, ApiTransport, Params } from "./transport.ts";
 
@@ -353,6 +354,9 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
       });
     }
     if (err instanceof ApiError) return err;
+    // The token layer's own verdicts (re-authorization required, refresh deferred) carry the command to
+    // run and decide the job's outcome: pass them through unwrapped.
+    if (err instanceof UserError) return err;
     if (state.signal?.aborted) return abortReason(state.signal);
     const cause = err instanceof Error ? err : new Error(String(err));
     if (state.refreshed) {

@@ -6,6 +6,8 @@ import { scrubString } from "../redact.ts";
 import { registerAuthCommand } from "./auth.ts";
 import { registerMigrateCommand } from "./migrate.ts";
 import { registerSimulatorCommand } from "./simulator.ts";
+import { registerSyncCommand } from "./sync.ts";
+import { registerTrackCommand } from "./track.ts";
 import { registerWorkerCommand } from "./worker.ts";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
@@ -20,6 +22,8 @@ export function buildProgram(): Command {
   registerWorkerCommand(program);
   registerSimulatorCommand(program);
   registerAuthCommand(program);
+  registerSyncCommand(program);
+  registerTrackCommand(program);
   return program;
 }
 

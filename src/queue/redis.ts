@@ -42,3 +42,15 @@ export async function checkRedis(url: string): Promise<void> {
     redis.disconnect();
   }
 }
+
+/** Deletes every key under a prefix (SCAN, never KEYS): a demo's or a test's private namespace. */
+export async function deleteKeysByPrefix(redis: Redis, prefix: string): Promise<number> {
+  let cursor = "0";
+  let deleted = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 500);
+    cursor = next;
+    if (keys.length) deleted += await redis.del(...keys);
+  } while (cursor !== "0");
+  return deleted;
+}

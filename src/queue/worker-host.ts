@@ -34,6 +34,8 @@ export type WorkerHostOptions<Ctx extends JobContext> = {
 
 export class WorkerHost<Ctx extends JobContext> {
   private readonly workers: Worker[] = [];
+  /** BullMQ never closes a connection it was given: the host owns these and quits them after the workers. */
+  private readonly connections: Redis[] = [];
   private readonly abort = new AbortController();
 
   constructor(private readonly options: WorkerHostOptions<Ctx>) {}
@@ -41,8 +43,10 @@ export class WorkerHost<Ctx extends JobContext> {
   start(): void {
     const { queues, concurrency = {}, prefix, log } = this.options;
     for (const queue of queues) {
+      const connection = this.options.connection();
+      this.connections.push(connection);
       const worker = new Worker(queue, (job, token) => this.process(queue, job, token), {
-        connection: this.options.connection(),
+        connection,
         prefix,
         concurrency: concurrency[queue] ?? 1,
         autorun: true,
@@ -57,6 +61,8 @@ export class WorkerHost<Ctx extends JobContext> {
     this.abort.abort();
     await Promise.all(this.workers.map((w) => w.close()));
     this.workers.length = 0;
+    await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
+    this.connections.length = 0;
   }
 
   private async process(queue: QueueName, job: Job, token: string | undefined): Promise<JobResult> {

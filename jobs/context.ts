@@ -1,0 +1,13 @@
+// What every dvault job handler receives: the queue's context plus the services and the source registry.
+import type { JobContext } from "../src/queue/job-definition.ts";
+import type { Producer } from "../src/queue/producer.ts";
+import type { Services } from "../src/services.ts";
+import type { SourceDefinition, SourceName } from "../src/sync/source.ts";
+import type { JobDefinitions } from "./definitions.ts";
+
+export type WorkerContext = JobContext & {
+  services: Services;
+  sources: ReadonlyMap<SourceName, SourceDefinition>;
+  producer: Producer<JobDefinitions>;
+  everyMs: Partial<Record<SourceName, number>>;
+};

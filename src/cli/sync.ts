@@ -1,0 +1,146 @@
+// `dvault sync`: run the due (or named) sources now — in this process with --once, else through the worker.
+import type { Command } from "commander";
+import { loadConfig } from "../config.ts";
+import { migrate } from "../db/migrate.ts";
+import { SyncStateRepository } from "../db/sync-state.repository.ts";
+import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
+import { UserError } from "../errors.ts";
+import { createLogger } from "../log.ts";
+import { Producer } from "../queue/producer.ts";
+import { RETENTION } from "../queue/queues.ts";
+import { createServices, type Services } from "../services.ts";
+import { runSource, type RunSourceResult } from "../sync/run-source.ts";
+import { SYNC_JOB, syncJobId } from "../sync/schedules.ts";
+import { SOURCE_NAMES, type SourceName } from "../sync/source.ts";
+import { SOURCES } from "../sync/sources/index.ts";
+
+type SyncOptions = { once?: boolean; only?: string; account?: string; full?: boolean; all?: boolean };
+
+export type PlannedRun = { accountId: number; account: string; source: SourceName; key: string };
+
+function parseOnly(only: string | undefined): SourceName[] | undefined {
+  if (!only) return undefined;
+  const names = only.split(",").map((s) => s.trim()).filter(Boolean);
+  const bad = names.filter((n) => !(SOURCE_NAMES as readonly string[]).includes(n));
+  if (bad.length) throw new UserError(`unknown source(s) ${bad.join(", ")}: choose from ${SOURCE_NAMES.join(", ")}`);
+  return names as SourceName[];
+}
+
+/** The (account, source, key) runs to do: named sources always; otherwise those due (never run, or next_run_at passed). */
+export async function planRuns(services: Services, opts: { only?: SourceName[]; account?: string; all?: boolean }): Promise<PlannedRun[]> {
+  const rows = (await services.accounts.list()).filter((r) => r.kind === "user" && (!opts.account || r.name === opts.account));
+  if (opts.account && rows.length === 0) throw new UserError(`no account named "${opts.account}": see dvault auth status`);
+  if (rows.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login (or dvault auth import)");
+  const state = new SyncStateRepository(services.pool);
+  const tracked = new TrackedUserRepository(services.pool);
+  const now = services.now();
+  const plan: PlannedRun[] = [];
+  for (const row of rows) {
+    const states = new Map((await state.listSourceStates(row.id)).map((s) => [`${s.source}:${s.key}`, s]));
+    for (const source of SOURCES) {
+      if (opts.only && !opts.only.includes(source.name)) continue;
+      const keys = source.name === "tracked" ? (await tracked.listTrackedUsers(row.id)).map((t) => t.username) : [""];
+      for (const key of keys) {
+        const s = states.get(`${source.name}:${key}`);
+        const due = !s?.nextRunAt || s.nextRunAt.getTime() <= now || s.lastResult === "failed";
+        if (opts.only || opts.all || due) plan.push({ accountId: row.id, account: row.name, source: source.name, key });
+      }
+    }
+  }
+  return plan;
+}
+
+function printSummary(results: Array<RunSourceResult | { plan: PlannedRun; error: string }>): void {
+  const rows = results.map((r) =>
+    "error" in r
+      ? [r.plan.account, r.plan.source + (r.plan.key ? `:${r.plan.key}` : ""), "FAILED", "", "", "", "", "", "", r.error]
+      : [
+          r.account,
+          r.source + (r.key ? `:${r.key}` : ""),
+          r.status + (r.full ? " (full)" : ""),
+          String(r.counters.new),
+          String(r.counters.changed),
+          String(r.counters.removed),
+          String(r.apiCalls),
+          String(r.throttleWaits),
+          `${(r.durationMs / 1000).toFixed(1)}s`,
+          r.reason ?? "",
+        ],
+  );
+  const header = ["account", "source", "result", "new", "changed", "removed", "api calls", "throttled", "time", "note"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
+  console.log(line(header));
+  for (const row of rows) console.log(line(row));
+}
+
+export function registerSyncCommand(program: Command): void {
+  program
+    .command("sync")
+    .description("sync the due sources now: in this process with --once, otherwise by asking the running worker")
+    .option("--once", "run the sources to completion in this process, then exit")
+    .option("--only <sources>", `comma-separated sources to run whether due or not (${SOURCE_NAMES.join(", ")})`)
+    .option("--account <name>", "only this account")
+    .option("--full", "force a full sweep (catches edits, reorderings and removals)")
+    .option("--all", "run every source, due or not")
+    .action(async (opts: SyncOptions) => {
+      const config = loadConfig();
+      const log = createLogger({ level: config.logLevel });
+      const only = parseOnly(opts.only);
+      if (opts.once) await migrate(config.databaseUrl);
+      const services = await createServices({ config, log });
+      try {
+        const plan = await planRuns(services, { ...(only ? { only } : {}), ...(opts.account ? { account: opts.account } : {}), ...(opts.all ? { all: true } : {}) });
+        if (plan.length === 0) {
+          console.log("nothing is due; use --only <sources> or --all to run anyway");
+          return;
+        }
+        if (!opts.once) return await enqueue(services, plan, opts.full);
+        const sources = new Map(SOURCES.map((s) => [s.name, s]));
+        const abort = new AbortController();
+        const onSignal = () => abort.abort();
+        process.once("SIGINT", onSignal);
+        process.once("SIGTERM", onSignal);
+        const results: Array<RunSourceResult | { plan: PlannedRun; error: string }> = [];
+        for (const [i, run] of plan.entries()) {
+          log.info({ account: run.account, source: run.source, key: run.key || undefined, step: `${i + 1}/${plan.length}` }, "syncing");
+          try {
+            results.push(
+              await runSource(
+                { accountId: run.accountId, source: run.source, key: run.key, ...(opts.full ? { full: true } : {}) },
+                { services, sources, signal: abort.signal },
+              ),
+            );
+          } catch (err) {
+            results.push({ plan: run, error: err instanceof Error ? err.message : String(err) });
+            if (abort.signal.aborted) break;
+          }
+        }
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+        printSummary(results);
+        const failed = results.filter((r) => "error" in r);
+        if (failed.length) {
+          throw new UserError(
+            `${failed.length} source(s) failed: ${failed.map((f) => ("error" in f ? `${f.plan.account}/${f.plan.source}` : "")).join(", ")} (see the note column)`,
+          );
+        }
+      } finally {
+        await services.close();
+      }
+    });
+}
+
+async function enqueue(services: Services, plan: PlannedRun[], full: boolean | undefined): Promise<void> {
+  const producer = new Producer([], services.redis, services.config.redisPrefix);
+  try {
+    const queue = producer.queue("sync");
+    for (const run of plan) {
+      const data = { accountId: run.accountId, source: run.source, key: run.key, ...(full ? { full: true } : {}) };
+      await queue.add(SYNC_JOB, data, { ...RETENTION, jobId: syncJobId(data, "sync-now"), attempts: 5, backoff: { type: "exponential", delay: 30_000 } });
+    }
+    console.log(`queued ${plan.length} source run(s) for the worker; follow them with dvault status (or run with --once)`);
+  } finally {
+    await producer.close();
+  }
+}

@@ -1,0 +1,71 @@
+// `dvault track add|remove|list`: mirror other users' public gallery, collections and journals.
+import type { Command } from "commander";
+import { loadConfig } from "../config.ts";
+import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
+import { UserError } from "../errors.ts";
+import { createLogger } from "../log.ts";
+import { createServices, type Services } from "../services.ts";
+
+async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const services = await createServices({ config, log: createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel }) });
+  try {
+    return await fn(services);
+  } finally {
+    await services.close();
+  }
+}
+
+async function pickAccount(services: Services, name: string | undefined) {
+  const users = (await services.accounts.list()).filter((r) => r.kind === "user");
+  const row = name ? users.find((r) => r.name === name) : users.length === 1 ? users[0] : undefined;
+  if (row) return row;
+  if (name) throw new UserError(`no account named "${name}": see dvault auth status`);
+  if (users.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login");
+  throw new UserError(`several accounts exist (${users.map((u) => u.name).join(", ")}): choose one with --account <name>`);
+}
+
+export function registerTrackCommand(program: Command): void {
+  const track = program.command("track").description("mirror other users' public gallery, collections and journals");
+  track
+    .command("add <username>")
+    .description("start mirroring a user (the worker picks it up within 5 minutes; dvault sync --once --only tracked runs it now)")
+    .option("--account <name>", "the account whose token is used (it sees mature items; a client token would not)")
+    .action(async (username: string, opts: { account?: string }) =>
+      withServices(async (services) => {
+        if (!/^[A-Za-z0-9_-]{1,40}$/.test(username)) throw new UserError(`"${username}" is not a valid username (letters, digits, - and _)`);
+        const row = await pickAccount(services, opts.account);
+        const repo = new TrackedUserRepository(services.pool);
+        await repo.addTrackedUser({ accountId: row.id, username, tokenKind: "user", at: new Date(services.now()) });
+        console.log(`tracking ${username} with the token of ${row.name}`);
+      }),
+    );
+  track
+    .command("remove <username>")
+    .description("stop mirroring a user (what is archived stays)")
+    .option("--account <name>", "the account that tracks the user")
+    .action(async (username: string, opts: { account?: string }) =>
+      withServices(async (services) => {
+        const row = await pickAccount(services, opts.account);
+        const removed = await new TrackedUserRepository(services.pool).removeTrackedUser(row.id, username, new Date(services.now()));
+        if (!removed) throw new UserError(`${row.name} does not track ${username}: see dvault track list`);
+        console.log(`stopped tracking ${username}; everything archived from them stays`);
+      }),
+    );
+  track
+    .command("list")
+    .description("list tracked users")
+    .option("--account <name>", "only this account's")
+    .option("--json", "print JSON")
+    .action(async (opts: { account?: string; json?: boolean }) =>
+      withServices(async (services) => {
+        const rows = (await services.accounts.list()).filter((r) => r.kind === "user" && (!opts.account || r.name === opts.account));
+        const repo = new TrackedUserRepository(services.pool);
+        const out = [];
+        for (const row of rows) for (const t of await repo.listTrackedUsers(row.id)) out.push({ account: row.name, ...t });
+        if (opts.json) return void console.log(JSON.stringify(out, null, 2));
+        if (out.length === 0) return void console.log("no tracked users; add one with dvault track add <username>");
+        for (const t of out) console.log(`${t.account}\t${t.username}\t${t.tokenKind}${t.limitation ? `\t${t.limitation}` : ""}`);
+      }),
+    );
+}

@@ -1,0 +1,123 @@
+// The composition root shared by the worker, `dvault sync`, the other commands and the medium tests:
+// connections, the pacer, the token manager, and an API client per account. Nothing here does work.
+import type { Redis } from "ioredis";
+import type pg from "pg";
+import { DaClient } from "./api/client.ts";
+import { createHttpTransport, type HttpTransport, type HttpTransportOptions } from "./api/http.ts";
+import { OAuthClient } from "./api/oauth.ts";
+import { createPacer, REAL_SERVICE_MIN_SPACING_MS, type Pacer, type PacerOptions } from "./api/pacer.ts";
+import { TokenManager, type AccountTokens, type TokenManagerOptions } from "./api/tokens.ts";
+import type { Config } from "./config.ts";
+import { DEFAULT_API_BASE } from "./config-defaults.ts";
+import { TokenCipher } from "./crypto/token-cipher.ts";
+import { AccountRepository } from "./db/account.repository.ts";
+import { connectPg, createPgPool } from "./db/connect.ts";
+import { createPrisma, type Db } from "./db/prisma.ts";
+import { UserError } from "./errors.ts";
+import type { Logger } from "./log.ts";
+import { checkRedis, createRedis } from "./queue/redis.ts";
+import { registerSecret } from "./redact.ts";
+import { loadSecretKey, type SecretKey } from "./secret-key.ts";
+
+/** An account's API access: its token provider, its transport (with call counters) and the typed client. */
+export type AccountApi = { tokens: AccountTokens; transport: HttpTransport; client: DaClient };
+
+export type ServiceOverrides = {
+  /** Epoch ms for token expiry and sync bookkeeping; tests follow the simulator's clock. The pacer keeps real time. */
+  now?: () => number;
+  pacer?: Partial<Omit<PacerOptions, "redis" | "prefix">>;
+  transport?: Partial<Omit<HttpTransportOptions, "apiBase" | "tokens" | "pacer" | "log">>;
+  tokens?: Partial<Omit<TokenManagerOptions, "repo" | "cipher" | "oauth" | "redis" | "redisPrefix" | "log">>;
+  secretKey?: SecretKey;
+  poolSize?: number;
+};
+
+export type Services = {
+  config: Config;
+  log: Logger;
+  prisma: Db;
+  pool: pg.Pool;
+  redis: Redis;
+  pacer: Pacer;
+  accounts: AccountRepository;
+  now(): number;
+  /** The token manager; throws a one-line UserError when the app's credentials are not configured. */
+  tokens(): TokenManager;
+  /** A user account's API access. */
+  apiFor(accountId: number): Promise<AccountApi>;
+  /** Client-credentials access for public endpoints, when the app's credentials are configured. */
+  publicApi(): Promise<AccountApi | undefined>;
+  close(): Promise<void>;
+};
+
+export async function createServices({
+  config,
+  log,
+  overrides = {},
+}: {
+  config: Config;
+  log: Logger;
+  overrides?: ServiceOverrides;
+}): Promise<Services> {
+  // One clear line for an unreachable database or Redis before any library gets to be verbose.
+  const probe = await connectPg(config.databaseUrl);
+  await probe.end();
+  await checkRedis(config.redisUrl);
+  registerSecret(config.clientSecret);
+
+  const prisma = createPrisma(config.databaseUrl, 2);
+  const pool = createPgPool(config.databaseUrl, overrides.poolSize ?? 5);
+  const redis = createRedis(config.redisUrl);
+  await redis.connect();
+  const now = overrides.now ?? Date.now;
+  const pacer = createPacer({
+    redis,
+    prefix: config.redisPrefix,
+    // The real service's velocity filters punish bursts; the simulator and tests need no spacing.
+    minSpacingMs: config.apiBase === DEFAULT_API_BASE ? REAL_SERVICE_MIN_SPACING_MS : 0,
+    ...overrides.pacer,
+  });
+  const accounts = new AccountRepository(prisma);
+
+  let manager: TokenManager | undefined;
+  const tokens = (): TokenManager => {
+    if (manager) return manager;
+    if (!config.clientId) {
+      throw new UserError(
+        "DVAULT_CLIENT_ID is not set: register an application on the service and set DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET (see README)",
+      );
+    }
+    const cipher = new TokenCipher(overrides.secretKey ?? loadSecretKey(config));
+    const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log });
+    manager = new TokenManager({ repo: accounts, cipher, oauth, redis, redisPrefix: config.redisPrefix, log, now, ...overrides.tokens });
+    return manager;
+  };
+
+  const apiOf = (provider: AccountTokens): AccountApi => {
+    const transport = createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, ...overrides.transport });
+    const tokenKind = provider.identity().kind;
+    return { tokens: provider, transport, client: new DaClient(transport, { tokenKind, matureContent: tokenKind === "user" }) };
+  };
+
+  return {
+    config,
+    log,
+    prisma,
+    pool,
+    redis,
+    pacer,
+    accounts,
+    now,
+    tokens,
+    apiFor: async (accountId) => apiOf(await tokens().forAccountId(accountId)),
+    publicApi: async () => {
+      if (!config.clientId || !config.clientSecret) return undefined;
+      return apiOf(await tokens().forClient());
+    },
+    async close() {
+      await redis.quit().catch(() => redis.disconnect());
+      await pool.end().catch(() => undefined);
+      await prisma.$disconnect().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,24 @@
+// The account's own collections (favourites), folder by folder like the gallery. Deleted favourites come
+// back as `is_deleted` stubs and are marked removed; favourites by deactivated artists are resolved on a
+// sweep. Downloads rank below the own gallery's.
+import { DEFAULT_EVERY_MS, type SourceDefinition } from "../source.ts";
+import { collectionSpec, folderStateJson, outcomeOf, parseFolderState, syncFolders } from "./folder-walk.ts";
+
+export const FAVOURITES_PRIORITY = 50;
+
+export const collectionsSource: SourceDefinition = {
+  name: "collections",
+  everyMs: DEFAULT_EVERY_MS.collections,
+  needsUser: true,
+  async run(ctx) {
+    const state = parseFolderState(ctx.state?.cursor);
+    const spec = collectionSpec({ userid: ctx.account.userId }, { priority: FAVOURITES_PRIORITY, reason: "favourite" });
+    const result = await syncFolders(
+      ctx,
+      spec,
+      { state, save: (repos, s, withKnown) => repos.syncState.saveSourceState(ctx.ref, { cursor: folderStateJson(s, withKnown) }) },
+      { full: ctx.full, newestCheck: true },
+    );
+    return outcomeOf(result);
+  },
+};

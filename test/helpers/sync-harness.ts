@@ -1,0 +1,113 @@
+// A sync source running through the real runner against the simulator over real sockets, on a fresh
+// database and Redis prefix, with the simulator's owner logged in (its grant stored encrypted).
+import { randomBytes } from "node:crypto";
+import type pg from "pg";
+import { createLogger, type Logger } from "../../src/log.ts";
+import { createServices, type ServiceOverrides, type Services } from "../../src/services.ts";
+import { startSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/server.ts";
+import { runSource, type RunSourceResult } from "../../src/sync/run-source.ts";
+import type { SourceDefinition, SourceName, SyncAccount } from "../../src/sync/source.ts";
+import { createTestDatabase, type TestDatabase } from "./db.ts";
+import { testConfig } from "./config.ts";
+import { createTestRedis, type TestRedis } from "./redis.ts";
+
+export const SIM_CLIENT_ID = "1001";
+export const SIM_CLIENT_SECRET = "sim-secret-1001";
+
+export type SyncHarness = {
+  sim: Simulator;
+  db: TestDatabase;
+  pool: pg.Pool;
+  redis: TestRedis;
+  services: Services;
+  account: SyncAccount;
+  /** Runs a source through the real runner. */
+  runSource(source: SourceName, opts?: { key?: string; full?: boolean; signal?: AbortSignal }): Promise<RunSourceResult>;
+  /** API requests (not OAuth, not control) the simulator logged since `seq` (default: since the harness started). */
+  apiCallsSince(seq?: number): number;
+  /** The simulator's last log sequence number, to measure one run. */
+  lastSeq(): number;
+  close(): Promise<void>;
+};
+
+export type SyncHarnessOptions = {
+  sim?: SimulatorOptions;
+  /** Sources to run; default: the registry in src/sync/sources/index.ts. */
+  sources?: readonly SourceDefinition[];
+  log?: Logger;
+  overrides?: ServiceOverrides;
+};
+
+export async function createSyncHarness(options: SyncHarnessOptions = {}): Promise<SyncHarness> {
+  const sim = await startSimulator(options.sim ?? {});
+  const db = await createTestDatabase();
+  const redis = await createTestRedis();
+  const log = options.log ?? createLogger({ level: "silent" });
+  const config = testConfig({
+    DATABASE_URL: db.url,
+    DVAULT_REDIS_PREFIX: redis.prefix,
+    DVAULT_API_BASE: sim.url,
+    DVAULT_CLIENT_ID: SIM_CLIENT_ID,
+    DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
+  });
+  const services = await createServices({
+    config,
+    log,
+    overrides: {
+      now: () => sim.clock.now().getTime(),
+      secretKey: { key: randomBytes(32), source: "env", created: false },
+      transport: { retry: { baseDelayMs: 10 } },
+      ...options.overrides,
+    },
+  });
+  const sources = new Map<SourceName, SourceDefinition>(
+    (options.sources ?? (await import("../../src/sync/sources/index.ts")).SOURCES).map((s) => [s.name, s]),
+  );
+  const ownerId = sim.truth.ownerId;
+  const owner = sim.truth.users.get(ownerId);
+  const issued = sim.issueUserToken({ userId: ownerId });
+  const row = await services.tokens().storeGrant({
+    name: owner?.username ?? "owner",
+    kind: "user",
+    grantType: "authorization_code",
+    grant: {
+      accessToken: issued.access_token,
+      tokenType: "Bearer",
+      expiresIn: issued.expires_in,
+      refreshToken: issued.refresh_token,
+      scopes: issued.scope.split(" "),
+    },
+    clientAuth: "basic",
+    requestedAt: services.now(),
+    userId: ownerId,
+    username: owner?.username ?? "owner",
+  });
+  const startSeq = lastLogSeq(sim);
+  const account: SyncAccount = { id: row.id, name: row.name, userId: ownerId, username: owner?.username ?? "owner" };
+  return {
+    sim,
+    db,
+    pool: services.pool,
+    redis,
+    services,
+    account,
+    runSource: (source, opts = {}) =>
+      runSource(
+        { accountId: account.id, source, ...(opts.key !== undefined ? { key: opts.key } : {}), ...(opts.full !== undefined ? { full: opts.full } : {}) },
+        { services, sources, ...(opts.signal ? { signal: opts.signal } : {}) },
+      ),
+    apiCallsSince: (seq = startSeq) => sim.log().filter((e) => e.seq > seq && e.route.startsWith("/api/v1/oauth2")).length,
+    lastSeq: () => lastLogSeq(sim),
+    async close() {
+      await services.close();
+      await sim.close();
+      await redis.cleanup();
+      await db.drop();
+    },
+  };
+}
+
+function lastLogSeq(sim: Simulator): number {
+  const log = sim.log();
+  return log.length ? (log[log.length - 1]?.seq ?? 0) : 0;
+}

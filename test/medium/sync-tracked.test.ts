@@ -1,0 +1,111 @@
+// The tracked-user source through the real runner against the simulator: another user's gallery
+// folders, collections and journals mirrored field by field; a quiet re-run costs at most two calls; a
+// new deviation is picked up; a deactivated tracked user degrades the source with the reason and marks
+// their archived works, without failing the run.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SimDeviation, SimUser } from "../../src/simulator/dataset.ts";
+import { trackedSource } from "../../src/sync/sources/tracked.ts";
+import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+
+let h: SyncHarness;
+let tracked: SimUser;
+
+beforeAll(async () => {
+  h = await createSyncHarness({ sim: { dataset: { trackedUsers: 2, trackedUserDeviations: 80 } }, sources: [trackedSource] });
+  const t = h.sim.truth;
+  const ownerOfFolders = t.galleryFolders.find((f) => f.ownerId !== t.ownerId)?.ownerId as string;
+  tracked = t.users.get(ownerOfFolders) as SimUser;
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+async function runLater(opts: { full?: boolean } = {}) {
+  h.sim.clock.advance(60_000);
+  const seq = h.lastSeq();
+  const result = await h.runSource("tracked", { key: tracked.username, ...opts });
+  return { result, calls: h.apiCallsSince(seq), routes: h.sim.log().filter((e) => e.seq > seq).map((e) => `${e.route} ${e.status}`) };
+}
+
+function dev(id: string): SimDeviation {
+  return h.sim.truth.deviations.get(id) as SimDeviation;
+}
+
+function expectedMembers(kind: "gallery" | "collection") {
+  const t = h.sim.truth;
+  const folders = kind === "gallery" ? t.galleryFolders : t.collectionFolders;
+  return folders
+    .filter((f) => f.ownerId === tracked.userid)
+    .flatMap((f) => {
+      const size = kind === "gallery" ? f.deviationIds.filter((id) => !dev(id).isDeleted).length : f.deviationIds.length;
+      const listed = f.deviationIds.filter((id) => (kind === "gallery" ? !dev(id).isDeleted : true));
+      return listed.map((deviationid, i) => ({ folderid: f.folderid, deviationid, position: size - 1 - i }));
+    })
+    .sort((a, b) => a.folderid.localeCompare(b.folderid) || b.position - a.position);
+}
+
+async function members(kind: "gallery" | "collection") {
+  const { rows } = await h.pool.query(
+    "SELECT folderid, deviationid, position FROM folder_members WHERE kind = $1 AND removed_at IS NULL ORDER BY folderid, position DESC",
+    [kind],
+  );
+  return rows;
+}
+
+describe(trackedSource.name, () => {
+  it("mirrors the tracked user's gallery, collections and journals on the first run", async () => {
+    const { result } = await runLater();
+    expect(result.status).toBe("ok");
+    expect(await members("gallery")).toEqual(expectedMembers("gallery"));
+    expect(await members("collection")).toEqual(expectedMembers("collection"));
+
+    const theirs = expectedMembers("gallery").map((m) => dev(m.deviationid));
+    const { rows: devs } = await h.pool.query(
+      "SELECT deviationid, title, author_userid, published_at FROM deviations WHERE author_userid = $1 ORDER BY deviationid",
+      [tracked.userid],
+    );
+    expect(devs).toEqual(
+      [...new Map(theirs.map((d) => [d.deviationid, d])).values()]
+        .map((d) => ({ deviationid: d.deviationid, title: d.title, author_userid: d.authorId, published_at: new Date(d.publishedTime * 1000) }))
+        .sort((a, b) => a.deviationid.localeCompare(b.deviationid)),
+    );
+    const journals = theirs.filter((d) => d.kind === "journal");
+    const { rows: posts } = await h.pool.query("SELECT item_id FROM profile_posts WHERE owner_userid = $1 AND kind = 'journal' ORDER BY item_id", [tracked.userid]);
+    expect(posts).toEqual([...new Set(journals.map((d) => d.deviationid))].sort().map((item_id) => ({ item_id })));
+
+    const { rows: profile } = await h.pool.query("SELECT username, tagline, bio FROM users WHERE userid = $1", [tracked.userid]);
+    expect(profile).toEqual([{ username: tracked.username, tagline: tracked.tagline, bio: tracked.bio }]);
+    const { rows: downloads } = await h.pool.query("SELECT DISTINCT priority FROM downloads");
+    expect(downloads).toEqual([{ priority: 10 }]);
+  });
+
+  it("costs at most two API calls when nothing changed upstream", async () => {
+    const { result, calls, routes } = await runLater();
+    expect(result.status).toBe("ok");
+    expect(calls, routes.join("\n")).toBeLessThanOrEqual(2);
+    expect(result.counters).toEqual({ new: 0, changed: 0, removed: 0 });
+  });
+
+  it("picks up the tracked user's new deviation", async () => {
+    const added = h.sim.activity({ kind: "add_deviation", username: tracked.username, title: "Their New Work" }) as { deviationid: string };
+    const { result } = await runLater();
+    expect(result.counters).toMatchObject({ new: 1, removed: 0 });
+    expect(await members("gallery")).toEqual(expectedMembers("gallery"));
+    const { rows } = await h.pool.query("SELECT title FROM deviations WHERE deviationid = $1", [added.deviationid]);
+    expect(rows).toEqual([{ title: "Their New Work" }]);
+  });
+
+  it("degrades with the reason when the tracked user is deactivated, keeping their works marked", async () => {
+    h.sim.activity({ kind: "deactivate_user", username: tracked.username });
+    const { result } = await runLater();
+    expect(result.status).toBe("degraded");
+    expect(result.reason).toMatch(/not found on the service/);
+    const { rows } = await h.pool.query("SELECT is_deactivated FROM users WHERE userid = $1", [tracked.userid]);
+    expect(rows).toEqual([{ is_deactivated: true }]);
+    const { rows: devs } = await h.pool.query<{ reason: string | null; n: number }>(
+      "SELECT removed_reason::text AS reason, count(*)::int AS n FROM deviations WHERE author_userid = $1 GROUP BY 1",
+      [tracked.userid],
+    );
+    expect(devs).toEqual([{ reason: "deactivated", n: expect.any(Number) }]);
+  });
+});
