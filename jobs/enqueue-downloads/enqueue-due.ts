@@ -1,0 +1,81 @@
+// Hands due rows of the downloads table to the downloads queue: what sync marked wanted, and deferred or
+// degraded rows whose quota window has come (their delayed jobs are promoted). Every hour, and at worker
+// start, it also re-adds the job of every row still marked queued: a lost queue is rebuilt from the table.
+import type { JobsOptions } from "bullmq";
+import type { ClaimedDownload } from "../../src/db/download.repository.ts";
+import { downloadDepsFor } from "../../src/downloads/deps.ts";
+import { downloadJobPriority } from "../../src/downloads/quota.ts";
+import type { Producer } from "../../src/queue/producer.ts";
+import type { Services } from "../../src/services.ts";
+import type { JobDefinitions } from "../definitions.ts";
+import { downloadJobId, type DownloadFilePayload } from "../download/definition.ts";
+
+export type EnqueueSummary = { claimed: number; added: number; promoted: number; rebuilt: boolean; checked: number };
+
+/** Rows per claim: each claim ranks every due row, so fewer, larger claims for a big backlog. */
+const BATCH = 5000;
+const REBUILD_EVERY_S = 3600;
+
+export async function enqueueDueDownloads(
+  services: Services,
+  producer: Producer<JobDefinitions>,
+  opts: { rebuild?: boolean } = {},
+): Promise<EnqueueSummary> {
+  const { repo } = downloadDepsFor(services);
+  const classes = services.config.downloadPriority;
+  const now = new Date(services.now());
+  const queue = producer.queue("downloads");
+  const summary: EnqueueSummary = { claimed: 0, added: 0, promoted: 0, rebuilt: false, checked: 0 };
+
+  const ensure = async (row: ClaimedDownload, claimedNow: boolean) => {
+    if (row.kind === "degraded") return;
+    const payload: DownloadFilePayload = { deviationid: row.deviationid, kind: row.kind };
+    const jobId = downloadJobId(payload);
+    const options: JobsOptions = {
+      ...producer.optionsFor("download.file", payload),
+      // Finished jobs go, so the same id can be queued again (an upgrade next week); the table remembers.
+      removeOnComplete: true,
+      priority: downloadJobPriority(row.rank, row.publishedAt, now),
+    };
+    summary.checked++;
+    const state = await queue.getJobState(jobId);
+    if (state === "delayed") {
+      // A job parked until the quota window: the table says the window has come.
+      if (claimedNow) {
+        await (await queue.getJob(jobId))?.promote();
+        summary.promoted++;
+      }
+      return;
+    }
+    if (state === "completed" || state === "failed") await queue.remove(jobId);
+    else if (state !== "unknown") return;
+    await queue.add("download.file", payload, options);
+    summary.added++;
+  };
+
+  const accounts = (await services.accounts.list()).filter((a) => a.kind === "user");
+  for (const account of accounts) {
+    for (;;) {
+      const rows = await repo.claimDueDownloads({ accountId: account.id, now, classes, limit: BATCH });
+      summary.claimed += rows.length;
+      for (const row of rows) await ensure(row, true);
+      if (rows.length < BATCH) break;
+    }
+  }
+
+  const rebuildKey = `${services.config.redisPrefix}:downloads:queue-rebuilt`;
+  const rebuild = opts.rebuild === true || (await services.redis.set(rebuildKey, now.toISOString(), "EX", REBUILD_EVERY_S, "NX")) === "OK";
+  if (rebuild) {
+    if (opts.rebuild) await services.redis.set(rebuildKey, now.toISOString(), "EX", REBUILD_EVERY_S);
+    summary.rebuilt = true;
+    let afterId = "0";
+    for (;;) {
+      const rows = await repo.listQueuedDownloads({ classes, afterId, limit: BATCH });
+      for (const row of rows) await ensure(row, false);
+      const last = rows[rows.length - 1];
+      if (!last || rows.length < BATCH) break;
+      afterId = last.id;
+    }
+  }
+  return summary;
+}

@@ -1,0 +1,52 @@
+// `dvault verify [--fix]`: re-hashes the archive against the downloads table (with progress) and
+// reports missing, corrupt and orphaned files; --fix wants the missing and corrupt ones again.
+import type { Command } from "commander";
+import { loadConfig } from "../config.ts";
+import { downloadDepsFor } from "../downloads/deps.ts";
+import { verifyArchive, type VerifyReport } from "../downloads/verify.ts";
+import { UserError } from "../errors.ts";
+import { createLogger } from "../log.ts";
+import { createServices } from "../services.ts";
+import { formatBytes } from "./download.ts";
+
+export function formatVerifyReport(r: VerifyReport, fix: boolean): string {
+  const lines = [
+    `checked   ${r.files} file(s) of ${r.rows} row(s), ${formatBytes(r.bytes)} in ${(r.durationMs / 1000).toFixed(1)} s`,
+    `ok        ${r.ok}`,
+    `missing   ${r.missing.length}`,
+    ...r.missing.slice(0, 20).map((m) => `  ${m.path} (${m.deviationids.join(", ")})`),
+    `corrupt   ${r.corrupt.length}`,
+    ...r.corrupt.slice(0, 20).map((c) => `  ${c.path}: sha256 ${c.actual}, expected ${c.expected ?? "?"} (${c.deviationids.join(", ")})`),
+    `orphaned  ${r.orphaned.length}${r.orphaned.length ? " (under originals/ but in no row; left alone)" : ""}`,
+    ...r.orphaned.slice(0, 20).map((o) => `  ${o}`),
+  ];
+  const broken = r.missing.length + r.corrupt.length;
+  if (fix) {
+    lines.push(`re-queued ${r.requeued} row(s) (the worker or dvault download --once fetches them again)`);
+    if (r.lost) lines.push(`lost      ${r.lost} row(s) whose deviation is gone from the service (marked failed)`);
+  } else if (broken) {
+    lines.push(`run dvault verify --fix to want the ${broken} missing or corrupt file(s) again`);
+  }
+  return lines.join("\n");
+}
+
+export function registerVerifyCommand(program: Command): void {
+  program
+    .command("verify")
+    .description("re-hash the archive: report missing, corrupt and orphaned files")
+    .option("--fix", "want missing and corrupt files again (corrupt bytes are moved to .corrupt/ first)")
+    .action(async (opts: { fix?: boolean }) => {
+      const config = loadConfig();
+      const log = createLogger({ level: config.logLevel });
+      const services = await createServices({ config, log });
+      try {
+        const report = await verifyArchive({ deps: downloadDepsFor(services), fix: opts.fix === true, log });
+        console.log(formatVerifyReport(report, opts.fix === true));
+        if (!opts.fix && report.missing.length + report.corrupt.length > 0) {
+          throw new UserError(`${report.missing.length} missing and ${report.corrupt.length} corrupt file(s)`, 2);
+        }
+      } finally {
+        await services.close();
+      }
+    });
+}

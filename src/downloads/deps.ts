@@ -1,0 +1,80 @@
+// What the downloads need beyond the shared services: the archive, their repositories, the quota budget
+// and the disk guard — built once per Services (the worker, a CLI run, a test).
+import { DownloadQuotaRepository } from "../db/download-quota.repository.ts";
+import { DownloadRepository } from "../db/download.repository.ts";
+import type { AccountApi, Services } from "../services.ts";
+import { Archive } from "../storage/archive.ts";
+import { DiskGuard } from "./disk-guard.ts";
+import { DownloadQuota } from "./quota.ts";
+import type { TransferRetry, TransferTimeouts } from "./transfer.ts";
+
+export type DownloadTuning = {
+  retry?: Partial<TransferRetry>;
+  timeouts?: Partial<TransferTimeouts>;
+  /** Per-deviation lock in Redis, renewed while held: frees itself within this long if its holder dies. */
+  lockTtlMs?: number;
+  /** Archive permissions (default owner-only). */
+  fileMode?: number;
+  dirMode?: number;
+};
+
+export type DownloadDeps = {
+  services: Services;
+  archive: Archive;
+  repo: DownloadRepository;
+  quotaRepo: DownloadQuotaRepository;
+  quota: DownloadQuota;
+  guard: DiskGuard;
+  tuning: DownloadTuning;
+  /** The account's API client, reused across downloads (its token stays cached in memory until stale). */
+  apiFor(accountId: number): Promise<AccountApi>;
+};
+
+/** A cached client is rebuilt after this long, so an account's re-login is picked up. */
+const API_CACHE_MS = 10 * 60_000;
+
+const cache = new WeakMap<Services, DownloadDeps>();
+
+export function downloadDepsFor(services: Services, tuning: DownloadTuning = {}): DownloadDeps {
+  const known = cache.get(services);
+  if (known) return known;
+  const deps = createDownloadDeps(services, tuning);
+  cache.set(services, deps);
+  return deps;
+}
+
+/** Tests and the bench set their tuning before the worker's handlers first ask for the deps. */
+export function setDownloadTuning(services: Services, tuning: DownloadTuning): DownloadDeps {
+  const deps = createDownloadDeps(services, tuning);
+  cache.set(services, deps);
+  return deps;
+}
+
+function createDownloadDeps(services: Services, tuning: DownloadTuning): DownloadDeps {
+  const { config, pool, redis, log } = services;
+  const archive = new Archive({
+    root: config.archiveDir,
+    minFreeBytes: config.minFreeBytes,
+    ...(tuning.fileMode !== undefined ? { fileMode: tuning.fileMode } : {}),
+    ...(tuning.dirMode !== undefined ? { dirMode: tuning.dirMode } : {}),
+  });
+  const quotaRepo = new DownloadQuotaRepository(pool);
+  const apis = new Map<number, { at: number; api: Promise<AccountApi> }>();
+  return {
+    services,
+    archive,
+    repo: new DownloadRepository(pool),
+    quotaRepo,
+    quota: new DownloadQuota({ repo: quotaRepo, defaultAllowance: config.downloadQuota, now: services.now }),
+    guard: new DiskGuard({ archive, redis, prefix: config.redisPrefix, minFreeBytes: config.minFreeBytes, log, now: services.now }),
+    tuning,
+    apiFor(accountId) {
+      const hit = apis.get(accountId);
+      if (hit && Date.now() - hit.at < API_CACHE_MS) return hit.api;
+      const api = services.apiFor(accountId);
+      apis.set(accountId, { at: Date.now(), api });
+      api.catch(() => apis.delete(accountId));
+      return api;
+    },
+  };
+}

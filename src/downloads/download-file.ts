@@ -1,0 +1,306 @@
+// One row of the downloads table, end to end: a journal's text as an HTML file, or an original through
+// the quota (the signed URL fetched just before the transfer), or — over quota, or when the service
+// will not give the original — the best free rendition, marked for what it is. Shared by the downloads
+// job and `dvault download --once`; the caller maps the outcome onto its queue.
+import fs from "node:fs/promises";
+import { isApiError, type ApiError } from "../api/errors.ts";
+import type { Deviation } from "../api/types.ts";
+import type { DownloadKind, DownloadTarget } from "../db/download.repository.ts";
+import { UserError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { acquireLock } from "../queue/lock.ts";
+import type { AccountApi } from "../services.ts";
+import { DiskFullError, extensionFor } from "../storage/archive.ts";
+import type { DownloadDeps } from "./deps.ts";
+import { bestFreeRendition, partialityOf } from "./renditions.ts";
+import { transferToArchive } from "./transfer.ts";
+
+export type DownloadOutcome =
+  | { status: "done"; rendition: string; size: number; bytes: number; upgraded: boolean; deduplicated: boolean; partial: boolean }
+  | { status: "degraded"; rendition: string; reason: string; nextWindow: Date; bytes: number; partial: boolean }
+  | { status: "deferred"; reason: string; nextWindow: Date; bytes: number }
+  | { status: "not_downloadable"; reason: string; rendition: string | null; bytes: number; partial: boolean }
+  | { status: "skipped"; reason: string }
+  | { status: "busy"; reason: string };
+
+export type DownloadRequest = {
+  deviationid: string;
+  kind: Exclude<DownloadKind, "degraded">;
+  log: Logger;
+  signal?: AbortSignal | undefined;
+  onBytes?: ((n: number) => void) | undefined;
+};
+
+const DEFAULT_LOCK_TTL_MS = 15_000;
+
+export function linksDirtyKey(prefix: string): string {
+  return `${prefix}:downloads:links-dirty`;
+}
+
+/** Runs one download under a per-file lock in Redis (a worker and `dvault download --once` never race). */
+export async function downloadFile(deps: DownloadDeps, req: DownloadRequest): Promise<DownloadOutcome> {
+  const { redis, config } = deps.services;
+  const lock = await acquireLock(redis, `${config.redisPrefix}:download-lock:${req.deviationid}:${req.kind}`, deps.tuning.lockTtlMs ?? DEFAULT_LOCK_TTL_MS);
+  if (!lock) return { status: "busy", reason: "another process is downloading this file" };
+  try {
+    const target = await deps.repo.findDownloadTarget(req.deviationid, req.kind);
+    if (!target) return { status: "skipped", reason: "no downloads row for it" };
+    const now = new Date(deps.services.now());
+    if (target.status === "done" || target.status === "not_downloadable" || target.status === "failed") {
+      return { status: "skipped", reason: `already ${target.status.replace("_", " ")}` };
+    }
+    if ((target.status === "deferred_quota" || target.status === "degraded") && target.nextAttemptAt && target.nextAttemptAt > now) {
+      return { status: "deferred", reason: target.degradedReason ?? "waiting for the next quota window", nextWindow: target.nextAttemptAt, bytes: 0 };
+    }
+    if (target.kind === "text") return await storeText(deps, target);
+    return await fetchOriginal(deps, target, req);
+  } finally {
+    await lock.release();
+  }
+}
+
+// ---- journals and literature -----------------------------------------------------------------------------
+
+async function storeText(deps: DownloadDeps, t: DownloadTarget): Promise<DownloadOutcome> {
+  const at = new Date(deps.services.now());
+  const raw = t.deviation.raw as { excerpt?: unknown; text_content?: { excerpt?: unknown } };
+  const excerpt = t.text?.excerpt ?? (typeof raw.excerpt === "string" ? raw.excerpt : typeof raw.text_content?.excerpt === "string" ? raw.text_content.excerpt : null);
+  const body = t.text?.html ?? (excerpt ? `<p>${escapeHtml(excerpt)}</p>` : null);
+  if (!body) {
+    const reason = "no text: the service returned neither the body nor an excerpt";
+    await deps.repo.markDownloadNotDownloadable({ id: t.id, reason, at });
+    return { status: "not_downloadable", reason, rendition: null, bytes: 0, partial: false };
+  }
+  const title = escapeHtml(t.deviation.title ?? t.deviationid);
+  const css = t.text?.css ? `<style>${t.text.css.replaceAll("</", "<\\/")}</style>\n` : "";
+  const html = `<!doctype html>\n<html><head><meta charset="utf-8"><title>${title}</title>\n${css}</head>\n<body>\n<h1>${title}</h1>\n${body}\n</body></html>\n`;
+  const stored = await deps.archive.storeBytes({ bytes: Buffer.from(html, "utf8"), ext: "html" });
+  const partial = t.text?.html ? null : "excerpt only: the service's /deviation/content gave no full text";
+  const old = await deps.repo.markDownloadStored({
+    id: t.id,
+    status: "done",
+    rendition: "html",
+    path: stored.relPath,
+    size: stored.size,
+    sha256: stored.sha256,
+    mime: "text/html",
+    isPartial: partial !== null,
+    partialReason: partial,
+    bytes: 0,
+    at,
+  });
+  await afterStore(deps, old.oldPath, stored.relPath);
+  return { status: "done", rendition: "html", size: stored.size, bytes: 0, upgraded: false, deduplicated: stored.deduplicated, partial: partial !== null };
+}
+
+// ---- originals ----------------------------------------------------------------------------------------
+
+async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: DownloadRequest): Promise<DownloadOutcome> {
+  const { repo, quota, services } = deps;
+  const at = () => new Date(services.now());
+  if (t.deviation.isDeleted) return gone(deps, t);
+  await deps.guard.check();
+  const accountId = t.accountId ?? (await defaultAccountId(deps));
+  await repo.recordDownloadAttempt(t.id, accountId, at());
+  const api = await deps.apiFor(accountId);
+
+  if (t.deviation.isDownloadable === false) {
+    return storeFree(deps, t, req, api, { status: "not_downloadable", reason: "the artist does not offer the original for download (is_downloadable is false)" });
+  }
+  const reservation = await quota.tryReserve(accountId);
+  if (!reservation) {
+    const st = await quota.state(accountId);
+    const reason = st.exhausted
+      ? 'the service answered "Free download limit reached." this week'
+      : `the weekly allowance of ${st.allowance} original downloads is spent (${st.used} used this week)`;
+    return storeFree(deps, t, req, api, { status: "degraded", reason, nextWindow: st.nextWindow });
+  }
+  let info;
+  try {
+    info = await api.client.deviationDownload(t.deviationid);
+  } catch (err) {
+    await quota.release(reservation);
+    if (isLimitReached(err)) {
+      await quota.markExhausted(accountId);
+      return storeFree(deps, t, req, api, { status: "degraded", reason: 'the service answered "Free download limit reached."', nextWindow: quota.nextWindow() });
+    }
+    if (isNotDownloadable(err)) return storeFree(deps, t, req, api, { status: "not_downloadable", reason: `the service answered "${err.errorDescription}"` });
+    if (isGone(err)) return gone(deps, t);
+    throw err;
+  }
+  // An expired signed URL is replaced by a new one; the new call counts against the allowance too.
+  const refreshUrl = async (): Promise<string | undefined> => {
+    const again = await quota.tryReserve(accountId);
+    if (!again) return undefined;
+    try {
+      return (await api.client.deviationDownload(t.deviationid)).src;
+    } catch (err) {
+      await quota.release(again);
+      if (isLimitReached(err)) await quota.markExhausted(accountId);
+      if (isLimitReached(err) || isNotDownloadable(err)) return undefined;
+      throw err;
+    }
+  };
+  const filename = info.filename ?? undefined;
+  const result = await transfer(deps, req, {
+    key: `${t.deviationid}-original`,
+    url: info.src,
+    refreshUrl,
+    ext: (mime, url) => extensionFor({ ...(filename ? { filename } : {}), ...(mime ? { mime } : {}), url }),
+    announcedSize: info.filesize ?? undefined,
+  });
+  const partial = partialityOf(t.deviation.raw as Deviation, "original");
+  const old = await repo.markDownloadStored({
+    id: t.id,
+    status: "done",
+    rendition: "original",
+    path: result.relPath,
+    size: result.size,
+    sha256: result.sha256,
+    mime: result.mime ?? null,
+    width: info.width ?? null,
+    height: info.height ?? null,
+    etag: result.etag ?? null,
+    sourceFilename: filename ?? null,
+    sourceSize: info.filesize ?? null,
+    isPartial: partial.partial,
+    partialReason: partial.reason,
+    bytes: result.bytesReceived,
+    at: at(),
+    note: t.status === "degraded" ? `original replaces the degraded ${t.rendition ?? "rendition"}` : null,
+  });
+  await afterStore(deps, old.oldPath, result.relPath);
+  const upgraded = old.oldStatus === "degraded";
+  req.log.info({ deviationid: t.deviationid, size: result.size, resumed: result.resumed, upgraded, deduplicated: result.deduplicated }, upgraded ? "original stored: degraded rendition upgraded" : "original stored");
+  return { status: "done", rendition: "original", size: result.size, bytes: result.bytesReceived, upgraded, deduplicated: result.deduplicated, partial: partial.partial };
+}
+
+type FreeTarget = { status: "degraded"; reason: string; nextWindow: Date } | { status: "not_downloadable"; reason: string };
+
+/** Stores the best free rendition instead of the original (or, with none, records why and when to retry). */
+async function storeFree(deps: DownloadDeps, t: DownloadTarget, req: DownloadRequest, api: AccountApi, goal: FreeTarget): Promise<DownloadOutcome> {
+  const at = () => new Date(deps.services.now());
+  const nextWindow = goal.status === "degraded" ? goal.nextWindow : null;
+  // A degraded file is already here: keep it and wait for the next window.
+  if (goal.status === "degraded" && t.status === "degraded" && t.path) {
+    await deps.repo.markDownloadDeferred({ id: t.id, reason: goal.reason, nextAttemptAt: goal.nextWindow, at: at() });
+    return { status: "deferred", reason: goal.reason, nextWindow: goal.nextWindow, bytes: 0 };
+  }
+  // The deviation as the service shows it now: rendition URLs are signed and expire, so never from the mirror.
+  let fresh: Deviation;
+  try {
+    fresh = await api.client.deviation(t.deviationid);
+  } catch (err) {
+    if (isGone(err)) return gone(deps, t);
+    throw err;
+  }
+  const rendition = bestFreeRendition(fresh);
+  if (!rendition) {
+    if (goal.status === "degraded") {
+      await deps.repo.markDownloadDeferred({ id: t.id, reason: goal.reason, nextAttemptAt: goal.nextWindow, at: at() });
+      return { status: "deferred", reason: goal.reason, nextWindow: goal.nextWindow, bytes: 0 };
+    }
+    await deps.repo.markDownloadNotDownloadable({ id: t.id, reason: goal.reason, at: at() });
+    return { status: "not_downloadable", reason: goal.reason, rendition: null, bytes: 0, partial: false };
+  }
+  const refreshUrl = async () => {
+    const again = bestFreeRendition(await api.client.deviation(t.deviationid));
+    return again?.name === rendition.name ? again.src : undefined;
+  };
+  const result = await transfer(deps, req, {
+    key: `${t.deviationid}-${rendition.name.replace(/[^A-Za-z0-9]+/g, "-")}`,
+    url: rendition.src,
+    refreshUrl,
+    ext: (mime, url) => extensionFor({ ...(mime ? { mime } : {}), url, fallback: rendition.name.startsWith("video") ? "mp4" : "jpg" }),
+    announcedSize: undefined,
+  });
+  const partial = partialityOf(fresh, rendition);
+  const old = await deps.repo.markDownloadStored({
+    id: t.id,
+    status: goal.status,
+    rendition: rendition.name,
+    path: result.relPath,
+    size: result.size,
+    sha256: result.sha256,
+    mime: result.mime ?? null,
+    width: rendition.width ?? null,
+    height: rendition.height ?? null,
+    etag: result.etag ?? null,
+    sourceSize: rendition.filesize ?? null,
+    degradedReason: goal.reason,
+    nextAttemptAt: nextWindow,
+    isPartial: partial.partial,
+    partialReason: partial.reason,
+    bytes: result.bytesReceived,
+    at: at(),
+  });
+  await afterStore(deps, old.oldPath, result.relPath);
+  req.log.info({ deviationid: t.deviationid, rendition: rendition.name, reason: goal.reason, partial: partial.partial }, `free rendition stored (${goal.status.replace("_", " ")})`);
+  return goal.status === "degraded"
+    ? { status: "degraded", rendition: rendition.name, reason: goal.reason, nextWindow: goal.nextWindow, bytes: result.bytesReceived, partial: partial.partial }
+    : { status: "not_downloadable", reason: goal.reason, rendition: rendition.name, bytes: result.bytesReceived, partial: partial.partial };
+}
+
+async function transfer(
+  deps: DownloadDeps,
+  req: DownloadRequest,
+  args: { key: string; url: string; refreshUrl: () => Promise<string | undefined>; ext: (mime: string | undefined, url: string) => string; announcedSize: number | undefined },
+) {
+  try {
+    return await transferToArchive({
+      archive: deps.archive,
+      ...args,
+      signal: req.signal,
+      log: req.log,
+      ...(deps.tuning.retry ? { retry: deps.tuning.retry } : {}),
+      ...(deps.tuning.timeouts ? { timeouts: deps.tuning.timeouts } : {}),
+      ...(req.onBytes ? { onBytes: req.onBytes } : {}),
+    });
+  } catch (err) {
+    if (err instanceof DiskFullError) {
+      // Out of space mid-file: nothing half-written stays behind, and the downloads pause.
+      await deps.archive.discardPartial(args.key);
+      throw await deps.guard.pause(err);
+    }
+    throw err;
+  }
+}
+
+/** A replaced file nobody references any more is removed; the readable links are due for a rebuild. */
+async function afterStore(deps: DownloadDeps, oldPath: string | null, newPath: string): Promise<void> {
+  if (oldPath && oldPath !== newPath && (await deps.repo.countPathReferences(oldPath)) === 0) {
+    await fs.rm(deps.archive.resolveInside(oldPath), { force: true });
+  }
+  await deps.services.redis.set(linksDirtyKey(deps.services.config.redisPrefix), "1");
+}
+
+async function defaultAccountId(deps: DownloadDeps): Promise<number> {
+  const account = (await deps.services.accounts.list()).find((a) => a.kind === "user");
+  if (!account) throw new UserError("no user account to download with: log in first with dvault auth login");
+  return account.id;
+}
+
+/** The deviation no longer exists on the service: recorded, never retried. */
+async function gone(deps: DownloadDeps, t: DownloadTarget): Promise<DownloadOutcome> {
+  const reason = "deleted on the service (not found)";
+  await deps.repo.markDownloadNotDownloadable({ id: t.id, reason, at: new Date(deps.services.now()) });
+  return { status: "not_downloadable", reason, rendition: null, bytes: 0, partial: false };
+}
+
+/** 404, or the service's 400 "Deviation not found." (error_code 0). */
+function isGone(err: unknown): boolean {
+  return isApiError(err) && (err.kind === "not_found" || (err.kind === "client" && /not found/i.test(err.errorDescription ?? "")));
+}
+
+function isLimitReached(err: unknown): err is ApiError {
+  return isApiError(err) && /free download limit/i.test(err.errorDescription ?? "");
+}
+
+function isNotDownloadable(err: unknown): err is ApiError {
+  return isApiError(err) && (err.kind === "client" || err.kind === "not_found") && /not downloadable|only subscribers/i.test(err.errorDescription ?? "");
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+

@@ -1,0 +1,32 @@
+// The readable tree (by-user/...) regenerated from the database after downloads; one process at a time.
+import { acquireLock } from "../queue/lock.ts";
+import { buildReadableLinks } from "../storage/links.ts";
+import type { DownloadDeps } from "./deps.ts";
+import { linksDirtyKey } from "./download-file.ts";
+
+export type LinksResult = { links: number; written: number; removed: number } | { busy: true };
+
+export async function regenerateReadableLinks(deps: DownloadDeps): Promise<LinksResult> {
+  const { redis, config, pool } = deps.services;
+  const lock = await acquireLock(redis, `${config.redisPrefix}:downloads:links-lock`, 60_000);
+  if (!lock) {
+    // Another process is writing them; it may have read the table before our latest file.
+    await redis.set(linksDirtyKey(config.redisPrefix), "1");
+    return { busy: true };
+  }
+  try {
+    await redis.del(linksDirtyKey(config.redisPrefix));
+    const links = await buildReadableLinks(pool, deps.archive.root);
+    const result = await deps.archive.writeLinks(links);
+    return { links: links.length, ...result };
+  } finally {
+    await lock.release();
+  }
+}
+
+/** Regenerates the links when a download stored a file since the last time. */
+export async function regenerateLinksIfDirty(deps: DownloadDeps): Promise<LinksResult | undefined> {
+  const { redis, config } = deps.services;
+  if (!(await redis.exists(linksDirtyKey(config.redisPrefix)))) return undefined;
+  return regenerateReadableLinks(deps);
+}

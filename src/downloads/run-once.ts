@@ -1,0 +1,234 @@
+// `dvault download --once`: the downloads in this process, `concurrency` at a time, until nothing is due
+// (quota-deferred rows stay deferred), with a progress line every few seconds and a summary. Rows a
+// killed run left queued are taken over (a per-file lock in Redis keeps a running worker out).
+import { isPermanent, isThrottleDelay } from "../api/errors.ts";
+import type { ClaimedDownload } from "../db/download.repository.ts";
+import { UserError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { scrubString } from "../redact.ts";
+import type { Services } from "../services.ts";
+import { downloadDepsFor, type DownloadDeps } from "./deps.ts";
+import { DownloadsPausedError, type PauseState } from "./disk-guard.ts";
+import { downloadFile, type DownloadOutcome } from "./download-file.ts";
+import { regenerateReadableLinks, type LinksResult } from "./readable-links.ts";
+
+export type DownloadSummary = {
+  done: number;
+  /** Of `done`: degraded renditions replaced by their original. */
+  upgraded: number;
+  degraded: number;
+  deferred: number;
+  notDownloadable: number;
+  failed: number;
+  skipped: number;
+  /** Held by another process until the end of the run. */
+  busy: number;
+  /** Files stored that are only part of the work (first image, blurred). */
+  partial: number;
+  /** Bytes received over the network. */
+  bytes: number;
+  /** When the allowance refills for what was deferred or degraded. */
+  nextWindow: Date | null;
+  paused: PauseState | undefined;
+  links: LinksResult | undefined;
+  failures: { deviationid: string; kind: string; error: string }[];
+  durationMs: number;
+};
+
+export type RunOnceOptions = {
+  services: Services;
+  /** Only this account's downloads (by dvault's account name). */
+  account?: string | undefined;
+  concurrency?: number;
+  log: Logger;
+  signal?: AbortSignal;
+  progressEveryMs?: number;
+  /** Attempts per file in this run (transient failures; each attempt resumes the partial file). */
+  attempts?: number;
+  retryDelayMs?: number;
+  /** How long to wait for files another process holds before leaving them to it. */
+  busyWaitMs?: number;
+  deps?: DownloadDeps;
+};
+
+const BATCH = 500;
+
+export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSummary> {
+  const { services, log } = opts;
+  const deps = opts.deps ?? downloadDepsFor(services);
+  const started = Date.now();
+  const concurrency = Math.max(1, opts.concurrency ?? services.config.downloadConcurrency);
+  const attempts = Math.max(1, opts.attempts ?? 3);
+  const retryDelayMs = opts.retryDelayMs ?? 2000;
+  const s: DownloadSummary = {
+    done: 0, upgraded: 0, degraded: 0, deferred: 0, notDownloadable: 0, failed: 0, skipped: 0, busy: 0, partial: 0,
+    bytes: 0, nextWindow: null, paused: undefined, links: undefined, failures: [], durationMs: 0,
+  };
+
+  const accounts = (await services.accounts.list()).filter((a) => a.kind === "user" && (!opts.account || a.name === opts.account));
+  if (opts.account && accounts.length === 0) throw new UserError(`no account named "${opts.account}": see dvault auth status`);
+  if (accounts.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login (or dvault auth import)");
+
+  if (!(await deps.guard.tryResume())) {
+    const paused = await deps.guard.pausedState();
+    if (paused) return { ...s, paused, durationMs: Date.now() - started };
+  }
+
+  // Rows come in priority order, a batch at a time; the first claim of each account also takes over
+  // rows a killed run left queued.
+  const pending: ClaimedDownload[] = [];
+  const exhausted = new Set<number>();
+  const firstClaim = new Set<number>();
+  let claiming: Promise<void> | undefined;
+  const refill = async () => {
+    for (const account of accounts) {
+      if (exhausted.has(account.id)) continue;
+      const includeQueued = !firstClaim.has(account.id);
+      firstClaim.add(account.id);
+      const rows = await deps.repo.claimDueDownloads({
+        accountId: account.id,
+        now: new Date(services.now()),
+        classes: services.config.downloadPriority,
+        limit: BATCH,
+        includeQueued,
+      });
+      if (rows.length < BATCH && !includeQueued) exhausted.add(account.id);
+      pending.push(...rows);
+      if (rows.length > 0) return;
+    }
+  };
+  const next = async (): Promise<ClaimedDownload | undefined> => {
+    while (pending.length === 0 && exhausted.size < accounts.length && !stop) {
+      claiming ??= refill().finally(() => (claiming = undefined));
+      await claiming;
+    }
+    return pending.shift();
+  };
+
+  let stop = false;
+  let storedSomething = false;
+  const busy: ClaimedDownload[] = [];
+  let lastBytes = 0;
+  let lastAt = Date.now();
+  const progress = setInterval(() => {
+    const now = Date.now();
+    const rate = ((s.bytes - lastBytes) / Math.max(1, now - lastAt)) * 1000;
+    lastBytes = s.bytes;
+    lastAt = now;
+    log.info({ done: s.done, degraded: s.degraded, deferred: s.deferred, notDownloadable: s.notDownloadable, failed: s.failed, bytes: s.bytes, mbPerS: +(rate / 1e6).toFixed(1) }, "downloading");
+  }, opts.progressEveryMs ?? 5000);
+  progress.unref();
+
+  const count = (o: DownloadOutcome) => {
+    switch (o.status) {
+      case "done":
+        s.done++;
+        if (o.upgraded) s.upgraded++;
+        if (o.partial) s.partial++;
+        storedSomething = true;
+        break;
+      case "degraded":
+        s.degraded++;
+        if (o.partial) s.partial++;
+        storedSomething = true;
+        s.nextWindow = earliest(s.nextWindow, o.nextWindow);
+        break;
+      case "deferred":
+        s.deferred++;
+        s.nextWindow = earliest(s.nextWindow, o.nextWindow);
+        break;
+      case "not_downloadable":
+        s.notDownloadable++;
+        if (o.partial) s.partial++;
+        if (o.rendition) storedSomething = true;
+        break;
+      case "skipped":
+        s.skipped++;
+        break;
+      case "busy":
+        break;
+    }
+  };
+
+  const runOne = async (row: ClaimedDownload): Promise<void> => {
+    if (row.kind === "degraded") return;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const outcome = await downloadFile(deps, {
+          deviationid: row.deviationid,
+          kind: row.kind,
+          log,
+          signal: opts.signal,
+          onBytes: (n) => (s.bytes += n),
+        });
+        if (outcome.status === "busy") busy.push(row);
+        else count(outcome);
+        return;
+      } catch (err) {
+        if (err instanceof DownloadsPausedError) {
+          s.paused = err.state;
+          stop = true;
+          await deps.repo.releaseDownload(row.id, new Date(services.now()));
+          return;
+        }
+        if (opts.signal?.aborted) {
+          stop = true;
+          return;
+        }
+        const final = isPermanent(err) || attempt >= attempts;
+        const message = scrubString(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+        await deps.repo.recordDownloadFailure({
+          deviationid: row.deviationid,
+          kind: row.kind,
+          error: message,
+          final,
+          retryAt: new Date(services.now() + 24 * 3600_000),
+          at: new Date(services.now()),
+        });
+        if (final) {
+          s.failed++;
+          s.failures.push({ deviationid: row.deviationid, kind: row.kind, error: message });
+          log.warn({ deviationid: row.deviationid, kind: row.kind, err: message }, "download failed");
+          return;
+        }
+        const waitMs = isThrottleDelay(err) ? Math.min(err.waitMs, 60_000) : retryDelayMs * 2 ** (attempt - 1);
+        log.info({ deviationid: row.deviationid, attempt, waitMs }, "download attempt failed: trying again");
+        await sleep(waitMs);
+      }
+    }
+  };
+
+  const lanes = Array.from({ length: concurrency }, async () => {
+    for (;;) {
+      if (stop) return;
+      const row = await next();
+      if (!row) return;
+      await runOne(row);
+    }
+  });
+  try {
+    await Promise.all(lanes);
+    // Files another process held: wait for its lock to free (a killed process's expires), then try again.
+    const deadline = Date.now() + (opts.busyWaitMs ?? (deps.tuning.lockTtlMs ?? 15_000) + 5000);
+    while (busy.length > 0 && !stop && Date.now() < deadline) {
+      await sleep(1000);
+      const again = busy.splice(0);
+      for (const row of again) await runOne(row);
+    }
+    s.busy = busy.length;
+    if (stop) for (const row of pending.splice(0)) await deps.repo.releaseDownload(row.id, new Date(services.now()));
+  } finally {
+    clearInterval(progress);
+  }
+  if (storedSomething) s.links = await regenerateReadableLinks(deps);
+  s.durationMs = Date.now() - started;
+  return s;
+}
+
+function earliest(a: Date | null, b: Date): Date {
+  return a === null || b < a ? b : a;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,238 @@
+// One file from the CDN into the archive, streamed end to end: got's stream straight into
+// Archive.storeStream (sha256 on the way, fsync, atomic rename), resumed with a Range request from the
+// partial file when the server allows it, with the signed URL fetched again when it has expired.
+//
+// Why a loop here rather than got's retry: got retries a stream by starting it over, while a resumed
+// transfer must re-read the partial file's length and ETag and send Range/If-Range for the rest — the
+// one place dvault retries by hand. Timeouts, redirects and the request itself stay got's.
+import type { IncomingHttpHeaders } from "node:http";
+import got, { type Request } from "got";
+import { ApiError } from "../api/errors.ts";
+import { DEFAULT_USER_AGENT } from "../api/http.ts";
+import type { Logger } from "../log.ts";
+import { DiskFullError, SizeMismatchError, type Archive, type StoredFile } from "../storage/archive.ts";
+
+export type TransferRetry = {
+  /** Attempts in this call (resets mid-body, 5xx, timeouts); the job's own attempts come on top. */
+  attempts: number;
+  /** First pause between attempts, doubled each time, with up to 20 % jitter. */
+  baseDelayMs: number;
+  /** New signed URLs fetched after the CDN refused one (expired) before giving up. */
+  urlRefreshes: number;
+};
+
+export const DEFAULT_TRANSFER_RETRY: TransferRetry = { attempts: 5, baseDelayMs: 1000, urlRefreshes: 3 };
+
+export type TransferTimeouts = { connectMs: number; responseMs: number; idleMs: number };
+export const DEFAULT_TRANSFER_TIMEOUTS: TransferTimeouts = { connectMs: 10_000, responseMs: 30_000, idleMs: 60_000 };
+
+export type TransferArgs = {
+  archive: Archive;
+  /** Names the partial file: stable per deviation and rendition, so a later attempt (or process) resumes it. */
+  key: string;
+  /** The signed URL to start with. */
+  url: string;
+  /** A fresh signed URL after the CDN refused the current one (401/403); undefined when none can be had. */
+  refreshUrl?: () => Promise<string | undefined>;
+  /** Extension of the stored file, when known before the response (from the API's filename). */
+  ext: (contentType: string | undefined, url: string) => string;
+  /** The size the API announced; checked against the CDN's Content-Length. */
+  announcedSize?: number | undefined;
+  signal?: AbortSignal | undefined;
+  log: Logger;
+  retry?: Partial<TransferRetry>;
+  timeouts?: Partial<TransferTimeouts>;
+  /** Bytes as they arrive (progress of the CLI). */
+  onBytes?: (n: number) => void;
+};
+
+export type TransferResult = StoredFile & {
+  mime: string | undefined;
+  etag: string | undefined;
+  /** Bytes received over the network by this call, all attempts. */
+  bytesReceived: number;
+  /** Attempts that resumed a partial file with a Range request and got 206. */
+  resumed: number;
+  attempts: number;
+};
+
+/** The CDN answered with something a retry may fix (5xx, 429, a reset mid-body). */
+export class TransferError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = "TransferError";
+  }
+}
+
+type Opened = { stream: Request; status: number; headers: IncomingHttpHeaders };
+
+export async function transferToArchive(args: TransferArgs): Promise<TransferResult> {
+  const retry = { ...DEFAULT_TRANSFER_RETRY, ...args.retry };
+  const timeouts = { ...DEFAULT_TRANSFER_TIMEOUTS, ...args.timeouts };
+  const { archive, key, signal, log } = args;
+  let url = args.url;
+  let refreshes = 0;
+  let bytesReceived = 0;
+  let resumed = 0;
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= retry.attempts; attempt++) {
+    signal?.throwIfAborted();
+    const partial = await archive.partialState(key);
+    const canResume = partial.size > 0 && partial.etag !== undefined;
+    const before = partial.size;
+    let opened: Opened | undefined;
+    try {
+      opened = await open(url, canResume ? { range: `bytes=${partial.size}-`, "if-range": partial.etag as string } : {}, signal, timeouts);
+      const { status, headers, stream } = opened;
+      if (status === 401 || status === 403) {
+        stream.destroy();
+        const fresh = refreshes < retry.urlRefreshes && args.refreshUrl ? await args.refreshUrl() : undefined;
+        if (!fresh) throw new TransferError(`the CDN refused the signed URL (HTTP ${status}) and no fresh one could be had`, status, true);
+        refreshes++;
+        url = fresh;
+        log.info({ status, refreshes }, "signed URL refused by the CDN (expired): fetched a new one");
+        attempt--; // a refused URL is not a failed transfer
+        continue;
+      }
+      if (status === 416) {
+        stream.destroy();
+        await archive.discardPartial(key);
+        throw new TransferError("the CDN refused the resume range (HTTP 416): starting over", status, true);
+      }
+      if (status === 404 || status === 410) {
+        stream.destroy();
+        throw new ApiError({ kind: "not_found", operation: "cdn.file", status }, `the CDN has no such file (HTTP ${status}); the deviation may have been removed`);
+      }
+      if (status !== 200 && status !== 206) {
+        stream.destroy();
+        throw new TransferError(`the CDN answered HTTP ${status}`, status, status >= 500 || status === 429 || status === 408);
+      }
+      const etag = headerOf(headers, "etag");
+      let resumeFrom = 0;
+      let total = contentLength(headers);
+      if (status === 206) {
+        const range = contentRange(headers);
+        // A 206 for another version or another offset cannot be appended: start over without Range.
+        if (!range || range.start !== partial.size || (etag !== undefined && etag !== partial.etag)) {
+          stream.destroy();
+          await archive.discardPartial(key);
+          log.info({ expectedStart: partial.size, got: range?.start }, "the CDN's partial answer does not continue the partial file: starting over");
+          attempt--;
+          continue;
+        }
+        resumeFrom = range.start;
+        total = range.total;
+        resumed++;
+        log.info({ from: resumeFrom, total }, "resuming a partial file with a Range request");
+      }
+      if (total !== undefined && args.announcedSize !== undefined && args.announcedSize > 0 && total !== args.announcedSize) {
+        stream.destroy();
+        throw new TransferError(`the CDN's size (${total} bytes) disagrees with the API's filesize (${args.announcedSize} bytes)`, status, true);
+      }
+      const expectedSize = total ?? (args.announcedSize && args.announcedSize > 0 ? args.announcedSize : undefined);
+      if (args.onBytes) {
+        let last = 0;
+        stream.on("downloadProgress", (p: { transferred: number }) => {
+          args.onBytes?.(p.transferred - last);
+          last = p.transferred;
+        });
+      }
+      const contentType = headerOf(headers, "content-type");
+      const stored = await archive.storeStream({
+        key,
+        body: stream,
+        ext: args.ext(contentType, url),
+        ...(expectedSize !== undefined ? { expectedSize } : {}),
+        resumeFrom,
+        ...(etag !== undefined ? { etag } : {}),
+        ...(signal ? { signal } : {}),
+      });
+      bytesReceived += stored.size - resumeFrom;
+      return { ...stored, mime: contentType?.split(";")[0]?.trim(), etag, bytesReceived, resumed, attempts: attempt };
+    } catch (err) {
+      opened?.stream.destroy();
+      const after = (await archive.partialState(key).catch(() => ({ size: 0 }))).size;
+      bytesReceived += Math.max(0, after - before);
+      if (!isRetryable(err) || signal?.aborted) throw err;
+      lastError = err;
+      if (attempt >= retry.attempts) break;
+      const waitMs = retry.baseDelayMs * 2 ** (attempt - 1) * (1 + 0.2 * Math.random());
+      log.warn({ attempt, waitMs: Math.round(waitMs), kept: after, reason: describe(err) }, "transfer interrupted: retrying");
+      await sleep(waitMs, signal);
+    }
+  }
+  throw lastError instanceof Error ? lastError : new TransferError(`transfer failed: ${String(lastError)}`, undefined, true);
+}
+
+function open(url: string, headers: Record<string, string>, signal: AbortSignal | undefined, t: TransferTimeouts): Promise<Opened> {
+  const stream = got.stream(url, {
+    headers: { "user-agent": DEFAULT_USER_AGENT, "accept-encoding": "identity", ...headers },
+    decompress: false,
+    throwHttpErrors: false,
+    retry: { limit: 0 },
+    timeout: { connect: t.connectMs, response: t.responseMs, socket: t.idleMs },
+    ...(signal ? { signal } : {}),
+  });
+  // Later errors reach the archive through the stream's iterator; this listener only keeps an error
+  // raised before iteration starts from becoming an uncaught exception.
+  stream.on("error", () => undefined);
+  return new Promise<Opened>((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    stream.once("error", onError);
+    stream.once("response", (res: { statusCode: number; headers: IncomingHttpHeaders }) => {
+      stream.off("error", onError);
+      resolve({ stream, status: res.statusCode, headers: res.headers });
+    });
+  });
+}
+
+function headerOf(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function contentLength(headers: IncomingHttpHeaders): number | undefined {
+  const v = headerOf(headers, "content-length");
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
+}
+
+function contentRange(headers: IncomingHttpHeaders): { start: number; end: number; total: number | undefined } | undefined {
+  const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(headerOf(headers, "content-range") ?? "");
+  if (!m) return undefined;
+  return { start: Number(m[1]), end: Number(m[2]), total: m[3] === "*" ? undefined : Number(m[3]) };
+}
+
+function isRetryable(err: unknown): boolean {
+  if (err instanceof DiskFullError) return false;
+  if (err instanceof ApiError) return false;
+  if (err instanceof TransferError) return err.retryable;
+  if (err instanceof SizeMismatchError) return true;
+  if (err instanceof Error && (err.name === "AbortError" || err.name === "InterruptedError")) return false;
+  // got's RequestError family (ReadError, TimeoutError, ECONNRESET, ...): the connection failed.
+  return err instanceof Error && (typeof (err as { code?: unknown }).code === "string" || /^(RequestError|ReadError|TimeoutError)$/.test(err.name));
+}
+
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "string" ? `${err.name} ${code}` : `${err.name}: ${err.message.slice(0, 200)}`;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }
+    function onAbort() {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    }
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,90 @@
+// The sync harness plus what the downloads need: a temporary archive, a config naming it (and the
+// allowance, the disk threshold), downloads deps tuned for tests, and the environment a child process
+// needs to run the same worker against the same simulator, database and Redis prefix.
+import { randomBytes } from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { Config } from "../../src/config.ts";
+import { setDownloadTuning, type DownloadDeps, type DownloadTuning } from "../../src/downloads/deps.ts";
+import { runDownloadsOnce, type DownloadSummary, type RunOnceOptions } from "../../src/downloads/run-once.ts";
+import { createLogger, type Logger } from "../../src/log.ts";
+import type { Services } from "../../src/services.ts";
+import type { SimulatorOptions } from "../../src/simulator/server.ts";
+import type { SourceDefinition, SourceName } from "../../src/sync/source.ts";
+import { testConfig } from "./config.ts";
+import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, createSyncHarness, type SyncHarness } from "./sync-harness.ts";
+
+export type DownloadHarness = Omit<SyncHarness, "services"> & {
+  services: Services;
+  deps: DownloadDeps;
+  archiveDir: string;
+  /** The environment of this harness's config: a child process builds the same config from it. */
+  env: Record<string, string>;
+  keyHex: string;
+  log: Logger;
+  runOnce(opts?: Partial<RunOnceOptions>): Promise<DownloadSummary>;
+  /** Runs sync sources so the downloads table has its wanted rows. */
+  syncAll(sources: SourceName[]): Promise<void>;
+};
+
+export type DownloadHarnessOptions = {
+  sim?: SimulatorOptions;
+  sources?: readonly SourceDefinition[];
+  /** DVAULT_DOWNLOAD_QUOTA (default 10). */
+  quota?: number;
+  /** DVAULT_MIN_FREE_BYTES (default "0": no guard). */
+  minFreeBytes?: string;
+  tuning?: DownloadTuning;
+  log?: Logger;
+  /** An existing folder to archive into (kept afterwards); default a fresh temporary one. */
+  archiveDir?: string;
+};
+
+export async function createDownloadHarness(options: DownloadHarnessOptions = {}): Promise<DownloadHarness> {
+  const key = randomBytes(32);
+  const log = options.log ?? createLogger({ level: "silent" });
+  const h = await createSyncHarness({
+    ...(options.sim ? { sim: options.sim } : {}),
+    ...(options.sources ? { sources: options.sources } : {}),
+    log,
+    // The pacer lets one API request per token in flight; waiters re-check every 5 ms instead of 100.
+    overrides: { secretKey: { key, source: "env", created: false }, pacer: { pollMs: 5 } },
+  });
+  const archiveDir = options.archiveDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), "dvault-archive-")));
+  const env: Record<string, string> = {
+    DATABASE_URL: h.db.url,
+    DVAULT_REDIS_PREFIX: h.redis.prefix,
+    DVAULT_API_BASE: h.sim.url,
+    DVAULT_CLIENT_ID: SIM_CLIENT_ID,
+    DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
+    DVAULT_ARCHIVE_DIR: archiveDir,
+    DVAULT_DOWNLOAD_QUOTA: String(options.quota ?? 10),
+    DVAULT_MIN_FREE_BYTES: options.minFreeBytes ?? "0",
+    DVAULT_SECRET_KEY: key.toString("hex"),
+  };
+  const config: Config = testConfig(env);
+  // The harness's services with this config: downloads read the archive, allowance and threshold from it.
+  const services: Services = { ...h.services, config };
+  const deps = setDownloadTuning(services, { retry: { baseDelayMs: 20 }, lockTtlMs: 3000, ...options.tuning });
+  return {
+    ...h,
+    services,
+    deps,
+    archiveDir,
+    env,
+    keyHex: key.toString("hex"),
+    log,
+    runOnce: (opts = {}) => runDownloadsOnce({ services, deps, log, progressEveryMs: 60_000, retryDelayMs: 20, ...opts }),
+    async syncAll(sources) {
+      for (const source of sources) {
+        const result = await h.runSource(source);
+        if (result.status === "skipped") throw new Error(`sync ${source} skipped: ${result.reason ?? "?"}`);
+      }
+    },
+    async close() {
+      await h.close();
+      if (!options.archiveDir) await fs.rm(archiveDir, { recursive: true, force: true });
+    },
+  };
+}

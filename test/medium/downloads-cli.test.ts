@@ -1,0 +1,133 @@
+// The commands as a user runs them (bin/dvault.js in a child process, real Postgres, Redis and the
+// simulator): `dvault account set --download-quota`, `dvault download --once` with its summary, and
+// `dvault verify [--fix]` finding a missing, a corrupt and an orphaned file and re-queueing what it can.
+import { spawn } from "node:child_process";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+
+const BIN = path.resolve("bin/dvault.js");
+
+let h: DownloadHarness;
+
+type Run = { code: number | null; stdout: string; stderr: string };
+
+function dvault(args: string[]): Promise<Run> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, ...h.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+beforeAll(async () => {
+  // The commands use the wall clock: the simulator's week is this week.
+  h = await createDownloadHarness({
+    sim: { dataset: { deviations: 14, galleryFolders: 2, collectionFolders: 1, favourites: 0, trackedUsers: 0 }, downloadQuota: 100, startTime: new Date() },
+    sources: [gallerySource],
+    quota: 10,
+  });
+  await h.syncAll(["gallery"]);
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+});
+
+async function originalRows() {
+  const { rows } = await h.pool.query<{ deviationid: string; status: string; path: string | null; sha256: string | null }>(
+    "SELECT deviationid, status, path, sha256 FROM downloads WHERE kind = 'original' ORDER BY deviationid",
+  );
+  return rows;
+}
+
+describe("dvault download / verify / account", () => {
+  it("sets an account's weekly allowance", async () => {
+    const run = await dvault(["account", "set", h.account.name, "--download-quota", "3"]);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/weekly download allowance set to 3; this week 0 used, 3 left, next window \d{4}-/);
+    const bad = await dvault(["account", "set", h.account.name, "--download-quota", "lots"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--download-quota expects a whole number/);
+    const nobody = await dvault(["account", "set", "nobody", "--download-quota", "3"]);
+    expect(nobody.stderr).toMatch(/no account named "nobody"/);
+  });
+
+  it("downloads with --once and prints a summary", async () => {
+    const run = await dvault(["download", "--once"]);
+    expect(run.code).toBe(0);
+    const { rows } = await h.pool.query<{ status: string; n: number }>("SELECT status, count(*)::int AS n FROM downloads GROUP BY status");
+    const n = (status: string) => rows.find((r) => r.status === status)?.n ?? 0;
+    // Three originals (the account's allowance), the journals' texts; the rest degraded until next week.
+    const { rows: originals } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE kind = 'original' AND status = 'done'");
+    expect(originals[0]?.n).toBe(3);
+    expect(n("degraded")).toBeGreaterThan(0);
+    expect(run.stdout).toMatch(new RegExp(`^done\\s+${n("done")}\\b`, "m"));
+    expect(run.stdout).toMatch(new RegExp(`^degraded\\s+${n("degraded")} \\(a free rendition stored`, "m"));
+    expect(run.stdout).toMatch(/^deferred\s+0 \(next quota window \d{4}-\d\d-\d\dT00:00:00\.000Z\)/m);
+    expect(run.stdout).toMatch(new RegExp(`^not downloadable\\s+${n("not_downloadable")}\\b`, "m"));
+    expect(run.stdout).toMatch(/^failed\s+0/m);
+    expect(run.stdout).toMatch(/^bytes\s+[\d.]+ (KiB|MiB)/m);
+    expect(run.stdout).toMatch(/^readable links\s+\d+/m);
+  });
+
+  it("verifies the archive and re-queues missing and corrupt files with --fix", async () => {
+    const clean = await dvault(["verify"]);
+    expect(clean.code).toBe(0);
+    expect(clean.stdout).toMatch(/^missing\s+0/m);
+    expect(clean.stdout).toMatch(/^corrupt\s+0/m);
+
+    const done = (await originalRows()).filter((r) => r.status === "done");
+    const [lost, damaged] = done;
+    await fs.rm(path.join(h.archiveDir, lost!.path!));
+    const damagedFile = path.join(h.archiveDir, damaged!.path!);
+    const bytes = await fs.readFile(damagedFile);
+    bytes[100] = (bytes[100]! + 1) % 256;
+    await fs.writeFile(damagedFile, bytes);
+    const orphan = path.join(h.archiveDir, "originals", "ff", "ee", `ffee${"0".repeat(60)}.jpg`);
+    await fs.mkdir(path.dirname(orphan), { recursive: true });
+    await fs.writeFile(orphan, "stray");
+
+    const report = await dvault(["verify"]);
+    expect(report.code).toBe(2);
+    expect(report.stdout).toMatch(/^missing\s+1\n\s+originals\/\S+ \(/m);
+    expect(report.stdout).toContain(lost!.deviationid);
+    expect(report.stdout).toMatch(/^corrupt\s+1/m);
+    expect(report.stdout).toContain(damaged!.deviationid);
+    expect(report.stdout).toMatch(/^orphaned\s+1 /m);
+    expect(report.stdout).toContain("run dvault verify --fix");
+    // Without --fix nothing changed.
+    expect((await originalRows()).filter((r) => r.status === "done")).toHaveLength(3);
+
+    const fix = await dvault(["verify", "--fix"]);
+    expect(fix.code).toBe(0);
+    expect(fix.stdout).toMatch(/^re-queued 2 row\(s\)/m);
+    const after = await originalRows();
+    expect(after.find((r) => r.deviationid === lost!.deviationid)).toMatchObject({ status: "wanted", path: null });
+    expect(after.find((r) => r.deviationid === damaged!.deviationid)).toMatchObject({ status: "wanted", path: null });
+    // The corrupt bytes were moved aside, not left under their (wrong) content address.
+    await expect(fs.stat(damagedFile)).rejects.toThrow();
+    expect((await fs.readdir(path.join(h.archiveDir, ".corrupt"))).length).toBe(1);
+    const { rows: history } = await h.pool.query<{ change: string }>("SELECT change FROM download_history ORDER BY change");
+    expect(history.map((x) => x.change)).toEqual(["corrupt", "missing"]);
+  });
+
+  it("fetches the re-queued files again", async () => {
+    await h.pool.query("UPDATE accounts SET download_quota = 10");
+    const run = await dvault(["download", "--once"]);
+    expect(run.code).toBe(0);
+    const rows = await originalRows();
+    for (const r of rows.filter((x) => x.status === "done")) expect(r.sha256).toBe(await h.sim.fileSha256(r.deviationid));
+    const verify = await dvault(["verify"]);
+    expect(verify.code).toBe(0);
+    expect(verify.stdout).toMatch(/^ok\s+\d+/m);
+    expect(verify.stdout).toMatch(/^orphaned\s+1 /m);
+  });
+});

@@ -1,0 +1,152 @@
+// The free-disk guard on a real, small filesystem (a tmpfs; skipped where it cannot be mounted): below
+// the threshold the downloads pause with one log line and a flag in Redis, and resume when space
+// returns; a transfer that runs out of space mid-file leaves no partial file and nothing counted done.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
+import { createLogger } from "../../src/log.ts";
+import { Producer } from "../../src/queue/producer.ts";
+import { startWorker } from "../../src/worker.ts";
+import { testConfig } from "../helpers/config.ts";
+import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
+import { DEFAULT_START_TIME } from "../../src/simulator/server.ts";
+import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+
+const MB = 1024 * 1024;
+const DATASET: DatasetOptions = { deviations: 10, galleryFolders: 1, collectionFolders: 1, favourites: 0, trackedUsers: 0 };
+
+const mountPoint = path.join(os.tmpdir(), `dvault-tmpfs-${process.pid}`);
+let mounted = false;
+try {
+  execFileSync("mkdir", ["-p", mountPoint]);
+  execFileSync("mount", ["-t", "tmpfs", "-o", "size=40m,mode=0700", "tmpfs", mountPoint], { stdio: "ignore" });
+  mounted = true;
+} catch {
+  mounted = false;
+}
+
+let h: DownloadHarness;
+let ids: string[];
+const lines: Array<{ msg: string; level: number }> = [];
+const sink = new Writable({
+  write(chunk: Buffer, _enc, cb) {
+    for (const l of chunk.toString().split("\n").filter(Boolean)) lines.push(JSON.parse(l) as { msg: string; level: number });
+    cb();
+  },
+});
+
+beforeAll(async () => {
+  if (!mounted) return;
+  ids = downloadableOwnerDeviations(generateDataset(1, DATASET, DEFAULT_START_TIME)).slice(0, 3).map((d) => d.deviationid);
+  h = await createDownloadHarness({
+    sim: { dataset: DATASET, fileSizes: { [ids[0]!]: 30 * MB, [ids[1]!]: 2 * MB, [ids[2]!]: 1 * MB }, downloadQuota: 100, cdnBytesPerSecond: 12 * MB },
+    sources: [gallerySource],
+    quota: 100,
+    archiveDir: path.join(mountPoint, "archive"),
+    minFreeBytes: "4MiB",
+    log: createLogger({ level: "info", destination: sink, pretty: false }),
+  });
+  await h.syncAll(["gallery"]);
+  await h.pool.query("DELETE FROM downloads WHERE NOT (kind = 'original' AND deviationid = ANY($1))", [ids]);
+  await h.pool.query("UPDATE downloads SET status = 'failed'");
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+  if (mounted) execFileSync("umount", ["-l", mountPoint]);
+  await fs.rm(mountPoint, { recursive: true, force: true });
+});
+
+const pausedKey = () => `${h.redis.prefix}:downloads:paused`;
+const count = (re: RegExp) => lines.filter((l) => re.test(l.msg)).length;
+
+describe.skipIf(!mounted)("DiskGuard", () => {
+  it("pauses before a transfer below the threshold, once, and resumes when space returns", async () => {
+    await h.pool.query("UPDATE downloads SET status = 'wanted' WHERE deviationid = $1", [ids[1]]);
+    const filler = path.join(mountPoint, "filler");
+    await fs.writeFile(filler, Buffer.alloc(37 * MB));
+    const first = await h.runOnce();
+    const second = await h.runOnce();
+    expect(first.paused?.reason).toMatch(/downloads paused: disk almost full/);
+    expect(second.paused).toBeDefined();
+    expect(first.done + second.done).toBe(0);
+    expect(await h.redis.redis.get(pausedKey())).toContain("freeBytes");
+    expect(count(/^downloads paused/)).toBe(1);
+
+    await fs.rm(filler);
+    const third = await h.runOnce();
+    expect(third).toMatchObject({ done: 1, paused: undefined });
+    expect(await h.redis.redis.exists(pausedKey())).toBe(0);
+    expect(count(/^downloads resumed/)).toBe(1);
+  });
+
+  it("leaves nothing behind when the disk fills up mid-file", async () => {
+    const id = ids[0]!;
+    await h.pool.query("UPDATE downloads SET status = 'wanted' WHERE deviationid = $1", [id]);
+    const filler = path.join(mountPoint, "filler2");
+    const run = h.runOnce();
+    // Once 4 MB are in, something else takes 16 MB of the 40: the 30 MB file cannot fit any more.
+    for (;;) {
+      if ((await h.deps.archive.partialState(`${id}-original`)).size >= 4 * MB) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await fs.writeFile(filler, Buffer.alloc(16 * MB));
+    const summary = await run;
+    expect(summary.paused?.reason).toMatch(/disk almost full/);
+    expect(summary.done).toBe(0);
+    expect((await h.deps.archive.partialState(`${id}-original`)).size).toBe(0);
+    const { rows } = await h.pool.query<{ status: string; path: string | null }>("SELECT status, path FROM downloads WHERE deviationid = $1", [id]);
+    expect(rows[0]).toMatchObject({ status: "wanted", path: null });
+    const originals = await fs.readdir(path.join(h.archiveDir, "originals"), { recursive: true });
+    expect(originals.filter((n) => String(n).endsWith(".jpg") || String(n).endsWith(".png") || String(n).endsWith(".gif"))).toHaveLength(1);
+
+    await fs.rm(filler);
+    h.sim.setCdn({ bytesPerSecond: null });
+    const after = await h.runOnce();
+    expect(after).toMatchObject({ done: 1, paused: undefined });
+    const { rows: done } = await h.pool.query<{ sha256: string }>("SELECT sha256 FROM downloads WHERE deviationid = $1", [id]);
+    expect(done[0]?.sha256).toBe(await h.sim.fileSha256(id));
+  });
+
+  it("pauses the worker's downloads queue, and the maintenance job resumes it when space returns", async () => {
+    const id = ids[2]!;
+    await h.pool.query("UPDATE downloads SET status = 'wanted' WHERE deviationid = $1", [id]);
+    const filler = path.join(mountPoint, "filler3");
+    await fs.writeFile(filler, Buffer.alloc((await h.deps.archive.freeBytes()) - 2 * MB));
+    const pausedBefore = count(/^downloads paused/);
+    const resumedBefore = count(/^downloads resumed/);
+    const producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
+    const worker = await startWorker({
+      config: testConfig(h.env),
+      log: h.log,
+      handleSignals: false,
+      overrides: { now: () => h.sim.clock.now().getTime(), secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false }, pacer: { pollMs: 5 } },
+    });
+    try {
+      const queue = producer.queue("downloads");
+      await waitFor(async () => (await queue.isPaused()) && (await h.redis.redis.exists(pausedKey())) === 1);
+      expect(count(/^downloads paused/)).toBe(pausedBefore + 1);
+      await fs.rm(filler);
+      await producer.queue("maintenance").add("downloads.enqueue", { scope: "all" });
+      await waitFor(async () => !(await queue.isPaused()));
+      expect(count(/^downloads resumed/)).toBe(resumedBefore + 1);
+      await waitFor(async () => (await h.pool.query<{ status: string }>("SELECT status FROM downloads WHERE deviationid = $1", [id])).rows[0]?.status === "done");
+    } finally {
+      await worker.stop("test done");
+      await producer.close();
+    }
+  }, 60_000);
+});
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

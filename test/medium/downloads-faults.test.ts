@@ -1,0 +1,164 @@
+// Transfers that go wrong on the way, against the simulator's CDN over real sockets: a reset mid-body
+// resumes with a Range request, 5xx answers are retried, an expired signed URL is fetched again (one more
+// /deviation/download call), a server without ranges or a changed file (new ETag) starts over — and
+// every stored file's sha256 is the simulator's.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CdnHook } from "../../src/simulator/server.ts";
+import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
+import { DEFAULT_START_TIME } from "../../src/simulator/server.ts";
+import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+
+const DATASET: DatasetOptions = { deviations: 40, galleryFolders: 2, collectionFolders: 1, favourites: 0, trackedUsers: 0 };
+const SIZE = 3 * 1024 * 1024 + 17;
+
+let h: DownloadHarness;
+let ids: string[];
+/** A deviation whose file changes (new version, new ETag) right after its next CDN request starts. */
+let bumpAfterRequest: string | undefined;
+
+const bump: CdnHook = (_world, _req, d) => {
+  if (bumpAfterRequest && d.deviationid === bumpAfterRequest) {
+    bumpAfterRequest = undefined;
+    setImmediate(() => (d as { version: number }).version++);
+  }
+  return undefined;
+};
+
+beforeAll(async () => {
+  ids = downloadableOwnerDeviations(generateDataset(1, DATASET, DEFAULT_START_TIME))
+    .slice(0, 6)
+    .map((d) => d.deviationid);
+  h = await createDownloadHarness({
+    sim: { dataset: DATASET, fileSizes: Object.fromEntries(ids.map((id) => [id, SIZE])), downloadQuota: 100, cdnHooks: [bump] },
+    sources: [gallerySource],
+    quota: 100,
+  });
+  await h.syncAll(["gallery"]);
+  // Only these rows, parked until each test wants its own.
+  await h.pool.query("DELETE FROM downloads WHERE NOT (kind = 'original' AND deviationid = ANY($1))", [ids]);
+  await h.pool.query("UPDATE downloads SET status = 'failed'");
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+});
+
+async function want(id: string): Promise<number> {
+  await h.pool.query("UPDATE downloads SET status = 'wanted' WHERE deviationid = $1", [id]);
+  return h.lastSeq();
+}
+
+/** What the simulator saw for one deviation since `seq`: download calls and CDN answers, in order. */
+function traffic(id: string, seq: number): string[] {
+  return h.sim
+    .log()
+    .filter((e) => e.seq > seq && e.path.toLowerCase().includes(id.toLowerCase()))
+    .map((e) => (e.route.endsWith("/deviation/download/{deviationid}") ? `api ${e.status}` : `cdn ${e.status}`));
+}
+
+async function stored(id: string): Promise<{ status: string; sha256: string | null; size: string | null }> {
+  const { rows } = await h.pool.query<{ status: string; sha256: string | null; size: string | null }>("SELECT status, sha256, size FROM downloads WHERE deviationid = $1", [id]);
+  return rows[0]!;
+}
+
+describe("transferToArchive", () => {
+  it("resumes a transfer reset mid-body with a Range request", async () => {
+    const id = ids[0]!;
+    const seq = await want(id);
+    h.sim.faults.add({ route: "/_cdn/original/", kind: "reset_mid_body", atByte: 1_200_000, times: 1 });
+    const summary = await h.runOnce();
+    expect(summary).toMatchObject({ done: 1, failed: 0 });
+    // The second request asked for the rest only: 206, and the whole file was not sent twice.
+    expect(traffic(id, seq)).toEqual(["api 200", "cdn 200", "cdn 206"]);
+    expect(summary.bytes).toBeLessThan(SIZE + 1_300_000);
+    expect(await stored(id)).toMatchObject({ status: "done", sha256: await h.sim.fileSha256(id), size: String(SIZE) });
+  });
+
+  it("retries 5xx answers of the CDN", async () => {
+    const id = ids[1]!;
+    const seq = await want(id);
+    h.sim.faults.add({ route: "/_cdn/original/", kind: "status_503", times: 2 });
+    const summary = await h.runOnce();
+    expect(summary).toMatchObject({ done: 1, failed: 0 });
+    expect(traffic(id, seq)).toEqual(["api 200", "cdn 503", "cdn 503", "cdn 200"]);
+    expect((await stored(id)).sha256).toBe(await h.sim.fileSha256(id));
+  });
+
+  it("fetches a new signed URL when the one it has expired", async () => {
+    const id = ids[2]!;
+    const seq = await want(id);
+    const usedBefore = h.sim.quotaUsed(h.sim.truth.ownerId);
+    // The CDN request waits 400 ms; meanwhile 11 simulated minutes pass and the 10-minute URL expires.
+    h.sim.faults.add({ route: "/_cdn/original/", kind: "latency", latencyMs: 400, times: 1 });
+    const run = h.runOnce();
+    await waitFor(() => traffic(id, seq).includes("cdn 0"));
+    h.sim.clock.advance(11 * 60_000);
+    const summary = await run;
+    expect(summary).toMatchObject({ done: 1, failed: 0 });
+    expect(traffic(id, seq)).toEqual(["api 200", "cdn 403", "api 200", "cdn 200"]);
+    // The second URL cost a second download from the allowance, as the service counts it.
+    expect(h.sim.quotaUsed(h.sim.truth.ownerId)).toBe(usedBefore + 2);
+    expect((await h.deps.quota.state(h.account.id)).used).toBe(usedBefore + 2);
+    expect((await stored(id)).sha256).toBe(await h.sim.fileSha256(id));
+  });
+
+  it("starts over when the server ignores Range", async () => {
+    const id = ids[3]!;
+    const seq = await want(id);
+    h.sim.setCdn({ ranges: false });
+    h.sim.faults.add({ route: "/_cdn/original/", kind: "reset_mid_body", atByte: 1_000_000, times: 1 });
+    try {
+      const summary = await h.runOnce();
+      expect(summary).toMatchObject({ done: 1, failed: 0 });
+    } finally {
+      h.sim.setCdn({ ranges: true });
+    }
+    expect(traffic(id, seq)).toEqual(["api 200", "cdn 200", "cdn 200"]);
+    expect((await stored(id)).sha256).toBe(await h.sim.fileSha256(id));
+  });
+
+  it("starts over when the file changed between attempts (ETag no longer matches)", async () => {
+    const id = ids[4]!;
+    const seq = await want(id);
+    const before = await h.sim.fileSha256(id);
+    bumpAfterRequest = id;
+    h.sim.faults.add({ route: "/_cdn/original/", kind: "reset_mid_body", atByte: 1_000_000, times: 1 });
+    const summary = await h.runOnce();
+    expect(summary).toMatchObject({ done: 1, failed: 0 });
+    // If-Range with the old ETag: the server sends the new file whole, which is what is stored.
+    expect(traffic(id, seq)).toEqual(["api 200", "cdn 200", "cdn 200"]);
+    const after = await h.sim.fileSha256(id);
+    expect(after).not.toBe(before);
+    expect((await stored(id)).sha256).toBe(after);
+  });
+
+  it("gives up after its attempts and records the failure", async () => {
+    const id = ids[5]!;
+    await want(id);
+    h.sim.faults.add({ route: "/_cdn/original/", kind: "status_500", probability: 1 });
+    try {
+      const summary = await h.runOnce({ attempts: 2 });
+      expect(summary).toMatchObject({ done: 0, failed: 1 });
+      expect(summary.failures[0]?.error).toMatch(/HTTP 500/);
+    } finally {
+      h.sim.faults.clear();
+    }
+    const { rows } = await h.pool.query<{ status: string; last_error: string; attempts: number }>(
+      "SELECT status, last_error, attempts FROM downloads WHERE deviationid = $1",
+      [id],
+    );
+    expect(rows[0]).toMatchObject({ status: "failed", attempts: 2 });
+    expect(rows[0]?.last_error).toMatch(/HTTP 500/);
+    // A failed row stays failed: the next run leaves it alone.
+    expect(await h.runOnce()).toMatchObject({ done: 0, failed: 0 });
+  });
+});
+
+async function waitFor(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

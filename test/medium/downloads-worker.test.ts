@@ -1,0 +1,113 @@
+// The downloads through the real worker (BullMQ on Redis, the job catalogue, the outcome mapping): over
+// the allowance the job is delayed to the next quota window, never failed; when the window comes the
+// delayed jobs are promoted and upgrade their files in place; and a lost queue is rebuilt from the table
+// when the worker starts.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
+import { enqueueDueDownloads } from "../../jobs/enqueue-downloads/enqueue-due.ts";
+import { nextQuotaWindow } from "../../src/downloads/quota.ts";
+import { Producer } from "../../src/queue/producer.ts";
+import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
+import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { startWorker, type RunningWorker } from "../../src/worker.ts";
+import { testConfig } from "../helpers/config.ts";
+import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+
+let h: DownloadHarness;
+let worker: RunningWorker | undefined;
+let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
+let originals: string[];
+
+async function start(): Promise<RunningWorker> {
+  const config = testConfig({ ...h.env, DVAULT_DOWNLOAD_QUOTA: "2" });
+  return startWorker({
+    config,
+    log: h.log,
+    handleSignals: false,
+    overrides: { now: () => h.sim.clock.now().getTime(), secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false }, pacer: { pollMs: 5 } },
+  });
+}
+
+async function statuses(): Promise<Record<string, number>> {
+  const { rows } = await h.pool.query<{ status: string; n: number }>("SELECT status, count(*)::int AS n FROM downloads WHERE kind = 'original' GROUP BY status");
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+async function waitFor<T>(probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(async () => {
+  h = await createDownloadHarness({ sim: { dataset: { deviations: 12, galleryFolders: 2, collectionFolders: 1, favourites: 0, trackedUsers: 0 }, downloadQuota: 2 }, sources: [gallerySource], quota: 2 });
+  await h.syncAll(["gallery"]);
+  originals = downloadableOwnerDeviations(h.sim.truth).map((d) => d.deviationid);
+  expect(originals.length).toBeGreaterThanOrEqual(5);
+  producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.stop("test done");
+  await producer?.close();
+  await h?.close();
+});
+
+describe("downloads worker", () => {
+  it("delays over-quota jobs to the next window instead of failing them", async () => {
+    worker = await start();
+    const n = originals.length;
+    await waitFor(statuses, (s) => s.done === 2 && s.degraded === n - 2);
+    const queue = producer.queue("downloads");
+    const counts = await waitFor(
+      () => queue.getJobCounts("delayed", "failed", "completed", "active", "wait", "prioritized"),
+      (c) => c.delayed === n - 2,
+    );
+    expect(counts).toMatchObject({ failed: 0, active: 0, wait: 0, prioritized: 0 });
+    // Finished jobs are gone, so the same ids can be queued again.
+    expect(counts.completed).toBe(0);
+    // Each delayed job waits for the service's next week.
+    const window = nextQuotaWindow(h.sim.clock.now()).getTime() - h.sim.clock.now().getTime();
+    for (const job of await queue.getDelayed()) {
+      expect(job.id).toMatch(/^dl-[0-9A-F-]{36}-original$/);
+      expect(job.delay).toBeGreaterThan(window - 120_000);
+      expect(job.attemptsMade).toBe(0);
+    }
+  });
+
+  it("promotes the delayed jobs when the window comes and upgrades in place", async () => {
+    h.sim.clock.set(new Date(nextQuotaWindow(h.sim.clock.now()).getTime() + 60_000));
+    const summary = await enqueueDueDownloads(worker!.services, producer);
+    expect(summary.promoted).toBe(originals.length - 2);
+    await waitFor(statuses, (s) => s.done === 4);
+    const { rows } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM download_history WHERE change = 'upgraded'");
+    expect(rows[0]?.n).toBe(2);
+    await waitFor(() => producer.queue("downloads").getJobCounts("delayed"), (c) => c.delayed === originals.length - 4);
+    expect(h.sim.quotaUsed(h.sim.truth.ownerId)).toBe(2);
+  });
+
+  it("rebuilds a lost queue from the table at start", async () => {
+    await worker!.stop("restart");
+    worker = undefined;
+    // Redis loses everything of the downloads queue; the table says one degraded row is in the queue
+    // (claimed for its upgrade), the others wait for a far window.
+    await producer.queue("downloads").obliterate({ force: true });
+    await h.pool.query("UPDATE downloads SET next_attempt_at = '2030-01-01' WHERE status = 'degraded'");
+    const { rows } = await h.pool.query<{ deviationid: string }>(
+      "UPDATE downloads SET queued_at = $1, next_attempt_at = NULL WHERE id IN (SELECT id FROM downloads WHERE kind = 'original' AND status = 'degraded' ORDER BY id LIMIT 1) RETURNING deviationid",
+      [h.sim.clock.now()],
+    );
+    expect(rows).toHaveLength(1);
+    // A new week, so the allowance allows it.
+    h.sim.clock.set(new Date(nextQuotaWindow(h.sim.clock.now()).getTime() + 60_000));
+    worker = await start();
+    await waitFor(
+      () => h.pool.query<{ status: string }>("SELECT status FROM downloads WHERE deviationid = $1 AND kind = 'original'", [rows[0]!.deviationid]),
+      (r) => r.rows[0]?.status === "done",
+    );
+  });
+});
