@@ -27,7 +27,7 @@ WITH RECURSIVE
 files AS (
   SELECT DISTINCT ON (dl.deviationid) dl.deviationid, dl.path
   FROM downloads dl
-  WHERE dl.status IN ('done', 'degraded') AND dl.path IS NOT NULL AND dl.path <> ''
+  WHERE dl.status IN ('done', 'degraded', 'not_downloadable') AND dl.path IS NOT NULL AND dl.path <> ''
   ORDER BY dl.deviationid, (dl.status = 'done') DESC,
     CASE dl.kind WHEN 'original' THEN 0 WHEN 'text' THEN 1 ELSE 2 END,
     dl.done_at DESC NULLS LAST, dl.id DESC
