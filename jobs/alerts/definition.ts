@@ -1,0 +1,16 @@
+// alerts.evaluate: every minute, the current conditions become incidents; each incident is notified once
+// through the digest channels, reminded at most daily, and resolved when its condition is gone.
+import { z } from "zod";
+import { ALERTS_JOB } from "../../src/digest/run-digest.ts";
+import type { JobDefinition } from "../../src/queue/job-definition.ts";
+
+export const AlertsPayload = z.object({});
+export type AlertsPayload = z.infer<typeof AlertsPayload>;
+
+export const alertsDefinition = {
+  name: ALERTS_JOB,
+  queue: "maintenance",
+  payload: AlertsPayload,
+  attempts: 1,
+  backoffMs: 60_000,
+} satisfies JobDefinition<typeof ALERTS_JOB, AlertsPayload>;

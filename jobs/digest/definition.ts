@@ -1,0 +1,16 @@
+// digest.send: the digest of one channel for the window ending at one tick. Its id is (channel, tick), so
+// the same tick enqueued by two workers (or by a catch-up) is one job.
+import type { JobDefinition } from "../../src/queue/job-definition.ts";
+import { DIGEST_JOB, DigestJobPayload, digestJobId } from "../../src/digest/run-digest.ts";
+
+export { DigestJobPayload };
+
+export const digestDefinition = {
+  name: DIGEST_JOB,
+  queue: "digest",
+  payload: DigestJobPayload,
+  /** A failed delivery is retried with exponential backoff: about 1, 2, 4, 8 and 16 minutes. */
+  attempts: 6,
+  backoffMs: 60_000,
+  jobId: (p) => digestJobId(p),
+} satisfies JobDefinition<typeof DIGEST_JOB, DigestJobPayload>;

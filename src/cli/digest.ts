@@ -1,0 +1,169 @@
+// `dvault digest`: --preview renders the next digest to files without sending it or moving its window;
+// --send sends one now through the same digest job the cron enqueues (processed here, or by a running
+// worker); --history lists what was sent; --alerts evaluates the alert conditions now.
+// A composition root for --send: it runs the digest queue with the job catalogue, like the worker.
+import type { Command } from "commander";
+import type { Job } from "bullmq";
+import type { Redis } from "ioredis";
+import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
+import type { WorkerContext } from "../../jobs/context.ts";
+import { loadConfig } from "../config.ts";
+import { AlertRepository } from "../digest/alert.repository.ts";
+import { evaluateAlerts, redisDownloadsPausedProbe } from "../digest/alerts.ts";
+import { createDeliverers, messageDomainOf } from "../digest/deliver/index.ts";
+import { DigestRepository } from "../digest/digest.repository.ts";
+import { previewDigest } from "../digest/preview.ts";
+import { DIGEST_JOB, digestJobId, type DigestJobPayload } from "../digest/run-digest.ts";
+import { UserError } from "../errors.ts";
+import { createLogger, type Logger } from "../log.ts";
+import { checkCatalogue } from "../queue/job-definition.ts";
+import { Producer } from "../queue/producer.ts";
+import { createRedis } from "../queue/redis.ts";
+import { WorkerHost } from "../queue/worker-host.ts";
+import { createServices, type Services } from "../services.ts";
+import { SOURCES } from "../sync/sources/index.ts";
+
+type DigestOptions = { preview?: boolean; send?: boolean; history?: boolean; alerts?: boolean; since?: string; out?: string };
+
+/** "2026-11-01", "2026-11-01T08:00Z", or a duration back from now: "36h", "2d", "90m". */
+export function parseSince(raw: string, now: number): Date {
+  const rel = /^\s*(\d+(?:\.\d+)?)\s*(m|min|h|d|w)\s*$/i.exec(raw);
+  if (rel) {
+    const unit = { m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 }[(rel[2] ?? "h").toLowerCase() as "m" | "min" | "h" | "d" | "w"];
+    return new Date(now - Number(rel[1]) * unit);
+  }
+  const at = Date.parse(raw);
+  if (Number.isNaN(at)) throw new UserError(`--since "${raw}" is not a time: give an ISO time (2026-11-01T08:00Z) or a duration such as 36h or 2d`);
+  return new Date(at);
+}
+
+export function registerDigestCommand(program: Command): void {
+  program
+    .command("digest")
+    .description("digests of what happened: --preview renders one without sending, --send sends one now")
+    .option("--preview", "render the next digest to files; nothing is sent and the window does not move")
+    .option("--since <time>", "with --preview: start the window here (ISO time, or 36h / 2d back from now)")
+    .option("--out <dir>", "with --preview: write digest.html, digest.txt and digest.json here (default: a new temporary directory)")
+    .option("--send", "send a digest now through every configured channel (the same job the schedule runs)")
+    .option("--history", "list the latest digests and alerts sent, with their delivery results")
+    .option("--alerts", "check the alert conditions now and notify new incidents (what the worker does every minute)")
+    .action(async (opts: DigestOptions) => {
+      if ((opts.since || opts.out) && !opts.preview) throw new UserError("--since and --out go with --preview");
+      const modes = [opts.preview, opts.send, opts.history, opts.alerts].filter(Boolean).length;
+      if (modes !== 1) throw new UserError("choose one of --preview, --send, --history or --alerts (see dvault digest --help)");
+      const config = loadConfig();
+      const log = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel });
+      const services = await createServices({ config, log });
+      try {
+        if (opts.preview) return await preview(services, opts);
+        if (opts.history) return await history(services);
+        if (opts.alerts) return await alerts(services, log);
+        return await send(services, log);
+      } finally {
+        await services.close();
+      }
+    });
+}
+
+async function preview(services: Services, opts: DigestOptions): Promise<void> {
+  const since = opts.since ? parseSince(opts.since, services.now()) : undefined;
+  const result = await previewDigest(services, { ...(since ? { since } : {}), ...(opts.out ? { out: opts.out } : {}) });
+  console.log(result.subject);
+  console.log(`window: ${result.window.start.toISOString()} – ${result.window.end.toISOString()}`);
+  console.log(`  html: ${result.files.html}`);
+  console.log(`  text: ${result.files.text}`);
+  console.log(`  json: ${result.files.json}`);
+  console.log("Preview only: nothing was sent and no digest window moved.");
+}
+
+async function history(services: Services): Promise<void> {
+  const digests = await new DigestRepository(services.pool).listDigests(20);
+  const alerts = await new AlertRepository(services.pool).listDeliveries(10);
+  if (digests.length === 0 && alerts.length === 0) return console.log("no digest or alert has been sent yet");
+  for (const d of digests) {
+    const result = d.status === "sent" ? `sent ${d.sentAt?.toISOString() ?? ""}` : d.status === "empty" ? "empty (nothing sent)" : `${d.status}: ${d.lastError ?? ""}`;
+    console.log(`${d.channel.padEnd(7)} ${d.windowStart.toISOString()} – ${d.windowEnd.toISOString()}  ${result}  (${d.attempts} attempt${d.attempts === 1 ? "" : "s"})`);
+    if (d.subject) console.log(`        ${d.subject}`);
+  }
+  for (const a of alerts) {
+    const channels = Object.entries(a.results).map(([c, r]) => `${c} ${r.ok ? "ok" : `failed: ${r.error ?? ""}`}`);
+    console.log(`alert   ${a.notifiedAt.toISOString()}  ${a.reminder ? "reminder: " : ""}${a.title}${a.resolvedAt ? " (resolved)" : ""}  ${channels.join(", ") || "no channel configured"}`);
+  }
+}
+
+async function alerts(services: Services, log: Logger): Promise<void> {
+  const { config } = services;
+  const result = await evaluateAlerts({
+    db: services.pool,
+    redis: services.redis,
+    prefix: config.redisPrefix,
+    now: new Date(services.now()),
+    downloadsPaused: redisDownloadsPausedProbe(services.redis, config.redisPrefix),
+    deliverers: createDeliverers(config.digest),
+    timezone: config.digest.timezone,
+    messageDomain: messageDomainOf(config.digest),
+    log,
+  });
+  const lines = [
+    ...result.notified.map((t) => `notified: ${t}`),
+    ...result.reminded.map((t) => `reminded: ${t}`),
+    ...result.failed.map((t) => `could not notify (every channel failed; retried next time): ${t}`),
+    ...result.resolved.map((t) => `resolved: ${t}`),
+  ];
+  console.log(lines.length ? lines.join("\n") : `${result.open} open incident(s), nothing new to notify`);
+}
+
+const SEND_WAIT_MS = 120_000;
+
+async function send(services: Services, log: Logger): Promise<void> {
+  const { config } = services;
+  if (config.digest.channels.length === 0) {
+    throw new UserError("no digest channel is configured: set DVAULT_DIGEST_CHANNELS (smtp, file, webhook), or use dvault digest --preview");
+  }
+  const producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
+  const tick = new Date(services.now()).toISOString();
+  const payloads: DigestJobPayload[] = config.digest.channels.map((channel) => ({ channel, tick, trigger: "manual" }));
+  // BullMQ leaves connections it was handed open: they are closed here, or the command would not exit.
+  const connections: Redis[] = [];
+  const host = new WorkerHost<WorkerContext>({
+    entries: checkCatalogue<WorkerContext>(JOBS),
+    connection: () => {
+      const connection = createRedis(config.redisUrl, "worker");
+      connections.push(connection);
+      return connection;
+    },
+    prefix: config.redisPrefix,
+    log,
+    queues: ["digest"],
+    makeContext: (base) => ({ ...base, services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
+  });
+  try {
+    for (const p of payloads) await producer.enqueue(DIGEST_JOB, p);
+    host.start();
+    for (const p of payloads) console.log(await waitForJob(producer, digestJobId(p), p.channel));
+  } finally {
+    await host.close();
+    await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
+    await producer.close();
+  }
+}
+
+/** Follows the job until it completes, fails, or waits for a retry (which a running worker takes over). */
+async function waitForJob(producer: Producer<(typeof JOB_DEFINITIONS)[number]>, jobId: string, channel: string): Promise<string> {
+  const queue = producer.queue("digest");
+  const deadline = Date.now() + SEND_WAIT_MS;
+  while (Date.now() < deadline) {
+    const job: Job | undefined = await queue.getJob(jobId);
+    const state = job ? await job.getState() : "unknown";
+    if (job && state === "completed") {
+      const r = job.returnvalue as { status?: string; subject?: string; reason?: string } | null;
+      return r?.status === "done" ? `${channel}: sent — ${r.subject ?? ""}` : `${channel}: nothing sent (${r?.reason ?? "skipped"})`;
+    }
+    if (job && state === "failed") return `${channel}: failed — ${job.failedReason}`;
+    if (job && state === "delayed" && job.attemptsMade > 0) {
+      return `${channel}: delivery failed (${job.failedReason}); retrying with backoff — a running worker continues (see dvault digest --history)`;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return `${channel}: still running after ${SEND_WAIT_MS / 1000} s; see dvault digest --history`;
+}

@@ -1,0 +1,288 @@
+// Immediate alerts: what needs the owner now, through the digest's channels without waiting for the
+// digest. Checks read the current conditions (an account needing re-authorization, downloads paused for
+// disk space, a source failing for a while, a worker whose heartbeat vanished); the evaluator opens an
+// incident per condition, notifies it once, reminds at most daily and resolves what is gone.
+import type { Redis } from "ioredis";
+import type { Queryable } from "../db/with-transaction.ts";
+import type { Logger } from "../log.ts";
+import { scrubString } from "../redact.ts";
+import { AlertRepository, type AlertCondition, type AlertKind, type ChannelResults, type IncidentRow } from "./alert.repository.ts";
+import { messageIdFor } from "./deliver/index.ts";
+import { renderAlert } from "./render.ts";
+import type { Deliverer, DownloadsPaused, OutgoingMessage } from "./types.ts";
+
+export type { AlertCondition, AlertKind };
+
+const MINUTE_MS = 60_000;
+const DAY_MS = 24 * 60 * MINUTE_MS;
+/** A source counts as failing repeatedly once its last run has been failing this long (retries included). */
+export const SOURCE_FAILING_GRACE_MS = 30 * MINUTE_MS;
+/** A worker not seen for this long is forgotten (its machine is gone for good). */
+const FORGET_WORKER_MS = 7 * DAY_MS;
+
+/** An alert as rendered and delivered. */
+export type AlertNotice = {
+  id: string;
+  kind: AlertKind;
+  subject: string;
+  title: string;
+  body: string;
+  command?: string;
+  openedAt: Date;
+  reminder: boolean;
+};
+
+/** Whether downloads are paused for disk space. The download worker owns the flag; this only reads it. */
+export type DownloadsPausedProbe = () => Promise<DownloadsPaused>;
+
+/**
+ * Reads the download worker's pause flag: the Redis key `<prefix>:downloads:paused`, holding JSON
+ * ({reason, since | at}) or a plain reason. Point the evaluator at another probe if the flag moves.
+ */
+export function redisDownloadsPausedProbe(redis: Redis, prefix: string): DownloadsPausedProbe {
+  return async () => {
+    const raw = await redis.get(`${prefix}:downloads:paused`);
+    if (raw === null) return { paused: false };
+    try {
+      const value = JSON.parse(raw) as unknown;
+      if (value && typeof value === "object") {
+        const v = value as { reason?: unknown; since?: unknown; at?: unknown; paused?: unknown };
+        if (v.paused === false) return { paused: false };
+        const since = typeof v.since === "string" ? v.since : typeof v.at === "string" ? v.at : undefined;
+        return {
+          paused: true,
+          ...(typeof v.reason === "string" ? { reason: v.reason } : {}),
+          ...(since && !Number.isNaN(Date.parse(since)) ? { since: new Date(since) } : {}),
+        };
+      }
+    } catch {
+      /* a plain string reason */
+    }
+    return { paused: true, ...(raw.trim() ? { reason: raw.trim() } : {}) };
+  };
+}
+
+// ---- worker heartbeats --------------------------------------------------------------------------------
+
+const heartbeatPattern = (prefix: string) => `${prefix}:heartbeat:*`;
+/** Workers seen alive by any evaluator: id → last seen (ISO). A graceful stop removes its entry. */
+export const knownWorkersKey = (prefix: string) => `${prefix}:heartbeats:known`;
+
+async function liveWorkers(redis: Redis, prefix: string): Promise<string[]> {
+  const ids: string[] = [];
+  const head = `${prefix}:heartbeat:`;
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", heartbeatPattern(prefix), "COUNT", 200);
+    cursor = next;
+    for (const k of keys) ids.push(k.slice(head.length));
+  } while (cursor !== "0");
+  return ids;
+}
+
+const hostOf = (workerId: string) => workerId.slice(0, Math.max(0, workerId.lastIndexOf(":"))) || workerId;
+
+/**
+ * Workers whose heartbeat vanished without a graceful stop while no other worker runs on their machine.
+ * Whichever process evaluates (a second worker, a restarted one, `dvault digest`) remembers the live
+ * heartbeats it sees, so a worker that dies is noticed by the next process alive.
+ */
+export async function missingWorkers(redis: Redis, prefix: string, now: Date): Promise<Array<{ id: string; lastSeen: Date }>> {
+  const live = await liveWorkers(redis, prefix);
+  const key = knownWorkersKey(prefix);
+  if (live.length) await redis.hset(key, Object.fromEntries(live.map((id) => [id, now.toISOString()])));
+  const known = await redis.hgetall(key);
+  const liveHosts = new Set(live.map(hostOf));
+  const missing: Array<{ id: string; lastSeen: Date }> = [];
+  for (const [id, seen] of Object.entries(known)) {
+    if (live.includes(id)) continue;
+    const lastSeen = new Date(seen);
+    // Restarted on the same machine (a new pid), or gone for a week: nothing to report any more.
+    if (liveHosts.has(hostOf(id)) || Number.isNaN(lastSeen.getTime()) || now.getTime() - lastSeen.getTime() > FORGET_WORKER_MS) {
+      await redis.hdel(key, id);
+      continue;
+    }
+    missing.push({ id, lastSeen });
+  }
+  return missing;
+}
+
+/** A worker stopping gracefully says so, so its vanished heartbeat is not an incident. */
+export async function forgetWorker(redis: Redis, prefix: string, workerId: string): Promise<void> {
+  await redis.hdel(knownWorkersKey(prefix), workerId);
+}
+
+// ---- checks -------------------------------------------------------------------------------------------
+
+export type CheckOptions = {
+  db: Queryable;
+  redis: Redis;
+  prefix: string;
+  now: Date;
+  downloadsPaused?: DownloadsPausedProbe;
+};
+
+export async function currentConditions(opts: CheckOptions): Promise<AlertCondition[]> {
+  const [accounts, sources, paused, workers] = await Promise.all([
+    opts.db.query<{ id: number; name: string; state_reason: string | null; state_changed_at: Date | null }>(
+      "SELECT id, name, state_reason, state_changed_at FROM accounts WHERE kind = 'user' AND state = 'needs_reauth' ORDER BY id",
+    ),
+    opts.db.query<{ account_id: number; name: string; source: string; key: string; last_error: string | null; last_run_at: Date | null }>(
+      `SELECT s.account_id, a.name, s.source, s.key, s.last_error, s.last_run_at FROM sync_sources s JOIN accounts a ON a.id = s.account_id
+       WHERE s.last_result = 'failed' AND a.kind = 'user' AND a.state NOT IN ('needs_reauth', 'revoked') ORDER BY s.account_id, s.source, s.key`,
+    ),
+    opts.downloadsPaused ? opts.downloadsPaused().catch((): DownloadsPaused => ({ paused: false })) : Promise.resolve<DownloadsPaused>({ paused: false }),
+    missingWorkers(opts.redis, opts.prefix, opts.now),
+  ]);
+  const conditions: AlertCondition[] = [];
+  for (const a of accounts.rows) {
+    conditions.push({
+      kind: "needs_reauth",
+      subject: `account:${a.id}`,
+      title: `account “${a.name}” needs re-authorization`,
+      details: { account: a.name, reason: a.state_reason, since: a.state_changed_at?.toISOString() ?? null },
+    });
+  }
+  for (const s of sources.rows) {
+    conditions.push({
+      kind: "source_failing",
+      subject: `source:${s.account_id}:${s.source}:${s.key}`,
+      title: `${s.name}: ${s.source}${s.key ? ` (${s.key})` : ""} keeps failing`,
+      details: { account: s.name, source: s.source, key: s.key, error: s.last_error ? scrubString(s.last_error) : null, lastRunAt: s.last_run_at?.toISOString() ?? null },
+    });
+  }
+  if (paused.paused) {
+    conditions.push({
+      kind: "downloads_paused",
+      subject: "downloads",
+      title: "downloads are paused: the archive's disk is almost full",
+      details: { reason: paused.reason ?? null, since: paused.since?.toISOString() ?? null },
+    });
+  }
+  for (const w of workers) {
+    conditions.push({
+      kind: "heartbeat_missing",
+      subject: `worker:${w.id}`,
+      title: `the dvault worker ${w.id} stopped without shutting down`,
+      details: { worker: w.id, lastSeen: w.lastSeen.toISOString() },
+    });
+  }
+  return conditions;
+}
+
+/** The words of an alert: what happened and, where there is one, the exact command that fixes it. */
+export function describeIncident(incident: IncidentRow): { body: string; command?: string } {
+  const d = incident.details as Record<string, string | null | undefined>;
+  switch (incident.kind) {
+    case "needs_reauth":
+      return {
+        body: `dvault can no longer use the grant of account “${d.account}”${d.reason ? `: ${d.reason}` : ""}. Its sync is paused until you log in again; nothing archived is lost.`,
+        command: `dvault auth login --account ${d.account}`,
+      };
+    case "source_failing":
+      return {
+        body: `The ${d.source} sync of “${d.account}”${d.key ? ` (${d.key})` : ""} has been failing for more than ${SOURCE_FAILING_GRACE_MS / MINUTE_MS} minutes, retries included. Last error: ${d.error ?? "none recorded"}. dvault keeps retrying on its schedule.`,
+      };
+    case "downloads_paused":
+      return {
+        body: `Downloads are paused because the archive's disk is almost full${d.reason ? ` (${d.reason})` : ""}. Free some space: they resume on their own. Syncing the mirror continues.`,
+      };
+    case "heartbeat_missing":
+      return {
+        body: `The worker ${d.worker} last reported at ${d.lastSeen} and then stopped without shutting down: it crashed, was killed, or its machine went off. Nothing syncs there until it runs again.`,
+        command: "dvault worker",
+      };
+    default: {
+      const never: never = incident.kind;
+      return { body: String(never) };
+    }
+  }
+}
+
+// ---- the evaluator ------------------------------------------------------------------------------------
+
+export type EvaluateAlertsOptions = CheckOptions & {
+  deliverers: readonly Deliverer[];
+  timezone: string;
+  log: Logger;
+  /** Minimum age of an incident before its first notification, per kind (default: sources 30 min, others 0). */
+  graceMs?: Partial<Record<AlertKind, number>>;
+  /** Reminders at most this often (default daily). */
+  remindAfterMs?: number;
+  /** The domain of Message-IDs (the sender's). */
+  messageDomain?: string;
+};
+
+export type EvaluateAlertsResult = { open: number; notified: string[]; reminded: string[]; resolved: string[]; failed: string[] };
+
+export async function evaluateAlerts(opts: EvaluateAlertsOptions): Promise<EvaluateAlertsResult> {
+  const repo = new AlertRepository(opts.db);
+  const { now } = opts;
+  const conditions = await currentConditions(opts);
+  const open = await repo.openIncidents(conditions, now);
+  const resolved = await repo.resolveMissing(conditions, now);
+  const grace: Record<AlertKind, number> = { needs_reauth: 0, downloads_paused: 0, heartbeat_missing: 0, source_failing: SOURCE_FAILING_GRACE_MS, ...opts.graceMs };
+  const remindAfterMs = opts.remindAfterMs ?? DAY_MS;
+  const result: EvaluateAlertsResult = { open: open.length, notified: [], reminded: [], resolved: resolved.map((r) => r.title), failed: [] };
+
+  for (const incident of open) {
+    if (now.getTime() - incident.openedAt.getTime() < grace[incident.kind]) continue;
+    if (incident.lastNotifiedAt && now.getTime() - incident.lastNotifiedAt.getTime() < remindAfterMs) continue;
+    const claimed = await repo.claimNotification({ id: incident.id, at: now, remindAfterMs });
+    if (!claimed) continue; // another process notifies it
+    const reminder = claimed.notifyCount > 1;
+    const results = await notify(claimed, reminder, opts);
+    const outcomes = Object.values(results);
+    await repo.recordDelivery({ id: claimed.id, at: now, reminder, results });
+    if (outcomes.length > 0 && outcomes.every((r) => !r.ok)) {
+      await repo.releaseNotification({ id: claimed.id, previous: incident.lastNotifiedAt });
+      result.failed.push(claimed.title);
+      continue;
+    }
+    (reminder ? result.reminded : result.notified).push(claimed.title);
+  }
+  return result;
+}
+
+async function notify(incident: IncidentRow, reminder: boolean, opts: EvaluateAlertsOptions): Promise<ChannelResults> {
+  const { body, command } = describeIncident(incident);
+  const notice: AlertNotice = {
+    id: incident.id,
+    kind: incident.kind,
+    subject: incident.subject,
+    title: incident.title,
+    body,
+    ...(command ? { command } : {}),
+    openedAt: incident.openedAt,
+    reminder,
+  };
+  const key = `dvault-alert-${incident.id}-${incident.notifyCount}`;
+  const rendered = renderAlert(notice, { timezone: opts.timezone, idempotencyKey: key });
+  const message: OutgoingMessage = {
+    kind: "alert",
+    idempotencyKey: key,
+    messageId: messageIdFor(key, opts.messageDomain),
+    subject: rendered.subject,
+    html: rendered.html,
+    text: rendered.text,
+    payload: {
+      alert: { kind: notice.kind, subject: notice.subject, title: notice.title, body, command: command ?? null, openedAt: notice.openedAt.toISOString(), reminder },
+    },
+    fileBase: `dvault-alert-${incident.id}-${incident.notifyCount}-${incident.kind}`,
+    date: opts.now,
+  };
+  const results: ChannelResults = {};
+  for (const deliverer of opts.deliverers) {
+    const at = new Date().toISOString();
+    try {
+      const receipt = await deliverer.deliver(message);
+      results[deliverer.channel] = { ok: true, at, receipt };
+    } catch (err) {
+      const error = scrubString(err instanceof Error ? err.message : String(err));
+      opts.log.warn({ channel: deliverer.channel, alert: incident.kind, error }, "alert delivery failed");
+      results[deliverer.channel] = { ok: false, at, error };
+    }
+  }
+  opts.log.info({ alert: incident.kind, subject: incident.subject, reminder, channels: Object.keys(results) }, reminder ? "alert reminder sent" : "alert sent");
+  return results;
+}

@@ -1,0 +1,53 @@
+// `dvault digest --preview`: the digest as it would go out now, written to files; nothing is sent, no
+// digest is recorded and no channel's window moves.
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { redisDownloadsPausedProbe } from "./alerts.ts";
+import { collectDigest } from "./collect.ts";
+import { CronClock } from "./cron-time.ts";
+import { DigestRepository } from "./digest.repository.ts";
+import { renderDigest } from "./render.ts";
+import type { DigestServices } from "./run-digest.ts";
+import type { DigestData, DigestWindow } from "./types.ts";
+
+export type PreviewResult = { window: DigestWindow; subject: string; counts: DigestData["counts"]; files: { html: string; text: string; json: string } };
+
+/**
+ * Where the next digest would start: the earliest window end of the configured channels, else the latest
+ * cron tick (the window the next tick would close), else a day ago.
+ */
+export async function nextWindowStart(services: DigestServices, now: Date): Promise<Date> {
+  const repo = new DigestRepository(services.pool);
+  const ends = (await Promise.all(services.config.digest.channels.map((c) => repo.lastWindowEnd(c)))).filter((d): d is Date => d !== null);
+  if (ends.length) return new Date(Math.min(...ends.map((d) => d.getTime())));
+  const clock = new CronClock(services.config.digest.cron, services.config.digest.timezone);
+  try {
+    const tick = clock.latestTickAtOrBefore(now);
+    return tick && tick.getTime() < now.getTime() ? tick : new Date(now.getTime() - 86_400_000);
+  } finally {
+    clock.destroy();
+  }
+}
+
+export async function previewDigest(services: DigestServices, opts: { since?: Date; out?: string } = {}): Promise<PreviewResult> {
+  const now = new Date(services.now());
+  const start = opts.since ?? (await nextWindowStart(services, now));
+  if (start.getTime() >= now.getTime()) throw new RangeError(`--since ${start.toISOString()} is not in the past`);
+  const window = { start, end: now };
+  const data = await collectDigest({
+    db: services.pool,
+    window,
+    now,
+    archiveDir: services.config.archiveDir,
+    downloadsPaused: redisDownloadsPausedProbe(services.redis, services.config.redisPrefix),
+  });
+  const rendered = renderDigest(data, { timezone: services.config.digest.timezone, mode: "preview" });
+  const dir = opts.out ? path.resolve(opts.out) : await mkdtemp(path.join(os.tmpdir(), "dvault-digest-preview-"));
+  await mkdir(dir, { recursive: true });
+  const files = { html: path.join(dir, "digest.html"), text: path.join(dir, "digest.txt"), json: path.join(dir, "digest.json") };
+  await writeFile(files.html, rendered.html);
+  await writeFile(files.text, rendered.text);
+  await writeFile(files.json, JSON.stringify({ subject: rendered.subject, ...data }, null, 2) + "\n");
+  return { window, subject: rendered.subject, counts: data.counts, files };
+}

@@ -1,0 +1,180 @@
+// One digest of one channel, end to end: window from the channel's state, collect, render, record, deliver,
+// then move the window — only after the delivery succeeded, in the transaction that marks it sent. A
+// failed delivery is recorded and thrown (the queue retries with backoff); the window stays where it was,
+// so the next attempt or the next tick covers it. Safe to run twice: the same window gets the same row,
+// idempotency key and Message-ID.
+import { z } from "zod";
+import type pg from "pg";
+import type { Redis } from "ioredis";
+import type { Config } from "../config.ts";
+import { withTransaction } from "../db/with-transaction.ts";
+import type { Logger } from "../log.ts";
+import { acquireLock } from "../queue/lock.ts";
+import { scrubString } from "../redact.ts";
+import { redisDownloadsPausedProbe, type DownloadsPausedProbe } from "./alerts.ts";
+import { collectDigest, isEmptyDigest } from "./collect.ts";
+import { DIGEST_CHANNELS, type DigestChannel } from "./config.ts";
+import { CronClock } from "./cron-time.ts";
+import { DigestRepository, type DigestTrigger } from "./digest.repository.ts";
+import { createDeliverers, messageDomainOf, messageIdFor } from "./deliver/index.ts";
+import { renderDigest } from "./render.ts";
+import type { Deliverer, DigestData, DigestWindow, OutgoingMessage } from "./types.ts";
+
+export const DIGEST_JOB = "digest.send";
+export const ALERTS_JOB = "alerts.evaluate";
+
+export const DigestJobPayload = z.object({
+  channel: z.enum(DIGEST_CHANNELS),
+  /** The cron tick (or the moment of `dvault digest --send`): the end of the window. ISO. */
+  tick: z.iso.datetime(),
+  trigger: z.enum(["cron", "catch_up", "manual"]).default("cron"),
+});
+export type DigestJobPayload = z.infer<typeof DigestJobPayload>;
+
+/** (channel, tick): a second worker's tick at the same time enqueues nothing new. */
+export function digestJobId(p: { channel: DigestChannel; tick: string }): string {
+  return `digest-${p.channel}-${Date.parse(p.tick)}`;
+}
+
+/** 2026-11-03T08:00:00.000Z → 20261103T080000Z (milliseconds kept when not zero). */
+export function compactTime(at: Date): string {
+  return at
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.(\d{3})Z$/, (_m, ms: string) => (ms === "000" ? "Z" : `.${ms}Z`));
+}
+
+/** The key every attempt of the (channel, window) digest shares: Message-ID, webhook id, file name. */
+export function digestKey(channel: DigestChannel, window: DigestWindow): string {
+  return `dvault-digest-${channel}-${compactTime(window.start)}-${compactTime(window.end)}`;
+}
+
+/**
+ * The window of a digest ending at `tick`: from the end of the channel's last delivered window, or, for a
+ * channel that never sent one, from the previous cron tick. Null when the tick is already covered.
+ */
+export function digestWindow(lastEnd: Date | null, tick: Date, clock: CronClock): DigestWindow | null {
+  if (lastEnd && lastEnd.getTime() >= tick.getTime()) return null;
+  const start = lastEnd ?? clock.previousTick(tick) ?? new Date(tick.getTime() - 86_400_000);
+  return start.getTime() < tick.getTime() ? { start, end: tick } : null;
+}
+
+/** Another process is delivering this channel's digest right now; the job retries later. */
+export class DigestBusyError extends Error {
+  constructor(channel: DigestChannel) {
+    super(`another process is delivering the ${channel} digest right now; retrying later`);
+    this.name = "DigestBusyError";
+  }
+}
+
+export type DigestServices = { pool: pg.Pool; redis: Redis; config: Config; log: Logger; now(): number };
+
+export type RunDigestOptions = {
+  services: DigestServices;
+  log?: Logger;
+  /** 1-based attempt of the job, and how many it has: the last failure marks the digest failed. */
+  attempt: number;
+  maxAttempts: number;
+  /** Overrides the configured channel's deliverer (tests); default from config. */
+  deliverer?: Deliverer;
+  downloadsPaused?: DownloadsPausedProbe;
+};
+
+export type RunDigestResult =
+  | { status: "sent"; digestId: string; window: DigestWindow; key: string; subject: string; counts: DigestData["counts"]; retried: boolean }
+  | { status: "empty"; digestId: string; window: DigestWindow; key: string }
+  | { status: "skipped"; reason: string };
+
+export async function runDigest(payload: DigestJobPayload, opts: RunDigestOptions): Promise<RunDigestResult> {
+  const { services } = opts;
+  const { config } = services;
+  const log = opts.log ?? services.log;
+  const channel = payload.channel;
+  if (!config.digest.channels.includes(channel) && !opts.deliverer) {
+    return { status: "skipped", reason: `the ${channel} channel is not in DVAULT_DIGEST_CHANNELS any more` };
+  }
+  const lock = await acquireLock(services.redis, `${config.redisPrefix}:digest-lock:${channel}`, 120_000);
+  if (!lock) throw new DigestBusyError(channel);
+  const clock = new CronClock(config.digest.cron, config.digest.timezone);
+  try {
+    const repo = new DigestRepository(services.pool);
+    const tick = new Date(payload.tick);
+    const window = digestWindow(await repo.lastWindowEnd(channel), tick, clock);
+    if (!window) {
+      const covered = (await repo.lastWindowEnd(channel)) ?? tick;
+      await repo.supersedePending({ channel, coveredUntil: covered, exceptId: null, at: new Date(services.now()) });
+      return { status: "skipped", reason: `the ${channel} digest already covers ${payload.tick}` };
+    }
+    const key = digestKey(channel, window);
+    const now = new Date(services.now());
+    const data = await collectDigest({
+      db: services.pool,
+      window,
+      now,
+      archiveDir: config.archiveDir,
+      downloadsPaused: opts.downloadsPaused ?? redisDownloadsPausedProbe(services.redis, config.redisPrefix),
+      digestKey: key,
+    });
+    const rendered = renderDigest(data, { timezone: config.digest.timezone, idempotencyKey: key });
+    const messageId = messageIdFor(key, messageDomainOf(config.digest));
+    const row = await repo.openDigest({
+      channel,
+      windowStart: window.start,
+      windowEnd: window.end,
+      scheduledAt: tick,
+      trigger: payload.trigger as DigestTrigger,
+      idempotencyKey: key,
+      messageId,
+      subject: rendered.subject,
+      counts: data.counts,
+      at: now,
+    });
+    const finish = (status: "sent" | "empty", receipt: Record<string, unknown> | null) =>
+      withTransaction(services.pool, async (tx) => {
+        const r = new DigestRepository(tx);
+        await r.markDone({ id: row.id, status, receipt, at: new Date(services.now()) });
+        await r.advanceWindow({ channel, end: window.end, digestId: row.id, at: new Date(services.now()) });
+        await r.supersedePending({ channel, coveredUntil: window.end, exceptId: row.id, at: new Date(services.now()) });
+      });
+
+    if (row.status === "sent") {
+      // Delivered by an attempt that crashed before moving the window: move it now, send nothing.
+      await finish("sent", row.delivery);
+      return { status: "sent", digestId: row.id, window, key, subject: row.subject ?? rendered.subject, counts: data.counts, retried: false };
+    }
+    if (isEmptyDigest(data.counts) && !config.digest.sendEmpty) {
+      await finish("empty", null);
+      log.info({ channel, window }, "digest window empty: nothing sent");
+      return { status: "empty", digestId: row.id, window, key };
+    }
+
+    const message: OutgoingMessage = {
+      kind: "digest",
+      idempotencyKey: key,
+      messageId,
+      subject: rendered.subject,
+      html: rendered.html,
+      text: rendered.text,
+      payload: { window: { start: window.start.toISOString(), end: window.end.toISOString() }, counts: data.counts, digest: data },
+      fileBase: `dvault-digest-${compactTime(window.start)}-${compactTime(window.end)}`,
+      date: now,
+    };
+    const deliverer = opts.deliverer ?? (createDeliverers(config.digest, [channel])[0] as Deliverer);
+    let receipt: Record<string, unknown>;
+    try {
+      receipt = await deliverer.deliver(message);
+    } catch (err) {
+      const error = scrubString(err instanceof Error ? err.message : String(err));
+      const final = opts.attempt >= opts.maxAttempts;
+      await repo.recordDeliveryFailure({ id: row.id, error, final, at: new Date(services.now()) });
+      log.warn({ channel, key, attempt: opts.attempt, final, error }, final ? "digest delivery failed for good; the next digest covers its window" : "digest delivery failed; will retry");
+      throw err;
+    }
+    await finish("sent", receipt);
+    log.info({ channel, key, counts: data.counts, attempts: row.attempts + 1 }, "digest sent");
+    return { status: "sent", digestId: row.id, window, key, subject: rendered.subject, counts: data.counts, retried: row.attempts > 0 };
+  } finally {
+    clock.destroy();
+    await lock.release();
+  }
+}

@@ -1,0 +1,160 @@
+// The shapes a digest is made of: what collect.ts reads from the mirror, render.ts turns into a message
+// and the webhook sends as JSON. Service-provided strings are kept raw here; render.ts escapes them.
+import type { DigestChannel } from "./config.ts";
+
+export type { DigestChannel };
+
+/** (start, end]: what dvault first saw after `start` and up to `end`. */
+export type DigestWindow = { start: Date; end: Date };
+
+export type DeviationRef = {
+  deviationid: string | null;
+  title: string | null;
+  /** The deviation's page on the service (never a signed CDN URL). */
+  url: string | null;
+  /** The service's thumbnail URL as last received (signed CDN URLs stop working after a while). */
+  thumbUrl: string | null;
+  /** A stored file: "original" (downloads row done) or "reduced" (a degraded rendition); null when not archived. */
+  archived: "original" | "reduced" | null;
+  isMature: boolean;
+  /** Set when the service reports it gone. */
+  removedReason: string | null;
+};
+
+export type FaveGroup = { account: string; deviation: DeviationRef; people: number; names: string[]; latestAt: Date | null };
+
+export type CommentItem = {
+  account: string;
+  kind: "comment" | "reply";
+  author: string | null;
+  /** Plain text (the service's HTML reduced to text). */
+  body: string;
+  postedAt: Date | null;
+  deviation: DeviationRef | null;
+};
+
+export type WatcherItem = { account: string; username: string; usericon: string | null; at: Date };
+
+export type MentionItem = { account: string; type: string | null; by: string | null; body: string | null; deviation: DeviationRef | null; at: Date | null };
+
+/** Notifications of other kinds (badges, collections, journals...), counted by type. */
+export type NotificationGroup = { account: string; box: string; type: string; count: number; latestAt: Date | null };
+
+export type NoteItem = { account: string; noteid: string; sender: string | null; subject: string | null; preview: string | null; sentAt: Date | null };
+
+export type NewDeviation = { account: string; artist: string | null; deviation: DeviationRef; publishedAt: Date | null; type: string | null };
+
+export type ChangeItem = {
+  account: string;
+  kind: "artist_deactivated" | "favourite_removed";
+  /** The deactivated artist, or the removed favourite's artist. */
+  username: string | null;
+  deviation: DeviationRef | null;
+  reason: string | null;
+  at: Date;
+};
+
+export type AccountHealth = {
+  name: string;
+  state: string;
+  reason: string | null;
+  since: Date | null;
+  /** Age of the refresh token in days, when known. */
+  refreshAgeDays: number | null;
+  /** What to run: always `dvault auth login --account <name>`. */
+  command: string;
+  problem: "needs_reauth" | "revoked" | "refresh_token_old" | "expiring";
+};
+
+export type SourceHealth = {
+  account: string;
+  source: string;
+  key: string;
+  result: string | null;
+  error: string | null;
+  unavailable: string | null;
+  lastRunAt: Date | null;
+};
+
+export type DeliveryProblem = { channel: string; windowStart: Date; windowEnd: Date; status: string; attempts: number; error: string | null; at: Date };
+
+export type DiskHealth = { path: string; freeBytes: number; totalBytes: number; low: boolean } | { path: string; error: string };
+
+export type DownloadsPaused = { paused: boolean; reason?: string; since?: Date };
+
+export type OpenAlert = { kind: string; subject: string; title: string; openedAt: Date };
+
+export type Health = {
+  accounts: AccountHealth[];
+  /** Sources whose last run failed. */
+  failingSources: SourceHealth[];
+  /** Sources (or parts) the service no longer offers: dvault works around them; listed for information. */
+  unavailableSources: SourceHealth[];
+  deferredDownloads: { count: number; oldest: Date | null };
+  downloadsPaused: DownloadsPaused;
+  deliveries: DeliveryProblem[];
+  disk: DiskHealth;
+  /** Open incidents the sections above don't already show (worker heartbeats). */
+  alerts: OpenAlert[];
+};
+
+export type DigestCounts = {
+  faves: number;
+  comments: number;
+  watchers: number;
+  mentions: number;
+  notifications: number;
+  notes: number;
+  deviations: number;
+  changes: number;
+  /** Things that need the owner: re-authorization, failing sources, failed deliveries, low disk... */
+  problems: number;
+};
+
+export type DigestData = {
+  window: DigestWindow;
+  generatedAt: Date;
+  /** Accounts the digest covers (by local name) and whether their initial sync has completed. */
+  accounts: Array<{ name: string; username: string | null; baselineComplete: boolean }>;
+  feedback: {
+    faves: FaveGroup[];
+    comments: CommentItem[];
+    commentsTotal: number;
+    watchers: WatcherItem[];
+    other: NotificationGroup[];
+  };
+  mentions: MentionItem[];
+  mentionsTotal: number;
+  notes: { unread: NoteItem[]; total: number; olderUnread: number };
+  deviations: { items: NewDeviation[]; total: number };
+  changes: ChangeItem[];
+  health: Health;
+  counts: DigestCounts;
+};
+
+/** What a channel sends: one message in every format, with its stable identity. */
+export type OutgoingMessage = {
+  kind: "digest" | "alert";
+  /** Stable per (channel, window) for a digest, per notification for an alert: the same on every retry. */
+  idempotencyKey: string;
+  /** RFC 5322 Message-ID with angle brackets, derived from the idempotency key. */
+  messageId: string;
+  subject: string;
+  html: string;
+  text: string;
+  /** The webhook's JSON body (besides type, id and sentAt). */
+  payload: Record<string, unknown>;
+  /** File name without extension for the file channel. */
+  fileBase: string;
+  date: Date;
+};
+
+/** What a channel reports after a delivery it considers done. */
+export type DeliveryReceipt = Record<string, unknown>;
+
+export type Deliverer = {
+  channel: DigestChannel;
+  /** Throws when the message was not accepted; the caller retries with backoff. */
+  deliver(message: OutgoingMessage): Promise<DeliveryReceipt>;
+  close?(): Promise<void>;
+};

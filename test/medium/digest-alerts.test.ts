@@ -1,0 +1,269 @@
+// Immediate alerts: an account forced into needs_reauth by a dead refresh token (many sync jobs hit it)
+// produces one alert, however many evaluators run; a reminder at most daily; resolved incidents close.
+// Downloads paused for disk space, a source failing for a while and a worker that vanished are alerts too.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
+import type { WorkerContext } from "../../jobs/context.ts";
+import { AlertRepository } from "../../src/digest/alert.repository.ts";
+import { evaluateAlerts, forgetWorker, redisDownloadsPausedProbe } from "../../src/digest/alerts.ts";
+import { createDeliverers } from "../../src/digest/deliver/index.ts";
+import { ALERTS_JOB } from "../../src/digest/run-digest.ts";
+import { SyncStateRepository } from "../../src/db/sync-state.repository.ts";
+import { createLogger } from "../../src/log.ts";
+import { checkCatalogue } from "../../src/queue/job-definition.ts";
+import { Producer } from "../../src/queue/producer.ts";
+import { WorkerHost } from "../../src/queue/worker-host.ts";
+import { createServices, type Services } from "../../src/services.ts";
+import { SYNC_JOB } from "../../src/sync/schedules.ts";
+import { SOURCES } from "../../src/sync/sources/index.ts";
+import { testConfig } from "../helpers/config.ts";
+import { createDigestFixture, workerConnections, type DigestFixture } from "../helpers/digest-fixture.ts";
+import { startTestSmtp, type TestSmtp } from "../helpers/digest-mail.ts";
+import { createSyncHarness, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type SyncHarness } from "../helpers/sync-harness.ts";
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const log = createLogger({ level: "silent" });
+
+async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("an account forced into needs_reauth", () => {
+  let h: SyncHarness;
+  let smtp: TestSmtp;
+  let services: Services;
+  let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
+  let host: WorkerHost<WorkerContext>;
+  let connections: ReturnType<typeof workerConnections>;
+
+  beforeAll(async () => {
+    h = await createSyncHarness({ sim: { dataset: { deviations: 12, favourites: 4, notes: 4, messages: 8, feedItems: 4, watchers: 4, friends: 4, trackedUsers: 1, trackedUserDeviations: 3 } } });
+    smtp = await startTestSmtp();
+    const config = testConfig({
+      DATABASE_URL: h.db.url,
+      DVAULT_REDIS_PREFIX: h.redis.prefix,
+      DVAULT_DIGEST_CHANNELS: "smtp",
+      DVAULT_SMTP_HOST: "127.0.0.1",
+      DVAULT_SMTP_PORT: String(smtp.port),
+      DVAULT_SMTP_FROM: "dvault <dvault@example.org>",
+      DVAULT_SMTP_TO: "me@example.org",
+    });
+    services = await createServices({ config, log, overrides: { now: () => h.sim.clock.now().getTime() } });
+    producer = new Producer([...JOB_DEFINITIONS], h.services.redis, config.redisPrefix);
+    // Sync jobs run with the harness's services (they hold the account's tokens); the alerts job with the digest config.
+    connections = workerConnections(config.redisUrl);
+    host = new WorkerHost<WorkerContext>({
+      entries: checkCatalogue<WorkerContext>(JOBS),
+      connection: connections.connection,
+      prefix: config.redisPrefix,
+      log,
+      queues: ["sync", "maintenance"],
+      concurrency: { sync: 4 },
+      makeContext: (base, job) => ({ ...base, services: job.name === ALERTS_JOB ? services : h.services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
+    });
+    host.start();
+  }, 120_000);
+
+  afterAll(async () => {
+    await host?.close();
+    await connections?.closeAll();
+    await producer?.close();
+    await services?.close();
+    await smtp?.close();
+    await h?.close();
+  });
+
+  const evaluate = () =>
+    evaluateAlerts({
+      db: services.pool,
+      redis: services.redis,
+      prefix: services.config.redisPrefix,
+      now: new Date(services.now()),
+      deliverers: createDeliverers(services.config.digest),
+      timezone: "UTC",
+      messageDomain: "example.org",
+      log,
+    });
+
+  it("a dead refresh token, hit by many sync jobs, produces one alert with the command to run", async () => {
+    // Another machine spends the refresh token behind dvault's back; the access token then expires.
+    const issued = h.sim.issueUserToken({ userId: h.account.userId });
+    await h.services.tokens().storeGrant({
+      name: h.account.name,
+      kind: "user",
+      grantType: "authorization_code",
+      grant: { accessToken: issued.access_token, tokenType: "Bearer", expiresIn: issued.expires_in, refreshToken: issued.refresh_token, scopes: issued.scope.split(" ") },
+      clientAuth: "basic",
+      requestedAt: h.services.now(),
+      userId: h.account.userId,
+      username: h.account.username,
+    });
+    const spent = await fetch(`${h.sim.url}/oauth2/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: issued.refresh_token, client_id: SIM_CLIENT_ID, client_secret: SIM_CLIENT_SECRET }),
+    });
+    expect(spent.status).toBe(200);
+    h.sim.clock.advance(2 * HOUR);
+
+    const queue = producer.queue("sync");
+    const jobs = await Promise.all(
+      (["messages", "notes", "profile", "watch_feed", "collections", "gallery"] as const).map((source) =>
+        queue.add(SYNC_JOB, { accountId: h.account.id, source, key: "" }, { jobId: `t-${source}`, attempts: 1 }),
+      ),
+    );
+    await until("the sync jobs to finish", async () => (await Promise.all(jobs.map((j) => j.getState()))).every((s) => s === "completed" || s === "failed"));
+    const row = await h.services.accounts.findById(h.account.id);
+    expect(row?.state).toBe("needs_reauth");
+
+    // Several evaluators at once (workers, the CLI), and the alerts job itself.
+    await Promise.all([evaluate(), evaluate(), evaluate()]);
+    await producer.queue("maintenance").add(ALERTS_JOB, {}, { jobId: "t-alerts-1" });
+    await until("the alerts job", async () => (await producer.queue("maintenance").getJob("t-alerts-1"))?.finishedOn !== undefined);
+    await evaluate();
+
+    expect(smtp.received).toHaveLength(1);
+    const [mail] = smtp.received;
+    expect(mail?.subject).toBe(`dvault alert: account “${h.account.name}” needs re-authorization`);
+    expect(mail?.text).toContain(`Run: dvault auth login --account ${h.account.name}`);
+    expect(mail?.html).toContain(`>dvault auth login --account ${h.account.name}</code>`);
+    expect(mail?.text).toMatch(/rejected its refresh token|refresh_token is invalid/i);
+    expect(mail?.headers.get("x-dvault-kind")).toBe("alert");
+    const repo = new AlertRepository(services.pool);
+    const open = await repo.listOpen();
+    expect(open).toHaveLength(1);
+    expect(open[0]).toMatchObject({ kind: "needs_reauth", subject: `account:${h.account.id}`, notifyCount: 1 });
+    const sent = await repo.listDeliveries();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.results.smtp?.ok).toBe(true);
+  }, 60_000);
+
+  it("reminds at most once a day while it lasts, and closes the incident once the account is back", async () => {
+    h.sim.clock.advance(23 * HOUR);
+    await evaluate();
+    expect(smtp.received).toHaveLength(1);
+    h.sim.clock.advance(HOUR + MINUTE);
+    await Promise.all([evaluate(), evaluate()]);
+    expect(smtp.received).toHaveLength(2);
+    expect(smtp.received[1]?.subject).toBe(`dvault reminder: account “${h.account.name}” needs re-authorization`);
+    expect(smtp.received[1]?.messageId).not.toBe(smtp.received[0]?.messageId);
+
+    // The owner logs in again.
+    const issued = h.sim.issueUserToken({ userId: h.account.userId });
+    await h.services.tokens().storeGrant({
+      name: h.account.name,
+      kind: "user",
+      grantType: "authorization_code",
+      grant: { accessToken: issued.access_token, tokenType: "Bearer", expiresIn: issued.expires_in, refreshToken: issued.refresh_token, scopes: issued.scope.split(" ") },
+      clientAuth: "basic",
+      requestedAt: h.services.now(),
+      userId: h.account.userId,
+      username: h.account.username,
+    });
+    const result = await evaluate();
+    expect(result.resolved).toEqual([`account “${h.account.name}” needs re-authorization`]);
+    expect(await new AlertRepository(services.pool).listOpen()).toEqual([]);
+    h.sim.clock.advance(2 * 24 * HOUR);
+    await evaluate();
+    expect(smtp.received).toHaveLength(2);
+  });
+});
+
+describe("other alert conditions", () => {
+  let smtp: TestSmtp;
+  let f: DigestFixture;
+  const evaluate = (graceOverride?: number) =>
+    evaluateAlerts({
+      db: f.services.pool,
+      redis: f.services.redis,
+      prefix: f.services.config.redisPrefix,
+      now: new Date(f.clock.now),
+      downloadsPaused: redisDownloadsPausedProbe(f.services.redis, f.services.config.redisPrefix),
+      deliverers: createDeliverers(f.services.config.digest),
+      timezone: "UTC",
+      log,
+      ...(graceOverride !== undefined ? { graceMs: { source_failing: graceOverride } } : {}),
+    });
+
+  beforeAll(async () => {
+    smtp = await startTestSmtp();
+    f = await createDigestFixture({ DVAULT_DIGEST_CHANNELS: "smtp", DVAULT_SMTP_HOST: "127.0.0.1", DVAULT_SMTP_PORT: String(smtp.port) });
+  });
+  afterAll(async () => {
+    await f?.close();
+    await smtp?.close();
+  });
+
+  it("downloads paused for disk space: one alert while the flag is set, resolved when it is cleared", async () => {
+    const key = `${f.services.config.redisPrefix}:downloads:paused`;
+    await f.services.redis.set(key, JSON.stringify({ reason: "1.2 GiB free on /archive, below DVAULT_MIN_FREE_BYTES (2 GiB)", since: "2026-11-03T07:55:00Z" }));
+    await evaluate();
+    await evaluate();
+    expect(smtp.received).toHaveLength(1);
+    expect(smtp.received[0]?.subject).toBe("dvault alert: downloads are paused: the archive's disk is almost full");
+    expect(smtp.received[0]?.text).toContain("1.2 GiB free on /archive");
+    await f.services.redis.del(key);
+    expect((await evaluate()).resolved).toEqual(["downloads are paused: the archive's disk is almost full"]);
+  });
+
+  it("a source failing for more than 30 minutes: one alert after the grace, not before", async () => {
+    const before = smtp.received.length;
+    await new SyncStateRepository(f.services.pool).saveSourceState(
+      { accountId: f.accountId, source: "gallery" },
+      { lastResult: "failed", lastError: "HTTP 502 from /gallery/all", lastRunAt: new Date(f.clock.now) },
+    );
+    await evaluate();
+    expect(smtp.received).toHaveLength(before);
+    f.clock.now += 31 * MINUTE;
+    await evaluate();
+    await evaluate();
+    expect(smtp.received).toHaveLength(before + 1);
+    expect(smtp.received.at(-1)?.subject).toBe("dvault alert: me: gallery keeps failing");
+    expect(smtp.received.at(-1)?.text).toContain("HTTP 502 from /gallery/all");
+    await new SyncStateRepository(f.services.pool).saveSourceState({ accountId: f.accountId, source: "gallery" }, { lastResult: "ok", lastError: null });
+    expect((await evaluate()).resolved).toEqual(["me: gallery keeps failing"]);
+  });
+
+  it("a worker whose heartbeat vanished without a graceful stop is reported by the next process alive", async () => {
+    const prefix = f.services.config.redisPrefix;
+    const redis = f.services.redis;
+    const before = smtp.received.length;
+    await redis.set(`${prefix}:heartbeat:nas:4242`, "{}", "EX", 60);
+    await redis.set(`${prefix}:heartbeat:laptop:77`, "{}", "EX", 60);
+    await evaluate(); // both seen alive
+    expect(smtp.received).toHaveLength(before);
+    // The laptop worker stops gracefully; the NAS worker is killed (its key expires).
+    await forgetWorker(redis, prefix, "laptop:77");
+    await redis.del(`${prefix}:heartbeat:laptop:77`, `${prefix}:heartbeat:nas:4242`);
+    f.clock.now += 2 * MINUTE;
+    await evaluate();
+    await evaluate();
+    expect(smtp.received).toHaveLength(before + 1);
+    expect(smtp.received.at(-1)?.subject).toBe("dvault alert: the dvault worker nas:4242 stopped without shutting down");
+    // It comes back (a new pid on the same machine): resolved.
+    await redis.set(`${prefix}:heartbeat:nas:5150`, "{}", "EX", 60);
+    expect((await evaluate()).resolved).toEqual(["the dvault worker nas:4242 stopped without shutting down"]);
+    expect(smtp.received).toHaveLength(before + 1);
+  });
+
+  it("with no channel configured, incidents are still recorded (and shown in digests) but nothing is sent", async () => {
+    const quiet = await evaluateAlerts({
+      db: f.services.pool,
+      redis: f.services.redis,
+      prefix: f.services.config.redisPrefix,
+      now: new Date(f.clock.now),
+      downloadsPaused: async () => ({ paused: true, reason: "disk full" }),
+      deliverers: [],
+      timezone: "UTC",
+      log,
+    });
+    expect(quiet.notified).toEqual(["downloads are paused: the archive's disk is almost full"]);
+    const [delivery] = await new AlertRepository(f.services.pool).listDeliveries(1);
+    expect(delivery?.results).toEqual({});
+  });
+});

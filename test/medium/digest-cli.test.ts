@@ -1,0 +1,83 @@
+// `dvault digest` as a person runs it: --preview writes the files and says where, without sending or
+// moving any window; --send goes through the digest job and records it; --history lists it.
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DigestRepository } from "../../src/digest/digest.repository.ts";
+import { createDigestFixture, type DigestFixture } from "../helpers/digest-fixture.ts";
+import { TEST_REDIS_URL } from "../helpers/env.ts";
+
+const BIN = path.resolve("bin/dvault.js");
+
+function dvault(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "silent", ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("dvault digest", () => {
+  let f: DigestFixture;
+  let dir: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    f = await createDigestFixture();
+    dir = await mkdtemp(path.join(os.tmpdir(), "dvault-digest-cli-"));
+    env = { DATABASE_URL: f.db.url, REDIS_URL: TEST_REDIS_URL, DVAULT_REDIS_PREFIX: f.redis.prefix, DVAULT_ARCHIVE_DIR: dir };
+    // The CLI runs on the real clock: news from an hour ago.
+    await f.addFaves(5, new Date(Date.now() - 3_600_000));
+  });
+  afterAll(async () => {
+    await f?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("--preview renders the digest to files and says where, without sending or moving a window", async () => {
+    const out = path.join(dir, "preview");
+    const r = await dvault(["digest", "--preview", "--since", "2d", "--out", out], env);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^dvault digest \d+ \w+: 5 faves\n/);
+    expect(r.stdout).toContain(`html: ${path.join(out, "digest.html")}`);
+    expect(r.stdout).toContain(`text: ${path.join(out, "digest.txt")}`);
+    expect(r.stdout).toContain("Preview only: nothing was sent and no digest window moved.");
+    expect(await readFile(path.join(out, "digest.txt"), "utf8")).toContain("5 people faved");
+    expect(await readFile(path.join(out, "digest.html"), "utf8")).toContain("Preview: nothing was sent");
+    const repo = new DigestRepository(f.services.pool);
+    expect(await repo.listDigests()).toEqual([]);
+    expect(await repo.lastWindowEnd("file")).toBeNull();
+  });
+
+  it("--send without a channel says what to set", async () => {
+    const r = await dvault(["digest", "--send"], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe("dvault: no digest channel is configured: set DVAULT_DIGEST_CHANNELS (smtp, file, webhook), or use dvault digest --preview\n");
+  });
+
+  it("--send delivers through the digest job now, and --history lists it", async () => {
+    const files = path.join(dir, "digests");
+    const sendEnv = { ...env, DVAULT_DIGEST_CHANNELS: "file", DVAULT_DIGEST_DIR: files };
+    const r = await dvault(["digest", "--send"], sendEnv);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^file: sent — dvault digest \d+ \w+: 5 faves\n$/);
+    const written = await readdir(files);
+    expect(written.filter((n) => n.endsWith(".html"))).toHaveLength(1);
+    expect(written.filter((n) => n.endsWith(".txt"))).toHaveLength(1);
+    const [row] = await new DigestRepository(f.services.pool).listDigests();
+    expect(row).toMatchObject({ channel: "file", status: "sent", trigger: "manual" });
+
+    const history = await dvault(["digest", "--history"], sendEnv);
+    expect(history.code).toBe(0);
+    expect(history.stdout).toContain("file ");
+    expect(history.stdout).toMatch(/sent \S+ {2}\(1 attempt\)/);
+    expect(history.stdout).toContain("5 faves");
+  });
+});

@@ -1,0 +1,205 @@
+// Delivery is at-least-once and the window is never lost: a refused delivery is retried by the queue with
+// backoff and the window moves only once it succeeds; a crash after the server accepted the message
+// resends it with the same Message-ID; a digest whose every attempt failed is recorded as failed, the next
+// one covers its window and says so; an empty window sends nothing unless configured to.
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
+import type { WorkerContext } from "../../jobs/context.ts";
+import { fileDeliverer } from "../../src/digest/deliver/file.ts";
+import { smtpDeliverer } from "../../src/digest/deliver/smtp.ts";
+import { DigestRepository } from "../../src/digest/digest.repository.ts";
+import { DIGEST_JOB, runDigest, type DigestJobPayload } from "../../src/digest/run-digest.ts";
+import type { Deliverer } from "../../src/digest/types.ts";
+import { createLogger } from "../../src/log.ts";
+import { checkCatalogue } from "../../src/queue/job-definition.ts";
+import { Producer } from "../../src/queue/producer.ts";
+import { WorkerHost } from "../../src/queue/worker-host.ts";
+import { SOURCES } from "../../src/sync/sources/index.ts";
+import { createDigestFixture, workerConnections, type DigestFixture } from "../helpers/digest-fixture.ts";
+import { startTestSmtp, type TestSmtp } from "../helpers/digest-mail.ts";
+
+const DAY = 86_400_000;
+const log = createLogger({ level: "silent" });
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("digest delivery: retries and the window", () => {
+  let smtp: TestSmtp;
+  let f: DigestFixture;
+  let repo: DigestRepository;
+
+  beforeAll(async () => {
+    smtp = await startTestSmtp();
+    f = await createDigestFixture({ DVAULT_DIGEST_CHANNELS: "smtp,file", DVAULT_SMTP_HOST: "127.0.0.1", DVAULT_SMTP_PORT: String(smtp.port) });
+    repo = new DigestRepository(f.services.pool);
+  });
+  afterAll(async () => {
+    await f?.close();
+    await smtp?.close();
+  });
+
+  it("a delivery the SMTP server refuses once is retried by the queue with backoff; the window moves only after it succeeds", async () => {
+    const tick = new Date("2026-11-03T08:00:00Z");
+    await f.addFaves(3, new Date(tick.getTime() - 3_600_000));
+    smtp.rejectNext(1);
+    const producer = new Producer([...JOB_DEFINITIONS], f.services.redis, f.services.config.redisPrefix);
+    const connections = workerConnections(f.services.config.redisUrl);
+    const host = new WorkerHost<WorkerContext>({
+      entries: checkCatalogue<WorkerContext>(JOBS),
+      connection: connections.connection,
+      prefix: f.services.config.redisPrefix,
+      log,
+      queues: ["digest"],
+      makeContext: (base) => ({ ...base, services: f.services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
+    });
+    try {
+      const payload: DigestJobPayload = { channel: "smtp", tick: tick.toISOString(), trigger: "cron" };
+      // The catalogue's options (attempts, job id), with a short backoff so the test need not wait a minute.
+      const options = { ...producer.optionsFor(DIGEST_JOB, payload), backoff: { type: "fixed" as const, delay: 1500 } };
+      const job = await producer.queue("digest").add(DIGEST_JOB, payload, options);
+      host.start();
+
+      // The refused attempt is recorded and the window has not moved.
+      const failed = await until("the first failure", async () => {
+        const [row] = await repo.listDigests(1);
+        return row && row.attempts === 1 && row.status === "pending" ? row : undefined;
+      });
+      expect(failed.lastError).toMatch(/451/);
+      expect(await repo.lastWindowEnd("smtp")).toBeNull();
+      expect(smtp.received).toHaveLength(0);
+
+      // The retry delivers the same digest.
+      const [mail] = await smtp.waitFor(1);
+      const sent = await until("the digest to be sent", async () => {
+        const [row] = await repo.listDigests(1);
+        return row?.status === "sent" ? row : undefined;
+      });
+      expect(smtp.rejected).toBe(1);
+      expect(sent).toMatchObject({ attempts: 2, lastError: null, messageId: mail?.messageId });
+      expect(mail?.subject).toContain("3 faves");
+      expect(await repo.lastWindowEnd("smtp")).toEqual(tick);
+      const finished = await producer.queue("digest").getJob(job.id ?? "");
+      expect(finished?.attemptsMade).toBe(2);
+      expect(await finished?.getState()).toBe("completed");
+    } finally {
+      await host.close();
+      await connections.closeAll();
+      await producer.close();
+    }
+  });
+
+  it("a crash after the server accepted the message resends it with the same Message-ID and idempotency key", async () => {
+    const tick = new Date("2026-11-04T08:00:00Z");
+    f.clock.now = tick.getTime() + 5000;
+    await f.addFaves(2, new Date(tick.getTime() - 3_600_000));
+    const real = smtpDeliverer(f.services.config.digest.smtp!);
+    const crashing: Deliverer = {
+      channel: "smtp",
+      async deliver(message) {
+        await real.deliver(message);
+        throw new Error("worker killed after the SMTP server accepted the message");
+      },
+    };
+    const payload: DigestJobPayload = { channel: "smtp", tick: tick.toISOString(), trigger: "cron" };
+    await expect(runDigest(payload, { services: f.services, attempt: 1, maxAttempts: 6, deliverer: crashing })).rejects.toThrow(/worker killed/);
+    expect(await repo.lastWindowEnd("smtp")).toEqual(new Date("2026-11-03T08:00:00Z"));
+
+    const result = await runDigest(payload, { services: f.services, attempt: 2, maxAttempts: 6 });
+    expect(result.status).toBe("sent");
+    const [first, second] = smtp.received.slice(-2);
+    expect(second?.messageId).toBe(first?.messageId);
+    expect(second?.messageId).toBe("<dvault-digest-smtp-20261103T080000Z-20261104T080000Z@example.org>");
+    expect(second?.headers.get("x-dvault-idempotency-key")).toBe(first?.headers.get("x-dvault-idempotency-key"));
+    expect(second?.subject).toBe(first?.subject);
+    expect(await repo.lastWindowEnd("smtp")).toEqual(tick);
+    const rows = (await repo.listDigests(10)).filter((r) => r.windowEnd.getTime() === tick.getTime());
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ status: "sent", attempts: 2 });
+  });
+
+  it("when every attempt fails the digest is recorded as failed; the next one covers its window and reports it", async () => {
+    const t1 = new Date("2026-11-05T08:00:00Z");
+    const t2 = new Date(t1.getTime() + DAY);
+    f.clock.now = t1.getTime() + 5000;
+    await f.addFaves(4, new Date(t1.getTime() - 3_600_000));
+    smtp.rejectNext(2);
+    const before = smtp.received.length;
+    const payload: DigestJobPayload = { channel: "smtp", tick: t1.toISOString(), trigger: "cron" };
+    for (const attempt of [1, 2]) {
+      await expect(runDigest(payload, { services: f.services, attempt, maxAttempts: 2 })).rejects.toThrow(/451/);
+    }
+    const [failed] = await repo.listDigests(1);
+    expect(failed).toMatchObject({ status: "failed", attempts: 2 });
+    expect(await repo.lastWindowEnd("smtp")).toEqual(new Date("2026-11-04T08:00:00Z"));
+
+    f.clock.now = t2.getTime() + 5000;
+    await f.addFaves(1, new Date(t2.getTime() - 3_600_000));
+    const result = await runDigest({ channel: "smtp", tick: t2.toISOString(), trigger: "cron" }, { services: f.services, attempt: 1, maxAttempts: 6 });
+    expect(result.status).toBe("sent");
+    if (result.status !== "sent") return;
+    // Nothing was lost: the window starts where the last delivered one ended, before the failed digest's.
+    expect(result.window.start).toEqual(new Date("2026-11-04T08:00:00Z"));
+    expect(result.counts.faves).toBe(5);
+    const mail = smtp.received[before];
+    expect(smtp.received).toHaveLength(before + 1);
+    expect(mail?.text).toContain("The smtp digest for 4 Nov, 08:00 – 5 Nov, 08:00 could not be delivered (2 attempts).");
+    expect(mail?.text).toContain("this digest covers that period too");
+    expect(await repo.lastWindowEnd("smtp")).toEqual(t2);
+  });
+
+  it("an empty window sends nothing unless DVAULT_DIGEST_SEND_EMPTY is set; the file channel writes one .html and one .txt", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "dvault-digest-files-"));
+    try {
+      const deliverer = fileDeliverer(dir);
+      const quiet = new Date("2026-11-07T08:00:00Z");
+      f.clock.now = quiet.getTime() + 1000;
+      // The file channel's first digest: the previous tick starts its window; a day with no news.
+      const empty = await runDigest({ channel: "file", tick: quiet.toISOString(), trigger: "cron" }, { services: f.services, attempt: 1, maxAttempts: 6, deliverer });
+      expect(empty.status).toBe("empty");
+      expect(await readdir(dir)).toEqual([]);
+      expect(await repo.lastWindowEnd("file")).toEqual(quiet);
+
+      const next = new Date(quiet.getTime() + DAY);
+      f.clock.now = next.getTime() + 1000;
+      const services = { ...f.services, config: { ...f.services.config, digest: { ...f.services.config.digest, sendEmpty: true } } };
+      const sent = await runDigest({ channel: "file", tick: next.toISOString(), trigger: "cron" }, { services, attempt: 1, maxAttempts: 6, deliverer });
+      expect(sent.status).toBe("sent");
+      const files = (await readdir(dir)).sort();
+      expect(files).toEqual(["dvault-digest-20261107T080000Z-20261108T080000Z.html", "dvault-digest-20261107T080000Z-20261108T080000Z.txt"]);
+      expect(await readFile(path.join(dir, files[1]!), "utf8")).toContain("Nothing new in this window.");
+      const rows = (await repo.listDigests(20)).filter((r) => r.channel === "file");
+      expect(rows.map((r) => r.status)).toEqual(["sent", "empty"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+  it("a retry of a tick that a later digest already covered sends nothing; its row is closed as superseded", async () => {
+    const a = new Date("2026-11-12T08:00:00Z");
+    const b = new Date(a.getTime() + DAY);
+    f.clock.now = a.getTime() + 5000;
+    await f.addFaves(1, new Date(a.getTime() - 3_600_000));
+    smtp.rejectNext(1);
+    await expect(runDigest({ channel: "smtp", tick: a.toISOString(), trigger: "cron" }, { services: f.services, attempt: 1, maxAttempts: 6 })).rejects.toThrow(/451/);
+    f.clock.now = b.getTime() + 5000;
+    const before = smtp.received.length;
+    const later = await runDigest({ channel: "smtp", tick: b.toISOString(), trigger: "cron" }, { services: f.services, attempt: 1, maxAttempts: 6 });
+    expect(later.status).toBe("sent");
+    const retry = await runDigest({ channel: "smtp", tick: a.toISOString(), trigger: "cron" }, { services: f.services, attempt: 2, maxAttempts: 6 });
+    expect(retry).toEqual({ status: "skipped", reason: `the smtp digest already covers ${a.toISOString()}` });
+    expect(smtp.received).toHaveLength(before + 1);
+    const older = (await repo.listDigests(20)).find((r) => r.channel === "smtp" && r.windowEnd.getTime() === a.getTime());
+    expect(older).toMatchObject({ status: "failed", attempts: 1 });
+    expect(older?.lastError).toMatch(/superseded: a later digest covered this window/);
+  });
+});

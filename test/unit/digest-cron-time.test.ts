@@ -1,0 +1,50 @@
+// Tick arithmetic of the digest cron: the latest tick at or before a moment, in a time zone, across DST.
+import { afterEach, describe, expect, it } from "vitest";
+import { CronClock } from "../../src/digest/cron-time.ts";
+
+const clocks: CronClock[] = [];
+const clock = (expr: string, tz: string) => {
+  const c = new CronClock(expr, tz);
+  clocks.push(c);
+  return c;
+};
+const iso = (d: Date | undefined) => d?.toISOString();
+
+describe(CronClock.name, () => {
+  afterEach(() => {
+    for (const c of clocks.splice(0)) c.destroy();
+  });
+
+  it("finds the latest daily tick at or before a moment, in the configured zone", () => {
+    const c = clock("0 8 * * *", "Europe/Berlin");
+    expect(iso(c.latestTickAtOrBefore(new Date("2026-11-03T07:00:00Z")))).toBe("2026-11-03T07:00:00.000Z");
+    expect(iso(c.latestTickAtOrBefore(new Date("2026-11-03T07:00:59Z")))).toBe("2026-11-03T07:00:00.000Z");
+    expect(iso(c.latestTickAtOrBefore(new Date("2026-11-03T06:59:59Z")))).toBe("2026-11-02T07:00:00.000Z");
+    // Summer time: 08:00 in Berlin is 06:00 UTC.
+    expect(iso(c.latestTickAtOrBefore(new Date("2026-07-03T06:30:00Z")))).toBe("2026-07-03T06:00:00.000Z");
+  });
+
+  it("gives the tick before a tick: a window's start", () => {
+    const c = clock("0 8 * * *", "UTC");
+    expect(iso(c.previousTick(new Date("2026-11-03T08:00:00Z")))).toBe("2026-11-02T08:00:00.000Z");
+    const weekly = clock("0 9 * * 1", "UTC");
+    expect(iso(weekly.previousTick(new Date("2026-11-09T09:00:00Z")))).toBe("2026-11-02T09:00:00.000Z");
+  });
+
+  it("crosses the DST change: the day of the switch has its own UTC offset", () => {
+    const c = clock("0 8 * * *", "Europe/Berlin");
+    // Summer time ends on 25 Oct 2026: the 26 Oct tick is 07:00 UTC, the 25 Oct one too, the 24 Oct one 06:00.
+    expect(iso(c.previousTick(new Date("2026-10-26T07:00:00Z")))).toBe("2026-10-25T07:00:00.000Z");
+    expect(iso(c.previousTick(new Date("2026-10-25T07:00:00Z")))).toBe("2026-10-24T06:00:00.000Z");
+    // A local time that does not exist on the switch day (02:30 on 29 Mar) is skipped.
+    const gap = clock("30 2 * * *", "Europe/Berlin");
+    expect(iso(gap.latestTickAtOrBefore(new Date("2026-03-29T12:00:00Z")))).toBe("2026-03-28T01:30:00.000Z");
+  });
+
+  it("handles sparse expressions: last day of the month, leap days, frequent ticks", () => {
+    expect(iso(clock("0 12 L * *", "UTC").latestTickAtOrBefore(new Date("2026-11-05T12:00:00Z")))).toBe("2026-10-31T12:00:00.000Z");
+    expect(iso(clock("0 0 29 2 *", "UTC").latestTickAtOrBefore(new Date("2027-11-05T12:00:00Z")))).toBe("2024-02-29T00:00:00.000Z");
+    expect(iso(clock("*/15 * * * *", "Asia/Kolkata").latestTickAtOrBefore(new Date("2026-11-03T08:07:30Z")))).toBe("2026-11-03T08:00:00.000Z");
+    expect(clock("0 8 * * *", "UTC").isTick(new Date("2026-11-03T08:00:40Z"))).toBe(true);
+  });
+});

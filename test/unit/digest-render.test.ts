@@ -1,0 +1,100 @@
+// The digest's rendering: every string the service provided is escaped (titles, names, comments, notes),
+// only http(s) pages are linked, bidirectional controls are shown rather than applied, and the subject
+// line carries the counts.
+import { describe, expect, it } from "vitest";
+import { countDigest } from "../../src/digest/collect.ts";
+import { digestSubject, renderDigest } from "../../src/digest/render.ts";
+import { htmlToText, shorten } from "../../src/digest/text.ts";
+import type { DeviationRef, DigestData } from "../../src/digest/types.ts";
+
+const EVIL = `<img src=x onerror="alert(1)">"'&`;
+
+function dev(extra: Partial<DeviationRef> = {}): DeviationRef {
+  return { deviationid: "D1", title: EVIL, url: "https://www.deviantart.com/a/art/x-1", thumbUrl: "https://images.example/t.jpg?token=abc", archived: null, isMature: false, removedReason: null, ...extra };
+}
+
+function digest(overrides: Partial<Omit<DigestData, "counts">> = {}): DigestData {
+  const base: Omit<DigestData, "counts"> = {
+    window: { start: new Date("2026-11-02T08:00:00Z"), end: new Date("2026-11-03T08:00:00Z") },
+    generatedAt: new Date("2026-11-03T08:00:01Z"),
+    accounts: [{ name: "me", username: "me", baselineComplete: true }],
+    feedback: {
+      faves: [{ account: "me", deviation: dev(), people: 3, names: [EVIL, "b", "c"], latestAt: null }],
+      comments: [{ account: "me", kind: "comment", author: EVIL, body: `${EVIL}\nsecond line`, postedAt: null, deviation: dev({ url: "javascript:alert(1)" }) }],
+      commentsTotal: 1,
+      watchers: [{ account: "me", username: EVIL, usericon: null, at: new Date() }],
+      other: [{ account: "me", box: "feed", type: EVIL, count: 2, latestAt: null }],
+    },
+    mentions: [{ account: "me", type: "mention.comment", by: EVIL, body: EVIL, deviation: null, at: null }],
+    mentionsTotal: 1,
+    notes: { unread: [{ account: "me", noteid: "1", sender: EVIL, subject: EVIL, preview: EVIL, sentAt: null }], total: 1, olderUnread: 0 },
+    deviations: { items: [{ account: "me", artist: EVIL, deviation: dev({ thumbUrl: "javascript:alert(2)" }), publishedAt: null, type: "image" }], total: 1 },
+    changes: [{ account: "me", kind: "favourite_removed", username: EVIL, deviation: dev({ title: "Evil \u202Egnp.exe" }), reason: "deleted", at: new Date("2026-11-02T09:00:00Z") }],
+    health: {
+      accounts: [{ name: EVIL, state: "needs_reauth", reason: EVIL, since: null, refreshAgeDays: null, command: `dvault auth login --account ${EVIL}`, problem: "needs_reauth" }],
+      failingSources: [{ account: "me", source: "messages", key: "", result: "failed", error: EVIL, unavailable: null, lastRunAt: null }],
+      unavailableSources: [],
+      deferredDownloads: { count: 0, oldest: null },
+      downloadsPaused: { paused: false },
+      deliveries: [],
+      disk: { path: "/archive", freeBytes: 10 * 2 ** 30, totalBytes: 100 * 2 ** 30, low: false },
+      alerts: [],
+    },
+    ...overrides,
+  };
+  return { ...base, counts: countDigest(base) };
+}
+
+describe(renderDigest.name, () => {
+  it("escapes every service-provided string: no markup from the service reaches the HTML", () => {
+    const { html } = renderDigest(digest(), { timezone: "UTC" });
+    expect(html).not.toContain("<img src=x");
+    expect(html).not.toContain('onerror="');
+    expect(html).toContain("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&quot;&#39;&amp;");
+    expect(html).not.toMatch(/href="javascript:/i);
+    expect(html).not.toMatch(/src="javascript:/i);
+    // Signed thumbnail URLs are attribute-escaped, not broken.
+    expect(html).toContain('src="https://images.example/t.jpg?token=abc"');
+  });
+
+  it("shows bidirectional overrides instead of applying them", () => {
+    const { html, text } = renderDigest(digest(), { timezone: "UTC" });
+    expect(html).toContain("Evil [U+202E]gnp.exe");
+    expect(text).toContain("Evil [U+202E]gnp.exe");
+    expect(html).not.toContain("\u202E");
+  });
+
+  it("writes a plain-text twin with the same sections", () => {
+    const { text } = renderDigest(digest(), { timezone: "UTC" });
+    for (const heading of ["FEEDBACK", "MENTIONS", "UNREAD NOTES", "NEW FROM ARTISTS YOU WATCH", "CHANGES WORTH KNOWING", "ARCHIVE HEALTH"]) expect(text).toContain(heading);
+    expect(text).toContain(`    > ${EVIL}\n    > second line`);
+  });
+
+  it("puts the counts in the subject, and says so when nothing happened", () => {
+    const d = digest();
+    expect(renderDigest(d, { timezone: "UTC" }).subject).toBe(
+      "dvault digest 3 Nov: 3 faves, 1 comment, 1 new watcher, 1 mention, 2 notifications, 1 unread note, 1 new deviation, 1 change, 2 need attention",
+    );
+    const zero = { faves: 0, comments: 0, watchers: 0, mentions: 0, notifications: 0, notes: 0, deviations: 0, changes: 0, problems: 0 };
+    expect(digestSubject(zero, new Date("2026-11-03T08:00:00Z"), "Pacific/Auckland")).toBe("dvault digest 3 Nov: nothing new");
+  });
+
+  it("says a preview is a preview", () => {
+    const { html, text } = renderDigest(digest(), { timezone: "UTC", mode: "preview" });
+    expect(html).toContain("Preview: nothing was sent and the digest window did not move.");
+    expect(text).toContain("(Preview: nothing was sent and the digest window did not move.)");
+  });
+});
+
+describe(htmlToText.name, () => {
+  it("keeps line breaks, drops tags and scripts, decodes entities", () => {
+    expect(htmlToText("Love the <b>colours</b> &amp; light!<br>Really&#33;<script>x()</script>")).toBe("Love the colours & light!\nReally!");
+    expect(htmlToText("<p>one</p><p>two &lt;3</p>")).toBe("one\ntwo <3");
+    expect(htmlToText(null)).toBe("");
+  });
+
+  it("shortens by characters, not bytes or UTF-16 units", () => {
+    expect(shorten("🦊🦊🦊🦊", 3)).toBe("🦊🦊…");
+    expect(shorten("short", 10)).toBe("short");
+  });
+});
