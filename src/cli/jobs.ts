@@ -1,0 +1,105 @@
+// `dvault jobs`: what failed and why (reason, attempts, times, payload ids), selective retry, and pausing
+// or resuming a queue, without reading logs or opening Redis.
+import type { Command } from "commander";
+import { loadConfig } from "../config.ts";
+import { UserError } from "../errors.ts";
+import { checkRedis, createRedis } from "../queue/redis.ts";
+import { isQueueName, QueueAdmin, type FailedJob, type RetryOutcome } from "../queue/queue-admin.ts";
+import { QUEUE_NAMES, type QueueName } from "../queue/queues.ts";
+import { formatRelative } from "../status/units.ts";
+
+function parseQueue(name: string | undefined): QueueName | undefined {
+  if (name === undefined) return undefined;
+  if (!isQueueName(name)) throw new UserError(`unknown queue "${name}": choose from ${QUEUE_NAMES.join(", ")}`);
+  return name;
+}
+
+async function withAdmin<T>(run: (admin: QueueAdmin) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  await checkRedis(config.redisUrl);
+  const redis = createRedis(config.redisUrl);
+  await redis.connect();
+  const admin = new QueueAdmin(redis, config.redisPrefix);
+  try {
+    return await run(admin);
+  } finally {
+    await admin.close();
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
+/** The payload's ids in one line: accountId=1 source=gallery key=... */
+function payloadLine(data: Record<string, unknown>): string {
+  return Object.entries(data)
+    .filter(([, v]) => v !== undefined && v !== null && v !== "")
+    .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : String(v)}`)
+    .join(" ");
+}
+
+export function formatFailed(jobs: readonly FailedJob[], now: number): string {
+  if (jobs.length === 0) return "no failed jobs";
+  const lines: string[] = [];
+  for (const j of jobs) {
+    lines.push(`${j.queue}/${j.id}  ${j.name}  ${payloadLine(j.data)}`);
+    lines.push(`  failed ${formatRelative(j.failedAt, now)} after ${j.attemptsMade} of ${j.attempts} attempt(s); created ${formatRelative(j.createdAt, now)}`);
+    lines.push(`  reason: ${j.reason || "(none recorded)"}`);
+  }
+  lines.push("", `${jobs.length} failed job(s). Retry one with: dvault jobs retry <id>, or all with: dvault jobs retry --all`);
+  return lines.join("\n");
+}
+
+function printRetry(outcome: RetryOutcome): void {
+  for (const r of outcome.retried) console.log(`retried ${r.queue}/${r.id}`);
+  for (const s of outcome.skipped) console.log(`not retried ${s.queue}/${s.id}: ${s.reason}`);
+  if (outcome.retried.length === 0 && outcome.skipped.length === 0) console.log("no failed jobs to retry");
+  if (outcome.retried.length === 0 && outcome.skipped.length > 0) process.exitCode = 1;
+}
+
+export function registerJobsCommand(program: Command): void {
+  const jobs = program.command("jobs").description("inspect failed jobs, retry them, pause or resume a queue");
+
+  jobs
+    .command("failed")
+    .description("list failed jobs with the reason, attempts, times and payload ids (newest first)")
+    .option("--queue <queue>", `only this queue (${QUEUE_NAMES.join(", ")})`)
+    .option("--source <source>", "only sync jobs of this source (gallery, notes, ...)")
+    .option("--limit <n>", "at most this many", (v) => Number.parseInt(v, 10), 100)
+    .option("--json", "print JSON")
+    .action(async (opts: { queue?: string; source?: string; limit: number; json?: boolean }) => {
+      const queue = parseQueue(opts.queue);
+      const failed = await withAdmin((admin) => admin.failed({ queue, source: opts.source, limit: opts.limit }));
+      console.log(opts.json ? JSON.stringify(failed, null, 2) : formatFailed(failed, Date.now()));
+    });
+
+  jobs
+    .command("retry")
+    .description("move failed jobs back to waiting with a fresh attempt budget: one by id, or --all")
+    .argument("[id]", "the job id shown by dvault jobs failed")
+    .option("--all", "every failed job (of --queue / --source when given)")
+    .option("--queue <queue>", "the job's queue (default: look in every queue)")
+    .option("--source <source>", "with --all: only sync jobs of this source")
+    .action(async (id: string | undefined, opts: { all?: boolean; queue?: string; source?: string }) => {
+      const queue = parseQueue(opts.queue);
+      if (!id && !opts.all) throw new UserError("name a job id (see dvault jobs failed) or pass --all");
+      if (id && opts.all) throw new UserError("give either a job id or --all, not both");
+      // "sync/123" as printed by `jobs failed` names the queue too.
+      const slash = id?.indexOf("/") ?? -1;
+      const named = id && slash > 0 && isQueueName(id.slice(0, slash)) ? { queue: id.slice(0, slash) as QueueName, id: id.slice(slash + 1) } : undefined;
+      const outcome = await withAdmin((admin) =>
+        id ? admin.retry(named?.id ?? id, queue ?? named?.queue) : admin.retryAll({ queue, source: opts.source }),
+      );
+      printRetry(outcome);
+    });
+
+  for (const action of ["pause", "resume"] as const) {
+    jobs
+      .command(action)
+      .description(action === "pause" ? "stop workers from starting jobs of a queue (active jobs finish)" : "let workers take jobs of a paused queue again")
+      .argument("<queue>", QUEUE_NAMES.join(" | "))
+      .action(async (name: string) => {
+        const queue = parseQueue(name) as QueueName;
+        await withAdmin((admin) => (action === "pause" ? admin.pause(queue) : admin.resume(queue)));
+        console.log(`${queue}: ${action === "pause" ? "paused" : "resumed"}`);
+      });
+  }
+}

@@ -1,0 +1,108 @@
+// `dvault status [--json]`: is the archive working? Accounts, sync sources, queues, downloads, disk and
+// workers in one screen; --json prints the documented, stable form (docs/status.md, src/status/schema.ts).
+import type { Command } from "commander";
+import { loadConfig } from "../config.ts";
+import { createLogger } from "../log.ts";
+import { QueueAdmin } from "../queue/queue-admin.ts";
+import { createServices } from "../services.ts";
+import { collectStatus } from "../status/collect.ts";
+import type { StatusReport } from "../status/schema.ts";
+import { formatBytes, formatDuration, formatNext, formatRelative, formatTime } from "../status/units.ts";
+
+function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) => "  " + cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
+  return [line(header), ...rows.map(line)];
+}
+
+export function formatStatus(r: StatusReport): string {
+  const now = Date.parse(r.generatedAt);
+  const out: string[] = [`dvault status at ${formatTime(r.generatedAt)}`, ""];
+
+  out.push("Accounts");
+  if (r.accounts.length === 0) out.push("  none yet: log in with dvault auth login");
+  for (const a of r.accounts) {
+    const who = a.username && a.username !== a.name ? `${a.name} (${a.username})` : a.name;
+    const token = a.accessExpiresAt ? `access token ${a.accessExpiresInS !== null && a.accessExpiresInS < 0 ? "expired" : "expires"} ${formatRelative(a.accessExpiresAt, now)}` : "no access token";
+    const refresh = a.refreshTokenAgeDays !== null ? `, refresh token ${a.refreshTokenAgeDays} d old` : a.hasRefreshToken ? "" : ", no refresh token";
+    out.push(`  ${who} [${a.kind}] ${a.state.toUpperCase()}: ${token}${refresh}`);
+    if (a.scopes.length) out.push(`    scopes: ${a.scopes.join(" ")}`);
+    if (a.stateReason && a.state !== "ok") out.push(`    ${a.stateReason}`);
+    if (a.fix) out.push(`    fix: ${a.fix}`);
+  }
+
+  out.push("", "Sources");
+  if (r.sources.length === 0) out.push("  none has run yet: start dvault worker, or run dvault sync --once");
+  else {
+    out.push(
+      ...table(
+        ["account", "source", "last run", "result", "next run", "new/chg/rem", "last full sweep", "note"],
+        r.sources.map((s) => [
+          s.account,
+          s.source + (s.key ? `:${s.key}` : ""),
+          formatRelative(s.lastRunAt, now),
+          (s.lastResult ?? "—") + (s.inProgress ? " (sweep unfinished)" : ""),
+          formatNext(s.nextRunAt, now),
+          `${s.items.new}/${s.items.changed}/${s.items.removed}`,
+          formatRelative(s.lastCompleteSweepAt, now),
+          [s.unavailableReason, s.lastResult === "failed" || s.lastResult === "skipped" ? s.lastError : null, s.gaps.length ? `${s.gaps.length} gap(s): ${s.gaps.map((g) => `${g.scope} ${g.mirrored ?? "?"}/${g.expected ?? "?"} ${g.reason}`).join("; ")}` : null]
+            .filter(Boolean)
+            .join(" | "),
+        ]),
+      ),
+    );
+  }
+
+  out.push("", "Queues");
+  out.push(
+    ...table(
+      ["queue", "waiting", "active", "delayed", "failed", "oldest waiting", "state"],
+      r.queues.map((q) => [q.name, String(q.waiting), String(q.active), String(q.delayed), String(q.failed), q.oldestWaitingS === null ? "—" : formatDuration(q.oldestWaitingS * 1000), q.paused ? "PAUSED" : "running"]),
+    ),
+  );
+  if (r.queues.some((q) => q.failed > 0)) out.push("  inspect failures with: dvault jobs failed");
+
+  const d = r.downloads;
+  out.push("", "Downloads" + (d.paused ? ` (PAUSED${d.pausedReason ? `: ${d.pausedReason}` : ""})` : ""));
+  const counts = Object.entries(d.byStatus)
+    .filter(([, n]) => n > 0)
+    .map(([status, n]) => `${status.replace("_", " ")} ${n}`);
+  out.push(`  ${counts.length ? counts.join(" · ") : "nothing wanted yet"}`);
+  if (d.deferredByQuota) out.push(`  ${d.deferredByQuota} deferred by the weekly quota; next window ${formatTime(d.nextWindowAt)} (${formatRelative(d.nextWindowAt, now)})`);
+  for (const q of d.quota) out.push(`  quota ${q.account}: ${q.used} of ${q.limit} used this week, ${q.remaining} left`);
+
+  const a = r.archive;
+  out.push("", "Archive");
+  out.push(`  ${a.dir}${a.exists ? "" : " (not created yet)"}: ${formatBytes(a.sizeBytes)} in ${a.files} file(s)`);
+  if (a.freeBytes !== null) out.push(`  disk: ${formatBytes(a.freeBytes)} free of ${formatBytes(a.totalBytes)}`);
+
+  out.push("", "Workers");
+  if (r.workers.length === 0) out.push("  no worker is running (start one with dvault worker)");
+  for (const w of r.workers) out.push(`  ${w.id}: last heartbeat ${w.ageS === null ? "recently" : `${formatDuration(w.ageS * 1000)} ago`}`);
+
+  if (r.problems.length) {
+    out.push("", "Could not read");
+    for (const p of r.problems) out.push(`  ${p}`);
+  }
+  return out.join("\n");
+}
+
+export function registerStatusCommand(program: Command): void {
+  program
+    .command("status")
+    .description("show accounts, sync sources, queues, downloads, disk and workers at a glance")
+    .option("--json", "print the documented JSON form (docs/status.md)")
+    .action(async (opts: { json?: boolean }) => {
+      const config = loadConfig();
+      const log = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel });
+      const services = await createServices({ config, log });
+      const queues = new QueueAdmin(services.redis, config.redisPrefix);
+      try {
+        const report = await collectStatus({ ...services, queues, tokens: services.tokens });
+        process.stdout.write((opts.json ? JSON.stringify(report, null, 2) : formatStatus(report)) + "\n");
+      } finally {
+        await queues.close();
+        await services.close();
+      }
+    });
+}

@@ -1,0 +1,269 @@
+// What the dashboard's archive browser reads: recent items with their stored file, the filters' choices,
+// one item with its metadata, history and files, and a stored file by its download id. Read-only.
+import type { Queryable } from "./with-transaction.ts";
+
+export type StoredFileRef = { downloadId: string; path: string; mime: string | null; status: string; kind: string; size: number | null; width: number | null; height: number | null };
+
+export type ItemCard = {
+  deviationid: string;
+  title: string | null;
+  type: string | null;
+  publishedAt: Date | null;
+  artist: string | null;
+  isMature: boolean;
+  removedAt: Date | null;
+  removedReason: string | null;
+  file: StoredFileRef | null;
+};
+
+export type BrowseFilter = {
+  /** Username, any case. */
+  artist?: string | undefined;
+  /** A gallery folder id. */
+  folder?: string | undefined;
+  /** A collection folder id. */
+  collection?: string | undefined;
+  /** Only items whose file is in the archive. */
+  archivedOnly?: boolean | undefined;
+  limit: number;
+  offset: number;
+};
+
+export type FolderChoice = { folderid: string; name: string; owner: string | null; size: number };
+export type FilterChoices = { artists: Array<{ username: string; items: number }>; galleries: FolderChoice[]; collections: FolderChoice[] };
+
+export type ItemDetail = {
+  deviationid: string;
+  url: string | null;
+  title: string | null;
+  type: string | null;
+  publishedAt: Date | null;
+  artist: string | null;
+  authorUserid: string | null;
+  isMature: boolean;
+  isDownloadable: boolean | null;
+  favourites: number | null;
+  comments: number | null;
+  firstSeenAt: Date;
+  lastSeenAt: Date;
+  removedAt: Date | null;
+  removedReason: string | null;
+  description: string | null;
+  tags: string[];
+  license: string | null;
+  stats: Record<string, unknown> | null;
+  text: string | null;
+  excerpt: string | null;
+  folders: Array<{ kind: string; folderid: string; name: string | null; owner: string | null }>;
+  files: StoredFileRef[];
+  /** Downloads rows that are not stored files (wanted, deferred, failed ...), with why. */
+  pending: Array<{ kind: string; status: string; reason: string | null; lastError: string | null }>;
+  history: Array<{ changedAt: Date; field: string; oldValue: unknown; newValue: unknown }>;
+};
+
+// The best stored file of a deviation: an original before a degraded copy, the newest first.
+const BEST_FILE = `
+  SELECT dl.id::text AS download_id, dl.path, dl.mime, dl.status::text AS status, dl.kind::text AS kind, dl.size::float8 AS size, dl.width, dl.height
+  FROM downloads dl
+  WHERE dl.deviationid = d.deviationid AND dl.status IN ('done', 'degraded') AND dl.path IS NOT NULL
+  ORDER BY (dl.kind = 'original') DESC, (dl.status = 'done') DESC, dl.updated_at DESC
+  LIMIT 1`;
+
+type CardRow = {
+  deviationid: string;
+  title: string | null;
+  type: string | null;
+  published_at: Date | null;
+  artist: string | null;
+  is_mature: boolean | null;
+  removed_at: Date | null;
+  removed_reason: string | null;
+  download_id: string | null;
+  path: string | null;
+  mime: string | null;
+  status: string | null;
+  kind: string | null;
+  size: number | null;
+  width: number | null;
+  height: number | null;
+};
+
+function fileOf(r: Pick<CardRow, "download_id" | "path" | "mime" | "status" | "kind" | "size" | "width" | "height">): StoredFileRef | null {
+  if (!r.download_id || !r.path) return null;
+  return { downloadId: r.download_id, path: r.path, mime: r.mime, status: r.status ?? "done", kind: r.kind ?? "original", size: r.size, width: r.width, height: r.height };
+}
+
+export class ArchiveBrowserRepository {
+  constructor(private readonly db: Queryable) {}
+
+  /** Newest published first; filters combine. Returns one more than `limit` rows' worth of "has more". */
+  async recentItems(filter: BrowseFilter): Promise<{ items: ItemCard[]; hasMore: boolean }> {
+    const { rows } = await this.db.query<CardRow>(
+      `SELECT d.deviationid, d.title, d.type::text AS type, d.published_at, u.username AS artist, d.is_mature,
+         d.removed_at, d.removed_reason::text AS removed_reason, f.*
+       FROM deviations d
+       LEFT JOIN users u ON u.userid = d.author_userid
+       LEFT JOIN LATERAL (${BEST_FILE}) f ON true
+       WHERE ($1::text IS NULL OR lower(u.username) = lower($1::text))
+         AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM folder_members fm WHERE fm.kind = 'gallery' AND fm.folderid = $2::text AND fm.deviationid = d.deviationid AND fm.removed_at IS NULL))
+         AND ($3::text IS NULL OR EXISTS (SELECT 1 FROM folder_members fm WHERE fm.kind = 'collection' AND fm.folderid = $3::text AND fm.deviationid = d.deviationid AND fm.removed_at IS NULL))
+         AND (NOT $4::boolean OR f.download_id IS NOT NULL)
+       ORDER BY d.published_at DESC NULLS LAST, d.deviationid
+       LIMIT $5 OFFSET $6`,
+      [filter.artist || null, filter.folder || null, filter.collection || null, filter.archivedOnly ?? false, filter.limit + 1, filter.offset],
+    );
+    const items = rows.slice(0, filter.limit).map((r) => ({
+      deviationid: r.deviationid,
+      title: r.title,
+      type: r.type,
+      publishedAt: r.published_at,
+      artist: r.artist,
+      isMature: r.is_mature ?? false,
+      removedAt: r.removed_at,
+      removedReason: r.removed_reason,
+      file: fileOf(r),
+    }));
+    return { items, hasMore: rows.length > filter.limit };
+  }
+
+  /** The choices of the browser's filters: artists with the most items, every live gallery and collection folder. */
+  async filterChoices(): Promise<FilterChoices> {
+    const [artists, folders] = await Promise.all([
+      this.db.query<{ username: string; items: number }>(
+        `SELECT u.username, count(*)::int AS items FROM deviations d JOIN users u ON u.userid = d.author_userid
+         GROUP BY u.username ORDER BY items DESC, lower(u.username) LIMIT 200`,
+      ),
+      this.db.query<{ kind: string; folderid: string; name: string | null; owner: string | null; size: number }>(
+        `SELECT 'gallery' AS kind, f.folderid, f.name, u.username AS owner,
+           (SELECT count(*)::int FROM folder_members m WHERE m.kind = 'gallery' AND m.folderid = f.folderid AND m.removed_at IS NULL) AS size
+         FROM gallery_folders f LEFT JOIN users u ON u.userid = f.owner_userid WHERE f.removed_at IS NULL
+         UNION ALL
+         SELECT 'collection', f.folderid, f.name, u.username,
+           (SELECT count(*)::int FROM folder_members m WHERE m.kind = 'collection' AND m.folderid = f.folderid AND m.removed_at IS NULL)
+         FROM collection_folders f LEFT JOIN users u ON u.userid = f.owner_userid WHERE f.removed_at IS NULL
+         ORDER BY 4, 3`,
+      ),
+    ]);
+    const choice = (r: { folderid: string; name: string | null; owner: string | null; size: number }): FolderChoice => ({ folderid: r.folderid, name: r.name ?? "(unnamed)", owner: r.owner, size: r.size });
+    return {
+      artists: artists.rows,
+      galleries: folders.rows.filter((r) => r.kind === "gallery").map(choice),
+      collections: folders.rows.filter((r) => r.kind === "collection").map(choice),
+    };
+  }
+
+  async item(deviationid: string): Promise<ItemDetail | null> {
+    const { rows } = await this.db.query<{
+      deviationid: string;
+      url: string | null;
+      title: string | null;
+      type: string | null;
+      published_at: Date | null;
+      artist: string | null;
+      author_userid: string | null;
+      is_mature: boolean | null;
+      is_downloadable: boolean | null;
+      stats_favourites: number | null;
+      stats_comments: number | null;
+      first_seen_at: Date;
+      last_seen_at: Date;
+      removed_at: Date | null;
+      removed_reason: string | null;
+      description: string | null;
+      tags: string[] | null;
+      license: string | null;
+      stats: Record<string, unknown> | null;
+      html: string | null;
+      excerpt: string | null;
+    }>(
+      `SELECT d.deviationid, d.url, d.title, d.type::text AS type, d.published_at, u.username AS artist, d.author_userid,
+         d.is_mature, d.is_downloadable, d.stats_favourites, d.stats_comments, d.first_seen_at, d.last_seen_at,
+         d.removed_at, d.removed_reason::text AS removed_reason, m.description, m.tags, m.license, m.stats, t.html, t.excerpt
+       FROM deviations d
+       LEFT JOIN users u ON u.userid = d.author_userid
+       LEFT JOIN deviation_metadata m ON m.deviationid = d.deviationid
+       LEFT JOIN deviation_texts t ON t.deviationid = d.deviationid
+       WHERE d.deviationid = $1`,
+      [deviationid],
+    );
+    const d = rows[0];
+    if (!d) return null;
+    const [folders, downloads, history] = await Promise.all([
+      this.db.query<{ kind: string; folderid: string; name: string | null; owner: string | null }>(
+        `SELECT fm.kind::text AS kind, fm.folderid, coalesce(g.name, c.name) AS name, u.username AS owner
+         FROM folder_members fm
+         LEFT JOIN gallery_folders g ON fm.kind = 'gallery' AND g.folderid = fm.folderid
+         LEFT JOIN collection_folders c ON fm.kind = 'collection' AND c.folderid = fm.folderid
+         LEFT JOIN users u ON u.userid = coalesce(g.owner_userid, c.owner_userid)
+         WHERE fm.deviationid = $1 AND fm.removed_at IS NULL
+         ORDER BY 1, 3`,
+        [deviationid],
+      ),
+      this.db.query<CardRow & { reason: string | null; last_error: string | null }>(
+        `SELECT dl.id::text AS download_id, dl.path, dl.mime, dl.status::text AS status, dl.kind::text AS kind, dl.size::float8 AS size,
+           dl.width, dl.height, dl.reason, dl.last_error
+         FROM downloads dl WHERE dl.deviationid = $1
+         ORDER BY (dl.kind = 'original') DESC, dl.updated_at DESC`,
+        [deviationid],
+      ),
+      this.db.query<{ changed_at: Date; field: string; old_value: unknown; new_value: unknown }>(
+        `SELECT changed_at, field::text AS field, old_value, new_value FROM deviation_history WHERE deviationid = $1 ORDER BY changed_at DESC, id DESC LIMIT 200`,
+        [deviationid],
+      ),
+    ]);
+    const stored = downloads.rows.filter((r) => (r.status === "done" || r.status === "degraded") && r.path);
+    return {
+      deviationid: d.deviationid,
+      url: d.url,
+      title: d.title,
+      type: d.type,
+      publishedAt: d.published_at,
+      artist: d.artist,
+      authorUserid: d.author_userid,
+      isMature: d.is_mature ?? false,
+      isDownloadable: d.is_downloadable,
+      favourites: d.stats_favourites,
+      comments: d.stats_comments,
+      firstSeenAt: d.first_seen_at,
+      lastSeenAt: d.last_seen_at,
+      removedAt: d.removed_at,
+      removedReason: d.removed_reason,
+      description: d.description,
+      tags: d.tags ?? [],
+      license: d.license,
+      stats: d.stats,
+      text: d.html,
+      excerpt: d.excerpt,
+      folders: folders.rows,
+      files: stored.map(fileOf).filter((f): f is StoredFileRef => f !== null),
+      pending: downloads.rows.filter((r) => !stored.includes(r)).map((r) => ({ kind: r.kind ?? "", status: r.status ?? "", reason: r.reason, lastError: r.last_error })),
+      history: history.rows.map((h) => ({ changedAt: h.changed_at, field: h.field, oldValue: h.old_value, newValue: h.new_value })),
+    };
+  }
+
+  /** A stored file by its download id (the only handle the browser gets: paths never travel in URLs). */
+  async storedFile(downloadId: string): Promise<StoredFileRef | null> {
+    if (!/^\d{1,18}$/.test(downloadId)) return null;
+    const { rows } = await this.db.query<CardRow>(
+      `SELECT dl.id::text AS download_id, dl.path, dl.mime, dl.status::text AS status, dl.kind::text AS kind, dl.size::float8 AS size, dl.width, dl.height
+       FROM downloads dl WHERE dl.id = $1::bigint AND dl.status IN ('done', 'degraded') AND dl.path IS NOT NULL`,
+      [downloadId],
+    );
+    return rows[0] ? fileOf(rows[0]) : null;
+  }
+
+  /** The best stored file of each deviation (for search results' thumbnails). */
+  async bestFiles(deviationids: readonly string[]): Promise<Map<string, StoredFileRef>> {
+    if (deviationids.length === 0) return new Map();
+    const { rows } = await this.db.query<CardRow>(
+      `SELECT d.deviationid, f.* FROM unnest($1::text[]) AS d(deviationid) CROSS JOIN LATERAL (${BEST_FILE}) f`,
+      [deviationids],
+    );
+    const out = new Map<string, StoredFileRef>();
+    for (const r of rows) {
+      const f = fileOf(r);
+      if (f) out.set(r.deviationid, f);
+    }
+    return out;
+  }
+}

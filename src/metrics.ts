@@ -1,0 +1,228 @@
+// Prometheus metrics (prom-client, one registry per process). Counters of this process's API calls come
+// from services.apiTotals; everything else is read at scrape time from Postgres and Redis (the status
+// collector, the pacer's keys, the queues' event streams), so the numbers hold across processes.
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import type { Redis } from "ioredis";
+import type { TransportStats } from "./api/http.ts";
+import type { Pacer } from "./api/pacer.ts";
+import type { Config } from "./config.ts";
+import type { AccountRepository } from "./db/account.repository.ts";
+import type { Queryable } from "./db/with-transaction.ts";
+import { QueueAdmin } from "./queue/queue-admin.ts";
+import { QUEUE_NAMES, type QueueName } from "./queue/queues.ts";
+import { collectStatus } from "./status/collect.ts";
+
+export type MetricsDeps = {
+  config: Config;
+  pool: Queryable;
+  redis: Redis;
+  accounts: AccountRepository;
+  pacer: Pacer;
+  apiTotals: TransportStats;
+  queues: QueueAdmin;
+  now?: () => number;
+};
+
+export type Metrics = {
+  registry: Registry;
+  contentType: string;
+  /** Refreshes the scrape-time values and renders the exposition text. */
+  render(): Promise<string>;
+};
+
+/** Pacer state hashes are `<prefix>:pacer:<key>`; the holders/queue/waiters zsets hang off them. */
+const PACER_SUFFIXES = /:(holders|queue|waiters)$/;
+
+export function createMetrics(deps: MetricsDeps): Metrics {
+  const now = deps.now ?? Date.now;
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "dvault_" });
+  const m = {
+    apiCalls: new Counter({ name: "dvault_api_calls_total", help: "API responses by operation and HTTP status (\"network\" when none came), retries included", labelNames: ["operation", "status"], registers: [registry] }),
+    throttleWaits: new Counter({ name: "dvault_api_throttle_waits_total", help: "API requests that waited for the pacer before being sent", registers: [registry] }),
+    throttleWaitSeconds: new Counter({ name: "dvault_api_throttle_wait_seconds_total", help: "Time API requests spent waiting for the pacer", registers: [registry] }),
+    retries: new Counter({ name: "dvault_api_retries_total", help: "API requests retried (server errors, network errors, throttling)", registers: [registry] }),
+    refreshes: new Counter({ name: "dvault_api_token_refreshes_total", help: "Access tokens refreshed after a 401", registers: [registry] }),
+    pacerDelay: new Gauge({ name: "dvault_pacer_delay_seconds", help: "Current backoff delay (and request spacing) per pacer key", labelNames: ["key"], registers: [registry] }),
+    pacerWait: new Gauge({ name: "dvault_pacer_wait_seconds", help: "Time until the next request may start, per pacer key", labelNames: ["key"], registers: [registry] }),
+    pacerLevel: new Gauge({ name: "dvault_pacer_level", help: "Backoff level per pacer key (0 = not throttled)", labelNames: ["key"], registers: [registry] }),
+    tokenExpiry: new Gauge({ name: "dvault_token_expiry_seconds", help: "Seconds until the account's access token expires (negative: expired, refreshed on next use)", labelNames: ["account"], registers: [registry] }),
+    accountState: new Gauge({ name: "dvault_account_needs_reauth", help: "1 when the account must be authorized again", labelNames: ["account"], registers: [registry] }),
+    jobsCompleted: new Counter({ name: "dvault_jobs_completed_total", help: "Jobs completed, by queue and job name, seen since this process started", labelNames: ["queue", "name"], registers: [registry] }),
+    jobsFailed: new Counter({ name: "dvault_jobs_failed_total", help: "Jobs failed for good (attempts exhausted or permanent), by queue and job name, since this process started", labelNames: ["queue", "name"], registers: [registry] }),
+    queueJobs: new Gauge({ name: "dvault_queue_jobs", help: "Jobs per queue and state", labelNames: ["queue", "state"], registers: [registry] }),
+    queueLag: new Gauge({ name: "dvault_queue_lag_seconds", help: "Age of the oldest job waiting to start (0 when none waits)", labelNames: ["queue"], registers: [registry] }),
+    queuePaused: new Gauge({ name: "dvault_queue_paused", help: "1 when the queue is paused", labelNames: ["queue"], registers: [registry] }),
+    downloads: new Gauge({ name: "dvault_downloads", help: "Rows of the downloads table by status", labelNames: ["status"], registers: [registry] }),
+    downloadedBytes: new Gauge({ name: "dvault_downloaded_bytes", help: "Bytes of stored originals the downloads table records", registers: [registry] }),
+    quotaUsed: new Gauge({ name: "dvault_download_quota_used", help: "Original downloads used this service week", labelNames: ["account"], registers: [registry] }),
+    quotaRemaining: new Gauge({ name: "dvault_download_quota_remaining", help: "Original downloads left this service week", labelNames: ["account"], registers: [registry] }),
+    archiveSize: new Gauge({ name: "dvault_archive_size_bytes", help: "Bytes of the files in the archive", registers: [registry] }),
+    archiveFiles: new Gauge({ name: "dvault_archive_files", help: "Files in the archive", registers: [registry] }),
+    archiveFree: new Gauge({ name: "dvault_archive_free_bytes", help: "Free bytes on the archive's filesystem", registers: [registry] }),
+    workers: new Gauge({ name: "dvault_workers", help: "Workers with a live heartbeat", registers: [registry] }),
+    sourceFailing: new Gauge({ name: "dvault_sync_source_failed", help: "1 when the source's last run failed", labelNames: ["account", "source", "key"], registers: [registry] }),
+    scrapeProblems: new Gauge({ name: "dvault_scrape_problems", help: "Parts of the status that could not be read at this scrape", registers: [registry] }),
+  };
+  const events = new JobEventCounter(deps.redis, deps.config.redisPrefix);
+
+  async function refresh(): Promise<void> {
+    const t = deps.apiTotals;
+    m.apiCalls.reset();
+    for (const [operation, byStatus] of Object.entries(t.calls)) {
+      for (const [status, n] of Object.entries(byStatus)) m.apiCalls.inc({ operation, status }, n);
+    }
+    setCounter(m.throttleWaits, t.throttleWaits.count);
+    setCounter(m.throttleWaitSeconds, t.throttleWaits.totalMs / 1000);
+    setCounter(m.retries, t.retries);
+    setCounter(m.refreshes, t.refreshes);
+
+    const [report] = await Promise.all([
+      collectStatus({ config: deps.config, pool: deps.pool, redis: deps.redis, accounts: deps.accounts, queues: deps.queues, now }),
+      refreshPacers(),
+      events.poll().catch(() => undefined),
+    ]);
+    m.jobsCompleted.reset();
+    m.jobsFailed.reset();
+    for (const [queue, byName] of events.completed) for (const [name, n] of byName) m.jobsCompleted.inc({ queue, name }, n);
+    for (const [queue, byName] of events.failed) for (const [name, n] of byName) m.jobsFailed.inc({ queue, name }, n);
+
+    m.tokenExpiry.reset();
+    m.accountState.reset();
+    for (const a of report.accounts) {
+      if (a.accessExpiresInS !== null) m.tokenExpiry.set({ account: a.name }, a.accessExpiresInS);
+      m.accountState.set({ account: a.name }, a.needsReauth ? 1 : 0);
+    }
+    for (const q of report.queues) {
+      for (const state of ["waiting", "active", "delayed", "failed", "completed"] as const) m.queueJobs.set({ queue: q.name, state }, q[state]);
+      m.queueLag.set({ queue: q.name }, q.oldestWaitingS ?? 0);
+      m.queuePaused.set({ queue: q.name }, q.paused ? 1 : 0);
+    }
+    m.downloads.reset();
+    for (const [status, n] of Object.entries(report.downloads.byStatus)) m.downloads.set({ status }, n);
+    m.downloadedBytes.set(report.downloads.bytesStored);
+    m.quotaUsed.reset();
+    m.quotaRemaining.reset();
+    for (const q of report.downloads.quota) {
+      m.quotaUsed.set({ account: q.account }, q.used);
+      m.quotaRemaining.set({ account: q.account }, q.remaining);
+    }
+    m.archiveSize.set(report.archive.sizeBytes);
+    m.archiveFiles.set(report.archive.files);
+    if (report.archive.freeBytes !== null) m.archiveFree.set(report.archive.freeBytes);
+    m.workers.set(report.workers.length);
+    m.sourceFailing.reset();
+    for (const s of report.sources) m.sourceFailing.set({ account: s.account, source: s.source, key: s.key }, s.lastResult === "failed" ? 1 : 0);
+    m.scrapeProblems.set(report.problems.length);
+  }
+
+  async function refreshPacers(): Promise<void> {
+    const keys = await scanKeys(deps.redis, `${deps.config.redisPrefix}:pacer:*`);
+    const base = `${deps.config.redisPrefix}:pacer:`;
+    const pacerKeys = keys.filter((k) => !PACER_SUFFIXES.test(k)).map((k) => k.slice(base.length));
+    const statuses = await Promise.all(pacerKeys.map((k) => deps.pacer.status(k)));
+    m.pacerDelay.reset();
+    m.pacerWait.reset();
+    m.pacerLevel.reset();
+    for (const s of statuses) {
+      m.pacerDelay.set({ key: s.key }, s.delayMs / 1000);
+      m.pacerWait.set({ key: s.key }, s.waitMs / 1000);
+      m.pacerLevel.set({ key: s.key }, s.level);
+    }
+  }
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    async render() {
+      await refresh();
+      return registry.metrics();
+    },
+  };
+}
+
+/** Counters mirror totals kept elsewhere: reset and add the current total. */
+function setCounter(counter: Counter, value: number): void {
+  counter.reset();
+  if (value > 0) counter.inc(value);
+}
+
+async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, batch] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 500);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== "0");
+  return keys;
+}
+
+/**
+ * Counts "completed" and "failed" events from each queue's BullMQ event stream (`<prefix>:<queue>:events`),
+ * read without blocking at every scrape from where the last scrape stopped: every worker process is
+ * counted, not just this one. A "failed" event means failed for good (a retried attempt emits "delayed").
+ */
+export class JobEventCounter {
+  readonly completed = new Map<QueueName, Map<string, number>>();
+  readonly failed = new Map<QueueName, Map<string, number>>();
+  private readonly lastIds = new Map<QueueName, string>();
+  private started: Promise<void> | undefined;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {
+    this.started = this.start();
+  }
+
+  /** Counting starts at the streams' current ends: earlier events belong to earlier processes' counters. */
+  private async start(): Promise<void> {
+    await Promise.all(
+      QUEUE_NAMES.map(async (queue) => {
+        const last = await this.redis.xrevrange(this.streamKey(queue), "+", "-", "COUNT", 1).catch(() => []);
+        this.lastIds.set(queue, last[0]?.[0] ?? "0-0");
+      }),
+    );
+  }
+
+  async poll(): Promise<void> {
+    if (this.started) {
+      await this.started.catch(() => undefined);
+      this.started = undefined;
+    }
+    for (const queue of QUEUE_NAMES) {
+      for (;;) {
+        const from = this.lastIds.get(queue) ?? "0-0";
+        const entries = await this.redis.xrange(this.streamKey(queue), `(${from}`, "+", "COUNT", 1000);
+        if (entries.length === 0) break;
+        const finished: Array<{ event: "completed" | "failed"; jobId: string }> = [];
+        for (const [, fields] of entries) {
+          const f = fieldMap(fields);
+          if ((f.event === "completed" || f.event === "failed") && f.jobId) finished.push({ event: f.event, jobId: f.jobId });
+        }
+        const names = finished.length
+          ? await Promise.all(finished.map((e) => this.redis.hget(`${this.prefix}:${queue}:${e.jobId}`, "name")))
+          : [];
+        finished.forEach((e, i) => {
+          const byName = (e.event === "completed" ? this.completed : this.failed).get(queue) ?? new Map<string, number>();
+          const name = names[i] ?? "unknown";
+          byName.set(name, (byName.get(name) ?? 0) + 1);
+          (e.event === "completed" ? this.completed : this.failed).set(queue, byName);
+        });
+        this.lastIds.set(queue, entries[entries.length - 1]![0]);
+        if (entries.length < 1000) break;
+      }
+    }
+  }
+
+  private streamKey(queue: QueueName): string {
+    return `${this.prefix}:${queue}:events`;
+  }
+}
+
+function fieldMap(fields: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) out[fields[i]!] = fields[i + 1]!;
+  return out;
+}

@@ -1,0 +1,135 @@
+// The stable JSON form of `dvault status --json` (documented field by field in docs/status.md). Fields are
+// only ever added; `version` changes if one is removed or changes meaning.
+import { z } from "zod";
+import { QUEUE_NAMES } from "../queue/queues.ts";
+
+export const STATUS_VERSION = 1;
+
+const isoTime = z.string().datetime({ offset: true });
+
+export const AccountStatusSchema = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  kind: z.enum(["user", "client"]),
+  username: z.string().nullable(),
+  userId: z.string().nullable(),
+  scopes: z.array(z.string()),
+  state: z.enum(["ok", "expiring", "needs_reauth", "revoked"]),
+  stateReason: z.string().nullable(),
+  accessExpiresAt: isoTime.nullable(),
+  /** Negative once expired (a refresh happens on the next call). */
+  accessExpiresInS: z.number().int().nullable(),
+  hasRefreshToken: z.boolean(),
+  refreshTokenAgeDays: z.number().int().nullable(),
+  grantStartedAt: isoTime.nullable(),
+  lastRefreshAt: isoTime.nullable(),
+  needsReauth: z.boolean(),
+  /** The command that fixes the state, when a person has to act. */
+  fix: z.string().nullable(),
+});
+
+export const SourceGapStatusSchema = z.object({
+  scope: z.string(),
+  expected: z.number().nullable(),
+  mirrored: z.number().nullable(),
+  reason: z.string(),
+  recordedAt: z.string(),
+});
+
+export const SourceStatusSchema = z.object({
+  accountId: z.number().int(),
+  account: z.string(),
+  source: z.string(),
+  key: z.string(),
+  lastRunAt: isoTime.nullable(),
+  lastResult: z.enum(["ok", "degraded", "failed", "skipped"]).nullable(),
+  lastError: z.string().nullable(),
+  nextRunAt: isoTime.nullable(),
+  items: z.object({ new: z.number().int(), changed: z.number().int(), removed: z.number().int() }),
+  apiCalls: z.number().int(),
+  throttleWaits: z.number().int(),
+  durationMs: z.number().int(),
+  lastCompleteSweepAt: isoTime.nullable(),
+  /** A full sweep started and has not completed: running now, or interrupted and resumed by the next run. */
+  inProgress: z.boolean(),
+  unavailableReason: z.string().nullable(),
+  gaps: z.array(SourceGapStatusSchema),
+});
+
+export const QueueStatusSchema = z.object({
+  name: z.enum(QUEUE_NAMES),
+  paused: z.boolean(),
+  waiting: z.number().int(),
+  active: z.number().int(),
+  delayed: z.number().int(),
+  failed: z.number().int(),
+  completed: z.number().int(),
+  /** Age of the oldest job waiting to start (null when none waits). */
+  oldestWaitingS: z.number().nullable(),
+});
+
+export const DOWNLOAD_STATUSES = ["wanted", "queued", "deferred_quota", "done", "degraded", "not_downloadable", "failed"] as const;
+
+export const QuotaStatusSchema = z.object({
+  accountId: z.number().int(),
+  account: z.string(),
+  /** Monday 00:00 UTC of the current service week. */
+  weekStart: isoTime,
+  used: z.number().int(),
+  limit: z.number().int(),
+  remaining: z.number().int(),
+  exhaustedAt: isoTime.nullable(),
+});
+
+export const DownloadsStatusSchema = z.object({
+  byStatus: z.record(z.string(), z.number().int()),
+  total: z.number().int(),
+  /** The operator's pause switch (`<prefix>:downloads:paused`). */
+  paused: z.boolean(),
+  /** Why, when the downloads worker said (e.g. free disk below DVAULT_MIN_FREE_BYTES). */
+  pausedReason: z.string().nullable(),
+  deferredByQuota: z.number().int(),
+  /** When deferred downloads are next tried: the earliest next attempt, else the next service week. */
+  nextWindowAt: isoTime.nullable(),
+  quota: z.array(QuotaStatusSchema),
+  bytesStored: z.number().int(),
+});
+
+export const ArchiveStatusSchema = z.object({
+  dir: z.string(),
+  exists: z.boolean(),
+  /** Bytes of the files the downloads table records as stored. */
+  sizeBytes: z.number().int(),
+  files: z.number().int(),
+  freeBytes: z.number().int().nullable(),
+  totalBytes: z.number().int().nullable(),
+});
+
+export const WorkerStatusSchema = z.object({
+  id: z.string(),
+  host: z.string(),
+  pid: z.number().int().nullable(),
+  lastBeatAt: isoTime.nullable(),
+  ageS: z.number().nullable(),
+});
+
+export const StatusReportSchema = z.object({
+  version: z.literal(STATUS_VERSION),
+  generatedAt: isoTime,
+  accounts: z.array(AccountStatusSchema),
+  sources: z.array(SourceStatusSchema),
+  queues: z.array(QueueStatusSchema),
+  downloads: DownloadsStatusSchema,
+  archive: ArchiveStatusSchema,
+  workers: z.array(WorkerStatusSchema),
+  /** Parts that could not be read (e.g. Redis down), in words; the rest of the report still stands. */
+  problems: z.array(z.string()),
+});
+
+export type AccountStatusView = z.infer<typeof AccountStatusSchema>;
+export type SourceStatusView = z.infer<typeof SourceStatusSchema>;
+export type QueueStatusView = z.infer<typeof QueueStatusSchema>;
+export type DownloadsStatusView = z.infer<typeof DownloadsStatusSchema>;
+export type ArchiveStatusView = z.infer<typeof ArchiveStatusSchema>;
+export type WorkerStatusView = z.infer<typeof WorkerStatusSchema>;
+export type StatusReport = z.infer<typeof StatusReportSchema>;

@@ -1,0 +1,114 @@
+// `dvault jobs`: failed jobs with reason, attempts, times and payload ids, filtered by queue and source;
+// retry one (with a fresh attempt budget) or all; pause and resume a queue. On real Redis, through the
+// QueueAdmin the CLI and the dashboard share, and once through the real CLI.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { UnrecoverableError, Worker, type Job } from "bullmq";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatFailed } from "../../src/cli/jobs.ts";
+import { QueueAdmin } from "../../src/queue/queue-admin.ts";
+import { createRedis } from "../../src/queue/redis.ts";
+import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+
+const run = promisify(execFile);
+let r: TestRedis;
+let admin: QueueAdmin;
+let worker: Worker;
+const processed: string[] = [];
+
+/** Runs sync jobs; those whose payload says fail=true fail with a reason naming their source. */
+async function processor(job: Job) {
+  processed.push(job.id ?? "");
+  if (job.data.fail) throw new UnrecoverableError(`gallery walk failed for ${job.data.source}: HTTP 500 after 3 retries`);
+  return { status: "done" };
+}
+
+async function until(check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+beforeAll(async () => {
+  r = await createTestRedis();
+  admin = new QueueAdmin(r.redis, r.prefix);
+  worker = new Worker("sync", processor, { connection: createRedis(r.url, "worker"), prefix: r.prefix });
+  const q = admin.queue("sync");
+  await q.add("sync.source", { accountId: 1, source: "gallery", key: "", fail: true }, { jobId: "g1", attempts: 3 });
+  await q.add("sync.source", { accountId: 1, source: "notes", key: "", fail: true }, { jobId: "n1", attempts: 3 });
+  await q.add("sync.source", { accountId: 2, source: "gallery", key: "", fail: true }, { jobId: "g2", attempts: 3 });
+  await q.add("sync.source", { accountId: 1, source: "messages", key: "" }, { jobId: "m1" });
+  await until(async () => (await q.getJobCounts("failed")).failed === 3 && processed.includes("m1"), "three failures");
+});
+afterAll(async () => {
+  await worker?.close();
+  await admin?.close();
+  await r?.cleanup();
+});
+
+describe(QueueAdmin.name, () => {
+  it("lists failed jobs with reason, attempts, times and payload, newest first", async () => {
+    const failed = await admin.failed();
+    expect(failed.map((j) => j.id).sort()).toEqual(["g1", "g2", "n1"]);
+    const g1 = failed.find((j) => j.id === "g1")!;
+    expect(g1).toMatchObject({ queue: "sync", name: "sync.source", attemptsMade: 1, attempts: 3, data: { accountId: 1, source: "gallery", key: "" } });
+    expect(g1.reason).toBe("gallery walk failed for gallery: HTTP 500 after 3 retries");
+    expect(Date.parse(g1.failedAt!)).toBeGreaterThanOrEqual(Date.parse(g1.createdAt));
+    expect(failed.map((j) => j.failedAt)).toEqual([...failed.map((j) => j.failedAt)].sort().reverse());
+    const text = formatFailed(failed, Date.now());
+    expect(text).toContain("sync/g1  sync.source  accountId=1 source=gallery");
+    expect(text).toContain("reason: gallery walk failed for gallery");
+  });
+
+  it("filters by queue and by source", async () => {
+    expect((await admin.failed({ source: "gallery" })).map((j) => j.id).sort()).toEqual(["g1", "g2"]);
+    expect(await admin.failed({ queue: "downloads" })).toEqual([]);
+  });
+
+  it("retries one job with its attempts reset, and refuses one that did not fail", async () => {
+    const outcome = await admin.retry("n1");
+    expect(outcome).toEqual({ retried: [{ queue: "sync", id: "n1" }], skipped: [] });
+    await until(async () => processed.filter((id) => id === "n1").length === 2, "n1 to run again");
+    await until(async () => (await admin.queue("sync").getJobState("n1")) === "failed", "n1 to fail again");
+    expect((await admin.failed()).find((j) => j.id === "n1")?.attemptsMade).toBe(1);
+    expect((await admin.retry("m1")).skipped[0]?.reason).toBe("it is completed, not failed");
+    expect((await admin.retry("nope")).skipped[0]?.reason).toMatch(/no such job/);
+  });
+
+  it("retries all failed jobs of a source", async () => {
+    const outcome = await admin.retryAll({ source: "gallery" });
+    expect(outcome.retried.map((j) => j.id).sort()).toEqual(["g1", "g2"]);
+    await until(async () => processed.filter((id) => id === "g1" || id === "g2").length === 4, "g1 and g2 to run again");
+  });
+
+  it("pauses and resumes a queue, and counts its jobs", async () => {
+    await admin.pause("sync");
+    await admin.queue("sync").add("sync.source", { accountId: 1, source: "notes", key: "" }, { jobId: "while-paused" });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const counts = (await admin.counts()).find((c) => c.name === "sync")!;
+    expect(counts).toMatchObject({ paused: true, waiting: 1 });
+    expect(counts.oldestWaitingMs).toBeGreaterThanOrEqual(150);
+    expect(processed).not.toContain("while-paused");
+    await admin.resume("sync");
+    await until(async () => processed.includes("while-paused"), "the job to run after resume");
+  });
+});
+
+describe("dvault jobs", () => {
+  const env = () => ({ PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", REDIS_URL: r.url, DVAULT_REDIS_PREFIX: r.prefix, LOG_LEVEL: "silent" });
+
+  it("lists failures as JSON and retries one by the id it printed", async () => {
+    const { stdout } = await run(process.execPath, ["bin/dvault.js", "jobs", "failed", "--source", "notes", "--json"], { env: env(), timeout: 30_000 });
+    const failed = JSON.parse(stdout) as Array<{ id: string; queue: string; reason: string }>;
+    expect(failed.map((j) => `${j.queue}/${j.id}`)).toEqual(["sync/n1"]);
+    const retried = await run(process.execPath, ["bin/dvault.js", "jobs", "retry", "sync/n1"], { env: env(), timeout: 30_000 });
+    expect(retried.stdout.trim()).toBe("retried sync/n1");
+  });
+
+  it("refuses an unknown queue in one line", async () => {
+    const failure = await run(process.execPath, ["bin/dvault.js", "jobs", "pause", "nope"], { env: env(), timeout: 30_000 }).catch((err: { stderr: string; code: number }) => err);
+    expect("stderr" in failure && failure.stderr.trim()).toBe('dvault: unknown queue "nope": choose from sync, downloads, maintenance, digest');
+  });
+});

@@ -1,0 +1,173 @@
+// `dvault status`: the report over a synced mirror validates against its schema (also through the real
+// CLI, --json), says what is wrong and how to fix it, reads queues, downloads, disk and heartbeats, and
+// every field of the stable JSON form is documented in docs/status.md.
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatStatus } from "../../src/cli/status.ts";
+import { QueueAdmin } from "../../src/queue/queue-admin.ts";
+import { collectStatus, fixFor, serviceWeekStart } from "../../src/status/collect.ts";
+import {
+  AccountStatusSchema,
+  ArchiveStatusSchema,
+  DownloadsStatusSchema,
+  QueueStatusSchema,
+  SourceStatusSchema,
+  StatusReportSchema,
+  WorkerStatusSchema,
+} from "../../src/status/schema.ts";
+import { archiveFile, artworkPng } from "../helpers/archive-fixtures.ts";
+import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+
+const run = promisify(execFile);
+let h: SyncHarness;
+let queues: QueueAdmin;
+const archiveDir = path.join(os.tmpdir(), `dvault-status-${process.pid}`);
+
+beforeAll(async () => {
+  h = await createSyncHarness({ sim: { seed: 3, dataset: { deviations: 30, notes: 10, messages: 10, favourites: 5 } } });
+  await h.runSource("gallery");
+  await h.runSource("notes");
+  queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
+});
+afterAll(async () => {
+  await queues?.close();
+  await h?.close();
+});
+
+function deps() {
+  return { ...h.services, config: { ...h.services.config, archiveDir }, queues, tokens: h.services.tokens };
+}
+
+describe(collectStatus.name, () => {
+  it("reports accounts, sources, queues, downloads, archive and workers, valid against the schema", async () => {
+    const prefix = h.services.config.redisPrefix;
+    await queues.queue("sync").add("sync.source", { accountId: h.account.id, source: "gallery", key: "" }, { jobId: "status-waiting" });
+    await h.services.redis.set(`${prefix}:heartbeat:testhost:4242`, JSON.stringify({ id: "testhost:4242", at: new Date().toISOString() }), "EX", 60);
+    const { rows } = await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM deviations WHERE type = 'image' ORDER BY deviationid LIMIT 2");
+    const files = [];
+    for (const [i, r] of rows.entries()) files.push(await archiveFile(h.pool, archiveDir, r.deviationid, artworkPng(i + 1, 16, 16)));
+
+    const report = StatusReportSchema.parse(await collectStatus(deps()));
+    expect(report.problems).toEqual([]);
+    // The user's grant, and the client-credentials identity the sync used for public endpoints.
+    expect(report.accounts.filter((a) => a.kind === "user")).toEqual([
+      expect.objectContaining({ name: h.account.name, state: "ok", needsReauth: false, fix: null, hasRefreshToken: true, refreshTokenAgeDays: 0 }),
+    ]);
+    expect(report.accounts.find((a) => a.kind === "client")).toMatchObject({ name: "client:1001", hasRefreshToken: false, fix: null });
+    expect(report.accounts[0]!.accessExpiresInS).toBeGreaterThan(0);
+    const gallery = report.sources.find((s) => s.source === "gallery")!;
+    expect(gallery).toMatchObject({ account: h.account.name, lastResult: "ok", inProgress: false, unavailableReason: null });
+    expect(gallery.items.new).toBeGreaterThan(0);
+    expect(gallery.lastCompleteSweepAt).not.toBeNull();
+    expect(Date.parse(gallery.nextRunAt!)).toBeGreaterThan(Date.parse(gallery.lastRunAt!));
+    expect(report.sources.map((s) => s.source).sort()).toEqual(["gallery", "notes"]);
+    expect(report.queues.map((q) => q.name)).toEqual(["sync", "downloads", "maintenance", "digest"]);
+    expect(report.queues[0]).toMatchObject({ name: "sync", waiting: 1, paused: false });
+    expect(report.queues[0]!.oldestWaitingS).toBeGreaterThanOrEqual(0);
+    expect(report.downloads.byStatus.done).toBe(2);
+    expect(report.downloads.bytesStored).toBe(files[0]!.size + files[1]!.size);
+    expect(report.downloads.quota).toEqual([
+      expect.objectContaining({ account: h.account.name, used: 0, limit: h.services.config.downloadQuota, remaining: h.services.config.downloadQuota }),
+    ]);
+    expect(report.archive).toMatchObject({ dir: archiveDir, exists: true, files: 2, sizeBytes: files[0]!.size + files[1]!.size });
+    expect(report.archive.freeBytes).toBeGreaterThan(0);
+    expect(report.workers).toEqual([expect.objectContaining({ id: "testhost:4242", host: "testhost", pid: 4242 })]);
+  });
+
+  it("says which account needs re-authorization and the command that fixes it", async () => {
+    await h.pool.query("UPDATE accounts SET state = 'needs_reauth', state_reason = 'the service rejected its refresh token' WHERE id = $1", [h.account.id]);
+    try {
+      const report = await collectStatus(deps());
+      expect(report.accounts.find((a) => a.id === h.account.id)).toMatchObject({ state: "needs_reauth", needsReauth: true, fix: `dvault auth login --account ${h.account.name}` });
+      const text = formatStatus(report);
+      expect(text).toContain("NEEDS_REAUTH");
+      expect(text).toContain(`fix: dvault auth login --account ${h.account.name}`);
+    } finally {
+      await h.pool.query("UPDATE accounts SET state = 'ok', state_reason = NULL WHERE id = $1", [h.account.id]);
+    }
+  });
+
+  it("reports deferred downloads with the next window and a paused queue", async () => {
+    const { rows } = await h.pool.query<{ deviationid: string }>(
+      "SELECT d.deviationid FROM deviations d WHERE NOT EXISTS (SELECT 1 FROM downloads dl WHERE dl.deviationid = d.deviationid AND dl.status = 'done') ORDER BY 1 LIMIT 1",
+    );
+    await h.pool.query(
+      `INSERT INTO downloads (deviationid, kind, status) VALUES ($1, 'original', 'deferred_quota')
+       ON CONFLICT (deviationid, kind) DO UPDATE SET status = 'deferred_quota'`,
+      [rows[0]!.deviationid],
+    );
+    await queues.pause("digest");
+    const pausedKey = `${h.services.config.redisPrefix}:downloads:paused`;
+    await h.services.redis.set(pausedKey, JSON.stringify({ since: new Date().toISOString(), reason: "downloads paused: 1.2 GiB free, below DVAULT_MIN_FREE_BYTES" }));
+    try {
+      const report = await collectStatus(deps());
+      expect(report.downloads.deferredByQuota).toBe(1);
+      // No scheduled attempt: the next service week, counted from the report's clock (the simulator's here).
+      expect(report.downloads.nextWindowAt).toBe(new Date(serviceWeekStart(Date.parse(report.generatedAt)).getTime() + 7 * 86_400_000).toISOString());
+      expect(report.queues.find((q) => q.name === "digest")?.paused).toBe(true);
+      expect(formatStatus(report)).toMatch(/1 deferred by the weekly quota; next window/);
+      expect(report.downloads).toMatchObject({ paused: true, pausedReason: "downloads paused: 1.2 GiB free, below DVAULT_MIN_FREE_BYTES" });
+      expect(formatStatus(report)).toContain("Downloads (PAUSED: downloads paused: 1.2 GiB free");
+    } finally {
+      await h.services.redis.del(pausedKey);
+      await queues.resume("digest");
+    }
+  });
+
+  it("keeps reporting when a part fails, and names it", async () => {
+    const broken = { ...deps(), queues: { counts: () => Promise.reject(new Error("queue store unreachable")) } as unknown as QueueAdmin };
+    const report = StatusReportSchema.parse(await collectStatus(broken));
+    expect(report.problems).toEqual(["queues: queue store unreachable"]);
+    expect(report.accounts.map((a) => a.name)).toContain(h.account.name);
+  });
+
+  it("prints the same report through the CLI, --json valid against the schema", async () => {
+    const { stdout } = await run(process.execPath, ["bin/dvault.js", "status", "--json"], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: "/nonexistent-home",
+        DATABASE_URL: h.db.url,
+        REDIS_URL: h.redis.url,
+        DVAULT_REDIS_PREFIX: h.services.config.redisPrefix,
+        DVAULT_API_BASE: h.sim.url,
+        DVAULT_CLIENT_ID: SIM_CLIENT_ID,
+        DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
+        DVAULT_ARCHIVE_DIR: archiveDir,
+        LOG_LEVEL: "silent",
+      },
+      timeout: 30_000,
+    });
+    const report = StatusReportSchema.parse(JSON.parse(stdout));
+    expect(report.accounts.map((a) => a.name)).toEqual([h.account.name, "client:1001"]);
+    expect(report.sources.length).toBe(2);
+  });
+});
+
+describe("docs/status.md", () => {
+  it("documents every field of the JSON form", () => {
+    const doc = readFileSync("docs/status.md", "utf8");
+    const schemas = [StatusReportSchema, AccountStatusSchema, SourceStatusSchema, QueueStatusSchema, DownloadsStatusSchema, ArchiveStatusSchema, WorkerStatusSchema];
+    const missing = schemas.flatMap((s) => Object.keys(s.shape)).filter((key) => !doc.includes(`\`${key}\``));
+    expect(missing).toEqual([]);
+  });
+});
+
+describe(fixFor.name, () => {
+  it("names the command for each state", () => {
+    expect(fixFor({ name: "me", kind: "user", state: "ok", hasRefreshToken: true })).toBeNull();
+    expect(fixFor({ name: "me", kind: "user", state: "revoked", hasRefreshToken: false })).toBe("dvault auth login --account me");
+    expect(fixFor({ name: "me", kind: "user", state: "expiring", hasRefreshToken: true })).toBe("dvault auth status");
+    expect(fixFor({ name: "me", kind: "user", state: "expiring", hasRefreshToken: false })).toBe("dvault auth login --account me");
+  });
+});
+
+describe(serviceWeekStart.name, () => {
+  it("is Monday 00:00 UTC", () => {
+    expect(serviceWeekStart(Date.parse("2026-11-22T23:59:00Z")).toISOString()).toBe("2026-11-16T00:00:00.000Z");
+    expect(serviceWeekStart(Date.parse("2026-11-23T00:00:00Z")).toISOString()).toBe("2026-11-23T00:00:00.000Z");
+  });
+});
