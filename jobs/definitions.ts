@@ -1,7 +1,11 @@
 // Every job definition, for the producer (which must not import handlers).
+import { downloadFileDefinition } from "./download/definition.ts";
+import { enqueueDownloadsDefinition } from "./enqueue-downloads/definition.ts";
 import { reconcileSchedulesDefinition } from "./reconcile-schedules/definition.ts";
 import { refreshTokensDefinition } from "./refresh-tokens/definition.ts";
 import { syncSourceDefinition } from "./sync-source/definition.ts";
+import { alertsDefinition } from "./alerts/definition.ts";
+import { digestDefinition } from "./digest/definition.ts";
 
-export const JOB_DEFINITIONS = [syncSourceDefinition, refreshTokensDefinition, reconcileSchedulesDefinition] as const;
+export const JOB_DEFINITIONS = [syncSourceDefinition, refreshTokensDefinition, reconcileSchedulesDefinition, downloadFileDefinition, enqueueDownloadsDefinition, digestDefinition, alertsDefinition] as const;
 export type JobDefinitions = (typeof JOB_DEFINITIONS)[number];

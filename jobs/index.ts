@@ -1,12 +1,20 @@
 // The job catalogue: each definition paired with its handler; checked at worker boot (checkCatalogue).
 import { defineJob } from "../src/queue/job-definition.ts";
 import type { WorkerContext } from "./context.ts";
+import { downloadFileDefinition } from "./download/definition.ts";
+import { downloadFileHandler } from "./download/handler.ts";
+import { enqueueDownloadsDefinition } from "./enqueue-downloads/definition.ts";
+import { enqueueDownloadsHandler } from "./enqueue-downloads/handler.ts";
 import { reconcileSchedulesDefinition } from "./reconcile-schedules/definition.ts";
 import { reconcileSchedulesHandler } from "./reconcile-schedules/handler.ts";
 import { refreshTokensDefinition } from "./refresh-tokens/definition.ts";
 import { refreshTokensHandler } from "./refresh-tokens/handler.ts";
 import { syncSourceDefinition } from "./sync-source/definition.ts";
 import { syncSourceHandler } from "./sync-source/handler.ts";
+import { alertsDefinition } from "./alerts/definition.ts";
+import { alertsHandler } from "./alerts/handler.ts";
+import { digestDefinition } from "./digest/definition.ts";
+import { digestHandler } from "./digest/handler.ts";
 
 export const JOBS = [
   defineJob<"sync.source", ReturnType<typeof syncSourceDefinition.payload.parse>, WorkerContext>(syncSourceDefinition, syncSourceHandler),
@@ -15,5 +23,9 @@ export const JOBS = [
     reconcileSchedulesDefinition,
     reconcileSchedulesHandler,
   ),
+  defineJob<"download.file", ReturnType<typeof downloadFileDefinition.payload.parse>, WorkerContext>(downloadFileDefinition, downloadFileHandler),
+  defineJob<"downloads.enqueue", ReturnType<typeof enqueueDownloadsDefinition.payload.parse>, WorkerContext>(enqueueDownloadsDefinition, enqueueDownloadsHandler),
+  defineJob<"digest.send", ReturnType<typeof digestDefinition.payload.parse>, WorkerContext>(digestDefinition, digestHandler),
+  defineJob<"alerts.evaluate", ReturnType<typeof alertsDefinition.payload.parse>, WorkerContext>(alertsDefinition, alertsHandler),
 ];
 export { JOB_DEFINITIONS } from "./definitions.ts";

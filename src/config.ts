@@ -8,6 +8,7 @@ import {
   DEFAULT_REDIRECT_URI,
   DEFAULT_REDIS_URL,
 } from "./config-defaults.ts";
+import { DIGEST_ENV, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./digest/config.ts";
 import { UserError } from "./errors.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -75,6 +76,23 @@ const EnvSchema = z.object({
     emptyAsUndefined,
     z.string().regex(/^[A-Za-z0-9_.:-]+$/, { message: "expects letters, digits, _ . : -" }).default("dvault"),
   ),
+  // ---- downloads (issue 6) ----
+  DVAULT_DOWNLOAD_QUOTA: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0, { message: "expects a whole number >= 0 (original downloads per account per week)" }).default(10)),
+  DVAULT_DOWNLOAD_CONCURRENCY: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(64, { message: "expects 1 to 64 parallel transfers" }).default(4)),
+  DVAULT_MIN_FREE_BYTES: z.preprocess(
+    emptyAsUndefined,
+    z.string().refine((v) => parseByteSize(v) !== undefined, { message: "expects a size such as 2147483648, 2GiB or 500MB" }).default("2GiB"),
+  ),
+  DVAULT_DOWNLOAD_PRIORITY: z.preprocess(
+    emptyAsUndefined,
+    z.string().regex(/^\s*(gallery|collections|tracked|other)(\s*,\s*(gallery|collections|tracked|other))*\s*$/, { message: "expects a comma-separated order of gallery, collections, tracked, other" }).default("gallery,collections,tracked"),
+  ),
+  // ---- digests and alerts (issue 7): DVAULT_DIGEST_*, DVAULT_SMTP_*, DVAULT_WEBHOOK_* ----
+  ...DIGEST_ENV,
+  // ---- dashboard (issue 8) ----
+  DVAULT_HTTP_HOST: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9.:[\]-]+$/, { message: "expects an address such as 127.0.0.1, 0.0.0.0 or ::1" }).default("127.0.0.1")),
+  DVAULT_HTTP_PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535, { message: "expects a port from 0 to 65535" }).default(8787)),
+  DVAULT_HTTP_TOKEN: z.preprocess(emptyAsUndefined, z.string().min(16, { message: "expects at least 16 characters (generate one with: openssl rand -hex 32)" }).optional()),
   LOG_LEVEL: z.preprocess(
     (v) => (typeof v === "string" && v !== "" ? v.toLowerCase() : undefined),
     z.enum(LOG_LEVELS, { message: `expects one of ${LOG_LEVELS.join(", ")}` }).default("info"),
@@ -98,7 +116,32 @@ export type Config = Readonly<{
   secretKey: Buffer | undefined;
   redisPrefix: string;
   logLevel: LogLevel;
+  /** Digests and alerts: schedule, channels, SMTP and webhook settings (src/digest/config.ts). */
+  digest: DigestConfig;
+  /** Original downloads per account per service week, unless the account has its own allowance. */
+  downloadQuota: number;
+  downloadConcurrency: number;
+  /** Downloads pause below this much free space in the archive's filesystem. */
+  minFreeBytes: number;
+  /** Which wanted originals spend the allowance first (then newest first). */
+  downloadPriority: readonly DownloadPriorityClass[];
+  /** The dashboard (`dvault worker --http`): address, port, and the token any non-loopback address requires. */
+  httpHost: string;
+  httpPort: number;
+  httpToken: string | undefined;
 }>;
+
+export type DownloadPriorityClass = "gallery" | "collections" | "tracked" | "other";
+
+const BYTE_UNITS: Record<string, number> = { "": 1, b: 1, k: 1e3, kb: 1e3, m: 1e6, mb: 1e6, g: 1e9, gb: 1e9, t: 1e12, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+
+/** "2147483648", "2GiB", "500 MB" → bytes; undefined when unreadable. */
+export function parseByteSize(raw: string): number | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(raw);
+  const unit = m ? BYTE_UNITS[(m[2] ?? "").toLowerCase()] : undefined;
+  if (!m || unit === undefined) return undefined;
+  return Math.round(Number(m[1]) * unit);
+}
 
 export class ConfigError extends UserError {
   constructor(readonly problems: string[]) {
@@ -116,6 +159,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     throw new ConfigError(problems);
   }
   const e = parsed.data;
+  const digestProblems = digestEnvProblems(e);
+  if (digestProblems.length) throw new ConfigError(digestProblems);
   const configHome = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
@@ -130,5 +175,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     secretKey: e.DVAULT_SECRET_KEY === undefined ? undefined : parseSecretKey(e.DVAULT_SECRET_KEY),
     redisPrefix: e.DVAULT_REDIS_PREFIX,
     logLevel: e.LOG_LEVEL,
+    digest: digestConfigFrom(e, cwd),
+    downloadQuota: e.DVAULT_DOWNLOAD_QUOTA,
+    downloadConcurrency: e.DVAULT_DOWNLOAD_CONCURRENCY,
+    minFreeBytes: parseByteSize(e.DVAULT_MIN_FREE_BYTES) ?? 2 ** 31,
+    downloadPriority: [...new Set(e.DVAULT_DOWNLOAD_PRIORITY.split(",").map((s) => s.trim() as DownloadPriorityClass))],
+    httpHost: e.DVAULT_HTTP_HOST,
+    httpPort: e.DVAULT_HTTP_PORT,
+    httpToken: e.DVAULT_HTTP_TOKEN,
   });
 }

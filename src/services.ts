@@ -3,7 +3,7 @@
 import type { Redis } from "ioredis";
 import type pg from "pg";
 import { DaClient } from "./api/client.ts";
-import { createHttpTransport, type HttpTransport, type HttpTransportOptions } from "./api/http.ts";
+import { createHttpTransport, newTransportStats, type HttpTransport, type HttpTransportOptions, type TransportStats } from "./api/http.ts";
 import { OAuthClient } from "./api/oauth.ts";
 import { createPacer, REAL_SERVICE_MIN_SPACING_MS, type Pacer, type PacerOptions } from "./api/pacer.ts";
 import { TokenManager, type AccountTokens, type TokenManagerOptions } from "./api/tokens.ts";
@@ -40,6 +40,8 @@ export type Services = {
   redis: Redis;
   pacer: Pacer;
   accounts: AccountRepository;
+  /** API calls, throttle waits, retries and refreshes of every transport this process made (for /metrics). */
+  apiTotals: TransportStats;
   now(): number;
   /** The token manager; throws a one-line UserError when the app's credentials are not configured. */
   tokens(): TokenManager;
@@ -78,6 +80,7 @@ export async function createServices({
     ...overrides.pacer,
   });
   const accounts = new AccountRepository(prisma);
+  const apiTotals = newTransportStats();
 
   let manager: TokenManager | undefined;
   const tokens = (): TokenManager => {
@@ -94,7 +97,7 @@ export async function createServices({
   };
 
   const apiOf = (provider: AccountTokens): AccountApi => {
-    const transport = createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, ...overrides.transport });
+    const transport = createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, ...overrides.transport, totals: apiTotals });
     const tokenKind = provider.identity().kind;
     return { tokens: provider, transport, client: new DaClient(transport, { tokenKind, matureContent: tokenKind === "user" }) };
   };
@@ -107,6 +110,7 @@ export async function createServices({
     redis,
     pacer,
     accounts,
+    apiTotals,
     now,
     tokens,
     apiFor: async (accountId) => apiOf(await tokens().forAccountId(accountId)),

@@ -58,6 +58,8 @@ export type HttpTransportOptions = {
   /** Default for ApiRequest.maxWaitMs. */
   maxWaitMs?: number;
   retry?: Partial<RetryPolicy>;
+  /** Process-wide totals that every transport also counts into (services owns one, /metrics reads it). */
+  totals?: TransportStats;
 };
 
 /** In-memory counters for metrics and `dvault status`. */
@@ -69,6 +71,10 @@ export type TransportStats = {
   retries: number;
   refreshes: number;
 };
+
+export function newTransportStats(): TransportStats {
+  return { calls: {}, throttleWaits: { count: 0, totalMs: 0 }, retries: 0, refreshes: 0 };
+}
 
 export type HttpTransport = ApiTransport & {
   readonly stats: TransportStats;
@@ -143,11 +149,15 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
   const { tokens, pacer, log } = options;
   const retry: RetryPolicy = { ...DEFAULT_RETRY, ...options.retry };
   const defaultMaxWaitMs = options.maxWaitMs ?? 5000;
-  const stats: TransportStats = { calls: {}, throttleWaits: { count: 0, totalMs: 0 }, retries: 0, refreshes: 0 };
+  const stats: TransportStats = newTransportStats();
+  // This transport's own counters (per-run bookkeeping reads deltas of them) and the shared totals.
+  const sinks = options.totals ? [stats, options.totals] : [stats];
 
   const count = (operation: string, status: string) => {
-    const byStatus = (stats.calls[operation] ??= {});
-    byStatus[status] = (byStatus[status] ?? 0) + 1;
+    for (const sink of sinks) {
+      const byStatus = (sink.calls[operation] ??= {});
+      byStatus[status] = (byStatus[status] ?? 0) + 1;
+    }
   };
   const stateOf = (opts: Pick<Options, "context"> | undefined): CallState | undefined => opts?.context.state as CallState | undefined;
   const backoff = (n: number) => retry.baseDelayMs * 2 ** (n - 1) * (1 + 0.2 * Math.random());
@@ -251,8 +261,10 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
             throw state.fatal;
           }
           if (state.permit.waitedMs > 0) {
-            stats.throttleWaits.count++;
-            stats.throttleWaits.totalMs += state.permit.waitedMs;
+            for (const sink of sinks) {
+              sink.throttleWaits.count++;
+              sink.throttleWaits.totalMs += state.permit.waitedMs;
+            }
           }
           state.attempts++;
           state.startedAt = performance.now();
@@ -275,7 +287,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
           // Only "invalid_token" (expired/revoked) is worth a refresh; other 401s are final.
           if (status === 401 && !state.refreshed && state.lastError?.error === "invalid_token") {
             state.refreshed = true;
-            stats.refreshes++;
+            for (const sink of sinks) sink.refreshes++;
             try {
               state.freshToken = await tokens.refreshAfterUnauthorized(state.token ?? "");
             } catch (err) {
@@ -292,7 +304,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         async (error) => {
           const state = stateOf(error.options);
           if (!state) return;
-          stats.retries++;
+          for (const sink of sinks) sink.retries++;
           if (!error.response && error.name !== "RetryError") {
             await release(state, "error");
             count(state.operation, "network");

@@ -4,19 +4,28 @@ import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
 import { createLogger } from "../log.ts";
 import { checkRedis } from "../queue/redis.ts";
+import { assertSafeBind } from "../http/server.ts";
 import { startWorker } from "../worker.ts";
 
 export function registerWorkerCommand(program: Command): void {
   program
     .command("worker")
     .description("run the background worker (schedulers, job processors, token refresher) until stopped")
-    .action(async () => {
+    .option("--http", "also serve the web dashboard, /healthz and /metrics")
+    .option("--http-host <address>", "the dashboard's address (default DVAULT_HTTP_HOST or 127.0.0.1); any other than loopback needs DVAULT_HTTP_TOKEN")
+    .option("--http-port <port>", "the dashboard's port (default DVAULT_HTTP_PORT or 8787)", (v) => Number.parseInt(v, 10))
+    .action(async (opts: { http?: boolean; httpHost?: string; httpPort?: number }) => {
       const config = loadConfig();
       const log = createLogger({ level: config.logLevel });
+      const http = opts.http || opts.httpHost || opts.httpPort !== undefined
+        ? { host: opts.httpHost ?? config.httpHost, port: opts.httpPort ?? config.httpPort, token: config.httpToken }
+        : undefined;
+      // Refuse an exposed dashboard without a token before migrating or connecting anything.
+      if (http) assertSafeBind(http.host, http.token);
       await checkRedis(config.redisUrl);
       const migrated = await migrate(config.databaseUrl);
       if (migrated.applied.length) log.info({ applied: migrated.applied }, "applied migrations");
-      const worker = await startWorker({ config, log });
+      const worker = await startWorker({ config, log, ...(http ? { http } : {}) });
       await worker.untilStopped();
     });
 }
