@@ -3,11 +3,20 @@ import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
 import { UserError } from "../errors.ts";
 import { scrubString } from "../redact.ts";
+import { registerAccountCommand } from "./account.ts";
 import { registerAuthCommand } from "./auth.ts";
+import { registerDigestCommand } from "./digest.ts";
+import { registerDownloadCommand } from "./download.ts";
+import { registerJobsCommand } from "./jobs.ts";
+import { registerBackupCommands } from "./backup.ts";
+import { registerDemoCommand } from "./demo.ts";
 import { registerMigrateCommand } from "./migrate.ts";
+import { registerSearchCommand } from "./search.ts";
 import { registerSimulatorCommand } from "./simulator.ts";
+import { registerStatusCommand } from "./status.ts";
 import { registerSyncCommand } from "./sync.ts";
 import { registerTrackCommand } from "./track.ts";
+import { registerVerifyCommand } from "./verify.ts";
 import { registerWorkerCommand } from "./worker.ts";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
@@ -21,9 +30,18 @@ export function buildProgram(): Command {
   registerMigrateCommand(program);
   registerWorkerCommand(program);
   registerSimulatorCommand(program);
-  registerAuthCommand(program);
   registerSyncCommand(program);
   registerTrackCommand(program);
+  registerAuthCommand(program);
+  registerDigestCommand(program);
+  registerStatusCommand(program);
+  registerJobsCommand(program);
+  registerSearchCommand(program);
+  registerDownloadCommand(program);
+  registerVerifyCommand(program);
+  registerAccountCommand(program);
+  registerDemoCommand(program);
+  registerBackupCommands(program);
   return program;
 }
 

@@ -105,18 +105,19 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
   const started = services.now();
   const startedAt = new Date(started);
   const counters: ItemCounters = { new: 0, changed: 0, removed: 0 };
-  let api: Awaited<ReturnType<Services["apiFor"]>> | undefined;
-  const statsBefore = { calls: 0, waits: 0 };
+  // This run's own transports, so their counters are exactly this run's calls (the user's and the public client's).
+  const transports: Array<Awaited<ReturnType<Services["apiFor"]>>["transport"]> = [];
   const bookkeeping = () => ({
     ...counters,
-    apiCalls: api ? sumCalls(api.transport.stats.calls) - statsBefore.calls : 0,
-    throttleWaits: api ? api.transport.stats.throttleWaits.count - statsBefore.waits : 0,
+    apiCalls: transports.reduce((n, t) => n + sumCalls(t.stats.calls), 0),
+    throttleWaits: transports.reduce((n, t) => n + t.stats.throttleWaits.count, 0),
     durationMs: services.now() - started,
   });
   const log = services.log.child({ account: row.name, source: req.source, ...(key ? { key } : {}) });
   try {
-    api = await services.apiFor(row.id);
+    const api = await services.apiFor(row.id);
     const publicApi = await services.publicApi().catch(() => undefined);
+    transports.push(api.transport, ...(publicApi ? [publicApi.transport] : []));
     const state = await repos.syncState.getSourceState(ref);
     // An interrupted full sweep resumes as one, from its original start: rows it saw before the
     // interruption were seen after that start, so the final "not seen since" cut stays right.

@@ -1,0 +1,38 @@
+// `dvault backup` and `dvault restore`: the database, the archive and the secret key, as one directory.
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { createBackup, restoreBackup } from "../backup/backup.ts";
+import { loadConfig } from "../config.ts";
+
+const version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+export function registerBackupCommands(program: Command): void {
+  program
+    .command("backup")
+    .description("write the database (pg_dump), the archive directory and the secret key to a new directory")
+    .requiredOption("--out <dir>", "a new or empty directory for the backup")
+    .option("--no-archive", "leave the archive's files out (back them up with rsync instead)")
+    .action(async (opts: { out: string; archive: boolean }) => {
+      const config = loadConfig();
+      const m = await createBackup({ config, out: opts.out, includeArchive: opts.archive, version });
+      console.log(`backup written to ${opts.out}`);
+      console.log(`  database: ${(m.database.bytes / 1e6).toFixed(1)} MB, ${m.database.migrations.length} migrations`);
+      console.log(`  archive:  ${m.archive.included ? `${m.archive.files} files, ${(m.archive.bytes / 1e6).toFixed(1)} MB` : "not included"}`);
+      console.log(
+        m.secretKey.included
+          ? "  key:      included (keep this backup private: with the key, its tokens can be read)"
+          : "  key:      comes from DVAULT_SECRET_KEY, not included: keep that value with the backup yourself",
+      );
+    });
+  program
+    .command("restore")
+    .description("restore a backup into an empty database and an empty archive directory")
+    .requiredOption("--from <dir>", "the directory dvault backup wrote")
+    .action(async (opts: { from: string }) => {
+      const config = loadConfig();
+      const r = await restoreBackup({ config, from: opts.from });
+      console.log(`restored the database (${r.manifest.database.migrations.length} migrations) and ${r.archiveFiles} archive files`);
+      console.log(r.keyRestored ? "restored the secret key" : "kept the configured secret key");
+      console.log("next: npx dvault migrate, then npx dvault verify and npx dvault auth status");
+    });
+}

@@ -1,0 +1,205 @@
+// `dvault demo`: the whole pipeline on a fresh machine with no credentials. The built-in simulator plays
+// the service; the real code runs against it: OAuth code flow with PKCE, a full sync, the downloads
+// (quota deferral included), a digest preview. Its own database, Redis prefix and archive directory.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, rmSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import got from "got";
+import { DEFAULT_SCOPES, interactiveLogin, OAuthClient } from "../api/oauth.ts";
+import { whoami } from "../api/tokens.ts";
+import { loadConfig, type Config } from "../config.ts";
+import { connectPg, quoteIdent } from "../db/connect.ts";
+import { migrate } from "../db/migrate.ts";
+import { pgFields, withDatabase } from "../db/pg-fields.ts";
+import type { Logger } from "../log.ts";
+import { runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts";
+import { deleteKeysByPrefix } from "../queue/redis.ts";
+import { createServices, type Services } from "../services.ts";
+import { startSimulator, type Simulator } from "../simulator/server.ts";
+import { runSource, type RunSourceResult } from "../sync/run-source.ts";
+import { SOURCES } from "../sync/sources/index.ts";
+
+export const DEMO_CLIENT_ID = "1001";
+export const DEMO_CLIENT_SECRET = "sim-secret-1001";
+
+export type DemoOptions = {
+  /** Base configuration: the demo keeps its server addresses and replaces the rest. */
+  config: Config;
+  log: Logger;
+  /** Where the demo's archive, digests and key live. */
+  dir: string;
+  /** Deviations in the simulated account. */
+  deviations?: number;
+  out?: (line: string) => void;
+};
+
+export type DemoReport = {
+  databaseUrl: string;
+  archiveDir: string;
+  dir: string;
+  digestPath: string | undefined;
+  account: string;
+  sync: RunSourceResult[];
+  counts: Record<string, number>;
+  downloads: DownloadSummary;
+  seconds: number;
+};
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A demo database beside the configured one: same server and credentials, database "<name>_demo". */
+export function demoDatabaseUrl(databaseUrl: string): string {
+  const { database } = pgFields(databaseUrl);
+  return withDatabase(databaseUrl, `${database}_demo`);
+}
+
+async function dropDatabase(url: string): Promise<void> {
+  const admin = await connectPg(withDatabase(url, "postgres"));
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(pgFields(url).database)} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+export async function runDemo(options: DemoOptions): Promise<DemoReport> {
+  const started = Date.now();
+  const out = options.out ?? ((line: string) => void process.stdout.write(line + "\n"));
+  const dir = path.resolve(options.dir);
+  const archiveDir = path.join(dir, "archive");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(archiveDir, { recursive: true, mode: 0o700 });
+
+  const databaseUrl = demoDatabaseUrl(options.config.databaseUrl);
+  const redisPrefix = `${options.config.redisPrefix}-demo`;
+  out(`dvault demo: a simulated account, archived for real into database "${pgFields(databaseUrl).database}" and ${dir}`);
+
+  const port = await freePort();
+  const redirectUri = `http://127.0.0.1:${port}/callback`;
+  const sim: Simulator = await startSimulator({
+    seed: 2026,
+    clockMode: "real",
+    downloadQuota: 10,
+    dataset: { deviations: options.deviations ?? 400 },
+    clients: [{ clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET, redirectUris: [redirectUri] }],
+  });
+  let services: Services | undefined;
+  try {
+    await dropDatabase(databaseUrl);
+    await migrate(databaseUrl);
+    const config = loadConfig({
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: options.config.redisUrl,
+      DVAULT_REDIS_PREFIX: redisPrefix,
+      DVAULT_API_BASE: sim.url,
+      DVAULT_CLIENT_ID: DEMO_CLIENT_ID,
+      DVAULT_CLIENT_SECRET: DEMO_CLIENT_SECRET,
+      DVAULT_REDIRECT_URI: redirectUri,
+      DVAULT_ARCHIVE_DIR: archiveDir,
+      DVAULT_CONFIG_DIR: path.join(dir, "config"),
+      DVAULT_DOWNLOAD_QUOTA: "10",
+      DVAULT_MIN_FREE_BYTES: "64MiB",
+      DVAULT_DIGEST_DIR: path.join(dir, "digests"),
+      LOG_LEVEL: options.config.logLevel,
+    });
+    services = await createServices({ config, log: options.log, overrides: { secretKey: { key: randomBytes(32), source: "env", created: false } } });
+    await deleteKeysByPrefix(services.redis, redisPrefix);
+
+    // 1. Log in through the real authorization-code flow with PKCE; a plain HTTP client plays the browser.
+    const oauth = new OAuthClient({ serviceBase: sim.url, clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET, log: options.log });
+    const login = await interactiveLogin({
+      oauth,
+      redirectUri,
+      scopes: [...DEFAULT_SCOPES],
+      mode: "code",
+      onAuthorizeUrl: async (url) => {
+        out(`1/4 login   authorization code flow with PKCE, redirect to ${redirectUri}`);
+        await got(url, { followRedirect: true });
+      },
+      timeoutMs: 30_000,
+    });
+    const sim0 = sim.truth.users.get(sim.truth.ownerId);
+    const row = await services.tokens().storeGrant({
+      name: sim0?.username ?? "demo",
+      kind: "user",
+      grantType: login.grantType,
+      grant: login.grant,
+      clientAuth: "basic",
+      requestedAt: login.requestedAt,
+      requestedScopes: login.requestedScopes,
+    });
+    const api = await services.apiFor(row.id);
+    const me = await whoami(api.transport);
+    await services.accounts.saveIdentity(row.id, { userId: me.userid, username: me.username });
+    out(`            logged in as ${me.username}; granted scopes: ${(login.grant.scopes ?? []).join(" ")}`);
+
+    // 2. A full sync of every source, through the same runner the worker's jobs use.
+    out(`2/4 sync    every source, full sweep`);
+    const sources = new Map(SOURCES.map((s) => [s.name, s]));
+    const sync: RunSourceResult[] = [];
+    for (const source of SOURCES) {
+      if (source.name === "tracked") continue;
+      const result = await runSource({ accountId: row.id, source: source.name, full: true }, { services, sources });
+      sync.push(result);
+      out(
+        `            ${source.name.padEnd(14)} ${result.status.padEnd(9)} new ${String(result.counters.new).padStart(5)}   api calls ${String(result.apiCalls).padStart(4)}` +
+          (result.reason ? `   ${result.reason}` : ""),
+      );
+    }
+
+    // 3. The downloads the sync asked for: 10 originals this week, the rest as free renditions that wait
+    //    for the next quota window.
+    out(`3/4 files   originals within the weekly quota (10), free renditions for the rest`);
+    const downloads = await runDownloadsOnce({ services, log: options.log, progressEveryMs: 60_000 });
+    out(
+      `            ${downloads.done} files stored, ${downloads.degraded} as degraded renditions (their originals wait for ${downloads.nextWindow?.toISOString().slice(0, 10) ?? "next week"}), ` +
+        `${downloads.notDownloadable} not downloadable, ${downloads.failed} failed, ${(downloads.bytes / 1e6).toFixed(1)} MB`,
+    );
+
+    return {
+      databaseUrl,
+      archiveDir,
+      dir,
+      digestPath: undefined,
+      account: me.username,
+      sync,
+      counts: await countArchive(services),
+      downloads,
+      seconds: (Date.now() - started) / 1000,
+    };
+  } finally {
+    await services?.close();
+    await sim.close();
+  }
+}
+
+async function countArchive(services: Services): Promise<Record<string, number>> {
+  const { rows } = await services.pool.query<Record<string, number>>(`
+    SELECT
+      (SELECT count(*) FROM deviations)::int AS deviations,
+      (SELECT count(*) FROM gallery_folders)::int AS gallery_folders,
+      (SELECT count(*) FROM collection_folders)::int AS collection_folders,
+      (SELECT count(*) FROM folder_members)::int AS folder_memberships,
+      (SELECT count(*) FROM users)::int AS users,
+      (SELECT count(*) FROM messages)::int AS messages,
+      (SELECT count(*) FROM notes)::int AS notes,
+      (SELECT count(*) FROM comments)::int AS comments,
+      (SELECT count(*) FROM feed_items)::int AS feed_items,
+      (SELECT count(*) FROM downloads WHERE status = 'done' AND kind = 'original')::int AS originals,
+      (SELECT count(*) FROM downloads WHERE status = 'done' AND kind = 'text')::int AS texts,
+      (SELECT count(*) FROM downloads WHERE status = 'degraded')::int AS degraded,
+      (SELECT count(*) FROM downloads WHERE status = 'not_downloadable')::int AS not_downloadable,
+      (SELECT count(*) FROM downloads WHERE status = 'failed')::int AS failed,
+      (SELECT coalesce(sum(size), 0) FROM downloads WHERE path IS NOT NULL)::bigint::float8 AS stored_bytes`);
+  return rows[0] ?? {};
+}

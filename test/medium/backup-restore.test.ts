@@ -1,0 +1,116 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createBackup, restoreBackup } from "../../src/backup/backup.ts";
+import { connectPg, quoteIdent } from "../../src/db/connect.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { withDatabase } from "../../src/db/pg-fields.ts";
+import { downloadDepsFor } from "../../src/downloads/deps.ts";
+import { runDownloadsOnce } from "../../src/downloads/run-once.ts";
+import { verifyArchive } from "../../src/downloads/verify.ts";
+import { UserError } from "../../src/errors.ts";
+import { createLogger } from "../../src/log.ts";
+import { loadSecretKey } from "../../src/secret-key.ts";
+import { createServices } from "../../src/services.ts";
+import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { testConfig } from "../helpers/config.ts";
+import { TEST_PG_URL } from "../helpers/env.ts";
+import { createSyncHarness, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type SyncHarness } from "../helpers/sync-harness.ts";
+
+const log = createLogger({ level: "silent" });
+const tmp = (name: string) => mkdtempSync(path.join(os.tmpdir(), `dvault-${name}-`));
+
+describe("backup and restore", () => {
+  let h: SyncHarness;
+  const configDir = tmp("config");
+  const restoredDb = `dvault_t_restore_${process.pid}`;
+  const restoredArchive = path.join(tmp("restored"), "archive");
+  const restoredConfigDir = tmp("restored-config");
+  const backupDir = path.join(tmp("backup"), "b1");
+
+  beforeAll(async () => {
+    // The key file the original install uses; the harness seals its tokens with it.
+    const key = loadSecretKey(testConfig({ DVAULT_CONFIG_DIR: configDir }));
+    h = await createSyncHarness({ sources: [gallerySource], overrides: { secretKey: key }, sim: { dataset: { deviations: 60, galleryFolders: 3 }, downloadQuota: 5 } });
+    await h.runSource("gallery");
+    await runDownloadsOnce({ services: h.services, log, progressEveryMs: 60_000 });
+  });
+  afterAll(async () => {
+    await h?.close();
+    const admin = await connectPg(TEST_PG_URL);
+    await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(restoredDb)} WITH (FORCE)`);
+    await admin.end();
+    for (const dir of [configDir, restoredConfigDir, path.dirname(restoredArchive), path.dirname(backupDir)]) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const originalConfig = () =>
+    testConfig({ DATABASE_URL: h.db.url, DVAULT_ARCHIVE_DIR: h.services.config.archiveDir, DVAULT_CONFIG_DIR: configDir });
+  const restoredConfig = () =>
+    testConfig({
+      DATABASE_URL: withDatabase(TEST_PG_URL, restoredDb),
+      DVAULT_ARCHIVE_DIR: restoredArchive,
+      DVAULT_CONFIG_DIR: restoredConfigDir,
+      DVAULT_API_BASE: h.sim.url,
+      DVAULT_CLIENT_ID: SIM_CLIENT_ID,
+      DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
+      DVAULT_REDIS_PREFIX: `${h.redis.prefix}-restored`,
+    });
+
+  it("restores into a fresh database and archive: verify finds everything intact and the accounts are usable", async () => {
+    const manifest = await createBackup({ config: originalConfig(), out: backupDir, version: "test" });
+    expect(manifest.archive.files).toBeGreaterThan(5);
+    expect(manifest.secretKey.included).toBe(true);
+
+    const restored = await restoreBackup({ config: restoredConfig(), from: backupDir });
+    expect(restored.keyRestored).toBe(true);
+    expect(restored.archiveFiles).toBe(manifest.archive.files);
+    await migrate(restoredConfig().databaseUrl); // nothing to apply: the dump carries the migrations table
+
+    const services = await createServices({ config: restoredConfig(), log });
+    try {
+      const stored = (await services.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE path IS NOT NULL")).rows[0]!.n;
+      expect(stored).toBeGreaterThan(5);
+      const report = await verifyArchive({ deps: downloadDepsFor(services), fix: false, log });
+      expect(report.missing).toEqual([]);
+      expect(report.corrupt).toEqual([]);
+      expect(report.ok).toBe(report.files);
+      expect(report.files).toBeGreaterThan(5);
+      // The restored key opens the restored tokens: the account answers the placebo call.
+      const [account] = (await services.accounts.list()).filter((a) => a.kind === "user");
+      expect(account?.name).toBe(h.account.name);
+      const status = await services.tokens().status(account!);
+      expect(status).toMatchObject({ name: h.account.name, state: "ok", hasRefreshToken: true });
+      const api = await services.apiFor(account!.id);
+      await expect(api.client.placebo()).resolves.toMatchObject({ status: "success" });
+    } finally {
+      await services.close();
+    }
+  });
+
+  it("refuses to restore over a database or an archive that holds data", async () => {
+    await expect(restoreBackup({ config: originalConfig(), from: backupDir })).rejects.toThrow(/is not empty/);
+    const other = path.join(tmp("occupied"), "archive");
+    rmSync(other, { recursive: true, force: true });
+    await import("node:fs/promises").then((fs) => fs.mkdir(other, { recursive: true }));
+    writeFileSync(path.join(other, "keep.txt"), "precious");
+    const freshDb = `dvault_t_restore2_${process.pid}`;
+    try {
+      await expect(
+        restoreBackup({ config: testConfig({ DATABASE_URL: withDatabase(TEST_PG_URL, freshDb), DVAULT_ARCHIVE_DIR: other, DVAULT_CONFIG_DIR: tmp("c") }), from: backupDir }),
+      ).rejects.toBeInstanceOf(UserError);
+      expect(readdirSync(other)).toEqual(["keep.txt"]);
+    } finally {
+      const admin = await connectPg(TEST_PG_URL);
+      await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(freshDb)} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+
+  it("detects a damaged dump before touching anything", async () => {
+    const damaged = path.join(tmp("damaged"), "b");
+    await createBackup({ config: originalConfig(), out: damaged, includeArchive: false, version: "test" });
+    writeFileSync(path.join(damaged, "database.dump"), "not a dump");
+    await expect(restoreBackup({ config: restoredConfig(), from: damaged })).rejects.toThrow(/does not match its checksum/);
+  });
+});
