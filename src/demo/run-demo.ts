@@ -13,6 +13,7 @@ import { connectPg, quoteIdent } from "../db/connect.ts";
 import { migrate } from "../db/migrate.ts";
 import { pgFields, withDatabase } from "../db/pg-fields.ts";
 import type { Logger } from "../log.ts";
+import { previewDigest } from "../digest/preview.ts";
 import { runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts";
 import { deleteKeysByPrefix } from "../queue/redis.ts";
 import { createServices, type Services } from "../services.ts";
@@ -166,11 +167,34 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
         `${downloads.notDownloadable} not downloadable, ${downloads.failed} failed, ${(downloads.bytes / 1e6).toFixed(1)} MB`,
     );
 
+    // 4. What a digest would say about the day after: the first full sync is the baseline, so play some
+    //    activity on the simulated service, sync it incrementally, and preview the digest since then.
+    const baselineEnd = new Date(services.now());
+    const watchedIds = new Set(
+      (
+        await services.pool.query<{ userid: string }>("SELECT userid FROM watch_relations WHERE kind = 'watching' AND removed_at IS NULL")
+      ).rows.map((r) => r.userid),
+    );
+    // Watched artists who have a gallery to post into (the simulated service knows).
+    const posters = new Set(sim.truth.galleryFolders.filter((f) => watchedIds.has(f.ownerId)).map((f) => f.ownerId));
+    const watched = [...posters].slice(0, 2).map((id) => sim.truth.users.get(id)?.username).filter((u): u is string => !!u);
+    for (let i = 0; i < 6; i++) sim.activity({ kind: "new_message" });
+    sim.activity({ kind: "new_note", subject: "Print request", body: "Would you sell a print of your latest piece?" });
+    sim.activity({ kind: "new_watcher" });
+    for (const username of watched) sim.activity({ kind: "add_deviation", username });
+    for (const name of ["messages", "notes", "profile", "watch_feed"] as const) {
+      await runSource({ accountId: row.id, source: name }, { services, sources });
+    }
+    const preview = await previewDigest(services, { since: baselineEnd, out: path.join(dir, "digest") });
+    const c = preview.counts as Record<string, number>;
+    out(`4/4 digest  "${preview.subject}"`);
+    out(`            ${Object.entries(c).filter(([, n]) => typeof n === "number" && n > 0).map(([k, n]) => `${n} ${k}`).join(", ") || "nothing new"}`);
+
     return {
       databaseUrl,
       archiveDir,
       dir,
-      digestPath: undefined,
+      digestPath: preview.files.html,
       account: me.username,
       sync,
       counts: await countArchive(services),
