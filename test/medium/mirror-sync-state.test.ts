@@ -217,7 +217,8 @@ describe(DownloadRepository.name, () => {
         { deviationid: uuid(2001), kind: "text" },
       ]),
     ).toBe(2);
-    await m.pool.query("UPDATE downloads SET status = 'done', done_at = now() WHERE deviationid = $1", [uuid(2000)]);
+    // A finished row, as the download worker leaves it (a stored row always has its path and hash).
+    await m.pool.query("UPDATE downloads SET status = 'done', done_at = now(), path = 'originals/aa/bb/x.png', sha256 = repeat('a', 64), size = 1 WHERE deviationid = $1", [uuid(2000)]);
     expect(await downloads.markDownloadsWanted([{ deviationid: uuid(2000), kind: "original" }, { deviationid: uuid(2000), kind: "degraded" }])).toBe(1);
     const { rows } = await m.pool.query("SELECT kind, status, priority, reason FROM downloads WHERE deviationid = $1 ORDER BY kind", [uuid(2000)]);
     expect(rows).toEqual([
