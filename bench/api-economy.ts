@@ -1,0 +1,178 @@
+// API calls spent by a first full sync of a seeded account, per source, against the minimum the paging
+// sizes allow; then a no-change incremental sync. Every request is taken from the simulator's log; the
+// minimum is computed from what each listing actually returned (each logged listing request is replayed
+// once against the unchanged simulator to count its items): per listing, ceil(items / max limit), plus
+// ceil(ids / 50) metadata calls, plus the calls that exist once per item or once per run.
+// Run: node --import tsx bench/api-economy.ts [--deviations 3000] [--no-docs]
+import { parseArgs } from "node:util";
+import got from "got";
+import { CATALOGUE, type Operation } from "../src/api/catalogue.ts";
+import type { RequestLogEntry } from "../src/simulator/server.ts";
+import { runSource, type RunSourceResult } from "../src/sync/run-source.ts";
+import { SOURCES } from "../src/sync/sources/index.ts";
+import { API_ROUTE_PREFIX, createBenchEnv, isApiEntry, lastSeq, machine, table, writeDocSection, type BenchEnv } from "./bench-env.ts";
+
+const { values: args } = parseArgs({ options: { deviations: { type: "string", default: "3000" }, "no-docs": { type: "boolean", default: false } } });
+const DEVIATIONS = Number(args.deviations);
+const METADATA_BATCH = 50;
+const PAGING_PARAMS = new Set(["offset", "limit", "cursor"]);
+
+const OPS = new Map<string, Operation>(CATALOGUE.map((op) => [`${op.method} ${API_ROUTE_PREFIX}${op.path}`, op as Operation]));
+
+type Economy = {
+  calls: number;
+  listingCalls: number;
+  listingMin: number;
+  metadataCalls: number;
+  metadataMin: number;
+  /** Calls that exist once per item (texts, per-deviation comments, …) or once per run (profile, whoami). */
+  fixedCalls: number;
+  fixedOps: Map<string, number>;
+  min: number;
+};
+
+async function replayItems(env: BenchEnv, token: string, e: RequestLogEntry, op: Operation): Promise<number> {
+  const search = new URLSearchParams();
+  for (const [k, v] of Object.entries(e.query)) for (const one of Array.isArray(v) ? v : [v]) search.append(k, one);
+  const body = await got(`${env.sim.url}${e.path}?${search}`, { headers: { authorization: `Bearer ${token}` }, throwHttpErrors: false }).json<Record<string, unknown>>();
+  const items = body[op.itemsKey ?? "results"];
+  return Array.isArray(items) ? items.length : 0;
+}
+
+async function economyOf(env: BenchEnv, entries: RequestLogEntry[], token: string): Promise<Economy> {
+  const listings = new Map<string, { op: Operation; calls: number; items: number; pageMax: number }>();
+  const out: Economy = { calls: entries.length, listingCalls: 0, listingMin: 0, metadataCalls: 0, metadataMin: 0, fixedCalls: 0, fixedOps: new Map(), min: 0 };
+  let metadataIds = 0;
+  for (const e of entries) {
+    const op = OPS.get(`${e.method} ${e.route}`);
+    if (op?.batch) {
+      out.metadataCalls++;
+      const ids = e.query[`${op.batch.param}[]`] ?? e.query[op.batch.param] ?? [];
+      metadataIds += Array.isArray(ids) ? ids.length : 1;
+      continue;
+    }
+    if (op && op.paging !== "none") {
+      out.listingCalls++;
+      const rest = Object.entries(e.query).filter(([k]) => !PAGING_PARAMS.has(k)).sort(([a], [b]) => a.localeCompare(b));
+      const key = `${e.path}?${JSON.stringify(rest)}`;
+      const items = await replayItems(env, token, e, op);
+      const g = listings.get(key) ?? { op, calls: 0, items: 0, pageMax: 0 };
+      g.calls++;
+      g.items += items;
+      g.pageMax = Math.max(g.pageMax, items);
+      listings.set(key, g);
+      continue;
+    }
+    out.fixedCalls++;
+    const name = op?.id ?? e.route.slice(API_ROUTE_PREFIX.length);
+    out.fixedOps.set(name, (out.fixedOps.get(name) ?? 0) + 1);
+  }
+  for (const g of listings.values()) {
+    // Without a documented maximum the service fixes the page size: every page it hands out is needed.
+    out.listingMin += g.op.maxLimit === undefined ? g.calls : Math.max(1, Math.ceil(g.items / g.op.maxLimit));
+  }
+  out.metadataMin = Math.ceil(metadataIds / METADATA_BATCH);
+  out.min = out.listingMin + out.metadataMin + out.fixedCalls;
+  return out;
+}
+
+const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? "1.00" : "∞") : (a / b).toFixed(2));
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const env = await createBenchEnv({ sim: { seed: 9, dataset: { deviations: DEVIATIONS } } });
+  try {
+    const sources = new Map(SOURCES.map((s) => [s.name, s]));
+    const replayToken = env.sim.issueUserToken().access_token;
+    const run = async (name: (typeof SOURCES)[number]["name"], full: boolean) => {
+      const from = lastSeq(env.sim);
+      const result: RunSourceResult = await runSource({ accountId: env.accountId, source: name, full }, { services: env.services, sources });
+      const entries = env.sim.log().filter((e) => e.seq > from && isApiEntry(e));
+      return { result, entries };
+    };
+
+    // 1. First full sync, every source in registry order (tracked users have no rows yet: nothing to track).
+    const firstRows: Array<Array<string | number>> = [];
+    const firstRuns: Array<{ name: string; result: RunSourceResult; eco: Economy }> = [];
+    let totals = { calls: 0, min: 0 };
+    for (const source of SOURCES) {
+      if (source.name === "tracked") continue;
+      const { result, entries } = await run(source.name, true);
+      const eco = await economyOf(env, entries, replayToken);
+      firstRuns.push({ name: source.name, result, eco });
+      totals = { calls: totals.calls + eco.calls, min: totals.min + eco.min };
+      const fixed = [...eco.fixedOps].map(([k, v]) => `${k} ×${v}`).join(", ");
+      firstRows.push([
+        source.name,
+        result.counters.new,
+        eco.calls,
+        `${eco.listingCalls} / ${eco.listingMin}`,
+        `${eco.metadataCalls} / ${eco.metadataMin}`,
+        fixed || "–",
+        eco.min,
+        ratio(eco.calls, eco.min),
+      ]);
+    }
+    const deviations = (await env.services.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM deviations")).rows[0]?.n ?? 0;
+    firstRows.push(["**total**", "", totals.calls, "", "", "", totals.min, `**${ratio(totals.calls, totals.min)}**`]);
+    const folderRuns = firstRuns.filter((r) => r.name === "gallery" || r.name === "collections");
+    const folderCalls = folderRuns.reduce((n, r) => n + r.eco.listingCalls + r.eco.metadataCalls, 0);
+    const folderMin = folderRuns.reduce((n, r) => n + r.eco.listingMin + r.eco.metadataMin, 0);
+
+    // 2. The same sync again with nothing changed on the service: incremental runs.
+    const incRows: Array<Array<string | number>> = [];
+    let incMax = 0;
+    for (const source of SOURCES) {
+      if (source.name === "tracked") continue;
+      const { result, entries } = await run(source.name, false);
+      const ops = new Map<string, number>();
+      for (const e of entries) {
+        const name = OPS.get(`${e.method} ${e.route}`)?.id ?? e.route;
+        ops.set(name, (ops.get(name) ?? 0) + 1);
+      }
+      incMax = Math.max(incMax, entries.length);
+      incRows.push([source.name, entries.length, result.apiCalls, [...ops].map(([k, v]) => `${k} ×${v}`).join(", ") || "–", entries.length <= 2 ? "ok" : "**over**"]);
+    }
+
+    const seconds = ((Date.now() - started) / 1000).toFixed(0);
+    const first = table(["source", "new rows", "API calls", "listing calls / min", "metadata calls / min", "calls needed once per item or run (in the min)", "minimum", "calls / min"], firstRows);
+    const inc = table(["source", "API calls (sim log)", "API calls (runner)", "operations", "≤ 2"], incRows);
+    const summary =
+      `First full sync of ${deviations} deviations: ${totals.calls} API calls, ${(totals.calls / Math.max(1, deviations)).toFixed(3)} per archived deviation ` +
+      `(minimum ${totals.min}, ${(totals.min / Math.max(1, deviations)).toFixed(3)} per deviation). Galleries + collections listings and metadata: ${folderCalls} calls ` +
+      `against a minimum of ${folderMin} (**${ratio(folderCalls, folderMin)}**, goal ≤ 1.10). No-change incremental sync: at most ${incMax} calls per source kind (goal ≤ 2).`;
+    process.stdout.write(`\n## API economy\n\n${first}\n\n${summary}\n\n### No-change incremental sync\n\n${inc}\n\n(${seconds} s)\n`);
+    if (!args["no-docs"]) {
+      await writeDocSection(
+        "api-economy",
+        [
+          "## API economy: calls per archived deviation against the paging minimum",
+          "",
+          `Machine: ${machine()}. Run ${new Date().toISOString()}, ${seconds} s.`,
+          "",
+          `Command: \`node --import tsx bench/api-economy.ts --deviations ${DEVIATIONS}\` (part of \`npm run bench\`)`,
+          "",
+          `A first full sync of the simulator's seeded account (seed 9, ${DEVIATIONS} deviations of the owner, default sizes for the rest),`,
+          "every source through the real runner (`runSource`, as the worker's `sync.source` job does), then each source again",
+          "with nothing changed. Calls are counted from the simulator's request log. The minimum is computed from what each",
+          "listing returned: each logged listing request is replayed once against the unchanged simulator to count its items;",
+          "per listing ceil(items / the operation's max limit in src/api/catalogue.ts), plus ceil(ids / 50) `/deviation/metadata`",
+          "calls, plus the calls that exist once per item (`/deviation/content` for each literature or journal, comments of each",
+          "deviation) or once per run (profile, whoami) — those count in the minimum at their observed number.",
+          "",
+          first,
+          "",
+          summary,
+          "",
+          "### No-change incremental sync",
+          "",
+          inc,
+        ].join("\n"),
+      );
+    }
+  } finally {
+    await env.close();
+  }
+}
+
+await main();

@@ -1,0 +1,13 @@
+// `npm run bench`: every benchmark in sequence, each in its own process, each printing its table (and
+// rewriting its section of docs/PERFORMANCE.md). Stops at the first that fails.
+import { spawnSync } from "node:child_process";
+
+const BENCHES = ["bench/ingest.ts", "bench/api-economy.ts", "bench/end-to-end.ts", "bench/downloads.ts"];
+for (const file of BENCHES) {
+  process.stdout.write(`\n=== ${file} ===\n`);
+  const r = spawnSync(process.execPath, ["--import", "tsx", file], { stdio: "inherit" });
+  if (r.status !== 0) {
+    process.stderr.write(`${file} failed (exit ${r.status ?? r.signal})\n`);
+    process.exit(r.status ?? 1);
+  }
+}
