@@ -1,0 +1,125 @@
+// The fault suite's harness: the sync harness with fast pacing and retries (so hostile runs converge in
+// seconds), an archive and download deps, the environment a child worker process needs, and loops that
+// drive every source and the downloads until they converge (bounded: a scenario that never converges fails).
+import { randomBytes } from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { setDownloadTuning, type DownloadDeps } from "../../src/downloads/deps.ts";
+import { runDownloadsOnce, type DownloadSummary } from "../../src/downloads/run-once.ts";
+import { createLogger } from "../../src/log.ts";
+import type { ServiceOverrides, Services } from "../../src/services.ts";
+import type { DatasetOptions } from "../../src/simulator/dataset.ts";
+import type { SimulatorOptions } from "../../src/simulator/server.ts";
+import { runSource } from "../../src/sync/run-source.ts";
+import type { SourceDefinition, SourceName } from "../../src/sync/source.ts";
+import { SOURCES } from "../../src/sync/sources/index.ts";
+import { testConfig } from "../helpers/config.ts";
+import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+
+/** Small enough that a full sync plus downloads takes a second or two. */
+export const SMALL_DATASET: DatasetOptions = {
+  deviations: 14,
+  galleryFolders: 2,
+  collectionFolders: 2,
+  favourites: 4,
+  notes: 8,
+  noteFolders: 1,
+  messages: 12,
+  feedItems: 4,
+  watchers: 3,
+  friends: 3,
+  trackedUsers: 0,
+  trackedUserDeviations: 0,
+  statuses: 2,
+};
+
+/** Every account-wide source (the keyed "tracked" source needs a tracked user; the dataset has none). */
+export const FAULT_SOURCES: ReadonlyMap<SourceName, SourceDefinition> = new Map(SOURCES.filter((s) => s.name !== "tracked").map((s) => [s.name, s]));
+
+/** Short enough that a killed process's sync lock frees itself quickly. */
+export const FAULT_LOCK_TTL_MS = 1500;
+
+/** Backoff kept to milliseconds: the scenarios test convergence, not the production delays. */
+export const FAST_OVERRIDES: ServiceOverrides = {
+  // A killed process's pacer permit frees itself within 1 s (requests here answer in milliseconds).
+  pacer: { pollMs: 5, baseDelayMs: 5, maxDelayMs: 50, lockTtlMs: 1000 },
+  transport: { retry: { baseDelayMs: 5 } },
+};
+
+export type FaultHarness = SyncHarness & {
+  deps: DownloadDeps;
+  archiveDir: string;
+  /** The environment of this harness's config, for a child worker process. */
+  env: Record<string, string>;
+  sourceMap: ReadonlyMap<SourceName, SourceDefinition>;
+};
+
+export async function createFaultHarness(opts: { sim?: SimulatorOptions; overrides?: ServiceOverrides; env?: Record<string, string> } = {}): Promise<FaultHarness> {
+  const key = randomBytes(32);
+  const h = await createSyncHarness({
+    sim: { dataset: SMALL_DATASET, downloadQuota: 1000, ...opts.sim },
+    overrides: { ...FAST_OVERRIDES, ...opts.overrides, secretKey: { key, source: "env", created: false } },
+  });
+  const archiveDir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-faults-"));
+  const env: Record<string, string> = {
+    DATABASE_URL: h.db.url,
+    DVAULT_REDIS_PREFIX: h.redis.prefix,
+    DVAULT_API_BASE: h.sim.url,
+    DVAULT_CLIENT_ID: SIM_CLIENT_ID,
+    DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
+    DVAULT_ARCHIVE_DIR: archiveDir,
+    DVAULT_DOWNLOAD_QUOTA: "1000",
+    DVAULT_MIN_FREE_BYTES: "0",
+    DVAULT_SECRET_KEY: key.toString("hex"),
+    ...opts.env,
+  };
+  const services: Services = { ...h.services, config: testConfig(env) };
+  const deps = setDownloadTuning(services, { retry: { baseDelayMs: 5 }, lockTtlMs: FAULT_LOCK_TTL_MS });
+  return {
+    ...h,
+    services,
+    deps,
+    archiveDir,
+    env,
+    sourceMap: FAULT_SOURCES,
+    async close() {
+      await h.close();
+      await fs.rm(archiveDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs every source until each has finished ok or degraded; a failure (a fault that outlasted the
+ * transport's retries) or a lock still held by a killed process is retried, at most `attempts` times.
+ */
+export async function syncUntilConverged(args: { services: Services; accountId: number; sources: ReadonlyMap<SourceName, SourceDefinition>; attempts?: number }): Promise<{ retries: number }> {
+  let retries = 0;
+  for (const name of args.sources.keys()) {
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await runSource({ accountId: args.accountId, source: name }, { services: args.services, sources: args.sources, lockTtlMs: FAULT_LOCK_TTL_MS }).catch((err: unknown) => err as Error);
+      if (!(outcome instanceof Error) && outcome.status !== "skipped") break;
+      if (attempt >= (args.attempts ?? 40)) {
+        throw new Error(`source ${name} did not converge: ${outcome instanceof Error ? outcome.message : outcome.reason}`);
+      }
+      retries++;
+      await pause(outcome instanceof Error ? 5 : 200);
+    }
+  }
+  return { retries };
+}
+
+/** Runs the downloads until none is wanted, queued or failed any more (failed rows are wanted again between rounds). */
+export async function downloadUntilConverged(args: { services: Services; deps: DownloadDeps; rounds?: number }): Promise<{ rounds: number; last: DownloadSummary }> {
+  const log = createLogger({ level: "silent" });
+  for (let round = 1; ; round++) {
+    const last = await runDownloadsOnce({ services: args.services, deps: args.deps, log, progressEveryMs: 60_000, retryDelayMs: 5, attempts: 5, busyWaitMs: 10_000 });
+    const { rows } = await args.services.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE status IN ('wanted', 'queued', 'failed')");
+    if (rows[0]!.n === 0) return { rounds: round, last };
+    if (round >= (args.rounds ?? 20)) throw new Error(`downloads did not converge: ${rows[0]!.n} left, last run ${JSON.stringify(last.failures.slice(0, 3))}`);
+    await args.services.pool.query("UPDATE downloads SET status = 'wanted' WHERE status = 'failed'");
+  }
+}
