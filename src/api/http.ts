@@ -1,11 +1,11 @@
 // The HTTP layer: one got instance that owns the API root, headers, timeouts, pacing (via the shared Redis
 // pacer), bearer auth with one refresh after a 401, retry policy and the mapping of failures to ApiError.
 // It implements ApiTransport; the typed client never sees got, tokens or the pacer.
-import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import got, { type Options, type Response } from "got";
 import type { z } from "zod";
 import type { Logger } from "../log.ts";
+import { VERSION } from "../version.ts";
 import {
   ApiError,
   ThrottleDelayError,
@@ -28,7 +28,6 @@ import type { ApiRequest, ApiTransport, Params } from "./transport.ts";
 export const DEFAULT_MINOR_VERSION = "20210526";
 export const API_PATH = "/api/v1/oauth2";
 
-const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 /** The CDN answers requests without a User-Agent with 403 "Request blocked" (api-notes §0.7). */
 export const DEFAULT_USER_AGENT = `dvault/${VERSION} (+https://github.com/dvault/dvault)`;
 

@@ -1,10 +1,10 @@
 // `dvault backup` and `dvault restore`: the database, the archive and the secret key, as one directory.
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { createBackup, restoreBackup } from "../backup/backup.ts";
 import { loadConfig } from "../config.ts";
+import { VERSION } from "../version.ts";
 
-const version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+const version = VERSION;
 
 export function registerBackupCommands(program: Command): void {
   program

@@ -1,8 +1,8 @@
 // The `dvault` command line: one file per command under src/cli/, wired together here.
 import { Command, CommanderError } from "commander";
-import { readFileSync } from "node:fs";
 import { UserError } from "../errors.ts";
 import { scrubString } from "../redact.ts";
+import { VERSION } from "../version.ts";
 import { registerAccountCommand } from "./account.ts";
 import { registerAuthCommand } from "./auth.ts";
 import { registerDigestCommand } from "./digest.ts";
@@ -19,12 +19,11 @@ import { registerTrackCommand } from "./track.ts";
 import { registerVerifyCommand } from "./verify.ts";
 import { registerWorkerCommand } from "./worker.ts";
 
-const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
 export function buildProgram(): Command {
   const program = new Command("dvault")
     .description("Self-hosted sync and archival worker for DeviantArt's OAuth2 API")
-    .version(pkg.version, "-V, --version", "print the version")
+    .version(VERSION, "-V, --version", "print the version")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
   registerMigrateCommand(program);

@@ -2,13 +2,12 @@
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { UserError } from "../errors.ts";
 import { scrubString } from "../redact.ts";
 import { connectPg, ensureDatabase } from "./connect.ts";
+import { PACKAGE_ROOT as PROJECT_ROOT } from "../version.ts";
 
 const require = createRequire(import.meta.url);
-const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 export type MigrateResult = {
   databaseCreated: boolean;
