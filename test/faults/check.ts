@@ -14,7 +14,14 @@ const byId = <T extends Record<string, unknown>>(rows: T[], key: keyof T) => [..
 /** Postgres text cannot hold NUL: the mirror stores a title without it. */
 const storable = (text: string) => text.replaceAll("\u0000", "");
 
+/** The archive as a whole: the synced mirror, then every file whole and matching, and nothing left half-done. */
 export async function checkMirror(h: FaultHarness): Promise<{ deviations: number; files: number }> {
+  const { deviations } = await checkSyncedMirror(h);
+  return { deviations, files: await checkFiles(h) };
+}
+
+/** The mirror equals the simulator's ground truth (owner's galleries, notes, messages) with no duplicated rows. */
+export async function checkSyncedMirror(h: Pick<FaultHarness, "sim" | "pool" | "account">): Promise<{ deviations: number }> {
   const truth = h.sim.truth;
   const live = (ids: readonly string[]) => ids.filter((id) => truth.deviations.get(id)?.isDeleted === false);
   const galleries = truth.galleryFolders.filter((f) => f.ownerId === truth.ownerId);
@@ -57,7 +64,10 @@ export async function checkMirror(h: FaultHarness): Promise<{ deviations: number
     const { rows } = await h.pool.query(`SELECT ${cols}, count(*) FROM ${table} GROUP BY ${cols} HAVING count(*) > 1`);
     expect(rows, `duplicated rows in ${table}`).toEqual([]);
   }
+  return { deviations: devs.length };
+}
 
+async function checkFiles(h: FaultHarness): Promise<number> {
   // Every archived file is whole, and its sha256 is the simulator's.
   const report = await verifyArchive({ deps: h.deps, fix: false, log: createLogger({ level: "silent" }) });
   expect(report.missing).toEqual([]);
@@ -71,5 +81,5 @@ export async function checkMirror(h: FaultHarness): Promise<{ deviations: number
   // No temp file left behind.
   const partial = await fs.readdir(path.join(h.archiveDir, PARTIAL_DIR)).catch(() => [] as string[]);
   expect(partial).toEqual([]);
-  return { deviations: devs.length, files: report.files };
+  return report.files;
 }
