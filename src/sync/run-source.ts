@@ -116,8 +116,19 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
   const log = services.log.child({ account: row.name, source: req.source, ...(key ? { key } : {}) });
   try {
     const api = await services.apiFor(row.id);
-    const publicApi = await services.publicApi().catch(() => undefined);
-    transports.push(api.transport, ...(publicApi ? [publicApi.transport] : []));
+    transports.push(api.transport);
+    let publicApi: Promise<Awaited<ReturnType<Services["publicApi"]>>> | undefined;
+    const publicClient = async () => {
+      // No client credentials (or the token request fails): the source falls back to the user's client.
+      publicApi ??= services.publicApi().then(
+        (pub) => {
+          if (pub) transports.push(pub.transport);
+          return pub;
+        },
+        () => undefined,
+      );
+      return (await publicApi)?.client;
+    };
     const state = await repos.syncState.getSourceState(ref);
     // An interrupted full sweep resumes as one, from its original start: rows it saw before the
     // interruption were seen after that start, so the final "not seen since" cut stays right.
@@ -133,7 +144,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
         ref,
         key,
         client: api.client,
-        publicClient: publicApi?.client,
+        publicClient,
         repos,
         transaction: (fn) => withTransaction(services.pool, (tx) => fn(syncRepos(tx))),
         state,

@@ -32,8 +32,11 @@ export type SourceContext = {
   key: string;
   /** Calls as the account's user (mature_content=true). */
   client: DaClient;
-  /** Calls with a client-credentials token, when one is configured (public endpoints only). */
-  publicClient: DaClient | undefined;
+  /**
+   * Calls with a client-credentials token, when one is configured (public endpoints only). Resolved on
+   * first use, so sources that never call public endpoints cost no token lookup or request.
+   */
+  publicClient(): Promise<DaClient | undefined>;
   /** Repositories on the pool, for reads and single statements. */
   repos: SyncRepos;
   /** One transaction: a page, its cursor (repos.syncState.saveSourceState) and its counters commit together. */

@@ -38,7 +38,7 @@ const POLICY_FETCH: Record<PolicyKind, (client: DaClient) => Promise<{ text: str
 
 async function run(ctx: SourceContext): Promise<SourceOutcome> {
   // Public endpoints: a client token spares the user's rate budget when one is configured.
-  const client = ctx.publicClient ?? ctx.client;
+  const client = (await ctx.publicClient()) ?? ctx.client;
   const state = readState(ctx.state?.cursor);
   const slot = state.next % ROTATION.length;
   const parts = ctx.full ? ALL_PARTS : (ROTATION[slot] ?? ALL_PARTS);
