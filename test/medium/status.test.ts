@@ -31,6 +31,8 @@ beforeAll(async () => {
   h = await createSyncHarness({ sim: { seed: 3, dataset: { deviations: 30, notes: 10, messages: 10, favourites: 5 } } });
   await h.runSource("gallery");
   await h.runSource("notes");
+  // A client-credentials account, as `dvault auth client` (or a first static sync) creates it.
+  await h.services.tokens().requestClientToken();
   queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
 });
 afterAll(async () => {
