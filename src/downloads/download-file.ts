@@ -29,7 +29,14 @@ export type DownloadRequest = {
   log: Logger;
   signal?: AbortSignal | undefined;
   onBytes?: ((n: number) => void) | undefined;
+  /**
+   * This file's turn at the weekly allowance: reservations are made in the order files were claimed
+   * (priority order), whatever order concurrent transfers reach them in. `pass` hands the turn on.
+   */
+  reservationTurn?: ReservationTurn | undefined;
 };
+
+export type ReservationTurn = { wait(): Promise<void>; pass(): void };
 
 const DEFAULT_LOCK_TTL_MS = 15_000;
 
@@ -98,16 +105,27 @@ async function storeText(deps: DownloadDeps, t: DownloadTarget): Promise<Downloa
 async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: DownloadRequest): Promise<DownloadOutcome> {
   const { repo, quota, services } = deps;
   const at = () => new Date(services.now());
-  if (t.deviation.isDeleted) return gone(deps, t);
+  const turn = req.reservationTurn;
+  if (t.deviation.isDeleted) {
+    turn?.pass();
+    return gone(deps, t);
+  }
   await deps.guard.check();
   const accountId = t.accountId ?? (await defaultAccountId(deps));
   await repo.recordDownloadAttempt(t.id, accountId, at());
   const api = await deps.apiFor(accountId);
 
   if (t.deviation.isDownloadable === false) {
+    turn?.pass();
     return storeFree(deps, t, req, api, { status: "not_downloadable", reason: "the artist does not offer the original for download (is_downloadable is false)" });
   }
-  const reservation = await quota.tryReserve(accountId);
+  await turn?.wait();
+  let reservation;
+  try {
+    reservation = await quota.tryReserve(accountId);
+  } finally {
+    turn?.pass();
+  }
   if (!reservation) {
     const st = await quota.state(accountId);
     const reason = st.exhausted

@@ -9,7 +9,7 @@ import { scrubString } from "../redact.ts";
 import type { Services } from "../services.ts";
 import { downloadDepsFor, type DownloadDeps } from "./deps.ts";
 import { DownloadsPausedError, type PauseState } from "./disk-guard.ts";
-import { downloadFile, type DownloadOutcome } from "./download-file.ts";
+import { downloadFile, type DownloadOutcome, type ReservationTurn } from "./download-file.ts";
 import { regenerateReadableLinks, type LinksResult } from "./readable-links.ts";
 
 export type DownloadSummary = {
@@ -97,12 +97,22 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
       if (rows.length > 0) return;
     }
   };
-  const next = async (): Promise<ClaimedDownload | undefined> => {
+  // Each claimed row takes a turn at the allowance in claim order (see DownloadRequest.reservationTurn):
+  // with several lanes, the highest-priority files must still be the ones that spend it.
+  let lastTurn: Promise<void> = Promise.resolve();
+  const takeTurn = (): ReservationTurn => {
+    const before = lastTurn;
+    let pass: () => void = () => undefined;
+    lastTurn = new Promise<void>((resolve) => (pass = resolve));
+    return { wait: () => before, pass };
+  };
+  const next = async (): Promise<{ row: ClaimedDownload; turn: ReservationTurn } | undefined> => {
     while (pending.length === 0 && exhausted.size < accounts.length && !stop) {
       claiming ??= refill().finally(() => (claiming = undefined));
       await claiming;
     }
-    return pending.shift();
+    const row = pending.shift();
+    return row ? { row, turn: takeTurn() } : undefined;
   };
 
   let stop = false;
@@ -150,7 +160,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     }
   };
 
-  const runOne = async (row: ClaimedDownload): Promise<void> => {
+  const runOne = async (row: ClaimedDownload, reservationTurn?: ReservationTurn): Promise<void> => {
     if (row.kind === "degraded") return;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -160,6 +170,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
           log,
           signal: opts.signal,
           onBytes: (n) => (s.bytes += n),
+          reservationTurn: row.kind === "original" ? reservationTurn : undefined,
         });
         if (outcome.status === "busy") busy.push(row);
         else count(outcome);
@@ -201,9 +212,15 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   const lanes = Array.from({ length: concurrency }, async () => {
     for (;;) {
       if (stop) return;
-      const row = await next();
-      if (!row) return;
-      await runOne(row);
+      const item = await next();
+      if (!item) return;
+      // Texts never reserve; the finally hands the turn on for every path that did not already.
+      if (item.row.kind !== "original") item.turn.pass();
+      try {
+        await runOne(item.row, item.turn);
+      } finally {
+        item.turn.pass();
+      }
     }
   });
   try {
