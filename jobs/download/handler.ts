@@ -1,11 +1,14 @@
 // Runs one download (src/downloads/download-file.ts) and maps its outcome onto the queue: stored or
 // refused → done; over quota → the job waits, delayed, until the next quota window (never failed);
 // another process has the file → delayed briefly; disk full → the queue pauses; shutdown → re-queued,
-// the partial file kept for a Range resume; anything else → recorded on the row and thrown (retried).
+// the partial file kept for a Range resume; anything else → recorded on the row and thrown (retried). When
+// the job's attempts are spent the row is left failed with its next try due after a growing delay
+// (src/downloads/retry.ts), which downloads.enqueue queues again; a permanent failure has none.
 import { ThrottleDelayError, isPermanent, isThrottleDelay } from "../../src/api/errors.ts";
 import { downloadDepsFor } from "../../src/downloads/deps.ts";
 import { DownloadsPausedError } from "../../src/downloads/disk-guard.ts";
 import { downloadFile } from "../../src/downloads/download-file.ts";
+import { RETRY_DELAYS_MS, isPermanentFailure } from "../../src/downloads/retry.ts";
 import { InterruptedError, type JobResult } from "../../src/queue/job-definition.ts";
 import { scrubString } from "../../src/redact.ts";
 import type { WorkerContext } from "../context.ts";
@@ -48,9 +51,10 @@ export async function downloadFileHandler(payload: DownloadFilePayload, ctx: Wor
     }
     if (isThrottleDelay(err)) throw err;
     if (ctx.signal.aborted) throw new InterruptedError();
-    const final = isPermanent(err) || ctx.attempt >= downloadFileDefinition.attempts;
+    const permanent = isPermanentFailure(err);
+    const final = permanent || isPermanent(err) || ctx.attempt >= downloadFileDefinition.attempts;
     const message = scrubString(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
-    await deps.repo.recordDownloadFailure({ ...payload, error: message, final, retryAt: new Date(now() + 24 * 3600_000), at: new Date(now()) });
+    await deps.repo.recordDownloadFailure({ ...payload, error: message, final, permanent, retryDelaysMs: RETRY_DELAYS_MS, at: new Date(now()) });
     throw err;
   } finally {
     ctx.signal.removeEventListener("abort", onAbort);

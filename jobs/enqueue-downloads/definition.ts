@@ -1,5 +1,5 @@
 // downloads.enqueue: hands due rows of the downloads table to the downloads queue (what sync marked
-// wanted, deferred rows whose quota window came), rebuilds a lost queue, resumes downloads paused for
+// wanted, deferred rows whose quota window came, failed rows whose retry is due), rebuilds a lost queue, resumes downloads paused for
 // disk space once it is back, and regenerates the readable links after new files.
 import { z } from "zod";
 import type { JobDefinition } from "../../src/queue/job-definition.ts";

@@ -1,5 +1,6 @@
-// Hands due rows of the downloads table to the downloads queue: what sync marked wanted, and deferred or
-// degraded rows whose quota window has come (their delayed jobs are promoted). Every hour, and at worker
+// Hands due rows of the downloads table to the downloads queue: what sync marked wanted, deferred or
+// degraded rows whose quota window has come (their delayed jobs are promoted), and failed rows whose
+// retry is due (src/downloads/retry.ts: their failed job is replaced by a new one). Every hour, and at worker
 // start, it also re-adds the job of every row still marked queued: a lost queue is rebuilt from the table.
 import type { JobsOptions } from "bullmq";
 import type { ClaimedDownload } from "../../src/db/download.repository.ts";

@@ -128,7 +128,8 @@ export class DownloadRepository {
 
   /**
    * Claims due rows for an account in priority order (its classes in `classes` order, then newest first)
-   * and marks them queued: wanted rows, and deferred or degraded rows whose next window has come. Rows
+   * and marks them queued: wanted rows, deferred or degraded rows whose next window has come, and failed
+   * rows whose retry is due (a permanent failure has no next attempt and is never due). Rows
    * already queued are claimed again only with `includeQueued` (a run that lost its queue). Rows of
    * another account are left alone; unattributed rows become this account's.
    */
@@ -206,11 +207,36 @@ export class DownloadRepository {
   }
 
   /**
-   * A failed attempt: the error is kept; with `final` the row leaves the queue as failed (a degraded row
-   * keeps its file and tries again at `retryAt`).
+   * A failed attempt: the error is kept. With `final` the row leaves the queue and counts one more
+   * failure in a row: a transient one leaves it failed until `retryDelaysMs[failures - 1]` from `at`
+   * (the last delay for every later failure), a `permanent` one leaves it failed with no next attempt.
+   * A degraded row keeps its file and its status, and tries again after the delay (the last one when
+   * the failure was permanent). Returns the row's state afterwards (undefined when there is no row).
    */
-  async recordDownloadFailure(args: { deviationid: string; kind: DownloadKind; error: string; final: boolean; bytes?: number; retryAt?: Date | null; at: Date }): Promise<void> {
-    await this.db.query(RECORD_FAILURE, [args.deviationid, args.kind, text(args.error)?.slice(0, 2000), args.final, args.bytes ?? 0, args.retryAt ?? null, args.at]);
+  async recordDownloadFailure(args: {
+    deviationid: string;
+    kind: DownloadKind;
+    error: string;
+    final: boolean;
+    permanent?: boolean;
+    /** Delays in ms after the 1st, 2nd, ... failure in a row (src/downloads/retry.ts). */
+    retryDelaysMs: readonly number[];
+    bytes?: number;
+    at: Date;
+  }): Promise<{ status: DownloadStatus; failures: number; nextAttemptAt: Date | null } | undefined> {
+    if (args.retryDelaysMs.length === 0) throw new Error("recordDownloadFailure: retryDelaysMs is empty");
+    const { rows } = await this.db.query<{ status: DownloadStatus; failures: number; next_attempt_at: Date | null }>(RECORD_FAILURE, [
+      args.deviationid,
+      args.kind,
+      text(args.error)?.slice(0, 2000),
+      args.final,
+      args.bytes ?? 0,
+      args.permanent === true,
+      args.at,
+      args.retryDelaysMs.map((ms) => Math.max(0, Math.round(ms))),
+    ]);
+    const r = rows[0];
+    return r ? { status: r.status, failures: r.failures, nextAttemptAt: r.next_attempt_at } : undefined;
   }
 
   /** Leaves the queue without a change (another process had it, or it was not due after all). */
@@ -382,7 +408,7 @@ due AS (
   CROSS JOIN a
   WHERE (d.account_id IS NULL OR d.account_id = a.id)
     AND (
-      (d.queued_at IS NULL AND (d.status IN ('wanted', 'queued') OR (d.status IN ('deferred_quota', 'degraded') AND d.next_attempt_at <= $2)))
+      (d.queued_at IS NULL AND (d.status IN ('wanted', 'queued') OR (d.status IN ('deferred_quota', 'degraded', 'failed') AND d.next_attempt_at <= $2)))
       OR ($5 AND d.queued_at IS NOT NULL AND d.status IN ('wanted', 'queued', 'deferred_quota', 'degraded'))
     )
   ORDER BY rank, v.published_at DESC NULLS LAST, d.id
@@ -390,7 +416,7 @@ due AS (
   FOR UPDATE OF d SKIP LOCKED
 )
 UPDATE downloads d
-SET status = CASE WHEN d.status IN ('wanted', 'deferred_quota') THEN 'queued'::download_status ELSE d.status END,
+SET status = CASE WHEN d.status IN ('wanted', 'deferred_quota', 'failed') THEN 'queued'::download_status ELSE d.status END,
     queued_at = $2, next_attempt_at = NULL, account_id = COALESCE(d.account_id, $1), updated_at = $2
 FROM due
 WHERE d.id = due.id
@@ -428,7 +454,7 @@ upd AS (
   SET status = $2::download_status, rendition = $3, path = $4, size = $5, sha256 = $6, mime = $7, width = $8, height = $9,
       source_etag = $10, source_filename = $11, source_size = $12, degraded_reason = $13, next_attempt_at = $14,
       is_partial = $15, partial_reason = $16, bytes_transferred = d.bytes_transferred + $17,
-      queued_at = NULL, last_error = NULL,
+      queued_at = NULL, last_error = NULL, failures = 0,
       upgraded_at = CASE WHEN old.status = 'degraded' AND $2::download_status = 'done' THEN $18 ELSE d.upgraded_at END,
       done_at = $18, verified_at = $18, updated_at = $18
   FROM old
@@ -458,13 +484,20 @@ SET status = 'not_downloadable', degraded_reason = $2, last_error = $2, next_att
     bytes_transferred = bytes_transferred + $3, queued_at = NULL, updated_at = $4
 WHERE id = $1::bigint`;
 
+// $6: permanent, $8: the retry delays in ms (bigint[]). On the right of SET, failures is the old count.
 const RECORD_FAILURE = `
 UPDATE downloads
 SET last_error = $3, bytes_transferred = bytes_transferred + $5, updated_at = $7,
     status = CASE WHEN $4 AND status <> 'degraded' THEN 'failed'::download_status ELSE status END,
-    next_attempt_at = CASE WHEN $4 AND status = 'degraded' THEN $6 ELSE next_attempt_at END,
+    failures = CASE WHEN $4 THEN failures + 1 ELSE failures END,
+    next_attempt_at = CASE
+      WHEN NOT $4 THEN next_attempt_at
+      WHEN $6 AND status <> 'degraded' THEN NULL
+      ELSE $7::timestamptz + (($8::bigint[])[CASE WHEN $6 THEN cardinality($8::bigint[]) ELSE LEAST(failures + 1, cardinality($8::bigint[])) END])::double precision * interval '1 millisecond'
+    END,
     queued_at = CASE WHEN $4 THEN NULL ELSE queued_at END
-WHERE deviationid = $1 AND kind = $2::download_kind`;
+WHERE deviationid = $1 AND kind = $2::download_kind
+RETURNING status, failures, next_attempt_at`;
 
 // A released deferred or degraded row is due again at once (its claim had cleared next_attempt_at).
 const RELEASE = `
@@ -492,7 +525,7 @@ upd AS (
   UPDATE downloads d
   SET status = CASE WHEN old.is_deleted THEN 'failed'::download_status ELSE 'wanted'::download_status END,
       path = NULL, sha256 = NULL, size = NULL, rendition = NULL, degraded_reason = NULL, is_partial = false, partial_reason = NULL,
-      next_attempt_at = NULL, queued_at = NULL, done_at = NULL, verified_at = $4, updated_at = $4, last_error = $3
+      next_attempt_at = NULL, queued_at = NULL, done_at = NULL, verified_at = $4, updated_at = $4, last_error = $3, failures = 0
   FROM old
   WHERE d.id = old.id
   RETURNING d.id, old.is_deleted

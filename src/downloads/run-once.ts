@@ -11,6 +11,7 @@ import { downloadDepsFor, type DownloadDeps } from "./deps.ts";
 import { DownloadsPausedError, type PauseState } from "./disk-guard.ts";
 import { downloadFile, type DownloadOutcome, type ReservationTurn } from "./download-file.ts";
 import { regenerateReadableLinks, type LinksResult } from "./readable-links.ts";
+import { RETRY_DELAYS_MS, isPermanentFailure } from "./retry.ts";
 
 export type DownloadSummary = {
   done: number;
@@ -31,7 +32,8 @@ export type DownloadSummary = {
   nextWindow: Date | null;
   paused: PauseState | undefined;
   links: LinksResult | undefined;
-  failures: { deviationid: string; kind: string; error: string }[];
+  /** Failed in this run; `nextAttemptAt` null when the failure is permanent (never retried on its own). */
+  failures: { deviationid: string; kind: string; error: string; nextAttemptAt: Date | null }[];
   durationMs: number;
 };
 
@@ -48,6 +50,8 @@ export type RunOnceOptions = {
   retryDelayMs?: number;
   /** How long to wait for files another process holds before leaving them to it. */
   busyWaitMs?: number;
+  /** Delays before a failed file is due again, by failures in a row (default src/downloads/retry.ts). */
+  retryDelaysMs?: readonly number[];
   deps?: DownloadDeps;
 };
 
@@ -186,20 +190,26 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
           stop = true;
           return;
         }
-        const final = isPermanent(err) || attempt >= attempts;
+        const permanent = isPermanentFailure(err);
+        const final = permanent || isPermanent(err) || attempt >= attempts;
         const message = scrubString(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
-        await deps.repo.recordDownloadFailure({
+        const after = await deps.repo.recordDownloadFailure({
           deviationid: row.deviationid,
           kind: row.kind,
           error: message,
           final,
-          retryAt: new Date(services.now() + 24 * 3600_000),
+          permanent,
+          retryDelaysMs: opts.retryDelaysMs ?? RETRY_DELAYS_MS,
           at: new Date(services.now()),
         });
         if (final) {
+          const nextAttemptAt = after?.nextAttemptAt ?? null;
           s.failed++;
-          s.failures.push({ deviationid: row.deviationid, kind: row.kind, error: message });
-          log.warn({ deviationid: row.deviationid, kind: row.kind, err: message }, "download failed");
+          s.failures.push({ deviationid: row.deviationid, kind: row.kind, error: message, nextAttemptAt });
+          log.warn(
+            { deviationid: row.deviationid, kind: row.kind, err: message, failures: after?.failures, nextAttemptAt: nextAttemptAt?.toISOString() ?? null },
+            nextAttemptAt ? "download failed: tried again later" : "download failed for good",
+          );
           return;
         }
         const waitMs = isThrottleDelay(err) ? Math.min(err.waitMs, 60_000) : retryDelayMs * 2 ** (attempt - 1);

@@ -182,7 +182,18 @@ async function queueStatuses(queues: QueueAdmin, now: number): Promise<QueueStat
 // ---- downloads --------------------------------------------------------------------------------------
 
 function emptyDownloads(): DownloadsStatusView {
-  return { byStatus: Object.fromEntries(DOWNLOAD_STATUSES.map((s) => [s, 0])), total: 0, paused: false, pausedReason: null, deferredByQuota: 0, nextWindowAt: null, quota: [], bytesStored: 0 };
+  return {
+    byStatus: Object.fromEntries(DOWNLOAD_STATUSES.map((s) => [s, 0])),
+    total: 0,
+    paused: false,
+    pausedReason: null,
+    deferredByQuota: 0,
+    nextWindowAt: null,
+    failedRetrying: 0,
+    nextRetryAt: null,
+    quota: [],
+    bytesStored: 0,
+  };
 }
 
 /** Monday 00:00 UTC of the week that contains `now`: the service's quota week. */
@@ -225,6 +236,21 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
       )
     : null;
   out.nextWindowAt = out.deferredByQuota ? (nextAttempt ?? nextWeek).toISOString() : null;
+  // Failed rows with a next attempt failed on a transient fault and are retried on their own (src/downloads/retry.ts).
+  if (out.byStatus.failed) {
+    const retrying = await optional(
+      "retries",
+      async () =>
+        (
+          await deps.pool.query<{ n: number; at: Date | null }>(
+            "SELECT count(*)::int AS n, min(next_attempt_at) AS at FROM downloads WHERE status = 'failed' AND next_attempt_at IS NOT NULL",
+          )
+        ).rows[0],
+      undefined,
+    );
+    out.failedRetrying = retrying?.n ?? 0;
+    out.nextRetryAt = iso(retrying?.at ?? null);
+  }
 
   const usage = await optional(
     "quota",

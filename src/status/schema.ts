@@ -91,6 +91,10 @@ export const DownloadsStatusSchema = z.object({
   deferredByQuota: z.number().int(),
   /** When deferred downloads are next tried: the earliest next attempt, else the next service week. */
   nextWindowAt: isoTime.nullable(),
+  /** Failed rows waiting for their retry (a transient fault); the rest of byStatus.failed is failed for good. */
+  failedRetrying: z.number().int(),
+  /** When the earliest of those is tried again; null when no failed row waits for a retry. */
+  nextRetryAt: isoTime.nullable(),
   quota: z.array(QuotaStatusSchema),
   bytesStored: z.number().int(),
 });

@@ -1,0 +1,31 @@
+// When a download that failed is tried again. A transient fault (throttling, 5xx, a connection reset
+// mid-body, a malformed answer, an account waiting for its re-login) leaves the row failed with a
+// next_attempt_at that grows with each failure in a row — minutes, then hours, capped at a day — so a
+// daemon left alone for months still gets the file once the fault is gone. A permanent refusal (the
+// file or the endpoint does not exist, any other 4xx) stays failed with no next attempt: retrying cannot
+// help, and `dvault status` counts it for an operator. Refusals the service states in words (not
+// downloadable, deleted) never get here: they are recorded as not_downloadable (download-file.ts).
+import { ApiError, isPermanent } from "../api/errors.ts";
+import { TransferError } from "./transfer.ts";
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/** The delay after the 1st, 2nd, ... failure in a row; every later one waits the last (a day). */
+export const RETRY_DELAYS_MS: readonly number[] = [15 * MINUTE, HOUR, 4 * HOUR, 12 * HOUR, 24 * HOUR];
+
+/** The delay before the next try after `failures` failures in a row (1 = the first). */
+export function retryDelayMs(failures: number, delays: readonly number[] = RETRY_DELAYS_MS): number {
+  const i = Math.min(Math.max(1, Math.floor(failures)), delays.length) - 1;
+  return delays[i]!;
+}
+
+/**
+ * True when a failure will not go away by waiting. An account's rejected or under-scoped token is not
+ * permanent for the file: the re-login that fixes the account makes the next try succeed.
+ */
+export function isPermanentFailure(err: unknown): boolean {
+  if (err instanceof TransferError) return !err.retryable;
+  if (err instanceof ApiError && (err.kind === "invalid_token" || err.kind === "insufficient_scope")) return false;
+  return isPermanent(err);
+}

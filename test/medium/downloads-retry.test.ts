@@ -1,0 +1,150 @@
+// A download that failed is tried again on its own, later: a transient fault (5xx, reset) leaves the row
+// failed with a next attempt that grows with each failure in a row (15 min, 1 h, 4 h, 12 h, then a day),
+// due on the injectable clock and not before; a permanent refusal (the CDN has no such file) stays
+// failed with no next attempt; `dvault status` shows how many wait for a retry and when the next is.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatStatus } from "../../src/cli/status.ts";
+import { RETRY_DELAYS_MS } from "../../src/downloads/retry.ts";
+import { QueueAdmin } from "../../src/queue/queue-admin.ts";
+import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
+import { DEFAULT_START_TIME, type CdnHook } from "../../src/simulator/server.ts";
+import { collectStatus } from "../../src/status/collect.ts";
+import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+
+const DATASET: DatasetOptions = { deviations: 20, galleryFolders: 1, collectionFolders: 1, favourites: 0, trackedUsers: 0 };
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+let h: DownloadHarness;
+let ids: string[];
+/** The CDN has no file for these (a 404 for the original): a permanent failure. */
+const missingOnCdn = new Set<string>();
+
+const cdn404: CdnHook = (_world, _req, d) => (missingOnCdn.has(d.deviationid) ? { status: 404, text: "Not Found", contentType: "text/plain" } : undefined);
+
+beforeAll(async () => {
+  ids = downloadableOwnerDeviations(generateDataset(2, DATASET, DEFAULT_START_TIME))
+    .slice(0, 3)
+    .map((d) => d.deviationid);
+  h = await createDownloadHarness({ sim: { seed: 2, dataset: DATASET, downloadQuota: 100, cdnHooks: [cdn404] }, sources: [gallerySource], quota: 100 });
+  await h.syncAll(["gallery"]);
+  // Only these rows, parked (failed with no next attempt) until each test wants its own.
+  await h.pool.query("DELETE FROM downloads WHERE NOT (kind = 'original' AND deviationid = ANY($1))", [ids]);
+  await h.pool.query("UPDATE downloads SET status = 'failed'");
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+});
+
+async function want(id: string): Promise<void> {
+  await h.pool.query("UPDATE downloads SET status = 'wanted', failures = 0, next_attempt_at = NULL WHERE deviationid = $1", [id]);
+}
+
+async function row(id: string) {
+  const { rows } = await h.pool.query<{ status: string; failures: number; next_attempt_at: Date | null; last_error: string | null }>(
+    "SELECT status::text AS status, failures, next_attempt_at, last_error FROM downloads WHERE deviationid = $1 AND kind = 'original'",
+    [id],
+  );
+  return rows[0]!;
+}
+
+const now = () => h.sim.clock.now().getTime();
+
+describe("a failed download", () => {
+  it("is retried after its backoff, and not before", async () => {
+    const id = ids[0]!;
+    await want(id);
+    h.sim.faults.add({ route: "/_cdn/original/", kind: "status_500", probability: 1 });
+    const failedAt = now();
+    try {
+      const summary = await h.runOnce({ attempts: 2 });
+      expect(summary).toMatchObject({ done: 0, failed: 1 });
+      expect(summary.failures[0]?.nextAttemptAt?.getTime()).toBe(failedAt + 15 * MINUTE);
+    } finally {
+      h.sim.faults.clear();
+    }
+    expect(await row(id)).toMatchObject({ status: "failed", failures: 1, next_attempt_at: new Date(failedAt + 15 * MINUTE) });
+    expect((await row(id)).last_error).toMatch(/HTTP 500/);
+
+    // A second before it is due: nothing is claimed, nothing is asked of the service.
+    h.sim.clock.advance(15 * MINUTE - 1000);
+    const seq = h.lastSeq();
+    expect(await h.runOnce()).toMatchObject({ done: 0, failed: 0 });
+    expect(h.sim.log().filter((e) => e.seq > seq)).toEqual([]);
+    expect((await row(id)).status).toBe("failed");
+
+    // Due: the next run takes it, with no operator, and the file is stored.
+    h.sim.clock.advance(1000);
+    expect(await h.runOnce()).toMatchObject({ done: 1, failed: 0 });
+    expect(await row(id)).toMatchObject({ status: "done", failures: 0, next_attempt_at: null, last_error: null });
+  });
+
+  it("waits longer after each failure in a row, capped at a day", async () => {
+    const id = ids[1]!;
+    await want(id);
+    const waits: number[] = [];
+    h.sim.faults.add({ route: "/_cdn/original/", kind: "reset", probability: 1 });
+    try {
+      for (let i = 0; i < RETRY_DELAYS_MS.length + 2; i++) {
+        const at = now();
+        expect(await h.runOnce({ attempts: 1 })).toMatchObject({ failed: 1 });
+        const r = await row(id);
+        expect(r).toMatchObject({ status: "failed", failures: i + 1 });
+        waits.push(r.next_attempt_at!.getTime() - at);
+        h.sim.clock.set(r.next_attempt_at!);
+      }
+    } finally {
+      h.sim.faults.clear();
+    }
+    expect(waits).toEqual([15 * MINUTE, HOUR, 4 * HOUR, 12 * HOUR, 24 * HOUR, 24 * HOUR, 24 * HOUR]);
+    expect(await h.runOnce()).toMatchObject({ done: 1, failed: 0 });
+    expect(await row(id)).toMatchObject({ status: "done", failures: 0 });
+  });
+
+  it("that the service refuses for good is not retried", async () => {
+    const id = ids[2]!;
+    await want(id);
+    missingOnCdn.add(id);
+    try {
+      const summary = await h.runOnce({ attempts: 3 });
+      expect(summary).toMatchObject({ done: 0, failed: 1 });
+      expect(summary.failures[0]).toMatchObject({ deviationid: id, nextAttemptAt: null });
+      expect(summary.failures[0]?.error).toMatch(/HTTP 404/);
+      expect(await row(id)).toMatchObject({ status: "failed", failures: 1, next_attempt_at: null });
+      // A month later it is still left alone.
+      h.sim.clock.advance(30 * 24 * HOUR);
+      const seq = h.lastSeq();
+      expect(await h.runOnce()).toMatchObject({ done: 0, failed: 0 });
+      expect(h.sim.log().filter((e) => e.seq > seq)).toEqual([]);
+      expect((await row(id)).status).toBe("failed");
+    } finally {
+      missingOnCdn.delete(id);
+    }
+  });
+
+  it("shows in dvault status: how many wait for a retry, when the next is, how many failed for good", async () => {
+    // ids[2] failed for good above; ids[0] fails on a transient fault now.
+    const id = ids[0]!;
+    await want(id);
+    h.sim.faults.add({ route: "/_cdn/original/", kind: "status_503", probability: 1 });
+    try {
+      await h.runOnce({ attempts: 1 });
+    } finally {
+      h.sim.faults.clear();
+    }
+    const next = (await row(id)).next_attempt_at!;
+    const queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
+    try {
+      const report = await collectStatus({ ...h.services, queues, tokens: h.services.tokens });
+      expect(report.downloads).toMatchObject({ failedRetrying: 1, nextRetryAt: next.toISOString() });
+      expect(report.downloads.byStatus.failed).toBe(2);
+      const text = formatStatus(report);
+      expect(text).toContain("1 failed on a transient fault, retried on their own; next attempt");
+      expect(text).toContain("1 failed for good");
+    } finally {
+      await queues.close();
+    }
+  });
+});
