@@ -1,11 +1,17 @@
-// The fault suite's closing check: the mirror against the simulator's ground truth (the owner's gallery
-// deviations, ids and titles; gallery membership; notes; messages), no duplicated rows, every archived
-// file's sha256 the simulator's, and no temp file left under the archive's .partial/.
+// The fault suite's closing check: the mirror against the simulator's ground truth, field by field —
+// every deviation of the owner's galleries and collections (title, url, author, published time, type,
+// is_mature, is_downloadable, description and tags; deleted favourites as removed stubs), the gallery and
+// collection folders and their membership with positions, every note and message — no duplicated rows,
+// every archived file's sha256 the simulator's, and no temp file left under the archive's .partial/.
 import fs from "node:fs/promises";
 import path from "node:path";
 import { expect } from "vitest";
+import { sortedTags } from "../../src/db/mirror-rows.ts";
 import { verifyArchive } from "../../src/downloads/verify.ts";
 import { createLogger } from "../../src/log.ts";
+import type { SimDeviation } from "../../src/simulator/dataset.ts";
+import { deviationUrl } from "../../src/simulator/render.ts";
+import type { SimWorld } from "../../src/simulator/world.ts";
 import { PARTIAL_DIR } from "../../src/storage/archive.ts";
 import type { FaultHarness } from "./harness.ts";
 
@@ -20,31 +26,104 @@ export async function checkMirror(h: FaultHarness): Promise<{ deviations: number
   return { deviations, files: await checkFiles(h) };
 }
 
-/** The mirror equals the simulator's ground truth (owner's galleries, notes, messages) with no duplicated rows. */
+type DeviationRow = {
+  deviationid: string;
+  title: string | null;
+  url: string | null;
+  author_userid: string | null;
+  published_at: Date | null;
+  type: string | null;
+  is_mature: boolean | null;
+  is_downloadable: boolean | null;
+  is_deleted: boolean;
+  removed_reason: string | null;
+  description: string | null;
+  tags: string[] | null;
+};
+
+type MemberRow = { kind: string; folderid: string; deviationid: string; position: number | null };
+
+/**
+ * The mirror equals the simulator's ground truth (the owner's galleries and collections, notes, messages)
+ * with no duplicated rows. Listings as the service shows them (api-notes §6.1): a gallery skips deleted
+ * deviations, a collection lists a deleted favourite as an `is_deleted` stub (so its membership stays,
+ * and the deviation is a removed stub) and hides favourites of deactivated artists.
+ */
 export async function checkSyncedMirror(h: Pick<FaultHarness, "sim" | "pool" | "account">): Promise<{ deviations: number }> {
   const truth = h.sim.truth;
+  const dev = (id: string) => truth.deviations.get(id) as SimDeviation;
   const live = (ids: readonly string[]) => ids.filter((id) => truth.deviations.get(id)?.isDeleted === false);
+  const listedInCollection = (ids: readonly string[]) => ids.filter((id) => dev(id).isDeleted || !truth.users.get(dev(id).authorId)?.isDeactivated);
   const galleries = truth.galleryFolders.filter((f) => f.ownerId === truth.ownerId);
+  const collections = truth.collectionFolders.filter((f) => f.ownerId === truth.ownerId);
 
-  // Deviations of the owner's galleries: ids and titles.
-  const ownIds = [...new Set(galleries.flatMap((f) => live(f.deviationIds)))];
-  const { rows: devs } = await h.pool.query<{ deviationid: string; title: string }>(
-    "SELECT deviationid, title FROM deviations WHERE deviationid = ANY($1::text[]) AND removed_at IS NULL",
-    [ownIds],
+  // Deviations of the owner's galleries and collections, field by field (deleted favourites: removed stubs).
+  const ids = [...new Set([...galleries.flatMap((f) => live(f.deviationIds)), ...collections.flatMap((f) => listedInCollection(f.deviationIds))])];
+  const { rows: devs } = await h.pool.query<DeviationRow>(
+    `SELECT v.deviationid, v.title, v.url, v.author_userid, v.published_at, v.type::text AS type, v.is_mature, v.is_downloadable,
+            v.is_deleted, v.removed_reason::text AS removed_reason, m.description, m.tags
+     FROM deviations v LEFT JOIN deviation_metadata m ON m.deviationid = v.deviationid
+     WHERE v.deviationid = ANY($1::text[])`,
+    [ids],
   );
-  expect(byId(devs, "deviationid")).toEqual(byId(ownIds.map((id) => ({ deviationid: id, title: storable(truth.deviations.get(id)!.title) })), "deviationid"));
+  const world = { data: truth } as unknown as SimWorld;
+  const expected = (id: string): DeviationRow => {
+    const d = dev(id);
+    const known = devs.find((r) => r.deviationid === id);
+    if (d.isDeleted) {
+      // A stub carries nothing else: whatever the mirror knew before the deletion is kept, not compared.
+      return { ...(known ?? ({} as DeviationRow)), deviationid: id, is_deleted: true, removed_reason: "deleted" };
+    }
+    // dataset.hostileData's omitOptional: the service leaves out its optional fields, which the mirror
+    // then holds as null (the simulator decides which, so either is accepted for such a deviation).
+    const omitted = (d as { quirks?: { omitOptional?: boolean } }).quirks?.omitOptional === true;
+    const optional = <T>(value: T): T => (omitted ? (expect.toBeOneOf([value, null]) as T) : value);
+    return {
+      deviationid: id,
+      title: storable(d.title),
+      url: deviationUrl(world, d),
+      author_userid: d.authorId,
+      published_at: optional(new Date(d.publishedTime * 1000)),
+      type: d.kind,
+      is_mature: optional(d.isMature),
+      is_downloadable: optional(d.isDownloadable),
+      is_deleted: false,
+      removed_reason: null,
+      description: optional(storable(d.description)),
+      tags: optional(sortedTags(d.tags.map(storable))),
+    };
+  };
+  expect(byId(devs, "deviationid")).toEqual(byId(ids.map(expected), "deviationid"));
 
-  // Gallery folder membership, with positions counted from each folder's end. (Collections are left out:
-  // their membership of deleted favourites follows its own rules, see test/medium/sync-collections.test.ts.)
-  const expectedMembers = galleries.map((f) => ({ kind: "gallery", f })).flatMap(({ kind, f }) => {
-    const ids = live(f.deviationIds);
-    return ids.map((deviationid, i) => ({ kind, folderid: f.folderid, deviationid, position: ids.length - 1 - i }));
-  });
-  const { rows: members } = await h.pool.query<{ kind: string; folderid: string; deviationid: string; position: number }>(
-    "SELECT kind::text AS kind, folderid, deviationid, position FROM folder_members WHERE removed_at IS NULL AND kind = 'gallery'",
+  // Folders: the owner's gallery folders (name, parent) and collection folders (name, size).
+  const { rows: gFolders } = await h.pool.query<{ folderid: string; name: string | null; parent: string | null }>(
+    "SELECT folderid, name, parent_folderid AS parent FROM gallery_folders WHERE owner_userid = $1 AND removed_at IS NULL",
+    [truth.ownerId],
   );
-  const memberKey = (m: { kind: string; folderid: string; deviationid: string }) => `${m.kind}/${m.folderid}/${m.deviationid}`.toLowerCase();
-  const sortMembers = (ms: typeof members) => [...ms].map((m) => ({ ...m, folderid: m.folderid.toLowerCase(), deviationid: m.deviationid.toLowerCase() })).sort((a, b) => memberKey(a).localeCompare(memberKey(b)));
+  expect(byId(gFolders, "folderid")).toEqual(byId(galleries.map((f) => ({ folderid: f.folderid, name: storable(f.name), parent: f.parent })), "folderid"));
+  const { rows: cFolders } = await h.pool.query<{ folderid: string; name: string | null; size: number | null }>(
+    "SELECT folderid, name, size FROM collection_folders WHERE owner_userid = $1 AND removed_at IS NULL",
+    [truth.ownerId],
+  );
+  expect(byId(cFolders, "folderid")).toEqual(byId(collections.map((f) => ({ folderid: f.folderid, name: storable(f.name), size: f.deviationIds.length })), "folderid"));
+
+  // Folder membership with positions counted from each folder's end: a gallery folder's count is of its
+  // live deviations, a collection's of every favourite (its size).
+  const expectedMembers: MemberRow[] = [
+    ...galleries.flatMap((f) => {
+      const members = live(f.deviationIds);
+      return members.map((deviationid, i) => ({ kind: "gallery", folderid: f.folderid, deviationid, position: members.length - 1 - i }));
+    }),
+    ...collections.flatMap((f) =>
+      listedInCollection(f.deviationIds).map((deviationid, i) => ({ kind: "collection", folderid: f.folderid, deviationid, position: f.deviationIds.length - 1 - i })),
+    ),
+  ];
+  const { rows: members } = await h.pool.query<MemberRow>(
+    "SELECT kind::text AS kind, folderid, deviationid, position FROM folder_members WHERE removed_at IS NULL AND kind IN ('gallery', 'collection')",
+  );
+  const memberKey = (m: MemberRow) => `${m.kind}/${m.folderid}/${m.deviationid}`.toLowerCase();
+  const sortMembers = (ms: MemberRow[]) =>
+    [...ms].map((m) => ({ ...m, folderid: m.folderid.toLowerCase(), deviationid: m.deviationid.toLowerCase() })).sort((a, b) => memberKey(a).localeCompare(memberKey(b)));
   expect(sortMembers(members)).toEqual(sortMembers(expectedMembers));
 
   // Notes and messages: every one, by id, with its subject or type.

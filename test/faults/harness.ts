@@ -1,6 +1,8 @@
 // The fault suite's harness: the sync harness with fast pacing and retries (so hostile runs converge in
 // seconds), an archive and download deps, the environment a child worker process needs, and loops that
 // drive every source and the downloads until they converge (bounded: a scenario that never converges fails).
+// Downloads that fail are retried by dvault's own schedule (src/downloads/retry.ts): the loop only moves
+// the simulated clock on to their next attempt; it never resets a row itself.
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -112,14 +114,55 @@ export async function syncUntilConverged(args: { services: Services; accountId: 
   return { retries };
 }
 
-/** Runs the downloads until none is wanted, queued or failed any more (failed rows are wanted again between rounds). */
-export async function downloadUntilConverged(args: { services: Services; deps: DownloadDeps; rounds?: number }): Promise<{ rounds: number; last: DownloadSummary }> {
+/** Moves the simulator's clock on through its control API (works from any process, e.g. a child worker). */
+export async function advanceSimClock(apiBase: string, ms: number): Promise<Date> {
+  const res = await fetch(`${apiBase}/_sim/clock/advance`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ms }) });
+  if (!res.ok) throw new Error(`the simulator refused to advance its clock: HTTP ${res.status} ${await res.text()}`);
+  return new Date(((await res.json()) as { now: string }).now);
+}
+
+/**
+ * Runs the downloads until none is wanted, queued or failed any more. Files that failed on a transient
+ * fault are left failed by dvault with a next attempt (src/downloads/retry.ts); between rounds the clock
+ * moves on to the earliest of them, so the next round is dvault's own retry, due by its own schedule.
+ * `advance` moves the clock that `services.now` follows (default: the simulator's, through its control
+ * API — right when services.now is the simulator's clock, as in createFaultHarness). A permanent failure
+ * (failed with no next attempt) never converges: it fails at once, with the row's error.
+ */
+export async function downloadUntilConverged(args: {
+  services: Services;
+  deps: DownloadDeps;
+  rounds?: number;
+  advance?: (ms: number) => unknown;
+}): Promise<{ rounds: number; last: DownloadSummary; retries: number; advancedMs: number }> {
   const log = createLogger({ level: "silent" });
+  const advance = args.advance ?? ((ms: number) => advanceSimClock(args.services.config.apiBase, ms));
+  let retries = 0;
+  let advancedMs = 0;
   for (let round = 1; ; round++) {
-    const last = await runDownloadsOnce({ services: args.services, deps: args.deps, log, progressEveryMs: 60_000, retryDelayMs: 5, attempts: 5, busyWaitMs: 10_000 });
-    const { rows } = await args.services.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE status IN ('wanted', 'queued', 'failed')");
-    if (rows[0]!.n === 0) return { rounds: round, last };
-    if (round >= (args.rounds ?? 20)) throw new Error(`downloads did not converge: ${rows[0]!.n} left, last run ${JSON.stringify(last.failures.slice(0, 3))}`);
-    await args.services.pool.query("UPDATE downloads SET status = 'wanted' WHERE status = 'failed'");
+    const last = await runDownloadsOnce({ services: args.services, deps: args.deps, log, progressEveryMs: 60_000, retryDelayMs: 5, busyWaitMs: 10_000 });
+    const { rows } = await args.services.pool.query<{ todo: number; retrying: number; next: Date | null }>(
+      `SELECT count(*) FILTER (WHERE status IN ('wanted', 'queued'))::int AS todo,
+              count(*) FILTER (WHERE status = 'failed' AND next_attempt_at IS NOT NULL)::int AS retrying,
+              min(next_attempt_at) FILTER (WHERE status = 'failed') AS next
+       FROM downloads`,
+    );
+    const { todo, retrying, next } = rows[0]!;
+    const { rows: permanent } = await args.services.pool.query<{ deviationid: string; kind: string; last_error: string | null }>(
+      "SELECT deviationid, kind::text AS kind, last_error FROM downloads WHERE status = 'failed' AND next_attempt_at IS NULL LIMIT 3",
+    );
+    if (permanent.length > 0) throw new Error(`downloads failed for good (never retried): ${JSON.stringify(permanent)}`);
+    if (todo === 0 && retrying === 0) return { rounds: round, last, retries, advancedMs };
+    if (round >= (args.rounds ?? 20)) {
+      throw new Error(`downloads did not converge: ${todo} wanted or queued, ${retrying} waiting for a retry; last run ${JSON.stringify(last.failures.slice(0, 3))}`);
+    }
+    if (retrying > 0 && next) {
+      // dvault's own schedule makes them due: move the clock to the earliest next attempt, not past it.
+      const waitMs = Math.max(0, next.getTime() - args.services.now());
+      await advance(waitMs);
+      if (args.services.now() < next.getTime()) throw new Error("downloadUntilConverged: advance did not move services.now (pass an advance that moves the clock services.now follows)");
+      advancedMs += waitMs;
+      retries += retrying;
+    }
   }
 }
