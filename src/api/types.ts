@@ -1,13 +1,19 @@
 // Zod schemas of the service's response bodies (api-notes §6), written to accept what the real service
 // sends: every non-identity field optional and nullable, PHP's `[]` where an object is expected, epoch
-// seconds as strings, 64-bit stash ids kept as strings, and unknown fields kept so raw JSON can be archived.
+// seconds as strings, counters as numeric strings, 64-bit stash ids kept as strings, and unknown fields kept
+// so raw JSON can be archived.
 import { z } from "zod";
 
 // ---- building blocks -------------------------------------------------------------------------------
 
 const str = () => z.string().nullish();
 const bool = () => z.boolean().nullish();
-const num = () => z.number().nullish();
+/** A decimal number written as a string ("12", " 3.5 "): PHP sends some counters that way (note folders' `count`). */
+const NUMERIC_STRING = /^\s*-?\d+(\.\d+)?\s*$/;
+/** A numeric string becomes its number; anything else is left for the schema to judge. */
+const numericString = (v: unknown) => (typeof v === "string" && NUMERIC_STRING.test(v) ? Number(v) : v);
+/** A number, also sent as a numeric string ("favourites": "12"); read as the number, so the mirror stores numbers. */
+const num = () => z.preprocess(numericString, z.number()).nullish();
 const arr = <T extends z.ZodType>(item: T) => z.array(item).nullish();
 
 /** PHP serialises an empty associative array as `[]`; read that as `{}` so the object schema applies. */
