@@ -1,5 +1,6 @@
 // Small text helpers for digests: the service's HTML (comments, note bodies) reduced to plain text,
 // HTML escaping, and shortening that never cuts a surrogate pair.
+import { dropScriptBlocks, TAG } from "../http/html.ts";
 
 const NAMED: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", "#39": "'" };
 
@@ -17,11 +18,11 @@ export function decodeEntities(text: string): string {
 /** The readable text of a fragment of HTML: line breaks kept, tags and scripts dropped, whitespace collapsed. */
 export function htmlToText(html: string | null | undefined): string {
   if (!html) return "";
-  const text = html
-    .replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, "")
+  // Linear passes only: a comment or note body can be hostile (see dropScriptBlocks).
+  const text = dropScriptBlocks(html)
     .replace(/<br\s*\/?>/gi, "\n")
     .replace(/<\/(p|div|li|blockquote|h[1-6])\s*>/gi, "\n")
-    .replace(/<[^>]*>/g, "");
+    .replace(TAG, "");
   return decodeEntities(text)
     .split("\n")
     .map((line) => line.replace(/[ \t\u00a0]+/g, " ").trim())

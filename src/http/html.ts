@@ -42,16 +42,45 @@ export function raw(markup: string): SafeHtml {
   return safe(markup);
 }
 
+/**
+ * Drops <script> and <style> blocks with their content in one linear pass; an opening that never closes is
+ * dropped as a tag and the text after it kept (`<script` without a `>` is no tag: text). (The regex /<(script|style)[^>]*>[\s\S]*?<\/\1>/ rescans
+ * the rest of the text from every unclosed opening: quadratic, seconds for a few hundred KB of hostile HTML.)
+ */
+export function dropScriptBlocks(input: string): string {
+  const opening = /<(script|style)\b[^<>]*>/gi;
+  const unclosed = new Set<string>();
+  let out = "";
+  let at = 0;
+  for (let m = opening.exec(input); m; m = opening.exec(input)) {
+    out += input.slice(at, m.index);
+    const kind = m[1]!.toLowerCase();
+    at = opening.lastIndex;
+    if (unclosed.has(kind)) continue;
+    const closing = new RegExp(`<\\/${kind}\\s*>`, "gi");
+    closing.lastIndex = at;
+    const end = closing.exec(input);
+    if (!end) {
+      unclosed.add(kind);
+      continue;
+    }
+    at = opening.lastIndex = closing.lastIndex;
+  }
+  return out + input.slice(at);
+}
+
+/** Any tag: `<` up to the next `>`, never across another `<` (so the match is linear, and `a < b` is text). */
+export const TAG = /<[^<>]*>/g;
+
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: "\u00a0", "#39": "'" };
 
 /** HTML from the service (descriptions, comments) as plain text: tags dropped, breaks kept, entities decoded. */
 export function htmlToText(input: string | null | undefined): string {
   if (!input) return "";
-  return input
-    .replace(/<(script|style)[^>]*>[\s\S]*?<\/\1\s*>/gi, "")
+  return dropScriptBlocks(input)
     .replace(/<br\s*\/?>/gi, "\n")
     .replace(/<\/(p|div|li|h[1-6])\s*>/gi, "\n")
-    .replace(/<[^>]*>/g, "")
+    .replace(TAG, "")
     .replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, (whole, name: string) => {
       const known = ENTITIES[name.toLowerCase()];
       if (known) return known;
