@@ -81,7 +81,10 @@ async function storeText(deps: DownloadDeps, t: DownloadTarget): Promise<Downloa
   const title = escapeHtml(t.deviation.title ?? t.deviationid);
   const css = t.text?.css ? `<style>${t.text.css.replaceAll("</", "<\\/")}</style>\n` : "";
   const html = `<!doctype html>\n<html><head><meta charset="utf-8"><title>${title}</title>\n${css}</head>\n<body>\n<h1>${title}</h1>\n${body}\n</body></html>\n`;
-  const stored = await deps.archive.storeBytes({ bytes: Buffer.from(html, "utf8"), ext: "html" });
+  const bytes = Buffer.from(html, "utf8");
+  // Texts are written to the archive too: paused with the originals when the disk is nearly full.
+  await deps.guard.check(bytes.length);
+  const stored = await deps.archive.storeBytes({ bytes, ext: "html" });
   const partial = t.text?.html ? null : "excerpt only: the service's /deviation/content gave no full text";
   const old = await deps.repo.markDownloadStored({
     id: t.id,
