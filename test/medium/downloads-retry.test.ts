@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatStatus } from "../../src/cli/status.ts";
 import { RETRY_DELAYS_MS } from "../../src/downloads/retry.ts";
+import { overviewPage } from "../../src/http/pages.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
 import { DEFAULT_START_TIME, type CdnHook } from "../../src/simulator/server.ts";
@@ -143,6 +144,9 @@ describe("a failed download", () => {
       const text = formatStatus(report);
       expect(text).toContain("1 failed on a transient fault, retried on their own; next attempt");
       expect(text).toContain("1 failed for good");
+      const page = overviewPage(report);
+      expect(page).toContain("1 failed on a transient fault, retried on their own; next attempt");
+      expect(page).toContain("1 failed for good");
     } finally {
       await queues.close();
     }
