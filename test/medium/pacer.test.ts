@@ -71,6 +71,42 @@ describe(createPacer.name, () => {
     expect(await r.redis.exists(`${r.prefix}:pacer:${key}:queue`, `${r.prefix}:pacer:${key}:waiters`)).toBe(0);
   });
 
+  it("hands a busy key to its waiter when the permit is released, not a poll later", async () => {
+    // A poll far longer than the test: only the release's wake-up can end the wait in time.
+    const { pacer: p } = pacer({ clock: undefined, pollMs: 30_000 });
+    const key = newKey();
+    const held = await p.acquire(key);
+    const waiting = p.acquire(key, { maxWaitMs: 5000 });
+    await sleep(30); // the waiter is asleep now
+    const releasedAt = Date.now();
+    await held.release("success");
+    const next = await waiting;
+    expect(next.acquiredAt - releasedAt).toBeLessThan(1000);
+    await next.release("success");
+    await p.close();
+  });
+
+  it("wakes a waiter in another process (another connection) when the permit is released", async () => {
+    const other = r.redis.duplicate();
+    await other.connect();
+    const { pacer: holder } = pacer({ clock: undefined, pollMs: 30_000 });
+    const { pacer: waiter } = pacer({ clock: undefined, pollMs: 30_000, redis: other });
+    const key = newKey();
+    try {
+      const held = await holder.acquire(key);
+      const waiting = waiter.acquire(key, { maxWaitMs: 5000 });
+      await sleep(100); // the waiter is asleep and subscribed now
+      const releasedAt = Date.now();
+      await held.release("success");
+      const next = await waiting;
+      expect(next.acquiredAt - releasedAt).toBeLessThan(1000);
+      await next.release("success");
+    } finally {
+      await waiter.close();
+      await other.quit();
+    }
+  });
+
   it("takes a waiter that gives up out of the queue", async () => {
     const { pacer: p } = pacer({ clock: undefined, pollMs: 5 });
     const key = newKey();
