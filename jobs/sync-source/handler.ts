@@ -1,4 +1,9 @@
 // Runs the source through the same runner `dvault sync --once` uses; outcomes map in worker-host.ts.
+// A run that mirrored anything new or changed then hands the due downloads to the queue itself, so the
+// files a first sync wants start downloading (and share the pacing budget with the sources still running)
+// as soon as the source that found them finishes, not at the next `downloads.enqueue` tick minutes later.
+// Only at the end of a run: a text download queued mid-run could find its /deviation/content not yet fetched.
+import { enqueueDueDownloads } from "../enqueue-downloads/enqueue-due.ts";
 import type { JobResult } from "../../src/queue/job-definition.ts";
 import { runSource } from "../../src/sync/run-source.ts";
 import type { WorkerContext } from "../context.ts";
@@ -10,5 +15,16 @@ export async function syncSourceHandler(payload: SyncSourcePayload, ctx: WorkerC
     { services: ctx.services, sources: ctx.sources, signal: ctx.signal, everyMs: ctx.everyMs },
   );
   const { status, reason, counters, apiCalls, durationMs, full } = result;
-  return { status: status === "skipped" ? "skipped" : "done", ...(reason ? { reason } : {}), result: status, ...counters, apiCalls, durationMs, full };
+  let downloads: { downloadsQueued: number; enqueueMs: number } | undefined;
+  if (status !== "skipped" && counters.new + counters.changed > 0) {
+    const started = Date.now();
+    try {
+      const summary = await enqueueDueDownloads(ctx.services, ctx.producer);
+      downloads = { downloadsQueued: summary.added + summary.promoted, enqueueMs: Date.now() - started };
+    } catch (err) {
+      // The mirror is committed; the periodic `downloads.enqueue` job picks the rows up instead.
+      ctx.log.warn({ err }, "could not queue the downloads this sync wanted; the next downloads.enqueue run will");
+    }
+  }
+  return { status: status === "skipped" ? "skipped" : "done", ...(reason ? { reason } : {}), result: status, ...counters, apiCalls, durationMs, full, ...downloads };
 }
