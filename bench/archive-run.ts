@@ -1,9 +1,9 @@
-// One full archive (every sync source, then the downloads it wanted) through real BullMQ workers, for
-// bench/end-to-end.ts (one in-process worker) and bench/scale.ts (worker processes). The workers' own
-// schedulers start the sync jobs; once every source has finished, the bench hands the due downloads to the
-// queue (what the worker's 2-minute `downloads.enqueue` scheduler would do) and waits until none is left.
-import { Queue, type Job } from "bullmq";
-import { enqueueDueDownloads } from "../jobs/enqueue-downloads/enqueue-due.ts";
+// One full archive (every sync source and the downloads they want) through real BullMQ workers, for
+// bench/end-to-end.ts (one in-process worker) and bench/scale.ts (worker processes). The bench only starts
+// the workers and watches: their schedulers start the sync jobs, each sync job that mirrored something
+// hands the due downloads to the queue itself, and the run ends when every source has finished and no
+// download is wanted, queued or running. BENCH_DUMP=<file> writes the request timeline (for analysis).
+import { Queue, QueueEvents, type Job } from "bullmq";
 import { JOB_DEFINITIONS } from "../jobs/index.ts";
 import { Producer } from "../src/queue/producer.ts";
 import { createRedis } from "../src/queue/redis.ts";
@@ -24,9 +24,18 @@ export type ArchiveFigures = {
   downloads: Record<string, number>;
   /** Per sync job: the worker's processing time minus the handler's own duration. */
   syncRunOverheadMs: { median: number; p95: number };
-  /** Per download job: from a worker slot freeing up to its next job starting. */
-  dispatchGapMs: { median: number; p95: number };
-  /** Per job: from enqueue to start, for jobs that found a free slot (the first of each queue). */
+  /** Per download job: from a worker slot freeing up to its next job starting (from the queue's event stream). */
+  dispatchGapMs: { median: number; p95: number; n: number };
+  /** Per download job: active → completed (the handler's own work included). */
+  downloadJobMs: { median: number; p95: number };
+  /** Worker start → first API request, and last API request → the end of the run. */
+  firstApiMs: number;
+  tailMs: number;
+  /** Sum over consecutive API requests of the gap beyond the spacing: budget left idle mid-run. */
+  idleBudgetMs: number;
+  /** Sync jobs handing their downloads to the queue: total time and jobs queued. */
+  handover: { ms: number; queued: number; jobs: number };
+  /** The first sync job: from enqueue to start (it found a free slot). */
   firstPickupMs: number;
   refreshes: number;
   /** Deviations whose original was fetched from the CDN more than once, and download rows per deviation > 1. */
@@ -48,20 +57,33 @@ export async function runArchive(env: BenchEnv, startWorkers: () => Promise<() =
   const producer = new Producer([...JOB_DEFINITIONS], redis, env.prefix);
   const syncQ = new Queue("sync", { connection: redis, prefix: env.prefix });
   const downloadsQ = new Queue("downloads", { connection: redis, prefix: env.prefix });
+  // Job starts and ends as the workers report them (the downloads queue removes completed jobs).
+  const eventsConnection = createRedis(BENCH_REDIS_URL, "worker");
+  const events = new QueueEvents("downloads", { connection: eventsConnection, prefix: env.prefix });
+  const activeAt = new Map<string, number>();
+  const completedAt = new Map<string, number>();
+  const stamp = (id: string) => Number(id.split("-")[0]);
+  events.on("active", ({ jobId }, id) => activeAt.set(jobId, stamp(id)));
+  events.on("completed", ({ jobId }, id) => completedAt.set(jobId, stamp(id)));
+  await events.waitUntilReady();
   const deadline = Date.now() + timeoutMs;
   const fromSeq = lastSeq(env.sim);
   const started = Date.now();
   const stop = await startWorkers();
   try {
     await until(deadline, "the sync jobs", async () => (await syncQ.getJobCountByTypes("completed", "failed")) >= SYNC_SOURCES);
-    await enqueueDueDownloads(env.services, producer);
+    const syncDoneAt = Date.now();
     await until(deadline, "the downloads", async () => {
       const { rows } = await env.services.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE status IN ('wanted', 'queued')");
       return (rows[0]?.n ?? 1) === 0 && (await downloadsQ.getJobCountByTypes("active", "waiting", "prioritized")) === 0;
     });
     const wallMs = Date.now() - started;
     const log = env.sim.log().filter((e) => e.seq > fromSeq);
-    const apiCalls = log.filter(isApiEntry).length;
+    if (process.env.BENCH_DUMP) (await import("node:fs")).writeFileSync(process.env.BENCH_DUMP, JSON.stringify({ started, syncDoneAt, wallMs: Date.now() - started, log: log.map((e) => ({ t: e.realMs, r: e.route, s: e.status, g: e.form.grant_type })) }));
+    const api = log.filter(isApiEntry);
+    const apiCalls = api.length;
+    let idleBudgetMs = 0;
+    for (let i = 1; i < api.length; i++) idleBudgetMs += Math.max(0, (api[i]?.realMs ?? 0) - (api[i - 1]?.realMs ?? 0) - SPACING_MS);
     const refreshes = log.filter((e) => e.route === "/oauth2/token" && e.form.grant_type === "refresh_token").length;
     const cdnByPath = new Map<string, number>();
     for (const e of log) if (e.route.startsWith("/_cdn") && e.status === 200) cdnByPath.set(e.path, (cdnByPath.get(e.path) ?? 0) + 1);
@@ -70,14 +92,15 @@ export async function runArchive(env: BenchEnv, startWorkers: () => Promise<() =
       "SELECT count(*)::int AS n FROM (SELECT deviationid, kind FROM downloads GROUP BY 1, 2 HAVING count(*) > 1) d",
     );
     const syncJobs = (await syncQ.getJobs(["completed"], 0, -1)) as Job[];
-    const downloadJobs = (await downloadsQ.getJobs(["completed"], 0, -1)) as Job[];
     const syncOverhead = syncJobs
       .filter((j) => j.processedOn && j.finishedOn && typeof j.returnvalue?.durationMs === "number")
-      .map((j) => (j.finishedOn as number) - (j.processedOn as number) - (j.returnvalue.durationMs as number));
-    const finishes = downloadJobs.map((j) => j.finishedOn ?? 0).sort((a, b) => a - b);
+      .map((j) => (j.finishedOn as number) - (j.processedOn as number) - (j.returnvalue.durationMs as number) - ((j.returnvalue.enqueueMs as number | undefined) ?? 0));
+    const finishes = [...completedAt.values()].sort((a, b) => a - b);
     const gaps: number[] = [];
-    for (const j of downloadJobs) {
-      const start = j.processedOn ?? 0;
+    const jobMs: number[] = [];
+    for (const [jobId, start] of activeAt) {
+      const end = completedAt.get(jobId);
+      if (end !== undefined) jobMs.push(end - start);
       let lo = 0;
       let hi = finishes.length - 1;
       let prev = -1;
@@ -90,8 +113,7 @@ export async function runArchive(env: BenchEnv, startWorkers: () => Promise<() =
       }
       if (prev > 0 && start - prev < 1000) gaps.push(start - prev);
     }
-    const firstOf = (jobs: Job[]) => jobs.reduce<Job | undefined>((a, j) => (!a || j.timestamp < a.timestamp ? j : a), undefined);
-    const firsts = [firstOf(syncJobs), firstOf(downloadJobs)].filter((j): j is Job => !!j?.processedOn);
+    const firstSync = syncJobs.reduce<Job | undefined>((a, j) => (!a || j.timestamp < a.timestamp ? j : a), undefined);
     return {
       wallMs,
       apiCalls,
@@ -101,14 +123,27 @@ export async function runArchive(env: BenchEnv, startWorkers: () => Promise<() =
       downloadJobs: dl.filter((r) => r.status !== "wanted" && r.status !== "queued").reduce((n, r) => n + r.n, 0),
       downloads: Object.fromEntries(dl.map((r) => [r.status, r.n])),
       syncRunOverheadMs: { median: median(syncOverhead), p95: percentile(syncOverhead, 95) },
-      dispatchGapMs: { median: median(gaps), p95: percentile(gaps, 95) },
-      firstPickupMs: median(firsts.map((j) => (j.processedOn as number) - j.timestamp)),
+      dispatchGapMs: { median: median(gaps), p95: percentile(gaps, 95), n: gaps.length },
+      downloadJobMs: { median: median(jobMs), p95: percentile(jobMs, 95) },
+      firstApiMs: (api[0]?.realMs ?? started) - started,
+      tailMs: started + wallMs - (api[api.length - 1]?.realMs ?? started),
+      idleBudgetMs,
+      handover: syncJobs.reduce(
+        (h, j) =>
+          typeof j.returnvalue?.enqueueMs === "number"
+            ? { ms: h.ms + (j.returnvalue.enqueueMs as number), queued: h.queued + ((j.returnvalue.downloadsQueued as number | undefined) ?? 0), jobs: h.jobs + 1 }
+            : h,
+        { ms: 0, queued: 0, jobs: 0 },
+      ),
+      firstPickupMs: firstSync?.processedOn ? firstSync.processedOn - firstSync.timestamp : 0,
       refreshes,
       duplicateFetches: [...cdnByPath.values()].filter((n) => n > 1).length,
       duplicateRows: dup[0]?.n ?? 0,
     };
   } finally {
     await stop();
+    await events.close().catch(() => undefined);
+    await eventsConnection.quit().catch(() => eventsConnection.disconnect());
     await syncQ.close();
     await downloadsQ.close();
     await producer.close().catch(() => undefined);

@@ -146,9 +146,13 @@ export function table(header: string[], rows: Array<Array<string | number>>): st
   return [line(header), `|${right.map((r) => (r ? "---:" : "---")).join("|")}|`, ...rows.map(line)].join("\n");
 }
 
+/** Other work on the machine when the bench began (1, 5, 15 min): the pacing figures are timing-sensitive. */
+const START_LOAD = os.loadavg();
+
 export function machine(): string {
   const cpu = os.cpus()[0]?.model ?? "unknown CPU";
-  return `${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM; ${os.type()} ${os.release()}, Node ${process.version}`;
+  const load = START_LOAD.map((l) => l.toFixed(1)).join(" ");
+  return `${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM; ${os.type()} ${os.release()}, Node ${process.version}; load average at the start ${load}`;
 }
 
 export function median(xs: number[]): number {
