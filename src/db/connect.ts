@@ -55,6 +55,10 @@ export function createPgPool(url: string, max = 5): pg.Pool {
   pool.on("error", () => {
     /* idle client errors are reported by the next checkout */
   });
+  // pg-pool drops its own listener while a client is checked out (a transaction between statements): a
+  // server restart then would emit "error" with no listener and kill the process. The client is marked
+  // unusable either way; its next query fails and the pool discards it.
+  pool.on("connect", (client) => client.on("error", () => undefined));
   return pool;
 }
 
