@@ -18,7 +18,9 @@ export type HeldLock = { key: string; release(): Promise<void>; readonly lost: b
 export async function acquireLock(redis: Redis, key: string, ttlMs = 30_000): Promise<HeldLock | undefined> {
   const owner = randomBytes(12).toString("hex");
   const ok = await redis.set(key, owner, "PX", ttlMs, "NX");
-  if (ok !== "OK") return undefined;
+  // ioredis re-sends a command whose reply a reconnect lost: a SET that did go through the first time then
+  // answers "exists" for our own lock. The owner token is unique to this call, so a match means we hold it.
+  if (ok !== "OK" && (await redis.get(key)) !== owner) return undefined;
   let lost = false;
   const timer = setInterval(async () => {
     try {
@@ -35,7 +37,18 @@ export async function acquireLock(redis: Redis, key: string, ttlMs = 30_000): Pr
     },
     async release() {
       clearInterval(timer);
-      await redis.eval(RELEASE, 1, key, owner).catch(() => undefined);
+      // A release lost to a Redis restart would leave the lock to its TTL, and the holder's own retry would
+      // find it "held by another process": retry until it goes through or the lock has expired anyway.
+      const deadline = Date.now() + ttlMs;
+      for (let waitMs = 50; ; waitMs = Math.min(waitMs * 2, 1000)) {
+        try {
+          await redis.eval(RELEASE, 1, key, owner);
+          return;
+        } catch {
+          if (Date.now() + waitMs >= deadline) return;
+          await new Promise((resolve) => setTimeout(resolve, waitMs));
+        }
+      }
     },
   };
 }
