@@ -18,6 +18,8 @@ export class Producer<D extends AnyDefinition> {
     definitions: readonly D[],
     private readonly connection: Redis,
     private readonly prefix: string,
+    /** Connection errors of the queues (Redis down, reconnecting); without a listener BullMQ prints them to stderr. */
+    private readonly onError: (err: Error, queue: QueueName) => void = () => undefined,
   ) {
     for (const d of definitions) this.definitions.set(d.name, d);
   }
@@ -26,6 +28,7 @@ export class Producer<D extends AnyDefinition> {
     let queue = this.queues.get(name);
     if (!queue) {
       queue = new Queue(name, { connection: this.connection, prefix: this.prefix });
+      queue.on("error", (err) => this.onError(err, name));
       this.queues.set(name, queue);
     }
     return queue;

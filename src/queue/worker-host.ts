@@ -1,6 +1,7 @@
 // Runs BullMQ workers over the job catalogue and maps every outcome to one queue behaviour:
 //   result            → completed ("done" or "skipped" with a reason)
 //   throttled          → moved to delayed until the pacer allows it (no attempt spent, no slot held)
+//   PostgreSQL/Redis away, or a deadlock victim → moved to delayed for a few seconds (no attempt spent: not the job's fault)
 //   shutdown           → moved back to delayed, resumes after restart
 //   needs re-auth etc. → completed as "skipped" (never a failure loop)
 //   permanent          → UnrecoverableError (failed once, kept for `dvault jobs failed`)
@@ -17,6 +18,7 @@ import {
   type JobEntry,
   type JobResult,
 } from "./job-definition.ts";
+import { outageOf } from "./outage.ts";
 import type { QueueName } from "./queues.ts";
 
 export type WorkerHostOptions<Ctx extends JobContext> = {
@@ -30,12 +32,18 @@ export type WorkerHostOptions<Ctx extends JobContext> = {
   makeContext: (base: JobContext, job: Job) => Ctx | Promise<Ctx>;
   /** Epoch ms now; injectable for tests that check delays. */
   now?: () => number;
+  /** How long a job that met a PostgreSQL or Redis outage waits before it runs again (default 5 s). */
+  outageRetryMs?: number;
 };
+
+export const DEFAULT_OUTAGE_RETRY_MS = 5000;
 
 export class WorkerHost<Ctx extends JobContext> {
   private readonly workers: Worker[] = [];
   /** BullMQ never closes a connection it was given: the host owns these and quits them after the workers. */
   private readonly connections: Redis[] = [];
+  /** The duplicates BullMQ made of them for its blocking waits. */
+  private readonly blocking: Redis[] = [];
   private readonly abort = new AbortController();
 
   constructor(private readonly options: WorkerHostOptions<Ctx>) {}
@@ -45,6 +53,13 @@ export class WorkerHost<Ctx extends JobContext> {
     for (const queue of queues) {
       const connection = this.options.connection();
       this.connections.push(connection);
+      // BullMQ blocks on a duplicate of the connection; the host keeps a hand on it for close() (below).
+      const duplicate = connection.duplicate.bind(connection);
+      connection.duplicate = (...args: Parameters<Redis["duplicate"]>) => {
+        const copy = duplicate(...args);
+        this.blocking.push(copy);
+        return copy;
+      };
       const worker = new Worker(queue, (job, token) => this.process(queue, job, token), {
         connection,
         prefix,
@@ -59,7 +74,21 @@ export class WorkerHost<Ctx extends JobContext> {
   /** Graceful: handlers see the abort, finish their current page, and active jobs complete or re-queue. */
   async close(): Promise<void> {
     this.abort.abort();
-    await Promise.all(this.workers.map((w) => w.close()));
+    // BullMQ closes a worker by disconnecting its blocking connection and waiting for "end". An ioredis
+    // client caught between reconnect attempts (Redis restarted or down) never emits it: disconnect() only
+    // cancels the next attempt. Without this the worker would hang on SIGTERM while Redis is away.
+    const unstick = setInterval(() => {
+      for (const c of this.blocking) {
+        const client = c as unknown as { status: string; manuallyClosing?: boolean; reconnectTimeout?: unknown; setStatus(status: string): void };
+        if (client.status === "reconnecting" && client.manuallyClosing && !client.reconnectTimeout) client.setStatus("end");
+      }
+    }, 100);
+    try {
+      await Promise.all(this.workers.map((w) => w.close()));
+    } finally {
+      clearInterval(unstick);
+    }
+    this.blocking.length = 0;
     this.workers.length = 0;
     await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
     this.connections.length = 0;
@@ -89,8 +118,20 @@ export class WorkerHost<Ctx extends JobContext> {
         log.warn({ reason: scrubString(err.message) }, "job skipped");
         return { status: "skipped", reason: scrubString(err.message) };
       }
+      const outage = outageOf(err);
+      if (outage) {
+        // Jittered, so that two deadlock victims don't meet again.
+        const waitMs = Math.round((this.options.outageRetryMs ?? DEFAULT_OUTAGE_RETRY_MS) * (0.5 + Math.random()));
+        const what = outage.kind === "outage" ? "service unavailable" : "transaction rolled back by a deadlock or serialization conflict";
+        log.warn({ service: outage.service, reason: scrubString(outage.reason), waitMs }, `${what}: job delayed, no attempt spent`);
+        // Against a Redis that is away this waits for the reconnect (worker connections retry forever).
+        await job.moveToDelayed(now() + waitMs, token);
+        throw new DelayedError();
+      }
       if (isPermanent(err)) throw new UnrecoverableError(scrubString((err as Error).message));
-      throw err instanceof Error ? scrubError(err) : new Error(`job failed: ${scrubString(String(err))}`);
+      const failure = err instanceof Error ? scrubError(err) : new Error(`job failed: ${scrubString(String(err))}`);
+      log.warn({ err: failure, attempt: base.attempt, attempts: job.opts.attempts ?? 1 }, "job failed");
+      throw failure;
     }
   }
 }
