@@ -11,9 +11,11 @@ import { checkCatalogue } from "./queue/job-definition.ts";
 import { Producer } from "./queue/producer.ts";
 import { createRedis } from "./queue/redis.ts";
 import { registerSecret } from "./redact.ts";
-import { WorkerHost } from "./queue/worker-host.ts";
+import { DEFAULT_OUTAGE_RETRY_MS, WorkerHost } from "./queue/worker-host.ts";
 import { createServices, type ServiceOverrides, type Services } from "./services.ts";
-import { startDigestRuntime } from "./digest/runtime.ts";
+import { ALERTS_EVERY_MS, ALERTS_SCHEDULER_ID, startDigestRuntime } from "./digest/runtime.ts";
+import { ALERTS_JOB } from "./digest/run-digest.ts";
+import { watchRedisLoss } from "./queue/redis-loss-guard.ts";
 import { reconcileSchedules } from "./sync/schedules.ts";
 import { SOURCES } from "./sync/sources/index.ts";
 import type { SourceName } from "./sync/source.ts";
@@ -29,9 +31,20 @@ export type RunningWorker = {
 
 const HEARTBEAT_EVERY_MS = 15_000;
 const HEARTBEAT_TTL_S = 60;
-const MAINTENANCE_EVERY_MS = 5 * 60_000;
-/** How often due downloads (wanted by sync, or whose quota window came) are handed to the queue. */
-const DOWNLOADS_ENQUEUE_EVERY_MS = 2 * 60_000;
+const RECONCILE_SCHEDULER_ID = "maint-schedules-reconcile";
+
+export type WorkerIntervals = {
+  /** Token refresh and the schedule reconcile (maintenance schedulers in Redis). */
+  maintenanceMs: number;
+  /** Due downloads (wanted by sync, or whose quota window came) handed to the queue. */
+  downloadsEnqueueMs: number;
+  /** How often this process checks that Redis still holds the schedules (besides each reconnect). */
+  redisCheckMs: number;
+  /** How long a job that met a PostgreSQL or Redis outage waits before it runs again. */
+  outageRetryMs: number;
+};
+
+export const DEFAULT_INTERVALS: WorkerIntervals = { maintenanceMs: 5 * 60_000, downloadsEnqueueMs: 2 * 60_000, redisCheckMs: 30_000, outageRetryMs: DEFAULT_OUTAGE_RETRY_MS };
 
 export type WorkerOptions = {
   config: Config;
@@ -42,9 +55,12 @@ export type WorkerOptions = {
   handleSignals?: boolean;
   /** Also serve the dashboard (`dvault worker --http`); a non-loopback host without a token is refused up front. */
   http?: DashboardOptions;
+  /** Shorter intervals for tests. */
+  intervals?: Partial<WorkerIntervals>;
 };
 
-export async function startWorker({ config, log, overrides, everyMs = {}, handleSignals = true, http }: WorkerOptions): Promise<RunningWorker> {
+export async function startWorker({ config, log, overrides, everyMs = {}, handleSignals = true, http, intervals: customIntervals }: WorkerOptions): Promise<RunningWorker> {
+  const intervals = { ...DEFAULT_INTERVALS, ...customIntervals };
   const id = `${os.hostname()}:${process.pid}`;
   if (http) {
     assertSafeBind(http.host ?? config.httpHost, http.token);
@@ -54,17 +70,32 @@ export async function startWorker({ config, log, overrides, everyMs = {}, handle
   const services = await createServices({ config, log, ...(overrides ? { overrides } : {}) });
   const { redis } = services;
   const prefix = config.redisPrefix;
-  const producer = new Producer([...JOB_DEFINITIONS], redis, prefix);
+  // Queue connection errors repeat while Redis is away; the worker hosts' own "error" lines say the same.
+  const producer = new Producer([...JOB_DEFINITIONS], redis, prefix, (err, queue) => log.debug({ err, queue }, "queue connection error"));
   const sources = new Map(SOURCES.map((s) => [s.name, s]));
 
-  // Due work comes from Postgres, not from whatever Redis still holds.
-  const summary = await reconcileSchedules({ services, producer, sources, everyMs });
+  // Due work comes from Postgres, not from whatever Redis still holds: installed now, and again whenever
+  // Redis turns out to have lost it (the reconcile scheduler, installed last, is the sentinel).
   const maintenance = producer.queue("maintenance");
-  await maintenance.upsertJobScheduler("maint-tokens-refresh", { every: MAINTENANCE_EVERY_MS }, { name: "tokens.refresh", data: {} });
-  await maintenance.upsertJobScheduler("maint-schedules-reconcile", { every: MAINTENANCE_EVERY_MS }, { name: "schedules.reconcile", data: {} });
-  // Downloads (issue 6): the table is the source of truth, so a lost queue is rebuilt from it here.
-  await enqueueDueDownloads(services, producer, { rebuild: true });
-  await maintenance.upsertJobScheduler("maint-downloads-enqueue", { every: DOWNLOADS_ENQUEUE_EVERY_MS }, { name: "downloads.enqueue", data: { scope: "all" } });
+  const installSchedules = async () => {
+    const summary = await reconcileSchedules({ services, producer, sources, everyMs });
+    await maintenance.upsertJobScheduler("maint-tokens-refresh", { every: intervals.maintenanceMs }, { name: "tokens.refresh", data: {} });
+    await maintenance.upsertJobScheduler(ALERTS_SCHEDULER_ID, { every: ALERTS_EVERY_MS }, { name: ALERTS_JOB, data: {} });
+    // Downloads (issue 6): the table is the source of truth, so a lost queue is rebuilt from it here.
+    await enqueueDueDownloads(services, producer, { rebuild: true });
+    await maintenance.upsertJobScheduler("maint-downloads-enqueue", { every: intervals.downloadsEnqueueMs }, { name: "downloads.enqueue", data: { scope: "all" } });
+    await maintenance.upsertJobScheduler(RECONCILE_SCHEDULER_ID, { every: intervals.maintenanceMs }, { name: "schedules.reconcile", data: {} });
+    return summary;
+  };
+  const summary = await installSchedules();
+  const lossGuard = watchRedisLoss({
+    redis,
+    isIntact: async () => (await maintenance.getJobScheduler(RECONCILE_SCHEDULER_ID)) != null,
+    rebuild: async () => void (await installSchedules()),
+    afterReconnect: async () => void (await enqueueDueDownloads(services, producer, { rebuild: true })),
+    everyMs: intervals.redisCheckMs,
+    log,
+  });
 
   const host = new WorkerHost<WorkerContext>({
     entries,
@@ -74,6 +105,7 @@ export async function startWorker({ config, log, overrides, everyMs = {}, handle
     queues: ["sync", "maintenance", "downloads", "digest"],
     concurrency: { sync: 2, maintenance: 1, downloads: config.downloadConcurrency, digest: 1 },
     makeContext: (base) => ({ ...base, services, sources, producer, everyMs }),
+    outageRetryMs: intervals.outageRetryMs,
   });
   host.start();
   // Digests and alerts (issue 7): the alerts job every minute, the digest cron and its one-time catch-up.
@@ -96,6 +128,7 @@ export async function startWorker({ config, log, overrides, everyMs = {}, handle
     stopping ??= (async () => {
       log.info({ reason }, "worker stopping");
       clearInterval(timer);
+      lossGuard.stop();
       await dashboard?.close().catch((err: unknown) => log.warn({ err }, "dashboard close failed"));
       await digests.stop().catch((err: unknown) => log.warn({ err }, "digest schedule stop failed"));
       // Active jobs see the abort, commit their current page and re-queue; then connections close.

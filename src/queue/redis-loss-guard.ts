@@ -1,0 +1,90 @@
+// Notices that Redis lost what the worker installed in it (restarted without its data, flushed, failed over
+// to an empty replica) and has it rebuilt from PostgreSQL: checked on every reconnect and every few seconds,
+// because a restart with an empty data set looks like any other reconnect from the client's side.
+import type { Redis } from "ioredis";
+import type { Logger } from "../log.ts";
+
+export type RedisLossGuard = {
+  /** Checks now (and rebuilds if needed); resolves when done. Never rejects: a failure is logged and retried later. */
+  check(): Promise<void>;
+  stop(): void;
+};
+
+export function watchRedisLoss({
+  redis,
+  isIntact,
+  rebuild,
+  afterReconnect,
+  everyMs,
+  log,
+}: {
+  /** The command connection; its "ready" event (each reconnect) triggers a check. */
+  redis: Redis;
+  /** True while Redis still holds what was installed (e.g. a sentinel job scheduler). */
+  isIntact: () => Promise<boolean>;
+  rebuild: () => Promise<void>;
+  /**
+   * After a reconnect to a Redis that kept its data: whatever an outage can have left half-done (a row
+   * claimed in PostgreSQL whose job never reached the queue) is repaired here.
+   */
+  afterReconnect?: () => Promise<void>;
+  everyMs: number;
+  log: Logger;
+}): RedisLossGuard {
+  let running: Promise<void> | undefined;
+  let again = false;
+  let stopped = false;
+  let reconnected = false;
+
+  const once = async () => {
+    const repair = reconnected;
+    reconnected = false;
+    try {
+      if (await isIntact()) {
+        if (repair) await afterReconnect?.();
+        return;
+      }
+    } catch (err) {
+      reconnected ||= repair; // still owed: the next check repairs
+      throw err;
+    }
+    const started = Date.now();
+    log.warn("Redis no longer holds the schedules (restarted without its data?): rebuilding them and the download queue from PostgreSQL");
+    await rebuild();
+    log.warn({ ms: Date.now() - started }, "schedules and download queue rebuilt from PostgreSQL");
+  };
+
+  // One check at a time; a trigger during a check runs one more after it.
+  const check = (): Promise<void> => {
+    if (stopped) return Promise.resolve();
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await once().catch((err: unknown) => log.warn({ err }, "could not check Redis for lost schedules; will try again"));
+      } while (again && !stopped);
+      running = undefined;
+    })();
+    return running;
+  };
+
+  // The guard starts on a connected client: every "ready" from here on is a reconnect.
+  const onReady = () => {
+    reconnected = true;
+    void check();
+  };
+  redis.on("ready", onReady);
+  const timer = setInterval(() => void check(), everyMs);
+  timer.unref();
+  return {
+    check,
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+      redis.off("ready", onReady);
+    },
+  };
+}
