@@ -13,6 +13,7 @@ import { createLogger } from "../src/log.ts";
 import { createRedis, deleteKeysByPrefix } from "../src/queue/redis.ts";
 import { createServices, type ServiceOverrides, type Services } from "../src/services.ts";
 import { startSimulator, type RequestLogEntry, type Simulator, type SimulatorOptions } from "../src/simulator/server.ts";
+import { storeOwnerGrant } from "../test/helpers/owner-grant.ts";
 
 export const BENCH_PG_URL = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 export const BENCH_REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -73,7 +74,7 @@ export async function createBenchEnv(opts: { sim: SimulatorOptions; overrides?: 
       overrides: { now: () => sim.clock.now().getTime(), secretKey: { key, source: "env", created: false }, transport: { retry: { baseDelayMs: 10 } }, ...opts.overrides },
     });
     cleanup.unshift(() => services.close());
-    const accountId = await loginOwner(sim, services);
+    const { id: accountId } = await storeOwnerGrant(services, sim);
     return {
       sim,
       databaseUrl,
@@ -91,24 +92,6 @@ export async function createBenchEnv(opts: { sim: SimulatorOptions; overrides?: 
     for (const step of cleanup) await step().catch(() => undefined);
     throw err;
   }
-}
-
-/** Stores a grant of the simulator's owner as the harness does; returns the account id. */
-async function loginOwner(sim: Simulator, services: Services): Promise<number> {
-  const ownerId = sim.truth.ownerId;
-  const username = sim.truth.users.get(ownerId)?.username ?? "owner";
-  const issued = sim.issueUserToken({ userId: ownerId });
-  const row = await services.tokens().storeGrant({
-    name: username,
-    kind: "user",
-    grantType: "authorization_code",
-    grant: { accessToken: issued.access_token, tokenType: "Bearer", expiresIn: issued.expires_in, refreshToken: issued.refresh_token, scopes: issued.scope.split(" ") },
-    clientAuth: "basic",
-    requestedAt: services.now(),
-    userId: ownerId,
-    username,
-  });
-  return row.id;
 }
 
 async function dropDatabase(url: string): Promise<void> {

@@ -57,6 +57,23 @@ export type FaultHarness = SyncHarness & {
   sourceMap: ReadonlyMap<SourceName, SourceDefinition>;
 };
 
+/** The configuration environment of a fault scenario: the simulator's client, a quota the dataset never reaches, no disk threshold. */
+export function faultEnv(a: { databaseUrl: string; redisPrefix: string; simUrl: string; archiveDir: string; key: Buffer; redisUrl?: string; extra?: Record<string, string> | undefined }): Record<string, string> {
+  return {
+    DATABASE_URL: a.databaseUrl,
+    ...(a.redisUrl ? { REDIS_URL: a.redisUrl } : {}),
+    DVAULT_REDIS_PREFIX: a.redisPrefix,
+    DVAULT_API_BASE: a.simUrl,
+    DVAULT_CLIENT_ID: SIM_CLIENT_ID,
+    DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
+    DVAULT_ARCHIVE_DIR: a.archiveDir,
+    DVAULT_DOWNLOAD_QUOTA: "1000",
+    DVAULT_MIN_FREE_BYTES: "0",
+    DVAULT_SECRET_KEY: a.key.toString("hex"),
+    ...a.extra,
+  };
+}
+
 export async function createFaultHarness(opts: { sim?: SimulatorOptions; overrides?: ServiceOverrides; env?: Record<string, string> } = {}): Promise<FaultHarness> {
   const key = randomBytes(32);
   const h = await createSyncHarness({
@@ -64,18 +81,7 @@ export async function createFaultHarness(opts: { sim?: SimulatorOptions; overrid
     overrides: { ...FAST_OVERRIDES, ...opts.overrides, secretKey: { key, source: "env", created: false } },
   });
   const archiveDir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-faults-"));
-  const env: Record<string, string> = {
-    DATABASE_URL: h.db.url,
-    DVAULT_REDIS_PREFIX: h.redis.prefix,
-    DVAULT_API_BASE: h.sim.url,
-    DVAULT_CLIENT_ID: SIM_CLIENT_ID,
-    DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
-    DVAULT_ARCHIVE_DIR: archiveDir,
-    DVAULT_DOWNLOAD_QUOTA: "1000",
-    DVAULT_MIN_FREE_BYTES: "0",
-    DVAULT_SECRET_KEY: key.toString("hex"),
-    ...opts.env,
-  };
+  const env = faultEnv({ databaseUrl: h.db.url, redisPrefix: h.redis.prefix, simUrl: h.sim.url, archiveDir, key, extra: opts.env });
   const services: Services = { ...h.services, config: testConfig(env) };
   const deps = setDownloadTuning(services, { retry: { baseDelayMs: 5 }, lockTtlMs: FAULT_LOCK_TTL_MS });
   return {

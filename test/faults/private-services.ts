@@ -23,8 +23,8 @@ import type { SyncAccount } from "../../src/sync/source.ts";
 import { testConfig } from "../helpers/config.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
-import { SIM_CLIENT_ID, SIM_CLIENT_SECRET } from "../helpers/sync-harness.ts";
-import { FAST_OVERRIDES, FAULT_LOCK_TTL_MS, FAULT_SOURCES, SMALL_DATASET, type FaultHarness } from "./harness.ts";
+import { storeOwnerGrant } from "../helpers/owner-grant.ts";
+import { FAST_OVERRIDES, FAULT_LOCK_TTL_MS, FAULT_SOURCES, SMALL_DATASET, faultEnv, type FaultHarness } from "./harness.ts";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -276,18 +276,7 @@ export async function createPrivateFaultHarness(opts: { sim?: SimulatorOptions; 
     const archiveDir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-faults-"));
     cleanups.push(() => fs.rm(archiveDir, { recursive: true, force: true }));
     const key = randomBytes(32);
-    const env: Record<string, string> = {
-      DATABASE_URL: db.url,
-      REDIS_URL: redisUrl,
-      DVAULT_REDIS_PREFIX: prefix,
-      DVAULT_API_BASE: sim.url,
-      DVAULT_CLIENT_ID: SIM_CLIENT_ID,
-      DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
-      DVAULT_ARCHIVE_DIR: archiveDir,
-      DVAULT_DOWNLOAD_QUOTA: "1000",
-      DVAULT_MIN_FREE_BYTES: "0",
-      DVAULT_SECRET_KEY: key.toString("hex"),
-    };
+    const env = faultEnv({ databaseUrl: db.url, redisUrl, redisPrefix: prefix, simUrl: sim.url, archiveDir, key });
     const services: Services = await createServices({
       config: testConfig(env),
       log: createLogger({ level: "silent" }),
@@ -333,24 +322,6 @@ async function privateDatabase(server: PrivatePostgres): Promise<TestDatabase> {
     // The whole server goes with the test file; only the client is closed here.
     drop: () => prisma.$disconnect(),
   };
-}
-
-/** The simulator's owner logged in, its grant stored encrypted (as test/helpers/sync-harness.ts does). */
-async function storeOwnerGrant(services: Services, sim: Awaited<ReturnType<typeof startSimulator>>): Promise<SyncAccount> {
-  const ownerId = sim.truth.ownerId;
-  const username = sim.truth.users.get(ownerId)?.username ?? "owner";
-  const issued = sim.issueUserToken({ userId: ownerId });
-  const row = await services.tokens().storeGrant({
-    name: username,
-    kind: "user",
-    grantType: "authorization_code",
-    grant: { accessToken: issued.access_token, tokenType: "Bearer", expiresIn: issued.expires_in, refreshToken: issued.refresh_token, scopes: issued.scope.split(" ") },
-    clientAuth: "basic",
-    requestedAt: services.now(),
-    userId: ownerId,
-    username,
-  });
-  return { id: row.id, name: row.name, userId: ownerId, username };
 }
 
 /** Intervals of the worker under test: downloads handed to the queue, Redis checked and outage retries every fraction of a second. */

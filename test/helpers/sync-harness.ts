@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { createLogger, type Logger } from "../../src/log.ts";
 import { createServices, type ServiceOverrides, type Services } from "../../src/services.ts";
+import { storeOwnerGrant } from "./owner-grant.ts";
 import { startSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/server.ts";
 import { runSource, type RunSourceResult } from "../../src/sync/run-source.ts";
 import type { SourceDefinition, SourceName, SyncAccount } from "../../src/sync/source.ts";
@@ -63,27 +64,8 @@ export async function createSyncHarness(options: SyncHarnessOptions = {}): Promi
   const sources = new Map<SourceName, SourceDefinition>(
     (options.sources ?? (await import("../../src/sync/sources/index.ts")).SOURCES).map((s) => [s.name, s]),
   );
-  const ownerId = sim.truth.ownerId;
-  const owner = sim.truth.users.get(ownerId);
-  const issued = sim.issueUserToken({ userId: ownerId });
-  const row = await services.tokens().storeGrant({
-    name: owner?.username ?? "owner",
-    kind: "user",
-    grantType: "authorization_code",
-    grant: {
-      accessToken: issued.access_token,
-      tokenType: "Bearer",
-      expiresIn: issued.expires_in,
-      refreshToken: issued.refresh_token,
-      scopes: issued.scope.split(" "),
-    },
-    clientAuth: "basic",
-    requestedAt: services.now(),
-    userId: ownerId,
-    username: owner?.username ?? "owner",
-  });
+  const account = await storeOwnerGrant(services, sim);
   const startSeq = lastLogSeq(sim);
-  const account: SyncAccount = { id: row.id, name: row.name, userId: ownerId, username: owner?.username ?? "owner" };
   return {
     sim,
     db,

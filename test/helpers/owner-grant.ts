@@ -1,0 +1,22 @@
+// The simulator's owner logged in: a user grant issued by the simulator and stored encrypted, as
+// `dvault auth login` would store it. Shared by the sync harness, the fault suite and the benches.
+import type { Services } from "../../src/services.ts";
+import type { Simulator } from "../../src/simulator/server.ts";
+import type { SyncAccount } from "../../src/sync/source.ts";
+
+export async function storeOwnerGrant(services: Services, sim: Simulator): Promise<SyncAccount> {
+  const ownerId = sim.truth.ownerId;
+  const username = sim.truth.users.get(ownerId)?.username ?? "owner";
+  const issued = sim.issueUserToken({ userId: ownerId });
+  const row = await services.tokens().storeGrant({
+    name: username,
+    kind: "user",
+    grantType: "authorization_code",
+    grant: { accessToken: issued.access_token, tokenType: "Bearer", expiresIn: issued.expires_in, refreshToken: issued.refresh_token, scopes: issued.scope.split(" ") },
+    clientAuth: "basic",
+    requestedAt: services.now(),
+    userId: ownerId,
+    username,
+  });
+  return { id: row.id, name: row.name, userId: ownerId, username };
+}
