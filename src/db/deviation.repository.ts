@@ -261,6 +261,12 @@ WITH input AS (
     last_empty_at = COALESCE(EXCLUDED.last_empty_at, t.last_empty_at),
     fetched_at = GREATEST(t.fetched_at, EXCLUDED.fetched_at)
   RETURNING t.deviationid, (t.xmax = 0) AS inserted
+), upgrade AS (
+  -- A text saved from its excerpt alone (its download ran before /deviation/content was fetched, or the
+  -- service gave no body then) is wanted again once the full body is here: the next run replaces it.
+  UPDATE downloads d SET status = 'wanted', next_attempt_at = NULL, queued_at = NULL, updated_at = $2
+  FROM input i
+  WHERE d.deviationid = i.deviationid AND d.kind = 'text' AND d.status = 'done' AND d.is_partial AND i.html IS NOT NULL
 )
 SELECT
   count(*) FILTER (WHERE u.inserted)::int AS inserted,

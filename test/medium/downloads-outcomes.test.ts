@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { downloadableOwnerDeviations, type DatasetOptions, type SimDeviation } from "../../src/simulator/dataset.ts";
 import { collectionsSource } from "../../src/sync/sources/collections.ts";
+import { syncRepos } from "../../src/sync/repos.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 
@@ -90,6 +91,27 @@ describe("downloadFile outcomes", () => {
       expect(r.is_partial).toBe(d.text!.apiHtmlEmpty);
       expect(downloadCalls(d.deviationid)).toBe(0);
     }
+  });
+
+  it("replaces a text saved from its excerpt alone once the full body is fetched", async () => {
+    // The race: the text's download ran before the sync fetched /deviation/content.
+    const d = [...h.sim.truth.deviations.values()].find((x) => x.authorId === h.sim.truth.ownerId && x.text && !x.text.apiHtmlEmpty && !x.isDeleted)!;
+    const { rows: saved } = await h.pool.query<{ html: string; css: string | null }>("SELECT html, css FROM deviation_texts WHERE deviationid = $1", [d.deviationid]);
+    await h.pool.query("DELETE FROM deviation_texts WHERE deviationid = $1", [d.deviationid]);
+    await h.pool.query("UPDATE downloads SET status = 'wanted' WHERE deviationid = $1 AND kind = 'text'", [d.deviationid]);
+    expect(await h.runOnce()).toMatchObject({ done: 1 });
+    const excerptOnly = await row(d.deviationid, "text");
+    expect(excerptOnly).toMatchObject({ status: "done", is_partial: true });
+    expect(excerptOnly.partial_reason).toMatch(/excerpt only/);
+
+    // The sync's text fetch lands: the download is wanted again, and the next run stores the whole body.
+    const repos = syncRepos(h.pool);
+    await repos.deviations.upsertTexts([{ deviationid: d.deviationid, content: { html: saved[0]!.html, css: saved[0]!.css } }], new Date(h.services.now()));
+    expect((await row(d.deviationid, "text")).status).toBe("wanted");
+    expect(await h.runOnce()).toMatchObject({ done: 1 });
+    const whole = await row(d.deviationid, "text");
+    expect(whole).toMatchObject({ status: "done", is_partial: false, partial_reason: null });
+    expect(await fs.readFile(path.join(h.archiveDir, whole.path!), "utf8")).toContain(saved[0]!.html);
   });
 
   it("never retries what was refused", async () => {
