@@ -44,10 +44,26 @@ export function linksDirtyKey(prefix: string): string {
   return `${prefix}:downloads:links-dirty`;
 }
 
+/**
+ * Files this process is downloading. The Redis lock alone does not cover them: a Redis that restarted
+ * without its data has lost the lock while the transfer runs on, and the rebuilt queue hands the same file out again.
+ */
+const inThisProcess = new Set<string>();
+
 /** Runs one download under a per-file lock in Redis (a worker and `dvault download --once` never race). */
 export async function downloadFile(deps: DownloadDeps, req: DownloadRequest): Promise<DownloadOutcome> {
-  const { redis, config } = deps.services;
-  const lock = await acquireLock(redis, `${config.redisPrefix}:download-lock:${req.deviationid}:${req.kind}`, deps.tuning.lockTtlMs ?? DEFAULT_LOCK_TTL_MS);
+  const lockKey = `${deps.services.config.redisPrefix}:download-lock:${req.deviationid}:${req.kind}`;
+  if (inThisProcess.has(lockKey)) return { status: "busy", reason: "this process is already downloading this file" };
+  inThisProcess.add(lockKey);
+  try {
+    return await underLock(deps, req, lockKey);
+  } finally {
+    inThisProcess.delete(lockKey);
+  }
+}
+
+async function underLock(deps: DownloadDeps, req: DownloadRequest, lockKey: string): Promise<DownloadOutcome> {
+  const lock = await acquireLock(deps.services.redis, lockKey, deps.tuning.lockTtlMs ?? DEFAULT_LOCK_TTL_MS);
   if (!lock) return { status: "busy", reason: "another process is downloading this file" };
   try {
     const target = await deps.repo.findDownloadTarget(req.deviationid, req.kind);
