@@ -104,11 +104,18 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Runs every source until each has finished ok or degraded; a failure (a fault that outlasted the
  * transport's retries) or a lock still held by a killed process is retried, at most `attempts` times.
  */
-export async function syncUntilConverged(args: { services: Services; accountId: number; sources: ReadonlyMap<SourceName, SourceDefinition>; attempts?: number }): Promise<{ retries: number }> {
+export async function syncUntilConverged(args: {
+  services: Services;
+  accountId: number;
+  sources: ReadonlyMap<SourceName, SourceDefinition>;
+  attempts?: number;
+  /** Full sweeps (every folder and page walked again), as the weekly sweep does. */
+  full?: boolean;
+}): Promise<{ retries: number }> {
   let retries = 0;
   for (const name of args.sources.keys()) {
     for (let attempt = 1; ; attempt++) {
-      const outcome = await runSource({ accountId: args.accountId, source: name }, { services: args.services, sources: args.sources, lockTtlMs: FAULT_LOCK_TTL_MS }).catch((err: unknown) => err as Error);
+      const outcome = await runSource({ accountId: args.accountId, source: name, ...(args.full ? { full: true } : {}) }, { services: args.services, sources: args.sources, lockTtlMs: FAULT_LOCK_TTL_MS }).catch((err: unknown) => err as Error);
       if (!(outcome instanceof Error) && outcome.status !== "skipped") break;
       if (attempt >= (args.attempts ?? 40)) {
         throw new Error(`source ${name} did not converge: ${outcome instanceof Error ? outcome.message : outcome.reason}`);

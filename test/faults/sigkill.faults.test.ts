@@ -21,9 +21,9 @@ afterAll(async () => {
 });
 
 /** Starts the child, kills it `afterMs` after it is running (or lets it finish); returns the phase it was in. */
-async function runChild(afterMs: number | null): Promise<{ phase: string; signal: NodeJS.Signals | null; code: number | null; stderr: string }> {
+async function runChild(afterMs: number | null, full = false): Promise<{ phase: string; signal: NodeJS.Signals | null; code: number | null; stderr: string }> {
   const child = spawn(process.execPath, ["--import", "tsx", path.resolve("test/faults/worker-child.ts")], {
-    env: { ...process.env, FAULT_ENV: JSON.stringify(h.env), FAULT_NOW: String(h.sim.clock.now().getTime()), FAULT_ACCOUNT: String(h.account.id) },
+    env: { ...process.env, FAULT_ENV: JSON.stringify(h.env), FAULT_NOW: String(h.sim.clock.now().getTime()), FAULT_ACCOUNT: String(h.account.id), FAULT_FULL: full ? "1" : "0" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let phase = "starting";
@@ -46,9 +46,12 @@ describe("a worker killed with SIGKILL", () => {
   it(`survives ${KILLS} kills at random points and ends with an exact mirror and archive`, async () => {
     const phases: string[] = [];
     for (let i = 0; i < KILLS; i++) {
-      // Spread over a clean run's span (sync ≈ 0.5 s, downloads ≈ 1–2 s at this CDN speed).
-      const at = Math.floor(Math.random() * 2500);
-      const run = await runChild(at);
+      // Every other round the child sweeps every source in full and the kill aims at that sweep (≈ 0.5 s);
+      // the others spread over a whole run (an incremental sync takes milliseconds, downloads 1–2 s at
+      // this CDN speed). Without the sweeps, only the first kill could land in sync.
+      const sweep = i % 2 === 1;
+      const at = Math.floor(Math.random() * (sweep ? 500 : 2500));
+      const run = await runChild(at, sweep);
       if (run.signal !== "SIGKILL") expect(run.code, run.stderr.slice(-2000)).toBe(0);
       phases.push(`${at}ms:${run.signal === "SIGKILL" ? run.phase : "finished"}`);
       h.sim.clock.advance(60_000);

@@ -1,5 +1,6 @@
 // A worker process for the SIGKILL scenario: a full sync of every source, then the downloads, against the
-// harness's simulator, database, Redis prefix and archive (configuration in FAULT_ENV, simulated time in
+// harness's simulator, database, Redis prefix and archive (configuration in FAULT_ENV, full sweeps with
+// FAULT_FULL=1, simulated time in
 // FAULT_NOW, moved on with the simulator's when a failed download's retry is due). It prints each phase
 // as it starts, so the test can say where its kills landed.
 // Run as: node --import tsx test/faults/worker-child.ts
@@ -16,7 +17,7 @@ const accountId = Number(process.env.FAULT_ACCOUNT);
 const services = await createServices({ config: testConfig(env), log: createLogger({ level: "silent" }), overrides: { ...FAST_OVERRIDES, now: () => now } });
 const deps = setDownloadTuning(services, { retry: { baseDelayMs: 5 }, lockTtlMs: FAULT_LOCK_TTL_MS });
 process.stdout.write("phase sync\n");
-await syncUntilConverged({ services, accountId, sources: FAULT_SOURCES });
+await syncUntilConverged({ services, accountId, sources: FAULT_SOURCES, full: process.env.FAULT_FULL === "1" });
 process.stdout.write("phase downloads\n");
 await downloadUntilConverged({ services, deps, advance: async (ms) => (now = (await advanceSimClock(services.config.apiBase, ms)).getTime()) });
 process.stdout.write("phase done\n");
