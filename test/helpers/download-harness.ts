@@ -88,3 +88,12 @@ export async function createDownloadHarness(options: DownloadHarnessOptions = {}
     },
   };
 }
+
+/**
+ * Leaves only the originals of `ids` in the downloads table, parked as failed (with no next attempt, so
+ * nothing claims them) until a test wants one.
+ */
+export async function parkOriginalsOf(pool: Pick<DownloadHarness["pool"], "query">, ids: readonly string[]): Promise<void> {
+  await pool.query("DELETE FROM downloads WHERE NOT (kind = 'original' AND deviationid = ANY($1))", [ids]);
+  await pool.query("UPDATE downloads SET status = 'failed', next_attempt_at = NULL");
+}

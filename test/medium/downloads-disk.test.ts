@@ -15,7 +15,7 @@ import { testConfig } from "../helpers/config.ts";
 import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
 import { DEFAULT_START_TIME } from "../../src/simulator/server.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
-import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { createDownloadHarness, parkOriginalsOf, type DownloadHarness } from "../helpers/download-harness.ts";
 
 const MB = 1024 * 1024;
 const DATASET: DatasetOptions = { deviations: 10, galleryFolders: 1, collectionFolders: 1, favourites: 0, trackedUsers: 0 };
@@ -52,8 +52,7 @@ beforeAll(async () => {
     log: createLogger({ level: "info", destination: sink, pretty: false }),
   });
   await h.syncAll(["gallery"]);
-  await h.pool.query("DELETE FROM downloads WHERE NOT (kind = 'original' AND deviationid = ANY($1))", [ids]);
-  await h.pool.query("UPDATE downloads SET status = 'failed'");
+  await parkOriginalsOf(h.pool, ids);
 }, 120_000);
 
 afterAll(async () => {

@@ -7,7 +7,7 @@ import type { CdnHook } from "../../src/simulator/server.ts";
 import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
 import { DEFAULT_START_TIME } from "../../src/simulator/server.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
-import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { createDownloadHarness, parkOriginalsOf, type DownloadHarness } from "../helpers/download-harness.ts";
 
 const DATASET: DatasetOptions = { deviations: 40, galleryFolders: 2, collectionFolders: 1, favourites: 0, trackedUsers: 0 };
 const SIZE = 3 * 1024 * 1024 + 17;
@@ -35,9 +35,7 @@ beforeAll(async () => {
     quota: 100,
   });
   await h.syncAll(["gallery"]);
-  // Only these rows, parked until each test wants its own.
-  await h.pool.query("DELETE FROM downloads WHERE NOT (kind = 'original' AND deviationid = ANY($1))", [ids]);
-  await h.pool.query("UPDATE downloads SET status = 'failed'");
+  await parkOriginalsOf(h.pool, ids);
 }, 120_000);
 
 afterAll(async () => {

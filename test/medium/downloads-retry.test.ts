@@ -11,7 +11,7 @@ import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } fro
 import { DEFAULT_START_TIME, type CdnHook } from "../../src/simulator/server.ts";
 import { collectStatus } from "../../src/status/collect.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
-import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { createDownloadHarness, parkOriginalsOf, type DownloadHarness } from "../helpers/download-harness.ts";
 
 const DATASET: DatasetOptions = { deviations: 20, galleryFolders: 1, collectionFolders: 1, favourites: 0, trackedUsers: 0 };
 const MINUTE = 60_000;
@@ -30,9 +30,7 @@ beforeAll(async () => {
     .map((d) => d.deviationid);
   h = await createDownloadHarness({ sim: { seed: 2, dataset: DATASET, downloadQuota: 100, cdnHooks: [cdn404] }, sources: [gallerySource], quota: 100 });
   await h.syncAll(["gallery"]);
-  // Only these rows, parked (failed with no next attempt) until each test wants its own.
-  await h.pool.query("DELETE FROM downloads WHERE NOT (kind = 'original' AND deviationid = ANY($1))", [ids]);
-  await h.pool.query("UPDATE downloads SET status = 'failed'");
+  await parkOriginalsOf(h.pool, ids);
 }, 120_000);
 
 afterAll(async () => {
