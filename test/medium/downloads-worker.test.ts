@@ -81,8 +81,9 @@ describe("downloads worker", () => {
 
   it("promotes the delayed jobs when the window comes and upgrades in place", async () => {
     h.sim.clock.set(new Date(nextQuotaWindow(h.sim.clock.now()).getTime() + 60_000));
-    const summary = await enqueueDueDownloads(worker!.services, producer);
-    expect(summary.promoted).toBe(originals.length - 2);
+    // This call promotes the delayed jobs, unless a sync job of the running worker got there first (a sync
+    // that mirrored changes queues the due downloads itself): either way they run now, not next week.
+    await enqueueDueDownloads(worker!.services, producer);
     await waitFor(statuses, (s) => s.done === 4);
     const { rows } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM download_history WHERE change = 'upgraded'");
     expect(rows[0]?.n).toBe(2);
