@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as pause } from "node:timers/promises";
 import { setDownloadTuning, type DownloadDeps } from "../../src/downloads/deps.ts";
 import { runDownloadsOnce, type DownloadSummary } from "../../src/downloads/run-once.ts";
 import { createLogger } from "../../src/log.ts";
@@ -97,8 +98,6 @@ export async function createFaultHarness(opts: { sim?: SimulatorOptions; overrid
     },
   };
 }
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Runs every source until each has finished ok or degraded; a failure (a fault that outlasted the

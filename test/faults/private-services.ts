@@ -9,6 +9,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
+import { setTimeout as pause } from "node:timers/promises";
 import { setDownloadTuning } from "../../src/downloads/deps.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
@@ -25,8 +26,6 @@ import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
 import { storeOwnerGrant } from "../helpers/owner-grant.ts";
 import { FAST_OVERRIDES, FAULT_LOCK_TTL_MS, FAULT_SOURCES, SMALL_DATASET, faultEnv, type FaultHarness } from "./harness.ts";
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A free TCP port on loopback (the kernel picks it; closed again before the server binds it). */
 export async function freePort(): Promise<number> {

@@ -4,6 +4,7 @@
 // themselves, the jobs that failed while it was away are retried, and the archive converges with nothing
 // duplicated or half-written (the closing check, test/faults/check.ts). DVAULT_FAULTS_KILLS (the full run)
 // restarts it 4 times at random points.
+import { setTimeout as pause } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningWorker } from "../../src/worker.ts";
 import { checkMirror } from "./check.ts";
@@ -18,8 +19,6 @@ const DOWN_MS = 1000;
 const CONVERGE_MS = 30_000;
 /** One restart inside `npm test`; several at random points in the full run (`npm run test:faults`). */
 const RESTARTS = process.env.DVAULT_FAULTS_KILLS ? 4 : 1;
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let pg: PrivatePostgres;
 let h: FaultHarness;

@@ -4,6 +4,7 @@
 // - restarted EMPTY (the AOF wiped): the schedules, the maintenance jobs and the downloads still due are
 //   rebuilt from PostgreSQL by the worker itself, within a bounded time, and the archive converges.
 // Each case ends with the closing check (test/faults/check.ts). DVAULT_FAULTS_KILLS (the full run) restarts it 4 times.
+import { setTimeout as pause } from "node:timers/promises";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,8 +22,6 @@ const SCHEDULES_BACK_MS = 5000;
 const CONVERGE_MS = 30_000;
 /** One restart inside `npm test`; several at random points in the full run (`npm run test:faults`). */
 const RESTARTS = process.env.DVAULT_FAULTS_KILLS ? 4 : 1;
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let redis: PrivateRedis;
 
