@@ -4,10 +4,10 @@ import type { Services } from "../../src/services.ts";
 import type { Simulator } from "../../src/simulator/server.ts";
 import type { SyncAccount } from "../../src/sync/source.ts";
 
-export async function storeOwnerGrant(services: Services, sim: Simulator): Promise<SyncAccount> {
+/** `issued`: a grant the test already holds (to spend its refresh token elsewhere, say); else a new one. */
+export async function storeOwnerGrant(services: Services, sim: Simulator, issued = sim.issueUserToken({ userId: sim.truth.ownerId })): Promise<SyncAccount> {
   const ownerId = sim.truth.ownerId;
   const username = sim.truth.users.get(ownerId)?.username ?? "owner";
-  const issued = sim.issueUserToken({ userId: ownerId });
   const row = await services.tokens().storeGrant({
     name: username,
     kind: "user",

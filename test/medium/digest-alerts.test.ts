@@ -19,6 +19,7 @@ import { SOURCES } from "../../src/sync/sources/index.ts";
 import { testConfig } from "../helpers/config.ts";
 import { createDigestFixture, workerConnections, type DigestFixture } from "../helpers/digest-fixture.ts";
 import { startTestSmtp, type TestSmtp } from "../helpers/digest-mail.ts";
+import { storeOwnerGrant } from "../helpers/owner-grant.ts";
 import { createSyncHarness, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type SyncHarness } from "../helpers/sync-harness.ts";
 
 const MINUTE = 60_000;
@@ -93,16 +94,7 @@ describe("an account forced into needs_reauth", () => {
   it("a dead refresh token, hit by many sync jobs, produces one alert with the command to run", async () => {
     // Another machine spends the refresh token behind dvault's back; the access token then expires.
     const issued = h.sim.issueUserToken({ userId: h.account.userId });
-    await h.services.tokens().storeGrant({
-      name: h.account.name,
-      kind: "user",
-      grantType: "authorization_code",
-      grant: { accessToken: issued.access_token, tokenType: "Bearer", expiresIn: issued.expires_in, refreshToken: issued.refresh_token, scopes: issued.scope.split(" ") },
-      clientAuth: "basic",
-      requestedAt: h.services.now(),
-      userId: h.account.userId,
-      username: h.account.username,
-    });
+    await storeOwnerGrant(h.services, h.sim, issued);
     const spent = await fetch(`${h.sim.url}/oauth2/token`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -154,17 +146,7 @@ describe("an account forced into needs_reauth", () => {
     expect(smtp.received[1]?.messageId).not.toBe(smtp.received[0]?.messageId);
 
     // The owner logs in again.
-    const issued = h.sim.issueUserToken({ userId: h.account.userId });
-    await h.services.tokens().storeGrant({
-      name: h.account.name,
-      kind: "user",
-      grantType: "authorization_code",
-      grant: { accessToken: issued.access_token, tokenType: "Bearer", expiresIn: issued.expires_in, refreshToken: issued.refresh_token, scopes: issued.scope.split(" ") },
-      clientAuth: "basic",
-      requestedAt: h.services.now(),
-      userId: h.account.userId,
-      username: h.account.username,
-    });
+    await storeOwnerGrant(h.services, h.sim);
     const result = await evaluate();
     expect(result.resolved).toEqual([`account “${h.account.name}” needs re-authorization`]);
     expect(await new AlertRepository(services.pool).listOpen()).toEqual([]);
