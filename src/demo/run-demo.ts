@@ -3,7 +3,6 @@
 // (quota deferral included), a digest preview. Its own database, Redis prefix and archive directory.
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import got from "got";
 import { DEFAULT_SCOPES, interactiveLogin, OAuthClient } from "../api/oauth.ts";
@@ -20,6 +19,7 @@ import { createServices, type Services } from "../services.ts";
 import { startSimulator, type Simulator } from "../simulator/server.ts";
 import { runSource, type RunSourceResult } from "../sync/run-source.ts";
 import { SOURCES } from "../sync/sources/index.ts";
+import { freePort } from "../free-port.ts";
 
 export const DEMO_CLIENT_ID = "1001";
 export const DEMO_CLIENT_SECRET = "sim-secret-1001";
@@ -46,17 +46,6 @@ export type DemoReport = {
   downloads: DownloadSummary;
   seconds: number;
 };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A demo database beside the configured one: same server and credentials, database "<name>_demo". */
 export function demoDatabaseUrl(databaseUrl: string): string {

@@ -26,18 +26,7 @@ import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
 import { storeOwnerGrant } from "../helpers/owner-grant.ts";
 import { FAST_OVERRIDES, FAULT_LOCK_TTL_MS, FAULT_SOURCES, SMALL_DATASET, faultEnv, type FaultHarness } from "./harness.ts";
-
-/** A free TCP port on loopback (the kernel picks it; closed again before the server binds it). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from "../../src/free-port.ts";
 
 /** Sends one inline command and returns the first reply line (or the connection error's code). */
 function redisReply(port: number, command: string): Promise<string> {

@@ -4,7 +4,6 @@
 // CSRF token and a same-origin request, service text is escaped, and files never leave the archive.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -19,6 +18,7 @@ import { testConfig } from "../helpers/config.ts";
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 import { createLogger } from "../../src/log.ts";
 import { startWorker } from "../../src/worker.ts";
+import { freePort } from "../../src/free-port.ts";
 
 const run = promisify(execFile);
 let h: SyncHarness;
@@ -28,17 +28,6 @@ const TOKEN = "test-token-0123456789abcdef";
 
 function deps() {
   return { ...h.services, config: { ...h.services.config, archiveDir } };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on("error", reject);
-  });
 }
 
 beforeAll(async () => {

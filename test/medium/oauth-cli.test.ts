@@ -3,7 +3,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import got from "got";
@@ -15,20 +14,13 @@ import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 import { approveInBrowser, CLIENT_ID, CLIENT_SECRET } from "./tokens-fixture.ts";
+import { freePort } from "../../src/free-port.ts";
 
 const BIN = path.resolve("bin/dvault.js");
 
 type Run = { code: number | null; stdout: string; stderr: string };
 
 type RunOptions = { env?: Record<string, string>; stdin?: string; onStderr?: (text: string, write: (line: string) => void) => void };
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe("dvault auth", () => {
   let db: TestDatabase;

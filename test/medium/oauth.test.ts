@@ -1,7 +1,6 @@
 // Every grant against the simulator over real sockets: authorization code with PKCE (through the loopback
 // listener and pasted), public 2.1 clients, state checks, the implicit grant over an https redirect,
 // client credentials, scope downgrades, and both forms of revoke.
-import { createServer } from "node:net";
 import got from "got";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -21,16 +20,9 @@ import {
 import { placebo, ReauthRequiredError } from "../../src/api/tokens.ts";
 import type { SimClient } from "../../src/simulator/server.ts";
 import { approveInBrowser, CLIENT_ID, CLIENT_SECRET, createFixture, seedAccount, type Fixture } from "./tokens-fixture.ts";
+import { freePort } from "../../src/free-port.ts";
 
 const HTTPS_REDIRECT = "https://127.0.0.1:8788/callback";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function clients(redirect: string): SimClient[] {
   return [

@@ -2,7 +2,6 @@
 // line, every error message (and its serialised form), every Redis key and value under the prefix — for
 // any token, the client secret, an authorization code or a PKCE verifier.
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:net";
 import got from "got";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_SCOPES, interactiveLogin } from "../../src/api/oauth.ts";
@@ -10,17 +9,10 @@ import { placebo } from "../../src/api/tokens.ts";
 import { TokenCipher } from "../../src/crypto/token-cipher.ts";
 import { serializeError } from "../../src/redact.ts";
 import { approveInBrowser, CLIENT_ID, CLIENT_SECRET, createFixture, dumpRedis, seedAccount, type Fixture } from "./tokens-fixture.ts";
+import { freePort } from "../../src/free-port.ts";
 
 const MINUTE = 60_000;
 const SECRET_PARAMS = ["code", "code_verifier", "refresh_token", "access_token", "token", "client_secret"];
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe("secrets never leak", () => {
   let f: Fixture;
