@@ -1,6 +1,6 @@
 // Changes to the simulated world between syncs ("someone posted", "a deviation was deleted"), driven by
 // tests and the demo through Simulator.activity() or POST /_sim/activity.
-import { addGeneratedMessage, findUser, makeDeviation, owner, simIso, type DeviationKind, type SimNote } from "./dataset.ts";
+import { addGeneratedMessage, findUser, isGone, makeDeviation, owner, simIso, type DeviationKind, type SimNote } from "./dataset.ts";
 import type { SimWorld } from "./world.ts";
 import { commentKey, touch } from "./world.ts";
 
@@ -14,7 +14,11 @@ export type ActivityInput =
   | { kind: "new_note"; from?: string; subject?: string; body?: string }
   | { kind: "new_comment"; deviationid: string; body?: string; from?: string }
   | { kind: "new_watcher"; username?: string }
+  /** The user deactivates their account: error_code 1 everywhere (docs/service-behaviour.md#user-error-codes). */
   | { kind: "deactivate_user"; username: string }
+  /** Staff suspend the account: error_code 0. */
+  | { kind: "suspend_user"; username: string }
+  /** Back to active, from either. */
   | { kind: "reactivate_user"; username: string };
 
 export const ACTIVITY_KINDS = [
@@ -27,6 +31,7 @@ export const ACTIVITY_KINDS = [
   "new_comment",
   "new_watcher",
   "deactivate_user",
+  "suspend_user",
   "reactivate_user",
 ] as const;
 
@@ -50,7 +55,7 @@ function mustUser(world: SimWorld, name: string | undefined) {
 }
 
 function others(world: SimWorld) {
-  return [...world.data.users.values()].filter((u) => u.userid !== world.data.ownerId && !u.isDeactivated);
+  return [...world.data.users.values()].filter((u) => u.userid !== world.data.ownerId && !isGone(u));
 }
 
 export function applyActivity(world: SimWorld, input: ActivityInput): Record<string, unknown> {
@@ -160,11 +165,15 @@ export function applyActivity(world: SimWorld, input: ActivityInput): Record<str
       return { userid: u.userid, username: u.username };
     }
     case "deactivate_user":
+    case "suspend_user":
     case "reactivate_user": {
       const u = mustUser(world, input.username);
       u.isDeactivated = input.kind === "deactivate_user";
-      if (u.isDeactivated) world.tokens.revokeAllForUser(u.userid);
-      return { userid: u.userid, isDeactivated: u.isDeactivated };
+      if (input.kind === "suspend_user") u.isSuspended = true;
+      else if (u.isSuspended !== undefined) u.isSuspended = false;
+      // A gone account's grants die with it (the service then answers its tokens with 401).
+      if (isGone(u)) world.tokens.revokeAllForUser(u.userid);
+      return { userid: u.userid, isDeactivated: u.isDeactivated, ...(u.isSuspended !== undefined ? { isSuspended: u.isSuspended } : {}) };
     }
     default: {
       const never: never = input;

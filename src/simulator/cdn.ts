@@ -11,7 +11,7 @@ import type { SimWorld } from "./world.ts";
 
 export { contentTypeFor, type CdnVariant, type SimFile } from "./files.ts";
 
-/** How long signed URLs stay valid (a 2020 sample had 610 s). */
+/** How long signed URLs stay valid (a 2020 sample had 610 s: docs/service-behaviour.md#download-url-ttl). */
 export const CDN_URL_TTL_S = 600;
 /** Body chunks of the CDN (smaller under a bandwidth cap). */
 const CHUNK_BYTES = 64 * 1024;

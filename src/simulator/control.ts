@@ -23,6 +23,21 @@ function readJson(raw: Buffer): Record<string, unknown> | undefined {
   }
 }
 
+/** What variance drew, for other processes (the GroundTruth has the same in full). */
+function varianceSummary(world: SimWorld): Record<string, unknown> {
+  const v = world.data.variance;
+  if (!v) return {};
+  return {
+    bucketKey: v.bucketKey,
+    unfiled: Object.fromEntries([...world.data.unfiled].map(([owner, ids]) => [owner, ids.length])),
+    emptyGalleryFolders: [...v.galleries.values()].flatMap((g) => g.emptyFolders),
+    emptyCollectionFolders: v.emptyCollectionFolders,
+    deactivatedUsers: v.deactivatedUsers,
+    suspendedUsers: v.suspendedUsers,
+    lockedDeviations: v.lockedDeviations,
+  };
+}
+
 export function truthSummary(world: SimWorld): Record<string, unknown> {
   const d = world.data;
   const ownerUser = d.users.get(d.ownerId);
@@ -30,6 +45,7 @@ export function truthSummary(world: SimWorld): Record<string, unknown> {
   return {
     seed: d.seed,
     mode: world.mode,
+    ...(world.profile !== "classic" ? { profile: world.profile } : {}),
     now: world.clock.now().toISOString(),
     owner: ownerUser ? { userid: ownerUser.userid, username: ownerUser.username } : null,
     counts: {
@@ -54,8 +70,9 @@ export function truthSummary(world: SimWorld): Record<string, unknown> {
       .map((f) => ({ folderid: f.folderid, name: f.name, parent: f.parent, size: f.deviationIds.length })),
     trackedUsers: [...d.users.values()]
       .filter((u) => u.userid !== d.ownerId && d.galleryFolders.some((f) => f.ownerId === u.userid))
-      .map((u) => ({ userid: u.userid, username: u.username, isDeactivated: u.isDeactivated })),
+      .map((u) => ({ userid: u.userid, username: u.username, isDeactivated: u.isDeactivated, ...(u.isSuspended !== undefined ? { isSuspended: u.isSuspended } : {}) })),
     tokens: world.tokens.counts(),
+    ...(d.variance ? { variance: varianceSummary(world) } : {}),
   };
 }
 

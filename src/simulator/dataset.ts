@@ -1,6 +1,7 @@
 // The simulator's world: a seeded, deterministic dataset (users, deviations, folders, comments, notes,
 // messages, watch feed) and its types. Routes read and change it; tests read it as ground truth.
 import { createRng, type Rng } from "./rng.ts";
+import { applyVariance, VARIANCE_SEED_SALT, type VarianceTruth } from "./variance.ts";
 
 export type DatasetSize = {
   /** Deviations in the account owner's gallery. */
@@ -42,6 +43,12 @@ export type DatasetOptions = Partial<DatasetSize> & {
   hostileData?: boolean;
   /** Original sizes in bytes for the owner's downloadable deviations, by index (see downloadableOwnerDeviations). */
   largeFiles?: Array<{ index: number; bytes: number }>;
+  /**
+   * Draws what the real service allows beyond the base dataset (see variance.ts and VarianceTruth): unfiled
+   * and doubly filed gallery deviations, empty folders, gone users, locked works, the bucket page key. Off by
+   * default; it draws from its own generator after everything else, so the base dataset is unchanged.
+   */
+  variance?: boolean;
 };
 
 export const DEFAULT_DATASET_SIZE: DatasetSize = {
@@ -78,13 +85,29 @@ export type SimUser = {
   artistSpecialty: string | null;
   sex: string | null;
   age: number | null;
+  /** Deactivated by the user: every user-scoped endpoint answers error_code 1 (docs/service-behaviour.md#user-error-codes). */
   isDeactivated: boolean;
+  /** Suspended by staff: error_code 0. Absent (not false) on generated users, so the base dataset is unchanged. */
+  isSuspended?: boolean;
   /** Userids of this user's watchers. */
   watcherIds: string[];
   /** Who this user watches, with the watch settings the service reports. */
   friends: SimWatch[];
   profilePageviews: number;
 };
+
+export type UserState = "active" | "deactivated" | "suspended";
+
+/** A user's account state; suspension wins if both flags are set. */
+export function userState(u: { readonly isDeactivated: boolean; readonly isSuspended?: boolean | undefined }): UserState {
+  if (u.isSuspended === true) return "suspended";
+  return u.isDeactivated ? "deactivated" : "active";
+}
+
+/** Deactivated or suspended: the user's profile and listings answer an error, their works vanish from others' listings. */
+export function isGone(u: { readonly isDeactivated: boolean; readonly isSuspended?: boolean | undefined } | undefined): boolean {
+  return u !== undefined && userState(u) !== "active";
+}
 
 export type WatchFlags = {
   friend: boolean;
@@ -103,9 +126,9 @@ export type SimImage = { width: number; height: number; filesize: number; transp
 
 /**
  * How the simulator renders one deviation (object and metadata) beyond its values: what the real service
- * is documented to do (api-notes §6.1, §9: `[]` for `{}`, unknown fields added per minor version, optional
- * fields absent) and what a hostile test needs on top (counters as numeric strings, as `count` of note
- * folders and `published_time` already are).
+ * is documented to do (docs/service-behaviour.md#schema-tolerance: `[]` for `{}`, unknown fields added per
+ * minor version, optional fields absent) and what a hostile test needs on top (counters as numeric strings,
+ * as `count` of note folders and `published_time` already are).
  */
 export type DeviationQuirks = {
   /** `stats` counters sent as numeric strings ("favourites": "12"), in the deviation and in its metadata. */
@@ -144,13 +167,18 @@ export type SimDeviation = {
   image: SimImage | null;
   /** The filename /deviation/download reports, when not derived from the slug (hostile names). */
   filename?: string;
-  /** A multi-image post: the API exposes only the first image (api-notes §0.15). */
+  /** A multi-image post: the API exposes only the first image (docs/service-behaviour.md#multi-image). */
   isMultiMedia?: boolean;
   videos: Array<{ quality: string; filesize: number; duration: number }> | null;
   /** Journal and literature text; apiHtmlEmpty models /deviation/content returning an empty `html`. */
   text: { html: string; excerpt: string; apiHtmlEmpty: boolean } | null;
   /** Subscription-tier content: `tier.stats` is sent as `[]` when statsAsArray. */
   tier: { statsAsArray: boolean; state: string } | null;
+  /**
+   * In a premium (watchers-only or paid) gallery folder the viewer has no access to: listed with
+   * `tier_access: "locked"` and `premium_folder_data`, without `content` (docs/service-behaviour.md#tier-locked).
+   */
+  premiumFolder?: { type: "watchers" | "paid"; galleryId: string; pointsPrice: number | null; dollarPrice: number | null };
   camera: Record<string, string> | null;
   /** ISO creation time (metadata submission.creation_time). */
   creationTime: string;
@@ -272,6 +300,11 @@ export type Dataset = {
   usersByName: Map<string, SimUser>;
   deviations: Map<string, SimDeviation>;
   galleryFolders: SimGalleryFolder[];
+  /**
+   * Gallery deviations in no folder, by owner userid (newest first): /gallery/all lists them, no folder does
+   * (docs/service-behaviour.md#folders-optional). Empty unless dataset.variance. See galleryAllIds.
+   */
+  unfiled: Map<string, string[]>;
   collectionFolders: SimCollectionFolder[];
   comments: SimComment[];
   statuses: SimStatus[];
@@ -284,6 +317,8 @@ export type Dataset = {
   counters: { numericId: number; messageSeq: number; feedSeq: number };
   /** What dataset.hostileData changed (absent without it). */
   hostile?: HostileDataTargets;
+  /** What dataset.variance drew (absent without it). */
+  variance?: VarianceTruth;
 };
 
 type DeepReadonly<T> = T extends (...args: never[]) => unknown
@@ -347,27 +382,44 @@ export const HOSTILE_NAMES: ReadonlyArray<{ title: string; filename: (ext: strin
 
 type DownloadCandidate = Pick<SimDeviation, "deviationid" | "isDeleted" | "isDownloadable" | "publishedTime" | "numericId"> & { readonly image: unknown };
 
+type GalleryView<D> = {
+  readonly galleryFolders: ReadonlyArray<{ readonly ownerId: string; readonly deviationIds: readonly string[] }>;
+  /** Optional so callers built before it existed keep working. */
+  readonly unfiled?: ReadonlyMap<string, readonly string[]>;
+  readonly deviations: ReadonlyMap<string, D>;
+};
+
+/**
+ * Every gallery deviation of one user, newest first, deleted ones included: the folders' contents plus the
+ * unfiled ones, as /gallery/all lists them (docs/service-behaviour.md#folders-optional). Works on the live
+ * dataset and on `sim.truth`.
+ */
+export function galleryAllIds<D extends Pick<SimDeviation, "publishedTime" | "numericId">>(dataset: GalleryView<D>, ownerId: string): string[] {
+  const seen = new Set<string>();
+  const out: Array<{ id: string; d: D }> = [];
+  const add = (id: string) => {
+    if (seen.has(id)) return;
+    seen.add(id);
+    const d = dataset.deviations.get(id);
+    if (d) out.push({ id, d });
+  };
+  for (const f of dataset.galleryFolders) if (f.ownerId === ownerId) f.deviationIds.forEach(add);
+  dataset.unfiled?.get(ownerId)?.forEach(add);
+  out.sort((a, b) => b.d.publishedTime - a.d.publishedTime || b.d.numericId - a.d.numericId);
+  return out.map((x) => x.id);
+}
+
 /**
  * The owner's deviations whose original /deviation/download serves, newest first (the gallery's order).
  * Works on the live dataset and on `sim.truth`.
  */
-export function downloadableOwnerDeviations<D extends DownloadCandidate>(dataset: {
-  readonly ownerId: string;
-  readonly galleryFolders: ReadonlyArray<{ readonly ownerId: string; readonly deviationIds: readonly string[] }>;
-  readonly deviations: ReadonlyMap<string, D>;
-}): D[] {
-  const seen = new Set<string>();
+export function downloadableOwnerDeviations<D extends DownloadCandidate>(dataset: GalleryView<D> & { readonly ownerId: string }): D[] {
   const out: D[] = [];
-  for (const f of dataset.galleryFolders) {
-    if (f.ownerId !== dataset.ownerId) continue;
-    for (const id of f.deviationIds) {
-      const d = dataset.deviations.get(id);
-      if (!d || seen.has(id)) continue;
-      seen.add(id);
-      if (!d.isDeleted && d.isDownloadable && d.image) out.push(d);
-    }
+  for (const id of galleryAllIds(dataset, dataset.ownerId)) {
+    const d = dataset.deviations.get(id);
+    if (d && !d.isDeleted && d.isDownloadable && d.image) out.push(d);
   }
-  return out.sort((a, b) => b.publishedTime - a.publishedTime || b.numericId - a.numericId);
+  return out;
 }
 
 /** Applies the downloads extras of DatasetOptions (no random draws: the rest of the dataset is unchanged). */
@@ -636,7 +688,7 @@ function uniqueName(rng: Rng, taken: Set<string>): string {
 }
 
 export function generateDataset(seed: number, options: DatasetOptions, start: Date): Dataset {
-  const { hostileNames: _hostile, hostileData: _hostileData, largeFiles: _large, ...sizeOverrides } = options;
+  const { hostileNames: _hostile, hostileData: _hostileData, largeFiles: _large, variance: _variance, ...sizeOverrides } = options;
   const size: DatasetSize = { ...DEFAULT_DATASET_SIZE, ...sizeOverrides };
   const rng = createRng(seed);
   const startMs = start.getTime();
@@ -648,6 +700,7 @@ export function generateDataset(seed: number, options: DatasetOptions, start: Da
     usersByName: new Map(),
     deviations: new Map(),
     galleryFolders: [],
+    unfiled: new Map(),
     collectionFolders: [],
     comments: [],
     statuses: [],
@@ -837,6 +890,8 @@ export function generateDataset(seed: number, options: DatasetOptions, start: Da
   });
 
   applyDownloadExtras(dataset, options);
+  // Its own generator, after everything else: the base dataset stays as it is, and seeds still differ.
+  if (options.variance) applyVariance(dataset, createRng(seed ^ VARIANCE_SEED_SALT), tracked.map((u) => u.userid));
   return dataset;
 }
 

@@ -1,5 +1,7 @@
 // Fault injection: rules that make the next N (or a random share of) matching requests fail the way
-// the real service fails — throttles, CDN blocks, 5xx, truncated JSON, reset sockets, latency.
+// the real service fails — throttles (docs/service-behaviour.md#throttle-429), CDN blocks (#cdn-block-403),
+// 5xx (#server-5xx), the token endpoint's "Unknown grant_type" (#unknown-grant-type), truncated JSON, reset
+// sockets, latency.
 import type { Reply } from "./http.ts";
 import { errorBody, json } from "./http.ts";
 import type { Rng } from "./rng.ts";
@@ -14,7 +16,9 @@ export type FaultKind =
   | "malformed_json"
   | "reset"
   | "reset_mid_body"
-  | "latency";
+  | "latency"
+  /** /oauth2/token only: the request is not processed and answers 400 "Unknown grant_type". */
+  | "unknown_grant_type";
 
 export const FAULT_KINDS: readonly FaultKind[] = [
   "user_throttle",
@@ -27,6 +31,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   "reset",
   "reset_mid_body",
   "latency",
+  "unknown_grant_type",
 ];
 
 export type FaultRule = {
@@ -59,7 +64,15 @@ type LiveRule = FaultRule & { remaining: number };
 
 export const API_PREFIX = "/api/v1/oauth2";
 
+const TOKEN_PATH = "/oauth2/token";
+
+/** Faults that only the token endpoint can answer. */
+function tokenOnly(kind: FaultKind): boolean {
+  return kind === "unknown_grant_type";
+}
+
 function routeMatches(rule: FaultRule, target: MatchTarget): boolean {
+  if (tokenOnly(rule.kind)) return target.path === TOKEN_PATH;
   const isApi = target.path === API_PREFIX || target.path.startsWith(API_PREFIX + "/");
   if (!rule.route) return isApi;
   const r = rule.route;
@@ -80,6 +93,9 @@ export class FaultStore {
 
   add(rule: FaultRule): void {
     if (!(FAULT_KINDS as readonly string[]).includes(rule.kind)) throw new Error(`unknown fault kind "${String(rule.kind)}"`);
+    if (tokenOnly(rule.kind) && rule.route !== undefined && !TOKEN_PATH.endsWith(rule.route.replace(/^\/?/, "/"))) {
+      throw new Error(`fault kind "${rule.kind}" applies only to ${TOKEN_PATH}; leave route out or name it`);
+    }
     const remaining = rule.probability !== undefined ? (rule.times !== undefined ? Math.max(1, rule.times) : Number.POSITIVE_INFINITY) : Math.max(1, rule.times ?? 1);
     this.rules.push({ ...rule, remaining });
   }
@@ -160,6 +176,10 @@ export function faultReply(kind: FaultKind): Reply | undefined {
       return { status: 502, text: BAD_GATEWAY_HTML, contentType: "text/html" };
     case "status_503":
       return json(503, errorBody("service_unavailable", "DeviantArt is down for maintenance. Please try again later."));
+    case "unknown_grant_type":
+      // The body shape is UNCERTAIN (docs/service-behaviour.md#unknown-grant-type): it shares `error` with a
+      // refused refresh token on purpose, the hard case for a client.
+      return json(400, errorBody("invalid_request", "Unknown grant_type"));
     case "malformed_json":
     case "reset":
     case "reset_mid_body":

@@ -23,6 +23,7 @@ export function json(status: number, body: unknown, headers?: Record<string, str
   return headers ? { status, json: body, headers } : { status, json: body };
 }
 
+/** The service's error body (docs/service-behaviour.md#error-body): `error` and `error_code` are the stable parts. */
 export function errorBody(error: string, description: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { error, error_description: description, ...extra, status: "error" };
 }
@@ -32,17 +33,20 @@ export function apiError(status: number, error: string, description: string, ext
 }
 
 export const ERR = {
+  /** docs/service-behaviour.md#endpoint-removed */
   notFound: () => apiError(404, "invalid_request", "Api endpoint not found."),
   validation: (details: Record<string, string>) =>
     apiError(400, "invalid_request", "Request field validation failed.", { error_details: details }),
   limitRange: () => ERR.validation({ limit: "limit is not within the allowed range" }),
   required: (field: string) => ERR.validation({ [field]: `${field} is required` }),
+  /** docs/service-behaviour.md#access-token-expired (and #client-token-on-user-endpoint) */
   expiredToken: () =>
     apiError(
       401,
       "invalid_token",
       "Expired oAuth2 user token. The client should request a new one with an access code or a refresh token.",
     ),
+  /** docs/service-behaviour.md#insufficient-scope */
   insufficientScope: (scope: string) =>
     apiError(
       403,
@@ -50,7 +54,12 @@ export const ERR = {
       "The requested resource requires a higher scope than the user has allowed the client to access, client needs to re-authorize.",
       { scope },
     ),
+  /** docs/service-behaviour.md#user-error-codes (also a renamed user's old name). */
   userNotFound: () => apiError(400, "invalid_request", "User not found.", { error_code: 2 }),
+  /** docs/service-behaviour.md#user-error-codes: a deactivated account. */
+  accountInactive: () => apiError(400, "invalid_request", "Account is inactive.", { error_code: 1 }),
+  /** docs/service-behaviour.md#user-error-codes: a suspended account (the code is documented, this wording is UNCERTAIN). */
+  accountSuspended: () => apiError(400, "invalid_request", "Account is suspended.", { error_code: 0 }),
   invalid: (description: string, errorCode?: number) =>
     apiError(400, "invalid_request", description, errorCode === undefined ? {} : { error_code: errorCode }),
 };

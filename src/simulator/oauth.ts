@@ -1,5 +1,6 @@
 // /oauth2/authorize, /oauth2/token and /oauth2/revoke as the service runs them: OAuth 2.0 and 2.1
-// clients, PKCE, single-use rotating refresh tokens, and its non-standard error bodies.
+// clients, PKCE (docs/service-behaviour.md#oauth21-pkce), single-use rotating refresh tokens
+// (#refresh-single-use), and its non-standard error bodies (#refresh-refused).
 import { createHash, timingSafeEqual } from "node:crypto";
 import { findUser, owner } from "./dataset.ts";
 import { errorBody, json, Params, type Reply } from "./http.ts";
@@ -21,6 +22,7 @@ export type OAuthOutcome = { reply: Reply; clientId?: string; userId?: string };
 
 const ISS = "https://www.deviantart.com";
 
+/** docs/service-behaviour.md#refresh-refused */
 export const REFRESH_INVALID = () => json(400, errorBody("invalid_request", "The refresh_token is invalid."));
 const INVALID_CLIENT = () => json(401, errorBody("invalid_client", "Client authentication failed."));
 
@@ -205,7 +207,7 @@ export function handleToken(world: SimWorld, req: OAuthRequest): OAuthOutcome {
 }
 
 export function handleRevoke(world: SimWorld, req: OAuthRequest): OAuthOutcome {
-  // The service does not read JSON bodies here; it redirects (WIX-169).
+  // The service does not read JSON bodies here; it redirects (docs/service-behaviour.md#revoke-json-body).
   if (req.bodyKind === "json") return { reply: { status: 302, redirect: `${world.baseUrl}/users/login` } };
   const token = req.params.get("token");
   if (!token) return { reply: json(400, errorBody("invalid_request", "Request field validation failed.", { error_details: { token: "token is required" } })) };

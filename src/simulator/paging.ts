@@ -1,9 +1,13 @@
 // The service's two paging styles: offset (`has_more`, `next_offset`, `results`; an effective offset
-// ceiling of 10 000) and cursor (`has_more`, `next_cursor`; empty cursor at the end).
+// ceiling of 10 000, docs/service-behaviour.md#offset-ceiling; pages may come back short,
+// #short-pages) and cursor (`has_more`, `next_cursor`; empty cursor at the end, #cursor-end).
 import { ERR, json, type Reply } from "./http.ts";
 import type { ApiContext } from "./world.ts";
 
-/** Offsets above this return an empty last page (documented 50 000, effective 10 000). */
+/**
+ * The default of SimulatorOptions.offsetCeiling: offsets above it return an empty last page, on every offset
+ * listing, folders included (documented 50 000, effective 10 000: docs/service-behaviour.md#offset-ceiling).
+ */
 export const OFFSET_CEILING = 10_000;
 export const OFFSET_DOCUMENTED_MAX = 50_000;
 
@@ -44,7 +48,7 @@ export function offsetPage<T>(ctx: ApiContext, items: readonly T[], options: Off
   if (options.silentLimitCap !== undefined && win.limit > options.silentLimitCap) win.limit = options.silentLimitCap;
   const key = options.itemsKey ?? "results";
   const body: Record<string, unknown> = {};
-  if (win.offset > OFFSET_CEILING) {
+  if (win.offset > ctx.world.offsetCeiling) {
     body.has_more = false;
     body.next_offset = null;
     if (options.bidirectional) {

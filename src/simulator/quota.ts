@@ -1,6 +1,7 @@
-// The weekly original-download allowance (api-notes §0.14, §7): counted per account over the service's
-// week (ISO week, from Monday 00:00 UTC) on the simulated clock. Every successful /deviation/download
-// call counts; fetching the CDN URL it returns does not.
+// The weekly original-download allowance (docs/service-behaviour.md#quota-weekly): counted per account over
+// the service's week (ISO week, from Monday 00:00 UTC, an assumption: the reset time is not documented) on
+// the simulated clock. Every successful /deviation/download call counts; fetching the CDN URL it returns
+// does not.
 
 export const DEFAULT_DOWNLOAD_QUOTA = 10;
 

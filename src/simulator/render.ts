@@ -1,5 +1,5 @@
-// Renders dataset records as the service's JSON shapes (api-notes §6): users, deviations, metadata,
-// comments, folders, notes, messages, feed items.
+// Renders dataset records as the service's JSON shapes (docs/service-behaviour.md#object-shapes): users,
+// deviations, metadata, comments, folders, notes, messages, feed items.
 import { cdnPath, originalFilename, signCdnPath } from "./cdn.ts";
 import { renditionSize } from "./files.ts";
 import type { SimComment, SimDeviation, SimMessage, SimNote, SimNoteFolder, SimStatus, SimUser } from "./dataset.ts";
@@ -41,11 +41,20 @@ export function userJson(_world: SimWorld, u: SimUser, expand: UserExpand = {}, 
   return out;
 }
 
-/** Blur radius of a deviation's renditions for this viewer, or 0: strict mature content, and tier content for non-subscribers. */
+/**
+ * Blur radius of a deviation's renditions for this viewer, or 0: strict mature content
+ * (docs/service-behaviour.md#mature-blur), and tier or premium-folder content for viewers without access.
+ */
 export function renditionBlur(d: SimDeviation, viewerId: string | undefined): number {
   if (d.isMature && d.matureLevel === "strict") return 30;
   if (d.tier && viewerId !== d.authorId) return 50;
+  if (d.premiumFolder && viewerId !== d.authorId) return 50;
   return 0;
+}
+
+/** A premium folder's work for a viewer without access (the author has it): docs/service-behaviour.md#tier-locked. */
+function lockedFor(d: SimDeviation, viewerId: string | undefined): boolean {
+  return d.premiumFolder !== undefined && viewerId !== d.authorId;
 }
 
 function image(world: SimWorld, d: SimDeviation, variant: "fullview" | "preview" | "thumb", w: number, h: number, filename: string, blur: number): Json {
@@ -71,7 +80,10 @@ export function commentCount(world: SimWorld, kind: string, id: string): number 
   return world.index.commentsByTarget.get(commentKey(kind, id))?.length ?? 0;
 }
 
-/** The deviation object; deleted ones come back as `{deviationid, is_deleted: true}` with nothing else. */
+/**
+ * The deviation object; deleted ones come back as `{deviationid, is_deleted: true}` with nothing else
+ * (docs/service-behaviour.md#deleted-stubs).
+ */
 export function deviationJson(ctx: ApiContext, d: SimDeviation): Json {
   const world = ctx.world;
   if (d.isDeleted) return { deviationid: d.deviationid, printid: null, is_deleted: true };
@@ -97,7 +109,7 @@ export function deviationJson(ctx: ApiContext, d: SimDeviation): Json {
   if (d.image) {
     const [pw, ph] = scaled(d, 1024, 1024);
     out.preview = image(world, d, "preview", pw, ph, `${base}-pre.jpg`, blur);
-    if (d.kind === "image") {
+    if (d.kind === "image" && !lockedFor(d, viewer?.userid)) {
       const [fw, fh] = scaled(d, 1920, 1920);
       out.content = { ...image(world, d, "fullview", fw, fh, `${base}-fullview.${d.image.ext}`, blur), filesize: renditionSize(d, "fullview") };
     }
@@ -118,7 +130,18 @@ export function deviationJson(ctx: ApiContext, d: SimDeviation): Json {
   out.is_downloadable = d.isDownloadable;
   if (d.isDownloadable && d.image) out.download_filesize = d.image.filesize;
   if (d.isPinned) out.is_pinned = true;
-  if (d.tier && viewer?.userid !== d.authorId) out.tier_access = "locked";
+  if ((d.tier || d.premiumFolder) && viewer?.userid !== d.authorId) out.tier_access = "locked";
+  // The folder data disappears once the viewer has access (docs/service-behaviour.md#tier-locked).
+  const premium = lockedFor(d, viewer?.userid) ? d.premiumFolder : undefined;
+  if (premium) {
+    out.premium_folder_data = {
+      type: premium.type,
+      has_access: false,
+      gallery_id: premium.galleryId,
+      ...(premium.pointsPrice !== null ? { points_price: premium.pointsPrice } : {}),
+      ...(premium.dollarPrice !== null ? { dollar_price: premium.dollarPrice } : {}),
+    };
+  }
   if (d.tier) {
     out.tier = { state: d.tier.state, is_user_subscribed: false, can_user_subscribe: true, subproductid: 1000 + (d.numericId % 100), dollar_price: "3.00", settings: { access_settings: "all" }, stats: d.tier.statsAsArray ? [] : { subscribers: d.numericId % 50, deviations: d.numericId % 9 }, benefits: [] };
   }

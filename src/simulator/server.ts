@@ -7,7 +7,7 @@ import { applyActivity, type ActivityInput } from "./activity.ts";
 import { sendCdnFile, serveCdn, deviationBytes, type CdnHook, type CdnSettings } from "./cdn.ts";
 import { createClock, type ClockMode } from "./clock.ts";
 import { handleControl } from "./control.ts";
-import { generateDataset, type DatasetOptions, type GroundTruth, type SimDeviation } from "./dataset.ts";
+import { generateDataset, isGone, type DatasetOptions, type GroundTruth, type SimDeviation } from "./dataset.ts";
 import { fileSha256, simFile } from "./files.ts";
 import { API_PREFIX, FaultStore, faultReply, type FaultRule } from "./faults.ts";
 import { ERR, Params, errorBody, parseBody, parseParams, readBody, type ParamMap, type Reply } from "./http.ts";
@@ -17,7 +17,9 @@ import { Router } from "./router.ts";
 import { allRoutes } from "./routes/index.ts";
 import { createRng } from "./rng.ts";
 import { CLIENT_TOKEN_SCOPES, KNOWN_SCOPES, TokenStore, type SimClient } from "./tokens.ts";
-import { buildIndex, type ApiCaller, type ApiContext, type ApiRoute, type SimMode, type SimWorld } from "./world.ts";
+import { OFFSET_CEILING } from "./paging.ts";
+import type { BucketPageKey } from "./variance.ts";
+import { buildIndex, type ApiCaller, type ApiContext, type ApiRoute, type QuotaExhaustion, type SimMode, type SimProfile, type SimWorld } from "./world.ts";
 
 export type { SimClient } from "./tokens.ts";
 export type { FaultRule, FaultKind } from "./faults.ts";
@@ -25,6 +27,8 @@ export type * from "./dataset.ts";
 export type { ActivityInput } from "./activity.ts";
 export type { CdnHook, CdnRequest, CdnSettings, SimFile } from "./cdn.ts";
 export type { QuotaStatus } from "./quota.ts";
+export type { BucketPageKey, GalleryVariance, VarianceTruth } from "./variance.ts";
+export type { QuotaExhaustion, SimMode, SimProfile } from "./world.ts";
 
 export type SimulatorOptions = {
   /** 0 = ephemeral (default). */
@@ -58,7 +62,22 @@ export type SimulatorOptions = {
   fileSizes?: Record<string, number>;
   /** Oldest request-log entries are dropped beyond this many (default 200 000), so a long-running CLI stays small. */
   logLimit?: number;
+  /**
+   * Draw what the real service allows beyond the base dataset, seeded (default off; see dataset.variance and
+   * `Simulator.variance`): unfiled gallery deviations, second folders, empty folders, gone authors of favourites,
+   * locked premium works, and the page key of /feed/home/{bucketid}. Same as `dataset.variance`.
+   */
+  variance?: boolean;
+  /** "classic" (default): as today. "2026": current mode, and the comment endpoints removed on 2026-08-31 answer 404. */
+  profile?: SimProfile;
+  /** Offsets above this answer an empty last page on every offset listing (default 10 000). */
+  offsetCeiling?: number;
+  /** "400" (default): over-quota downloads answer "Free download limit reached."; "500": a bare HTTP 500, as in March 2026. */
+  quotaExhaustion?: QuotaExhaustion;
 };
+
+/** What variance drew for this instance (`enabled` false: the defaults). */
+export type SimVariance = { enabled: boolean; bucketKey: BucketPageKey };
 
 export type RequestLogEntry = {
   seq: number;
@@ -111,6 +130,8 @@ export type Simulator = {
   /** Changes the CDN's bandwidth cap (null = none) and Range support, effective immediately (mid-transfer too). */
   setCdn(settings: Partial<CdnSettings>): CdnSettings;
   mode: SimMode;
+  profile: SimProfile;
+  variance: SimVariance;
   close(): Promise<void>;
 };
 
@@ -164,9 +185,16 @@ function serialise(reply: Reply): { status: number; headers: Record<string, stri
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const seed = options.seed ?? 1;
   const mode: SimMode = options.mode ?? "current";
+  const profile: SimProfile = options.profile ?? "classic";
+  if (profile === "2026" && mode !== "current") throw new RangeError(`profile "2026" is the current service: it needs mode "current", got "${mode}"`);
+  const offsetCeiling = options.offsetCeiling ?? OFFSET_CEILING;
+  if (!Number.isSafeInteger(offsetCeiling) || offsetCeiling < 0) throw new RangeError(`offsetCeiling must be a non-negative integer, got ${offsetCeiling}`);
+  const quotaExhaustion: QuotaExhaustion = options.quotaExhaustion ?? "400";
+  if (quotaExhaustion !== "400" && quotaExhaustion !== "500") throw new RangeError(`quotaExhaustion is "400" or "500", got ${String(quotaExhaustion)}`);
   const start = options.startTime ?? DEFAULT_START_TIME;
   const clock = createClock(start, options.clockMode ?? "frozen");
-  const data = generateDataset(seed, options.dataset ?? {}, start);
+  const datasetOptions: DatasetOptions = options.variance === undefined ? (options.dataset ?? {}) : { ...options.dataset, variance: options.variance };
+  const data = generateDataset(seed, datasetOptions, start);
   for (const [id, bytes] of Object.entries(options.fileSizes ?? {})) {
     const d = data.deviations.get(id.toUpperCase());
     if (!d?.image) throw new Error(`fileSizes: no simulated deviation ${id} with a file`);
@@ -175,6 +203,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   }
   const world: SimWorld = {
     mode,
+    profile,
+    offsetCeiling,
+    quotaExhaustion,
     data,
     clock,
     rng: createRng(seed ^ 0x5eed5eed),
@@ -233,7 +264,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return undefined;
     }
     if (!isApi) return undefined;
-    // The bearer token: header, then POST body, then the query string (2.0 apps only).
+    // The bearer token: header, then POST body, then the query string (2.0 apps only:
+    // docs/service-behaviour.md#oauth21-query-token).
     let token: string | undefined;
     const bearer = /^Bearer\s+(\S+)/i.exec(authHeader ?? "");
     if (bearer) {
@@ -259,6 +291,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const match = router.match(rel);
     if (!match) return ERR.notFound();
     if (match.route.removed && mode === "current") return ERR.notFound();
+    if (match.route.removedIn2026 && profile === "2026") return ERR.notFound();
     if (!match.route.methods.includes(method as "GET" | "POST")) return ERR.notFound();
     if (!token) return { status: 401, json: errorBody("invalid_request", "Must provide an access_token to access this resource.") };
     const lookup = world.tokens.lookupAccess(token);
@@ -267,12 +300,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (entry.auth === "query" && world.tokens.clients.get(at.clientId)?.oauth21) {
       return { status: 401, json: errorBody("invalid_request", "Access tokens in the query string are not accepted for this application; send an Authorization: Bearer header.") };
     }
-    // The service answers client tokens on user endpoints with its "expired user token" 401 (WIX-5, WIX-117).
+    // The service answers client tokens on user endpoints with its "expired user token" 401
+    // (docs/service-behaviour.md#client-token-on-user-endpoint).
     if (match.route.userOnly && at.kind === "client") return ERR.expiredToken();
     const missing = match.route.scopes.filter((s) => !at.scopes.includes(s));
     if (missing.length > 0) return ERR.insufficientScope(match.route.scopes.join(" "));
     const user = at.userId ? data.users.get(at.userId) : undefined;
-    if (at.kind === "user" && (!user || user.isDeactivated)) return ERR.expiredToken();
+    if (at.kind === "user" && (!user || isGone(user))) return ERR.expiredToken();
     const caller: ApiCaller = { token: at, kind: at.kind, user };
     return match.route.handler({ world, method, path, pathParams: match.params, params, files, caller });
   }
@@ -393,6 +427,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     url: "",
     apiUrl: "",
     mode,
+    profile,
+    variance: { enabled: data.variance !== undefined, bucketKey: data.variance?.bucketKey ?? "items" },
     clock: { now: () => clock.now(), advance: (ms) => clock.advance(ms), set: (d) => clock.set(d) },
     truth: data,
     faults: { add: (rule) => faults.add(rule), clear: () => faults.clear() },

@@ -1,5 +1,6 @@
 // The simulator's token state: clients, authorization codes, access and refresh tokens, with the
-// service's rules — single-use rotating refresh tokens bound to their client, lifetimes on the sim clock.
+// service's rules — single-use rotating refresh tokens bound to their client
+// (docs/service-behaviour.md#refresh-single-use), lifetimes on the sim clock.
 import { randomBytes } from "node:crypto";
 import type { SimClock } from "./clock.ts";
 

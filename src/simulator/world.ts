@@ -2,7 +2,7 @@
 import type { CdnSettings } from "./cdn.ts";
 import type { SimClock } from "./clock.ts";
 import type { Dataset, SimComment, SimDeviation, SimUser } from "./dataset.ts";
-import { owner as datasetOwner } from "./dataset.ts";
+import { isGone, owner as datasetOwner } from "./dataset.ts";
 import type { Params, Reply, UploadedFile } from "./http.ts";
 import type { DownloadQuota } from "./quota.ts";
 import type { Rng } from "./rng.ts";
@@ -10,8 +10,18 @@ import type { AccessToken, TokenStore } from "./tokens.ts";
 
 export type SimMode = "current" | "legacy";
 
+/** classic: the service as dvault first met it; "2026": current mode after the comment removals of 2026-08-31. */
+export type SimProfile = "classic" | "2026";
+
+/** How an over-quota /deviation/download answers: the 400 of today, or the bare 500 it first was. */
+export type QuotaExhaustion = "400" | "500";
+
 export type SimWorld = {
   mode: SimMode;
+  profile: SimProfile;
+  /** Offsets above this answer an empty last page (docs/service-behaviour.md#offset-ceiling). */
+  offsetCeiling: number;
+  quotaExhaustion: QuotaExhaustion;
   data: Dataset;
   clock: SimClock;
   /** For ids and content minted by writes; seeded, so a scripted run is reproducible. */
@@ -64,6 +74,8 @@ export type ApiRoute = {
   userOnly?: boolean;
   /** Gone from the current service: answers 404 "Api endpoint not found." unless in legacy mode. */
   removed?: boolean;
+  /** Gone since 2026-08-31: answers that 404 under profile "2026" (docs/service-behaviour.md#comments-removed-2026). */
+  removedIn2026?: boolean;
   handler: RouteHandler;
 };
 
@@ -104,16 +116,17 @@ export function actingUser(ctx: ApiContext): SimUser {
   return ctx.caller.user ?? ownerOf(ctx.world);
 }
 
-/** Whether mature items are visible to this request: never for client tokens; for users only when asked. */
+/** Whether mature items are visible to this request: never for client tokens (docs/service-behaviour.md#public-token-hides-mature); for users only when asked. */
 export function showsMature(ctx: ApiContext): boolean {
   if (ctx.caller.kind === "client") return false;
-  // The service's `mature_content=false` does not filter reliably (WIX-175): any explicit value shows them.
+  // The service's `mature_content=false` does not filter reliably (docs/service-behaviour.md#mature-content-param):
+  // any explicit value shows them.
   return ctx.params.has("mature_content");
 }
 
 export function visibleDeviation(ctx: ApiContext, d: SimDeviation): boolean {
   if (d.isDeleted) return false;
   if (d.isMature && !showsMature(ctx)) return false;
-  const author = ctx.world.data.users.get(d.authorId);
-  return !author?.isDeactivated;
+  // docs/service-behaviour.md#user-error-codes: a gone user's works leave other people's listings.
+  return !isGone(ctx.world.data.users.get(d.authorId));
 }

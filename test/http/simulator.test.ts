@@ -505,7 +505,7 @@ describe("startSimulator", () => {
       await post({ kind: "deactivate_user", username: victim?.username });
       const profile = await call(sim, `/user/profile/${victim?.username}`, at);
       expect(profile.status).toBe(400);
-      expect(profile.body.error_description).toBe("User not found.");
+      expect(profile.body.error_description).toBe("Account is inactive.");
       expect((await post({ kind: "nonsense" })).status).toBe(400);
     });
   });

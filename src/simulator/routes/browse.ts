@@ -16,7 +16,10 @@ function everything(ctx: ApiContext): SimDeviation[] {
   );
 }
 
-/** Browse endpoints silently cap `limit` at 24 (WIX-123) while still rejecting values above their documented max. */
+/**
+ * Browse endpoints silently cap `limit` at 24 (docs/service-behaviour.md#browse-limit-cap) while still
+ * rejecting values above their documented max.
+ */
 function browsePage(ctx: ApiContext, items: readonly SimDeviation[], maxLimit: number, extra: Record<string, unknown> = {}): Reply {
   return offsetPage(ctx, items, { maxLimit, silentLimitCap: 24, keep: (d) => visibleDeviation(ctx, d), render: (d) => deviationJson(ctx, d), estimatedTotal: true, extra });
 }

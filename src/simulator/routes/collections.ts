@@ -1,5 +1,6 @@
 // /collections/*: favourites folders, faving and unfaving, folder management.
 import type { SimCollectionFolder } from "../dataset.ts";
+import { isGone } from "../dataset.ts";
 import { ERR, apiError, json, type Reply } from "../http.ts";
 import { offsetPage } from "../paging.ts";
 import { deviationJson } from "../render.ts";
@@ -21,11 +22,14 @@ function findFolder(ctx: ApiContext, folderid: string | undefined, ownerId?: str
   return f;
 }
 
-/** Collections show deleted favourites as `is_deleted` stubs; mature ones are hidden unless asked for. */
+/**
+ * Collections show deleted favourites as `is_deleted` stubs (docs/service-behaviour.md#deleted-stubs); mature
+ * ones are hidden unless asked for, and works of gone users always (#user-error-codes).
+ */
 function keepInCollection(ctx: ApiContext, d: SimDeviation): boolean {
   if (d.isDeleted) return true;
   if (d.isMature && !showsMature(ctx)) return false;
-  return !ctx.world.data.users.get(d.authorId)?.isDeactivated;
+  return !isGone(ctx.world.data.users.get(d.authorId));
 }
 
 function folderJson(ctx: ApiContext, f: SimCollectionFolder): Record<string, unknown> {

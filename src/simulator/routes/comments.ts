@@ -2,11 +2,11 @@
 // `has_less`), siblings, and posting.
 import type { CommentTarget, SimComment } from "../dataset.ts";
 import { findUser, simIso } from "../dataset.ts";
-import { apiError, json, type Reply } from "../http.ts";
+import { ERR, apiError, json, type Reply } from "../http.ts";
 import { offsetPage, offsetWindow, isReply } from "../paging.ts";
 import { commentJson, deviationJson, statusJson, userJson } from "../render.ts";
 import { actingUser, commentKey, touch, type ApiContext, type ApiRoute } from "../world.ts";
-import { deviationNotFound, getDeviation, requireParams } from "./common.ts";
+import { deviationNotFound, getDeviation, requireParams, userUnavailable } from "./common.ts";
 
 const READ = ["browse"];
 const POST = ["browse", "comment.post"];
@@ -26,7 +26,9 @@ function resolveTarget(ctx: ApiContext, kind: CommentTarget["kind"], id: string 
   }
   if (kind === "profile") {
     const u = findUser(ctx.world.data, id);
-    if (!u || u.isDeactivated) return { error: apiError(400, "invalid_request", "User not found.", { error_code: 2 }) };
+    if (!u) return { error: ERR.userNotFound() };
+    const refused = userUnavailable(u);
+    if (refused) return { error: refused };
     return { target: { kind, id: u.username.toLowerCase() } };
   }
   const s = ctx.world.data.statuses.find((x) => x.statusid === id.toUpperCase());
@@ -99,13 +101,15 @@ function postComment(ctx: ApiContext, kind: CommentTarget["kind"], id: string | 
 }
 
 export const commentRoutes: ApiRoute[] = [
-  { methods: ["GET"], template: "/comments/deviation/{deviationid}", scopes: READ, handler: (ctx) => listComments(ctx, "deviation", ctx.pathParams.deviationid) },
+  // docs/service-behaviour.md#comments-removed-2026: gone since 2026-08-31 (profile "2026"); profile comments stay.
+  { methods: ["GET"], template: "/comments/deviation/{deviationid}", scopes: READ, removedIn2026: true, handler: (ctx) => listComments(ctx, "deviation", ctx.pathParams.deviationid) },
   { methods: ["GET"], template: "/comments/profile/{username}", scopes: READ, handler: (ctx) => listComments(ctx, "profile", ctx.pathParams.username) },
   { methods: ["GET"], template: "/comments/status/{statusid}", scopes: READ, handler: (ctx) => listComments(ctx, "status", ctx.pathParams.statusid) },
   {
     methods: ["GET"],
     template: "/comments/{commentid}/siblings",
     scopes: READ,
+    removedIn2026: true,
     handler(ctx) {
       const c = ctx.world.data.comments.find((x) => x.commentid === ctx.pathParams.commentid);
       if (!c) return apiError(400, "invalid_request", "Comment not found.", { error_code: 0 });

@@ -1,6 +1,6 @@
 // Helpers shared by the route modules: resolving the target user, folders, deviations and id lists.
 import type { SimDeviation, SimUser } from "../dataset.ts";
-import { findUser } from "../dataset.ts";
+import { findUser, galleryAllIds, userState } from "../dataset.ts";
 import { ERR, apiError, type Reply } from "../http.ts";
 import { cached, type ApiContext, type SimWorld } from "../world.ts";
 import { actingUser } from "../world.ts";
@@ -9,7 +9,28 @@ export function success(extra: Record<string, unknown> = {}): Reply {
   return { status: 200, json: { success: true, ...extra } };
 }
 
-/** `username` param, or the token's user; missing or deactivated users answer "User not found.". */
+/**
+ * What every user-scoped endpoint answers for a user who is gone (docs/service-behaviour.md#user-error-codes):
+ * error_code 1 deactivated ("Account is inactive."), 0 suspended (that wording is UNCERTAIN); undefined for an
+ * active user. An unknown name is ERR.userNotFound (error_code 2).
+ */
+export function userUnavailable(u: SimUser): Reply | undefined {
+  const state = userState(u);
+  switch (state) {
+    case "active":
+      return undefined;
+    case "deactivated":
+      return ERR.accountInactive();
+    case "suspended":
+      return ERR.accountSuspended();
+    default: {
+      const never: never = state;
+      throw new Error(`unknown user state ${String(never)}`);
+    }
+  }
+}
+
+/** `username` param, or the token's user; unknown, deactivated and suspended users answer their error. */
 export function targetUser(ctx: ApiContext, name = ctx.params.get("username")): SimUser | Reply {
   if (name === undefined || name === "") {
     if (ctx.caller.kind === "client") return ERR.required("username");
@@ -17,8 +38,7 @@ export function targetUser(ctx: ApiContext, name = ctx.params.get("username")): 
   }
   const u = findUser(ctx.world.data, name);
   if (!u) return ERR.userNotFound();
-  if (u.isDeactivated) return apiError(400, "invalid_request", "User not found.", { error_code: 1 });
-  return u;
+  return userUnavailable(u) ?? u;
 }
 
 export function isUser(x: SimUser | Reply): x is SimUser {
@@ -34,23 +54,12 @@ export function deviationNotFound(): Reply {
   return apiError(400, "invalid_request", "Deviation not found.", { error_code: 0 });
 }
 
-/** All of a user's gallery deviations (deleted ones included: listings skip them), newest first. */
+/**
+ * All of a user's gallery deviations, folders' and unfiled ones (docs/service-behaviour.md#folders-optional),
+ * deleted ones included (listings skip them), newest first.
+ */
 export function galleryAll(world: SimWorld, userId: string): SimDeviation[] {
-  return cached(world, `gallery-all:${userId}`, () => {
-    const seen = new Set<string>();
-    const out: SimDeviation[] = [];
-    for (const f of world.data.galleryFolders) {
-      if (f.ownerId !== userId) continue;
-      for (const id of f.deviationIds) {
-        if (seen.has(id)) continue;
-        seen.add(id);
-        const d = world.data.deviations.get(id);
-        if (d) out.push(d);
-      }
-    }
-    out.sort((a, b) => b.publishedTime - a.publishedTime || b.numericId - a.numericId);
-    return out;
-  });
+  return cached(world, `gallery-all:${userId}`, () => idsToDeviations(world, galleryAllIds(world.data, userId)));
 }
 
 export function idsToDeviations(world: SimWorld, ids: readonly string[]): SimDeviation[] {

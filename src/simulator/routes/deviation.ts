@@ -4,6 +4,7 @@ import { cdnPath, originalFilename, signCdnPath } from "../cdn.ts";
 import { deviationSlug, makeDeviation, type DeviationKind, type SimDeviation } from "../dataset.ts";
 import { ERR, apiError, json, type Reply } from "../http.ts";
 import { offsetPage } from "../paging.ts";
+import { isGone } from "../dataset.ts";
 import { deviationJson, deviationUrl, metadataJson, userJson } from "../render.ts";
 import { actingUser, showsMature, touch, type ApiContext, type ApiRoute } from "../world.ts";
 import { deviationNotFound, getDeviation, requireParams } from "./common.ts";
@@ -21,6 +22,21 @@ function ownDeviation(ctx: ApiContext, id: string | undefined, kinds?: Deviation
 /** Whose allowance a download counts against: the token's user, or the app for client tokens. */
 export function quotaKey(ctx: ApiContext): string {
   return ctx.caller.user?.userid ?? `client:${ctx.caller.token.clientId}`;
+}
+
+/**
+ * The over-quota answer of March 2026: an HTTP 500 without the API's JSON. Its body was never published
+ * (docs/service-behaviour.md#quota-as-500, UNCERTAIN): a generic server error page stands in.
+ */
+export const BARE_500_HTML = `<html>
+<head><title>500 Internal Server Error</title></head>
+<body>
+<center><h1>500 Internal Server Error</h1></center>
+</body>
+</html>`;
+
+function bare500(): Reply {
+  return { status: 500, text: BARE_500_HTML, contentType: "text/html" };
 }
 
 function isDeviation(x: SimDeviation | Reply): x is SimDeviation {
@@ -72,6 +88,8 @@ export const deviationRoutes: ApiRoute[] = [
     handler(ctx) {
       const d = getDeviation(ctx.world, ctx.pathParams.deviationid);
       if (!d) return deviationNotFound();
+      // A gone author's deviation still answers here: no public source says otherwise
+      // (docs/service-behaviour.md#gone-author-deviation, UNCERTAIN).
       return json(200, deviationJson(ctx, d));
     },
   },
@@ -85,7 +103,8 @@ export const deviationRoutes: ApiRoute[] = [
       const d = getDeviation(ctx.world, ctx.params.get("deviationid"));
       if (!d || d.isDeleted) return deviationNotFound();
       if (!d.text) return apiError(400, "invalid_request", "Unsupported deviation type.", { error_code: 1 });
-      // Since 2024 the service often answers with an empty html for journals and literature.
+      // Since 2024 the service often answers with an empty html for journals and literature
+      // (docs/service-behaviour.md#content-empty-html).
       return json(200, { html: d.text.apiHtmlEmpty ? "" : d.text.html, css: "", css_fonts: [] });
     },
   },
@@ -96,15 +115,18 @@ export const deviationRoutes: ApiRoute[] = [
     handler(ctx) {
       const d = getDeviation(ctx.world, ctx.pathParams.deviationid);
       if (!d || d.isDeleted) return deviationNotFound();
-      // Tier content for a non-subscriber (the simulated viewer never subscribes; authors have access).
+      // Tier content for a non-subscriber (the simulated viewer never subscribes; authors have access;
+      // docs/service-behaviour.md#tier-locked: the status code is UNCERTAIN).
       if (d.tier && ctx.caller.user?.userid !== d.authorId) {
         return apiError(403, "invalid_request", "Only subscribers may have access to this download.");
       }
       if (!d.isDownloadable || !d.image || (d.isMature && ctx.caller.kind === "client")) {
         return apiError(400, "invalid_request", "Deviation not downloadable.", { error_code: 2 });
       }
-      // The weekly allowance: shares error_code 2 with "not downloadable" (api-notes §3.2).
+      // The weekly allowance: shares error_code 2 with "not downloadable" (docs/service-behaviour.md#quota-weekly).
+      // Over it, nothing is counted; the answer is today's 400 or the bare 500 it first was (#quota-as-500).
       if (!ctx.world.quota.consume(quotaKey(ctx), ctx.world.clock.nowMs())) {
+        if (ctx.world.quotaExhaustion === "500") return bare500();
         return apiError(400, "invalid_request", "Free download limit reached.", { error_code: 2 });
       }
       const author = ctx.world.data.users.get(d.authorId);
@@ -154,7 +176,7 @@ export const deviationRoutes: ApiRoute[] = [
   { methods: ["POST"], template: "/deviation/journal/update/{deviationid}", scopes: ["user.manage"], userOnly: true, handler: (ctx) => updateText(ctx, "journal") },
   { methods: ["POST"], template: "/deviation/literature/create", scopes: ["user.manage"], userOnly: true, handler: (ctx) => createText(ctx, "literature") },
   { methods: ["POST"], template: "/deviation/literature/update/{deviationid}", scopes: ["user.manage"], userOnly: true, handler: (ctx) => updateText(ctx, "literature") },
-  // DeviantArtFs uses this path for literature updates; both answer.
+  // DeviantArtFs uses this path for literature updates; both answer (docs/service-behaviour.md#literature-update-path).
   { methods: ["POST"], template: "/deviation/journal/literature/update/{deviationid}", scopes: ["user.manage"], userOnly: true, handler: (ctx) => updateText(ctx, "literature") },
   {
     methods: ["GET"],
@@ -170,6 +192,7 @@ export const deviationRoutes: ApiRoute[] = [
         collection: ctx.params.bool("ext_collection"),
         gallery: ctx.params.bool("ext_gallery"),
       };
+      // docs/service-behaviour.md#metadata-batch
       const max = Object.values(ext).some(Boolean) ? 10 : 50;
       if (ids.length > max) return apiError(400, "invalid_request", "Too many deviations requested.", { error_code: 0 });
       const metadata = [];
@@ -194,7 +217,7 @@ export const deviationRoutes: ApiRoute[] = [
       const faves = d.favedBy.slice().sort((a, b) => b.time - a.time);
       return offsetPage(ctx, faves, {
         maxLimit: 50,
-        keep: (f) => !ctx.world.data.users.get(f.userid)?.isDeactivated,
+        keep: (f) => !isGone(ctx.world.data.users.get(f.userid)),
         render: (f) => {
           const u = ctx.world.data.users.get(f.userid);
           return { user: u ? userJson(ctx.world, u) : null, time: f.time };

@@ -1,6 +1,7 @@
-// /feed/* (deprecated but still answering): the watch feed with buckets, notifications, profile feed
-// and feed settings. Cursor style `{cursor, has_more, items}`.
+// /feed/* (deprecated but still answering, docs/service-behaviour.md#feed-deprecated): the watch feed with
+// buckets, notifications, profile feed and feed settings. Cursor style `{cursor, has_more, items}`.
 import type { SimFeedItem } from "../dataset.ts";
+import { isGone } from "../dataset.ts";
 import { apiError, json } from "../http.ts";
 import { cursorPage, offsetPage } from "../paging.ts";
 import { deviationJson, messageJson, statusJson, userJson } from "../render.ts";
@@ -47,7 +48,7 @@ export const feedRoutes: ApiRoute[] = [
       const s = settings(ctx);
       const items = ctx.world.data.feed
         .filter((f) => (f.type === "status" ? s.statuses : f.type === "journal_submitted" ? s.journals : s.deviations))
-        .filter((f) => !ctx.world.data.users.get(f.byUserId)?.isDeactivated)
+        .filter((f) => !isGone(ctx.world.data.users.get(f.byUserId)))
         .slice()
         .sort((a, b) => b.seq - a.seq);
       return cursorPage(ctx, items, { maxLimit: 50, position: (f) => f.seq, render: (f) => feedItemJson(ctx, f), style: "feed" });
@@ -63,7 +64,8 @@ export const feedRoutes: ApiRoute[] = [
       if (!item) return apiError(400, "invalid_request", "Bucket not found.", { error_code: 0 });
       return offsetPage(ctx, idsToDeviations(ctx.world, item.deviationIds), {
         maxLimit: 50,
-        itemsKey: "items",
+        // docs/service-behaviour.md#feed-bucket-page-key: clients disagree; variance draws one per instance.
+        itemsKey: ctx.world.data.variance?.bucketKey ?? "items",
         keep: (d) => visibleDeviation(ctx, d),
         render: (d) => deviationJson(ctx, d),
       });

@@ -1,4 +1,5 @@
-// Every API route of the simulator (service-api.md §4.2, both listings, plus the paths api-notes adds).
+// Every API route of the simulator (service-api.md §4.2, both listings, plus the paths public clients use:
+// docs/service-behaviour.md#literature-update-path).
 import type { ApiRoute } from "../world.ts";
 import { browseRoutes } from "./browse.ts";
 import { collectionRoutes } from "./collections.ts";

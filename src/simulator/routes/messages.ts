@@ -61,7 +61,7 @@ export const messageRoutes: ApiRoute[] = [
       if (!type) return ERR.required("type");
       if (type !== "comments" && type !== "replies" && type !== "activity") return ERR.validation({ type: "type is not one of comments, replies, activity" });
       const stacked = ctx.params.bool("stack", true);
-      // DeviantArtFs (2026) caps this one at 5; its 2020 version at 50.
+      // 5 in current clients, 50 in 2020 ones (docs/service-behaviour.md#page-size-maxima).
       const maxLimit = ctx.world.mode === "current" ? 5 : 50;
       return offsetPage(ctx, entries(ctx, (m) => m.box === "feedback" && m.feedbackType === type, stacked), {
         maxLimit,

@@ -1,6 +1,6 @@
 // /notes/*: notes in folders (offset paging), note folders (count as a string), send, move, mark, delete.
 import type { SimNote, SimUser } from "../dataset.ts";
-import { findUser, simIso } from "../dataset.ts";
+import { findUser, isGone, simIso } from "../dataset.ts";
 import { ERR, apiError, json, type Reply } from "../http.ts";
 import { offsetPage } from "../paging.ts";
 import { noteFolderJson, noteJson, userJson } from "../render.ts";
@@ -42,7 +42,7 @@ export const noteRoutes: ApiRoute[] = [
         if (!folder) return folderNotFound();
         notes = ctx.world.data.notes.filter((n) => n.folderid === folder.folderid);
       }
-      // DeviantArtFs caps this at 24 in its 2024 code (50 in 2020).
+      // 24 in current clients, 50 in 2020 ones (docs/service-behaviour.md#page-size-maxima).
       const maxLimit = ctx.world.mode === "current" ? 24 : 50;
       return offsetPage(ctx, notes, { maxLimit, render: (n) => noteJson(ctx.world, n) });
     },
@@ -178,11 +178,12 @@ export const noteRoutes: ApiRoute[] = [
       const body = ctx.params.get("body") ?? "";
       if (body === "") return ERR.required("body");
       const me = actingUser(ctx);
+      // docs/service-behaviour.md#note-send-per-recipient: one result per recipient, partial success in a 200.
       const results: Array<Record<string, unknown>> = [];
       for (const name of to) {
         const u: SimUser | undefined = findUser(ctx.world.data, name);
-        if (!u || u.isDeactivated) {
-          results.push({ success: false, user: { username: name }, noteid: null });
+        if (!u || isGone(u)) {
+          results.push({ success: false, user: { userid: null, username: name, usericon: null, type: null }, noteid: null });
           continue;
         }
         const note: SimNote = {

@@ -1,5 +1,6 @@
 // /stash/*: submit and publish still work; everything else was removed in v20240701 and answers
-// "Api endpoint not found." in current mode (legacy mode serves the old shapes).
+// "Api endpoint not found." in current mode (docs/service-behaviour.md#endpoint-removed; legacy mode
+// serves the old shapes).
 import { createHash } from "node:crypto";
 import type { SimStashItem } from "../dataset.ts";
 import { makeDeviation } from "../dataset.ts";

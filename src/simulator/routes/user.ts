@@ -1,7 +1,7 @@
 // /user/*: profiles, profile posts (cursor), friends (watching), watchers, watch/unwatch, whoami/whois,
 // statuses (removed from the current service except posting), tiers, profile updates.
 import type { SimStatus, SimUser, SimWatch, WatchFlags } from "../dataset.ts";
-import { findUser, simIso } from "../dataset.ts";
+import { findUser, isGone, simIso } from "../dataset.ts";
 import { ERR, apiError, json, type Reply } from "../http.ts";
 import { cursorPage, offsetPage } from "../paging.ts";
 import { deviationJson, expandFlags, statusAsPostJson, statusJson, userJson } from "../render.ts";
@@ -58,7 +58,7 @@ function profileJson(ctx: ApiContext, u: SimUser): Record<string, unknown> {
 
 function friendEntry(ctx: ApiContext, of: SimUser, w: SimWatch): Record<string, unknown> | undefined {
   const u = ctx.world.data.users.get(w.userid);
-  if (!u || u.isDeactivated) return undefined;
+  if (!u || isGone(u)) return undefined;
   const viewer = ctx.caller.kind === "user" ? ctx.caller.user : undefined;
   return {
     user: userJson(ctx.world, u, expandFlags(ctx)),
@@ -82,7 +82,7 @@ export const userRoutes: ApiRoute[] = [
       if (!isUser(u)) return u;
       return offsetPage(ctx, u.friends, {
         maxLimit: 50,
-        keep: (w) => !ctx.world.data.users.get(w.userid)?.isDeactivated,
+        keep: (w) => !isGone(ctx.world.data.users.get(w.userid)),
         render: (w) => friendEntry(ctx, u, w),
       });
     },
@@ -99,7 +99,7 @@ export const userRoutes: ApiRoute[] = [
       const q = (ctx.params.get("query") ?? "").toLowerCase();
       const results = of.friends
         .map((w) => ctx.world.data.users.get(w.userid))
-        .filter((u): u is SimUser => u !== undefined && !u.isDeactivated && u.username.toLowerCase().startsWith(q))
+        .filter((u): u is SimUser => u !== undefined && !isGone(u) && u.username.toLowerCase().startsWith(q))
         .map((u) => userJson(ctx.world, u));
       return json(200, { results });
     },
@@ -190,7 +190,8 @@ export const userRoutes: ApiRoute[] = [
       const journals: Post[] = galleryAll(ctx.world, u.userid)
         .filter((d) => d.kind === "journal")
         .map((d) => ({ kind: "deviation" as const, at: d.publishedTime * 1000 + (d.numericId % 1000), id: d.deviationid }));
-      // Like the real one, this feed misses many status updates (GDL b7d4b29): only every other one shows.
+      // Like the real one, this feed misses many status updates (docs/service-behaviour.md#profile-posts-incomplete):
+      // only every other one shows.
       const statuses: Post[] = ctx.world.data.statuses
         .filter((s, i) => s.authorId === u.userid && i % 2 === 0)
         .map((s) => ({ kind: "status" as const, at: Date.parse(s.ts.replace("+0000", "Z")) + 500, status: s }));
@@ -297,7 +298,7 @@ export const userRoutes: ApiRoute[] = [
       const viewer = ctx.caller.kind === "user" ? ctx.caller.user : undefined;
       return offsetPage(ctx, u.watcherIds, {
         maxLimit: 50,
-        keep: (id) => !ctx.world.data.users.get(id)?.isDeactivated,
+        keep: (id) => !isGone(ctx.world.data.users.get(id)),
         render: (id) => {
           const w = ctx.world.data.users.get(id);
           const watch = w?.friends.find((f) => f.userid === u.userid);
@@ -328,7 +329,7 @@ export const userRoutes: ApiRoute[] = [
       if (names.length === 0) return ERR.required("usernames");
       const results = names
         .map((n) => findUser(ctx.world.data, n))
-        .filter((u): u is SimUser => u !== undefined && !u.isDeactivated)
+        .filter((u): u is SimUser => u !== undefined && !isGone(u))
         .map((u) => userJson(ctx.world, u, expandFlags(ctx)));
       return json(200, { results });
     },
