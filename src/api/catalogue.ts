@@ -26,6 +26,34 @@ export type ItemsKey = "results" | "thread" | "items";
 export type Listing = "both" | "A" | "B";
 
 export type Removal = { since: string; reason: string };
+
+/**
+ * What an endpoint-specific `error_code` means (docs/service-behaviour.md#error-body). dvault branches on
+ * these, never on `error_description`, whose wording the service may change.
+ */
+export type ErrorMeaning =
+  /** The user named in the request (docs/service-behaviour.md#user-error-codes). */
+  | "user_suspended"
+  | "user_deactivated"
+  | "user_not_found"
+  /** The deviation (or other object) asked for does not exist. */
+  | "not_found"
+  /** /deviation/{id}: not owned by this user. */
+  | "not_owned"
+  /** /deviation/content: not a journal or literature. */
+  | "unsupported_type"
+  /**
+   * /deviation/download: the original is refused, either because the artist does not offer it or because
+   * the weekly quota is spent; the code is the same for both (docs/service-behaviour.md#quota-weekly).
+   */
+  | "download_refused"
+  /** /deviation/metadata: too many ids in one request. */
+  | "too_many";
+
+export type ErrorCodes = Readonly<Record<number, ErrorMeaning>>;
+
+/** User-scoped listings answer a gone user with these codes (docs/service-behaviour.md#user-error-codes). */
+export const USER_ERROR_CODES: ErrorCodes = { 0: "user_suspended", 1: "user_deactivated", 2: "user_not_found" };
 export type Deprecation = { since: string; reason: string };
 
 export type Operation = {
@@ -55,6 +83,13 @@ export type Operation = {
   purpose: string;
   /** Caveats a caller should know (uncertain availability, quotas, odd shapes). */
   note?: string;
+  /** Meanings of the endpoint's `error_code` values on a 400 answer. */
+  errorCodes?: ErrorCodes;
+  /**
+   * A 400 answer without `error_code` or `error_details` means this (the profile lookup: its only
+   * parameter is the username, so a bare refusal is about the user).
+   */
+  uncodedRefusal?: ErrorMeaning;
 };
 
 // ---- building blocks -------------------------------------------------------------------------------
@@ -139,15 +174,15 @@ export const CATALOGUE = defineCatalogue([
 
   // Collections
   { id: "collections.folder", method: "GET", path: "/collections/{folderid}", ...READ_ANY_BROWSE, ...offset(24), matureContent: true,
-    purpose: "Contents of a collection folder" },
+    purpose: "Contents of a collection folder", errorCodes: USER_ERROR_CODES },
   { id: "collections.all", method: "GET", path: "/collections/all", ...READ_ANY_BROWSE, ...offset(24), matureContent: true,
-    listing: "A", purpose: "All deviations in the user's collection", note: "offsets stop near 10 000; walk folders too (api-notes §5.1)" },
+    listing: "A", purpose: "All deviations in the user's collection", note: "offsets stop near 10 000; walk folders too (api-notes §5.1)", errorCodes: USER_ERROR_CODES },
   { id: "collections.fave", method: "POST", path: "/collections/fave", ...WRITE(["browse", "collection"]),
     purpose: "Add a deviation to favourites" },
   { id: "collections.unfave", method: "POST", path: "/collections/unfave", ...WRITE(["browse", "collection"]),
     purpose: "Remove a deviation from favourites" },
   { id: "collections.folders", method: "GET", path: "/collections/folders", ...READ_ANY_BROWSE, ...offset(50), matureContent: true,
-    purpose: "List collection folders" },
+    purpose: "List collection folders", errorCodes: USER_ERROR_CODES },
   { id: "collections.folders.copy_deviations", method: "POST", path: "/collections/folders/copy_deviations", ...WRITE(["browse", "collection"]),
     purpose: "Copy a list of deviations to a destination folder" },
   { id: "collections.folders.create", method: "POST", path: "/collections/folders/create", ...WRITE(["browse", "collection"]),
@@ -177,7 +212,7 @@ export const CATALOGUE = defineCatalogue([
   { id: "comments.post.status", method: "POST", path: "/comments/post/status/{statusid}", ...WRITE(["browse", "comment.post"]),
     purpose: "Post a comment on a status" },
   { id: "comments.profile", method: "GET", path: "/comments/profile/{username}", ...READ_ANY_BROWSE, ...offset(50, "thread"),
-    matureContent: true, purpose: "Comments on a user profile" },
+    matureContent: true, purpose: "Comments on a user profile", errorCodes: USER_ERROR_CODES },
   { id: "comments.status", method: "GET", path: "/comments/status/{statusid}", ...READ_ANY_BROWSE, ...offset(50, "thread"),
     matureContent: true, purpose: "Comments on a status" },
 
@@ -195,11 +230,11 @@ export const CATALOGUE = defineCatalogue([
   { id: "data.tos", method: "GET", path: "/data/tos", token: "any", scopes: [], write: false, purpose: "The service's terms of service" },
 
   // Deviation
-  { id: "deviation.get", method: "GET", path: "/deviation/{deviationid}", ...READ_ANY_BROWSE, purpose: "Fetch a deviation" },
+  { id: "deviation.get", method: "GET", path: "/deviation/{deviationid}", ...READ_ANY_BROWSE, purpose: "Fetch a deviation", errorCodes: { 0: "not_found", 1: "not_owned" } },
   { id: "deviation.content", method: "GET", path: "/deviation/content", ...READ_ANY_BROWSE, matureContent: true,
-    purpose: "Full data not included in the main deviation object", note: "html often empty since 2024 (api-notes §6.6)" },
+    purpose: "Full data not included in the main deviation object", note: "html often empty since 2024 (api-notes §6.6)", errorCodes: { 0: "not_found", 1: "unsupported_type" } },
   { id: "deviation.download", method: "GET", path: "/deviation/download/{deviationid}", ...READ_ANY_BROWSE, matureContent: true,
-    purpose: "Original file download, if allowed", note: "counts against a weekly per-account quota; src expires in ~10 min (api-notes §6.7)" },
+    purpose: "Original file download, if allowed", note: "counts against a weekly per-account quota; src expires in ~10 min (api-notes §6.7)", errorCodes: { 2: "download_refused" } },
   { id: "deviation.embeddedcontent", method: "GET", path: "/deviation/embeddedcontent", ...READ_ANY_BROWSE, ...offset(undefined),
     matureContent: true, purpose: "Content embedded in a deviation",
     removed: { since: "2024-08", reason: "removed from the API (api-notes §1.1, DeviantArtFs 7b8551c)" } },
@@ -216,7 +251,7 @@ export const CATALOGUE = defineCatalogue([
     note: "null or empty values clear fields; DeviantArtFs uses /deviation/journal/literature/update/{id} instead (api-notes §6.13, UNCERTAIN)" },
   { id: "deviation.metadata", method: "GET", path: "/deviation/metadata", ...READ_ANY_BROWSE, matureContent: true,
     batch: { param: "deviationids", max: 50, maxWithExt: 10 }, purpose: "Metadata for a set of deviations",
-    note: "results come back in request order; ext_collection/ext_gallery need a user token" },
+    note: "results come back in request order; ext_collection/ext_gallery need a user token", errorCodes: { 0: "too_many" } },
   { id: "deviation.whofaved", method: "GET", path: "/deviation/whofaved", ...READ_ANY_BROWSE, ...offset(50), matureContent: true,
     purpose: "Users who faved a deviation" },
 
@@ -235,11 +270,11 @@ export const CATALOGUE = defineCatalogue([
 
   // Gallery
   { id: "gallery.folder", method: "GET", path: "/gallery/{folderid}", ...READ_ANY_BROWSE, ...offset(24), matureContent: true,
-    purpose: "Contents of a gallery folder" },
+    purpose: "Contents of a gallery folder", errorCodes: USER_ERROR_CODES },
   { id: "gallery.all", method: "GET", path: "/gallery/all", ...READ_ANY_BROWSE, ...offset(24), matureContent: true,
-    purpose: "The \"all\" view of a user's gallery", note: "offsets stop near 10 000; walk folders too (api-notes §5.1)" },
+    purpose: "The \"all\" view of a user's gallery", note: "offsets stop near 10 000; walk folders too (api-notes §5.1)", errorCodes: USER_ERROR_CODES },
   { id: "gallery.folders", method: "GET", path: "/gallery/folders", ...READ_ANY_BROWSE, ...offset(50), matureContent: true,
-    purpose: "List gallery folders" },
+    purpose: "List gallery folders", errorCodes: USER_ERROR_CODES },
   { id: "gallery.folders.copy_deviations", method: "POST", path: "/gallery/folders/copy_deviations", ...WRITE(["browse", "gallery"]),
     purpose: "Copy a list of deviations to a destination folder" },
   { id: "gallery.folders.create", method: "POST", path: "/gallery/folders/create", ...WRITE(["browse", "gallery"]),
@@ -318,7 +353,7 @@ export const CATALOGUE = defineCatalogue([
   { id: "user.damntoken", method: "GET", path: "/user/damntoken", ...USER(["user"]), listing: "B",
     purpose: "Retrieve the auth token needed to connect to the service's chat servers", note: "availability uncertain (api-notes §10)" },
   { id: "user.friends", method: "GET", path: "/user/friends/{username}", ...READ_ANY_BROWSE, ...offset(50), matureContent: true,
-    purpose: "A user's list of friends (the users they watch)" },
+    purpose: "A user's list of friends (the users they watch)", errorCodes: USER_ERROR_CODES },
   { id: "user.friends.search", method: "GET", path: "/user/friends/search", ...READ_ANY_BROWSE, ...LIST, purpose: "Search friends by username" },
   { id: "user.friends.unwatch", method: "GET", path: "/user/friends/unwatch/{username}", ...WRITE(["browse", "user.manage"]),
     purpose: "Unwatch a user", note: "a state-changing GET, as listed" },
@@ -326,12 +361,12 @@ export const CATALOGUE = defineCatalogue([
     purpose: "Watch a user", note: "throttled: too many watches in a short period → 400 error_code 2 (WIX-264)" },
   { id: "user.friends.watching", method: "GET", path: "/user/friends/watching/{username}", ...USER(["browse", "user"]),
     purpose: "Whether a user is watched by the given user" },
-  { id: "user.profile", method: "GET", path: "/user/profile/{username}", ...READ_ANY_BROWSE, purpose: "Profile information" },
+  { id: "user.profile", method: "GET", path: "/user/profile/{username}", ...READ_ANY_BROWSE, purpose: "Profile information", errorCodes: USER_ERROR_CODES, uncodedRefusal: "user_not_found" },
   { id: "user.profile.avatar.update", method: "POST", path: "/user/profile/avatar/update", ...WRITE(["user.manage"]), listing: "A",
     purpose: "Upload a new avatar", note: "multipart upload; scope not stated by any source (UNCERTAIN)" },
   { id: "user.profile.posts", method: "GET", path: "/user/profile/posts", ...READ_ANY_BROWSE, ...cursor("results", 50), matureContent: true,
     listing: "A", purpose: "All journals and status updates of a user in one feed",
-    note: "stop on an empty next_cursor (GDL-6079); statuses are known to be missing" },
+    note: "stop on an empty next_cursor (GDL-6079); statuses are known to be missing", errorCodes: USER_ERROR_CODES },
   { id: "user.profile.update", method: "POST", path: "/user/profile/update", ...WRITE(["user.manage"]),
     purpose: "Update the user's profile", note: "scope not stated by GODA; user.manage is likely (UNCERTAIN)" },
   { id: "user.statuses", method: "GET", path: "/user/statuses/", ...READ_ANY_BROWSE, ...offset(50), listing: "B",
@@ -341,9 +376,9 @@ export const CATALOGUE = defineCatalogue([
     removed: { since: "2024-10", reason: "removed from the API (api-notes §1.1, DeviantArtFs 3488a91)" } },
   { id: "user.statuses.post", method: "POST", path: "/user/statuses/post", ...WRITE(["browse", "user.manage"]), purpose: "Post a status" },
   { id: "user.tiers", method: "GET", path: "/user/tiers/{username}", ...USER(["user"]), ...LIST, listing: "A",
-    purpose: "A user's subscription tiers (tier objects are deviations)" },
+    purpose: "A user's subscription tiers (tier objects are deviations)", errorCodes: USER_ERROR_CODES },
   { id: "user.watchers", method: "GET", path: "/user/watchers/{username}", ...READ_ANY_BROWSE, ...offset(50), matureContent: true,
-    purpose: "A user's list of watchers", note: "capped at 50 000 entries (WIX-231)" },
+    purpose: "A user's list of watchers", note: "capped at 50 000 entries (WIX-231)", errorCodes: USER_ERROR_CODES },
   { id: "user.whoami", method: "GET", path: "/user/whoami", ...USER(["user"]), purpose: "Info on the authenticated user" },
   { id: "user.whois", method: "POST", path: "/user/whois", ...USER(["browse"]), ...LIST, purpose: "Info for given usernames",
     note: "a read sent as POST with usernames[]" },
@@ -366,6 +401,11 @@ export function operation(id: OperationId | (string & {})): Operation {
   const op = BY_ID.get(id);
   if (!op) throw new Error(`unknown API operation "${id}": it is not in src/api/catalogue.ts`);
   return op;
+}
+
+/** The catalogue entry for `id`, or undefined for an id the catalogue does not know (error classification). */
+export function operationIfKnown(id: string): Operation | undefined {
+  return BY_ID.get(id);
 }
 
 const PLACEHOLDER = /\{([A-Za-z0-9_]+)\}/g;

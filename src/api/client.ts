@@ -23,6 +23,7 @@ import {
   GalleryFolderSchema,
   MessageSchema,
   MetadataResponseSchema,
+  MetadataSchema,
   MltPreviewSchema,
   NoteFolderCreateResultSchema,
   NoteFoldersResponseSchema,
@@ -620,8 +621,9 @@ export class DaClient {
     const unique = [...new Set(deviationids)];
     for (let i = 0; i < unique.length; i += size) {
       const ids = unique.slice(i, i + size);
-      const body = await this.get("deviation.metadata", { ...query, deviationids: ids }, MetadataResponseSchema, { signal, maxWaitMs });
-      const byId = new Map(body.metadata.map((m) => [m.deviationid.toUpperCase(), m]));
+      // Each answer read on its own: one unreadable entry is recorded and counts as missing (docs/service-behaviour.md#tolerant-reading).
+      const body = await this.getItems("deviation.metadata", { ...query, deviationids: ids }, "metadata", MetadataSchema, { signal, maxWaitMs });
+      const byId = new Map(body.map((m) => [m.deviationid.toUpperCase(), m]));
       const metadata: Metadata[] = [];
       const missing: string[] = [];
       for (const id of ids) {
@@ -1103,6 +1105,12 @@ export class DaClient {
   private get<S extends z.ZodType>(id: OperationId, params: Params, schema: S, options: CallOptions = {}): Promise<z.infer<S>> {
     const op = operation(id);
     return this.transport.request(this.build(op, this.withDefaults(op, params), options), schema);
+  }
+
+  /** One request whose body lists items under `key`, each read on its own (unreadable ones recorded, left out). */
+  private async getItems<S extends z.ZodType>(id: OperationId, params: Params, key: string, item: S, options: CallOptions = {}): Promise<z.infer<S>[]> {
+    const op = operation(id);
+    return (await this.transport.requestItems(this.build(op, this.withDefaults(op, params), options), key, item)).items;
   }
 
   private offset<S extends z.ZodType>(id: OperationId, params: Params, item: S, list: OffsetListOptions): PageIterator<z.infer<S>> {

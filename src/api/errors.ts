@@ -1,6 +1,9 @@
 // The API error model: one ApiError class whose `kind` tells callers (and the queue) what to do with a
-// failure, plus the classification of the service's HTTP answers into those kinds (api-notes §3).
+// failure, plus the classification of the service's HTTP answers into those kinds. Classification reads
+// the status, `error` and the operation's `error_code` table, never `error_description`
+// (docs/service-behaviour.md#error-body).
 import { scrubString } from "../redact.ts";
+import { operationIfKnown, type ErrorMeaning } from "./catalogue.ts";
 
 export type ApiErrorKind =
   /** 401: the token was rejected even after one refresh, or the grant is gone. */
@@ -13,8 +16,13 @@ export type ApiErrorKind =
   | "throttled"
   /** 500/502 (and other 5xx): retried a few times, then left to the job's attempts. */
   | "server"
-  /** 404 or "User not found.": the thing asked for does not exist. */
+  /** The thing asked for does not exist (a 400 whose error_code says so, or a 404 with an error_code). */
   | "not_found"
+  /**
+   * The user a user-scoped request names is suspended, deactivated or not found (error_code 0/1/2,
+   * docs/service-behaviour.md#user-error-codes); `userState` says which. Their archived works stay.
+   */
+  | "user_unavailable"
   /** Any other 4xx: permanent for that request. */
   | "client"
   /** A body that is not JSON or does not match the operation's schema. */
@@ -36,10 +44,17 @@ export type ApiErrorFields = {
   account?: string | undefined;
   /** For insufficient_scope: the scope the service asked for. */
   requiredScope?: string | undefined;
+  /** What the operation's `error_code` (or a bare refusal of the profile lookup) means. */
+  meaning?: ErrorMeaning | undefined;
   /** How many requests were sent before giving up (retries included). */
   attempts?: number | undefined;
   /** What exactly was wrong, for "malformed": "not JSON: ..." or the first schema issue. */
   detail?: string | undefined;
+  /**
+   * For "malformed": sending the request again will not help — the same readable answer came twice (and
+   * is kept in the unreadable responses), or it answered a write that may have happened.
+   */
+  final?: boolean | undefined;
 };
 
 export class ApiError extends Error {
@@ -52,8 +67,10 @@ export class ApiError extends Error {
   readonly errorDetails: Record<string, string> | undefined;
   readonly account: string | undefined;
   readonly requiredScope: string | undefined;
+  readonly meaning: ErrorMeaning | undefined;
   readonly attempts: number | undefined;
   readonly detail: string | undefined;
+  readonly final: boolean;
 
   /** `message` defaults to a sentence built from the fields that says what to do. */
   constructor(fields: ApiErrorFields, message?: string) {
@@ -68,8 +85,10 @@ export class ApiError extends Error {
     this.errorDetails = fields.errorDetails;
     this.account = fields.account;
     this.requiredScope = fields.requiredScope;
+    this.meaning = fields.meaning;
     this.attempts = fields.attempts;
     this.detail = fields.detail === undefined ? undefined : scrubString(fields.detail);
+    this.final = fields.final === true;
   }
 
   /** The fields, for building a related error (e.g. a ThrottleDelayError from a final 429). */
@@ -84,8 +103,10 @@ export class ApiError extends Error {
       errorDetails: this.errorDetails,
       account: this.account,
       requiredScope: this.requiredScope,
+      meaning: this.meaning,
       attempts: this.attempts,
       detail: this.detail,
+      final: this.final,
     };
   }
 }
@@ -127,14 +148,14 @@ export class ThrottleDelayError extends ApiError {
 }
 
 /** Failures that will fail the same way on retry: the job should stop (BullMQ UnrecoverableError). */
-const PERMANENT: ReadonlySet<ApiErrorKind> = new Set(["invalid_token", "insufficient_scope", "gone", "not_found", "client"]);
+const PERMANENT: ReadonlySet<ApiErrorKind> = new Set(["invalid_token", "insufficient_scope", "gone", "not_found", "client", "user_unavailable"]);
 
 /**
- * True when retrying cannot help. "malformed" is not permanent: a truncated body or a proxy's error page
- * is transient, and a real schema change still fails loudly once the job's attempts run out.
+ * True when retrying cannot help. "malformed" is permanent only when `final` (the same readable answer
+ * twice, or the answer to a write): a truncated body or a proxy's error page is transient.
  */
 export function isPermanent(err: unknown): boolean {
-  return err instanceof ApiError && PERMANENT.has(err.kind);
+  return err instanceof ApiError && (PERMANENT.has(err.kind) || (err.kind === "malformed" && err.final));
 }
 
 export function isApiError(err: unknown): err is ApiError {
@@ -147,6 +168,26 @@ export function isEndpointGone(err: unknown): err is EndpointGoneError {
 
 export function isThrottleDelay(err: unknown): err is ThrottleDelayError {
   return err instanceof ThrottleDelayError;
+}
+
+export type UserState = "suspended" | "deactivated" | "not_found";
+
+/** The state of the user a failed user-scoped request named, when the service said it is gone. */
+export function userStateOf(err: unknown): UserState | undefined {
+  if (!(err instanceof ApiError) || err.kind !== "user_unavailable") return undefined;
+  switch (err.meaning) {
+    case "user_suspended":
+      return "suspended";
+    case "user_deactivated":
+      return "deactivated";
+    default:
+      return "not_found";
+  }
+}
+
+/** The thing asked for does not exist: a not-found answer, or /deviation/content's "not a text" code. */
+export function isMissing(err: unknown): boolean {
+  return err instanceof ApiError && (err.kind === "not_found" || err.meaning === "unsupported_type");
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -198,26 +239,49 @@ export type HttpFailure = {
   attempts?: number | undefined;
 };
 
-/** Which kind a non-2xx answer is (api-notes §3.2, §4). Pure; unit-tested. */
-export function classifyStatus(status: number, body: ErrorBody | undefined): ApiErrorKind {
+/** The meaning of a 400 answer of `operation` from its error_code table, if it has one. */
+export function meaningOf(operation: string, status: number, body: ErrorBody | undefined): ErrorMeaning | undefined {
+  if (status !== 400 || body === undefined) return undefined;
+  const op = operationIfKnown(operation);
+  if (!op) return undefined;
+  if (body.error_code !== undefined) return op.errorCodes?.[body.error_code];
+  if (body.error_details === undefined && body.error === "invalid_request") return op.uncodedRefusal;
+  return undefined;
+}
+
+/**
+ * Which kind a non-2xx answer is (docs/service-behaviour.md#error-body). Pure; unit-tested. A 404 whose
+ * JSON carries no error_code is the endpoint itself missing (docs/service-behaviour.md#endpoint-removed);
+ * with an error_code it is about the object asked for.
+ */
+export function classifyStatus(status: number, body: ErrorBody | undefined, meaning?: ErrorMeaning): ApiErrorKind {
   if (status === 401) return "invalid_token";
   if (status === 429 || status === 503) return "throttled";
   if (body?.error && THROTTLE_ERRORS.has(body.error)) return "throttled";
   if (status === 403) {
-    // No JSON = the CDN (CloudFront "Request blocked"), not the API: a throttle (api-notes §0.7).
+    // No JSON = the CDN (CloudFront "Request blocked"), not the API: a throttle (docs/service-behaviour.md#cdn-block-403).
     if (body === undefined) return "throttled";
     return body.error === "insufficient_scope" ? "insufficient_scope" : "client";
   }
-  if (status === 404) return body?.error_description === ENDPOINT_GONE_DESCRIPTION ? "gone" : "not_found";
+  if (status === 404) return body?.error_code !== undefined ? "not_found" : "gone";
   if (status >= 500) return "server";
-  if (status === 400 && body?.error_description === "User not found.") return "not_found";
-  return "client";
+  switch (meaning) {
+    case "user_suspended":
+    case "user_deactivated":
+    case "user_not_found":
+      return "user_unavailable";
+    case "not_found":
+      return "not_found";
+    default:
+      return "client";
+  }
 }
 
 /** The ApiError (or EndpointGoneError) for a non-2xx answer. Throttles come back as plain ApiError kind "throttled". */
 export function errorFromResponse(failure: HttpFailure): ApiError {
   const body = parseErrorBody(failure.body);
-  const kind = classifyStatus(failure.status, body);
+  const meaning = meaningOf(failure.operation, failure.status, body);
+  const kind = classifyStatus(failure.status, body, meaning);
   const fields: ApiErrorFields = {
     kind,
     operation: failure.operation,
@@ -228,6 +292,7 @@ export function errorFromResponse(failure: HttpFailure): ApiError {
     errorDetails: body?.error_details,
     account: failure.account,
     requiredScope: kind === "insufficient_scope" ? body?.scope : undefined,
+    meaning,
     attempts: failure.attempts,
   };
   if (kind === "gone") return new EndpointGoneError(fields);
@@ -235,8 +300,8 @@ export function errorFromResponse(failure: HttpFailure): ApiError {
 }
 
 /** A body that is not JSON, or JSON that does not fit the operation's schema. */
-export function malformedError(args: { operation: string; detail: string; status?: number; account?: string | undefined }): ApiError {
-  return new ApiError({ kind: "malformed", operation: args.operation, status: args.status, account: args.account, detail: args.detail });
+export function malformedError(args: { operation: string; detail: string; status?: number; account?: string | undefined; final?: boolean }): ApiError {
+  return new ApiError({ kind: "malformed", operation: args.operation, status: args.status, account: args.account, detail: args.detail, final: args.final });
 }
 
 /** No HTTP answer at all. `code` is Node's/got's error code (ECONNRESET, ETIMEDOUT). */
@@ -294,9 +359,17 @@ function describe(fields: ApiErrorFields): string {
       return `${op}: the service failed (${serviceSaid(fields)})${tries}. It usually recovers; the job will be retried later.`;
     case "not_found":
       return `${op}: not found (${serviceSaid(fields)}). Check the username, folder or id; the item may have been deleted.`;
+    case "user_unavailable":
+      return `${op}: the user is ${userStateWords(fields.meaning)} on the service (${serviceSaid(fields)}). dvault keeps their archived works and checks again daily.`;
     case "client":
-      return `${op}: the service refused the request (${serviceSaid(fields)}). Retrying will not help; this is a bug in dvault or bad input.`;
+      return `${op}: the service refused the request (${serviceSaid(fields)}). Sending the same request again will not help; check the name or id it was given.`;
     case "malformed":
+      if (fields.final) {
+        return (
+          `${op}: the service sent an answer dvault cannot read${detail ? ` (${detail})` : ""}. It is kept with the unreadable ` +
+          "responses (dvault status) and not asked for again; if every run reports it, the API changed: report it with the operation name."
+        );
+      }
       return (
         `${op}: the service sent a response dvault cannot read${detail ? ` (${detail})` : ""}. ` +
         "A retry may succeed if it was a glitch; if it persists the API changed: report it with the operation name."
@@ -304,6 +377,12 @@ function describe(fields: ApiErrorFields): string {
     case "network":
       return `${op}: could not reach the service${fields.error ? ` (${fields.error})` : ""}${tries}. Check the network connection; the job will be retried.`;
   }
+}
+
+function userStateWords(meaning: ErrorMeaning | undefined): string {
+  if (meaning === "user_suspended") return "suspended";
+  if (meaning === "user_deactivated") return "deactivated";
+  return "not found (deactivated, renamed or deleted)";
 }
 
 function formatMs(ms: number): string {

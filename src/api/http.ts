@@ -3,7 +3,7 @@
 // It implements ApiTransport; the typed client never sees got, tokens or the pacer.
 import { performance } from "node:perf_hooks";
 import got, { type Options, type Response } from "got";
-import type { z } from "zod";
+import { z } from "zod";
 import type { Logger } from "../log.ts";
 import { VERSION } from "../version.ts";
 import {
@@ -15,10 +15,10 @@ import {
   type ApiErrorKind,
 } from "./errors.ts";
 import type { Pacer, PacerOutcome, Permit } from "./pacer.ts";
-import { paginateCursor, paginateOffset, type PageIO } from "./paginate.ts";
+import { issueText, paginateCursor, paginateOffset, subjectOf, type PageIO } from "./paginate.ts";
 import { UserError } from "../errors.ts";
 import { pacerKey, type TokenProvider } from "./token-provider.ts";
-import type { ApiRequest, ApiTransport, Params } from "./transport.ts";
+import type { ApiRequest, ApiTransport, Params, UnreadableSink } from "./transport.ts";
 
 /**
  * gallery-dl (the most exercised client of this API) pins 20210526, and the response shapes in api-notes §6
@@ -59,6 +59,8 @@ export type HttpTransportOptions = {
   retry?: Partial<RetryPolicy>;
   /** Process-wide totals that every transport also counts into (services owns one, /metrics reads it). */
   totals?: TransportStats;
+  /** Where answers that could not be read are kept (docs/service-behaviour.md#tolerant-reading). */
+  unreadable?: UnreadableSink;
 };
 
 /** In-memory counters for metrics and `dvault status`. */
@@ -69,10 +71,12 @@ export type TransportStats = {
   throttleWaits: { count: number; totalMs: number };
   retries: number;
   refreshes: number;
+  /** Answers that could not be read and were skipped: whole responses, and single items of readable pages. */
+  unreadable: { responses: number; items: number };
 };
 
 export function newTransportStats(): TransportStats {
-  return { calls: {}, throttleWaits: { count: 0, totalMs: 0 }, retries: 0, refreshes: 0 };
+  return { calls: {}, throttleWaits: { count: 0, totalMs: 0 }, retries: 0, refreshes: 0, unreadable: { responses: 0, items: 0 } };
 }
 
 export type HttpTransport = ApiTransport & {
@@ -379,25 +383,63 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     return cause;
   }
 
-  function parseBody<S extends z.ZodType>(response: Response, req: ApiRequest, schema: S): z.infer<S> {
+  /** The body as JSON. A body that is not JSON (cut short, a proxy's page) is a transient failure. */
+  function readJson(response: Response, req: ApiRequest): unknown {
     const text = String(response.body ?? "");
-    let json: unknown;
     try {
-      json = JSON.parse(text);
+      return JSON.parse(text);
     } catch {
       const snippet = text.replace(/\s+/g, " ").trim().slice(0, 60);
       throw malformedError({ operation: req.operation, status: response.statusCode, account: tokens.identity().account, detail: `not JSON: "${snippet}"` });
     }
-    const parsed = schema.safeParse(json);
-    if (parsed.success) return parsed.data;
-    const issue = parsed.error.issues[0];
-    const where = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "(body)";
-    throw malformedError({
+  }
+
+  async function report(req: ApiRequest, subject: string, detail: string, raw: unknown): Promise<void> {
+    const account = tokens.identity().account;
+    for (const sink of sinks) sink.unreadable[subject ? "items" : "responses"]++;
+    log.warn({ operation: req.operation, subject: subject || "(response)", detail, account }, "unreadable answer from the service: kept and skipped");
+    await options.unreadable?.record({
       operation: req.operation,
-      status: response.statusCode,
-      account: tokens.identity().account,
-      detail: `unexpected shape at ${where}: ${issue?.message ?? "schema mismatch"}`,
+      request: { method: req.method, path: req.path, params: { ...req.query, ...req.form } },
+      subject,
+      detail,
+      raw,
+      account,
     });
+  }
+
+  /**
+   * One call whose body holds a list under `key`: each item read on its own, the unreadable ones recorded
+   * and left out (docs/service-behaviour.md#tolerant-reading). The envelope is read like request()'s body.
+   */
+  async function requestItems<S extends z.ZodType>(req: ApiRequest, key: string, itemSchema: S): Promise<{ body: Record<string, unknown>; items: z.infer<S>[] }> {
+    const envelope = z.looseObject({ [key]: z.array(z.unknown()) });
+    const body = (await request(req, envelope)) as Record<string, unknown>;
+    const items: z.infer<S>[] = [];
+    for (const [index, item] of (body[key] as unknown[]).entries()) {
+      const parsed = itemSchema.safeParse(item);
+      if (parsed.success) items.push(parsed.data);
+      else await report(req, subjectOf(item, index), issueText(parsed.error), item);
+    }
+    return { body, items };
+  }
+
+  /**
+   * One call whose body must fit `schema`. A readable JSON answer of the wrong shape is read again once
+   * (GET only); a second misfit is recorded and final for that request. A write is never sent twice: its
+   * unreadable answer is recorded and final at once (it may have happened).
+   */
+  async function request<S extends z.ZodType>(req: ApiRequest, schema: S): Promise<z.infer<S>> {
+    for (let reading = 1; ; reading++) {
+      const response = await client(relativePath(req), gotOptions(req));
+      const json = readJson(response, req);
+      const parsed = schema.safeParse(json);
+      if (parsed.success) return parsed.data;
+      const detail = issueText(parsed.error);
+      if (reading === 1 && req.method === "GET") continue;
+      await report(req, "", detail, json);
+      throw malformedError({ operation: req.operation, status: response.statusCode, account: tokens.identity().account, detail, final: true });
+    }
   }
 
   function gotOptions(req: ApiRequest) {
@@ -418,15 +460,14 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     relativePath,
     gotOptions,
     freshContext: (req) => ({ state: newState(req) }),
-    parse: parseBody,
+    readJson,
+    report,
   };
 
   return {
     stats,
-    async request(req, schema) {
-      const response = await client(relativePath(req), gotOptions(req));
-      return parseBody(response, req, schema);
-    },
+    request,
+    requestItems,
     paginateOffset: (req, itemSchema, pagingOptions) => paginateOffset(io, req, itemSchema, pagingOptions),
     paginateCursor: (req, itemSchema, pagingOptions) => paginateCursor(io, req, itemSchema, pagingOptions),
   };

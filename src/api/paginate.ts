@@ -1,8 +1,12 @@
-// Page iterators for the service's two paging styles (api-notes §5), built on got.paginate so every page
-// goes through the same instance — pacer, auth, retry and error hooks included. Each yielded "item" of
-// got.paginate is one whole page; the stop rules live in nextOffset/nextCursor (pure, unit-tested).
+// Page iterators for the service's two paging styles (docs/service-behaviour.md#offset-paging,
+// #cursor-end), built on got.paginate so every page goes through the same instance — pacer, auth, retry
+// and error hooks included. Each yielded "item" of got.paginate is one whole page; the stop rules live in
+// nextOffset/nextCursor (pure, unit-tested). Pages are read tolerantly
+// (docs/service-behaviour.md#tolerant-reading): the items array under any known key, paging fields as
+// numbers or numeric strings, each item on its own — one unreadable item is recorded and skipped, and a
+// page that cannot be read twice in a row is recorded and skipped, never failing the listing.
 import type { Got, OptionsInit, Response } from "got";
-import { z } from "zod";
+import type { z } from "zod";
 import type { ApiRequest, CursorPagingOptions, OffsetPagingOptions, Page, PageIterator, Truncation } from "./transport.ts";
 
 /** What the iterators need from the HTTP layer (http.ts provides it). */
@@ -12,10 +16,13 @@ export type PageIO = {
   gotOptions(req: ApiRequest): OptionsInit;
   /** A fresh per-call state for each page, so retry counters and the one-refresh rule apply per page. */
   freshContext(req: ApiRequest): Record<string, unknown>;
-  parse<S extends z.ZodType>(response: Response, req: ApiRequest, schema: S): z.infer<S>;
+  /** The body as JSON; a body that is not JSON (a truncated answer) throws a transient malformed error. */
+  readJson(response: Response, req: ApiRequest): unknown;
+  /** Records what could not be read (docs/service-behaviour.md#tolerant-reading). */
+  report(req: ApiRequest, subject: string, detail: string, raw: unknown): Promise<void>;
 };
 
-/** The practical offset ceiling of the real service (api-notes §5.1). */
+/** The practical offset ceiling of the real service (docs/service-behaviour.md#offset-ceiling). */
 export const DEFAULT_OFFSET_CEILING = 10_000;
 
 export type OffsetDecision = { next: number; truncation?: undefined } | { next?: undefined; truncation?: Truncation };
@@ -23,14 +30,26 @@ export type OffsetDecision = { next: number; truncation?: undefined } | { next?:
 /**
  * Where the next page starts, or why there is none. `next_offset` is followed verbatim; when it is null
  * while `has_more` is true, advance by the items received (as gallery-dl does). An empty page ends the
- * listing even if `has_more` says otherwise; an offset at or past the ceiling ends it with a truncation.
+ * listing even if `has_more` says otherwise; an offset at or past the known ceiling ends it with a
+ * truncation, and so does an empty page right after one that said there was more: the service stopped
+ * at a ceiling of its own (docs/service-behaviour.md#offset-ceiling), whatever its value.
  */
 export function nextOffset(
-  page: { items: readonly unknown[]; hasMore: boolean; offset: number; nextOffset?: number | null | undefined },
+  page: {
+    items: readonly unknown[];
+    received?: number | undefined;
+    hasMore: boolean;
+    offset: number;
+    nextOffset?: number | null | undefined;
+    afterMore?: boolean | undefined;
+  },
   ceiling: number,
 ): OffsetDecision {
-  if (!page.hasMore || page.items.length === 0) return {};
-  const next = page.nextOffset ?? page.offset + page.items.length;
+  // Unreadable items (recorded and left out) still made the page non-empty.
+  const received = page.received ?? page.items.length;
+  if (received === 0 && page.afterMore) return { truncation: { reason: "offset_ceiling", atOffset: page.offset, ceiling: page.offset } };
+  if (!page.hasMore || received === 0) return {};
+  const next = page.nextOffset ?? page.offset + received;
   // A next_offset that does not move forward would loop forever.
   if (next <= page.offset) return {};
   if (next >= ceiling) return { truncation: { reason: "offset_ceiling", atOffset: next, ceiling } };
@@ -40,39 +59,139 @@ export function nextOffset(
 /** The next cursor, verbatim, or undefined when paging must stop (no more, empty page, empty/missing/repeated cursor). */
 export function nextCursor(page: {
   items: readonly unknown[];
+  received?: number | undefined;
   hasMore: boolean;
   cursor?: string | undefined;
   nextCursor?: string | null | undefined;
 }): string | undefined {
-  if (!page.hasMore || page.items.length === 0) return undefined;
+  if (!page.hasMore || (page.received ?? page.items.length) === 0) return undefined;
   if (!page.nextCursor || page.nextCursor === page.cursor) return undefined;
   return page.nextCursor;
 }
 
-function pageSchema(itemsKey: string, itemSchema: z.ZodType, paging: Record<string, z.ZodType>) {
-  return z.looseObject({ has_more: z.boolean(), ...paging, [itemsKey]: z.array(itemSchema) });
+// ---- reading a page ---------------------------------------------------------------------------------
+
+/** Array keys listings are known to use; the declared one is tried first. */
+const ITEM_KEYS = ["results", "items", "thread"] as const;
+
+/** A page whose envelope could not be read: not yielded; retried once, then recorded and skipped. */
+type Unreadable = { unreadable: string; raw: unknown };
+type Read<T> = Page<T> | Unreadable;
+
+const isUnreadable = (page: object): page is Unreadable => "unreadable" in page;
+
+/** true/false, also sent as "true"/"1"/1; undefined for anything else. */
+export function looseBool(value: unknown): boolean | undefined {
+  if (typeof value === "boolean") return value;
+  if (value === 1 || value === "1" || value === "true") return true;
+  if (value === 0 || value === "0" || value === "false") return false;
+  return undefined;
 }
 
-const OFFSET_FIELDS = { next_offset: z.number().int().nullable().optional() };
-// /user/profile/posts answers `next_cursor`; /messages/feed and the legacy /feed/* answer `cursor`.
-const CURSOR_FIELDS = { next_cursor: z.string().nullable().optional(), cursor: z.string().nullable().optional() };
+/** An integer, also sent as a numeric string; null for null/absent/""; undefined for anything else. */
+export function looseInt(value: unknown): number | null | undefined {
+  if (value === null || value === undefined || value === "") return null;
+  const n = typeof value === "string" && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
+  return typeof n === "number" && Number.isSafeInteger(n) ? n : undefined;
+}
 
-type PageState<T> = { truncation: Truncation | undefined; pages: () => AsyncIterableIterator<Page<T>> };
+/** The stable name of an item for the unreadable record: its id field, else its index in the page. */
+export function subjectOf(item: unknown, index: number): string {
+  if (item && typeof item === "object") {
+    const o = item as Record<string, unknown>;
+    for (const key of ["deviationid", "noteid", "messageid", "commentid", "folderid", "statusid", "bucketid", "userid"]) {
+      if (typeof o[key] === "string" && o[key]) return `item ${key}=${o[key] as string}`;
+    }
+    const user = o.user as Record<string, unknown> | undefined;
+    if (user && typeof user.userid === "string") return `item user.userid=${user.userid}`;
+  }
+  return `item #${index}`;
+}
+
+export function issueText(error: z.ZodError): string {
+  const issue = error.issues[0];
+  const where = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "(item)";
+  return `unexpected shape at ${where}: ${issue?.message ?? "schema mismatch"}`;
+}
+
+type Envelope = { items: unknown[]; hasMore: boolean | undefined; nextOffset: number | null; nextCursor: string | null };
+
+/** The paging envelope of a page body, or the reason it cannot be read. */
+function readEnvelope(body: unknown, itemsKey: string): Envelope | string {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return "the page is not a JSON object";
+  const o = body as Record<string, unknown>;
+  const key = [itemsKey, ...ITEM_KEYS].find((k) => Array.isArray(o[k]));
+  if (key === undefined) return `the page has no array of items (looked for ${[...new Set([itemsKey, ...ITEM_KEYS])].join(", ")})`;
+  const hasMore = looseBool(o.has_more);
+  if (o.has_more !== undefined && o.has_more !== null && hasMore === undefined) return `has_more is not a boolean (${JSON.stringify(o.has_more)})`;
+  const nextOffset = looseInt(o.next_offset);
+  if (nextOffset === undefined) return `next_offset is not a number (${JSON.stringify(o.next_offset)})`;
+  const cursor = o.next_cursor ?? o.cursor;
+  if (cursor !== undefined && cursor !== null && typeof cursor !== "string") return `the cursor is not a string (${JSON.stringify(cursor)})`;
+  return { items: o[key] as unknown[], hasMore, nextOffset, nextCursor: (cursor as string | null | undefined) ?? null };
+}
+
+/** Each item on its own: the readable ones, in order; the others recorded and counted. */
+async function readItems<S extends z.ZodType>(io: PageIO, req: ApiRequest, schema: S, items: unknown[], skipped: { items: number }) {
+  const out: z.infer<S>[] = [];
+  for (const [index, item] of items.entries()) {
+    const parsed = schema.safeParse(item);
+    if (parsed.success) {
+      out.push(parsed.data);
+      continue;
+    }
+    skipped.items++;
+    await io.report(req, subjectOf(item, index), issueText(parsed.error), item);
+  }
+  return out;
+}
+
+// ---- iterators --------------------------------------------------------------------------------------
+
+type PageState<T> = {
+  truncation: Truncation | undefined;
+  skipped: { pages: number; items: number };
+  pages: () => AsyncIterableIterator<Read<T>>;
+};
 
 function iterator<T>(req: ApiRequest, state: PageState<T>): PageIterator<T> {
   return {
     get truncation() {
       return state.truncation;
     },
+    get skipped() {
+      return state.skipped;
+    },
     async *[Symbol.asyncIterator]() {
       req.signal?.throwIfAborted();
       for await (const page of state.pages()) {
+        if (isUnreadable(page)) continue;
         yield page;
         // An abort between pages ends the listing with the abort error, never as if it were complete.
         req.signal?.throwIfAborted();
       }
     },
   };
+}
+
+/**
+ * The shared reading step: the envelope, then the items. An unreadable envelope is read again once
+ * (`retry` says whether this is that second reading); the second failure is recorded.
+ */
+async function readPage<S extends z.ZodType>(
+  io: PageIO,
+  req: ApiRequest,
+  response: Response,
+  args: { schema: S; itemsKey: string; second: boolean; skipped: { items: number } },
+): Promise<{ envelope: Envelope; items: z.infer<S>[]; body: Record<string, unknown> } | Unreadable> {
+  const body = io.readJson(response, req);
+  const envelope = readEnvelope(body, args.itemsKey);
+  if (typeof envelope === "string") {
+    if (args.second) await io.report(req, "", envelope, body);
+    return { unreadable: envelope, raw: body };
+  }
+  const items = await readItems(io, req, args.schema, envelope.items, args.skipped);
+  return { envelope, items, body: body as Record<string, unknown> };
 }
 
 export function paginateOffset<S extends z.ZodType>(
@@ -84,35 +203,62 @@ export function paginateOffset<S extends z.ZodType>(
   type T = z.infer<S>;
   const itemsKey = options.itemsKey ?? "results";
   const ceiling = options.ceiling ?? DEFAULT_OFFSET_CEILING;
-  const schema = pageSchema(itemsKey, itemSchema, OFFSET_FIELDS);
   const state: PageState<T> = {
     truncation: undefined,
+    skipped: { pages: 0, items: 0 },
     pages: () => {
       state.truncation = undefined;
+      state.skipped = { pages: 0, items: 0 };
       const start = options.startOffset ?? 0;
       if (start >= ceiling) {
         state.truncation = { reason: "offset_ceiling", atOffset: start, ceiling };
         return emptyPages<T>();
       }
       let offset = start;
+      /** The current offset was read once and could not be: the next reading is the second. */
+      let rereading = false;
       const first: ApiRequest = { ...req, query: { ...req.query, offset: start, limit: options.limit } };
-      return io.client.paginate<Page<T>, string>(io.relativePath(first), {
+      const at = (o: number): ApiRequest => ({ ...req, query: { ...req.query, offset: o, limit: options.limit } });
+      return io.client.paginate<Read<T>, string>(io.relativePath(first), {
         ...io.gotOptions(first),
         pagination: {
-          transform: (response) => {
-            const body = io.parse(response, req, schema) as Record<string, unknown>;
+          transform: async (response) => {
+            const read = await readPage(io, at(offset), response, { schema: itemSchema, itemsKey, second: rereading, skipped: state.skipped });
+            if (isUnreadable(read)) return [read];
+            const { envelope, items, body } = read;
             const page: Page<T> = {
-              items: body[itemsKey] as T[],
-              hasMore: body.has_more as boolean,
+              items,
+              // Without has_more, a next_offset says there is more.
+              hasMore: envelope.hasMore ?? envelope.nextOffset !== null,
               offset,
-              nextOffset: (body.next_offset as number | null | undefined) ?? null,
+              nextOffset: envelope.nextOffset,
+              // Every page after the first was asked for because the one before said there was more.
+              afterMore: offset > 0,
               raw: body,
             };
+            if (items.length !== envelope.items.length) page.received = envelope.items.length;
             return [page];
           },
           paginate: ({ currentItems }) => {
             const page = currentItems[0];
             if (!page) return false;
+            if (isUnreadable(page)) {
+              if (!rereading) {
+                rereading = true;
+                return { searchParams: { offset }, context: io.freshContext(req) };
+              }
+              // Read twice and unreadable both times: skip it, as if it held a full page.
+              rereading = false;
+              state.skipped.pages++;
+              const next = offset + options.limit;
+              if (next >= ceiling) {
+                state.truncation = { reason: "offset_ceiling", atOffset: next, ceiling };
+                return false;
+              }
+              offset = next;
+              return { searchParams: { offset }, context: io.freshContext(req) };
+            }
+            rereading = false;
             const decision = nextOffset({ ...page, offset: page.offset ?? offset }, ceiling);
             if (decision.truncation) state.truncation = decision.truncation;
             if (decision.next === undefined) return false;
@@ -138,30 +284,47 @@ export function paginateCursor<S extends z.ZodType>(
 ): PageIterator<z.infer<S>> {
   type T = z.infer<S>;
   const itemsKey = options.itemsKey ?? "results";
-  const schema = pageSchema(itemsKey, itemSchema, CURSOR_FIELDS);
   const state: PageState<T> = {
     truncation: undefined,
+    skipped: { pages: 0, items: 0 },
     pages: () => {
+      state.truncation = undefined;
+      state.skipped = { pages: 0, items: 0 };
       let cursor = options.startCursor;
+      let rereading = false;
       const first: ApiRequest = { ...req, query: { ...req.query, cursor, limit: options.limit } };
-      return io.client.paginate<Page<T>, string>(io.relativePath(first), {
+      const at = (c: string | undefined): ApiRequest => ({ ...req, query: { ...req.query, cursor: c, limit: options.limit } });
+      return io.client.paginate<Read<T>, string>(io.relativePath(first), {
         ...io.gotOptions(first),
         pagination: {
-          transform: (response) => {
-            const body = io.parse(response, req, schema) as Record<string, unknown>;
-            const next = (body.next_cursor ?? body.cursor) as string | null | undefined;
+          transform: async (response) => {
+            const read = await readPage(io, at(cursor), response, { schema: itemSchema, itemsKey, second: rereading, skipped: state.skipped });
+            if (isUnreadable(read)) return [read];
+            const { envelope, items, body } = read;
             const page: Page<T> = {
-              items: body[itemsKey] as T[],
-              hasMore: body.has_more as boolean,
-              nextCursor: next ?? null,
+              items,
+              hasMore: envelope.hasMore ?? Boolean(envelope.nextCursor),
+              nextCursor: envelope.nextCursor,
               raw: body,
             };
             if (cursor !== undefined) page.cursor = cursor;
+            if (items.length !== envelope.items.length) page.received = envelope.items.length;
             return [page];
           },
           paginate: ({ currentItems }) => {
             const page = currentItems[0];
             if (!page) return false;
+            if (isUnreadable(page)) {
+              if (!rereading) {
+                rereading = true;
+                return { searchParams: cursor === undefined ? {} : { cursor }, context: io.freshContext(req) };
+              }
+              // A cursor page read twice and unreadable: the pages after it cannot be reached.
+              state.skipped.pages++;
+              state.truncation = { reason: "unreadable_page", detail: page.unreadable };
+              return false;
+            }
+            rereading = false;
             const next = nextCursor({ ...page, cursor });
             if (next === undefined) return false;
             cursor = next;
@@ -178,6 +341,6 @@ export function paginateCursor<S extends z.ZodType>(
   return iterator(req, state);
 }
 
-async function* emptyPages<T>(): AsyncIterableIterator<Page<T>> {
+async function* emptyPages<T>(): AsyncIterableIterator<Read<T>> {
   // Nothing to fetch: the start offset is already past the ceiling.
 }

@@ -26,10 +26,21 @@ export type ApiRequest = {
 };
 
 export type Page<T> = {
+  /** The items that could be read (unreadable ones are recorded and left out). */
   items: T[];
+  /**
+   * How many items the service sent, readable or not: what paging decisions count (a page whose items
+   * were all unreadable is not the empty last page). Absent means `items.length`.
+   */
+  received?: number;
   hasMore: boolean;
   /** Offset style: the offset this page was requested at and the service's next_offset, verbatim. */
   offset?: number;
+  /**
+   * Offset style: this page was asked for because the page before it said there was more (or it resumes
+   * a walk). Empty, it means the listing stopped at an offset ceiling, not at its end.
+   */
+  afterMore?: boolean;
   nextOffset?: number | null;
   /** Cursor style: the cursor this page was requested with and the next one, verbatim. */
   cursor?: string;
@@ -39,17 +50,49 @@ export type Page<T> = {
 };
 
 /** Why a listing stopped before the service said it had no more. */
-export type Truncation = { reason: "offset_ceiling"; atOffset: number; ceiling: number };
+export type Truncation =
+  | { reason: "offset_ceiling"; atOffset: number; ceiling: number }
+  /** A cursor page that could not be read twice in a row: the pages after it cannot be reached. */
+  | { reason: "unreadable_page"; detail: string };
 
 export type PageIterator<T> = AsyncIterable<Page<T>> & {
-  /** Set once iteration has stopped at the offset ceiling while the service still had more. */
+  /** Set once iteration has stopped at the offset ceiling (or an unreadable cursor page) while the service still had more. */
   readonly truncation: Truncation | undefined;
+  /**
+   * What this walk could not read and skipped: whole pages (read twice, recorded in the unreadable
+   * responses) and single items of otherwise readable pages. A listing with any is not complete.
+   */
+  readonly skipped: { pages: number; items: number };
 };
+
+/**
+ * Something the service sent that dvault could not read, kept with its raw JSON so nothing is lost
+ * silently (docs/service-behaviour.md#tolerant-reading). The transport reports; src/db stores.
+ */
+export type UnreadableReport = {
+  operation: string;
+  /** The request's path and parameters (tokens travel in headers, never here). */
+  request: { method: string; path: string; params: Params };
+  /** "" for a whole response, "item <id>" (or "item #<index>") for one item of a page. */
+  subject: string;
+  /** What was wrong, e.g. "unexpected shape at author.userid: expected string, received null". */
+  detail: string;
+  /** The item or body as received: parsed JSON, or the text when it was not JSON. */
+  raw: unknown;
+  account?: string | undefined;
+};
+
+export interface UnreadableSink {
+  record(report: UnreadableReport): Promise<void>;
+}
 
 export type OffsetPagingOptions = {
   /** Page size sent as `limit` (the catalogue's maximum for the operation by default). */
   limit: number;
-  /** Array field of the page: `results` for most listings, `thread` for comments. */
+  /**
+   * Array field of the page: `results` for most listings, `thread` for comments. When the page has no
+   * such field, the other known keys are tried (docs/service-behaviour.md#feed-bucket-page-key).
+   */
   itemsKey?: "results" | "thread" | "items";
   startOffset?: number;
   /** Offsets stop working near 10 000 on the real service. */
@@ -58,7 +101,7 @@ export type OffsetPagingOptions = {
 
 export type CursorPagingOptions = {
   limit?: number;
-  /** `results` for /user/profile/posts and /messages/feed; `items` for the legacy /feed/* endpoints. */
+  /** `results` for /user/profile/posts and /messages/feed; `items` for the legacy /feed/* endpoints (either is accepted). */
   itemsKey?: "results" | "items";
   startCursor?: string;
 };
@@ -66,6 +109,8 @@ export type CursorPagingOptions = {
 export interface ApiTransport {
   /** One call; the body is validated by `schema` (malformed JSON or a schema mismatch is an ApiError naming the operation). */
   request<S extends z.ZodType>(req: ApiRequest, schema: S): Promise<z.infer<S>>;
+  /** One call whose body lists items under `key`: each read on its own, unreadable ones recorded and left out. */
+  requestItems<S extends z.ZodType>(req: ApiRequest, key: string, itemSchema: S): Promise<{ body: Record<string, unknown>; items: z.infer<S>[] }>;
   paginateOffset<S extends z.ZodType>(req: ApiRequest, itemSchema: S, options: OffsetPagingOptions): PageIterator<z.infer<S>>;
   paginateCursor<S extends z.ZodType>(req: ApiRequest, itemSchema: S, options: CursorPagingOptions): PageIterator<z.infer<S>>;
 }

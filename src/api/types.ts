@@ -641,8 +641,19 @@ export type DeviationWriteResult = z.infer<typeof DeviationWriteResultSchema>;
 export const StatusPostResultSchema = z.looseObject({ statusid: z.string() });
 export type StatusPostResult = z.infer<typeof StatusPostResultSchema>;
 
+/**
+ * One result per recipient (docs/service-behaviour.md#note-send-per-recipient): a recipient that failed
+ * comes back with `success: false` and a user object whose fields may all be null. A partial success is
+ * a valid answer, never a reason to send again.
+ */
 export const NoteSendResultSchema = z.looseObject({
-  results: z.array(z.looseObject({ success: bool(), user: UserSchema.nullish(), noteid: str() })),
+  results: z.array(
+    z.looseObject({
+      success: bool(),
+      user: z.looseObject({ userid: str(), username: str(), usericon: str(), type: str() }).nullish(),
+      noteid: str(),
+    }),
+  ),
 });
 export type NoteSendResult = z.infer<typeof NoteSendResultSchema>;
 

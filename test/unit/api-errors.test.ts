@@ -20,8 +20,11 @@ describe(ApiError.name, () => {
     [401, body({ error: "invalid_token", error_description: "Expired oAuth2 user token." }), "invalid_token"],
     [403, body({ error: "insufficient_scope", error_description: "…", scope: "browse" }), "insufficient_scope"],
     [404, body({ error: "invalid_request", error_description: "Api endpoint not found." }), "gone"],
-    [404, body({ error: "invalid_request", error_description: "Deviation not found." }), "not_found"],
-    [400, body({ error: "invalid_request", error_description: "User not found.", error_code: 2 }), "not_found"],
+    // A 404 without an error_code is the route itself missing, whatever its text says.
+    [404, body({ error: "invalid_request", error_description: "Deviation not found." }), "gone"],
+    [404, body({ error: "invalid_request", error_description: "Deviation not found.", error_code: 0 }), "not_found"],
+    // Without the operation's code table, a coded 400 is a plain refusal: the text is never read.
+    [400, body({ error: "invalid_request", error_description: "User not found.", error_code: 2 }), "client"],
     [429, body({ error: "user_api_threshold", error_description: "User request limit reached." }), "throttled"],
     [429, body({ error: "application_api_threshold", error_description: "Client request limit reached." }), "throttled"],
     [403, CDN_HTML, "throttled"],
@@ -34,6 +37,26 @@ describe(ApiError.name, () => {
   ])("classifies HTTP %i %s as %s", (status, text, kind) => {
     expect(classifyStatus(status, parseErrorBody(text))).toBe(kind);
     expect(errorFromResponse({ operation: "op", status, body: text }).kind).toBe(kind);
+  });
+
+  it.each([
+    ["user.profile", body({ error: "invalid_request", error_description: "Account is inactive.", error_code: 1 }), "user_unavailable", "user_deactivated"],
+    ["user.profile", body({ error: "invalid_request", error_description: "Whatever wording", error_code: 0 }), "user_unavailable", "user_suspended"],
+    ["user.profile", body({ error: "invalid_request", error_description: "User not found.", error_code: 2 }), "user_unavailable", "user_not_found"],
+    // The profile lookup's only parameter is the username: a bare refusal is about the user.
+    ["user.profile", body({ error: "invalid_request", error_description: "Something else." }), "user_unavailable", "user_not_found"],
+    ["gallery.all", body({ error: "invalid_request", error_description: "Account is inactive.", error_code: 1 }), "user_unavailable", "user_deactivated"],
+    // The same text without the code is not read as a user state.
+    ["gallery.all", body({ error: "invalid_request", error_description: "Account is inactive." }), "client", undefined],
+    ["deviation.get", body({ error: "invalid_request", error_description: "Deviation not found.", error_code: 0 }), "not_found", "not_found"],
+    ["deviation.download", body({ error: "invalid_request", error_description: "Free download limit reached.", error_code: 2 }), "client", "download_refused"],
+    ["deviation.content", body({ error: "invalid_request", error_description: "Unsupported deviation type.", error_code: 1 }), "client", "unsupported_type"],
+  ])("reads %s's error_code from the catalogue: %s is %s (%s)", (operation, text, kind, meaning) => {
+    const err = errorFromResponse({ operation, status: 400, body: text });
+    expect(err.kind).toBe(kind);
+    expect(err.meaning).toBe(meaning);
+    expect(isPermanent(err)).toBe(true);
+    expect(err.message).not.toContain("bug in dvault");
   });
 
   it("keeps the service's fields and says which scope to grant", () => {

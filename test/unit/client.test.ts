@@ -1,7 +1,7 @@
 // DaClient builds the requests the catalogue promises (method, path, query vs form, defaults, batching,
 // clearing rules), checked against a recording ApiTransport; no HTTP here (test/http covers the wire).
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
+import { z } from "zod";
 import { CATALOGUE, operation } from "../../src/api/catalogue.ts";
 import { DaClient, RESPONSE_SCHEMAS, WRITE_OPERATIONS, journalUpdateForm, type JournalFields } from "../../src/api/client.ts";
 import type {
@@ -23,6 +23,7 @@ function recordingTransport(reply: (req: ApiRequest) => unknown = () => ({ succe
   const calls: Recorded[] = [];
   const emptyPages = <T>(): PageIterator<T> => ({
     truncation: undefined,
+    skipped: { pages: 0, items: 0 },
     async *[Symbol.asyncIterator](): AsyncGenerator<Page<T>> {
       yield { items: [], hasMore: false, raw: {} };
     },
@@ -31,6 +32,11 @@ function recordingTransport(reply: (req: ApiRequest) => unknown = () => ({ succe
     async request<S extends z.ZodType>(req: ApiRequest, schema: S): Promise<z.infer<S>> {
       calls.push({ kind: "request", req });
       return schema.parse(reply(req));
+    },
+    async requestItems<S extends z.ZodType>(req: ApiRequest, key: string, item: S) {
+      calls.push({ kind: "request", req });
+      const body = reply(req) as Record<string, unknown>;
+      return { body, items: z.array(item).parse(body[key] ?? []) };
     },
     paginateOffset<S extends z.ZodType>(req: ApiRequest, _item: S, options: OffsetPagingOptions) {
       calls.push({ kind: "offset", req, options });
