@@ -3,6 +3,7 @@
 import type { Redis } from "ioredis";
 import type pg from "pg";
 import { DaClient } from "./api/client.ts";
+import type { UnreadableReport } from "./api/transport.ts";
 import { createHttpTransport, newTransportStats, type HttpTransport, type HttpTransportOptions, type TransportStats } from "./api/http.ts";
 import { OAuthClient } from "./api/oauth.ts";
 import { createPacer, REAL_SERVICE_MIN_SPACING_MS, type Pacer, type PacerOptions } from "./api/pacer.ts";
@@ -13,6 +14,7 @@ import { TokenCipher } from "./crypto/token-cipher.ts";
 import { AccountRepository } from "./db/account.repository.ts";
 import { connectPg, createPgPool } from "./db/connect.ts";
 import { createPrisma, type Db } from "./db/prisma.ts";
+import { UnreadableResponseRepository } from "./db/unreadable-response.repository.ts";
 import { UserError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { checkRedis, createRedis } from "./queue/redis.ts";
@@ -81,6 +83,8 @@ export async function createServices({
   });
   const accounts = new AccountRepository(prisma);
   const apiTotals = newTransportStats();
+  const unreadableRepo = new UnreadableResponseRepository(pool);
+  const unreadable = { record: (report: UnreadableReport) => unreadableRepo.recordUnreadable(report, new Date(now())) };
 
   let manager: TokenManager | undefined;
   const tokens = (): TokenManager => {
@@ -97,7 +101,7 @@ export async function createServices({
   };
 
   const apiOf = (provider: AccountTokens): AccountApi => {
-    const transport = createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, ...overrides.transport, totals: apiTotals });
+    const transport = createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, unreadable, ...overrides.transport, totals: apiTotals });
     const tokenKind = provider.identity().kind;
     return { tokens: provider, transport, client: new DaClient(transport, { tokenKind, matureContent: tokenKind === "user" }) };
   };

@@ -2,7 +2,7 @@
 // by every process: one row per (account, service week), changed only by single atomic statements.
 import type { Queryable } from "./with-transaction.ts";
 
-export type QuotaUsageRow = { used: number; allowance: number; exhaustedAt: Date | null };
+export type QuotaUsageRow = { used: number; allowance: number; exhaustedAt: Date | null; exhaustedReason: string | null };
 
 export class DownloadQuotaRepository {
   constructor(private readonly db: Queryable) {}
@@ -22,16 +22,20 @@ export class DownloadQuotaRepository {
     await this.db.query(RELEASE, [args.accountId, args.weekStart, args.at]);
   }
 
-  /** The service said "Free download limit reached.": the week is spent whatever dvault counted. */
-  async markExhausted(args: { accountId: number; weekStart: string; defaultAllowance: number; at: Date }): Promise<void> {
-    await this.db.query(MARK_EXHAUSTED, [args.accountId, args.weekStart, args.defaultAllowance, args.at]);
+  /** The service refused as if the allowance were spent: the week is spent whatever dvault counted. `reason` says what was seen. */
+  async markExhausted(args: { accountId: number; weekStart: string; defaultAllowance: number; at: Date; reason: string }): Promise<void> {
+    await this.db.query(MARK_EXHAUSTED, [args.accountId, args.weekStart, args.defaultAllowance, args.at, args.reason]);
   }
 
   /** The week's count and the allowance in force (no row yet = nothing used). */
   async usage(args: { accountId: number; weekStart: string; defaultAllowance: number }): Promise<QuotaUsageRow> {
-    const { rows } = await this.db.query<{ used: number; allowance: number; exhausted_at: Date | null }>(USAGE, [args.accountId, args.weekStart, args.defaultAllowance]);
+    const { rows } = await this.db.query<{ used: number; allowance: number; exhausted_at: Date | null; exhausted_reason: string | null }>(USAGE, [
+      args.accountId,
+      args.weekStart,
+      args.defaultAllowance,
+    ]);
     const row = rows[0];
-    return { used: row?.used ?? 0, allowance: row?.allowance ?? args.defaultAllowance, exhaustedAt: row?.exhausted_at ?? null };
+    return { used: row?.used ?? 0, allowance: row?.allowance ?? args.defaultAllowance, exhaustedAt: row?.exhausted_at ?? null, exhaustedReason: row?.exhausted_reason ?? null };
   }
 
   /** Sets (or with null clears) an account's own weekly allowance. Returns false when no such account. */
@@ -56,12 +60,13 @@ UPDATE download_quota_usage SET used = GREATEST(used - 1, 0), updated_at = $3
 WHERE account_id = $1 AND week_start = $2::date`;
 
 const MARK_EXHAUSTED = `
-INSERT INTO download_quota_usage AS q (account_id, week_start, used, exhausted_at, updated_at)
-VALUES ($1, $2::date, ${ALLOWANCE}, $4, $4)
-ON CONFLICT (account_id, week_start) DO UPDATE SET used = GREATEST(q.used, ${ALLOWANCE}), exhausted_at = COALESCE(q.exhausted_at, $4), updated_at = $4`;
+INSERT INTO download_quota_usage AS q (account_id, week_start, used, exhausted_at, exhausted_reason, updated_at)
+VALUES ($1, $2::date, ${ALLOWANCE}, $4, $5, $4)
+ON CONFLICT (account_id, week_start) DO UPDATE SET used = GREATEST(q.used, ${ALLOWANCE}), exhausted_at = COALESCE(q.exhausted_at, $4),
+  exhausted_reason = COALESCE(q.exhausted_reason, $5), updated_at = $4`;
 
 const USAGE = `
-SELECT COALESCE(q.used, 0) AS used, ${ALLOWANCE} AS allowance, q.exhausted_at
+SELECT COALESCE(q.used, 0) AS used, ${ALLOWANCE} AS allowance, q.exhausted_at, q.exhausted_reason
 FROM (SELECT 1) AS one LEFT JOIN download_quota_usage q ON q.account_id = $1 AND q.week_start = $2::date`;
 
 const SET_ALLOWANCE = `UPDATE accounts SET download_quota = $2, updated_at = $3 WHERE name = $1`;

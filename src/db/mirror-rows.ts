@@ -7,7 +7,15 @@ import { parseEpochSeconds, parseIsoTime } from "../api/types.ts";
 /** What an upsert did to the rows of one page: new rows, rows whose meaningful fields changed, the rest. */
 export type UpsertCounts = { inserted: number; changed: number; unchanged: number };
 
-export type RemovedReason = "deleted" | "deactivated" | "access_lost" | "gone_from_listing";
+/** `deactivated` is the older name of artist_deactivated, no longer written. */
+export type RemovedReason =
+  | "deleted"
+  | "deactivated"
+  | "access_lost"
+  | "gone_from_listing"
+  | "artist_suspended"
+  | "artist_deactivated"
+  | "artist_not_found";
 export type DeviationType = "image" | "journal" | "literature" | "video" | "other";
 export type FolderKind = "gallery" | "collection";
 

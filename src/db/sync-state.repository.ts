@@ -5,7 +5,7 @@ import type { Queryable } from "./with-transaction.ts";
 /** One source of one account; `key` tells instances apart (a folder id, a tracked username), '' if one. */
 export type SourceRef = { accountId: number; source: string; key?: string };
 
-export type SyncResult = "ok" | "degraded" | "failed" | "skipped";
+export type SyncResult = "ok" | "degraded" | "incomplete" | "failed" | "skipped";
 
 export type RunCounters = {
   new: number;

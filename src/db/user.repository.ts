@@ -1,7 +1,11 @@
-// Users and profiles: set-based upserts that keep profile edits in user_history, and deactivation.
+// Users and profiles: set-based upserts that keep profile edits in user_history, and the states of an
+// artist the service answers as unavailable (docs/service-behaviour.md#user-error-codes).
 import type { Profile, User } from "../api/types.ts";
 import { intOrNull, isoTime, jsonParam, STATS_DUE, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
 import type { Queryable } from "./with-transaction.ts";
+
+/** Why an artist's works are unavailable: the three states of docs/service-behaviour.md#user-error-codes. */
+export type ArtistReason = "artist_suspended" | "artist_deactivated" | "artist_not_found";
 
 export class UserRepository {
   constructor(private readonly db: Queryable) {}
@@ -16,19 +20,37 @@ export class UserRepository {
 
   /**
    * Records /user/profile answers: authoritative for the profile fields (an emptied tagline is an edit),
-   * sets profile_fetched_at and clears a deactivation (the profile answered, so the account is back).
+   * sets profile_fetched_at and clears an unavailable state (the profile answered, so the account is
+   * back); their works that were marked with it come back to life too (`revived` counts them).
    */
-  async upsertProfiles(profiles: readonly Profile[], fetchedAt: Date): Promise<UpsertCounts> {
-    return this.upsert(uniqueBy(profiles, (p) => p.user.userid).map(profileRow), fetchedAt);
+  async upsertProfiles(profiles: readonly Profile[], fetchedAt: Date): Promise<UpsertCounts & { revived: number }> {
+    const rows = uniqueBy(profiles, (p) => p.user.userid).map(profileRow);
+    // Before the upsert clears the user's own state: works marked for an unavailable author are revived.
+    const { rows: revived } = await this.db.query<{ n: number }>(REVIVE_WORKS, [rows.map((r) => r.userid)]);
+    const counts = await this.upsert(rows, fetchedAt);
+    return { ...counts, revived: revived[0]?.n ?? 0 };
   }
 
   /**
-   * Marks a user deactivated (removed_at, 'deactivated') and, in the same statement, their deviations
-   * that are not already removed. Archived values stay. Counts the rows marked.
+   * Marks a user the service answers as suspended, deactivated or not found, and in the same statement
+   * their deviations that are not removed for another reason (a deleted work stays deleted). Archived
+   * values stay; a later profile answer revives both. Counts the rows newly marked or re-marked.
    */
-  async markUserDeactivated(userid: string, at: Date): Promise<{ users: number; deviations: number }> {
-    const { rows } = await this.db.query<{ users: number; deviations: number }>(MARK_DEACTIVATED, [userid, at]);
+  async markUserUnavailable(userid: string, reason: ArtistReason, at: Date): Promise<{ users: number; deviations: number }> {
+    const { rows } = await this.db.query<{ users: number; deviations: number }>(MARK_UNAVAILABLE, [userid, reason, at]);
     return rows[0] ?? { users: 0, deviations: 0 };
+  }
+
+  /** Unavailable users (authors of archived works) whose state was last checked before `before`, oldest first. */
+  async listUnavailableUsers(before: Date, limit: number): Promise<Array<{ userid: string; username: string; reason: ArtistReason }>> {
+    const { rows } = await this.db.query<{ userid: string; username: string; reason: ArtistReason }>(
+      `SELECT userid, username, removed_reason::text AS reason FROM users
+       WHERE removed_reason IN ('artist_suspended', 'artist_deactivated', 'artist_not_found')
+         AND COALESCE(unavailable_checked_at, removed_at) < $1
+       ORDER BY COALESCE(unavailable_checked_at, removed_at), userid LIMIT $2`,
+      [before, limit],
+    );
+    return rows;
   }
 
   private async upsert(rows: UserRow[], at: Date): Promise<UpsertCounts> {
@@ -149,6 +171,7 @@ WITH input AS (
     is_deactivated = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN false ELSE u.is_deactivated END,
     removed_at = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN NULL ELSE u.removed_at END,
     removed_reason = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN NULL ELSE u.removed_reason END,
+    unavailable_checked_at = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN NULL ELSE u.unavailable_checked_at END,
     last_seen_at = GREATEST(u.last_seen_at, EXCLUDED.last_seen_at)
   RETURNING u.userid, (u.xmax = 0) AS inserted
 )
@@ -158,14 +181,30 @@ SELECT
   count(*)::int AS total
 FROM upserted u`;
 
-const MARK_DEACTIVATED = `
-WITH marked AS (
-  UPDATE users SET is_deactivated = true, removed_at = COALESCE(removed_at, $2), removed_reason = 'deactivated'
-  WHERE userid = $1 AND NOT is_deactivated
+const ARTIST_REASONS = `('artist_suspended', 'artist_deactivated', 'artist_not_found')`;
+
+/** $1 userid, $2 reason, $3 at. A state that changes (suspended → deactivated) keeps its first removed_at. */
+const MARK_UNAVAILABLE = `
+WITH old AS (
+  SELECT removed_reason FROM users WHERE userid = $1
+), marked AS (
+  UPDATE users SET is_deactivated = true, removed_at = CASE WHEN removed_reason IN ${ARTIST_REASONS} THEN removed_at ELSE $3 END,
+    removed_reason = $2::removed_reason, unavailable_checked_at = $3
+  WHERE userid = $1
   RETURNING userid
 ), hidden AS (
-  UPDATE deviations SET removed_at = $2, removed_reason = 'deactivated'
-  WHERE author_userid = $1 AND removed_at IS NULL
+  UPDATE deviations SET removed_at = COALESCE(removed_at, $3), removed_reason = $2::removed_reason
+  WHERE author_userid = $1 AND (removed_at IS NULL OR removed_reason IN ${ARTIST_REASONS}) AND removed_reason IS DISTINCT FROM $2::removed_reason
   RETURNING deviationid
 )
-SELECT (SELECT count(*) FROM marked)::int AS users, (SELECT count(*) FROM hidden)::int AS deviations`;
+SELECT (SELECT count(*) FROM old WHERE removed_reason IS DISTINCT FROM $2::removed_reason)::int AS users,
+  (SELECT count(*) FROM hidden)::int AS deviations`;
+
+/** $1 userids whose profile answered: their works marked for an unavailable author are live again. */
+const REVIVE_WORKS = `
+WITH revived AS (
+  UPDATE deviations SET removed_at = NULL, removed_reason = NULL
+  WHERE author_userid = ANY($1::text[]) AND removed_reason IN ${ARTIST_REASONS}
+  RETURNING deviationid
+)
+SELECT count(*)::int AS n FROM revived`;

@@ -51,7 +51,7 @@ describe(UserRepository.name, () => {
   it("a minimal user object never blanks out profile fields, and first sightings are not edits", async () => {
     const id = uuid(10, "u");
     await users.upsertUsers([makeUser(10)], at("2025-01-01T00:00:00Z"));
-    expect(await users.upsertProfiles([makeProfile(10)], at("2025-01-02T00:00:00Z"))).toEqual({ inserted: 0, changed: 0, unchanged: 1 });
+    expect(await users.upsertProfiles([makeProfile(10)], at("2025-01-02T00:00:00Z"))).toEqual({ inserted: 0, changed: 0, unchanged: 1, revived: 0 });
     expect(await users.upsertUsers([makeUser(10, { usericon: "https://a.deviantart.net/avatars/new.png?99" })], at("2025-01-03T00:00:00Z"))).toEqual({
       inserted: 0,
       changed: 0,
@@ -79,7 +79,7 @@ describe(UserRepository.name, () => {
     const id = uuid(20, "u");
     await users.upsertProfiles([makeProfile(20)], at("2025-02-01T00:00:00Z"));
     const edited = makeProfile(20, { tagline: "painting now", bio: "<p>new bio</p>", website: null, stats: { profile_pageviews: 5000 } });
-    expect(await users.upsertProfiles([edited], at("2025-02-05T00:00:00Z"))).toEqual({ inserted: 0, changed: 1, unchanged: 0 });
+    expect(await users.upsertProfiles([edited], at("2025-02-05T00:00:00Z"))).toEqual({ inserted: 0, changed: 1, unchanged: 0, revived: 0 });
     // Ordered by the profile_field enum: username, real_name, tagline, website, country, bio, ...
     expect(await userHistory(id)).toEqual([
       { field: "tagline", old_value: "drawing things", new_value: "painting now" },
@@ -87,7 +87,7 @@ describe(UserRepository.name, () => {
       { field: "bio", old_value: "<p>hello</p>", new_value: "<p>new bio</p>" },
     ]);
     // Same profile again: nothing more.
-    expect(await users.upsertProfiles([edited], at("2025-02-06T00:00:00Z"))).toEqual({ inserted: 0, changed: 0, unchanged: 1 });
+    expect(await users.upsertProfiles([edited], at("2025-02-06T00:00:00Z"))).toEqual({ inserted: 0, changed: 0, unchanged: 1, revived: 0 });
     expect(await userHistory(id)).toHaveLength(3);
   });
 
@@ -98,34 +98,45 @@ describe(UserRepository.name, () => {
     expect(await userHistory(id)).toEqual([{ field: "username", old_value: "artist30", new_value: "renamed30" }]);
   });
 
-  it("markUserDeactivated removes the user and their deviations; a profile answer brings the user back", async () => {
+  it("markUserUnavailable marks the user and their works with the reason; a profile answer revives both", async () => {
     const id = uuid(40, "u");
     await users.upsertUsers([makeUser(40)], at("2025-04-01T00:00:00Z"));
     await deviations.upsertDeviations([makeDeviation({ n: 4000, author: 40 }), makeDeviation({ n: 4001, author: 40 })], at("2025-04-01T00:00:00Z"));
     await deviations.markDeviationsRemoved([uuid(4001)], "deleted", at("2025-04-02T00:00:00Z"));
 
-    expect(await users.markUserDeactivated(id, at("2025-04-03T00:00:00Z"))).toEqual({ users: 1, deviations: 1 });
-    expect(await users.markUserDeactivated(id, at("2025-04-04T00:00:00Z"))).toEqual({ users: 0, deviations: 0 });
+    expect(await users.markUserUnavailable(id, "artist_suspended", at("2025-04-03T00:00:00Z"))).toEqual({ users: 1, deviations: 1 });
+    // Asked again in the same state: nothing newly marked.
+    expect(await users.markUserUnavailable(id, "artist_suspended", at("2025-04-04T00:00:00Z"))).toEqual({ users: 0, deviations: 0 });
+    // Suspended, then deactivated: the reason follows, the first removal time stays.
+    expect(await users.markUserUnavailable(id, "artist_deactivated", at("2025-04-04T12:00:00Z"))).toEqual({ users: 1, deviations: 1 });
     const { rows } = await m.pool.query(
-      "SELECT deviationid, title, removed_reason FROM deviations WHERE author_userid = $1 ORDER BY deviationid",
+      "SELECT deviationid, title, removed_reason, removed_at FROM deviations WHERE author_userid = $1 ORDER BY deviationid",
       [id],
     );
     expect(rows).toEqual([
-      { deviationid: uuid(4000), title: "Work 4000", removed_reason: "deactivated" },
-      { deviationid: uuid(4001), title: "Work 4001", removed_reason: "deleted" },
+      // Never "deleted": the work is kept, marked with why it is unavailable.
+      { deviationid: uuid(4000), title: "Work 4000", removed_reason: "artist_deactivated", removed_at: at("2025-04-03T00:00:00Z") },
+      { deviationid: uuid(4001), title: "Work 4001", removed_reason: "deleted", removed_at: at("2025-04-02T00:00:00Z") },
     ]);
     const user = await m.pool.query("SELECT is_deactivated, removed_at, removed_reason FROM users WHERE userid = $1", [id]);
-    expect(user.rows[0]).toEqual({ is_deactivated: true, removed_at: at("2025-04-03T00:00:00Z"), removed_reason: "deactivated" });
+    expect(user.rows[0]).toEqual({ is_deactivated: true, removed_at: at("2025-04-03T00:00:00Z"), removed_reason: "artist_deactivated" });
+    expect(await users.listUnavailableUsers(at("2025-04-05T00:00:00Z"), 10)).toEqual([{ userid: id, username: "artist40", reason: "artist_deactivated" }]);
 
     // A minimal object (e.g. inside an old message) says nothing about the account's state...
     await users.upsertUsers([makeUser(40)], at("2025-04-05T00:00:00Z"));
     expect((await m.pool.query("SELECT is_deactivated FROM users WHERE userid = $1", [id])).rows[0].is_deactivated).toBe(true);
-    // ...a profile answer does.
-    await users.upsertProfiles([makeProfile(40)], at("2025-04-06T00:00:00Z"));
+    // ...a profile answer does: the account is back, and so are its works (a deleted one stays deleted).
+    expect(await users.upsertProfiles([makeProfile(40)], at("2025-04-06T00:00:00Z"))).toMatchObject({ revived: 1 });
     expect((await m.pool.query("SELECT is_deactivated, removed_reason FROM users WHERE userid = $1", [id])).rows[0]).toEqual({
       is_deactivated: false,
       removed_reason: null,
     });
+    const { rows: after } = await m.pool.query("SELECT deviationid, removed_reason FROM deviations WHERE author_userid = $1 ORDER BY deviationid", [id]);
+    expect(after).toEqual([
+      { deviationid: uuid(4000), removed_reason: null },
+      { deviationid: uuid(4001), removed_reason: "deleted" },
+    ]);
+    expect(await users.listUnavailableUsers(at("2025-04-07T00:00:00Z"), 10)).toEqual([]);
   });
 });
 

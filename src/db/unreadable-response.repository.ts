@@ -1,0 +1,82 @@
+// Answers of the service dvault could not read, with their raw JSON (docs/service-behaviour.md#tolerant-reading):
+// recorded by the transport when it skips an item or a page, counted by status, the dashboard and the digest.
+import { createHash } from "node:crypto";
+import type { UnreadableReport } from "../api/transport.ts";
+import { jsonParam } from "./mirror-rows.ts";
+import type { Queryable } from "./with-transaction.ts";
+
+/** Raw answers larger than this are kept as their first characters only (the row is a clue, not a copy). */
+const RAW_LIMIT_CHARS = 256 * 1024;
+
+export type UnreadableSummary = {
+  /** Distinct (request, subject) pairs seen since `since`. */
+  count: number;
+  /** Of those, whole responses (the rest are single items of readable pages). */
+  responses: number;
+  lastSeenAt: Date | null;
+  /** The most recent few, newest first. */
+  recent: Array<{ operation: string; subject: string; error: string; count: number; lastSeenAt: Date }>;
+};
+
+/** The same request asked again hashes the same: operation, method, path and its sorted parameters. */
+export function requestKey(report: Pick<UnreadableReport, "operation" | "request">): string {
+  const params = Object.fromEntries(Object.entries(report.request.params).filter(([, v]) => v !== undefined && v !== null).sort(([a], [b]) => a.localeCompare(b)));
+  return createHash("sha256").update(JSON.stringify([report.operation, report.request.method, report.request.path, params])).digest("hex");
+}
+
+function boundedRaw(raw: unknown): unknown {
+  const text = JSON.stringify(raw ?? null);
+  return text.length <= RAW_LIMIT_CHARS ? raw : { dvault_truncated: true, chars: text.length, head: text.slice(0, RAW_LIMIT_CHARS) };
+}
+
+export class UnreadableResponseRepository {
+  constructor(private readonly db: Queryable) {}
+
+  /** Records one unreadable answer, or counts a repeat of the same (request, subject). */
+  async recordUnreadable(report: UnreadableReport, at: Date): Promise<void> {
+    const row = {
+      request_key: requestKey(report),
+      subject: report.subject,
+      operation: report.operation,
+      method: report.request.method,
+      path: report.request.path,
+      params: report.request.params,
+      account: report.account ?? null,
+      error: report.detail,
+      raw: boundedRaw(report.raw),
+    };
+    await this.db.query(RECORD, [jsonParam([row]), at]);
+  }
+
+  /** What status, the dashboard and the digest show: how many since `since`, and the latest few. */
+  async summarizeUnreadable(since: Date, limit = 5): Promise<UnreadableSummary> {
+    const { rows } = await this.db.query<{ count: number; responses: number; last_seen_at: Date | null }>(SUMMARY, [since]);
+    const { rows: recent } = await this.db.query<{ operation: string; subject: string; error: string; count: number; last_seen_at: Date }>(RECENT, [since, limit]);
+    const head = rows[0];
+    return {
+      count: head?.count ?? 0,
+      responses: head?.responses ?? 0,
+      lastSeenAt: head?.last_seen_at ?? null,
+      recent: recent.map((r) => ({ operation: r.operation, subject: r.subject, error: r.error, count: r.count, lastSeenAt: r.last_seen_at })),
+    };
+  }
+}
+
+const RECORD = `
+INSERT INTO unreadable_responses AS u (request_key, subject, operation, method, path, params, account, error, raw, first_seen_at, last_seen_at)
+SELECT request_key, subject, operation, method, path, params, account, error, raw, $2, $2
+FROM jsonb_to_recordset($1::jsonb) AS x(request_key text, subject text, operation text, method text, path text, params jsonb,
+  account text, error text, raw jsonb)
+ON CONFLICT (request_key, subject) DO UPDATE SET
+  count = u.count + 1,
+  error = EXCLUDED.error,
+  raw = EXCLUDED.raw,
+  last_seen_at = GREATEST(u.last_seen_at, EXCLUDED.last_seen_at)`;
+
+const SUMMARY = `
+SELECT count(*)::int AS count, count(*) FILTER (WHERE subject = '')::int AS responses, max(last_seen_at) AS last_seen_at
+FROM unreadable_responses WHERE last_seen_at >= $1`;
+
+const RECENT = `
+SELECT operation, subject, error, count, last_seen_at FROM unreadable_responses
+WHERE last_seen_at >= $1 ORDER BY last_seen_at DESC, id DESC LIMIT $2`;
