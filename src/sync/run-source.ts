@@ -4,13 +4,14 @@
 import { createHash } from "node:crypto";
 import { isEndpointGone } from "../api/errors.ts";
 import { ensureFreshToken, ReauthRequiredError } from "../api/tokens.ts";
-import type { SourceState } from "../db/sync-state.repository.ts";
+import type { SourceRef, SourceState } from "../db/sync-state.repository.ts";
 import { withTransaction } from "../db/with-transaction.ts";
 import { InterruptedError, type SkippableError } from "../queue/job-definition.ts";
 import { acquireLock } from "../queue/lock.ts";
 import { scrubString } from "../redact.ts";
 import type { Services } from "../services.ts";
-import { syncRepos } from "./repos.ts";
+import { syncRepos, type SyncRepos } from "./repos.ts";
+import { UserUnavailableError } from "./sources/user-state.ts";
 import { DEFAULT_EVERY_MS, FULL_SWEEP_EVERY_MS, type ItemCounters, type SourceDefinition, type SourceName, type SourceOutcome } from "./source.ts";
 
 export type RunSourceRequest = {
@@ -26,12 +27,14 @@ export type RunSourceResult = {
   account: string;
   source: SourceName;
   key: string;
-  status: "ok" | "degraded" | "skipped";
+  status: "ok" | "degraded" | "incomplete" | "skipped";
   reason?: string;
   full: boolean;
   counters: ItemCounters;
   apiCalls: number;
   throttleWaits: number;
+  /** Answers skipped as unreadable in this run (kept in unreadable_responses): responses and single items. */
+  unreadable: number;
   durationMs: number;
 };
 
@@ -89,6 +92,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
     counters: { new: 0, changed: 0, removed: 0 },
     apiCalls: 0,
     throttleWaits: 0,
+    unreadable: 0,
     durationMs: 0,
   });
   if (row.state === "needs_reauth" || row.state === "revoked") {
@@ -113,6 +117,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
     throttleWaits: transports.reduce((n, t) => n + t.stats.throttleWaits.count, 0),
     durationMs: services.now() - started,
   });
+  const unreadable = () => transports.reduce((n, t) => n + t.stats.unreadable.responses + t.stats.unreadable.items, 0);
   const log = services.log.child({ account: row.name, source: req.source, ...(key ? { key } : {}) });
   try {
     const api = await services.apiFor(row.id);
@@ -162,33 +167,37 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
       .catch((err: unknown): SourceOutcome => {
         // A whole source whose endpoint is gone degrades here if the source didn't handle it itself.
         if (isEndpointGone(err)) return { result: "degraded", unavailableReason: `${err.operation} removed by the service (404 Api endpoint not found.)` };
+        if (err instanceof UserUnavailableError) return { result: "degraded", unavailableReason: err.message };
         throw err;
       });
+    const judged = await settleUnreadable(repos, ref, outcome, unreadable(), services.now());
     const finishedAt = new Date(services.now());
     const every = options.everyMs?.[req.source] ?? DEFAULT_EVERY_MS[req.source];
     await repos.syncState.saveSourceState(
       ref,
       {
-        lastResult: outcome.result,
+        lastResult: judged.result,
         lastError: null,
-        unavailableReason: outcome.unavailableReason ?? null,
+        unavailableReason: judged.unavailableReason ?? null,
         counters: bookkeeping(),
         nextRunAt: new Date(finishedAt.getTime() + every),
         ...(full && outcome.completeSweep !== false ? { lastCompleteSweepAt: sweepStart, sweepStartedAt: null } : {}),
       },
       finishedAt,
     );
+    const reason = judged.unavailableReason ?? judged.reason ?? judged.note;
     const result: RunSourceResult = {
       ...base,
-      status: outcome.result,
-      ...(outcome.unavailableReason ? { reason: outcome.unavailableReason } : {}),
+      status: judged.result,
+      ...(reason ? { reason } : {}),
       full,
       counters: { ...counters },
       apiCalls: bookkeeping().apiCalls,
       throttleWaits: bookkeeping().throttleWaits,
+      unreadable: unreadable(),
       durationMs: bookkeeping().durationMs,
     };
-    log.info({ status: result.status, ...result.counters, apiCalls: result.apiCalls, full }, "source synced");
+    log.info({ status: result.status, ...result.counters, apiCalls: result.apiCalls, unreadable: result.unreadable, full }, "source synced");
     return result;
   } catch (err) {
     if (err instanceof InterruptedError) throw err;
@@ -204,4 +213,23 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
   } finally {
     await lock.release();
   }
+}
+
+/** The gap scope under which skipped unreadable answers are recorded. */
+export const UNREADABLE_GAP = "unreadable";
+
+/**
+ * A run that skipped unreadable answers (kept in unreadable_responses) is not complete, whatever its
+ * source says: recorded as the "unreadable" gap, which a complete sweep without any clears.
+ */
+async function settleUnreadable(repos: SyncRepos, ref: Required<SourceRef>, outcome: SourceOutcome, skipped: number, nowMs: number): Promise<SourceOutcome> {
+  const at = new Date(nowMs);
+  if (skipped === 0) {
+    if (outcome.completeSweep) await repos.syncState.clearGap(ref, UNREADABLE_GAP, at);
+    return outcome;
+  }
+  const reason = `${skipped} answer${skipped === 1 ? "" : "s"} of the service could not be read and ${skipped === 1 ? "was" : "were"} skipped (kept with their raw JSON; dvault status lists them)`;
+  await repos.syncState.recordGap(ref, UNREADABLE_GAP, { expected: null, mirrored: null, reason }, at);
+  if (outcome.result !== "ok") return outcome;
+  return { ...outcome, result: "incomplete", reason: outcome.reason ?? reason };
 }

@@ -62,9 +62,17 @@ export type SourceContext = {
 };
 
 export type SourceOutcome = {
-  /** "degraded": the source (or part of it) is unavailable upstream; the reason is recorded, the sync doesn't fail. */
-  result: "ok" | "degraded";
+  /**
+   * "degraded": the source (or part of it) is unavailable upstream, or its owner is; the reason is
+   * recorded, the sync doesn't fail. "incomplete": its listings (witnesses) disagree or part of it could
+   * not be reached or read; `reason` says what is missing and why (docs/service-behaviour.md#folders-optional).
+   */
+  result: "ok" | "degraded" | "incomplete";
   unavailableReason?: string;
+  /** For "incomplete": what is missing and why, with counts. */
+  reason?: string;
+  /** For "ok": what is worth knowing but not missing (works a public token may not see). */
+  note?: string;
   /** True when this run walked the whole source (a full sweep completed). */
   completeSweep?: boolean;
 };

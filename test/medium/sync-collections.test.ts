@@ -128,14 +128,15 @@ describe(collectionsSource.name, () => {
     expect(await liveMembers()).toEqual(expectedMembers());
 
     const { rows: user } = await h.pool.query("SELECT is_deactivated, removed_reason::text AS reason FROM users WHERE userid = $1", [artistId]);
-    expect(user).toEqual([{ is_deactivated: true, reason: "deactivated" }]);
+    expect(user).toEqual([{ is_deactivated: true, reason: "artist_deactivated" }]);
     const theirs = [...new Set(ownFolders().flatMap((f) => f.deviationIds))].filter((id) => dev(id).authorId === artistId && !dev(id).isDeleted);
     expect(theirs.length).toBeGreaterThan(0);
     const { rows: marked } = await h.pool.query<{ deviationid: string; reason: string }>(
       "SELECT deviationid, removed_reason::text AS reason FROM deviations WHERE deviationid = ANY($1) ORDER BY deviationid",
       [theirs],
     );
-    expect(marked).toEqual(theirs.sort().map((deviationid) => ({ deviationid, reason: "deactivated" })));
+    // Kept and marked with why: never "deleted" (the artist may come back).
+    expect(marked).toEqual(theirs.sort().map((deviationid) => ({ deviationid, reason: "artist_deactivated" })));
     const { rows: gone } = await h.pool.query("SELECT removed_reason::text AS reason, title FROM deviations WHERE deviationid = $1", [deleted]);
     expect(gone).toEqual([{ reason: "deleted", title: dev(deleted).title }]);
     // The deleted favourite is still listed (as a stub), so its membership stays.

@@ -269,7 +269,10 @@ describe(`${gallerySource.name} with /gallery/all removed`, () => {
     const r = await createSyncHarness({ sim: { dataset: { deviations: 120, galleryFolders: 3 } }, sources: [gone] });
     try {
       r.sim.clock.advance(60_000);
-      expect((await r.runSource("gallery")).status).toBe("ok");
+      // The first sweep walks every folder; the "all" view, its second witness, is gone.
+      const first = await r.runSource("gallery");
+      expect(first.status).toBe("degraded");
+      expect(first.reason).toBe("gallery.all removed by the service (404 Api endpoint not found.)");
       const added = r.sim.activity({ kind: "add_deviation", title: "Still Found" }) as { deviationid: string };
       r.sim.clock.advance(60_000);
       const result = await r.runSource("gallery");

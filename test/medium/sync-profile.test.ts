@@ -132,7 +132,7 @@ describe(profileSource.name, () => {
        FROM users u JOIN watch_relations w USING (userid) WHERE u.userid = $1 AND w.kind = 'watcher'`,
       [watcher.userid],
     );
-    expect(rows).toEqual([{ is_deactivated: true, user_reason: "deactivated", relation_removed: true }]);
+    expect(rows).toEqual([{ is_deactivated: true, user_reason: "artist_deactivated", relation_removed: true }]);
     const { rows: others } = await h.pool.query("SELECT count(*)::int AS n FROM users WHERE is_deactivated");
     expect(others[0]?.n).toBe(1);
     const { rows: history } = await h.pool.query("SELECT count(*)::int AS n FROM user_history");

@@ -99,13 +99,15 @@ describe(trackedSource.name, () => {
     h.sim.activity({ kind: "deactivate_user", username: tracked.username });
     const { result } = await runLater();
     expect(result.status).toBe("degraded");
-    expect(result.reason).toMatch(/not found on the service/);
+    expect(result.reason).toMatch(/deactivated their account/);
+    expect(result.reason).not.toMatch(/bug in dvault/);
     const { rows } = await h.pool.query("SELECT is_deactivated FROM users WHERE userid = $1", [tracked.userid]);
     expect(rows).toEqual([{ is_deactivated: true }]);
     const { rows: devs } = await h.pool.query<{ reason: string | null; n: number }>(
       "SELECT removed_reason::text AS reason, count(*)::int AS n FROM deviations WHERE author_userid = $1 GROUP BY 1",
       [tracked.userid],
     );
-    expect(devs).toEqual([{ reason: "deactivated", n: expect.any(Number) }]);
+    // Kept and marked with why, never as deleted.
+    expect(devs).toEqual([{ reason: "artist_deactivated", n: expect.any(Number) }]);
   });
 });

@@ -1,8 +1,11 @@
-// The account's own collections (favourites), folder by folder like the gallery. Deleted favourites come
-// back as `is_deleted` stubs and are marked removed; favourites by deactivated artists are resolved on a
-// sweep. Downloads rank below the own gallery's.
+// The account's own collections (favourites). Witnesses: every collection folder and, on a sweep, the
+// "all" view where the service answers it (docs/service-behaviour.md#folders-optional). Deleted favourites
+// come back as `is_deleted` stubs and are marked removed (docs/service-behaviour.md#deleted-stubs);
+// favourites of unavailable artists are resolved on a sweep. Downloads rank below the own gallery's.
 import { DEFAULT_EVERY_MS, type SourceDefinition } from "../source.ts";
-import { collectionSpec, folderStateJson, outcomeOf, parseFolderState, syncFolders } from "./folder-walk.ts";
+import { collectionSpec, folderStateJson, parseFolderState } from "./folder-spec.ts";
+import { syncFolders } from "./folder-walk.ts";
+import { witnessOutcome } from "./witnesses.ts";
 
 export const FAVOURITES_PRIORITY = 50;
 
@@ -19,6 +22,6 @@ export const collectionsSource: SourceDefinition = {
       { state, save: (repos, s, withKnown) => repos.syncState.saveSourceState(ctx.ref, { cursor: folderStateJson(s, withKnown) }) },
       { full: ctx.full, newestCheck: true },
     );
-    return outcomeOf(result);
+    return witnessOutcome(ctx, result, { what: "your favourites" });
   },
 };

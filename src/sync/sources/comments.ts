@@ -10,7 +10,7 @@ import type { Comment, Deviation } from "../../api/types.ts";
 import { distinctUsers, uniqueBy } from "../../db/mirror-rows.ts";
 import type { SyncRepos } from "../repos.ts";
 import { DEFAULT_EVERY_MS, type SourceDefinition, type SourceOutcome } from "../source.ts";
-import { isMissing } from "./folder-walk.ts";
+import { isMissing } from "../../api/errors.ts";
 
 /** Replies nested deeper than this come from a re-query with `commentid`. */
 const MAX_DEPTH = 5;
@@ -44,7 +44,7 @@ export const commentsSource: SourceDefinition = {
     let complete = false;
     let truncated = false;
     for await (const page of ctx.client.galleryAll({ limit: 24, startOffset: run.offset })) {
-      const decision = nextOffset({ items: page.items, hasMore: page.hasMore, offset: page.offset ?? run.offset, nextOffset: page.nextOffset }, DEFAULT_OFFSET_CEILING);
+      const decision = nextOffset({ ...page, offset: page.offset ?? run.offset }, DEFAULT_OFFSET_CEILING);
       const live = page.items.filter((d) => d.is_deleted !== true);
       const due = live.filter((d) => commentCount(d) > 0 && (full || commentCount(d) !== (state.counts[d.deviationid] ?? 0)));
       const changedCounts = live.filter((d) => commentCount(d) !== (state.counts[d.deviationid] ?? 0));

@@ -1,137 +1,35 @@
 // The folder-by-folder walk shared by the gallery, collections and tracked sources: folder list with
 // sizes, each changed folder's pages (bottom-anchored positions, early stop), metadata and texts of new
-// items, wanted downloads, gaps, and on a sweep the removal of what vanished.
-import { z } from "zod";
-import type { DaClient } from "../../api/client.ts";
-import { isApiError, isEndpointGone } from "../../api/errors.ts";
+// items, wanted downloads, gaps, and on a sweep the "all" view as a second witness (a deviation need not
+// sit in any folder: docs/service-behaviour.md#folders-optional) and the removal of what vanished.
+import { isApiError, isEndpointGone, isPermanent } from "../../api/errors.ts";
 import { DEFAULT_OFFSET_CEILING, nextOffset } from "../../api/paginate.ts";
-import type { Page, PageIterator } from "../../api/transport.ts";
-import type { CollectionFolder, Deviation, GalleryFolder, Metadata } from "../../api/types.ts";
-import type { DeviationTextInput } from "../../db/deviation.repository.ts";
-import type { WantedDownload } from "../../db/download.repository.ts";
+import type { Page } from "../../api/transport.ts";
+import type { Deviation } from "../../api/types.ts";
 import type { FolderMemberInput } from "../../db/folder.repository.ts";
-import { deviationType, distinctUsers, type FolderKind, type UpsertCounts } from "../../db/mirror-rows.ts";
+import { distinctUsers } from "../../db/mirror-rows.ts";
 import type { SyncRepos } from "../repos.ts";
-import type { SourceContext, SourceOutcome } from "../source.ts";
+import type { SourceContext } from "../source.ts";
+import {
+  flattenFolders,
+  folderStateJson,
+  PAGE_SIZE,
+  splitIds,
+  type AnyFolder,
+  type FolderSpec,
+  type FolderState,
+  type PlanEntry,
+  type Run,
+} from "./folder-spec.ts";
+import { flushPending, markWanted } from "./pending-work.ts";
+import { checkUser, resolveVanished, UserUnavailableError } from "./user-state.ts";
 
-/** Metadata is fetched in batches of this many ids (the service's maximum without ext_*). */
-const METADATA_BATCH = 50;
-/** Queued texts are fetched once this many are pending (or at the end of a run). */
-const TEXT_BATCH = 10;
 /** A walk longer than this many pages gets a fresh token first. */
 const LONG_WALK_PAGES = 3;
-const PAGE_SIZE = 24;
 /** ensureFreshToken again after this long in one run. */
 const TOKEN_CHECK_EVERY_MS = 10 * 60_000;
-
-// ---- state ------------------------------------------------------------------------------------------
-
-const PlanEntrySchema = z.object({
-  folderid: z.string(),
-  name: z.string().nullable(),
-  /** The folder's size from this run's folder list; positions count down from it. */
-  size: z.number().nullable(),
-  /** Stop at the first page that is already mirrored and unchanged. */
-  early: z.boolean(),
-});
-
-const RunSchema = z.object({
-  /** A sweep: every folder walked to its end, then what was not seen is marked removed. */
-  full: z.boolean(),
-  startedAt: z.string(),
-  plan: z.array(PlanEntrySchema),
-  index: z.number().int(),
-  /** Where the current folder's next page starts, and how many items it has returned so far. */
-  offset: z.number().int(),
-  ordinal: z.number().int(),
-  folderStartedAt: z.string().nullable(),
-  truncated: z.boolean(),
-  /** Ids new on the newest page: if no planned folder lists them, every folder is opened. */
-  lookFor: z.array(z.string()),
-});
-
-const PendingTextSchema = z.object({ id: z.string(), excerpt: z.string().nullable() });
-
-export const FolderStateSchema = z.object({
-  /** Folder sizes as of the last walk that reached the folder's unchanged part or its end. */
-  sizes: z.record(z.string(), z.number()),
-  /**
-   * Comma-joined ids of every deviation this source has listed, for finding those that vanished on a
-   * sweep. Left out of per-page cursor writes (it is the one big field) and written back when the run
-   * ends or fails; absent after a crash, which only skips vanished-detection until the next sweep.
-   */
-  known: z.string().optional(),
-  /** Ids whose metadata / text is still to be fetched: committed with the page that found them. */
-  pendingMetadata: z.array(z.string()),
-  pendingTexts: z.array(PendingTextSchema),
-  /** The unfinished run, resumed by the next one. */
-  run: RunSchema.optional(),
-});
-export type FolderState = z.infer<typeof FolderStateSchema>;
-type Run = z.infer<typeof RunSchema>;
-type PlanEntry = z.infer<typeof PlanEntrySchema>;
-
-export function emptyFolderState(): FolderState {
-  return { sizes: {}, pendingMetadata: [], pendingTexts: [] };
-}
-
-/** The stored state, or a fresh one when there is none or it has another shape (an older version). */
-export function parseFolderState(value: unknown): FolderState {
-  const parsed = FolderStateSchema.safeParse(value);
-  return parsed.success ? parsed.data : emptyFolderState();
-}
-
-/** The state as written in a cursor; `withKnown` false leaves out the big known-id list. */
-export function folderStateJson(state: FolderState, withKnown: boolean): FolderState {
-  const { known, ...rest } = state;
-  return withKnown && known !== undefined ? { ...rest, known } : rest;
-}
-
-// ---- what differs between galleries and collections --------------------------------------------------
-
-export type AnyFolder = GalleryFolder | CollectionFolder;
-
-export type FolderSpec = {
-  kind: FolderKind;
-  /** Whose folders; `username` undefined means the authenticated user. */
-  owner: { userid: string; username?: string | undefined };
-  download: { priority: number; reason: string };
-  listFolders(client: DaClient): PageIterator<AnyFolder>;
-  upsertFolders(repos: SyncRepos, folders: readonly AnyFolder[], seenAt: Date, offset: number): Promise<UpsertCounts>;
-  folderPages(client: DaClient, folderid: string, startOffset: number): PageIterator<Deviation>;
-  /** The newest page of the "all" view: one call that catches edits at the top of the archive. */
-  newestPage(client: DaClient): PageIterator<Deviation>;
-};
-
-export function gallerySpec(owner: FolderSpec["owner"], download: FolderSpec["download"]): FolderSpec {
-  const username = owner.username;
-  return {
-    kind: "gallery",
-    owner,
-    download,
-    listFolders: (client) => client.galleryFolders({ username, calculate_size: true, limit: 50 }),
-    upsertFolders: (repos, folders, seenAt, offset) => repos.folders.upsertGalleryFolders(owner.userid, folders as GalleryFolder[], seenAt, offset),
-    folderPages: (client, folderid, startOffset) =>
-      client.galleryFolder(folderid, { username, mode: "newest", limit: PAGE_SIZE, startOffset }),
-    newestPage: (client) => client.galleryAll({ username, limit: PAGE_SIZE }),
-  };
-}
-
-export function collectionSpec(owner: FolderSpec["owner"], download: FolderSpec["download"]): FolderSpec {
-  const username = owner.username;
-  return {
-    kind: "collection",
-    owner,
-    download,
-    listFolders: (client) => client.collectionFolders({ username, calculate_size: true, limit: 50 }),
-    upsertFolders: (repos, folders, seenAt, offset) =>
-      repos.folders.upsertCollectionFolders(owner.userid, folders as CollectionFolder[], seenAt, offset),
-    folderPages: (client, folderid, startOffset) => client.collectionFolder(folderid, { username, limit: PAGE_SIZE, startOffset }),
-    newestPage: (client) => client.collectionsAll({ username, limit: PAGE_SIZE }),
-  };
-}
-
-// ---- the walk ---------------------------------------------------------------------------------------
+/** The plan entry of the "all" view (no folder has this id). */
+const ALL_ENTRY = "@all";
 
 export type FolderSyncIO = {
   state: FolderState;
@@ -141,7 +39,7 @@ export type FolderSyncIO = {
 
 export type FolderSyncOptions = {
   full: boolean;
-  /** Check the newest page of the "all" view before deciding which folders to open. */
+  /** Check the newest pages of the "all" view before deciding which folders to open. */
   newestCheck: boolean;
   /** Open every folder (with early stop) even where the size did not change. */
   forceAll?: boolean;
@@ -155,9 +53,15 @@ export type FolderSyncOptions = {
 export type FolderSyncResult = {
   /** Every folder was walked to its end (a sweep; the first run is one). */
   sweep: boolean;
+  /** The sweep went on from an interrupted one: what it saw before the interruption is not in `seen`. */
+  resumed: boolean;
   truncated: boolean;
-  /** Distinct live deviations listed in this run (complete only when `sweep`). */
+  /** Distinct live deviations listed in this run by any witness (complete only on a sweep that was not resumed). */
   seen: number;
+  /** On a sweep: the live deviations the "all" view listed, and whether it was walked to its end (null when it is gone). */
+  all: { listed: number; complete: boolean } | null;
+  /** Folders whose listing stopped at the offset ceiling: members past it are unreachable, in words. */
+  folderIssues: string[];
   /** Optional parts whose endpoint the service removed (the walk went on without them). */
   gone: string[];
 };
@@ -178,7 +82,7 @@ class FolderWalker {
   private readonly known: Set<string> | undefined;
   private readonly seen = new Set<string>();
   private readonly queuedMetadata = new Set<string>();
-  /** Every id this run has met on any page (folder listings and the newest check). */
+  /** Every id this run has met on any page (folder listings and the "all" view). */
   private readonly met = new Set<string>();
   private lastTokenCheck: number | undefined;
 
@@ -222,7 +126,7 @@ class FolderWalker {
         await this.flushPending(true);
         // A per-page write left the known ids out: put them back.
         if (this.savedWithoutKnown) await ctx.transaction((repos) => this.io.save(repos, st, true));
-        return { sweep: false, truncated: false, seen: 0, gone: this.gone };
+        return { sweep: false, resumed: false, truncated: false, seen: 0, all: null, folderIssues: [], gone: this.gone };
       }
     }
 
@@ -239,6 +143,8 @@ class FolderWalker {
         folderStartedAt: null,
         truncated: false,
         lookFor,
+        all: null,
+        folderIssues: [],
       };
       st.run = run;
     }
@@ -246,27 +152,37 @@ class FolderWalker {
     const remainingPages = run.plan.slice(run.index).reduce((n, e) => n + estimatedPages(e), 0);
     if (remainingPages > LONG_WALK_PAGES) await this.freshToken();
     await this.walkPlan(run);
-    // New at the top of the "all" view but in no folder whose size changed: open the others too.
-    if (run.lookFor.some((id) => !this.seen.has(id))) {
+    // New at the top of the "all" view but in no folder that was opened: a folder of unknown size may
+    // hold it, so open those too. With every size known, a new deviation in no changed folder is in none.
+    if (run.lookFor.some((id) => !this.seen.has(id)) && folders.some((f) => typeof f.size !== "number")) {
       const planned = new Set(run.plan.map((e) => e.folderid));
       const rest = this.plan(folders, { full: false, forceAll: true }).filter((e) => !planned.has(e.folderid));
       run.plan.push(...rest);
-      run.lookFor = [];
       await this.walkPlan(run);
     }
+    run.lookFor = [];
 
     const sweep = run.full;
     if (sweep) await this.finishSweep(run, resumed);
     await this.flushPending(true);
-    const truncated = run.truncated;
+    const result: FolderSyncResult = {
+      sweep,
+      resumed,
+      truncated: run.truncated,
+      seen: this.seen.size,
+      all: sweep ? (run.all ?? null) : null,
+      folderIssues: run.folderIssues ?? [],
+      gone: this.gone,
+    };
     await this.finishRun(folders, sweep && !resumed);
-    return { sweep, truncated, seen: this.seen.size, gone: this.gone };
+    return result;
   }
 
   private async walkPlan(run: Run): Promise<void> {
     while (run.index < run.plan.length) {
       const entry = run.plan[run.index] as PlanEntry;
-      await this.walkFolder(run, entry);
+      if (entry.all) await this.walkAll(run, entry);
+      else await this.walkFolder(run, entry);
     }
   }
 
@@ -283,32 +199,32 @@ class FolderWalker {
   // ---- steps -----------------------------------------------------------------------------------------
 
   /**
-   * The newest page of the "all" view: title edits at the top are recorded right here. Returns the ids
-   * it found new, which the folder walk must then come across; undefined when the view is gone.
+   * The newest pages of the "all" view, until one holds something already mirrored: edits at the top are
+   * recorded here, and new deviations in no folder are found without opening any. Returns the ids found
+   * new, which the folder walk then looks for; undefined when the view is gone.
    */
   private async checkNewest(): Promise<string[] | undefined> {
+    const fresh: string[] = [];
     try {
-      return await this.newestPage();
+      for await (const page of this.spec.allPages(this.ctx.client, 0)) {
+        const written = await this.ctx.transaction(async (repos) => {
+          const result = await this.writePage(repos, page.items, { witness: true });
+          if (result.touched) await this.io.save(repos, this.st, false);
+          return result;
+        });
+        this.ctx.checkpoint();
+        await this.flushPending(false);
+        fresh.push(...written.fresh);
+        // A page with anything already known ends the check: older pages hold nothing new.
+        if (written.fresh.length < (page.received ?? page.items.length) || page.items.length === 0) break;
+      }
     } catch (err) {
       if (!isEndpointGone(err)) throw err;
       // Only a shortcut: without it, every folder is opened (with early stop).
       this.gone.push(err.operation);
       return undefined;
     }
-  }
-
-  private async newestPage(): Promise<string[]> {
-    for await (const page of this.spec.newestPage(this.ctx.client)) {
-      const written = await this.ctx.transaction(async (repos) => {
-        const result = await this.writePage(repos, page.items);
-        if (result.touched) await this.io.save(repos, this.st, false);
-        return result;
-      });
-      this.ctx.checkpoint();
-      await this.flushPending(false);
-      return written.fresh;
-    }
-    return [];
+    return fresh;
   }
 
   /** Every page of the folder list, upserted; the folders flattened (subfolders included) in order. */
@@ -330,12 +246,19 @@ class FolderWalker {
       if (full || last === undefined) plan.push({ ...entry, early: false });
       else if (forceAll || size === null || last !== size) plan.push({ ...entry, early: true });
     }
+    // A sweep also walks the "all" view: what sits in no folder is listed only there.
+    if (full) plan.push({ folderid: ALL_ENTRY, name: "All", size: null, early: false, all: true });
     return plan;
   }
 
   private async walkFolder(run: Run, entry: PlanEntry): Promise<void> {
     const { ctx, spec } = this;
     if (run.offset === 0 && run.ordinal === 0) run.folderStartedAt = ctx.now().toISOString();
+    // An empty folder needs no call: its end is where it starts (members it had are removed from it).
+    if (entry.size === 0 && run.offset === 0) {
+      await ctx.transaction((repos) => this.endFolder(repos, run, entry, { complete: true, truncated: false, vanished: false }));
+      return;
+    }
     if (estimatedPages(entry) - Math.floor(run.ordinal / PAGE_SIZE) > LONG_WALK_PAGES) await this.freshToken();
     let done = false;
     try {
@@ -346,7 +269,7 @@ class FolderWalker {
         if (done) break;
       }
     } catch (err) {
-      if (!isFolderNotFound(err)) throw err;
+      if (!(await this.folderRefused(err))) throw err;
       // Deleted between the folder list and its walk: the sweep's folder check will mark it.
       ctx.log.info({ folderid: entry.folderid }, "folder vanished during the walk");
       await ctx.transaction((repos) => this.endFolder(repos, run, entry, { complete: false, truncated: false, vanished: true }));
@@ -359,27 +282,43 @@ class FolderWalker {
     }
   }
 
+  /**
+   * A folder page was refused for good. The codes a folder page answers with are the owner's
+   * (docs/service-behaviour.md#user-error-codes), so the owner is asked: if they are unavailable the
+   * whole walk stops with that; otherwise the folder itself is gone.
+   */
+  private async folderRefused(err: unknown): Promise<boolean> {
+    if (!isApiError(err) || !isPermanent(err) || err.kind === "gone" || err.kind === "malformed") return false;
+    if (!["client", "not_found", "user_unavailable"].includes(err.kind)) return false;
+    const username = this.spec.owner.username;
+    if (!username) return true;
+    const check = await checkUser(this.ctx.client, username);
+    if (!check.available) throw new UserUnavailableError(username, check.state, this.spec.owner.userid);
+    return true;
+  }
+
   /** One page of a folder, committed with the cursor. True when the folder's walk is over. */
   private async folderPage(run: Run, entry: PlanEntry, page: Page<Deviation>): Promise<boolean> {
-    const { ctx, spec } = this;
+    const { ctx } = this;
     const items = page.items;
     const offset = page.offset ?? run.offset;
-    const decision = nextOffset({ items, hasMore: page.hasMore, offset, nextOffset: page.nextOffset }, DEFAULT_OFFSET_CEILING);
+    const decision = nextOffset({ ...page, offset }, DEFAULT_OFFSET_CEILING);
     const members = items.map((d, k) => ({
       deviationid: d.deviationid,
       // Counted from the folder's end, so a new deviation at the top does not renumber the folder.
       position: entry.size !== null ? entry.size - 1 - (run.ordinal + k) : run.ordinal + k,
     }));
     return ctx.transaction(async (repos) => {
-      const written = await this.writePage(repos, items, { folderid: entry.folderid, members });
+      const written = await this.writePage(repos, items, { witness: true, folder: { folderid: entry.folderid, members } });
       const unchanged = !written.changed;
-      run.ordinal += items.length;
+      run.ordinal += page.received ?? items.length;
       if (decision.next !== undefined && !(entry.early && unchanged)) {
         run.offset = decision.next;
         await this.io.save(repos, this.st, false);
         return false;
       }
       const truncated = decision.truncation !== undefined;
+      if (decision.truncation?.reason === "offset_ceiling") run.ceiling = decision.truncation.atOffset;
       await this.endFolder(repos, run, entry, { complete: decision.next === undefined && !truncated, truncated, vanished: false });
       return true;
     });
@@ -394,30 +333,33 @@ class FolderWalker {
   ): Promise<void> {
     const { ctx, spec } = this;
     const mirrored = run.ordinal;
+    const name = `${spec.kind} folder "${entry.name ?? entry.folderid}"`;
     if (!how.vanished && entry.size !== null) this.st.sizes[entry.folderid] = entry.size;
     if (how.truncated) {
       run.truncated = true;
       const expected = entry.size;
+      const unreachable = expected === null ? "some" : String(Math.max(0, expected - mirrored));
+      (run.folderIssues ??= []).push(`${unreachable} of ${expected ?? "?"} deviations in ${name} are past the offset ceiling`);
       await repos.syncState.recordGap(
         ctx.ref,
         entry.folderid,
         {
           expected,
           mirrored,
-          reason:
-            `offset ceiling: the service stops paging at offset ${DEFAULT_OFFSET_CEILING}; ` +
-            `${expected === null ? "some" : Math.max(0, expected - mirrored)} of ${expected ?? "?"} deviations in ${spec.kind} folder "${entry.name ?? entry.folderid}" are unreachable`,
+          reason: `offset ceiling: the service stops paging at offset ${run.ceiling ?? DEFAULT_OFFSET_CEILING}; ${unreachable} of ${expected ?? "?"} deviations in ${name} are unreachable`,
         },
         ctx.now(),
       );
     } else if (how.complete && entry.size !== null && mirrored !== entry.size) {
+      // Recorded, but not missing work: a folder's size also counts what its listing may not show
+      // (deleted works, works of unavailable artists, mature ones for a public token).
       await repos.syncState.recordGap(
         ctx.ref,
         entry.folderid,
         {
           expected: entry.size,
           mirrored,
-          reason: `count mismatch: ${spec.kind} folder "${entry.name ?? entry.folderid}" says ${entry.size} deviations, its listing returned ${mirrored} (hidden, private or deleted items)`,
+          reason: `count mismatch: ${name} says ${entry.size} deviations, its listing returned ${mirrored} (hidden, locked or deleted items)`,
         },
         ctx.now(),
       );
@@ -428,18 +370,65 @@ class FolderWalker {
     if (how.complete && run.folderStartedAt) {
       await repos.folders.markMissingMembersRemoved(spec.kind, entry.folderid, new Date(run.folderStartedAt), ctx.now());
     }
+    this.nextEntry(run);
+    await this.io.save(repos, this.st, false);
+  }
+
+  /** The "all" view to its end (or the ceiling): every deviation is recorded, filed in a folder or not. */
+  private async walkAll(run: Run, entry: PlanEntry): Promise<void> {
+    const { ctx, spec } = this;
+    run.all ??= { listed: 0, complete: false };
+    const all = run.all;
+    if (run.offset === 0) all.listed = 0;
+    let end: { complete: boolean } | undefined;
+    try {
+      const pages = spec.allPages(ctx.client, run.offset);
+      for await (const page of pages) {
+        const decision = nextOffset({ ...page, offset: page.offset ?? run.offset }, DEFAULT_OFFSET_CEILING);
+        await ctx.transaction(async (repos) => {
+          await this.writePage(repos, page.items, { witness: true });
+          all.listed += page.items.filter((d) => d.is_deleted !== true).length;
+          if (decision.next !== undefined) run.offset = decision.next;
+          await this.io.save(repos, this.st, false);
+        });
+        ctx.checkpoint();
+        await this.flushPending(false);
+        if (decision.next === undefined) {
+          if (decision.truncation?.reason === "offset_ceiling") {
+            run.ceiling = decision.truncation.atOffset;
+            run.truncated = true;
+          }
+          end = { complete: decision.truncation === undefined && pages.skipped.pages === 0 };
+          break;
+        }
+      }
+      end ??= { complete: pages.truncation === undefined && pages.skipped.pages === 0 };
+    } catch (err) {
+      if (!isEndpointGone(err)) throw err;
+      this.gone.push(err.operation);
+      end = { complete: false };
+    }
+    all.complete = end.complete;
+    ctx.log.debug({ kind: spec.kind, entry: entry.folderid, listed: all.listed, complete: all.complete }, "all view walked");
+    await ctx.transaction(async (repos) => {
+      this.nextEntry(run);
+      await this.io.save(repos, this.st, false);
+    });
+  }
+
+  private nextEntry(run: Run): void {
     run.index += 1;
     run.offset = 0;
     run.ordinal = 0;
     run.folderStartedAt = null;
-    await this.io.save(repos, this.st, false);
   }
 
   /** After every folder was walked: folders gone from the list, deviations gone from every listing. */
   private async finishSweep(run: Run, resumed: boolean): Promise<void> {
     const { ctx, spec } = this;
     await ctx.transaction((repos) => repos.folders.markMissingFoldersRemoved(spec.kind, spec.owner.userid, new Date(run.startedAt), ctx.now()));
-    if (resumed || !this.known) {
+    if (!this.known) return;
+    if (resumed) {
       ctx.log.info({ kind: spec.kind }, "sweep resumed after an interruption: vanished deviations are checked at the next sweep");
       return;
     }
@@ -466,11 +455,16 @@ class FolderWalker {
   // ---- pages of deviations ---------------------------------------------------------------------------
 
   /**
-   * Upserts authors, deviations, the folder's members (when `members` is given) and wanted downloads of
+   * Upserts authors, deviations, the folder's members (when `folder` is given) and wanted downloads of
    * a page, and queues metadata and texts of what is new or changed (metadata of everything on a sweep).
-   * `changed`: anything on the page was new, edited, moved or removed.
+   * `witness`: the page is a complete listing of its part (a folder, the "all" view), so what it shows is
+   * seen. `changed`: anything on the page was new, edited, moved or removed.
    */
-  private async writePage(repos: SyncRepos, items: readonly Deviation[], folder?: { folderid: string; members: FolderMemberInput[] }) {
+  private async writePage(
+    repos: SyncRepos,
+    items: readonly Deviation[],
+    { witness, folder }: { witness: boolean; folder?: { folderid: string; members: FolderMemberInput[] } },
+  ) {
     const { ctx, st } = this;
     const now = ctx.now();
     await repos.users.upsertUsers(distinctUsers(items.map((d) => d.author)), now);
@@ -487,8 +481,7 @@ class FolderWalker {
     const unmet = items.filter((d) => !this.met.has(d.deviationid));
     const fresh = (devs.inserted >= unmet.length ? unmet : unmet.slice(0, devs.inserted)).filter((d) => d.is_deleted !== true);
     for (const d of items) this.met.add(d.deviationid);
-    // `seen` counts folder listings only: what a sweep compares with the known ids.
-    if (folder) for (const d of live) this.seen.add(d.deviationid);
+    if (witness) for (const d of live) this.seen.add(d.deviationid);
     const newTexts = await markWanted(repos, live, this.spec.download, now);
     const changed = devs.inserted > 0 || devs.changed > 0 || devs.removed > 0 || m.inserted > 0 || m.changed > 0;
     const sweep = st.run?.full === true;
@@ -521,176 +514,9 @@ class FolderWalker {
   }
 }
 
-/** Pages a planned folder walk will likely take: an early-stopping one usually ends after one or two. */
+/** Pages a planned walk will likely take: an early-stopping one usually ends after one or two. */
 function estimatedPages(entry: PlanEntry): number {
+  if (entry.size === 0) return 0;
   const full = Math.ceil((entry.size ?? PAGE_SIZE) / PAGE_SIZE);
   return entry.early ? Math.min(2, full) : full;
-}
-
-// ---- helpers shared with the other sources ------------------------------------------------------------
-
-/** The source's outcome: degraded (with the reason) when an optional part's endpoint is gone. */
-export function outcomeOf(result: FolderSyncResult): SourceOutcome {
-  if (result.gone.length === 0) return { result: "ok", completeSweep: result.sweep };
-  return { result: "degraded", unavailableReason: `${result.gone.join(", ")} removed by the service (404 Api endpoint not found.)`, completeSweep: result.sweep };
-}
-
-export type PendingWork = { pendingMetadata: string[]; pendingTexts: Array<{ id: string; excerpt: string | null }> };
-
-/**
- * Fetches queued metadata (full batches of 50, or everything when `all`) and the queued texts, and
- * commits each batch with the cursor (`save`), so a crash never loses what a committed page queued.
- */
-export async function flushPending(ctx: SourceContext, st: PendingWork, save: (repos: SyncRepos) => Promise<void>, all: boolean): Promise<void> {
-  while (st.pendingMetadata.length >= METADATA_BATCH || (all && st.pendingMetadata.length > 0)) {
-    const ids = st.pendingMetadata.slice(0, METADATA_BATCH);
-    const metadata: Metadata[] = [];
-    for await (const batch of ctx.client.deviationMetadata(ids)) metadata.push(...batch.metadata);
-    const counts = await ctx.transaction(async (repos) => {
-      const result = await repos.deviations.upsertMetadata(metadata, ctx.now());
-      st.pendingMetadata = st.pendingMetadata.slice(ids.length);
-      await save(repos);
-      return result;
-    });
-    ctx.counters.changed += counts.changed;
-    ctx.checkpoint();
-  }
-  // Texts cost a call each either way; gathering a few per transaction saves cursor writes.
-  if (st.pendingTexts.length === 0 || (!all && st.pendingTexts.length < TEXT_BATCH)) return;
-  const texts: DeviationTextInput[] = [];
-  for (const t of st.pendingTexts) {
-    const content = await fetchText(ctx.client, t.id);
-    if (content !== undefined) texts.push({ deviationid: t.id, content, excerpt: t.excerpt });
-  }
-  const counts = await ctx.transaction(async (repos) => {
-    const result = await repos.deviations.upsertTexts(texts, ctx.now());
-    st.pendingTexts = [];
-    await save(repos);
-    return result;
-  });
-  ctx.counters.changed += counts.changed;
-  ctx.checkpoint();
-}
-
-/** The folders of a folder-list page and, depth first, their subfolders. */
-export function flattenFolders(folders: readonly AnyFolder[]): AnyFolder[] {
-  return folders.flatMap((f) => {
-    const subfolders = "subfolders" in f && Array.isArray(f.subfolders) ? (f.subfolders as GalleryFolder[]) : [];
-    return [f, ...flattenFolders(subfolders)];
-  });
-}
-
-export function needsText(d: Deviation): boolean {
-  const type = deviationType(d);
-  return type === "journal" || type === "literature";
-}
-
-/** The file a deviation is wanted for: its text (journals, literature) or its original (the rest, when there is one). */
-export function wantedDownload(d: Deviation, download: { priority: number; reason: string }): WantedDownload[] {
-  if (d.is_deleted === true) return [];
-  if (needsText(d)) return [{ deviationid: d.deviationid, kind: "text", priority: download.priority, reason: download.reason }];
-  const hasFile = d.is_downloadable === true || Boolean(d.content) || (d.videos?.length ?? 0) > 0;
-  return hasFile ? [{ deviationid: d.deviationid, kind: "original", priority: download.priority, reason: download.reason }] : [];
-}
-
-/**
- * Marks the page's files wanted and returns the journals and literature whose text row is new: their
- * text is still to be fetched. The row and the queued fetch commit together, so an existing row means
- * some source (this one earlier, the gallery for a profile post) already took care of it. One statement
- * per text item, as the row count is all the repository answers.
- */
-export async function markWanted(
-  repos: SyncRepos,
-  items: readonly Deviation[],
-  download: { priority: number; reason: string },
-  at: Date,
-): Promise<Deviation[]> {
-  const wanted = items.flatMap((d) => wantedDownload(d, download));
-  await repos.downloads.markDownloadsWanted(
-    wanted.filter((w) => w.kind !== "text"),
-    at,
-  );
-  const newTexts: Deviation[] = [];
-  for (const d of items) {
-    const text = wanted.find((w) => w.deviationid === d.deviationid && w.kind === "text");
-    if (text && (await repos.downloads.markDownloadsWanted([text], at)) > 0) newTexts.push(d);
-  }
-  return newTexts;
-}
-
-/** /deviation/content for one deviation; undefined when the service no longer has it. */
-export async function fetchText(client: DaClient, deviationid: string) {
-  try {
-    return await client.deviationContent(deviationid);
-  } catch (err) {
-    if (isMissing(err)) return undefined;
-    throw err;
-  }
-}
-
-/** The service says the thing asked for does not exist (404, "... not found.", error_code 0 on a lookup). */
-export function isMissing(err: unknown): boolean {
-  if (!isApiError(err)) return false;
-  if (err.kind === "not_found") return true;
-  return err.kind === "client" && /not found|unsupported deviation type/i.test(err.errorDescription ?? "");
-}
-
-function isFolderNotFound(err: unknown): boolean {
-  return isApiError(err) && err.kind === "client" && /folder not found/i.test(err.errorDescription ?? "");
-}
-
-export function splitIds(joined: string): string[] {
-  return joined === "" ? [] : joined.split(",");
-}
-
-/**
- * Deviations that left every listing: each is asked for once. Deleted (or unknown) ones are marked
- * removed ('deleted'); one whose author's profile answers "User not found." marks that author deactivated
- * (and, in the same statement, their deviations). Returns the ids that still exist.
- */
-export async function resolveVanished(ctx: SourceContext, ids: readonly string[], options: { ownerUserid: string }): Promise<string[]> {
-  const deleted: string[] = [];
-  const alive: string[] = [];
-  const authors = new Map<string, string>();
-  for (const id of ids) {
-    let d: Deviation;
-    try {
-      d = await ctx.client.deviation(id);
-    } catch (err) {
-      if (!isMissing(err)) throw err;
-      deleted.push(id);
-      continue;
-    }
-    if (d.is_deleted === true) {
-      deleted.push(id);
-      continue;
-    }
-    alive.push(id);
-    const author = d.author;
-    if (author?.userid && author.userid !== options.ownerUserid && author.userid !== ctx.account.userId) authors.set(author.userid, author.username);
-  }
-  const deactivated: string[] = [];
-  for (const [userid, username] of authors) {
-    if (await userIsGone(ctx.client, username)) deactivated.push(userid);
-  }
-  await ctx.transaction(async (repos) => {
-    ctx.counters.removed += await repos.deviations.markDeviationsRemoved(deleted, "deleted", ctx.now());
-    for (const userid of deactivated) {
-      const marked = await repos.users.markUserDeactivated(userid, ctx.now());
-      ctx.counters.removed += marked.deviations;
-    }
-  });
-  ctx.log.info({ vanished: ids.length, deleted: deleted.length, deactivatedAuthors: deactivated.length }, "resolved deviations gone from every listing");
-  return alive;
-}
-
-/** True when the user's profile answers "User not found." (deactivated, suspended or deleted). */
-export async function userIsGone(client: DaClient, username: string): Promise<boolean> {
-  try {
-    await client.profile(username);
-    return false;
-  } catch (err) {
-    if (isApiError(err) && err.kind === "not_found") return true;
-    throw err;
-  }
 }

@@ -1,10 +1,12 @@
-// The account's own gallery, folder by folder (so the ~10 000 offset ceiling of /gallery/all does not
-// cut it short): nested folders, contents with positions, metadata and texts of new or changed
-// deviations, wanted downloads. A quiet re-run costs the folder list and one newest-page check.
+// The account's own gallery. Its witnesses (docs/service-behaviour.md#folders-optional): every folder,
+// nested, walked folder by folder so the ~10 000 offset ceiling does not cut it short, and on a sweep the
+// "all" view, which also lists deviations in no folder. Contents with positions, metadata and texts of
+// new or changed deviations, wanted downloads. A quiet re-run costs the folder list and the newest page.
 import { isEndpointGone } from "../../api/errors.ts";
-import type { Profile } from "../../api/types.ts";
 import { DEFAULT_EVERY_MS, type SourceContext, type SourceDefinition } from "../source.ts";
-import { folderStateJson, gallerySpec, outcomeOf, parseFolderState, syncFolders, type FolderSyncResult } from "./folder-walk.ts";
+import { folderStateJson, gallerySpec, parseFolderState } from "./folder-spec.ts";
+import { syncFolders, type FolderSyncResult } from "./folder-walk.ts";
+import { witnessOutcome } from "./witnesses.ts";
 
 /** Own works come first in the download queue. */
 export const OWN_GALLERY_PRIORITY = 100;
@@ -22,41 +24,23 @@ export const gallerySource: SourceDefinition = {
       { state, save: (repos, s, withKnown) => repos.syncState.saveSourceState(ctx.ref, { cursor: folderStateJson(s, withKnown) }) },
       { full: ctx.full, newestCheck: true },
     );
-    if (result.sweep) await checkProfileCount(ctx, result);
-    return outcomeOf(result);
+    const profileCount = await profileCountIfNeeded(ctx, result);
+    return witnessOutcome(ctx, result, { what: "deviations of your gallery", profileCount });
   },
 };
 
 /**
- * After a sweep: the profile's deviation count against what the folders listed. Deviations in no folder
- * (only in "All") or hidden ones show up here as a gap; a folder past the ceiling already has its own.
+ * The profile's deviation count, asked only when the "all" view stopped early on a sweep (the offset
+ * ceiling): then it is the only total that says how many no listing could reach.
  */
-async function checkProfileCount(ctx: SourceContext, result: FolderSyncResult): Promise<void> {
-  if (result.truncated) return;
-  let profile: Profile;
+async function profileCountIfNeeded(ctx: SourceContext, result: FolderSyncResult): Promise<number | null> {
+  if (!result.sweep || !result.all || result.all.complete) return null;
   try {
-    profile = await ctx.client.profile(ctx.account.username);
+    const profile = await ctx.client.profile(ctx.account.username);
+    return typeof profile.stats?.user_deviations === "number" ? profile.stats.user_deviations : null;
   } catch (err) {
     if (!isEndpointGone(err)) throw err;
     result.gone.push(err.operation);
-    return;
+    return null;
   }
-  const expected = profile.stats?.user_deviations;
-  if (typeof expected !== "number") return;
-  await ctx.transaction(async (repos) => {
-    if (expected !== result.seen) {
-      await repos.syncState.recordGap(
-        ctx.ref,
-        "profile",
-        {
-          expected,
-          mirrored: result.seen,
-          reason: `count mismatch: the profile says ${expected} deviations, the gallery folders listed ${result.seen} (deviations in no folder, or hidden)`,
-        },
-        ctx.now(),
-      );
-    } else if (ctx.state?.gaps.profile) {
-      await repos.syncState.clearGap(ctx.ref, "profile", ctx.now());
-    }
-  });
 }

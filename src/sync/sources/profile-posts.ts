@@ -7,7 +7,7 @@ import type { Deviation } from "../../api/types.ts";
 import { distinctUsers, isStatusPost, statusFromProfilePost } from "../../db/mirror-rows.ts";
 import type { SyncRepos } from "../repos.ts";
 import { DEFAULT_EVERY_MS, type SourceContext, type SourceDefinition, type SourceOutcome } from "../source.ts";
-import { flushPending, markWanted } from "./folder-walk.ts";
+import { flushPending, markWanted } from "./pending-work.ts";
 import { OWN_GALLERY_PRIORITY } from "./gallery.ts";
 
 export const PostsStateSchema = z.object({

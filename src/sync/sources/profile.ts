@@ -1,7 +1,8 @@
 // The account's profile, its watchers and the users it watches (/user/friends, gallery-dl's "watching"
 // list). The profile's watcher/friend counts (expand=user.stats) gate the list walks, so a quiet re-run
 // is one call; a sweep walks both lists, marks relations not seen removed and asks each user who left a
-// list whether they still exist ("User not found." → deactivated).
+// list whether they are still there (suspended, deactivated or not found: docs/service-behaviour.md#user-error-codes).
+// Once a day it also asks again about artists held as unavailable, so their works revive with them.
 import { z } from "zod";
 import type { DaClient } from "../../api/client.ts";
 import { isEndpointGone } from "../../api/errors.ts";
@@ -11,7 +12,7 @@ import type { Profile, WatchEntry } from "../../api/types.ts";
 import type { WatchKind } from "../../db/watch.repository.ts";
 import type { SyncRepos } from "../repos.ts";
 import { DEFAULT_EVERY_MS, type SourceContext, type SourceDefinition, type SourceOutcome } from "../source.ts";
-import { userIsGone } from "./folder-walk.ts";
+import { checkUser, markUnavailable, recheckUnavailable } from "./user-state.ts";
 
 const ListStateSchema = z.object({
   /** The count the profile reported when the list was last walked. */
@@ -74,6 +75,7 @@ export const profileSource: SourceDefinition = {
           delete state.run;
         }
       }
+      await recheckUnavailable(ctx);
     } catch (err) {
       // Keep the known users a per-page write left out.
       await ctx.transaction((repos) => save(repos, true)).catch(() => undefined);
@@ -121,7 +123,7 @@ async function walkList(
   let complete = false;
   if ((count ?? 0) - run.offset > 150) await ctx.ensureFreshToken();
   for await (const page of listPages(ctx.client, kind, ctx.account.username, run.offset)) {
-    const decision = nextOffset({ items: page.items, hasMore: page.hasMore, offset: page.offset ?? run.offset, nextOffset: page.nextOffset }, DEFAULT_OFFSET_CEILING);
+    const decision = nextOffset({ ...page, offset: page.offset ?? run.offset }, DEFAULT_OFFSET_CEILING);
     for (const e of page.items) seen.set(e.user.userid, e.user.username);
     const unchanged = await ctx.transaction(async (repos) => {
       await repos.users.upsertUsers(page.items.map((e) => e.user), ctx.now());
@@ -146,13 +148,17 @@ async function walkList(
     return;
   }
   const left = resumed || !listState.known ? [] : Object.entries(listState.known).filter(([id]) => !seen.has(id));
-  const deactivated: string[] = [];
-  for (const [userid, username] of left) if (await userIsGone(ctx.client, username)) deactivated.push(userid);
+  let unavailable = 0;
+  for (const [userid, username] of left) {
+    const check = await checkUser(ctx.client, username);
+    if (check.available) continue;
+    await markUnavailable(ctx, userid, check.state);
+    unavailable++;
+  }
   await ctx.transaction(async (repos) => {
     ctx.counters.removed += await repos.watch.markMissingWatchRelationsRemoved(ctx.account.id, kind, new Date(run.startedAt), ctx.now());
-    for (const userid of deactivated) await repos.users.markUserDeactivated(userid, ctx.now());
     listState.known = resumed && listState.known ? { ...listState.known, ...Object.fromEntries(seen) } : Object.fromEntries(seen);
     await save(repos, true);
   });
-  if (left.length > 0) ctx.log.info({ kind, left: left.length, deactivated: deactivated.length }, "users left the list");
+  if (left.length > 0) ctx.log.info({ kind, left: left.length, unavailable }, "users left the list");
 }

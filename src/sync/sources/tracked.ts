@@ -1,22 +1,18 @@
 // Another user's public gallery, collections and journals (`dvault track add <username>`; ctx.key is
 // the username). The profile's counts gate the walks: a quiet re-run costs the profile and the newest
-// gallery page. With a client token (no user grant) mature items stay hidden; folder-size gaps show it.
+// gallery page. A suspended, deactivated or not found user (docs/service-behaviour.md#user-error-codes)
+// degrades the source with the reason; their archived works stay, marked, and revive when the profile
+// answers again (asked every run). With a client token mature items stay hidden: not missing, not visible.
 import { z } from "zod";
-import { isApiError, isEndpointGone } from "../../api/errors.ts";
+import { isEndpointGone } from "../../api/errors.ts";
 import type { Profile } from "../../api/types.ts";
 import type { SyncRepos } from "../repos.ts";
 import { DEFAULT_EVERY_MS, type SourceContext, type SourceDefinition, type SourceOutcome } from "../source.ts";
-import {
-  collectionSpec,
-  emptyFolderState,
-  FolderStateSchema,
-  folderStateJson,
-  gallerySpec,
-  syncFolders,
-  type FolderSpec,
-  type FolderState,
-} from "./folder-walk.ts";
+import { collectionSpec, emptyFolderState, FolderStateSchema, folderStateJson, gallerySpec, type FolderSpec, type FolderState } from "./folder-spec.ts";
+import { syncFolders, type FolderSyncResult } from "./folder-walk.ts";
 import { parsePostsState, PostsStateSchema, syncPosts } from "./profile-posts.ts";
+import { checkUser, markUnavailable, recordProfile, userStateWords, UserUnavailableError } from "./user-state.ts";
+import { witnessOutcome } from "./witnesses.ts";
 
 /** Tracked users' files come after the account's own and its favourites. */
 export const TRACKED_PRIORITY = 10;
@@ -64,62 +60,101 @@ export const trackedSource: SourceDefinition = {
     if (!username) throw new Error('the "tracked" source needs the tracked username as its key');
     const state = parseState(ctx.state?.cursor);
     const save = (repos: SyncRepos, lean?: "gallery" | "collections") => repos.syncState.saveSourceState(ctx.ref, { cursor: stateJson(state, lean) });
-
-    let profile: Profile;
     try {
-      profile = await ctx.client.profile(username);
+      return await syncTracked(ctx, username, state, save);
     } catch (err) {
-      if (isEndpointGone(err)) return degraded("/user/profile/{username}");
-      if (!(isApiError(err) && err.kind === "not_found")) throw err;
-      return userGone(ctx, username, state.userid);
+      if (!(err instanceof UserUnavailableError)) throw err;
+      return userUnavailable(ctx, { username, state: err.state, userid: err.userid ?? state.userid });
     }
-    const owner = { userid: profile.user.userid, username: profile.user.username };
-    await ctx.transaction(async (repos) => {
-      const counts = await repos.users.upsertProfiles([profile], ctx.now());
-      ctx.counters.changed += counts.changed;
-      state.userid = owner.userid;
-      await save(repos);
-    });
-
-    const deviations = profile.stats?.user_deviations ?? null;
-    const favourites = profile.stats?.user_favourites ?? null;
-    const galleryChanged = ctx.full || deviations === null || state.deviations !== deviations || state.gallery.run !== undefined;
-    const favesChanged = ctx.full || favourites === null || state.favourites !== favourites || state.collections.run !== undefined;
-
-    const gone: string[] = [];
-    const download = { priority: TRACKED_PRIORITY, reason: `tracked user ${owner.username}` };
-    const gallery = await part(gone, "/gallery/*", () =>
-      walkFolders(ctx, gallerySpec(owner, download), state, "gallery", save, {
-        full: ctx.full,
-        // Counts unchanged: only the newest page is checked; the folders are opened if it shows something new.
-        newestCheck: !galleryChanged,
-        foldersOnlyIfNew: !galleryChanged,
-      }),
-    );
-    if (gallery) gone.push(...gallery.gone);
-    if (favesChanged) {
-      await part(gone, "/collections/*", () => walkFolders(ctx, collectionSpec(owner, download), state, "collections", save, { full: ctx.full, newestCheck: false }));
-    }
-    if (galleryChanged || state.posts.run !== undefined) {
-      await part(gone, "/user/profile/posts", () =>
-        syncPosts(ctx, {
-          owner,
-          state: state.posts,
-          save: (repos) => save(repos),
-          download: { ...download, reason: `tracked user ${owner.username} (journal)` },
-        }),
-      );
-    }
-
-    await ctx.transaction(async (repos) => {
-      if (gallery !== undefined) state.deviations = deviations;
-      if (favesChanged && !gone.includes("/collections/*")) state.favourites = favourites;
-      await save(repos);
-    });
-    if (gone.length > 0) return degraded(gone.join(", "));
-    return { result: "ok", completeSweep: ctx.full } satisfies SourceOutcome;
   },
 };
+
+async function syncTracked(
+  ctx: SourceContext,
+  username: string,
+  state: TrackedState,
+  save: (repos: SyncRepos, lean?: "gallery" | "collections") => Promise<void>,
+): Promise<SourceOutcome> {
+  let profile: Profile;
+  try {
+    const check = await checkUser(ctx.client, username);
+    if (!check.available) return userUnavailable(ctx, { username, state: check.state, userid: state.userid });
+    profile = check.profile;
+  } catch (err) {
+    if (isEndpointGone(err)) return degraded("/user/profile/{username}");
+    throw err;
+  }
+  const owner = { userid: profile.user.userid, username: profile.user.username };
+  // The profile answered: the user and any works marked while they were unavailable are live again.
+  await recordProfile(ctx, profile);
+  await ctx.transaction(async (repos) => {
+    state.userid = owner.userid;
+    await save(repos);
+  });
+
+  const deviations = profile.stats?.user_deviations ?? null;
+  const favourites = profile.stats?.user_favourites ?? null;
+  const galleryChanged = ctx.full || deviations === null || state.deviations !== deviations || state.gallery.run !== undefined;
+  const favesChanged = ctx.full || favourites === null || state.favourites !== favourites || state.collections.run !== undefined;
+
+  const gone: string[] = [];
+  const download = { priority: TRACKED_PRIORITY, reason: `tracked user ${owner.username}` };
+  const gallery = await part(gone, "/gallery/*", () =>
+    walkFolders(ctx, gallerySpec(owner, download), state, "gallery", save, {
+      full: ctx.full,
+      // Counts unchanged: only the newest page is checked; the folders are opened if it shows something new.
+      newestCheck: !galleryChanged,
+      foldersOnlyIfNew: !galleryChanged,
+    }),
+  );
+  if (gallery) gone.push(...gallery.gone);
+  let collections: FolderSyncResult | undefined;
+  if (favesChanged) {
+    collections = await part(gone, "/collections/*", () =>
+      walkFolders(ctx, collectionSpec(owner, download), state, "collections", save, { full: ctx.full, newestCheck: false }),
+    );
+    if (collections) gone.push(...collections.gone);
+  }
+  if (galleryChanged || state.posts.run !== undefined) {
+    await part(gone, "/user/profile/posts", () =>
+      syncPosts(ctx, {
+        owner,
+        state: state.posts,
+        save: (repos) => save(repos),
+        download: { ...download, reason: `tracked user ${owner.username} (journal)` },
+      }),
+    );
+  }
+
+  await ctx.transaction(async (repos) => {
+    if (gallery !== undefined) state.deviations = deviations;
+    if (favesChanged && !gone.includes("/collections/*")) state.favourites = favourites;
+    await save(repos);
+  });
+  if (gone.length > 0) return degraded([...new Set(gone)].join(", "));
+  const publicToken = await usesPublicToken(ctx, username);
+  const galleryVerdict = gallery
+    ? await witnessOutcome(ctx, gallery, { what: `deviations of ${owner.username}`, profileCount: deviations, publicToken })
+    : ({ result: "ok" } satisfies SourceOutcome);
+  return { ...galleryVerdict, completeSweep: ctx.full };
+}
+
+/** The tracked user is suspended, deactivated or not found: their archived works stay, marked with why. */
+async function userUnavailable(ctx: SourceContext, who: { username: string; state: UserUnavailableError["state"]; userid: string | null }): Promise<SourceOutcome> {
+  const userid = who.userid ?? (await ctx.repos.tracked.listTrackedUsers(ctx.account.id)).find((t) => t.username.toLowerCase() === who.username.toLowerCase())?.userid ?? null;
+  const marked = userid ? await markUnavailable(ctx, userid, who.state) : 0;
+  ctx.log.warn({ username: who.username, state: who.state, marked }, "tracked user unavailable: their archived works are kept");
+  return {
+    result: "degraded",
+    unavailableReason: `${who.username} ${userStateWords(who.state)}; the archive keeps their works and asks again at the next run`,
+  };
+}
+
+/** A tracked user synced with a client token sees no mature works: shortfalls are not missing works. */
+async function usesPublicToken(ctx: SourceContext, username: string): Promise<boolean> {
+  const tracked = (await ctx.repos.tracked.listTrackedUsers(ctx.account.id)).find((t) => t.username.toLowerCase() === username.toLowerCase());
+  return tracked?.tokenKind === "client";
+}
 
 function walkFolders(
   ctx: SourceContext,
@@ -142,19 +177,6 @@ async function part<T>(gone: string[], name: string, fn: () => Promise<T>): Prom
     gone.push(name);
     return undefined;
   }
-}
-
-/** The tracked user's profile answers "User not found.": deactivated (their archived works stay, marked). */
-async function userGone(ctx: SourceContext, username: string, knownUserid: string | null): Promise<SourceOutcome> {
-  const userid = knownUserid ?? (await ctx.repos.tracked.listTrackedUsers(ctx.account.id)).find((t) => t.username.toLowerCase() === username.toLowerCase())?.userid ?? null;
-  if (userid) {
-    await ctx.transaction(async (repos) => {
-      const marked = await repos.users.markUserDeactivated(userid, ctx.now());
-      ctx.counters.removed += marked.deviations;
-    });
-  }
-  ctx.log.warn({ username }, "tracked user not found: deactivated or deleted");
-  return { result: "degraded", unavailableReason: `user "${username}" not found on the service (deactivated or deleted); the archive keeps their works` };
 }
 
 function degraded(what: string): SourceOutcome {

@@ -4,12 +4,13 @@
 // unchanged. When /feed/home is gone the source degrades to polling each watched artist's newest gallery
 // page, more often for artists who post more, with a next-check time per artist kept in the sync state.
 import { z } from "zod";
-import { isApiError, isEndpointGone } from "../../api/errors.ts";
+import { isEndpointGone, isPermanent, userStateOf } from "../../api/errors.ts";
 import { parseEpochSeconds, type Deviation, type FeedItem } from "../../api/types.ts";
 import { distinctDeviations, distinctUsers } from "../../db/mirror-rows.ts";
 import type { SyncRepos } from "../repos.ts";
 import type { SourceContext, SourceDefinition, SourceOutcome } from "../source.ts";
 import { DEFAULT_EVERY_MS } from "../source.ts";
+import { markUnavailable } from "./user-state.ts";
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -88,14 +89,15 @@ async function completeBuckets(walk: FeedWalk, items: readonly FeedItem[]): Prom
     walk.bucketsSeen.add(bucketid);
     let known = walk.state.buckets[bucketid];
     if (!known || known.total !== total) {
-      const devs = await bucketDeviations(walk.ctx, bucketid);
-      if (!devs) {
+      const got = await bucketDeviations(walk.ctx, bucketid);
+      if (!got) {
         out.push(item);
         continue;
       }
-      fetched.push(...devs);
-      known = { total, ids: devs.map((d) => d.deviationid) };
-      walk.state.buckets[bucketid] = known;
+      fetched.push(...got.deviations);
+      known = { total, ids: got.deviations.map((d) => d.deviationid) };
+      // A bucket read only in part is asked again next time.
+      if (got.whole) walk.state.buckets[bucketid] = known;
     }
     const shownIds = new Set(shown.map((d) => d.deviationid));
     const more = known.ids.filter((id) => !shownIds.has(id)).map((deviationid): Deviation => ({ deviationid }));
@@ -104,19 +106,24 @@ async function completeBuckets(walk: FeedWalk, items: readonly FeedItem[]): Prom
   return { items: out, deviations: distinctDeviations(fetched) };
 }
 
-/** Every deviation of a bucket, or undefined when the bucket endpoint is gone or the bucket unknown. */
-async function bucketDeviations(ctx: SourceContext, bucketid: string): Promise<Deviation[] | undefined> {
+/**
+ * Every deviation of a bucket (its page key is `results` or `items`: docs/service-behaviour.md#feed-bucket-page-key),
+ * and whether the listing was read whole. Undefined when the bucket endpoint is gone, the bucket unknown,
+ * or its answer unreadable for good (recorded): the deviations the feed showed are kept.
+ */
+async function bucketDeviations(ctx: SourceContext, bucketid: string): Promise<{ deviations: Deviation[]; whole: boolean } | undefined> {
   const all: Deviation[] = [];
+  const pages = ctx.client.feedHomeBucket(bucketid);
   try {
-    for await (const page of ctx.client.feedHomeBucket(bucketid)) all.push(...page.items);
+    for await (const page of pages) all.push(...page.items);
   } catch (err) {
-    if (isEndpointGone(err) || (isApiError(err) && (err.kind === "client" || err.kind === "not_found"))) {
+    if (isEndpointGone(err) || isPermanent(err)) {
       ctx.log.info({ bucketid, err }, "watch-feed bucket not expandable; keeping the deviations the feed showed");
       return undefined;
     }
     throw err;
   }
-  return all;
+  return { deviations: all, whole: pages.skipped.pages === 0 && pages.skipped.items === 0 };
 }
 
 async function writeFeedPage(ctx: SourceContext, repos: SyncRepos, items: readonly FeedItem[], deviations: readonly Deviation[]) {
@@ -186,13 +193,18 @@ async function refreshWatched(ctx: SourceContext, known: Record<string, Artist>)
   return artists;
 }
 
-/** The newest gallery page of one artist, or undefined when the artist can't be listed (gone, deactivated). */
-async function newestGalleryPage(ctx: SourceContext, username: string): Promise<Deviation[] | undefined> {
+/**
+ * The newest gallery page of one artist, or undefined when the artist can't be listed: an artist the
+ * service answers as suspended, deactivated or not found is recorded so (their works are kept, marked).
+ */
+async function newestGalleryPage(ctx: SourceContext, userid: string, username: string): Promise<Deviation[] | undefined> {
   try {
     for await (const page of ctx.client.galleryAll({ username, limit: GALLERY_LIMIT })) return page.items;
     return [];
   } catch (err) {
-    if (isApiError(err) && (err.kind === "not_found" || err.kind === "client")) {
+    const state = userStateOf(err);
+    if (state) await markUnavailable(ctx, userid, state);
+    if (state || isPermanent(err)) {
       ctx.log.info({ username, err }, "watched artist's gallery not listable; checking again later");
       return undefined;
     }
@@ -210,7 +222,7 @@ async function pollWatchedArtists(ctx: SourceContext, state: WatchFeedState, gon
   if (due.length === 0) await ctx.repos.syncState.saveSourceState(ctx.ref, { cursor: current });
 
   for (const [userid, artist] of due) {
-    const deviations = await newestGalleryPage(ctx, artist.username);
+    const deviations = await newestGalleryPage(ctx, userid, artist.username);
     const at = ctx.now();
     const published = (deviations ?? [])
       .map((d) => parseEpochSeconds(d.published_time)?.getTime())

@@ -1,0 +1,145 @@
+// Artists the service answers as unavailable (docs/service-behaviour.md#user-error-codes): suspended
+// (error_code 0), deactivated (1) or not found (2; a renamed user answers not found under the old name).
+// Their archived works are kept, marked with why, never as deleted, and come back when the account does.
+// Classification reads error codes only (src/api/errors.ts), never the service's wording.
+import type { DaClient } from "../../api/client.ts";
+import { isEndpointGone, isMissing, isPermanent, userStateOf, type UserState } from "../../api/errors.ts";
+import type { Deviation, Profile } from "../../api/types.ts";
+import type { ArtistReason } from "../../db/user.repository.ts";
+import type { SourceContext } from "../source.ts";
+
+export const ARTIST_REASON: Readonly<Record<UserState, ArtistReason>> = {
+  suspended: "artist_suspended",
+  deactivated: "artist_deactivated",
+  not_found: "artist_not_found",
+};
+
+/** How long an unavailable artist waits before their profile is asked again. */
+export const RECHECK_UNAVAILABLE_MS = 24 * 3600_000;
+/** At most this many unavailable artists are asked again per run of the profile source. */
+const RECHECK_PER_RUN = 50;
+
+export type UserCheck = { available: true; profile: Profile } | { available: false; state: UserState };
+
+/** A walk of a user's listings met the user unavailable: the source records that and stops, it does not fail. */
+export class UserUnavailableError extends Error {
+  constructor(
+    readonly username: string,
+    readonly state: UserState,
+    readonly userid: string | null,
+  ) {
+    super(`user "${username}" ${userStateWords(state)} (the service answers error_code ${STATE_CODE[state]}); the archive keeps their works`);
+    this.name = "UserUnavailableError";
+  }
+}
+
+const STATE_CODE: Readonly<Record<UserState, number>> = { suspended: 0, deactivated: 1, not_found: 2 };
+
+/**
+ * The user's profile, or the state the service answered instead. Anything else (the endpoint removed, a
+ * network failure) propagates: only an answer about the user says they are gone.
+ */
+export async function checkUser(client: DaClient, username: string, params: Parameters<DaClient["profile"]>[1] = {}): Promise<UserCheck> {
+  try {
+    return { available: true, profile: await client.profile(username, params) };
+  } catch (err) {
+    const state = userStateOf(err);
+    if (state) return { available: false, state };
+    throw err;
+  }
+}
+
+/** "suspended", "deactivated their account", ...: the words status, logs and the digest use. */
+export function userStateWords(state: UserState): string {
+  switch (state) {
+    case "suspended":
+      return "is suspended";
+    case "deactivated":
+      return "deactivated their account";
+    case "not_found":
+      return "is not found (renamed, deactivated or deleted)";
+  }
+}
+
+/** Records the user and their archived works as unavailable; returns how many works were newly marked. */
+export async function markUnavailable(ctx: SourceContext, userid: string, state: UserState): Promise<number> {
+  const marked = await ctx.transaction((repos) => repos.users.markUserUnavailable(userid, ARTIST_REASON[state], ctx.now()));
+  ctx.counters.removed += marked.deviations;
+  return marked.deviations;
+}
+
+/** Records a profile that answered: the user and any works marked for their absence are live again. */
+export async function recordProfile(ctx: SourceContext, profile: Profile): Promise<void> {
+  const counts = await ctx.transaction((repos) => repos.users.upsertProfiles([profile], ctx.now()));
+  ctx.counters.changed += counts.changed + counts.revived;
+}
+
+/**
+ * Asks again, at most daily, about artists the mirror holds as unavailable, so their works come back to
+ * life when their account does. Returns how many came back.
+ */
+export async function recheckUnavailable(ctx: SourceContext): Promise<number> {
+  const due = await ctx.repos.users.listUnavailableUsers(new Date(ctx.now().getTime() - RECHECK_UNAVAILABLE_MS), RECHECK_PER_RUN);
+  let back = 0;
+  for (const user of due) {
+    const check = await checkUser(ctx.client, user.username);
+    if (check.available) {
+      await recordProfile(ctx, check.profile);
+      back++;
+    } else {
+      await markUnavailable(ctx, user.userid, check.state);
+    }
+    ctx.checkpoint();
+  }
+  if (due.length > 0) ctx.log.info({ asked: due.length, back }, "asked again about unavailable artists");
+  return back;
+}
+
+/**
+ * Deviations that left every listing: each is asked for once. One the service reports deleted (or no
+ * longer knows) is marked deleted — unless its author is unavailable, in which case every work of that
+ * author is marked with the author's state instead. Returns the ids that still exist.
+ */
+export async function resolveVanished(ctx: SourceContext, ids: readonly string[], options: { ownerUserid: string }): Promise<string[]> {
+  const missing: string[] = [];
+  const deleted: string[] = [];
+  const alive: string[] = [];
+  const authors = new Map<string, string>();
+  for (const id of ids) {
+    let d: Deviation;
+    try {
+      d = await ctx.client.deviation(id);
+    } catch (err) {
+      // The lookup itself is gone, or its answer unreadable twice (recorded): this one stays as it is.
+      if (isEndpointGone(err) || (isPermanent(err) && !isMissing(err))) continue;
+      if (!isMissing(err)) throw err;
+      missing.push(id);
+      continue;
+    }
+    if (d.is_deleted === true) {
+      deleted.push(id);
+      continue;
+    }
+    alive.push(id);
+    if (d.author?.userid) authors.set(d.author.userid, d.author.username);
+  }
+  // A work the service no longer finds may only be hidden with its author: ask about the authors first.
+  const missingAuthors = await ctx.repos.deviations.findAuthors(missing);
+  for (const a of missingAuthors) authors.set(a.userid, a.username);
+  authors.delete(options.ownerUserid);
+  authors.delete(ctx.account.userId);
+  const unavailable = new Set<string>();
+  for (const [userid, username] of authors) {
+    const check = await checkUser(ctx.client, username);
+    if (check.available) continue;
+    unavailable.add(userid);
+    await markUnavailable(ctx, userid, check.state);
+  }
+  const byAuthor = new Map(missingAuthors.map((a) => [a.deviationid, a.userid]));
+  deleted.push(...missing.filter((id) => !unavailable.has(byAuthor.get(id) ?? "")));
+  await ctx.transaction(async (repos) => {
+    ctx.counters.removed += await repos.deviations.markDeviationsRemoved(deleted, "deleted", ctx.now());
+  });
+  ctx.log.info({ vanished: ids.length, deleted: deleted.length, unavailableAuthors: unavailable.size }, "resolved deviations gone from every listing");
+  return alive;
+}
