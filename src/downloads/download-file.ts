@@ -3,7 +3,7 @@
 // will not give the original — the best free rendition, marked for what it is. Shared by the downloads
 // job and `dvault download --once`; the caller maps the outcome onto its queue.
 import fs from "node:fs/promises";
-import { isApiError, type ApiError } from "../api/errors.ts";
+import { isApiError, isMissing, type ApiError } from "../api/errors.ts";
 import type { Deviation } from "../api/types.ts";
 import type { DownloadKind, DownloadTarget } from "../db/download.repository.ts";
 import { UserError } from "../errors.ts";
@@ -147,9 +147,7 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
   }
   if (!reservation) {
     const st = await quota.state(accountId);
-    const reason = st.exhausted
-      ? 'the service answered "Free download limit reached." this week'
-      : `the weekly allowance of ${st.allowance} original downloads is spent (${st.used} used this week)`;
+    const reason = st.exhausted ? `${st.exhaustedReason}` : `the weekly allowance of ${st.allowance} original downloads is spent (${st.used} used this week)`;
     return storeFree(deps, t, req, api, { status: "degraded", reason, nextWindow: st.nextWindow });
   }
   let info;
@@ -157,13 +155,18 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
     info = await api.client.deviationDownload(t.deviationid);
   } catch (err) {
     await quota.release(reservation);
-    if (isLimitReached(err)) {
-      await quota.markExhausted(accountId);
-      return storeFree(deps, t, req, api, { status: "degraded", reason: 'the service answered "Free download limit reached."', nextWindow: quota.nextWindow() });
+    const refusal = await readRefusal(api, t.deviationid, err);
+    switch (refusal.kind) {
+      case "quota":
+        await quota.markExhausted(accountId, refusal.reason);
+        return storeFree(deps, t, req, api, { status: "degraded", reason: refusal.reason, nextWindow: quota.nextWindow() });
+      case "not_offered":
+        return storeFree(deps, t, req, api, { status: "not_downloadable", reason: refusal.reason });
+      case "gone":
+        return gone(deps, t);
+      case "other":
+        throw err;
     }
-    if (isNotDownloadable(err)) return storeFree(deps, t, req, api, { status: "not_downloadable", reason: `the service answered "${err.errorDescription}"` });
-    if (isGone(err)) return gone(deps, t);
-    throw err;
   }
   // An expired signed URL is replaced by a new one; the new call counts against the allowance too.
   const refreshUrl = async (): Promise<string | undefined> => {
@@ -173,9 +176,10 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
       return (await api.client.deviationDownload(t.deviationid)).src;
     } catch (err) {
       await quota.release(again);
-      if (isLimitReached(err)) await quota.markExhausted(accountId);
-      if (isLimitReached(err) || isNotDownloadable(err)) return undefined;
-      throw err;
+      const refusal = await readRefusal(api, t.deviationid, err);
+      if (refusal.kind === "quota") await quota.markExhausted(accountId, refusal.reason);
+      if (refusal.kind === "other") throw err;
+      return undefined;
     }
   };
   const filename = info.filename ?? undefined;
@@ -228,7 +232,7 @@ async function storeFree(deps: DownloadDeps, t: DownloadTarget, req: DownloadReq
   try {
     fresh = await api.client.deviation(t.deviationid);
   } catch (err) {
-    if (isGone(err)) return gone(deps, t);
+    if (isMissing(err)) return gone(deps, t);
     throw err;
   }
   const rendition = bestFreeRendition(fresh);
@@ -324,17 +328,47 @@ async function gone(deps: DownloadDeps, t: DownloadTarget): Promise<DownloadOutc
   return { status: "not_downloadable", reason, rendition: null, bytes: 0, partial: false };
 }
 
-/** 404, or the service's 400 "Deviation not found." (error_code 0). */
-function isGone(err: unknown): boolean {
-  return isApiError(err) && (err.kind === "not_found" || (err.kind === "client" && /not found/i.test(err.errorDescription ?? "")));
+type Refusal = { kind: "quota" | "not_offered"; reason: string } | { kind: "gone" } | { kind: "other" };
+
+/**
+ * Why /deviation/download refused, read from codes and data, never from its wording: the one error_code
+ * means "not offered" or "the week's allowance is spent" alike (docs/service-behaviour.md#quota-weekly),
+ * and the allowance once ran out as a bare HTTP 500 (docs/service-behaviour.md#quota-as-500). The
+ * deviation itself, asked for free, tells them apart: still offered for download means the quota.
+ */
+async function readRefusal(api: AccountApi, deviationid: string, err: unknown): Promise<Refusal> {
+  if (!isApiError(err)) return { kind: "other" };
+  if (isMissing(err)) return { kind: "gone" };
+  const refused = err.kind === "client" || err.kind === "not_found";
+  if (!refused && err.kind !== "server") return { kind: "other" };
+  let d: Deviation;
+  try {
+    d = await api.client.deviation(deviationid);
+  } catch (lookup) {
+    if (isMissing(lookup)) return { kind: "gone" };
+    // The service fails for every call, not only this one: an outage, retried as such.
+    if (err.kind === "server") return { kind: "other" };
+    throw lookup;
+  }
+  if (d.is_deleted === true) return { kind: "gone" };
+  const locked = d.tier_access === "locked" || d.premium_folder_data?.has_access === false;
+  if (d.is_downloadable === false || locked) {
+    const why = locked ? "the original is for subscribers or watchers only" : "the artist no longer offers the original for download";
+    return { kind: "not_offered", reason: `${why} (the service refused: ${serviceAnswer(err)})` };
+  }
+  if (err.kind === "server") {
+    return {
+      kind: "quota",
+      reason: `the service answered ${serviceAnswer(err)} to /deviation/download while other calls succeeded: probably the weekly download quota; originals wait for next week`,
+    };
+  }
+  return { kind: "quota", reason: `the service refused an original it still offers (${serviceAnswer(err)}): the weekly download quota is spent` };
 }
 
-function isLimitReached(err: unknown): err is ApiError {
-  return isApiError(err) && /free download limit/i.test(err.errorDescription ?? "");
-}
-
-function isNotDownloadable(err: unknown): err is ApiError {
-  return isApiError(err) && (err.kind === "client" || err.kind === "not_found") && /not downloadable|only subscribers/i.test(err.errorDescription ?? "");
+function serviceAnswer(err: ApiError): string {
+  return [err.status !== undefined ? `HTTP ${err.status}` : undefined, err.error, err.errorCode !== undefined ? `error_code ${err.errorCode}` : undefined]
+    .filter(Boolean)
+    .join(" ");
 }
 
 function escapeHtml(s: string): string {

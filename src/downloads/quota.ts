@@ -32,8 +32,10 @@ export type QuotaState = {
   allowance: number;
   used: number;
   remaining: number;
-  /** The service said "Free download limit reached." this week. */
+  /** The service refused as if this week's allowance were spent. */
   exhausted: boolean;
+  /** What it answered: the refusal seen (docs/service-behaviour.md#quota-weekly, #quota-as-500). */
+  exhaustedReason: string | null;
   nextWindow: Date;
 };
 
@@ -67,6 +69,7 @@ export class DownloadQuota {
       used: usage.used,
       remaining: exhausted ? 0 : Math.max(0, usage.allowance - usage.used),
       exhausted,
+      exhaustedReason: exhausted ? (usage.exhaustedReason ?? "the service refused an original download this week") : null,
       nextWindow: nextQuotaWindow(now),
     };
   }
@@ -84,10 +87,10 @@ export class DownloadQuota {
     await this.options.repo.release({ accountId: reservation.accountId, weekStart: weekKey(reservation.weekStart), at: new Date(this.options.now()) });
   }
 
-  /** The service refused with "Free download limit reached.": nothing more this week, whatever was counted. */
-  async markExhausted(accountId: number): Promise<void> {
+  /** The service refused as if the allowance were spent: nothing more this week, whatever was counted. */
+  async markExhausted(accountId: number, reason: string): Promise<void> {
     const now = this.options.now();
-    await this.options.repo.markExhausted({ accountId, weekStart: weekKey(serviceWeekStart(now)), defaultAllowance: this.options.defaultAllowance, at: new Date(now) });
+    await this.options.repo.markExhausted({ accountId, weekStart: weekKey(serviceWeekStart(now)), defaultAllowance: this.options.defaultAllowance, at: new Date(now), reason });
   }
 
   nextWindow(): Date {

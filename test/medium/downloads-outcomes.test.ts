@@ -1,4 +1,5 @@
-// What the service will not give: "Deviation not downloadable.", "Only subscribers may ..." (a blurred,
+// What the service will not give (told apart by code and by the deviation itself, never by wording):
+// not downloadable, subscribers only (a blurred,
 // tier-locked rendition, marked partial), originals the artist never offered, deleted deviations — all
 // recorded and never retried; journals saved as HTML from the mirror with no download call; and the
 // simulator's hostile titles and filenames all landing safely inside the archive.
@@ -69,11 +70,14 @@ describe("downloadFile outcomes", () => {
     expect((await row(notOffered)).degraded_reason).toMatch(/does not offer the original/);
 
     expect(downloadCalls(refused)).toBe(1);
-    expect(await row(refused)).toMatchObject({ status: "not_downloadable", rendition: "content", degraded_reason: 'the service answered "Deviation not downloadable."' });
+    // The refusal's code is shared with the quota (docs/service-behaviour.md#quota-weekly): the deviation,
+    // asked for again (free), says it is no longer offered.
+    expect(await row(refused)).toMatchObject({ status: "not_downloadable", rendition: "content" });
+    expect((await row(refused)).degraded_reason).toBe("the artist no longer offers the original for download (the service refused: HTTP 400 invalid_request error_code 2)");
 
     const locked = await row(tierLocked);
     expect(locked).toMatchObject({ status: "not_downloadable", rendition: "content", is_partial: true });
-    expect(locked.degraded_reason).toMatch(/Only subscribers/);
+    expect(locked.degraded_reason).toMatch(/for subscribers or watchers only \(the service refused: HTTP 403 invalid_request\)/);
     expect(locked.partial_reason).toMatch(/tier-locked/);
     expect(locked.path).not.toBeNull();
 

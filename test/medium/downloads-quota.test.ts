@@ -45,7 +45,8 @@ describe("DownloadQuota", () => {
     expect((await quota.state(h.account.id)).remaining).toBe(1);
     await h.pool.query("UPDATE accounts SET download_quota = 5 WHERE id = $1", [h.account.id]);
     expect((await quota.state(h.account.id)).remaining).toBe(3);
-    await quota.markExhausted(h.account.id);
+    await quota.markExhausted(h.account.id, "the service refused an original it still offers (HTTP 400 invalid_request error_code 2): the weekly download quota is spent");
+    expect((await quota.state(h.account.id)).exhaustedReason).toContain("weekly download quota is spent");
     expect(await quota.tryReserve(h.account.id)).toBeUndefined();
     await h.pool.query("UPDATE accounts SET download_quota = NULL WHERE id = $1", [h.account.id]);
     await h.pool.query("DELETE FROM download_quota_usage WHERE week_start = '2020-01-06'");
