@@ -25,10 +25,20 @@ export type OAuthClientOptions = {
   /** Absent for public (OAuth 2.1) clients, which prove themselves with PKCE alone. */
   clientSecret?: string | undefined;
   userAgent?: string;
-  /** Whole-request limit for token calls; tokens.ts keeps its lock longer than this. */
+  /** Whole-request limit for token calls; tokens.ts keeps its lock longer than a whole refresh (refreshBudgetMs). */
   timeoutMs?: number;
+  /** First wait before a refresh is sent again (doubled each time); default 500 ms. */
+  refreshRetryDelayMs?: number;
   log?: Logger;
 };
+
+/**
+ * How many times a refresh is sent again with the same refresh token: after a 400, which is either a
+ * refusal (a spent token is refused again, so asking costs nothing) or an answer saying the request was
+ * not processed (docs/service-behaviour.md#unknown-grant-type); and once after an answer that could not
+ * be read, when the token may or may not have been spent.
+ */
+export const REFRESH_RETRIES = 3;
 
 export type OAuthEndpoints = { authorize: string; token: string; revoke: string };
 
@@ -428,7 +438,11 @@ export class OAuthEndpointError extends UserError {
     this.name = "OAuthEndpointError";
   }
 
-  /** 400 invalid_request "The refresh_token is invalid." — final: the grant is gone (api-notes §2.2). */
+  /**
+   * 400 invalid_request (or the RFC's invalid_grant) to a refresh, after it was sent again: final, the
+   * grant is gone (docs/service-behaviour.md#refresh-refused). `unsupported_grant_type` is not: that
+   * request was not processed (docs/service-behaviour.md#unknown-grant-type).
+   */
   get refreshTokenDead(): boolean {
     return this.request === "refresh_token" && this.status === 400 && (this.error === "invalid_request" || this.error === "invalid_grant");
   }
@@ -494,10 +508,12 @@ export class OAuthClient {
   private readonly clientSecret: string | undefined;
   private readonly userAgent: string;
   readonly timeoutMs: number;
+  private readonly refreshRetryDelayMs: number;
   private readonly log: Logger | undefined;
 
   constructor(options: OAuthClientOptions) {
     this.log = options.log;
+    this.refreshRetryDelayMs = options.refreshRetryDelayMs ?? 500;
     this.endpoints = oauthEndpoints(options.serviceBase);
     this.clientId = options.clientId;
     this.clientSecret = options.clientSecret;
@@ -521,9 +537,33 @@ export class OAuthClient {
     return this.tokenRequest("authorization_code", { grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: verifier }, auth);
   }
 
-  refresh(refreshToken: string, auth?: ClientAuthMethod): Promise<TokenGrant> {
+  /** The longest a refresh can take, retries and their waits included: the refresh lock must outlive it. */
+  get refreshBudgetMs(): number {
+    return (REFRESH_RETRIES + 1) * this.timeoutMs + this.refreshRetryDelayMs * (2 ** REFRESH_RETRIES - 1);
+  }
+
+  /**
+   * Spends the refresh token for a new pair. Sent again with the same token (at most REFRESH_RETRIES
+   * times, with backoff) after a 400, and once after an unreadable answer; a refusal after an unreadable
+   * answer means the first request spent the token, reported as the lost answer it was.
+   */
+  async refresh(refreshToken: string, auth?: ClientAuthMethod): Promise<TokenGrant> {
     registerSecret(refreshToken);
-    return this.tokenRequest("refresh_token", { grant_type: "refresh_token", refresh_token: refreshToken }, auth);
+    let lost: TokenResponseLostError | TokenResponseInvalidError | undefined;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.tokenRequest("refresh_token", { grant_type: "refresh_token", refresh_token: refreshToken }, auth);
+      } catch (err) {
+        const refused = err instanceof OAuthEndpointError && err.status === 400;
+        if (lost && refused) throw new TokenResponseLostError("refresh_token", `${lost.message}; sent again, the same refresh token was refused: the first request spent it`);
+        const unreadable = err instanceof TokenResponseLostError || err instanceof TokenResponseInvalidError;
+        if (attempt >= REFRESH_RETRIES || !(refused || (unreadable && !lost))) throw err;
+        if (unreadable) lost = err;
+        const waitMs = this.refreshRetryDelayMs * 2 ** attempt;
+        this.log?.warn({ err, attempt: attempt + 1, waitMs }, "refresh not settled; sending it again with the same refresh token");
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+      }
+    }
   }
 
   clientCredentials(auth?: ClientAuthMethod): Promise<TokenGrant> {

@@ -17,7 +17,7 @@ import type { AccountRepository, AccountRow, ClientAuth, GrantType, RotatedToken
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { registerSecret } from "../redact.ts";
-import { OAuthEndpointError, TokenResponseLostError, type OAuthClient, type TokenGrant } from "./oauth.ts";
+import { OAuthEndpointError, TokenResponseInvalidError, TokenResponseLostError, type OAuthClient, type TokenGrant } from "./oauth.ts";
 import type { TokenIdentity, TokenProvider } from "./token-provider.ts";
 import type { ApiTransport } from "./transport.ts";
 
@@ -51,13 +51,21 @@ export class ReauthRequiredError extends UserError {
   }
 }
 
-/** The refresh did not happen but the grant is intact (service down, throttled, lock busy): try later. */
+/**
+ * The refresh did not happen now: try later. `grantIntact` says whether that is known (the request never
+ * reached the service, or it answered that it did not process it); otherwise the next attempt will tell.
+ */
 export class TokenRefreshDeferredError extends UserError {
   constructor(
     readonly account: string,
     readonly reason: string,
+    readonly grantIntact = true,
   ) {
-    super(`could not refresh the access token of account "${account}" right now (${reason}); the grant is intact, try again later`, 3);
+    super(
+      `could not refresh the access token of account "${account}" right now (${reason}); ` +
+        (grantIntact ? "the grant is intact, try again later" : "the next refresh will show whether the refresh token is still good"),
+      3,
+    );
     this.name = "TokenRefreshDeferredError";
   }
 }
@@ -125,7 +133,7 @@ export class TokenManager {
   constructor(private readonly options: TokenManagerOptions) {
     this.now = options.now ?? Date.now;
     this.marginMs = options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS;
-    this.lockTtlMs = options.lockTtlMs ?? options.oauth.timeoutMs + 30_000;
+    this.lockTtlMs = options.lockTtlMs ?? options.oauth.refreshBudgetMs + 30_000;
     if (this.lockTtlMs <= options.oauth.timeoutMs) throw new Error("the refresh lock must outlive a token request");
     this.waitTimeoutMs = options.waitTimeoutMs ?? this.lockTtlMs + 5_000;
     this.pollMs = options.pollMs ?? 50;
@@ -335,8 +343,10 @@ export class TokenManager {
       if (err instanceof OAuthEndpointError && err.status === 401) {
         throw new UserError(`the service rejected dvault's client credentials while refreshing account "${row.name}" (HTTP 401 ${err.error}); check DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET`);
       }
-      log.warn({ err }, "refresh failed; the grant is intact");
-      throw new TokenRefreshDeferredError(row.name, err instanceof Error ? err.message : String(err));
+      // Answers that could not be read, twice: whether the token was spent is not known.
+      const known = !(err instanceof TokenResponseInvalidError);
+      log.warn({ err }, known ? "refresh failed; the grant is intact" : "refresh answers unreadable; the refresh token may be spent");
+      throw new TokenRefreshDeferredError(row.name, err instanceof Error ? err.message : String(err), known);
     }
     const sealed = this.seal(row.id, grant, requestedAt);
     // Commit first: the new access token is handed out only once the new refresh token is stored.

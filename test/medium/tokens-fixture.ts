@@ -80,6 +80,8 @@ export async function createFixture(
     clientId: options.clientId ?? CLIENT_ID,
     clientSecret: "clientSecret" in options ? options.clientSecret : CLIENT_SECRET,
     timeoutMs: 5000,
+    // Refreshes sent again (docs/service-behaviour.md#unknown-grant-type) wait 10, 20, 40 ms.
+    refreshRetryDelayMs: 10,
     log: log.logger,
   });
   const pacer = createPacer({ redis: redis.redis, prefix: redis.prefix });
