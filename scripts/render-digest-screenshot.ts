@@ -113,7 +113,7 @@ const base: Omit<DigestData, "counts"> = {
     total: 6,
   },
   changes: [
-    { account: "mira", kind: "artist_deactivated", username: "fernAndFable", deviation: null, reason: "deactivated", at: at("2026-11-02T16:00:00Z") },
+    { account: "mira", kind: "artist_unavailable", username: "fernAndFable", deviation: null, reason: "artist_deactivated", relation: "watching", works: 12, at: at("2026-11-02T16:00:00Z") },
     { account: "mira", kind: "favourite_removed", username: "glassOrchard", deviation: { ...dev("Comet over the Library", "glassOrchard", art(21, 210, "night"), "original"), removedReason: "deleted" }, reason: "deleted", at: at("2026-11-02T23:30:00Z") },
   ],
   health: {
@@ -122,6 +122,8 @@ const base: Omit<DigestData, "counts"> = {
     ],
     failingSources: [],
     unavailableSources: [],
+    incompleteSources: [],
+    unreadable: { count: 0, lastSeenAt: null },
     deferredDownloads: { count: 4, oldest: at("2026-11-01T10:00:00Z") },
     downloadsPaused: { paused: false },
     deliveries: [],

@@ -72,12 +72,22 @@ export function formatStatus(r: StatusReport): string {
   const failedForGood = (d.byStatus.failed ?? 0) - d.failedRetrying;
   if (d.failedRetrying) out.push(`  ${d.failedRetrying} failed on a transient fault, retried on their own; next attempt ${formatTime(d.nextRetryAt)} (${formatRelative(d.nextRetryAt, now)})`);
   if (failedForGood > 0) out.push(`  ${failedForGood} failed for good (the service refused them): not retried`);
-  for (const q of d.quota) out.push(`  quota ${q.account}: ${q.used} of ${q.limit} used this week, ${q.remaining} left`);
+  for (const q of d.quota) {
+    out.push(`  quota ${q.account}: ${q.used} of ${q.limit} used this week, ${q.remaining} left`);
+    if (q.exhaustedReason) out.push(`    spent for this week: ${q.exhaustedReason}`);
+  }
 
   const a = r.archive;
   out.push("", "Archive");
   out.push(`  ${a.dir}${a.exists ? "" : " (not created yet)"}: ${formatBytes(a.sizeBytes)} in ${a.files} file(s)`);
   if (a.freeBytes !== null) out.push(`  disk: ${formatBytes(a.freeBytes)} free of ${formatBytes(a.totalBytes)}`);
+
+  const u = r.unreadable;
+  if (u.count > 0) {
+    out.push("", "Unreadable answers (last 30 days)");
+    out.push(`  ${u.count} answer(s) of the service could not be read and were skipped, kept with their raw JSON in the unreadable_responses table (${u.responses} whole response(s), ${u.count - u.responses} single item(s)); last ${formatRelative(u.lastSeenAt, now)}`);
+    for (const x of u.recent) out.push(`    ${x.operation} ${x.subject || "(response)"}: ${x.error}${x.count > 1 ? ` (${x.count} times)` : ""}`);
+  }
 
   out.push("", "Workers");
   if (r.workers.length === 0) out.push("  no worker is running (start one with dvault worker)");

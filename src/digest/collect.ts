@@ -122,7 +122,7 @@ export function isEmptyDigest(counts: DigestCounts): boolean {
 
 async function collectHealth(opts: CollectOptions, repo: DigestRepository): Promise<Health> {
   const { db, now, window } = opts;
-  const [accounts, sources, deferred, deliveries, alerts, disk, paused] = await Promise.all([
+  const [accounts, sources, deferred, deliveries, alerts, disk, paused, unreadable] = await Promise.all([
     query<AccountHealthRowDb>(db, ACCOUNT_HEALTH, [new Date(now.getTime() - REFRESH_TOKEN_WARN_DAYS * DAY_MS)]),
     query<SourceHealthRowDb>(db, SOURCE_HEALTH, []),
     query<{ count: number; oldest: Date | null }>(db, DEFERRED_DOWNLOADS, []),
@@ -130,6 +130,7 @@ async function collectHealth(opts: CollectOptions, repo: DigestRepository): Prom
     query<OpenAlertRowDb>(db, OPEN_ALERTS, []),
     diskHealth(opts.archiveDir),
     opts.downloadsPaused ? opts.downloadsPaused().catch((): DownloadsPaused => ({ paused: false })) : Promise.resolve<DownloadsPaused>({ paused: false }),
+    query<{ count: number; last_seen_at: Date | null }>(db, UNREADABLE, [window.start, window.end]),
   ]);
   const toSource = (r: SourceHealthRowDb): SourceHealth => ({
     account: r.account,
@@ -139,11 +140,14 @@ async function collectHealth(opts: CollectOptions, repo: DigestRepository): Prom
     error: r.last_error,
     unavailable: r.unavailable_reason,
     lastRunAt: r.last_run_at,
+    missing: missingOf(r.gaps),
   });
   return {
     accounts: accounts.map((r) => toAccountHealth(r, now)),
     failingSources: sources.filter((r) => r.last_result === "failed").map(toSource),
     unavailableSources: sources.filter((r) => r.last_result !== "failed" && r.unavailable_reason).map(toSource),
+    incompleteSources: sources.filter((r) => r.last_result === "incomplete").map(toSource),
+    unreadable: { count: unreadable[0]?.count ?? 0, lastSeenAt: unreadable[0]?.last_seen_at ?? null },
     deferredDownloads: { count: deferred[0]?.count ?? 0, oldest: deferred[0]?.oldest ?? null },
     downloadsPaused: paused,
     deliveries,
@@ -212,12 +216,21 @@ type OtherRowDb = { account: string; box: string; type: string; count: number; l
 type MentionRowDb = DevColumns & { account: string; type: string | null; by: string | null; body: string | null; ts: Date | null; total: number };
 type NoteRowDb = { account: string; noteid: string; sender: string | null; subject: string | null; preview: string | null; body: string | null; ts: Date | null; total: number };
 type NewDeviationRowDb = DevColumns & { account: string; artist: string | null; published_at: Date | null; type: string | null; total: number };
-type ChangeRowDb = DevColumns & { account: string; kind: ChangeItem["kind"]; username: string | null; reason: string | null; at: Date };
+type ChangeRowDb = DevColumns & {
+  account: string;
+  kind: ChangeItem["kind"];
+  username: string | null;
+  reason: string | null;
+  at: Date;
+  relation: ChangeItem["relation"];
+  works: number | null;
+};
 type AccountHealthRowDb = { name: string; state: string; state_reason: string | null; state_changed_at: Date | null; refresh_issued_at: Date | null };
 type SourceHealthRowDb = {
   account: string;
   source: string;
   key: string;
+  gaps: Record<string, { reason?: string }> | null;
   last_result: string | null;
   last_error: string | null;
   unavailable_reason: string | null;
@@ -260,7 +273,16 @@ const toChange = (r: ChangeRowDb): ChangeItem => ({
   deviation: r.dev_id ? devRef(r) : null,
   reason: r.reason,
   at: r.at,
+  relation: r.relation,
+  works: r.works,
 });
+
+/** What a source's gaps say is missing, one reason per gap. */
+function missingOf(gaps: Record<string, { reason?: string }> | null): string[] {
+  return Object.values(gaps ?? {})
+    .map((g) => g.reason)
+    .filter((r): r is string => typeof r === "string" && r.length > 0);
+}
 
 function toAccountHealth(r: AccountHealthRowDb, now: Date): AccountHealth {
   const refreshAgeDays = r.refresh_issued_at ? Math.floor((now.getTime() - r.refresh_issued_at.getTime()) / DAY_MS) : null;
@@ -427,28 +449,40 @@ WHERE d.removed_at IS NULL
 ORDER BY d.published_at DESC NULLS LAST, d.deviationid
 LIMIT ${LIMITS.deviations}`;
 
-/** Watched artists deactivated in the window, and favourites the service removed (deleted, deactivated, lost). */
+/**
+ * Artists of the account (watched, tracked, or the authors of its favourites) that the service answered
+ * as suspended, deactivated or not found in the window (docs/service-behaviour.md#user-error-codes), with
+ * how many of their works the archive keeps; and favourites removed for their own sake (deleted, access
+ * lost). Works hidden with their artist are told once, on the artist's line.
+ */
 const CHANGES = `
 SELECT * FROM (
-  SELECT DISTINCT ON (a.name, u.userid) a.name AS account, 'artist_deactivated' AS kind, u.username, 'deactivated' AS reason,
+  SELECT DISTINCT ON (a.name, u.userid) a.name AS account, 'artist_unavailable' AS kind, u.username, u.removed_reason::text AS reason,
     u.removed_at AS at, NULL::text AS dev_id, NULL::text AS dev_title, NULL::text AS dev_url, NULL::boolean AS dev_mature,
-    NULL::text AS dev_removed, NULL::text AS dev_thumb, NULL::text AS dev_archived
-  FROM watch_relations w
-  JOIN accounts a ON a.id = w.account_id
-  ${BASELINE("b", "w.account_id", "profile")}
-  JOIN users u ON u.userid = w.userid
-  WHERE w.kind = 'watching' AND u.removed_reason = 'deactivated'
-    AND u.removed_at > GREATEST($1::timestamptz, b.baseline_at) AND u.removed_at <= $2::timestamptz
+    NULL::text AS dev_removed, NULL::text AS dev_thumb, NULL::text AS dev_archived,
+    CASE WHEN EXISTS (SELECT 1 FROM watch_relations w WHERE w.account_id = a.id AND w.userid = u.userid AND w.kind = 'watching') THEN 'watching'
+         WHEN EXISTS (SELECT 1 FROM tracked_users t WHERE t.account_id = a.id AND t.userid = u.userid AND t.removed_at IS NULL) THEN 'tracked'
+         ELSE 'favourites' END AS relation,
+    (SELECT count(*) FROM deviations d WHERE d.author_userid = u.userid)::int AS works
+  FROM accounts a
+  ${BASELINE("b", "a.id", "profile")}
+  JOIN users u ON u.removed_reason IN ('artist_suspended', 'artist_deactivated', 'artist_not_found')
+  WHERE u.removed_at > GREATEST($1::timestamptz, b.baseline_at) AND u.removed_at <= $2::timestamptz
+    AND (EXISTS (SELECT 1 FROM watch_relations w WHERE w.account_id = a.id AND w.userid = u.userid AND w.kind = 'watching')
+      OR EXISTS (SELECT 1 FROM tracked_users t WHERE t.account_id = a.id AND t.userid = u.userid AND t.removed_at IS NULL)
+      OR EXISTS (SELECT 1 FROM collection_folders cf JOIN folder_members fm ON fm.kind = 'collection' AND fm.folderid = cf.folderid
+                 JOIN deviations d ON d.deviationid = fm.deviationid
+                 WHERE cf.owner_userid = a.user_id AND d.author_userid = u.userid))
   UNION ALL
   SELECT DISTINCT ON (a.name, d.deviationid) a.name AS account, 'favourite_removed' AS kind, au.username, d.removed_reason::text AS reason,
-    d.removed_at AS at, ${DEV("d")}
+    d.removed_at AS at, ${DEV("d")}, NULL::text AS relation, NULL::int AS works
   FROM accounts a
   ${BASELINE("b", "a.id", "collections")}
   JOIN collection_folders cf ON cf.owner_userid = a.user_id
   JOIN folder_members fm ON fm.kind = 'collection' AND fm.folderid = cf.folderid
   JOIN deviations d ON d.deviationid = fm.deviationid
   LEFT JOIN users au ON au.userid = d.author_userid
-  WHERE d.removed_reason IN ('deleted', 'deactivated', 'access_lost')
+  WHERE d.removed_reason IN ('deleted', 'access_lost')
     AND d.removed_at > GREATEST($1::timestamptz, b.baseline_at) AND d.removed_at <= $2::timestamptz
 ) x
 ORDER BY at, kind, username
@@ -462,10 +496,16 @@ WHERE kind = 'user' AND (state IN ('needs_reauth', 'expiring') OR (state = 'ok' 
 ORDER BY name`;
 
 const SOURCE_HEALTH = `
-SELECT a.name AS account, s.source, s.key, s.last_result::text AS last_result, s.last_error, s.unavailable_reason, s.last_run_at
+SELECT a.name AS account, s.source, s.key, s.last_result::text AS last_result, s.last_error, s.unavailable_reason, s.last_run_at, s.gaps
 FROM sync_sources s JOIN accounts a ON a.id = s.account_id
-WHERE a.kind = 'user' AND a.state NOT IN ('needs_reauth', 'revoked') AND (s.last_result = 'failed' OR s.unavailable_reason IS NOT NULL)
+WHERE a.kind = 'user' AND a.state NOT IN ('needs_reauth', 'revoked')
+  AND (s.last_result IN ('failed', 'incomplete') OR s.unavailable_reason IS NOT NULL)
 ORDER BY a.name, s.source, s.key`;
+
+/** Answers of the service that could not be read and were skipped, seen in the window (kept in unreadable_responses). */
+const UNREADABLE = `
+SELECT count(*)::int AS count, max(last_seen_at) AS last_seen_at FROM unreadable_responses
+WHERE last_seen_at > $1::timestamptz AND last_seen_at <= $2::timestamptz`;
 
 const DEFERRED_DOWNLOADS = `SELECT count(*)::int AS count, min(updated_at) AS oldest FROM downloads WHERE status = 'deferred_quota'`;
 

@@ -301,12 +301,28 @@ ${archivedBadge(d) ? `<div style="margin-top:3px;">${archivedBadge(d)}</div>` : 
 
 const REMOVED_WORDS: Record<string, string> = {
   deleted: "was deleted by its artist",
-  deactivated: "is gone: its artist deactivated their account",
   access_lost: "is no longer visible to you",
 };
 
+/** What the service answered about an artist (docs/service-behaviour.md#user-error-codes). */
+const ARTIST_WORDS: Record<string, string> = {
+  artist_suspended: "is suspended",
+  artist_deactivated: "deactivated their account",
+  artist_not_found: "is no longer found under that name (renamed, deactivated or deleted)",
+};
+
+const RELATION_WORDS: Record<string, string> = {
+  watching: "You were watching them.",
+  tracked: "You track them.",
+  favourites: "Some of your favourites are theirs.",
+};
+
 function changeSentence(c: ChangeItem): { lead: string; rest: string } {
-  if (c.kind === "artist_deactivated") return { lead: name(c.username), rest: "deactivated their account. You were watching them." };
+  if (c.kind === "artist_unavailable") {
+    const keeps = c.works ? ` Your archive keeps ${plural(c.works, "work")} of theirs; they come back if the account does.` : "";
+    const what = ARTIST_WORDS[c.reason ?? ""] ?? "is unavailable";
+    return { lead: name(c.username), rest: `${what}. ${RELATION_WORDS[c.relation ?? ""] ?? ""}${keeps}`.replace(/\s+/g, " ").trim() };
+  }
   const what = REMOVED_WORDS[c.reason ?? ""] ?? "was removed";
   return { lead: `“${title(c.deviation)}”`, rest: `by ${name(c.username)}, one of your favourites, ${what}.` };
 }
@@ -375,6 +391,21 @@ function healthLines(h: Health, tz: string): HealthLine[] {
   }
   for (const s of h.unavailableSources) {
     lines.push({ level: "info", head: `${clean(s.account)}: ${s.source}${s.key ? ` (${clean(s.key)})` : ""} is partly unavailable upstream.`, detail: clean(s.unavailable ?? "") });
+  }
+  for (const s of h.incompleteSources) {
+    lines.push({
+      level: "warn",
+      head: `${clean(s.account)}: ${s.source}${s.key ? ` (${clean(s.key)})` : ""} is incomplete: some of it could not be reached.`,
+      ...(s.missing.length ? { detail: s.missing.map(clean).join(" · ") } : {}),
+    });
+  }
+  if (h.unreadable.count > 0) {
+    lines.push({
+      level: "warn",
+      head: `${plural(h.unreadable.count, "answer")} of the service could not be read and ${h.unreadable.count === 1 ? "was" : "were"} skipped.`,
+      detail: "Each is kept with its raw JSON; dvault status lists them. Everything else was archived.",
+      command: "dvault status",
+    });
   }
   if (!("error" in h.disk) && !h.disk.low) lines.push({ level: "ok", head: `Disk: ${formatBytes(h.disk.freeBytes)} free of ${formatBytes(h.disk.totalBytes)}.`, detail: h.disk.path });
   return lines;

@@ -46,12 +46,17 @@ export type NewDeviation = { account: string; artist: string | null; deviation: 
 
 export type ChangeItem = {
   account: string;
-  kind: "artist_deactivated" | "favourite_removed";
-  /** The deactivated artist, or the removed favourite's artist. */
+  /** artist_unavailable: the service answers the artist as suspended, deactivated or not found (`reason`). */
+  kind: "artist_unavailable" | "favourite_removed";
+  /** The unavailable artist, or the removed favourite's artist. */
   username: string | null;
   deviation: DeviationRef | null;
+  /** removed_reason: artist_suspended | artist_deactivated | artist_not_found, or deleted | access_lost. */
   reason: string | null;
   at: Date;
+  /** For an artist: how the account knows them, and how many of their works the archive keeps. */
+  relation?: "watching" | "tracked" | "favourites" | null;
+  works?: number | null;
 };
 
 export type AccountHealth = {
@@ -74,6 +79,8 @@ export type SourceHealth = {
   error: string | null;
   unavailable: string | null;
   lastRunAt: Date | null;
+  /** For an incomplete source: what its gaps say is missing, and why. */
+  missing: string[];
 };
 
 export type DeliveryProblem = { channel: string; windowStart: Date; windowEnd: Date; status: string; attempts: number; error: string | null; at: Date };
@@ -90,6 +97,10 @@ export type Health = {
   failingSources: SourceHealth[];
   /** Sources (or parts) the service no longer offers: dvault works around them; listed for information. */
   unavailableSources: SourceHealth[];
+  /** Sources whose listings disagree or could not all be reached or read: what is missing, with counts. */
+  incompleteSources: SourceHealth[];
+  /** Answers of the service that could not be read and were skipped in the window. */
+  unreadable: { count: number; lastSeenAt: Date | null };
   deferredDownloads: { count: number; oldest: Date | null };
   downloadsPaused: DownloadsPaused;
   deliveries: DeliveryProblem[];

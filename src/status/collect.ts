@@ -9,6 +9,7 @@ import type { AccountStatus, TokenManager } from "../api/tokens.ts";
 import type { Config } from "../config.ts";
 import type { AccountRepository, AccountRow } from "../db/account.repository.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
+import { UnreadableResponseRepository } from "../db/unreadable-response.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
 import {
@@ -20,6 +21,7 @@ import {
   type QueueStatusView,
   type SourceStatusView,
   type StatusReport,
+  type UnreadableStatusView,
   type WorkerStatusView,
 } from "./schema.ts";
 
@@ -49,7 +51,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
   };
 
   const rows = await part("accounts", () => deps.accounts.list(), [] as AccountRow[]);
-  const [accounts, sources, queues, downloads, archive, workers] = await Promise.all([
+  const [accounts, sources, queues, downloads, archive, workers, unreadable] = await Promise.all([
     part("accounts", () => Promise.all(rows.map((r) => accountStatus(deps, r, now))), [] as AccountStatusView[]),
     part("sources", () => sourceStatuses(deps.pool, rows), [] as SourceStatusView[]),
     // Job timestamps and heartbeats are wall-clock times, whatever clock `now` follows (tests: the simulator's).
@@ -57,8 +59,9 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     part("downloads", () => downloadStatus(deps, rows, now, problems), emptyDownloads()),
     part("archive", () => archiveStatus(deps.config.archiveDir, deps.pool), { dir: deps.config.archiveDir, exists: false, sizeBytes: 0, files: 0, freeBytes: null, totalBytes: null }),
     part("workers", () => workerHeartbeats(deps.redis, deps.config.redisPrefix, Date.now()), [] as WorkerStatusView[]),
+    part("unreadable responses", () => unreadableStatus(deps.pool, now), emptyUnreadable()),
   ]);
-  return { version: STATUS_VERSION, generatedAt: new Date(now).toISOString(), accounts, sources, queues, downloads, archive, workers, problems };
+  return { version: STATUS_VERSION, generatedAt: new Date(now).toISOString(), accounts, sources, queues, downloads, archive, workers, unreadable, problems };
 }
 
 // ---- accounts ---------------------------------------------------------------------------------------
@@ -256,8 +259,8 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
     "quota",
     async () =>
       (
-        await deps.pool.query<{ account_id: number; used: number; exhausted_at: Date | null }>(
-          "SELECT account_id, used, exhausted_at FROM download_quota_usage WHERE week_start = $1::date",
+        await deps.pool.query<{ account_id: number; used: number; exhausted_at: Date | null; exhausted_reason: string | null }>(
+          "SELECT account_id, used, exhausted_at, exhausted_reason FROM download_quota_usage WHERE week_start = $1::date",
           [weekStart.toISOString().slice(0, 10)],
         )
       ).rows,
@@ -281,6 +284,7 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
       limit,
       remaining: Math.max(0, limit - used),
       exhaustedAt: iso(usedBy.get(row.id)?.exhausted_at ?? null),
+      exhaustedReason: usedBy.get(row.id)?.exhausted_reason ?? (usedBy.get(row.id)?.exhausted_at ? "the service refused an original download this week" : null),
     });
   }
   const pause = await readPausedFlag(deps.redis, `${deps.config.redisPrefix}:downloads:paused`).catch((err: unknown) => {
@@ -338,6 +342,25 @@ async function statfsNearest(dir: string): Promise<{ bavail: number; bsize: numb
     if (s) return { bavail: Number(s.bavail), bsize: Number(s.bsize), blocks: Number(s.blocks) };
     if (path.dirname(d) === d) return undefined;
   }
+}
+
+// ---- unreadable answers -------------------------------------------------------------------------------
+
+/** How far back status counts unreadable answers. */
+const UNREADABLE_WINDOW_MS = 30 * DAY;
+
+function emptyUnreadable(): UnreadableStatusView {
+  return { count: 0, responses: 0, lastSeenAt: null, recent: [] };
+}
+
+async function unreadableStatus(pool: Queryable, now: number): Promise<UnreadableStatusView> {
+  const s = await new UnreadableResponseRepository(pool).summarizeUnreadable(new Date(now - UNREADABLE_WINDOW_MS));
+  return {
+    count: s.count,
+    responses: s.responses,
+    lastSeenAt: iso(s.lastSeenAt),
+    recent: s.recent.map((r) => ({ ...r, lastSeenAt: r.lastSeenAt.toISOString() })),
+  };
 }
 
 // ---- workers ----------------------------------------------------------------------------------------

@@ -42,7 +42,8 @@ export const SourceStatusSchema = z.object({
   source: z.string(),
   key: z.string(),
   lastRunAt: isoTime.nullable(),
-  lastResult: z.enum(["ok", "degraded", "failed", "skipped"]).nullable(),
+  /** incomplete: the source's listings disagree or part of it could not be reached or read (see gaps). */
+  lastResult: z.enum(["ok", "degraded", "incomplete", "failed", "skipped"]).nullable(),
   lastError: z.string().nullable(),
   nextRunAt: isoTime.nullable(),
   items: z.object({ new: z.number().int(), changed: z.number().int(), removed: z.number().int() }),
@@ -79,6 +80,8 @@ export const QuotaStatusSchema = z.object({
   limit: z.number().int(),
   remaining: z.number().int(),
   exhaustedAt: isoTime.nullable(),
+  /** What the service answered when it refused an original as if the week were spent (docs/service-behaviour.md#quota-as-500). */
+  exhaustedReason: z.string().nullable(),
 });
 
 export const DownloadsStatusSchema = z.object({
@@ -117,6 +120,16 @@ export const WorkerStatusSchema = z.object({
   ageS: z.number().nullable(),
 });
 
+/** Answers of the service dvault could not read and skipped (kept with their raw JSON in unreadable_responses). */
+export const UnreadableStatusSchema = z.object({
+  /** Distinct (request, item) pairs seen in the last 30 days. */
+  count: z.number().int(),
+  /** Of those, whole responses; the rest are single items of otherwise readable pages. */
+  responses: z.number().int(),
+  lastSeenAt: isoTime.nullable(),
+  recent: z.array(z.object({ operation: z.string(), subject: z.string(), error: z.string(), count: z.number().int(), lastSeenAt: isoTime })),
+});
+
 export const StatusReportSchema = z.object({
   version: z.literal(STATUS_VERSION),
   generatedAt: isoTime,
@@ -126,6 +139,7 @@ export const StatusReportSchema = z.object({
   downloads: DownloadsStatusSchema,
   archive: ArchiveStatusSchema,
   workers: z.array(WorkerStatusSchema),
+  unreadable: UnreadableStatusSchema,
   /** Parts that could not be read (e.g. Redis down), in words; the rest of the report still stands. */
   problems: z.array(z.string()),
 });
@@ -136,4 +150,5 @@ export type QueueStatusView = z.infer<typeof QueueStatusSchema>;
 export type DownloadsStatusView = z.infer<typeof DownloadsStatusSchema>;
 export type ArchiveStatusView = z.infer<typeof ArchiveStatusSchema>;
 export type WorkerStatusView = z.infer<typeof WorkerStatusSchema>;
+export type UnreadableStatusView = z.infer<typeof UnreadableStatusSchema>;
 export type StatusReport = z.infer<typeof StatusReportSchema>;

@@ -32,8 +32,10 @@ function digest(overrides: Partial<Omit<DigestData, "counts">> = {}): DigestData
     changes: [{ account: "me", kind: "favourite_removed", username: EVIL, deviation: dev({ title: "Evil \u202Egnp.exe" }), reason: "deleted", at: new Date("2026-11-02T09:00:00Z") }],
     health: {
       accounts: [{ name: EVIL, state: "needs_reauth", reason: EVIL, since: null, refreshAgeDays: null, command: `dvault auth login --account ${EVIL}`, problem: "needs_reauth" }],
-      failingSources: [{ account: "me", source: "messages", key: "", result: "failed", error: EVIL, unavailable: null, lastRunAt: null }],
+      failingSources: [{ account: "me", source: "messages", key: "", result: "failed", error: EVIL, unavailable: null, lastRunAt: null, missing: [] }],
       unavailableSources: [],
+      incompleteSources: [{ account: "me", source: "gallery", key: "", result: "incomplete", error: null, unavailable: null, lastRunAt: null, missing: [EVIL] }],
+      unreadable: { count: 2, lastSeenAt: null },
       deferredDownloads: { count: 0, oldest: null },
       downloadsPaused: { paused: false },
       deliveries: [],
