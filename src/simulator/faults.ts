@@ -1,7 +1,8 @@
 // Fault injection: rules that make the next N (or a random share of) matching requests fail the way
 // the real service fails — throttles (docs/service-behaviour.md#throttle-429), CDN blocks (#cdn-block-403),
 // 5xx (#server-5xx), the token endpoint's "Unknown grant_type" (#unknown-grant-type), truncated JSON, reset
-// sockets, latency.
+// sockets, latency; and, for testing how a client reads, answers of a shape it cannot read (wrong_shape,
+// broken_item: not a claim about the service, a tool for docs/service-behaviour.md#tolerant-reading).
 import type { Reply } from "./http.ts";
 import { errorBody, json } from "./http.ts";
 import type { Rng } from "./rng.ts";
@@ -18,7 +19,11 @@ export type FaultKind =
   | "reset_mid_body"
   | "latency"
   /** /oauth2/token only: the request is not processed and answers 400 "Unknown grant_type". */
-  | "unknown_grant_type";
+  | "unknown_grant_type"
+  /** A readable JSON answer of the wrong shape: the page's array of items is replaced by a string. */
+  | "wrong_shape"
+  /** One item of the page (the first) is broken: its id field is null. */
+  | "broken_item";
 
 export const FAULT_KINDS: readonly FaultKind[] = [
   "user_throttle",
@@ -32,6 +37,8 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   "reset_mid_body",
   "latency",
   "unknown_grant_type",
+  "wrong_shape",
+  "broken_item",
 ];
 
 export type FaultRule = {
@@ -184,10 +191,41 @@ export function faultReply(kind: FaultKind): Reply | undefined {
     case "reset":
     case "reset_mid_body":
     case "latency":
+    case "wrong_shape":
+    case "broken_item":
       return undefined;
     default: {
       const never: never = kind;
       throw new Error(`unhandled fault kind ${String(never)}`);
     }
   }
+}
+
+const ITEM_KEYS = ["results", "items", "thread", "metadata"];
+const ID_KEYS = ["deviationid", "noteid", "messageid", "commentid", "folderid", "userid"];
+
+/**
+ * The JSON body of an API answer, made unreadable the way `kind` says: wrong_shape replaces the array of
+ * items by a string; broken_item nulls the first item's id field. Bodies without such an array are kept.
+ */
+export function corruptBody(kind: "wrong_shape" | "broken_item", body: unknown): unknown {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return body;
+  const out = { ...(body as Record<string, unknown>) };
+  const key = ITEM_KEYS.find((k) => Array.isArray(out[k]));
+  if (!key) return out;
+  if (kind === "wrong_shape") {
+    out[key] = "unavailable";
+    return out;
+  }
+  const items = [...(out[key] as unknown[])];
+  const first = items[0];
+  if (first && typeof first === "object") {
+    const item = { ...(first as Record<string, unknown>) };
+    const id = ID_KEYS.find((k) => k in item);
+    if (id) item[id] = null;
+    else if (item.user && typeof item.user === "object") item.user = { ...(item.user as Record<string, unknown>), userid: null };
+    items[0] = item;
+  }
+  out[key] = items;
+  return out;
 }

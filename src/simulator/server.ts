@@ -9,7 +9,7 @@ import { createClock, type ClockMode } from "./clock.ts";
 import { handleControl } from "./control.ts";
 import { generateDataset, isGone, type DatasetOptions, type GroundTruth, type SimDeviation } from "./dataset.ts";
 import { fileSha256, simFile } from "./files.ts";
-import { API_PREFIX, FaultStore, faultReply, type FaultRule } from "./faults.ts";
+import { API_PREFIX, FaultStore, corruptBody, faultReply, type FaultRule } from "./faults.ts";
 import { ERR, Params, errorBody, parseBody, parseParams, readBody, type ParamMap, type Reply } from "./http.ts";
 import { handleAuthorize, handleRevoke, handleToken, type OAuthOutcome } from "./oauth.ts";
 import { DEFAULT_DOWNLOAD_QUOTA, DownloadQuota, type QuotaStatus } from "./quota.ts";
@@ -403,6 +403,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         req.socket.destroy();
       });
       return;
+    }
+    if ((fault?.kind === "wrong_shape" || fault?.kind === "broken_item") && "json" in reply) {
+      reply = { ...reply, json: corruptBody(fault.kind, reply.json) };
     }
     if (fault?.kind === "malformed_json") {
       const full = serialise(reply);
