@@ -2,9 +2,9 @@
 // method, path, token kind, scopes, paging and page-size limit for the client, the transport and the tests.
 
 export type HttpMethod = "GET" | "POST";
-/** Which grant's token the operation takes (api-notes §2.7): "any" = client credentials or user. */
+/** Which grant's token the operation takes (docs/service-behaviour.md#scopes): "any" = client credentials or user. */
 export type TokenKind = "user" | "client" | "any";
-/** Scope names known from client libraries (api-notes §2.7); `basic` is always granted. */
+/** Scope names known from client libraries (docs/service-behaviour.md#scopes); `basic` is always granted. */
 export type Scope =
   | "basic"
   | "browse"
@@ -68,11 +68,11 @@ export type Operation = {
   paging: Paging;
   /** Set when `paging` is not "none", and on unpaged lists (`{results: [...]}`). */
   itemsKey?: ItemsKey;
-  /** Largest accepted `limit` (api-notes §5.4); larger values are a 400 validation error. */
+  /** Largest accepted `limit` (docs/service-behaviour.md#page-size-maxima); larger values are a 400 validation error. */
   maxLimit?: number;
   /** Id batches sent as one array parameter (`/deviation/metadata`). */
   batch?: { param: string; max: number; maxWithExt: number };
-  /** The endpoint takes `mature_content` (api-notes §5.5); the client sends `true` with user tokens. */
+  /** The endpoint takes `mature_content` (docs/service-behaviour.md#mature-content-param); the client sends `true` with user tokens. */
   matureContent: boolean;
   removed: false | Removal;
   deprecated: false | Deprecation;
@@ -110,11 +110,11 @@ const LIST = { paging: "none", itemsKey: "results" } as const;
 
 const STASH_GONE: Removal = {
   since: "2024-07 (minor version 20240701)",
-  reason: "all Sta.sh endpoints except submit and publish were removed from the API (api-notes §1.1, WIX-239)",
+  reason: "all Sta.sh endpoints except submit and publish were removed from the API (docs/service-behaviour.md#endpoint-status)",
 };
 const FEED_DEPRECATED: Deprecation = {
   since: "2022",
-  reason: "the /feed/* endpoints are deprecated; staff point to /messages/* instead (api-notes §1.1, WIX-197)",
+  reason: "the /feed/* endpoints are deprecated; staff point to /messages/* instead (docs/service-behaviour.md#feed-deprecated)",
 };
 
 function defineCatalogue<const T extends readonly (Entry & { id: string })[]>(entries: T) {
@@ -136,47 +136,48 @@ function defineCatalogue<const T extends readonly (Entry & { id: string })[]>(en
 export const CATALOGUE = defineCatalogue([
   // Browse
   { id: "browse.categorytree", method: "GET", path: "/browse/categorytree", ...READ_ANY_BROWSE,
-    purpose: "Category information for browsing", note: "categories were retired in 2022; availability uncertain (api-notes §1.1)" },
+    purpose: "Category information for browsing", note: "categories were retired in 2022; availability uncertain (docs/service-behaviour.md#endpoint-status)" },
   { id: "browse.dailydeviations", method: "GET", path: "/browse/dailydeviations", ...READ_ANY_BROWSE, ...LIST, matureContent: true,
-    purpose: "Daily deviations", note: "takes date=YYYY-MM-DD; returns has_more but no usable paging (api-notes §5.2)" },
+    purpose: "Daily deviations", note: "takes date=YYYY-MM-DD; returns has_more but no usable paging (docs/service-behaviour.md#browse-paging)" },
   { id: "browse.deviantsyouwatch", method: "GET", path: "/browse/deviantsyouwatch", ...USER(["browse"]), ...offset(50), matureContent: true,
     listing: "A", purpose: "Deviations of users the caller watches",
-    removed: { since: "2024-07-29", reason: "answers 404 \"Api endpoint not found.\" (api-notes §1.1, WIX-244)" } },
+    removed: { since: "2024-07-29", reason: "answers 404 \"Api endpoint not found.\" (docs/service-behaviour.md#endpoint-status)" } },
   { id: "browse.home", method: "GET", path: "/browse/home", ...READ_ANY_BROWSE, ...offset(50), matureContent: true,
     listing: "A", purpose: "Homepage browse" },
   { id: "browse.hot", method: "GET", path: "/browse/hot", ...READ_ANY_BROWSE, ...offset(undefined), matureContent: true,
-    listing: "B", purpose: "Hot deviations", note: "not in any current wrapper; availability uncertain (api-notes §1.1)" },
+    listing: "B", purpose: "Hot deviations", note: "not in any current wrapper; availability uncertain (docs/service-behaviour.md#endpoint-status)" },
   { id: "browse.morelikethis", method: "GET", path: "/browse/morelikethis", token: "any", scopes: ["browse", "browse.mlt"], write: false,
     ...offset(undefined), matureContent: true, purpose: "More Like This result for a seed deviation",
-    removed: { since: "unknown (reported gone by dakit 0.1.11)", reason: "the page endpoint no longer exists; only /browse/morelikethis/preview remains (api-notes §1.1)" } },
+    removed: { since: "unknown (reported gone by dakit 0.1.11)", reason: "the page endpoint no longer exists; only /browse/morelikethis/preview remains (docs/service-behaviour.md#endpoint-status)" } },
   { id: "browse.morelikethis.preview", method: "GET", path: "/browse/morelikethis/preview", token: "any", scopes: ["browse", "browse.mlt"],
     write: false, matureContent: true, purpose: "More Like This preview for a seed deviation" },
   { id: "browse.newest", method: "GET", path: "/browse/newest", ...READ_ANY_BROWSE, ...offset(120), matureContent: true,
-    listing: "B", purpose: "Newest deviations", note: "120 documented, 24 effective (api-notes §5.4)",
-    removed: { since: "2024-08", reason: "removed from the API (api-notes §1.1, DeviantArtFs 7b8551c)" } },
+    listing: "B", purpose: "Newest deviations", note: "120 documented, 24 effective (docs/service-behaviour.md#browse-limit-cap)",
+    removed: { since: "2024-08", reason: "removed from the API (docs/service-behaviour.md#endpoint-status)" } },
   { id: "browse.popular", method: "GET", path: "/browse/popular", ...READ_ANY_BROWSE, ...offset(120), matureContent: true,
-    purpose: "Popular deviations", note: "120 documented, 24 effective (api-notes §5.4)",
-    removed: { since: "2024-08", reason: "removed from the API (api-notes §1.1, DeviantArtFs 7b8551c)" } },
+    purpose: "Popular deviations", note: "120 documented, 24 effective (docs/service-behaviour.md#browse-limit-cap)",
+    removed: { since: "2024-08", reason: "removed from the API (docs/service-behaviour.md#endpoint-status)" } },
   { id: "browse.tags", method: "GET", path: "/browse/tags", ...READ_ANY_BROWSE, ...offset(50), matureContent: true,
-    purpose: "Browse one tag", note: "also accepts cursor paging (api-notes §5.2)" },
+    purpose: "Browse one tag", note: "also accepts cursor paging (docs/service-behaviour.md#browse-paging)" },
   { id: "browse.tags.search", method: "GET", path: "/browse/tags/search", ...READ_ANY_BROWSE, ...LIST, purpose: "Tag autocomplete" },
   { id: "browse.topic", method: "GET", path: "/browse/topic", ...READ_ANY_BROWSE, ...offset(24), matureContent: true,
     listing: "A", purpose: "Deviations of a topic" },
   { id: "browse.topics", method: "GET", path: "/browse/topics", ...READ_ANY_BROWSE, ...offset(10), matureContent: true,
-    listing: "A", purpose: "Topics with deviations of each", note: "num_deviations_per_topic; huge values give 500 (WIX-180)" },
+    listing: "A", purpose: "Topics with deviations of each", note: "num_deviations_per_topic; huge values give 500 (docs/service-behaviour.md#server-5xx)" },
   { id: "browse.toptopics", method: "GET", path: "/browse/toptopics", ...READ_ANY_BROWSE, ...LIST, matureContent: true,
     listing: "A", purpose: "Top topics with an example deviation each" },
   { id: "browse.undiscovered", method: "GET", path: "/browse/undiscovered", ...READ_ANY_BROWSE, ...offset(undefined), matureContent: true,
-    purpose: "Undiscovered deviations", note: "not in any current wrapper; availability uncertain (api-notes §1.1)" },
+    purpose: "Undiscovered deviations", note: "not in any current wrapper; availability uncertain (docs/service-behaviour.md#endpoint-status)" },
   { id: "browse.user.journals", method: "GET", path: "/browse/user/journals", ...READ_ANY_BROWSE, ...offset(50), matureContent: true,
     purpose: "Journals of a user",
-    removed: { since: "2024-08", reason: "removed; /user/profile/posts replaces it (api-notes §1.1)" } },
+    removed: { since: "2024-08", reason: "removed; /user/profile/posts replaces it (docs/service-behaviour.md#endpoint-status)" } },
 
   // Collections
   { id: "collections.folder", method: "GET", path: "/collections/{folderid}", ...READ_ANY_BROWSE, ...offset(24), matureContent: true,
     purpose: "Contents of a collection folder", errorCodes: USER_ERROR_CODES },
   { id: "collections.all", method: "GET", path: "/collections/all", ...READ_ANY_BROWSE, ...offset(24), matureContent: true,
-    listing: "A", purpose: "All deviations in the user's collection", note: "offsets stop near 10 000; walk folders too (api-notes §5.1)", errorCodes: USER_ERROR_CODES },
+    listing: "A", purpose: "All deviations in the user's collection",
+    note: "offsets stop near 10 000; walk folders too (docs/service-behaviour.md#offset-ceiling)", errorCodes: USER_ERROR_CODES },
   { id: "collections.fave", method: "POST", path: "/collections/fave", ...WRITE(["browse", "collection"]),
     purpose: "Add a deviation to favourites" },
   { id: "collections.unfave", method: "POST", path: "/collections/unfave", ...WRITE(["browse", "collection"]),
@@ -218,9 +219,9 @@ export const CATALOGUE = defineCatalogue([
 
   // Curated
   { id: "curated", method: "GET", path: "/curated", ...READ_ANY_BROWSE, listing: "B", purpose: "Available curated content",
-    note: "not in any current wrapper; availability and shape uncertain (api-notes §1.1)" },
+    note: "not in any current wrapper; availability and shape uncertain (docs/service-behaviour.md#endpoint-status)" },
   { id: "curated.tags", method: "GET", path: "/curated/tags", ...READ_ANY_BROWSE, purpose: "Featured tags",
-    note: "not in any current wrapper; availability and shape uncertain (api-notes §1.1)" },
+    note: "not in any current wrapper; availability and shape uncertain (docs/service-behaviour.md#endpoint-status)" },
 
   // Data
   { id: "data.countries", method: "GET", path: "/data/countries", token: "any", scopes: [], write: false, ...LIST, purpose: "List of countries" },
@@ -232,12 +233,15 @@ export const CATALOGUE = defineCatalogue([
   // Deviation
   { id: "deviation.get", method: "GET", path: "/deviation/{deviationid}", ...READ_ANY_BROWSE, purpose: "Fetch a deviation", errorCodes: { 0: "not_found", 1: "not_owned" } },
   { id: "deviation.content", method: "GET", path: "/deviation/content", ...READ_ANY_BROWSE, matureContent: true,
-    purpose: "Full data not included in the main deviation object", note: "html often empty since 2024 (api-notes §6.6)", errorCodes: { 0: "not_found", 1: "unsupported_type" } },
+    purpose: "Full data not included in the main deviation object",
+    note: "html often empty since 2024 (docs/service-behaviour.md#content-empty-html)", errorCodes: { 0: "not_found", 1: "unsupported_type" } },
   { id: "deviation.download", method: "GET", path: "/deviation/download/{deviationid}", ...READ_ANY_BROWSE, matureContent: true,
-    purpose: "Original file download, if allowed", note: "counts against a weekly per-account quota; src expires in ~10 min (api-notes §6.7)", errorCodes: { 2: "download_refused" } },
+    purpose: "Original file download, if allowed",
+    note: "counts against a weekly per-account quota (docs/service-behaviour.md#quota-weekly); src expires in ~10 min (docs/service-behaviour.md#download-url-ttl)",
+    errorCodes: { 2: "download_refused" } },
   { id: "deviation.embeddedcontent", method: "GET", path: "/deviation/embeddedcontent", ...READ_ANY_BROWSE, ...offset(undefined),
     matureContent: true, purpose: "Content embedded in a deviation",
-    removed: { since: "2024-08", reason: "removed from the API (api-notes §1.1, DeviantArtFs 7b8551c)" } },
+    removed: { since: "2024-08", reason: "removed from the API (docs/service-behaviour.md#endpoint-status)" } },
   { id: "deviation.edit", method: "POST", path: "/deviation/edit/{deviationid}", ...WRITE(["stash", "publish"]), listing: "A",
     purpose: "Edit a deviation" },
   { id: "deviation.journal.create", method: "POST", path: "/deviation/journal/create", ...WRITE(["user.manage"]), listing: "A",
@@ -248,7 +252,7 @@ export const CATALOGUE = defineCatalogue([
     purpose: "Create literature" },
   { id: "deviation.literature.update", method: "POST", path: "/deviation/literature/update/{deviationid}", ...WRITE(["user.manage"]),
     listing: "A", purpose: "Update literature",
-    note: "null or empty values clear fields; DeviantArtFs uses /deviation/journal/literature/update/{id} instead (api-notes §6.13, UNCERTAIN)" },
+    note: "null or empty values clear fields; DeviantArtFs uses /deviation/journal/literature/update/{id} instead (UNCERTAIN: docs/service-behaviour.md#literature-update-path)" },
   { id: "deviation.metadata", method: "GET", path: "/deviation/metadata", ...READ_ANY_BROWSE, matureContent: true,
     batch: { param: "deviationids", max: 50, maxWithExt: 10 }, purpose: "Metadata for a set of deviations",
     note: "results come back in request order; ext_collection/ext_gallery need a user token", errorCodes: { 0: "too_many" } },
@@ -256,9 +260,9 @@ export const CATALOGUE = defineCatalogue([
     purpose: "Users who faved a deviation" },
 
   // Feed (deprecated)
-  { id: "feed.home", method: "GET", path: "/feed/home", ...USER(["feed"]), ...cursor("items"), deprecated: FEED_DEPRECATED,
+  { id: "feed.home", method: "GET", path: "/feed/home", ...USER(["feed"]), ...cursor("items"), deprecated: FEED_DEPRECATED, matureContent: true,
     purpose: "Watch feed" },
-  { id: "feed.home.bucket", method: "GET", path: "/feed/home/{bucketid}", ...USER(["feed"]), ...offset(50, "items"),
+  { id: "feed.home.bucket", method: "GET", path: "/feed/home/{bucketid}", ...USER(["feed"]), ...offset(50, "items"), matureContent: true,
     deprecated: FEED_DEPRECATED, purpose: "Content related to one watch event" },
   { id: "feed.notifications", method: "GET", path: "/feed/notifications", ...USER(["feed"]), ...cursor("items"),
     deprecated: FEED_DEPRECATED, purpose: "Notifications" },
@@ -272,7 +276,8 @@ export const CATALOGUE = defineCatalogue([
   { id: "gallery.folder", method: "GET", path: "/gallery/{folderid}", ...READ_ANY_BROWSE, ...offset(24), matureContent: true,
     purpose: "Contents of a gallery folder", errorCodes: USER_ERROR_CODES },
   { id: "gallery.all", method: "GET", path: "/gallery/all", ...READ_ANY_BROWSE, ...offset(24), matureContent: true,
-    purpose: "The \"all\" view of a user's gallery", note: "offsets stop near 10 000; walk folders too (api-notes §5.1)", errorCodes: USER_ERROR_CODES },
+    purpose: "The \"all\" view of a user's gallery",
+    note: "offsets stop near 10 000; walk folders too (docs/service-behaviour.md#offset-ceiling)", errorCodes: USER_ERROR_CODES },
   { id: "gallery.folders", method: "GET", path: "/gallery/folders", ...READ_ANY_BROWSE, ...offset(50), matureContent: true,
     purpose: "List gallery folders", errorCodes: USER_ERROR_CODES },
   { id: "gallery.folders.copy_deviations", method: "POST", path: "/gallery/folders/copy_deviations", ...WRITE(["browse", "gallery"]),
@@ -308,7 +313,7 @@ export const CATALOGUE = defineCatalogue([
   { id: "messages.mentions.stack", method: "GET", path: "/messages/mentions/{stackid}", ...USER(["message"]), ...offset(50),
     purpose: "Messages in a mentions stack" },
 
-  // Notes (scope `note` is inferred from its name, api-notes §2.7)
+  // Notes (scope `note` is inferred from its name, docs/service-behaviour.md#scopes)
   { id: "notes.list", method: "GET", path: "/notes", ...USER(["note"]), ...offset(24), purpose: "List notes",
     note: "max limit 24 in DeviantArtFs 2024, 50 in 2020; folder param `folder` (2024) vs `folderid` (2020), UNCERTAIN" },
   { id: "notes.get", method: "GET", path: "/notes/{noteid}", ...USER(["note"]), purpose: "One note" },
@@ -330,7 +335,7 @@ export const CATALOGUE = defineCatalogue([
     purpose: "Delete a previously submitted file" },
   { id: "stash.delta", method: "GET", path: "/stash/delta", ...USER(["stash"]), removed: STASH_GONE,
     purpose: "List all staging folders and submissions of a user",
-    note: "paged by cursor + offset (limit ≤ 120) with an `entries` array; not modelled by the transport's iterators (api-notes §5.3)" },
+    note: "paged by cursor + offset (limit ≤ 120) with an `entries` array; not modelled by the transport's iterators (docs/service-behaviour.md#stash-delta-shape)" },
   { id: "stash.item", method: "GET", path: "/stash/item/{itemid}", ...USER(["stash"]), removed: STASH_GONE, purpose: "Metadata of an item" },
   { id: "stash.move", method: "POST", path: "/stash/move/{stackid}", ...WRITE(["stash"]), listing: "B", removed: STASH_GONE,
     purpose: "Move the stack into a target stack" },
@@ -351,14 +356,15 @@ export const CATALOGUE = defineCatalogue([
 
   // User
   { id: "user.damntoken", method: "GET", path: "/user/damntoken", ...USER(["user"]), listing: "B",
-    purpose: "Retrieve the auth token needed to connect to the service's chat servers", note: "availability uncertain (api-notes §10)" },
+    purpose: "Retrieve the auth token needed to connect to the service's chat servers",
+    note: "availability uncertain (docs/service-behaviour.md#endpoint-status)" },
   { id: "user.friends", method: "GET", path: "/user/friends/{username}", ...READ_ANY_BROWSE, ...offset(50), matureContent: true,
     purpose: "A user's list of friends (the users they watch)", errorCodes: USER_ERROR_CODES },
   { id: "user.friends.search", method: "GET", path: "/user/friends/search", ...READ_ANY_BROWSE, ...LIST, purpose: "Search friends by username" },
   { id: "user.friends.unwatch", method: "GET", path: "/user/friends/unwatch/{username}", ...WRITE(["browse", "user.manage"]),
     purpose: "Unwatch a user", note: "a state-changing GET, as listed" },
   { id: "user.friends.watch", method: "POST", path: "/user/friends/watch/{username}", ...WRITE(["browse", "user.manage"]),
-    purpose: "Watch a user", note: "throttled: too many watches in a short period → 400 error_code 2 (WIX-264)" },
+    purpose: "Watch a user", note: "throttled: too many watches in a short period → 400 error_code 2 (docs/service-behaviour.md#watch-throttle)" },
   { id: "user.friends.watching", method: "GET", path: "/user/friends/watching/{username}", ...USER(["browse", "user"]),
     purpose: "Whether a user is watched by the given user" },
   { id: "user.profile", method: "GET", path: "/user/profile/{username}", ...READ_ANY_BROWSE, purpose: "Profile information", errorCodes: USER_ERROR_CODES, uncodedRefusal: "user_not_found" },
@@ -366,19 +372,20 @@ export const CATALOGUE = defineCatalogue([
     purpose: "Upload a new avatar", note: "multipart upload; scope not stated by any source (UNCERTAIN)" },
   { id: "user.profile.posts", method: "GET", path: "/user/profile/posts", ...READ_ANY_BROWSE, ...cursor("results", 50), matureContent: true,
     listing: "A", purpose: "All journals and status updates of a user in one feed",
-    note: "stop on an empty next_cursor (GDL-6079); statuses are known to be missing", errorCodes: USER_ERROR_CODES },
+    note: "stop on an empty next_cursor (docs/service-behaviour.md#cursor-end); statuses are known to be missing (docs/service-behaviour.md#profile-posts-incomplete)",
+    errorCodes: USER_ERROR_CODES },
   { id: "user.profile.update", method: "POST", path: "/user/profile/update", ...WRITE(["user.manage"]),
     purpose: "Update the user's profile", note: "scope not stated by GODA; user.manage is likely (UNCERTAIN)" },
   { id: "user.statuses", method: "GET", path: "/user/statuses/", ...READ_ANY_BROWSE, ...offset(50), listing: "B",
     purpose: "A user's statuses",
-    removed: { since: "2024-08", reason: "removed; /user/profile/posts replaces it (api-notes §1.1, DeviantArtFs 7b8551c)" } },
+    removed: { since: "2024-08", reason: "removed; /user/profile/posts replaces it (docs/service-behaviour.md#endpoint-status)" } },
   { id: "user.statuses.get", method: "GET", path: "/user/statuses/{statusid}", ...READ_ANY_BROWSE, listing: "B", purpose: "One status",
-    removed: { since: "2024-10", reason: "removed from the API (api-notes §1.1, DeviantArtFs 3488a91)" } },
+    removed: { since: "2024-10", reason: "removed from the API (docs/service-behaviour.md#endpoint-status)" } },
   { id: "user.statuses.post", method: "POST", path: "/user/statuses/post", ...WRITE(["browse", "user.manage"]), purpose: "Post a status" },
   { id: "user.tiers", method: "GET", path: "/user/tiers/{username}", ...USER(["user"]), ...LIST, listing: "A",
     purpose: "A user's subscription tiers (tier objects are deviations)", errorCodes: USER_ERROR_CODES },
   { id: "user.watchers", method: "GET", path: "/user/watchers/{username}", ...READ_ANY_BROWSE, ...offset(50), matureContent: true,
-    purpose: "A user's list of watchers", note: "capped at 50 000 entries (WIX-231)", errorCodes: USER_ERROR_CODES },
+    purpose: "A user's list of watchers", note: "capped at 50 000 entries (docs/service-behaviour.md#watchers-cap)", errorCodes: USER_ERROR_CODES },
   { id: "user.whoami", method: "GET", path: "/user/whoami", ...USER(["user"]), purpose: "Info on the authenticated user" },
   { id: "user.whois", method: "POST", path: "/user/whois", ...USER(["browse"]), ...LIST, purpose: "Info for given usernames",
     note: "a read sent as POST with usernames[]" },

@@ -329,12 +329,13 @@ const READS: Step[] = [
   { id: "notes.folders", run: (c) => body(c.noteFolders()), sent: () => ({}) },
 
   // legacy feed
-  { id: "feed.home", run: (c) => first(c.feedHome()), sent: () => ({}), nonEmpty: true },
+  // The watch feed takes mature_content like other listings (docs/service-behaviour.md#mature-content-param).
+  { id: "feed.home", run: (c) => first(c.feedHome()), sent: () => ({ mature_content: T }), nonEmpty: true },
   {
     id: "feed.home.bucket",
     path: (f) => ({ bucketid: f.bucket }),
     run: (c, f) => first(c.feedHomeBucket(f.bucket)),
-    sent: () => offsetQuery("feed.home.bucket"),
+    sent: () => offsetQuery("feed.home.bucket", { mature_content: T }),
   },
   { id: "feed.notifications", run: (c) => first(c.feedNotifications()), sent: () => ({}) },
   { id: "feed.profile", run: (c) => first(c.feedProfile()), sent: () => ({}) },

@@ -25,10 +25,10 @@ async function mirroredFeed(h: SyncHarness): Promise<Map<string, FeedRow>> {
   return new Map(rows.map((r) => [r.itemid, r]));
 }
 
-/** Deviations a user token without mature_content sees in the feed: /feed/home does not take the flag. */
+/** Deviations a user token sees in the feed: dvault asks for mature ones too (docs/service-behaviour.md#mature-content-param). */
 function visibleInFeed(data: Dataset, id: string): boolean {
   const d = data.deviations.get(id);
-  return Boolean(d && !d.isDeleted && !d.isMature && !data.users.get(d.authorId)?.isDeactivated);
+  return Boolean(d && !d.isDeleted && !data.users.get(d.authorId)?.isDeactivated);
 }
 
 /** The mirror row a simulator feed item should become. */
