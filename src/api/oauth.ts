@@ -12,7 +12,7 @@ import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { registerSecret, scrubString } from "../redact.ts";
 
-/** Read scopes an archive needs (api-notes §2.7): content (browse), whoami (user), messages, notes, the old feeds. */
+/** Read scopes an archive needs (docs/service-behaviour.md#scopes): content (browse), whoami (user), messages, notes, the old feeds. */
 export const DEFAULT_SCOPES = ["basic", "browse", "user", "message", "note", "feed"] as const;
 
 export type ClientAuthMethod = "basic" | "form" | "none";
@@ -560,7 +560,7 @@ export class OAuthClient {
         if (attempt >= REFRESH_RETRIES || !(refused || (unreadable && !lost))) throw err;
         if (unreadable) lost = err;
         const waitMs = this.refreshRetryDelayMs * 2 ** attempt;
-        this.log?.warn({ err, attempt: attempt + 1, waitMs }, "refresh not settled; sending it again with the same refresh token");
+        this.log?.info({ err, attempt: attempt + 1, waitMs }, "refresh not settled; sending it again with the same refresh token");
         await new Promise((resolve) => setTimeout(resolve, waitMs));
       }
     }

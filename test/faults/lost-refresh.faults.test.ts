@@ -48,13 +48,15 @@ describe("a refresh whose answer is lost", () => {
     h.sim.faults.add({ route: "/oauth2/token", kind: "reset" });
     h.sim.clock.advance(2 * HOUR);
     await expect(h.runSource("gallery")).rejects.toThrow(/dvault auth login --account/);
-    expect(tokenCalls().map((e) => e.status)).toEqual([0]); // one refresh, reset; never retried
+    // One refresh, reset after the service spent the token; sent once more with the same token, refused:
+    // that settles it (docs/service-behaviour.md#refresh-single-use).
+    expect(tokenCalls().map((e) => e.status)).toEqual([0, 400]);
     const row = await h.services.accounts.findById(h.account.id);
     expect(row?.state).toBe("needs_reauth");
 
     // A later run is skipped without another token request.
     await expect(h.runSource("notes")).rejects.toThrow(/needs re-authorization/);
-    expect(tokenCalls()).toHaveLength(1);
+    expect(tokenCalls()).toHaveLength(2);
 
     const queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
     const status = await collectStatus({ config: h.services.config, pool: h.pool, redis: h.services.redis, accounts: h.services.accounts, queues, now: () => h.services.now() });
