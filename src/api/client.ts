@@ -255,7 +255,7 @@ export type OffsetListOptions = { limit?: number; startOffset?: number; ceiling?
 export type CursorListOptions = { limit?: number; startCursor?: string; signal?: AbortSignal; maxWaitMs?: number };
 export type CallOptions = { signal?: AbortSignal; maxWaitMs?: number };
 
-/** `expand` options (api-notes §5.5); each one costs an extra request against the rate limit. */
+/** `expand` options; each one costs an extra request against the rate limit (docs/service-behaviour.md#rate-limits). */
 export type Expand = "user.details" | "user.geo" | "user.profile" | "user.stats" | "user.watch" | "deviation.challenge" | (string & {});
 export type Mature = {
   /** Defaults to true with a user token (client tokens hide mature items anyway). */
@@ -419,7 +419,7 @@ export type ProfileUpdate = {
 
 // ---- the client ------------------------------------------------------------------------------------
 
-/** Page size when the catalogue knows no maximum: browse endpoints cut larger pages to 24 anyway (WIX-123). */
+/** Page size when the catalogue knows no maximum: browse endpoints cut larger pages to 24 anyway (docs/service-behaviour.md#browse-limit-cap). */
 export const DEFAULT_PAGE_SIZE = 24;
 
 /** Write methods and the catalogue operation each one sends, so the scope a method needs can be named. */

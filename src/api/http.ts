@@ -21,14 +21,15 @@ import { pacerKey, type TokenProvider } from "./token-provider.ts";
 import type { ApiRequest, ApiTransport, Params, UnreadableSink } from "./transport.ts";
 
 /**
- * gallery-dl (the most exercised client of this API) pins 20210526, and the response shapes in api-notes §6
- * were taken from clients on that version or compatible ones. Without the header the service answers with
- * its latest minor version, which can add or change fields without notice (api-notes §1).
+ * gallery-dl (the most exercised client of this API) pins 20210526, and the response shapes
+ * (docs/service-behaviour.md#object-shapes) were taken from clients on that version or compatible ones.
+ * Without the header the service answers with its latest minor version, which can add or change fields
+ * without notice (docs/service-behaviour.md#minor-version).
  */
 export const DEFAULT_MINOR_VERSION = "20210526";
 export const API_PATH = "/api/v1/oauth2";
 
-/** The CDN answers requests without a User-Agent with 403 "Request blocked" (api-notes §0.7). */
+/** The CDN answers requests without a User-Agent with 403 "Request blocked" (docs/service-behaviour.md#user-agent-required). */
 export const DEFAULT_USER_AGENT = `dvault/${VERSION} (+https://github.com/dvault/dvault)`;
 
 export type RetryPolicy = {

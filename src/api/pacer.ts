@@ -1,8 +1,8 @@
 // The only throttle in dvault: per-identity pacing state in Redis, shared by every process (workers, CLI,
 // scheduler). Keyed by pacerKey(identity) — client id + user, never the access token — because the
 // service's limits are per client, per user and per IP velocity filters that keep blocking while you keep
-// hammering (api-notes §0.5, §4). Every check-and-update runs in one Lua script, so two processes cannot
-// both decide a key is free.
+// hammering (docs/service-behaviour.md#rate-limits). Every check-and-update runs in one Lua script, so two
+// processes cannot both decide a key is free.
 //
 // Per key:
 //   <prefix>:pacer:<key>          hash  blockedUntil, level, successes, lastSend, throttledAt (epoch ms)
@@ -22,8 +22,8 @@
 //
 // Backoff: each throttle signal raises `level` and blocks the key for base·2^(level−1) (1 s, 2 s, 4 s …,
 // capped at maxDelayMs) plus jitter. While level > 0 the same delay is also the minimum spacing between
-// requests (the filter must decay, api-notes §4.2); every `relaxAfter` successes lower the level by one,
-// halving that delay, until the key is back to minSpacingMs.
+// requests (the filter must decay, docs/service-behaviour.md#rate-limits); every `relaxAfter` successes
+// lower the level by one, halving that delay, until the key is back to minSpacingMs.
 import { setTimeout as sleepTimer } from "node:timers/promises";
 import type { Redis } from "ioredis";
 import { ThrottleDelayError } from "./errors.ts";
@@ -52,8 +52,9 @@ export const realClock: PacerClock = {
 
 /**
  * A polite minimum spacing for the real service: one request per second per key. No numbers are published;
- * users report blocks after ~18 requests in 6 s and gallery-dl keeps ≥ 2 s once throttled (api-notes §4.2).
- * The default (0) suits the simulator and tests; production config should pass this or more.
+ * users report blocks after ~18 requests in 6 s and gallery-dl keeps ≥ 2 s once throttled
+ * (docs/service-behaviour.md#rate-limits). The default (0) suits the simulator and tests; production
+ * config should pass this or more.
  */
 export const REAL_SERVICE_MIN_SPACING_MS = 1000;
 
@@ -62,7 +63,7 @@ export type PacerOptions = {
   /** config.redisPrefix; keys live under `<prefix>:pacer:`. */
   prefix: string;
   clock?: PacerClock;
-  /** Requests in flight per key across all processes (1 = strictly sequential, api-notes §4.3). */
+  /** Requests in flight per key across all processes (1 = strictly sequential, docs/service-behaviour.md#rate-limits). */
   concurrency?: number;
   /** A permit not released within this long is dropped (its holder died). Must exceed the request timeout. */
   lockTtlMs?: number;

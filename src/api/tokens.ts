@@ -1,13 +1,13 @@
 // The token manager: the one owner of every account's tokens and the ONE refresh path, used ahead of
 // expiry, after a 401, by `dvault auth` and by scheduled jobs alike.
 //
-// Refresh tokens are single-use (api-notes §2.3): two processes refreshing at once, or a refresh whose
-// answer is lost, destroy the grant. So a refresh is single-flight within a process (one promise per
-// account) and across processes (a Redis lock with an expiry, then a re-read of the row: a changed
-// refresh fingerprint means another process already refreshed, and its token is used). The new refresh
-// token is committed with a compare-and-swap on the old fingerprint before the new access token is
-// handed to anyone. A dead or spent refresh token marks the account needs_reauth: no retry, no second
-// token request. Redis sees only account ids and random lock ids; logs see neither tokens nor codes.
+// Refresh tokens are single-use (docs/service-behaviour.md#refresh-single-use): two processes refreshing at
+// once, or a refresh whose answer is lost, destroy the grant. So a refresh is single-flight within a
+// process (one promise per account) and across processes (a Redis lock with an expiry, then a re-read of
+// the row: a changed refresh fingerprint means another process already refreshed, and its token is used).
+// The new refresh token is committed with a compare-and-swap on the old fingerprint before the new access
+// token is handed to anyone. A dead or spent refresh token marks the account needs_reauth: no retry, no
+// second token request. Redis sees only account ids and random lock ids; logs see neither tokens nor codes.
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "ioredis";

@@ -1,7 +1,7 @@
-// Zod schemas of the service's response bodies (api-notes §6), written to accept what the real service
-// sends: every non-identity field optional and nullable, PHP's `[]` where an object is expected, epoch
-// seconds as strings, counters as numeric strings, 64-bit stash ids kept as strings, and unknown fields kept
-// so raw JSON can be archived.
+// Zod schemas of the service's response bodies (docs/service-behaviour.md#object-shapes), written to
+// accept what the real service sends: every non-identity field optional and nullable, PHP's `[]` where an
+// object is expected, epoch seconds as strings, counters as numeric strings, 64-bit stash ids kept as
+// strings, and unknown fields kept so raw JSON can be archived.
 import { z } from "zod";
 
 // ---- building blocks -------------------------------------------------------------------------------
@@ -31,7 +31,7 @@ export const StashIdSchema = z
   .union([z.string(), z.number(), z.bigint()])
   .transform((v) => (typeof v === "string" ? v : v.toString()));
 
-// ---- timestamps (api-notes §6.14) ------------------------------------------------------------------
+// ---- timestamps (docs/service-behaviour.md#timestamps) ---------------------------------------------
 
 /** Epoch seconds (number or numeric string) → Date; undefined for anything else. Never throws. */
 export function parseEpochSeconds(value: unknown): Date | undefined {
@@ -175,7 +175,7 @@ export const DeviationSchema = z.looseObject({
 });
 export type Deviation = z.infer<typeof DeviationSchema>;
 
-/** `/user/profile/posts` returns deviation-shaped journals and status updates (api-notes §6.5). */
+/** `/user/profile/posts` returns deviation-shaped journals and status updates (docs/service-behaviour.md#profile-posts-incomplete). */
 export const ProfilePostSchema = DeviationSchema;
 export type ProfilePost = Deviation;
 
@@ -553,7 +553,7 @@ export type Countries = z.infer<typeof CountriesSchema>;
 export const PolicyTextSchema = z.looseObject({ text: z.string() });
 export type PolicyText = z.infer<typeof PolicyTextSchema>;
 
-/** `{"status":"success"}` while the token is valid (api-notes §2.6). */
+/** `{"status":"success"}` while the token is valid (docs/service-behaviour.md#placebo). */
 export const PlaceboSchema = z.looseObject({ status: z.string() });
 export type Placebo = z.infer<typeof PlaceboSchema>;
 
@@ -570,7 +570,7 @@ export type StashSubmitResult = z.infer<typeof StashSubmitResultSchema>;
 export const StashPublishResultSchema = z.looseObject({ status: str(), url: str(), deviationid: z.string() });
 export type StashPublishResult = z.infer<typeof StashPublishResultSchema>;
 
-/** Item or stack metadata of the removed stash endpoints (api-notes §6.12). */
+/** Item or stack metadata of the removed stash endpoints (docs/service-behaviour.md#stash-delta-shape). */
 export const StashMetadataSchema = z.looseObject({
   title: str(),
   path: str(),

@@ -32,7 +32,8 @@ export function bestFreeRendition(d: Deviation): Rendition | undefined {
 
 /**
  * Whether the stored file can only be part of the work. The API exposes only the first image of a
- * multi-image post (api-notes §0.15), and mature or tier-locked works come blurred to viewers without access.
+ * multi-image post (docs/service-behaviour.md#multi-image), and mature or tier-locked works come
+ * blurred to viewers without access.
  */
 export function partialityOf(d: Deviation, rendition: Rendition | "original"): Partiality {
   const raw = d as Record<string, unknown>;

@@ -16,7 +16,7 @@ import type { SyncRepos } from "../repos.ts";
 import type { SourceContext, SourceDefinition, SourceOutcome } from "../source.ts";
 import { DEFAULT_EVERY_MS } from "../source.ts";
 
-/** `type` values of /messages/feedback (api-notes §6.9). */
+/** `type` values of /messages/feedback (docs/service-behaviour.md#feedback-types). */
 const FEEDBACK_TYPES = ["comments", "replies", "activity"] as const;
 type Phase = "mentions" | `feedback:${(typeof FEEDBACK_TYPES)[number]}` | "feed";
 const SWEEP_PHASES: readonly Phase[] = ["mentions", ...FEEDBACK_TYPES.map((t) => `feedback:${t}` as const), "feed"];

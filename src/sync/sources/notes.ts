@@ -8,7 +8,7 @@ import { distinctUsers, intOrNull } from "../../db/mirror-rows.ts";
 import type { SourceContext, SourceDefinition, SourceOutcome } from "../source.ts";
 import { DEFAULT_EVERY_MS } from "../source.ts";
 
-/** /notes pages at most 24 notes in the current service (api-notes §5.4). */
+/** /notes pages at most 24 notes in the current service (docs/service-behaviour.md#page-size-maxima). */
 const NOTES_LIMIT = 24;
 /** A run that may walk more than this many pages checks the token first. */
 const LONG_WALK_PAGES = 3;

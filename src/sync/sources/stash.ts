@@ -9,7 +9,7 @@ import type { StashEntryInput } from "../../db/stash.repository.ts";
 import type { SourceContext, SourceDefinition, SourceOutcome } from "../source.ts";
 import { DEFAULT_EVERY_MS } from "../source.ts";
 
-/** api-notes §5.3: /stash/delta pages at most 120 entries. */
+/** docs/service-behaviour.md#stash-delta-shape: /stash/delta pages at most 120 entries. */
 const DELTA_LIMIT = 120;
 export const STASH_GONE_REASON = "stash listing removed by the service in v20240701 (404 Api endpoint not found.)";
 

@@ -19,7 +19,7 @@ const MIN_CHECK_MS = DEFAULT_EVERY_MS.watch_feed;
 export const MAX_CHECK_MS = 7 * DAY;
 /** How far back the posting rate is measured. */
 const RATE_WINDOW_MS = 30 * DAY;
-/** /gallery/all pages at most 24 deviations (api-notes §5.4). */
+/** /gallery/all pages at most 24 deviations (docs/service-behaviour.md#page-size-maxima). */
 const GALLERY_LIMIT = 24;
 /** Polling more artists than this checks the token first. */
 const LONG_POLL = 5;
