@@ -63,6 +63,7 @@ dl.meta{display:grid;grid-template-columns:auto 1fr;gap:6px 14px;margin:0}dl.met
 .pager{display:flex;gap:10px;justify-content:center;margin-top:18px}
 .notice{padding:10px 14px;border-radius:8px;background:var(--accent-soft);color:var(--accent);margin-bottom:16px}
 .notice.bad{background:var(--bad-soft);color:var(--bad)}
+.notice.warn{background:var(--warn-soft);color:var(--warn)}
 form.inline{display:inline}
 `;
 
@@ -81,7 +82,7 @@ function pill(text: string, tone: "ok" | "warn" | "bad" | "" = ""): SafeHtml {
   return html`<span class="pill ${tone}">${text}</span>`;
 }
 
-const RESULT_TONE: Record<string, "ok" | "warn" | "bad" | ""> = { ok: "ok", degraded: "warn", skipped: "warn", failed: "bad" };
+const RESULT_TONE: Record<string, "ok" | "warn" | "bad" | ""> = { ok: "ok", degraded: "warn", incomplete: "warn", skipped: "warn", failed: "bad" };
 const STATE_TONE: Record<string, "ok" | "warn" | "bad"> = { ok: "ok", expiring: "warn", needs_reauth: "bad", revoked: "bad" };
 
 // ---- overview ---------------------------------------------------------------------------------------
@@ -95,6 +96,7 @@ export function overviewPage(r: StatusReport): string {
   const body = html`
 <h1>Overview <span class="muted small">at ${formatTime(r.generatedAt)} · <a href="/">refresh</a></span></h1>
 ${r.problems.length ? html`<div class="notice bad">Could not read: ${r.problems.join(" · ")}</div>` : ""}
+${r.unreadable.count ? unreadableNotice(r.unreadable, now) : ""}
 <div class="card"><div class="stats">
   <div class="stat"><b>${r.accounts.filter((a) => a.kind === "user").length}</b><span>accounts</span></div>
   <div class="stat"><b>${r.sources.length}</b><span>sync sources</span></div>
@@ -119,7 +121,7 @@ ${r.accounts.length === 0 ? html`<p class="muted">No account yet: run <span clas
 ${d.deferredByQuota ? html`<p class="small">${d.deferredByQuota} deferred by the weekly quota, next window ${formatTime(d.nextWindowAt)} (${formatRelative(d.nextWindowAt, now)}).</p>` : ""}
 ${d.failedRetrying ? html`<p class="small">${d.failedRetrying} failed on a transient fault, retried on their own; next attempt ${formatTime(d.nextRetryAt)} (${formatRelative(d.nextRetryAt, now)}).</p>` : ""}
 ${(d.byStatus.failed ?? 0) > d.failedRetrying ? html`<p class="small">${(d.byStatus.failed ?? 0) - d.failedRetrying} failed for good (the service refused them): not retried.</p>` : ""}
-${d.quota.map((q) => html`<div class="small">quota ${q.account}: ${q.used} of ${q.limit} this week<div class="bar"><i style="width:${q.limit ? Math.min(100, Math.round((q.used / q.limit) * 100)) : 100}%"></i></div></div>`)}
+${d.quota.map((q) => html`<div class="small">quota ${q.account}: ${q.used} of ${q.limit} this week${q.exhaustedReason ? html`<div class="muted">spent for this week: ${q.exhaustedReason}</div>` : ""}<div class="bar"><i style="width:${q.limit ? Math.min(100, Math.round((q.used / q.limit) * 100)) : 100}%"></i></div></div>`)}
 </div>
 </div>
 
@@ -146,6 +148,14 @@ ${r.queues.map(
 <dt>workers</dt><dd>${r.workers.length === 0 ? pill("none running", "bad") : r.workers.map((w) => html`<div>${w.id} ${pill(w.ageS === null ? "alive" : `beat ${formatDuration(w.ageS * 1000)} ago`, "ok")}</div>`)}</dd></dl>
 </div></div>`;
   return layout({ title: "Overview", nav: "overview", body });
+}
+
+/** Answers of the service skipped as unreadable (docs/service-behaviour.md#tolerant-reading): kept, counted, listed. */
+function unreadableNotice(u: StatusReport["unreadable"], now: number) {
+  return html`<div class="notice warn"><b>${u.count} answer${u.count === 1 ? "" : "s"} of the service could not be read</b> in the last 30 days and
+${u.count === 1 ? "was" : "were"} skipped (last ${formatRelative(u.lastSeenAt, now)}); each is kept with its raw JSON in the
+<code>unreadable_responses</code> table, and everything else was archived.
+<ul class="small">${u.recent.map((x) => html`<li>${x.operation} ${x.subject || "(response)"}: ${x.error}${x.count > 1 ? ` (${x.count} times)` : ""}</li>`)}</ul></div>`;
 }
 
 // ---- archive ----------------------------------------------------------------------------------------

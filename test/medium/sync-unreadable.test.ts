@@ -1,9 +1,11 @@
 // One unreadable bucket of the watch feed (docs/service-behaviour.md#tolerant-reading): the rest of the
 // feed is mirrored, the bad answer is kept with its raw JSON and counted in status and the digest, the
-// source ends "incomplete" rather than failed, and the next run that reads everything clears it.
+// source ends "incomplete" rather than failed, and the next run that reads everything clears it. Status,
+// the dashboard's overview and the digest's health section count it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectDigest } from "../../src/digest/collect.ts";
 import { renderDigest } from "../../src/digest/render.ts";
+import { overviewPage } from "../../src/http/pages.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { collectStatus } from "../../src/status/collect.ts";
 import { watchFeedSource } from "../../src/sync/sources/watch-feed.ts";
@@ -47,6 +49,10 @@ describe("an unreadable bucket of the watch feed", () => {
       const status = await collectStatus({ ...h.services, queues });
       expect(status.unreadable).toMatchObject({ count: 1, responses: 1, recent: [expect.objectContaining({ operation: "feed.home.bucket" })] });
       expect(status.sources.find((s) => s.source === "watch_feed")).toMatchObject({ lastResult: "incomplete" });
+      // The dashboard's overview says so too, with the operation.
+      const page = overviewPage(status);
+      expect(page).toContain("1 answer of the service could not be read");
+      expect(page).toContain("feed.home.bucket (response): the page has no array of items");
     } finally {
       await queues.close();
     }
