@@ -1,5 +1,6 @@
-// Every operation of the service's API (service-api.md §4.2, both listings): the single source of
-// method, path, token kind, scopes, paging and page-size limit for the client, the transport and the tests.
+// Every operation of the service's API (both listings: docs/service-behaviour.md#catalogue-listings): the
+// single source of method, path, token kind, scopes, paging, page-size limit and error codes for the client,
+// the transport and the tests.
 
 export type HttpMethod = "GET" | "POST";
 /** Which grant's token the operation takes (docs/service-behaviour.md#scopes): "any" = client credentials or user. */
@@ -22,7 +23,7 @@ export type Scope =
 export type Paging = "offset" | "cursor" | "none";
 /** Array field of a listing's body: `thread` for comments, `items` for the legacy /feed/* endpoints. */
 export type ItemsKey = "results" | "thread" | "items";
-/** The two listings of the catalogue (service-api.md §9.3): A holds the newer operations, B the older. */
+/** The two listings of the catalogue (docs/service-behaviour.md#catalogue-listings): A holds the newer operations, B the older. */
 export type Listing = "both" | "A" | "B";
 
 export type Removal = { since: string; reason: string };
@@ -78,7 +79,7 @@ export type Operation = {
   deprecated: false | Deprecation;
   /** Changes state on the service (a few of these are GETs, as listed). */
   write: boolean;
-  /** Which listing it appears in, where service-api.md §9.3 says; absent when the spec does not tell. */
+  /** Which listing it appears in (docs/service-behaviour.md#catalogue-listings); absent when that is not known. */
   listing?: Listing;
   purpose: string;
   /** Caveats a caller should know (uncertain availability, quotas, odd shapes). */

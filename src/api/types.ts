@@ -22,6 +22,12 @@ const emptyArrayAsObject = (v: unknown) => (Array.isArray(v) && v.length === 0 ?
 /** A nested, non-identity object: loose (unknown keys kept), `[]` accepted as `{}`, absent or null allowed. */
 const obj = <S extends z.core.$ZodLooseShape>(shape: S) => z.preprocess(emptyArrayAsObject, z.looseObject(shape)).nullish();
 
+/**
+ * An id the service sends as a string, also read when a client or model sends it as a number (comments,
+ * messages, notes): kept as its decimal string (docs/service-behaviour.md#tolerant-reading).
+ */
+const textId = () => z.union([z.string(), z.number().transform(String)]);
+
 /** Epoch seconds: a string on deviations (`published_time`), an integer elsewhere (whofaved `time`). */
 const EpochSchema = z.union([z.string(), z.number()]);
 
@@ -199,8 +205,8 @@ export const StatusSchema = z.looseObject({
 export type Status = z.infer<typeof StatusSchema>;
 
 export const CommentSchema = z.looseObject({
-  commentid: z.string(),
-  parentid: str(),
+  commentid: textId(),
+  parentid: textId().nullish(),
   /** ISO 8601. */
   posted: str(),
   replies: num(),
@@ -406,7 +412,7 @@ export type WhofavedEntry = z.infer<typeof WhofavedEntrySchema>;
 // ---- messages, notes, feed -------------------------------------------------------------------------
 
 export const MessageSchema = z.looseObject({
-  messageid: z.string(),
+  messageid: textId(),
   type: str(),
   orphaned: bool(),
   /** ISO 8601. */
@@ -433,7 +439,7 @@ export const MessageSchema = z.looseObject({
 export type Message = z.infer<typeof MessageSchema>;
 
 export const NoteSchema = z.looseObject({
-  noteid: z.string(),
+  noteid: textId(),
   /** ISO 8601. */
   ts: str(),
   unread: bool(),

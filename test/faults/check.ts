@@ -45,7 +45,7 @@ type MemberRow = { kind: string; folderid: string; deviationid: string; position
 
 /**
  * The mirror equals the simulator's ground truth (the owner's galleries and collections, notes, messages)
- * with no duplicated rows. Listings as the service shows them (api-notes §6.1): a gallery skips deleted
+ * with no duplicated rows. Listings as the service shows them (docs/service-behaviour.md#deleted-stubs): a gallery skips deleted
  * deviations, a collection lists a deleted favourite as an `is_deleted` stub (so its membership stays,
  * and the deviation is a removed stub) and hides favourites of deactivated artists.
  */

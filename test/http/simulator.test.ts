@@ -1,4 +1,4 @@
-// The simulator against its spec (api-notes.md): OAuth grants and rotation, PKCE, expiry on the sim
+// The simulator against docs/service-behaviour.md: OAuth grants and rotation, PKCE, expiry on the sim
 // clock, removed endpoints, paging limits and the offset ceiling, faults, the request log, the control
 // API and determinism — all over real sockets with plain fetch.
 import { createHash, randomBytes } from "node:crypto";

@@ -1,9 +1,9 @@
-// The operation catalogue against service-api.md §4.2: every listed (method, path) present, nothing twice,
-// removed flags exactly as api-notes §1.1 lists them, and the path helpers.
+// The operation catalogue against the service's two listings (docs/service-behaviour.md#catalogue-listings): every listed (method, path) present, nothing twice,
+// removed flags exactly as docs/service-behaviour.md#endpoint-status lists them, and the path helpers.
 import { describe, expect, it } from "vitest";
 import { CATALOGUE, expandPath, isOperationId, operation, pathParams } from "../../src/api/catalogue.ts";
 
-/** service-api.md §4.2, pasted verbatim (all tables, both listings). */
+/** Both listings of the service's catalogue (docs/service-behaviour.md#catalogue-listings), every table. */
 const SPEC_TABLE = `
 | GET | /browse/categorytree | Category information for browsing |
 | GET | /browse/dailydeviations | Daily deviations |
@@ -137,7 +137,7 @@ function specRows(): SpecRow[] {
     }));
 }
 
-/** api-notes §1.1 as the brief lists it: stash except submit/publish, and eight more. */
+/** docs/service-behaviour.md#endpoint-status: stash except submit/publish, and eight more. */
 const REMOVED_PATHS = [
   "/stash/{stackid}",
   "/stash/{stackid}/contents",
@@ -198,7 +198,7 @@ describe("CATALOGUE", () => {
     expect(deprecated).toHaveLength(6);
   });
 
-  it("gives listings a page size and items key, and page sizes from api-notes §5.4", () => {
+  it("gives listings a page size and items key, and page sizes from docs/service-behaviour.md#page-size-maxima", () => {
     for (const op of CATALOGUE) {
       if (op.paging !== "none") expect(op.itemsKey, op.id).toBeDefined();
     }
@@ -235,7 +235,7 @@ describe("CATALOGUE", () => {
     expect(operation("feed.home").itemsKey).toBe("items");
   });
 
-  it("takes token kinds and scopes from api-notes §2.7", () => {
+  it("takes token kinds and scopes from docs/service-behaviour.md#scopes", () => {
     expect(operation("placebo")).toMatchObject({ token: "any", scopes: [] });
     expect(operation("user.whoami")).toMatchObject({ token: "user", scopes: ["user"] });
     expect(operation("user.whois")).toMatchObject({ token: "user", method: "POST", write: false });
@@ -255,7 +255,7 @@ describe("CATALOGUE", () => {
     expect(operation("collections.folders.remove")).toMatchObject({ method: "GET", write: true });
   });
 
-  it("records the listing where service-api.md §9.3 names it", () => {
+  it("records the listing where only one listing has the operation", () => {
     expect(operation("browse.toptopics").listing).toBe("A");
     expect(operation("user.tiers").listing).toBe("A");
     expect(operation("curated").listing).toBe("B");

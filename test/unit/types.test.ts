@@ -1,7 +1,12 @@
-// Response schemas accept what the real service sends (api-notes §6) and keep unknown fields for archiving.
+// Response schemas accept what the real service sends (docs/service-behaviour.md#object-shapes,
+// #schema-tolerance) and keep unknown fields for archiving.
 import { describe, expect, it } from "vitest";
 import {
   CommentContextSchema,
+  CommentSchema,
+  MessageSchema,
+  NoteSchema,
+  NoteSendResultSchema,
   CountriesSchema,
   DeviationSchema,
   GalleryFolderSchema,
@@ -165,6 +170,15 @@ describe("small schemas", () => {
     expect(CommentContextSchema.parse([])).toEqual({});
     expect(GalleryFolderSchema.parse({ folderid: "F", parent: null, name: "Featured", has_subfolders: true, subfolders: [{ folderid: "G", parent: "F", name: "Sub" }] }).subfolders?.[0]?.folderid).toBe("G");
     expect(MltPreviewSchema.parse({ seed: "S", author: user, more_from_artist: [{ deviationid: "A", is_deleted: true }], more_from_da: [], suggested_collections: [{ collection: { folderid: 123, name: "c", owner: user }, deviations: [] }] }).seed).toBe("S");
+  });
+});
+
+describe("ids sent as numbers", () => {
+  it("reads comment, note and message ids as their decimal strings (docs/service-behaviour.md#tolerant-reading)", () => {
+    expect(CommentSchema.parse({ commentid: 4000000007, parentid: 4000000001 })).toMatchObject({ commentid: "4000000007", parentid: "4000000001" });
+    expect(NoteSchema.parse({ noteid: 60000013 }).noteid).toBe("60000013");
+    expect(MessageSchema.parse({ messageid: 12 }).messageid).toBe("12");
+    expect(NoteSendResultSchema.parse({ results: [{ success: false, user: { userid: null, username: "x", usericon: null, type: null } }] }).results[0]?.success).toBe(false);
   });
 });
 

@@ -1,4 +1,4 @@
-// Every API route of the simulator (service-api.md §4.2, both listings, plus the paths public clients use:
+// Every API route of the simulator (docs/service-behaviour.md#catalogue-listings, both listings, plus the paths public clients use:
 // docs/service-behaviour.md#literature-update-path).
 import type { ApiRoute } from "../world.ts";
 import { browseRoutes } from "./browse.ts";
