@@ -695,10 +695,13 @@ export class DaClient {
     return this.offset("messages.mentions.stack", { stackid }, MessageSchema, params);
   }
 
-  /** Notes of a folder (inbox when omitted). The folder parameter is `folder` as in DeviantArtFs 2024. */
+  /**
+   * Notes of a folder (inbox when omitted). Clients disagree on the parameter's name (`folder` in
+   * DeviantArtFs 2024, `folderid` in 2020: docs/service-behaviour.md#notes-folder-param): both are sent.
+   */
   notes(params: { folder?: string } & OffsetListOptions = {}): PageIterator<Note> {
     const { list, rest } = splitList(params);
-    return this.offset("notes.list", rest, NoteSchema, list);
+    return this.offset("notes.list", rest.folder === undefined ? rest : { ...rest, folderid: rest.folder }, NoteSchema, list);
   }
 
   note(noteid: string): Promise<Note> {

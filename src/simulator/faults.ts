@@ -23,7 +23,9 @@ export type FaultKind =
   /** A readable JSON answer of the wrong shape: the page's array of items is replaced by a string. */
   | "wrong_shape"
   /** One item of the page (the first) is broken: its id field is null. */
-  | "broken_item";
+  | "broken_item"
+  /** The endpoint answers as the service answers a removed one (docs/service-behaviour.md#endpoint-removed). */
+  | "gone";
 
 export const FAULT_KINDS: readonly FaultKind[] = [
   "user_throttle",
@@ -39,6 +41,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   "unknown_grant_type",
   "wrong_shape",
   "broken_item",
+  "gone",
 ];
 
 export type FaultRule = {
@@ -183,6 +186,8 @@ export function faultReply(kind: FaultKind): Reply | undefined {
       return { status: 502, text: BAD_GATEWAY_HTML, contentType: "text/html" };
     case "status_503":
       return json(503, errorBody("service_unavailable", "DeviantArt is down for maintenance. Please try again later."));
+    case "gone":
+      return json(404, errorBody("invalid_request", "Api endpoint not found."));
     case "unknown_grant_type":
       // The body shape is UNCERTAIN (docs/service-behaviour.md#unknown-grant-type): it shares `error` with a
       // refused refresh token on purpose, the hard case for a client.

@@ -146,3 +146,22 @@ describe(collectionsSource.name, () => {
     expect(history[0]?.n).toBe(1);
   });
 });
+
+describe(`${collectionsSource.name} where /collections/all does not answer`, () => {
+  it("walks the folders alone and stays ok: the \"all\" view is only a second witness", async () => {
+    const r = await createSyncHarness({ sim: { seed: 4, dataset: { favourites: 30, collectionFolders: 3 } }, sources: [collectionsSource] });
+    try {
+      r.sim.faults.add({ route: "/collections/all", kind: "gone", probability: 1 });
+      const first = await r.runSource("collections");
+      expect(first.status).toBe("ok");
+      expect(first.reason).toMatch(/collections\.all is not answered: the folders alone were walked/);
+      const own = r.sim.truth.collectionFolders.filter((f) => f.ownerId === r.sim.truth.ownerId);
+      const { rows } = await r.pool.query<{ n: number }>("SELECT count(DISTINCT deviationid)::int AS n FROM folder_members WHERE kind = 'collection' AND removed_at IS NULL");
+      expect(rows[0]?.n).toBe(new Set(own.flatMap((f) => f.deviationIds.filter((id) => !r.sim.truth.users.get(r.sim.truth.deviations.get(id)!.authorId)?.isDeactivated))).size);
+      r.sim.clock.advance(60_000);
+      expect((await r.runSource("collections")).status).toBe("ok");
+    } finally {
+      await r.close();
+    }
+  });
+});

@@ -22,6 +22,6 @@ export const collectionsSource: SourceDefinition = {
       { state, save: (repos, s, withKnown) => repos.syncState.saveSourceState(ctx.ref, { cursor: folderStateJson(s, withKnown) }) },
       { full: ctx.full, newestCheck: true },
     );
-    return witnessOutcome(ctx, result, { what: "your favourites" });
+    return witnessOutcome(ctx, result, { what: "your favourites", optionalAll: "collections.all" });
   },
 };

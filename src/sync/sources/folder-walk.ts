@@ -405,10 +405,12 @@ class FolderWalker {
       end ??= { complete: pages.truncation === undefined && pages.skipped.pages === 0 };
     } catch (err) {
       if (!isEndpointGone(err)) throw err;
+      // No "all" view to witness: the folders stand alone (the caller decides whether that degrades).
       this.gone.push(err.operation);
-      end = { complete: false };
+      run.all = null;
+      end = undefined;
     }
-    all.complete = end.complete;
+    if (end) all.complete = end.complete;
     ctx.log.debug({ kind: spec.kind, entry: entry.folderid, listed: all.listed, complete: all.complete }, "all view walked");
     await ctx.transaction(async (repos) => {
       this.nextEntry(run);

@@ -113,7 +113,8 @@ async function syncTracked(
     collections = await part(gone, "/collections/*", () =>
       walkFolders(ctx, collectionSpec(owner, download), state, "collections", save, { full: ctx.full, newestCheck: false }),
     );
-    if (collections) gone.push(...collections.gone);
+    // The favourites' "all" view is only a second witness (docs/service-behaviour.md#folders-optional).
+    if (collections) gone.push(...collections.gone.filter((op) => op !== "collections.all"));
   }
   if (galleryChanged || state.posts.run !== undefined) {
     await part(gone, "/user/profile/posts", () =>

@@ -17,6 +17,11 @@ export type WitnessOptions = {
   profileCount?: number | null;
   /** A public (client-credentials) token: shortfalls are works this token may not see. */
   publicToken?: boolean;
+  /**
+   * The operation of an "all" view that is only a second witness here (collections: every favourite also
+   * sits in a folder): when the service does not answer it, the source goes on with its folders, not degraded.
+   */
+  optionalAll?: string;
 };
 
 type Verdict = { ok: boolean; expected: number | null; mirrored: number; notes: string[] };
@@ -24,6 +29,7 @@ type Verdict = { ok: boolean; expected: number | null; mirrored: number; notes: 
 /** Compares the witnesses of one sweep. Pure; the caller records it. */
 export function judgeWitnesses(result: FolderSyncResult, options: WitnessOptions): Verdict {
   const notes: string[] = [];
+  if (options.optionalAll && result.gone.includes(options.optionalAll)) notes.push(`${options.optionalAll} is not answered: the folders alone were walked`);
   const mirrored = result.seen;
   let expected: number | null = null;
   let ok = true;
@@ -60,7 +66,8 @@ export function judgeWitnesses(result: FolderSyncResult, options: WitnessOptions
  * last sweep's verdict stands.
  */
 export async function witnessOutcome(ctx: SourceContext, result: FolderSyncResult, options: WitnessOptions): Promise<SourceOutcome> {
-  const gone = result.gone.length > 0 ? `${result.gone.join(", ")} removed by the service (404 Api endpoint not found.)` : undefined;
+  const missing = result.gone.filter((op) => op !== options.optionalAll);
+  const gone = missing.length > 0 ? `${missing.join(", ")} removed by the service (404 Api endpoint not found.)` : undefined;
   if (!result.sweep || result.resumed) {
     const standing = ctx.state?.gaps[WITNESS_GAP];
     if (gone) return { result: "degraded", unavailableReason: gone, completeSweep: result.sweep };
