@@ -93,6 +93,28 @@ const EnvSchema = z.object({
   DVAULT_HTTP_HOST: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9.:[\]-]+$/, { message: "expects an address such as 127.0.0.1, 0.0.0.0 or ::1" }).default("127.0.0.1")),
   DVAULT_HTTP_PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535, { message: "expects a port from 0 to 65535" }).default(8787)),
   DVAULT_HTTP_TOKEN: z.preprocess(emptyAsUndefined, z.string().min(16, { message: "expects at least 16 characters (generate one with: openssl rand -hex 32)" }).optional()),
+  DVAULT_PUBLIC_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["http:", "https:"], "the address people use to reach the dashboard").optional()),
+  DVAULT_HTTP_ALLOWED_HOSTS: z.preprocess(
+    emptyAsUndefined,
+    z.string().regex(/^\s*[A-Za-z0-9.:[\]-]+(\s*,\s*[A-Za-z0-9.:[\]-]+)*\s*$/, { message: "expects comma-separated host names, e.g. nas.local,archive.example.org" }).optional(),
+  ),
+  // ---- a hostile or broken service (issue 14) ----
+  DVAULT_API_MAX_BODY: z.preprocess(
+    emptyAsUndefined,
+    z.string().refine((v) => (parseByteSize(v) ?? 0) >= 1024, { message: "expects a size of at least 1KiB such as 32MiB" }).default("32MiB"),
+  ),
+  DVAULT_RENDITION_MAX_BYTES: z.preprocess(
+    emptyAsUndefined,
+    z.string().refine((v) => (parseByteSize(v) ?? 0) >= 1024, { message: "expects a size of at least 1KiB such as 512MiB" }).default("512MiB"),
+  ),
+  DVAULT_MIN_THROUGHPUT: z.preprocess(
+    emptyAsUndefined,
+    z.string().refine((v) => parseByteSize(v) !== undefined, { message: "expects bytes per second such as 20KiB (0 turns the floor off)" }).default("20KiB"),
+  ),
+  DVAULT_CDN_HOSTS: z.preprocess(
+    emptyAsUndefined,
+    z.string().regex(/^\s*[A-Za-z0-9.*-]+(\s*,\s*[A-Za-z0-9.*-]+)*\s*$/, { message: "expects comma-separated host names, *.example.net allowed" }).default("*.wixmp.com,*.deviantart.net,*.deviantart.com"),
+  ),
   LOG_LEVEL: z.preprocess(
     (v) => (typeof v === "string" && v !== "" ? v.toLowerCase() : undefined),
     z.enum(LOG_LEVELS, { message: `expects one of ${LOG_LEVELS.join(", ")}` }).default("info"),
@@ -129,6 +151,18 @@ export type Config = Readonly<{
   httpHost: string;
   httpPort: number;
   httpToken: string | undefined;
+  /** The address people use to reach the dashboard (absolute links in digests and feeds; an allowed Host). */
+  publicUrl: string | undefined;
+  /** Host names the dashboard answers besides loopback names, the bind address and publicUrl's host. */
+  httpAllowedHosts: readonly string[];
+  /** The largest API answer read (bytes), enforced while it streams. */
+  apiMaxBody: number;
+  /** The largest file without an announced size (free renditions), enforced while it streams. */
+  renditionMaxBytes: number;
+  /** Transfers slower than this (bytes per second, over a 30 s window after a 10 s grace) are aborted; 0 = off. */
+  minThroughput: number;
+  /** Hosts a file download may be redirected to (the service's CDN family); `*.` matches any subdomain. */
+  cdnHosts: readonly string[];
 }>;
 
 export type DownloadPriorityClass = "gallery" | "collections" | "tracked" | "other";
@@ -141,6 +175,10 @@ export function parseByteSize(raw: string): number | undefined {
   const unit = m ? BYTE_UNITS[(m[2] ?? "").toLowerCase()] : undefined;
   if (!m || unit === undefined) return undefined;
   return Math.round(Number(m[1]) * unit);
+}
+
+function listOf(raw: string): string[] {
+  return [...new Set(raw.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean))];
 }
 
 export class ConfigError extends UserError {
@@ -183,5 +221,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     httpHost: e.DVAULT_HTTP_HOST,
     httpPort: e.DVAULT_HTTP_PORT,
     httpToken: e.DVAULT_HTTP_TOKEN,
+    publicUrl: e.DVAULT_PUBLIC_URL?.replace(/\/+$/, ""),
+    httpAllowedHosts: e.DVAULT_HTTP_ALLOWED_HOSTS ? listOf(e.DVAULT_HTTP_ALLOWED_HOSTS) : [],
+    apiMaxBody: parseByteSize(e.DVAULT_API_MAX_BODY) ?? 32 * 2 ** 20,
+    renditionMaxBytes: parseByteSize(e.DVAULT_RENDITION_MAX_BYTES) ?? 512 * 2 ** 20,
+    minThroughput: parseByteSize(e.DVAULT_MIN_THROUGHPUT) ?? 20 * 1024,
+    cdnHosts: listOf(e.DVAULT_CDN_HOSTS),
   });
 }
