@@ -3,12 +3,21 @@
 //
 // Security: it listens on 127.0.0.1 unless told otherwise; any other address needs DVAULT_HTTP_TOKEN, and
 // with a token every request must carry it (Authorization: Bearer, or the cookie /login?token= sets).
-// State-changing requests are POSTs with a signed double-submit CSRF token and a same-origin check
-// (Origin / Sec-Fetch-Site); service-provided text is escaped everywhere (src/http/html.ts); archived
-// files are served by download id, only from inside DVAULT_ARCHIVE_DIR.
+// Before anything else runs (bull-board, /healthz, /metrics and /login included), token or not:
+// - Host: only names the dashboard answers for are served (loopback names, the bind address, the host of
+//   DVAULT_PUBLIC_URL, DVAULT_HTTP_ALLOWED_HOSTS; on 0.0.0.0 also this machine's addresses), any other or
+//   none gets 421, which stops DNS rebinding (src/http/host-guard.ts);
+// - the address: NUL or a percent-encoding that is not UTF-8 in the path or query gets 400;
+// - Origin: a state-changing request (not GET/HEAD/OPTIONS) whose Origin is not same-origin with an
+//   allowed host, or whose Sec-Fetch-Site says another site, gets 403.
+// dvault's own state changes are POSTs with a signed double-submit CSRF token; bull-board's API has no
+// token of ours, so its writes need a browser's same-origin Origin / Sec-Fetch-Site, or the bearer token.
+// Service-provided text is escaped everywhere (src/http/html.ts); errors other than dvault's own UserError
+// show a generic message (details in the log); archived files are served by download id, only from inside
+// DVAULT_ARCHIVE_DIR.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import fs from "node:fs/promises";
-import type { Server } from "node:http";
+import { createServer, STATUS_CODES, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { createBullBoard } from "@bull-board/api";
@@ -30,7 +39,10 @@ import { isQueueName, QueueAdmin } from "../queue/queue-admin.ts";
 import { QUEUE_NAMES } from "../queue/queues.ts";
 import { resolveArchivePath, SEARCH_KINDS, searchArchive, type SearchKind } from "../search/search.ts";
 import { collectStatus, workerHeartbeats } from "../status/collect.ts";
+import { createHostGuard, isLoopbackHost } from "./host-guard.ts";
 import { archivePage, itemPage, jobsPage, messagePage, overviewPage, PLACEHOLDER_SVG, searchPage, TEXT_SVG } from "./pages.ts";
+
+export { isLoopbackHost };
 
 export const DEFAULT_HTTP_HOST = "127.0.0.1";
 export const DEFAULT_HTTP_PORT = 8787;
@@ -60,12 +72,6 @@ export type DashboardOptions = {
 };
 
 export type RunningDashboard = { url: string; host: string; port: number; close(): Promise<void> };
-
-/** 127.0.0.0/8, ::1 and localhost: reachable from this machine only. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, "");
-  return h === "localhost" || h === "::1" || h === "0:0:0:0:0:0:0:1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || /^::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}
 
 /** Refuses, in one line, to expose the dashboard beyond this machine without a token. */
 export function assertSafeBind(host: string, token: string | undefined): void {
@@ -108,12 +114,34 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-function originHost(origin: string): string | undefined {
+function parseOrigin(origin: string): URL | undefined {
   try {
-    return new URL(origin).host;
+    return new URL(origin);
   } catch {
     return undefined; // "null" and other opaque origins never match
   }
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** NUL, or a percent-encoding that does not decode to UTF-8, anywhere in a request's path or query. */
+function malformedTarget(url: string): boolean {
+  try {
+    return decodeURIComponent(url).includes("\0");
+  } catch {
+    return true;
+  }
+}
+
+function bearerToken(req: Request): string | undefined {
+  const header = req.get("authorization");
+  return header?.toLowerCase().startsWith("bearer ") ? header.slice(7).trim() : undefined;
+}
+
+/** The 4xx an express or body-parser error carries (a path that does not decode, a body too large), if any. */
+function clientErrorStatus(err: unknown): number | undefined {
+  const status = err && typeof err === "object" && "status" in err ? err.status : undefined;
+  return typeof status === "number" && status >= 400 && status < 500 ? status : undefined;
 }
 
 function one(value: unknown): string | undefined {
@@ -123,9 +151,11 @@ function one(value: unknown): string | undefined {
 
 export type DashboardApp = { app: express.Express; close(): Promise<void> };
 
-export function createDashboardApp(deps: DashboardDeps, options: { token?: string | undefined } = {}): DashboardApp {
+export function createDashboardApp(deps: DashboardDeps, options: { token?: string | undefined; host?: string | undefined } = {}): DashboardApp {
   const { config, log } = deps;
   const token = options.token;
+  const hosts = createHostGuard({ bindHost: options.host ?? config.httpHost, publicUrl: config.publicUrl, allowedHosts: config.httpAllowedHosts, log });
+  const publicOrigin = config.publicUrl ? new URL(config.publicUrl).origin : undefined;
   const now = deps.now ?? Date.now;
   const queues = new QueueAdmin(deps.redis, config.redisPrefix);
   const browser = new ArchiveBrowserRepository(deps.pool);
@@ -148,13 +178,48 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
     return fresh;
   };
 
+  /**
+   * Where a request comes from, as the browser tells it: "same" (the dashboard's own pages), "cross" (another
+   * site, or an origin that is not one of the dashboard's hosts), "unknown" (neither header: curl, a script).
+   */
+  const provenance = (req: Request): "same" | "cross" | "unknown" => {
+    const site = req.get("sec-fetch-site");
+    const origin = req.get("origin");
+    if (site !== undefined && site !== "same-origin" && site !== "none") return "cross";
+    if (origin === undefined) return site === "same-origin" ? "same" : "unknown";
+    const from = parseOrigin(origin);
+    if (!from || !hosts.allows(from.host)) return "cross";
+    // The host decides, not the scheme: behind a TLS-terminating proxy the browser's origin is https; a proxy
+    // that rewrites Host is matched by DVAULT_PUBLIC_URL's origin.
+    return from.host === req.get("host")?.toLowerCase() || from.origin === publicOrigin ? "same" : "cross";
+  };
+
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
+  // Express's last-resort handler prints stack traces outside "production"; this app never shows one.
+  app.set("env", "production");
 
   app.use((_req, res, next) => {
     res.set({ "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY", "Cache-Control": "no-store" });
     next();
+  });
+
+  // First, for every route, token or not: the Host must name this dashboard (421 otherwise, see host-guard.ts).
+  app.use(hosts.middleware);
+
+  // An address PostgreSQL or the router cannot take is refused here, not as a 500 from deep inside a handler.
+  app.use((req, res, next) => {
+    if (!malformedTarget(req.url)) return next();
+    log.warn({ method: req.method, path: req.path }, "dashboard: malformed address refused");
+    return res.status(400).type("text").send("dvault: the address holds a character dvault does not accept (NUL or invalid UTF-8)\n");
+  });
+
+  // Cross-site requests never change state: a browser's Origin or Sec-Fetch-Site must say same-origin.
+  app.use((req, res, next) => {
+    if (SAFE_METHODS.has(req.method) || provenance(req) !== "cross") return next();
+    log.warn({ method: req.method, path: req.path, origin: req.get("origin"), site: req.get("sec-fetch-site") }, "dashboard: cross-site request refused");
+    return res.status(403).type("text").send("dvault: cross-site request refused\n");
   });
 
   // The token, when configured, guards everything: pages, files, bull-board, /healthz and /metrics.
@@ -167,28 +232,13 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
   });
   app.use((req, res, next) => {
     if (!token) return next();
-    const header = req.get("authorization");
-    const bearer = header?.toLowerCase().startsWith("bearer ") ? header.slice(7).trim() : undefined;
-    const given = bearer ?? cookies(req)[TOKEN_COOKIE];
+    const given = bearerToken(req) ?? cookies(req)[TOKEN_COOKIE];
     if (given && sameSecret(given, token)) return next();
     res.set("WWW-Authenticate", 'Bearer realm="dvault"');
     if (req.accepts(["html", "json", "text"]) === "html") {
       return res.status(401).type("html").send(messagePage(401, "Token required", "This dashboard needs its token: open /login?token=<DVAULT_HTTP_TOKEN> once in this browser, or send Authorization: Bearer <token>."));
     }
     return res.status(401).type("text").send("dvault: this dashboard needs DVAULT_HTTP_TOKEN (Authorization: Bearer <token>)\n");
-  });
-
-  // Cross-site requests never change state: a browser's Origin or Sec-Fetch-Site must say same-origin.
-  app.use((req, res, next) => {
-    if (req.method === "GET" || req.method === "HEAD" || req.method === "OPTIONS") return next();
-    const site = req.get("sec-fetch-site");
-    const origin = req.get("origin");
-    // The host decides, not the scheme: behind a TLS-terminating proxy the browser's origin is https.
-    if ((site && site !== "same-origin" && site !== "none") || (origin !== undefined && originHost(origin) !== req.get("host"))) {
-      log.warn({ method: req.method, path: req.path, origin, site }, "dashboard: cross-site request refused");
-      return res.status(403).type("text").send("dvault: cross-site request refused\n");
-    }
-    return next();
   });
 
   // ---- health and metrics ----
@@ -224,7 +274,21 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
   const board = new ExpressAdapter();
   board.setBasePath("/queues");
   createBullBoard({ queues: QUEUE_NAMES.map((name) => new BullMQAdapter(queues.queue(name))), serverAdapter: board });
-  app.use("/queues", board.getRouter());
+  // bull-board's API changes queues without a CSRF token of ours, so its writes need proof they come from the
+  // dashboard's own pages (browsers send Origin / Sec-Fetch-Site on every PUT, POST and DELETE), or the
+  // bearer token (curl; a cookie alone is ambient and proves nothing). A rebinding page is already refused by
+  // the Host check; this is the second lock. Mounted with bull-board so every path that reaches it passes here.
+  const boardWrites = (req: Request, res: Response, next: NextFunction) => {
+    if (SAFE_METHODS.has(req.method) || provenance(req) === "same") return next();
+    const given = bearerToken(req);
+    if (token && given && sameSecret(given, token)) return next();
+    log.warn({ method: req.method, path: req.originalUrl.split("?")[0] }, "dashboard: bull-board change without a same-origin browser or the token refused");
+    return res
+      .status(403)
+      .type("text")
+      .send(`dvault: bull-board changes queues only from the dashboard's own pages${token ? " or with Authorization: Bearer <DVAULT_HTTP_TOKEN>" : ""}\n`);
+  };
+  app.use("/queues", boardWrites, board.getRouter());
 
   // ---- dvault's pages ----
   const page = (res: Response, status: number, body: string) => res.status(status).set("Content-Security-Policy", PAGE_CSP).type("html").send(body);
@@ -330,9 +394,17 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
     page(res, 404, messagePage(404, "Not found", "There is no such page."));
   });
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const status = clientErrorStatus(err);
+    if (status !== undefined) {
+      log.warn({ err, path: req.path }, "dashboard: request refused");
+      if (!res.headersSent) res.status(status).type("text").send(`dvault: the request was refused (HTTP ${status} ${STATUS_CODES[status] ?? ""})\n`);
+      return;
+    }
     log.error({ err, path: req.path }, "dashboard: request failed");
     if (res.headersSent) return;
-    page(res, 500, messagePage(500, "Something failed", err instanceof Error ? err.message : String(err)));
+    // Only dvault's own UserError speaks to the reader; any other message (PostgreSQL's, a bug's) may carry
+    // internals, so the page says where to look instead.
+    page(res, 500, messagePage(500, "Something failed", err instanceof UserError ? err.message : "Something failed; the worker's log has the details."));
   });
 
   return { app, close: () => queues.close() };
@@ -355,9 +427,10 @@ export async function startDashboard(deps: DashboardDeps, options: DashboardOpti
   const host = options.host ?? DEFAULT_HTTP_HOST;
   const port = options.port ?? DEFAULT_HTTP_PORT;
   assertSafeBind(host, options.token);
-  const { app, close } = createDashboardApp(deps, { token: options.token });
+  const { app, close } = createDashboardApp(deps, { token: options.token, host });
   const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(port, host);
+    // Node's own 400 for a request without Host would pre-empt the host check's 421, which says what to do.
+    const s = createServer({ requireHostHeader: false }, app).listen(port, host);
     s.once("listening", () => resolve(s));
     s.once("error", (err: NodeJS.ErrnoException) => {
       reject(err.code === "EADDRINUSE" ? new UserError(`cannot serve the dashboard on ${host}:${port}: the port is in use (choose another with --http-port)`) : err);
