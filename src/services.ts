@@ -101,7 +101,17 @@ export async function createServices({
   };
 
   const apiOf = (provider: AccountTokens): AccountApi => {
-    const transport = createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, unreadable, ...overrides.transport, totals: apiTotals });
+    const transport = createHttpTransport({
+      apiBase: config.apiBase,
+      tokens: provider,
+      pacer,
+      log,
+      unreadable,
+      maxBodyBytes: config.apiMaxBody,
+      minBytesPerSecond: config.minThroughput,
+      ...overrides.transport,
+      totals: apiTotals,
+    });
     const tokenKind = provider.identity().kind;
     return { tokens: provider, transport, client: new DaClient(transport, { tokenKind, matureContent: tokenKind === "user" }) };
   };

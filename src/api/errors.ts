@@ -304,9 +304,9 @@ export function malformedError(args: { operation: string; detail: string; status
   return new ApiError({ kind: "malformed", operation: args.operation, status: args.status, account: args.account, detail: args.detail, final: args.final });
 }
 
-/** No HTTP answer at all. `code` is Node's/got's error code (ECONNRESET, ETIMEDOUT). */
-export function networkError(args: { operation: string; code?: string | undefined; account?: string | undefined; attempts?: number }): ApiError {
-  return new ApiError({ kind: "network", operation: args.operation, account: args.account, attempts: args.attempts, error: args.code });
+/** No (whole) HTTP answer. `code` is Node's/got's error code (ECONNRESET, ETIMEDOUT); `detail` says more ("timed out after 40 s at 0.1 KiB/s"). */
+export function networkError(args: { operation: string; code?: string | undefined; account?: string | undefined; attempts?: number; detail?: string }): ApiError {
+  return new ApiError({ kind: "network", operation: args.operation, account: args.account, attempts: args.attempts, error: args.code, detail: args.detail });
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -375,6 +375,7 @@ function describe(fields: ApiErrorFields): string {
         "A retry may succeed if it was a glitch; if it persists the API changed: report it with the operation name."
       );
     case "network":
+      if (detail) return `${op}: ${detail}${tries}. The service or the network is slow; dvault tries again later.`;
       return `${op}: could not reach the service${fields.error ? ` (${fields.error})` : ""}${tries}. Check the network connection; the job will be retried.`;
   }
 }

@@ -2,7 +2,9 @@
 // pacer), bearer auth with one refresh after a 401, retry policy and the mapping of failures to ApiError.
 // It implements ApiTransport; the typed client never sees got, tokens or the pacer.
 import { performance } from "node:perf_hooks";
+import { setTimeout as wait } from "node:timers/promises";
 import got, { type Options, type Response } from "got";
+import { bodyGuardHandler, describeBound, timeoutDetail, trippedBound, type BoundTripped } from "./body-guard.ts";
 import { z } from "zod";
 import type { Logger } from "../log.ts";
 import { VERSION } from "../version.ts";
@@ -15,7 +17,7 @@ import {
   type ApiErrorKind,
 } from "./errors.ts";
 import type { Pacer, PacerOutcome, Permit } from "./pacer.ts";
-import { issueText, paginateCursor, paginateOffset, subjectOf, type PageIO } from "./paginate.ts";
+import { issueText, paginateCursor, paginateOffset, subjectOf, TOO_LARGE_READINGS, type PageIO } from "./paginate.ts";
 import { UserError } from "../errors.ts";
 import { pacerKey, type TokenProvider } from "./token-provider.ts";
 import type { ApiRequest, ApiTransport, Params, UnreadableSink } from "./transport.ts";
@@ -62,7 +64,12 @@ export type HttpTransportOptions = {
   totals?: TransportStats;
   /** Where answers that could not be read are kept (docs/service-behaviour.md#tolerant-reading). */
   unreadable?: UnreadableSink;
+  /** The largest answer read, enforced while it streams (DVAULT_API_MAX_BODY; default 32 MiB). */
+  maxBodyBytes?: number;
+  /** Answers slower than this (bytes per second, after a 10 s grace, over 30 s) are aborted; 0 = off. */
+  minBytesPerSecond?: number;
 };
+
 
 /** In-memory counters for metrics and `dvault status`. */
 export type TransportStats = {
@@ -127,6 +134,11 @@ export function encodeParams(params: Params | undefined): URLSearchParams {
     }
   }
   return out;
+}
+
+/** A timeout or a connection error: the answer, if one started, never arrived whole. */
+function cutShort(error: { name: string; code: string }): boolean {
+  return error.name === "TimeoutError" || error.name === "ReadError" || NETWORK_CODES.has(error.code);
 }
 
 const NETWORK_CODES = new Set([
@@ -204,7 +216,9 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     };
   }
 
+  const maxBodyBytes = options.maxBodyBytes ?? 32 * 2 ** 20;
   const client = got.extend({
+    handlers: [bodyGuardHandler({ maxBytes: maxBodyBytes, minBytesPerSecond: options.minBytesPerSecond ?? 20 * 1024 })],
     prefixUrl: options.apiBase.replace(/\/+$/, "") + API_PATH,
     headers: {
       "user-agent": options.userAgent ?? DEFAULT_USER_AGENT,
@@ -224,7 +238,8 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         if (error.name === "RetryError") return 1; // the 401 refresh retry (retryWithMergedOptions)
         const state = stateOf(error.options);
         if (!state || state.fatal || state.signal?.aborted) return 0;
-        if (error.response) {
+        // A timeout or reset after the headers came: no whole answer, whatever the status line said.
+        if (error.response && !cutShort(error)) {
           const kind = state.lastError?.kind;
           if (kind === "throttled") {
             // The wait itself happens in beforeRequest: pacer.acquire blocks until the key is free again.
@@ -235,8 +250,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
           }
           return 0;
         }
-        const isNetwork = error.name === "TimeoutError" || NETWORK_CODES.has(error.code);
-        if (isNetwork && state.method === "GET" && state.networkRetries < retry.networkRetries) {
+        if (cutShort(error) && state.method === "GET" && state.networkRetries < retry.networkRetries) {
           return backoff(++state.networkRetries);
         }
         return 0;
@@ -329,12 +343,13 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
           }
           if (state.signal?.aborted) return abortReason(state.signal);
           if (state.fatal) return state.fatal;
-          if (error.response) {
+          if (error.response && !cutShort(error)) {
             const apiError = state.lastError ?? toApiError(state, error.response);
             if (apiError.kind !== "throttled") return apiError;
             return throttleDelay(state, apiError);
           }
-          return networkError({ operation: state.operation, code: error.code, account: state.account, attempts: state.attempts });
+          const detail = error.name === "TimeoutError" ? timeoutDetail(error.options) : undefined;
+          return networkError({ operation: state.operation, code: error.code, account: state.account, attempts: state.attempts, ...(detail ? { detail } : {}) });
         },
       ],
     },
@@ -431,8 +446,25 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
    * unreadable answer is recorded and final at once (it may have happened).
    */
   async function request<S extends z.ZodType>(req: ApiRequest, schema: S): Promise<z.infer<S>> {
+    let tooLarge = 0;
     for (let reading = 1; ; reading++) {
-      const response = await client(relativePath(req), gotOptions(req));
+      let response: Response;
+      try {
+        response = await client(relativePath(req), gotOptions(req));
+      } catch (err) {
+        const mapped = mapCancel(err, req);
+        // Past the byte cap: asked for again a few times with backoff (GET only), then recorded and final.
+        if (mapped instanceof ApiError && trippedBound((err as { options?: Options }).options)?.kind === "too_large") {
+          tooLarge++;
+          if (req.method === "GET" && tooLarge < TOO_LARGE_READINGS) {
+            await sleep(backoff(tooLarge), req.signal);
+            continue;
+          }
+          await report(req, "", mapped.detail ?? "response too large", { dvault_unread: "the body passed the byte cap", maxBytes: maxBodyBytes });
+          throw malformedError({ operation: req.operation, account: tokens.identity().account, detail: mapped.detail ?? "response too large", final: true });
+        }
+        throw mapped;
+      }
       const json = readJson(response, req);
       const parsed = schema.safeParse(json);
       if (parsed.success) return parsed.data;
@@ -456,6 +488,19 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
 
   const relativePath = (req: ApiRequest) => req.path.replace(/^\/+/, "");
 
+  /**
+   * A request the body guard cancelled becomes the error of what tripped: past the byte cap, an answer
+   * dvault cannot read ("response too large"); under the throughput floor, a transient timeout. Anything
+   * else is returned as it is.
+   */
+  function mapCancel(err: unknown, req: ApiRequest): Error {
+    const why: BoundTripped | undefined = trippedBound((err as { options?: Options }).options);
+    if (!why) return err instanceof Error ? err : new Error(String(err));
+    const account = tokens.identity().account;
+    if (why.kind === "too_large") return malformedError({ operation: req.operation, account, detail: describeBound(why) });
+    return networkError({ operation: req.operation, code: "ETIMEDOUT", account, detail: describeBound(why) });
+  }
+
   const io: PageIO = {
     client,
     relativePath,
@@ -463,6 +508,10 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     freshContext: (req) => ({ state: newState(req) }),
     readJson,
     report,
+    mapError: mapCancel,
+    tooLarge: (err) => trippedBound((err as { options?: Options }).options)?.kind === "too_large",
+    backoff,
+    maxBodyBytes,
   };
 
   return {
@@ -472,6 +521,11 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     paginateOffset: (req, itemSchema, pagingOptions) => paginateOffset(io, req, itemSchema, pagingOptions),
     paginateCursor: (req, itemSchema, pagingOptions) => paginateCursor(io, req, itemSchema, pagingOptions),
   };
+}
+
+/** Waits `ms`, or less when `signal` aborts (then throws its reason). */
+async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  await wait(ms, undefined, signal ? { signal } : undefined);
 }
 
 function abortReason(signal: AbortSignal): Error {

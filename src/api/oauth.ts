@@ -11,6 +11,7 @@ import { z } from "zod";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { registerSecret, scrubString } from "../redact.ts";
+import { bodyGuardHandler } from "./body-guard.ts";
 
 /** Read scopes an archive needs (docs/service-behaviour.md#scopes): content (browse), whoami (user), messages, notes, the old feeds. */
 export const DEFAULT_SCOPES = ["basic", "browse", "user", "message", "note", "feed"] as const;
@@ -494,6 +495,12 @@ export class TokenResponseInvalidError extends UserError {
 const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "ERR_INVALID_URL", "CERT_HAS_EXPIRED", "DEPTH_ZERO_SELF_SIGNED_CERT", "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "ERR_TLS_CERT_ALTNAME_INVALID"]);
 
 /**
+ * Token answers are small: one past this size, or trickling in, is cut off and treated as an answer that
+ * was lost after the request was sent (docs/service-behaviour.md#hostile-answers).
+ */
+const TOKEN_GOT = got.extend({ handlers: [bodyGuardHandler({ maxBytes: 1024 * 1024, minBytesPerSecond: 1024, graceMs: 5_000, windowMs: 10_000 })] });
+
+/**
  * No keep-alive for token calls: a pooled socket the server has just closed fails with ECONNRESET after
  * the request was written, which would look exactly like a refresh whose answer was lost.
  */
@@ -629,7 +636,7 @@ export class OAuthClient {
     }
     const started = Date.now();
     try {
-      const res = await got.post(url, {
+      const res = await TOKEN_GOT.post(url, {
         form: body,
         headers,
         throwHttpErrors: false,

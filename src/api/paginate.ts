@@ -5,7 +5,8 @@
 // (docs/service-behaviour.md#tolerant-reading): the items array under any known key, paging fields as
 // numbers or numeric strings, each item on its own — one unreadable item is recorded and skipped, and a
 // page that cannot be read twice in a row is recorded and skipped, never failing the listing.
-import type { Got, OptionsInit, Response } from "got";
+import { setTimeout as wait } from "node:timers/promises";
+import type { Got, OptionsInit, PaginationOptions, Response } from "got";
 import type { z } from "zod";
 import type { ApiRequest, CursorPagingOptions, OffsetPagingOptions, Page, PageIterator, Truncation } from "./transport.ts";
 
@@ -20,7 +21,17 @@ export type PageIO = {
   readJson(response: Response, req: ApiRequest): unknown;
   /** Records what could not be read (docs/service-behaviour.md#tolerant-reading). */
   report(req: ApiRequest, subject: string, detail: string, raw: unknown): Promise<void>;
+  /** A request the body guard cancelled, as the error of what tripped (src/api/body-guard.ts); others unchanged. */
+  mapError(err: unknown, req: ApiRequest): Error;
+  /** The error is an answer that passed the byte cap. */
+  tooLarge(err: unknown): boolean;
+  /** The wait before the n-th (1-based) retry. */
+  backoff(n: number): number;
+  maxBodyBytes: number;
 };
+
+/** Readings of a page past the byte cap before it is recorded as unreadable and skipped. */
+export const TOO_LARGE_READINGS = 3;
 
 /** The practical offset ceiling of the real service (docs/service-behaviour.md#offset-ceiling). */
 export const DEFAULT_OFFSET_CEILING = 10_000;
@@ -217,11 +228,24 @@ export function paginateOffset<S extends z.ZodType>(
       let offset = start;
       /** The current offset was read once and could not be: the next reading is the second. */
       let rereading = false;
-      const first: ApiRequest = { ...req, query: { ...req.query, offset: start, limit: options.limit } };
       const at = (o: number): ApiRequest => ({ ...req, query: { ...req.query, offset: o, limit: options.limit } });
-      return io.client.paginate<Read<T>, string>(io.relativePath(first), {
-        ...io.gotOptions(first),
-        pagination: {
+      // After an answer past the byte cap, paging starts again at the offset it failed at, or after it.
+      const restart = () => {
+        const first = at(offset);
+        return io.client.paginate<Read<T>, string>(io.relativePath(first), { ...io.gotOptions(first), pagination: pagination() });
+      };
+      const skipTooLarge = () => {
+        const next = offset + options.limit;
+        if (next >= ceiling) {
+          state.truncation = { reason: "offset_ceiling", atOffset: next, ceiling };
+          return false;
+        }
+        offset = next;
+        return true;
+      };
+      return guardedPages(io, () => at(offset), restart, { skipped: state.skipped, afterSkip: skipTooLarge });
+      function pagination() {
+        return {
           transform: async (response) => {
             const read = await readPage(io, at(offset), response, { schema: itemSchema, itemsKey, second: rereading, skipped: state.skipped });
             if (isUnreadable(read)) return [read];
@@ -269,8 +293,8 @@ export function paginateOffset<S extends z.ZodType>(
           requestLimit: Number.POSITIVE_INFINITY,
           backoff: 0,
           stackAllItems: false,
-        },
-      });
+        } satisfies PaginationOptions<Read<T>, string>;
+      }
     },
   };
   return iterator(req, state);
@@ -292,11 +316,19 @@ export function paginateCursor<S extends z.ZodType>(
       state.skipped = { pages: 0, items: 0 };
       let cursor = options.startCursor;
       let rereading = false;
-      const first: ApiRequest = { ...req, query: { ...req.query, cursor, limit: options.limit } };
       const at = (c: string | undefined): ApiRequest => ({ ...req, query: { ...req.query, cursor: c, limit: options.limit } });
-      return io.client.paginate<Read<T>, string>(io.relativePath(first), {
-        ...io.gotOptions(first),
-        pagination: {
+      const restart = () => {
+        const first = at(cursor);
+        return io.client.paginate<Read<T>, string>(io.relativePath(first), { ...io.gotOptions(first), pagination: pagination() });
+      };
+      // A cursor page past the byte cap cannot be stepped over: the pages after it cannot be reached.
+      const stopAfterTooLarge = () => {
+        state.truncation = { reason: "unreadable_page", detail: "response too large" };
+        return false;
+      };
+      return guardedPages(io, () => at(cursor), restart, { skipped: state.skipped, afterSkip: stopAfterTooLarge });
+      function pagination() {
+        return {
           transform: async (response) => {
             const read = await readPage(io, at(cursor), response, { schema: itemSchema, itemsKey, second: rereading, skipped: state.skipped });
             if (isUnreadable(read)) return [read];
@@ -334,11 +366,46 @@ export function paginateCursor<S extends z.ZodType>(
           requestLimit: Number.POSITIVE_INFINITY,
           backoff: 0,
           stackAllItems: false,
-        },
-      });
+        } satisfies PaginationOptions<Read<T>, string>;
+      }
     },
   };
   return iterator(req, state);
+}
+
+/**
+ * Runs a got.paginate walk (`start` begins one where the walk stands) and gives its errors their meaning
+ * (io.mapError). A page past the byte cap (docs/service-behaviour.md#hostile-answers) is asked for again
+ * with backoff, TOO_LARGE_READINGS times in all; then it is recorded as unreadable and `afterSkip` decides
+ * whether paging goes on after it (true) or stops there (false).
+ */
+async function* guardedPages<T>(
+  io: PageIO,
+  current: () => ApiRequest,
+  start: () => AsyncIterableIterator<Read<T>>,
+  policy: { skipped: { pages: number }; afterSkip: () => boolean },
+): AsyncIterableIterator<Read<T>> {
+  let tooLarge = 0;
+  for (;;) {
+    try {
+      for await (const page of start()) {
+        tooLarge = 0;
+        yield page;
+      }
+      return;
+    } catch (err) {
+      if (!io.tooLarge(err)) throw io.mapError(err, current());
+      if (++tooLarge < TOO_LARGE_READINGS) {
+        await wait(io.backoff(tooLarge), undefined, current().signal ? { signal: current().signal } : undefined);
+        continue;
+      }
+      const mapped = io.mapError(err, current()) as Error & { detail?: string };
+      await io.report(current(), "", mapped.detail ?? "response too large", { dvault_unread: "the body passed the byte cap", maxBytes: io.maxBodyBytes });
+      policy.skipped.pages++;
+      tooLarge = 0;
+      if (!policy.afterSkip()) return;
+    }
+  }
 }
 
 async function* emptyPages<T>(): AsyncIterableIterator<Read<T>> {
