@@ -110,8 +110,12 @@ export class ThroughputWatch {
   }
 }
 
-/** A got handler that cancels a non-stream request past the byte cap or under the floor, recording why. */
-export function bodyGuardHandler(limits: BodyLimits): HandlerFunction {
+/**
+ * A got handler that cancels a non-stream request past the byte cap or under the floor, recording why.
+ * got runs no hook for a cancelled request: `onTrip` is where its owner lets go of what the request held
+ * (a pacer permit).
+ */
+export function bodyGuardHandler(limits: BodyLimits, onTrip?: (options: Options) => void): HandlerFunction {
   return (options, next) => {
     const result = next(options);
     if (options.isStream) return result;
@@ -122,6 +126,7 @@ export function bodyGuardHandler(limits: BodyLimits): HandlerFunction {
     const watch = new ThroughputWatch(limits, (why) => {
       context[TRIPPED] = why;
       promise.cancel();
+      onTrip?.(options);
     });
     const timer = setInterval(() => watch.tick(), 1000);
     timer.unref();

@@ -218,7 +218,13 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
 
   const maxBodyBytes = options.maxBodyBytes ?? 32 * 2 ** 20;
   const client = got.extend({
-    handlers: [bodyGuardHandler({ maxBytes: maxBodyBytes, minBytesPerSecond: options.minBytesPerSecond ?? 20 * 1024 })],
+    handlers: [
+      bodyGuardHandler({ maxBytes: maxBodyBytes, minBytesPerSecond: options.minBytesPerSecond ?? 20 * 1024 }, (opts) => {
+        // A cancelled request runs no beforeError: its permit would otherwise stall the key until it expires.
+        const state = stateOf(opts);
+        if (state?.permit) void release(state, "error").catch(() => undefined);
+      }),
+    ],
     prefixUrl: options.apiBase.replace(/\/+$/, "") + API_PATH,
     headers: {
       "user-agent": options.userAgent ?? DEFAULT_USER_AGENT,
@@ -454,13 +460,14 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
       } catch (err) {
         const mapped = mapCancel(err, req);
         // Past the byte cap: asked for again a few times with backoff (GET only), then recorded and final.
-        if (mapped instanceof ApiError && trippedBound((err as { options?: Options }).options)?.kind === "too_large") {
+        const received = io.tooLarge(err);
+        if (mapped instanceof ApiError && received !== undefined) {
           tooLarge++;
           if (req.method === "GET" && tooLarge < TOO_LARGE_READINGS) {
             await sleep(backoff(tooLarge), req.signal);
             continue;
           }
-          await report(req, "", mapped.detail ?? "response too large", { dvault_unread: "the body passed the byte cap", maxBytes: maxBodyBytes });
+          await report(req, "", mapped.detail ?? "response too large", { dvault_unread: "the body passed the byte cap", maxBytes: maxBodyBytes, received });
           throw malformedError({ operation: req.operation, account: tokens.identity().account, detail: mapped.detail ?? "response too large", final: true });
         }
         throw mapped;
@@ -509,7 +516,10 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     readJson,
     report,
     mapError: mapCancel,
-    tooLarge: (err) => trippedBound((err as { options?: Options }).options)?.kind === "too_large",
+    tooLarge: (err) => {
+      const why = trippedBound((err as { options?: Options }).options);
+      return why?.kind === "too_large" ? why.bytes : undefined;
+    },
     backoff,
     maxBodyBytes,
   };

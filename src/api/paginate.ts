@@ -23,8 +23,8 @@ export type PageIO = {
   report(req: ApiRequest, subject: string, detail: string, raw: unknown): Promise<void>;
   /** A request the body guard cancelled, as the error of what tripped (src/api/body-guard.ts); others unchanged. */
   mapError(err: unknown, req: ApiRequest): Error;
-  /** The error is an answer that passed the byte cap. */
-  tooLarge(err: unknown): boolean;
+  /** When the error is an answer that passed the byte cap: the bytes received when it was cut off. */
+  tooLarge(err: unknown): number | undefined;
   /** The wait before the n-th (1-based) retry. */
   backoff(n: number): number;
   maxBodyBytes: number;
@@ -394,13 +394,14 @@ async function* guardedPages<T>(
       }
       return;
     } catch (err) {
-      if (!io.tooLarge(err)) throw io.mapError(err, current());
+      const received = io.tooLarge(err);
+      if (received === undefined) throw io.mapError(err, current());
       if (++tooLarge < TOO_LARGE_READINGS) {
         await wait(io.backoff(tooLarge), undefined, current().signal ? { signal: current().signal } : undefined);
         continue;
       }
       const mapped = io.mapError(err, current()) as Error & { detail?: string };
-      await io.report(current(), "", mapped.detail ?? "response too large", { dvault_unread: "the body passed the byte cap", maxBytes: io.maxBodyBytes });
+      await io.report(current(), "", mapped.detail ?? "response too large", { dvault_unread: "the body passed the byte cap", maxBytes: io.maxBodyBytes, received });
       policy.skipped.pages++;
       tooLarge = 0;
       if (!policy.afterSkip()) return;

@@ -46,12 +46,13 @@ export function redisDownloadsPausedProbe(redis: Redis, prefix: string): Downloa
     try {
       const value = JSON.parse(raw) as unknown;
       if (value && typeof value === "object") {
-        const v = value as { reason?: unknown; since?: unknown; at?: unknown; paused?: unknown };
+        const v = value as { reason?: unknown; since?: unknown; at?: unknown; paused?: unknown; cause?: unknown };
         if (v.paused === false) return { paused: false };
         const since = typeof v.since === "string" ? v.since : typeof v.at === "string" ? v.at : undefined;
         return {
           paused: true,
           ...(typeof v.reason === "string" ? { reason: v.reason } : {}),
+          ...(v.cause === "archive_link" ? { cause: "archive_link" as const } : {}),
           ...(since && !Number.isNaN(Date.parse(since)) ? { since: new Date(since) } : {}),
         };
       }
@@ -155,8 +156,8 @@ export async function currentConditions(opts: CheckOptions): Promise<AlertCondit
     conditions.push({
       kind: "downloads_paused",
       subject: "downloads",
-      title: "downloads are paused: the archive's disk is almost full",
-      details: { reason: paused.reason ?? null, since: paused.since?.toISOString() ?? null },
+      title: paused.cause === "archive_link" ? "downloads are paused: the archive contains a link that points outside it" : "downloads are paused: the archive's disk is almost full",
+      details: { reason: paused.reason ?? null, since: paused.since?.toISOString() ?? null, cause: paused.cause ?? "disk" },
     });
   }
   for (const w of workers) {
@@ -184,6 +185,9 @@ export function describeIncident(incident: IncidentRow): { body: string; command
         body: `The ${d.source} sync of “${d.account}”${d.key ? ` (${d.key})` : ""} has been failing for more than ${SOURCE_FAILING_GRACE_MS / MINUTE_MS} minutes, retries included. Last error: ${d.error ?? "none recorded"}. dvault keeps retrying on its schedule.`,
       };
     case "downloads_paused":
+      if (d.cause === "archive_link") {
+        return { body: `Downloads are paused: ${d.reason ?? "a folder of the archive leads outside it"}. Nothing was written outside the archive and no file was given up. Syncing the mirror continues.` };
+      }
       return {
         body: `Downloads are paused because the archive's disk is almost full${d.reason ? ` (${d.reason})` : ""}. Free some space: they resume on their own. Syncing the mirror continues.`,
       };

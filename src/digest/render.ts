@@ -377,7 +377,7 @@ function healthLines(h: Health, tz: string): HealthLine[] {
     });
   }
   if (h.downloadsPaused.paused) {
-    lines.push({ level: "bad", head: "Downloads are paused: the archive's disk is almost full.", ...(h.downloadsPaused.reason ? { detail: clean(h.downloadsPaused.reason) } : {}) });
+    lines.push({ level: "bad", head: h.downloadsPaused.cause === "archive_link" ? "Downloads are paused: the archive contains a link that points outside it." : "Downloads are paused: the archive's disk is almost full.", ...(h.downloadsPaused.reason ? { detail: clean(h.downloadsPaused.reason) } : {}) });
   }
   if ("error" in h.disk) lines.push({ level: "warn", head: `Could not read the free space of ${h.disk.path}.`, detail: h.disk.error });
   else if (h.disk.low) lines.push({ level: "bad", head: `Low disk space: ${formatBytes(h.disk.freeBytes)} free of ${formatBytes(h.disk.totalBytes)}.`, detail: h.disk.path });

@@ -87,7 +87,8 @@ export type DeliveryProblem = { channel: string; windowStart: Date; windowEnd: D
 
 export type DiskHealth = { path: string; freeBytes: number; totalBytes: number; low: boolean } | { path: string; error: string };
 
-export type DownloadsPaused = { paused: boolean; reason?: string; since?: Date };
+/** cause: "disk" (almost full) or "archive_link" (a folder of the archive leads outside it); absent = disk. */
+export type DownloadsPaused = { paused: boolean; reason?: string; since?: Date; cause?: "disk" | "archive_link" };
 
 export type OpenAlert = { kind: string; subject: string; title: string; openedAt: Date };
 

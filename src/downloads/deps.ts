@@ -6,11 +6,13 @@ import type { AccountApi, Services } from "../services.ts";
 import { Archive } from "../storage/archive.ts";
 import { DiskGuard } from "./disk-guard.ts";
 import { DownloadQuota } from "./quota.ts";
-import type { TransferRetry, TransferTimeouts } from "./transfer.ts";
+import type { TransferLimits, TransferRetry, TransferTimeouts } from "./transfer.ts";
 
 export type DownloadTuning = {
   retry?: Partial<TransferRetry>;
   timeouts?: Partial<TransferTimeouts>;
+  /** Bounds of a transfer beyond the configuration's (tests shorten the floor's grace and window). */
+  limits?: Partial<TransferLimits>;
   /** Per-deviation lock in Redis, renewed while held: frees itself within this long if its holder dies. */
   lockTtlMs?: number;
   /** Archive permissions (default owner-only). */

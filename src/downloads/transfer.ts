@@ -4,13 +4,19 @@
 //
 // Why a loop here rather than got's retry: got retries a stream by starting it over, while a resumed
 // transfer must re-read the partial file's length and ETag and send Range/If-Range for the rest — the
-// one place dvault retries by hand. Timeouts, redirects and the request itself stay got's.
+// one place dvault retries by hand. Redirects are followed here too, one hop at a time, so each target
+// host is checked against the CDN family before anything is asked of it.
+//
+// Every transfer is bounded (docs/service-behaviour.md#hostile-answers): no more bytes than the API
+// announced (else the rendition cap), no slower than the throughput floor after a grace period, and no
+// longer than a total deadline. A tripped bound frees the slot; the row is tried again later.
 import type { IncomingHttpHeaders } from "node:http";
 import got, { type Request } from "got";
+import { DEFAULT_GRACE_MS, DEFAULT_WINDOW_MS, describeBound, ThroughputWatch, type BoundTripped } from "../api/body-guard.ts";
 import { ApiError } from "../api/errors.ts";
 import { DEFAULT_USER_AGENT } from "../api/http.ts";
 import type { Logger } from "../log.ts";
-import { DiskFullError, SizeMismatchError, type Archive, type StoredFile } from "../storage/archive.ts";
+import { DiskFullError, FileTooLargeError, SizeMismatchError, type Archive, type StoredFile } from "../storage/archive.ts";
 
 export type TransferRetry = {
   /** Attempts in this call (resets mid-body, 5xx, timeouts); the job's own attempts come on top. */
@@ -25,6 +31,31 @@ export const DEFAULT_TRANSFER_RETRY: TransferRetry = { attempts: 5, baseDelayMs:
 
 export type TransferTimeouts = { connectMs: number; responseMs: number; idleMs: number };
 export const DEFAULT_TRANSFER_TIMEOUTS: TransferTimeouts = { connectMs: 10_000, responseMs: 30_000, idleMs: 60_000 };
+
+/** What one transfer may cost (DVAULT_RENDITION_MAX_BYTES, DVAULT_MIN_THROUGHPUT, DVAULT_CDN_HOSTS). */
+export type TransferLimits = {
+  /** The cap of a file whose size nobody announced (free renditions); an announced size is its own cap. */
+  maxBytes: number;
+  /** Bytes per second below which an attempt is aborted, after the grace, over the window; 0 = off. */
+  minBytesPerSecond: number;
+  graceMs: number;
+  windowMs: number;
+  /** Hosts a redirect may lead to besides the URL's own: "*.wixmp.com" is any subdomain of wixmp.com. */
+  cdnHosts: readonly string[];
+  /** The clock of the throughput floor (tests move it). */
+  now?: () => number;
+};
+
+export const DEFAULT_TRANSFER_LIMITS: TransferLimits = {
+  maxBytes: 512 * 2 ** 20,
+  minBytesPerSecond: 20 * 1024,
+  graceMs: DEFAULT_GRACE_MS,
+  windowMs: DEFAULT_WINDOW_MS,
+  cdnHosts: ["*.wixmp.com", "*.deviantart.net", "*.deviantart.com"],
+};
+
+/** Redirects followed in one attempt before the chain counts as a refusal. */
+const MAX_REDIRECTS = 5;
 
 export type TransferArgs = {
   archive: Archive;
@@ -42,6 +73,7 @@ export type TransferArgs = {
   log: Logger;
   retry?: Partial<TransferRetry>;
   timeouts?: Partial<TransferTimeouts>;
+  limits?: Partial<TransferLimits>;
   /** Bytes as they arrive (progress of the CLI). */
   onBytes?: (n: number) => void;
 };
@@ -68,13 +100,47 @@ export class TransferError extends Error {
   }
 }
 
+/**
+ * A bound tripped: too slow (retried in this call, resuming by Range) or too large (not retried in this
+ * call: the same URL would send the same bytes). Either way transient for the row, which is tried again
+ * later (retry.ts).
+ */
+export class TransferBoundError extends TransferError {
+  constructor(readonly bound: BoundTripped | { kind: "deadline"; seconds: number; bytesPerSecond: number }) {
+    super(
+      bound.kind === "deadline"
+        ? `timed out after ${bound.seconds} s at ${(bound.bytesPerSecond / 1024).toFixed(1)} KiB/s (the transfer's deadline)`
+        : bound.kind === "too_large"
+          ? `file too large: more than ${describeBound(bound).replace(/^response too large \(more than (.*)\)$/, "$1")} arrived with no size announced; raise DVAULT_RENDITION_MAX_BYTES if this file is real`
+          : describeBound(bound),
+      undefined,
+      true,
+    );
+    this.name = "TransferBoundError";
+  }
+}
+
+/** A redirect to a host outside the CDN family: never followed, and waiting does not change it. */
+export class RedirectRefusedError extends TransferError {
+  constructor(
+    readonly from: string,
+    readonly to: string,
+  ) {
+    super(`the CDN redirected from ${from} to ${to}, which is not a host of the service's CDN (DVAULT_CDN_HOSTS): refused`, undefined, false);
+    this.name = "RedirectRefusedError";
+  }
+}
+
 type Opened = { stream: Request; status: number; headers: IncomingHttpHeaders };
 
 export async function transferToArchive(args: TransferArgs): Promise<TransferResult> {
   const retry = { ...DEFAULT_TRANSFER_RETRY, ...args.retry };
   const timeouts = { ...DEFAULT_TRANSFER_TIMEOUTS, ...args.timeouts };
+  const limits = { ...DEFAULT_TRANSFER_LIMITS, ...args.limits };
+  const announced = args.announcedSize !== undefined && args.announcedSize > 0 ? args.announcedSize : undefined;
   const { archive, key, signal, log } = args;
   let url = args.url;
+  let redirects = 0;
   let refreshes = 0;
   let bytesReceived = 0;
   let resumed = 0;
@@ -85,9 +151,16 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
     const canResume = partial.size > 0 && partial.etag !== undefined;
     const before = partial.size;
     let opened: Opened | undefined;
+    const startedAt = Date.now();
     try {
-      opened = await open(url, canResume ? { range: `bytes=${partial.size}-`, "if-range": partial.etag as string } : {}, signal, timeouts);
+      opened = await open(url, canResume ? { range: `bytes=${partial.size}-`, "if-range": partial.etag as string } : {}, signal, timeouts, deadlineMs(announced ?? limits.maxBytes, limits));
       const { status, headers, stream } = opened;
+      if (status >= 300 && status < 400 && status !== 304) {
+        stream.destroy();
+        url = nextHop(url, headerOf(headers, "location"), limits.cdnHosts, ++redirects);
+        attempt--; // a redirect is not a failed transfer
+        continue;
+      }
       if (status === 401 || status === 403) {
         stream.destroy();
         const fresh = refreshes < retry.urlRefreshes && args.refreshUrl ? await args.refreshUrl() : undefined;
@@ -133,7 +206,14 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
         stream.destroy();
         throw new TransferError(`the CDN's size (${total} bytes) disagrees with the API's filesize (${args.announcedSize} bytes)`, status, true);
       }
-      const expectedSize = total ?? (args.announcedSize && args.announcedSize > 0 ? args.announcedSize : undefined);
+      const expectedSize = total ?? announced;
+      // The API's size is the cap; without one, the configured cap, whatever the CDN claims.
+      const maxBytes = announced ?? limits.maxBytes;
+      if (expectedSize !== undefined && expectedSize > maxBytes) {
+        stream.destroy();
+        throw new TransferBoundError({ kind: "too_large", bytes: expectedSize, maxBytes });
+      }
+      guard(stream, limits);
       if (args.onBytes) {
         let last = 0;
         stream.on("downloadProgress", (p: { transferred: number }) => {
@@ -147,16 +227,18 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
         body: stream,
         ext: args.ext(contentType, url),
         ...(expectedSize !== undefined ? { expectedSize } : {}),
+        maxBytes,
         resumeFrom,
         ...(etag !== undefined ? { etag } : {}),
         ...(signal ? { signal } : {}),
       });
       bytesReceived += stored.size - resumeFrom;
       return { ...stored, mime: contentType?.split(";")[0]?.trim(), etag, bytesReceived, resumed, attempts: attempt };
-    } catch (err) {
+    } catch (caught) {
       opened?.stream.destroy();
       const after = (await archive.partialState(key).catch(() => ({ size: 0 }))).size;
       bytesReceived += Math.max(0, after - before);
+      const err = asBoundError(caught, after - before, startedAt);
       if (!isRetryable(err) || signal?.aborted) throw err;
       lastError = err;
       if (attempt >= retry.attempts) break;
@@ -168,13 +250,14 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
   throw lastError instanceof Error ? lastError : new TransferError(`transfer failed: ${String(lastError)}`, undefined, true);
 }
 
-function open(url: string, headers: Record<string, string>, signal: AbortSignal | undefined, t: TransferTimeouts): Promise<Opened> {
+function open(url: string, headers: Record<string, string>, signal: AbortSignal | undefined, t: TransferTimeouts, totalMs: number): Promise<Opened> {
   const stream = got.stream(url, {
     headers: { "user-agent": DEFAULT_USER_AGENT, "accept-encoding": "identity", ...headers },
     decompress: false,
     throwHttpErrors: false,
+    followRedirect: false,
     retry: { limit: 0 },
-    timeout: { connect: t.connectMs, response: t.responseMs, socket: t.idleMs },
+    timeout: { connect: t.connectMs, response: t.responseMs, socket: t.idleMs, request: totalMs },
     ...(signal ? { signal } : {}),
   });
   // Later errors reach the archive through the stream's iterator; this listener only keeps an error
@@ -187,6 +270,61 @@ function open(url: string, headers: Record<string, string>, signal: AbortSignal 
       stream.off("error", onError);
       resolve({ stream, status: res.statusCode, headers: res.headers });
     });
+  });
+}
+
+/**
+ * The total deadline of one attempt: the time the whole file takes at the floor, plus ten minutes; with
+ * the floor off, six hours.
+ */
+function deadlineMs(bytes: number, limits: TransferLimits): number {
+  if (limits.minBytesPerSecond <= 0) return 6 * 3600_000;
+  return 10 * 60_000 + Math.ceil((bytes / limits.minBytesPerSecond) * 1000);
+}
+
+/**
+ * Watches the body as it streams: past the floor the stream is destroyed with a TransferBoundError, which
+ * reaches the archive's reader (the partial file stays for a resume). The size cap is the archive's.
+ */
+function guard(stream: Request, limits: TransferLimits): void {
+  const watch = new ThroughputWatch(
+    { maxBytes: Number.POSITIVE_INFINITY, minBytesPerSecond: limits.minBytesPerSecond, graceMs: limits.graceMs, windowMs: limits.windowMs, ...(limits.now ? { now: limits.now } : {}) },
+    (why) => stream.destroy(new TransferBoundError(why)),
+  );
+  const timer = setInterval(() => watch.tick(), Math.min(1000, Math.max(50, limits.windowMs / 10)));
+  timer.unref();
+  stream.on("downloadProgress", (p: { transferred: number }) => void watch.progress(p.transferred));
+  stream.once("close", () => clearInterval(timer));
+}
+
+/** A timeout of got, or the archive's size cap, as the bound it is; anything else as it came. */
+function asBoundError(err: unknown, bytes: number, startedAt: number): unknown {
+  if (err instanceof FileTooLargeError) return new TransferBoundError({ kind: "too_large", bytes: err.actual, maxBytes: err.maxBytes });
+  if (err instanceof Error && err.name === "TimeoutError") {
+    const ms = Math.max(1, Date.now() - startedAt);
+    return new TransferBoundError({ kind: "deadline", seconds: Math.round(ms / 1000), bytesPerSecond: Math.max(0, bytes) / (ms / 1000) });
+  }
+  return err;
+}
+
+/** The next URL of a redirect, when its host is the URL's own or one of the CDN family. */
+function nextHop(from: string, location: string | undefined, cdnHosts: readonly string[], hops: number): string {
+  if (!location) throw new TransferError("the CDN answered a redirect without a Location", undefined, true);
+  const to = new URL(location, from);
+  const source = new URL(from);
+  if (to.protocol !== source.protocol && to.protocol !== "https:") throw new RedirectRefusedError(source.host, to.host);
+  if (to.host !== source.host && !hostMatches(to.hostname, cdnHosts)) throw new RedirectRefusedError(source.host, to.host);
+  if (hops > MAX_REDIRECTS) throw new TransferError(`the CDN redirected more than ${MAX_REDIRECTS} times`, undefined, true);
+  return to.toString();
+}
+
+/** "*.wixmp.com" matches wixmp.com and any name under it; other patterns match exactly. */
+export function hostMatches(hostname: string, patterns: readonly string[]): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, "");
+  return patterns.some((p) => {
+    const pattern = p.toLowerCase().trim();
+    if (pattern.startsWith("*.")) return host === pattern.slice(2) || host.endsWith(pattern.slice(1));
+    return host === pattern;
   });
 }
 
@@ -209,6 +347,8 @@ function contentRange(headers: IncomingHttpHeaders): { start: number; end: numbe
 function isRetryable(err: unknown): boolean {
   if (err instanceof DiskFullError) return false;
   if (err instanceof ApiError) return false;
+  // The same URL would send the same endless body: tried again later, not now.
+  if (err instanceof TransferBoundError) return err.bound.kind !== "too_large";
   if (err instanceof TransferError) return err.retryable;
   if (err instanceof SizeMismatchError) return true;
   if (err instanceof Error && (err.name === "AbortError" || err.name === "InterruptedError")) return false;

@@ -26,6 +26,11 @@ export type StoreStreamArgs = {
   ext: string;
   /** When given, the transfer fails (no final file) unless exactly this many bytes arrive in total. */
   expectedSize?: number;
+  /**
+   * The most bytes accepted in total, whatever the server claims. Past it the partial file is removed and
+   * FileTooLargeError thrown (docs/service-behaviour.md#hostile-answers); nothing past the cap is written.
+   */
+  maxBytes?: number;
   /** Bytes of the partial file to keep (the server answered a Range request from here); 0 starts afresh. */
   resumeFrom?: number;
   /** Recorded next to the partial file, so a later resume can send If-Range with it. */
@@ -49,6 +54,9 @@ const WRITE_BATCH_BYTES = 512 * 1024;
 /** Free space is re-checked after this many bytes of a transfer. */
 const SPACE_CHECK_EVERY = 64 * 1024 * 1024;
 const LINK_TMP_SUFFIX = ".link-tmp";
+/** Files dvault writes are opened without following a link at their own name. */
+const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
+const WRITE_NOFOLLOW = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | NOFOLLOW;
 
 export class DiskFullError extends Error {
   readonly freeBytes: number;
@@ -78,6 +86,18 @@ export class SizeMismatchError extends Error {
         : `transfer ${key} ended after ${actual} of ${expected} bytes; the partial file is kept for a resume`,
     );
     this.name = "SizeMismatchError";
+  }
+}
+
+/** A body with no announced size went past its cap; the partial file was removed. */
+export class FileTooLargeError extends Error {
+  constructor(
+    readonly maxBytes: number,
+    readonly actual: number,
+    readonly key: string,
+  ) {
+    super(`transfer ${key} passed its cap of ${maxBytes} bytes with no size announced; the partial file was removed`);
+    this.name = "FileTooLargeError";
   }
 }
 
@@ -269,16 +289,17 @@ export class Archive {
     await this.assertSpace(expectedSize !== undefined ? Math.max(0, expectedSize - resumeFrom) : 0);
     const partial = this.partialPath(key);
     await this.ensureDir(path.dirname(partial));
+    this.assertInside(partial);
     const hash = createHash("sha256");
     let fh: FileHandle;
     if (resumeFrom > 0) {
       const { size: have } = await this.partialState(key);
       if (have < resumeFrom) throw new RangeError(`cannot resume ${key} from byte ${resumeFrom}: the partial file holds ${have} (use partialState())`);
       await hashInto(partial, hash, resumeFrom);
-      fh = await fs.open(partial, "r+");
+      fh = await fs.open(partial, fs.constants.O_RDWR | NOFOLLOW);
       await fh.truncate(resumeFrom);
     } else {
-      fh = await fs.open(partial, "w", this.fileMode);
+      fh = await fs.open(partial, WRITE_NOFOLLOW, this.fileMode);
       await fh.chmod(this.fileMode);
     }
     await this.writeFile(`${partial}.json`, JSON.stringify({ key, etag: args.etag ?? null, startedAt: new Date().toISOString() }));
@@ -309,6 +330,10 @@ export class Archive {
         if (expectedSize !== undefined && size > expectedSize) {
           discard = true;
           throw new SizeMismatchError(expectedSize, size, key);
+        }
+        if (args.maxBytes !== undefined && size > args.maxBytes) {
+          discard = true;
+          throw new FileTooLargeError(args.maxBytes, size, key);
         }
         hash.update(chunk);
         batch.push(chunk);
@@ -363,7 +388,11 @@ export class Archive {
       }
       throw err;
     }
-    return this.commit(partial, sha256, bytes.length, ext);
+    // Its name is random, so nothing would ever resume it: a failed commit removes it.
+    return this.commit(partial, sha256, bytes.length, ext).catch(async (err: unknown) => {
+      await fs.rm(partial, { force: true });
+      throw err;
+    });
   }
 
   async discardPartial(key: string): Promise<void> {
@@ -459,9 +488,29 @@ export class Archive {
     }
   }
 
+  /**
+   * Throws OutsideArchiveError when `abs`, or the deepest part of it that exists, resolves outside the
+   * root through a link: checked before every write, since a link can be planted at any time.
+   */
+  assertInside(abs: string): void {
+    this.resolveInside(relOf(this.root, abs));
+  }
+
+  /**
+   * Every folder dvault writes into, checked: the partial files' and the originals'. Throws
+   * OutsideArchiveError naming the first that leads outside the root.
+   */
+  checkLayout(): void {
+    for (const dir of [PARTIAL_DIR, ORIGINALS_DIR]) this.resolveInside(dir);
+  }
+
   /** Creates `abs` and any missing folders between it and the root with dirMode (not left to the umask). */
   private async ensureDir(abs: string): Promise<void> {
-    if (this.knownDirs.has(abs)) return;
+    if (this.knownDirs.has(abs)) {
+      // Still a real folder: done. Removed or replaced (by a link) since: made again, and checked.
+      if ((await fs.lstat(abs).catch(() => undefined))?.isDirectory()) return;
+      this.knownDirs.delete(abs);
+    }
     if (!isWithin(this.root, abs)) throw new OutsideArchiveError(abs, this.root);
     if (abs === this.root) await fs.mkdir(path.dirname(abs), { recursive: true });
     else await this.ensureDir(path.dirname(abs));
@@ -471,11 +520,12 @@ export class Archive {
     } catch (err) {
       if (errCode(err) !== "EEXIST") throw err;
     }
+    this.assertInside(abs);
     this.knownDirs.add(abs);
   }
 
   private async writeFile(abs: string, data: string | Buffer, sync = false): Promise<void> {
-    const fh = await fs.open(abs, "w", this.fileMode);
+    const fh = await fs.open(abs, WRITE_NOFOLLOW, this.fileMode);
     try {
       await fh.chmod(this.fileMode);
       await fh.writeFile(data);
@@ -506,6 +556,7 @@ export class Archive {
     const relPath = `${ORIGINALS_DIR}/${sha256.slice(0, 2)}/${sha256.slice(2, 4)}/${sha256}.${ext}`;
     const abs = this.resolveInside(relPath);
     await this.ensureDir(path.dirname(abs));
+    this.assertInside(abs);
     try {
       await fs.rename(partial, abs);
     } catch (err) {
