@@ -3,6 +3,7 @@ import pg from "pg";
 import { ServiceUnavailableError, UserError } from "../errors.ts";
 import { maskUrl } from "../redact.ts";
 import { pgFields, withDatabase } from "./pg-fields.ts";
+import { StorableTextClient } from "./storable-text.ts";
 
 const START_HINT =
   "Start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start, or docker compose up -d postgres) or point DATABASE_URL at a running server.";
@@ -37,7 +38,7 @@ export function explainPgError(err: unknown, url: string): Error {
 }
 
 export async function connectPg(url: string, timeoutMs = 5000): Promise<pg.Client> {
-  const client = new pg.Client({ ...pgFields(url), connectionTimeoutMillis: timeoutMs });
+  const client = new StorableTextClient({ ...pgFields(url), connectionTimeoutMillis: timeoutMs });
   client.on("error", () => {
     /* a dropped connection surfaces on the next query */
   });
@@ -51,7 +52,8 @@ export async function connectPg(url: string, timeoutMs = 5000): Promise<pg.Clien
 }
 
 export function createPgPool(url: string, max = 5): pg.Pool {
-  const pool = new pg.Pool({ ...pgFields(url), max, connectionTimeoutMillis: 5000 });
+  // Every write of the raw-SQL repositories goes through this pool: its clients make text storable (docs/schema.md#text-from-the-service).
+  const pool = new pg.Pool({ ...pgFields(url), max, connectionTimeoutMillis: 5000, Client: StorableTextClient });
   pool.on("error", () => {
     /* idle client errors are reported by the next checkout */
   });

@@ -288,9 +288,9 @@ export class DownloadRepository {
   }
 }
 
-/** Text from the service as a parameter: PostgreSQL text cannot hold NUL (a hostile filename can). */
+/** Text from the service as a parameter, or null (a NUL in it is made storable by the pool's client). */
 function text(value: string | null | undefined): string | null {
-  return value === undefined || value === null ? null : value.replaceAll("\u0000", "");
+  return value ?? null;
 }
 
 type ClaimedRow = { id: string; deviationid: string; kind: DownloadKind; status: DownloadStatus; account_id: number | null; rank: number; published_at: Date | null };

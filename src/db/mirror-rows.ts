@@ -3,6 +3,7 @@
 import { createHash } from "node:crypto";
 import type { Deviation, FeedItem, Status, User } from "../api/types.ts";
 import { parseEpochSeconds, parseIsoTime } from "../api/types.ts";
+import { storableJson } from "./storable-text.ts";
 
 /** What an upsert did to the rows of one page: new rows, rows whose meaningful fields changed, the rest. */
 export type UpsertCounts = { inserted: number; changed: number; unchanged: number };
@@ -20,15 +21,11 @@ export type DeviationType = "image" | "journal" | "literature" | "video" | "othe
 export type FolderKind = "gallery" | "collection";
 
 /**
- * Rows as the one `$1::jsonb` parameter that `jsonb_to_recordset` reads. Dates become ISO strings.
- * NUL characters are dropped: PostgreSQL text and jsonb cannot hold them, and one would fail the page.
+ * Rows as the one `$1::jsonb` parameter that `jsonb_to_recordset` reads. Dates become ISO strings; NUL and
+ * lone surrogates become U+FFFD (see storableJson), so one such character cannot fail the page.
  */
 export function jsonParam(rows: readonly object[]): string {
-  const text = JSON.stringify(rows);
-  if (!text.includes("\\u0000")) return text;
-  return JSON.stringify(rows, (_key, value: unknown) =>
-    typeof value === "string" && value.includes("\u0000") ? value.replaceAll("\u0000", "") : value,
-  );
+  return storableJson(rows);
 }
 
 /**

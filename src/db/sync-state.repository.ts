@@ -1,5 +1,6 @@
 // Per-source sync state: cursors of unfinished walks (saved in the same transaction as their page),
 // the outcome and counters of the last run, sweeps, and the gaps a walk could not close.
+import { storableJson } from "./storable-text.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 /** One source of one account; `key` tells instances apart (a folder id, a tracked username), '' if one. */
@@ -70,13 +71,13 @@ export class SyncStateRepository {
    * Queryable as the page it belongs to, inside withTransaction, so cursor and page commit together.
    */
   async saveSourceState(ref: SourceRef, patch: SourceStatePatch, at: Date = new Date()): Promise<void> {
-    await this.db.query(SAVE, [ref.accountId, ref.source, ref.key ?? "", JSON.stringify(patchJson(patch)), at]);
+    await this.db.query(SAVE, [ref.accountId, ref.source, ref.key ?? "", storableJson(patchJson(patch)), at]);
   }
 
   /** Records (or replaces) the gap of one scope, e.g. a folder past the offset ceiling with its expected count. */
   async recordGap(ref: SourceRef, scope: string, gap: Omit<SourceGap, "recordedAt">, at: Date = new Date()): Promise<void> {
     const value: SourceGap = { ...gap, recordedAt: at.toISOString() };
-    await this.db.query(RECORD_GAP, [ref.accountId, ref.source, ref.key ?? "", scope, JSON.stringify(value), at]);
+    await this.db.query(RECORD_GAP, [ref.accountId, ref.source, ref.key ?? "", scope, storableJson(value), at]);
   }
 
   /** Forgets the gap of one scope once a walk reached everything. */

@@ -2,6 +2,7 @@
 // most once a day, resolved when the condition is gone. Each statement is atomic on its own, so any
 // number of processes may evaluate at the same moment and an alert still goes out once.
 import { jsonParam } from "../db/mirror-rows.ts";
+import { storableJson } from "../db/storable-text.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 
 export type AlertKind = "needs_reauth" | "downloads_paused" | "source_failing" | "heartbeat_missing";
@@ -76,7 +77,7 @@ export class AlertRepository {
     await this.db.query(
       `WITH d AS (INSERT INTO alert_deliveries (alert_id, notified_at, is_reminder, channel_results) VALUES ($1, $2, $3, $4::jsonb))
        UPDATE alerts SET channel_results = $4::jsonb WHERE id = $1`,
-      [id, at, reminder, JSON.stringify(results)],
+      [id, at, reminder, storableJson(results)],
     );
   }
 

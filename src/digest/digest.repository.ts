@@ -1,5 +1,6 @@
 // The digests table, each channel's window state and the accounts' baselines: one query per method.
 // Takes a Queryable, so the same methods run on the pool or inside withTransaction.
+import { storableJson } from "../db/storable-text.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { DigestChannel, DigestCounts, DeliveryProblem, DeliveryReceipt } from "./types.ts";
 
@@ -63,7 +64,7 @@ export class DigestRepository {
       d.idempotencyKey,
       d.messageId,
       d.subject,
-      JSON.stringify(d.counts),
+      storableJson(d.counts),
       d.at,
     ]);
     return toRow(rows[0] as DigestRowDb);
@@ -84,7 +85,7 @@ export class DigestRepository {
       `UPDATE digests SET status = $2::digest_status, delivery = $3::jsonb, last_error = NULL, updated_at = $4,
          attempts = attempts + CASE WHEN $2 = 'sent' THEN 1 ELSE 0 END, sent_at = CASE WHEN $2 = 'sent' THEN $4 ELSE sent_at END
        WHERE id = $1`,
-      [id, status, receipt === null ? null : JSON.stringify(receipt), at],
+      [id, status, receipt === null ? null : storableJson(receipt), at],
     );
   }
 

@@ -17,8 +17,8 @@ import type { FaultHarness } from "./harness.ts";
 
 const byId = <T extends Record<string, unknown>>(rows: T[], key: keyof T) => [...rows].sort((a, b) => String(a[key]).localeCompare(String(b[key])));
 
-/** Postgres text cannot hold NUL: the mirror stores a title without it. */
-const storable = (text: string) => text.replaceAll("\u0000", "");
+/** Postgres text cannot hold NUL: the mirror stores it as U+FFFD (docs/schema.md#text-from-the-service). */
+const storable = (text: string) => text.replaceAll("\u0000", "\uFFFD");
 
 /** The archive as a whole: the synced mirror, then every file whole and matching, and nothing left half-done. */
 export async function checkMirror(h: FaultHarness): Promise<{ deviations: number; files: number }> {

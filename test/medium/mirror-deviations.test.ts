@@ -233,7 +233,7 @@ describe(DeviationRepository.name, () => {
     expect(await deviations.upsertDeviations([bare], at("2025-05-01T00:00:00Z"))).toMatchObject({ inserted: 1 });
     const { rows } = await m.pool.query("SELECT deviationid, title, type, removed_at FROM deviations WHERE deviationid = ANY($1) ORDER BY deviationid", [[uuid(600), uuid(601)]]);
     expect(rows).toEqual([
-      { deviationid: uuid(600), title: "Secondcopy", type: "image", removed_at: null },
+      { deviationid: uuid(600), title: "Second\uFFFDcopy", type: "image", removed_at: null },
       { deviationid: uuid(601), title: null, type: "other", removed_at: null },
     ]);
   });
