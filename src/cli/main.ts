@@ -7,6 +7,7 @@ import { registerAccountCommand } from "./account.ts";
 import { registerAuthCommand } from "./auth.ts";
 import { registerDigestCommand } from "./digest.ts";
 import { registerDownloadCommand } from "./download.ts";
+import { registerImportCommand } from "./import.ts";
 import { registerJobsCommand } from "./jobs.ts";
 import { registerBackupCommands } from "./backup.ts";
 import { registerDemoCommand } from "./demo.ts";
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerSearchCommand(program);
   registerDownloadCommand(program);
   registerVerifyCommand(program);
+  registerImportCommand(program);
   registerAccountCommand(program);
   registerDemoCommand(program);
   registerBackupCommands(program);

@@ -244,9 +244,15 @@ export class DownloadRepository {
     await this.db.query(RELEASE, [id, at]);
   }
 
-  /** How many rows store their file at `path` (identical bytes are stored once and shared). */
+  /**
+   * How many rows store their file at `path` (identical bytes are stored once and shared); a file an import
+   * brought (imported_files) counts too, so replacing a row's file never removes one kept beside it.
+   */
   async countPathReferences(path: string): Promise<number> {
-    const { rows } = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM downloads WHERE path = $1`, [path]);
+    const { rows } = await this.db.query<{ n: number }>(
+      `SELECT ((SELECT count(*) FROM downloads WHERE path = $1) + (SELECT count(*) FROM imported_files WHERE path = $1))::int AS n`,
+      [path],
+    );
     return rows[0]?.n ?? 0;
   }
 
@@ -454,7 +460,7 @@ upd AS (
   SET status = $2::download_status, rendition = $3, path = $4, size = $5, sha256 = $6, mime = $7, width = $8, height = $9,
       source_etag = $10, source_filename = $11, source_size = $12, degraded_reason = $13, next_attempt_at = $14,
       is_partial = $15, partial_reason = $16, bytes_transferred = d.bytes_transferred + $17,
-      queued_at = NULL, last_error = NULL, failures = 0,
+      queued_at = NULL, last_error = NULL, failures = 0, source = 'service',
       upgraded_at = CASE WHEN old.status = 'degraded' AND $2::download_status = 'done' THEN $18 ELSE d.upgraded_at END,
       done_at = $18, verified_at = $18, updated_at = $18
   FROM old

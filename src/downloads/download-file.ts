@@ -40,6 +40,11 @@ export type ReservationTurn = { wait(): Promise<void>; pass(): void };
 
 const DEFAULT_LOCK_TTL_MS = 15_000;
 
+/** The Redis lock of one file's download; `dvault import` takes it too, so it never fills a row mid-transfer. */
+export function downloadLockKey(prefix: string, deviationid: string, kind: DownloadKind): string {
+  return `${prefix}:download-lock:${deviationid}:${kind}`;
+}
+
 export function linksDirtyKey(prefix: string): string {
   return `${prefix}:downloads:links-dirty`;
 }
@@ -52,7 +57,7 @@ const inThisProcess = new Set<string>();
 
 /** Runs one download under a per-file lock in Redis (a worker and `dvault download --once` never race). */
 export async function downloadFile(deps: DownloadDeps, req: DownloadRequest): Promise<DownloadOutcome> {
-  const lockKey = `${deps.services.config.redisPrefix}:download-lock:${req.deviationid}:${req.kind}`;
+  const lockKey = downloadLockKey(deps.services.config.redisPrefix, req.deviationid, req.kind);
   if (inThisProcess.has(lockKey)) return { status: "busy", reason: "this process is already downloading this file" };
   inThisProcess.add(lockKey);
   try {

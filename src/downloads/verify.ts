@@ -5,6 +5,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { StoredRow } from "../db/download.repository.ts";
+import { ImportedFileRepository } from "../db/imported-file.repository.ts";
 import type { Logger } from "../log.ts";
 import { ORIGINALS_DIR } from "../storage/archive.ts";
 import type { DownloadDeps } from "./deps.ts";
@@ -95,7 +96,9 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
     }
   }
   await repo.markDownloadsVerified(okIds, new Date(services.now()));
-  report.orphaned = (await listOriginals(archive.root)).filter((rel) => !byPath.has(rel));
+  // Files an import keeps beside a row (a preview next to the original, further images of a post) are no orphans.
+  const imported = new Set((await new ImportedFileRepository(services.pool).listImportedPaths()).map((f) => f.path));
+  report.orphaned = (await listOriginals(archive.root)).filter((rel) => !byPath.has(rel) && !imported.has(rel));
   report.durationMs = Date.now() - started;
   return report;
 }

@@ -26,6 +26,8 @@ export type StoreStreamArgs = {
   ext: string;
   /** When given, the transfer fails (no final file) unless exactly this many bytes arrive in total. */
   expectedSize?: number;
+  /** When given, the transfer fails (partial file removed, ContentMismatchError) unless the bytes hash to this. */
+  expectedSha256?: string;
   /**
    * The most bytes accepted in total, whatever the server claims. Past it the partial file is removed and
    * FileTooLargeError thrown (docs/service-behaviour.md#hostile-answers); nothing past the cap is written.
@@ -100,6 +102,32 @@ export class FileTooLargeError extends Error {
     this.name = "FileTooLargeError";
   }
 }
+
+/** A file brought in from outside (adoptFile) is not the one that was hashed: it changed meanwhile. */
+export class ContentMismatchError extends Error {
+  constructor(
+    readonly source: string,
+    readonly detail: string,
+  ) {
+    super(`${source} changed while it was being archived (${detail}); nothing was stored for it: run again`);
+    this.name = "ContentMismatchError";
+  }
+}
+
+export type AdoptFileArgs = {
+  /** The file outside the archive; it is only ever read (or hard-linked), never moved or changed. */
+  from: string;
+  ext: string;
+  /** What the caller hashed: the file must still be exactly this. */
+  expected: { sha256: string; size: number; ino: number; mtimeMs: number };
+  /** Hard-link instead of copying when the file is on the archive's filesystem (a copy otherwise). */
+  link: boolean;
+};
+
+export type AdoptedFile = StoredFile & { linked: boolean };
+
+/** Hard links are refused across filesystems, and by some filesystems and mounts at all: then a copy. */
+const LINK_REFUSED = new Set(["EXDEV", "EPERM", "EMLINK", "ENOTSUP", "EOPNOTSUPP", "EACCES"]);
 
 export class OutsideArchiveError extends Error {
   constructor(
@@ -365,9 +393,63 @@ export class Archive {
       throw err;
     }
     await fh.close();
-    const stored = await this.commit(partial, hash.digest("hex"), size, ext);
+    const sha256 = hash.digest("hex");
+    if (args.expectedSha256 !== undefined && sha256 !== args.expectedSha256) {
+      await this.discardPartial(key);
+      throw new ContentMismatchError(key, `sha256 ${sha256}, expected ${args.expectedSha256}`);
+    }
+    const stored = await this.commit(partial, sha256, size, ext);
     await fs.rm(`${partial}.json`, { force: true });
     return stored;
+  }
+
+  /**
+   * Brings a file from outside the archive in under its content address without changing it: copied through
+   * a partial file and refused unless its bytes hash to `expected.sha256`, or with `link` hard-linked when it
+   * sits on the archive's filesystem (and checked to be the very file that was hashed; a copy otherwise). A
+   * hard-linked file keeps its own permissions: the archive's modes are never applied to the user's inode.
+   */
+  async adoptFile(args: AdoptFileArgs): Promise<AdoptedFile> {
+    const { sha256, size } = args.expected;
+    const existing = await this.findStored(sha256, size);
+    if (existing) return { sha256, size, relPath: existing, deduplicated: true, linked: false };
+    const ext = safeExtension(args.ext) ?? "bin";
+    if (args.link) {
+      const linked = await this.linkIn(args, ext);
+      if (linked) return linked;
+    }
+    const stored = await this.storeStream({
+      key: `adopt-${sha256.slice(0, 48)}`,
+      body: createReadStream(args.from, { highWaterMark: 1024 * 1024 }),
+      ext,
+      expectedSize: size,
+      expectedSha256: sha256,
+    }).catch((err: unknown) => {
+      if (err instanceof SizeMismatchError) throw new ContentMismatchError(args.from, err.message);
+      throw err;
+    });
+    return { ...stored, linked: false };
+  }
+
+  /** A hard link to `from` committed at its content address; undefined when the filesystem refuses the link. */
+  private async linkIn(args: AdoptFileArgs, ext: string): Promise<AdoptedFile | undefined> {
+    const { sha256, size, ino, mtimeMs } = args.expected;
+    const partial = this.partialPath(`adopt-link-${sha256.slice(0, 48)}`);
+    await this.ensureDir(path.dirname(partial));
+    this.assertInside(partial);
+    await fs.rm(partial, { force: true });
+    try {
+      await fs.link(args.from, partial);
+    } catch (err) {
+      if (LINK_REFUSED.has(errCode(err) ?? "")) return undefined;
+      throw err;
+    }
+    const st = await fs.lstat(partial);
+    if (st.ino !== ino || st.size !== size || st.mtimeMs !== mtimeMs) {
+      await fs.rm(partial, { force: true });
+      throw new ContentMismatchError(args.from, "its size, time or inode differs from when it was hashed");
+    }
+    return { ...(await this.commit(partial, sha256, size, ext)), linked: true };
   }
 
   /** Same for bytes already in memory (journals and literature as HTML). */

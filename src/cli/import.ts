@@ -1,0 +1,87 @@
+// `dvault import gallery-dl <dir>`: adopts a gallery-dl download folder into the archive (every original the
+// user already has costs no quota), with progress in a terminal and a report (or --json) at the end.
+import type { Command } from "commander";
+import { loadConfig } from "../config.ts";
+import { migrate } from "../db/migrate.ts";
+import { UserError } from "../errors.ts";
+import { importGalleryDl, type ImportProgress, type ImportReport } from "../import/gallery-dl/import-folder.ts";
+import { createLogger } from "../log.ts";
+import { createServices } from "../services.ts";
+import { DiskFullError, OutsideArchiveError } from "../storage/archive.ts";
+import { formatBytes } from "./download.ts";
+
+type ImportOptions = { archive?: string; account?: string; link?: boolean; json?: boolean };
+
+/** Unmatched files listed by name in the text report; --json lists them all. */
+const LISTED_UNMATCHED = 30;
+
+export function formatImportReport(r: ImportReport): string {
+  const unmatched = r.unmatched.length;
+  const lines = [
+    `folder            ${r.dir}`,
+    `files seen        ${r.filesSeen} (and ${r.sidecars} metadata sidecar${r.sidecars === 1 ? "" : "s"}${r.archiveEntries === null ? "" : `, ${r.archiveEntries} archive entries`})`,
+    `originals         ${r.originals}`,
+    `renditions        ${r.renditions}${r.renditions ? " (kept; the original is still wanted where it is missing)" : ""}`,
+    ...(r.extraImages ? [`further images    ${r.extraImages} (of multi-image posts: the API never gives them)`] : []),
+    `duplicates        ${r.duplicates}${r.duplicates ? " (already in the archive)" : ""}`,
+    `unmatched         ${unmatched}${unmatched ? " (left where they are; listed below)" : ""}`,
+    ...Object.entries(r.unmatchedByReason)
+      .sort((a, b) => b[1] - a[1])
+      .map(([reason, n]) => `  ${String(n).padStart(6)}  ${reason}`),
+    `quota saved       ${r.quotaSaved} original download${r.quotaSaved === 1 ? "" : "s"} (each would spend one of the week's allowance)`,
+    `bytes             ${formatBytes(r.bytesCopied)} copied, ${formatBytes(r.bytesLinked)} hard-linked in ${(r.durationMs / 1000).toFixed(1)} s`,
+    `api calls         ${r.apiCalls}${r.listings.length ? ` (${r.listings.map((l) => `${l.username}'s ${l.listing}: ${l.pages} page${l.pages === 1 ? "" : "s"}`).join(", ")})` : ""}${r.account === null ? " (no account logged in: only the mirror was asked)" : ""}`,
+  ];
+  for (const u of r.unmatched.slice(0, LISTED_UNMATCHED)) lines.push(`  unmatched ${u.file}: ${u.reason}${u.detail ? ` (${u.detail})` : ""}`);
+  if (unmatched > LISTED_UNMATCHED) lines.push(`  … and ${unmatched - LISTED_UNMATCHED} more (--json lists every one)`);
+  return lines.join("\n");
+}
+
+/** One line that rewrites itself on a terminal's stderr; nothing elsewhere. */
+function progressLine(): ((p: ImportProgress) => void) | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  let last = 0;
+  return (p) => {
+    const now = Date.now();
+    if (now - last < 200 && p.done !== p.total) return;
+    last = now;
+    const of = p.total ? `/${p.total}` : "";
+    process.stderr.write(`\r\x1b[K${p.phase} ${p.done}${of} files${p.bytes ? `, ${formatBytes(p.bytes)}` : ""}`);
+  };
+}
+
+export function registerImportCommand(program: Command): void {
+  const cmd = program.command("import").description("adopt files you already have into the archive");
+  cmd
+    .command("gallery-dl <dir>")
+    .description("adopt a gallery-dl download folder: originals you have cost no quota and are never downloaded again; your files are only read")
+    .option("--archive <sqlite file>", "gallery-dl's download archive (its \"archive\" option): helps with files whose names carry no index")
+    .option("--account <name>", "the account whose token looks up deviations the mirror does not know yet (default: the only one)")
+    .option("--link", "hard-link files into the archive instead of copying them (same filesystem only; otherwise copied)")
+    .option("--json", "print the report as JSON (every unmatched file with its reason)")
+    .action(async (dir: string, opts: ImportOptions) => {
+      const config = loadConfig();
+      const log = createLogger({ level: config.logLevel });
+      await migrate(config.databaseUrl);
+      const services = await createServices({ config, log });
+      const abort = new AbortController();
+      const onSignal = () => abort.abort();
+      process.once("SIGINT", onSignal);
+      process.once("SIGTERM", onSignal);
+      const progress = opts.json ? undefined : progressLine();
+      try {
+        const report = await importGalleryDl({ services, dir, archiveFile: opts.archive, account: opts.account, link: opts.link === true, log, signal: abort.signal, onProgress: progress });
+        if (progress) process.stderr.write("\r\x1b[K");
+        console.log(opts.json ? JSON.stringify(report, null, 2) : formatImportReport(report));
+      } catch (err) {
+        if (progress) process.stderr.write("\r\x1b[K");
+        if (err instanceof DiskFullError || err instanceof OutsideArchiveError) throw new UserError(`${err.message} (what was imported so far is kept; run the import again to go on)`, 2);
+        if (abort.signal.aborted) throw new UserError("import stopped: what was imported so far is kept; run it again to go on", 130);
+        throw err;
+      } finally {
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+        await services.close();
+      }
+    });
+}
