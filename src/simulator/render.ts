@@ -125,6 +125,8 @@ export function deviationJson(ctx: ApiContext, d: SimDeviation): Json {
     out.videos = d.videos.map((v) => ({ src: signCdnPath(world, cdnPath(d, "video", `${base}-${v.quality}.mp4`)), quality: v.quality, filesize: v.filesize, duration: v.duration }));
   }
   if (d.isMultiMedia) out.is_multi_media = true;
+  // Gone from deviation objects since August 2024 (docs/service-behaviour.md#deviation-category-removed).
+  if (world.mode === "legacy") Object.assign(out, LEGACY_CATEGORY[d.kind]);
   if (d.text) out.excerpt = d.text.excerpt;
   out.is_mature = d.isMature;
   out.is_downloadable = d.isDownloadable;
@@ -147,6 +149,14 @@ export function deviationJson(ctx: ApiContext, d: SimDeviation): Json {
   }
   return withQuirks(out, d.quirks, "deviation");
 }
+
+/** What the service's deviation objects carried before categories went (the 2020 client types name both fields). */
+const LEGACY_CATEGORY: Record<SimDeviation["kind"], { category: string; category_path: string }> = {
+  image: { category: "Paintings", category_path: "digitalart/paintings" },
+  journal: { category: "Personal", category_path: "journals/personal" },
+  literature: { category: "Prose", category_path: "literature/prose" },
+  video: { category: "Animation", category_path: "film/animation" },
+};
 
 const OPTIONAL = {
   deviation: ["printid", "is_favourited", "allows_comments", "stats", "published_time", "download_filesize"],

@@ -1,8 +1,10 @@
 // The simulator: a local node:http server that plays DeviantArt's OAuth2 API for tests, the demo and
 // experiments — faithful error bodies, paging, token rotation and throttling, with fault injection.
 import { randomBytes } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
 import { applyActivity, type ActivityInput } from "./activity.ts";
 import { sendCdnFile, serveCdn, deviationBytes, type CdnHook, type CdnSettings } from "./cdn.ts";
 import { createClock, type ClockMode } from "./clock.ts";
@@ -129,6 +131,12 @@ export type Simulator = {
   setDownloadQuota(opts: { userId?: string; allowance: number }): void;
   /** Changes the CDN's bandwidth cap (null = none) and Range support, effective immediately (mid-transfer too). */
   setCdn(settings: Partial<CdnSettings>): CdnSettings;
+  /**
+   * Serves the same simulator over TLS too, on a port of its own, with a certificate the caller made (one for
+   * www.deviantart.com lets a program that only talks to the real service reach it through a CONNECT proxy).
+   * Links in answers given over TLS (CDN URLs, OAuth redirects) use the origin the request named in its Host.
+   */
+  listenTls(opts: { key: string | Buffer; cert: string | Buffer; host?: string; port?: number }): Promise<{ port: number }>;
   mode: SimMode;
   profile: SimProfile;
   variance: SimVariance;
@@ -372,20 +380,29 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         return send(res, reply);
       }
     }
+    // Over TLS the links follow the name the client used (docs in Simulator.listenTls); dispatch is synchronous,
+    // so the world's base URL is swapped for exactly this request.
+    const origin = (req.socket as TLSSocket).encrypted && req.headers.host ? `https://${req.headers.host}` : undefined;
+    const ownBase = world.baseUrl;
+    if (origin) world.baseUrl = origin;
     let reply: Reply;
-    if (isCdn && fault?.kind !== "reset") {
-      const result = serveCdn(world, { method, path, token: url.searchParams.get("token") ?? undefined, headers: req.headers }, cdnHooks);
-      if (result.kind === "file") {
-        entry.status = result.status;
-        const resetAfter = fault?.kind === "reset_mid_body" ? (fault.atByte ?? Math.floor((result.end - result.start) / 2)) : undefined;
-        return sendCdnFile({ req, res, result, settings: world.cdn, ...(resetAfter !== undefined ? { resetAfter } : {}) });
-      }
-      reply = result.reply;
-    } else if (isApi) reply = apiDispatch(method, path, params, body.files, token, entry);
-    else if (OAUTH_ROUTES[path]) reply = oauthDispatch(method, path, params, body.kind, authHeader, entry);
-    else if (isCdn) reply = { status: 404, text: "Not Found", contentType: "text/plain" };
-    else if (path === "/" && method === "GET") reply = { status: 200, contentType: "text/html; charset=utf-8", text: "<!doctype html><title>dvault simulator</title><p>dvault simulator: API at /api/v1/oauth2, OAuth at /oauth2/*</p>" };
-    else reply = ERR.notFound();
+    try {
+      if (isCdn && fault?.kind !== "reset") {
+        const result = serveCdn(world, { method, path, token: url.searchParams.get("token") ?? undefined, headers: req.headers }, cdnHooks);
+        if (result.kind === "file") {
+          entry.status = result.status;
+          const resetAfter = fault?.kind === "reset_mid_body" ? (fault.atByte ?? Math.floor((result.end - result.start) / 2)) : undefined;
+          return sendCdnFile({ req, res, result, settings: world.cdn, ...(resetAfter !== undefined ? { resetAfter } : {}) });
+        }
+        reply = result.reply;
+      } else if (isApi) reply = apiDispatch(method, path, params, body.files, token, entry);
+      else if (OAUTH_ROUTES[path]) reply = oauthDispatch(method, path, params, body.kind, authHeader, entry);
+      else if (isCdn) reply = { status: 404, text: "Not Found", contentType: "text/plain" };
+      else if (path === "/" && method === "GET") reply = { status: 200, contentType: "text/html; charset=utf-8", text: "<!doctype html><title>dvault simulator</title><p>dvault simulator: API at /api/v1/oauth2, OAuth at /oauth2/*</p>" };
+      else reply = ERR.notFound();
+    } finally {
+      world.baseUrl = ownBase;
+    }
     if (fault?.kind === "reset") {
       // The request was processed (a refresh token is consumed) but the response is lost.
       entry.status = 0;
@@ -463,11 +480,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       if (settings.ranges !== undefined) world.cdn.ranges = settings.ranges;
       return { ...world.cdn };
     },
+    listenTls: () => Promise.reject(new Error("the simulator is not listening yet")),
     close: async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-      });
+      await Promise.all(
+        [server, ...tlsServers].map(
+          (srv) =>
+            new Promise<void>((resolve) => {
+              srv.close(() => resolve());
+              for (const s of sockets) s.destroy();
+            }),
+        ),
+      );
     },
   };
 
@@ -479,19 +502,36 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   const controlTarget = { sim, world, faults };
 
-  const server = createServer((req, res) => {
+  const onRequest: RequestListener = (req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) {
         const message = err instanceof Error ? err.message : String(err);
         send(res, { status: 500, json: errorBody("server_error", "Internal server error", { sim_error: message }) });
       } else res.destroy();
     });
-  });
+  };
+  const server = createServer(onRequest);
   server.keepAliveTimeout = 5000;
-  server.on("connection", (socket) => {
+  const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
-  });
+  };
+  server.on("connection", track);
+  const tlsServers: Array<ReturnType<typeof createTlsServer>> = [];
+  sim.listenTls = async ({ key, cert, host, port }) => {
+    const tls = createTlsServer({ key, cert }, onRequest);
+    tls.keepAliveTimeout = 5000;
+    tls.on("connection", track);
+    tlsServers.push(tls);
+    await new Promise<void>((resolve, reject) => {
+      tls.once("error", reject);
+      tls.listen(port ?? 0, host ?? "127.0.0.1", () => {
+        tls.off("error", reject);
+        resolve();
+      });
+    });
+    return { port: (tls.address() as AddressInfo).port };
+  };
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {

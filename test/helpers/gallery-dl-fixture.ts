@@ -101,7 +101,7 @@ export async function writeGalleryDlFixture(sim: Simulator, base: string): Promi
   const pngJson = await fetchJson(png.deviationid);
   const previewFile = await write(rel(userDir, `deviantart_${png.numericId}_${safeTitle(png.title)}.jpg`), await fetchBytes(String(pngJson.preview?.src)));
 
-  // A multi-image post, named as gallery-dl ≥ 1.26 names them: the first image is the API's original.
+  // A multi-image post, named as gallery-dl ≥ 1.29.3 names them: the first image is the API's original.
   await original(multi, userDir, `deviantart_${multi.numericId}_0_${safeTitle(multi.title)}_01.${multi.image?.ext}`, false);
   const extraBytes = randomBytes(20_000);
   const extraFile = await write(rel(userDir, `deviantart_${multi.numericId}_${multi.numericId + 7_000_000}_${safeTitle(multi.title)}_02.${multi.image?.ext}`), extraBytes);

@@ -15,7 +15,7 @@ export type PathFacts = {
 export type NameFacts = {
   /** The deviation's numeric index (the last number of its URL). */
   index: number | null;
-  /** Newer gallery-dl names every image of a multi-image post: 0 for the first, the file id for the others. */
+  /** gallery-dl ≥ 1.29.3 names every image of a multi-image post: 0 for the first, the file id for the others. */
   indexFile: number | null;
   /** 1-based image number of a multi-image post. */
   num: number | null;
@@ -37,7 +37,7 @@ export function pathFacts(abs: string): PathFacts {
   return { username, section: SECTIONS[(sub[0] as string).toLowerCase()] ?? "folder" };
 }
 
-/** gallery-dl ≥ 1.26 for multi-image posts: deviantart_{index}_{index_file}_{title}_{num:02}.{extension}. */
+/** gallery-dl ≥ 1.29.3 for multi-image posts: deviantart_{index}_{index_file}_{title}_{num:02}.{extension}. */
 const MULTI_IMAGE = /^deviantart_(\d{1,15})_(\d{1,15})_.*_(\d{2,})\.[^.]+$/s;
 /** The default name: deviantart_{index}_{title}.{extension}. */
 const DEFAULT_NAME = /^deviantart_(\d{1,15})_/;
