@@ -125,6 +125,7 @@ const base: Omit<DigestData, "counts"> = {
     incompleteSources: [],
     unreadable: { count: 0, lastSeenAt: null },
     deferredDownloads: { count: 4, oldest: at("2026-11-01T10:00:00Z") },
+    importedOriginals: 0,
     downloadsPaused: { paused: false },
     deliveries: [],
     disk: { path: "/srv/dvault/archive", freeBytes: 412.6 * 2 ** 30, totalBytes: 931.5 * 2 ** 30, low: false },

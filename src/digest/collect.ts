@@ -4,6 +4,7 @@
 // are shown, never used to decide what is new (a late message or a fave on an old work is still news).
 import { statfs } from "node:fs/promises";
 import path from "node:path";
+import { ImportedFileRepository } from "../db/imported-file.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import { DigestRepository } from "./digest.repository.ts";
 import { htmlToText, shorten } from "./text.ts";
@@ -122,7 +123,7 @@ export function isEmptyDigest(counts: DigestCounts): boolean {
 
 async function collectHealth(opts: CollectOptions, repo: DigestRepository): Promise<Health> {
   const { db, now, window } = opts;
-  const [accounts, sources, deferred, deliveries, alerts, disk, paused, unreadable] = await Promise.all([
+  const [accounts, sources, deferred, deliveries, alerts, disk, paused, unreadable, importedOriginals] = await Promise.all([
     query<AccountHealthRowDb>(db, ACCOUNT_HEALTH, [new Date(now.getTime() - REFRESH_TOKEN_WARN_DAYS * DAY_MS)]),
     query<SourceHealthRowDb>(db, SOURCE_HEALTH, []),
     query<{ count: number; oldest: Date | null }>(db, DEFERRED_DOWNLOADS, []),
@@ -131,6 +132,7 @@ async function collectHealth(opts: CollectOptions, repo: DigestRepository): Prom
     diskHealth(opts.archiveDir),
     opts.downloadsPaused ? opts.downloadsPaused().catch((): DownloadsPaused => ({ paused: false })) : Promise.resolve<DownloadsPaused>({ paused: false }),
     query<{ count: number; last_seen_at: Date | null }>(db, UNREADABLE, [window.start, window.end]),
+    new ImportedFileRepository(db).countImportedOriginals(),
   ]);
   const toSource = (r: SourceHealthRowDb): SourceHealth => ({
     account: r.account,
@@ -149,6 +151,7 @@ async function collectHealth(opts: CollectOptions, repo: DigestRepository): Prom
     incompleteSources: sources.filter((r) => r.last_result === "incomplete").map(toSource),
     unreadable: { count: unreadable[0]?.count ?? 0, lastSeenAt: unreadable[0]?.last_seen_at ?? null },
     deferredDownloads: { count: deferred[0]?.count ?? 0, oldest: deferred[0]?.oldest ?? null },
+    importedOriginals,
     downloadsPaused: paused,
     deliveries,
     disk,

@@ -389,6 +389,13 @@ function healthLines(h: Health, tz: string): HealthLine[] {
       detail: "They continue on their own when the next allowance starts.",
     });
   }
+  if (h.importedOriginals > 0) {
+    lines.push({
+      level: "info",
+      head: `${plural(h.importedOriginals, "original")} came from an import.`,
+      detail: "Adopted from a folder on disk (dvault import gallery-dl): no download allowance was spent on them.",
+    });
+  }
   for (const s of h.unavailableSources) {
     lines.push({ level: "info", head: `${clean(s.account)}: ${s.source}${s.key ? ` (${clean(s.key)})` : ""} is partly unavailable upstream.`, detail: clean(s.unavailable ?? "") });
   }

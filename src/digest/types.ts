@@ -103,6 +103,8 @@ export type Health = {
   /** Answers of the service that could not be read and were skipped in the window. */
   unreadable: { count: number; lastSeenAt: Date | null };
   deferredDownloads: { count: number; oldest: Date | null };
+  /** Originals in the archive that `dvault import` adopted (each one a download the allowance never paid for). */
+  importedOriginals: number;
   downloadsPaused: DownloadsPaused;
   deliveries: DeliveryProblem[];
   disk: DiskHealth;

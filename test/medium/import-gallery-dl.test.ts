@@ -7,6 +7,8 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { collectDigest } from "../../src/digest/collect.ts";
+import { renderDigest } from "../../src/digest/render.ts";
 import { importGalleryDl, UNMATCHED, type ImportReport } from "../../src/import/gallery-dl/import-folder.ts";
 import { collectionsSource } from "../../src/sync/sources/collections.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
@@ -91,6 +93,13 @@ describe(importGalleryDl.name, () => {
     expect((await fs.readFile(h.deps.archive.resolveInside(String(rows[1]?.path)))).equals(await fs.readFile(fixture.pair.preview))).toBe(true);
     const extra = await h.pool.query("SELECT 1 FROM imported_files WHERE deviationid = $1 AND role = 'extra_image' AND sha256 = $2", [fixture.extraImage.deviationid, fixture.extraImage.sha256]);
     expect(extra.rowCount).toBe(1);
+  });
+
+  it("tells the digest's health section how many originals came from an import", async () => {
+    const now = h.sim.clock.now();
+    const data = await collectDigest({ db: h.pool, window: { start: new Date(now.getTime() - 86_400_000), end: now }, now, archiveDir: h.archiveDir, recordBaselines: false });
+    expect(data.health.importedOriginals).toBe(fixture.originals.length);
+    expect(renderDigest(data, { timezone: "UTC", idempotencyKey: "t" }).text).toContain(`${fixture.originals.length} originals came from an import.`);
   });
 
   it("stores a fullview in place of a missing original and leaves the original wanted", async () => {

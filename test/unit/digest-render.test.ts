@@ -37,6 +37,7 @@ function digest(overrides: Partial<Omit<DigestData, "counts">> = {}): DigestData
       incompleteSources: [{ account: "me", source: "gallery", key: "", result: "incomplete", error: null, unavailable: null, lastRunAt: null, missing: [EVIL] }],
       unreadable: { count: 2, lastSeenAt: null },
       deferredDownloads: { count: 0, oldest: null },
+      importedOriginals: 0,
       downloadsPaused: { paused: false },
       deliveries: [],
       disk: { path: "/archive", freeBytes: 10 * 2 ** 30, totalBytes: 100 * 2 ** 30, low: false },

@@ -15,7 +15,7 @@ export type ArchiveKey = {
   extension: string;
 };
 
-const USER_KEY = /^deviantart([gfjSs])_(.+)_(\d{1,15})(?:_(\d{1,15}))?\.([A-Za-z0-9]{1,10})$/;
+const USER_KEY = /^deviantart([gfjSs])_(.+?)_(\d{1,15})(?:_(\d{1,15}))?\.([A-Za-z0-9]{1,10})$/;
 const FOLDER_KEY = /^deviantart([CF])_([0-9A-Fa-f-]{36})_(\d{1,15})\.([A-Za-z0-9]{1,10})$/;
 const STASH_KEY = /^deviantart(\d{1,15})\.([A-Za-z0-9]{1,10})$/;
 
