@@ -136,9 +136,14 @@ export function encodeParams(params: Params | undefined): URLSearchParams {
   return out;
 }
 
-/** A timeout or a connection error: the answer, if one started, never arrived whole. */
-function cutShort(error: { name: string; code: string }): boolean {
-  return error.name === "TimeoutError" || error.name === "ReadError" || NETWORK_CODES.has(error.code);
+/**
+ * No answer to classify: a timeout or a connection error (the answer, if one started, never arrived
+ * whole), or a failure while handling an answer that was not an error (a hook of ours, e.g. Redis gone
+ * while releasing the pacer permit). Either is transient; neither is the service refusing anything.
+ */
+function cutShort(error: { name: string; code: string; response?: { statusCode: number } | undefined }): boolean {
+  if (error.name === "TimeoutError" || error.name === "ReadError" || NETWORK_CODES.has(error.code)) return true;
+  return error.response !== undefined && error.response.statusCode < 400;
 }
 
 const NETWORK_CODES = new Set([
@@ -354,7 +359,12 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
             if (apiError.kind !== "throttled") return apiError;
             return throttleDelay(state, apiError);
           }
-          const detail = error.name === "TimeoutError" ? timeoutDetail(error.options) : undefined;
+          const detail =
+            error.name === "TimeoutError"
+              ? timeoutDetail(error.options)
+              : error.response
+                ? `the answer (HTTP ${error.response.statusCode}) could not be handled: ${error.message.slice(0, 200)}`
+                : undefined;
           return networkError({ operation: state.operation, code: error.code, account: state.account, attempts: state.attempts, ...(detail ? { detail } : {}) });
         },
       ],
