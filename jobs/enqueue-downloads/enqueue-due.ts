@@ -3,6 +3,7 @@
 // retry is due (src/downloads/retry.ts: their failed job is replaced by a new one). Every hour, and at worker
 // start, it also re-adds the job of every row still marked queued: a lost queue is rebuilt from the table.
 import type { JobsOptions } from "bullmq";
+import { grantUnusable } from "../../src/api/tokens.ts";
 import type { ClaimedDownload } from "../../src/db/download.repository.ts";
 import { downloadDepsFor } from "../../src/downloads/deps.ts";
 import { downloadJobPriority } from "../../src/downloads/quota.ts";
@@ -54,7 +55,8 @@ export async function enqueueDueDownloads(
     summary.added++;
   };
 
-  const accounts = (await services.accounts.list()).filter((a) => a.kind === "user");
+  // An account that must log in again claims nothing: its rows stay wanted instead of failing job by job.
+  const accounts = (await services.accounts.list()).filter((a) => a.kind === "user" && !grantUnusable(a));
   for (const account of accounts) {
     for (;;) {
       const rows = await repo.claimDueDownloads({ accountId: account.id, now, classes, limit: BATCH });

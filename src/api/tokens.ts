@@ -51,6 +51,13 @@ export class ReauthRequiredError extends UserError {
   }
 }
 
+/** Why the account's stored grant cannot be used until a person logs in again; undefined when it can be. */
+export function grantUnusable(row: Pick<AccountRow, "name" | "state" | "stateReason" | "grantType">): ReauthRequiredError | undefined {
+  if (row.state === "needs_reauth") return new ReauthRequiredError(row.name, row.stateReason ?? "its grant was lost", { implicit: row.grantType === "implicit" });
+  if (row.state === "revoked") return new ReauthRequiredError(row.name, row.stateReason ?? "it was logged out");
+  return undefined;
+}
+
 /**
  * The refresh did not happen now: try later. `grantIntact` says whether that is known (the request never
  * reached the service, or it answered that it did not process it); otherwise the next attempt will tell.
@@ -457,8 +464,8 @@ export class TokenManager {
   }
 
   private assertUsable(row: AccountRow): void {
-    if (row.state === "needs_reauth") throw new ReauthRequiredError(row.name, row.stateReason ?? "its grant was lost", { implicit: row.grantType === "implicit" });
-    if (row.state === "revoked") throw new ReauthRequiredError(row.name, row.stateReason ?? "it was logged out");
+    const unusable = grantUnusable(row);
+    if (unusable) throw unusable;
   }
 
   /** A refresh token older than 80 days is flagged `expiring`: a warning, not an error. */

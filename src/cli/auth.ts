@@ -24,11 +24,12 @@ import { TokenCipher } from "../crypto/token-cipher.ts";
 import { AccountRepository, type AccountRow } from "../db/account.repository.ts";
 import { connectPg } from "../db/connect.ts";
 import { createPrisma, type Db } from "../db/prisma.ts";
+import { assertSchemaCurrent } from "../db/schema-check.ts";
 import { UserError } from "../errors.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { checkRedis, createRedis } from "../queue/redis.ts";
 import { registerSecret, scrubString } from "../redact.ts";
-import { loadSecretKey } from "../secret-key.ts";
+import { loadSecretKey, type SecretKey } from "../secret-key.ts";
 
 type AuthContext = {
   config: Config;
@@ -36,6 +37,8 @@ type AuthContext = {
   repo: AccountRepository;
   oauth: OAuthClient;
   tokens: TokenManager;
+  secret: SecretKey;
+  cipher: TokenCipher;
   /** A transport for calls made as `provider` (whoami, placebo). */
   transportFor(provider: TokenProvider): ReturnType<typeof createHttpTransport>;
   close(): Promise<void>;
@@ -58,7 +61,8 @@ async function openContext(): Promise<AuthContext> {
   const db: Db = createPrisma(config.databaseUrl, 2);
   const redis: Redis = createRedis(config.redisUrl);
   await redis.connect();
-  const cipher = new TokenCipher(loadSecretKey(config));
+  const secret = loadSecretKey(config);
+  const cipher = new TokenCipher(secret);
   const repo = new AccountRepository(db);
   const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log });
   const tokens = new TokenManager({ repo, cipher, oauth, redis, redisPrefix: config.redisPrefix, log });
@@ -69,12 +73,36 @@ async function openContext(): Promise<AuthContext> {
     repo,
     oauth,
     tokens,
+    secret,
+    cipher,
     transportFor: (provider) => createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, retry: { serverRetries: 1, networkRetries: 1, throttleRetries: 1 } }),
     async close() {
       await redis.quit().catch(() => redis.disconnect());
       await db.$disconnect();
     },
   };
+}
+
+/**
+ * Everything a new grant needs to be stored, checked before the request that spends a single-use refresh
+ * token or authorization code: once the service has answered, a failure to store loses the grant. The
+ * config and the key were read by openContext; this adds the schema and whether the key is the one the
+ * stored tokens use.
+ */
+async function assertReadyToSpend(ctx: AuthContext): Promise<void> {
+  await assertSchemaCurrent(ctx.config.databaseUrl);
+  // A key file created just now beside tokens sealed under another key: most likely the config directory
+  // (a container volume) is not the one that holds secret.key, and the new file may not outlive this run.
+  if (ctx.secret.created) {
+    const sealed = (await ctx.repo.list()).flatMap((r) => [r.accessTokenEnc, r.refreshTokenEnc]).filter((e) => e !== null);
+    if (sealed.some((e) => !ctx.cipher.sealedWithThisKey(e))) {
+      throw new UserError(
+        `no key file was found, so a new one was created at ${ctx.secret.path}, but the stored tokens were encrypted with another key: ` +
+          "point DVAULT_CONFIG_DIR at the directory that holds the original secret.key (or set DVAULT_SECRET_KEY) and run this again; " +
+          "if that key is lost for good, run this again to go on with the new one",
+      );
+    }
+  }
 }
 
 async function withContext(run: (ctx: AuthContext) => Promise<void>): Promise<void> {
@@ -223,6 +251,7 @@ export function registerAuthCommand(program: Command): void {
     )
     .action(async (opts: { account?: string; scopes?: string; paste?: boolean; implicit?: boolean; basicAuth?: boolean; formAuth?: boolean; browser: boolean; timeout: string }) => {
       await withContext(async (ctx) => {
+        await assertReadyToSpend(ctx);
         const mode = opts.implicit ? "token" : "code";
         const scopes = normaliseScopes(DEFAULT_SCOPES, opts.scopes);
         const clientAuth = clientAuthOf(opts, ctx.oauth);
@@ -277,6 +306,7 @@ export function registerAuthCommand(program: Command): void {
     .addOption(new Option("--form-auth", "send the client credentials as form parameters instead of HTTP Basic"))
     .action(async (opts: { formAuth?: boolean }) => {
       await withContext(async (ctx) => {
+        await assertReadyToSpend(ctx);
         const row = await ctx.tokens.requestClientToken({ auth: opts.formAuth ? "form" : "basic" });
         const provider = await ctx.tokens.forAccount(row.name);
         await placebo(ctx.transportFor(provider));
@@ -298,6 +328,7 @@ export function registerAuthCommand(program: Command): void {
     )
     .action(async (opts: { refreshToken: string; account?: string; basicAuth?: boolean; formAuth?: boolean }) => {
       await withContext(async (ctx) => {
+        await assertReadyToSpend(ctx);
         const token = await readSecretArg(opts.refreshToken, "refresh token");
         const clientAuth = clientAuthOf(opts, ctx.oauth);
         const requestedAt = Date.now();

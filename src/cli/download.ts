@@ -5,7 +5,7 @@ import { enqueueDueDownloads } from "../../jobs/enqueue-downloads/enqueue-due.ts
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
-import { runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts";
+import { missingGrants, runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts";
 import { UserError } from "../errors.ts";
 import { createLogger } from "../log.ts";
 import { Producer } from "../queue/producer.ts";
@@ -35,6 +35,7 @@ export function formatDownloadSummary(s: DownloadSummary): string {
   if (s.skipped) lines.push(`skipped           ${s.skipped} (already stored)`);
   if (s.links && !("busy" in s.links)) lines.push(`readable links    ${s.links.links} (${s.links.written} written, ${s.links.removed} removed)`);
   for (const f of s.failures.slice(0, 10)) lines.push(`  failed ${f.deviationid} (${f.kind}): ${f.error}`);
+  for (const n of s.needsLogin) lines.push(`waiting for a login: ${n.account}'s downloads were left wanted (dvault auth login --account ${n.account})`);
   if (s.paused) lines.push(`PAUSED: ${s.paused.reason}`);
   return lines.join("\n");
 }
@@ -80,6 +81,7 @@ export function registerDownloadCommand(program: Command): void {
           });
           console.log(formatDownloadSummary(summary));
           if (summary.paused) throw new UserError(summary.paused.reason, 2);
+          if (summary.needsLogin.length) throw missingGrants(summary.needsLogin);
           if (summary.failed) throw new UserError(`${summary.failed} download(s) failed (listed above); they are kept as failed in the downloads table`);
         } finally {
           process.off("SIGINT", onSignal);

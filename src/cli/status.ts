@@ -69,7 +69,11 @@ export function formatStatus(r: StatusReport): string {
     .map(([status, n]) => `${status.replace("_", " ")} ${n}`);
   out.push(`  ${counts.length ? counts.join(" · ") : "nothing wanted yet"}`);
   if (d.deferredByQuota) out.push(`  ${d.deferredByQuota} deferred by the weekly quota; next window ${formatTime(d.nextWindowAt)} (${formatRelative(d.nextWindowAt, now)})`);
-  const failedForGood = (d.byStatus.failed ?? 0) - d.failedRetrying;
+  const failedForGood = (d.byStatus.failed ?? 0) - d.failedRetrying - d.waitingForLogin.failed;
+  if (d.waitingForLogin.rows) {
+    const logins = r.accounts.filter((a) => a.kind === "user" && a.needsReauth && a.fix).map((a) => a.fix);
+    out.push(`  ${d.waitingForLogin.rows} wait for an account to log in again, not tried until then: ${logins.join(", ") || "dvault auth login"}`);
+  }
   if (d.failedRetrying) out.push(`  ${d.failedRetrying} failed on a transient fault, retried on their own; next attempt ${formatTime(d.nextRetryAt)} (${formatRelative(d.nextRetryAt, now)})`);
   if (failedForGood > 0) out.push(`  ${failedForGood} failed for good (the service refused them): not retried`);
   for (const q of d.quota) {

@@ -84,6 +84,12 @@ export class TokenCipher {
     }
   }
 
+  /** Whether an envelope was sealed under this key (read from its key id; nothing is decrypted). */
+  sealedWithThisKey(envelope: Uint8Array): boolean {
+    const buf = Buffer.from(envelope.buffer, envelope.byteOffset, envelope.byteLength);
+    return buf.length >= HEADER_LENGTH && timingSafeEqual(buf.subarray(1, 1 + KEY_ID_LENGTH), this.keyId);
+  }
+
   /** HMAC-SHA256 (hex) of a refresh token: equal tokens, equal fingerprints; the token cannot be recovered. */
   fingerprint(token: string): string {
     return createHmac("sha256", this.fingerprintKey).update(token, "utf8").digest("hex");

@@ -1,11 +1,13 @@
 // When a download that failed is tried again. A transient fault (throttling, 5xx, a connection reset
-// mid-body, a malformed answer, an account waiting for its re-login) leaves the row failed with a
+// mid-body, a malformed answer, a token the service rejected after a refresh) leaves the row failed with a
 // next_attempt_at that grows with each failure in a row — minutes, then hours, capped at a day — so a
 // daemon left alone for months still gets the file once the fault is gone. A permanent refusal (the
 // file or the endpoint does not exist, any other 4xx) stays failed with no next attempt: retrying cannot
 // help, and `dvault status` counts it for an operator. Refusals the service states in words (not
-// downloadable, deleted) never get here: they are recorded as not_downloadable (download-file.ts).
+// downloadable, deleted) never get here: they are recorded as not_downloadable (download-file.ts), and
+// neither does an account that must log in again: its rows stay wanted, untried (isMissingGrant below).
 import { ApiError, isPermanent } from "../api/errors.ts";
+import { ReauthRequiredError } from "../api/tokens.ts";
 import { TransferError } from "./transfer.ts";
 
 const MINUTE = 60_000;
@@ -28,4 +30,13 @@ export function isPermanentFailure(err: unknown): boolean {
   if (err instanceof TransferError) return !err.retryable;
   if (err instanceof ApiError && (err.kind === "invalid_token" || err.kind === "insufficient_scope")) return false;
   return isPermanent(err);
+}
+
+/**
+ * The account has no usable grant (needs_reauth or revoked, or a refresh the service refused just now):
+ * not a failure of the file at all. Retrying before a person logs in only burns attempts, so callers
+ * release the row untouched (still wanted) and stop working for that account.
+ */
+export function isMissingGrant(err: unknown): err is ReauthRequiredError {
+  return err instanceof ReauthRequiredError;
 }

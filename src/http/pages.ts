@@ -120,7 +120,8 @@ ${r.accounts.length === 0 ? html`<p class="muted">No account yet: run <span clas
 <table>${Object.entries(d.byStatus).map(([status, n]) => html`<tr><td>${status.replace("_", " ")}</td><td class="num">${n}</td></tr>`)}</table>
 ${d.deferredByQuota ? html`<p class="small">${d.deferredByQuota} deferred by the weekly quota, next window ${formatTime(d.nextWindowAt)} (${formatRelative(d.nextWindowAt, now)}).</p>` : ""}
 ${d.failedRetrying ? html`<p class="small">${d.failedRetrying} failed on a transient fault, retried on their own; next attempt ${formatTime(d.nextRetryAt)} (${formatRelative(d.nextRetryAt, now)}).</p>` : ""}
-${(d.byStatus.failed ?? 0) > d.failedRetrying ? html`<p class="small">${(d.byStatus.failed ?? 0) - d.failedRetrying} failed for good (the service refused them): not retried.</p>` : ""}
+${d.waitingForLogin.rows ? html`<p class="small">${d.waitingForLogin.rows} wait for an account to log in again: not tried until then.</p>` : ""}
+${(d.byStatus.failed ?? 0) - d.failedRetrying - d.waitingForLogin.failed > 0 ? html`<p class="small">${(d.byStatus.failed ?? 0) - d.failedRetrying - d.waitingForLogin.failed} failed for good (the service refused them): not retried.</p>` : ""}
 ${d.quota.map((q) => html`<div class="small">quota ${q.account}: ${q.used} of ${q.limit} this week${q.exhaustedReason ? html`<div class="muted">spent for this week: ${q.exhaustedReason}</div>` : ""}<div class="bar"><i style="width:${q.limit ? Math.min(100, Math.round((q.used / q.limit) * 100)) : 100}%"></i></div></div>`)}
 </div>
 </div>

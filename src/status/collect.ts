@@ -194,10 +194,25 @@ function emptyDownloads(): DownloadsStatusView {
     nextWindowAt: null,
     failedRetrying: 0,
     nextRetryAt: null,
+    waitingForLogin: { rows: 0, failed: 0 },
     quota: [],
     bytesStored: 0,
   };
 }
+
+/**
+ * A downloads row `d` that only a new login can move: its account has no usable grant, or it belongs to
+ * no account yet and no user account has one (src/downloads/run-once.ts claims nothing for them).
+ */
+const BLOCKED_ROW = `
+  EXISTS (SELECT 1 FROM accounts a WHERE a.id = d.account_id AND a.state IN ('needs_reauth', 'revoked'))
+  OR (d.account_id IS NULL AND EXISTS (SELECT 1 FROM accounts a WHERE a.kind = 'user')
+      AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.kind = 'user' AND a.state NOT IN ('needs_reauth', 'revoked')))`;
+
+const WAITING_FOR_LOGIN = `
+SELECT count(*)::int AS rows, count(*) FILTER (WHERE d.status = 'failed')::int AS failed
+FROM downloads d
+WHERE (d.status IN ('wanted', 'queued') OR (d.status = 'failed' AND d.next_attempt_at IS NOT NULL)) AND (${BLOCKED_ROW})`;
 
 /** Monday 00:00 UTC of the week that contains `now`: the service's quota week. */
 export function serviceWeekStart(now: number): Date {
@@ -239,6 +254,13 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
       )
     : null;
   out.nextWindowAt = out.deferredByQuota ? (nextAttempt ?? nextWeek).toISOString() : null;
+  // Rows of an account that must log in again wait for that, whatever an earlier run recorded on them.
+  const waiting = await optional(
+    "waiting for a login",
+    async () => (await deps.pool.query<{ rows: number; failed: number }>(WAITING_FOR_LOGIN)).rows[0],
+    undefined,
+  );
+  out.waitingForLogin = { rows: waiting?.rows ?? 0, failed: waiting?.failed ?? 0 };
   // Failed rows with a next attempt failed on a transient fault and are retried on their own (src/downloads/retry.ts).
   if (out.byStatus.failed) {
     const retrying = await optional(
@@ -246,7 +268,8 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
       async () =>
         (
           await deps.pool.query<{ n: number; at: Date | null }>(
-            "SELECT count(*)::int AS n, min(next_attempt_at) AS at FROM downloads WHERE status = 'failed' AND next_attempt_at IS NOT NULL",
+            `SELECT count(*)::int AS n, min(d.next_attempt_at) AS at FROM downloads d
+             WHERE d.status = 'failed' AND d.next_attempt_at IS NOT NULL AND NOT (${BLOCKED_ROW})`,
           )
         ).rows[0],
       undefined,

@@ -98,6 +98,11 @@ export const DownloadsStatusSchema = z.object({
   failedRetrying: z.number().int(),
   /** When the earliest of those is tried again; null when no failed row waits for a retry. */
   nextRetryAt: isoTime.nullable(),
+  /**
+   * Rows that wait for an account to log in again (needs_reauth or revoked): not tried until then, and not
+   * counted in failedRetrying. `failed` of them are failed rows an earlier run recorded.
+   */
+  waitingForLogin: z.object({ rows: z.number().int(), failed: z.number().int() }),
   quota: z.array(QuotaStatusSchema),
   bytesStored: z.number().int(),
 });
