@@ -16,6 +16,9 @@ import { createServices, type ServiceOverrides, type Services } from "./services
 import { ALERTS_EVERY_MS, ALERTS_SCHEDULER_ID, startDigestRuntime } from "./digest/runtime.ts";
 import { ALERTS_JOB } from "./digest/run-digest.ts";
 import { watchRedisLoss } from "./queue/redis-loss-guard.ts";
+import { downloadDepsFor } from "./downloads/deps.ts";
+import { reclaimDeadHolders } from "./downloads/reclaim.ts";
+import { holdLease, thisHolder } from "./queue/holder.ts";
 import { reconcileSchedules } from "./sync/schedules.ts";
 import { SOURCES } from "./sync/sources/index.ts";
 import type { SourceName } from "./sync/source.ts";
@@ -42,9 +45,11 @@ export type WorkerIntervals = {
   redisCheckMs: number;
   /** How long a job that met a PostgreSQL or Redis outage waits before it runs again. */
   outageRetryMs: number;
+  /** How often downloads held by a process that died are taken back (src/downloads/reclaim.ts). */
+  reclaimMs: number;
 };
 
-export const DEFAULT_INTERVALS: WorkerIntervals = { maintenanceMs: 5 * 60_000, downloadsEnqueueMs: 2 * 60_000, redisCheckMs: 30_000, outageRetryMs: DEFAULT_OUTAGE_RETRY_MS };
+export const DEFAULT_INTERVALS: WorkerIntervals = { maintenanceMs: 5 * 60_000, downloadsEnqueueMs: 2 * 60_000, redisCheckMs: 30_000, outageRetryMs: DEFAULT_OUTAGE_RETRY_MS, reclaimMs: 3000 };
 
 export type WorkerOptions = {
   config: Config;
@@ -88,6 +93,29 @@ export async function startWorker({ config, log, overrides, everyMs = {}, handle
     return summary;
   };
   const summary = await installSchedules();
+  // Downloads a dead process held come back at start and within seconds after, rows it had claimed outside
+  // the queue queued at once; so do jobs of any queue activated for this worker that never reached it
+  // (docs/RELIABILITY.md#work-held-by-a-dead-process).
+  const lease = await holdLease(redis, prefix);
+  let reclaiming = false;
+  let reclaimFailing = false;
+  const reclaim = async (host?: WorkerHost<WorkerContext>) => {
+    if (reclaiming) return;
+    reclaiming = true;
+    try {
+      const taken = await reclaimDeadHolders({ deps: downloadDepsFor(services), log, downloadsQueue: producer.queue("downloads") });
+      if (taken.rows > 0) await enqueueDueDownloads(services, producer);
+      await host?.requeueLostActivations(redis, (name) => producer.queue(name));
+      reclaimFailing = false;
+    } catch (err) {
+      // Once per outage, not every few seconds while Redis or PostgreSQL is away.
+      if (!reclaimFailing) log.warn({ err }, "taking back the downloads of dead processes failed; trying again every few seconds");
+      reclaimFailing = true;
+    } finally {
+      reclaiming = false;
+    }
+  };
+  await reclaim();
   const lossGuard = watchRedisLoss({
     redis,
     isIntact: async () => (await maintenance.getJobScheduler(RECONCILE_SCHEDULER_ID)) != null,
@@ -106,8 +134,10 @@ export async function startWorker({ config, log, overrides, everyMs = {}, handle
     concurrency: { sync: 2, maintenance: 1, downloads: config.downloadConcurrency, digest: 1 },
     makeContext: (base) => ({ ...base, services, sources, producer, everyMs }),
     outageRetryMs: intervals.outageRetryMs,
+    name: thisHolder(),
   });
   host.start();
+  const reclaimTimer = setInterval(() => void reclaim(host), intervals.reclaimMs);
   // Digests and alerts (issue 7): the alerts job every minute, the digest cron and its one-time catch-up.
   const digests = await startDigestRuntime({ services, log, workerId: id, maintenance, enqueueDigest: (p) => producer.enqueue("digest.send", p) });
 
@@ -128,11 +158,13 @@ export async function startWorker({ config, log, overrides, everyMs = {}, handle
     stopping ??= (async () => {
       log.info({ reason }, "worker stopping");
       clearInterval(timer);
+      clearInterval(reclaimTimer);
       lossGuard.stop();
       await dashboard?.close().catch((err: unknown) => log.warn({ err }, "dashboard close failed"));
       await digests.stop().catch((err: unknown) => log.warn({ err }, "digest schedule stop failed"));
       // Active jobs see the abort, commit their current page and re-queue; then connections close.
       await host.close();
+      await lease.stop().catch((err: unknown) => log.warn({ err }, "holder lease release failed"));
       await producer.close();
       await redis.del(heartbeatKey).catch(() => undefined);
       await services.close();

@@ -1,14 +1,15 @@
 // Runs one download (src/downloads/download-file.ts) and maps its outcome onto the queue: stored or
 // refused → done; over quota → the job waits, delayed, until the next quota window (never failed);
 // another process has the file → delayed briefly; disk full → the queue pauses; shutdown → re-queued,
-// the partial file kept for a Range resume; anything else → recorded on the row and thrown (retried). When
+// the partial file kept for a Range resume; the account must log in again → the row back to wanted, the
+// job skipped, no attempt spent; anything else → recorded on the row and thrown (retried). When
 // the job's attempts are spent the row is left failed with its next try due after a growing delay
 // (src/downloads/retry.ts), which downloads.enqueue queues again; a permanent failure has none.
 import { ThrottleDelayError, isPermanent, isThrottleDelay } from "../../src/api/errors.ts";
 import { downloadDepsFor } from "../../src/downloads/deps.ts";
 import { DownloadsPausedError } from "../../src/downloads/disk-guard.ts";
 import { downloadFile } from "../../src/downloads/download-file.ts";
-import { RETRY_DELAYS_MS, isPermanentFailure } from "../../src/downloads/retry.ts";
+import { RETRY_DELAYS_MS, isMissingGrant, isPermanentFailure } from "../../src/downloads/retry.ts";
 import { InterruptedError, type JobResult } from "../../src/queue/job-definition.ts";
 import { scrubString } from "../../src/redact.ts";
 import type { WorkerContext } from "../context.ts";
@@ -51,6 +52,13 @@ export async function downloadFileHandler(payload: DownloadFilePayload, ctx: Wor
     }
     if (isThrottleDelay(err)) throw err;
     if (ctx.signal.aborted) throw new InterruptedError();
+    if (isMissingGrant(err)) {
+      // No attempt, no failure: the row goes back to wanted and the job completes as skipped (worker-host.ts);
+      // downloads.enqueue claims nothing for the account until it logs in again.
+      const row = await deps.repo.findDownloadTarget(payload.deviationid, payload.kind);
+      if (row) await deps.repo.releaseDownload(row.id, new Date(now()));
+      throw err;
+    }
     const permanent = isPermanentFailure(err);
     const final = permanent || isPermanent(err) || ctx.attempt >= downloadFileDefinition.attempts;
     const message = scrubString(err instanceof Error ? `${err.name}: ${err.message}` : String(err));

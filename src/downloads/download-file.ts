@@ -3,15 +3,18 @@
 // will not give the original — the best free rendition, marked for what it is. Shared by the downloads
 // job and `dvault download --once`; the caller maps the outcome onto its queue.
 import fs from "node:fs/promises";
+import { Readable } from "node:stream";
 import { isApiError, isMissing, type ApiError } from "../api/errors.ts";
-import type { Deviation } from "../api/types.ts";
+import type { Deviation, Download } from "../api/types.ts";
 import type { DownloadKind, DownloadTarget } from "../db/download.repository.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { acquireLock } from "../queue/lock.ts";
+import { breakLockOfDeadHolder, leasedHolder } from "../queue/holder.ts";
+import { acquireLock, type HeldLock } from "../queue/lock.ts";
 import type { AccountApi } from "../services.ts";
-import { DiskFullError, extensionFor } from "../storage/archive.ts";
+import { DiskFullError, extensionFor, OutsideArchiveError } from "../storage/archive.ts";
 import type { DownloadDeps } from "./deps.ts";
+import { PaidDownloads } from "./paid-downloads.ts";
 import { bestFreeRendition, partialityOf } from "./renditions.ts";
 import { transferToArchive } from "./transfer.ts";
 
@@ -62,13 +65,29 @@ export async function downloadFile(deps: DownloadDeps, req: DownloadRequest): Pr
   inThisProcess.add(lockKey);
   try {
     return await underLock(deps, req, lockKey);
+  } catch (err) {
+    // A folder of the archive leads outside it (a planted link): nothing was written there, and the
+    // downloads pause with the reason; the row stays wanted (docs/RELIABILITY.md).
+    if (err instanceof OutsideArchiveError) throw await deps.guard.pauseForLink(err);
+    throw err;
   } finally {
     inThisProcess.delete(lockKey);
   }
 }
 
+/**
+ * The per-file lock names this process; a lock whose holder is proven dead (src/queue/holder.ts) is broken
+ * at once rather than waited out (docs/RELIABILITY.md#work-held-by-a-dead-process).
+ */
+async function acquireFileLock(deps: DownloadDeps, lockKey: string): Promise<HeldLock | undefined> {
+  const { redis, config } = deps.services;
+  const holder = leasedHolder(config.redisPrefix);
+  const take = () => acquireLock(redis, lockKey, deps.tuning.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, holder ? { holder } : {});
+  return (await take()) ?? ((await breakLockOfDeadHolder(redis, config.redisPrefix, lockKey)) ? await take() : undefined);
+}
+
 async function underLock(deps: DownloadDeps, req: DownloadRequest, lockKey: string): Promise<DownloadOutcome> {
-  const lock = await acquireLock(deps.services.redis, lockKey, deps.tuning.lockTtlMs ?? DEFAULT_LOCK_TTL_MS);
+  const lock = await acquireFileLock(deps, lockKey);
   if (!lock) return { status: "busy", reason: "another process is downloading this file" };
   try {
     const target = await deps.repo.findDownloadTarget(req.deviationid, req.kind);
@@ -136,49 +155,64 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
   }
   await deps.guard.check();
   const accountId = t.accountId ?? (await defaultAccountId(deps));
-  await repo.recordDownloadAttempt(t.id, accountId, at());
   const api = await deps.apiFor(accountId);
+  // The grant before the attempt is counted: an account that must log in again throws
+  // ReauthRequiredError here, and the caller leaves the row wanted (src/downloads/retry.ts#isMissingGrant).
+  await api.tokens.getAccessToken();
+  await repo.recordDownloadAttempt(t.id, accountId, at());
 
   if (t.deviation.isDownloadable === false) {
     turn?.pass();
     return storeFree(deps, t, req, api, { status: "not_downloadable", reason: "the artist does not offer the original for download (is_downloadable is false)" });
   }
-  await turn?.wait();
-  let reservation;
-  try {
-    reservation = await quota.tryReserve(accountId);
-  } finally {
+  // A process that died mid-file already paid for this one: its answer is used, not a second download.
+  const paid = new PaidDownloads(services.redis, services.config.redisPrefix);
+  const leftOver = await paid.recall(t.deviationid);
+  if (leftOver) {
     turn?.pass();
+    req.log.info({ deviationid: t.deviationid, paidAt: leftOver.at }, "taking over a download a dead process paid for: no second /deviation/download");
   }
-  if (!reservation) {
-    const st = await quota.state(accountId);
-    const reason = st.exhausted ? `${st.exhaustedReason}` : `the weekly allowance of ${st.allowance} original downloads is spent (${st.used} used this week)`;
-    return storeFree(deps, t, req, api, { status: "degraded", reason, nextWindow: st.nextWindow });
-  }
-  let info;
-  try {
-    info = await api.client.deviationDownload(t.deviationid);
-  } catch (err) {
-    await quota.release(reservation);
-    const refusal = await readRefusal(api, t.deviationid, err);
-    switch (refusal.kind) {
-      case "quota":
-        await quota.markExhausted(accountId, refusal.reason);
-        return storeFree(deps, t, req, api, { status: "degraded", reason: refusal.reason, nextWindow: quota.nextWindow() });
-      case "not_offered":
-        return storeFree(deps, t, req, api, { status: "not_downloadable", reason: refusal.reason });
-      case "gone":
-        return gone(deps, t);
-      case "other":
-        throw err;
+  let info: Download | undefined = leftOver?.info;
+  if (!info) {
+    await turn?.wait();
+    let reservation;
+    try {
+      reservation = await quota.tryReserve(accountId);
+    } finally {
+      turn?.pass();
     }
+    if (!reservation) {
+      const st = await quota.state(accountId);
+      const reason = st.exhausted ? `${st.exhaustedReason}` : `the weekly allowance of ${st.allowance} original downloads is spent (${st.used} used this week)`;
+      return storeFree(deps, t, req, api, { status: "degraded", reason, nextWindow: st.nextWindow });
+    }
+    try {
+      info = await api.client.deviationDownload(t.deviationid);
+    } catch (err) {
+      await quota.release(reservation);
+      const refusal = await readRefusal(api, t.deviationid, err);
+      switch (refusal.kind) {
+        case "quota":
+          await quota.markExhausted(accountId, refusal.reason);
+          return storeFree(deps, t, req, api, { status: "degraded", reason: refusal.reason, nextWindow: quota.nextWindow() });
+        case "not_offered":
+          return storeFree(deps, t, req, api, { status: "not_downloadable", reason: refusal.reason });
+        case "gone":
+          return gone(deps, t);
+        case "other":
+          throw err;
+      }
+    }
+    await paid.remember(t.deviationid, accountId, info, at());
   }
   // An expired signed URL is replaced by a new one; the new call counts against the allowance too.
   const refreshUrl = async (): Promise<string | undefined> => {
     const again = await quota.tryReserve(accountId);
     if (!again) return undefined;
     try {
-      return (await api.client.deviationDownload(t.deviationid)).src;
+      const fresh = await api.client.deviationDownload(t.deviationid);
+      await paid.remember(t.deviationid, accountId, fresh, at());
+      return fresh.src;
     } catch (err) {
       await quota.release(again);
       const refusal = await readRefusal(api, t.deviationid, err);
@@ -188,13 +222,20 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
     }
   };
   const filename = info.filename ?? undefined;
-  const result = await transfer(deps, req, {
-    key: `${t.deviationid}-original`,
-    url: info.src,
-    refreshUrl,
-    ext: (mime, url) => extensionFor({ ...(filename ? { filename } : {}), ...(mime ? { mime } : {}), url }),
-    announcedSize: info.filesize ?? undefined,
-  });
+  const key = `${t.deviationid}-original`;
+  // This attempt's end, stored or not, forgets the paid answer: only a process that died leaves one behind.
+  const result =
+    (await storeCompletePartial(deps, key, info)) ??
+    (await transfer(deps, req, {
+      key,
+      url: info.src,
+      refreshUrl,
+      ext: (mime, url) => extensionFor({ ...(filename ? { filename } : {}), ...(mime ? { mime } : {}), url }),
+      announcedSize: info.filesize ?? undefined,
+    }).catch(async (err: unknown) => {
+      await paid.forget(t.deviationid).catch(() => undefined);
+      throw err;
+    }));
   const partial = partialityOf(t.deviation.raw as Deviation, "original");
   const old = await repo.markDownloadStored({
     id: t.id,
@@ -215,10 +256,31 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
     at: at(),
     note: t.status === "degraded" ? `original replaces the degraded ${t.rendition ?? "rendition"}` : null,
   });
+  await paid.forget(t.deviationid);
   await afterStore(deps, old.oldPath, result.relPath);
   const upgraded = old.oldStatus === "degraded";
   req.log.info({ deviationid: t.deviationid, size: result.size, resumed: result.resumed, upgraded, deduplicated: result.deduplicated }, upgraded ? "original stored: degraded rendition upgraded" : "original stored");
   return { status: "done", rendition: "original", size: result.size, bytes: result.bytesReceived, upgraded, deduplicated: result.deduplicated, partial: partial.partial };
+}
+
+/**
+ * A transfer that had every byte when its process died, before the file was stored: stored now from
+ * the partial file, without the network (its size is the one the API announced, as a transfer checks).
+ */
+async function storeCompletePartial(deps: DownloadDeps, key: string, info: Download) {
+  const size = info.filesize ?? 0;
+  const partial = size > 0 ? await deps.archive.partialState(key) : undefined;
+  if (!partial || partial.size !== size) return undefined;
+  const filename = info.filename ?? undefined;
+  const stored = await deps.archive.storeStream({
+    key,
+    body: Readable.from([]),
+    ext: extensionFor({ ...(filename ? { filename } : {}), url: info.src }),
+    expectedSize: size,
+    resumeFrom: size,
+    ...(partial.etag ? { etag: partial.etag } : {}),
+  });
+  return { ...stored, mime: undefined, etag: partial.etag, bytesReceived: 0, resumed: 0 };
 }
 
 type FreeTarget = { status: "degraded"; reason: string; nextWindow: Date } | { status: "not_downloadable"; reason: string };
@@ -300,6 +362,12 @@ async function transfer(
       log: req.log,
       ...(deps.tuning.retry ? { retry: deps.tuning.retry } : {}),
       ...(deps.tuning.timeouts ? { timeouts: deps.tuning.timeouts } : {}),
+      limits: {
+        maxBytes: deps.services.config.renditionMaxBytes,
+        minBytesPerSecond: deps.services.config.minThroughput,
+        cdnHosts: deps.services.config.cdnHosts,
+        ...deps.tuning.limits,
+      },
       ...(req.onBytes ? { onBytes: req.onBytes } : {}),
     });
   } catch (err) {

@@ -2,16 +2,19 @@
 // (quota-deferred rows stay deferred), with a progress line every few seconds and a summary. Rows a
 // killed run left queued are taken over (a per-file lock in Redis keeps a running worker out).
 import { isPermanent, isThrottleDelay } from "../api/errors.ts";
+import { grantUnusable, type ReauthRequiredError } from "../api/tokens.ts";
 import type { ClaimedDownload } from "../db/download.repository.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { holdLease } from "../queue/holder.ts";
 import { scrubString } from "../redact.ts";
 import type { Services } from "../services.ts";
 import { downloadDepsFor, type DownloadDeps } from "./deps.ts";
 import { DownloadsPausedError, type PauseState } from "./disk-guard.ts";
 import { downloadFile, type DownloadOutcome, type ReservationTurn } from "./download-file.ts";
 import { regenerateReadableLinks, type LinksResult } from "./readable-links.ts";
-import { RETRY_DELAYS_MS, isPermanentFailure } from "./retry.ts";
+import { heldRowItem, reclaimDeadHolders } from "./reclaim.ts";
+import { RETRY_DELAYS_MS, isMissingGrant, isPermanentFailure } from "./retry.ts";
 
 export type DownloadSummary = {
   done: number;
@@ -34,6 +37,8 @@ export type DownloadSummary = {
   links: LinksResult | undefined;
   /** Failed in this run; `nextAttemptAt` null when the failure is permanent (never retried on its own). */
   failures: { deviationid: string; kind: string; error: string; nextAttemptAt: Date | null }[];
+  /** Accounts that must log in again (before or during the run): their rows were left wanted, untried. */
+  needsLogin: { account: string; message: string }[];
   durationMs: number;
 };
 
@@ -66,17 +71,31 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   const retryDelayMs = opts.retryDelayMs ?? 2000;
   const s: DownloadSummary = {
     done: 0, upgraded: 0, degraded: 0, deferred: 0, notDownloadable: 0, failed: 0, skipped: 0, busy: 0, partial: 0,
-    bytes: 0, nextWindow: null, paused: undefined, links: undefined, failures: [], durationMs: 0,
+    bytes: 0, nextWindow: null, paused: undefined, links: undefined, failures: [], needsLogin: [], durationMs: 0,
   };
 
-  const accounts = (await services.accounts.list()).filter((a) => a.kind === "user" && (!opts.account || a.name === opts.account));
-  if (opts.account && accounts.length === 0) throw new UserError(`no account named "${opts.account}": see dvault auth status`);
-  if (accounts.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login (or dvault auth import)");
+  const selected = (await services.accounts.list()).filter((a) => a.kind === "user" && (!opts.account || a.name === opts.account));
+  if (opts.account && selected.length === 0) throw new UserError(`no account named "${opts.account}": see dvault auth status`);
+  if (selected.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login (or dvault auth import)");
+  // An account without a usable grant gets no claims at all: its rows stay wanted until the login.
+  const lost = new Map<number, ReauthRequiredError>();
+  for (const a of selected) {
+    const unusable = grantUnusable(a);
+    if (unusable) lost.set(a.id, unusable);
+  }
+  if (lost.size === selected.length) throw missingGrants([...lost.values()]);
+  const accounts = selected.filter((a) => !lost.has(a.id));
 
   if (!(await deps.guard.tryResume())) {
     const paused = await deps.guard.pausedState();
     if (paused) return { ...s, paused, durationMs: Date.now() - started };
   }
+
+  // What a killed run or worker held comes back first; this run's claims are recorded under its lease,
+  // so that they come back soon if it is killed in turn (docs/RELIABILITY.md#work-held-by-a-dead-process).
+  const lease = await holdLease(services.redis, services.config.redisPrefix);
+  const held: string[] = [];
+  await reclaimDeadHolders({ deps, log }).catch((err: unknown) => log.warn({ err }, "taking back the downloads of dead processes failed"));
 
   // Rows come in priority order, a batch at a time; the first claim of each account also takes over
   // rows a killed run left queued.
@@ -86,7 +105,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   let claiming: Promise<void> | undefined;
   const refill = async () => {
     for (const account of accounts) {
-      if (exhausted.has(account.id)) continue;
+      if (exhausted.has(account.id) || lost.has(account.id)) continue;
       const includeQueued = !firstClaim.has(account.id);
       firstClaim.add(account.id);
       const rows = await deps.repo.claimDueDownloads({
@@ -97,6 +116,8 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
         includeQueued,
       });
       if (rows.length < BATCH && !includeQueued) exhausted.add(account.id);
+      held.push(...rows.map(heldRowItem));
+      await lease.hold(rows.map(heldRowItem));
       pending.push(...rows);
       if (rows.length > 0) return;
     }
@@ -111,7 +132,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     return { wait: () => before, pass };
   };
   const next = async (): Promise<{ row: ClaimedDownload; turn: ReservationTurn } | undefined> => {
-    while (pending.length === 0 && exhausted.size < accounts.length && !stop) {
+    while (pending.length === 0 && accounts.some((a) => !exhausted.has(a.id) && !lost.has(a.id)) && !stop) {
       claiming ??= refill().finally(() => (claiming = undefined));
       await claiming;
     }
@@ -166,6 +187,10 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
 
   const runOne = async (row: ClaimedDownload, reservationTurn?: ReservationTurn): Promise<void> => {
     if (row.kind === "degraded") return;
+    if (row.accountId !== null && lost.has(row.accountId)) {
+      await deps.repo.releaseDownload(row.id, new Date(services.now()));
+      return;
+    }
     for (let attempt = 1; ; attempt++) {
       try {
         const outcome = await downloadFile(deps, {
@@ -188,6 +213,15 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
         }
         if (opts.signal?.aborted) {
           stop = true;
+          return;
+        }
+        if (isMissingGrant(err)) {
+          // A refresh the service refused mid-run: this account's rows wait for the login, not for retries.
+          if (row.accountId !== null && !lost.has(row.accountId)) {
+            lost.set(row.accountId, err);
+            log.error({ account: err.account }, scrubString(err.message));
+          }
+          await deps.repo.releaseDownload(row.id, new Date(services.now()));
           return;
         }
         const permanent = isPermanentFailure(err);
@@ -246,10 +280,22 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     if (stop) for (const row of pending.splice(0)) await deps.repo.releaseDownload(row.id, new Date(services.now()));
   } finally {
     clearInterval(progress);
+    await lease.drop(held).catch(() => undefined);
+    await lease.stop().catch(() => undefined);
   }
   if (storedSomething) s.links = await regenerateReadableLinks(deps);
+  s.needsLogin = [...lost.values()].map((e) => ({ account: e.account, message: e.message }));
   s.durationMs = Date.now() - started;
   return s;
+}
+
+/** One line for the accounts that must log in again, naming the command for each (exit code 4, as auth status). */
+export function missingGrants(errors: readonly Pick<ReauthRequiredError, "account" | "message">[]): UserError {
+  if (errors.length === 1) return new UserError(errors[0]!.message, 4);
+  return new UserError(
+    `accounts ${errors.map((e) => `"${e.account}"`).join(", ")} must be authorized again: run ${errors.map((e) => `dvault auth login --account ${e.account}`).join(", then ")}`,
+    4,
+  );
 }
 
 function earliest(a: Date | null, b: Date): Date {

@@ -15,8 +15,12 @@ export class LockBusyError extends Error {
 
 export type HeldLock = { key: string; release(): Promise<void>; readonly lost: boolean };
 
-export async function acquireLock(redis: Redis, key: string, ttlMs = 30_000): Promise<HeldLock | undefined> {
-  const owner = randomBytes(12).toString("hex");
+/**
+ * `holder` (src/queue/holder.ts) is written into the lock, so that a lock left by a process proven dead
+ * can be broken at once (breakLockOfDeadHolder) instead of waiting out its TTL.
+ */
+export async function acquireLock(redis: Redis, key: string, ttlMs = 30_000, { holder }: { holder?: string } = {}): Promise<HeldLock | undefined> {
+  const owner = `${holder ? `${holder}|` : ""}${randomBytes(12).toString("hex")}`;
   const ok = await redis.set(key, owner, "PX", ttlMs, "NX");
   // ioredis re-sends a command whose reply a reconnect lost: a SET that did go through the first time then
   // answers "exists" for our own lock. The owner token is unique to this call, so a match means we hold it.
@@ -51,6 +55,18 @@ export async function acquireLock(redis: Redis, key: string, ttlMs = 30_000): Pr
       }
     },
   };
+}
+
+/** The holder named in a lock and its exact token; undefined when the lock is free or names no holder. */
+export async function lockHolder(redis: Redis, key: string): Promise<{ holder: string; token: string } | undefined> {
+  const token = await redis.get(key);
+  const bar = token?.lastIndexOf("|") ?? -1;
+  return token && bar > 0 ? { holder: token.slice(0, bar), token } : undefined;
+}
+
+/** Deletes the lock only if it still holds exactly `token`. */
+export async function dropLock(redis: Redis, key: string, token: string): Promise<boolean> {
+  return (await redis.eval(RELEASE, 1, key, token)) === 1;
 }
 
 /** Runs `fn` under the lock; throws LockBusyError when another process holds it. */

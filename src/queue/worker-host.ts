@@ -6,7 +6,7 @@
 //   needs re-auth etc. → completed as "skipped" (never a failure loop)
 //   permanent          → UnrecoverableError (failed once, kept for `dvault jobs failed`)
 //   anything else      → thrown (scrubbed): BullMQ retries with exponential backoff and jitter
-import { DelayedError, UnrecoverableError, Worker, type Job } from "bullmq";
+import { DelayedError, UnrecoverableError, Worker, type Job, type Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { isPermanent, isThrottleDelay } from "../api/errors.ts";
 import type { Logger } from "../log.ts";
@@ -20,6 +20,7 @@ import {
 } from "./job-definition.ts";
 import { outageOf } from "./outage.ts";
 import type { QueueName } from "./queues.ts";
+import { requeueActiveJob } from "./requeue.ts";
 
 export type WorkerHostOptions<Ctx extends JobContext> = {
   entries: ReadonlyMap<string, JobEntry<Ctx>>;
@@ -34,6 +35,8 @@ export type WorkerHostOptions<Ctx extends JobContext> = {
   now?: () => number;
   /** How long a job that met a PostgreSQL or Redis outage waits before it runs again (default 5 s). */
   outageRetryMs?: number;
+  /** Recorded by BullMQ on every job it takes (`processedBy`): this process's holder id (src/queue/holder.ts). */
+  name?: string;
 };
 
 export const DEFAULT_OUTAGE_RETRY_MS = 5000;
@@ -45,6 +48,15 @@ export class WorkerHost<Ctx extends JobContext> {
   /** The duplicates BullMQ made of them for its blocking waits. */
   private readonly blocking: Redis[] = [];
   private readonly abort = new AbortController();
+  /**
+   * Every activation BullMQ handed to this host (`<queue>:<job id>@<processedOn>` → when its handler ended,
+   * 0 while it runs), kept 10 minutes after: an active job naming this process that is not here was
+   * activated by a command whose reply was lost (ioredis sends it again after a reconnect, and the second
+   * run takes another job), so nobody holds it.
+   */
+  private readonly handed = new Map<string, number>();
+  /** Activations naming this host, not handed to it, seen by the last requeueLostActivations(). */
+  private lost = new Set<string>();
 
   constructor(private readonly options: WorkerHostOptions<Ctx>) {}
 
@@ -60,11 +72,12 @@ export class WorkerHost<Ctx extends JobContext> {
         this.blocking.push(copy);
         return copy;
       };
-      const worker = new Worker(queue, (job, token) => this.process(queue, job, token), {
+      const worker = new Worker(queue, (job, token) => this.handle(queue, job, token), {
         connection,
         prefix,
         concurrency: concurrency[queue] ?? 1,
         autorun: true,
+        ...(this.options.name ? { name: this.options.name } : {}),
       });
       worker.on("error", (err) => log.error({ err, queue }, "queue worker error"));
       this.workers.push(worker);
@@ -92,6 +105,50 @@ export class WorkerHost<Ctx extends JobContext> {
     this.workers.length = 0;
     await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
     this.connections.length = 0;
+  }
+
+  /** Whether BullMQ handed this activation of the job (its `processedOn`) to this host. */
+  private wasHanded(queue: QueueName, jobId: string, processedOn: number | undefined): boolean {
+    return this.handed.has(`${queue}:${jobId}@${processedOn}`);
+  }
+
+  /**
+   * Moves back to the queue the active jobs that name this host (its `name`) but were never handed to it,
+   * once two calls apart have seen the same activation so (the first sighting may be one on its way here).
+   * Nobody holds such a job: without this it waits for BullMQ's stalled check, 30–60 s
+   * (docs/RELIABILITY.md#work-held-by-a-dead-process).
+   */
+  async requeueLostActivations(redis: Redis, queueOf: (name: QueueName) => Queue): Promise<number> {
+    const { name, log, queues } = this.options;
+    if (!name) return 0;
+    const now = Date.now();
+    for (const [key, ended] of this.handed) if (ended > 0 && now - ended > 10 * 60_000) this.handed.delete(key);
+    const seen = new Set<string>();
+    let moved = 0;
+    for (const queueName of queues) {
+      const queue = queueOf(queueName);
+      for (const job of await queue.getActive()) {
+        if (job.processedBy !== name || this.wasHanded(queueName, job.id ?? "", job.processedOn)) continue;
+        const key = `${queueName}:${job.id}@${job.processedOn}`;
+        if (!this.lost.has(key)) seen.add(key);
+        else if (await requeueActiveJob(redis, queue, job, name)) {
+          moved++;
+          log.warn({ queue: queueName, jobId: job.id }, "a job activated for this worker never reached it (a reply lost to a Redis restart): moved back to the queue");
+        }
+      }
+    }
+    this.lost = seen;
+    return moved;
+  }
+
+  private async handle(queue: QueueName, job: Job, token: string | undefined): Promise<JobResult> {
+    const activation = `${queue}:${job.id}@${job.processedOn}`;
+    this.handed.set(activation, 0);
+    try {
+      return await this.process(queue, job, token);
+    } finally {
+      this.handed.set(activation, Date.now());
+    }
   }
 
   private async process(queue: QueueName, job: Job, token: string | undefined): Promise<JobResult> {

@@ -10,7 +10,8 @@ const now = Number(process.env.DL_NOW);
 const worker = await startWorker({
   config: testConfig(env),
   log: createLogger({ level: "silent" }),
-  overrides: { now: () => now, pacer: { pollMs: 5 } },
+  // A killed child's API permit frees itself within 1 s, as in the fault harness (production: 60 s).
+  overrides: { now: () => now, pacer: { pollMs: 5, lockTtlMs: 1000 } },
   handleSignals: true,
 });
 process.stdout.write("ready\n");

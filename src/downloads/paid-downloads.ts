@@ -1,0 +1,46 @@
+// The per-file side of the quota ledger (src/downloads/quota.ts counts per account and week): the
+// /deviation/download answer an attempt paid for, in Redis from the call until that attempt ends. An
+// attempt that ends, stored or not, forgets it; so one found at the start of an attempt was left by a
+// process that died mid-file, and the one taking over uses its signed URL (still good for minutes:
+// docs/service-behaviour.md#download-url-ttl) instead of spending a second one of the week's originals
+// (docs/RELIABILITY.md#work-held-by-a-dead-process). The URL opens that one file and nothing else; it
+// is kept well inside its lifetime and never logged.
+import type { Redis } from "ioredis";
+import type { Download } from "../api/types.ts";
+
+/** Well inside the URL's life (about 10 minutes); an expired one is refused by the CDN and fetched again. */
+const KEEP_S = 300;
+
+export type PaidDownload = { accountId: number; at: string; info: Download };
+
+export class PaidDownloads {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private key(deviationid: string): string {
+    return `${this.prefix}:downloads:paid:${deviationid}`;
+  }
+
+  async remember(deviationid: string, accountId: number, info: Download, at: Date): Promise<void> {
+    const paid: PaidDownload = { accountId, at: at.toISOString(), info };
+    await this.redis.set(this.key(deviationid), JSON.stringify(paid), "EX", KEEP_S);
+  }
+
+  /** A paid answer left by an attempt that never ended (its process died); undefined when none. */
+  async recall(deviationid: string): Promise<PaidDownload | undefined> {
+    const raw = await this.redis.get(this.key(deviationid));
+    if (raw === null) return undefined;
+    try {
+      const paid = JSON.parse(raw) as PaidDownload;
+      return typeof paid.info?.src === "string" ? paid : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async forget(deviationid: string): Promise<void> {
+    await this.redis.del(this.key(deviationid));
+  }
+}

@@ -1,0 +1,149 @@
+// Which process holds work, and the proof that one is dead (docs/RELIABILITY.md#work-held-by-a-dead-process).
+// Every process that takes downloads (the worker, `dvault download --once`) is a holder
+// "<host>:<pid>:<nonce>" (the nonce tells a restarted process that got the same pid from its
+// predecessor), registered in Redis with a lease it renews while it runs. A holder is dead when, on
+// this host and in this pid namespace, its pid no longer runs (process.kill(pid, 0) → ESRCH) or is now
+// this very process; elsewhere, when its lease has expired. Nothing else counts: a slow holder, or one
+// whose Redis locks lapsed while Redis was away, keeps its work.
+import { randomBytes } from "node:crypto";
+import { readlinkSync } from "node:fs";
+import os from "node:os";
+import type { Redis } from "ioredis";
+import { dropLock, lockHolder } from "./lock.ts";
+
+/** A holder on another host counts as dead this long after its last renewal (as long as BullMQ's own job lock). */
+const LEASE_TTL_S = 30;
+const LEASE_EVERY_MS = 5_000;
+
+const HOST = os.hostname();
+const PID_NAMESPACE = pidNamespace();
+const THIS_HOLDER = `${HOST}:${process.pid}:${randomBytes(4).toString("hex")}`;
+
+/** This process as a holder of work: BullMQ's `processedBy` of its jobs, the owner named in its file locks. */
+export function thisHolder(): string {
+  return THIS_HOLDER;
+}
+
+/** Users of this process's lease, per prefix: a worker and a `--once` run in one process share it. */
+const users = new Map<string, number>();
+
+/**
+ * This process as a holder under `prefix` while it keeps a lease there, else undefined: only a holder with
+ * a lease may be named on a lock, since a name without one would read as dead.
+ */
+export function leasedHolder(prefix: string): string | undefined {
+  return (users.get(prefix) ?? 0) > 0 ? THIS_HOLDER : undefined;
+}
+
+const registryKey = (prefix: string) => `${prefix}:holders`;
+const leaseKey = (prefix: string, holder: string) => `${prefix}:holder:${holder}`;
+/** Items (e.g. download rows) a holder took that no queue job stands for: `dvault download --once`'s claims. */
+export const heldItemsKey = (prefix: string, holder: string) => `${prefix}:holder:${holder}:items`;
+
+export type HolderLease = {
+  /** Records items this process took (SADD), so that they come back if it dies. */
+  hold(items: readonly string[]): Promise<void>;
+  /** They are finished or handed back. */
+  drop(items: readonly string[]): Promise<void>;
+  /** The last user of the lease in this process removes it, with the registry entry. */
+  stop(): Promise<void>;
+};
+
+/** Registers this process as a holder under `prefix` and renews its lease until stop(). */
+export async function holdLease(redis: Redis, prefix: string): Promise<HolderLease> {
+  const entry = JSON.stringify({ pidns: PID_NAMESPACE, since: new Date().toISOString() });
+  // The registry entry is written again with each renewal: a Redis that came back empty learns it anew.
+  const renew = () => redis.multi().hset(registryKey(prefix), THIS_HOLDER, entry).set(leaseKey(prefix, THIS_HOLDER), "1", "EX", LEASE_TTL_S).exec();
+  await renew();
+  users.set(prefix, (users.get(prefix) ?? 0) + 1);
+  // A failed renewal (Redis away) is retried by the next tick, and at once when the connection is back.
+  const renewSoon = () => void renew().catch(() => undefined);
+  const timer = setInterval(renewSoon, LEASE_EVERY_MS);
+  timer.unref();
+  redis.on("ready", renewSoon);
+  let stopped = false;
+  const items = heldItemsKey(prefix, THIS_HOLDER);
+  return {
+    async hold(list) {
+      if (list.length > 0) await redis.sadd(items, ...list);
+    },
+    async drop(list) {
+      if (list.length > 0) await redis.srem(items, ...list);
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      redis.off("ready", renewSoon);
+      const left = (users.get(prefix) ?? 1) - 1;
+      if (left > 0) return void users.set(prefix, left);
+      users.delete(prefix);
+      await forgetHolder(redis, prefix, THIS_HOLDER);
+    },
+  };
+}
+
+/** Every registered holder (dead ones stay until reclaimed). */
+export async function registeredHolders(redis: Redis, prefix: string): Promise<string[]> {
+  return redis.hkeys(registryKey(prefix));
+}
+
+/** Removes a holder's registry entry, lease and items: after a graceful stop, or once its work is reclaimed. */
+export async function forgetHolder(redis: Redis, prefix: string, holder: string): Promise<void> {
+  await redis.multi().hdel(registryKey(prefix), holder).del(leaseKey(prefix, holder), heldItemsKey(prefix, holder)).exec();
+}
+
+/** The proof (see the top of this file); false whenever it cannot be had. */
+export async function isHolderDead(redis: Redis, prefix: string, holder: string): Promise<boolean> {
+  if (holder === THIS_HOLDER) return false;
+  const parsed = parseHolder(holder);
+  if (!parsed) return false;
+  if (parsed.host === HOST) {
+    const pidns = registeredPidNamespace(await redis.hget(registryKey(prefix), holder));
+    // Same host name but another pid namespace (two containers given one host name): its pids are not ours to probe.
+    if (pidns === PID_NAMESPACE) return parsed.pid === process.pid || !pidRuns(parsed.pid);
+  }
+  return (await redis.exists(leaseKey(prefix, holder))) === 0;
+}
+
+/**
+ * Deletes a lock (taken with acquireLock's `holder`) whose holder is dead, so the next taker need not
+ * wait out its TTL. Returns whether it did; a lock of a live or unnamed holder is left alone.
+ */
+export async function breakLockOfDeadHolder(redis: Redis, prefix: string, key: string): Promise<boolean> {
+  const held = await lockHolder(redis, key);
+  if (!held || !(await isHolderDead(redis, prefix, held.holder))) return false;
+  return dropLock(redis, key, held.token);
+}
+
+function registeredPidNamespace(entry: string | null): unknown {
+  try {
+    return entry === null ? undefined : (JSON.parse(entry) as { pidns?: unknown }).pidns;
+  } catch {
+    return undefined;
+  }
+}
+
+function parseHolder(holder: string): { host: string; pid: number } | undefined {
+  const m = /^(.+):(\d+):[0-9a-f]+$/.exec(holder);
+  return m ? { host: m[1]!, pid: Number(m[2]) } : undefined;
+}
+
+function pidRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it runs, as another user.
+    return (err as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/** "pid:[4026531836]" on Linux; elsewhere one value for the whole host. */
+function pidNamespace(): string {
+  try {
+    return readlinkSync("/proc/self/ns/pid");
+  } catch {
+    return "host";
+  }
+}
