@@ -13,7 +13,7 @@ import { runDownloadsOnce, type DownloadSummary } from "../../src/downloads/run-
 import { createLogger } from "../../src/log.ts";
 import type { ServiceOverrides, Services } from "../../src/services.ts";
 import type { DatasetOptions } from "../../src/simulator/dataset.ts";
-import type { SimulatorOptions } from "../../src/simulator/server.ts";
+import type { Simulator, SimulatorOptions } from "../../src/simulator/server.ts";
 import { runSource } from "../../src/sync/run-source.ts";
 import type { SourceDefinition, SourceName } from "../../src/sync/source.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
@@ -75,14 +75,17 @@ export function faultEnv(a: { databaseUrl: string; redisPrefix: string; simUrl: 
   };
 }
 
-export async function createFaultHarness(opts: { sim?: SimulatorOptions; overrides?: ServiceOverrides; env?: Record<string, string> } = {}): Promise<FaultHarness> {
+export async function createFaultHarness(
+  opts: { sim?: SimulatorOptions; overrides?: ServiceOverrides; env?: Record<string, string>; apiBase?: (sim: Simulator) => string | Promise<string> } = {},
+): Promise<FaultHarness> {
   const key = randomBytes(32);
   const h = await createSyncHarness({
     sim: { dataset: SMALL_DATASET, downloadQuota: 1000, ...opts.sim },
     overrides: { ...FAST_OVERRIDES, ...opts.overrides, secretKey: { key, source: "env", created: false } },
+    ...(opts.apiBase ? { apiBase: opts.apiBase } : {}),
   });
   const archiveDir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-faults-"));
-  const env = faultEnv({ databaseUrl: h.db.url, redisPrefix: h.redis.prefix, simUrl: h.sim.url, archiveDir, key, extra: opts.env });
+  const env = faultEnv({ databaseUrl: h.db.url, redisPrefix: h.redis.prefix, simUrl: h.services.config.apiBase, archiveDir, key, extra: opts.env });
   const services: Services = { ...h.services, config: testConfig(env) };
   const deps = setDownloadTuning(services, { retry: { baseDelayMs: 5 }, lockTtlMs: FAULT_LOCK_TTL_MS });
   return {

@@ -37,6 +37,8 @@ export type SyncHarnessOptions = {
   sources?: readonly SourceDefinition[];
   log?: Logger;
   overrides?: ServiceOverrides;
+  /** The API base dvault is given, once the simulator runs (default its own URL; a proxy in front of it). */
+  apiBase?: (sim: Simulator) => string | Promise<string>;
 };
 
 export async function createSyncHarness(options: SyncHarnessOptions = {}): Promise<SyncHarness> {
@@ -47,7 +49,7 @@ export async function createSyncHarness(options: SyncHarnessOptions = {}): Promi
   const config = testConfig({
     DATABASE_URL: db.url,
     DVAULT_REDIS_PREFIX: redis.prefix,
-    DVAULT_API_BASE: sim.url,
+    DVAULT_API_BASE: options.apiBase ? await options.apiBase(sim) : sim.url,
     DVAULT_CLIENT_ID: SIM_CLIENT_ID,
     DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
   });
