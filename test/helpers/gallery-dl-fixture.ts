@@ -124,12 +124,7 @@ export async function writeGalleryDlFixture(sim: Simulator, base: string): Promi
   const part = await write(rel(userDir, `${defaultName(a3)}.part`), randomBytes(1000));
 
   const archiveFile = path.join(base, "archive.sqlite3");
-  const SQL = await initSqlJs();
-  const db = new SQL.Database();
-  db.run("CREATE TABLE archive (entry TEXT PRIMARY KEY) WITHOUT ROWID");
-  for (const entry of archive) db.run("INSERT OR IGNORE INTO archive (entry) VALUES (?)", [entry]);
-  await fs.writeFile(archiveFile, db.export());
-  db.close();
+  await writeGalleryDlArchive(archiveFile, archive);
   written.push(archiveFile);
 
   return {
@@ -147,6 +142,18 @@ export async function writeGalleryDlFixture(sim: Simulator, base: string): Promi
     written,
     users: { owner: owner.username, other: otherName },
   };
+}
+
+/** gallery-dl's download archive (docs/service-behaviour.md#gallery-dl-archive) holding `entries`, as 1.25 creates it. */
+export async function writeGalleryDlArchive(file: string, entries: readonly string[]): Promise<void> {
+  const SQL = await initSqlJs();
+  const db = new SQL.Database();
+  db.run("CREATE TABLE archive (entry TEXT PRIMARY KEY) WITHOUT ROWID");
+  db.run("BEGIN");
+  for (const entry of entries) db.run("INSERT OR IGNORE INTO archive (entry) VALUES (?)", [entry]);
+  db.run("COMMIT");
+  await fs.writeFile(file, db.export());
+  db.close();
 }
 
 /** What each file of `paths` is now: bytes, mode and time, to show the import changed none of them. */

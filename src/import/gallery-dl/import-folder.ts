@@ -69,6 +69,8 @@ export type ImportReport = {
   apiCalls: number;
   listings: ListingOutcome[];
   durationMs: number;
+  /** Where the time went: walking and reading sidecars, finding the deviations, storing the files. */
+  phasesMs: { scan: number; resolve: number; adopt: number };
 };
 
 /** Unmatched reasons, as the report groups them. */
@@ -84,6 +86,7 @@ export const UNMATCHED = {
   orphanSidecar: "a metadata file whose file is not there",
   textPage: "a journal or literature page: dvault keeps the text itself",
   changed: "it changed while it was read: run the import again",
+  unreadable: "it cannot be read (see the error): fix its permissions and run the import again",
   busy: "being downloaded by dvault right now: run the import again afterwards",
 } as const;
 
@@ -123,13 +126,20 @@ export async function importGalleryDl(opts: ImportOptions): Promise<ImportReport
     apiCalls: 0,
     listings: [],
     durationMs: 0,
+    phasesMs: { scan: 0, resolve: 0, adopt: 0 },
   };
   const unmatched = (s: { entry: FolderEntry }, reason: string, detail?: string) => {
     report.unmatched.push({ file: s.entry.rel, reason, ...(detail ? { detail } : {}) });
     report.unmatchedByReason[reason] = (report.unmatchedByReason[reason] ?? 0) + 1;
   };
 
+  let mark = Date.now();
+  const lap = (phase: keyof ImportReport["phasesMs"]) => {
+    report.phasesMs[phase] = Date.now() - mark;
+    mark = Date.now();
+  };
   const scanned = await scan({ root, archiveAbs, report, unmatched, onProgress: opts.onProgress });
+  lap("scan");
   const repo = new ImportedFileRepository(services.pool);
   opts.onProgress?.({ phase: "resolving", done: 0, total: scanned.length, bytes: 0 });
   const resolved = await resolve({ opts, repo, scanned, keys: keys ?? [], account, report });
@@ -145,7 +155,9 @@ export async function importGalleryDl(opts: ImportOptions): Promise<ImportReport
     else planned.push({ ...s, ...match, role: c.role, rendition: c.rendition, evidence: `${match.how}; ${c.evidence}` });
   }
 
+  lap("resolve");
   await adoptAll({ opts, repo, planned, report, unmatched });
+  lap("adopt");
   report.durationMs = Date.now() - started;
   return report;
 }
@@ -333,7 +345,15 @@ async function adoptAll(args: {
   let filled = 0;
   const adoptOne = async (p: Planned): Promise<void> => {
     const id = p.deviation.deviationid;
-    const hashed = await hashUnchanged(p.entry.abs);
+    let hashed;
+    try {
+      hashed = await hashUnchanged(p.entry.abs);
+    } catch (err) {
+      // Gone since the walk, or not readable by this user: listed, and the rest goes on.
+      const code = (err as { code?: string }).code;
+      if (code === undefined) throw err;
+      return args.unmatched(p, code === "ENOENT" ? UNMATCHED.changed : UNMATCHED.unreadable, code);
+    }
     if (!hashed) return args.unmatched(p, UNMATCHED.changed);
     if (known.has(`${id}:${hashed.sha256}`)) {
       report.duplicates++;
