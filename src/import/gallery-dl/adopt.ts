@@ -1,0 +1,157 @@
+// Storing what was planned: each file hashed (and refused if it changes meanwhile), copied or hard-linked under
+// its content address, and recorded in one statement with the downloads row it fills, if any. A row a
+// downloader may be working on is filled only under that file's download lock.
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { DownloadRepository, type DownloadStatus } from "../../db/download.repository.ts";
+import type { DownloadState, ImportedFileRepository, RowFill } from "../../db/imported-file.repository.ts";
+import { downloadLockKey, linksDirtyKey } from "../../downloads/download-file.ts";
+import { acquireLock } from "../../queue/lock.ts";
+import { Archive, ContentMismatchError, extensionFor } from "../../storage/archive.ts";
+import { UNMATCHED, type ImportOptions, type ImportReport, type Planned } from "./types.ts";
+import type { FolderEntry } from "./walk.ts";
+
+const DEFAULT_CONCURRENCY = 4;
+const LOCK_TTL_MS = 60_000;
+
+const ROLE_ORDER = { original: 0, rendition: 1, extra_image: 2 } as const;
+
+export async function adoptAll(args: {
+  opts: ImportOptions;
+  repo: ImportedFileRepository;
+  planned: Planned[];
+  report: ImportReport;
+  unmatched: (s: { entry: FolderEntry }, reason: string, detail?: string) => void;
+}): Promise<void> {
+  const { opts, repo, planned, report } = args;
+  const { services } = opts;
+  const archive = opts.archive ?? new Archive({ root: services.config.archiveDir, minFreeBytes: services.config.minFreeBytes });
+  const targets = await repo.findImportTargets([...new Set(planned.map((p) => p.deviation.deviationid))]);
+  const rows = new Map<string, DownloadState>(targets.rows.filter((r) => r.kind === "original").map((r) => [r.deviationid, r]));
+  const known = new Set([...targets.imported.map((i) => `${i.deviationid}:${i.sha256}`), ...targets.rows.filter((r) => r.sha256).map((r) => `${r.deviationid}:${r.sha256}`)]);
+  // Per deviation, originals first: a rendition then never takes the row an original of the same run fills.
+  const groups = new Map<string, Planned[]>();
+  for (const p of planned) groups.set(p.deviation.deviationid, [...(groups.get(p.deviation.deviationid) ?? []), p]);
+  for (const g of groups.values()) g.sort((a, b) => ROLE_ORDER[a.role] - ROLE_ORDER[b.role] || a.entry.rel.localeCompare(b.entry.rel));
+  const downloads = new DownloadRepository(services.pool);
+  let done = 0;
+  let bytes = 0;
+  let filled = 0;
+  const adoptOne = async (p: Planned): Promise<void> => {
+    const id = p.deviation.deviationid;
+    let hashed;
+    try {
+      hashed = await hashUnchanged(p.entry.abs);
+    } catch (err) {
+      // Gone since the walk, or not readable by this user: listed, and the rest goes on.
+      const code = (err as { code?: string }).code;
+      if (code === undefined) throw err;
+      return args.unmatched(p, code === "ENOENT" ? UNMATCHED.changed : UNMATCHED.unreadable, code);
+    }
+    if (!hashed) return args.unmatched(p, UNMATCHED.changed);
+    if (known.has(`${id}:${hashed.sha256}`)) {
+      report.duplicates++;
+      return;
+    }
+    known.add(`${id}:${hashed.sha256}`);
+    const row = rows.get(id);
+    const fill = rowFill(p, row, new Date(services.now()));
+    // A row the downloader might be working on is filled only under its download lock.
+    const lock = fill && row ? await acquireLock(services.redis, downloadLockKey(services.config.redisPrefix, id, "original"), LOCK_TTL_MS) : undefined;
+    if (fill && row && !lock) return args.unmatched(p, UNMATCHED.busy);
+    try {
+      let stored;
+      try {
+        stored = await archive.adoptFile({
+          from: p.entry.abs,
+          ext: extensionFor({ filename: path.basename(p.entry.abs) }),
+          expected: hashed,
+          link: opts.link,
+        });
+      } catch (err) {
+        if (err instanceof ContentMismatchError) return args.unmatched(p, UNMATCHED.changed);
+        throw err;
+      }
+      const at = new Date(services.now());
+      const result = await repo.adoptImportedFile(
+        { deviationid: id, role: p.role, rendition: p.rendition, path: stored.relPath, sha256: stored.sha256, size: stored.size, sourcePath: p.entry.abs, linked: stored.linked, evidence: p.evidence, at },
+        fill,
+      );
+      if (!result.recorded) {
+        report.duplicates++;
+        return;
+      }
+      if (!stored.deduplicated) {
+        if (stored.linked) report.bytesLinked += stored.size;
+        else report.bytesCopied += stored.size;
+      }
+      if (p.role === "original") report.originals++;
+      else if (p.role === "rendition") report.renditions++;
+      else report.extraImages++;
+      if (result.filled) {
+        filled++;
+        const hadOriginal = result.old?.status === "done" && result.old.rendition === "original";
+        if (p.role === "original" && !hadOriginal && p.deviation.isDownloadable !== false) report.quotaSaved++;
+        rows.set(id, { deviationid: id, kind: "original", status: fill?.status ?? "done", rendition: p.rendition ?? "original", path: stored.relPath, sha256: stored.sha256 });
+        await removeIfUnreferenced(downloads, archive, result.old?.path ?? null, stored.relPath);
+      }
+    } finally {
+      await lock?.release();
+    }
+  };
+  const queue = [...groups.values()];
+  const worker = async () => {
+    for (let g = queue.shift(); g; g = queue.shift()) {
+      for (const p of g) {
+        opts.signal?.throwIfAborted();
+        await adoptOne(p);
+        done++;
+        bytes += p.entry.size;
+        opts.onProgress?.({ phase: "importing", done, total: planned.length, bytes });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY) }, worker));
+  // The readable tree (by-user/…) is rebuilt by the next download run or the worker.
+  if (filled > 0) await services.redis.set(linksDirtyKey(services.config.redisPrefix), "1");
+}
+
+/** How a file fills its deviation's downloads row, or null when it is kept beside the row. */
+function rowFill(p: Planned, row: DownloadState | undefined, now: Date): RowFill | null {
+  const note = `imported from ${p.entry.abs}`;
+  const base = { sourceFilename: path.basename(p.entry.abs), note };
+  const partial = p.deviation.isMultiMedia ? "multi-image post: the API gives the first image only" : null;
+  if (p.role === "original") {
+    if (row?.status === "done" && row.rendition === "original") return null;
+    return { ...base, status: "done", degradedReason: null, nextAttemptAt: null, isPartial: partial !== null, partialReason: partial };
+  }
+  if (p.role !== "rendition" || row?.path) return null;
+  const offered = p.deviation.isDownloadable !== false;
+  const status: DownloadStatus & RowFill["status"] = offered ? "degraded" : "not_downloadable";
+  const reason = offered
+    ? `imported from a gallery-dl folder: a rendition (${p.rendition ?? "unknown"}), not the original; the original is wanted when the weekly allowance allows`
+    : "the artist does not offer the original for download (is_downloadable is false)";
+  return { ...base, status, degradedReason: reason, nextAttemptAt: offered ? now : null, isPartial: partial !== null, partialReason: partial };
+}
+
+/** sha256, size and identity of a file, or undefined when it changed while it was read (size or time moved). */
+async function hashUnchanged(abs: string): Promise<{ sha256: string; size: number; ino: number; mtimeMs: number } | undefined> {
+  const before = await fs.stat(abs);
+  const hash = createHash("sha256");
+  let size = 0;
+  for await (const chunk of createReadStream(abs, { highWaterMark: 1024 * 1024 })) {
+    size += (chunk as Buffer).length;
+    hash.update(chunk as Buffer);
+  }
+  const after = await fs.stat(abs);
+  if (after.size !== before.size || after.mtimeMs !== before.mtimeMs || size !== before.size) return undefined;
+  return { sha256: hash.digest("hex"), size, ino: after.ino, mtimeMs: after.mtimeMs };
+}
+
+/** A file the row no longer points at, that nothing else references, is removed (as a download's upgrade does). */
+async function removeIfUnreferenced(downloads: DownloadRepository, archive: Archive, oldPath: string | null, newPath: string): Promise<void> {
+  if (!oldPath || oldPath === newPath) return;
+  if ((await downloads.countPathReferences(oldPath)) === 0) await fs.rm(archive.resolveInside(oldPath), { force: true });
+}
