@@ -63,6 +63,14 @@ async function writeFolder(sim: Simulator, dir: string): Promise<Folder> {
 
 type Run = { name: string; report: ImportReport; ms: number; apiCalls: number; downloads: number };
 
+/**
+ * Writes dirty pages out and empties the page cache, so every run reads the folder from the disk (needs root:
+ * false when not allowed, and the runs then start with whatever the cache holds).
+ */
+function dropCaches(): boolean {
+  return spawnSync("bash", ["-c", "sync && echo 3 > /proc/sys/vm/drop_caches"], { stdio: "ignore" }).status === 0;
+}
+
 /** Seconds a shell command takes (the baselines: what copying, linking or hashing the folder costs by hand). */
 function timeShell(script: string, env: Record<string, string>): number {
   const started = performance.now();
@@ -75,16 +83,20 @@ function timeShell(script: string, env: Record<string, string>): number {
 function baselines(dir: string): { copy: number; link: number; hash: number } {
   const out = `${dir}.baseline`;
   const env = { SRC: dir, OUT: out };
+  dropCaches();
   const copy = timeShell('cp -r "$SRC" "$OUT" && sync', env);
   timeShell('rm -rf "$OUT"', env);
+  dropCaches();
   const link = timeShell('cp -rl "$SRC" "$OUT" && sync', env);
   timeShell('rm -rf "$OUT"', env);
+  dropCaches();
   const hash = timeShell('find "$SRC" -type f -print0 | xargs -0 -P 2 -n 500 sha256sum > /dev/null', env);
   log(`baselines: cp -r + sync ${copy.toFixed(1)} s, cp -rl + sync ${link.toFixed(1)} s, sha256sum ${hash.toFixed(1)} s`);
   return { copy, link, hash };
 }
 
 async function runImport(env: BenchEnv, folder: Folder, name: string, link: boolean): Promise<Run> {
+  cold = dropCaches();
   const seq = lastSeq(env.sim);
   const started = performance.now();
   const report = await importGalleryDl({ services: env.services, dir: folder.dir, archiveFile: path.join(folder.dir, "archive.sqlite3"), link, log: createLogger({ level: "silent" }) });
@@ -96,6 +108,8 @@ async function runImport(env: BenchEnv, folder: Folder, name: string, link: bool
   return run;
 }
 
+/** Whether the runs started with an empty page cache. */
+let cold = false;
 const fixtureDir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-bench-gallery-dl-"));
 const envs: BenchEnv[] = [];
 try {
@@ -105,7 +119,6 @@ try {
   const t0 = performance.now();
   const folder = await writeFolder(copyEnv.sim, fixtureDir);
   log(`wrote ${folder.files} files, ${(folder.bytes / MB).toFixed(0)} MB in ${((performance.now() - t0) / 1000).toFixed(1)} s; listing minimum ${folder.listingMinimum} calls`);
-  const base = baselines(fixtureDir);
   const copy = await runImport(copyEnv, folder, "copy, empty mirror", false);
   const again = await runImport(copyEnv, folder, "re-run (nothing new)", false);
   await copyEnv.close();
@@ -114,6 +127,7 @@ try {
   const linkEnv = await createBenchEnv({ sim });
   envs.push(linkEnv);
   const linked = await runImport(linkEnv, folder, "--link, empty mirror", true);
+  const base = baselines(fixtureDir);
   const runs: Array<[Run, string, number]> = [
     [copy, "cp -r, sync", base.copy],
     [linked, "cp -rl, sync", base.link],
@@ -158,7 +172,7 @@ metadata sidecar on every fourth file, the owner's works under \`deviantart/<own
 first sync: every id is found in the owner's gallery and favourites listings (24 a page), each walked once and
 stopped when nothing more is wanted; a re-run finds everything in the mirror and the archive. Timed from the
 walk of the folder to the report (hash, copy or hard link with fsync and atomic rename, one statement per
-file), in one process with the folder in the page cache; the simulator runs in the same process. The paging
+file), in one process; the simulator runs in the same process. ${cold ? "Every run and baseline starts with an empty page cache (`sync`, then `echo 3 > /proc/sys/vm/drop_caches`): the folder is read from the disk." : "The page cache could not be emptied (not root): runs start with whatever it holds."} The paging
 minimum is ceil(size / 24) for each listing needed (the owner's whole gallery and favourites, from the
 simulator's ground truth). No run calls \`/deviation/download\`. The baselines do the same file work by hand
 on the same folder: \`cp -r\` then \`sync\` for a copy, \`cp -rl\` then \`sync\` for links, \`sha256sum\` of every

@@ -175,15 +175,31 @@ describe(`${importGalleryDl.name} --link, after the first sync`, () => {
     expect(await fileStates(fixture.written)).toEqual(before);
   });
 
-  it("says in one line what to do with a folder that is not there, as the command", async () => {
-    const child = spawn(process.execPath, [path.resolve("bin/dvault.js"), "import", "gallery-dl", path.join(fixture.base, "no-such-folder")], {
+  const dvault = async (args: string[]): Promise<{ code: unknown; stdout: string; stderr: string }> => {
+    const child = spawn(process.execPath, [path.resolve("bin/dvault.js"), "import", "gallery-dl", ...args], {
       env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, ...h.env },
       stdio: ["ignore", "pipe", "pipe"],
     });
+    let stdout = "";
     let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
     const code = await new Promise((resolve) => child.on("close", resolve));
-    expect(code).toBe(1);
-    expect(stderr.trim().split("\n")).toEqual([expect.stringMatching(/^dvault: .*no-such-folder is not a folder: give gallery-dl's download folder/)]);
+    return { code, stdout, stderr };
+  };
+
+  it("as the command: the report as JSON, and one line saying what to do with bad input", async () => {
+    const run = await dvault([fixture.base, "--archive", fixture.archiveFile, "--json"]);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as ImportReport;
+    expect(report).toMatchObject({ originals: 0, duplicates: fixture.originals.length + 3, account: h.account.name });
+    expect(report.unmatched.map((u) => u.reason)).toContain(UNMATCHED.unknown);
+    const missing = await dvault([path.join(fixture.base, "no-such-folder")]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^dvault: .*no-such-folder is not a folder: give gallery-dl's download folder/)]);
+    const notSqlite = await dvault([fixture.base, "--archive", path.join(fixture.base, "readme.txt")]);
+    expect(notSqlite.code).toBe(1);
+    expect(notSqlite.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^dvault: --archive .*readme\.txt is not a SQLite database; give the path of gallery-dl's archive file/)]);
   });
 });
