@@ -2,6 +2,7 @@
 // user already has costs no quota), with progress in a terminal and a report (or --json) at the end.
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
+import { neutralizeControls } from "../digest/text.ts";
 import { migrate } from "../db/migrate.ts";
 import { UserError } from "../errors.ts";
 import { importGalleryDl, type ImportProgress, type ImportReport } from "../import/gallery-dl/import-folder.ts";
@@ -12,13 +13,18 @@ import { formatBytes } from "./download.ts";
 
 type ImportOptions = { archive?: string; account?: string; link?: boolean; json?: boolean };
 
+/** A file name as the terminal shows it: control characters and direction overrides escaped, never obeyed. */
+function shown(name: string): string {
+  return neutralizeControls(name.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`));
+}
+
 /** Unmatched files listed by name in the text report; --json lists them all. */
 const LISTED_UNMATCHED = 30;
 
 export function formatImportReport(r: ImportReport): string {
   const unmatched = r.unmatched.length;
   const lines = [
-    `folder            ${r.dir}`,
+    `folder            ${shown(r.dir)}`,
     `files seen        ${r.filesSeen} (and ${r.sidecars} metadata sidecar${r.sidecars === 1 ? "" : "s"}${r.archiveEntries === null ? "" : `, ${r.archiveEntries} archive entries`})`,
     `originals         ${r.originals}`,
     `renditions        ${r.renditions}${r.renditions ? " (kept; the original is still wanted where it is missing)" : ""}`,
@@ -32,7 +38,7 @@ export function formatImportReport(r: ImportReport): string {
     `bytes             ${formatBytes(r.bytesCopied)} copied, ${formatBytes(r.bytesLinked)} hard-linked in ${(r.durationMs / 1000).toFixed(1)} s`,
     `api calls         ${r.apiCalls}${r.listings.length ? ` (${r.listings.map((l) => `${l.username}'s ${l.listing}: ${l.pages} page${l.pages === 1 ? "" : "s"}`).join(", ")})` : ""}${r.account === null ? " (no account logged in: only the mirror was asked)" : ""}`,
   ];
-  for (const u of r.unmatched.slice(0, LISTED_UNMATCHED)) lines.push(`  unmatched ${u.file}: ${u.reason}${u.detail ? ` (${u.detail})` : ""}`);
+  for (const u of r.unmatched.slice(0, LISTED_UNMATCHED)) lines.push(`  unmatched ${shown(u.file)}: ${u.reason}${u.detail ? ` (${shown(u.detail)})` : ""}`);
   if (unmatched > LISTED_UNMATCHED) lines.push(`  … and ${unmatched - LISTED_UNMATCHED} more (--json lists every one)`);
   return lines.join("\n");
 }

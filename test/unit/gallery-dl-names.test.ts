@@ -1,6 +1,7 @@
 // What a gallery-dl file says about itself (docs/service-behaviour.md#gallery-dl-layout), gallery-dl's archive
 // keys (#gallery-dl-archive), and original-or-rendition without ever asking /deviation/download.
 import { describe, expect, it } from "vitest";
+import { formatImportReport } from "../../src/cli/import.ts";
 import type { ImportCandidate } from "../../src/db/imported-file.repository.ts";
 import { parseArchiveKey } from "../../src/import/gallery-dl/archive-keys.ts";
 import { classifyFile } from "../../src/import/gallery-dl/classify.ts";
@@ -93,5 +94,32 @@ describe(classifyFile.name, () => {
     expect(at(1000, { name: nameFacts("deviantart_1_0_t_01.png") })).toMatchObject({ role: "original" });
     expect(at(1000, { sidecar: { num: 3 } })).toMatchObject({ role: "extra_image" });
     expect(at(40, { ext: "htm", deviation: { ...d, type: "journal" } })).toMatchObject({ role: "skip" });
+  });
+});
+
+describe(formatImportReport.name, () => {
+  it("shows file names with their control characters and direction overrides escaped, never obeyed", () => {
+    const text = formatImportReport({
+      dir: "/x",
+      account: null,
+      filesSeen: 1,
+      sidecars: 0,
+      archiveEntries: null,
+      originals: 0,
+      renditions: 0,
+      extraImages: 0,
+      duplicates: 0,
+      unmatched: [{ file: "a\u001b[31mred\u202Egnp.exe", reason: "an empty file" }],
+      unmatchedByReason: { "an empty file": 1 },
+      quotaSaved: 0,
+      bytesCopied: 0,
+      bytesLinked: 0,
+      apiCalls: 0,
+      listings: [],
+      durationMs: 5,
+      phasesMs: { scan: 0, resolve: 0, adopt: 0 },
+    });
+    expect(text).toContain("unmatched a\\x1b[31mred[U+202E]gnp.exe: an empty file");
+    expect(text).not.toMatch(/[\u001b\u202E]/);
   });
 });

@@ -220,7 +220,12 @@ async function resolve(args: { opts: ImportOptions; repo: ImportedFileRepository
       if (hit) return { deviation: hit, how: s.deviationid && byId.has(s.deviationid) ? "the sidecar's deviationid" : s.sidecar?.index !== undefined ? "the sidecar's index" : `the index in its name (${s.name.via})` };
       const byTitle = matchByTitle(s, titleCandidates(s), byIndex);
       if (byTitle) return { deviation: byTitle, how: "an archive entry of its folder's user whose title its name carries" };
-      if (s.deviationid === null && s.index === null) return { reason: UNMATCHED.noId };
+      if (s.deviationid === null && s.index === null) {
+        // Named by title only: the archive's entries of its folder's user are the candidates.
+        if (titleCandidates(s).length === 0) return { reason: UNMATCHED.noId };
+        if (!account && titleCandidates(s).some((i) => !byIndex.has(i))) return { reason: UNMATCHED.noAccount };
+        return { reason: UNMATCHED.noId, detail: `none of the ${titleCandidates(s).length} archive entries of ${s.where.username} with its extension has its title` };
+      }
       const listing = s.where.section === "favourites" ? "favourites" : "gallery";
       const problem = s.where.username ? problems.get(`${listing}:${s.where.username.toLowerCase()}`) : undefined;
       if (problem) return { reason: UNMATCHED.listingRefused, detail: problem };
