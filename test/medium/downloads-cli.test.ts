@@ -1,30 +1,16 @@
 // The commands as a user runs them (bin/dvault.js in a child process, real Postgres, Redis and the
 // simulator): `dvault account set --download-quota`, `dvault download --once` with its summary, and
 // `dvault verify [--fix]` finding a missing, a corrupt and an orphaned file and re-queueing what it can.
-import { spawn } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
-
-const BIN = path.resolve("bin/dvault.js");
+import { runDvault } from "../helpers/dvault-cli.ts";
 
 let h: DownloadHarness;
 
-type Run = { code: number | null; stdout: string; stderr: string };
-
-function dvault(args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, ...h.env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
-}
+const dvault = (args: string[]) => runDvault(h, args);
 
 beforeAll(async () => {
   // The commands use the wall clock: the simulator's week is this week.

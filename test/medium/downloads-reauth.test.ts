@@ -1,8 +1,6 @@
 // An account that must log in again is no download failure: `dvault download --once` stops at once with
 // the login command and leaves every row wanted, untried; a refresh the service refuses mid-run does the
 // same; the worker releases such jobs without spending attempts; `dvault status` says what waits for what.
-import { spawn } from "node:child_process";
-import path from "node:path";
 import got from "got";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
@@ -12,27 +10,13 @@ import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { startWorker } from "../../src/worker.ts";
 import { testConfig } from "../helpers/config.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { runDvault } from "../helpers/dvault-cli.ts";
 import { storeOwnerGrant } from "../helpers/owner-grant.ts";
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET } from "../helpers/sync-harness.ts";
 
-const BIN = path.resolve("bin/dvault.js");
-
 let h: DownloadHarness;
 
-type Run = { code: number | null; stdout: string; stderr: string; ms: number };
-
-function dvault(args: string[]): Promise<Run> {
-  const started = Date.now();
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, ...h.env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr, ms: Date.now() - started })));
-}
+const dvault = (args: string[]) => runDvault(h, args);
 
 type RowState = { deviationid: string; kind: string; status: string; attempts: number; failures: number; last_error: string | null; queued_at: Date | null };
 

@@ -2,7 +2,6 @@
 // on real Postgres, Redis and the simulator over sockets: before the first sync (ids found through the owner's
 // listings), then the sync and `download --once` spending nothing on the adopted originals, a re-run that adds
 // nothing, and `--link` after a sync (no API call at all).
-import { spawn } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -13,6 +12,7 @@ import { importGalleryDl, UNMATCHED, type ImportReport } from "../../src/import/
 import { collectionsSource } from "../../src/sync/sources/collections.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { runDvault } from "../helpers/dvault-cli.ts";
 import { fileStates, writeGalleryDlFixture, type GalleryDlFixture } from "../helpers/gallery-dl-fixture.ts";
 
 const DATASET = { deviations: 40, galleryFolders: 3, collectionFolders: 2, favourites: 12, trackedUsers: 2, trackedUserDeviations: 8, notes: 2, messages: 2, feedItems: 2, watchers: 2, friends: 2, statuses: 1 };
@@ -175,18 +175,7 @@ describe(`${importGalleryDl.name} --link, after the first sync`, () => {
     expect(await fileStates(fixture.written)).toEqual(before);
   });
 
-  const dvault = async (args: string[]): Promise<{ code: unknown; stdout: string; stderr: string }> => {
-    const child = spawn(process.execPath, [path.resolve("bin/dvault.js"), "import", "gallery-dl", ...args], {
-      env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, ...h.env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    const code = await new Promise((resolve) => child.on("close", resolve));
-    return { code, stdout, stderr };
-  };
+  const dvault = (args: string[]) => runDvault(h, ["import", "gallery-dl", ...args]);
 
   it("as the command: the report as JSON, and one line saying what to do with bad input", async () => {
     const run = await dvault([fixture.base, "--archive", fixture.archiveFile, "--json"]);

@@ -1,0 +1,21 @@
+// `bin/dvault.js` as a user runs it: a child process with a harness's environment (its database, Redis prefix,
+// simulator and archive), nothing of this process's own.
+import { spawn } from "node:child_process";
+import path from "node:path";
+
+const BIN = path.resolve("bin/dvault.js");
+
+export type CliRun = { code: number | null; stdout: string; stderr: string; ms: number };
+
+export function runDvault(h: { redis: { url: string }; env: Record<string, string> }, args: readonly string[]): Promise<CliRun> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, ...h.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr, ms: Date.now() - started })));
+}
