@@ -26,7 +26,7 @@ const MB = 1_000_000;
 const DATASET = { deviations: FILES, favourites: FILES, notes: 5, messages: 5, feedItems: 5, watchers: 5, friends: 5, trackedUsers: 1, trackedUserDeviations: 5, statuses: 1 };
 
 function log(line: string): void {
-  process.stderr.write(line + "\n");
+  process.stderr.write(`${line}\n`);
 }
 
 type Folder = { dir: string; files: number; bytes: number; listingMinimum: number };
@@ -39,8 +39,11 @@ async function writeFolder(sim: Simulator, dir: string): Promise<Folder> {
     !d.isDeleted && d.kind === "image" && d.isDownloadable && d.image !== null && !d.tier && !d.premiumFolder;
   const own = [...truth.deviations.values()].filter((d) => d.authorId === truth.ownerId && usable(d));
   const favedIds = [...new Set(truth.collectionFolders.filter((f) => f.ownerId === truth.ownerId).flatMap((f) => f.deviationIds))];
-  const faved = favedIds.map((id) => truth.deviations.get(id)).filter((d) => d !== undefined && d.authorId !== truth.ownerId && usable(d));
-  const picks = [...own.map((d) => ({ d, fav: false })), ...faved.map((d) => ({ d: d!, fav: true }))].slice(0, FILES);
+  const faved = favedIds.flatMap((id) => {
+    const d = truth.deviations.get(id);
+    return d && d.authorId !== truth.ownerId && usable(d) ? [d] : [];
+  });
+  const picks = [...own.map((d) => ({ d, fav: false })), ...faved.map((d) => ({ d, fav: true }))].slice(0, FILES);
   if (picks.length < FILES) throw new Error(`the dataset has ${picks.length} downloadable originals, fewer than ${FILES}`);
   const entries: string[] = [];
   let bytes = 0;

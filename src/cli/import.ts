@@ -15,7 +15,11 @@ type ImportOptions = { archive?: string; account?: string; link?: boolean; json?
 
 /** A file name as the terminal shows it: control characters and direction overrides escaped, never obeyed. */
 function shown(name: string): string {
-  return neutralizeControls(name.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`));
+  const escaped = [...name].map((c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x20 || (code >= 0x7f && code <= 0x9f) ? `\\x${code.toString(16).padStart(2, "0")}` : c;
+  });
+  return neutralizeControls(escaped.join(""));
 }
 
 /** Unmatched files listed by name in the text report; --json lists them all. */

@@ -9,7 +9,7 @@ import { DownloadRepository, type DownloadStatus } from "../../db/download.repos
 import type { DownloadState, ImportedFileRepository, RowFill } from "../../db/imported-file.repository.ts";
 import { downloadLockKey, linksDirtyKey } from "../../downloads/download-file.ts";
 import { acquireLock } from "../../queue/lock.ts";
-import { Archive, ContentMismatchError, extensionFor } from "../../storage/archive.ts";
+import { Archive, ContentMismatchError, extensionFor, type AdoptedFile } from "../../storage/archive.ts";
 import { UNMATCHED, type ImportOptions, type ImportReport, type Planned } from "./types.ts";
 import type { FolderEntry } from "./walk.ts";
 
@@ -41,7 +41,7 @@ export async function adoptAll(args: {
   let filled = 0;
   const adoptOne = async (p: Planned): Promise<void> => {
     const id = p.deviation.deviationid;
-    let hashed;
+    let hashed: Awaited<ReturnType<typeof hashUnchanged>>;
     try {
       hashed = await hashUnchanged(p.entry.abs);
     } catch (err) {
@@ -62,7 +62,7 @@ export async function adoptAll(args: {
     const lock = fill && row ? await acquireLock(services.redis, downloadLockKey(services.config.redisPrefix, id, "original"), LOCK_TTL_MS) : undefined;
     if (fill && row && !lock) return args.unmatched(p, UNMATCHED.busy);
     try {
-      let stored;
+      let stored: AdoptedFile;
       try {
         stored = await archive.adoptFile({
           from: p.entry.abs,
