@@ -4,7 +4,7 @@
 import { ActivityError, applyActivity, type ActivityInput } from "./activity.ts";
 import type { FaultRule, FaultStore } from "./faults.ts";
 import { json, type Reply } from "./http.ts";
-import type { Simulator } from "./server.ts";
+import type { Simulator } from "./options.ts";
 import { touch, type SimWorld } from "./world.ts";
 
 export type ControlTarget = { sim: Simulator; world: SimWorld; faults: FaultStore };

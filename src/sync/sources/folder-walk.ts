@@ -2,14 +2,14 @@
 // sizes, each changed folder's pages (bottom-anchored positions, early stop), metadata and texts of new
 // items, wanted downloads, gaps, and on a sweep the "all" view as a second witness (a deviation need not
 // sit in any folder: docs/service-behaviour.md#folders-optional) and the removal of what vanished.
-import { isApiError, isEndpointGone, isPermanent } from "../../api/errors.ts";
+import { isEndpointGone } from "../../api/errors.ts";
 import { DEFAULT_OFFSET_CEILING, nextOffset } from "../../api/paginate.ts";
 import type { Page } from "../../api/transport.ts";
 import type { Deviation } from "../../api/types.ts";
-import type { FolderMemberInput } from "../../db/folder.repository.ts";
-import { distinctUsers } from "../../db/mirror-rows.ts";
 import type { SyncRepos } from "../repos.ts";
 import type { SourceContext } from "../source.ts";
+import { FolderPageWriter } from "./folder-page-writer.ts";
+import { closeFolder, estimatedPages, folderRefused, LONG_WALK_PAGES, planFolders, type FolderEnd } from "./folder-plan.ts";
 import {
   flattenFolders,
   folderStateJson,
@@ -21,50 +21,14 @@ import {
   type PlanEntry,
   type Run,
 } from "./folder-spec.ts";
-import { flushPending, markWanted } from "./pending-work.ts";
-import { checkUser, resolveVanished, UserUnavailableError } from "./user-state.ts";
+import type { FolderSyncIO, FolderSyncOptions, FolderSyncResult } from "./folder-walk-types.ts";
+import { flushPending } from "./pending-work.ts";
+import { resolveVanished } from "./user-state.ts";
 
-/** A walk longer than this many pages gets a fresh token first. */
-const LONG_WALK_PAGES = 3;
+export type { FolderSyncIO, FolderSyncOptions, FolderSyncResult } from "./folder-walk-types.ts";
+
 /** ensureFreshToken again after this long in one run. */
 const TOKEN_CHECK_EVERY_MS = 10 * 60_000;
-/** The plan entry of the "all" view (no folder has this id). */
-const ALL_ENTRY = "@all";
-
-export type FolderSyncIO = {
-  state: FolderState;
-  /** Writes the source's whole cursor with this state in it (inside the caller's transaction). */
-  save(repos: SyncRepos, state: FolderState, withKnown: boolean): Promise<void>;
-};
-
-export type FolderSyncOptions = {
-  full: boolean;
-  /** Check the newest pages of the "all" view before deciding which folders to open. */
-  newestCheck: boolean;
-  /** Open every folder (with early stop) even where the size did not change. */
-  forceAll?: boolean;
-  /**
-   * Skip the folder list when the newest check found nothing new (a tracked user whose profile counts
-   * did not change): the quiet run costs the newest page only.
-   */
-  foldersOnlyIfNew?: boolean;
-};
-
-export type FolderSyncResult = {
-  /** Every folder was walked to its end (a sweep; the first run is one). */
-  sweep: boolean;
-  /** The sweep went on from an interrupted one: what it saw before the interruption is not in `seen`. */
-  resumed: boolean;
-  truncated: boolean;
-  /** Distinct live deviations listed in this run by any witness (complete only on a sweep that was not resumed). */
-  seen: number;
-  /** On a sweep: the live deviations the "all" view listed, and whether it was walked to its end (null when it is gone). */
-  all: { listed: number; complete: boolean } | null;
-  /** Folders whose listing stopped at the offset ceiling: members past it are unreachable, in words. */
-  folderIssues: string[];
-  /** Optional parts whose endpoint the service removed (the walk went on without them). */
-  gone: string[];
-};
 
 /** Syncs one owner's folders of one kind; the state in `io` is updated in place and saved page by page. */
 export async function syncFolders(ctx: SourceContext, spec: FolderSpec, io: FolderSyncIO, options: FolderSyncOptions): Promise<FolderSyncResult> {
@@ -80,10 +44,9 @@ export async function syncFolders(ctx: SourceContext, spec: FolderSpec, io: Fold
 class FolderWalker {
   private readonly st: FolderState;
   private readonly known: Set<string> | undefined;
-  private readonly seen = new Set<string>();
-  private readonly queuedMetadata = new Set<string>();
-  /** Every id this run has met on any page (folder listings and the "all" view). */
-  private readonly met = new Set<string>();
+  /** Writes each page, and keeps what this run has seen. */
+  private readonly pages: FolderPageWriter;
+  private readonly seen: Set<string>;
   private lastTokenCheck: number | undefined;
 
   private savedWithoutKnown = false;
@@ -106,6 +69,8 @@ class FolderWalker {
     this.st = io.state;
     this.initialJson = JSON.stringify(folderStateJson(io.state, true));
     this.known = io.state.known !== undefined ? new Set(splitIds(io.state.known)) : undefined;
+    this.pages = new FolderPageWriter(ctx, spec, io.state);
+    this.seen = this.pages.seen;
   }
 
   async run(options: FolderSyncOptions): Promise<FolderSyncResult> {
@@ -136,7 +101,7 @@ class FolderWalker {
       run = {
         full,
         startedAt: ctx.startedAt.toISOString(),
-        plan: this.plan(folders, { full, forceAll }),
+        plan: planFolders(folders, st.sizes, { full, forceAll }),
         index: 0,
         offset: 0,
         ordinal: 0,
@@ -156,7 +121,7 @@ class FolderWalker {
     // hold it, so open those too. With every size known, a new deviation in no changed folder is in none.
     if (run.lookFor.some((id) => !this.seen.has(id)) && folders.some((f) => typeof f.size !== "number")) {
       const planned = new Set(run.plan.map((e) => e.folderid));
-      const rest = this.plan(folders, { full: false, forceAll: true }).filter((e) => !planned.has(e.folderid));
+      const rest = planFolders(folders, st.sizes, { full: false, forceAll: true }).filter((e) => !planned.has(e.folderid));
       run.plan.push(...rest);
       await this.walkPlan(run);
     }
@@ -208,7 +173,7 @@ class FolderWalker {
     try {
       for await (const page of this.spec.allPages(this.ctx.client, 0)) {
         const written = await this.ctx.transaction(async (repos) => {
-          const result = await this.writePage(repos, page.items, { witness: true });
+          const result = await this.pages.write(repos, page.items, { witness: true });
           if (result.touched) await this.io.save(repos, this.st, false);
           return result;
         });
@@ -237,20 +202,6 @@ class FolderWalker {
     return [...byId.values()];
   }
 
-  private plan(folders: readonly AnyFolder[], { full, forceAll }: { full: boolean; forceAll: boolean }): PlanEntry[] {
-    const plan: PlanEntry[] = [];
-    for (const f of folders) {
-      const size = typeof f.size === "number" ? f.size : null;
-      const entry = { folderid: f.folderid, name: f.name ?? null, size };
-      const last = this.st.sizes[f.folderid];
-      if (full || last === undefined) plan.push({ ...entry, early: false });
-      else if (forceAll || size === null || last !== size) plan.push({ ...entry, early: true });
-    }
-    // A sweep also walks the "all" view: what sits in no folder is listed only there.
-    if (full) plan.push({ folderid: ALL_ENTRY, name: "All", size: null, early: false, all: true });
-    return plan;
-  }
-
   private async walkFolder(run: Run, entry: PlanEntry): Promise<void> {
     const { ctx, spec } = this;
     if (run.offset === 0 && run.ordinal === 0) run.folderStartedAt = ctx.now().toISOString();
@@ -269,7 +220,7 @@ class FolderWalker {
         if (done) break;
       }
     } catch (err) {
-      if (!(await this.folderRefused(err))) throw err;
+      if (!(await folderRefused(ctx, spec.owner, err))) throw err;
       // Deleted between the folder list and its walk: the sweep's folder check will mark it.
       ctx.log.info({ folderid: entry.folderid }, "folder vanished during the walk");
       await ctx.transaction((repos) => this.endFolder(repos, run, entry, { complete: false, truncated: false, vanished: true }));
@@ -280,21 +231,6 @@ class FolderWalker {
       const truncated = run.offset >= DEFAULT_OFFSET_CEILING;
       await ctx.transaction((repos) => this.endFolder(repos, run, entry, { complete: !truncated, truncated, vanished: false }));
     }
-  }
-
-  /**
-   * A folder page was refused for good. The codes a folder page answers with are the owner's
-   * (docs/service-behaviour.md#user-error-codes), so the owner is asked: if they are unavailable the
-   * whole walk stops with that; otherwise the folder itself is gone.
-   */
-  private async folderRefused(err: unknown): Promise<boolean> {
-    if (!isApiError(err) || !isPermanent(err) || err.kind === "gone" || err.kind === "malformed") return false;
-    if (!["client", "not_found", "user_unavailable"].includes(err.kind)) return false;
-    const username = this.spec.owner.username;
-    if (!username) return true;
-    const check = await checkUser(this.ctx.client, username);
-    if (!check.available) throw new UserUnavailableError(username, check.state, this.spec.owner.userid);
-    return true;
   }
 
   /** One page of a folder, committed with the cursor. True when the folder's walk is over. */
@@ -309,7 +245,7 @@ class FolderWalker {
       position: entry.size !== null ? entry.size - 1 - (run.ordinal + k) : run.ordinal + k,
     }));
     return ctx.transaction(async (repos) => {
-      const written = await this.writePage(repos, items, { witness: true, folder: { folderid: entry.folderid, members } });
+      const written = await this.pages.write(repos, items, { witness: true, folder: { folderid: entry.folderid, members } });
       const unchanged = !written.changed;
       run.ordinal += page.received ?? items.length;
       if (decision.next !== undefined && !(entry.early && unchanged)) {
@@ -324,52 +260,9 @@ class FolderWalker {
     });
   }
 
-  /** Closes a folder's walk inside the transaction of its last page: size, gap, removals, next folder. */
-  private async endFolder(
-    repos: SyncRepos,
-    run: Run,
-    entry: PlanEntry,
-    how: { complete: boolean; truncated: boolean; vanished: boolean },
-  ): Promise<void> {
-    const { ctx, spec } = this;
-    const mirrored = run.ordinal;
-    const name = `${spec.kind} folder "${entry.name ?? entry.folderid}"`;
-    if (!how.vanished && entry.size !== null) this.st.sizes[entry.folderid] = entry.size;
-    if (how.truncated) {
-      run.truncated = true;
-      const expected = entry.size;
-      const unreachable = expected === null ? "some" : String(Math.max(0, expected - mirrored));
-      (run.folderIssues ??= []).push(`${unreachable} of ${expected ?? "?"} deviations in ${name} are past the offset ceiling`);
-      await repos.syncState.recordGap(
-        ctx.ref,
-        entry.folderid,
-        {
-          expected,
-          mirrored,
-          reason: `offset ceiling: the service stops paging at offset ${run.ceiling ?? DEFAULT_OFFSET_CEILING}; ${unreachable} of ${expected ?? "?"} deviations in ${name} are unreachable`,
-        },
-        ctx.now(),
-      );
-    } else if (how.complete && entry.size !== null && mirrored !== entry.size) {
-      // Recorded, but not missing work: a folder's size also counts what its listing may not show
-      // (deleted works, works of unavailable artists, mature ones for a public token).
-      await repos.syncState.recordGap(
-        ctx.ref,
-        entry.folderid,
-        {
-          expected: entry.size,
-          mirrored,
-          reason: `count mismatch: ${name} says ${entry.size} deviations, its listing returned ${mirrored} (hidden, locked or deleted items)`,
-        },
-        ctx.now(),
-      );
-    } else if (how.complete && ctx.state?.gaps[entry.folderid]) {
-      await repos.syncState.clearGap(ctx.ref, entry.folderid, ctx.now());
-    }
-    // A folder walked to its end: members not seen since its walk began have left it.
-    if (how.complete && run.folderStartedAt) {
-      await repos.folders.markMissingMembersRemoved(spec.kind, entry.folderid, new Date(run.folderStartedAt), ctx.now());
-    }
+  /** Closes a folder's walk inside the transaction of its last page (see closeFolder), then the next folder. */
+  private async endFolder(repos: SyncRepos, run: Run, entry: PlanEntry, how: FolderEnd): Promise<void> {
+    await closeFolder(this.ctx, repos, { kind: this.spec.kind, st: this.st, run, entry, how });
     this.nextEntry(run);
     await this.io.save(repos, this.st, false);
   }
@@ -386,7 +279,7 @@ class FolderWalker {
       for await (const page of pages) {
         const decision = nextOffset({ ...page, offset: page.offset ?? run.offset }, DEFAULT_OFFSET_CEILING);
         await ctx.transaction(async (repos) => {
-          await this.writePage(repos, page.items, { witness: true });
+          await this.pages.write(repos, page.items, { witness: true });
           all.listed += page.items.filter((d) => d.is_deleted !== true).length;
           if (decision.next !== undefined) run.offset = decision.next;
           await this.io.save(repos, this.st, false);
@@ -454,55 +347,6 @@ class FolderWalker {
     await this.ctx.transaction((repos) => this.io.save(repos, st, true));
   }
 
-  // ---- pages of deviations ---------------------------------------------------------------------------
-
-  /**
-   * Upserts authors, deviations, the folder's members (when `folder` is given) and wanted downloads of
-   * a page, and queues metadata and texts of what is new or changed (metadata of everything on a sweep).
-   * `witness`: the page is a complete listing of its part (a folder, the "all" view), so what it shows is
-   * seen. `changed`: anything on the page was new, edited, moved or removed.
-   */
-  private async writePage(
-    repos: SyncRepos,
-    items: readonly Deviation[],
-    { witness, folder }: { witness: boolean; folder?: { folderid: string; members: FolderMemberInput[] } },
-  ) {
-    const { ctx, st } = this;
-    const now = ctx.now();
-    await repos.users.upsertUsers(distinctUsers(items.map((d) => d.author)), now);
-    const devs = await repos.deviations.upsertDeviations(items, now);
-    const m = folder
-      ? await repos.folders.upsertFolderMembership(this.spec.kind, folder.folderid, folder.members, now)
-      : { inserted: 0, changed: 0, unchanged: 0 };
-    ctx.counters.new += devs.inserted;
-    ctx.counters.changed += devs.changed;
-    ctx.counters.removed += devs.removed;
-    const live = items.filter((d) => d.is_deleted !== true);
-    // New rows come first in newest-first listings: of the items this run had not met yet, the first
-    // `inserted` are the new ones (what the newest check asks the folder walk to find).
-    const unmet = items.filter((d) => !this.met.has(d.deviationid));
-    const fresh = (devs.inserted >= unmet.length ? unmet : unmet.slice(0, devs.inserted)).filter((d) => d.is_deleted !== true);
-    for (const d of items) this.met.add(d.deviationid);
-    if (witness) for (const d of live) this.seen.add(d.deviationid);
-    const newTexts = await markWanted(repos, live, this.spec.download, now);
-    const changed = devs.inserted > 0 || devs.changed > 0 || devs.removed > 0 || m.inserted > 0 || m.changed > 0;
-    const sweep = st.run?.full === true;
-    let touched = false;
-    // Metadata of the whole page: it rides in the same batch of 50.
-    const queue = sweep || changed ? live : [];
-    for (const d of queue) {
-      if (this.queuedMetadata.has(d.deviationid)) continue;
-      this.queuedMetadata.add(d.deviationid);
-      st.pendingMetadata.push(d.deviationid);
-      touched = true;
-    }
-    for (const d of newTexts) {
-      st.pendingTexts.push({ id: d.deviationid, excerpt: d.excerpt ?? d.text_content?.excerpt ?? null });
-      touched = true;
-    }
-    return { changed, touched, fresh: fresh.map((d) => d.deviationid) };
-  }
-
   private flushPending(all: boolean): Promise<void> {
     return flushPending(this.ctx, this.st, (repos) => this.io.save(repos, this.st, false), all);
   }
@@ -514,11 +358,4 @@ class FolderWalker {
     await this.ctx.ensureFreshToken();
     this.lastTokenCheck = now;
   }
-}
-
-/** Pages a planned walk will likely take: an early-stopping one usually ends after one or two. */
-function estimatedPages(entry: PlanEntry): number {
-  if (entry.size === 0) return 0;
-  const full = Math.ceil((entry.size ?? PAGE_SIZE) / PAGE_SIZE);
-  return entry.early ? Math.min(2, full) : full;
 }

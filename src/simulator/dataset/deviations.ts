@@ -1,0 +1,143 @@
+// Deviations of the simulated service: the record (kind, file, text, stats, tier, rendering quirks) and how
+// one is drawn, by the generator and by writes and activity alike.
+import type { Rng } from "../rng.ts";
+import type { Dataset } from "./model.ts";
+import { ADJECTIVES, cap, escapeHtml, isoAt, deviationSlug, LICENSES, NOUNS, TAGS, WORDS } from "./text.ts";
+
+export type DeviationKind = "image" | "journal" | "literature" | "video";
+
+export type SimImage = { width: number; height: number; filesize: number; transparency: boolean; ext: "jpg" | "png" | "gif" };
+
+/**
+ * How the simulator renders one deviation (object and metadata) beyond its values: what the real service
+ * is documented to do (docs/service-behaviour.md#schema-tolerance: `[]` for `{}`, unknown fields added per
+ * minor version, optional fields absent) and what a hostile test needs on top (counters as numeric strings,
+ * as `count` of note folders and `published_time` already are).
+ */
+export type DeviationQuirks = {
+  /** `stats` counters sent as numeric strings ("favourites": "12"), in the deviation and in its metadata. */
+  statsAsStrings?: boolean;
+  /** PHP's empty array for empty objects: the deviation's `stats: []`, metadata `camera: []` and `submission.submitted_with: []`. */
+  emptyObjectsAsArrays?: boolean;
+  /** Fields no client knows yet, in the deviation and its metadata (objects, arrays, nulls). */
+  extraFields?: boolean;
+  /** Optional fields left out: printid, is_favourited, allows_comments, stats, published_time, download_filesize; metadata license, tags, submission, stats. */
+  omitOptional?: boolean;
+};
+
+export type SimDeviation = {
+  deviationid: string;
+  numericId: number;
+  authorId: string;
+  kind: DeviationKind;
+  title: string;
+  slug: string;
+  /** Epoch seconds. */
+  publishedTime: number;
+  isDeleted: boolean;
+  isMature: boolean;
+  matureLevel: "strict" | "moderate" | null;
+  matureClassification: string[];
+  isDownloadable: boolean;
+  allowsComments: boolean;
+  isPinned: boolean;
+  printid: string | null;
+  stats: { favourites: number; views: number; viewsToday: number; downloads: number; downloadsToday: number };
+  /** Description HTML (metadata only). */
+  description: string;
+  tags: string[];
+  license: string;
+  /** Original file (images; also the poster frame of videos). */
+  image: SimImage | null;
+  /** The filename /deviation/download reports, when not derived from the slug (hostile names). */
+  filename?: string;
+  /** A multi-image post: the API exposes only the first image (docs/service-behaviour.md#multi-image). */
+  isMultiMedia?: boolean;
+  videos: Array<{ quality: string; filesize: number; duration: number }> | null;
+  /** Journal and literature text; apiHtmlEmpty models /deviation/content returning an empty `html`. */
+  text: { html: string; excerpt: string; apiHtmlEmpty: boolean } | null;
+  /** Subscription-tier content: `tier.stats` is sent as `[]` when statsAsArray. */
+  tier: { statsAsArray: boolean; state: string } | null;
+  /**
+   * In a premium (watchers-only or paid) gallery folder the viewer has no access to: listed with
+   * `tier_access: "locked"` and `premium_folder_data`, without `content` (docs/service-behaviour.md#tier-locked).
+   */
+  premiumFolder?: { type: "watchers" | "paid"; galleryId: string; pointsPrice: number | null; dollarPrice: number | null };
+  camera: Record<string, string> | null;
+  /** ISO creation time (metadata submission.creation_time). */
+  creationTime: string;
+  /** Bumped by every edit. */
+  version: number;
+  /** Userids who faved it (the owner's faves are tracked by the collection folders). */
+  favedBy: Array<{ userid: string; time: number }>;
+  /** Rendering quirks (dataset.hostileData). */
+  quirks?: DeviationQuirks;
+};
+
+export type NewDeviationInput = {
+  authorId: string;
+  kind?: DeviationKind;
+  title?: string;
+  publishedTime?: number;
+  isMature?: boolean;
+};
+
+/** Makes a deviation (not yet placed in any folder). Used by the generator and by writes/activity. */
+export function makeDeviation(rng: Rng, dataset: Dataset, startMs: number, input: NewDeviationInput): SimDeviation {
+  const kindRoll = rng.next();
+  const kind: DeviationKind = input.kind ?? (kindRoll < 0.8 ? "image" : kindRoll < 0.9 ? "journal" : kindRoll < 0.96 ? "literature" : "video");
+  const title = input.title ?? `${cap(rng.pick(ADJECTIVES))} ${cap(rng.pick(NOUNS))}${rng.chance(0.3) ? ` ${rng.int(2, 99)}` : ""}`;
+  const isMature = input.isMature ?? rng.chance(0.12);
+  const numericId = ++dataset.counters.numericId;
+  const published = input.publishedTime ?? Math.floor(startMs / 1000) - rng.int(3600, 3 * 365 * 86400);
+  const hasImage = kind === "image" || kind === "video";
+  const ext = rng.pick(["jpg", "jpg", "jpg", "png", "gif"] as const);
+  const width = rng.int(400, 4000);
+  const height = rng.int(400, 4000);
+  const isText = kind === "journal" || kind === "literature";
+  const words = isText ? Array.from({ length: rng.int(20, 60) }, () => rng.pick(WORDS)) : [];
+  const dev: SimDeviation = {
+    deviationid: rng.uuid(),
+    numericId,
+    authorId: input.authorId,
+    kind,
+    title,
+    slug: deviationSlug(title),
+    publishedTime: published,
+    isDeleted: false,
+    isMature,
+    matureLevel: isMature ? rng.pick(["strict", "moderate"] as const) : null,
+    matureClassification: isMature ? rng.sample(["nudity", "sexual", "gore", "language", "ideology"], rng.int(1, 2)) : [],
+    isDownloadable: hasImage && kind === "image" ? rng.chance(0.75) : false,
+    allowsComments: rng.chance(0.95),
+    isPinned: false,
+    printid: kind === "image" && rng.chance(0.1) ? rng.uuid() : null,
+    stats: {
+      favourites: rng.int(0, 400),
+      views: rng.int(10, 20000),
+      viewsToday: rng.int(0, 30),
+      downloads: rng.int(0, 300),
+      downloadsToday: rng.int(0, 5),
+    },
+    description: rng.chance(0.8) ? `<b>${escapeHtml(title)}</b><br />Made with ${rng.pick(TAGS)}. <a href="https://example.com/${numericId}">ref</a>` : "",
+    tags: rng.sample(TAGS, rng.int(0, 6)),
+    license: rng.pick(LICENSES),
+    image: hasImage ? { width, height, filesize: rng.int(30_000, 900_000), transparency: ext === "png" && rng.chance(0.5), ext } : null,
+    videos: kind === "video" ? withLowerQuality({ quality: "720p", filesize: rng.int(1_000_000, 9_000_000), duration: rng.int(5, 300) }) : null,
+    text: isText ? { html: `<p>${words.join(" ")}</p>`, excerpt: words.slice(0, 20).join(" "), apiHtmlEmpty: rng.chance(0.25) } : null,
+    tier: rng.chance(0.05) ? { statsAsArray: rng.chance(0.5), state: "active" } : null,
+    camera: kind === "image" && rng.chance(0.15) ? { make: "Canon", model: `EOS ${rng.int(5, 90)}D`, shutter_speed: "1/250", aperture: "F/5.6", iso: String(rng.pick([100, 200, 400, 800])) } : null,
+    creationTime: isoAt(published * 1000 - rng.int(0, 3600) * 1000),
+    version: 1,
+    favedBy: [],
+  };
+  // Derived, not drawn: the random sequence (and so every other generated value) stays as it was.
+  if (kind === "image" && numericId % 19 === 0) dev.isMultiMedia = true;
+  dataset.deviations.set(dev.deviationid, dev);
+  return dev;
+}
+
+/** A 360p rendition next to the drawn 720p one (no extra random draws), so "best quality" is a choice. */
+function withLowerQuality(v: { quality: string; filesize: number; duration: number }): Array<{ quality: string; filesize: number; duration: number }> {
+  return [{ quality: "360p", filesize: Math.floor(v.filesize * 0.35), duration: v.duration }, v];
+}

@@ -1,0 +1,42 @@
+// Free space on the archive's filesystem, and the error that stops transfers when it runs low: downloads
+// refuse to start, and stop, below a threshold rather than fill the disk.
+import fs from "node:fs/promises";
+import path from "node:path";
+import { errCode } from "./layout.ts";
+
+export class DiskFullError extends Error {
+  readonly freeBytes: number;
+  readonly neededBytes?: number;
+  constructor(args: { root: string; freeBytes: number; minFreeBytes: number; neededBytes?: number; cause?: unknown }) {
+    const need = args.neededBytes !== undefined ? ` (${formatBytes(args.neededBytes)} more needed for this file)` : "";
+    super(
+      `disk almost full at ${args.root}: ${formatBytes(args.freeBytes)} free, below the ${formatBytes(args.minFreeBytes)} threshold${need}. ` +
+        "Free some space (or lower the threshold); downloads resume when space returns.",
+      args.cause === undefined ? undefined : { cause: args.cause },
+    );
+    this.name = "DiskFullError";
+    this.freeBytes = args.freeBytes;
+    if (args.neededBytes !== undefined) this.neededBytes = args.neededBytes;
+  }
+}
+
+function formatBytes(n: number): string {
+  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(2)} GiB`;
+  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  return `${n} B`;
+}
+
+/** Free bytes for an unprivileged writer on the filesystem that holds `root` (or its nearest existing parent). */
+export async function freeBytesAt(root: string): Promise<number> {
+  let probe = root;
+  for (;;) {
+    try {
+      const s = await fs.statfs(probe);
+      return Number(s.bavail) * Number(s.bsize);
+    } catch (err) {
+      const parent = path.dirname(probe);
+      if (errCode(err) !== "ENOENT" || parent === probe) throw err;
+      probe = parent;
+    }
+  }
+}

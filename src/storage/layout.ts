@@ -1,0 +1,94 @@
+// Where things sit in the archive (originals/ab/cd/<sha256>.<ext>, .partial/, by-user/) and the checks that
+// keep every path inside its root, links included (docs/service-behaviour.md#hostile-answers): names from
+// the service never choose where bytes go.
+import { createHash } from "node:crypto";
+import { realpathSync } from "node:fs";
+import path from "node:path";
+
+export const ORIGINALS_DIR = "originals";
+export const PARTIAL_DIR = ".partial";
+export const READABLE_DIR = "by-user";
+
+export class OutsideArchiveError extends Error {
+  constructor(
+    readonly relPath: string,
+    readonly root: string,
+  ) {
+    super(`refusing path ${JSON.stringify(relPath)}: it would resolve outside the archive ${root}`);
+    this.name = "OutsideArchiveError";
+  }
+}
+
+export function errCode(err: unknown): string | undefined {
+  return typeof err === "object" && err !== null && "code" in err ? String((err as { code: unknown }).code) : undefined;
+}
+
+export function isWithin(parent: string, child: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === "" || (rel !== ".." && !rel.startsWith(".." + path.sep) && !path.isAbsolute(rel));
+}
+
+/** Relative POSIX path of `abs` under `root`. */
+export function relOf(root: string, abs: string): string {
+  return path.relative(root, abs).split(path.sep).join("/");
+}
+
+/** The content address of a stored file, relative to the root. */
+export function originalRelPath(sha256: string, ext: string): string {
+  return `${ORIGINALS_DIR}/${sha256.slice(0, 2)}/${sha256.slice(2, 4)}/${sha256}.${ext}`;
+}
+
+/** The folder (relative to the root) where files of this sha256 sit, whatever their extension. */
+export function originalDir(sha256: string): string {
+  return path.join(ORIGINALS_DIR, sha256.slice(0, 2), sha256.slice(2, 4));
+}
+
+/** The partial file's name for a transfer key: the key itself when it is a safe name, else a hash of it. */
+export function partialFileName(key: string): string {
+  const safe = /^[A-Za-z0-9][A-Za-z0-9._-]{0,119}$/.test(key) ? key : `k-${createHash("sha256").update(key).digest("hex").slice(0, 40)}`;
+  return `${safe}.part`;
+}
+
+function realRootOf(root: string): string {
+  try {
+    return realpathSync(root);
+  } catch {
+    return root;
+  }
+}
+
+/** Absolute path for a relative one under `root`; throws OutsideArchiveError if it would resolve outside it. */
+export function resolveInside(root: string, relPath: string): string {
+  if (typeof relPath !== "string" || relPath.includes("\0") || path.isAbsolute(relPath) || /^[A-Za-z]:|^[\\/]/.test(relPath)) {
+    throw new OutsideArchiveError(String(relPath), root);
+  }
+  const abs = path.resolve(root, relPath);
+  if (!isWithin(root, abs)) throw new OutsideArchiveError(relPath, root);
+  // The deepest existing ancestor (the path itself included), with its symlinks resolved, must stay inside.
+  const realRoot = realRootOf(root);
+  for (let probe = abs; isWithin(root, probe); probe = path.dirname(probe)) {
+    let real: string;
+    try {
+      real = realpathSync(probe);
+    } catch (err) {
+      if (errCode(err) === "ENOENT" || errCode(err) === "ENOTDIR") {
+        if (probe === root) break;
+        continue;
+      }
+      throw err;
+    }
+    if (!isWithin(realRoot, real)) throw new OutsideArchiveError(relPath, root);
+    break;
+  }
+  return abs;
+}
+
+/** A relative POSIX path under `top`/, free of empty, "." and ".." segments. */
+export function checkRelative(rel: string, top: string, what: string): string {
+  const norm = String(rel).replaceAll("\\", "/");
+  const segments = norm.split("/");
+  if (norm.includes("\0") || segments[0] !== top || segments.length < 2 || segments.some((s) => s === "" || s === "." || s === "..")) {
+    throw new OutsideArchiveError(`${what} ${rel} (expected a relative path under ${top}/)`, top);
+  }
+  return norm;
+}

@@ -1,0 +1,238 @@
+// Where the archive's bytes go: a folder on the local disk. Every path is checked to stay inside the root
+// before it is written (layout.ts), files are opened without following a link at their own name, folders and
+// files get the configured modes, and a file is placed at its content address by an fsynced rename. It
+// decides nothing about what is stored: that is the Archive's (archive.ts).
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import fs, { type FileHandle } from "node:fs/promises";
+import path from "node:path";
+import { freeBytesAt } from "./free-space.ts";
+import { errCode, isWithin, originalDir, OutsideArchiveError, PARTIAL_DIR, partialFileName, relOf, resolveInside, ORIGINALS_DIR } from "./layout.ts";
+
+/** Files dvault writes are opened without following a link at their own name. */
+const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
+const WRITE_NOFOLLOW = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | NOFOLLOW;
+
+/** Hard links are refused across filesystems, and by some filesystems and mounts at all: then a copy. */
+const LINK_REFUSED = new Set(["EXDEV", "EPERM", "EMLINK", "ENOTSUP", "EOPNOTSUPP", "EACCES"]);
+
+export type LocalDiskOptions = {
+  root: string;
+  /** Mode of every file written. */
+  fileMode: number;
+  /** Mode of every folder created. */
+  dirMode: number;
+};
+
+async function fsyncDir(dir: string): Promise<void> {
+  const fh = await fs.open(dir, "r");
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+export class LocalDisk {
+  readonly root: string;
+  private readonly fileMode: number;
+  private readonly dirMode: number;
+  /** Folders made or checked by this process; checked again when one may have changed since. */
+  private readonly knownDirs = new Set<string>();
+
+  constructor(options: LocalDiskOptions) {
+    this.root = path.resolve(options.root);
+    this.fileMode = options.fileMode;
+    this.dirMode = options.dirMode;
+  }
+
+  /** Absolute path for a relative one; throws OutsideArchiveError if it would resolve outside the root. */
+  resolveInside(relPath: string): string {
+    return resolveInside(this.root, relPath);
+  }
+
+  /**
+   * Throws OutsideArchiveError when `abs`, or the deepest part of it that exists, resolves outside the
+   * root through a link: checked before every write, since a link can be planted at any time.
+   */
+  assertInside(abs: string): void {
+    this.resolveInside(relOf(this.root, abs));
+  }
+
+  /** Temp file of a transfer, stable per key, under <root>/.partial/. */
+  partialPath(key: string): string {
+    return path.join(this.root, PARTIAL_DIR, partialFileName(key));
+  }
+
+  /** Bytes already in the partial file (0 if none) and the ETag recorded with it. */
+  async partialState(key: string): Promise<{ size: number; etag: string | undefined }> {
+    const file = this.partialPath(key);
+    let size = 0;
+    try {
+      size = (await fs.stat(file)).size;
+    } catch (err) {
+      if (errCode(err) !== "ENOENT") throw err;
+      return { size: 0, etag: undefined };
+    }
+    let etag: string | undefined;
+    try {
+      const meta = JSON.parse(await fs.readFile(`${file}.json`, "utf8")) as { etag?: unknown };
+      if (typeof meta.etag === "string") etag = meta.etag;
+    } catch {
+      etag = undefined;
+    }
+    return { size, etag };
+  }
+
+  /** Records what a later resume needs next to the partial file (its ETag, for If-Range). */
+  async writePartialMeta(key: string, etag: string | undefined): Promise<void> {
+    const partial = this.partialPath(key);
+    await this.writeFile(`${partial}.json`, JSON.stringify({ key, etag: etag ?? null, startedAt: new Date().toISOString() }));
+  }
+
+  /** The partial file of `key`, its folder made and the path checked to stay inside the root. */
+  async preparePartial(key: string): Promise<string> {
+    const partial = this.partialPath(key);
+    await this.ensureDir(path.dirname(partial));
+    this.assertInside(partial);
+    return partial;
+  }
+
+  /** Opens a prepared partial file: afresh (empty), or kept up to `keep` bytes for a resume. */
+  async openPartial(partial: string, keep: number): Promise<FileHandle> {
+    if (keep > 0) {
+      const fh = await fs.open(partial, fs.constants.O_RDWR | NOFOLLOW);
+      await fh.truncate(keep);
+      return fh;
+    }
+    const fh = await fs.open(partial, WRITE_NOFOLLOW, this.fileMode);
+    await fh.chmod(this.fileMode);
+    return fh;
+  }
+
+  async discardPartial(key: string): Promise<void> {
+    const partial = this.partialPath(key);
+    await fs.rm(partial, { force: true });
+    await fs.rm(`${partial}.json`, { force: true });
+  }
+
+  /** Removes the metadata kept next to a partial file once its bytes are placed. */
+  async forgetPartialMeta(key: string): Promise<void> {
+    await fs.rm(`${this.partialPath(key)}.json`, { force: true });
+  }
+
+  /** Removes a file dvault wrote (a partial one), if it is there. */
+  async remove(abs: string): Promise<void> {
+    await fs.rm(abs, { force: true });
+  }
+
+  /**
+   * Hard-links `from` (a file outside the archive) as the partial file of `key`, and returns what the link
+   * points at; undefined when the filesystem refuses the link (another filesystem, or no hard links there).
+   */
+  async linkAsPartial(from: string, key: string): Promise<{ partial: string; ino: number; size: number; mtimeMs: number } | undefined> {
+    const partial = await this.preparePartial(key);
+    await fs.rm(partial, { force: true });
+    try {
+      await fs.link(from, partial);
+    } catch (err) {
+      if (LINK_REFUSED.has(errCode(err) ?? "")) return undefined;
+      throw err;
+    }
+    const st = await fs.lstat(partial);
+    return { partial, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+  }
+
+  /** Creates `abs` and any missing folders between it and the root with dirMode (not left to the umask). */
+  async ensureDir(abs: string): Promise<void> {
+    if (this.knownDirs.has(abs)) {
+      // Still a real folder: done. Removed or replaced (by a link) since: made again, and checked.
+      if ((await fs.lstat(abs).catch(() => undefined))?.isDirectory()) return;
+      this.knownDirs.delete(abs);
+    }
+    if (!isWithin(this.root, abs)) throw new OutsideArchiveError(abs, this.root);
+    if (abs === this.root) await fs.mkdir(path.dirname(abs), { recursive: true });
+    else await this.ensureDir(path.dirname(abs));
+    try {
+      await fs.mkdir(abs, { mode: this.dirMode });
+      await fs.chmod(abs, this.dirMode);
+    } catch (err) {
+      if (errCode(err) !== "EEXIST") throw err;
+    }
+    this.assertInside(abs);
+    this.knownDirs.add(abs);
+  }
+
+  /** Forgets the folders known under `dir` (another process may have removed them), or `dir` itself. */
+  forgetDirs(dir: string, { under }: { under: boolean }): void {
+    if (!under) {
+      this.knownDirs.delete(dir);
+      return;
+    }
+    for (const known of this.knownDirs) if (isWithin(dir, known)) this.knownDirs.delete(known);
+  }
+
+  /** Writes a whole file with the archive's mode, never through a link at its name; `sync` fsyncs it. */
+  async writeFile(abs: string, data: string | Buffer, sync = false): Promise<void> {
+    const fh = await fs.open(abs, WRITE_NOFOLLOW, this.fileMode);
+    try {
+      await fh.chmod(this.fileMode);
+      await fh.writeFile(data);
+      if (sync) await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /** The relPath of a stored file with this sha256 and size, whatever its extension. */
+  async findStored(sha256: string, size: number): Promise<string | undefined> {
+    const dir = path.join(this.root, originalDir(sha256));
+    const names = await fs.readdir(dir).catch(() => [] as string[]);
+    for (const name of names.filter((n) => n.startsWith(`${sha256}.`)).sort()) {
+      const st = await fs.lstat(path.join(dir, name)).catch(() => undefined);
+      if (st?.isFile() && st.size === size) return relOf(this.root, path.join(dir, name));
+    }
+    return undefined;
+  }
+
+  /** Moves a complete, fsynced file (a partial one, inside the root) to `relPath`, and fsyncs its folder. */
+  async place(from: string, relPath: string): Promise<void> {
+    const abs = this.resolveInside(relPath);
+    await this.ensureDir(path.dirname(abs));
+    this.assertInside(abs);
+    try {
+      await fs.rename(from, abs);
+    } catch (err) {
+      if (errCode(err) !== "ENOENT") throw err;
+      // A folder known to exist was removed meanwhile (by another process): make it again, once.
+      this.knownDirs.clear();
+      await this.ensureDir(path.dirname(abs));
+      await this.ensureDir(path.dirname(from));
+      await fs.rename(from, abs);
+    }
+    await fsyncDir(path.dirname(abs));
+  }
+
+  /** sha256 and size of a stored file, read as a stream. */
+  async hashFile(relPath: string): Promise<{ sha256: string; size: number }> {
+    const abs = this.resolveInside(relPath);
+    const hash = createHash("sha256");
+    let size = 0;
+    for await (const chunk of createReadStream(abs, { highWaterMark: 1024 * 1024 })) {
+      const buf = chunk as Buffer;
+      size += buf.length;
+      hash.update(buf);
+    }
+    return { sha256: hash.digest("hex"), size };
+  }
+
+  /** Free bytes for an unprivileged writer on the archive's filesystem. */
+  freeBytes(): Promise<number> {
+    return freeBytesAt(this.root);
+  }
+
+  /** Every folder dvault writes into, checked: the partial files' and the originals'. */
+  checkLayout(): void {
+    for (const dir of [PARTIAL_DIR, ORIGINALS_DIR]) this.resolveInside(dir);
+  }
+}
