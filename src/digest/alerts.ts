@@ -6,7 +6,7 @@ import type { Redis } from "ioredis";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import { scrubString } from "../redact.ts";
-import { AlertRepository, type AlertCondition, type AlertKind, type ChannelResults, type IncidentRow } from "./alert.repository.ts";
+import { AlertRepository, type AlertCondition, type AlertKind, type ChannelResults, type IncidentRow } from "../db/alert.repository.ts";
 import { messageIdFor } from "./deliver/index.ts";
 import { renderAlert } from "./render.ts";
 import type { Deliverer, DownloadsPaused, OutgoingMessage } from "./types.ts";

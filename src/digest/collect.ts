@@ -6,7 +6,7 @@ import { statfs } from "node:fs/promises";
 import path from "node:path";
 import { ImportedFileRepository } from "../db/imported-file.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
-import { DigestRepository } from "./digest.repository.ts";
+import { DigestRepository } from "../db/digest.repository.ts";
 import { htmlToText, shorten } from "./text.ts";
 import type {
   AccountHealth,

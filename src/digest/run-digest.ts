@@ -15,7 +15,7 @@ import { redisDownloadsPausedProbe, type DownloadsPausedProbe } from "./alerts.t
 import { collectDigest, isEmptyDigest } from "./collect.ts";
 import { DIGEST_CHANNELS, type DigestChannel } from "./config.ts";
 import { CronClock } from "./cron-time.ts";
-import { DigestRepository, type DigestTrigger } from "./digest.repository.ts";
+import { DigestRepository, type DigestTrigger } from "../db/digest.repository.ts";
 import { createDeliverers, messageDomainOf, messageIdFor } from "./deliver/index.ts";
 import { renderDigest } from "./render.ts";
 import type { Deliverer, DigestData, DigestWindow, OutgoingMessage } from "./types.ts";
