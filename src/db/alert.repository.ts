@@ -29,6 +29,8 @@ export type IncidentRow = {
 
 export type ChannelResults = Record<string, { ok: boolean; at: string; error?: string; receipt?: Record<string, unknown> }>;
 
+export type FailingSourceRow = { account_id: number; name: string; source: string; key: string; last_error: string | null; last_run_at: Date | null };
+
 export class AlertRepository {
   constructor(private readonly db: Queryable) {}
 
@@ -111,6 +113,23 @@ export class AlertRepository {
   async listOpen(): Promise<IncidentRow[]> {
     const { rows } = await this.db.query<IncidentRowDb>(`SELECT ${COLUMNS} FROM alerts WHERE resolved_at IS NULL ORDER BY opened_at, id`);
     return rows.map(toIncident);
+  }
+
+  /** User accounts that must log in again: the condition of a needs_reauth alert. */
+  async listAccountsNeedingReauth(): Promise<Array<{ id: number; name: string; state_reason: string | null; state_changed_at: Date | null }>> {
+    const { rows } = await this.db.query<{ id: number; name: string; state_reason: string | null; state_changed_at: Date | null }>(
+      "SELECT id, name, state_reason, state_changed_at FROM accounts WHERE kind = 'user' AND state = 'needs_reauth' ORDER BY id",
+    );
+    return rows;
+  }
+
+  /** Sources whose last run failed, of user accounts that can still sync: the condition of a source_failing alert. */
+  async listFailingSources(): Promise<FailingSourceRow[]> {
+    const { rows } = await this.db.query<FailingSourceRow>(
+      `SELECT s.account_id, a.name, s.source, s.key, s.last_error, s.last_run_at FROM sync_sources s JOIN accounts a ON a.id = s.account_id
+       WHERE s.last_result = 'failed' AND a.kind = 'user' AND a.state NOT IN ('needs_reauth', 'revoked') ORDER BY s.account_id, s.source, s.key`,
+    );
+    return rows;
   }
 }
 
