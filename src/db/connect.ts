@@ -84,6 +84,16 @@ export async function ensureDatabase(url: string): Promise<boolean> {
   }
 }
 
+/** Drops the database named in `url` (the demo's own), closing its connections. */
+export async function dropDatabase(url: string): Promise<void> {
+  const admin = await connectPg(withDatabase(url, "postgres"));
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(pgFields(url).database)} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
 /** A connection to the server's maintenance database; errors name the URL the user gave. */
 async function connectAdmin(url: string): Promise<pg.Client> {
   for (const maintenance of ["postgres", "template1"]) {
