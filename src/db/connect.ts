@@ -10,6 +10,9 @@ const START_HINT =
 
 type PgError = Error & { code?: string };
 
+/** The process's pool, as the layers above name it (they import no database driver: scripts/checks/sql-in-db.ts). */
+export type PgPool = pg.Pool;
+
 /** Maps a pg connection error to a UserError that says what to do. */
 export function explainPgError(err: unknown, url: string): Error {
   const e = err as PgError;
