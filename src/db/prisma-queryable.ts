@@ -82,12 +82,12 @@ export type PrismaTransactional<Tx extends PrismaRaw> = {
 
 /**
  * Runs `fn` in one Prisma transaction: `tx` for the Prisma models (accounts), `sql` for the raw
- * repositories; both commit together or not at all. The timeout is a page's, not Prisma's 5 s default.
+ * repositories; both commit together or not at all. Like withTransaction, no practical time limit (Prisma's default is 5 s).
  */
 export function withPrismaTransaction<Tx extends PrismaRaw, T>(
   prisma: PrismaTransactional<Tx>,
   fn: (ctx: { tx: Tx; sql: Queryable }) => Promise<T>,
-  { timeoutMs = 60_000 }: { timeoutMs?: number } = {},
+  { timeoutMs = 300_000 }: { timeoutMs?: number } = {},
 ): Promise<T> {
   return prisma.$transaction((tx) => fn({ tx, sql: prismaQueryable(tx) }), { maxWait: timeoutMs, timeout: timeoutMs });
 }
