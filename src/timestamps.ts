@@ -1,6 +1,5 @@
 // The service's timestamps (docs/service-behaviour.md#timestamps): epoch seconds and ISO 8601 strings read
-// into Dates, never throwing. In the foundation because the client reads them and the mirror stores them:
-// src/api's schemas are to import these rather than keep their own (src/api/types.ts still has a copy).
+// into Dates, never throwing. In the foundation because the client reads them and the mirror stores them.
 
 /** Epoch seconds (number or numeric string) → Date; undefined for anything else. Never throws. */
 export function parseEpochSeconds(value: unknown): Date | undefined {

@@ -6,8 +6,6 @@ import { pgFields } from "./pg-fields.ts";
 import { storableDeep, StorableTextClient } from "./storable-text.ts";
 
 export type Db = ReturnType<typeof createPrisma>;
-/** The pool Prisma runs on, one per process (createPgPool). */
-export type { PgPool } from "./connect.ts";
 
 /**
  * Text in every argument is made storable (docs/schema.md#text-from-the-service) before Prisma's engine
