@@ -1,7 +1,7 @@
 // The typed client: one method per operation dvault uses, each going through the catalogue (method, path,
 // paging, page size) and a response schema, over any ApiTransport. Handlers call this, never the transport.
 import { z } from "zod";
-import { expandPath, operation, pathParams, type Operation, type OperationId, type Scope } from "./catalogue.ts";
+import { expandPath, operation, pathParams, type Operation, type OperationId, type ResponseOf, type Scope } from "./catalogue.ts";
 import type { ApiRequest, ApiTransport, PageIterator, ParamValue, Params } from "./transport.ts";
 import {
   CategoryTreeSchema,
@@ -92,160 +92,14 @@ import {
   type WhoisResponse,
 } from "./types.ts";
 
-// ---- response schema of every operation (one request; listings are one page) -----------------------
+// ---- response schemas ------------------------------------------------------------------------------
 
-const bool = () => z.boolean().nullish();
-const num = () => z.number().nullish();
-const str = () => z.string().nullish();
+export type { ResponseOf } from "./catalogue.ts";
 
-const offsetPage = <T extends z.ZodType>(item: T) =>
-  z.looseObject({ has_more: bool(), next_offset: num(), estimated_total: num(), name: str(), results: z.array(item) });
-const threadPage = z.looseObject({
-  has_more: bool(),
-  next_offset: num(),
-  has_less: bool(),
-  prev_offset: num(),
-  total: num(),
-  thread: z.array(CommentSchema),
-});
-const siblingsPage = threadPage.extend({ context: CommentContextSchema });
-const cursorResults = <T extends z.ZodType>(item: T) =>
-  z.looseObject({ has_more: bool(), cursor: str(), next_cursor: str(), prev_cursor: str(), results: z.array(item) });
-const cursorItems = <T extends z.ZodType>(item: T) => z.looseObject({ has_more: bool(), cursor: str(), items: z.array(item) });
-const offsetItems = <T extends z.ZodType>(item: T) => z.looseObject({ has_more: bool(), next_offset: num(), items: z.array(item) });
-
-const DeviationPage = offsetPage(DeviationSchema);
-/** `/stash/move/{stackid}` → `{target, changes}` (removed endpoint; shape from DeviantArtFs 2020). */
-const StashMoveResultSchema = z.looseObject({ target: StashMetadataSchema.nullish(), changes: z.array(StashMetadataSchema).nullish() });
-
-/** The body schema of every catalogue operation; for listings, the schema of one page. */
-export const RESPONSE_SCHEMAS = {
-  "browse.categorytree": CategoryTreeSchema,
-  "browse.dailydeviations": DailyDeviationsSchema,
-  "browse.deviantsyouwatch": DeviationPage,
-  "browse.home": DeviationPage,
-  "browse.hot": DeviationPage,
-  "browse.morelikethis": DeviationPage,
-  "browse.morelikethis.preview": MltPreviewSchema,
-  "browse.newest": DeviationPage,
-  "browse.popular": DeviationPage,
-  "browse.tags": DeviationPage,
-  "browse.tags.search": TagSearchResponseSchema,
-  "browse.topic": DeviationPage,
-  "browse.topics": offsetPage(TopicSchema),
-  "browse.toptopics": TopTopicsSchema,
-  "browse.undiscovered": DeviationPage,
-  "browse.user.journals": DeviationPage,
-  "collections.folder": DeviationPage,
-  "collections.all": DeviationPage,
-  "collections.fave": FaveResultSchema,
-  "collections.unfave": FaveResultSchema,
-  "collections.folders": offsetPage(CollectionFolderSchema),
-  "collections.folders.copy_deviations": SuccessSchema,
-  "collections.folders.create": FolderCreateResultSchema,
-  "collections.folders.move_deviations": SuccessSchema,
-  "collections.folders.remove": SuccessSchema,
-  "collections.folders.remove_deviations": SuccessSchema,
-  "collections.folders.update": SuccessSchema,
-  "collections.folders.update_deviation_order": SuccessSchema,
-  "collections.folders.update_order": SuccessSchema,
-  "comments.siblings": siblingsPage,
-  "comments.deviation": threadPage,
-  "comments.post.deviation": CommentSchema,
-  "comments.post.profile": CommentSchema,
-  "comments.post.status": CommentSchema,
-  "comments.profile": threadPage,
-  "comments.status": threadPage,
-  curated: CuratedSchema,
-  "curated.tags": CuratedSchema,
-  "data.countries": CountriesSchema,
-  "data.privacy": PolicyTextSchema,
-  "data.submission": PolicyTextSchema,
-  "data.tos": PolicyTextSchema,
-  "deviation.get": DeviationSchema,
-  "deviation.content": DeviationContentSchema,
-  "deviation.download": DownloadSchema,
-  "deviation.embeddedcontent": DeviationPage,
-  "deviation.edit": DeviationWriteResultSchema,
-  "deviation.journal.create": DeviationWriteResultSchema,
-  "deviation.journal.update": DeviationWriteResultSchema,
-  "deviation.literature.create": DeviationWriteResultSchema,
-  "deviation.literature.update": DeviationWriteResultSchema,
-  "deviation.metadata": MetadataResponseSchema,
-  "deviation.whofaved": offsetPage(WhofavedEntrySchema),
-  "feed.home": cursorItems(FeedItemSchema),
-  "feed.home.bucket": offsetItems(DeviationSchema),
-  "feed.notifications": cursorItems(FeedItemSchema),
-  "feed.profile": cursorItems(FeedItemSchema),
-  "feed.settings": FeedSettingsSchema,
-  "feed.settings.update": SuccessSchema,
-  "gallery.folder": DeviationPage,
-  "gallery.all": DeviationPage,
-  "gallery.folders": offsetPage(GalleryFolderSchema),
-  "gallery.folders.copy_deviations": SuccessSchema,
-  "gallery.folders.create": FolderCreateResultSchema,
-  "gallery.folders.move": SuccessSchema,
-  "gallery.folders.move_deviations": SuccessSchema,
-  "gallery.folders.remove": SuccessSchema,
-  "gallery.folders.remove.post": SuccessSchema,
-  "gallery.folders.remove_deviations": SuccessSchema,
-  "gallery.folders.update": SuccessSchema,
-  "gallery.folders.update_deviation_order": SuccessSchema,
-  "gallery.folders.update_order": SuccessSchema,
-  "messages.delete": SuccessSchema,
-  "messages.feed": cursorResults(MessageSchema),
-  "messages.feedback": offsetPage(MessageSchema),
-  "messages.feedback.stack": offsetPage(MessageSchema),
-  "messages.mentions": offsetPage(MessageSchema),
-  "messages.mentions.stack": offsetPage(MessageSchema),
-  "notes.list": offsetPage(NoteSchema),
-  "notes.get": NoteSchema,
-  "notes.delete": SuccessSchema,
-  "notes.folders": NoteFoldersResponseSchema,
-  "notes.folders.create": NoteFolderCreateResultSchema,
-  "notes.folders.remove": SuccessSchema,
-  "notes.folders.rename": SuccessSchema,
-  "notes.mark": SuccessSchema,
-  "notes.move": SuccessSchema,
-  "notes.send": NoteSendResultSchema,
-  "stash.stack": StashMetadataSchema,
-  "stash.stack.contents": offsetPage(StashMetadataSchema),
-  "stash.delete": SuccessSchema,
-  "stash.delta": StashDeltaSchema,
-  "stash.item": StashMetadataSchema,
-  "stash.move": StashMoveResultSchema,
-  "stash.position": SuccessSchema,
-  "stash.publish": StashPublishResultSchema,
-  "stash.publish.categorytree": CategoryTreeSchema,
-  "stash.publish.userdata": StashPublishUserdataSchema,
-  "stash.space": StashSpaceSchema,
-  "stash.submit": StashSubmitResultSchema,
-  "stash.update": SuccessSchema,
-  "user.damntoken": DamnTokenSchema,
-  "user.friends": offsetPage(WatchEntrySchema),
-  "user.friends.search": FriendsSearchResponseSchema,
-  "user.friends.unwatch": SuccessSchema,
-  "user.friends.watch": SuccessSchema,
-  "user.friends.watching": WatchingSchema,
-  "user.profile": ProfileSchema,
-  "user.profile.avatar.update": SuccessSchema,
-  "user.profile.posts": cursorResults(ProfilePostSchema),
-  "user.profile.update": SuccessSchema,
-  "user.statuses": offsetPage(StatusSchema),
-  "user.statuses.get": StatusSchema,
-  "user.statuses.post": StatusPostResultSchema,
-  "user.tiers": TiersResponseSchema,
-  "user.watchers": offsetPage(WatchEntrySchema),
-  "user.whoami": UserSchema,
-  "user.whois": WhoisResponseSchema,
-  placebo: PlaceboSchema,
-} as const satisfies Record<OperationId, z.ZodType>;
-
-export type ResponseOf<Id extends OperationId> = z.infer<(typeof RESPONSE_SCHEMAS)[Id]>;
-
-/** The schema `call(id)` validates the body of `id` with. */
-export function responseSchema<Id extends OperationId>(id: Id): (typeof RESPONSE_SCHEMAS)[Id] {
-  return RESPONSE_SCHEMAS[id];
+/** The schema `call(id)` validates the body of `id` with: the one in its catalogue entry. */
+export function responseSchema<Id extends OperationId>(id: Id): z.ZodType<ResponseOf<Id>> {
+  // The entry of `id` carries this schema (src/api/catalogue.ts types ResponseOf from it).
+  return operation(id).response as z.ZodType<ResponseOf<Id>>;
 }
 
 // ---- parameter types -------------------------------------------------------------------------------
@@ -499,10 +353,7 @@ export class DaClient {
    */
   async call<Id extends OperationId>(id: Id, params: Params = {}, options: CallOptions = {}): Promise<ResponseOf<Id>> {
     const op = operation(id);
-    const schema = RESPONSE_SCHEMAS[id];
-    const result: unknown = await this.transport.request(this.build(op, params, options), schema);
-    // The transport validated the body with `schema`, so this is its output type.
-    return result as ResponseOf<Id>;
+    return this.transport.request(this.build(op, params, options), responseSchema(id));
   }
 
   // ---- util, user ---------------------------------------------------------------------------------
