@@ -24,7 +24,7 @@ import type { ClientBase } from "./core.ts";
 import { bracketed, definedOnly, splitList } from "./forms.ts";
 import type { CursorListOptions, FeedbackType, FeedInclude, MessageFolderParams, OffsetListOptions } from "./params.ts";
 
-/** The messages, notes and the deprecated feed methods of the client, mixed into DaClient (src/api/client.ts). */
+/** The message, note and feed methods of the client, mixed into DaClient (src/api/client.ts). */
 export function MessagesMethods<B extends ClientBase>(Base: B) {
   return class extends Base {
     // ---- messages and notes -------------------------------------------------------------------------
