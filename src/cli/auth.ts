@@ -22,6 +22,7 @@ import { placebo, TokenManager, whoami, type AccountStatus, type Whoami } from "
 import { loadConfig, type Config } from "../config.ts";
 import { TokenCipher } from "../crypto/token-cipher.ts";
 import { AccountRepository, type AccountRow } from "../db/account.repository.ts";
+import { accountTokenStore } from "../db/account-token-store.ts";
 import { connectPg } from "../db/connect.ts";
 import { createPrisma, type Db } from "../db/prisma.ts";
 import { assertSchemaCurrent } from "../db/schema-check.ts";
@@ -65,7 +66,7 @@ async function openContext(): Promise<AuthContext> {
   const cipher = new TokenCipher(secret);
   const repo = new AccountRepository(db);
   const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log });
-  const tokens = new TokenManager({ repo, cipher, oauth, redis, redisPrefix: config.redisPrefix, log });
+  const tokens = new TokenManager({ repo: accountTokenStore(repo), cipher, oauth, redis, redisPrefix: config.redisPrefix, log });
   const pacer = createPacer({ redis, prefix: config.redisPrefix });
   return {
     config,
