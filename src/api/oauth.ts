@@ -11,6 +11,7 @@ import { z } from "zod";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { registerSecret, scrubString } from "../redact.ts";
+import { escapeHtml } from "../text/html.ts";
 import { bodyGuardHandler } from "./body-guard.ts";
 
 /** Read scopes an archive needs (docs/service-behaviour.md#scopes): content (browse), whoami (user), messages, notes, the old feeds. */
@@ -365,10 +366,6 @@ export async function startCallbackListener(options: CallbackListenerOptions): P
         server.closeAllConnections();
       }),
   };
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 function page(res: http.ServerResponse, status: number, title: string, text: string, json = false): void {

@@ -2,7 +2,9 @@
 // (what survives Gmail, Outlook and Apple Mail), a plain-text twin, and a subject line with the counts.
 // Every string the service provided goes through esc(clean(...)): a title like `<script>` is shown as text.
 import type { AlertNotice } from "./alerts.ts";
-import { clean, escapeHtml as esc, formatBytes, plural, shorten } from "./text.ts";
+import { formatBytes } from "../text/bytes.ts";
+import { escapeHtml as esc } from "../text/html.ts";
+import { clean, plural, shorten } from "./text.ts";
 import type { ChangeItem, DeviationRef, DigestCounts, DigestData, Health } from "./types.ts";
 
 export type RenderedMessage = { subject: string; html: string; text: string; preheader: string };
