@@ -8,7 +8,7 @@ import {
   DEFAULT_REDIRECT_URI,
   DEFAULT_REDIS_URL,
 } from "./config-defaults.ts";
-import { DIGEST_ENV, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./digest/config.ts";
+import { DIGEST_ENV, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
 import { UserError } from "./errors.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -138,7 +138,7 @@ export type Config = Readonly<{
   secretKey: Buffer | undefined;
   redisPrefix: string;
   logLevel: LogLevel;
-  /** Digests and alerts: schedule, channels, SMTP and webhook settings (src/digest/config.ts). */
+  /** Digests and alerts: schedule, channels, SMTP and webhook settings (src/config/digest.ts). */
   digest: DigestConfig;
   /** Original downloads per account per service week, unless the account has its own allowance. */
   downloadQuota: number;

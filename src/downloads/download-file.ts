@@ -13,6 +13,7 @@ import { breakLockOfDeadHolder, leasedHolder } from "../queue/holder.ts";
 import { acquireLock, type HeldLock } from "../queue/lock.ts";
 import type { AccountApi } from "../services.ts";
 import { DiskFullError, extensionFor, OutsideArchiveError } from "../storage/archive.ts";
+import { escapeHtml } from "../text/html.ts";
 import type { DownloadDeps } from "./deps.ts";
 import { PaidDownloads } from "./paid-downloads.ts";
 import { bestFreeRendition, partialityOf } from "./renditions.ts";
@@ -442,9 +443,5 @@ function serviceAnswer(err: ApiError): string {
   return [err.status !== undefined ? `HTTP ${err.status}` : undefined, err.error, err.errorCode !== undefined ? `error_code ${err.errorCode}` : undefined]
     .filter(Boolean)
     .join(" ");
-}
-
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 

@@ -4,6 +4,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { UserError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
+import { escapeHtml } from "../../text/html.ts";
 import { StateStore } from "./pkce-state.ts";
 import type { AuthorizeResult } from "./redirect.ts";
 import { readRedirectParams, explainAuthorizeError } from "./redirect.ts";
@@ -126,10 +127,6 @@ export async function startCallbackListener(options: CallbackListenerOptions): P
         server.closeAllConnections();
       }),
   };
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 function page(res: http.ServerResponse, status: number, title: string, text: string, json = false): void {
