@@ -1,7 +1,6 @@
 // The composition root shared by the worker, `dvault sync`, the other commands and the medium tests:
 // connections, the pacer, the token manager, and an API client per account. Nothing here does work.
 import type { Redis } from "ioredis";
-import type pg from "pg";
 import { DaClient } from "./api/client.ts";
 import type { UnreadableReport } from "./api/transport.ts";
 import { createHttpTransport, newTransportStats, type HttpTransport, type HttpTransportOptions, type TransportStats } from "./api/http.ts";
@@ -13,7 +12,7 @@ import { DEFAULT_API_BASE } from "./config-defaults.ts";
 import { TokenCipher } from "./crypto/token-cipher.ts";
 import { AccountRepository } from "./db/account.repository.ts";
 import { accountTokenStore } from "./db/account-token-store.ts";
-import { connectPg, createPgPool } from "./db/connect.ts";
+import { connectPg, createPgPool, type PgPool } from "./db/connect.ts";
 import { createPrisma, type Db } from "./db/prisma.ts";
 import { UnreadableResponseRepository } from "./db/unreadable-response.repository.ts";
 import { UserError } from "./errors.ts";
@@ -39,7 +38,7 @@ export type Services = {
   config: Config;
   log: Logger;
   prisma: Db;
-  pool: pg.Pool;
+  pool: PgPool;
   redis: Redis;
   pacer: Pacer;
   accounts: AccountRepository;

@@ -36,6 +36,12 @@ export class WatchRepository {
   }
 
   /** After a complete walk started at `sweepStartedAt`: relations not seen since are removed ('gone_from_listing'). */
+  /** The users any account watches now. */
+  async listWatchedUserIds(): Promise<string[]> {
+    const { rows } = await this.db.query<{ userid: string }>("SELECT userid FROM watch_relations WHERE kind = 'watching' AND removed_at IS NULL");
+    return rows.map((r) => r.userid);
+  }
+
   async markMissingWatchRelationsRemoved(accountId: number, kind: WatchKind, sweepStartedAt: Date, at: Date = new Date()): Promise<number> {
     const result = await this.db.query(MARK_MISSING, [accountId, kind, sweepStartedAt, at]);
     return result.rowCount ?? 0;

@@ -10,7 +10,7 @@ import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { fileDeliverer } from "../../src/digest/deliver/file.ts";
 import { smtpDeliverer } from "../../src/digest/deliver/smtp.ts";
-import { DigestRepository } from "../../src/digest/digest.repository.ts";
+import { DigestRepository } from "../../src/db/digest.repository.ts";
 import { DIGEST_JOB, runDigest, type DigestJobPayload } from "../../src/digest/run-digest.ts";
 import type { Deliverer } from "../../src/digest/types.ts";
 import { createLogger } from "../../src/log.ts";

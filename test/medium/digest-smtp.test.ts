@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
-import { DigestRepository } from "../../src/digest/digest.repository.ts";
+import { DigestRepository } from "../../src/db/digest.repository.ts";
 import { DigestScheduler } from "../../src/digest/schedule.ts";
 import { SyncStateRepository } from "../../src/db/sync-state.repository.ts";
 import { createLogger } from "../../src/log.ts";
