@@ -1,4 +1,4 @@
-// `dvault sync`: run the due (or named) sources now — in this process with --once, else through the worker.
+// `dvault sync`: run every source (or the due or named ones) now — in this process with --once, else through the worker.
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
@@ -6,15 +6,14 @@ import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import { UserError } from "../errors.ts";
 import { createLogger } from "../log.ts";
+import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { Producer } from "../queue/producer.ts";
-import { RETENTION } from "../queue/queues.ts";
 import { createServices, type Services } from "../services.ts";
 import { runSource, type RunSourceResult } from "../sync/run-source.ts";
-import { SYNC_JOB, syncJobId } from "../sync/schedules.ts";
 import { SOURCE_NAMES, type SourceName } from "../sync/source.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 
-type SyncOptions = { once?: boolean; only?: string; account?: string; full?: boolean; all?: boolean };
+type SyncOptions = { once?: boolean; only?: string; account?: string; full?: boolean; all?: boolean; due?: boolean };
 
 export type PlannedRun = { accountId: number; account: string; source: SourceName; key: string };
 
@@ -26,8 +25,12 @@ function parseOnly(only: string | undefined): SourceName[] | undefined {
   return names as SourceName[];
 }
 
-/** The (account, source, key) runs to do: named sources always; otherwise those due (never run, or next_run_at passed). */
-export async function planRuns(services: Services, opts: { only?: SourceName[]; account?: string; all?: boolean }): Promise<PlannedRun[]> {
+/**
+ * The (account, source, key) runs to do: every source of every account (an incremental run with nothing new
+ * costs a call or two), the named ones with `only`, or with `due` only those due (never run, next_run_at
+ * passed, or last run failed) — what a person typing "sync" right after a sync expects is a sync.
+ */
+export async function planRuns(services: Services, opts: { only?: SourceName[]; account?: string; due?: boolean }): Promise<PlannedRun[]> {
   const rows = (await services.accounts.list()).filter((r) => r.kind === "user" && (!opts.account || r.name === opts.account));
   if (opts.account && rows.length === 0) throw new UserError(`no account named "${opts.account}": see dvault auth status`);
   if (rows.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login (or dvault auth import)");
@@ -43,7 +46,7 @@ export async function planRuns(services: Services, opts: { only?: SourceName[]; 
       for (const key of keys) {
         const s = states.get(`${source.name}:${key}`);
         const due = !s?.nextRunAt || s.nextRunAt.getTime() <= now || s.lastResult === "failed";
-        if (opts.only || opts.all || due) plan.push({ accountId: row.id, account: row.name, source: source.name, key });
+        if (opts.only || !opts.due || due) plan.push({ accountId: row.id, account: row.name, source: source.name, key });
       }
     }
   }
@@ -77,12 +80,13 @@ function printSummary(results: Array<RunSourceResult | { plan: PlannedRun; error
 export function registerSyncCommand(program: Command): void {
   program
     .command("sync")
-    .description("sync the due sources now: in this process with --once, otherwise by asking the running worker")
+    .description("sync every source now: in this process with --once, otherwise by asking the running worker")
     .option("--once", "run the sources to completion in this process, then exit")
     .option("--only <sources>", `comma-separated sources to run whether due or not (${SOURCE_NAMES.join(", ")})`)
     .option("--account <name>", "only this account")
     .option("--full", "force a full sweep (catches edits, reorderings and removals)")
-    .option("--all", "run every source, due or not")
+    .option("--due", "only the sources that are due (never run, past their interval, or failed last time)")
+    .option("--all", "run every source, due or not (the default; kept for scripts)")
     .action(async (opts: SyncOptions) => {
       const config = loadConfig();
       const log = createLogger({ level: config.logLevel });
@@ -90,9 +94,10 @@ export function registerSyncCommand(program: Command): void {
       if (opts.once) await migrate(config.databaseUrl);
       const services = await createServices({ config, log });
       try {
-        const plan = await planRuns(services, { ...(only ? { only } : {}), ...(opts.account ? { account: opts.account } : {}), ...(opts.all ? { all: true } : {}) });
+        if (opts.due && opts.all) throw new UserError("--due and --all contradict each other: choose one");
+        const plan = await planRuns(services, { ...(only ? { only } : {}), ...(opts.account ? { account: opts.account } : {}), ...(opts.due ? { due: true } : {}) });
         if (plan.length === 0) {
-          console.log("nothing is due; use --only <sources> or --all to run anyway");
+          console.log("nothing is due; leave out --due (or use --only <sources>) to run anyway");
           return;
         }
         if (!opts.once) return await enqueue(services, plan, opts.full);
@@ -131,13 +136,12 @@ export function registerSyncCommand(program: Command): void {
     });
 }
 
+/** Through the producer, so the definition's options apply and a request made after the last one finished runs. */
 async function enqueue(services: Services, plan: PlannedRun[], full: boolean | undefined): Promise<void> {
-  const producer = new Producer([], services.redis, services.config.redisPrefix);
+  const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
   try {
-    const queue = producer.queue("sync");
     for (const run of plan) {
-      const data = { accountId: run.accountId, source: run.source, key: run.key, ...(full ? { full: true } : {}) };
-      await queue.add(SYNC_JOB, data, { ...RETENTION, jobId: syncJobId(data, "sync-now"), attempts: 5, backoff: { type: "exponential", delay: 30_000 } });
+      await producer.enqueue("sync.source", { accountId: run.accountId, source: run.source, key: run.key, ...(full ? { full: true } : {}) });
     }
     console.log(`queued ${plan.length} source run(s) for the worker; follow them with dvault status (or run with --once)`);
   } finally {

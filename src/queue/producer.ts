@@ -43,6 +43,8 @@ export class Producer<D extends AnyDefinition> {
     };
     const jobId = extra.jobId ?? definition.jobId?.(payload);
     if (jobId) options.jobId = jobId;
+    const dedupeKey = jobId ? undefined : definition.dedupeKey?.(payload);
+    if (dedupeKey) options.deduplication = { id: dedupeKey, keepLastIfActive: true };
     const priority = definition.priority?.(payload);
     if (priority !== undefined) options.priority = priority;
     if (extra.delayMs) options.delay = extra.delayMs;
