@@ -3,7 +3,7 @@
 // files a first sync wants start downloading (and share the pacing budget with the sources still running)
 // as soon as the source that found them finishes, not at the next `downloads.enqueue` tick minutes later.
 // Only at the end of a run: a text download queued mid-run could find its /deviation/content not yet fetched.
-import { enqueueDueDownloads } from "../enqueue-downloads/enqueue-due.ts";
+import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 import type { JobResult } from "../../src/queue/job-definition.ts";
 import { runSource } from "../../src/sync/run-source.ts";
 import type { WorkerContext } from "../context.ts";

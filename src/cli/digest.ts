@@ -13,7 +13,8 @@ import { evaluateAlerts, redisDownloadsPausedProbe } from "../digest/alerts.ts";
 import { createDeliverers, messageDomainOf } from "../digest/deliver/index.ts";
 import { DigestRepository } from "../digest/digest.repository.ts";
 import { previewDigest } from "../digest/preview.ts";
-import { DIGEST_JOB, digestJobId, type DigestJobPayload } from "../digest/run-digest.ts";
+import { digestJobId } from "../../jobs/digest/definition.ts";
+import type { DigestJobPayload } from "../digest/run-digest.ts";
 import { UserError } from "../errors.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { checkCatalogue } from "../queue/job-definition.ts";
@@ -138,7 +139,7 @@ async function send(services: Services, log: Logger): Promise<void> {
     makeContext: (base) => ({ ...base, services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
   });
   try {
-    for (const p of payloads) await producer.enqueue(DIGEST_JOB, p);
+    for (const p of payloads) await producer.enqueue("digest.send", p);
     host.start();
     for (const p of payloads) console.log(await waitForJob(producer, digestJobId(p), p.channel));
   } finally {
