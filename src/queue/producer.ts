@@ -9,7 +9,8 @@ import { QUEUE_NAMES, RETENTION, type QueueName } from "./queues.ts";
 type AnyDefinition = JobDefinition<string, any>;
 type PayloadOf<D extends AnyDefinition, N extends string> = D extends JobDefinition<N, infer P> ? P : never;
 
-export type EnqueueOptions = { delayMs?: number; jobId?: string; priority?: number };
+/** `attempts`: fewer than the definition's where a person waits for the outcome (src/queue/run-now.ts). */
+export type EnqueueOptions = { delayMs?: number; jobId?: string; priority?: number; attempts?: number };
 
 export type ScheduleOptions = { everyMs?: number; schedulerId?: string };
 
@@ -46,7 +47,7 @@ export class Producer<D extends AnyDefinition> {
     const definition = this.definition(name);
     const options: JobsOptions = {
       ...RETENTION,
-      attempts: definition.attempts,
+      attempts: extra.attempts ?? definition.attempts,
       backoff: { type: "exponential", delay: definition.backoffMs, jitter: 0.5 },
     };
     const jobId = extra.jobId ?? definition.jobId?.(payload);
