@@ -18,8 +18,8 @@ export type RunNowJob = { name: string; payload: unknown; options?: EnqueueOptio
 
 /**
  * What became of one job: its result; its failure (attempts spent, or a permanent error); "retrying" when an
- * attempt failed and the queue would try again later (handed to the worker when `handOver` is given); or
- * "interrupted" when the run was stopped first.
+ * attempt failed and the queue would try again later; or "interrupted" when the run was stopped first. The
+ * last two are handed to the worker's queue when `handOver` is given.
  */
 export type RunNowOutcome =
   | { job: RunNowJob; state: "completed"; value: unknown }
@@ -39,7 +39,7 @@ export type RunNowOptions<Ctx extends JobContext> = {
   concurrency?: Partial<Record<QueueName, number>>;
   /** The handlers' context; follow-up jobs a handler adds should go to the worker's producer, not the private one. */
   makeContext: (base: JobContext, job: Job) => Ctx | Promise<Ctx>;
-  /** Adds a job whose attempt failed to the worker's queue, so its retries happen there. */
+  /** Adds a job that failed an attempt, or was stopped, to the worker's queue, so it finishes there. */
   handOver?: (job: RunNowJob) => Promise<unknown>;
   signal?: AbortSignal;
   pollMs?: number;
@@ -82,7 +82,15 @@ export async function runNow<Ctx extends JobContext>(options: RunNowOptions<Ctx>
     await Promise.all(producer.allQueues().map((q) => q.obliterate({ force: true }).catch(() => undefined)));
     await producer.close();
   }
-  return outcomes.map((o, i) => o ?? { job: jobs[i]!, state: "interrupted", reason: "stopped before it finished" });
+  const result: RunNowOutcome[] = [];
+  for (const [i, o] of outcomes.entries()) {
+    if (o) result.push(o);
+    else {
+      await options.handOver?.(jobs[i]!);
+      result.push({ job: jobs[i]!, state: "interrupted", reason: "stopped before it finished" });
+    }
+  }
+  return result;
 }
 
 async function outcomeOf<Ctx extends JobContext>(queue: Queue, added: Job, job: RunNowJob, options: RunNowOptions<Ctx>): Promise<RunNowOutcome | undefined> {
