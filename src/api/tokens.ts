@@ -8,7 +8,6 @@
 // The new refresh token is committed with a compare-and-swap on the old fingerprint before the new access
 // token is handed to anyone. A dead or spent refresh token marks the account needs_reauth: no retry, no
 // second token request. Redis sees only account ids and random lock ids; logs see neither tokens nor codes.
-import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "ioredis";
 import { z } from "zod";
@@ -17,6 +16,7 @@ import type { AccountRepository, AccountRow, ClientAuth, GrantType, RotatedToken
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { registerSecret } from "../redact.ts";
+import { acquireLock } from "../redis-lock.ts";
 import { OAuthEndpointError, TokenResponseInvalidError, TokenResponseLostError, type OAuthClient, type TokenGrant } from "./oauth.ts";
 import type { TokenIdentity, TokenProvider } from "./token-provider.ts";
 import type { ApiTransport } from "./transport.ts";
@@ -108,7 +108,6 @@ type Session = {
 
 type Trigger = { kind: "expiry"; minValidityMs: number } | { kind: "unauthorized"; failedToken: string } | { kind: "forced" };
 
-const RELEASE_LOCK = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
 
 export type AccountStatus = {
   id: number;
@@ -413,22 +412,21 @@ export class TokenManager {
   }
 
   /**
-   * Takes the account's refresh lock (SET NX PX), re-reads the row and either adopts what another
+   * Takes the account's refresh lock (src/redis-lock.ts), re-reads the row and either adopts what another
    * process stored (`adopt`) or performs the request. Waiters poll the row instead of the lock, so they
    * pick up the new token as soon as it is committed.
    */
   private async underLock<T>(row: AccountRow, adopt: (fresh: AccountRow) => T | undefined, perform: (fresh: AccountRow) => Promise<T>): Promise<T> {
     const key = `${this.options.redisPrefix}:oauth:refresh-lock:${row.id}`;
-    const lockId = randomBytes(16).toString("hex");
     const deadline = Date.now() + this.waitTimeoutMs;
     for (;;) {
-      const acquired = await this.options.redis.set(key, lockId, "PX", this.lockTtlMs, "NX");
-      if (acquired === "OK") {
+      const lock = await acquireLock(this.options.redis, key, this.lockTtlMs);
+      if (lock) {
         try {
           const fresh = await this.readRow(row.id);
           return adopt(fresh) ?? (await perform(fresh));
         } finally {
-          await this.options.redis.eval(RELEASE_LOCK, 1, key, lockId).catch((err: unknown) => this.options.log.warn({ err, accountId: row.id }, "could not release the refresh lock; it expires on its own"));
+          await lock.release();
         }
       }
       const fresh = await this.readRow(row.id);

@@ -1,5 +1,5 @@
 // The readable tree (by-user/...) regenerated from the database after downloads; one process at a time.
-import { acquireLock } from "../queue/lock.ts";
+import { acquireLock } from "../redis-lock.ts";
 import { buildReadableLinks } from "../storage/links.ts";
 import type { DownloadDeps } from "./deps.ts";
 import { linksDirtyKey } from "./download-file.ts";
