@@ -76,7 +76,5 @@ function wait(message: string, waitMs: number, key: string): ThrottleDelayError 
 
 /** The readable links are rebuilt a few seconds after the last file lands (one pending job at a time). */
 async function linksSoon(ctx: WorkerContext): Promise<void> {
-  await ctx.producer
-    .queue("maintenance")
-    .add("downloads.enqueue", { scope: "links" }, { jobId: "downloads-links-soon", delay: LINKS_SOON_MS, removeOnComplete: true, removeOnFail: true });
+  await ctx.producer.enqueue("downloads.enqueue", { scope: "links" }, { delayMs: LINKS_SOON_MS });
 }

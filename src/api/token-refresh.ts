@@ -8,17 +8,15 @@
 // The new refresh token is committed with a compare-and-swap on the old fingerprint before the new access
 // token is handed to anyone. A dead or spent refresh token marks the account needs_reauth: no retry, no
 // second token request. Redis sees only account ids and random lock ids; logs see neither tokens nor codes.
-import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "ioredis";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { acquireLock } from "../redis-lock.ts";
 import { OAuthEndpointError, TokenResponseInvalidError, TokenResponseLostError, type OAuthClient, type TokenGrant } from "./oauth.ts";
 import { ReauthRequiredError, TokenRefreshDeferredError, grantUnusable } from "./token-errors.ts";
 import { DAY, REFRESH_TOKEN_WARN_AGE_MS, type Session, type TokenSessions, type Trigger } from "./token-session.ts";
 import type { RotatedTokens, StoredAccount, TokenStore } from "./token-store.ts";
-
-const RELEASE_LOCK = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
 
 export type TokenRefresherOptions = {
   store: TokenStore;
@@ -177,22 +175,21 @@ export class TokenRefresher {
   }
 
   /**
-   * Takes the account's refresh lock (SET NX PX), re-reads the row and either adopts what another
+   * Takes the account's refresh lock (src/redis-lock.ts), re-reads the row and either adopts what another
    * process stored (`adopt`) or performs the request. Waiters poll the row instead of the lock, so they
    * pick up the new token as soon as it is committed.
    */
   async underLock<T>(row: StoredAccount, adopt: (fresh: StoredAccount) => T | undefined, perform: (fresh: StoredAccount) => Promise<T>): Promise<T> {
     const key = `${this.options.redisPrefix}:oauth:refresh-lock:${row.id}`;
-    const lockId = randomBytes(16).toString("hex");
     const deadline = Date.now() + this.options.waitTimeoutMs;
     for (;;) {
-      const acquired = await this.options.redis.set(key, lockId, "PX", this.options.lockTtlMs, "NX");
-      if (acquired === "OK") {
+      const lock = await acquireLock(this.options.redis, key, this.options.lockTtlMs);
+      if (lock) {
         try {
           const fresh = await this.readRow(row.id);
           return adopt(fresh) ?? (await perform(fresh));
         } finally {
-          await this.options.redis.eval(RELEASE_LOCK, 1, key, lockId).catch((err: unknown) => this.options.log.warn({ err, accountId: row.id }, "could not release the refresh lock; it expires on its own"));
+          await lock.release();
         }
       }
       const fresh = await this.readRow(row.id);

@@ -1,7 +1,7 @@
 // `dvault download --once`: runs the due downloads in this process until nothing is due, with progress
 // lines and a summary; without --once it hands them to the running worker's queue.
 import type { Command } from "commander";
-import { enqueueDueDownloads } from "../../jobs/enqueue-downloads/enqueue-due.ts";
+import { enqueueDueDownloads } from "../downloads/enqueue-due.ts";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";

@@ -10,7 +10,7 @@ import type { DownloadKind, DownloadTarget } from "../db/download.repository.ts"
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { breakLockOfDeadHolder, leasedHolder } from "../queue/holder.ts";
-import { acquireLock, type HeldLock } from "../queue/lock.ts";
+import { acquireLock, type HeldLock } from "../redis-lock.ts";
 import type { AccountApi } from "../services.ts";
 import { DiskFullError, extensionFor, OutsideArchiveError } from "../storage/archive.ts";
 import { escapeHtml } from "../text/html.ts";

@@ -14,6 +14,16 @@ export type JobDefinition<Name extends string = string, Payload = unknown> = {
   backoffMs: number;
   /** Deterministic id: a second enqueue of the same work is a no-op while the first is pending. */
   jobId?: (payload: Payload) => string;
+  /**
+   * Deduplication key, for work a person asks for again and again ("sync now"): a second enqueue while one
+   * waits is dropped, one made while it runs queues exactly one more run after it, and once it has finished
+   * the next request runs (a fixed jobId would keep the finished job and ignore it for the retention time).
+   */
+  dedupeKey?: (payload: Payload) => string | undefined;
+  /** A finished job is removed at once (where a table, not the queue, remembers the outcome), instead of kept for a while. */
+  removeOnComplete?: boolean;
+  /** For a job run on a schedule: how often (Producer.schedule installs it; the worker can shorten it in tests). */
+  every?: number;
   priority?: (payload: Payload) => number;
 };
 

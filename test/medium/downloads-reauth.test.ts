@@ -4,7 +4,7 @@
 import got from "got";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
-import { enqueueDueDownloads } from "../../jobs/enqueue-downloads/enqueue-due.ts";
+import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { startWorker } from "../../src/worker.ts";

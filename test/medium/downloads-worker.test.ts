@@ -4,7 +4,7 @@
 // when the worker starts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
-import { enqueueDueDownloads } from "../../jobs/enqueue-downloads/enqueue-due.ts";
+import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 import { nextQuotaWindow } from "../../src/downloads/quota.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
