@@ -70,6 +70,9 @@ describe("GET /metrics", () => {
       }
       const { rows } = await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM deviations WHERE type = 'image' ORDER BY 1 LIMIT 1");
       const file = await archiveFile(h.pool, archiveDir, rows[0]!.deviationid, artworkPng(7, 12, 12));
+      const waitsBefore = h.services.apiTotals.throttleWaits.count;
+      const api = await h.services.apiFor(h.account.id);
+      await Promise.all([api.client.placebo(), api.client.placebo(), api.client.placebo()]);
 
       const res = await fetch(`${dash.url}/metrics`);
       expect(res.status).toBe(200);
@@ -78,7 +81,9 @@ describe("GET /metrics", () => {
       const apiCalls = text.split("\n").filter((l) => l.startsWith("dvault_api_calls_total{")).map((l) => Number(l.split(" ").pop()));
       expect(apiCalls.reduce((a, b) => a + b, 0)).toBeGreaterThan(5);
       expect(text).toMatch(/dvault_api_calls_total\{operation="[a-z_.]+",status="200"\} \d+/);
-      expect(sample(text, "dvault_api_throttle_waits_total")).toBeGreaterThanOrEqual(0);
+      // Three concurrent requests on one pacer key that admits one at a time: the last two waited.
+      expect(sample(text, "dvault_api_throttle_waits_total")).toBe(waitsBefore + 2);
+      expect(sample(text, "dvault_api_throttle_wait_seconds_total")).toBeGreaterThan(0);
       expect(sample(text, `dvault_token_expiry_seconds{account="${h.account.name}"}`)).toBeGreaterThan(60);
       expect(text).toMatch(/dvault_pacer_delay_seconds\{key="[^"]+"\} 0/);
       expect(sample(text, 'dvault_jobs_failed_total{queue="maintenance",name="tokens.refresh"}')).toBe(1);
