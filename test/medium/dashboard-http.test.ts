@@ -63,11 +63,7 @@ describe("GET /metrics", () => {
       await admin.queue("maintenance").add("tokens.refresh", {}, { jobId: "metrics-fail" });
       await admin.queue("maintenance").add("schedules.reconcile", {}, { jobId: "metrics-ok" });
       await admin.queue("sync").add("sync.source", { accountId: h.account.id, source: "notes", key: "" }, { jobId: "metrics-waiting", timestamp: Date.now() - 5000 });
-      for (let i = 0; i < 400; i++) {
-        const c = await admin.queue("maintenance").getJobCounts("failed", "completed");
-        if ((c.completed ?? 0) >= 1 && (c.failed ?? 0) >= 1) break;
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await expect.poll(() => admin.queue("maintenance").getJobCounts("failed", "completed"), { timeout: 10_000, interval: 25 }).toEqual({ failed: 1, completed: 1 });
       const { rows } = await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM deviations WHERE type = 'image' ORDER BY 1 LIMIT 1");
       const file = await archiveFile(h.pool, archiveDir, rows[0]!.deviationid, artworkPng(7, 12, 12));
       const waitsBefore = h.services.apiTotals.throttleWaits.count;
@@ -123,15 +119,9 @@ describe("GET /healthz", () => {
     redisServer = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"], { stdio: "ignore" });
     const url = `redis://127.0.0.1:${port}`;
     privateRedis = createRedis(url, "command", { retryStrategy: () => 200 });
-    for (let i = 0; ; i++) {
-      try {
-        await privateRedis.connect();
-        break;
-      } catch (err) {
-        if (i > 50) throw err;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    // The server may not listen yet: the retry strategy reconnects until it does.
+    privateRedis.connect().catch(() => undefined);
+    await expect.poll(() => privateRedis!.status, { timeout: 5_000, interval: 50 }).toBe("ready");
     const prefix = h.services.config.redisPrefix;
     privateDash = await startDashboard({ ...deps(), redis: privateRedis }, { port: 0 });
 

@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { DigestRepository } from "../../src/digest/digest.repository.ts";
@@ -263,15 +263,10 @@ describe("digest over SMTP", () => {
   });
 });
 
-/** The mail arrives before the job records it as sent: wait for the row. */
+/** The mail arrives before the job records it as sent: wait for the row (vi.waitFor: beforeAll calls this, where expect.poll is refused). */
 async function waitForDigestStatus(services: Services, status: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const [row] = await new DigestRepository(services.pool).listDigests(1);
-    if (row?.status === status) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`no digest reached status ${status}`);
+  const latest = async () => (await new DigestRepository(services.pool).listDigests(1))[0]?.status;
+  await vi.waitFor(async () => expect(await latest(), "the latest digest's status").toBe(status), { timeout: 20_000, interval: 100 });
 }
 
 function escape(s: string): string {

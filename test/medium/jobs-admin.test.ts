@@ -4,7 +4,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { UnrecoverableError, Worker, type Job } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { formatFailed } from "../../src/cli/jobs.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { createRedis } from "../../src/queue/redis.ts";
@@ -23,12 +23,9 @@ async function processor(job: Job) {
   return { status: "done" };
 }
 
+/** vi.waitFor, not expect.poll: beforeAll waits with it too, and expect.poll works only inside a test. */
 async function until(check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await vi.waitFor(async () => expect(await check(), what).toBe(true), { timeout: ms, interval: 25 });
 }
 
 beforeAll(async () => {
