@@ -255,8 +255,9 @@ describe("digest over SMTP", () => {
     const repo = new DigestRepository(services.pool);
     const scheduler = new DigestScheduler({ config: services.config.digest, enqueue: (p) => producer.enqueue("digest.send", p), lastWindowEnd: (c) => repo.lastWindowEnd(c), log });
     await scheduler.tick(TICK);
-    await producer.enqueue("digest.send", { channel: "smtp", tick: new Date(TICK.getTime() - 86_400_000).toISOString(), trigger: "catch_up" });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const older = await producer.enqueue("digest.send", { channel: "smtp", tick: new Date(TICK.getTime() - 86_400_000).toISOString(), trigger: "catch_up" });
+    // The older tick's job has run (and sent nothing) before the mail box is counted.
+    await expect.poll(() => older.getState(), { timeout: 20_000, interval: 50 }).toBe("completed");
     await scheduler.stop();
     expect(smtp.received).toHaveLength(1);
     expect(await repo.listDigests(10)).toHaveLength(1);

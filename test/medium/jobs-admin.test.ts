@@ -82,11 +82,15 @@ describe(QueueAdmin.name, () => {
 
   it("pauses and resumes a queue, and counts its jobs", async () => {
     await admin.pause("sync");
+    const addedAt = Date.now();
     await admin.queue("sync").add("sync.source", { accountId: 1, source: "notes", key: "" }, { jobId: "while-paused" });
+    // No event says "the worker did not take it": give the running worker time it would need (a few ms).
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const counts = (await admin.counts()).find((c) => c.name === "sync")!;
+    // Counted as of a minute after the add (the clock counts() takes), so the age is exact, not a race.
+    const counts = (await admin.counts(addedAt + 60_000)).find((c) => c.name === "sync")!;
     expect(counts).toMatchObject({ paused: true, waiting: 1 });
-    expect(counts.oldestWaitingMs).toBeGreaterThanOrEqual(150);
+    expect(counts.oldestWaitingMs).toBeGreaterThan(59_000);
+    expect(counts.oldestWaitingMs).toBeLessThanOrEqual(60_000);
     expect(processed).not.toContain("while-paused");
     await admin.resume("sync");
     await until(async () => processed.includes("while-paused"), "the job to run after resume");
