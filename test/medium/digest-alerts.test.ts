@@ -27,11 +27,7 @@ const HOUR = 60 * MINUTE;
 const log = createLogger({ level: "silent" });
 
 async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await expect.poll(probe, { timeout: timeoutMs, interval: 50, message: `waiting for ${what}` }).toBe(true);
 }
 
 describe("an account forced into needs_reauth", () => {
