@@ -72,6 +72,16 @@ export class ApiError extends Error {
   readonly detail: string | undefined;
   readonly final: boolean;
 
+  /** Read by the worker (src/queue/job-definition.ts#JobOutcomeFields): the service's failure, never a store outage. */
+  get remoteService(): true {
+    return true;
+  }
+
+  /** What the worker does with a job that failed with this (src/queue/job-definition.ts#JobOutcomeFields). */
+  get jobOutcome(): "stop" | "delay" | "retry" {
+    return isPermanent(this) ? "stop" : "retry";
+  }
+
   /** `message` defaults to a sentence built from the fields that says what to do. */
   constructor(fields: ApiErrorFields, message?: string) {
     super(scrubString(message ?? describe(fields)));
@@ -145,6 +155,19 @@ export class ThrottleDelayError extends ApiError {
     this.pacerKey = pacerKey;
     this.retryAt = retryAt;
   }
+
+  /** The job waits for the pacer without spending an attempt (src/queue/job-definition.ts#JobOutcomeFields). */
+  override get jobOutcome(): "delay" {
+    return "delay";
+  }
+
+  get retryAfterMs(): number {
+    return this.waitMs;
+  }
+
+  get delayKey(): string {
+    return this.pacerKey;
+  }
 }
 
 /** Failures that will fail the same way on retry: the job should stop (BullMQ UnrecoverableError). */
@@ -185,9 +208,14 @@ export function userStateOf(err: unknown): UserState | undefined {
   }
 }
 
-/** The thing asked for does not exist: a not-found answer, or /deviation/content's "not a text" code. */
-export function isMissing(err: unknown): boolean {
-  return err instanceof ApiError && (err.kind === "not_found" || err.meaning === "unsupported_type");
+/**
+ * The one answer to "is the thing asked for not there?": a not-found answer, or /deviation/content's "not a
+ * text" code. With `refusalMeansMissing`, also a bare refusal (400 without a known error code), which is how
+ * the service answers an id it handed out earlier and no longer knows (a message stack, a folder).
+ */
+export function isMissing(err: unknown, { refusalMeansMissing = false }: { refusalMeansMissing?: boolean } = {}): boolean {
+  if (!(err instanceof ApiError)) return false;
+  return err.kind === "not_found" || err.meaning === "unsupported_type" || (refusalMeansMissing && err.kind === "client");
 }
 
 // ---------------------------------------------------------------------------------------------------------
