@@ -5,7 +5,7 @@ import type { Got, OptionsInit, Response } from "got";
 import type { z } from "zod";
 import type { ApiRequest, Page } from "../transport.ts";
 
-/** What the iterators need from the HTTP layer (http.ts provides it). */
+/** What the iterators need from the HTTP layer (src/api/http.ts provides it). */
 export type PageIO = {
   client: Got;
   relativePath(req: ApiRequest): string;
