@@ -118,7 +118,7 @@ export function DeviationMethods<B extends ClientBase>(Base: B) {
     }
 
 
-    // ---- writes: comments, statuses, messages -------------------------------------------------------
+    // ---- writes: comments (scopes: browse, comment.post) --------------------------------------------
     /** Scopes: browse, comment.post. `commentid` replies to that comment. */
     commentPostDeviation(deviationid: string, params: { body: string; commentid?: string }): Promise<Comment> {
       return this.get("comments.post.deviation", { deviationid, ...params }, CommentSchema);

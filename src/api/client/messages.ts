@@ -128,14 +128,14 @@ export function MessagesMethods<B extends ClientBase>(Base: B) {
     }
 
 
-    // ---- writes: comments, statuses, messages -------------------------------------------------------
+    // ---- writes: messages ---------------------------------------------------------------------------
     /** Scope: message. Deletes one message (`messageid`) or a whole stack (`stackid`). */
     messagesDelete(params: { folderid?: string } & ({ messageid: string; stackid?: never } | { stackid: string; messageid?: never })): Promise<Success> {
       return this.get("messages.delete", params, SuccessSchema);
     }
 
 
-    // ---- writes: watching, profile, feed settings ---------------------------------------------------
+    // ---- writes: feed settings ----------------------------------------------------------------------
     /** Scope: feed. Sends only the flags given, as `include[...]`. */
     feedSettingsUpdate(include: Partial<FeedInclude>): Promise<Success> {
       return this.get("feed.settings.update", bracketed("include", definedOnly(include)), SuccessSchema);

@@ -85,14 +85,14 @@ export function UserMethods<B extends ClientBase>(Base: B) {
     }
 
 
-    // ---- writes: comments, statuses, messages -------------------------------------------------------
+    // ---- writes: statuses ---------------------------------------------------------------------------
     /** Scopes: browse, user.manage. `id` embeds a deviation or status; `parentid` shares a status; `stashid` a stash item. */
     statusPost(params: { body?: string; id?: string; parentid?: string; stashid?: string }): Promise<StatusPostResult> {
       return this.get("user.statuses.post", params, StatusPostResultSchema);
     }
 
 
-    // ---- writes: watching, profile, feed settings ---------------------------------------------------
+    // ---- writes: watching, profile ------------------------------------------------------------------
     /**
      * Scopes: browse, user.manage. Sends all eight `watch[...]` flags; unspecified ones default to true
      * except `friend`. Watching unlocks watchers-only folders. Throttled by the service when repeated quickly.

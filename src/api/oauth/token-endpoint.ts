@@ -19,7 +19,7 @@ export type OAuthClientOptions = {
   /** Absent for public (OAuth 2.1) clients, which prove themselves with PKCE alone. */
   clientSecret?: string | undefined;
   userAgent?: string;
-  /** Whole-request limit for token calls; tokens.ts keeps its lock longer than a whole refresh (refreshBudgetMs). */
+  /** Whole-request limit for token calls; src/api/token-refresh.ts keeps its lock longer than a whole refresh (refreshBudgetMs). */
   timeoutMs?: number;
   /** First wait before a refresh is sent again (doubled each time); default 500 ms. */
   refreshRetryDelayMs?: number;
