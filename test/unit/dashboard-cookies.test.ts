@@ -25,6 +25,9 @@ describe(setCookie.name, () => {
     const res = { append: (name: string, value: string) => headers.push(`${name}: ${value}`) } as unknown as Response;
     setCookie(res, TOKEN_COOKIE, "to ken/", { path: "/", httpOnly: true, sameSite: "lax", maxAge: 60 });
     setCookie(res, CSRF_COOKIE, "abc.def", { path: "/", httpOnly: true, sameSite: "strict" });
-    expect(headers).toEqual([`Set-Cookie: ${TOKEN_COOKIE}=to%20ken%2F; Max-Age=60; Path=/; HttpOnly; SameSite=Lax`, `Set-Cookie: ${CSRF_COOKIE}=abc.def; Path=/; HttpOnly; SameSite=Strict`]);
+    expect(headers).toEqual([
+      `Set-Cookie: ${TOKEN_COOKIE}=to%20ken%2F; Max-Age=60; Path=/; HttpOnly; SameSite=Lax`,
+      `Set-Cookie: ${CSRF_COOKIE}=abc.def; Path=/; HttpOnly; SameSite=Strict`,
+    ]);
   });
 });
