@@ -3,6 +3,7 @@
 // with the config (the foundation) so the config is parsed in one place and the digest only reads it
 // (docs/ARCHITECTURE.md#what-each-folder-may-import).
 import path from "node:path";
+import { CronExpressionParser } from "cron-parser";
 import cron from "node-cron";
 import { z } from "zod";
 
@@ -70,6 +71,19 @@ function isTimeZone(tz: string): boolean {
   }
 }
 
+/**
+ * node-cron fires the digest forward; cron-parser finds the tick before (src/digest/cron-time.ts). An expression
+ * must read in both, and cron-parser refuses one no date satisfies (30 February) that node-cron would keep silent.
+ */
+function readsBackwards(expression: string): boolean {
+  try {
+    CronExpressionParser.parse(expression);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const EMAIL = /^[^\s@<>]+@[^\s@<>]+$/;
 /** "dvault <me@example.org>" or "me@example.org". */
 const isMailbox = (v: string) => EMAIL.test(v) || /^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(v.trim());
@@ -80,7 +94,7 @@ export const DIGEST_ENV = {
     emptyAsUndefined,
     z
       .string()
-      .refine((v) => v.trim().split(/\s+/).length === 5 && cron.validate(v.trim()), {
+      .refine((v) => v.trim().split(/\s+/).length === 5 && cron.validate(v.trim()) && readsBackwards(v.trim()), {
         message: "expects a 5-field cron expression: minute hour day-of-month month day-of-week, such as 0 8 * * *",
       })
       .default(DEFAULT_DIGEST_CRON),

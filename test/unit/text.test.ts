@@ -14,7 +14,8 @@ describe(htmlToText.name, () => {
   });
 
   it("drops scripts and tags, decodes entities, and leaves unknown ones", () => {
-    expect(htmlToText("Love the <b>colours</b> &amp; light!<br>Really&#33;<script>x()</script> &#x263A; &bogus;")).toBe("Love the colours & light!\nReally! ☺ &bogus;");
+    const html = "Love the <b>colours</b> &amp; light!<br>Really&#33;<script>x()</script> &#x263A; &bogus;";
+    expect(htmlToText(html)).toBe("Love the colours & light!\nReally! ☺ &bogus;");
     expect(htmlToText("a < b and <script unclosed")).toBe("a < b and <script unclosed");
     expect(htmlToText(null)).toBe("");
   });
