@@ -69,8 +69,10 @@ export async function createServices({
   await checkRedis(config.redisUrl);
   registerSecret(config.clientSecret);
 
-  const prisma = createPrisma(config.databaseUrl, 2);
-  const pool = createPgPool(config.databaseUrl, overrides.poolSize ?? 5);
+  // One pool per process: the raw repositories and Prisma share it (src/db/prisma.ts), with the two
+  // connections Prisma had on its own pool before added to it.
+  const pool = createPgPool(config.databaseUrl, (overrides.poolSize ?? 5) + 2);
+  const prisma = createPrisma(pool);
   const redis = createRedis(config.redisUrl);
   await redis.connect();
   const now = overrides.now ?? Date.now;
@@ -134,8 +136,8 @@ export async function createServices({
     },
     async close() {
       await redis.quit().catch(() => redis.disconnect());
-      await pool.end().catch(() => undefined);
       await prisma.$disconnect().catch(() => undefined);
+      await pool.end().catch(() => undefined);
     },
   };
 }

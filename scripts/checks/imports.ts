@@ -8,7 +8,7 @@ import path from "node:path";
  * is a folder of src/ (or a file directly in src/, by its name), or jobs. "base" stands for the areas
  * every layer may use.
  */
-const BASE = ["errors", "log", "redact", "version", "config", "config-defaults", "secret-key", "free-port", "crypto", "text", "generated", "redis-lock"];
+const BASE = ["errors", "log", "redact", "version", "config", "config-defaults", "secret-key", "free-port", "crypto", "text", "timestamps", "generated", "redis-lock"];
 const RULES: Record<string, readonly string[]> = {
   // The foundation: nothing of dvault's own above it.
   errors: [],
@@ -23,6 +23,7 @@ const RULES: Record<string, readonly string[]> = {
   // src/text: HTML escaping and the escape-by-default template, HTML to text, byte sizes.
   text: [],
   "redis-lock": [],
+  timestamps: [],
   // The service, the database, the disk and the queues: each alone on the foundation.
   api: [...BASE],
   db: [...BASE],

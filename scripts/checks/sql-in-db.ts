@@ -10,7 +10,11 @@ const ROOT = path.resolve(import.meta.dirname, "..", "..");
 /** Folders of src/ whose files may issue SQL, or are not dvault's own code. */
 const EXEMPT = ["src/db", "src/generated", "src/simulator"].map((d) => path.join(ROOT, d));
 /** Modules that open a database connection or run statements. */
-const DRIVERS = /^(?:pg|pg-pool|pg-cursor|pg-copy-streams|pg-query-stream|postgres|@prisma\/adapter-pg|@prisma\/client(?:\/.*)?|node:sqlite|better-sqlite3|sqlite3?|kysely|knex)$/;
+const DRIVERS = new RegExp(
+  "^(?:" +
+    ["pg", "pg-pool", "pg-cursor", "pg-copy-streams", "pg-query-stream", "postgres", "@prisma/adapter-pg", "@prisma/client(?:/.*)?"].join("|") +
+    "|node:sqlite|better-sqlite3|sqlite3?|kysely|knex)$",
+);
 /** Prisma's raw-query methods, called or used as a template tag. */
 const RAW_CALL = /\$(?:queryRaw|executeRaw|queryRawUnsafe|executeRawUnsafe|queryRawTyped)\b/g;
 
@@ -31,7 +35,21 @@ const STATEMENTS: Array<[string, RegExp]> = [
   ["WITH … AS (", /\bWITH\s+(?:RECURSIVE\s+)?\w+\s+AS\s*(?:MATERIALIZED\s*)?\(/],
   [
     "a transaction or session statement",
-    /^\s*(?:(?:BEGIN|COMMIT|ROLLBACK)(?:\s+(?:WORK|TRANSACTION))?|START\s+TRANSACTION|(?:RELEASE\s+)?SAVEPOINT\s+\w+|ROLLBACK\s+TO\s+(?:SAVEPOINT\s+)?\w+|(?:UN)?LISTEN\s+[\w*"]+|NOTIFY\s+[\w"]+.*|VACUUM.*|ANALYZE.*|SET\s+(?:LOCAL\s+|SESSION\s+)?[\w.]+\s*(?:=|TO)\s*\S+)\s*;?\s*$/,
+    new RegExp(
+      "^\\s*(?:" +
+        [
+          "(?:BEGIN|COMMIT|ROLLBACK)(?:\\s+(?:WORK|TRANSACTION))?",
+          "START\\s+TRANSACTION",
+          "(?:RELEASE\\s+)?SAVEPOINT\\s+\\w+",
+          "ROLLBACK\\s+TO\\s+(?:SAVEPOINT\\s+)?\\w+",
+          '(?:UN)?LISTEN\\s+[\\w*"]+',
+          'NOTIFY\\s+[\\w"]+.*',
+          "VACUUM.*",
+          "ANALYZE.*",
+          "SET\\s+(?:LOCAL\\s+|SESSION\\s+)?[\\w.]+\\s*(?:=|TO)\\s*\\S+",
+        ].join("|") +
+        ")\\s*;?\\s*$",
+    ),
   ],
 ];
 

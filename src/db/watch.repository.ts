@@ -1,5 +1,5 @@
 // Watch relations of an account: its watchers and the users it watches, with removal after a full sweep.
-import type { WatchEntry } from "../api/types.ts";
+import type { WatchEntryInput } from "./mirror-input.ts";
 import { isoTime, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -15,7 +15,7 @@ export class WatchRepository {
   async upsertWatchRelations(
     accountId: number,
     kind: WatchKind,
-    entries: readonly WatchEntry[],
+    entries: readonly WatchEntryInput[],
     seenAt: Date,
   ): Promise<UpsertCounts> {
     const rows = uniqueBy(entries, (e) => e.user.userid).map((e) => ({
