@@ -3,7 +3,7 @@
 // will not give the original — the best free rendition, marked for what it is. Shared by the downloads
 // job and `dvault download --once`; the caller maps the outcome onto its queue.
 import { Readable } from "node:stream";
-import { isMissing } from "../api/errors.ts";
+import { isMissing, isThrottleDelay } from "../api/errors.ts";
 import type { Deviation, Download } from "../api/types.ts";
 import type { DownloadKind, DownloadTarget } from "../db/download.repository.ts";
 import { UserError } from "../errors.ts";
@@ -18,7 +18,7 @@ import { bestFreeRendition, partialityOf } from "./renditions.ts";
 import { afterStore, gone } from "./after-store.ts";
 import { readRefusal } from "./refusal.ts";
 import { storeText } from "./store-text.ts";
-import { transferToArchive } from "./transfer.ts";
+import { CDN_PACER_KEY, transferToArchive } from "./transfer.ts";
 
 export { linksDirtyKey } from "./after-store.ts";
 
@@ -186,7 +186,8 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
   };
   const filename = info.filename ?? undefined;
   const key = `${t.deviationid}-original`;
-  // This attempt's end, stored or not, forgets the paid answer: only a process that died leaves one behind.
+  // This attempt's end, stored or not, forgets the paid answer: only a process that died leaves one behind, and
+  // an attempt the CDN throttled, whose job runs again within the URL's life without paying a second time.
   const result =
     (await storeCompletePartial(deps, key, info)) ??
     (await transfer(deps, req, {
@@ -196,7 +197,7 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
       ext: (mime, url) => extensionFor({ ...(filename ? { filename } : {}), ...(mime ? { mime } : {}), url }),
       announcedSize: info.filesize ?? undefined,
     }).catch(async (err: unknown) => {
-      await paid.forget(t.deviationid).catch(() => undefined);
+      if (!isThrottleDelay(err)) await paid.forget(t.deviationid).catch(() => undefined);
       throw err;
     }));
   const partial = partialityOf(t.deviation.raw as Deviation, "original");
@@ -332,6 +333,7 @@ async function transfer(
         ...deps.tuning.limits,
       },
       ...(req.onBytes ? { onBytes: req.onBytes } : {}),
+      pacing: { pacer: deps.services.pacer, key: CDN_PACER_KEY },
     });
   } catch (err) {
     if (err instanceof DiskFullError) {

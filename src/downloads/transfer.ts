@@ -13,8 +13,9 @@
 import type { IncomingHttpHeaders } from "node:http";
 import got, { type Request } from "got";
 import { DEFAULT_GRACE_MS, DEFAULT_WINDOW_MS, describeBound, ThroughputWatch, type BoundTripped } from "../api/body-guard.ts";
-import { ApiError } from "../api/errors.ts";
+import { ApiError, ThrottleDelayError } from "../api/errors.ts";
 import { DEFAULT_USER_AGENT } from "../api/http.ts";
+import type { Pacer, Permit } from "../api/pacer.ts";
 import type { Logger } from "../log.ts";
 import { DiskFullError, FileTooLargeError, SizeMismatchError, type Archive, type StoredFile } from "../storage/archive.ts";
 
@@ -76,7 +77,16 @@ export type TransferArgs = {
   limits?: Partial<TransferLimits>;
   /** Bytes as they arrive (progress of the CLI). */
   onBytes?: (n: number) => void;
+  /**
+   * The pacer CDN requests wait their turn at, under a key of their own: a 429 or CloudFront's HTML 403 blocks
+   * the key and ends the transfer with a ThrottleDelayError (the job waits, no attempt spent) instead of a
+   * sleep here (docs/service-behaviour.md#cdn-block-403). Without one, such an answer is retried like a 5xx.
+   */
+  pacing?: { pacer: Pacer; key: string; maxWaitMs?: number };
 };
+
+/** The pacer key of CDN transfers: the CDN's velocity filter watches the address, whatever the account. */
+export const CDN_PACER_KEY = "cdn";
 
 export type TransferResult = StoredFile & {
   mime: string | undefined;
@@ -151,10 +161,28 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
     const canResume = partial.size > 0 && partial.etag !== undefined;
     const before = partial.size;
     let opened: Opened | undefined;
+    let permit: Permit | undefined;
     const startedAt = Date.now();
     try {
+      const { pacing } = args;
+      permit = pacing ? await pacing.pacer.acquire(pacing.key, { operation: "cdn.file", maxWaitMs: pacing.maxWaitMs ?? 10_000, ...(signal ? { signal } : {}) }) : undefined;
       opened = await open(url, canResume ? { range: `bytes=${partial.size}-`, "if-range": partial.etag as string } : {}, signal, timeouts, deadlineMs(announced ?? limits.maxBytes, limits));
       const { status, headers, stream } = opened;
+      const throttled = status === 429 || (status === 403 && /^text\/html/i.test(headerOf(headers, "content-type") ?? ""));
+      await permit?.release(throttled ? "throttled" : "success");
+      if (throttled && pacing) {
+        stream.destroy();
+        const { waitMs } = await pacing.pacer.status(pacing.key);
+        const now = pacing.pacer.clock.now();
+        throw new ThrottleDelayError(
+          { operation: "cdn.file", status, waitMs, pacerKey: pacing.key, retryAt: now + waitMs },
+          `the CDN ${status === 429 ? "throttled the transfer (HTTP 429)" : "blocked the transfer (an HTML 403: a throttle)"}; transfers wait ${Math.ceil(waitMs / 1000)} s`,
+        );
+      }
+      if (throttled) {
+        stream.destroy();
+        throw new TransferError(`the CDN throttled the transfer (HTTP ${status})`, status, true);
+      }
       if (status >= 300 && status < 400 && status !== 304) {
         stream.destroy();
         url = nextHop(url, headerOf(headers, "location"), limits.cdnHosts, ++redirects);
@@ -235,6 +263,7 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
       bytesReceived += stored.size - resumeFrom;
       return { ...stored, mime: contentType?.split(";")[0]?.trim(), etag, bytesReceived, resumed, attempts: attempt };
     } catch (caught) {
+      await permit?.release("error");
       opened?.stream.destroy();
       const after = (await archive.partialState(key).catch(() => ({ size: 0 }))).size;
       bytesReceived += Math.max(0, after - before);
