@@ -3,7 +3,7 @@
 // will not give the original — the best free rendition, marked for what it is. Shared by the downloads
 // job and `dvault download --once`; the caller maps the outcome onto its queue.
 import { Readable } from "node:stream";
-import { isMissing, isThrottleDelay } from "../api/errors.ts";
+import { isMissing } from "../api/errors.ts";
 import type { Deviation, Download } from "../api/types.ts";
 import type { DownloadKind, DownloadTarget } from "../db/download.repository.ts";
 import { UserError } from "../errors.ts";
@@ -128,12 +128,12 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
     turn?.pass();
     return storeFree(deps, t, req, api, { status: "not_downloadable", reason: "the artist does not offer the original for download (is_downloadable is false)" });
   }
-  // A process that died mid-file already paid for this one: its answer is used, not a second download.
+  // An earlier attempt (this process's, or one that died mid-file) already paid for this one: its answer is used.
   const paid = new PaidDownloads(services.redis, services.config.redisPrefix);
   const leftOver = await paid.recall(t.deviationid);
   if (leftOver) {
     turn?.pass();
-    req.log.info({ deviationid: t.deviationid, paidAt: leftOver.at }, "taking over a download a dead process paid for: no second /deviation/download");
+    req.log.info({ deviationid: t.deviationid, paidAt: leftOver.at }, "resuming a download an earlier attempt paid for: no second /deviation/download");
   }
   let info: Download | undefined = leftOver?.info;
   if (!info) {
@@ -186,8 +186,8 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
   };
   const filename = info.filename ?? undefined;
   const key = `${t.deviationid}-original`;
-  // This attempt's end, stored or not, forgets the paid answer: only a process that died leaves one behind, and
-  // an attempt the CDN throttled, whose job runs again within the URL's life without paying a second time.
+  // A stored file forgets the paid answer. A failed attempt keeps it (5 minutes, paid-downloads.ts): the job's next
+  // attempt, or the process taking over from a dead one, resumes with the URL it paid for instead of paying again.
   const result =
     (await storeCompletePartial(deps, key, info)) ??
     (await transfer(deps, req, {
@@ -196,9 +196,6 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
       refreshUrl,
       ext: (mime, url) => extensionFor({ ...(filename ? { filename } : {}), ...(mime ? { mime } : {}), url }),
       announcedSize: info.filesize ?? undefined,
-    }).catch(async (err: unknown) => {
-      if (!isThrottleDelay(err)) await paid.forget(t.deviationid).catch(() => undefined);
-      throw err;
     }));
   const partial = partialityOf(t.deviation.raw as Deviation, "original");
   const old = await repo.markDownloadStored({

@@ -2,10 +2,12 @@
 // Archive.storeStream (sha256 on the way, fsync, atomic rename), resumed with a Range request from the
 // partial file when the server allows it, with the signed URL fetched again when it has expired.
 //
-// Why a loop here rather than got's retry: got retries a stream by starting it over, while a resumed
-// transfer must re-read the partial file's length and ETag and send Range/If-Range for the rest — the
-// one place dvault retries by hand. Redirects are followed here too, one hop at a time, so each target
-// host is checked against the CDN family before anything is asked of it.
+// One retry layer per failure kind: a call makes one attempt (by default) and throws a classified error
+// (TransferError, TransferBoundError, an ApiError for a missing file, a ThrottleDelayError for a CDN throttle);
+// the job's attempts and backoff retry it, and the next attempt resumes the partial file with Range/If-Range
+// (got would retry a stream by starting it over). The loop below only follows redirects one hop at a time (each
+// target host checked against the CDN family before anything is asked of it), fetches a new signed URL for an
+// expired one, and starts over when the server cannot continue the partial file: steps, not retries.
 //
 // Every transfer is bounded (docs/service-behaviour.md#hostile-answers): no more bytes than the API
 // announced (else the rendition cap), no slower than the throughput floor after a grace period, and no
@@ -20,15 +22,15 @@ import type { Logger } from "../log.ts";
 import { DiskFullError, FileTooLargeError, SizeMismatchError, type Archive, type StoredFile } from "../storage/archive.ts";
 
 export type TransferRetry = {
-  /** Attempts in this call (resets mid-body, 5xx, timeouts); the job's own attempts come on top. */
+  /** Attempts in this call (resets mid-body, 5xx, timeouts): 1, the job's attempts retry (tests and benches may raise it). */
   attempts: number;
-  /** First pause between attempts, doubled each time, with up to 20 % jitter. */
+  /** First pause between attempts in this call, doubled each time, with up to 20 % jitter. */
   baseDelayMs: number;
   /** New signed URLs fetched after the CDN refused one (expired) before giving up. */
   urlRefreshes: number;
 };
 
-export const DEFAULT_TRANSFER_RETRY: TransferRetry = { attempts: 5, baseDelayMs: 1000, urlRefreshes: 3 };
+export const DEFAULT_TRANSFER_RETRY: TransferRetry = { attempts: 1, baseDelayMs: 1000, urlRefreshes: 3 };
 
 export type TransferTimeouts = { connectMs: number; responseMs: number; idleMs: number };
 export const DEFAULT_TRANSFER_TIMEOUTS: TransferTimeouts = { connectMs: 10_000, responseMs: 30_000, idleMs: 60_000 };

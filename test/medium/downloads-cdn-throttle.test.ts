@@ -1,6 +1,7 @@
 // A CDN that throttles a transfer (CloudFront's HTML 403, or a 429) blocks the pacer's CDN key instead of a
 // sleep inside the transfer: the download ends with a ThrottleDelayError (the job waits, no attempt spent), and
-// the next try reuses the signed URL it paid for (docs/service-behaviour.md#cdn-block-403).
+// the next try reuses the signed URL it paid for (docs/service-behaviour.md#cdn-block-403). And any other transfer
+// failure ends its call too (one attempt, classified), leaving the retry to the job and the resume to Range.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isThrottleDelay } from "../../src/api/errors.ts";
 import { createLogger } from "../../src/log.ts";
@@ -18,9 +19,13 @@ let ids: string[];
 
 beforeAll(async () => {
   ids = downloadableOwnerDeviations(generateDataset(1, DATASET, DEFAULT_START_TIME))
-    .slice(0, 2)
+    .slice(0, 3)
     .map((d) => d.deviationid);
-  h = await createDownloadHarness({ sim: { dataset: DATASET, downloadQuota: 100 }, sources: [gallerySource], quota: 100 });
+  h = await createDownloadHarness({
+    sim: { dataset: DATASET, downloadQuota: 100, fileSizes: { [ids[2]!]: 2 * 1024 * 1024 } },
+    sources: [gallerySource],
+    quota: 100,
+  });
   await h.syncAll(["gallery"]);
   await parkOriginalsOf(h.pool, ids);
 }, 120_000);
@@ -66,6 +71,21 @@ describe("CDN throttling through the pacer", () => {
     const second = await downloadFile(h.deps, { deviationid: id, kind: "original", log });
     expect(second).toMatchObject({ status: "done" });
     expect(traffic(id, seq)).toEqual(["api 200", `cdn ${status}`, "cdn 200"]);
+    expect(h.sim.quotaUsed(h.sim.truth.ownerId)).toBe(usedBefore + 1);
+  }, 60_000);
+});
+
+describe("one transfer attempt per call", () => {
+  it("throws a classified error at the first reset; the job's next attempt resumes by Range without paying again", async () => {
+    const id = ids[2]!;
+    const seq = await want(id);
+    const usedBefore = h.sim.quotaUsed(h.sim.truth.ownerId);
+    h.sim.faults.add({ route: "/_cdn/original/", kind: "reset_mid_body", atByte: 1_000_000, times: 1 });
+    await expect(downloadFile(h.deps, { deviationid: id, kind: "original", log })).rejects.toThrow();
+    expect(traffic(id, seq)).toEqual(["api 200", "cdn 200"]);
+    expect(await h.deps.archive.partialState(`${id}-original`)).toMatchObject({ size: 1_000_000 });
+    expect(await downloadFile(h.deps, { deviationid: id, kind: "original", log })).toMatchObject({ status: "done" });
+    expect(traffic(id, seq)).toEqual(["api 200", "cdn 200", "cdn 206"]);
     expect(h.sim.quotaUsed(h.sim.truth.ownerId)).toBe(usedBefore + 1);
   }, 60_000);
 });
