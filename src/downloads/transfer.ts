@@ -14,12 +14,15 @@
 // longer than a total deadline. A tripped bound frees the slot; the row is tried again later.
 import type { IncomingHttpHeaders } from "node:http";
 import got, { type Request } from "got";
-import { DEFAULT_GRACE_MS, DEFAULT_WINDOW_MS, describeBound, ThroughputWatch, type BoundTripped } from "../api/body-guard.ts";
+import { DEFAULT_GRACE_MS, DEFAULT_WINDOW_MS, ThroughputWatch } from "../api/body-guard.ts";
 import { ApiError, ThrottleDelayError } from "../api/errors.ts";
 import { DEFAULT_USER_AGENT } from "../api/http.ts";
 import type { Pacer, Permit } from "../api/pacer.ts";
 import type { Logger } from "../log.ts";
 import { DiskFullError, FileTooLargeError, SizeMismatchError, type Archive, type StoredFile } from "../storage/archive.ts";
+import { RedirectRefusedError, TransferBoundError, TransferError } from "./transfer-errors.ts";
+
+export { RedirectRefusedError, TransferBoundError, TransferError };
 
 export type TransferRetry = {
   /** Attempts in this call (resets mid-body, 5xx, timeouts): 1, the job's attempts retry (tests and benches may raise it). */
@@ -99,49 +102,6 @@ export type TransferResult = StoredFile & {
   resumed: number;
   attempts: number;
 };
-
-/** The CDN answered with something a retry may fix (5xx, 429, a reset mid-body). */
-export class TransferError extends Error {
-  constructor(
-    message: string,
-    readonly status: number | undefined,
-    readonly retryable: boolean,
-  ) {
-    super(message);
-    this.name = "TransferError";
-  }
-}
-
-/**
- * A bound tripped: too slow (retried in this call, resuming by Range) or too large (not retried in this
- * call: the same URL would send the same bytes). Either way transient for the row, which is tried again
- * later (retry.ts).
- */
-export class TransferBoundError extends TransferError {
-  constructor(readonly bound: BoundTripped | { kind: "deadline"; seconds: number; bytesPerSecond: number }) {
-    super(
-      bound.kind === "deadline"
-        ? `timed out after ${bound.seconds} s at ${(bound.bytesPerSecond / 1024).toFixed(1)} KiB/s (the transfer's deadline)`
-        : bound.kind === "too_large"
-          ? `file too large: more than ${describeBound(bound).replace(/^response too large \(more than (.*)\)$/, "$1")} arrived with no size announced; raise DVAULT_RENDITION_MAX_BYTES if this file is real`
-          : describeBound(bound),
-      undefined,
-      true,
-    );
-    this.name = "TransferBoundError";
-  }
-}
-
-/** A redirect to a host outside the CDN family: never followed, and waiting does not change it. */
-export class RedirectRefusedError extends TransferError {
-  constructor(
-    readonly from: string,
-    readonly to: string,
-  ) {
-    super(`the CDN redirected from ${from} to ${to}, which is not a host of the service's CDN (DVAULT_CDN_HOSTS): refused`, undefined, false);
-    this.name = "RedirectRefusedError";
-  }
-}
 
 type Opened = { stream: Request; status: number; headers: IncomingHttpHeaders };
 
