@@ -11,6 +11,7 @@ import type { Config } from "./config.ts";
 import { DEFAULT_API_BASE } from "./config-defaults.ts";
 import { TokenCipher } from "./crypto/token-cipher.ts";
 import { AccountRepository } from "./db/account.repository.ts";
+import { accountTokenStore } from "./db/account-token-store.ts";
 import { connectPg, createPgPool, type PgPool } from "./db/connect.ts";
 import { createPrisma, type Db } from "./db/prisma.ts";
 import { UnreadableResponseRepository } from "./db/unreadable-response.repository.ts";
@@ -97,7 +98,7 @@ export async function createServices({
     }
     const cipher = new TokenCipher(overrides.secretKey ?? loadSecretKey(config));
     const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log });
-    manager = new TokenManager({ repo: accounts, cipher, oauth, redis, redisPrefix: config.redisPrefix, log, now, ...overrides.tokens });
+    manager = new TokenManager({ repo: accountTokenStore(accounts), cipher, oauth, redis, redisPrefix: config.redisPrefix, log, now, ...overrides.tokens });
     return manager;
   };
 

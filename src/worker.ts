@@ -1,20 +1,19 @@
 // The worker's composition root (it may import jobs/): services, the checked job catalogue, the
 // schedulers rebuilt from Postgres, the processors, a heartbeat, and a graceful shutdown.
 import os from "node:os";
-import { enqueueDueDownloads } from "../jobs/enqueue-downloads/enqueue-due.ts";
+import { enqueueDueDownloads } from "./downloads/enqueue-due.ts";
 import { JOBS, JOB_DEFINITIONS } from "../jobs/index.ts";
 import type { WorkerContext } from "../jobs/context.ts";
 import type { Config } from "./config.ts";
 import { assertSafeBind, startDashboard, type DashboardOptions, type RunningDashboard } from "./http/server.ts";
 import type { Logger } from "./log.ts";
 import { checkCatalogue } from "./queue/job-definition.ts";
-import { Producer } from "./queue/producer.ts";
+import { Producer, schedulerIdOf } from "./queue/producer.ts";
 import { createRedis } from "./queue/redis.ts";
 import { registerSecret } from "./redact.ts";
 import { DEFAULT_OUTAGE_RETRY_MS, WorkerHost } from "./queue/worker-host.ts";
 import { createServices, type ServiceOverrides, type Services } from "./services.ts";
-import { ALERTS_EVERY_MS, ALERTS_SCHEDULER_ID, startDigestRuntime } from "./digest/runtime.ts";
-import { ALERTS_JOB } from "./digest/run-digest.ts";
+import { startDigestRuntime } from "./digest/runtime.ts";
 import { watchRedisLoss } from "./queue/redis-loss-guard.ts";
 import { downloadDepsFor } from "./downloads/deps.ts";
 import { reclaimDeadHolders } from "./downloads/reclaim.ts";
@@ -26,7 +25,7 @@ import type { SourceName } from "./sync/source.ts";
 export type RunningWorker = {
   id: string;
   services: Services;
-  /** The dashboard when started with `http` (issue 8). */
+  /** The dashboard when started with `http`. */
   dashboard?: RunningDashboard;
   untilStopped(): Promise<void>;
   stop(reason: string): Promise<void>;
@@ -34,7 +33,7 @@ export type RunningWorker = {
 
 const HEARTBEAT_EVERY_MS = 15_000;
 const HEARTBEAT_TTL_S = 60;
-const RECONCILE_SCHEDULER_ID = "maint-schedules-reconcile";
+const RECONCILE_SCHEDULER_ID = schedulerIdOf("schedules.reconcile");
 
 export type WorkerIntervals = {
   /** Token refresh and the schedule reconcile (maintenance schedulers in Redis). */
@@ -84,12 +83,12 @@ export async function startWorker({ config, log, overrides, everyMs = {}, handle
   const maintenance = producer.queue("maintenance");
   const installSchedules = async () => {
     const summary = await reconcileSchedules({ services, producer, sources, everyMs });
-    await maintenance.upsertJobScheduler("maint-tokens-refresh", { every: intervals.maintenanceMs }, { name: "tokens.refresh", data: {} });
-    await maintenance.upsertJobScheduler(ALERTS_SCHEDULER_ID, { every: ALERTS_EVERY_MS }, { name: ALERTS_JOB, data: {} });
-    // Downloads (issue 6): the table is the source of truth, so a lost queue is rebuilt from it here.
+    await producer.schedule("tokens.refresh", {}, { everyMs: intervals.maintenanceMs });
+    await producer.schedule("alerts.evaluate", {});
+    // Downloads: the table is the source of truth, so a lost queue is rebuilt from it here.
     await enqueueDueDownloads(services, producer, { rebuild: true });
-    await maintenance.upsertJobScheduler("maint-downloads-enqueue", { every: intervals.downloadsEnqueueMs }, { name: "downloads.enqueue", data: { scope: "all" } });
-    await maintenance.upsertJobScheduler(RECONCILE_SCHEDULER_ID, { every: intervals.maintenanceMs }, { name: "schedules.reconcile", data: {} });
+    await producer.schedule("downloads.enqueue", { scope: "all" }, { everyMs: intervals.downloadsEnqueueMs });
+    await producer.schedule("schedules.reconcile", {}, { everyMs: intervals.maintenanceMs });
     return summary;
   };
   const summary = await installSchedules();
@@ -138,8 +137,8 @@ export async function startWorker({ config, log, overrides, everyMs = {}, handle
   });
   host.start();
   const reclaimTimer = setInterval(() => void reclaim(host), intervals.reclaimMs);
-  // Digests and alerts (issue 7): the alerts job every minute, the digest cron and its one-time catch-up.
-  const digests = await startDigestRuntime({ services, log, workerId: id, maintenance, enqueueDigest: (p) => producer.enqueue("digest.send", p) });
+  // Digests and alerts: the alerts job every minute, the digest cron and its one-time catch-up.
+  const digests = await startDigestRuntime({ services, log, workerId: id, enqueueDigest: (p) => producer.enqueue("digest.send", p) });
 
   const heartbeatKey = `${prefix}:heartbeat:${id}`;
   const beat = () =>

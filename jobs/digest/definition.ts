@@ -1,9 +1,17 @@
 // digest.send: the digest of one channel for the window ending at one tick. Its id is (channel, tick), so
 // the same tick enqueued by two workers (or by a catch-up) is one job.
+import type { DigestChannel } from "../../src/digest/config.ts";
+import { DigestJobPayload } from "../../src/digest/run-digest.ts";
 import type { JobDefinition } from "../../src/queue/job-definition.ts";
-import { DIGEST_JOB, DigestJobPayload, digestJobId } from "../../src/digest/run-digest.ts";
 
 export { DigestJobPayload };
+
+export const DIGEST_JOB = "digest.send";
+
+/** (channel, tick): a second worker's tick at the same time enqueues nothing new. */
+export function digestJobId(p: { channel: DigestChannel; tick: string }): string {
+  return `digest-${p.channel}-${Date.parse(p.tick)}`;
+}
 
 export const digestDefinition = {
   name: DIGEST_JOB,

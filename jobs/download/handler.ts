@@ -5,13 +5,12 @@
 // job skipped, no attempt spent; anything else → recorded on the row and thrown (retried). When
 // the job's attempts are spent the row is left failed with its next try due after a growing delay
 // (src/downloads/retry.ts), which downloads.enqueue queues again; a permanent failure has none.
-import { ThrottleDelayError, isPermanent, isThrottleDelay } from "../../src/api/errors.ts";
+import { ThrottleDelayError, isThrottleDelay } from "../../src/api/errors.ts";
 import { downloadDepsFor } from "../../src/downloads/deps.ts";
 import { DownloadsPausedError } from "../../src/downloads/disk-guard.ts";
 import { downloadFile } from "../../src/downloads/download-file.ts";
-import { RETRY_DELAYS_MS, isMissingGrant, isPermanentFailure } from "../../src/downloads/retry.ts";
+import { isMissingGrant, recordFailedAttempt } from "../../src/downloads/retry.ts";
 import { InterruptedError, type JobResult } from "../../src/queue/job-definition.ts";
-import { scrubString } from "../../src/redact.ts";
 import type { WorkerContext } from "../context.ts";
 import { downloadFileDefinition, type DownloadFilePayload } from "./definition.ts";
 
@@ -59,10 +58,7 @@ export async function downloadFileHandler(payload: DownloadFilePayload, ctx: Wor
       if (row) await deps.repo.releaseDownload(row.id, new Date(now()));
       throw err;
     }
-    const permanent = isPermanentFailure(err);
-    const final = permanent || isPermanent(err) || ctx.attempt >= downloadFileDefinition.attempts;
-    const message = scrubString(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
-    await deps.repo.recordDownloadFailure({ ...payload, error: message, final, permanent, retryDelaysMs: RETRY_DELAYS_MS, at: new Date(now()) });
+    await recordFailedAttempt(deps, { ...payload, err, attempt: ctx.attempt, attempts: downloadFileDefinition.attempts });
     throw err;
   } finally {
     ctx.signal.removeEventListener("abort", onAbort);
@@ -76,7 +72,5 @@ function wait(message: string, waitMs: number, key: string): ThrottleDelayError 
 
 /** The readable links are rebuilt a few seconds after the last file lands (one pending job at a time). */
 async function linksSoon(ctx: WorkerContext): Promise<void> {
-  await ctx.producer
-    .queue("maintenance")
-    .add("downloads.enqueue", { scope: "links" }, { jobId: "downloads-links-soon", delay: LINKS_SOON_MS, removeOnComplete: true, removeOnFail: true });
+  await ctx.producer.enqueue("downloads.enqueue", { scope: "links" }, { delayMs: LINKS_SOON_MS });
 }

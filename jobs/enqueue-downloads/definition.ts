@@ -16,4 +16,7 @@ export const enqueueDownloadsDefinition = {
   payload: EnqueueDownloadsPayload,
   attempts: 1,
   backoffMs: 60_000,
+  every: 2 * 60_000,
+  // The links job queued soon after downloads store files: one pending at a time, one more if asked while it runs.
+  dedupeKey: (p) => (p.scope === "links" ? "downloads-links-soon" : undefined),
 } satisfies JobDefinition<"downloads.enqueue", EnqueueDownloadsPayload>;

@@ -5,7 +5,7 @@ import { regenerateLinksIfDirty } from "../../src/downloads/readable-links.ts";
 import type { JobResult } from "../../src/queue/job-definition.ts";
 import type { WorkerContext } from "../context.ts";
 import type { EnqueueDownloadsPayload } from "./definition.ts";
-import { enqueueDueDownloads } from "./enqueue-due.ts";
+import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 
 export async function enqueueDownloadsHandler(payload: EnqueueDownloadsPayload, ctx: WorkerContext): Promise<JobResult> {
   const deps = downloadDepsFor(ctx.services);

@@ -12,4 +12,5 @@ export const reconcileSchedulesDefinition = {
   payload: ReconcilePayload,
   attempts: 1,
   backoffMs: 60_000,
+  every: 5 * 60_000,
 } satisfies JobDefinition<"schedules.reconcile", ReconcilePayload>;

@@ -11,4 +11,5 @@ export const refreshTokensDefinition = {
   payload: RefreshTokensPayload,
   attempts: 1,
   backoffMs: 60_000,
+  every: 5 * 60_000,
 } satisfies JobDefinition<"tokens.refresh", RefreshTokensPayload>;

@@ -18,5 +18,6 @@ export const syncSourceDefinition = {
   payload: SyncSourcePayload,
   attempts: 5,
   backoffMs: 30_000,
-  jobId: (p) => syncJobId(p, "sync-now"),
+  // A full sweep asked for while an incremental run waits is a different request, so it keeps its own key.
+  dedupeKey: (p) => syncJobId(p, p.full ? "sync-full" : "sync-now"),
 } satisfies JobDefinition<"sync.source", SyncSourcePayload>;

@@ -1,9 +1,9 @@
-// Runs the source through the same runner `dvault sync --once` uses; outcomes map in worker-host.ts.
+// Runs the source (src/sync/run-source.ts), in the worker or in `dvault sync --once` (src/queue/run-now.ts); outcomes map in worker-host.ts.
 // A run that mirrored anything new or changed then hands the due downloads to the queue itself, so the
 // files a first sync wants start downloading (and share the pacing budget with the sources still running)
 // as soon as the source that found them finishes, not at the next `downloads.enqueue` tick minutes later.
 // Only at the end of a run: a text download queued mid-run could find its /deviation/content not yet fetched.
-import { enqueueDueDownloads } from "../enqueue-downloads/enqueue-due.ts";
+import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 import type { JobResult } from "../../src/queue/job-definition.ts";
 import { runSource } from "../../src/sync/run-source.ts";
 import type { WorkerContext } from "../context.ts";
@@ -14,7 +14,7 @@ export async function syncSourceHandler(payload: SyncSourcePayload, ctx: WorkerC
     { accountId: payload.accountId, source: payload.source, key: payload.key, ...(payload.full !== undefined ? { full: payload.full } : {}) },
     { services: ctx.services, sources: ctx.sources, signal: ctx.signal, everyMs: ctx.everyMs },
   );
-  const { status, reason, counters, apiCalls, durationMs, full } = result;
+  const { status, reason, counters, apiCalls, throttleWaits, durationMs, full } = result;
   let downloads: { downloadsQueued: number; enqueueMs: number } | undefined;
   if (status !== "skipped" && counters.new + counters.changed > 0) {
     const started = Date.now();
@@ -26,5 +26,5 @@ export async function syncSourceHandler(payload: SyncSourcePayload, ctx: WorkerC
       ctx.log.warn({ err }, "could not queue the downloads this sync wanted; the next downloads.enqueue run will");
     }
   }
-  return { status: status === "skipped" ? "skipped" : "done", ...(reason ? { reason } : {}), result: status, ...counters, apiCalls, durationMs, full, ...downloads };
+  return { status: status === "skipped" ? "skipped" : "done", ...(reason ? { reason } : {}), result: status, ...counters, apiCalls, throttleWaits, durationMs, full, ...downloads };
 }

@@ -5,8 +5,9 @@
 // which shares nothing with dvault) are exempt; so are tests, benchmarks and scripts, which are not read.
 import fs from "node:fs";
 import path from "node:path";
+import { checkRoot, checkedFiles } from "./source-files.ts";
 
-const ROOT = path.resolve(import.meta.dirname, "..", "..");
+const ROOT = checkRoot();
 /** Folders of src/ whose files may issue SQL, or are not dvault's own code. */
 const EXEMPT = ["src/db", "src/generated", "src/simulator"].map((d) => path.join(ROOT, d));
 /** Modules that open a database connection or run statements. */
@@ -195,21 +196,8 @@ export function findSql(file: string, src: string): string[] {
   return out;
 }
 
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (entry.name !== "node_modules" && !EXEMPT.includes(p)) out.push(...sourceFiles(p));
-    } else if (/\.(?:ts|mts|cts|js|mjs)$/.test(entry.name) && !entry.name.endsWith(".d.ts")) {
-      out.push(p);
-    }
-  }
-  return out;
-}
-
 if (process.argv[1] && path.resolve(process.argv[1]) === import.meta.filename) {
-  const findings = [...sourceFiles(path.join(ROOT, "src")), ...sourceFiles(path.join(ROOT, "jobs"))].flatMap((f) => findSql(f, fs.readFileSync(f, "utf8")));
+  const findings = checkedFiles(ROOT, EXEMPT).flatMap((f) => findSql(f, fs.readFileSync(f, "utf8")));
   for (const f of findings) process.stdout.write(f + "\n");
   if (findings.length > 0) {
     process.stdout.write(`${findings.length} place(s) outside src/db talk to the database directly\n`);

@@ -1,10 +1,8 @@
 // `dvault digest`: --preview renders the next digest to files without sending it or moving its window;
 // --send sends one now through the same digest job the cron enqueues (processed here, or by a running
 // worker); --history lists what was sent; --alerts evaluates the alert conditions now.
-// A composition root for --send: it runs the digest queue with the job catalogue, like the worker.
+// A composition root for --send: it runs the digest queue with the job catalogue, like the worker (src/queue/run-now.ts).
 import type { Command } from "commander";
-import type { Job } from "bullmq";
-import type { Redis } from "ioredis";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { loadConfig } from "../config.ts";
@@ -13,13 +11,13 @@ import { evaluateAlerts, redisDownloadsPausedProbe } from "../digest/alerts.ts";
 import { createDeliverers, messageDomainOf } from "../digest/deliver/index.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
 import { previewDigest } from "../digest/preview.ts";
-import { DIGEST_JOB, digestJobId, type DigestJobPayload } from "../digest/run-digest.ts";
+import type { DigestJobPayload } from "../digest/run-digest.ts";
 import { UserError } from "../errors.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { checkCatalogue } from "../queue/job-definition.ts";
 import { Producer } from "../queue/producer.ts";
 import { createRedis } from "../queue/redis.ts";
-import { WorkerHost } from "../queue/worker-host.ts";
+import { runNow, type RunNowOutcome } from "../queue/run-now.ts";
 import { createServices, type Services } from "../services.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 
@@ -115,6 +113,10 @@ async function alerts(services: Services, log: Logger): Promise<void> {
 
 const SEND_WAIT_MS = 120_000;
 
+/**
+ * The digest job of each channel through the worker's handler and WorkerHost, here on a private queue
+ * (src/queue/run-now.ts); a delivery that must be retried, or that outlasts the wait, goes to the worker's queue.
+ */
 async function send(services: Services, log: Logger): Promise<void> {
   const { config } = services;
   if (config.digest.channels.length === 0) {
@@ -123,47 +125,39 @@ async function send(services: Services, log: Logger): Promise<void> {
   const producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
   const tick = new Date(services.now()).toISOString();
   const payloads: DigestJobPayload[] = config.digest.channels.map((channel) => ({ channel, tick, trigger: "manual" }));
-  // BullMQ leaves connections it was handed open: they are closed here, or the command would not exit.
-  const connections: Redis[] = [];
-  const host = new WorkerHost<WorkerContext>({
-    entries: checkCatalogue<WorkerContext>(JOBS),
-    connection: () => {
-      const connection = createRedis(config.redisUrl, "worker");
-      connections.push(connection);
-      return connection;
-    },
-    prefix: config.redisPrefix,
-    log,
-    queues: ["digest"],
-    makeContext: (base) => ({ ...base, services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
-  });
   try {
-    for (const p of payloads) await producer.enqueue(DIGEST_JOB, p);
-    host.start();
-    for (const p of payloads) console.log(await waitForJob(producer, digestJobId(p), p.channel));
+    const outcomes = await runNow<WorkerContext>(
+      {
+        entries: checkCatalogue<WorkerContext>(JOBS),
+        definitions: JOB_DEFINITIONS,
+        redis: services.redis,
+        connection: () => createRedis(config.redisUrl, "worker"),
+        prefix: config.redisPrefix,
+        log,
+        queues: ["digest"],
+        makeContext: (base) => ({ ...base, services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
+        handOver: (job) => producer.enqueue("digest.send", job.payload as DigestJobPayload),
+        signal: AbortSignal.timeout(SEND_WAIT_MS),
+      },
+      payloads.map((payload) => ({ name: "digest.send", payload })),
+    );
+    for (const [i, o] of outcomes.entries()) console.log(describeOutcome(o, payloads[i]!.channel));
   } finally {
-    await host.close();
-    await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
     await producer.close();
   }
 }
 
-/** Follows the job until it completes, fails, or waits for a retry (which a running worker takes over). */
-async function waitForJob(producer: Producer<(typeof JOB_DEFINITIONS)[number]>, jobId: string, channel: string): Promise<string> {
-  const queue = producer.queue("digest");
-  const deadline = Date.now() + SEND_WAIT_MS;
-  while (Date.now() < deadline) {
-    const job: Job | undefined = await queue.getJob(jobId);
-    const state = job ? await job.getState() : "unknown";
-    if (job && state === "completed") {
-      const r = job.returnvalue as { status?: string; subject?: string; reason?: string } | null;
+function describeOutcome(o: RunNowOutcome, channel: string): string {
+  switch (o.state) {
+    case "completed": {
+      const r = o.value as { status?: string; subject?: string; reason?: string } | null;
       return r?.status === "done" ? `${channel}: sent — ${r.subject ?? ""}` : `${channel}: nothing sent (${r?.reason ?? "skipped"})`;
     }
-    if (job && state === "failed") return `${channel}: failed — ${job.failedReason}`;
-    if (job && state === "delayed" && job.attemptsMade > 0) {
-      return `${channel}: delivery failed (${job.failedReason}); retrying with backoff — a running worker continues (see dvault digest --history)`;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    case "failed":
+      return `${channel}: failed — ${o.reason}`;
+    case "retrying":
+      return `${channel}: delivery failed (${o.reason}); retrying with backoff — a running worker continues (see dvault digest --history)`;
+    case "interrupted":
+      return `${channel}: still running after ${SEND_WAIT_MS / 1000} s; a running worker continues (see dvault digest --history)`;
   }
-  return `${channel}: still running after ${SEND_WAIT_MS / 1000} s; see dvault digest --history`;
 }

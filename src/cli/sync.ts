@@ -1,20 +1,24 @@
-// `dvault sync`: run the due (or named) sources now — in this process with --once, else through the worker.
+// `dvault sync`: run every source (or the due or named ones) now — in this process with --once, else through the worker.
+// A composition root for --once: it runs the sync queue with the job catalogue, like the worker.
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import { UserError } from "../errors.ts";
-import { createLogger } from "../log.ts";
+import { createLogger, type Logger } from "../log.ts";
+import type { WorkerContext } from "../../jobs/context.ts";
+import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
+import { checkCatalogue } from "../queue/job-definition.ts";
 import { Producer } from "../queue/producer.ts";
-import { RETENTION } from "../queue/queues.ts";
+import { createRedis } from "../queue/redis.ts";
+import { runNow } from "../queue/run-now.ts";
 import { createServices, type Services } from "../services.ts";
-import { runSource, type RunSourceResult } from "../sync/run-source.ts";
-import { SYNC_JOB, syncJobId } from "../sync/schedules.ts";
+import type { RunSourceResult } from "../sync/run-source.ts";
 import { SOURCE_NAMES, type SourceName } from "../sync/source.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 
-type SyncOptions = { once?: boolean; only?: string; account?: string; full?: boolean; all?: boolean };
+type SyncOptions = { once?: boolean; only?: string; account?: string; full?: boolean; all?: boolean; due?: boolean };
 
 export type PlannedRun = { accountId: number; account: string; source: SourceName; key: string };
 
@@ -26,8 +30,12 @@ function parseOnly(only: string | undefined): SourceName[] | undefined {
   return names as SourceName[];
 }
 
-/** The (account, source, key) runs to do: named sources always; otherwise those due (never run, or next_run_at passed). */
-export async function planRuns(services: Services, opts: { only?: SourceName[]; account?: string; all?: boolean }): Promise<PlannedRun[]> {
+/**
+ * The (account, source, key) runs to do: every source of every account (an incremental run with nothing new
+ * costs a call or two), the named ones with `only`, or with `due` only those due (never run, next_run_at
+ * passed, or last run failed) — what a person typing "sync" right after a sync expects is a sync.
+ */
+export async function planRuns(services: Services, opts: { only?: SourceName[]; account?: string; due?: boolean }): Promise<PlannedRun[]> {
   const rows = (await services.accounts.list()).filter((r) => r.kind === "user" && (!opts.account || r.name === opts.account));
   if (opts.account && rows.length === 0) throw new UserError(`no account named "${opts.account}": see dvault auth status`);
   if (rows.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login (or dvault auth import)");
@@ -43,28 +51,44 @@ export async function planRuns(services: Services, opts: { only?: SourceName[]; 
       for (const key of keys) {
         const s = states.get(`${source.name}:${key}`);
         const due = !s?.nextRunAt || s.nextRunAt.getTime() <= now || s.lastResult === "failed";
-        if (opts.only || opts.all || due) plan.push({ accountId: row.id, account: row.name, source: source.name, key });
+        if (opts.only || !opts.due || due) plan.push({ accountId: row.id, account: row.name, source: source.name, key });
       }
     }
   }
   return plan;
 }
 
-function printSummary(results: Array<RunSourceResult | { plan: PlannedRun; error: string }>): void {
-  const rows = results.map((r) =>
+/** What a sync.source job returns (jobs/sync-source/handler.ts). */
+type SyncJobValue = {
+  status: "done" | "skipped";
+  result?: RunSourceResult["status"];
+  reason?: string;
+  new?: number;
+  changed?: number;
+  removed?: number;
+  apiCalls?: number;
+  throttleWaits?: number;
+  durationMs?: number;
+  full?: boolean;
+};
+
+type SyncRow = { plan: PlannedRun; value: SyncJobValue } | { plan: PlannedRun; error: string };
+
+function printSummary(results: SyncRow[]): void {
+  const rows = results.map(({ plan, ...r }) =>
     "error" in r
-      ? [r.plan.account, r.plan.source + (r.plan.key ? `:${r.plan.key}` : ""), "FAILED", "", "", "", "", "", "", r.error]
+      ? [plan.account, plan.source + (plan.key ? `:${plan.key}` : ""), "FAILED", "", "", "", "", "", "", r.error]
       : [
-          r.account,
-          r.source + (r.key ? `:${r.key}` : ""),
-          r.status + (r.full ? " (full)" : ""),
-          String(r.counters.new),
-          String(r.counters.changed),
-          String(r.counters.removed),
-          String(r.apiCalls),
-          String(r.throttleWaits),
-          `${(r.durationMs / 1000).toFixed(1)}s`,
-          r.reason ?? "",
+          plan.account,
+          plan.source + (plan.key ? `:${plan.key}` : ""),
+          (r.value.result ?? r.value.status) + (r.value.full ? " (full)" : ""),
+          String(r.value.new ?? 0),
+          String(r.value.changed ?? 0),
+          String(r.value.removed ?? 0),
+          String(r.value.apiCalls ?? 0),
+          String(r.value.throttleWaits ?? 0),
+          `${((r.value.durationMs ?? 0) / 1000).toFixed(1)}s`,
+          r.value.reason ?? "",
         ],
   );
   const header = ["account", "source", "result", "new", "changed", "removed", "api calls", "throttled", "time", "note"];
@@ -74,15 +98,63 @@ function printSummary(results: Array<RunSourceResult | { plan: PlannedRun; error
   for (const row of rows) console.log(line(row));
 }
 
+/**
+ * `--once`: the planned runs as sync.source jobs through the worker's handler and WorkerHost, in this process on a
+ * private queue (src/queue/run-now.ts), one at a time. A failed run is reported, not retried: its next scheduled run is.
+ */
+async function runHere(services: Services, plan: PlannedRun[], full: boolean | undefined, log: Logger): Promise<SyncRow[]> {
+  const sources = new Map(SOURCES.map((s) => [s.name, s]));
+  // The downloads a run wants go to the worker's queue, as they do from the worker.
+  const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
+  const abort = new AbortController();
+  const onSignal = () => abort.abort();
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    const outcomes = await runNow<WorkerContext>(
+      {
+        entries: checkCatalogue<WorkerContext>(JOBS),
+        definitions: JOB_DEFINITIONS,
+        redis: services.redis,
+        connection: () => createRedis(services.config.redisUrl, "worker"),
+        prefix: services.config.redisPrefix,
+        log,
+        queues: ["sync"],
+        makeContext: (base) => ({ ...base, services, sources, producer, everyMs: {} }),
+        signal: abort.signal,
+      },
+      plan.map((run) => ({
+        name: "sync.source",
+        payload: { accountId: run.accountId, source: run.source, key: run.key, ...(full ? { full: true } : {}) },
+        // One attempt: a person is waiting for the table, and the source's schedule tries again.
+        options: { attempts: 1 },
+      })),
+    );
+    return outcomes.map((o, i): SyncRow => {
+      const run = plan[i]!;
+      if (o.state !== "completed") return { plan: run, error: o.reason };
+      const value = o.value as SyncJobValue;
+      // Skipped without a run (the account needs re-authorization): a failure the person must act on.
+      if (value.status === "skipped" && !value.result) return { plan: run, error: value.reason ?? "skipped" };
+      return { plan: run, value };
+    });
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    await producer.close();
+  }
+}
+
 export function registerSyncCommand(program: Command): void {
   program
     .command("sync")
-    .description("sync the due sources now: in this process with --once, otherwise by asking the running worker")
+    .description("sync every source now: in this process with --once, otherwise by asking the running worker")
     .option("--once", "run the sources to completion in this process, then exit")
     .option("--only <sources>", `comma-separated sources to run whether due or not (${SOURCE_NAMES.join(", ")})`)
     .option("--account <name>", "only this account")
     .option("--full", "force a full sweep (catches edits, reorderings and removals)")
-    .option("--all", "run every source, due or not")
+    .option("--due", "only the sources that are due (never run, past their interval, or failed last time)")
+    .option("--all", "run every source, due or not (the default; kept for scripts)")
     .action(async (opts: SyncOptions) => {
       const config = loadConfig();
       const log = createLogger({ level: config.logLevel });
@@ -90,34 +162,14 @@ export function registerSyncCommand(program: Command): void {
       if (opts.once) await migrate(config.databaseUrl);
       const services = await createServices({ config, log });
       try {
-        const plan = await planRuns(services, { ...(only ? { only } : {}), ...(opts.account ? { account: opts.account } : {}), ...(opts.all ? { all: true } : {}) });
+        if (opts.due && opts.all) throw new UserError("--due and --all contradict each other: choose one");
+        const plan = await planRuns(services, { ...(only ? { only } : {}), ...(opts.account ? { account: opts.account } : {}), ...(opts.due ? { due: true } : {}) });
         if (plan.length === 0) {
-          console.log("nothing is due; use --only <sources> or --all to run anyway");
+          console.log("nothing is due; leave out --due (or use --only <sources>) to run anyway");
           return;
         }
         if (!opts.once) return await enqueue(services, plan, opts.full);
-        const sources = new Map(SOURCES.map((s) => [s.name, s]));
-        const abort = new AbortController();
-        const onSignal = () => abort.abort();
-        process.once("SIGINT", onSignal);
-        process.once("SIGTERM", onSignal);
-        const results: Array<RunSourceResult | { plan: PlannedRun; error: string }> = [];
-        for (const [i, run] of plan.entries()) {
-          log.info({ account: run.account, source: run.source, key: run.key || undefined, step: `${i + 1}/${plan.length}` }, "syncing");
-          try {
-            results.push(
-              await runSource(
-                { accountId: run.accountId, source: run.source, key: run.key, ...(opts.full ? { full: true } : {}) },
-                { services, sources, signal: abort.signal },
-              ),
-            );
-          } catch (err) {
-            results.push({ plan: run, error: err instanceof Error ? err.message : String(err) });
-            if (abort.signal.aborted) break;
-          }
-        }
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
+        const results = await runHere(services, plan, opts.full, log);
         printSummary(results);
         const failed = results.filter((r) => "error" in r);
         if (failed.length) {
@@ -131,13 +183,12 @@ export function registerSyncCommand(program: Command): void {
     });
 }
 
+/** Through the producer, so the definition's options apply and a request made after the last one finished runs. */
 async function enqueue(services: Services, plan: PlannedRun[], full: boolean | undefined): Promise<void> {
-  const producer = new Producer([], services.redis, services.config.redisPrefix);
+  const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
   try {
-    const queue = producer.queue("sync");
     for (const run of plan) {
-      const data = { accountId: run.accountId, source: run.source, key: run.key, ...(full ? { full: true } : {}) };
-      await queue.add(SYNC_JOB, data, { ...RETENTION, jobId: syncJobId(data, "sync-now"), attempts: 5, backoff: { type: "exponential", delay: 30_000 } });
+      await producer.enqueue("sync.source", { accountId: run.accountId, source: run.source, key: run.key, ...(full ? { full: true } : {}) });
     }
     console.log(`queued ${plan.length} source run(s) for the worker; follow them with dvault status (or run with --once)`);
   } finally {

@@ -20,9 +20,6 @@ import { renderDigest } from "./render.ts";
 import type { Deliverer, DigestData, DigestWindow, OutgoingMessage } from "./types.ts";
 import type { PgPool } from "../db/connect.ts";
 
-export const DIGEST_JOB = "digest.send";
-export const ALERTS_JOB = "alerts.evaluate";
-
 export const DigestJobPayload = z.object({
   channel: z.enum(DIGEST_CHANNELS),
   /** The cron tick (or the moment of `dvault digest --send`): the end of the window. ISO. */
@@ -30,11 +27,6 @@ export const DigestJobPayload = z.object({
   trigger: z.enum(["cron", "catch_up", "manual"]).default("cron"),
 });
 export type DigestJobPayload = z.infer<typeof DigestJobPayload>;
-
-/** (channel, tick): a second worker's tick at the same time enqueues nothing new. */
-export function digestJobId(p: { channel: DigestChannel; tick: string }): string {
-  return `digest-${p.channel}-${Date.parse(p.tick)}`;
-}
 
 /** 2026-11-03T08:00:00.000Z → 20261103T080000Z (milliseconds kept when not zero). */
 export function compactTime(at: Date): string {

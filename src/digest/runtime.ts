@@ -1,15 +1,11 @@
-// Digests and alerts inside a running worker: the alerts job's scheduler (every minute), the digest cron
-// with its one-time catch-up, and a graceful stop that tells other processes this worker left on purpose.
-import type { Queue } from "bullmq";
+// Digests and alerts inside a running worker: the digest cron with its one-time catch-up, and a graceful stop
+// that tells other processes this worker left on purpose (the alerts job's scheduler is the worker's, src/worker.ts).
 import type { Logger } from "../log.ts";
 import type { Services } from "../services.ts";
 import { forgetWorker } from "./alerts.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
-import { ALERTS_JOB, type DigestJobPayload } from "./run-digest.ts";
+import type { DigestJobPayload } from "./run-digest.ts";
 import { DigestScheduler } from "./schedule.ts";
-
-export const ALERTS_EVERY_MS = 60_000;
-export const ALERTS_SCHEDULER_ID = "maint-alerts-evaluate";
 
 export type DigestRuntime = { scheduler: DigestScheduler; stop(): Promise<void> };
 
@@ -17,7 +13,6 @@ export async function startDigestRuntime({
   services,
   log,
   workerId,
-  maintenance,
   enqueueDigest,
   now,
 }: {
@@ -25,13 +20,10 @@ export async function startDigestRuntime({
   log: Logger;
   /** The worker's heartbeat id (`<host>:<pid>`). */
   workerId: string;
-  /** The maintenance queue, where the alerts job runs. */
-  maintenance: Queue;
   /** Adds a digest job through the producer (so its id and options come from the catalogue). */
   enqueueDigest: (payload: DigestJobPayload) => Promise<unknown>;
   now?: () => number;
 }): Promise<DigestRuntime> {
-  await maintenance.upsertJobScheduler(ALERTS_SCHEDULER_ID, { every: ALERTS_EVERY_MS }, { name: ALERTS_JOB, data: {} });
   const repo = new DigestRepository(services.pool);
   const scheduler = new DigestScheduler({
     config: services.config.digest,

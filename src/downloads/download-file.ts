@@ -2,21 +2,25 @@
 // the quota (the signed URL fetched just before the transfer), or — over quota, or when the service
 // will not give the original — the best free rendition, marked for what it is. Shared by the downloads
 // job and `dvault download --once`; the caller maps the outcome onto its queue.
-import fs from "node:fs/promises";
 import { Readable } from "node:stream";
-import { isApiError, isMissing, type ApiError } from "../api/errors.ts";
+import { isMissing } from "../api/errors.ts";
 import type { Deviation, Download } from "../api/types.ts";
 import type { DownloadKind, DownloadTarget } from "../db/download.repository.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { breakLockOfDeadHolder, leasedHolder } from "../queue/holder.ts";
-import { acquireLock, type HeldLock } from "../queue/lock.ts";
+import { acquireLock, type HeldLock } from "../redis-lock.ts";
 import type { AccountApi } from "../services.ts";
 import { DiskFullError, extensionFor, OutsideArchiveError } from "../storage/archive.ts";
 import type { DownloadDeps } from "./deps.ts";
 import { PaidDownloads } from "./paid-downloads.ts";
 import { bestFreeRendition, partialityOf } from "./renditions.ts";
-import { transferToArchive } from "./transfer.ts";
+import { afterStore, gone } from "./after-store.ts";
+import { readRefusal } from "./refusal.ts";
+import { storeText } from "./store-text.ts";
+import { CDN_PACER_KEY, transferToArchive } from "./transfer.ts";
+
+export { linksDirtyKey } from "./after-store.ts";
 
 export type DownloadOutcome =
   | { status: "done"; rendition: string; size: number; bytes: number; upgraded: boolean; deduplicated: boolean; partial: boolean }
@@ -46,10 +50,6 @@ const DEFAULT_LOCK_TTL_MS = 15_000;
 /** The Redis lock of one file's download; `dvault import` takes it too, so it never fills a row mid-transfer. */
 export function downloadLockKey(prefix: string, deviationid: string, kind: DownloadKind): string {
   return `${prefix}:download-lock:${deviationid}:${kind}`;
-}
-
-export function linksDirtyKey(prefix: string): string {
-  return `${prefix}:downloads:links-dirty`;
 }
 
 /**
@@ -106,43 +106,6 @@ async function underLock(deps: DownloadDeps, req: DownloadRequest, lockKey: stri
   }
 }
 
-// ---- journals and literature -----------------------------------------------------------------------------
-
-async function storeText(deps: DownloadDeps, t: DownloadTarget): Promise<DownloadOutcome> {
-  const at = new Date(deps.services.now());
-  const raw = t.deviation.raw as { excerpt?: unknown; text_content?: { excerpt?: unknown } };
-  const excerpt = t.text?.excerpt ?? (typeof raw.excerpt === "string" ? raw.excerpt : typeof raw.text_content?.excerpt === "string" ? raw.text_content.excerpt : null);
-  const body = t.text?.html ?? (excerpt ? `<p>${escapeHtml(excerpt)}</p>` : null);
-  if (!body) {
-    const reason = "no text: the service returned neither the body nor an excerpt";
-    await deps.repo.markDownloadNotDownloadable({ id: t.id, reason, at });
-    return { status: "not_downloadable", reason, rendition: null, bytes: 0, partial: false };
-  }
-  const title = escapeHtml(t.deviation.title ?? t.deviationid);
-  const css = t.text?.css ? `<style>${t.text.css.replaceAll("</", "<\\/")}</style>\n` : "";
-  const html = `<!doctype html>\n<html><head><meta charset="utf-8"><title>${title}</title>\n${css}</head>\n<body>\n<h1>${title}</h1>\n${body}\n</body></html>\n`;
-  const bytes = Buffer.from(html, "utf8");
-  // Texts are written to the archive too: paused with the originals when the disk is nearly full.
-  await deps.guard.check(bytes.length);
-  const stored = await deps.archive.storeBytes({ bytes, ext: "html" });
-  const partial = t.text?.html ? null : "excerpt only: the service's /deviation/content gave no full text";
-  const old = await deps.repo.markDownloadStored({
-    id: t.id,
-    status: "done",
-    rendition: "html",
-    path: stored.relPath,
-    size: stored.size,
-    sha256: stored.sha256,
-    mime: "text/html",
-    isPartial: partial !== null,
-    partialReason: partial,
-    bytes: 0,
-    at,
-  });
-  await afterStore(deps, old.oldPath, stored.relPath);
-  return { status: "done", rendition: "html", size: stored.size, bytes: 0, upgraded: false, deduplicated: stored.deduplicated, partial: partial !== null };
-}
-
 // ---- originals ----------------------------------------------------------------------------------------
 
 async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: DownloadRequest): Promise<DownloadOutcome> {
@@ -165,12 +128,12 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
     turn?.pass();
     return storeFree(deps, t, req, api, { status: "not_downloadable", reason: "the artist does not offer the original for download (is_downloadable is false)" });
   }
-  // A process that died mid-file already paid for this one: its answer is used, not a second download.
+  // An earlier attempt (this process's, or one that died mid-file) already paid for this one: its answer is used.
   const paid = new PaidDownloads(services.redis, services.config.redisPrefix);
   const leftOver = await paid.recall(t.deviationid);
   if (leftOver) {
     turn?.pass();
-    req.log.info({ deviationid: t.deviationid, paidAt: leftOver.at }, "taking over a download a dead process paid for: no second /deviation/download");
+    req.log.info({ deviationid: t.deviationid, paidAt: leftOver.at }, "resuming a download an earlier attempt paid for: no second /deviation/download");
   }
   let info: Download | undefined = leftOver?.info;
   if (!info) {
@@ -223,7 +186,8 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
   };
   const filename = info.filename ?? undefined;
   const key = `${t.deviationid}-original`;
-  // This attempt's end, stored or not, forgets the paid answer: only a process that died leaves one behind.
+  // A stored file forgets the paid answer. A failed attempt keeps it (5 minutes, paid-downloads.ts): the job's next
+  // attempt, or the process taking over from a dead one, resumes with the URL it paid for instead of paying again.
   const result =
     (await storeCompletePartial(deps, key, info)) ??
     (await transfer(deps, req, {
@@ -232,9 +196,6 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
       refreshUrl,
       ext: (mime, url) => extensionFor({ ...(filename ? { filename } : {}), ...(mime ? { mime } : {}), url }),
       announcedSize: info.filesize ?? undefined,
-    }).catch(async (err: unknown) => {
-      await paid.forget(t.deviationid).catch(() => undefined);
-      throw err;
     }));
   const partial = partialityOf(t.deviation.raw as Deviation, "original");
   const old = await repo.markDownloadStored({
@@ -369,6 +330,7 @@ async function transfer(
         ...deps.tuning.limits,
       },
       ...(req.onBytes ? { onBytes: req.onBytes } : {}),
+      pacing: { pacer: deps.services.pacer, key: CDN_PACER_KEY },
     });
   } catch (err) {
     if (err instanceof DiskFullError) {
@@ -380,71 +342,8 @@ async function transfer(
   }
 }
 
-/** A replaced file nobody references any more is removed; the readable links are due for a rebuild. */
-async function afterStore(deps: DownloadDeps, oldPath: string | null, newPath: string): Promise<void> {
-  if (oldPath && oldPath !== newPath && (await deps.repo.countPathReferences(oldPath)) === 0) {
-    await fs.rm(deps.archive.resolveInside(oldPath), { force: true });
-  }
-  await deps.services.redis.set(linksDirtyKey(deps.services.config.redisPrefix), "1");
-}
-
 async function defaultAccountId(deps: DownloadDeps): Promise<number> {
   const account = (await deps.services.accounts.list()).find((a) => a.kind === "user");
   if (!account) throw new UserError("no user account to download with: log in first with dvault auth login");
   return account.id;
 }
-
-/** The deviation no longer exists on the service: recorded, never retried. */
-async function gone(deps: DownloadDeps, t: DownloadTarget): Promise<DownloadOutcome> {
-  const reason = "deleted on the service (not found)";
-  await deps.repo.markDownloadNotDownloadable({ id: t.id, reason, at: new Date(deps.services.now()) });
-  return { status: "not_downloadable", reason, rendition: null, bytes: 0, partial: false };
-}
-
-type Refusal = { kind: "quota" | "not_offered"; reason: string } | { kind: "gone" } | { kind: "other" };
-
-/**
- * Why /deviation/download refused, read from codes and data, never from its wording: the one error_code
- * means "not offered" or "the week's allowance is spent" alike (docs/service-behaviour.md#quota-weekly),
- * and the allowance once ran out as a bare HTTP 500 (docs/service-behaviour.md#quota-as-500). The
- * deviation itself, asked for free, tells them apart: still offered for download means the quota.
- */
-async function readRefusal(api: AccountApi, deviationid: string, err: unknown): Promise<Refusal> {
-  if (!isApiError(err)) return { kind: "other" };
-  if (isMissing(err)) return { kind: "gone" };
-  const refused = err.kind === "client" || err.kind === "not_found";
-  if (!refused && err.kind !== "server") return { kind: "other" };
-  let d: Deviation;
-  try {
-    d = await api.client.deviation(deviationid);
-  } catch (lookup) {
-    if (isMissing(lookup)) return { kind: "gone" };
-    // The service fails for every call, not only this one: an outage, retried as such.
-    if (err.kind === "server") return { kind: "other" };
-    throw lookup;
-  }
-  if (d.is_deleted === true) return { kind: "gone" };
-  const locked = d.tier_access === "locked" || d.premium_folder_data?.has_access === false;
-  if (d.is_downloadable === false || locked) {
-    const why = locked ? "the original is for subscribers or watchers only" : "the artist no longer offers the original for download";
-    return { kind: "not_offered", reason: `${why} (the service refused: ${serviceAnswer(err)})` };
-  }
-  if (err.kind === "server") {
-    return {
-      kind: "quota",
-      reason: `the service answered ${serviceAnswer(err)} to /deviation/download while other calls succeeded: probably the weekly download quota; originals wait for next week`,
-    };
-  }
-  return { kind: "quota", reason: `the service refused an original it still offers (${serviceAnswer(err)}): the weekly download quota is spent` };
-}
-
-function serviceAnswer(err: ApiError): string {
-  return [err.status !== undefined ? `HTTP ${err.status}` : undefined, err.error, err.errorCode !== undefined ? `error_code ${err.errorCode}` : undefined]
-    .filter(Boolean)
-    .join(" ");
-}
-
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-

@@ -1,7 +1,7 @@
 // The per-file side of the quota ledger (src/downloads/quota.ts counts per account and week): the
-// /deviation/download answer an attempt paid for, in Redis from the call until that attempt ends. An
-// attempt that ends, stored or not, forgets it; so one found at the start of an attempt was left by a
-// process that died mid-file, and the one taking over uses its signed URL (still good for minutes:
+// /deviation/download answer an attempt paid for, in Redis from the call until the file is stored (or the answer
+// expires). One found at the start of an attempt was left by an attempt that failed (the job's retry comes soon)
+// or by a process that died mid-file, and the attempt taking over uses its signed URL (still good for minutes:
 // docs/service-behaviour.md#download-url-ttl) instead of spending a second one of the week's originals
 // (docs/RELIABILITY.md#work-held-by-a-dead-process). The URL opens that one file and nothing else; it
 // is kept well inside its lifetime and never logged.

@@ -1,6 +1,6 @@
 // The readable tree (by-user/...) regenerated from the database after downloads; one process at a time.
-import { acquireLock } from "../queue/lock.ts";
 import { ReadableTreeRepository } from "../db/readable-tree.repository.ts";
+import { acquireLock } from "../redis-lock.ts";
 import { buildReadableLinks, MAX_FOLDER_DEPTH } from "../storage/links.ts";
 import type { DownloadDeps } from "./deps.ts";
 import { linksDirtyKey } from "./download-file.ts";

@@ -8,6 +8,9 @@
 // neither does an account that must log in again: its rows stay wanted, untried (isMissingGrant below).
 import { ApiError, isPermanent } from "../api/errors.ts";
 import { ReauthRequiredError } from "../api/tokens.ts";
+import type { DownloadKind } from "../db/download.repository.ts";
+import { scrubString } from "../redact.ts";
+import type { DownloadDeps } from "./deps.ts";
 import { TransferError } from "./transfer.ts";
 
 const MINUTE = 60_000;
@@ -39,4 +42,30 @@ export function isPermanentFailure(err: unknown): boolean {
  */
 export function isMissingGrant(err: unknown): err is ReauthRequiredError {
   return err instanceof ReauthRequiredError;
+}
+
+export type RecordedFailure = { final: boolean; permanent: boolean; message: string; failures: number | undefined; nextAttemptAt: Date | null };
+
+/**
+ * The one place a failed attempt at a file is recorded (the downloads job and `dvault download --once` alike): the
+ * error on the row, and, once the attempts are spent or the failure is permanent, the row failed with its next
+ * attempt after the delay of its failures in a row (none when permanent). The caller rethrows for the queue.
+ */
+export async function recordFailedAttempt(
+  deps: DownloadDeps,
+  f: { deviationid: string; kind: DownloadKind; err: unknown; attempt: number; attempts: number; retryDelaysMs?: readonly number[] },
+): Promise<RecordedFailure> {
+  const permanent = isPermanentFailure(f.err);
+  const final = permanent || isPermanent(f.err) || f.attempt >= f.attempts;
+  const message = scrubString(f.err instanceof Error ? `${f.err.name}: ${f.err.message}` : String(f.err));
+  const after = await deps.repo.recordDownloadFailure({
+    deviationid: f.deviationid,
+    kind: f.kind,
+    error: message,
+    final,
+    permanent,
+    retryDelaysMs: f.retryDelaysMs ?? RETRY_DELAYS_MS,
+    at: new Date(deps.services.now()),
+  });
+  return { final, permanent, message, failures: after?.failures, nextAttemptAt: after?.nextAttemptAt ?? null };
 }

@@ -1,7 +1,7 @@
 // `dvault download --once`: the downloads in this process, `concurrency` at a time, until nothing is due
 // (quota-deferred rows stay deferred), with a progress line every few seconds and a summary. Rows a
 // killed run left queued are taken over (a per-file lock in Redis keeps a running worker out).
-import { isPermanent, isThrottleDelay } from "../api/errors.ts";
+import { isThrottleDelay } from "../api/errors.ts";
 import { grantUnusable, type ReauthRequiredError } from "../api/tokens.ts";
 import type { ClaimedDownload } from "../db/download.repository.ts";
 import { UserError } from "../errors.ts";
@@ -14,7 +14,7 @@ import { DownloadsPausedError, type PauseState } from "./disk-guard.ts";
 import { downloadFile, type DownloadOutcome, type ReservationTurn } from "./download-file.ts";
 import { regenerateReadableLinks, type LinksResult } from "./readable-links.ts";
 import { heldRowItem, reclaimDeadHolders } from "./reclaim.ts";
-import { RETRY_DELAYS_MS, isMissingGrant, isPermanentFailure } from "./retry.ts";
+import { isMissingGrant, recordFailedAttempt } from "./retry.ts";
 
 export type DownloadSummary = {
   done: number;
@@ -224,24 +224,19 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
           await deps.repo.releaseDownload(row.id, new Date(services.now()));
           return;
         }
-        const permanent = isPermanentFailure(err);
-        const final = permanent || isPermanent(err) || attempt >= attempts;
-        const message = scrubString(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
-        const after = await deps.repo.recordDownloadFailure({
+        const { final, message, failures, nextAttemptAt } = await recordFailedAttempt(deps, {
           deviationid: row.deviationid,
           kind: row.kind,
-          error: message,
-          final,
-          permanent,
-          retryDelaysMs: opts.retryDelaysMs ?? RETRY_DELAYS_MS,
-          at: new Date(services.now()),
+          err,
+          attempt,
+          attempts,
+          ...(opts.retryDelaysMs ? { retryDelaysMs: opts.retryDelaysMs } : {}),
         });
         if (final) {
-          const nextAttemptAt = after?.nextAttemptAt ?? null;
           s.failed++;
           s.failures.push({ deviationid: row.deviationid, kind: row.kind, error: message, nextAttemptAt });
           log.warn(
-            { deviationid: row.deviationid, kind: row.kind, err: message, failures: after?.failures, nextAttemptAt: nextAttemptAt?.toISOString() ?? null },
+            { deviationid: row.deviationid, kind: row.kind, err: message, failures, nextAttemptAt: nextAttemptAt?.toISOString() ?? null },
             nextAttemptAt ? "download failed: tried again later" : "download failed for good",
           );
           return;

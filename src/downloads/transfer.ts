@@ -2,32 +2,38 @@
 // Archive.storeStream (sha256 on the way, fsync, atomic rename), resumed with a Range request from the
 // partial file when the server allows it, with the signed URL fetched again when it has expired.
 //
-// Why a loop here rather than got's retry: got retries a stream by starting it over, while a resumed
-// transfer must re-read the partial file's length and ETag and send Range/If-Range for the rest — the
-// one place dvault retries by hand. Redirects are followed here too, one hop at a time, so each target
-// host is checked against the CDN family before anything is asked of it.
+// One retry layer per failure kind: a call makes one attempt (by default) and throws a classified error
+// (TransferError, TransferBoundError, an ApiError for a missing file, a ThrottleDelayError for a CDN throttle);
+// the job's attempts and backoff retry it, and the next attempt resumes the partial file with Range/If-Range
+// (got would retry a stream by starting it over). The loop below only follows redirects one hop at a time (each
+// target host checked against the CDN family before anything is asked of it), fetches a new signed URL for an
+// expired one, and starts over when the server cannot continue the partial file: steps, not retries.
 //
 // Every transfer is bounded (docs/service-behaviour.md#hostile-answers): no more bytes than the API
 // announced (else the rendition cap), no slower than the throughput floor after a grace period, and no
 // longer than a total deadline. A tripped bound frees the slot; the row is tried again later.
 import type { IncomingHttpHeaders } from "node:http";
 import got, { type Request } from "got";
-import { DEFAULT_GRACE_MS, DEFAULT_WINDOW_MS, describeBound, ThroughputWatch, type BoundTripped } from "../api/body-guard.ts";
-import { ApiError } from "../api/errors.ts";
+import { DEFAULT_GRACE_MS, DEFAULT_WINDOW_MS, ThroughputWatch } from "../api/body-guard.ts";
+import { ApiError, ThrottleDelayError } from "../api/errors.ts";
 import { DEFAULT_USER_AGENT } from "../api/http.ts";
+import type { Pacer, Permit } from "../api/pacer.ts";
 import type { Logger } from "../log.ts";
 import { DiskFullError, FileTooLargeError, SizeMismatchError, type Archive, type StoredFile } from "../storage/archive.ts";
+import { RedirectRefusedError, TransferBoundError, TransferError } from "./transfer-errors.ts";
+
+export { RedirectRefusedError, TransferBoundError, TransferError };
 
 export type TransferRetry = {
-  /** Attempts in this call (resets mid-body, 5xx, timeouts); the job's own attempts come on top. */
+  /** Attempts in this call (resets mid-body, 5xx, timeouts): 1, the job's attempts retry (tests and benches may raise it). */
   attempts: number;
-  /** First pause between attempts, doubled each time, with up to 20 % jitter. */
+  /** First pause between attempts in this call, doubled each time, with up to 20 % jitter. */
   baseDelayMs: number;
   /** New signed URLs fetched after the CDN refused one (expired) before giving up. */
   urlRefreshes: number;
 };
 
-export const DEFAULT_TRANSFER_RETRY: TransferRetry = { attempts: 5, baseDelayMs: 1000, urlRefreshes: 3 };
+export const DEFAULT_TRANSFER_RETRY: TransferRetry = { attempts: 1, baseDelayMs: 1000, urlRefreshes: 3 };
 
 export type TransferTimeouts = { connectMs: number; responseMs: number; idleMs: number };
 export const DEFAULT_TRANSFER_TIMEOUTS: TransferTimeouts = { connectMs: 10_000, responseMs: 30_000, idleMs: 60_000 };
@@ -76,7 +82,16 @@ export type TransferArgs = {
   limits?: Partial<TransferLimits>;
   /** Bytes as they arrive (progress of the CLI). */
   onBytes?: (n: number) => void;
+  /**
+   * The pacer CDN requests wait their turn at, under a key of their own: a 429 or CloudFront's HTML 403 blocks
+   * the key and ends the transfer with a ThrottleDelayError (the job waits, no attempt spent) instead of a
+   * sleep here (docs/service-behaviour.md#cdn-block-403). Without one, such an answer is retried like a 5xx.
+   */
+  pacing?: { pacer: Pacer; key: string; maxWaitMs?: number };
 };
+
+/** The pacer key of CDN transfers: the CDN's velocity filter watches the address, whatever the account. */
+export const CDN_PACER_KEY = "cdn";
 
 export type TransferResult = StoredFile & {
   mime: string | undefined;
@@ -87,49 +102,6 @@ export type TransferResult = StoredFile & {
   resumed: number;
   attempts: number;
 };
-
-/** The CDN answered with something a retry may fix (5xx, 429, a reset mid-body). */
-export class TransferError extends Error {
-  constructor(
-    message: string,
-    readonly status: number | undefined,
-    readonly retryable: boolean,
-  ) {
-    super(message);
-    this.name = "TransferError";
-  }
-}
-
-/**
- * A bound tripped: too slow (retried in this call, resuming by Range) or too large (not retried in this
- * call: the same URL would send the same bytes). Either way transient for the row, which is tried again
- * later (retry.ts).
- */
-export class TransferBoundError extends TransferError {
-  constructor(readonly bound: BoundTripped | { kind: "deadline"; seconds: number; bytesPerSecond: number }) {
-    super(
-      bound.kind === "deadline"
-        ? `timed out after ${bound.seconds} s at ${(bound.bytesPerSecond / 1024).toFixed(1)} KiB/s (the transfer's deadline)`
-        : bound.kind === "too_large"
-          ? `file too large: more than ${describeBound(bound).replace(/^response too large \(more than (.*)\)$/, "$1")} arrived with no size announced; raise DVAULT_RENDITION_MAX_BYTES if this file is real`
-          : describeBound(bound),
-      undefined,
-      true,
-    );
-    this.name = "TransferBoundError";
-  }
-}
-
-/** A redirect to a host outside the CDN family: never followed, and waiting does not change it. */
-export class RedirectRefusedError extends TransferError {
-  constructor(
-    readonly from: string,
-    readonly to: string,
-  ) {
-    super(`the CDN redirected from ${from} to ${to}, which is not a host of the service's CDN (DVAULT_CDN_HOSTS): refused`, undefined, false);
-    this.name = "RedirectRefusedError";
-  }
-}
 
 type Opened = { stream: Request; status: number; headers: IncomingHttpHeaders };
 
@@ -151,10 +123,28 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
     const canResume = partial.size > 0 && partial.etag !== undefined;
     const before = partial.size;
     let opened: Opened | undefined;
+    let permit: Permit | undefined;
     const startedAt = Date.now();
     try {
+      const { pacing } = args;
+      permit = pacing ? await pacing.pacer.acquire(pacing.key, { operation: "cdn.file", maxWaitMs: pacing.maxWaitMs ?? 10_000, ...(signal ? { signal } : {}) }) : undefined;
       opened = await open(url, canResume ? { range: `bytes=${partial.size}-`, "if-range": partial.etag as string } : {}, signal, timeouts, deadlineMs(announced ?? limits.maxBytes, limits));
       const { status, headers, stream } = opened;
+      const throttled = status === 429 || (status === 403 && /^text\/html/i.test(headerOf(headers, "content-type") ?? ""));
+      await permit?.release(throttled ? "throttled" : "success");
+      if (throttled && pacing) {
+        stream.destroy();
+        const { waitMs } = await pacing.pacer.status(pacing.key);
+        const now = pacing.pacer.clock.now();
+        throw new ThrottleDelayError(
+          { operation: "cdn.file", status, waitMs, pacerKey: pacing.key, retryAt: now + waitMs },
+          `the CDN ${status === 429 ? "throttled the transfer (HTTP 429)" : "blocked the transfer (an HTML 403: a throttle)"}; transfers wait ${Math.ceil(waitMs / 1000)} s`,
+        );
+      }
+      if (throttled) {
+        stream.destroy();
+        throw new TransferError(`the CDN throttled the transfer (HTTP ${status})`, status, true);
+      }
       if (status >= 300 && status < 400 && status !== 304) {
         stream.destroy();
         url = nextHop(url, headerOf(headers, "location"), limits.cdnHosts, ++redirects);
@@ -235,6 +225,7 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
       bytesReceived += stored.size - resumeFrom;
       return { ...stored, mime: contentType?.split(";")[0]?.trim(), etag, bytesReceived, resumed, attempts: attempt };
     } catch (caught) {
+      await permit?.release("error");
       opened?.stream.destroy();
       const after = (await archive.partialState(key).catch(() => ({ size: 0 }))).size;
       bytesReceived += Math.max(0, after - before);

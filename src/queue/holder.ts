@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { readlinkSync } from "node:fs";
 import os from "node:os";
 import type { Redis } from "ioredis";
-import { dropLock, lockHolder } from "./lock.ts";
+import { dropLock, lockHolder } from "../redis-lock.ts";
 
 /** A holder on another host counts as dead this long after its last renewal (as long as BullMQ's own job lock). */
 const LEASE_TTL_S = 30;

@@ -14,6 +14,16 @@ export type JobDefinition<Name extends string = string, Payload = unknown> = {
   backoffMs: number;
   /** Deterministic id: a second enqueue of the same work is a no-op while the first is pending. */
   jobId?: (payload: Payload) => string;
+  /**
+   * Deduplication key, for work a person asks for again and again ("sync now"): a second enqueue while one
+   * waits is dropped, one made while it runs queues exactly one more run after it, and once it has finished
+   * the next request runs (a fixed jobId would keep the finished job and ignore it for the retention time).
+   */
+  dedupeKey?: (payload: Payload) => string | undefined;
+  /** A finished job is removed at once (where a table, not the queue, remembers the outcome), instead of kept for a while. */
+  removeOnComplete?: boolean;
+  /** For a job run on a schedule: how often (Producer.schedule installs it; the worker can shorten it in tests). */
+  every?: number;
   priority?: (payload: Payload) => number;
 };
 
@@ -76,4 +86,36 @@ export type SkippableError = Error & { jobOutcome: "skip" };
 
 export function isSkippable(err: unknown): err is SkippableError {
   return err instanceof Error && (err as Partial<SkippableError>).jobOutcome === "skip";
+}
+
+/**
+ * What a failure asks of the worker, carried as fields on the error because the layers that throw it may
+ * not import the queue (docs/ARCHITECTURE.md#what-each-folder-may-import): "skip" (above), "stop" when no
+ * retry can help (UnrecoverableError), "delay" to wait `retryAfterMs` without spending an attempt (keyed by
+ * `delayKey` in the log), "retry" for BullMQ's backoff. `remoteService` marks a failure of the service dvault
+ * mirrors, which is never a PostgreSQL or Redis outage (outage.ts).
+ */
+export type JobOutcomeFields = {
+  jobOutcome?: "skip" | "stop" | "delay" | "retry";
+  retryAfterMs?: number;
+  delayKey?: string;
+  remoteService?: boolean;
+};
+
+/** The error's wish to be delayed, when it has one and says for how long. */
+export function delayOf(err: unknown): { waitMs: number; key: string | undefined } | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const e = err as Error & JobOutcomeFields;
+  if (e.jobOutcome !== "delay" || typeof e.retryAfterMs !== "number") return undefined;
+  return { waitMs: e.retryAfterMs, key: e.delayKey };
+}
+
+/** True when the error says no retry can help. */
+export function isStop(err: unknown): boolean {
+  return err instanceof Error && (err as Error & JobOutcomeFields).jobOutcome === "stop";
+}
+
+/** True for a failure of the mirrored service (its API or CDN) rather than of dvault's own stores. */
+export function isRemoteServiceError(err: unknown): boolean {
+  return err instanceof Error && (err as Error & JobOutcomeFields).remoteService === true;
 }

@@ -1,4 +1,5 @@
-// The single place that decides queue options (job id, dedupe, priority, attempts, retention) per job name.
+// The single place that decides queue options (job id, dedupe, priority, attempts, retention) per job name,
+// and the only entrance that adds a job or installs a job scheduler (scripts/checks/jobs-through-producer.ts).
 import { Queue, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
 import type { JobDefinition } from "./job-definition.ts";
@@ -8,7 +9,15 @@ import { QUEUE_NAMES, RETENTION, type QueueName } from "./queues.ts";
 type AnyDefinition = JobDefinition<string, any>;
 type PayloadOf<D extends AnyDefinition, N extends string> = D extends JobDefinition<N, infer P> ? P : never;
 
-export type EnqueueOptions = { delayMs?: number; jobId?: string };
+/** `attempts`: fewer than the definition's where a person waits for the outcome (src/queue/run-now.ts). */
+export type EnqueueOptions = { delayMs?: number; jobId?: string; priority?: number; attempts?: number };
+
+export type ScheduleOptions = { everyMs?: number; schedulerId?: string };
+
+/** The scheduler id of a job run on a schedule, e.g. `maint-tokens-refresh`. */
+export function schedulerIdOf(name: string): string {
+  return `maint-${name.replaceAll(".", "-")}`;
+}
 
 export class Producer<D extends AnyDefinition> {
   private readonly queues = new Map<QueueName, Queue>();
@@ -38,12 +47,15 @@ export class Producer<D extends AnyDefinition> {
     const definition = this.definition(name);
     const options: JobsOptions = {
       ...RETENTION,
-      attempts: definition.attempts,
+      attempts: extra.attempts ?? definition.attempts,
       backoff: { type: "exponential", delay: definition.backoffMs, jitter: 0.5 },
     };
     const jobId = extra.jobId ?? definition.jobId?.(payload);
     if (jobId) options.jobId = jobId;
-    const priority = definition.priority?.(payload);
+    const dedupeKey = jobId ? undefined : definition.dedupeKey?.(payload);
+    if (dedupeKey) options.deduplication = { id: dedupeKey, keepLastIfActive: true };
+    if (definition.removeOnComplete) options.removeOnComplete = true;
+    const priority = extra.priority ?? definition.priority?.(payload);
     if (priority !== undefined) options.priority = priority;
     if (extra.delayMs) options.delay = extra.delayMs;
     return options;
@@ -53,6 +65,41 @@ export class Producer<D extends AnyDefinition> {
     const definition = this.definition(name);
     const data = definition.payload.parse(payload);
     return this.queue(definition.queue).add(name, data, this.optionsFor(name, payload, extra));
+  }
+
+  /** Installs or updates the job's scheduler: one job every `everyMs` (default the definition's `every`), with the definition's options. */
+  async schedule<N extends D["name"]>(name: N, payload: PayloadOf<D, N>, opts: ScheduleOptions = {}): Promise<void> {
+    const definition = this.definition(name);
+    const every = opts.everyMs ?? definition.every;
+    if (!every) throw new Error(`job "${name}" has no interval: give its definition one (every) or pass everyMs`);
+    await this.upsertScheduler(opts.schedulerId ?? schedulerIdOf(name), every, name, payload);
+  }
+
+  /**
+   * Makes the job's schedulers whose ids start with `<idPrefix>-` exactly `wanted` (id → interval and payload):
+   * installs or updates each, removes the others. For schedules built from the database (one per source).
+   */
+  async reconcileSchedules<N extends D["name"]>(
+    name: N,
+    idPrefix: string,
+    wanted: ReadonlyMap<string, { everyMs: number; payload: PayloadOf<D, N> }>,
+  ): Promise<{ scheduled: number; removed: number }> {
+    const queue = this.queue(this.definition(name).queue);
+    let removed = 0;
+    for (const scheduler of await queue.getJobSchedulers(0, -1)) {
+      const id = scheduler.key;
+      if (id.startsWith(`${idPrefix}-`) && !wanted.has(id) && (await queue.removeJobScheduler(id))) removed++;
+    }
+    for (const [id, { everyMs, payload }] of wanted) await this.upsertScheduler(id, everyMs, name, payload);
+    return { scheduled: wanted.size, removed };
+  }
+
+  private async upsertScheduler<N extends D["name"]>(id: string, every: number, name: N, payload: PayloadOf<D, N>): Promise<void> {
+    const definition = this.definition(name);
+    const data = definition.payload.parse(payload);
+    // A scheduler's jobs get their own ids and are never deduplicated or delayed: the rest of the options apply.
+    const { jobId: _jobId, deduplication: _dedupe, delay: _delay, ...opts } = this.optionsFor(name, payload);
+    await this.queue(definition.queue).upsertJobScheduler(id, { every }, { name, data, opts });
   }
 
   async close(): Promise<void> {

@@ -226,7 +226,7 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
   const weekStart = serviceWeekStart(now);
   const nextWeek = new Date(weekStart.getTime() + 7 * DAY);
 
-  // The columns and tables below belong to the downloads work (issue 6): read them if they are there.
+  // The columns and tables below belong to the downloads (docs/schema.md): read them if they are there.
   const optional = async <T>(what: string, read: () => Promise<T>, fallback: T): Promise<T> => {
     try {
       return await read();

@@ -8,8 +8,8 @@ import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
 import { checkMirror } from "./check.ts";
 import { createFaultHarness, downloadUntilConverged, syncUntilConverged, type FaultHarness } from "./harness.ts";
 
-/** A run's attempts at one file (runDownloadsOnce's default 3) times the transfer's tries per attempt (5). */
-const FAILING_REQUESTS = 3 * 5;
+/** A run's attempts at one file (runDownloadsOnce's default 3), one transfer each (src/downloads/transfer.ts). */
+const FAILING_REQUESTS = 3;
 
 let h: FaultHarness;
 

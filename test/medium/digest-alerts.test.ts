@@ -7,14 +7,14 @@ import type { WorkerContext } from "../../jobs/context.ts";
 import { AlertRepository } from "../../src/db/alert.repository.ts";
 import { evaluateAlerts, forgetWorker, redisDownloadsPausedProbe } from "../../src/digest/alerts.ts";
 import { createDeliverers } from "../../src/digest/deliver/index.ts";
-import { ALERTS_JOB } from "../../src/digest/run-digest.ts";
+import { ALERTS_JOB } from "../../jobs/alerts/definition.ts";
 import { SyncStateRepository } from "../../src/db/sync-state.repository.ts";
 import { createLogger } from "../../src/log.ts";
 import { checkCatalogue } from "../../src/queue/job-definition.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { createServices, type Services } from "../../src/services.ts";
-import { SYNC_JOB } from "../../src/sync/schedules.ts";
+import { syncSourceDefinition } from "../../jobs/sync-source/definition.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
 import { testConfig } from "../helpers/config.ts";
 import { createDigestFixture, workerConnections, type DigestFixture } from "../helpers/digest-fixture.ts";
@@ -27,11 +27,7 @@ const HOUR = 60 * MINUTE;
 const log = createLogger({ level: "silent" });
 
 async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await expect.poll(probe, { timeout: timeoutMs, interval: 50, message: `waiting for ${what}` }).toBe(true);
 }
 
 describe("an account forced into needs_reauth", () => {
@@ -106,7 +102,7 @@ describe("an account forced into needs_reauth", () => {
     const queue = producer.queue("sync");
     const jobs = await Promise.all(
       (["messages", "notes", "profile", "watch_feed", "collections", "gallery"] as const).map((source) =>
-        queue.add(SYNC_JOB, { accountId: h.account.id, source, key: "" }, { jobId: `t-${source}`, attempts: 1 }),
+        queue.add(syncSourceDefinition.name, { accountId: h.account.id, source, key: "" }, { jobId: `t-${source}`, attempts: 1 }),
       ),
     );
     await until("the sync jobs to finish", async () => (await Promise.all(jobs.map((j) => j.getState()))).every((s) => s === "completed" || s === "failed"));

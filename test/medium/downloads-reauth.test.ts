@@ -4,7 +4,7 @@
 import got from "got";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
-import { enqueueDueDownloads } from "../../jobs/enqueue-downloads/enqueue-due.ts";
+import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { startWorker } from "../../src/worker.ts";
@@ -100,8 +100,7 @@ describe("downloads of an account that must log in again", () => {
         overrides: { now: () => h.sim.clock.now().getTime(), secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false }, pacer: { pollMs: 5 } },
       });
       try {
-        const deadline = Date.now() + 30_000;
-        while ((await rows()).some((r) => r.queued_at !== null) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+        await expect.poll(async () => (await rows()).filter((r) => r.queued_at !== null), { timeout: 30_000, interval: 100 }).toEqual([]);
         const queue = producer.queue("downloads");
         expect(await queue.getJobCounts("failed", "delayed", "wait", "active")).toEqual({ failed: 0, delayed: 0, wait: 0, active: 0 });
       } finally {

@@ -9,7 +9,7 @@ import { Writable } from "node:stream";
 import { Queue, Worker } from "bullmq";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
-import { enqueueDueDownloads } from "../../jobs/enqueue-downloads/enqueue-due.ts";
+import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 import { createLogger } from "../../src/log.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { createRedis } from "../../src/queue/redis.ts";

@@ -2,15 +2,12 @@
 // degraded rows whose quota window has come (their delayed jobs are promoted), and failed rows whose
 // retry is due (src/downloads/retry.ts: their failed job is replaced by a new one). Every hour, and at worker
 // start, it also re-adds the job of every row still marked queued: a lost queue is rebuilt from the table.
-import type { JobsOptions } from "bullmq";
-import { grantUnusable } from "../../src/api/tokens.ts";
-import type { ClaimedDownload } from "../../src/db/download.repository.ts";
-import { downloadDepsFor } from "../../src/downloads/deps.ts";
-import { downloadJobPriority } from "../../src/downloads/quota.ts";
-import type { Producer } from "../../src/queue/producer.ts";
-import type { Services } from "../../src/services.ts";
-import type { JobDefinitions } from "../definitions.ts";
-import { downloadJobId, type DownloadFilePayload } from "../download/definition.ts";
+import { grantUnusable } from "../api/tokens.ts";
+import type { ClaimedDownload } from "../db/download.repository.ts";
+import type { Services } from "../services.ts";
+import { downloadDepsFor } from "./deps.ts";
+import { downloadJobId, type DownloadFilePayload, type DownloadsProducer } from "./download-job.ts";
+import { downloadJobPriority } from "./quota.ts";
 
 export type EnqueueSummary = { claimed: number; added: number; promoted: number; rebuilt: boolean; checked: number };
 
@@ -20,7 +17,7 @@ const REBUILD_EVERY_S = 3600;
 
 export async function enqueueDueDownloads(
   services: Services,
-  producer: Producer<JobDefinitions>,
+  producer: DownloadsProducer,
   opts: { rebuild?: boolean } = {},
 ): Promise<EnqueueSummary> {
   const { repo } = downloadDepsFor(services);
@@ -33,12 +30,6 @@ export async function enqueueDueDownloads(
     if (row.kind === "degraded") return;
     const payload: DownloadFilePayload = { deviationid: row.deviationid, kind: row.kind };
     const jobId = downloadJobId(payload);
-    const options: JobsOptions = {
-      ...producer.optionsFor("download.file", payload),
-      // Finished jobs go, so the same id can be queued again (an upgrade next week); the table remembers.
-      removeOnComplete: true,
-      priority: downloadJobPriority(row.rank, row.publishedAt, now),
-    };
     summary.checked++;
     const state = await queue.getJobState(jobId);
     if (state === "delayed") {
@@ -51,7 +42,7 @@ export async function enqueueDueDownloads(
     }
     if (state === "completed" || state === "failed") await queue.remove(jobId);
     else if (state !== "unknown") return;
-    await queue.add("download.file", payload, options);
+    await producer.enqueue("download.file", payload, { priority: downloadJobPriority(row.rank, row.publishedAt, now) });
     summary.added++;
   };
 

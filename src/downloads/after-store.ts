@@ -1,0 +1,25 @@
+// What follows a stored file (the replaced one removed, the readable links marked due) and a deviation found gone.
+import fs from "node:fs/promises";
+import type { DownloadTarget } from "../db/download.repository.ts";
+import type { DownloadDeps } from "./deps.ts";
+import type { DownloadOutcome } from "./download-file.ts";
+
+/** Set when a stored file changed; the links job rebuilds the readable tree when it finds it (readable-links.ts). */
+export function linksDirtyKey(prefix: string): string {
+  return `${prefix}:downloads:links-dirty`;
+}
+
+/** A replaced file nobody references any more is removed; the readable links are due for a rebuild. */
+export async function afterStore(deps: DownloadDeps, oldPath: string | null, newPath: string): Promise<void> {
+  if (oldPath && oldPath !== newPath && (await deps.repo.countPathReferences(oldPath)) === 0) {
+    await fs.rm(deps.archive.resolveInside(oldPath), { force: true });
+  }
+  await deps.services.redis.set(linksDirtyKey(deps.services.config.redisPrefix), "1");
+}
+
+/** The deviation no longer exists on the service: recorded, never retried. */
+export async function gone(deps: DownloadDeps, t: DownloadTarget): Promise<DownloadOutcome> {
+  const reason = "deleted on the service (not found)";
+  await deps.repo.markDownloadNotDownloadable({ id: t.id, reason, at: new Date(deps.services.now()) });
+  return { status: "not_downloadable", reason, rendition: null, bytes: 0, partial: false };
+}

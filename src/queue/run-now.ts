@@ -1,0 +1,120 @@
+// "Run it now" from the CLI (`sync --once`, `digest --send`): the jobs go through the same WorkerHost and handlers
+// as in the worker, in this process, on a private queue prefix, so a running worker never takes them and this
+// process never takes the worker's. The private queues are removed afterwards: anything unfinished is either
+// handed to the worker's queue (`handOver`) or left to the tables the jobs keep (downloads, sync_sources).
+import { randomBytes } from "node:crypto";
+import type { Job, Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Logger } from "../log.ts";
+import type { JobContext, JobEntry } from "./job-definition.ts";
+import { Producer, type EnqueueOptions } from "./producer.ts";
+import type { QueueName } from "./queues.ts";
+import { WorkerHost } from "./worker-host.ts";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- heterogeneous catalogue, as in producer.ts
+type Definitions = ConstructorParameters<typeof Producer<any>>[0];
+
+export type RunNowJob = { name: string; payload: unknown; options?: EnqueueOptions };
+
+/**
+ * What became of one job: its result; its failure (attempts spent, or a permanent error); "retrying" when an
+ * attempt failed and the queue would try again later; or "interrupted" when the run was stopped first. The
+ * last two are handed to the worker's queue when `handOver` is given.
+ */
+export type RunNowOutcome =
+  | { job: RunNowJob; state: "completed"; value: unknown }
+  | { job: RunNowJob; state: "failed" | "retrying" | "interrupted"; reason: string };
+
+export type RunNowOptions<Ctx extends JobContext> = {
+  entries: ReadonlyMap<string, JobEntry<Ctx>>;
+  definitions: Definitions;
+  /** A command connection for the private queues. */
+  redis: Redis;
+  /** A fresh worker connection per queue (see WorkerHostOptions.connection); closed at the end. */
+  connection: () => Redis;
+  /** The configured prefix; the private one is derived from it. */
+  prefix: string;
+  log: Logger;
+  queues: readonly QueueName[];
+  concurrency?: Partial<Record<QueueName, number>>;
+  /** The handlers' context; follow-up jobs a handler adds should go to the worker's producer, not the private one. */
+  makeContext: (base: JobContext, job: Job) => Ctx | Promise<Ctx>;
+  /** Adds a job that failed an attempt, or was stopped, to the worker's queue, so it finishes there. */
+  handOver?: (job: RunNowJob) => Promise<unknown>;
+  signal?: AbortSignal;
+  pollMs?: number;
+};
+
+/** Runs the jobs to an end in this process and says what became of each, in the order given. */
+export async function runNow<Ctx extends JobContext>(options: RunNowOptions<Ctx>, jobs: readonly RunNowJob[]): Promise<RunNowOutcome[]> {
+  const prefix = `${options.prefix}:once-${randomBytes(6).toString("hex")}`;
+  const producer = new Producer(options.definitions, options.redis, prefix);
+  const connections: Redis[] = [];
+  const host = new WorkerHost<Ctx>({
+    entries: options.entries,
+    connection: () => {
+      const connection = options.connection();
+      connections.push(connection);
+      return connection;
+    },
+    prefix,
+    log: options.log,
+    queues: options.queues,
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    makeContext: options.makeContext,
+  });
+  const outcomes: Array<RunNowOutcome | undefined> = jobs.map(() => undefined);
+  try {
+    const added: Job[] = [];
+    for (const j of jobs) added.push(await producer.enqueue(j.name, j.payload, j.options));
+    const queueOf = (job: Job) => producer.queue(job.queueName as QueueName);
+    host.start();
+    while (outcomes.some((o) => o === undefined) && !options.signal?.aborted) {
+      for (const [i, job] of added.entries()) {
+        if (outcomes[i]) continue;
+        outcomes[i] = await outcomeOf(queueOf(job), job, jobs[i]!, options);
+      }
+      if (outcomes.some((o) => o === undefined)) await sleep(options.pollMs ?? 100, options.signal);
+    }
+  } finally {
+    await host.close();
+    await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
+    await Promise.all(producer.allQueues().map((q) => q.obliterate({ force: true }).catch(() => undefined)));
+    await producer.close();
+  }
+  const result: RunNowOutcome[] = [];
+  for (const [i, o] of outcomes.entries()) {
+    if (o) result.push(o);
+    else {
+      await options.handOver?.(jobs[i]!);
+      result.push({ job: jobs[i]!, state: "interrupted", reason: "stopped before it finished" });
+    }
+  }
+  return result;
+}
+
+async function outcomeOf<Ctx extends JobContext>(queue: Queue, added: Job, job: RunNowJob, options: RunNowOptions<Ctx>): Promise<RunNowOutcome | undefined> {
+  const current = await queue.getJob(added.id ?? "");
+  if (!current) return { job, state: "failed", reason: "the job vanished from its queue" };
+  const state = await current.getState();
+  if (state === "completed") return { job, state: "completed", value: current.returnvalue };
+  if (state === "failed") return { job, state: "failed", reason: current.failedReason };
+  // An attempt failed and the job waits for its backoff: a person is waiting now, the worker can wait longer.
+  if (state === "delayed" && current.attemptsMade > 0 && current.failedReason) {
+    await options.handOver?.(job);
+    return { job, state: "retrying", reason: current.failedReason };
+  }
+  return undefined;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
