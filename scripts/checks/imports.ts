@@ -21,7 +21,7 @@ const RULES: Record<string, readonly string[]> = {
   "secret-key": ["config", "errors"],
   "free-port": [],
   crypto: ["errors", "secret-key"],
-  // src/text: HTML escaping and the escape-by-default template, HTML to text, byte sizes.
+  // src/text: HTML escaping and the escape-by-default template, HTML to text, byte sizes, visible controls.
   text: [],
   "redis-lock": [],
   timestamps: [],

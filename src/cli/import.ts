@@ -2,7 +2,6 @@
 // user already has costs no quota), with progress in a terminal and a report (or --json) at the end.
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { neutralizeControls } from "../digest/text.ts";
 import { migrate } from "../db/migrate.ts";
 import { UserError } from "../errors.ts";
 import { importGalleryDl, type ImportProgress, type ImportReport } from "../import/gallery-dl/import-folder.ts";
@@ -10,6 +9,7 @@ import { createLogger } from "../log.ts";
 import { createServices } from "../services.ts";
 import { DiskFullError, OutsideArchiveError } from "../storage/archive.ts";
 import { formatBytes } from "../text/bytes.ts";
+import { neutralizeControls } from "../text/controls.ts";
 
 type ImportOptions = { archive?: string; account?: string; link?: boolean; json?: boolean };
 

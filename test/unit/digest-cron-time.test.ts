@@ -66,6 +66,15 @@ describe(CronClock.name, () => {
     expect(iso(ny.latestTickAtOrBefore(new Date("2026-11-01T12:00:00Z")))).toBe("2026-11-01T07:30:00.000Z");
   });
 
+  it("needs both the day of month and the weekday when both are given, as node-cron fires them", () => {
+    // 1 Dec 2025 and 1 Jun 2026 are Mondays: the first of the month on a Monday, not any first nor any Monday.
+    const c = clock("0 8 1 * 1", "UTC");
+    expect(iso(c.latestTickAtOrBefore(new Date("2026-03-07T10:00:00Z")))).toBe("2025-12-01T08:00:00.000Z");
+    expect(iso(c.previousTick(new Date("2026-06-01T08:00:00Z")))).toBe("2025-12-01T08:00:00.000Z");
+    // The last day of the month that is a Monday: 31 Aug 2026.
+    expect(iso(clock("0 8 L * 1", "UTC").latestTickAtOrBefore(new Date("2026-11-05T12:00:00Z")))).toBe("2026-08-31T08:00:00.000Z");
+  });
+
   it("has no tick for an expression no date satisfies", () => {
     expect(clock("0 0 30 2 *", "UTC").latestTickAtOrBefore(new Date("2026-11-05T12:00:00Z"))).toBeUndefined();
   });

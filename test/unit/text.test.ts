@@ -2,6 +2,7 @@
 // by the dashboard, the digest, the CLI and error messages.
 import { describe, expect, it } from "vitest";
 import { formatBytes } from "../../src/text/bytes.ts";
+import { neutralizeControls } from "../../src/text/controls.ts";
 import { htmlToText } from "../../src/text/html-to-text.ts";
 import { escapeHtml, html, raw } from "../../src/text/html.ts";
 
@@ -46,5 +47,12 @@ describe(formatBytes.name, () => {
     expect(formatBytes(-2048)).toBe("-2.0 KiB");
     expect(formatBytes(null)).toBe("?");
     expect(formatBytes(Number.NaN)).toBe("?");
+  });
+});
+
+describe(neutralizeControls.name, () => {
+  it("shows direction overrides and marks instead of applying them", () => {
+    expect(neutralizeControls("Evil \u202Egnp.exe \u2066x\u2069 \u200F")).toBe("Evil [U+202E]gnp.exe [U+2066]x[U+2069] [U+200F]");
+    expect(neutralizeControls("plain – text ✓")).toBe("plain – text ✓");
   });
 });

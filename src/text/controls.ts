@@ -1,0 +1,9 @@
+// Invisible controls in text dvault shows (a digest, the import report), made visible instead of applied.
+
+/**
+ * Bidirectional overrides and other invisible controls can disguise a title ("Evil \u202Egnp.exe"): shown
+ * as visible escapes instead of being applied by the mail client.
+ */
+export function neutralizeControls(text: string): string {
+  return text.replace(/[\u202A-\u202E\u2066-\u2069\u200E\u200F]/g, (c) => `[U+${c.codePointAt(0)?.toString(16).toUpperCase().padStart(4, "0")}]`);
+}
