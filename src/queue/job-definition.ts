@@ -12,6 +12,8 @@ export type JobDefinition<Name extends string = string, Payload = unknown> = {
   attempts: number;
   /** Base of the exponential backoff between attempts, with jitter. */
   backoffMs: number;
+  /** Random part of each backoff, as a fraction of it (default 0.5), so that jobs failing together retry apart. */
+  jitter?: number;
   /** Deterministic id: a second enqueue of the same work is a no-op while the first is pending. */
   jobId?: (payload: Payload) => string;
   /**
