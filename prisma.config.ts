@@ -11,7 +11,10 @@ process.env.DATABASE_URL = url;
 export default defineConfig({
   experimental: { adapter: true },
   engine: "js",
-  schema: "prisma/schema.prisma",
+  // The multi-file schema, one file per area (prisma/schema/schema.prisma has the generator and the notes);
+  // the migrations stay where they were, beside the folder rather than inside it.
+  schema: "prisma/schema",
+  migrations: { path: "prisma/migrations" },
   // allowExitOnIdle: the CLI never closes the pool, which would otherwise hold the process for 10 s.
   adapter: async () => new PrismaPg({ ...pgFields(url), allowExitOnIdle: true, idleTimeoutMillis: 200 }),
 });

@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-if (!existsSync(new URL("../prisma/schema.prisma", import.meta.url))) process.exit(0);
+if (!existsSync(new URL("../prisma/schema", import.meta.url))) process.exit(0);
 
 const env = { ...process.env };
 env.DATABASE_URL ||= "postgresql://postgres@127.0.0.1:5432/dvault";

@@ -8,7 +8,7 @@ import {
   DEFAULT_REDIRECT_URI,
   DEFAULT_REDIS_URL,
 } from "./config-defaults.ts";
-import { DIGEST_ENV, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./digest/config.ts";
+import { DIGEST_ENV, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
 import { UserError } from "./errors.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -76,7 +76,7 @@ const EnvSchema = z.object({
     emptyAsUndefined,
     z.string().regex(/^[A-Za-z0-9_.:-]+$/, { message: "expects letters, digits, _ . : -" }).default("dvault"),
   ),
-  // ---- downloads (issue 6) ----
+  // ---- downloads ----
   DVAULT_DOWNLOAD_QUOTA: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0, { message: "expects a whole number >= 0 (original downloads per account per week)" }).default(10)),
   DVAULT_DOWNLOAD_CONCURRENCY: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(64, { message: "expects 1 to 64 parallel transfers" }).default(4)),
   DVAULT_MIN_FREE_BYTES: z.preprocess(
@@ -87,9 +87,9 @@ const EnvSchema = z.object({
     emptyAsUndefined,
     z.string().regex(/^\s*(gallery|collections|tracked|other)(\s*,\s*(gallery|collections|tracked|other))*\s*$/, { message: "expects a comma-separated order of gallery, collections, tracked, other" }).default("gallery,collections,tracked"),
   ),
-  // ---- digests and alerts (issue 7): DVAULT_DIGEST_*, DVAULT_SMTP_*, DVAULT_WEBHOOK_* ----
+  // ---- digests and alerts: DVAULT_DIGEST_*, DVAULT_SMTP_*, DVAULT_WEBHOOK_* ----
   ...DIGEST_ENV,
-  // ---- dashboard (issue 8) ----
+  // ---- dashboard ----
   DVAULT_HTTP_HOST: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9.:[\]-]+$/, { message: "expects an address such as 127.0.0.1, 0.0.0.0 or ::1" }).default("127.0.0.1")),
   DVAULT_HTTP_PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535, { message: "expects a port from 0 to 65535" }).default(8787)),
   DVAULT_HTTP_TOKEN: z.preprocess(emptyAsUndefined, z.string().min(16, { message: "expects at least 16 characters (generate one with: openssl rand -hex 32)" }).optional()),
@@ -98,7 +98,7 @@ const EnvSchema = z.object({
     emptyAsUndefined,
     z.string().regex(/^\s*[A-Za-z0-9.:[\]-]+(\s*,\s*[A-Za-z0-9.:[\]-]+)*\s*$/, { message: "expects comma-separated host names, e.g. nas.local,archive.example.org" }).optional(),
   ),
-  // ---- a hostile or broken service (issue 14) ----
+  // ---- a hostile or broken service (docs/RELIABILITY.md) ----
   DVAULT_API_MAX_BODY: z.preprocess(
     emptyAsUndefined,
     z.string().refine((v) => (parseByteSize(v) ?? 0) >= 1024, { message: "expects a size of at least 1KiB such as 32MiB" }).default("32MiB"),
@@ -138,7 +138,7 @@ export type Config = Readonly<{
   secretKey: Buffer | undefined;
   redisPrefix: string;
   logLevel: LogLevel;
-  /** Digests and alerts: schedule, channels, SMTP and webhook settings (src/digest/config.ts). */
+  /** Digests and alerts: schedule, channels, SMTP and webhook settings (src/config/digest.ts). */
   digest: DigestConfig;
   /** Original downloads per account per service week, unless the account has its own allowance. */
   downloadQuota: number;

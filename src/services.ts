@@ -1,7 +1,6 @@
 // The composition root shared by the worker, `dvault sync`, the other commands and the medium tests:
 // connections, the pacer, the token manager, and an API client per account. Nothing here does work.
 import type { Redis } from "ioredis";
-import type pg from "pg";
 import { DaClient } from "./api/client.ts";
 import type { UnreadableReport } from "./api/transport.ts";
 import { createHttpTransport, newTransportStats, type HttpTransport, type HttpTransportOptions, type TransportStats } from "./api/http.ts";
@@ -12,7 +11,8 @@ import type { Config } from "./config.ts";
 import { DEFAULT_API_BASE } from "./config-defaults.ts";
 import { TokenCipher } from "./crypto/token-cipher.ts";
 import { AccountRepository } from "./db/account.repository.ts";
-import { connectPg, createPgPool } from "./db/connect.ts";
+import { accountTokenStore } from "./db/account-token-store.ts";
+import { connectPg, createPgPool, type PgPool } from "./db/connect.ts";
 import { createPrisma, type Db } from "./db/prisma.ts";
 import { UnreadableResponseRepository } from "./db/unreadable-response.repository.ts";
 import { UserError } from "./errors.ts";
@@ -38,7 +38,7 @@ export type Services = {
   config: Config;
   log: Logger;
   prisma: Db;
-  pool: pg.Pool;
+  pool: PgPool;
   redis: Redis;
   pacer: Pacer;
   accounts: AccountRepository;
@@ -69,8 +69,10 @@ export async function createServices({
   await checkRedis(config.redisUrl);
   registerSecret(config.clientSecret);
 
-  const prisma = createPrisma(config.databaseUrl, 2);
-  const pool = createPgPool(config.databaseUrl, overrides.poolSize ?? 5);
+  // One pool per process: the raw repositories and Prisma share it (src/db/prisma.ts), with the two
+  // connections Prisma had on its own pool before added to it.
+  const pool = createPgPool(config.databaseUrl, (overrides.poolSize ?? 5) + 2);
+  const prisma = createPrisma(pool);
   const redis = createRedis(config.redisUrl);
   await redis.connect();
   const now = overrides.now ?? Date.now;
@@ -96,7 +98,7 @@ export async function createServices({
     }
     const cipher = new TokenCipher(overrides.secretKey ?? loadSecretKey(config));
     const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log });
-    manager = new TokenManager({ repo: accounts, cipher, oauth, redis, redisPrefix: config.redisPrefix, log, now, ...overrides.tokens });
+    manager = new TokenManager({ repo: accountTokenStore(accounts), cipher, oauth, redis, redisPrefix: config.redisPrefix, log, now, ...overrides.tokens });
     return manager;
   };
 
@@ -134,8 +136,8 @@ export async function createServices({
     },
     async close() {
       await redis.quit().catch(() => redis.disconnect());
-      await pool.end().catch(() => undefined);
       await prisma.$disconnect().catch(() => undefined);
+      await pool.end().catch(() => undefined);
     },
   };
 }

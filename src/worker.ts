@@ -25,7 +25,7 @@ import type { SourceName } from "./sync/source.ts";
 export type RunningWorker = {
   id: string;
   services: Services;
-  /** The dashboard when started with `http` (issue 8). */
+  /** The dashboard when started with `http`. */
   dashboard?: RunningDashboard;
   untilStopped(): Promise<void>;
   stop(reason: string): Promise<void>;
@@ -137,7 +137,7 @@ export async function startWorker({ config, log, overrides, everyMs = {}, handle
   });
   host.start();
   const reclaimTimer = setInterval(() => void reclaim(host), intervals.reclaimMs);
-  // Digests and alerts (issue 7): the alerts job every minute, the digest cron and its one-time catch-up.
+  // Digests and alerts: the alerts job every minute, the digest cron and its one-time catch-up.
   const digests = await startDigestRuntime({ services, log, workerId: id, enqueueDigest: (p) => producer.enqueue("digest.send", p) });
 
   const heartbeatKey = `${prefix}:heartbeat:${id}`;

@@ -2,7 +2,7 @@
 // It also records digest baselines: running every minute, it notices an initial sync's end promptly.
 import { evaluateAlerts, redisDownloadsPausedProbe } from "../../src/digest/alerts.ts";
 import { createDeliverers, messageDomainOf } from "../../src/digest/deliver/index.ts";
-import { DigestRepository } from "../../src/digest/digest.repository.ts";
+import { DigestRepository } from "../../src/db/digest.repository.ts";
 import type { JobResult } from "../../src/queue/job-definition.ts";
 import type { WorkerContext } from "../context.ts";
 import type { AlertsPayload } from "./definition.ts";

@@ -2,25 +2,13 @@
 // Generated code is exempt, and so is nothing else: a file that grows past the limit splits along a seam.
 import fs from "node:fs";
 import path from "node:path";
+import { checkRoot, checkedFiles } from "./source-files.ts";
 
 const LIMIT = 400;
-const ROOT = path.resolve(import.meta.dirname, "..", "..");
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (entry.name !== "generated") out.push(...sourceFiles(p));
-    } else if (entry.name.endsWith(".ts")) {
-      out.push(p);
-    }
-  }
-  return out;
-}
+const ROOT = checkRoot();
 
 const over: string[] = [];
-for (const file of [...sourceFiles(path.join(ROOT, "src")), ...sourceFiles(path.join(ROOT, "jobs"))]) {
+for (const file of checkedFiles(ROOT)) {
   const lines = fs.readFileSync(file, "utf8").split("\n").length - 1;
   if (lines > LIMIT) over.push(`${path.relative(ROOT, file)}: ${lines} lines (the limit is ${LIMIT}): split it along a seam`);
 }

@@ -2,13 +2,14 @@
 // docs/ARCHITECTURE.md. One line per import that crosses them; exit 1 when there is any.
 import fs from "node:fs";
 import path from "node:path";
+import { checkRoot, checkedFiles } from "./source-files.ts";
 
 /**
  * What each area may import besides itself (docs/ARCHITECTURE.md#what-each-folder-may-import). An area
  * is a folder of src/ (or a file directly in src/, by its name), or jobs. "base" stands for the areas
  * every layer may use.
  */
-const BASE = ["errors", "log", "redact", "version", "config", "config-defaults", "secret-key", "free-port", "crypto", "text", "generated", "redis-lock"];
+const BASE = ["errors", "log", "redact", "version", "config", "config-defaults", "secret-key", "free-port", "crypto", "text", "timestamps", "generated", "redis-lock"];
 const RULES: Record<string, readonly string[]> = {
   // The foundation: nothing of dvault's own above it.
   errors: [],
@@ -20,8 +21,10 @@ const RULES: Record<string, readonly string[]> = {
   "secret-key": ["config", "errors"],
   "free-port": [],
   crypto: ["errors", "secret-key"],
+  // src/text: HTML escaping and the escape-by-default template, HTML to text, byte sizes.
   text: [],
   "redis-lock": [],
+  timestamps: [],
   // The service, the database, the disk and the queues: each alone on the foundation.
   api: [...BASE],
   db: [...BASE],
@@ -52,7 +55,7 @@ const RULES: Record<string, readonly string[]> = {
   simulator: [],
 };
 
-const ROOT = path.resolve(import.meta.dirname, "..", "..");
+const ROOT = checkRoot();
 
 function areaOf(file: string): string {
   const rel = path.relative(ROOT, file).split(path.sep);
@@ -61,24 +64,11 @@ function areaOf(file: string): string {
   return rel[1] ?? "";
 }
 
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (entry.name !== "generated" && entry.name !== "node_modules") out.push(...sourceFiles(p));
-    } else if (entry.name.endsWith(".ts")) {
-      out.push(p);
-    }
-  }
-  return out;
-}
-
 const IMPORT = /^\s*(?:import|export)\b[^;]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']|^\s*import\s*["'](\.{1,2}\/[^"']+)["']|\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/gm;
 
 const violations: string[] = [];
 const unknown = new Set<string>();
-for (const file of [...sourceFiles(path.join(ROOT, "src")), ...sourceFiles(path.join(ROOT, "jobs"))]) {
+for (const file of checkedFiles(ROOT)) {
   const from = areaOf(file);
   const allowed = RULES[from];
   if (!allowed) {

@@ -6,26 +6,14 @@
 // named is one of the catalogue's. A Set's `.add(x)` passes.
 import fs from "node:fs";
 import path from "node:path";
+import { checkRoot, checkedFiles } from "./source-files.ts";
 
 /** The repository to check (default this one; a path argument checks another checkout, e.g. an old commit's). */
-const ROOT = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, "..", ".."));
+const ROOT = checkRoot();
 /** The one module allowed to add jobs and install schedulers. */
 const PRODUCER = path.join("src", "queue", "producer.ts");
 
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (entry.name !== "generated" && entry.name !== "node_modules") out.push(...sourceFiles(p));
-    } else if (entry.name.endsWith(".ts")) {
-      out.push(p);
-    }
-  }
-  return out;
-}
-
-const files = [...sourceFiles(path.join(ROOT, "src")), ...sourceFiles(path.join(ROOT, "jobs"))];
+const files = checkedFiles(ROOT);
 
 /** The catalogue's job names (`name: "sync.source"` in each definition) and the constants that hold them. */
 const jobNames = new Set<string>();

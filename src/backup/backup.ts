@@ -6,7 +6,8 @@ import { createHash } from "node:crypto";
 import { copyFile, cp, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config.ts";
-import { connectPg, ensureDatabase } from "../db/connect.ts";
+import { ensureDatabase } from "../db/connect.ts";
+import { countPublicTables, listFinishedMigrations } from "../db/database-info.ts";
 import { pgFields } from "../db/pg-fields.ts";
 import { UserError } from "../errors.ts";
 import { maskUrl, scrubString } from "../redact.ts";
@@ -93,9 +94,7 @@ export async function createBackup({ config, out, includeArchive = true, version
   if (!(await isEmptyDir(dir))) throw new UserError(`${dir} is not empty: choose a new directory for the backup`);
   await mkdir(dir, { recursive: true, mode: 0o700 });
 
-  const probe = await connectPg(config.databaseUrl);
-  const migrations = (await probe.query<{ migration_name: string }>("SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name")).rows.map((r) => r.migration_name);
-  await probe.end();
+  const migrations = await listFinishedMigrations(config.databaseUrl);
   const dumpFile = path.join(dir, DUMP);
   await runPgTool("pg_dump", ["--format=custom", "--no-owner", "--no-privileges", `--file=${dumpFile}`], config.databaseUrl);
 
@@ -142,9 +141,7 @@ export async function restoreBackup({ config, from }: { config: Config; from: st
   if ((await sha256File(dumpFile)) !== manifest.database.sha256) throw new UserError(`${dumpFile} does not match its checksum: the backup is damaged`);
 
   await ensureDatabase(config.databaseUrl);
-  const client = await connectPg(config.databaseUrl);
-  const tables = (await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'")).rows[0]?.n ?? 0;
-  await client.end();
+  const tables = await countPublicTables(config.databaseUrl);
   if (tables > 0) {
     throw new UserError(`the database ${maskUrl(config.databaseUrl)} is not empty: restore into a new database (set DATABASE_URL to one that does not exist yet)`);
   }

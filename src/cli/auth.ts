@@ -3,116 +3,23 @@
 import { spawn } from "node:child_process";
 import readline from "node:readline";
 import { Command, Option } from "commander";
-import type { Redis } from "ioredis";
-import { createHttpTransport } from "../api/http.ts";
 import {
   compareScopes,
   DEFAULT_SCOPES,
   interactiveLogin,
   normaliseScopes,
-  OAuthClient,
+  type OAuthClient,
   OAuthEndpointError,
   TokenResponseLostError,
   type ClientAuthMethod,
   type TokenGrant,
 } from "../api/oauth.ts";
-import { createPacer } from "../api/pacer.ts";
-import { staticTokenProvider, type TokenProvider } from "../api/token-provider.ts";
-import { placebo, TokenManager, whoami, type AccountStatus, type Whoami } from "../api/tokens.ts";
-import { loadConfig, type Config } from "../config.ts";
-import { TokenCipher } from "../crypto/token-cipher.ts";
-import { AccountRepository, type AccountRow } from "../db/account.repository.ts";
-import { connectPg } from "../db/connect.ts";
-import { createPrisma, type Db } from "../db/prisma.ts";
-import { assertSchemaCurrent } from "../db/schema-check.ts";
+import { staticTokenProvider } from "../api/token-provider.ts";
+import { placebo, whoami, type AccountStatus, type Whoami } from "../api/tokens.ts";
+import type { AccountRow } from "../db/account.repository.ts";
 import { UserError } from "../errors.ts";
-import { createLogger, type Logger } from "../log.ts";
-import { checkRedis, createRedis } from "../queue/redis.ts";
 import { registerSecret, scrubString } from "../redact.ts";
-import { loadSecretKey, type SecretKey } from "../secret-key.ts";
-
-type AuthContext = {
-  config: Config;
-  log: Logger;
-  repo: AccountRepository;
-  oauth: OAuthClient;
-  tokens: TokenManager;
-  secret: SecretKey;
-  cipher: TokenCipher;
-  /** A transport for calls made as `provider` (whoami, placebo). */
-  transportFor(provider: TokenProvider): ReturnType<typeof createHttpTransport>;
-  close(): Promise<void>;
-};
-
-/** Opens what every auth command needs; fails with one line when something is missing. */
-async function openContext(): Promise<AuthContext> {
-  const config = loadConfig();
-  if (!config.clientId) {
-    throw new UserError(
-      "DVAULT_CLIENT_ID is not set: register an application on the service (its applications page gives a client_id and a client_secret) and set DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET",
-    );
-  }
-  registerSecret(config.clientSecret);
-  const log = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel });
-  // One clear line for an unreachable or missing database before Prisma gets a chance to be verbose.
-  const probe = await connectPg(config.databaseUrl);
-  await probe.end();
-  await checkRedis(config.redisUrl);
-  const db: Db = createPrisma(config.databaseUrl, 2);
-  const redis: Redis = createRedis(config.redisUrl);
-  await redis.connect();
-  const secret = loadSecretKey(config);
-  const cipher = new TokenCipher(secret);
-  const repo = new AccountRepository(db);
-  const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log });
-  const tokens = new TokenManager({ repo, cipher, oauth, redis, redisPrefix: config.redisPrefix, log });
-  const pacer = createPacer({ redis, prefix: config.redisPrefix });
-  return {
-    config,
-    log,
-    repo,
-    oauth,
-    tokens,
-    secret,
-    cipher,
-    transportFor: (provider) => createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, retry: { serverRetries: 1, networkRetries: 1, throttleRetries: 1 } }),
-    async close() {
-      await redis.quit().catch(() => redis.disconnect());
-      await db.$disconnect();
-    },
-  };
-}
-
-/**
- * Everything a new grant needs to be stored, checked before the request that spends a single-use refresh
- * token or authorization code: once the service has answered, a failure to store loses the grant. The
- * config and the key were read by openContext; this adds the schema and whether the key is the one the
- * stored tokens use.
- */
-async function assertReadyToSpend(ctx: AuthContext): Promise<void> {
-  await assertSchemaCurrent(ctx.config.databaseUrl);
-  // A key file created just now beside tokens sealed under another key: most likely the config directory
-  // (a container volume) is not the one that holds secret.key, and the new file may not outlive this run.
-  if (ctx.secret.created) {
-    const sealed = (await ctx.repo.list()).flatMap((r) => [r.accessTokenEnc, r.refreshTokenEnc]).filter((e) => e !== null);
-    if (sealed.some((e) => !ctx.cipher.sealedWithThisKey(e))) {
-      throw new UserError(
-        `no key file was found, so a new one was created at ${ctx.secret.path}, but the stored tokens were encrypted with another key: ` +
-          "point DVAULT_CONFIG_DIR at the directory that holds the original secret.key (or set DVAULT_SECRET_KEY) and run this again; " +
-          "if that key is lost for good, run this again to go on with the new one",
-      );
-    }
-  }
-}
-
-async function withContext(run: (ctx: AuthContext) => Promise<void>): Promise<void> {
-  const ctx = await openContext();
-  try {
-    await run(ctx);
-  } finally {
-    await ctx.close();
-  }
-}
+import { assertReadyToSpend, withContext, type AuthContext } from "./auth-context.ts";
 
 const out = (line = ""): void => void process.stdout.write(line + "\n");
 const note = (line: string): void => void process.stderr.write(line + "\n");

@@ -1,37 +1,21 @@
 // `dvault demo` (= npm run demo): the main job on an embedded default, then a report of what it archived.
 import path from "node:path";
 import type { Command } from "commander";
-import pg from "pg";
 import { loadConfig } from "../config.ts";
+import { ArchiveCountsRepository } from "../db/archive-counts.repository.ts";
+import { connectPg } from "../db/connect.ts";
+import { DEMO_QUERIES } from "../db/demo-queries.ts";
 import { pgFields } from "../db/pg-fields.ts";
 import { runDemo, type DemoReport } from "../demo/run-demo.ts";
 import { createLogger } from "../log.ts";
 import { maskUrl } from "../redact.ts";
 
-/** Three questions people ask their archive, as SQL that runs against the demo's database. */
-export const DEMO_QUERIES: Array<{ what: string; sql: string }> = [
-  {
-    what: "whose work fills my favourites",
-    sql: "SELECT u.username, count(*) AS faves FROM folder_members fm JOIN deviations d USING (deviationid) JOIN users u ON u.userid = d.author_userid WHERE fm.kind = 'collection' AND fm.removed_at IS NULL GROUP BY u.username ORDER BY faves DESC LIMIT 5",
-  },
-  {
-    what: "unread notes, newest first",
-    sql: "SELECT n.ts::date AS day, u.username AS sender, n.subject FROM notes n LEFT JOIN users u ON u.userid = n.sender_userid WHERE n.unread ORDER BY n.ts DESC LIMIT 5",
-  },
-  {
-    what: "what is on disk, and in what form",
-    sql: "SELECT dl.status, dl.kind, count(*) AS files, pg_size_pretty(sum(dl.size)) AS size FROM downloads dl GROUP BY dl.status, dl.kind ORDER BY files DESC",
-  },
-];
+export { DEMO_QUERIES };
 
 async function searchTerm(databaseUrl: string): Promise<string> {
-  const client = new pg.Client(pgFields(databaseUrl));
-  await client.connect();
+  const client = await connectPg(databaseUrl);
   try {
-    const { rows } = await client.query<{ word: string }>(
-      "SELECT w AS word FROM deviations, regexp_split_to_table(lower(title), '[^a-z]+') AS w WHERE length(w) >= 5 GROUP BY w ORDER BY count(*) DESC, w LIMIT 1",
-    );
-    return rows[0]?.word ?? "study";
+    return (await new ArchiveCountsRepository(client).mostCommonTitleWord()) ?? "study";
   } finally {
     await client.end();
   }

@@ -10,15 +10,9 @@ import { UserError } from "../errors.ts";
 import { createLogger } from "../log.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices } from "../services.ts";
+import { formatBytes } from "../text/bytes.ts";
 
 type DownloadOptions = { once?: boolean; account?: string; concurrency?: string };
-
-export function formatBytes(n: number): string {
-  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(2)} GiB`;
-  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
-  if (n >= 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  return `${n} B`;
-}
 
 /** The closing lines of `dvault download --once`. */
 export function formatDownloadSummary(s: DownloadSummary): string {

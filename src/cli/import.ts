@@ -9,7 +9,7 @@ import { importGalleryDl, type ImportProgress, type ImportReport } from "../impo
 import { createLogger } from "../log.ts";
 import { createServices } from "../services.ts";
 import { DiskFullError, OutsideArchiveError } from "../storage/archive.ts";
-import { formatBytes } from "./download.ts";
+import { formatBytes } from "../text/bytes.ts";
 
 type ImportOptions = { archive?: string; account?: string; link?: boolean; json?: boolean };
 

@@ -7,7 +7,7 @@ import { verifyArchive, type VerifyReport } from "../downloads/verify.ts";
 import { UserError } from "../errors.ts";
 import { createLogger } from "../log.ts";
 import { createServices } from "../services.ts";
-import { formatBytes } from "./download.ts";
+import { formatBytes } from "../text/bytes.ts";
 
 export function formatVerifyReport(r: VerifyReport, fix: boolean): string {
   const lines = [

@@ -1,5 +1,5 @@
 // Comments on deviations, profiles and statuses: set-based page writes keyed by commentid.
-import type { Comment } from "../api/types.ts";
+import type { CommentInput } from "./mirror-input.ts";
 import { isoTime, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -12,7 +12,7 @@ export class CommentRepository {
    * Records a page of comments on one subject (a deviation, a profile's userid, a status). Likes and reply
    * counts are refreshed silently; `changed` counts edited bodies and changed hidden states.
    */
-  async upsertComments(subject: CommentSubject, comments: readonly Comment[], seenAt: Date): Promise<UpsertCounts> {
+  async upsertComments(subject: CommentSubject, comments: readonly CommentInput[], seenAt: Date): Promise<UpsertCounts> {
     const rows = uniqueBy(comments, (c) => c.commentid).map((c) => ({
       commentid: c.commentid,
       parentid: c.parentid ?? null,

@@ -10,6 +10,9 @@ const START_HINT =
 
 type PgError = Error & { code?: string };
 
+/** The process's pool, as the layers above name it (they import no database driver: scripts/checks/sql-in-db.ts). */
+export type PgPool = pg.Pool;
+
 /** Maps a pg connection error to a UserError that says what to do. */
 export function explainPgError(err: unknown, url: string): Error {
   const e = err as PgError;
@@ -81,6 +84,16 @@ export async function ensureDatabase(url: string): Promise<boolean> {
     return true;
   } finally {
     await admin.end().catch(() => undefined);
+  }
+}
+
+/** Drops the database named in `url` (the demo's own), closing its connections. */
+export async function dropDatabase(url: string): Promise<void> {
+  const admin = await connectPg(withDatabase(url, "postgres"));
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(pgFields(url).database)} WITH (FORCE)`);
+  } finally {
+    await admin.end();
   }
 }
 

@@ -1,6 +1,6 @@
 // Deviations, their metadata and their text: set-based page writes (one statement per table per page)
 // that detect edits of title, description and tags in the same statement and keep the old values.
-import type { Deviation, DeviationContent, Metadata } from "../api/types.ts";
+import type { DeviationContentInput, DeviationInput, MetadataInput } from "./mirror-input.ts";
 import {
   deviationType,
   epochTime,
@@ -21,7 +21,7 @@ export type DeviationCounts = UpsertCounts & { removed: number };
 /** The text of a journal or literature deviation: /deviation/content's answer and the excerpt, if known. */
 export type DeviationTextInput = {
   deviationid: string;
-  content?: DeviationContent | null;
+  content?: DeviationContentInput | null;
   excerpt?: string | null;
 };
 
@@ -34,7 +34,7 @@ export class DeviationRepository {
    * (`is_deleted`, nothing else) keeps every archived value and sets removed_at / 'deleted'. Authors are
    * not written here: upsert them first (UserRepository.upsertUsers(distinctUsers(...))).
    */
-  async upsertDeviations(deviations: readonly Deviation[], seenAt: Date): Promise<DeviationCounts> {
+  async upsertDeviations(deviations: readonly DeviationInput[], seenAt: Date): Promise<DeviationCounts> {
     const rows = uniqueBy(deviations, (d) => d.deviationid).map(deviationRow);
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0, removed: 0 };
     const { rows: result } = await this.db.query<CountsRow & { removed: number }>(UPSERT_DEVIATIONS, [jsonParam(rows), seenAt]);
@@ -49,7 +49,7 @@ export class DeviationRepository {
    * rows (descriptions compared without the tokens of signed URLs); stats are sampled at most daily.
    * The deviations must exist (upsertDeviations first): a foreign key says so.
    */
-  async upsertMetadata(metadata: readonly Metadata[], fetchedAt: Date): Promise<UpsertCounts> {
+  async upsertMetadata(metadata: readonly MetadataInput[], fetchedAt: Date): Promise<UpsertCounts> {
     const rows = uniqueBy(metadata, (m) => m.deviationid).map(metadataRow);
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
     const { rows: result } = await this.db.query<CountsRow>(UPSERT_METADATA, [jsonParam(rows), fetchedAt]);
@@ -91,7 +91,7 @@ export class DeviationRepository {
 
 // ---- rows ------------------------------------------------------------------------------------------
 
-function deviationRow(d: Deviation) {
+function deviationRow(d: DeviationInput) {
   const premium =
     d.tier || d.premium_folder_data ? { tier: d.tier ?? null, premium_folder_data: d.premium_folder_data ?? null } : null;
   return {
@@ -115,7 +115,7 @@ function deviationRow(d: Deviation) {
   };
 }
 
-function metadataRow(m: Metadata) {
+function metadataRow(m: MetadataInput) {
   return {
     deviationid: m.deviationid,
     description: m.description ?? null,

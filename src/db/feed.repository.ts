@@ -1,5 +1,5 @@
 // Watch-feed items of an account. The service gives them no id; feedItemId computes a stable one.
-import type { FeedItem } from "../api/types.ts";
+import type { FeedItemInput } from "./mirror-input.ts";
 import { feedItemId, isoTime, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -7,7 +7,7 @@ export class FeedRepository {
   constructor(private readonly db: Queryable) {}
 
   /** Records a page of the watch feed. `changed` counts buckets that grew (their deviations differ). */
-  async upsertFeedItems(accountId: number, items: readonly FeedItem[], seenAt: Date): Promise<UpsertCounts> {
+  async upsertFeedItems(accountId: number, items: readonly FeedItemInput[], seenAt: Date): Promise<UpsertCounts> {
     const rows = uniqueBy(
       items.map((item) => ({
         itemid: feedItemId(item),

@@ -1,6 +1,6 @@
 // Gallery and collection folders and their membership rows (folder, deviation, position): one deviation
 // row however many folders hold it. Full sweeps mark what they no longer found as 'gone_from_listing'.
-import type { CollectionFolder, GalleryFolder } from "../api/types.ts";
+import type { CollectionFolderInput, GalleryFolderInput } from "./mirror-input.ts";
 import { jsonParam, toCounts, uniqueBy, type CountsRow, type FolderKind, type UpsertCounts } from "./mirror-rows.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -13,7 +13,7 @@ export class FolderRepository {
    * Records a page of /gallery/folders. Nested `subfolders` are flattened with their parent; positions
    * count from `offset` (the page's offset) among siblings. `changed`: renamed, moved or reordered folders.
    */
-  async upsertGalleryFolders(ownerUserid: string, folders: readonly GalleryFolder[], seenAt: Date, offset = 0): Promise<UpsertCounts> {
+  async upsertGalleryFolders(ownerUserid: string, folders: readonly GalleryFolderInput[], seenAt: Date, offset = 0): Promise<UpsertCounts> {
     const rows = uniqueBy(flattenGallery(folders, null, offset), (r) => r.folderid);
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
     const { rows: result } = await this.db.query<CountsRow>(UPSERT_GALLERY_FOLDERS, [jsonParam(rows), ownerUserid, seenAt]);
@@ -21,7 +21,7 @@ export class FolderRepository {
   }
 
   /** Records a page of /collections/folders; positions count from `offset`. */
-  async upsertCollectionFolders(ownerUserid: string, folders: readonly CollectionFolder[], seenAt: Date, offset = 0): Promise<UpsertCounts> {
+  async upsertCollectionFolders(ownerUserid: string, folders: readonly CollectionFolderInput[], seenAt: Date, offset = 0): Promise<UpsertCounts> {
     const rows = uniqueBy(
       folders.map((f, i) => ({
         folderid: f.folderid,
@@ -81,7 +81,7 @@ type GalleryFolderRow = {
   raw: object;
 };
 
-function flattenGallery(folders: readonly GalleryFolder[], parent: string | null, offset: number): GalleryFolderRow[] {
+function flattenGallery(folders: readonly GalleryFolderInput[], parent: string | null, offset: number): GalleryFolderRow[] {
   return folders.flatMap((f, i) => [
     {
       folderid: f.folderid,

@@ -1,6 +1,6 @@
 // Notifications and messages of an account (feed, feedback, mentions), stacked or expanded, with their
 // subjects as plain ids: an orphaned message whose deviation or user is unknown is still archived.
-import type { Message } from "../api/types.ts";
+import type { MessageInput } from "./mirror-input.ts";
 import { isoTime, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -14,7 +14,7 @@ export class MessageRepository {
    * Records a page of messages of one box. `changed` counts messages whose read state, orphaned flag or
    * stack size changed, and messages that came back after a removal.
    */
-  async upsertMessages(accountId: number, box: MessageBox, messages: readonly Message[], seenAt: Date): Promise<UpsertCounts> {
+  async upsertMessages(accountId: number, box: MessageBox, messages: readonly MessageInput[], seenAt: Date): Promise<UpsertCounts> {
     const rows = uniqueBy(messages, (m) => m.messageid).map(messageRow);
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
     const { rows: result } = await this.db.query<CountsRow>(UPSERT, [jsonParam(rows), accountId, box, seenAt]);
@@ -29,14 +29,14 @@ export class MessageRepository {
 }
 
 /** The kind of thing a message is about: the first of its subject's parts, else of its top-level parts. */
-export function messageSubjectKind(m: Message): MessageSubjectKind | null {
+export function messageSubjectKind(m: MessageInput): MessageSubjectKind | null {
   const order: MessageSubjectKind[] = ["deviation", "status", "comment", "profile", "collection", "gallery"];
   const subject = m.subject as Partial<Record<MessageSubjectKind, unknown>> | null | undefined;
   const top = m as Partial<Record<MessageSubjectKind, unknown>>;
   return order.find((k) => subject?.[k] != null) ?? order.find((k) => top[k] != null) ?? null;
 }
 
-function messageRow(m: Message) {
+function messageRow(m: MessageInput) {
   const s = m.subject;
   return {
     messageid: m.messageid,

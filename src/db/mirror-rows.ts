@@ -1,8 +1,8 @@
 // Shared pieces of the set-based mirror repositories: how a page becomes one jsonb parameter, the counts
 // every upsert returns, the mirror's enum types, and pure helpers that read the service's objects.
 import { createHash } from "node:crypto";
-import type { Deviation, FeedItem, Status, User } from "../api/types.ts";
-import { parseEpochSeconds, parseIsoTime } from "../api/types.ts";
+import type { DeviationInput, FeedItemInput, StatusInput, UserInput } from "./mirror-input.ts";
+import { parseEpochSeconds, parseIsoTime } from "../timestamps.ts";
 import { storableJson } from "./storable-text.ts";
 
 /** What an upsert did to the rows of one page: new rows, rows whose meaningful fields changed, the rest. */
@@ -74,7 +74,7 @@ export function sortedTags(tags: readonly string[]): string[] {
 }
 
 /** What kind of work a deviation object describes, from the fields present (tombstones: null). */
-export function deviationType(d: Deviation): DeviationType | null {
+export function deviationType(d: DeviationInput): DeviationType | null {
   if (d.is_deleted && !d.url && !d.title) return null;
   if (d.url && /\/journal\//.test(d.url)) return "journal";
   if (d.videos && d.videos.length > 0) return "video";
@@ -85,12 +85,12 @@ export function deviationType(d: Deviation): DeviationType | null {
 }
 
 /** True for a profile post that is a status update (the service returns those deviation-shaped). */
-export function isStatusPost(post: Deviation): boolean {
+export function isStatusPost(post: DeviationInput): boolean {
   return Boolean(post.url && /\/status-update\//.test(post.url));
 }
 
 /** A deviation-shaped status update from /user/profile/posts, as the status it is. */
-export function statusFromProfilePost(post: Deviation): Status {
+export function statusFromProfilePost(post: DeviationInput): StatusInput {
   return {
     statusid: post.deviationid,
     body: post.excerpt ?? post.text_content?.excerpt ?? null,
@@ -106,7 +106,7 @@ export function statusFromProfilePost(post: Deviation): Status {
  * A stable id for a watch-feed item, which the service does not give: a bucket is one item however it
  * grows; anything else is identified by its time, type, actor and what it is about.
  */
-export function feedItemId(item: FeedItem): string {
+export function feedItemId(item: FeedItemInput): string {
   const parts = item.bucketid
     ? ["bucket", item.bucketid]
     : [
@@ -125,8 +125,8 @@ export function feedItemId(item: FeedItem): string {
  * The distinct users among `users` (authors, originators, senders...), keeping for each userid the
  * object with the most fields: upsert them before rows that point at them.
  */
-export function distinctUsers(users: ReadonlyArray<User | null | undefined>): User[] {
-  const byId = new Map<string, User>();
+export function distinctUsers<U extends UserInput>(users: ReadonlyArray<U | null | undefined>): U[] {
+  const byId = new Map<string, U>();
   for (const user of users) {
     if (!user?.userid || !user.username) continue;
     const known = byId.get(user.userid);
@@ -136,9 +136,9 @@ export function distinctUsers(users: ReadonlyArray<User | null | undefined>): Us
 }
 
 /** The distinct deviations among `deviations` (a page, message subjects, feed items), last one winning. */
-export function distinctDeviations(deviations: ReadonlyArray<Deviation | null | undefined>): Deviation[] {
+export function distinctDeviations<D extends DeviationInput>(deviations: ReadonlyArray<D | null | undefined>): D[] {
   return uniqueBy(
-    deviations.filter((d): d is Deviation => Boolean(d?.deviationid)),
+    deviations.filter((d): d is D => Boolean(d?.deviationid)),
     (d) => d.deviationid,
   );
 }

@@ -1,6 +1,6 @@
 // Notes and note folders of an account. Keyed per account: a note between two archived accounts is in
 // both mirrors.
-import type { Note, NoteFolder } from "../api/types.ts";
+import type { NoteFolderInput, NoteInput } from "./mirror-input.ts";
 import { intOrNull, isoTime, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -11,7 +11,7 @@ export class NoteRepository {
    * Records a page of the notes of folder `folderid` (a note moved between folders follows). `changed`
    * counts notes whose folder, read or starred state changed, and notes that came back.
    */
-  async upsertNotes(accountId: number, folderid: string | null, notes: readonly Note[], seenAt: Date): Promise<UpsertCounts> {
+  async upsertNotes(accountId: number, folderid: string | null, notes: readonly NoteInput[], seenAt: Date): Promise<UpsertCounts> {
     const rows = uniqueBy(notes, (n) => n.noteid).map((n) => ({
       noteid: n.noteid,
       ts: isoTime(n.ts),
@@ -37,7 +37,7 @@ export class NoteRepository {
   }
 
   /** Records the note folder list (`folder` or `folderid`, count as a string). */
-  async upsertNoteFolders(accountId: number, folders: readonly NoteFolder[], seenAt: Date): Promise<UpsertCounts> {
+  async upsertNoteFolders(accountId: number, folders: readonly NoteFolderInput[], seenAt: Date): Promise<UpsertCounts> {
     const rows = uniqueBy(
       folders.flatMap((f) => {
         const folderid = f.folderid ?? f.folder;

@@ -1,6 +1,6 @@
 // Status updates and the ordered list of a user's profile posts (journals are deviations, statuses are
 // statuses; profile_posts links both to the profile in order).
-import type { Status } from "../api/types.ts";
+import type { StatusInput } from "./mirror-input.ts";
 import { isoTime, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -16,9 +16,9 @@ export class PostRepository {
    * Records statuses (deviation-shaped profile posts: see statusFromProfilePost). A deleted status keeps
    * its archived body and gets removed_at / 'deleted'; `changed` counts edited bodies and returning ones.
    */
-  async upsertStatuses(statuses: readonly Status[], seenAt: Date): Promise<StatusCounts> {
+  async upsertStatuses(statuses: readonly StatusInput[], seenAt: Date): Promise<StatusCounts> {
     const rows = uniqueBy(
-      statuses.filter((s): s is Status & { statusid: string } => Boolean(s.statusid)),
+      statuses.filter((s): s is StatusInput & { statusid: string } => Boolean(s.statusid)),
       (s) => s.statusid,
     ).map((s) => ({
       statusid: s.statusid,

@@ -1,11 +1,11 @@
 // Sta.sh stacks and items of an account (64-bit ids kept as text). The listing endpoints are gone
 // upstream; this keeps what an earlier delta or a submit told us.
-import type { StashMetadata } from "../api/types.ts";
+import type { StashMetadataInput } from "./mirror-input.ts";
 import { epochTime, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 /** Stack or item metadata, with its position in the parent stack when the delta gave one. */
-export type StashEntryInput = StashMetadata & { position?: number | null };
+export type StashEntryInput = StashMetadataInput & { position?: number | null };
 
 export class StashRepository {
   constructor(private readonly db: Queryable) {}

@@ -1,9 +1,21 @@
 // Answers of the service dvault could not read, with their raw JSON (docs/service-behaviour.md#tolerant-reading):
 // recorded by the transport when it skips an item or a page, counted by status, the dashboard and the digest.
 import { createHash } from "node:crypto";
-import type { UnreadableReport } from "../api/transport.ts";
 import { jsonParam } from "./mirror-rows.ts";
 import type { Queryable } from "./with-transaction.ts";
+
+/** An answer the transport could not read, as it reports it (src/api/transport.ts passes its reports as they are). */
+export type UnreadableReport = {
+  operation: string;
+  /** The request's path and parameters (tokens travel in headers, never here). */
+  request: { method: string; path: string; params: Readonly<Record<string, unknown>> };
+  /** "" for a whole response, "item <id>" for one item of a page. */
+  subject: string;
+  detail: string;
+  /** The item or body as received. */
+  raw: unknown;
+  account?: string | undefined;
+};
 
 /** Raw answers larger than this are kept as their first characters only (the row is a clue, not a copy). */
 const RAW_LIMIT_CHARS = 256 * 1024;

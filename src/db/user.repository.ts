@@ -1,6 +1,6 @@
 // Users and profiles: set-based upserts that keep profile edits in user_history, and the states of an
 // artist the service answers as unavailable (docs/service-behaviour.md#user-error-codes).
-import type { Profile, User } from "../api/types.ts";
+import type { ProfileInput, UserInput } from "./mirror-input.ts";
 import { intOrNull, isoTime, jsonParam, STATS_DUE, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -14,7 +14,7 @@ export class UserRepository {
    * Inserts or refreshes users from user objects (authors, watchers, senders...). Fields a minimal object
    * lacks keep their archived values; an edited profile field seen here is kept in user_history.
    */
-  async upsertUsers(users: readonly User[], seenAt: Date): Promise<UpsertCounts> {
+  async upsertUsers(users: readonly UserInput[], seenAt: Date): Promise<UpsertCounts> {
     return this.upsert(uniqueBy(users, (u) => u.userid).map((u) => userRow(u)), seenAt);
   }
 
@@ -23,7 +23,7 @@ export class UserRepository {
    * sets profile_fetched_at and clears an unavailable state (the profile answered, so the account is
    * back); their works that were marked with it come back to life too (`revived` counts them).
    */
-  async upsertProfiles(profiles: readonly Profile[], fetchedAt: Date): Promise<UpsertCounts & { revived: number }> {
+  async upsertProfiles(profiles: readonly ProfileInput[], fetchedAt: Date): Promise<UpsertCounts & { revived: number }> {
     const rows = uniqueBy(profiles, (p) => p.user.userid).map(profileRow);
     // Before the upsert clears the user's own state: works marked for an unavailable author are revived.
     const { rows: revived } = await this.db.query<{ n: number }>(REVIVE_WORKS, [rows.map((r) => r.userid)]);
@@ -62,7 +62,7 @@ export class UserRepository {
 
 type UserRow = ReturnType<typeof userRow>;
 
-function userRow(u: User, profile?: Profile) {
+function userRow(u: UserInput, profile?: ProfileInput) {
   return {
     userid: u.userid,
     username: u.username,
@@ -93,7 +93,7 @@ function userRow(u: User, profile?: Profile) {
   };
 }
 
-function profileRow(p: Profile): UserRow {
+function profileRow(p: ProfileInput): UserRow {
   return userRow(p.user, p);
 }
 

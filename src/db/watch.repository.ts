@@ -1,5 +1,5 @@
 // Watch relations of an account: its watchers and the users it watches, with removal after a full sweep.
-import type { WatchEntry } from "../api/types.ts";
+import type { WatchEntryInput } from "./mirror-input.ts";
 import { isoTime, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -15,7 +15,7 @@ export class WatchRepository {
   async upsertWatchRelations(
     accountId: number,
     kind: WatchKind,
-    entries: readonly WatchEntry[],
+    entries: readonly WatchEntryInput[],
     seenAt: Date,
   ): Promise<UpsertCounts> {
     const rows = uniqueBy(entries, (e) => e.user.userid).map((e) => ({
@@ -36,6 +36,12 @@ export class WatchRepository {
   }
 
   /** After a complete walk started at `sweepStartedAt`: relations not seen since are removed ('gone_from_listing'). */
+  /** The users any account watches now. */
+  async listWatchedUserIds(): Promise<string[]> {
+    const { rows } = await this.db.query<{ userid: string }>("SELECT userid FROM watch_relations WHERE kind = 'watching' AND removed_at IS NULL");
+    return rows.map((r) => r.userid);
+  }
+
   async markMissingWatchRelationsRemoved(accountId: number, kind: WatchKind, sweepStartedAt: Date, at: Date = new Date()): Promise<number> {
     const result = await this.db.query(MARK_MISSING, [accountId, kind, sweepStartedAt, at]);
     return result.rowCount ?? 0;

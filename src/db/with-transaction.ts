@@ -1,5 +1,6 @@
-// The one transaction helper of the set-based repositories: a page, its cursor and its counters commit
-// together or not at all. Repositories take a Queryable, so the same class runs on a pool or inside this.
+// The transaction helper of the set-based repositories on the pg pool: a page, its cursor and its counters
+// commit together or not at all. Repositories take a Queryable, so the same class runs on the pool, inside
+// this, or through Prisma (prisma-queryable.ts: withPrismaTransaction, which can also hold account writes).
 import type pg from "pg";
 
 /** Anything that runs one SQL statement: a pg.Pool, a pg.PoolClient, or a wrapper that counts them. */

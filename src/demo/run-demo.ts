@@ -8,8 +8,10 @@ import got from "got";
 import { DEFAULT_SCOPES, interactiveLogin, OAuthClient } from "../api/oauth.ts";
 import { whoami } from "../api/tokens.ts";
 import { loadConfig, type Config } from "../config.ts";
-import { connectPg, quoteIdent } from "../db/connect.ts";
+import { ArchiveCountsRepository } from "../db/archive-counts.repository.ts";
+import { dropDatabase } from "../db/connect.ts";
 import { migrate } from "../db/migrate.ts";
+import { WatchRepository } from "../db/watch.repository.ts";
 import { pgFields, withDatabase } from "../db/pg-fields.ts";
 import type { Logger } from "../log.ts";
 import { previewDigest } from "../digest/preview.ts";
@@ -51,15 +53,6 @@ export type DemoReport = {
 export function demoDatabaseUrl(databaseUrl: string): string {
   const { database } = pgFields(databaseUrl);
   return withDatabase(databaseUrl, `${database}_demo`);
-}
-
-async function dropDatabase(url: string): Promise<void> {
-  const admin = await connectPg(withDatabase(url, "postgres"));
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(pgFields(url).database)} WITH (FORCE)`);
-  } finally {
-    await admin.end();
-  }
 }
 
 export async function runDemo(options: DemoOptions): Promise<DemoReport> {
@@ -159,11 +152,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     // 4. What a digest would say about the day after: the first full sync is the baseline, so play some
     //    activity on the simulated service, sync it incrementally, and preview the digest since then.
     const baselineEnd = new Date(services.now());
-    const watchedIds = new Set(
-      (
-        await services.pool.query<{ userid: string }>("SELECT userid FROM watch_relations WHERE kind = 'watching' AND removed_at IS NULL")
-      ).rows.map((r) => r.userid),
-    );
+    const watchedIds = new Set(await new WatchRepository(services.pool).listWatchedUserIds());
     // Watched artists who have a gallery to post into (the simulated service knows).
     const posters = new Set(sim.truth.galleryFolders.filter((f) => watchedIds.has(f.ownerId)).map((f) => f.ownerId));
     const watched = [...posters].slice(0, 2).map((id) => sim.truth.users.get(id)?.username).filter((u): u is string => !!u);
@@ -186,7 +175,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       digestPath: preview.files.html,
       account: me.username,
       sync,
-      counts: await countArchive(services),
+      counts: await new ArchiveCountsRepository(services.pool).countArchive(),
       downloads,
       seconds: (Date.now() - started) / 1000,
     };
@@ -194,25 +183,4 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     await services?.close();
     await sim.close();
   }
-}
-
-async function countArchive(services: Services): Promise<Record<string, number>> {
-  const { rows } = await services.pool.query<Record<string, number>>(`
-    SELECT
-      (SELECT count(*) FROM deviations)::int AS deviations,
-      (SELECT count(*) FROM gallery_folders)::int AS gallery_folders,
-      (SELECT count(*) FROM collection_folders)::int AS collection_folders,
-      (SELECT count(*) FROM folder_members)::int AS folder_memberships,
-      (SELECT count(*) FROM users)::int AS users,
-      (SELECT count(*) FROM messages)::int AS messages,
-      (SELECT count(*) FROM notes)::int AS notes,
-      (SELECT count(*) FROM comments)::int AS comments,
-      (SELECT count(*) FROM feed_items)::int AS feed_items,
-      (SELECT count(*) FROM downloads WHERE status = 'done' AND kind = 'original')::int AS originals,
-      (SELECT count(*) FROM downloads WHERE status = 'done' AND kind = 'text')::int AS texts,
-      (SELECT count(*) FROM downloads WHERE status = 'degraded')::int AS degraded,
-      (SELECT count(*) FROM downloads WHERE status = 'not_downloadable')::int AS not_downloadable,
-      (SELECT count(*) FROM downloads WHERE status = 'failed')::int AS failed,
-      (SELECT coalesce(sum(size), 0) FROM downloads WHERE path IS NOT NULL)::bigint::float8 AS stored_bytes`);
-  return rows[0] ?? {};
 }

@@ -6,7 +6,7 @@ import type { Redis } from "ioredis";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import { scrubString } from "../redact.ts";
-import { AlertRepository, type AlertCondition, type AlertKind, type ChannelResults, type IncidentRow } from "./alert.repository.ts";
+import { AlertRepository, type AlertCondition, type AlertKind, type ChannelResults, type IncidentRow } from "../db/alert.repository.ts";
 import { messageIdFor } from "./deliver/index.ts";
 import { renderAlert } from "./render.ts";
 import type { Deliverer, DownloadsPaused, OutgoingMessage } from "./types.ts";
@@ -125,18 +125,13 @@ export type CheckOptions = {
 
 export async function currentConditions(opts: CheckOptions): Promise<AlertCondition[]> {
   const [accounts, sources, paused, workers] = await Promise.all([
-    opts.db.query<{ id: number; name: string; state_reason: string | null; state_changed_at: Date | null }>(
-      "SELECT id, name, state_reason, state_changed_at FROM accounts WHERE kind = 'user' AND state = 'needs_reauth' ORDER BY id",
-    ),
-    opts.db.query<{ account_id: number; name: string; source: string; key: string; last_error: string | null; last_run_at: Date | null }>(
-      `SELECT s.account_id, a.name, s.source, s.key, s.last_error, s.last_run_at FROM sync_sources s JOIN accounts a ON a.id = s.account_id
-       WHERE s.last_result = 'failed' AND a.kind = 'user' AND a.state NOT IN ('needs_reauth', 'revoked') ORDER BY s.account_id, s.source, s.key`,
-    ),
+    new AlertRepository(opts.db).listAccountsNeedingReauth(),
+    new AlertRepository(opts.db).listFailingSources(),
     opts.downloadsPaused ? opts.downloadsPaused().catch((): DownloadsPaused => ({ paused: false })) : Promise.resolve<DownloadsPaused>({ paused: false }),
     missingWorkers(opts.redis, opts.prefix, opts.now),
   ]);
   const conditions: AlertCondition[] = [];
-  for (const a of accounts.rows) {
+  for (const a of accounts) {
     conditions.push({
       kind: "needs_reauth",
       subject: `account:${a.id}`,
@@ -144,7 +139,7 @@ export async function currentConditions(opts: CheckOptions): Promise<AlertCondit
       details: { account: a.name, reason: a.state_reason, since: a.state_changed_at?.toISOString() ?? null },
     });
   }
-  for (const s of sources.rows) {
+  for (const s of sources) {
     conditions.push({
       kind: "source_failing",
       subject: `source:${s.account_id}:${s.source}:${s.key}`,

@@ -1,63 +1,45 @@
-// Tick arithmetic for a node-cron expression in a time zone: the latest tick at or before a moment.
-// node-cron schedules forward only; a digest's window starts at the previous tick and the catch-up at
-// start needs the last tick that passed while the machine was off.
-import cron, { type ParsedFields, type ScheduledTask } from "node-cron";
+// Tick arithmetic for the digest's cron expression in a time zone: the latest tick at or before a moment.
+// node-cron schedules forward only; a digest's window starts at the previous tick and the catch-up at start
+// needs the last tick that passed while the machine was off. cron-parser walks the calendar in the zone;
+// two DST edges are settled here so a digest comes once a day:
+// - a local time the switch skips (02:30 on the spring-forward night) has no tick that day;
+// - a local time the switch repeats (02:30 on the fall-back night) is one tick, at its second occurrence.
+import { CronExpressionParser } from "cron-parser";
 
 const MINUTE_MS = 60_000;
-/** Ticks further back than this are not searched (a yearly expression still fits). */
-const MAX_DAYS_BACK = 5 * 366;
-
-type LocalParts = { year: number; month: number; day: number; hour: number; minute: number };
+const DAY_MS = 86_400_000;
+/** Ticks further back than this are not looked for (a yearly expression still fits; Feb 29 too). */
+const MAX_BACK_MS = 5 * 366 * DAY_MS;
+/** How far zones move their clocks (Lord Howe by half an hour, Troll by two). */
+const DST_SHIFTS_MS = [30 * MINUTE_MS, 60 * MINUTE_MS, 120 * MINUTE_MS];
 
 export class CronClock {
-  private readonly fields: ParsedFields;
-  private readonly matcher: ScheduledTask;
-  private readonly parts: Intl.DateTimeFormat;
+  private readonly wallClock: Intl.DateTimeFormat;
 
   constructor(
     readonly expression: string,
     readonly timezone: string,
   ) {
-    this.fields = cron.parse(expression);
-    // A task that is never started: only its matcher is used (it applies the time zone and DST rules).
-    this.matcher = cron.createTask(expression, () => undefined, { timezone });
-    this.parts = new Intl.DateTimeFormat("en-US", {
-      timeZone: timezone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "numeric",
-      day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-    });
+    const fields = { year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric" } as const;
+    this.wallClock = new Intl.DateTimeFormat("en-US", { timeZone: timezone, hourCycle: "h23", ...fields });
   }
 
   /** True when `at` (to the minute) is a tick. */
   isTick(at: Date): boolean {
-    return this.matcher.match(floorToMinute(at));
+    const minute = floorToMinute(at);
+    return this.latestTickAtOrBefore(minute)?.getTime() === minute.getTime();
   }
 
   /** The latest tick at or before `at`; undefined when there was none in the last five years. */
   latestTickAtOrBefore(at: Date): Date | undefined {
     const limit = floorToMinute(at).getTime();
-    const start = this.localParts(new Date(limit));
-    const hours = [...this.fields.hour].sort((a, b) => b - a);
-    const minutes = [...this.fields.minute].sort((a, b) => b - a);
-    for (let back = 0; back <= MAX_DAYS_BACK; back++) {
-      const day = new Date(Date.UTC(start.year, start.month - 1, start.day - back));
-      const y = day.getUTCFullYear();
-      const m = day.getUTCMonth() + 1;
-      const d = day.getUTCDate();
-      if (!this.dayMayMatch(m, d, day.getUTCDay())) continue;
-      for (const hour of hours) {
-        for (const minute of minutes) {
-          const ts = zonedTimeToEpoch({ year: y, month: m, day: d, hour, minute }, (t) => this.localParts(new Date(t)));
-          if (ts > limit) continue;
-          if (this.matcher.match(new Date(ts))) return new Date(ts);
-        }
-      }
+    let before = limit + MINUTE_MS;
+    for (;;) {
+      const tick = this.tickBefore(before);
+      if (tick === undefined || limit - tick > MAX_BACK_MS) return undefined;
+      if (!this.repeatsLater(tick)) return new Date(tick);
+      before = tick;
     }
-    return undefined;
   }
 
   /** The tick before `tick` (strictly earlier). */
@@ -65,42 +47,41 @@ export class CronClock {
     return this.latestTickAtOrBefore(new Date(floorToMinute(tick).getTime() - MINUTE_MS));
   }
 
-  destroy(): void {
-    void this.matcher.destroy();
+  /** Nothing to release: kept so callers that create a clock per run can end it without knowing that. */
+  destroy(): void {}
+
+  /** The latest tick strictly before `before` (epoch ms), or undefined when no date satisfies the expression. */
+  private tickBefore(before: number): number | undefined {
+    try {
+      return CronExpressionParser.parse(this.expression, { tz: this.timezone, currentDate: new Date(before) }).prev().getTime();
+    } catch {
+      // cron-parser's backward walk can give up next to a half-hour DST gap (Australia/Lord_Howe): walk forward
+      // from further back instead, widening the span until a tick turns up.
+      return this.tickBeforeWalkingForward(before);
+    }
   }
 
-  /** A cheap pre-check of month, day of month and weekday; special tokens (L, 1#2) defer to the matcher. */
-  private dayMayMatch(month: number, day: number, weekday: number): boolean {
-    if (!this.fields.month.includes(month)) return false;
-    const dom = this.fields.dayOfMonth;
-    if (dom.every((v) => typeof v === "number") && !dom.includes(day)) return false;
-    const dow = this.fields.dayOfWeek;
-    if (dow.every((v) => typeof v === "number") && !dow.includes(weekday) && !(weekday === 0 && dow.includes(7))) return false;
-    return true;
+  private tickBeforeWalkingForward(before: number): number | undefined {
+    for (const span of [2 * DAY_MS, 8 * DAY_MS, 32 * DAY_MS, 367 * DAY_MS, MAX_BACK_MS]) {
+      try {
+        const ticks = CronExpressionParser.parse(this.expression, { tz: this.timezone, currentDate: new Date(before - span) });
+        let last: number | undefined;
+        for (let t = ticks.next().getTime(); t < before; t = ticks.next().getTime()) last = t;
+        if (last !== undefined) return last;
+      } catch {
+        // An expression no date satisfies (31 February), or the same give-up: try a wider span.
+      }
+    }
+    return undefined;
   }
 
-  private localParts(at: Date): LocalParts {
-    const out: Record<string, number> = {};
-    for (const p of this.parts.formatToParts(at)) if (p.type !== "literal") out[p.type] = Number(p.value);
-    return { year: out.year ?? 0, month: out.month ?? 0, day: out.day ?? 0, hour: out.hour ?? 0, minute: out.minute ?? 0 };
+  /** True when the zone's wall clock shows this tick's minute again later (the first pass of a repeated hour). */
+  private repeatsLater(tick: number): boolean {
+    const shown = this.wallClock.format(tick);
+    return DST_SHIFTS_MS.some((shift) => this.wallClock.format(tick + shift) === shown);
   }
 }
 
 export function floorToMinute(at: Date): Date {
   return new Date(Math.floor(at.getTime() / MINUTE_MS) * MINUTE_MS);
-}
-
-/**
- * The instant at which a zone's wall clock shows `local`. In a DST gap the result is the instant an
- * hour later or earlier (the matcher then decides); in an overlap, one of the two instants.
- */
-function zonedTimeToEpoch(local: LocalParts, partsAt: (epoch: number) => LocalParts): number {
-  const asUtc = Date.UTC(local.year, local.month - 1, local.day, local.hour, local.minute);
-  const offsetAt = (epoch: number) => {
-    const p = partsAt(epoch);
-    return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute) - floorToMinute(new Date(epoch)).getTime();
-  };
-  const first = asUtc - offsetAt(asUtc);
-  const second = asUtc - offsetAt(first);
-  return second;
 }

@@ -6,7 +6,7 @@ import path from "node:path";
 import { redisDownloadsPausedProbe } from "./alerts.ts";
 import { collectDigest } from "./collect.ts";
 import { CronClock } from "./cron-time.ts";
-import { DigestRepository } from "./digest.repository.ts";
+import { DigestRepository } from "../db/digest.repository.ts";
 import { renderDigest } from "./render.ts";
 import type { DigestServices } from "./run-digest.ts";
 import type { DigestData, DigestWindow } from "./types.ts";

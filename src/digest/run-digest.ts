@@ -4,7 +4,6 @@
 // so the next attempt or the next tick covers it. Safe to run twice: the same window gets the same row,
 // idempotency key and Message-ID.
 import { z } from "zod";
-import type pg from "pg";
 import type { Redis } from "ioredis";
 import type { Config } from "../config.ts";
 import { withTransaction } from "../db/with-transaction.ts";
@@ -15,10 +14,11 @@ import { redisDownloadsPausedProbe, type DownloadsPausedProbe } from "./alerts.t
 import { collectDigest, isEmptyDigest } from "./collect.ts";
 import { DIGEST_CHANNELS, type DigestChannel } from "./config.ts";
 import { CronClock } from "./cron-time.ts";
-import { DigestRepository, type DigestTrigger } from "./digest.repository.ts";
+import { DigestRepository, type DigestTrigger } from "../db/digest.repository.ts";
 import { createDeliverers, messageDomainOf, messageIdFor } from "./deliver/index.ts";
 import { renderDigest } from "./render.ts";
 import type { Deliverer, DigestData, DigestWindow, OutgoingMessage } from "./types.ts";
+import type { PgPool } from "../db/connect.ts";
 
 export const DigestJobPayload = z.object({
   channel: z.enum(DIGEST_CHANNELS),
@@ -59,7 +59,7 @@ export class DigestBusyError extends Error {
   }
 }
 
-export type DigestServices = { pool: pg.Pool; redis: Redis; config: Config; log: Logger; now(): number };
+export type DigestServices = { pool: PgPool; redis: Redis; config: Config; log: Logger; now(): number };
 
 export type RunDigestOptions = {
   services: DigestServices;

@@ -3,7 +3,7 @@
 import type { Logger } from "../log.ts";
 import type { Services } from "../services.ts";
 import { forgetWorker } from "./alerts.ts";
-import { DigestRepository } from "./digest.repository.ts";
+import { DigestRepository } from "../db/digest.repository.ts";
 import type { DigestJobPayload } from "./run-digest.ts";
 import { DigestScheduler } from "./schedule.ts";
 

@@ -1,8 +1,11 @@
 // The shapes a digest is made of: what collect.ts reads from the mirror, render.ts turns into a message
 // and the webhook sends as JSON. Service-provided strings are kept raw here; render.ts escapes them.
+import type { DeliveryProblem, DeliveryReceipt, DigestCounts } from "../db/digest.repository.ts";
 import type { DigestChannel } from "./config.ts";
 
 export type { DigestChannel };
+// The shapes the digests table keeps are the repository's own (src/db/digest.repository.ts).
+export type { DeliveryProblem, DeliveryReceipt, DigestCounts };
 
 /** (start, end]: what dvault first saw after `start` and up to `end`. */
 export type DigestWindow = { start: Date; end: Date };
@@ -83,7 +86,6 @@ export type SourceHealth = {
   missing: string[];
 };
 
-export type DeliveryProblem = { channel: string; windowStart: Date; windowEnd: Date; status: string; attempts: number; error: string | null; at: Date };
 
 export type DiskHealth = { path: string; freeBytes: number; totalBytes: number; low: boolean } | { path: string; error: string };
 
@@ -110,19 +112,6 @@ export type Health = {
   disk: DiskHealth;
   /** Open incidents the sections above don't already show (worker heartbeats). */
   alerts: OpenAlert[];
-};
-
-export type DigestCounts = {
-  faves: number;
-  comments: number;
-  watchers: number;
-  mentions: number;
-  notifications: number;
-  notes: number;
-  deviations: number;
-  changes: number;
-  /** Things that need the owner: re-authorization, failing sources, failed deliveries, low disk... */
-  problems: number;
 };
 
 export type DigestData = {
@@ -164,7 +153,6 @@ export type OutgoingMessage = {
 };
 
 /** What a channel reports after a delivery it considers done. */
-export type DeliveryReceipt = Record<string, unknown>;
 
 export type Deliverer = {
   channel: DigestChannel;

@@ -1,6 +1,7 @@
 // The readable tree (by-user/...) regenerated from the database after downloads; one process at a time.
+import { ReadableTreeRepository } from "../db/readable-tree.repository.ts";
 import { acquireLock } from "../redis-lock.ts";
-import { buildReadableLinks } from "../storage/links.ts";
+import { buildReadableLinks, MAX_FOLDER_DEPTH } from "../storage/links.ts";
 import type { DownloadDeps } from "./deps.ts";
 import { linksDirtyKey } from "./download-file.ts";
 
@@ -16,7 +17,7 @@ export async function regenerateReadableLinks(deps: DownloadDeps): Promise<Links
   }
   try {
     await redis.del(linksDirtyKey(config.redisPrefix));
-    const links = await buildReadableLinks(pool, deps.archive.root);
+    const links = buildReadableLinks(await new ReadableTreeRepository(pool).listPlacements(MAX_FOLDER_DEPTH), deps.archive.root);
     const result = await deps.archive.writeLinks(links);
     return { links: links.length, ...result };
   } finally {

@@ -1,5 +1,6 @@
 // A journal's or literature's text stored as an HTML file (from /deviation/content, or its excerpt).
 import type { DownloadTarget } from "../db/download.repository.ts";
+import { escapeHtml } from "../text/html.ts";
 import { afterStore } from "./after-store.ts";
 import type { DownloadDeps } from "./deps.ts";
 import type { DownloadOutcome } from "./download-file.ts";
@@ -37,8 +38,4 @@ export async function storeText(deps: DownloadDeps, t: DownloadTarget): Promise<
   });
   await afterStore(deps, old.oldPath, stored.relPath);
   return { status: "done", rendition: "html", size: stored.size, bytes: 0, upgraded: false, deduplicated: stored.deduplicated, partial: partial !== null };
-}
-
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

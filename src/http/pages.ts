@@ -4,8 +4,10 @@ import type { FilterChoices, ItemCard, ItemDetail, StoredFileRef } from "../db/a
 import type { FailedJob } from "../queue/queue-admin.ts";
 import { HIGHLIGHT_END, HIGHLIGHT_START, type SearchHit } from "../search/search.ts";
 import type { StatusReport } from "../status/schema.ts";
-import { formatBytes, formatDuration, formatNext, formatRelative, formatTime } from "../status/units.ts";
-import { html, htmlToText, raw, type SafeHtml } from "./html.ts";
+import { formatDuration, formatNext, formatRelative, formatTime } from "../status/units.ts";
+import { formatBytes } from "../text/bytes.ts";
+import { html, raw, type SafeHtml } from "../text/html.ts";
+import { htmlToText } from "../text/html-to-text.ts";
 
 export type NavKey = "overview" | "archive" | "jobs";
 

@@ -89,3 +89,35 @@ export type SkippableError = Error & { jobOutcome: "skip" };
 export function isSkippable(err: unknown): err is SkippableError {
   return err instanceof Error && (err as Partial<SkippableError>).jobOutcome === "skip";
 }
+
+/**
+ * What a failure asks of the worker, carried as fields on the error because the layers that throw it may
+ * not import the queue (docs/ARCHITECTURE.md#what-each-folder-may-import): "skip" (above), "stop" when no
+ * retry can help (UnrecoverableError), "delay" to wait `retryAfterMs` without spending an attempt (keyed by
+ * `delayKey` in the log), "retry" for BullMQ's backoff. `remoteService` marks a failure of the service dvault
+ * mirrors, which is never a PostgreSQL or Redis outage (outage.ts).
+ */
+export type JobOutcomeFields = {
+  jobOutcome?: "skip" | "stop" | "delay" | "retry";
+  retryAfterMs?: number;
+  delayKey?: string;
+  remoteService?: boolean;
+};
+
+/** The error's wish to be delayed, when it has one and says for how long. */
+export function delayOf(err: unknown): { waitMs: number; key: string | undefined } | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const e = err as Error & JobOutcomeFields;
+  if (e.jobOutcome !== "delay" || typeof e.retryAfterMs !== "number") return undefined;
+  return { waitMs: e.retryAfterMs, key: e.delayKey };
+}
+
+/** True when the error says no retry can help. */
+export function isStop(err: unknown): boolean {
+  return err instanceof Error && (err as Error & JobOutcomeFields).jobOutcome === "stop";
+}
+
+/** True for a failure of the mirrored service (its API or CDN) rather than of dvault's own stores. */
+export function isRemoteServiceError(err: unknown): boolean {
+  return err instanceof Error && (err as Error & JobOutcomeFields).remoteService === true;
+}

@@ -3,8 +3,8 @@
 // two are no fault of the job, so it runs again soon without spending an attempt (a long database restart
 // must not exhaust every job's retries; a deadlock victim should just try again), the last is retried with backoff.
 import { RequestError } from "got";
-import { isApiError } from "../api/errors.ts";
 import { ServiceUnavailableError } from "../errors.ts";
+import { isRemoteServiceError } from "./job-definition.ts";
 
 export type Outage = { kind: "outage" | "conflict"; service: "PostgreSQL" | "Redis" | "PostgreSQL or Redis"; reason: string };
 
@@ -25,7 +25,7 @@ type ErrorShape = Error & { code?: unknown; errorCode?: unknown; syscall?: unkno
 /** The outage or conflict behind `err` (or its causes), if any. The service's own API and CDN failures never count. */
 export function outageOf(err: unknown): Outage | undefined {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = (e as ErrorShape).cause, depth++) {
-    if (isApiError(e) || e instanceof RequestError) return undefined;
+    if (isRemoteServiceError(e) || e instanceof RequestError) return undefined;
     const found = classify(e as ErrorShape);
     if (found) return found;
   }

@@ -8,12 +8,13 @@
 //   anything else      → thrown (scrubbed): BullMQ retries with exponential backoff and jitter
 import { DelayedError, UnrecoverableError, Worker, type Job, type Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { isPermanent, isThrottleDelay } from "../api/errors.ts";
 import type { Logger } from "../log.ts";
 import { scrubError, scrubString } from "../redact.ts";
 import {
+  delayOf,
   InterruptedError,
   isSkippable,
+  isStop,
   type JobContext,
   type JobEntry,
   type JobResult,
@@ -162,9 +163,10 @@ export class WorkerHost<Ctx extends JobContext> {
     try {
       return await entry.handler(parsed.data, await this.options.makeContext(base, job));
     } catch (err) {
-      if (isThrottleDelay(err)) {
-        log.info({ waitMs: err.waitMs, pacerKey: err.pacerKey }, "throttled: job delayed");
-        await job.moveToDelayed(now() + err.waitMs, token);
+      const delay = delayOf(err);
+      if (delay) {
+        log.info({ waitMs: delay.waitMs, pacerKey: delay.key }, "throttled: job delayed");
+        await job.moveToDelayed(now() + delay.waitMs, token);
         throw new DelayedError();
       }
       if (err instanceof InterruptedError) {
@@ -185,7 +187,7 @@ export class WorkerHost<Ctx extends JobContext> {
         await job.moveToDelayed(now() + waitMs, token);
         throw new DelayedError();
       }
-      if (isPermanent(err)) throw new UnrecoverableError(scrubString((err as Error).message));
+      if (isStop(err)) throw new UnrecoverableError(scrubString((err as Error).message));
       const failure = err instanceof Error ? scrubError(err) : new Error(`job failed: ${scrubString(String(err))}`);
       log.warn({ err: failure, attempt: base.attempt, attempts: job.opts.attempts ?? 1 }, "job failed");
       throw failure;

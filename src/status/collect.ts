@@ -8,10 +8,12 @@ import type { Redis } from "ioredis";
 import type { AccountStatus, TokenManager } from "../api/tokens.ts";
 import type { Config } from "../config.ts";
 import type { AccountRepository, AccountRow } from "../db/account.repository.ts";
+import { StatusRepository, type QuotaUsageRow } from "../db/status.repository.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { UnreadableResponseRepository } from "../db/unreadable-response.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
+import { readPausedFlag, workerHeartbeats } from "./redis-state.ts";
 import {
   DOWNLOAD_STATUSES,
   STATUS_VERSION,
@@ -24,6 +26,9 @@ import {
   type UnreadableStatusView,
   type WorkerStatusView,
 } from "./schema.ts";
+
+// Kept importable from here, where the dashboard and the tests have always found them.
+export { readPausedFlag, workerHeartbeats };
 
 const DAY = 86_400_000;
 
@@ -200,20 +205,6 @@ function emptyDownloads(): DownloadsStatusView {
   };
 }
 
-/**
- * A downloads row `d` that only a new login can move: its account has no usable grant, or it belongs to
- * no account yet and no user account has one (src/downloads/run-once.ts claims nothing for them).
- */
-const BLOCKED_ROW = `
-  EXISTS (SELECT 1 FROM accounts a WHERE a.id = d.account_id AND a.state IN ('needs_reauth', 'revoked'))
-  OR (d.account_id IS NULL AND EXISTS (SELECT 1 FROM accounts a WHERE a.kind = 'user')
-      AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.kind = 'user' AND a.state NOT IN ('needs_reauth', 'revoked')))`;
-
-const WAITING_FOR_LOGIN = `
-SELECT count(*)::int AS rows, count(*) FILTER (WHERE d.status = 'failed')::int AS failed
-FROM downloads d
-WHERE (d.status IN ('wanted', 'queued') OR (d.status = 'failed' AND d.next_attempt_at IS NOT NULL)) AND (${BLOCKED_ROW})`;
-
 /** Monday 00:00 UTC of the week that contains `now`: the service's quota week. */
 export function serviceWeekStart(now: number): Date {
   const d = new Date(now);
@@ -224,9 +215,8 @@ export function serviceWeekStart(now: number): Date {
 
 async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now: number, problems: string[]): Promise<DownloadsStatusView> {
   const out = emptyDownloads();
-  const { rows: counts } = await deps.pool.query<{ status: string; n: number; bytes: string | null }>(
-    "SELECT status::text AS status, count(*)::int AS n, sum(size) FILTER (WHERE status IN ('done', 'degraded'))::text AS bytes FROM downloads GROUP BY status",
-  );
+  const repo = new StatusRepository(deps.pool);
+  const counts = await repo.countDownloadsByStatus();
   for (const c of counts) {
     out.byStatus[c.status] = c.n;
     out.total += c.n;
@@ -236,7 +226,7 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
   const weekStart = serviceWeekStart(now);
   const nextWeek = new Date(weekStart.getTime() + 7 * DAY);
 
-  // The columns and tables below belong to the downloads work (issue 6): read them if they are there.
+  // The columns and tables below belong to the downloads (docs/schema.md): read them if they are there.
   const optional = async <T>(what: string, read: () => Promise<T>, fallback: T): Promise<T> => {
     try {
       return await read();
@@ -248,8 +238,7 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
   const nextAttempt = out.deferredByQuota
     ? await optional(
         "next window",
-        async () =>
-          (await deps.pool.query<{ at: Date | null }>("SELECT min(next_attempt_at) AS at FROM downloads WHERE status = 'deferred_quota'")).rows[0]?.at ?? null,
+        () => repo.nextQuotaWindow(),
         null,
       )
     : null;
@@ -257,7 +246,7 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
   // Rows of an account that must log in again wait for that, whatever an earlier run recorded on them.
   const waiting = await optional(
     "waiting for a login",
-    async () => (await deps.pool.query<{ rows: number; failed: number }>(WAITING_FOR_LOGIN)).rows[0],
+    () => repo.countWaitingForLogin(),
     undefined,
   );
   out.waitingForLogin = { rows: waiting?.rows ?? 0, failed: waiting?.failed ?? 0 };
@@ -265,13 +254,7 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
   if (out.byStatus.failed) {
     const retrying = await optional(
       "retries",
-      async () =>
-        (
-          await deps.pool.query<{ n: number; at: Date | null }>(
-            `SELECT count(*)::int AS n, min(d.next_attempt_at) AS at FROM downloads d
-             WHERE d.status = 'failed' AND d.next_attempt_at IS NOT NULL AND NOT (${BLOCKED_ROW})`,
-          )
-        ).rows[0],
+      () => repo.countFailedRetrying(),
       undefined,
     );
     out.failedRetrying = retrying?.n ?? 0;
@@ -280,18 +263,12 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
 
   const usage = await optional(
     "quota",
-    async () =>
-      (
-        await deps.pool.query<{ account_id: number; used: number; exhausted_at: Date | null; exhausted_reason: string | null }>(
-          "SELECT account_id, used, exhausted_at, exhausted_reason FROM download_quota_usage WHERE week_start = $1::date",
-          [weekStart.toISOString().slice(0, 10)],
-        )
-      ).rows,
-    [],
+    () => repo.quotaUsage(weekStart.toISOString().slice(0, 10)),
+    [] as QuotaUsageRow[],
   );
   const overrides = await optional(
     "allowances",
-    async () => new Map((await deps.pool.query<{ id: number; q: number | null }>("SELECT id, download_quota AS q FROM accounts")).rows.map((r) => [r.id, r.q])),
+    () => repo.accountAllowances(),
     new Map<number, number | null>(),
   );
   const usedBy = new Map(usage.map((u) => [u.account_id, u]));
@@ -319,40 +296,18 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
   return out;
 }
 
-/**
- * The pause switch belongs to the downloads worker (src/downloads/disk-guard.ts sets JSON with a `reason`
- * while disk space is short). Read defensively: any value but "0"/"false"/"" (or another type) means paused.
- */
-export async function readPausedFlag(redis: Redis, key: string): Promise<{ paused: boolean; reason: string | null }> {
-  const type = await redis.type(key);
-  if (type === "none") return { paused: false, reason: null };
-  if (type !== "string") return { paused: true, reason: null };
-  const value = ((await redis.get(key)) ?? "").trim();
-  if (["", "0", "false", "no"].includes(value.toLowerCase())) return { paused: false, reason: null };
-  try {
-    const parsed = JSON.parse(value) as { reason?: unknown };
-    return { paused: true, reason: typeof parsed?.reason === "string" ? parsed.reason : null };
-  } catch {
-    return { paused: true, reason: null };
-  }
-}
-
 // ---- archive ----------------------------------------------------------------------------------------
 
 async function archiveStatus(dir: string, pool: Queryable): Promise<ArchiveStatusView> {
   // Content-addressed files are shared between downloads: count each path once.
-  const { rows } = await pool.query<{ files: number; bytes: string | null }>(
-    `SELECT count(*)::int AS files, sum(size)::text AS bytes FROM (
-       SELECT DISTINCT ON (path) path, size FROM downloads WHERE status IN ('done', 'degraded') AND path IS NOT NULL
-     ) stored`,
-  );
+  const stored = await new StatusRepository(pool).storedArchive();
   const exists = await fs.stat(dir).then((s) => s.isDirectory(), () => false);
   const disk = await statfsNearest(dir);
   return {
     dir,
     exists,
-    sizeBytes: Number(rows[0]?.bytes ?? 0),
-    files: rows[0]?.files ?? 0,
+    sizeBytes: Number(stored?.bytes ?? 0),
+    files: stored?.files ?? 0,
     freeBytes: disk ? disk.bavail * disk.bsize : null,
     totalBytes: disk ? disk.blocks * disk.bsize : null,
   };
@@ -384,42 +339,6 @@ async function unreadableStatus(pool: Queryable, now: number): Promise<Unreadabl
     lastSeenAt: iso(s.lastSeenAt),
     recent: s.recent.map((r) => ({ ...r, lastSeenAt: r.lastSeenAt.toISOString() })),
   };
-}
-
-// ---- workers ----------------------------------------------------------------------------------------
-
-/** Heartbeats are `<prefix>:heartbeat:<host>:<pid>` = {id, at}, expiring after a minute without a beat. */
-export async function workerHeartbeats(redis: Redis, prefix: string, now: number): Promise<WorkerStatusView[]> {
-  const base = `${prefix}:heartbeat:`;
-  const keys: string[] = [];
-  let cursor = "0";
-  do {
-    const [next, batch] = await redis.scan(cursor, "MATCH", `${base}*`, "COUNT", 200);
-    cursor = next;
-    keys.push(...batch);
-  } while (cursor !== "0");
-  if (keys.length === 0) return [];
-  const values = await redis.mget(...keys);
-  const out: WorkerStatusView[] = keys.map((key, i) => {
-    const id = key.slice(base.length);
-    const colon = id.lastIndexOf(":");
-    const pid = colon > 0 ? Number(id.slice(colon + 1)) : NaN;
-    let at: string | null = null;
-    try {
-      const parsed = JSON.parse(values[i] ?? "null") as { at?: unknown } | null;
-      if (parsed && typeof parsed.at === "string" && !Number.isNaN(Date.parse(parsed.at))) at = new Date(parsed.at).toISOString();
-    } catch {
-      // A foreign value: the key's presence is still a heartbeat.
-    }
-    return {
-      id,
-      host: colon > 0 ? id.slice(0, colon) : id,
-      pid: Number.isInteger(pid) ? pid : null,
-      lastBeatAt: at,
-      ageS: at ? Math.max(0, Math.round((now - Date.parse(at)) / 1000)) : null,
-    };
-  });
-  return out.sort((a, b) => a.id.localeCompare(b.id));
 }
 
 // ---- helpers ----------------------------------------------------------------------------------------

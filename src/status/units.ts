@@ -1,16 +1,7 @@
 // Human units shared by `dvault status` and the dashboard: sizes, durations, relative times.
 
-export function formatBytes(bytes: number | null | undefined): string {
-  if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return "?";
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
-}
+// Sizes are the foundation's one formatter; re-exported so `dvault status` keeps one import for its units.
+export { formatBytes } from "../text/bytes.ts";
 
 /** 42 s, 5 min, 3 h 10 min, 2 d 4 h. */
 export function formatDuration(ms: number): string {

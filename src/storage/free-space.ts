@@ -2,6 +2,7 @@
 // refuse to start, and stop, below a threshold rather than fill the disk.
 import fs from "node:fs/promises";
 import path from "node:path";
+import { formatBytes } from "../text/bytes.ts";
 import { errCode } from "./layout.ts";
 
 export class DiskFullError extends Error {
@@ -18,12 +19,6 @@ export class DiskFullError extends Error {
     this.freeBytes = args.freeBytes;
     if (args.neededBytes !== undefined) this.neededBytes = args.neededBytes;
   }
-}
-
-function formatBytes(n: number): string {
-  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(2)} GiB`;
-  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
-  return `${n} B`;
 }
 
 /** Free bytes for an unprivileged writer on the filesystem that holds `root` (or its nearest existing parent). */

@@ -1,12 +1,12 @@
-// The readable tree, regenerated from the database: one link per place a stored file belongs to —
+// The readable tree, regenerated from the database's placements: one link per place a stored file belongs to —
 // by-user/<owner>/<gallery folder path>/, by-user/<owner>/collections/<folder>/, by-user/<artist>/journals/,
 // and by-user/<artist>/unfiled/ for files in no known folder — all named "<title> [<deviationid>].<ext>".
 import path from "node:path";
-import type { Queryable } from "../db/with-transaction.ts";
 import { ORIGINALS_DIR, READABLE_DIR, type ReadableLink } from "./archive.ts";
 import { readableName, sanitizeComponent, safeExtension } from "./sanitize.ts";
 
-type PlacementRow = {
+/** One place a stored file belongs to, as src/db/readable-tree.repository.ts reads them (place null: in no folder). */
+export type PlacementRow = {
   deviationid: string;
   path: string;
   title: string | null;
@@ -17,53 +17,8 @@ type PlacementRow = {
   folder: string[] | null;
 };
 
-/** Nested gallery folders deeper than this are flattened into their ancestor at this depth. */
-const MAX_FOLDER_DEPTH = 16;
-
-// One query: the best stored file per deviation (a finished original before a text before a degraded
-// rendition), each live gallery membership with the folder's full path, each live collection membership.
-const PLACEMENTS = `
-WITH RECURSIVE
-files AS (
-  SELECT DISTINCT ON (dl.deviationid) dl.deviationid, dl.path
-  FROM downloads dl
-  WHERE dl.status IN ('done', 'degraded', 'not_downloadable') AND dl.path IS NOT NULL AND dl.path <> ''
-  ORDER BY dl.deviationid, (dl.status = 'done') DESC,
-    CASE dl.kind WHEN 'original' THEN 0 WHEN 'text' THEN 1 ELSE 2 END,
-    dl.done_at DESC NULLS LAST, dl.id DESC
-),
-gallery_paths AS (
-  SELECT g.folderid, g.owner_userid, ARRAY[coalesce(g.name, g.folderid)] AS names
-  FROM gallery_folders g
-  WHERE g.removed_at IS NULL
-    AND (g.parent_folderid IS NULL OR NOT EXISTS (
-      SELECT 1 FROM gallery_folders p WHERE p.folderid = g.parent_folderid AND p.removed_at IS NULL))
-  UNION ALL
-  SELECT c.folderid, c.owner_userid, gp.names || coalesce(c.name, c.folderid)
-  FROM gallery_folders c
-  JOIN gallery_paths gp ON c.parent_folderid = gp.folderid
-  WHERE c.removed_at IS NULL AND cardinality(gp.names) < $1
-),
-placed AS (
-  SELECT m.deviationid, 'gallery' AS place, gp.owner_userid, gp.names AS folder
-  FROM folder_members m
-  JOIN gallery_paths gp ON gp.folderid = m.folderid
-  WHERE m.kind = 'gallery' AND m.removed_at IS NULL AND m.deviationid IN (SELECT deviationid FROM files)
-  UNION ALL
-  SELECT m.deviationid, 'collection', c.owner_userid, ARRAY[coalesce(c.name, c.folderid)]
-  FROM folder_members m
-  JOIN collection_folders c ON c.folderid = m.folderid AND c.removed_at IS NULL
-  WHERE m.kind = 'collection' AND m.removed_at IS NULL AND m.deviationid IN (SELECT deviationid FROM files)
-)
-SELECT f.deviationid, f.path, dv.title, dv.type::text AS type,
-  coalesce(au.username, dv.author_userid) AS artist,
-  p.place, coalesce(ou.username, p.owner_userid) AS owner, p.folder
-FROM files f
-JOIN deviations dv ON dv.deviationid = f.deviationid
-LEFT JOIN users au ON au.userid = dv.author_userid
-LEFT JOIN placed p ON p.deviationid = f.deviationid
-LEFT JOIN users ou ON ou.userid = p.owner_userid
-ORDER BY f.deviationid, p.place NULLS LAST, p.owner_userid, p.folder`;
+/** Nested gallery folders deeper than this are flattened into their ancestor at this depth (the reader of the rows applies it). */
+export const MAX_FOLDER_DEPTH = 16;
 
 /** The stored file's path relative to the archive root, or undefined when it is not under originals/. */
 function relativeTarget(stored: string, archiveRoot: string): string | undefined {
@@ -87,10 +42,10 @@ function extOf(rel: string): string {
 /**
  * The link list for Archive.writeLinks: every stored file (downloads done or degraded) once per gallery
  * folder and collection holding it, journals under journals/, files in no folder under unfiled/. A file
- * referenced from 3 folders and 2 collections gives 5 links to one target. Deterministic order.
+ * referenced from 3 folders and 2 collections gives 5 links to one target. Deterministic order, given the
+ * rows in the order the repository returns them (by deviation, then place).
  */
-export async function buildReadableLinks(db: Queryable, archiveRoot: string): Promise<ReadableLink[]> {
-  const { rows } = await db.query<PlacementRow>(PLACEMENTS, [MAX_FOLDER_DEPTH]);
+export function buildReadableLinks(rows: readonly PlacementRow[], archiveRoot: string): ReadableLink[] {
   const byDeviation = new Map<string, PlacementRow[]>();
   for (const row of rows) {
     const group = byDeviation.get(row.deviationid);

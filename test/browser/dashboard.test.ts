@@ -7,7 +7,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { startDashboard, type RunningDashboard } from "../../src/http/server.ts";
@@ -103,10 +103,7 @@ async function setUpArchive(): Promise<void> {
   });
   host.start();
   await admin.queue("sync").add("sync.source", { accountId: h.account.id, source: "forums", key: "" }, { jobId: FAILING_JOB, attempts: 5 });
-  for (let i = 0; (await admin.queue("sync").getJobState(FAILING_JOB)) !== "failed"; i++) {
-    if (i > 400) throw new Error("the broken job did not fail");
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await vi.waitFor(async () => expect(await admin.queue("sync").getJobState(FAILING_JOB), "the broken job's state").toBe("failed"), { timeout: 10_000, interval: 25 });
   // Stopped, so the retried job stays visible as waiting.
   await host.close();
   await producer.close();

@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { previewDigest } from "../../src/digest/preview.ts";
-import { escapeHtml } from "../../src/http/html.ts";
+import { escapeHtml } from "../../src/text/html.ts";
 import { startDashboard, type RunningDashboard } from "../../src/http/server.ts";
 import {
   HOSTILE_SCRIPT_DESCRIPTION,

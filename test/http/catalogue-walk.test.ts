@@ -2,7 +2,7 @@
 // and the real HTTP transport, checking the body against its schema AND the simulator's request log for
 // the method, path and exact parameters the catalogue and the client promise. A second pass in "current"
 // mode checks that every removed operation raises EndpointGoneError.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CATALOGUE, expandPath, operation, type OperationId, type Scope } from "../../src/api/catalogue.ts";
 import { DaClient, DEFAULT_PAGE_SIZE, journalUpdateForm, responseSchema, type JournalFields, type LiteratureFields } from "../../src/api/client.ts";
 import { isEndpointGone } from "../../src/api/errors.ts";
@@ -38,7 +38,7 @@ type Fixtures = {
   stash: { itemid: string; stackid: string };
   /** A second item, for the (legacy) delete, so submit and publish still find the first. */
   stashSpare: string;
-  /** Filled by write steps, read by later ones. */
+  /** Folders a step made (in its setup or its own request), for the request it records. */
   created: Record<string, string>;
 };
 
@@ -406,6 +406,18 @@ const REMOVED: Step[] = REMOVED_CALLS.map((s) => {
   };
 });
 
+/** A folder of the owner's made before the recorded request, for steps that act on a folder of their own. */
+function withFolder(kind: "collection" | "gallery" | "noteFolder"): NonNullable<Step["setup"]> {
+  return async (c, f) => {
+    if (kind === "collection") f.created.collection = (await c.collectionFolderCreate({ folder: "Walk collection (setup)" })).folderid;
+    if (kind === "gallery") f.created.gallery = (await c.galleryFolderCreate({ folder: "Walk gallery (setup)" })).folderid;
+    if (kind === "noteFolder") {
+      const r = await c.noteFolderCreate({ title: "Walk notes (setup)" });
+      f.created.noteFolder = r.folderid ?? r.folder ?? "";
+    }
+  };
+}
+
 const WRITES: Step[] = [
   // collections
   {
@@ -419,17 +431,20 @@ const WRITES: Step[] = [
   },
   {
     id: "collections.fave",
+    setup: withFolder("collection"),
     run: (c, f) => body(c.fave(f.deviation, { folderids: [f.created.collection ?? ""] })),
     sent: (f) => ({ deviationid: f.deviation, "folderid[]": f.created.collection ?? "" }),
   },
   { id: "collections.unfave", run: (c, f) => body(c.unfave(f.deviation)), sent: (f) => ({ deviationid: f.deviation }) },
   {
     id: "collections.folders.copy_deviations",
+    setup: withFolder("collection"),
     run: (c, f) => body(c.collectionFolderCopyDeviations({ target_folderid: f.created.collection ?? "", deviationids: [f.collection.deviations[0] ?? ""] })),
     sent: (f) => ({ target_folderid: f.created.collection ?? "", "deviationids[]": f.collection.deviations[0] ?? "" }),
   },
   {
     id: "collections.folders.move_deviations",
+    setup: withFolder("collection"),
     run: (c, f) =>
       body(
         c.collectionFolderMoveDeviations({
@@ -442,11 +457,13 @@ const WRITES: Step[] = [
   },
   {
     id: "collections.folders.remove_deviations",
+    setup: withFolder("collection"),
     run: (c, f) => body(c.collectionFolderRemoveDeviations({ folderid: f.created.collection ?? "", deviationids: [f.collection.deviations[1] ?? ""] })),
     sent: (f) => ({ folderid: f.created.collection ?? "", "deviationids[]": f.collection.deviations[1] ?? "" }),
   },
   {
     id: "collections.folders.update",
+    setup: withFolder("collection"),
     run: (c, f) => body(c.collectionFolderUpdate({ folderid: f.created.collection ?? "", name: "Walk collection 2", description: "renamed" })),
     sent: (f) => ({ folderid: f.created.collection ?? "", name: "Walk collection 2", description: "renamed" }),
   },
@@ -457,11 +474,13 @@ const WRITES: Step[] = [
   },
   {
     id: "collections.folders.update_order",
+    setup: withFolder("collection"),
     run: (c, f) => body(c.collectionFolderUpdateOrder({ folderid: f.created.collection ?? "", position: 0 })),
     sent: (f) => ({ folderid: f.created.collection ?? "", position: "0" }),
   },
   {
     id: "collections.folders.remove",
+    setup: withFolder("collection"),
     path: (f) => ({ folderid: f.created.collection ?? "" }),
     run: (c, f) => body(c.collectionFolderRemove(f.created.collection ?? "")),
     sent: () => ({}),
@@ -479,22 +498,26 @@ const WRITES: Step[] = [
   },
   {
     id: "gallery.folders.copy_deviations",
+    setup: withFolder("gallery"),
     run: (c, f) => body(c.galleryFolderCopyDeviations({ target_folderid: f.created.gallery ?? "", deviationids: [f.gallery.deviations[0] ?? ""] })),
     sent: (f) => ({ target_folderid: f.created.gallery ?? "", "deviationids[]": f.gallery.deviations[0] ?? "" }),
   },
   {
     id: "gallery.folders.move_deviations",
+    setup: withFolder("gallery"),
     run: (c, f) =>
       body(c.galleryFolderMoveDeviations({ source_folderid: f.gallery.folderid, target_folderid: f.created.gallery ?? "", deviationids: [f.gallery.deviations[1] ?? ""] })),
     sent: (f) => ({ source_folderid: f.gallery.folderid, target_folderid: f.created.gallery ?? "", "deviationids[]": f.gallery.deviations[1] ?? "" }),
   },
   {
     id: "gallery.folders.remove_deviations",
+    setup: withFolder("gallery"),
     run: (c, f) => body(c.galleryFolderRemoveDeviations({ folderid: f.created.gallery ?? "", deviationids: [f.gallery.deviations[1] ?? ""] })),
     sent: (f) => ({ folderid: f.created.gallery ?? "", "deviationids[]": f.gallery.deviations[1] ?? "" }),
   },
   {
     id: "gallery.folders.update",
+    setup: withFolder("gallery"),
     run: (c, f) => body(c.galleryFolderUpdate({ folderid: f.created.gallery ?? "", name: "Walk gallery 2" })),
     sent: (f) => ({ folderid: f.created.gallery ?? "", name: "Walk gallery 2" }),
   },
@@ -505,16 +528,19 @@ const WRITES: Step[] = [
   },
   {
     id: "gallery.folders.update_order",
+    setup: withFolder("gallery"),
     run: (c, f) => body(c.galleryFolderUpdateOrder({ folderid: f.created.gallery ?? "", position: 0 })),
     sent: (f) => ({ folderid: f.created.gallery ?? "", position: "0" }),
   },
   {
     id: "gallery.folders.move",
+    setup: withFolder("gallery"),
     run: (c, f) => body(c.galleryFolderMove({ folderid: f.created.gallery ?? "", to_folderid: f.gallery.folderid })),
     sent: (f) => ({ folderid: f.created.gallery ?? "", to_folderid: f.gallery.folderid }),
   },
   {
     id: "gallery.folders.remove",
+    setup: withFolder("gallery"),
     path: (f) => ({ folderid: f.created.gallery ?? "" }),
     run: (c, f) => body(c.galleryFolderRemove(f.created.gallery ?? "")),
     sent: () => ({}),
@@ -546,12 +572,14 @@ const WRITES: Step[] = [
   },
   {
     id: "notes.move",
+    setup: withFolder("noteFolder"),
     run: (c, f) => body(c.notesMove({ noteids: [f.note], folderid: f.created.noteFolder ?? "" })),
     sent: (f) => ({ "noteids[]": f.note, folderid: f.created.noteFolder ?? "" }),
   },
   { id: "notes.mark", run: (c, f) => body(c.notesMark({ noteids: [f.note], mark_as: "read" })), sent: (f) => ({ "noteids[]": f.note, mark_as: "read" }) },
   {
     id: "notes.folders.rename",
+    setup: withFolder("noteFolder"),
     path: (f) => ({ folderid: f.created.noteFolder ?? "" }),
     run: (c, f) => body(c.noteFolderRename(f.created.noteFolder ?? "", "Walk notes 2")),
     sent: () => ({ title: "Walk notes 2" }),
@@ -559,6 +587,7 @@ const WRITES: Step[] = [
   { id: "notes.delete", run: (c, f) => body(c.notesDelete({ noteids: [f.note] })), sent: (f) => ({ "noteids[]": f.note }) },
   {
     id: "notes.folders.remove",
+    setup: withFolder("noteFolder"),
     path: (f) => ({ folderid: f.created.noteFolder ?? "" }),
     run: (c, f) => body(c.noteFolderRemove(f.created.noteFolder ?? "")),
     sent: () => ({}),
@@ -598,6 +627,9 @@ const WRITES: Step[] = [
   },
   {
     id: "deviation.journal.update",
+    setup: async (c, f) => {
+      f.created.journal = (await c.journalCreate({ ...JOURNAL, body: "<p>Walk (setup)</p>" })).deviationid;
+    },
     path: (f) => ({ deviationid: f.created.journal ?? "" }),
     run: (c, f) => body(c.journalUpdate(f.created.journal ?? "", JOURNAL, { title: "Walk journal 2", cover_image_deviation_id: null })),
     sent: () => encoded(journalUpdateForm(JOURNAL, { title: "Walk journal 2", cover_image_deviation_id: null })),
@@ -614,6 +646,9 @@ const WRITES: Step[] = [
   },
   {
     id: "deviation.literature.update",
+    setup: async (c, f) => {
+      f.created.literature = (await c.literatureCreate({ ...LITERATURE, body: "Once upon a time (setup)" })).deviationid;
+    },
     path: (f) => ({ deviationid: f.created.literature ?? "" }),
     run: (c, f) => body(c.literatureUpdate(f.created.literature ?? "", LITERATURE, { tags: ["walk", "edited"] })),
     sent: () => encoded({ title: LITERATURE.title, tags: ["walk", "edited"], is_mature: false, allow_comments: true, ...licence(LITERATURE) }),
@@ -750,13 +785,19 @@ describe("catalogue walk (legacy mode: every operation answers)", () => {
 
   beforeAll(async () => {
     redis = await createTestRedis();
+  });
+  // A fresh simulator and fixtures per step: write steps change the dataset (delete notes, remove folders),
+  // and a step that acts on a folder of its own makes it in its setup, so steps run in any order.
+  beforeEach(async () => {
     h = await startHarness("legacy", redis);
     await seedStashItems(h);
     f = pickFixtures(h.sim.truth);
   });
+  afterEach(async () => {
+    await h?.sim.close();
+  });
 
   afterAll(async () => {
-    await h?.sim.close();
     await redis?.cleanup();
   });
 
@@ -764,7 +805,6 @@ describe("catalogue walk (legacy mode: every operation answers)", () => {
     expect(STEPS.map((s) => s.id).sort()).toEqual(CATALOGUE.map((op) => op.id).sort());
   });
 
-  // Steps share `f` on purpose: a write step records what it created for the steps after it.
   for (const step of STEPS) {
     const op = operation(step.id);
     it(`${op.method} ${op.path} (${op.id})`, async () => {

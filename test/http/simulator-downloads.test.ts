@@ -3,7 +3,7 @@
 // renditions, hostile names, and a 200 MB file streamed with the right sha256 and flat memory.
 import { createHash } from "node:crypto";
 import http from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
 import { weekStartMs } from "../../src/simulator/quota.ts";
 import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
@@ -86,13 +86,14 @@ describe("simulator downloads", () => {
   let token: string;
   let downloadable: string[];
 
-  beforeAll(async () => {
+  // A fresh simulator per test: tests spend the download allowance, move the clock and change files.
+  beforeEach(async () => {
     sim = await startSimulator({ seed: 21, downloadQuota: 5 });
     owner = sim.truth.ownerId;
     token = sim.issueUserToken().access_token;
     downloadable = downloadableOwnerDeviations(sim.truth).map((d) => d.deviationid);
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await sim.close();
   });
 

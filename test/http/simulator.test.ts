@@ -2,7 +2,7 @@
 // clock, removed endpoints, paging limits and the offset ceiling, faults, the request log, the control
 // API and determinism — all over real sockets with plain fetch.
 import { createHash, randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
 
 const REFRESH_INVALID = { error: "invalid_request", error_description: "The refresh_token is invalid.", status: "error" };
@@ -55,11 +55,12 @@ describe("startSimulator", () => {
   let sim: Simulator;
   let user: string;
 
-  beforeAll(async () => {
+  // A fresh simulator per test: tests advance its clock, expire and revoke tokens, write and clear its log.
+  beforeEach(async () => {
     sim = await startSimulator({ seed: 42 });
     user = sim.issueUserToken().access_token;
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await sim.close();
   });
 

@@ -63,13 +63,12 @@ describe("GET /metrics", () => {
       await admin.queue("maintenance").add("tokens.refresh", {}, { jobId: "metrics-fail" });
       await admin.queue("maintenance").add("schedules.reconcile", {}, { jobId: "metrics-ok" });
       await admin.queue("sync").add("sync.source", { accountId: h.account.id, source: "notes", key: "" }, { jobId: "metrics-waiting", timestamp: Date.now() - 5000 });
-      for (let i = 0; i < 400; i++) {
-        const c = await admin.queue("maintenance").getJobCounts("failed", "completed");
-        if ((c.completed ?? 0) >= 1 && (c.failed ?? 0) >= 1) break;
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await expect.poll(() => admin.queue("maintenance").getJobCounts("failed", "completed"), { timeout: 10_000, interval: 25 }).toEqual({ failed: 1, completed: 1 });
       const { rows } = await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM deviations WHERE type = 'image' ORDER BY 1 LIMIT 1");
       const file = await archiveFile(h.pool, archiveDir, rows[0]!.deviationid, artworkPng(7, 12, 12));
+      const waitsBefore = h.services.apiTotals.throttleWaits.count;
+      const api = await h.services.apiFor(h.account.id);
+      await Promise.all([api.client.placebo(), api.client.placebo(), api.client.placebo()]);
 
       const res = await fetch(`${dash.url}/metrics`);
       expect(res.status).toBe(200);
@@ -78,7 +77,9 @@ describe("GET /metrics", () => {
       const apiCalls = text.split("\n").filter((l) => l.startsWith("dvault_api_calls_total{")).map((l) => Number(l.split(" ").pop()));
       expect(apiCalls.reduce((a, b) => a + b, 0)).toBeGreaterThan(5);
       expect(text).toMatch(/dvault_api_calls_total\{operation="[a-z_.]+",status="200"\} \d+/);
-      expect(sample(text, "dvault_api_throttle_waits_total")).toBeGreaterThanOrEqual(0);
+      // Three concurrent requests on one pacer key that admits one at a time: the last two waited.
+      expect(sample(text, "dvault_api_throttle_waits_total")).toBe(waitsBefore + 2);
+      expect(sample(text, "dvault_api_throttle_wait_seconds_total")).toBeGreaterThan(0);
       expect(sample(text, `dvault_token_expiry_seconds{account="${h.account.name}"}`)).toBeGreaterThan(60);
       expect(text).toMatch(/dvault_pacer_delay_seconds\{key="[^"]+"\} 0/);
       expect(sample(text, 'dvault_jobs_failed_total{queue="maintenance",name="tokens.refresh"}')).toBe(1);
@@ -118,15 +119,9 @@ describe("GET /healthz", () => {
     redisServer = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"], { stdio: "ignore" });
     const url = `redis://127.0.0.1:${port}`;
     privateRedis = createRedis(url, "command", { retryStrategy: () => 200 });
-    for (let i = 0; ; i++) {
-      try {
-        await privateRedis.connect();
-        break;
-      } catch (err) {
-        if (i > 50) throw err;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    // The server may not listen yet: the retry strategy reconnects until it does.
+    privateRedis.connect().catch(() => undefined);
+    await expect.poll(() => privateRedis!.status, { timeout: 5_000, interval: 50 }).toBe("ready");
     const prefix = h.services.config.redisPrefix;
     privateDash = await startDashboard({ ...deps(), redis: privateRedis }, { port: 0 });
 

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
-import { AlertRepository } from "../../src/digest/alert.repository.ts";
+import { AlertRepository } from "../../src/db/alert.repository.ts";
 import { evaluateAlerts, forgetWorker, redisDownloadsPausedProbe } from "../../src/digest/alerts.ts";
 import { createDeliverers } from "../../src/digest/deliver/index.ts";
 import { ALERTS_JOB } from "../../jobs/alerts/definition.ts";
@@ -27,11 +27,7 @@ const HOUR = 60 * MINUTE;
 const log = createLogger({ level: "silent" });
 
 async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await expect.poll(probe, { timeout: timeoutMs, interval: 50, message: `waiting for ${what}` }).toBe(true);
 }
 
 describe("an account forced into needs_reauth", () => {

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DigestRepository } from "../../src/digest/digest.repository.ts";
+import { DigestRepository } from "../../src/db/digest.repository.ts";
 import { createDigestFixture, type DigestFixture } from "../helpers/digest-fixture.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
 

@@ -10,7 +10,7 @@ import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { fileDeliverer } from "../../src/digest/deliver/file.ts";
 import { smtpDeliverer } from "../../src/digest/deliver/smtp.ts";
-import { DigestRepository } from "../../src/digest/digest.repository.ts";
+import { DigestRepository } from "../../src/db/digest.repository.ts";
 import { DIGEST_JOB } from "../../jobs/digest/definition.ts";
 import { runDigest, type DigestJobPayload } from "../../src/digest/run-digest.ts";
 import type { Deliverer } from "../../src/digest/types.ts";
@@ -25,15 +25,7 @@ import { startTestSmtp, type TestSmtp } from "../helpers/digest-mail.ts";
 const DAY = 86_400_000;
 const log = createLogger({ level: "silent" });
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const POLL = { timeout: 20_000, interval: 50 };
 
 describe("digest delivery: retries and the window", () => {
   let smtp: TestSmtp;
@@ -72,20 +64,17 @@ describe("digest delivery: retries and the window", () => {
       host.start();
 
       // The refused attempt is recorded and the window has not moved.
-      const failed = await until("the first failure", async () => {
-        const [row] = await repo.listDigests(1);
-        return row && row.attempts === 1 && row.status === "pending" ? row : undefined;
-      });
+      const latest = async () => (await repo.listDigests(1))[0];
+      await expect.poll(latest, { ...POLL, message: "the first failure" }).toMatchObject({ attempts: 1, status: "pending" });
+      const failed = (await latest())!;
       expect(failed.lastError).toMatch(/451/);
       expect(await repo.lastWindowEnd("smtp")).toBeNull();
       expect(smtp.received).toHaveLength(0);
 
       // The retry delivers the same digest.
       const [mail] = await smtp.waitFor(1);
-      const sent = await until("the digest to be sent", async () => {
-        const [row] = await repo.listDigests(1);
-        return row?.status === "sent" ? row : undefined;
-      });
+      await expect.poll(latest, { ...POLL, message: "the digest to be sent" }).toMatchObject({ status: "sent" });
+      const sent = await latest();
       expect(smtp.rejected).toBe(1);
       expect(sent).toMatchObject({ attempts: 2, lastError: null, messageId: mail?.messageId });
       expect(mail?.subject).toContain("3 faves");

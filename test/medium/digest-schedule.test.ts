@@ -6,7 +6,7 @@ import path from "node:path";
 import readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
-import { DigestRepository } from "../../src/digest/digest.repository.ts";
+import { DigestRepository } from "../../src/db/digest.repository.ts";
 import { runDigest } from "../../src/digest/run-digest.ts";
 import { DigestScheduler } from "../../src/digest/schedule.ts";
 import { createLogger } from "../../src/log.ts";

@@ -6,10 +6,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
-import { DigestRepository } from "../../src/digest/digest.repository.ts";
+import { DigestRepository } from "../../src/db/digest.repository.ts";
 import { DigestScheduler } from "../../src/digest/schedule.ts";
 import { SyncStateRepository } from "../../src/db/sync-state.repository.ts";
 import { createLogger } from "../../src/log.ts";
@@ -255,23 +255,19 @@ describe("digest over SMTP", () => {
     const repo = new DigestRepository(services.pool);
     const scheduler = new DigestScheduler({ config: services.config.digest, enqueue: (p) => producer.enqueue("digest.send", p), lastWindowEnd: (c) => repo.lastWindowEnd(c), log });
     await scheduler.tick(TICK);
-    await producer.enqueue("digest.send", { channel: "smtp", tick: new Date(TICK.getTime() - 86_400_000).toISOString(), trigger: "catch_up" });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const older = await producer.enqueue("digest.send", { channel: "smtp", tick: new Date(TICK.getTime() - 86_400_000).toISOString(), trigger: "catch_up" });
+    // The older tick's job has run (and sent nothing) before the mail box is counted.
+    await expect.poll(() => older.getState(), { timeout: 20_000, interval: 50 }).toBe("completed");
     await scheduler.stop();
     expect(smtp.received).toHaveLength(1);
     expect(await repo.listDigests(10)).toHaveLength(1);
   });
 });
 
-/** The mail arrives before the job records it as sent: wait for the row. */
+/** The mail arrives before the job records it as sent: wait for the row (vi.waitFor: beforeAll calls this, where expect.poll is refused). */
 async function waitForDigestStatus(services: Services, status: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const [row] = await new DigestRepository(services.pool).listDigests(1);
-    if (row?.status === status) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`no digest reached status ${status}`);
+  const latest = async () => (await new DigestRepository(services.pool).listDigests(1))[0]?.status;
+  await vi.waitFor(async () => expect(await latest(), "the latest digest's status").toBe(status), { timeout: 20_000, interval: 100 });
 }
 
 function escape(s: string): string {

@@ -7,7 +7,7 @@ import readline from "node:readline";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { loadConfig } from "../../src/config.ts";
-import { DigestRepository } from "../../src/digest/digest.repository.ts";
+import { DigestRepository } from "../../src/db/digest.repository.ts";
 import { DigestScheduler } from "../../src/digest/schedule.ts";
 import { createLogger } from "../../src/log.ts";
 import { checkCatalogue } from "../../src/queue/job-definition.ts";

@@ -5,7 +5,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhookSignature } from "../../src/digest/deliver/webhook.ts";
-import { DigestRepository } from "../../src/digest/digest.repository.ts";
+import { DigestRepository } from "../../src/db/digest.repository.ts";
 import { runDigest } from "../../src/digest/run-digest.ts";
 import { scrubString } from "../../src/redact.ts";
 import { createDigestFixture, type DigestFixture } from "../helpers/digest-fixture.ts";

@@ -90,10 +90,7 @@ describe.skipIf(!mounted)("DiskGuard", () => {
     const filler = path.join(mountPoint, "filler2");
     const run = h.runOnce();
     // Once 4 MB are in, something else takes 16 MB of the 40: the 30 MB file cannot fit any more.
-    for (;;) {
-      if ((await h.deps.archive.partialState(`${id}-original`)).size >= 4 * MB) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await expect.poll(async () => (await h.deps.archive.partialState(`${id}-original`)).size, { timeout: 30_000, interval: 10 }).toBeGreaterThanOrEqual(4 * MB);
     await fs.writeFile(filler, Buffer.alloc(16 * MB));
     const summary = await run;
     expect(summary.paused?.reason).toMatch(/disk almost full/);
@@ -143,9 +140,5 @@ describe.skipIf(!mounted)("DiskGuard", () => {
 });
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await expect.poll(check, { timeout: timeoutMs, interval: 50 }).toBe(true);
 }

@@ -154,9 +154,5 @@ describe("transferToArchive", () => {
 });
 
 async function waitFor(check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await expect.poll(check, { timeout: timeoutMs, interval: 10 }).toBe(true);
 }

@@ -100,8 +100,7 @@ describe("downloads of an account that must log in again", () => {
         overrides: { now: () => h.sim.clock.now().getTime(), secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false }, pacer: { pollMs: 5 } },
       });
       try {
-        const deadline = Date.now() + 30_000;
-        while ((await rows()).some((r) => r.queued_at !== null) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+        await expect.poll(async () => (await rows()).filter((r) => r.queued_at !== null), { timeout: 30_000, interval: 100 }).toEqual([]);
         const queue = producer.queue("downloads");
         expect(await queue.getJobCounts("failed", "delayed", "wait", "active")).toEqual({ failed: 0, delayed: 0, wait: 0, active: 0 });
       } finally {

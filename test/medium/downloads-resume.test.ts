@@ -51,13 +51,11 @@ describe("a download killed mid-file", () => {
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child!.once("exit", (_code, signal) => resolve(signal)));
     // Kill it once a quarter of the file is on disk.
     const key = `${big}-original`;
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const { size } = await h.deps.archive.partialState(key);
-      if (size >= BIG / 4) break;
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the child never got far: ${stderr.slice(-2000)}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const onDisk = async () => {
+      if (child!.exitCode !== null) throw new Error(`the child exited early: ${stderr.slice(-2000)}`);
+      return (await h.deps.archive.partialState(key)).size;
+    };
+    await expect.poll(onDisk, { timeout: 60_000, interval: 20, message: "the child never got a quarter of the file on disk" }).toBeGreaterThanOrEqual(BIG / 4);
     child.kill("SIGKILL");
     expect(await exited).toBe("SIGKILL");
     const kept = (await h.deps.archive.partialState(key)).size;

@@ -1,6 +1,5 @@
 // One process never runs two transfers of the same file, even when Redis has lost the per-file lock (a
 // Redis restarted without its data, whose rebuilt queue hands the file out again while it is downloading).
-import { setTimeout as pause } from "node:timers/promises";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { downloadFile } from "../../src/downloads/download-file.ts";
 import { createLogger } from "../../src/log.ts";
@@ -31,8 +30,7 @@ it("answers busy for a file this process is already downloading, with or without
   h.sim.faults.add({ route: "/_cdn/original/", kind: "latency", latencyMs: 600, probability: 1 });
   try {
     const first = downloadFile(h.deps, { deviationid: id, kind: "original", log });
-    for (let i = 0; i < 100 && (await redis.exists(lockKey)) === 0; i++) await pause(5);
-    expect(await redis.exists(lockKey)).toBe(1);
+    await expect.poll(() => redis.exists(lockKey), { timeout: 500, interval: 5 }).toBe(1);
     await redis.del(lockKey); // Redis lost it
     expect(await downloadFile(h.deps, { deviationid: id, kind: "original", log })).toMatchObject({ status: "busy", reason: "this process is already downloading this file" });
     expect(await first).toMatchObject({ status: "done" });

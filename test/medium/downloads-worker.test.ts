@@ -33,15 +33,7 @@ async function statuses(): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
-async function waitFor<T>(probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const POLL = { timeout: 60_000, interval: 100 };
 
 beforeAll(async () => {
   h = await createDownloadHarness({ sim: { dataset: { deviations: 12, galleryFolders: 2, collectionFolders: 1, favourites: 0, trackedUsers: 0 }, downloadQuota: 2 }, sources: [gallerySource], quota: 2 });
@@ -61,12 +53,11 @@ describe("downloads worker", () => {
   it("delays over-quota jobs to the next window instead of failing them", async () => {
     worker = await start();
     const n = originals.length;
-    await waitFor(statuses, (s) => s.done === 2 && s.degraded === n - 2);
+    await expect.poll(statuses, POLL).toMatchObject({ done: 2, degraded: n - 2 });
     const queue = producer.queue("downloads");
-    const counts = await waitFor(
-      () => queue.getJobCounts("delayed", "failed", "completed", "active", "wait", "prioritized"),
-      (c) => c.delayed === n - 2,
-    );
+    const jobCounts = () => queue.getJobCounts("delayed", "failed", "completed", "active", "wait", "prioritized");
+    await expect.poll(async () => (await jobCounts()).delayed, POLL).toBe(n - 2);
+    const counts = await jobCounts();
     expect(counts).toMatchObject({ failed: 0, active: 0, wait: 0, prioritized: 0 });
     // Finished jobs are gone, so the same ids can be queued again.
     expect(counts.completed).toBe(0);
@@ -84,10 +75,10 @@ describe("downloads worker", () => {
     // This call promotes the delayed jobs, unless a sync job of the running worker got there first (a sync
     // that mirrored changes queues the due downloads itself): either way they run now, not next week.
     await enqueueDueDownloads(worker!.services, producer);
-    await waitFor(statuses, (s) => s.done === 4);
+    await expect.poll(statuses, POLL).toMatchObject({ done: 4 });
     const { rows } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM download_history WHERE change = 'upgraded'");
     expect(rows[0]?.n).toBe(2);
-    await waitFor(() => producer.queue("downloads").getJobCounts("delayed"), (c) => c.delayed === originals.length - 4);
+    await expect.poll(async () => (await producer.queue("downloads").getJobCounts("delayed")).delayed, POLL).toBe(originals.length - 4);
     expect(h.sim.quotaUsed(h.sim.truth.ownerId)).toBe(2);
   });
 
@@ -106,9 +97,8 @@ describe("downloads worker", () => {
     // A new week, so the allowance allows it.
     h.sim.clock.set(new Date(nextQuotaWindow(h.sim.clock.now()).getTime() + 60_000));
     worker = await start();
-    await waitFor(
-      () => h.pool.query<{ status: string }>("SELECT status FROM downloads WHERE deviationid = $1 AND kind = 'original'", [rows[0]!.deviationid]),
-      (r) => r.rows[0]?.status === "done",
-    );
+    const status = async () =>
+      (await h.pool.query<{ status: string }>("SELECT status FROM downloads WHERE deviationid = $1 AND kind = 'original'", [rows[0]!.deviationid])).rows[0]?.status;
+    await expect.poll(status, POLL).toBe("done");
   });
 });

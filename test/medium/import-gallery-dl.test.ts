@@ -121,7 +121,10 @@ describe(importGalleryDl.name, () => {
     for (const o of fixture.originals) expect(rows.get(o.deviationid)).toMatchObject({ status: "done", source: "imported" });
     expect(rows.get(fixture.standIn.deviationid)).toMatchObject({ status: "done", rendition: "original", source: "service" });
     // The preview kept beside the png survives every later store.
-    const { rows: kept } = await h.pool.query<{ path: string }>("SELECT path FROM imported_files");
+    const { rows: kept } = await h.pool.query<{ path: string; role: string; deviationid: string }>("SELECT path, role, deviationid FROM imported_files");
+    const preview = kept.find((k) => k.deviationid === fixture.pair.deviationid && k.role === "rendition");
+    expect(preview, "the pair's preview is still recorded").toBeDefined();
+    expect((await fs.readFile(h.deps.archive.resolveInside(preview!.path))).equals(await fs.readFile(fixture.pair.preview))).toBe(true);
     for (const k of kept) await expect(fs.stat(h.deps.archive.resolveInside(k.path))).resolves.toBeTruthy();
   });
 

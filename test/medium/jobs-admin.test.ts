@@ -4,7 +4,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { UnrecoverableError, Worker, type Job } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { formatFailed } from "../../src/cli/jobs.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { createRedis } from "../../src/queue/redis.ts";
@@ -23,12 +23,9 @@ async function processor(job: Job) {
   return { status: "done" };
 }
 
+/** vi.waitFor, not expect.poll: beforeAll waits with it too, and expect.poll works only inside a test. */
 async function until(check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await vi.waitFor(async () => expect(await check(), what).toBe(true), { timeout: ms, interval: 25 });
 }
 
 beforeAll(async () => {
@@ -85,11 +82,15 @@ describe(QueueAdmin.name, () => {
 
   it("pauses and resumes a queue, and counts its jobs", async () => {
     await admin.pause("sync");
+    const addedAt = Date.now();
     await admin.queue("sync").add("sync.source", { accountId: 1, source: "notes", key: "" }, { jobId: "while-paused" });
+    // No event says "the worker did not take it": give the running worker time it would need (a few ms).
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const counts = (await admin.counts()).find((c) => c.name === "sync")!;
+    // Counted as of a minute after the add (the clock counts() takes), so the age is exact, not a race.
+    const counts = (await admin.counts(addedAt + 60_000)).find((c) => c.name === "sync")!;
     expect(counts).toMatchObject({ paused: true, waiting: 1 });
-    expect(counts.oldestWaitingMs).toBeGreaterThanOrEqual(150);
+    expect(counts.oldestWaitingMs).toBeGreaterThan(59_000);
+    expect(counts.oldestWaitingMs).toBeLessThanOrEqual(60_000);
     expect(processed).not.toContain("while-paused");
     await admin.resume("sync");
     await until(async () => processed.includes("while-paused"), "the job to run after resume");

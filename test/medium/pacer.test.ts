@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ThrottleDelayError } from "../../src/api/errors.ts";
 import { createPacer, type PacerClock, type PacerOptions } from "../../src/api/pacer.ts";
@@ -37,6 +36,9 @@ function pacer(extra: Partial<PacerOptions> = {}) {
   return { pacer: createPacer({ redis: r.redis, prefix: r.prefix, baseDelayMs: 1000, jitter: 0, clock, ...extra }), clock };
 }
 
+/** Waiters queued on a key (the pacer's own zset): what a test waits for instead of sleeping. */
+const queued = (key: string) => r.redis.zcard(`${r.prefix}:pacer:${key}:queue`);
+
 describe(createPacer.name, () => {
   it("lets one request per key through at a time by default", async () => {
     const { pacer: p, clock } = pacer({ pollMs: 10 });
@@ -58,13 +60,14 @@ describe(createPacer.name, () => {
     const key = newKey();
     const a1 = await p.acquire(key);
     const waitingB = p.acquire(key, { maxWaitMs: 5000 });
-    await sleep(30); // B is queued now
+    await expect.poll(() => queued(key)).toBe(1); // B is queued now
     await a1.release("success");
     // A asks again at once: it must queue behind B rather than take the key straight back.
     let a2Granted = false;
     const waitingA2 = p.acquire(key, { maxWaitMs: 5000 }).then((permit) => ((a2Granted = true), permit));
     const b = await waitingB;
-    await sleep(30);
+    // A2 waits in the queue (had it taken the key straight back it would never be queued).
+    await expect.poll(() => queued(key)).toBe(1);
     expect(a2Granted).toBe(false);
     await b.release("success");
     await (await waitingA2).release("success");
@@ -77,7 +80,7 @@ describe(createPacer.name, () => {
     const key = newKey();
     const held = await p.acquire(key);
     const waiting = p.acquire(key, { maxWaitMs: 5000 });
-    await sleep(30); // the waiter is asleep now
+    await expect.poll(() => queued(key)).toBe(1); // the waiter has checked the key and waits for it now
     const releasedAt = Date.now();
     await held.release("success");
     const next = await waiting;
@@ -95,7 +98,9 @@ describe(createPacer.name, () => {
     try {
       const held = await holder.acquire(key);
       const waiting = waiter.acquire(key, { maxWaitMs: 5000 });
-      await sleep(100); // the waiter is asleep and subscribed now
+      // The waiter is queued and subscribed to the key's release channel now.
+      await expect.poll(() => queued(key)).toBe(1);
+      await expect.poll(async () => (await r.redis.pubsub("NUMSUB", `${r.prefix}:pacer:${key}:released`))[1]).toBe(1);
       const releasedAt = Date.now();
       await held.release("success");
       const next = await waiting;
@@ -220,7 +225,8 @@ describe(createPacer.name, () => {
     const held = await p.acquire(key);
     const controller = new AbortController();
     const waiting = p.acquire(key, { maxWaitMs: 10_000, signal: controller.signal });
-    setTimeout(() => controller.abort(new Error("stop")), 30);
+    await expect.poll(() => queued(key)).toBe(1);
+    controller.abort(new Error("stop"));
     await expect(waiting).rejects.toThrow("stop");
     await held.release("success");
   });

@@ -47,7 +47,7 @@ function deps() {
 describe(collectStatus.name, () => {
   it("reports accounts, sources, queues, downloads, archive and workers, valid against the schema", async () => {
     const prefix = h.services.config.redisPrefix;
-    await queues.queue("sync").add("sync.source", { accountId: h.account.id, source: "gallery", key: "" }, { jobId: "status-waiting" });
+    await queues.queue("sync").add("sync.source", { accountId: h.account.id, source: "gallery", key: "" }, { jobId: "status-waiting", timestamp: Date.now() - 90_000 });
     await h.services.redis.set(`${prefix}:heartbeat:testhost:4242`, JSON.stringify({ id: "testhost:4242", at: new Date().toISOString() }), "EX", 60);
     const { rows } = await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM deviations WHERE type = 'image' ORDER BY deviationid LIMIT 2");
     const files = [];
@@ -69,7 +69,9 @@ describe(collectStatus.name, () => {
     expect(report.sources.map((s) => s.source).sort()).toEqual(["gallery", "notes"]);
     expect(report.queues.map((q) => q.name)).toEqual(["sync", "downloads", "maintenance", "digest"]);
     expect(report.queues[0]).toMatchObject({ name: "sync", waiting: 1, paused: false });
-    expect(report.queues[0]!.oldestWaitingS).toBeGreaterThanOrEqual(0);
+    // The job waits since 90 s before the report; a slow run adds seconds, never removes them.
+    expect(report.queues[0]!.oldestWaitingS).toBeGreaterThanOrEqual(90);
+    expect(report.queues[0]!.oldestWaitingS).toBeLessThan(150);
     expect(report.downloads.byStatus.done).toBe(2);
     expect(report.downloads.bytesStored).toBe(files[0]!.size + files[1]!.size);
     expect(report.downloads.quota).toEqual([

@@ -159,7 +159,9 @@ describe(Archive.name, () => {
     };
     const controller = new AbortController();
     const pending = archive.storeStream({ key: "ABORT", body, ext: "jpg", expectedSize: 2_000_000, signal: controller.signal, etag: '"a"' });
-    setTimeout(() => controller.abort(), 50);
+    // Abort once the first chunk is on disk and the body has stalled.
+    await expect.poll(async () => (await archive.partialState("ABORT")).size).toBe(700_000);
+    controller.abort();
     await expect(pending).rejects.toMatchObject({ name: "AbortError" });
     expect(returned).toBe(true);
     expect(await archive.partialState("ABORT")).toEqual({ size: 700_000, etag: '"a"' });
@@ -170,8 +172,8 @@ describe(Archive.name, () => {
     const archive = new Archive({ root, minFreeBytes: 0 });
     const controller = new AbortController();
     const stalled: AsyncIterable<Uint8Array> = { [Symbol.asyncIterator]: () => ({ next: () => new Promise<IteratorResult<Uint8Array>>(() => undefined) }) };
+    // storeStream claims its key when called, before its first await: no wait is needed here.
     const first = archive.storeStream({ key: "SAME", body: stalled, ext: "jpg", signal: controller.signal });
-    await new Promise((r) => setTimeout(r, 20));
     await expect(archive.storeStream({ key: "SAME", body: chunks(Buffer.from("x")), ext: "jpg" })).rejects.toThrow(/already running/);
     controller.abort();
     await expect(first).rejects.toThrow();

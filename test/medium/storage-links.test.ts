@@ -5,7 +5,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Archive } from "../../src/storage/archive.ts";
-import { buildReadableLinks } from "../../src/storage/links.ts";
+import { ReadableTreeRepository } from "../../src/db/readable-tree.repository.ts";
+import { buildReadableLinks, MAX_FOLDER_DEPTH } from "../../src/storage/links.ts";
 import { readableName } from "../../src/storage/sanitize.ts";
 import { createMirrorDb, type MirrorDb } from "../helpers/mirror-fixtures.ts";
 
@@ -93,7 +94,7 @@ describe(buildReadableLinks.name, () => {
     await download("D-LOOSE", "original", "done", archive.resolveInside(original.relPath), original.sha256);
     await download("D-WANTED", "original", "wanted", null);
 
-    const links = await buildReadableLinks(m.pool, archive.root);
+    const links = await buildReadableLinks(await new ReadableTreeRepository(m.pool).listPlacements(MAX_FOLDER_DEPTH), archive.root);
     const shared = readableName({ title: "../../etc/passwd", deviationid: "D-SHARED", ext: "png" });
     const sharedLinks = links.filter((l) => l.linkPath.endsWith(shared));
     expect(sharedLinks.map((l) => l.linkPath).sort()).toEqual(
@@ -112,7 +113,7 @@ describe(buildReadableLinks.name, () => {
     expect(links.some((l) => l.linkPath.includes("D-WANTED"))).toBe(false);
     expect(links).toHaveLength(8);
     // Deterministic.
-    expect(await buildReadableLinks(m.pool, archive.root)).toEqual(links);
+    expect(await buildReadableLinks(await new ReadableTreeRepository(m.pool).listPlacements(MAX_FOLDER_DEPTH), archive.root)).toEqual(links);
 
     expect(await archive.writeLinks(links)).toEqual({ written: 8, removed: 0 });
     const target = await fs.realpath(archive.resolveInside(original.relPath));
@@ -123,7 +124,7 @@ describe(buildReadableLinks.name, () => {
 
     // Leaving a collection removes its link on the next regeneration.
     await sql("UPDATE folder_members SET removed_at = now(), removed_reason = 'gone_from_listing' WHERE folderid = 'C-2'");
-    const after = await buildReadableLinks(m.pool, archive.root);
+    const after = await buildReadableLinks(await new ReadableTreeRepository(m.pool).listPlacements(MAX_FOLDER_DEPTH), archive.root);
     expect(after).toHaveLength(7);
     expect(await archive.writeLinks(after)).toEqual({ written: 0, removed: 1 });
   });

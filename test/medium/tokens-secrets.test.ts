@@ -3,7 +3,7 @@
 // any token, the client secret, an authorization code or a PKCE verifier.
 import { randomBytes } from "node:crypto";
 import got from "got";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULT_SCOPES, interactiveLogin } from "../../src/api/oauth.ts";
 import { placebo } from "../../src/api/tokens.ts";
 import { TokenCipher } from "../../src/crypto/token-cipher.ts";
@@ -105,7 +105,8 @@ describe("secrets never leak", () => {
     f.sim.faults.add({ route: "/oauth2/token", kind: "latency", latencyMs: 200, times: 1 });
     f.clock.advance(55 * MINUTE);
     const refreshing = provider.getAccessToken();
-    await new Promise((r) => setTimeout(r, 100));
+    const locks = () => f.redis.redis.keys(`${f.redis.prefix}:oauth:refresh-lock:*`);
+    await vi.waitFor(async () => expect(await locks(), "the refresh lock while the token endpoint is slow").toHaveLength(1), { timeout: 2_000, interval: 10 });
     await snapshotRedis();
     keep(await refreshing);
     // A 401 mid-call.

@@ -340,12 +340,7 @@ describe("the refresh lock in Redis", () => {
     f.clock.advance(55 * MINUTE);
     const refreshing = provider.getAccessToken();
     const key = `${f.redis.prefix}:oauth:refresh-lock:${row!.id}`;
-    let value: string | null = null;
-    for (let i = 0; i < 50 && value === null; i++) {
-      value = await f.redis.redis.get(key);
-      if (value === null) await new Promise((r) => setTimeout(r, 10));
-    }
-    expect(value).toMatch(/^[0-9a-f]{32}$/);
+    await expect.poll(() => f.redis.redis.get(key), { timeout: 500, interval: 10 }).toMatch(/^[0-9a-f]{32}$/);
     const ttl = await f.redis.redis.pttl(key);
     expect(ttl).toBeGreaterThan(0);
     // The lock outlives a whole refresh, its retries included (docs/service-behaviour.md#unknown-grant-type).

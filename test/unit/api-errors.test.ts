@@ -5,11 +5,13 @@ import {
   ThrottleDelayError,
   classifyStatus,
   errorFromResponse,
+  isMissing,
   isPermanent,
   malformedError,
   networkError,
   parseErrorBody,
 } from "../../src/api/errors.ts";
+import { delayOf, isRemoteServiceError, isStop } from "../../src/queue/job-definition.ts";
 import { registerSecret } from "../../src/redact.ts";
 
 const body = (o: Record<string, unknown>) => JSON.stringify({ ...o, status: "error" });
@@ -131,5 +133,29 @@ describe(ApiError.name, () => {
     expect(err.errorDescription).not.toContain(token);
     const m = malformedError({ operation: "op", detail: `not JSON: "Bearer ${token}"` });
     expect(m.message).not.toContain(token);
+  });
+});
+
+describe("the job outcome an ApiError asks for", () => {
+  it("stops on a permanent failure, retries a transient one, delays a throttle without spending an attempt", () => {
+    const notFound = new ApiError({ kind: "not_found", operation: "deviation.get", status: 400, errorCode: 0 });
+    const server = new ApiError({ kind: "server", operation: "gallery.all", status: 503 });
+    const throttle = new ThrottleDelayError({ operation: "gallery.all", status: 429, waitMs: 4000, pacerKey: "123:u1", retryAt: 10_000 });
+    expect([isStop(notFound), isStop(server), isStop(throttle)]).toEqual([true, false, false]);
+    expect(delayOf(throttle)).toEqual({ waitMs: 4000, key: "123:u1" });
+    expect(delayOf(server)).toBeUndefined();
+    expect([notFound, server, throttle].map(isRemoteServiceError)).toEqual([true, true, true]);
+    expect(isRemoteServiceError(new Error("Connection terminated unexpectedly"))).toBe(false);
+  });
+});
+
+describe(isMissing.name, () => {
+  it("counts a bare refusal as missing only when asked to (ids the service handed out earlier)", () => {
+    const refusal = new ApiError({ kind: "client", operation: "messages.feedback.stack", status: 400 });
+    const notFound = new ApiError({ kind: "not_found", operation: "deviation.get", status: 400, errorCode: 0 });
+    const scope = new ApiError({ kind: "insufficient_scope", operation: "notes.list", status: 403 });
+    expect([isMissing(refusal), isMissing(notFound), isMissing(scope)]).toEqual([false, true, false]);
+    expect([refusal, notFound, scope].map((e) => isMissing(e, { refusalMeansMissing: true }))).toEqual([true, true, false]);
+    expect(isMissing(new Error("not an API error"), { refusalMeansMissing: true })).toBe(false);
   });
 });

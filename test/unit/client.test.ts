@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { CATALOGUE, operation } from "../../src/api/catalogue.ts";
-import { DaClient, RESPONSE_SCHEMAS, WRITE_OPERATIONS, journalUpdateForm, type JournalFields } from "../../src/api/client.ts";
+import { DaClient, WRITE_OPERATIONS, journalUpdateForm, responseSchema, type JournalFields } from "../../src/api/client.ts";
 import type {
   ApiRequest,
   ApiTransport,
@@ -222,6 +222,8 @@ describe(DaClient.name, () => {
   });
 
   it("has a response schema for every catalogue operation", () => {
-    expect(Object.keys(RESPONSE_SCHEMAS).sort()).toEqual(CATALOGUE.map((op) => op.id).sort());
+    // The schema lives in the entry (src/api/catalogue/*.ts); an entry written without one would read as undefined here.
+    const missing = CATALOGUE.filter((op) => typeof responseSchema(op.id)?.safeParse !== "function").map((op) => op.id);
+    expect(missing).toEqual([]);
   });
 });

@@ -48,6 +48,11 @@ describe("digest configuration", () => {
     for (const name of ["DVAULT_DIGEST_CRON", "DVAULT_DIGEST_TZ", "DVAULT_DIGEST_CHANNELS", "DVAULT_SMTP_PORT", "DVAULT_DIGEST_SEND_EMPTY"]) expect(message).toContain(name);
   });
 
+  it("refuses a cron expression no date satisfies, which would never tick", () => {
+    expect(() => load({ DVAULT_DIGEST_CRON: "0 8 30 2 *" })).toThrow(/DVAULT_DIGEST_CRON expects a 5-field cron expression/);
+    expect(load({ DVAULT_DIGEST_CRON: "0 8 L * *" }).digest.cron).toBe("0 8 L * *");
+  });
+
   it("refuses a channel without what it needs", () => {
     expect(() => load({ DVAULT_DIGEST_CHANNELS: "smtp" })).toThrow(/DVAULT_SMTP_HOST, DVAULT_SMTP_FROM, DVAULT_SMTP_TO must be set when DVAULT_DIGEST_CHANNELS includes smtp/);
     expect(() => load({ DVAULT_DIGEST_CHANNELS: "webhook", DVAULT_WEBHOOK_URL: "https://h.example" })).toThrow(/DVAULT_WEBHOOK_SECRET must be set/);

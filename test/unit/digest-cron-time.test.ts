@@ -41,6 +41,35 @@ describe(CronClock.name, () => {
     expect(iso(gap.latestTickAtOrBefore(new Date("2026-03-29T12:00:00Z")))).toBe("2026-03-28T01:30:00.000Z");
   });
 
+  it("counts a local time the fall-back switch repeats once, at its second occurrence", () => {
+    // 02:30 in Berlin happens twice on 25 Oct 2026: at 00:30 UTC (summer time) and at 01:30 UTC (winter time).
+    const c = clock("30 2 * * *", "Europe/Berlin");
+    expect(iso(c.latestTickAtOrBefore(new Date("2026-10-25T00:30:00Z")))).toBe("2026-10-24T00:30:00.000Z");
+    expect(iso(c.latestTickAtOrBefore(new Date("2026-10-25T01:00:00Z")))).toBe("2026-10-24T00:30:00.000Z");
+    expect(iso(c.latestTickAtOrBefore(new Date("2026-10-25T01:30:00Z")))).toBe("2026-10-25T01:30:00.000Z");
+    expect(iso(c.previousTick(new Date("2026-10-25T01:30:00Z")))).toBe("2026-10-24T00:30:00.000Z");
+    expect(c.isTick(new Date("2026-10-25T00:30:00Z"))).toBe(false);
+    // Hourly: the repeated 02:00 is one tick too (01:00 UTC), so the hour before it ends at 01:00 local.
+    const hourly = clock("0 * * * *", "Europe/Berlin");
+    expect(iso(hourly.latestTickAtOrBefore(new Date("2026-10-25T00:30:00Z")))).toBe("2026-10-24T23:00:00.000Z");
+    expect(iso(hourly.previousTick(new Date("2026-10-25T02:00:00Z")))).toBe("2026-10-25T01:00:00.000Z");
+  });
+
+  it("crosses a half-hour DST switch and the American one", () => {
+    // Lord Howe Island moves from +10:30 to +11 at 02:00 on 4 Oct 2026: 02:00 does not exist that night.
+    const c = clock("0 2 * * *", "Australia/Lord_Howe");
+    expect(iso(c.latestTickAtOrBefore(new Date("2026-10-04T06:00:00Z")))).toBe("2026-10-02T15:30:00.000Z");
+    expect(iso(c.previousTick(new Date("2026-10-04T15:00:00Z")))).toBe("2026-10-02T15:30:00.000Z");
+    // New York springs forward at 02:00 on 8 Mar 2026 and falls back at 02:00 on 1 Nov 2026.
+    const ny = clock("30 2 * * *", "America/New_York");
+    expect(iso(ny.latestTickAtOrBefore(new Date("2026-03-08T12:00:00Z")))).toBe("2026-03-07T07:30:00.000Z");
+    expect(iso(ny.latestTickAtOrBefore(new Date("2026-11-01T12:00:00Z")))).toBe("2026-11-01T07:30:00.000Z");
+  });
+
+  it("has no tick for an expression no date satisfies", () => {
+    expect(clock("0 0 30 2 *", "UTC").latestTickAtOrBefore(new Date("2026-11-05T12:00:00Z"))).toBeUndefined();
+  });
+
   it("handles sparse expressions: last day of the month, leap days, frequent ticks", () => {
     expect(iso(clock("0 12 L * *", "UTC").latestTickAtOrBefore(new Date("2026-11-05T12:00:00Z")))).toBe("2026-10-31T12:00:00.000Z");
     expect(iso(clock("0 0 29 2 *", "UTC").latestTickAtOrBefore(new Date("2027-11-05T12:00:00Z")))).toBe("2024-02-29T00:00:00.000Z");

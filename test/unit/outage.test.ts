@@ -77,14 +77,13 @@ describe(watchRedisLoss.name, () => {
     expect(rebuilds).toBe(0);
     // A reconnect to a Redis that kept its data: the repair only, and only once.
     (redis as unknown as EventEmitter).emit("ready");
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await expect.poll(() => repairs).toBe(1);
     await guard.check();
     expect({ rebuilds, repairs }).toEqual({ rebuilds: 0, repairs: 1 });
     intact = false;
     // A reconnect alone triggers the check.
     (redis as unknown as EventEmitter).emit("ready");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(rebuilds).toBe(1);
+    await expect.poll(() => rebuilds).toBe(1);
     // A failed rebuild is logged, and the next check tries again.
     intact = false;
     failNext = true;

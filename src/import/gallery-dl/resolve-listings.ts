@@ -9,7 +9,7 @@ import { DeviationRepository } from "../../db/deviation.repository.ts";
 import { distinctUsers } from "../../db/mirror-rows.ts";
 import { UserRepository } from "../../db/user.repository.ts";
 import { withTransaction } from "../../db/with-transaction.ts";
-import type pg from "pg";
+import type { PgPool } from "../../db/connect.ts";
 
 export type ListingWant = {
   username: string;
@@ -34,7 +34,7 @@ const MAX_WAIT_MS = 15 * 60_000;
 
 export async function resolveThroughListings(args: {
   client: DaClient;
-  pool: pg.Pool;
+  pool: PgPool;
   wants: readonly ListingWant[];
   now: () => Date;
   signal?: AbortSignal;

@@ -1,7 +1,7 @@
 // The folder walk's plan (which folders a run opens, and how) and how a folder's walk is closed: its size
 // remembered, its gap recorded or cleared (docs/service-behaviour.md#offset-ceiling), its departed members
 // marked removed, or the walk stopped when the owner is gone. The walking itself is folder-walk.ts.
-import { isApiError, isPermanent } from "../../api/errors.ts";
+import { isMissing, userStateOf } from "../../api/errors.ts";
 import { DEFAULT_OFFSET_CEILING } from "../../api/paginate.ts";
 import type { FolderKind } from "../../db/mirror-rows.ts";
 import type { SyncRepos } from "../repos.ts";
@@ -51,8 +51,7 @@ export type FolderEnd = { complete: boolean; truncated: boolean; vanished: boole
  * whole walk stops with that (UserUnavailableError); otherwise the folder itself is gone (true).
  */
 export async function folderRefused(ctx: SourceContext, owner: FolderSpec["owner"], err: unknown): Promise<boolean> {
-  if (!isApiError(err) || !isPermanent(err) || err.kind === "gone" || err.kind === "malformed") return false;
-  if (!["client", "not_found", "user_unavailable"].includes(err.kind)) return false;
+  if (!isMissing(err, { refusalMeansMissing: true }) && userStateOf(err) === undefined) return false;
   const username = owner.username;
   if (!username) return true;
   const check = await checkUser(ctx.client, username);

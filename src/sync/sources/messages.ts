@@ -8,7 +8,7 @@
 // marks messages that no listing returned as removed.
 import { z } from "zod";
 import type { PageIterator } from "../../api/transport.ts";
-import { isApiError } from "../../api/errors.ts";
+import { isMissing } from "../../api/errors.ts";
 import type { Deviation, Message, User } from "../../api/types.ts";
 import type { MessageBox } from "../../db/message.repository.ts";
 import { distinctDeviations, distinctUsers, type UpsertCounts } from "../../db/mirror-rows.ts";
@@ -105,7 +105,7 @@ async function mirrorStack(ctx: SourceContext, box: "feedback" | "mentions", top
       if (!whole && quiet(counts)) break;
     }
   } catch (err) {
-    if (isApiError(err) && (err.kind === "client" || err.kind === "not_found")) {
+    if (isMissing(err, { refusalMeansMissing: true })) {
       ctx.log.info({ stackid, box, err }, "message stack no longer listed; skipped");
       return;
     }

@@ -1,0 +1,160 @@
+// Old and new code measured interleaved in one run: the ingest, API-economy and end-to-end benchmarks of a
+// base revision and of this working tree, alternating which goes first each round, so a busy machine slows
+// both alike. It prints each figure's median per side and new / old, and writes the table into
+// docs/PERFORMANCE.md (section "compare-revisions") unless --no-docs.
+// Run: node --import tsx bench/compare-revisions.ts --base <revision> [--rounds 3] [--deviations 600] [--no-docs]
+// The base is checked out into a temporary git worktree that borrows this tree's node_modules.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { machine, median, table, writeDocSection } from "./bench-env.ts";
+
+const { values: args } = parseArgs({
+  options: {
+    base: { type: "string" },
+    rounds: { type: "string", default: "3" },
+    deviations: { type: "string", default: "600" },
+    "no-docs": { type: "boolean", default: false },
+  },
+});
+if (!args.base) {
+  process.stderr.write("compare-revisions: give --base <revision> (the commit to compare this tree against, e.g. the commit before a refactor)\n");
+  process.exit(2);
+}
+const ROUNDS = Number(args.rounds);
+const DEVIATIONS = Number(args.deviations);
+const HEAD_DIR = path.resolve(import.meta.dirname, "..");
+
+type Figure = { bench: string; name: string; value: number; better: "higher" | "lower" };
+
+/** Each benchmark, how to run it small enough to repeat, and the figures read back from what it prints. */
+const BENCHES: Array<{ file: string; args: string[]; read: (out: string) => Figure[] }> = [
+  {
+    file: "bench/ingest.ts",
+    args: ["--count", "3000"],
+    read: (out) => {
+      const m = /repository \/ raw\s+([\d.]+)\s+([\d.]+)/.exec(out);
+      if (!m) return [];
+      return [
+        { bench: "ingest", name: "repository / raw, first load", value: Number(m[1]), better: "higher" },
+        { bench: "ingest", name: "repository / raw, re-sync", value: Number(m[2]), better: "higher" },
+      ];
+    },
+  },
+  {
+    file: "bench/api-economy.ts",
+    args: ["--deviations", String(DEVIATIONS * 2), "--no-docs"],
+    read: (out) => {
+      const first = /First full sync of \d+ deviations: (\d+) API calls.*?\(minimum (\d+),/.exec(out);
+      const folders = /Galleries \+ collections listings and metadata: (\d+) calls against a minimum of (\d+)/.exec(out);
+      const figures: Figure[] = [];
+      if (first) figures.push({ bench: "api-economy", name: "calls / minimum, first full sync", value: Number(first[1]) / Number(first[2]), better: "lower" });
+      if (folders) figures.push({ bench: "api-economy", name: "calls / minimum, galleries + collections", value: Number(folders[1]) / Number(folders[2]), better: "lower" });
+      return figures;
+    },
+  },
+  {
+    file: "bench/end-to-end.ts",
+    args: ["--deviations", String(DEVIATIONS), "--no-docs"],
+    read: (out) => {
+      const m = /\| 1 in-process worker \| \d+ \| [\d.]+ \| [\d.]+ \| \*\*([\d.]+)\*\*/.exec(out);
+      return m ? [{ bench: "end-to-end", name: "wall / minimum", value: Number(m[1]), better: "lower" }] : [];
+    },
+  },
+];
+
+function git(cwd: string, ...a: string[]): string {
+  const r = spawnSync("git", a, { cwd, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`git ${a.join(" ")}: ${r.stderr.trim()}`);
+  return r.stdout.trim();
+}
+
+function prepareBase(rev: string): { dir: string; commit: string; cleanup: () => void } {
+  const commit = git(HEAD_DIR, "rev-parse", "--short", rev);
+  const dir = path.join(mkdtempSync(path.join(tmpdir(), "dvault-base-")), "tree");
+  git(HEAD_DIR, "worktree", "add", "--detach", dir, commit);
+  symlinkSync(path.join(HEAD_DIR, "node_modules"), path.join(dir, "node_modules"));
+  const gen = spawnSync(process.execPath, ["scripts/prisma-generate.js"], { cwd: dir, stdio: "ignore" });
+  if (gen.status !== 0) throw new Error(`the Prisma client of ${commit} did not generate`);
+  return {
+    dir,
+    commit,
+    cleanup: () => {
+      git(HEAD_DIR, "worktree", "remove", "--force", dir);
+      rmSync(path.dirname(dir), { recursive: true, force: true });
+    },
+  };
+}
+
+function runBench(dir: string, bench: (typeof BENCHES)[number]): Figure[] {
+  const r = spawnSync(process.execPath, ["--import", "tsx", bench.file, ...bench.args], { cwd: dir, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  const figures = bench.read(r.stdout ?? "");
+  if (r.status !== 0 || figures.length === 0) {
+    process.stderr.write(`${bench.file} in ${dir} failed (exit ${r.status}):\n${(r.stderr ?? "").slice(-2000)}\n`);
+    process.exit(1);
+  }
+  return figures;
+}
+
+async function main(): Promise<void> {
+  const base = prepareBase(args.base as string);
+  const headCommit = git(HEAD_DIR, "rev-parse", "--short", "HEAD");
+  const dirty = git(HEAD_DIR, "status", "--porcelain", "--untracked-files=no") !== "";
+  const seen = new Map<string, { figure: Figure; old: number[]; now: number[] }>();
+  const started = Date.now();
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? (["old", "now"] as const) : (["now", "old"] as const);
+      for (const bench of BENCHES) {
+        for (const side of order) {
+          const figures = runBench(side === "old" ? base.dir : HEAD_DIR, bench);
+          for (const f of figures) {
+            const key = `${f.bench}: ${f.name}`;
+            const entry = seen.get(key) ?? { figure: f, old: [], now: [] };
+            entry[side].push(f.value);
+            seen.set(key, entry);
+          }
+          process.stderr.write(`round ${round + 1}/${ROUNDS} ${bench.file} ${side}: ${figures.map((f) => `${f.name} ${f.value.toFixed(3)}`).join(", ")}\n`);
+        }
+      }
+    }
+  } finally {
+    base.cleanup();
+  }
+  const rows: Array<Array<string | number>> = [];
+  let worst = 0;
+  for (const [key, { figure, old, now }] of seen) {
+    const o = median(old);
+    const n = median(now);
+    // How much worse the new code is, as a fraction: positive is worse, whichever way the figure points.
+    const worse = figure.better === "higher" ? o / n - 1 : n / o - 1;
+    worst = Math.max(worst, worse);
+    rows.push([key, figure.better, o.toFixed(3), n.toFixed(3), (n / o).toFixed(3), worse <= 0.05 ? "yes" : "**no**"]);
+  }
+  const minutes = ((Date.now() - started) / 60000).toFixed(1);
+  const result = table(["figure", "better when", `old (${base.commit}) median`, `new (${headCommit}${dirty ? "+changes" : ""}) median`, "new / old", "within 5 %"], rows);
+  process.stdout.write(`\n## Old and new, interleaved\n\n${result}\n\n(${ROUNDS} rounds, ${minutes} min; worst ${(worst * 100).toFixed(1)} % worse)\n`);
+  if (!args["no-docs"]) {
+    await writeDocSection(
+      "compare-revisions",
+      [
+        "## Renovation: old and new code measured interleaved",
+        "",
+        `Machine: ${machine()}. Run ${new Date().toISOString()}, ${minutes} min.`,
+        "",
+        `Command: \`node --import tsx bench/compare-revisions.ts --base ${base.commit} --rounds ${ROUNDS} --deviations ${DEVIATIONS}\``,
+        "",
+        "The ingest, API-economy and end-to-end benchmarks of the old revision (checked out into a temporary worktree) and of this",
+        "tree run one after the other, the order swapped each round, so load on the machine falls on both alike; sizes are smaller",
+        `than the full benchmarks' (ingest 3 000 deviations, API economy ${DEVIATIONS * 2}, end to end ${DEVIATIONS}) so the rounds fit in`,
+        "one sitting. Each cell is the median over the rounds; \"within 5 %\" compares in the direction that is worse.",
+        "",
+        result,
+      ].join("\n"),
+    );
+  }
+}
+
+await main();

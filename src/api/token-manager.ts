@@ -1,0 +1,227 @@
+// The token manager: the one owner of every account's tokens. It hands out a provider per account, stores
+// new grants, reports and revokes them; refreshes go through src/api/token-refresh.ts, the one refresh path.
+import type { Redis } from "ioredis";
+import type { TokenCipher } from "../crypto/token-cipher.ts";
+import { UserError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { registerSecret } from "../redact.ts";
+import { AccountTokens, clientRowName } from "./account-tokens.ts";
+import type { OAuthClient, TokenGrant } from "./oauth.ts";
+import { TokenRefresher } from "./token-refresh.ts";
+import { DAY, DEFAULT_REFRESH_MARGIN_MS, TokenSessions, type Session, type Trigger } from "./token-session.ts";
+import type { ClientAuth, GrantType, StoredAccount, TokenStore } from "./token-store.ts";
+
+export type TokenManagerOptions = {
+  /** Where accounts and their sealed tokens live (src/db/account-token-store.ts in the app). */
+  repo: TokenStore;
+  cipher: TokenCipher;
+  oauth: OAuthClient;
+  redis: Redis;
+  /** config.redisPrefix; the lock lives at `<prefix>:oauth:refresh-lock:<account id>`. */
+  redisPrefix: string;
+  log: Logger;
+  /** Epoch ms; injectable so tests can follow the simulator's clock. */
+  now?: () => number;
+  refreshMarginMs?: number;
+  /** Longer than a token request can take, so a lock never expires under a live refresh. */
+  lockTtlMs?: number;
+  /** How long a caller waits for another process's refresh before giving up (deferred, not lost). */
+  waitTimeoutMs?: number;
+  pollMs?: number;
+  /** Told once when an account turns needs_reauth, so its jobs can be stopped. */
+  onNeedsReauth?: (event: { accountId: number; account: string; reason: string }) => void;
+};
+
+export type AccountStatus = {
+  id: number;
+  name: string;
+  kind: "user" | "client";
+  username: string | null;
+  userId: string | null;
+  clientId: string | null;
+  grantType: GrantType | null;
+  scopes: string[];
+  state: StoredAccount["state"];
+  stateReason: string | null;
+  accessExpiresAt: string | null;
+  refreshTokenAgeDays: number | null;
+  hasRefreshToken: boolean;
+  grantStartedAt: string | null;
+  lastRefreshAt: string | null;
+};
+
+export class TokenManager {
+  private readonly now: () => number;
+  private readonly sessions: TokenSessions;
+  private readonly refresher: TokenRefresher;
+
+  constructor(private readonly options: TokenManagerOptions) {
+    this.now = options.now ?? Date.now;
+    this.sessions = new TokenSessions(options.cipher, this.now, options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS);
+    const lockTtlMs = options.lockTtlMs ?? options.oauth.refreshBudgetMs + 30_000;
+    if (lockTtlMs <= options.oauth.timeoutMs) throw new Error("the refresh lock must outlive a token request");
+    this.refresher = new TokenRefresher({
+      store: options.repo,
+      sessions: this.sessions,
+      oauth: options.oauth,
+      redis: options.redis,
+      redisPrefix: options.redisPrefix,
+      log: options.log,
+      now: this.now,
+      lockTtlMs,
+      waitTimeoutMs: options.waitTimeoutMs ?? lockTtlMs + 5_000,
+      pollMs: options.pollMs ?? 50,
+      ...(options.onNeedsReauth ? { onNeedsReauth: options.onNeedsReauth } : {}),
+    });
+  }
+
+  get oauth(): OAuthClient {
+    return this.options.oauth;
+  }
+
+  /** The provider for a local account name (a user grant or a client row). */
+  async forAccount(name: string): Promise<AccountTokens> {
+    const row = await this.options.repo.findByName(name);
+    if (!row) throw new UserError(`no account named "${name}"; log in with: dvault auth login --account ${name}`);
+    return new AccountTokens(this, row);
+  }
+
+  async forAccountId(id: number): Promise<AccountTokens> {
+    const row = await this.options.repo.findById(id);
+    if (!row) throw new UserError(`no account with id ${id}; list them with: dvault auth status`);
+    return new AccountTokens(this, row);
+  }
+
+  /** The client-credentials provider of the configured client; the row is created on first use. */
+  async forClient(): Promise<AccountTokens> {
+    const name = clientRowName(this.oauth.clientId);
+    const row = (await this.options.repo.findByName(name)) ?? (await this.requestClientToken({ name }));
+    return new AccountTokens(this, row);
+  }
+
+  /** A client-credentials token, stored as the client's row (`client:<client_id>`). */
+  async requestClientToken({ auth = "basic", name = clientRowName(this.oauth.clientId) }: { auth?: "basic" | "form"; name?: string } = {}): Promise<StoredAccount> {
+    const requestedAt = this.now();
+    const grant = await this.oauth.clientCredentials(auth);
+    return this.storeGrant({ name, kind: "client", grantType: "client_credentials", grant, clientAuth: auth, requestedAt });
+  }
+
+  /**
+   * Stores a new grant (login, import, client credentials), replacing the row's tokens. `requestedAt`
+   * is when the token request was sent: expiry counts from then, never from when the answer arrived.
+   */
+  async storeGrant(args: {
+    name: string;
+    kind: "user" | "client";
+    grantType: GrantType;
+    grant: TokenGrant;
+    clientAuth: ClientAuth;
+    requestedAt: number;
+    requestedScopes?: readonly string[];
+    userId?: string | null;
+    username?: string | null;
+  }): Promise<StoredAccount> {
+    const { grant, requestedAt } = args;
+    registerSecret(grant.accessToken);
+    registerSecret(grant.refreshToken);
+    const noRefresh = grant.refreshToken === undefined && args.kind === "user";
+    const expiresAt = requestedAt + grant.expiresIn * 1000;
+    const row = await this.options.repo.createOrUpdateFromGrant({
+      name: args.name,
+      kind: args.kind,
+      clientId: this.oauth.clientId,
+      grantType: args.grantType,
+      clientAuth: args.clientAuth,
+      ...(args.userId !== undefined ? { userId: args.userId } : {}),
+      ...(args.username !== undefined ? { username: args.username } : {}),
+      scopes: grant.scopes ?? [...(args.requestedScopes ?? [])],
+      state: noRefresh ? "expiring" : "ok",
+      stateReason: noRefresh
+        ? `the ${args.grantType === "implicit" ? "implicit grant" : "grant"} has no refresh token: it ends when the access token expires at ${new Date(expiresAt).toISOString()}`
+        : null,
+      now: new Date(this.now()),
+      seal: (id) => this.sessions.seal(id, grant, requestedAt),
+    });
+    this.options.log.info({ account: row.name, accountId: row.id, grantType: args.grantType, accessExpiresAt: new Date(expiresAt).toISOString() }, "stored a new grant");
+    return row;
+  }
+
+  /** Per-account summary for `dvault auth status` (flags an old refresh token as a side effect). */
+  async status(row: StoredAccount): Promise<AccountStatus> {
+    const flagged = (await this.refresher.flagOldRefreshToken(row)) ?? row;
+    const now = this.now();
+    return {
+      id: flagged.id,
+      name: flagged.name,
+      kind: flagged.kind,
+      username: flagged.username,
+      userId: flagged.userId,
+      clientId: flagged.clientId,
+      grantType: flagged.grantType,
+      scopes: flagged.scopes,
+      state: flagged.state,
+      stateReason: flagged.stateReason,
+      accessExpiresAt: flagged.accessExpiresAt?.toISOString() ?? null,
+      refreshTokenAgeDays: flagged.refreshTokenEnc && flagged.refreshIssuedAt ? Math.floor((now - flagged.refreshIssuedAt.getTime()) / DAY) : null,
+      hasRefreshToken: flagged.refreshTokenEnc !== null,
+      grantStartedAt: flagged.grantStartedAt?.toISOString() ?? null,
+      lastRefreshAt: flagged.lastRefreshAt?.toISOString() ?? null,
+    };
+  }
+
+  /** Decrypts the refresh token of a row (logout needs it); never logged. */
+  revealRefreshToken(row: StoredAccount): string | undefined {
+    return this.sessions.revealRefreshToken(row);
+  }
+
+  revealAccessToken(row: StoredAccount): string | undefined {
+    return this.sessions.revealAccessToken(row);
+  }
+
+  /**
+   * `dvault auth logout`: revokes the grant at the service (all of it, or with `refreshOnly` just the
+   * refresh token) and marks the row revoked. Under the refresh lock, so no refresh races it.
+   */
+  async logout(row: StoredAccount, { refreshOnly }: { refreshOnly: boolean }): Promise<"revoked" | "already_invalid" | "local_only"> {
+    return this.refresher.underLock(row, () => undefined, async (fresh) => {
+      const refresh = this.revealRefreshToken(fresh);
+      const access = this.revealAccessToken(fresh);
+      if (refreshOnly && refresh === undefined) {
+        throw new UserError(`account "${fresh.name}" has no refresh token to revoke${fresh.kind === "client" ? " (client-credentials tokens have none)" : ""}`);
+      }
+      const token = refresh ?? access;
+      let outcome: "revoked" | "already_invalid" | "local_only" = "local_only";
+      // Client-credentials tokens belong to no user grant; they are simply forgotten. A user row that is
+      // already revoked may still hold a live access token (after --refresh-only): revoking it ends the grant.
+      if (token !== undefined && fresh.kind === "user") {
+        outcome = await this.oauth.revoke(token, { refreshOnly, auth: fresh.clientAuth });
+      }
+      const reason = refreshOnly
+        ? "logged out with --refresh-only: the refresh token was revoked (the access token works until it expires)"
+        : "logged out: the grant was revoked";
+      await this.options.repo.markRevoked({ id: fresh.id, reason, now: new Date(this.now()), refreshOnly });
+      this.options.log.info({ account: fresh.name, accountId: fresh.id, refreshOnly, outcome }, "logged out");
+      return outcome;
+    });
+  }
+
+  /** @internal Reads the row and returns a session valid for the trigger, refreshing if needed (providers call it). */
+  session(accountId: number, trigger: Trigger): Promise<Session> {
+    return this.refresher.session(accountId, trigger);
+  }
+
+  /** The refresh margin for a token: the configured margin, never more than a fifth of its lifetime. */
+  marginFor(session: Pick<Session, "issuedAt" | "expiresAt">): number {
+    return this.sessions.marginFor(session);
+  }
+
+  /** @internal */
+  isFresh(session: Session, minValidityMs: number): boolean {
+    return this.sessions.isFresh(session, minValidityMs);
+  }
+
+  /** @internal */
+  clock(): number {
+    return this.now();
+  }
+}

@@ -1,0 +1,244 @@
+// The one refresh path of every account's tokens, used ahead of expiry, after a 401, by `dvault auth` and by
+// scheduled jobs alike.
+//
+// Refresh tokens are single-use (docs/service-behaviour.md#refresh-single-use): two processes refreshing at
+// once, or a refresh whose answer is lost, destroy the grant. So a refresh is single-flight within a
+// process (one promise per account) and across processes (a Redis lock with an expiry, then a re-read of
+// the row: a changed refresh fingerprint means another process already refreshed, and its token is used).
+// The new refresh token is committed with a compare-and-swap on the old fingerprint before the new access
+// token is handed to anyone. A dead or spent refresh token marks the account needs_reauth: no retry, no
+// second token request. Redis sees only account ids and random lock ids; logs see neither tokens nor codes.
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Redis } from "ioredis";
+import { UserError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { acquireLock } from "../redis-lock.ts";
+import { OAuthEndpointError, TokenResponseInvalidError, TokenResponseLostError, type OAuthClient, type TokenGrant } from "./oauth.ts";
+import { ReauthRequiredError, TokenRefreshDeferredError, grantUnusable } from "./token-errors.ts";
+import { DAY, REFRESH_TOKEN_WARN_AGE_MS, type Session, type TokenSessions, type Trigger } from "./token-session.ts";
+import type { RotatedTokens, StoredAccount, TokenStore } from "./token-store.ts";
+
+export type TokenRefresherOptions = {
+  store: TokenStore;
+  sessions: TokenSessions;
+  oauth: OAuthClient;
+  redis: Redis;
+  /** The lock lives at `<prefix>:oauth:refresh-lock:<account id>`. */
+  redisPrefix: string;
+  log: Logger;
+  now: () => number;
+  /** Longer than a token request can take, so a lock never expires under a live refresh. */
+  lockTtlMs: number;
+  /** How long a caller waits for another process's refresh before giving up (deferred, not lost). */
+  waitTimeoutMs: number;
+  pollMs: number;
+  /** Told once when an account turns needs_reauth, so its jobs can be stopped. */
+  onNeedsReauth?: (event: { accountId: number; account: string; reason: string }) => void;
+};
+
+export class TokenRefresher {
+  /** Single flight within this process: one refresh promise per account. */
+  private readonly inflight = new Map<number, Promise<Session>>();
+  private readonly sessions: TokenSessions;
+  private readonly now: () => number;
+
+  constructor(private readonly options: TokenRefresherOptions) {
+    this.sessions = options.sessions;
+    this.now = options.now;
+  }
+
+  /** Reads the row and returns a session valid for `minValidityMs`, refreshing if needed. */
+  async session(accountId: number, trigger: Trigger): Promise<Session> {
+    const row = await this.readUsable(accountId);
+    const current = this.sessions.decode(row);
+    if (trigger.kind === "expiry" && current && this.sessions.isFresh(current, trigger.minValidityMs)) return current;
+    if (trigger.kind === "unauthorized" && current && current.accessToken !== trigger.failedToken && this.sessions.isFresh(current, 0)) return current;
+    return this.refresh(row, current?.fingerprint ?? row.refreshTokenFingerprint, trigger);
+  }
+
+  /** One flight per account in this process; across processes the Redis lock decides. */
+  private refresh(row: StoredAccount, observedFingerprint: string | null, trigger: Trigger): Promise<Session> {
+    const running = this.inflight.get(row.id);
+    if (running) return running;
+    const flight = (row.kind === "client" ? this.renewClient(row, trigger) : this.rotate(row, observedFingerprint, trigger)).finally(() =>
+      this.inflight.delete(row.id),
+    );
+    this.inflight.set(row.id, flight);
+    return flight;
+  }
+
+  private rotate(row: StoredAccount, observedFingerprint: string | null, trigger: Trigger): Promise<Session> {
+    if (!row.refreshTokenEnc || observedFingerprint === null) {
+      // Implicit grants, and grants whose refresh token was revoked: nothing to refresh with.
+      const current = this.sessions.decode(row);
+      if (current && trigger.kind !== "unauthorized" && current.expiresAt > this.now()) return Promise.resolve(current);
+      return this.fail(row, "its access token expired and the grant has no refresh token (implicit grant or revoked refresh token)", null);
+    }
+    const adopt = (fresh: StoredAccount): Session | undefined => {
+      this.assertUsable(fresh);
+      const session = this.sessions.decode(fresh);
+      if (!session) return undefined;
+      // Another process rotated the refresh token: its access token is the one to use.
+      if (fresh.refreshTokenFingerprint !== observedFingerprint) return session;
+      if (trigger.kind === "unauthorized" && session.accessToken !== trigger.failedToken) return session;
+      if (trigger.kind === "expiry" && this.sessions.isFresh(session, trigger.minValidityMs)) return session;
+      return undefined;
+    };
+    return this.underLock(row, adopt, (fresh) => this.rotateNow(fresh));
+  }
+
+  /** Spends the refresh token. Only ever called under the lock, after re-reading the row. */
+  private async rotateNow(row: StoredAccount): Promise<Session> {
+    if (row.clientId !== null && row.clientId !== this.options.oauth.clientId) {
+      throw new UserError(
+        `account "${row.name}" was authorized for client ${row.clientId}, but DVAULT_CLIENT_ID is ${this.options.oauth.clientId}; refresh tokens only work with the client that obtained them. Set DVAULT_CLIENT_ID back, or log in again with: dvault auth login --account ${row.name}`,
+      );
+    }
+    const refreshToken = this.sessions.revealRefreshToken(row);
+    const oldFingerprint = row.refreshTokenFingerprint;
+    if (refreshToken === undefined || oldFingerprint === null) return this.fail(row, "the grant has no refresh token", null);
+    const log = this.options.log.child({ account: row.name, accountId: row.id });
+    const requestedAt = this.now();
+    let grant: TokenGrant;
+    try {
+      grant = await this.options.oauth.refresh(refreshToken, row.clientAuth);
+    } catch (err) {
+      if (err instanceof OAuthEndpointError && err.refreshTokenDead) {
+        return this.fail(row, `the service rejected its refresh token (HTTP ${err.status} ${err.error}: "${err.errorDescription ?? ""}"): it was used, revoked or expired`, oldFingerprint);
+      }
+      if (err instanceof TokenResponseLostError) {
+        return this.fail(row, `a refresh was sent but its answer was lost (${err.reason}), and the service spends a refresh token on receipt`, oldFingerprint);
+      }
+      if (err instanceof OAuthEndpointError && err.status === 401) {
+        throw new UserError(`the service rejected dvault's client credentials while refreshing account "${row.name}" (HTTP 401 ${err.error}); check DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET`);
+      }
+      // Answers that could not be read, twice: whether the token was spent is not known.
+      const known = !(err instanceof TokenResponseInvalidError);
+      log.warn({ err }, known ? "refresh failed; the grant is intact" : "refresh answers unreadable; the refresh token may be spent");
+      throw new TokenRefreshDeferredError(row.name, err instanceof Error ? err.message : String(err), known);
+    }
+    const sealed = this.sessions.seal(row.id, grant, requestedAt);
+    // Commit first: the new access token is handed out only once the new refresh token is stored.
+    const saved = await this.commitRotation(row, oldFingerprint, { ...sealed, scopes: grant.scopes ?? row.scopes, now: new Date(this.now()) });
+    if (!saved) {
+      // Only a new login or a logout can change the row under the lock: theirs wins.
+      log.warn("the account changed during the refresh (new login or logout); using the stored grant");
+      const fresh = await this.readUsable(row.id);
+      const session = this.sessions.decode(fresh);
+      if (!session) throw new ReauthRequiredError(row.name, "the stored grant has no access token");
+      return session;
+    }
+    if (grant.refreshToken === undefined) {
+      await this.options.store.markExpiring({ id: row.id, reason: "the refresh answer carried no new refresh token: log in again before the access token expires", now: new Date(this.now()) });
+    }
+    log.info({ accessExpiresAt: new Date(sealed.accessExpiresAt).toISOString() }, "refreshed the access token");
+    return { accessToken: grant.accessToken, issuedAt: requestedAt, expiresAt: sealed.accessExpiresAt.getTime(), fingerprint: sealed.refreshTokenFingerprint };
+  }
+
+  /**
+   * The new refresh token exists only in memory until this succeeds, so a failing database gets a few
+   * quick retries before the grant is given up for lost.
+   */
+  private async commitRotation(row: StoredAccount, oldFingerprint: string, rotated: RotatedTokens): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.options.store.saveRotatedToken(row.id, oldFingerprint, rotated);
+      } catch (err) {
+        if (attempt >= 3) {
+          this.options.log.error({ err, account: row.name, accountId: row.id }, "could not store the rotated refresh token: the grant is lost");
+          throw err;
+        }
+        await sleep(250 * attempt);
+      }
+    }
+  }
+
+  /** Client credentials renew by asking again; the lock only avoids a stampede of token requests. */
+  private renewClient(row: StoredAccount, trigger: Trigger): Promise<Session> {
+    const failed = trigger.kind === "unauthorized" ? trigger.failedToken : undefined;
+    const minValidity = trigger.kind === "expiry" ? trigger.minValidityMs : 0;
+    const adopt = (fresh: StoredAccount): Session | undefined => {
+      const session = this.sessions.decode(fresh);
+      if (!session) return undefined;
+      if (trigger.kind === "forced") return session.issuedAt > this.now() - 1000 ? session : undefined;
+      if (session.accessToken !== failed && this.sessions.isFresh(session, minValidity)) return session;
+      return undefined;
+    };
+    return this.underLock(row, adopt, async (fresh) => {
+      const requestedAt = this.now();
+      const grant = await this.options.oauth.clientCredentials(fresh.clientAuth);
+      const sealed = this.sessions.seal(fresh.id, grant, requestedAt);
+      await this.options.store.saveClientToken(fresh.id, { ...sealed, now: new Date(this.now()) });
+      this.options.log.info({ account: fresh.name, accountId: fresh.id, accessExpiresAt: sealed.accessExpiresAt.toISOString() }, "renewed the client-credentials token");
+      return { accessToken: grant.accessToken, issuedAt: requestedAt, expiresAt: sealed.accessExpiresAt.getTime(), fingerprint: null };
+    });
+  }
+
+  /**
+   * Takes the account's refresh lock (src/redis-lock.ts), re-reads the row and either adopts what another
+   * process stored (`adopt`) or performs the request. Waiters poll the row instead of the lock, so they
+   * pick up the new token as soon as it is committed.
+   */
+  async underLock<T>(row: StoredAccount, adopt: (fresh: StoredAccount) => T | undefined, perform: (fresh: StoredAccount) => Promise<T>): Promise<T> {
+    const key = `${this.options.redisPrefix}:oauth:refresh-lock:${row.id}`;
+    const deadline = Date.now() + this.options.waitTimeoutMs;
+    for (;;) {
+      const lock = await acquireLock(this.options.redis, key, this.options.lockTtlMs);
+      if (lock) {
+        try {
+          const fresh = await this.readRow(row.id);
+          return adopt(fresh) ?? (await perform(fresh));
+        } finally {
+          await lock.release();
+        }
+      }
+      const fresh = await this.readRow(row.id);
+      const adopted = adopt(fresh);
+      if (adopted) return adopted;
+      if (Date.now() > deadline) throw new TokenRefreshDeferredError(row.name, "another process has been refreshing it for too long");
+      await sleep(this.options.pollMs);
+    }
+  }
+
+  private async fail(row: StoredAccount, reason: string, fingerprint: string | null): Promise<never> {
+    const marked = await this.options.store.markNeedsReauth({ id: row.id, reason, now: new Date(this.now()), ...(fingerprint !== null ? { fingerprint } : {}) });
+    if (marked) {
+      this.options.log.error({ account: row.name, accountId: row.id, reason }, "the account needs to be authorized again");
+      this.options.onNeedsReauth?.({ accountId: row.id, account: row.name, reason });
+    }
+    throw new ReauthRequiredError(row.name, reason, { implicit: row.grantType === "implicit" });
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Reading the row
+
+  private async readRow(id: number): Promise<StoredAccount> {
+    const row = await this.options.store.findById(id);
+    if (!row) throw new ReauthRequiredError(`#${id}`, "the account was deleted");
+    return row;
+  }
+
+  private async readUsable(id: number): Promise<StoredAccount> {
+    const row = await this.readRow(id);
+    this.assertUsable(row);
+    return (await this.flagOldRefreshToken(row)) ?? row;
+  }
+
+  private assertUsable(row: StoredAccount): void {
+    const unusable = grantUnusable(row);
+    if (unusable) throw unusable;
+  }
+
+  /** A refresh token older than 80 days is flagged `expiring`: a warning, not an error. */
+  async flagOldRefreshToken(row: StoredAccount): Promise<StoredAccount | undefined> {
+    if (row.state !== "ok" || !row.refreshTokenEnc || !row.refreshIssuedAt) return undefined;
+    const age = this.now() - row.refreshIssuedAt.getTime();
+    if (age < REFRESH_TOKEN_WARN_AGE_MS) return undefined;
+    const reason = `its refresh token is ${Math.floor(age / DAY)} days old and the service ends it at about 90 days; any refresh renews it (dvault auth status does one), otherwise log in again`;
+    const now = new Date(this.now());
+    if (await this.options.store.markExpiring({ id: row.id, reason, now })) {
+      this.options.log.warn({ account: row.name, accountId: row.id, refreshTokenAgeDays: Math.floor(age / DAY) }, "refresh token is close to the end of its life");
+    }
+    return { ...row, state: "expiring", stateReason: reason, stateChangedAt: now };
+  }
+}

@@ -1,0 +1,85 @@
+// An access token in memory (a session) and the sealed columns it comes from: decrypting, sealing and
+// deciding whether a token is still fresh enough to use. No I/O.
+import type { TokenCipher } from "../crypto/token-cipher.ts";
+import { registerSecret } from "../redact.ts";
+import type { TokenGrant } from "./oauth.ts";
+import type { SealedTokens, StoredAccount } from "./token-store.ts";
+
+const MINUTE = 60_000;
+export const DAY = 24 * 60 * MINUTE;
+
+/** Refresh this long before expiry (capped at a fifth of the token's lifetime). */
+export const DEFAULT_REFRESH_MARGIN_MS = 10 * MINUTE;
+/** The service kills refresh tokens at about three months; warn well before. */
+export const REFRESH_TOKEN_WARN_AGE_MS = 80 * DAY;
+
+/** What a provider holds in memory between calls. */
+export type Session = {
+  accessToken: string;
+  issuedAt: number;
+  expiresAt: number;
+  /** The refresh token's fingerprint when the session was read; null for grants without one. */
+  fingerprint: string | null;
+};
+
+/** Why a session is asked for: ahead of expiry, after a 401 with the token that failed, or on demand. */
+export type Trigger = { kind: "expiry"; minValidityMs: number } | { kind: "unauthorized"; failedToken: string } | { kind: "forced" };
+
+export class TokenSessions {
+  constructor(
+    private readonly cipher: TokenCipher,
+    private readonly now: () => number,
+    private readonly marginMs: number = DEFAULT_REFRESH_MARGIN_MS,
+  ) {}
+
+  /** Decrypts the refresh token of a row (logout needs it); never logged. */
+  revealRefreshToken(row: StoredAccount): string | undefined {
+    if (!row.refreshTokenEnc) return undefined;
+    const token = this.cipher.decrypt(row.refreshTokenEnc, { accountId: row.id, field: "refresh_token" });
+    registerSecret(token);
+    return token;
+  }
+
+  revealAccessToken(row: StoredAccount): string | undefined {
+    if (!row.accessTokenEnc) return undefined;
+    const token = this.cipher.decrypt(row.accessTokenEnc, { accountId: row.id, field: "access_token" });
+    registerSecret(token);
+    return token;
+  }
+
+  decode(row: StoredAccount): Session | undefined {
+    const accessToken = this.revealAccessToken(row);
+    if (accessToken === undefined || !row.accessExpiresAt) return undefined;
+    return {
+      accessToken,
+      issuedAt: (row.accessIssuedAt ?? row.lastRefreshAt ?? row.grantStartedAt ?? row.accessExpiresAt).getTime(),
+      expiresAt: row.accessExpiresAt.getTime(),
+      fingerprint: row.refreshTokenFingerprint,
+    };
+  }
+
+  seal(accountId: number, grant: TokenGrant, requestedAt: number): SealedTokens {
+    registerSecret(grant.accessToken);
+    registerSecret(grant.refreshToken);
+    return {
+      accessTokenEnc: this.cipher.encrypt(grant.accessToken, { accountId, field: "access_token" }),
+      accessIssuedAt: new Date(requestedAt),
+      accessExpiresAt: new Date(requestedAt + grant.expiresIn * 1000),
+      refreshTokenEnc: grant.refreshToken === undefined ? null : this.cipher.encrypt(grant.refreshToken, { accountId, field: "refresh_token" }),
+      refreshTokenFingerprint: grant.refreshToken === undefined ? null : this.cipher.fingerprint(grant.refreshToken),
+      refreshIssuedAt: grant.refreshToken === undefined ? null : new Date(requestedAt),
+    };
+  }
+
+  /** The refresh margin for a token: the configured margin, never more than a fifth of its lifetime. */
+  marginFor(session: Pick<Session, "issuedAt" | "expiresAt">): number {
+    const lifetime = Math.max(0, session.expiresAt - session.issuedAt);
+    return Math.min(this.marginMs, lifetime / 5);
+  }
+
+  isFresh(session: Session, minValidityMs: number): boolean {
+    // A caller cannot ask for more than half a lifetime, or every call would refresh a short-lived token.
+    const wanted = Math.min(minValidityMs, Math.max(0, session.expiresAt - session.issuedAt) / 2);
+    return this.now() < session.expiresAt - Math.max(this.marginFor(session), wanted);
+  }
+}

@@ -1,0 +1,193 @@
+// The settings of digests and alerts (DVAULT_DIGEST_*, DVAULT_SMTP_*, DVAULT_WEBHOOK_*): the fragment of
+// the environment schema that src/config.ts merges in, the checks across variables, and DigestConfig. It lives
+// with the config (the foundation) so the config is parsed in one place and the digest only reads it
+// (docs/ARCHITECTURE.md#what-each-folder-may-import).
+import path from "node:path";
+import { CronExpressionParser } from "cron-parser";
+import cron from "node-cron";
+import { z } from "zod";
+
+export const DIGEST_CHANNELS = ["smtp", "file", "webhook"] as const;
+export type DigestChannel = (typeof DIGEST_CHANNELS)[number];
+
+export type SmtpConfig = Readonly<{
+  host: string;
+  port: number;
+  /** Implicit TLS (port 465). Otherwise STARTTLS when the server offers it, and required when a password is sent. */
+  secure: boolean;
+  user: string | undefined;
+  pass: string | undefined;
+  from: string;
+  to: readonly string[];
+}>;
+
+export type WebhookConfig = Readonly<{ url: string; secret: string }>;
+
+export type DigestConfig = Readonly<{
+  /** A 5-field cron expression (minute hour day month weekday). */
+  cron: string;
+  /** IANA time zone the cron expression is read in. */
+  timezone: string;
+  /** Where digests and alerts go; none means `dvault digest --preview` only. */
+  channels: readonly DigestChannel[];
+  /** The directory of the file channel. */
+  dir: string;
+  /** Send a digest even when its window brought nothing new and nothing needs attention. */
+  sendEmpty: boolean;
+  smtp: SmtpConfig | undefined;
+  webhook: WebhookConfig | undefined;
+}>;
+
+export const DEFAULT_DIGEST_CRON = "0 8 * * *";
+
+const emptyAsUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
+const TRUE = ["1", "true", "yes", "on"];
+const FALSE = ["0", "false", "no", "off"];
+
+const bool = (fallback: boolean) =>
+  z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .transform((v) => v.trim().toLowerCase())
+      .refine((v) => TRUE.includes(v) || FALSE.includes(v), { message: "expects true or false" })
+      .transform((v) => TRUE.includes(v))
+      .optional()
+      .transform((v) => v ?? fallback),
+  );
+
+const list = (v: string | undefined) =>
+  (v ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * node-cron fires the digest forward; cron-parser finds the tick before (src/digest/cron-time.ts). An expression
+ * must read in both, and cron-parser refuses one no date satisfies (30 February) that node-cron would keep silent.
+ */
+function readsBackwards(expression: string): boolean {
+  try {
+    CronExpressionParser.parse(expression);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const EMAIL = /^[^\s@<>]+@[^\s@<>]+$/;
+/** "dvault <me@example.org>" or "me@example.org". */
+const isMailbox = (v: string) => EMAIL.test(v) || /^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(v.trim());
+
+/** Merged into src/config.ts's EnvSchema. */
+export const DIGEST_ENV = {
+  DVAULT_DIGEST_CRON: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .refine((v) => v.trim().split(/\s+/).length === 5 && cron.validate(v.trim()) && readsBackwards(v.trim()), {
+        message: "expects a 5-field cron expression: minute hour day-of-month month day-of-week, such as 0 8 * * *",
+      })
+      .default(DEFAULT_DIGEST_CRON),
+  ),
+  DVAULT_DIGEST_TZ: z.preprocess(
+    emptyAsUndefined,
+    z.string().refine(isTimeZone, { message: "expects an IANA time zone such as UTC or Europe/Berlin" }).default("UTC"),
+  ),
+  DVAULT_DIGEST_CHANNELS: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .refine((v) => list(v).every((c) => (DIGEST_CHANNELS as readonly string[]).includes(c)), {
+        message: `expects a comma-separated list of ${DIGEST_CHANNELS.join(", ")}`,
+      })
+      .optional(),
+  ),
+  DVAULT_DIGEST_DIR: z.preprocess(emptyAsUndefined, z.string().default("./digests")),
+  DVAULT_DIGEST_SEND_EMPTY: bool(false),
+  DVAULT_SMTP_HOST: z.preprocess(emptyAsUndefined, z.string().optional()),
+  DVAULT_SMTP_PORT: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number({ message: "expects a port number" }).int().min(1, { message: "expects a port number" }).max(65535, { message: "expects a port number" }).optional(),
+  ),
+  DVAULT_SMTP_SECURE: bool(false),
+  DVAULT_SMTP_USER: z.preprocess(emptyAsUndefined, z.string().optional()),
+  DVAULT_SMTP_PASS: z.preprocess(emptyAsUndefined, z.string().optional()),
+  DVAULT_SMTP_FROM: z.preprocess(emptyAsUndefined, z.string().refine(isMailbox, { message: "expects an address such as dvault <me@example.org>" }).optional()),
+  DVAULT_SMTP_TO: z.preprocess(
+    emptyAsUndefined,
+    z.string().refine((v) => list(v).length > 0 && list(v).every(isMailbox), { message: "expects one or more comma-separated addresses" }).optional(),
+  ),
+  DVAULT_WEBHOOK_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .refine(
+        (v) => {
+          try {
+            return ["http:", "https:"].includes(new URL(v).protocol);
+          } catch {
+            return false;
+          }
+        },
+        { message: "expects an http:// or https:// URL" },
+      )
+      .optional(),
+  ),
+  DVAULT_WEBHOOK_SECRET: z.preprocess(emptyAsUndefined, z.string().min(16, { message: "expects a secret of at least 16 characters (openssl rand -hex 32)" }).optional()),
+};
+
+type DigestEnvShape = typeof DIGEST_ENV;
+export type DigestEnv = z.output<z.ZodObject<DigestEnvShape>>;
+
+/** Problems across variables: a channel without what it needs. Empty when the settings fit together. */
+export function digestEnvProblems(e: DigestEnv): string[] {
+  const channels = list(e.DVAULT_DIGEST_CHANNELS);
+  const problems: string[] = [];
+  if (channels.includes("smtp")) {
+    const missing = (["DVAULT_SMTP_HOST", "DVAULT_SMTP_FROM", "DVAULT_SMTP_TO"] as const).filter((k) => !e[k]);
+    if (missing.length) problems.push(`${missing.join(", ")} must be set when DVAULT_DIGEST_CHANNELS includes smtp`);
+    if (e.DVAULT_SMTP_USER && !e.DVAULT_SMTP_PASS) problems.push("DVAULT_SMTP_PASS must be set with DVAULT_SMTP_USER");
+  }
+  if (channels.includes("webhook")) {
+    const missing = (["DVAULT_WEBHOOK_URL", "DVAULT_WEBHOOK_SECRET"] as const).filter((k) => !e[k]);
+    if (missing.length) problems.push(`${missing.join(", ")} must be set when DVAULT_DIGEST_CHANNELS includes webhook`);
+  }
+  return problems;
+}
+
+export function digestConfigFrom(e: DigestEnv, cwd: string): DigestConfig {
+  const channels = [...new Set(list(e.DVAULT_DIGEST_CHANNELS))] as DigestChannel[];
+  const smtp: SmtpConfig | undefined =
+    e.DVAULT_SMTP_HOST && e.DVAULT_SMTP_FROM && e.DVAULT_SMTP_TO
+      ? Object.freeze({
+          host: e.DVAULT_SMTP_HOST,
+          port: e.DVAULT_SMTP_PORT ?? (e.DVAULT_SMTP_SECURE ? 465 : 587),
+          secure: e.DVAULT_SMTP_SECURE,
+          user: e.DVAULT_SMTP_USER,
+          pass: e.DVAULT_SMTP_PASS,
+          from: e.DVAULT_SMTP_FROM,
+          to: Object.freeze(list(e.DVAULT_SMTP_TO)),
+        })
+      : undefined;
+  const webhook: WebhookConfig | undefined =
+    e.DVAULT_WEBHOOK_URL && e.DVAULT_WEBHOOK_SECRET ? Object.freeze({ url: e.DVAULT_WEBHOOK_URL, secret: e.DVAULT_WEBHOOK_SECRET }) : undefined;
+  return Object.freeze({
+    cron: e.DVAULT_DIGEST_CRON.trim(),
+    timezone: e.DVAULT_DIGEST_TZ,
+    channels: Object.freeze(channels),
+    dir: path.resolve(cwd, e.DVAULT_DIGEST_DIR),
+    sendEmpty: e.DVAULT_DIGEST_SEND_EMPTY,
+    smtp,
+    webhook,
+  });
+}

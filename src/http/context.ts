@@ -1,0 +1,57 @@
+// What every part of the dashboard shares: its dependencies (the worker's Services fit), the objects built
+// once per app, and the small helpers each route module uses.
+import type { Response } from "express";
+import type { Redis } from "ioredis";
+import type { TransportStats } from "../api/http.ts";
+import type { Pacer } from "../api/pacer.ts";
+import type { TokenManager } from "../api/tokens.ts";
+import type { Config } from "../config.ts";
+import type { AccountRepository } from "../db/account.repository.ts";
+import type { ArchiveBrowserRepository } from "../db/archive-browser.repository.ts";
+import type { DashboardRepository } from "../db/dashboard.repository.ts";
+import type { Queryable } from "../db/with-transaction.ts";
+import type { Logger } from "../log.ts";
+import type { QueueAdmin } from "../queue/queue-admin.ts";
+import type { Provenance } from "./guards.ts";
+
+/** What the dashboard reads; the worker's Services fit. */
+export type DashboardDeps = {
+  config: Config;
+  log: Logger;
+  pool: Queryable;
+  redis: Redis;
+  accounts: AccountRepository;
+  pacer: Pacer;
+  apiTotals: TransportStats;
+  tokens?: (() => TokenManager) | undefined;
+  now?: () => number;
+};
+
+/** Built once per app and handed to each route module. */
+export type DashboardContext = {
+  deps: DashboardDeps;
+  config: Config;
+  log: Logger;
+  /** DVAULT_HTTP_TOKEN, when the dashboard requires one. */
+  token: string | undefined;
+  now: () => number;
+  queues: QueueAdmin;
+  browser: ArchiveBrowserRepository;
+  dashboard: DashboardRepository;
+  provenance: Provenance;
+};
+
+const PAGE_CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/** For archived files and the static images: nothing runs, even in an SVG opened on its own. */
+export const FILE_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox";
+
+/** Sends one of dvault's pages with the page policy. */
+export function sendPage(res: Response, status: number, body: string): void {
+  res.status(status).set("Content-Security-Policy", PAGE_CSP).type("html").send(body);
+}
+
+/** One trimmed, non-empty value of a query or form field. */
+export function one(value: unknown): string | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
+}

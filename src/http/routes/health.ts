@@ -1,0 +1,48 @@
+// /healthz (PostgreSQL, Redis and a worker heartbeat, each within a time limit) and /metrics (Prometheus).
+import type express from "express";
+import { createMetrics } from "../../metrics.ts";
+import { workerHeartbeats } from "../../status/collect.ts";
+import type { DashboardContext } from "../context.ts";
+
+const HEALTH_TIMEOUT_MS = 2000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export function healthRoutes(app: express.Express, ctx: DashboardContext): void {
+  const { deps, config, queues } = ctx;
+  const metrics = createMetrics({ ...deps, queues });
+
+  app.get("/healthz", async (_req, res) => {
+    const check = async (what: string, run: () => Promise<unknown>) => {
+      const started = Date.now();
+      try {
+        const detail = await withTimeout(run(), HEALTH_TIMEOUT_MS, what);
+        return { ok: true, ms: Date.now() - started, ...(detail && typeof detail === "object" ? detail : {}) };
+      } catch (err) {
+        return { ok: false, ms: Date.now() - started, error: err instanceof Error ? err.message : String(err) };
+      }
+    };
+    const [postgres, redis, workers] = await Promise.all([
+      check("PostgreSQL", () => ctx.dashboard.ping()).then(({ ok, ms, ...rest }) => ({ ok, ms, ...("error" in rest ? { error: rest.error } : {}) })),
+      check("Redis", () => deps.redis.ping()).then(({ ok, ms, ...rest }) => ({ ok, ms, ...("error" in rest ? { error: rest.error } : {}) })),
+      check("worker heartbeats", async () => {
+        const beats = await workerHeartbeats(deps.redis, config.redisPrefix, Date.now());
+        if (beats.length === 0) throw new Error("no worker heartbeat in the last minute");
+        return { count: beats.length };
+      }),
+    ]);
+    const healthy = postgres.ok && redis.ok && workers.ok;
+    res.status(healthy ? 200 : 503).json({ status: healthy ? "ok" : "unhealthy", checks: { postgres, redis, workers } });
+  });
+
+  app.get("/metrics", async (_req, res) => {
+    const text = await metrics.render();
+    res.type(metrics.contentType).send(text);
+  });
+}

@@ -1,0 +1,55 @@
+// What status reads from Redis rather than the database: the downloads pause switch and worker heartbeats.
+import type { Redis } from "ioredis";
+import type { WorkerStatusView } from "./schema.ts";
+
+/**
+ * The pause switch belongs to the downloads worker (src/downloads/disk-guard.ts sets JSON with a `reason`
+ * while disk space is short). Read defensively: any value but "0"/"false"/"" (or another type) means paused.
+ */
+export async function readPausedFlag(redis: Redis, key: string): Promise<{ paused: boolean; reason: string | null }> {
+  const type = await redis.type(key);
+  if (type === "none") return { paused: false, reason: null };
+  if (type !== "string") return { paused: true, reason: null };
+  const value = ((await redis.get(key)) ?? "").trim();
+  if (["", "0", "false", "no"].includes(value.toLowerCase())) return { paused: false, reason: null };
+  try {
+    const parsed = JSON.parse(value) as { reason?: unknown };
+    return { paused: true, reason: typeof parsed?.reason === "string" ? parsed.reason : null };
+  } catch {
+    return { paused: true, reason: null };
+  }
+}
+
+/** Heartbeats are `<prefix>:heartbeat:<host>:<pid>` = {id, at}, expiring after a minute without a beat. */
+export async function workerHeartbeats(redis: Redis, prefix: string, now: number): Promise<WorkerStatusView[]> {
+  const base = `${prefix}:heartbeat:`;
+  const keys: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, batch] = await redis.scan(cursor, "MATCH", `${base}*`, "COUNT", 200);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== "0");
+  if (keys.length === 0) return [];
+  const values = await redis.mget(...keys);
+  const out: WorkerStatusView[] = keys.map((key, i) => {
+    const id = key.slice(base.length);
+    const colon = id.lastIndexOf(":");
+    const pid = colon > 0 ? Number(id.slice(colon + 1)) : NaN;
+    let at: string | null = null;
+    try {
+      const parsed = JSON.parse(values[i] ?? "null") as { at?: unknown } | null;
+      if (parsed && typeof parsed.at === "string" && !Number.isNaN(Date.parse(parsed.at))) at = new Date(parsed.at).toISOString();
+    } catch {
+      // A foreign value: the key's presence is still a heartbeat.
+    }
+    return {
+      id,
+      host: colon > 0 ? id.slice(0, colon) : id,
+      pid: Number.isInteger(pid) ? pid : null,
+      lastBeatAt: at,
+      ageS: at ? Math.max(0, Math.round((now - Date.parse(at)) / 1000)) : null,
+    };
+  });
+  return out.sort((a, b) => a.id.localeCompare(b.id));
+}

@@ -1,0 +1,75 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+
+// Each check of scripts/checks run as CI runs it, on this repository (it must pass) and on a small tree
+// written to break exactly its rule (it must fail, naming the file and line), so none of them can pass vacuously.
+const REPO = path.resolve(import.meta.dirname, "..", "..");
+const CHECKS = {
+  imports: "scripts/checks/imports.ts",
+  size: "scripts/checks/file-size.ts",
+  sql: "scripts/checks/sql-in-db.ts",
+  jobs: "scripts/checks/jobs-through-producer.ts",
+} as const;
+
+function runCheck(check: keyof typeof CHECKS, root?: string): { status: number | null; out: string } {
+  const r = spawnSync(process.execPath, ["--import", "tsx", path.join(REPO, CHECKS[check]), ...(root ? [root] : [])], { cwd: REPO, encoding: "utf8" });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+let tree: string | undefined;
+function treeWith(files: Record<string, string>): string {
+  tree = mkdtempSync(path.join(tmpdir(), "dvault-checks-"));
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(tree, rel)), { recursive: true });
+    writeFileSync(path.join(tree, rel), text);
+  }
+  return tree;
+}
+afterEach(() => {
+  if (tree) rmSync(tree, { recursive: true, force: true });
+  tree = undefined;
+});
+
+describe("scripts/checks", () => {
+  it.each(Object.keys(CHECKS) as Array<keyof typeof CHECKS>)("%s passes on this repository", (check) => {
+    const { status, out } = runCheck(check);
+    expect(out).not.toMatch(/^src\/|^jobs\//m);
+    expect(status).toBe(0);
+  });
+
+  it("imports: an api module importing the database fails, with its file and line", () => {
+    const root = treeWith({ "src/db/x.repository.ts": "export const x = 1;\n", "src/api/client.ts": '// the client\nimport { x } from "../db/x.repository.ts";\n' });
+    const { status, out } = runCheck("imports", root);
+    expect(status).toBe(1);
+    expect(out).toContain("src/api/client.ts:2: api may not import db (../db/x.repository.ts)");
+  });
+
+  it("size: a source file of 401 lines fails; 400 pass", () => {
+    const root = treeWith({ "src/sync/long.ts": "//\n".repeat(401), "jobs/ok.ts": "//\n".repeat(400) });
+    const { status, out } = runCheck("size", root);
+    expect(status).toBe(1);
+    expect(out).toContain("src/sync/long.ts: 401 lines");
+    expect(out).not.toContain("jobs/ok.ts");
+  });
+
+  it("sql: a statement outside src/db fails; the same inside src/db passes", () => {
+    const statement = 'export const q = "SELECT id FROM deviations WHERE id = $1";\n';
+    const root = treeWith({ "src/status/collect.ts": statement, "src/db/status.repository.ts": statement });
+    const { status, out } = runCheck("sql", root);
+    expect(status).toBe(1);
+    expect(out).toContain("src/status/collect.ts:1: SQL");
+    expect(out).not.toContain("src/db/");
+  });
+
+  it("jobs: a job added on a queue outside the producer fails; the producer itself passes", () => {
+    const add = 'import { Queue } from "bullmq";\nconst syncQueue = new Queue("sync");\nawait syncQueue.add("sync.source", {});\n';
+    const root = treeWith({ "src/cli/sync.ts": add, "src/queue/producer.ts": add, "jobs/sync-source/definition.ts": 'export const d = { name: "sync.source" };\n' });
+    const { status, out } = runCheck("jobs", root);
+    expect(status).toBe(1);
+    expect(out).toContain("src/cli/sync.ts:3:");
+    expect(out).not.toMatch(/^src\/queue\/producer\.ts:/m);
+  });
+});
