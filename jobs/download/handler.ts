@@ -58,7 +58,8 @@ export async function downloadFileHandler(payload: DownloadFilePayload, ctx: Wor
       if (row) await deps.repo.releaseDownload(row.id, new Date(now()));
       throw err;
     }
-    await recordFailedAttempt(deps, { ...payload, err, attempt: ctx.attempt, attempts: downloadFileDefinition.attempts });
+    // The job's own attempts: `download --once` queues them with fewer than the definition's.
+    await recordFailedAttempt(deps, { ...payload, err, attempt: ctx.attempt, attempts: ctx.attempts ?? downloadFileDefinition.attempts });
     throw err;
   } finally {
     ctx.signal.removeEventListener("abort", onAbort);

@@ -36,6 +36,9 @@ export type JobContext = {
   log: Logger;
   jobId: string;
   attempt: number;
+  /** The attempts this job was queued with (its definition's, or what the producer was told): a handler that records
+   * its last attempt must know how many the queue will really make. Absent in contexts built outside a queue. */
+  attempts?: number;
   /** Aborted at shutdown: handlers stop after committing their current page and throw InterruptedError. */
   signal: AbortSignal;
 };
