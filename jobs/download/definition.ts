@@ -1,17 +1,4 @@
-// download.file: one file of the downloads table (an original, or a journal's text); the table, not
-// the queue, is the source of truth, so a finished job is removed and the same id can be queued again.
-import { DownloadFilePayload, downloadJobId } from "../../src/downloads/download-job.ts";
-import type { JobDefinition } from "../../src/queue/job-definition.ts";
-
-export { DownloadFilePayload, downloadJobId };
-
-export const downloadFileDefinition = {
-  name: "download.file",
-  queue: "downloads",
-  payload: DownloadFilePayload,
-  attempts: 5,
-  backoffMs: 30_000,
-  jobId: downloadJobId,
-  // Finished jobs go, so the same id can be queued again (an upgrade next week); the table remembers.
-  removeOnComplete: true,
-} satisfies JobDefinition<"download.file", DownloadFilePayload>;
+// download.file: its definition lives with its body in src/downloads (file-job-definition.ts, file-job.ts), which
+// `download --once` runs too; the catalogue takes it from here.
+export { DownloadFilePayload, downloadJobId } from "../../src/downloads/download-job.ts";
+export { downloadFileDefinition } from "../../src/downloads/file-job-definition.ts";

@@ -133,7 +133,7 @@ async function runHere(services: Services, plan: PlannedRun[], full: boolean | u
     return outcomes.map((o, i): SyncRow => {
       const run = plan[i]!;
       if (o.state !== "completed") return { plan: run, error: o.reason };
-      const value = o.value as SyncJobValue;
+      const value = (o.value ?? { status: "skipped" }) as SyncJobValue;
       // Skipped without a run (the account needs re-authorization): a failure the person must act on.
       if (value.status === "skipped" && !value.result) return { plan: run, error: value.reason ?? "skipped" };
       return { plan: run, value };

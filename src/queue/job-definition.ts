@@ -12,6 +12,8 @@ export type JobDefinition<Name extends string = string, Payload = unknown> = {
   attempts: number;
   /** Base of the exponential backoff between attempts, with jitter. */
   backoffMs: number;
+  /** Random part of each backoff, as a fraction of it (default 0.5), so that jobs failing together retry apart. */
+  jitter?: number;
   /** Deterministic id: a second enqueue of the same work is a no-op while the first is pending. */
   jobId?: (payload: Payload) => string;
   /**
@@ -34,6 +36,9 @@ export type JobContext = {
   log: Logger;
   jobId: string;
   attempt: number;
+  /** The attempts this job was queued with (its definition's, or what the producer was told): a handler that records
+   * its last attempt must know how many the queue will really make. Absent in contexts built outside a queue. */
+  attempts?: number;
   /** Aborted at shutdown: handlers stop after committing their current page and throw InterruptedError. */
   signal: AbortSignal;
 };

@@ -48,7 +48,7 @@ export class Producer<D extends AnyDefinition> {
     const options: JobsOptions = {
       ...RETENTION,
       attempts: extra.attempts ?? definition.attempts,
-      backoff: { type: "exponential", delay: definition.backoffMs, jitter: 0.5 },
+      backoff: { type: "exponential", delay: definition.backoffMs, jitter: definition.jitter ?? 0.5 },
     };
     const jobId = extra.jobId ?? definition.jobId?.(payload);
     if (jobId) options.jobId = jobId;

@@ -94,9 +94,11 @@ export async function runNow<Ctx extends JobContext>(options: RunNowOptions<Ctx>
 }
 
 async function outcomeOf<Ctx extends JobContext>(queue: Queue, added: Job, job: RunNowJob, options: RunNowOptions<Ctx>): Promise<RunNowOutcome | undefined> {
+  // The state first, then the job: a job read before it finished would carry no result yet.
+  const state = await queue.getJobState(added.id ?? "");
+  if (state !== "completed" && state !== "failed" && state !== "delayed" && state !== "unknown") return undefined;
   const current = await queue.getJob(added.id ?? "");
   if (!current) return { job, state: "failed", reason: "the job vanished from its queue" };
-  const state = await current.getState();
   if (state === "completed") return { job, state: "completed", value: current.returnvalue };
   if (state === "failed") return { job, state: "failed", reason: current.failedReason };
   // An attempt failed and the job waits for its backoff: a person is waiting now, the worker can wait longer.

@@ -159,7 +159,7 @@ export class WorkerHost<Ctx extends JobContext> {
     const parsed = entry.definition.payload.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`invalid payload for "${job.name}": ${parsed.error.issues[0]?.message}`);
     const log = this.options.log.child({ queue, job: job.name, jobId: job.id });
-    const base: JobContext = { log, jobId: job.id ?? "", attempt: job.attemptsMade + 1, signal: this.abort.signal };
+    const base: JobContext = { log, jobId: job.id ?? "", attempt: job.attemptsMade + 1, attempts: job.opts.attempts ?? 1, signal: this.abort.signal };
     try {
       return await entry.handler(parsed.data, await this.options.makeContext(base, job));
     } catch (err) {

@@ -22,12 +22,15 @@ const Payload = z.object({ accountId: z.number(), mode: z.string() });
 type P = z.infer<typeof Payload>;
 
 let calls: P[] = [];
+/** The attempt and the attempts each call of the probe was told. */
+let tries: { attempt: number; attempts: number | undefined }[] = [];
 let releaseSlowJob: () => void = () => undefined;
 
 const probe = defineJob(
   { name: "test.probe", queue: "maintenance", payload: Payload, attempts: 3, backoffMs: 10, jobId: (p: P) => `probe-${p.accountId}-${p.mode}` },
   async (payload: P, ctx: JobContext) => {
     calls.push(payload);
+    tries.push({ attempt: ctx.attempt, attempts: ctx.attempts });
     switch (payload.mode) {
       case "ok":
         return { status: "done" };
@@ -76,6 +79,7 @@ describe(WorkerHost.name, () => {
     await host?.close();
     host = undefined;
     calls = [];
+    tries = [];
     await producer.queue("maintenance").obliterate({ force: true });
   });
   afterAll(async () => {
@@ -140,6 +144,14 @@ describe(WorkerHost.name, () => {
     expect(calls).toHaveLength(3);
     expect(job.failedReason).toContain("access_token=[redacted]");
     expect(JSON.stringify(job.stacktrace)).not.toContain("at-should-not-persist");
+    expect(tries).toEqual([1, 2, 3].map((attempt) => ({ attempt, attempts: 3 })));
+  });
+
+  it("tells the handler the attempts the job was queued with, not its definition's", async () => {
+    startHost();
+    const job = await settle(await producer.enqueue("test.probe", { accountId: 5, mode: "transient" }, { attempts: 2 }));
+    expect(await job.getState()).toBe("failed");
+    expect(tries).toEqual([1, 2].map((attempt) => ({ attempt, attempts: 2 })));
   });
 
   it("completes a needs-re-authorization outcome as skipped instead of failing in a loop", async () => {
