@@ -2,7 +2,7 @@
 // who is suspended (error_code 0) or deactivated (1) keeps every archived work, marked with the reason and
 // never "deleted"; the source degrades with the reason and fails nothing; the digest says so once per
 // artist; and when the account comes back, so do the works.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { collectDigest } from "../../src/digest/collect.ts";
 import { renderDigest } from "../../src/digest/render.ts";
 import type { SimUser } from "../../src/simulator/dataset.ts";
@@ -12,7 +12,8 @@ let h: SyncHarness;
 let artist: SimUser;
 const t0 = () => h.sim.clock.now();
 
-beforeAll(async () => {
+// A fresh mirror per test: each test suspends, deactivates or brings back an artist upstream.
+beforeEach(async () => {
   h = await createSyncHarness({ sim: { seed: 31, dataset: { deviations: 30, trackedUsers: 2, trackedUserDeviations: 25, favourites: 20 } } });
   const t = h.sim.truth;
   const id = t.galleryFolders.find((f) => f.ownerId !== t.ownerId)!.ownerId;
@@ -21,7 +22,7 @@ beforeAll(async () => {
   for (const source of ["profile", "collections"] as const) await h.runSource(source);
   expect((await h.runSource("tracked", { key: artist.username })).status).toBe("ok");
 }, 60_000);
-afterAll(async () => {
+afterEach(async () => {
   await h?.close();
 });
 
@@ -62,6 +63,11 @@ describe("a tracked artist who becomes unavailable", () => {
   });
 
   it("back again: the works come back to life at the next run", async () => {
+    // Suspended first, and mirrored so.
+    h.sim.clock.advance(60_000);
+    h.sim.activity({ kind: "suspend_user", username: artist.username });
+    expect((await h.runSource("tracked", { key: artist.username })).status).toBe("degraded");
+    expect((await reasons(artist.userid)).map((r) => r.reason)).toEqual(["artist_suspended"]);
     h.sim.clock.advance(60_000);
     h.sim.activity({ kind: "reactivate_user", username: artist.username });
     const result = await h.runSource("tracked", { key: artist.username });

@@ -115,7 +115,9 @@ describe("dvault auth preconditions", () => {
   });
 
   it("a key file created just now beside tokens sealed under another key: refused before the token is spent", async () => {
-    // baseEnv's DVAULT_SECRET_KEY sealed the account imported above; this run finds no key at all.
+    // An account sealed under baseEnv's DVAULT_SECRET_KEY (imported here, not relying on another test); this run finds no key at all.
+    const sealed = await dvault(["auth", "import", "--refresh-token", sim.issueUserToken().refresh_token]);
+    expect(sealed.code, sealed.stderr).toBe(0);
     const configDir = mkdtempSync(path.join(os.tmpdir(), "dvault-cfg-"));
     const otherUser = [...sim.truth.users.keys()].find((id) => id !== sim.truth.ownerId)!;
     const issued = sim.issueUserToken({ userId: otherUser });

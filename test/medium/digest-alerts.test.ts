@@ -1,7 +1,7 @@
 // Immediate alerts: an account forced into needs_reauth by a dead refresh token (many sync jobs hit it)
 // produces one alert, however many evaluators run; a reminder at most daily; resolved incidents close.
 // Downloads paused for disk space, a source failing for a while and a worker that vanished are alerts too.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { AlertRepository } from "../../src/db/alert.repository.ts";
@@ -168,11 +168,12 @@ describe("other alert conditions", () => {
       ...(graceOverride !== undefined ? { graceMs: { source_failing: graceOverride } } : {}),
     });
 
-  beforeAll(async () => {
+  // A fresh database, Redis prefix and mail box per test: each test raises incidents and counts alert mails.
+  beforeEach(async () => {
     smtp = await startTestSmtp();
     f = await createDigestFixture({ DVAULT_DIGEST_CHANNELS: "smtp", DVAULT_SMTP_HOST: "127.0.0.1", DVAULT_SMTP_PORT: String(smtp.port) });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await f?.close();
     await smtp?.close();
   });

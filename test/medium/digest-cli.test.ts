@@ -41,6 +41,10 @@ describe("dvault digest", () => {
 
   it("--preview renders the digest to files and says where, without sending or moving a window", async () => {
     const out = path.join(dir, "preview");
+    // Whatever other tests sent before: the preview adds no digest and moves no window.
+    const repo = new DigestRepository(f.services.pool);
+    const digestsBefore = await repo.listDigests();
+    const windowBefore = await repo.lastWindowEnd("file");
     const r = await dvault(["digest", "--preview", "--since", "2d", "--out", out], env);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
@@ -50,9 +54,8 @@ describe("dvault digest", () => {
     expect(r.stdout).toContain("Preview only: nothing was sent and no digest window moved.");
     expect(await readFile(path.join(out, "digest.txt"), "utf8")).toContain("5 people faved");
     expect(await readFile(path.join(out, "digest.html"), "utf8")).toContain("Preview: nothing was sent");
-    const repo = new DigestRepository(f.services.pool);
-    expect(await repo.listDigests()).toEqual([]);
-    expect(await repo.lastWindowEnd("file")).toBeNull();
+    expect(await repo.listDigests()).toEqual(digestsBefore);
+    expect(await repo.lastWindowEnd("file")).toEqual(windowBefore);
   });
 
   it("--send without a channel says what to set", async () => {

@@ -5,7 +5,7 @@
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { fileDeliverer } from "../../src/digest/deliver/file.ts";
@@ -32,15 +32,24 @@ describe("digest delivery: retries and the window", () => {
   let f: DigestFixture;
   let repo: DigestRepository;
 
-  beforeAll(async () => {
+  // A fresh database, Redis prefix and mail box per test: each test moves the digest windows and counts mails.
+  beforeEach(async () => {
     smtp = await startTestSmtp();
     f = await createDigestFixture({ DVAULT_DIGEST_CHANNELS: "smtp,file", DVAULT_SMTP_HOST: "127.0.0.1", DVAULT_SMTP_PORT: String(smtp.port) });
     repo = new DigestRepository(f.services.pool);
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await f?.close();
     await smtp?.close();
   });
+
+  /** The fixture for tests that start after a delivered digest: one fave, sent over SMTP for the window ending at `tick`. */
+  async function deliveredAt(tick: Date): Promise<void> {
+    f.clock.now = tick.getTime() + 5000;
+    await f.addFaves(1, new Date(tick.getTime() - 3_600_000));
+    const result = await runDigest({ channel: "smtp", tick: tick.toISOString(), trigger: "cron" }, { services: f.services, attempt: 1, maxAttempts: 6 });
+    expect(result.status).toBe("sent");
+  }
 
   it("a delivery the SMTP server refuses once is retried by the queue with backoff; the window moves only after it succeeds", async () => {
     const tick = new Date("2026-11-03T08:00:00Z");
@@ -90,6 +99,7 @@ describe("digest delivery: retries and the window", () => {
   });
 
   it("a crash after the server accepted the message resends it with the same Message-ID and idempotency key", async () => {
+    await deliveredAt(new Date("2026-11-03T08:00:00Z"));
     const tick = new Date("2026-11-04T08:00:00Z");
     f.clock.now = tick.getTime() + 5000;
     await f.addFaves(2, new Date(tick.getTime() - 3_600_000));
@@ -121,6 +131,7 @@ describe("digest delivery: retries and the window", () => {
   it("when every attempt fails the digest is recorded as failed; the next one covers its window and reports it", async () => {
     const t1 = new Date("2026-11-05T08:00:00Z");
     const t2 = new Date(t1.getTime() + DAY);
+    await deliveredAt(new Date("2026-11-04T08:00:00Z"));
     f.clock.now = t1.getTime() + 5000;
     await f.addFaves(4, new Date(t1.getTime() - 3_600_000));
     smtp.rejectNext(2);

@@ -1,17 +1,18 @@
 // The collections source through the real runner against the simulator: every favourites folder and
 // member (deleted favourites as removed stubs), metadata and wanted downloads below the own gallery's
 // priority; a quiet re-run costs at most two calls; a deactivated artist is resolved on a sweep.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SimDeviation } from "../../src/simulator/dataset.ts";
 import { collectionsSource } from "../../src/sync/sources/collections.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 
 let h: SyncHarness;
 
-beforeAll(async () => {
+// A fresh mirror and simulator per test: tests change the data upstream and count what a run finds.
+beforeEach(async () => {
   h = await createSyncHarness({ sim: { dataset: { favourites: 150, collectionFolders: 5 } }, sources: [collectionsSource] });
 });
-afterAll(async () => {
+afterEach(async () => {
   await h?.close();
 });
 
@@ -95,6 +96,8 @@ describe(collectionsSource.name, () => {
   });
 
   it("costs at most two API calls when nothing changed upstream", async () => {
+    // Up to date with upstream first, whatever ran before (or nothing did): then measure a run with no news.
+    await runLater();
     const { result, calls, routes } = await runLater();
     expect(result.full).toBe(false);
     expect(calls, routes.join("\n")).toBeLessThanOrEqual(2);
@@ -102,6 +105,7 @@ describe(collectionsSource.name, () => {
   });
 
   it("records a title edit at the top of the favourites without opening a folder", async () => {
+    await runLater(); // mirrored before the changes
     const top = listed(ownFolders()[0]?.deviationIds ?? []).find((id) => !dev(id).isDeleted) as string;
     const old = dev(top).title;
     h.sim.activity({ kind: "edit_title", deviationid: top, title: "Renamed Favourite" });
@@ -114,6 +118,7 @@ describe(collectionsSource.name, () => {
   });
 
   it("resolves a deactivated artist's favourites and a deleted favourite on a full sweep", async () => {
+    await runLater(); // mirrored before the changes
     const folder = ownFolders()[1];
     const faves = (folder?.deviationIds ?? []).filter((id) => !dev(id).isDeleted);
     const artistId = dev(faves[faves.length - 1] as string).authorId;
@@ -142,8 +147,9 @@ describe(collectionsSource.name, () => {
     // The deleted favourite is still listed (as a stub), so its membership stays.
     const { rows: member } = await h.pool.query("SELECT removed_at FROM folder_members WHERE deviationid = $1 AND folderid = $2", [deleted, folder?.folderid]);
     expect(member).toEqual([{ removed_at: null }]);
+    // Deactivation and deletion are not edits: the sweep records no history row.
     const { rows: history } = await h.pool.query("SELECT count(*)::int AS n FROM deviation_history");
-    expect(history[0]?.n).toBe(1);
+    expect(history[0]?.n).toBe(0);
   });
 });
 

@@ -1,7 +1,7 @@
 // The gallery source through the real runner against the simulator: every folder, member, position,
 // deviation, metadata and text mirrored field by field; a quiet re-run costs at most two calls; activity
 // is recorded exactly (history for edits, removal with a reason on a sweep).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DaClient } from "../../src/api/client.ts";
 import { EndpointGoneError } from "../../src/api/errors.ts";
 import type { SimDeviation } from "../../src/simulator/dataset.ts";
@@ -11,12 +11,6 @@ import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts"
 
 let h: SyncHarness;
 
-beforeAll(async () => {
-  h = await createSyncHarness({ sim: { dataset: { deviations: 300, galleryFolders: 7 } }, sources: [gallerySource] });
-});
-afterAll(async () => {
-  await h?.close();
-});
 
 /** Runs the source a minute of simulated time after the previous run (the simulator's clock is frozen). */
 async function runLater(opts: { full?: boolean } = {}) {
@@ -78,6 +72,14 @@ async function history() {
 }
 
 describe(gallerySource.name, () => {
+  // A fresh mirror and simulator per test: tests change the gallery upstream and count history rows.
+  beforeEach(async () => {
+    h = await createSyncHarness({ sim: { dataset: { deviations: 300, galleryFolders: 7 } }, sources: [gallerySource] });
+  });
+  afterEach(async () => {
+    await h?.close();
+  });
+
   it("mirrors the gallery on the first run, folder by folder, field by field", async () => {
     const { result } = await runLater();
     expect(result.status).toBe("ok");
@@ -144,6 +146,8 @@ describe(gallerySource.name, () => {
   });
 
   it("costs at most two API calls when nothing changed upstream", async () => {
+    // Up to date with upstream first, whatever ran before (or nothing did): then measure a run with no news.
+    await runLater();
     const { result, calls, routes } = await runLater();
     expect(result.status).toBe("ok");
     expect(result.full).toBe(false);
@@ -154,6 +158,7 @@ describe(gallerySource.name, () => {
   });
 
   it("picks up a new deviation and a title edit at the top without a sweep", async () => {
+    await runLater(); // mirrored before the changes
     const added = h.sim.activity({ kind: "add_deviation", title: "Fresh Upload", deviationKind: "literature" }) as { deviationid: string; folderid: string };
     const top = visibleIds(ownFolders()[2]?.deviationIds ?? [])[0] as string;
     const newest = [...h.sim.truth.deviations.values()]
@@ -180,6 +185,7 @@ describe(gallerySource.name, () => {
   });
 
   it("records edits and deletions deep in the gallery on a full sweep, and nothing else", async () => {
+    await runLater(); // mirrored before the changes
     const before = await history();
     const deep = visibleIds(ownFolders()[3]?.deviationIds ?? []);
     const titled = deep[deep.length - 1] as string;
@@ -215,6 +221,8 @@ describe(gallerySource.name, () => {
 
   it("runs in the service's current mode without touching a removed endpoint", async () => {
     expect(h.sim.mode).toBe("current");
+    await runLater({ full: true });
+    await runLater();
     const notFound = h.sim.log().filter((e) => e.status === 404);
     expect(notFound).toEqual([]);
   });

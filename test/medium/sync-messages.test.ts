@@ -1,7 +1,7 @@
 // The messages source through the real runner against the simulator: a first sync mirrors every message
 // (feed, feedback, mentions, stacks expanded) field by field, a quiet re-run costs one call, and new
 // messages are picked up exactly.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { GroundTruth } from "../../src/simulator/dataset.ts";
 
 type SimMessage = GroundTruth["messages"][number];
@@ -16,10 +16,11 @@ async function runLater(opts: { full?: boolean } = {}) {
   return h.runSource("messages", opts);
 }
 
-beforeAll(async () => {
+// A fresh mirror and simulator per test: tests change the data upstream and count what a run finds.
+beforeEach(async () => {
   h = await createSyncHarness({ sim: { dataset: { messages: 1000 } }, sources: [messagesSource] });
 });
-afterAll(async () => {
+afterEach(async () => {
   await h?.close();
 });
 
@@ -105,6 +106,8 @@ describe("messages source", () => {
   });
 
   it("costs at most 2 API calls when nothing changed", async () => {
+    // Up to date with upstream first, whatever ran before (or nothing did): then measure a run with no news.
+    await runLater();
     const seq = h.lastSeq();
     const result = await runLater();
     const calls = h.apiCallsSince(seq);
@@ -116,6 +119,7 @@ describe("messages source", () => {
   });
 
   it("picks up exactly the new messages: a fave joining a stack, a comment and a mention", async () => {
+    await runLater(); // mirrored before the changes
     const before = await mirrored();
     const added = [
       h.sim.activity({ kind: "new_message", type: "fave" }),
@@ -140,6 +144,7 @@ describe("messages source", () => {
   });
 
   it("expands a stack that grew by more than its new top message", async () => {
+    await runLater(); // mirrored before the changes
     const added = [h.sim.activity({ kind: "new_message", type: "watch" }), h.sim.activity({ kind: "new_message", type: "watch" })].map(
       (a) => a.messageid as string,
     );
@@ -156,6 +161,7 @@ describe("messages source", () => {
   });
 
   it("a full sweep marks a message deleted upstream as removed, and only that one", async () => {
+    await runLater(); // mirrored before the changes
     const victim = h.sim.truth.messages.find((m) => m.type === "comment")!;
     const token = h.sim.issueUserToken().access_token;
     const res = await fetch(`${h.sim.apiUrl}/messages/delete`, {

@@ -1,7 +1,7 @@
 // The notes source through the real runner against the simulator: every folder and note mirrored field
 // by field, a quiet re-run costs the folder-list call only, new notes are picked up exactly, and a full
 // sweep marks deleted notes removed.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { GroundTruth } from "../../src/simulator/dataset.ts";
 
 type SimNote = GroundTruth["notes"][number];
@@ -10,11 +10,12 @@ import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts"
 
 let h: SyncHarness;
 
-beforeAll(async () => {
+// A fresh mirror and simulator per test: tests change the data upstream and count what a run finds.
+beforeEach(async () => {
   // Inbox and Sent plus two folders of the owner's: 300 notes in 4 folders.
   h = await createSyncHarness({ sim: { dataset: { notes: 300, noteFolders: 2 } }, sources: [notesSource] });
 });
-afterAll(async () => {
+afterEach(async () => {
   await h?.close();
 });
 
@@ -99,6 +100,8 @@ describe("notes source", () => {
   });
 
   it("costs at most 2 API calls when nothing changed", async () => {
+    // Up to date with upstream first, whatever ran before (or nothing did): then measure a run with no news.
+    await runLater();
     const seq = h.lastSeq();
     const result = await runLater();
     const calls = h.apiCallsSince(seq);
@@ -109,6 +112,7 @@ describe("notes source", () => {
   });
 
   it("picks up exactly the new notes, walking only the folder that changed", async () => {
+    await runLater(); // mirrored before the changes
     const before = await mirrored();
     const added = [h.sim.activity({ kind: "new_note", subject: "One" }), h.sim.activity({ kind: "new_note", subject: "Two" })].map(
       (a) => a.noteid as string,
@@ -129,6 +133,7 @@ describe("notes source", () => {
   });
 
   it("a full sweep marks a note deleted upstream as removed, and only that one", async () => {
+    await runLater(); // mirrored before the changes
     const victim = h.sim.truth.notes.find((n) => n.folderid !== "1" && n.folderid !== "2")!;
     const token = h.sim.issueUserToken().access_token;
     const res = await fetch(`${h.sim.apiUrl}/notes/delete`, {

@@ -1,18 +1,19 @@
 // The profile source through the real runner against the simulator: the owner's profile, watchers and
 // watched users mirrored field by field; a quiet re-run is one call; a new watcher is picked up without
 // a sweep; a deactivated watcher is resolved on one.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SimUser } from "../../src/simulator/dataset.ts";
 import { profileSource } from "../../src/sync/sources/profile.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 
 let h: SyncHarness;
 
-beforeAll(async () => {
+// A fresh mirror and simulator per test: tests change the data upstream and count what a run finds.
+beforeEach(async () => {
   // More watchers than one page of 50.
   h = await createSyncHarness({ sim: { dataset: { watchers: 70, friends: 25 } }, sources: [profileSource] });
 });
-afterAll(async () => {
+afterEach(async () => {
   await h?.close();
 });
 
@@ -103,6 +104,8 @@ describe(profileSource.name, () => {
   });
 
   it("costs at most two API calls when nothing changed upstream", async () => {
+    // Up to date with upstream first, whatever ran before (or nothing did): then measure a run with no news.
+    await runLater();
     const { result, calls, routes } = await runLater();
     expect(result.full).toBe(false);
     expect(calls, routes.join("\n")).toBeLessThanOrEqual(2);
@@ -110,6 +113,7 @@ describe(profileSource.name, () => {
   });
 
   it("picks up a new watcher, stopping at the first page already mirrored", async () => {
+    await runLater(); // mirrored before the changes
     const added = h.sim.activity({ kind: "new_watcher" }) as { userid: string };
     const { result, calls, routes } = await runLater();
     expect(result.counters).toEqual({ new: 1, changed: 0, removed: 0 });
@@ -120,6 +124,7 @@ describe(profileSource.name, () => {
   });
 
   it("marks a deactivated watcher and their relation on a full sweep", async () => {
+    await runLater(); // mirrored before the changes
     const me = owner();
     const watcher = user(me.watcherIds[me.watcherIds.length - 1] as string);
     h.sim.activity({ kind: "deactivate_user", username: watcher.username });

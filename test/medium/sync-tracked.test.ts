@@ -2,7 +2,7 @@
 // folders, collections and journals mirrored field by field; a quiet re-run costs at most two calls; a
 // new deviation is picked up; a deactivated tracked user degrades the source with the reason and marks
 // their archived works, without failing the run.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SimDeviation, SimUser } from "../../src/simulator/dataset.ts";
 import { trackedSource } from "../../src/sync/sources/tracked.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
@@ -10,13 +10,14 @@ import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts"
 let h: SyncHarness;
 let tracked: SimUser;
 
-beforeAll(async () => {
+// A fresh mirror and simulator per test: tests change the data upstream and count what a run finds.
+beforeEach(async () => {
   h = await createSyncHarness({ sim: { dataset: { trackedUsers: 2, trackedUserDeviations: 80 } }, sources: [trackedSource] });
   const t = h.sim.truth;
   const ownerOfFolders = t.galleryFolders.find((f) => f.ownerId !== t.ownerId)?.ownerId as string;
   tracked = t.users.get(ownerOfFolders) as SimUser;
 });
-afterAll(async () => {
+afterEach(async () => {
   await h?.close();
 });
 
@@ -80,6 +81,8 @@ describe(trackedSource.name, () => {
   });
 
   it("costs at most two API calls when nothing changed upstream", async () => {
+    // Up to date with upstream first, whatever ran before (or nothing did): then measure a run with no news.
+    await runLater();
     const { result, calls, routes } = await runLater();
     expect(result.status).toBe("ok");
     expect(calls, routes.join("\n")).toBeLessThanOrEqual(2);
@@ -87,6 +90,7 @@ describe(trackedSource.name, () => {
   });
 
   it("picks up the tracked user's new deviation", async () => {
+    await runLater(); // mirrored before the changes
     const added = h.sim.activity({ kind: "add_deviation", username: tracked.username, title: "Their New Work" }) as { deviationid: string };
     const { result } = await runLater();
     expect(result.counters).toMatchObject({ new: 1, removed: 0 });
@@ -96,6 +100,7 @@ describe(trackedSource.name, () => {
   });
 
   it("degrades with the reason when the tracked user is deactivated, keeping their works marked", async () => {
+    await runLater(); // mirrored before the changes
     h.sim.activity({ kind: "deactivate_user", username: tracked.username });
     const { result } = await runLater();
     expect(result.status).toBe("degraded");

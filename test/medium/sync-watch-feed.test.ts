@@ -1,7 +1,7 @@
 // The watch_feed source through the real runner against the simulator: /feed/home mirrored item by item
 // with its deviations and users; a quiet re-run costs one call; new posts are picked up exactly. With
 // /feed/home gone, the source degrades to polling the watched artists, the busier ones more often.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { FeedItem } from "../../src/api/types.ts";
 import { feedItemId } from "../../src/db/mirror-rows.ts";
 import type { GroundTruth } from "../../src/simulator/dataset.ts";
@@ -50,10 +50,11 @@ function expectedItem(data: Dataset, item: SimFeedItem): FeedRow {
 
 describe("watch_feed source while /feed/home answers", () => {
   let h: SyncHarness;
-  beforeAll(async () => {
+  // A fresh mirror and simulator per test: tests post upstream and count what a run finds.
+  beforeEach(async () => {
     h = await createSyncHarness({ sim: { dataset: { feedItems: 200 } }, sources: [watchFeedSource] });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await h?.close();
   });
   const runLater = (opts: { full?: boolean } = {}) => {
@@ -87,6 +88,8 @@ describe("watch_feed source while /feed/home answers", () => {
   });
 
   it("costs at most 2 API calls when nothing changed", async () => {
+    // Up to date with upstream first, whatever ran before (or nothing did): then measure a run with no news.
+    await runLater();
     const seq = h.lastSeq();
     const result = await runLater();
     const calls = h.apiCallsSince(seq);
@@ -96,6 +99,7 @@ describe("watch_feed source while /feed/home answers", () => {
   });
 
   it("picks up exactly the new posts of watched artists", async () => {
+    await runLater(); // mirrored before the posts
     const data = h.sim.truth;
     const artist = data.users.get(data.feed[0]!.byUserId)!;
     const before = await mirroredFeed(h);
@@ -120,13 +124,14 @@ describe("watch_feed source while /feed/home answers", () => {
 describe("watch_feed source when /feed/home is gone", () => {
   let h: SyncHarness;
   const feedHome = feedRoutes.find((r) => r.template === "/feed/home")!;
-  beforeAll(async () => {
+  // A fresh mirror and simulator per test: tests post upstream and move the clock past poll intervals.
+  beforeEach(async () => {
     // The simulator has no fault for "endpoint removed" and its current mode still serves the deprecated
     // /feed/home; flagging the route removed makes it answer the service's 404 "Api endpoint not found.".
     feedHome.removed = true;
     h = await createSyncHarness({ sim: { dataset: { feedItems: 200 } }, sources: [watchFeedSource] });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     feedHome.removed = false;
     await h?.close();
   });
@@ -186,6 +191,7 @@ describe("watch_feed source when /feed/home is gone", () => {
   });
 
   it("costs at most 2 API calls when no artist is due", async () => {
+    await runLater(); // every artist polled a minute ago, so none is due now
     const seq = h.lastSeq();
     const result = await runLater();
     const calls = h.apiCallsSince(seq);
@@ -196,6 +202,7 @@ describe("watch_feed source when /feed/home is gone", () => {
   });
 
   it("polls an artist who posts more more often, and picks up their new posts", async () => {
+    await runLater(); // mirrored before the posts
     const data = h.sim.truth;
     const busy = data.users.get(data.feed[0]!.byUserId)!;
     const posted = Array.from({ length: 6 }, (_, i) => h.sim.activity({ kind: "add_deviation", username: busy.username, title: `Busy ${i}` }).deviationid as string);
