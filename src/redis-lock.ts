@@ -14,7 +14,12 @@ export class LockBusyError extends Error {
   }
 }
 
-export type HeldLock = { key: string; release(): Promise<void>; readonly lost: boolean };
+export type HeldLock = {
+  key: string;
+  /** True once released; false when Redis could not be reached within `patienceMs` (default: the TTL) and the TTL frees it. */
+  release(options?: { patienceMs?: number }): Promise<boolean>;
+  readonly lost: boolean;
+};
 
 /**
  * `holder` (src/queue/holder.ts) is written into the lock, so that a lock left by a process proven dead
@@ -40,17 +45,18 @@ export async function acquireLock(redis: Redis, key: string, ttlMs = 30_000, { h
     get lost() {
       return lost;
     },
-    async release() {
+    async release({ patienceMs = ttlMs }: { patienceMs?: number } = {}) {
       clearInterval(timer);
       // A release lost to a Redis restart would leave the lock to its TTL, and the holder's own retry would
-      // find it "held by another process": retry until it goes through or the lock has expired anyway.
-      const deadline = Date.now() + ttlMs;
+      // find it "held by another process": retry until it goes through, the caller's patience is spent, or
+      // the lock has expired anyway.
+      const deadline = Date.now() + Math.min(ttlMs, patienceMs);
       for (let waitMs = 50; ; waitMs = Math.min(waitMs * 2, 1000)) {
         try {
           await redis.eval(RELEASE, 1, key, owner);
-          return;
+          return true;
         } catch {
-          if (Date.now() + waitMs >= deadline) return;
+          if (Date.now() + waitMs >= deadline) return false;
           await new Promise((resolve) => setTimeout(resolve, waitMs));
         }
       }

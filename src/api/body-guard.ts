@@ -3,6 +3,7 @@
 // bytes fall below the floor aborts the transfer). A got handler installs the watch on every request of
 // an instance; when a bound trips, the request is cancelled and the cause is left for the caller to throw.
 import type { HandlerFunction, Options } from "got";
+import { formatBytes } from "../text/bytes.ts";
 
 export type BodyLimits = {
   /** The largest body read, in bytes. */
@@ -142,12 +143,6 @@ export function bodyGuardHandler(limits: BodyLimits, onTrip?: (options: Options)
 
 /** "timed out after 41 s at 0.5 KiB/s" / "response too large (more than 32 MiB)". */
 export function describeBound(why: BoundTripped): string {
-  if (why.kind === "too_large") return `response too large (more than ${formatSize(why.maxBytes)})`;
+  if (why.kind === "too_large") return `response too large (more than ${formatBytes(why.maxBytes)})`;
   return `timed out after ${why.seconds} s at ${(why.bytesPerSecond / 1024).toFixed(1)} KiB/s (the floor is ${(why.minBytesPerSecond / 1024).toFixed(0)} KiB/s)`;
-}
-
-function formatSize(bytes: number): string {
-  if (bytes >= 2 ** 30) return `${(bytes / 2 ** 30).toFixed(bytes % 2 ** 30 === 0 ? 0 : 1)} GiB`;
-  if (bytes >= 2 ** 20) return `${(bytes / 2 ** 20).toFixed(bytes % 2 ** 20 === 0 ? 0 : 1)} MiB`;
-  return `${Math.round(bytes / 1024)} KiB`;
 }

@@ -23,7 +23,7 @@ export type TokenManagerOptions = {
   /** Epoch ms; injectable so tests can follow the simulator's clock. */
   now?: () => number;
   refreshMarginMs?: number;
-  /** Longer than a token request can take, so a lock never expires under a live refresh. */
+  /** Longer than a token request can take, so the lock outlives a refresh even when its renewals cannot reach Redis. */
   lockTtlMs?: number;
   /** How long a caller waits for another process's refresh before giving up (deferred, not lost). */
   waitTimeoutMs?: number;

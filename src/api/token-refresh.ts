@@ -27,7 +27,7 @@ export type TokenRefresherOptions = {
   redisPrefix: string;
   log: Logger;
   now: () => number;
-  /** Longer than a token request can take, so a lock never expires under a live refresh. */
+  /** Longer than a token request can take, so the lock outlives a refresh even when its renewals cannot reach Redis. */
   lockTtlMs: number;
   /** How long a caller waits for another process's refresh before giving up (deferred, not lost). */
   waitTimeoutMs: number;
@@ -189,7 +189,8 @@ export class TokenRefresher {
           const fresh = await this.readRow(row.id);
           return adopt(fresh) ?? (await perform(fresh));
         } finally {
-          await lock.release();
+          // The new token is already committed: don't hold the caller for long on a Redis blip; the TTL frees the lock.
+          if (!(await lock.release({ patienceMs: 2_000 }))) this.options.log.warn({ accountId: row.id }, "could not release the refresh lock; it expires on its own");
         }
       }
       const fresh = await this.readRow(row.id);

@@ -8,7 +8,7 @@ import type { Redis } from "ioredis";
 import type { Config } from "../config.ts";
 import { withTransaction } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
-import { acquireLock } from "../queue/lock.ts";
+import { acquireLock } from "../redis-lock.ts";
 import { scrubString } from "../redact.ts";
 import { redisDownloadsPausedProbe, type DownloadsPausedProbe } from "./alerts.ts";
 import { collectDigest, isEmptyDigest } from "./collect.ts";

@@ -1,8 +1,8 @@
 // Small text helpers for digests: shortening that never cuts a surrogate pair, service text cleaned, plurals.
-// (HTML escaping, HTML to text, byte sizes and visible controls are the foundation's, in src/text.)
+// HTML escaping, HTML to text, byte sizes and visible controls are the foundation's (src/text); HTML to text
+// is re-exported here for the digest's modules.
 import { neutralizeControls } from "../text/controls.ts";
 
-// HTML to text lives with the other text helpers of the foundation (src/text); re-exported for the digest's readers.
 export { htmlToText } from "../text/html-to-text.ts";
 
 /** At most `max` characters (code points), with an ellipsis when shortened. */

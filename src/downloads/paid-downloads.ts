@@ -28,7 +28,7 @@ export class PaidDownloads {
     await this.redis.set(this.key(deviationid), JSON.stringify(paid), "EX", KEEP_S);
   }
 
-  /** A paid answer left by an attempt that never ended (its process died); undefined when none. */
+  /** A paid answer left by an earlier attempt (one that failed, or whose process died); undefined when none. */
   async recall(deviationid: string): Promise<PaidDownload | undefined> {
     const raw = await this.redis.get(this.key(deviationid));
     if (raw === null) return undefined;

@@ -14,7 +14,7 @@ export type Refusal = { kind: "quota" | "not_offered"; reason: string } | { kind
 export async function readRefusal(api: AccountApi, deviationid: string, err: unknown): Promise<Refusal> {
   if (!isApiError(err)) return { kind: "other" };
   if (isMissing(err)) return { kind: "gone" };
-  const refused = err.kind === "client" || err.kind === "not_found";
+  const refused = err.kind === "client";
   if (!refused && err.kind !== "server") return { kind: "other" };
   let d: Deviation;
   try {

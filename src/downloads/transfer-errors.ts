@@ -1,6 +1,7 @@
 // The classified errors a CDN transfer ends with (src/downloads/transfer.ts): what the job's retry, the row's
 // long-term retry (retry.ts) and the summary read.
 import { describeBound, type BoundTripped } from "../api/body-guard.ts";
+import { formatBytes } from "../text/bytes.ts";
 
 /** The CDN answered with something a retry may fix (5xx, 429, a reset mid-body). */
 export class TransferError extends Error {
@@ -15,9 +16,8 @@ export class TransferError extends Error {
 }
 
 /**
- * A bound tripped: too slow (retried in this call, resuming by Range) or too large (not retried in this
- * call: the same URL would send the same bytes). Either way transient for the row, which is tried again
- * later (retry.ts).
+ * A bound tripped: too slow or too large. Either way transient for the row: the job's next attempt resumes
+ * a slow transfer by Range, and the row's long-term retry (retry.ts) tries a large one again later.
  */
 export class TransferBoundError extends TransferError {
   constructor(readonly bound: BoundTripped | { kind: "deadline"; seconds: number; bytesPerSecond: number }) {
@@ -25,7 +25,7 @@ export class TransferBoundError extends TransferError {
       bound.kind === "deadline"
         ? `timed out after ${bound.seconds} s at ${(bound.bytesPerSecond / 1024).toFixed(1)} KiB/s (the transfer's deadline)`
         : bound.kind === "too_large"
-          ? `file too large: more than ${describeBound(bound).replace(/^response too large \(more than (.*)\)$/, "$1")} arrived with no size announced; raise DVAULT_RENDITION_MAX_BYTES if this file is real`
+          ? `file too large: more than ${formatBytes(bound.maxBytes)} arrived with no size announced; raise DVAULT_RENDITION_MAX_BYTES if this file is real`
           : describeBound(bound),
       undefined,
       true,

@@ -31,8 +31,6 @@ import { boardRoutes } from "./routes/board.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { jobsRoutes } from "./routes/jobs.ts";
 
-export type { DashboardDeps } from "./context.ts";
-export { insideArchive } from "./routes/archive.ts";
 export { isLoopbackHost };
 
 export const DEFAULT_HTTP_HOST = "127.0.0.1";

@@ -4,6 +4,7 @@ import path from "node:path";
 import { z } from "zod";
 import { SEARCH_KINDS, SearchRepository, type SearchKind } from "../db/search.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
+import { decodeEntities } from "../text/html-to-text.ts";
 
 // The kinds are the repository's (each is a branch of its query); kept importable from here.
 export { SEARCH_KINDS, type SearchKind };
@@ -70,19 +71,9 @@ export function resolveArchivePath(archiveDir: string, stored: string): string {
   return path.isAbsolute(stored) ? path.normalize(stored) : path.join(archiveDir, stored);
 }
 
-const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", "#39": "'" };
-
-/** ts_headline works on the stripped text; decode the common entities and squeeze the whitespace. */
+/** ts_headline works on the stripped text; decode its entities and squeeze the whitespace (no-break spaces too). */
 function cleanSnippet(snippet: string): string {
-  return snippet
-    .replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, (whole, name: string) => {
-      const known = ENTITIES[name.toLowerCase()];
-      if (known) return known;
-      const code = name.startsWith("#x") || name.startsWith("#X") ? parseInt(name.slice(2), 16) : name.startsWith("#") ? parseInt(name.slice(1), 10) : NaN;
-      return Number.isFinite(code) && code > 0 && code < 0x110000 ? String.fromCodePoint(code) : whole;
-    })
-    .replace(/\s+/g, " ")
-    .trim();
+  return decodeEntities(snippet).replace(/\s+/g, " ").trim();
 }
 
 /** Marks matches for a terminal: bold where the output is a TTY, plain otherwise. */

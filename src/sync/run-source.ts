@@ -7,7 +7,7 @@ import { ensureFreshToken, ReauthRequiredError } from "../api/tokens.ts";
 import type { SourceRef, SourceState } from "../db/sync-state.repository.ts";
 import { withTransaction } from "../db/with-transaction.ts";
 import { InterruptedError, type SkippableError } from "../queue/job-definition.ts";
-import { acquireLock } from "../queue/lock.ts";
+import { acquireLock } from "../redis-lock.ts";
 import { scrubString } from "../redact.ts";
 import type { Services } from "../services.ts";
 import { syncRepos, type SyncRepos } from "./repos.ts";

@@ -2,7 +2,7 @@
 
 const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
 
-/** 512 → "512 B", 1536 → "1.5 KiB": binary units, one decimal from KiB up; "?" when the size is unknown. */
+/** 512 → "512 B", 1536 → "1.5 KiB", 32 MiB → "32 MiB": binary units, one decimal from KiB up unless the size is whole; "?" when unknown. */
 export function formatBytes(bytes: number | null | undefined): string {
   if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return "?";
   let value = bytes;
@@ -11,5 +11,7 @@ export function formatBytes(bytes: number | null | undefined): string {
     value /= 1024;
     unit++;
   }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
+  if (unit === 0) return `${value} B`;
+  const shown = value.toFixed(1);
+  return `${shown.endsWith(".0") ? shown.slice(0, -2) : shown} ${UNITS[unit]}`;
 }

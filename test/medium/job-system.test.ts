@@ -10,7 +10,7 @@ import {
   InterruptedError,
   type JobContext,
 } from "../../src/queue/job-definition.ts";
-import { acquireLock, LockBusyError, withLock } from "../../src/queue/lock.ts";
+import { acquireLock, LockBusyError, withLock } from "../../src/redis-lock.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { createRedis } from "../../src/queue/redis.ts";
 import { WorkerHost } from "../../src/queue/worker-host.ts";

@@ -22,7 +22,7 @@ describe("ThroughputWatch", () => {
     expect(w.progress(1001)).toEqual({ kind: "too_large", bytes: 1001, maxBytes: 1000 });
     w.progress(5000);
     expect(trips).toHaveLength(1);
-    expect(describeBound(trips[0]!)).toBe("response too large (more than 1 KiB)");
+    expect(describeBound(trips[0]!)).toBe("response too large (more than 1000 B)");
   });
 
   it("lets a slow start through the grace, then measures a whole window", () => {

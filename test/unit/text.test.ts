@@ -43,8 +43,10 @@ describe(formatBytes.name, () => {
     expect(formatBytes(1023)).toBe("1023 B");
     expect(formatBytes(1536)).toBe("1.5 KiB");
     expect(formatBytes(5 * 1024 ** 3 + 1024 ** 3 / 4)).toBe("5.3 GiB");
-    expect(formatBytes(3 * 1024 ** 6)).toBe("3072.0 PiB");
-    expect(formatBytes(-2048)).toBe("-2.0 KiB");
+    expect(formatBytes(3 * 1024 ** 6)).toBe("3072 PiB");
+    expect(formatBytes(32 * 1024 ** 2)).toBe("32 MiB");
+    expect(formatBytes(1024 ** 3 + 1)).toBe("1 GiB");
+    expect(formatBytes(-2048)).toBe("-2 KiB");
     expect(formatBytes(null)).toBe("?");
     expect(formatBytes(Number.NaN)).toBe("?");
   });

@@ -3,6 +3,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type express from "express";
 import { resolveArchivePath, SEARCH_KINDS, searchArchive, type SearchKind } from "../../search/search.ts";
+import { isWithin } from "../../storage/layout.ts";
 import { collectStatus } from "../../status/collect.ts";
 import { type DashboardContext, FILE_CSP, one, sendPage } from "../context.ts";
 import { archivePage, itemPage, messagePage, overviewPage, PLACEHOLDER_SVG, searchPage, TEXT_SVG } from "../pages.ts";
@@ -13,7 +14,7 @@ const PAGE_SIZE = 48;
 export async function insideArchive(root: string, candidate: string): Promise<string | undefined> {
   try {
     const [realRoot, real] = await Promise.all([fs.realpath(root), fs.realpath(candidate)]);
-    if (real !== realRoot && !real.startsWith(realRoot + path.sep)) return undefined;
+    if (!isWithin(realRoot, real)) return undefined;
     const stat = await fs.stat(real);
     return stat.isFile() ? real : undefined;
   } catch {

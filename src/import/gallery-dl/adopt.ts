@@ -8,7 +8,7 @@ import path from "node:path";
 import { DownloadRepository, type DownloadStatus } from "../../db/download.repository.ts";
 import type { DownloadState, ImportedFileRepository, RowFill } from "../../db/imported-file.repository.ts";
 import { downloadLockKey, linksDirtyKey } from "../../downloads/download-file.ts";
-import { acquireLock } from "../../queue/lock.ts";
+import { acquireLock } from "../../redis-lock.ts";
 import { Archive, ContentMismatchError, extensionFor, type AdoptedFile } from "../../storage/archive.ts";
 import { UNMATCHED, type ImportOptions, type ImportReport, type Planned } from "./types.ts";
 import type { FolderEntry } from "./walk.ts";
