@@ -149,24 +149,7 @@ export class TokenManager {
   /** Per-account summary for `dvault auth status` (flags an old refresh token as a side effect). */
   async status(row: StoredAccount): Promise<AccountStatus> {
     const flagged = (await this.refresher.flagOldRefreshToken(row)) ?? row;
-    const now = this.now();
-    return {
-      id: flagged.id,
-      name: flagged.name,
-      kind: flagged.kind,
-      username: flagged.username,
-      userId: flagged.userId,
-      clientId: flagged.clientId,
-      grantType: flagged.grantType,
-      scopes: flagged.scopes,
-      state: flagged.state,
-      stateReason: flagged.stateReason,
-      accessExpiresAt: flagged.accessExpiresAt?.toISOString() ?? null,
-      refreshTokenAgeDays: flagged.refreshTokenEnc && flagged.refreshIssuedAt ? Math.floor((now - flagged.refreshIssuedAt.getTime()) / DAY) : null,
-      hasRefreshToken: flagged.refreshTokenEnc !== null,
-      grantStartedAt: flagged.grantStartedAt?.toISOString() ?? null,
-      lastRefreshAt: flagged.lastRefreshAt?.toISOString() ?? null,
-    };
+    return accountStatusOf(flagged, this.now());
   }
 
   /** Decrypts the refresh token of a row (logout needs it); never logged. */
@@ -224,4 +207,25 @@ export class TokenManager {
   clock(): number {
     return this.now();
   }
+}
+
+/** What `dvault auth status` and `dvault status` show of one account row at `now`: never a secret. */
+export function accountStatusOf(row: StoredAccount, now: number): AccountStatus {
+  return {
+    id: row.id,
+    name: row.name,
+    kind: row.kind,
+    username: row.username,
+    userId: row.userId,
+    clientId: row.clientId,
+    grantType: row.grantType,
+    scopes: row.scopes,
+    state: row.state,
+    stateReason: row.stateReason,
+    accessExpiresAt: row.accessExpiresAt?.toISOString() ?? null,
+    refreshTokenAgeDays: row.refreshTokenEnc && row.refreshIssuedAt ? Math.floor((now - row.refreshIssuedAt.getTime()) / DAY) : null,
+    hasRefreshToken: row.refreshTokenEnc !== null,
+    grantStartedAt: row.grantStartedAt?.toISOString() ?? null,
+    lastRefreshAt: row.lastRefreshAt?.toISOString() ?? null,
+  };
 }

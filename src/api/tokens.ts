@@ -4,6 +4,6 @@
 export { ensureFreshToken, placebo, whoami, type Whoami } from "./account-calls.ts";
 export { AccountTokens, clientRowName } from "./account-tokens.ts";
 export { grantUnusable, ReauthRequiredError, TokenRefreshDeferredError } from "./token-errors.ts";
-export { TokenManager, type AccountStatus, type TokenManagerOptions } from "./token-manager.ts";
+export { TokenManager, accountStatusOf, type AccountStatus, type TokenManagerOptions } from "./token-manager.ts";
 export { DEFAULT_REFRESH_MARGIN_MS, REFRESH_TOKEN_WARN_AGE_MS } from "./token-session.ts";
 export type { StoredAccount, TokenStore } from "./token-store.ts";

@@ -5,7 +5,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Redis } from "ioredis";
-import type { AccountStatus, TokenManager } from "../api/tokens.ts";
+import { accountStatusOf, type AccountStatus, type TokenManager } from "../api/tokens.ts";
 import type { Config } from "../config.ts";
 import type { AccountRepository, AccountRow } from "../db/account.repository.ts";
 import { StatusRepository, type QuotaUsageRow } from "../db/status.repository.ts";
@@ -78,7 +78,7 @@ async function accountStatus(deps: StatusDeps, row: AccountRow, now: number): Pr
   } catch {
     // No client credentials configured: the row alone still tells the state.
   }
-  const s: AccountStatus = manager ? await manager.status(row) : statusFromRow(row, now);
+  const s: AccountStatus = manager ? await manager.status(row) : accountStatusOf(row, now);
   const expiresAt = s.accessExpiresAt ? Date.parse(s.accessExpiresAt) : null;
   return {
     id: s.id,
@@ -97,26 +97,6 @@ async function accountStatus(deps: StatusDeps, row: AccountRow, now: number): Pr
     lastRefreshAt: s.lastRefreshAt,
     needsReauth: s.state === "needs_reauth" || s.state === "revoked",
     fix: fixFor(s),
-  };
-}
-
-function statusFromRow(row: AccountRow, now: number): AccountStatus {
-  return {
-    id: row.id,
-    name: row.name,
-    kind: row.kind,
-    username: row.username,
-    userId: row.userId,
-    clientId: row.clientId,
-    grantType: row.grantType,
-    scopes: row.scopes,
-    state: row.state,
-    stateReason: row.stateReason,
-    accessExpiresAt: row.accessExpiresAt?.toISOString() ?? null,
-    refreshTokenAgeDays: row.refreshTokenEnc && row.refreshIssuedAt ? Math.floor((now - row.refreshIssuedAt.getTime()) / DAY) : null,
-    hasRefreshToken: row.refreshTokenEnc !== null,
-    grantStartedAt: row.grantStartedAt?.toISOString() ?? null,
-    lastRefreshAt: row.lastRefreshAt?.toISOString() ?? null,
   };
 }
 
