@@ -3,6 +3,7 @@
 // cannot be read. A backup is a plain directory with a manifest; restore refuses to overwrite data.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import type { Dirent } from "node:fs";
 import { copyFile, cp, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config.ts";
@@ -66,7 +67,7 @@ async function sha256File(file: string): Promise<string> {
 async function treeSize(dir: string): Promise<{ files: number; bytes: number }> {
   let files = 0;
   let bytes = 0;
-  let entries;
+  let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true, recursive: true });
   } catch {

@@ -117,7 +117,10 @@ function formatAge(days: number | null): string {
 }
 
 function printStatusTable(rows: Array<AccountStatus & { placebo: string }>): void {
-  if (rows.length === 0) return out("no accounts yet: run `dvault auth login` (or `dvault auth import --refresh-token <token>`)");
+  if (rows.length === 0) {
+    out("no accounts yet: run `dvault auth login` (or `dvault auth import --refresh-token <token>`)");
+    return;
+  }
   for (const r of rows) {
     out(`${r.name}${r.kind === "client" ? " (client credentials)" : ""}`);
     if (r.kind === "user") out(`  user:           ${r.username ?? "?"}${r.userId ? ` (${r.userId})` : ""}`);

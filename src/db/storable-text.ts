@@ -26,7 +26,7 @@ export function storableText(text: string): string {
 /** JSON text of `value` for a jsonb parameter, with NUL and lone surrogates (keys too) as U+FFFD. */
 export function storableJson(value: unknown): string {
   const text = JSON.stringify(value ?? null);
-  return JSON_UNSTORABLE.test(text) ? text.replace(JSON_ESCAPES, (escape) => (escape === "\\\\" ? escape : "\\ufffd")) : text;
+  return JSON_UNSTORABLE.test(text) ? text.replace(JSON_ESCAPES, (sequence) => (sequence === "\\\\" ? sequence : "\\ufffd")) : text;
 }
 
 /**
@@ -66,7 +66,7 @@ export function storableDeep<T>(value: T): T {
  * replaced in place because it must stay the object the caller holds.
  */
 export class StorableTextClient extends pg.Client {
-  // `any`: pg.Client.query has a dozen overloads; this forwards them all unchanged.
+  // biome-ignore lint/suspicious/noExplicitAny: pg.Client.query has a dozen overloads; this forwards them all unchanged.
   override query(...args: any[]): any {
     const [first, values] = args;
     if (Array.isArray(values)) {

@@ -50,9 +50,9 @@ export type JobHandler<Payload = unknown, Ctx extends JobContext = JobContext> =
 
 export type JobEntry<Ctx extends JobContext = JobContext> = {
   // The catalogue is heterogeneous; each entry's handler is checked against its own definition where it is built.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- variance: payload types differ per entry
+  // biome-ignore lint/suspicious/noExplicitAny: variance: payload types differ per entry
   definition: JobDefinition<string, any>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+  // biome-ignore lint/suspicious/noExplicitAny: as above, payload types differ per entry
   handler: JobHandler<any, Ctx>;
 };
 

@@ -5,7 +5,7 @@ import type { Redis } from "ioredis";
 import type { JobDefinition } from "./job-definition.ts";
 import { QUEUE_NAMES, RETENTION, type QueueName } from "./queues.ts";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- heterogeneous catalogue; typed through PayloadOf
+// biome-ignore lint/suspicious/noExplicitAny: heterogeneous catalogue; typed through PayloadOf
 type AnyDefinition = JobDefinition<string, any>;
 type PayloadOf<D extends AnyDefinition, N extends string> = D extends JobDefinition<N, infer P> ? P : never;
 

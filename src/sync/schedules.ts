@@ -21,7 +21,7 @@ export async function reconcileSchedules({
   everyMs = {},
 }: {
   services: Services;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- src/ may not import the catalogue (jobs/) that types it
+  // biome-ignore lint/suspicious/noExplicitAny: src/ may not import the catalogue (jobs/) that types it
   producer: Producer<any>;
   sources: ReadonlyMap<SourceName, SourceDefinition>;
   everyMs?: Partial<Record<SourceName, number>>;

@@ -53,7 +53,7 @@ async function run(ctx: SourceContext): Promise<SourceOutcome> {
   // A full sweep ignores the saved cursor: the first delta call without one returns everything.
   let walk = state.walk ?? { cursor: ctx.full ? null : (state.cursor ?? null), offset: 0, nextCursor: null };
   for (;;) {
-    let page;
+    let page: Awaited<ReturnType<typeof ctx.client.call<"stash.delta">>>;
     try {
       page = await ctx.client.call("stash.delta", {
         ...(walk.cursor ? { cursor: walk.cursor } : {}),
