@@ -1,24 +1,25 @@
 // A journal's or literature's text stored as an HTML file (from /deviation/content, or its excerpt).
 import type { DownloadTarget } from "../db/download.repository.ts";
-import { escapeHtml } from "../text/html.ts";
+import { html, raw } from "../text/html.ts";
 import { afterStore } from "./after-store.ts";
 import type { DownloadDeps } from "./deps.ts";
 import type { DownloadOutcome } from "./download-file.ts";
 
 export async function storeText(deps: DownloadDeps, t: DownloadTarget): Promise<DownloadOutcome> {
   const at = new Date(deps.services.now());
-  const raw = t.deviation.raw as { excerpt?: unknown; text_content?: { excerpt?: unknown } };
-  const excerpt = t.text?.excerpt ?? (typeof raw.excerpt === "string" ? raw.excerpt : typeof raw.text_content?.excerpt === "string" ? raw.text_content.excerpt : null);
-  const body = t.text?.html ?? (excerpt ? `<p>${escapeHtml(excerpt)}</p>` : null);
+  const fields = t.deviation.raw as { excerpt?: unknown; text_content?: { excerpt?: unknown } };
+  const excerpt = t.text?.excerpt ?? (typeof fields.excerpt === "string" ? fields.excerpt : typeof fields.text_content?.excerpt === "string" ? fields.text_content.excerpt : null);
+  // The service's own HTML body is kept as it came; an excerpt is plain text, escaped.
+  const body = t.text?.html ?? (excerpt ? html`<p>${excerpt}</p>`.text : null);
   if (!body) {
     const reason = "no text: the service returned neither the body nor an excerpt";
     await deps.repo.markDownloadNotDownloadable({ id: t.id, reason, at });
     return { status: "not_downloadable", reason, rendition: null, bytes: 0, partial: false };
   }
-  const title = escapeHtml(t.deviation.title ?? t.deviationid);
-  const css = t.text?.css ? `<style>${t.text.css.replaceAll("</", "<\\/")}</style>\n` : "";
-  const html = `<!doctype html>\n<html><head><meta charset="utf-8"><title>${title}</title>\n${css}</head>\n<body>\n<h1>${title}</h1>\n${body}\n</body></html>\n`;
-  const bytes = Buffer.from(html, "utf8");
+  const title = t.deviation.title ?? t.deviationid;
+  const css = t.text?.css ? html`<style>${raw(t.text.css.replaceAll("</", "<\\/"))}</style>\n` : "";
+  const page = html`<!doctype html>\n<html><head><meta charset="utf-8"><title>${title}</title>\n${css}</head>\n<body>\n<h1>${title}</h1>\n${raw(body)}\n</body></html>\n`;
+  const bytes = Buffer.from(page.text, "utf8");
   // Texts are written to the archive too: paused with the originals when the disk is nearly full.
   await deps.guard.check(bytes.length);
   const stored = await deps.archive.storeBytes({ bytes, ext: "html" });

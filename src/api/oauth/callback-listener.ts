@@ -4,7 +4,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { UserError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
-import { escapeHtml } from "../../text/html.ts";
+import { html } from "../../text/html.ts";
 import { StateStore } from "./pkce-state.ts";
 import type { AuthorizeResult } from "./redirect.ts";
 import { readRedirectParams, explainAuthorizeError } from "./redirect.ts";
@@ -136,7 +136,7 @@ function page(res: http.ServerResponse, status: number, title: string, text: str
   }
   res
     .writeHead(status, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "no-referrer" })
-    .end(`<!doctype html><meta charset="utf-8"><title>${escapeHtml(title)}</title><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p>`);
+    .end(html`<!doctype html><meta charset="utf-8"><title>${title}</title><h1>${title}</h1><p>${text}</p>`.text);
 }
 
 /** The implicit grant's landing page: hands the fragment to the listener, then wipes it from the address bar. */
