@@ -66,7 +66,8 @@ describe("GET /metrics", () => {
       await admin.queue("maintenance").add("tokens.refresh", {}, { jobId: "metrics-fail" });
       await admin.queue("maintenance").add("schedules.reconcile", {}, { jobId: "metrics-ok" });
       await admin.queue("sync").add("sync.source", { accountId: h.account.id, source: "notes", key: "" }, { jobId: "metrics-waiting", timestamp: Date.now() - 5000 });
-      await expect.poll(() => admin.queue("maintenance").getJobCounts("failed", "completed"), { timeout: 10_000, interval: 25 }).toEqual({ failed: 1, completed: 1 });
+      const finished = () => admin.queue("maintenance").getJobCounts("failed", "completed");
+      await expect.poll(finished, { timeout: 10_000, interval: 25 }).toEqual({ failed: 1, completed: 1 });
       const { rows } = await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM deviations WHERE type = 'image' ORDER BY 1 LIMIT 1");
       const file = await archiveFile(h.pool, archiveDir, rows[0]!.deviationid, artworkPng(7, 12, 12));
       const waitsBefore = h.services.apiTotals.throttleWaits.count;
@@ -291,12 +292,11 @@ describe("dvault worker --http", () => {
       DVAULT_CLIENT_ID: SIM_CLIENT_ID,
       DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
     });
-    const worker = await startWorker({ config, log: createLogger({ level: "silent" }), handleSignals: false, everyMs: {}, http: { host: "127.0.0.1", port: 0 } }).catch(
-      async (err: unknown) => {
-        await db.drop();
-        throw err;
-      },
-    );
+    const options = { config, log: createLogger({ level: "silent" }), handleSignals: false, everyMs: {}, http: { host: "127.0.0.1", port: 0 } };
+    const worker = await startWorker(options).catch(async (err: unknown) => {
+      await db.drop();
+      throw err;
+    });
     try {
       const url = worker.dashboard!.url;
       const health = await fetch(`${url}/healthz`);
