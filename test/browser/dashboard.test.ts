@@ -103,7 +103,8 @@ async function setUpArchive(): Promise<void> {
   });
   host.start();
   await admin.queue("sync").add("sync.source", { accountId: h.account.id, source: "forums", key: "" }, { jobId: FAILING_JOB, attempts: 5 });
-  await vi.waitFor(async () => expect(await admin.queue("sync").getJobState(FAILING_JOB), "the broken job's state").toBe("failed"), { timeout: 10_000, interval: 25 });
+  const state = () => admin.queue("sync").getJobState(FAILING_JOB);
+  await vi.waitFor(async () => expect(await state(), "the broken job's state").toBe("failed"), { timeout: 10_000, interval: 25 });
   // Stopped, so the retried job stays visible as waiting.
   await host.close();
   await producer.close();

@@ -15,6 +15,7 @@ import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { createRedis } from "../../src/queue/redis.ts";
 import { archiveFile, artworkPng } from "../helpers/archive-fixtures.ts";
 import { testConfig } from "../helpers/config.ts";
+import { createTestDatabase } from "../helpers/db.ts";
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 import { createLogger } from "../../src/log.ts";
 import { startWorker } from "../../src/worker.ts";
@@ -58,12 +59,15 @@ describe("GET /metrics", () => {
       return { status: "done" };
     }, { connection: createRedis(h.redis.url, "worker"), prefix });
     try {
-      // The first scrape starts the job-event counters; jobs finished after it are counted.
-      await fetch(`${dash.url}/metrics`);
+      // The first scrape starts the job-event counters; jobs finished after it are counted. Other tests of
+      // this file archive files too: the download and archive figures are compared with this scrape's.
+      const first = await (await fetch(`${dash.url}/metrics`)).text();
+      const before = (series: string) => sample(first, series) ?? 0;
       await admin.queue("maintenance").add("tokens.refresh", {}, { jobId: "metrics-fail" });
       await admin.queue("maintenance").add("schedules.reconcile", {}, { jobId: "metrics-ok" });
       await admin.queue("sync").add("sync.source", { accountId: h.account.id, source: "notes", key: "" }, { jobId: "metrics-waiting", timestamp: Date.now() - 5000 });
-      await expect.poll(() => admin.queue("maintenance").getJobCounts("failed", "completed"), { timeout: 10_000, interval: 25 }).toEqual({ failed: 1, completed: 1 });
+      const finished = () => admin.queue("maintenance").getJobCounts("failed", "completed");
+      await expect.poll(finished, { timeout: 10_000, interval: 25 }).toEqual({ failed: 1, completed: 1 });
       const { rows } = await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM deviations WHERE type = 'image' ORDER BY 1 LIMIT 1");
       const file = await archiveFile(h.pool, archiveDir, rows[0]!.deviationid, artworkPng(7, 12, 12));
       const waitsBefore = h.services.apiTotals.throttleWaits.count;
@@ -86,12 +90,12 @@ describe("GET /metrics", () => {
       expect(sample(text, 'dvault_jobs_completed_total{queue="maintenance",name="schedules.reconcile"}')).toBe(1);
       expect(sample(text, 'dvault_queue_jobs{queue="maintenance",state="failed"}')).toBe(1);
       expect(sample(text, 'dvault_queue_lag_seconds{queue="sync"}')).toBeGreaterThanOrEqual(4);
-      expect(sample(text, 'dvault_downloads{status="done"}')).toBe(1);
-      expect(sample(text, "dvault_archive_size_bytes")).toBe(file.size);
+      expect(sample(text, 'dvault_downloads{status="done"}')).toBe(before('dvault_downloads{status="done"}') + 1);
+      expect(sample(text, "dvault_archive_size_bytes")).toBe(before("dvault_archive_size_bytes") + file.size);
       expect(sample(text, "dvault_archive_free_bytes")).toBeGreaterThan(0);
       expect(sample(text, `dvault_download_quota_remaining{account="${h.account.name}"}`)).toBe(h.services.config.downloadQuota);
       expect(sample(text, `dvault_download_quota_used{account="${h.account.name}"}`)).toBe(0);
-      expect(sample(text, "dvault_downloaded_bytes")).toBe(file.size);
+      expect(sample(text, "dvault_downloaded_bytes")).toBe(before("dvault_downloaded_bytes") + file.size);
       expect(text).toContain("dvault_process_resident_memory_bytes");
       // Counters never go backwards between scrapes.
       const again = await (await fetch(`${dash.url}/metrics`)).text();
@@ -279,15 +283,20 @@ describe("pages", () => {
 
 describe("dvault worker --http", () => {
   it("serves the dashboard from the worker, healthy with the worker's own heartbeat, and stops with it", async () => {
+    // A database of its own: a worker on the shared one would download its wanted files, which /metrics counts.
+    const db = await createTestDatabase();
     const config = testConfig({
-      DATABASE_URL: h.db.url,
+      DATABASE_URL: db.url,
       DVAULT_REDIS_PREFIX: `${h.services.config.redisPrefix}-w`,
       DVAULT_API_BASE: h.sim.url,
       DVAULT_CLIENT_ID: SIM_CLIENT_ID,
       DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
-      DVAULT_ARCHIVE_DIR: archiveDir,
     });
-    const worker = await startWorker({ config, log: createLogger({ level: "silent" }), handleSignals: false, everyMs: {}, http: { host: "127.0.0.1", port: 0 } });
+    const options = { config, log: createLogger({ level: "silent" }), handleSignals: false, everyMs: {}, http: { host: "127.0.0.1", port: 0 } };
+    const worker = await startWorker(options).catch(async (err: unknown) => {
+      await db.drop();
+      throw err;
+    });
     try {
       const url = worker.dashboard!.url;
       const health = await fetch(`${url}/healthz`);
@@ -296,6 +305,7 @@ describe("dvault worker --http", () => {
       expect((await fetch(`${url}/`)).status).toBe(200);
     } finally {
       await worker.stop("test");
+      await db.drop();
     }
     await expect(fetch(`${worker.dashboard!.url}/healthz`)).rejects.toThrow();
   });

@@ -97,8 +97,8 @@ describe("downloads worker", () => {
     // A new week, so the allowance allows it.
     h.sim.clock.set(new Date(nextQuotaWindow(h.sim.clock.now()).getTime() + 60_000));
     worker = await start();
-    const status = async () =>
-      (await h.pool.query<{ status: string }>("SELECT status FROM downloads WHERE deviationid = $1 AND kind = 'original'", [rows[0]!.deviationid])).rows[0]?.status;
+    const sql = "SELECT status FROM downloads WHERE deviationid = $1 AND kind = 'original'";
+    const status = async () => (await h.pool.query<{ status: string }>(sql, [rows[0]!.deviationid])).rows[0]?.status;
     await expect.poll(status, POLL).toBe("done");
   });
 });

@@ -47,7 +47,8 @@ function deps() {
 describe(collectStatus.name, () => {
   it("reports accounts, sources, queues, downloads, archive and workers, valid against the schema", async () => {
     const prefix = h.services.config.redisPrefix;
-    await queues.queue("sync").add("sync.source", { accountId: h.account.id, source: "gallery", key: "" }, { jobId: "status-waiting", timestamp: Date.now() - 90_000 });
+    const waiting = { jobId: "status-waiting", timestamp: Date.now() - 90_000 };
+    await queues.queue("sync").add("sync.source", { accountId: h.account.id, source: "gallery", key: "" }, waiting);
     await h.services.redis.set(`${prefix}:heartbeat:testhost:4242`, JSON.stringify({ id: "testhost:4242", at: new Date().toISOString() }), "EX", 60);
     const { rows } = await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM deviations WHERE type = 'image' ORDER BY deviationid LIMIT 2");
     const files = [];

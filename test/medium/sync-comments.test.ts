@@ -1,7 +1,7 @@
 // The comments source through the real runner against the simulator: every comment on the owner's
 // deviations (replies nested deeper than one request returns included) mirrored field by field; a quiet
 // re-run is one call; a new comment is picked up exactly, incrementally at the top and on a sweep below.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { GroundTruth } from "../../src/simulator/server.ts";
 import { commentsSource } from "../../src/sync/sources/comments.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
@@ -11,7 +11,8 @@ type Dev = GroundTruth["deviations"] extends ReadonlyMap<string, infer V> ? V : 
 let h: SyncHarness;
 let deepChain: string[] = [];
 
-beforeAll(async () => {
+// A fresh mirror and simulator per test: tests change the data upstream and count what a run finds.
+beforeEach(async () => {
   h = await createSyncHarness({ sim: { dataset: { deviations: 200 } }, sources: [commentsSource] });
   // A reply chain nine deep: the first request (maxdepth 5) can't return all of it.
   const target = ownDeviations().find((d) => d.allowsComments) as Dev;
@@ -29,7 +30,7 @@ beforeAll(async () => {
     deepChain.push(parent);
   }
 });
-afterAll(async () => {
+afterEach(async () => {
   await h?.close();
 });
 
@@ -98,6 +99,7 @@ describe(commentsSource.name, () => {
   });
 
   it("picks up a new comment on a recent deviation without a sweep", async () => {
+    await runLater(); // mirrored before the changes
     const recent = ownDeviations()[1] as Dev;
     const added = h.sim.activity({ kind: "new_comment", deviationid: recent.deviationid, body: "Love the colours" }) as { commentid: string };
     const { result, calls, routes } = await runLater();
@@ -110,6 +112,7 @@ describe(commentsSource.name, () => {
   });
 
   it("picks up a new comment deep in the gallery on a full sweep, and changes nothing else", async () => {
+    await runLater(); // mirrored before the changes
     const own = ownDeviations();
     const old = own[own.length - 2] as Dev;
     h.sim.activity({ kind: "new_comment", deviationid: old.deviationid, body: "Found this late" });

@@ -1,7 +1,7 @@
 // The profile-posts source through the real runner against the simulator: journals (with their text) and
 // status updates in order; a quiet re-run costs the first page; /user/statuses is never called; when
 // /user/profile/posts itself is gone the run degrades with the reason instead of failing.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DaClient } from "../../src/api/client.ts";
 import { EndpointGoneError } from "../../src/api/errors.ts";
 import type { GroundTruth } from "../../src/simulator/server.ts";
@@ -11,11 +11,12 @@ import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts"
 
 let h: SyncHarness;
 
-beforeAll(async () => {
+// A fresh mirror and simulator per test: tests change the data upstream and count what a run finds.
+beforeEach(async () => {
   // About 60 journals and 4 listed statuses: two pages of 50.
   h = await createSyncHarness({ sim: { dataset: { deviations: 600, statuses: 8 } }, sources: [profilePostsSource] });
 });
-afterAll(async () => {
+afterEach(async () => {
   await h?.close();
 });
 
@@ -95,6 +96,7 @@ describe(profilePostsSource.name, () => {
   });
 
   it("picks up a new journal with its text and keeps the positions exact", async () => {
+    await runLater(); // mirrored before the changes
     const added = h.sim.activity({ kind: "add_deviation", deviationKind: "journal", title: "Dear Diary" }) as { deviationid: string };
     const { result } = await runLater();
     expect(result.counters).toEqual({ new: 1, changed: 0, removed: 0 });
