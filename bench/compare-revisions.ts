@@ -2,7 +2,7 @@
 // base revision and of this working tree, alternating which goes first each round, so a busy machine slows
 // both alike. It prints each figure's median per side and new / old, and writes the table into
 // docs/PERFORMANCE.md (section "compare-revisions") unless --no-docs.
-// Run: node --import tsx bench/compare-revisions.ts --base <revision> [--rounds 3] [--deviations 600] [--no-docs]
+// Run: node --import tsx bench/compare-revisions.ts --base <revision> [--rounds 3] [--deviations 600] [--only ingest,end-to-end] [--no-docs]
 // The base is checked out into a temporary git worktree that borrows this tree's node_modules.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
@@ -16,6 +16,7 @@ const { values: args } = parseArgs({
     base: { type: "string" },
     rounds: { type: "string", default: "3" },
     deviations: { type: "string", default: "600" },
+    only: { type: "string" },
     "no-docs": { type: "boolean", default: false },
   },
 });
@@ -65,6 +66,9 @@ const BENCHES: Array<{ file: string; args: string[]; read: (out: string) => Figu
   },
 ];
 
+const ONLY = args.only ? new Set(args.only.split(",")) : undefined;
+const SELECTED = BENCHES.filter((b) => !ONLY || ONLY.has(path.basename(b.file, ".ts")));
+
 function git(cwd: string, ...a: string[]): string {
   const r = spawnSync("git", a, { cwd, encoding: "utf8" });
   if (r.status !== 0) throw new Error(`git ${a.join(" ")}: ${r.stderr.trim()}`);
@@ -107,7 +111,7 @@ async function main(): Promise<void> {
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? (["old", "now"] as const) : (["now", "old"] as const);
-      for (const bench of BENCHES) {
+      for (const bench of SELECTED) {
         for (const side of order) {
           const figures = runBench(side === "old" ? base.dir : HEAD_DIR, bench);
           for (const f of figures) {
@@ -144,7 +148,7 @@ async function main(): Promise<void> {
         "",
         `Machine: ${machine()}. Run ${new Date().toISOString()}, ${minutes} min.`,
         "",
-        `Command: \`node --import tsx bench/compare-revisions.ts --base ${base.commit} --rounds ${ROUNDS} --deviations ${DEVIATIONS}\``,
+        `Command: \`node --import tsx bench/compare-revisions.ts --base ${base.commit} --rounds ${ROUNDS} --deviations ${DEVIATIONS}${args.only ? ` --only ${args.only}` : ""}\``,
         "",
         "The ingest, API-economy and end-to-end benchmarks of the old revision (checked out into a temporary worktree) and of this",
         "tree run one after the other, the order swapped each round, so load on the machine falls on both alike; sizes are smaller",
