@@ -141,10 +141,11 @@ async function main(): Promise<void> {
   const result = table(["figure", "better when", `old (${base.commit}) median`, `new (${headCommit}${dirty ? "+changes" : ""}) median`, "new / old", "within 5 %"], rows);
   process.stdout.write(`\n## Old and new, interleaved\n\n${result}\n\n(${ROUNDS} rounds, ${minutes} min; worst ${(worst * 100).toFixed(1)} % worse)\n`);
   if (!args["no-docs"]) {
+    // A run of some benchmarks only (--only) gets a section of its own beside the full comparison.
     await writeDocSection(
-      "compare-revisions",
+      args.only ? `compare-revisions-${[...(ONLY ?? [])].join("-")}` : "compare-revisions",
       [
-        "## Renovation: old and new code measured interleaved",
+        `## Renovation: old and new code measured interleaved${args.only ? ` (${args.only} only)` : ""}`,
         "",
         `Machine: ${machine()}. Run ${new Date().toISOString()}, ${minutes} min.`,
         "",
