@@ -67,8 +67,8 @@ export function visibleTruth(truth: GroundTruth, options: { tracked?: readonly s
       });
     }
     const all = galleryAllIds(truth, owner);
-    all.slice(0, slots).filter(visible).forEach((id) => reached.add(id));
-    reached.forEach((id) => seen.add(id));
+    for (const id of all.slice(0, slots).filter(visible)) reached.add(id);
+    for (const id of reached) seen.add(id);
     unreachable.set(
       owner,
       all.filter((id) => visible(id) && !reached.has(id)),
@@ -78,7 +78,7 @@ export function visibleTruth(truth: GroundTruth, options: { tracked?: readonly s
       const listed = f.deviationIds.filter(listedInCollection);
       const shown = f.deviationIds.slice(0, slots).filter(listedInCollection);
       if (shown.length < listed.length) truncatedFolders.push(f.folderid);
-      shown.forEach((deviationid, i) => members.push({ kind: "collection", folderid: f.folderid, deviationid, position: f.deviationIds.length - 1 - i }));
+      for (const [i, deviationid] of shown.entries()) members.push({ kind: "collection", folderid: f.folderid, deviationid, position: f.deviationIds.length - 1 - i });
       for (const id of shown) {
         if (dev(id)!.isDeleted) continue;
         collectionDeviations.add(id);
@@ -96,7 +96,7 @@ export function visibleTruth(truth: GroundTruth, options: { tracked?: readonly s
     .map((item) => ({ by: item.byUserId, deviationids: item.deviationIds.filter(visible) }));
   // Other witnesses of the same works: the feed, profile posts (a cursor listing: no offset ceiling) and
   // the deviations messages are about.
-  for (const item of feedItems) item.deviationids.forEach((id) => seen.add(id));
+  for (const item of feedItems) for (const id of item.deviationids) seen.add(id);
   for (const id of profilePosts) if (dev(id)) seen.add(id);
   for (const m of truth.messages) if (m.subjectDeviationId && visible(m.subjectDeviationId)) seen.add(m.subjectDeviationId);
 

@@ -340,7 +340,10 @@ describe("HTTP transport: errors and retries", () => {
     sim.expireAccessTokens();
     let refreshes = 0;
     const { transport } = setup({
-      tokens: { identity, getAccessToken: async () => stale, refreshAfterUnauthorized: async () => (refreshes++, stale) },
+      tokens: { identity, getAccessToken: async () => stale, refreshAfterUnauthorized: async () => {
+        refreshes++;
+        return stale;
+      } },
     });
     const err = await transport.request(placebo, Any).catch((e: unknown) => e);
     expect(err).toMatchObject({ kind: "invalid_token", status: 401, attempts: 2 });

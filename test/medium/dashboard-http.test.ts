@@ -62,7 +62,7 @@ describe("GET /metrics", () => {
       // The first scrape starts the job-event counters; jobs finished after it are counted. Other tests of
       // this file archive files too: the download and archive figures are compared with this scrape's.
       const first = await (await fetch(`${dash.url}/metrics`)).text();
-      const before = (series: string) => sample(first, series) ?? 0;
+      const firstScrape = (series: string) => sample(first, series) ?? 0;
       await admin.queue("maintenance").add("tokens.refresh", {}, { jobId: "metrics-fail" });
       await admin.queue("maintenance").add("schedules.reconcile", {}, { jobId: "metrics-ok" });
       await admin.queue("sync").add("sync.source", { accountId: h.account.id, source: "notes", key: "" }, { jobId: "metrics-waiting", timestamp: Date.now() - 5000 });
@@ -90,12 +90,12 @@ describe("GET /metrics", () => {
       expect(sample(text, 'dvault_jobs_completed_total{queue="maintenance",name="schedules.reconcile"}')).toBe(1);
       expect(sample(text, 'dvault_queue_jobs{queue="maintenance",state="failed"}')).toBe(1);
       expect(sample(text, 'dvault_queue_lag_seconds{queue="sync"}')).toBeGreaterThanOrEqual(4);
-      expect(sample(text, 'dvault_downloads{status="done"}')).toBe(before('dvault_downloads{status="done"}') + 1);
-      expect(sample(text, "dvault_archive_size_bytes")).toBe(before("dvault_archive_size_bytes") + file.size);
+      expect(sample(text, 'dvault_downloads{status="done"}')).toBe(firstScrape('dvault_downloads{status="done"}') + 1);
+      expect(sample(text, "dvault_archive_size_bytes")).toBe(firstScrape("dvault_archive_size_bytes") + file.size);
       expect(sample(text, "dvault_archive_free_bytes")).toBeGreaterThan(0);
       expect(sample(text, `dvault_download_quota_remaining{account="${h.account.name}"}`)).toBe(h.services.config.downloadQuota);
       expect(sample(text, `dvault_download_quota_used{account="${h.account.name}"}`)).toBe(0);
-      expect(sample(text, "dvault_downloaded_bytes")).toBe(before("dvault_downloaded_bytes") + file.size);
+      expect(sample(text, "dvault_downloaded_bytes")).toBe(firstScrape("dvault_downloaded_bytes") + file.size);
       expect(text).toContain("dvault_process_resident_memory_bytes");
       // Counters never go backwards between scrapes.
       const again = await (await fetch(`${dash.url}/metrics`)).text();
@@ -265,13 +265,13 @@ describe("pages", () => {
     const outside = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-outside-"));
     await fs.writeFile(path.join(outside, "secret.png"), "secret");
     await fs.symlink(path.join(outside, "secret.png"), path.join(archiveDir, "link.png"));
-    const escape = async (deviationid: string, stored: string) =>
+    const plantOutside = async (deviationid: string, stored: string) =>
       (await h.pool.query<{ id: string }>(
         `INSERT INTO downloads (deviationid, kind, status, path, sha256, size) VALUES ($1, 'original', 'done', $2, 'x', 6)
          ON CONFLICT (deviationid, kind) DO UPDATE SET path = EXCLUDED.path, status = 'done', sha256 = 'x' RETURNING id::text`,
         [deviationid, stored],
       )).rows[0]!.id;
-    for (const id of [await escape(rows[1]!.deviationid, `../${path.basename(outside)}/secret.png`), await escape(rows[2]!.deviationid, "link.png")]) {
+    for (const id of [await plantOutside(rows[1]!.deviationid, `../${path.basename(outside)}/secret.png`), await plantOutside(rows[2]!.deviationid, "link.png")]) {
       const r = await fetch(`${dash.url}/files/${id}`);
       expect(r.status).toBe(404);
       expect(await r.text()).not.toContain("secret");

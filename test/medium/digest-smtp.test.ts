@@ -196,7 +196,7 @@ describe("digest over SMTP", () => {
 
   it("groups the faves of one deviation and leaves the initial sync's messages out", () => {
     expect(mail.html).toContain(`<b>12 people</b> faved`);
-    expect(mail.html).toContain(`<b>${escape(picked.faved.title)}</b>`);
+    expect(mail.html).toContain(`<b>${escapeHtml(picked.faved.title)}</b>`);
     expect(mail.text).toContain(`12 people faved “${picked.faved.title}”`);
     const names = [...picked.fans].sort().slice(0, 4).join(", ");
     expect(mail.text).toContain(`${names} and 8 others`);
@@ -270,6 +270,6 @@ async function waitForDigestStatus(services: Services, status: string): Promise<
   await vi.waitFor(async () => expect(await latest(), "the latest digest's status").toBe(status), { timeout: 20_000, interval: 100 });
 }
 
-function escape(s: string): string {
+function escapeHtml(s: string): string {
   return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 }

@@ -47,7 +47,7 @@ describe(DeviationRepository.name, () => {
     const devs = page(1, 24);
     await users.upsertUsers(distinctUsers(devs.map((d) => d.author)), at("2025-01-01T00:00:00Z"));
     expect(await deviations.upsertDeviations(devs, at("2025-01-01T00:00:00Z"))).toEqual({ inserted: 24, changed: 0, unchanged: 0, removed: 0 });
-    expect(await deviations.upsertMetadata(devs.map((d, i) => makeMetadata({ n: 1 + i })), at("2025-01-01T00:00:00Z"))).toEqual({
+    expect(await deviations.upsertMetadata(devs.map((_d, i) => makeMetadata({ n: 1 + i })), at("2025-01-01T00:00:00Z"))).toEqual({
       inserted: 24,
       changed: 0,
       unchanged: 0,
@@ -118,7 +118,7 @@ describe(DeviationRepository.name, () => {
       expect.objectContaining({ deviationid: uuid(101), field: "description", new_value: "<p>Rewritten</p>" }),
       { deviationid: uuid(102), field: "tags", old_value: ["a", "b", "t102"], new_value: ["a", "b", "new", "t102"] },
     ]);
-    expect((rows[1]?.old_value as string).startsWith("<p>About 101")).toBe(true);
+    expect(String(rows[1]?.old_value).startsWith("<p>About 101")).toBe(true);
 
     // The raw JSON and the description follow the newest signature; counters wait for the next day.
     const { rows: d104 } = await m.pool.query(

@@ -64,7 +64,10 @@ describe(createPacer.name, () => {
     await a1.release("success");
     // A asks again at once: it must queue behind B rather than take the key straight back.
     let a2Granted = false;
-    const waitingA2 = p.acquire(key, { maxWaitMs: 5000 }).then((permit) => ((a2Granted = true), permit));
+    const waitingA2 = p.acquire(key, { maxWaitMs: 5000 }).then((permit) => {
+      a2Granted = true;
+      return permit;
+    });
     const b = await waitingB;
     // A2 waits in the queue (had it taken the key straight back it would never be queued).
     await expect.poll(() => queued(key)).toBe(1);

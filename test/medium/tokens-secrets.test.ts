@@ -24,7 +24,9 @@ describe("secrets never leak", () => {
   const keep = (value: unknown) => {
     if (typeof value === "string" && value.length >= 6) secrets.add(value);
   };
-  const keepParams = (params: URLSearchParams) => SECRET_PARAMS.forEach((name) => keep(params.get(name)));
+  const keepParams = (params: URLSearchParams) => {
+    for (const name of SECRET_PARAMS) keep(params.get(name));
+  };
   /** Runs a step that is expected to fail and keeps what a user or a log would see of the error. */
   const failing = async (step: () => Promise<unknown>) => {
     try {

@@ -121,7 +121,7 @@ describe(DaClient.name, () => {
 
   it("fetches metadata in batches of 50 (10 with ext_*), in the caller's order, reporting missing ids", async () => {
     const { transport, calls } = recordingTransport((req) => {
-      const asked = (req.query?.deviationids as string[]).filter((id) => id !== "D-007");
+      const asked = ((req.query?.deviationids ?? []) as string[]).filter((id) => id !== "D-007");
       return { metadata: asked.reverse().map((deviationid) => ({ deviationid: deviationid.toLowerCase(), title: deviationid })) };
     });
     const client = new DaClient(transport);
@@ -134,7 +134,7 @@ describe(DaClient.name, () => {
 
     calls.length = 0;
     const all = await client.deviationMetadataAll(ids(25), { ext_stats: true, ext_submission: false });
-    expect(calls.map((c) => (c.req.query?.deviationids as string[]).length)).toEqual([10, 10, 5]);
+    expect(calls.map((c) => ((c.req.query?.deviationids ?? []) as string[]).length)).toEqual([10, 10, 5]);
     expect(calls[0]?.req.query).toMatchObject({ ext_stats: true, ext_submission: false });
     expect(all).toHaveLength(24);
   });

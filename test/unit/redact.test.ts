@@ -85,7 +85,7 @@ describe("log lines", () => {
   let server: ReturnType<typeof createServer>;
   let base = "";
   beforeAll(async () => {
-    server = createServer((req, res) => {
+    server = createServer((_req, res) => {
       res.statusCode = 403;
       res.end("forbidden");
     });

@@ -7,6 +7,7 @@ const check = (src: string) => findSql(path.join(ROOT, "src/x/probe.ts"), src);
 
 describe(findSql.name, () => {
   it("flags statements in strings and templates, with the line of the keyword", () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the probe is source text whose template literal the check must read
     const found = check(['const a = "SELECT 1";', "const b = `", "  WITH x AS (SELECT id FROM t)", "  SELECT * FROM x WHERE id = ${id}`;"].join("\n"));
     expect(found).toEqual([
       "src/x/probe.ts:1: SQL (SELECT) in a literal: move the statement into a repository of src/db",

@@ -38,7 +38,6 @@ const HOSTILE = [
 ];
 
 const BIDI = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/u;
-// eslint-disable-next-line no-control-regex
 const CONTROLS = /[\u0000-\u001F\u007F-\u009F]/u;
 
 describe(sanitizeComponent.name, () => {
