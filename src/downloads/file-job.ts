@@ -62,7 +62,8 @@ export async function runFileJob(payload: DownloadFilePayload, ctx: FileJobConte
       case "deferred": {
         if (outcome.status === "degraded") await ctx.stored();
         const waitMs = Math.max(1000, outcome.nextWindow.getTime() - now());
-        throw wait(`original deferred to the next quota window (${outcome.nextWindow.toISOString()}): ${outcome.reason}`, waitMs, `download-quota:${payload.deviationid}`);
+        const message = `original deferred to the next quota window (${outcome.nextWindow.toISOString()}): ${outcome.reason}`;
+        throw wait(message, waitMs, `download-quota:${payload.deviationid}`);
       }
       case "busy":
         throw wait(outcome.reason, ctx.busyRetryMs ?? BUSY_RETRY_MS, `download-lock:${payload.deviationid}`);

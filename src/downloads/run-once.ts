@@ -118,7 +118,8 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     const rate = ((s.bytes - lastBytes) / Math.max(1, now - lastAt)) * 1000;
     lastBytes = s.bytes;
     lastAt = now;
-    log.info({ done: s.done, degraded: s.degraded, deferred: s.deferred, notDownloadable: s.notDownloadable, failed: s.failed, bytes: s.bytes, mbPerS: +(rate / 1e6).toFixed(1) }, "downloading");
+    const { done, degraded, deferred, notDownloadable, failed, bytes } = s;
+    log.info({ done, degraded, deferred, notDownloadable, failed, bytes, mbPerS: +(rate / 1e6).toFixed(1) }, "downloading");
   }, opts.progressEveryMs ?? 5000);
   progress.unref();
 
