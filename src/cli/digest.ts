@@ -157,6 +157,8 @@ function describeOutcome(o: RunNowOutcome, channel: string): string {
       return `${channel}: failed — ${o.reason}`;
     case "retrying":
       return `${channel}: delivery failed (${o.reason}); retrying with backoff — a running worker continues (see dvault digest --history)`;
+    // (never "delayed": it comes only to a runNow given `settled`)
+    case "delayed":
     case "interrupted":
       return `${channel}: still running after ${SEND_WAIT_MS / 1000} s; a running worker continues (see dvault digest --history)`;
   }

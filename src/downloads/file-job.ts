@@ -35,6 +35,8 @@ export type FileJobContext = {
   reservationTurn?: ReservationTurn | undefined;
   /** Delays before a failed file is due again (default retry.ts). */
   retryDelaysMs?: readonly number[] | undefined;
+  /** How long a file another process holds waits before it is tried again (default 15 s). */
+  busyRetryMs?: number | undefined;
   /** Every outcome of download-file.ts, before it is mapped onto the queue. */
   onOutcome?: ((outcome: DownloadOutcome) => void) | undefined;
   /** A failed attempt, as recorded on the row. */
@@ -60,10 +62,11 @@ export async function runFileJob(payload: DownloadFilePayload, ctx: FileJobConte
       case "deferred": {
         if (outcome.status === "degraded") await ctx.stored();
         const waitMs = Math.max(1000, outcome.nextWindow.getTime() - now());
-        throw wait(`original deferred to the next quota window (${outcome.nextWindow.toISOString()}): ${outcome.reason}`, waitMs, `download-quota:${payload.deviationid}`);
+        const message = `original deferred to the next quota window (${outcome.nextWindow.toISOString()}): ${outcome.reason}`;
+        throw wait(message, waitMs, `download-quota:${payload.deviationid}`);
       }
       case "busy":
-        throw wait(outcome.reason, BUSY_RETRY_MS, `download-lock:${payload.deviationid}`);
+        throw wait(outcome.reason, ctx.busyRetryMs ?? BUSY_RETRY_MS, `download-lock:${payload.deviationid}`);
       case "skipped":
         return { status: "skipped", reason: outcome.reason };
     }

@@ -1,20 +1,27 @@
 // `dvault download --once`: the downloads in this process, `concurrency` at a time, until nothing is due
-// (quota-deferred rows stay deferred), with a progress line every few seconds and a summary. Rows a
-// killed run left queued are taken over (a per-file lock in Redis keeps a running worker out).
-import { isThrottleDelay } from "../api/errors.ts";
+// (quota-deferred rows stay deferred), with a progress line every few seconds and a summary. The claimed rows run
+// as download.file jobs through the worker's WorkerHost and job body on a private queue (src/queue/run-now.ts),
+// with this run's attempts. Rows a killed run left queued are taken over (a per-file lock in Redis keeps a
+// running worker out).
 import { grantUnusable, type ReauthRequiredError } from "../api/tokens.ts";
 import type { ClaimedDownload } from "../db/download.repository.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { holdLease } from "../queue/holder.ts";
+import { checkCatalogue, defineJob, type JobContext } from "../queue/job-definition.ts";
+import { createRedis } from "../queue/redis.ts";
+import { runNow } from "../queue/run-now.ts";
 import { scrubString } from "../redact.ts";
 import type { Services } from "../services.ts";
 import { downloadDepsFor, type DownloadDeps } from "./deps.ts";
-import { DownloadsPausedError, type PauseState } from "./disk-guard.ts";
-import { downloadFile, type DownloadOutcome, type ReservationTurn } from "./download-file.ts";
+import type { PauseState } from "./disk-guard.ts";
+import type { DownloadOutcome, ReservationTurn } from "./download-file.ts";
+import { downloadJobId, type DownloadFilePayload } from "./download-job.ts";
+import { downloadFileDefinition } from "./file-job-definition.ts";
+import { runFileJob } from "./file-job.ts";
 import { regenerateReadableLinks, type LinksResult } from "./readable-links.ts";
 import { heldRowItem, reclaimDeadHolders } from "./reclaim.ts";
-import { isMissingGrant, recordFailedAttempt } from "./retry.ts";
+import { isMissingGrant } from "./retry.ts";
 
 export type DownloadSummary = {
   done: number;
@@ -97,52 +104,13 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   const held: string[] = [];
   await reclaimDeadHolders({ deps, log }).catch((err: unknown) => log.warn({ err }, "taking back the downloads of dead processes failed"));
 
-  // Rows come in priority order, a batch at a time; the first claim of each account also takes over
-  // rows a killed run left queued.
-  const pending: ClaimedDownload[] = [];
-  const exhausted = new Set<number>();
-  const firstClaim = new Set<number>();
-  let claiming: Promise<void> | undefined;
-  const refill = async () => {
-    for (const account of accounts) {
-      if (exhausted.has(account.id) || lost.has(account.id)) continue;
-      const includeQueued = !firstClaim.has(account.id);
-      firstClaim.add(account.id);
-      const rows = await deps.repo.claimDueDownloads({
-        accountId: account.id,
-        now: new Date(services.now()),
-        classes: services.config.downloadPriority,
-        limit: BATCH,
-        includeQueued,
-      });
-      if (rows.length < BATCH && !includeQueued) exhausted.add(account.id);
-      held.push(...rows.map(heldRowItem));
-      await lease.hold(rows.map(heldRowItem));
-      pending.push(...rows);
-      if (rows.length > 0) return;
-    }
-  };
-  // Each claimed row takes a turn at the allowance in claim order (see DownloadRequest.reservationTurn):
-  // with several lanes, the highest-priority files must still be the ones that spend it.
-  let lastTurn: Promise<void> = Promise.resolve();
-  const takeTurn = (): ReservationTurn => {
-    const before = lastTurn;
-    let pass: () => void = () => undefined;
-    lastTurn = new Promise<void>((resolve) => (pass = resolve));
-    return { wait: () => before, pass };
-  };
-  const next = async (): Promise<{ row: ClaimedDownload; turn: ReservationTurn } | undefined> => {
-    while (pending.length === 0 && accounts.some((a) => !exhausted.has(a.id) && !lost.has(a.id)) && !stop) {
-      claiming ??= refill().finally(() => (claiming = undefined));
-      await claiming;
-    }
-    const row = pending.shift();
-    return row ? { row, turn: takeTurn() } : undefined;
-  };
+  // This run stops early when the disk guard pauses the downloads or the caller's signal fires.
+  const stopper = new AbortController();
+  const onOuter = () => stopper.abort();
+  if (opts.signal?.aborted) stopper.abort();
+  else opts.signal?.addEventListener("abort", onOuter, { once: true });
 
-  let stop = false;
   let storedSomething = false;
-  const busy: ClaimedDownload[] = [];
   let lastBytes = 0;
   let lastAt = Date.now();
   const progress = setInterval(() => {
@@ -150,10 +118,12 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     const rate = ((s.bytes - lastBytes) / Math.max(1, now - lastAt)) * 1000;
     lastBytes = s.bytes;
     lastAt = now;
-    log.info({ done: s.done, degraded: s.degraded, deferred: s.deferred, notDownloadable: s.notDownloadable, failed: s.failed, bytes: s.bytes, mbPerS: +(rate / 1e6).toFixed(1) }, "downloading");
+    const { done, degraded, deferred, notDownloadable, failed, bytes } = s;
+    log.info({ done, degraded, deferred, notDownloadable, failed, bytes, mbPerS: +(rate / 1e6).toFixed(1) }, "downloading");
   }, opts.progressEveryMs ?? 5000);
   progress.unref();
 
+  // Counted as download-file.ts answers, so the progress lines move during the run; "busy" only once it is given up.
   const count = (o: DownloadOutcome) => {
     switch (o.status) {
       case "done":
@@ -185,96 +155,143 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     }
   };
 
-  const runOne = async (row: ClaimedDownload, reservationTurn?: ReservationTurn): Promise<void> => {
-    if (row.kind === "degraded") return;
-    if (row.accountId !== null && lost.has(row.accountId)) {
-      await deps.repo.releaseDownload(row.id, new Date(services.now()));
-      return;
-    }
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const outcome = await downloadFile(deps, {
-          deviationid: row.deviationid,
-          kind: row.kind,
-          log,
-          signal: opts.signal,
-          onBytes: (n) => (s.bytes += n),
-          reservationTurn: row.kind === "original" ? reservationTurn : undefined,
-        });
-        if (outcome.status === "busy") busy.push(row);
-        else count(outcome);
-        return;
-      } catch (err) {
-        if (err instanceof DownloadsPausedError) {
+  // The files run as download.file jobs through the worker's WorkerHost and job body (file-job.ts), here on a
+  // private queue (src/queue/run-now.ts), with this run's attempts and delay between them.
+  const busyWaitMs = opts.busyWaitMs ?? (deps.tuning.lockTtlMs ?? 15_000) + 5000;
+  const definition = { ...downloadFileDefinition, attempts, backoffMs: retryDelayMs, jitter: 0 };
+  type Tracked = { row: ClaimedDownload; turn: ReservationTurn; last?: DownloadOutcome | undefined; busySince?: number };
+  const tracked = new Map<string, Tracked>();
+  const entry = defineJob<"download.file", DownloadFilePayload, JobContext>(definition, async (payload, ctx) => {
+    const t = tracked.get(downloadJobId(payload));
+    if (!t) throw new Error(`download.file ${downloadJobId(payload)} was not claimed by this run`);
+    t.last = undefined;
+    try {
+      if (t.row.accountId !== null && lost.has(t.row.accountId)) {
+        await deps.repo.releaseDownload(t.row.id, new Date(services.now()));
+        return { status: "skipped", reason: "the account must log in again" };
+      }
+      return await runFileJob(payload, {
+        deps,
+        log: ctx.log,
+        signal: ctx.signal,
+        attempt: ctx.attempt,
+        attempts: ctx.attempts ?? attempts,
+        paused: async (err) => {
           s.paused = err.state;
-          stop = true;
-          await deps.repo.releaseDownload(row.id, new Date(services.now()));
-          return;
-        }
-        if (opts.signal?.aborted) {
-          stop = true;
-          return;
-        }
-        if (isMissingGrant(err)) {
-          // A refresh the service refused mid-run: this account's rows wait for the login, not for retries.
-          if (row.accountId !== null && !lost.has(row.accountId)) {
-            lost.set(row.accountId, err);
-            log.error({ account: err.account }, scrubString(err.message));
+          stopper.abort();
+          await deps.repo.releaseDownload(t.row.id, new Date(services.now()));
+        },
+        stored: async () => undefined,
+        onBytes: (n) => (s.bytes += n),
+        reservationTurn: t.row.kind === "original" ? t.turn : undefined,
+        retryDelaysMs: opts.retryDelaysMs,
+        busyRetryMs: 1000,
+        onOutcome: (o) => {
+          t.last = o;
+          if (o.status === "busy") t.busySince ??= Date.now();
+          else count(o);
+        },
+        onFailure: (f) => {
+          if (!f.final) {
+            log.info({ deviationid: t.row.deviationid, attempt: ctx.attempt, err: f.message }, "download attempt failed: trying again");
+            return;
           }
-          await deps.repo.releaseDownload(row.id, new Date(services.now()));
-          return;
-        }
-        const { final, message, failures, nextAttemptAt } = await recordFailedAttempt(deps, {
-          deviationid: row.deviationid,
-          kind: row.kind,
-          err,
-          attempt,
-          attempts,
-          ...(opts.retryDelaysMs ? { retryDelaysMs: opts.retryDelaysMs } : {}),
-        });
-        if (final) {
           s.failed++;
-          s.failures.push({ deviationid: row.deviationid, kind: row.kind, error: message, nextAttemptAt });
+          s.failures.push({ deviationid: t.row.deviationid, kind: t.row.kind, error: f.message, nextAttemptAt: f.nextAttemptAt });
           log.warn(
-            { deviationid: row.deviationid, kind: row.kind, err: message, failures, nextAttemptAt: nextAttemptAt?.toISOString() ?? null },
-            nextAttemptAt ? "download failed: tried again later" : "download failed for good",
+            { deviationid: t.row.deviationid, kind: t.row.kind, err: f.message, failures: f.failures, nextAttemptAt: f.nextAttemptAt?.toISOString() ?? null },
+            f.nextAttemptAt ? "download failed: tried again later" : "download failed for good",
           );
-          return;
-        }
-        const waitMs = isThrottleDelay(err) ? Math.min(err.waitMs, 60_000) : retryDelayMs * 2 ** (attempt - 1);
-        log.info({ deviationid: row.deviationid, attempt, waitMs }, "download attempt failed: trying again");
-        await sleep(waitMs);
+        },
+      });
+    } catch (err) {
+      // A refresh the service refused mid-run: this account's rows wait for the login, not for retries.
+      if (isMissingGrant(err) && t.row.accountId !== null && !lost.has(t.row.accountId)) {
+        lost.set(t.row.accountId, err);
+        log.error({ account: err.account }, scrubString(err.message));
       }
-    }
-  };
-
-  const lanes = Array.from({ length: concurrency }, async () => {
-    for (;;) {
-      if (stop) return;
-      const item = await next();
-      if (!item) return;
-      // Texts never reserve; the finally hands the turn on for every path that did not already.
-      if (item.row.kind !== "original") item.turn.pass();
-      try {
-        await runOne(item.row, item.turn);
-      } finally {
-        item.turn.pass();
-      }
+      throw err;
+    } finally {
+      t.turn.pass();
     }
   });
-  try {
-    await Promise.all(lanes);
-    // Files another process held: wait for its lock to free (a killed process's expires), then try again.
-    const deadline = Date.now() + (opts.busyWaitMs ?? (deps.tuning.lockTtlMs ?? 15_000) + 5000);
-    while (busy.length > 0 && !stop && Date.now() < deadline) {
-      await sleep(1000);
-      const again = busy.splice(0);
-      for (const row of again) await runOne(row);
+
+  // Each claimed row takes a turn at the allowance in claim order (see DownloadRequest.reservationTurn):
+  // with several jobs at once, the highest-priority files must still be the ones that spend it.
+  let lastTurn: Promise<void> = Promise.resolve();
+  const takeTurn = (): ReservationTurn => {
+    const before = lastTurn;
+    let pass: () => void = () => undefined;
+    lastTurn = new Promise<void>((resolve) => (pass = resolve));
+    return { wait: () => before, pass };
+  };
+
+  // Rows come in priority order, a batch at a time; the first claim of each account also takes over
+  // rows a killed run left queued.
+  const exhausted = new Set<number>();
+  const firstClaim = new Set<number>();
+  const claim = async (): Promise<ClaimedDownload[]> => {
+    for (const account of accounts) {
+      if (exhausted.has(account.id) || lost.has(account.id)) continue;
+      const includeQueued = !firstClaim.has(account.id);
+      firstClaim.add(account.id);
+      const rows = await deps.repo.claimDueDownloads({
+        accountId: account.id,
+        now: new Date(services.now()),
+        classes: services.config.downloadPriority,
+        limit: BATCH,
+        includeQueued,
+      });
+      if (rows.length < BATCH && !includeQueued) exhausted.add(account.id);
+      held.push(...rows.map(heldRowItem));
+      await lease.hold(rows.map(heldRowItem));
+      if (rows.length > 0) return rows;
     }
-    s.busy = busy.length;
-    if (stop) for (const row of pending.splice(0)) await deps.repo.releaseDownload(row.id, new Date(services.now()));
+    return [];
+  };
+
+  try {
+    while (!stopper.signal.aborted && accounts.some((a) => !exhausted.has(a.id) && !lost.has(a.id))) {
+      // A degraded rendition's row is never fetched on its own (its original is).
+      const rows = (await claim()).filter((r): r is ClaimedDownload & { kind: DownloadFilePayload["kind"] } => r.kind !== "degraded");
+      if (rows.length === 0) continue;
+      tracked.clear();
+      for (const row of rows) tracked.set(downloadJobId({ deviationid: row.deviationid, kind: row.kind }), { row, turn: takeTurn() });
+      const outcomes = await runNow<JobContext>(
+        {
+          entries: checkCatalogue<JobContext>([entry]),
+          definitions: [definition],
+          redis: services.redis,
+          connection: () => createRedis(services.config.redisUrl, "worker"),
+          prefix: services.config.redisPrefix,
+          log,
+          queues: ["downloads"],
+          concurrency: { downloads: concurrency },
+          makeContext: (base) => base,
+          retryHere: true,
+          // Put off to the next quota window: finished for this run, the row stays deferred. Held elsewhere
+          // past the busy wait: left to its holder.
+          settled: (_job, i) => {
+            const t = tracked.get(downloadJobId({ deviationid: rows[i]!.deviationid, kind: rows[i]!.kind }));
+            if (t?.last?.status === "deferred" || t?.last?.status === "degraded") return true;
+            return t?.last?.status === "busy" && Date.now() - (t.busySince ?? 0) >= busyWaitMs;
+          },
+          signal: stopper.signal,
+          pollMs: 50,
+        },
+        rows.map((row) => ({ name: "download.file", payload: { deviationid: row.deviationid, kind: row.kind } })),
+      );
+      for (const [i, o] of outcomes.entries()) {
+        const row = rows[i]!;
+        const t = tracked.get(downloadJobId({ deviationid: row.deviationid, kind: row.kind }));
+        if (o.state === "delayed" && t?.last?.status === "busy") s.busy++;
+        // Stopped before it finished: back to wanted for the next run (a partial file is resumed then).
+        if (o.state === "interrupted") await deps.repo.releaseDownload(row.id, new Date(services.now()));
+      }
+    }
   } finally {
     clearInterval(progress);
+    opts.signal?.removeEventListener("abort", onOuter);
     await lease.drop(held).catch(() => undefined);
     await lease.stop().catch(() => undefined);
   }
@@ -297,6 +314,3 @@ function earliest(a: Date | null, b: Date): Date {
   return a === null || b < a ? b : a;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

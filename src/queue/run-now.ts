@@ -1,4 +1,4 @@
-// "Run it now" from the CLI (`sync --once`, `digest --send`): the jobs go through the same WorkerHost and handlers
+// "Run it now" from the CLI (`sync --once`, `digest --send`, `download --once`): the jobs go through the same WorkerHost and handlers
 // as in the worker, in this process, on a private queue prefix, so a running worker never takes them and this
 // process never takes the worker's. The private queues are removed afterwards: anything unfinished is either
 // handed to the worker's queue (`handOver`) or left to the tables the jobs keep (downloads, sync_sources).
@@ -23,7 +23,7 @@ export type RunNowJob = { name: string; payload: unknown; options?: EnqueueOptio
  */
 export type RunNowOutcome =
   | { job: RunNowJob; state: "completed"; value: unknown }
-  | { job: RunNowJob; state: "failed" | "retrying" | "interrupted"; reason: string };
+  | { job: RunNowJob; state: "failed" | "retrying" | "interrupted" | "delayed"; reason: string };
 
 export type RunNowOptions<Ctx extends JobContext> = {
   entries: ReadonlyMap<string, JobEntry<Ctx>>;
@@ -41,6 +41,13 @@ export type RunNowOptions<Ctx extends JobContext> = {
   makeContext: (base: JobContext, job: Job) => Ctx | Promise<Ctx>;
   /** Adds a job that failed an attempt, or was stopped, to the worker's queue, so it finishes there. */
   handOver?: (job: RunNowJob) => Promise<unknown>;
+  /**
+   * A job waiting in delayed that is finished for this run (state "delayed"), e.g. a download put off to the next
+   * quota window; without it, or when it says no, the job is waited for.
+   */
+  settled?: (job: RunNowJob, index: number) => boolean | Promise<boolean>;
+  /** Failed attempts are retried here, after the job's backoff, instead of being handed over ("retrying"). */
+  retryHere?: boolean;
   signal?: AbortSignal;
   pollMs?: number;
 };
@@ -72,7 +79,7 @@ export async function runNow<Ctx extends JobContext>(options: RunNowOptions<Ctx>
     while (outcomes.some((o) => o === undefined) && !options.signal?.aborted) {
       for (const [i, job] of added.entries()) {
         if (outcomes[i]) continue;
-        outcomes[i] = await outcomeOf(queueOf(job), job, jobs[i]!, options);
+        outcomes[i] = await outcomeOf(queueOf(job), job, jobs[i]!, i, options);
       }
       if (outcomes.some((o) => o === undefined)) await sleep(options.pollMs ?? 100, options.signal);
     }
@@ -93,7 +100,13 @@ export async function runNow<Ctx extends JobContext>(options: RunNowOptions<Ctx>
   return result;
 }
 
-async function outcomeOf<Ctx extends JobContext>(queue: Queue, added: Job, job: RunNowJob, options: RunNowOptions<Ctx>): Promise<RunNowOutcome | undefined> {
+async function outcomeOf<Ctx extends JobContext>(
+  queue: Queue,
+  added: Job,
+  job: RunNowJob,
+  index: number,
+  options: RunNowOptions<Ctx>,
+): Promise<RunNowOutcome | undefined> {
   // The state first, then the job: a job read before it finished would carry no result yet.
   const state = await queue.getJobState(added.id ?? "");
   if (state !== "completed" && state !== "failed" && state !== "delayed" && state !== "unknown") return undefined;
@@ -101,6 +114,8 @@ async function outcomeOf<Ctx extends JobContext>(queue: Queue, added: Job, job: 
   if (!current) return { job, state: "failed", reason: "the job vanished from its queue" };
   if (state === "completed") return { job, state: "completed", value: current.returnvalue };
   if (state === "failed") return { job, state: "failed", reason: current.failedReason };
+  if (state === "delayed" && (await options.settled?.(job, index))) return { job, state: "delayed", reason: "delayed past this run" };
+  if (options.retryHere) return undefined;
   // An attempt failed and the job waits for its backoff: a person is waiting now, the worker can wait longer.
   if (state === "delayed" && current.attemptsMade > 0 && current.failedReason) {
     await options.handOver?.(job);

@@ -57,9 +57,12 @@ describe("a failed download", () => {
     await want(id);
     h.sim.faults.add({ route: "/_cdn/original/", kind: "status_500", probability: 1 });
     const failedAt = now();
+    const before = h.lastSeq();
     try {
       const summary = await h.runOnce({ attempts: 2 });
       expect(summary).toMatchObject({ done: 0, failed: 1 });
+      // The run's own attempts, not the download.file job's default: the second one is the last.
+      expect(h.sim.log().filter((e) => e.seq > before && e.route.includes("/_cdn/") && e.path.toLowerCase().includes(id.toLowerCase()))).toHaveLength(2);
       expect(summary.failures[0]?.nextAttemptAt?.getTime()).toBe(failedAt + 15 * MINUTE);
     } finally {
       h.sim.faults.clear();

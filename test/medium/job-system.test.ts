@@ -13,6 +13,7 @@ import {
 import { acquireLock, LockBusyError, withLock } from "../../src/redis-lock.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { createRedis } from "../../src/queue/redis.ts";
+import { runNow, type RunNowOptions } from "../../src/queue/run-now.ts";
 import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
@@ -176,6 +177,60 @@ describe(WorkerHost.name, () => {
     releaseSlowJob();
     const finished = await settle(job);
     expect(finished.returnvalue).toEqual({ status: "done" });
+  });
+});
+
+describe(runNow.name, () => {
+  let redis: TestRedis;
+  beforeAll(async () => {
+    redis = await createTestRedis();
+  });
+  afterEach(() => {
+    calls = [];
+    tries = [];
+  });
+  afterAll(async () => {
+    await redis.cleanup();
+  });
+
+  const options = (extra: Partial<RunNowOptions<JobContext>>): RunNowOptions<JobContext> => ({
+    entries: checkCatalogue([probe]),
+    definitions: [probe.definition],
+    redis: redis.redis,
+    connection: () => createRedis(TEST_REDIS_URL, "worker"),
+    prefix: redis.prefix,
+    log,
+    queues: ["maintenance"],
+    makeContext: (base) => base,
+    pollMs: 20,
+    ...extra,
+  });
+
+  it("hands a failed attempt over by default, and retries it in this process with retryHere", async () => {
+    const handedOver: unknown[] = [];
+    const job = { name: "test.probe", payload: { accountId: 10, mode: "transient" } };
+    const [handed] = await runNow(options({ handOver: async (j) => handedOver.push(j.payload) }), [job]);
+    expect(handed).toMatchObject({ state: "retrying" });
+    expect(handedOver).toEqual([job.payload]);
+    expect(tries).toEqual([{ attempt: 1, attempts: 3 }]);
+    tries = [];
+    const [here] = await runNow(options({ retryHere: true }), [job]);
+    expect(here).toMatchObject({ state: "failed", reason: expect.stringContaining("socket hang up") });
+    expect(tries).toEqual([1, 2, 3].map((attempt) => ({ attempt, attempts: 3 })));
+  });
+
+  it("counts a delayed job as finished for this run when settled says so, and waits for it otherwise", async () => {
+    const asked: number[] = [];
+    const jobs = [{ name: "test.probe", payload: { accountId: 11, mode: "throttled" } }, { name: "test.probe", payload: { accountId: 12, mode: "ok" } }];
+    const outcomes = await runNow(options({ settled: (_job, i) => (asked.push(i), true) }), jobs);
+    expect(outcomes.map((o) => o.state)).toEqual(["delayed", "completed"]);
+    expect(asked).toContain(0);
+    expect(asked).not.toContain(1);
+    // Not settled: still waiting when the run is stopped.
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 500);
+    const [waited] = await runNow(options({ settled: () => false, signal: stop.signal }), [jobs[0]!]);
+    expect(waited).toMatchObject({ state: "interrupted" });
   });
 });
 
