@@ -33,8 +33,11 @@ async function originalRows() {
   return rows;
 }
 
+// One user's session: the allowance set first limits the download, whose files verify then checks and
+// --fix re-queues, and the next download fetches again. Each step needs the previous one, so it is one test.
 describe("dvault download / verify / account", () => {
-  it("sets an account's weekly allowance", async () => {
+  it("sets the allowance, downloads, verifies and re-queues with --fix, and fetches the re-queued files again", async () => {
+    // Step 1: the account's weekly allowance is set.
     const run = await dvault(["account", "set", h.account.name, "--download-quota", "3"]);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
@@ -44,27 +47,25 @@ describe("dvault download / verify / account", () => {
     expect(bad.stderr).toMatch(/--download-quota expects a whole number/);
     const nobody = await dvault(["account", "set", "nobody", "--download-quota", "3"]);
     expect(nobody.stderr).toMatch(/no account named "nobody"/);
-  });
 
-  it("downloads with --once and prints a summary", async () => {
-    const run = await dvault(["download", "--once"]);
-    expect(run.code).toBe(0);
+    // Step 2: download --once prints a summary.
+    const once = await dvault(["download", "--once"]);
+    expect(once.code).toBe(0);
     const { rows } = await h.pool.query<{ status: string; n: number }>("SELECT status, count(*)::int AS n FROM downloads GROUP BY status");
     const n = (status: string) => rows.find((r) => r.status === status)?.n ?? 0;
     // Three originals (the account's allowance), the journals' texts; the rest degraded until next week.
     const { rows: originals } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE kind = 'original' AND status = 'done'");
     expect(originals[0]?.n).toBe(3);
     expect(n("degraded")).toBeGreaterThan(0);
-    expect(run.stdout).toMatch(new RegExp(`^done\\s+${n("done")}\\b`, "m"));
-    expect(run.stdout).toMatch(new RegExp(`^degraded\\s+${n("degraded")} \\(a free rendition stored`, "m"));
-    expect(run.stdout).toMatch(/^deferred\s+0 \(next quota window \d{4}-\d\d-\d\dT00:00:00\.000Z\)/m);
-    expect(run.stdout).toMatch(new RegExp(`^not downloadable\\s+${n("not_downloadable")}\\b`, "m"));
-    expect(run.stdout).toMatch(/^failed\s+0/m);
-    expect(run.stdout).toMatch(/^bytes\s+[\d.]+ (KiB|MiB)/m);
-    expect(run.stdout).toMatch(/^readable links\s+\d+/m);
-  });
+    expect(once.stdout).toMatch(new RegExp(`^done\\s+${n("done")}\\b`, "m"));
+    expect(once.stdout).toMatch(new RegExp(`^degraded\\s+${n("degraded")} \\(a free rendition stored`, "m"));
+    expect(once.stdout).toMatch(/^deferred\s+0 \(next quota window \d{4}-\d\d-\d\dT00:00:00\.000Z\)/m);
+    expect(once.stdout).toMatch(new RegExp(`^not downloadable\\s+${n("not_downloadable")}\\b`, "m"));
+    expect(once.stdout).toMatch(/^failed\s+0/m);
+    expect(once.stdout).toMatch(/^bytes\s+[\d.]+ (KiB|MiB)/m);
+    expect(once.stdout).toMatch(/^readable links\s+\d+/m);
 
-  it("verifies the archive and re-queues missing and corrupt files with --fix", async () => {
+    // Step 3: verify finds the missing, corrupt and orphaned files, and --fix re-queues what it can.
     const clean = await dvault(["verify"]);
     expect(clean.code).toBe(0);
     expect(clean.stdout).toMatch(/^missing\s+0/m);
@@ -103,17 +104,16 @@ describe("dvault download / verify / account", () => {
     expect((await fs.readdir(path.join(h.archiveDir, ".corrupt"))).length).toBe(1);
     const { rows: history } = await h.pool.query<{ change: string }>("SELECT change FROM download_history ORDER BY change");
     expect(history.map((x) => x.change)).toEqual(["corrupt", "missing"]);
-  });
 
-  it("fetches the re-queued files again", async () => {
+    // Step 4: the next download fetches the re-queued files again.
     await h.pool.query("UPDATE accounts SET download_quota = 10");
-    const run = await dvault(["download", "--once"]);
-    expect(run.code).toBe(0);
-    const rows = await originalRows();
-    for (const r of rows.filter((x) => x.status === "done")) expect(r.sha256).toBe(await h.sim.fileSha256(r.deviationid));
+    const again = await dvault(["download", "--once"]);
+    expect(again.code).toBe(0);
+    const refetched = await originalRows();
+    for (const r of refetched.filter((x) => x.status === "done")) expect(r.sha256).toBe(await h.sim.fileSha256(r.deviationid));
     const verify = await dvault(["verify"]);
     expect(verify.code).toBe(0);
     expect(verify.stdout).toMatch(/^ok\s+\d+/m);
     expect(verify.stdout).toMatch(/^orphaned\s+1 /m);
-  });
+  }, 240_000);
 });

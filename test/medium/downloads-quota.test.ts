@@ -53,8 +53,10 @@ describe("DownloadQuota", () => {
   });
 });
 
+// One week after another: each step starts from the rows the previous one left, so they run as one test.
 describe("runDownloadsOnce", () => {
-  it("stores 10 originals and 30 degraded renditions, and defers the 30 to the next window", async () => {
+  it("spends the allowance, degrades and defers the rest, then upgrades the next 10 in place after the week rolls over", async () => {
+    // Step 1: 10 originals and 30 degraded renditions; the 30 are deferred to the next window.
     const summary = await h.runOnce();
     expect(summary).toMatchObject({ done: 10, degraded: 30, deferred: 0, failed: 0, notDownloadable: 0 });
     const next = nextQuotaWindow(h.sim.clock.now());
@@ -82,24 +84,22 @@ describe("runDownloadsOnce", () => {
     // Every file has its readable link.
     const links = await listLinks(h.archiveDir);
     expect(new Set(links.map((l) => l.target)).size).toBe(40);
-  });
 
-  it("leaves deferred rows alone until the window comes", async () => {
-    const summary = await h.runOnce();
-    expect(summary).toMatchObject({ done: 0, degraded: 0, deferred: 0, skipped: 0 });
-  });
+    // Step 2: deferred rows are left alone until the window comes.
+    const idle = await h.runOnce();
+    expect(idle).toMatchObject({ done: 0, degraded: 0, deferred: 0, skipped: 0 });
 
-  it("upgrades the next 10 in place after the week rolls over", async () => {
+    // Step 3: the next 10 are upgraded in place after the week rolls over.
     const before = await rows();
     h.sim.clock.set(nextQuotaWindow(h.sim.clock.now()));
     h.sim.clock.advance(3600_000);
-    const summary = await h.runOnce();
-    expect(summary).toMatchObject({ done: 10, upgraded: 10, failed: 0 });
-    expect(summary.deferred + summary.degraded).toBe(20);
+    const rolled = await h.runOnce();
+    expect(rolled).toMatchObject({ done: 10, upgraded: 10, failed: 0 });
+    expect(rolled.deferred + rolled.degraded).toBe(20);
     const after = await rows();
     const upgraded = wanted.filter((id) => after.get(id)?.upgraded_at);
     expect(upgraded).toEqual(wanted.slice(10, 20));
-    const links = await listLinks(h.archiveDir);
+    const linksAfter = await listLinks(h.archiveDir);
     for (const id of upgraded) {
       const old = before.get(id)!;
       const now = after.get(id)!;
@@ -107,7 +107,7 @@ describe("runDownloadsOnce", () => {
       expect(now.sha256).toBe(await h.sim.fileSha256(id));
       // The degraded file is gone, the links point at the original.
       await expect(fs.stat(path.join(h.archiveDir, old.path!))).rejects.toThrow();
-      const mine = links.filter((l) => l.link.includes(`[${id}]`));
+      const mine = linksAfter.filter((l) => l.link.includes(`[${id}]`));
       expect(mine.length).toBeGreaterThan(0);
       for (const l of mine) expect(l.target).toBe(now.path);
     }
@@ -121,10 +121,10 @@ describe("runDownloadsOnce", () => {
       expect(x.new_path).toBe(after.get(x.deviationid)?.path);
     }
     // The remaining 20 keep their degraded files and wait for the following window.
-    const next = nextQuotaWindow(h.sim.clock.now());
-    for (const id of wanted.slice(20)) expect(after.get(id)).toMatchObject({ status: "degraded", next_attempt_at: next });
+    const following = nextQuotaWindow(h.sim.clock.now());
+    for (const id of wanted.slice(20)) expect(after.get(id)).toMatchObject({ status: "degraded", next_attempt_at: following });
     expect(h.sim.quotaUsed(h.sim.truth.ownerId)).toBe(10);
-  });
+  }, 180_000);
 });
 
 /** Every readable link under by-user/, with its target relative to the archive root. */

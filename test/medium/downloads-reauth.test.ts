@@ -20,33 +20,36 @@ const dvault = (args: string[]) => runDvault(h, args);
 
 type RowState = { deviationid: string; kind: string; status: string; attempts: number; failures: number; last_error: string | null; queued_at: Date | null };
 
-async function rows(): Promise<RowState[]> {
-  const { rows: r } = await h.pool.query<RowState>("SELECT deviationid, kind::text, status::text, attempts, failures, last_error, queued_at FROM downloads ORDER BY deviationid, kind");
+async function rows(of: DownloadHarness = h): Promise<RowState[]> {
+  const { rows: r } = await of.pool.query<RowState>("SELECT deviationid, kind::text, status::text, attempts, failures, last_error, queued_at FROM downloads ORDER BY deviationid, kind");
   return r;
 }
 
-const downloadCalls = () => h.sim.log().filter((e) => e.route.includes("/deviation/download") || e.route.includes("/_cdn")).length;
+const downloadCalls = (of: DownloadHarness = h) => of.sim.log().filter((e) => e.route.includes("/deviation/download") || e.route.includes("/_cdn")).length;
 
 async function needsReauth(): Promise<void> {
   await h.pool.query("UPDATE accounts SET state = 'needs_reauth', state_reason = 'the service refused the refresh token' WHERE id = $1", [h.account.id]);
 }
 
-async function loginAgain(): Promise<void> {
-  await storeOwnerGrant(h.services, h.sim);
-}
-
-beforeAll(async () => {
-  h = await createDownloadHarness({
+// An account with 8 deviations synced and nothing downloaded yet.
+async function syncedAccount(): Promise<DownloadHarness> {
+  const harness = await createDownloadHarness({
     sim: { dataset: { deviations: 8, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 }, downloadQuota: 100, startTime: new Date() },
     sources: [gallerySource],
   });
-  await h.syncAll(["gallery"]);
+  await harness.syncAll(["gallery"]);
+  return harness;
+}
+
+beforeAll(async () => {
+  h = await syncedAccount();
 }, 120_000);
 
 afterAll(async () => {
   await h?.close();
 });
 
+// Each test below marks the account as needing a login itself and leaves every row wanted, so they run in any order.
 describe("downloads of an account that must log in again", () => {
   it("download --once stops at once with the login command; rows stay wanted, attempts unchanged", async () => {
     const before = await rows();
@@ -67,6 +70,7 @@ describe("downloads of an account that must log in again", () => {
   });
 
   it("status counts them as waiting for the login, not as transient failures", async () => {
+    await needsReauth();
     // Rows an earlier version failed for this reason, with a retry scheduled, read the same way.
     const first = (await rows())[0]!;
     await h.pool.query("UPDATE downloads SET status = 'failed', failures = 1, next_attempt_at = now() + interval '15 minutes', last_error = 'ReauthRequiredError', account_id = $3 WHERE deviationid = $1 AND kind = $2::download_kind", [first.deviationid, first.kind, h.account.id]);
@@ -85,6 +89,7 @@ describe("downloads of an account that must log in again", () => {
   });
 
   it("the worker claims nothing for the account and releases jobs already queued without spending attempts", async () => {
+    await needsReauth();
     const before = await rows();
     const producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
     try {
@@ -114,34 +119,47 @@ describe("downloads of an account that must log in again", () => {
       await producer.close();
     }
   });
+});
+
+// This story downloads every row once logged in again, so it has an account of its own.
+describe("a refresh the service refuses during a run", () => {
+  let own: DownloadHarness;
+
+  beforeAll(async () => {
+    own = await syncedAccount();
+  }, 120_000);
+
+  afterAll(async () => {
+    await own?.close();
+  });
 
   it("a refresh the service refuses during the run: that run stops, the rows stay wanted, attempts unchanged", async () => {
     // A new login, whose refresh token is then spent elsewhere; the access token expires before the run.
-    const issued = h.sim.issueUserToken({ userId: h.sim.truth.ownerId });
-    await storeOwnerGrant(h.services, h.sim, issued);
-    await got.post(`${h.sim.url}/oauth2/token`, {
+    const issued = own.sim.issueUserToken({ userId: own.sim.truth.ownerId });
+    await storeOwnerGrant(own.services, own.sim, issued);
+    await got.post(`${own.sim.url}/oauth2/token`, {
       form: { grant_type: "refresh_token", refresh_token: issued.refresh_token, client_id: SIM_CLIENT_ID, client_secret: SIM_CLIENT_SECRET },
     });
-    h.sim.clock.advance(2 * 3600_000);
+    own.sim.clock.advance(2 * 3600_000);
     // Journals' texts need no API call and are stored all the same: the originals are what waits.
-    const originals = async () => (await rows()).filter((r) => r.kind === "original");
+    const originals = async () => (await rows(own)).filter((r) => r.kind === "original");
     const before = await originals();
-    const calls = downloadCalls();
+    const calls = downloadCalls(own);
 
-    const summary = await h.runOnce();
-    expect(summary.needsLogin.map((n) => n.account)).toEqual([h.account.name]);
-    expect(summary.needsLogin[0]?.message).toContain(`dvault auth login --account ${h.account.name}`);
+    const summary = await own.runOnce();
+    expect(summary.needsLogin.map((n) => n.account)).toEqual([own.account.name]);
+    expect(summary.needsLogin[0]?.message).toContain(`dvault auth login --account ${own.account.name}`);
     expect(summary).toMatchObject({ failed: 0, failures: [] });
     expect(await originals()).toEqual(before);
-    expect(downloadCalls()).toBe(calls);
-    const { rows: state } = await h.pool.query<{ state: string }>("SELECT state::text FROM accounts WHERE id = $1", [h.account.id]);
+    expect(downloadCalls(own)).toBe(calls);
+    const { rows: state } = await own.pool.query<{ state: string }>("SELECT state::text FROM accounts WHERE id = $1", [own.account.id]);
     expect(state[0]?.state).toBe("needs_reauth");
 
     // Once logged in again, the same rows download.
-    await loginAgain();
-    const next = await h.runOnce();
+    await storeOwnerGrant(own.services, own.sim);
+    const next = await own.runOnce();
     expect(next.needsLogin).toEqual([]);
     expect(next.failed).toBe(0);
-    expect((await rows()).some((r) => r.status === "wanted" || r.status === "queued")).toBe(false);
+    expect((await rows(own)).some((r) => r.status === "wanted" || r.status === "queued")).toBe(false);
   });
 });

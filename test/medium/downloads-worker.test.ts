@@ -49,8 +49,11 @@ afterAll(async () => {
   await h?.close();
 });
 
+// One story in three steps: each step starts from the state the previous one left (the delayed jobs, then
+// the upgraded rows), so they run in one test and cannot be reordered.
 describe("downloads worker", () => {
-  it("delays over-quota jobs to the next window instead of failing them", async () => {
+  it("delays over-quota jobs, promotes them when the window comes, and rebuilds a lost queue at start", async () => {
+    // Step 1: over-quota jobs wait for the next window instead of failing.
     worker = await start();
     const n = originals.length;
     await expect.poll(statuses, POLL).toMatchObject({ done: 2, degraded: n - 2 });
@@ -68,9 +71,8 @@ describe("downloads worker", () => {
       expect(job.delay).toBeGreaterThan(window - 120_000);
       expect(job.attemptsMade).toBe(0);
     }
-  });
 
-  it("promotes the delayed jobs when the window comes and upgrades in place", async () => {
+    // Step 2: the delayed jobs are promoted when the window comes and upgrade their files in place.
     h.sim.clock.set(new Date(nextQuotaWindow(h.sim.clock.now()).getTime() + 60_000));
     // This call promotes the delayed jobs, unless a sync job of the running worker got there first (a sync
     // that mirrored changes queues the due downloads itself): either way they run now, not next week.
@@ -80,25 +82,24 @@ describe("downloads worker", () => {
     expect(rows[0]?.n).toBe(2);
     await expect.poll(async () => (await producer.queue("downloads").getJobCounts("delayed")).delayed, POLL).toBe(originals.length - 4);
     expect(h.sim.quotaUsed(h.sim.truth.ownerId)).toBe(2);
-  });
 
-  it("rebuilds a lost queue from the table at start", async () => {
+    // Step 3: a lost queue is rebuilt from the table when the worker starts.
     await worker!.stop("restart");
     worker = undefined;
     // Redis loses everything of the downloads queue; the table says one degraded row is in the queue
     // (claimed for its upgrade), the others wait for a far window.
     await producer.queue("downloads").obliterate({ force: true });
     await h.pool.query("UPDATE downloads SET next_attempt_at = '2030-01-01' WHERE status = 'degraded'");
-    const { rows } = await h.pool.query<{ deviationid: string }>(
+    const { rows: claimed } = await h.pool.query<{ deviationid: string }>(
       "UPDATE downloads SET queued_at = $1, next_attempt_at = NULL WHERE id IN (SELECT id FROM downloads WHERE kind = 'original' AND status = 'degraded' ORDER BY id LIMIT 1) RETURNING deviationid",
       [h.sim.clock.now()],
     );
-    expect(rows).toHaveLength(1);
+    expect(claimed).toHaveLength(1);
     // A new week, so the allowance allows it.
     h.sim.clock.set(new Date(nextQuotaWindow(h.sim.clock.now()).getTime() + 60_000));
     worker = await start();
     const sql = "SELECT status FROM downloads WHERE deviationid = $1 AND kind = 'original'";
-    const status = async () => (await h.pool.query<{ status: string }>(sql, [rows[0]!.deviationid])).rows[0]?.status;
+    const status = async () => (await h.pool.query<{ status: string }>(sql, [claimed[0]!.deviationid])).rows[0]?.status;
     await expect.poll(status, POLL).toBe("done");
-  });
+  }, 180_000);
 });

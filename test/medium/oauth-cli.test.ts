@@ -73,136 +73,180 @@ describe("dvault auth", () => {
       DVAULT_SECRET_KEY: key,
     };
   });
+  // After every test, whatever their order: no output any test saw holds a token, the client secret or a code.
   afterAll(async () => {
-    await sim.close();
-    await redis.cleanup();
-    await db.drop();
+    try {
+      const secrets = new Set<string>([CLIENT_SECRET]);
+      for (const entry of sim.log()) {
+        for (const name of ["code", "code_verifier", "refresh_token", "token", "client_secret"]) {
+          const value = entry.form[name] ?? entry.query[name];
+          if (typeof value === "string" && value.length >= 6) secrets.add(value);
+        }
+      }
+      expect(secrets.size).toBeGreaterThan(3);
+      const output = seen.join("\n");
+      for (const secret of secrets) expect(output.includes(secret)).toBe(false);
+    } finally {
+      await sim.close();
+      await redis.cleanup();
+      await db.drop();
+    }
   });
 
-  it("import exchanges the refresh token at once and stores its successor under the username", async () => {
-    const issued = sim.issueUserToken();
-    const owner = sim.truth.users.get(sim.truth.ownerId)!;
-    const run = await dvault(["auth", "import", "--refresh-token", issued.refresh_token]);
-    expect(run.stderr).toBe("");
-    expect(run.code).toBe(0);
-    expect(run.stdout).toContain(`imported ${owner.username} as account "${owner.username}"`);
-    expect(run.stdout).toMatch(/granted scopes: basic /);
-    const tokenCalls = sim.log().filter((e) => e.route === "/oauth2/token");
-    expect(tokenCalls.map((e) => [e.form.grant_type, e.status])).toEqual([["refresh_token", 200]]);
-    expect(sim.log().some((e) => e.route.endsWith("/user/whoami") && e.status === 200)).toBe(true);
-  });
+  // The stored accounts' life: imported, listed, refreshed, joined by a client account, logged out, logged in
+  // again (listener, then --paste), then read with a wrong key. Each step starts from the accounts the
+  // previous steps left, so the whole life is one test, each step in its own block with its own assertions.
+  it("imports, lists, refreshes, adds a client, logs out, logs in again (listener and --paste), and names a wrong key", async () => {
+    // Step: import exchanges the refresh token at once and stores its successor under the username.
+    {
+      const issued = sim.issueUserToken();
+      const owner = sim.truth.users.get(sim.truth.ownerId)!;
+      // Other tests may have asked for tokens before this one: only this import's calls count.
+      const before = sim.log().length;
+      const run = await dvault(["auth", "import", "--refresh-token", issued.refresh_token]);
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(`imported ${owner.username} as account "${owner.username}"`);
+      expect(run.stdout).toMatch(/granted scopes: basic /);
+      const tokenCalls = sim.log().slice(before).filter((e) => e.route === "/oauth2/token");
+      expect(tokenCalls.map((e) => [e.form.grant_type, e.status])).toEqual([["refresh_token", 200]]);
+      expect(sim.log().slice(before).some((e) => e.route.endsWith("/user/whoami") && e.status === 200)).toBe(true);
+    }
 
-  it("import reads the token from stdin with `-`, and --account names the account", async () => {
-    const other = [...sim.truth.users.keys()].find((id) => id !== sim.truth.ownerId)!;
-    const issued = sim.issueUserToken({ userId: other });
-    const run = await dvault(["auth", "import", "--refresh-token", "-", "--account", "second"], { stdin: issued.refresh_token + "\n" });
-    expect(run.code).toBe(0);
-    expect(run.stdout).toContain('as account "second"');
-  });
+    // Step: import reads the token from stdin with `-`, and --account names the account.
+    {
+      const other = [...sim.truth.users.keys()].find((id) => id !== sim.truth.ownerId)!;
+      const issued = sim.issueUserToken({ userId: other });
+      const run = await dvault(["auth", "import", "--refresh-token", "-", "--account", "second"], { stdin: issued.refresh_token + "\n" });
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('as account "second"');
+    }
 
-  it("status --json: user, scopes, access expiry, refresh-token age, state, and a placebo per account", async () => {
-    const { run, accounts } = await status();
-    expect(run.code).toBe(0);
-    const owner = sim.truth.users.get(sim.truth.ownerId)!;
-    expect(accounts.map((a) => a.name).sort()).toEqual([owner.username, "second"].sort());
-    const first = accounts.find((a) => a.name === owner.username)!;
-    expect(first).toMatchObject({
-      kind: "user",
-      username: owner.username,
-      userId: owner.userid,
-      grantType: "imported",
-      state: "ok",
-      refreshTokenAgeDays: 0,
-      hasRefreshToken: true,
-      placebo: "ok",
-    });
-    expect(first.scopes).toEqual(expect.arrayContaining(["basic", "browse", "user"]));
-    expect(new Date(String(first.accessExpiresAt)).getTime()).toBeGreaterThan(Date.now());
-  });
+    // Step: status --json: user, scopes, access expiry, refresh-token age, state, and a placebo per account.
+    {
+      const { run, accounts } = await status();
+      expect(run.code).toBe(0);
+      const owner = sim.truth.users.get(sim.truth.ownerId)!;
+      expect(accounts.map((a) => a.name).sort()).toEqual([owner.username, "second"].sort());
+      const first = accounts.find((a) => a.name === owner.username)!;
+      expect(first).toMatchObject({
+        kind: "user",
+        username: owner.username,
+        userId: owner.userid,
+        grantType: "imported",
+        state: "ok",
+        refreshTokenAgeDays: 0,
+        hasRefreshToken: true,
+        placebo: "ok",
+      });
+      expect(first.scopes).toEqual(expect.arrayContaining(["basic", "browse", "user"]));
+      expect(new Date(String(first.accessExpiresAt)).getTime()).toBeGreaterThan(Date.now());
+    }
 
-  it("status without --json prints a readable summary", async () => {
-    const run = await dvault(["auth", "status"]);
-    expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^second$/m);
-    expect(run.stdout).toMatch(/ {2}state: {10}ok/);
-    expect(run.stdout).toMatch(/ {2}placebo: {8}ok/);
-  });
+    // Step: status without --json prints a readable summary.
+    {
+      const run = await dvault(["auth", "status"]);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^second$/m);
+      expect(run.stdout).toMatch(/ {2}state: {10}ok/);
+      expect(run.stdout).toMatch(/ {2}placebo: {8}ok/);
+    }
 
-  it("status refreshes an account whose access token the service expired", async () => {
-    sim.expireAccessTokens();
-    const before = sim.log().length;
-    const { accounts } = await status();
-    expect(accounts.every((a) => a.placebo === "ok")).toBe(true);
-    expect(sim.log().slice(before).filter((e) => e.route === "/oauth2/token")).toHaveLength(2);
-  });
+    // Step: status refreshes an account whose access token the service expired.
+    {
+      sim.expireAccessTokens();
+      const before = sim.log().length;
+      const { accounts } = await status();
+      expect(accounts.every((a) => a.placebo === "ok")).toBe(true);
+      expect(sim.log().slice(before).filter((e) => e.route === "/oauth2/token")).toHaveLength(2);
+    }
 
-  it("client stores a client-credentials token as its own account", async () => {
-    const run = await dvault(["auth", "client"]);
-    expect(run.code).toBe(0);
-    expect(run.stdout).toContain('as account "client:1001"');
-    const { accounts } = await status();
-    expect(accounts.find((a) => a.name === "client:1001")).toMatchObject({ kind: "client", grantType: "client_credentials", state: "ok", placebo: "ok" });
-  });
+    // Step: client stores a client-credentials token as its own account.
+    {
+      const run = await dvault(["auth", "client"]);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('as account "client:1001"');
+      const { accounts } = await status();
+      expect(accounts.find((a) => a.name === "client:1001")).toMatchObject({ kind: "client", grantType: "client_credentials", state: "ok", placebo: "ok" });
+    }
 
-  it("logout --refresh-only revokes just the refresh token; logout revokes the grant; status then exits 4", async () => {
-    const several = await dvault(["auth", "logout"]);
-    expect(several.code).toBe(1);
-    expect(several.stderr).toMatch(/several accounts are stored .*choose one with --account/);
+    // Step: logout --refresh-only revokes just the refresh token; logout revokes the grant; status then exits 4.
+    {
+      const several = await dvault(["auth", "logout"]);
+      expect(several.code).toBe(1);
+      expect(several.stderr).toMatch(/several accounts are stored .*choose one with --account/);
 
-    const before = sim.log().length;
-    const refreshOnly = await dvault(["auth", "logout", "--account", "second", "--refresh-only"]);
-    expect(refreshOnly.code).toBe(0);
-    expect(refreshOnly.stdout).toContain('logged out of account "second": its refresh token was revoked');
-    const owner = sim.truth.users.get(sim.truth.ownerId)!;
-    const full = await dvault(["auth", "logout", "--account", owner.username]);
-    expect(full.code).toBe(0);
-    expect(full.stdout).toContain("its grant was revoked");
-    const revokes = sim.log().slice(before).filter((e) => e.route === "/oauth2/revoke");
-    expect(revokes.map((e) => [e.form.revoke_refresh_only ?? null, e.status])).toEqual([
-      ["true", 200],
-      [null, 200],
-    ]);
+      const before = sim.log().length;
+      const refreshOnly = await dvault(["auth", "logout", "--account", "second", "--refresh-only"]);
+      expect(refreshOnly.code).toBe(0);
+      expect(refreshOnly.stdout).toContain('logged out of account "second": its refresh token was revoked');
+      const owner = sim.truth.users.get(sim.truth.ownerId)!;
+      const full = await dvault(["auth", "logout", "--account", owner.username]);
+      expect(full.code).toBe(0);
+      expect(full.stdout).toContain("its grant was revoked");
+      const revokes = sim.log().slice(before).filter((e) => e.route === "/oauth2/revoke");
+      expect(revokes.map((e) => [e.form.revoke_refresh_only ?? null, e.status])).toEqual([
+        ["true", 200],
+        [null, 200],
+      ]);
 
-    const { run, accounts } = await status();
-    expect(run.code).toBe(4);
-    expect(accounts.find((a) => a.name === "second")).toMatchObject({ state: "revoked", hasRefreshToken: false, placebo: "skipped (no usable grant)" });
-    expect(accounts.find((a) => a.name === owner.username)).toMatchObject({ state: "revoked", accessExpiresAt: null });
-  });
+      const { run, accounts } = await status();
+      expect(run.code).toBe(4);
+      expect(accounts.find((a) => a.name === "second")).toMatchObject({ state: "revoked", hasRefreshToken: false, placebo: "skipped (no usable grant)" });
+      expect(accounts.find((a) => a.name === owner.username)).toMatchObject({ state: "revoked", accessExpiresAt: null });
+    }
 
-  it("login through the loopback listener: prints the URL, waits, says who logged in and the scopes", async () => {
-    let browsed = false;
-    const run = await dvault(["auth", "login", "--no-browser", "--timeout", "30"], {
-      onStderr: (text) => {
-        const url = /^\s+(http\S+oauth2\/authorize\S+)$/m.exec(text)?.[1];
-        if (!url || browsed || !text.includes("Waiting for the redirect")) return;
-        browsed = true;
-        void approveInBrowser(url).then((location) => got(location));
-      },
-    });
-    expect(run.code).toBe(0);
-    const owner = sim.truth.users.get(sim.truth.ownerId)!;
-    expect(run.stdout).toContain(`logged in as ${owner.username}; stored as account "${owner.username}"`);
-    expect(run.stdout).toContain("granted scopes: basic browse user message note feed");
-    const { accounts } = await status();
-    expect(accounts.find((a) => a.name === owner.username)).toMatchObject({ state: "ok", grantType: "authorization_code" });
-  });
+    // Step: login through the loopback listener: prints the URL, waits, says who logged in and the scopes.
+    {
+      let browsed = false;
+      const run = await dvault(["auth", "login", "--no-browser", "--timeout", "30"], {
+        onStderr: (text) => {
+          const url = /^\s+(http\S+oauth2\/authorize\S+)$/m.exec(text)?.[1];
+          if (!url || browsed || !text.includes("Waiting for the redirect")) return;
+          browsed = true;
+          void approveInBrowser(url).then((location) => got(location));
+        },
+      });
+      expect(run.code).toBe(0);
+      const owner = sim.truth.users.get(sim.truth.ownerId)!;
+      expect(run.stdout).toContain(`logged in as ${owner.username}; stored as account "${owner.username}"`);
+      expect(run.stdout).toContain("granted scopes: basic browse user message note feed");
+      const { accounts } = await status();
+      expect(accounts.find((a) => a.name === owner.username)).toMatchObject({ state: "ok", grantType: "authorization_code" });
+    }
 
-  it("login --paste with extra scopes the service will not grant: warns about the downgrade to basic", async () => {
-    let pasted = false;
-    const run = await dvault(["auth", "login", "--paste", "--no-browser", "--account", "pasted", "--scopes", "no-such-scope", "--form-auth"], {
-      onStderr: (text, write) => {
-        const url = /^\s+(http\S+oauth2\/authorize\S+)$/m.exec(text)?.[1];
-        if (!url || pasted || !text.includes("paste the URL your browser ends up on")) return;
-        pasted = true;
-        void approveInBrowser(url).then((location) => write(location));
-      },
-    });
-    expect(run.code).toBe(0);
-    expect(run.stdout).toContain("granted scopes: basic");
-    expect(run.stderr).toMatch(/warning: the service downgraded the grant to `basic`/);
-    const token = sim.log().filter((e) => e.route === "/oauth2/token").at(-1);
-    expect(token?.auth).toBe("body");
-  });
+    // Step: login --paste with extra scopes the service will not grant: warns about the downgrade to basic.
+    {
+      let pasted = false;
+      const run = await dvault(["auth", "login", "--paste", "--no-browser", "--account", "pasted", "--scopes", "no-such-scope", "--form-auth"], {
+        onStderr: (text, write) => {
+          const url = /^\s+(http\S+oauth2\/authorize\S+)$/m.exec(text)?.[1];
+          if (!url || pasted || !text.includes("paste the URL your browser ends up on")) return;
+          pasted = true;
+          void approveInBrowser(url).then((location) => write(location));
+        },
+      });
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain("granted scopes: basic");
+      expect(run.stderr).toMatch(/warning: the service downgraded the grant to `basic`/);
+      const token = sim.log().filter((e) => e.route === "/oauth2/token").at(-1);
+      expect(token?.auth).toBe("body");
+    }
+
+    // Step: a different secret key: status says which key is wrong and what to do.
+    {
+      const { run } = await (async () => {
+        const r = await dvault(["auth", "status", "--json"], { env: { DVAULT_SECRET_KEY: randomBytes(32).toString("hex") } });
+        return { run: r };
+      })();
+      const accounts = JSON.parse(run.stdout) as Array<{ name: string; placebo: string }>;
+      const pasted = accounts.find((a) => a.name === "pasted")!;
+      expect(pasted.placebo).toBe(
+        "failed: cannot decrypt stored tokens: DVAULT_SECRET_KEY is not the key they were encrypted with; " +
+          "restore the key or log in again with `dvault auth login`",
+      );
+    }
+  }, 300_000);
 
   it("a spent refresh token cannot be imported: one clear line", async () => {
     const issued = sim.issueUserToken();
@@ -212,18 +256,6 @@ describe("dvault auth", () => {
     expect(run.stderr.trim().split("\n")).toEqual([
       "dvault: the service rejected that refresh token (used, revoked, expired, or from another client_id); get a new one, or log in with `dvault auth login`",
     ]);
-  });
-
-  it("a different secret key: status says which key is wrong and what to do", async () => {
-    const { run } = await (async () => {
-      const r = await dvault(["auth", "status", "--json"], { env: { DVAULT_SECRET_KEY: randomBytes(32).toString("hex") } });
-      return { run: r };
-    })();
-    const accounts = JSON.parse(run.stdout) as Array<{ name: string; placebo: string }>;
-    const pasted = accounts.find((a) => a.name === "pasted")!;
-    expect(pasted.placebo).toBe(
-      "failed: cannot decrypt stored tokens: DVAULT_SECRET_KEY is not the key they were encrypted with; restore the key or log in again with `dvault auth login`",
-    );
   });
 
   it("without DVAULT_CLIENT_ID: one line saying what to set", async () => {
@@ -253,18 +285,5 @@ describe("dvault auth", () => {
       await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
       await admin.end();
     }
-  });
-
-  it("never prints a token, the client secret or a code", () => {
-    const secrets = new Set<string>([CLIENT_SECRET]);
-    for (const entry of sim.log()) {
-      for (const name of ["code", "code_verifier", "refresh_token", "token", "client_secret"]) {
-        const value = entry.form[name] ?? entry.query[name];
-        if (typeof value === "string" && value.length >= 6) secrets.add(value);
-      }
-    }
-    expect(secrets.size).toBeGreaterThan(3);
-    const output = seen.join("\n");
-    for (const secret of secrets) expect(output.includes(secret)).toBe(false);
   });
 });
