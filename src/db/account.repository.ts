@@ -37,8 +37,14 @@ export type GrantRecord = {
 /** The service's answers to one rotation, sealed for the row. */
 export type RotatedTokens = SealedTokens & { scopes: string[]; now: Date };
 
+/**
+ * The Prisma client, or the `tx` of withPrismaTransaction (src/db/prisma-queryable.ts): on `tx` the account
+ * writes join that transaction, with the mirror writes of its `sql` (docs/ARCHITECTURE.md#db).
+ */
+export type AccountDb = Pick<Db, "account"> & Partial<Pick<Db, "$transaction">>;
+
 export class AccountRepository {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: AccountDb) {}
 
   findByName(name: string): Promise<AccountRow | null> {
     return guard(() => this.db.account.findUnique({ where: { name } }));
@@ -76,21 +82,21 @@ export class AccountRepository {
       ...(grant.userId !== undefined ? { userId: grant.userId } : {}),
       ...(grant.username !== undefined ? { username: grant.username } : {}),
     };
-    return guard(() =>
-      this.db.$transaction(async (tx) => {
-        const row = await tx.account.upsert({
-          where: { name: grant.name },
-          create: { name: grant.name, ...fields },
-          update: fields,
-          select: { id: true },
-        });
-        const sealed = grant.seal(row.id);
-        return tx.account.update({
-          where: { id: row.id },
-          data: { ...sealed, accessTokenEnc: toBytes(sealed.accessTokenEnc), refreshTokenEnc: toBytes(sealed.refreshTokenEnc) },
-        });
-      }),
-    );
+    const write = async (tx: Pick<Db, "account">) => {
+      const row = await tx.account.upsert({
+        where: { name: grant.name },
+        create: { name: grant.name, ...fields },
+        update: fields,
+        select: { id: true },
+      });
+      const sealed = grant.seal(row.id);
+      return tx.account.update({
+        where: { id: row.id },
+        data: { ...sealed, accessTokenEnc: toBytes(sealed.accessTokenEnc), refreshTokenEnc: toBytes(sealed.refreshTokenEnc) },
+      });
+    };
+    // On a transaction client the two writes are already inside the caller's transaction.
+    return guard(() => (this.db.$transaction ? this.db.$transaction((tx) => write(tx)) : write(this.db)));
   }
 
   /**

@@ -10,7 +10,10 @@
 // 48 KB: 4.5 ms against 1.1 ms on pg, measured on the development machine) and about 1 ms to a small one.
 // The sync pages (src/sync/run-source.ts) therefore still run on the pool with withTransaction, which
 // docs/PERFORMANCE.md's ingest ratios would not absorb; a transaction that must hold an account write
-// and mirror writes together uses withPrismaTransaction.
+// and mirror writes together uses withPrismaTransaction. Through Prisma run the low-volume writers, a few
+// small statements a run: the digest's rows (src/digest/run-digest.ts), the alerts job's incidents
+// (jobs/alerts/handler.ts), the gallery-dl import's record of each file (src/import/gallery-dl/adopt.ts).
+// The full list, kept in step with this one: docs/ARCHITECTURE.md#db.
 import type pg from "pg";
 import type { Queryable } from "./with-transaction.ts";
 

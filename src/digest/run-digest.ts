@@ -6,7 +6,8 @@
 import { z } from "zod";
 import type { Redis } from "ioredis";
 import type { Config } from "../config.ts";
-import { withTransaction } from "../db/with-transaction.ts";
+import { prismaQueryable, withPrismaTransaction } from "../db/prisma-queryable.ts";
+import type { Db } from "../db/prisma.ts";
 import type { Logger } from "../log.ts";
 import { acquireLock } from "../redis-lock.ts";
 import { scrubString } from "../redact.ts";
@@ -59,7 +60,12 @@ export class DigestBusyError extends Error {
   }
 }
 
-export type DigestServices = { pool: PgPool; redis: Redis; config: Config; log: Logger; now(): number };
+/**
+ * `prisma` runs the digest's own rows (digests, digest_state): their writes are few and small, and on the
+ * Prisma path they can share a transaction with an account write (docs/ARCHITECTURE.md#db). The window's
+ * sections are read on `pool`.
+ */
+export type DigestServices = { pool: PgPool; prisma: Db; redis: Redis; config: Config; log: Logger; now(): number };
 
 export type RunDigestOptions = {
   services: DigestServices;
@@ -89,7 +95,7 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
   if (!lock) throw new DigestBusyError(channel);
   const clock = new CronClock(config.digest.cron, config.digest.timezone);
   try {
-    const repo = new DigestRepository(services.pool);
+    const repo = new DigestRepository(prismaQueryable(services.prisma));
     const tick = new Date(payload.tick);
     const window = digestWindow(await repo.lastWindowEnd(channel), tick, clock);
     if (!window) {
@@ -122,8 +128,8 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
       at: now,
     });
     const finish = (status: "sent" | "empty", receipt: Record<string, unknown> | null) =>
-      withTransaction(services.pool, async (tx) => {
-        const r = new DigestRepository(tx);
+      withPrismaTransaction(services.prisma, async ({ sql }) => {
+        const r = new DigestRepository(sql);
         await r.markDone({ id: row.id, status, receipt, at: new Date(services.now()) });
         await r.advanceWindow({ channel, end: window.end, digestId: row.id, at: new Date(services.now()) });
         await r.supersedePending({ channel, coveredUntil: window.end, exceptId: row.id, at: new Date(services.now()) });

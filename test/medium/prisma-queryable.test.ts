@@ -1,6 +1,7 @@
 // The raw repositories through Prisma: the same rows as through pg, pg's row counts and error codes, and one
 // transaction holding a Prisma model write and a raw repository write.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { AccountRepository, type GrantRecord } from "../../src/db/account.repository.ts";
 import { DeviationRepository } from "../../src/db/deviation.repository.ts";
 import { DigestSectionsRepository } from "../../src/db/digest-sections.repository.ts";
 import { createPrisma, type Db } from "../../src/db/prisma.ts";
@@ -85,5 +86,48 @@ describe(withPrismaTransaction.name, () => {
       await new UserRepository(sql).upsertUsers([makeUser(11)], at("2026-11-20T10:00:00Z"));
     });
     expect([await count("accounts"), await count("users")]).toEqual([1, 1]);
+  });
+
+  it("holds the account repository's writes and a mirror repository's writes in one transaction", async () => {
+    const id = await insertAccount(m.pool, "owner");
+    const accounts = new AccountRepository(prisma);
+    const now = at("2026-11-20T10:00:00Z");
+    await expect(
+      withPrismaTransaction(prisma, async ({ tx, sql }) => {
+        expect(await new AccountRepository(tx).markNeedsReauth({ id, reason: "refresh token rejected", now })).toBe(true);
+        await new UserRepository(sql).upsertUsers([makeUser(12)], now);
+        throw new Error("the page failed");
+      }),
+    ).rejects.toThrow("the page failed");
+    expect((await accounts.findById(id))?.state).toBe("ok");
+    expect(await count("users")).toBe(0);
+
+    const grant: GrantRecord = {
+      name: "second",
+      kind: "user",
+      clientId: "client",
+      grantType: "authorization_code",
+      clientAuth: "basic",
+      scopes: ["browse"],
+      state: "ok",
+      stateReason: null,
+      now,
+      seal: (accountId) => ({
+        accessTokenEnc: new Uint8Array([accountId]),
+        accessIssuedAt: now,
+        accessExpiresAt: now,
+        refreshTokenEnc: null,
+        refreshTokenFingerprint: null,
+        refreshIssuedAt: null,
+      }),
+    };
+    const created = await withPrismaTransaction(prisma, async ({ tx, sql }) => {
+      const row = await new AccountRepository(tx).createOrUpdateFromGrant(grant);
+      await new UserRepository(sql).upsertUsers([makeUser(13)], now);
+      return row;
+    });
+    expect(created.accessTokenEnc).toEqual(new Uint8Array([created.id]));
+    expect((await accounts.findByName("second"))?.id).toBe(created.id);
+    expect([await count("accounts"), await count("users")]).toEqual([2, 1]);
   });
 });

@@ -6,7 +6,8 @@ import { createReadStream } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { DownloadRepository, type DownloadStatus } from "../../db/download.repository.ts";
-import type { DownloadState, ImportedFileRepository, RowFill } from "../../db/imported-file.repository.ts";
+import { ImportedFileRepository, type DownloadState, type RowFill } from "../../db/imported-file.repository.ts";
+import { prismaQueryable } from "../../db/prisma-queryable.ts";
 import { downloadLockKey, linksDirtyKey } from "../../downloads/download-file.ts";
 import { acquireLock } from "../../redis-lock.ts";
 import { Archive, ContentMismatchError, extensionFor, type AdoptedFile } from "../../storage/archive.ts";
@@ -36,6 +37,9 @@ export async function adoptAll(args: {
   for (const p of planned) groups.set(p.deviation.deviationid, [...(groups.get(p.deviation.deviationid) ?? []), p]);
   for (const g of groups.values()) g.sort((a, b) => ROLE_ORDER[a.role] - ROLE_ORDER[b.role] || a.entry.rel.localeCompare(b.entry.rel));
   const downloads = new DownloadRepository(services.pool);
+  // Each file's record (one statement per file, small beside hashing and copying it) goes through Prisma, where
+  // it could share a transaction with an account write; the planning reads stay on `repo` (docs/ARCHITECTURE.md#db).
+  const records = new ImportedFileRepository(prismaQueryable(services.prisma));
   let done = 0;
   let bytes = 0;
   let filled = 0;
@@ -75,7 +79,7 @@ export async function adoptAll(args: {
         throw err;
       }
       const at = new Date(services.now());
-      const result = await repo.adoptImportedFile(
+      const result = await records.adoptImportedFile(
         { deviationid: id, role: p.role, rendition: p.rendition, path: stored.relPath, sha256: stored.sha256, size: stored.size, sourcePath: p.entry.abs, linked: stored.linked, evidence: p.evidence, at },
         fill,
       );
