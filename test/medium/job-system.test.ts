@@ -209,7 +209,9 @@ describe(runNow.name, () => {
   it("hands a failed attempt over by default, and retries it in this process with retryHere", async () => {
     const handedOver: unknown[] = [];
     const job = { name: "test.probe", payload: { accountId: 10, mode: "transient" } };
-    const [handed] = await runNow(options({ handOver: async (j) => handedOver.push(j.payload) }), [job]);
+    // A backoff long enough that the attempt cannot run again before the hand-over is seen.
+    const slowRetry = [{ ...probe.definition, backoffMs: 60_000 }];
+    const [handed] = await runNow(options({ definitions: slowRetry, handOver: async (j) => handedOver.push(j.payload) }), [job]);
     expect(handed).toMatchObject({ state: "retrying" });
     expect(handedOver).toEqual([job.payload]);
     expect(tries).toEqual([{ attempt: 1, attempts: 3 }]);
