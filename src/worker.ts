@@ -17,6 +17,7 @@ import { startDigestRuntime } from "./digest/runtime.ts";
 import { watchRedisLoss } from "./queue/redis-loss-guard.ts";
 import { downloadDepsFor } from "./downloads/deps.ts";
 import { reclaimDeadHolders } from "./downloads/reclaim.ts";
+import { retryDownloadNow } from "./downloads/retry-now.ts";
 import { holdLease, thisHolder } from "./queue/holder.ts";
 import { reconcileSchedules } from "./sync/schedules.ts";
 import { SOURCES } from "./sync/sources/index.ts";
@@ -184,7 +185,8 @@ export async function startWorker({ config, log, overrides, everyMs = {}, handle
 
   if (http) {
     try {
-      dashboard = await startDashboard(services, { host: http.host ?? config.httpHost, port: http.port ?? config.httpPort, token: http.token });
+      const retryDownload = (data: unknown) => retryDownloadNow(services, producer, data);
+      dashboard = await startDashboard({ ...services, retryDownload }, { host: http.host ?? config.httpHost, port: http.port ?? config.httpPort, token: http.token });
     } catch (err) {
       await stop("the dashboard could not start");
       throw err;

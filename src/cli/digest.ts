@@ -1,14 +1,12 @@
 // `dvault digest`: --preview renders the next digest to files without sending it or moving its window;
 // --send sends one now through the same digest job the cron enqueues (processed here, or by a running
-// worker); --history lists what was sent; --alerts evaluates the alert conditions now.
-// A composition root for --send: it runs the digest queue with the job catalogue, like the worker (src/queue/run-now.ts).
+// worker); --history lists what was sent; --alerts evaluates the alert conditions now through the worker's alerts job.
+// A composition root for --send and --alerts: it runs their queue with the job catalogue, like the worker (src/queue/run-now.ts).
 import type { Command } from "commander";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { loadConfig } from "../config.ts";
 import { AlertRepository } from "../db/alert.repository.ts";
-import { evaluateAlerts, redisDownloadsPausedProbe } from "../digest/alerts.ts";
-import { createDeliverers, messageDomainOf } from "../digest/deliver/index.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
 import { previewDigest } from "../digest/preview.ts";
 import type { DigestJobPayload } from "../digest/run-digest.ts";
@@ -17,7 +15,7 @@ import { createLogger, type Logger } from "../log.ts";
 import { checkCatalogue } from "../queue/job-definition.ts";
 import { Producer } from "../queue/producer.ts";
 import { createRedis } from "../queue/redis.ts";
-import { runNow, type RunNowOutcome } from "../queue/run-now.ts";
+import { runNow, type RunNowJob, type RunNowOutcome } from "../queue/run-now.ts";
 import { createServices, type Services } from "../services.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 
@@ -89,26 +87,53 @@ async function history(services: Services): Promise<void> {
   }
 }
 
+/** What alerts.evaluate returns (jobs/alerts/handler.ts). */
+type AlertsResult = { notified?: string[]; reminded?: string[]; failed?: string[]; resolved?: string[]; open?: number };
+
+/** The alerts.evaluate job the worker runs every minute, through its handler and WorkerHost here (src/queue/run-now.ts). */
 async function alerts(services: Services, log: Logger): Promise<void> {
+  const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
+  try {
+    const [outcome] = await runHere(services, log, producer, "maintenance", [{ name: "alerts.evaluate", payload: {} }]);
+    if (outcome?.state !== "completed") throw new UserError(`the alert check did not finish: ${outcome && "reason" in outcome ? outcome.reason : "no outcome"}`);
+    const result = (outcome.value ?? {}) as AlertsResult;
+    const lines = [
+      ...(result.notified ?? []).map((t) => `notified: ${t}`),
+      ...(result.reminded ?? []).map((t) => `reminded: ${t}`),
+      ...(result.failed ?? []).map((t) => `could not notify (every channel failed; retried next time): ${t}`),
+      ...(result.resolved ?? []).map((t) => `resolved: ${t}`),
+    ];
+    console.log(lines.length ? lines.join("\n") : `${result.open ?? 0} open incident(s), nothing new to notify`);
+  } finally {
+    await producer.close();
+  }
+}
+
+/** Runs jobs of one queue to an end in this process with the worker's catalogue; follow-ups go to the worker's `producer`. */
+function runHere(
+  services: Services,
+  log: Logger,
+  producer: Producer<(typeof JOB_DEFINITIONS)[number]>,
+  queue: "digest" | "maintenance",
+  jobs: RunNowJob[],
+  handOver?: (job: RunNowJob) => Promise<unknown>,
+): Promise<RunNowOutcome[]> {
   const { config } = services;
-  const result = await evaluateAlerts({
-    db: services.pool,
-    redis: services.redis,
-    prefix: config.redisPrefix,
-    now: new Date(services.now()),
-    downloadsPaused: redisDownloadsPausedProbe(services.redis, config.redisPrefix),
-    deliverers: createDeliverers(config.digest),
-    timezone: config.digest.timezone,
-    messageDomain: messageDomainOf(config.digest),
-    log,
-  });
-  const lines = [
-    ...result.notified.map((t) => `notified: ${t}`),
-    ...result.reminded.map((t) => `reminded: ${t}`),
-    ...result.failed.map((t) => `could not notify (every channel failed; retried next time): ${t}`),
-    ...result.resolved.map((t) => `resolved: ${t}`),
-  ];
-  console.log(lines.length ? lines.join("\n") : `${result.open} open incident(s), nothing new to notify`);
+  return runNow<WorkerContext>(
+    {
+      entries: checkCatalogue<WorkerContext>(JOBS),
+      definitions: JOB_DEFINITIONS,
+      redis: services.redis,
+      connection: () => createRedis(config.redisUrl, "worker"),
+      prefix: config.redisPrefix,
+      log,
+      queues: [queue],
+      makeContext: (base) => ({ ...base, services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
+      ...(handOver ? { handOver } : {}),
+      signal: AbortSignal.timeout(SEND_WAIT_MS),
+    },
+    jobs,
+  );
 }
 
 const SEND_WAIT_MS = 120_000;
@@ -126,20 +151,13 @@ async function send(services: Services, log: Logger): Promise<void> {
   const tick = new Date(services.now()).toISOString();
   const payloads: DigestJobPayload[] = config.digest.channels.map((channel) => ({ channel, tick, trigger: "manual" }));
   try {
-    const outcomes = await runNow<WorkerContext>(
-      {
-        entries: checkCatalogue<WorkerContext>(JOBS),
-        definitions: JOB_DEFINITIONS,
-        redis: services.redis,
-        connection: () => createRedis(config.redisUrl, "worker"),
-        prefix: config.redisPrefix,
-        log,
-        queues: ["digest"],
-        makeContext: (base) => ({ ...base, services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
-        handOver: (job) => producer.enqueue("digest.send", job.payload as DigestJobPayload),
-        signal: AbortSignal.timeout(SEND_WAIT_MS),
-      },
+    const outcomes = await runHere(
+      services,
+      log,
+      producer,
+      "digest",
       payloads.map((payload) => ({ name: "digest.send", payload })),
+      (job) => producer.enqueue("digest.send", job.payload as DigestJobPayload),
     );
     for (const [i, o] of outcomes.entries()) console.log(describeOutcome(o, payloads[i]!.channel));
   } finally {

@@ -1,11 +1,16 @@
 // `dvault jobs`: what failed and why (reason, attempts, times, payload ids), selective retry, and pausing
 // or resuming a queue, without reading logs or opening Redis.
 import type { Command } from "commander";
+import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { loadConfig } from "../config.ts";
+import { retryDownloadNow } from "../downloads/retry-now.ts";
 import { UserError } from "../errors.ts";
 import { checkRedis, createRedis } from "../queue/redis.ts";
 import { isQueueName, QueueAdmin, type FailedJob, type RetryOutcome } from "../queue/queue-admin.ts";
 import { QUEUE_NAMES, type QueueName } from "../queue/queues.ts";
+import { Producer } from "../queue/producer.ts";
+import { createServices, type Services } from "../services.ts";
+import { createLogger } from "../log.ts";
 import { formatRelative } from "../status/units.ts";
 
 function parseQueue(name: string | undefined): QueueName | undefined {
@@ -19,10 +24,22 @@ async function withAdmin<T>(run: (admin: QueueAdmin) => Promise<T>): Promise<T> 
   await checkRedis(config.redisUrl);
   const redis = createRedis(config.redisUrl);
   await redis.connect();
-  const admin = new QueueAdmin(redis, config.redisPrefix);
+  // A failed download is retried through its row (src/downloads/retry-now.ts): the database is opened only then.
+  let services: Services | undefined;
+  const retryDownload = async (data: unknown) => {
+    services ??= await createServices({ config, log: createLogger({ level: config.logLevel }) });
+    const producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
+    try {
+      return await retryDownloadNow(services, producer, data);
+    } finally {
+      await producer.close();
+    }
+  };
+  const admin = new QueueAdmin(redis, config.redisPrefix, retryDownload);
   try {
     return await run(admin);
   } finally {
+    await services?.close();
     await admin.close();
     await redis.quit().catch(() => redis.disconnect());
   }

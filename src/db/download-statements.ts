@@ -213,6 +213,14 @@ SET last_error = $3, bytes_transferred = bytes_transferred + $5, updated_at = $7
 WHERE deviationid = $1 AND kind = $2::download_kind
 RETURNING status, failures, next_attempt_at`;
 
+// A person asked to try a failed download now (dvault jobs retry, the dashboard): due at once, with a fresh
+// failure count, so its next failures back off from the first delay again (src/downloads/retry.ts).
+export const RETRY_NOW = `
+UPDATE downloads
+SET failures = 0, next_attempt_at = $3, updated_at = $3
+WHERE deviationid = $1 AND kind = $2::download_kind AND queued_at IS NULL AND status IN ('failed', 'degraded')
+RETURNING id`;
+
 // A released deferred or degraded row is due again at once (its claim had cleared next_attempt_at).
 export const RELEASE = `
 UPDATE downloads

@@ -15,6 +15,7 @@ import {
   RECORD_ATTEMPT,
   RECORD_FAILURE,
   RELEASE,
+  RETRY_NOW,
   STATUS_COUNTS,
   text,
   toClaimed,
@@ -260,6 +261,12 @@ export class DownloadRepository {
     ]);
     const r = rows[0];
     return r ? { status: r.status, failures: r.failures, nextAttemptAt: r.next_attempt_at } : undefined;
+  }
+
+  /** Makes a failed (or degraded) row that is not queued due at `at` with no failures in a row; false when there is none. */
+  async retryDownloadNow(args: { deviationid: string; kind: DownloadKind; at: Date }): Promise<boolean> {
+    const { rows } = await this.db.query(RETRY_NOW, [args.deviationid, args.kind, args.at]);
+    return rows.length > 0;
   }
 
   /** Leaves the queue without a change (another process had it, or it was not due after all). */

@@ -19,9 +19,9 @@ import { runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts
 import { deleteKeysByPrefix } from "../queue/redis.ts";
 import { createServices, type Services } from "../services.ts";
 import { startSimulator, type Simulator } from "../simulator/server.ts";
-import { runSource, type RunSourceResult } from "../sync/run-source.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 import { freePort } from "../free-port.ts";
+import { syncHere, type DemoSyncRow } from "./sync-here.ts";
 
 export const DEMO_CLIENT_ID = "1001";
 export const DEMO_CLIENT_SECRET = "sim-secret-1001";
@@ -43,7 +43,7 @@ export type DemoReport = {
   dir: string;
   digestPath: string | undefined;
   account: string;
-  sync: RunSourceResult[];
+  sync: DemoSyncRow[];
   counts: Record<string, number>;
   downloads: DownloadSummary;
   seconds: number;
@@ -126,16 +126,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     await services.accounts.saveIdentity(row.id, { userId: me.userid, username: me.username });
     out(`            logged in as ${me.username}; granted scopes: ${(login.grant.scopes ?? []).join(" ")}`);
 
-    // 2. A full sync of every source, through the same runner the worker's jobs use.
+    // 2. A full sync of every source, as sync.source jobs through the worker's handler and WorkerHost (sync-here.ts).
     out(`2/4 sync    every source, full sweep`);
-    const sources = new Map(SOURCES.map((s) => [s.name, s]));
-    const sync: RunSourceResult[] = [];
-    for (const source of SOURCES) {
-      if (source.name === "tracked") continue;
-      const result = await runSource({ accountId: row.id, source: source.name, full: true }, { services, sources });
-      sync.push(result);
+    const sync = await syncHere(services, options.log, row.id, SOURCES.map((s) => s.name).filter((name) => name !== "tracked"), true);
+    for (const result of sync) {
       out(
-        `            ${source.name.padEnd(14)} ${result.status.padEnd(9)} new ${String(result.counters.new).padStart(5)}   api calls ${String(result.apiCalls).padStart(4)}` +
+        `            ${result.source.padEnd(14)} ${result.status.padEnd(9)} new ${String(result.new).padStart(5)}   api calls ${String(result.apiCalls).padStart(4)}` +
           (result.reason ? `   ${result.reason}` : ""),
       );
     }
@@ -160,9 +156,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     sim.activity({ kind: "new_note", subject: "Print request", body: "Would you sell a print of your latest piece?" });
     sim.activity({ kind: "new_watcher" });
     for (const username of watched) sim.activity({ kind: "add_deviation", username });
-    for (const name of ["messages", "notes", "profile", "watch_feed"] as const) {
-      await runSource({ accountId: row.id, source: name }, { services, sources });
-    }
+    await syncHere(services, options.log, row.id, ["messages", "notes", "profile", "watch_feed"], false);
     const preview = await previewDigest(services, { since: baselineEnd, out: path.join(dir, "digest") });
     const c = preview.counts as Record<string, number>;
     out(`4/4 digest  "${preview.subject}"`);

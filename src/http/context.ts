@@ -11,7 +11,7 @@ import type { ArchiveBrowserRepository } from "../db/archive-browser.repository.
 import type { DashboardRepository } from "../db/dashboard.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
-import type { QueueAdmin } from "../queue/queue-admin.ts";
+import type { DownloadRetry, QueueAdmin } from "../queue/queue-admin.ts";
 import type { Provenance } from "./guards.ts";
 
 /** What the dashboard reads; the worker's Services fit. */
@@ -25,6 +25,8 @@ export type DashboardDeps = {
   apiTotals: TransportStats;
   tokens?: (() => TokenManager) | undefined;
   now?: () => number;
+  /** Retries a failed download through the downloads table (src/downloads/retry-now.ts); the worker gives it. */
+  retryDownload?: DownloadRetry | undefined;
 };
 
 /** Built once per app and handed to each route module. */

@@ -1,5 +1,7 @@
 // The operator's view of the queues (`dvault jobs`, `dvault status`, the dashboard): counts, failed jobs
 // with their reasons, selective retry, pause and resume. It never runs jobs and needs no job catalogue.
+// A failed download.file job is not retried in place: its row in the downloads table says when the file is
+// tried (src/downloads/retry-now.ts), so that retry goes through the hook its caller gives.
 import { Queue, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import { QUEUE_NAMES, type QueueName } from "./queues.ts";
@@ -41,7 +43,15 @@ export type FailedFilter = {
 
 export type RetryOutcome = { retried: Array<{ queue: QueueName; id: string }>; skipped: Array<{ queue: QueueName; id: string; reason: string }> };
 
+/**
+ * Tries a failed download.file job's file again through the downloads table; undefined when it did, else why
+ * not. The job's data is passed as stored.
+ */
+export type DownloadRetry = (data: unknown) => Promise<string | undefined>;
+
 const PAGE = 200;
+const DOWNLOAD_JOB = "download.file";
+const NO_DOWNLOAD_RETRY = "a download is retried through its row in the downloads table: use dvault jobs retry or the worker's dashboard";
 
 export function isQueueName(name: string): name is QueueName {
   return (QUEUE_NAMES as readonly string[]).includes(name);
@@ -54,6 +64,7 @@ export class QueueAdmin {
   constructor(
     private readonly connection: Redis,
     private readonly prefix: string,
+    private readonly retryDownload?: DownloadRetry,
   ) {}
 
   queue(name: QueueName): Queue {
@@ -122,7 +133,8 @@ export class QueueAdmin {
     if (!found) return { retried: [], skipped: [{ queue: queue ?? "sync", id, reason: "no such job (it may have been retried already or expired)" }] };
     const state = await found.job.getState();
     if (state !== "failed") return { retried: [], skipped: [{ queue: found.queue, id, reason: `it is ${state}, not failed` }] };
-    await found.job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
+    const skipped = await this.retryJob(found.job);
+    if (skipped !== undefined) return { retried: [], skipped: [{ queue: found.queue, id, reason: skipped }] };
     return { retried: [{ queue: found.queue, id }], skipped: [] };
   }
 
@@ -137,14 +149,22 @@ export class QueueAdmin {
       }
       for (const job of jobs) {
         try {
-          await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
-          outcome.retried.push({ queue: name, id: job.id ?? "" });
+          const skipped = await this.retryJob(job);
+          if (skipped === undefined) outcome.retried.push({ queue: name, id: job.id ?? "" });
+          else outcome.skipped.push({ queue: name, id: job.id ?? "", reason: skipped });
         } catch (err) {
           outcome.skipped.push({ queue: name, id: job.id ?? "", reason: err instanceof Error ? err.message : String(err) });
         }
       }
     }
     return outcome;
+  }
+
+  /** Retries one failed job: a download through the table, any other with a fresh attempt budget. Undefined, or why not. */
+  private async retryJob(job: Job): Promise<string | undefined> {
+    if (job.name === DOWNLOAD_JOB) return this.retryDownload ? this.retryDownload(job.data) : NO_DOWNLOAD_RETRY;
+    await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
+    return undefined;
   }
 
   /** Stops workers everywhere from taking new jobs of this queue; active jobs finish. */

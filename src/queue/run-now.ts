@@ -56,14 +56,10 @@ export type RunNowOptions<Ctx extends JobContext> = {
 export async function runNow<Ctx extends JobContext>(options: RunNowOptions<Ctx>, jobs: readonly RunNowJob[]): Promise<RunNowOutcome[]> {
   const prefix = `${options.prefix}:once-${randomBytes(6).toString("hex")}`;
   const producer = new Producer(options.definitions, options.redis, prefix);
-  const connections: Redis[] = [];
+  // WorkerHost quits the connections it was given (worker-host.ts close()): it is their one owner.
   const host = new WorkerHost<Ctx>({
     entries: options.entries,
-    connection: () => {
-      const connection = options.connection();
-      connections.push(connection);
-      return connection;
-    },
+    connection: options.connection,
     prefix,
     log: options.log,
     queues: options.queues,
@@ -76,16 +72,18 @@ export async function runNow<Ctx extends JobContext>(options: RunNowOptions<Ctx>
     for (const j of jobs) added.push(await producer.enqueue(j.name, j.payload, j.options));
     const queueOf = (job: Job) => producer.queue(job.queueName as QueueName);
     host.start();
+    const pollMs = options.pollMs ?? 100;
+    let wait = pollMs;
     while (outcomes.some((o) => o === undefined) && !options.signal?.aborted) {
-      for (const [i, job] of added.entries()) {
-        if (outcomes[i]) continue;
-        outcomes[i] = await outcomeOf(queueOf(job), job, jobs[i]!, i, options);
-      }
-      if (outcomes.some((o) => o === undefined)) await sleep(options.pollMs ?? 100, options.signal);
+      const settledBefore = outcomes.filter(Boolean).length;
+      await pollRound(added, outcomes, queueOf, jobs, options);
+      if (!outcomes.some((o) => o === undefined)) break;
+      // Nothing settled: a long job or a long backlog, so ask Redis less often; anything settling brings it back.
+      wait = outcomes.filter(Boolean).length > settledBefore ? pollMs : Math.min(wait * 2, Math.max(pollMs, MAX_POLL_MS));
+      await sleep(wait, options.signal);
     }
   } finally {
     await host.close();
-    await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
     await Promise.all(producer.allQueues().map((q) => q.obliterate({ force: true }).catch(() => undefined)));
     await producer.close();
   }
@@ -100,15 +98,52 @@ export async function runNow<Ctx extends JobContext>(options: RunNowOptions<Ctx>
   return result;
 }
 
+/** The longest pause between two rounds while nothing settles: a person waits at most this long after the last job. */
+const MAX_POLL_MS = 800;
+
+/**
+ * One round of state reads. A queue's jobs are taken in the order they were added, so once as many of them are seen
+ * waiting as the queue runs at once (its concurrency), the later ones are waiting too and are not asked about:
+ * a round costs about the running and delayed jobs, not the whole backlog (download --once adds up to 500).
+ */
+async function pollRound<Ctx extends JobContext>(
+  added: readonly Job[],
+  outcomes: Array<RunNowOutcome | undefined>,
+  queueOf: (job: Job) => Queue,
+  jobs: readonly RunNowJob[],
+  options: RunNowOptions<Ctx>,
+): Promise<void> {
+  const waitingSeen = new Map<string, number>();
+  for (const [i, job] of added.entries()) {
+    if (outcomes[i]) continue;
+    const budget = options.concurrency?.[job.queueName as QueueName] ?? 1;
+    if ((waitingSeen.get(job.queueName) ?? 0) >= budget) continue;
+    const { outcome, state } = await outcomeOf(queueOf(job), job, jobs[i]!, i, options);
+    outcomes[i] = outcome;
+    if (state === "waiting" || state === "prioritized" || state === "waiting-children") waitingSeen.set(job.queueName, (waitingSeen.get(job.queueName) ?? 0) + 1);
+  }
+}
+
 async function outcomeOf<Ctx extends JobContext>(
   queue: Queue,
   added: Job,
   job: RunNowJob,
   index: number,
   options: RunNowOptions<Ctx>,
-): Promise<RunNowOutcome | undefined> {
+): Promise<{ outcome: RunNowOutcome | undefined; state: string }> {
   // The state first, then the job: a job read before it finished would carry no result yet.
   const state = await queue.getJobState(added.id ?? "");
+  return { outcome: await outcomeIn(state, queue, added, job, index, options), state };
+}
+
+async function outcomeIn<Ctx extends JobContext>(
+  state: string,
+  queue: Queue,
+  added: Job,
+  job: RunNowJob,
+  index: number,
+  options: RunNowOptions<Ctx>,
+): Promise<RunNowOutcome | undefined> {
   if (state !== "completed" && state !== "failed" && state !== "delayed" && state !== "unknown") return undefined;
   const current = await queue.getJob(added.id ?? "");
   if (!current) return { job, state: "failed", reason: "the job vanished from its queue" };

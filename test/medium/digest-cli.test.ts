@@ -1,5 +1,6 @@
 // `dvault digest` as a person runs it: --preview writes the files and says where, without sending or
-// moving any window; --send goes through the digest job and records it; --history lists it.
+// moving any window; --send goes through the digest job and records it; --history lists it; --alerts runs the
+// worker's alerts job.
 import { spawn } from "node:child_process";
 import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import os from "node:os";
@@ -82,5 +83,18 @@ describe("dvault digest", () => {
     expect(history.stdout).toContain("file ");
     expect(history.stdout).toMatch(/sent \S+ {2}\(1 attempt\)/);
     expect(history.stdout).toContain("5 faves");
+  });
+
+  it("--alerts runs the worker's alerts.evaluate job here, baselines included", async () => {
+    const { pool } = f.services;
+    // A source whose first sweep just finished: only the alerts job (jobs/alerts/handler.ts) records its baseline.
+    await pool.query("DELETE FROM digest_baselines WHERE account_id = $1 AND source = 'profile'", [f.accountId]);
+    await pool.query("INSERT INTO sync_sources (account_id, source, last_complete_sweep_at) VALUES ($1, 'profile', now())", [f.accountId]);
+    const r = await dvault(["digest", "--alerts"], env);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^\d+ open incident\(s\), nothing new to notify\n$|^(notified|reminded|resolved|could not notify)/);
+    const { rows } = await pool.query("SELECT 1 FROM digest_baselines WHERE account_id = $1 AND source = 'profile'", [f.accountId]);
+    expect(rows).toHaveLength(1);
   });
 });

@@ -2,9 +2,15 @@
 // failed with a next attempt that grows with each failure in a row (15 min, 1 h, 4 h, 12 h, then a day),
 // due on the injectable clock and not before; a permanent refusal (the CDN has no such file) stays
 // failed with no next attempt; `dvault status` shows how many wait for a retry and when the next is.
+import { UnrecoverableError, Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { formatStatus } from "../../src/cli/status.ts";
+import { downloadJobId } from "../../src/downloads/download-job.ts";
 import { RETRY_DELAYS_MS } from "../../src/downloads/retry.ts";
+import { retryDownloadNow } from "../../src/downloads/retry-now.ts";
+import { Producer } from "../../src/queue/producer.ts";
+import { createRedis } from "../../src/queue/redis.ts";
 import { overviewPage } from "../../src/http/pages.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
@@ -150,6 +156,48 @@ describe("a failed download", () => {
       expect(page).toContain("1 failed for good");
     } finally {
       await queues.close();
+    }
+  });
+
+  it("retried by a person (dvault jobs retry, the dashboard) is due now with a fresh failure count, and queued through the table", async () => {
+    // ids[2] failed for good above: no next attempt. Its download.file job sits failed in the downloads queue.
+    const id = ids[2]!;
+    const { redis, config } = h.services;
+    const payload = { deviationid: id, kind: "original" as const };
+    const jobId = downloadJobId(payload);
+    const admin = new QueueAdmin(redis, config.redisPrefix);
+    const downloads = admin.queue("downloads");
+    await downloads.add("download.file", payload, { jobId, attempts: 5 });
+    const failing = new Worker("downloads", async () => Promise.reject(new UnrecoverableError("HTTP 404 from the CDN")), {
+      connection: createRedis(h.redis.url, "worker"),
+      prefix: config.redisPrefix,
+    });
+    const producer = new Producer([...JOB_DEFINITIONS], redis, config.redisPrefix);
+    const throughTable = new QueueAdmin(redis, config.redisPrefix, (data) => retryDownloadNow(h.services, producer, data));
+    try {
+      await expect.poll(() => downloads.getJobState(jobId), { timeout: 10_000 }).toBe("failed");
+      await failing.close();
+      // Without the table's hook a download job is not retried in place (that would ignore the row's schedule).
+      expect((await admin.retry(jobId, "downloads")).skipped[0]?.reason).toMatch(/through its row in the downloads table/);
+      expect(await downloads.getJobState(jobId)).toBe("failed");
+
+      expect(await throughTable.retry(jobId, "downloads")).toEqual({ retried: [{ queue: "downloads", id: jobId }], skipped: [] });
+      const r = await h.pool.query<{ status: string; failures: number; queued_at: Date | null }>(
+        "SELECT status::text AS status, failures, queued_at FROM downloads WHERE deviationid = $1 AND kind = 'original'",
+        [id],
+      );
+      expect(r.rows[0]).toMatchObject({ status: "queued", failures: 0, queued_at: expect.any(Date) });
+      // A new job in place of the failed one, with the definition's whole attempt budget.
+      expect(["waiting", "prioritized"]).toContain(await downloads.getJobState(jobId));
+      expect((await downloads.getJob(jobId))?.attemptsMade).toBe(0);
+      // Asking again finds nothing failed.
+      expect((await throughTable.retry(jobId, "downloads")).retried).toEqual([]);
+    } finally {
+      await failing.close();
+      await downloads.remove(jobId).catch(() => undefined);
+      await throughTable.close();
+      await producer.close();
+      await admin.close();
     }
   });
 });

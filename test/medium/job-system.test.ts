@@ -1,5 +1,5 @@
-import { Job, QueueEvents } from "bullmq";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Job, Queue, QueueEvents } from "bullmq";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ApiError, ThrottleDelayError } from "../../src/api/errors.ts";
 import { createLogger } from "../../src/log.ts";
@@ -233,6 +233,22 @@ describe(runNow.name, () => {
     setTimeout(() => stop.abort(), 500);
     const [waited] = await runNow(options({ settled: () => false, signal: stop.signal }), [jobs[0]!]);
     expect(waited).toMatchObject({ state: "interrupted" });
+  });
+
+  it("asks Redis about the running jobs and the head of the backlog, not every waiting job every round", async () => {
+    const reads = vi.spyOn(Queue.prototype, "getJobState");
+    try {
+      const backlog = Array.from({ length: 40 }, (_, i) => ({ name: "test.probe", payload: { accountId: 100 + i, mode: "ok" } }));
+      // The slow job holds the one worker slot for a while, so the whole backlog waits behind it.
+      const release = setTimeout(() => releaseSlowJob?.(), 600);
+      const outcomes = await runNow(options({}), [{ name: "test.probe", payload: { accountId: 99, mode: "slow" } }, ...backlog]);
+      clearTimeout(release);
+      expect(outcomes.map((o) => o.state)).toEqual(Array(41).fill("completed"));
+      // Asking about all 41 every 20 ms round would take hundreds of reads while the slow job runs.
+      expect(reads.mock.calls.length).toBeLessThan(130);
+    } finally {
+      reads.mockRestore();
+    }
   });
 });
 
