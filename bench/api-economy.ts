@@ -38,7 +38,9 @@ type Economy = {
 async function replayItems(env: BenchEnv, token: string, e: RequestLogEntry, op: Operation): Promise<number> {
   const search = new URLSearchParams();
   for (const [k, v] of Object.entries(e.query)) for (const one of Array.isArray(v) ? v : [v]) search.append(k, one);
-  const body = await got(`${env.sim.url}${e.path}?${search}`, { headers: { authorization: `Bearer ${token}` }, throwHttpErrors: false }).json<Record<string, unknown>>();
+  const body = await got(`${env.sim.url}${e.path}?${search}`, { headers: { authorization: `Bearer ${token}` }, throwHttpErrors: false }).json<
+    Record<string, unknown>
+  >();
   const items = body[op.itemsKey ?? "results"];
   return Array.isArray(items) ? items.length : 0;
 }
@@ -57,7 +59,9 @@ async function economyOf(env: BenchEnv, entries: RequestLogEntry[], token: strin
     }
     if (op && op.paging !== "none") {
       out.listingCalls++;
-      const rest = Object.entries(e.query).filter(([k]) => !PAGING_PARAMS.has(k)).sort(([a], [b]) => a.localeCompare(b));
+      const rest = Object.entries(e.query)
+        .filter(([k]) => !PAGING_PARAMS.has(k))
+        .sort(([a], [b]) => a.localeCompare(b));
       const key = `${e.path}?${JSON.stringify(rest)}`;
       const items = await replayItems(env, token, e, op);
       const g = listings.get(key) ?? { op, calls: 0, items: 0, pageMax: 0 };
@@ -163,11 +167,29 @@ async function main(): Promise<void> {
         ops.set(name, (ops.get(name) ?? 0) + 1);
       }
       incMax = Math.max(incMax, entries.length);
-      incRows.push([source.name, entries.length, result.apiCalls, [...ops].map(([k, v]) => `${k} ×${v}`).join(", ") || "–", entries.length <= 2 ? "ok" : "**over**"]);
+      incRows.push([
+        source.name,
+        entries.length,
+        result.apiCalls,
+        [...ops].map(([k, v]) => `${k} ×${v}`).join(", ") || "–",
+        entries.length <= 2 ? "ok" : "**over**",
+      ]);
     }
 
     const seconds = ((Date.now() - started) / 1000).toFixed(0);
-    const first = table(["source", "new rows", "API calls", "listing calls / min", "metadata calls / min", "calls needed once per item or run (in the min)", "minimum", "calls / min"], firstRows);
+    const first = table(
+      [
+        "source",
+        "new rows",
+        "API calls",
+        "listing calls / min",
+        "metadata calls / min",
+        "calls needed once per item or run (in the min)",
+        "minimum",
+        "calls / min",
+      ],
+      firstRows,
+    );
     const inc = table(["source", "API calls (sim log)", "API calls (runner)", "operations", "≤ 2"], incRows);
     const summary =
       `First full sync of ${deviations} deviations: ${totals.calls} API calls, ${(totals.calls / Math.max(1, deviations)).toFixed(3)} per archived deviation ` +
@@ -189,7 +211,7 @@ async function main(): Promise<void> {
           "docs/service-behaviour.md#folders-optional), every source through the real runner (`runSource`, as the worker's",
           "`sync.source` job does), then each source again with nothing changed. Calls are counted from the simulator's request",
           "log. For the gallery and collections the minimum is computed from the ground truth, not from the listings dvault",
-          "chose to make: the folder list, one pass over the \"all\" view and one over each non-empty folder (pages of 24),",
+          'chose to make: the folder list, one pass over the "all" view and one over each non-empty folder (pages of 24),',
           "ceil(live ids / 50) `/deviation/metadata` calls, plus the calls that exist once per item or run. For the other sources",
           "it is computed from what each listing returned: each logged listing request is replayed once against the unchanged",
           "simulator to count its items; per listing ceil(items / the operation's max limit in src/api/catalogue.ts), plus",

@@ -79,7 +79,16 @@ export async function runArchive(env: BenchEnv, startWorkers: () => Promise<() =
     });
     const wallMs = Date.now() - started;
     const log = env.sim.log().filter((e) => e.seq > fromSeq);
-    if (process.env.BENCH_DUMP) (await import("node:fs")).writeFileSync(process.env.BENCH_DUMP, JSON.stringify({ started, syncDoneAt, wallMs: Date.now() - started, log: log.map((e) => ({ t: e.realMs, r: e.route, s: e.status, g: e.form.grant_type })) }));
+    if (process.env.BENCH_DUMP)
+      (await import("node:fs")).writeFileSync(
+        process.env.BENCH_DUMP,
+        JSON.stringify({
+          started,
+          syncDoneAt,
+          wallMs: Date.now() - started,
+          log: log.map((e) => ({ t: e.realMs, r: e.route, s: e.status, g: e.form.grant_type })),
+        }),
+      );
     const api = log.filter(isApiEntry);
     const apiCalls = api.length;
     let idleBudgetMs = 0;
@@ -87,14 +96,19 @@ export async function runArchive(env: BenchEnv, startWorkers: () => Promise<() =
     const refreshes = log.filter((e) => e.route === "/oauth2/token" && e.form.grant_type === "refresh_token").length;
     const cdnByPath = new Map<string, number>();
     for (const e of log) if (e.route.startsWith("/_cdn") && e.status === 200) cdnByPath.set(e.path, (cdnByPath.get(e.path) ?? 0) + 1);
-    const { rows: dl } = await env.services.pool.query<{ status: string; n: number }>("SELECT status::text, count(*)::int AS n FROM downloads GROUP BY 1 ORDER BY 1");
+    const { rows: dl } = await env.services.pool.query<{ status: string; n: number }>(
+      "SELECT status::text, count(*)::int AS n FROM downloads GROUP BY 1 ORDER BY 1",
+    );
     const { rows: dup } = await env.services.pool.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM (SELECT deviationid, kind FROM downloads GROUP BY 1, 2 HAVING count(*) > 1) d",
     );
     const syncJobs = (await syncQ.getJobs(["completed"], 0, -1)) as Job[];
     const syncOverhead = syncJobs
       .filter((j) => j.processedOn && j.finishedOn && typeof j.returnvalue?.durationMs === "number")
-      .map((j) => (j.finishedOn as number) - (j.processedOn as number) - (j.returnvalue.durationMs as number) - ((j.returnvalue.enqueueMs as number | undefined) ?? 0));
+      .map(
+        (j) =>
+          (j.finishedOn as number) - (j.processedOn as number) - (j.returnvalue.durationMs as number) - ((j.returnvalue.enqueueMs as number | undefined) ?? 0),
+      );
     const finishes = [...completedAt.values()].sort((a, b) => a - b);
     const gaps: number[] = [];
     const jobMs: number[] = [];
@@ -131,7 +145,11 @@ export async function runArchive(env: BenchEnv, startWorkers: () => Promise<() =
       handover: syncJobs.reduce(
         (h, j) =>
           typeof j.returnvalue?.enqueueMs === "number"
-            ? { ms: h.ms + (j.returnvalue.enqueueMs as number), queued: h.queued + ((j.returnvalue.downloadsQueued as number | undefined) ?? 0), jobs: h.jobs + 1 }
+            ? {
+                ms: h.ms + (j.returnvalue.enqueueMs as number),
+                queued: h.queued + ((j.returnvalue.downloadsQueued as number | undefined) ?? 0),
+                jobs: h.jobs + 1,
+              }
             : h,
         { ms: 0, queued: 0, jobs: 0 },
       ),

@@ -58,10 +58,7 @@ export async function createBenchEnv(opts: { sim: SimulatorOptions; overrides?: 
   const prefix = `dvault-bench-${tag}`;
   const archiveDir = mkdtempSync(path.join(os.tmpdir(), "dvault-bench-archive-"));
   const sim = await startSimulator(opts.sim);
-  const cleanup: Array<() => Promise<void>> = [
-    async () => rmSync(archiveDir, { recursive: true, force: true }),
-    () => sim.close(),
-  ];
+  const cleanup: Array<() => Promise<void>> = [async () => rmSync(archiveDir, { recursive: true, force: true }), () => sim.close()];
   try {
     await migrate(databaseUrl);
     cleanup.unshift(() => dropDatabase(databaseUrl));
@@ -71,7 +68,12 @@ export async function createBenchEnv(opts: { sim: SimulatorOptions; overrides?: 
     const services = await createServices({
       config,
       log: createLogger({ level: "silent" }),
-      overrides: { now: () => sim.clock.now().getTime(), secretKey: { key, source: "env", created: false }, transport: { retry: { baseDelayMs: 10 } }, ...opts.overrides },
+      overrides: {
+        now: () => sim.clock.now().getTime(),
+        secretKey: { key, source: "env", created: false },
+        transport: { retry: { baseDelayMs: 10 } },
+        ...opts.overrides,
+      },
     });
     cleanup.unshift(() => services.close());
     const { id: accountId } = await storeOwnerGrant(services, sim);

@@ -52,7 +52,13 @@ const BENCHES: Array<{ file: string; args: string[]; read: (out: string) => Figu
       const folders = /Galleries \+ collections listings and metadata: (\d+) calls against a minimum of (\d+)/.exec(out);
       const figures: Figure[] = [];
       if (first) figures.push({ bench: "api-economy", name: "calls / minimum, first full sync", value: Number(first[1]) / Number(first[2]), better: "lower" });
-      if (folders) figures.push({ bench: "api-economy", name: "calls / minimum, galleries + collections", value: Number(folders[1]) / Number(folders[2]), better: "lower" });
+      if (folders)
+        figures.push({
+          bench: "api-economy",
+          name: "calls / minimum, galleries + collections",
+          value: Number(folders[1]) / Number(folders[2]),
+          better: "lower",
+        });
       return figures;
     },
   },
@@ -138,7 +144,10 @@ async function main(): Promise<void> {
     rows.push([key, figure.better, o.toFixed(3), n.toFixed(3), (n / o).toFixed(3), worse <= 0.05 ? "yes" : "**no**"]);
   }
   const minutes = ((Date.now() - started) / 60000).toFixed(1);
-  const result = table(["figure", "better when", `old (${base.commit}) median`, `new (${headCommit}${dirty ? "+changes" : ""}) median`, "new / old", "within 5 %"], rows);
+  const result = table(
+    ["figure", "better when", `old (${base.commit}) median`, `new (${headCommit}${dirty ? "+changes" : ""}) median`, "new / old", "within 5 %"],
+    rows,
+  );
   process.stdout.write(`\n## Old and new, interleaved\n\n${result}\n\n(${ROUNDS} rounds, ${minutes} min; worst ${(worst * 100).toFixed(1)} % worse)\n`);
   if (!args["no-docs"]) {
     // A run of some benchmarks only (--only) gets a section of its own beside the full comparison.
@@ -154,7 +163,7 @@ async function main(): Promise<void> {
         "The ingest, API-economy and end-to-end benchmarks of the old revision (checked out into a temporary worktree) and of this",
         "tree run one after the other, the order swapped each round, so load on the machine falls on both alike; sizes are smaller",
         `than the full benchmarks' (ingest 3 000 deviations, API economy ${DEVIATIONS * 2}, end to end ${DEVIATIONS}) so the rounds fit in`,
-        "one sitting. Each cell is the median over the rounds; \"within 5 %\" compares in the direction that is worse.",
+        'one sitting. Each cell is the median over the rounds; "within 5 %" compares in the direction that is worse.',
         "",
         result,
       ].join("\n"),

@@ -30,7 +30,12 @@ if (client === "got") {
 } else if (client === "fetch") {
   const res = await fetch(url, { headers: { "accept-encoding": "identity" } });
   if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
-  stored = await archive.storeStream({ key: "bench-file", body: Readable.fromWeb(res.body as import("node:stream/web").ReadableStream<Uint8Array>), ext: "bin", expectedSize: size });
+  stored = await archive.storeStream({
+    key: "bench-file",
+    body: Readable.fromWeb(res.body as import("node:stream/web").ReadableStream<Uint8Array>),
+    ext: "bin",
+    expectedSize: size,
+  });
 } else {
   const res = await new Promise<http.IncomingMessage>((resolve, reject) => http.get(url, resolve).on("error", reject));
   if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
@@ -41,5 +46,5 @@ const cpu = process.cpuUsage(cpu0);
 clearInterval(sampler);
 peakRss = Math.max(peakRss, process.memoryUsage().rss);
 process.stdout.write(
-  JSON.stringify({ client, ms, bytes: stored.size, sha256: stored.sha256, cpuUserMs: cpu.user / 1000, cpuSysMs: cpu.system / 1000, idleRss, peakRss }) + "\n",
+  `${JSON.stringify({ client, ms, bytes: stored.size, sha256: stored.sha256, cpuUserMs: cpu.user / 1000, cpuSysMs: cpu.system / 1000, idleRss, peakRss })}\n`,
 );

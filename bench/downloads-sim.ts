@@ -19,7 +19,7 @@ const sim = await startSimulator({
   logLimit: 1000,
 });
 const token = sim.issueUserToken().access_token;
-process.stdout.write(JSON.stringify({ url: sim.url, ids, token }) + "\n");
+process.stdout.write(`${JSON.stringify({ url: sim.url, ids, token })}\n`);
 await new Promise<void>((resolve) => {
   process.once("SIGTERM", () => resolve());
   process.once("SIGINT", () => resolve());

@@ -39,7 +39,7 @@ type Sim = { url: string; ids: string[]; token: string; stop(): Promise<void> };
 type Measure = { tool: string; ms: number; bytes: number; cpuMs: number; maxRssKb?: number; idleRss?: number; peakRss?: number; sha256?: string };
 
 function log(line: string): void {
-  process.stderr.write(line + "\n");
+  process.stderr.write(`${line}\n`);
 }
 
 async function startSim(sizes: number[]): Promise<Sim> {
@@ -119,7 +119,15 @@ async function dvault(url: string, size: number, client: "got" | "fetch" | "http
   const dir = path.join(WORK, `archive-${client}`);
   const r = await timed(process.execPath, ["--expose-gc", "--import", "tsx", path.join(ROOT, "bench/downloads-fetch.ts"), url, dir, String(size), client]);
   await fs.rm(dir, { recursive: true, force: true });
-  const j = JSON.parse(r.stdout.trim().split("\n").pop() as string) as { ms: number; bytes: number; sha256: string; cpuUserMs: number; cpuSysMs: number; idleRss: number; peakRss: number };
+  const j = JSON.parse(r.stdout.trim().split("\n").pop() as string) as {
+    ms: number;
+    bytes: number;
+    sha256: string;
+    cpuUserMs: number;
+    cpuSysMs: number;
+    idleRss: number;
+    peakRss: number;
+  };
   if (j.bytes !== size) throw new Error(`dvault (${client}) stored ${j.bytes} bytes, expected ${size}`);
   const tool = client === "got" ? "dvault (got)" : client === "fetch" ? "fetch (undici) + archive" : "node:http + archive";
   return { tool, ms: j.ms, bytes: j.bytes, cpuMs: j.cpuUserMs + j.cpuSysMs, maxRssKb: r.maxRssKb, idleRss: j.idleRss, peakRss: j.peakRss, sha256: j.sha256 };
@@ -196,7 +204,7 @@ try {
     "",
     `Machine: ${machine()[0]}; ${machine()[1]}; ${await curlVersion()}. Run ${started.toISOString()}.`,
     "",
-    "Command: `npx tsx bench/downloads.ts" + (process.argv.length > 2 ? " " + process.argv.slice(2).join(" ") : "") + "`",
+    `Command: \`npx tsx bench/downloads.ts${process.argv.length > 2 ? ` ${process.argv.slice(2).join(" ")}` : ""}\``,
     "",
     "The simulator (its CDN: Content-Length, ETag, Range, optional per-connection bandwidth cap), curl and each",
     "dvault download run as separate processes on this machine; runs are interleaved and the median is shown.",
@@ -210,8 +218,9 @@ try {
     "|---|---|---:|---:|---:|---|",
     `| (a) CDN capped at ${CAP / MB} MB/s/connection, ${SIZE / MIB} MiB × ${RUNS} | curl | ${curlA.mbps.toFixed(1)} | ${curlA.cpuPerGb.toFixed(2)} | 1.00 | |`,
     `| | dvault (got) | ${gotA.mbps.toFixed(1)} | ${gotA.cpuPerGb.toFixed(2)} | **${(gotA.mbps / curlA.mbps).toFixed(2)}** | ≥ 0.9 |`,
-    ...open.map((r, i) =>
-      `| ${i === 0 ? `(b) uncapped loopback, ${SIZE / MIB} MiB × ${RUNS}` : ""} | ${r.tool.replaceAll("|", "\\|")} | ${r.mbps.toFixed(1)} | ${r.cpuPerGb.toFixed(2)} | ${r === gotB ? "**" : ""}${(r.mbps / curlB.mbps).toFixed(2)}${r === gotB ? "**" : ""} | |`,
+    ...open.map(
+      (r, i) =>
+        `| ${i === 0 ? `(b) uncapped loopback, ${SIZE / MIB} MiB × ${RUNS}` : ""} | ${r.tool.replaceAll("|", "\\|")} | ${r.mbps.toFixed(1)} | ${r.cpuPerGb.toFixed(2)} | ${r === gotB ? "**" : ""}${(r.mbps / curlB.mbps).toFixed(2)}${r === gotB ? "**" : ""} | |`,
     ),
     "",
     rss
@@ -236,10 +245,12 @@ try {
     "<!-- downloads:end -->",
   ];
   const section = lines.join("\n");
-  process.stdout.write(section + "\n");
+  process.stdout.write(`${section}\n`);
   if (!args["no-write"]) {
     const file = path.join(ROOT, "docs/PERFORMANCE.md");
-    const current = await fs.readFile(file, "utf8").catch(() => "# Performance\n\nFigures measured on a real machine, with the command that reproduces them.\n");
+    const current = await fs
+      .readFile(file, "utf8")
+      .catch(() => "# Performance\n\nFigures measured on a real machine, with the command that reproduces them.\n");
     const re = /<!-- downloads:begin[\s\S]*?<!-- downloads:end -->/;
     const next = re.test(current) ? current.replace(re, section) : `${current.trimEnd()}\n\n${section}\n`;
     await fs.writeFile(file, next);

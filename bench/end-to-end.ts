@@ -50,13 +50,21 @@ async function main(): Promise<void> {
     const overhead = table(
       ["job system overhead", "median ms", "p95 ms"],
       [
-        ["sync.source job: worker processing time − handler time (− its downloads hand-over)", figures.syncRunOverheadMs.median.toFixed(1), figures.syncRunOverheadMs.p95.toFixed(1)],
+        [
+          "sync.source job: worker processing time − handler time (− its downloads hand-over)",
+          figures.syncRunOverheadMs.median.toFixed(1),
+          figures.syncRunOverheadMs.p95.toFixed(1),
+        ],
         [
           `download.file job: a worker slot freeing up → the next job active, from the queue's event stream (${figures.dispatchGapMs.n} jobs)`,
           figures.dispatchGapMs.median.toFixed(1),
           figures.dispatchGapMs.p95.toFixed(1),
         ],
-        ["download.file job: active → completed (its own work: one paced API call, the CDN transfer, the row)", figures.downloadJobMs.median.toFixed(1), figures.downloadJobMs.p95.toFixed(1)],
+        [
+          "download.file job: active → completed (its own work: one paced API call, the CDN transfer, the row)",
+          figures.downloadJobMs.median.toFixed(1),
+          figures.downloadJobMs.p95.toFixed(1),
+        ],
         ["first sync job: enqueue → start", figures.firstPickupMs.toFixed(1), ""],
       ],
     );

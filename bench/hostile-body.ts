@@ -94,10 +94,15 @@ redis.disconnect();
 const ok = hostile.growthMb < 100 && refusals === READS;
 const rows = [
   ["ordinary answers (baseline)", `${READS * 20} reads`, baseline.growthMb.toFixed(1), "—"],
-  ["endless answers, 32 MiB cap", `${READS} reads (${refusals} refused as too large; ${(endlessBytes / MB).toFixed(0)} MB sent by the server)`, hostile.growthMb.toFixed(1), (hostile.growthMb / Math.max(1, baseline.growthMb)).toFixed(1)],
+  [
+    "endless answers, 32 MiB cap",
+    `${READS} reads (${refusals} refused as too large; ${(endlessBytes / MB).toFixed(0)} MB sent by the server)`,
+    hostile.growthMb.toFixed(1),
+    (hostile.growthMb / Math.max(1, baseline.growthMb)).toFixed(1),
+  ],
 ];
 const out = table(["run", "reads", "peak RSS growth (MB)", "× baseline"], rows);
-process.stdout.write(out + `\ngoal: growth < 100 MB under an endless answer — ${ok ? "met" : "NOT MET"}\n`);
+process.stdout.write(`${out}\ngoal: growth < 100 MB under an endless answer — ${ok ? "met" : "NOT MET"}\n`);
 if (!values["no-write"]) {
   await writeDocSection(
     "hostile-body",

@@ -23,7 +23,18 @@ const FILES = Number(args.files);
 const PAGE = 24;
 const MB = 1_000_000;
 // Downloadable images are about half of what the dataset draws: its gallery and favourites hold enough for FILES originals.
-const DATASET = { deviations: FILES, favourites: FILES, notes: 5, messages: 5, feedItems: 5, watchers: 5, friends: 5, trackedUsers: 1, trackedUserDeviations: 5, statuses: 1 };
+const DATASET = {
+  deviations: FILES,
+  favourites: FILES,
+  notes: 5,
+  messages: 5,
+  feedItems: 5,
+  watchers: 5,
+  friends: 5,
+  trackedUsers: 1,
+  trackedUserDeviations: 5,
+  statuses: 1,
+};
 
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
@@ -54,7 +65,15 @@ async function writeFolder(sim: Simulator, dir: string): Promise<Folder> {
     const body = sim.fileBytes(d.deviationid);
     bytes += body.length;
     await fs.writeFile(path.join(dir, sub, name), body);
-    if (i % 4 === 0) await fs.writeFile(path.join(dir, sub, `${name}.json`), JSON.stringify({ deviationid: d.deviationid, index: d.numericId, url: `https://www.deviantart.com/x/art/y-${d.numericId}`, extension: d.image?.ext }, null, 4));
+    if (i % 4 === 0)
+      await fs.writeFile(
+        path.join(dir, sub, `${name}.json`),
+        JSON.stringify(
+          { deviationid: d.deviationid, index: d.numericId, url: `https://www.deviantart.com/x/art/y-${d.numericId}`, extension: d.image?.ext },
+          null,
+          4,
+        ),
+      );
     entries.push(`deviantart${fav ? "f" : "g"}_${owner.toLowerCase()}_${d.numericId}.${d.image?.ext}`);
   }
   await writeGalleryDlArchive(path.join(dir, "archive.sqlite3"), entries);
@@ -102,11 +121,19 @@ async function runImport(env: BenchEnv, folder: Folder, name: string, link: bool
   cold = dropCaches();
   const seq = lastSeq(env.sim);
   const started = performance.now();
-  const report = await importGalleryDl({ services: env.services, dir: folder.dir, archiveFile: path.join(folder.dir, "archive.sqlite3"), link, log: createLogger({ level: "silent" }) });
+  const report = await importGalleryDl({
+    services: env.services,
+    dir: folder.dir,
+    archiveFile: path.join(folder.dir, "archive.sqlite3"),
+    link,
+    log: createLogger({ level: "silent" }),
+  });
   const ms = performance.now() - started;
   const after = env.sim.log().filter((e) => e.seq > seq);
   const run = { name, report, ms, apiCalls: after.filter(isApiEntry).length, downloads: after.filter((e) => e.route.includes("/deviation/download/")).length };
-  log(`${name}: ${report.originals} originals, ${report.duplicates} duplicates, ${report.unmatched.length} unmatched in ${(ms / 1000).toFixed(1)} s (${JSON.stringify(report.phasesMs)}), ${run.apiCalls} API calls`);
+  log(
+    `${name}: ${report.originals} originals, ${report.duplicates} duplicates, ${report.unmatched.length} unmatched in ${(ms / 1000).toFixed(1)} s (${JSON.stringify(report.phasesMs)}), ${run.apiCalls} API calls`,
+  );
   if (run.downloads > 0) throw new Error(`${name} called /deviation/download ${run.downloads} times`);
   return run;
 }
@@ -121,7 +148,9 @@ try {
   envs.push(copyEnv);
   const t0 = performance.now();
   const folder = await writeFolder(copyEnv.sim, fixtureDir);
-  log(`wrote ${folder.files} files, ${(folder.bytes / MB).toFixed(0)} MB in ${((performance.now() - t0) / 1000).toFixed(1)} s; listing minimum ${folder.listingMinimum} calls`);
+  log(
+    `wrote ${folder.files} files, ${(folder.bytes / MB).toFixed(0)} MB in ${((performance.now() - t0) / 1000).toFixed(1)} s; listing minimum ${folder.listingMinimum} calls`,
+  );
   const copy = await runImport(copyEnv, folder, "copy, empty mirror", false);
   const again = await runImport(copyEnv, folder, "re-run (nothing new)", false);
   await copyEnv.close();
@@ -155,7 +184,24 @@ try {
     (r.ms / 1000 / baseSeconds).toFixed(1),
   ]);
   const out = table(
-    ["run", "files", "originals", "duplicates", "unmatched", "s", "scan / resolve / hash and store s", "files/s", "MB/s read", "MB stored", "API calls", "calls per 1000 files", "paging minimum per 1000", "/deviation/download", "baseline", "× baseline"],
+    [
+      "run",
+      "files",
+      "originals",
+      "duplicates",
+      "unmatched",
+      "s",
+      "scan / resolve / hash and store s",
+      "files/s",
+      "MB/s read",
+      "MB stored",
+      "API calls",
+      "calls per 1000 files",
+      "paging minimum per 1000",
+      "/deviation/download",
+      "baseline",
+      "× baseline",
+    ],
     rows,
   );
   console.log(out);

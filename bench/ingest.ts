@@ -36,7 +36,12 @@ function signed(path: string, token: string): string {
 
 function makeDeviation(n: number, token: string): Deviation {
   const author = n % 40;
-  const img = (variant: string, w: number, h: number) => ({ src: signed(`${uuid(n, "f")}/d${n}-${variant}.jpg`, token), width: w, height: h, transparency: false });
+  const img = (variant: string, w: number, h: number) => ({
+    src: signed(`${uuid(n, "f")}/d${n}-${variant}.jpg`, token),
+    width: w,
+    height: h,
+    transparency: false,
+  });
   return DeviationSchema.parse({
     deviationid: uuid(n, "0"),
     printid: null,
@@ -69,10 +74,20 @@ function makeMetadata(n: number, token: string): Metadata {
     description: `<p>Painted over a few evenings. Number ${n}. <img src="${signed(`${uuid(n, "f")}/inline.jpg`, token)}"> Thanks for looking!</p>`,
     license: "No License",
     allows_comments: true,
-    tags: ["digitalart", "painting", "landscape", `series${n % 17}`, "sky", "light", `t${n % 5}`].map((tag_name) => ({ tag_name, sponsored: false, sponsor: "" })),
+    tags: ["digitalart", "painting", "landscape", `series${n % 17}`, "sky", "light", `t${n % 5}`].map((tag_name) => ({
+      tag_name,
+      sponsored: false,
+      sponsor: "",
+    })),
     is_favourited: false,
     is_mature: n % 9 === 0,
-    submission: { creation_time: "2024-05-01T10:00:00-0700", category: "digitalart/paintings/landscapes", file_size: "2 MB", resolution: "3000x2250", submitted_with: { app: "DeviantArt", url: "https://www.deviantart.com" } },
+    submission: {
+      creation_time: "2024-05-01T10:00:00-0700",
+      category: "digitalart/paintings/landscapes",
+      file_size: "2 MB",
+      resolution: "3000x2250",
+      submitted_with: { app: "DeviantArt", url: "https://www.deviantart.com" },
+    },
     stats: { views: n * 7, views_today: n % 3, favourites: n % 101, comments: n % 13, downloads: n % 11, downloads_today: 0 },
     camera: [],
   });
@@ -81,22 +96,56 @@ function makeMetadata(n: number, token: string): Metadata {
 // ---- the baseline: a plain multi-row INSERT ... ON CONFLICT DO UPDATE ----------------------------
 
 const DEVIATION_COLUMNS = [
-  "deviationid", "url", "title", "author_userid", "published_at", "type", "is_mature", "is_downloadable",
-  "download_filesize", "is_deleted", "is_favourited", "stats_favourites", "stats_comments", "stats_sampled_at",
-  "tier_access", "premium", "printid", "raw", "first_seen_at", "last_seen_at",
+  "deviationid",
+  "url",
+  "title",
+  "author_userid",
+  "published_at",
+  "type",
+  "is_mature",
+  "is_downloadable",
+  "download_filesize",
+  "is_deleted",
+  "is_favourited",
+  "stats_favourites",
+  "stats_comments",
+  "stats_sampled_at",
+  "tier_access",
+  "premium",
+  "printid",
+  "raw",
+  "first_seen_at",
+  "last_seen_at",
 ] as const;
 const METADATA_COLUMNS = [
-  "deviationid", "description", "license", "tags", "mature_level", "mature_classification", "allows_comments",
-  "submission", "camera", "stats", "stats_sampled_at", "raw", "first_seen_at", "fetched_at",
+  "deviationid",
+  "description",
+  "license",
+  "tags",
+  "mature_level",
+  "mature_classification",
+  "allows_comments",
+  "submission",
+  "camera",
+  "stats",
+  "stats_sampled_at",
+  "raw",
+  "first_seen_at",
+  "fetched_at",
 ] as const;
 
 function multiRowUpsert(table: string, columns: readonly string[], rows: unknown[][], casts: Record<string, string>): { text: string; values: unknown[] } {
   const values: unknown[] = [];
-  const tuples = rows.map((row) => `(${row.map((v, i) => {
-    values.push(v);
-    const cast = casts[columns[i] as string];
-    return `$${values.length}${cast ? `::${cast}` : ""}`;
-  }).join(", ")})`);
+  const tuples = rows.map(
+    (row) =>
+      `(${row
+        .map((v, i) => {
+          values.push(v);
+          const cast = casts[columns[i] as string];
+          return `$${values.length}${cast ? `::${cast}` : ""}`;
+        })
+        .join(", ")})`,
+  );
   const updates = columns.filter((c) => c !== "deviationid" && c !== "first_seen_at").map((c) => `${c} = EXCLUDED.${c}`);
   return {
     text: `INSERT INTO ${table} (${columns.join(", ")}) VALUES ${tuples.join(", ")} ON CONFLICT (deviationid) DO UPDATE SET ${updates.join(", ")}`,
@@ -109,10 +158,26 @@ async function rawPage(tx: pg.PoolClient, devs: Deviation[], metas: Metadata[], 
     "deviations",
     DEVIATION_COLUMNS,
     devs.map((x) => [
-      x.deviationid, x.url, x.title, x.author?.userid ?? null, epochTime(x.published_time), deviationType(x), x.is_mature ?? null,
-      x.is_downloadable ?? null, x.download_filesize ?? null, x.is_deleted === true, x.is_favourited ?? null,
-      x.stats?.favourites ?? null, x.stats?.comments ?? null, at, x.tier_access ?? null, null, x.printid ?? null,
-      JSON.stringify(x), at, at,
+      x.deviationid,
+      x.url,
+      x.title,
+      x.author?.userid ?? null,
+      epochTime(x.published_time),
+      deviationType(x),
+      x.is_mature ?? null,
+      x.is_downloadable ?? null,
+      x.download_filesize ?? null,
+      x.is_deleted === true,
+      x.is_favourited ?? null,
+      x.stats?.favourites ?? null,
+      x.stats?.comments ?? null,
+      at,
+      x.tier_access ?? null,
+      null,
+      x.printid ?? null,
+      JSON.stringify(x),
+      at,
+      at,
     ]),
     { type: "deviation_type", raw: "jsonb", premium: "jsonb" },
   );
@@ -121,9 +186,20 @@ async function rawPage(tx: pg.PoolClient, devs: Deviation[], metas: Metadata[], 
     "deviation_metadata",
     METADATA_COLUMNS,
     metas.map((x) => [
-      x.deviationid, x.description ?? null, x.license ?? null, sortedTags((x.tags ?? []).map((t) => t.tag_name)), x.mature_level ?? null,
-      x.mature_classification ?? [], x.allows_comments ?? null, JSON.stringify(x.submission ?? null), JSON.stringify(x.camera ?? null),
-      JSON.stringify(x.stats ?? null), at, JSON.stringify(x), at, at,
+      x.deviationid,
+      x.description ?? null,
+      x.license ?? null,
+      sortedTags((x.tags ?? []).map((t) => t.tag_name)),
+      x.mature_level ?? null,
+      x.mature_classification ?? [],
+      x.allows_comments ?? null,
+      JSON.stringify(x.submission ?? null),
+      JSON.stringify(x.camera ?? null),
+      JSON.stringify(x.stats ?? null),
+      at,
+      JSON.stringify(x),
+      at,
+      at,
     ]),
     { submission: "jsonb", camera: "jsonb", stats: "jsonb", raw: "jsonb" },
   );
@@ -166,7 +242,10 @@ async function main(): Promise<void> {
     const pools = { raw: createPgPool(withDatabase(BASE_URL, dbs.raw), 1), repo: createPgPool(withDatabase(BASE_URL, dbs.repo), 1) };
     const results: Record<string, Record<Pass, number>> = {};
     try {
-      const writers = [["raw multi-row INSERT", rawPage, pools.raw], ["repository (set-based)", repositoryPage, pools.repo]] as const;
+      const writers = [
+        ["raw multi-row INSERT", rawPage, pools.raw],
+        ["repository (set-based)", repositoryPage, pools.repo],
+      ] as const;
       // Warm-up on another id range (JIT, plan and catalog caches), then alternate the writers.
       for (const [, write, pool] of writers) await timePass(pool, write, "warm", new Date("2024-12-01T00:00:00Z"), 1_000_000);
       const inserts: Record<string, number> = {};

@@ -2,7 +2,15 @@
 // rewriting its section of docs/PERFORMANCE.md). Stops at the first that fails.
 import { spawnSync } from "node:child_process";
 
-const BENCHES = ["bench/ingest.ts", "bench/api-economy.ts", "bench/end-to-end.ts", "bench/scale.ts", "bench/downloads.ts", "bench/hostile-body.ts", "bench/import-gallery-dl.ts"];
+const BENCHES = [
+  "bench/ingest.ts",
+  "bench/api-economy.ts",
+  "bench/end-to-end.ts",
+  "bench/scale.ts",
+  "bench/downloads.ts",
+  "bench/hostile-body.ts",
+  "bench/import-gallery-dl.ts",
+];
 for (const file of BENCHES) {
   process.stdout.write(`\n=== ${file} ===\n`);
   const r = spawnSync(process.execPath, ["--import", "tsx", file], { stdio: "inherit" });

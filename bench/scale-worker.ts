@@ -7,9 +7,19 @@ import { SPACING_MS } from "./archive-run.ts";
 
 const s = JSON.parse(process.env.SCALE_WORKER ?? "{}") as { databaseUrl: string; prefix: string; apiBase: string; archiveDir: string; keyHex: string };
 const worker = await startWorker({
-  config: benchConfig({ databaseUrl: s.databaseUrl, prefix: s.prefix, apiBase: s.apiBase, archiveDir: s.archiveDir, extra: { DVAULT_DOWNLOAD_QUOTA: "1000000" } }),
+  config: benchConfig({
+    databaseUrl: s.databaseUrl,
+    prefix: s.prefix,
+    apiBase: s.apiBase,
+    archiveDir: s.archiveDir,
+    extra: { DVAULT_DOWNLOAD_QUOTA: "1000000" },
+  }),
   log: createLogger({ level: "silent" }),
-  overrides: { secretKey: { key: Buffer.from(s.keyHex, "hex"), source: "env", created: false }, pacer: { minSpacingMs: SPACING_MS }, transport: { retry: { baseDelayMs: 10 } } },
+  overrides: {
+    secretKey: { key: Buffer.from(s.keyHex, "hex"), source: "env", created: false },
+    pacer: { minSpacingMs: SPACING_MS },
+    transport: { retry: { baseDelayMs: 10 } },
+  },
   handleSignals: true,
 });
 process.stdout.write("ready\n");

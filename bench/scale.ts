@@ -114,16 +114,7 @@ for (const n of PROCS) {
   }
 }
 const out = table(
-  [
-    "worker processes",
-    "API calls",
-    "files stored",
-    "minimum s",
-    "wall s",
-    "of which before the first request s",
-    "wall / min",
-    "API calls/s (budget 20)",
-  ],
+  ["worker processes", "API calls", "files stored", "minimum s", "wall s", "of which before the first request s", "wall / min", "API calls/s (budget 20)"],
   rows,
 );
 const once = table(

@@ -7,7 +7,15 @@ import { syncSourceDefinition } from "./sync-source/definition.ts";
 import { alertsDefinition } from "./alerts/definition.ts";
 import { digestDefinition } from "./digest/definition.ts";
 
-export const JOB_DEFINITIONS = [syncSourceDefinition, refreshTokensDefinition, reconcileSchedulesDefinition, downloadFileDefinition, enqueueDownloadsDefinition, digestDefinition, alertsDefinition] as const;
+export const JOB_DEFINITIONS = [
+  syncSourceDefinition,
+  refreshTokensDefinition,
+  reconcileSchedulesDefinition,
+  downloadFileDefinition,
+  enqueueDownloadsDefinition,
+  digestDefinition,
+  alertsDefinition,
+] as const;
 export type JobDefinitions = (typeof JOB_DEFINITIONS)[number];
 /** Every job's name: a union, so a misspelt name does not compile (Producer.enqueue and Producer.schedule take these). */
 export type JobName = JobDefinitions["name"];

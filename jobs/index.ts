@@ -24,7 +24,10 @@ export const JOBS = [
     reconcileSchedulesHandler,
   ),
   defineJob<"download.file", ReturnType<typeof downloadFileDefinition.payload.parse>, WorkerContext>(downloadFileDefinition, downloadFileHandler),
-  defineJob<"downloads.enqueue", ReturnType<typeof enqueueDownloadsDefinition.payload.parse>, WorkerContext>(enqueueDownloadsDefinition, enqueueDownloadsHandler),
+  defineJob<"downloads.enqueue", ReturnType<typeof enqueueDownloadsDefinition.payload.parse>, WorkerContext>(
+    enqueueDownloadsDefinition,
+    enqueueDownloadsHandler,
+  ),
   defineJob<"digest.send", ReturnType<typeof digestDefinition.payload.parse>, WorkerContext>(digestDefinition, digestHandler),
   defineJob<"alerts.evaluate", ReturnType<typeof alertsDefinition.payload.parse>, WorkerContext>(alertsDefinition, alertsHandler),
 ];

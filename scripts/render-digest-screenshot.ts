@@ -36,12 +36,20 @@ function art(seed: number, hue: number, kind: "hills" | "sea" | "night" = "hills
   };
   const stars =
     kind === "night"
-      ? Array.from({ length: 40 }, (_, i) => `<circle cx="${(rnd(i + 50) * w).toFixed(1)}" cy="${(rnd(i + 90) * h * 0.55).toFixed(1)}" r="${(rnd(i) * 1.3 + 0.3).toFixed(2)}" fill="#fff" opacity="${(0.4 + rnd(i + 7) * 0.6).toFixed(2)}"/>`).join("")
+      ? Array.from(
+          { length: 40 },
+          (_, i) =>
+            `<circle cx="${(rnd(i + 50) * w).toFixed(1)}" cy="${(rnd(i + 90) * h * 0.55).toFixed(1)}" r="${(rnd(i) * 1.3 + 0.3).toFixed(2)}" fill="#fff" opacity="${(0.4 + rnd(i + 7) * 0.6).toFixed(2)}"/>`,
+        ).join("")
       : "";
   const sea =
     kind === "sea"
       ? `<rect x="0" y="${h * 0.62}" width="${w}" height="${h * 0.38}" fill="hsl(${water},45%,40%)"/>` +
-        Array.from({ length: 7 }, (_, i) => `<rect x="${(rnd(i + 30) * w * 0.8).toFixed(0)}" y="${(h * 0.66 + i * 11).toFixed(0)}" width="${(40 + rnd(i) * 80).toFixed(0)}" height="2" fill="#fff" opacity="0.35"/>`).join("")
+        Array.from(
+          { length: 7 },
+          (_, i) =>
+            `<rect x="${(rnd(i + 30) * w * 0.8).toFixed(0)}" y="${(h * 0.66 + i * 11).toFixed(0)}" width="${(40 + rnd(i) * 80).toFixed(0)}" height="2" fill="#fff" opacity="0.35"/>`,
+        ).join("")
       : "";
   const layers = kind === "sea" ? hill(h * 0.6, 10, 30, 1) : hill(h * 0.55, 18, 58, 1) + hill(h * 0.68, 16, 44, 2) + hill(h * 0.8, 12, 30, 3);
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">
@@ -54,7 +62,15 @@ let n = 0;
 function dev(title: string, artist: string, thumb: string, archived: DeviationRef["archived"] = null): DeviationRef {
   n++;
   const slug = title.replace(/[^A-Za-z0-9]+/g, "-").replace(/^-|-$/g, "");
-  return { deviationid: `dev-${n}`, title, url: `https://www.deviantart.com/${artist.toLowerCase()}/art/${slug}-${1000200 + n}`, thumbUrl: thumb, archived, isMature: false, removedReason: null };
+  return {
+    deviationid: `dev-${n}`,
+    title,
+    url: `https://www.deviantart.com/${artist.toLowerCase()}/art/${slug}-${1000200 + n}`,
+    thumbUrl: thumb,
+    archived,
+    isMature: false,
+    removedReason: null,
+  };
 }
 
 const ME = "MiraSketches";
@@ -81,7 +97,14 @@ const base: Omit<DigestData, "counts"> = {
         postedAt: at("2026-11-02T21:14:00Z"),
         deviation: harbour,
       },
-      { account: "mira", kind: "reply", author: "echoBrush", body: "Agreed, and that sky! Saving this for reference.", postedAt: at("2026-11-02T22:02:00Z"), deviation: harbour },
+      {
+        account: "mira",
+        kind: "reply",
+        author: "echoBrush",
+        body: "Agreed, and that sky! Saving this for reference.",
+        postedAt: at("2026-11-02T22:02:00Z"),
+        deviation: harbour,
+      },
     ],
     commentsTotal: 2,
     watchers: [
@@ -91,30 +114,105 @@ const base: Omit<DigestData, "counts"> = {
     ],
     other: [],
   },
-  mentions: [{ account: "mira", type: "mention.comment", by: "lunarQuill", body: "@MiraSketches would love to see your take on this prompt!", deviation: dev("Inktober Prompt List", "lunarQuill", art(9, 280)), at: at("2026-11-02T13:25:00Z") }],
+  mentions: [
+    {
+      account: "mira",
+      type: "mention.comment",
+      by: "lunarQuill",
+      body: "@MiraSketches would love to see your take on this prompt!",
+      deviation: dev("Inktober Prompt List", "lunarQuill", art(9, 280)),
+      at: at("2026-11-02T13:25:00Z"),
+    },
+  ],
   mentionsTotal: 1,
   notes: {
     unread: [
-      { account: "mira", noteid: "1", sender: "harborPress", subject: "Print request: Lantern Harbour", preview: "Hi Mira! We'd love to include Lantern Harbour in our winter print run. Would A3 work for you?", sentAt: at("2026-11-02T17:48:00Z") },
-      { account: "mira", noteid: "2", sender: "amberKite", subject: "Art trade?", preview: "Your moth studies are lovely. Would you be up for a small art trade this month?", sentAt: at("2026-11-03T06:31:00Z") },
+      {
+        account: "mira",
+        noteid: "1",
+        sender: "harborPress",
+        subject: "Print request: Lantern Harbour",
+        preview: "Hi Mira! We'd love to include Lantern Harbour in our winter print run. Would A3 work for you?",
+        sentAt: at("2026-11-02T17:48:00Z"),
+      },
+      {
+        account: "mira",
+        noteid: "2",
+        sender: "amberKite",
+        subject: "Art trade?",
+        preview: "Your moth studies are lovely. Would you be up for a small art trade this month?",
+        sentAt: at("2026-11-03T06:31:00Z"),
+      },
     ],
     total: 2,
     olderUnread: 1,
   },
   deviations: {
     items: [
-      { account: "mira", artist: "echoBrush", deviation: dev("Northern Lights over Fjord", "echoBrush", art(11, 230, "night"), "original"), publishedAt: at("2026-11-03T05:50:00Z"), type: "image" },
-      { account: "mira", artist: "saffronPixel", deviation: dev("Autumn Terraces", "saffronPixel", art(12, 25)), publishedAt: at("2026-11-02T20:10:00Z"), type: "image" },
-      { account: "mira", artist: "echoBrush", deviation: dev(`<script>alert("hi")</script> Night Market`, "echoBrush", art(13, 300, "night")), publishedAt: at("2026-11-02T18:00:00Z"), type: "image" },
-      { account: "mira", artist: "driftRune", deviation: dev("Tidepool Sketches", "driftRune", art(14, 180, "sea"), "original"), publishedAt: at("2026-11-02T14:22:00Z"), type: "image" },
-      { account: "mira", artist: "lunarQuill", deviation: dev("Moonrise Orchard", "lunarQuill", art(15, 260, "night")), publishedAt: at("2026-11-02T12:05:00Z"), type: "image" },
-      { account: "mira", artist: "saffronPixel", deviation: dev("Green Valley Study", "saffronPixel", art(16, 90)), publishedAt: at("2026-11-02T09:41:00Z"), type: "image" },
+      {
+        account: "mira",
+        artist: "echoBrush",
+        deviation: dev("Northern Lights over Fjord", "echoBrush", art(11, 230, "night"), "original"),
+        publishedAt: at("2026-11-03T05:50:00Z"),
+        type: "image",
+      },
+      {
+        account: "mira",
+        artist: "saffronPixel",
+        deviation: dev("Autumn Terraces", "saffronPixel", art(12, 25)),
+        publishedAt: at("2026-11-02T20:10:00Z"),
+        type: "image",
+      },
+      {
+        account: "mira",
+        artist: "echoBrush",
+        deviation: dev(`<script>alert("hi")</script> Night Market`, "echoBrush", art(13, 300, "night")),
+        publishedAt: at("2026-11-02T18:00:00Z"),
+        type: "image",
+      },
+      {
+        account: "mira",
+        artist: "driftRune",
+        deviation: dev("Tidepool Sketches", "driftRune", art(14, 180, "sea"), "original"),
+        publishedAt: at("2026-11-02T14:22:00Z"),
+        type: "image",
+      },
+      {
+        account: "mira",
+        artist: "lunarQuill",
+        deviation: dev("Moonrise Orchard", "lunarQuill", art(15, 260, "night")),
+        publishedAt: at("2026-11-02T12:05:00Z"),
+        type: "image",
+      },
+      {
+        account: "mira",
+        artist: "saffronPixel",
+        deviation: dev("Green Valley Study", "saffronPixel", art(16, 90)),
+        publishedAt: at("2026-11-02T09:41:00Z"),
+        type: "image",
+      },
     ],
     total: 6,
   },
   changes: [
-    { account: "mira", kind: "artist_unavailable", username: "fernAndFable", deviation: null, reason: "artist_deactivated", relation: "watching", works: 12, at: at("2026-11-02T16:00:00Z") },
-    { account: "mira", kind: "favourite_removed", username: "glassOrchard", deviation: { ...dev("Comet over the Library", "glassOrchard", art(21, 210, "night"), "original"), removedReason: "deleted" }, reason: "deleted", at: at("2026-11-02T23:30:00Z") },
+    {
+      account: "mira",
+      kind: "artist_unavailable",
+      username: "fernAndFable",
+      deviation: null,
+      reason: "artist_deactivated",
+      relation: "watching",
+      works: 12,
+      at: at("2026-11-02T16:00:00Z"),
+    },
+    {
+      account: "mira",
+      kind: "favourite_removed",
+      username: "glassOrchard",
+      deviation: { ...dev("Comet over the Library", "glassOrchard", art(21, 210, "night"), "original"), removedReason: "deleted" },
+      reason: "deleted",
+      at: at("2026-11-02T23:30:00Z"),
+    },
   ],
   health: {
     accounts: [
@@ -140,7 +238,16 @@ const userDataDir = await mkdtemp(path.join(os.tmpdir(), "dvault-chromium-"));
 const context = await chromium.launchPersistentContext(userDataDir, {
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
   headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
   viewport: { width: 760, height: 900 },
   deviceScaleFactor: 2,
 });

@@ -2,12 +2,7 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
-import {
-  DEFAULT_API_BASE,
-  DEFAULT_DATABASE_URL,
-  DEFAULT_REDIRECT_URI,
-  DEFAULT_REDIS_URL,
-} from "./config-defaults.ts";
+import { DEFAULT_API_BASE, DEFAULT_DATABASE_URL, DEFAULT_REDIRECT_URI, DEFAULT_REDIS_URL } from "./config-defaults.ts";
 import { DIGEST_ENV, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
 import { UserError } from "./errors.ts";
 
@@ -22,7 +17,7 @@ const urlWithProtocols = (protocols: string[], what: string) =>
         return false;
       }
     },
-    { message: `expects ${what} (${protocols.map((p) => p + "//").join(" or ")}...)` },
+    { message: `expects ${what} (${protocols.map((p) => `${p}//`).join(" or ")}...)` },
   );
 
 /** A 32-byte key written as 64 hex digits or as base64. */
@@ -39,18 +34,9 @@ export function parseSecretKey(raw: string): Buffer | undefined {
 const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
 
 const EnvSchema = z.object({
-  DATABASE_URL: z.preprocess(
-    emptyAsUndefined,
-    urlWithProtocols(["postgresql:", "postgres:"], "a PostgreSQL URL").default(DEFAULT_DATABASE_URL),
-  ),
-  REDIS_URL: z.preprocess(
-    emptyAsUndefined,
-    urlWithProtocols(["redis:", "rediss:"], "a Redis URL").default(DEFAULT_REDIS_URL),
-  ),
-  DVAULT_API_BASE: z.preprocess(
-    emptyAsUndefined,
-    urlWithProtocols(["http:", "https:"], "the service's base URL").default(DEFAULT_API_BASE),
-  ),
+  DATABASE_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["postgresql:", "postgres:"], "a PostgreSQL URL").default(DEFAULT_DATABASE_URL)),
+  REDIS_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["redis:", "rediss:"], "a Redis URL").default(DEFAULT_REDIS_URL)),
+  DVAULT_API_BASE: z.preprocess(emptyAsUndefined, urlWithProtocols(["http:", "https:"], "the service's base URL").default(DEFAULT_API_BASE)),
   DVAULT_CLIENT_ID: z.preprocess(
     emptyAsUndefined,
     z.string().regex(/^\d+$/, { message: "expects the numeric client_id from the service's applications page" }).optional(),
@@ -74,46 +60,87 @@ const EnvSchema = z.object({
   ),
   DVAULT_REDIS_PREFIX: z.preprocess(
     emptyAsUndefined,
-    z.string().regex(/^[A-Za-z0-9_.:-]+$/, { message: "expects letters, digits, _ . : -" }).default("dvault"),
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]+$/, { message: "expects letters, digits, _ . : -" })
+      .default("dvault"),
   ),
   // ---- downloads ----
-  DVAULT_DOWNLOAD_QUOTA: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0, { message: "expects a whole number >= 0 (original downloads per account per week)" }).default(10)),
-  DVAULT_DOWNLOAD_CONCURRENCY: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(64, { message: "expects 1 to 64 parallel transfers" }).default(4)),
+  DVAULT_DOWNLOAD_QUOTA: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(0, { message: "expects a whole number >= 0 (original downloads per account per week)" }).default(10),
+  ),
+  DVAULT_DOWNLOAD_CONCURRENCY: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(64, { message: "expects 1 to 64 parallel transfers" }).default(4),
+  ),
   DVAULT_MIN_FREE_BYTES: z.preprocess(
     emptyAsUndefined,
-    z.string().refine((v) => parseByteSize(v) !== undefined, { message: "expects a size such as 2147483648, 2GiB or 500MB" }).default("2GiB"),
+    z
+      .string()
+      .refine((v) => parseByteSize(v) !== undefined, { message: "expects a size such as 2147483648, 2GiB or 500MB" })
+      .default("2GiB"),
   ),
   DVAULT_DOWNLOAD_PRIORITY: z.preprocess(
     emptyAsUndefined,
-    z.string().regex(/^\s*(gallery|collections|tracked|other)(\s*,\s*(gallery|collections|tracked|other))*\s*$/, { message: "expects a comma-separated order of gallery, collections, tracked, other" }).default("gallery,collections,tracked"),
+    z
+      .string()
+      .regex(/^\s*(gallery|collections|tracked|other)(\s*,\s*(gallery|collections|tracked|other))*\s*$/, {
+        message: "expects a comma-separated order of gallery, collections, tracked, other",
+      })
+      .default("gallery,collections,tracked"),
   ),
   // ---- digests and alerts: DVAULT_DIGEST_*, DVAULT_SMTP_*, DVAULT_WEBHOOK_* ----
   ...DIGEST_ENV,
   // ---- dashboard ----
-  DVAULT_HTTP_HOST: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9.:[\]-]+$/, { message: "expects an address such as 127.0.0.1, 0.0.0.0 or ::1" }).default("127.0.0.1")),
+  DVAULT_HTTP_HOST: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9.:[\]-]+$/, { message: "expects an address such as 127.0.0.1, 0.0.0.0 or ::1" })
+      .default("127.0.0.1"),
+  ),
   DVAULT_HTTP_PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535, { message: "expects a port from 0 to 65535" }).default(8787)),
-  DVAULT_HTTP_TOKEN: z.preprocess(emptyAsUndefined, z.string().min(16, { message: "expects at least 16 characters (generate one with: openssl rand -hex 32)" }).optional()),
+  DVAULT_HTTP_TOKEN: z.preprocess(
+    emptyAsUndefined,
+    z.string().min(16, { message: "expects at least 16 characters (generate one with: openssl rand -hex 32)" }).optional(),
+  ),
   DVAULT_PUBLIC_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["http:", "https:"], "the address people use to reach the dashboard").optional()),
   DVAULT_HTTP_ALLOWED_HOSTS: z.preprocess(
     emptyAsUndefined,
-    z.string().regex(/^\s*[A-Za-z0-9.:[\]-]+(\s*,\s*[A-Za-z0-9.:[\]-]+)*\s*$/, { message: "expects comma-separated host names, e.g. nas.local,archive.example.org" }).optional(),
+    z
+      .string()
+      .regex(/^\s*[A-Za-z0-9.:[\]-]+(\s*,\s*[A-Za-z0-9.:[\]-]+)*\s*$/, { message: "expects comma-separated host names, e.g. nas.local,archive.example.org" })
+      .optional(),
   ),
   // ---- a hostile or broken service (docs/RELIABILITY.md) ----
   DVAULT_API_MAX_BODY: z.preprocess(
     emptyAsUndefined,
-    z.string().refine((v) => (parseByteSize(v) ?? 0) >= 1024, { message: "expects a size of at least 1KiB such as 32MiB" }).default("32MiB"),
+    z
+      .string()
+      .refine((v) => (parseByteSize(v) ?? 0) >= 1024, { message: "expects a size of at least 1KiB such as 32MiB" })
+      .default("32MiB"),
   ),
   DVAULT_RENDITION_MAX_BYTES: z.preprocess(
     emptyAsUndefined,
-    z.string().refine((v) => (parseByteSize(v) ?? 0) >= 1024, { message: "expects a size of at least 1KiB such as 512MiB" }).default("512MiB"),
+    z
+      .string()
+      .refine((v) => (parseByteSize(v) ?? 0) >= 1024, { message: "expects a size of at least 1KiB such as 512MiB" })
+      .default("512MiB"),
   ),
   DVAULT_MIN_THROUGHPUT: z.preprocess(
     emptyAsUndefined,
-    z.string().refine((v) => parseByteSize(v) !== undefined, { message: "expects bytes per second such as 20KiB (0 turns the floor off)" }).default("20KiB"),
+    z
+      .string()
+      .refine((v) => parseByteSize(v) !== undefined, { message: "expects bytes per second such as 20KiB (0 turns the floor off)" })
+      .default("20KiB"),
   ),
   DVAULT_CDN_HOSTS: z.preprocess(
     emptyAsUndefined,
-    z.string().regex(/^\s*[A-Za-z0-9.*-]+(\s*,\s*[A-Za-z0-9.*-]+)*\s*$/, { message: "expects comma-separated host names, *.example.net allowed" }).default("*.wixmp.com,*.deviantart.net,*.deviantart.com"),
+    z
+      .string()
+      .regex(/^\s*[A-Za-z0-9.*-]+(\s*,\s*[A-Za-z0-9.*-]+)*\s*$/, { message: "expects comma-separated host names, *.example.net allowed" })
+      .default("*.wixmp.com,*.deviantart.net,*.deviantart.com"),
   ),
   LOG_LEVEL: z.preprocess(
     (v) => (typeof v === "string" && v !== "" ? v.toLowerCase() : undefined),
@@ -167,7 +194,22 @@ export type Config = Readonly<{
 
 export type DownloadPriorityClass = "gallery" | "collections" | "tracked" | "other";
 
-const BYTE_UNITS: Record<string, number> = { "": 1, b: 1, k: 1e3, kb: 1e3, m: 1e6, mb: 1e6, g: 1e9, gb: 1e9, t: 1e12, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+const BYTE_UNITS: Record<string, number> = {
+  "": 1,
+  b: 1,
+  k: 1e3,
+  kb: 1e3,
+  m: 1e6,
+  mb: 1e6,
+  g: 1e9,
+  gb: 1e9,
+  t: 1e12,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+};
 
 /** "2147483648", "2GiB", "500 MB" → bytes; undefined when unreadable. */
 export function parseByteSize(raw: string): number | undefined {
@@ -178,7 +220,14 @@ export function parseByteSize(raw: string): number | undefined {
 }
 
 function listOf(raw: string): string[] {
-  return [...new Set(raw.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean))];
+  return [
+    ...new Set(
+      raw
+        .split(",")
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+  ];
 }
 
 export class ConfigError extends UserError {

@@ -33,9 +33,7 @@ export type LoggerOptions = {
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const usePretty = options.pretty ?? (options.destination === undefined && process.stderr.isTTY === true);
-  const destination =
-    options.destination ??
-    (usePretty ? pretty({ colorize: true, destination: 2, sync: true }) : pino.destination({ dest: 2, sync: true }));
+  const destination = options.destination ?? (usePretty ? pretty({ colorize: true, destination: 2, sync: true }) : pino.destination({ dest: 2, sync: true }));
   return pino(
     {
       level: options.level ?? "info",

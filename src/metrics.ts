@@ -8,7 +8,7 @@ import type { Pacer } from "./api/pacer.ts";
 import type { Config } from "./config.ts";
 import type { AccountRepository } from "./db/account.repository.ts";
 import type { Queryable } from "./db/with-transaction.ts";
-import { QueueAdmin } from "./queue/queue-admin.ts";
+import type { QueueAdmin } from "./queue/queue-admin.ts";
 import { QUEUE_NAMES, type QueueName } from "./queue/queues.ts";
 import { collectStatus } from "./status/collect.ts";
 
@@ -38,30 +38,93 @@ export function createMetrics(deps: MetricsDeps): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "dvault_" });
   const m = {
-    apiCalls: new Counter({ name: "dvault_api_calls_total", help: "API responses by operation and HTTP status (\"network\" when none came), retries included", labelNames: ["operation", "status"], registers: [registry] }),
-    throttleWaits: new Counter({ name: "dvault_api_throttle_waits_total", help: "API requests that waited for the pacer before being sent", registers: [registry] }),
-    throttleWaitSeconds: new Counter({ name: "dvault_api_throttle_wait_seconds_total", help: "Time API requests spent waiting for the pacer", registers: [registry] }),
+    apiCalls: new Counter({
+      name: "dvault_api_calls_total",
+      help: 'API responses by operation and HTTP status ("network" when none came), retries included',
+      labelNames: ["operation", "status"],
+      registers: [registry],
+    }),
+    throttleWaits: new Counter({
+      name: "dvault_api_throttle_waits_total",
+      help: "API requests that waited for the pacer before being sent",
+      registers: [registry],
+    }),
+    throttleWaitSeconds: new Counter({
+      name: "dvault_api_throttle_wait_seconds_total",
+      help: "Time API requests spent waiting for the pacer",
+      registers: [registry],
+    }),
     retries: new Counter({ name: "dvault_api_retries_total", help: "API requests retried (server errors, network errors, throttling)", registers: [registry] }),
     refreshes: new Counter({ name: "dvault_api_token_refreshes_total", help: "Access tokens refreshed after a 401", registers: [registry] }),
-    pacerDelay: new Gauge({ name: "dvault_pacer_delay_seconds", help: "Current backoff delay (and request spacing) per pacer key", labelNames: ["key"], registers: [registry] }),
-    pacerWait: new Gauge({ name: "dvault_pacer_wait_seconds", help: "Time until the next request may start, per pacer key", labelNames: ["key"], registers: [registry] }),
+    pacerDelay: new Gauge({
+      name: "dvault_pacer_delay_seconds",
+      help: "Current backoff delay (and request spacing) per pacer key",
+      labelNames: ["key"],
+      registers: [registry],
+    }),
+    pacerWait: new Gauge({
+      name: "dvault_pacer_wait_seconds",
+      help: "Time until the next request may start, per pacer key",
+      labelNames: ["key"],
+      registers: [registry],
+    }),
     pacerLevel: new Gauge({ name: "dvault_pacer_level", help: "Backoff level per pacer key (0 = not throttled)", labelNames: ["key"], registers: [registry] }),
-    tokenExpiry: new Gauge({ name: "dvault_token_expiry_seconds", help: "Seconds until the account's access token expires (negative: expired, refreshed on next use)", labelNames: ["account"], registers: [registry] }),
-    accountState: new Gauge({ name: "dvault_account_needs_reauth", help: "1 when the account must be authorized again", labelNames: ["account"], registers: [registry] }),
-    jobsCompleted: new Counter({ name: "dvault_jobs_completed_total", help: "Jobs completed, by queue and job name, seen since this process started", labelNames: ["queue", "name"], registers: [registry] }),
-    jobsFailed: new Counter({ name: "dvault_jobs_failed_total", help: "Jobs failed for good (attempts exhausted or permanent), by queue and job name, since this process started", labelNames: ["queue", "name"], registers: [registry] }),
+    tokenExpiry: new Gauge({
+      name: "dvault_token_expiry_seconds",
+      help: "Seconds until the account's access token expires (negative: expired, refreshed on next use)",
+      labelNames: ["account"],
+      registers: [registry],
+    }),
+    accountState: new Gauge({
+      name: "dvault_account_needs_reauth",
+      help: "1 when the account must be authorized again",
+      labelNames: ["account"],
+      registers: [registry],
+    }),
+    jobsCompleted: new Counter({
+      name: "dvault_jobs_completed_total",
+      help: "Jobs completed, by queue and job name, seen since this process started",
+      labelNames: ["queue", "name"],
+      registers: [registry],
+    }),
+    jobsFailed: new Counter({
+      name: "dvault_jobs_failed_total",
+      help: "Jobs failed for good (attempts exhausted or permanent), by queue and job name, since this process started",
+      labelNames: ["queue", "name"],
+      registers: [registry],
+    }),
     queueJobs: new Gauge({ name: "dvault_queue_jobs", help: "Jobs per queue and state", labelNames: ["queue", "state"], registers: [registry] }),
-    queueLag: new Gauge({ name: "dvault_queue_lag_seconds", help: "Age of the oldest job waiting to start (0 when none waits)", labelNames: ["queue"], registers: [registry] }),
+    queueLag: new Gauge({
+      name: "dvault_queue_lag_seconds",
+      help: "Age of the oldest job waiting to start (0 when none waits)",
+      labelNames: ["queue"],
+      registers: [registry],
+    }),
     queuePaused: new Gauge({ name: "dvault_queue_paused", help: "1 when the queue is paused", labelNames: ["queue"], registers: [registry] }),
     downloads: new Gauge({ name: "dvault_downloads", help: "Rows of the downloads table by status", labelNames: ["status"], registers: [registry] }),
     downloadedBytes: new Gauge({ name: "dvault_downloaded_bytes", help: "Bytes of stored originals the downloads table records", registers: [registry] }),
-    quotaUsed: new Gauge({ name: "dvault_download_quota_used", help: "Original downloads used this service week", labelNames: ["account"], registers: [registry] }),
-    quotaRemaining: new Gauge({ name: "dvault_download_quota_remaining", help: "Original downloads left this service week", labelNames: ["account"], registers: [registry] }),
+    quotaUsed: new Gauge({
+      name: "dvault_download_quota_used",
+      help: "Original downloads used this service week",
+      labelNames: ["account"],
+      registers: [registry],
+    }),
+    quotaRemaining: new Gauge({
+      name: "dvault_download_quota_remaining",
+      help: "Original downloads left this service week",
+      labelNames: ["account"],
+      registers: [registry],
+    }),
     archiveSize: new Gauge({ name: "dvault_archive_size_bytes", help: "Bytes of the files in the archive", registers: [registry] }),
     archiveFiles: new Gauge({ name: "dvault_archive_files", help: "Files in the archive", registers: [registry] }),
     archiveFree: new Gauge({ name: "dvault_archive_free_bytes", help: "Free bytes on the archive's filesystem", registers: [registry] }),
     workers: new Gauge({ name: "dvault_workers", help: "Workers with a live heartbeat", registers: [registry] }),
-    sourceFailing: new Gauge({ name: "dvault_sync_source_failed", help: "1 when the source's last run failed", labelNames: ["account", "source", "key"], registers: [registry] }),
+    sourceFailing: new Gauge({
+      name: "dvault_sync_source_failed",
+      help: "1 when the source's last run failed",
+      labelNames: ["account", "source", "key"],
+      registers: [registry],
+    }),
     scrapeProblems: new Gauge({ name: "dvault_scrape_problems", help: "Parts of the status that could not be read at this scrape", registers: [registry] }),
   };
   const events = new JobEventCounter(deps.redis, deps.config.redisPrefix);
@@ -201,9 +264,7 @@ export class JobEventCounter {
           const f = fieldMap(fields);
           if ((f.event === "completed" || f.event === "failed") && f.jobId) finished.push({ event: f.event, jobId: f.jobId });
         }
-        const names = finished.length
-          ? await Promise.all(finished.map((e) => this.redis.hget(`${this.prefix}:${queue}:${e.jobId}`, "name")))
-          : [];
+        const names = finished.length ? await Promise.all(finished.map((e) => this.redis.hget(`${this.prefix}:${queue}:${e.jobId}`, "name"))) : [];
         finished.forEach((e, i) => {
           const byName = (e.event === "completed" ? this.completed : this.failed).get(queue) ?? new Map<string, number>();
           const name = names[i] ?? "unknown";

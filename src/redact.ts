@@ -60,10 +60,7 @@ const SCRUBBERS: Array<[RegExp, string]> = [
   // name=value in query strings and form bodies (`error_code=2` is left alone: it has no separator before `code`).
   [new RegExp(`((?:^|[?&#;\\s"'(])(?:${PARAM_NAMES})=)[^&#\\s"')]+`, "gi"), `$1${REDACTED}`],
   // "name": "value" inside JSON text (response bodies quoted in error messages).
-  [
-    /("(?:access_token|refresh_token|id_token|client_secret|code|code_verifier|password|secret|token)"\s*:\s*)"[^"]*"/gi,
-    `$1"${REDACTED}"`,
-  ],
+  [/("(?:access_token|refresh_token|id_token|client_secret|code|code_verifier|password|secret|token)"\s*:\s*)"[^"]*"/gi, `$1"${REDACTED}"`],
   // JWTs, as in signed CDN URLs.
   [/\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g, REDACTED],
 ];

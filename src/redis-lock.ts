@@ -32,13 +32,16 @@ export async function acquireLock(redis: Redis, key: string, ttlMs = 30_000, { h
   // answers "exists" for our own lock. The owner token is unique to this call, so a match means we hold it.
   if (ok !== "OK" && (await redis.get(key)) !== owner) return undefined;
   let lost = false;
-  const timer = setInterval(async () => {
-    try {
-      if ((await redis.eval(EXTEND, 1, key, owner, String(ttlMs))) !== 1) lost = true;
-    } catch {
-      /* the next renewal or the TTL decides */
-    }
-  }, Math.max(1000, Math.floor(ttlMs / 3)));
+  const timer = setInterval(
+    async () => {
+      try {
+        if ((await redis.eval(EXTEND, 1, key, owner, String(ttlMs))) !== 1) lost = true;
+      } catch {
+        /* the next renewal or the TTL decides */
+      }
+    },
+    Math.max(1000, Math.floor(ttlMs / 3)),
+  );
   timer.unref();
   return {
     key,

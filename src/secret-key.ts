@@ -33,7 +33,7 @@ export function loadSecretKey(config: Config): SecretKey {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   // wx: never overwrite a key another process wrote a moment ago; read theirs instead.
   try {
-    writeFileSync(file, key.toString("hex") + "\n", { mode: 0o600, flag: "wx" });
+    writeFileSync(file, `${key.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "EEXIST") return loadSecretKey(config);
     throw err;

@@ -54,15 +54,7 @@ export type Services = {
   close(): Promise<void>;
 };
 
-export async function createServices({
-  config,
-  log,
-  overrides = {},
-}: {
-  config: Config;
-  log: Logger;
-  overrides?: ServiceOverrides;
-}): Promise<Services> {
+export async function createServices({ config, log, overrides = {} }: { config: Config; log: Logger; overrides?: ServiceOverrides }): Promise<Services> {
   // One clear line for an unreachable database or Redis before any library gets to be verbose.
   const probe = await connectPg(config.databaseUrl);
   await probe.end();
@@ -92,9 +84,7 @@ export async function createServices({
   const tokens = (): TokenManager => {
     if (manager) return manager;
     if (!config.clientId) {
-      throw new UserError(
-        "DVAULT_CLIENT_ID is not set: register an application on the service and set DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET (see README)",
-      );
+      throw new UserError("DVAULT_CLIENT_ID is not set: register an application on the service and set DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET (see README)");
     }
     const cipher = new TokenCipher(overrides.secretKey ?? loadSecretKey(config));
     const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log });

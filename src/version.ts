@@ -10,7 +10,7 @@ function findPackageJson(): string {
     const candidate = path.join(dir, "package.json");
     if (existsSync(candidate) && (JSON.parse(readFileSync(candidate, "utf8")) as { name?: string }).name === "dvault") return candidate;
     const parent = path.dirname(dir);
-    if (parent === dir) throw new Error("dvault's package.json was not found above " + fileURLToPath(import.meta.url));
+    if (parent === dir) throw new Error(`dvault's package.json was not found above ${fileURLToPath(import.meta.url)}`);
     dir = parent;
   }
 }

@@ -49,7 +49,13 @@ export type WorkerIntervals = {
   reclaimMs: number;
 };
 
-export const DEFAULT_INTERVALS: WorkerIntervals = { maintenanceMs: 5 * 60_000, downloadsEnqueueMs: 2 * 60_000, redisCheckMs: 30_000, outageRetryMs: DEFAULT_OUTAGE_RETRY_MS, reclaimMs: 3000 };
+export const DEFAULT_INTERVALS: WorkerIntervals = {
+  maintenanceMs: 5 * 60_000,
+  downloadsEnqueueMs: 2 * 60_000,
+  redisCheckMs: 30_000,
+  outageRetryMs: DEFAULT_OUTAGE_RETRY_MS,
+  reclaimMs: 3000,
+};
 
 export type WorkerOptions = {
   config: Config;
@@ -64,7 +70,15 @@ export type WorkerOptions = {
   intervals?: Partial<WorkerIntervals>;
 };
 
-export async function startWorker({ config, log, overrides, everyMs = {}, handleSignals = true, http, intervals: customIntervals }: WorkerOptions): Promise<RunningWorker> {
+export async function startWorker({
+  config,
+  log,
+  overrides,
+  everyMs = {},
+  handleSignals = true,
+  http,
+  intervals: customIntervals,
+}: WorkerOptions): Promise<RunningWorker> {
   const intervals = { ...DEFAULT_INTERVALS, ...customIntervals };
   const id = `${os.hostname()}:${process.pid}`;
   if (http) {
@@ -186,7 +200,10 @@ export async function startWorker({ config, log, overrides, everyMs = {}, handle
   if (http) {
     try {
       const retryDownload = (data: unknown) => retryDownloadNow(services, producer, data);
-      dashboard = await startDashboard({ ...services, retryDownload }, { host: http.host ?? config.httpHost, port: http.port ?? config.httpPort, token: http.token });
+      dashboard = await startDashboard(
+        { ...services, retryDownload },
+        { host: http.host ?? config.httpHost, port: http.port ?? config.httpPort, token: http.token },
+      );
     } catch (err) {
       await stop("the dashboard could not start");
       throw err;

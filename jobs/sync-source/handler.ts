@@ -26,5 +26,15 @@ export async function syncSourceHandler(payload: SyncSourcePayload, ctx: WorkerC
       ctx.log.warn({ err }, "could not queue the downloads this sync wanted; the next downloads.enqueue run will");
     }
   }
-  return { status: status === "skipped" ? "skipped" : "done", ...(reason ? { reason } : {}), result: status, ...counters, apiCalls, throttleWaits, durationMs, full, ...downloads };
+  return {
+    status: status === "skipped" ? "skipped" : "done",
+    ...(reason ? { reason } : {}),
+    result: status,
+    ...counters,
+    apiCalls,
+    throttleWaits,
+    durationMs,
+    full,
+    ...downloads,
+  };
 }

@@ -12,6 +12,6 @@ for (const file of checkedFiles(ROOT)) {
   const lines = fs.readFileSync(file, "utf8").split("\n").length - 1;
   if (lines > LIMIT) over.push(`${path.relative(ROOT, file)}: ${lines} lines (the limit is ${LIMIT}): split it along a seam`);
 }
-for (const line of over) process.stdout.write(line + "\n");
+for (const line of over) process.stdout.write(`${line}\n`);
 if (over.length > 0) process.exit(1);
 process.stdout.write(`size: every source file of src/ and jobs/ is within ${LIMIT} lines\n`);

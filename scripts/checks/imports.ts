@@ -65,7 +65,8 @@ function areaOf(file: string): string {
   return rel[1] ?? "";
 }
 
-const IMPORT = /^\s*(?:import|export)\b[^;]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']|^\s*import\s*["'](\.{1,2}\/[^"']+)["']|\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/gm;
+const IMPORT =
+  /^\s*(?:import|export)\b[^;]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']|^\s*import\s*["'](\.{1,2}\/[^"']+)["']|\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/gm;
 
 const violations: string[] = [];
 const unknown = new Set<string>();
@@ -88,7 +89,7 @@ for (const file of checkedFiles(ROOT)) {
   }
 }
 for (const area of unknown) violations.push(`src/${area}: an area docs/ARCHITECTURE.md does not name; add it to scripts/checks/imports.ts and the document`);
-for (const v of violations) process.stdout.write(v + "\n");
+for (const v of violations) process.stdout.write(`${v}\n`);
 if (violations.length > 0) {
   process.stdout.write(`${violations.length} import(s) across the layer rules\n`);
   process.exit(1);

@@ -69,7 +69,11 @@ for (const file of files) {
   const queues = queueNames(text);
   for (const m of text.matchAll(CALL)) {
     const [, receiver = "", method = "", firstArg = ""] = m;
-    const last = receiver.replace(/\(.*\)$/, "").split(".").pop() ?? "";
+    const last =
+      receiver
+        .replace(/\(.*\)$/, "")
+        .split(".")
+        .pop() ?? "";
     const onQueue =
       method !== "add" ||
       /\.queue\(|\bnew Queue\(/.test(receiver) ||
@@ -79,7 +83,9 @@ for (const file of files) {
       jobNameConstants.has(firstArg.trim().split(".").pop() ?? "");
     if (!onQueue) continue;
     const line = text.slice(0, m.index).split("\n").length;
-    violations.push(`${rel}:${line}: ${receiver}.${method}(…) adds a job around the producer; use Producer.enqueue or Producer.schedule (src/queue/producer.ts)`);
+    violations.push(
+      `${rel}:${line}: ${receiver}.${method}(…) adds a job around the producer; use Producer.enqueue or Producer.schedule (src/queue/producer.ts)`,
+    );
   }
 }
 for (const file of files) {
@@ -89,14 +95,20 @@ for (const file of files) {
   for (const m of text.matchAll(RERUN)) {
     const [, receiver = "", method = ""] = m;
     if (RERUNS[rel]?.includes(method)) continue;
-    const last = receiver.replace(/\(.*\)$/, "").split(".").pop() ?? "";
+    const last =
+      receiver
+        .replace(/\(.*\)$/, "")
+        .split(".")
+        .pop() ?? "";
     const onJob = method === "retryJobs" || method === "promoteJobs" || /\bgetJob\(/.test(receiver) || /job$/i.test(last) || jobs.has(last);
     if (!onJob) continue;
     const line = text.slice(0, m.index).split("\n").length;
-    violations.push(`${rel}:${line}: ${receiver}.${method}(…) runs a job again around the producer and its table; see RERUNS in scripts/checks/jobs-through-producer.ts`);
+    violations.push(
+      `${rel}:${line}: ${receiver}.${method}(…) runs a job again around the producer and its table; see RERUNS in scripts/checks/jobs-through-producer.ts`,
+    );
   }
 }
-for (const v of violations) process.stdout.write(v + "\n");
+for (const v of violations) process.stdout.write(`${v}\n`);
 if (violations.length > 0) {
   process.stdout.write(`${violations.length} job(s) added outside src/queue/producer.ts or run again outside RERUNS\n`);
   process.exit(1);

@@ -198,7 +198,7 @@ export function findSql(file: string, src: string): string[] {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === import.meta.filename) {
   const findings = checkedFiles(ROOT, EXEMPT).flatMap((f) => findSql(f, fs.readFileSync(f, "utf8")));
-  for (const f of findings) process.stdout.write(f + "\n");
+  for (const f of findings) process.stdout.write(`${f}\n`);
   if (findings.length > 0) {
     process.stdout.write(`${findings.length} place(s) outside src/db talk to the database directly\n`);
     process.exit(1);

@@ -101,7 +101,12 @@ export class ThroughputWatch {
     const span = Math.max(1, at - from.at) / 1000;
     const rate = (bytes - from.bytes) / span;
     if (rate >= floor) return undefined;
-    return this.fire({ kind: "too_slow", seconds: Math.round((at - this.started) / 1000), bytesPerSecond: Math.round(bytes / Math.max(1, (at - this.started) / 1000)), minBytesPerSecond: floor });
+    return this.fire({
+      kind: "too_slow",
+      seconds: Math.round((at - this.started) / 1000),
+      bytesPerSecond: Math.round(bytes / Math.max(1, (at - this.started) / 1000)),
+      minBytesPerSecond: floor,
+    });
   }
 
   private fire(why: BoundTripped): BoundTripped {
@@ -120,7 +125,11 @@ export function bodyGuardHandler(limits: BodyLimits, onTrip?: (options: Options)
   return (options, next) => {
     const result = next(options);
     if (options.isStream) return result;
-    const promise = result as unknown as { on(event: string, fn: (p: { transferred: number }) => void): unknown; cancel(): void; finally(fn: () => void): unknown };
+    const promise = result as unknown as {
+      on(event: string, fn: (p: { transferred: number }) => void): unknown;
+      cancel(): void;
+      finally(fn: () => void): unknown;
+    };
     const context = options.context as Tripped;
     const progress = { bytes: 0, startedAt: (limits.now ?? Date.now)() };
     context[PROGRESS] = progress;

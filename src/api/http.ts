@@ -82,7 +82,11 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
    * One call whose body holds a list under `key`: each item read on its own, the unreadable ones recorded
    * and left out (docs/service-behaviour.md#tolerant-reading). The envelope is read like request()'s body.
    */
-  async function requestItems<S extends z.ZodType>(req: ApiRequest, key: string, itemSchema: S): Promise<{ body: Record<string, unknown>; items: z.infer<S>[] }> {
+  async function requestItems<S extends z.ZodType>(
+    req: ApiRequest,
+    key: string,
+    itemSchema: S,
+  ): Promise<{ body: Record<string, unknown>; items: z.infer<S>[] }> {
     const envelope = z.looseObject({ [key]: z.array(z.unknown()) });
     const body = (await request(req, envelope)) as Record<string, unknown>;
     const items: z.infer<S>[] = [];

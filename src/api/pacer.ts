@@ -265,7 +265,12 @@ export function createPacer(options: PacerOptions): Pacer {
       }
     } catch (err) {
       // Leave the queue so the next waiter does not wait for this place to expire.
-      await redis.multi().zrem(keys[2], id).zrem(keys[3], id).exec().catch(() => undefined);
+      await redis
+        .multi()
+        .zrem(keys[2], id)
+        .zrem(keys[3], id)
+        .exec()
+        .catch(() => undefined);
       throw err;
     }
   }

@@ -111,12 +111,7 @@ async function readPage<S extends z.ZodType>(
   return { envelope, items, body: body as Record<string, unknown> };
 }
 
-export function paginateOffset<S extends z.ZodType>(
-  io: PageIO,
-  req: ApiRequest,
-  itemSchema: S,
-  options: OffsetPagingOptions,
-): PageIterator<z.infer<S>> {
+export function paginateOffset<S extends z.ZodType>(io: PageIO, req: ApiRequest, itemSchema: S, options: OffsetPagingOptions): PageIterator<z.infer<S>> {
   type T = z.infer<S>;
   const itemsKey = options.itemsKey ?? "results";
   const ceiling = options.ceiling ?? DEFAULT_OFFSET_CEILING;
@@ -206,12 +201,7 @@ export function paginateOffset<S extends z.ZodType>(
   return iterator(req, state);
 }
 
-export function paginateCursor<S extends z.ZodType>(
-  io: PageIO,
-  req: ApiRequest,
-  itemSchema: S,
-  options: CursorPagingOptions,
-): PageIterator<z.infer<S>> {
+export function paginateCursor<S extends z.ZodType>(io: PageIO, req: ApiRequest, itemSchema: S, options: CursorPagingOptions): PageIterator<z.infer<S>> {
   type T = z.infer<S>;
   const itemsKey = options.itemsKey ?? "results";
   const state: PageState<T> = {
@@ -307,7 +297,11 @@ async function* guardedPages<T>(
         continue;
       }
       const mapped = io.mapError(err, current()) as Error & { detail?: string };
-      await io.report(current(), "", mapped.detail ?? "response too large", { dvault_unread: "the body passed the byte cap", maxBytes: io.maxBodyBytes, received });
+      await io.report(current(), "", mapped.detail ?? "response too large", {
+        dvault_unread: "the body passed the byte cap",
+        maxBytes: io.maxBodyBytes,
+        received,
+      });
       policy.skipped.pages++;
       tooLarge = 0;
       if (!policy.afterSkip()) return;

@@ -27,7 +27,8 @@ export class ReauthRequiredError extends UserError {
 
 /** Why the account's stored grant cannot be used until a person logs in again; undefined when it can be. */
 export function grantUnusable(row: Pick<StoredAccount, "name" | "state" | "stateReason" | "grantType">): ReauthRequiredError | undefined {
-  if (row.state === "needs_reauth") return new ReauthRequiredError(row.name, row.stateReason ?? "its grant was lost", { implicit: row.grantType === "implicit" });
+  if (row.state === "needs_reauth")
+    return new ReauthRequiredError(row.name, row.stateReason ?? "its grant was lost", { implicit: row.grantType === "implicit" });
   if (row.state === "revoked") return new ReauthRequiredError(row.name, row.stateReason ?? "it was logged out");
   return undefined;
 }

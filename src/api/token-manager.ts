@@ -100,7 +100,13 @@ export class TokenManager {
   }
 
   /** A client-credentials token, stored as the client's row (`client:<client_id>`). */
-  async requestClientToken({ auth = "basic", name = clientRowName(this.oauth.clientId) }: { auth?: "basic" | "form"; name?: string } = {}): Promise<StoredAccount> {
+  async requestClientToken({
+    auth = "basic",
+    name = clientRowName(this.oauth.clientId),
+  }: {
+    auth?: "basic" | "form";
+    name?: string;
+  } = {}): Promise<StoredAccount> {
     const requestedAt = this.now();
     const grant = await this.oauth.clientCredentials(auth);
     return this.storeGrant({ name, kind: "client", grantType: "client_credentials", grant, clientAuth: auth, requestedAt });
@@ -142,7 +148,10 @@ export class TokenManager {
       now: new Date(this.now()),
       seal: (id) => this.sessions.seal(id, grant, requestedAt),
     });
-    this.options.log.info({ account: row.name, accountId: row.id, grantType: args.grantType, accessExpiresAt: new Date(expiresAt).toISOString() }, "stored a new grant");
+    this.options.log.info(
+      { account: row.name, accountId: row.id, grantType: args.grantType, accessExpiresAt: new Date(expiresAt).toISOString() },
+      "stored a new grant",
+    );
     return row;
   }
 
@@ -166,26 +175,32 @@ export class TokenManager {
    * refresh token) and marks the row revoked. Under the refresh lock, so no refresh races it.
    */
   async logout(row: StoredAccount, { refreshOnly }: { refreshOnly: boolean }): Promise<"revoked" | "already_invalid" | "local_only"> {
-    return this.refresher.underLock(row, () => undefined, async (fresh) => {
-      const refresh = this.revealRefreshToken(fresh);
-      const access = this.revealAccessToken(fresh);
-      if (refreshOnly && refresh === undefined) {
-        throw new UserError(`account "${fresh.name}" has no refresh token to revoke${fresh.kind === "client" ? " (client-credentials tokens have none)" : ""}`);
-      }
-      const token = refresh ?? access;
-      let outcome: "revoked" | "already_invalid" | "local_only" = "local_only";
-      // Client-credentials tokens belong to no user grant; they are simply forgotten. A user row that is
-      // already revoked may still hold a live access token (after --refresh-only): revoking it ends the grant.
-      if (token !== undefined && fresh.kind === "user") {
-        outcome = await this.oauth.revoke(token, { refreshOnly, auth: fresh.clientAuth });
-      }
-      const reason = refreshOnly
-        ? "logged out with --refresh-only: the refresh token was revoked (the access token works until it expires)"
-        : "logged out: the grant was revoked";
-      await this.options.repo.markRevoked({ id: fresh.id, reason, now: new Date(this.now()), refreshOnly });
-      this.options.log.info({ account: fresh.name, accountId: fresh.id, refreshOnly, outcome }, "logged out");
-      return outcome;
-    });
+    return this.refresher.underLock(
+      row,
+      () => undefined,
+      async (fresh) => {
+        const refresh = this.revealRefreshToken(fresh);
+        const access = this.revealAccessToken(fresh);
+        if (refreshOnly && refresh === undefined) {
+          throw new UserError(
+            `account "${fresh.name}" has no refresh token to revoke${fresh.kind === "client" ? " (client-credentials tokens have none)" : ""}`,
+          );
+        }
+        const token = refresh ?? access;
+        let outcome: "revoked" | "already_invalid" | "local_only" = "local_only";
+        // Client-credentials tokens belong to no user grant; they are simply forgotten. A user row that is
+        // already revoked may still hold a live access token (after --refresh-only): revoking it ends the grant.
+        if (token !== undefined && fresh.kind === "user") {
+          outcome = await this.oauth.revoke(token, { refreshOnly, auth: fresh.clientAuth });
+        }
+        const reason = refreshOnly
+          ? "logged out with --refresh-only: the refresh token was revoked (the access token works until it expires)"
+          : "logged out: the grant was revoked";
+        await this.options.repo.markRevoked({ id: fresh.id, reason, now: new Date(this.now()), refreshOnly });
+        this.options.log.info({ account: fresh.name, accountId: fresh.id, refreshOnly, outcome }, "logged out");
+        return outcome;
+      },
+    );
   }
 
   /** @internal Reads the row and returns a session valid for the trigger, refreshing if needed (providers call it). */

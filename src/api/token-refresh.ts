@@ -104,13 +104,19 @@ export class TokenRefresher {
       grant = await this.options.oauth.refresh(refreshToken, row.clientAuth);
     } catch (err) {
       if (err instanceof OAuthEndpointError && err.refreshTokenDead) {
-        return this.fail(row, `the service rejected its refresh token (HTTP ${err.status} ${err.error}: "${err.errorDescription ?? ""}"): it was used, revoked or expired`, oldFingerprint);
+        return this.fail(
+          row,
+          `the service rejected its refresh token (HTTP ${err.status} ${err.error}: "${err.errorDescription ?? ""}"): it was used, revoked or expired`,
+          oldFingerprint,
+        );
       }
       if (err instanceof TokenResponseLostError) {
         return this.fail(row, `a refresh was sent but its answer was lost (${err.reason}), and the service spends a refresh token on receipt`, oldFingerprint);
       }
       if (err instanceof OAuthEndpointError && err.status === 401) {
-        throw new UserError(`the service rejected dvault's client credentials while refreshing account "${row.name}" (HTTP 401 ${err.error}); check DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET`);
+        throw new UserError(
+          `the service rejected dvault's client credentials while refreshing account "${row.name}" (HTTP 401 ${err.error}); check DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET`,
+        );
       }
       // Answers that could not be read, twice: whether the token was spent is not known.
       const known = !(err instanceof TokenResponseInvalidError);
@@ -129,7 +135,11 @@ export class TokenRefresher {
       return session;
     }
     if (grant.refreshToken === undefined) {
-      await this.options.store.markExpiring({ id: row.id, reason: "the refresh answer carried no new refresh token: log in again before the access token expires", now: new Date(this.now()) });
+      await this.options.store.markExpiring({
+        id: row.id,
+        reason: "the refresh answer carried no new refresh token: log in again before the access token expires",
+        now: new Date(this.now()),
+      });
     }
     log.info({ accessExpiresAt: new Date(sealed.accessExpiresAt).toISOString() }, "refreshed the access token");
     return { accessToken: grant.accessToken, issuedAt: requestedAt, expiresAt: sealed.accessExpiresAt.getTime(), fingerprint: sealed.refreshTokenFingerprint };
@@ -169,7 +179,10 @@ export class TokenRefresher {
       const grant = await this.options.oauth.clientCredentials(fresh.clientAuth);
       const sealed = this.sessions.seal(fresh.id, grant, requestedAt);
       await this.options.store.saveClientToken(fresh.id, { ...sealed, now: new Date(this.now()) });
-      this.options.log.info({ account: fresh.name, accountId: fresh.id, accessExpiresAt: sealed.accessExpiresAt.toISOString() }, "renewed the client-credentials token");
+      this.options.log.info(
+        { account: fresh.name, accountId: fresh.id, accessExpiresAt: sealed.accessExpiresAt.toISOString() },
+        "renewed the client-credentials token",
+      );
       return { accessToken: grant.accessToken, issuedAt: requestedAt, expiresAt: sealed.accessExpiresAt.getTime(), fingerprint: null };
     });
   }
@@ -190,7 +203,8 @@ export class TokenRefresher {
           return adopt(fresh) ?? (await perform(fresh));
         } finally {
           // The new token is already committed: don't hold the caller for long on a Redis blip; the TTL frees the lock.
-          if (!(await lock.release({ patienceMs: 2_000 }))) this.options.log.warn({ accountId: row.id }, "could not release the refresh lock; it expires on its own");
+          if (!(await lock.release({ patienceMs: 2_000 })))
+            this.options.log.warn({ accountId: row.id }, "could not release the refresh lock; it expires on its own");
         }
       }
       const fresh = await this.readRow(row.id);
@@ -202,7 +216,12 @@ export class TokenRefresher {
   }
 
   private async fail(row: StoredAccount, reason: string, fingerprint: string | null): Promise<never> {
-    const marked = await this.options.store.markNeedsReauth({ id: row.id, reason, now: new Date(this.now()), ...(fingerprint !== null ? { fingerprint } : {}) });
+    const marked = await this.options.store.markNeedsReauth({
+      id: row.id,
+      reason,
+      now: new Date(this.now()),
+      ...(fingerprint !== null ? { fingerprint } : {}),
+    });
     if (marked) {
       this.options.log.error({ account: row.name, accountId: row.id, reason }, "the account needs to be authorized again");
       this.options.onNeedsReauth?.({ accountId: row.id, account: row.name, reason });
@@ -238,7 +257,10 @@ export class TokenRefresher {
     const reason = `its refresh token is ${Math.floor(age / DAY)} days old and the service ends it at about 90 days; any refresh renews it (dvault auth status does one), otherwise log in again`;
     const now = new Date(this.now());
     if (await this.options.store.markExpiring({ id: row.id, reason, now })) {
-      this.options.log.warn({ account: row.name, accountId: row.id, refreshTokenAgeDays: Math.floor(age / DAY) }, "refresh token is close to the end of its life");
+      this.options.log.warn(
+        { account: row.name, accountId: row.id, refreshTokenAgeDays: Math.floor(age / DAY) },
+        "refresh token is close to the end of its life",
+      );
     }
     return { ...row, state: "expiring", stateReason: reason, stateChangedAt: now };
   }

@@ -90,7 +90,17 @@ async function isEmptyDir(dir: string): Promise<boolean> {
   }
 }
 
-export async function createBackup({ config, out, includeArchive = true, version }: { config: Config; out: string; includeArchive?: boolean; version: string }): Promise<BackupManifest> {
+export async function createBackup({
+  config,
+  out,
+  includeArchive = true,
+  version,
+}: {
+  config: Config;
+  out: string;
+  includeArchive?: boolean;
+  version: string;
+}): Promise<BackupManifest> {
   const dir = path.resolve(out);
   if (!(await isEmptyDir(dir))) throw new UserError(`${dir} is not empty: choose a new directory for the backup`);
   await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -102,9 +112,11 @@ export async function createBackup({ config, out, includeArchive = true, version
   let archive = { included: false, files: 0, bytes: 0 };
   if (includeArchive) {
     // verbatimSymlinks: the readable tree's links stay relative, so the copy works wherever it lands.
-    await cp(config.archiveDir, path.join(dir, ARCHIVE), { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false }).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== "ENOENT") throw err;
-    });
+    await cp(config.archiveDir, path.join(dir, ARCHIVE), { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false }).catch(
+      (err: NodeJS.ErrnoException) => {
+        if (err.code !== "ENOENT") throw err;
+      },
+    );
     archive = { included: true, ...(await treeSize(path.join(dir, ARCHIVE))) };
   }
 
@@ -119,7 +131,7 @@ export async function createBackup({ config, out, includeArchive = true, version
     archive,
     secretKey: { included: key.source === "file", source: key.source },
   };
-  await writeFile(path.join(dir, MANIFEST), JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
+  await writeFile(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
   return manifest;
 }
 
@@ -144,12 +156,18 @@ export async function restoreBackup({ config, from }: { config: Config; from: st
   await ensureDatabase(config.databaseUrl);
   const tables = await countPublicTables(config.databaseUrl);
   if (tables > 0) {
-    throw new UserError(`the database ${maskUrl(config.databaseUrl)} is not empty: restore into a new database (set DATABASE_URL to one that does not exist yet)`);
+    throw new UserError(
+      `the database ${maskUrl(config.databaseUrl)} is not empty: restore into a new database (set DATABASE_URL to one that does not exist yet)`,
+    );
   }
   if (!(await isEmptyDir(config.archiveDir))) {
     throw new UserError(`the archive directory ${config.archiveDir} is not empty: restore into a new directory (set DVAULT_ARCHIVE_DIR)`);
   }
-  await runPgTool("pg_restore", ["--no-owner", "--no-privileges", "--exit-on-error", `--dbname=${pgFields(config.databaseUrl).database}`, dumpFile], config.databaseUrl);
+  await runPgTool(
+    "pg_restore",
+    ["--no-owner", "--no-privileges", "--exit-on-error", `--dbname=${pgFields(config.databaseUrl).database}`, dumpFile],
+    config.databaseUrl,
+  );
 
   let archiveFiles = 0;
   if (manifest.archive.included) {

@@ -63,7 +63,8 @@ export async function openContext(): Promise<AuthContext> {
     tokens,
     secret,
     cipher,
-    transportFor: (provider) => createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, retry: { serverRetries: 1, networkRetries: 1, throttleRetries: 1 } }),
+    transportFor: (provider) =>
+      createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, retry: { serverRetries: 1, networkRetries: 1, throttleRetries: 1 } }),
     async close() {
       await redis.quit().catch(() => redis.disconnect());
       await db.$disconnect();

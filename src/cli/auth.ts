@@ -2,7 +2,7 @@
 // refresh token, status (with a placebo call per account) and logout (revoke).
 import { spawn } from "node:child_process";
 import readline from "node:readline";
-import { Command, Option } from "commander";
+import { type Command, Option } from "commander";
 import {
   compareScopes,
   DEFAULT_SCOPES,
@@ -21,8 +21,8 @@ import { UserError } from "../errors.ts";
 import { registerSecret, scrubString } from "../redact.ts";
 import { assertReadyToSpend, withContext, type AuthContext } from "./auth-context.ts";
 
-const out = (line = ""): void => void process.stdout.write(line + "\n");
-const note = (line: string): void => void process.stderr.write(line + "\n");
+const out = (line = ""): void => void process.stdout.write(`${line}\n`);
+const note = (line: string): void => void process.stderr.write(`${line}\n`);
 
 function clientAuthOf(opts: { formAuth?: boolean; basicAuth?: boolean }, oauth: OAuthClient): ClientAuthMethod {
   if (oauth.isPublicClient) return "none";
@@ -69,7 +69,9 @@ function reportScopes(requested: readonly string[], granted: readonly string[] |
   out(`granted scopes: ${granted.join(" ")}`);
   const { missing, downgraded } = compareScopes(requested, granted);
   if (downgraded) {
-    note("dvault: warning: the service downgraded the grant to `basic`: it did not accept the scopes asked for (an unknown scope, or one your app may not use). Archiving needs at least browse and user.");
+    note(
+      "dvault: warning: the service downgraded the grant to `basic`: it did not accept the scopes asked for (an unknown scope, or one your app may not use). Archiving needs at least browse and user.",
+    );
   } else if (missing.length) {
     note(`dvault: warning: not granted: ${missing.join(" ")}`);
   }
@@ -159,56 +161,67 @@ export function registerAuthCommand(program: Command): void {
       "after",
       "\nThe redirect goes to DVAULT_REDIRECT_URI (default http://127.0.0.1:8788/callback), which must be registered with your app;\ndvault listens on its host and port. With --paste nothing listens: open the URL anywhere, approve, then paste the address you land on.",
     )
-    .action(async (opts: { account?: string; scopes?: string; paste?: boolean; implicit?: boolean; basicAuth?: boolean; formAuth?: boolean; browser: boolean; timeout: string }) => {
-      await withContext(async (ctx) => {
-        await assertReadyToSpend(ctx);
-        const mode = opts.implicit ? "token" : "code";
-        const scopes = normaliseScopes(DEFAULT_SCOPES, opts.scopes);
-        const clientAuth = clientAuthOf(opts, ctx.oauth);
-        const timeoutMs = Math.max(10, Number(opts.timeout) || 600) * 1000;
-        const login = await interactiveLogin({
-          oauth: ctx.oauth,
-          redirectUri: ctx.config.redirectUri,
-          scopes,
-          mode,
-          auth: clientAuth,
-          oauthVersion: ctx.config.oauthVersion,
-          timeoutMs,
-          log: ctx.log,
-          onRejected: (reason) => {
-            note(`dvault: rejected a redirect: ${reason}`);
-          },
-          onAuthorizeUrl: (url) => {
-            note("Open this URL in a browser and approve dvault:");
-            note("");
-            note(`  ${url}`);
-            note("");
-            if (opts.paste) note(`After approving, paste the URL your browser ends up on (it starts with ${ctx.config.redirectUri}):`);
-            else note(`Waiting for the redirect to ${ctx.config.redirectUri} ...`);
-            if (opts.browser) openBrowser(url);
-          },
-          ...(opts.paste ? { readPastedUrl: () => readLine("> ") } : {}),
+    .action(
+      async (opts: {
+        account?: string;
+        scopes?: string;
+        paste?: boolean;
+        implicit?: boolean;
+        basicAuth?: boolean;
+        formAuth?: boolean;
+        browser: boolean;
+        timeout: string;
+      }) => {
+        await withContext(async (ctx) => {
+          await assertReadyToSpend(ctx);
+          const mode = opts.implicit ? "token" : "code";
+          const scopes = normaliseScopes(DEFAULT_SCOPES, opts.scopes);
+          const clientAuth = clientAuthOf(opts, ctx.oauth);
+          const timeoutMs = Math.max(10, Number(opts.timeout) || 600) * 1000;
+          const login = await interactiveLogin({
+            oauth: ctx.oauth,
+            redirectUri: ctx.config.redirectUri,
+            scopes,
+            mode,
+            auth: clientAuth,
+            oauthVersion: ctx.config.oauthVersion,
+            timeoutMs,
+            log: ctx.log,
+            onRejected: (reason) => {
+              note(`dvault: rejected a redirect: ${reason}`);
+            },
+            onAuthorizeUrl: (url) => {
+              note("Open this URL in a browser and approve dvault:");
+              note("");
+              note(`  ${url}`);
+              note("");
+              if (opts.paste) note(`After approving, paste the URL your browser ends up on (it starts with ${ctx.config.redirectUri}):`);
+              else note(`Waiting for the redirect to ${ctx.config.redirectUri} ...`);
+              if (opts.browser) openBrowser(url);
+            },
+            ...(opts.paste ? { readPastedUrl: () => readLine("> ") } : {}),
+          });
+          const who = await identify(ctx, login.grant);
+          const name = await chooseAccountName(ctx, opts.account, who);
+          const row = await ctx.tokens.storeGrant({
+            name,
+            kind: "user",
+            grantType: login.grantType,
+            grant: login.grant,
+            clientAuth,
+            requestedAt: login.requestedAt,
+            requestedScopes: scopes,
+            userId: who?.userid ?? null,
+            username: who?.username ?? null,
+          });
+          out(`logged in as ${who?.username ?? "(unknown user)"}; stored as account "${row.name}"`);
+          reportScopes(scopes, login.grant.scopes);
+          if (login.grantType === "implicit") {
+            note(`dvault: the implicit grant has no refresh token: this account stops working at ${row.accessExpiresAt?.toISOString()} (log in again then)`);
+          }
         });
-        const who = await identify(ctx, login.grant);
-        const name = await chooseAccountName(ctx, opts.account, who);
-        const row = await ctx.tokens.storeGrant({
-          name,
-          kind: "user",
-          grantType: login.grantType,
-          grant: login.grant,
-          clientAuth,
-          requestedAt: login.requestedAt,
-          requestedScopes: scopes,
-          userId: who?.userid ?? null,
-          username: who?.username ?? null,
-        });
-        out(`logged in as ${who?.username ?? "(unknown user)"}; stored as account "${row.name}"`);
-        reportScopes(scopes, login.grant.scopes);
-        if (login.grantType === "implicit") {
-          note(`dvault: the implicit grant has no refresh token: this account stops working at ${row.accessExpiresAt?.toISOString()} (log in again then)`);
-        }
-      });
-    });
+      },
+    );
 
   auth
     .command("client")
@@ -220,7 +233,9 @@ export function registerAuthCommand(program: Command): void {
         const row = await ctx.tokens.requestClientToken({ auth: opts.formAuth ? "form" : "basic" });
         const provider = await ctx.tokens.forAccount(row.name);
         await placebo(ctx.transportFor(provider));
-        out(`stored a client-credentials token for client ${ctx.oauth.clientId} as account "${row.name}" (expires ${row.accessExpiresAt?.toISOString()}; renewed automatically)`);
+        out(
+          `stored a client-credentials token for client ${ctx.oauth.clientId} as account "${row.name}" (expires ${row.accessExpiresAt?.toISOString()}; renewed automatically)`,
+        );
         if (row.scopes.length) out(`granted scopes: ${row.scopes.join(" ")}`);
       });
     });
@@ -247,7 +262,9 @@ export function registerAuthCommand(program: Command): void {
           grant = await ctx.oauth.refresh(token, clientAuth);
         } catch (err) {
           if (err instanceof OAuthEndpointError && err.refreshTokenDead) {
-            throw new UserError("the service rejected that refresh token (used, revoked, expired, or from another client_id); get a new one, or log in with `dvault auth login`");
+            throw new UserError(
+              "the service rejected that refresh token (used, revoked, expired, or from another client_id); get a new one, or log in with `dvault auth login`",
+            );
           }
           if (err instanceof TokenResponseLostError) {
             throw new UserError(`${err.message}; the token is probably spent: get a new one, or log in with \`dvault auth login\``);

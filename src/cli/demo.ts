@@ -50,7 +50,7 @@ function printReport(r: DemoReport, term: string): void {
     "  3. npx dvault migrate && npx dvault auth login",
     "  4. npx dvault worker          (or: docker compose up -d; see README)",
   ];
-  process.stdout.write(lines.join("\n") + "\n");
+  process.stdout.write(`${lines.join("\n")}\n`);
 }
 
 export function registerDemoCommand(program: Command): void {

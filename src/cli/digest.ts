@@ -77,13 +77,18 @@ async function history(services: Services): Promise<void> {
   const alerts = await new AlertRepository(services.pool).listDeliveries(10);
   if (digests.length === 0 && alerts.length === 0) return console.log("no digest or alert has been sent yet");
   for (const d of digests) {
-    const result = d.status === "sent" ? `sent ${d.sentAt?.toISOString() ?? ""}` : d.status === "empty" ? "empty (nothing sent)" : `${d.status}: ${d.lastError ?? ""}`;
-    console.log(`${d.channel.padEnd(7)} ${d.windowStart.toISOString()} – ${d.windowEnd.toISOString()}  ${result}  (${d.attempts} attempt${d.attempts === 1 ? "" : "s"})`);
+    const result =
+      d.status === "sent" ? `sent ${d.sentAt?.toISOString() ?? ""}` : d.status === "empty" ? "empty (nothing sent)" : `${d.status}: ${d.lastError ?? ""}`;
+    console.log(
+      `${d.channel.padEnd(7)} ${d.windowStart.toISOString()} – ${d.windowEnd.toISOString()}  ${result}  (${d.attempts} attempt${d.attempts === 1 ? "" : "s"})`,
+    );
     if (d.subject) console.log(`        ${d.subject}`);
   }
   for (const a of alerts) {
     const channels = Object.entries(a.results).map(([c, r]) => `${c} ${r.ok ? "ok" : `failed: ${r.error ?? ""}`}`);
-    console.log(`alert   ${a.notifiedAt.toISOString()}  ${a.reminder ? "reminder: " : ""}${a.title}${a.resolvedAt ? " (resolved)" : ""}  ${channels.join(", ") || "no channel configured"}`);
+    console.log(
+      `alert   ${a.notifiedAt.toISOString()}  ${a.reminder ? "reminder: " : ""}${a.title}${a.resolvedAt ? " (resolved)" : ""}  ${channels.join(", ") || "no channel configured"}`,
+    );
   }
 }
 
@@ -95,7 +100,8 @@ async function alerts(services: Services, log: Logger): Promise<void> {
   const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
   try {
     const [outcome] = await runHere(services, log, producer, "maintenance", [{ name: "alerts.evaluate", payload: {} }]);
-    if (outcome?.state !== "completed") throw new UserError(`the alert check did not finish: ${outcome && "reason" in outcome ? outcome.reason : "no outcome"}`);
+    if (outcome?.state !== "completed")
+      throw new UserError(`the alert check did not finish: ${outcome && "reason" in outcome ? outcome.reason : "no outcome"}`);
     const result = (outcome.value ?? {}) as AlertsResult;
     const lines = [
       ...(result.notified ?? []).map((t) => `notified: ${t}`),

@@ -65,7 +65,7 @@ export function registerImportCommand(program: Command): void {
   cmd
     .command("gallery-dl <dir>")
     .description("adopt a gallery-dl download folder: originals you have cost no quota and are never downloaded again; your files are only read")
-    .option("--archive <sqlite file>", "gallery-dl's download archive (its \"archive\" option): helps with files whose names carry no index")
+    .option("--archive <sqlite file>", 'gallery-dl\'s download archive (its "archive" option): helps with files whose names carry no index')
     .option("--account <name>", "the account whose token looks up deviations the mirror does not know yet (default: the only one)")
     .option("--link", "hard-link files into the archive instead of copying them (same filesystem only; otherwise copied)")
     .option("--json", "print the report as JSON (every unmatched file with its reason)")
@@ -80,12 +80,22 @@ export function registerImportCommand(program: Command): void {
       process.once("SIGTERM", onSignal);
       const progress = opts.json ? undefined : progressLine();
       try {
-        const report = await importGalleryDl({ services, dir, archiveFile: opts.archive, account: opts.account, link: opts.link === true, log, signal: abort.signal, onProgress: progress });
+        const report = await importGalleryDl({
+          services,
+          dir,
+          archiveFile: opts.archive,
+          account: opts.account,
+          link: opts.link === true,
+          log,
+          signal: abort.signal,
+          onProgress: progress,
+        });
         if (progress) process.stderr.write("\r\x1b[K");
         console.log(opts.json ? JSON.stringify(report, null, 2) : formatImportReport(report));
       } catch (err) {
         if (progress) process.stderr.write("\r\x1b[K");
-        if (err instanceof DiskFullError || err instanceof OutsideArchiveError) throw new UserError(`${err.message} (what was imported so far is kept; run the import again to go on)`, 2);
+        if (err instanceof DiskFullError || err instanceof OutsideArchiveError)
+          throw new UserError(`${err.message} (what was imported so far is kept; run the import again to go on)`, 2);
         if (abort.signal.aborted) throw new UserError("import stopped: what was imported so far is kept; run it again to go on", 130);
         throw err;
       } finally {

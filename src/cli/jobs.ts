@@ -102,9 +102,7 @@ export function registerJobsCommand(program: Command): void {
       // "sync/123" as printed by `jobs failed` names the queue too.
       const slash = id?.indexOf("/") ?? -1;
       const named = id && slash > 0 && isQueueName(id.slice(0, slash)) ? { queue: id.slice(0, slash) as QueueName, id: id.slice(slash + 1) } : undefined;
-      const outcome = await withAdmin((admin) =>
-        id ? admin.retry(named?.id ?? id, queue ?? named?.queue) : admin.retryAll({ queue, source: opts.source }),
-      );
+      const outcome = await withAdmin((admin) => (id ? admin.retry(named?.id ?? id, queue ?? named?.queue) : admin.retryAll({ queue, source: opts.source })));
       printRetry(outcome);
     });
 

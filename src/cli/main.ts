@@ -20,7 +20,6 @@ import { registerTrackCommand } from "./track.ts";
 import { registerVerifyCommand } from "./verify.ts";
 import { registerWorkerCommand } from "./worker.ts";
 
-
 export function buildProgram(): Command {
   const program = new Command("dvault")
     .description("Self-hosted sync and archival worker for DeviantArt's OAuth2 API")
@@ -55,7 +54,7 @@ export function reportFailure(err: unknown, debug: boolean): number {
   }
   const e = err instanceof Error ? err : new Error(String(err));
   process.stderr.write(`dvault: unexpected error: ${scrubString(e.message)}\n`);
-  if (debug && e.stack) process.stderr.write(scrubString(e.stack) + "\n");
+  if (debug && e.stack) process.stderr.write(`${scrubString(e.stack)}\n`);
   else process.stderr.write("dvault: run again with LOG_LEVEL=debug for details\n");
   return 1;
 }

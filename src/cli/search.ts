@@ -4,7 +4,16 @@ import { Option, type Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { connectPg } from "../db/connect.ts";
 import { UserError } from "../errors.ts";
-import { DEFAULT_SEARCH_LIMIT, HIGHLIGHT_END, HIGHLIGHT_START, highlight, SEARCH_KINDS, searchArchive, type SearchHit, type SearchKind } from "../search/search.ts";
+import {
+  DEFAULT_SEARCH_LIMIT,
+  HIGHLIGHT_END,
+  HIGHLIGHT_START,
+  highlight,
+  SEARCH_KINDS,
+  searchArchive,
+  type SearchHit,
+  type SearchKind,
+} from "../search/search.ts";
 
 type SearchCliOptions = { type?: SearchKind; user?: string; limit: number; json?: boolean };
 
@@ -48,14 +57,18 @@ export function registerSearchCommand(program: Command): void {
       const config = loadConfig();
       const client = await connectPg(config.databaseUrl);
       try {
-        const hits = await searchArchive(client, { text: words.join(" "), type: opts.type, user: opts.user, limit: opts.limit, archiveDir: config.archiveDir }).catch(
-          (err: unknown) => {
-            // 42703: undefined column, i.e. the search migration has not been applied to this database.
-            if ((err as { code?: string }).code === "42703") throw new UserError("this database has no search index yet: run dvault migrate");
-            throw err;
-          },
-        );
-        process.stdout.write((opts.json ? JSON.stringify(hits.map(hitToJson), null, 2) : formatHits(hits, Boolean(process.stdout.isTTY))) + "\n");
+        const hits = await searchArchive(client, {
+          text: words.join(" "),
+          type: opts.type,
+          user: opts.user,
+          limit: opts.limit,
+          archiveDir: config.archiveDir,
+        }).catch((err: unknown) => {
+          // 42703: undefined column, i.e. the search migration has not been applied to this database.
+          if ((err as { code?: string }).code === "42703") throw new UserError("this database has no search index yet: run dvault migrate");
+          throw err;
+        });
+        process.stdout.write(`${opts.json ? JSON.stringify(hits.map(hitToJson), null, 2) : formatHits(hits, Boolean(process.stdout.isTTY))}\n`);
       } finally {
         await client.end();
       }

@@ -23,34 +23,45 @@ export function registerSimulatorCommand(program: Command): void {
     .option("--mode <mode>", "current (removed endpoints answer 404) or legacy", "current")
     .option("--token-lifetime <s>", "access-token lifetime in seconds", integer("--token-lifetime", 1), 3600)
     .option("--frozen-clock", "keep simulated time still unless advanced through /_sim/clock/advance")
-    .action(async (opts: { port: number; host: string; seed: number; deviations?: number; folders?: number; mode: string; tokenLifetime: number; frozenClock?: boolean }) => {
-      if (opts.mode !== "current" && opts.mode !== "legacy") throw new InvalidArgumentError("--mode expects current or legacy");
-      const sim = await startSimulator({
-        port: opts.port,
-        host: opts.host,
-        seed: opts.seed,
-        mode: opts.mode,
-        accessTokenLifetimeS: opts.tokenLifetime,
-        clockMode: opts.frozenClock ? "frozen" : "real",
-        startTime: new Date(),
-        dataset: {
-          ...(opts.deviations !== undefined ? { deviations: opts.deviations } : {}),
-          ...(opts.folders !== undefined ? { galleryFolders: opts.folders } : {}),
-        },
-      });
-      const out = process.stdout;
-      out.write(`simulator listening on ${sim.url}\n`);
-      for (const c of DEFAULT_CLIENTS) {
-        const kind = c.oauth21 ? "OAuth 2.1 public client (PKCE S256)" : "OAuth 2.0 confidential client";
-        out.write(`  ${kind}: client_id=${c.clientId}${c.clientSecret ? ` client_secret=${c.clientSecret}` : ""} redirect_uri=${c.redirectUris[0]}\n`);
-      }
-      out.write(`  DVAULT_API_BASE=${sim.url} DVAULT_CLIENT_ID=1001 DVAULT_CLIENT_SECRET=sim-secret-1001\n`);
-      out.write(`  control API: ${sim.url}/_sim/truth, /_sim/log, /_sim/stats (Ctrl-C to stop)\n`);
-      await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
-      });
-      await sim.close();
-    });
+    .action(
+      async (opts: {
+        port: number;
+        host: string;
+        seed: number;
+        deviations?: number;
+        folders?: number;
+        mode: string;
+        tokenLifetime: number;
+        frozenClock?: boolean;
+      }) => {
+        if (opts.mode !== "current" && opts.mode !== "legacy") throw new InvalidArgumentError("--mode expects current or legacy");
+        const sim = await startSimulator({
+          port: opts.port,
+          host: opts.host,
+          seed: opts.seed,
+          mode: opts.mode,
+          accessTokenLifetimeS: opts.tokenLifetime,
+          clockMode: opts.frozenClock ? "frozen" : "real",
+          startTime: new Date(),
+          dataset: {
+            ...(opts.deviations !== undefined ? { deviations: opts.deviations } : {}),
+            ...(opts.folders !== undefined ? { galleryFolders: opts.folders } : {}),
+          },
+        });
+        const out = process.stdout;
+        out.write(`simulator listening on ${sim.url}\n`);
+        for (const c of DEFAULT_CLIENTS) {
+          const kind = c.oauth21 ? "OAuth 2.1 public client (PKCE S256)" : "OAuth 2.0 confidential client";
+          out.write(`  ${kind}: client_id=${c.clientId}${c.clientSecret ? ` client_secret=${c.clientSecret}` : ""} redirect_uri=${c.redirectUris[0]}\n`);
+        }
+        out.write(`  DVAULT_API_BASE=${sim.url} DVAULT_CLIENT_ID=1001 DVAULT_CLIENT_SECRET=sim-secret-1001\n`);
+        out.write(`  control API: ${sim.url}/_sim/truth, /_sim/log, /_sim/stats (Ctrl-C to stop)\n`);
+        await new Promise<void>((resolve) => {
+          const stop = () => resolve();
+          process.once("SIGINT", stop);
+          process.once("SIGTERM", stop);
+        });
+        await sim.close();
+      },
+    );
 }

@@ -11,7 +11,12 @@ import { formatBytes, formatDuration, formatNext, formatRelative, formatTime } f
 
 function table(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) => "  " + cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    "  " +
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
   return [line(header), ...rows.map(line)];
 }
 
@@ -23,7 +28,9 @@ export function formatStatus(r: StatusReport): string {
   if (r.accounts.length === 0) out.push("  none yet: log in with dvault auth login");
   for (const a of r.accounts) {
     const who = a.username && a.username !== a.name ? `${a.name} (${a.username})` : a.name;
-    const token = a.accessExpiresAt ? `access token ${a.accessExpiresInS !== null && a.accessExpiresInS < 0 ? "expired" : "expires"} ${formatRelative(a.accessExpiresAt, now)}` : "no access token";
+    const token = a.accessExpiresAt
+      ? `access token ${a.accessExpiresInS !== null && a.accessExpiresInS < 0 ? "expired" : "expires"} ${formatRelative(a.accessExpiresAt, now)}`
+      : "no access token";
     const refresh = a.refreshTokenAgeDays !== null ? `, refresh token ${a.refreshTokenAgeDays} d old` : a.hasRefreshToken ? "" : ", no refresh token";
     out.push(`  ${who} [${a.kind}] ${a.state.toUpperCase()}: ${token}${refresh}`);
     if (a.scopes.length) out.push(`    scopes: ${a.scopes.join(" ")}`);
@@ -45,7 +52,13 @@ export function formatStatus(r: StatusReport): string {
           formatNext(s.nextRunAt, now),
           `${s.items.new}/${s.items.changed}/${s.items.removed}`,
           formatRelative(s.lastCompleteSweepAt, now),
-          [s.unavailableReason, s.lastResult === "failed" || s.lastResult === "skipped" ? s.lastError : null, s.gaps.length ? `${s.gaps.length} gap(s): ${s.gaps.map((g) => `${g.scope} ${g.mirrored ?? "?"}/${g.expected ?? "?"} ${g.reason}`).join("; ")}` : null]
+          [
+            s.unavailableReason,
+            s.lastResult === "failed" || s.lastResult === "skipped" ? s.lastError : null,
+            s.gaps.length
+              ? `${s.gaps.length} gap(s): ${s.gaps.map((g) => `${g.scope} ${g.mirrored ?? "?"}/${g.expected ?? "?"} ${g.reason}`).join("; ")}`
+              : null,
+          ]
             .filter(Boolean)
             .join(" | "),
         ]),
@@ -57,24 +70,36 @@ export function formatStatus(r: StatusReport): string {
   out.push(
     ...table(
       ["queue", "waiting", "active", "delayed", "failed", "oldest waiting", "state"],
-      r.queues.map((q) => [q.name, String(q.waiting), String(q.active), String(q.delayed), String(q.failed), q.oldestWaitingS === null ? "—" : formatDuration(q.oldestWaitingS * 1000), q.paused ? "PAUSED" : "running"]),
+      r.queues.map((q) => [
+        q.name,
+        String(q.waiting),
+        String(q.active),
+        String(q.delayed),
+        String(q.failed),
+        q.oldestWaitingS === null ? "—" : formatDuration(q.oldestWaitingS * 1000),
+        q.paused ? "PAUSED" : "running",
+      ]),
     ),
   );
   if (r.queues.some((q) => q.failed > 0)) out.push("  inspect failures with: dvault jobs failed");
 
   const d = r.downloads;
-  out.push("", "Downloads" + (d.paused ? ` (PAUSED${d.pausedReason ? `: ${d.pausedReason}` : ""})` : ""));
+  out.push("", `Downloads${d.paused ? ` (PAUSED${d.pausedReason ? `: ${d.pausedReason}` : ""})` : ""}`);
   const counts = Object.entries(d.byStatus)
     .filter(([, n]) => n > 0)
     .map(([status, n]) => `${status.replace("_", " ")} ${n}`);
   out.push(`  ${counts.length ? counts.join(" · ") : "nothing wanted yet"}`);
-  if (d.deferredByQuota) out.push(`  ${d.deferredByQuota} deferred by the weekly quota; next window ${formatTime(d.nextWindowAt)} (${formatRelative(d.nextWindowAt, now)})`);
+  if (d.deferredByQuota)
+    out.push(`  ${d.deferredByQuota} deferred by the weekly quota; next window ${formatTime(d.nextWindowAt)} (${formatRelative(d.nextWindowAt, now)})`);
   const failedForGood = (d.byStatus.failed ?? 0) - d.failedRetrying - d.waitingForLogin.failed;
   if (d.waitingForLogin.rows) {
     const logins = r.accounts.filter((a) => a.kind === "user" && a.needsReauth && a.fix).map((a) => a.fix);
     out.push(`  ${d.waitingForLogin.rows} wait for an account to log in again, not tried until then: ${logins.join(", ") || "dvault auth login"}`);
   }
-  if (d.failedRetrying) out.push(`  ${d.failedRetrying} failed on a transient fault, retried on their own; next attempt ${formatTime(d.nextRetryAt)} (${formatRelative(d.nextRetryAt, now)})`);
+  if (d.failedRetrying)
+    out.push(
+      `  ${d.failedRetrying} failed on a transient fault, retried on their own; next attempt ${formatTime(d.nextRetryAt)} (${formatRelative(d.nextRetryAt, now)})`,
+    );
   if (failedForGood > 0) out.push(`  ${failedForGood} failed for good (the service refused them): not retried`);
   for (const q of d.quota) {
     out.push(`  quota ${q.account}: ${q.used} of ${q.limit} used this week, ${q.remaining} left`);
@@ -89,7 +114,9 @@ export function formatStatus(r: StatusReport): string {
   const u = r.unreadable;
   if (u.count > 0) {
     out.push("", "Unreadable answers (last 30 days)");
-    out.push(`  ${u.count} answer(s) of the service could not be read and were skipped, kept with their raw JSON in the unreadable_responses table (${u.responses} whole response(s), ${u.count - u.responses} single item(s)); last ${formatRelative(u.lastSeenAt, now)}`);
+    out.push(
+      `  ${u.count} answer(s) of the service could not be read and were skipped, kept with their raw JSON in the unreadable_responses table (${u.responses} whole response(s), ${u.count - u.responses} single item(s)); last ${formatRelative(u.lastSeenAt, now)}`,
+    );
     for (const x of u.recent) out.push(`    ${x.operation} ${x.subject || "(response)"}: ${x.error}${x.count > 1 ? ` (${x.count} times)` : ""}`);
   }
 
@@ -116,7 +143,7 @@ export function registerStatusCommand(program: Command): void {
       const queues = new QueueAdmin(services.redis, config.redisPrefix);
       try {
         const report = await collectStatus({ ...services, queues, tokens: services.tokens });
-        process.stdout.write((opts.json ? JSON.stringify(report, null, 2) : formatStatus(report)) + "\n");
+        process.stdout.write(`${opts.json ? JSON.stringify(report, null, 2) : formatStatus(report)}\n`);
       } finally {
         await queues.close();
         await services.close();

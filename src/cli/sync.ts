@@ -24,7 +24,10 @@ export type PlannedRun = { accountId: number; account: string; source: SourceNam
 
 function parseOnly(only: string | undefined): SourceName[] | undefined {
   if (!only) return undefined;
-  const names = only.split(",").map((s) => s.trim()).filter(Boolean);
+  const names = only
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = names.filter((n) => !(SOURCE_NAMES as readonly string[]).includes(n));
   if (bad.length) throw new UserError(`unknown source(s) ${bad.join(", ")}: choose from ${SOURCE_NAMES.join(", ")}`);
   return names as SourceName[];
@@ -93,7 +96,11 @@ function printSummary(results: SyncRow[]): void {
   );
   const header = ["account", "source", "result", "new", "changed", "removed", "api calls", "throttled", "time", "note"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
   console.log(line(header));
   for (const row of rows) console.log(line(row));
 }
@@ -163,7 +170,11 @@ export function registerSyncCommand(program: Command): void {
       const services = await createServices({ config, log });
       try {
         if (opts.due && opts.all) throw new UserError("--due and --all contradict each other: choose one");
-        const plan = await planRuns(services, { ...(only ? { only } : {}), ...(opts.account ? { account: opts.account } : {}), ...(opts.due ? { due: true } : {}) });
+        const plan = await planRuns(services, {
+          ...(only ? { only } : {}),
+          ...(opts.account ? { account: opts.account } : {}),
+          ...(opts.due ? { due: true } : {}),
+        });
         if (plan.length === 0) {
           console.log("nothing is due; leave out --due (or use --only <sources>) to run anyway");
           return;

@@ -17,9 +17,10 @@ export function registerWorkerCommand(program: Command): void {
     .action(async (opts: { http?: boolean; httpHost?: string; httpPort?: number }) => {
       const config = loadConfig();
       const log = createLogger({ level: config.logLevel });
-      const http = opts.http || opts.httpHost || opts.httpPort !== undefined
-        ? { host: opts.httpHost ?? config.httpHost, port: opts.httpPort ?? config.httpPort, token: config.httpToken }
-        : undefined;
+      const http =
+        opts.http || opts.httpHost || opts.httpPort !== undefined
+          ? { host: opts.httpHost ?? config.httpHost, port: opts.httpPort ?? config.httpPort, token: config.httpToken }
+          : undefined;
       // Refuse an exposed dashboard without a token before migrating or connecting anything.
       if (http) assertSafeBind(http.host, http.token);
       await checkRedis(config.redisUrl);

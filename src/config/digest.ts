@@ -117,7 +117,12 @@ export const DIGEST_ENV = {
   DVAULT_SMTP_HOST: z.preprocess(emptyAsUndefined, z.string().optional()),
   DVAULT_SMTP_PORT: z.preprocess(
     emptyAsUndefined,
-    z.coerce.number({ message: "expects a port number" }).int().min(1, { message: "expects a port number" }).max(65535, { message: "expects a port number" }).optional(),
+    z.coerce
+      .number({ message: "expects a port number" })
+      .int()
+      .min(1, { message: "expects a port number" })
+      .max(65535, { message: "expects a port number" })
+      .optional(),
   ),
   DVAULT_SMTP_SECURE: bool(false),
   DVAULT_SMTP_USER: z.preprocess(emptyAsUndefined, z.string().optional()),
@@ -125,7 +130,10 @@ export const DIGEST_ENV = {
   DVAULT_SMTP_FROM: z.preprocess(emptyAsUndefined, z.string().refine(isMailbox, { message: "expects an address such as dvault <me@example.org>" }).optional()),
   DVAULT_SMTP_TO: z.preprocess(
     emptyAsUndefined,
-    z.string().refine((v) => list(v).length > 0 && list(v).every(isMailbox), { message: "expects one or more comma-separated addresses" }).optional(),
+    z
+      .string()
+      .refine((v) => list(v).length > 0 && list(v).every(isMailbox), { message: "expects one or more comma-separated addresses" })
+      .optional(),
   ),
   DVAULT_WEBHOOK_URL: z.preprocess(
     emptyAsUndefined,
@@ -143,7 +151,10 @@ export const DIGEST_ENV = {
       )
       .optional(),
   ),
-  DVAULT_WEBHOOK_SECRET: z.preprocess(emptyAsUndefined, z.string().min(16, { message: "expects a secret of at least 16 characters (openssl rand -hex 32)" }).optional()),
+  DVAULT_WEBHOOK_SECRET: z.preprocess(
+    emptyAsUndefined,
+    z.string().min(16, { message: "expects a secret of at least 16 characters (openssl rand -hex 32)" }).optional(),
+  ),
 };
 
 type DigestEnvShape = typeof DIGEST_ENV;

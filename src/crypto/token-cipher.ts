@@ -19,10 +19,7 @@ export type TokenAad = { accountId: number; field: TokenField };
 /** The stored tokens were written under another key: nothing dvault can do but say which key it used. */
 export class WrongSecretKeyError extends UserError {
   constructor(readonly keySource: string) {
-    super(
-      `cannot decrypt stored tokens: ${keySource} is not the key they were encrypted with; ` +
-        "restore the key or log in again with `dvault auth login`",
-    );
+    super(`cannot decrypt stored tokens: ${keySource} is not the key they were encrypted with; restore the key or log in again with \`dvault auth login\``);
     this.name = "WrongSecretKeyError";
   }
 }

@@ -84,7 +84,11 @@ export class AlertRepository {
   }
 
   /** The latest notifications, newest first: what was sent, when, and how each channel answered. */
-  async listDeliveries(limit = 20): Promise<Array<{ kind: AlertKind; subject: string; title: string; notifiedAt: Date; reminder: boolean; resolvedAt: Date | null; results: ChannelResults }>> {
+  async listDeliveries(
+    limit = 20,
+  ): Promise<
+    Array<{ kind: AlertKind; subject: string; title: string; notifiedAt: Date; reminder: boolean; resolvedAt: Date | null; results: ChannelResults }>
+  > {
     const { rows } = await this.db.query<{
       kind: AlertKind;
       subject: string;

@@ -2,7 +2,16 @@
 // one item with its metadata, history and files, and a stored file by its download id. Read-only.
 import type { Queryable } from "./with-transaction.ts";
 
-export type StoredFileRef = { downloadId: string; path: string; mime: string | null; status: string; kind: string; size: number | null; width: number | null; height: number | null };
+export type StoredFileRef = {
+  downloadId: string;
+  path: string;
+  mime: string | null;
+  status: string;
+  kind: string;
+  size: number | null;
+  width: number | null;
+  height: number | null;
+};
 
 export type ItemCard = {
   deviationid: string;
@@ -90,7 +99,16 @@ type CardRow = {
 
 function fileOf(r: Pick<CardRow, "download_id" | "path" | "mime" | "status" | "kind" | "size" | "width" | "height">): StoredFileRef | null {
   if (!r.download_id || !r.path) return null;
-  return { downloadId: r.download_id, path: r.path, mime: r.mime, status: r.status ?? "done", kind: r.kind ?? "original", size: r.size, width: r.width, height: r.height };
+  return {
+    downloadId: r.download_id,
+    path: r.path,
+    mime: r.mime,
+    status: r.status ?? "done",
+    kind: r.kind ?? "original",
+    size: r.size,
+    width: r.width,
+    height: r.height,
+  };
 }
 
 export class ArchiveBrowserRepository {
@@ -144,7 +162,12 @@ export class ArchiveBrowserRepository {
          ORDER BY 4, 3`,
       ),
     ]);
-    const choice = (r: { folderid: string; name: string | null; owner: string | null; size: number }): FolderChoice => ({ folderid: r.folderid, name: r.name ?? "(unnamed)", owner: r.owner, size: r.size });
+    const choice = (r: { folderid: string; name: string | null; owner: string | null; size: number }): FolderChoice => ({
+      folderid: r.folderid,
+      name: r.name ?? "(unnamed)",
+      owner: r.owner,
+      size: r.size,
+    });
     return {
       artists: artists.rows,
       galleries: folders.rows.filter((r) => r.kind === "gallery").map(choice),
@@ -236,7 +259,9 @@ export class ArchiveBrowserRepository {
       excerpt: d.excerpt,
       folders: folders.rows,
       files: stored.map(fileOf).filter((f): f is StoredFileRef => f !== null),
-      pending: downloads.rows.filter((r) => !stored.includes(r)).map((r) => ({ kind: r.kind ?? "", status: r.status ?? "", reason: r.reason, lastError: r.last_error })),
+      pending: downloads.rows
+        .filter((r) => !stored.includes(r))
+        .map((r) => ({ kind: r.kind ?? "", status: r.status ?? "", reason: r.reason, lastError: r.last_error })),
       history: history.rows.map((h) => ({ changedAt: h.changed_at, field: h.field, oldValue: h.old_value, newValue: h.new_value })),
     };
   }
@@ -255,10 +280,9 @@ export class ArchiveBrowserRepository {
   /** The best stored file of each deviation (for search results' thumbnails). */
   async bestFiles(deviationids: readonly string[]): Promise<Map<string, StoredFileRef>> {
     if (deviationids.length === 0) return new Map();
-    const { rows } = await this.db.query<CardRow>(
-      `SELECT d.deviationid, f.* FROM unnest($1::text[]) AS d(deviationid) CROSS JOIN LATERAL (${BEST_FILE}) f`,
-      [deviationids],
-    );
+    const { rows } = await this.db.query<CardRow>(`SELECT d.deviationid, f.* FROM unnest($1::text[]) AS d(deviationid) CROSS JOIN LATERAL (${BEST_FILE}) f`, [
+      deviationids,
+    ]);
     const out = new Map<string, StoredFileRef>();
     for (const r of rows) {
       const f = fileOf(r);

@@ -29,9 +29,7 @@ export function explainPgError(err: unknown, url: string): Error {
       return new UserError(`database "${fields.database}" does not exist on ${maskUrl(url)}. Run: npx dvault migrate`);
     case "28P01":
     case "28000":
-      return new UserError(
-        `PostgreSQL at ${maskUrl(url)} refused user "${fields.user}" (${e.message}). Check the user and password in DATABASE_URL.`,
-      );
+      return new UserError(`PostgreSQL at ${maskUrl(url)} refused user "${fields.user}" (${e.message}). Check the user and password in DATABASE_URL.`);
     default:
       if (/timeout/i.test(e.message ?? "")) {
         return new ServiceUnavailableError("PostgreSQL", maskUrl(url), "connection timed out", START_HINT);
@@ -114,5 +112,5 @@ async function connectAdmin(url: string): Promise<pg.Client> {
 }
 
 export function quoteIdent(name: string): string {
-  return '"' + name.replace(/"/g, '""') + '"';
+  return `"${name.replace(/"/g, '""')}"`;
 }

@@ -92,8 +92,7 @@ export class DeviationRepository {
 // ---- rows ------------------------------------------------------------------------------------------
 
 function deviationRow(d: DeviationInput) {
-  const premium =
-    d.tier || d.premium_folder_data ? { tier: d.tier ?? null, premium_folder_data: d.premium_folder_data ?? null } : null;
+  const premium = d.tier || d.premium_folder_data ? { tier: d.tier ?? null, premium_folder_data: d.premium_folder_data ?? null } : null;
   return {
     deviationid: d.deviationid,
     is_deleted: d.is_deleted === true,

@@ -27,7 +27,16 @@ export type CommentRowDb = DevColumns & { account: string; type: string | null; 
 export type WatcherRowDb = { account: string; username: string; usericon: string | null; at: Date };
 export type OtherRowDb = { account: string; box: string; type: string; count: number; latest_at: Date | null };
 export type MentionRowDb = DevColumns & { account: string; type: string | null; by: string | null; body: string | null; ts: Date | null; total: number };
-export type NoteRowDb = { account: string; noteid: string; sender: string | null; subject: string | null; preview: string | null; body: string | null; ts: Date | null; total: number };
+export type NoteRowDb = {
+  account: string;
+  noteid: string;
+  sender: string | null;
+  subject: string | null;
+  preview: string | null;
+  body: string | null;
+  ts: Date | null;
+  total: number;
+};
 export type NewDeviationRowDb = DevColumns & { account: string; artist: string | null; published_at: Date | null; type: string | null; total: number };
 export type ChangeRowDb = DevColumns & {
   account: string;

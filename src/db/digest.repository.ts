@@ -126,7 +126,17 @@ export class DigestRepository {
    * Older digests of the channel still pending (a retry of a tick that a later digest already covered):
    * failed, with the reason. Their windows are not lost: the delivered digest covered them.
    */
-  async supersedePending({ channel, coveredUntil, exceptId, at }: { channel: DigestChannel; coveredUntil: Date; exceptId: string | null; at: Date }): Promise<number> {
+  async supersedePending({
+    channel,
+    coveredUntil,
+    exceptId,
+    at,
+  }: {
+    channel: DigestChannel;
+    coveredUntil: Date;
+    exceptId: string | null;
+    at: Date;
+  }): Promise<number> {
     const result = await this.db.query(
       `UPDATE digests SET status = 'failed', updated_at = $4,
          last_error = concat_ws(' ', last_error, '(superseded: a later digest covered this window)')

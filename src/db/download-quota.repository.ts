@@ -12,7 +12,12 @@ export class DownloadQuotaRepository {
    * any is left: one INSERT ... ON CONFLICT DO UPDATE ... WHERE used < allowance, so concurrent callers
    * can never overspend. Returns the new count, or undefined when the allowance is spent.
    */
-  async tryConsume(args: { accountId: number; weekStart: string; defaultAllowance: number; at: Date }): Promise<{ used: number; allowance: number } | undefined> {
+  async tryConsume(args: {
+    accountId: number;
+    weekStart: string;
+    defaultAllowance: number;
+    at: Date;
+  }): Promise<{ used: number; allowance: number } | undefined> {
     const { rows } = await this.db.query<{ used: number; allowance: number }>(TRY_CONSUME, [args.accountId, args.weekStart, args.defaultAllowance, args.at]);
     return rows[0];
   }
@@ -35,7 +40,12 @@ export class DownloadQuotaRepository {
       args.defaultAllowance,
     ]);
     const row = rows[0];
-    return { used: row?.used ?? 0, allowance: row?.allowance ?? args.defaultAllowance, exhaustedAt: row?.exhausted_at ?? null, exhaustedReason: row?.exhausted_reason ?? null };
+    return {
+      used: row?.used ?? 0,
+      allowance: row?.allowance ?? args.defaultAllowance,
+      exhaustedAt: row?.exhausted_at ?? null,
+      exhaustedReason: row?.exhausted_reason ?? null,
+    };
   }
 
   /** Sets (or with null clears) an account's own weekly allowance. Returns false when no such account. */

@@ -7,7 +7,15 @@ export function text(value: string | null | undefined): string | null {
   return value ?? null;
 }
 
-export type ClaimedRow = { id: string; deviationid: string; kind: DownloadKind; status: DownloadStatus; account_id: number | null; rank: number; published_at: Date | null };
+export type ClaimedRow = {
+  id: string;
+  deviationid: string;
+  kind: DownloadKind;
+  status: DownloadStatus;
+  account_id: number | null;
+  rank: number;
+  published_at: Date | null;
+};
 
 export function toClaimed(r: ClaimedRow): ClaimedDownload {
   return { id: String(r.id), deviationid: r.deviationid, kind: r.kind, status: r.status, accountId: r.account_id, rank: r.rank, publishedAt: r.published_at };

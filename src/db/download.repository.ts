@@ -11,7 +11,6 @@ import {
   MARK_NOT_DOWNLOADABLE,
   MARK_STORED,
   MARK_WANTED,
-  rank,
   RECORD_ATTEMPT,
   RECORD_FAILURE,
   RELEASE,
@@ -319,7 +318,14 @@ export class DownloadRepository {
 
   /** Counts (and bytes) per kind and status, and the earliest next window of waiting rows: the summary. */
   async downloadStatusCounts(): Promise<StatusCount[]> {
-    const { rows } = await this.db.query<{ kind: DownloadKind; status: DownloadStatus; n: number; bytes: string | null; partial: number; next_attempt_at: Date | null }>(STATUS_COUNTS);
+    const { rows } = await this.db.query<{
+      kind: DownloadKind;
+      status: DownloadStatus;
+      n: number;
+      bytes: string | null;
+      partial: number;
+      next_attempt_at: Date | null;
+    }>(STATUS_COUNTS);
     return rows.map((r) => ({ kind: r.kind, status: r.status, count: r.n, bytes: Number(r.bytes ?? 0), partial: r.partial, nextAttemptAt: r.next_attempt_at }));
   }
 }

@@ -42,12 +42,7 @@ export class FolderRepository {
    * Records a page of a folder's contents. The deviations must be upserted first (a foreign key says so).
    * `changed`: members that moved or came back.
    */
-  async upsertFolderMembership(
-    kind: FolderKind,
-    folderid: string,
-    members: readonly FolderMemberInput[],
-    seenAt: Date,
-  ): Promise<UpsertCounts> {
+  async upsertFolderMembership(kind: FolderKind, folderid: string, members: readonly FolderMemberInput[], seenAt: Date): Promise<UpsertCounts> {
     const rows = uniqueBy(members, (m) => m.deviationid);
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
     const { rows: result } = await this.db.query<CountsRow>(UPSERT_MEMBERS, [jsonParam(rows), kind, folderid, seenAt]);

@@ -28,7 +28,9 @@ export class GalleryDlArchiveRepository {
       bytes = await fs.readFile(file);
     } catch (err) {
       const code = (err as { code?: string }).code;
-      throw new UserError(`--archive ${file}: ${code === "ENOENT" ? "no such file" : `cannot read it (${code ?? String(err)})`}; give the path of gallery-dl's archive file (its "archive" option)`);
+      throw new UserError(
+        `--archive ${file}: ${code === "ENOENT" ? "no such file" : `cannot read it (${code ?? String(err)})`}; give the path of gallery-dl's archive file (its "archive" option)`,
+      );
     }
     if (bytes.length < SQLITE_MAGIC.length || !bytes.subarray(0, SQLITE_MAGIC.length).equals(SQLITE_MAGIC)) {
       throw new UserError(`--archive ${file} is not a SQLite database; give the path of gallery-dl's archive file (its "archive" option)`);

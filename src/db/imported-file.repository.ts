@@ -23,7 +23,14 @@ export type ImportCandidate = {
   isMultiMedia: boolean;
 };
 
-export type DownloadState = { deviationid: string; kind: DownloadKind; status: DownloadStatus; rendition: string | null; path: string | null; sha256: string | null };
+export type DownloadState = {
+  deviationid: string;
+  kind: DownloadKind;
+  status: DownloadStatus;
+  rendition: string | null;
+  path: string | null;
+  sha256: string | null;
+};
 
 export type ImportedRole = "original" | "rendition" | "extra_image";
 
@@ -75,14 +82,26 @@ export class ImportedFileRepository {
   /** The downloads rows of these deviations, and the files imported for them before (by sha256). */
   async findImportTargets(deviationids: readonly string[]): Promise<{ rows: DownloadState[]; imported: Array<{ deviationid: string; sha256: string }> }> {
     if (deviationids.length === 0) return { rows: [], imported: [] };
-    const { rows } = await this.db.query<{ kind: "row" | "imported"; deviationid: string; dkind: DownloadKind | null; status: DownloadStatus | null; rendition: string | null; path: string | null; sha256: string | null }>(
-      FIND_TARGETS,
-      [[...deviationids]],
-    );
+    const { rows } = await this.db.query<{
+      kind: "row" | "imported";
+      deviationid: string;
+      dkind: DownloadKind | null;
+      status: DownloadStatus | null;
+      rendition: string | null;
+      path: string | null;
+      sha256: string | null;
+    }>(FIND_TARGETS, [[...deviationids]]);
     return {
       rows: rows
         .filter((r) => r.kind === "row")
-        .map((r) => ({ deviationid: r.deviationid, kind: r.dkind as DownloadKind, status: r.status as DownloadStatus, rendition: r.rendition, path: r.path, sha256: r.sha256 })),
+        .map((r) => ({
+          deviationid: r.deviationid,
+          kind: r.dkind as DownloadKind,
+          status: r.status as DownloadStatus,
+          rendition: r.rendition,
+          path: r.path,
+          sha256: r.sha256,
+        })),
       imported: rows.filter((r) => r.kind === "imported" && r.sha256 !== null).map((r) => ({ deviationid: r.deviationid, sha256: r.sha256 as string })),
     };
   }
@@ -94,7 +113,13 @@ export class ImportedFileRepository {
    * source becomes "imported"; a replaced file is kept in download_history.
    */
   async adoptImportedFile(file: AdoptedFileRecord, fill: RowFill | null): Promise<AdoptResult> {
-    const { rows } = await this.db.query<{ filled: boolean; old_status: DownloadStatus | null; old_rendition: string | null; old_path: string | null; recorded: boolean }>(ADOPT, [
+    const { rows } = await this.db.query<{
+      filled: boolean;
+      old_status: DownloadStatus | null;
+      old_rendition: string | null;
+      old_path: string | null;
+      recorded: boolean;
+    }>(ADOPT, [
       file.deviationid,
       file.role,
       file.rendition,
@@ -116,7 +141,11 @@ export class ImportedFileRepository {
     ]);
     const r = rows[0];
     if (!r) throw new Error(`adopting a file of ${file.deviationid} returned nothing`);
-    return { filled: r.filled, old: r.old_status === null ? null : { status: r.old_status, rendition: r.old_rendition, path: r.old_path }, recorded: r.recorded };
+    return {
+      filled: r.filled,
+      old: r.old_status === null ? null : { status: r.old_status, rendition: r.old_rendition, path: r.old_path },
+      recorded: r.recorded,
+    };
   }
 
   /** Originals in the archive that an import brought (the digest's health section). */
@@ -129,7 +158,9 @@ export class ImportedFileRepository {
 
   /** Every archive path an imported file keeps alive (`dvault verify` counts them as referenced). */
   async listImportedPaths(): Promise<Array<{ path: string; sha256: string; size: number }>> {
-    const { rows } = await this.db.query<{ path: string; sha256: string; size: string }>(`SELECT DISTINCT path, sha256, size FROM imported_files ORDER BY path`);
+    const { rows } = await this.db.query<{ path: string; sha256: string; size: string }>(
+      `SELECT DISTINCT path, sha256, size FROM imported_files ORDER BY path`,
+    );
     return rows.map((r) => ({ path: r.path, sha256: r.sha256, size: Number(r.size) }));
   }
 }

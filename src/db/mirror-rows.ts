@@ -9,14 +9,7 @@ import { storableJson } from "./storable-text.ts";
 export type UpsertCounts = { inserted: number; changed: number; unchanged: number };
 
 /** `deactivated` is the older name of artist_deactivated, no longer written. */
-export type RemovedReason =
-  | "deleted"
-  | "deactivated"
-  | "access_lost"
-  | "gone_from_listing"
-  | "artist_suspended"
-  | "artist_deactivated"
-  | "artist_not_found";
+export type RemovedReason = "deleted" | "deactivated" | "access_lost" | "gone_from_listing" | "artist_suspended" | "artist_deactivated" | "artist_not_found";
 export type DeviationType = "image" | "journal" | "literature" | "video" | "other";
 export type FolderKind = "gallery" | "collection";
 
@@ -113,7 +106,10 @@ export function feedItemId(item: FeedItemInput): string {
         item.ts ?? "",
         item.type ?? "",
         item.by_user?.userid ?? "",
-        (item.deviations ?? []).map((d) => d.deviationid).sort().join(","),
+        (item.deviations ?? [])
+          .map((d) => d.deviationid)
+          .sort()
+          .join(","),
         item.status?.statusid ?? "",
         item.comment?.commentid ?? "",
         item.collection?.folderid ?? "",

@@ -26,6 +26,6 @@ export function pgFields(url: string): PgFields {
 /** The same server and credentials, another database. */
 export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
-  u.pathname = "/" + encodeURIComponent(database);
+  u.pathname = `/${encodeURIComponent(database)}`;
   return u.toString();
 }

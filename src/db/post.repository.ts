@@ -29,9 +29,7 @@ export class PostRepository {
       url: s.url ?? null,
       comments_count: s.comments_count ?? null,
       is_share: s.is_share ?? null,
-      shared_deviationids: s.items
-        ? s.items.flatMap((item) => (item.deviation?.deviationid ? [item.deviation.deviationid] : []))
-        : null,
+      shared_deviationids: s.items ? s.items.flatMap((item) => (item.deviation?.deviationid ? [item.deviation.deviationid] : [])) : null,
       raw: s,
     }));
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0, removed: 0 };

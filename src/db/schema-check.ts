@@ -12,7 +12,10 @@ const MIGRATE = "run `npx dvault migrate` first";
 async function shippedMigrations(): Promise<string[] | undefined> {
   try {
     const entries = await readdir(path.join(PACKAGE_ROOT, "prisma/migrations"), { withFileTypes: true });
-    return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    return entries
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw err;

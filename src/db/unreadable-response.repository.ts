@@ -32,8 +32,14 @@ export type UnreadableSummary = {
 
 /** The same request asked again hashes the same: operation, method, path and its sorted parameters. */
 export function requestKey(report: Pick<UnreadableReport, "operation" | "request">): string {
-  const params = Object.fromEntries(Object.entries(report.request.params).filter(([, v]) => v !== undefined && v !== null).sort(([a], [b]) => a.localeCompare(b)));
-  return createHash("sha256").update(JSON.stringify([report.operation, report.request.method, report.request.path, params])).digest("hex");
+  const params = Object.fromEntries(
+    Object.entries(report.request.params)
+      .filter(([, v]) => v !== undefined && v !== null)
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
+  return createHash("sha256")
+    .update(JSON.stringify([report.operation, report.request.method, report.request.path, params]))
+    .digest("hex");
 }
 
 function boundedRaw(raw: unknown): unknown {
@@ -63,7 +69,10 @@ export class UnreadableResponseRepository {
   /** What status, the dashboard and the digest show: how many since `since`, and the latest few. */
   async summarizeUnreadable(since: Date, limit = 5): Promise<UnreadableSummary> {
     const { rows } = await this.db.query<{ count: number; responses: number; last_seen_at: Date | null }>(SUMMARY, [since]);
-    const { rows: recent } = await this.db.query<{ operation: string; subject: string; error: string; count: number; last_seen_at: Date }>(RECENT, [since, limit]);
+    const { rows: recent } = await this.db.query<{ operation: string; subject: string; error: string; count: number; last_seen_at: Date }>(RECENT, [
+      since,
+      limit,
+    ]);
     const head = rows[0];
     return {
       count: head?.count ?? 0,

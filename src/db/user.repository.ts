@@ -15,7 +15,10 @@ export class UserRepository {
    * lacks keep their archived values; an edited profile field seen here is kept in user_history.
    */
   async upsertUsers(users: readonly UserInput[], seenAt: Date): Promise<UpsertCounts> {
-    return this.upsert(uniqueBy(users, (u) => u.userid).map((u) => userRow(u)), seenAt);
+    return this.upsert(
+      uniqueBy(users, (u) => u.userid).map((u) => userRow(u)),
+      seenAt,
+    );
   }
 
   /**

@@ -12,12 +12,7 @@ export class WatchRepository {
    * Records one page of /user/watchers (kind 'watcher') or /user/friends ('watching'). The users must be
    * upserted first (a foreign key says so). `changed` counts changed watch flags and returning users.
    */
-  async upsertWatchRelations(
-    accountId: number,
-    kind: WatchKind,
-    entries: readonly WatchEntryInput[],
-    seenAt: Date,
-  ): Promise<UpsertCounts> {
+  async upsertWatchRelations(accountId: number, kind: WatchKind, entries: readonly WatchEntryInput[], seenAt: Date): Promise<UpsertCounts> {
     const rows = uniqueBy(entries, (e) => e.user.userid).map((e) => ({
       userid: e.user.userid,
       watch: e.watch ?? null,

@@ -57,7 +57,7 @@ export function demoDatabaseUrl(databaseUrl: string): string {
 
 export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const started = Date.now();
-  const out = options.out ?? ((line: string) => void process.stdout.write(line + "\n"));
+  const out = options.out ?? ((line: string) => void process.stdout.write(`${line}\n`));
   const dir = path.resolve(options.dir);
   const archiveDir = path.join(dir, "archive");
   rmSync(dir, { recursive: true, force: true });
@@ -128,7 +128,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
 
     // 2. A full sync of every source, as sync.source jobs through the worker's handler and WorkerHost (sync-here.ts).
     out(`2/4 sync    every source, full sweep`);
-    const sync = await syncHere(services, options.log, row.id, SOURCES.map((s) => s.name).filter((name) => name !== "tracked"), true);
+    const sync = await syncHere(
+      services,
+      options.log,
+      row.id,
+      SOURCES.map((s) => s.name).filter((name) => name !== "tracked"),
+      true,
+    );
     for (const result of sync) {
       out(
         `            ${result.source.padEnd(14)} ${result.status.padEnd(9)} new ${String(result.new).padStart(5)}   api calls ${String(result.apiCalls).padStart(4)}` +
@@ -151,7 +157,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     const watchedIds = new Set(await new WatchRepository(services.pool).listWatchedUserIds());
     // Watched artists who have a gallery to post into (the simulated service knows).
     const posters = new Set(sim.truth.galleryFolders.filter((f) => watchedIds.has(f.ownerId)).map((f) => f.ownerId));
-    const watched = [...posters].slice(0, 2).map((id) => sim.truth.users.get(id)?.username).filter((u): u is string => !!u);
+    const watched = [...posters]
+      .slice(0, 2)
+      .map((id) => sim.truth.users.get(id)?.username)
+      .filter((u): u is string => !!u);
     for (let i = 0; i < 6; i++) sim.activity({ kind: "new_message" });
     sim.activity({ kind: "new_note", subject: "Print request", body: "Would you sell a print of your latest piece?" });
     sim.activity({ kind: "new_watcher" });
@@ -160,7 +169,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     const preview = await previewDigest(services, { since: baselineEnd, out: path.join(dir, "digest") });
     const c = preview.counts as Record<string, number>;
     out(`4/4 digest  "${preview.subject}"`);
-    out(`            ${Object.entries(c).filter(([, n]) => typeof n === "number" && n > 0).map(([k, n]) => `${n} ${k}`).join(", ") || "nothing new"}`);
+    out(
+      `            ${
+        Object.entries(c)
+          .filter(([, n]) => typeof n === "number" && n > 0)
+          .map(([k, n]) => `${n} ${k}`)
+          .join(", ") || "nothing new"
+      }`,
+    );
 
     return {
       databaseUrl,

@@ -144,14 +144,23 @@ export async function currentConditions(opts: CheckOptions): Promise<AlertCondit
       kind: "source_failing",
       subject: `source:${s.account_id}:${s.source}:${s.key}`,
       title: `${s.name}: ${s.source}${s.key ? ` (${s.key})` : ""} keeps failing`,
-      details: { account: s.name, source: s.source, key: s.key, error: s.last_error ? scrubString(s.last_error) : null, lastRunAt: s.last_run_at?.toISOString() ?? null },
+      details: {
+        account: s.name,
+        source: s.source,
+        key: s.key,
+        error: s.last_error ? scrubString(s.last_error) : null,
+        lastRunAt: s.last_run_at?.toISOString() ?? null,
+      },
     });
   }
   if (paused.paused) {
     conditions.push({
       kind: "downloads_paused",
       subject: "downloads",
-      title: paused.cause === "archive_link" ? "downloads are paused: the archive contains a link that points outside it" : "downloads are paused: the archive's disk is almost full",
+      title:
+        paused.cause === "archive_link"
+          ? "downloads are paused: the archive contains a link that points outside it"
+          : "downloads are paused: the archive's disk is almost full",
       details: { reason: paused.reason ?? null, since: paused.since?.toISOString() ?? null, cause: paused.cause ?? "disk" },
     });
   }
@@ -181,7 +190,9 @@ export function describeIncident(incident: IncidentRow): { body: string; command
       };
     case "downloads_paused":
       if (d.cause === "archive_link") {
-        return { body: `Downloads are paused: ${d.reason ?? "a folder of the archive leads outside it"}. Nothing was written outside the archive and no file was given up. Syncing the mirror continues.` };
+        return {
+          body: `Downloads are paused: ${d.reason ?? "a folder of the archive leads outside it"}. Nothing was written outside the archive and no file was given up. Syncing the mirror continues.`,
+        };
       }
       return {
         body: `Downloads are paused because the archive's disk is almost full${d.reason ? ` (${d.reason})` : ""}. Free some space: they resume on their own. Syncing the mirror continues.`,
@@ -220,7 +231,13 @@ export async function evaluateAlerts(opts: EvaluateAlertsOptions): Promise<Evalu
   const conditions = await currentConditions(opts);
   const open = await repo.openIncidents(conditions, now);
   const resolved = await repo.resolveMissing(conditions, now);
-  const grace: Record<AlertKind, number> = { needs_reauth: 0, downloads_paused: 0, heartbeat_missing: 0, source_failing: SOURCE_FAILING_GRACE_MS, ...opts.graceMs };
+  const grace: Record<AlertKind, number> = {
+    needs_reauth: 0,
+    downloads_paused: 0,
+    heartbeat_missing: 0,
+    source_failing: SOURCE_FAILING_GRACE_MS,
+    ...opts.graceMs,
+  };
   const remindAfterMs = opts.remindAfterMs ?? DAY_MS;
   const result: EvaluateAlertsResult = { open: open.length, notified: [], reminded: [], resolved: resolved.map((r) => r.title), failed: [] };
 
@@ -265,7 +282,15 @@ async function notify(incident: IncidentRow, reminder: boolean, opts: EvaluateAl
     html: rendered.html,
     text: rendered.text,
     payload: {
-      alert: { kind: notice.kind, subject: notice.subject, title: notice.title, body, command: command ?? null, openedAt: notice.openedAt.toISOString(), reminder },
+      alert: {
+        kind: notice.kind,
+        subject: notice.subject,
+        title: notice.title,
+        body,
+        command: command ?? null,
+        openedAt: notice.openedAt.toISOString(),
+        reminder,
+      },
     },
     fileBase: `dvault-alert-${incident.id}-${incident.notifyCount}-${incident.kind}`,
     date: opts.now,

@@ -92,7 +92,9 @@ export async function collectDigest(opts: CollectOptions): Promise<DigestData> {
     mentions: mentions.map(toMention),
     mentionsTotal: mentions[0]?.total ?? 0,
     notes: {
-      unread: notes.map((r): NoteItem => ({ account: r.account, noteid: r.noteid, sender: r.sender, subject: r.subject, preview: notePreview(r), sentAt: r.ts })),
+      unread: notes.map(
+        (r): NoteItem => ({ account: r.account, noteid: r.noteid, sender: r.sender, subject: r.subject, preview: notePreview(r), sentAt: r.ts }),
+      ),
       total: notes[0]?.total ?? 0,
       olderUnread,
     },

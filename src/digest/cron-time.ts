@@ -77,7 +77,9 @@ export class CronClock {
   /** The latest tick strictly before `before` (epoch ms), or undefined when no date satisfies the expression. */
   private tickBefore(before: number): number | undefined {
     try {
-      return CronExpressionParser.parse(this.expression, { tz: this.timezone, currentDate: new Date(before) }).prev().getTime();
+      return CronExpressionParser.parse(this.expression, { tz: this.timezone, currentDate: new Date(before) })
+        .prev()
+        .getTime();
     } catch {
       // cron-parser's backward walk can give up next to a half-hour DST gap (Australia/Lord_Howe): walk forward
       // from further back instead, widening the span until a tick turns up.

@@ -48,6 +48,6 @@ export async function previewDigest(services: DigestServices, opts: { since?: Da
   const files = { html: path.join(dir, "digest.html"), text: path.join(dir, "digest.txt"), json: path.join(dir, "digest.json") };
   await writeFile(files.html, rendered.html);
   await writeFile(files.text, rendered.text);
-  await writeFile(files.json, JSON.stringify({ subject: rendered.subject, ...data }, null, 2) + "\n");
+  await writeFile(files.json, `${JSON.stringify({ subject: rendered.subject, ...data }, null, 2)}\n`);
   return { window, subject: rendered.subject, counts: data.counts, files };
 }

@@ -113,7 +113,9 @@ export function multiAccount(data: DigestData): boolean {
   if (multi === undefined) {
     const f = data.feedback;
     const accounts = new Set(
-      [...f.faves, ...f.comments, ...f.watchers, ...f.other, ...data.mentions, ...data.notes.unread, ...data.deviations.items, ...data.changes].map((i) => i.account),
+      [...f.faves, ...f.comments, ...f.watchers, ...f.other, ...data.mentions, ...data.notes.unread, ...data.deviations.items, ...data.changes].map(
+        (i) => i.account,
+      ),
     );
     multi = accounts.size > 1;
     multiCache.set(data, multi);
@@ -169,7 +171,12 @@ export function healthLines(h: Health, tz: string): HealthLine[] {
   const lines: HealthLine[] = [];
   for (const a of h.accounts) {
     if (a.problem === "needs_reauth" || a.problem === "revoked") {
-      lines.push({ level: "bad", head: `Account “${clean(a.name)}” needs re-authorization; its sync is paused.`, ...(a.reason ? { detail: clean(a.reason) } : {}), command: a.command });
+      lines.push({
+        level: "bad",
+        head: `Account “${clean(a.name)}” needs re-authorization; its sync is paused.`,
+        ...(a.reason ? { detail: clean(a.reason) } : {}),
+        command: a.command,
+      });
     } else if (a.problem === "refresh_token_old") {
       lines.push({
         level: "warn",
@@ -178,7 +185,12 @@ export function healthLines(h: Health, tz: string): HealthLine[] {
         command: a.command,
       });
     } else {
-      lines.push({ level: "warn", head: `Account “${clean(a.name)}” will need a new login soon.`, ...(a.reason ? { detail: clean(a.reason) } : {}), command: a.command });
+      lines.push({
+        level: "warn",
+        head: `Account “${clean(a.name)}” will need a new login soon.`,
+        ...(a.reason ? { detail: clean(a.reason) } : {}),
+        command: a.command,
+      });
     }
   }
   for (const s of h.failingSources) {
@@ -196,10 +208,18 @@ export function healthLines(h: Health, tz: string): HealthLine[] {
     });
   }
   if (h.downloadsPaused.paused) {
-    lines.push({ level: "bad", head: h.downloadsPaused.cause === "archive_link" ? "Downloads are paused: the archive contains a link that points outside it." : "Downloads are paused: the archive's disk is almost full.", ...(h.downloadsPaused.reason ? { detail: clean(h.downloadsPaused.reason) } : {}) });
+    lines.push({
+      level: "bad",
+      head:
+        h.downloadsPaused.cause === "archive_link"
+          ? "Downloads are paused: the archive contains a link that points outside it."
+          : "Downloads are paused: the archive's disk is almost full.",
+      ...(h.downloadsPaused.reason ? { detail: clean(h.downloadsPaused.reason) } : {}),
+    });
   }
   if ("error" in h.disk) lines.push({ level: "warn", head: `Could not read the free space of ${h.disk.path}.`, detail: h.disk.error });
-  else if (h.disk.low) lines.push({ level: "bad", head: `Low disk space: ${formatBytes(h.disk.freeBytes)} free of ${formatBytes(h.disk.totalBytes)}.`, detail: h.disk.path });
+  else if (h.disk.low)
+    lines.push({ level: "bad", head: `Low disk space: ${formatBytes(h.disk.freeBytes)} free of ${formatBytes(h.disk.totalBytes)}.`, detail: h.disk.path });
   for (const a of h.alerts) lines.push({ level: "bad", head: clean(a.title), detail: `since ${formatTime(a.openedAt, tz)}` });
   if (h.deferredDownloads.count > 0) {
     lines.push({
@@ -216,7 +236,11 @@ export function healthLines(h: Health, tz: string): HealthLine[] {
     });
   }
   for (const s of h.unavailableSources) {
-    lines.push({ level: "info", head: `${clean(s.account)}: ${s.source}${s.key ? ` (${clean(s.key)})` : ""} is partly unavailable upstream.`, detail: clean(s.unavailable ?? "") });
+    lines.push({
+      level: "info",
+      head: `${clean(s.account)}: ${s.source}${s.key ? ` (${clean(s.key)})` : ""} is partly unavailable upstream.`,
+      detail: clean(s.unavailable ?? ""),
+    });
   }
   for (const s of h.incompleteSources) {
     lines.push({
@@ -233,7 +257,8 @@ export function healthLines(h: Health, tz: string): HealthLine[] {
       command: "dvault status",
     });
   }
-  if (!("error" in h.disk) && !h.disk.low) lines.push({ level: "ok", head: `Disk: ${formatBytes(h.disk.freeBytes)} free of ${formatBytes(h.disk.totalBytes)}.`, detail: h.disk.path });
+  if (!("error" in h.disk) && !h.disk.low)
+    lines.push({ level: "ok", head: `Disk: ${formatBytes(h.disk.freeBytes)} free of ${formatBytes(h.disk.totalBytes)}.`, detail: h.disk.path });
   return lines;
 }
 

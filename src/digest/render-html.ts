@@ -133,7 +133,8 @@ function feedbackHtml(data: DigestData, tz: string): SafeHtml {
   const watchers = watchersByAccount(data).map(
     ([account, names]) =>
       html`<p style="margin:14px 0 6px 0;${text(15, C.ink, 600)}">${plural(names.length, "new watcher")}${account ? html` of ${clean(account)}` : ""}</p><div>${names.map(
-        (n) => html`<span style="display:inline-block;margin:0 6px 6px 0;padding:3px 10px;border-radius:12px;background:${C.accentSoft};${text(13, C.ink)}">${n}</span>`,
+        (n) =>
+          html`<span style="display:inline-block;margin:0 6px 6px 0;padding:3px 10px;border-radius:12px;background:${C.accentSoft};${text(13, C.ink)}">${n}</span>`,
       )}</div>`,
   );
   return html`${rows.length ? list(rows) : ""}${more(f.comments.length, f.commentsTotal, "comment")}${watchers}`;
@@ -238,10 +239,15 @@ function sectionsHtml(data: DigestData, tz: string): SafeHtml[] {
   const c = data.counts;
   const sections: SafeHtml[] = [];
   const feedbackCount = c.faves + c.comments + c.watchers + c.notifications;
-  if (feedbackCount > 0) sections.push(sectionHeader("Feedback", summaryLine({ ...zero(), faves: c.faves, comments: c.comments, watchers: c.watchers })), sectionBody(feedbackHtml(data, tz)));
+  if (feedbackCount > 0)
+    sections.push(
+      sectionHeader("Feedback", summaryLine({ ...zero(), faves: c.faves, comments: c.comments, watchers: c.watchers })),
+      sectionBody(feedbackHtml(data, tz)),
+    );
   if (data.mentions.length) sections.push(sectionHeader("Mentions", String(data.mentionsTotal)), sectionBody(mentionsHtml(data, tz)));
   if (data.notes.unread.length) sections.push(sectionHeader("Unread notes", String(data.notes.total)), sectionBody(notesHtml(data, tz)));
-  if (data.deviations.items.length) sections.push(sectionHeader("New from artists you watch", String(data.deviations.total)), sectionBody(deviationsHtml(data, tz)));
+  if (data.deviations.items.length)
+    sections.push(sectionHeader("New from artists you watch", String(data.deviations.total)), sectionBody(deviationsHtml(data, tz)));
   if (data.changes.length) sections.push(sectionHeader("Changes worth knowing", String(data.changes.length)), sectionBody(changesHtml(data, tz)));
   if (sections.length === 0) {
     const waiting = data.accounts.filter((a) => !a.baselineComplete);
@@ -250,7 +256,10 @@ function sectionsHtml(data: DigestData, tz: string): SafeHtml[] {
       : "Nothing new reached your archive in this window.";
     sections.push(sectionBody(html`<p style="margin:18px 0 0 0;${text(15, C.muted)}">${note}</p>`));
   }
-  sections.push(sectionHeader("Archive health", c.problems ? plural(c.problems, "item") + " to look at" : undefined), sectionBody(healthHtml(data.health, tz, c.problems)));
+  sections.push(
+    sectionHeader("Archive health", c.problems ? `${plural(c.problems, "item")} to look at` : undefined),
+    sectionBody(healthHtml(data.health, tz, c.problems)),
+  );
   return sections;
 }
 

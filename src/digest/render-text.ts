@@ -38,7 +38,9 @@ export function digestText(data: DigestData, opts: RenderOptions): string {
       if (safeUrl(g.deviation.url)) line(`    ${safeUrl(g.deviation.url)}`);
     }
     for (const c of f.comments) {
-      line(`  ${acct(c.account)}${name(c.author)} ${c.kind === "reply" ? "replied" : "commented"}${c.deviation ? ` on “${title(c.deviation)}”` : ""} (${formatTime(c.postedAt, tz)})`);
+      line(
+        `  ${acct(c.account)}${name(c.author)} ${c.kind === "reply" ? "replied" : "commented"}${c.deviation ? ` on “${title(c.deviation)}”` : ""} (${formatTime(c.postedAt, tz)})`,
+      );
       for (const l of c.body.split("\n")) line(`    > ${l}`);
     }
     if (f.commentsTotal > f.comments.length) line(`  …and ${plural(f.commentsTotal - f.comments.length, "comment")} more`);
@@ -93,5 +95,5 @@ export function digestText(data: DigestData, opts: RenderOptions): string {
   line("--");
   line("New means new to your archive in this window: first seen by dvault, whatever the service's own dates say.");
   if (opts.idempotencyKey) line(`Digest ${opts.idempotencyKey}`);
-  return out.join("\n") + "\n";
+  return `${out.join("\n")}\n`;
 }

@@ -165,7 +165,10 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
       const error = scrubString(err instanceof Error ? err.message : String(err));
       const final = opts.attempt >= opts.maxAttempts;
       await repo.recordDeliveryFailure({ id: row.id, error, final, at: new Date(services.now()) });
-      log.warn({ channel, key, attempt: opts.attempt, final, error }, final ? "digest delivery failed for good; the next digest covers its window" : "digest delivery failed; will retry");
+      log.warn(
+        { channel, key, attempt: opts.attempt, final, error },
+        final ? "digest delivery failed for good; the next digest covers its window" : "digest delivery failed; will retry",
+      );
       throw err;
     }
     await finish("sent", receipt);

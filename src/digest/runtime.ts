@@ -35,7 +35,10 @@ export async function startDigestRuntime({
   scheduler.start();
   await scheduler.catchUp().catch((err: unknown) => log.error({ err }, "digest catch-up failed; the next tick covers the gap"));
   const { channels, cron, timezone } = services.config.digest;
-  log.info({ channels, cron: channels.length ? cron : undefined, timezone: channels.length ? timezone : undefined }, channels.length ? "digests scheduled" : "digests: no channel configured (dvault digest --preview still works)");
+  log.info(
+    { channels, cron: channels.length ? cron : undefined, timezone: channels.length ? timezone : undefined },
+    channels.length ? "digests scheduled" : "digests: no channel configured (dvault digest --preview still works)",
+  );
   return {
     scheduler,
     async stop() {

@@ -58,7 +58,10 @@ export class DigestScheduler {
       payloads.push(payload);
     }
     if (payloads.length) {
-      this.options.log.info({ tick: latest.toISOString(), channels: payloads.map((p) => p.channel) }, "catching up digests missed while dvault was not running");
+      this.options.log.info(
+        { tick: latest.toISOString(), channels: payloads.map((p) => p.channel) },
+        "catching up digests missed while dvault was not running",
+      );
     }
     return payloads;
   }

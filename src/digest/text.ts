@@ -9,7 +9,10 @@ export { htmlToText } from "../text/html-to-text.ts";
 export function shorten(text: string, max: number): string {
   const chars = Array.from(text);
   if (chars.length <= max) return text;
-  return chars.slice(0, Math.max(1, max - 1)).join("").trimEnd() + "…";
+  return `${chars
+    .slice(0, Math.max(1, max - 1))
+    .join("")
+    .trimEnd()}…`;
 }
 
 /** A service-provided string made safe to show: controls neutralized, whitespace tidied. (Escape separately.) */

@@ -86,7 +86,6 @@ export type SourceHealth = {
   missing: string[];
 };
 
-
 export type DiskHealth = { path: string; freeBytes: number; totalBytes: number; low: boolean } | { path: string; error: string };
 
 /** cause: "disk" (almost full) or "archive_link" (a folder of the archive leads outside it); absent = disk. */

@@ -30,9 +30,7 @@ export class DownloadsPausedError extends Error {
 export class DiskGuard {
   private readonly key: string;
 
-  constructor(
-    private readonly args: { archive: Archive; redis: Redis; prefix: string; minFreeBytes: number; log: Logger; now: () => number },
-  ) {
+  constructor(private readonly args: { archive: Archive; redis: Redis; prefix: string; minFreeBytes: number; log: Logger; now: () => number }) {
     this.key = `${args.prefix}:downloads:paused`;
   }
 
@@ -76,7 +74,11 @@ export class DiskGuard {
 
   private async record(state: PauseState): Promise<DownloadsPausedError> {
     const first = await this.args.redis.set(this.key, JSON.stringify(state), "NX");
-    if (first === "OK") this.args.log.error({ cause: state.cause, freeBytes: state.freeBytes, minFreeBytes: this.args.minFreeBytes, archive: this.args.archive.root }, state.reason);
+    if (first === "OK")
+      this.args.log.error(
+        { cause: state.cause, freeBytes: state.freeBytes, minFreeBytes: this.args.minFreeBytes, archive: this.args.archive.root },
+        state.reason,
+      );
     const current = first === "OK" ? state : ((await this.pausedState()) ?? state);
     return new DownloadsPausedError(current);
   }
@@ -103,7 +105,8 @@ export class DiskGuard {
         if (err instanceof OutsideArchiveError) return false;
         throw err;
       }
-      if ((await this.args.redis.del(this.key)) === 1) this.args.log.info({ link: state.link }, "downloads resumed: the archive's folders lead nowhere outside it any more");
+      if ((await this.args.redis.del(this.key)) === 1)
+        this.args.log.info({ link: state.link }, "downloads resumed: the archive's folders lead nowhere outside it any more");
       return true;
     }
     const free = await this.args.archive.freeBytes();

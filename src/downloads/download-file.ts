@@ -126,7 +126,10 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
 
   if (t.deviation.isDownloadable === false) {
     turn?.pass();
-    return storeFree(deps, t, req, api, { status: "not_downloadable", reason: "the artist does not offer the original for download (is_downloadable is false)" });
+    return storeFree(deps, t, req, api, {
+      status: "not_downloadable",
+      reason: "the artist does not offer the original for download (is_downloadable is false)",
+    });
   }
   // An earlier attempt (this process's, or one that died mid-file) already paid for this one: its answer is used.
   const paid = new PaidDownloads(services.redis, services.config.redisPrefix);
@@ -138,7 +141,7 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
   let info: Download | undefined = leftOver?.info;
   if (!info) {
     await turn?.wait();
-    let reservation;
+    let reservation: Awaited<ReturnType<typeof quota.tryReserve>>;
     try {
       reservation = await quota.tryReserve(accountId);
     } finally {
@@ -220,8 +223,19 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
   await paid.forget(t.deviationid);
   await afterStore(deps, old.oldPath, result.relPath);
   const upgraded = old.oldStatus === "degraded";
-  req.log.info({ deviationid: t.deviationid, size: result.size, resumed: result.resumed, upgraded, deduplicated: result.deduplicated }, upgraded ? "original stored: degraded rendition upgraded" : "original stored");
-  return { status: "done", rendition: "original", size: result.size, bytes: result.bytesReceived, upgraded, deduplicated: result.deduplicated, partial: partial.partial };
+  req.log.info(
+    { deviationid: t.deviationid, size: result.size, resumed: result.resumed, upgraded, deduplicated: result.deduplicated },
+    upgraded ? "original stored: degraded rendition upgraded" : "original stored",
+  );
+  return {
+    status: "done",
+    rendition: "original",
+    size: result.size,
+    bytes: result.bytesReceived,
+    upgraded,
+    deduplicated: result.deduplicated,
+    partial: partial.partial,
+  };
 }
 
 /**
@@ -304,7 +318,10 @@ async function storeFree(deps: DownloadDeps, t: DownloadTarget, req: DownloadReq
     at: at(),
   });
   await afterStore(deps, old.oldPath, result.relPath);
-  req.log.info({ deviationid: t.deviationid, rendition: rendition.name, reason: goal.reason, partial: partial.partial }, `free rendition stored (${goal.status.replace("_", " ")})`);
+  req.log.info(
+    { deviationid: t.deviationid, rendition: rendition.name, reason: goal.reason, partial: partial.partial },
+    `free rendition stored (${goal.status.replace("_", " ")})`,
+  );
   return goal.status === "degraded"
     ? { status: "degraded", rendition: rendition.name, reason: goal.reason, nextWindow: goal.nextWindow, bytes: result.bytesReceived, partial: partial.partial }
     : { status: "not_downloadable", reason: goal.reason, rendition: rendition.name, bytes: result.bytesReceived, partial: partial.partial };
@@ -313,7 +330,13 @@ async function storeFree(deps: DownloadDeps, t: DownloadTarget, req: DownloadReq
 async function transfer(
   deps: DownloadDeps,
   req: DownloadRequest,
-  args: { key: string; url: string; refreshUrl: () => Promise<string | undefined>; ext: (mime: string | undefined, url: string) => string; announcedSize: number | undefined },
+  args: {
+    key: string;
+    url: string;
+    refreshUrl: () => Promise<string | undefined>;
+    ext: (mime: string | undefined, url: string) => string;
+    announcedSize: number | undefined;
+  },
 ) {
   try {
     return await transferToArchive({

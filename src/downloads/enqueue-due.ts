@@ -15,11 +15,7 @@ export type EnqueueSummary = { claimed: number; added: number; promoted: number;
 const BATCH = 5000;
 const REBUILD_EVERY_S = 3600;
 
-export async function enqueueDueDownloads(
-  services: Services,
-  producer: DownloadsProducer,
-  opts: { rebuild?: boolean } = {},
-): Promise<EnqueueSummary> {
+export async function enqueueDueDownloads(services: Services, producer: DownloadsProducer, opts: { rebuild?: boolean } = {}): Promise<EnqueueSummary> {
   const { repo } = downloadDepsFor(services);
   const classes = services.config.downloadPriority;
   const now = new Date(services.now());

@@ -78,7 +78,12 @@ export class DownloadQuota {
   async tryReserve(accountId: number): Promise<QuotaReservation | undefined> {
     const now = this.options.now();
     const weekStart = serviceWeekStart(now);
-    const taken = await this.options.repo.tryConsume({ accountId, weekStart: weekKey(weekStart), defaultAllowance: this.options.defaultAllowance, at: new Date(now) });
+    const taken = await this.options.repo.tryConsume({
+      accountId,
+      weekStart: weekKey(weekStart),
+      defaultAllowance: this.options.defaultAllowance,
+      at: new Date(now),
+    });
     return taken ? { accountId, weekStart, used: taken.used, allowance: taken.allowance } : undefined;
   }
 
@@ -90,7 +95,13 @@ export class DownloadQuota {
   /** The service refused as if the allowance were spent: nothing more this week, whatever was counted. */
   async markExhausted(accountId: number, reason: string): Promise<void> {
     const now = this.options.now();
-    await this.options.repo.markExhausted({ accountId, weekStart: weekKey(serviceWeekStart(now)), defaultAllowance: this.options.defaultAllowance, at: new Date(now), reason });
+    await this.options.repo.markExhausted({
+      accountId,
+      weekStart: weekKey(serviceWeekStart(now)),
+      defaultAllowance: this.options.defaultAllowance,
+      at: new Date(now),
+      reason,
+    });
   }
 
   nextWindow(): Date {

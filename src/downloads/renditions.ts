@@ -22,7 +22,13 @@ export function bestFreeRendition(d: Deviation): Rendition | undefined {
     if (best) return { name: `video:${best.quality ?? "best"}`, src: best.src, filesize: best.filesize ?? undefined };
   }
   if (d.content?.src) {
-    return { name: "content", src: d.content.src, width: d.content.width ?? undefined, height: d.content.height ?? undefined, filesize: d.content.filesize ?? undefined };
+    return {
+      name: "content",
+      src: d.content.src,
+      width: d.content.width ?? undefined,
+      height: d.content.height ?? undefined,
+      filesize: d.content.filesize ?? undefined,
+    };
   }
   const images: Rendition[] = [];
   for (const t of d.thumbs ?? []) if (t.src) images.push({ name: "thumb", src: t.src, width: t.width ?? undefined, height: t.height ?? undefined });

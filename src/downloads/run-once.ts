@@ -77,8 +77,22 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   const attempts = Math.max(1, opts.attempts ?? 3);
   const retryDelayMs = opts.retryDelayMs ?? 2000;
   const s: DownloadSummary = {
-    done: 0, upgraded: 0, degraded: 0, deferred: 0, notDownloadable: 0, failed: 0, skipped: 0, busy: 0, partial: 0,
-    bytes: 0, nextWindow: null, paused: undefined, links: undefined, failures: [], needsLogin: [], durationMs: 0,
+    done: 0,
+    upgraded: 0,
+    degraded: 0,
+    deferred: 0,
+    notDownloadable: 0,
+    failed: 0,
+    skipped: 0,
+    busy: 0,
+    partial: 0,
+    bytes: 0,
+    nextWindow: null,
+    paused: undefined,
+    links: undefined,
+    failures: [],
+    needsLogin: [],
+    durationMs: 0,
   };
 
   const selected = (await services.accounts.list()).filter((a) => a.kind === "user" && (!opts.account || a.name === opts.account));
@@ -313,4 +327,3 @@ export function missingGrants(errors: readonly Pick<ReauthRequiredError, "accoun
 function earliest(a: Date | null, b: Date): Date {
   return a === null || b < a ? b : a;
 }
-

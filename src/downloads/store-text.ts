@@ -8,7 +8,9 @@ import type { DownloadOutcome } from "./download-file.ts";
 export async function storeText(deps: DownloadDeps, t: DownloadTarget): Promise<DownloadOutcome> {
   const at = new Date(deps.services.now());
   const fields = t.deviation.raw as { excerpt?: unknown; text_content?: { excerpt?: unknown } };
-  const excerpt = t.text?.excerpt ?? (typeof fields.excerpt === "string" ? fields.excerpt : typeof fields.text_content?.excerpt === "string" ? fields.text_content.excerpt : null);
+  const excerpt =
+    t.text?.excerpt ??
+    (typeof fields.excerpt === "string" ? fields.excerpt : typeof fields.text_content?.excerpt === "string" ? fields.text_content.excerpt : null);
   // The service's own HTML body is kept as it came; an excerpt is plain text, escaped.
   const body = t.text?.html ?? (excerpt ? html`<p>${excerpt}</p>`.text : null);
   if (!body) {

@@ -127,8 +127,16 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
     const startedAt = Date.now();
     try {
       const { pacing } = args;
-      permit = pacing ? await pacing.pacer.acquire(pacing.key, { operation: "cdn.file", maxWaitMs: pacing.maxWaitMs ?? 10_000, ...(signal ? { signal } : {}) }) : undefined;
-      opened = await open(url, canResume ? { range: `bytes=${partial.size}-`, "if-range": partial.etag as string } : {}, signal, timeouts, deadlineMs(announced ?? limits.maxBytes, limits));
+      permit = pacing
+        ? await pacing.pacer.acquire(pacing.key, { operation: "cdn.file", maxWaitMs: pacing.maxWaitMs ?? 10_000, ...(signal ? { signal } : {}) })
+        : undefined;
+      opened = await open(
+        url,
+        canResume ? { range: `bytes=${partial.size}-`, "if-range": partial.etag as string } : {},
+        signal,
+        timeouts,
+        deadlineMs(announced ?? limits.maxBytes, limits),
+      );
       const { status, headers, stream } = opened;
       const throttled = status === 429 || (status === 403 && /^text\/html/i.test(headerOf(headers, "content-type") ?? ""));
       await permit?.release(throttled ? "throttled" : "success");
@@ -168,7 +176,10 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
       }
       if (status === 404 || status === 410) {
         stream.destroy();
-        throw new ApiError({ kind: "not_found", operation: "cdn.file", status }, `the CDN has no such file (HTTP ${status}); the deviation may have been removed`);
+        throw new ApiError(
+          { kind: "not_found", operation: "cdn.file", status },
+          `the CDN has no such file (HTTP ${status}); the deviation may have been removed`,
+        );
       }
       if (status !== 200 && status !== 206) {
         stream.destroy();
@@ -279,7 +290,13 @@ function deadlineMs(bytes: number, limits: TransferLimits): number {
  */
 function guard(stream: Request, limits: TransferLimits): void {
   const watch = new ThroughputWatch(
-    { maxBytes: Number.POSITIVE_INFINITY, minBytesPerSecond: limits.minBytesPerSecond, graceMs: limits.graceMs, windowMs: limits.windowMs, ...(limits.now ? { now: limits.now } : {}) },
+    {
+      maxBytes: Number.POSITIVE_INFINITY,
+      minBytesPerSecond: limits.minBytesPerSecond,
+      graceMs: limits.graceMs,
+      windowMs: limits.windowMs,
+      ...(limits.now ? { now: limits.now } : {}),
+    },
     (why) => stream.destroy(new TransferBoundError(why)),
   );
   const timer = setInterval(() => watch.tick(), Math.min(1000, Math.max(50, limits.windowMs / 10)));

@@ -84,7 +84,10 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
     }
     if (problem && fix) {
       if (problem === "corrupt") await quarantine(deps, rel);
-      const note = problem === "missing" ? "dvault verify: the file is missing" : `dvault verify: the file's bytes no longer match its sha256 (moved to ${QUARANTINE_DIR}/)`;
+      const note =
+        problem === "missing"
+          ? "dvault verify: the file is missing"
+          : `dvault verify: the file's bytes no longer match its sha256 (moved to ${QUARANTINE_DIR}/)`;
       const requeued = await repo.markFileLost({ path: rel, change: problem, note, at: new Date(services.now()) });
       report.requeued += requeued;
       report.lost += entry.rows.length - requeued;
@@ -92,7 +95,10 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
     if (okIds.length >= PAGE) await repo.markDownloadsVerified(okIds.splice(0), new Date(services.now()));
     if (Date.now() - lastLog >= (args.progressEveryMs ?? 2000)) {
       lastLog = Date.now();
-      log.info({ files: `${checked}/${byPath.size}`, bytes: `${hashedBytes}/${totalBytes}`, missing: report.missing.length, corrupt: report.corrupt.length }, "verifying");
+      log.info(
+        { files: `${checked}/${byPath.size}`, bytes: `${hashedBytes}/${totalBytes}`, missing: report.missing.length, corrupt: report.corrupt.length },
+        "verifying",
+      );
     }
   }
   await repo.markDownloadsVerified(okIds, new Date(services.now()));

@@ -89,7 +89,11 @@ export function installGuards(app: express.Express, g: { log: Logger; token: str
   app.get("/login", (req, res) => {
     if (!token) return res.redirect(303, "/");
     const given = one(req.query.token);
-    if (!given || !sameSecret(given, token)) return res.status(401).type("html").send(messagePage(401, "Wrong token", "Open /login?token=<DVAULT_HTTP_TOKEN> with the dashboard's token."));
+    if (!given || !sameSecret(given, token))
+      return res
+        .status(401)
+        .type("html")
+        .send(messagePage(401, "Wrong token", "Open /login?token=<DVAULT_HTTP_TOKEN> with the dashboard's token."));
     setCookie(res, TOKEN_COOKIE, given, { path: "/", httpOnly: true, sameSite: "lax", maxAge: 30 * 86400 });
     return res.redirect(303, "/");
   });
@@ -100,7 +104,10 @@ export function installGuards(app: express.Express, g: { log: Logger; token: str
     res.set("WWW-Authenticate", 'Bearer realm="dvault"');
     if (req.accepts(["html", "json", "text"]) === "html") {
       const hint = "This dashboard needs its token: open /login?token=<DVAULT_HTTP_TOKEN> once in this browser, or send Authorization: Bearer <token>.";
-      return res.status(401).type("html").send(messagePage(401, "Token required", hint));
+      return res
+        .status(401)
+        .type("html")
+        .send(messagePage(401, "Token required", hint));
     }
     return res.status(401).type("text").send("dvault: this dashboard needs DVAULT_HTTP_TOKEN (Authorization: Bearer <token>)\n");
   });

@@ -27,7 +27,10 @@ export type HostGuardOptions = {
 
 /** 127.0.0.0/8, ::1 and localhost: reachable from this machine only. */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, "");
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "");
   return (
     h === "localhost" ||
     h === "::1" ||

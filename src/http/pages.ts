@@ -113,7 +113,9 @@ ${r.unreadable.count ? unreadableNotice(r.unreadable, now) : ""}
 <div class="card"><h2>Accounts</h2>
 ${r.accounts.length === 0 ? html`<p class="muted">No account yet: run <span class="fix">dvault auth login</span>.</p>` : ""}
 <table>${r.accounts.map(
-    (a) => html`<tr><td><b>${a.name}</b>${a.username && a.username !== a.name ? html` <span class="muted">(${a.username})</span>` : ""}<div class="small muted">${a.kind}${a.scopes.length ? ` · ${a.scopes.join(" ")}` : ""}</div></td>
+    (
+      a,
+    ) => html`<tr><td><b>${a.name}</b>${a.username && a.username !== a.name ? html` <span class="muted">(${a.username})</span>` : ""}<div class="small muted">${a.kind}${a.scopes.length ? ` · ${a.scopes.join(" ")}` : ""}</div></td>
 <td>${pill(a.state.replace("_", " "), STATE_TONE[a.state] ?? "")}${a.stateReason && a.state !== "ok" ? html`<div class="small muted">${a.stateReason}</div>` : ""}${a.fix ? html`<div class="small">fix: <span class="fix">${a.fix}</span></div>` : ""}</td>
 <td class="small">token ${a.accessExpiresInS !== null && a.accessExpiresInS < 0 ? "expired" : "expires"} ${formatRelative(a.accessExpiresAt, now)}<div class="muted">refresh token ${a.refreshTokenAgeDays === null ? "none" : `${a.refreshTokenAgeDays} d old`}</div></td></tr>`,
   )}</table></div>
@@ -132,18 +134,21 @@ ${d.quota.map((q) => html`<div class="small">quota ${q.account}: ${q.used} of ${
 ${r.sources.length === 0 ? html`<p class="muted">No source has run yet.</p>` : ""}
 <table><tr><th>account</th><th>source</th><th>last run</th><th>result</th><th>next run</th><th class="num">new</th><th class="num">changed</th><th class="num">removed</th><th>last full sweep</th><th>notes</th></tr>
 ${r.sources.map(
-    (s) => html`<tr><td>${s.account}</td><td>${s.source}${s.key ? html` <span class="muted">${s.key}</span>` : ""}</td><td>${formatRelative(s.lastRunAt, now)}</td>
+  (
+    s,
+  ) => html`<tr><td>${s.account}</td><td>${s.source}${s.key ? html` <span class="muted">${s.key}</span>` : ""}</td><td>${formatRelative(s.lastRunAt, now)}</td>
 <td>${s.lastResult ? pill(s.lastResult, RESULT_TONE[s.lastResult] ?? "") : "—"}${s.inProgress ? html` ${pill("sweep unfinished")}` : ""}</td>
 <td>${formatNext(s.nextRunAt, now)}</td><td class="num">${s.items.new}</td><td class="num">${s.items.changed}</td><td class="num">${s.items.removed}</td>
 <td>${formatRelative(s.lastCompleteSweepAt, now)}</td>
 <td class="small">${s.unavailableReason ? html`<div>${s.unavailableReason}</div>` : ""}${s.lastError && s.lastResult !== "ok" ? html`<div class="muted">${s.lastError}</div>` : ""}${s.gaps.map((g) => html`<div>gap ${g.scope}: ${g.mirrored ?? "?"} of ${g.expected ?? "?"} (${g.reason})</div>`)}</td></tr>`,
-  )}</table></div>
+)}</table></div>
 
 <div class="grid2">
 <div class="card"><h2>Queues</h2><table><tr><th>queue</th><th class="num">waiting</th><th class="num">active</th><th class="num">delayed</th><th class="num">failed</th><th>oldest waiting</th><th></th></tr>
 ${r.queues.map(
-    (q) => html`<tr><td>${q.name}</td><td class="num">${q.waiting}</td><td class="num">${q.active}</td><td class="num">${q.delayed}</td><td class="num">${q.failed ? html`<a href="/jobs?queue=${q.name}">${q.failed}</a>` : "0"}</td><td>${q.oldestWaitingS === null ? "—" : formatDuration(q.oldestWaitingS * 1000)}</td><td>${q.paused ? pill("paused", "warn") : ""}</td></tr>`,
-  )}</table></div>
+  (q) =>
+    html`<tr><td>${q.name}</td><td class="num">${q.waiting}</td><td class="num">${q.active}</td><td class="num">${q.delayed}</td><td class="num">${q.failed ? html`<a href="/jobs?queue=${q.name}">${q.failed}</a>` : "0"}</td><td>${q.oldestWaitingS === null ? "—" : formatDuration(q.oldestWaitingS * 1000)}</td><td>${q.paused ? pill("paused", "warn") : ""}</td></tr>`,
+)}</table></div>
 <div class="card"><h2>Archive &amp; workers</h2>
 <dl class="meta"><dt>directory</dt><dd>${r.archive.dir}${r.archive.exists ? "" : " (not created yet)"}</dd>
 <dt>stored</dt><dd>${formatBytes(r.archive.sizeBytes)} in ${r.archive.files} files</dd>
@@ -224,7 +229,17 @@ function snippetHtml(snippet: string): SafeHtml {
   return html`${parts.map((p) => (p.startsWith(HIGHLIGHT_START) ? html`<mark>${p.slice(1, -1)}</mark>` : p))}`;
 }
 
-export function searchPage({ query, type, hits, files }: { query: string; type?: string | undefined; hits: SearchHit[]; files: Map<string, StoredFileRef> }): string {
+export function searchPage({
+  query,
+  type,
+  hits,
+  files,
+}: {
+  query: string;
+  type?: string | undefined;
+  hits: SearchHit[];
+  files: Map<string, StoredFileRef>;
+}): string {
   const kinds = ["deviation", "journal", "literature", "comment", "note", "message"];
   const body = html`
 <h1>Search</h1>
@@ -235,15 +250,15 @@ export function searchPage({ query, type, hits, files }: { query: string; type?:
 </form>
 <div class="card"><p class="muted small">${hits.length} result${hits.length === 1 ? "" : "s"} for “${query}”</p>
 ${hits.map((h) => {
-    const file = h.deviationid ? files.get(h.deviationid) : undefined;
-    const href = h.deviationid ? `/item/${encodeURIComponent(h.deviationid)}` : undefined;
-    const type = h.kind === "journal" || h.kind === "literature" ? h.kind : undefined;
-    return html`<div class="hit"><div class="img">${h.deviationid ? html`<img loading="lazy" src="${fileUrl(file, type)}" alt="">` : ""}</div>
+  const file = h.deviationid ? files.get(h.deviationid) : undefined;
+  const href = h.deviationid ? `/item/${encodeURIComponent(h.deviationid)}` : undefined;
+  const type = h.kind === "journal" || h.kind === "literature" ? h.kind : undefined;
+  return html`<div class="hit"><div class="img">${h.deviationid ? html`<img loading="lazy" src="${fileUrl(file, type)}" alt="">` : ""}</div>
 <div><div>${pill(h.kind)} ${href ? html`<a href="${href}"><b>${title(h.title)}</b></a>` : html`<b>${title(h.title)}</b>`}
 <span class="muted small">${h.artist ? `by ${h.artist}` : ""}${h.date ? ` · ${h.date.slice(0, 10)}` : ""}</span></div>
 <div class="small">${snippetHtml(h.snippet)}</div>
 ${h.localPath ? html`<div class="small muted">archived: ${h.localPath}</div>` : ""}</div></div>`;
-  })}</div>`;
+})}</div>`;
   return layout({ title: `Search: ${query}`, nav: "archive", body, query });
 }
 
@@ -303,7 +318,19 @@ function safeUrl(url: string): string {
 
 // ---- failed jobs ------------------------------------------------------------------------------------
 
-export function jobsPage({ failed, queues, csrf, notice, queue }: { failed: FailedJob[]; queues: StatusReport["queues"]; csrf: string; notice?: string | undefined; queue?: string | undefined }): string {
+export function jobsPage({
+  failed,
+  queues,
+  csrf,
+  notice,
+  queue,
+}: {
+  failed: FailedJob[];
+  queues: StatusReport["queues"];
+  csrf: string;
+  notice?: string | undefined;
+  queue?: string | undefined;
+}): string {
   const now = Date.now();
   const hidden = html`<input type="hidden" name="_csrf" value="${csrf}">`;
   const body = html`
@@ -311,21 +338,23 @@ export function jobsPage({ failed, queues, csrf, notice, queue }: { failed: Fail
 ${notice ? html`<div class="notice">${notice}</div>` : ""}
 <div class="card"><h2>Queues</h2><table><tr><th>queue</th><th class="num">waiting</th><th class="num">active</th><th class="num">delayed</th><th class="num">failed</th><th></th></tr>
 ${queues.map(
-    (q) => html`<tr><td><a href="/jobs?queue=${q.name}">${q.name}</a> ${q.paused ? pill("paused", "warn") : ""}</td><td class="num">${q.waiting}</td><td class="num">${q.active}</td><td class="num">${q.delayed}</td><td class="num">${q.failed}</td>
+  (
+    q,
+  ) => html`<tr><td><a href="/jobs?queue=${q.name}">${q.name}</a> ${q.paused ? pill("paused", "warn") : ""}</td><td class="num">${q.waiting}</td><td class="num">${q.active}</td><td class="num">${q.delayed}</td><td class="num">${q.failed}</td>
 <td><form class="inline" method="post" action="/jobs/${q.paused ? "resume" : "pause"}">${hidden}<input type="hidden" name="queue" value="${q.name}"><button class="ghost" type="submit">${q.paused ? "Resume" : "Pause"}</button></form>
 ${q.failed ? html` <form class="inline" method="post" action="/jobs/retry-all">${hidden}<input type="hidden" name="queue" value="${q.name}"><button class="ghost" type="submit">Retry all ${q.failed}</button></form>` : ""}</td></tr>`,
-  )}</table></div>
+)}</table></div>
 <div class="card"><h2>${queue ? `Failed in ${queue}` : "Failed"} (${failed.length})</h2>
 ${failed.length === 0 ? html`<p class="muted">Nothing failed. 🎉</p>` : ""}
 <table>${failed.length ? html`<tr><th>job</th><th>payload</th><th>reason</th><th>attempts</th><th>failed</th><th></th></tr>` : ""}
 ${failed.map(
-    (j) => html`<tr><td><b>${j.name}</b><div class="small muted">${j.queue}/${j.id}</div></td>
+  (j) => html`<tr><td><b>${j.name}</b><div class="small muted">${j.queue}/${j.id}</div></td>
 <td class="small">${Object.entries(j.data).map(([k, v]) => html`<div>${k}: ${typeof v === "object" ? JSON.stringify(v) : String(v)}</div>`)}</td>
 <td class="small" style="max-width:420px">${j.reason || "(no reason recorded)"}</td>
 <td class="num">${j.attemptsMade}/${j.attempts}</td>
 <td class="small">${formatRelative(j.failedAt, now)}<div class="muted">created ${formatRelative(j.createdAt, now)}</div></td>
 <td><form method="post" action="/jobs/retry">${hidden}<input type="hidden" name="queue" value="${j.queue}"><input type="hidden" name="id" value="${j.id}"><button type="submit">Retry</button></form></td></tr>`,
-  )}</table></div>`;
+)}</table></div>`;
   return layout({ title: "Failed jobs", nav: "jobs", body });
 }
 

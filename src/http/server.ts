@@ -96,7 +96,11 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
     const status = clientErrorStatus(err);
     if (status !== undefined) {
       log.warn({ err, path: req.path }, "dashboard: request refused");
-      if (!res.headersSent) res.status(status).type("text").send(`dvault: the request was refused (HTTP ${status} ${STATUS_CODES[status] ?? ""})\n`);
+      if (!res.headersSent)
+        res
+          .status(status)
+          .type("text")
+          .send(`dvault: the request was refused (HTTP ${status} ${STATUS_CODES[status] ?? ""})\n`);
       return;
     }
     log.error({ err, path: req.path }, "dashboard: request failed");
@@ -120,7 +124,9 @@ export async function startDashboard(deps: DashboardDeps, options: DashboardOpti
     const s = createServer({ requireHostHeader: false }, app).listen(port, host);
     s.once("listening", () => resolve(s));
     s.once("error", (err: NodeJS.ErrnoException) => {
-      reject(err.code === "EADDRINUSE" ? new UserError(`cannot serve the dashboard on ${host}:${port}: the port is in use (choose another with --http-port)`) : err);
+      reject(
+        err.code === "EADDRINUSE" ? new UserError(`cannot serve the dashboard on ${host}:${port}: the port is in use (choose another with --http-port)`) : err,
+      );
     });
   });
   const address = server.address() as AddressInfo;

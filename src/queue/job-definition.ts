@@ -43,10 +43,7 @@ export type JobContext = {
   signal: AbortSignal;
 };
 
-export type JobHandler<Payload = unknown, Ctx extends JobContext = JobContext> = (
-  payload: Payload,
-  ctx: Ctx,
-) => Promise<JobResult>;
+export type JobHandler<Payload = unknown, Ctx extends JobContext = JobContext> = (payload: Payload, ctx: Ctx) => Promise<JobResult>;
 
 export type JobEntry<Ctx extends JobContext = JobContext> = {
   // The catalogue is heterogeneous; each entry's handler is checked against its own definition where it is built.

@@ -4,7 +4,7 @@ import { ServiceUnavailableError } from "../errors.ts";
 import { maskUrl } from "../redact.ts";
 
 const START_HINT =
-  'Start it (redis-server --daemonize yes --bind 127.0.0.1 --port 6379, or docker compose up -d redis) or point REDIS_URL at a running server.';
+  "Start it (redis-server --daemonize yes --bind 127.0.0.1 --port 6379, or docker compose up -d redis) or point REDIS_URL at a running server.";
 
 export type RedisRole = "command" | "worker";
 

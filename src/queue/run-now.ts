@@ -11,7 +11,7 @@ import { Producer, type EnqueueOptions } from "./producer.ts";
 import type { QueueName } from "./queues.ts";
 import { WorkerHost } from "./worker-host.ts";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- heterogeneous catalogue, as in producer.ts
+// biome-ignore lint/suspicious/noExplicitAny: heterogeneous catalogue, as in producer.ts
 type Definitions = ConstructorParameters<typeof Producer<any>>[0];
 
 export type RunNowJob = { name: string; payload: unknown; options?: EnqueueOptions };
@@ -120,7 +120,8 @@ async function pollRound<Ctx extends JobContext>(
     if ((waitingSeen.get(job.queueName) ?? 0) >= budget) continue;
     const { outcome, state } = await outcomeOf(queueOf(job), job, jobs[i]!, i, options);
     outcomes[i] = outcome;
-    if (state === "waiting" || state === "prioritized" || state === "waiting-children") waitingSeen.set(job.queueName, (waitingSeen.get(job.queueName) ?? 0) + 1);
+    if (state === "waiting" || state === "prioritized" || state === "waiting-children")
+      waitingSeen.set(job.queueName, (waitingSeen.get(job.queueName) ?? 0) + 1);
   }
 }
 

@@ -10,15 +10,7 @@ import { DelayedError, UnrecoverableError, Worker, type Job, type Queue } from "
 import type { Redis } from "ioredis";
 import type { Logger } from "../log.ts";
 import { scrubError, scrubString } from "../redact.ts";
-import {
-  delayOf,
-  InterruptedError,
-  isSkippable,
-  isStop,
-  type JobContext,
-  type JobEntry,
-  type JobResult,
-} from "./job-definition.ts";
+import { delayOf, InterruptedError, isSkippable, isStop, type JobContext, type JobEntry, type JobResult } from "./job-definition.ts";
 import { outageOf } from "./outage.ts";
 import type { QueueName } from "./queues.ts";
 import { requeueActiveJob } from "./requeue.ts";
@@ -134,7 +126,10 @@ export class WorkerHost<Ctx extends JobContext> {
         if (!this.lost.has(key)) seen.add(key);
         else if (await requeueActiveJob(redis, queue, job, name)) {
           moved++;
-          log.warn({ queue: queueName, jobId: job.id }, "a job activated for this worker never reached it (a reply lost to a Redis restart): moved back to the queue");
+          log.warn(
+            { queue: queueName, jobId: job.id },
+            "a job activated for this worker never reached it (a reply lost to a Redis restart): moved back to the queue",
+          );
         }
       }
     }

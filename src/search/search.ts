@@ -46,13 +46,18 @@ export const MAX_SEARCH_LIMIT = 500;
 
 const HEADLINE_OPTIONS = `StartSel=${HIGHLIGHT_START}, StopSel=${HIGHLIGHT_END}, MaxWords=24, MinWords=8, MaxFragments=2, FragmentDelimiter=" … "`;
 
-
 /** Searches everything the archive holds; an empty or stop-word-only query finds nothing. */
 export async function searchArchive(db: Queryable, options: SearchOptions): Promise<SearchHit[]> {
   const text = options.text.trim();
   if (!text) return [];
   const limit = Math.min(Math.max(1, Math.floor(options.limit ?? DEFAULT_SEARCH_LIMIT)), MAX_SEARCH_LIMIT);
-  const rows = await new SearchRepository(db).searchHits({ text, kind: options.type ?? null, user: options.user?.trim() || null, limit, headlineOptions: HEADLINE_OPTIONS });
+  const rows = await new SearchRepository(db).searchHits({
+    text,
+    kind: options.type ?? null,
+    user: options.user?.trim() || null,
+    limit,
+    headlineOptions: HEADLINE_OPTIONS,
+  });
   return rows.map((r) => ({
     kind: r.kind,
     id: r.id,

@@ -30,7 +30,9 @@ function b64url(data: string | Buffer): string {
 export function signCdnPath(world: SimWorld, path: string, ttlS = CDN_URL_TTL_S): string {
   const nowS = Math.floor(world.clock.nowMs() / 1000);
   const header = b64url(JSON.stringify({ typ: "JWT", alg: "HS256" }));
-  const payload = b64url(JSON.stringify({ sub: "urn:app:sim", iss: "urn:app:sim", obj: [[{ path }]], aud: ["urn:service:file.download"], iat: nowS, exp: nowS + ttlS }));
+  const payload = b64url(
+    JSON.stringify({ sub: "urn:app:sim", iss: "urn:app:sim", obj: [[{ path }]], aud: ["urn:service:file.download"], iat: nowS, exp: nowS + ttlS }),
+  );
   const sig = createHmac("sha256", world.cdnKey).update(`${header}.${payload}`).digest("base64url");
   return `${world.baseUrl}${path}?token=${header}.${payload}.${sig}`;
 }
@@ -64,7 +66,10 @@ export function originalFilename(d: SimDeviation, username: string): string {
 
 /** A path segment that URL parsers leave alone: hostile filenames only ever travel in JSON and headers. */
 function pathSegment(filename: string): string {
-  const safe = filename.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_").slice(0, 120);
+  const safe = filename
+    .replace(/[^A-Za-z0-9._-]+/g, "_")
+    .replace(/^\.+/, "_")
+    .slice(0, 120);
   return safe === "" ? "file" : safe;
 }
 
@@ -174,7 +179,10 @@ export function serveCdn(world: SimWorld, req: CdnRequest, hooks: readonly CdnHo
     if (current) {
       const r = parseRange(range, file.size);
       if (r === "unsatisfiable") {
-        return { kind: "reply", reply: { status: 416, text: "", contentType: "text/plain", headers: { "content-range": `bytes */${file.size}`, etag: file.etag } } };
+        return {
+          kind: "reply",
+          reply: { status: 416, text: "", contentType: "text/plain", headers: { "content-range": `bytes */${file.size}`, etag: file.etag } },
+        };
       }
       if (r !== "ignore") {
         headers["content-range"] = `bytes ${r.start}-${r.end - 1}/${file.size}`;

@@ -70,7 +70,12 @@ export function truthSummary(world: SimWorld): Record<string, unknown> {
       .map((f) => ({ folderid: f.folderid, name: f.name, parent: f.parent, size: f.deviationIds.length })),
     trackedUsers: [...d.users.values()]
       .filter((u) => u.userid !== d.ownerId && d.galleryFolders.some((f) => f.ownerId === u.userid))
-      .map((u) => ({ userid: u.userid, username: u.username, isDeactivated: u.isDeactivated, ...(u.isSuspended !== undefined ? { isSuspended: u.isSuspended } : {}) })),
+      .map((u) => ({
+        userid: u.userid,
+        username: u.username,
+        isDeactivated: u.isDeactivated,
+        ...(u.isSuspended !== undefined ? { isSuspended: u.isSuspended } : {}),
+      })),
     tokens: world.tokens.counts(),
     ...(d.variance ? { variance: varianceSummary(world) } : {}),
   };
@@ -124,11 +129,14 @@ export function handleControl(target: ControlTarget, method: string, path: strin
       return json(200, { ok: true });
     case "POST /_sim/tokens/user": {
       try {
-        return json(200, sim.issueUserToken({
-          ...(typeof body.clientId === "string" ? { clientId: body.clientId } : {}),
-          ...(typeof body.userId === "string" ? { userId: body.userId } : {}),
-          ...(Array.isArray(body.scopes) ? { scopes: body.scopes.map(String) } : {}),
-        }));
+        return json(
+          200,
+          sim.issueUserToken({
+            ...(typeof body.clientId === "string" ? { clientId: body.clientId } : {}),
+            ...(typeof body.userId === "string" ? { userId: body.userId } : {}),
+            ...(Array.isArray(body.scopes) ? { scopes: body.scopes.map(String) } : {}),
+          }),
+        );
       } catch (err) {
         return bad(err instanceof Error ? err.message : String(err));
       }

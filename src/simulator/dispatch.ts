@@ -21,7 +21,7 @@ const CDN_TEMPLATE = "/_cdn/{variant}/{deviationid}/{filename}";
 
 /** Which part of the simulator answers `path`, and the route template its log entry records ("(unknown)" when none). */
 export function routeOf(path: string): { isApi: boolean; isOAuth: boolean; isCdn: boolean; route: string } {
-  const isApi = path === API_PREFIX || path.startsWith(API_PREFIX + "/");
+  const isApi = path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
   const isCdn = path.startsWith("/_cdn/");
   const oauthRoute = OAUTH_ROUTES[path];
   let route = "(unknown)";
@@ -43,8 +43,18 @@ export function identify(
   const { isApi, isOAuth, params, authHeader } = req;
   if (isOAuth) {
     const basic = /^Basic\s/i.test(authHeader ?? "");
-    entry.auth = basic ? "basic" : params.form.client_secret !== undefined || params.form.client_id !== undefined ? "body" : params.query.client_id !== undefined ? "query" : "none";
-    const id = basic ? Buffer.from((authHeader ?? "").replace(/^Basic\s+/i, ""), "base64").toString("utf8").split(":")[0] : params.get("client_id");
+    entry.auth = basic
+      ? "basic"
+      : params.form.client_secret !== undefined || params.form.client_id !== undefined
+        ? "body"
+        : params.query.client_id !== undefined
+          ? "query"
+          : "none";
+    const id = basic
+      ? Buffer.from((authHeader ?? "").replace(/^Basic\s+/i, ""), "base64")
+          .toString("utf8")
+          .split(":")[0]
+      : params.get("client_id");
     if (id && world.tokens.clients.has(id)) entry.clientId = id;
     return undefined;
   }
@@ -89,7 +99,10 @@ export function apiDispatch(
   if (!lookup.ok) return ERR.expiredToken();
   const at = lookup.token;
   if (entry.auth === "query" && world.tokens.clients.get(at.clientId)?.oauth21) {
-    return { status: 401, json: errorBody("invalid_request", "Access tokens in the query string are not accepted for this application; send an Authorization: Bearer header.") };
+    return {
+      status: 401,
+      json: errorBody("invalid_request", "Access tokens in the query string are not accepted for this application; send an Authorization: Bearer header."),
+    };
   }
   // The service answers client tokens on user endpoints with its "expired user token" 401
   // (docs/service-behaviour.md#client-token-on-user-endpoint).

@@ -83,7 +83,7 @@ function tokenOnly(kind: FaultKind): boolean {
 
 function routeMatches(rule: FaultRule, target: MatchTarget): boolean {
   if (tokenOnly(rule.kind)) return target.path === TOKEN_PATH;
-  const isApi = target.path === API_PREFIX || target.path.startsWith(API_PREFIX + "/");
+  const isApi = target.path === API_PREFIX || target.path.startsWith(`${API_PREFIX}/`);
   if (!rule.route) return isApi;
   const r = rule.route;
   // The token endpoint and the CDN are faulted only by rules that name them.
@@ -106,7 +106,8 @@ export class FaultStore {
     if (tokenOnly(rule.kind) && rule.route !== undefined && !TOKEN_PATH.endsWith(rule.route.replace(/^\/?/, "/"))) {
       throw new Error(`fault kind "${rule.kind}" applies only to ${TOKEN_PATH}; leave route out or name it`);
     }
-    const remaining = rule.probability !== undefined ? (rule.times !== undefined ? Math.max(1, rule.times) : Number.POSITIVE_INFINITY) : Math.max(1, rule.times ?? 1);
+    const remaining =
+      rule.probability !== undefined ? (rule.times !== undefined ? Math.max(1, rule.times) : Number.POSITIVE_INFINITY) : Math.max(1, rule.times ?? 1);
     this.rules.push({ ...rule, remaining });
   }
 

@@ -35,17 +35,11 @@ export function apiError(status: number, error: string, description: string, ext
 export const ERR = {
   /** docs/service-behaviour.md#endpoint-removed */
   notFound: () => apiError(404, "invalid_request", "Api endpoint not found."),
-  validation: (details: Record<string, string>) =>
-    apiError(400, "invalid_request", "Request field validation failed.", { error_details: details }),
+  validation: (details: Record<string, string>) => apiError(400, "invalid_request", "Request field validation failed.", { error_details: details }),
   limitRange: () => ERR.validation({ limit: "limit is not within the allowed range" }),
   required: (field: string) => ERR.validation({ [field]: `${field} is required` }),
   /** docs/service-behaviour.md#access-token-expired (and #client-token-on-user-endpoint) */
-  expiredToken: () =>
-    apiError(
-      401,
-      "invalid_token",
-      "Expired oAuth2 user token. The client should request a new one with an access code or a refresh token.",
-    ),
+  expiredToken: () => apiError(401, "invalid_token", "Expired oAuth2 user token. The client should request a new one with an access code or a refresh token."),
   /** docs/service-behaviour.md#insufficient-scope */
   insufficientScope: (scope: string) =>
     apiError(
@@ -60,8 +54,7 @@ export const ERR = {
   accountInactive: () => apiError(400, "invalid_request", "Account is inactive.", { error_code: 1 }),
   /** docs/service-behaviour.md#user-error-codes: a suspended account (the code is documented, this wording is UNCERTAIN). */
   accountSuspended: () => apiError(400, "invalid_request", "Account is suspended.", { error_code: 0 }),
-  invalid: (description: string, errorCode?: number) =>
-    apiError(400, "invalid_request", description, errorCode === undefined ? {} : { error_code: errorCode }),
+  invalid: (description: string, errorCode?: number) => apiError(400, "invalid_request", description, errorCode === undefined ? {} : { error_code: errorCode }),
 };
 
 export function parseParams(search: URLSearchParams): ParamMap {

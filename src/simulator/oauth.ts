@@ -3,7 +3,7 @@
 // (#refresh-single-use), and its non-standard error bodies (#refresh-refused).
 import { createHash, timingSafeEqual } from "node:crypto";
 import { findUser, owner } from "./dataset.ts";
-import { errorBody, json, Params, type Reply } from "./http.ts";
+import { errorBody, json, type Params, type Reply } from "./http.ts";
 import { CLIENT_TOKEN_SCOPES, type SimClient, type TokenStore } from "./tokens.ts";
 import type { SimWorld } from "./world.ts";
 
@@ -72,7 +72,11 @@ function redirectAllowed(client: SimClient, uri: string): boolean {
 }
 
 function htmlPage(status: number, title: string, body: string): Reply {
-  return { status, contentType: "text/html; charset=utf-8", text: `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>` };
+  return {
+    status,
+    contentType: "text/html; charset=utf-8",
+    text: `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>`,
+  };
 }
 
 export function handleAuthorize(world: SimWorld, req: OAuthRequest): OAuthOutcome {
@@ -86,13 +90,19 @@ export function handleAuthorize(world: SimWorld, req: OAuthRequest): OAuthOutcom
   }
   const state = p.get("state");
   const iss = client.oauth21 ? ISS : undefined;
-  const fail = (error: string, description: string) => ({ reply: redirectWith(redirectUri, { error, error_description: description, state, iss }), clientId: client.clientId });
+  const fail = (error: string, description: string) => ({
+    reply: redirectWith(redirectUri, { error, error_description: description, state, iss }),
+    clientId: client.clientId,
+  });
   const responseType = p.get("response_type");
   if (responseType !== "code" && responseType !== "token") return fail("unsupported_response_type", "The response_type is not supported.");
   if (responseType === "token") {
     if (client.oauth21 || !client.implicit) return fail("unauthorized_client", "The implicit grant is not enabled for this client.");
     if (!redirectUri.startsWith("https://") || !client.redirectUris.includes(redirectUri)) {
-      return { reply: htmlPage(400, "Invalid redirect_uri", "<p>The implicit grant needs an https redirect_uri that matches a whitelisted one exactly.</p>"), clientId: client.clientId };
+      return {
+        reply: htmlPage(400, "Invalid redirect_uri", "<p>The implicit grant needs an https redirect_uri that matches a whitelisted one exactly.</p>"),
+        clientId: client.clientId,
+      };
     }
   }
   const challenge = p.get("code_challenge");
@@ -113,7 +123,11 @@ export function handleAuthorize(world: SimWorld, req: OAuthRequest): OAuthOutcom
     deny.searchParams.set("sim_decision", "deny");
     const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
     return {
-      reply: htmlPage(200, "Authorize application", `<p>Client ${esc(client.clientId)} asks for: ${esc(p.get("scope") ?? "basic")} as ${esc(user.username)}.</p><p><a id="approve" href="${esc(approve.toString())}">Authorize</a> <a id="deny" href="${esc(deny.toString())}">Cancel</a></p>`),
+      reply: htmlPage(
+        200,
+        "Authorize application",
+        `<p>Client ${esc(client.clientId)} asks for: ${esc(p.get("scope") ?? "basic")} as ${esc(user.username)}.</p><p><a id="approve" href="${esc(approve.toString())}">Authorize</a> <a id="deny" href="${esc(deny.toString())}">Cancel</a></p>`,
+      ),
       clientId: client.clientId,
     };
   }
@@ -123,7 +137,11 @@ export function handleAuthorize(world: SimWorld, req: OAuthRequest): OAuthOutcom
     const grantId = world.tokens.newGrantId();
     const at = world.tokens.issueAccess({ kind: "user", clientId: client.clientId, userId: user.userid, scopes, grantId });
     return {
-      reply: redirectWith(redirectUri, { access_token: at.token, token_type: "bearer", expires_in: String(world.tokens.accessLifetimeS), scope: scopes.join(" "), state }, true),
+      reply: redirectWith(
+        redirectUri,
+        { access_token: at.token, token_type: "bearer", expires_in: String(world.tokens.accessLifetimeS), scope: scopes.join(" "), state },
+        true,
+      ),
       clientId: client.clientId,
       userId: user.userid,
     };
@@ -188,7 +206,13 @@ export function handleToken(world: SimWorld, req: OAuthRequest): OAuthOutcome {
       const old = p.get("refresh_token");
       const consumed = old ? tokens.consumeRefresh(old, client.clientId) : undefined;
       if (!consumed) return { reply: REFRESH_INVALID(), clientId: client.clientId };
-      const access = tokens.issueAccess({ kind: "user", clientId: client.clientId, userId: consumed.userId, scopes: consumed.scopes, grantId: consumed.grantId });
+      const access = tokens.issueAccess({
+        kind: "user",
+        clientId: client.clientId,
+        userId: consumed.userId,
+        scopes: consumed.scopes,
+        grantId: consumed.grantId,
+      });
       const refresh = tokens.issueRefresh({ clientId: client.clientId, userId: consumed.userId, scopes: consumed.scopes, grantId: consumed.grantId });
       return { reply: tokenSuccess(world, access, refresh.token), clientId: client.clientId, userId: consumed.userId };
     }
@@ -196,7 +220,10 @@ export function handleToken(world: SimWorld, req: OAuthRequest): OAuthOutcome {
       const client = authenticateClient(tokens, req, true);
       if (!client) return { reply: INVALID_CLIENT() };
       if (p.get("scope")) {
-        return { reply: json(400, errorBody("invalid_request", "Scope has not been implemented, please remove it from the request")), clientId: client.clientId };
+        return {
+          reply: json(400, errorBody("invalid_request", "Scope has not been implemented, please remove it from the request")),
+          clientId: client.clientId,
+        };
       }
       const access = tokens.issueAccess({ kind: "client", clientId: client.clientId, scopes: CLIENT_TOKEN_SCOPES });
       return { reply: tokenSuccess(world, access), clientId: client.clientId };

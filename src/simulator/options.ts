@@ -70,7 +70,12 @@ export type Simulator = {
   clearLog(): void;
   /** Keyed by method and route template relative to the API root ("GET /gallery/{folderid}", "POST /oauth2/token"). */
   stats(): Record<string, { count: number; byStatus: Record<string, number> }>;
-  issueUserToken(opts?: { clientId?: string; userId?: string; scopes?: string[] }): { access_token: string; refresh_token: string; expires_in: number; scope: string };
+  issueUserToken(opts?: { clientId?: string; userId?: string; scopes?: string[] }): {
+    access_token: string;
+    refresh_token: string;
+    expires_in: number;
+    scope: string;
+  };
   issueClientToken(opts?: { clientId?: string }): { access_token: string; expires_in: number };
   expireAccessTokens(): void;
   /** Changes the world as if users had been active (see ActivityInput). */

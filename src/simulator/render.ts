@@ -122,7 +122,12 @@ export function deviationJson(ctx: ApiContext, d: SimDeviation): Json {
     out.thumbs = [];
   }
   if (d.videos) {
-    out.videos = d.videos.map((v) => ({ src: signCdnPath(world, cdnPath(d, "video", `${base}-${v.quality}.mp4`)), quality: v.quality, filesize: v.filesize, duration: v.duration }));
+    out.videos = d.videos.map((v) => ({
+      src: signCdnPath(world, cdnPath(d, "video", `${base}-${v.quality}.mp4`)),
+      quality: v.quality,
+      filesize: v.filesize,
+      duration: v.duration,
+    }));
   }
   if (d.isMultiMedia) out.is_multi_media = true;
   // Gone from deviation objects since August 2024 (docs/service-behaviour.md#deviation-category-removed).
@@ -145,7 +150,16 @@ export function deviationJson(ctx: ApiContext, d: SimDeviation): Json {
     };
   }
   if (d.tier) {
-    out.tier = { state: d.tier.state, is_user_subscribed: false, can_user_subscribe: true, subproductid: 1000 + (d.numericId % 100), dollar_price: "3.00", settings: { access_settings: "all" }, stats: d.tier.statsAsArray ? [] : { subscribers: d.numericId % 50, deviations: d.numericId % 9 }, benefits: [] };
+    out.tier = {
+      state: d.tier.state,
+      is_user_subscribed: false,
+      can_user_subscribe: true,
+      subproductid: 1000 + (d.numericId % 100),
+      dollar_price: "3.00",
+      settings: { access_settings: "all" },
+      stats: d.tier.statsAsArray ? [] : { subscribers: d.numericId % 50, deviations: d.numericId % 9 },
+      benefits: [],
+    };
   }
   return withQuirks(out, d.quirks, "deviation");
 }
@@ -188,7 +202,11 @@ export function deviationFolders(world: SimWorld, d: SimDeviation, which: "galle
   return folders.filter((f) => f.deviationIds.includes(d.deviationid)).map((f) => ({ folderid: f.folderid, name: f.name }));
 }
 
-export function metadataJson(ctx: ApiContext, d: SimDeviation, ext: { submission: boolean; camera: boolean; stats: boolean; collection: boolean; gallery: boolean }): Json {
+export function metadataJson(
+  ctx: ApiContext,
+  d: SimDeviation,
+  ext: { submission: boolean; camera: boolean; stats: boolean; collection: boolean; gallery: boolean },
+): Json {
   const world = ctx.world;
   const author = world.data.users.get(d.authorId);
   const viewer = ctx.caller.kind === "user" ? ctx.caller.user : undefined;
@@ -304,7 +322,10 @@ export function noteJson(world: SimWorld, n: SimNote): Json {
     preview: n.body.replace(/<[^>]+>/g, "").slice(0, 40),
     body: n.body,
     user: from ? userJson(world, from) : null,
-    recipients: n.recipientIds.map((id) => world.data.users.get(id)).filter((u): u is SimUser => u !== undefined).map((u) => userJson(world, u)),
+    recipients: n.recipientIds
+      .map((id) => world.data.users.get(id))
+      .filter((u): u is SimUser => u !== undefined)
+      .map((u) => userJson(world, u)),
   };
 }
 
@@ -331,7 +352,15 @@ export function messageJson(ctx: ApiContext, m: SimMessage, stackCount?: number)
     if (owner) out.subject = { profile: userJson(world, owner) };
   }
   if (m.subjectCommentId) {
-    out.comment = { commentid: m.subjectCommentId, parentid: null, posted: m.ts, replies: 0, hidden: null, body: m.commentBody ?? "Nice work!", user: originator ? userJson(world, originator) : null };
+    out.comment = {
+      commentid: m.subjectCommentId,
+      parentid: null,
+      posted: m.ts,
+      replies: 0,
+      hidden: null,
+      body: m.commentBody ?? "Nice work!",
+      user: originator ? userJson(world, originator) : null,
+    };
   }
   return out;
 }

@@ -27,7 +27,7 @@ export type RequestLogEntry = {
 export type RouteStats = Record<string, { count: number; byStatus: Record<string, number> }>;
 
 function shortRoute(route: string): string {
-  return route.startsWith(API_PREFIX + "/") ? route.slice(API_PREFIX.length) : route;
+  return route.startsWith(`${API_PREFIX}/`) ? route.slice(API_PREFIX.length) : route;
 }
 
 export class RequestLog {

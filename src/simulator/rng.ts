@@ -26,7 +26,7 @@ export function hashString(text: string, seed = 0x811c9dc5): number {
 }
 
 export function createRng(seed: number): Rng {
-  let state = (seed >>> 0) || 0x9e3779b9;
+  let state = seed >>> 0 || 0x9e3779b9;
   const next = () => {
     state = (state + 0x6d2b79f5) >>> 0;
     let t = state;
@@ -37,7 +37,10 @@ export function createRng(seed: number): Rng {
   const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1));
   const hex = (length: number) => {
     let out = "";
-    while (out.length < length) out += Math.floor(next() * 0x100000000).toString(16).padStart(8, "0");
+    while (out.length < length)
+      out += Math.floor(next() * 0x100000000)
+        .toString(16)
+        .padStart(8, "0");
     return out.slice(0, length);
   };
   const rng: Rng = {

@@ -89,7 +89,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       } else if (isApi) reply = apiDispatch(world, { method, path, params, files: body.files, token }, entry);
       else if (isOAuth) reply = oauthDispatch(world, { method, path, params, bodyKind: body.kind, authHeader, autoApprove }, entry);
       else if (isCdn) reply = { status: 404, text: "Not Found", contentType: "text/plain" };
-      else if (path === "/" && method === "GET") reply = { status: 200, contentType: "text/html; charset=utf-8", text: "<!doctype html><title>dvault simulator</title><p>dvault simulator: API at /api/v1/oauth2, OAuth at /oauth2/*</p>" };
+      else if (path === "/" && method === "GET")
+        reply = {
+          status: 200,
+          contentType: "text/html; charset=utf-8",
+          text: "<!doctype html><title>dvault simulator</title><p>dvault simulator: API at /api/v1/oauth2, OAuth at /oauth2/*</p>",
+        };
       else reply = ERR.notFound();
     } finally {
       world.baseUrl = ownBase;

@@ -68,9 +68,7 @@ export type AuthCode = {
   used: boolean;
 };
 
-export type TokenLookup =
-  | { ok: true; token: AccessToken }
-  | { ok: false; reason: "unknown" | "expired" | "revoked"; token?: AccessToken };
+export type TokenLookup = { ok: true; token: AccessToken } | { ok: false; reason: "unknown" | "expired" | "revoked"; token?: AccessToken };
 
 function randomToken(bytes: number): string {
   return randomBytes(bytes).toString("hex");
@@ -157,7 +155,7 @@ export class TokenStore {
   /** Consumes a refresh token: it is dead from here on, whatever happens to the response. */
   consumeRefresh(token: string, clientId: string): RefreshToken | undefined {
     const found = this.refresh.get(token);
-    if (!found || found.state !== "live" || found.expiresAtMs <= this.clock.nowMs()) return undefined;
+    if (found?.state !== "live" || found.expiresAtMs <= this.clock.nowMs()) return undefined;
     if (found.clientId !== clientId) return undefined;
     found.state = "used";
     return found;

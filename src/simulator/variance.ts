@@ -128,7 +128,9 @@ function varyLocked(rng: Rng, data: Dataset, tracked: readonly string[]): string
   const picked = rng.sample(candidates, candidates.length === 0 ? 0 : Math.max(1, Math.round(candidates.length * share)));
   for (const d of picked) {
     // docs/service-behaviour.md#tier-locked: "watchers" folders open by watching; the paid ones by paying.
-    const folder = data.galleryFolders.find((f) => f.ownerId === d.authorId && f.deviationIds.includes(d.deviationid)) ?? data.galleryFolders.find((f) => f.ownerId === d.authorId);
+    const folder =
+      data.galleryFolders.find((f) => f.ownerId === d.authorId && f.deviationIds.includes(d.deviationid)) ??
+      data.galleryFolders.find((f) => f.ownerId === d.authorId);
     const paid = rng.chance(0.5);
     d.premiumFolder = {
       type: paid ? "paid" : "watchers",

@@ -62,7 +62,14 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     // Job timestamps and heartbeats are wall-clock times, whatever clock `now` follows (tests: the simulator's).
     part("queues", () => queueStatuses(deps.queues, Date.now()), [] as QueueStatusView[]),
     part("downloads", () => downloadStatus(deps, rows, now, problems), emptyDownloads()),
-    part("archive", () => archiveStatus(deps.config.archiveDir, deps.pool), { dir: deps.config.archiveDir, exists: false, sizeBytes: 0, files: 0, freeBytes: null, totalBytes: null }),
+    part("archive", () => archiveStatus(deps.config.archiveDir, deps.pool), {
+      dir: deps.config.archiveDir,
+      exists: false,
+      sizeBytes: 0,
+      files: 0,
+      freeBytes: null,
+      totalBytes: null,
+    }),
     part("workers", () => workerHeartbeats(deps.redis, deps.config.redisPrefix, Date.now()), [] as WorkerStatusView[]),
     part("unreadable responses", () => unreadableStatus(deps.pool, now), emptyUnreadable()),
   ]);
@@ -215,42 +222,20 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
       return fallback;
     }
   };
-  const nextAttempt = out.deferredByQuota
-    ? await optional(
-        "next window",
-        () => repo.nextQuotaWindow(),
-        null,
-      )
-    : null;
+  const nextAttempt = out.deferredByQuota ? await optional("next window", () => repo.nextQuotaWindow(), null) : null;
   out.nextWindowAt = out.deferredByQuota ? (nextAttempt ?? nextWeek).toISOString() : null;
   // Rows of an account that must log in again wait for that, whatever an earlier run recorded on them.
-  const waiting = await optional(
-    "waiting for a login",
-    () => repo.countWaitingForLogin(),
-    undefined,
-  );
+  const waiting = await optional("waiting for a login", () => repo.countWaitingForLogin(), undefined);
   out.waitingForLogin = { rows: waiting?.rows ?? 0, failed: waiting?.failed ?? 0 };
   // Failed rows with a next attempt failed on a transient fault and are retried on their own (src/downloads/retry.ts).
   if (out.byStatus.failed) {
-    const retrying = await optional(
-      "retries",
-      () => repo.countFailedRetrying(),
-      undefined,
-    );
+    const retrying = await optional("retries", () => repo.countFailedRetrying(), undefined);
     out.failedRetrying = retrying?.n ?? 0;
     out.nextRetryAt = iso(retrying?.at ?? null);
   }
 
-  const usage = await optional(
-    "quota",
-    () => repo.quotaUsage(weekStart.toISOString().slice(0, 10)),
-    [] as QuotaUsageRow[],
-  );
-  const overrides = await optional(
-    "allowances",
-    () => repo.accountAllowances(),
-    new Map<number, number | null>(),
-  );
+  const usage = await optional("quota", () => repo.quotaUsage(weekStart.toISOString().slice(0, 10)), [] as QuotaUsageRow[]);
+  const overrides = await optional("allowances", () => repo.accountAllowances(), new Map<number, number | null>());
   const usedBy = new Map(usage.map((u) => [u.account_id, u]));
   for (const row of rows) {
     if (row.kind !== "user") continue;
@@ -281,7 +266,10 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
 async function archiveStatus(dir: string, pool: Queryable): Promise<ArchiveStatusView> {
   // Content-addressed files are shared between downloads: count each path once.
   const stored = await new StatusRepository(pool).storedArchive();
-  const exists = await fs.stat(dir).then((s) => s.isDirectory(), () => false);
+  const exists = await fs.stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
   const disk = await statfsNearest(dir);
   return {
     dir,

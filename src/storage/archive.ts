@@ -322,7 +322,13 @@ export class Archive {
     } catch (err) {
       await this.disk.remove(partial);
       if (isDiskFull(err)) {
-        throw new DiskFullError({ root: this.root, freeBytes: await this.freeBytes().catch(() => 0), minFreeBytes: this.minFreeBytes, neededBytes: bytes.length, cause: err });
+        throw new DiskFullError({
+          root: this.root,
+          freeBytes: await this.freeBytes().catch(() => 0),
+          minFreeBytes: this.minFreeBytes,
+          neededBytes: bytes.length,
+          cause: err,
+        });
       }
       throw err;
     }

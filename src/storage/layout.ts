@@ -25,7 +25,7 @@ export function errCode(err: unknown): string | undefined {
 
 export function isWithin(parent: string, child: string): boolean {
   const rel = path.relative(parent, child);
-  return rel === "" || (rel !== ".." && !rel.startsWith(".." + path.sep) && !path.isAbsolute(rel));
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
 /** Relative POSIX path of `abs` under `root`. */

@@ -53,9 +53,9 @@ export function sanitizeComponent(name: string, opts: SanitizeOptions = {}): str
   s = s.replace(/\s+/gu, " ");
   s = trimEnds(s);
   // A name of only dots ("..", "...") was emptied by trimEnds; a leading dot would hide the file.
-  if (s.startsWith(".")) s = "_" + s.slice(1);
+  if (s.startsWith(".")) s = `_${s.slice(1)}`;
   const base = s.split(".")[0] ?? "";
-  if (WINDOWS_RESERVED.test(base.trim())) s = "_" + s;
+  if (WINDOWS_RESERVED.test(base.trim())) s = `_${s}`;
   s = trimEnds(truncateUtf8(s, maxBytes));
   if (s.length > 0) return s;
   return fallback === "untitled" ? truncateUtf8("untitled", maxBytes) : sanitizeComponent(fallback, { maxBytes });

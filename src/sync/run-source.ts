@@ -66,7 +66,12 @@ export function lockKey(prefix: string, req: RunSourceRequest): string {
  */
 export function isSweepDue(state: SourceState | null, req: RunSourceRequest, now: number): boolean {
   if (!state?.lastCompleteSweepAt) return true;
-  const spread = createHash("sha256").update(`${req.accountId}:${req.source}:${req.key ?? ""}`).digest().readUInt32BE(0) % (24 * 3600_000);
+  const spread =
+    createHash("sha256")
+      .update(`${req.accountId}:${req.source}:${req.key ?? ""}`)
+      .digest()
+      .readUInt32BE(0) %
+    (24 * 3600_000);
   return now - state.lastCompleteSweepAt.getTime() >= FULL_SWEEP_EVERY_MS - spread;
 }
 

@@ -23,7 +23,16 @@ import { archiveFile, artworkPng } from "../helpers/archive-fixtures.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 // The checked-in screenshots are refreshed only on request (DVAULT_SCREENSHOTS=1 npx vitest run test/browser),
 // so an ordinary test run never rewrites tracked files.
 const SCREENSHOTS = process.env.DVAULT_SCREENSHOTS === "1" ? path.resolve("docs/img") : mkdtempSync(path.join(os.tmpdir(), "dvault-screens-"));
@@ -31,7 +40,12 @@ const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`test/browser/dashboard.test.ts skipped: ${CHROMIUM} is absent (install it with: apt-get install -y chromium)`);
 
 /** The bits of an Img the checks read (the project compiles without the DOM library). */
-type Img = { complete: boolean; naturalWidth: number; naturalHeight: number; addEventListener(type: "load", listener: (event: unknown) => void, options: { once: boolean }): void };
+type Img = {
+  complete: boolean;
+  naturalWidth: number;
+  naturalHeight: number;
+  addEventListener(type: "load", listener: (event: unknown) => void, options: { once: boolean }): void;
+};
 
 const NEW_TITLE = "Lantern Harbor at Dusk";
 const FAILING_JOB = "sync-broken-source";
@@ -47,7 +61,20 @@ let item: { deviationid: string; tags: string[] };
 
 async function setUpArchive(): Promise<void> {
   h = await createSyncHarness({
-    sim: { seed: 11, dataset: { deviations: 72, galleryFolders: 5, collectionFolders: 3, favourites: 24, notes: 24, messages: 30, trackedUsers: 2, trackedUserDeviations: 8, statuses: 4 } },
+    sim: {
+      seed: 11,
+      dataset: {
+        deviations: 72,
+        galleryFolders: 5,
+        collectionFolders: 3,
+        favourites: 24,
+        notes: 24,
+        messages: 30,
+        trackedUsers: 2,
+        trackedUserDeviations: 8,
+        statuses: 4,
+      },
+    },
   });
   admin = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
   const sources: SourceName[] = ["profile", "gallery", "collections", "comments", "profile_posts", "notes", "messages"];
@@ -62,7 +89,11 @@ async function setUpArchive(): Promise<void> {
   );
   item = rows[0]!;
   h.sim.activity({ kind: "edit_title", deviationid: item.deviationid, title: NEW_TITLE });
-  h.sim.activity({ kind: "edit_description", deviationid: item.deviationid, description: "<b>Harbor lights</b> at dusk, painted on location.<br />Prints on request." });
+  h.sim.activity({
+    kind: "edit_description",
+    deviationid: item.deviationid,
+    description: "<b>Harbor lights</b> at dusk, painted on location.<br />Prints on request.",
+  });
   h.sim.clock.advance(3600_000);
   await h.runSource("gallery", { full: true });
 
@@ -80,18 +111,23 @@ async function setUpArchive(): Promise<void> {
      WHERE type = 'image' AND NOT EXISTS (SELECT 1 FROM downloads dl WHERE dl.deviationid = d.deviationid)
      ON CONFLICT DO NOTHING`,
   );
-  await h.pool.query(
-    `UPDATE downloads SET status = 'deferred_quota' WHERE id IN (SELECT id FROM downloads WHERE status = 'wanted' ORDER BY id LIMIT 4)`,
-  );
+  await h.pool.query(`UPDATE downloads SET status = 'deferred_quota' WHERE id IN (SELECT id FROM downloads WHERE status = 'wanted' ORDER BY id LIMIT 4)`);
   await h.pool.query(
     `UPDATE downloads SET status = 'not_downloadable', reason = 'the artist disabled downloads' WHERE id IN (SELECT id FROM downloads WHERE status = 'wanted' ORDER BY id LIMIT 3)`,
   );
   const weekStart = serviceWeekStart(h.services.now()).toISOString().slice(0, 10);
-  await h.pool.query(`INSERT INTO download_quota_usage (account_id, week_start, used) VALUES ($1, $2::date, 7) ON CONFLICT DO NOTHING`, [h.account.id, weekStart]).catch(() => undefined);
+  await h.pool
+    .query(`INSERT INTO download_quota_usage (account_id, week_start, used) VALUES ($1, $2::date, 7) ON CONFLICT DO NOTHING`, [h.account.id, weekStart])
+    .catch(() => undefined);
 
   // A live worker heartbeat, and a job that fails in the real worker host (a payload the catalogue rejects).
   const prefix = h.services.config.redisPrefix;
-  await h.services.redis.set(`${prefix}:heartbeat:${os.hostname()}:${process.pid}`, JSON.stringify({ id: `${os.hostname()}:${process.pid}`, at: new Date().toISOString() }), "EX", 600);
+  await h.services.redis.set(
+    `${prefix}:heartbeat:${os.hostname()}:${process.pid}`,
+    JSON.stringify({ id: `${os.hostname()}:${process.pid}`, at: new Date().toISOString() }),
+    "EX",
+    600,
+  );
   const producer = new Producer([...JOB_DEFINITIONS], h.services.redis, prefix);
   const host = new WorkerHost<WorkerContext>({
     entries: checkCatalogue<WorkerContext>(JOBS),
@@ -135,7 +171,7 @@ describe.skipIf(!hasChromium)("dashboard in a browser", () => {
   });
 
   it("shows the overview", async () => {
-    await page.goto(dash.url + "/");
+    await page.goto(`${dash.url}/`);
     await expect(page.locator("h1").first().textContent()).resolves.toContain("Overview");
     const body = (await page.textContent("main")) ?? "";
     expect(body).toContain(h.account.name);
@@ -145,7 +181,7 @@ describe.skipIf(!hasChromium)("dashboard in a browser", () => {
   });
 
   it("browses the archive grid with thumbnails from the local archive", async () => {
-    await page.goto(dash.url + "/archive");
+    await page.goto(`${dash.url}/archive`);
     const thumbs = page.locator(".thumb");
     expect(await thumbs.count()).toBe(48);
     const first = page.locator(".thumb img[src^='/files/']").first();
@@ -163,7 +199,7 @@ describe.skipIf(!hasChromium)("dashboard in a browser", () => {
   });
 
   it("searches, opens an item and sees its metadata, history and image", async () => {
-    await page.goto(dash.url + "/");
+    await page.goto(`${dash.url}/`);
     await page.fill("header input[name=q]", "lantern harbor");
     await page.press("header input[name=q]", "Enter");
     await page.waitForURL(/\/archive\?q=/);
@@ -194,7 +230,7 @@ describe.skipIf(!hasChromium)("dashboard in a browser", () => {
   });
 
   it("retries a failed job from the failed-jobs page", async () => {
-    await page.goto(dash.url + "/jobs");
+    await page.goto(`${dash.url}/jobs`);
     const row = page.locator("tr", { hasText: `sync/${FAILING_JOB}` });
     await expect(row.count()).resolves.toBe(1);
     expect(await row.textContent()).toMatch(/invalid payload for "sync\.source"/);

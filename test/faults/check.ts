@@ -100,12 +100,22 @@ export async function checkSyncedMirror(h: Pick<FaultHarness, "sim" | "pool" | "
     "SELECT folderid, name, parent_folderid AS parent FROM gallery_folders WHERE owner_userid = $1 AND removed_at IS NULL",
     [truth.ownerId],
   );
-  expect(byId(gFolders, "folderid")).toEqual(byId(galleries.map((f) => ({ folderid: f.folderid, name: storable(f.name), parent: f.parent })), "folderid"));
+  expect(byId(gFolders, "folderid")).toEqual(
+    byId(
+      galleries.map((f) => ({ folderid: f.folderid, name: storable(f.name), parent: f.parent })),
+      "folderid",
+    ),
+  );
   const { rows: cFolders } = await h.pool.query<{ folderid: string; name: string | null; size: number | null }>(
     "SELECT folderid, name, size FROM collection_folders WHERE owner_userid = $1 AND removed_at IS NULL",
     [truth.ownerId],
   );
-  expect(byId(cFolders, "folderid")).toEqual(byId(collections.map((f) => ({ folderid: f.folderid, name: storable(f.name), size: f.deviationIds.length })), "folderid"));
+  expect(byId(cFolders, "folderid")).toEqual(
+    byId(
+      collections.map((f) => ({ folderid: f.folderid, name: storable(f.name), size: f.deviationIds.length })),
+      "folderid",
+    ),
+  );
 
   // Folder membership with positions counted from each folder's end: a gallery folder's count is of its
   // live deviations, a collection's of every favourite (its size).
@@ -115,7 +125,12 @@ export async function checkSyncedMirror(h: Pick<FaultHarness, "sim" | "pool" | "
       return members.map((deviationid, i) => ({ kind: "gallery", folderid: f.folderid, deviationid, position: members.length - 1 - i }));
     }),
     ...collections.flatMap((f) =>
-      listedInCollection(f.deviationIds).map((deviationid, i) => ({ kind: "collection", folderid: f.folderid, deviationid, position: f.deviationIds.length - 1 - i })),
+      listedInCollection(f.deviationIds).map((deviationid, i) => ({
+        kind: "collection",
+        folderid: f.folderid,
+        deviationid,
+        position: f.deviationIds.length - 1 - i,
+      })),
     ),
   ];
   const { rows: members } = await h.pool.query<MemberRow>(
@@ -123,14 +138,32 @@ export async function checkSyncedMirror(h: Pick<FaultHarness, "sim" | "pool" | "
   );
   const memberKey = (m: MemberRow) => `${m.kind}/${m.folderid}/${m.deviationid}`.toLowerCase();
   const sortMembers = (ms: MemberRow[]) =>
-    [...ms].map((m) => ({ ...m, folderid: m.folderid.toLowerCase(), deviationid: m.deviationid.toLowerCase() })).sort((a, b) => memberKey(a).localeCompare(memberKey(b)));
+    [...ms]
+      .map((m) => ({ ...m, folderid: m.folderid.toLowerCase(), deviationid: m.deviationid.toLowerCase() }))
+      .sort((a, b) => memberKey(a).localeCompare(memberKey(b)));
   expect(sortMembers(members)).toEqual(sortMembers(expectedMembers));
 
   // Notes and messages: every one, by id, with its subject or type.
-  const { rows: notes } = await h.pool.query<{ noteid: string; subject: string | null }>("SELECT noteid, subject FROM notes WHERE account_id = $1 AND removed_at IS NULL", [h.account.id]);
-  expect(byId(notes, "noteid")).toEqual(byId(truth.notes.map((n) => ({ noteid: n.noteid, subject: n.subject })), "noteid"));
-  const { rows: messages } = await h.pool.query<{ messageid: string; type: string | null }>("SELECT messageid, type FROM messages WHERE account_id = $1 AND removed_at IS NULL", [h.account.id]);
-  expect(byId(messages, "messageid")).toEqual(byId(truth.messages.map((m) => ({ messageid: m.messageid, type: m.type })), "messageid"));
+  const { rows: notes } = await h.pool.query<{ noteid: string; subject: string | null }>(
+    "SELECT noteid, subject FROM notes WHERE account_id = $1 AND removed_at IS NULL",
+    [h.account.id],
+  );
+  expect(byId(notes, "noteid")).toEqual(
+    byId(
+      truth.notes.map((n) => ({ noteid: n.noteid, subject: n.subject })),
+      "noteid",
+    ),
+  );
+  const { rows: messages } = await h.pool.query<{ messageid: string; type: string | null }>(
+    "SELECT messageid, type FROM messages WHERE account_id = $1 AND removed_at IS NULL",
+    [h.account.id],
+  );
+  expect(byId(messages, "messageid")).toEqual(
+    byId(
+      truth.messages.map((m) => ({ messageid: m.messageid, type: m.type })),
+      "messageid",
+    ),
+  );
 
   // No duplicated rows (keys compared case-insensitively: an id stored twice in two spellings is a duplicate too).
   for (const [table, cols] of [
@@ -151,7 +184,9 @@ async function checkFiles(h: FaultHarness): Promise<number> {
   const report = await verifyArchive({ deps: h.deps, fix: false, log: createLogger({ level: "silent" }) });
   expect(report.missing).toEqual([]);
   expect(report.corrupt).toEqual([]);
-  const { rows: originals } = await h.pool.query<{ deviationid: string; sha256: string }>("SELECT deviationid, sha256 FROM downloads WHERE kind = 'original' AND status = 'done'");
+  const { rows: originals } = await h.pool.query<{ deviationid: string; sha256: string }>(
+    "SELECT deviationid, sha256 FROM downloads WHERE kind = 'original' AND status = 'done'",
+  );
   expect(originals.length).toBeGreaterThan(0);
   for (const o of originals) expect(o.sha256, `sha256 of ${o.deviationid}`).toBe(await h.sim.fileSha256(o.deviationid));
   const { rows: todo } = await h.pool.query("SELECT deviationid, kind, status FROM downloads WHERE status IN ('wanted', 'queued', 'failed')");

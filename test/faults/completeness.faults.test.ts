@@ -54,7 +54,10 @@ async function readMirror(h: SyncHarness, owners: readonly string[]): Promise<Mi
   const authored = new Map<string, string[]>();
   for (const owner of owners) {
     const rows = await q<{ deviationid: string }>("SELECT deviationid FROM deviations WHERE author_userid = $1 AND removed_at IS NULL", [owner]);
-    authored.set(owner, rows.map((r) => r.deviationid));
+    authored.set(
+      owner,
+      rows.map((r) => r.deviationid),
+    );
   }
   const collectionDeviations = await q<{ deviationid: string }>(
     `SELECT DISTINCT d.deviationid FROM folder_members m JOIN deviations d USING (deviationid)
@@ -108,7 +111,8 @@ function trackedOf(h: SyncHarness): Array<{ userid: string; username: string }> 
 
 async function trackAll(h: SyncHarness, users: ReadonlyArray<{ userid: string; username: string }>): Promise<void> {
   const repo = new TrackedUserRepository(h.pool);
-  for (const u of users) await repo.addTrackedUser({ accountId: h.account.id, username: u.username, userid: u.userid, tokenKind: "user", at: h.sim.clock.now() });
+  for (const u of users)
+    await repo.addTrackedUser({ accountId: h.account.id, username: u.username, userid: u.userid, tokenKind: "user", at: h.sim.clock.now() });
 }
 
 function compare(seed: number, mirror: Mirror, expected: Mirror): string[] {
@@ -126,7 +130,11 @@ function compare(seed: number, mirror: Mirror, expected: Mirror): string[] {
   same("folder membership with positions", mirror.members.map(memberKey), expected.members.map(memberKey));
   same("notes", mirror.noteids, expected.noteids);
   same("messages", mirror.messageids, expected.messageids);
-  same("watch-feed items", mirror.feedItems.map((f) => `${f.by}:${f.deviationids.join("+")}`), expected.feedItems.map((f) => `${f.by}:${sorted(f.deviationids).join("+")}`));
+  same(
+    "watch-feed items",
+    mirror.feedItems.map((f) => `${f.by}:${f.deviationids.join("+")}`),
+    expected.feedItems.map((f) => `${f.by}:${sorted(f.deviationids).join("+")}`),
+  );
   same("profile posts", mirror.profilePosts, expected.profilePosts);
   return diffs;
 }
@@ -141,7 +149,10 @@ describe("completeness", () => {
       withSeed(seed, {}, async (h) => {
         const tracked = trackedOf(h);
         await trackAll(h, tracked);
-        const results = await syncEverything(h, tracked.map((t) => t.username));
+        const results = await syncEverything(
+          h,
+          tracked.map((t) => t.username),
+        );
         const truth = visibleTruth(h.sim.truth, { tracked: tracked.map((t) => t.userid) });
         const diffs = compare(seed, await readMirror(h, [h.sim.truth.ownerId, ...tracked.map((t) => t.userid)]), truth);
         failures.push(...diffs);
@@ -150,7 +161,10 @@ describe("completeness", () => {
         // The mirror equals the truth exactly when every compared source says ok (stash's listing is gone upstream).
         const statuses = [...results].filter(([name]) => name !== "stash").map(([name, r]) => `${name}=${r.status}${r.reason ? ` (${r.reason})` : ""}`);
         const allOk = statuses.every((s) => /=ok\b/.test(s));
-        if (allOk !== (diffs.length === 0)) failures.push(`seed ${seed}: mirror ${diffs.length === 0 ? "equals" : "differs from"} the truth but: ${statuses.filter((s) => !/=ok\b/.test(s)).join(", ") || "every source says ok"}`);
+        if (allOk !== (diffs.length === 0))
+          failures.push(
+            `seed ${seed}: mirror ${diffs.length === 0 ? "equals" : "differs from"} the truth but: ${statuses.filter((s) => !/=ok\b/.test(s)).join(", ") || "every source says ok"}`,
+          );
         expect(results.get("stash")?.status).toBe("degraded");
       }),
     );
@@ -168,14 +182,18 @@ describe("completeness", () => {
       withSeed(seed, { profile: "2026", offsetCeiling: CEILING_2026 }, async (h) => {
         const tracked = trackedOf(h);
         await trackAll(h, tracked);
-        const results = await syncEverything(h, tracked.map((t) => t.username));
+        const results = await syncEverything(
+          h,
+          tracked.map((t) => t.username),
+        );
         const owner = h.sim.truth.ownerId;
         const truth = visibleTruth(h.sim.truth, { tracked: tracked.map((t) => t.userid), ceiling: CEILING_2026 });
         failures.push(...compare(seed, await readMirror(h, [owner, ...tracked.map((t) => t.userid)]), truth));
 
         // The comments of deviations are gone upstream: that source says so; it fails nothing else.
         const comments = results.get("comments");
-        if (comments?.status !== "degraded" || !/comments\.deviation removed/.test(comments.reason ?? "")) failures.push(`seed ${seed}: comments ${comments?.status} ${comments?.reason ?? ""}`);
+        if (comments?.status !== "degraded" || !/comments\.deviation removed/.test(comments.reason ?? ""))
+          failures.push(`seed ${seed}: comments ${comments?.status} ${comments?.reason ?? ""}`);
 
         // The gallery is ok exactly when everything visible was reached; otherwise incomplete, with the count.
         const ownFolders = new Set(h.sim.truth.galleryFolders.filter((f) => f.ownerId === owner).map((f) => f.folderid));
@@ -183,8 +201,10 @@ describe("completeness", () => {
         const cut = truth.truncatedFolders.filter((id) => ownFolders.has(id)).length;
         const gallery = results.get("gallery")!;
         const expectIncomplete = unreachable > 0 || cut > 0;
-        if ((gallery.status === "incomplete") !== expectIncomplete) failures.push(`seed ${seed}: gallery ${gallery.status} with ${unreachable} unreachable and ${cut} cut folders`);
-        if (unreachable > 0 && !(gallery.reason ?? "").includes(`${unreachable} unreachable`)) failures.push(`seed ${seed}: gallery reason "${gallery.reason}" does not count ${unreachable} unreachable`);
+        if ((gallery.status === "incomplete") !== expectIncomplete)
+          failures.push(`seed ${seed}: gallery ${gallery.status} with ${unreachable} unreachable and ${cut} cut folders`);
+        if (unreachable > 0 && !(gallery.reason ?? "").includes(`${unreachable} unreachable`))
+          failures.push(`seed ${seed}: gallery reason "${gallery.reason}" does not count ${unreachable} unreachable`);
         if (expectIncomplete) incomplete++;
         for (const [name, r] of results) {
           if (["comments", "stash", "gallery", "collections"].includes(name) || name.startsWith("tracked:")) continue;

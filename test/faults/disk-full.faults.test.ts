@@ -53,7 +53,9 @@ async function expectPaused(h: FaultHarness, deps: DownloadDeps): Promise<void> 
   const summary = await runDownloadsOnce({ services: deps.services, deps, log, progressEveryMs: 60_000, retryDelayMs: 5, attempts: 5, busyWaitMs: 10_000 });
   expect(summary.paused?.reason).toMatch(/^downloads paused: disk almost full/);
   expect(summary).toMatchObject({ done: 0, failed: 0 });
-  const { rows } = await h.pool.query<{ status: string; n: number }>("SELECT status::text AS status, count(*)::int AS n FROM downloads GROUP BY status ORDER BY status");
+  const { rows } = await h.pool.query<{ status: string; n: number }>(
+    "SELECT status::text AS status, count(*)::int AS n FROM downloads GROUP BY status ORDER BY status",
+  );
   expect(rows.map((r) => r.status)).toEqual(["wanted"]);
   expect(rows[0]!.n).toBeGreaterThan(5);
   expect(await fs.readdir(path.join(deps.archive.root, PARTIAL_DIR)).catch(() => [])).toEqual([]);
@@ -88,19 +90,23 @@ describe("a nearly full disk", () => {
     expect(checked.files).toBeGreaterThan(5);
   }, 60_000);
 
-  it.skipIf(!mounted)("a small filesystem filled by another file: downloads pause, then resume when it is deleted", async () => {
-    const h = await createFaultHarness({ sim: { seed: 13 } });
-    harnesses.push(h);
-    const archiveDir = path.join(mountPoint, "archive");
-    await syncUntilConverged({ services: h.services, accountId: h.account.id, sources: h.sourceMap });
-    const small = depsWith(h, { DVAULT_ARCHIVE_DIR: archiveDir, DVAULT_MIN_FREE_BYTES: String(4 * MiB) });
-    const filler = path.join(mountPoint, "filler");
-    await fs.writeFile(filler, Buffer.alloc((await small.deps.archive.freeBytes()) - 2 * MiB));
-    await expectPaused(h, small.deps);
+  it.skipIf(!mounted)(
+    "a small filesystem filled by another file: downloads pause, then resume when it is deleted",
+    async () => {
+      const h = await createFaultHarness({ sim: { seed: 13 } });
+      harnesses.push(h);
+      const archiveDir = path.join(mountPoint, "archive");
+      await syncUntilConverged({ services: h.services, accountId: h.account.id, sources: h.sourceMap });
+      const small = depsWith(h, { DVAULT_ARCHIVE_DIR: archiveDir, DVAULT_MIN_FREE_BYTES: String(4 * MiB) });
+      const filler = path.join(mountPoint, "filler");
+      await fs.writeFile(filler, Buffer.alloc((await small.deps.archive.freeBytes()) - 2 * MiB));
+      await expectPaused(h, small.deps);
 
-    await fs.rm(filler);
-    await downloadUntilConverged({ services: small.h.services, deps: small.deps, rounds: 3 });
-    const checked = await checkMirror(small.h);
-    expect(checked.files).toBeGreaterThan(5);
-  }, 60_000);
+      await fs.rm(filler);
+      await downloadUntilConverged({ services: small.h.services, deps: small.deps, rounds: 3 });
+      const checked = await checkMirror(small.h);
+      expect(checked.files).toBeGreaterThan(5);
+    },
+    60_000,
+  );
 });

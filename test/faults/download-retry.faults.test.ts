@@ -24,7 +24,8 @@ describe("a download failing through a whole run", () => {
   it("is retried by dvault's own schedule once the clock reaches its next attempt", async () => {
     await syncUntilConverged({ services: h.services, accountId: h.account.id, sources: h.sourceMap });
     const id = downloadableOwnerDeviations(h.sim.truth)[0]!.deviationid;
-    for (const spelling of new Set([id, id.toLowerCase()])) h.sim.faults.add({ route: `/_cdn/original/${spelling}`, kind: "status_500", times: FAILING_REQUESTS });
+    for (const spelling of new Set([id, id.toLowerCase()]))
+      h.sim.faults.add({ route: `/_cdn/original/${spelling}`, kind: "status_500", times: FAILING_REQUESTS });
     const started = h.sim.clock.now().getTime();
 
     const downloads = await downloadUntilConverged({ services: h.services, deps: h.deps });
@@ -32,7 +33,10 @@ describe("a download failing through a whole run", () => {
     expect(h.sim.clock.now().getTime() - started).toBe(RETRY_DELAYS_MS[0]);
     const failedCdn = h.sim.log().filter((e) => e.fault?.includes("status_500"));
     expect(failedCdn).toHaveLength(FAILING_REQUESTS);
-    const { rows } = await h.pool.query("SELECT status::text AS status, failures, next_attempt_at FROM downloads WHERE deviationid = $1 AND kind = 'original'", [id]);
+    const { rows } = await h.pool.query(
+      "SELECT status::text AS status, failures, next_attempt_at FROM downloads WHERE deviationid = $1 AND kind = 'original'",
+      [id],
+    );
     expect(rows).toEqual([{ status: "done", failures: 0, next_attempt_at: null }]);
     await checkMirror(h);
   }, 120_000);

@@ -59,7 +59,15 @@ export type FaultHarness = SyncHarness & {
 };
 
 /** The configuration environment of a fault scenario: the simulator's client, a quota the dataset never reaches, no disk threshold. */
-export function faultEnv(a: { databaseUrl: string; redisPrefix: string; simUrl: string; archiveDir: string; key: Buffer; redisUrl?: string; extra?: Record<string, string> | undefined }): Record<string, string> {
+export function faultEnv(a: {
+  databaseUrl: string;
+  redisPrefix: string;
+  simUrl: string;
+  archiveDir: string;
+  key: Buffer;
+  redisUrl?: string;
+  extra?: Record<string, string> | undefined;
+}): Record<string, string> {
   return {
     DATABASE_URL: a.databaseUrl,
     ...(a.redisUrl ? { REDIS_URL: a.redisUrl } : {}),
@@ -117,7 +125,10 @@ export async function syncUntilConverged(args: {
   let retries = 0;
   for (const name of args.sources.keys()) {
     for (let attempt = 1; ; attempt++) {
-      const outcome = await runSource({ accountId: args.accountId, source: name, ...(args.full ? { full: true } : {}) }, { services: args.services, sources: args.sources, lockTtlMs: FAULT_LOCK_TTL_MS }).catch((err: unknown) => err as Error);
+      const outcome = await runSource(
+        { accountId: args.accountId, source: name, ...(args.full ? { full: true } : {}) },
+        { services: args.services, sources: args.sources, lockTtlMs: FAULT_LOCK_TTL_MS },
+      ).catch((err: unknown) => err as Error);
       if (!(outcome instanceof Error) && outcome.status !== "skipped") break;
       if (attempt >= (args.attempts ?? 40)) {
         throw new Error(`source ${name} did not converge: ${outcome instanceof Error ? outcome.message : outcome.reason}`);
@@ -169,13 +180,16 @@ export async function downloadUntilConverged(args: {
     if (permanent.length > 0) throw new Error(`downloads failed for good (never retried): ${JSON.stringify(permanent)}`);
     if (todo === 0 && retrying === 0) return { rounds: round, last, retries, advancedMs };
     if (round >= (args.rounds ?? 20)) {
-      throw new Error(`downloads did not converge: ${todo} wanted or queued, ${retrying} waiting for a retry; last run ${JSON.stringify(last.failures.slice(0, 3))}`);
+      throw new Error(
+        `downloads did not converge: ${todo} wanted or queued, ${retrying} waiting for a retry; last run ${JSON.stringify(last.failures.slice(0, 3))}`,
+      );
     }
     if (retrying > 0 && next) {
       // dvault's own schedule makes them due: move the clock to the earliest next attempt, not past it.
       const waitMs = Math.max(0, next.getTime() - args.services.now());
       await advance(waitMs);
-      if (args.services.now() < next.getTime()) throw new Error("downloadUntilConverged: advance did not move services.now (pass an advance that moves the clock services.now follows)");
+      if (args.services.now() < next.getTime())
+        throw new Error("downloadUntilConverged: advance did not move services.now (pass an advance that moves the clock services.now follows)");
       advancedMs += waitMs;
       retries += retrying;
     }

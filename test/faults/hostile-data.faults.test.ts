@@ -128,7 +128,9 @@ describe("hostile data", () => {
     expect(big.unknown).toEqual({ nested: { deep: [1, "two", null] }, flag: true });
     expect(big.meta_unknown).toEqual({ nested: { deep: [1, "two", null] }, flag: true });
     // Searchable: the search document was built despite its size.
-    const { rows: found } = await h.pool.query("SELECT 1 FROM deviations WHERE deviationid = $1 AND search_tsv @@ plainto_tsquery('english', 'tall tale')", [targets.oversized]);
+    const { rows: found } = await h.pool.query("SELECT 1 FROM deviations WHERE deviationid = $1 AND search_tsv @@ plainto_tsquery('english', 'tall tale')", [
+      targets.oversized,
+    ]);
     expect(found).toHaveLength(1);
 
     // Counters sent as numeric strings are numbers in the columns and in the raw JSON.
@@ -148,7 +150,14 @@ describe("hostile data", () => {
 
     // Optional fields left out: null, and the rest of the row is there.
     const omitted = (await dev(targets.omitted))!;
-    expect(omitted).toMatchObject({ title: truth.get(targets.omitted)!.title, published_at: null, printid: null, stats_favourites: null, license: null, tags: null });
+    expect(omitted).toMatchObject({
+      title: truth.get(targets.omitted)!.title,
+      published_at: null,
+      printid: null,
+      stats_favourites: null,
+      license: null,
+      tags: null,
+    });
 
     // Deleted: the owner's deleted deviation is not live, a deleted favourite is kept as removed, a deleted status too.
     const { rows: live } = await h.pool.query("SELECT 1 FROM deviations WHERE deviationid = $1 AND removed_at IS NULL", [targets.deleted]);
@@ -158,7 +167,9 @@ describe("hostile data", () => {
       if (fave) expect(fave.removed_reason).toBe("deleted");
     }
     if (targets.deletedStatus) {
-      const { rows: st } = await h.pool.query<{ removed: boolean }>("SELECT removed_at IS NOT NULL AS removed FROM statuses WHERE statusid = $1", [targets.deletedStatus]);
+      const { rows: st } = await h.pool.query<{ removed: boolean }>("SELECT removed_at IS NOT NULL AS removed FROM statuses WHERE statusid = $1", [
+        targets.deletedStatus,
+      ]);
       for (const s of st) expect(s.removed).toBe(true);
     }
   });
@@ -201,7 +212,13 @@ describe("hostile data", () => {
     h.sim.clock.advance(60_000);
     const commenter = h.sim.truth.users.get(h.sim.truth.users.get(h.sim.truth.ownerId)!.watcherIds[0]!)!.username;
     h.sim.activity({ kind: "new_message", type: "fave", deviationid: targets.script, from: commenter });
-    h.sim.activity({ kind: "new_message", type: "comment", deviationid: targets.script, from: commenter, body: `<script>alert("comment")</script><b>Nice</b> &amp; <i onclick="x()">kind</i>` });
+    h.sim.activity({
+      kind: "new_message",
+      type: "comment",
+      deviationid: targets.script,
+      from: commenter,
+      body: `<script>alert("comment")</script><b>Nice</b> &amp; <i onclick="x()">kind</i>`,
+    });
     h.sim.activity({ kind: "new_note", from: commenter, subject: HOSTILE_SCRIPT_TITLE, body: "<p><script x ".repeat(80_000) });
     h.sim.clock.advance(60_000);
     await syncUntilConverged({ services: h.services, accountId: h.account.id, sources: sources("messages", "notes"), attempts: 3 });

@@ -68,7 +68,12 @@ beforeEach(() => {
 function withoutSizes(body: string): string {
   const strip = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(strip);
-    if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).filter(([k]) => k !== "filesize" && k !== "download_filesize").map(([k, x]) => [k, strip(x)]));
+    if (v && typeof v === "object")
+      return Object.fromEntries(
+        Object.entries(v)
+          .filter(([k]) => k !== "filesize" && k !== "download_filesize")
+          .map(([k, x]) => [k, strip(x)]),
+      );
     return v;
   };
   try {
@@ -128,48 +133,56 @@ describe("an endless body", () => {
     expect(again.status).toBe("ok");
   }, 60_000);
 
-  it("from the CDN with no size announced: never more than the cap on disk, the partial file removed, the row tried again", async () => {
-    await resetDownloads();
-    proxy.rules.push({ match: /^\/api\//, act: { kind: "rewrite", transform: withoutSizes } });
-    proxy.rules.push({ match: /^\/_cdn\//, times: 1, act: { kind: "endless", contentType: "image/png" } });
-    const { result, largest } = await largestPartialDuring(() => runDownloadsOnce({ services: h.services, deps, log: silent, retryDelayMs: 5 }));
-    expect(proxy.stats.applied[1]).toBe(1);
-    // The proxy kept sending: dvault stopped reading at the cap.
-    expect(proxy.stats.bytesSent[1]).toBeGreaterThan(FILE_CAP);
-    expect(largest).toBeLessThanOrEqual(FILE_CAP);
-    expect(result.paused).toBeUndefined();
-    await downloadUntilConverged({ services: h.services, deps });
-    expect(await fs.readdir(path.join(h.archiveDir, PARTIAL_DIR)).catch(() => [])).toEqual([]);
-    await checkMirror(h);
-  }, FULL ? 300_000 : 60_000);
+  it(
+    "from the CDN with no size announced: never more than the cap on disk, the partial file removed, the row tried again",
+    async () => {
+      await resetDownloads();
+      proxy.rules.push({ match: /^\/api\//, act: { kind: "rewrite", transform: withoutSizes } });
+      proxy.rules.push({ match: /^\/_cdn\//, times: 1, act: { kind: "endless", contentType: "image/png" } });
+      const { result, largest } = await largestPartialDuring(() => runDownloadsOnce({ services: h.services, deps, log: silent, retryDelayMs: 5 }));
+      expect(proxy.stats.applied[1]).toBe(1);
+      // The proxy kept sending: dvault stopped reading at the cap.
+      expect(proxy.stats.bytesSent[1]).toBeGreaterThan(FILE_CAP);
+      expect(largest).toBeLessThanOrEqual(FILE_CAP);
+      expect(result.paused).toBeUndefined();
+      await downloadUntilConverged({ services: h.services, deps });
+      expect(await fs.readdir(path.join(h.archiveDir, PARTIAL_DIR)).catch(() => [])).toEqual([]);
+      await checkMirror(h);
+    },
+    FULL ? 300_000 : 60_000,
+  );
 });
 
 describe("a trickle", () => {
-  it(`from the CDN at 1 byte/s is aborted within the floor's window while the other downloads complete${FULL ? " (production window)" : ""}`, async () => {
-    const window = FULL ? { graceMs: 10_000, windowMs: 30_000 } : { graceMs: 400, windowMs: 800 };
-    await resetDownloads({ ...TUNING, limits: window });
-    const trickles = FULL ? 2 : 1;
-    proxy.rules.push({ match: /^\/_cdn\//, times: trickles, act: { kind: "trickle", bytesPerSecond: 1 } });
-    const started = Date.now();
-    let othersDoneAt = 0;
-    const watchOthers = setInterval(() => {
-      void h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE status <> 'done'").then(({ rows }) => {
-        if (!othersDoneAt && rows[0]!.n <= trickles) othersDoneAt = Date.now();
-      });
-    }, 50);
-    try {
-      await downloadUntilConverged({ services: h.services, deps });
-    } finally {
-      clearInterval(watchOthers);
-    }
-    const elapsed = Date.now() - started;
-    expect(proxy.stats.applied[0]).toBe(trickles);
-    expect(proxy.stats.bytesSent[0] ?? 0).toBeLessThan(200);
-    // The others were not held behind the trickle; the trickle itself was cut within grace + window + slack.
-    expect(othersDoneAt - started).toBeLessThan(window.graceMs + window.windowMs);
-    expect(elapsed).toBeLessThan(trickles * (window.graceMs + window.windowMs) + 15_000);
-    await checkMirror(h);
-  }, FULL ? 240_000 : 60_000);
+  it(
+    `from the CDN at 1 byte/s is aborted within the floor's window while the other downloads complete${FULL ? " (production window)" : ""}`,
+    async () => {
+      const window = FULL ? { graceMs: 10_000, windowMs: 30_000 } : { graceMs: 400, windowMs: 800 };
+      await resetDownloads({ ...TUNING, limits: window });
+      const trickles = FULL ? 2 : 1;
+      proxy.rules.push({ match: /^\/_cdn\//, times: trickles, act: { kind: "trickle", bytesPerSecond: 1 } });
+      const started = Date.now();
+      let othersDoneAt = 0;
+      const watchOthers = setInterval(() => {
+        void h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE status <> 'done'").then(({ rows }) => {
+          if (!othersDoneAt && rows[0]!.n <= trickles) othersDoneAt = Date.now();
+        });
+      }, 50);
+      try {
+        await downloadUntilConverged({ services: h.services, deps });
+      } finally {
+        clearInterval(watchOthers);
+      }
+      const elapsed = Date.now() - started;
+      expect(proxy.stats.applied[0]).toBe(trickles);
+      expect(proxy.stats.bytesSent[0] ?? 0).toBeLessThan(200);
+      // The others were not held behind the trickle; the trickle itself was cut within grace + window + slack.
+      expect(othersDoneAt - started).toBeLessThan(window.graceMs + window.windowMs);
+      expect(elapsed).toBeLessThan(trickles * (window.graceMs + window.windowMs) + 15_000);
+      await checkMirror(h);
+    },
+    FULL ? 240_000 : 60_000,
+  );
 
   it("from the API past the deadline is a transient timeout with its own words, never an HTTP status", async () => {
     proxy.rules.push({ match: /\/gallery\/folders/, act: { kind: "trickle", bytesPerSecond: 100 } });
@@ -209,7 +222,11 @@ describe("a redirect", () => {
     const foreignPort = (foreign.address() as AddressInfo).port;
     try {
       // Same host (the proxy's): followed, the file is fetched from where the redirect points.
-      proxy.rules.push({ match: /^\/_cdn\/(?!.*hop=1)/, times: 1, act: { kind: "redirect", location: (p) => `${proxy.url}${p}${p.includes("?") ? "&" : "?"}hop=1` } });
+      proxy.rules.push({
+        match: /^\/_cdn\/(?!.*hop=1)/,
+        times: 1,
+        act: { kind: "redirect", location: (p) => `${proxy.url}${p}${p.includes("?") ? "&" : "?"}hop=1` },
+      });
       proxy.rules.push({ match: /^\/_cdn\/(?!.*hop=1)/, times: 1, act: { kind: "redirect", location: (p) => `http://127.0.0.2:${foreignPort}${p}` } });
       await runDownloadsOnce({ services: h.services, deps, log: silent, retryDelayMs: 5 });
       expect(proxy.stats.applied).toEqual([1, 1]);
@@ -218,7 +235,9 @@ describe("a redirect", () => {
       );
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ next_attempt_at: null });
-      expect(rows[0]!.last_error).toMatch(new RegExp(`redirected from 127\\.0\\.0\\.1:\\d+ to 127\\.0\\.0\\.2:${foreignPort}, which is not a host of the service's CDN`));
+      expect(rows[0]!.last_error).toMatch(
+        new RegExp(`redirected from 127\\.0\\.0\\.1:\\d+ to 127\\.0\\.0\\.2:${foreignPort}, which is not a host of the service's CDN`),
+      );
       expect(foreignHits).toBe(0);
       const { rows: done } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE status IN ('wanted', 'queued')");
       expect(done[0]!.n).toBe(0);
@@ -229,30 +248,40 @@ describe("a redirect", () => {
 });
 
 describe("a link in the archive", () => {
-  it.each([PARTIAL_DIR, ORIGINALS_DIR])("a planted %s link to a folder outside: nothing written there, downloads paused with the reason and an alert, no row failed; removed, they resume", async (planted) => {
-    await resetDownloads();
-    const outside = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-outside-"));
-    try {
-      await fs.symlink(outside, path.join(h.archiveDir, planted));
-      const summary = await runDownloadsOnce({ services: h.services, deps, log: silent, retryDelayMs: 5 });
-      expect(summary.paused?.reason).toContain(`the archive contains a link that points outside it: ${path.join(h.archiveDir, planted)}.`);
-      expect(await fs.readdir(outside)).toEqual([]);
-      const { rows } = await h.pool.query<{ status: string; n: number }>("SELECT status::text, count(*)::int AS n FROM downloads GROUP BY 1");
-      expect(rows.find((r) => r.status === "failed")).toBeUndefined();
+  it.each([PARTIAL_DIR, ORIGINALS_DIR])(
+    "a planted %s link to a folder outside: nothing written there, downloads paused with the reason and an alert, no row failed; removed, they resume",
+    async (planted) => {
+      await resetDownloads();
+      const outside = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-outside-"));
+      try {
+        await fs.symlink(outside, path.join(h.archiveDir, planted));
+        const summary = await runDownloadsOnce({ services: h.services, deps, log: silent, retryDelayMs: 5 });
+        expect(summary.paused?.reason).toContain(`the archive contains a link that points outside it: ${path.join(h.archiveDir, planted)}.`);
+        expect(await fs.readdir(outside)).toEqual([]);
+        const { rows } = await h.pool.query<{ status: string; n: number }>("SELECT status::text, count(*)::int AS n FROM downloads GROUP BY 1");
+        expect(rows.find((r) => r.status === "failed")).toBeUndefined();
 
-      const conditions = await currentConditions({ db: h.pool, redis: h.services.redis, prefix: h.services.config.redisPrefix, now: new Date(h.services.now()), downloadsPaused: redisDownloadsPausedProbe(h.services.redis, h.services.config.redisPrefix) });
-      expect(conditions.find((c) => c.kind === "downloads_paused")?.title).toBe("downloads are paused: the archive contains a link that points outside it");
+        const conditions = await currentConditions({
+          db: h.pool,
+          redis: h.services.redis,
+          prefix: h.services.config.redisPrefix,
+          now: new Date(h.services.now()),
+          downloadsPaused: redisDownloadsPausedProbe(h.services.redis, h.services.config.redisPrefix),
+        });
+        expect(conditions.find((c) => c.kind === "downloads_paused")?.title).toBe("downloads are paused: the archive contains a link that points outside it");
 
-      // While the link is there, another run stays paused and touches nothing.
-      expect((await runDownloadsOnce({ services: h.services, deps, log: silent })).paused).toBeDefined();
-      await fs.rm(path.join(h.archiveDir, planted));
-      await downloadUntilConverged({ services: h.services, deps });
-      expect(await fs.readdir(outside)).toEqual([]);
-      await checkMirror(h);
-    } finally {
-      await fs.rm(outside, { recursive: true, force: true });
-    }
-  }, 60_000);
+        // While the link is there, another run stays paused and touches nothing.
+        expect((await runDownloadsOnce({ services: h.services, deps, log: silent })).paused).toBeDefined();
+        await fs.rm(path.join(h.archiveDir, planted));
+        await downloadUntilConverged({ services: h.services, deps });
+        expect(await fs.readdir(outside)).toEqual([]);
+        await checkMirror(h);
+      } finally {
+        await fs.rm(outside, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 });
 
 describe("a refresh answer cut short", () => {

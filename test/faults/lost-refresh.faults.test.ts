@@ -59,7 +59,14 @@ describe("a refresh whose answer is lost", () => {
     expect(tokenCalls()).toHaveLength(2);
 
     const queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
-    const status = await collectStatus({ config: h.services.config, pool: h.pool, redis: h.services.redis, accounts: h.services.accounts, queues, now: () => h.services.now() });
+    const status = await collectStatus({
+      config: h.services.config,
+      pool: h.pool,
+      redis: h.services.redis,
+      accounts: h.services.accounts,
+      queues,
+      now: () => h.services.now(),
+    });
     await queues.close();
     const account = status.accounts.find((a) => a.name === h.account.name);
     expect(account).toMatchObject({ state: "needs_reauth", fix: `dvault auth login --account ${h.account.name}` });

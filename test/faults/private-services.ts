@@ -20,7 +20,6 @@ import { createServices, type Services } from "../../src/services.ts";
 import { startSimulator, type SimulatorOptions } from "../../src/simulator/server.ts";
 import { startWorker, type RunningWorker, type WorkerIntervals } from "../../src/worker.ts";
 import { runSource } from "../../src/sync/run-source.ts";
-import type { SyncAccount } from "../../src/sync/source.ts";
 import { testConfig } from "../helpers/config.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
@@ -74,7 +73,24 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
   let child: ChildProcess | undefined;
   let output = "";
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no", "--maxmemory-policy", "noeviction"];
+  const args = [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--appendonly",
+    "yes",
+    "--appendfsync",
+    "everysec",
+    "--save",
+    "",
+    "--daemonize",
+    "no",
+    "--maxmemory-policy",
+    "noeviction",
+  ];
 
   const start = async ({ empty = false } = {}) => {
     if (child) throw new Error("private Redis is already running");
@@ -215,7 +231,15 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
 
   // A test process that dies before afterAll (an uncaught error ends a vitest fork) must not leave the server running.
   const onExit = () => {
-    if (running) spawnSync(asPostgres ? "runuser" : path.join(bin, "pg_ctl"), [...(asPostgres ? ["-u", "postgres", "--", path.join(bin, "pg_ctl")] : []), "-D", data, "-m", "immediate", "stop"]);
+    if (running)
+      spawnSync(asPostgres ? "runuser" : path.join(bin, "pg_ctl"), [
+        ...(asPostgres ? ["-u", "postgres", "--", path.join(bin, "pg_ctl")] : []),
+        "-D",
+        data,
+        "-m",
+        "immediate",
+        "stop",
+      ]);
   };
   process.once("exit", onExit);
   try {
@@ -282,7 +306,10 @@ export async function createPrivateFaultHarness(opts: { sim?: SimulatorOptions; 
       services,
       account,
       runSource: (source, o = {}) =>
-        runSource({ accountId: account.id, source, ...(o.key !== undefined ? { key: o.key } : {}), ...(o.full !== undefined ? { full: o.full } : {}) }, { services, sources: FAULT_SOURCES, ...(o.signal ? { signal: o.signal } : {}) }),
+        runSource(
+          { accountId: account.id, source, ...(o.key !== undefined ? { key: o.key } : {}), ...(o.full !== undefined ? { full: o.full } : {}) },
+          { services, sources: FAULT_SOURCES, ...(o.signal ? { signal: o.signal } : {}) },
+        ),
       apiCallsSince: (seq = startSeq) => sim.log().filter((e) => e.seq > seq && e.route.startsWith("/api/v1/oauth2")).length,
       lastSeq: () => sim.log().at(-1)?.seq ?? 0,
       deps,
@@ -379,10 +406,12 @@ export async function progress(h: FaultHarness): Promise<RunProgress> {
     downloadsDone: count(["done"]),
     downloadsLeft: count(["wanted", "queued", "failed"]),
     pending: [
-      ...[...FAULT_SOURCES.keys()].filter((name) => !done.some((s) => s.source === name)).map((name) => {
-        const s = sources.find((r) => r.source === name);
-        return `${name}: ${s ? `${s.last_result ?? "running"}${s.last_error ? ` (${s.last_error.slice(0, 120)})` : ""}` : "never ran"}`;
-      }),
+      ...[...FAULT_SOURCES.keys()]
+        .filter((name) => !done.some((s) => s.source === name))
+        .map((name) => {
+          const s = sources.find((r) => r.source === name);
+          return `${name}: ${s ? `${s.last_result ?? "running"}${s.last_error ? ` (${s.last_error.slice(0, 120)})` : ""}` : "never ran"}`;
+        }),
       ...downloads.filter((d) => d.status !== "done").map((d) => `${d.n} downloads ${d.status}${d.error ? ` (${d.error.slice(0, 120)})` : ""}`),
     ],
   };
@@ -400,7 +429,8 @@ export async function waitFor<T>(what: string, timeoutMs: number, probe: () => P
   for (;;) {
     last = await probe().catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
     if (!(last instanceof Error) && ok(last)) return last;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
     await pause(50);
   }
 }

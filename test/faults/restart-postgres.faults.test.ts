@@ -39,7 +39,12 @@ describe("a worker whose PostgreSQL restarts mid-run", () => {
       const startedAt = Date.now();
       const started = await startFaultWorker(h);
       worker = started.worker;
-      const at = await waitFor("the run to be under way", 20_000, () => progress(h), (p) => p.sourcesDone >= 2 && p.downloadsDone >= 1);
+      const at = await waitFor(
+        "the run to be under way",
+        20_000,
+        () => progress(h),
+        (p) => p.sourcesDone >= 2 && p.downloadsDone >= 1,
+      );
       const outageStarted = Date.now();
       let back = 0;
       for (let i = 0; i < RESTARTS; i++) {

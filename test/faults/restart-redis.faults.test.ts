@@ -70,7 +70,12 @@ describe("a worker whose Redis restarts mid-run", () => {
         await onRedis((r) => r.set(marker, "1"));
 
         // Mid-run: some sources done, some files stored, more to come; in the full run, more restarts after that.
-        const at = await waitFor("the run to be under way", 20_000, () => progress(h), (p) => p.sourcesDone >= 2 && p.downloadsDone >= 1);
+        const at = await waitFor(
+          "the run to be under way",
+          20_000,
+          () => progress(h),
+          (p) => p.sourcesDone >= 2 && p.downloadsDone >= 1,
+        );
         const outageStarted = Date.now();
         let back = 0;
         for (let i = 0; i < RESTARTS; i++) {
@@ -82,7 +87,12 @@ describe("a worker whose Redis restarts mid-run", () => {
         }
         expect(await onRedis((r) => r.exists(marker))).toBe(empty ? 0 : 1);
         // Within a bounded time and without anyone's help, every schedule is back.
-        await waitFor("the schedules to be back", SCHEDULES_BACK_MS, () => schedulerIds(h, "sync"), (ids) => ids.join() === before.sync.join());
+        await waitFor(
+          "the schedules to be back",
+          SCHEDULES_BACK_MS,
+          () => schedulerIds(h, "sync"),
+          (ids) => ids.join() === before.sync.join(),
+        );
 
         const end = await waitFor("the archive to converge", CONVERGE_MS, () => progress(h), converged);
         const convergedMs = Date.now() - back;

@@ -23,7 +23,13 @@ afterAll(async () => {
 /** Starts the child, kills it `afterMs` after it is running (or lets it finish); returns the phase it was in. */
 async function runChild(afterMs: number | null, full = false): Promise<{ phase: string; signal: NodeJS.Signals | null; code: number | null; stderr: string }> {
   const child = spawn(process.execPath, ["--import", "tsx", path.resolve("test/faults/worker-child.ts")], {
-    env: { ...process.env, FAULT_ENV: JSON.stringify(h.env), FAULT_NOW: String(h.sim.clock.now().getTime()), FAULT_ACCOUNT: String(h.account.id), FAULT_FULL: full ? "1" : "0" },
+    env: {
+      ...process.env,
+      FAULT_ENV: JSON.stringify(h.env),
+      FAULT_NOW: String(h.sim.clock.now().getTime()),
+      FAULT_ACCOUNT: String(h.account.id),
+      FAULT_FULL: full ? "1" : "0",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let phase = "starting";

@@ -50,7 +50,11 @@ describe("access tokens expiring every 20 s under 4 concurrent runners", () => {
       await Promise.all(children.map((c) => c.ready));
       for (const c of children) c.go();
       expect(await Promise.all(children.map((c) => c.status))).toEqual(RUNNERS.map(() => "ok"));
-      expect(refreshes().slice(before).map((e) => e.status)).toEqual(Array.from({ length: round }, () => 200));
+      expect(
+        refreshes()
+          .slice(before)
+          .map((e) => e.status),
+      ).toEqual(Array.from({ length: round }, () => 200));
     }
     expect(h.sim.log().filter((e) => e.status === 401)).toEqual([]);
     expect((await h.pool.query("SELECT state FROM accounts WHERE id = $1", [h.account.id])).rows[0]).toEqual({ state: "ok" });

@@ -93,7 +93,14 @@ export function artworkPng(seed: number, width = 360, height = 360): Buffer {
 export type ArchivedFile = { deviationid: string; relPath: string; absPath: string; sha256: string; size: number; downloadId: string };
 
 /** Writes `bytes` under originals/ab/cd/<sha256>.<ext> and records the deviation's original as done. */
-export async function archiveFile(db: Queryable, archiveDir: string, deviationid: string, bytes: Buffer, ext = "png", mime = "image/png"): Promise<ArchivedFile> {
+export async function archiveFile(
+  db: Queryable,
+  archiveDir: string,
+  deviationid: string,
+  bytes: Buffer,
+  ext = "png",
+  mime = "image/png",
+): Promise<ArchivedFile> {
   // A PNG says its size in IHDR.
   const isPng = bytes.subarray(1, 4).toString("ascii") === "PNG";
   const [width, height] = isPng ? [bytes.readUInt32BE(16), bytes.readUInt32BE(20)] : [null, null];

@@ -80,13 +80,11 @@ export async function startTestSmtp(): Promise<TestSmtp> {
 
 /** Decodes RFC 2047 encoded words (=?UTF-8?Q?...?= and =?UTF-8?B?...?=), joining adjacent ones. */
 export function decodeWords(value: string): string {
-  return value
-    .replace(/\?=\s+=\?/g, "?==?")
-    .replace(/=\?([^?]+)\?([QqBb])\?([^?]*)\?=/g, (_m, _charset: string, enc: string, data: string) => {
-      if (enc.toUpperCase() === "B") return Buffer.from(data, "base64").toString("utf8");
-      const bytes = data.replace(/_/g, " ").replace(/=([0-9A-Fa-f]{2})/g, (_x, h: string) => String.fromCharCode(parseInt(h, 16)));
-      return Buffer.from(bytes, "latin1").toString("utf8");
-    });
+  return value.replace(/\?=\s+=\?/g, "?==?").replace(/=\?([^?]+)\?([QqBb])\?([^?]*)\?=/g, (_m, _charset: string, enc: string, data: string) => {
+    if (enc.toUpperCase() === "B") return Buffer.from(data, "base64").toString("utf8");
+    const bytes = data.replace(/_/g, " ").replace(/=([0-9A-Fa-f]{2})/g, (_x, h: string) => String.fromCharCode(parseInt(h, 16)));
+    return Buffer.from(bytes, "latin1").toString("utf8");
+  });
 }
 
 function decodeQuotedPrintable(body: string): string {

@@ -53,12 +53,22 @@ export async function writeGalleryDlFixture(sim: Simulator, base: string): Promi
     return Buffer.from(await res.arrayBuffer());
   };
 
-  const usable = (d: SimDeviation) => !d.isDeleted && d.kind === "image" && d.isDownloadable && d.image !== null && !d.tier && !d.premiumFolder && !d.isMultiMedia;
+  const usable = (d: SimDeviation) =>
+    !d.isDeleted && d.kind === "image" && d.isDownloadable && d.image !== null && !d.tier && !d.premiumFolder && !d.isMultiMedia;
   const own = [...truth.deviations.values()].filter((d) => d.authorId === owner.userid && usable(d)).sort((a, b) => a.numericId - b.numericId);
   const png = own.find((d) => d.image?.ext === "png");
   const rest = own.filter((d) => d !== png);
   if (!png || rest.length < 8) throw new Error("fixture: the dataset needs at least 9 downloadable images of the owner, one a png");
-  const [a1, a2, a3, b1, b2, titled, multi, standIn] = rest as [SimDeviation, SimDeviation, SimDeviation, SimDeviation, SimDeviation, SimDeviation, SimDeviation, SimDeviation];
+  const [a1, a2, a3, b1, b2, titled, multi, standIn] = rest as [
+    SimDeviation,
+    SimDeviation,
+    SimDeviation,
+    SimDeviation,
+    SimDeviation,
+    SimDeviation,
+    SimDeviation,
+    SimDeviation,
+  ];
   const favourite = favouriteOf(truth, owner.userid, usable);
   // Another user's work that is none of the owner's favourites: only that user's gallery lists it.
   const faved = new Set(truth.collectionFolders.filter((f) => f.ownerId === owner.userid).flatMap((f) => f.deviationIds));
@@ -80,7 +90,8 @@ export async function writeGalleryDlFixture(sim: Simulator, base: string): Promi
   const original = async (d: SimDeviation, dir: string, name: string, sidecar: boolean): Promise<string> => {
     const bytes = sim.fileBytes(d.deviationid);
     const abs = await write(rel(dir, name), bytes);
-    if (sidecar) await write(rel(dir, `${name}.json`), JSON.stringify(sidecarOf(await fetchJson(d.deviationid), d, owner.username, { is_original: true }), null, 4));
+    if (sidecar)
+      await write(rel(dir, `${name}.json`), JSON.stringify(sidecarOf(await fetchJson(d.deviationid), d, owner.username, { is_original: true }), null, 4));
     originals.push({ deviationid: d.deviationid, file: abs, sha256: sha(bytes) });
     return abs;
   };
@@ -104,7 +115,10 @@ export async function writeGalleryDlFixture(sim: Simulator, base: string): Promi
   // A multi-image post, named as gallery-dl ≥ 1.29.3 names them: the first image is the API's original.
   await original(multi, userDir, `deviantart_${multi.numericId}_0_${safeTitle(multi.title)}_01.${multi.image?.ext}`, false);
   const extraBytes = randomBytes(20_000);
-  const extraFile = await write(rel(userDir, `deviantart_${multi.numericId}_${multi.numericId + 7_000_000}_${safeTitle(multi.title)}_02.${multi.image?.ext}`), extraBytes);
+  const extraFile = await write(
+    rel(userDir, `deviantart_${multi.numericId}_${multi.numericId + 7_000_000}_${safeTitle(multi.title)}_02.${multi.image?.ext}`),
+    extraBytes,
+  );
 
   // The fullview only (over quota, gallery-dl fell back to it): a stand-in for the original.
   const standJson = await fetchJson(standIn.deviationid);

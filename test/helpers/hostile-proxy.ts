@@ -69,7 +69,9 @@ export async function startHostileProxy(target = ""): Promise<HostileProxy> {
   };
 
   const pick = (req: IncomingMessage): number => {
-    const i = proxy.rules.findIndex((r, n) => r.match.test(req.url ?? "") && (!r.method || r.method === req.method) && (r.times === undefined || (proxy.stats.applied[n] ?? 0) < r.times));
+    const i = proxy.rules.findIndex(
+      (r, n) => r.match.test(req.url ?? "") && (!r.method || r.method === req.method) && (r.times === undefined || (proxy.stats.applied[n] ?? 0) < r.times),
+    );
     if (i >= 0) proxy.stats.applied[i] = (proxy.stats.applied[i] ?? 0) + 1;
     return i;
   };

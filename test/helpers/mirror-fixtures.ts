@@ -1,6 +1,6 @@
 // Factories of the service's objects (parsed through the client's zod schemas, as handlers receive them)
 // and a fresh mirror database per test file with a pg pool and an account row.
-import pg from "pg";
+import type pg from "pg";
 import {
   CommentSchema,
   DeviationSchema,
@@ -42,10 +42,10 @@ export async function createMirrorDb(): Promise<MirrorDb> {
 
 /** Inserts an account row (the accounts table belongs to the auth layer; only its id matters here). */
 export async function insertAccount(db: Queryable, name: string, userId: string | null = null): Promise<number> {
-  const { rows } = await db.query<{ id: number }>(
-    "INSERT INTO accounts (name, user_id, username, updated_at) VALUES ($1, $2, $1, now()) RETURNING id",
-    [name, userId],
-  );
+  const { rows } = await db.query<{ id: number }>("INSERT INTO accounts (name, user_id, username, updated_at) VALUES ($1, $2, $1, now()) RETURNING id", [
+    name,
+    userId,
+  ]);
   return (rows[0] as { id: number }).id;
 }
 
@@ -172,7 +172,13 @@ export function makeMetadata(f: MetadataFixture): Metadata {
     tags: (f.tags ?? ["art", `tag${f.n}`]).map((tag_name) => ({ tag_name, sponsored: false, sponsor: "" })),
     is_favourited: false,
     is_mature: false,
-    submission: { creation_time: "2024-05-01T10:00:00-0700", category: "digitalart/paintings/other", file_size: "1 MB", resolution: "1920x1440", submitted_with: { app: "DA", url: "https://www.deviantart.com" } },
+    submission: {
+      creation_time: "2024-05-01T10:00:00-0700",
+      category: "digitalart/paintings/other",
+      file_size: "1 MB",
+      resolution: "1920x1440",
+      submitted_with: { app: "DA", url: "https://www.deviantart.com" },
+    },
     stats: { views: f.views ?? 100, views_today: 1, favourites: 10, comments: 1, downloads: 2, downloads_today: 0 },
     camera: [],
   });

@@ -10,6 +10,6 @@ const redis = createRedis(redisUrl);
 await redis.connect();
 const pacer = createPacer({ redis, prefix, lockTtlMs: Number(lockTtlMs) });
 const permit = await pacer.acquire(key, { maxWaitMs: 10_000 });
-process.stdout.write(JSON.stringify({ acquiredAt: permit.acquiredAt }) + "\n");
+process.stdout.write(`${JSON.stringify({ acquiredAt: permit.acquiredAt })}\n`);
 // Hold the permit until killed.
 setInterval(() => undefined, 60_000);

@@ -32,10 +32,45 @@ export async function makeServiceCertificate(dir: string): Promise<{ caFile: str
     `${[`subjectAltName=DNS:${SERVICE_HOST}`, "basicConstraints=critical,CA:FALSE", "keyUsage=critical,digitalSignature,keyEncipherment", "extendedKeyUsage=serverAuth", "authorityKeyIdentifier=keyid"].join("\n")}\n`,
   );
   const ossl = (args: string[]) => run("openssl", args, { cwd: dir });
-  await ossl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", p("ca.key"), "-out", p("ca.pem"), "-days", "2", "-subj", "/CN=dvault test CA",
-    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-addext", "subjectKeyIdentifier=hash"]);
+  await ossl([
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    p("ca.key"),
+    "-out",
+    p("ca.pem"),
+    "-days",
+    "2",
+    "-subj",
+    "/CN=dvault test CA",
+    "-addext",
+    "basicConstraints=critical,CA:TRUE",
+    "-addext",
+    "keyUsage=critical,keyCertSign,cRLSign",
+    "-addext",
+    "subjectKeyIdentifier=hash",
+  ]);
   await ossl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", p("leaf.key"), "-out", p("leaf.csr"), "-subj", `/CN=${SERVICE_HOST}`]);
-  await ossl(["x509", "-req", "-in", p("leaf.csr"), "-CA", p("ca.pem"), "-CAkey", p("ca.key"), "-CAcreateserial", "-out", p("leaf.pem"), "-days", "2", "-extfile", p("leaf.ext")]);
+  await ossl([
+    "x509",
+    "-req",
+    "-in",
+    p("leaf.csr"),
+    "-CA",
+    p("ca.pem"),
+    "-CAkey",
+    p("ca.key"),
+    "-CAcreateserial",
+    "-out",
+    p("leaf.pem"),
+    "-days",
+    "2",
+    "-extfile",
+    p("leaf.ext"),
+  ]);
   return { caFile: p("ca.pem"), key: await fs.readFile(p("leaf.key")), cert: await fs.readFile(p("leaf.pem")) };
 }
 

@@ -63,9 +63,7 @@ export async function createSyncHarness(options: SyncHarnessOptions = {}): Promi
       ...options.overrides,
     },
   });
-  const sources = new Map<SourceName, SourceDefinition>(
-    (options.sources ?? (await import("../../src/sync/sources/index.ts")).SOURCES).map((s) => [s.name, s]),
-  );
+  const sources = new Map<SourceName, SourceDefinition>((options.sources ?? (await import("../../src/sync/sources/index.ts")).SOURCES).map((s) => [s.name, s]));
   const account = await storeOwnerGrant(services, sim);
   const startSeq = lastLogSeq(sim);
   return {

@@ -49,5 +49,5 @@ for (let i = 0; i < config.count; i++) {
     errors.push(err instanceof Error ? err.message : String(err));
   }
 }
-process.stdout.write(JSON.stringify({ ok, errors, stats: transport.stats }) + "\n");
+process.stdout.write(`${JSON.stringify({ ok, errors, stats: transport.stats })}\n`);
 await redis.quit();

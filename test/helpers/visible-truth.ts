@@ -78,7 +78,8 @@ export function visibleTruth(truth: GroundTruth, options: { tracked?: readonly s
       const listed = f.deviationIds.filter(listedInCollection);
       const shown = f.deviationIds.slice(0, slots).filter(listedInCollection);
       if (shown.length < listed.length) truncatedFolders.push(f.folderid);
-      for (const [i, deviationid] of shown.entries()) members.push({ kind: "collection", folderid: f.folderid, deviationid, position: f.deviationIds.length - 1 - i });
+      for (const [i, deviationid] of shown.entries())
+        members.push({ kind: "collection", folderid: f.folderid, deviationid, position: f.deviationIds.length - 1 - i });
       for (const id of shown) {
         if (dev(id)!.isDeleted) continue;
         collectionDeviations.add(id);
@@ -101,7 +102,11 @@ export function visibleTruth(truth: GroundTruth, options: { tracked?: readonly s
   for (const m of truth.messages) if (m.subjectDeviationId && visible(m.subjectDeviationId)) seen.add(m.subjectDeviationId);
 
   const authored = new Map<string, string[]>();
-  for (const owner of owners) authored.set(owner, [...seen].filter((id) => dev(id)!.authorId === owner));
+  for (const owner of owners)
+    authored.set(
+      owner,
+      [...seen].filter((id) => dev(id)!.authorId === owner),
+    );
 
   return {
     authored,

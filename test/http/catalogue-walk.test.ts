@@ -79,14 +79,26 @@ function pickFixtures(truth: GroundTruth): Fixtures {
     if (x === undefined) throw new Error(`the simulator's dataset has no ${what}`);
     return x;
   };
-  const image = need(ownDevs.find((d) => d.kind === "image" && d.isDownloadable), "downloadable image deviation of the owner");
-  const journal = need(ownDevs.find((d) => d.kind === "journal"), "journal of the owner");
-  const literature = need(ownDevs.find((d) => d.kind === "literature"), "literature of the owner");
+  const image = need(
+    ownDevs.find((d) => d.kind === "image" && d.isDownloadable),
+    "downloadable image deviation of the owner",
+  );
+  const journal = need(
+    ownDevs.find((d) => d.kind === "journal"),
+    "journal of the owner",
+  );
+  const literature = need(
+    ownDevs.find((d) => d.kind === "literature"),
+    "literature of the owner",
+  );
   const other = need(
     [...truth.users.values()].find((u) => u.userid !== truth.ownerId && !u.isDeactivated && u.type !== "group"),
     "second user",
   );
-  const gallery = need(truth.galleryFolders.find((g) => g.ownerId === truth.ownerId && g.deviationIds.length > 1), "gallery folder");
+  const gallery = need(
+    truth.galleryFolders.find((g) => g.ownerId === truth.ownerId && g.deviationIds.length > 1),
+    "gallery folder",
+  );
   const collection = need(
     truth.collectionFolders.find((c) => c.ownerId === truth.ownerId && c.deviationIds.length > 1),
     "collection folder",
@@ -100,9 +112,18 @@ function pickFixtures(truth: GroundTruth): Fixtures {
       truth.statuses.find((s) => !s.isDeleted),
     "status",
   );
-  const profileComment = need(truth.comments.find((c) => c.target.kind === "profile"), "profile comment");
-  const feedback = need(truth.messages.find((m) => m.box === "feedback" && m.feedbackType !== null), "feedback message");
-  const mention = need(truth.messages.find((m) => m.box === "mentions"), "mention");
+  const profileComment = need(
+    truth.comments.find((c) => c.target.kind === "profile"),
+    "profile comment",
+  );
+  const feedback = need(
+    truth.messages.find((m) => m.box === "feedback" && m.feedbackType !== null),
+    "feedback message",
+  );
+  const mention = need(
+    truth.messages.find((m) => m.box === "mentions"),
+    "mention",
+  );
   const stash = need(truth.stash[0], "stash item (seedStashItem uploads two)");
   const stashSpare = need(truth.stash[1], "second stash item (seedStashItem uploads two)");
   return {
@@ -120,7 +141,10 @@ function pickFixtures(truth: GroundTruth): Fixtures {
     feedbackStack: feedback.stackid,
     feedbackType: feedback.feedbackType ?? "comments",
     mentionsStack: mention.stackid,
-    message: need(truth.messages.find((m) => m.messageid !== feedback.messageid), "message").messageid,
+    message: need(
+      truth.messages.find((m) => m.messageid !== feedback.messageid),
+      "message",
+    ).messageid,
     bucket: need(truth.feed[0], "feed item").bucketid,
     stash: { itemid: stash.itemid, stackid: stash.stackid },
     stashSpare: stashSpare.itemid,
@@ -392,7 +416,11 @@ const REMOVED_CALLS: RemovedCall[] = [
 ];
 const REMOVED: Step[] = REMOVED_CALLS.map((s) => {
   const inPath = (f: Fixtures) => {
-    const names = new Set(operation(s.id).path.match(/\{(\w+)\}/g)?.map((p) => p.slice(1, -1)) ?? []);
+    const names = new Set(
+      operation(s.id)
+        .path.match(/\{(\w+)\}/g)
+        ?.map((p) => p.slice(1, -1)) ?? [],
+    );
     return Object.entries(s.params(f)).filter(([k]) => names.has(k));
   };
   return {
@@ -469,7 +497,8 @@ const WRITES: Step[] = [
   },
   {
     id: "collections.folders.update_deviation_order",
-    run: (c, f) => body(c.collectionFolderUpdateDeviationOrder({ folderid: f.collection.folderid, deviationid: f.collection.deviations[0] ?? "", position: 0 })),
+    run: (c, f) =>
+      body(c.collectionFolderUpdateDeviationOrder({ folderid: f.collection.folderid, deviationid: f.collection.deviations[0] ?? "", position: 0 })),
     sent: (f) => ({ folderid: f.collection.folderid, deviationid: f.collection.deviations[0] ?? "", position: "0" }),
   },
   {
@@ -506,7 +535,13 @@ const WRITES: Step[] = [
     id: "gallery.folders.move_deviations",
     setup: withFolder("gallery"),
     run: (c, f) =>
-      body(c.galleryFolderMoveDeviations({ source_folderid: f.gallery.folderid, target_folderid: f.created.gallery ?? "", deviationids: [f.gallery.deviations[1] ?? ""] })),
+      body(
+        c.galleryFolderMoveDeviations({
+          source_folderid: f.gallery.folderid,
+          target_folderid: f.created.gallery ?? "",
+          deviationids: [f.gallery.deviations[1] ?? ""],
+        }),
+      ),
     sent: (f) => ({ source_folderid: f.gallery.folderid, target_folderid: f.created.gallery ?? "", "deviationids[]": f.gallery.deviations[1] ?? "" }),
   },
   {
@@ -642,7 +677,15 @@ const WRITES: Step[] = [
       return { body: r };
     },
     sent: () =>
-      encoded({ body: "Once upon a time", description: "a story", title: LITERATURE.title, tags: LITERATURE.tags, is_mature: false, allow_comments: true, ...licence(LITERATURE) }),
+      encoded({
+        body: "Once upon a time",
+        description: "a story",
+        title: LITERATURE.title,
+        tags: LITERATURE.tags,
+        is_mature: false,
+        allow_comments: true,
+        ...licence(LITERATURE),
+      }),
   },
   {
     id: "deviation.literature.update",
@@ -689,7 +732,11 @@ const WRITES: Step[] = [
     }),
   },
   { id: "user.friends.unwatch", path: (f) => ({ username: f.other }), run: (c, f) => body(c.unwatch(f.other)), sent: () => ({}) },
-  { id: "user.profile.update", run: (c) => body(c.profileUpdate({ tagline: "Walking", show_badges: true })), sent: () => ({ tagline: "Walking", show_badges: T }) },
+  {
+    id: "user.profile.update",
+    run: (c) => body(c.profileUpdate({ tagline: "Walking", show_badges: true })),
+    sent: () => ({ tagline: "Walking", show_badges: T }),
+  },
   {
     id: "user.profile.avatar.update",
     // Multipart upload is not supported by ApiTransport; call() sends form fields only, which the service
@@ -754,7 +801,11 @@ async function startHarness(mode: "legacy" | "current", redis: TestRedis): Promi
 }
 
 /** `/api/v1/oauth2/gallery/{id}` and `/gallery/{folderid}` compare equal: placeholder names may differ. */
-const shape = (template: string) => template.replace(/^\/api\/v1\/oauth2/, "").replace(/\{\w+\}/g, "{}").replace(/\/+$/, "");
+const shape = (template: string) =>
+  template
+    .replace(/^\/api\/v1\/oauth2/, "")
+    .replace(/\{\w+\}/g, "{}")
+    .replace(/\/+$/, "");
 
 function apiEntriesSince(sim: Simulator, seq: number): RequestLogEntry[] {
   return sim.log().filter((e) => e.seq > seq && e.path.startsWith(API_PATH));
@@ -876,7 +927,11 @@ describe("catalogue walk (current mode: removed operations are gone)", () => {
   });
 
   it("lists the same removed operations as the catalogue", () => {
-    expect(REMOVED.map((s) => s.id).sort()).toEqual(CATALOGUE.filter((op) => op.removed !== false).map((op) => op.id).sort());
+    expect(REMOVED.map((s) => s.id).sort()).toEqual(
+      CATALOGUE.filter((op) => op.removed !== false)
+        .map((op) => op.id)
+        .sort(),
+    );
   });
 
   for (const step of REMOVED) {

@@ -21,7 +21,10 @@ async function api(sim: Simulator, path: string, token: string): Promise<{ statu
 }
 
 async function control(sim: Simulator, method: string, path: string, body?: unknown): Promise<Json> {
-  const res = await fetch(`${sim.url}${path}`, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }) });
+  const res = await fetch(`${sim.url}${path}`, {
+    method,
+    ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }),
+  });
   return (await res.json()) as Json;
 }
 
@@ -35,7 +38,13 @@ function get(url: string, headers: Record<string, string> = {}, method = "GET"):
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       const finish = (error?: Error) =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), elapsedMs: performance.now() - started, ...(error ? { error } : {}) });
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks),
+          elapsedMs: performance.now() - started,
+          ...(error ? { error } : {}),
+        });
       res.on("end", () => finish());
       res.on("error", (e) => finish(e));
       res.on("aborted", () => finish(new Error("aborted")));
@@ -251,7 +260,11 @@ describe("simulator downloads", () => {
       const id = downloadable[23] as string;
       const before = await get(String((await api(sim, `/deviation/download/${id}`, token)).body.src), {}, "HEAD");
       const sha1 = await sim.fileSha256(id);
-      const edit = await fetch(`${sim.apiUrl}/deviation/edit/${id}`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: new URLSearchParams({ title: "Edited" }) });
+      const edit = await fetch(`${sim.apiUrl}/deviation/edit/${id}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+        body: new URLSearchParams({ title: "Edited" }),
+      });
       expect(edit.status).toBe(200);
       const after = await get(String((await api(sim, `/deviation/download/${id}`, token)).body.src), {}, "HEAD");
       expect(after.headers.etag).not.toBe(before.headers.etag);
@@ -266,7 +279,10 @@ describe("simulator downloads", () => {
       expect(cut.status).toBe(200);
       expect(cut.error).toBeDefined();
       expect(cut.body.length).toBe(10_000);
-      const entry = sim.log().filter((e) => e.path.startsWith("/_cdn/")).at(-1);
+      const entry = sim
+        .log()
+        .filter((e) => e.path.startsWith("/_cdn/"))
+        .at(-1);
       expect(entry?.fault).toBe("reset_mid_body");
 
       const rest = await get(src, { range: `bytes=${cut.body.length}-`, "if-range": String(cut.headers.etag) });
@@ -307,7 +323,11 @@ describe("simulator downloads", () => {
 
     it("points renditions at the CDN: distinct bytes each, smaller than the original, blurred ones marked", async () => {
       const id = downloadable[26] as string;
-      const dev = (await api(sim, `/deviation/${id}`, token)).body as { content: { src: string; filesize: number }; preview: { src: string }; thumbs: Array<{ src: string }> };
+      const dev = (await api(sim, `/deviation/${id}`, token)).body as {
+        content: { src: string; filesize: number };
+        preview: { src: string };
+        thumbs: Array<{ src: string }>;
+      };
       const renditions = [dev.content.src, dev.preview.src, ...dev.thumbs.map((t) => t.src)];
       const bodies = await Promise.all(renditions.map(async (u) => (await get(u)).body));
       expect(bodies[0]?.length).toBe(dev.content.filesize);
@@ -315,8 +335,13 @@ describe("simulator downloads", () => {
       expect(new Set(bodies.map(sha)).size).toBe(renditions.length);
       for (const u of renditions) expect(new URL(u).pathname).toMatch(/^\/_cdn\/(fullview|preview|thumb)\//);
 
-      const strict = [...sim.truth.deviations.values()].find((d) => d.authorId === owner && !d.isDeleted && d.isMature && d.matureLevel === "strict" && d.kind === "image");
-      const blurred = (await api(sim, `/deviation/${strict?.deviationid}?mature_content=true`, token)).body as { content: { src: string }; thumbs: Array<{ src: string }> };
+      const strict = [...sim.truth.deviations.values()].find(
+        (d) => d.authorId === owner && !d.isDeleted && d.isMature && d.matureLevel === "strict" && d.kind === "image",
+      );
+      const blurred = (await api(sim, `/deviation/${strict?.deviationid}?mature_content=true`, token)).body as {
+        content: { src: string };
+        thumbs: Array<{ src: string }>;
+      };
       expect(blurred.content.src).toMatch(/,blur_\d+\//);
       expect(blurred.thumbs[0]?.src).toMatch(/,blur_\d+\//);
       expect((await get(blurred.content.src)).status).toBe(200);

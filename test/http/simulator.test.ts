@@ -92,8 +92,11 @@ describe("startSimulator", () => {
     });
 
     it("rejects a redirect_uri that differs from the one sent to authorize", async () => {
-      const redirect = await authorize(sim, { response_type: "code", client_id: "1001", redirect_uri: REDIRECT + "/x", scope: "browse" });
-      const res = await token(sim, { grant_type: "authorization_code", code: redirect.searchParams.get("code") ?? "", redirect_uri: REDIRECT }, ["1001", "sim-secret-1001"]);
+      const redirect = await authorize(sim, { response_type: "code", client_id: "1001", redirect_uri: `${REDIRECT}/x`, scope: "browse" });
+      const res = await token(sim, { grant_type: "authorization_code", code: redirect.searchParams.get("code") ?? "", redirect_uri: REDIRECT }, [
+        "1001",
+        "sim-secret-1001",
+      ]);
       expect(res.status).toBe(400);
       expect(res.body.error).toBe("invalid_request");
     });
@@ -126,7 +129,10 @@ describe("startSimulator", () => {
 
     it("grants only 'basic' when an unknown scope is asked for", async () => {
       const redirect = await authorize(sim, { response_type: "code", client_id: "1001", redirect_uri: REDIRECT, scope: "browse bogus.scope" });
-      const res = await token(sim, { grant_type: "authorization_code", code: redirect.searchParams.get("code") ?? "", redirect_uri: REDIRECT }, ["1001", "sim-secret-1001"]);
+      const res = await token(sim, { grant_type: "authorization_code", code: redirect.searchParams.get("code") ?? "", redirect_uri: REDIRECT }, [
+        "1001",
+        "sim-secret-1001",
+      ]);
       expect(res.body.scope).toBe("basic");
       const gallery = await call(sim, "/gallery/all", String(res.body.access_token));
       expect(gallery.status).toBe(403);
@@ -141,17 +147,43 @@ describe("startSimulator", () => {
         state: "p",
         iss: "https://www.deviantart.com",
       });
-      const plain = await authorize(sim, { response_type: "code", client_id: "2002", redirect_uri: REDIRECT, code_challenge: "x".repeat(43), code_challenge_method: "plain" });
+      const plain = await authorize(sim, {
+        response_type: "code",
+        client_id: "2002",
+        redirect_uri: REDIRECT,
+        code_challenge: "x".repeat(43),
+        code_challenge_method: "plain",
+      });
       expect(plain.searchParams.get("error")).toBe("invalid_request");
 
       const { verifier, challenge } = pkcePair();
-      const ok = await authorize(sim, { response_type: "code", client_id: "2002", redirect_uri: REDIRECT, scope: "browse", code_challenge: challenge, code_challenge_method: "S256" });
+      const ok = await authorize(sim, {
+        response_type: "code",
+        client_id: "2002",
+        redirect_uri: REDIRECT,
+        scope: "browse",
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+      });
       const code = ok.searchParams.get("code") ?? "";
       expect(ok.searchParams.get("iss")).toBe("https://www.deviantart.com");
       const wrong = await token(sim, { grant_type: "authorization_code", client_id: "2002", code, redirect_uri: REDIRECT, code_verifier: pkcePair().verifier });
       expect(wrong.status).toBe(400);
-      const ok2 = await authorize(sim, { response_type: "code", client_id: "2002", redirect_uri: REDIRECT, scope: "browse", code_challenge: challenge, code_challenge_method: "S256" });
-      const good = await token(sim, { grant_type: "authorization_code", client_id: "2002", code: ok2.searchParams.get("code") ?? "", redirect_uri: REDIRECT, code_verifier: verifier });
+      const ok2 = await authorize(sim, {
+        response_type: "code",
+        client_id: "2002",
+        redirect_uri: REDIRECT,
+        scope: "browse",
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+      });
+      const good = await token(sim, {
+        grant_type: "authorization_code",
+        client_id: "2002",
+        code: ok2.searchParams.get("code") ?? "",
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      });
       expect(good.status).toBe(200);
       const at = String(good.body.access_token);
       // 2.1 apps may not send the token in the query string; the header works.
@@ -166,7 +198,9 @@ describe("startSimulator", () => {
       expect(fragment.get("access_token")).toBeTruthy();
       expect(fragment.get("state")).toBe("i");
       expect(fragment.get("refresh_token")).toBeNull();
-      const http = await fetch(`${sim.url}/oauth2/authorize?${new URLSearchParams({ response_type: "token", client_id: "1001", redirect_uri: REDIRECT })}`, { redirect: "manual" });
+      const http = await fetch(`${sim.url}/oauth2/authorize?${new URLSearchParams({ response_type: "token", client_id: "1001", redirect_uri: REDIRECT })}`, {
+        redirect: "manual",
+      });
       expect(http.status).toBe(400);
       const v21 = await authorize(sim, { response_type: "token", client_id: "2002", redirect_uri: REDIRECT });
       expect(v21.searchParams.get("error")).toBe("unauthorized_client");
@@ -196,13 +230,20 @@ describe("startSimulator", () => {
       const all = await call(sim, `${sim.url}/oauth2/revoke`, undefined, form({ token: b.access_token }));
       expect(all.status).toBe(200);
       expect((await token(sim, { grant_type: "refresh_token", refresh_token: b.refresh_token, client_id: "2002" })).body).toEqual(REFRESH_INVALID);
-      const json = await fetch(`${sim.url}/oauth2/revoke`, { method: "POST", redirect: "manual", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: a.access_token }) });
+      const json = await fetch(`${sim.url}/oauth2/revoke`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ token: a.access_token }),
+      });
       expect(json.status).toBe(302);
     });
 
     it("serves an approve page when autoApprove is off", async () => {
       const manual = await startSimulator({ seed: 1, autoApprove: false, dataset: { deviations: 10 } });
-      const page = await fetch(`${manual.url}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: "1001", redirect_uri: REDIRECT, state: "m" })}`);
+      const page = await fetch(
+        `${manual.url}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: "1001", redirect_uri: REDIRECT, state: "m" })}`,
+      );
       expect(page.status).toBe(200);
       const html = await page.text();
       const approve = /id="approve" href="([^"]+)"/.exec(html)?.[1]?.replace(/&amp;/g, "&") ?? "";
@@ -227,7 +268,17 @@ describe("startSimulator", () => {
 
   describe("catalogue", () => {
     it("answers removed endpoints and unknown paths with the real 404, /feed still answers", async () => {
-      for (const path of ["/stash/delta", "/browse/newest", "/browse/popular", "/browse/deviantsyouwatch", "/browse/user/journals?username=SimArtist", "/browse/morelikethis", "/deviation/embeddedcontent", "/user/statuses/?username=SimArtist", "/no/such/thing"]) {
+      for (const path of [
+        "/stash/delta",
+        "/browse/newest",
+        "/browse/popular",
+        "/browse/deviantsyouwatch",
+        "/browse/user/journals?username=SimArtist",
+        "/browse/morelikethis",
+        "/deviation/embeddedcontent",
+        "/user/statuses/?username=SimArtist",
+        "/no/such/thing",
+      ]) {
         const res = await call(sim, path, user);
         expect([path, res.status, res.body]).toEqual([path, 404, NOT_FOUND]);
       }
@@ -301,7 +352,14 @@ describe("startSimulator", () => {
       const ids = devs.slice(0, 3).map((d) => d.deviationid);
       const meta = await call(sim, `/deviation/metadata?${ids.map((id) => `deviationids[]=${id}`).join("&")}&ext_submission=1`, user);
       expect((meta.body.metadata as Array<{ deviationid: string }>).map((m) => m.deviationid)).toEqual(ids);
-      const tooMany = await call(sim, `/deviation/metadata?${devs.slice(0, 11).map((d) => `deviationids[]=${d.deviationid}`).join("&")}&ext_stats=1`, user);
+      const tooMany = await call(
+        sim,
+        `/deviation/metadata?${devs
+          .slice(0, 11)
+          .map((d) => `deviationids[]=${d.deviationid}`)
+          .join("&")}&ext_stats=1`,
+        user,
+      );
       expect(tooMany.status).toBe(400);
 
       const withComments = devs.find((d) => sim.truth.comments.some((c) => c.target.id === d.deviationid));
@@ -322,7 +380,9 @@ describe("startSimulator", () => {
     });
 
     it("changes the dataset on writes: fave/unfave, folders, notes", async () => {
-      const fav = [...sim.truth.deviations.values()].find((d) => d.authorId !== sim.truth.ownerId && !d.isDeleted && !d.favedBy.some((f) => f.userid === sim.truth.ownerId));
+      const fav = [...sim.truth.deviations.values()].find(
+        (d) => d.authorId !== sim.truth.ownerId && !d.isDeleted && !d.favedBy.some((f) => f.userid === sim.truth.ownerId),
+      );
       const faved = await call(sim, "/collections/fave", user, form({ deviationid: fav?.deviationid ?? "" }));
       expect(faved.body.success).toBe(true);
       expect(sim.truth.collectionFolders[0]?.deviationIds[0]).toBe(fav?.deviationid);
@@ -330,7 +390,11 @@ describe("startSimulator", () => {
       expect(sim.truth.collectionFolders.some((f) => f.deviationIds.includes(fav?.deviationid ?? ""))).toBe(false);
       const created = await call(sim, "/gallery/folders/create", user, form({ folder: "New Folder" }));
       expect(sim.truth.galleryFolders.some((f) => f.folderid === created.body.folderid)).toBe(true);
-      const sent = await call(sim, "/notes/send", user, { method: "POST", body: "to[]=" + [...sim.truth.users.values()][1]?.username + "&subject=Hi&body=Hello" , headers: { "content-type": "application/x-www-form-urlencoded" } });
+      const sent = await call(sim, "/notes/send", user, {
+        method: "POST",
+        body: `to[]=${[...sim.truth.users.values()][1]?.username}&subject=Hi&body=Hello`,
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      });
       expect((sent.body.results as Array<{ success: boolean }>)[0]?.success).toBe(true);
     });
   });
@@ -338,7 +402,11 @@ describe("startSimulator", () => {
   describe("legacy mode and the offset ceiling", () => {
     let legacy: Simulator;
     beforeAll(async () => {
-      legacy = await startSimulator({ seed: 5, mode: "legacy", dataset: { deviations: 10_100, galleryFolders: 1, favourites: 0, messages: 5, notes: 5, feedItems: 5 } });
+      legacy = await startSimulator({
+        seed: 5,
+        mode: "legacy",
+        dataset: { deviations: 10_100, galleryFolders: 1, favourites: 0, messages: 5, notes: 5, feedItems: 5 },
+      });
     });
     afterAll(async () => {
       await legacy.close();
@@ -452,7 +520,12 @@ describe("startSimulator", () => {
         ["GET", "/api/v1/oauth2/placebo", 429, "bearer"],
       ]);
       expect(log[0]?.query["deviationids[]"]).toEqual(ids);
-      expect(log[0]).toMatchObject({ path: "/api/v1/oauth2/deviation/metadata", userId: sim.truth.ownerId, clientId: "1001", at: sim.clock.now().toISOString() });
+      expect(log[0]).toMatchObject({
+        path: "/api/v1/oauth2/deviation/metadata",
+        userId: sim.truth.ownerId,
+        clientId: "1001",
+        at: sim.clock.now().toISOString(),
+      });
       expect(log[2]?.form).toEqual({ grant_type: "client_credentials" });
       expect(log[3]?.fault).toBe("user_throttle");
       expect(log.map((e) => e.seq)).toEqual([...log.map((e) => e.seq)].sort((a, b) => a - b));
@@ -460,7 +533,8 @@ describe("startSimulator", () => {
     });
 
     it("drives the simulator over /_sim/", async () => {
-      const post = (path: string, body: unknown = {}) => call(sim, `${sim.url}/_sim${path}`, undefined, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const post = (path: string, body: unknown = {}) =>
+        call(sim, `${sim.url}/_sim${path}`, undefined, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
       const before = Date.parse(String((await call(sim, `${sim.url}/_sim/clock`)).body.now));
       await post("/clock/advance", { ms: 60_000 });
       expect(Date.parse(String((await call(sim, `${sim.url}/_sim/clock`)).body.now))).toBe(before + 60_000);
@@ -488,7 +562,8 @@ describe("startSimulator", () => {
     });
 
     it("applies activity: new and deleted deviations, edits, messages, notes, deactivated users", async () => {
-      const post = (body: unknown) => call(sim, `${sim.url}/_sim/activity`, undefined, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const post = (body: unknown) =>
+        call(sim, `${sim.url}/_sim/activity`, undefined, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
       const at = sim.issueUserToken().access_token;
       const added = await post({ kind: "add_deviation", title: "Fresh Work", isMature: false });
       const newest = await call(sim, "/gallery/all?limit=1", at);
@@ -516,15 +591,16 @@ describe("startSimulator", () => {
       const a = await startSimulator({ seed: 123, dataset: { deviations: 300 } });
       const b = await startSimulator({ seed: 123, dataset: { deviations: 300 } });
       const c = await startSimulator({ seed: 124, dataset: { deviations: 300 } });
-      const shape = (s: Simulator) => JSON.stringify({
-        deviations: [...s.truth.deviations.values()],
-        folders: s.truth.galleryFolders,
-        collections: s.truth.collectionFolders,
-        notes: s.truth.notes,
-        messages: s.truth.messages,
-        users: [...s.truth.users.values()],
-        comments: s.truth.comments,
-      });
+      const shape = (s: Simulator) =>
+        JSON.stringify({
+          deviations: [...s.truth.deviations.values()],
+          folders: s.truth.galleryFolders,
+          collections: s.truth.collectionFolders,
+          notes: s.truth.notes,
+          messages: s.truth.messages,
+          users: [...s.truth.users.values()],
+          comments: s.truth.comments,
+        });
       expect(shape(a)).toBe(shape(b));
       expect(shape(a)).not.toBe(shape(c));
       await Promise.all([a.close(), b.close(), c.close()]);

@@ -47,9 +47,7 @@ function captureLog() {
 }
 
 /** A transport with its own pacer state (a fresh Redis prefix per call), fast retry delays and no jitter. */
-function setup(
-  opts: { tokens?: TokenProvider; pacer?: Partial<PacerOptions>; transport?: Partial<HttpTransportOptions> } = {},
-) {
+function setup(opts: { tokens?: TokenProvider; pacer?: Partial<PacerOptions>; transport?: Partial<HttpTransportOptions> } = {}) {
   const token = sim.issueUserToken().access_token;
   const tokens = opts.tokens ?? staticTokenProvider(token, identity());
   const pacer = createPacer({ redis: r.redis, prefix: `${r.prefix}:${++run}`, baseDelayMs: BASE_MS, jitter: 0, relaxAfter: 1, pollMs: 5, ...opts.pacer });
@@ -81,11 +79,9 @@ function visibleGalleryIds(): string[] {
 describe("HTTP transport: paging", () => {
   it("pages a 500-item gallery to the end, following next_offset verbatim", async () => {
     const { transport } = setup();
-    const pages = transport.paginateOffset(
-      { operation: "gallery.all", method: "GET", path: "/gallery/all", query: { mature_content: true } },
-      Deviation,
-      { limit: 24 },
-    );
+    const pages = transport.paginateOffset({ operation: "gallery.all", method: "GET", path: "/gallery/all", query: { mature_content: true } }, Deviation, {
+      limit: 24,
+    });
     const seen: string[] = [];
     const offsets: Array<[number | undefined, number | null | undefined]> = [];
     for await (const page of pages) {
@@ -294,17 +290,13 @@ describe("HTTP transport: errors and retries", () => {
   it("reports malformed JSON and schema mismatches naming the operation", async () => {
     const { transport } = setup();
     sim.faults.add({ kind: "malformed_json", route: "/gallery/all", times: 1 });
-    const err = await transport
-      .request({ operation: "gallery.all", method: "GET", path: "/gallery/all" }, Any)
-      .catch((e: unknown) => e);
+    const err = await transport.request({ operation: "gallery.all", method: "GET", path: "/gallery/all" }, Any).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ kind: "malformed", operation: "gallery.all" });
     expect((err as Error).message).toMatch(/^gallery\.all: .*not JSON/);
     expect(apiLog()).toHaveLength(1);
 
-    const mismatch = await transport
-      .request(placebo, z.object({ status: z.literal("ok"), extra: z.number() }))
-      .catch((e: unknown) => e);
+    const mismatch = await transport.request(placebo, z.object({ status: z.literal("ok"), extra: z.number() })).catch((e: unknown) => e);
     expect(mismatch).toMatchObject({ kind: "malformed", operation: "placebo" });
     expect((mismatch as Error).message).toContain("at status");
   });
@@ -340,10 +332,14 @@ describe("HTTP transport: errors and retries", () => {
     sim.expireAccessTokens();
     let refreshes = 0;
     const { transport } = setup({
-      tokens: { identity, getAccessToken: async () => stale, refreshAfterUnauthorized: async () => {
-        refreshes++;
-        return stale;
-      } },
+      tokens: {
+        identity,
+        getAccessToken: async () => stale,
+        refreshAfterUnauthorized: async () => {
+          refreshes++;
+          return stale;
+        },
+      },
     });
     const err = await transport.request(placebo, Any).catch((e: unknown) => e);
     expect(err).toMatchObject({ kind: "invalid_token", status: 401, attempts: 2 });
@@ -369,7 +365,12 @@ describe("HTTP transport: errors and retries", () => {
     const { transport, token, lines } = setup();
     await transport.request({ ...placebo, query: { flag: true, ids: ["a", "b"] } }, Any);
     await transport.request(
-      { operation: "user.whois", method: "POST", path: "/user/whois", form: { usernames: [sim.truth.users.get(sim.truth.ownerId)!.username], expand: undefined } },
+      {
+        operation: "user.whois",
+        method: "POST",
+        path: "/user/whois",
+        form: { usernames: [sim.truth.users.get(sim.truth.ownerId)!.username], expand: undefined },
+      },
       z.looseObject({ results: z.array(Any) }),
     );
     sim.faults.add({ kind: "status_500", route: "/placebo", times: 1 });

@@ -35,7 +35,12 @@ async function reasons(userid: string): Promise<Array<{ reason: string | null; n
 }
 
 async function digestText(since: Date): Promise<string> {
-  const data = await collectDigest({ db: h.pool, window: { start: since, end: new Date(t0().getTime() + 1000) }, now: new Date(t0().getTime() + 1000), archiveDir: "/tmp" });
+  const data = await collectDigest({
+    db: h.pool,
+    window: { start: since, end: new Date(t0().getTime() + 1000) },
+    now: new Date(t0().getTime() + 1000),
+    archiveDir: "/tmp",
+  });
   return renderDigest(data, { timezone: "UTC", mode: "preview" }).text;
 }
 

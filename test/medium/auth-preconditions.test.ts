@@ -122,15 +122,23 @@ describe("dvault auth preconditions", () => {
     const otherUser = [...sim.truth.users.keys()].find((id) => id !== sim.truth.ownerId)!;
     const issued = sim.issueUserToken({ userId: otherUser });
     const before = tokenRequests();
-    const run = await dvault(["auth", "import", "--refresh-token", issued.refresh_token, "--account", "other"], { DVAULT_SECRET_KEY: "", DVAULT_CONFIG_DIR: configDir });
+    const run = await dvault(["auth", "import", "--refresh-token", issued.refresh_token, "--account", "other"], {
+      DVAULT_SECRET_KEY: "",
+      DVAULT_CONFIG_DIR: configDir,
+    });
     expect(tokenRequests()).toBe(before);
     expect(run.code).toBe(1);
     const lines = run.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^dvault: no key file was found, so a new one was created at .*secret\.key, but the stored tokens were encrypted with another key: point DVAULT_CONFIG_DIR/);
+    expect(lines[0]).toMatch(
+      /^dvault: no key file was found, so a new one was created at .*secret\.key, but the stored tokens were encrypted with another key: point DVAULT_CONFIG_DIR/,
+    );
 
     // As the line says: when that key is lost for good, running again goes on with the new one.
-    const again = await dvault(["auth", "import", "--refresh-token", issued.refresh_token, "--account", "other"], { DVAULT_SECRET_KEY: "", DVAULT_CONFIG_DIR: configDir });
+    const again = await dvault(["auth", "import", "--refresh-token", issued.refresh_token, "--account", "other"], {
+      DVAULT_SECRET_KEY: "",
+      DVAULT_CONFIG_DIR: configDir,
+    });
     expect(again.stderr).toBe("");
     expect(again.code).toBe(0);
   });

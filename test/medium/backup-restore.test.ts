@@ -32,7 +32,11 @@ describe("backup and restore", () => {
   beforeAll(async () => {
     // The key file the original install uses; the harness seals its tokens with it.
     const key = loadSecretKey(testConfig({ DVAULT_CONFIG_DIR: configDir }));
-    h = await createSyncHarness({ sources: [gallerySource], overrides: { secretKey: key }, sim: { dataset: { deviations: 60, galleryFolders: 3 }, downloadQuota: 5 } });
+    h = await createSyncHarness({
+      sources: [gallerySource],
+      overrides: { secretKey: key },
+      sim: { dataset: { deviations: 60, galleryFolders: 3 }, downloadQuota: 5 },
+    });
     await h.runSource("gallery");
     await runDownloadsOnce({ services: h.services, log, progressEveryMs: 60_000 });
   });
@@ -44,8 +48,7 @@ describe("backup and restore", () => {
     for (const dir of [configDir, restoredConfigDir, path.dirname(restoredArchive), path.dirname(backupDir)]) rmSync(dir, { recursive: true, force: true });
   });
 
-  const originalConfig = () =>
-    testConfig({ DATABASE_URL: h.db.url, DVAULT_ARCHIVE_DIR: h.services.config.archiveDir, DVAULT_CONFIG_DIR: configDir });
+  const originalConfig = () => testConfig({ DATABASE_URL: h.db.url, DVAULT_ARCHIVE_DIR: h.services.config.archiveDir, DVAULT_CONFIG_DIR: configDir });
   const restoredConfig = () =>
     testConfig({
       DATABASE_URL: withDatabase(TEST_PG_URL, restoredDb),
@@ -97,7 +100,10 @@ describe("backup and restore", () => {
     const freshDb = `dvault_t_restore2_${process.pid}`;
     try {
       await expect(
-        restoreBackup({ config: testConfig({ DATABASE_URL: withDatabase(TEST_PG_URL, freshDb), DVAULT_ARCHIVE_DIR: other, DVAULT_CONFIG_DIR: tmp("c") }), from: backupDir }),
+        restoreBackup({
+          config: testConfig({ DATABASE_URL: withDatabase(TEST_PG_URL, freshDb), DVAULT_ARCHIVE_DIR: other, DVAULT_CONFIG_DIR: tmp("c") }),
+          from: backupDir,
+        }),
       ).rejects.toBeInstanceOf(UserError);
       expect(readdirSync(other)).toEqual(["keep.txt"]);
     } finally {

@@ -14,7 +14,8 @@ import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts"
 const PUBLIC_URL = "https://archive.example.org";
 const ALLOWED = "nas.local";
 const TOKEN = "hostile-token-0123456789abcdef";
-const REFUSED_HOST = /^dvault: this dashboard does not answer for that host name; add it to DVAULT_HTTP_ALLOWED_HOSTS \(or set DVAULT_PUBLIC_URL\) to use it\n$/;
+const REFUSED_HOST =
+  /^dvault: this dashboard does not answer for that host name; add it to DVAULT_HTTP_ALLOWED_HOSTS \(or set DVAULT_PUBLIC_URL\) to use it\n$/;
 const MALFORMED = "dvault: the address holds a character dvault does not accept (NUL or invalid UTF-8)\n";
 /** What must never reach a page: PostgreSQL's words, a URIError, a stack frame. */
 const INTERNALS = /postgres|invalid byte sequence|0x00|relation|does not exist|URIError|decode param|\bat [\w.]+ \(|node_modules/i;
@@ -37,7 +38,11 @@ function send(port: number, target: string, { method = "GET", host, headers = {}
         method,
         agent: false,
         setHost: false,
-        headers: { ...(host === null ? {} : { host: host ?? `127.0.0.1:${port}` }), ...(body !== undefined ? { "content-length": String(Buffer.byteLength(body)) } : {}), ...headers },
+        headers: {
+          ...(host === null ? {} : { host: host ?? `127.0.0.1:${port}` }),
+          ...(body !== undefined ? { "content-length": String(Buffer.byteLength(body)) } : {}),
+          ...headers,
+        },
       },
       (res) => {
         let text = "";
@@ -97,7 +102,16 @@ describe("the Host check", () => {
       expect(res.headers["content-type"]).toMatch(/^text\/plain/);
       expect(res.text).toMatch(REFUSED_HOST);
     }
-    for (const host of [null, "", "127.0.0.1.evil.example", "localhost.evil.example:80", "archive.example.org.evil.example", "evil.example@127.0.0.1", "127.0.0.1 evil", "[::2]:1"]) {
+    for (const host of [
+      null,
+      "",
+      "127.0.0.1.evil.example",
+      "localhost.evil.example:80",
+      "archive.example.org.evil.example",
+      "evil.example@127.0.0.1",
+      "127.0.0.1 evil",
+      "[::2]:1",
+    ]) {
       expect((await send(dash.port, "/", { host })).status, String(host)).toBe(421);
     }
     expect(await admin.queue("digest").isPaused()).toBe(false);
@@ -105,7 +119,18 @@ describe("the Host check", () => {
 
   it("answers for loopback names, the public URL's host and DVAULT_HTTP_ALLOWED_HOSTS, any case, any port", async () => {
     const p = dash.port;
-    for (const host of [`127.0.0.1:${p}`, "127.0.0.1", `localhost:${p}`, `LocalHost:${p}`, `127.3.2.1:${p}`, `[::1]:${p}`, "archive.example.org", "Archive.Example.ORG:443", `nas.local:${p}`, "NAS.local."]) {
+    for (const host of [
+      `127.0.0.1:${p}`,
+      "127.0.0.1",
+      `localhost:${p}`,
+      `LocalHost:${p}`,
+      `127.3.2.1:${p}`,
+      `[::1]:${p}`,
+      "archive.example.org",
+      "Archive.Example.ORG:443",
+      `nas.local:${p}`,
+      "NAS.local.",
+    ]) {
       const res = await send(p, "/", { host });
       expect(res.status, host).toBe(200);
     }
@@ -113,7 +138,10 @@ describe("the Host check", () => {
   });
 
   it("holds with a token on every interface: the token opens nothing for a foreign Host; this machine's addresses work", async () => {
-    const guarded = await startDashboard({ ...h.services, config: { ...h.services.config, publicUrl: undefined, httpAllowedHosts: [] } }, { host: "0.0.0.0", port: 0, token: TOKEN });
+    const guarded = await startDashboard(
+      { ...h.services, config: { ...h.services.config, publicUrl: undefined, httpAllowedHosts: [] } },
+      { host: "0.0.0.0", port: 0, token: TOKEN },
+    );
     const auth = { authorization: `Bearer ${TOKEN}` };
     try {
       const refused = await send(guarded.port, "/", { host: "evil.example", headers: auth });
@@ -121,7 +149,10 @@ describe("the Host check", () => {
       expect(refused.text).toMatch(REFUSED_HOST);
       expect((await send(guarded.port, `/login?token=${TOKEN}`, { host: "evil.example" })).status).toBe(421);
       expect((await send(guarded.port, "/", { host: `127.0.0.1:${guarded.port}`, headers: auth })).status).toBe(200);
-      const own = Object.values(os.networkInterfaces()).flatMap((list) => list ?? []).filter((a) => !a.internal).map((a) => (a.family === "IPv6" ? `[${a.address}]` : a.address));
+      const own = Object.values(os.networkInterfaces())
+        .flatMap((list) => list ?? [])
+        .filter((a) => !a.internal)
+        .map((a) => (a.family === "IPv6" ? `[${a.address}]` : a.address));
       for (const address of own) expect((await send(guarded.port, "/", { host: `${address}:${guarded.port}`, headers: auth })).status, address).toBe(200);
       const stranger = ["192.0.2.77", "198.51.100.77", "203.0.113.77"].find((a) => !own.includes(a))!;
       expect((await send(guarded.port, "/", { host: stranger, headers: auth })).status).toBe(421);
@@ -164,7 +195,12 @@ describe("the Origin check", () => {
   it("lets bull-board change queues only from the dashboard's own pages, or with the bearer token", async () => {
     const p = dash.port;
     const pause = (headers: Record<string, string>, target = "/queues/api/queues/digest/pause") => send(p, target, { method: "PUT", headers });
-    const refused: Array<Record<string, string>> = [{}, { origin: `http://evil.example:${p}` }, { "sec-fetch-site": "cross-site" }, { "sec-fetch-site": "none" }];
+    const refused: Array<Record<string, string>> = [
+      {},
+      { origin: `http://evil.example:${p}` },
+      { "sec-fetch-site": "cross-site" },
+      { "sec-fetch-site": "none" },
+    ];
     for (const headers of refused) {
       const res = await pause(headers);
       expect(res.status, JSON.stringify(headers)).toBe(403);
@@ -197,7 +233,17 @@ describe("the Origin check", () => {
 
 describe("malformed requests", () => {
   it("answer NUL and undecodable addresses with a plain 400, without PostgreSQL's words", async () => {
-    for (const target of ["/item/%00", "/archive?artist=%00", "/archive?q=%00", "/item/%E0%A4%A", "/archive?q=%FF", "/files/%C0%80", "/jobs?queue=%00", "/queues/queue/%00", "/archive?%00=1"]) {
+    for (const target of [
+      "/item/%00",
+      "/archive?artist=%00",
+      "/archive?q=%00",
+      "/item/%E0%A4%A",
+      "/archive?q=%FF",
+      "/files/%C0%80",
+      "/jobs?queue=%00",
+      "/queues/queue/%00",
+      "/archive?%00=1",
+    ]) {
       const res = await send(dash.port, target);
       expect(res.status, target).toBe(400);
       expect(res.headers["content-type"]).toMatch(/^text\/plain/);
@@ -206,7 +252,14 @@ describe("malformed requests", () => {
   });
 
   it("take the first of repeated parameters and a default for a page that is not a number", async () => {
-    for (const target of ["/archive?artist=a&artist=b", "/archive?page=abc", "/archive?page=-3&page=x", "/archive?q=a&q=b&type=nonsense", "/jobs?queue=nope&queue=sync", "/archive?folder=%27%3B--"]) {
+    for (const target of [
+      "/archive?artist=a&artist=b",
+      "/archive?page=abc",
+      "/archive?page=-3&page=x",
+      "/archive?q=a&q=b&type=nonsense",
+      "/jobs?queue=nope&queue=sync",
+      "/archive?folder=%27%3B--",
+    ]) {
       const res = await send(dash.port, target);
       expect(res.status, target).toBe(200);
       expect(res.text).not.toMatch(INTERNALS);

@@ -46,7 +46,7 @@ afterAll(async () => {
 
 /** The value of one sample of the exposition text, e.g. sample(text, 'dvault_queue_jobs{queue="sync",state="failed"}'). */
 function sample(text: string, series: string): number | undefined {
-  const line = text.split("\n").find((l) => l.startsWith(series + " "));
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
   return line ? Number(line.slice(series.length + 1)) : undefined;
 }
 
@@ -54,10 +54,14 @@ describe("GET /metrics", () => {
   it("exposes API calls, pacing, token expiry, jobs, queue lag, downloads and archive with sane values after a sync", async () => {
     const prefix = h.services.config.redisPrefix;
     const admin = new QueueAdmin(h.services.redis, prefix);
-    const worker = new Worker("maintenance", async (job) => {
-      if (job.name === "tokens.refresh") throw new UnrecoverableError("the token endpoint answered 500");
-      return { status: "done" };
-    }, { connection: createRedis(h.redis.url, "worker"), prefix });
+    const worker = new Worker(
+      "maintenance",
+      async (job) => {
+        if (job.name === "tokens.refresh") throw new UnrecoverableError("the token endpoint answered 500");
+        return { status: "done" };
+      },
+      { connection: createRedis(h.redis.url, "worker"), prefix },
+    );
     try {
       // The first scrape starts the job-event counters; jobs finished after it are counted. Other tests of
       // this file archive files too: the download and archive figures are compared with this scrape's.
@@ -65,7 +69,9 @@ describe("GET /metrics", () => {
       const firstScrape = (series: string) => sample(first, series) ?? 0;
       await admin.queue("maintenance").add("tokens.refresh", {}, { jobId: "metrics-fail" });
       await admin.queue("maintenance").add("schedules.reconcile", {}, { jobId: "metrics-ok" });
-      await admin.queue("sync").add("sync.source", { accountId: h.account.id, source: "notes", key: "" }, { jobId: "metrics-waiting", timestamp: Date.now() - 5000 });
+      await admin
+        .queue("sync")
+        .add("sync.source", { accountId: h.account.id, source: "notes", key: "" }, { jobId: "metrics-waiting", timestamp: Date.now() - 5000 });
       const finished = () => admin.queue("maintenance").getJobCounts("failed", "completed");
       await expect.poll(finished, { timeout: 10_000, interval: 25 }).toEqual({ failed: 1, completed: 1 });
       const { rows } = await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM deviations WHERE type = 'image' ORDER BY 1 LIMIT 1");
@@ -78,7 +84,10 @@ describe("GET /metrics", () => {
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
       const text = await res.text();
-      const apiCalls = text.split("\n").filter((l) => l.startsWith("dvault_api_calls_total{")).map((l) => Number(l.split(" ").pop()));
+      const apiCalls = text
+        .split("\n")
+        .filter((l) => l.startsWith("dvault_api_calls_total{"))
+        .map((l) => Number(l.split(" ").pop()));
       expect(apiCalls.reduce((a, b) => a + b, 0)).toBeGreaterThan(5);
       expect(text).toMatch(/dvault_api_calls_total\{operation="[a-z_.]+",status="200"\} \d+/);
       // Three concurrent requests on one pacer key that admits one at a time: the last two waited.
@@ -120,7 +129,9 @@ describe("GET /healthz", () => {
 
   it("is healthy with Postgres, Redis and a worker heartbeat, and unhealthy once Redis stops", async () => {
     const port = await freePort();
-    redisServer = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"], { stdio: "ignore" });
+    redisServer = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"], {
+      stdio: "ignore",
+    });
     const url = `redis://127.0.0.1:${port}`;
     privateRedis = createRedis(url, "command", { retryStrategy: () => 200 });
     // The server may not listen yet: the retry strategy reconnects until it does.
@@ -208,7 +219,12 @@ describe("state-changing requests", () => {
     return { cookie, csrf };
   }
   const post = (p: string, body: Record<string, string>, headers: Record<string, string> = {}) =>
-    fetch(dash.url + p, { method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body: new URLSearchParams(body).toString() });
+    fetch(dash.url + p, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+      body: new URLSearchParams(body).toString(),
+    });
 
   it("refuses a POST without the CSRF token, with a token that doesn't match the cookie, and from another site", async () => {
     const { cookie, csrf } = await csrfSession();
@@ -266,12 +282,17 @@ describe("pages", () => {
     await fs.writeFile(path.join(outside, "secret.png"), "secret");
     await fs.symlink(path.join(outside, "secret.png"), path.join(archiveDir, "link.png"));
     const plantOutside = async (deviationid: string, stored: string) =>
-      (await h.pool.query<{ id: string }>(
-        `INSERT INTO downloads (deviationid, kind, status, path, sha256, size) VALUES ($1, 'original', 'done', $2, 'x', 6)
+      (
+        await h.pool.query<{ id: string }>(
+          `INSERT INTO downloads (deviationid, kind, status, path, sha256, size) VALUES ($1, 'original', 'done', $2, 'x', 6)
          ON CONFLICT (deviationid, kind) DO UPDATE SET path = EXCLUDED.path, status = 'done', sha256 = 'x' RETURNING id::text`,
-        [deviationid, stored],
-      )).rows[0]!.id;
-    for (const id of [await plantOutside(rows[1]!.deviationid, `../${path.basename(outside)}/secret.png`), await plantOutside(rows[2]!.deviationid, "link.png")]) {
+          [deviationid, stored],
+        )
+      ).rows[0]!.id;
+    for (const id of [
+      await plantOutside(rows[1]!.deviationid, `../${path.basename(outside)}/secret.png`),
+      await plantOutside(rows[2]!.deviationid, "link.png"),
+    ]) {
       const r = await fetch(`${dash.url}/files/${id}`);
       expect(r.status).toBe(404);
       expect(await r.text()).not.toContain("secret");
@@ -312,6 +333,8 @@ describe("dvault worker --http", () => {
 
   it("refuses a non-loopback address without a token before starting anything", async () => {
     const config = testConfig({ DATABASE_URL: "postgresql://nobody@127.0.0.1:1/none" });
-    await expect(startWorker({ config, log: createLogger({ level: "silent" }), handleSignals: false, http: { host: "0.0.0.0", port: 0 } })).rejects.toThrow(/without DVAULT_HTTP_TOKEN/);
+    await expect(startWorker({ config, log: createLogger({ level: "silent" }), handleSignals: false, http: { host: "0.0.0.0", port: 0 } })).rejects.toThrow(
+      /without DVAULT_HTTP_TOKEN/,
+    );
   });
 });

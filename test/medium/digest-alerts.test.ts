@@ -40,7 +40,11 @@ describe("an account forced into needs_reauth", () => {
   let connections: ReturnType<typeof workerConnections>;
 
   beforeAll(async () => {
-    h = await createSyncHarness({ sim: { dataset: { deviations: 12, favourites: 4, notes: 4, messages: 8, feedItems: 4, watchers: 4, friends: 4, trackedUsers: 1, trackedUserDeviations: 3 } } });
+    h = await createSyncHarness({
+      sim: {
+        dataset: { deviations: 12, favourites: 4, notes: 4, messages: 8, feedItems: 4, watchers: 4, friends: 4, trackedUsers: 1, trackedUserDeviations: 3 },
+      },
+    });
     smtp = await startTestSmtp();
     const config = testConfig({
       DATABASE_URL: h.db.url,
@@ -62,7 +66,13 @@ describe("an account forced into needs_reauth", () => {
       log,
       queues: ["sync", "maintenance"],
       concurrency: { sync: 4 },
-      makeContext: (base, job) => ({ ...base, services: job.name === ALERTS_JOB ? services : h.services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
+      makeContext: (base, job) => ({
+        ...base,
+        services: job.name === ALERTS_JOB ? services : h.services,
+        sources: new Map(SOURCES.map((s) => [s.name, s])),
+        producer,
+        everyMs: {},
+      }),
     });
     host.start();
   }, 120_000);
@@ -97,7 +107,12 @@ describe("an account forced into needs_reauth", () => {
     const spent = await fetch(`${h.sim.url}/oauth2/token`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: issued.refresh_token, client_id: SIM_CLIENT_ID, client_secret: SIM_CLIENT_SECRET }),
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: issued.refresh_token,
+        client_id: SIM_CLIENT_ID,
+        client_secret: SIM_CLIENT_SECRET,
+      }),
     });
     expect(spent.status).toBe(200);
     h.sim.clock.advance(2 * HOUR);

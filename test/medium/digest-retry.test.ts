@@ -166,7 +166,10 @@ describe("digest delivery: retries and the window", () => {
       const quiet = new Date("2026-11-07T08:00:00Z");
       f.clock.now = quiet.getTime() + 1000;
       // The file channel's first digest: the previous tick starts its window; a day with no news.
-      const empty = await runDigest({ channel: "file", tick: quiet.toISOString(), trigger: "cron" }, { services: f.services, attempt: 1, maxAttempts: 6, deliverer });
+      const empty = await runDigest(
+        { channel: "file", tick: quiet.toISOString(), trigger: "cron" },
+        { services: f.services, attempt: 1, maxAttempts: 6, deliverer },
+      );
       expect(empty.status).toBe("empty");
       expect(await readdir(dir)).toEqual([]);
       expect(await repo.lastWindowEnd("file")).toEqual(quiet);
@@ -191,7 +194,9 @@ describe("digest delivery: retries and the window", () => {
     f.clock.now = a.getTime() + 5000;
     await f.addFaves(1, new Date(a.getTime() - 3_600_000));
     smtp.rejectNext(1);
-    await expect(runDigest({ channel: "smtp", tick: a.toISOString(), trigger: "cron" }, { services: f.services, attempt: 1, maxAttempts: 6 })).rejects.toThrow(/451/);
+    await expect(runDigest({ channel: "smtp", tick: a.toISOString(), trigger: "cron" }, { services: f.services, attempt: 1, maxAttempts: 6 })).rejects.toThrow(
+      /451/,
+    );
     f.clock.now = b.getTime() + 5000;
     const before = smtp.received.length;
     const later = await runDigest({ channel: "smtp", tick: b.toISOString(), trigger: "cron" }, { services: f.services, attempt: 1, maxAttempts: 6 });

@@ -88,7 +88,9 @@ describe("the digest cron", () => {
     expect(rows[0]).toMatchObject({ status: "sent", attempts: 1, trigger: "cron" });
     expect(rows[0]?.windowStart.toISOString()).toBe("2026-11-02T07:00:00.000Z");
     expect(rows[0]?.windowEnd.toISOString()).toBe(tick);
-    const jobs = await new Producer([...JOB_DEFINITIONS], f.services.redis, f.services.config.redisPrefix).queue("digest").getJobs(["completed", "failed", "waiting", "delayed", "active"]);
+    const jobs = await new Producer([...JOB_DEFINITIONS], f.services.redis, f.services.config.redisPrefix)
+      .queue("digest")
+      .getJobs(["completed", "failed", "waiting", "delayed", "active"]);
     expect(jobs.map((j) => j.id)).toEqual([`digest-smtp-${Date.parse(tick)}`]);
   }, 60_000);
 

@@ -55,7 +55,21 @@ describe("digest over SMTP", () => {
     h = await createSyncHarness({
       sim: {
         mode: "legacy",
-        dataset: { deviations: 24, galleryFolders: 3, collectionFolders: 2, favourites: 10, notes: 6, noteFolders: 1, messages: 20, feedItems: 6, watchers: 10, friends: 8, trackedUsers: 3, trackedUserDeviations: 5, statuses: 2 },
+        dataset: {
+          deviations: 24,
+          galleryFolders: 3,
+          collectionFolders: 2,
+          favourites: 10,
+          notes: 6,
+          noteFolders: 1,
+          messages: 20,
+          feedItems: 6,
+          watchers: 10,
+          friends: 8,
+          trackedUsers: 3,
+          trackedUserDeviations: 5,
+          statuses: 2,
+        },
       },
     });
     smtp = await startTestSmtp();
@@ -91,18 +105,43 @@ describe("digest over SMTP", () => {
     picked.deactivated = toDeactivate.username;
     const newWatcher = others.find((u) => !owner.watcherIds.includes(u.userid) && u.userid !== toDeactivate.userid)!;
     picked.watcher = newWatcher.username;
-    const favourite = data.collectionFolders[0]!.deviationIds.map((id) => data.deviations.get(id)!).find((d) => !d.isDeleted && d.authorId !== toDeactivate.userid)!;
+    const favourite = data.collectionFolders[0]!.deviationIds.map((id) => data.deviations.get(id)!).find(
+      (d) => !d.isDeleted && d.authorId !== toDeactivate.userid,
+    )!;
     picked.removedFavourite = { deviationid: favourite.deviationid, title: favourite.title };
 
     h.sim.clock.advance(HOUR);
     for (const fan of picked.fans) h.sim.activity({ kind: "new_message", type: "fave", from: fan, deviationid: picked.faved.deviationid });
-    h.sim.activity({ kind: "new_message", type: "comment", from: picked.commenter, deviationid: picked.commented.deviationid, body: "Love the colours &amp; the <b>light</b>!" });
+    h.sim.activity({
+      kind: "new_message",
+      type: "comment",
+      from: picked.commenter,
+      deviationid: picked.commented.deviationid,
+      body: "Love the colours &amp; the <b>light</b>!",
+    });
     h.sim.clock.advance(HOUR);
-    h.sim.activity({ kind: "new_message", type: "reply", from: picked.replier, deviationid: picked.commented.deviationid, body: "Agreed, the sky is <i>great</i>" });
-    h.sim.activity({ kind: "new_message", type: "mention.comment", from: picked.mentioner, deviationid: picked.faved.deviationid, body: "@SimArtist you should see this" });
+    h.sim.activity({
+      kind: "new_message",
+      type: "reply",
+      from: picked.replier,
+      deviationid: picked.commented.deviationid,
+      body: "Agreed, the sky is <i>great</i>",
+    });
+    h.sim.activity({
+      kind: "new_message",
+      type: "mention.comment",
+      from: picked.mentioner,
+      deviationid: picked.faved.deviationid,
+      body: "@SimArtist you should see this",
+    });
     h.sim.activity({ kind: "new_watcher", username: picked.watcher });
     h.sim.activity({ kind: "new_message", type: "watch", from: picked.watcher });
-    h.sim.activity({ kind: "new_note", from: picked.noteSender, subject: "Commission <request>", body: "<p>Hi! Are you open for commissions &amp; prints?</p>" });
+    h.sim.activity({
+      kind: "new_note",
+      from: picked.noteSender,
+      subject: "Commission <request>",
+      body: "<p>Hi! Are you open for commissions &amp; prints?</p>",
+    });
     h.sim.activity({ kind: "add_deviation", username: picked.artist, title: EVIL_TITLE, deviationKind: "image", isMature: false });
     h.sim.activity({ kind: "add_deviation", username: picked.artist, title: "Harbour at dawn", deviationKind: "image", isMature: false });
     h.sim.activity({ kind: "deactivate_user", username: picked.deactivated });
@@ -253,7 +292,12 @@ describe("digest over SMTP", () => {
 
   it("a second tick at the same time, or an older one, sends nothing more", async () => {
     const repo = new DigestRepository(services.pool);
-    const scheduler = new DigestScheduler({ config: services.config.digest, enqueue: (p) => producer.enqueue("digest.send", p), lastWindowEnd: (c) => repo.lastWindowEnd(c), log });
+    const scheduler = new DigestScheduler({
+      config: services.config.digest,
+      enqueue: (p) => producer.enqueue("digest.send", p),
+      lastWindowEnd: (c) => repo.lastWindowEnd(c),
+      log,
+    });
     await scheduler.tick(TICK);
     const older = await producer.enqueue("digest.send", { channel: "smtp", tick: new Date(TICK.getTime() - 86_400_000).toISOString(), trigger: "catch_up" });
     // The older tick's job has run (and sent nothing) before the mail box is counted.

@@ -42,7 +42,12 @@ const host = new WorkerHost<WorkerContext>({
 });
 host.start();
 const repo = new DigestRepository(services.pool);
-const scheduler = new DigestScheduler({ config: config.digest, enqueue: (p) => producer.enqueue("digest.send", p), lastWindowEnd: (c) => repo.lastWindowEnd(c), log });
+const scheduler = new DigestScheduler({
+  config: config.digest,
+  enqueue: (p) => producer.enqueue("digest.send", p),
+  lastWindowEnd: (c) => repo.lastWindowEnd(c),
+  log,
+});
 
 process.stdout.write("ready\n");
 const rl = readline.createInterface({ input: process.stdin });
@@ -59,4 +64,4 @@ await host.close();
 await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
 await producer.close();
 await services.close();
-process.stdout.write(JSON.stringify({ ticked: payloads.length, ran }) + "\n");
+process.stdout.write(`${JSON.stringify({ ticked: payloads.length, ran })}\n`);

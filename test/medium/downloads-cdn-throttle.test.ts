@@ -53,26 +53,30 @@ describe("CDN throttling through the pacer", () => {
   it.each([
     ["an HTML 403 (CloudFront's block)", "cdn_block", 403],
     ["a 429", "user_throttle", 429],
-  ] as const)("%s blocks the CDN key and ends the attempt; the next one reuses the paid URL", async (_what, kind, status) => {
-    const id = ids[status === 403 ? 0 : 1]!;
-    const seq = await want(id);
-    const usedBefore = h.sim.quotaUsed(h.sim.truth.ownerId);
-    h.sim.faults.add({ route: "/_cdn/original/", kind, times: 1 });
-    const first = await downloadFile(h.deps, { deviationid: id, kind: "original", log }).catch((err: unknown) => err);
-    expect(isThrottleDelay(first)).toBe(true);
-    expect(first).toMatchObject({ pacerKey: CDN_PACER_KEY, status, operation: "cdn.file" });
-    const pacing = await h.services.pacer.status(CDN_PACER_KEY);
-    expect(pacing.level).toBeGreaterThanOrEqual(1);
-    expect(pacing.blockedUntil).toBeGreaterThan(0);
-    // Not a failure of the row: nothing recorded against it.
-    const { rows } = await h.pool.query<{ failures: number }>("SELECT failures FROM downloads WHERE deviationid = $1", [id]);
-    expect(rows[0]?.failures).toBe(0);
+  ] as const)(
+    "%s blocks the CDN key and ends the attempt; the next one reuses the paid URL",
+    async (_what, kind, status) => {
+      const id = ids[status === 403 ? 0 : 1]!;
+      const seq = await want(id);
+      const usedBefore = h.sim.quotaUsed(h.sim.truth.ownerId);
+      h.sim.faults.add({ route: "/_cdn/original/", kind, times: 1 });
+      const first = await downloadFile(h.deps, { deviationid: id, kind: "original", log }).catch((err: unknown) => err);
+      expect(isThrottleDelay(first)).toBe(true);
+      expect(first).toMatchObject({ pacerKey: CDN_PACER_KEY, status, operation: "cdn.file" });
+      const pacing = await h.services.pacer.status(CDN_PACER_KEY);
+      expect(pacing.level).toBeGreaterThanOrEqual(1);
+      expect(pacing.blockedUntil).toBeGreaterThan(0);
+      // Not a failure of the row: nothing recorded against it.
+      const { rows } = await h.pool.query<{ failures: number }>("SELECT failures FROM downloads WHERE deviationid = $1", [id]);
+      expect(rows[0]?.failures).toBe(0);
 
-    const second = await downloadFile(h.deps, { deviationid: id, kind: "original", log });
-    expect(second).toMatchObject({ status: "done" });
-    expect(traffic(id, seq)).toEqual(["api 200", `cdn ${status}`, "cdn 200"]);
-    expect(h.sim.quotaUsed(h.sim.truth.ownerId)).toBe(usedBefore + 1);
-  }, 60_000);
+      const second = await downloadFile(h.deps, { deviationid: id, kind: "original", log });
+      expect(second).toMatchObject({ status: "done" });
+      expect(traffic(id, seq)).toEqual(["api 200", `cdn ${status}`, "cdn 200"]);
+      expect(h.sim.quotaUsed(h.sim.truth.ownerId)).toBe(usedBefore + 1);
+    },
+    60_000,
+  );
 });
 
 describe("one transfer attempt per call", () => {

@@ -42,7 +42,9 @@ const sink = new Writable({
 
 beforeAll(async () => {
   if (!mounted) return;
-  ids = downloadableOwnerDeviations(generateDataset(1, DATASET, DEFAULT_START_TIME)).slice(0, 3).map((d) => d.deviationid);
+  ids = downloadableOwnerDeviations(generateDataset(1, DATASET, DEFAULT_START_TIME))
+    .slice(0, 3)
+    .map((d) => d.deviationid);
   h = await createDownloadHarness({
     sim: { dataset: DATASET, fileSizes: { [ids[0]!]: 30 * MB, [ids[1]!]: 2 * MB, [ids[2]!]: 1 * MB }, downloadQuota: 100, cdnBytesPerSecond: 12 * MB },
     sources: [gallerySource],
@@ -129,7 +131,11 @@ describe.skipIf(!mounted)("DiskGuard", () => {
       config: testConfig(h.env),
       log: h.log,
       handleSignals: false,
-      overrides: { now: () => h.sim.clock.now().getTime(), secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false }, pacer: { pollMs: 5 } },
+      overrides: {
+        now: () => h.sim.clock.now().getTime(),
+        secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false },
+        pacer: { pollMs: 5 },
+      },
     });
     try {
       const queue = producer.queue("downloads");
@@ -139,7 +145,9 @@ describe.skipIf(!mounted)("DiskGuard", () => {
       await producer.queue("maintenance").add("downloads.enqueue", { scope: "all" });
       await waitFor(async () => !(await queue.isPaused()));
       expect(count(/^downloads resumed/)).toBe(resumedBefore + 1);
-      await waitFor(async () => (await h.pool.query<{ status: string }>("SELECT status FROM downloads WHERE deviationid = $1", [id])).rows[0]?.status === "done");
+      await waitFor(
+        async () => (await h.pool.query<{ status: string }>("SELECT status FROM downloads WHERE deviationid = $1", [id])).rows[0]?.status === "done",
+      );
     } finally {
       await worker.stop("test done");
       await producer.close();

@@ -56,7 +56,10 @@ function traffic(id: string, seq: number): string[] {
 }
 
 async function stored(id: string): Promise<{ status: string; sha256: string | null; size: string | null }> {
-  const { rows } = await h.pool.query<{ status: string; sha256: string | null; size: string | null }>("SELECT status, sha256, size FROM downloads WHERE deviationid = $1", [id]);
+  const { rows } = await h.pool.query<{ status: string; sha256: string | null; size: string | null }>(
+    "SELECT status, sha256, size FROM downloads WHERE deviationid = $1",
+    [id],
+  );
   return rows[0]!;
 }
 

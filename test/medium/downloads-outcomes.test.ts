@@ -22,7 +22,17 @@ let deleted: string;
 // The summary of the first run, which every test inspects; later runs in the tests leave each row as it found it.
 let first: Awaited<ReturnType<DownloadHarness["runOnce"]>>;
 
-type Row = { deviationid: string; kind: string; status: string; rendition: string | null; path: string | null; is_partial: boolean; partial_reason: string | null; degraded_reason: string | null; sha256: string | null };
+type Row = {
+  deviationid: string;
+  kind: string;
+  status: string;
+  rendition: string | null;
+  path: string | null;
+  is_partial: boolean;
+  partial_reason: string | null;
+  degraded_reason: string | null;
+  sha256: string | null;
+};
 
 async function row(id: string, kind = "original"): Promise<Row> {
   const { rows } = await h.pool.query<Row>(
@@ -33,7 +43,8 @@ async function row(id: string, kind = "original"): Promise<Row> {
 }
 
 function downloadCalls(id: string, since = 0): number {
-  return h.sim.log().filter((e) => e.seq > since && e.route.endsWith("/deviation/download/{deviationid}") && e.path.toLowerCase().includes(id.toLowerCase())).length;
+  return h.sim.log().filter((e) => e.seq > since && e.route.endsWith("/deviation/download/{deviationid}") && e.path.toLowerCase().includes(id.toLowerCase()))
+    .length;
 }
 
 beforeAll(async () => {
@@ -44,7 +55,13 @@ beforeAll(async () => {
   mutable(mine[0]).isDownloadable = false;
   // A favourite by someone else, behind a subscription tier the owner does not have.
   const fav = [...h.sim.truth.deviations.values()].find(
-    (d) => d.authorId !== h.sim.truth.ownerId && d.isDownloadable && d.image && d.kind === "image" && !d.isDeleted && h.sim.truth.collectionFolders.some((f) => f.deviationIds.includes(d.deviationid)),
+    (d) =>
+      d.authorId !== h.sim.truth.ownerId &&
+      d.isDownloadable &&
+      d.image &&
+      d.kind === "image" &&
+      !d.isDeleted &&
+      h.sim.truth.collectionFolders.some((f) => f.deviationIds.includes(d.deviationid)),
   );
   tierLocked = fav!.deviationid;
   mutable(fav).tier = { statsAsArray: false, state: "active" };
@@ -75,7 +92,9 @@ describe("downloadFile outcomes", () => {
     // The refusal's code is shared with the quota (docs/service-behaviour.md#quota-weekly): the deviation,
     // asked for again (free), says it is no longer offered.
     expect(await row(refused)).toMatchObject({ status: "not_downloadable", rendition: "content" });
-    expect((await row(refused)).degraded_reason).toBe("the artist no longer offers the original for download (the service refused: HTTP 400 invalid_request error_code 2)");
+    expect((await row(refused)).degraded_reason).toBe(
+      "the artist no longer offers the original for download (the service refused: HTTP 400 invalid_request error_code 2)",
+    );
 
     const locked = await row(tierLocked);
     expect(locked).toMatchObject({ status: "not_downloadable", rendition: "content", is_partial: true });
@@ -102,7 +121,9 @@ describe("downloadFile outcomes", () => {
   it("replaces a text saved from its excerpt alone once the full body is fetched", async () => {
     // The race: the text's download ran before the sync fetched /deviation/content.
     const d = [...h.sim.truth.deviations.values()].find((x) => x.authorId === h.sim.truth.ownerId && x.text && !x.text.apiHtmlEmpty && !x.isDeleted)!;
-    const { rows: saved } = await h.pool.query<{ html: string; css: string | null }>("SELECT html, css FROM deviation_texts WHERE deviationid = $1", [d.deviationid]);
+    const { rows: saved } = await h.pool.query<{ html: string; css: string | null }>("SELECT html, css FROM deviation_texts WHERE deviationid = $1", [
+      d.deviationid,
+    ]);
     await h.pool.query("DELETE FROM deviation_texts WHERE deviationid = $1", [d.deviationid]);
     await h.pool.query("UPDATE downloads SET status = 'wanted' WHERE deviationid = $1 AND kind = 'text'", [d.deviationid]);
     expect(await h.runOnce()).toMatchObject({ done: 1 });
@@ -153,7 +174,9 @@ describe("downloadFile outcomes", () => {
       expect(name === "." || name === "..").toBe(false);
     }
     // Every hostile-named original is linked, each under its own name (case and normalisation included).
-    const hostile = downloadableOwnerDeviations(h.sim.truth).slice(-20).filter((d) => ![notOffered, refused, deleted].includes(d.deviationid));
+    const hostile = downloadableOwnerDeviations(h.sim.truth)
+      .slice(-20)
+      .filter((d) => ![notOffered, refused, deleted].includes(d.deviationid));
     const linked = names.filter((n) => hostile.some((d) => n.includes(`[${d.deviationid}]`)));
     expect(new Set(linked).size).toBeGreaterThanOrEqual(hostile.length);
     // Nothing escaped: the traversal targets do not exist next to the archive.

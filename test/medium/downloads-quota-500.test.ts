@@ -46,7 +46,11 @@ for (const style of ["500", "400"] as const) {
         const status = await collectStatus({ ...h.services, queues });
         const quota = status.downloads.quota.find((q) => q.accountId === h.account.id)!;
         expect(quota.exhaustedAt).not.toBeNull();
-        expect(quota.exhaustedReason).toMatch(style === "500" ? /HTTP 500 to \/deviation\/download while other calls succeeded: probably the weekly download quota/ : /refused an original it still offers \(HTTP 400 invalid_request error_code 2\)/);
+        expect(quota.exhaustedReason).toMatch(
+          style === "500"
+            ? /HTTP 500 to \/deviation\/download while other calls succeeded: probably the weekly download quota/
+            : /refused an original it still offers \(HTTP 400 invalid_request error_code 2\)/,
+        );
       } finally {
         await queues.close();
       }

@@ -14,7 +14,16 @@ import { createDownloadHarness, type DownloadHarness } from "../helpers/download
 let h: DownloadHarness;
 let wanted: string[];
 
-type Row = { deviationid: string; status: string; rendition: string | null; path: string | null; sha256: string | null; next_attempt_at: Date | null; degraded_reason: string | null; upgraded_at: Date | null };
+type Row = {
+  deviationid: string;
+  status: string;
+  rendition: string | null;
+  path: string | null;
+  sha256: string | null;
+  next_attempt_at: Date | null;
+  degraded_reason: string | null;
+  upgraded_at: Date | null;
+};
 
 async function rows(): Promise<Map<string, Row>> {
   const { rows } = await h.pool.query<Row>(
@@ -24,10 +33,16 @@ async function rows(): Promise<Map<string, Row>> {
 }
 
 beforeAll(async () => {
-  h = await createDownloadHarness({ sim: { dataset: { deviations: 70, galleryFolders: 3, collectionFolders: 1, favourites: 0, trackedUsers: 0 }, downloadQuota: 10 }, sources: [gallerySource], quota: 10 });
+  h = await createDownloadHarness({
+    sim: { dataset: { deviations: 70, galleryFolders: 3, collectionFolders: 1, favourites: 0, trackedUsers: 0 }, downloadQuota: 10 },
+    sources: [gallerySource],
+    quota: 10,
+  });
   await h.syncAll(["gallery"]);
   // Exactly 40 downloadable originals wanted: the newest 40 of the own gallery.
-  wanted = downloadableOwnerDeviations(h.sim.truth).slice(0, 40).map((d) => d.deviationid);
+  wanted = downloadableOwnerDeviations(h.sim.truth)
+    .slice(0, 40)
+    .map((d) => d.deviationid);
   expect(wanted).toHaveLength(40);
   await h.pool.query("DELETE FROM downloads WHERE NOT (kind = 'original' AND deviationid = ANY($1))", [wanted]);
 }, 120_000);
@@ -45,7 +60,10 @@ describe("DownloadQuota", () => {
     expect((await quota.state(h.account.id)).remaining).toBe(1);
     await h.pool.query("UPDATE accounts SET download_quota = 5 WHERE id = $1", [h.account.id]);
     expect((await quota.state(h.account.id)).remaining).toBe(3);
-    await quota.markExhausted(h.account.id, "the service refused an original it still offers (HTTP 400 invalid_request error_code 2): the weekly download quota is spent");
+    await quota.markExhausted(
+      h.account.id,
+      "the service refused an original it still offers (HTTP 400 invalid_request error_code 2): the weekly download quota is spent",
+    );
     expect((await quota.state(h.account.id)).exhaustedReason).toContain("weekly download quota is spent");
     expect(await quota.tryReserve(h.account.id)).toBeUndefined();
     await h.pool.query("UPDATE accounts SET download_quota = NULL WHERE id = $1", [h.account.id]);
@@ -111,9 +129,14 @@ describe("runDownloadsOnce", () => {
       expect(mine.length).toBeGreaterThan(0);
       for (const l of mine) expect(l.target).toBe(now.path);
     }
-    const { rows: history } = await h.pool.query<{ deviationid: string; change: string; old_rendition: string; new_rendition: string; old_path: string; new_path: string }>(
-      "SELECT deviationid, change, old_rendition, new_rendition, old_path, new_path FROM download_history ORDER BY id",
-    );
+    const { rows: history } = await h.pool.query<{
+      deviationid: string;
+      change: string;
+      old_rendition: string;
+      new_rendition: string;
+      old_path: string;
+      new_path: string;
+    }>("SELECT deviationid, change, old_rendition, new_rendition, old_path, new_path FROM download_history ORDER BY id");
     expect(history.map((x) => x.deviationid).sort()).toEqual([...upgraded].sort());
     for (const x of history) {
       expect(x).toMatchObject({ change: "upgraded", old_rendition: "content", new_rendition: "original" });

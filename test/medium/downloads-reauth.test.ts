@@ -21,7 +21,9 @@ const dvault = (args: string[]) => runDvault(h, args);
 type RowState = { deviationid: string; kind: string; status: string; attempts: number; failures: number; last_error: string | null; queued_at: Date | null };
 
 async function rows(of: DownloadHarness = h): Promise<RowState[]> {
-  const { rows: r } = await of.pool.query<RowState>("SELECT deviationid, kind::text, status::text, attempts, failures, last_error, queued_at FROM downloads ORDER BY deviationid, kind");
+  const { rows: r } = await of.pool.query<RowState>(
+    "SELECT deviationid, kind::text, status::text, attempts, failures, last_error, queued_at FROM downloads ORDER BY deviationid, kind",
+  );
   return r;
 }
 
@@ -73,18 +75,26 @@ describe("downloads of an account that must log in again", () => {
     await needsReauth();
     // Rows an earlier version failed for this reason, with a retry scheduled, read the same way.
     const first = (await rows())[0]!;
-    await h.pool.query("UPDATE downloads SET status = 'failed', failures = 1, next_attempt_at = now() + interval '15 minutes', last_error = 'ReauthRequiredError', account_id = $3 WHERE deviationid = $1 AND kind = $2::download_kind", [first.deviationid, first.kind, h.account.id]);
+    await h.pool.query(
+      "UPDATE downloads SET status = 'failed', failures = 1, next_attempt_at = now() + interval '15 minutes', last_error = 'ReauthRequiredError', account_id = $3 WHERE deviationid = $1 AND kind = $2::download_kind",
+      [first.deviationid, first.kind, h.account.id],
+    );
     try {
       const run = await dvault(["status"]);
       expect(run.stdout).not.toMatch(/transient/);
       expect(run.stdout).not.toMatch(/failed for good/);
       const total = (await rows()).length;
       expect(run.stdout).toContain(`  ${total} wait for an account to log in again, not tried until then: dvault auth login --account ${h.account.name}`);
-      const json = JSON.parse((await dvault(["status", "--json"])).stdout) as { downloads: { failedRetrying: number; waitingForLogin: { rows: number; failed: number } } };
+      const json = JSON.parse((await dvault(["status", "--json"])).stdout) as {
+        downloads: { failedRetrying: number; waitingForLogin: { rows: number; failed: number } };
+      };
       expect(json.downloads.failedRetrying).toBe(0);
       expect(json.downloads.waitingForLogin).toEqual({ rows: total, failed: 1 });
     } finally {
-      await h.pool.query("UPDATE downloads SET status = 'wanted', failures = 0, next_attempt_at = NULL, last_error = NULL, account_id = NULL WHERE deviationid = $1 AND kind = $2::download_kind", [first.deviationid, first.kind]);
+      await h.pool.query(
+        "UPDATE downloads SET status = 'wanted', failures = 0, next_attempt_at = NULL, last_error = NULL, account_id = NULL WHERE deviationid = $1 AND kind = $2::download_kind",
+        [first.deviationid, first.kind],
+      );
     }
   });
 
@@ -102,7 +112,11 @@ describe("downloads of an account that must log in again", () => {
         config: testConfig(h.env),
         log: h.log,
         handleSignals: false,
-        overrides: { now: () => h.sim.clock.now().getTime(), secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false }, pacer: { pollMs: 5 } },
+        overrides: {
+          now: () => h.sim.clock.now().getTime(),
+          secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false },
+          pacer: { pollMs: 5 },
+        },
       });
       try {
         await expect.poll(async () => (await rows()).filter((r) => r.queued_at !== null), { timeout: 30_000, interval: 100 }).toEqual([]);

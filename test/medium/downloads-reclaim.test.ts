@@ -35,7 +35,12 @@ const children: ChildProcess[] = [];
 beforeAll(async () => {
   expect(onceFiles).toHaveLength(4);
   h = await createDownloadHarness({
-    sim: { dataset: DATASET, startTime: START, downloadQuota: 100, fileSizes: { [killed]: 8 * MIB, [live]: 5 * MIB, ...Object.fromEntries(onceFiles.map((id) => [id, 3 * MIB])) } },
+    sim: {
+      dataset: DATASET,
+      startTime: START,
+      downloadQuota: 100,
+      fileSizes: { [killed]: 8 * MIB, [live]: 5 * MIB, ...Object.fromEntries(onceFiles.map((id) => [id, 3 * MIB])) },
+    },
     sources: [gallerySource],
     quota: 100,
   });
@@ -60,14 +65,22 @@ async function want(deviationids: readonly string[]): Promise<void> {
 }
 
 async function statuses(deviationids: readonly string[]): Promise<string[]> {
-  const { rows } = await h.pool.query<{ status: string }>("SELECT status::text FROM downloads WHERE kind = 'original' AND deviationid = ANY($1) ORDER BY deviationid", [deviationids]);
+  const { rows } = await h.pool.query<{ status: string }>(
+    "SELECT status::text FROM downloads WHERE kind = 'original' AND deviationid = ANY($1) ORDER BY deviationid",
+    [deviationids],
+  );
   return rows.map((r) => r.status);
 }
 
 const about = (id: string) => (e: { path: string }) => e.path.toLowerCase().includes(id.toLowerCase());
 /** Successful /deviation/download calls for one deviation: each spends one of the week's originals. */
-const downloadCalls = (id: string) => h.sim.log().filter((e) => e.route.endsWith("/deviation/download/{deviationid}") && e.status === 200 && about(id)(e)).length;
-const cdnAnswers = (id: string) => h.sim.log().filter((e) => e.route.startsWith("/_cdn/") && about(id)(e)).map((e) => e.status);
+const downloadCalls = (id: string) =>
+  h.sim.log().filter((e) => e.route.endsWith("/deviation/download/{deviationid}") && e.status === 200 && about(id)(e)).length;
+const cdnAnswers = (id: string) =>
+  h.sim
+    .log()
+    .filter((e) => e.route.startsWith("/_cdn/") && about(id)(e))
+    .map((e) => e.status);
 
 /** The real worker in this process; its warnings are kept. */
 async function startHere(intervals: Partial<WorkerIntervals> = {}): Promise<{ worker: RunningWorker; warnings: string[] }> {
@@ -82,7 +95,11 @@ async function startHere(intervals: Partial<WorkerIntervals> = {}): Promise<{ wo
     config: testConfig(h.env),
     log: createLogger({ level: "warn", destination, pretty: false }),
     handleSignals: false,
-    overrides: { now: () => h.sim.clock.now().getTime(), secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false }, pacer: { pollMs: 5 } },
+    overrides: {
+      now: () => h.sim.clock.now().getTime(),
+      secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false },
+      pacer: { pollMs: 5 },
+    },
     // Only what the test wants is queued: no periodic enqueue during it.
     intervals: { downloadsEnqueueMs: 10 * 60_000, ...intervals },
   });
@@ -165,7 +182,10 @@ describe("work held by a dead process", () => {
     await expect.poll(async () => Math.max(...(await Promise.all(onceFiles.map(partialBytes)))), { timeout: 30_000, interval: 20 }).toBeGreaterThan(256 * 1024);
     // The run holds its rows: queued, with no job in the worker's queue.
     const downloads = new Queue("downloads", { connection: h.redis.redis, prefix: h.redis.prefix });
-    const held = await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM downloads WHERE kind = 'original' AND status = 'queued' AND deviationid = ANY($1)", [onceFiles]);
+    const held = await h.pool.query<{ deviationid: string }>(
+      "SELECT deviationid FROM downloads WHERE kind = 'original' AND status = 'queued' AND deviationid = ANY($1)",
+      [onceFiles],
+    );
     const jobless = (await Promise.all(held.rows.map((r) => downloads.getJobState(`dl-${r.deviationid}-original`)))).filter((state) => state === "unknown");
     await downloads.close();
     expect(jobless).toHaveLength(onceFiles.length);
@@ -247,7 +267,10 @@ describe("work held by a dead process", () => {
       expect(await isHolderDead(redis, prefix, predecessor)).toBe(true);
 
       // Another host, or this host name in another pid namespace: only the lease.
-      for (const [holder, pidns] of [["elsewhere.invalid:4242:0c0c0c0c", ours.pidns], [`${host}:999999:0d0d0d0d`, "pid:[1]"]] as const) {
+      for (const [holder, pidns] of [
+        ["elsewhere.invalid:4242:0c0c0c0c", ours.pidns],
+        [`${host}:999999:0d0d0d0d`, "pid:[1]"],
+      ] as const) {
         await register(holder, pidns);
         await renew(holder);
         expect(await isHolderDead(redis, prefix, holder)).toBe(false);

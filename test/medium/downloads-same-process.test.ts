@@ -32,7 +32,10 @@ it("answers busy for a file this process is already downloading, with or without
     const first = downloadFile(h.deps, { deviationid: id, kind: "original", log });
     await expect.poll(() => redis.exists(lockKey), { timeout: 500, interval: 5 }).toBe(1);
     await redis.del(lockKey); // Redis lost it
-    expect(await downloadFile(h.deps, { deviationid: id, kind: "original", log })).toMatchObject({ status: "busy", reason: "this process is already downloading this file" });
+    expect(await downloadFile(h.deps, { deviationid: id, kind: "original", log })).toMatchObject({
+      status: "busy",
+      reason: "this process is already downloading this file",
+    });
     expect(await first).toMatchObject({ status: "done" });
   } finally {
     h.sim.faults.clear();

@@ -24,19 +24,29 @@ async function start(): Promise<RunningWorker> {
     config,
     log: h.log,
     handleSignals: false,
-    overrides: { now: () => h.sim.clock.now().getTime(), secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false }, pacer: { pollMs: 5 } },
+    overrides: {
+      now: () => h.sim.clock.now().getTime(),
+      secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false },
+      pacer: { pollMs: 5 },
+    },
   });
 }
 
 async function statuses(): Promise<Record<string, number>> {
-  const { rows } = await h.pool.query<{ status: string; n: number }>("SELECT status, count(*)::int AS n FROM downloads WHERE kind = 'original' GROUP BY status");
+  const { rows } = await h.pool.query<{ status: string; n: number }>(
+    "SELECT status, count(*)::int AS n FROM downloads WHERE kind = 'original' GROUP BY status",
+  );
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
 const POLL = { timeout: 60_000, interval: 100 };
 
 beforeAll(async () => {
-  h = await createDownloadHarness({ sim: { dataset: { deviations: 12, galleryFolders: 2, collectionFolders: 1, favourites: 0, trackedUsers: 0 }, downloadQuota: 2 }, sources: [gallerySource], quota: 2 });
+  h = await createDownloadHarness({
+    sim: { dataset: { deviations: 12, galleryFolders: 2, collectionFolders: 1, favourites: 0, trackedUsers: 0 }, downloadQuota: 2 },
+    sources: [gallerySource],
+    quota: 2,
+  });
   await h.syncAll(["gallery"]);
   originals = downloadableOwnerDeviations(h.sim.truth).map((d) => d.deviationid);
   expect(originals.length).toBeGreaterThanOrEqual(5);

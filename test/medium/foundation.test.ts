@@ -155,12 +155,17 @@ describe(safeProcessor.name, () => {
       for (const key of keys) {
         const type = await redis.redis.type(key);
         const dump =
-          type === "hash" ? JSON.stringify(await redis.redis.hgetall(key))
-          : type === "string" ? String(await redis.redis.get(key))
-          : type === "list" ? JSON.stringify(await redis.redis.lrange(key, "0", "-1"))
-          : type === "zset" ? JSON.stringify(await redis.redis.zrange(key, "0", "-1"))
-          : type === "stream" ? JSON.stringify(await redis.redis.xrange(key, "-", "+"))
-          : "";
+          type === "hash"
+            ? JSON.stringify(await redis.redis.hgetall(key))
+            : type === "string"
+              ? String(await redis.redis.get(key))
+              : type === "list"
+                ? JSON.stringify(await redis.redis.lrange(key, "0", "-1"))
+                : type === "zset"
+                  ? JSON.stringify(await redis.redis.zrange(key, "0", "-1"))
+                  : type === "stream"
+                    ? JSON.stringify(await redis.redis.xrange(key, "-", "+"))
+                    : "";
         expect(dump).not.toContain(token);
       }
       const failed = await queue.getJob(job.id!);

@@ -33,7 +33,23 @@ describe.skipIf(!installed)(`gallery-dl ${version.stdout?.trim() ?? ""} then ${i
     h = await createDownloadHarness({
       // Debian's 1.25 reads `category` from every deviation, which the service dropped in August 2024
       // (docs/service-behaviour.md#deviation-category-removed): the simulator as the service was before then.
-      sim: { mode: "legacy", dataset: { deviations: 12, galleryFolders: 2, collectionFolders: 1, favourites: 2, trackedUsers: 0, notes: 1, messages: 1, feedItems: 1, watchers: 1, friends: 1, statuses: 1 }, downloadQuota: QUOTA },
+      sim: {
+        mode: "legacy",
+        dataset: {
+          deviations: 12,
+          galleryFolders: 2,
+          collectionFolders: 1,
+          favourites: 2,
+          trackedUsers: 0,
+          notes: 1,
+          messages: 1,
+          feedItems: 1,
+          watchers: 1,
+          friends: 1,
+          statuses: 1,
+        },
+        downloadQuota: QUOTA,
+      },
       sources: [gallerySource],
     });
     tmp = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-real-gdl-"));
@@ -49,16 +65,25 @@ describe.skipIf(!installed)(`gallery-dl ${version.stdout?.trim() ?? ""} then ${i
         "gallery-dl",
         [
           "--config-ignore",
-          "--proxy", tunnel.proxyUrl,
-          "-o", `verify=${tunnel.caFile}`,
-          "-o", `cache.file=${path.join(tmp, "gallery-dl-cache.sqlite3")}`,
-          "-o", `extractor.deviantart.client-id="${SIM_CLIENT_ID}"`,
-          "-o", `extractor.deviantart.client-secret=${SIM_CLIENT_SECRET}`,
-          "-o", `extractor.deviantart.refresh-token=${grant.refresh_token}`,
-          "-o", "extractor.deviantart.public=false",
+          "--proxy",
+          tunnel.proxyUrl,
+          "-o",
+          `verify=${tunnel.caFile}`,
+          "-o",
+          `cache.file=${path.join(tmp, "gallery-dl-cache.sqlite3")}`,
+          "-o",
+          `extractor.deviantart.client-id="${SIM_CLIENT_ID}"`,
+          "-o",
+          `extractor.deviantart.client-secret=${SIM_CLIENT_SECRET}`,
+          "-o",
+          `extractor.deviantart.refresh-token=${grant.refresh_token}`,
+          "-o",
+          "extractor.deviantart.public=false",
           "--write-metadata",
-          "--download-archive", archiveFile,
-          "-d", base,
+          "--download-archive",
+          archiveFile,
+          "-d",
+          base,
           `https://${SERVICE_HOST}/${owner}/gallery`,
         ],
         { env: { PATH: process.env.PATH ?? "", HOME: tmp, LANG: "C.UTF-8" }, timeout: 60_000 },
@@ -91,7 +116,9 @@ describe.skipIf(!installed)(`gallery-dl ${version.stdout?.trim() ?? ""} then ${i
     expect(h.sim.log().filter((e) => e.seq > seq && e.route.includes("/deviation/download/"))).toEqual([]);
     expect(report.originals).toBe(QUOTA);
     expect(report.quotaSaved).toBe(QUOTA);
-    const { rows } = await h.pool.query<{ deviationid: string; path: string }>("SELECT deviationid, path FROM downloads WHERE kind = 'original' AND status = 'done' AND source = 'imported'");
+    const { rows } = await h.pool.query<{ deviationid: string; path: string }>(
+      "SELECT deviationid, path FROM downloads WHERE kind = 'original' AND status = 'done' AND source = 'imported'",
+    );
     expect(rows.map((r) => r.deviationid).sort()).toEqual([...fetchedByGalleryDl].sort());
     for (const r of rows) expect((await fs.readFile(h.deps.archive.resolveInside(r.path))).equals(h.sim.fileBytes(r.deviationid))).toBe(true);
     // Over its allowance gallery-dl saved fullviews: each one a stand-in that keeps the original wanted.

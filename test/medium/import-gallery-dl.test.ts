@@ -15,12 +15,27 @@ import { createDownloadHarness, type DownloadHarness } from "../helpers/download
 import { runDvault } from "../helpers/dvault-cli.ts";
 import { fileStates, writeGalleryDlFixture, type GalleryDlFixture } from "../helpers/gallery-dl-fixture.ts";
 
-const DATASET = { deviations: 40, galleryFolders: 3, collectionFolders: 2, favourites: 12, trackedUsers: 2, trackedUserDeviations: 8, notes: 2, messages: 2, feedItems: 2, watchers: 2, friends: 2, statuses: 1 };
+const DATASET = {
+  deviations: 40,
+  galleryFolders: 3,
+  collectionFolders: 2,
+  favourites: 12,
+  trackedUsers: 2,
+  trackedUserDeviations: 8,
+  notes: 2,
+  messages: 2,
+  feedItems: 2,
+  watchers: 2,
+  friends: 2,
+  statuses: 1,
+};
 
 type OriginalRow = { deviationid: string; status: string; rendition: string | null; path: string | null; source: string; next_attempt_at: Date | null };
 
 async function originalRows(h: DownloadHarness): Promise<Map<string, OriginalRow>> {
-  const { rows } = await h.pool.query<OriginalRow>("SELECT deviationid, status, rendition, path, source, next_attempt_at FROM downloads WHERE kind = 'original'");
+  const { rows } = await h.pool.query<OriginalRow>(
+    "SELECT deviationid, status, rendition, path, source, next_attempt_at FROM downloads WHERE kind = 'original'",
+  );
   return new Map(rows.map((r) => [r.deviationid, r]));
 }
 
@@ -49,7 +64,14 @@ describe(importGalleryDl.name, () => {
     fixture = await writeGalleryDlFixture(h.sim, await fs.mkdtemp(path.join(os.tmpdir(), "dvault-gallery-dl-")));
     before = await fileStates(fixture.written);
     firstSeq = h.lastSeq();
-    first = await importGalleryDl({ services: h.services, dir: fixture.base, archiveFile: fixture.archiveFile, link: false, log: h.log, archive: h.deps.archive });
+    first = await importGalleryDl({
+      services: h.services,
+      dir: fixture.base,
+      archiveFile: fixture.archiveFile,
+      link: false,
+      log: h.log,
+      archive: h.deps.archive,
+    });
     importedSeq = h.lastSeq();
   }, 120_000);
 
@@ -59,7 +81,9 @@ describe(importGalleryDl.name, () => {
   });
 
   it("adopts every original before the first sync, byte for byte, through the owner's listings only", async () => {
-    expect(first.unmatched.map((u) => [path.join(fixture.base, u.file), u.reason]).sort()).toEqual(fixture.unmatched.map((u) => [u.file, UNMATCHED[u.reason]]).sort());
+    expect(first.unmatched.map((u) => [path.join(fixture.base, u.file), u.reason]).sort()).toEqual(
+      fixture.unmatched.map((u) => [u.file, UNMATCHED[u.reason]]).sort(),
+    );
     expect(first.originals).toBe(fixture.originals.length);
     expect(first.quotaSaved).toBe(fixture.originals.length);
     expect(first.renditions).toBe(2); // the jpg preview beside its png, and the fullview stand-in
@@ -94,13 +118,22 @@ describe(importGalleryDl.name, () => {
     const row = (await originalRows(h)).get(fixture.pair.deviationid);
     expect(row?.path).toBe(rows[0]?.path);
     expect((await fs.readFile(h.deps.archive.resolveInside(String(rows[1]?.path)))).equals(await fs.readFile(fixture.pair.preview))).toBe(true);
-    const extra = await h.pool.query("SELECT 1 FROM imported_files WHERE deviationid = $1 AND role = 'extra_image' AND sha256 = $2", [fixture.extraImage.deviationid, fixture.extraImage.sha256]);
+    const extra = await h.pool.query("SELECT 1 FROM imported_files WHERE deviationid = $1 AND role = 'extra_image' AND sha256 = $2", [
+      fixture.extraImage.deviationid,
+      fixture.extraImage.sha256,
+    ]);
     expect(extra.rowCount).toBe(1);
   });
 
   it("tells the digest's health section how many originals came from an import", async () => {
     const now = h.sim.clock.now();
-    const data = await collectDigest({ db: h.pool, window: { start: new Date(now.getTime() - 86_400_000), end: now }, now, archiveDir: h.archiveDir, recordBaselines: false });
+    const data = await collectDigest({
+      db: h.pool,
+      window: { start: new Date(now.getTime() - 86_400_000), end: now },
+      now,
+      archiveDir: h.archiveDir,
+      recordBaselines: false,
+    });
     expect(data.health.importedOriginals).toBe(fixture.originals.length);
     expect(renderDigest(data, { timezone: "UTC", idempotencyKey: "t" }).text).toContain(`${fixture.originals.length} originals came from an import.`);
   });
@@ -133,10 +166,19 @@ describe(importGalleryDl.name, () => {
   }, 120_000);
 
   it("adds nothing when run again", async () => {
-    const counts = async () => (await h.pool.query<{ d: number; i: number }>("SELECT (SELECT count(*) FROM downloads)::int AS d, (SELECT count(*) FROM imported_files)::int AS i")).rows[0];
+    const counts = async () =>
+      (await h.pool.query<{ d: number; i: number }>("SELECT (SELECT count(*) FROM downloads)::int AS d, (SELECT count(*) FROM imported_files)::int AS i"))
+        .rows[0];
     const was = await counts();
     const seq = h.lastSeq();
-    const again = await importGalleryDl({ services: h.services, dir: fixture.base, archiveFile: fixture.archiveFile, link: false, log: h.log, archive: h.deps.archive });
+    const again = await importGalleryDl({
+      services: h.services,
+      dir: fixture.base,
+      archiveFile: fixture.archiveFile,
+      link: false,
+      log: h.log,
+      archive: h.deps.archive,
+    });
     expect(again).toMatchObject({ originals: 0, renditions: 0, extraImages: 0, quotaSaved: 0, bytesCopied: 0 });
     expect(again.duplicates).toBe(first.originals + first.renditions + first.extraImages);
     expect(again.unmatched.length).toBe(fixture.unmatched.length);
@@ -170,13 +212,22 @@ describe(`${importGalleryDl.name} --link, after the first sync`, () => {
     await fs.chmod(fixture.originals[0]?.file as string, 0o644);
     const before = await fileStates(fixture.written);
     const seq = h.lastSeq();
-    const report = await importGalleryDl({ services: h.services, dir: fixture.base, archiveFile: fixture.archiveFile, link: true, log: h.log, archive: h.deps.archive });
+    const report = await importGalleryDl({
+      services: h.services,
+      dir: fixture.base,
+      archiveFile: fixture.archiveFile,
+      link: true,
+      log: h.log,
+      archive: h.deps.archive,
+    });
     expect(report.originals).toBe(fixture.originals.length);
     expect(report.bytesCopied).toBe(0);
     expect(report.bytesLinked).toBeGreaterThan(0);
     // The mirror knows the owner's works and favourites: only the work no listing has (its folder's gallery,
     // walked to the end) and the other user's work (that user's gallery) are asked for.
-    expect(report.listings.map((l) => `${l.listing}:${l.username}`).sort()).toEqual([`gallery:${fixture.users.other}`, `gallery:${fixture.users.owner}`].sort());
+    expect(report.listings.map((l) => `${l.listing}:${l.username}`).sort()).toEqual(
+      [`gallery:${fixture.users.other}`, `gallery:${fixture.users.owner}`].sort(),
+    );
     expect(downloadCalls(h, seq)).toEqual([]);
     const rows = await originalRows(h);
     for (const o of fixture.originals) {
@@ -197,6 +248,8 @@ describe(`${importGalleryDl.name} --link, after the first sync`, () => {
     expect(missing.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^dvault: .*no-such-folder is not a folder: give gallery-dl's download folder/)]);
     const notSqlite = await dvault([fixture.base, "--archive", path.join(fixture.base, "readme.txt")]);
     expect(notSqlite.code).toBe(1);
-    expect(notSqlite.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^dvault: --archive .*readme\.txt is not a SQLite database; give the path of gallery-dl's archive file/)]);
+    expect(notSqlite.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^dvault: --archive .*readme\.txt is not a SQLite database; give the path of gallery-dl's archive file/),
+    ]);
   }, 120_000);
 });

@@ -1,15 +1,9 @@
-import { Job, Queue, QueueEvents } from "bullmq";
+import { type Job, Queue, QueueEvents } from "bullmq";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ApiError, ThrottleDelayError } from "../../src/api/errors.ts";
 import { createLogger } from "../../src/log.ts";
-import {
-  CatalogueError,
-  checkCatalogue,
-  defineJob,
-  InterruptedError,
-  type JobContext,
-} from "../../src/queue/job-definition.ts";
+import { CatalogueError, checkCatalogue, defineJob, InterruptedError, type JobContext } from "../../src/queue/job-definition.ts";
 import { acquireLock, LockBusyError, withLock } from "../../src/redis-lock.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { createRedis } from "../../src/queue/redis.ts";
@@ -223,8 +217,19 @@ describe(runNow.name, () => {
 
   it("counts a delayed job as finished for this run when settled says so, and waits for it otherwise", async () => {
     const asked: number[] = [];
-    const jobs = [{ name: "test.probe", payload: { accountId: 11, mode: "throttled" } }, { name: "test.probe", payload: { accountId: 12, mode: "ok" } }];
-    const outcomes = await runNow(options({ settled: (_job, i) => (asked.push(i), true) }), jobs);
+    const jobs = [
+      { name: "test.probe", payload: { accountId: 11, mode: "throttled" } },
+      { name: "test.probe", payload: { accountId: 12, mode: "ok" } },
+    ];
+    const outcomes = await runNow(
+      options({
+        settled: (_job, i) => {
+          asked.push(i);
+          return true;
+        },
+      }),
+      jobs,
+    );
     expect(outcomes.map((o) => o.state)).toEqual(["delayed", "completed"]);
     expect(asked).toContain(0);
     expect(asked).not.toContain(1);

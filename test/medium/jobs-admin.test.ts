@@ -109,7 +109,9 @@ describe("dvault jobs", () => {
   });
 
   it("refuses an unknown queue in one line", async () => {
-    const failure = await run(process.execPath, ["bin/dvault.js", "jobs", "pause", "nope"], { env: env(), timeout: 30_000 }).catch((err: { stderr: string; code: number }) => err);
+    const failure = await run(process.execPath, ["bin/dvault.js", "jobs", "pause", "nope"], { env: env(), timeout: 30_000 }).catch(
+      (err: { stderr: string; code: number }) => err,
+    );
     expect("stderr" in failure && failure.stderr.trim()).toBe('dvault: unknown queue "nope": choose from sync, downloads, maintenance, digest');
   });
 });

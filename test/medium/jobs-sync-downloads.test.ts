@@ -13,7 +13,10 @@ let h: DownloadHarness;
 let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
 
 beforeAll(async () => {
-  h = await createDownloadHarness({ sim: { dataset: { deviations: 10, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 } }, sources: [gallerySource] });
+  h = await createDownloadHarness({
+    sim: { dataset: { deviations: 10, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 } },
+    sources: [gallerySource],
+  });
   producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
 }, 120_000);
 

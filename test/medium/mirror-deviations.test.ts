@@ -4,15 +4,7 @@ import { DeviationRepository } from "../../src/db/deviation.repository.ts";
 import { FolderRepository } from "../../src/db/folder.repository.ts";
 import { distinctUsers } from "../../src/db/mirror-rows.ts";
 import { UserRepository } from "../../src/db/user.repository.ts";
-import {
-  at,
-  createMirrorDb,
-  makeDeviation,
-  makeMetadata,
-  makeTombstone,
-  uuid,
-  type MirrorDb,
-} from "../helpers/mirror-fixtures.ts";
+import { at, createMirrorDb, makeDeviation, makeMetadata, makeTombstone, uuid, type MirrorDb } from "../helpers/mirror-fixtures.ts";
 
 let m: MirrorDb;
 let deviations: DeviationRepository;
@@ -47,7 +39,12 @@ describe(DeviationRepository.name, () => {
     const devs = page(1, 24);
     await users.upsertUsers(distinctUsers(devs.map((d) => d.author)), at("2025-01-01T00:00:00Z"));
     expect(await deviations.upsertDeviations(devs, at("2025-01-01T00:00:00Z"))).toEqual({ inserted: 24, changed: 0, unchanged: 0, removed: 0 });
-    expect(await deviations.upsertMetadata(devs.map((_d, i) => makeMetadata({ n: 1 + i })), at("2025-01-01T00:00:00Z"))).toEqual({
+    expect(
+      await deviations.upsertMetadata(
+        devs.map((_d, i) => makeMetadata({ n: 1 + i })),
+        at("2025-01-01T00:00:00Z"),
+      ),
+    ).toEqual({
       inserted: 24,
       changed: 0,
       unchanged: 0,
@@ -55,7 +52,12 @@ describe(DeviationRepository.name, () => {
 
     const again = page(1, 24, { token: "tok2" });
     expect(await deviations.upsertDeviations(again, at("2025-01-01T01:00:00Z"))).toEqual({ inserted: 0, changed: 0, unchanged: 24, removed: 0 });
-    expect(await deviations.upsertMetadata(again.map((_, i) => makeMetadata({ n: 1 + i, token: "tok2" })), at("2025-01-01T01:00:00Z"))).toEqual({
+    expect(
+      await deviations.upsertMetadata(
+        again.map((_, i) => makeMetadata({ n: 1 + i, token: "tok2" })),
+        at("2025-01-01T01:00:00Z"),
+      ),
+    ).toEqual({
       inserted: 0,
       changed: 0,
       unchanged: 24,
@@ -79,7 +81,16 @@ describe(DeviationRepository.name, () => {
       [[uuid(50), uuid(51), uuid(52)]],
     );
     expect(rows).toEqual([
-      expect.objectContaining({ type: "image", published_at: new Date(1600102888 * 1000), stats_favourites: 7, stats_comments: 3, author_userid: uuid(1, "u"), download_filesize: "234567", is_deleted: false, removed_at: null }),
+      expect.objectContaining({
+        type: "image",
+        published_at: new Date(1600102888 * 1000),
+        stats_favourites: 7,
+        stats_comments: 3,
+        author_userid: uuid(1, "u"),
+        download_filesize: "234567",
+        is_deleted: false,
+        removed_at: null,
+      }),
       expect.objectContaining({ type: "journal" }),
       expect.objectContaining({ type: "literature" }),
     ]);
@@ -196,10 +207,9 @@ describe(DeviationRepository.name, () => {
     expect(await deviations.markDeviationsRemoved([uuid(220), uuid(221)], "access_lost", at("2025-04-05T00:00:00Z"))).toBe(2);
     expect(await deviations.markDeviationsRemoved([uuid(220)], "access_lost", at("2025-04-06T00:00:00Z"))).toBe(0);
     expect(await deviations.upsertDeviations([makeDeviation({ n: 221 })], at("2025-04-07T00:00:00Z"))).toMatchObject({ changed: 1 });
-    const { rows } = await m.pool.query(
-      "SELECT deviationid, removed_at, removed_reason FROM deviations WHERE deviationid = ANY($1) ORDER BY deviationid",
-      [[uuid(220), uuid(221)]],
-    );
+    const { rows } = await m.pool.query("SELECT deviationid, removed_at, removed_reason FROM deviations WHERE deviationid = ANY($1) ORDER BY deviationid", [
+      [uuid(220), uuid(221)],
+    ]);
     expect(rows).toEqual([
       { deviationid: uuid(220), removed_at: at("2025-04-05T00:00:00Z"), removed_reason: "access_lost" },
       { deviationid: uuid(221), removed_at: null, removed_reason: null },
@@ -212,10 +222,14 @@ describe(DeviationRepository.name, () => {
     const read = async () =>
       (await m.pool.query("SELECT html, excerpt, is_empty, body_fetched_at, last_empty_at FROM deviation_texts WHERE deviationid = $1", [id])).rows[0];
 
-    expect(await deviations.upsertTexts([{ deviationid: id, content: { html: "  " }, excerpt: "The opening" }], at("2025-05-01T00:00:00Z"))).toMatchObject({ inserted: 1 });
+    expect(await deviations.upsertTexts([{ deviationid: id, content: { html: "  " }, excerpt: "The opening" }], at("2025-05-01T00:00:00Z"))).toMatchObject({
+      inserted: 1,
+    });
     expect(await read()).toEqual({ html: null, excerpt: "The opening", is_empty: true, body_fetched_at: null, last_empty_at: at("2025-05-01T00:00:00Z") });
 
-    expect(await deviations.upsertTexts([{ deviationid: id, content: { html: "<p>The opening and the rest</p>", css: "p{}" } }], at("2025-05-02T00:00:00Z"))).toMatchObject({ changed: 1 });
+    expect(
+      await deviations.upsertTexts([{ deviationid: id, content: { html: "<p>The opening and the rest</p>", css: "p{}" } }], at("2025-05-02T00:00:00Z")),
+    ).toMatchObject({ changed: 1 });
     expect(await deviations.upsertTexts([{ deviationid: id, content: { html: "" } }], at("2025-05-03T00:00:00Z"))).toMatchObject({ unchanged: 1 });
     expect(await read()).toEqual({
       html: "<p>The opening and the rest</p>",
@@ -231,7 +245,9 @@ describe(DeviationRepository.name, () => {
     expect(await deviations.upsertDeviations(repeated, at("2025-05-01T00:00:00Z"))).toMatchObject({ inserted: 1 });
     const bare = DeviationSchema.parse({ deviationid: uuid(601), is_deleted: false });
     expect(await deviations.upsertDeviations([bare], at("2025-05-01T00:00:00Z"))).toMatchObject({ inserted: 1 });
-    const { rows } = await m.pool.query("SELECT deviationid, title, type, removed_at FROM deviations WHERE deviationid = ANY($1) ORDER BY deviationid", [[uuid(600), uuid(601)]]);
+    const { rows } = await m.pool.query("SELECT deviationid, title, type, removed_at FROM deviations WHERE deviationid = ANY($1) ORDER BY deviationid", [
+      [uuid(600), uuid(601)],
+    ]);
     expect(rows).toEqual([
       { deviationid: uuid(600), title: "Second\uFFFDcopy", type: "image", removed_at: null },
       { deviationid: uuid(601), title: null, type: "other", removed_at: null },
@@ -256,12 +272,21 @@ describe(FolderRepository.name, () => {
       ],
       t,
     );
-    await folders.upsertCollectionFolders(uuid(1, "u"), [{ folderid: uuid(1, "c"), name: "Favourites" }, { folderid: uuid(2, "c"), name: "Landscapes" }], t);
+    await folders.upsertCollectionFolders(
+      uuid(1, "u"),
+      [
+        { folderid: uuid(1, "c"), name: "Favourites" },
+        { folderid: uuid(2, "c"), name: "Landscapes" },
+      ],
+      t,
+    );
     for (const g of [1, 2, 3]) {
       expect(await folders.upsertFolderMembership("gallery", uuid(g, "g"), [{ deviationid: dev.deviationid, position: g }], t)).toMatchObject({ inserted: 1 });
     }
     for (const c of [1, 2]) {
-      expect(await folders.upsertFolderMembership("collection", uuid(c, "c"), [{ deviationid: dev.deviationid, position: 0 }], t)).toMatchObject({ inserted: 1 });
+      expect(await folders.upsertFolderMembership("collection", uuid(c, "c"), [{ deviationid: dev.deviationid, position: 0 }], t)).toMatchObject({
+        inserted: 1,
+      });
     }
     await deviations.upsertDeviations([dev], t);
     const counts = await m.pool.query(
@@ -277,12 +302,22 @@ describe(FolderRepository.name, () => {
     const folderid = uuid(10, "g");
     const devs = page(500, 5);
     await deviations.upsertDeviations(devs, at("2025-07-01T00:00:00Z"));
-    await folders.upsertFolderMembership("gallery", folderid, devs.map((d, i) => ({ deviationid: d.deviationid, position: i })), at("2025-07-01T00:00:00Z"));
+    await folders.upsertFolderMembership(
+      "gallery",
+      folderid,
+      devs.map((d, i) => ({ deviationid: d.deviationid, position: i })),
+      at("2025-07-01T00:00:00Z"),
+    );
 
     const sweepStartedAt = at("2025-07-08T00:00:00Z");
     const kept = devs.slice(0, 3);
     expect(
-      await folders.upsertFolderMembership("gallery", folderid, kept.map((d, i) => ({ deviationid: d.deviationid, position: i })), at("2025-07-08T00:00:05Z")),
+      await folders.upsertFolderMembership(
+        "gallery",
+        folderid,
+        kept.map((d, i) => ({ deviationid: d.deviationid, position: i })),
+        at("2025-07-08T00:00:05Z"),
+      ),
     ).toEqual({ inserted: 0, changed: 0, unchanged: 3 });
     expect(await folders.markMissingMembersRemoved("gallery", folderid, sweepStartedAt, at("2025-07-08T00:01:00Z"))).toBe(2);
     expect(await folders.markMissingMembersRemoved("gallery", folderid, sweepStartedAt, at("2025-07-08T00:02:00Z"))).toBe(0);
@@ -295,7 +330,9 @@ describe(FolderRepository.name, () => {
       devs.slice(3).map((d) => ({ deviationid: d.deviationid, removed_at: at("2025-07-08T00:01:00Z"), removed_reason: "gone_from_listing" })),
     );
     // The deviations themselves are untouched: leaving a folder is not vanishing upstream.
-    const live = await m.pool.query("SELECT count(*)::int AS n FROM deviations WHERE deviationid = ANY($1) AND removed_at IS NULL", [devs.map((d) => d.deviationid)]);
+    const live = await m.pool.query("SELECT count(*)::int AS n FROM deviations WHERE deviationid = ANY($1) AND removed_at IS NULL", [
+      devs.map((d) => d.deviationid),
+    ]);
     expect(live.rows[0].n).toBe(5);
 
     const back = devs[4]!;
@@ -309,7 +346,14 @@ describe(FolderRepository.name, () => {
   it("reports reordered members and renamed folders as changed, and removes folders gone from the list", async () => {
     const owner = uuid(77, "u");
     const t0 = at("2025-08-01T00:00:00Z");
-    await folders.upsertCollectionFolders(owner, [{ folderid: uuid(70, "c"), name: "A" }, { folderid: uuid(71, "c"), name: "B" }], t0);
+    await folders.upsertCollectionFolders(
+      owner,
+      [
+        { folderid: uuid(70, "c"), name: "A" },
+        { folderid: uuid(71, "c"), name: "B" },
+      ],
+      t0,
+    );
     expect(await folders.upsertCollectionFolders(owner, [{ folderid: uuid(70, "c"), name: "A2" }], at("2025-08-02T00:00:00Z"))).toEqual({
       inserted: 0,
       changed: 1,

@@ -54,7 +54,12 @@ beforeAll(async () => {
   await deviations.upsertTexts([{ deviationid: journal.deviationid, content: { html: "<p>Commission slots are open until May.</p>" } }], t2025);
   await deviations.upsertDeviations([makeTombstone(2)], at("2025-06-01T00:00:00Z"));
   await folders.upsertCollectionFolders(uuid(9, "u"), [{ folderid: uuid(1, "c"), name: "Featured" }], t2025);
-  await folders.upsertFolderMembership("collection", uuid(1, "c"), faves.map((d, i) => ({ deviationid: d.deviationid, position: i })), t2025);
+  await folders.upsertFolderMembership(
+    "collection",
+    uuid(1, "c"),
+    faves.map((d, i) => ({ deviationid: d.deviationid, position: i })),
+    t2025,
+  );
 
   // Notes from artist2, one unread; a watcher who arrived this month.
   const notes = new NoteRepository(m.pool);

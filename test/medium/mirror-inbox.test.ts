@@ -40,7 +40,13 @@ describe(MessageRepository.name, () => {
     const messages = new MessageRepository(m.pool);
     const page = [
       makeMessage("m1"),
-      makeMessage("m2", { type: "comment", stackid: "s-comments", stack_count: 3, subject: { deviation: deviationJson({ n: 5 }) }, comment: { commentid: "c1", body: "hi" } }),
+      makeMessage("m2", {
+        type: "comment",
+        stackid: "s-comments",
+        stack_count: 3,
+        subject: { deviation: deviationJson({ n: 5 }) },
+        comment: { commentid: "c1", body: "hi" },
+      }),
       // Orphaned: its deviation is gone and was never mirrored; no foreign key stands in the way.
       makeMessage("m3", { orphaned: true, subject: { deviation: { deviationid: uuid(777), is_deleted: true } } }),
       makeMessage("m4", { type: "watch", subject: { profile: userJson(2) } }),
@@ -48,7 +54,15 @@ describe(MessageRepository.name, () => {
     expect(await messages.upsertMessages(me, "feedback", page, at("2025-03-01T00:00:00Z"))).toEqual({ inserted: 4, changed: 0, unchanged: 0 });
     expect(await messages.upsertMessages(me, "feedback", page, at("2025-03-01T00:10:00Z"))).toEqual({ inserted: 0, changed: 0, unchanged: 4 });
     expect(
-      await messages.upsertMessages(me, "feedback", [makeMessage("m1", { is_new: false }), makeMessage("m2", { type: "comment", stackid: "s-comments", stack_count: 4, subject: { deviation: deviationJson({ n: 5 }) } })], at("2025-03-01T00:20:00Z")),
+      await messages.upsertMessages(
+        me,
+        "feedback",
+        [
+          makeMessage("m1", { is_new: false }),
+          makeMessage("m2", { type: "comment", stackid: "s-comments", stack_count: 4, subject: { deviation: deviationJson({ n: 5 }) } }),
+        ],
+        at("2025-03-01T00:20:00Z"),
+      ),
     ).toEqual({ inserted: 0, changed: 2, unchanged: 0 });
 
     const { rows } = await m.pool.query(
@@ -56,10 +70,50 @@ describe(MessageRepository.name, () => {
       [me],
     );
     expect(rows).toEqual([
-      { messageid: "m1", subject_kind: "deviation", subject_deviationid: uuid(1), subject_userid: null, subject_commentid: null, orphaned: false, stackid: null, stack_count: null, is_new: false },
-      { messageid: "m2", subject_kind: "deviation", subject_deviationid: uuid(5), subject_userid: null, subject_commentid: "c1", orphaned: false, stackid: "s-comments", stack_count: 4, is_new: true },
-      { messageid: "m3", subject_kind: "deviation", subject_deviationid: uuid(777), subject_userid: null, subject_commentid: null, orphaned: true, stackid: null, stack_count: null, is_new: true },
-      { messageid: "m4", subject_kind: "profile", subject_deviationid: null, subject_userid: uuid(2, "u"), subject_commentid: null, orphaned: false, stackid: null, stack_count: null, is_new: true },
+      {
+        messageid: "m1",
+        subject_kind: "deviation",
+        subject_deviationid: uuid(1),
+        subject_userid: null,
+        subject_commentid: null,
+        orphaned: false,
+        stackid: null,
+        stack_count: null,
+        is_new: false,
+      },
+      {
+        messageid: "m2",
+        subject_kind: "deviation",
+        subject_deviationid: uuid(5),
+        subject_userid: null,
+        subject_commentid: "c1",
+        orphaned: false,
+        stackid: "s-comments",
+        stack_count: 4,
+        is_new: true,
+      },
+      {
+        messageid: "m3",
+        subject_kind: "deviation",
+        subject_deviationid: uuid(777),
+        subject_userid: null,
+        subject_commentid: null,
+        orphaned: true,
+        stackid: null,
+        stack_count: null,
+        is_new: true,
+      },
+      {
+        messageid: "m4",
+        subject_kind: "profile",
+        subject_deviationid: null,
+        subject_userid: uuid(2, "u"),
+        subject_commentid: null,
+        orphaned: false,
+        stackid: null,
+        stack_count: null,
+        is_new: true,
+      },
     ]);
 
     expect(await messages.markMissingMessagesRemoved(me, "feedback", at("2025-03-01T00:15:00Z"), at("2025-03-01T00:30:00Z"))).toBe(2);
@@ -115,16 +169,31 @@ describe(NoteRepository.name, () => {
     expect(await notes.upsertNotes(me, "1", [makeNote("n1", { unread: false })], at("2025-04-02T00:00:00Z"))).toMatchObject({ changed: 1 });
     expect(await notes.upsertNotes(me, "f-archive", [makeNote("n2", { starred: true })], at("2025-04-02T00:00:00Z"))).toMatchObject({ changed: 1 });
 
-    const { rows } = await m.pool.query(
-      "SELECT account_id, noteid, folderid, unread, sender_userid, recipients FROM notes ORDER BY account_id, noteid",
-    );
+    const { rows } = await m.pool.query("SELECT account_id, noteid, folderid, unread, sender_userid, recipients FROM notes ORDER BY account_id, noteid");
     expect(rows).toEqual([
       { account_id: me, noteid: "n1", folderid: "1", unread: false, sender_userid: uuid(2, "u"), recipients: [{ userid: uuid(9, "u"), username: "artist9" }] },
-      { account_id: me, noteid: "n2", folderid: "f-archive", unread: true, sender_userid: uuid(2, "u"), recipients: [{ userid: uuid(9, "u"), username: "artist9" }] },
-      { account_id: other, noteid: "n1", folderid: "2", unread: false, sender_userid: uuid(2, "u"), recipients: [{ userid: uuid(9, "u"), username: "artist9" }] },
+      {
+        account_id: me,
+        noteid: "n2",
+        folderid: "f-archive",
+        unread: true,
+        sender_userid: uuid(2, "u"),
+        recipients: [{ userid: uuid(9, "u"), username: "artist9" }],
+      },
+      {
+        account_id: other,
+        noteid: "n1",
+        folderid: "2",
+        unread: false,
+        sender_userid: uuid(2, "u"),
+        recipients: [{ userid: uuid(9, "u"), username: "artist9" }],
+      },
     ]);
     const count = await m.pool.query("SELECT folderid, count FROM note_folders WHERE account_id = $1 ORDER BY folderid", [me]);
-    expect(count.rows).toEqual([{ folderid: "1", count: 2 }, { folderid: "2", count: 0 }]);
+    expect(count.rows).toEqual([
+      { folderid: "1", count: 2 },
+      { folderid: "2", count: 0 },
+    ]);
 
     expect(await notes.markMissingNotesRemoved(me, "1", at("2025-04-02T00:00:00Z"), at("2025-04-02T00:05:00Z"))).toBe(0);
     expect(await notes.markMissingNotesRemoved(me, "1", at("2025-04-03T00:00:00Z"), at("2025-04-03T00:05:00Z"))).toBe(1);
@@ -141,7 +210,11 @@ describe(FeedRepository.name, () => {
     expect(await feed.upsertFeedItems(me, items, at("2025-05-01T00:30:00Z"))).toEqual({ inserted: 0, changed: 0, unchanged: 3 });
 
     const bucket = makeFeedItem(4, { bucketid: "b-1", bucket_total: 1 });
-    const grown = makeFeedItem(4, { bucketid: "b-1", bucket_total: 2, deviations: [deviationJson({ n: 104, author: 3 }), deviationJson({ n: 105, author: 3 })] });
+    const grown = makeFeedItem(4, {
+      bucketid: "b-1",
+      bucket_total: 2,
+      deviations: [deviationJson({ n: 104, author: 3 }), deviationJson({ n: 105, author: 3 })],
+    });
     expect(feedItemId(bucket)).toBe(feedItemId(grown));
     await feed.upsertFeedItems(me, [bucket], at("2025-05-01T00:00:00Z"));
     expect(await feed.upsertFeedItems(me, [grown], at("2025-05-01T01:00:00Z"))).toEqual({ inserted: 0, changed: 1, unchanged: 0 });
@@ -156,13 +229,26 @@ describe(CommentRepository.name, () => {
     const subject = { kind: "deviation" as const, id: uuid(1) };
     const page = [makeComment("c1"), makeComment("c2", { parentid: "c1" })];
     expect(await comments.upsertComments(subject, page, at("2025-02-01T00:00:00Z"))).toEqual({ inserted: 2, changed: 0, unchanged: 0 });
-    expect(await comments.upsertComments(subject, [makeComment("c1", { likes: 5 }), makeComment("c2", { parentid: "c1", body: "Edited" })], at("2025-02-02T00:00:00Z"))).toEqual({
+    expect(
+      await comments.upsertComments(
+        subject,
+        [makeComment("c1", { likes: 5 }), makeComment("c2", { parentid: "c1", body: "Edited" })],
+        at("2025-02-02T00:00:00Z"),
+      ),
+    ).toEqual({
       inserted: 0,
       changed: 1,
       unchanged: 1,
     });
     const { rows } = await m.pool.query("SELECT commentid, parentid, subject_kind, subject_id, likes, posted_at FROM comments ORDER BY commentid");
-    expect(rows[0]).toEqual({ commentid: "c1", parentid: null, subject_kind: "deviation", subject_id: uuid(1), likes: 5, posted_at: at("2025-02-01T16:00:00Z") });
+    expect(rows[0]).toEqual({
+      commentid: "c1",
+      parentid: null,
+      subject_kind: "deviation",
+      subject_id: uuid(1),
+      likes: 5,
+      posted_at: at("2025-02-01T16:00:00Z"),
+    });
     expect(rows[1]).toMatchObject({ commentid: "c2", parentid: "c1" });
   });
 });
@@ -171,9 +257,24 @@ describe(PostRepository.name, () => {
   it("upserts statuses (also deviation-shaped ones) and keeps deleted ones; profile posts in order", async () => {
     const posts = new PostRepository(m.pool);
     const owner = uuid(1, "u");
-    const status = StatusSchema.parse({ statusid: "st-1", body: "Working on something", ts: "2025-01-05T10:00:00+0000", is_deleted: false, author: userJson(1), items: [{ type: "deviation", deviation: deviationJson({ n: 1 }) }] });
+    const status = StatusSchema.parse({
+      statusid: "st-1",
+      body: "Working on something",
+      ts: "2025-01-05T10:00:00+0000",
+      is_deleted: false,
+      author: userJson(1),
+      items: [{ type: "deviation", deviation: deviationJson({ n: 1 }) }],
+    });
     const asPost = statusFromProfilePost(
-      DeviationSchema.parse({ deviationid: "st-2", url: "https://www.deviantart.com/artist1/status-update/st-2", title: "", is_deleted: false, author: userJson(1), published_time: "1736071200", excerpt: "Hello again" }),
+      DeviationSchema.parse({
+        deviationid: "st-2",
+        url: "https://www.deviantart.com/artist1/status-update/st-2",
+        title: "",
+        is_deleted: false,
+        author: userJson(1),
+        published_time: "1736071200",
+        excerpt: "Hello again",
+      }),
     );
     expect(await posts.upsertStatuses([status, asPost], at("2025-01-06T00:00:00Z"))).toEqual({ inserted: 2, changed: 0, unchanged: 0, removed: 0 });
     expect(await posts.upsertStatuses([StatusSchema.parse({ statusid: "st-1", is_deleted: true })], at("2025-01-07T00:00:00Z"))).toEqual({
@@ -202,7 +303,10 @@ describe(StashRepository.name, () => {
   it("upserts stacks and items with 64-bit ids as text", async () => {
     const stash = new StashRepository(m.pool);
     const stack = StashMetadataSchema.parse({ title: "WIP", stackid: 4502318545176648, size: 1 });
-    const item = { ...StashMetadataSchema.parse({ title: "sketch", stackid: "4502318545176648", itemid: "9007199254740993", tags: ["wip"], creation_time: 1700000000 }), position: 0 };
+    const item = {
+      ...StashMetadataSchema.parse({ title: "sketch", stackid: "4502318545176648", itemid: "9007199254740993", tags: ["wip"], creation_time: 1700000000 }),
+      position: 0,
+    };
     expect(await stash.upsertStashStacks(me, [stack], at("2025-01-01T00:00:00Z"))).toEqual({ inserted: 1, changed: 0, unchanged: 0 });
     expect(await stash.upsertStashItems(me, [item], at("2025-01-01T00:00:00Z"))).toEqual({ inserted: 1, changed: 0, unchanged: 0 });
     expect(await stash.upsertStashItems(me, [item], at("2025-01-02T00:00:00Z"))).toEqual({ inserted: 0, changed: 0, unchanged: 1 });
@@ -214,7 +318,10 @@ describe(StashRepository.name, () => {
 describe(StaticDataRepository.name, () => {
   it("saves countries idempotently and keeps every distinct policy text", async () => {
     const data = new StaticDataRepository(m.pool);
-    const countries = [{ countryid: 1, name: "Atlantis" }, { countryid: "2", name: "Lemuria" }];
+    const countries = [
+      { countryid: 1, name: "Atlantis" },
+      { countryid: "2", name: "Lemuria" },
+    ];
     expect(await data.saveCountries(countries, at("2025-01-01T00:00:00Z"))).toEqual({ inserted: 2, changed: 0, unchanged: 0 });
     expect(await data.saveCountries(countries, at("2025-01-08T00:00:00Z"))).toEqual({ inserted: 0, changed: 0, unchanged: 2 });
     expect(await data.savePolicyText("tos", "Be nice.", at("2025-01-01T00:00:00Z"))).toBe(true);

@@ -93,11 +93,28 @@ describe(withTransaction.name, () => {
       const repos = repositories(counted);
       await repos.users.upsertUsers(distinctUsers(devs.map((d) => d.author)), seen);
       expect(await repos.deviations.upsertDeviations(devs, seen)).toMatchObject({ inserted: 50 });
-      expect(await repos.deviations.upsertMetadata(devs.map((_, i) => makeMetadata({ n: 1000 + i })), seen)).toMatchObject({ inserted: 50 });
-      expect(await repos.folders.upsertFolderMembership("gallery", uuid(50, "g"), devs.map((d, i) => ({ deviationid: d.deviationid, position: i })), seen)).toMatchObject({
+      expect(
+        await repos.deviations.upsertMetadata(
+          devs.map((_, i) => makeMetadata({ n: 1000 + i })),
+          seen,
+        ),
+      ).toMatchObject({ inserted: 50 });
+      expect(
+        await repos.folders.upsertFolderMembership(
+          "gallery",
+          uuid(50, "g"),
+          devs.map((d, i) => ({ deviationid: d.deviationid, position: i })),
+          seen,
+        ),
+      ).toMatchObject({
         inserted: 50,
       });
-      expect(await repos.downloads.markDownloadsWanted(devs.map((d) => ({ deviationid: d.deviationid, kind: "original" as const })), seen)).toBe(50);
+      expect(
+        await repos.downloads.markDownloadsWanted(
+          devs.map((d) => ({ deviationid: d.deviationid, kind: "original" as const })),
+          seen,
+        ),
+      ).toBe(50);
       await repos.syncState.saveSourceState({ accountId, source: "gallery", key: uuid(50, "g") }, { cursor: { offset: 50 } }, seen);
       return counted.statements;
     });
@@ -218,8 +235,16 @@ describe(DownloadRepository.name, () => {
       ]),
     ).toBe(2);
     // A finished row, as the download worker leaves it (a stored row always has its path and hash).
-    await m.pool.query("UPDATE downloads SET status = 'done', done_at = now(), path = 'originals/aa/bb/x.png', sha256 = repeat('a', 64), size = 1 WHERE deviationid = $1", [uuid(2000)]);
-    expect(await downloads.markDownloadsWanted([{ deviationid: uuid(2000), kind: "original" }, { deviationid: uuid(2000), kind: "degraded" }])).toBe(1);
+    await m.pool.query(
+      "UPDATE downloads SET status = 'done', done_at = now(), path = 'originals/aa/bb/x.png', sha256 = repeat('a', 64), size = 1 WHERE deviationid = $1",
+      [uuid(2000)],
+    );
+    expect(
+      await downloads.markDownloadsWanted([
+        { deviationid: uuid(2000), kind: "original" },
+        { deviationid: uuid(2000), kind: "degraded" },
+      ]),
+    ).toBe(1);
     const { rows } = await m.pool.query("SELECT kind, status, priority, reason FROM downloads WHERE deviationid = $1 ORDER BY kind", [uuid(2000)]);
     expect(rows).toEqual([
       { kind: "original", status: "done", priority: 5, reason: "own gallery" },

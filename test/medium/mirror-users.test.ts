@@ -2,17 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeviationRepository } from "../../src/db/deviation.repository.ts";
 import { UserRepository } from "../../src/db/user.repository.ts";
 import { WatchRepository } from "../../src/db/watch.repository.ts";
-import {
-  at,
-  createMirrorDb,
-  insertAccount,
-  makeDeviation,
-  makeProfile,
-  makeUser,
-  makeWatchEntry,
-  uuid,
-  type MirrorDb,
-} from "../helpers/mirror-fixtures.ts";
+import { at, createMirrorDb, insertAccount, makeDeviation, makeProfile, makeUser, makeWatchEntry, uuid, type MirrorDb } from "../helpers/mirror-fixtures.ts";
 
 let m: MirrorDb;
 let users: UserRepository;
@@ -109,10 +99,9 @@ describe(UserRepository.name, () => {
     expect(await users.markUserUnavailable(id, "artist_suspended", at("2025-04-04T00:00:00Z"))).toEqual({ users: 0, deviations: 0 });
     // Suspended, then deactivated: the reason follows, the first removal time stays.
     expect(await users.markUserUnavailable(id, "artist_deactivated", at("2025-04-04T12:00:00Z"))).toEqual({ users: 1, deviations: 1 });
-    const { rows } = await m.pool.query(
-      "SELECT deviationid, title, removed_reason, removed_at FROM deviations WHERE author_userid = $1 ORDER BY deviationid",
-      [id],
-    );
+    const { rows } = await m.pool.query("SELECT deviationid, title, removed_reason, removed_at FROM deviations WHERE author_userid = $1 ORDER BY deviationid", [
+      id,
+    ]);
     expect(rows).toEqual([
       // Never "deleted": the work is kept, marked with why it is unavailable.
       { deviationid: uuid(4000), title: "Work 4000", removed_reason: "artist_deactivated", removed_at: at("2025-04-03T00:00:00Z") },
@@ -143,7 +132,10 @@ describe(UserRepository.name, () => {
 describe(WatchRepository.name, () => {
   it("records watchers idempotently and removes those gone after a full sweep", async () => {
     const entries = [50, 51, 52].map((n) => makeWatchEntry(n));
-    await users.upsertUsers(entries.map((e) => e.user), at("2025-05-01T00:00:00Z"));
+    await users.upsertUsers(
+      entries.map((e) => e.user),
+      at("2025-05-01T00:00:00Z"),
+    );
     expect(await watch.upsertWatchRelations(accountId, "watcher", entries, at("2025-05-01T00:00:00Z"))).toEqual({ inserted: 3, changed: 0, unchanged: 0 });
     expect(await watch.upsertWatchRelations(accountId, "watcher", entries, at("2025-05-02T00:00:00Z"))).toEqual({ inserted: 0, changed: 0, unchanged: 3 });
     // The same users as "watching" are other rows.
@@ -152,10 +144,7 @@ describe(WatchRepository.name, () => {
     const sweep = at("2025-05-08T00:00:00Z");
     await watch.upsertWatchRelations(accountId, "watcher", entries.slice(0, 2), at("2025-05-08T00:00:01Z"));
     expect(await watch.markMissingWatchRelationsRemoved(accountId, "watcher", sweep, at("2025-05-08T00:01:00Z"))).toBe(1);
-    const { rows } = await m.pool.query(
-      "SELECT userid, kind, removed_reason FROM watch_relations WHERE account_id = $1 ORDER BY kind, userid",
-      [accountId],
-    );
+    const { rows } = await m.pool.query("SELECT userid, kind, removed_reason FROM watch_relations WHERE account_id = $1 ORDER BY kind, userid", [accountId]);
     expect(rows).toEqual([
       { userid: uuid(50, "u"), kind: "watcher", removed_reason: null },
       { userid: uuid(51, "u"), kind: "watcher", removed_reason: null },

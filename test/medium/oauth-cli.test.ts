@@ -38,7 +38,7 @@ describe("dvault auth", () => {
     child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
     child.stderr.on("data", (c: Buffer) => {
       stderr += c.toString();
-      options.onStderr?.(stderr, (line) => child.stdin.write(line + "\n"));
+      options.onStderr?.(stderr, (line) => child.stdin.write(`${line}\n`));
     });
     if (options.stdin !== undefined) child.stdin.end(options.stdin);
     return new Promise<Run>((resolve) =>
@@ -58,7 +58,9 @@ describe("dvault auth", () => {
     db = await createTestDatabase();
     redis = await createTestRedis();
     redirectUri = `http://127.0.0.1:${await freePort()}/callback`;
-    sim = await startSimulator({ clients: [{ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris: [redirectUri, "http://127.0.0.1:8788/callback"] }] });
+    sim = await startSimulator({
+      clients: [{ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris: [redirectUri, "http://127.0.0.1:8788/callback"] }],
+    });
     baseEnv = {
       PATH: process.env.PATH ?? "",
       HOME: mkdtempSync(path.join(os.tmpdir(), "dvault-auth-")),
@@ -108,16 +110,24 @@ describe("dvault auth", () => {
       expect(run.code).toBe(0);
       expect(run.stdout).toContain(`imported ${owner.username} as account "${owner.username}"`);
       expect(run.stdout).toMatch(/granted scopes: basic /);
-      const tokenCalls = sim.log().slice(before).filter((e) => e.route === "/oauth2/token");
+      const tokenCalls = sim
+        .log()
+        .slice(before)
+        .filter((e) => e.route === "/oauth2/token");
       expect(tokenCalls.map((e) => [e.form.grant_type, e.status])).toEqual([["refresh_token", 200]]);
-      expect(sim.log().slice(before).some((e) => e.route.endsWith("/user/whoami") && e.status === 200)).toBe(true);
+      expect(
+        sim
+          .log()
+          .slice(before)
+          .some((e) => e.route.endsWith("/user/whoami") && e.status === 200),
+      ).toBe(true);
     }
 
     // Step: import reads the token from stdin with `-`, and --account names the account.
     {
       const other = [...sim.truth.users.keys()].find((id) => id !== sim.truth.ownerId)!;
       const issued = sim.issueUserToken({ userId: other });
-      const run = await dvault(["auth", "import", "--refresh-token", "-", "--account", "second"], { stdin: issued.refresh_token + "\n" });
+      const run = await dvault(["auth", "import", "--refresh-token", "-", "--account", "second"], { stdin: `${issued.refresh_token}\n` });
       expect(run.code).toBe(0);
       expect(run.stdout).toContain('as account "second"');
     }
@@ -158,7 +168,12 @@ describe("dvault auth", () => {
       const before = sim.log().length;
       const { accounts } = await status();
       expect(accounts.every((a) => a.placebo === "ok")).toBe(true);
-      expect(sim.log().slice(before).filter((e) => e.route === "/oauth2/token")).toHaveLength(2);
+      expect(
+        sim
+          .log()
+          .slice(before)
+          .filter((e) => e.route === "/oauth2/token"),
+      ).toHaveLength(2);
     }
 
     // Step: client stores a client-credentials token as its own account.
@@ -184,7 +199,10 @@ describe("dvault auth", () => {
       const full = await dvault(["auth", "logout", "--account", owner.username]);
       expect(full.code).toBe(0);
       expect(full.stdout).toContain("its grant was revoked");
-      const revokes = sim.log().slice(before).filter((e) => e.route === "/oauth2/revoke");
+      const revokes = sim
+        .log()
+        .slice(before)
+        .filter((e) => e.route === "/oauth2/revoke");
       expect(revokes.map((e) => [e.form.revoke_refresh_only ?? null, e.status])).toEqual([
         ["true", 200],
         [null, 200],
@@ -229,7 +247,10 @@ describe("dvault auth", () => {
       expect(run.code).toBe(0);
       expect(run.stdout).toContain("granted scopes: basic");
       expect(run.stderr).toMatch(/warning: the service downgraded the grant to `basic`/);
-      const token = sim.log().filter((e) => e.route === "/oauth2/token").at(-1);
+      const token = sim
+        .log()
+        .filter((e) => e.route === "/oauth2/token")
+        .at(-1);
       expect(token?.auth).toBe("body");
     }
 
@@ -250,7 +271,9 @@ describe("dvault auth", () => {
 
   it("a spent refresh token cannot be imported: one clear line", async () => {
     const issued = sim.issueUserToken();
-    await got.post(`${sim.url}/oauth2/token`, { form: { grant_type: "refresh_token", refresh_token: issued.refresh_token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET } });
+    await got.post(`${sim.url}/oauth2/token`, {
+      form: { grant_type: "refresh_token", refresh_token: issued.refresh_token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET },
+    });
     const run = await dvault(["auth", "import", "--refresh-token", issued.refresh_token]);
     expect(run.code).toBe(1);
     expect(run.stderr.trim().split("\n")).toEqual([
@@ -267,7 +290,11 @@ describe("dvault auth", () => {
 
   it.each([
     ["without the tables", [], "dvault: the database has no accounts table yet; run: npx dvault migrate"],
-    ["with only the first migration", ["20261122000000_init"], "dvault: the database schema is older than this dvault (column accounts.kind is missing); run: npx dvault migrate"],
+    [
+      "with only the first migration",
+      ["20261122000000_init"],
+      "dvault: the database schema is older than this dvault (column accounts.kind is missing); run: npx dvault migrate",
+    ],
   ])("on a database %s: one line, run npx dvault migrate", async (_what, migrations, line) => {
     const name = `dvault_t_old_${randomBytes(4).toString("hex")}`;
     const admin = await connectPg(TEST_PG_URL);

@@ -55,7 +55,7 @@ describe("OAuth grants", () => {
     const result = await login({
       onAuthorizeUrl: async (url) => {
         const location = await approveInBrowser(url);
-        expect(location.startsWith(redirectUri + "?")).toBe(true);
+        expect(location.startsWith(`${redirectUri}?`)).toBe(true);
         pages.push((await got(location)).body);
       },
     });
@@ -66,7 +66,13 @@ describe("OAuth grants", () => {
 
     const [authorize] = simEntries("/oauth2/authorize");
     const [token] = simEntries("/oauth2/token");
-    expect(authorize?.query).toMatchObject({ response_type: "code", client_id: CLIENT_ID, redirect_uri: redirectUri, scope: DEFAULT_SCOPES.join(" "), code_challenge_method: "S256" });
+    expect(authorize?.query).toMatchObject({
+      response_type: "code",
+      client_id: CLIENT_ID,
+      redirect_uri: redirectUri,
+      scope: DEFAULT_SCOPES.join(" "),
+      code_challenge_method: "S256",
+    });
     // The simulator checked the verifier against the challenge; here: it is the S256 of what was sent.
     expect(authorize?.query.code_challenge).toBe(s256(String(token?.form.code_verifier)));
     expect(token?.form).toMatchObject({ grant_type: "authorization_code", redirect_uri: redirectUri });
@@ -74,7 +80,14 @@ describe("OAuth grants", () => {
     expect(token?.auth).toBe("basic");
     expect(token?.status).toBe(200);
 
-    const row = await f.manager.storeGrant({ name: "alice", kind: "user", grantType: result.grantType, grant: result.grant, clientAuth: "basic", requestedAt: result.requestedAt });
+    const row = await f.manager.storeGrant({
+      name: "alice",
+      kind: "user",
+      grantType: result.grantType,
+      grant: result.grant,
+      clientAuth: "basic",
+      requestedAt: result.requestedAt,
+    });
     expect(row).toMatchObject({ state: "ok", grantType: "authorization_code", clientId: CLIENT_ID });
     await placebo(f.transport(await f.manager.forAccount("alice")));
   });
@@ -90,7 +103,9 @@ describe("OAuth grants", () => {
     expect(wrongVerifier).toBeInstanceOf(OAuthEndpointError);
     expect(wrongVerifier).toMatchObject({ status: 400, errorDescription: "The code_verifier is invalid." });
 
-    const wrongRedirect = await f.oauth.exchangeCode({ code: await codeOf(), redirectUri: redirectUri + "/other", verifier: pkce.verifier }).catch((e: unknown) => e);
+    const wrongRedirect = await f.oauth
+      .exchangeCode({ code: await codeOf(), redirectUri: `${redirectUri}/other`, verifier: pkce.verifier })
+      .catch((e: unknown) => e);
     expect(wrongRedirect).toMatchObject({ status: 400, errorDescription: expect.stringMatching(/redirect_uri/) });
 
     await expect(f.oauth.exchangeCode({ code: await codeOf(), redirectUri, verifier: pkce.verifier })).resolves.toMatchObject({ tokenType: "Bearer" });
@@ -164,7 +179,7 @@ describe("OAuth grants", () => {
   it("the user declining comes back as a clear error", async () => {
     const err = await login({
       onAuthorizeUrl: async (url) => {
-        const location = await approveInBrowser(url + "&sim_decision=deny");
+        const location = await approveInBrowser(`${url}&sim_decision=deny`);
         await got(location, { throwHttpErrors: false });
       },
     }).catch((e: unknown) => e);
@@ -217,7 +232,14 @@ describe("OAuth grants", () => {
       expect(simEntries("/oauth2/token")).toHaveLength(0);
       expect(simEntries("/oauth2/authorize")[0]?.query).toMatchObject({ response_type: "token", redirect_uri: HTTPS_REDIRECT });
 
-      const row = await f.manager.storeGrant({ name: "imp", kind: "user", grantType: "implicit", grant: result.grant, clientAuth: "basic", requestedAt: result.requestedAt });
+      const row = await f.manager.storeGrant({
+        name: "imp",
+        kind: "user",
+        grantType: "implicit",
+        grant: result.grant,
+        clientAuth: "basic",
+        requestedAt: result.requestedAt,
+      });
       expect(row.state).toBe("expiring");
       expect(row.stateReason).toMatch(/no refresh token/);
       await placebo(f.transport(await f.manager.forAccount("imp")));
@@ -261,13 +283,13 @@ describe("OAuth grants", () => {
 
     it("is refused up front for OAuth 2.1 apps, public clients and http redirects", async () => {
       const pasted = async () => "unused";
-      await expect(login({ mode: "token", redirectUri: HTTPS_REDIRECT, oauthVersion: "2.1", onAuthorizeUrl: () => undefined, readPastedUrl: pasted })).rejects.toThrow(
-        /implicit grant is not available: DVAULT_OAUTH_VERSION=2\.1/,
-      );
+      await expect(
+        login({ mode: "token", redirectUri: HTTPS_REDIRECT, oauthVersion: "2.1", onAuthorizeUrl: () => undefined, readPastedUrl: pasted }),
+      ).rejects.toThrow(/implicit grant is not available: DVAULT_OAUTH_VERSION=2\.1/);
       const publicClient = new OAuthClient({ serviceBase: f.sim.url, clientId: "2002" });
-      await expect(login({ oauth: publicClient, mode: "token", redirectUri: HTTPS_REDIRECT, onAuthorizeUrl: () => undefined, readPastedUrl: pasted })).rejects.toThrow(
-        /no secret \(an OAuth 2\.1 public client\)/,
-      );
+      await expect(
+        login({ oauth: publicClient, mode: "token", redirectUri: HTTPS_REDIRECT, onAuthorizeUrl: () => undefined, readPastedUrl: pasted }),
+      ).rejects.toThrow(/no secret \(an OAuth 2\.1 public client\)/);
       await expect(login({ mode: "token", onAuthorizeUrl: () => undefined, readPastedUrl: pasted })).rejects.toThrow(/needs an https redirect URI/);
       expect(f.sim.log()).toHaveLength(0);
     });
@@ -296,7 +318,14 @@ describe("OAuth grants", () => {
 
   it("client credentials: a client row per client_id, HTTP Basic or form parameters", async () => {
     const row = await f.manager.requestClientToken();
-    expect(row).toMatchObject({ name: "client:1001", kind: "client", grantType: "client_credentials", clientAuth: "basic", refreshTokenEnc: null, userId: null });
+    expect(row).toMatchObject({
+      name: "client:1001",
+      kind: "client",
+      grantType: "client_credentials",
+      clientAuth: "basic",
+      refreshTokenEnc: null,
+      userId: null,
+    });
     await placebo(f.transport(await f.manager.forAccount("client:1001")));
     await f.manager.requestClientToken({ auth: "form" });
     const tokenCalls = simEntries("/oauth2/token");

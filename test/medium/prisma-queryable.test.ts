@@ -29,7 +29,10 @@ afterEach(async () => {
 describe(prismaQueryable.name, () => {
   it("reads rows as pg does: int8 and numeric as strings, times as Dates, json as objects", async () => {
     await insertAccount(m.pool, "reader");
-    await new DeviationRepository(m.pool).upsertDeviations([makeDeviation({ n: 1, favourites: 7 }), makeDeviation({ n: 2, kind: "journal" })], at("2026-11-20T10:00:00Z"));
+    await new DeviationRepository(m.pool).upsertDeviations(
+      [makeDeviation({ n: 1, favourites: 7 }), makeDeviation({ n: 2, kind: "journal" })],
+      at("2026-11-20T10:00:00Z"),
+    );
     const statements = [
       "SELECT deviationid, title, raw, published_at, stats_favourites, last_seen_at, type FROM deviations ORDER BY deviationid",
       "SELECT count(*) AS n, sum(stats_favourites) AS favs, array_agg(deviationid ORDER BY deviationid) AS ids FROM deviations",

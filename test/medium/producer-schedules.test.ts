@@ -50,7 +50,11 @@ describe(Producer.name, () => {
         ["sched-1-notes-", { everyMs: 60_000, payload: payload("notes") }],
       ]),
     );
-    const summary = await producer.reconcileSchedules("sync.source", "sched", new Map([["sched-1-gallery-", { everyMs: 30_000, payload: payload("gallery") }]]));
+    const summary = await producer.reconcileSchedules(
+      "sync.source",
+      "sched",
+      new Map([["sched-1-gallery-", { everyMs: 30_000, payload: payload("gallery") }]]),
+    );
     expect(summary).toEqual({ scheduled: 1, removed: 1 });
     const schedulers = await producer.queue("sync").getJobSchedulers(0, -1);
     expect(schedulers.map((s) => [s.key, s.every])).toEqual([["sched-1-gallery-", 30_000]]);

@@ -16,7 +16,9 @@ let h: SyncHarness;
 const archiveDir = path.join(os.tmpdir(), `dvault-search-${process.pid}`);
 
 beforeAll(async () => {
-  h = await createSyncHarness({ sim: { seed: 8, dataset: { deviations: 80, notes: 30, messages: 30, favourites: 10, trackedUsers: 1, trackedUserDeviations: 5 } } });
+  h = await createSyncHarness({
+    sim: { seed: 8, dataset: { deviations: 80, notes: 30, messages: 30, favourites: 10, trackedUsers: 1, trackedUserDeviations: 5 } },
+  });
   for (const source of ["gallery", "notes", "messages", "comments"] as const) {
     const result = await h.runSource(source);
     expect(result.status, `${source}: ${result.reason ?? ""}`).not.toBe("skipped");
@@ -58,7 +60,11 @@ describe(searchArchive.name, () => {
 
   it("finds journal text by a phrase and highlights it", async () => {
     const d = await mirroredDeviation(`d.type = 'journal' AND t.html IS NOT NULL`);
-    const words = d.html!.replace(/<[^>]+>/g, " ").trim().split(/\s+/).slice(3, 7);
+    const words = d
+      .html!.replace(/<[^>]+>/g, " ")
+      .trim()
+      .split(/\s+/)
+      .slice(3, 7);
     const hits = await search(`"${words.join(" ")}"`, { type: "journal" });
     expect(hits.map((x) => x.id)).toContain(d.deviationid);
     const hit = hits.find((x) => x.id === d.deviationid)!;
@@ -135,14 +141,19 @@ describe("dvault search", () => {
       "SELECT d.title, dl.path FROM downloads dl JOIN deviations d ON d.deviationid = dl.deviationid WHERE dl.status = 'done' LIMIT 1",
     );
     const archived = rows[0]!;
-    const text = await run(process.execPath, ["bin/dvault.js", "search", ...archived.title.split(" "), "--type", "deviation", "--user", "simartist"], { env, timeout: 30_000 });
+    const text = await run(process.execPath, ["bin/dvault.js", "search", ...archived.title.split(" "), "--type", "deviation", "--user", "simartist"], {
+      env,
+      timeout: 30_000,
+    });
     expect(text.stdout).toContain(`deviation  ${JSON.stringify(archived.title)} by SimArtist`);
     expect(text.stdout).toContain(`file: ${path.join(archiveDir, archived.path)}`);
     const json = await run(process.execPath, ["bin/dvault.js", "search", "lovely", "--type", "comment", "--limit", "3", "--json"], { env, timeout: 30_000 });
     const hits = JSON.parse(json.stdout) as Array<{ kind: string; matches: string[] }>;
     expect(hits).toHaveLength(3);
     expect(hits.every((x) => x.kind === "comment")).toBe(true);
-    const bad = await run(process.execPath, ["bin/dvault.js", "search", "x", "--type", "forum"], { env, timeout: 30_000 }).catch((err: { stderr: string }) => err);
+    const bad = await run(process.execPath, ["bin/dvault.js", "search", "x", "--type", "forum"], { env, timeout: 30_000 }).catch(
+      (err: { stderr: string }) => err,
+    );
     expect("stderr" in bad && bad.stderr).toMatch(/--type <kind>.*forum.*is invalid/);
   });
 });

@@ -87,7 +87,11 @@ describe(collectStatus.name, () => {
     await h.pool.query("UPDATE accounts SET state = 'needs_reauth', state_reason = 'the service rejected its refresh token' WHERE id = $1", [h.account.id]);
     try {
       const report = await collectStatus(deps());
-      expect(report.accounts.find((a) => a.id === h.account.id)).toMatchObject({ state: "needs_reauth", needsReauth: true, fix: `dvault auth login --account ${h.account.name}` });
+      expect(report.accounts.find((a) => a.id === h.account.id)).toMatchObject({
+        state: "needs_reauth",
+        needsReauth: true,
+        fix: `dvault auth login --account ${h.account.name}`,
+      });
       const text = formatStatus(report);
       expect(text).toContain("NEEDS_REAUTH");
       expect(text).toContain(`fix: dvault auth login --account ${h.account.name}`);
@@ -107,7 +111,10 @@ describe(collectStatus.name, () => {
     );
     await queues.pause("digest");
     const pausedKey = `${h.services.config.redisPrefix}:downloads:paused`;
-    await h.services.redis.set(pausedKey, JSON.stringify({ since: new Date().toISOString(), reason: "downloads paused: 1.2 GiB free, below DVAULT_MIN_FREE_BYTES" }));
+    await h.services.redis.set(
+      pausedKey,
+      JSON.stringify({ since: new Date().toISOString(), reason: "downloads paused: 1.2 GiB free, below DVAULT_MIN_FREE_BYTES" }),
+    );
     try {
       const report = await collectStatus(deps());
       expect(report.downloads.deferredByQuota).toBe(1);
@@ -155,7 +162,15 @@ describe(collectStatus.name, () => {
 describe("docs/status.md", () => {
   it("documents every field of the JSON form", () => {
     const doc = readFileSync("docs/status.md", "utf8");
-    const schemas = [StatusReportSchema, AccountStatusSchema, SourceStatusSchema, QueueStatusSchema, DownloadsStatusSchema, ArchiveStatusSchema, WorkerStatusSchema];
+    const schemas = [
+      StatusReportSchema,
+      AccountStatusSchema,
+      SourceStatusSchema,
+      QueueStatusSchema,
+      DownloadsStatusSchema,
+      ArchiveStatusSchema,
+      WorkerStatusSchema,
+    ];
     const missing = schemas.flatMap((s) => Object.keys(s.shape)).filter((key) => !doc.includes(`\`${key}\``));
     expect(missing).toEqual([]);
   });

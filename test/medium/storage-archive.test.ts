@@ -63,7 +63,12 @@ describe(Archive.name, () => {
     const data = randomBytes(300_000);
     const stored = await archive.storeStream({ key: "DEV-1-original", body: chunks(data), ext: "PNG", expectedSize: data.length, etag: '"e1"' });
     const digest = sha(data);
-    expect(stored).toEqual({ sha256: digest, size: data.length, relPath: `originals/${digest.slice(0, 2)}/${digest.slice(2, 4)}/${digest}.png`, deduplicated: false });
+    expect(stored).toEqual({
+      sha256: digest,
+      size: data.length,
+      relPath: `originals/${digest.slice(0, 2)}/${digest.slice(2, 4)}/${digest}.png`,
+      deduplicated: false,
+    });
     const abs = archive.resolveInside(stored.relPath);
     expect((await fs.readFile(abs)).equals(data)).toBe(true);
     expect(mode(await fs.stat(abs))).toBe(0o600);
@@ -109,7 +114,14 @@ describe(Archive.name, () => {
     expect(existsSync(path.join(root, "originals"))).toBe(false);
 
     // What a Range request from state.size delivers.
-    const stored = await archive.storeStream({ key, body: chunks(data.subarray(state.size)), ext: "jpg", expectedSize: data.length, resumeFrom: state.size, etag: '"v1"' });
+    const stored = await archive.storeStream({
+      key,
+      body: chunks(data.subarray(state.size)),
+      ext: "jpg",
+      expectedSize: data.length,
+      resumeFrom: state.size,
+      etag: '"v1"',
+    });
     expect(stored.sha256).toBe(sha(data));
     expect(stored.size).toBe(data.length);
     expect(await archive.hashFile(stored.relPath)).toEqual({ sha256: sha(data), size: data.length });
@@ -217,7 +229,9 @@ describe(Archive.name, () => {
     const archive = new Archive({ root: path.join(mnt, "archive"), minFreeBytes: 0 });
     const small = await archive.storeBytes({ bytes: Buffer.from("already stored"), ext: "txt" });
     const data = randomBytes(3 * 1024 * 1024);
-    const err = await archive.storeStream({ key: "BIG-original", body: chunks(data, 64 * 1024), ext: "jpg", expectedSize: data.length }).catch((e: unknown) => e);
+    const err = await archive
+      .storeStream({ key: "BIG-original", body: chunks(data, 64 * 1024), ext: "jpg", expectedSize: data.length })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DiskFullError);
     expect(await archive.partialState("BIG-original")).toEqual({ size: 0, etag: undefined });
     // Nothing else was deleted, and nothing new counts as stored.
@@ -241,7 +255,11 @@ describe(Archive.name, () => {
     expect(() => archive.resolveInside("escape/new/deeper/file")).toThrow(OutsideArchiveError);
     // Names sanitised from hostile input always stay inside.
     for (const hostile of ["../../etc/passwd", "..", "/abs", "CON", "a\u202Eb"]) {
-      expect(archive.resolveInside(`by-user/${sanitizeComponent(hostile)}/${readableName({ title: hostile, deviationid: "ID", ext: "jpg" })}`).startsWith(root + path.sep)).toBe(true);
+      expect(
+        archive
+          .resolveInside(`by-user/${sanitizeComponent(hostile)}/${readableName({ title: hostile, deviationid: "ID", ext: "jpg" })}`)
+          .startsWith(root + path.sep),
+      ).toBe(true);
     }
   });
 
@@ -250,7 +268,13 @@ describe(Archive.name, () => {
     const one = await archive.storeBytes({ bytes: randomBytes(1000), ext: "png" });
     const two = await archive.storeBytes({ bytes: randomBytes(1000), ext: "jpg" });
     const name = readableName({ title: "../../etc/passwd", deviationid: "D1", ext: "png" });
-    const places = ["by-user/artist/Folder A", "by-user/artist/Folder B", "by-user/artist/Parent/Child", "by-user/owner/collections/Faves", "by-user/owner/collections/More"];
+    const places = [
+      "by-user/artist/Folder A",
+      "by-user/artist/Folder B",
+      "by-user/artist/Parent/Child",
+      "by-user/owner/collections/Faves",
+      "by-user/owner/collections/More",
+    ];
     const links = places.map((p) => ({ linkPath: `${p}/${name}`, target: one.relPath }));
     expect(await archive.writeLinks(links)).toEqual({ written: 5, removed: 0 });
     for (const l of links) {
@@ -289,7 +313,9 @@ describe(Archive.name, () => {
     const sim = await startSimulator({ seed: 4, dataset: { deviations: 10 }, fileSizes: { [id]: size } });
     try {
       const archive = new Archive({ root, minFreeBytes: 0 });
-      const info = await got(`${sim.apiUrl}/deviation/download/${id}`, { headers: { authorization: `Bearer ${sim.issueUserToken().access_token}` } }).json<{ src: string }>();
+      const info = await got(`${sim.apiUrl}/deviation/download/${id}`, { headers: { authorization: `Bearer ${sim.issueUserToken().access_token}` } }).json<{
+        src: string;
+      }>();
       sim.faults.add({ route: "/_cdn", kind: "reset_mid_body", atByte: 1_000_000 });
       const first = got.stream(info.src, { retry: { limit: 0 } });
       const etag = await new Promise<string>((resolve) => first.once("response", (r: { headers: Record<string, string> }) => resolve(r.headers.etag ?? "")));

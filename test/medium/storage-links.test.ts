@@ -43,10 +43,13 @@ async function collectionFolder(folderid: string, owner: string, name: string) {
 }
 
 async function member(kind: "gallery" | "collection", folderid: string, deviationid: string, removed = false) {
-  await sql(
-    "INSERT INTO folder_members (kind, folderid, deviationid, removed_at, removed_reason) VALUES ($1::folder_kind, $2, $3, $4, $5::removed_reason)",
-    [kind, folderid, deviationid, removed ? new Date() : null, removed ? "gone_from_listing" : null],
-  );
+  await sql("INSERT INTO folder_members (kind, folderid, deviationid, removed_at, removed_reason) VALUES ($1::folder_kind, $2, $3, $4, $5::removed_reason)", [
+    kind,
+    folderid,
+    deviationid,
+    removed ? new Date() : null,
+    removed ? "gone_from_listing" : null,
+  ]);
 }
 
 async function download(deviationid: string, kind: string, status: string, relPath: string | null, sha = "0".repeat(64)) {
@@ -107,7 +110,10 @@ describe(buildReadableLinks.name, () => {
       ].sort(),
     );
     expect(new Set(sharedLinks.map((l) => l.target))).toEqual(new Set([original.relPath]));
-    expect(links).toContainEqual({ linkPath: `by-user/Artist/Sketches/${readableName({ title: "CON", deviationid: "D-DEGRADED", ext: "jpg" })}`, target: rendition.relPath });
+    expect(links).toContainEqual({
+      linkPath: `by-user/Artist/Sketches/${readableName({ title: "CON", deviationid: "D-DEGRADED", ext: "jpg" })}`,
+      target: rendition.relPath,
+    });
     expect(links).toContainEqual({ linkPath: "by-user/Artist/journals/Evil gnp.exe [D-JOURNAL].html", target: journal.relPath });
     expect(links).toContainEqual({ linkPath: "by-user/Artist/unfiled/untitled [D-LOOSE].png", target: original.relPath });
     expect(links.some((l) => l.linkPath.includes("D-WANTED"))).toBe(false);
@@ -119,7 +125,9 @@ describe(buildReadableLinks.name, () => {
     const target = await fs.realpath(archive.resolveInside(original.relPath));
     for (const l of sharedLinks) expect(await fs.realpath(archive.resolveInside(l.linkPath))).toBe(target);
     // The original is stored once: the 5 links plus the unfiled one all name the same inode.
-    const inodes = new Set(await Promise.all(links.filter((l) => l.target === original.relPath).map(async (l) => (await fs.stat(archive.resolveInside(l.linkPath))).ino)));
+    const inodes = new Set(
+      await Promise.all(links.filter((l) => l.target === original.relPath).map(async (l) => (await fs.stat(archive.resolveInside(l.linkPath))).ino)),
+    );
     expect(inodes.size).toBe(1);
 
     // Leaving a collection removes its link on the next regeneration.

@@ -20,7 +20,14 @@ async function runLater(opts: { full?: boolean } = {}) {
   h.sim.clock.advance(60_000);
   const seq = h.lastSeq();
   const result = await h.runSource("collections", opts);
-  return { result, calls: h.apiCallsSince(seq), routes: h.sim.log().filter((e) => e.seq > seq).map((e) => `${e.route} ${e.status}`) };
+  return {
+    result,
+    calls: h.apiCallsSince(seq),
+    routes: h.sim
+      .log()
+      .filter((e) => e.seq > seq)
+      .map((e) => `${e.route} ${e.status}`),
+  };
 }
 
 function ownFolders() {
@@ -154,7 +161,7 @@ describe(collectionsSource.name, () => {
 });
 
 describe(`${collectionsSource.name} where /collections/all does not answer`, () => {
-  it("walks the folders alone and stays ok: the \"all\" view is only a second witness", async () => {
+  it('walks the folders alone and stays ok: the "all" view is only a second witness', async () => {
     const r = await createSyncHarness({ sim: { seed: 4, dataset: { favourites: 30, collectionFolders: 3 } }, sources: [collectionsSource] });
     try {
       r.sim.faults.add({ route: "/collections/all", kind: "gone", probability: 1 });
@@ -162,8 +169,12 @@ describe(`${collectionsSource.name} where /collections/all does not answer`, () 
       expect(first.status).toBe("ok");
       expect(first.reason).toMatch(/collections\.all is not answered: the folders alone were walked/);
       const own = r.sim.truth.collectionFolders.filter((f) => f.ownerId === r.sim.truth.ownerId);
-      const { rows } = await r.pool.query<{ n: number }>("SELECT count(DISTINCT deviationid)::int AS n FROM folder_members WHERE kind = 'collection' AND removed_at IS NULL");
-      expect(rows[0]?.n).toBe(new Set(own.flatMap((f) => f.deviationIds.filter((id) => !r.sim.truth.users.get(r.sim.truth.deviations.get(id)!.authorId)?.isDeactivated))).size);
+      const { rows } = await r.pool.query<{ n: number }>(
+        "SELECT count(DISTINCT deviationid)::int AS n FROM folder_members WHERE kind = 'collection' AND removed_at IS NULL",
+      );
+      expect(rows[0]?.n).toBe(
+        new Set(own.flatMap((f) => f.deviationIds.filter((id) => !r.sim.truth.users.get(r.sim.truth.deviations.get(id)!.authorId)?.isDeactivated))).size,
+      );
       r.sim.clock.advance(60_000);
       expect((await r.runSource("collections")).status).toBe("ok");
     } finally {

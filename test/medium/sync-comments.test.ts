@@ -9,7 +9,7 @@ import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts"
 type Dev = GroundTruth["deviations"] extends ReadonlyMap<string, infer V> ? V : never;
 
 let h: SyncHarness;
-let deepChain: string[] = [];
+const deepChain: string[] = [];
 
 // A fresh mirror and simulator per test: tests change the data upstream and count what a run finds.
 beforeEach(async () => {
@@ -38,7 +38,14 @@ async function runLater(opts: { full?: boolean } = {}) {
   h.sim.clock.advance(60_000);
   const seq = h.lastSeq();
   const result = await h.runSource("comments", opts);
-  return { result, calls: h.apiCallsSince(seq), routes: h.sim.log().filter((e) => e.seq > seq).map((e) => `${e.route} ${e.status}`) };
+  return {
+    result,
+    calls: h.apiCallsSince(seq),
+    routes: h.sim
+      .log()
+      .filter((e) => e.seq > seq)
+      .map((e) => `${e.route} ${e.status}`),
+  };
 }
 
 /** The owner's live gallery deviations, newest first (the order of /gallery/all). */

@@ -62,11 +62,18 @@ describe(`${gallerySource.name} past the offset ceiling`, () => {
       [big.folderid]: {
         expected: bigLive.length,
         mirrored: reachableInBig.length,
-        reason: expect.stringMatching(new RegExp(`offset ceiling: the service stops paging at offset ${reachableSlots}; ${bigLive.length - reachableInBig.length} of`)),
+        reason: expect.stringMatching(
+          new RegExp(`offset ceiling: the service stops paging at offset ${reachableSlots}; ${bigLive.length - reachableInBig.length} of`),
+        ),
         recordedAt: expect.any(String),
       },
       // The profile's count is the only total past the "all" view's ceiling.
-      witnesses: { expected: total, mirrored: union.size, reason: expect.stringMatching(new RegExp(`${total - union.size} unreachable`)), recordedAt: expect.any(String) },
+      witnesses: {
+        expected: total,
+        mirrored: union.size,
+        reason: expect.stringMatching(new RegExp(`${total - union.size} unreachable`)),
+        recordedAt: expect.any(String),
+      },
     });
     expect(result.reason).toMatch(new RegExp(`${total - union.size} unreachable`));
   }, 60_000);

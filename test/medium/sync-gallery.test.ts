@@ -11,13 +11,19 @@ import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts"
 
 let h: SyncHarness;
 
-
 /** Runs the source a minute of simulated time after the previous run (the simulator's clock is frozen). */
 async function runLater(opts: { full?: boolean } = {}) {
   h.sim.clock.advance(60_000);
   const seq = h.lastSeq();
   const result = await h.runSource("gallery", opts);
-  return { result, calls: h.apiCallsSince(seq), routes: h.sim.log().filter((e) => e.seq > seq).map((e) => e.route) };
+  return {
+    result,
+    calls: h.apiCallsSince(seq),
+    routes: h.sim
+      .log()
+      .filter((e) => e.seq > seq)
+      .map((e) => e.route),
+  };
 }
 
 function ownFolders() {
@@ -85,9 +91,7 @@ describe(gallerySource.name, () => {
     expect(result.status).toBe("ok");
     expect(result.full).toBe(true);
 
-    const { rows: folders } = await h.pool.query(
-      "SELECT folderid, parent_folderid, name, size, removed_at FROM gallery_folders ORDER BY folderid",
-    );
+    const { rows: folders } = await h.pool.query("SELECT folderid, parent_folderid, name, size, removed_at FROM gallery_folders ORDER BY folderid");
     expect(folders).toEqual(
       ownFolders()
         .map((f) => ({ folderid: f.folderid, parent_folderid: f.parent, name: f.name, size: visibleIds(f.deviationIds).length, removed_at: null }))
@@ -178,9 +182,7 @@ describe(gallerySource.name, () => {
     expect(text).toHaveLength(1);
     const { rows: meta } = await h.pool.query("SELECT deviationid FROM deviation_metadata WHERE deviationid = $1", [added.deviationid]);
     expect(meta).toHaveLength(1);
-    expect(await history()).toEqual([
-      { deviationid: newest.deviationid, field: "title", old_value: expect.any(String), new_value: "Renamed At The Top" },
-    ]);
+    expect(await history()).toEqual([{ deviationid: newest.deviationid, field: "title", old_value: expect.any(String), new_value: "Renamed At The Top" }]);
     expect(top).toBeDefined();
   });
 
@@ -208,7 +210,10 @@ describe(gallerySource.name, () => {
       ]),
     );
     expect((await history()).length - before.length).toBe(2);
-    const { rows } = await h.pool.query("SELECT removed_reason::text AS reason, removed_at IS NOT NULL AS removed, title FROM deviations WHERE deviationid = $1", [deleted]);
+    const { rows } = await h.pool.query(
+      "SELECT removed_reason::text AS reason, removed_at IS NOT NULL AS removed, title FROM deviations WHERE deviationid = $1",
+      [deleted],
+    );
     expect(rows).toEqual([{ reason: "deleted", removed: true, title: h.sim.truth.deviations.get(deleted)?.title }]);
     const gone = (await members()).filter((m) => m.deviationid === deleted);
     expect(gone.length).toBeGreaterThan(0);
@@ -237,7 +242,9 @@ describe(`${gallerySource.name} after a failed run`, () => {
       r.sim.faults.add({ route: `/gallery/${third?.folderid}`, kind: "status_500", times: 4 });
       r.sim.clock.advance(60_000);
       await expect(r.runSource("gallery")).rejects.toThrow(/HTTP 500/);
-      const { rows: state } = await r.pool.query<{ cursor: { run?: { index: number; full: boolean } } }>("SELECT cursor FROM sync_sources WHERE source = 'gallery'");
+      const { rows: state } = await r.pool.query<{ cursor: { run?: { index: number; full: boolean } } }>(
+        "SELECT cursor FROM sync_sources WHERE source = 'gallery'",
+      );
       expect(state[0]?.cursor.run).toMatchObject({ full: true, index: 2 });
       r.sim.faults.clear();
 
@@ -302,7 +309,10 @@ function withoutGalleryAll(client: DaClient): DaClient {
         return () => ({
           truncation: undefined,
           [Symbol.asyncIterator]: () => ({
-            next: () => Promise.reject(new EndpointGoneError({ operation: "gallery.all", status: 404, error: "invalid_request", errorDescription: "Api endpoint not found." })),
+            next: () =>
+              Promise.reject(
+                new EndpointGoneError({ operation: "gallery.all", status: 404, error: "invalid_request", errorDescription: "Api endpoint not found." }),
+              ),
           }),
         });
       }

@@ -150,7 +150,10 @@ describe("messages source", () => {
     );
     const seq = h.lastSeq();
     const result = await runLater();
-    const routes = h.sim.log().filter((e) => e.seq > seq).map((e) => e.route.replace("/api/v1/oauth2", ""));
+    const routes = h.sim
+      .log()
+      .filter((e) => e.seq > seq)
+      .map((e) => e.route.replace("/api/v1/oauth2", ""));
 
     expect(result.counters).toEqual({ new: 2, changed: 0, removed: 0 });
     expect(routes).toContain("/messages/feedback/{stackid}");
@@ -189,7 +192,11 @@ describe("messages source interrupted mid-sweep", () => {
   });
 
   it("resumes where it stopped and ends with every message, none marked removed", async () => {
-    const routesSince = (seq: number) => r.sim.log().filter((e) => e.seq > seq).map((e) => e.route.replace("/api/v1/oauth2", ""));
+    const routesSince = (seq: number) =>
+      r.sim
+        .log()
+        .filter((e) => e.seq > seq)
+        .map((e) => e.route.replace("/api/v1/oauth2", ""));
     const stop = new AbortController();
     let seq = r.lastSeq();
     const watcher = setInterval(() => {

@@ -114,9 +114,7 @@ describe("notes source", () => {
   it("picks up exactly the new notes, walking only the folder that changed", async () => {
     await runLater(); // mirrored before the changes
     const before = await mirrored();
-    const added = [h.sim.activity({ kind: "new_note", subject: "One" }), h.sim.activity({ kind: "new_note", subject: "Two" })].map(
-      (a) => a.noteid as string,
-    );
+    const added = [h.sim.activity({ kind: "new_note", subject: "One" }), h.sim.activity({ kind: "new_note", subject: "Two" })].map((a) => a.noteid as string);
     const seq = h.lastSeq();
     const result = await runLater();
     const log = h.sim.log().filter((e) => e.seq > seq);

@@ -24,7 +24,14 @@ async function runLater(opts: { full?: boolean } = {}) {
   h.sim.clock.advance(60_000);
   const seq = h.lastSeq();
   const result = await h.runSource("profile_posts", opts);
-  return { result, calls: h.apiCallsSince(seq), routes: h.sim.log().filter((e) => e.seq > seq).map((e) => `${e.route} ${e.status}`) };
+  return {
+    result,
+    calls: h.apiCallsSince(seq),
+    routes: h.sim
+      .log()
+      .filter((e) => e.seq > seq)
+      .map((e) => `${e.route} ${e.status}`),
+  };
 }
 
 type Dev = GroundTruth["deviations"] extends ReadonlyMap<string, infer V> ? V : never;
@@ -70,7 +77,9 @@ describe(profilePostsSource.name, () => {
 
     const journals = expectedPosts().flatMap((p) => (p.kind === "journal" ? [p.d] : []));
     const { rows: devs } = await h.pool.query("SELECT deviationid, title, type::text AS type FROM deviations ORDER BY deviationid");
-    expect(devs).toEqual(journals.map((d) => ({ deviationid: d.deviationid, title: d.title, type: "journal" })).sort((a, b) => a.deviationid.localeCompare(b.deviationid)));
+    expect(devs).toEqual(
+      journals.map((d) => ({ deviationid: d.deviationid, title: d.title, type: "journal" })).sort((a, b) => a.deviationid.localeCompare(b.deviationid)),
+    );
     const { rows: texts } = await h.pool.query("SELECT deviationid, html, is_empty FROM deviation_texts ORDER BY deviationid");
     expect(texts).toEqual(
       journals
@@ -135,7 +144,15 @@ function withoutProfilePosts(client: DaClient): DaClient {
           truncation: undefined,
           [Symbol.asyncIterator]() {
             return {
-              next: () => Promise.reject(new EndpointGoneError({ operation: "user.profile.posts", status: 404, error: "invalid_request", errorDescription: "Api endpoint not found." })),
+              next: () =>
+                Promise.reject(
+                  new EndpointGoneError({
+                    operation: "user.profile.posts",
+                    status: 404,
+                    error: "invalid_request",
+                    errorDescription: "Api endpoint not found.",
+                  }),
+                ),
             };
           },
         });

@@ -21,7 +21,14 @@ async function runLater(opts: { full?: boolean } = {}) {
   h.sim.clock.advance(60_000);
   const seq = h.lastSeq();
   const result = await h.runSource("profile", opts);
-  return { result, calls: h.apiCallsSince(seq), routes: h.sim.log().filter((e) => e.seq > seq).map((e) => `${e.route} ${e.status}`) };
+  return {
+    result,
+    calls: h.apiCallsSince(seq),
+    routes: h.sim
+      .log()
+      .filter((e) => e.seq > seq)
+      .map((e) => `${e.route} ${e.status}`),
+  };
 }
 
 function owner(): SimUser {

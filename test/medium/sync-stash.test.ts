@@ -18,7 +18,14 @@ async function submit(h: SyncHarness, fields: { title: string; stack: string; ta
   return (await res.json()) as { itemid: number; stackid: number };
 }
 
-type ItemRow = { itemid: string; stackid: string | null; title: string | null; artist_comments: string | null; tags: string[] | null; creation_time: Date | null };
+type ItemRow = {
+  itemid: string;
+  stackid: string | null;
+  title: string | null;
+  artist_comments: string | null;
+  tags: string[] | null;
+  creation_time: Date | null;
+};
 
 async function mirroredItems(h: SyncHarness): Promise<ItemRow[]> {
   const { rows } = await h.pool.query<ItemRow>(

@@ -25,7 +25,14 @@ async function runLater(opts: { full?: boolean } = {}) {
   h.sim.clock.advance(60_000);
   const seq = h.lastSeq();
   const result = await h.runSource("tracked", { key: tracked.username, ...opts });
-  return { result, calls: h.apiCallsSince(seq), routes: h.sim.log().filter((e) => e.seq > seq).map((e) => `${e.route} ${e.status}`) };
+  return {
+    result,
+    calls: h.apiCallsSince(seq),
+    routes: h.sim
+      .log()
+      .filter((e) => e.seq > seq)
+      .map((e) => `${e.route} ${e.status}`),
+  };
 }
 
 function dev(id: string): SimDeviation {
@@ -71,7 +78,9 @@ describe(trackedSource.name, () => {
         .sort((a, b) => a.deviationid.localeCompare(b.deviationid)),
     );
     const journals = theirs.filter((d) => d.kind === "journal");
-    const { rows: posts } = await h.pool.query("SELECT item_id FROM profile_posts WHERE owner_userid = $1 AND kind = 'journal' ORDER BY item_id", [tracked.userid]);
+    const { rows: posts } = await h.pool.query("SELECT item_id FROM profile_posts WHERE owner_userid = $1 AND kind = 'journal' ORDER BY item_id", [
+      tracked.userid,
+    ]);
     expect(posts).toEqual([...new Set(journals.map((d) => d.deviationid))].sort().map((item_id) => ({ item_id })));
 
     const { rows: profile } = await h.pool.query("SELECT username, tagline, bio FROM users WHERE userid = $1", [tracked.userid]);

@@ -67,7 +67,10 @@ describe("an unreadable bucket of the watch feed", () => {
     h.sim.clock.advance(60_000);
     const result = await h.runSource("watch_feed", { full: true });
     expect(result.status).toBe("ok");
-    const { rows } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM feed_items WHERE cardinality(deviationids) < COALESCE(bucket_total, 0) AND account_id = $1", [h.account.id]);
+    const { rows } = await h.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM feed_items WHERE cardinality(deviationids) < COALESCE(bucket_total, 0) AND account_id = $1",
+      [h.account.id],
+    );
     expect(rows[0]?.n).toBe(0);
   });
 });

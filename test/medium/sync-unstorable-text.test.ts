@@ -22,7 +22,10 @@ const R = "\ufffd";
 let h: SyncHarness;
 
 beforeAll(async () => {
-  h = await createSyncHarness({ sim: { dataset: { deviations: 40, galleryFolders: 3, favourites: 20, collectionFolders: 3 } }, sources: [gallerySource, collectionsSource] });
+  h = await createSyncHarness({
+    sim: { dataset: { deviations: 40, galleryFolders: 3, favourites: 20, collectionFolders: 3 } },
+    sources: [gallerySource, collectionsSource],
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -63,9 +66,13 @@ describe(StorableTextClient.name, () => {
     const collectionsRun = await h.runSource("collections");
     expect(collectionsRun.status).toBe("ok");
 
-    const { rows: galleryRows } = await h.pool.query("SELECT name, description, raw->>'name' AS raw_name FROM gallery_folders WHERE folderid = $1", [gallery.folderid]);
+    const { rows: galleryRows } = await h.pool.query("SELECT name, description, raw->>'name' AS raw_name FROM gallery_folders WHERE folderid = $1", [
+      gallery.folderid,
+    ]);
     expect(galleryRows).toEqual([{ name: `Gal${R}lery ${R}one`, description: `desc ${R} and ${R}`, raw_name: `Gal${R}lery ${R}one` }]);
-    const { rows: collectionRows } = await h.pool.query("SELECT name, raw->>'name' AS raw_name FROM collection_folders WHERE folderid = $1", [collection.folderid]);
+    const { rows: collectionRows } = await h.pool.query("SELECT name, raw->>'name' AS raw_name FROM collection_folders WHERE folderid = $1", [
+      collection.folderid,
+    ]);
     expect(collectionRows).toEqual([{ name: `Fav${R}s ${R}${R} end${R}`, raw_name: `Fav${R}s ${R}${R} end${R}` }]);
     const { rows: devRows } = await h.pool.query(
       "SELECT d.title, d.raw->>'title' AS raw_title, m.description FROM deviations d JOIN deviation_metadata m USING (deviationid) WHERE deviationid = $1",
@@ -89,7 +96,10 @@ describe(StorableTextClient.name, () => {
     await new StaticDataRepository(h.pool).savePolicyText("tos", hostile, at);
     // jsonb through a transaction's client (a source's cursor and error), keys included.
     await withTransaction(h.pool, (tx) =>
-      new SyncStateRepository(tx).saveSourceState({ accountId: h.account.id, source: "static", key: "" }, { cursor: { [`k${NUL}`]: hostile }, lastError: hostile }),
+      new SyncStateRepository(tx).saveSourceState(
+        { accountId: h.account.id, source: "static", key: "" },
+        { cursor: { [`k${NUL}`]: hostile }, lastError: hostile },
+      ),
     );
     // Prisma, on its own and inside an interactive transaction (its engine refuses a lone surrogate).
     await new AccountRepository(h.services.prisma).markNeedsReauth({ id: h.account.id, reason: hostile, now: at });
@@ -98,7 +108,10 @@ describe(StorableTextClient.name, () => {
     const client = await connectPg(h.db.url);
     try {
       await client.query("INSERT INTO policy_texts (kind, sha256, text, first_seen_at, fetched_at) VALUES ('privacy', 'x', $1, $2, $2)", [hostile, at]);
-      await client.query("INSERT INTO policy_texts (kind, sha256, text, first_seen_at, fetched_at) VALUES ('submission', 'y', $1::jsonb->>'t', $2, $2)", [storableJson({ t: hostile }), at]);
+      await client.query("INSERT INTO policy_texts (kind, sha256, text, first_seen_at, fetched_at) VALUES ('submission', 'y', $1::jsonb->>'t', $2, $2)", [
+        storableJson({ t: hostile }),
+        at,
+      ]);
     } finally {
       await client.end();
     }

@@ -15,7 +15,15 @@ type Dataset = GroundTruth;
 type SimFeedItem = GroundTruth["feed"][number];
 type SimDeviation = GroundTruth["deviations"] extends ReadonlyMap<string, infer D> ? D : never;
 
-type FeedRow = { itemid: string; ts: Date | null; type: string | null; by_userid: string | null; bucketid: string | null; bucket_total: number | null; deviationids: string[] };
+type FeedRow = {
+  itemid: string;
+  ts: Date | null;
+  type: string | null;
+  by_userid: string | null;
+  bucketid: string | null;
+  bucket_total: number | null;
+  deviationids: string[];
+};
 
 async function mirroredFeed(h: SyncHarness): Promise<Map<string, FeedRow>> {
   const { rows } = await h.pool.query<FeedRow>(
@@ -168,14 +176,15 @@ describe("watch_feed source when /feed/home is gone", () => {
     const result = await runLater();
 
     expect(result.status).toBe("degraded");
-    expect(result.reason).toBe(`watch feed /feed/home removed by the service (404 Api endpoint not found.); fallback: polling ${watched.length} watched artists`);
+    expect(result.reason).toBe(
+      `watch feed /feed/home removed by the service (404 Api endpoint not found.); fallback: polling ${watched.length} watched artists`,
+    );
     expect(galleryPolls(seq).sort()).toEqual(watched.map((u) => u.username).sort());
 
     // The watch list went into the mirror, and every polled page's deviations are mirrored.
-    const { rows: relations } = await h.pool.query<{ userid: string }>(
-      "SELECT userid FROM watch_relations WHERE account_id = $1 AND kind = 'watching'",
-      [h.account.id],
-    );
+    const { rows: relations } = await h.pool.query<{ userid: string }>("SELECT userid FROM watch_relations WHERE account_id = $1 AND kind = 'watching'", [
+      h.account.id,
+    ]);
     expect(relations.map((r) => r.userid).sort()).toEqual(watched.map((u) => u.userid).sort());
     const expectedIds = watched.flatMap((u) => newestPage(u.userid));
     expect(expectedIds.length).toBeGreaterThan(0);
@@ -205,7 +214,10 @@ describe("watch_feed source when /feed/home is gone", () => {
     await runLater(); // mirrored before the posts
     const data = h.sim.truth;
     const busy = data.users.get(data.feed[0]!.byUserId)!;
-    const posted = Array.from({ length: 6 }, (_, i) => h.sim.activity({ kind: "add_deviation", username: busy.username, title: `Busy ${i}` }).deviationid as string);
+    const posted = Array.from(
+      { length: 6 },
+      (_, i) => h.sim.activity({ kind: "add_deviation", username: busy.username, title: `Busy ${i}` }).deviationid as string,
+    );
 
     // Everyone is due after a week: the new posts arrive, and the busy artist's pace sets a shorter interval.
     let seq = h.lastSeq();

@@ -23,7 +23,12 @@ const redis = createRedis(env("CHILD_REDIS_URL"));
 await redis.connect();
 const prefix = env("CHILD_REDIS_PREFIX");
 const log = createLogger({ level: "warn", pretty: false });
-const oauth = new OAuthClient({ serviceBase: env("CHILD_SIM_URL"), clientId: env("CHILD_CLIENT_ID"), clientSecret: env("CHILD_CLIENT_SECRET"), timeoutMs: 5000 });
+const oauth = new OAuthClient({
+  serviceBase: env("CHILD_SIM_URL"),
+  clientId: env("CHILD_CLIENT_ID"),
+  clientSecret: env("CHILD_CLIENT_SECRET"),
+  timeoutMs: 5000,
+});
 const cipher = new TokenCipher({ key: Buffer.from(env("CHILD_KEY_HEX"), "hex"), source: "env", created: false });
 let now = 0;
 const manager = new TokenManager({ repo: new AccountRepository(db), cipher, oauth, redis, redisPrefix: prefix, log, now: () => now, pollMs: 20 });
@@ -48,6 +53,6 @@ const results = await Promise.all(
     }
   }),
 );
-process.stdout.write(JSON.stringify(results) + "\n");
+process.stdout.write(`${JSON.stringify(results)}\n`);
 await redis.quit();
 await db.$disconnect();

@@ -65,7 +65,13 @@ export type Fixture = {
 };
 
 export async function createFixture(
-  options: { sim?: SimulatorOptions; manager?: Partial<TokenManagerOptions>; clientAuth?: ClientAuthMethod; clientId?: string; clientSecret?: string | undefined } = {},
+  options: {
+    sim?: SimulatorOptions;
+    manager?: Partial<TokenManagerOptions>;
+    clientAuth?: ClientAuthMethod;
+    clientId?: string;
+    clientSecret?: string | undefined;
+  } = {},
 ): Promise<Fixture> {
   const db = await createTestDatabase();
   const redis = await createTestRedis();
@@ -86,7 +92,18 @@ export async function createFixture(
   });
   const pacer = createPacer({ redis: redis.redis, prefix: redis.prefix });
   const newManager = (overrides: Partial<TokenManagerOptions> = {}) =>
-    new TokenManager({ repo, cipher, oauth, redis: redis.redis, redisPrefix: redis.prefix, log: log.logger, now: clock.now, pollMs: 20, ...options.manager, ...overrides });
+    new TokenManager({
+      repo,
+      cipher,
+      oauth,
+      redis: redis.redis,
+      redisPrefix: redis.prefix,
+      log: log.logger,
+      now: clock.now,
+      pollMs: 20,
+      ...options.manager,
+      ...overrides,
+    });
   return {
     db,
     redis,
@@ -100,12 +117,21 @@ export async function createFixture(
     manager: newManager(),
     newManager,
     transport: (provider) =>
-      createHttpTransport({ apiBase: sim.url, tokens: provider, pacer, log: log.logger, retry: { serverRetries: 0, networkRetries: 0, throttleRetries: 0, baseDelayMs: 1 } }),
+      createHttpTransport({
+        apiBase: sim.url,
+        tokens: provider,
+        pacer,
+        log: log.logger,
+        retry: { serverRetries: 0, networkRetries: 0, throttleRetries: 0, baseDelayMs: 1 },
+      }),
     tokenRequests: () =>
       sim
         .log()
         .filter((e) => e.route === "/oauth2/token")
-        .map((e) => ({ grant: typeof e.form.grant_type === "string" ? e.form.grant_type : typeof e.query.grant_type === "string" ? e.query.grant_type : undefined, status: e.status })),
+        .map((e) => ({
+          grant: typeof e.form.grant_type === "string" ? e.form.grant_type : typeof e.query.grant_type === "string" ? e.query.grant_type : undefined,
+          status: e.status,
+        })),
     async close() {
       await sim.close();
       await redis.cleanup();
@@ -115,7 +141,11 @@ export async function createFixture(
 }
 
 /** Stores a grant issued by the simulator (as if a login had just happened) and returns its provider. */
-export async function seedAccount(f: Fixture, name = "alice", opts: { scopes?: string[]; /** 0 or absent: the simulator's owner; n: its n-th other user. */ user?: number } = {}): Promise<{ provider: AccountTokens; issued: { access_token: string; refresh_token: string } }> {
+export async function seedAccount(
+  f: Fixture,
+  name = "alice",
+  opts: { scopes?: string[] /** 0 or absent: the simulator's owner; n: its n-th other user. */; user?: number } = {},
+): Promise<{ provider: AccountTokens; issued: { access_token: string; refresh_token: string } }> {
   // Each account is another simulated user (user ids are unique per account).
   const others = [...f.sim.truth.users.keys()].filter((id) => id !== f.sim.truth.ownerId);
   const userId = !opts.user ? f.sim.truth.ownerId : others[opts.user - 1];
@@ -125,7 +155,13 @@ export async function seedAccount(f: Fixture, name = "alice", opts: { scopes?: s
     name,
     kind: "user",
     grantType: "authorization_code",
-    grant: { accessToken: issued.access_token, tokenType: "Bearer", expiresIn: issued.expires_in, refreshToken: issued.refresh_token, scopes: issued.scope.split(" ") },
+    grant: {
+      accessToken: issued.access_token,
+      tokenType: "Bearer",
+      expiresIn: issued.expires_in,
+      refreshToken: issued.refresh_token,
+      scopes: issued.scope.split(" "),
+    },
     clientAuth: "basic",
     requestedAt: f.clock.now(),
     userId,

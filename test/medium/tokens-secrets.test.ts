@@ -72,11 +72,25 @@ describe("secrets never leak", () => {
         },
         ...(paste ? { readPastedUrl: async () => location } : {}),
       });
-      await f.manager.storeGrant({ name: paste ? "pasted" : "browser", kind: "user", grantType: "authorization_code", grant: result.grant, clientAuth: paste ? "form" : "basic", requestedAt: f.clock.now() });
+      await f.manager.storeGrant({
+        name: paste ? "pasted" : "browser",
+        kind: "user",
+        grantType: "authorization_code",
+        grant: result.grant,
+        clientAuth: paste ? "form" : "basic",
+        requestedAt: f.clock.now(),
+      });
     }
     // A state mismatch and a denied login.
     await failing(() =>
-      interactiveLogin({ oauth: f.oauth, redirectUri, scopes: ["basic"], mode: "code", onAuthorizeUrl: () => undefined, readPastedUrl: async () => `${redirectUri}?code=abcdef123456&state=forged` }),
+      interactiveLogin({
+        oauth: f.oauth,
+        redirectUri,
+        scopes: ["basic"],
+        mode: "code",
+        onAuthorizeUrl: () => undefined,
+        readPastedUrl: async () => `${redirectUri}?code=abcdef123456&state=forged`,
+      }),
     );
     // The implicit grant, pasted.
     let implicitLocation = "";
@@ -91,7 +105,14 @@ describe("secrets never leak", () => {
       },
       readPastedUrl: async () => implicitLocation,
     });
-    await f.manager.storeGrant({ name: "implicit", kind: "user", grantType: "implicit", grant: implicit.grant, clientAuth: "basic", requestedAt: f.clock.now() });
+    await f.manager.storeGrant({
+      name: "implicit",
+      kind: "user",
+      grantType: "implicit",
+      grant: implicit.grant,
+      clientAuth: "basic",
+      requestedAt: f.clock.now(),
+    });
 
     // Client credentials, renewed.
     const client = await f.manager.forClient();
@@ -141,7 +162,7 @@ describe("secrets never leak", () => {
     await f.manager.logout((await f.repo.findByName("erin"))!, { refreshOnly: true });
     await failing(() => revokeFull.provider.getAccessToken());
     await failing(() => revokeRefresh.provider.getAccessToken());
-    await failing(() => f.manager.logout({ ...(revokeFull.provider.row) }, { refreshOnly: true }));
+    await failing(() => f.manager.logout({ ...revokeFull.provider.row }, { refreshOnly: true }));
 
     // The wrong key.
     const stranger = new TokenCipher({ key: randomBytes(32), source: "env", created: false });

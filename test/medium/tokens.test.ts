@@ -69,7 +69,10 @@ describe(TokenManager.name, () => {
     f.sim.expireAccessTokens(); // the service says no although our clock says the token is fine
     await placebo(transport);
     expect(f.tokenRequests()).toEqual([{ grant: "refresh_token", status: 200 }]);
-    const placebos = f.sim.log().filter((e) => e.route.endsWith("/placebo")).map((e) => e.status);
+    const placebos = f.sim
+      .log()
+      .filter((e) => e.route.endsWith("/placebo"))
+      .map((e) => e.status);
     expect(placebos).toEqual([200, 401, 200]);
   });
 
@@ -111,7 +114,12 @@ describe(TokenManager.name, () => {
       { grant: "refresh_token", status: 400 },
       { grant: "refresh_token", status: 200 },
     ]);
-    expect(f.sim.log().filter((e) => e.route === "/oauth2/token").map((e) => e.form.refresh_token)).toEqual([issued.refresh_token, issued.refresh_token, issued.refresh_token]);
+    expect(
+      f.sim
+        .log()
+        .filter((e) => e.route === "/oauth2/token")
+        .map((e) => e.form.refresh_token),
+    ).toEqual([issued.refresh_token, issued.refresh_token, issued.refresh_token]);
     expect((await f.repo.findByName("alice"))?.state).toBe("ok");
   });
 
@@ -177,7 +185,12 @@ describe(TokenManager.name, () => {
     f.clock.advance(15 * MINUTE); // 25 min left
     await ensureFreshToken({ tokens: provider, transport, minValidityMs: 30 * MINUTE });
     expect(f.tokenRequests()).toHaveLength(1);
-    expect(f.sim.log().filter((e) => e.route.endsWith("/placebo")).map((e) => e.status)).toEqual([200, 200]);
+    expect(
+      f.sim
+        .log()
+        .filter((e) => e.route.endsWith("/placebo"))
+        .map((e) => e.status),
+    ).toEqual([200, 200]);
   });
 
   it("a grant without a refresh token (implicit) is usable until it expires, then needs reauth with no token request", async () => {
@@ -308,7 +321,10 @@ describe("refresh across processes", () => {
         }
       }),
     );
-    const reply = await Promise.race([iterator.next(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the child did not answer")), 20_000))]).finally(() => child.kill());
+    const reply = await Promise.race([
+      iterator.next(),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the child did not answer")), 20_000)),
+    ]).finally(() => child.kill());
     const theirs = JSON.parse(reply.value as string) as Array<{ ok: boolean; fingerprint?: string; error?: string }>;
     await exited;
 

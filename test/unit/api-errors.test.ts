@@ -15,7 +15,8 @@ import { delayOf, isRemoteServiceError, isStop } from "../../src/queue/job-defin
 import { registerSecret } from "../../src/redact.ts";
 
 const body = (o: Record<string, unknown>) => JSON.stringify({ ...o, status: "error" });
-const CDN_HTML = "<!DOCTYPE HTML><HTML><HEAD><TITLE>ERROR: The request could not be satisfied</TITLE></HEAD><BODY><H1>403 ERROR</H1>Request blocked.</BODY></HTML>";
+const CDN_HTML =
+  "<!DOCTYPE HTML><HTML><HEAD><TITLE>ERROR: The request could not be satisfied</TITLE></HEAD><BODY><H1>403 ERROR</H1>Request blocked.</BODY></HTML>";
 
 describe(ApiError.name, () => {
   it.each([
@@ -78,7 +79,12 @@ describe(ApiError.name, () => {
     const err = errorFromResponse({
       operation: "gallery.folder",
       status: 400,
-      body: body({ error: "invalid_request", error_description: "Request field validation failed.", error_details: { limit: "limit is not within the allowed range" }, error_code: "3" }),
+      body: body({
+        error: "invalid_request",
+        error_description: "Request field validation failed.",
+        error_details: { limit: "limit is not within the allowed range" },
+        error_code: "3",
+      }),
     });
     expect(err.errorCode).toBe(3);
     expect(err.errorDetails).toEqual({ limit: "limit is not within the allowed range" });
@@ -87,7 +93,11 @@ describe(ApiError.name, () => {
   });
 
   it("turns a removed endpoint into an EndpointGoneError callers can skip", () => {
-    const err = errorFromResponse({ operation: "browse.deviantsyouwatch", status: 404, body: body({ error: "invalid_request", error_description: "Api endpoint not found." }) });
+    const err = errorFromResponse({
+      operation: "browse.deviantsyouwatch",
+      status: 404,
+      body: body({ error: "invalid_request", error_description: "Api endpoint not found." }),
+    });
     expect(err).toBeInstanceOf(EndpointGoneError);
     expect(err).toBeInstanceOf(ApiError);
     expect(err.message).toContain("browse.deviantsyouwatch");
@@ -117,7 +127,14 @@ describe(ApiError.name, () => {
   });
 
   it("carries the wait and the pacer key on a ThrottleDelayError", () => {
-    const err = new ThrottleDelayError({ operation: "gallery.all", status: 429, error: "user_api_threshold", waitMs: 4000, pacerKey: "123:u1", retryAt: 10_000 });
+    const err = new ThrottleDelayError({
+      operation: "gallery.all",
+      status: 429,
+      error: "user_api_threshold",
+      waitMs: 4000,
+      pacerKey: "123:u1",
+      retryAt: 10_000,
+    });
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ kind: "throttled", waitMs: 4000, pacerKey: "123:u1", retryAt: 10_000 });
     expect(err.message).toContain("4.0 s");

@@ -41,7 +41,10 @@ describe("scripts/checks", () => {
   });
 
   it("imports: an api module importing the database fails, with its file and line", () => {
-    const root = treeWith({ "src/db/x.repository.ts": "export const x = 1;\n", "src/api/client.ts": '// the client\nimport { x } from "../db/x.repository.ts";\n' });
+    const root = treeWith({
+      "src/db/x.repository.ts": "export const x = 1;\n",
+      "src/api/client.ts": '// the client\nimport { x } from "../db/x.repository.ts";\n',
+    });
     const { status, out } = runCheck("imports", root);
     expect(status).toBe(1);
     expect(out).toContain("src/api/client.ts:2: api may not import db (../db/x.repository.ts)");
@@ -66,7 +69,11 @@ describe("scripts/checks", () => {
 
   it("jobs: a job added on a queue outside the producer fails; the producer itself passes", () => {
     const add = 'import { Queue } from "bullmq";\nconst syncQueue = new Queue("sync");\nawait syncQueue.add("sync.source", {});\n';
-    const root = treeWith({ "src/cli/sync.ts": add, "src/queue/producer.ts": add, "jobs/sync-source/definition.ts": 'export const d = { name: "sync.source" };\n' });
+    const root = treeWith({
+      "src/cli/sync.ts": add,
+      "src/queue/producer.ts": add,
+      "jobs/sync-source/definition.ts": 'export const d = { name: "sync.source" };\n',
+    });
     const { status, out } = runCheck("jobs", root);
     expect(status).toBe(1);
     expect(out).toContain("src/cli/sync.ts:3:");
@@ -80,7 +87,7 @@ describe("scripts/checks", () => {
       "src/http/routes/jobs.ts": retry,
       "src/cli/download.ts": promote,
       "src/cli/jobs.ts": "export const run = (admin: QueueAdmin, id: string) => admin.retry(id);\n",
-      "src/sync/run.ts": 'export const all = (q: Queue) => q.promoteJobs();\n',
+      "src/sync/run.ts": "export const all = (q: Queue) => q.promoteJobs();\n",
       "src/queue/queue-admin.ts": retry,
       "src/downloads/enqueue-due.ts": promote + retry,
     });

@@ -194,7 +194,11 @@ describe("CATALOGUE", () => {
 
   it("marks every /feed/* operation, and nothing else, as deprecated", () => {
     const deprecated = CATALOGUE.filter((op) => op.deprecated !== false).map((op) => op.path);
-    expect(deprecated.sort()).toEqual(CATALOGUE.map((op) => op.path).filter((p) => p.startsWith("/feed/")).sort());
+    expect(deprecated.sort()).toEqual(
+      CATALOGUE.map((op) => op.path)
+        .filter((p) => p.startsWith("/feed/"))
+        .sort(),
+    );
     expect(deprecated).toHaveLength(6);
   });
 
@@ -224,12 +228,11 @@ describe("CATALOGUE", () => {
       "feed.home.bucket": 50,
     });
     expect(operation("deviation.metadata").batch).toEqual({ param: "deviationids", max: 50, maxWithExt: 10 });
-    expect(CATALOGUE.filter((op) => op.itemsKey === "thread").map((op) => op.id).sort()).toEqual([
-      "comments.deviation",
-      "comments.profile",
-      "comments.siblings",
-      "comments.status",
-    ]);
+    expect(
+      CATALOGUE.filter((op) => op.itemsKey === "thread")
+        .map((op) => op.id)
+        .sort(),
+    ).toEqual(["comments.deviation", "comments.profile", "comments.siblings", "comments.status"]);
     expect(operation("user.profile.posts").paging).toBe("cursor");
     expect(operation("messages.feed").paging).toBe("cursor");
     expect(operation("feed.home").itemsKey).toBe("items");

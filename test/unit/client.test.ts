@@ -4,14 +4,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { CATALOGUE, operation } from "../../src/api/catalogue.ts";
 import { DaClient, WRITE_OPERATIONS, journalUpdateForm, responseSchema, type JournalFields } from "../../src/api/client.ts";
-import type {
-  ApiRequest,
-  ApiTransport,
-  CursorPagingOptions,
-  OffsetPagingOptions,
-  Page,
-  PageIterator,
-} from "../../src/api/transport.ts";
+import type { ApiRequest, ApiTransport, CursorPagingOptions, OffsetPagingOptions, Page, PageIterator } from "../../src/api/transport.ts";
 
 type Recorded =
   | { kind: "request"; req: ApiRequest }
@@ -99,8 +92,18 @@ describe(DaClient.name, () => {
     await client.whois(["a", "b"], { expand: ["user.details", "user.geo"] });
     await client.fave("D-1", { folderids: ["C-1"] });
     await client.unwatch("some user");
-    expect(calls[0]?.req).toEqual({ operation: "user.whois", method: "POST", path: "/user/whois", form: { usernames: ["a", "b"], expand: "user.details,user.geo" } });
-    expect(calls[1]?.req).toEqual({ operation: "collections.fave", method: "POST", path: "/collections/fave", form: { deviationid: "D-1", folderid: ["C-1"] } });
+    expect(calls[0]?.req).toEqual({
+      operation: "user.whois",
+      method: "POST",
+      path: "/user/whois",
+      form: { usernames: ["a", "b"], expand: "user.details,user.geo" },
+    });
+    expect(calls[1]?.req).toEqual({
+      operation: "collections.fave",
+      method: "POST",
+      path: "/collections/fave",
+      form: { deviationid: "D-1", folderid: ["C-1"] },
+    });
     expect(calls[2]?.req).toEqual({ operation: "user.friends.unwatch", method: "GET", path: "/user/friends/unwatch/some%20user", query: {} });
   });
 
@@ -194,7 +197,9 @@ describe(DaClient.name, () => {
   });
 
   it("call() fills path params and sends the rest as query or form, validating with the operation's schema", async () => {
-    const { transport, calls } = recordingTransport((req) => (req.operation === "data.countries" ? { results: [{ countryid: 1, name: "X" }] } : { success: true }));
+    const { transport, calls } = recordingTransport((req) =>
+      req.operation === "data.countries" ? { results: [{ countryid: 1, name: "X" }] } : { success: true },
+    );
     const client = new DaClient(transport);
     await client.call("notes.folders.rename", { folderid: "F 1", title: "New" });
     const countries = await client.call("data.countries");

@@ -35,13 +35,7 @@ describe(loadConfig.name, () => {
     }
     expect(caught).toBeInstanceOf(ConfigError);
     const err = caught as ConfigError;
-    expect(err.problems.map((p) => p.split(" ")[0])).toEqual([
-      "DATABASE_URL",
-      "REDIS_URL",
-      "DVAULT_CLIENT_ID",
-      "DVAULT_SECRET_KEY",
-      "LOG_LEVEL",
-    ]);
+    expect(err.problems.map((p) => p.split(" ")[0])).toEqual(["DATABASE_URL", "REDIS_URL", "DVAULT_CLIENT_ID", "DVAULT_SECRET_KEY", "LOG_LEVEL"]);
     expect(err.message).toContain("expects a PostgreSQL URL");
     expect(err.message).toContain("openssl rand -hex 32");
     expect(err.message).not.toContain("\n");

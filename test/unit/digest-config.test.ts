@@ -9,7 +9,15 @@ const load = (env: Record<string, string>) => loadConfig({ HOME: "/nonexistent",
 describe("digest configuration", () => {
   it("defaults to a daily 08:00 UTC digest with no channel (preview only)", () => {
     const { digest } = load({});
-    expect(digest).toMatchObject({ cron: "0 8 * * *", timezone: "UTC", channels: [], dir: "/srv/dvault/digests", sendEmpty: false, smtp: undefined, webhook: undefined });
+    expect(digest).toMatchObject({
+      cron: "0 8 * * *",
+      timezone: "UTC",
+      channels: [],
+      dir: "/srv/dvault/digests",
+      sendEmpty: false,
+      smtp: undefined,
+      webhook: undefined,
+    });
   });
 
   it("reads channels, SMTP and webhook settings", () => {
@@ -31,21 +39,36 @@ describe("digest configuration", () => {
     expect(digest.channels).toEqual(["smtp", "webhook", "file"]);
     expect(digest.dir).toBe("/srv/dvault/out");
     expect(digest.sendEmpty).toBe(true);
-    expect(digest.smtp).toEqual({ host: "mail.example.org", port: 465, secure: true, user: "me", pass: "pw-123456", from: "dvault <dvault@example.org>", to: ["me@example.org", "you@example.org"] });
+    expect(digest.smtp).toEqual({
+      host: "mail.example.org",
+      port: 465,
+      secure: true,
+      user: "me",
+      pass: "pw-123456",
+      from: "dvault <dvault@example.org>",
+      to: ["me@example.org", "you@example.org"],
+    });
     expect(digest.webhook).toEqual({ url: "https://hooks.example.org/dvault", secret: "0123456789abcdef0123" });
   });
 
   it("names every bad variable in one error", () => {
     const err = (() => {
       try {
-        load({ DVAULT_DIGEST_CRON: "every morning", DVAULT_DIGEST_TZ: "Mars/Olympus", DVAULT_DIGEST_CHANNELS: "smtp,pigeon", DVAULT_SMTP_PORT: "70000", DVAULT_DIGEST_SEND_EMPTY: "maybe" });
+        load({
+          DVAULT_DIGEST_CRON: "every morning",
+          DVAULT_DIGEST_TZ: "Mars/Olympus",
+          DVAULT_DIGEST_CHANNELS: "smtp,pigeon",
+          DVAULT_SMTP_PORT: "70000",
+          DVAULT_DIGEST_SEND_EMPTY: "maybe",
+        });
       } catch (e) {
         return e;
       }
     })();
     expect(err).toBeInstanceOf(ConfigError);
     const message = (err as Error).message;
-    for (const name of ["DVAULT_DIGEST_CRON", "DVAULT_DIGEST_TZ", "DVAULT_DIGEST_CHANNELS", "DVAULT_SMTP_PORT", "DVAULT_DIGEST_SEND_EMPTY"]) expect(message).toContain(name);
+    for (const name of ["DVAULT_DIGEST_CRON", "DVAULT_DIGEST_TZ", "DVAULT_DIGEST_CHANNELS", "DVAULT_SMTP_PORT", "DVAULT_DIGEST_SEND_EMPTY"])
+      expect(message).toContain(name);
   });
 
   it("refuses a cron expression no date satisfies, which would never tick", () => {
@@ -54,7 +77,9 @@ describe("digest configuration", () => {
   });
 
   it("refuses a channel without what it needs", () => {
-    expect(() => load({ DVAULT_DIGEST_CHANNELS: "smtp" })).toThrow(/DVAULT_SMTP_HOST, DVAULT_SMTP_FROM, DVAULT_SMTP_TO must be set when DVAULT_DIGEST_CHANNELS includes smtp/);
+    expect(() => load({ DVAULT_DIGEST_CHANNELS: "smtp" })).toThrow(
+      /DVAULT_SMTP_HOST, DVAULT_SMTP_FROM, DVAULT_SMTP_TO must be set when DVAULT_DIGEST_CHANNELS includes smtp/,
+    );
     expect(() => load({ DVAULT_DIGEST_CHANNELS: "webhook", DVAULT_WEBHOOK_URL: "https://h.example" })).toThrow(/DVAULT_WEBHOOK_SECRET must be set/);
     expect(() => load({ DVAULT_WEBHOOK_SECRET: "short" })).toThrow(/at least 16 characters/);
   });

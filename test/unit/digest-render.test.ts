@@ -10,7 +10,16 @@ import type { DeviationRef, DigestData } from "../../src/digest/types.ts";
 const EVIL = `<img src=x onerror="alert(1)">"'&`;
 
 function dev(extra: Partial<DeviationRef> = {}): DeviationRef {
-  return { deviationid: "D1", title: EVIL, url: "https://www.deviantart.com/a/art/x-1", thumbUrl: "https://images.example/t.jpg?token=abc", archived: null, isMature: false, removedReason: null, ...extra };
+  return {
+    deviationid: "D1",
+    title: EVIL,
+    url: "https://www.deviantart.com/a/art/x-1",
+    thumbUrl: "https://images.example/t.jpg?token=abc",
+    archived: null,
+    isMature: false,
+    removedReason: null,
+    ...extra,
+  };
 }
 
 function digest(overrides: Partial<Omit<DigestData, "counts">> = {}): DigestData {
@@ -20,7 +29,9 @@ function digest(overrides: Partial<Omit<DigestData, "counts">> = {}): DigestData
     accounts: [{ name: "me", username: "me", baselineComplete: true }],
     feedback: {
       faves: [{ account: "me", deviation: dev(), people: 3, names: [EVIL, "b", "c"], latestAt: null }],
-      comments: [{ account: "me", kind: "comment", author: EVIL, body: `${EVIL}\nsecond line`, postedAt: null, deviation: dev({ url: "javascript:alert(1)" }) }],
+      comments: [
+        { account: "me", kind: "comment", author: EVIL, body: `${EVIL}\nsecond line`, postedAt: null, deviation: dev({ url: "javascript:alert(1)" }) },
+      ],
       commentsTotal: 1,
       watchers: [{ account: "me", username: EVIL, usericon: null, at: new Date() }],
       other: [{ account: "me", box: "feed", type: EVIL, count: 2, latestAt: null }],
@@ -29,12 +40,33 @@ function digest(overrides: Partial<Omit<DigestData, "counts">> = {}): DigestData
     mentionsTotal: 1,
     notes: { unread: [{ account: "me", noteid: "1", sender: EVIL, subject: EVIL, preview: EVIL, sentAt: null }], total: 1, olderUnread: 0 },
     deviations: { items: [{ account: "me", artist: EVIL, deviation: dev({ thumbUrl: "javascript:alert(2)" }), publishedAt: null, type: "image" }], total: 1 },
-    changes: [{ account: "me", kind: "favourite_removed", username: EVIL, deviation: dev({ title: "Evil \u202Egnp.exe" }), reason: "deleted", at: new Date("2026-11-02T09:00:00Z") }],
+    changes: [
+      {
+        account: "me",
+        kind: "favourite_removed",
+        username: EVIL,
+        deviation: dev({ title: "Evil \u202Egnp.exe" }),
+        reason: "deleted",
+        at: new Date("2026-11-02T09:00:00Z"),
+      },
+    ],
     health: {
-      accounts: [{ name: EVIL, state: "needs_reauth", reason: EVIL, since: null, refreshAgeDays: null, command: `dvault auth login --account ${EVIL}`, problem: "needs_reauth" }],
+      accounts: [
+        {
+          name: EVIL,
+          state: "needs_reauth",
+          reason: EVIL,
+          since: null,
+          refreshAgeDays: null,
+          command: `dvault auth login --account ${EVIL}`,
+          problem: "needs_reauth",
+        },
+      ],
       failingSources: [{ account: "me", source: "messages", key: "", result: "failed", error: EVIL, unavailable: null, lastRunAt: null, missing: [] }],
       unavailableSources: [],
-      incompleteSources: [{ account: "me", source: "gallery", key: "", result: "incomplete", error: null, unavailable: null, lastRunAt: null, missing: [EVIL] }],
+      incompleteSources: [
+        { account: "me", source: "gallery", key: "", result: "incomplete", error: null, unavailable: null, lastRunAt: null, missing: [EVIL] },
+      ],
       unreadable: { count: 2, lastSeenAt: null },
       deferredDownloads: { count: 0, oldest: null },
       importedOriginals: 0,
@@ -69,7 +101,8 @@ describe(renderDigest.name, () => {
 
   it("writes a plain-text twin with the same sections", () => {
     const { text } = renderDigest(digest(), { timezone: "UTC" });
-    for (const heading of ["FEEDBACK", "MENTIONS", "UNREAD NOTES", "NEW FROM ARTISTS YOU WATCH", "CHANGES WORTH KNOWING", "ARCHIVE HEALTH"]) expect(text).toContain(heading);
+    for (const heading of ["FEEDBACK", "MENTIONS", "UNREAD NOTES", "NEW FROM ARTISTS YOU WATCH", "CHANGES WORTH KNOWING", "ARCHIVE HEALTH"])
+      expect(text).toContain(heading);
     expect(text).toContain(`    > ${EVIL}\n    > second line`);
   });
 

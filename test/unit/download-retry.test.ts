@@ -18,7 +18,8 @@ describe(retryDelayMs.name, () => {
 describe(isPermanentFailure.name, () => {
   const api = (kind: ConstructorParameters<typeof ApiError>[0]["kind"]) => new ApiError({ kind, operation: "deviation.download" });
   it("retries transient faults and an account waiting for its re-login", () => {
-    for (const kind of ["throttled", "server", "malformed", "network", "invalid_token", "insufficient_scope"] as const) expect(isPermanentFailure(api(kind)), kind).toBe(false);
+    for (const kind of ["throttled", "server", "malformed", "network", "invalid_token", "insufficient_scope"] as const)
+      expect(isPermanentFailure(api(kind)), kind).toBe(false);
     expect(isPermanentFailure(new TransferError("the CDN answered HTTP 503", 503, true))).toBe(false);
     expect(isPermanentFailure(new Error("ECONNRESET"))).toBe(false);
   });

@@ -50,8 +50,21 @@ describe(downloadJobPriority.name, () => {
 
 describe(bestFreeRendition.name, () => {
   it("prefers the best video, then the fullview, then the largest thumb or preview", () => {
-    expect(bestFreeRendition(deviation({ videos: [{ src: "https://v/360", quality: "360p", filesize: 1 }, { src: "https://v/1080", quality: "1080p", filesize: 9 }], content: img("c", 10, 10) }))).toMatchObject({ name: "video:1080p", src: "https://v/1080" });
-    expect(bestFreeRendition(deviation({ content: img("c", 1920, 1080, { filesize: 100 }), preview: img("p", 3000, 3000) }))).toMatchObject({ name: "content", filesize: 100 });
+    expect(
+      bestFreeRendition(
+        deviation({
+          videos: [
+            { src: "https://v/360", quality: "360p", filesize: 1 },
+            { src: "https://v/1080", quality: "1080p", filesize: 9 },
+          ],
+          content: img("c", 10, 10),
+        }),
+      ),
+    ).toMatchObject({ name: "video:1080p", src: "https://v/1080" });
+    expect(bestFreeRendition(deviation({ content: img("c", 1920, 1080, { filesize: 100 }), preview: img("p", 3000, 3000) }))).toMatchObject({
+      name: "content",
+      filesize: 100,
+    });
     expect(bestFreeRendition(deviation({ thumbs: [img("t1", 150, 100), img("t2", 300, 400)], preview: img("p", 200, 200) }))?.src).toContain("/t2/");
     expect(bestFreeRendition(deviation({ thumbs: [] }))).toBeUndefined();
   });

@@ -41,7 +41,10 @@ describe(parseArchiveKey.name, () => {
     ["deviantartg_simartist_762707395.jpg", { section: "g", owner: "simartist", index: 762707395, indexFile: null, extension: "jpg" }],
     ["deviantartf_some_user_12.PNG", { section: "f", owner: "some_user", index: 12, indexFile: null, extension: "png" }],
     ["deviantartg_simartist_762707404_1234567.jpg", { section: "g", owner: "simartist", index: 762707404, indexFile: 1234567, extension: "jpg" }],
-    ["deviantartC_8C3E1F2A-1111-2222-3333-444455556666_99.gif", { section: "C", owner: "8c3e1f2a-1111-2222-3333-444455556666", index: 99, indexFile: null, extension: "gif" }],
+    [
+      "deviantartC_8C3E1F2A-1111-2222-3333-444455556666_99.gif",
+      { section: "C", owner: "8c3e1f2a-1111-2222-3333-444455556666", index: 99, indexFile: null, extension: "gif" },
+    ],
     ["deviantart123456.png", { section: "", owner: null, index: 123456, indexFile: null, extension: "png" }],
   ])("%s", (entry, key) => {
     expect(parseArchiveKey(entry)).toEqual(key);
@@ -68,7 +71,8 @@ describe(classifyFile.name, () => {
     isMultiMedia: false,
   };
   const name = nameFacts("deviantart_1_t.png");
-  const at = (size: number, extra: Partial<Parameters<typeof classifyFile>[0]> = {}) => classifyFile({ size, ext: "png", name, sidecar: undefined, deviation: d, ...extra });
+  const at = (size: number, extra: Partial<Parameters<typeof classifyFile>[0]> = {}) =>
+    classifyFile({ size, ext: "png", name, sidecar: undefined, deviation: d, ...extra });
 
   it("takes a file of the original's size for the original, whatever the sidecar says", () => {
     expect(at(1000)).toMatchObject({ role: "original" });

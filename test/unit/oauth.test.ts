@@ -77,7 +77,14 @@ describe(buildAuthorizeUrl.name, () => {
 
   it("refuses a code flow without PKCE", () => {
     expect(() =>
-      buildAuthorizeUrl({ endpoints: oauthEndpoints("https://x"), clientId: "1", redirectUri: "http://a/b", scopes: ["basic"], state: "s", responseType: "code" }),
+      buildAuthorizeUrl({
+        endpoints: oauthEndpoints("https://x"),
+        clientId: "1",
+        redirectUri: "http://a/b",
+        scopes: ["basic"],
+        state: "s",
+        responseType: "code",
+      }),
     ).toThrow(/PKCE/);
   });
 });
@@ -101,16 +108,19 @@ describe(parsePastedRedirect.name, () => {
   it("reads the implicit grant's token from the fragment", () => {
     const states = new StateStore();
     const state = states.issue();
-    const result = parsePastedRedirect(`https://127.0.0.1:8788/callback#access_token=tok123456&token_type=bearer&expires_in=3600&scope=basic+browse&state=${state}`, { mode: "token", states });
+    const result = parsePastedRedirect(
+      `https://127.0.0.1:8788/callback#access_token=tok123456&token_type=bearer&expires_in=3600&scope=basic+browse&state=${state}`,
+      { mode: "token", states },
+    );
     expect(result).toEqual({ kind: "token", accessToken: "tok123456", tokenType: "bearer", expiresIn: 3600, scope: "basic browse", state });
   });
 
   it("turns an error redirect into a sentence, and says when the app has no implicit grant", () => {
     const states = new StateStore();
     expect(() => parsePastedRedirect("http://h/cb?error=access_denied&error_description=no", { mode: "code", states })).toThrow(AuthorizeDeniedError);
-    expect(() => parsePastedRedirect("https://h/cb#error=unauthorized_client&error_description=The+implicit+grant+is+not+enabled", { mode: "token", states })).toThrow(
-      /OAuth 2\.1 apps never do/,
-    );
+    expect(() =>
+      parsePastedRedirect("https://h/cb#error=unauthorized_client&error_description=The+implicit+grant+is+not+enabled", { mode: "token", states }),
+    ).toThrow(/OAuth 2\.1 apps never do/);
     expect(() => parsePastedRedirect("https://h/cb?error=unauthorized_client", { mode: "token", states })).toThrow(/OAuth 2\.1 apps never do/);
   });
 
@@ -128,7 +138,16 @@ describe("scopes", () => {
   });
 
   it("normalise: union, de-duplicated, basic first, space/comma/plus separated", () => {
-    expect(normaliseScopes(DEFAULT_SCOPES, "collection,gallery browse")).toEqual(["basic", "browse", "user", "message", "note", "feed", "collection", "gallery"]);
+    expect(normaliseScopes(DEFAULT_SCOPES, "collection,gallery browse")).toEqual([
+      "basic",
+      "browse",
+      "user",
+      "message",
+      "note",
+      "feed",
+      "collection",
+      "gallery",
+    ]);
     expect(normaliseScopes("user+browse")).toEqual(["user", "browse"]);
   });
 

@@ -29,7 +29,10 @@ describe(outageOf.name, () => {
   });
 
   it("recognises Redis going away", () => {
-    expect(outageOf(withFields("Reached the max retries per request limit", {}, "MaxRetriesPerRequestError"))).toMatchObject({ kind: "outage", service: "Redis" });
+    expect(outageOf(withFields("Reached the max retries per request limit", {}, "MaxRetriesPerRequestError"))).toMatchObject({
+      kind: "outage",
+      service: "Redis",
+    });
     expect(outageOf(new Error("Connection is closed."))).toMatchObject({ kind: "outage", service: "Redis" });
   });
 

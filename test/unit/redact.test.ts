@@ -103,10 +103,12 @@ describe("log lines", () => {
 
   it("never carry a secret from bound fields, headers or nested objects", () => {
     const { log, lines } = captureLogger();
-    log.child({ account: "alice", access_token: ACCESS }).warn(
-      { req: { headers: { authorization: `Bearer ${ACCESS}` } }, form: { client_secret: SECRET, code: CODE, code_verifier: VERIFIER } },
-      "token exchange",
-    );
+    log
+      .child({ account: "alice", access_token: ACCESS })
+      .warn(
+        { req: { headers: { authorization: `Bearer ${ACCESS}` } }, form: { client_secret: SECRET, code: CODE, code_verifier: VERIFIER } },
+        "token exchange",
+      );
     expectClean(lines.join(""));
     expect(lines.join("")).toContain('"account":"alice"');
   });

@@ -19,7 +19,15 @@ describe(findSql.name, () => {
   });
 
   it("flags database drivers and Prisma's raw queries", () => {
-    const found = check(['import pg from "pg";', 'import type { X } from "@prisma/client";', 'await import("node:sqlite");', "await db.$queryRaw`x`;", "db.$executeRawUnsafe(s);"].join("\n"));
+    const found = check(
+      [
+        'import pg from "pg";',
+        'import type { X } from "@prisma/client";',
+        'await import("node:sqlite");',
+        "await db.$queryRaw`x`;",
+        "db.$executeRawUnsafe(s);",
+      ].join("\n"),
+    );
     expect(found.map((f) => f.split(": ")[0])).toEqual(["src/x/probe.ts:1", "src/x/probe.ts:2", "src/x/probe.ts:3", "src/x/probe.ts:4", "src/x/probe.ts:5"]);
   });
 

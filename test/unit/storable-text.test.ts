@@ -27,7 +27,7 @@ describe(storableText.name, () => {
 
 describe(storableJson.name, () => {
   it("writes NUL and lone surrogates, in values and in keys, as the escape of U+FFFD", () => {
-    const value = { [`k\u0000`]: ["a\u0000b", "x\ud800y", "\udfff"], nested: { s: "ok 😀" } };
+    const value = { "k\u0000": ["a\u0000b", "x\ud800y", "\udfff"], nested: { s: "ok 😀" } };
     const json = storableJson(value);
     expect(json).not.toMatch(/\\u0000|\\ud[89a-f]/);
     expect(JSON.parse(json)).toEqual({ [`k${R}`]: [`a${R}b`, `x${R}y`, R], nested: { s: "ok 😀" } });

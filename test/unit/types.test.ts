@@ -132,7 +132,13 @@ describe("MetadataResponseSchema", () => {
           tags: [{ tag_name: "cat", sponsored: false, sponsor: "" }],
           is_favourited: false,
           is_mature: false,
-          submission: { creation_time: "2020-09-14T10:21:28-0700", category: "digitalart", file_size: "1 MB", resolution: "800x600", submitted_with: { app: "DA", url: "https://x" } },
+          submission: {
+            creation_time: "2020-09-14T10:21:28-0700",
+            category: "digitalart",
+            file_size: "1 MB",
+            resolution: "800x600",
+            submitted_with: { app: "DA", url: "https://x" },
+          },
           stats: { views: 1, views_today: 0, favourites: 2, comments: 3, downloads: 4, downloads_today: 0 },
           camera: [],
           collections: [{ folderid: "C-1", name: "Favs" }],
@@ -166,10 +172,28 @@ describe("small schemas", () => {
     expect(PlaceboSchema.parse({ status: "success" }).status).toBe("success");
     expect(CountriesSchema.parse({ results: [{ countryid: 1, name: "United States" }] }).results).toHaveLength(1);
     expect(WhofavedEntrySchema.parse({ user, time: 1600102888 }).time).toBe(1600102888);
-    expect(WatchEntrySchema.parse({ user, is_watching: true, watches_you: false, lastvisit: null, watch: { friend: true, deviations: true } }).watch?.friend).toBe(true);
+    expect(
+      WatchEntrySchema.parse({ user, is_watching: true, watches_you: false, lastvisit: null, watch: { friend: true, deviations: true } }).watch?.friend,
+    ).toBe(true);
     expect(CommentContextSchema.parse([])).toEqual({});
-    expect(GalleryFolderSchema.parse({ folderid: "F", parent: null, name: "Featured", has_subfolders: true, subfolders: [{ folderid: "G", parent: "F", name: "Sub" }] }).subfolders?.[0]?.folderid).toBe("G");
-    expect(MltPreviewSchema.parse({ seed: "S", author: user, more_from_artist: [{ deviationid: "A", is_deleted: true }], more_from_da: [], suggested_collections: [{ collection: { folderid: 123, name: "c", owner: user }, deviations: [] }] }).seed).toBe("S");
+    expect(
+      GalleryFolderSchema.parse({
+        folderid: "F",
+        parent: null,
+        name: "Featured",
+        has_subfolders: true,
+        subfolders: [{ folderid: "G", parent: "F", name: "Sub" }],
+      }).subfolders?.[0]?.folderid,
+    ).toBe("G");
+    expect(
+      MltPreviewSchema.parse({
+        seed: "S",
+        author: user,
+        more_from_artist: [{ deviationid: "A", is_deleted: true }],
+        more_from_da: [],
+        suggested_collections: [{ collection: { folderid: 123, name: "c", owner: user }, deviations: [] }],
+      }).seed,
+    ).toBe("S");
   });
 });
 
@@ -178,7 +202,9 @@ describe("ids sent as numbers", () => {
     expect(CommentSchema.parse({ commentid: 4000000007, parentid: 4000000001 })).toMatchObject({ commentid: "4000000007", parentid: "4000000001" });
     expect(NoteSchema.parse({ noteid: 60000013 }).noteid).toBe("60000013");
     expect(MessageSchema.parse({ messageid: 12 }).messageid).toBe("12");
-    expect(NoteSendResultSchema.parse({ results: [{ success: false, user: { userid: null, username: "x", usericon: null, type: null } }] }).results[0]?.success).toBe(false);
+    expect(
+      NoteSendResultSchema.parse({ results: [{ success: false, user: { userid: null, username: "x", usericon: null, type: null } }] }).results[0]?.success,
+    ).toBe(false);
   });
 });
 

@@ -42,7 +42,6 @@ export function BrowseMethods<B extends ClientBase>(Base: B) {
       return this.get("data.tos", {}, PolicyTextSchema);
     }
 
-
     // ---- browse -------------------------------------------------------------------------------------
     browseTags(tag: string, params: Mature & OffsetListOptions = {}): PageIterator<Deviation> {
       const { list, rest } = splitList(params);

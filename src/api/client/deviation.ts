@@ -57,10 +57,7 @@ export function DeviationMethods<B extends ClientBase>(Base: B) {
      * Metadata for any number of ids, one request per batch (50 ids, or 10 when any ext_* is set), yielded
      * per batch in the caller's order. Duplicate ids are sent once.
      */
-    async *deviationMetadata(
-      deviationids: readonly string[],
-      params: MetadataExt & Mature & CallOptions = {},
-    ): AsyncGenerator<MetadataBatch, void, undefined> {
+    async *deviationMetadata(deviationids: readonly string[], params: MetadataExt & Mature & CallOptions = {}): AsyncGenerator<MetadataBatch, void, undefined> {
       const op = operation("deviation.metadata");
       const { signal, maxWaitMs, ...query } = params;
       const withExt = Object.entries(query).some(([k, v]) => k.startsWith("ext_") && v === true);
@@ -94,7 +91,6 @@ export function DeviationMethods<B extends ClientBase>(Base: B) {
       return this.offset("deviation.whofaved", { deviationid, expand: joinExpand(expand), mature_content }, WhofavedEntrySchema, list);
     }
 
-
     // ---- comments -----------------------------------------------------------------------------------
     deviationComments(deviationid: string, params: CommentListParams & OffsetListOptions = {}): PageIterator<Comment> {
       const { list, rest } = splitList(params);
@@ -117,7 +113,6 @@ export function DeviationMethods<B extends ClientBase>(Base: B) {
       return this.offset("comments.siblings", { commentid, ...rest }, CommentSchema, list);
     }
 
-
     // ---- writes: comments (scopes: browse, comment.post) --------------------------------------------
     /** Scopes: browse, comment.post. `commentid` replies to that comment. */
     commentPostDeviation(deviationid: string, params: { body: string; commentid?: string }): Promise<Comment> {
@@ -133,7 +128,6 @@ export function DeviationMethods<B extends ClientBase>(Base: B) {
     commentPostStatus(statusid: string, params: { body: string; commentid?: string }): Promise<Comment> {
       return this.get("comments.post.status", { statusid, ...params }, CommentSchema);
     }
-
 
     // ---- writes: journals, literature, deviations (scope: user.manage; edit: stash + publish) -------
     /** Scope: user.manage. */
@@ -158,11 +152,7 @@ export function DeviationMethods<B extends ClientBase>(Base: B) {
     /** Scope: user.manage. */
     literatureCreate(fields: LiteratureCreate): Promise<DeviationWriteResult> {
       const { body, description, embedded_image_deviation_id, ...rest } = fields;
-      return this.get(
-        "deviation.literature.create",
-        { body, description, embedded_image_deviation_id, ...literatureForm(rest) },
-        DeviationWriteResultSchema,
-      );
+      return this.get("deviation.literature.create", { body, description, embedded_image_deviation_id, ...literatureForm(rest) }, DeviationWriteResultSchema);
     }
 
     /**

@@ -3,7 +3,6 @@
 import type { Params, ParamValue } from "../transport.ts";
 import type { JournalFields, License, LiteratureFields, OffsetListOptions } from "./params.ts";
 
-
 const LIST_KEYS = ["limit", "startOffset", "ceiling", "signal", "maxWaitMs", "startCursor"] as const;
 
 /** Separates listing options from request parameters. */

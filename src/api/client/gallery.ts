@@ -52,7 +52,6 @@ export function GalleryMethods<B extends ClientBase>(Base: B) {
       return this.offset("collections.all", ownerParams(rest), DeviationSchema, list);
     }
 
-
     // ---- writes: collections and galleries (scopes: browse + collection / gallery) ------------------
     /** Scopes: browse, collection. `folderids` empty = the default Favourites folder. */
     fave(deviationid: string, params: { folderids?: readonly string[] } = {}): Promise<FaveResult> {

@@ -68,7 +68,6 @@ export function MessagesMethods<B extends ClientBase>(Base: B) {
       return this.get("notes.folders", {}, NoteFoldersResponseSchema);
     }
 
-
     // ---- legacy feed (deprecated endpoints) ---------------------------------------------------------
     feedHome(params: CursorListOptions = {}): PageIterator<FeedItem> {
       return this.cursor("feed.home", {}, FeedItemSchema, params);
@@ -89,7 +88,6 @@ export function MessagesMethods<B extends ClientBase>(Base: B) {
     feedSettings(): Promise<FeedSettings> {
       return this.get("feed.settings", {}, FeedSettingsSchema);
     }
-
 
     // ---- writes: notes (scope: note) ----------------------------------------------------------------
     /** Scope: note. `noteid` replies to that note. */
@@ -127,13 +125,11 @@ export function MessagesMethods<B extends ClientBase>(Base: B) {
       return this.get("notes.folders.rename", { folderid, title }, SuccessSchema);
     }
 
-
     // ---- writes: messages ---------------------------------------------------------------------------
     /** Scope: message. Deletes one message (`messageid`) or a whole stack (`stackid`). */
     messagesDelete(params: { folderid?: string } & ({ messageid: string; stackid?: never } | { stackid: string; messageid?: never })): Promise<Success> {
       return this.get("messages.delete", params, SuccessSchema);
     }
-
 
     // ---- writes: feed settings ----------------------------------------------------------------------
     /** Scope: feed. Sends only the flags given, as `include[...]`. */

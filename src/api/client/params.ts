@@ -18,11 +18,12 @@ export type WithSession = {
   /** Whether per-viewer state (watch/fave flags) is computed; `false` empties mature folders for signed-in users (dakit). */
   with_session?: boolean;
 };
-export type OwnerParams = Mature & WithSession & {
-  /** Owner of the gallery/collection; omitted = the authenticated user. */
-  username?: string;
-  expand?: readonly Expand[];
-};
+export type OwnerParams = Mature &
+  WithSession & {
+    /** Owner of the gallery/collection; omitted = the authenticated user. */
+    username?: string;
+    expand?: readonly Expand[];
+  };
 export type FolderListParams = OwnerParams & {
   calculate_size?: boolean;
   /** First 5 deviations of each folder. */
@@ -72,9 +73,7 @@ export type FeedInclude = {
   collections: boolean;
   misc: boolean;
 };
-export type License =
-  | { creative_commons: false }
-  | { creative_commons: true; commercial: "yes" | "no"; modify: "yes" | "no" | "share" };
+export type License = { creative_commons: false } | { creative_commons: true; commercial: "yes" | "no"; modify: "yes" | "no" | "share" };
 export type MatureClassification = "nudity" | "sexual" | "gore" | "language" | "ideology";
 
 /** The editable fields of a journal; an update sends all of them (an omitted field would be cleared). */

@@ -45,10 +45,7 @@ export function UserMethods<B extends ClientBase>(Base: B) {
       return this.get("user.whois", { usernames: [...usernames], expand: joinExpand(params.expand) }, WhoisResponseSchema);
     }
 
-    profile(
-      username: string,
-      params: { ext_collections?: boolean; ext_galleries?: boolean; expand?: readonly Expand[] } & WithSession = {},
-    ): Promise<Profile> {
+    profile(username: string, params: { ext_collections?: boolean; ext_galleries?: boolean; expand?: readonly Expand[] } & WithSession = {}): Promise<Profile> {
       return this.get("user.profile", { username, ...params, expand: joinExpand(params.expand) }, ProfileSchema);
     }
 
@@ -84,13 +81,11 @@ export function UserMethods<B extends ClientBase>(Base: B) {
       return this.get("user.tiers", { username }, TiersResponseSchema);
     }
 
-
     // ---- writes: statuses ---------------------------------------------------------------------------
     /** Scopes: browse, user.manage. `id` embeds a deviation or status; `parentid` shares a status; `stashid` a stash item. */
     statusPost(params: { body?: string; id?: string; parentid?: string; stashid?: string }): Promise<StatusPostResult> {
       return this.get("user.statuses.post", params, StatusPostResultSchema);
     }
-
 
     // ---- writes: watching, profile ------------------------------------------------------------------
     /**

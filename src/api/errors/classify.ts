@@ -2,7 +2,6 @@
 // operation's `error_code` table, never `error_description` (docs/service-behaviour.md#error-body).
 import { operationIfKnown, type ErrorMeaning } from "../catalogue.ts";
 import { ApiError, EndpointGoneError, type ApiErrorFields, type ApiErrorKind } from "./api-error.ts";
-import { ENDPOINT_GONE_DESCRIPTION } from "./describe.ts";
 
 export type ErrorBody = {
   error?: string;
@@ -115,6 +114,12 @@ export function malformedError(args: { operation: string; detail: string; status
 }
 
 /** No (whole) HTTP answer. `code` is Node's/got's error code (ECONNRESET, ETIMEDOUT); `detail` says more ("timed out after 40 s at 0.1 KiB/s"). */
-export function networkError(args: { operation: string; code?: string | undefined; account?: string | undefined; attempts?: number; detail?: string }): ApiError {
+export function networkError(args: {
+  operation: string;
+  code?: string | undefined;
+  account?: string | undefined;
+  attempts?: number;
+  detail?: string;
+}): ApiError {
   return new ApiError({ kind: "network", operation: args.operation, account: args.account, attempts: args.attempts, error: args.code, detail: args.detail });
 }

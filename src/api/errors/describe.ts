@@ -13,7 +13,10 @@ function serviceSaid(fields: ApiErrorFields): string {
   const parts = [fields.status === undefined ? undefined : `HTTP ${fields.status}`, fields.error, fields.errorDescription && `"${fields.errorDescription}"`];
   const said = parts.filter(Boolean).join(" ");
   const detailList = fields.errorDetails
-    ? "; " + Object.entries(fields.errorDetails).map(([k, v]) => `${k}: ${v}`).join(", ")
+    ? "; " +
+      Object.entries(fields.errorDetails)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(", ")
     : "";
   return said + detailList;
 }

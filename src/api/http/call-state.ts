@@ -107,8 +107,10 @@ export function describeFatal(state: CallState, err: unknown): Error {
   if (state.signal?.aborted) return abortReason(state.signal);
   const cause = err instanceof Error ? err : new Error(String(err));
   if (state.refreshed) {
-    const failed = new ApiError({ kind: "invalid_token", operation: state.operation, status: 401, account: state.account },
-      `${state.operation}: the access token expired and could not be refreshed (${cause.message}). Re-authorize with: dvault auth login`);
+    const failed = new ApiError(
+      { kind: "invalid_token", operation: state.operation, status: 401, account: state.account },
+      `${state.operation}: the access token expired and could not be refreshed (${cause.message}). Re-authorize with: dvault auth login`,
+    );
     failed.cause = cause;
     return failed;
   }

@@ -4,7 +4,7 @@
 import { performance } from "node:perf_hooks";
 import got, { type Got } from "got";
 import { bodyGuardHandler, timeoutDetail } from "../body-guard.ts";
-import { ApiError, networkError, ThrottleDelayError } from "../errors.ts";
+import { type ApiError, networkError, ThrottleDelayError } from "../errors.ts";
 import type { Pacer } from "../pacer.ts";
 import { abortReason, cutShort, describeFatal, outcomeOf, release, releaseOnAbort, stateOf, toApiError, type CallState } from "./call-state.ts";
 import { API_PATH, DEFAULT_MINOR_VERSION, DEFAULT_USER_AGENT, type HttpTransportOptions, type RetryPolicy, type TransportStats } from "./options.ts";
@@ -137,10 +137,7 @@ export function createApiGot({ options, retry, maxBodyBytes, sinks, count, backo
             await release(state, "error");
             count(state.operation, "network");
           }
-          log.debug(
-            { operation: state.operation, attempt: state.attempts, reason: error.response?.statusCode ?? error.code },
-            "api call retried",
-          );
+          log.debug({ operation: state.operation, attempt: state.attempts, reason: error.response?.statusCode ?? error.code }, "api call retried");
         },
       ],
       beforeError: [
@@ -164,7 +161,13 @@ export function createApiGot({ options, retry, maxBodyBytes, sinks, count, backo
               : error.response
                 ? `the answer (HTTP ${error.response.statusCode}) could not be handled: ${error.message.slice(0, 200)}`
                 : undefined;
-          return networkError({ operation: state.operation, code: error.code, account: state.account, attempts: state.attempts, ...(detail ? { detail } : {}) });
+          return networkError({
+            operation: state.operation,
+            code: error.code,
+            account: state.account,
+            attempts: state.attempts,
+            ...(detail ? { detail } : {}),
+          });
         },
       ],
     },

@@ -54,7 +54,6 @@ export type HttpTransportOptions = {
   minBytesPerSecond?: number;
 };
 
-
 /** In-memory counters for metrics and `dvault status`. */
 export type TransportStats = {
   /** operation → HTTP status (or "network") → responses seen, retries included. */

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { UserError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import { html } from "../../text/html.ts";
-import { StateStore } from "./pkce-state.ts";
+import type { StateStore } from "./pkce-state.ts";
 import type { AuthorizeResult } from "./redirect.ts";
 import { readRedirectParams, explainAuthorizeError } from "./redirect.ts";
 
@@ -57,7 +57,8 @@ export async function startCallbackListener(options: CallbackListenerOptions): P
     if (read.kind === "error") {
       // An error redirect with someone else's state could be forged to abort the login: only ours, or
       // one without any state (some services drop it on errors), ends the wait.
-      if (read.state !== undefined && options.states.consume(read.state) !== "ok") return reject(res, 400, "The redirect's state does not match this login.", json);
+      if (read.state !== undefined && options.states.consume(read.state) !== "ok")
+        return reject(res, 400, "The redirect's state does not match this login.", json);
       done = true;
       const err = explainAuthorizeError(read.error, read.description, options.mode);
       page(res, 400, "dvault: login refused", err.message, json);
@@ -66,7 +67,12 @@ export async function startCallbackListener(options: CallbackListenerOptions): P
     }
     const check = options.states.consume(read.state);
     if (check !== "ok") {
-      return reject(res, 400, check === "expired" ? "This login's state expired; start `dvault auth login` again." : "The redirect's state does not match this login.", json);
+      return reject(
+        res,
+        400,
+        check === "expired" ? "This login's state expired; start `dvault auth login` again." : "The redirect's state does not match this login.",
+        json,
+      );
     }
     done = true;
     page(res, 200, "dvault: logged in", "dvault received the authorization. You can close this window and return to the terminal.", json);
@@ -152,5 +158,7 @@ const j=await r.json();p.textContent=j.message;}catch(e){p.textContent="Could no
       "referrer-policy": "no-referrer",
       "content-security-policy": "default-src 'none'; script-src 'unsafe-inline'; connect-src 'self'",
     })
-    .end(`<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>dvault</title><h1>dvault</h1><p id="m">Handing the token to dvault…</p><script>${script}</script>`);
+    .end(
+      `<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>dvault</title><h1>dvault</h1><p id="m">Handing the token to dvault…</p><script>${script}</script>`,
+    );
 }

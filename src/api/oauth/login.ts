@@ -9,7 +9,7 @@ import type { AuthorizeResult } from "./redirect.ts";
 import { parsePastedRedirect, IMPLICIT_UNAVAILABLE } from "./redirect.ts";
 import { startCallbackListener } from "./callback-listener.ts";
 import type { TokenGrant } from "./token-endpoint.ts";
-import { OAuthClient } from "./token-endpoint.ts";
+import type { OAuthClient } from "./token-endpoint.ts";
 
 export type InteractiveLoginOptions = {
   oauth: OAuthClient;
@@ -50,7 +50,15 @@ export async function interactiveLogin(options: InteractiveLoginOptions): Promis
   const state = states.issue();
   const pkce = mode === "code" ? createPkce() : undefined;
   const scopes = normaliseScopes(options.scopes);
-  const url = buildAuthorizeUrl({ endpoints: oauth.endpoints, clientId: oauth.clientId, redirectUri, scopes, state, responseType: mode, ...(pkce ? { pkce } : {}) });
+  const url = buildAuthorizeUrl({
+    endpoints: oauth.endpoints,
+    clientId: oauth.clientId,
+    redirectUri,
+    scopes,
+    state,
+    responseType: mode,
+    ...(pkce ? { pkce } : {}),
+  });
 
   let result: AuthorizeResult;
   if (options.readPastedUrl) {
@@ -73,7 +81,10 @@ export async function interactiveLogin(options: InteractiveLoginOptions): Promis
       result = await Promise.race([
         listener.result,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new UserError(`no redirect arrived within ${Math.round(timeoutMs / 1000)} s; run \`dvault auth login\` again (or use --paste)`)), timeoutMs);
+          timer = setTimeout(
+            () => reject(new UserError(`no redirect arrived within ${Math.round(timeoutMs / 1000)} s; run \`dvault auth login\` again (or use --paste)`)),
+            timeoutMs,
+          );
           timer.unref();
         }),
       ]);
@@ -86,7 +97,13 @@ export async function interactiveLogin(options: InteractiveLoginOptions): Promis
   const now = options.now ?? Date.now;
   if (result.kind === "token") {
     return {
-      grant: { accessToken: result.accessToken, tokenType: "Bearer", expiresIn: result.expiresIn, refreshToken: undefined, scopes: result.scope === undefined ? undefined : normaliseScopes(result.scope) },
+      grant: {
+        accessToken: result.accessToken,
+        tokenType: "Bearer",
+        expiresIn: result.expiresIn,
+        refreshToken: undefined,
+        scopes: result.scope === undefined ? undefined : normaliseScopes(result.scope),
+      },
       requestedScopes: scopes,
       grantType: "implicit",
       requestedAt: now(),
@@ -99,11 +116,23 @@ export async function interactiveLogin(options: InteractiveLoginOptions): Promis
 }
 
 /** The implicit grant exists only for OAuth 2.0 apps, over an https redirect. */
-export function assertImplicitAllowed({ oauth, redirectUri, oauthVersion }: { oauth: OAuthClient; redirectUri: string; oauthVersion: OAuthVersion | undefined }): void {
+export function assertImplicitAllowed({
+  oauth,
+  redirectUri,
+  oauthVersion,
+}: {
+  oauth: OAuthClient;
+  redirectUri: string;
+  oauthVersion: OAuthVersion | undefined;
+}): void {
   if (oauthVersion === "2.1" || oauth.isPublicClient) {
-    throw new UserError(`the implicit grant is not available: ${oauthVersion === "2.1" ? "DVAULT_OAUTH_VERSION=2.1" : "this client has no secret (an OAuth 2.1 public client)"}. ${IMPLICIT_UNAVAILABLE}`);
+    throw new UserError(
+      `the implicit grant is not available: ${oauthVersion === "2.1" ? "DVAULT_OAUTH_VERSION=2.1" : "this client has no secret (an OAuth 2.1 public client)"}. ${IMPLICIT_UNAVAILABLE}`,
+    );
   }
   if (new URL(redirectUri).protocol !== "https:") {
-    throw new UserError(`the implicit grant needs an https redirect URI registered with your app; DVAULT_REDIRECT_URI is ${redirectUri}. Set it to the https URI (served by a TLS proxy in front of dvault's listener, or use --paste)`);
+    throw new UserError(
+      `the implicit grant needs an https redirect URI registered with your app; DVAULT_REDIRECT_URI is ${redirectUri}. Set it to the https URI (served by a TLS proxy in front of dvault's listener, or use --paste)`,
+    );
   }
 }

@@ -2,7 +2,7 @@
 import { UserError } from "../../errors.ts";
 import { registerSecret } from "../../redact.ts";
 import type { StateCheck } from "./pkce-state.ts";
-import { StateStore } from "./pkce-state.ts";
+import type { StateStore } from "./pkce-state.ts";
 
 export type AuthorizeResult =
   | { kind: "code"; code: string; state: string }
@@ -32,7 +32,10 @@ export class StateMismatchError extends UserError {
 }
 
 /** Reads code/state or a fragment token from redirect parameters; the state is checked by the caller. */
-export function readRedirectParams(params: URLSearchParams, mode: "code" | "token"): AuthorizeResult | { kind: "error"; error: string; description?: string; state?: string } | { kind: "empty" } {
+export function readRedirectParams(
+  params: URLSearchParams,
+  mode: "code" | "token",
+): AuthorizeResult | { kind: "error"; error: string; description?: string; state?: string } | { kind: "empty" } {
   const state = params.get("state") ?? "";
   const error = params.get("error");
   if (error) {

@@ -34,7 +34,6 @@ export type OAuthClientOptions = {
  */
 export const REFRESH_RETRIES = 3;
 
-
 /** A validated token answer. `scope` is what the service granted, which may be less than asked. */
 export type TokenGrant = {
   accessToken: string;
@@ -70,7 +69,9 @@ export class OAuthEndpointError extends UserError {
     readonly error: string,
     readonly errorDescription: string | undefined,
   ) {
-    super(`the service's ${request === "revoke" ? "revoke" : "token"} endpoint refused the ${request.replace("_", " ")} request: HTTP ${status} ${error}${errorDescription ? ` (${scrubString(errorDescription)})` : ""}`);
+    super(
+      `the service's ${request === "revoke" ? "revoke" : "token"} endpoint refused the ${request.replace("_", " ")} request: HTTP ${status} ${error}${errorDescription ? ` (${scrubString(errorDescription)})` : ""}`,
+    );
     this.name = "OAuthEndpointError";
   }
 
@@ -127,7 +128,19 @@ export class TokenResponseInvalidError extends UserError {
 }
 
 /** Failures that happen before the request is on the wire: nothing was spent. */
-const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "ERR_INVALID_URL", "CERT_HAS_EXPIRED", "DEPTH_ZERO_SELF_SIGNED_CERT", "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "ERR_TLS_CERT_ALTNAME_INVALID"]);
+const NOT_SENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "ERR_INVALID_URL",
+  "CERT_HAS_EXPIRED",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
 
 /**
  * Token answers are small: one past this size, or trickling in, is cut off and treated as an answer that
@@ -197,7 +210,8 @@ export class OAuthClient {
         return await this.tokenRequest("refresh_token", { grant_type: "refresh_token", refresh_token: refreshToken }, auth);
       } catch (err) {
         const refused = err instanceof OAuthEndpointError && err.status === 400;
-        if (lost && refused) throw new TokenResponseLostError("refresh_token", `${lost.message}; sent again, the same refresh token was refused: the first request spent it`);
+        if (lost && refused)
+          throw new TokenResponseLostError("refresh_token", `${lost.message}; sent again, the same refresh token was refused: the first request spent it`);
         const unreadable = err instanceof TokenResponseLostError || err instanceof TokenResponseInvalidError;
         if (attempt >= REFRESH_RETRIES || !(refused || (unreadable && !lost))) throw err;
         if (unreadable) lost = err;
@@ -237,7 +251,12 @@ export class OAuthClient {
     if (res.statusCode !== 200) {
       const err = ErrorBodySchema.safeParse(body);
       const cdn = res.statusCode === 403 && /<html/i.test(res.body);
-      throw new OAuthEndpointError(kind, res.statusCode, err.success ? err.data.error : cdn ? "cdn_block" : "http_error", err.success ? err.data.error_description : undefined);
+      throw new OAuthEndpointError(
+        kind,
+        res.statusCode,
+        err.success ? err.data.error : cdn ? "cdn_block" : "http_error",
+        err.success ? err.data.error_description : undefined,
+      );
     }
     if (body === undefined) throw new TokenResponseInvalidError(kind, "the body is not JSON");
     // Register before validating, so not even a validation message can carry them.
@@ -247,7 +266,10 @@ export class OAuthClient {
     const parsed = TokenSuccessSchema.safeParse(body);
     if (!parsed.success) {
       const status = typeof raw.status === "string" ? raw.status : undefined;
-      throw new TokenResponseInvalidError(kind, status && status !== "success" ? `status "${status}"` : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+      throw new TokenResponseInvalidError(
+        kind,
+        status && status !== "success" ? `status "${status}"` : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "),
+      );
     }
     const data = parsed.data;
     return {

@@ -29,16 +29,12 @@ export const MltPreviewSchema = z.looseObject({
   author: UserSchema.nullish(),
   more_from_artist: arr(DeviationSchema),
   more_from_da: arr(DeviationSchema),
-  suggested_collections: arr(
-    z.looseObject({ collection: GallectionSchema.nullish(), deviations: arr(DeviationSchema) }),
-  ),
+  suggested_collections: arr(z.looseObject({ collection: GallectionSchema.nullish(), deviations: arr(DeviationSchema) })),
 });
 export type MltPreview = z.infer<typeof MltPreviewSchema>;
 
 export const CategoryTreeSchema = z.looseObject({
-  categories: arr(
-    z.looseObject({ catpath: str(), title: str(), has_subcategory: bool(), parent_catpath: str() }),
-  ),
+  categories: arr(z.looseObject({ catpath: str(), title: str(), has_subcategory: bool(), parent_catpath: str() })),
 });
 export type CategoryTree = z.infer<typeof CategoryTreeSchema>;
 

@@ -31,9 +31,7 @@ export const EpochSchema = z.union([z.string(), z.number()]);
 
 /** Stash ids are 64-bit integers; kept as decimal strings. (Precision above 2^53 is already lost if the
  * JSON parser read them as numbers; see the transport.) */
-export const StashIdSchema = z
-  .union([z.string(), z.number(), z.bigint()])
-  .transform((v) => (typeof v === "string" ? v : v.toString()));
+export const StashIdSchema = z.union([z.string(), z.number(), z.bigint()]).transform((v) => (typeof v === "string" ? v : v.toString()));
 
 // ---- timestamps (docs/service-behaviour.md#timestamps) ---------------------------------------------
 

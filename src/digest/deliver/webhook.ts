@@ -69,7 +69,10 @@ export function webhookDeliverer(config: WebhookConfig, opts: { timeoutMs?: numb
       }
       const answer = (await response.text().catch(() => "")).slice(0, 300);
       if (!response.ok) {
-        throw new WebhookDeliveryError(`webhook ${scrubString(config.url)} answered ${response.status}${answer ? `: ${scrubString(answer)}` : ""}`, response.status);
+        throw new WebhookDeliveryError(
+          `webhook ${scrubString(config.url)} answered ${response.status}${answer ? `: ${scrubString(answer)}` : ""}`,
+          response.status,
+        );
       }
       return { status: response.status, bytes: Buffer.byteLength(body) };
     },

@@ -41,7 +41,12 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
       return sendPage(res, 200, searchPage({ query: q, type, hits, files }));
     }
     const pageNo = Math.max(1, Math.min(10_000, Number.parseInt(one(req.query.page) ?? "1", 10) || 1));
-    const filter = { artist: one(req.query.artist), folder: one(req.query.folder), collection: one(req.query.collection), archived: one(req.query.archived) === "1" };
+    const filter = {
+      artist: one(req.query.artist),
+      folder: one(req.query.folder),
+      collection: one(req.query.collection),
+      archived: one(req.query.archived) === "1",
+    };
     const [choices, found] = await Promise.all([
       browser.filterChoices(),
       browser.recentItems({ ...filter, archivedOnly: filter.archived, limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE }),
@@ -67,7 +72,10 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
     return res.sendFile(real, { dotfiles: "deny", lastModified: true });
   });
 
-  for (const [name, svg] of [["placeholder.svg", PLACEHOLDER_SVG], ["text.svg", TEXT_SVG]] as const) {
+  for (const [name, svg] of [
+    ["placeholder.svg", PLACEHOLDER_SVG],
+    ["text.svg", TEXT_SVG],
+  ] as const) {
     app.get(`/static/${name}`, (_req, res) => {
       res.set({ "Content-Security-Policy": FILE_CSP, "Cache-Control": "public, max-age=86400" }).type("image/svg+xml").send(svg);
     });

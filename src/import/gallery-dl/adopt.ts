@@ -31,7 +31,10 @@ export async function adoptAll(args: {
   const archive = opts.archive ?? new Archive({ root: services.config.archiveDir, minFreeBytes: services.config.minFreeBytes });
   const targets = await repo.findImportTargets([...new Set(planned.map((p) => p.deviation.deviationid))]);
   const rows = new Map<string, DownloadState>(targets.rows.filter((r) => r.kind === "original").map((r) => [r.deviationid, r]));
-  const known = new Set([...targets.imported.map((i) => `${i.deviationid}:${i.sha256}`), ...targets.rows.filter((r) => r.sha256).map((r) => `${r.deviationid}:${r.sha256}`)]);
+  const known = new Set([
+    ...targets.imported.map((i) => `${i.deviationid}:${i.sha256}`),
+    ...targets.rows.filter((r) => r.sha256).map((r) => `${r.deviationid}:${r.sha256}`),
+  ]);
   // Per deviation, originals first: a rendition then never takes the row an original of the same run fills.
   const groups = new Map<string, Planned[]>();
   for (const p of planned) groups.set(p.deviation.deviationid, [...(groups.get(p.deviation.deviationid) ?? []), p]);
@@ -80,7 +83,18 @@ export async function adoptAll(args: {
       }
       const at = new Date(services.now());
       const result = await records.adoptImportedFile(
-        { deviationid: id, role: p.role, rendition: p.rendition, path: stored.relPath, sha256: stored.sha256, size: stored.size, sourcePath: p.entry.abs, linked: stored.linked, evidence: p.evidence, at },
+        {
+          deviationid: id,
+          role: p.role,
+          rendition: p.rendition,
+          path: stored.relPath,
+          sha256: stored.sha256,
+          size: stored.size,
+          sourcePath: p.entry.abs,
+          linked: stored.linked,
+          evidence: p.evidence,
+          at,
+        },
         fill,
       );
       if (!result.recorded) {
@@ -98,7 +112,14 @@ export async function adoptAll(args: {
         filled++;
         const hadOriginal = result.old?.status === "done" && result.old.rendition === "original";
         if (p.role === "original" && !hadOriginal && p.deviation.isDownloadable !== false) report.quotaSaved++;
-        rows.set(id, { deviationid: id, kind: "original", status: fill?.status ?? "done", rendition: p.rendition ?? "original", path: stored.relPath, sha256: stored.sha256 });
+        rows.set(id, {
+          deviationid: id,
+          kind: "original",
+          status: fill?.status ?? "done",
+          rendition: p.rendition ?? "original",
+          path: stored.relPath,
+          sha256: stored.sha256,
+        });
         await removeIfUnreferenced(downloads, archive, result.old?.path ?? null, stored.relPath);
       }
     } finally {

@@ -32,7 +32,13 @@ export function parseArchiveKey(entry: string): ArchiveKey | undefined {
   }
   const folder = FOLDER_KEY.exec(entry);
   if (folder) {
-    return { section: folder[1] as ArchiveSection, owner: (folder[2] as string).toLowerCase(), index: Number(folder[3]), indexFile: null, extension: (folder[4] as string).toLowerCase() };
+    return {
+      section: folder[1] as ArchiveSection,
+      owner: (folder[2] as string).toLowerCase(),
+      index: Number(folder[3]),
+      indexFile: null,
+      extension: (folder[4] as string).toLowerCase(),
+    };
   }
   const stash = STASH_KEY.exec(entry);
   if (stash) return { section: "", owner: null, index: Number(stash[1]), indexFile: null, extension: (stash[2] as string).toLowerCase() };

@@ -20,17 +20,29 @@ export function classifyFile(args: { size: number; ext: string; name: NameFacts;
   const num = sidecar?.num ?? name.num;
   const indexFile = sidecar?.indexFile ?? name.indexFile;
   if ((num !== null && num !== undefined && num > 1) || (indexFile !== null && indexFile !== undefined && indexFile > 0)) {
-    return { role: "extra_image", rendition: null, evidence: `image ${num ?? "?"} of a multi-image post (the API gives only the first: docs/service-behaviour.md#multi-image)` };
+    return {
+      role: "extra_image",
+      rendition: null,
+      evidence: `image ${num ?? "?"} of a multi-image post (the API gives only the first: docs/service-behaviour.md#multi-image)`,
+    };
   }
   const original = d.downloadFilesize;
   if (original !== null && size === original) return { role: "original", rendition: null, evidence: `its ${size} bytes are the original's download_filesize` };
   if (sidecar?.isOriginal === true) {
     if (original !== null) {
-      return { role: "rendition", rendition: renditionBySize(size, d) ?? "unknown", evidence: `gallery-dl marked it original, but its ${size} bytes differ from the original's ${original}` };
+      return {
+        role: "rendition",
+        rendition: renditionBySize(size, d) ?? "unknown",
+        evidence: `gallery-dl marked it original, but its ${size} bytes differ from the original's ${original}`,
+      };
     }
     const bySize = renditionBySize(size, d);
     if (bySize) return { role: "rendition", rendition: bySize, evidence: `gallery-dl marked it original, but its ${size} bytes are the ${bySize} rendition's` };
-    return { role: "original", rendition: null, evidence: "gallery-dl marked it original (is_original) and the service announces no original size to contradict it" };
+    return {
+      role: "original",
+      rendition: null,
+      evidence: "gallery-dl marked it original (is_original) and the service announces no original size to contradict it",
+    };
   }
   const bySize = renditionBySize(size, d);
   if (bySize) return { role: "rendition", rendition: bySize, evidence: `its ${size} bytes are the ${bySize} rendition's` };

@@ -65,7 +65,10 @@ export function extensionOf(name: string): string {
 
 /** Words of a title or file name, for telling whether a name carries a title: lowercase letters and digits only. */
 export function titleKey(text: string): string {
-  return text.normalize("NFKC").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
+  return text
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, "");
 }
 
 function safeInt(s: string | undefined): number | null {

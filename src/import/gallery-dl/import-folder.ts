@@ -160,7 +160,14 @@ async function pickAccount(services: Services, name: string | undefined): Promis
   return only ? { id: only.id, name: only.name } : undefined;
 }
 
-async function resolve(args: { opts: ImportOptions; repo: ImportedFileRepository; scanned: Scanned[]; keys: ArchiveKey[]; account: AccountRef | undefined; report: ImportReport }): Promise<Resolution> {
+async function resolve(args: {
+  opts: ImportOptions;
+  repo: ImportedFileRepository;
+  scanned: Scanned[];
+  keys: ArchiveKey[];
+  account: AccountRef | undefined;
+  report: ImportReport;
+}): Promise<Resolution> {
   const { opts, repo, scanned, keys, account, report } = args;
   // Files named by neither sidecar nor index: the archive's entries of the same user and extension, matched by title.
   // An entry whose index another file's name or sidecar already gives is that file's, not this one's.
@@ -169,7 +176,9 @@ async function resolve(args: { opts: ImportOptions; repo: ImportedFileRepository
   for (const k of keys) if (k.owner && !claimed.has(k.index)) keysByOwner.set(k.owner, [...(keysByOwner.get(k.owner) ?? []), k]);
   const titleCandidates = (s: Scanned): number[] =>
     s.deviationid === null && s.index === null && s.where.username
-      ? (keysByOwner.get(s.where.username.toLowerCase()) ?? []).filter((k) => k.extension === s.ext || (k.extension === "jpeg" && s.ext === "jpg")).map((k) => k.index)
+      ? (keysByOwner.get(s.where.username.toLowerCase()) ?? [])
+          .filter((k) => k.extension === s.ext || (k.extension === "jpeg" && s.ext === "jpg"))
+          .map((k) => k.index)
       : [];
 
   const wantedIndexes = new Set<number>();
@@ -208,7 +217,13 @@ async function resolve(args: { opts: ImportOptions; repo: ImportedFileRepository
     const asked = [...wants.values()].flatMap((w) => [...w.indexes]);
     const api = await opts.services.apiFor(account.id);
     const before = callCount(api.transport.stats.calls);
-    report.listings = await resolveThroughListings({ client: api.client, pool: opts.services.pool, wants: [...wants.values()], now: () => new Date(opts.services.now()), ...(opts.signal ? { signal: opts.signal } : {}) });
+    report.listings = await resolveThroughListings({
+      client: api.client,
+      pool: opts.services.pool,
+      wants: [...wants.values()],
+      now: () => new Date(opts.services.now()),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
     report.apiCalls += callCount(api.transport.stats.calls) - before;
     learn(await repo.findImportCandidates({ indexes: asked, deviationids: [...wantedIds].filter((id) => !byId.has(id)) }));
   }
@@ -217,14 +232,26 @@ async function resolve(args: { opts: ImportOptions; repo: ImportedFileRepository
   return {
     match(s) {
       const hit = (s.deviationid ? byId.get(s.deviationid) : undefined) ?? (s.index !== null ? byIndex.get(s.index) : undefined);
-      if (hit) return { deviation: hit, how: s.deviationid && byId.has(s.deviationid) ? "the sidecar's deviationid" : s.sidecar?.index !== undefined ? "the sidecar's index" : `the index in its name (${s.name.via})` };
+      if (hit)
+        return {
+          deviation: hit,
+          how:
+            s.deviationid && byId.has(s.deviationid)
+              ? "the sidecar's deviationid"
+              : s.sidecar?.index !== undefined
+                ? "the sidecar's index"
+                : `the index in its name (${s.name.via})`,
+        };
       const byTitle = matchByTitle(s, titleCandidates(s), byIndex);
       if (byTitle) return { deviation: byTitle, how: "an archive entry of its folder's user whose title its name carries" };
       if (s.deviationid === null && s.index === null) {
         // Named by title only: the archive's entries of its folder's user are the candidates.
         if (titleCandidates(s).length === 0) return { reason: UNMATCHED.noId };
         if (!account && titleCandidates(s).some((i) => !byIndex.has(i))) return { reason: UNMATCHED.noAccount };
-        return { reason: UNMATCHED.noId, detail: `none of the ${titleCandidates(s).length} archive entries of ${s.where.username} with its extension has its title` };
+        return {
+          reason: UNMATCHED.noId,
+          detail: `none of the ${titleCandidates(s).length} archive entries of ${s.where.username} with its extension has its title`,
+        };
       }
       const listing = s.where.section === "favourites" ? "favourites" : "gallery";
       const problem = s.where.username ? problems.get(`${listing}:${s.where.username.toLowerCase()}`) : undefined;
@@ -238,7 +265,9 @@ async function resolve(args: { opts: ImportOptions; repo: ImportedFileRepository
 
 function matchByTitle(s: Scanned, indexes: number[], byIndex: Map<number, ImportCandidate>): ImportCandidate | undefined {
   const stem = titleKey(path.basename(s.entry.abs, path.extname(s.entry.abs)));
-  const hits = indexes.map((i) => byIndex.get(i)).filter((c): c is ImportCandidate => c !== undefined && c.title !== null && titleKey(c.title).length > 0 && stem.includes(titleKey(c.title)));
+  const hits = indexes
+    .map((i) => byIndex.get(i))
+    .filter((c): c is ImportCandidate => c !== undefined && c.title !== null && titleKey(c.title).length > 0 && stem.includes(titleKey(c.title)));
   // Only an unambiguous title: two works with the same title cannot be told apart by it.
   return hits.length === 1 ? hits[0] : undefined;
 }

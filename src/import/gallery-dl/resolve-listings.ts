@@ -77,7 +77,12 @@ async function walk(args: Parameters<typeof resolveThroughListings>[0], want: Li
 }
 
 /** Writes each page to the mirror and stops as soon as nothing is wanted any more. */
-async function takePages(args: Parameters<typeof resolveThroughListings>[0], pages: AsyncIterable<{ items: Deviation[] }>, want: ListingWant, outcome: ListingOutcome): Promise<void> {
+async function takePages(
+  args: Parameters<typeof resolveThroughListings>[0],
+  pages: AsyncIterable<{ items: Deviation[] }>,
+  want: ListingWant,
+  outcome: ListingOutcome,
+): Promise<void> {
   for await (const page of pages) {
     outcome.pages++;
     const at = args.now();

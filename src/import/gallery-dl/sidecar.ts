@@ -4,16 +4,27 @@
 import fs from "node:fs/promises";
 import { z } from "zod";
 
-const int = z.union([z.number(), z.string().regex(/^\d{1,15}$/)]).transform(Number).pipe(z.number().int().nonnegative());
+const int = z
+  .union([z.number(), z.string().regex(/^\d{1,15}$/)])
+  .transform(Number)
+  .pipe(z.number().int().nonnegative());
 
 const SidecarSchema = z.looseObject({
-  deviationid: z.string().regex(/^[0-9A-Fa-f-]{36}$/).transform((s) => s.toUpperCase()).optional().catch(undefined),
+  deviationid: z
+    .string()
+    .regex(/^[0-9A-Fa-f-]{36}$/)
+    .transform((s) => s.toUpperCase())
+    .optional()
+    .catch(undefined),
   index: int.optional().catch(undefined),
   index_file: int.optional().catch(undefined),
   num: int.optional().catch(undefined),
   url: z.string().optional().catch(undefined),
   is_original: z.boolean().optional().catch(undefined),
-  target: z.looseObject({ src: z.string().optional().catch(undefined) }).optional().catch(undefined),
+  target: z
+    .looseObject({ src: z.string().optional().catch(undefined) })
+    .optional()
+    .catch(undefined),
 });
 
 export type Sidecar = {

@@ -75,7 +75,14 @@ export const UNMATCHED = {
   busy: "being downloaded by dvault right now: run the import again afterwards",
 } as const;
 
-export type Scanned = { entry: FolderEntry; where: PathFacts; name: NameFacts; ext: string; sidecar: Sidecar | undefined; deviationid: string | null; index: number | null };
+export type Scanned = {
+  entry: FolderEntry;
+  where: PathFacts;
+  name: NameFacts;
+  ext: string;
+  sidecar: Sidecar | undefined;
+  deviationid: string | null;
+  index: number | null;
+};
 export type Matched = Scanned & { deviation: ImportCandidate; how: string };
 export type Planned = Matched & { role: "original" | "rendition" | "extra_image"; rendition: string | null; evidence: string };
-

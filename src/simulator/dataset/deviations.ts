@@ -126,7 +126,10 @@ export function makeDeviation(rng: Rng, dataset: Dataset, startMs: number, input
     videos: kind === "video" ? withLowerQuality({ quality: "720p", filesize: rng.int(1_000_000, 9_000_000), duration: rng.int(5, 300) }) : null,
     text: isText ? { html: `<p>${words.join(" ")}</p>`, excerpt: words.slice(0, 20).join(" "), apiHtmlEmpty: rng.chance(0.25) } : null,
     tier: rng.chance(0.05) ? { statsAsArray: rng.chance(0.5), state: "active" } : null,
-    camera: kind === "image" && rng.chance(0.15) ? { make: "Canon", model: `EOS ${rng.int(5, 90)}D`, shutter_speed: "1/250", aperture: "F/5.6", iso: String(rng.pick([100, 200, 400, 800])) } : null,
+    camera:
+      kind === "image" && rng.chance(0.15)
+        ? { make: "Canon", model: `EOS ${rng.int(5, 90)}D`, shutter_speed: "1/250", aperture: "F/5.6", iso: String(rng.pick([100, 200, 400, 800])) }
+        : null,
     creationTime: isoAt(published * 1000 - rng.int(0, 3600) * 1000),
     version: 1,
     favedBy: [],

@@ -26,7 +26,15 @@ export type SimCollectionFolder = {
 };
 
 /** One user's gallery folders (folder 0 is "Featured", some nested) and `count` deviations spread over them. */
-export function makeGallery(rng: Rng, dataset: Dataset, startMs: number, ownerId: string, count: number, folderCount: number, withDeleted: boolean): SimDeviation[] {
+export function makeGallery(
+  rng: Rng,
+  dataset: Dataset,
+  startMs: number,
+  ownerId: string,
+  count: number,
+  folderCount: number,
+  withDeleted: boolean,
+): SimDeviation[] {
   const folders: SimGalleryFolder[] = [];
   const n = Math.max(1, folderCount);
   for (let i = 0; i < n; i++) {

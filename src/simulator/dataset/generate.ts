@@ -53,6 +53,11 @@ export function generateDataset(seed: number, options: DatasetOptions, start: Da
 
   applyDownloadExtras(dataset, options);
   // Its own generator, after everything else: the base dataset stays as it is, and seeds still differ.
-  if (options.variance) applyVariance(dataset, createRng(seed ^ VARIANCE_SEED_SALT), tracked.map((u) => u.userid));
+  if (options.variance)
+    applyVariance(
+      dataset,
+      createRng(seed ^ VARIANCE_SEED_SALT),
+      tracked.map((u) => u.userid),
+    );
   return dataset;
 }

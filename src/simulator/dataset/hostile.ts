@@ -153,7 +153,10 @@ function applyHostileData(dataset: Dataset, renamed: ReadonlySet<string>): void 
   arrays.quirks = { emptyObjectsAsArrays: true };
   omitted.quirks = { omitOptional: true };
   deleted.isDeleted = true;
-  const fave = dataset.collectionFolders.find((f) => f.ownerId === dataset.ownerId)?.deviationIds.map((id) => dataset.deviations.get(id)).find((d) => d && !d.isDeleted);
+  const fave = dataset.collectionFolders
+    .find((f) => f.ownerId === dataset.ownerId)
+    ?.deviationIds.map((id) => dataset.deviations.get(id))
+    .find((d) => d && !d.isDeleted);
   if (fave) fave.isDeleted = true;
   const status = dataset.statuses.find((s) => s.authorId === dataset.ownerId && !s.isDeleted);
   if (status) status.isDeleted = true;

@@ -126,7 +126,14 @@ const MESSAGE_KINDS: Array<{ box: MessageBox; feedbackType: FeedbackType | null;
 
 export type NewMessageInput = { type?: string; originatorId?: string; subjectDeviationId?: string | null; at: number };
 
-export function addGeneratedMessage(rng: Rng, dataset: Dataset, ownerDevs: readonly SimDeviation[], people: readonly SimUser[], at: number, forcedType?: string): SimMessage {
+export function addGeneratedMessage(
+  rng: Rng,
+  dataset: Dataset,
+  ownerDevs: readonly SimDeviation[],
+  people: readonly SimUser[],
+  at: number,
+  forcedType?: string,
+): SimMessage {
   const total = MESSAGE_KINDS.reduce((s, k) => s + k.weight, 0);
   let roll = rng.next() * total;
   let kind = MESSAGE_KINDS[0]!;

@@ -84,8 +84,14 @@ export function makePeople(ctx: GenContext, size: DatasetSize): People {
     lastvisit: rng.chance(0.5) ? isoAt(startMs - rng.int(1, 90) * 86_400_000) : null,
   }));
   for (const u of people) {
-    u.watcherIds = rng.sample(people, rng.int(0, 8)).filter((w) => w !== u).map((w) => w.userid);
-    u.friends = rng.sample(people, rng.int(0, 6)).filter((w) => w !== u).map((w) => ({ userid: w.userid, watch: watchFlags(rng), lastvisit: null }));
+    u.watcherIds = rng
+      .sample(people, rng.int(0, 8))
+      .filter((w) => w !== u)
+      .map((w) => w.userid);
+    u.friends = rng
+      .sample(people, rng.int(0, 6))
+      .filter((w) => w !== u)
+      .map((w) => ({ userid: w.userid, watch: watchFlags(rng), lastvisit: null }));
     if (owner.watcherIds.includes(u.userid)) u.friends.push({ userid: owner.userid, watch: watchFlags(rng), lastvisit: null });
   }
   return { owner, tracked, people };

@@ -21,7 +21,14 @@ function everything(ctx: ApiContext): SimDeviation[] {
  * rejecting values above their documented max.
  */
 function browsePage(ctx: ApiContext, items: readonly SimDeviation[], maxLimit: number, extra: Record<string, unknown> = {}): Reply {
-  return offsetPage(ctx, items, { maxLimit, silentLimitCap: 24, keep: (d) => visibleDeviation(ctx, d), render: (d) => deviationJson(ctx, d), estimatedTotal: true, extra });
+  return offsetPage(ctx, items, {
+    maxLimit,
+    silentLimitCap: 24,
+    keep: (d) => visibleDeviation(ctx, d),
+    render: (d) => deviationJson(ctx, d),
+    estimatedTotal: true,
+    extra,
+  });
 }
 
 function byTag(ctx: ApiContext, tag: string): SimDeviation[] {
@@ -39,8 +46,12 @@ function moreLikeThisPreview(ctx: ApiContext): Reply {
   const seed = getDeviation(ctx.world, ctx.params.get("seed"));
   if (!seed || seed.isDeleted) return apiError(400, "invalid_request", "Invalid seed.", { error_code: 0 });
   const author = ctx.world.data.users.get(seed.authorId);
-  const fromArtist = everything(ctx).filter((d) => d.authorId === seed.authorId && d.deviationid !== seed.deviationid && visibleDeviation(ctx, d)).slice(0, 6);
-  const fromDa = everything(ctx).filter((d) => d.authorId !== seed.authorId && d.tags.some((t) => seed.tags.includes(t)) && visibleDeviation(ctx, d)).slice(0, 6);
+  const fromArtist = everything(ctx)
+    .filter((d) => d.authorId === seed.authorId && d.deviationid !== seed.deviationid && visibleDeviation(ctx, d))
+    .slice(0, 6);
+  const fromDa = everything(ctx)
+    .filter((d) => d.authorId !== seed.authorId && d.tags.some((t) => seed.tags.includes(t)) && visibleDeviation(ctx, d))
+    .slice(0, 6);
   return json(200, {
     seed: seed.deviationid,
     author: author ? userJson(ctx.world, author) : null,
@@ -78,7 +89,11 @@ export const browseRoutes: ApiRoute[] = [
     removed: true,
     handler(ctx) {
       const watched = new Set(actingUser(ctx).friends.map((f) => f.userid));
-      return offsetPage(ctx, everything(ctx).filter((d) => watched.has(d.authorId)), { maxLimit: 50, keep: (d) => visibleDeviation(ctx, d), render: (d) => deviationJson(ctx, d) });
+      return offsetPage(
+        ctx,
+        everything(ctx).filter((d) => watched.has(d.authorId)),
+        { maxLimit: 50, keep: (d) => visibleDeviation(ctx, d), render: (d) => deviationJson(ctx, d) },
+      );
     },
   },
   {
@@ -99,23 +114,56 @@ export const browseRoutes: ApiRoute[] = [
     scopes: READ,
     userOnly: true,
     removed: true,
-    handler: (ctx) => browsePage(ctx, everything(ctx).filter((d) => d.authorId !== actingUser(ctx).userid), 50),
+    handler: (ctx) =>
+      browsePage(
+        ctx,
+        everything(ctx).filter((d) => d.authorId !== actingUser(ctx).userid),
+        50,
+      ),
   },
   { methods: ["GET"], template: "/browse/home", scopes: READ, handler: (ctx) => browsePage(ctx, everything(ctx), 50) },
   {
     methods: ["GET"],
     template: "/browse/hot",
     scopes: READ,
-    handler: (ctx) => browsePage(ctx, cached(ctx.world, "browse-hot", () => everything(ctx).slice().sort((a, b) => b.stats.viewsToday - a.stats.viewsToday || b.numericId - a.numericId)), 120),
+    handler: (ctx) =>
+      browsePage(
+        ctx,
+        cached(ctx.world, "browse-hot", () =>
+          everything(ctx)
+            .slice()
+            .sort((a, b) => b.stats.viewsToday - a.stats.viewsToday || b.numericId - a.numericId),
+        ),
+        120,
+      ),
   },
-  { methods: ["GET"], template: "/browse/undiscovered", scopes: READ, handler: (ctx) => browsePage(ctx, everything(ctx).filter((d) => d.stats.favourites < 20), 120) },
+  {
+    methods: ["GET"],
+    template: "/browse/undiscovered",
+    scopes: READ,
+    handler: (ctx) =>
+      browsePage(
+        ctx,
+        everything(ctx).filter((d) => d.stats.favourites < 20),
+        120,
+      ),
+  },
   { methods: ["GET"], template: "/browse/newest", scopes: READ, removed: true, handler: (ctx) => browsePage(ctx, everything(ctx), 120) },
   {
     methods: ["GET"],
     template: "/browse/popular",
     scopes: READ,
     removed: true,
-    handler: (ctx) => browsePage(ctx, cached(ctx.world, "browse-popular", () => everything(ctx).slice().sort((a, b) => b.stats.favourites - a.stats.favourites || b.numericId - a.numericId)), 120),
+    handler: (ctx) =>
+      browsePage(
+        ctx,
+        cached(ctx.world, "browse-popular", () =>
+          everything(ctx)
+            .slice()
+            .sort((a, b) => b.stats.favourites - a.stats.favourites || b.numericId - a.numericId),
+        ),
+        120,
+      ),
   },
   {
     methods: ["GET"],
@@ -125,7 +173,11 @@ export const browseRoutes: ApiRoute[] = [
     handler(ctx) {
       const seed = getDeviation(ctx.world, ctx.params.get("seed"));
       if (!seed) return apiError(400, "invalid_request", "Invalid seed.", { error_code: 0 });
-      return browsePage(ctx, everything(ctx).filter((d) => d.deviationid !== seed.deviationid && d.tags.some((t) => seed.tags.includes(t))), 50);
+      return browsePage(
+        ctx,
+        everything(ctx).filter((d) => d.deviationid !== seed.deviationid && d.tags.some((t) => seed.tags.includes(t))),
+        50,
+      );
     },
   },
   { methods: ["GET"], template: "/browse/morelikethis/preview", scopes: ["browse", "browse.mlt"], handler: moreLikeThisPreview },
@@ -136,7 +188,12 @@ export const browseRoutes: ApiRoute[] = [
     handler(ctx) {
       const missing = requireParams(ctx, "tag");
       if (missing) return missing;
-      return offsetPage(ctx, byTag(ctx, ctx.params.get("tag") ?? ""), { maxLimit: 50, keep: (d) => visibleDeviation(ctx, d), render: (d) => deviationJson(ctx, d), estimatedTotal: true });
+      return offsetPage(ctx, byTag(ctx, ctx.params.get("tag") ?? ""), {
+        maxLimit: 50,
+        keep: (d) => visibleDeviation(ctx, d),
+        render: (d) => deviationJson(ctx, d),
+        estimatedTotal: true,
+      });
     },
   },
   {
@@ -147,7 +204,11 @@ export const browseRoutes: ApiRoute[] = [
       const missing = requireParams(ctx, "tag_name");
       if (missing) return missing;
       const prefix = (ctx.params.get("tag_name") ?? "").toLowerCase();
-      return json(200, { results: topics(ctx).filter((t) => t.canonical_name.startsWith(prefix)).map((t) => ({ tag_name: t.canonical_name })) });
+      return json(200, {
+        results: topics(ctx)
+          .filter((t) => t.canonical_name.startsWith(prefix))
+          .map((t) => ({ tag_name: t.canonical_name })),
+      });
     },
   },
   {
@@ -157,7 +218,11 @@ export const browseRoutes: ApiRoute[] = [
     handler(ctx) {
       const missing = requireParams(ctx, "topic");
       if (missing) return missing;
-      return offsetPage(ctx, byTag(ctx, ctx.params.get("topic") ?? ""), { maxLimit: 24, keep: (d) => visibleDeviation(ctx, d), render: (d) => deviationJson(ctx, d) });
+      return offsetPage(ctx, byTag(ctx, ctx.params.get("topic") ?? ""), {
+        maxLimit: 24,
+        keep: (d) => visibleDeviation(ctx, d),
+        render: (d) => deviationJson(ctx, d),
+      });
     },
   },
   {
@@ -166,10 +231,17 @@ export const browseRoutes: ApiRoute[] = [
     scopes: READ,
     handler(ctx) {
       const per = ctx.params.int("num_deviations_per_topic");
-      if (per === "invalid" || (per !== undefined && (per < 1 || per > 24))) return ERR.validation({ num_deviations_per_topic: "num_deviations_per_topic is not within the allowed range" });
+      if (per === "invalid" || (per !== undefined && (per < 1 || per > 24)))
+        return ERR.validation({ num_deviations_per_topic: "num_deviations_per_topic is not within the allowed range" });
       return offsetPage(ctx, topics(ctx), {
         maxLimit: 10,
-        render: (t) => ({ ...t, deviations: byTag(ctx, t.canonical_name).filter((d) => visibleDeviation(ctx, d)).slice(0, per ?? 6).map((d) => deviationJson(ctx, d)) }),
+        render: (t) => ({
+          ...t,
+          deviations: byTag(ctx, t.canonical_name)
+            .filter((d) => visibleDeviation(ctx, d))
+            .slice(0, per ?? 6)
+            .map((d) => deviationJson(ctx, d)),
+        }),
       });
     },
   },
@@ -179,7 +251,15 @@ export const browseRoutes: ApiRoute[] = [
     scopes: READ,
     handler(ctx) {
       return json(200, {
-        results: topics(ctx).slice(0, 10).map((t) => ({ ...t, example_deviations: byTag(ctx, t.canonical_name).filter((d) => visibleDeviation(ctx, d)).slice(0, 1).map((d) => deviationJson(ctx, d)) })),
+        results: topics(ctx)
+          .slice(0, 10)
+          .map((t) => ({
+            ...t,
+            example_deviations: byTag(ctx, t.canonical_name)
+              .filter((d) => visibleDeviation(ctx, d))
+              .slice(0, 1)
+              .map((d) => deviationJson(ctx, d)),
+          })),
       });
     },
   },
@@ -219,7 +299,13 @@ export const browseRoutes: ApiRoute[] = [
     handler(ctx) {
       return offsetPage(ctx, topics(ctx), {
         maxLimit: 10,
-        render: (t) => ({ ...t, deviations: byTag(ctx, t.canonical_name).filter((d) => visibleDeviation(ctx, d)).slice(0, 4).map((d) => deviationJson(ctx, d)) }),
+        render: (t) => ({
+          ...t,
+          deviations: byTag(ctx, t.canonical_name)
+            .filter((d) => visibleDeviation(ctx, d))
+            .slice(0, 4)
+            .map((d) => deviationJson(ctx, d)),
+        }),
       });
     },
   },
@@ -228,7 +314,17 @@ export const browseRoutes: ApiRoute[] = [
     template: "/curated/tags",
     scopes: READ,
     handler(ctx) {
-      return json(200, { results: topics(ctx).slice(0, 8).map((t) => ({ tag: t.canonical_name, deviations: byTag(ctx, t.canonical_name).filter((d) => visibleDeviation(ctx, d)).slice(0, 3).map((d) => deviationJson(ctx, d)) })) });
+      return json(200, {
+        results: topics(ctx)
+          .slice(0, 8)
+          .map((t) => ({
+            tag: t.canonical_name,
+            deviations: byTag(ctx, t.canonical_name)
+              .filter((d) => visibleDeviation(ctx, d))
+              .slice(0, 3)
+              .map((d) => deviationJson(ctx, d)),
+          })),
+      });
     },
   },
 ];

@@ -39,7 +39,10 @@ function folderJson(ctx: ApiContext, f: SimCollectionFolder): Record<string, unk
   const first = idsToDeviations(ctx.world, f.deviationIds.slice(0, 1))[0];
   if (first && !first.isDeleted) out.thumb = deviationJson(ctx, first);
   if (ctx.params.bool("ext_preload")) {
-    out.deviations = idsToDeviations(ctx.world, f.deviationIds.slice(0, 8)).filter((d) => keepInCollection(ctx, d)).slice(0, 5).map((d) => deviationJson(ctx, d));
+    out.deviations = idsToDeviations(ctx.world, f.deviationIds.slice(0, 8))
+      .filter((d) => keepInCollection(ctx, d))
+      .slice(0, 5)
+      .map((d) => deviationJson(ctx, d));
   }
   return out;
 }

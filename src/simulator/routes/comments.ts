@@ -67,7 +67,13 @@ function listComments(ctx: ApiContext, kind: CommentTarget["kind"], id: string |
   const parent = ctx.params.get("commentid") ?? null;
   if (parent !== null && !all.some((c) => c.commentid === parent)) return apiError(400, "invalid_request", "Comment not found.", { error_code: 0 });
   const list = threadList(all, parent, maxdepth ?? 0);
-  return offsetPage(ctx, list, { maxLimit: 50, itemsKey: "thread", bidirectional: true, render: (c) => commentJson(ctx.world, c), extra: { total: all.length } });
+  return offsetPage(ctx, list, {
+    maxLimit: 50,
+    itemsKey: "thread",
+    bidirectional: true,
+    render: (c) => commentJson(ctx.world, c),
+    extra: { total: all.length },
+  });
 }
 
 function postComment(ctx: ApiContext, kind: CommentTarget["kind"], id: string | undefined): Reply {
@@ -102,7 +108,13 @@ function postComment(ctx: ApiContext, kind: CommentTarget["kind"], id: string | 
 
 export const commentRoutes: ApiRoute[] = [
   // docs/service-behaviour.md#comments-removed-2026: gone since 2026-08-31 (profile "2026"); profile comments stay.
-  { methods: ["GET"], template: "/comments/deviation/{deviationid}", scopes: READ, removedIn2026: true, handler: (ctx) => listComments(ctx, "deviation", ctx.pathParams.deviationid) },
+  {
+    methods: ["GET"],
+    template: "/comments/deviation/{deviationid}",
+    scopes: READ,
+    removedIn2026: true,
+    handler: (ctx) => listComments(ctx, "deviation", ctx.pathParams.deviationid),
+  },
   { methods: ["GET"], template: "/comments/profile/{username}", scopes: READ, handler: (ctx) => listComments(ctx, "profile", ctx.pathParams.username) },
   { methods: ["GET"], template: "/comments/status/{statusid}", scopes: READ, handler: (ctx) => listComments(ctx, "status", ctx.pathParams.statusid) },
   {
@@ -134,8 +146,25 @@ export const commentRoutes: ApiRoute[] = [
       return offsetPage(ctx, siblings, { maxLimit: 50, itemsKey: "thread", bidirectional: true, render: (x) => commentJson(ctx.world, x), extra: { context } });
     },
   },
-  { methods: ["POST"], template: "/comments/post/deviation/{deviationid}", scopes: POST, userOnly: true, handler: (ctx) => postComment(ctx, "deviation", ctx.pathParams.deviationid) },
-  { methods: ["POST"], template: "/comments/post/profile/{username}", scopes: POST, userOnly: true, handler: (ctx) => postComment(ctx, "profile", ctx.pathParams.username) },
-  { methods: ["POST"], template: "/comments/post/status/{statusid}", scopes: POST, userOnly: true, handler: (ctx) => postComment(ctx, "status", ctx.pathParams.statusid) },
+  {
+    methods: ["POST"],
+    template: "/comments/post/deviation/{deviationid}",
+    scopes: POST,
+    userOnly: true,
+    handler: (ctx) => postComment(ctx, "deviation", ctx.pathParams.deviationid),
+  },
+  {
+    methods: ["POST"],
+    template: "/comments/post/profile/{username}",
+    scopes: POST,
+    userOnly: true,
+    handler: (ctx) => postComment(ctx, "profile", ctx.pathParams.username),
+  },
+  {
+    methods: ["POST"],
+    template: "/comments/post/status/{statusid}",
+    scopes: POST,
+    userOnly: true,
+    handler: (ctx) => postComment(ctx, "status", ctx.pathParams.statusid),
+  },
 ];
-

@@ -59,7 +59,9 @@ function createText(ctx: ApiContext, kind: "journal" | "literature"): Reply {
   d.text = { html: body, excerpt: body.replace(/<[^>]+>/g, "").slice(0, 200), apiHtmlEmpty: false };
   d.tags = ctx.params.array("tags");
   d.description = "";
-  const folder = world.data.galleryFolders.find((f) => f.ownerId === me.userid && f.parent === null && f.name !== "Featured") ?? world.data.galleryFolders.find((f) => f.ownerId === me.userid);
+  const folder =
+    world.data.galleryFolders.find((f) => f.ownerId === me.userid && f.parent === null && f.name !== "Featured") ??
+    world.data.galleryFolders.find((f) => f.ownerId === me.userid);
   folder?.deviationIds.unshift(d.deviationid);
   touch(world);
   return json(200, { status: "success", deviationid: d.deviationid, url: deviationUrl(world, d) });
@@ -173,11 +175,29 @@ export const deviationRoutes: ApiRoute[] = [
     },
   },
   { methods: ["POST"], template: "/deviation/journal/create", scopes: ["user.manage"], userOnly: true, handler: (ctx) => createText(ctx, "journal") },
-  { methods: ["POST"], template: "/deviation/journal/update/{deviationid}", scopes: ["user.manage"], userOnly: true, handler: (ctx) => updateText(ctx, "journal") },
+  {
+    methods: ["POST"],
+    template: "/deviation/journal/update/{deviationid}",
+    scopes: ["user.manage"],
+    userOnly: true,
+    handler: (ctx) => updateText(ctx, "journal"),
+  },
   { methods: ["POST"], template: "/deviation/literature/create", scopes: ["user.manage"], userOnly: true, handler: (ctx) => createText(ctx, "literature") },
-  { methods: ["POST"], template: "/deviation/literature/update/{deviationid}", scopes: ["user.manage"], userOnly: true, handler: (ctx) => updateText(ctx, "literature") },
+  {
+    methods: ["POST"],
+    template: "/deviation/literature/update/{deviationid}",
+    scopes: ["user.manage"],
+    userOnly: true,
+    handler: (ctx) => updateText(ctx, "literature"),
+  },
   // DeviantArtFs uses this path for literature updates; both answer (docs/service-behaviour.md#literature-update-path).
-  { methods: ["POST"], template: "/deviation/journal/literature/update/{deviationid}", scopes: ["user.manage"], userOnly: true, handler: (ctx) => updateText(ctx, "literature") },
+  {
+    methods: ["POST"],
+    template: "/deviation/journal/literature/update/{deviationid}",
+    scopes: ["user.manage"],
+    userOnly: true,
+    handler: (ctx) => updateText(ctx, "literature"),
+  },
   {
     methods: ["GET"],
     template: "/deviation/metadata",

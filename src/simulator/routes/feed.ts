@@ -77,7 +77,10 @@ export const feedRoutes: ApiRoute[] = [
     scopes: SCOPES,
     userOnly: true,
     handler(ctx) {
-      const messages = ctx.world.data.messages.filter((m) => m.box === "feedback").slice().sort((a, b) => b.seq - a.seq);
+      const messages = ctx.world.data.messages
+        .filter((m) => m.box === "feedback")
+        .slice()
+        .sort((a, b) => b.seq - a.seq);
       return cursorPage(ctx, messages, { maxLimit: 50, position: (m) => m.seq, render: (m) => ({ ...messageJson(ctx, m), ts: m.ts }), style: "feed" });
     },
   },

@@ -36,7 +36,11 @@ function folderJson(ctx: ApiContext, f: SimGalleryFolder, all: readonly SimGalle
   const out: Record<string, unknown> = { folderid: f.folderid, parent: f.parent, name: f.name };
   if (f.description) out.description = f.description;
   if (calculateSize) out.size = visibleCount(ctx, f);
-  if (preload) out.deviations = idsToDeviations(ctx.world, f.deviationIds.slice(0, 8)).filter((d) => visibleDeviation(ctx, d)).slice(0, 5).map((d) => deviationJson(ctx, d));
+  if (preload)
+    out.deviations = idsToDeviations(ctx.world, f.deviationIds.slice(0, 8))
+      .filter((d) => visibleDeviation(ctx, d))
+      .slice(0, 5)
+      .map((d) => deviationJson(ctx, d));
   out.has_subfolders = children.length > 0;
   out.subfolders = children.map((c) => ({ folderid: c.folderid, parent: c.parent, name: c.name, ...(calculateSize ? { size: visibleCount(ctx, c) } : {}) }));
   return out;

@@ -42,13 +42,17 @@ export const messageRoutes: ApiRoute[] = [
     userOnly: true,
     handler(ctx) {
       const stacked = ctx.params.bool("stack", true);
-      return cursorPage(ctx, entries(ctx, () => true, stacked), {
-        maxLimit: 50,
-        defaultLimit: 25,
-        position: (e) => e.message.seq,
-        render: (e) => messageJson(ctx, e.message, stacked ? e.count : undefined),
-        style: "messages",
-      });
+      return cursorPage(
+        ctx,
+        entries(ctx, () => true, stacked),
+        {
+          maxLimit: 50,
+          defaultLimit: 25,
+          position: (e) => e.message.seq,
+          render: (e) => messageJson(ctx, e.message, stacked ? e.count : undefined),
+          style: "messages",
+        },
+      );
     },
   },
   {
@@ -63,11 +67,15 @@ export const messageRoutes: ApiRoute[] = [
       const stacked = ctx.params.bool("stack", true);
       // 5 in current clients, 50 in 2020 ones (docs/service-behaviour.md#page-size-maxima).
       const maxLimit = ctx.world.mode === "current" ? 5 : 50;
-      return offsetPage(ctx, entries(ctx, (m) => m.box === "feedback" && m.feedbackType === type, stacked), {
-        maxLimit,
-        defaultLimit: Math.min(5, maxLimit),
-        render: (e) => messageJson(ctx, e.message, stacked ? e.count : undefined),
-      });
+      return offsetPage(
+        ctx,
+        entries(ctx, (m) => m.box === "feedback" && m.feedbackType === type, stacked),
+        {
+          maxLimit,
+          defaultLimit: Math.min(5, maxLimit),
+          render: (e) => messageJson(ctx, e.message, stacked ? e.count : undefined),
+        },
+      );
     },
   },
   { methods: ["GET"], template: "/messages/feedback/{stackid}", scopes: SCOPES, userOnly: true, handler: (ctx) => stackPage(ctx, "feedback") },
@@ -78,10 +86,14 @@ export const messageRoutes: ApiRoute[] = [
     userOnly: true,
     handler(ctx) {
       const stacked = ctx.params.bool("stack", true);
-      return offsetPage(ctx, entries(ctx, (m) => m.box === "mentions", stacked), {
-        maxLimit: 50,
-        render: (e) => messageJson(ctx, e.message, stacked ? e.count : undefined),
-      });
+      return offsetPage(
+        ctx,
+        entries(ctx, (m) => m.box === "mentions", stacked),
+        {
+          maxLimit: 50,
+          render: (e) => messageJson(ctx, e.message, stacked ? e.count : undefined),
+        },
+      );
     },
   },
   { methods: ["GET"], template: "/messages/mentions/{stackid}", scopes: SCOPES, userOnly: true, handler: (ctx) => stackPage(ctx, "mentions") },

@@ -70,7 +70,12 @@ export const stashRoutes: ApiRoute[] = [
       const tags = ctx.params.array("tags");
       if (tags.length > 0) item.tags = tags;
       if (ctx.files.length > 0) {
-        item.files = ctx.files.map((f) => ({ filename: f.filename, contentType: f.contentType, size: f.data.length, sha256: createHash("sha256").update(f.data).digest("hex") }));
+        item.files = ctx.files.map((f) => ({
+          filename: f.filename,
+          contentType: f.contentType,
+          size: f.data.length,
+          sha256: createHash("sha256").update(f.data).digest("hex"),
+        }));
       }
       if (!existing) ctx.world.data.stash.push(item);
       touch(ctx.world);
@@ -158,7 +163,13 @@ export const stashRoutes: ApiRoute[] = [
       });
       if (!("json" in reply) || reply.status !== 200) return reply;
       const body = reply.json as Record<string, unknown>;
-      return json(200, { cursor: Buffer.from(`delta:${ctx.world.index.version}`).toString("base64url"), has_more: body.has_more, next_offset: body.next_offset, reset: false, entries: body.results });
+      return json(200, {
+        cursor: Buffer.from(`delta:${ctx.world.index.version}`).toString("base64url"),
+        has_more: body.has_more,
+        next_offset: body.next_offset,
+        reset: false,
+        entries: body.results,
+      });
     },
   },
   {

@@ -240,7 +240,11 @@ export const userRoutes: ApiRoute[] = [
       if (missing) return missing;
       const u = targetUser(ctx);
       if (!isUser(u)) return u;
-      return offsetPage(ctx, ctx.world.data.statuses.filter((s) => s.authorId === u.userid), { maxLimit: 50, render: (s) => statusJson(ctx, s) });
+      return offsetPage(
+        ctx,
+        ctx.world.data.statuses.filter((s) => s.authorId === u.userid),
+        { maxLimit: 50, render: (s) => statusJson(ctx, s) },
+      );
     },
   },
   {

@@ -109,8 +109,7 @@ export function gallerySpec(owner: FolderSpec["owner"], download: FolderSpec["do
     download,
     listFolders: (client) => client.galleryFolders({ username, calculate_size: true, limit: 50 }),
     upsertFolders: (repos, folders, seenAt, offset) => repos.folders.upsertGalleryFolders(owner.userid, folders as GalleryFolder[], seenAt, offset),
-    folderPages: (client, folderid, startOffset) =>
-      client.galleryFolder(folderid, { username, mode: "newest", limit: PAGE_SIZE, startOffset }),
+    folderPages: (client, folderid, startOffset) => client.galleryFolder(folderid, { username, mode: "newest", limit: PAGE_SIZE, startOffset }),
     allPages: (client, startOffset) => client.galleryAll({ username, limit: PAGE_SIZE, startOffset }),
   };
 }
@@ -122,8 +121,7 @@ export function collectionSpec(owner: FolderSpec["owner"], download: FolderSpec[
     owner,
     download,
     listFolders: (client) => client.collectionFolders({ username, calculate_size: true, limit: 50 }),
-    upsertFolders: (repos, folders, seenAt, offset) =>
-      repos.folders.upsertCollectionFolders(owner.userid, folders as CollectionFolder[], seenAt, offset),
+    upsertFolders: (repos, folders, seenAt, offset) => repos.folders.upsertCollectionFolders(owner.userid, folders as CollectionFolder[], seenAt, offset),
     folderPages: (client, folderid, startOffset) => client.collectionFolder(folderid, { username, limit: PAGE_SIZE, startOffset }),
     allPages: (client, startOffset) => client.collectionsAll({ username, limit: PAGE_SIZE, startOffset }),
   };

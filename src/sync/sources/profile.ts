@@ -126,7 +126,10 @@ async function walkList(
     const decision = nextOffset({ ...page, offset: page.offset ?? run.offset }, DEFAULT_OFFSET_CEILING);
     for (const e of page.items) seen.set(e.user.userid, e.user.username);
     const unchanged = await ctx.transaction(async (repos) => {
-      await repos.users.upsertUsers(page.items.map((e) => e.user), ctx.now());
+      await repos.users.upsertUsers(
+        page.items.map((e) => e.user),
+        ctx.now(),
+      );
       const counts = await repos.watch.upsertWatchRelations(ctx.account.id, kind, page.items, ctx.now());
       ctx.counters.new += counts.inserted;
       ctx.counters.changed += counts.changed;

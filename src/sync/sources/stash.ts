@@ -26,7 +26,13 @@ function readState(cursor: unknown): StashState {
   return parsed.success ? parsed.data : {};
 }
 
-type DeltaEntry = { itemid?: string | null; stackid?: string | null; metadata?: StashMetadata | null; stash_metadata?: StashMetadata | null; position?: number | null };
+type DeltaEntry = {
+  itemid?: string | null;
+  stackid?: string | null;
+  metadata?: StashMetadata | null;
+  stash_metadata?: StashMetadata | null;
+  position?: number | null;
+};
 
 /** Items (entries with an itemid) and stacks (the others), plus a minimal stack for every item's stackid. */
 function splitEntries(entries: readonly DeltaEntry[]): { items: StashEntryInput[]; stacks: StashEntryInput[] } {

@@ -141,8 +141,14 @@ async function syncTracked(
 }
 
 /** The tracked user is suspended, deactivated or not found: their archived works stay, marked with why. */
-async function userUnavailable(ctx: SourceContext, who: { username: string; state: UserUnavailableError["state"]; userid: string | null }): Promise<SourceOutcome> {
-  const userid = who.userid ?? (await ctx.repos.tracked.listTrackedUsers(ctx.account.id)).find((t) => t.username.toLowerCase() === who.username.toLowerCase())?.userid ?? null;
+async function userUnavailable(
+  ctx: SourceContext,
+  who: { username: string; state: UserUnavailableError["state"]; userid: string | null },
+): Promise<SourceOutcome> {
+  const userid =
+    who.userid ??
+    (await ctx.repos.tracked.listTrackedUsers(ctx.account.id)).find((t) => t.username.toLowerCase() === who.username.toLowerCase())?.userid ??
+    null;
   const marked = userid ? await markUnavailable(ctx, userid, who.state) : 0;
   ctx.log.warn({ username: who.username, state: who.state, marked }, "tracked user unavailable: their archived works are kept");
   return {
@@ -183,4 +189,3 @@ async function part<T>(gone: string[], name: string, fn: () => Promise<T>): Prom
 function degraded(what: string): SourceOutcome {
   return { result: "degraded", unavailableReason: `${what} removed by the service (404 Api endpoint not found.)` };
 }
-
