@@ -7,14 +7,10 @@ import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import { UserError } from "../errors.ts";
 import { createLogger, type Logger } from "../log.ts";
-import type { WorkerContext } from "../../jobs/context.ts";
-import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
-import { checkCatalogue } from "../queue/job-definition.ts";
+import { JOB_DEFINITIONS } from "../../jobs/index.ts";
+import { runSyncHere, type SyncJobValue } from "../../jobs/sync-source/run-here.ts";
 import { Producer } from "../queue/producer.ts";
-import { createRedis } from "../queue/redis.ts";
-import { runNow } from "../queue/run-now.ts";
 import { createServices, type Services } from "../services.ts";
-import type { RunSourceResult } from "../sync/run-source.ts";
 import { SOURCE_NAMES, type SourceName } from "../sync/source.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 
@@ -61,20 +57,6 @@ export async function planRuns(services: Services, opts: { only?: SourceName[]; 
   return plan;
 }
 
-/** What a sync.source job returns (jobs/sync-source/handler.ts). */
-type SyncJobValue = {
-  status: "done" | "skipped";
-  result?: RunSourceResult["status"];
-  reason?: string;
-  new?: number;
-  changed?: number;
-  removed?: number;
-  apiCalls?: number;
-  throttleWaits?: number;
-  durationMs?: number;
-  full?: boolean;
-};
-
 type SyncRow = { plan: PlannedRun; value: SyncJobValue } | { plan: PlannedRun; error: string };
 
 function printSummary(results: SyncRow[]): void {
@@ -110,45 +92,22 @@ function printSummary(results: SyncRow[]): void {
  * private queue (src/queue/run-now.ts), one at a time. A failed run is reported, not retried: its next scheduled run is.
  */
 async function runHere(services: Services, plan: PlannedRun[], full: boolean | undefined, log: Logger): Promise<SyncRow[]> {
-  const sources = new Map(SOURCES.map((s) => [s.name, s]));
-  // The downloads a run wants go to the worker's queue, as they do from the worker.
-  const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
   const abort = new AbortController();
   const onSignal = () => abort.abort();
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    const outcomes = await runNow<WorkerContext>(
-      {
-        entries: checkCatalogue<WorkerContext>(JOBS),
-        definitions: JOB_DEFINITIONS,
-        redis: services.redis,
-        connection: () => createRedis(services.config.redisUrl, "worker"),
-        prefix: services.config.redisPrefix,
-        log,
-        queues: ["sync"],
-        makeContext: (base) => ({ ...base, services, sources, producer, everyMs: {} }),
-        signal: abort.signal,
-      },
-      plan.map((run) => ({
-        name: "sync.source",
-        payload: { accountId: run.accountId, source: run.source, key: run.key, ...(full ? { full: true } : {}) },
-        // One attempt: a person is waiting for the table, and the source's schedule tries again.
-        options: { attempts: 1 },
-      })),
-    );
+    const outcomes = await runSyncHere({ services, log, runs: plan, full: full === true, signal: abort.signal });
     return outcomes.map((o, i): SyncRow => {
       const run = plan[i]!;
-      if (o.state !== "completed") return { plan: run, error: o.reason };
-      const value = (o.value ?? { status: "skipped" }) as SyncJobValue;
+      if ("error" in o) return { plan: run, error: o.error };
       // Skipped without a run (the account needs re-authorization): a failure the person must act on.
-      if (value.status === "skipped" && !value.result) return { plan: run, error: value.reason ?? "skipped" };
-      return { plan: run, value };
+      if (o.value.status === "skipped" && !o.value.result) return { plan: run, error: o.value.reason ?? "skipped" };
+      return { plan: run, value: o.value };
     });
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
-    await producer.close();
   }
 }
 

@@ -1,0 +1,69 @@
+// sync.source jobs run now, in this process: the worker's handler through WorkerHost on a private queue
+// (src/queue/run-now.ts), for `dvault sync --once` and the demo alike. The downloads a run wants go to the
+// worker's queue, as they do from the worker. One attempt each: a person is waiting, and the source's
+// schedule tries again.
+import { checkCatalogue } from "../../src/queue/job-definition.ts";
+import type { Logger } from "../../src/log.ts";
+import { Producer } from "../../src/queue/producer.ts";
+import { createRedis } from "../../src/queue/redis.ts";
+import { runNow } from "../../src/queue/run-now.ts";
+import type { Services } from "../../src/services.ts";
+import type { RunSourceResult } from "../../src/sync/run-source.ts";
+import type { SourceName } from "../../src/sync/source.ts";
+import { SOURCES } from "../../src/sync/sources/index.ts";
+import type { WorkerContext } from "../context.ts";
+import { JOBS, JOB_DEFINITIONS } from "../index.ts";
+
+/** What a sync.source job returns (handler.ts). */
+export type SyncJobValue = {
+  status: "done" | "skipped";
+  result?: RunSourceResult["status"];
+  reason?: string;
+  new?: number;
+  changed?: number;
+  removed?: number;
+  apiCalls?: number;
+  throttleWaits?: number;
+  durationMs?: number;
+  full?: boolean;
+};
+
+export type SyncHereRun = { accountId: number; source: SourceName; key: string };
+
+/** Each run's job value, or why it did not complete; in the order of `runs`. */
+export type SyncHereOutcome = { value: SyncJobValue } | { error: string };
+
+export async function runSyncHere(args: {
+  services: Services;
+  log: Logger;
+  runs: readonly SyncHereRun[];
+  full: boolean;
+  signal?: AbortSignal;
+}): Promise<SyncHereOutcome[]> {
+  const { services, log, runs, full } = args;
+  const sources = new Map(SOURCES.map((s) => [s.name, s]));
+  const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
+  try {
+    const outcomes = await runNow<WorkerContext>(
+      {
+        entries: checkCatalogue<WorkerContext>(JOBS),
+        definitions: JOB_DEFINITIONS,
+        redis: services.redis,
+        connection: () => createRedis(services.config.redisUrl, "worker"),
+        prefix: services.config.redisPrefix,
+        log,
+        queues: ["sync"],
+        makeContext: (base) => ({ ...base, services, sources, producer, everyMs: {} }),
+        ...(args.signal ? { signal: args.signal } : {}),
+      },
+      runs.map((run) => ({
+        name: "sync.source",
+        payload: { accountId: run.accountId, source: run.source, key: run.key, ...(full ? { full: true } : {}) },
+        options: { attempts: 1 },
+      })),
+    );
+    return outcomes.map((o) => (o.state === "completed" ? { value: (o.value ?? { status: "skipped" }) as SyncJobValue } : { error: o.reason }));
+  } finally {
+    await producer.close();
+  }
+}
