@@ -93,3 +93,22 @@ function lastLogSeq(sim: Simulator): number {
   const log = sim.log();
   return log.length ? (log[log.length - 1]?.seq ?? 0) : 0;
 }
+
+/** A minute later on the simulator's clock, one run of a source, with its API calls and the routes it asked ("route status"). */
+export async function runSourceLater(
+  h: Pick<SyncHarness, "sim" | "runSource" | "apiCallsSince" | "lastSeq">,
+  source: SourceName,
+  opts: { key?: string; full?: boolean } = {},
+): Promise<{ result: RunSourceResult; calls: number; routes: string[] }> {
+  h.sim.clock.advance(60_000);
+  const seq = h.lastSeq();
+  const result = await h.runSource(source, opts);
+  return {
+    result,
+    calls: h.apiCallsSince(seq),
+    routes: h.sim
+      .log()
+      .filter((e) => e.seq > seq)
+      .map((e) => `${e.route} ${e.status}`),
+  };
+}

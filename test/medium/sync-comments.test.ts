@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { GroundTruth } from "../../src/simulator/server.ts";
 import { commentsSource } from "../../src/sync/sources/comments.ts";
-import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+import { createSyncHarness, type SyncHarness, runSourceLater } from "../helpers/sync-harness.ts";
 
 type Dev = GroundTruth["deviations"] extends ReadonlyMap<string, infer V> ? V : never;
 
@@ -34,18 +34,8 @@ afterEach(async () => {
   await h?.close();
 });
 
-async function runLater(opts: { full?: boolean } = {}) {
-  h.sim.clock.advance(60_000);
-  const seq = h.lastSeq();
-  const result = await h.runSource("comments", opts);
-  return {
-    result,
-    calls: h.apiCallsSince(seq),
-    routes: h.sim
-      .log()
-      .filter((e) => e.seq > seq)
-      .map((e) => `${e.route} ${e.status}`),
-  };
+function runLater(opts: { full?: boolean } = {}) {
+  return runSourceLater(h, "comments", opts);
 }
 
 /** The owner's live gallery deviations, newest first (the order of /gallery/all). */

@@ -7,7 +7,7 @@ import { EndpointGoneError } from "../../src/api/errors.ts";
 import type { GroundTruth } from "../../src/simulator/server.ts";
 import type { SourceDefinition } from "../../src/sync/source.ts";
 import { profilePostsSource } from "../../src/sync/sources/profile-posts.ts";
-import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+import { createSyncHarness, type SyncHarness, runSourceLater } from "../helpers/sync-harness.ts";
 
 let h: SyncHarness;
 
@@ -20,18 +20,8 @@ afterEach(async () => {
   await h?.close();
 });
 
-async function runLater(opts: { full?: boolean } = {}) {
-  h.sim.clock.advance(60_000);
-  const seq = h.lastSeq();
-  const result = await h.runSource("profile_posts", opts);
-  return {
-    result,
-    calls: h.apiCallsSince(seq),
-    routes: h.sim
-      .log()
-      .filter((e) => e.seq > seq)
-      .map((e) => `${e.route} ${e.status}`),
-  };
+function runLater(opts: { full?: boolean } = {}) {
+  return runSourceLater(h, "profile_posts", opts);
 }
 
 type Dev = GroundTruth["deviations"] extends ReadonlyMap<string, infer V> ? V : never;

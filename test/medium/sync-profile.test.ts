@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SimUser } from "../../src/simulator/dataset.ts";
 import { profileSource } from "../../src/sync/sources/profile.ts";
-import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+import { createSyncHarness, type SyncHarness, runSourceLater } from "../helpers/sync-harness.ts";
 
 let h: SyncHarness;
 
@@ -17,18 +17,8 @@ afterEach(async () => {
   await h?.close();
 });
 
-async function runLater(opts: { full?: boolean } = {}) {
-  h.sim.clock.advance(60_000);
-  const seq = h.lastSeq();
-  const result = await h.runSource("profile", opts);
-  return {
-    result,
-    calls: h.apiCallsSince(seq),
-    routes: h.sim
-      .log()
-      .filter((e) => e.seq > seq)
-      .map((e) => `${e.route} ${e.status}`),
-  };
+function runLater(opts: { full?: boolean } = {}) {
+  return runSourceLater(h, "profile", opts);
 }
 
 function owner(): SimUser {

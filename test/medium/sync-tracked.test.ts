@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SimDeviation, SimUser } from "../../src/simulator/dataset.ts";
 import { trackedSource } from "../../src/sync/sources/tracked.ts";
-import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+import { createSyncHarness, type SyncHarness, runSourceLater } from "../helpers/sync-harness.ts";
 
 let h: SyncHarness;
 let tracked: SimUser;
@@ -21,18 +21,8 @@ afterEach(async () => {
   await h?.close();
 });
 
-async function runLater(opts: { full?: boolean } = {}) {
-  h.sim.clock.advance(60_000);
-  const seq = h.lastSeq();
-  const result = await h.runSource("tracked", { key: tracked.username, ...opts });
-  return {
-    result,
-    calls: h.apiCallsSince(seq),
-    routes: h.sim
-      .log()
-      .filter((e) => e.seq > seq)
-      .map((e) => `${e.route} ${e.status}`),
-  };
+function runLater(opts: { full?: boolean } = {}) {
+  return runSourceLater(h, "tracked", { key: tracked.username, ...opts });
 }
 
 function dev(id: string): SimDeviation {
