@@ -97,3 +97,17 @@ export async function parkOriginalsOf(pool: Pick<DownloadHarness["pool"], "query
   await pool.query("DELETE FROM downloads WHERE NOT (kind = 'original' AND deviationid = ANY($1))", [ids]);
   await pool.query("UPDATE downloads SET status = 'failed', next_attempt_at = NULL");
 }
+
+/** Marks one deviation's download wanted again and returns the simulator's log position, to read its traffic from. */
+export async function wantAgain(h: Pick<DownloadHarness, "pool" | "lastSeq">, id: string): Promise<number> {
+  await h.pool.query("UPDATE downloads SET status = 'wanted' WHERE deviationid = $1", [id]);
+  return h.lastSeq();
+}
+
+/** What the simulator saw for one deviation since `seq`: download calls and CDN answers, in order ("api 200", "cdn 429"). */
+export function downloadTraffic(h: Pick<DownloadHarness, "sim">, id: string, seq: number): string[] {
+  return h.sim
+    .log()
+    .filter((e) => e.seq > seq && e.path.toLowerCase().includes(id.toLowerCase()))
+    .map((e) => (e.route.endsWith("/deviation/download/{deviationid}") ? `api ${e.status}` : `cdn ${e.status}`));
+}

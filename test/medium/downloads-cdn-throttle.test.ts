@@ -10,7 +10,7 @@ import { CDN_PACER_KEY } from "../../src/downloads/transfer.ts";
 import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
 import { DEFAULT_START_TIME } from "../../src/simulator/server.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
-import { createDownloadHarness, parkOriginalsOf, type DownloadHarness } from "../helpers/download-harness.ts";
+import { createDownloadHarness, parkOriginalsOf, type DownloadHarness, downloadTraffic, wantAgain } from "../helpers/download-harness.ts";
 
 const DATASET: DatasetOptions = { deviations: 12, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 };
 
@@ -34,18 +34,9 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function want(id: string): Promise<number> {
-  await h.pool.query("UPDATE downloads SET status = 'wanted' WHERE deviationid = $1", [id]);
-  return h.lastSeq();
-}
+const want = (id: string) => wantAgain(h, id);
 
-/** Download calls and CDN answers for one deviation since `seq`, in order. */
-function traffic(id: string, seq: number): string[] {
-  return h.sim
-    .log()
-    .filter((e) => e.seq > seq && e.path.toLowerCase().includes(id.toLowerCase()))
-    .map((e) => (e.route.endsWith("/deviation/download/{deviationid}") ? `api ${e.status}` : `cdn ${e.status}`));
-}
+const traffic = (id: string, seq: number) => downloadTraffic(h, id, seq);
 
 const log = createLogger({ level: "silent" });
 

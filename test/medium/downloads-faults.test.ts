@@ -7,7 +7,7 @@ import type { CdnHook } from "../../src/simulator/server.ts";
 import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
 import { DEFAULT_START_TIME } from "../../src/simulator/server.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
-import { createDownloadHarness, parkOriginalsOf, type DownloadHarness } from "../helpers/download-harness.ts";
+import { createDownloadHarness, parkOriginalsOf, type DownloadHarness, downloadTraffic, wantAgain } from "../helpers/download-harness.ts";
 
 const DATASET: DatasetOptions = { deviations: 40, galleryFolders: 2, collectionFolders: 1, favourites: 0, trackedUsers: 0 };
 const SIZE = 3 * 1024 * 1024 + 17;
@@ -42,18 +42,9 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function want(id: string): Promise<number> {
-  await h.pool.query("UPDATE downloads SET status = 'wanted' WHERE deviationid = $1", [id]);
-  return h.lastSeq();
-}
+const want = (id: string) => wantAgain(h, id);
 
-/** What the simulator saw for one deviation since `seq`: download calls and CDN answers, in order. */
-function traffic(id: string, seq: number): string[] {
-  return h.sim
-    .log()
-    .filter((e) => e.seq > seq && e.path.toLowerCase().includes(id.toLowerCase()))
-    .map((e) => (e.route.endsWith("/deviation/download/{deviationid}") ? `api ${e.status}` : `cdn ${e.status}`));
-}
+const traffic = (id: string, seq: number) => downloadTraffic(h, id, seq);
 
 async function stored(id: string): Promise<{ status: string; sha256: string | null; size: string | null }> {
   const { rows } = await h.pool.query<{ status: string; sha256: string | null; size: string | null }>(
