@@ -5,11 +5,10 @@
 import { randomBytes } from "node:crypto";
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import type { Logger } from "../log.ts";
-import type { JobContext, JobEntry } from "./job-definition.ts";
+import type { JobContext } from "./job-definition.ts";
 import { Producer, type EnqueueOptions } from "./producer.ts";
 import type { QueueName } from "./queues.ts";
-import { WorkerHost } from "./worker-host.ts";
+import { WorkerHost, type WorkerHostOptions } from "./worker-host.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: heterogeneous catalogue, as in producer.ts
 type Definitions = ConstructorParameters<typeof Producer<any>>[0];
@@ -25,20 +24,20 @@ export type RunNowOutcome =
   | { job: RunNowJob; state: "completed"; value: unknown }
   | { job: RunNowJob; state: "failed" | "retrying" | "interrupted" | "delayed"; reason: string };
 
-export type RunNowOptions<Ctx extends JobContext> = {
-  entries: ReadonlyMap<string, JobEntry<Ctx>>;
+/**
+ * What it shares with the worker is WorkerHost's own options (`connection` is closed at the end by WorkerHost;
+ * follow-up jobs a handler adds from `makeContext`'s context go to the worker's producer, not the private one);
+ * the rest is run-now's.
+ */
+export type RunNowOptions<Ctx extends JobContext> = Pick<
+  WorkerHostOptions<Ctx>,
+  "entries" | "connection" | "log" | "queues" | "concurrency" | "makeContext"
+> & {
   definitions: Definitions;
   /** A command connection for the private queues. */
   redis: Redis;
-  /** A fresh worker connection per queue (see WorkerHostOptions.connection); closed at the end. */
-  connection: () => Redis;
   /** The configured prefix; the private one is derived from it. */
   prefix: string;
-  log: Logger;
-  queues: readonly QueueName[];
-  concurrency?: Partial<Record<QueueName, number>>;
-  /** The handlers' context; follow-up jobs a handler adds should go to the worker's producer, not the private one. */
-  makeContext: (base: JobContext, job: Job) => Ctx | Promise<Ctx>;
   /** Adds a job that failed an attempt, or was stopped, to the worker's queue, so it finishes there. */
   handOver?: (job: RunNowJob) => Promise<unknown>;
   /**
