@@ -26,7 +26,7 @@ const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 let stored: { sha256: string; size: number };
 if (client === "got") {
-  stored = await transferToArchive({ archive, key: "bench-file", url, ext: () => "bin", announcedSize: size, log, retry: { attempts: 1 } });
+  stored = await transferToArchive({ archive, key: "bench-file", url, ext: () => "bin", announcedSize: size, log });
 } else if (client === "fetch") {
   const res = await fetch(url, { headers: { "accept-encoding": "identity" } });
   if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);

@@ -2,7 +2,7 @@
 // Archive.storeStream (sha256 on the way, fsync, atomic rename), resumed with a Range request from the
 // partial file when the server allows it, with the signed URL fetched again when it has expired.
 //
-// One retry layer per failure kind: a call makes one attempt (by default) and throws a classified error
+// One retry layer per failure kind: a call makes one attempt and throws a classified error
 // (TransferError, TransferBoundError, an ApiError for a missing file, a ThrottleDelayError for a CDN throttle);
 // the job's attempts and backoff retry it, and the next attempt resumes the partial file with Range/If-Range
 // (got would retry a stream by starting it over). The loop below only follows redirects one hop at a time (each
@@ -19,21 +19,17 @@ import { ApiError, ThrottleDelayError } from "../api/errors.ts";
 import { DEFAULT_USER_AGENT } from "../api/http.ts";
 import type { Pacer, Permit } from "../api/pacer.ts";
 import type { Logger } from "../log.ts";
-import { DiskFullError, FileTooLargeError, SizeMismatchError, type Archive, type StoredFile } from "../storage/archive.ts";
+import { FileTooLargeError, type Archive, type StoredFile } from "../storage/archive.ts";
 import { RedirectRefusedError, TransferBoundError, TransferError } from "./transfer-errors.ts";
 
 export { RedirectRefusedError, TransferBoundError, TransferError };
 
 export type TransferRetry = {
-  /** Attempts in this call (resets mid-body, 5xx, timeouts): 1, the job's attempts retry (tests and benches may raise it). */
-  attempts: number;
-  /** First pause between attempts in this call, doubled each time, with up to 20 % jitter. */
-  baseDelayMs: number;
   /** New signed URLs fetched after the CDN refused one (expired) before giving up. */
   urlRefreshes: number;
 };
 
-export const DEFAULT_TRANSFER_RETRY: TransferRetry = { attempts: 1, baseDelayMs: 1000, urlRefreshes: 3 };
+export const DEFAULT_TRANSFER_RETRY: TransferRetry = { urlRefreshes: 3 };
 
 export type TransferTimeouts = { connectMs: number; responseMs: number; idleMs: number };
 export const DEFAULT_TRANSFER_TIMEOUTS: TransferTimeouts = { connectMs: 10_000, responseMs: 30_000, idleMs: 60_000 };
@@ -100,7 +96,6 @@ export type TransferResult = StoredFile & {
   bytesReceived: number;
   /** Attempts that resumed a partial file with a Range request and got 206. */
   resumed: number;
-  attempts: number;
 };
 
 type Opened = { stream: Request; status: number; headers: IncomingHttpHeaders };
@@ -116,8 +111,10 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
   let refreshes = 0;
   let bytesReceived = 0;
   let resumed = 0;
-  let lastError: unknown;
-  for (let attempt = 1; attempt <= retry.attempts; attempt++) {
+  // One attempt at the bytes (a failure throws, and the job's attempts retry it, resuming by Range); the loop
+  // only follows redirects, fetches a fresh signed URL after an expired one, and starts over after a partial
+  // answer that does not continue the partial file.
+  for (;;) {
     signal?.throwIfAborted();
     const partial = await archive.partialState(key);
     const canResume = partial.size > 0 && partial.etag !== undefined;
@@ -156,7 +153,6 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
       if (status >= 300 && status < 400 && status !== 304) {
         stream.destroy();
         url = nextHop(url, headerOf(headers, "location"), limits.cdnHosts, ++redirects);
-        attempt--; // a redirect is not a failed transfer
         continue;
       }
       if (status === 401 || status === 403) {
@@ -166,7 +162,6 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
         refreshes++;
         url = fresh;
         log.info({ status, refreshes }, "signed URL refused by the CDN (expired): fetched a new one");
-        attempt--; // a refused URL is not a failed transfer
         continue;
       }
       if (status === 416) {
@@ -195,7 +190,6 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
           stream.destroy();
           await archive.discardPartial(key);
           log.info({ expectedStart: partial.size, got: range?.start }, "the CDN's partial answer does not continue the partial file: starting over");
-          attempt--;
           continue;
         }
         resumeFrom = range.start;
@@ -234,22 +228,15 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
         ...(signal ? { signal } : {}),
       });
       bytesReceived += stored.size - resumeFrom;
-      return { ...stored, mime: contentType?.split(";")[0]?.trim(), etag, bytesReceived, resumed, attempts: attempt };
+      return { ...stored, mime: contentType?.split(";")[0]?.trim(), etag, bytesReceived, resumed };
     } catch (caught) {
       await permit?.release("error");
       opened?.stream.destroy();
       const after = (await archive.partialState(key).catch(() => ({ size: 0 }))).size;
       bytesReceived += Math.max(0, after - before);
-      const err = asBoundError(caught, after - before, startedAt);
-      if (!isRetryable(err) || signal?.aborted) throw err;
-      lastError = err;
-      if (attempt >= retry.attempts) break;
-      const waitMs = retry.baseDelayMs * 2 ** (attempt - 1) * (1 + 0.2 * Math.random());
-      log.warn({ attempt, waitMs: Math.round(waitMs), kept: after, reason: describe(err) }, "transfer interrupted: retrying");
-      await sleep(waitMs, signal);
+      throw asBoundError(caught, after - before, startedAt);
     }
   }
-  throw lastError instanceof Error ? lastError : new TransferError(`transfer failed: ${String(lastError)}`, undefined, true);
 }
 
 function open(url: string, headers: Record<string, string>, signal: AbortSignal | undefined, t: TransferTimeouts, totalMs: number): Promise<Opened> {
@@ -350,37 +337,4 @@ function contentRange(headers: IncomingHttpHeaders): { start: number; end: numbe
   const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(headerOf(headers, "content-range") ?? "");
   if (!m) return undefined;
   return { start: Number(m[1]), end: Number(m[2]), total: m[3] === "*" ? undefined : Number(m[3]) };
-}
-
-function isRetryable(err: unknown): boolean {
-  if (err instanceof DiskFullError) return false;
-  if (err instanceof ApiError) return false;
-  // The same URL would send the same endless body: tried again later, not now.
-  if (err instanceof TransferBoundError) return err.bound.kind !== "too_large";
-  if (err instanceof TransferError) return err.retryable;
-  if (err instanceof SizeMismatchError) return true;
-  if (err instanceof Error && (err.name === "AbortError" || err.name === "InterruptedError")) return false;
-  // got's RequestError family (ReadError, TimeoutError, ECONNRESET, ...): the connection failed.
-  return err instanceof Error && (typeof (err as { code?: unknown }).code === "string" || /^(RequestError|ReadError|TimeoutError)$/.test(err.name));
-}
-
-function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const code = (err as { code?: unknown }).code;
-  return typeof code === "string" ? `${err.name} ${code}` : `${err.name}: ${err.message.slice(0, 200)}`;
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }
-    function onAbort() {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    }
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -44,7 +44,7 @@ afterAll(async () => {
 function depsWith(h: FaultHarness, env: Record<string, string>): { deps: DownloadDeps; h: FaultHarness } {
   const config = testConfig({ ...h.env, ...env });
   const services = { ...h.services, config };
-  const deps = setDownloadTuning(services, { retry: { baseDelayMs: 5 }, lockTtlMs: FAULT_LOCK_TTL_MS });
+  const deps = setDownloadTuning(services, { lockTtlMs: FAULT_LOCK_TTL_MS });
   return { deps, h: { ...h, services, deps, archiveDir: config.archiveDir, env: { ...h.env, ...env } } };
 }
 

@@ -95,7 +95,7 @@ export async function createFaultHarness(
   const archiveDir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-faults-"));
   const env = faultEnv({ databaseUrl: h.db.url, redisPrefix: h.redis.prefix, simUrl: h.services.config.apiBase, archiveDir, key, extra: opts.env });
   const services: Services = { ...h.services, config: testConfig(env) };
-  const deps = setDownloadTuning(services, { retry: { baseDelayMs: 5 }, lockTtlMs: FAULT_LOCK_TTL_MS });
+  const deps = setDownloadTuning(services, { lockTtlMs: FAULT_LOCK_TTL_MS });
   return {
     ...h,
     services,

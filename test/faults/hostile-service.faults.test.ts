@@ -34,7 +34,7 @@ const API_CAP = 256 * KiB;
 const FILE_CAP = FULL ? 128 * MiB : 8 * MiB;
 const silent = createLogger({ level: "silent" });
 
-const TUNING = { retry: { baseDelayMs: 5 }, lockTtlMs: FAULT_LOCK_TTL_MS };
+const TUNING = { lockTtlMs: FAULT_LOCK_TTL_MS };
 
 let proxy: HostileProxy;
 let h: FaultHarness;

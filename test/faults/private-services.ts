@@ -296,7 +296,7 @@ export async function createPrivateFaultHarness(opts: { sim?: SimulatorOptions; 
     });
     cleanups.push(() => services.close());
     const account = await storeOwnerGrant(services, sim);
-    const deps = setDownloadTuning(services, { retry: { baseDelayMs: 5 }, lockTtlMs: FAULT_LOCK_TTL_MS });
+    const deps = setDownloadTuning(services, { lockTtlMs: FAULT_LOCK_TTL_MS });
     const startSeq = sim.log().at(-1)?.seq ?? 0;
     return {
       sim,
@@ -376,7 +376,7 @@ export async function startFaultWorker(h: FaultHarness, intervals: Partial<Worke
     },
     intervals: { ...FAULT_WORKER_INTERVALS, ...intervals },
   });
-  setDownloadTuning(worker.services, { retry: { baseDelayMs: 5 }, lockTtlMs: FAULT_LOCK_TTL_MS });
+  setDownloadTuning(worker.services, { lockTtlMs: FAULT_LOCK_TTL_MS });
   return { worker, warnings };
 }
 

@@ -15,7 +15,7 @@ const env = JSON.parse(process.env.FAULT_ENV ?? "{}") as Record<string, string>;
 let now = Number(process.env.FAULT_NOW);
 const accountId = Number(process.env.FAULT_ACCOUNT);
 const services = await createServices({ config: testConfig(env), log: createLogger({ level: "silent" }), overrides: { ...FAST_OVERRIDES, now: () => now } });
-const deps = setDownloadTuning(services, { retry: { baseDelayMs: 5 }, lockTtlMs: FAULT_LOCK_TTL_MS });
+const deps = setDownloadTuning(services, { lockTtlMs: FAULT_LOCK_TTL_MS });
 process.stdout.write("phase sync\n");
 await syncUntilConverged({ services, accountId, sources: FAULT_SOURCES, full: process.env.FAULT_FULL === "1" });
 process.stdout.write("phase downloads\n");

@@ -66,7 +66,7 @@ export async function createDownloadHarness(options: DownloadHarnessOptions = {}
   const config: Config = testConfig(env);
   // The harness's services with this config: downloads read the archive, allowance and threshold from it.
   const services: Services = { ...h.services, config };
-  const deps = setDownloadTuning(services, { retry: { baseDelayMs: 20 }, lockTtlMs: 3000, ...options.tuning });
+  const deps = setDownloadTuning(services, { lockTtlMs: 3000, ...options.tuning });
   return {
     ...h,
     services,
