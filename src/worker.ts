@@ -21,6 +21,7 @@ import { retryDownloadNow } from "./downloads/retry-now.ts";
 import { holdLease, thisHolder } from "./queue/holder.ts";
 import { reconcileSchedules } from "./sync/schedules.ts";
 import { SOURCES } from "./sync/sources/index.ts";
+import { enqueueSyncNow } from "./sync/sync-now.ts";
 import type { SourceName } from "./sync/source.ts";
 
 export type RunningWorker = {
@@ -200,8 +201,12 @@ export async function startWorker({
   if (http) {
     try {
       const retryDownload = (data: unknown) => retryDownloadNow(services, producer, data);
+      const actions = {
+        syncNow: () => enqueueSyncNow({ services, producer, sources }),
+        downloadNow: async () => ((await producer.enqueue("downloads.enqueue", { scope: "all" })) ? 1 : 0),
+      };
       dashboard = await startDashboard(
-        { ...services, retryDownload },
+        { ...services, retryDownload, actions },
         { host: http.host ?? config.httpHost, port: http.port ?? config.httpPort, token: http.token },
       );
     } catch (err) {

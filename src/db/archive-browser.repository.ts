@@ -5,12 +5,18 @@ import type { Queryable } from "./with-transaction.ts";
 export type StoredFileRef = {
   downloadId: string;
   path: string;
+  /** Content hash: the key of its thumbnails (/thumb/s/<sha256>.webp). */
+  sha256: string | null;
   mime: string | null;
   status: string;
   kind: string;
   size: number | null;
   width: number | null;
   height: number | null;
+  /** What is stored: "original", "content", "preview", "video:<quality>", "html" (null on older rows). */
+  rendition: string | null;
+  /** Why a rendition and not the original: the quota (degraded_reason) or the service's refusal (reason). */
+  why: string | null;
 };
 
 export type ItemCard = {
@@ -38,7 +44,7 @@ export type BrowseFilter = {
   offset: number;
 };
 
-export type FolderChoice = { folderid: string; name: string; owner: string | null; size: number };
+export type FolderChoice = { folderid: string; name: string; owner: string | null; size: number; parent: string | null };
 export type FilterChoices = { artists: Array<{ username: string; items: number }>; galleries: FolderChoice[]; collections: FolderChoice[] };
 
 export type ItemDetail = {
@@ -70,13 +76,26 @@ export type ItemDetail = {
   history: Array<{ changedAt: Date; field: string; oldValue: unknown; newValue: unknown }>;
 };
 
-// The best stored file of a deviation: an original before a degraded copy, the newest first.
+// A file on disk: an original (done), a free rendition kept while the quota is spent (degraded), or the rendition
+// kept of a work that is not downloadable (not_downloadable with a path and a hash).
+const STORED = `dl.path IS NOT NULL AND (dl.status IN ('done', 'degraded') OR (dl.status = 'not_downloadable' AND dl.sha256 IS NOT NULL))`;
+const FILE_COLUMNS = `dl.id::text AS download_id, dl.path, dl.sha256, dl.mime, dl.status::text AS status, dl.kind::text AS kind, dl.size::float8 AS size,
+  dl.width, dl.height, dl.rendition, coalesce(dl.degraded_reason, CASE WHEN dl.status <> 'done' THEN dl.reason END) AS why`;
+
+// The best stored file of a deviation: an original before a rendition, the newest first.
 const BEST_FILE = `
-  SELECT dl.id::text AS download_id, dl.path, dl.mime, dl.status::text AS status, dl.kind::text AS kind, dl.size::float8 AS size, dl.width, dl.height
+  SELECT ${FILE_COLUMNS}
   FROM downloads dl
-  WHERE dl.deviationid = d.deviationid AND dl.status IN ('done', 'degraded') AND dl.path IS NOT NULL
-  ORDER BY (dl.kind = 'original') DESC, (dl.status = 'done') DESC, dl.updated_at DESC
+  WHERE dl.deviationid = d.deviationid AND ${STORED}
+  ORDER BY (dl.kind = 'original' AND dl.status = 'done') DESC, (dl.kind = 'original') DESC, dl.updated_at DESC
   LIMIT 1`;
+
+// The browser's filters, $1 artist, $2 gallery folder, $3 collection, $4 stored files only.
+const BROWSE_WHERE = `
+  WHERE ($1::text IS NULL OR lower(u.username) = lower($1::text))
+    AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM folder_members fm WHERE fm.kind = 'gallery' AND fm.folderid = $2::text AND fm.deviationid = d.deviationid AND fm.removed_at IS NULL))
+    AND ($3::text IS NULL OR EXISTS (SELECT 1 FROM folder_members fm WHERE fm.kind = 'collection' AND fm.folderid = $3::text AND fm.deviationid = d.deviationid AND fm.removed_at IS NULL))
+    AND (NOT $4::boolean OR EXISTS (SELECT 1 FROM downloads dl WHERE dl.deviationid = d.deviationid AND ${STORED}))`;
 
 type CardRow = {
   deviationid: string;
@@ -89,19 +108,27 @@ type CardRow = {
   removed_reason: string | null;
   download_id: string | null;
   path: string | null;
+  sha256: string | null;
   mime: string | null;
   status: string | null;
   kind: string | null;
   size: number | null;
   width: number | null;
   height: number | null;
+  rendition: string | null;
+  why: string | null;
 };
 
-function fileOf(r: Pick<CardRow, "download_id" | "path" | "mime" | "status" | "kind" | "size" | "width" | "height">): StoredFileRef | null {
+type FileRow = Pick<CardRow, "download_id" | "path" | "sha256" | "mime" | "status" | "kind" | "size" | "width" | "height" | "rendition" | "why">;
+
+function fileOf(r: FileRow): StoredFileRef | null {
   if (!r.download_id || !r.path) return null;
   return {
     downloadId: r.download_id,
     path: r.path,
+    sha256: r.sha256,
+    rendition: r.rendition,
+    why: r.why,
     mime: r.mime,
     status: r.status ?? "done",
     kind: r.kind ?? "original",
@@ -114,22 +141,26 @@ function fileOf(r: Pick<CardRow, "download_id" | "path" | "mime" | "status" | "k
 export class ArchiveBrowserRepository {
   constructor(private readonly db: Queryable) {}
 
-  /** Newest published first; filters combine. Returns one more than `limit` rows' worth of "has more". */
-  async recentItems(filter: BrowseFilter): Promise<{ items: ItemCard[]; hasMore: boolean }> {
-    const { rows } = await this.db.query<CardRow>(
-      `SELECT d.deviationid, d.title, d.type::text AS type, d.published_at, u.username AS artist, d.is_mature,
-         d.removed_at, d.removed_reason::text AS removed_reason, f.*
-       FROM deviations d
-       LEFT JOIN users u ON u.userid = d.author_userid
-       LEFT JOIN LATERAL (${BEST_FILE}) f ON true
-       WHERE ($1::text IS NULL OR lower(u.username) = lower($1::text))
-         AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM folder_members fm WHERE fm.kind = 'gallery' AND fm.folderid = $2::text AND fm.deviationid = d.deviationid AND fm.removed_at IS NULL))
-         AND ($3::text IS NULL OR EXISTS (SELECT 1 FROM folder_members fm WHERE fm.kind = 'collection' AND fm.folderid = $3::text AND fm.deviationid = d.deviationid AND fm.removed_at IS NULL))
-         AND (NOT $4::boolean OR f.download_id IS NOT NULL)
-       ORDER BY d.published_at DESC NULLS LAST, d.deviationid
-       LIMIT $5 OFFSET $6`,
-      [filter.artist || null, filter.folder || null, filter.collection || null, filter.archivedOnly ?? false, filter.limit + 1, filter.offset],
-    );
+  /** Newest published first; filters combine. `total`: how many items the filters match. */
+  async recentItems(filter: BrowseFilter): Promise<{ items: ItemCard[]; hasMore: boolean; total: number }> {
+    const params = [filter.artist || null, filter.folder || null, filter.collection || null, filter.archivedOnly ?? false];
+    const [{ rows }, count] = await Promise.all([
+      this.db.query<CardRow>(
+        `SELECT d.deviationid, d.title, d.type::text AS type, d.published_at, u.username AS artist, d.is_mature,
+           d.removed_at, d.removed_reason::text AS removed_reason, f.*
+         FROM deviations d
+         LEFT JOIN users u ON u.userid = d.author_userid
+         LEFT JOIN LATERAL (${BEST_FILE}) f ON true
+         ${BROWSE_WHERE}
+         ORDER BY d.published_at DESC NULLS LAST, d.deviationid
+         LIMIT $5 OFFSET $6`,
+        [...params, filter.limit + 1, filter.offset],
+      ),
+      this.db.query<{ total: number }>(
+        `SELECT count(*)::int AS total FROM deviations d LEFT JOIN users u ON u.userid = d.author_userid ${BROWSE_WHERE}`,
+        params,
+      ),
+    ]);
     const items = rows.slice(0, filter.limit).map((r) => ({
       deviationid: r.deviationid,
       title: r.title,
@@ -141,7 +172,7 @@ export class ArchiveBrowserRepository {
       removedReason: r.removed_reason,
       file: fileOf(r),
     }));
-    return { items, hasMore: rows.length > filter.limit };
+    return { items, hasMore: rows.length > filter.limit, total: count.rows[0]?.total ?? 0 };
   }
 
   /** The choices of the browser's filters: artists with the most items, every live gallery and collection folder. */
@@ -151,19 +182,20 @@ export class ArchiveBrowserRepository {
         `SELECT u.username, count(*)::int AS items FROM deviations d JOIN users u ON u.userid = d.author_userid
          GROUP BY u.username ORDER BY items DESC, lower(u.username) LIMIT 200`,
       ),
-      this.db.query<{ kind: string; folderid: string; name: string | null; owner: string | null; size: number }>(
-        `SELECT 'gallery' AS kind, f.folderid, f.name, u.username AS owner,
+      this.db.query<{ kind: string; folderid: string; name: string | null; owner: string | null; size: number; parent: string | null }>(
+        `SELECT 'gallery' AS kind, f.folderid, f.name, u.username AS owner, f.parent_folderid AS parent,
            (SELECT count(*)::int FROM folder_members m WHERE m.kind = 'gallery' AND m.folderid = f.folderid AND m.removed_at IS NULL) AS size
          FROM gallery_folders f LEFT JOIN users u ON u.userid = f.owner_userid WHERE f.removed_at IS NULL
          UNION ALL
-         SELECT 'collection', f.folderid, f.name, u.username,
+         SELECT 'collection', f.folderid, f.name, u.username, NULL::text,
            (SELECT count(*)::int FROM folder_members m WHERE m.kind = 'collection' AND m.folderid = f.folderid AND m.removed_at IS NULL)
          FROM collection_folders f LEFT JOIN users u ON u.userid = f.owner_userid WHERE f.removed_at IS NULL
-         ORDER BY 4, 3`,
+         ORDER BY 4, 3, 2`,
       ),
     ]);
-    const choice = (r: { folderid: string; name: string | null; owner: string | null; size: number }): FolderChoice => ({
+    const choice = (r: { folderid: string; name: string | null; owner: string | null; size: number; parent: string | null }): FolderChoice => ({
       folderid: r.folderid,
+      parent: r.parent,
       name: r.name ?? "(unnamed)",
       owner: r.owner,
       size: r.size,
@@ -222,9 +254,8 @@ export class ArchiveBrowserRepository {
          ORDER BY 1, 3`,
         [deviationid],
       ),
-      this.db.query<CardRow & { reason: string | null; last_error: string | null }>(
-        `SELECT dl.id::text AS download_id, dl.path, dl.mime, dl.status::text AS status, dl.kind::text AS kind, dl.size::float8 AS size,
-           dl.width, dl.height, dl.reason, dl.last_error
+      this.db.query<CardRow & { reason: string | null; last_error: string | null; stored: boolean }>(
+        `SELECT ${FILE_COLUMNS}, dl.reason, dl.last_error, (${STORED}) AS stored
          FROM downloads dl WHERE dl.deviationid = $1
          ORDER BY (dl.kind = 'original') DESC, dl.updated_at DESC`,
         [deviationid],
@@ -234,7 +265,7 @@ export class ArchiveBrowserRepository {
         [deviationid],
       ),
     ]);
-    const stored = downloads.rows.filter((r) => (r.status === "done" || r.status === "degraded") && r.path);
+    const stored = downloads.rows.filter((r) => r.stored);
     return {
       deviationid: d.deviationid,
       url: d.url,
@@ -269,11 +300,7 @@ export class ArchiveBrowserRepository {
   /** A stored file by its download id (the only handle the browser gets: paths never travel in URLs). */
   async storedFile(downloadId: string): Promise<StoredFileRef | null> {
     if (!/^\d{1,18}$/.test(downloadId)) return null;
-    const { rows } = await this.db.query<CardRow>(
-      `SELECT dl.id::text AS download_id, dl.path, dl.mime, dl.status::text AS status, dl.kind::text AS kind, dl.size::float8 AS size, dl.width, dl.height
-       FROM downloads dl WHERE dl.id = $1::bigint AND dl.status IN ('done', 'degraded') AND dl.path IS NOT NULL`,
-      [downloadId],
-    );
+    const { rows } = await this.db.query<CardRow>(`SELECT ${FILE_COLUMNS} FROM downloads dl WHERE dl.id = $1::bigint AND ${STORED}`, [downloadId]);
     return rows[0] ? fileOf(rows[0]) : null;
   }
 

@@ -12,6 +12,7 @@ import type { DashboardRepository } from "../db/dashboard.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import type { DownloadRetry, QueueAdmin } from "../queue/queue-admin.ts";
+import type { Csrf } from "./csrf.ts";
 import type { Provenance } from "./guards.ts";
 
 /** What the dashboard reads; the worker's Services fit. */
@@ -27,6 +28,16 @@ export type DashboardDeps = {
   now?: () => number;
   /** Retries a failed download through the downloads table (src/downloads/retry-now.ts); the worker gives it. */
   retryDownload?: DownloadRetry | undefined;
+  /** "Sync now" and "Download now": jobs queued through the Producer (the worker gives them); no buttons without. */
+  actions?: DashboardActions | undefined;
+};
+
+/** What the dashboard's buttons start; each returns how many jobs it queued. */
+export type DashboardActions = {
+  /** A sync.source job for every source of every usable account (src/sync/sync-now.ts). */
+  syncNow(): Promise<number>;
+  /** A downloads.enqueue job: the due downloads handed to the downloads queue. */
+  downloadNow(): Promise<number>;
 };
 
 /** Built once per app and handed to each route module. */
@@ -41,9 +52,13 @@ export type DashboardContext = {
   browser: ArchiveBrowserRepository;
   dashboard: DashboardRepository;
   provenance: Provenance;
+  csrf: Csrf;
 };
 
-const PAGE_CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+// Scripts only from dvault itself (/assets/app.<hash>.js): no inline script, no eval; style attributes stay
+// allowed for the progress bars' widths.
+const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; connect-src 'self'; img-src 'self'; style-src 'self' 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 /** For archived files and the static images: nothing runs, even in an SVG opened on its own. */
 export const FILE_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox";
 

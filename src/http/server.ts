@@ -23,9 +23,11 @@ import { DashboardRepository } from "../db/dashboard.repository.ts";
 import { UserError } from "../errors.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
 import { type DashboardContext, type DashboardDeps, sendPage } from "./context.ts";
+import { createCsrf } from "./csrf.ts";
 import { createProvenance, installGuards } from "./guards.ts";
 import { createHostGuard, isLoopbackHost } from "./host-guard.ts";
 import { messagePage } from "./pages.ts";
+import { actionsRoutes } from "./routes/actions.ts";
 import { archiveRoutes } from "./routes/archive.ts";
 import { boardRoutes } from "./routes/board.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -75,6 +77,7 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
     browser: new ArchiveBrowserRepository(deps.pool),
     dashboard: new DashboardRepository(deps.pool),
     provenance: createProvenance(hosts, config.publicUrl ? new URL(config.publicUrl).origin : undefined),
+    csrf: createCsrf(log),
   };
 
   const app = express();
@@ -87,6 +90,7 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
   healthRoutes(app, ctx);
   boardRoutes(app, ctx);
   archiveRoutes(app, ctx);
+  actionsRoutes(app, ctx);
   jobsRoutes(app, ctx);
 
   app.use((_req, res) => {

@@ -1,14 +1,21 @@
-// The overview, the archive browser and search, an item's page, its archived files and the static images.
+// The overview, the archive browser and search, an item's page, its archived files, the static images and
+// the stylesheet and script.
 import fs from "node:fs/promises";
 import path from "node:path";
 import type express from "express";
-import { resolveArchivePath, SEARCH_KINDS, searchArchive, type SearchKind } from "../../search/search.ts";
+import { resolveArchivePath, SEARCH_KINDS, type SearchKind, searchPage as searchArchivePage } from "../../search/search.ts";
 import { isWithin } from "../../storage/layout.ts";
 import { collectStatus } from "../../status/collect.ts";
+import { APP_CSS, APP_JS, LOGO_SVG } from "../assets.ts";
 import { type DashboardContext, FILE_CSP, one, sendPage } from "../context.ts";
 import { archivePage, itemPage, messagePage, overviewPage, PLACEHOLDER_SVG, searchPage, TEXT_SVG } from "../pages.ts";
 
 const PAGE_SIZE = 48;
+const SEARCH_PAGE_SIZE = 25;
+
+function pageNumber(value: string | undefined): number {
+  return Math.max(1, Math.min(10_000, Number.parseInt(value ?? "1", 10) || 1));
+}
 
 /** The real path of `candidate` when it is a file inside the archive root (symlinks resolved), else undefined. */
 export async function insideArchive(root: string, candidate: string): Promise<string | undefined> {
@@ -26,9 +33,10 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
   const { deps, config, queues, browser, now } = ctx;
   const archiveRoot = path.resolve(config.archiveDir);
 
-  app.get("/", async (_req, res) => {
+  app.get("/", async (req, res) => {
     const report = await collectStatus({ ...deps, queues, now });
-    sendPage(res, 200, overviewPage(report));
+    const actions = deps.actions ? { csrf: ctx.csrf.tokenFor(req, res), notice: one(req.query.done) } : undefined;
+    sendPage(res, 200, overviewPage(report, actions));
   });
 
   app.get("/archive", async (req, res) => {
@@ -36,11 +44,20 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
     if (q) {
       const typeParam = one(req.query.type);
       const type = typeParam && (SEARCH_KINDS as readonly string[]).includes(typeParam) ? (typeParam as SearchKind) : undefined;
-      const hits = await searchArchive(deps.pool, { text: q, type, user: one(req.query.artist), limit: 100, archiveDir: config.archiveDir });
-      const files = await browser.bestFiles([...new Set(hits.map((h) => h.deviationid).filter((d): d is string => d !== null))]);
-      return sendPage(res, 200, searchPage({ query: q, type, hits, files }));
+      const page = pageNumber(one(req.query.page));
+      const found = await searchArchivePage(deps.pool, {
+        text: q,
+        type,
+        user: one(req.query.artist),
+        limit: SEARCH_PAGE_SIZE,
+        offset: (page - 1) * SEARCH_PAGE_SIZE,
+        archiveDir: config.archiveDir,
+        countIgnored: true,
+      });
+      const files = await browser.bestFiles([...new Set(found.hits.map((h) => h.deviationid).filter((d): d is string => d !== null))]);
+      return sendPage(res, 200, searchPage({ query: q, type, ...found, page, pageSize: SEARCH_PAGE_SIZE, files }));
     }
-    const pageNo = Math.max(1, Math.min(10_000, Number.parseInt(one(req.query.page) ?? "1", 10) || 1));
+    const pageNo = pageNumber(one(req.query.page));
     const filter = {
       artist: one(req.query.artist),
       folder: one(req.query.folder),
@@ -51,7 +68,7 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
       browser.filterChoices(),
       browser.recentItems({ ...filter, archivedOnly: filter.archived, limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE }),
     ]);
-    return sendPage(res, 200, archivePage({ filter, choices, items: found.items, page: pageNo, hasMore: found.hasMore }));
+    return sendPage(res, 200, archivePage({ filter, choices, items: found.items, page: pageNo, pageSize: PAGE_SIZE, total: found.total }));
   });
 
   app.get("/item/:id", async (req, res) => {
@@ -80,4 +97,13 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
       res.set({ "Content-Security-Policy": FILE_CSP, "Cache-Control": "public, max-age=86400" }).type("image/svg+xml").send(svg);
     });
   }
+  // The stylesheet and the script, named by their content hash: cached for a year, never stale.
+  for (const asset of [APP_CSS, APP_JS]) {
+    app.get(asset.url, (_req, res) => {
+      res.set({ "Cache-Control": "public, max-age=31536000, immutable" }).type(asset.type).send(asset.body);
+    });
+  }
+  app.get("/assets/logo.svg", (_req, res) => {
+    res.set({ "Content-Security-Policy": FILE_CSP, "Cache-Control": "public, max-age=86400" }).type("image/svg+xml").send(LOGO_SVG);
+  });
 }

@@ -1,0 +1,153 @@
+// The archive browser: a folder tree (owner → gallery folders nested by parent, collections) beside a square
+// grid of thumbnails, paged with totals (app.js appends the next page as the pager scrolls into view and opens
+// tiles in a lightbox); and search results, paged with totals, saying which words were ignored.
+import type { FilterChoices, FolderChoice, ItemCard, StoredFileRef } from "../../db/archive-browser.repository.ts";
+import { HIGHLIGHT_END, HIGHLIGHT_START, type SearchHit } from "../../search/search.ts";
+import { html, raw, type SafeHtml } from "../../text/html.ts";
+import { badge, thumbUrl } from "./files.ts";
+import { countLine, layout, pager, pill, plural, queryString, title } from "./layout.ts";
+
+export type ArchiveFilter = { artist?: string | undefined; folder?: string | undefined; collection?: string | undefined; archived: boolean };
+
+export type ArchiveView = {
+  filter: ArchiveFilter;
+  choices: FilterChoices;
+  items: ItemCard[];
+  page: number;
+  pageSize: number;
+  total: number;
+};
+
+type TreeNode = { folder: FolderChoice; kind: "folder" | "collection"; children: TreeNode[] };
+
+/** Gallery folders nested under their parent (a parent the mirror lacks puts the child at the top), per owner. */
+function folderTree(choices: FilterChoices): Map<string, { galleries: TreeNode[]; collections: TreeNode[] }> {
+  const byOwner = new Map<string, { galleries: TreeNode[]; collections: TreeNode[] }>();
+  const ownerOf = (f: FolderChoice) => {
+    const key = f.owner ?? "(unknown owner)";
+    let entry = byOwner.get(key);
+    if (!entry) byOwner.set(key, (entry = { galleries: [], collections: [] }));
+    return entry;
+  };
+  const byName = (a: TreeNode, b: TreeNode) => a.folder.name.localeCompare(b.folder.name, "en", { sensitivity: "base" });
+  const nodes = new Map(choices.galleries.map((f) => [f.folderid, { folder: f, kind: "folder" as const, children: [] as TreeNode[] }]));
+  for (const node of nodes.values()) {
+    const parent = node.folder.parent ? nodes.get(node.folder.parent) : undefined;
+    if (parent && parent !== node) parent.children.push(node);
+    else ownerOf(node.folder).galleries.push(node);
+  }
+  for (const f of choices.collections) ownerOf(f).collections.push({ folder: f, kind: "collection", children: [] });
+  for (const entry of byOwner.values()) {
+    entry.galleries.sort(byName);
+    entry.collections.sort(byName);
+    for (const n of nodes.values()) n.children.sort(byName);
+  }
+  return new Map([...byOwner].sort(([a], [b]) => a.localeCompare(b, "en", { sensitivity: "base" })));
+}
+
+function treeHtml(choices: FilterChoices, f: ArchiveFilter): SafeHtml {
+  const selected = f.folder ?? f.collection;
+  const branch = (nodes: TreeNode[], depth: number): SafeHtml =>
+    depth > 12 || nodes.length === 0
+      ? html``
+      : html`<ul>${nodes.map(
+          (n) =>
+            html`<li><a href="/archive${queryString({ [n.kind]: n.folder.folderid, archived: f.archived })}" class="${n.folder.folderid === selected ? "on" : ""}">${n.folder.name}<span class="n">${n.folder.size}</span></a>${branch(n.children, depth + 1)}</li>`,
+        )}</ul>`;
+  const owners = [...folderTree(choices)];
+  if (owners.length === 0) return html``;
+  return html`<nav class="tree card" aria-label="Folders"><h2>Folders</h2>
+<ul><li><a href="/archive${queryString({ archived: f.archived })}" class="${selected || f.artist ? "" : "on"}">Everything</a></li></ul>
+${owners.map(([owner, { galleries, collections }]) => {
+  const open = [...galleries, ...collections].some((n) => n.folder.folderid === selected) || owners.length <= 3;
+  return html`<details ${open ? raw("open") : ""}><summary>${owner}</summary>
+${galleries.length ? html`<div class="small muted">Gallery</div>${branch(galleries, 0)}` : ""}
+${collections.length ? html`<div class="small muted">Collections</div>${branch(collections, 0)}` : ""}</details>`;
+})}</nav>`;
+}
+
+/** One tile: the small thumbnail, never the original; data-* for the lightbox (escaped like any attribute). */
+export function tile(it: ItemCard): SafeHtml {
+  const t = title(it.title);
+  const mark = badge(it.file) ?? (it.file || it.type === "journal" || it.type === "literature" ? null : "not archived yet");
+  const meta = `${it.artist ?? "unknown artist"}${it.publishedAt ? ` · ${it.publishedAt.toISOString().slice(0, 10)}` : ""}`;
+  return html`<a class="thumb" href="/item/${encodeURIComponent(it.deviationid)}" data-full="${thumbUrl(it.file, "m", it.type)}" data-title="${t}" data-meta="${meta}${mark ? ` · ${mark}` : ""}">
+<div class="img"><img loading="lazy" decoding="async" width="320" height="320" src="${thumbUrl(it.file, "s", it.type)}" alt="${t}">${mark ? html`<span class="badge">${mark}</span>` : ""}</div>
+<div class="cap"><div class="t">${t}</div><div class="a">${meta}</div></div></a>`;
+}
+
+export function archivePage(v: ArchiveView): string {
+  const f = v.filter;
+  const option = (value: string, label: string, selected: boolean) => html`<option value="${value}" ${selected ? raw("selected") : ""}>${label}</option>`;
+  const base = { artist: f.artist, folder: f.folder, collection: f.collection, archived: f.archived };
+  const pages = Math.max(1, Math.ceil(v.total / v.pageSize));
+  const from = (v.page - 1) * v.pageSize + 1;
+  const body = html`
+<h1>Archive</h1>
+<form class="filters" method="get" action="/archive">
+  <label>Search<input type="search" name="q" placeholder="words, tags, text…"></label>
+  <label>Artist<select name="artist">${option("", "all artists", !f.artist)}${v.choices.artists.map((a) => option(a.username, `${a.username} (${a.items})`, a.username.toLowerCase() === f.artist?.toLowerCase()))}</select></label>
+  ${f.folder ? html`<input type="hidden" name="folder" value="${f.folder}">` : ""}${f.collection ? html`<input type="hidden" name="collection" value="${f.collection}">` : ""}
+  <label class="check"><input type="checkbox" name="archived" value="1" ${f.archived ? raw("checked") : ""}> archived only</label>
+  <button type="submit">Apply</button>
+</form>
+<div class="browse">${treeHtml(v.choices, f)}
+<section aria-label="Items">
+${v.items.length === 0 ? html`<div class="card muted">Nothing matches these filters.</div>` : countLine(from, from + v.items.length - 1, v.total)}
+<div class="thumbs">${v.items.map(tile)}</div>
+${pager(v.page, pages, (p) => `/archive${queryString({ ...base, page: p > 1 ? p : undefined })}`, "Archive pages")}
+</section></div>`;
+  return layout({ title: v.page > 1 ? `Archive, page ${v.page}` : "Archive", nav: "archive", body });
+}
+
+/** A snippet with its highlight markers turned into <mark>, everything else escaped. */
+function snippetHtml(snippet: string): SafeHtml {
+  const parts = snippet.split(new RegExp(`(${HIGHLIGHT_START}[^${HIGHLIGHT_END}]*${HIGHLIGHT_END})`));
+  return html`${parts.map((p) => (p.startsWith(HIGHLIGHT_START) ? html`<mark>${p.slice(1, -1)}</mark>` : p))}`;
+}
+
+export type SearchView = {
+  query: string;
+  type?: string | undefined;
+  hits: SearchHit[];
+  total: number;
+  page: number;
+  pageSize: number;
+  ignored: string[];
+  files: Map<string, StoredFileRef>;
+};
+
+export function searchPage(v: SearchView): string {
+  const { query, type, hits, files } = v;
+  const kinds = ["deviation", "journal", "literature", "comment", "note", "message"];
+  const pages = Math.max(1, Math.ceil(v.total / v.pageSize));
+  const from = (v.page - 1) * v.pageSize + 1;
+  const body = html`
+<h1>Search</h1>
+<form class="filters" method="get" action="/archive">
+  <label>Words<input type="search" name="q" value="${query}"></label>
+  <label>Kind<select name="type"><option value="">everything</option>${kinds.map((k) => html`<option value="${k}" ${k === type ? raw("selected") : ""}>${k}</option>`)}</select></label>
+  <button type="submit">Search</button>
+</form>
+<p class="small muted">Words match their forms (paint, painted); "quoted words" match a phrase, -word excludes, "or" offers alternatives — as in <span class="fix">dvault search</span>.</p>
+${v.ignored.length ? html`<div class="notice warn" role="status">Ignored ${v.ignored.length === 1 ? "a word that is" : "words that are"} too common to search for: ${v.ignored.map((w) => `“${w}”`).join(", ")}.</div>` : ""}
+<div class="card"><p class="muted small" data-hits="${v.total}">${
+    v.total === 0
+      ? `No result for “${query}”`
+      : hits.length === 0
+        ? `${plural(v.total, "result")} for “${query}”; this page is past the last`
+        : `${from}–${from + hits.length - 1} of ${plural(v.total, "result")} for “${query}”`
+  }</p>
+${hits.map((h) => {
+  const file = h.deviationid ? files.get(h.deviationid) : undefined;
+  const href = h.deviationid ? `/item/${encodeURIComponent(h.deviationid)}` : undefined;
+  const kindType = h.kind === "journal" || h.kind === "literature" ? h.kind : undefined;
+  const mark = badge(file ?? null);
+  return html`<div class="hit"><div class="img">${h.deviationid ? html`<img loading="lazy" src="${thumbUrl(file, "s", kindType)}" alt="">` : ""}</div>
+<div><div>${pill(h.kind)} ${href ? html`<a href="${href}"><b>${title(h.title)}</b></a>` : html`<b>${title(h.title)}</b>`}
+<span class="muted small">${h.artist ? `by ${h.artist}` : ""}${h.date ? ` · ${h.date.slice(0, 10)}` : ""}</span>${mark ? html` ${pill(mark, "warn")}` : ""}</div>
+<div class="small">${snippetHtml(h.snippet)}</div></div></div>`;
+})}</div>
+${pager(v.page, pages, (p) => `/archive${queryString({ q: query, type, page: p > 1 ? p : undefined })}`, "Result pages")}`;
+  return layout({ title: `Search: ${query}`, nav: "archive", body, query });
+}

@@ -1,0 +1,31 @@
+// "Sync now" (the dashboard's button): one sync.source job for every source of every account that can sync,
+// through the Producer, so the definition's dedupe key folds it into a run already waiting.
+import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
+import type { Producer } from "../queue/producer.ts";
+import type { Services } from "../services.ts";
+import type { SourceDefinition, SourceName } from "./source.ts";
+
+export async function enqueueSyncNow({
+  services,
+  producer,
+  sources,
+}: {
+  services: Pick<Services, "pool" | "accounts">;
+  // biome-ignore lint/suspicious/noExplicitAny: src/ may not import the catalogue (jobs/) that types it
+  producer: Producer<any>;
+  sources: ReadonlyMap<SourceName, SourceDefinition>;
+}): Promise<number> {
+  const tracked = new TrackedUserRepository(services.pool);
+  let queued = 0;
+  for (const row of await services.accounts.list()) {
+    if (row.kind !== "user" || row.state === "needs_reauth" || row.state === "revoked") continue;
+    for (const source of sources.values()) {
+      const keys = source.name === "tracked" ? (await tracked.listTrackedUsers(row.id)).map((t) => t.username) : [""];
+      for (const key of keys) {
+        await producer.enqueue("sync.source", { accountId: row.id, source: source.name, key });
+        queued++;
+      }
+    }
+  }
+  return queued;
+}
