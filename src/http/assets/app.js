@@ -66,7 +66,7 @@
   };
   const build = () => {
     box = el("div", { class: "lightbox", role: "dialog", "aria-modal": "true", "aria-label": "Image viewer", hidden: "" });
-    const img = el("img", { alt: "" });
+    const img = el("img", { alt: "", draggable: "false" });
     const cap = el("div", { class: "lb-cap" });
     const close = el("button", { type: "button", class: "lb-close", "aria-label": "Close (Esc)" }, "×");
     const prev = el("button", { type: "button", class: "lb-prev", "aria-label": "Previous (←)" }, "‹");
@@ -81,6 +81,9 @@
     let startX = null;
     box.addEventListener("pointerdown", (e) => {
       startX = e.clientX;
+    });
+    box.addEventListener("pointercancel", () => {
+      startX = null;
     });
     box.addEventListener("pointerup", (e) => {
       if (startX === null) return;
@@ -101,7 +104,9 @@
     img.alt = tile.dataset.title || "";
     cap.replaceChildren(
       el("a", { href: tile.getAttribute("href") }, tile.dataset.title || "(untitled)"),
-      document.createTextNode(` · ${tile.dataset.meta || ""} · ${i + 1} of ${all.length}`),
+      document.createTextNode(
+        ` · ${tile.dataset.meta || ""} · ${group(i + 1)} of ${group(document.querySelector(".count[data-total]")?.dataset.total ?? all.length)}`,
+      ),
     );
     box.hidden = false;
     box.querySelector(".lb-close").focus();
