@@ -244,6 +244,12 @@ describe.skipIf(!hasChromium)("dashboard in a browser", () => {
     } finally {
       await worker.close();
     }
+    // "Download now" hands the due downloads to the worker: a downloads.enqueue job, through the Producer.
+    await page.click("button:has-text('Download now')");
+    await page.waitForURL(/\/\?done=/);
+    expect(await page.textContent(".notice")).toContain("Downloads asked for");
+    const waiting = await f.admin.queue("maintenance").getJobs(["waiting", "prioritized"]);
+    expect(waiting.map((j) => j.name)).toContain("downloads.enqueue");
   });
 
   it("fits every page into 360 px without horizontal scrolling", async () => {
