@@ -25,7 +25,6 @@ const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`test/browser/dashboard.test.ts skipped: ${CHROMIUM} is absent (install it with: apt-get install -y chromium)`);
 
 /** The bits of the DOM the checks read (the project compiles without the DOM library). */
-type Img = { complete: boolean; naturalWidth: number; addEventListener(type: "load", listener: (event: unknown) => void, options: { once: boolean }): void };
 type Doc = { documentElement: { scrollWidth: number; clientWidth: number } };
 declare const document: Doc;
 declare const getComputedStyle: (el: unknown) => { backgroundColor: string };
