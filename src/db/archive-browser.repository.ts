@@ -175,6 +175,17 @@ export class ArchiveBrowserRepository {
     return { items, hasMore: rows.length > filter.limit, total: count.rows[0]?.total ?? 0 };
   }
 
+  /** Items per month of publication, newest first, under the same filters (the grid's date scrubber). */
+  async monthCounts(filter: Omit<BrowseFilter, "limit" | "offset">): Promise<Array<{ month: string | null; items: number }>> {
+    const { rows } = await this.db.query<{ month: string | null; items: number }>(
+      `SELECT to_char(date_trunc('month', d.published_at AT TIME ZONE 'UTC'), 'YYYY-MM') AS month, count(*)::int AS items
+       FROM deviations d LEFT JOIN users u ON u.userid = d.author_userid ${BROWSE_WHERE}
+       GROUP BY 1 ORDER BY 1 DESC NULLS LAST`,
+      [filter.artist || null, filter.folder || null, filter.collection || null, filter.archivedOnly ?? false],
+    );
+    return rows;
+  }
+
   /** The choices of the browser's filters: artists with the most items, every live gallery and collection folder. */
   async filterChoices(): Promise<FilterChoices> {
     const [artists, folders] = await Promise.all([

@@ -141,6 +141,13 @@ describe.skipIf(!hasChromium)("dashboard in a browser", () => {
     await p.waitForURL(/page=2/);
     expect(await p.locator(".thumbs > .thumb").count()).toBe(Math.min(48, total - 48));
     expect(await countText(p)).toBe(`49–${Math.min(96, total)} of ${fmt(total)}`);
+    // The date scrubber: the oldest month links to the page that holds its newest item.
+    const oldest = p.locator("nav.dates a").last();
+    const month = ((await oldest.getAttribute("title")) ?? "").slice(0, 7);
+    expect(month).toMatch(/^\d{4}-\d{2}$/);
+    await oldest.click();
+    await p.waitForLoadState("load");
+    expect((await p.locator(".thumb .a").allTextContents()).some((t) => t.includes(` · ${month}-`))).toBe(true);
     // The lightbox needs script: without it a tile is a link to the item's page.
     await p.locator(".thumbs > .thumb").first().click();
     await p.waitForURL(/\/item\//);

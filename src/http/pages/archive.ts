@@ -12,6 +12,8 @@ export type ArchiveFilter = { artist?: string | undefined; folder?: string | und
 export type ArchiveView = {
   filter: ArchiveFilter;
   choices: FilterChoices;
+  /** Items per month, newest first (null: no publication date), for the date scrubber. */
+  months: Array<{ month: string | null; items: number }>;
   items: ItemCard[];
   page: number;
   pageSize: number;
@@ -76,12 +78,30 @@ export function tile(it: ItemCard): SafeHtml {
 <div class="cap"><div class="t">${t}</div><div class="a">${meta}</div></div></a>`;
 }
 
+/** The date scrubber: each month links to the page its newest item is on (plain links, newest first). */
+function datesHtml(v: ArchiveView, href: (page: number) => string): SafeHtml {
+  if (v.months.length < 2) return html``;
+  let before = 0;
+  const years = new Map<string, SafeHtml[]>();
+  for (const m of v.months) {
+    const page = Math.floor(before / v.pageSize) + 1;
+    before += m.items;
+    const year = m.month?.slice(0, 4) ?? "undated";
+    const label = m.month ? new Date(`${m.month}-01T00:00:00Z`).toLocaleString("en", { month: "short", timeZone: "UTC" }) : "no date";
+    const links = years.get(year) ?? [];
+    links.push(html`<a href="${href(page)}" class="${page === v.page ? "on" : ""}" title="${m.month ?? "no date"}: ${plural(m.items, "item")}">${label}</a>`);
+    years.set(year, links);
+  }
+  return html`<nav class="dates card" aria-label="Dates"><h2>Dates</h2>${[...years].map(([year, links]) => html`<div><b>${year}</b> ${links}</div>`)}</nav>`;
+}
+
 export function archivePage(v: ArchiveView): string {
   const f = v.filter;
   const option = (value: string, label: string, selected: boolean) => html`<option value="${value}" ${selected ? raw("selected") : ""}>${label}</option>`;
   const base = { artist: f.artist, folder: f.folder, collection: f.collection, archived: f.archived };
   const pages = Math.max(1, Math.ceil(v.total / v.pageSize));
   const from = (v.page - 1) * v.pageSize + 1;
+  const pageHref = (p: number) => `/archive${queryString({ ...base, page: p > 1 ? p : undefined })}`;
   const body = html`
 <h1>Archive</h1>
 <form class="filters" method="get" action="/archive">
@@ -91,11 +111,11 @@ export function archivePage(v: ArchiveView): string {
   <label class="check"><input type="checkbox" name="archived" value="1" ${f.archived ? raw("checked") : ""}> archived only</label>
   <button type="submit">Apply</button>
 </form>
-<div class="browse">${treeHtml(v.choices, f)}
+<div class="browse"><div class="side">${treeHtml(v.choices, f)}${datesHtml(v, pageHref)}</div>
 <section aria-label="Items">
 ${v.items.length === 0 ? html`<div class="card muted">Nothing matches these filters.</div>` : countLine(from, from + v.items.length - 1, v.total)}
 <div class="thumbs">${v.items.map(tile)}</div>
-${pager(v.page, pages, (p) => `/archive${queryString({ ...base, page: p > 1 ? p : undefined })}`, "Archive pages")}
+${pager(v.page, pages, pageHref, "Archive pages")}
 </section></div>`;
   return layout({ title: v.page > 1 ? `Archive, page ${v.page}` : "Archive", nav: "archive", body });
 }

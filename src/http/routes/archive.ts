@@ -64,11 +64,12 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
       collection: one(req.query.collection),
       archived: one(req.query.archived) === "1",
     };
-    const [choices, found] = await Promise.all([
+    const [choices, found, months] = await Promise.all([
       browser.filterChoices(),
       browser.recentItems({ ...filter, archivedOnly: filter.archived, limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE }),
+      browser.monthCounts({ ...filter, archivedOnly: filter.archived }),
     ]);
-    return sendPage(res, 200, archivePage({ filter, choices, items: found.items, page: pageNo, pageSize: PAGE_SIZE, total: found.total }));
+    return sendPage(res, 200, archivePage({ filter, choices, months, items: found.items, page: pageNo, pageSize: PAGE_SIZE, total: found.total }));
   });
 
   app.get("/item/:id", async (req, res) => {
