@@ -154,7 +154,7 @@
           state.textContent = a.summary;
           if (last && a.lastSyncAt) {
             last.dataset.last = a.lastSyncAt;
-            last.textContent = `last sync finished ${new Date(a.lastSyncAt).toLocaleString()}`;
+            last.textContent = `last sync finished ${a.lastSyncAt.slice(0, 16).replace("T", " ")} UTC`;
           }
           setTimeout(poll, a.busy ? 1000 : 4000);
         })
