@@ -282,6 +282,20 @@ describe.skipIf(!hasChromium)("dashboard in a browser", () => {
     await dark.close();
   });
 
+  it("shows where the keyboard is", async () => {
+    await page.goto(`${url}/archive`);
+    await page.keyboard.press("Tab");
+    const focused = () =>
+      page.evaluate(() => {
+        const el = (window.document as unknown as { activeElement: unknown }).activeElement;
+        const style = getComputedStyle(el) as unknown as { outlineStyle: string; outlineWidth: string };
+        return { text: (el as { textContent: string }).textContent, outline: `${style.outlineStyle} ${style.outlineWidth}` };
+      });
+    expect(await focused()).toEqual({ text: "Skip to content", outline: "solid 3px" });
+    for (let i = 0; i < 3; i++) await page.keyboard.press("Tab");
+    expect((await focused()).outline).toBe("solid 3px");
+  });
+
   it("brands bull-board as dvault's, with a way back and no web fonts", async () => {
     // Fetched, not merely asked for: the policy stops Google's stylesheet before it leaves the browser.
     const hosts = new Set<string>();
