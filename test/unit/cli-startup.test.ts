@@ -1,10 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { buildFullProgram, buildProgram, COMMANDS, commandNamed } from "../../src/cli/program.ts";
+import { HEAVY_PACKAGES, readLoaded, RECORD_IMPORTS } from "../helpers/loaded-modules.ts";
 
 // `dvault` imports only the command it runs (src/cli/program.ts). These tests hold the table of commands to
 // the modules that register them, and watch which packages a start-up actually loads.
@@ -15,20 +16,17 @@ function helpOf(program: Command): string {
   return program.helpInformation();
 }
 
-/** The packages (node_modules names) and src/ files a `dvault …` process resolves, from test/helpers/record-imports.mjs. */
+/** What `node src/cli/main.ts …` (through tsx) loads, recorded by test/helpers/record-imports.mjs. */
 function loadedBy(args: readonly string[]): { packages: Set<string>; sources: Set<string>; status: number | null } {
   const dir = mkdtempSync(path.join(tmpdir(), "dvault-imports-"));
   const file = path.join(dir, "imports.txt");
   try {
-    const r = spawnSync(process.execPath, ["--import", "tsx", "--import", "./test/helpers/record-imports.mjs", "src/cli/main.ts", ...args], {
+    const r = spawnSync(process.execPath, ["--import", "tsx", "--import", RECORD_IMPORTS, "src/cli/main.ts", ...args], {
       cwd: REPO,
       encoding: "utf8",
       env: { ...process.env, DVAULT_RECORD_IMPORTS: file },
     });
-    const urls = readFileSync(file, "utf8").split("\n").filter(Boolean);
-    const packages = new Set(urls.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []));
-    const sources = new Set(urls.flatMap((u) => /\/(src\/.+)$/.exec(u)?.[1] ?? []));
-    return { packages, sources, status: r.status };
+    return { ...readLoaded(file), status: r.status };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -67,5 +65,14 @@ describe("dvault start-up", () => {
       expect([...packages]).toEqual(["commander"]);
       expect([...sources].sort()).toEqual(["src/cli/main.ts", "src/cli/program.ts", "src/errors.ts", "src/redact.ts", "src/version.ts"]);
     }
+  });
+
+  it("loads for status only what status uses: no HTTP client, web server, mailer, image or SQLite library", () => {
+    // `status --help` imports the status command's module and everything it imports; running it against a
+    // database is test/medium/status.test.ts's.
+    const { packages, status } = loadedBy(["status", "--help"]);
+    expect(status).toBe(0);
+    expect(packages).toContain("bullmq"); // the queues it reports: the record is not empty
+    expect(HEAVY_PACKAGES.filter((p) => packages.has(p))).toEqual([]);
   });
 });
