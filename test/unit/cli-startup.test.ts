@@ -67,12 +67,16 @@ describe("dvault start-up", () => {
     }
   });
 
-  it("loads for status only what status uses: no HTTP client, web server, mailer, image or SQLite library", () => {
-    // `status --help` imports the status command's module and everything it imports; running it against a
-    // database is test/medium/status.test.ts's.
-    const { packages, status } = loadedBy(["status", "--help"]);
+  // Each command's module and all it imports, as `<command> --help` loads them (running status against a
+  // database is test/medium/status.test.ts's). `uses`: the heavy packages the command does need.
+  it.each([
+    { command: "status", uses: [], needs: "bullmq" },
+    { command: "jobs", uses: [], needs: "bullmq" },
+    { command: "sync", uses: ["got"], needs: "@prisma/client" },
+  ])("loads for $command only the heavy packages it uses: $uses", ({ command, uses, needs }) => {
+    const { packages, status } = loadedBy([command, "--help"]);
     expect(status).toBe(0);
-    expect(packages).toContain("bullmq"); // the queues it reports: the record is not empty
-    expect(HEAVY_PACKAGES.filter((p) => packages.has(p))).toEqual([]);
+    expect(packages).toContain(needs); // the record is not empty
+    expect(HEAVY_PACKAGES.filter((p) => packages.has(p))).toEqual(uses);
   });
 });
