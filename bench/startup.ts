@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { distIsCurrent } from "../bin/dist-current.js";
 import { BENCH_REDIS_URL, createBenchEnv, machine, median, SIM_CLIENT_ID, SIM_CLIENT_SECRET, table, writeDocSection } from "./bench-env.ts";
 
 const { values: args } = parseArgs({
@@ -103,13 +104,15 @@ async function main(): Promise<void> {
       }
       log(`dvault ${command.join(" ")}: done`);
     }
+    // An edit to src/ or jobs/ during the runs would have sent bin/dvault.js to the sources: the dist/ row would lie.
+    if (!distIsCurrent(HEAD_DIR)) throw new Error("src/ or jobs/ changed during the bench, so dist/ was not what ran: run it again on a quiet tree");
     const rows = COMMANDS.flatMap((command) =>
       variants.map((v) => {
         const t = times.get(`${v.name}\0${command.join(" ")}`) ?? [];
         return [`\`dvault ${command.join(" ")}\``, v.name, Math.round(median(t)), Math.round(Math.min(...t)), Math.round(Math.max(...t))];
       }),
     );
-    const out = table(["command", "runs", "median ms", "min ms", "max ms"], rows);
+    const out = table(["command", "variant", "median ms", "min ms", "max ms"], rows);
     const goalMet = (command: string) => median(times.get(`${variants[0]?.name}\0${command}`) ?? []) <= GOAL_MS;
     const verdict = `Goal: median ≤ ${GOAL_MS} ms for \`--help\` and \`status\` from dist/ — ${goalMet("--help") && goalMet("status") ? "met" : "NOT MET"}.`;
     process.stdout.write(`${out}\n${verdict}\n`);

@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
+import { distIsCurrent } from "../../bin/dist-current.js";
 import { buildFullProgram, buildProgram, COMMANDS, commandNamed } from "../../src/cli/program.ts";
 import { HEAVY_PACKAGES, readLoaded, RECORD_IMPORTS } from "../helpers/loaded-modules.ts";
 
@@ -78,5 +79,31 @@ describe("dvault start-up", () => {
     expect(status).toBe(0);
     expect(packages).toContain(needs); // the record is not empty
     expect(HEAVY_PACKAGES.filter((p) => packages.has(p))).toEqual(uses);
+  });
+});
+
+describe(distIsCurrent.name, () => {
+  it("lets dist/ run only while its stamp is newer than every source file", () => {
+    const root = mkdtempSync(path.join(tmpdir(), "dvault-dist-"));
+    const at = (rel: string, seconds: number) => {
+      mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+      writeFileSync(path.join(root, rel), "");
+      utimesSync(path.join(root, rel), seconds, seconds);
+    };
+    try {
+      at("src/cli/main.ts", 1_000);
+      at("jobs/sync-source/handler.ts", 1_000);
+      expect(distIsCurrent(root)).toBe(false); // never built
+      at("dist/.built", 2_000);
+      expect(distIsCurrent(root)).toBe(true);
+      at("jobs/sync-source/handler.ts", 3_000); // an edit, deep in jobs/
+      expect(distIsCurrent(root)).toBe(false);
+      at("dist/.built", 4_000); // npm run build
+      expect(distIsCurrent(root)).toBe(true);
+      at("src/generated/prisma/client.ts", 5_000); // prisma generate after a schema change
+      expect(distIsCurrent(root)).toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
