@@ -21,7 +21,8 @@ const GOAL_MS = 1000;
 const HEAD_DIR = path.resolve(import.meta.dirname, "..");
 const COMMANDS = [["--help"], ["--version"], ["sync", "--help"], ["status"]] as const;
 
-type Variant = { name: string; dir: string; env: Record<string, string> };
+/** `npx`: run as `npx dvault …` (the README's form; npm's own start-up comes on top), else as `node bin/dvault.js …`. */
+type Variant = { name: string; dir: string; env: Record<string, string>; npx?: boolean };
 
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
@@ -51,10 +52,11 @@ function prepareBase(rev: string): { dir: string; commit: string; cleanup: () =>
   };
 }
 
-/** One run of `node bin/dvault.js …` in `dir`, in ms; the bench stops when the command fails. */
+/** One run of `node bin/dvault.js …` (or `npx dvault …`) in `dir`, in ms; the bench stops when the command fails. */
 function timeRun(variant: Variant, command: readonly string[], env: Record<string, string>): number {
+  const [file, ...argv] = variant.npx ? ["npx", "dvault", ...command] : [process.execPath, path.join(variant.dir, "bin/dvault.js"), ...command];
   const started = performance.now();
-  const r = spawnSync(process.execPath, [path.join(variant.dir, "bin/dvault.js"), ...command], {
+  const r = spawnSync(file as string, argv, {
     cwd: variant.dir,
     env: { ...env, ...variant.env },
     encoding: "utf8",
@@ -88,6 +90,7 @@ async function main(): Promise<void> {
     };
     const variants: Variant[] = [
       { name: "dist/ (after npm ci)", dir: HEAD_DIR, env: {} },
+      { name: "dist/, through npx", dir: HEAD_DIR, env: {}, npx: true },
       { name: "sources through tsx (after an edit)", dir: HEAD_DIR, env: { DVAULT_FROM_SOURCE: "1" } },
       ...(base ? [{ name: `${base.commit} (before)`, dir: base.dir, env: {} }] : []),
     ];
@@ -119,7 +122,7 @@ async function main(): Promise<void> {
     if (!args["no-docs"]) {
       await writeDocSection(
         "startup",
-        `<a id="start-up"></a>\n\n## Start-up: \`dvault --help\`, \`--version\`, \`status\`\n\n\`node --import tsx bench/startup.ts${args.base ? ` --base ${args.base}` : ""}\` on ${machine()}. Each command runs ${RUNS} times after one warm-up, as \`node bin/dvault.js …\` in a child process, the variants interleaved; \`status\` reads a migrated throwaway database with the simulator's owner logged in, and Redis. dist/ is what \`bin/dvault.js\` runs after \`npm ci\` (postinstall compiles it); after an edit to src/ or jobs/ it runs the sources through tsx until the next \`npm run build\`.\n\n${out}\n\n${verdict} \`dvault\` imports only the command it runs (src/cli/program.ts); \`test/unit/cli-startup.test.ts\` holds \`--help\` and \`--version\` to loading commander alone.\n`,
+        `<a id="start-up"></a>\n\n## Start-up: \`dvault --help\`, \`--version\`, \`status\`\n\n\`node --import tsx bench/startup.ts${args.base ? ` --base ${args.base}` : ""}\` on ${machine()}. Each command runs ${RUNS} times after one warm-up, as \`node bin/dvault.js …\` in a child process (the npx row as \`npx dvault …\`: npm's own start-up comes on top, which \`npm link\` or calling \`node bin/dvault.js\` in scripts avoids), the variants interleaved; \`status\` reads a migrated throwaway database with the simulator's owner logged in, and Redis. dist/ is what \`bin/dvault.js\` runs after \`npm ci\` (postinstall compiles it); after an edit to src/ or jobs/ it runs the sources through tsx until the next \`npm run build\`.\n\n${out}\n\n${verdict} \`dvault\` imports only the command it runs (src/cli/program.ts); \`test/unit/cli-startup.test.ts\` holds \`--help\` and \`--version\` to loading commander alone.\n`,
       );
     }
   } finally {
