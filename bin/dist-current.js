@@ -1,5 +1,6 @@
-// Whether dist/ (scripts/build.js) may run in place of the sources: its stamp dist/.built is newer than every .ts
-// file of src/ and jobs/. A stat a file, about 10 ms for 350 files: far less than tsx's loader costs.
+// Whether dist/ (scripts/build.js) may run in place of the sources: its stamp dist/.built is newer than every
+// file of src/ and jobs/ (the TypeScript and the assets copied beside it). A stat a file, about 10 ms for 350
+// files: far less than tsx's loader costs.
 import { readdirSync, statSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
@@ -14,8 +15,9 @@ export function distIsCurrent(root) {
   }
   const newer = (dir) =>
     readdirSync(dir, { withFileTypes: true }).some((entry) => {
-      if (entry.isDirectory()) return newer(new URL(`${entry.name}/`, dir));
-      return entry.name.endsWith(".ts") && statSync(new URL(entry.name, dir)).mtimeMs > built;
+      const name = encodeURIComponent(entry.name);
+      if (entry.isDirectory()) return newer(new URL(`${name}/`, dir));
+      return statSync(new URL(name, dir)).mtimeMs > built;
     });
   return !newer(new URL("src/", base)) && !newer(new URL("jobs/", base));
 }

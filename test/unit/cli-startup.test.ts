@@ -1,10 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { distIsCurrent } from "../../bin/dist-current.js";
+import { copyAssets } from "../../scripts/build.js";
 import { buildFullProgram, buildProgram, COMMANDS, commandNamed } from "../../src/cli/program.ts";
 import { HEAVY_PACKAGES, readLoaded, RECORD_IMPORTS } from "../helpers/loaded-modules.ts";
 
@@ -102,6 +103,30 @@ describe(distIsCurrent.name, () => {
       expect(distIsCurrent(root)).toBe(true);
       at("src/generated/prisma/client.ts", 5_000); // prisma generate after a schema change
       expect(distIsCurrent(root)).toBe(false);
+      at("dist/.built", 6_000);
+      at("src/http/assets/app #1.css", 7_000); // an asset the build copies, with a name a URL must escape
+      expect(distIsCurrent(root)).toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe(copyAssets.name, () => {
+  it("copies what is not TypeScript beside the compiled modules, and nothing else", () => {
+    const root = mkdtempSync(path.join(tmpdir(), "dvault-assets-"));
+    const put = (rel: string, text: string) => {
+      mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+      writeFileSync(path.join(root, rel), text);
+    };
+    try {
+      put("src/http/assets.ts", "export {};");
+      put("src/http/assets/app.js", "app");
+      put("src/http/assets/base.css", "css");
+      const copied = copyAssets(path.join(root, "src"), path.join(root, "dist/src"));
+      expect(copied.sort()).toEqual([path.join("http/assets/app.js"), path.join("http/assets/base.css")]);
+      expect(readFileSync(path.join(root, "dist/src/http/assets/base.css"), "utf8")).toBe("css");
+      expect(existsSync(path.join(root, "dist/src/http/assets.ts"))).toBe(false);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
