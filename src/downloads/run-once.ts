@@ -7,7 +7,7 @@
 // running worker out).
 import { grantUnusable, type ReauthRequiredError } from "../api/tokens.ts";
 import type { ClaimedDownload } from "../db/download.repository.ts";
-import { UserError } from "../errors.ts";
+import { needsLoginError, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { holdLease } from "../queue/holder.ts";
 import { checkCatalogue, defineJob, type JobContext } from "../queue/job-definition.ts";
@@ -331,14 +331,8 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   return s;
 }
 
-/** One line for the accounts that must log in again, naming the command for each (exit code 4, as auth status). */
-export function missingGrants(errors: readonly Pick<ReauthRequiredError, "account" | "message">[]): UserError {
-  if (errors.length === 1) return new UserError(errors[0]!.message, 4);
-  return new UserError(
-    `accounts ${errors.map((e) => `"${e.account}"`).join(", ")} must be authorized again: run ${errors.map((e) => `dvault auth login --account ${e.account}`).join(", then ")}`,
-    4,
-  );
-}
+/** One line for the accounts that must log in again (EXIT_NEEDS_LOGIN, as auth status). */
+export const missingGrants = needsLoginError;
 
 function earliest(a: Date | null, b: Date): Date {
   return a === null || b < a ? b : a;
