@@ -29,7 +29,9 @@ export function formatDownloadSummary(s: DownloadSummary): string {
   if (s.skipped) lines.push(`skipped           ${s.skipped} (already stored)`);
   if (s.links && !("busy" in s.links)) lines.push(`readable links    ${s.links.links} (${s.links.written} written, ${s.links.removed} removed)`);
   for (const f of s.failures.slice(0, 10))
-    lines.push(`  failed ${f.deviationid} (${f.kind}): ${f.error}; ${f.nextAttemptAt ? `tried again from ${f.nextAttemptAt.toISOString()}` : "not tried again (permanent)"}`);
+    lines.push(
+      `  failed ${f.deviationid} (${f.kind}): ${f.error}; ${f.nextAttemptAt ? `tried again from ${f.nextAttemptAt.toISOString()}` : "not tried again (permanent)"}`,
+    );
   for (const n of s.needsLogin) lines.push(`waiting for a login: ${n.account}'s downloads were left wanted (dvault auth login --account ${n.account})`);
   if (s.paused) lines.push(`PAUSED: ${s.paused.reason}`);
   return lines.join("\n");

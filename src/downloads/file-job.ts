@@ -84,8 +84,7 @@ export async function runFileJob(payload: DownloadFilePayload, ctx: FileJobConte
       throw wait(err.message, PAUSED_RETRY_MS, "disk");
     }
     // A wait of this file's own outcome (quota, lock) is not a failure; a throttle is, once the run's patience is spent.
-    const decision =
-      !answered && !ctx.signal.aborted && ctx.retryInRun && !isPermanentFailure(err) && !isMissingGrant(err) ? ctx.retryInRun(err) : undefined;
+    const decision = !answered && !ctx.signal.aborted && ctx.retryInRun && !isPermanentFailure(err) && !isMissingGrant(err) ? ctx.retryInRun(err) : undefined;
     if (isThrottleDelay(err) && decision?.retry !== false) throw err;
     if (ctx.signal.aborted) throw new InterruptedError();
     if (isMissingGrant(err)) {

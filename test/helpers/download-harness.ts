@@ -75,7 +75,8 @@ export async function createDownloadHarness(options: DownloadHarnessOptions = {}
     env,
     keyHex: key.toString("hex"),
     log,
-    runOnce: (opts = {}) => runDownloadsOnce({
+    runOnce: (opts = {}) =>
+      runDownloadsOnce({
         services,
         deps,
         log,
