@@ -14,7 +14,8 @@ export const EXIT_NEEDS_LOGIN = 4;
 export const ARCHIVE_EXIT_CODES_HELP = `
 Exit codes:
   0  everything that can be archived now is archived (what waits for the next quota window is listed)
-  1  something failed after the run's patience (DVAULT_RUN_ITEM_PATIENCE, DVAULT_RUN_PATIENCE); listed above
+  1  something still failed when the run's patience was spent (DVAULT_RUN_ITEM_PATIENCE, DVAULT_RUN_PATIENCE);
+     the summary lists it, with when it is tried again
   2  downloads paused: the archive's disk is nearly full (DVAULT_MIN_FREE_BYTES)
   3  PostgreSQL or Redis cannot be reached
   4  an account must log in again (dvault auth login --account <name>); takes precedence over 1`;

@@ -122,4 +122,13 @@ describe("sync --once && download --once", () => {
     expect(download.code).toBe(4);
     expect(download.stderr).toContain(`dvault auth login --account ${h.account.name}`);
   }, 30_000);
+
+  it("document their exit codes in --help", async () => {
+    for (const command of ["sync", "download"]) {
+      const help = await dvault([command, "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(/^Exit codes:\n {2}0 {2}everything that can be archived now is archived/m);
+      expect(help.stdout).toMatch(/^ {2}4 {2}an account must log in again/m);
+    }
+  }, 30_000);
 });
