@@ -3,8 +3,10 @@
 // process has the file → delayed briefly; disk full → `paused` (the worker pauses its queue, `download --once`
 // stops); shutdown → re-queued, the partial file kept for a Range resume; the account must log in again → the
 // row back to wanted, the job skipped, no attempt spent; anything else → recorded on the row and thrown (retried).
-// When the job's attempts are spent the row is left failed with its next try due after a growing delay
-// (retry.ts), which downloads.enqueue queues again; a permanent failure has none. It lives here, not in jobs/,
+// In `download --once` (retryInRun) a failure that passes comes back as a delay instead, while the run's patience
+// lasts (src/queue/run-patience.ts). When the job's attempts (or the run's patience) are spent the row is left
+// failed with its next try due after a growing delay (retry.ts), which downloads.enqueue queues again; a
+// permanent failure has none. It lives here, not in jobs/,
 // so that `download --once` (run-once.ts) runs the very same code through src/queue/run-now.ts.
 import { ThrottleDelayError, isThrottleDelay } from "../api/errors.ts";
 import type { Logger } from "../log.ts";

@@ -5,6 +5,7 @@
 // run's patience is spent (src/queue/run-patience.ts); only what still fails then is left failed for the long-term
 // schedule (retry.ts). Rows a killed run left queued are taken over (a per-file lock in Redis keeps a
 // running worker out).
+import { isThrottleDelay } from "../api/errors.ts";
 import { grantUnusable, type ReauthRequiredError } from "../api/tokens.ts";
 import type { ClaimedDownload } from "../db/download.repository.ts";
 import { needsLoginError, UserError } from "../errors.ts";
@@ -25,7 +26,6 @@ import { runFileJob } from "./file-job.ts";
 import { regenerateReadableLinks, type LinksResult } from "./readable-links.ts";
 import { heldRowItem, reclaimDeadHolders } from "./reclaim.ts";
 import { isMissingGrant } from "./retry.ts";
-import { isThrottleDelay } from "../api/errors.ts";
 
 export type DownloadSummary = {
   done: number;
