@@ -33,6 +33,17 @@ export function parseSecretKey(raw: string): Buffer | undefined {
 
 const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
 
+/** A duration such as 90s, 5min, 1h or 500ms (a bare number is seconds). */
+function durationSetting(fallback: string) {
+  return z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .refine((v) => parseDuration(v) !== undefined, { message: "expects a duration such as 500ms, 30s, 5min or 1h" })
+      .default(fallback),
+  );
+}
+
 const EnvSchema = z.object({
   DATABASE_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["postgresql:", "postgres:"], "a PostgreSQL URL").default(DEFAULT_DATABASE_URL)),
   REDIS_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["redis:", "rediss:"], "a Redis URL").default(DEFAULT_REDIS_URL)),
@@ -90,6 +101,10 @@ const EnvSchema = z.object({
       })
       .default("gallery,collections,tracked"),
   ),
+  // ---- how long a --once run keeps trying what fails for a passing reason (src/queue/run-patience.ts) ----
+  DVAULT_RUN_ITEM_PATIENCE: durationSetting("5min"),
+  DVAULT_RUN_PATIENCE: durationSetting("10min"),
+  DVAULT_RUN_RETRY_DELAY: durationSetting("2s"),
   // ---- digests and alerts: DVAULT_DIGEST_*, DVAULT_SMTP_*, DVAULT_WEBHOOK_* ----
   ...DIGEST_ENV,
   // ---- dashboard ----
@@ -188,6 +203,8 @@ export type Config = Readonly<{
   renditionMaxBytes: number;
   /** Transfers slower than this (bytes per second, over a 30 s window after a 10 s grace) are aborted; 0 = off. */
   minThroughput: number;
+  /** How long a `--once` run keeps trying what fails for a passing reason (src/queue/run-patience.ts). */
+  runPatience: Readonly<{ itemMs: number; runMs: number; baseMs: number }>;
   /** Hosts a file download may be redirected to (the service's CDN family); `*.` matches any subdomain. */
   cdnHosts: readonly string[];
 }>;
@@ -210,6 +227,16 @@ const BYTE_UNITS: Record<string, number> = {
   gib: 2 ** 30,
   tib: 2 ** 40,
 };
+
+const DURATION_UNITS: Record<string, number> = { "": 1000, ms: 1, s: 1000, sec: 1000, m: 60_000, min: 60_000, h: 3_600_000 };
+
+/** "90s", "5min", "1h", "500ms", "30" (seconds) → ms; undefined when unreadable. */
+export function parseDuration(raw: string): number | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(raw);
+  const unit = m ? DURATION_UNITS[(m[2] ?? "").toLowerCase()] : undefined;
+  if (!m || unit === undefined) return undefined;
+  return Math.round(Number(m[1]) * unit);
+}
 
 /** "2147483648", "2GiB", "500 MB" → bytes; undefined when unreadable. */
 export function parseByteSize(raw: string): number | undefined {
@@ -276,5 +303,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     renditionMaxBytes: parseByteSize(e.DVAULT_RENDITION_MAX_BYTES) ?? 512 * 2 ** 20,
     minThroughput: parseByteSize(e.DVAULT_MIN_THROUGHPUT) ?? 20 * 1024,
     cdnHosts: listOf(e.DVAULT_CDN_HOSTS),
+    runPatience: Object.freeze({
+      itemMs: parseDuration(e.DVAULT_RUN_ITEM_PATIENCE) ?? 300_000,
+      runMs: parseDuration(e.DVAULT_RUN_PATIENCE) ?? 600_000,
+      baseMs: parseDuration(e.DVAULT_RUN_RETRY_DELAY) ?? 2000,
+    }),
   });
 }

@@ -1,9 +1,29 @@
-// Errors meant for the person at the terminal: one line that says what is wrong and what to do.
+// Errors meant for the person at the terminal: one line that says what is wrong and what to do, and the exit
+// codes scripts can test for.
+
+/** Something failed (and the general code of a UserError). */
+export const EXIT_FAILED = 1;
+/** The downloads were paused by the disk guard (`download --once`). */
+export const EXIT_PAUSED = 2;
+/** PostgreSQL or Redis cannot be reached. */
+export const EXIT_UNAVAILABLE = 3;
+/** An account must log in again (`auth status`, `sync --once`, `download --once`). */
+export const EXIT_NEEDS_LOGIN = 4;
+
+/** The exit codes of the commands that archive (`sync --once`, `download --once`), for their `--help`. */
+export const ARCHIVE_EXIT_CODES_HELP = `
+Exit codes:
+  0  everything that can be archived now is archived (what waits for the next quota window is listed)
+  1  something still failed when the run's patience was spent (DVAULT_RUN_ITEM_PATIENCE, DVAULT_RUN_PATIENCE);
+     the summary lists it, with when it is tried again
+  2  downloads paused: the archive's disk is nearly full (DVAULT_MIN_FREE_BYTES)
+  3  PostgreSQL or Redis cannot be reached
+  4  an account must log in again (dvault auth login --account <name>); takes precedence over 1`;
 
 export class UserError extends Error {
   constructor(
     message: string,
-    readonly exitCode = 1,
+    readonly exitCode = EXIT_FAILED,
   ) {
     super(message);
     this.name = "UserError";
@@ -18,7 +38,16 @@ export class ServiceUnavailableError extends UserError {
     readonly reason: string,
     readonly hint: string,
   ) {
-    super(`cannot reach ${service} at ${maskedUrl} (${reason}). ${hint}`, 3);
+    super(`cannot reach ${service} at ${maskedUrl} (${reason}). ${hint}`, EXIT_UNAVAILABLE);
     this.name = "ServiceUnavailableError";
   }
+}
+
+/** One line for the accounts that must log in again, naming the command for each (EXIT_NEEDS_LOGIN). */
+export function needsLoginError(accounts: readonly { account: string; message: string }[]): UserError {
+  if (accounts.length === 1) return new UserError(accounts[0]!.message, EXIT_NEEDS_LOGIN);
+  return new UserError(
+    `accounts ${accounts.map((e) => `"${e.account}"`).join(", ")} must be authorized again: run ${accounts.map((e) => `dvault auth login --account ${e.account}`).join(", then ")}`,
+    EXIT_NEEDS_LOGIN,
+  );
 }

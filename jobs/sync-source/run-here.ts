@@ -1,18 +1,22 @@
 // sync.source jobs run now, in this process: the worker's handler through WorkerHost on a private queue
 // (src/queue/run-now.ts), for `dvault sync --once` and the demo alike. The downloads a run wants go to the
-// worker's queue, as they do from the worker. One attempt each: a person is waiting, and the source's
-// schedule tries again.
+// worker's queue, as they do from the worker. One attempt each, but a failure that passes is run again, from
+// what its pages saved, while the run's patience lasts (src/sync/run-patiently.ts); what still fails then is
+// left to the source's schedule.
 import { checkCatalogue } from "../../src/queue/job-definition.ts";
 import type { Logger } from "../../src/log.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { createRedis } from "../../src/queue/redis.ts";
 import { runNow } from "../../src/queue/run-now.ts";
+import { RunPatience, type RunPatienceSettings } from "../../src/queue/run-patience.ts";
 import type { Services } from "../../src/services.ts";
 import type { RunSourceResult } from "../../src/sync/run-source.ts";
+import { failureInRun } from "../../src/sync/run-patiently.ts";
 import type { SourceName } from "../../src/sync/source.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
 import type { WorkerContext } from "../context.ts";
 import { JOBS, JOB_DEFINITIONS } from "../index.ts";
+import type { SyncSourcePayload } from "./definition.ts";
 
 /** What a sync.source job returns (handler.ts). */
 export type SyncJobValue = {
@@ -39,14 +43,34 @@ export async function runSyncHere(args: {
   runs: readonly SyncHereRun[];
   full: boolean;
   signal?: AbortSignal;
+  /** Default the config's DVAULT_RUN_* settings; real time, as the queue's delays are. */
+  patience?: RunPatienceSettings;
 }): Promise<SyncHereOutcome[]> {
   const { services, log, runs, full } = args;
   const sources = new Map(SOURCES.map((s) => [s.name, s]));
+  const patience = new RunPatience(args.patience ?? services.config.runPatience);
+  // The worker's sync.source handler, with this run's patience around it.
+  const entries = JOBS.map((entry) => {
+    if (entry.definition.name !== "sync.source") return entry;
+    return {
+      ...entry,
+      handler: async (payload: SyncSourcePayload, ctx: WorkerContext) => {
+        const key = `${payload.accountId}:${payload.source}:${payload.key}`;
+        try {
+          const value = await entry.handler(payload, ctx);
+          patience.succeeded(key);
+          return value;
+        } catch (err) {
+          throw failureInRun(patience, key, err);
+        }
+      },
+    };
+  });
   const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
   try {
     const outcomes = await runNow<WorkerContext>(
       {
-        entries: checkCatalogue<WorkerContext>(JOBS),
+        entries: checkCatalogue<WorkerContext>(entries),
         definitions: JOB_DEFINITIONS,
         redis: services.redis,
         connection: () => createRedis(services.config.redisUrl, "worker"),
@@ -54,6 +78,7 @@ export async function runSyncHere(args: {
         log,
         queues: ["sync"],
         makeContext: (base) => ({ ...base, services, sources, producer, everyMs: {} }),
+        retryHere: true,
         ...(args.signal ? { signal: args.signal } : {}),
       },
       runs.map((run) => ({

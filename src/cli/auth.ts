@@ -17,7 +17,7 @@ import {
 import { staticTokenProvider } from "../api/token-provider.ts";
 import { placebo, whoami, type AccountStatus, type Whoami } from "../api/tokens.ts";
 import type { AccountRow } from "../db/account.repository.ts";
-import { UserError } from "../errors.ts";
+import { EXIT_NEEDS_LOGIN, UserError } from "../errors.ts";
 import { registerSecret, scrubString } from "../redact.ts";
 import { assertReadyToSpend, withContext, type AuthContext } from "./auth-context.ts";
 
@@ -134,8 +134,8 @@ function printStatusTable(rows: Array<AccountStatus & { placebo: string }>): voi
   }
 }
 
-/** Exit code 4: at least one account must log in again (scripts can test for it). */
-const NEEDS_ATTENTION = 4;
+/** At least one account must log in again (scripts can test for it). */
+const NEEDS_ATTENTION = EXIT_NEEDS_LOGIN;
 
 export function registerAuthCommand(program: Command): void {
   const auth = program

@@ -6,7 +6,7 @@ import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
 import { missingGrants, runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts";
-import { UserError } from "../errors.ts";
+import { ARCHIVE_EXIT_CODES_HELP, EXIT_PAUSED, UserError } from "../errors.ts";
 import { createLogger } from "../log.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices } from "../services.ts";
@@ -28,7 +28,10 @@ export function formatDownloadSummary(s: DownloadSummary): string {
   if (s.busy) lines.push(`busy elsewhere    ${s.busy} (another dvault process is downloading them)`);
   if (s.skipped) lines.push(`skipped           ${s.skipped} (already stored)`);
   if (s.links && !("busy" in s.links)) lines.push(`readable links    ${s.links.links} (${s.links.written} written, ${s.links.removed} removed)`);
-  for (const f of s.failures.slice(0, 10)) lines.push(`  failed ${f.deviationid} (${f.kind}): ${f.error}`);
+  for (const f of s.failures.slice(0, 10))
+    lines.push(
+      `  failed ${f.deviationid} (${f.kind}): ${f.error}; ${f.nextAttemptAt ? `tried again from ${f.nextAttemptAt.toISOString()}` : "not tried again (permanent)"}`,
+    );
   for (const n of s.needsLogin) lines.push(`waiting for a login: ${n.account}'s downloads were left wanted (dvault auth login --account ${n.account})`);
   if (s.paused) lines.push(`PAUSED: ${s.paused.reason}`);
   return lines.join("\n");
@@ -41,6 +44,7 @@ export function registerDownloadCommand(program: Command): void {
     .option("--once", "run the downloads to completion in this process, then exit (quota-deferred ones stay deferred)")
     .option("--account <name>", "only this account's downloads")
     .option("--concurrency <n>", "parallel transfers (default DVAULT_DOWNLOAD_CONCURRENCY)")
+    .addHelpText("after", ARCHIVE_EXIT_CODES_HELP)
     .action(async (opts: DownloadOptions) => {
       const config = loadConfig();
       const log = createLogger({ level: config.logLevel });
@@ -74,7 +78,7 @@ export function registerDownloadCommand(program: Command): void {
             ...(concurrency !== undefined ? { concurrency } : {}),
           });
           console.log(formatDownloadSummary(summary));
-          if (summary.paused) throw new UserError(summary.paused.reason, 2);
+          if (summary.paused) throw new UserError(summary.paused.reason, EXIT_PAUSED);
           if (summary.needsLogin.length) throw missingGrants(summary.needsLogin);
           if (summary.failed) throw new UserError(`${summary.failed} download(s) failed (listed above); they are kept as failed in the downloads table`);
         } finally {

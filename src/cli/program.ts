@@ -131,6 +131,10 @@ function rootProgram(): Command {
     .description("Self-hosted sync and archival worker for DeviantArt's OAuth2 API")
     .version(VERSION, "-V, --version", "print the version")
     .showHelpAfterError("(run with --help for usage)")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 done, 1 something failed, 2 downloads paused (disk nearly full), 3 PostgreSQL or Redis unreachable,\n4 an account must log in again (dvault auth login). sync --help and download --help say more.",
+    )
     .exitOverride();
 }
 

@@ -5,10 +5,11 @@ import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
-import { UserError } from "../errors.ts";
+import { ARCHIVE_EXIT_CODES_HELP, needsLoginError, UserError } from "../errors.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { runSyncHere, type SyncJobValue } from "../../jobs/sync-source/run-here.ts";
+import { grantUnusable } from "../api/tokens.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices, type Services } from "../services.ts";
 import { SOURCE_NAMES, type SourceName } from "../sync/source.ts";
@@ -121,6 +122,7 @@ export function registerSyncCommand(program: Command): void {
     .option("--full", "force a full sweep (catches edits, reorderings and removals)")
     .option("--due", "only the sources that are due (never run, past their interval, or failed last time)")
     .option("--all", "run every source, due or not (the default; kept for scripts)")
+    .addHelpText("after", ARCHIVE_EXIT_CODES_HELP)
     .action(async (opts: SyncOptions) => {
       const config = loadConfig();
       const log = createLogger({ level: config.logLevel });
@@ -141,6 +143,10 @@ export function registerSyncCommand(program: Command): void {
         if (!opts.once) return await enqueue(services, plan, opts.full);
         const results = await runHere(services, plan, opts.full, log);
         printSummary(results);
+        // An account that lost its grant (before or during the run) is the person's to fix: exit 4, before 1.
+        const planned = new Set(plan.map((p) => p.accountId));
+        const lost = (await services.accounts.list()).filter((a) => planned.has(a.id)).flatMap((a) => grantUnusable(a) ?? []);
+        if (lost.length) throw needsLoginError(lost);
         const failed = results.filter((r) => "error" in r);
         if (failed.length) {
           throw new UserError(

@@ -3,17 +3,20 @@
 // process has the file → delayed briefly; disk full → `paused` (the worker pauses its queue, `download --once`
 // stops); shutdown → re-queued, the partial file kept for a Range resume; the account must log in again → the
 // row back to wanted, the job skipped, no attempt spent; anything else → recorded on the row and thrown (retried).
-// When the job's attempts are spent the row is left failed with its next try due after a growing delay
-// (retry.ts), which downloads.enqueue queues again; a permanent failure has none. It lives here, not in jobs/,
+// In `download --once` (retryInRun) a failure that passes comes back as a delay instead, while the run's patience
+// lasts (src/queue/run-patience.ts). When the job's attempts (or the run's patience) are spent the row is left
+// failed with its next try due after a growing delay (retry.ts), which downloads.enqueue queues again; a
+// permanent failure has none. It lives here, not in jobs/,
 // so that `download --once` (run-once.ts) runs the very same code through src/queue/run-now.ts.
 import { ThrottleDelayError, isThrottleDelay } from "../api/errors.ts";
 import type { Logger } from "../log.ts";
 import { InterruptedError, type JobResult } from "../queue/job-definition.ts";
+import { RetryInRunError, type PatienceDecision } from "../queue/run-patience.ts";
 import type { DownloadDeps } from "./deps.ts";
 import { DownloadsPausedError } from "./disk-guard.ts";
 import { downloadFile, type DownloadOutcome, type ReservationTurn } from "./download-file.ts";
 import type { DownloadFilePayload } from "./download-job.ts";
-import { isMissingGrant, recordFailedAttempt } from "./retry.ts";
+import { isMissingGrant, isPermanentFailure, recordFailedAttempt } from "./retry.ts";
 
 const BUSY_RETRY_MS = 15_000;
 /** While the queue is paused a due job only moves to the paused list: it runs as soon as the queue resumes. */
@@ -39,6 +42,11 @@ export type FileJobContext = {
   busyRetryMs?: number | undefined;
   /** Every outcome of download-file.ts, before it is mapped onto the queue. */
   onOutcome?: ((outcome: DownloadOutcome) => void) | undefined;
+  /**
+   * `download --once`: whether a failure that passes (a throttle the pacer would wait out included) is tried
+   * again in this run, and after how long (src/queue/run-patience.ts); without it the job's attempts decide.
+   */
+  retryInRun?: ((err: unknown) => PatienceDecision) | undefined;
   /** A failed attempt, as recorded on the row. */
   onFailure?: ((failure: { final: boolean; message: string; failures: number | undefined; nextAttemptAt: Date | null }) => void) | undefined;
 };
@@ -50,8 +58,10 @@ export async function runFileJob(payload: DownloadFilePayload, ctx: FileJobConte
   const local = new AbortController();
   const onAbort = () => local.abort(ctx.signal.reason);
   ctx.signal.addEventListener("abort", onAbort, { once: true });
+  let answered = false;
   try {
     const outcome = await downloadFile(deps, { ...payload, log: ctx.log, signal: local.signal, onBytes: ctx.onBytes, reservationTurn: ctx.reservationTurn });
+    answered = true;
     ctx.onOutcome?.(outcome);
     switch (outcome.status) {
       case "done":
@@ -75,7 +85,9 @@ export async function runFileJob(payload: DownloadFilePayload, ctx: FileJobConte
       await ctx.paused(err);
       throw wait(err.message, PAUSED_RETRY_MS, "disk");
     }
-    if (isThrottleDelay(err)) throw err;
+    // A wait of this file's own outcome (quota, lock) is not a failure; a throttle is, once the run's patience is spent.
+    const decision = !answered && !ctx.signal.aborted && ctx.retryInRun && !isPermanentFailure(err) && !isMissingGrant(err) ? ctx.retryInRun(err) : undefined;
+    if (isThrottleDelay(err) && decision?.retry !== false) throw err;
     if (ctx.signal.aborted) throw new InterruptedError();
     if (isMissingGrant(err)) {
       // No attempt, no failure: the row goes back to wanted and the job completes as skipped (worker-host.ts);
@@ -90,8 +102,10 @@ export async function runFileJob(payload: DownloadFilePayload, ctx: FileJobConte
       attempt: ctx.attempt,
       attempts: ctx.attempts,
       ...(ctx.retryDelaysMs ? { retryDelaysMs: ctx.retryDelaysMs } : {}),
+      ...(decision ? { giveUp: !decision.retry } : {}),
     });
-    ctx.onFailure?.(failure);
+    ctx.onFailure?.(decision && !decision.retry ? { ...failure, message: `${failure.message} (${decision.reason})` } : failure);
+    if (decision?.retry) throw new RetryInRunError(decision.waitMs, `${payload.deviationid}:${payload.kind}`, err);
     throw err;
   } finally {
     ctx.signal.removeEventListener("abort", onAbort);

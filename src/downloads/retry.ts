@@ -53,10 +53,19 @@ export type RecordedFailure = { final: boolean; permanent: boolean; message: str
  */
 export async function recordFailedAttempt(
   deps: DownloadDeps,
-  f: { deviationid: string; kind: DownloadKind; err: unknown; attempt: number; attempts: number; retryDelaysMs?: readonly number[] },
+  f: {
+    deviationid: string;
+    kind: DownloadKind;
+    err: unknown;
+    attempt: number;
+    attempts: number;
+    retryDelaysMs?: readonly number[];
+    /** Decided by the caller instead of by the attempts (`--once`: the run's patience, src/queue/run-patience.ts). */
+    giveUp?: boolean | undefined;
+  },
 ): Promise<RecordedFailure> {
   const permanent = isPermanentFailure(f.err);
-  const final = permanent || isPermanent(f.err) || f.attempt >= f.attempts;
+  const final = permanent || isPermanent(f.err) || (f.giveUp ?? f.attempt >= f.attempts);
   const message = scrubString(f.err instanceof Error ? `${f.err.name}: ${f.err.message}` : String(f.err));
   const after = await deps.repo.recordDownloadFailure({
     deviationid: f.deviationid,

@@ -1,16 +1,20 @@
 // `dvault download --once`: the downloads in this process, `concurrency` at a time, until nothing is due
 // (quota-deferred rows stay deferred), with a progress line every few seconds and a summary. The claimed rows run
 // as download.file jobs through the worker's WorkerHost and job body on a private queue (src/queue/run-now.ts),
-// with this run's attempts. Rows a killed run left queued are taken over (a per-file lock in Redis keeps a
+// with this run's patience: a failure that passes is tried again, after a growing backoff, until the file's or the
+// run's patience is spent (src/queue/run-patience.ts); only what still fails then is left failed for the long-term
+// schedule (retry.ts). Rows a killed run left queued are taken over (a per-file lock in Redis keeps a
 // running worker out).
+import { isThrottleDelay } from "../api/errors.ts";
 import { grantUnusable, type ReauthRequiredError } from "../api/tokens.ts";
 import type { ClaimedDownload } from "../db/download.repository.ts";
-import { UserError } from "../errors.ts";
+import { needsLoginError, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { holdLease } from "../queue/holder.ts";
 import { checkCatalogue, defineJob, type JobContext } from "../queue/job-definition.ts";
 import { createRedis } from "../queue/redis.ts";
 import { runNow } from "../queue/run-now.ts";
+import { RunPatience, type RunPatienceSettings } from "../queue/run-patience.ts";
 import { scrubString } from "../redact.ts";
 import type { Services } from "../services.ts";
 import { downloadDepsFor, type DownloadDeps } from "./deps.ts";
@@ -57,8 +61,14 @@ export type RunOnceOptions = {
   log: Logger;
   signal?: AbortSignal;
   progressEveryMs?: number;
-  /** Attempts per file in this run (transient failures; each attempt resumes the partial file). */
+  /**
+   * How long failures that pass are tried again in this run (default the config's DVAULT_RUN_* settings); the
+   * waits are real time, so is its clock.
+   */
+  patience?: RunPatienceSettings;
+  /** A fixed number of attempts per file instead of the patience (each attempt resumes the partial file). */
   attempts?: number;
+  /** With `attempts`: the delay between them. */
   retryDelayMs?: number;
   /** How long to wait for files another process holds before leaving them to it. */
   busyWaitMs?: number;
@@ -74,8 +84,9 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   const deps = opts.deps ?? downloadDepsFor(services);
   const started = Date.now();
   const concurrency = Math.max(1, opts.concurrency ?? services.config.downloadConcurrency);
-  const attempts = Math.max(1, opts.attempts ?? 3);
+  const attempts = Math.max(1, opts.attempts ?? 1);
   const retryDelayMs = opts.retryDelayMs ?? 2000;
+  const patience = opts.attempts === undefined ? new RunPatience(opts.patience ?? services.config.runPatience) : undefined;
   const s: DownloadSummary = {
     done: 0,
     upgraded: 0,
@@ -138,7 +149,8 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   progress.unref();
 
   // Counted as download-file.ts answers, so the progress lines move during the run; "busy" only once it is given up.
-  const count = (o: DownloadOutcome) => {
+  const count = (o: DownloadOutcome, key: string) => {
+    if (o.status !== "busy" && o.status !== "deferred") patience?.succeeded(key);
     switch (o.status) {
       case "done":
         s.done++;
@@ -170,13 +182,15 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   };
 
   // The files run as download.file jobs through the worker's WorkerHost and job body (file-job.ts), here on a
-  // private queue (src/queue/run-now.ts), with this run's attempts and delay between them.
+  // private queue (src/queue/run-now.ts); a failure that passes comes back as a delay (RetryInRunError) while the
+  // patience lasts, so the job is queued with one attempt (or the fixed `attempts`).
   const busyWaitMs = opts.busyWaitMs ?? (deps.tuning.lockTtlMs ?? 15_000) + 5000;
   const definition = { ...downloadFileDefinition, attempts, backoffMs: retryDelayMs, jitter: 0 };
   type Tracked = { row: ClaimedDownload; turn: ReservationTurn; last?: DownloadOutcome | undefined; busySince?: number };
   const tracked = new Map<string, Tracked>();
   const entry = defineJob<"download.file", DownloadFilePayload, JobContext>(definition, async (payload, ctx) => {
-    const t = tracked.get(downloadJobId(payload));
+    const key = downloadJobId(payload);
+    const t = tracked.get(key);
     if (!t) throw new Error(`download.file ${downloadJobId(payload)} was not claimed by this run`);
     t.last = undefined;
     try {
@@ -200,14 +214,16 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
         reservationTurn: t.row.kind === "original" ? t.turn : undefined,
         retryDelaysMs: opts.retryDelaysMs,
         busyRetryMs: 1000,
+        retryInRun: patience && ((err) => patience.failed(key, isThrottleDelay(err) ? err.waitMs : 0)),
         onOutcome: (o) => {
           t.last = o;
           if (o.status === "busy") t.busySince ??= Date.now();
-          else count(o);
+          else count(o, key);
         },
         onFailure: (f) => {
           if (!f.final) {
-            log.info({ deviationid: t.row.deviationid, attempt: ctx.attempt, err: f.message }, "download attempt failed: trying again");
+            const tries = patience?.failuresOf(key) ?? ctx.attempt;
+            log.info({ deviationid: t.row.deviationid, attempt: tries, err: f.message }, "download attempt failed: trying again");
             return;
           }
           s.failed++;
@@ -315,14 +331,8 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   return s;
 }
 
-/** One line for the accounts that must log in again, naming the command for each (exit code 4, as auth status). */
-export function missingGrants(errors: readonly Pick<ReauthRequiredError, "account" | "message">[]): UserError {
-  if (errors.length === 1) return new UserError(errors[0]!.message, 4);
-  return new UserError(
-    `accounts ${errors.map((e) => `"${e.account}"`).join(", ")} must be authorized again: run ${errors.map((e) => `dvault auth login --account ${e.account}`).join(", then ")}`,
-    4,
-  );
-}
+/** One line for the accounts that must log in again (EXIT_NEEDS_LOGIN, as auth status). */
+export const missingGrants = needsLoginError;
 
 function earliest(a: Date | null, b: Date): Date {
   return a === null || b < a ? b : a;

@@ -1,5 +1,6 @@
-// A file whose every transfer fails for a whole run (a CDN answering 500 through all of the run's attempts)
-// is left failed by dvault with its next attempt 15 minutes on; nothing resets it: the loop moves the
+// A file whose every transfer fails for a whole run (a CDN answering 500 through all of the run's attempts: a
+// fixed three here, instead of the run's patience, so that the run's end is exact) is left failed by dvault with
+// its next attempt 15 minutes on; nothing resets it: the loop moves the
 // simulated clock to that attempt, dvault's own schedule makes it due, the next run stores it, and the
 // closing check holds.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,7 +9,7 @@ import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
 import { checkMirror } from "./check.ts";
 import { createFaultHarness, downloadUntilConverged, syncUntilConverged, type FaultHarness } from "./harness.ts";
 
-/** A run's attempts at one file (runDownloadsOnce's default 3), one transfer each (src/downloads/transfer.ts). */
+/** A run's attempts at one file (given to runDownloadsOnce), one transfer each (src/downloads/transfer.ts). */
 const FAILING_REQUESTS = 3;
 
 let h: FaultHarness;
@@ -28,7 +29,7 @@ describe("a download failing through a whole run", () => {
       h.sim.faults.add({ route: `/_cdn/original/${spelling}`, kind: "status_500", times: FAILING_REQUESTS });
     const started = h.sim.clock.now().getTime();
 
-    const downloads = await downloadUntilConverged({ services: h.services, deps: h.deps });
+    const downloads = await downloadUntilConverged({ services: h.services, deps: h.deps, attempts: FAILING_REQUESTS });
     expect(downloads).toMatchObject({ rounds: 2, retries: 1, advancedMs: RETRY_DELAYS_MS[0] });
     expect(h.sim.clock.now().getTime() - started).toBe(RETRY_DELAYS_MS[0]);
     const failedCdn = h.sim.log().filter((e) => e.fault?.includes("status_500"));

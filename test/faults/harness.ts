@@ -160,13 +160,25 @@ export async function downloadUntilConverged(args: {
   deps: DownloadDeps;
   rounds?: number;
   advance?: (ms: number) => unknown;
+  /** A fixed number of attempts per file in each round instead of the run's patience (src/queue/run-patience.ts). */
+  attempts?: number;
 }): Promise<{ rounds: number; last: DownloadSummary; retries: number; advancedMs: number }> {
   const log = createLogger({ level: "silent" });
   const advance = args.advance ?? ((ms: number) => advanceSimClock(args.services.config.apiBase, ms));
   let retries = 0;
   let advancedMs = 0;
   for (let round = 1; ; round++) {
-    const last = await runDownloadsOnce({ services: args.services, deps: args.deps, log, progressEveryMs: 60_000, retryDelayMs: 5, busyWaitMs: 10_000 });
+    const last = await runDownloadsOnce({
+      services: args.services,
+      deps: args.deps,
+      log,
+      progressEveryMs: 60_000,
+      retryDelayMs: 5,
+      busyWaitMs: 10_000,
+      // A failure that passes is tried again within the round for up to 5 s, from 5 ms apart.
+      patience: { itemMs: 5000, runMs: 20_000, baseMs: 5, capMs: 500 },
+      ...(args.attempts !== undefined ? { attempts: args.attempts } : {}),
+    });
     const { rows } = await args.services.pool.query<{ todo: number; retrying: number; next: Date | null }>(
       `SELECT count(*) FILTER (WHERE status IN ('wanted', 'queued'))::int AS todo,
               count(*) FILTER (WHERE status = 'failed' AND next_attempt_at IS NOT NULL)::int AS retrying,

@@ -75,7 +75,17 @@ export async function createDownloadHarness(options: DownloadHarnessOptions = {}
     env,
     keyHex: key.toString("hex"),
     log,
-    runOnce: (opts = {}) => runDownloadsOnce({ services, deps, log, progressEveryMs: 60_000, retryDelayMs: 20, ...opts }),
+    runOnce: (opts = {}) =>
+      runDownloadsOnce({
+        services,
+        deps,
+        log,
+        progressEveryMs: 60_000,
+        retryDelayMs: 20,
+        // A failure that passes is tried again for up to 3 s, from 20 ms apart (src/queue/run-patience.ts).
+        patience: { itemMs: 3000, runMs: 10_000, baseMs: 20, capMs: 500 },
+        ...opts,
+      }),
     async syncAll(sources) {
       for (const source of sources) {
         const result = await h.runSource(source);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, parseSecretKey } from "../../src/config.ts";
+import { ConfigError, loadConfig, parseDuration, parseSecretKey } from "../../src/config.ts";
 
 describe(loadConfig.name, () => {
   it("applies documented defaults when nothing is set", () => {
@@ -12,6 +12,14 @@ describe(loadConfig.name, () => {
     expect(config.secretKey).toBeUndefined();
     expect(config.logLevel).toBe("info");
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it("reads the --once runs' patience as durations, with their defaults, and refuses one it cannot read", () => {
+    expect(loadConfig({}).runPatience).toEqual({ itemMs: 300_000, runMs: 600_000, baseMs: 2000 });
+    const config = loadConfig({ DVAULT_RUN_ITEM_PATIENCE: "90s", DVAULT_RUN_PATIENCE: "1h", DVAULT_RUN_RETRY_DELAY: "250ms" });
+    expect(config.runPatience).toEqual({ itemMs: 90_000, runMs: 3_600_000, baseMs: 250 });
+    expect([parseDuration("30"), parseDuration("1.5min"), parseDuration("soon"), parseDuration("5 days")]).toEqual([30_000, 90_000, undefined, undefined]);
+    expect(() => loadConfig({ DVAULT_RUN_PATIENCE: "forever" })).toThrow(/DVAULT_RUN_PATIENCE expects a duration such as 500ms, 30s, 5min or 1h/);
   });
 
   it("honours XDG_CONFIG_HOME and trims a trailing slash from the API base", () => {
