@@ -43,7 +43,7 @@ describe("VelocityFilter", () => {
     expect(perClient.keyOf({ userId: "U1", clientId: "1001" })).toBe("client:1001");
     perClient.admit("client:1001", T0);
     const refused = perClient.admit("client:1001", T0);
-    expect(refused.refused && refused.reply.json).toMatchObject({ error: "application_api_threshold" });
+    expect(refused).toMatchObject({ refused: true, reply: { status: 429, json: { error: "application_api_threshold" } } });
   });
 
   it("is off without settings and after set(null); refuses bad settings with what is wrong", () => {
