@@ -4,7 +4,7 @@ import type { FilterChoices, ItemCard, ItemDetail, StoredFileRef } from "../db/a
 import type { FailedJob } from "../queue/queue-admin.ts";
 import { HIGHLIGHT_END, HIGHLIGHT_START, type SearchHit } from "../search/search.ts";
 import type { StatusReport } from "../status/schema.ts";
-import { formatDuration, formatNext, formatRelative, formatTime } from "../status/units.ts";
+import { formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../status/units.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { html, raw, type SafeHtml } from "../text/html.ts";
 import { htmlToText } from "../text/html-to-text.ts";
@@ -154,8 +154,18 @@ ${r.queues.map(
 <dt>stored</dt><dd>${formatBytes(r.archive.sizeBytes)} in ${r.archive.files} files</dd>
 <dt>disk</dt><dd>${formatBytes(r.archive.freeBytes)} free of ${formatBytes(r.archive.totalBytes)}</dd>
 <dt>workers</dt><dd>${r.workers.length === 0 ? pill("none running", "bad") : r.workers.map((w) => html`<div>${w.id} ${pill(w.ageS === null ? "alive" : `beat ${formatDuration(w.ageS * 1000)} ago`, "ok")}</div>`)}</dd></dl>
-</div></div>`;
+</div></div>
+${r.pacing.length ? pacingCard(r.pacing, now) : ""}`;
   return layout({ title: "Overview", nav: "overview", body });
+}
+
+/** The API pace per pacer key (src/api/pacer.ts): what it runs at, what it learned, what throttling cost. */
+function pacingCard(pacing: StatusReport["pacing"], now: number) {
+  return html`<div class="card"><h2>API pace</h2><table><tr><th>key</th><th class="num">rate</th><th class="num">learned</th><th class="num">last refused at</th><th class="num">lost to throttling</th><th>held</th></tr>
+${pacing.map(
+  (p) =>
+    html`<tr><td>${p.key}</td><td class="num">${formatRate(p.rate)}</td><td class="num">${formatRate(p.learnedRate)}</td><td class="num">${formatRate(p.refusedRate)}</td><td class="num">${formatDuration(p.throttledS * 1000)}</td><td>${p.heldUntil ? pill(`until ${formatTime(p.heldUntil)} (${formatRelative(p.heldUntil, now)})`, "warn") : "—"}</td></tr>`,
+)}</table></div>`;
 }
 
 /** Answers of the service skipped as unreadable (docs/service-behaviour.md#tolerant-reading): kept, counted, listed. */
