@@ -197,6 +197,46 @@ describe(createPacer.name, () => {
     await second.release("success");
   });
 
+  it("rises 50 % per paced success until the first refusal, then additively; a late call does not raise it", async () => {
+    const clock = fakeClock();
+    const { pacer: p } = pacer({ clock, startRate: 2, maxRate: 100, increase: 0.01 });
+    const key = newKey();
+    const rates: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      await (await p.acquire(key, { maxWaitMs: 60_000 })).release("success");
+      rates.push((await p.status(key)).rate ?? 0);
+    }
+    expect(rates).toEqual([3, 4.5, 6.75, 10.125]);
+    // A caller that comes a minute after the pace allowed proves nothing about a faster pace.
+    clock.t += 60_000;
+    await (await p.acquire(key)).release("success");
+    expect((await p.status(key)).rate).toBe(10.125);
+    await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled");
+    // Cut to the lower of half and what got through since the key began, the idle minute left out.
+    const cut = (await p.status(key)).rate ?? 0;
+    expect(cut).toBeLessThanOrEqual(10.125 / 2);
+    expect((await p.status(key)).learnedRate).toBe(cut);
+    clock.t += 1000; // past the hold
+    await (await p.acquire(key, { maxWaitMs: 60_000 })).release("success");
+    // Additive now: + increase × the cut rate / rate per success (that is, +1 % of the cut rate per second of calls).
+    expect((await p.status(key)).rate).toBeCloseTo(cut + 0.01, 6);
+  });
+
+  it("starts a key idle for idleMs at its learned rate, and a key that learned nothing at startRate", async () => {
+    const clock = fakeClock();
+    const { pacer: p } = pacer({ clock, startRate: 2, maxRate: 100, learnAfter: 3, idleMs: 60_000 });
+    const key = newKey();
+    for (let i = 0; i < 6; i++) await (await p.acquire(key, { maxWaitMs: 60_000 })).release("success");
+    const learned = (await p.status(key)).learnedRate;
+    expect(learned).toBe(2 * 1.5 ** 6);
+    clock.t += 60_001;
+    const next = await p.acquire(key, { maxWaitMs: 0 });
+    expect((await p.status(key)).rate).toBe(learned);
+    await next.release("error");
+    await (await p.acquire(newKey(), { maxWaitMs: 0 })).release("error");
+    expect((await p.status(`client-1:user-${keySeq}`)).rate).toBe(2);
+  });
+
   it("ignores a second release and 'error' outcomes for the backoff", async () => {
     const { pacer: p } = pacer();
     const key = newKey();
