@@ -71,7 +71,7 @@ redis.call('HSET', KEYS[1], 'lastSend', now, 'rate', rate)
 local paced = 1
 if fresh then
   -- A new run measures its throughput from its first call, and ends any hold episode of the last run.
-  redis.call('HSET', KEYS[1], 'winStart', now, 'winCount', 0, 'winIdle', 0, 'inHold', 0)
+  redis.call('HSET', KEYS[1], 'winStart', now, 'winCount', 0, 'winIdle', 0, 'inHold', 0, 'loneMs', 0)
 elseif now - nextAt > interval then
   paced = 0
   redis.call('HINCRBYFLOAT', KEYS[1], 'winIdle', now - nextAt)
@@ -90,10 +90,14 @@ return {1, paced, 'ok'}
 //   of calls), for calls that came when the pace allowed them. A success after a hold ends the hold episode;
 //   the hold that ended it is kept as the next episode's first hold. Before the first refusal, a rate that ran
 //   `learnAfter` successes clean is learned (safe).
-// throttled (new information only: sent after the last refusal): the first refusal of an episode cuts the rate
-//   to the lower of rate × cut and the throughput measured since the last episode began (holds included, idle
-//   gaps left out: what the filter let through) — the learned safe rate from then on — and holds the key for
-//   the learned hold; refusals that follow before any success double the hold (the filter has not decayed).
+// throttled (new information only: sent after the last refusal): the first two refusals in a row hold the
+//   key holdMs, then 2 × holdMs, and change nothing else: the next call probes, and a probe that succeeds
+//   shows lone refusals (faults, not a filter: no cut). A third refusal in a row (the second, on a key whose
+//   filter needed long holds before) shows a filter that has not decayed: the rate is cut to the lower of
+//   rate × cut and the throughput measured since the last cut (holds included, idle gaps and lone refusals'
+//   holds left out: what the filter let through) — the learned safe rate from then on — and the key is held
+//   for twice the last hold, or the hold that worked last time if longer; refusals that follow before any
+//   success double the hold.
 export const RELEASE_LUA = `
 local now = tonumber(ARGV[1])
 local outcome = ARGV[3]
@@ -109,7 +113,7 @@ local increase = tonumber(ARGV[13])
 local learnAfter = tonumber(ARGV[14])
 local paced = ARGV[15] == '1'
 redis.call('ZREM', KEYS[2], ARGV[2])
-local f = {'blockedUntil', 'throttledAt', 'rate', 'learned', 'refusedRate', 'cutRate', 'holdMs', 'workedHold', 'inHold', 'clean', 'winStart', 'winCount', 'lostMs', 'winIdle'}
+local f = {'blockedUntil', 'throttledAt', 'rate', 'learned', 'refusedRate', 'cutRate', 'holdMs', 'workedHold', 'inHold', 'clean', 'winStart', 'winCount', 'lostMs', 'winIdle', 'loneMs'}
 local v = redis.call('HMGET', KEYS[1], unpack(f))
 local blockedUntil = tonumber(v[1]) or 0
 local throttledAt = tonumber(v[2]) or 0
@@ -125,17 +129,25 @@ local winStart = tonumber(v[11]) or acquiredAt
 local winCount = tonumber(v[12]) or 0
 local lostMs = tonumber(v[13]) or 0
 local winIdle = tonumber(v[14]) or 0
+local loneMs = tonumber(v[15]) or 0
 if rate == nil then
   redis.call('PUBLISH', KEYS[3], ARGV[11])
   return {'0', blockedUntil}
 end
 -- Only what was sent after the last refusal tells something new (requests in flight then do not count twice).
 local current = acquiredAt >= throttledAt
+-- inHold: 0 none; 1 refused once, held holdBase; 2 refused twice, held 2 × holdBase; 3 cut, held. A key whose
+-- filter needed long holds before (workedHold > 4 × holdBase) is cut at its second refusal already.
 if outcome == 'throttled' and current then
-  if inHold == 1 then
+  local lone = inHold == 0 or (inHold == 1 and workedHold <= 4 * holdBase)
+  if lone then
+    holdMs = math.min(maxHold, holdBase * 2 ^ inHold)
+    inHold = inHold + 1
+  elseif inHold == 3 then
     holdMs = math.min(maxHold, holdMs * 2)
   else
-    local elapsed = now - winStart - winIdle
+    -- This episode's first holds are left out as well: they may have been a fault's.
+    local elapsed = now - winStart - winIdle - loneMs
     -- Nothing got through since the episode began: nothing measured. One cut never goes below cut^6 (1/64).
     local measured = rate
     if elapsed > 0 and winCount > 0 then measured = math.max(winCount * 1000 / elapsed, rate * cut ^ 6) end
@@ -143,8 +155,9 @@ if outcome == 'throttled' and current then
     rate = math.max(minRate, math.min(rate * cut, measured))
     cutRate = rate
     learned = rate
-    holdMs = math.min(maxHold, math.max(holdBase, workedHold))
-    inHold = 1
+    holdMs = math.min(maxHold, math.max(holdMs * 2, workedHold))
+    inHold = 3
+    loneMs = 0
     winStart = now
     winCount = 0
     winIdle = 0
@@ -153,16 +166,23 @@ if outcome == 'throttled' and current then
   throttledAt = now
   local untilMs = now + math.ceil(holdMs * jitterFactor)
   if untilMs > blockedUntil then
-    lostMs = lostMs + untilMs - math.max(now, blockedUntil)
+    local extra = untilMs - math.max(now, blockedUntil)
+    lostMs = lostMs + extra
+    if lone then loneMs = loneMs + extra end
     blockedUntil = untilMs
   end
 elseif outcome == 'success' then
   winCount = winCount + 1
   if current then
-    if inHold == 1 then
-      inHold = 0
+    if inHold == 1 or inHold == 2 then
+      -- Lone refusals (faults, not a filter that needed to decay): no cut, and their holds are left out of
+      -- the throughput the next cut measures.
+      winIdle = winIdle + loneMs
+    elseif inHold == 3 then
       workedHold = holdMs
     end
+    inHold = 0
+    loneMs = 0
     if paced and refusedRate == 0 then
       rate = rate * 1.5
     elseif paced then
@@ -176,7 +196,7 @@ elseif outcome == 'success' then
 end
 redis.call('HSET', KEYS[1], 'blockedUntil', blockedUntil, 'throttledAt', throttledAt, 'rate', rate, 'refusedRate', refusedRate,
   'cutRate', cutRate, 'holdMs', holdMs, 'workedHold', workedHold, 'inHold', inHold, 'clean', clean, 'winStart', winStart,
-  'winCount', winCount, 'winIdle', winIdle, 'lostMs', lostMs)
+  'winCount', winCount, 'winIdle', winIdle, 'loneMs', loneMs, 'lostMs', lostMs)
 if learned ~= nil then redis.call('HSET', KEYS[1], 'learned', learned) end
 redis.call('PEXPIRE', KEYS[1], math.max(blockedUntil - now, 0) + stateTtl)
 redis.call('PUBLISH', KEYS[3], ARGV[11])

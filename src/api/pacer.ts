@@ -18,10 +18,12 @@
 // The pace (AIMD, as TCP's congestion control): request starts are 1/rate apart. A key starts at its learned
 // rate, else startRate, within [minRate, maxRate]; a key idle for idleMs starts so again (a new run). While
 // calls succeed the rate rises: +50 % per call until the key's first refusal ever (slow start), then
-// additively. A throttle answer (429, CDN block) cuts it to the lower of rate × cut and the
-// throughput the filter let through since the last hold episode began, and holds the key; refusals that
-// follow before any success double the hold (the filter decays only while left alone), and the hold that
-// finally worked starts the next episode. The time held is summed in lostMs.
+// additively. A throttle answer (429, CDN block) holds the key, 1 s then 2 s: lone refusals (faults) cost
+// their hold and nothing else. A third refusal in a row (the second, on a key whose filter needed long
+// holds before) is a filter that has not decayed: it cuts the rate to the lower of rate × cut and the
+// throughput the filter let through since the last cut, and the hold doubles while refusals continue (the
+// filter decays only while left alone); the hold that finally worked starts the next episode. The time
+// held is summed in lostMs.
 //
 // Waiting: a wait for the pace or a hold is exact (the Lua script says how long). A wait because every
 // permit is held, or because earlier waiters come first, ends early when a permit of the key is released:
@@ -149,6 +151,7 @@ export type Pacer = {
 
 // The scripts (src/api/pacer-scripts.ts) as commands on the connection.
 type PacerCommands = {
+  /** [1, paced (1 | 0), "ok"] or [0, waitMs, "blocked" | "busy"]. */
   dvaultPacerAcquire(state: string, holders: string, queue: string, alive: string, ...args: Array<string | number>): Promise<[number, number, string]>;
   dvaultPacerRelease(state: string, holders: string, channel: string, ...args: Array<string | number>): Promise<[string, number]>;
 };
@@ -270,6 +273,7 @@ export function createPacer(options: PacerOptions): Pacer {
           graceMs,
           idleMs,
         );
+        // Granted, the second value says whether the call came as soon as the pace allowed (1) or later (0).
         // waitedMs counts only real waits (a clock tick between two now() calls is not one).
         if (granted === 1) return makePermit(key, id, now, attempt === 0 ? 0 : now - start, waitMs === 1);
         attempt++;

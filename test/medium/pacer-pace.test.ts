@@ -89,6 +89,26 @@ describe("the adaptive pace against the simulator", () => {
     expect((await pacer.status(key)).rate).toBeGreaterThan(before);
   });
 
+  it("takes lone 429s (10 % of calls, random faults, no filter) as faults: a short hold each, the pace kept", async () => {
+    sim.setVelocity(null);
+    sim.faults.add({ kind: "user_throttle", route: "/placebo", probability: 0.1 });
+    try {
+      const pacer = freshPacer();
+      const key = "1001:faults";
+      const faulty = await drive(pacer, key, 300);
+      const status = await pacer.status(key);
+      console.info(
+        `10 % random 429s: ${faulty.refused} refused, ${(faulty.elapsedMs / 1000).toFixed(1)} s, rate ${status.rate?.toFixed(1)}, lost ${(status.lostMs / 1000).toFixed(1)} s`,
+      );
+      expect(faulty.refused).toBeGreaterThan(15);
+      // Each lone refusal costs its hold (1 s and jitter); the calls themselves run near the maximum.
+      expect(faulty.elapsedMs).toBeLessThan(faulty.refused * 1_500 + (300 / DEFAULT_API_RATE.max) * 1000 * 4);
+      expect(status.rate).toBeGreaterThanOrEqual(DEFAULT_API_RATE.max / 8);
+    } finally {
+      sim.faults.clear();
+    }
+  });
+
   it("starts a new run at the rate it learned", async () => {
     sim.setVelocity({ limit: 120, windowMs: 60_000, decayMs: 20_000 });
     const pacer = freshPacer();

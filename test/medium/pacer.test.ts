@@ -184,7 +184,7 @@ describe(createPacer.name, () => {
     const permits = await Promise.all([p.acquire(key), p.acquire(key), p.acquire(key)]);
     clock.t += 10;
     for (const permit of permits) await permit.release("throttled");
-    expect(await p.status(key)).toMatchObject({ holdMs: 1000, lostMs: 1000, rate: 500 });
+    expect(await p.status(key)).toMatchObject({ holdMs: 1000, lostMs: 1000, rate: 1000 });
   });
 
   it("spaces requests 1/rate apart", async () => {
@@ -197,7 +197,7 @@ describe(createPacer.name, () => {
     await second.release("success");
   });
 
-  it("rises 50 % per paced success until the first refusal, then additively; a late call does not raise it", async () => {
+  it("rises 50 % per paced success until the first cut, then additively; a late call does not raise it", async () => {
     const clock = fakeClock();
     const { pacer: p } = pacer({ clock, startRate: 2, maxRate: 100, increase: 0.01 });
     const key = newKey();
@@ -212,11 +212,16 @@ describe(createPacer.name, () => {
     await (await p.acquire(key)).release("success");
     expect((await p.status(key)).rate).toBe(10.125);
     await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled");
-    // Cut to the lower of half and what got through since the key began, the idle minute left out.
+    await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled");
+    // Two refusals only hold the key (1 s, 2 s): the next call probes whether they were lone faults.
+    expect((await p.status(key)).rate).toBe(10.125);
+    await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled");
+    // Refused a third time: cut to the lower of half and what got through since the key began, the idle
+    // minute left out.
     const cut = (await p.status(key)).rate ?? 0;
     expect(cut).toBeLessThanOrEqual(10.125 / 2);
     expect((await p.status(key)).learnedRate).toBe(cut);
-    clock.t += 1000; // past the hold
+    clock.t += 4000; // past the third hold
     await (await p.acquire(key, { maxWaitMs: 60_000 })).release("success");
     // Additive now: + increase × the cut rate / rate per success (that is, +1 % of the cut rate per second of calls).
     expect((await p.status(key)).rate).toBeCloseTo(cut + 0.01, 6);

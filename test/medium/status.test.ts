@@ -93,16 +93,20 @@ describe(collectStatus.name, () => {
 
   it("shows a throttled key's rate, learned rate and time lost", async () => {
     const key = "status-test:held";
-    const pacer = createPacer({ redis: h.services.redis, prefix: h.services.config.redisPrefix, holdMs: 60_000, jitter: 0 });
-    await (await pacer.acquire(key)).release("throttled");
+    // A clock that skips its waits: each refusal comes when the hold before it has passed.
+    let skipped = 0;
+    const clock = { now: () => Date.now() + skipped, sleep: async (ms: number) => void (skipped += ms) };
+    const pacer = createPacer({ redis: h.services.redis, prefix: h.services.config.redisPrefix, holdMs: 60_000, jitter: 0, clock });
+    // Three refusals in a row (held 1, 2, 4 min): the third cuts the rate.
+    for (let i = 0; i < 3; i++) await (await pacer.acquire(key, { maxWaitMs: 300_000 })).release("throttled");
     const report = await collectStatus(deps());
     const pacing = report.pacing.find((p) => p.key === key);
-    expect(pacing).toMatchObject({ refusedRate: 2, rate: 1, learnedRate: 1, throttledS: 60 });
-    expect(Date.parse(pacing!.heldUntil!)).toBeGreaterThan(Date.now() + 50_000);
-    expect(formatStatus(report)).toMatch(/status-test:held\s+1\.0\/s\s+1\.0\/s\s+2\.0\/s\s+1 min\s+until/);
+    expect(pacing).toMatchObject({ refusedRate: 2, rate: 1, learnedRate: 1, throttledS: 420 });
+    expect(Date.parse(pacing!.heldUntil!)).toBeGreaterThan(Date.now() + 400_000);
+    expect(formatStatus(report)).toMatch(/status-test:held\s+1\.0\/s\s+1\.0\/s\s+2\.0\/s\s+7 min\s+until/);
     // The dashboard's overview shows the same row.
     expect(overviewPage(report)).toMatch(
-      /<h2>API pace<\/h2>[\s\S]*<td>status-test:held<\/td><td class="num">1\.0\/s<\/td><td class="num">1\.0\/s<\/td><td class="num">2\.0\/s<\/td><td class="num">1 min<\/td>/,
+      /<h2>API pace<\/h2>[\s\S]*<td>status-test:held<\/td><td class="num">1\.0\/s<\/td><td class="num">1\.0\/s<\/td><td class="num">2\.0\/s<\/td><td class="num">7 min<\/td>/,
     );
   });
 
