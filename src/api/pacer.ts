@@ -7,7 +7,8 @@
 // Per key:
 //   <prefix>:pacer:<key>          hash  rate (requests/s now), learned (the safe rate a new run starts at),
 //                                       refusedRate, cutRate, blockedUntil, holdMs, workedHold, inHold,
-//                                       throttledAt, lastSend, clean, winStart, winCount, lostMs (epoch ms, ms)
+//                                       throttledAt, lastSend, clean, lostMs, and the throughput window
+//                                       since the last cut: winStart, winCount, winIdle, loneMs (epoch ms, ms)
 //   <prefix>:pacer:<key>:holders  zset  permit id → lock expiry; expired holders are dropped on every
 //                                       acquire, so a process killed mid-request stalls others ≤ lockTtlMs
 //   <prefix>:pacer:<key>:queue    zset  waiting permit id → arrival (first come, first served)
@@ -17,8 +18,8 @@
 //
 // The pace (AIMD, as TCP's congestion control): request starts are 1/rate apart. A key starts at its learned
 // rate, else startRate, within [minRate, maxRate]; a key idle for idleMs starts so again (a new run). While
-// calls succeed the rate rises: +50 % per call until the key's first refusal ever (slow start), then
-// additively. A throttle answer (429, CDN block) holds the key, 1 s then 2 s: lone refusals (faults) cost
+// calls succeed the rate rises: +50 % per call until the key's first cut ever (slow start), then
+// additively; only calls that came as soon as the pace allowed raise it (a pace nobody uses proves nothing). A throttle answer (429, CDN block) holds the key, 1 s then 2 s: lone refusals (faults) cost
 // their hold and nothing else. A third refusal in a row (the second, on a key whose filter needed long
 // holds before) is a filter that has not decayed: it cuts the rate to the lower of rate × cut and the
 // throughput the filter let through since the last cut, and the hold doubles while refusals continue (the
@@ -77,13 +78,13 @@ export type PacerOptions = {
   minRate?: number;
   /** … nor rises above this. */
   maxRate?: number;
-  /** Factor of a cut on a refusal (0.5: half). */
+  /** Factor of a cut (0.5: half), unless the throughput measured since the last cut is lower. */
   cut?: number;
-  /** Additive increase after the first refusal: this share of the last cut rate, per second of calls. */
+  /** Additive increase after the first cut: this share of the last cut rate, per second of calls. */
   increase?: number;
-  /** Successes in a row after which the rate counts as learned (safe). */
+  /** Successes in a row after which the rate counts as learned (safe), before the key's first cut. */
   learnAfter?: number;
-  /** First hold after a refusal (DA's docs: back off 1 s); doubled while refusals continue. */
+  /** First hold after a refusal (DA's docs: back off 1 s); doubled while refusals in a row continue. */
   holdMs?: number;
   /** Hold cap. */
   maxHoldMs?: number;
