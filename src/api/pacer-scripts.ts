@@ -4,9 +4,8 @@
 // KEYS: state hash, holders zset, waiters zset (id → arrival), waiter liveness zset (id → expiry).
 // ARGV: now, permit id, concurrency, lockTtlMs, startRate, minRate, maxRate, stateTtlMs, pollMs, graceMs, idleMs
 // → {1, paced, "ok"} | {0, waitMs, "blocked"} | {0, waitMs, "busy"}
-// paced: 1 when the caller came as soon as the pace allowed (it was waiting for it), 0 when it came later: then
-// the gap beyond one interval counts as idle (winIdle), left out of the throughput a cut measures, and its
-// success does not raise the rate (a pace nobody uses proves nothing).
+// paced: 1 when the caller came as soon as the pace allowed (it was waiting for it), 0 when it came more than
+// one interval later: then its success does not raise the rate (a pace nobody uses proves nothing).
 // Waiters are served first come, first served: without the queue a process that releases and at once
 // acquires again would starve the processes polling for the key.
 export const ACQUIRE_LUA = `
@@ -71,10 +70,9 @@ redis.call('HSET', KEYS[1], 'lastSend', now, 'rate', rate)
 local paced = 1
 if fresh then
   -- A new run measures its throughput from its first call, and ends any hold episode of the last run.
-  redis.call('HSET', KEYS[1], 'winStart', now, 'winCount', 0, 'winIdle', 0, 'inHold', 0, 'loneMs', 0)
+  redis.call('HSET', KEYS[1], 'winCount', 0, 'winBusy', 0, 'inHold', 0)
 elseif now - nextAt > interval then
   paced = 0
-  redis.call('HINCRBYFLOAT', KEYS[1], 'winIdle', now - nextAt)
 end
 redis.call('PEXPIRE', KEYS[1], math.max(blockedUntil - now, 0) + stateTtl)
 return {1, paced, 'ok'}
@@ -94,8 +92,8 @@ return {1, paced, 'ok'}
 //   key holdMs, then 2 × holdMs, and change nothing else: the next call probes, and a probe that succeeds
 //   shows lone refusals (faults, not a filter: no cut). A third refusal in a row (the second, on a key whose
 //   filter needed long holds before) shows a filter that has not decayed: the rate is cut to the lower of
-//   rate × cut and the throughput measured since the last cut (holds included, idle gaps and lone refusals'
-//   holds left out: what the filter let through) — the learned safe rate from then on — and the key is held
+//   rate × cut and the throughput measured since the last cut (successes over their intervals at the pace
+//   plus the holds after cuts, so idle time and time in flight are left out: what the filter let through) — the learned safe rate from then on — and the key is held
 //   for twice the last hold, or the hold that worked last time if longer; refusals that follow before any
 //   success double the hold.
 export const RELEASE_LUA = `
@@ -113,7 +111,7 @@ local increase = tonumber(ARGV[13])
 local learnAfter = tonumber(ARGV[14])
 local paced = ARGV[15] == '1'
 redis.call('ZREM', KEYS[2], ARGV[2])
-local f = {'blockedUntil', 'throttledAt', 'rate', 'learned', 'refusedRate', 'cutRate', 'holdMs', 'workedHold', 'inHold', 'clean', 'winStart', 'winCount', 'lostMs', 'winIdle', 'loneMs'}
+local f = {'blockedUntil', 'throttledAt', 'rate', 'learned', 'refusedRate', 'cutRate', 'holdMs', 'workedHold', 'inHold', 'clean', 'winBusy', 'winCount', 'lostMs'}
 local v = redis.call('HMGET', KEYS[1], unpack(f))
 local blockedUntil = tonumber(v[1]) or 0
 local throttledAt = tonumber(v[2]) or 0
@@ -125,11 +123,9 @@ local holdMs = tonumber(v[7]) or 0
 local workedHold = tonumber(v[8]) or 0
 local inHold = tonumber(v[9]) or 0
 local clean = tonumber(v[10]) or 0
-local winStart = tonumber(v[11]) or acquiredAt
+local winBusy = tonumber(v[11]) or 0
 local winCount = tonumber(v[12]) or 0
 local lostMs = tonumber(v[13]) or 0
-local winIdle = tonumber(v[14]) or 0
-local loneMs = tonumber(v[15]) or 0
 if rate == nil then
   redis.call('PUBLISH', KEYS[3], ARGV[11])
   return {'0', blockedUntil}
@@ -137,30 +133,28 @@ end
 -- Only what was sent after the last refusal tells something new (requests in flight then do not count twice).
 local current = acquiredAt >= throttledAt
 -- inHold: 0 none; 1 refused once, held holdBase; 2 refused twice, held 2 × holdBase; 3 cut, held. A key whose
--- filter needed long holds before (workedHold > 4 × holdBase) is cut at its second refusal already.
+-- filter needed long holds before (workedHold ≥ 16 × holdBase: 16 s by default) is cut at its second refusal already.
 if outcome == 'throttled' and current then
-  local lone = inHold == 0 or (inHold == 1 and workedHold <= 4 * holdBase)
+  local lone = inHold == 0 or (inHold == 1 and workedHold < 16 * holdBase)
   if lone then
     holdMs = math.min(maxHold, holdBase * 2 ^ inHold)
     inHold = inHold + 1
   elseif inHold == 3 then
     holdMs = math.min(maxHold, holdMs * 2)
   else
-    -- This episode's first holds are left out as well: they may have been a fault's.
-    local elapsed = now - winStart - winIdle - loneMs
-    -- Nothing got through since the episode began: nothing measured. One cut never goes below cut^6 (1/64).
+    -- What got through since the last cut, over the time the pace and the filter took: each success's
+    -- interval and the holds after refusals (lone refusals' holds left out: they may have been faults).
+    -- Nothing got through: nothing measured. One cut never goes below cut^6 (1/64).
     local measured = rate
-    if elapsed > 0 and winCount > 0 then measured = math.max(winCount * 1000 / elapsed, rate * cut ^ 6) end
+    if winBusy > 0 and winCount > 0 then measured = math.max(winCount * 1000 / winBusy, rate * cut ^ 6) end
     refusedRate = rate
     rate = math.max(minRate, math.min(rate * cut, measured))
     cutRate = rate
     learned = rate
     holdMs = math.min(maxHold, math.max(holdMs * 2, workedHold))
     inHold = 3
-    loneMs = 0
-    winStart = now
+    winBusy = 0
     winCount = 0
-    winIdle = 0
   end
   clean = 0
   throttledAt = now
@@ -168,21 +162,16 @@ if outcome == 'throttled' and current then
   if untilMs > blockedUntil then
     local extra = untilMs - math.max(now, blockedUntil)
     lostMs = lostMs + extra
-    if lone then loneMs = loneMs + extra end
+    if not lone then winBusy = winBusy + extra end
     blockedUntil = untilMs
   end
 elseif outcome == 'success' then
   winCount = winCount + 1
+  winBusy = winBusy + 1000 / rate
   if current then
-    if inHold == 1 or inHold == 2 then
-      -- Lone refusals (faults, not a filter that needed to decay): no cut, and their holds are left out of
-      -- the throughput the next cut measures.
-      winIdle = winIdle + loneMs
-    elseif inHold == 3 then
-      workedHold = holdMs
-    end
+    -- After lone refusals (faults, not a filter that needed to decay) nothing is cut or learned.
+    if inHold == 3 then workedHold = holdMs end
     inHold = 0
-    loneMs = 0
     if paced and refusedRate == 0 then
       rate = rate * 1.5
     elseif paced then
@@ -195,8 +184,8 @@ elseif outcome == 'success' then
   end
 end
 redis.call('HSET', KEYS[1], 'blockedUntil', blockedUntil, 'throttledAt', throttledAt, 'rate', rate, 'refusedRate', refusedRate,
-  'cutRate', cutRate, 'holdMs', holdMs, 'workedHold', workedHold, 'inHold', inHold, 'clean', clean, 'winStart', winStart,
-  'winCount', winCount, 'winIdle', winIdle, 'loneMs', loneMs, 'lostMs', lostMs)
+  'cutRate', cutRate, 'holdMs', holdMs, 'workedHold', workedHold, 'inHold', inHold, 'clean', clean,
+  'winCount', winCount, 'winBusy', winBusy, 'lostMs', lostMs)
 if learned ~= nil then redis.call('HSET', KEYS[1], 'learned', learned) end
 redis.call('PEXPIRE', KEYS[1], math.max(blockedUntil - now, 0) + stateTtl)
 redis.call('PUBLISH', KEYS[3], ARGV[11])

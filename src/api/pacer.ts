@@ -8,7 +8,7 @@
 //   <prefix>:pacer:<key>          hash  rate (requests/s now), learned (the safe rate a new run starts at),
 //                                       refusedRate, cutRate, blockedUntil, holdMs, workedHold, inHold,
 //                                       throttledAt, lastSend, clean, lostMs, and the throughput window
-//                                       since the last cut: winStart, winCount, winIdle, loneMs (epoch ms, ms)
+//                                       since the last cut: winCount, winBusy (epoch ms, ms)
 //   <prefix>:pacer:<key>:holders  zset  permit id → lock expiry; expired holders are dropped on every
 //                                       acquire, so a process killed mid-request stalls others ≤ lockTtlMs
 //   <prefix>:pacer:<key>:queue    zset  waiting permit id → arrival (first come, first served)
