@@ -84,18 +84,18 @@ return {1, paced, 'ok'}
 // → {rate (string), blockedUntil}
 //
 // success: slow start (+50 % per success: the rate doubles about every other call) until the key's first
-//   refusal ever, then additive increase (`increase` × the rate set by the last cut, per second
-//   of calls), for calls that came when the pace allowed them. A success after a hold ends the hold episode;
-//   the hold that ended it is kept as the next episode's first hold. Before the first refusal, a rate that ran
-//   `learnAfter` successes clean is learned (safe).
+//   cut ever, then additive increase (`increase` × the rate set by the last cut, per second of calls), for
+//   calls that came when the pace allowed them. A success after a cut's hold ends the episode; that hold is
+//   kept as the next episode's hold after its cut. Before the first cut, a rate that ran `learnAfter`
+//   successes clean is learned (safe).
 // throttled (new information only: sent after the last refusal): the first two refusals in a row hold the
 //   key holdMs, then 2 × holdMs, and change nothing else: the next call probes, and a probe that succeeds
 //   shows lone refusals (faults, not a filter: no cut). A third refusal in a row (the second, on a key whose
 //   filter needed long holds before) shows a filter that has not decayed: the rate is cut to the lower of
-//   rate × cut and the throughput measured since the last cut (successes over their intervals at the pace
-//   plus the holds after cuts, so idle time and time in flight are left out: what the filter let through) — the learned safe rate from then on — and the key is held
-//   for twice the last hold, or the hold that worked last time if longer; refusals that follow before any
-//   success double the hold.
+//   rate × cut and the throughput measured since the last cut (successes over their intervals at the pace,
+//   plus the holds after cuts: idle time and time in flight are left out) — the learned safe rate from then
+//   on — and the key is held for twice the last hold, or the hold that worked last time if longer;
+//   refusals that follow before any success double the hold.
 export const RELEASE_LUA = `
 local now = tonumber(ARGV[1])
 local outcome = ARGV[3]
