@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   const key = randomBytes(32);
   const env = await createBenchEnv({
     sim: { seed: 9, dataset: { deviations: DEVIATIONS }, latencyMs: LATENCY_MS, clockMode: "real", startTime: new Date(), downloadQuota: 1_000_000 },
-    overrides: { now: Date.now, secretKey: { key, source: "env", created: false }, pacer: { minSpacingMs: SPACING_MS } },
+    overrides: { now: Date.now, secretKey: { key, source: "env", created: false }, pacer: { startRate: 1000 / SPACING_MS, maxRate: 1000 / SPACING_MS } },
     configExtra: { DVAULT_DOWNLOAD_QUOTA: "1000000" },
   });
   try {
@@ -38,7 +38,11 @@ async function main(): Promise<void> {
       const worker = await startWorker({
         config: env.config,
         log: createLogger({ level: "silent" }),
-        overrides: { secretKey: { key, source: "env", created: false }, pacer: { minSpacingMs: SPACING_MS }, transport: { retry: { baseDelayMs: 10 } } },
+        overrides: {
+          secretKey: { key, source: "env", created: false },
+          pacer: { startRate: 1000 / SPACING_MS, maxRate: 1000 / SPACING_MS },
+          transport: { retry: { baseDelayMs: 10 } },
+        },
         handleSignals: false,
       });
       return () => worker.stop("bench done");
@@ -97,7 +101,7 @@ async function main(): Promise<void> {
           `Command: \`node --import tsx bench/end-to-end.ts --deviations ${DEVIATIONS}\` (part of \`npm run bench\`)`,
           "",
           `The simulator (seed 9, ${DEVIATIONS} deviations of the owner, every original downloadable within the quota) answers every`,
-          `request after ${LATENCY_MS} ms; the pacer (shared in Redis) allows one API call per ${SPACING_MS} ms (\`minSpacingMs\` via the`,
+          `request after ${LATENCY_MS} ms; the pacer (shared in Redis) allows one API call per ${SPACING_MS} ms (a fixed rate, \`startRate\` = \`maxRate\` via the`,
           "services overrides), so the minimum wall time is API calls × 50 ms (CDN transfers are not paced). `startWorker` runs in",
           "the bench's process with its real queues (sync concurrency 2, downloads 4) and does everything itself: its schedulers start",
           "every sync source, and each sync job that mirrored something hands the downloads it wanted to the queue as it finishes",

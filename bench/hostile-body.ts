@@ -52,7 +52,7 @@ const redis = createRedis(BENCH_REDIS_URL);
 const transport = createHttpTransport({
   apiBase: base,
   tokens: staticTokenProvider("bench-token", { kind: "user", clientId: "1", userId: "u", account: "bench" }),
-  pacer: createPacer({ redis, prefix: `dvault-bench-hostile-${process.pid}`, baseDelayMs: 5, maxDelayMs: 50 }),
+  pacer: createPacer({ redis, prefix: `dvault-bench-hostile-${process.pid}`, holdMs: 5, maxHoldMs: 50 }),
   log: createLogger({ level: "silent" }),
 });
 

@@ -17,7 +17,7 @@ const worker = await startWorker({
   log: createLogger({ level: "silent" }),
   overrides: {
     secretKey: { key: Buffer.from(s.keyHex, "hex"), source: "env", created: false },
-    pacer: { minSpacingMs: SPACING_MS },
+    pacer: { startRate: 1000 / SPACING_MS, maxRate: 1000 / SPACING_MS },
     transport: { retry: { baseDelayMs: 10 } },
   },
   handleSignals: true,

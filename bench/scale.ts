@@ -60,7 +60,7 @@ for (const n of PROCS) {
       downloadQuota: 1_000_000,
       accessTokenLifetimeS: LIFETIME_S,
     },
-    overrides: { now: Date.now, secretKey: { key, source: "env", created: false }, pacer: { minSpacingMs: SPACING_MS } },
+    overrides: { now: Date.now, secretKey: { key, source: "env", created: false }, pacer: { startRate: 1000 / SPACING_MS, maxRate: 1000 / SPACING_MS } },
     configExtra: { DVAULT_DOWNLOAD_QUOTA: "1000000" },
   });
   try {

@@ -2,7 +2,7 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
-import { DEFAULT_API_BASE, DEFAULT_DATABASE_URL, DEFAULT_REDIRECT_URI, DEFAULT_REDIS_URL } from "./config-defaults.ts";
+import { DEFAULT_API_BASE, DEFAULT_API_RATE, DEFAULT_DATABASE_URL, DEFAULT_REDIRECT_URI, DEFAULT_REDIS_URL } from "./config-defaults.ts";
 import { DIGEST_ENV, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
 import { UserError } from "./errors.ts";
 
@@ -43,6 +43,9 @@ function durationSetting(fallback: string) {
       .default(fallback),
   );
 }
+/** Requests per second: a positive number (fractions allowed, 0.5 = one call every 2 s). */
+const apiRate = (fallback: number) =>
+  z.preprocess(emptyAsUndefined, z.coerce.number().positive({ message: "expects requests per second, a positive number such as 2 or 0.5" }).default(fallback));
 
 const EnvSchema = z.object({
   DATABASE_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["postgresql:", "postgres:"], "a PostgreSQL URL").default(DEFAULT_DATABASE_URL)),
@@ -150,6 +153,10 @@ const EnvSchema = z.object({
       .refine((v) => parseByteSize(v) !== undefined, { message: "expects bytes per second such as 20KiB (0 turns the floor off)" })
       .default("20KiB"),
   ),
+  // ---- the API pace (src/api/pacer.ts) ----
+  DVAULT_API_RATE_START: apiRate(DEFAULT_API_RATE.start),
+  DVAULT_API_RATE_MIN: apiRate(DEFAULT_API_RATE.min),
+  DVAULT_API_RATE_MAX: apiRate(DEFAULT_API_RATE.max),
   DVAULT_CDN_HOSTS: z.preprocess(
     emptyAsUndefined,
     z
@@ -205,6 +212,11 @@ export type Config = Readonly<{
   minThroughput: number;
   /** How long a `--once` run keeps trying what fails for a passing reason (src/queue/run-patience.ts). */
   runPatience: Readonly<{ itemMs: number; runMs: number; baseMs: number }>;
+  /**
+   * The API pace per client and user, in requests per second: where a key that learned nothing starts, and
+   * the bounds it adapts within (src/api/pacer.ts).
+   */
+  apiRate: Readonly<{ start: number; min: number; max: number }>;
   /** Hosts a file download may be redirected to (the service's CDN family); `*.` matches any subdomain. */
   cdnHosts: readonly string[];
 }>;
@@ -273,6 +285,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     throw new ConfigError(problems);
   }
   const e = parsed.data;
+  if (e.DVAULT_API_RATE_MIN > e.DVAULT_API_RATE_MAX) throw new ConfigError(["DVAULT_API_RATE_MIN is above DVAULT_API_RATE_MAX"]);
+  if (e.DVAULT_API_RATE_START < e.DVAULT_API_RATE_MIN || e.DVAULT_API_RATE_START > e.DVAULT_API_RATE_MAX) {
+    throw new ConfigError(["DVAULT_API_RATE_START lies outside DVAULT_API_RATE_MIN..DVAULT_API_RATE_MAX"]);
+  }
   const digestProblems = digestEnvProblems(e);
   if (digestProblems.length) throw new ConfigError(digestProblems);
   const configHome = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
@@ -308,5 +324,6 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       runMs: parseDuration(e.DVAULT_RUN_PATIENCE) ?? 600_000,
       baseMs: parseDuration(e.DVAULT_RUN_RETRY_DELAY) ?? 2000,
     }),
+    apiRate: Object.freeze({ start: e.DVAULT_API_RATE_START, min: e.DVAULT_API_RATE_MIN, max: e.DVAULT_API_RATE_MAX }),
   });
 }

@@ -5,6 +5,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import type { Redis } from "ioredis";
 import type { TransportStats } from "./api/http.ts";
 import type { Pacer } from "./api/pacer.ts";
+import { listPacerKeys } from "./api/pacer-state.ts";
 import type { Config } from "./config.ts";
 import type { AccountRepository } from "./db/account.repository.ts";
 import type { Queryable } from "./db/with-transaction.ts";
@@ -30,9 +31,6 @@ export type Metrics = {
   render(): Promise<string>;
 };
 
-/** Pacer state hashes are `<prefix>:pacer:<key>`; the holders/queue/waiters zsets hang off them. */
-const PACER_SUFFIXES = /:(holders|queue|waiters)$/;
-
 export function createMetrics(deps: MetricsDeps): Metrics {
   const now = deps.now ?? Date.now;
   const registry = new Registry();
@@ -56,9 +54,21 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     }),
     retries: new Counter({ name: "dvault_api_retries_total", help: "API requests retried (server errors, network errors, throttling)", registers: [registry] }),
     refreshes: new Counter({ name: "dvault_api_token_refreshes_total", help: "Access tokens refreshed after a 401", registers: [registry] }),
-    pacerDelay: new Gauge({
-      name: "dvault_pacer_delay_seconds",
-      help: "Current backoff delay (and request spacing) per pacer key",
+    pacerRate: new Gauge({
+      name: "dvault_pacer_rate",
+      help: "Requests per second the pacer key is paced at now",
+      labelNames: ["key"],
+      registers: [registry],
+    }),
+    pacerLearnedRate: new Gauge({
+      name: "dvault_pacer_learned_rate",
+      help: "The safe rate (requests per second) the pacer key learned, where its next run starts",
+      labelNames: ["key"],
+      registers: [registry],
+    }),
+    pacerLost: new Gauge({
+      name: "dvault_pacer_throttled_seconds",
+      help: "Time lost to throttling per pacer key: the sum of its holds after refusals",
       labelNames: ["key"],
       registers: [registry],
     }),
@@ -68,7 +78,6 @@ export function createMetrics(deps: MetricsDeps): Metrics {
       labelNames: ["key"],
       registers: [registry],
     }),
-    pacerLevel: new Gauge({ name: "dvault_pacer_level", help: "Backoff level per pacer key (0 = not throttled)", labelNames: ["key"], registers: [registry] }),
     tokenExpiry: new Gauge({
       name: "dvault_token_expiry_seconds",
       help: "Seconds until the account's access token expires (negative: expired, refreshed on next use)",
@@ -180,17 +189,14 @@ export function createMetrics(deps: MetricsDeps): Metrics {
   }
 
   async function refreshPacers(): Promise<void> {
-    const keys = await scanKeys(deps.redis, `${deps.config.redisPrefix}:pacer:*`);
-    const base = `${deps.config.redisPrefix}:pacer:`;
-    const pacerKeys = keys.filter((k) => !PACER_SUFFIXES.test(k)).map((k) => k.slice(base.length));
+    const pacerKeys = await listPacerKeys(deps.redis, deps.config.redisPrefix);
     const statuses = await Promise.all(pacerKeys.map((k) => deps.pacer.status(k)));
-    m.pacerDelay.reset();
-    m.pacerWait.reset();
-    m.pacerLevel.reset();
+    for (const gauge of [m.pacerRate, m.pacerLearnedRate, m.pacerLost, m.pacerWait]) gauge.reset();
     for (const s of statuses) {
-      m.pacerDelay.set({ key: s.key }, s.delayMs / 1000);
+      if (s.rate !== null) m.pacerRate.set({ key: s.key }, s.rate);
+      if (s.learnedRate !== null) m.pacerLearnedRate.set({ key: s.key }, s.learnedRate);
+      m.pacerLost.set({ key: s.key }, s.lostMs / 1000);
       m.pacerWait.set({ key: s.key }, s.waitMs / 1000);
-      m.pacerLevel.set({ key: s.key }, s.level);
     }
   }
 
@@ -208,17 +214,6 @@ export function createMetrics(deps: MetricsDeps): Metrics {
 function setCounter(counter: Counter, value: number): void {
   counter.reset();
   if (value > 0) counter.inc(value);
-}
-
-async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = "0";
-  do {
-    const [next, batch] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 500);
-    cursor = next;
-    keys.push(...batch);
-  } while (cursor !== "0");
-  return keys;
 }
 
 /**

@@ -6,10 +6,9 @@ import type { UnreadableReport } from "./api/transport.ts";
 import type { HttpTransport, HttpTransportOptions, TransportStats } from "./api/http.ts";
 import { newTransportStats } from "./api/http/options.ts";
 import { OAuthClient } from "./api/oauth.ts";
-import { createPacer, REAL_SERVICE_MIN_SPACING_MS, type Pacer, type PacerOptions } from "./api/pacer.ts";
+import { createPacer, type Pacer, type PacerOptions } from "./api/pacer.ts";
 import { TokenManager, type AccountTokens, type TokenManagerOptions } from "./api/tokens.ts";
 import type { Config } from "./config.ts";
-import { DEFAULT_API_BASE } from "./config-defaults.ts";
 import { TokenCipher } from "./crypto/token-cipher.ts";
 import { AccountRepository } from "./db/account.repository.ts";
 import { accountTokenStore } from "./db/account-token-store.ts";
@@ -72,8 +71,10 @@ export async function createServices({ config, log, overrides = {} }: { config: 
   const pacer = createPacer({
     redis,
     prefix: config.redisPrefix,
-    // The real service's velocity filters punish bursts; the simulator and tests need no spacing.
-    minSpacingMs: config.apiBase === DEFAULT_API_BASE ? REAL_SERVICE_MIN_SPACING_MS : 0,
+    // The same adaptive pace for every base URL: it learns what the service allows (docs/service-behaviour.md#rate-limits).
+    startRate: config.apiRate.start,
+    minRate: config.apiRate.min,
+    maxRate: config.apiRate.max,
     ...overrides.pacer,
   });
   const accounts = new AccountRepository(prisma);

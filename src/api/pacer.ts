@@ -1,33 +1,42 @@
-// The only throttle in dvault: per-identity pacing state in Redis, shared by every process (workers, CLI,
-// scheduler). Keyed by pacerKey(identity) — client id + user, never the access token — because the
-// service's limits are per client, per user and per IP velocity filters that keep blocking while you keep
-// hammering (docs/service-behaviour.md#rate-limits). Every check-and-update runs in one Lua script, so two
-// processes cannot both decide a key is free.
+// The only throttle in dvault: an adaptive pace per identity, its state in Redis, shared by every process
+// (workers, CLI, scheduler). Keyed by pacerKey(identity) — client id + user, never the access token — because
+// the service's limits are per client, per user and per IP velocity filters that keep blocking while you keep
+// hammering, and publish no numbers (docs/service-behaviour.md#rate-limits). Every check-and-update runs in
+// one Lua script (src/api/pacer-scripts.ts), so two processes cannot both decide a key is free.
 //
 // Per key:
-//   <prefix>:pacer:<key>          hash  blockedUntil, level, successes, lastSend, throttledAt (epoch ms)
+//   <prefix>:pacer:<key>          hash  rate (requests/s now), learned (the safe rate a new run starts at),
+//                                       refusedRate, cutRate, blockedUntil, holdMs, workedHold, inHold,
+//                                       throttledAt, lastSend, clean, lostMs, and the throughput window
+//                                       since the last cut: winCount, winBusy (epoch ms, ms)
 //   <prefix>:pacer:<key>:holders  zset  permit id → lock expiry; expired holders are dropped on every
 //                                       acquire, so a process killed mid-request stalls others ≤ lockTtlMs
 //   <prefix>:pacer:<key>:queue    zset  waiting permit id → arrival (first come, first served)
 //   <prefix>:pacer:<key>:waiters  zset  waiting permit id → expiry (a dead waiter loses its place)
-// All keys carry TTLs (the hash: remaining block + stateTtlMs; holders: 2 × lockTtlMs; the queue: until
-// its last waiter is due back).
+// The hash lives stateTtlMs (30 days) past its last use, so what a key learned outlasts runs; the holders
+// 2 × lockTtlMs; the queue until its last waiter is due back.
 //
-// Waiting: a wait for the spacing or a backoff is exact (the Lua script says how long). A wait because every
+// The pace (AIMD, as TCP's congestion control): request starts are 1/rate apart. A key starts at its learned
+// rate, else startRate, within [minRate, maxRate]; a key idle for idleMs starts so again (a new run). While
+// calls succeed the rate rises: +50 % per call until the key's first cut ever (slow start), then
+// additively; only calls that came as soon as the pace allowed raise it (a pace nobody uses proves nothing). A throttle answer (429, CDN block) holds the key, 1 s then 2 s: lone refusals (faults) cost
+// their hold and nothing else. A third refusal in a row (the second, on a key whose filter needed long
+// holds before) is a filter that has not decayed: it cuts the rate to the lower of rate × cut and the
+// throughput the filter let through since the last cut, and the hold doubles while refusals continue (the
+// filter decays only while left alone); the hold that finally worked starts the next episode. The time
+// held is summed in lostMs.
+//
+// Waiting: a wait for the pace or a hold is exact (the Lua script says how long). A wait because every
 // permit is held, or because earlier waiters come first, ends early when a permit of the key is released:
 // in this process directly, in the others through a Redis message on <prefix>:pacer:<key>:released (one
 // subscriber connection per pacer, opened on the first such wait). pollMs is only the fallback, for a
-// holder that died or a message that was lost; without the wake-up a waiter that lost a race for the
-// key slept a whole poll while the key stood idle, which cost a fifth of the budget with 50 ms spacing.
-//
-// Backoff: each throttle signal raises `level` and blocks the key for base·2^(level−1) (1 s, 2 s, 4 s …,
-// capped at maxDelayMs) plus jitter. While level > 0 the same delay is also the minimum spacing between
-// requests (the filter must decay, docs/service-behaviour.md#rate-limits); every `relaxAfter` successes
-// lower the level by one, halving that delay, until the key is back to minSpacingMs.
+// holder that died or a message that was lost.
 import { setTimeout as sleepTimer } from "node:timers/promises";
 import type { Redis } from "ioredis";
+import { DEFAULT_API_RATE } from "../config-defaults.ts";
 import { ThrottleDelayError } from "./errors.ts";
 import { ACQUIRE_LUA, RELEASE_LUA } from "./pacer-scripts.ts";
+import { readPacerStatus } from "./pacer-state.ts";
 
 export type PacerOutcome = "success" | "throttled" | "error";
 
@@ -51,13 +60,8 @@ export const realClock: PacerClock = {
   },
 };
 
-/**
- * A polite minimum spacing for the real service: one request per second per key. No numbers are published;
- * users report blocks after ~18 requests in 6 s and gallery-dl keeps ≥ 2 s once throttled
- * (docs/service-behaviour.md#rate-limits). The default (0) suits the simulator and tests; production
- * config should pass this or more.
- */
-export const REAL_SERVICE_MIN_SPACING_MS = 1000;
+/** Defaults of the pace (requests per second), also DVAULT_API_RATE_START / _MIN / _MAX (src/config.ts). */
+export const DEFAULT_RATES = DEFAULT_API_RATE;
 
 export type PacerOptions = {
   redis: Redis;
@@ -68,19 +72,29 @@ export type PacerOptions = {
   concurrency?: number;
   /** A permit not released within this long is dropped (its holder died). Must exceed the request timeout. */
   lockTtlMs?: number;
-  /** Minimum time between two request starts on a key; see REAL_SERVICE_MIN_SPACING_MS. */
-  minSpacingMs?: number;
-  /** First backoff step (DA's docs: 1 s). */
-  baseDelayMs?: number;
-  /** Backoff cap. */
-  maxDelayMs?: number;
-  /** Random extra wait, as a fraction of the delay (0.2 → up to +20 %). */
+  /** Requests per second of a key that has learned nothing yet. */
+  startRate?: number;
+  /** The pace never drops below this (requests per second) … */
+  minRate?: number;
+  /** … nor rises above this. */
+  maxRate?: number;
+  /** Factor of a cut (0.5: half), unless the throughput measured since the last cut is lower. */
+  cut?: number;
+  /** Additive increase after the first cut: this share of the last cut rate, per second of calls. */
+  increase?: number;
+  /** Successes in a row after which the rate counts as learned (safe), before the key's first cut. */
+  learnAfter?: number;
+  /** First hold after a refusal (DA's docs: back off 1 s); doubled while refusals in a row continue. */
+  holdMs?: number;
+  /** Hold cap. */
+  maxHoldMs?: number;
+  /** Random extra hold, as a fraction (0.2 → up to +20 %). */
   jitter?: number;
-  /** Successes needed to lower the level by one. */
-  relaxAfter?: number;
+  /** A key unused this long starts again at its learned rate (a new run). */
+  idleMs?: number;
   /** How often a waiter re-checks a busy key (all permits held). */
   pollMs?: number;
-  /** How long an idle key's state is kept. */
+  /** How long a key's state (what it learned included) is kept after its last use. */
   stateTtlMs?: number;
   /** Source of jitter, injectable for deterministic tests. */
   random?: () => number;
@@ -97,14 +111,20 @@ export type AcquireOptions = {
 
 export type PacerStatus = {
   key: string;
-  level: number;
-  /** Epoch ms until which nobody may send with this key (0 when never blocked). */
+  /** Requests per second the key is paced at now (null: never used). */
+  rate: number | null;
+  /** The safe rate learned, where the next run starts (null: nothing learned yet). */
+  learnedRate: number | null;
+  /** The rate of the last refusal (null: never refused). */
+  refusedRate: number | null;
+  /** Epoch ms until which nobody may send with this key (0 when never held). */
   blockedUntil: number;
-  /** Time until the next request may start: the block or the spacing, whichever is later. */
+  /** The current (or last) hold after a refusal, before jitter. */
+  holdMs: number;
+  /** Time until the next request may start: the hold or the pace, whichever is later. */
   waitMs: number;
-  /** The backoff delay at the current level (also the spacing while level > 0). */
-  delayMs: number;
-  successes: number;
+  /** Time lost to throttling: the sum of the holds. */
+  lostMs: number;
   /** Permits currently held (live locks). */
   holders: number;
   /** Requests queued for the key across all processes. */
@@ -132,8 +152,9 @@ export type Pacer = {
 
 // The scripts (src/api/pacer-scripts.ts) as commands on the connection.
 type PacerCommands = {
+  /** [1, paced (1 | 0), "ok"] or [0, waitMs, "blocked" | "busy"]. */
   dvaultPacerAcquire(state: string, holders: string, queue: string, alive: string, ...args: Array<string | number>): Promise<[number, number, string]>;
-  dvaultPacerRelease(state: string, holders: string, channel: string, ...args: Array<string | number>): Promise<[number, number]>;
+  dvaultPacerRelease(state: string, holders: string, channel: string, ...args: Array<string | number>): Promise<[string, number]>;
 };
 
 let permitSeq = 0;
@@ -143,18 +164,21 @@ export function createPacer(options: PacerOptions): Pacer {
   const clock = options.clock ?? realClock;
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
   const lockTtlMs = options.lockTtlMs ?? 60_000;
-  const minSpacingMs = options.minSpacingMs ?? 0;
-  const baseDelayMs = options.baseDelayMs ?? 1000;
-  const maxDelayMs = Math.max(baseDelayMs, options.maxDelayMs ?? 5 * 60_000);
+  const minRate = positive(options.minRate ?? DEFAULT_RATES.min, "minRate");
+  const maxRate = Math.max(minRate, positive(options.maxRate ?? DEFAULT_RATES.max, "maxRate"));
+  const startRate = Math.min(maxRate, Math.max(minRate, positive(options.startRate ?? DEFAULT_RATES.start, "startRate")));
+  const cut = Math.min(0.95, Math.max(0.05, options.cut ?? 0.5));
+  const increase = Math.max(0, options.increase ?? 0.003);
+  const learnAfter = Math.max(1, Math.floor(options.learnAfter ?? 20));
+  const holdMs = Math.max(1, options.holdMs ?? 1000);
+  const maxHoldMs = Math.max(holdMs, options.maxHoldMs ?? 30 * 60_000);
   const jitter = options.jitter ?? 0.2;
-  const relaxAfter = Math.max(1, options.relaxAfter ?? 5);
+  const idleMs = options.idleMs ?? 5 * 60_000;
   const pollMs = Math.max(1, options.pollMs ?? 100);
   // How long a waiter's place in the queue outlives its expected return (a dead waiter blocks no longer).
   const graceMs = 2 * pollMs + 500;
-  const stateTtlMs = options.stateTtlMs ?? 24 * 3600_000;
+  const stateTtlMs = options.stateTtlMs ?? 30 * 24 * 3600_000;
   const random = options.random ?? Math.random;
-  // The first level whose delay reaches the cap; escalating further would only grow a number.
-  const maxLevel = 1 + Math.ceil(Math.log2(maxDelayMs / baseDelayMs));
 
   const redis = options.redis;
   redis.defineCommand("dvaultPacerAcquire", { lua: ACQUIRE_LUA, numberOfKeys: 4 });
@@ -222,7 +246,6 @@ export function createPacer(options: PacerOptions): Pacer {
       sleepers.get(key)?.delete(onWake);
     }
   }
-  const delayAt = (level: number) => (level > 0 ? Math.min(maxDelayMs, baseDelayMs * 2 ** (level - 1)) : 0);
 
   async function acquire(key: string, acquireOptions: AcquireOptions = {}): Promise<Permit> {
     const { signal } = acquireOptions;
@@ -243,15 +266,17 @@ export function createPacer(options: PacerOptions): Pacer {
           id,
           concurrency,
           lockTtlMs,
-          minSpacingMs,
-          baseDelayMs,
-          maxDelayMs,
+          startRate,
+          minRate,
+          maxRate,
           stateTtlMs,
           pollMs,
           graceMs,
+          idleMs,
         );
+        // Granted, the second value says whether the call came as soon as the pace allowed (1) or later (0).
         // waitedMs counts only real waits (a clock tick between two now() calls is not one).
-        if (granted === 1) return makePermit(key, id, now, attempt === 0 ? 0 : now - start);
+        if (granted === 1) return makePermit(key, id, now, attempt === 0 ? 0 : now - start, waitMs === 1);
         attempt++;
         if (reason === "blocked") {
           // The whole wait is known: refuse at once rather than wait part of it and then refuse.
@@ -279,7 +304,7 @@ export function createPacer(options: PacerOptions): Pacer {
     return new ThrottleDelayError({ operation: o.operation ?? "api", account: o.account, waitMs, pacerKey: key, retryAt: now + waitMs });
   }
 
-  function makePermit(key: string, id: string, acquiredAt: number, waitedMs: number): Permit {
+  function makePermit(key: string, id: string, acquiredAt: number, waitedMs: number, paced: boolean): Permit {
     let released = false;
     return {
       key,
@@ -297,13 +322,17 @@ export function createPacer(options: PacerOptions): Pacer {
           id,
           outcome,
           acquiredAt,
-          baseDelayMs,
-          maxDelayMs,
-          maxLevel,
+          minRate,
+          maxRate,
+          holdMs,
+          maxHoldMs,
           1 + jitter * random(),
-          relaxAfter,
           stateTtlMs,
           instance,
+          cut,
+          increase,
+          learnAfter,
+          paced ? 1 : 0,
         );
         wake(key);
       },
@@ -311,19 +340,7 @@ export function createPacer(options: PacerOptions): Pacer {
   }
 
   async function status(key: string): Promise<PacerStatus> {
-    const now = clock.now();
-    const [state, holders, waiters] = await Promise.all([
-      redis.hmget(stateKey(key), "blockedUntil", "level", "successes", "lastSend"),
-      redis.zcount(holdersKey(key), `(${now}`, "+inf"),
-      redis.zcount(aliveKey(key), `(${now}`, "+inf"),
-    ]);
-    const [blocked, lvl, succ, last] = state.map((v) => Number(v ?? 0));
-    const blockedUntil = blocked ?? 0;
-    const level = lvl ?? 0;
-    const delayMs = delayAt(level);
-    const spacing = Math.max(minSpacingMs, delayMs);
-    const nextAt = Math.max(blockedUntil, (last ?? 0) + spacing);
-    return { key, level, blockedUntil, waitMs: Math.max(0, nextAt - now), delayMs, successes: succ ?? 0, holders, waiters };
+    return readPacerStatus(redis, options.prefix, key, clock.now());
   }
 
   return {
@@ -335,4 +352,9 @@ export function createPacer(options: PacerOptions): Pacer {
       closeSubscriber();
     },
   };
+}
+
+function positive(n: number, name: string): number {
+  if (!Number.isFinite(n) || n <= 0) throw new RangeError(`pacer ${name} must be a positive number of requests per second, got ${n}`);
+  return n;
 }

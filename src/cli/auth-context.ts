@@ -54,7 +54,7 @@ export async function openContext(): Promise<AuthContext> {
   const repo = new AccountRepository(db);
   const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log });
   const tokens = new TokenManager({ repo: accountTokenStore(repo), cipher, oauth, redis, redisPrefix: config.redisPrefix, log });
-  const pacer = createPacer({ redis, prefix: config.redisPrefix });
+  const pacer = createPacer({ redis, prefix: config.redisPrefix, startRate: config.apiRate.start, minRate: config.apiRate.min, maxRate: config.apiRate.max });
   return {
     config,
     log,

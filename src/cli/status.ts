@@ -1,5 +1,5 @@
-// `dvault status [--json]`: is the archive working? Accounts, sync sources, queues, downloads, disk and
-// workers in one screen; --json prints the documented, stable form (docs/status.md, src/status/schema.ts).
+// `dvault status [--json]`: is the archive working? Accounts, sync sources, queues, downloads, disk, the API
+// pace and workers in one screen; --json prints the documented, stable form (docs/status.md, src/status/schema.ts).
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { createLogger } from "../log.ts";
@@ -7,7 +7,7 @@ import { QueueAdmin } from "../queue/queue-admin.ts";
 import { createServices } from "../services.ts";
 import { collectStatus } from "../status/collect.ts";
 import type { StatusReport } from "../status/schema.ts";
-import { formatBytes, formatDuration, formatNext, formatRelative, formatTime } from "../status/units.ts";
+import { formatBytes, formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../status/units.ts";
 
 function table(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
@@ -118,6 +118,23 @@ export function formatStatus(r: StatusReport): string {
       `  ${u.count} answer(s) of the service could not be read and were skipped, kept with their raw JSON in the unreadable_responses table (${u.responses} whole response(s), ${u.count - u.responses} single item(s)); last ${formatRelative(u.lastSeenAt, now)}`,
     );
     for (const x of u.recent) out.push(`    ${x.operation} ${x.subject || "(response)"}: ${x.error}${x.count > 1 ? ` (${x.count} times)` : ""}`);
+  }
+
+  if (r.pacing.length) {
+    out.push("", "API pace (per client and user; cdn: file downloads)");
+    out.push(
+      ...table(
+        ["key", "rate", "learned", "last refused at", "lost to throttling", "held"],
+        r.pacing.map((p) => [
+          p.key,
+          formatRate(p.rate),
+          formatRate(p.learnedRate),
+          formatRate(p.refusedRate),
+          formatDuration(p.throttledS * 1000),
+          p.heldUntil ? `until ${formatTime(p.heldUntil)} (${formatRelative(p.heldUntil, now)})` : "no",
+        ]),
+      ),
+    );
   }
 
   out.push("", "Workers");

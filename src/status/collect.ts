@@ -1,5 +1,5 @@
 // Collects everything `dvault status` and the dashboard's overview show: accounts, sync sources, queues,
-// downloads and the weekly allowance, the archive's size and free disk, worker heartbeats. Each part is
+// downloads and the weekly allowance, the archive's size and free disk, worker heartbeats, the API pace. Each part is
 // read on its own: one that fails (Redis down, a table another migration has not added yet) is reported
 // in `problems` and the rest of the report still stands.
 import fs from "node:fs/promises";
@@ -13,13 +13,14 @@ import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { UnreadableResponseRepository } from "../db/unreadable-response.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
-import { readPausedFlag, workerHeartbeats } from "./redis-state.ts";
+import { pacingStatuses, readPausedFlag, workerHeartbeats } from "./redis-state.ts";
 import {
   DOWNLOAD_STATUSES,
   STATUS_VERSION,
   type AccountStatusView,
   type ArchiveStatusView,
   type DownloadsStatusView,
+  type PacingStatusView,
   type QueueStatusView,
   type SourceStatusView,
   type StatusReport,
@@ -56,7 +57,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
   };
 
   const rows = await part("accounts", () => deps.accounts.list(), [] as AccountRow[]);
-  const [accounts, sources, queues, downloads, archive, workers, unreadable] = await Promise.all([
+  const [accounts, sources, queues, downloads, archive, workers, unreadable, pacing] = await Promise.all([
     part("accounts", () => Promise.all(rows.map((r) => accountStatus(deps, r, now))), [] as AccountStatusView[]),
     part("sources", () => sourceStatuses(deps.pool, rows), [] as SourceStatusView[]),
     // Job timestamps and heartbeats are wall-clock times, whatever clock `now` follows (tests: the simulator's).
@@ -72,8 +73,22 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     }),
     part("workers", () => workerHeartbeats(deps.redis, deps.config.redisPrefix, Date.now()), [] as WorkerStatusView[]),
     part("unreadable responses", () => unreadableStatus(deps.pool, now), emptyUnreadable()),
+    // The pacer's clock is the wall clock, like the heartbeats'.
+    part("pacing", () => pacingStatuses(deps.redis, deps.config.redisPrefix, Date.now()), [] as PacingStatusView[]),
   ]);
-  return { version: STATUS_VERSION, generatedAt: new Date(now).toISOString(), accounts, sources, queues, downloads, archive, workers, unreadable, problems };
+  return {
+    version: STATUS_VERSION,
+    generatedAt: new Date(now).toISOString(),
+    accounts,
+    sources,
+    queues,
+    downloads,
+    archive,
+    workers,
+    unreadable,
+    pacing,
+    problems,
+  };
 }
 
 // ---- accounts ---------------------------------------------------------------------------------------

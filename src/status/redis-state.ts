@@ -1,6 +1,8 @@
-// What status reads from Redis rather than the database: the downloads pause switch and worker heartbeats.
+// What status reads from Redis rather than the database: the downloads pause switch, worker heartbeats and
+// the API pace of each pacer key.
 import type { Redis } from "ioredis";
-import type { WorkerStatusView } from "./schema.ts";
+import { listPacerKeys, readPacerStatus } from "../api/pacer-state.ts";
+import type { PacingStatusView, WorkerStatusView } from "./schema.ts";
 
 /**
  * The pause switch belongs to the downloads worker (src/downloads/disk-guard.ts sets JSON with a `reason`
@@ -52,4 +54,18 @@ export async function workerHeartbeats(redis: Redis, prefix: string, now: number
     };
   });
   return out.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** Each pacer key's rate, learned rate and time lost to throttling (src/api/pacer.ts); `now` is the wall clock. */
+export async function pacingStatuses(redis: Redis, prefix: string, now: number): Promise<PacingStatusView[]> {
+  const keys = await listPacerKeys(redis, prefix);
+  const statuses = await Promise.all(keys.map((key) => readPacerStatus(redis, prefix, key, now)));
+  return statuses.map((s) => ({
+    key: s.key,
+    rate: s.rate,
+    learnedRate: s.learnedRate,
+    refusedRate: s.refusedRate,
+    heldUntil: s.blockedUntil > now ? new Date(s.blockedUntil).toISOString() : null,
+    throttledS: Math.round(s.lostMs / 100) / 10,
+  }));
 }

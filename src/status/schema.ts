@@ -125,6 +125,21 @@ export const WorkerStatusSchema = z.object({
   ageS: z.number().nullable(),
 });
 
+/** The API pace of one pacer key (client id + user, or "cdn"), as src/api/pacer.ts keeps it in Redis. */
+export const PacingStatusSchema = z.object({
+  key: z.string(),
+  /** Requests per second the key is paced at now; null when it was never used. */
+  rate: z.number().nullable(),
+  /** The safe rate it learned, where its next run starts; null while nothing is learned. */
+  learnedRate: z.number().nullable(),
+  /** The rate of its last refusal; null when never refused. */
+  refusedRate: z.number().nullable(),
+  /** Until when it is held after a refusal; null when not held. */
+  heldUntil: isoTime.nullable(),
+  /** Time lost to throttling: the sum of its holds (seconds). */
+  throttledS: z.number(),
+});
+
 /** Answers of the service dvault could not read and skipped (kept with their raw JSON in unreadable_responses). */
 export const UnreadableStatusSchema = z.object({
   /** Distinct (request, item) pairs seen in the last 30 days. */
@@ -145,6 +160,8 @@ export const StatusReportSchema = z.object({
   archive: ArchiveStatusSchema,
   workers: z.array(WorkerStatusSchema),
   unreadable: UnreadableStatusSchema,
+  /** The API pace per pacer key (src/api/pacer.ts). */
+  pacing: z.array(PacingStatusSchema),
   /** Parts that could not be read (e.g. Redis down), in words; the rest of the report still stands. */
   problems: z.array(z.string()),
 });
@@ -156,4 +173,5 @@ export type DownloadsStatusView = z.infer<typeof DownloadsStatusSchema>;
 export type ArchiveStatusView = z.infer<typeof ArchiveStatusSchema>;
 export type WorkerStatusView = z.infer<typeof WorkerStatusSchema>;
 export type UnreadableStatusView = z.infer<typeof UnreadableStatusSchema>;
+export type PacingStatusView = z.infer<typeof PacingStatusSchema>;
 export type StatusReport = z.infer<typeof StatusReportSchema>;

@@ -38,3 +38,9 @@ export function formatTime(iso: string | null | undefined): string {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? "—" : `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`;
 }
+
+/** Requests per second: "2.4/s", "0.25/s", "—" for none. */
+export function formatRate(rate: number | null): string {
+  if (rate === null) return "—";
+  return `${rate >= 10 ? rate.toFixed(0) : rate >= 1 ? rate.toFixed(1) : rate.toFixed(2)}/s`;
+}

@@ -17,7 +17,7 @@ import type { Simulator, SimulatorOptions } from "../../src/simulator/server.ts"
 import { runSource } from "../../src/sync/run-source.ts";
 import type { SourceDefinition, SourceName } from "../../src/sync/source.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
-import { testConfig } from "../helpers/config.ts";
+import { TEST_PACE_ENV, testConfig } from "../helpers/config.ts";
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 
 /** Small enough that a full sync plus downloads takes a second or two. */
@@ -46,7 +46,7 @@ export const FAULT_LOCK_TTL_MS = 1500;
 /** Backoff kept to milliseconds: the scenarios test convergence, not the production delays. */
 export const FAST_OVERRIDES: ServiceOverrides = {
   // A killed process's pacer permit frees itself within 1 s (requests here answer in milliseconds).
-  pacer: { pollMs: 5, baseDelayMs: 5, maxDelayMs: 50, lockTtlMs: 1000 },
+  pacer: { pollMs: 5, holdMs: 5, maxHoldMs: 50, lockTtlMs: 1000 },
   transport: { retry: { baseDelayMs: 5 } },
 };
 
@@ -79,6 +79,7 @@ export function faultEnv(a: {
     DVAULT_DOWNLOAD_QUOTA: "1000",
     DVAULT_MIN_FREE_BYTES: "0",
     DVAULT_SECRET_KEY: a.key.toString("hex"),
+    ...TEST_PACE_ENV,
     ...a.extra,
   };
 }

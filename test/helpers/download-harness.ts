@@ -12,7 +12,7 @@ import { createLogger, type Logger } from "../../src/log.ts";
 import type { Services } from "../../src/services.ts";
 import type { SimulatorOptions } from "../../src/simulator/server.ts";
 import type { SourceDefinition, SourceName } from "../../src/sync/source.ts";
-import { testConfig } from "./config.ts";
+import { TEST_PACE_ENV, testConfig } from "./config.ts";
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, createSyncHarness, type SyncHarness } from "./sync-harness.ts";
 
 export type DownloadHarness = Omit<SyncHarness, "services"> & {
@@ -62,6 +62,7 @@ export async function createDownloadHarness(options: DownloadHarnessOptions = {}
     DVAULT_DOWNLOAD_QUOTA: String(options.quota ?? 10),
     DVAULT_MIN_FREE_BYTES: options.minFreeBytes ?? "0",
     DVAULT_SECRET_KEY: key.toString("hex"),
+    ...TEST_PACE_ENV,
   };
   const config: Config = testConfig(env);
   // The harness's services with this config: downloads read the archive, allowance and threshold from it.

@@ -17,8 +17,7 @@ export type ChildConfig = {
   identity: TokenIdentity;
   redisUrl: string;
   prefix: string;
-  baseDelayMs: number;
-  relaxAfter: number;
+  holdMs: number;
   path: string;
   /** Sent with every request, so the simulator's log tells the processes apart. */
   query: Record<string, string>;
@@ -28,7 +27,7 @@ export type ChildConfig = {
 const config = JSON.parse(process.argv[2] ?? "{}") as ChildConfig;
 const redis = createRedis(config.redisUrl);
 await redis.connect();
-const pacer = createPacer({ redis, prefix: config.prefix, baseDelayMs: config.baseDelayMs, jitter: 0, relaxAfter: config.relaxAfter, pollMs: 5 });
+const pacer = createPacer({ redis, prefix: config.prefix, holdMs: config.holdMs, jitter: 0, startRate: 1000, maxRate: 1000, pollMs: 5 });
 const transport = createHttpTransport({
   apiBase: config.apiBase,
   tokens: staticTokenProvider(config.token, config.identity),

@@ -50,7 +50,16 @@ function captureLog() {
 function setup(opts: { tokens?: TokenProvider; pacer?: Partial<PacerOptions>; transport?: Partial<HttpTransportOptions> } = {}) {
   const token = sim.issueUserToken().access_token;
   const tokens = opts.tokens ?? staticTokenProvider(token, identity());
-  const pacer = createPacer({ redis: r.redis, prefix: `${r.prefix}:${++run}`, baseDelayMs: BASE_MS, jitter: 0, relaxAfter: 1, pollMs: 5, ...opts.pacer });
+  const pacer = createPacer({
+    redis: r.redis,
+    prefix: `${r.prefix}:${++run}`,
+    holdMs: BASE_MS,
+    jitter: 0,
+    startRate: 1000,
+    maxRate: 1000,
+    pollMs: 5,
+    ...opts.pacer,
+  });
   const { log, lines } = captureLog();
   const transport = createHttpTransport({
     apiBase: sim.url,
@@ -238,7 +247,9 @@ describe("HTTP transport: throttling", () => {
     expect(err.error).toBe("application_api_threshold");
     expect(apiLog()).toHaveLength(2);
     const status = await pacer.status(err.pacerKey);
-    expect(status.level).toBe(2);
+    // Two refusals in a row: the second hold is twice the first, and both count as time lost; two may still
+    // be lone faults, so the rate is not cut yet.
+    expect(status).toMatchObject({ holdMs: 2 * BASE_MS, lostMs: 3 * BASE_MS, refusedRate: null, rate: 1000 });
     expect(err.waitMs).toBeGreaterThan(0);
     expect(err.waitMs).toBeLessThanOrEqual(2 * BASE_MS);
   });

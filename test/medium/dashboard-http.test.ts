@@ -94,7 +94,8 @@ describe("GET /metrics", () => {
       expect(sample(text, "dvault_api_throttle_waits_total")).toBe(waitsBefore + 2);
       expect(sample(text, "dvault_api_throttle_wait_seconds_total")).toBeGreaterThan(0);
       expect(sample(text, `dvault_token_expiry_seconds{account="${h.account.name}"}`)).toBeGreaterThan(60);
-      expect(text).toMatch(/dvault_pacer_delay_seconds\{key="[^"]+"\} 0/);
+      expect(text).toMatch(/dvault_pacer_rate\{key="[^"]+"\} \d+/);
+      expect(text).toMatch(/dvault_pacer_throttled_seconds\{key="[^"]+"\} 0/);
       expect(sample(text, 'dvault_jobs_failed_total{queue="maintenance",name="tokens.refresh"}')).toBe(1);
       expect(sample(text, 'dvault_jobs_completed_total{queue="maintenance",name="schedules.reconcile"}')).toBe(1);
       expect(sample(text, 'dvault_queue_jobs{queue="maintenance",state="failed"}')).toBe(1);

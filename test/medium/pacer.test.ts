@@ -31,9 +31,10 @@ afterAll(async () => {
   await r.cleanup();
 });
 
+/** A pacer whose pace (1000/s) stays out of the way unless a test sets rates: holds of 1 s, no jitter. */
 function pacer(extra: Partial<PacerOptions> = {}) {
   const clock = extra.clock ?? fakeClock();
-  return { pacer: createPacer({ redis: r.redis, prefix: r.prefix, baseDelayMs: 1000, jitter: 0, clock, ...extra }), clock };
+  return { pacer: createPacer({ redis: r.redis, prefix: r.prefix, holdMs: 1000, jitter: 0, startRate: 1000, maxRate: 1000, clock, ...extra }), clock };
 }
 
 /** Waiters queued on a key (the pacer's own zset): what a test waits for instead of sleeping. */
@@ -128,17 +129,18 @@ describe(createPacer.name, () => {
   it("allows a configured number of concurrent permits", async () => {
     const { pacer: p } = pacer({ concurrency: 2 });
     const key = newKey();
-    const a = await p.acquire(key, { maxWaitMs: 0 });
-    const b = await p.acquire(key, { maxWaitMs: 0 });
-    await expect(p.acquire(key, { maxWaitMs: 0 })).rejects.toBeInstanceOf(ThrottleDelayError);
+    // Starts stay 1/rate (1 ms) apart; the fake clock passes that at once.
+    const a = await p.acquire(key, { maxWaitMs: 10 });
+    const b = await p.acquire(key, { maxWaitMs: 10 });
+    await expect(p.acquire(key, { maxWaitMs: 10 })).rejects.toBeInstanceOf(ThrottleDelayError);
     expect((await p.status(key)).holders).toBe(2);
     await Promise.all([a.release("success"), b.release("success")]);
     expect((await p.status(key)).holders).toBe(0);
   });
 
-  it("blocks a throttled key with exponential backoff (1 s, 2 s, 4 s …) capped at maxDelayMs", async () => {
+  it("holds a refused key, doubling the hold while refusals continue (1 s, 2 s, 4 s …) up to maxHoldMs", async () => {
     const clock = fakeClock();
-    const { pacer: p } = pacer({ clock, maxDelayMs: 5000 });
+    const { pacer: p } = pacer({ clock, maxHoldMs: 5000 });
     const key = newKey();
     const waits: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -146,10 +148,11 @@ describe(createPacer.name, () => {
       waits.push(permit.waitedMs);
       await permit.release("throttled");
     }
-    // The first acquire did not wait; each later one waited for the block set by the previous throttle.
+    // The first acquire did not wait; each later one waited for the hold set by the previous refusal.
     expect(waits).toEqual([0, 1000, 2000, 4000, 5000]);
     const s = await p.status(key);
-    expect(s).toMatchObject({ level: 4, blockedUntil: clock.now() + 5000, waitMs: 5000, delayMs: 5000 });
+    // Every hold counts as time lost to throttling; the rate was cut once, on the first refusal of the episode.
+    expect(s).toMatchObject({ holdMs: 5000, blockedUntil: clock.now() + 5000, waitMs: 5000, lostMs: 17_000, refusedRate: 1000, rate: 500 });
   });
 
   it("adds jitter on top of the delay", async () => {
@@ -165,7 +168,7 @@ describe(createPacer.name, () => {
     const { pacer: p } = pacer({ clock });
     const key = newKey();
     await (await p.acquire(key)).release("throttled");
-    await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled"); // level 2: 2 s
+    await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled"); // the second hold: 2 s
     const before = clock.now();
     const err = await p.acquire(key, { maxWaitMs: 1500, operation: "gallery.all", account: "alice" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ThrottleDelayError);
@@ -174,43 +177,69 @@ describe(createPacer.name, () => {
     expect(clock.now()).toBe(before);
   });
 
-  it("relaxes one level per relaxAfter successes, keeping the spacing while backed off", async () => {
-    const clock = fakeClock();
-    const { pacer: p } = pacer({ clock, relaxAfter: 2 });
-    const key = newKey();
-    await (await p.acquire(key)).release("throttled");
-    await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled");
-    expect((await p.status(key)).level).toBe(2);
-    const spacing: number[] = [];
-    for (let i = 0; i < 4; i++) {
-      const permit = await p.acquire(key, { maxWaitMs: 60_000 });
-      spacing.push(permit.waitedMs);
-      await permit.release("success");
-    }
-    // Level 2 (2 s apart) for two successes, then level 1 (1 s apart) for two, then level 0.
-    expect(spacing).toEqual([2000, 2000, 1000, 1000]);
-    expect((await p.status(key)).level).toBe(0);
-    expect((await p.acquire(key, { maxWaitMs: 0 })).waitedMs).toBe(0);
-  });
-
-  it("does not escalate twice for requests that were already in flight when the throttle came", async () => {
+  it("does not cut or hold twice for requests that were already in flight when the refusal came", async () => {
     const clock = fakeClock();
     const { pacer: p } = pacer({ clock, concurrency: 3 });
     const key = newKey();
     const permits = await Promise.all([p.acquire(key), p.acquire(key), p.acquire(key)]);
     clock.t += 10;
     for (const permit of permits) await permit.release("throttled");
-    expect((await p.status(key)).level).toBe(1);
+    expect(await p.status(key)).toMatchObject({ holdMs: 1000, lostMs: 1000, rate: 1000 });
   });
 
-  it("spaces requests by minSpacingMs", async () => {
+  it("spaces requests 1/rate apart", async () => {
     const clock = fakeClock();
-    const { pacer: p } = pacer({ clock, minSpacingMs: 250 });
+    const { pacer: p } = pacer({ clock, startRate: 4, maxRate: 4 });
     const key = newKey();
     await (await p.acquire(key)).release("success");
     const second = await p.acquire(key);
     expect(second.waitedMs).toBe(250);
     await second.release("success");
+  });
+
+  it("rises 50 % per paced success until the first cut, then additively; a late call does not raise it", async () => {
+    const clock = fakeClock();
+    const { pacer: p } = pacer({ clock, startRate: 2, maxRate: 100, increase: 0.01 });
+    const key = newKey();
+    const rates: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      await (await p.acquire(key, { maxWaitMs: 60_000 })).release("success");
+      rates.push((await p.status(key)).rate ?? 0);
+    }
+    expect(rates).toEqual([3, 4.5, 6.75, 10.125]);
+    // A caller that comes a minute after the pace allowed proves nothing about a faster pace.
+    clock.t += 60_000;
+    await (await p.acquire(key)).release("success");
+    expect((await p.status(key)).rate).toBe(10.125);
+    await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled");
+    await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled");
+    // Two refusals only hold the key (1 s, 2 s): the next call probes whether they were lone faults.
+    expect((await p.status(key)).rate).toBe(10.125);
+    await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled");
+    // Refused a third time: cut to the lower of half and what got through since the key began, the idle
+    // minute left out.
+    const cut = (await p.status(key)).rate ?? 0;
+    expect(cut).toBeLessThanOrEqual(10.125 / 2);
+    expect((await p.status(key)).learnedRate).toBe(cut);
+    clock.t += 4000; // past the third hold
+    await (await p.acquire(key, { maxWaitMs: 60_000 })).release("success");
+    // Additive now: + increase × the cut rate / rate per success (that is, +1 % of the cut rate per second of calls).
+    expect((await p.status(key)).rate).toBeCloseTo(cut + 0.01, 6);
+  });
+
+  it("starts a key idle for idleMs at its learned rate, and a key that learned nothing at startRate", async () => {
+    const clock = fakeClock();
+    const { pacer: p } = pacer({ clock, startRate: 2, maxRate: 100, learnAfter: 3, idleMs: 60_000 });
+    const key = newKey();
+    for (let i = 0; i < 6; i++) await (await p.acquire(key, { maxWaitMs: 60_000 })).release("success");
+    const learned = (await p.status(key)).learnedRate;
+    expect(learned).toBe(2 * 1.5 ** 6);
+    clock.t += 60_001;
+    const next = await p.acquire(key, { maxWaitMs: 0 });
+    expect((await p.status(key)).rate).toBe(learned);
+    await next.release("error");
+    await (await p.acquire(newKey(), { maxWaitMs: 0 })).release("error");
+    expect((await p.status(`client-1:user-${keySeq}`)).rate).toBe(2);
   });
 
   it("ignores a second release and 'error' outcomes for the backoff", async () => {
@@ -219,7 +248,7 @@ describe(createPacer.name, () => {
     const permit = await p.acquire(key);
     await permit.release("error");
     await permit.release("throttled");
-    expect(await p.status(key)).toMatchObject({ level: 0, blockedUntil: 0, holders: 0 });
+    expect(await p.status(key)).toMatchObject({ rate: 1000, lostMs: 0, blockedUntil: 0, holders: 0 });
   });
 
   it("gives up waiting when the signal aborts", async () => {

@@ -7,7 +7,9 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPacer } from "../../src/api/pacer.ts";
 import { formatStatus } from "../../src/cli/status.ts";
+import { overviewPage } from "../../src/http/pages.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { collectStatus, fixFor, serviceWeekStart } from "../../src/status/collect.ts";
 import {
@@ -15,6 +17,7 @@ import {
   ArchiveStatusSchema,
   DownloadsStatusSchema,
   QueueStatusSchema,
+  PacingStatusSchema,
   SourceStatusSchema,
   StatusReportSchema,
   WorkerStatusSchema,
@@ -82,6 +85,30 @@ describe(collectStatus.name, () => {
     expect(report.archive).toMatchObject({ dir: archiveDir, exists: true, files: 2, sizeBytes: files[0]!.size + files[1]!.size });
     expect(report.archive.freeBytes).toBeGreaterThan(0);
     expect(report.workers).toEqual([expect.objectContaining({ id: "testhost:4242", host: "testhost", pid: 4242 })]);
+    // The syncs paced the user's key; nothing refused them, so no time was lost.
+    const userKey = `${SIM_CLIENT_ID}:${h.sim.truth.ownerId}`;
+    expect(report.pacing.find((p) => p.key === userKey)).toMatchObject({ refusedRate: null, heldUntil: null, throttledS: 0 });
+    expect(report.pacing.find((p) => p.key === userKey)?.rate).toBeGreaterThan(0);
+    expect(formatStatus(report)).toMatch(new RegExp(`API pace[\\s\\S]*${userKey}`));
+  });
+
+  it("shows a throttled key's rate, learned rate and time lost", async () => {
+    const key = "status-test:held";
+    // A clock that skips its waits: each refusal comes when the hold before it has passed.
+    let skipped = 0;
+    const clock = { now: () => Date.now() + skipped, sleep: async (ms: number) => void (skipped += ms) };
+    const pacer = createPacer({ redis: h.services.redis, prefix: h.services.config.redisPrefix, holdMs: 60_000, jitter: 0, clock });
+    // Three refusals in a row (held 1, 2, 4 min): the third cuts the rate.
+    for (let i = 0; i < 3; i++) await (await pacer.acquire(key, { maxWaitMs: 300_000 })).release("throttled");
+    const report = await collectStatus(deps());
+    const pacing = report.pacing.find((p) => p.key === key);
+    expect(pacing).toMatchObject({ refusedRate: 2, rate: 1, learnedRate: 1, throttledS: 420 });
+    expect(Date.parse(pacing!.heldUntil!)).toBeGreaterThan(Date.now() + 400_000);
+    expect(formatStatus(report)).toMatch(/status-test:held\s+1\.0\/s\s+1\.0\/s\s+2\.0\/s\s+7 min\s+until/);
+    // The dashboard's overview shows the same row.
+    expect(overviewPage(report)).toMatch(
+      /<h2>API pace<\/h2>[\s\S]*<td>status-test:held<\/td><td class="num">1\.0\/s<\/td><td class="num">1\.0\/s<\/td><td class="num">2\.0\/s<\/td><td class="num">7 min<\/td>/,
+    );
   });
 
   it("says which account needs re-authorization and the command that fixes it", async () => {
@@ -198,6 +225,7 @@ describe("docs/status.md", () => {
       DownloadsStatusSchema,
       ArchiveStatusSchema,
       WorkerStatusSchema,
+      PacingStatusSchema,
     ];
     const missing = schemas.flatMap((s) => Object.keys(s.shape)).filter((key) => !doc.includes(`\`${key}\``));
     expect(missing).toEqual([]);

@@ -56,6 +56,23 @@ describe(loadConfig.name, () => {
   });
 });
 
+describe("the API pace settings", () => {
+  it("default to a start of 2/s within 0.1..100/s and take fractions", () => {
+    expect(loadConfig({}).apiRate).toEqual({ start: 2, min: 0.1, max: 100 });
+    expect(loadConfig({ DVAULT_API_RATE_START: "0.5", DVAULT_API_RATE_MIN: "0.25", DVAULT_API_RATE_MAX: "4" }).apiRate).toEqual({
+      start: 0.5,
+      min: 0.25,
+      max: 4,
+    });
+  });
+
+  it("refuse a rate that is not a positive number, and bounds that contradict each other, in one line", () => {
+    expect(() => loadConfig({ DVAULT_API_RATE_MAX: "0" })).toThrow(/DVAULT_API_RATE_MAX expects requests per second, a positive number/);
+    expect(() => loadConfig({ DVAULT_API_RATE_MIN: "5", DVAULT_API_RATE_MAX: "1" })).toThrow(/DVAULT_API_RATE_MIN is above DVAULT_API_RATE_MAX/);
+    expect(() => loadConfig({ DVAULT_API_RATE_START: "500" })).toThrow(/DVAULT_API_RATE_START lies outside/);
+  });
+});
+
 describe(parseSecretKey.name, () => {
   it("accepts 64 hex digits and 32-byte base64, rejects anything else", () => {
     const hex = "ab".repeat(32);

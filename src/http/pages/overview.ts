@@ -1,6 +1,6 @@
 // The overview: accounts, downloads, sources, queues, the archive and workers; "Sync now" and "Download now".
 import type { StatusReport } from "../../status/schema.ts";
-import { formatDuration, formatNext, formatRelative, formatTime } from "../../status/units.ts";
+import { formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../../status/units.ts";
 import { formatBytes } from "../../text/bytes.ts";
 import { html, type SafeHtml } from "../../text/html.ts";
 import { layout, pill } from "./layout.ts";
@@ -76,12 +76,22 @@ ${r.queues.map(
     html`<tr><td>${q.name}</td><td class="num">${q.waiting}</td><td class="num">${q.active}</td><td class="num">${q.delayed}</td><td class="num">${q.failed ? html`<a href="/jobs?queue=${q.name}">${q.failed}</a>` : "0"}</td><td>${q.oldestWaitingS === null ? "—" : formatDuration(q.oldestWaitingS * 1000)}</td><td>${q.paused ? pill("paused", "warn") : ""}</td></tr>`,
 )}</table></div>
 <div class="card"><h2>Archive &amp; workers</h2>
-<dl class="meta"><dt>directory</dt><dd>${r.archive.dir}${r.archive.exists ? "" : " (not created yet)"}</dd>
+<dl class="meta"><dt>directory</dt><dd>${r.archive.dir}${r.archive.exists ? "" : r.archive.files > 0 ? " (missing: is DVAULT_ARCHIVE_DIR right?)" : " (not created yet)"}</dd>
 <dt>stored</dt><dd>${formatBytes(r.archive.sizeBytes)} in ${r.archive.files} files</dd>
 <dt>disk</dt><dd>${formatBytes(r.archive.freeBytes)} free of ${formatBytes(r.archive.totalBytes)}</dd>
 <dt>workers</dt><dd>${r.workers.length === 0 ? pill("none running", "bad") : r.workers.map((w) => html`<div>${w.id} ${pill(w.ageS === null ? "alive" : `beat ${formatDuration(w.ageS * 1000)} ago`, "ok")}</div>`)}</dd></dl>
-</div></div>`;
+</div></div>
+${r.pacing.length ? pacingCard(r.pacing, now) : ""}`;
   return layout({ title: "Overview", nav: "overview", body });
+}
+
+/** The API pace per pacer key (src/api/pacer.ts): what it runs at, what it learned, what throttling cost. */
+function pacingCard(pacing: StatusReport["pacing"], now: number) {
+  return html`<div class="card"><h2>API pace</h2><table><tr><th>key</th><th class="num">rate</th><th class="num">learned</th><th class="num">last refused at</th><th class="num">lost to throttling</th><th>held</th></tr>
+${pacing.map(
+  (p) =>
+    html`<tr><td>${p.key}</td><td class="num">${formatRate(p.rate)}</td><td class="num">${formatRate(p.learnedRate)}</td><td class="num">${formatRate(p.refusedRate)}</td><td class="num">${formatDuration(p.throttledS * 1000)}</td><td>${p.heldUntil ? pill(`until ${formatTime(p.heldUntil)} (${formatRelative(p.heldUntil, now)})`, "warn") : "—"}</td></tr>`,
+)}</table></div>`;
 }
 
 /** "Sync now", "Download now" and the running work, which app.js refreshes from /api/activity. */

@@ -1,0 +1,47 @@
+// Reading a pacer's state without a pacer (status, metrics, the dashboard): a key's pace as stored in Redis
+// by src/api/pacer-scripts.ts, and the keys there are.
+import type { Redis } from "ioredis";
+import type { PacerStatus } from "./pacer.ts";
+
+const numberOrNull = (v: string | null | undefined): number | null => (v === null || v === undefined || v === "" ? null : Number(v));
+
+/** A key's pace as stored in Redis; readable without a pacer (status, dashboard). */
+export async function readPacerStatus(redis: Redis, prefix: string, key: string, now: number): Promise<PacerStatus> {
+  const base = `${prefix}:pacer:${key}`;
+  const [state, holders, waiters] = await Promise.all([
+    redis.hmget(base, "rate", "learned", "refusedRate", "blockedUntil", "holdMs", "lostMs", "lastSend"),
+    redis.zcount(`${base}:holders`, `(${now}`, "+inf"),
+    redis.zcount(`${base}:waiters`, `(${now}`, "+inf"),
+  ]);
+  const [rate, learned, refused, blocked, hold, lost, last] = state.map(numberOrNull);
+  const blockedUntil = blocked ?? 0;
+  const nextAt = Math.max(blockedUntil, rate && last !== null && last !== undefined ? last + 1000 / rate : 0);
+  return {
+    key,
+    rate: rate ?? null,
+    learnedRate: learned ?? null,
+    refusedRate: refused ? refused : null,
+    blockedUntil,
+    holdMs: hold ?? 0,
+    waitMs: Math.max(0, Math.ceil(nextAt - now)),
+    lostMs: lost ?? 0,
+    holders,
+    waiters,
+  };
+}
+
+/** The keys with pacer state under `prefix` (the holders/queue/waiters sets left out). */
+export async function listPacerKeys(redis: Redis, prefix: string): Promise<string[]> {
+  const base = `${prefix}:pacer:`;
+  const keys: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, batch] = await redis.scan(cursor, "MATCH", `${base}*`, "COUNT", 500);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== "0");
+  return keys
+    .filter((k) => !/:(holders|queue|waiters|released)$/.test(k))
+    .map((k) => k.slice(base.length))
+    .sort();
+}
