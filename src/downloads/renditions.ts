@@ -2,6 +2,7 @@
 // largest of `thumbs`/`preview`, videos at their best quality — and whether what the service shows is
 // only part of the work (first image of a multi-image post, a blurred mature or tier-locked rendition).
 import type { Deviation } from "../api/types.ts";
+import { isSignedUrlUsable } from "./signed-url.ts";
 
 export type Rendition = {
   /** "content", "preview", "thumb", "video:<quality>". */
@@ -36,6 +37,22 @@ export function bestFreeRendition(d: Deviation): Rendition | undefined {
   return images.sort((a, b) => area(b) - area(a))[0];
 }
 
+const MULTI_IMAGE = "multi-image post: the API gives the first image only";
+
+/**
+ * A listing's copy of a deviation (the mirror's raw JSON) when its best free rendition can be fetched as
+ * listed: the signed URL still valid at `nowMs` (docs/service-behaviour.md#signed-url-expiry) and nothing
+ * blurred or locked (a listing read with another token may show less than the account sees). Otherwise
+ * undefined, and /deviation/{id} is asked.
+ */
+export function usableListing(listed: Deviation, nowMs: number): Deviation | undefined {
+  if (listed.is_deleted === true) return undefined;
+  const rendition = bestFreeRendition(listed);
+  if (!rendition || !isSignedUrlUsable(rendition.src, nowMs)) return undefined;
+  const { partial, reason } = partialityOf(listed, rendition);
+  return partial && reason !== MULTI_IMAGE ? undefined : listed;
+}
+
 /**
  * Whether the stored file can only be part of the work. The API exposes only the first image of a
  * multi-image post (docs/service-behaviour.md#multi-image), and mature or tier-locked works come
@@ -45,7 +62,7 @@ export function partialityOf(d: Deviation, rendition: Rendition | "original"): P
   const raw = d as Record<string, unknown>;
   const reasons: string[] = [];
   if (raw.is_multi_media === true || Array.isArray(raw.additional_media) || Array.isArray(raw.additionalMedia)) {
-    reasons.push("multi-image post: the API gives the first image only");
+    reasons.push(MULTI_IMAGE);
   }
   if (rendition !== "original") {
     if (d.tier_access === "locked") reasons.push("tier-locked: the service shows a blurred preview");
