@@ -6,8 +6,9 @@
 export const SIGNED_URL_MARGIN_MS = 60_000;
 
 /**
- * When the URL's signature expires (ms since the epoch); `null` for a URL with no token (used as is, the
- * CDN's answer decides); `undefined` for a token that cannot be read (treated as expired).
+ * When the URL's signature expires (ms since the epoch); `null` when the URL states no expiry (no token, or
+ * a token without `exp`: used as is, and the CDN's answer decides); `undefined` for a token that cannot be
+ * read (treated as expired).
  */
 export function signedUrlExpiry(src: string): number | null | undefined {
   let token: string | null;
@@ -20,8 +21,11 @@ export function signedUrlExpiry(src: string): number | null | undefined {
   const payload = token.split(".")[1];
   if (!payload) return undefined;
   try {
-    const claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as { exp?: unknown };
-    return typeof claims.exp === "number" && Number.isFinite(claims.exp) ? claims.exp * 1000 : undefined;
+    const claims: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+    if (typeof claims !== "object" || claims === null) return undefined;
+    const exp = (claims as { exp?: unknown }).exp;
+    if (exp === undefined) return null;
+    return typeof exp === "number" && Number.isFinite(exp) ? exp * 1000 : undefined;
   } catch {
     return undefined;
   }
