@@ -9,16 +9,15 @@
 // Run: node --import tsx bench/api-economy.ts [--deviations 3000] [--no-docs]
 import { parseArgs } from "node:util";
 import got from "got";
-import { CATALOGUE, operation, type Operation } from "../src/api/catalogue.ts";
-import { galleryAllIds, isGone, type GroundTruth } from "../src/simulator/dataset.ts";
+import { CATALOGUE, type Operation } from "../src/api/catalogue.ts";
 import type { RequestLogEntry } from "../src/simulator/server.ts";
 import { runSource, type RunSourceResult } from "../src/sync/run-source.ts";
 import { SOURCES } from "../src/sync/sources/index.ts";
+import { METADATA_BATCH, pagingMinimum } from "../test/helpers/paging-minimum.ts";
 import { API_ROUTE_PREFIX, createBenchEnv, isApiEntry, lastSeq, machine, table, writeDocSection, type BenchEnv } from "./bench-env.ts";
 
 const { values: args } = parseArgs({ options: { deviations: { type: "string", default: "3000" }, "no-docs": { type: "boolean", default: false } } });
 const DEVIATIONS = Number(args.deviations);
-const METADATA_BATCH = 50;
 const PAGING_PARAMS = new Set(["offset", "limit", "cursor"]);
 
 const OPS = new Map<string, Operation>(CATALOGUE.map((op) => [`${op.method} ${API_ROUTE_PREFIX}${op.path}`, op as Operation]));
@@ -84,27 +83,6 @@ async function economyOf(env: BenchEnv, entries: RequestLogEntry[], token: strin
   return out;
 }
 
-/**
- * The fewest listing and metadata calls that can archive a gallery or the collections completely, from the
- * ground truth: the folder list, one pass over each non-empty folder and over the "all" view, and the
- * metadata of every live deviation in them, 50 at a time.
- */
-function truthMinimum(truth: GroundTruth, kind: "gallery" | "collections"): { listing: number; metadata: number } {
-  const ownerId = truth.ownerId;
-  const pages = (n: number, max: number) => Math.max(1, Math.ceil(n / max));
-  const folderOp = operation(kind === "gallery" ? "gallery.folder" : "collections.folder");
-  const listOp = operation(kind === "gallery" ? "gallery.folders" : "collections.folders");
-  const folders = (kind === "gallery" ? truth.galleryFolders : truth.collectionFolders).filter((f) => f.ownerId === ownerId);
-  const all = kind === "gallery" ? galleryAllIds(truth, ownerId) : [...new Set(folders.flatMap((f) => f.deviationIds))];
-  const visible = (id: string) => {
-    const d = truth.deviations.get(id);
-    return d !== undefined && !d.isDeleted && !isGone(truth.users.get(d.authorId));
-  };
-  let listing = pages(folders.length, listOp.maxLimit ?? 50) + pages(all.length, folderOp.maxLimit ?? 24);
-  for (const f of folders) if (f.deviationIds.length > 0) listing += pages(f.deviationIds.length, folderOp.maxLimit ?? 24);
-  return { listing, metadata: Math.ceil(all.filter(visible).length / METADATA_BATCH) };
-}
-
 const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? "1.00" : "∞") : (a / b).toFixed(2));
 
 async function main(): Promise<void> {
@@ -130,7 +108,7 @@ async function main(): Promise<void> {
       const eco = await economyOf(env, entries, replayToken);
       if (source.name === "gallery" || source.name === "collections") {
         // The ground truth's minimum, not the listings dvault made (docs/service-behaviour.md#folders-optional).
-        const truthMin = truthMinimum(env.sim.truth, source.name);
+        const truthMin = pagingMinimum(env.sim.truth, source.name);
         eco.listingMin = truthMin.listing;
         eco.metadataMin = truthMin.metadata;
         eco.min = eco.listingMin + eco.metadataMin + eco.fixedCalls;
