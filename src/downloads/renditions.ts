@@ -37,20 +37,19 @@ export function bestFreeRendition(d: Deviation): Rendition | undefined {
   return images.sort((a, b) => area(b) - area(a))[0];
 }
 
-const MULTI_IMAGE = "multi-image post: the API gives the first image only";
-
 /**
  * A listing's copy of a deviation (the mirror's raw JSON) when its best free rendition can be fetched as
- * listed: the signed URL still valid at `nowMs` (docs/service-behaviour.md#signed-url-expiry) and nothing
- * blurred or locked (a listing read with another token may show less than the account sees). Otherwise
- * undefined, and /deviation/{id} is asked.
+ * listed: the signed URL still valid at `nowMs` (docs/service-behaviour.md#signed-url-expiry), and the work
+ * not locked. What a locked work shows depends on the viewer's access (docs/service-behaviour.md#tier-locked),
+ * and a listing may have been read with another token (a public one) than the account's: the account's own
+ * view is asked for. A mature work's blur is the service's for every viewer (docs/service-behaviour.md#mature-blur).
+ * Otherwise undefined, and /deviation/{id} is asked.
  */
 export function usableListing(listed: Deviation, nowMs: number): Deviation | undefined {
   if (listed.is_deleted === true) return undefined;
+  if (listed.tier_access === "locked" || listed.premium_folder_data?.has_access === false) return undefined;
   const rendition = bestFreeRendition(listed);
-  if (!rendition || !isSignedUrlUsable(rendition.src, nowMs)) return undefined;
-  const { partial, reason } = partialityOf(listed, rendition);
-  return partial && reason !== MULTI_IMAGE ? undefined : listed;
+  return rendition && isSignedUrlUsable(rendition.src, nowMs) ? listed : undefined;
 }
 
 /**
@@ -62,7 +61,7 @@ export function partialityOf(d: Deviation, rendition: Rendition | "original"): P
   const raw = d as Record<string, unknown>;
   const reasons: string[] = [];
   if (raw.is_multi_media === true || Array.isArray(raw.additional_media) || Array.isArray(raw.additionalMedia)) {
-    reasons.push(MULTI_IMAGE);
+    reasons.push("multi-image post: the API gives the first image only");
   }
   if (rendition !== "original") {
     if (d.tier_access === "locked") reasons.push("tier-locked: the service shows a blurred preview");

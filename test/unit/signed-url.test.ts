@@ -47,13 +47,17 @@ describe(usableListing.name, () => {
     expect(usableListing(staleVideo, NOW)).toBeUndefined();
   });
 
-  it("asks the service when the listing shows nothing, a deleted work or a blurred or locked rendition", () => {
+  it("asks the service when the listing shows nothing, a deleted work or a locked one (its view depends on the viewer)", () => {
     expect(usableListing(listed({}), NOW)).toBeUndefined();
     expect(usableListing(listed({ ...content(expiringIn(600)), is_deleted: true }), NOW)).toBeUndefined();
-    const blurred = `https://cdn.example/v1/fill/w_150,h_150,blur_30/f.jpg?token=${token({ exp: NOW / 1000 + 600 })}`;
-    expect(usableListing(listed(content(blurred)), NOW)).toBeUndefined();
     expect(usableListing(listed({ ...content(expiringIn(600)), tier_access: "locked" }), NOW)).toBeUndefined();
-    // Only the first image of a multi-image post is ever in the API: the listing's is as good as a fresh one.
+    const premium = { type: "watchers", has_access: false, gallery_id: "G" };
+    expect(usableListing(listed({ ...content(expiringIn(600)), premium_folder_data: premium }), NOW)).toBeUndefined();
+  });
+
+  it("takes a mature work's blurred rendition and a multi-image post's first image as listed: a fresh copy shows the same", () => {
+    const blurred = listed(content(`https://cdn.example/v1/fill/w_150,h_150,blur_30/f.jpg?token=${token({ exp: NOW / 1000 + 600 })}`));
+    expect(usableListing(blurred, NOW)).toBe(blurred);
     const multi = listed({ ...content(expiringIn(600)), is_multi_media: true });
     expect(usableListing(multi, NOW)).toBe(multi);
   });
