@@ -42,7 +42,9 @@ export function bestFreeRendition(d: Deviation): Rendition | undefined {
  * listed: the signed URL still valid at `nowMs` (docs/service-behaviour.md#signed-url-expiry), and the work
  * not locked. What a locked work shows depends on the viewer's access (docs/service-behaviour.md#tier-locked),
  * and a listing may have been read with another token (a public one) than the account's: the account's own
- * view is asked for. A mature work's blur is the service's for every viewer (docs/service-behaviour.md#mature-blur).
+ * view is asked for. A mature work's blurred rendition is taken as listed: a public token does not list mature
+ * works at all (docs/service-behaviour.md#public-token-hides-mature), so a listing that shows one was read with
+ * a user token, and /deviation/{id} would give the same blurred URL (docs/service-behaviour.md#mature-blur).
  * Otherwise undefined, and /deviation/{id} is asked.
  */
 export function usableListing(listed: Deviation, nowMs: number): Deviation | undefined {
