@@ -332,7 +332,7 @@ async function main(): Promise<void> {
                 "The minimum is the paging minimum from the ground truth (above) plus the calls that exist once per stored file: one",
                 "`/deviation/download` per original and one `/deviation/content` per text. A free rendition of an item that is not",
                 "downloadable comes from the listing's copy while its signed URL holds (docs/service-behaviour.md#signed-url-expiry);",
-                "`/deviation/{id}` is left for blurred or locked listing copies and for what the download call refused. What is left",
+                "`/deviation/{id}` is left for locked works (their view depends on the viewer) and for what the download call refused. What is left",
                 "over the minimum: the placebo before a long sync, those lookups, and the originals a download call asked for and was",
                 "refused (subscribers only: docs/service-behaviour.md#tier-locked).",
                 "",
