@@ -6,19 +6,32 @@
 // the folder list, ceil(ids / 50) metadata calls, and the calls that exist once per item or run. For the
 // other sources it is computed from what each listing returned (each logged listing request is replayed once
 // against the unchanged simulator to count its items): ceil(items / max limit) per listing, and the same.
-// Run: node --import tsx bench/api-economy.ts [--deviations 3000] [--no-docs]
+// Then a second simulator: the gallery and then the collections archived end to end (sync, then every file
+// through `runDownloadsOnce`, as `dvault sync --once && dvault download --once` do), counting API calls per
+// stored item against the paging minimum plus one `/deviation/download` per original and one
+// `/deviation/content` per text (issue #16: no call that the listing made unnecessary).
+// Run: node --import tsx bench/api-economy.ts [--deviations 3000] [--archive-deviations 300] [--no-docs]
 import { parseArgs } from "node:util";
 import got from "got";
-import { CATALOGUE, operation, type Operation } from "../src/api/catalogue.ts";
-import { galleryAllIds, isGone, type GroundTruth } from "../src/simulator/dataset.ts";
+import { CATALOGUE, type Operation } from "../src/api/catalogue.ts";
 import type { RequestLogEntry } from "../src/simulator/server.ts";
+import { downloadDepsFor } from "../src/downloads/deps.ts";
+import { runDownloadsOnce } from "../src/downloads/run-once.ts";
+import { createLogger } from "../src/log.ts";
 import { runSource, type RunSourceResult } from "../src/sync/run-source.ts";
 import { SOURCES } from "../src/sync/sources/index.ts";
+import { METADATA_BATCH, pagingMinimum } from "../test/helpers/paging-minimum.ts";
 import { API_ROUTE_PREFIX, createBenchEnv, isApiEntry, lastSeq, machine, table, writeDocSection, type BenchEnv } from "./bench-env.ts";
 
-const { values: args } = parseArgs({ options: { deviations: { type: "string", default: "3000" }, "no-docs": { type: "boolean", default: false } } });
+const { values: args } = parseArgs({
+  options: {
+    deviations: { type: "string", default: "3000" },
+    "archive-deviations": { type: "string", default: "300" },
+    "no-docs": { type: "boolean", default: false },
+  },
+});
 const DEVIATIONS = Number(args.deviations);
-const METADATA_BATCH = 50;
+const ARCHIVE_DEVIATIONS = Number(args["archive-deviations"]);
 const PAGING_PARAMS = new Set(["offset", "limit", "cursor"]);
 
 const OPS = new Map<string, Operation>(CATALOGUE.map((op) => [`${op.method} ${API_ROUTE_PREFIX}${op.path}`, op as Operation]));
@@ -84,25 +97,65 @@ async function economyOf(env: BenchEnv, entries: RequestLogEntry[], token: strin
   return out;
 }
 
+type ArchiveRow = { source: string; stored: number; originals: number; texts: number; calls: number; min: number; lookups: number; ops: string };
+
+/** Files stored so far: all of them, originals, texts. */
+async function storedCounts(env: BenchEnv): Promise<{ stored: number; originals: number; texts: number }> {
+  const { rows } = await env.services.pool.query<{ stored: number; originals: number; texts: number }>(
+    `SELECT count(*)::int AS stored, count(*) FILTER (WHERE rendition = 'original')::int AS originals,
+            count(*) FILTER (WHERE rendition = 'html')::int AS texts
+       FROM downloads WHERE path IS NOT NULL AND status IN ('done', 'degraded', 'not_downloadable')`,
+  );
+  return rows[0] ?? { stored: 0, originals: 0, texts: 0 };
+}
+
 /**
- * The fewest listing and metadata calls that can archive a gallery or the collections completely, from the
- * ground truth: the folder list, one pass over each non-empty folder and over the "all" view, and the
- * metadata of every live deviation in them, 50 at a time.
+ * The sources archived end to end, one after the other, on a simulator of their own: sync, then every file.
+ * The minimum is the paging minimum from the ground truth plus the calls that exist once per stored file:
+ * `/deviation/download` per original, `/deviation/content` per text. `allowance`: the weekly originals (a free
+ * account has 10; the rest are stored as free renditions, degraded until the next week).
  */
-function truthMinimum(truth: GroundTruth, kind: "gallery" | "collections"): { listing: number; metadata: number } {
-  const ownerId = truth.ownerId;
-  const pages = (n: number, max: number) => Math.max(1, Math.ceil(n / max));
-  const folderOp = operation(kind === "gallery" ? "gallery.folder" : "collections.folder");
-  const listOp = operation(kind === "gallery" ? "gallery.folders" : "collections.folders");
-  const folders = (kind === "gallery" ? truth.galleryFolders : truth.collectionFolders).filter((f) => f.ownerId === ownerId);
-  const all = kind === "gallery" ? galleryAllIds(truth, ownerId) : [...new Set(folders.flatMap((f) => f.deviationIds))];
-  const visible = (id: string) => {
-    const d = truth.deviations.get(id);
-    return d !== undefined && !d.isDeleted && !isGone(truth.users.get(d.authorId));
-  };
-  let listing = pages(folders.length, listOp.maxLimit ?? 50) + pages(all.length, folderOp.maxLimit ?? 24);
-  for (const f of folders) if (f.deviationIds.length > 0) listing += pages(f.deviationIds.length, folderOp.maxLimit ?? 24);
-  return { listing, metadata: Math.ceil(all.filter(visible).length / METADATA_BATCH) };
+async function archiveEconomy(opts: { allowance: number; sources: ReadonlyArray<"gallery" | "collections">; label?: string }): Promise<ArchiveRow[]> {
+  const env = await createBenchEnv({
+    sim: { seed: 9, variance: true, downloadQuota: opts.allowance, dataset: { deviations: ARCHIVE_DEVIATIONS } },
+    configExtra: { DVAULT_DOWNLOAD_QUOTA: String(opts.allowance) },
+  });
+  try {
+    const sources = new Map(SOURCES.map((s) => [s.name, s]));
+    const deps = downloadDepsFor(env.services);
+    const log = createLogger({ level: "silent" });
+    const rows: ArchiveRow[] = [];
+    for (const source of opts.sources) {
+      const from = lastSeq(env.sim);
+      const before = await storedCounts(env);
+      await runSource({ accountId: env.accountId, source, full: true }, { services: env.services, sources });
+      const summary = await runDownloadsOnce({ services: env.services, deps, log, progressEveryMs: 3_600_000 });
+      if (summary.failures.length > 0) throw new Error(`${source}: ${summary.failures.length} downloads failed`);
+      const after = await storedCounts(env);
+      const entries = env.sim.log().filter((e) => e.seq > from && isApiEntry(e));
+      const ops = new Map<string, number>();
+      for (const e of entries) {
+        const name = OPS.get(`${e.method} ${e.route}`)?.id ?? e.route.slice(API_ROUTE_PREFIX.length);
+        ops.set(name, (ops.get(name) ?? 0) + 1);
+      }
+      const paging = pagingMinimum(env.sim.truth, source);
+      const originals = after.originals - before.originals;
+      const texts = after.texts - before.texts;
+      rows.push({
+        source: opts.label ? `${source}, ${opts.label}` : source,
+        stored: after.stored - before.stored,
+        originals,
+        texts,
+        calls: entries.length,
+        min: paging.listing + paging.metadata + originals + texts,
+        lookups: ops.get("deviation.get") ?? 0,
+        ops: [...ops].map(([k, v]) => `${k} ×${v}`).join(", "),
+      });
+    }
+    return rows;
+  } finally {
+    await env.close();
+  }
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? "1.00" : "∞") : (a / b).toFixed(2));
@@ -130,7 +183,7 @@ async function main(): Promise<void> {
       const eco = await economyOf(env, entries, replayToken);
       if (source.name === "gallery" || source.name === "collections") {
         // The ground truth's minimum, not the listings dvault made (docs/service-behaviour.md#folders-optional).
-        const truthMin = truthMinimum(env.sim.truth, source.name);
+        const truthMin = pagingMinimum(env.sim.truth, source.name);
         eco.listingMin = truthMin.listing;
         eco.metadataMin = truthMin.metadata;
         eco.min = eco.listingMin + eco.metadataMin + eco.fixedCalls;
@@ -195,7 +248,48 @@ async function main(): Promise<void> {
       `First full sync of ${deviations} deviations: ${totals.calls} API calls, ${(totals.calls / Math.max(1, deviations)).toFixed(3)} per archived deviation ` +
       `(minimum ${totals.min}, ${(totals.min / Math.max(1, deviations)).toFixed(3)} per deviation). Galleries + collections listings and metadata: ${folderCalls} calls ` +
       `against a minimum of ${folderMin} (**${ratio(folderCalls, folderMin)}**, goal ≤ 1.10). No-change incremental sync: at most ${incMax} calls per source kind (goal ≤ 2).`;
-    process.stdout.write(`\n## API economy\n\n${first}\n\n${summary}\n\n### No-change incremental sync\n\n${inc}\n\n(${seconds} s)\n`);
+    const archived =
+      ARCHIVE_DEVIATIONS > 0
+        ? [
+            ...(await archiveEconomy({ allowance: 1_000_000, sources: ["gallery", "collections"] })),
+            ...(await archiveEconomy({ allowance: 10, sources: ["gallery"], label: "allowance 10" })),
+          ]
+        : [];
+    const perItem = (n: number, items: number) => (n / Math.max(1, items)).toFixed(2);
+    const archiveTable = table(
+      [
+        "source",
+        "stored files",
+        "originals / texts",
+        "API calls",
+        "per stored file",
+        "minimum",
+        "minimum per stored file",
+        "over the minimum",
+        "`/deviation/{id}`",
+        "operations",
+      ],
+      archived.map((r) => [
+        r.source,
+        r.stored,
+        `${r.originals} / ${r.texts}`,
+        r.calls,
+        `**${perItem(r.calls, r.stored)}**`,
+        r.min,
+        perItem(r.min, r.stored),
+        r.calls - r.min,
+        r.lookups,
+        r.ops,
+      ]),
+    );
+    const archiveSummary = archived
+      .map(
+        (r) =>
+          `${r.source}: ${r.calls} API calls for ${r.stored} stored files (${perItem(r.calls, r.stored)} per file; minimum ${r.min}, ${r.calls - r.min} over)`,
+      )
+      .join("; ");
+    const archiveText = archived.length ? `\n\n### Archived end to end: calls per stored file\n\n${archiveTable}\n\n${archiveSummary}.` : "";
+    process.stdout.write(`\n## API economy\n\n${first}\n\n${summary}\n\n### No-change incremental sync\n\n${inc}${archiveText}\n\n(${seconds} s)\n`);
     if (!args["no-docs"]) {
       await writeDocSection(
         "api-economy",
@@ -225,6 +319,28 @@ async function main(): Promise<void> {
           "### No-change incremental sync",
           "",
           inc,
+          ...(archived.length
+            ? [
+                "",
+                "### Archived end to end: calls per stored file",
+                "",
+                `A second simulator (seed 9, variance on, ${ARCHIVE_DEVIATIONS} deviations of the owner, weekly allowance unlimited): the`,
+                "gallery synced and every file it wants stored (`runSource`, then `runDownloadsOnce`, as `dvault sync --once && dvault",
+                "download --once` do), then the collections the same way (files the gallery already stored are not stored twice);",
+                "then the gallery again on a third simulator with a free account's allowance of 10 originals a week (the other",
+                "originals stored as free renditions, degraded until the next week).",
+                "The minimum is the paging minimum from the ground truth (above) plus the calls that exist once per stored file: one",
+                "`/deviation/download` per original and one `/deviation/content` per text. A free rendition of an item that is not",
+                "downloadable comes from the listing's copy while its signed URL holds (docs/service-behaviour.md#signed-url-expiry);",
+                "`/deviation/{id}` is left for locked works (their view depends on the viewer) and for what the download call refused. What is left",
+                "over the minimum: the placebo before a long sync, those lookups, and the originals a download call asked for and was",
+                "refused (subscribers only: docs/service-behaviour.md#tier-locked).",
+                "",
+                archiveTable,
+                "",
+                `${archiveSummary}.`,
+              ]
+            : []),
         ].join("\n"),
       );
     }

@@ -14,7 +14,7 @@ import type { AccountApi } from "../services.ts";
 import { DiskFullError, extensionFor, OutsideArchiveError } from "../storage/archive.ts";
 import type { DownloadDeps } from "./deps.ts";
 import { PaidDownloads } from "./paid-downloads.ts";
-import { bestFreeRendition, partialityOf } from "./renditions.ts";
+import { bestFreeRendition, partialityOf, usableListing } from "./renditions.ts";
 import { afterStore, gone } from "./after-store.ts";
 import { readRefusal } from "./refusal.ts";
 import { storeText } from "./store-text.ts";
@@ -160,9 +160,9 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
       switch (refusal.kind) {
         case "quota":
           await quota.markExhausted(accountId, refusal.reason);
-          return storeFree(deps, t, req, api, { status: "degraded", reason: refusal.reason, nextWindow: quota.nextWindow() });
+          return storeFree(deps, t, req, api, { status: "degraded", reason: refusal.reason, nextWindow: quota.nextWindow() }, refusal.deviation);
         case "not_offered":
-          return storeFree(deps, t, req, api, { status: "not_downloadable", reason: refusal.reason });
+          return storeFree(deps, t, req, api, { status: "not_downloadable", reason: refusal.reason }, refusal.deviation);
         case "gone":
           return gone(deps, t);
         case "other":
@@ -260,8 +260,18 @@ async function storeCompletePartial(deps: DownloadDeps, key: string, info: Downl
 
 type FreeTarget = { status: "degraded"; reason: string; nextWindow: Date } | { status: "not_downloadable"; reason: string };
 
-/** Stores the best free rendition instead of the original (or, with none, records why and when to retry). */
-async function storeFree(deps: DownloadDeps, t: DownloadTarget, req: DownloadRequest, api: AccountApi, goal: FreeTarget): Promise<DownloadOutcome> {
+/**
+ * Stores the best free rendition instead of the original (or, with none, records why and when to retry).
+ * `known`: the deviation as the service just showed it (a refusal was read from it).
+ */
+async function storeFree(
+  deps: DownloadDeps,
+  t: DownloadTarget,
+  req: DownloadRequest,
+  api: AccountApi,
+  goal: FreeTarget,
+  known?: Deviation,
+): Promise<DownloadOutcome> {
   const at = () => new Date(deps.services.now());
   const nextWindow = goal.status === "degraded" ? goal.nextWindow : null;
   // A degraded file is already here: keep it and wait for the next window.
@@ -269,13 +279,16 @@ async function storeFree(deps: DownloadDeps, t: DownloadTarget, req: DownloadReq
     await deps.repo.markDownloadDeferred({ id: t.id, reason: goal.reason, nextAttemptAt: goal.nextWindow, at: at() });
     return { status: "deferred", reason: goal.reason, nextWindow: goal.nextWindow, bytes: 0 };
   }
-  // The deviation as the service shows it now: rendition URLs are signed and expire, so never from the mirror.
-  let fresh: Deviation;
-  try {
-    fresh = await api.client.deviation(t.deviationid);
-  } catch (err) {
-    if (isMissing(err)) return gone(deps, t);
-    throw err;
+  // Rendition URLs are signed and expire: the listing's copy in the mirror serves while its signature holds
+  // (docs/service-behaviour.md#signed-url-expiry); otherwise the deviation as the service shows it now.
+  let fresh = known ?? usableListing(t.deviation.raw as Deviation, deps.services.now());
+  if (!fresh) {
+    try {
+      fresh = await api.client.deviation(t.deviationid);
+    } catch (err) {
+      if (isMissing(err)) return gone(deps, t);
+      throw err;
+    }
   }
   const rendition = bestFreeRendition(fresh);
   if (!rendition) {

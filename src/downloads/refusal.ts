@@ -3,7 +3,8 @@ import { isApiError, isMissing, type ApiError } from "../api/errors.ts";
 import type { Deviation } from "../api/types.ts";
 import type { AccountApi } from "../services.ts";
 
-export type Refusal = { kind: "quota" | "not_offered"; reason: string } | { kind: "gone" } | { kind: "other" };
+/** `deviation`: the service's answer it was read from, so a free rendition needs no second lookup. */
+export type Refusal = { kind: "quota" | "not_offered"; reason: string; deviation: Deviation } | { kind: "gone" } | { kind: "other" };
 
 /**
  * Why /deviation/download refused, read from codes and data, never from its wording: the one error_code
@@ -29,15 +30,16 @@ export async function readRefusal(api: AccountApi, deviationid: string, err: unk
   const locked = d.tier_access === "locked" || d.premium_folder_data?.has_access === false;
   if (d.is_downloadable === false || locked) {
     const why = locked ? "the original is for subscribers or watchers only" : "the artist no longer offers the original for download";
-    return { kind: "not_offered", reason: `${why} (the service refused: ${serviceAnswer(err)})` };
+    return { kind: "not_offered", reason: `${why} (the service refused: ${serviceAnswer(err)})`, deviation: d };
   }
   if (err.kind === "server") {
     return {
       kind: "quota",
       reason: `the service answered ${serviceAnswer(err)} to /deviation/download while other calls succeeded: probably the weekly download quota; originals wait for next week`,
+      deviation: d,
     };
   }
-  return { kind: "quota", reason: `the service refused an original it still offers (${serviceAnswer(err)}): the weekly download quota is spent` };
+  return { kind: "quota", reason: `the service refused an original it still offers (${serviceAnswer(err)}): the weekly download quota is spent`, deviation: d };
 }
 
 function serviceAnswer(err: ApiError): string {

@@ -2,6 +2,7 @@
 // largest of `thumbs`/`preview`, videos at their best quality — and whether what the service shows is
 // only part of the work (first image of a multi-image post, a blurred mature or tier-locked rendition).
 import type { Deviation } from "../api/types.ts";
+import { isSignedUrlUsable } from "./signed-url.ts";
 
 export type Rendition = {
   /** "content", "preview", "thumb", "video:<quality>". */
@@ -34,6 +35,23 @@ export function bestFreeRendition(d: Deviation): Rendition | undefined {
   for (const t of d.thumbs ?? []) if (t.src) images.push({ name: "thumb", src: t.src, width: t.width ?? undefined, height: t.height ?? undefined });
   if (d.preview?.src) images.push({ name: "preview", src: d.preview.src, width: d.preview.width ?? undefined, height: d.preview.height ?? undefined });
   return images.sort((a, b) => area(b) - area(a))[0];
+}
+
+/**
+ * A listing's copy of a deviation (the mirror's raw JSON) when its best free rendition can be fetched as
+ * listed: the signed URL still valid at `nowMs` (docs/service-behaviour.md#signed-url-expiry), and the work
+ * not locked. What a locked work shows depends on the viewer's access (docs/service-behaviour.md#tier-locked),
+ * and a listing may have been read with another token (a public one) than the account's: the account's own
+ * view is asked for. A mature work's blurred rendition is taken as listed: a public token does not list mature
+ * works at all (docs/service-behaviour.md#public-token-hides-mature), so a listing that shows one was read with
+ * a user token, and /deviation/{id} would give the same blurred URL (docs/service-behaviour.md#mature-blur).
+ * Otherwise undefined, and /deviation/{id} is asked.
+ */
+export function usableListing(listed: Deviation, nowMs: number): Deviation | undefined {
+  if (listed.is_deleted === true) return undefined;
+  if (listed.tier_access === "locked" || listed.premium_folder_data?.has_access === false) return undefined;
+  const rendition = bestFreeRendition(listed);
+  return rendition && isSignedUrlUsable(rendition.src, nowMs) ? listed : undefined;
 }
 
 /**
