@@ -53,6 +53,11 @@ export type FaultRule = {
   times?: number;
   /** Apply to each matching request with this probability (seeded RNG), until cleared or `times` is spent. */
   probability?: number;
+  /**
+   * Apply to every Nth matching request (the Nth, 2Nth, …), counted whether or not an earlier rule answered it,
+   * until cleared or `times` is spent: a steady fault rate without randomness (docs/service-behaviour.md#server-5xx).
+   */
+  every?: number;
   latencyMs?: number;
   /**
    * reset_mid_body: body bytes sent before the connection is cut (default: half the body). For the CDN
@@ -70,7 +75,7 @@ export type MatchTarget = {
 
 export type FaultDecision = { latencyMs: number; fault: FaultRule | undefined; applied: string[] };
 
-type LiveRule = FaultRule & { remaining: number };
+type LiveRule = FaultRule & { remaining: number; seen: number };
 
 export const API_PREFIX = "/api/v1/oauth2";
 
@@ -106,9 +111,11 @@ export class FaultStore {
     if (tokenOnly(rule.kind) && rule.route !== undefined && !TOKEN_PATH.endsWith(rule.route.replace(/^\/?/, "/"))) {
       throw new Error(`fault kind "${rule.kind}" applies only to ${TOKEN_PATH}; leave route out or name it`);
     }
-    const remaining =
-      rule.probability !== undefined ? (rule.times !== undefined ? Math.max(1, rule.times) : Number.POSITIVE_INFINITY) : Math.max(1, rule.times ?? 1);
-    this.rules.push({ ...rule, remaining });
+    if (rule.every !== undefined && !(Number.isInteger(rule.every) && rule.every >= 1))
+      throw new Error(`fault "every" expects a whole number ≥ 1, got ${rule.every}`);
+    const budgeted = rule.probability !== undefined || rule.every !== undefined;
+    const remaining = budgeted ? (rule.times !== undefined ? Math.max(1, rule.times) : Number.POSITIVE_INFINITY) : Math.max(1, rule.times ?? 1);
+    this.rules.push({ ...rule, remaining, seen: 0 });
   }
 
   clear(): void {
@@ -116,7 +123,7 @@ export class FaultStore {
   }
 
   list(): FaultRule[] {
-    return this.rules.map(({ remaining, ...rule }) => ({ ...rule, ...(Number.isFinite(remaining) ? { times: remaining } : {}) }));
+    return this.rules.map(({ remaining, seen: _seen, ...rule }) => ({ ...rule, ...(Number.isFinite(remaining) ? { times: remaining } : {}) }));
   }
 
   /** Decides, and consumes, the faults for one request: every matching latency rule plus the first other one. */
@@ -128,7 +135,9 @@ export class FaultStore {
       if (rule.remaining <= 0) continue;
       if (rule.method && rule.method.toUpperCase() !== target.method) continue;
       if (!routeMatches(rule, target)) continue;
+      rule.seen += 1;
       if (rule.kind !== "latency" && fault) continue;
+      if (rule.every !== undefined && rule.seen % rule.every !== 0) continue;
       if (rule.probability !== undefined && !(this.rng.next() < rule.probability)) continue;
       rule.remaining -= 1;
       if (rule.kind === "latency") {
