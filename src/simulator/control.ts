@@ -1,10 +1,11 @@
 // The simulator's control API under /_sim/ (JSON), for other processes and the CLI: log, stats,
-// clock, faults, tokens, truth summary, activity, the download quota, the CDN's settings and the files'
-// checksums. These requests are not logged.
+// clock, faults, tokens, truth summary, activity, the download quota, the CDN's settings, the velocity filter
+// and the files' checksums. These requests are not logged.
 import { ActivityError, applyActivity, type ActivityInput } from "./activity.ts";
 import type { FaultRule, FaultStore } from "./faults.ts";
 import { json, type Reply } from "./http.ts";
 import type { Simulator } from "./options.ts";
+import { checkVelocity } from "./velocity.ts";
 import { touch, type SimWorld } from "./world.ts";
 
 export type ControlTarget = { sim: Simulator; world: SimWorld; faults: FaultStore };
@@ -187,6 +188,19 @@ export function handleControl(target: ControlTarget, method: string, path: strin
       });
       return json(200, { ok: true, ...settings });
     }
+    case "GET /_sim/velocity":
+      return json(200, sim.velocity());
+    case "POST /_sim/velocity": {
+      try {
+        sim.setVelocity(body.settings === null ? null : checkVelocity(body.settings ?? body));
+      } catch (err) {
+        return bad(err instanceof Error ? err.message : String(err));
+      }
+      return json(200, { ok: true, ...sim.velocity() });
+    }
+    case "DELETE /_sim/velocity":
+      sim.setVelocity(null);
+      return json(200, { ok: true });
     case "GET /_sim/file": {
       const id = query.get("deviationid") ?? "";
       try {

@@ -8,6 +8,7 @@ import { OFFSET_CEILING } from "./paging.ts";
 import { DEFAULT_DOWNLOAD_QUOTA, DownloadQuota } from "./quota.ts";
 import { createRng } from "./rng.ts";
 import { TokenStore } from "./tokens.ts";
+import { VelocityFilter } from "./velocity.ts";
 import { buildIndex, type QuotaExhaustion, type SimMode, type SimProfile, type SimWorld } from "./world.ts";
 
 /** A positive number, or null for none (the CDN's bandwidth cap). */
@@ -47,6 +48,7 @@ export function createWorld(options: SimulatorOptions): SimWorld {
     cdnKey: randomBytes(32),
     cdn: { bytesPerSecond: positiveOrNull(options.cdnBytesPerSecond), ranges: options.cdnRanges ?? true },
     quota: new DownloadQuota(options.downloadQuota ?? DEFAULT_DOWNLOAD_QUOTA),
+    velocity: new VelocityFilter(options.velocity),
     index: buildIndex(data),
   };
   return world;

@@ -9,6 +9,7 @@ import type { QuotaStatus } from "./quota.ts";
 import type { RequestLogEntry } from "./request-log.ts";
 import type { SimClient } from "./tokens.ts";
 import type { BucketPageKey } from "./variance.ts";
+import type { VelocityKeyState, VelocitySettings } from "./velocity.ts";
 import type { QuotaExhaustion, SimMode, SimProfile } from "./world.ts";
 
 export type SimulatorOptions = {
@@ -55,6 +56,13 @@ export type SimulatorOptions = {
   offsetCeiling?: number;
   /** "400" (default): over-quota downloads answer "Free download limit reached."; "500": a bare HTTP 500, as in March 2026. */
   quotaExhaustion?: QuotaExhaustion;
+  /**
+   * The API's velocity filter (docs/service-behaviour.md#rate-limits), e.g. `{ limit: 120, windowMs: 60_000,
+   * decayMs: 20_000 }`: per user (or client) a leaky bucket draining at limit/windowMs; a request into a full
+   * bucket answers the service's 429 and trips it; tripped, it refuses everything until decayMs pass without a
+   * request. Default: off. Changed at runtime with `setVelocity` or POST /_sim/velocity.
+   */
+  velocity?: VelocitySettings;
 };
 
 /** What variance drew for this instance (`enabled` false: the defaults). */
@@ -94,6 +102,10 @@ export type Simulator = {
   setDownloadQuota(opts: { userId?: string; allowance: number }): void;
   /** Changes the CDN's bandwidth cap (null = none) and Range support, effective immediately (mid-transfer too). */
   setCdn(settings: Partial<CdnSettings>): CdnSettings;
+  /** Switches the velocity filter on with these settings, or off (null); its buckets start empty. */
+  setVelocity(settings: VelocitySettings | null): void;
+  /** The filter's settings (null: off) and each bucket: fill level, whether tripped, the last refusal. */
+  velocity(): { settings: VelocitySettings | null; keys: VelocityKeyState[] };
   /**
    * Serves the same simulator over TLS too, on a port of its own, with a certificate the caller made (one for
    * www.deviantart.com lets a program that only talks to the real service reach it through a CONNECT proxy).

@@ -28,6 +28,7 @@ export type { BucketPageKey, GalleryVariance, VarianceTruth } from "./variance.t
 export type { QuotaExhaustion, SimMode, SimProfile } from "./world.ts";
 export { DEFAULT_CLIENTS, DEFAULT_START_TIME, type SimVariance, type Simulator, type SimulatorOptions } from "./options.ts";
 export type { RequestLogEntry } from "./request-log.ts";
+export type { VelocityKeyState, VelocitySettings } from "./velocity.ts";
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -59,6 +60,16 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const entry = requests.start({ at: clock.now().toISOString(), realMs, method, path, route, query, form: body.form, status: 0, auth: "none" });
     const authHeader = req.headers.authorization;
     const token = identify(world, { isApi, isOAuth, params, authHeader }, entry);
+    // The velocity filter watches API calls before anything else answers them (docs/service-behaviour.md#rate-limits).
+    const velocityKey = isApi ? world.velocity.keyOf(entry) : undefined;
+    if (velocityKey !== undefined) {
+      const verdict = world.velocity.admit(velocityKey, clock.nowMs());
+      if (verdict.refused) {
+        entry.fault = "velocity";
+        entry.status = verdict.reply.status;
+        return send(res, verdict.reply);
+      }
+    }
     const decision = faults.decide({ method, path, template: entry.route === "(unknown)" ? undefined : entry.route });
     const latency = (options.latencyMs ?? 0) + decision.latencyMs;
     if (decision.applied.length > 0) entry.fault = decision.applied.join(",");

@@ -22,6 +22,8 @@ export type WorldControls = Pick<
   | "quotaStatus"
   | "setDownloadQuota"
   | "setCdn"
+  | "setVelocity"
+  | "velocity"
 >;
 
 /** Userids are uppercase UUIDs; "client:<id>" keys (client-token downloads) are kept as given. */
@@ -81,5 +83,7 @@ export function worldControls(world: SimWorld): WorldControls {
       if (settings.ranges !== undefined) world.cdn.ranges = settings.ranges;
       return { ...world.cdn };
     },
+    setVelocity: (settings) => world.velocity.set(settings),
+    velocity: () => ({ settings: world.velocity.get(), keys: world.velocity.state(clock.nowMs()) }),
   };
 }

@@ -7,6 +7,7 @@ import type { Params, Reply, UploadedFile } from "./http.ts";
 import type { DownloadQuota } from "./quota.ts";
 import type { Rng } from "./rng.ts";
 import type { AccessToken, TokenStore } from "./tokens.ts";
+import type { VelocityFilter } from "./velocity.ts";
 
 export type SimMode = "current" | "legacy";
 
@@ -35,6 +36,8 @@ export type SimWorld = {
   cdn: CdnSettings;
   /** Weekly original-download allowance per account (/deviation/download). */
   quota: DownloadQuota;
+  /** The API's velocity filter (docs/service-behaviour.md#rate-limits); off unless set. */
+  velocity: VelocityFilter;
   index: WorldIndex;
 };
 
