@@ -41,6 +41,8 @@ export type RunFigures = {
   /** Calls listing gallery folders or paging one folder (/gallery/folders, /gallery/{folderid}). */
   folderPages: number;
   files: number;
+  /** Deviations with at least one file stored. */
+  items: number;
   /** Downloadable originals of the gallery (the simulator's truth) and how many were stored byte for byte. */
   downloadable: number;
   originals: number;
@@ -171,6 +173,7 @@ export async function runDvaultOnce(round: number, setup: RunSetup): Promise<Run
     const capped = sync.capped || download?.capped === true;
     const codes = [sync.code, download?.code].filter((c) => c !== undefined).map((c) => String(c ?? "signal"));
     const sums = new Map<string, string>();
+    const items = new Set<string>();
     let files = 0;
     const pg = await connectPg(env.databaseUrl);
     try {
@@ -181,6 +184,7 @@ export async function runDvaultOnce(round: number, setup: RunSetup): Promise<Run
         const body = await fs.readFile(path.resolve(env.archiveDir, r.path)).catch(() => undefined);
         if (!body) continue;
         files += 1;
+        items.add(r.deviationid);
         // Originals come last, so they win over a rendition of the same deviation.
         if (r.kind !== "text" && IMAGE_EXT.test(r.path)) sums.set(r.deviationid, sha256(body));
       }
@@ -197,6 +201,7 @@ export async function runDvaultOnce(round: number, setup: RunSetup): Promise<Run
       finished: !capped,
       ...traffic(env.sim),
       files,
+      items: items.size,
       downloadable: truth.size,
       originals: originalsStored(sums, truth),
       sums,
@@ -254,9 +259,11 @@ export async function runGalleryDlOnce(tool: Exclude<Tool, "dvault">, round: num
     const wallMs = Date.now() - started;
     const byIndex = new Map([...sim.truth.deviations.values()].map((d) => [d.numericId, d.deviationid]));
     const sums = new Map<string, string>();
+    const items = new Set<string>();
     const stored = await walk(target);
     for (const file of stored) {
       const id = byIndex.get(Number(/^deviantart_(\d+)_/.exec(path.basename(file))?.[1]));
+      if (id) items.add(id);
       if (id && IMAGE_EXT.test(file)) sums.set(id, sha256(await fs.readFile(file)));
     }
     const truth = await downloadableOriginals(sim);
@@ -268,6 +275,7 @@ export async function runGalleryDlOnce(tool: Exclude<Tool, "dvault">, round: num
       finished: !run.capped,
       ...traffic(sim),
       files: stored.length,
+      items: items.size,
       downloadable: truth.size,
       originals: originalsStored(sums, truth),
       sums,

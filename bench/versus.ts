@@ -45,6 +45,8 @@ type Agg = {
   wallMs: number;
   api: number;
   files: number;
+  /** Deviations with a file stored (median). */
+  items: number;
   /** Same bytes as dvault's for the deviations both stored, over all rounds: [same, both]. */
   sameAsDvault: [number, number];
 };
@@ -60,7 +62,7 @@ type Scenario = {
 };
 
 const s = (ms: number) => (ms / 1000).toFixed(1);
-const perFile = (a: Agg) => (a.files ? a.api / a.files : Number.POSITIVE_INFINITY);
+const perItem = (a: Agg) => (a.items ? a.api / a.items : Number.POSITIVE_INFINITY);
 
 function wallGoal(name: string, factor: number): (by: Map<Tool, Agg>) => Goal[] {
   return (by) => {
@@ -95,10 +97,10 @@ const SCENARIOS: Scenario[] = [
       return [
         ...wallGoal("clean", 2)(by),
         {
-          name: "calls per stored file ≤ gallery-dl's with metadata and folders on, or ≤ its default's + folder pages + ⌈items/50⌉",
-          pass: perFile(d) <= perFile(full) || d.api <= allowance,
+          name: "calls per stored item ≤ gallery-dl's with metadata and folders on, or ≤ its default's + folder pages + ⌈items/50⌉",
+          pass: perItem(d) <= perItem(full) || d.api <= allowance,
           detail:
-            `dvault ${perFile(d).toFixed(2)} (${d.api} calls, ${d.files} files); gallery-dl +metadata +folders ${perFile(full).toFixed(2)}; ` +
+            `dvault ${perItem(d).toFixed(2)} (${d.api} calls, ${d.items} items); gallery-dl +metadata +folders ${perItem(full).toFixed(2)}; ` +
             `gallery-dl default ${g.api} + ${folderPages} folder pages + ${Math.ceil(ITEMS / 50)} = ${allowance} calls`,
         },
       ];
@@ -191,7 +193,7 @@ function aggregate(tool: Tool, runs: RunFigures[], dvault: RunFigures[]): Agg {
     }
   }
   const m = (f: (r: RunFigures) => number) => median(runs.map(f));
-  return { tool, runs, wallMs: m((r) => r.wallMs), api: m((r) => r.api), files: m((r) => r.files), sameAsDvault: same };
+  return { tool, runs, wallMs: m((r) => r.wallMs), api: m((r) => r.api), files: m((r) => r.files), items: m((r) => r.items), sameAsDvault: same };
 }
 
 function rows(scenario: Scenario, by: Map<Tool, Agg>): Array<Array<string | number>> {
@@ -208,9 +210,10 @@ function rows(scenario: Scenario, by: Map<Tool, Agg>): Array<Array<string | numb
       m((r) => r.failedCalls),
       m((r) => r.cdn),
       a.files,
+      a.items,
       `${m((r) => r.originals)}/${m((r) => r.downloadable)}`,
       a.tool === "dvault" ? "–" : `${a.sameAsDvault[0]}/${a.sameAsDvault[1]}`,
-      a.files ? perFile(a).toFixed(2) : "–",
+      a.items ? perItem(a).toFixed(2) : "–",
     ];
   });
 }
@@ -239,7 +242,7 @@ async function main(): Promise<void> {
           const setup = { sim: simOptions(ITEMS, sc.sim), faults: sc.faults, capMs: sc.capMs?.[tool] ?? CAP_MS };
           const r = tool === "dvault" ? await runDvaultOnce(round, setup) : await runGalleryDlOnce(tool, round, setup, certificate);
           process.stderr.write(
-            `versus ${sc.name} round ${round} ${tool}: ${s(r.wallMs)} s, exit ${r.exit}, ${r.api} API calls (${r.refused} × 429, ${r.failedCalls} × 5xx), ${r.cdn} CDN, ${r.files} files, originals ${r.originals}/${r.downloadable}\n`,
+            `versus ${sc.name} round ${round} ${tool}: ${s(r.wallMs)} s, exit ${r.exit}, ${r.api} API calls (${r.refused} × 429, ${r.failedCalls} × 5xx), ${r.cdn} CDN, ${r.files} files (${r.items} items), originals ${r.originals}/${r.downloadable}\n`,
           );
           if (r.tail) notes.push(`${sc.name} round ${round} ${tool} (exit ${r.exit}): ${r.tail}`);
           runs.get(tool)?.push(r);
@@ -264,9 +267,10 @@ async function main(): Promise<void> {
     "5xx/resets",
     "CDN requests",
     "files",
+    "items stored",
     "originals stored/downloadable",
     "same bytes as dvault",
-    "API calls / file",
+    "API calls / item",
   ];
   const main = table(header, allRows);
   const goalLines = goals.map((g) => `- **${g.pass ? "PASS" : "FAIL"}** ${g.name}: ${g.detail}`).join("\n");
@@ -290,7 +294,8 @@ async function main(): Promise<void> {
         "www.deviantart.com through a CONNECT proxy and the simulator's TLS listener (test/helpers/service-name-tunnel.ts).",
         "Rounds alternate which tool goes first. Wall time, calls and files are medians over the rounds; API calls are the",
         "simulator's count of /api/v1/oauth2 requests (token requests and CDN transfers apart); files are what the tool left on",
-        "disk; originals are the gallery's downloadable originals stored byte for byte; same bytes compares, over all rounds, the",
+        "disk, items the deviations with at least one of them (calls per item divide by these); originals are the gallery's",
+        "downloadable originals stored byte for byte; same bytes compares, over all rounds, the",
         "image each tool stored for every deviation both stored. Runs are stopped at",
         `${args.cap} s (gallery-dl under the velocity filter at ${GDL_VELOCITY_CAP_MS / 1000} s) and counted unfinished.`,
         "",
