@@ -82,14 +82,18 @@ export function simOptions(items: number, extra: Partial<SimulatorOptions>): Sim
   };
 }
 
-type Exit = { code: number | null; capped: boolean; stderr: string };
+type Exit = { code: number | null; capped: boolean; stderr: string; stdout: string };
 
 /** A child process with a deadline: SIGTERM at the deadline, SIGKILL 5 s later. */
 function runChild(cmd: string, args: string[], env: Record<string, string>, deadline: number): Promise<Exit> {
-  const child = spawn(cmd, args, { env, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
+  let stdout = "";
   child.stderr.on("data", (c: Buffer) => {
     stderr = (stderr + c.toString()).slice(-4000);
+  });
+  child.stdout.on("data", (c: Buffer) => {
+    stdout = (stdout + c.toString()).slice(-4000);
   });
   let capped = false;
   const term = setTimeout(
@@ -100,12 +104,16 @@ function runChild(cmd: string, args: string[], env: Record<string, string>, dead
     },
     Math.max(0, deadline - Date.now()),
   );
-  return new Promise((resolve) =>
+  return new Promise((resolve) => {
+    child.on("error", (err) => {
+      clearTimeout(term);
+      resolve({ code: null, capped, stderr: `${cmd}: ${err.message}`, stdout });
+    });
     child.on("close", (code) => {
       clearTimeout(term);
-      resolve({ code, capped, stderr });
-    }),
-  );
+      resolve({ code, capped, stderr, stdout });
+    });
+  });
 }
 
 function lastLines(text: string, n = 3): string {
@@ -205,7 +213,8 @@ export async function runDvaultOnce(round: number, setup: RunSetup): Promise<Run
       downloadable: truth.size,
       originals: originalsStored(sums, truth),
       sums,
-      tail: failed ? lastLines(failed.stderr) : "",
+      // dvault's summary (what waits and why) is on stdout; its log on stderr.
+      tail: failed ? lastLines(failed.stderr.trim() ? `${failed.stderr}\n${failed.stdout}` : failed.stdout, 5) : "",
     };
   } finally {
     await env.close();
