@@ -54,8 +54,8 @@ export type FaultRule = {
   /** Apply to each matching request with this probability (seeded RNG), until cleared or `times` is spent. */
   probability?: number;
   /**
-   * Apply to every Nth matching request (the Nth, 2Nth, …), counted whether or not an earlier rule answered it,
-   * until cleared or `times` is spent: a steady fault rate without randomness (docs/service-behaviour.md#server-5xx).
+   * Apply to every `every`-th matching request (the 25th, the 50th, ...), until cleared or `times` is spent: a
+   * steady share of 5xx, as a loaded server gives (docs/service-behaviour.md#server-5xx).
    */
   every?: number;
   latencyMs?: number;
@@ -111,10 +111,9 @@ export class FaultStore {
     if (tokenOnly(rule.kind) && rule.route !== undefined && !TOKEN_PATH.endsWith(rule.route.replace(/^\/?/, "/"))) {
       throw new Error(`fault kind "${rule.kind}" applies only to ${TOKEN_PATH}; leave route out or name it`);
     }
-    if (rule.every !== undefined && !(Number.isInteger(rule.every) && rule.every >= 1))
-      throw new Error(`fault "every" expects a whole number ≥ 1, got ${rule.every}`);
-    const budgeted = rule.probability !== undefined || rule.every !== undefined;
-    const remaining = budgeted ? (rule.times !== undefined ? Math.max(1, rule.times) : Number.POSITIVE_INFINITY) : Math.max(1, rule.times ?? 1);
+    if (rule.every !== undefined && !(Number.isInteger(rule.every) && rule.every >= 1)) throw new Error("fault rule: every expects a whole number >= 1");
+    const open = rule.probability !== undefined || rule.every !== undefined;
+    const remaining = open ? (rule.times !== undefined ? Math.max(1, rule.times) : Number.POSITIVE_INFINITY) : Math.max(1, rule.times ?? 1);
     this.rules.push({ ...rule, remaining, seen: 0 });
   }
 
@@ -135,9 +134,8 @@ export class FaultStore {
       if (rule.remaining <= 0) continue;
       if (rule.method && rule.method.toUpperCase() !== target.method) continue;
       if (!routeMatches(rule, target)) continue;
-      rule.seen += 1;
       if (rule.kind !== "latency" && fault) continue;
-      if (rule.every !== undefined && rule.seen % rule.every !== 0) continue;
+      if (rule.every !== undefined && ++rule.seen % rule.every !== 0) continue;
       if (rule.probability !== undefined && !(this.rng.next() < rule.probability)) continue;
       rule.remaining -= 1;
       if (rule.kind === "latency") {
