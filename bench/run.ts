@@ -11,6 +11,7 @@ const BENCHES = [
   "bench/hostile-body.ts",
   "bench/import-gallery-dl.ts",
   "bench/startup.ts",
+  "bench/versus.ts",
 ];
 for (const file of BENCHES) {
   process.stdout.write(`\n=== ${file} ===\n`);

@@ -74,9 +74,14 @@ export async function makeServiceCertificate(dir: string): Promise<{ caFile: str
   return { caFile: p("ca.pem"), key: await fs.readFile(p("leaf.key")), cert: await fs.readFile(p("leaf.pem")) };
 }
 
-/** Starts the simulator's TLS listener with a www.deviantart.com certificate and a CONNECT proxy to it. */
-export async function startServiceNameTunnel(sim: Simulator, dir: string): Promise<ServiceNameTunnel> {
-  const { caFile, key, cert } = await makeServiceCertificate(dir);
+export type ServiceCertificate = Awaited<ReturnType<typeof makeServiceCertificate>>;
+
+/**
+ * Starts the simulator's TLS listener with a www.deviantart.com certificate and a CONNECT proxy to it. A caller
+ * that starts many simulators (bench/versus.ts) makes the certificate once and passes it in.
+ */
+export async function startServiceNameTunnel(sim: Simulator, dir: string, made?: ServiceCertificate): Promise<ServiceNameTunnel> {
+  const { caFile, key, cert } = made ?? (await makeServiceCertificate(dir));
   const { port: tlsPort } = await sim.listenTls({ key, cert });
   const connects: string[] = [];
   const sockets = new Set<net.Socket>();

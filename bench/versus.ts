@@ -1,0 +1,320 @@
+// dvault against Debian's gallery-dl (1.25) on the same simulated gallery, in one run, interleaved (round 1:
+// dvault first; round 2: gallery-dl first; …), each run on a fresh simulator and with fresh state (issue #16):
+// wall time with start-up, API calls (from the simulator's request log; CDN requests apart), files stored,
+// whether both stored the same bytes for the same deviations, exit codes, calls per stored file; then the
+// issue's goals, PASS or FAIL (a missed goal is reported, it does not fail the process).
+// Run: node --import tsx bench/versus.ts [--rounds 3] [--items 300] [--only clean,throttle-2,…] [--no-docs]
+import { spawnSync } from "node:child_process";
+import { parseArgs } from "node:util";
+import type { FaultRule } from "../src/simulator/faults.ts";
+import type { SimulatorOptions } from "../src/simulator/server.ts";
+import { makeServiceCertificate } from "../test/helpers/service-name-tunnel.ts";
+import { machine, median, table, writeDocSection } from "./bench-env.ts";
+import { runDvaultOnce, runGalleryDlOnce, simOptions, type RunFigures, type Tool } from "./versus-run.ts";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+
+const { values: args } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "3" },
+    items: { type: "string", default: "300" },
+    only: { type: "string" },
+    cap: { type: "string", default: "900" },
+    "no-docs": { type: "boolean", default: false },
+  },
+});
+const ROUNDS = Number(args.rounds);
+const ITEMS = Number(args.items);
+const CAP_MS = Number(args.cap) * 1000;
+if (!(Number.isInteger(ROUNDS) && ROUNDS >= 1) || !(Number.isInteger(ITEMS) && ITEMS >= 1) || !(CAP_MS > 0)) {
+  process.stderr.write("versus: --rounds and --items expect whole numbers ≥ 1, --cap seconds > 0\n");
+  process.exit(2);
+}
+
+/** The 2026 velocity filter of docs/service-behaviour.md#rate-limits: 120 calls per 60 s, 20 s decay. */
+const VELOCITY = { limit: 120, windowMs: 60_000, decayMs: 20_000 };
+/** gallery-dl with a user token under the velocity filter is expected not to finish: stopped here. */
+const GDL_VELOCITY_CAP_MS = 240_000;
+/** dvault under the velocity filter: past ~2 × its goal (1.5 × 360 calls ÷ 2/s at 300 items) a run only tells it failed. */
+const DVAULT_VELOCITY_CAP_MS = Math.min(CAP_MS, 600_000);
+const GDL: Tool = "gallery-dl";
+const GDL_FULL: Tool = "gallery-dl +metadata +folders";
+
+type Agg = {
+  tool: Tool;
+  runs: RunFigures[];
+  wallMs: number;
+  api: number;
+  files: number;
+  /** Deviations with a file stored (median). */
+  items: number;
+  /** Same bytes as dvault's for the deviations both stored, over all rounds: [same, both]. */
+  sameAsDvault: [number, number];
+};
+type Goal = { name: string; pass: boolean; detail: string };
+type Scenario = {
+  name: string;
+  label: string;
+  sim: Partial<SimulatorOptions>;
+  faults: FaultRule[];
+  tools: Tool[];
+  capMs?: Partial<Record<Tool, number>>;
+  goals(by: Map<Tool, Agg>): Goal[];
+};
+
+const s = (ms: number) => (ms / 1000).toFixed(1);
+const perItem = (a: Agg) => (a.items ? a.api / a.items : Number.POSITIVE_INFINITY);
+
+function wallGoal(name: string, factor: number): (by: Map<Tool, Agg>) => Goal[] {
+  return (by) => {
+    const d = by.get("dvault");
+    const g = by.get(GDL);
+    if (!d || !g) return [];
+    const allFinished = d.runs.every((r) => r.finished) && d.runs.every((r) => r.originals === r.downloadable);
+    return [
+      {
+        name: `${name}: dvault wall ≤ ${factor} × gallery-dl's, complete`,
+        pass: allFinished && d.wallMs <= factor * g.wallMs,
+        detail: `${s(d.wallMs)} s against ${factor} × ${s(g.wallMs)} s = ${s(factor * g.wallMs)} s; originals ${d.runs.map((r) => `${r.originals}/${r.downloadable}`).join(", ")}`,
+      },
+    ];
+  };
+}
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: "clean",
+    label: "clean, no limit",
+    sim: {},
+    faults: [],
+    tools: ["dvault", GDL, GDL_FULL],
+    goals(by) {
+      const d = by.get("dvault");
+      const g = by.get(GDL);
+      const full = by.get(GDL_FULL);
+      if (!d || !g || !full) return wallGoal("clean", 2)(by);
+      const folderPages = median(full.runs.map((r) => r.folderPages));
+      const allowance = g.api + folderPages + Math.ceil(ITEMS / 50);
+      return [
+        ...wallGoal("clean", 2)(by),
+        {
+          name: "calls per stored item ≤ gallery-dl's with metadata and folders on, or ≤ its default's + folder pages + ⌈items/50⌉",
+          pass: perItem(d) <= perItem(full) || d.api <= allowance,
+          detail:
+            `dvault ${perItem(d).toFixed(2)} (${d.api} calls, ${d.items} items); gallery-dl +metadata +folders ${perItem(full).toFixed(2)}; ` +
+            `gallery-dl default ${g.api} + ${folderPages} folder pages + ${Math.ceil(ITEMS / 50)} = ${allowance} calls`,
+        },
+      ];
+    },
+  },
+  {
+    name: "throttle-2",
+    label: "2 injected 429s",
+    sim: {},
+    faults: [{ kind: "user_throttle", times: 2 }],
+    tools: ["dvault", GDL],
+    goals: wallGoal("2 × 429", 0.2),
+  },
+  {
+    name: "throttle-10",
+    label: "10 % of calls answered 429",
+    sim: {},
+    faults: [{ kind: "user_throttle", probability: 0.1 }],
+    tools: ["dvault", GDL],
+    goals: wallGoal("10 % 429", 0.2),
+  },
+  {
+    name: "5xx",
+    label: "500 every 25th call, 3 % 502/503",
+    sim: {},
+    faults: [
+      { kind: "status_500", every: 25 },
+      { kind: "status_502", probability: 0.015 },
+      { kind: "status_503", probability: 0.015 },
+    ],
+    tools: ["dvault", GDL],
+    goals(by) {
+      const d = by.get("dvault");
+      if (!d) return [];
+      return [
+        {
+          name: "5xx: dvault complete, exit 0",
+          pass: d.runs.every((r) => r.exit.split("/").every((c) => c === "0") && r.originals === r.downloadable),
+          detail: d.runs.map((r) => `exit ${r.exit}, originals ${r.originals}/${r.downloadable}`).join("; "),
+        },
+      ];
+    },
+  },
+  {
+    name: "velocity",
+    label: "2026 velocity filter, 120 calls / 60 s, 20 s decay",
+    sim: { velocity: VELOCITY },
+    faults: [],
+    tools: ["dvault", GDL],
+    capMs: { [GDL]: GDL_VELOCITY_CAP_MS, dvault: DVAULT_VELOCITY_CAP_MS },
+    goals(by) {
+      const d = by.get("dvault");
+      const g = by.get(GDL);
+      if (!d) return [];
+      const rate = VELOCITY.limit / (VELOCITY.windowMs / 1000);
+      const bound = (1.5 * d.api) / rate;
+      const goals: Goal[] = [
+        {
+          name: "velocity: dvault complete, wall ≤ 1.5 × calls ÷ rate",
+          pass: d.runs.every((r) => r.finished && r.originals === r.downloadable) && d.wallMs / 1000 <= bound,
+          detail: `${s(d.wallMs)} s against 1.5 × ${d.api} calls ÷ ${rate}/s = ${bound.toFixed(1)} s; originals ${d.runs.map((r) => `${r.originals}/${r.downloadable}`).join(", ")}`,
+        },
+      ];
+      // Only a run that needs more calls than the filter's bucket holds can meet the filter at all.
+      const small =
+        g && g.api <= VELOCITY.limit ? ` (its ${g.api} calls fit in the filter's bucket of ${VELOCITY.limit}: --items is too small to meet the filter)` : "";
+      if (g)
+        goals.push({
+          name: "velocity: gallery-dl with a user token does not finish (expected, not dvault's goal)",
+          pass: g.runs.some((r) => !r.finished || r.originals < r.downloadable),
+          detail: `${g.runs.map((r) => `exit ${r.exit} after ${s(r.wallMs)} s, originals ${r.originals}/${r.downloadable}`).join("; ")}${small}`,
+        });
+      return goals;
+    },
+  },
+];
+
+function gallerydlVersion(): string | undefined {
+  const v = spawnSync("gallery-dl", ["--version"], { encoding: "utf8" });
+  return v.status === 0 ? v.stdout.trim() : undefined;
+}
+
+function aggregate(tool: Tool, runs: RunFigures[], dvault: RunFigures[]): Agg {
+  const same: [number, number] = [0, 0];
+  for (const r of runs) {
+    const d = dvault.find((x) => x.round === r.round);
+    if (!d) continue;
+    for (const [id, sum] of r.sums) {
+      const other = d.sums.get(id);
+      if (other === undefined) continue;
+      same[1] += 1;
+      if (other === sum) same[0] += 1;
+    }
+  }
+  const m = (f: (r: RunFigures) => number) => median(runs.map(f));
+  return { tool, runs, wallMs: m((r) => r.wallMs), api: m((r) => r.api), files: m((r) => r.files), items: m((r) => r.items), sameAsDvault: same };
+}
+
+function rows(scenario: Scenario, by: Map<Tool, Agg>): Array<Array<string | number>> {
+  return [...by.values()].map((a) => {
+    const m = (f: (r: RunFigures) => number) => median(a.runs.map(f));
+    return [
+      scenario.label,
+      a.tool,
+      s(a.wallMs),
+      `${a.runs.filter((r) => r.finished).length}/${a.runs.length}`,
+      a.runs.map((r) => r.exit).join(", "),
+      a.api,
+      m((r) => r.refused),
+      m((r) => r.failedCalls),
+      m((r) => r.cdn),
+      a.files,
+      a.items,
+      `${m((r) => r.originals)}/${m((r) => r.downloadable)}`,
+      a.tool === "dvault" ? "–" : `${a.sameAsDvault[0]}/${a.sameAsDvault[1]}`,
+      a.items ? perItem(a).toFixed(2) : "–",
+    ];
+  });
+}
+
+async function main(): Promise<void> {
+  const version = gallerydlVersion();
+  if (!version) process.stderr.write("versus: gallery-dl is not installed (Debian: apt-get install gallery-dl); measuring dvault alone\n");
+  const only = args.only?.split(",").map((x) => x.trim());
+  const unknown = only?.filter((n) => !SCENARIOS.some((sc) => sc.name === n)) ?? [];
+  if (unknown.length) {
+    process.stderr.write(`versus: unknown scenario ${unknown.join(", ")}; choose from ${SCENARIOS.map((sc) => sc.name).join(", ")}\n`);
+    process.exit(2);
+  }
+  const scenarios = SCENARIOS.filter((sc) => !only || only.includes(sc.name));
+  const certDir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-versus-cert-"));
+  const certificate = await makeServiceCertificate(certDir);
+  const allRows: Array<Array<string | number>> = [];
+  const goals: Goal[] = [];
+  const notes: string[] = [];
+  try {
+    for (const sc of scenarios) {
+      const tools = sc.tools.filter((t) => t === "dvault" || version);
+      const runs = new Map<Tool, RunFigures[]>(tools.map((t) => [t, []]));
+      for (let round = 1; round <= ROUNDS; round++) {
+        for (const tool of round % 2 ? tools : [...tools].reverse()) {
+          const setup = { sim: simOptions(ITEMS, sc.sim), faults: sc.faults, capMs: sc.capMs?.[tool] ?? CAP_MS };
+          const r = tool === "dvault" ? await runDvaultOnce(round, setup) : await runGalleryDlOnce(tool, round, setup, certificate);
+          process.stderr.write(
+            `versus ${sc.name} round ${round} ${tool}: ${s(r.wallMs)} s, exit ${r.exit}, ${r.api} API calls (${r.refused} × 429, ${r.failedCalls} × 5xx), ${r.cdn} CDN, ${r.files} files (${r.items} items), originals ${r.originals}/${r.downloadable}\n`,
+          );
+          if (r.tail) notes.push(`${sc.name} round ${round} ${tool} (exit ${r.exit}): ${r.tail}`);
+          runs.get(tool)?.push(r);
+        }
+      }
+      const dvaultRuns = runs.get("dvault") ?? [];
+      const by = new Map<Tool, Agg>(tools.map((t) => [t, aggregate(t, runs.get(t) ?? [], dvaultRuns)]));
+      allRows.push(...rows(sc, by));
+      goals.push(...sc.goals(by));
+    }
+  } finally {
+    await fs.rm(certDir, { recursive: true, force: true });
+  }
+  const header = [
+    "scenario",
+    "tool",
+    "wall s (median)",
+    "finished",
+    "exit codes",
+    "API calls",
+    "429s",
+    "5xx/resets",
+    "CDN requests",
+    "files",
+    "items stored",
+    "originals stored/downloadable",
+    "same bytes as dvault",
+    "API calls / item",
+  ];
+  const main = table(header, allRows);
+  const goalLines = goals.map((g) => `- **${g.pass ? "PASS" : "FAIL"}** ${g.name}: ${g.detail}`).join("\n");
+  const noteLines = notes.length ? `\nError output of runs that did not exit 0 (last lines):\n\n${notes.map((n) => `- ${n}`).join("\n")}\n` : "";
+  process.stdout.write(`\n## dvault versus gallery-dl\n\n${main}\n\nGoals (issue #16):\n\n${goalLines}\n${noteLines}`);
+  if (!args["no-docs"]) {
+    await writeDocSection(
+      "versus",
+      [
+        "## dvault versus gallery-dl on the same simulated gallery (issue #16)",
+        "",
+        `Machine: ${machine()}. Run ${new Date().toISOString()}. gallery-dl: ${version ?? "not installed"}.`,
+        "",
+        `Command: \`node --import tsx bench/versus.ts --rounds ${ROUNDS} --items ${ITEMS}${args.only ? ` --only ${args.only}` : ""}\` (part of \`npm run bench\`)`,
+        "",
+        `Each run starts a fresh simulator (seed 16, legacy mode for gallery-dl 1.25, ${ITEMS} deviations in the owner's gallery,`,
+        "no download quota in the way, real clock) with the scenario's faults from its first call, and the tool starts with nothing:",
+        "dvault as the real CLI, `dvault sync --once --only gallery` then `dvault download --once` (child processes, start-up",
+        "included) on a new database, Redis prefix and archive folder, so its pace learns nothing from an earlier run; gallery-dl",
+        "with its own user grant (`public=false`), a private cache file and an empty target folder, reaching the simulator under",
+        "www.deviantart.com through a CONNECT proxy and the simulator's TLS listener (test/helpers/service-name-tunnel.ts).",
+        "Rounds alternate which tool goes first. Wall time, calls and files are medians over the rounds; API calls are the",
+        "simulator's count of /api/v1/oauth2 requests (token requests and CDN transfers apart); files are what the tool left on",
+        "disk, items the deviations with at least one of them (calls per item divide by these); originals are the gallery's",
+        "downloadable originals stored byte for byte; same bytes compares, over all rounds, the",
+        "image each tool stored for every deviation both stored. Runs are stopped at",
+        `${args.cap} s (under the velocity filter: gallery-dl at ${GDL_VELOCITY_CAP_MS / 1000} s, dvault at ${DVAULT_VELOCITY_CAP_MS / 1000} s) and counted unfinished.`,
+        "`npm run bench` runs it with 3 rounds of 300 deviations: expect over an hour, while gallery-dl's 429 delays and the",
+        "velocity caps dominate; `--only clean,5xx` is the quick pair.",
+        "",
+        main,
+        "",
+        "Goals (issue #16), PASS or FAIL as measured:",
+        "",
+        goalLines,
+        noteLines,
+      ].join("\n"),
+    );
+  }
+}
+
+await main();
