@@ -9,9 +9,9 @@ import type { DigestChannel } from "./config.ts";
 import type { DeviationRef, DigestData, DigestImage } from "./types.ts";
 
 export type DigestImageOptions = {
-  channel: DigestChannel | "preview";
+  channel: DigestChannel;
   thumbs: Thumbnails;
-  /** DVAULT_PUBLIC_URL: where the dashboard's /thumb/ route is reachable, for the webhook (and the preview). */
+  /** DVAULT_PUBLIC_URL: where the dashboard's /thumb/ route is reachable, for the webhook. */
   dashboardUrl: string | undefined;
   /** The folder name (beside the HTML) the file channel writes the images into. */
   filesDir: string;
@@ -47,7 +47,7 @@ export async function digestImages(data: DigestData, opts: DigestImageOptions): 
   const src = new Map<string, string>();
   const images: DigestImage[] = [];
   for (const sha256 of shownFiles(data)) {
-    if (opts.channel === "webhook" || opts.channel === "preview") {
+    if (opts.channel === "webhook") {
       if (opts.dashboardUrl && (await opts.thumbs.findOriginal(sha256))) src.set(sha256, `${opts.dashboardUrl}/thumb/s/${sha256}.webp`);
       continue;
     }
