@@ -16,6 +16,7 @@ import { registerSearchCommand } from "./search.ts";
 import { registerSimulatorCommand } from "./simulator.ts";
 import { registerStatusCommand } from "./status.ts";
 import { registerSyncCommand } from "./sync.ts";
+import { registerThumbnailsCommand } from "./thumbnails.ts";
 import { registerTrackCommand } from "./track.ts";
 import { registerVerifyCommand } from "./verify.ts";
 import { registerWorkerCommand } from "./worker.ts";
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerSearchCommand(program);
   registerDownloadCommand(program);
   registerVerifyCommand(program);
+  registerThumbnailsCommand(program);
   registerImportCommand(program);
   registerAccountCommand(program);
   registerDemoCommand(program);
