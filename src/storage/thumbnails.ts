@@ -27,6 +27,7 @@ export type OriginalRef = { key: string; sha256: string; size: number; ext: stri
 /** A thumbnail to serve: a WebP, or the placeholder SVG of a file that cannot be decoded. */
 export type Thumb = { type: "webp" | "svg"; bytes: Buffer };
 
+/** present: made before (WebP or placeholder); generated: WebP made now; placeholder: placeholder made now. */
 export type EnsureResult = "present" | "generated" | "placeholder";
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -97,10 +98,7 @@ export class Thumbnails {
   }
 
   private async generate(o: OriginalRef, force: boolean): Promise<EnsureResult> {
-    if (!force) {
-      const state = await this.state(o);
-      if (state !== "missing") return state === "present" ? "present" : "placeholder";
-    }
+    if (!force && (await this.state(o)) !== "missing") return "present";
     const kind = kindOfExtension(o.ext);
     if (kind === "image" && o.size <= MAX_DECODE_BYTES) {
       const bytes = await this.blobs.read(o.key);
