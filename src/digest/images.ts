@@ -67,6 +67,7 @@ export async function digestImages(data: DigestData, opts: DigestImageOptions): 
       src.set(sha256, fileName);
     }
   }
-  const shown = mapDeviations(data, (d) => ({ ...d, thumbUrl: (d.sha256 && src.get(d.sha256)) ?? null }));
+  // A mature work shows no picture (render-html.ts), and the webhook's JSON carries none either.
+  const shown = mapDeviations(data, (d) => ({ ...d, thumbUrl: (d.sha256 && !d.isMature && src.get(d.sha256)) || null }));
   return { data: shown, images };
 }
