@@ -24,7 +24,7 @@ export async function downloadFileHandler(payload: DownloadFilePayload, ctx: Wor
       await ctx.producer.enqueue("downloads.enqueue", { scope: "links" }, { delayMs: LINKS_SOON_MS });
       // A thumbnail is never a reason for a download to fail.
       await ctx.producer
-        .enqueue("thumbnails.backfill", { rebuild: false }, { delayMs: LINKS_SOON_MS })
+        .enqueue("thumbnails.backfill", { rebuild: false, untilDone: false }, { delayMs: LINKS_SOON_MS })
         .catch((err: unknown) => ctx.log.warn({ err }, "could not queue the thumbnails of a stored file; the half-hourly run makes them"));
     },
   });

@@ -49,7 +49,7 @@ export function registerThumbnailsCommand(program: Command): void {
             queues: ["maintenance"],
             makeContext: (base) => ({ ...base, services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
           },
-          [{ name: "thumbnails.backfill", payload: { rebuild: opts.rebuild === true } }],
+          [{ name: "thumbnails.backfill", payload: { rebuild: opts.rebuild === true, untilDone: true } }],
         );
         if (outcome?.state !== "completed")
           throw new UserError(`the thumbnails did not finish: ${outcome && "reason" in outcome ? outcome.reason : "no outcome"}`);

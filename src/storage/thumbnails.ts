@@ -146,16 +146,34 @@ export class Thumbnails {
   }
 }
 
-export type BackfillResult = { files: number; present: number; generated: number; placeholders: number; failed: number; failures: string[] };
+export type BackfillResult = {
+  files: number;
+  present: number;
+  generated: number;
+  placeholders: number;
+  failed: number;
+  failures: string[];
+  /** Stopped at the time budget with files left to look at. */
+  more: boolean;
+};
 
 /**
- * Thumbnails for every original that has none. One file's failure (a read error) is counted and reported,
- * never thrown: thumbnails must not stop anything else.
+ * Thumbnails for every original that has none, until `budgetMs` has passed (then `more`). One file's failure
+ * (a read error) is counted and reported, never thrown: thumbnails must not stop anything else.
  */
-export async function backfillThumbnails(thumbs: Thumbnails, opts: { signal?: AbortSignal; force?: boolean } = {}): Promise<BackfillResult> {
-  const r: BackfillResult = { files: 0, present: 0, generated: 0, placeholders: 0, failed: 0, failures: [] };
+export async function backfillThumbnails(
+  thumbs: Thumbnails,
+  opts: { signal?: AbortSignal; force?: boolean; budgetMs?: number; now?: () => number } = {},
+): Promise<BackfillResult> {
+  const r: BackfillResult = { files: 0, present: 0, generated: 0, placeholders: 0, failed: 0, failures: [], more: false };
+  const now = opts.now ?? Date.now;
+  const deadline = opts.budgetMs === undefined ? Number.POSITIVE_INFINITY : now() + opts.budgetMs;
   for await (const o of thumbs.originals()) {
     if (opts.signal?.aborted) break;
+    if (now() >= deadline) {
+      r.more = true;
+      break;
+    }
     r.files += 1;
     try {
       const outcome = await thumbs.ensure(o, { force: opts.force ?? false });

@@ -94,4 +94,14 @@ describe(Thumbnails.name, () => {
     expect(await backfillThumbnails(thumbs)).toMatchObject({ files: 3, generated: 2, placeholders: 1, failed: 0 });
     expect(await backfillThumbnails(thumbs)).toMatchObject({ files: 3, present: 3, placeholders: 0, generated: 0 });
   });
+
+  it("stops at its time budget with the rest left for the next run", async () => {
+    for (const seed of [1, 2, 3]) await store(await makeImage("png", 200, 200, seed), "png");
+    // A clock that moves 10 s each time it is read: the budget of 15 s is spent after the first file.
+    let t = 0;
+    const now = () => (t += 10_000);
+    const first = await backfillThumbnails(thumbs, { budgetMs: 15_000, now });
+    expect(first).toMatchObject({ files: 1, generated: 1, more: true });
+    expect(await backfillThumbnails(thumbs)).toMatchObject({ files: 3, present: 1, generated: 2, more: false });
+  });
 });
