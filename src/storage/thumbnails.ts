@@ -59,8 +59,14 @@ export function originalOf(info: BlobInfo): OriginalRef | undefined {
 export class Thumbnails {
   /** One generation per file at a time in this process (two requests for the same tile share it). */
   private readonly running = new Map<string, Promise<EnsureResult>>();
+  /** Generations under way, and those waiting for a turn: a grid of 48 new tiles decodes a few at a time. */
+  private active = 0;
+  private readonly turns: Array<() => void> = [];
 
-  constructor(readonly blobs: BlobStore) {}
+  constructor(
+    readonly blobs: BlobStore,
+    private readonly maxParallel = 2,
+  ) {}
 
   /** The stored original with this sha256 (whatever its extension), if there is one. */
   async findOriginal(sha256: string): Promise<OriginalRef | undefined> {
@@ -92,9 +98,22 @@ export class Thumbnails {
     const id = `${o.sha256}-${o.size}`;
     const running = this.running.get(id);
     if (running) return running;
-    const work = this.generate(o, opts.force ?? false).finally(() => this.running.delete(id));
+    const work = this.inTurn(() => this.generate(o, opts.force ?? false)).finally(() => this.running.delete(id));
     this.running.set(id, work);
     return work;
+  }
+
+  private async inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    // A finished generation hands its slot to the next waiter directly, so none can slip in between.
+    if (this.active >= this.maxParallel) await new Promise<void>((resolve) => this.turns.push(resolve));
+    else this.active += 1;
+    try {
+      return await fn();
+    } finally {
+      const next = this.turns.shift();
+      if (next) next();
+      else this.active -= 1;
+    }
   }
 
   private async generate(o: OriginalRef, force: boolean): Promise<EnsureResult> {

@@ -82,6 +82,14 @@ describe(Thumbnails.name, () => {
     expect(svg).toContain("HTML · text");
   });
 
+  it("makes many tiles asked for at once, a few at a time, each once", async () => {
+    const files = await Promise.all([1, 2, 3, 4, 5, 6].map(async (seed) => store(await makeImage("jpg", 900, 700, seed), "jpg")));
+    const asked = [...files, ...files].map((o) => thumbs.get(o.sha256, "s"));
+    const got = await Promise.all(asked);
+    expect(got.map((t) => t?.type)).toEqual(Array(12).fill("webp"));
+    expect(await backfillThumbnails(thumbs)).toMatchObject({ files: 6, present: 6 });
+  });
+
   it("answers nothing for a sha256 the archive does not hold", async () => {
     expect(await thumbs.get("0".repeat(64), "s")).toBeUndefined();
     expect(await thumbs.get("../../etc/passwd", "s")).toBeUndefined();
