@@ -8,6 +8,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import sharp from "sharp";
 import { Archive } from "../src/storage/archive.ts";
 import { backfillThumbnails, thumbKey, Thumbnails } from "../src/storage/thumbnails.ts";
 import { type ImageFormat, makeImage } from "../test/helpers/image-fixtures.ts";
@@ -67,6 +68,26 @@ try {
   await fs.rm(dir, { recursive: true, force: true });
 }
 
+/** libwebp's effort, the one encoder setting that moves CPU much: the 1280 px and 320 px pair at 4 (default) and 2. */
+async function effortRows(): Promise<Array<Array<string | number>>> {
+  const input = await makeImage("jpg", 2400, 1600, 99);
+  const out: Array<Array<string | number>> = [];
+  for (const effort of [4, 2]) {
+    const cpu = process.cpuUsage();
+    let bytes = 0;
+    const runs = 8;
+    for (let i = 0; i < runs; i++) {
+      const m = await sharp(input).resize({ width: 1280, height: 1280, fit: "inside" }).webp({ quality: 75, effort }).toBuffer();
+      const s = await sharp(m).resize({ width: 320, height: 320, fit: "inside" }).webp({ quality: 75, effort }).toBuffer();
+      bytes = m.length + s.length;
+    }
+    const used = process.cpuUsage(cpu);
+    out.push([effort === 2 ? "2 (dvault's)" : "4 (libwebp's default)", ((used.user + used.system) / runs / 1000).toFixed(0), (bytes / 1024).toFixed(0)]);
+  }
+  return out;
+}
+const efforts = await effortRows();
+
 const kb = (n: number) => (n / 1024).toFixed(0);
 const mb = (n: number) => (n / 1024 ** 2).toFixed(2);
 const all = rows.reduce(
@@ -100,7 +121,8 @@ const rateTable = table(
 );
 const gridBefore = (all.orig / all.files) * GRID_TILES;
 const gridAfter = (all.s / all.files) * GRID_TILES;
-const body = `### Thumbnails: generation rate
+const body = `<a id="thumbnails"></a>
+### Thumbnails: generation rate
 
 \`node --import tsx bench/thumbnails.ts --per-kind ${PER_KIND}\` on ${machine()}. Each set of generated pictures (noise under a gradient, so
 the encoders have real detail) is stored in a fresh archive, then the thumbnails.backfill job's work runs over it:
@@ -111,6 +133,10 @@ read through the BlobStore, decoded once by sharp at most 1280 px on the long si
 ${rateTable}
 
 A grid page of ${GRID_TILES} tiles of this mix: ${mb(gridBefore)} MB of originals before, ${mb(gridAfter)} MB of small tiles after
-(${(gridBefore / Math.max(1, gridAfter)).toFixed(0)}× less). Every tile stayed within the 100 KB budget (largest in the table).`;
+(${(gridBefore / Math.max(1, gridAfter)).toFixed(0)}× less). Every tile stayed within the 100 KB budget (largest in the table).
+
+Why WebP effort 2 (src/storage/thumbnail-render.ts), on one 2400×1600 JPEG, both sizes:
+
+${table(["effort", "CPU ms per file", "both sizes (KB)"], efforts)}`;
 process.stdout.write(`\n${body}\n`);
 if (!values["no-write"]) await writeDocSection("thumbnails", body);
