@@ -93,7 +93,7 @@ export class Thumbnails {
     return (await this.blobs.stat(placeholderKey(o.sha256, o.size))) ? "placeholder" : "missing";
   }
 
-  /** Makes the thumbnails of `o` unless they are there; `force` makes them again (verify --rebuild). */
+  /** Makes the thumbnails of `o` unless they are there; `force` makes them again (thumbnails --rebuild, an unreadable one). */
   ensure(o: OriginalRef, opts: { force?: boolean } = {}): Promise<EnsureResult> {
     const id = `${o.sha256}-${o.size}`;
     const running = this.running.get(id);
