@@ -12,6 +12,7 @@ const BENCHES = [
   "bench/import-gallery-dl.ts",
   "bench/startup.ts",
   "bench/versus.ts",
+  "bench/thumbnails.ts",
 ];
 for (const file of BENCHES) {
   process.stdout.write(`\n=== ${file} ===\n`);

@@ -6,6 +6,7 @@ import { refreshTokensDefinition } from "./refresh-tokens/definition.ts";
 import { syncSourceDefinition } from "./sync-source/definition.ts";
 import { alertsDefinition } from "./alerts/definition.ts";
 import { digestDefinition } from "./digest/definition.ts";
+import { thumbnailsDefinition } from "./thumbnails/definition.ts";
 
 export const JOB_DEFINITIONS = [
   syncSourceDefinition,
@@ -15,6 +16,7 @@ export const JOB_DEFINITIONS = [
   enqueueDownloadsDefinition,
   digestDefinition,
   alertsDefinition,
+  thumbnailsDefinition,
 ] as const;
 export type JobDefinitions = (typeof JOB_DEFINITIONS)[number];
 /** Every job's name: a union, so a misspelt name does not compile (Producer.enqueue and Producer.schedule take these). */

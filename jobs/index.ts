@@ -15,6 +15,8 @@ import { alertsDefinition } from "./alerts/definition.ts";
 import { alertsHandler } from "./alerts/handler.ts";
 import { digestDefinition } from "./digest/definition.ts";
 import { digestHandler } from "./digest/handler.ts";
+import { thumbnailsDefinition } from "./thumbnails/definition.ts";
+import { thumbnailsHandler } from "./thumbnails/handler.ts";
 
 export const JOBS = [
   defineJob<"sync.source", ReturnType<typeof syncSourceDefinition.payload.parse>, WorkerContext>(syncSourceDefinition, syncSourceHandler),
@@ -30,5 +32,6 @@ export const JOBS = [
   ),
   defineJob<"digest.send", ReturnType<typeof digestDefinition.payload.parse>, WorkerContext>(digestDefinition, digestHandler),
   defineJob<"alerts.evaluate", ReturnType<typeof alertsDefinition.payload.parse>, WorkerContext>(alertsDefinition, alertsHandler),
+  defineJob<"thumbnails.backfill", ReturnType<typeof thumbnailsDefinition.payload.parse>, WorkerContext>(thumbnailsDefinition, thumbnailsHandler),
 ];
 export { JOB_DEFINITIONS } from "./definitions.ts";

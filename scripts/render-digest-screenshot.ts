@@ -66,6 +66,7 @@ function dev(title: string, artist: string, thumb: string, archived: DeviationRe
     deviationid: `dev-${n}`,
     title,
     url: `https://www.deviantart.com/${artist.toLowerCase()}/art/${slug}-${1000200 + n}`,
+    sha256: null,
     thumbUrl: thumb,
     archived,
     isMature: false,

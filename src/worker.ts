@@ -101,6 +101,7 @@ export async function startWorker({
     const summary = await reconcileSchedules({ services, producer, sources, everyMs });
     await producer.schedule("tokens.refresh", {}, { everyMs: intervals.maintenanceMs });
     await producer.schedule("alerts.evaluate", {});
+    await producer.schedule("thumbnails.backfill", { rebuild: false, untilDone: false });
     // Downloads: the table is the source of truth, so a lost queue is rebuilt from it here.
     await enqueueDueDownloads(services, producer, { rebuild: true });
     await producer.schedule("downloads.enqueue", { scope: "all" }, { everyMs: intervals.downloadsEnqueueMs });

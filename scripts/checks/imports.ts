@@ -37,7 +37,7 @@ const RULES: Record<string, readonly string[]> = {
   sync: [...BASE, "api", "db", "queue", "storage", "services"],
   downloads: [...BASE, "api", "db", "queue", "storage", "services"],
   import: [...BASE, "api", "db", "queue", "storage", "services", "downloads"],
-  digest: [...BASE, "db", "queue", "services"],
+  digest: [...BASE, "db", "queue", "services", "storage"],
   status: [...BASE, "api", "db", "queue", "services"],
   search: [...BASE, "db"],
   backup: [...BASE, "db", "storage"],

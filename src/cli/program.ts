@@ -89,6 +89,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./verify.ts")).registerVerifyCommand,
   },
   {
+    name: "thumbnails",
+    term: "thumbnails [options]",
+    summary: "make the missing thumbnails of the archive's files (the worker does this after downloads)",
+    load: async () => (await import("./thumbnails.ts")).registerThumbnailsCommand,
+  },
+  {
     name: "import",
     term: "import",
     summary: "adopt files you already have into the archive",

@@ -8,6 +8,8 @@ import { UserError } from "../errors.ts";
 import { createLogger } from "../log.ts";
 import { createServices } from "../services.ts";
 import { formatBytes } from "../text/bytes.ts";
+import { checkThumbnails, formatThumbnailCheck } from "../storage/thumbnail-check.ts";
+import { Thumbnails } from "../storage/thumbnails.ts";
 
 export function formatVerifyReport(r: VerifyReport, fix: boolean): string {
   const lines = [
@@ -34,7 +36,7 @@ export function registerVerifyCommand(program: Command): void {
   program
     .command("verify")
     .description("re-hash the archive: report missing, corrupt and orphaned files")
-    .option("--fix", "want missing and corrupt files again (corrupt bytes are moved to .corrupt/ first)")
+    .option("--fix", "want missing and corrupt files again (corrupt bytes are moved to .corrupt/ first), and make missing thumbnails")
     .action(async (opts: { fix?: boolean }) => {
       const config = loadConfig();
       const log = createLogger({ level: config.logLevel });
@@ -42,6 +44,8 @@ export function registerVerifyCommand(program: Command): void {
       try {
         const report = await verifyArchive({ deps: downloadDepsFor(services), fix: opts.fix === true, log });
         console.log(formatVerifyReport(report, opts.fix === true));
+        const deps = downloadDepsFor(services);
+        console.log(formatThumbnailCheck(await checkThumbnails(new Thumbnails(deps.archive.blobs), { fix: opts.fix === true }), opts.fix === true));
         if (!opts.fix && report.missing.length + report.corrupt.length > 0) {
           throw new UserError(`${report.missing.length} missing and ${report.corrupt.length} corrupt file(s)`, 2);
         }

@@ -15,7 +15,8 @@ export type DevColumns = {
   dev_id: string | null;
   dev_title: string | null;
   dev_url: string | null;
-  dev_thumb: string | null;
+  /** sha256 of the deviation's stored file (its original, else a rendition), when the archive has one. */
+  dev_sha256: string | null;
   dev_archived: "original" | "reduced" | null;
   dev_mature: boolean | null;
   dev_removed: string | null;
@@ -144,19 +145,20 @@ const NEW = (x: string, b: string) => `${x}.first_seen_at > GREATEST($1::timesta
 const BASELINE = (b: string, accountCol: string, source: string) =>
   `JOIN digest_baselines ${b} ON ${b}.account_id = ${accountCol} AND ${b}.source = '${source}'`;
 
-/** The thumbnail closest to 300 px wide, else the preview: as the service sent them (signed URLs). */
-const THUMB = (d: string) => `COALESCE(
-    (SELECT t->>'src' FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${d}.raw->'thumbs') = 'array' THEN ${d}.raw->'thumbs' ELSE '[]'::jsonb END) AS t
-     WHERE t->>'src' IS NOT NULL
-     ORDER BY abs(CASE WHEN jsonb_typeof(t->'width') = 'number' THEN (t->>'width')::numeric ELSE 0 END - 300) LIMIT 1),
-    ${d}.raw #>> '{preview,src}')`;
+/**
+ * The sha256 of the deviation's stored file, the original before a rendition: the digest shows the archive's
+ * own thumbnail of it, never the service's signed CDN URL (which stops working within hours).
+ */
+const STORED = (d: string) => `(SELECT dl.sha256 FROM downloads dl
+    WHERE dl.deviationid = ${d}.deviationid AND dl.sha256 IS NOT NULL AND dl.path IS NOT NULL
+    ORDER BY (dl.status = 'done') DESC, dl.done_at DESC NULLS LAST, dl.id LIMIT 1)`;
 
 /** A stored file of the deviation: "original" when a downloads row is done, "reduced" for a degraded rendition. */
 const ARCHIVED = (d: string) => `(SELECT CASE WHEN bool_or(dl.status = 'done') THEN 'original' WHEN bool_or(dl.status = 'degraded') THEN 'reduced' END
     FROM downloads dl WHERE dl.deviationid = ${d}.deviationid)`;
 
 const DEV = (d: string) => `${d}.deviationid AS dev_id, ${d}.title AS dev_title, ${d}.url AS dev_url, ${d}.is_mature AS dev_mature,
-  ${d}.removed_reason::text AS dev_removed, ${THUMB(d)} AS dev_thumb, ${ARCHIVED(d)} AS dev_archived`;
+  ${d}.removed_reason::text AS dev_removed, ${STORED(d)} AS dev_sha256, ${ARCHIVED(d)} AS dev_archived`;
 
 const FAVE = `COALESCE(m.type, '') ~* '^(fav|collect)'`;
 const COMMENT = `COALESCE(m.type, '') ~* '^(comment|reply)'`;
@@ -291,7 +293,7 @@ const CHANGES = `
 SELECT * FROM (
   SELECT DISTINCT ON (a.name, u.userid) a.name AS account, 'artist_unavailable' AS kind, u.username, u.removed_reason::text AS reason,
     u.removed_at AS at, NULL::text AS dev_id, NULL::text AS dev_title, NULL::text AS dev_url, NULL::boolean AS dev_mature,
-    NULL::text AS dev_removed, NULL::text AS dev_thumb, NULL::text AS dev_archived,
+    NULL::text AS dev_removed, NULL::text AS dev_sha256, NULL::text AS dev_archived,
     CASE WHEN EXISTS (SELECT 1 FROM watch_relations w WHERE w.account_id = a.id AND w.userid = u.userid AND w.kind = 'watching') THEN 'watching'
          WHEN EXISTS (SELECT 1 FROM tracked_users t WHERE t.account_id = a.id AND t.userid = u.userid AND t.removed_at IS NULL) THEN 'tracked'
          ELSE 'favourites' END AS relation,

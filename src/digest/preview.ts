@@ -8,6 +8,9 @@ import { collectDigest } from "./collect.ts";
 import { CronClock } from "./cron-time.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
 import { renderDigest } from "./render.ts";
+import { digestImages } from "./images.ts";
+import { Archive } from "../storage/archive.ts";
+import { Thumbnails } from "../storage/thumbnails.ts";
 import type { DigestServices } from "./run-digest.ts";
 import type { DigestData, DigestWindow } from "./types.ts";
 
@@ -42,9 +45,18 @@ export async function previewDigest(services: DigestServices, opts: { since?: Da
     archiveDir: services.config.archiveDir,
     downloadsPaused: redisDownloadsPausedProbe(services.redis, services.config.redisPrefix),
   });
-  const rendered = renderDigest(data, { timezone: services.config.digest.timezone, mode: "preview" });
+  // The pictures as the file channel shows them: the archive's thumbnails, in a folder beside the HTML.
+  const shown = await digestImages(data, {
+    channel: "file",
+    thumbs: new Thumbnails(new Archive({ root: services.config.archiveDir, minFreeBytes: 0 }).blobs),
+    dashboardUrl: services.config.publicUrl,
+    filesDir: "digest_files",
+  });
+  const rendered = renderDigest(shown.data, { timezone: services.config.digest.timezone, mode: "preview" });
   const dir = opts.out ? path.resolve(opts.out) : await mkdtemp(path.join(os.tmpdir(), "dvault-digest-preview-"));
   await mkdir(dir, { recursive: true });
+  if (shown.images.length > 0) await mkdir(path.join(dir, "digest_files"), { recursive: true });
+  for (const image of shown.images) await writeFile(path.join(dir, image.fileName), image.bytes);
   const files = { html: path.join(dir, "digest.html"), text: path.join(dir, "digest.txt"), json: path.join(dir, "digest.json") };
   await writeFile(files.html, rendered.html);
   await writeFile(files.text, rendered.text);

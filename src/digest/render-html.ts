@@ -42,9 +42,14 @@ function archivedBadge(d: DeviationRef | null | undefined): Fragment {
   return "";
 }
 
-/** An image source: an http(s) URL, or an inline raster or SVG image (inert inside <img>). */
+/**
+ * An image source: an http(s) URL, an inline raster or SVG image (inert inside <img>), an inline part of the
+ * mail (`cid:`), or a file the file channel writes beside the HTML (digest images.ts).
+ */
 function safeImageSrc(src: string | null | undefined): string | null {
   if (src && /^data:image\/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/=]+$/.test(src)) return src;
+  if (src && /^cid:[A-Za-z0-9._@-]+$/.test(src)) return src;
+  if (src && /^[A-Za-z0-9._-]+\/[0-9a-f]{64}\.webp$/.test(src)) return src;
   return safeUrl(src);
 }
 

@@ -17,6 +17,10 @@ import { DIGEST_CHANNELS, type DigestChannel } from "./config.ts";
 import { CronClock } from "./cron-time.ts";
 import { DigestRepository, type DigestTrigger } from "../db/digest.repository.ts";
 import { createDeliverers, messageDomainOf, messageIdFor } from "./deliver/index.ts";
+import { imagesDirOf } from "./deliver/file.ts";
+import { digestImages } from "./images.ts";
+import { Archive } from "../storage/archive.ts";
+import { Thumbnails } from "../storage/thumbnails.ts";
 import { renderDigest } from "./render.ts";
 import type { Deliverer, DigestData, DigestWindow, OutgoingMessage } from "./types.ts";
 import type { PgPool } from "../db/connect.ts";
@@ -113,7 +117,14 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
       downloadsPaused: opts.downloadsPaused ?? redisDownloadsPausedProbe(services.redis, config.redisPrefix),
       digestKey: key,
     });
-    const rendered = renderDigest(data, { timezone: config.digest.timezone, idempotencyKey: key });
+    const fileBase = `dvault-digest-${compactTime(window.start)}-${compactTime(window.end)}`;
+    const shown = await digestImages(data, {
+      channel,
+      thumbs: new Thumbnails(new Archive({ root: config.archiveDir, minFreeBytes: 0 }).blobs),
+      dashboardUrl: config.publicUrl,
+      filesDir: imagesDirOf(fileBase),
+    });
+    const rendered = renderDigest(shown.data, { timezone: config.digest.timezone, idempotencyKey: key });
     const messageId = messageIdFor(key, messageDomainOf(config.digest));
     const row = await repo.openDigest({
       channel,
@@ -153,9 +164,10 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
       subject: rendered.subject,
       html: rendered.html,
       text: rendered.text,
-      payload: { window: { start: window.start.toISOString(), end: window.end.toISOString() }, counts: data.counts, digest: data },
-      fileBase: `dvault-digest-${compactTime(window.start)}-${compactTime(window.end)}`,
+      payload: { window: { start: window.start.toISOString(), end: window.end.toISOString() }, counts: data.counts, digest: shown.data },
+      fileBase,
       date: now,
+      images: shown.images,
     };
     const deliverer = opts.deliverer ?? (createDeliverers(config.digest, [channel])[0] as Deliverer);
     let receipt: Record<string, unknown>;

@@ -15,7 +15,13 @@ export type DeviationRef = {
   title: string | null;
   /** The deviation's page on the service (never a signed CDN URL). */
   url: string | null;
-  /** The service's thumbnail URL as last received (signed CDN URLs stop working after a while). */
+  /** sha256 of the stored file the thumbnail is made from; null when the archive holds none. */
+  sha256: string | null;
+  /**
+   * The thumbnail as the channel shows it (digest-images.ts): `cid:` for SMTP, a file beside the HTML for the
+   * file channel, the dashboard's /thumb/s/ URL for the webhook. Never the service's signed CDN URL, which
+   * stops working within hours; null shows a quiet placeholder.
+   */
   thumbUrl: string | null;
   /** A stored file: "original" (downloads row done) or "reduced" (a degraded rendition); null when not archived. */
   archived: "original" | "reduced" | null;
@@ -134,6 +140,9 @@ export type DigestData = {
   counts: DigestCounts;
 };
 
+/** A thumbnail a message carries: an inline part (`cid`) for SMTP, a file beside the HTML for the file channel. */
+export type DigestImage = { cid: string; fileName: string; contentType: string; bytes: Buffer };
+
 /** What a channel sends: one message in every format, with its stable identity. */
 export type OutgoingMessage = {
   kind: "digest" | "alert";
@@ -149,6 +158,8 @@ export type OutgoingMessage = {
   /** File name without extension for the file channel. */
   fileBase: string;
   date: Date;
+  /** The thumbnails the HTML refers to (`cid:` or relative file names); none for the webhook. */
+  images?: DigestImage[];
 };
 
 /** What a channel reports after a delivery it considers done. */

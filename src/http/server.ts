@@ -32,6 +32,7 @@ import { archiveRoutes } from "./routes/archive.ts";
 import { boardRoutes } from "./routes/board.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { jobsRoutes } from "./routes/jobs.ts";
+import { thumbsRoutes } from "./routes/thumbs.ts";
 
 export { isLoopbackHost };
 
@@ -92,6 +93,7 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
   archiveRoutes(app, ctx);
   actionsRoutes(app, ctx);
   jobsRoutes(app, ctx);
+  thumbsRoutes(app, ctx);
 
   app.use((_req, res) => {
     sendPage(res, 404, messagePage(404, "Not found", "There is no such page."));

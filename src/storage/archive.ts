@@ -9,6 +9,7 @@ import { createReadStream } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { DiskFullError } from "./free-space.ts";
 import { errCode, originalRelPath } from "./layout.ts";
+import { type BlobStore, LocalBlobStore } from "./blob-store.ts";
 import { LocalDisk } from "./local-disk.ts";
 import { writeReadableTree, type ReadableLink } from "./readable-tree.ts";
 import { safeExtension } from "./sanitize.ts";
@@ -88,11 +89,14 @@ export class Archive {
   private readonly disk: LocalDisk;
   private readonly minFreeBytes: number;
   private readonly activeKeys = new Set<string>();
+  /** The archive's objects (originals, thumbnails) through the one storage interface (blob-store.ts). */
+  readonly blobs: BlobStore;
 
   constructor(options: ArchiveOptions) {
     if (!options.root) throw new Error("Archive needs a root directory (DVAULT_ARCHIVE_DIR)");
     this.disk = new LocalDisk({ root: options.root, fileMode: options.fileMode ?? 0o600, dirMode: options.dirMode ?? 0o700 });
     this.minFreeBytes = options.minFreeBytes ?? DEFAULT_MIN_FREE;
+    this.blobs = new LocalBlobStore(this.disk);
   }
 
   get root(): string {

@@ -11,9 +11,13 @@ export type ReceivedMail = {
   messageId: string;
   text: string;
   html: string;
+  /** The other parts (inline images): their Content-ID (without angle brackets), type and bytes. */
+  parts: MailPart[];
   from: string;
   to: string[];
 };
+
+export type MailPart = { contentId: string | undefined; contentType: string; bytes: Buffer };
 
 export type TestSmtp = {
   port: number;
@@ -111,7 +115,9 @@ function decodePart(headers: Map<string, string>, body: string): string {
   return body;
 }
 
-function collectParts(headers: Map<string, string>, body: string, out: { text: string; html: string }): void {
+type Collected = { text: string; html: string; parts: MailPart[] };
+
+function collectParts(headers: Map<string, string>, body: string, out: Collected): void {
   const type = headers.get("content-type") ?? "text/plain";
   const boundary = /boundary="?([^";]+)"?/i.exec(type)?.[1];
   if (/^multipart\//i.test(type) && boundary) {
@@ -125,11 +131,17 @@ function collectParts(headers: Map<string, string>, body: string, out: { text: s
   }
   if (/^text\/html/i.test(type)) out.html = decodePart(headers, body);
   else if (/^text\/plain/i.test(type)) out.text = decodePart(headers, body);
+  else {
+    const enc = (headers.get("content-transfer-encoding") ?? "7bit").toLowerCase();
+    const bytes = enc === "base64" ? Buffer.from(body.replace(/\s+/g, ""), "base64") : Buffer.from(body, "latin1");
+    const cid = /<([^>]+)>/.exec(headers.get("content-id") ?? "")?.[1];
+    out.parts.push({ contentId: cid, contentType: type.split(";")[0]?.trim().toLowerCase() ?? "", bytes });
+  }
 }
 
 export function parseMail(raw: string): Omit<ReceivedMail, "to"> {
   const { headers, body } = splitHead(raw);
-  const parts = { text: "", html: "" };
+  const parts: Collected = { text: "", html: "", parts: [] };
   collectParts(headers, body, parts);
   return {
     raw,
@@ -139,5 +151,6 @@ export function parseMail(raw: string): Omit<ReceivedMail, "to"> {
     from: decodeWords(headers.get("from") ?? ""),
     text: parts.text.replace(/\r\n/g, "\n"),
     html: parts.html.replace(/\r\n/g, "\n"),
+    parts: parts.parts,
   };
 }

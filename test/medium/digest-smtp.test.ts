@@ -2,15 +2,20 @@
 // real sources, then the cron tick's job collects, renders and delivers through a real SMTP server. The
 // received message is read back: subject counts, both parts, grouped faves, comments with their text,
 // watchers, mentions, unread notes, new deviations with thumbnails, changes, health, and a `<script>`
-// title shown as text.
-import { mkdtemp, rm } from "node:fs/promises";
+// title shown as text. Its pictures are the archive's own thumbnails as inline parts, and the file channel's
+// copy still shows them after the service's signed CDN URLs have expired.
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { DigestRepository } from "../../src/db/digest.repository.ts";
 import { DigestScheduler } from "../../src/digest/schedule.ts";
+import { fileDeliverer } from "../../src/digest/deliver/file.ts";
+import { runDigest } from "../../src/digest/run-digest.ts";
+import { Archive } from "../../src/storage/archive.ts";
 import { SyncStateRepository } from "../../src/db/sync-state.repository.ts";
 import { createLogger } from "../../src/log.ts";
 import { checkCatalogue } from "../../src/queue/job-definition.ts";
@@ -21,6 +26,7 @@ import { SOURCES } from "../../src/sync/sources/index.ts";
 import { testConfig } from "../helpers/config.ts";
 import { workerConnections } from "../helpers/digest-fixture.ts";
 import { startTestSmtp, type ReceivedMail, type TestSmtp } from "../helpers/digest-mail.ts";
+import { makeImage } from "../helpers/image-fixtures.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 
 const HOUR = 3_600_000;
@@ -160,9 +166,19 @@ describe("digest over SMTP", () => {
       { lastResult: "failed", lastError: "HTTP 503 from /stash/delta after 5 attempts", lastRunAt: h.sim.clock.now() },
     );
     await h.pool.query("INSERT INTO downloads (deviationid, kind, status) VALUES ($1, 'original', 'deferred_quota')", [picked.commented.deviationid]);
+    // Two deviations whose files are in the archive: the digest shows the archive's thumbnails of them.
+    const archive = new Archive({ root: archiveDir, minFreeBytes: 0 });
+    const harbourFile = await archive.storeBytes({ bytes: await makeImage("jpg", 1600, 1000, 7), ext: "jpg" });
+    const favedFile = await archive.storeBytes({ bytes: await makeImage("png", 800, 1200, 8), ext: "png" });
     await h.pool.query(
-      "INSERT INTO downloads (deviationid, kind, status, path, sha256, done_at) SELECT deviationid, 'original', 'done', 'x/harbour.jpg', 'abc', now() FROM deviations WHERE title = 'Harbour at dawn'",
+      "INSERT INTO downloads (deviationid, kind, status, path, sha256, done_at) SELECT deviationid, 'original', 'done', $1, $2, now() FROM deviations WHERE title = 'Harbour at dawn'",
+      [harbourFile.relPath, harbourFile.sha256],
     );
+    await h.pool.query("INSERT INTO downloads (deviationid, kind, status, path, sha256, done_at) VALUES ($1, 'original', 'done', $2, $3, now())", [
+      picked.faved.deviationid,
+      favedFile.relPath,
+      favedFile.sha256,
+    ]);
 
     const config = testConfig({
       DATABASE_URL: h.db.url,
@@ -263,8 +279,52 @@ describe("digest over SMTP", () => {
     expect(mail.text).toContain(`“Harbour at dawn” by ${picked.artist} [archived]`);
     const harbour = /<a href="([^"]+)"[^>]*><img src="([^"]+)"[^>]*alt="Harbour at dawn"/.exec(mail.html);
     expect(harbour?.[1]).toMatch(/^https:\/\/www\.deviantart\.com\/.+\/art\/Harbour-At-Dawn-\d+$/i);
-    expect(harbour?.[2]).toMatch(/\/_cdn\/thumb\/[0-9a-f-]{36}\//);
+    expect(harbour?.[2]).toMatch(/^cid:thumb-[0-9a-f]{32}@dvault$/);
     expect(mail.html).toContain("✓ archived");
+  });
+
+  it("carries every picture as an inline part: each <img> is a cid: of the message, none a CDN URL", async () => {
+    const sources = [...mail.html.matchAll(/<img src="([^"]+)"/g)].map((m) => m[1] ?? "");
+    expect(sources.length).toBeGreaterThanOrEqual(2);
+    expect(mail.html).not.toMatch(/_cdn|token=/);
+    for (const src of sources) {
+      expect(src).toMatch(/^cid:/);
+      const part = mail.parts.find((p) => p.contentId === src.slice(4));
+      expect(part, src).toBeDefined();
+      expect(part?.contentType).toBe("image/jpeg");
+      const meta = await sharp(part?.bytes).metadata();
+      expect(meta.format).toBe("jpeg");
+      expect(Math.max(meta.width ?? 0, meta.height ?? 0)).toBe(320);
+    }
+  });
+
+  it("the file channel's copy, opened after the CDN's signed URLs expired, still shows every picture", async () => {
+    // The service's thumbnail URL for Harbour at dawn, as the sync stored it, stops working once its token expires.
+    const row = await h.pool.query<{ src: string }>("SELECT raw->'thumbs'->0->>'src' AS src FROM deviations WHERE title = 'Harbour at dawn'");
+    const cdnUrl = row.rows[0]?.src ?? "";
+    expect(cdnUrl).toMatch(/\/_cdn\//);
+    h.sim.clock.advance(2 * 24 * HOUR);
+    expect((await fetch(cdnUrl)).status).toBe(403);
+
+    const dir = path.join(archiveDir, "..", `${path.basename(archiveDir)}-files`);
+    try {
+      const r = await runDigest(
+        { channel: "file", tick: TICK.toISOString(), trigger: "catch_up" },
+        { services, attempt: 1, maxAttempts: 1, deliverer: fileDeliverer(dir) },
+      );
+      expect(r.status).toBe("sent");
+      const htmlFile = (await readdir(dir)).find((f) => f.endsWith(".html")) ?? "";
+      const html = await readFile(path.join(dir, htmlFile), "utf8");
+      const sources = [...html.matchAll(/<img src="([^"]+)"/g)].map((m) => m[1] ?? "");
+      expect(sources.length).toBeGreaterThanOrEqual(2);
+      for (const src of sources) {
+        expect(src).toMatch(/^[\w.-]+_files\/[0-9a-f]{64}\.webp$/);
+        const meta = await sharp(await readFile(path.join(dir, src))).metadata();
+        expect(meta.format).toBe("webp");
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("shows a <script> title as text, never as markup", () => {
@@ -304,7 +364,7 @@ describe("digest over SMTP", () => {
     await expect.poll(() => older.getState(), { timeout: 20_000, interval: 50 }).toBe("completed");
     await scheduler.stop();
     expect(smtp.received).toHaveLength(1);
-    expect(await repo.listDigests(10)).toHaveLength(1);
+    expect((await repo.listDigests(10)).filter((d) => d.channel === "smtp")).toHaveLength(1);
   });
 });
 

@@ -1,13 +1,14 @@
 // The downloads through the real worker (BullMQ on Redis, the job catalogue, the outcome mapping): over
 // the allowance the job is delayed to the next quota window, never failed; when the window comes the
 // delayed jobs are promoted and upgrade their files in place; and a lost queue is rebuilt from the table
-// when the worker starts.
+// when the worker starts. Every stored file gets its thumbnails.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 import { nextQuotaWindow } from "../../src/downloads/quota.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
+import { Thumbnails } from "../../src/storage/thumbnails.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { startWorker, type RunningWorker } from "../../src/worker.ts";
 import { testConfig } from "../helpers/config.ts";
@@ -81,6 +82,16 @@ describe("downloads worker", () => {
       expect(job.delay).toBeGreaterThan(window - 120_000);
       expect(job.attemptsMade).toBe(0);
     }
+
+    // The worker makes the stored files' thumbnails (thumbnails.backfill, queued after each stored file).
+    const thumbs = new Thumbnails(h.deps.archive.blobs);
+    const thumbStates = async () => {
+      const states: string[] = [];
+      for await (const o of thumbs.originals()) states.push(await thumbs.state(o));
+      return states;
+    };
+    await expect.poll(async () => (await thumbStates()).length, POLL).toBeGreaterThanOrEqual(n);
+    await expect.poll(async () => (await thumbStates()).filter((s) => s === "missing").length, POLL).toBe(0);
 
     // Step 2: the delayed jobs are promoted when the window comes and upgrade their files in place.
     h.sim.clock.set(new Date(nextQuotaWindow(h.sim.clock.now()).getTime() + 60_000));

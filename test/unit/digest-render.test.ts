@@ -14,6 +14,7 @@ function dev(extra: Partial<DeviationRef> = {}): DeviationRef {
     deviationid: "D1",
     title: EVIL,
     url: "https://www.deviantart.com/a/art/x-1",
+    sha256: null,
     thumbUrl: "https://images.example/t.jpg?token=abc",
     archived: null,
     isMature: false,

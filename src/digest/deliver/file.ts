@@ -1,15 +1,27 @@
 // The file channel: one .html and one .txt per digest (or alert) in DVAULT_DIGEST_DIR, named after its
-// idempotency key, written to a temporary name and renamed, so a retry rewrites the same two files.
+// idempotency key, written to a temporary name and renamed, so a retry rewrites the same two files. The
+// thumbnails it shows are files in a folder beside them (<name>_files/), written first, so the HTML still
+// shows every picture when it is opened days later.
 import { randomBytes } from "node:crypto";
 import { mkdir, open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Deliverer, DeliveryReceipt, OutgoingMessage } from "../types.ts";
 
-async function writeAtomically(file: string, content: string): Promise<void> {
+/** The file name a message's files get (its .html, .txt and _files/ folder), whatever fileBase holds. */
+function safeBase(fileBase: string): string {
+  return fileBase.replace(/[^A-Za-z0-9._-]/g, "_");
+}
+
+/** The folder beside the HTML that holds its images, as the HTML refers to it. */
+export function imagesDirOf(fileBase: string): string {
+  return `${safeBase(fileBase)}_files`;
+}
+
+async function writeAtomically(file: string, content: string | Buffer): Promise<void> {
   const tmp = `${file}.${randomBytes(4).toString("hex")}.tmp`;
   const handle = await open(tmp, "w", 0o644);
   try {
-    await handle.writeFile(content, "utf8");
+    await handle.writeFile(content);
     await handle.sync();
   } finally {
     await handle.close();
@@ -27,12 +39,19 @@ export function fileDeliverer(dir: string): Deliverer {
     channel: "file",
     async deliver(message: OutgoingMessage): Promise<DeliveryReceipt> {
       await mkdir(dir, { recursive: true });
-      const base = path.join(dir, message.fileBase.replace(/[^A-Za-z0-9._-]/g, "_"));
+      const base = path.join(dir, safeBase(message.fileBase));
+      const images = message.images ?? [];
+      if (images.length > 0) await mkdir(path.join(dir, imagesDirOf(message.fileBase)), { recursive: true });
+      for (const image of images) {
+        // Only the names digest images.ts gives (<dir>_files/<sha256>.webp) are written: never outside `dir`.
+        if (!/^[A-Za-z0-9._-]+\/[0-9a-f]{64}\.webp$/.test(image.fileName) || !image.fileName.startsWith(`${imagesDirOf(message.fileBase)}/`)) continue;
+        await writeAtomically(path.join(dir, image.fileName), image.bytes);
+      }
       const html = `${base}.html`;
       const text = `${base}.txt`;
       await writeAtomically(html, message.html);
       await writeAtomically(text, message.text);
-      return { html, text };
+      return { html, text, ...(images.length > 0 ? { images: images.length } : {}) };
     },
   };
 }

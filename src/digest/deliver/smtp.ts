@@ -42,6 +42,10 @@ export function smtpDeliverer(config: SmtpConfig): Deliverer {
           subject: message.subject,
           text: message.text,
           html: message.html,
+          // The digest's thumbnails as inline parts its HTML shows by cid: (digest images.ts).
+          attachments: (message.images ?? [])
+            .filter((i) => i.cid)
+            .map((i) => ({ cid: i.cid, filename: i.fileName, content: i.bytes, contentType: i.contentType, contentDisposition: "inline" as const })),
           messageId: message.messageId,
           date: message.date,
           headers: {

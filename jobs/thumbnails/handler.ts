@@ -1,0 +1,21 @@
+// Makes the missing thumbnails of the archive's files, through the archive's one storage interface, for at
+// most THUMBNAILS_BUDGET_MS before handing the rest to its own continuation (unless told to run until done). A
+// file that cannot be read is counted, never thrown: thumbnails stop nothing else.
+import { downloadDepsFor } from "../../src/downloads/deps.ts";
+import type { JobResult } from "../../src/queue/job-definition.ts";
+import { backfillThumbnails, Thumbnails } from "../../src/storage/thumbnails.ts";
+import type { WorkerContext } from "../context.ts";
+import { THUMBNAILS_BUDGET_MS, type ThumbnailsPayload } from "./definition.ts";
+
+export async function thumbnailsHandler(payload: ThumbnailsPayload, ctx: WorkerContext): Promise<JobResult> {
+  const { archive } = downloadDepsFor(ctx.services);
+  const result = await backfillThumbnails(new Thumbnails(archive.blobs), {
+    signal: ctx.signal,
+    force: payload.rebuild,
+    ...(payload.untilDone ? {} : { budgetMs: THUMBNAILS_BUDGET_MS }),
+  });
+  if (result.failed > 0) ctx.log.warn({ failed: result.failed, failures: result.failures }, "some thumbnails could not be made; the next run tries again");
+  // A rebuild's continuation would start over: it runs until done in `dvault thumbnails --once --rebuild` only.
+  if (result.more && !payload.rebuild) await ctx.producer.enqueue("thumbnails.backfill", { rebuild: false, untilDone: false }, { delayMs: 1000 });
+  return { status: result.generated + result.placeholders > 0 ? "done" : "skipped", ...result };
+}

@@ -1,0 +1,62 @@
+// `dvault thumbnails --once [--rebuild]`: the thumbnails.backfill job (jobs/thumbnails) run to its end in this
+// process, through the worker's handler and WorkerHost on a private queue (src/queue/run-now.ts), then a
+// one-line summary. The worker runs the same job after downloads and every half hour; the dashboard makes a
+// missing thumbnail when it is first asked for.
+import type { Command } from "commander";
+import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
+import type { WorkerContext } from "../../jobs/context.ts";
+import { loadConfig } from "../config.ts";
+import { UserError } from "../errors.ts";
+import { createLogger } from "../log.ts";
+import { checkCatalogue } from "../queue/job-definition.ts";
+import { Producer } from "../queue/producer.ts";
+import { createRedis } from "../queue/redis.ts";
+import { runNow } from "../queue/run-now.ts";
+import { createServices } from "../services.ts";
+import type { BackfillResult } from "../storage/thumbnails.ts";
+import { SOURCES } from "../sync/sources/index.ts";
+
+export function formatBackfill(r: BackfillResult, seconds: number): string {
+  const lines = [
+    `thumbnails: ${r.generated} made, ${r.placeholders} placeholder tile(s), ${r.present} already there, ${r.failed} failed, of ${r.files} file(s) in ${seconds.toFixed(1)} s`,
+    ...r.failures.map((f) => `  failed: ${f}`),
+  ];
+  return lines.join("\n");
+}
+
+export function registerThumbnailsCommand(program: Command): void {
+  program
+    .command("thumbnails")
+    .description("make the missing thumbnails of the archive's files (the worker does this after downloads)")
+    .option("--once", "run here until every file has its thumbnails, then exit")
+    .option("--rebuild", "make every thumbnail again, even those that exist")
+    .action(async (opts: { once?: boolean; rebuild?: boolean }) => {
+      if (!opts.once) throw new UserError("dvault thumbnails needs --once (a running worker makes thumbnails on its own)");
+      const config = loadConfig();
+      const log = createLogger({ level: config.logLevel });
+      const services = await createServices({ config, log });
+      const producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
+      const started = Date.now();
+      try {
+        const [outcome] = await runNow<WorkerContext>(
+          {
+            entries: checkCatalogue<WorkerContext>(JOBS),
+            definitions: JOB_DEFINITIONS,
+            redis: services.redis,
+            connection: () => createRedis(config.redisUrl, "worker"),
+            prefix: config.redisPrefix,
+            log,
+            queues: ["maintenance"],
+            makeContext: (base) => ({ ...base, services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
+          },
+          [{ name: "thumbnails.backfill", payload: { rebuild: opts.rebuild === true, untilDone: true } }],
+        );
+        if (outcome?.state !== "completed")
+          throw new UserError(`the thumbnails did not finish: ${outcome && "reason" in outcome ? outcome.reason : "no outcome"}`);
+        console.log(formatBackfill(outcome.value as BackfillResult, (Date.now() - started) / 1000));
+      } finally {
+        await producer.close();
+        await services.close();
+      }
+    });
+}

@@ -1,0 +1,35 @@
+// Thumbnails by content address: GET /thumb/s/<sha256>.webp (a grid tile, 320 px on the long side) and
+// GET /thumb/m/<sha256>.webp (1280 px). Stored ones are served as they are, missing ones made on demand from
+// the original and stored (src/storage/thumbnails.ts). A sha256 names its bytes for ever, so a WebP is cached
+// as immutable; a file that cannot be decoded gets its placeholder SVG, cached for a shorter while (a later
+// dvault may decode it), and a sha256 the archive does not hold a 404 with a quiet tile, so an <img> still
+// shows something.
+import type express from "express";
+import { Archive } from "../../storage/archive.ts";
+import { placeholderSvg } from "../../storage/thumbnail-render.ts";
+import { isSha256, THUMB_VARIANTS, type ThumbVariantName, Thumbnails } from "../../storage/thumbnails.ts";
+import { type DashboardContext, FILE_CSP } from "../context.ts";
+
+const IMMUTABLE = "public, max-age=31536000, immutable";
+const PLACEHOLDER_CACHE = "public, max-age=3600";
+const NOT_ARCHIVED_SVG = placeholderSvg({ ext: "", kind: "other" }).replace("FILE · file", "not archived");
+
+export function thumbsRoutes(app: express.Express, ctx: DashboardContext): void {
+  const thumbs = new Thumbnails(new Archive({ root: ctx.config.archiveDir, minFreeBytes: 0 }).blobs);
+
+  app.get("/thumb/:variant/:file", async (req, res) => {
+    const variant = String(req.params.variant) as ThumbVariantName;
+    const m = /^([0-9a-f]{64})\.webp$/.exec(String(req.params.file));
+    if (!(THUMB_VARIANTS as readonly string[]).includes(variant) || !m?.[1] || !isSha256(m[1])) {
+      return res.status(404).type("text").send("no such thumbnail\n");
+    }
+    res.set({ "Content-Security-Policy": FILE_CSP, "X-Content-Type-Options": "nosniff" });
+    const thumb = await thumbs.get(m[1], variant).catch((err: unknown) => {
+      ctx.log.warn({ err, sha256: m[1] }, "thumbnail could not be made");
+      return undefined;
+    });
+    if (!thumb) return res.status(404).set("Cache-Control", "no-store").type("image/svg+xml").send(NOT_ARCHIVED_SVG);
+    if (thumb.type === "svg") return res.status(200).set("Cache-Control", PLACEHOLDER_CACHE).type("image/svg+xml").send(thumb.bytes);
+    return res.status(200).set("Cache-Control", IMMUTABLE).type("image/webp").send(thumb.bytes);
+  });
+}

@@ -1,0 +1,55 @@
+// `dvault verify`'s look at the thumbnails: every original has both WebP sizes that decode (or its
+// placeholder tile); with `fix`, the missing and unreadable ones are made again.
+import type { OriginalRef, Thumbnails } from "./thumbnails.ts";
+
+export type ThumbnailCheck = {
+  originals: number;
+  ok: number;
+  placeholders: number;
+  missing: string[];
+  unreadable: string[];
+  /** Made again (with fix). */
+  rebuilt: number;
+  /** Could not be made again (with fix): key and reason. */
+  failed: string[];
+};
+
+export async function checkThumbnails(thumbs: Thumbnails, opts: { fix: boolean }): Promise<ThumbnailCheck> {
+  const r: ThumbnailCheck = { originals: 0, ok: 0, placeholders: 0, missing: [], unreadable: [], rebuilt: 0, failed: [] };
+  const rebuild = async (o: OriginalRef, force: boolean) => {
+    try {
+      await thumbs.ensure(o, { force });
+      r.rebuilt += 1;
+    } catch (err) {
+      r.failed.push(`${o.key}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  for await (const o of thumbs.originals()) {
+    r.originals += 1;
+    const state = await thumbs.state(o);
+    if (state === "placeholder") {
+      r.placeholders += 1;
+    } else if (state === "missing") {
+      r.missing.push(o.key);
+      if (opts.fix) await rebuild(o, false);
+    } else if (await thumbs.readable(o)) {
+      r.ok += 1;
+    } else {
+      r.unreadable.push(o.key);
+      if (opts.fix) await rebuild(o, true);
+    }
+  }
+  return r;
+}
+
+export function formatThumbnailCheck(r: ThumbnailCheck, fix: boolean): string {
+  const broken = r.missing.length + r.unreadable.length;
+  const lines = [
+    `thumbnails ${r.ok} ok, ${r.placeholders} placeholder(s), ${r.missing.length} missing, ${r.unreadable.length} unreadable of ${r.originals} file(s)`,
+    ...r.missing.slice(0, 20).map((k) => `  missing    thumbnails of ${k}`),
+    ...r.unreadable.slice(0, 20).map((k) => `  unreadable thumbnails of ${k}`),
+  ];
+  if (fix && broken > 0) lines.push(`  rebuilt ${r.rebuilt}${r.failed.length ? `, ${r.failed.length} failed: ${r.failed.slice(0, 5).join("; ")}` : ""}`);
+  else if (broken > 0) lines.push(`  run dvault verify --fix (or dvault thumbnails --once) to make the ${broken} missing or unreadable thumbnail set(s)`);
+  return lines.join("\n");
+}
