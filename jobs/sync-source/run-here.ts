@@ -5,6 +5,7 @@
 import { checkCatalogue } from "../../src/queue/job-definition.ts";
 import type { Logger } from "../../src/log.ts";
 import { Producer } from "../../src/queue/producer.ts";
+import type { ProgressSink } from "../../src/queue/progress.ts";
 import { createRedis } from "../../src/queue/redis.ts";
 import { runNow } from "../../src/queue/run-now.ts";
 import type { Services } from "../../src/services.ts";
@@ -39,6 +40,7 @@ export async function runSyncHere(args: {
   runs: readonly SyncHereRun[];
   full: boolean;
   signal?: AbortSignal;
+  progress?: ProgressSink;
 }): Promise<SyncHereOutcome[]> {
   const { services, log, runs, full } = args;
   const sources = new Map(SOURCES.map((s) => [s.name, s]));
@@ -53,7 +55,7 @@ export async function runSyncHere(args: {
         prefix: services.config.redisPrefix,
         log,
         queues: ["sync"],
-        makeContext: (base) => ({ ...base, services, sources, producer, everyMs: {} }),
+        makeContext: (base) => ({ ...base, services, sources, producer, everyMs: {}, ...(args.progress ? { progress: args.progress } : {}) }),
         ...(args.signal ? { signal: args.signal } : {}),
       },
       runs.map((run) => ({
