@@ -7,7 +7,7 @@ import { connectPg } from "../db/connect.ts";
 import { DEMO_QUERIES } from "../db/demo-queries.ts";
 import { pgFields } from "../db/pg-fields.ts";
 import { runDemo, type DemoReport } from "../demo/run-demo.ts";
-import { createLogger } from "../log.ts";
+import { cliLogger } from "./output/mode.ts";
 import { maskUrl } from "../redact.ts";
 
 export { DEMO_QUERIES };
@@ -61,7 +61,7 @@ export function registerDemoCommand(program: Command): void {
     .option("--deviations <n>", "size of the simulated account", (v) => Number.parseInt(v, 10), 400)
     .action(async (opts: { dir: string; deviations: number }) => {
       const config = loadConfig();
-      const log = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel });
+      const log = cliLogger(config, { warnByDefault: true });
       const report = await runDemo({ config, log, dir: opts.dir, deviations: opts.deviations });
       printReport(report, await searchTerm(report.databaseUrl));
     });

@@ -11,7 +11,8 @@ import { DigestRepository } from "../db/digest.repository.ts";
 import { previewDigest } from "../digest/preview.ts";
 import type { DigestJobPayload } from "../digest/run-digest.ts";
 import { UserError } from "../errors.ts";
-import { createLogger, type Logger } from "../log.ts";
+import type { Logger } from "../log.ts";
+import { cliLogger } from "./output/mode.ts";
 import { checkCatalogue } from "../queue/job-definition.ts";
 import { Producer } from "../queue/producer.ts";
 import { createRedis } from "../queue/redis.ts";
@@ -48,7 +49,7 @@ export function registerDigestCommand(program: Command): void {
       const modes = [opts.preview, opts.send, opts.history, opts.alerts].filter(Boolean).length;
       if (modes !== 1) throw new UserError("choose one of --preview, --send, --history or --alerts (see dvault digest --help)");
       const config = loadConfig();
-      const log = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel });
+      const log = cliLogger(config, { warnByDefault: true });
       const services = await createServices({ config, log });
       try {
         if (opts.preview) return await preview(services, opts);

@@ -12,6 +12,8 @@ import { registerJobsCommand } from "./jobs.ts";
 import { registerBackupCommands } from "./backup.ts";
 import { registerDemoCommand } from "./demo.ts";
 import { registerMigrateCommand } from "./migrate.ts";
+import { setGlobalOutput } from "./output/mode.ts";
+import { exitQuietlyOnClosedPipe } from "./output/print.ts";
 import { registerSearchCommand } from "./search.ts";
 import { registerSimulatorCommand } from "./simulator.ts";
 import { registerStatusCommand } from "./status.ts";
@@ -25,6 +27,9 @@ export function buildProgram(): Command {
     .description("Self-hosted sync and archival worker for DeviantArt's OAuth2 API")
     .version(VERSION, "-V, --version", "print the version")
     .showHelpAfterError("(run with --help for usage)")
+    .option("-q, --quiet", "print results only: no progress lines, logs at error")
+    .option("-v, --verbose", "logs at info, beside the progress lines")
+    .hook("preAction", (cmd) => setGlobalOutput(cmd.opts()))
     .exitOverride();
   registerMigrateCommand(program);
   registerWorkerCommand(program);
@@ -60,6 +65,7 @@ export function reportFailure(err: unknown, debug: boolean): number {
 }
 
 async function main(): Promise<void> {
+  exitQuietlyOnClosedPipe();
   try {
     await buildProgram().parseAsync(process.argv);
   } catch (err) {

@@ -2,7 +2,7 @@
 // workers in one screen; --json prints the documented, stable form (docs/status.md, src/status/schema.ts).
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { createLogger } from "../log.ts";
+import { cliLogger } from "./output/mode.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
 import { createServices } from "../services.ts";
 import { collectStatus } from "../status/collect.ts";
@@ -138,7 +138,7 @@ export function registerStatusCommand(program: Command): void {
     .option("--json", "print the documented JSON form (docs/status.md)")
     .action(async (opts: { json?: boolean }) => {
       const config = loadConfig();
-      const log = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel });
+      const log = cliLogger(config, { warnByDefault: true });
       const services = await createServices({ config, log });
       const queues = new QueueAdmin(services.redis, config.redisPrefix);
       try {

@@ -3,12 +3,12 @@ import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import { UserError } from "../errors.ts";
-import { createLogger } from "../log.ts";
+import { cliLogger } from "./output/mode.ts";
 import { createServices, type Services } from "../services.ts";
 
 async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const services = await createServices({ config, log: createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel }) });
+  const services = await createServices({ config, log: cliLogger(config, { warnByDefault: true }) });
   try {
     return await fn(services);
   } finally {

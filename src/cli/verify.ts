@@ -5,7 +5,7 @@ import { loadConfig } from "../config.ts";
 import { downloadDepsFor } from "../downloads/deps.ts";
 import { verifyArchive, type VerifyReport } from "../downloads/verify.ts";
 import { UserError } from "../errors.ts";
-import { createLogger } from "../log.ts";
+import { cliLogger } from "./output/mode.ts";
 import { createServices } from "../services.ts";
 import { formatBytes } from "../text/bytes.ts";
 
@@ -37,7 +37,7 @@ export function registerVerifyCommand(program: Command): void {
     .option("--fix", "want missing and corrupt files again (corrupt bytes are moved to .corrupt/ first)")
     .action(async (opts: { fix?: boolean }) => {
       const config = loadConfig();
-      const log = createLogger({ level: config.logLevel });
+      const log = cliLogger(config);
       const services = await createServices({ config, log });
       try {
         const report = await verifyArchive({ deps: downloadDepsFor(services), fix: opts.fix === true, log });

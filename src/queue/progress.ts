@@ -3,9 +3,7 @@
 // A sink that throws breaks nothing the runner does: callers wrap it with `safeSink`.
 
 /** One running unit: a source of an account, or one file's transfer. */
-export type ProgressTask =
-  | { kind: "source"; id: string; label: string }
-  | { kind: "transfer"; id: string; label: string };
+export type ProgressTask = { kind: "source"; id: string; label: string } | { kind: "transfer"; id: string; label: string };
 
 export type ProgressEvent =
   /** A unit started. */
