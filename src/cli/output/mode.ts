@@ -1,24 +1,13 @@
-// How the CLI talks to the person: the global `--quiet` and `-v` (set once by main.ts before a command runs),
+// How the CLI talks to the person: the global `--quiet` and `-v` (output/global.ts, set by program.ts before a command runs),
 // whether stderr is a terminal (live progress) and whether stdout takes colour.
 import pc from "picocolors";
 import type { Config, LogLevel } from "../../config.ts";
 import { createLogger, type Logger } from "../../log.ts";
-
-export type GlobalOutput = { quiet: boolean; verbose: boolean };
-
-let global: GlobalOutput = { quiet: false, verbose: false };
-
-export function setGlobalOutput(options: Partial<GlobalOutput>): void {
-  global = { quiet: options.quiet === true, verbose: options.verbose === true };
-}
-
-export function globalOutput(): GlobalOutput {
-  return global;
-}
+import { globalOutput } from "./global.ts";
 
 /** Live progress lines: stderr is a terminal, and neither `--quiet` nor `--json` asked for silence. */
 export function showsLiveProgress(json = false): boolean {
-  return process.stderr.isTTY === true && !global.quiet && !json;
+  return process.stderr.isTTY === true && !globalOutput().quiet && !json;
 }
 
 /** Colour on stdout: a terminal, and NO_COLOR not set (picocolors' own test, less its "CI means colour"). */
@@ -38,8 +27,8 @@ const ORDER: readonly LogLevel[] = ["trace", "debug", "info", "warn", "error", "
 export function cliLogLevel(configured: LogLevel, tty = process.stderr.isTTY === true, warnByDefault = false): LogLevel {
   const rank = (l: LogLevel) => ORDER.indexOf(l);
   if (rank(configured) < rank("info")) return configured;
-  const wanted: LogLevel = global.quiet ? "error" : global.verbose ? "info" : tty || warnByDefault ? "warn" : configured;
-  return global.verbose ? wanted : rank(configured) > rank(wanted) ? configured : wanted;
+  const wanted: LogLevel = globalOutput().quiet ? "error" : globalOutput().verbose ? "info" : tty || warnByDefault ? "warn" : configured;
+  return globalOutput().verbose ? wanted : rank(configured) > rank(wanted) ? configured : wanted;
 }
 
 /**

@@ -1,0 +1,180 @@
+// The `dvault` command's table of commands, and the program built from it. Only the command the argv names
+// is imported (its module brings the database, the queue and the API client with it); the others appear in
+// the root help through their entry here, so `dvault --help` and `--version` load none of them.
+import { Command, CommanderError, Help } from "commander";
+import { UserError } from "../errors.ts";
+import { scrubString } from "../redact.ts";
+import { VERSION } from "../version.ts";
+import { GLOBAL_FLAGS, setGlobalOutput } from "./output/global.ts";
+
+type Register = (program: Command) => void;
+
+/**
+ * One command of `dvault`: `term` and `summary` are what the root help shows (the module's own
+ * registration says the same: test/unit/cli-startup.test.ts compares the two helps), `load` imports the
+ * module that registers it.
+ */
+export type CommandEntry = { name: string; term: string; summary: string; load: () => Promise<Register> };
+
+export const COMMANDS: readonly CommandEntry[] = [
+  {
+    name: "migrate",
+    term: "migrate",
+    summary: "create the database if it does not exist and apply pending migrations",
+    load: async () => (await import("./migrate.ts")).registerMigrateCommand,
+  },
+  {
+    name: "worker",
+    term: "worker [options]",
+    summary: "run the background worker (schedulers, job processors, token refresher) until stopped",
+    load: async () => (await import("./worker.ts")).registerWorkerCommand,
+  },
+  {
+    name: "simulator",
+    term: "simulator [options]",
+    summary: "run a local simulator of DeviantArt's OAuth2 API (for the demo, tests and experiments)",
+    load: async () => (await import("./simulator.ts")).registerSimulatorCommand,
+  },
+  {
+    name: "sync",
+    term: "sync [options]",
+    summary: "sync every source now: in this process with --once, otherwise by asking the running worker",
+    load: async () => (await import("./sync.ts")).registerSyncCommand,
+  },
+  {
+    name: "track",
+    term: "track",
+    summary: "mirror other users' public gallery, collections and journals",
+    load: async () => (await import("./track.ts")).registerTrackCommand,
+  },
+  {
+    name: "auth",
+    term: "auth",
+    summary: "authorize dvault with the service and manage the stored grants",
+    load: async () => (await import("./auth.ts")).registerAuthCommand,
+  },
+  {
+    name: "digest",
+    term: "digest [options]",
+    summary: "digests of what happened: --preview renders one without sending, --send sends one now",
+    load: async () => (await import("./digest.ts")).registerDigestCommand,
+  },
+  {
+    name: "status",
+    term: "status [options]",
+    summary: "show accounts, sync sources, queues, downloads, disk and workers at a glance",
+    load: async () => (await import("./status.ts")).registerStatusCommand,
+  },
+  {
+    name: "jobs",
+    term: "jobs",
+    summary: "inspect failed jobs, retry them, pause or resume a queue",
+    load: async () => (await import("./jobs.ts")).registerJobsCommand,
+  },
+  {
+    name: "search",
+    term: "search [options] <text...>",
+    summary: "search the archive: titles, descriptions, tags, journal and literature text, comments, notes and messages",
+    load: async () => (await import("./search.ts")).registerSearchCommand,
+  },
+  {
+    name: "download",
+    term: "download [options]",
+    summary: "download the due originals: in this process with --once, otherwise by handing them to the running worker",
+    load: async () => (await import("./download.ts")).registerDownloadCommand,
+  },
+  {
+    name: "verify",
+    term: "verify [options]",
+    summary: "re-hash the archive: report missing, corrupt and orphaned files",
+    load: async () => (await import("./verify.ts")).registerVerifyCommand,
+  },
+  {
+    name: "import",
+    term: "import",
+    summary: "adopt files you already have into the archive",
+    load: async () => (await import("./import.ts")).registerImportCommand,
+  },
+  {
+    name: "account",
+    term: "account",
+    summary: "per-account settings",
+    load: async () => (await import("./account.ts")).registerAccountCommand,
+  },
+  {
+    name: "demo",
+    term: "demo [options]",
+    summary: "archive a simulated account end to end (login, sync, downloads, digest) into its own database and ./.demo",
+    load: async () => (await import("./demo.ts")).registerDemoCommand,
+  },
+  {
+    name: "backup",
+    term: "backup [options]",
+    summary: "write the database (pg_dump), the archive directory and the secret key to a new directory",
+    load: async () => (await import("./backup.ts")).registerBackupCommands,
+  },
+  {
+    name: "restore",
+    term: "restore [options]",
+    summary: "restore a backup into an empty database and an empty archive directory",
+    load: async () => (await import("./backup.ts")).registerBackupCommands,
+  },
+];
+
+/** The command `args` (process.argv without node and the script) runs: its first word after the global flags, or the one after `help`. */
+export function commandNamed(args: readonly string[]): CommandEntry | undefined {
+  const rest = args.slice(Math.max(0, args.findIndex((a) => !GLOBAL_FLAGS.includes(a))));
+  const word = rest[0] === "help" ? rest[1] : rest[0];
+  return COMMANDS.find((c) => c.name === word);
+}
+
+function rootProgram(): Command {
+  return new Command("dvault")
+    .description("Self-hosted sync and archival worker for DeviantArt's OAuth2 API")
+    .version(VERSION, "-V, --version", "print the version")
+    .showHelpAfterError("(run with --help for usage)")
+    .option("-q, --quiet", "print results only: no progress lines, logs at error")
+    .option("-v, --verbose", "logs at info, beside the progress lines")
+    .hook("preAction", (cmd) => setGlobalOutput(cmd.opts()))
+    .exitOverride();
+}
+
+/**
+ * The program for `args`: the named command registered by its own module (its help, options and action
+ * complete), or, when no command is named (`--help`, `--version`, a typo), every command as its entry.
+ */
+export async function buildProgram(args: readonly string[]): Promise<Command> {
+  const program = rootProgram();
+  const wanted = commandNamed(args);
+  if (wanted) {
+    (await wanted.load())(program);
+    return program;
+  }
+  const terms = new Map(COMMANDS.map((c) => [c.name, c.term]));
+  const standard = new Help();
+  program.configureHelp({ subcommandTerm: (cmd) => terms.get(cmd.name()) ?? standard.subcommandTerm(cmd) });
+  for (const entry of COMMANDS) program.command(entry.name).description(entry.summary);
+  return program;
+}
+
+/** Every command registered by its module, as before the table existed (for the tests that compare the two). */
+export async function buildFullProgram(): Promise<Command> {
+  const program = rootProgram();
+  const registers = new Set(await Promise.all(COMMANDS.map((c) => c.load())));
+  for (const register of registers) register(program);
+  return program;
+}
+
+/** Prints one line for expected failures; a stack only when LOG_LEVEL asks for it. */
+export function reportFailure(err: unknown, debug: boolean): number {
+  if (err instanceof CommanderError) return err.exitCode;
+  if (err instanceof UserError) {
+    process.stderr.write(`dvault: ${scrubString(err.message)}\n`);
+    return err.exitCode;
+  }
+  const e = err instanceof Error ? err : new Error(String(err));
+  process.stderr.write(`dvault: unexpected error: ${scrubString(e.message)}\n`);
+  if (debug && e.stack) process.stderr.write(`${scrubString(e.stack)}\n`);
+  else process.stderr.write("dvault: run again with LOG_LEVEL=debug for details\n");
+  return 1;
+}
