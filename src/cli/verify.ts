@@ -6,6 +6,7 @@ import { downloadDepsFor } from "../downloads/deps.ts";
 import { verifyArchive, type VerifyReport } from "../downloads/verify.ts";
 import { UserError } from "../errors.ts";
 import { cliLogger } from "./output/mode.ts";
+import { printJson } from "./output/print.ts";
 import { createServices } from "../services.ts";
 import { formatBytes } from "../text/bytes.ts";
 
@@ -35,13 +36,15 @@ export function registerVerifyCommand(program: Command): void {
     .command("verify")
     .description("re-hash the archive: report missing, corrupt and orphaned files")
     .option("--fix", "want missing and corrupt files again (corrupt bytes are moved to .corrupt/ first)")
-    .action(async (opts: { fix?: boolean }) => {
+    .option("--json", "print the report as JSON")
+    .action(async (opts: { fix?: boolean; json?: boolean }) => {
       const config = loadConfig();
       const log = cliLogger(config);
       const services = await createServices({ config, log });
       try {
         const report = await verifyArchive({ deps: downloadDepsFor(services), fix: opts.fix === true, log });
-        console.log(formatVerifyReport(report, opts.fix === true));
+        if (opts.json) printJson(report);
+        else console.log(formatVerifyReport(report, opts.fix === true));
         if (!opts.fix && report.missing.length + report.corrupt.length > 0) {
           throw new UserError(`${report.missing.length} missing and ${report.corrupt.length} corrupt file(s)`, 2);
         }

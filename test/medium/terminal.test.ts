@@ -3,7 +3,7 @@
 // text with no escape code; `--json` prints a document a script can read. Real Postgres, Redis and the simulator.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
-import { runDvault } from "../helpers/dvault-cli.ts";
+import { runDvault, runDvaultIntoClosedPipe } from "../helpers/dvault-cli.ts";
 import { runDvaultInTty } from "../helpers/dvault-tty.ts";
 
 let h: DownloadHarness;
@@ -61,4 +61,13 @@ describe("dvault in a terminal and in a pipe", () => {
     expect(plain(tty.stdout)).toMatch(/files\s+\S+ \d+\/\d+\s+[\d.]+ (B|KiB|MiB)\s+[\d.]+ (B|KiB|MiB)\/s\s+ETA/);
     expect(tty.stdout).toMatch(/\u001b\[32mdone/);
   }, 120_000);
+});
+
+describe("a reader that closes the pipe", () => {
+  it("digest --preview into a closed pipe exits quietly, with no EPIPE stack trace", async () => {
+    // The reader is gone before the command writes anything: its first line meets EPIPE, as `| head` does after a line.
+    const run = await runDvaultIntoClosedPipe(h, ["digest", "--preview"]);
+    expect(run.stderr).not.toMatch(/EPIPE|Error|at /);
+    expect(run.code).toBe(0);
+  }, 60_000);
 });

@@ -101,9 +101,10 @@ export function liveView(stream: NodeJS.WriteStream, now: () => number): Progres
         const line = lines.get(event.id);
         if (!line) return;
         lines.delete(event.id);
-        multi.remove(line.bar);
-        // Finished transfers are counted on the files line; finished sources each leave a line.
+        // Finished transfers are counted on the files line; finished sources each leave a line, written above the
+        // live ones by the redraw that removing the bar makes.
         if (line.kind === "source") multi.log(`${paintOutcome(colors, event.outcome.padEnd(11))} ${describe(colors, line, now(), true)}\n`);
+        multi.remove(line.bar);
         break;
       }
       case "files": {
