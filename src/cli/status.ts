@@ -8,6 +8,7 @@ import { createServices } from "../services.ts";
 import { collectStatus } from "../status/collect.ts";
 import type { StatusReport } from "../status/schema.ts";
 import { formatBytes, formatDuration, formatNext, formatRelative, formatTime } from "../status/units.ts";
+import { plural } from "../text/plural.ts";
 
 function table(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
@@ -108,7 +109,9 @@ export function formatStatus(r: StatusReport): string {
 
   const a = r.archive;
   out.push("", "Archive");
-  out.push(`  ${a.dir}${a.exists ? "" : " (not created yet)"}: ${formatBytes(a.sizeBytes)} in ${a.files} file(s)`);
+  // A directory that is not there while the database lists files in it is the wrong directory, not a new one.
+  const where = a.exists ? "" : a.files > 0 ? " (not found: is DVAULT_ARCHIVE_DIR the archive's directory?)" : " (not created yet)";
+  out.push(`  ${a.dir}${where}: ${formatBytes(a.sizeBytes)} in ${plural(a.files, "file")}`);
   if (a.freeBytes !== null) out.push(`  disk: ${formatBytes(a.freeBytes)} free of ${formatBytes(a.totalBytes)}`);
 
   const u = r.unreadable;

@@ -18,6 +18,8 @@ export type HitRow = {
   deviationid: string | null;
   file_path: string | null;
   rank: number;
+  /** How many hits the query has in all (the same on every row). */
+  total: number;
 };
 
 export type SearchQuery = {
@@ -27,6 +29,8 @@ export type SearchQuery = {
   /** Username of the artist, sender or originator, any case; null for anyone. */
   user: string | null;
   limit: number;
+  /** Hits to skip (paging); 0 for the first page. */
+  offset?: number | undefined;
   /** ts_headline's options (StartSel, StopSel, MaxWords...): how the caller wants matches marked. */
   headlineOptions: string;
 };
@@ -36,12 +40,28 @@ export class SearchRepository {
 
   /** One page of hits, best first, each with its snippet (built for the page only) and stored file. */
   async searchHits(q: SearchQuery): Promise<HitRow[]> {
-    const { rows } = await this.db.query<HitRow>(SEARCH_SQL, [q.text, q.kind, q.user, q.limit, q.headlineOptions]);
+    const { rows } = await this.db.query<HitRow>(SEARCH_SQL, [q.text, q.kind, q.user, q.limit, q.headlineOptions, q.offset ?? 0]);
     return rows;
+  }
+
+  /** How many hits the query has (for a page past the last, whose rows cannot say). */
+  async countHits(q: Pick<SearchQuery, "text" | "kind" | "user">): Promise<number> {
+    const { rows } = await this.db.query<{ total: number }>(`WITH ${HITS} SELECT count(*)::int AS total FROM hits`, [q.text, q.kind, q.user]);
+    return rows[0]?.total ?? 0;
+  }
+
+  /** The words of `text` the search configuration drops (stop-words such as "the"): they match nothing. */
+  async ignoredWords(text: string): Promise<string[]> {
+    const { rows } = await this.db.query<{ word: string }>(
+      `SELECT DISTINCT w AS word FROM regexp_split_to_table(lower($1::text), '[^[:alnum:]]+') AS w
+       WHERE w <> '' AND numnode(plainto_tsquery('${CONFIG}', w)) = 0 ORDER BY 1`,
+      [text],
+    );
+    return rows.map((r) => r.word);
   }
 }
 
-// $1 text, $2 kind or null, $3 username or null, $4 limit, $5 headline options.
+// $1 text, $2 kind or null, $3 username or null, $4 limit, $5 headline options, $6 offset.
 // Each branch carries its own kind and user filters, so the planner drops the branches a filter excludes
 // (custom plans fold `$2 = 'note'`), and each uses its GIN index. Snippets are built for the page only.
 const strip = (expr: string) => `regexp_replace(${expr}, '<[^>]*>', ' ', 'g')`;
@@ -52,8 +72,7 @@ const kindIn = (...kinds: SearchKind[]) => `($2::text IS NULL OR $2::text IN (${
 // folded before planning, which lets each branch use its GIN index (a CTE column would force seq scans).
 const Q = `websearch_to_tsquery('${CONFIG}', $1::text)`;
 
-const SEARCH_SQL = `
-WITH hits AS (
+const HITS = `hits AS (
   SELECT (CASE d.type WHEN 'journal' THEN 'journal' WHEN 'literature' THEN 'literature' ELSE 'deviation' END) AS kind,
     d.deviationid AS id, d.title, u.username AS artist, d.published_at AS date, d.deviationid,
     ts_rank(d.search_tsv, ${Q}) AS rank
@@ -82,14 +101,18 @@ WITH hits AS (
   LEFT JOIN users u ON u.userid = m.originator_userid
   LEFT JOIN deviations md ON md.deviationid = m.subject_deviationid
   WHERE m.search_tsv @@ ${Q} AND ${kindIn("message")} AND ${userMatches("u.username")}
-),
+)`;
+
+const SEARCH_SQL = `
+WITH ${HITS},
 page AS (
-  SELECT * FROM hits ORDER BY rank DESC, date DESC NULLS LAST, id LIMIT $4
+  SELECT *, count(*) OVER () AS total FROM hits ORDER BY rank DESC, date DESC NULLS LAST, id LIMIT $4 OFFSET $6
 )
-SELECT p.kind, p.id, p.title, p.artist, p.date, p.deviationid, p.rank,
+SELECT p.kind, p.id, p.title, p.artist, p.date, p.deviationid, p.rank, p.total::int AS total,
   ts_headline('${CONFIG}', ${strip("doc.text")}, ${Q}, $5::text) AS snippet,
   (SELECT dl.path FROM downloads dl
-   WHERE dl.deviationid = p.deviationid AND dl.status IN ('done', 'degraded') AND dl.path IS NOT NULL
+   WHERE dl.deviationid = p.deviationid AND dl.path IS NOT NULL
+     AND (dl.status IN ('done', 'degraded') OR (dl.status = 'not_downloadable' AND dl.sha256 IS NOT NULL))
    ORDER BY (dl.kind = 'original') DESC, dl.updated_at DESC LIMIT 1) AS file_path
 FROM page p
 CROSS JOIN LATERAL (

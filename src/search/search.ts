@@ -48,17 +48,25 @@ const HEADLINE_OPTIONS = `StartSel=${HIGHLIGHT_START}, StopSel=${HIGHLIGHT_END},
 
 /** Searches everything the archive holds; an empty or stop-word-only query finds nothing. */
 export async function searchArchive(db: Queryable, options: SearchOptions): Promise<SearchHit[]> {
+  return (await searchPage(db, options)).hits;
+}
+
+/** One page of hits, the total the query has, and the words it ignored (stop-words such as "the"). */
+export type SearchPage = { hits: SearchHit[]; total: number; ignored: string[] };
+
+export async function searchPage(db: Queryable, options: SearchOptions & { offset?: number | undefined; countIgnored?: boolean }): Promise<SearchPage> {
   const text = options.text.trim();
-  if (!text) return [];
+  if (!text) return { hits: [], total: 0, ignored: [] };
   const limit = Math.min(Math.max(1, Math.floor(options.limit ?? DEFAULT_SEARCH_LIMIT)), MAX_SEARCH_LIMIT);
-  const rows = await new SearchRepository(db).searchHits({
-    text,
-    kind: options.type ?? null,
-    user: options.user?.trim() || null,
-    limit,
-    headlineOptions: HEADLINE_OPTIONS,
-  });
-  return rows.map((r) => ({
+  const offset = Math.max(0, Math.floor(options.offset ?? 0));
+  const repo = new SearchRepository(db);
+  const query = { text, kind: options.type ?? null, user: options.user?.trim() || null };
+  const [rows, ignored] = await Promise.all([
+    repo.searchHits({ ...query, limit, offset, headlineOptions: HEADLINE_OPTIONS }),
+    options.countIgnored ? repo.ignoredWords(text) : Promise.resolve([]),
+  ]);
+  const total = rows[0]?.total ?? (offset > 0 ? await repo.countHits(query) : 0);
+  const hits = rows.map((r) => ({
     kind: r.kind,
     id: r.id,
     title: r.title,
@@ -69,6 +77,7 @@ export async function searchArchive(db: Queryable, options: SearchOptions): Prom
     localPath: r.file_path ? resolveArchivePath(options.archiveDir, r.file_path) : null,
     rank: Number(r.rank),
   }));
+  return { hits, total, ignored };
 }
 
 /** A download's stored path, absolute. Paths are stored relative to the archive (or absolute). */
