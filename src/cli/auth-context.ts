@@ -18,7 +18,7 @@ import type { Logger } from "../log.ts";
 import { cliLogger } from "./output/mode.ts";
 import { checkRedis, createRedis } from "../queue/redis.ts";
 import { registerSecret } from "../redact.ts";
-import { loadSecretKey, type SecretKey } from "../secret-key.ts";
+import { keyCreatedMessage, loadSecretKey, type SecretKey } from "../secret-key.ts";
 
 export type AuthContext = {
   config: Config;
@@ -92,6 +92,8 @@ export async function assertReadyToSpend(ctx: AuthContext): Promise<void> {
           "if that key is lost for good, run this again to go on with the new one",
       );
     }
+    // The grant about to be stored is sealed with this new key: printed, not logged (the README promises the path).
+    if (ctx.secret.path) process.stderr.write(`dvault: ${keyCreatedMessage(ctx.secret.path)}\n`);
   }
 }
 
