@@ -10,6 +10,7 @@ const BENCHES = [
   "bench/downloads.ts",
   "bench/hostile-body.ts",
   "bench/import-gallery-dl.ts",
+  "bench/startup.ts",
 ];
 for (const file of BENCHES) {
   process.stdout.write(`\n=== ${file} ===\n`);

@@ -1,6 +1,7 @@
 // The pino root logger: JSON when not a TTY, pretty in a TTY, and every secret scrubbed on the way out.
+import { createRequire } from "node:module";
 import { pino, type Logger, type DestinationStream } from "pino";
-import pretty from "pino-pretty";
+import type { PrettyOptions, PrettyStream } from "pino-pretty";
 import type { LogLevel } from "./config.ts";
 import { scrubString, scrubValue, serializeError } from "./redact.ts";
 
@@ -33,7 +34,7 @@ export type LoggerOptions = {
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const usePretty = options.pretty ?? (options.destination === undefined && process.stderr.isTTY === true);
-  const destination = options.destination ?? (usePretty ? pretty({ colorize: true, destination: 2, sync: true }) : pino.destination({ dest: 2, sync: true }));
+  const destination = options.destination ?? (usePretty ? prettyStream() : pino.destination({ dest: 2, sync: true }));
   return pino(
     {
       level: options.level ?? "info",
@@ -53,4 +54,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     },
     destination,
   );
+}
+
+/** pino-pretty is loaded only for a terminal: piped and logged runs (and `dvault status`) start without it. */
+function prettyStream(): PrettyStream {
+  const pretty = createRequire(import.meta.url)("pino-pretty") as (options: PrettyOptions) => PrettyStream;
+  return pretty({ colorize: true, destination: 2, sync: true });
 }

@@ -1,9 +1,10 @@
 // The composition root shared by the worker, `dvault sync`, the other commands and the medium tests:
 // connections, the pacer, the token manager, and an API client per account. Nothing here does work.
 import type { Redis } from "ioredis";
-import { DaClient } from "./api/client.ts";
+import type { DaClient } from "./api/client.ts";
 import type { UnreadableReport } from "./api/transport.ts";
-import { createHttpTransport, newTransportStats, type HttpTransport, type HttpTransportOptions, type TransportStats } from "./api/http.ts";
+import type { HttpTransport, HttpTransportOptions, TransportStats } from "./api/http.ts";
+import { newTransportStats } from "./api/http/options.ts";
 import { OAuthClient } from "./api/oauth.ts";
 import { createPacer, REAL_SERVICE_MIN_SPACING_MS, type Pacer, type PacerOptions } from "./api/pacer.ts";
 import { TokenManager, type AccountTokens, type TokenManagerOptions } from "./api/tokens.ts";
@@ -92,7 +93,10 @@ export async function createServices({ config, log, overrides = {} }: { config: 
     return manager;
   };
 
-  const apiOf = (provider: AccountTokens): AccountApi => {
+  // The HTTP layer and the client (got and the endpoint catalogue) load with the first API access, so
+  // commands that make no call (`dvault status`) start without them (docs/PERFORMANCE.md#start-up).
+  const apiOf = async (provider: AccountTokens): Promise<AccountApi> => {
+    const [{ createHttpTransport }, { DaClient }] = await Promise.all([import("./api/http.ts"), import("./api/client.ts")]);
     const transport = createHttpTransport({
       apiBase: config.apiBase,
       tokens: provider,

@@ -2,10 +2,12 @@
 // the environment schema that src/config.ts merges in, the checks across variables, and DigestConfig. It lives
 // with the config (the foundation) so the config is parsed in one place and the digest only reads it
 // (docs/ARCHITECTURE.md#what-each-folder-may-import).
+import { createRequire } from "node:module";
 import path from "node:path";
-import { CronExpressionParser } from "cron-parser";
-import cron from "node-cron";
+import type { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
+
+const require = createRequire(import.meta.url);
 
 export const DIGEST_CHANNELS = ["smtp", "file", "webhook"] as const;
 export type DigestChannel = (typeof DIGEST_CHANNELS)[number];
@@ -74,10 +76,15 @@ function isTimeZone(tz: string): boolean {
 /**
  * node-cron fires the digest forward; cron-parser finds the tick before (src/digest/cron-time.ts). An expression
  * must read in both, and cron-parser refuses one no date satisfies (30 February) that node-cron would keep silent.
+ * Both (with luxon, about 100 ms to load) are loaded only to check an expression that is set: every command
+ * parses the config, and most never read the schedule (docs/PERFORMANCE.md#start-up).
  */
-function readsBackwards(expression: string): boolean {
+function readsInBoth(expression: string): boolean {
+  const forward = require("node-cron") as { validate(expression: string): boolean };
+  if (!forward.validate(expression)) return false;
+  const backward = require("cron-parser") as { CronExpressionParser: typeof CronExpressionParser };
   try {
-    CronExpressionParser.parse(expression);
+    backward.CronExpressionParser.parse(expression);
     return true;
   } catch {
     return false;
@@ -94,7 +101,7 @@ export const DIGEST_ENV = {
     emptyAsUndefined,
     z
       .string()
-      .refine((v) => v.trim().split(/\s+/).length === 5 && cron.validate(v.trim()) && readsBackwards(v.trim()), {
+      .refine((v) => v.trim().split(/\s+/).length === 5 && readsInBoth(v.trim()), {
         message: "expects a 5-field cron expression: minute hour day-of-month month day-of-week, such as 0 8 * * *",
       })
       .default(DEFAULT_DIGEST_CRON),

@@ -2,7 +2,7 @@
 // CLI, --json), says what is wrong and how to fix it, reads queues, downloads, disk and heartbeats, and
 // every field of the stable JSON form is documented in docs/status.md.
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -20,6 +20,7 @@ import {
   WorkerStatusSchema,
 } from "../../src/status/schema.ts";
 import { archiveFile, artworkPng } from "../helpers/archive-fixtures.ts";
+import { HEAVY_PACKAGES, readLoaded, RECORD_IMPORTS } from "../helpers/loaded-modules.ts";
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 
 const run = promisify(execFile);
@@ -156,6 +157,33 @@ describe(collectStatus.name, () => {
     const report = StatusReportSchema.parse(JSON.parse(stdout));
     expect(report.accounts.map((a) => a.name)).toEqual([h.account.name, "client:1001"]);
     expect(report.sources.length).toBe(2);
+  });
+
+  it("runs through the CLI without loading what it does not use (docs/PERFORMANCE.md#start-up)", async () => {
+    const record = path.join(os.tmpdir(), `dvault-status-imports-${process.pid}.txt`);
+    try {
+      await run(process.execPath, ["--import", RECORD_IMPORTS, "bin/dvault.js", "status"], {
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOME: "/nonexistent-home",
+          DATABASE_URL: h.db.url,
+          REDIS_URL: h.redis.url,
+          DVAULT_REDIS_PREFIX: h.services.config.redisPrefix,
+          DVAULT_API_BASE: h.sim.url,
+          DVAULT_CLIENT_ID: SIM_CLIENT_ID,
+          DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
+          DVAULT_ARCHIVE_DIR: archiveDir,
+          LOG_LEVEL: "silent",
+          DVAULT_RECORD_IMPORTS: record,
+        },
+        timeout: 30_000,
+      });
+      const { packages } = readLoaded(record);
+      expect(packages).toContain("@prisma/client"); // the accounts it reads: the record is not empty
+      expect(HEAVY_PACKAGES.filter((p) => packages.has(p))).toEqual([]);
+    } finally {
+      rmSync(record, { force: true });
+    }
   });
 });
 

@@ -1,10 +1,13 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
+import { distIsCurrent } from "../../bin/dist-current.js";
+import { copyAssets } from "../../scripts/build.js";
 import { buildFullProgram, buildProgram, COMMANDS, commandNamed } from "../../src/cli/program.ts";
+import { HEAVY_PACKAGES, readLoaded, RECORD_IMPORTS } from "../helpers/loaded-modules.ts";
 
 // `dvault` imports only the command it runs (src/cli/program.ts). These tests hold the table of commands to
 // the modules that register them, and watch which packages a start-up actually loads.
@@ -15,20 +18,17 @@ function helpOf(program: Command): string {
   return program.helpInformation();
 }
 
-/** The packages (node_modules names) and src/ files a `dvault …` process resolves, from test/helpers/record-imports.mjs. */
+/** What `node src/cli/main.ts …` (through tsx) loads, recorded by test/helpers/record-imports.mjs. */
 function loadedBy(args: readonly string[]): { packages: Set<string>; sources: Set<string>; status: number | null } {
   const dir = mkdtempSync(path.join(tmpdir(), "dvault-imports-"));
   const file = path.join(dir, "imports.txt");
   try {
-    const r = spawnSync(process.execPath, ["--import", "tsx", "--import", "./test/helpers/record-imports.mjs", "src/cli/main.ts", ...args], {
+    const r = spawnSync(process.execPath, ["--import", "tsx", "--import", RECORD_IMPORTS, "src/cli/main.ts", ...args], {
       cwd: REPO,
       encoding: "utf8",
       env: { ...process.env, DVAULT_RECORD_IMPORTS: file },
     });
-    const urls = readFileSync(file, "utf8").split("\n").filter(Boolean);
-    const packages = new Set(urls.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []));
-    const sources = new Set(urls.flatMap((u) => /\/(src\/.+)$/.exec(u)?.[1] ?? []));
-    return { packages, sources, status: r.status };
+    return { ...readLoaded(file), status: r.status };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -78,6 +78,69 @@ describe("dvault start-up", () => {
         "src/redact.ts",
         "src/version.ts",
       ]);
+    }
+  });
+
+  // Each command's module and all it imports, as `<command> --help` loads them (running status against a
+  // database is test/medium/status.test.ts's). `uses`: the heavy packages the command does need.
+  it.each([
+    { command: "status", uses: [], needs: "bullmq" },
+    { command: "jobs", uses: [], needs: "bullmq" },
+    { command: "sync", uses: ["got"], needs: "@prisma/client" },
+  ])("loads for $command only the heavy packages it uses: $uses", ({ command, uses, needs }) => {
+    const { packages, status } = loadedBy([command, "--help"]);
+    expect(status).toBe(0);
+    expect(packages).toContain(needs); // the record is not empty
+    expect(HEAVY_PACKAGES.filter((p) => packages.has(p))).toEqual(uses);
+  });
+});
+
+describe(distIsCurrent.name, () => {
+  it("lets dist/ run only while its stamp is newer than every source file", () => {
+    const root = mkdtempSync(path.join(tmpdir(), "dvault-dist-"));
+    const at = (rel: string, seconds: number) => {
+      mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+      writeFileSync(path.join(root, rel), "");
+      utimesSync(path.join(root, rel), seconds, seconds);
+    };
+    try {
+      at("src/cli/main.ts", 1_000);
+      at("jobs/sync-source/handler.ts", 1_000);
+      expect(distIsCurrent(root)).toBe(false); // never built
+      at("dist/.built", 2_000);
+      expect(distIsCurrent(root)).toBe(true);
+      at("jobs/sync-source/handler.ts", 3_000); // an edit, deep in jobs/
+      expect(distIsCurrent(root)).toBe(false);
+      at("dist/.built", 4_000); // npm run build
+      expect(distIsCurrent(root)).toBe(true);
+      at("src/generated/prisma/client.ts", 5_000); // prisma generate after a schema change
+      expect(distIsCurrent(root)).toBe(false);
+      at("dist/.built", 6_000);
+      at("src/http/assets/app #1.css", 7_000); // an asset the build copies, with a name a URL must escape
+      expect(distIsCurrent(root)).toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe(copyAssets.name, () => {
+  it("copies what is not TypeScript beside the compiled modules, and nothing else", () => {
+    const root = mkdtempSync(path.join(tmpdir(), "dvault-assets-"));
+    const put = (rel: string, text: string) => {
+      mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+      writeFileSync(path.join(root, rel), text);
+    };
+    try {
+      put("src/http/assets.ts", "export {};");
+      put("src/http/assets/app.js", "app");
+      put("src/http/assets/base.css", "css");
+      const copied = copyAssets(path.join(root, "src"), path.join(root, "dist/src"));
+      expect(copied.sort()).toEqual([path.join("http/assets/app.js"), path.join("http/assets/base.css")]);
+      expect(readFileSync(path.join(root, "dist/src/http/assets/base.css"), "utf8")).toBe("css");
+      expect(existsSync(path.join(root, "dist/src/http/assets.ts"))).toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });

@@ -2,7 +2,7 @@
 // single-use, and whether to try again is for src/api/token-refresh.ts to decide, never for an HTTP retry policy.
 import https from "node:https";
 import http from "node:http";
-import got, { RequestError } from "got";
+import type { Got, RequestError } from "got";
 import { UserError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import { registerSecret, scrubString } from "../../redact.ts";
@@ -146,7 +146,18 @@ const NOT_SENT_CODES = new Set([
  * Token answers are small: one past this size, or trickling in, is cut off and treated as an answer that
  * was lost after the request was sent (docs/service-behaviour.md#hostile-answers).
  */
-const TOKEN_GOT = got.extend({ handlers: [bodyGuardHandler({ maxBytes: 1024 * 1024, minBytesPerSecond: 1024, graceMs: 5_000, windowMs: 10_000 })] });
+let tokenGot: Got | undefined;
+/** got's RequestError, once got is loaded: an error can only be one after a token call has loaded it. */
+let RequestErrorClass: typeof RequestError | undefined;
+
+/** got is loaded by the first token call, not at import: `dvault status` and others that never call keep start-up light. */
+async function tokenClient(): Promise<Got> {
+  if (tokenGot) return tokenGot;
+  const loaded = await import("got");
+  RequestErrorClass = loaded.RequestError;
+  tokenGot = loaded.default.extend({ handlers: [bodyGuardHandler({ maxBytes: 1024 * 1024, minBytesPerSecond: 1024, graceMs: 5_000, windowMs: 10_000 })] });
+  return tokenGot;
+}
 
 /**
  * No keep-alive for token calls: a pooled socket the server has just closed fails with ECONNRESET after
@@ -293,7 +304,7 @@ export class OAuthClient {
     }
     const started = Date.now();
     try {
-      const res = await TOKEN_GOT.post(url, {
+      const res = await (await tokenClient()).post(url, {
         form: body,
         headers,
         throwHttpErrors: false,
@@ -318,7 +329,7 @@ export class OAuthClient {
  * (a refresh token is then probably spent). Only errors known to happen before sending count as the former.
  */
 export function classifyTransportError(kind: TokenRequestKind, url: string, err: unknown): Error {
-  if (!(err instanceof RequestError)) return err instanceof Error ? err : new Error(String(err));
+  if (!RequestErrorClass || !(err instanceof RequestErrorClass)) return err instanceof Error ? err : new Error(String(err));
   const code = err.code;
   const event = (err as RequestError & { event?: string }).event;
   const notSent =

@@ -1,7 +1,6 @@
 // The SMTP channel (nodemailer): one connection per message, implicit TLS or STARTTLS, optional login,
 // and the digest's stable Message-ID so a resend after a crash threads with (and can be recognised as)
 // the first copy.
-import { createTransport } from "nodemailer";
 import { registerSecret } from "../../redact.ts";
 import type { SmtpConfig } from "../config.ts";
 import type { Deliverer, DeliveryReceipt, OutgoingMessage } from "../types.ts";
@@ -22,6 +21,9 @@ export function smtpDeliverer(config: SmtpConfig): Deliverer {
   return {
     channel: "smtp",
     async deliver(message: OutgoingMessage): Promise<DeliveryReceipt> {
+      // nodemailer loads with the first message: the commands that merely carry the job catalogue (sync,
+      // download, jobs) start without it (docs/PERFORMANCE.md#start-up).
+      const { createTransport } = await import("nodemailer");
       const transport = createTransport({
         host: config.host,
         port: config.port,
