@@ -1,6 +1,7 @@
 // What every dvault job handler receives: the queue's context plus the services and the source registry.
 import type { JobContext } from "../src/queue/job-definition.ts";
 import type { Producer } from "../src/queue/producer.ts";
+import type { ProgressSink } from "../src/queue/progress.ts";
 import type { Services } from "../src/services.ts";
 import type { SourceDefinition, SourceName } from "../src/sync/source.ts";
 import type { JobDefinitions } from "./definitions.ts";
@@ -10,4 +11,6 @@ export type WorkerContext = JobContext & {
   sources: ReadonlyMap<SourceName, SourceDefinition>;
   producer: Producer<JobDefinitions>;
   everyMs: Partial<Record<SourceName, number>>;
+  /** Only where a person watches the run in this process (`sync --once`, the demo): src/queue/progress.ts. */
+  progress?: ProgressSink;
 };

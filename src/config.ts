@@ -278,10 +278,21 @@ export class ConfigError extends UserError {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * zod's own words for a number that is not one ("Invalid input: expected number, received NaN") say nothing
+ * to a person who typed "ten": say what was given and what is expected.
+ */
+function readableIssue(issue: z.core.$ZodIssue, given: string | undefined): string {
+  if (issue.code === "invalid_type" && (issue.expected === "number" || issue.expected === "int")) {
+    return `expects ${issue.expected === "int" ? "a whole number" : "a number"}, not ${JSON.stringify(given ?? "")}`;
+  }
+  return issue.message;
+}
+
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`);
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")} ${readableIssue(issue, env[String(issue.path[0])])}`);
     throw new ConfigError(problems);
   }
   const e = parsed.data;

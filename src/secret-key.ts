@@ -11,7 +11,13 @@ export function keyFilePath(config: Config): string {
   return path.join(config.configDir, "secret.key");
 }
 
-export function loadSecretKey(config: Config): SecretKey {
+/** What a person must be told when the key file is created: the one file that must be backed up with the database. */
+export function keyCreatedMessage(file: string): string {
+  return `created the secret key file ${file}: back it up with the database (without it the stored tokens cannot be read)`;
+}
+
+/** The key; `onCreated` hears the path of a key file created just now (the caller says it where a person reads it). */
+export function loadSecretKey(config: Config, onCreated?: (file: string) => void): SecretKey {
   if (config.secretKey) return { key: config.secretKey, source: "env", created: false };
   const file = keyFilePath(config);
   let text: string | undefined;
@@ -38,5 +44,6 @@ export function loadSecretKey(config: Config): SecretKey {
     if ((err as NodeJS.ErrnoException).code === "EEXIST") return loadSecretKey(config);
     throw err;
   }
+  onCreated?.(file);
   return { key, source: "file", path: file, created: true };
 }

@@ -19,7 +19,7 @@ import { UserError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { checkRedis, createRedis } from "./queue/redis.ts";
 import { registerSecret } from "./redact.ts";
-import { loadSecretKey, type SecretKey } from "./secret-key.ts";
+import { keyCreatedMessage, loadSecretKey, type SecretKey } from "./secret-key.ts";
 
 /** An account's API access: its token provider, its transport (with call counters) and the typed client. */
 export type AccountApi = { tokens: AccountTokens; transport: HttpTransport; client: DaClient };
@@ -88,7 +88,7 @@ export async function createServices({ config, log, overrides = {} }: { config: 
     if (!config.clientId) {
       throw new UserError("DVAULT_CLIENT_ID is not set: register an application on the service and set DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET (see README)");
     }
-    const cipher = new TokenCipher(overrides.secretKey ?? loadSecretKey(config));
+    const cipher = new TokenCipher(overrides.secretKey ?? loadSecretKey(config, (file) => log.warn({ path: file }, keyCreatedMessage(file))));
     const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log });
     manager = new TokenManager({ repo: accountTokenStore(accounts), cipher, oauth, redis, redisPrefix: config.redisPrefix, log, now, ...overrides.tokens });
     return manager;

@@ -6,6 +6,7 @@
 import { checkCatalogue } from "../../src/queue/job-definition.ts";
 import type { Logger } from "../../src/log.ts";
 import { Producer } from "../../src/queue/producer.ts";
+import type { ProgressSink } from "../../src/queue/progress.ts";
 import { createRedis } from "../../src/queue/redis.ts";
 import { runNow } from "../../src/queue/run-now.ts";
 import { RunPatience, type RunPatienceSettings } from "../../src/queue/run-patience.ts";
@@ -45,6 +46,7 @@ export async function runSyncHere(args: {
   signal?: AbortSignal;
   /** Default the config's DVAULT_RUN_* settings; real time, as the queue's delays are. */
   patience?: RunPatienceSettings;
+  progress?: ProgressSink;
 }): Promise<SyncHereOutcome[]> {
   const { services, log, runs, full } = args;
   const sources = new Map(SOURCES.map((s) => [s.name, s]));
@@ -77,7 +79,7 @@ export async function runSyncHere(args: {
         prefix: services.config.redisPrefix,
         log,
         queues: ["sync"],
-        makeContext: (base) => ({ ...base, services, sources, producer, everyMs: {} }),
+        makeContext: (base) => ({ ...base, services, sources, producer, everyMs: {}, ...(args.progress ? { progress: args.progress } : {}) }),
         retryHere: true,
         ...(args.signal ? { signal: args.signal } : {}),
       },

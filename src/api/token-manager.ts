@@ -194,7 +194,7 @@ export class TokenManager {
           outcome = await this.oauth.revoke(token, { refreshOnly, auth: fresh.clientAuth });
         }
         const reason = refreshOnly
-          ? "logged out with --refresh-only: the refresh token was revoked (the access token works until it expires)"
+          ? "logged out with --refresh-only: the refresh token was revoked; dvault no longer uses this account (its access token stays valid at the service until it expires)"
           : "logged out: the grant was revoked";
         await this.options.repo.markRevoked({ id: fresh.id, reason, now: new Date(this.now()), refreshOnly });
         this.options.log.info({ account: fresh.name, accountId: fresh.id, refreshOnly, outcome }, "logged out");

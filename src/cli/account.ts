@@ -5,7 +5,7 @@ import { loadConfig } from "../config.ts";
 import { DownloadQuotaRepository } from "../db/download-quota.repository.ts";
 import { DownloadQuota } from "../downloads/quota.ts";
 import { UserError } from "../errors.ts";
-import { createLogger } from "../log.ts";
+import { cliLogger } from "./output/mode.ts";
 import { createServices, type Services } from "../services.ts";
 
 /** Sets (a number) or clears ("default") an account's weekly allowance; returns the line to print. */
@@ -34,7 +34,7 @@ export function registerAccountCommand(program: Command): void {
     .action(async (name: string, opts: { downloadQuota?: string }) => {
       if (opts.downloadQuota === undefined) throw new UserError("nothing to set: give --download-quota <n>");
       const config = loadConfig();
-      const services = await createServices({ config, log: createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel }) });
+      const services = await createServices({ config, log: cliLogger(config, { warnByDefault: true }) });
       try {
         console.log(await setDownloadQuota(services, name, opts.downloadQuota));
       } finally {

@@ -14,10 +14,11 @@ import { connectPg } from "../db/connect.ts";
 import { createPrisma, type Db } from "../db/prisma.ts";
 import { assertSchemaCurrent } from "../db/schema-check.ts";
 import { UserError } from "../errors.ts";
-import { createLogger, type Logger } from "../log.ts";
+import type { Logger } from "../log.ts";
+import { cliLogger } from "./output/mode.ts";
 import { checkRedis, createRedis } from "../queue/redis.ts";
 import { registerSecret } from "../redact.ts";
-import { loadSecretKey, type SecretKey } from "../secret-key.ts";
+import { keyCreatedMessage, loadSecretKey, type SecretKey } from "../secret-key.ts";
 
 export type AuthContext = {
   config: Config;
@@ -41,7 +42,7 @@ export async function openContext(): Promise<AuthContext> {
     );
   }
   registerSecret(config.clientSecret);
-  const log = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel });
+  const log = cliLogger(config, { warnByDefault: true });
   // One clear line for an unreachable or missing database before Prisma gets a chance to be verbose.
   const probe = await connectPg(config.databaseUrl);
   await probe.end();
@@ -91,6 +92,8 @@ export async function assertReadyToSpend(ctx: AuthContext): Promise<void> {
           "if that key is lost for good, run this again to go on with the new one",
       );
     }
+    // The grant about to be stored is sealed with this new key: printed, not logged (the README promises the path).
+    if (ctx.secret.path) process.stderr.write(`dvault: ${keyCreatedMessage(ctx.secret.path)}\n`);
   }
 }
 

@@ -327,7 +327,8 @@ export function registerAuthCommand(program: Command): void {
 }
 
 async function checkAccount(ctx: AuthContext, row: AccountRow): Promise<string> {
-  if (row.state === "needs_reauth" || row.state === "revoked") return "skipped (no usable grant)";
+  // Not tried: dvault uses no token of such an account, whatever the service would still accept.
+  if (row.state === "needs_reauth" || row.state === "revoked") return `skipped (no usable grant: dvault auth login --account ${row.name})`;
   try {
     const provider = await ctx.tokens.forAccount(row.name);
     await placebo(ctx.transportFor(provider));

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { createBackup, restoreBackup } from "../backup/backup.ts";
 import { loadConfig } from "../config.ts";
 import { VERSION } from "../version.ts";
+import { printJson } from "./output/print.ts";
 
 const version = VERSION;
 
@@ -12,9 +13,11 @@ export function registerBackupCommands(program: Command): void {
     .description("write the database (pg_dump), the archive directory and the secret key to a new directory")
     .requiredOption("--out <dir>", "a new or empty directory for the backup")
     .option("--no-archive", "leave the archive's files out (back them up with rsync instead)")
-    .action(async (opts: { out: string; archive: boolean }) => {
+    .option("--json", "print the backup's manifest as JSON")
+    .action(async (opts: { out: string; archive: boolean; json?: boolean }) => {
       const config = loadConfig();
       const m = await createBackup({ config, out: opts.out, includeArchive: opts.archive, version });
+      if (opts.json) return printJson({ out: opts.out, ...m });
       console.log(`backup written to ${opts.out}`);
       console.log(`  database: ${(m.database.bytes / 1e6).toFixed(1)} MB, ${m.database.migrations.length} migrations`);
       console.log(`  archive:  ${m.archive.included ? `${m.archive.files} files, ${(m.archive.bytes / 1e6).toFixed(1)} MB` : "not included"}`);
@@ -28,9 +31,11 @@ export function registerBackupCommands(program: Command): void {
     .command("restore")
     .description("restore a backup into an empty database and an empty archive directory")
     .requiredOption("--from <dir>", "the directory dvault backup wrote")
-    .action(async (opts: { from: string }) => {
+    .option("--json", "print what was restored as JSON")
+    .action(async (opts: { from: string; json?: boolean }) => {
       const config = loadConfig();
       const r = await restoreBackup({ config, from: opts.from });
+      if (opts.json) return printJson(r);
       console.log(`restored the database (${r.manifest.database.migrations.length} migrations) and ${r.archiveFiles} archive files`);
       console.log(r.keyRestored ? "restored the secret key" : "kept the configured secret key");
       console.log("next: npx dvault migrate, then npx dvault verify and npx dvault auth status");

@@ -7,8 +7,9 @@ import { connectPg } from "../db/connect.ts";
 import { DEMO_QUERIES } from "../db/demo-queries.ts";
 import { pgFields } from "../db/pg-fields.ts";
 import { runDemo, type DemoReport } from "../demo/run-demo.ts";
-import { createLogger } from "../log.ts";
+import { cliLogger } from "./output/mode.ts";
 import { maskUrl } from "../redact.ts";
+import { plural } from "../text/plural.ts";
 
 export { DEMO_QUERIES };
 
@@ -25,11 +26,12 @@ function printReport(r: DemoReport, term: string): void {
   const c = r.counts;
   const d = r.downloads;
   const env = `DATABASE_URL=${maskUrl(r.databaseUrl)} DVAULT_ARCHIVE_DIR=${r.archiveDir}`;
+  const one = (n: number | undefined, word: string) => plural(n ?? 0, word);
   const lines = [
     "",
-    `Done in ${r.seconds.toFixed(0)} s. Archived for ${r.account}:`,
-    `  ${c.deviations} deviations, ${c.gallery_folders} gallery folders, ${c.collection_folders} collections (${c.folder_memberships} placements)`,
-    `  ${c.messages} messages, ${c.notes} notes, ${c.comments} comments, ${c.feed_items} watch-feed items, ${c.users} users`,
+    `6/6 report  done in ${r.seconds.toFixed(0)} s. Archived for ${r.account}:`,
+    `  ${one(c.deviations, "deviation")}, ${one(c.gallery_folders, "gallery folder")}, ${one(c.collection_folders, "collection")} (${one(c.folder_memberships, "placement")})`,
+    `  ${one(c.messages, "message")}, ${one(c.notes, "note")}, ${one(c.comments, "comment")}, ${one(c.feed_items, "watch-feed item")}, ${one(c.users, "user")}`,
     `  files: ${c.originals} originals (the weekly quota), ${c.texts} journals and literature as HTML, ${c.degraded} free renditions whose`,
     `         originals follow from ${d.nextWindow?.toISOString().slice(0, 10) ?? "next week"}, ${c.not_downloadable} not downloadable (rendition kept), ${c.failed} failed; ${((c.stored_bytes ?? 0) / 1e6).toFixed(1)} MB`,
     `  in ${r.archiveDir}${d.links ? ` (readable links under ${path.join(r.archiveDir, "by-user")})` : ""}`,
@@ -41,7 +43,7 @@ function printReport(r: DemoReport, term: string): void {
     "Search and inspect it:",
     `  ${env} npx dvault search ${term}`,
     `  ${env} npx dvault search ${term} --type journal`,
-    `  DATABASE_URL=${maskUrl(r.databaseUrl)} npx dvault status`,
+    `  ${env} DVAULT_REDIS_PREFIX=${r.redisPrefix} npx dvault status`,
     "",
     "Archive your real account:",
     "  1. Register an application on DeviantArt (its applications page gives a client_id and client_secret;",
@@ -61,7 +63,7 @@ export function registerDemoCommand(program: Command): void {
     .option("--deviations <n>", "size of the simulated account", (v) => Number.parseInt(v, 10), 400)
     .action(async (opts: { dir: string; deviations: number }) => {
       const config = loadConfig();
-      const log = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel });
+      const log = cliLogger(config, { warnByDefault: true });
       const report = await runDemo({ config, log, dir: opts.dir, deviations: opts.deviations });
       printReport(report, await searchTerm(report.databaseUrl));
     });

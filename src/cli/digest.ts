@@ -11,7 +11,9 @@ import { DigestRepository } from "../db/digest.repository.ts";
 import { previewDigest } from "../digest/preview.ts";
 import type { DigestJobPayload } from "../digest/run-digest.ts";
 import { UserError } from "../errors.ts";
-import { createLogger, type Logger } from "../log.ts";
+import type { Logger } from "../log.ts";
+import { cliLogger } from "./output/mode.ts";
+import { printJson } from "./output/print.ts";
 import { checkCatalogue } from "../queue/job-definition.ts";
 import { Producer } from "../queue/producer.ts";
 import { createRedis } from "../queue/redis.ts";
@@ -19,7 +21,7 @@ import { runNow, type RunNowJob, type RunNowOutcome } from "../queue/run-now.ts"
 import { createServices, type Services } from "../services.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 
-type DigestOptions = { preview?: boolean; send?: boolean; history?: boolean; alerts?: boolean; since?: string; out?: string };
+type DigestOptions = { preview?: boolean; send?: boolean; history?: boolean; alerts?: boolean; since?: string; out?: string; json?: boolean };
 
 /** "2026-11-01", "2026-11-01T08:00Z", or a duration back from now: "36h", "2d", "90m". */
 export function parseSince(raw: string, now: number): Date {
@@ -43,18 +45,19 @@ export function registerDigestCommand(program: Command): void {
     .option("--send", "send a digest now through every configured channel (the same job the schedule runs)")
     .option("--history", "list the latest digests and alerts sent, with their delivery results")
     .option("--alerts", "check the alert conditions now and notify new incidents (what the worker does every minute)")
+    .option("--json", "print the result as JSON")
     .action(async (opts: DigestOptions) => {
       if ((opts.since || opts.out) && !opts.preview) throw new UserError("--since and --out go with --preview");
       const modes = [opts.preview, opts.send, opts.history, opts.alerts].filter(Boolean).length;
       if (modes !== 1) throw new UserError("choose one of --preview, --send, --history or --alerts (see dvault digest --help)");
       const config = loadConfig();
-      const log = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel });
+      const log = cliLogger(config, { warnByDefault: true });
       const services = await createServices({ config, log });
       try {
         if (opts.preview) return await preview(services, opts);
-        if (opts.history) return await history(services);
-        if (opts.alerts) return await alerts(services, log);
-        return await send(services, log);
+        if (opts.history) return await history(services, opts.json === true);
+        if (opts.alerts) return await alerts(services, log, opts.json === true);
+        return await send(services, log, opts.json === true);
       } finally {
         await services.close();
       }
@@ -64,6 +67,7 @@ export function registerDigestCommand(program: Command): void {
 async function preview(services: Services, opts: DigestOptions): Promise<void> {
   const since = opts.since ? parseSince(opts.since, services.now()) : undefined;
   const result = await previewDigest(services, { ...(since ? { since } : {}), ...(opts.out ? { out: opts.out } : {}) });
+  if (opts.json) return printJson({ subject: result.subject, window: result.window, files: result.files });
   console.log(result.subject);
   console.log(`window: ${result.window.start.toISOString()} – ${result.window.end.toISOString()}`);
   console.log(`  html: ${result.files.html}`);
@@ -72,9 +76,10 @@ async function preview(services: Services, opts: DigestOptions): Promise<void> {
   console.log("Preview only: nothing was sent and no digest window moved.");
 }
 
-async function history(services: Services): Promise<void> {
+async function history(services: Services, json: boolean): Promise<void> {
   const digests = await new DigestRepository(services.pool).listDigests(20);
   const alerts = await new AlertRepository(services.pool).listDeliveries(10);
+  if (json) return printJson({ digests, alerts });
   if (digests.length === 0 && alerts.length === 0) return console.log("no digest or alert has been sent yet");
   for (const d of digests) {
     const result =
@@ -96,13 +101,14 @@ async function history(services: Services): Promise<void> {
 type AlertsResult = { notified?: string[]; reminded?: string[]; failed?: string[]; resolved?: string[]; open?: number };
 
 /** The alerts.evaluate job the worker runs every minute, through its handler and WorkerHost here (src/queue/run-now.ts). */
-async function alerts(services: Services, log: Logger): Promise<void> {
+async function alerts(services: Services, log: Logger, json: boolean): Promise<void> {
   const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
   try {
     const [outcome] = await runHere(services, log, producer, "maintenance", [{ name: "alerts.evaluate", payload: {} }]);
     if (outcome?.state !== "completed")
       throw new UserError(`the alert check did not finish: ${outcome && "reason" in outcome ? outcome.reason : "no outcome"}`);
     const result = (outcome.value ?? {}) as AlertsResult;
+    if (json) return printJson(result);
     const lines = [
       ...(result.notified ?? []).map((t) => `notified: ${t}`),
       ...(result.reminded ?? []).map((t) => `reminded: ${t}`),
@@ -148,7 +154,7 @@ const SEND_WAIT_MS = 120_000;
  * The digest job of each channel through the worker's handler and WorkerHost, here on a private queue
  * (src/queue/run-now.ts); a delivery that must be retried, or that outlasts the wait, goes to the worker's queue.
  */
-async function send(services: Services, log: Logger): Promise<void> {
+async function send(services: Services, log: Logger, json: boolean): Promise<void> {
   const { config } = services;
   if (config.digest.channels.length === 0) {
     throw new UserError("no digest channel is configured: set DVAULT_DIGEST_CHANNELS (smtp, file, webhook), or use dvault digest --preview");
@@ -165,7 +171,9 @@ async function send(services: Services, log: Logger): Promise<void> {
       payloads.map((payload) => ({ name: "digest.send", payload })),
       (job) => producer.enqueue("digest.send", job.payload as DigestJobPayload),
     );
-    for (const [i, o] of outcomes.entries()) console.log(describeOutcome(o, payloads[i]!.channel));
+    if (json)
+      printJson(outcomes.map((o, i) => ({ channel: payloads[i]!.channel, state: o.state, ...("value" in o ? { value: o.value } : { reason: o.reason }) })));
+    else for (const [i, o] of outcomes.entries()) console.log(describeOutcome(o, payloads[i]!.channel));
   } finally {
     await producer.close();
   }

@@ -7,15 +7,18 @@ import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
 import { missingGrants, runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts";
 import { ARCHIVE_EXIT_CODES_HELP, EXIT_PAUSED, UserError } from "../errors.ts";
-import { createLogger } from "../log.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices } from "../services.ts";
 import { formatBytes } from "../text/bytes.ts";
+import { noWorkerNote } from "./no-worker.ts";
+import { cliLogger, colorsFor, type Colors } from "./output/mode.ts";
+import { printJson } from "./output/print.ts";
+import { progressView } from "./output/progress.ts";
 
-type DownloadOptions = { once?: boolean; account?: string; concurrency?: string };
+type DownloadOptions = { once?: boolean; account?: string; concurrency?: string; json?: boolean };
 
-/** The closing lines of `dvault download --once`. */
-export function formatDownloadSummary(s: DownloadSummary): string {
+/** The closing lines of `dvault download --once`; the labels in bold and the counts that need a look in colour when `colors` can. */
+export function formatDownloadSummary(s: DownloadSummary, colors?: Colors): string {
   const lines = [
     `done              ${s.done}${s.upgraded ? ` (${s.upgraded} upgraded from a degraded rendition)` : ""}`,
     `degraded          ${s.degraded}${s.degraded ? " (a free rendition stored; the original follows when the allowance refills)" : ""}`,
@@ -34,7 +37,23 @@ export function formatDownloadSummary(s: DownloadSummary): string {
     );
   for (const n of s.needsLogin) lines.push(`waiting for a login: ${n.account}'s downloads were left wanted (dvault auth login --account ${n.account})`);
   if (s.paused) lines.push(`PAUSED: ${s.paused.reason}`);
-  return lines.join("\n");
+  if (!colors) return lines.join("\n");
+  // A line whose count needs a look is painted whole: green for stored, yellow for waiting, red for failed.
+  const tones: Array<[string, (t: string) => string]> = [
+    ["done ", colors.green],
+    ["degraded ", colors.yellow],
+    ["deferred ", colors.yellow],
+    ["failed ", colors.red],
+    ["  failed ", colors.red],
+    ["waiting for a login", colors.yellow],
+    ["PAUSED", colors.red],
+  ];
+  return lines
+    .map((line) => {
+      const tone = tones.find(([prefix]) => line.startsWith(prefix))?.[1];
+      return tone && !/^\S[^\d]*\s0$/.test(line) ? tone(line) : line;
+    })
+    .join("\n");
 }
 
 export function registerDownloadCommand(program: Command): void {
@@ -45,9 +64,10 @@ export function registerDownloadCommand(program: Command): void {
     .option("--account <name>", "only this account's downloads")
     .option("--concurrency <n>", "parallel transfers (default DVAULT_DOWNLOAD_CONCURRENCY)")
     .addHelpText("after", ARCHIVE_EXIT_CODES_HELP)
+    .option("--json", "print the result as JSON")
     .action(async (opts: DownloadOptions) => {
       const config = loadConfig();
-      const log = createLogger({ level: config.logLevel });
+      const log = cliLogger(config);
       const concurrency = opts.concurrency === undefined ? undefined : Number(opts.concurrency);
       if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 64)) {
         throw new UserError("--concurrency expects a whole number from 1 to 64");
@@ -59,12 +79,16 @@ export function registerDownloadCommand(program: Command): void {
           const producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
           try {
             const summary = await enqueueDueDownloads(services, producer);
-            console.log(`handed ${summary.claimed} due download(s) to the worker's queue; follow them with dvault status (or run with --once)`);
+            const note = await noWorkerNote(services, producer.queue("downloads"));
+            if (opts.json) printJson({ ...summary, workerRunning: note === undefined });
+            else console.log(`handed ${summary.claimed} due download(s) to the worker's queue; follow them with dvault status (or run with --once)`);
+            if (note) process.stderr.write(`dvault: ${note}\n`);
           } finally {
             await producer.close();
           }
           return;
         }
+        const view = progressView({ json: opts.json === true });
         const abort = new AbortController();
         const onSignal = () => abort.abort();
         process.once("SIGINT", onSignal);
@@ -76,12 +100,16 @@ export function registerDownloadCommand(program: Command): void {
             log,
             signal: abort.signal,
             ...(concurrency !== undefined ? { concurrency } : {}),
+            ...(view.sink ? { progress: view.sink } : {}),
           });
-          console.log(formatDownloadSummary(summary));
+          view.stop();
+          if (opts.json) printJson(summary);
+          else console.log(formatDownloadSummary(summary, colorsFor()));
           if (summary.paused) throw new UserError(summary.paused.reason, EXIT_PAUSED);
           if (summary.needsLogin.length) throw missingGrants(summary.needsLogin);
           if (summary.failed) throw new UserError(`${summary.failed} download(s) failed (listed above); they are kept as failed in the downloads table`);
         } finally {
+          view.stop();
           process.off("SIGINT", onSignal);
           process.off("SIGTERM", onSignal);
         }

@@ -5,7 +5,7 @@ import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
 import { UserError } from "../errors.ts";
 import { importGalleryDl, type ImportProgress, type ImportReport } from "../import/gallery-dl/import-folder.ts";
-import { createLogger } from "../log.ts";
+import { cliLogger } from "./output/mode.ts";
 import { createServices } from "../services.ts";
 import { DiskFullError, OutsideArchiveError } from "../storage/archive.ts";
 import { formatBytes } from "../text/bytes.ts";
@@ -71,7 +71,7 @@ export function registerImportCommand(program: Command): void {
     .option("--json", "print the report as JSON (every unmatched file with its reason)")
     .action(async (dir: string, opts: ImportOptions) => {
       const config = loadConfig();
-      const log = createLogger({ level: config.logLevel });
+      const log = cliLogger(config);
       await migrate(config.databaseUrl);
       const services = await createServices({ config, log });
       const abort = new AbortController();

@@ -10,7 +10,7 @@ import { isQueueName, QueueAdmin, type FailedJob, type RetryOutcome } from "../q
 import { QUEUE_NAMES, type QueueName } from "../queue/queues.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices, type Services } from "../services.ts";
-import { createLogger } from "../log.ts";
+import { cliLogger } from "./output/mode.ts";
 import { formatRelative } from "../status/units.ts";
 
 function parseQueue(name: string | undefined): QueueName | undefined {
@@ -27,7 +27,7 @@ async function withAdmin<T>(run: (admin: QueueAdmin) => Promise<T>): Promise<T> 
   // A failed download is retried through its row (src/downloads/retry-now.ts): the database is opened only then.
   let services: Services | undefined;
   const retryDownload = async (data: unknown) => {
-    services ??= await createServices({ config, log: createLogger({ level: config.logLevel }) });
+    services ??= await createServices({ config, log: cliLogger(config) });
     const producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
     try {
       return await retryDownloadNow(services, producer, data);

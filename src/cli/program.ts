@@ -5,6 +5,7 @@ import { Command, CommanderError, Help } from "commander";
 import { UserError } from "../errors.ts";
 import { scrubString } from "../redact.ts";
 import { VERSION } from "../version.ts";
+import { GLOBAL_FLAGS, setGlobalOutput } from "./output/global.ts";
 
 type Register = (program: Command) => void;
 
@@ -126,9 +127,10 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
 ];
 
-/** The command `args` (process.argv without node and the script) runs: its first word, or the one after `help`. */
+/** The command `args` (process.argv without node and the script) runs: its first word after the global flags, or the one after `help`. */
 export function commandNamed(args: readonly string[]): CommandEntry | undefined {
-  const word = args[0] === "help" ? args[1] : args[0];
+  const rest = args.slice(Math.max(0, args.findIndex((a) => !GLOBAL_FLAGS.includes(a))));
+  const word = rest[0] === "help" ? rest[1] : rest[0];
   return COMMANDS.find((c) => c.name === word);
 }
 
@@ -141,6 +143,9 @@ function rootProgram(): Command {
       "after",
       "\nExit codes: 0 done, 1 something failed, 2 downloads paused (disk nearly full), 3 PostgreSQL or Redis unreachable,\n4 an account must log in again (dvault auth login). sync --help and download --help say more.",
     )
+    .option("-q, --quiet", "print results only: no progress lines, logs at error")
+    .option("-v, --verbose", "logs at info, beside the progress lines")
+    .hook("preAction", (cmd) => setGlobalOutput(cmd.opts()))
     .exitOverride();
 }
 

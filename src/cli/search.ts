@@ -1,8 +1,12 @@
 // `dvault search <text>`: full-text search over the archive (titles, descriptions, tags, journal and
 // literature text, comments, notes, messages), with the local file when it is archived.
+import fs from "node:fs/promises";
+import path from "node:path";
 import { Option, type Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { connectPg } from "../db/connect.ts";
+import { ReadableTreeRepository } from "../db/readable-tree.repository.ts";
+import type { Queryable } from "../db/with-transaction.ts";
 import { UserError } from "../errors.ts";
 import {
   DEFAULT_SEARCH_LIMIT,
@@ -10,10 +14,11 @@ import {
   HIGHLIGHT_START,
   highlight,
   SEARCH_KINDS,
-  searchArchive,
+  searchPage,
   type SearchHit,
   type SearchKind,
 } from "../search/search.ts";
+import { buildReadableLinks, MAX_FOLDER_DEPTH } from "../storage/links.ts";
 
 type SearchCliOptions = { type?: SearchKind; user?: string; limit: number; json?: boolean };
 
@@ -29,8 +34,12 @@ export function hitToJson(hit: SearchHit) {
   return { ...hit, snippet: highlight(hit.snippet, (w) => w), matches: [...new Set(matches)] };
 }
 
-export function formatHits(hits: readonly SearchHit[], tty: boolean): string {
-  if (hits.length === 0) return "no matches";
+/** What the page does not say by itself: how many hits in all, the words ignored, and the readable link of each stored file. */
+export type HitsContext = { total?: number; ignored?: readonly string[]; links?: ReadonlyMap<string, string> };
+
+export function formatHits(hits: readonly SearchHit[], tty: boolean, context: HitsContext = {}): string {
+  const ignored = context.ignored?.length ? `ignored ${context.ignored.map((w) => `"${w}"`).join(", ")}: too common a word to search for` : undefined;
+  if (hits.length === 0) return ignored ? `no matches (${ignored})` : "no matches";
   const bold = (w: string) => (tty ? `\u001b[1m${w}\u001b[22m` : w);
   const lines: string[] = [];
   for (const hit of hits) {
@@ -38,10 +47,39 @@ export function formatHits(hits: readonly SearchHit[], tty: boolean): string {
     const date = hit.date ? ` · ${hit.date.slice(0, 10)}` : "";
     lines.push(`${hit.kind.padEnd(10)} ${JSON.stringify(hit.title ?? "(untitled)")}${by}${date}  [${hit.id}]`);
     if (hit.snippet) lines.push(`           ${highlight(hit.snippet, bold)}`);
-    if (hit.localPath) lines.push(`           file: ${hit.localPath}`);
+    if (hit.localPath) lines.push(`           file: ${context.links?.get(hit.localPath) ?? hit.localPath}`);
   }
-  lines.push(`${hits.length} match${hits.length === 1 ? "" : "es"}`);
+  const total = Math.max(context.total ?? hits.length, hits.length);
+  const matches = `match${total === 1 ? "" : "es"}`;
+  lines.push(total > hits.length ? `${hits.length} of ${total} ${matches}; see more with --limit ${Math.min(total, MAX_LIMIT)}` : `${total} ${matches}`);
+  if (ignored) lines.push(ignored);
   return lines.join("\n");
+}
+
+const MAX_LIMIT = 500;
+
+/**
+ * The readable link (by-user/…, src/storage/links.ts) of each hit's stored file, where it is on disk: a person
+ * recognises "by-user/artist/Gallery/Title [id].png" where "originals/21/3f/…" says nothing.
+ */
+async function readableLinks(db: Queryable, archiveDir: string, hits: readonly SearchHit[]): Promise<Map<string, string>> {
+  const wanted = new Set(hits.flatMap((h) => (h.localPath ? [h.localPath] : [])));
+  const out = new Map<string, string>();
+  if (wanted.size === 0) return out;
+  const placements = (await new ReadableTreeRepository(db).listPlacements(MAX_FOLDER_DEPTH)).filter((p) => hits.some((h) => h.deviationid === p.deviationid));
+  for (const link of buildReadableLinks(placements, archiveDir)) {
+    const target = path.join(archiveDir, link.target);
+    if (!wanted.has(target) || out.has(target)) continue;
+    const abs = path.join(archiveDir, link.linkPath);
+    if (
+      await fs.lstat(abs).then(
+        () => true,
+        () => false,
+      )
+    )
+      out.set(target, abs);
+  }
+  return out;
 }
 
 export function registerSearchCommand(program: Command): void {
@@ -57,18 +95,23 @@ export function registerSearchCommand(program: Command): void {
       const config = loadConfig();
       const client = await connectPg(config.databaseUrl);
       try {
-        const hits = await searchArchive(client, {
+        const page = await searchPage(client, {
           text: words.join(" "),
           type: opts.type,
           user: opts.user,
           limit: opts.limit,
           archiveDir: config.archiveDir,
+          countIgnored: !opts.json,
         }).catch((err: unknown) => {
           // 42703: undefined column, i.e. the search migration has not been applied to this database.
           if ((err as { code?: string }).code === "42703") throw new UserError("this database has no search index yet: run dvault migrate");
           throw err;
         });
-        process.stdout.write(`${opts.json ? JSON.stringify(hits.map(hitToJson), null, 2) : formatHits(hits, Boolean(process.stdout.isTTY))}\n`);
+        if (opts.json) return void process.stdout.write(`${JSON.stringify(page.hits.map(hitToJson), null, 2)}\n`);
+        const links = await readableLinks(client, config.archiveDir, page.hits);
+        // "OR" is the query's syntax (websearch_to_tsquery), not a word that was ignored.
+        const ignored = page.ignored.filter((w) => !(w === "or" && /\bOR\b/.test(words.join(" "))));
+        process.stdout.write(`${formatHits(page.hits, Boolean(process.stdout.isTTY), { total: page.total, ignored, links })}\n`);
       } finally {
         await client.end();
       }

@@ -2,12 +2,15 @@
 // pace and workers in one screen; --json prints the documented, stable form (docs/status.md, src/status/schema.ts).
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { createLogger } from "../log.ts";
+import { assertSchemaCurrent } from "../db/schema-check.ts";
+import { UserError } from "../errors.ts";
+import { cliLogger } from "./output/mode.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
 import { createServices } from "../services.ts";
 import { collectStatus } from "../status/collect.ts";
 import type { StatusReport } from "../status/schema.ts";
 import { formatBytes, formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../status/units.ts";
+import { plural } from "../text/plural.ts";
 
 function table(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
@@ -20,12 +23,14 @@ function table(header: string[], rows: string[][]): string[] {
   return [line(header), ...rows.map(line)];
 }
 
-export function formatStatus(r: StatusReport): string {
+/** `schemaProblem`: the database is not migrated (src/db/schema-check.ts said why); accounts then can't be "none yet". */
+export function formatStatus(r: StatusReport, schemaProblem?: string): string {
   const now = Date.parse(r.generatedAt);
   const out: string[] = [`dvault status at ${formatTime(r.generatedAt)}`, ""];
 
   out.push("Accounts");
-  if (r.accounts.length === 0) out.push("  none yet: log in with dvault auth login");
+  if (schemaProblem) out.push(`  ${schemaProblem}`);
+  else if (r.accounts.length === 0) out.push("  none yet: log in with dvault auth login");
   for (const a of r.accounts) {
     const who = a.username && a.username !== a.name ? `${a.name} (${a.username})` : a.name;
     const token = a.accessExpiresAt
@@ -77,7 +82,8 @@ export function formatStatus(r: StatusReport): string {
         String(q.delayed),
         String(q.failed),
         q.oldestWaitingS === null ? "—" : formatDuration(q.oldestWaitingS * 1000),
-        q.paused ? "PAUSED" : "running",
+        // Not paused is not running: without a worker nothing takes the waiting jobs.
+        q.paused ? "PAUSED" : r.workers.length > 0 ? "running" : "no worker",
       ]),
     ),
   );
@@ -108,7 +114,9 @@ export function formatStatus(r: StatusReport): string {
 
   const a = r.archive;
   out.push("", "Archive");
-  out.push(`  ${a.dir}${a.exists ? "" : " (not created yet)"}: ${formatBytes(a.sizeBytes)} in ${a.files} file(s)`);
+  // A directory that is not there while the database lists files in it is the wrong directory, not a new one.
+  const where = a.exists ? "" : a.files > 0 ? " (not found: is DVAULT_ARCHIVE_DIR the archive's directory?)" : " (not created yet)";
+  out.push(`  ${a.dir}${where}: ${formatBytes(a.sizeBytes)} in ${plural(a.files, "file")}`);
   if (a.freeBytes !== null) out.push(`  disk: ${formatBytes(a.freeBytes)} free of ${formatBytes(a.totalBytes)}`);
 
   const u = r.unreadable;
@@ -155,12 +163,17 @@ export function registerStatusCommand(program: Command): void {
     .option("--json", "print the documented JSON form (docs/status.md)")
     .action(async (opts: { json?: boolean }) => {
       const config = loadConfig();
-      const log = createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel });
+      const log = cliLogger(config, { warnByDefault: true });
       const services = await createServices({ config, log });
       const queues = new QueueAdmin(services.redis, config.redisPrefix);
       try {
+        const schemaProblem = await assertSchemaCurrent(config.databaseUrl).then(
+          () => undefined,
+          (err: unknown) => (err instanceof UserError ? err.message : undefined),
+        );
         const report = await collectStatus({ ...services, queues, tokens: services.tokens });
-        process.stdout.write(`${opts.json ? JSON.stringify(report, null, 2) : formatStatus(report)}\n`);
+        if (schemaProblem) report.problems.unshift(schemaProblem);
+        process.stdout.write(`${opts.json ? JSON.stringify(report, null, 2) : formatStatus(report, schemaProblem)}\n`);
       } finally {
         await queues.close();
         await services.close();

@@ -6,7 +6,7 @@ import { migrate } from "../db/migrate.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import { ARCHIVE_EXIT_CODES_HELP, needsLoginError, UserError } from "../errors.ts";
-import { createLogger, type Logger } from "../log.ts";
+import type { Logger } from "../log.ts";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { runSyncHere, type SyncJobValue } from "../../jobs/sync-source/run-here.ts";
 import { grantUnusable } from "../api/tokens.ts";
@@ -14,8 +14,13 @@ import { Producer } from "../queue/producer.ts";
 import { createServices, type Services } from "../services.ts";
 import { SOURCE_NAMES, type SourceName } from "../sync/source.ts";
 import { SOURCES } from "../sync/sources/index.ts";
+import { noWorkerNote } from "./no-worker.ts";
+import { cliLogger, colorsFor } from "./output/mode.ts";
+import { printJson } from "./output/print.ts";
+import { progressView } from "./output/progress.ts";
+import { formatTable, paintOutcome } from "./output/table.ts";
 
-type SyncOptions = { once?: boolean; only?: string; account?: string; full?: boolean; all?: boolean; due?: boolean };
+type SyncOptions = { once?: boolean; only?: string; account?: string; full?: boolean; all?: boolean; due?: boolean; json?: boolean };
 
 export type PlannedRun = { accountId: number; account: string; source: SourceName; key: string };
 
@@ -78,27 +83,34 @@ function printSummary(results: SyncRow[]): void {
         ],
   );
   const header = ["account", "source", "result", "new", "changed", "removed", "api calls", "throttled", "time", "note"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i] ?? 0))
-      .join("  ")
-      .trimEnd();
-  console.log(line(header));
-  for (const row of rows) console.log(line(row));
+  const colors = colorsFor();
+  console.log(
+    formatTable(header, rows, { colors, paint: (cell, _row, column) => (column === 2 ? paintOutcome(colors, cell) : column === 9 ? colors.dim(cell) : cell) }),
+  );
+}
+
+/** `--json`: one object per run, as the summary table has them. */
+function summaryJson(results: SyncRow[]): unknown {
+  return results.map(({ plan, ...r }) => ({
+    account: plan.account,
+    source: plan.source,
+    key: plan.key,
+    ...("error" in r ? { result: "failed", error: r.error } : r.value),
+  }));
 }
 
 /**
  * `--once`: the planned runs as sync.source jobs through the worker's handler and WorkerHost, in this process on a
  * private queue (src/queue/run-now.ts), one at a time. A failed run is reported, not retried: its next scheduled run is.
  */
-async function runHere(services: Services, plan: PlannedRun[], full: boolean | undefined, log: Logger): Promise<SyncRow[]> {
+async function runHere(services: Services, plan: PlannedRun[], full: boolean | undefined, log: Logger, json: boolean): Promise<SyncRow[]> {
+  const view = progressView({ json });
   const abort = new AbortController();
   const onSignal = () => abort.abort();
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    const outcomes = await runSyncHere({ services, log, runs: plan, full: full === true, signal: abort.signal });
+    const outcomes = await runSyncHere({ services, log, runs: plan, full: full === true, signal: abort.signal, ...(view.sink ? { progress: view.sink } : {}) });
     return outcomes.map((o, i): SyncRow => {
       const run = plan[i]!;
       if ("error" in o) return { plan: run, error: o.error };
@@ -107,6 +119,7 @@ async function runHere(services: Services, plan: PlannedRun[], full: boolean | u
       return { plan: run, value: o.value };
     });
   } finally {
+    view.stop();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
@@ -123,9 +136,10 @@ export function registerSyncCommand(program: Command): void {
     .option("--due", "only the sources that are due (never run, past their interval, or failed last time)")
     .option("--all", "run every source, due or not (the default; kept for scripts)")
     .addHelpText("after", ARCHIVE_EXIT_CODES_HELP)
+    .option("--json", "print the result as JSON")
     .action(async (opts: SyncOptions) => {
       const config = loadConfig();
-      const log = createLogger({ level: config.logLevel });
+      const log = cliLogger(config);
       const only = parseOnly(opts.only);
       if (opts.once) await migrate(config.databaseUrl);
       const services = await createServices({ config, log });
@@ -137,12 +151,14 @@ export function registerSyncCommand(program: Command): void {
           ...(opts.due ? { due: true } : {}),
         });
         if (plan.length === 0) {
-          console.log("nothing is due; leave out --due (or use --only <sources>) to run anyway");
+          if (opts.json) printJson([]);
+          else console.log("nothing is due; leave out --due (or use --only <sources>) to run anyway");
           return;
         }
-        if (!opts.once) return await enqueue(services, plan, opts.full);
-        const results = await runHere(services, plan, opts.full, log);
-        printSummary(results);
+        if (!opts.once) return await enqueue(services, plan, opts.full, opts.json === true);
+        const results = await runHere(services, plan, opts.full, log, opts.json === true);
+        if (opts.json) printJson(summaryJson(results));
+        else printSummary(results);
         // An account that lost its grant (before or during the run) is the person's to fix: exit 4, before 1.
         const planned = new Set(plan.map((p) => p.accountId));
         const lost = (await services.accounts.list()).filter((a) => planned.has(a.id)).flatMap((a) => grantUnusable(a) ?? []);
@@ -160,13 +176,16 @@ export function registerSyncCommand(program: Command): void {
 }
 
 /** Through the producer, so the definition's options apply and a request made after the last one finished runs. */
-async function enqueue(services: Services, plan: PlannedRun[], full: boolean | undefined): Promise<void> {
+async function enqueue(services: Services, plan: PlannedRun[], full: boolean | undefined, json: boolean): Promise<void> {
   const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
   try {
     for (const run of plan) {
       await producer.enqueue("sync.source", { accountId: run.accountId, source: run.source, key: run.key, ...(full ? { full: true } : {}) });
     }
-    console.log(`queued ${plan.length} source run(s) for the worker; follow them with dvault status (or run with --once)`);
+    const note = await noWorkerNote(services, producer.queue("sync"));
+    if (json) printJson({ queued: plan.map((r) => ({ account: r.account, source: r.source, key: r.key })), workerRunning: note === undefined });
+    else console.log(`queued ${plan.length} source run(s) for the worker; follow them with dvault status (or run with --once)`);
+    if (note) process.stderr.write(`dvault: ${note}\n`);
   } finally {
     await producer.close();
   }

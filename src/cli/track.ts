@@ -3,12 +3,13 @@ import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import { UserError } from "../errors.ts";
-import { createLogger } from "../log.ts";
+import { cliLogger, colorsFor } from "./output/mode.ts";
+import { formatTable } from "./output/table.ts";
 import { createServices, type Services } from "../services.ts";
 
 async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const services = await createServices({ config, log: createLogger({ level: config.logLevel === "info" ? "warn" : config.logLevel }) });
+  const services = await createServices({ config, log: cliLogger(config, { warnByDefault: true }) });
   try {
     return await fn(services);
   } finally {
@@ -65,7 +66,11 @@ export function registerTrackCommand(program: Command): void {
         for (const row of rows) for (const t of await repo.listTrackedUsers(row.id)) out.push({ account: row.name, ...t });
         if (opts.json) return void console.log(JSON.stringify(out, null, 2));
         if (out.length === 0) return void console.log("no tracked users; add one with dvault track add <username>");
-        for (const t of out) console.log(`${t.account}\t${t.username}\t${t.tokenKind}${t.limitation ? `\t${t.limitation}` : ""}`);
+        const colors = colorsFor();
+        const table = out.map((t) => [t.account, t.username, t.tokenKind, t.limitation ?? ""]);
+        console.log(
+          formatTable(["account", "user", "token", "note"], table, { colors, paint: (cell, _r, column) => (column === 3 ? colors.dim(cell) : cell) }),
+        );
       }),
     );
 }

@@ -5,7 +5,8 @@ import { loadConfig } from "../config.ts";
 import { downloadDepsFor } from "../downloads/deps.ts";
 import { verifyArchive, type VerifyReport } from "../downloads/verify.ts";
 import { UserError } from "../errors.ts";
-import { createLogger } from "../log.ts";
+import { cliLogger } from "./output/mode.ts";
+import { printJson } from "./output/print.ts";
 import { createServices } from "../services.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { checkThumbnails, formatThumbnailCheck } from "../storage/thumbnail-check.ts";
@@ -37,15 +38,20 @@ export function registerVerifyCommand(program: Command): void {
     .command("verify")
     .description("re-hash the archive: report missing, corrupt and orphaned files")
     .option("--fix", "want missing and corrupt files again (corrupt bytes are moved to .corrupt/ first), and make missing thumbnails")
-    .action(async (opts: { fix?: boolean }) => {
+    .option("--json", "print the report as JSON")
+    .action(async (opts: { fix?: boolean; json?: boolean }) => {
       const config = loadConfig();
-      const log = createLogger({ level: config.logLevel });
+      const log = cliLogger(config);
       const services = await createServices({ config, log });
       try {
         const report = await verifyArchive({ deps: downloadDepsFor(services), fix: opts.fix === true, log });
-        console.log(formatVerifyReport(report, opts.fix === true));
         const deps = downloadDepsFor(services);
-        console.log(formatThumbnailCheck(await checkThumbnails(new Thumbnails(deps.archive.blobs), { fix: opts.fix === true }), opts.fix === true));
+        const thumbnails = await checkThumbnails(new Thumbnails(deps.archive.blobs), { fix: opts.fix === true });
+        if (opts.json) printJson({ ...report, thumbnails });
+        else {
+          console.log(formatVerifyReport(report, opts.fix === true));
+          console.log(formatThumbnailCheck(thumbnails, opts.fix === true));
+        }
         if (!opts.fix && report.missing.length + report.corrupt.length > 0) {
           throw new UserError(`${report.missing.length} missing and ${report.corrupt.length} corrupt file(s)`, 2);
         }

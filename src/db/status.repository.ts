@@ -70,7 +70,7 @@ export class StatusRepository {
   async storedArchive(): Promise<{ files: number; bytes: string | null } | undefined> {
     const { rows } = await this.db.query<{ files: number; bytes: string | null }>(
       `SELECT count(*)::int AS files, sum(size)::text AS bytes FROM (
-         SELECT DISTINCT ON (path) path, size FROM downloads WHERE status IN ('done', 'degraded') AND path IS NOT NULL
+         SELECT DISTINCT ON (path) path, size FROM downloads WHERE status IN ('done', 'degraded', 'not_downloadable') AND path IS NOT NULL
        ) stored`,
     );
     return rows[0];

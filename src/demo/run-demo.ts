@@ -21,6 +21,7 @@ import { createServices, type Services } from "../services.ts";
 import { startSimulator, type Simulator } from "../simulator/server.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 import { freePort } from "../free-port.ts";
+import { plural } from "../text/plural.ts";
 import { syncHere, type DemoSyncRow } from "./sync-here.ts";
 
 export const DEMO_CLIENT_ID = "1001";
@@ -40,6 +41,8 @@ export type DemoOptions = {
 export type DemoReport = {
   databaseUrl: string;
   archiveDir: string;
+  /** The demo's own Redis prefix: a command pointed at the demo needs it (DVAULT_REDIS_PREFIX). */
+  redisPrefix: string;
   dir: string;
   digestPath: string | undefined;
   account: string;
@@ -76,6 +79,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     dataset: { deviations: options.deviations ?? 400 },
     clients: [{ clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET, redirectUris: [redirectUri] }],
   });
+  out(`1/6 service simulator with a seeded account of ${options.deviations ?? 400} deviations at ${sim.url}`);
   let services: Services | undefined;
   try {
     await dropDatabase(databaseUrl);
@@ -106,7 +110,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       scopes: [...DEFAULT_SCOPES],
       mode: "code",
       onAuthorizeUrl: async (url) => {
-        out(`1/4 login   authorization code flow with PKCE, redirect to ${redirectUri}`);
+        out(`2/6 login   authorization code flow with PKCE, redirect to ${redirectUri}`);
         await got(url, { followRedirect: true });
       },
       timeoutMs: 30_000,
@@ -127,7 +131,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     out(`            logged in as ${me.username}; granted scopes: ${(login.grant.scopes ?? []).join(" ")}`);
 
     // 2. A full sync of every source, as sync.source jobs through the worker's handler and WorkerHost (sync-here.ts).
-    out(`2/4 sync    every source, full sweep`);
+    out(`3/6 sync    every source, full sweep`);
     const sync = await syncHere(
       services,
       options.log,
@@ -144,7 +148,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
 
     // 3. The downloads the sync asked for: 10 originals this week, the rest as free renditions that wait
     //    for the next quota window.
-    out(`3/4 files   originals within the weekly quota (10), free renditions for the rest`);
+    out(`4/6 files   originals within the weekly quota (10), free renditions for the rest`);
     const downloads = await runDownloadsOnce({ services, log: options.log, progressEveryMs: 60_000 });
     out(
       `            ${downloads.done} files stored, ${downloads.degraded} as degraded renditions (their originals wait for ${downloads.nextWindow?.toISOString().slice(0, 10) ?? "next week"}), ` +
@@ -168,12 +172,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     await syncHere(services, options.log, row.id, ["messages", "notes", "profile", "watch_feed"], false);
     const preview = await previewDigest(services, { since: baselineEnd, out: path.join(dir, "digest") });
     const c = preview.counts as Record<string, number>;
-    out(`4/4 digest  "${preview.subject}"`);
+    out(`5/6 digest  "${preview.subject}"`);
     out(
       `            ${
         Object.entries(c)
           .filter(([, n]) => typeof n === "number" && n > 0)
-          .map(([k, n]) => `${n} ${k}`)
+          .map(([k, n]) => plural(n, k.replace(/s$/, ""), k))
           .join(", ") || "nothing new"
       }`,
     );
@@ -181,6 +185,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     return {
       databaseUrl,
       archiveDir,
+      redisPrefix,
       dir,
       digestPath: preview.files.html,
       account: me.username,

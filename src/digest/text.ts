@@ -20,7 +20,4 @@ export function clean(text: string | null | undefined): string {
   return neutralizeControls((text ?? "").replace(/\s+/g, " ").trim());
 }
 
-/** "1 comment", "3 comments". */
-export function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
+export { plural } from "../text/plural.ts";

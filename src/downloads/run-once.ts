@@ -11,6 +11,7 @@ import type { ClaimedDownload } from "../db/download.repository.ts";
 import { needsLoginError, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { holdLease } from "../queue/holder.ts";
+import { safeSink, type ProgressSink } from "../queue/progress.ts";
 import { checkCatalogue, defineJob, type JobContext } from "../queue/job-definition.ts";
 import { createRedis } from "../queue/redis.ts";
 import { runNow } from "../queue/run-now.ts";
@@ -75,6 +76,8 @@ export type RunOnceOptions = {
   /** Delays before a failed file is due again, by failures in a row (default src/downloads/retry.ts). */
   retryDelaysMs?: readonly number[];
   deps?: DownloadDeps;
+  /** Told of each transfer and of the files settled so far (src/queue/progress.ts). */
+  progress?: ProgressSink;
 };
 
 const BATCH = 500;
@@ -135,6 +138,9 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   if (opts.signal?.aborted) stopper.abort();
   else opts.signal?.addEventListener("abort", onOuter, { once: true });
 
+  const tell = safeSink(opts.progress);
+  let claimedFiles = 0;
+  let settledFiles = 0;
   let storedSomething = false;
   let lastBytes = 0;
   let lastAt = Date.now();
@@ -193,6 +199,9 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     const t = tracked.get(key);
     if (!t) throw new Error(`download.file ${downloadJobId(payload)} was not claimed by this run`);
     t.last = undefined;
+    const taskId = downloadJobId(payload);
+    tell({ type: "start", task: { kind: "transfer", id: taskId, label: `${t.row.deviationid.slice(0, 8)} ${t.row.kind}` } });
+    let ended: string | undefined;
     try {
       if (t.row.accountId !== null && lost.has(t.row.accountId)) {
         await deps.repo.releaseDownload(t.row.id, new Date(services.now()));
@@ -210,13 +219,17 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
           await deps.repo.releaseDownload(t.row.id, new Date(services.now()));
         },
         stored: async () => undefined,
-        onBytes: (n) => (s.bytes += n),
+        onBytes: (n) => {
+          s.bytes += n;
+          tell({ type: "bytes", id: taskId, bytes: n });
+        },
         reservationTurn: t.row.kind === "original" ? t.turn : undefined,
         retryDelaysMs: opts.retryDelaysMs,
         busyRetryMs: 1000,
         retryInRun: patience && ((err) => patience.failed(key, isThrottleDelay(err) ? err.waitMs : 0)),
         onOutcome: (o) => {
           t.last = o;
+          ended = o.status;
           if (o.status === "busy") t.busySince ??= Date.now();
           else count(o, key);
         },
@@ -227,6 +240,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
             return;
           }
           s.failed++;
+          ended = "failed";
           s.failures.push({ deviationid: t.row.deviationid, kind: t.row.kind, error: f.message, nextAttemptAt: f.nextAttemptAt });
           log.warn(
             { deviationid: t.row.deviationid, kind: t.row.kind, err: f.message, failures: f.failures, nextAttemptAt: f.nextAttemptAt?.toISOString() ?? null },
@@ -243,6 +257,8 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
       throw err;
     } finally {
       t.turn.pass();
+      tell({ type: "end", id: taskId, outcome: ended ?? "retrying" });
+      if (ended !== undefined && ended !== "busy") tell({ type: "files", finished: ++settledFiles, total: claimedFiles });
     }
   });
 
@@ -285,6 +301,8 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
       // A degraded rendition's row is never fetched on its own (its original is).
       const rows = (await claim()).filter((r): r is ClaimedDownload & { kind: DownloadFilePayload["kind"] } => r.kind !== "degraded");
       if (rows.length === 0) continue;
+      claimedFiles += rows.length;
+      tell({ type: "files", finished: settledFiles, total: claimedFiles });
       tracked.clear();
       for (const row of rows) tracked.set(downloadJobId({ deviationid: row.deviationid, kind: row.kind }), { row, turn: takeTurn() });
       const outcomes = await runNow<JobContext>(

@@ -7,6 +7,7 @@ import { ensureFreshToken, ReauthRequiredError } from "../api/tokens.ts";
 import type { SourceRef, SourceState } from "../db/sync-state.repository.ts";
 import { withTransaction } from "../db/with-transaction.ts";
 import { InterruptedError, type SkippableError } from "../queue/job-definition.ts";
+import { safeSink, type ProgressSink } from "../queue/progress.ts";
 import { acquireLock } from "../redis-lock.ts";
 import { scrubString } from "../redact.ts";
 import type { Services } from "../services.ts";
@@ -54,6 +55,8 @@ export type RunSourceOptions = {
   /** Per-source interval overrides (ms). */
   everyMs?: Partial<Record<SourceName, number>>;
   lockTtlMs?: number;
+  /** Told when the run starts, between pages and when it ends (src/queue/progress.ts). */
+  progress?: ProgressSink;
 };
 
 export function lockKey(prefix: string, req: RunSourceRequest): string {
@@ -124,6 +127,11 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
   });
   const unreadable = () => transports.reduce((n, t) => n + t.stats.unreadable.responses + t.stats.unreadable.items, 0);
   const log = services.log.child({ account: row.name, source: req.source, ...(key ? { key } : {}) });
+  const progress = safeSink(options.progress);
+  const taskId = `${row.id}:${req.source}:${key}`;
+  const tell = () => progress({ type: "source", id: taskId, items: counters.new + counters.changed + counters.removed, calls: bookkeeping().apiCalls });
+  progress({ type: "start", task: { kind: "source", id: taskId, label: `${row.name}/${req.source}${key ? `:${key}` : ""}` } });
+  let ended = "failed";
   try {
     const api = await services.apiFor(row.id);
     transports.push(api.transport);
@@ -165,6 +173,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
         signal,
         checkpoint: () => {
           if (signal.aborted || lock.lost) throw new InterruptedError(signal.aborted ? "shutdown" : "a lost sync lock");
+          tell();
         },
         ensureFreshToken: () => ensureFreshToken({ tokens: currentApi.tokens, transport: currentApi.transport, signal }),
         counters,
@@ -203,11 +212,17 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
       durationMs: bookkeeping().durationMs,
     };
     log.info({ status: result.status, ...result.counters, apiCalls: result.apiCalls, unreadable: result.unreadable, full }, "source synced");
+    tell();
+    ended = result.status;
     return result;
   } catch (err) {
-    if (err instanceof InterruptedError) throw err;
+    if (err instanceof InterruptedError) {
+      ended = "interrupted";
+      throw err;
+    }
     const at = new Date(services.now());
     if (err instanceof ReauthRequiredError) {
+      ended = "skipped";
       await repos.syncState.saveSourceState(ref, { lastResult: "skipped", lastError: err.message, counters: bookkeeping() }, at).catch(() => undefined);
       throw new SourceSkippedError(err.message);
     }
@@ -216,6 +231,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
       .catch(() => undefined);
     throw err;
   } finally {
+    progress({ type: "end", id: taskId, outcome: ended });
     await lock.release();
   }
 }

@@ -19,3 +19,16 @@ export function runDvault(h: { redis: { url: string }; env: Record<string, strin
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
   return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr, ms: Date.now() - started })));
 }
+
+/** The command with a stdout whose reader has already gone (`dvault … | head` after head exits); only stderr is kept. */
+export function runDvaultIntoClosedPipe(h: { redis: { url: string }; env: Record<string, string> }, args: readonly string[]): Promise<Omit<CliRun, "stdout">> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, ...h.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout.destroy();
+  let stderr = "";
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stderr, ms: Date.now() - started })));
+}

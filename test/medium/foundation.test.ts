@@ -182,12 +182,15 @@ describe(loadSecretKey.name, () => {
   it("creates a 0600 key file on first use and reads the same key afterwards", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-key-"));
     const config = testConfig({ DVAULT_CONFIG_DIR: dir });
-    const first = loadSecretKey(config);
+    const told: string[] = [];
+    const first = loadSecretKey(config, (file) => told.push(file));
     expect(first.created).toBe(true);
     expect(first.path).toBe(path.join(dir, "secret.key"));
     expect(statSync(first.path!).mode & 0o777).toBe(0o600);
-    const second = loadSecretKey(config);
+    const second = loadSecretKey(config, (file) => told.push(file));
     expect(second.created).toBe(false);
+    // The path is told once, when the file is created (services log it; auth login/import print it).
+    expect(told).toEqual([first.path]);
     expect(second.key.equals(first.key)).toBe(true);
     expect(readFileSync(first.path!, "utf8").trim()).toHaveLength(64);
   });

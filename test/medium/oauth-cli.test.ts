@@ -210,7 +210,11 @@ describe("dvault auth", () => {
 
       const { run, accounts } = await status();
       expect(run.code).toBe(4);
-      expect(accounts.find((a) => a.name === "second")).toMatchObject({ state: "revoked", hasRefreshToken: false, placebo: "skipped (no usable grant)" });
+      const second = accounts.find((a) => a.name === "second");
+      expect(second).toMatchObject({ state: "revoked", hasRefreshToken: false, placebo: "skipped (no usable grant: dvault auth login --account second)" });
+      // Beside "no usable grant", nothing claims the access token works for dvault.
+      expect(second?.stateReason).toContain("dvault no longer uses this account");
+      expect(second?.stateReason).not.toMatch(/access token works/);
       expect(accounts.find((a) => a.name === owner.username)).toMatchObject({ state: "revoked", accessExpiresAt: null });
     }
 

@@ -151,6 +151,12 @@ describe("dvault search", () => {
     const hits = JSON.parse(json.stdout) as Array<{ kind: string; matches: string[] }>;
     expect(hits).toHaveLength(3);
     expect(hits.every((x) => x.kind === "comment")).toBe(true);
+    // A page shorter than the hits says how many there are; stop-words are named, not silently dropped.
+    const page = await run(process.execPath, ["bin/dvault.js", "search", "lovely", "--type", "comment", "--limit", "3"], { env, timeout: 30_000 });
+    expect(page.stdout).toMatch(/\n3 of (\d+) matches; see more with --limit \d+\n$/);
+    expect(Number(/3 of (\d+)/.exec(page.stdout)?.[1])).toBeGreaterThan(3);
+    const stop = await run(process.execPath, ["bin/dvault.js", "search", "the"], { env, timeout: 30_000 });
+    expect(stop.stdout).toBe('no matches (ignored "the": too common a word to search for)\n');
     const bad = await run(process.execPath, ["bin/dvault.js", "search", "x", "--type", "forum"], { env, timeout: 30_000 }).catch(
       (err: { stderr: string }) => err,
     );

@@ -49,6 +49,13 @@ describe(loadConfig.name, () => {
     expect(err.message).not.toContain("\n");
   });
 
+  it("says what a number setting was given, not zod's raw words", () => {
+    expect(() => loadConfig({ DVAULT_DOWNLOAD_QUOTA: "ten", DVAULT_DOWNLOAD_CONCURRENCY: "2.5" })).toThrow(
+      'invalid configuration: DVAULT_DOWNLOAD_QUOTA expects a number, not "ten"; DVAULT_DOWNLOAD_CONCURRENCY expects a whole number, not "2.5". Fix',
+    );
+    expect(() => loadConfig({ DVAULT_HTTP_PORT: "x" })).not.toThrow(/NaN|Invalid input/);
+  });
+
   it("treats empty strings as unset", () => {
     const config = loadConfig({ DATABASE_URL: "", LOG_LEVEL: "", DVAULT_CLIENT_ID: "" });
     expect(config.databaseUrl).toContain("/dvault");

@@ -1,0 +1,36 @@
+// `bin/dvault.js` in a terminal: util-linux `script` gives the command a pseudo-terminal (stdin, stdout and stderr
+// are all the TTY), and its output, escape codes included, comes back as one stream.
+import { spawn } from "node:child_process";
+import path from "node:path";
+import type { CliRun } from "./dvault-cli.ts";
+
+const BIN = path.resolve("bin/dvault.js");
+
+const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+
+export function runDvaultInTty(
+  h: { redis: { url: string }; env: Record<string, string> },
+  args: readonly string[],
+  extraEnv: Record<string, string> = {},
+): Promise<CliRun> {
+  const started = Date.now();
+  const command = [process.execPath, BIN, ...args].map(quote).join(" ");
+  const child = spawn("script", ["-qfec", command, "/dev/null"], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: "/nonexistent-home",
+      TERM: "xterm-256color",
+      COLUMNS: "140",
+      LINES: "40",
+      REDIS_URL: h.redis.url,
+      ...h.env,
+      ...extraEnv,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr, ms: Date.now() - started })));
+}

@@ -1,0 +1,63 @@
+// The CLI's output layer (src/cli/output/): tables padded before they are painted, the log level each global
+// flag gives, and durations as a person reads them.
+import pc from "picocolors";
+import { afterEach, describe, expect, it } from "vitest";
+import { setGlobalOutput } from "../../src/cli/output/global.ts";
+import { cliLogLevel } from "../../src/cli/output/mode.ts";
+import { formatDuration } from "../../src/cli/output/progress.ts";
+import { formatTable, paintOutcome } from "../../src/cli/output/table.ts";
+
+const plain = (s: string) => s.replace(/\u001b\[[0-9;]*m/g, "");
+
+describe(formatTable.name, () => {
+  const header = ["account", "user", "note"];
+  const rows = [
+    ["me", "someone-long", ""],
+    ["other", "x", "client token"],
+  ];
+
+  it("pads columns to their widest cell, with a header and no trailing spaces", () => {
+    expect(formatTable(header, rows)).toBe(["account  user          note", "me       someone-long", "other    x             client token"].join("\n"));
+  });
+
+  it("paints only the text: the same columns with colour as without", () => {
+    const colors = pc.createColors(true);
+    const painted = formatTable(header, rows, { colors, paint: (cell, _r, column) => (column === 1 ? colors.green(cell) : cell) });
+    expect(painted).toContain("\u001b[1maccount\u001b[22m");
+    expect(painted).toContain("\u001b[32msomeone-long\u001b[39m");
+    expect(plain(painted)).toBe(formatTable(header, rows));
+  });
+
+  it("colours outcomes by what they mean", () => {
+    const colors = pc.createColors(true);
+    expect(paintOutcome(colors, "ok (full)")).toBe(colors.green("ok (full)"));
+    expect(paintOutcome(colors, "FAILED")).toBe(colors.red("FAILED"));
+    expect(paintOutcome(colors, "degraded")).toBe(colors.yellow("degraded"));
+  });
+});
+
+describe(cliLogLevel.name, () => {
+  afterEach(() => setGlobalOutput({}));
+
+  it("is warn in a terminal, the configured level in a pipe, info with -v and error with --quiet", () => {
+    expect(cliLogLevel("info", true)).toBe("warn");
+    expect(cliLogLevel("info", false)).toBe("info");
+    expect(cliLogLevel("info", false, true)).toBe("warn");
+    expect(cliLogLevel("debug", true)).toBe("debug");
+    expect(cliLogLevel("error", true)).toBe("error");
+    setGlobalOutput({ verbose: true });
+    expect(cliLogLevel("info", true)).toBe("info");
+    expect(cliLogLevel("warn", false, true)).toBe("info");
+    setGlobalOutput({ quiet: true });
+    expect(cliLogLevel("info", false)).toBe("error");
+    expect(cliLogLevel("silent", false)).toBe("silent");
+  });
+});
+
+describe(formatDuration.name, () => {
+  it("reads as seconds, minutes or hours", () => {
+    expect(formatDuration(3_200)).toBe("3s");
+    expect(formatDuration(75_000)).toBe("1m15s");
+    expect(formatDuration(2 * 3600_000 + 5 * 60_000)).toBe("2h05m");
+  });
+});
