@@ -129,7 +129,12 @@ export const COMMANDS: readonly CommandEntry[] = [
 
 /** The command `args` (process.argv without node and the script) runs: its first word after the global flags, or the one after `help`. */
 export function commandNamed(args: readonly string[]): CommandEntry | undefined {
-  const rest = args.slice(Math.max(0, args.findIndex((a) => !GLOBAL_FLAGS.includes(a))));
+  const rest = args.slice(
+    Math.max(
+      0,
+      args.findIndex((a) => !GLOBAL_FLAGS.includes(a)),
+    ),
+  );
   const word = rest[0] === "help" ? rest[1] : rest[0];
   return COMMANDS.find((c) => c.name === word);
 }
