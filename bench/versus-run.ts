@@ -176,7 +176,9 @@ export async function runDvaultOnce(round: number, setup: RunSetup): Promise<Run
     const started = Date.now();
     const deadline = started + setup.capMs;
     const sync = await runChild(process.execPath, [BIN, "sync", "--once", "--only", "gallery"], childEnv, deadline);
+    const syncMs = Date.now() - started;
     const download = sync.capped ? undefined : await runChild(process.execPath, [BIN, "download", "--once"], childEnv, deadline);
+    if (process.env.VERSUS_SPLIT) process.stderr.write(`dvault sync ${syncMs} ms, download ${Date.now() - started - syncMs} ms\n`);
     const wallMs = Date.now() - started;
     const capped = sync.capped || download?.capped === true;
     const codes = [sync.code, download?.code].filter((c) => c !== undefined).map((c) => String(c ?? "signal"));
@@ -186,7 +188,7 @@ export async function runDvaultOnce(round: number, setup: RunSetup): Promise<Run
     const pg = await connectPg(env.databaseUrl);
     try {
       const { rows } = await pg.query<{ deviationid: string; kind: string; path: string }>(
-        "SELECT deviationid, kind::text AS kind, path FROM downloads WHERE path IS NOT NULL AND status IN ('done', 'degraded') ORDER BY kind = 'original'",
+        "SELECT deviationid, kind::text AS kind, path FROM downloads WHERE path IS NOT NULL AND sha256 IS NOT NULL AND status IN ('done', 'degraded', 'not_downloadable') ORDER BY kind = 'original'",
       );
       for (const r of rows) {
         const body = await fs.readFile(path.resolve(env.archiveDir, r.path)).catch(() => undefined);
