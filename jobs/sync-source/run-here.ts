@@ -6,7 +6,7 @@
 import { checkCatalogue } from "../../src/queue/job-definition.ts";
 import type { Logger } from "../../src/log.ts";
 import { Producer } from "../../src/queue/producer.ts";
-import type { ProgressSink } from "../../src/queue/progress.ts";
+import { type ProgressSink, safeSink } from "../../src/queue/progress.ts";
 import { createRedis } from "../../src/queue/redis.ts";
 import { runNow } from "../../src/queue/run-now.ts";
 import { RunPatience, type RunPatienceSettings } from "../../src/queue/run-patience.ts";
@@ -68,6 +68,11 @@ export async function runSyncHere(args: {
       },
     };
   });
+  const tellProgress = safeSink(args.progress);
+  const progressWithPatience: ProgressSink = (event) => {
+    if (event.type === "source") patience.progressed(event.id);
+    tellProgress(event);
+  };
   const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
   try {
     const outcomes = await runNow<WorkerContext>(
@@ -79,7 +84,8 @@ export async function runSyncHere(args: {
         prefix: services.config.redisPrefix,
         log,
         queues: ["sync"],
-        makeContext: (base) => ({ ...base, services, sources, producer, everyMs: {}, ...(args.progress ? { progress: args.progress } : {}) }),
+        // A saved page is progress: the run's patience starts again (a source may run longer than it).
+        makeContext: (base) => ({ ...base, services, sources, producer, everyMs: {}, progress: progressWithPatience }),
         retryHere: true,
         ...(args.signal ? { signal: args.signal } : {}),
       },

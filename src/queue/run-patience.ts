@@ -20,6 +20,9 @@ export type RunPatienceSettings = {
 /** The default ceiling of one backoff: long enough for a velocity filter to decay, short for a person. */
 const DEFAULT_CAP_MS = 30_000;
 
+/** Failures of one item after which a run gives it up even while it seems to move (see progressed()). */
+const MAX_FAILURES = 20;
+
 type ItemState = { firstFailureAt: number; failures: number };
 
 /** A decision on a transient failure: try again after `waitMs`, or give up (the item keeps its failure). */
@@ -42,6 +45,18 @@ export class RunPatience {
     if (key !== undefined) this.items.delete(key);
   }
 
+  /**
+   * An item moved on without finishing (a source saved a page): the run-wide patience starts again, and so does
+   * the item's own, so a long source that keeps going is not given up for a failure minutes apart from the last.
+   * Its failure count stays: an item that only seems to move (re-reading its first page, then failing at the
+   * same place) still ends after MAX_FAILURES.
+   */
+  progressed(key: string): void {
+    this.lastSuccessAt = this.now();
+    const state = this.items.get(key);
+    if (state) state.firstFailureAt = this.lastSuccessAt;
+  }
+
   /** True when the run has gone `runMs` without any success: what fails from now on is left to the schedule. */
   spent(): boolean {
     return this.now() - this.lastSuccessAt >= this.settings.runMs;
@@ -58,6 +73,7 @@ export class RunPatience {
     state.failures++;
     this.items.set(key, state);
     if (this.spent()) return { retry: false, reason: `nothing succeeded for ${seconds(this.settings.runMs)} (DVAULT_RUN_PATIENCE)` };
+    if (state.failures > MAX_FAILURES) return { retry: false, reason: `failed ${state.failures} times in this run` };
     if (at - state.firstFailureAt >= this.settings.itemMs)
       return { retry: false, reason: `still failing after ${seconds(this.settings.itemMs)} of tries (DVAULT_RUN_ITEM_PATIENCE)` };
     const cap = this.settings.capMs ?? Math.max(DEFAULT_CAP_MS, this.settings.baseMs);

@@ -49,6 +49,31 @@ describe("RunPatience", () => {
     expect(p.failed("a")).toEqual({ retry: true, waitMs: 1000 });
   });
 
+  it("starts an item's and the run's patience again when the item moves on, but not past MAX_FAILURES", () => {
+    const c = clock();
+    const p = new RunPatience(settings, c.now);
+    // A long source: it fails now and then, each time minutes after the last, and saves pages between.
+    for (let i = 0; i < 10; i++) {
+      c.advance(5 * 60_000);
+      p.progressed("src");
+      const d = p.failed("src");
+      expect(d.retry, `failure ${i + 1}, after a page saved`).toBe(true);
+    }
+    // Without the pages between, the same spacing gives it up: neither patience was started again.
+    const q = new RunPatience(settings, c.now);
+    q.failed("src");
+    c.advance(5 * 60_000);
+    expect(q.failed("src").retry).toBe(false);
+    // An item that only seems to move (a page saved, then the same failure) ends after its 20th failure.
+    const r = new RunPatience(settings, c.now);
+    let tries = 0;
+    while (r.failed("loop").retry) {
+      tries++;
+      r.progressed("loop");
+    }
+    expect(tries).toBe(20);
+  });
+
   it("never waits less than a throttle asks", () => {
     const p = new RunPatience(settings, clock().now);
     expect(p.failed("a", 5000)).toEqual({ retry: true, waitMs: 5000 });
