@@ -2,7 +2,7 @@
 // largest of `thumbs`/`preview`, videos at their best quality — and whether what the service shows is
 // only part of the work (first image of a multi-image post, a blurred mature or tier-locked rendition).
 import type { Deviation } from "../api/types.ts";
-import { isSignedUrlUsable } from "./signed-url.ts";
+import { isSignedUrlUsable, signedUrlExpiry } from "./signed-url.ts";
 
 export type Rendition = {
   /** "content", "preview", "thumb", "video:<quality>". */
@@ -51,7 +51,9 @@ export function usableListing(listed: Deviation, nowMs: number): Deviation | und
   if (listed.is_deleted === true) return undefined;
   if (listed.tier_access === "locked" || listed.premium_folder_data?.has_access === false) return undefined;
   const rendition = bestFreeRendition(listed);
-  return rendition && isSignedUrlUsable(rendition.src, nowMs) ? listed : undefined;
+  // Only a URL that states its expiry: one that states none may come from a listing read long ago, and a 404
+  // from it would be taken for a removed file (a fresh /deviation/{id} is what may say "gone").
+  return rendition && typeof signedUrlExpiry(rendition.src) === "number" && isSignedUrlUsable(rendition.src, nowMs) ? listed : undefined;
 }
 
 /**

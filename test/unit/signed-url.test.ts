@@ -42,6 +42,9 @@ describe(usableListing.name, () => {
     const fresh = listed(content(expiringIn(600)));
     expect(usableListing(fresh, NOW)).toBe(fresh);
     expect(usableListing(listed(content(expiringIn(30))), NOW)).toBeUndefined();
+    // A URL that states no expiry may be from a listing read long ago: the service is asked.
+    expect(usableListing(listed(content("https://cdn.example/f/a/file.jpg")), NOW)).toBeUndefined();
+    expect(usableListing(listed(content(signed({ aud: ["urn:service:image.operations"] }))), NOW)).toBeUndefined();
     // The video is the best rendition: its URL decides, not the fullview's.
     const staleVideo = listed({ ...content(expiringIn(600)), videos: [{ src: expiringIn(-10), quality: "720p", filesize: 5 }] });
     expect(usableListing(staleVideo, NOW)).toBeUndefined();
