@@ -13,6 +13,8 @@ export const ThumbnailsPayload = z.object({
    * alerts) is never held for long by a first backfill of thousands of files.
    */
   untilDone: z.boolean().default(false),
+  /** A continuation: the key of the last file its predecessor looked at (later keys only). */
+  after: z.string().optional(),
 });
 export type ThumbnailsPayload = z.infer<typeof ThumbnailsPayload>;
 

@@ -13,9 +13,12 @@ export async function thumbnailsHandler(payload: ThumbnailsPayload, ctx: WorkerC
     signal: ctx.signal,
     force: payload.rebuild,
     ...(payload.untilDone ? {} : { budgetMs: THUMBNAILS_BUDGET_MS }),
+    ...(payload.after !== undefined ? { after: payload.after } : {}),
   });
   if (result.failed > 0) ctx.log.warn({ failed: result.failed, failures: result.failures }, "some thumbnails could not be made; the next run tries again");
-  // A rebuild's continuation would start over: it runs until done in `dvault thumbnails --once --rebuild` only.
-  if (result.more && !payload.rebuild) await ctx.producer.enqueue("thumbnails.backfill", { rebuild: false, untilDone: false }, { delayMs: 1000 });
+  // The continuation goes on after the last file looked at; a run that looked at none made no progress and
+  // leaves the rest to the next one.
+  if (result.more && result.lastKey !== undefined)
+    await ctx.producer.enqueue("thumbnails.backfill", { rebuild: payload.rebuild, untilDone: false, after: result.lastKey }, { delayMs: 1000 });
   return { status: result.generated + result.placeholders > 0 ? "done" : "skipped", ...result };
 }

@@ -174,6 +174,8 @@ export type BackfillResult = {
   failures: string[];
   /** Stopped at the time budget with files left to look at. */
   more: boolean;
+  /** The key of the last file this run looked at: where its continuation goes on. */
+  lastKey?: string;
 };
 
 /**
@@ -182,17 +184,21 @@ export type BackfillResult = {
  */
 export async function backfillThumbnails(
   thumbs: Thumbnails,
-  opts: { signal?: AbortSignal; force?: boolean; budgetMs?: number; now?: () => number } = {},
+  opts: { signal?: AbortSignal; force?: boolean; budgetMs?: number; now?: () => number; after?: string } = {},
 ): Promise<BackfillResult> {
   const r: BackfillResult = { files: 0, present: 0, generated: 0, placeholders: 0, failed: 0, failures: [], more: false };
   const now = opts.now ?? Date.now;
   const deadline = opts.budgetMs === undefined ? Number.POSITIVE_INFINITY : now() + opts.budgetMs;
   for await (const o of thumbs.originals()) {
     if (opts.signal?.aborted) break;
+    // A continuation goes on where its predecessor stopped (keys come in order), so a large archive on a slow
+    // disk gets past the files already done instead of spending every budget on them again.
+    if (opts.after !== undefined && o.key <= opts.after) continue;
     if (now() >= deadline) {
       r.more = true;
       break;
     }
+    r.lastKey = o.key;
     r.files += 1;
     try {
       const outcome = await thumbs.ensure(o, { force: opts.force ?? false });

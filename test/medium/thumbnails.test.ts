@@ -112,4 +112,21 @@ describe(Thumbnails.name, () => {
     expect(first).toMatchObject({ files: 1, generated: 1, more: true });
     expect(await backfillThumbnails(thumbs)).toMatchObject({ files: 3, present: 1, generated: 2, more: false });
   });
+
+  it("a continuation goes on after the last file its predecessor looked at, not from the start", async () => {
+    for (const seed of [4, 5, 6]) await store(await makeImage("png", 200, 200, seed), "png");
+    let t = 0;
+    const now = () => (t += 10_000);
+    const first = await backfillThumbnails(thumbs, { budgetMs: 15_000, now });
+    expect(first).toMatchObject({ files: 1, generated: 1, more: true });
+    expect(first.lastKey).toBeDefined();
+    // Every budget covers one file: each continuation makes one new thumbnail, none is looked at twice.
+    t = 0;
+    const second = await backfillThumbnails(thumbs, { budgetMs: 15_000, now, ...(first.lastKey ? { after: first.lastKey } : {}) });
+    expect(second).toMatchObject({ files: 1, generated: 1, present: 0, more: true });
+    expect(second.lastKey! > first.lastKey!).toBe(true);
+    t = 0;
+    const third = await backfillThumbnails(thumbs, { budgetMs: 15_000, now, ...(second.lastKey ? { after: second.lastKey } : {}) });
+    expect(third).toMatchObject({ files: 1, generated: 1, present: 0 });
+  });
 });
