@@ -7,8 +7,9 @@ import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { loadConfig } from "../config.ts";
 import { UserError } from "../errors.ts";
-import { createLogger } from "../log.ts";
 import { checkCatalogue } from "../queue/job-definition.ts";
+import { cliLogger } from "./output/mode.ts";
+import { printJson } from "./output/print.ts";
 import { Producer } from "../queue/producer.ts";
 import { createRedis } from "../queue/redis.ts";
 import { runNow } from "../queue/run-now.ts";
@@ -30,10 +31,11 @@ export function registerThumbnailsCommand(program: Command): void {
     .description("make the missing thumbnails of the archive's files (the worker does this after downloads)")
     .option("--once", "run here until every file has its thumbnails, then exit")
     .option("--rebuild", "make every thumbnail again, even those that exist")
-    .action(async (opts: { once?: boolean; rebuild?: boolean }) => {
+    .option("--json", "print the result as JSON")
+    .action(async (opts: { once?: boolean; rebuild?: boolean; json?: boolean }) => {
       if (!opts.once) throw new UserError("dvault thumbnails needs --once (a running worker makes thumbnails on its own)");
       const config = loadConfig();
-      const log = createLogger({ level: config.logLevel });
+      const log = cliLogger(config);
       const services = await createServices({ config, log });
       const producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
       const started = Date.now();
@@ -53,7 +55,9 @@ export function registerThumbnailsCommand(program: Command): void {
         );
         if (outcome?.state !== "completed")
           throw new UserError(`the thumbnails did not finish: ${outcome && "reason" in outcome ? outcome.reason : "no outcome"}`);
-        console.log(formatBackfill(outcome.value as BackfillResult, (Date.now() - started) / 1000));
+        const result = outcome.value as BackfillResult;
+        if (opts.json) printJson({ ...result, seconds: (Date.now() - started) / 1000 });
+        else console.log(formatBackfill(result, (Date.now() - started) / 1000));
       } finally {
         await producer.close();
         await services.close();

@@ -37,6 +37,10 @@ export function registerVerifyCommand(program: Command): void {
   program
     .command("verify")
     .description("re-hash the archive: report missing, corrupt and orphaned files")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 the archive is whole (or --fix wanted what was not), 2 files are missing or corrupt, 3 PostgreSQL or Redis unreachable.",
+    )
     .option("--fix", "want missing and corrupt files again (corrupt bytes are moved to .corrupt/ first), and make missing thumbnails")
     .option("--json", "print the report as JSON")
     .action(async (opts: { fix?: boolean; json?: boolean }) => {

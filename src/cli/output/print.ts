@@ -7,13 +7,13 @@ export function printJson(value: unknown): void {
 }
 
 /**
- * A reader that closed its end (head, less quitting) is not an error: the command exits at once, status 0, with
- * nothing more printed. Any other stream error still throws.
+ * A reader that closed its end (head, less quitting) is not an error: the command exits at once, with the
+ * status it had already set (a failure stays a failure under `set -o pipefail`) or 0, and nothing more printed. Any other stream error still throws.
  */
 export function exitQuietlyOnClosedPipe(): void {
   for (const stream of [process.stdout, process.stderr]) {
     stream.on("error", (err: NodeJS.ErrnoException) => {
-      if (err.code === "EPIPE") process.exit(0);
+      if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
       throw err;
     });
   }
