@@ -12,7 +12,7 @@ import { connectPg } from "../src/db/connect.ts";
 import type { FaultRule } from "../src/simulator/faults.ts";
 import type { RequestLogEntry } from "../src/simulator/request-log.ts";
 import { startSimulator, type Simulator, type SimulatorOptions } from "../src/simulator/server.ts";
-import { SERVICE_HOST, startServiceNameTunnel, type ServiceCertificate } from "../test/helpers/service-name-tunnel.ts";
+import { galleryDlOptions, SERVICE_HOST, startServiceNameTunnel, type ServiceCertificate } from "../test/helpers/service-name-tunnel.ts";
 import { BENCH_REDIS_URL, createBenchEnv, isApiEntry, SIM_CLIENT_ID, SIM_CLIENT_SECRET } from "./bench-env.ts";
 
 export type Tool = "dvault" | "gallery-dl" | "gallery-dl +metadata +folders";
@@ -245,21 +245,14 @@ export async function runGalleryDlOnce(tool: Exclude<Tool, "dvault">, round: num
     const target = path.join(tmp, "downloads");
     const comparable = tool === "gallery-dl +metadata +folders" ? ["-o", "extractor.deviantart.metadata=true", "-o", "extractor.deviantart.folders=true"] : [];
     const args = [
-      "--config-ignore",
-      "--proxy",
-      tunnel.proxyUrl,
-      "-o",
-      `verify=${certificate.caFile}`,
-      "-o",
-      `cache.file=${path.join(tmp, "gallery-dl-cache.sqlite3")}`,
-      "-o",
-      `extractor.deviantart.client-id="${SIM_CLIENT_ID}"`,
-      "-o",
-      `extractor.deviantart.client-secret=${SIM_CLIENT_SECRET}`,
-      "-o",
-      `extractor.deviantart.refresh-token=${grant.refresh_token}`,
-      "-o",
-      "extractor.deviantart.public=false",
+      ...galleryDlOptions({
+        proxyUrl: tunnel.proxyUrl,
+        caFile: certificate.caFile,
+        cacheFile: path.join(tmp, "gallery-dl-cache.sqlite3"),
+        clientId: SIM_CLIENT_ID,
+        clientSecret: SIM_CLIENT_SECRET,
+        refreshToken: grant.refresh_token,
+      }),
       ...comparable,
       "-d",
       target,

@@ -121,3 +121,30 @@ export async function startServiceNameTunnel(sim: Simulator, dir: string, made?:
       }),
   };
 }
+
+/**
+ * gallery-dl's options for reaching the simulator through the tunnel with its own grant: no user config, the
+ * proxy and CA, a private cache file, the simulator's client and a refresh token, the user's own view
+ * (`public=false`).
+ */
+export function galleryDlOptions(o: {
+  proxyUrl: string;
+  caFile: string;
+  cacheFile: string;
+  clientId: string;
+  clientSecret: string;
+  refreshToken: string;
+}): string[] {
+  const set = (option: string) => ["-o", option];
+  return [
+    "--config-ignore",
+    "--proxy",
+    o.proxyUrl,
+    ...set(`verify=${o.caFile}`),
+    ...set(`cache.file=${o.cacheFile}`),
+    ...set(`extractor.deviantart.client-id="${o.clientId}"`),
+    ...set(`extractor.deviantart.client-secret=${o.clientSecret}`),
+    ...set(`extractor.deviantart.refresh-token=${o.refreshToken}`),
+    ...set("extractor.deviantart.public=false"),
+  ];
+}

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importGalleryDl, UNMATCHED, type ImportReport } from "../../src/import/gallery-dl/import-folder.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
-import { SERVICE_HOST, startServiceNameTunnel, type ServiceNameTunnel } from "../helpers/service-name-tunnel.ts";
+import { galleryDlOptions, SERVICE_HOST, startServiceNameTunnel, type ServiceNameTunnel } from "../helpers/service-name-tunnel.ts";
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET } from "../helpers/sync-harness.ts";
 
 const version = spawnSync("gallery-dl", ["--version"], { encoding: "utf8" });
@@ -64,21 +64,14 @@ describe.skipIf(!installed)(`gallery-dl ${version.stdout?.trim() ?? ""} then ${i
       execFile(
         "gallery-dl",
         [
-          "--config-ignore",
-          "--proxy",
-          tunnel.proxyUrl,
-          "-o",
-          `verify=${tunnel.caFile}`,
-          "-o",
-          `cache.file=${path.join(tmp, "gallery-dl-cache.sqlite3")}`,
-          "-o",
-          `extractor.deviantart.client-id="${SIM_CLIENT_ID}"`,
-          "-o",
-          `extractor.deviantart.client-secret=${SIM_CLIENT_SECRET}`,
-          "-o",
-          `extractor.deviantart.refresh-token=${grant.refresh_token}`,
-          "-o",
-          "extractor.deviantart.public=false",
+          ...galleryDlOptions({
+            proxyUrl: tunnel.proxyUrl,
+            caFile: tunnel.caFile,
+            cacheFile: path.join(tmp, "gallery-dl-cache.sqlite3"),
+            clientId: SIM_CLIENT_ID,
+            clientSecret: SIM_CLIENT_SECRET,
+            refreshToken: grant.refresh_token,
+          }),
           "--write-metadata",
           "--download-archive",
           archiveFile,
