@@ -3,8 +3,7 @@
 // worker); --history lists what was sent; --alerts evaluates the alert conditions now through the worker's alerts job.
 // A composition root for --send and --alerts: it runs their queue with the job catalogue, like the worker (src/queue/run-now.ts).
 import type { Command } from "commander";
-import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
-import type { WorkerContext } from "../../jobs/context.ts";
+import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { loadConfig } from "../config.ts";
 import { AlertRepository } from "../db/alert.repository.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
@@ -13,13 +12,11 @@ import type { DigestJobPayload } from "../digest/run-digest.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cliLogger } from "./output/mode.ts";
+import { runJobsHere } from "./run-jobs-here.ts";
 import { printJson } from "./output/print.ts";
-import { checkCatalogue } from "../queue/job-definition.ts";
 import { Producer } from "../queue/producer.ts";
-import { createRedis } from "../queue/redis.ts";
-import { runNow, type RunNowJob, type RunNowOutcome } from "../queue/run-now.ts";
+import type { RunNowOutcome } from "../queue/run-now.ts";
 import { createServices, type Services } from "../services.ts";
-import { SOURCES } from "../sync/sources/index.ts";
 
 type DigestOptions = { preview?: boolean; send?: boolean; history?: boolean; alerts?: boolean; since?: string; out?: string; json?: boolean };
 
@@ -104,7 +101,9 @@ type AlertsResult = { notified?: string[]; reminded?: string[]; failed?: string[
 async function alerts(services: Services, log: Logger, json: boolean): Promise<void> {
   const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
   try {
-    const [outcome] = await runHere(services, log, producer, "maintenance", [{ name: "alerts.evaluate", payload: {} }]);
+    const [outcome] = await runJobsHere(services, log, producer, "maintenance", [{ name: "alerts.evaluate", payload: {} }], {
+      signal: AbortSignal.timeout(SEND_WAIT_MS),
+    });
     if (outcome?.state !== "completed")
       throw new UserError(`the alert check did not finish: ${outcome && "reason" in outcome ? outcome.reason : "no outcome"}`);
     const result = (outcome.value ?? {}) as AlertsResult;
@@ -119,33 +118,6 @@ async function alerts(services: Services, log: Logger, json: boolean): Promise<v
   } finally {
     await producer.close();
   }
-}
-
-/** Runs jobs of one queue to an end in this process with the worker's catalogue; follow-ups go to the worker's `producer`. */
-function runHere(
-  services: Services,
-  log: Logger,
-  producer: Producer<(typeof JOB_DEFINITIONS)[number]>,
-  queue: "digest" | "maintenance",
-  jobs: RunNowJob[],
-  handOver?: (job: RunNowJob) => Promise<unknown>,
-): Promise<RunNowOutcome[]> {
-  const { config } = services;
-  return runNow<WorkerContext>(
-    {
-      entries: checkCatalogue<WorkerContext>(JOBS),
-      definitions: JOB_DEFINITIONS,
-      redis: services.redis,
-      connection: () => createRedis(config.redisUrl, "worker"),
-      prefix: config.redisPrefix,
-      log,
-      queues: [queue],
-      makeContext: (base) => ({ ...base, services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
-      ...(handOver ? { handOver } : {}),
-      signal: AbortSignal.timeout(SEND_WAIT_MS),
-    },
-    jobs,
-  );
 }
 
 const SEND_WAIT_MS = 120_000;
@@ -163,13 +135,13 @@ async function send(services: Services, log: Logger, json: boolean): Promise<voi
   const tick = new Date(services.now()).toISOString();
   const payloads: DigestJobPayload[] = config.digest.channels.map((channel) => ({ channel, tick, trigger: "manual" }));
   try {
-    const outcomes = await runHere(
+    const outcomes = await runJobsHere(
       services,
       log,
       producer,
       "digest",
       payloads.map((payload) => ({ name: "digest.send", payload })),
-      (job) => producer.enqueue("digest.send", job.payload as DigestJobPayload),
+      { handOver: (job) => producer.enqueue("digest.send", job.payload as DigestJobPayload), signal: AbortSignal.timeout(SEND_WAIT_MS) },
     );
     if (json)
       printJson(outcomes.map((o, i) => ({ channel: payloads[i]!.channel, state: o.state, ...("value" in o ? { value: o.value } : { reason: o.reason }) })));

@@ -3,19 +3,15 @@
 // one-line summary. The worker runs the same job after downloads and every half hour; the dashboard makes a
 // missing thumbnail when it is first asked for.
 import type { Command } from "commander";
-import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
-import type { WorkerContext } from "../../jobs/context.ts";
+import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { loadConfig } from "../config.ts";
 import { UserError } from "../errors.ts";
-import { checkCatalogue } from "../queue/job-definition.ts";
 import { cliLogger } from "./output/mode.ts";
 import { printJson } from "./output/print.ts";
+import { runJobsHere } from "./run-jobs-here.ts";
 import { Producer } from "../queue/producer.ts";
-import { createRedis } from "../queue/redis.ts";
-import { runNow } from "../queue/run-now.ts";
 import { createServices } from "../services.ts";
 import type { BackfillResult } from "../storage/thumbnails.ts";
-import { SOURCES } from "../sync/sources/index.ts";
 
 export function formatBackfill(r: BackfillResult, seconds: number): string {
   const lines = [
@@ -40,19 +36,9 @@ export function registerThumbnailsCommand(program: Command): void {
       const producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
       const started = Date.now();
       try {
-        const [outcome] = await runNow<WorkerContext>(
-          {
-            entries: checkCatalogue<WorkerContext>(JOBS),
-            definitions: JOB_DEFINITIONS,
-            redis: services.redis,
-            connection: () => createRedis(config.redisUrl, "worker"),
-            prefix: config.redisPrefix,
-            log,
-            queues: ["maintenance"],
-            makeContext: (base) => ({ ...base, services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
-          },
-          [{ name: "thumbnails.backfill", payload: { rebuild: opts.rebuild === true, untilDone: true } }],
-        );
+        const [outcome] = await runJobsHere(services, log, producer, "maintenance", [
+          { name: "thumbnails.backfill", payload: { rebuild: opts.rebuild === true, untilDone: true } },
+        ]);
         if (outcome?.state !== "completed")
           throw new UserError(`the thumbnails did not finish: ${outcome && "reason" in outcome ? outcome.reason : "no outcome"}`);
         const result = outcome.value as BackfillResult;
