@@ -22,7 +22,7 @@ export async function migrate(databaseUrl: string): Promise<MigrateResult> {
   const probe = await connectPg(databaseUrl);
   let upToDate = false;
   try {
-    upToDate = !databaseCreated && (await allApplied(probe));
+    upToDate = !databaseCreated && (await migrationsUpToDate(probe));
   } finally {
     await probe.end();
   }
@@ -40,7 +40,7 @@ type AppliedRow = { migration_name: string; checksum: string; finished_at: Date 
  * missing table, a pending, failed, edited or unknown migration — is left to `prisma migrate deploy`, which
  * applies or reports it as before.
  */
-async function allApplied(client: Awaited<ReturnType<typeof connectPg>>): Promise<boolean> {
+export async function migrationsUpToDate(client: Awaited<ReturnType<typeof connectPg>>): Promise<boolean> {
   const exists = await client.query("SELECT to_regclass('public._prisma_migrations') IS NOT NULL AS present");
   if (!(exists.rows[0] as { present: boolean } | undefined)?.present) return false;
   const { rows } = await client.query("SELECT migration_name, checksum, finished_at, rolled_back_at FROM _prisma_migrations");
