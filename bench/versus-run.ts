@@ -4,6 +4,7 @@
 // Debian's gallery-dl through the service-name tunnel (test/helpers/service-name-tunnel.ts) with a private
 // cache file and an empty target folder. What each stored is read back from disk and hashed.
 import { spawn } from "node:child_process";
+import { appendFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -89,7 +90,9 @@ function runChild(cmd: string, args: string[], env: Record<string, string>, dead
   const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   let stdout = "";
+  const log = process.env.VERSUS_LOG_FILE;
   child.stderr.on("data", (c: Buffer) => {
+    if (log) appendFileSync(log, c);
     stderr = (stderr + c.toString()).slice(-4000);
   });
   child.stdout.on("data", (c: Buffer) => {
@@ -173,11 +176,14 @@ export async function runDvaultOnce(round: number, setup: RunSetup): Promise<Run
       DVAULT_MIN_FREE_BYTES: "64MiB",
       DVAULT_SECRET_KEY: env.secretKeyHex,
     };
+    // VERSUS_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") go to node before dvault's script, for profiling.
+    for (const kv of process.env.VERSUS_DVAULT_ENV?.split(",").filter(Boolean) ?? []) childEnv[kv.split("=")[0] ?? ""] = kv.slice(kv.indexOf("=") + 1);
+    const nodeArgs = process.env.VERSUS_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
     const started = Date.now();
     const deadline = started + setup.capMs;
-    const sync = await runChild(process.execPath, [BIN, "sync", "--once", "--only", "gallery"], childEnv, deadline);
+    const sync = await runChild(process.execPath, [...nodeArgs, BIN, "sync", "--once", "--only", "gallery"], childEnv, deadline);
     const syncMs = Date.now() - started;
-    const download = sync.capped ? undefined : await runChild(process.execPath, [BIN, "download", "--once"], childEnv, deadline);
+    const download = sync.capped ? undefined : await runChild(process.execPath, [...nodeArgs, BIN, "download", "--once"], childEnv, deadline);
     if (process.env.VERSUS_SPLIT) process.stderr.write(`dvault sync ${syncMs} ms, download ${Date.now() - started - syncMs} ms\n`);
     const wallMs = Date.now() - started;
     const capped = sync.capped || download?.capped === true;

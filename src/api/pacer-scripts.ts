@@ -80,10 +80,10 @@ return {1, paced, 'ok'}
 
 // KEYS: state hash, holders zset, the key's release channel.
 // ARGV: now, permit id, outcome, acquiredAt, minRate, maxRate, holdMs, maxHoldMs, jitterFactor, stateTtlMs,
-//       releaser, cut, increase, learnAfter, paced
+//       releaser, cut, increase, learnAfter, paced, slowStart
 // → {rate (string), blockedUntil}
 //
-// success: slow start (+50 % per success: the rate doubles about every other call) until the key's first
+// success: slow start (× slowStart per success: 2 by default, the rate doubles every call) until the key's first
 //   cut ever, then additive increase (`increase` × the rate set by the last cut, per second of calls), for
 //   calls that came when the pace allowed them. A success after a cut's hold ends the episode; that hold is
 //   kept as the next episode's hold after its cut. Before the first cut, a rate that ran `learnAfter`
@@ -110,6 +110,7 @@ local cut = tonumber(ARGV[12])
 local increase = tonumber(ARGV[13])
 local learnAfter = tonumber(ARGV[14])
 local paced = ARGV[15] == '1'
+local slowStart = tonumber(ARGV[16])
 redis.call('ZREM', KEYS[2], ARGV[2])
 local f = {'blockedUntil', 'throttledAt', 'rate', 'learned', 'refusedRate', 'cutRate', 'holdMs', 'workedHold', 'inHold', 'clean', 'winBusy', 'winCount', 'lostMs'}
 local v = redis.call('HMGET', KEYS[1], unpack(f))
@@ -173,7 +174,7 @@ elseif outcome == 'success' then
     if inHold == 3 then workedHold = holdMs end
     inHold = 0
     if paced and refusedRate == 0 then
-      rate = rate * 1.5
+      rate = rate * slowStart
     elseif paced then
       rate = rate + increase * cutRate / rate
     end

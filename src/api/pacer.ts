@@ -18,7 +18,7 @@
 //
 // The pace (AIMD, as TCP's congestion control): request starts are 1/rate apart. A key starts at its learned
 // rate, else startRate, within [minRate, maxRate]; a key idle for idleMs starts so again (a new run). While
-// calls succeed the rate rises: +50 % per call until the key's first cut ever (slow start), then
+// calls succeed the rate rises: × slowStart (2) per call until the key's first cut ever (slow start), then
 // additively; only calls that came as soon as the pace allowed raise it (a pace nobody uses proves nothing). A throttle answer (429, CDN block) holds the key, 1 s then 2 s: lone refusals (faults) cost
 // their hold and nothing else. A third refusal in a row (the second, on a key whose filter needed long
 // holds before) is a filter that has not decayed: it cuts the rate to the lower of rate × cut and the
@@ -82,6 +82,8 @@ export type PacerOptions = {
   cut?: number;
   /** Additive increase after the first cut: this share of the last cut rate, per second of calls. */
   increase?: number;
+  /** Factor by which each paced success raises the rate until the key's first cut ever (slow start). */
+  slowStart?: number;
   /** Successes in a row after which the rate counts as learned (safe), before the key's first cut. */
   learnAfter?: number;
   /** First hold after a refusal (DA's docs: back off 1 s); doubled while refusals in a row continue. */
@@ -170,6 +172,7 @@ export function createPacer(options: PacerOptions): Pacer {
   const cut = Math.min(0.95, Math.max(0.05, options.cut ?? 0.5));
   const increase = Math.max(0, options.increase ?? 0.003);
   const learnAfter = Math.max(1, Math.floor(options.learnAfter ?? 20));
+  const slowStart = Math.max(1, options.slowStart ?? 2);
   const holdMs = Math.max(1, options.holdMs ?? 1000);
   const maxHoldMs = Math.max(holdMs, options.maxHoldMs ?? 30 * 60_000);
   const jitter = options.jitter ?? 0.2;
@@ -333,6 +336,7 @@ export function createPacer(options: PacerOptions): Pacer {
           increase,
           learnAfter,
           paced ? 1 : 0,
+          slowStart,
         );
         wake(key);
       },

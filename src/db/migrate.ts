@@ -1,5 +1,7 @@
 // Applies pending Prisma migrations (`prisma migrate deploy`), creating the database first if needed.
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { UserError } from "../errors.ts";
@@ -18,9 +20,42 @@ export async function migrate(databaseUrl: string): Promise<MigrateResult> {
   const databaseCreated = await ensureDatabase(databaseUrl);
   // Fail with one clear line before handing over to the Prisma CLI, whose errors are verbose.
   const probe = await connectPg(databaseUrl);
-  await probe.end();
+  let upToDate = false;
+  try {
+    upToDate = !databaseCreated && (await migrationsUpToDate(probe));
+  } finally {
+    await probe.end();
+  }
+  // Nothing pending: `migrate deploy` would only say so, after ~1 s of starting the Prisma CLI (every --once run).
+  if (upToDate) return { databaseCreated, applied: [] };
   const output = await runPrisma(["migrate", "deploy"], databaseUrl);
   return { databaseCreated, applied: parseApplied(output) };
+}
+
+type AppliedRow = { migration_name: string; checksum: string; finished_at: Date | null; rolled_back_at: Date | null };
+
+/**
+ * True when the database's migration table holds exactly the migrations under prisma/migrations, each finished,
+ * none rolled back, each with the checksum Prisma records (SHA-256 of its migration.sql). Anything else — a
+ * missing table, a pending, failed, edited or unknown migration — is left to `prisma migrate deploy`, which
+ * applies or reports it as before.
+ */
+export async function migrationsUpToDate(client: Awaited<ReturnType<typeof connectPg>>): Promise<boolean> {
+  const exists = await client.query("SELECT to_regclass('public._prisma_migrations') IS NOT NULL AS present");
+  if (!(exists.rows[0] as { present: boolean } | undefined)?.present) return false;
+  const { rows } = await client.query("SELECT migration_name, checksum, finished_at, rolled_back_at FROM _prisma_migrations");
+  const dir = path.join(PROJECT_ROOT, "prisma", "migrations");
+  const names = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+  const applied = rows as AppliedRow[];
+  if (applied.length !== names.length) return false;
+  const byName = new Map(applied.map((r) => [r.migration_name, r]));
+  for (const name of names) {
+    const row = byName.get(name);
+    if (!row || row.finished_at === null || row.rolled_back_at !== null) return false;
+    const sql = await readFile(path.join(dir, name, "migration.sql")).catch(() => undefined);
+    if (!sql || createHash("sha256").update(sql).digest("hex") !== row.checksum) return false;
+  }
+  return true;
 }
 
 export function parseApplied(output: string): string[] {

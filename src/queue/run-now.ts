@@ -71,15 +71,28 @@ export async function runNow<Ctx extends JobContext>(options: RunNowOptions<Ctx>
     for (const j of jobs) added.push(await producer.enqueue(j.name, j.payload, j.options));
     const queueOf = (job: Job) => producer.queue(job.queueName as QueueName);
     host.start();
+    // A job of this process that completes or fails ends the pause early (after pollMs at least), so a long
+    // pause never delays the end of the run; the rounds stay the truth (a delayed job raises no event).
+    let ended = false;
+    let onEnd: (() => void) | undefined;
+    host.onJobEnd(() => {
+      ended = true;
+      onEnd?.();
+    });
     const pollMs = options.pollMs ?? 100;
     let wait = pollMs;
     while (outcomes.some((o) => o === undefined) && !options.signal?.aborted) {
       const settledBefore = outcomes.filter(Boolean).length;
+      ended = false;
       await pollRound(added, outcomes, queueOf, jobs, options);
       if (!outcomes.some((o) => o === undefined)) break;
       // Nothing settled: a long job or a long backlog, so ask Redis less often; anything settling brings it back.
       wait = outcomes.filter(Boolean).length > settledBefore ? pollMs : Math.min(wait * 2, Math.max(pollMs, MAX_POLL_MS));
-      await sleep(wait, options.signal);
+      await sleep(wait, options.signal, pollMs, (early) => {
+        onEnd = early;
+        if (ended) early();
+      });
+      onEnd = undefined;
     }
   } finally {
     await host.close();
@@ -159,14 +172,23 @@ async function outcomeIn<Ctx extends JobContext>(
   return undefined;
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Waits `ms`, or less once `early` (given to `register`) is called: then until `minMs` after the start. */
+function sleep(ms: number, signal: AbortSignal | undefined, minMs: number, register: (early: () => void) => void): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
+    const started = Date.now();
+    let timer = setTimeout(done, ms);
+    let over = false;
     function done() {
+      over = true;
       clearTimeout(timer);
       signal?.removeEventListener("abort", done);
       resolve();
     }
     signal?.addEventListener("abort", done, { once: true });
+    register(() => {
+      if (over) return;
+      clearTimeout(timer);
+      timer = setTimeout(done, Math.max(0, started + Math.min(ms, minMs) - Date.now()));
+    });
   });
 }

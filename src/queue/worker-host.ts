@@ -77,6 +77,14 @@ export class WorkerHost<Ctx extends JobContext> {
     }
   }
 
+  /** Calls `listener` whenever a job of this host (after start()) completes or fails, once BullMQ has recorded it. */
+  onJobEnd(listener: () => void): void {
+    for (const worker of this.workers) {
+      worker.on("completed", listener);
+      worker.on("failed", listener);
+    }
+  }
+
   /** Graceful: handlers see the abort, finish their current page, and active jobs complete or re-queue. */
   async close(): Promise<void> {
     this.abort.abort();

@@ -5,7 +5,7 @@ import path from "node:path";
 import { Queue, QueueEvents, Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectPg } from "../../src/db/connect.ts";
-import { migrate } from "../../src/db/migrate.ts";
+import { migrate, migrationsUpToDate } from "../../src/db/migrate.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
 import { safeProcessor } from "../../src/queue/safe-processor.ts";
 import { loadSecretKey } from "../../src/secret-key.ts";
@@ -69,6 +69,40 @@ describe("dvault migrate", () => {
   it("reports the migrations it applied by name", async () => {
     const result = await migrate(url);
     expect(result).toEqual({ databaseCreated: false, applied: [] });
+  });
+
+  it("skips the Prisma CLI only when every migration is applied unchanged; anything else goes to prisma migrate deploy", async () => {
+    const client = await connectPg(url);
+    try {
+      expect(await migrationsUpToDate(client)).toBe(true);
+      const last = "(SELECT migration_name FROM _prisma_migrations ORDER BY migration_name DESC LIMIT 1)";
+      // An edited, a failed and a rolled-back migration.
+      const changes = [
+        `UPDATE _prisma_migrations SET checksum = 'edited' WHERE migration_name = ${last}`,
+        `UPDATE _prisma_migrations SET finished_at = NULL WHERE migration_name = ${last}`,
+        `UPDATE _prisma_migrations SET rolled_back_at = now() WHERE migration_name = ${last}`,
+      ];
+      for (const change of changes) {
+        await client.query("BEGIN");
+        await client.query(change);
+        expect(await migrationsUpToDate(client)).toBe(false);
+        await client.query("ROLLBACK");
+      }
+      await client.query("BEGIN");
+      await client.query(
+        "INSERT INTO _prisma_migrations (id, checksum, finished_at, migration_name, applied_steps_count) VALUES ('x', 'x', now(), '29990101000000_unknown', 1)",
+      );
+      expect(await migrationsUpToDate(client)).toBe(false);
+      await client.query("ROLLBACK");
+      // A pending migration: the last one's row missing.
+      await client.query("BEGIN");
+      await client.query(`DELETE FROM _prisma_migrations WHERE migration_name = ${last}`);
+      expect(await migrationsUpToDate(client)).toBe(false);
+      await client.query("ROLLBACK");
+      expect(await migrationsUpToDate(client)).toBe(true);
+    } finally {
+      await client.end();
+    }
   });
 });
 

@@ -197,7 +197,7 @@ describe(createPacer.name, () => {
     await second.release("success");
   });
 
-  it("rises 50 % per paced success until the first cut, then additively; a late call does not raise it", async () => {
+  it("doubles per paced success until the first cut, then additively; a late call does not raise it", async () => {
     const clock = fakeClock();
     const { pacer: p } = pacer({ clock, startRate: 2, maxRate: 100, increase: 0.01 });
     const key = newKey();
@@ -206,20 +206,20 @@ describe(createPacer.name, () => {
       await (await p.acquire(key, { maxWaitMs: 60_000 })).release("success");
       rates.push((await p.status(key)).rate ?? 0);
     }
-    expect(rates).toEqual([3, 4.5, 6.75, 10.125]);
+    expect(rates).toEqual([4, 8, 16, 32]);
     // A caller that comes a minute after the pace allowed proves nothing about a faster pace.
     clock.t += 60_000;
     await (await p.acquire(key)).release("success");
-    expect((await p.status(key)).rate).toBe(10.125);
+    expect((await p.status(key)).rate).toBe(32);
     await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled");
     await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled");
     // Two refusals only hold the key (1 s, 2 s): the next call probes whether they were lone faults.
-    expect((await p.status(key)).rate).toBe(10.125);
+    expect((await p.status(key)).rate).toBe(32);
     await (await p.acquire(key, { maxWaitMs: 60_000 })).release("throttled");
     // Refused a third time: cut to the lower of half and what got through since the key began, the idle
     // minute left out.
     const cut = (await p.status(key)).rate ?? 0;
-    expect(cut).toBeLessThanOrEqual(10.125 / 2);
+    expect(cut).toBeLessThanOrEqual(32 / 2);
     expect((await p.status(key)).learnedRate).toBe(cut);
     clock.t += 4000; // past the third hold
     await (await p.acquire(key, { maxWaitMs: 60_000 })).release("success");
@@ -231,9 +231,9 @@ describe(createPacer.name, () => {
     const clock = fakeClock();
     const { pacer: p } = pacer({ clock, startRate: 2, maxRate: 100, learnAfter: 3, idleMs: 60_000 });
     const key = newKey();
-    for (let i = 0; i < 6; i++) await (await p.acquire(key, { maxWaitMs: 60_000 })).release("success");
+    for (let i = 0; i < 5; i++) await (await p.acquire(key, { maxWaitMs: 60_000 })).release("success");
     const learned = (await p.status(key)).learnedRate;
-    expect(learned).toBe(2 * 1.5 ** 6);
+    expect(learned).toBe(2 * 2 ** 5);
     clock.t += 60_001;
     const next = await p.acquire(key, { maxWaitMs: 0 });
     expect((await p.status(key)).rate).toBe(learned);
