@@ -423,11 +423,22 @@ export function converged(p: RunProgress): boolean {
 }
 
 /** Polls `probe` until `ok`; a probe that throws (the server is down) counts as not yet. */
+/** The longest one probe of waitFor may take before it counts as failed. */
+const PROBE_MS = 5000;
+
 export async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T | Error | undefined;
   for (;;) {
-    last = await probe().catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+    // A probe that hangs (a query on a connection the restart left half-open) counts as a failed one after
+    // PROBE_MS and is asked again, so the wait ends with what it waited for instead of the test's timeout.
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the probe hung for ${PROBE_MS} ms`)), PROBE_MS);
+    });
+    last = await Promise.race([probe(), hung])
+      .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))
+      .finally(() => clearTimeout(timer));
     if (!(last instanceof Error) && ok(last)) return last;
     if (Date.now() > deadline)
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
