@@ -1,7 +1,8 @@
 // `bin/dvault.js` as a user runs it: a child process with a harness's environment (its database, Redis prefix,
 // simulator and archive), nothing of this process's own.
-import { spawn } from "node:child_process";
+import { type ChildProcessByStdio, spawn } from "node:child_process";
 import path from "node:path";
+import type { Readable } from "node:stream";
 
 const BIN = path.resolve("bin/dvault.js");
 
@@ -13,6 +14,11 @@ export function runDvault(h: { redis: { url: string }; env: Record<string, strin
     env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, ...h.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  return collectRun(child, started);
+}
+
+/** What a child started at `started` printed on stdout and stderr, and how it ended. */
+export function collectRun(child: ChildProcessByStdio<null, Readable, Readable>, started: number): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));

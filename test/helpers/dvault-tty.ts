@@ -2,7 +2,7 @@
 // are all the TTY), and its output, escape codes included, comes back as one stream.
 import { spawn } from "node:child_process";
 import path from "node:path";
-import type { CliRun } from "./dvault-cli.ts";
+import { type CliRun, collectRun } from "./dvault-cli.ts";
 
 const BIN = path.resolve("bin/dvault.js");
 
@@ -28,9 +28,5 @@ export function runDvaultInTty(
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr, ms: Date.now() - started })));
+  return collectRun(child, started);
 }
