@@ -165,20 +165,23 @@ describe(collectStatus.name, () => {
     expect(report.accounts.map((a) => a.name)).toContain(h.account.name);
   });
 
+  /** The environment `bin/dvault.js status` runs with: this harness's database, Redis, simulator and archive. */
+  const cliEnv = () => ({
+    PATH: process.env.PATH ?? "",
+    HOME: "/nonexistent-home",
+    DATABASE_URL: h.db.url,
+    REDIS_URL: h.redis.url,
+    DVAULT_REDIS_PREFIX: h.services.config.redisPrefix,
+    DVAULT_API_BASE: h.sim.url,
+    DVAULT_CLIENT_ID: SIM_CLIENT_ID,
+    DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
+    DVAULT_ARCHIVE_DIR: archiveDir,
+    LOG_LEVEL: "silent",
+  });
+
   it("prints the same report through the CLI, --json valid against the schema", async () => {
     const { stdout } = await run(process.execPath, ["bin/dvault.js", "status", "--json"], {
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: "/nonexistent-home",
-        DATABASE_URL: h.db.url,
-        REDIS_URL: h.redis.url,
-        DVAULT_REDIS_PREFIX: h.services.config.redisPrefix,
-        DVAULT_API_BASE: h.sim.url,
-        DVAULT_CLIENT_ID: SIM_CLIENT_ID,
-        DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
-        DVAULT_ARCHIVE_DIR: archiveDir,
-        LOG_LEVEL: "silent",
-      },
+      env: cliEnv(),
       timeout: 30_000,
     });
     const report = StatusReportSchema.parse(JSON.parse(stdout));
@@ -190,19 +193,7 @@ describe(collectStatus.name, () => {
     const record = path.join(os.tmpdir(), `dvault-status-imports-${process.pid}.txt`);
     try {
       await run(process.execPath, ["--import", RECORD_IMPORTS, "bin/dvault.js", "status"], {
-        env: {
-          PATH: process.env.PATH ?? "",
-          HOME: "/nonexistent-home",
-          DATABASE_URL: h.db.url,
-          REDIS_URL: h.redis.url,
-          DVAULT_REDIS_PREFIX: h.services.config.redisPrefix,
-          DVAULT_API_BASE: h.sim.url,
-          DVAULT_CLIENT_ID: SIM_CLIENT_ID,
-          DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
-          DVAULT_ARCHIVE_DIR: archiveDir,
-          LOG_LEVEL: "silent",
-          DVAULT_RECORD_IMPORTS: record,
-        },
+        env: { ...cliEnv(), DVAULT_RECORD_IMPORTS: record },
         timeout: 30_000,
       });
       const { packages } = readLoaded(record);
