@@ -29,6 +29,8 @@ export type ArchiveOptions = {
   dirMode?: number;
   /** Transfers refuse to start, and stop, below this much free space (default 2 GiB). */
   minFreeBytes?: number;
+  /** Where originals and thumbnails are kept (store.ts); the archive folder itself when not given. */
+  blobs?: BlobStore;
 };
 
 export type StoredFile = { sha256: string; size: number; relPath: string; deduplicated: boolean };
@@ -96,7 +98,7 @@ export class Archive {
     if (!options.root) throw new Error("Archive needs a root directory (DVAULT_ARCHIVE_DIR)");
     this.disk = new LocalDisk({ root: options.root, fileMode: options.fileMode ?? 0o600, dirMode: options.dirMode ?? 0o700 });
     this.minFreeBytes = options.minFreeBytes ?? DEFAULT_MIN_FREE;
-    this.blobs = new LocalBlobStore(this.disk);
+    this.blobs = options.blobs ?? new LocalBlobStore(this.disk);
   }
 
   get root(): string {

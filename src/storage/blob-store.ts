@@ -11,7 +11,29 @@ import type { LocalDisk } from "./local-disk.ts";
 
 export type BlobInfo = { key: string; size: number };
 
+/** A byte range of an object, both ends included (as in an HTTP Range header); `end` defaults to the last byte. */
+export type BlobRange = { start: number; end?: number };
+
+export type BlobDownload = { body: NodeJS.ReadableStream; size: number; range?: { start: number; end: number } };
+
 export interface BlobStore {
+  /** "local" (the archive folder) or "s3" (an S3-compatible bucket). */
+  readonly kind: "local" | "s3";
+  /** Where the objects are, for messages: the folder, or s3://bucket/prefix at the endpoint. Never a secret. */
+  describe(): string;
+  /** The object (or a range of it) as a stream, or undefined when there is none. */
+  openRead(key: string, range?: BlobRange): Promise<BlobDownload | undefined>;
+  /**
+   * Puts a complete file of this machine under `key`, or nothing (a failed upload is aborted and leaves no
+   * object or unfinished multipart upload). The file is not changed; the local driver may hard-link it, so
+   * the caller must not write to it afterwards (remove it instead).
+   */
+  putFile(key: string, file: string, opts?: { signal?: AbortSignal; contentType?: string }): Promise<void>;
+  /**
+   * A URL a browser can GET the object from for `ttlSeconds`, or undefined when the store has none (local)
+   * or is not configured to hand them out.
+   */
+  presignGet(key: string, opts: { ttlSeconds: number; contentType?: string; filename?: string }): Promise<string | undefined>;
   /** The whole object, or undefined when there is none. */
   read(key: string): Promise<Buffer | undefined>;
   /** The object's size, or undefined when there is none. */
@@ -34,7 +56,56 @@ function checkKey(key: string): string {
 
 /** The archive folder on this machine as a BlobStore. */
 export class LocalBlobStore implements BlobStore {
+  readonly kind = "local";
   constructor(private readonly disk: LocalDisk) {}
+
+  describe(): string {
+    return this.disk.root;
+  }
+
+  async openRead(key: string, range?: BlobRange): Promise<BlobDownload | undefined> {
+    const abs = this.disk.resolveInside(checkKey(key));
+    const fh = await fs.open(abs, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0)).catch((err: unknown) => {
+      if (errCode(err) === "ENOENT" || errCode(err) === "ELOOP") return undefined;
+      throw err;
+    });
+    if (!fh) return undefined;
+    const st = await fh.stat();
+    if (!st.isFile()) {
+      await fh.close();
+      return undefined;
+    }
+    if (!range) return { body: fh.createReadStream({ highWaterMark: 1024 * 1024 }), size: st.size };
+    const end = Math.min(range.end ?? st.size - 1, st.size - 1);
+    if (range.start > end) {
+      await fh.close();
+      throw new RangeError(`range ${range.start}-${range.end ?? ""} lies outside ${key} (${st.size} bytes)`);
+    }
+    return { body: fh.createReadStream({ start: range.start, end, highWaterMark: 1024 * 1024 }), size: st.size, range: { start: range.start, end } };
+  }
+
+  async putFile(key: string, file: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
+    opts.signal?.throwIfAborted();
+    // Through a partial copy, so the caller's file stays theirs and a reader never sees half an object.
+    const partial = await this.disk.preparePartial(`blob-${randomBytes(8).toString("hex")}`);
+    try {
+      await fs.copyFile(file, partial);
+      const fh = await fs.open(partial, "r+");
+      try {
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await this.disk.place(partial, checkKey(key));
+    } catch (err) {
+      await this.disk.remove(partial);
+      throw err;
+    }
+  }
+
+  async presignGet(): Promise<string | undefined> {
+    return undefined;
+  }
 
   async read(key: string): Promise<Buffer | undefined> {
     const abs = this.disk.resolveInside(checkKey(key));

@@ -1,0 +1,28 @@
+// Which blob store this process reads and writes the archive's objects through (blob-store.ts): the archive
+// folder (DVAULT_STORAGE=local, the default) or an S3-compatible bucket (DVAULT_STORAGE=s3). Every place that
+// reads or writes an original or a thumbnail gets its store from here, so one setting moves them all.
+import type { Config } from "../config.ts";
+import { Archive } from "./archive.ts";
+import { type BlobStore, LocalBlobStore } from "./blob-store.ts";
+import { LocalDisk } from "./local-disk.ts";
+
+export type StoreModes = { fileMode?: number; dirMode?: number };
+
+/** The configured blob store. */
+export function openBlobStore(config: Config, modes: StoreModes = {}): BlobStore {
+  return new LocalBlobStore(new LocalDisk({ root: config.archiveDir, fileMode: modes.fileMode ?? 0o600, dirMode: modes.dirMode ?? 0o700 }));
+}
+
+/**
+ * The Archive over the configured store. Its root (DVAULT_ARCHIVE_DIR) always holds this machine's partial
+ * files; with the local store it holds the objects too.
+ */
+export function openArchive(config: Config, opts: StoreModes & { minFreeBytes?: number } = {}): Archive {
+  return new Archive({
+    root: config.archiveDir,
+    minFreeBytes: opts.minFreeBytes ?? config.minFreeBytes,
+    ...(opts.fileMode !== undefined ? { fileMode: opts.fileMode } : {}),
+    ...(opts.dirMode !== undefined ? { dirMode: opts.dirMode } : {}),
+    blobs: openBlobStore(config, opts),
+  });
+}
