@@ -68,10 +68,13 @@ export function createS3Client(config: S3StorageConfig): S3Client {
 
 type SdkError = { name?: unknown; Code?: unknown; code?: unknown; $metadata?: { httpStatusCode?: number } };
 
-/** The error's S3 code (NoSuchKey, NotFound, AccessDenied...) and HTTP status, read from fields, never the message. */
+/**
+ * The error's S3 code (NoSuchKey, NotFound, AccessDenied...) and HTTP status, read from fields, never the message.
+ * An answer to HEAD has no body, so no code: the SDK names it "Unknown" (or NotFound), and the status decides.
+ */
 function classify(err: unknown): { code: string; status: number | undefined } {
   const e = (typeof err === "object" && err !== null ? err : {}) as SdkError;
-  const code = [e.Code, e.code, e.name].find((c): c is string => typeof c === "string" && c !== "Error" && c !== "") ?? "";
+  const code = [e.Code, e.code, e.name].find((c): c is string => typeof c === "string" && c !== "" && c !== "Error" && c !== "Unknown") ?? "";
   return { code, status: e.$metadata?.httpStatusCode };
 }
 

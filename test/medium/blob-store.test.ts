@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { S3StorageConfig } from "../../src/config/storage.ts";
+import { UserError } from "../../src/errors.ts";
 import { type BlobStore, LocalBlobStore } from "../../src/storage/blob-store.ts";
 import { LocalDisk } from "../../src/storage/local-disk.ts";
 import { S3BlobStore } from "../../src/storage/s3-blob-store.ts";
@@ -212,6 +213,40 @@ describe("BlobStore", () => {
       const signed = new URL(url ?? "");
       signed.searchParams.set("X-Amz-Date", new Date(Date.now() - 3_600_000).toISOString().replace(/[-:]|\.\d+/g, ""));
       expect((await fetch(signed)).status).toBe(403);
+    });
+
+    it.runIf(driver.name === "s3")("says in one line when the bucket is missing or the key refused, never that an object is missing", async () => {
+      const server = await startS3Server();
+      cleanups.push(() => server.close());
+      const base: S3StorageConfig = {
+        kind: "s3",
+        endpoint: server.endpoint,
+        bucket: "no-such-bucket",
+        region: "us-east-1",
+        prefix: "",
+        forcePathStyle: true,
+        credentials: { accessKeyId: S3_TEST_ACCESS_KEY, secretAccessKey: S3_TEST_SECRET_KEY },
+        presign: false,
+        presignTtlSeconds: 60,
+      };
+      const noBucket = new S3BlobStore({ config: base });
+      const wrongKey = new S3BlobStore({
+        config: { ...base, bucket: server.bucket, credentials: { accessKeyId: "NOT-A-KEY", secretAccessKey: "whatever-secret" } },
+      });
+      cleanups.push(async () => {
+        noBucket.client.destroy();
+        wrongKey.client.destroy();
+      });
+      await expect(noBucket.stat("a.txt")).rejects.toThrow(
+        /^the bucket no-such-bucket does not exist at s3:\/\/no-such-bucket\/ at 127\.0\.0\.1:\d+: create it/,
+      );
+      await expect(noBucket.openRead("a.txt")).rejects.toBeInstanceOf(UserError);
+      await expect(noBucket.write("a.txt", Buffer.from("x"))).rejects.toBeInstanceOf(UserError);
+      await expect(wrongKey.read("a.txt")).rejects.toThrow(/refused dvault's credentials \(InvalidAccessKeyId\)/);
+      const refused = await wrongKey.stat("a.txt").catch((err: unknown) => err as Error);
+      expect(refused).toBeInstanceOf(UserError);
+      expect((refused as Error).message).toMatch(/refused dvault's credentials \(403\): check DVAULT_S3_ACCESS_KEY_ID/);
+      expect((refused as Error).message).not.toContain("whatever-secret");
     });
 
     it.runIf(driver.name === "s3")("aborts a multipart upload cut off mid-file: no object, no unfinished upload", async () => {
