@@ -8,6 +8,7 @@ const BENCHES = [
   "bench/end-to-end.ts",
   "bench/scale.ts",
   "bench/downloads.ts",
+  "bench/storage.ts",
   "bench/hostile-body.ts",
   "bench/import-gallery-dl.ts",
   "bench/startup.ts",
