@@ -6,6 +6,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import type { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
+import { optionalHttpUrl } from "./fields.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -142,22 +143,7 @@ export const DIGEST_ENV = {
       .refine((v) => list(v).length > 0 && list(v).every(isMailbox), { message: "expects one or more comma-separated addresses" })
       .optional(),
   ),
-  DVAULT_WEBHOOK_URL: z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .refine(
-        (v) => {
-          try {
-            return ["http:", "https:"].includes(new URL(v).protocol);
-          } catch {
-            return false;
-          }
-        },
-        { message: "expects an http:// or https:// URL" },
-      )
-      .optional(),
-  ),
+  DVAULT_WEBHOOK_URL: optionalHttpUrl("expects an http:// or https:// URL"),
   DVAULT_WEBHOOK_SECRET: z.preprocess(
     emptyAsUndefined,
     z.string().min(16, { message: "expects a secret of at least 16 characters (openssl rand -hex 32)" }).optional(),

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { optionalHttpUrl } from "./fields.ts";
 
 export type S3Credentials = Readonly<{ accessKeyId: string; secretAccessKey: string }>;
 
@@ -49,22 +50,7 @@ export const STORAGE_ENV = {
     (v) => (typeof v === "string" && v.trim() !== "" ? v.trim().toLowerCase() : undefined),
     z.enum(["local", "s3"], { message: "expects local (the archive folder) or s3 (an S3-compatible bucket)" }).default("local"),
   ),
-  DVAULT_S3_ENDPOINT: z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .refine(
-        (v) => {
-          try {
-            return ["http:", "https:"].includes(new URL(v).protocol);
-          } catch {
-            return false;
-          }
-        },
-        { message: "expects the server's http:// or https:// URL, such as http://127.0.0.1:3900 (leave it empty for AWS)" },
-      )
-      .optional(),
-  ),
+  DVAULT_S3_ENDPOINT: optionalHttpUrl("expects the server's http:// or https:// URL, such as http://127.0.0.1:3900 (leave it empty for AWS)"),
   DVAULT_S3_BUCKET: z.preprocess(
     emptyAsUndefined,
     z
