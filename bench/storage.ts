@@ -49,7 +49,7 @@ async function run(mode: Mode, listFile: string, env: Record<string, string>, tr
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/storage-run.ts"), listFile, dir, mode], {
       cwd: ROOT,
-      env: { ...process.env, ...env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+      env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "inherit"],
     });
     let stdout = "";
