@@ -1,5 +1,4 @@
 // What follows a stored file (the replaced one removed, the readable links marked due) and a deviation found gone.
-import fs from "node:fs/promises";
 import type { DownloadTarget } from "../db/download.repository.ts";
 import type { DownloadDeps } from "./deps.ts";
 import type { DownloadOutcome } from "./download-file.ts";
@@ -12,7 +11,7 @@ export function linksDirtyKey(prefix: string): string {
 /** A replaced file nobody references any more is removed; the readable links are due for a rebuild. */
 export async function afterStore(deps: DownloadDeps, oldPath: string | null, newPath: string): Promise<void> {
   if (oldPath && oldPath !== newPath && (await deps.repo.countPathReferences(oldPath)) === 0) {
-    await fs.rm(deps.archive.resolveInside(oldPath), { force: true });
+    await deps.archive.blobs.remove(oldPath);
   }
   await deps.services.redis.set(linksDirtyKey(deps.services.config.redisPrefix), "1");
 }

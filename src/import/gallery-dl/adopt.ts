@@ -10,7 +10,8 @@ import { ImportedFileRepository, type DownloadState, type RowFill } from "../../
 import { prismaQueryable } from "../../db/prisma-queryable.ts";
 import { downloadLockKey, linksDirtyKey } from "../../downloads/download-file.ts";
 import { acquireLock } from "../../redis-lock.ts";
-import { Archive, ContentMismatchError, extensionFor, type AdoptedFile } from "../../storage/archive.ts";
+import { type Archive, ContentMismatchError, extensionFor, type AdoptedFile } from "../../storage/archive.ts";
+import { openArchive } from "../../storage/store.ts";
 import { UNMATCHED, type ImportOptions, type ImportReport, type Planned } from "./types.ts";
 import type { FolderEntry } from "./walk.ts";
 
@@ -28,7 +29,7 @@ export async function adoptAll(args: {
 }): Promise<void> {
   const { opts, repo, planned, report } = args;
   const { services } = opts;
-  const archive = opts.archive ?? new Archive({ root: services.config.archiveDir, minFreeBytes: services.config.minFreeBytes });
+  const archive = opts.archive ?? openArchive(services.config);
   const targets = await repo.findImportTargets([...new Set(planned.map((p) => p.deviation.deviationid))]);
   const rows = new Map<string, DownloadState>(targets.rows.filter((r) => r.kind === "original").map((r) => [r.deviationid, r]));
   const known = new Set([
@@ -178,5 +179,5 @@ async function hashUnchanged(abs: string): Promise<{ sha256: string; size: numbe
 /** A file the row no longer points at, that nothing else references, is removed (as a download's upgrade does). */
 async function removeIfUnreferenced(downloads: DownloadRepository, archive: Archive, oldPath: string | null, newPath: string): Promise<void> {
   if (!oldPath || oldPath === newPath) return;
-  if ((await downloads.countPathReferences(oldPath)) === 0) await fs.rm(archive.resolveInside(oldPath), { force: true });
+  if ((await downloads.countPathReferences(oldPath)) === 0) await archive.blobs.remove(oldPath);
 }
