@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { DEFAULT_API_BASE, DEFAULT_API_RATE, DEFAULT_DATABASE_URL, DEFAULT_REDIRECT_URI, DEFAULT_REDIS_URL } from "./config-defaults.ts";
-import { DIGEST_ENV, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
+import { DIGEST_ENV, DIGEST_SECRET_FILES, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
+import { readSecretFiles } from "./config/secret-files.ts";
 import { UserError } from "./errors.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -289,7 +290,10 @@ function readableIssue(issue: z.core.$ZodIssue, given: string | undefined): stri
   return issue.message;
 }
 
-export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+export function loadConfig(given: Env = process.env, cwd: string = process.cwd()): Config {
+  const files = readSecretFiles(given, DIGEST_SECRET_FILES);
+  if (files.problems.length) throw new ConfigError(files.problems);
+  const env = files.env;
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")} ${readableIssue(issue, env[String(issue.path[0])])}`);
