@@ -46,7 +46,7 @@ const TOP = { faves: 3, deviations: 5, comments: 3 } as const;
 const cut = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 
 /** Text shown as is: Discord's markdown characters escaped, so a title cannot format or fake a link. */
-const md = (text: string) => text.replace(/([\\*_~`|[\]()<>#:@-])/g, "\\$1");
+const md = (text: string) => text.replace(/([\\*_~`|[\]()<>])/g, "\\$1");
 
 /** The dashboard's page of the item when it is public, else the deviation's page on the service. */
 function linkOf(d: DeviationRef, publicUrl: string | undefined): string | null {
@@ -92,7 +92,7 @@ export function digestEmbed(message: OutgoingMessage, data: DigestData, opts: { 
   const attention = healthLines(data.health, opts.timezone)
     .filter((h) => h.level === "bad" || h.level === "warn")
     .map((h) => `• ${md(h.head)}${h.command ? ` \`${h.command.replace(/`/g, "'")}\`` : ""}`);
-  if (attention.length) fields.push({ name: "Needs attention", value: cut(attention.join("\n"), DISCORD_LIMITS.fieldValue), inline: false });
+  if (attention.length) fields.push({ name: "To look at", value: cut(attention.join("\n"), DISCORD_LIMITS.fieldValue), inline: false });
   const lines = topLines(data, opts.publicUrl);
   const embed: DiscordEmbed = {
     title: cut(message.subject, DISCORD_LIMITS.title),
