@@ -17,7 +17,9 @@ const KEY = "dvault-digest-discord-20261102T070000Z-20261103T070000Z";
 
 /** What src/digest/images.ts gives a link channel: the dashboard's thumbnail of the archived file. */
 const linkedThumb = (d: DeviationRef): DeviationRef => {
-  const sha256 = createHash("sha256").update(d.deviationid ?? "").digest("hex");
+  const sha256 = createHash("sha256")
+    .update(d.deviationid ?? "")
+    .digest("hex");
   return { ...d, sha256, thumbUrl: d.archived ? `${PUBLIC_URL}/thumb/s/${sha256}.webp` : null };
 };
 const data: DigestData = {

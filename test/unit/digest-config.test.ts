@@ -129,7 +129,9 @@ describe("digest configuration", () => {
       expect(() => load({ DVAULT_NTFY_TOKEN: "tk_x", DVAULT_NTFY_TOKEN_FILE: path.join(dir, "token") })).toThrow(
         /DVAULT_NTFY_TOKEN and DVAULT_NTFY_TOKEN_FILE are both set: keep one/,
       );
-      expect(() => load({ DVAULT_DISCORD_WEBHOOK_URL_FILE: path.join(dir, "missing") })).toThrow(/DVAULT_DISCORD_WEBHOOK_URL_FILE .* cannot be read \(ENOENT\)/);
+      expect(() => load({ DVAULT_DISCORD_WEBHOOK_URL_FILE: path.join(dir, "missing") })).toThrow(
+        /DVAULT_DISCORD_WEBHOOK_URL_FILE .* cannot be read \(ENOENT\)/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
