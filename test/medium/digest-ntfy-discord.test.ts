@@ -130,7 +130,7 @@ describe("digests and alerts over ntfy and Discord", () => {
     expect(accepted(discord)).toHaveLength(1);
     expect(ntfy.received).toHaveLength(1);
     expect(discord.received).toHaveLength(1);
-    expect((discord.received[0]?.body as DiscordBody).embeds?.[0]?.title).toBe("dvault digest 3 Nov: 2 faves");
+    expect((discord.received[0]?.body as DiscordBody | undefined)?.embeds?.[0]?.title).toBe("dvault digest 3 Nov: 2 faves");
     expect(await repo.lastWindowEnd("ntfy")).toEqual(TICK);
     expect(await repo.lastWindowEnd("discord")).toEqual(TICK);
   });
