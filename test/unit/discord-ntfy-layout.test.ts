@@ -98,7 +98,7 @@ describe(ntfyBody.name, () => {
     const body = ntfyBody(digestMessage(hugeDigest()), "dvault-me", PUBLIC_URL);
     expect(body).toMatchObject({ topic: "dvault-me", priority: 3, click: `${PUBLIC_URL}/`, tags: ["inbox_tray", "dvault"] });
     expect(Buffer.byteLength(body.message as string)).toBeLessThanOrEqual(4096);
-    expect(body.message as string).toMatch(/… the rest is in the dashboard\.$/);
+    expect(body.message as string).toMatch(/\n… the rest is in the dashboard\.\nDigest dvault-digest-discord-20261102T070000Z-20261103T070000Z$/);
     // Cut at a line, counted in UTF-8 bytes (ä is two): 32 lines of 3 bytes, less the last newline, and the note.
     const cut = fitText("ä\n".repeat(3000), 100, "…");
     expect(cut).toBe(`${"ä\n".repeat(32)}…`);

@@ -49,7 +49,12 @@ export function ntfyBody(message: OutgoingMessage, topic: string, publicUrl: str
   return {
     topic,
     title: message.subject,
-    message: fitText(body, NTFY_MAX_BODY_BYTES, publicUrl ? "… the rest is in the dashboard." : "… the rest is in the file or mail digest."),
+    // A cut body still ends with the message's key, as the whole text does: a duplicate stays recognisable.
+    message: fitText(
+      body,
+      NTFY_MAX_BODY_BYTES,
+      `${publicUrl ? "… the rest is in the dashboard." : "… the rest is in the file or mail digest."}\n${message.kind === "digest" ? "Digest" : "Alert"} ${message.idempotencyKey}`,
+    ),
     priority: PRIORITY[message.kind],
     tags,
     ...(publicUrl ? { click: `${publicUrl}/` } : {}),
