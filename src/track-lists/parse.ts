@@ -157,22 +157,26 @@ function parseJson(file: string, text: string, list: TrackList): void {
   // dvault's export is {version, users:[...]}; a bare array of names or objects is read as its users.
   const users = Array.isArray(doc) ? doc : doc && typeof doc === "object" ? (doc as { users?: unknown }).users : undefined;
   if (!Array.isArray(users)) throw new UserError(`${file} has no "users" list: a JSON track list is {"version": 1, "users": [{"username": ...}]}`);
-  users.forEach((item: unknown, i) => {
-    const where = `users[${i}]`;
-    if (typeof item === "string") return void add(list, item, where);
-    const parsed = JsonUserSchema.safeParse(item);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return void list.unresolved.push({
-        input: JSON.stringify(item) ?? String(item),
-        where,
-        reason: `${issue?.path.join(".") || "entry"}: ${issue?.message ?? "not a user"}`,
-      });
-    }
-    const { username, url, account, tokenKind, userid, limitation } = parsed.data;
-    const options: TrackEntryOptions = definedOnly({ account, tokenKind, userid, limitation });
-    const input = username ?? url;
-    if (input === undefined) return void list.unresolved.push({ input: JSON.stringify(item), where, reason: "no username or url" });
-    add(list, input, where, options);
-  });
+  for (const [i, item] of users.entries()) jsonUser(list, item, `users[${i}]`);
+}
+
+function jsonUser(list: TrackList, item: unknown, where: string): void {
+  if (typeof item === "string") {
+    add(list, item, where);
+    return;
+  }
+  const parsed = JsonUserSchema.safeParse(item);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const reason = `${issue?.path.join(".") || "entry"}: ${issue?.message ?? "not a user"}`;
+    list.unresolved.push({ input: JSON.stringify(item) ?? String(item), where, reason });
+    return;
+  }
+  const { username, url, account, tokenKind, userid, limitation } = parsed.data;
+  const input = username ?? url;
+  if (input === undefined) {
+    list.unresolved.push({ input: JSON.stringify(item), where, reason: "no username or url" });
+    return;
+  }
+  add(list, input, where, definedOnly({ account, tokenKind, userid, limitation }));
 }
