@@ -108,9 +108,9 @@ function walkOutline(node: XmlNode, list: TrackList, counter: { n: number }): vo
     const hit = named.find((n) => "username" in n.r);
     if (hit && "username" in hit.r) list.entries.push({ username: hit.r.username, where, options: {} });
     else if (named[0] && "unresolved" in named[0].r) list.unresolved.push({ input: named[0].u, where, reason: named[0].r.unresolved });
-  } else if (children.length === 0 && label) {
-    // A leaf without URLs (some tools write only the name): read its text as a username.
-    add(list, label, where);
+  } else if (children.length === 0 && attrs.type !== undefined) {
+    // A subscription without a URL is reported; a leaf without type is an empty folder, which names nobody.
+    list.unresolved.push({ input: label, where, reason: "the outline has no xmlUrl or htmlUrl" });
   }
   for (const child of children) walkOutline(child, list, counter);
 }
