@@ -90,7 +90,9 @@ describe("dvault track import / export", () => {
     expect(exported.code).toBe(0);
     const text = await fs.readFile(out, "utf8");
     expect(XMLValidator.validate(text)).toBe(true);
-    expect(text.match(/<outline type="rss" [^>]*xmlUrl="https:\/\/backend\.deviantart\.com\/rss\.xml[^"]+" htmlUrl="https:\/\/www\.deviantart\.com\/[^"]+"\/>/g)).toHaveLength(500);
+    expect(
+      text.match(/<outline type="rss" [^>]*xmlUrl="https:\/\/backend\.deviantart\.com\/rss\.xml[^"]+" htmlUrl="https:\/\/www\.deviantart\.com\/[^"]+"\/>/g),
+    ).toHaveLength(500);
 
     const elsewhere = { ...h.env, DATABASE_URL: fresh.db.url };
     const into = await runDvault({ redis: h.redis, env: elsewhere }, ["track", "import", out, "--json"]);
@@ -102,7 +104,7 @@ describe("dvault track import / export", () => {
     const again = await runDvault({ redis: h.redis, env: elsewhere }, ["track", "import", out]);
     expect(again.code).toBe(0);
     expect(again.stdout.split("\n")[0]).toBe(`${out} (opml): added 0, skipped 500, could not resolve 0`);
-    expect(again.stdout).toContain("  skipped    artist-000_x: already tracked (outline 1 \"artist-000_x\")");
+    expect(again.stdout).toContain('  skipped    artist-000_x: already tracked (outline 1 "artist-000_x")');
     expect(await trackedNames(fresh.pool, freshAccountId)).toHaveLength(500);
   }, 60_000);
 
