@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import { UserError } from "../errors.ts";
-import { exportTrackList, readTrackListFile, writeTrackListFile } from "../track-lists/files.ts";
+import { exportFormat, exportTrackList, readTrackListFile, writeTrackListFile } from "../track-lists/files.ts";
 import { importTrackList } from "../track-lists/import-list.ts";
 import { parseTrackList } from "../track-lists/parse.ts";
 import { formatImportReport } from "../track-lists/report-text.ts";
@@ -110,18 +110,18 @@ export function registerTrackCommand(program: Command): void {
     .option("--format <format>", "opml, txt or json (default: from --output's extension, else opml)")
     .option("--output <file>", "write to this file instead of standard output")
     .option("--account <name>", "only this account's")
-    .action(async (opts: { format?: string; output?: string; account?: string }) =>
-      withServices(async (services) => {
+    .action(async (opts: { format?: string; output?: string; account?: string }) => {
+      const format = exportFormat(opts.format, opts.output);
+      await withServices(async (services) => {
         const accounts = opts.account ? [await pickAccount(services, opts.account)] : (await services.accounts.list()).filter((r) => r.kind === "user");
         const text = await exportTrackList({
           repo: new TrackedUserRepository(services.pool),
           accounts,
-          format: opts.format,
-          output: opts.output,
+          format,
           now: new Date(services.now()),
         });
         if (opts.output) await writeTrackListFile(opts.output, text);
         else process.stdout.write(text);
-      }),
-    );
+      });
+    });
 }

@@ -6,7 +6,7 @@ import type { AccountRow } from "../db/account.repository.ts";
 import type { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import { UserError } from "../errors.ts";
 import { formatTrackList, type ExportedUser } from "./format.ts";
-import { formatNamed, formatOfFileName } from "./parse.ts";
+import { formatNamed, formatOfFileName, type TrackListFormat } from "./parse.ts";
 
 /** Why a file cannot be read or written, in words, by its error code. */
 function because(err: unknown): string {
@@ -44,12 +44,17 @@ export async function writeTrackListFile(file: string, text: string): Promise<vo
   }
 }
 
-export type ExportOptions = { repo: TrackedUserRepository; accounts: readonly AccountRow[]; format?: string; output?: string; now: Date };
+/** The format of an export: --format, else the one --output's name says, else OPML. */
+export function exportFormat(forced: string | undefined, output: string | undefined): TrackListFormat {
+  if (forced !== undefined) return formatNamed(forced);
+  return (output ? formatOfFileName(output) : undefined) ?? "opml";
+}
 
-/** The tracked users of `accounts` in the format asked for (else the one --output's name says, else OPML). */
+export type ExportOptions = { repo: TrackedUserRepository; accounts: readonly AccountRow[]; format: TrackListFormat; now: Date };
+
+/** The tracked users of `accounts`, by account and then by name, in `format`. */
 export async function exportTrackList(o: ExportOptions): Promise<string> {
-  const format = o.format !== undefined ? formatNamed(o.format) : ((o.output ? formatOfFileName(o.output) : undefined) ?? "opml");
   const users: ExportedUser[] = [];
   for (const account of o.accounts) for (const t of await o.repo.listTrackedUsers(account.id)) users.push({ account: account.name, ...t });
-  return formatTrackList(format, users, o.now);
+  return formatTrackList(o.format, users, o.now);
 }
