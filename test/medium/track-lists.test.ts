@@ -11,6 +11,7 @@ import { TrackedUserRepository } from "../../src/db/tracked-user.repository.ts";
 import { UserError } from "../../src/errors.ts";
 import { importTrackList, type ImportListOptions } from "../../src/track-lists/import-list.ts";
 import { parseTrackList } from "../../src/track-lists/parse.ts";
+import { formatImportReport } from "../../src/track-lists/report-text.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
 import { createMirrorDb, insertAccount, type MirrorDb } from "../helpers/mirror-fixtures.ts";
@@ -101,12 +102,36 @@ describe("dvault track import / export", () => {
     expect([intoReport.added.length, intoReport.skipped.length, intoReport.unresolved.length]).toEqual([500, 0, 0]);
     expect(await trackedNames(fresh.pool, freshAccountId)).toEqual([...users].sort());
 
-    const again = await runDvault({ redis: h.redis, env: elsewhere }, ["track", "import", out]);
-    expect(again.code).toBe(0);
-    expect(again.stdout.split("\n")[0]).toBe(`${out} (opml): added 0, skipped 500, could not resolve 0`);
-    expect(again.stdout).toContain('  skipped    artist-000_x: already tracked (outline 1 "artist-000_x")');
+    // Again, in this process (the command's start-up is already covered above): everything is skipped.
+    const freshAccount = { id: freshAccountId, name: "elsewhere" } as AccountRow;
+    const again = await importTrackList({
+      pool: fresh.pool,
+      list: parseTrackList(out, await fs.readFile(out, "utf8")),
+      accounts: [freshAccount],
+      defaultAccount: async () => freshAccount,
+      dryRun: false,
+      at: new Date(),
+    });
+    const text2 = formatImportReport(out, again);
+    expect(text2.split("\n")[0]).toBe(`${out} (opml): added 0, skipped 500, could not resolve 0`);
+    expect(text2).toContain('  skipped    artist-000_x: already tracked (outline 1 "artist-000_x")');
     expect(await trackedNames(fresh.pool, freshAccountId)).toHaveLength(500);
   }, 60_000);
+
+  it("asks the service from the command line with --resolve, and a dry run changes nothing", async () => {
+    const known = [...h.sim.truth.users.values()].find((u) => u.userid !== h.sim.truth.ownerId);
+    if (!known) throw new Error("the simulator has no user besides the owner");
+    const file = path.join(dir, "two.txt");
+    await fs.writeFile(file, `${known.username.toUpperCase()}\nnobody-by-this-name\n`);
+    const run = await runDvault(h, ["track", "import", file, "--resolve", "--dry-run", "--json"]);
+    expect(run.stderr).toBe("");
+    const report = JSON.parse(run.stdout);
+    expect(report.added.map((a: { username: string }) => a.username)).toEqual([known.username]);
+    expect(report.unresolved.map((u: { input: string; reason: string }) => [u.input, u.reason])).toEqual([
+      ["nobody-by-this-name", "the service knows no such user"],
+    ]);
+    expect(await trackedNames(h.pool, h.account.id)).not.toContain(known.username.toLowerCase());
+  });
 
   it("refuses a file it cannot read in one line", async () => {
     const missing = await runDvault(h, ["track", "import", path.join(dir, "nope.opml")]);
