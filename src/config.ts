@@ -349,3 +349,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     apiRate: Object.freeze({ start: e.DVAULT_API_RATE_START, min: e.DVAULT_API_RATE_MIN, max: e.DVAULT_API_RATE_MAX }),
   });
 }
+
+/**
+ * The configuration as if DVAULT_STORAGE were `kind`: `dvault storage migrate` opens the local folder and the
+ * bucket at once, whichever of them this process is set to use.
+ */
+export function loadConfigForStorage(kind: "local" | "s3", env: Env = process.env, cwd: string = process.cwd()): Config {
+  return loadConfig({ ...env, DVAULT_STORAGE: kind }, cwd);
+}

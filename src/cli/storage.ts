@@ -3,7 +3,7 @@
 // needs neither PostgreSQL nor Redis: only the two stores.
 import path from "node:path";
 import type { Command } from "commander";
-import { type Config, loadConfig } from "../config.ts";
+import { ConfigError, loadConfig, loadConfigForStorage } from "../config.ts";
 import { EXIT_FAILED, UserError } from "../errors.ts";
 import { safeSink } from "../queue/progress.ts";
 import type { BlobStore } from "../storage/blob-store.ts";
@@ -18,9 +18,16 @@ import { progressView } from "./output/progress.ts";
 const KINDS = ["local", "s3"] as const;
 type Kind = (typeof KINDS)[number];
 
-/** The store of `kind`, whatever DVAULT_STORAGE says; a clear error when it is not configured. */
-export function storeOfKind(config: Config, kind: Kind): BlobStore {
-  return openBlobStore({ ...config, storage: kind } as Config);
+/** The store of `kind`, whatever DVAULT_STORAGE says; one line saying what to set when it is not configured. */
+function storeOfKind(kind: Kind, role: "source" | "target"): BlobStore {
+  try {
+    return openBlobStore(loadConfigForStorage(kind));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    throw new UserError(
+      `the ${kind} store (the ${role}) is not configured: ${err.problems.join("; ")}. Set the DVAULT_S3_* variables (docs/storage-readers.md) and run again`,
+    );
+  }
 }
 
 export function formatMigrate(r: MigrateResult, from: BlobStore, to: BlobStore, seconds: number): string {
@@ -62,8 +69,8 @@ export function registerStorageCommand(program: Command): void {
       const config = loadConfig();
       const log = cliLogger(config);
       const target = opts.to as Kind;
-      const to = storeOfKind(config, target);
-      const from = storeOfKind(config, target === "s3" ? "local" : "s3");
+      const to = storeOfKind(target, "target");
+      const from = storeOfKind(target === "s3" ? "local" : "s3", "source");
       const view = progressView({ json: opts.json === true });
       let lastLog = Date.now();
       const started = Date.now();
@@ -83,6 +90,7 @@ export function registerStorageCommand(program: Command): void {
       const seconds = (Date.now() - started) / 1000;
       if (opts.json) printJson({ from: from.describe(), to: to.describe(), ...result, seconds });
       else console.log(formatMigrate(result, from, to, seconds));
-      if (result.failed.length > 0) throw new UserError(`${result.failed.length} object(s) were not copied: run dvault storage migrate --to ${target} again`, EXIT_FAILED);
+      if (result.failed.length > 0)
+        throw new UserError(`${result.failed.length} object(s) were not copied: run dvault storage migrate --to ${target} again`, EXIT_FAILED);
     });
 }
