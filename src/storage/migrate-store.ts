@@ -98,6 +98,7 @@ export async function migrateStore(o: MigrateOptions): Promise<MigrateResult> {
   };
   // Every worker stopped (and its temp file gone) before an abort is passed on.
   const settled = await Promise.allSettled(Array.from({ length: Math.max(1, o.concurrency ?? 4) }, worker));
+  if (o.signal?.aborted) throw o.signal.reason;
   const failure = settled.find((s) => s.status === "rejected");
   if (failure) throw failure.reason;
   return result;
