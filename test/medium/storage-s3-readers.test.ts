@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBackup, restoreBackup } from "../../src/backup/backup.ts";
 import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
+import { linksDirtyKey } from "../../src/downloads/after-store.ts";
 import { downloadDepsFor } from "../../src/downloads/deps.ts";
+import { regenerateLinksIfDirty } from "../../src/downloads/readable-links.ts";
 import { verifyArchive } from "../../src/downloads/verify.ts";
 import { startDashboard } from "../../src/http/server.ts";
 import { createLogger } from "../../src/log.ts";
@@ -198,6 +200,19 @@ describe(writeReadableIndex.name, () => {
     expect(await writeReadableIndex(store, links)).toEqual({ written: 0, removed: 0 });
     expect(await writeReadableIndex(store, links.slice(0, 2))).toEqual({ written: 2, removed: 1 });
     expect(await store.stat("by-user/Other/index.html")).toBeUndefined();
+  });
+});
+
+describe(regenerateLinksIfDirty.name, () => {
+  it("writes the index into a bucket that has none (after a migration), then waits for a stored file", async () => {
+    const file = await putOriginal(artworkPng(20, 8, 8));
+    for await (const info of store.list("by-user/")) await store.remove(info.key);
+    const deps = downloadDepsFor(services);
+    await services.redis.del(linksDirtyKey(services.config.redisPrefix));
+    expect(await regenerateLinksIfDirty(deps)).toMatchObject({ written: expect.any(Number) });
+    const index = JSON.parse((await store.read(READABLE_INDEX_JSON))!.toString()) as { links: { path: string; key: string }[] };
+    expect(index.links).toContainEqual({ path: `by-user/Painter/unfiled/Work ${n} [${file.deviationid}].png`, key: file.key });
+    expect(await regenerateLinksIfDirty(deps)).toBeUndefined();
   });
 });
 
