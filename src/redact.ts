@@ -28,6 +28,10 @@ const SECRET_KEYS = new Set(
     // A Discord webhook URL carries its token: whoever has the URL can post to the channel.
     "webhook_url",
     "dvault_discord_webhook_url",
+    // S3 credentials, as the AWS SDK names them (secretAccessKey, sessionToken) and as dvault's variables do.
+    "secret_access_key",
+    "session_token",
+    "dvault_s3_secret_access_key",
   ].map(normaliseKey),
 );
 
