@@ -3,7 +3,7 @@ import { z } from "zod";
 
 const emptyAsUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 
-function isHttpUrl(v: string): boolean {
+export function isHttpUrl(v: string): boolean {
   try {
     return ["http:", "https:"].includes(new URL(v).protocol);
   } catch {

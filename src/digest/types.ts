@@ -160,7 +160,13 @@ export type OutgoingMessage = {
   date: Date;
   /** The thumbnails the HTML refers to (`cid:` or relative file names); none for the webhook. */
   images?: DigestImage[];
+  /** What the message is about, for the channels that lay it out themselves (ntfy, Discord). */
+  digest?: DigestData;
+  alert?: AlertSummary;
 };
+
+/** An alert as the channels that lay it out themselves show it. */
+export type AlertSummary = { kind: string; title: string; body: string; command: string | null; reminder: boolean };
 
 /** What a channel reports after a delivery it considers done. */
 

@@ -55,7 +55,6 @@ export function setDownloadTuning(services: Services, tuning: DownloadTuning): D
 
 function createDownloadDeps(services: Services, tuning: DownloadTuning): DownloadDeps {
   const { config, pool, redis, log } = services;
-  // Originals go to the configured store (the archive folder or a bucket); the partial files stay here.
   const archive = openArchive(config, {
     ...(tuning.fileMode !== undefined ? { fileMode: tuning.fileMode } : {}),
     ...(tuning.dirMode !== undefined ? { dirMode: tuning.dirMode } : {}),
