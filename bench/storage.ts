@@ -134,7 +134,9 @@ try {
     `${temp.cpu.toFixed(2)} against ${spool.cpu.toFixed(2)} CPU s per GB in dvault and ${temp.server.toFixed(2)} against ${spool.server.toFixed(2)} in the server —`,
     temp.mbps > 1.2 * spool.mbps
       ? "faster, but not by enough to give up resuming and the dedupe before the upload."
-      : "no faster, so nothing speaks for giving up resuming and the dedupe before the upload.",
+      : temp.mbps >= 0.8 * spool.mbps
+        ? "about as fast (within this machine's run-to-run noise), so the spool's extra CPU buys resuming and the dedupe before the upload."
+        : "slower, so nothing speaks for giving up resuming and the dedupe before the upload.",
   ].join("\n");
   process.stdout.write(`\n${body}\n`);
   if (!args["no-write"]) {
