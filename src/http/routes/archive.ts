@@ -3,6 +3,8 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type express from "express";
+import type { Response } from "express";
+import type { ArchiveBrowserRepository } from "../../db/archive-browser.repository.ts";
 import { resolveArchivePath, SEARCH_KINDS, type SearchKind, searchPage as searchArchivePage } from "../../search/search.ts";
 import { isWithin } from "../../storage/layout.ts";
 import { collectStatus } from "../../status/collect.ts";
@@ -27,6 +29,22 @@ export async function insideArchive(root: string, candidate: string): Promise<st
   } catch {
     return undefined;
   }
+}
+
+/** A stored file by its download id (the dashboard's /files and the feeds' file links): 404 unless it is in the archive. */
+export async function sendStoredFile(
+  res: Response,
+  { browser, archiveRoot, downloadId }: { browser: ArchiveBrowserRepository; archiveRoot: string; downloadId: string },
+): Promise<void> {
+  const file = await browser.storedFile(downloadId);
+  const real = file ? await insideArchive(archiveRoot, resolveArchivePath(archiveRoot, file.path)) : undefined;
+  if (!file || !real) return void res.status(404).type("text").send("not in the archive\n");
+  const mime = file.mime ?? "";
+  const inline = /^(image|video)\//.test(mime) || (!mime && /\.(jpe?g|png|gif|webp|avif|bmp|mp4|webm)$/i.test(real));
+  res.set({ "Content-Security-Policy": FILE_CSP, "Cache-Control": "private, max-age=86400" });
+  if (!inline) res.attachment(path.basename(real));
+  if (mime) res.type(mime);
+  return res.sendFile(real, { dotfiles: "deny", lastModified: true });
 }
 
 export function archiveRoutes(app: express.Express, ctx: DashboardContext): void {
@@ -78,17 +96,7 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
     return sendPage(res, 200, itemPage(item));
   });
 
-  app.get("/files/:id", async (req, res) => {
-    const file = await browser.storedFile(String(req.params.id));
-    const real = file ? await insideArchive(archiveRoot, resolveArchivePath(archiveRoot, file.path)) : undefined;
-    if (!file || !real) return res.status(404).type("text").send("not in the archive\n");
-    const mime = file.mime ?? "";
-    const inline = /^(image|video)\//.test(mime) || (!mime && /\.(jpe?g|png|gif|webp|avif|bmp|mp4|webm)$/i.test(real));
-    res.set({ "Content-Security-Policy": FILE_CSP, "Cache-Control": "private, max-age=86400" });
-    if (!inline) res.attachment(path.basename(real));
-    if (mime) res.type(mime);
-    return res.sendFile(real, { dotfiles: "deny", lastModified: true });
-  });
+  app.get("/files/:id", (req, res) => sendStoredFile(res, { browser, archiveRoot, downloadId: String(req.params.id) }));
 
   for (const [name, svg] of [
     ["placeholder.svg", PLACEHOLDER_SVG],

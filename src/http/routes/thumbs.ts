@@ -4,6 +4,7 @@
 // as immutable; a file that cannot be decoded gets its placeholder SVG, cached for a shorter while (a later
 // dvault may decode it), and a sha256 the archive does not hold a 404 with a quiet tile, so an <img> still
 // shows something.
+import type { RequestHandler } from "express";
 import type express from "express";
 import { Archive } from "../../storage/archive.ts";
 import { placeholderSvg } from "../../storage/thumbnail-render.ts";
@@ -15,9 +16,13 @@ const PLACEHOLDER_CACHE = "public, max-age=3600";
 const NOT_ARCHIVED_SVG = placeholderSvg({ ext: "", kind: "other" }).replace("FILE · file", "not archived");
 
 export function thumbsRoutes(app: express.Express, ctx: DashboardContext): void {
-  const thumbs = new Thumbnails(new Archive({ root: ctx.config.archiveDir, minFreeBytes: 0 }).blobs);
+  app.get("/thumb/:variant/:file", thumbHandler(ctx));
+}
 
-  app.get("/thumb/:variant/:file", async (req, res) => {
+/** GET .../:variant/:file: the dashboard's /thumb and the feeds' thumbnails. */
+export function thumbHandler(ctx: DashboardContext): RequestHandler {
+  const thumbs = new Thumbnails(new Archive({ root: ctx.config.archiveDir, minFreeBytes: 0 }).blobs);
+  return async (req, res) => {
     const variant = String(req.params.variant) as ThumbVariantName;
     const m = /^([0-9a-f]{64})\.webp$/.exec(String(req.params.file));
     if (!(THUMB_VARIANTS as readonly string[]).includes(variant) || !m?.[1] || !isSha256(m[1])) {
@@ -31,5 +36,5 @@ export function thumbsRoutes(app: express.Express, ctx: DashboardContext): void 
     if (!thumb) return res.status(404).set("Cache-Control", "no-store").type("image/svg+xml").send(NOT_ARCHIVED_SVG);
     if (thumb.type === "svg") return res.status(200).set("Cache-Control", PLACEHOLDER_CACHE).type("image/svg+xml").send(thumb.bytes);
     return res.status(200).set("Cache-Control", IMMUTABLE).type("image/webp").send(thumb.bytes);
-  });
+  };
 }
