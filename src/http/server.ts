@@ -24,12 +24,14 @@ import { UserError } from "../errors.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
 import { type DashboardContext, type DashboardDeps, sendPage } from "./context.ts";
 import { createCsrf } from "./csrf.ts";
+import { createFeedAdverts } from "./feeds/feed-adverts.ts";
 import { createProvenance, installGuards } from "./guards.ts";
 import { createHostGuard, isLoopbackHost } from "./host-guard.ts";
 import { messagePage } from "./pages.ts";
 import { actionsRoutes } from "./routes/actions.ts";
 import { archiveRoutes } from "./routes/archive.ts";
 import { boardRoutes } from "./routes/board.ts";
+import { feedPageRoutes, feedRoutes } from "./routes/feeds.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { jobsRoutes } from "./routes/jobs.ts";
 import { thumbsRoutes } from "./routes/thumbs.ts";
@@ -79,6 +81,7 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
     dashboard: new DashboardRepository(deps.pool),
     provenance: createProvenance(hosts, config.publicUrl ? new URL(config.publicUrl).origin : undefined),
     csrf: createCsrf(log),
+    feeds: createFeedAdverts({ pool: deps.pool, config, log }),
   };
 
   const app = express();
@@ -87,13 +90,14 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
   // Express's last-resort handler prints stack traces outside "production"; this app never shows one.
   app.set("env", "production");
 
-  installGuards(app, { log, token: ctx.token, hosts, provenance: ctx.provenance });
+  installGuards(app, { log, token: ctx.token, hosts, provenance: ctx.provenance, beforeToken: (open) => feedRoutes(open, ctx) });
   healthRoutes(app, ctx);
   boardRoutes(app, ctx);
   archiveRoutes(app, ctx);
   actionsRoutes(app, ctx);
   jobsRoutes(app, ctx);
   thumbsRoutes(app, ctx);
+  feedPageRoutes(app, ctx);
 
   app.use((_req, res) => {
     sendPage(res, 404, messagePage(404, "Not found", "There is no such page."));

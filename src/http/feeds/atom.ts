@@ -32,7 +32,6 @@ export type AtomFeed = {
 
 // Tab, newline and carriage return are the only controls XML 1.0 allows; lone surrogates and U+FFFE/U+FFFF
 // are not characters at all.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: these are exactly the characters to drop
 const NOT_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
 

@@ -2,6 +2,8 @@
 // random nonce under the secret key, so the dashboard can show a reader's URL again while the database holds
 // only the nonce and the token's SHA-256 (a copy of the database alone opens no feed); revoking marks the row.
 import { createHash, createHmac, randomBytes } from "node:crypto";
+import type { FeedTokenRepository } from "../../db/feed-token.repository.ts";
+import { UserError } from "../../errors.ts";
 
 /** Every feed token starts with this, so src/redact.ts can find one anywhere in a log line. */
 export const FEED_TOKEN_PREFIX = "dvf_";
@@ -21,4 +23,28 @@ export function feedToken(key: Buffer, nonce: Buffer): string {
 /** What the database keeps of a token, and what a presented token is looked up by. */
 export function feedTokenHash(token: string): Buffer {
   return createHash("sha256").update(token).digest();
+}
+
+/** A live feed token as the dashboard and `dvault feeds` show it: its row and the token itself. */
+export type IssuedFeedToken = { id: number; name: string; token: string; createdAt: Date; lastUsedAt: Date | null };
+
+/** Creates a token named `name` (a reader: "phone", "miniflux"); a name already used is a UserError. */
+export async function issueFeedToken({ repo, key, name, at }: { repo: FeedTokenRepository; key: Buffer; name: string; at: Date }): Promise<IssuedFeedToken> {
+  if (!/^[\w.@-]{1,64}$/.test(name)) throw new UserError(`"${name}" is not a usable feed token name: use 1 to 64 letters, digits, ".", "-", "_" or "@"`);
+  const nonce = newFeedNonce();
+  const token = feedToken(key, nonce);
+  const row = await repo.createFeedToken({ name, nonce, tokenSha256: feedTokenHash(token), at });
+  if (!row) throw new UserError(`a feed token named "${name}" exists already (revoked ones keep their name): choose another name, see dvault feeds list`);
+  return { id: row.id, name: row.name, token, createdAt: row.createdAt, lastUsedAt: row.lastUsedAt };
+}
+
+/** The live tokens, newest first, with the token each one opens the feeds with. */
+export async function liveFeedTokens(repo: FeedTokenRepository, key: Buffer): Promise<IssuedFeedToken[]> {
+  return (await repo.liveFeedTokens()).map((r) => ({
+    id: r.id,
+    name: r.name,
+    token: feedToken(key, r.nonce),
+    createdAt: r.createdAt,
+    lastUsedAt: r.lastUsedAt,
+  }));
 }

@@ -3,7 +3,7 @@ import type { StatusReport } from "../../status/schema.ts";
 import { formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../../status/units.ts";
 import { formatBytes } from "../../text/bytes.ts";
 import { html, type SafeHtml } from "../../text/html.ts";
-import { layout, pill } from "./layout.ts";
+import { layout, type PageFeed, pill } from "./layout.ts";
 
 const RESULT_TONE: Record<string, "ok" | "warn" | "bad" | ""> = { ok: "ok", degraded: "warn", incomplete: "warn", skipped: "warn", failed: "bad" };
 const STATE_TONE: Record<string, "ok" | "warn" | "bad"> = { ok: "ok", expiring: "warn", needs_reauth: "bad", revoked: "bad" };
@@ -13,7 +13,7 @@ const STATE_TONE: Record<string, "ok" | "warn" | "bad"> = { ok: "ok", expiring: 
 /** The state-changing buttons' CSRF token and the notice of the last one pressed; without them no buttons. */
 export type OverviewActions = { csrf: string; notice?: string | undefined };
 
-export function overviewPage(r: StatusReport, actions?: OverviewActions): string {
+export function overviewPage(r: StatusReport, actions?: OverviewActions, feeds: readonly PageFeed[] = []): string {
   const now = Date.parse(r.generatedAt);
   const d = r.downloads;
   const stored = (d.byStatus.done ?? 0) + (d.byStatus.degraded ?? 0);
@@ -82,7 +82,7 @@ ${r.queues.map(
 <dt>workers</dt><dd>${r.workers.length === 0 ? pill("none running", "bad") : r.workers.map((w) => html`<div>${w.id} ${pill(w.ageS === null ? "alive" : `beat ${formatDuration(w.ageS * 1000)} ago`, "ok")}</div>`)}</dd></dl>
 </div></div>
 ${r.pacing.length ? pacingCard(r.pacing, now) : ""}`;
-  return layout({ title: "Overview", nav: "overview", body });
+  return layout({ title: "Overview", nav: "overview", body, feeds });
 }
 
 /** The API pace per pacer key (src/api/pacer.ts): what it runs at, what it learned, what throttling cost. */

@@ -9,7 +9,7 @@ import { resolveArchivePath, SEARCH_KINDS, type SearchKind, searchPage as search
 import { isWithin } from "../../storage/layout.ts";
 import { collectStatus } from "../../status/collect.ts";
 import { APP_CSS, APP_JS, LOGO_SVG } from "../assets.ts";
-import { type DashboardContext, FILE_CSP, one, sendPage } from "../context.ts";
+import { type DashboardContext, FILE_CSP, one, publicBase, sendPage } from "../context.ts";
 import { archivePage, itemPage, messagePage, overviewPage, PLACEHOLDER_SVG, searchPage, TEXT_SVG } from "../pages.ts";
 
 const PAGE_SIZE = 48;
@@ -54,7 +54,11 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
   app.get("/", async (req, res) => {
     const report = await collectStatus({ ...deps, queues, now });
     const actions = deps.actions ? { csrf: ctx.csrf.tokenFor(req, res), notice: one(req.query.done) } : undefined;
-    sendPage(res, 200, overviewPage(report, actions));
+    const feeds = await ctx.feeds.links(publicBase(ctx, req), [
+      { title: "dvault: new in the archive", feed: { kind: "arrivals" } },
+      { title: "dvault: notifications", feed: { kind: "notifications" } },
+    ]);
+    sendPage(res, 200, overviewPage(report, actions, feeds));
   });
 
   app.get("/archive", async (req, res) => {
@@ -87,7 +91,12 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
       browser.recentItems({ ...filter, archivedOnly: filter.archived, limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE }),
       browser.monthCounts({ ...filter, archivedOnly: filter.archived }),
     ]);
-    return sendPage(res, 200, archivePage({ filter, choices, months, items: found.items, page: pageNo, pageSize: PAGE_SIZE, total: found.total }));
+    const feeds = await ctx.feeds.links(publicBase(ctx, req), [
+      filter.artist
+        ? { title: `dvault: ${filter.artist}`, feed: { kind: "artist", username: filter.artist } }
+        : { title: "dvault: new in the archive", feed: { kind: "arrivals" } },
+    ]);
+    return sendPage(res, 200, archivePage({ filter, choices, months, items: found.items, page: pageNo, pageSize: PAGE_SIZE, total: found.total, feeds }));
   });
 
   app.get("/item/:id", async (req, res) => {

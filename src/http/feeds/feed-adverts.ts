@@ -1,0 +1,38 @@
+// Which feed URLs the dashboard shows: those of the live feed tokens, rebuilt from their nonces under the
+// secret key (src/http/feeds/feed-token.ts). The key is read only once a token exists, so a dashboard without
+// feeds never creates a key file.
+import { FeedTokenRepository } from "../../db/feed-token.repository.ts";
+import type { Logger } from "../../log.ts";
+import { keyCreatedMessage, loadSecretKey } from "../../secret-key.ts";
+import type { Config } from "../../config.ts";
+import type { Queryable } from "../../db/with-transaction.ts";
+import { type IssuedFeedToken, liveFeedTokens } from "./feed-token.ts";
+import { type FeedName, feedPath } from "./feed-documents.ts";
+
+/** A <link rel="alternate" type="application/atom+xml"> of a page. */
+export type FeedLink = { title: string; href: string };
+
+export type FeedAdverts = {
+  /** The live tokens, newest first, each with its token. */
+  live(): Promise<IssuedFeedToken[]>;
+  /** The links a page advertises for these feeds, with the newest live token; none while there is no token. */
+  links(base: string, feeds: ReadonlyArray<{ title: string; feed: FeedName }>): Promise<FeedLink[]>;
+};
+
+export function createFeedAdverts({ pool, config, log }: { pool: Queryable; config: Config; log: Logger }): FeedAdverts {
+  const repo = new FeedTokenRepository(pool);
+  let key: Buffer | undefined;
+  const live = async () => {
+    if ((await repo.liveFeedTokens()).length === 0) return [];
+    key ??= loadSecretKey(config, (file) => log.warn({ path: file }, keyCreatedMessage(file))).key;
+    return liveFeedTokens(repo, key);
+  };
+  return {
+    live,
+    async links(base, feeds) {
+      const newest = (await live())[0];
+      if (!newest) return [];
+      return feeds.map((f) => ({ title: f.title, href: `${base}${feedPath(newest.token, f.feed)}` }));
+    },
+  };
+}
