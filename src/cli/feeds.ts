@@ -5,7 +5,7 @@ import { loadConfig } from "../config.ts";
 import { FeedTokenRepository } from "../db/feed-token.repository.ts";
 import { UserError } from "../errors.ts";
 import { feedPath } from "../http/feeds/feed-documents.ts";
-import { feedToken, issueFeedToken } from "../http/feeds/feed-token.ts";
+import { issueFeedToken, rowToken } from "../http/feeds/feed-token.ts";
 import { keyCreatedMessage, loadSecretKey } from "../secret-key.ts";
 import { createServices, type Services } from "../services.ts";
 import { cliLogger, colorsFor } from "./output/mode.ts";
@@ -35,6 +35,12 @@ function feedUrls(base: string, token: string) {
     notifications: `${base}${feedPath(token, { kind: "notifications" })}`,
     artist: `${base}${feedPath(token, { kind: "artist", username: "USERNAME" })}`,
   };
+}
+
+/** A live row's URLs; null when it was made under another secret key (it still works, but its URL cannot be rebuilt). */
+function urlsOf(base: string, key: Buffer, row: { nonce: Buffer; tokenSha256: Buffer }) {
+  const token = rowToken(key, row);
+  return token ? feedUrls(base, token) : null;
 }
 
 function secretKey(services: Services): Buffer {
@@ -75,7 +81,7 @@ export function registerFeedsCommand(program: Command): void {
           createdAt: r.createdAt.toISOString(),
           lastUsedAt: r.lastUsedAt?.toISOString() ?? null,
           revokedAt: r.revokedAt?.toISOString() ?? null,
-          urls: key && !r.revokedAt ? feedUrls(base, feedToken(key, r.nonce)) : null,
+          urls: key && !r.revokedAt ? urlsOf(base, key, r) : null,
         }));
         if (opts.json) return void console.log(JSON.stringify(out, null, 2));
         if (out.length === 0) return void console.log("no feed tokens; make one with dvault feeds create <name>");

@@ -6,17 +6,18 @@ export type FeedTokenRow = {
   id: number;
   name: string;
   nonce: Buffer;
+  tokenSha256: Buffer;
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
 };
 
-type Row = { id: number; name: string; nonce: Buffer; created_at: Date; last_used_at: Date | null; revoked_at: Date | null };
+type Row = { id: number; name: string; nonce: Buffer; token_sha256: Buffer; created_at: Date; last_used_at: Date | null; revoked_at: Date | null };
 
-const COLUMNS = "id, name, nonce, created_at, last_used_at, revoked_at";
+const COLUMNS = "id, name, nonce, token_sha256, created_at, last_used_at, revoked_at";
 
 function toToken(r: Row): FeedTokenRow {
-  return { id: r.id, name: r.name, nonce: r.nonce, createdAt: r.created_at, lastUsedAt: r.last_used_at, revokedAt: r.revoked_at };
+  return { id: r.id, name: r.name, nonce: r.nonce, tokenSha256: r.token_sha256, createdAt: r.created_at, lastUsedAt: r.last_used_at, revokedAt: r.revoked_at };
 }
 
 export class FeedTokenRepository {

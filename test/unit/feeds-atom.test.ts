@@ -6,7 +6,7 @@ import { XMLValidator } from "fast-xml-parser";
 import { describe, expect, it } from "vitest";
 import { renderAtom, xmlText } from "../../src/http/feeds/atom.ts";
 import { arrivalsFeed, feedPath } from "../../src/http/feeds/feed-documents.ts";
-import { feedToken, feedTokenHash, FEED_TOKEN_RE } from "../../src/http/feeds/feed-token.ts";
+import { FEED_TOKEN_RE, feedToken, feedTokenHash, rowToken } from "../../src/http/feeds/feed-token.ts";
 import { scrubString } from "../../src/redact.ts";
 
 const HOSTILE = `<script>alert("x")</script> & 'quoted' \u0001\u0008bell\u000b \ud800lone ]]> done`;
@@ -66,6 +66,10 @@ describe("feed tokens", () => {
     expect(feedToken(key, Buffer.from("nonce-2"))).not.toBe(token);
     expect(feedToken(Buffer.alloc(32, 8), Buffer.from("nonce-1"))).not.toBe(token);
     expect(feedTokenHash(token).length).toBe(32);
+    // A row made under another secret key still opens (by its hash) but its URL cannot be shown again.
+    const row = { nonce: Buffer.from("nonce-1"), tokenSha256: feedTokenHash(token) };
+    expect(rowToken(key, row)).toBe(token);
+    expect(rowToken(Buffer.alloc(32, 9), row)).toBeUndefined();
     const url = `https://archive.example.org${feedPath(token, { kind: "artist", username: "someone" })}`;
     expect(scrubString(`GET ${url} 200`)).toBe("GET https://archive.example.org/feeds/[redacted]/artists/someone.atom 200");
     expect(scrubString(`token ${token} in prose`)).toBe("token [redacted] in prose");

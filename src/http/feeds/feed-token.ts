@@ -38,13 +38,18 @@ export async function issueFeedToken({ repo, key, name, at }: { repo: FeedTokenR
   return { id: row.id, name: row.name, token, createdAt: row.createdAt, lastUsedAt: row.lastUsedAt };
 }
 
-/** The live tokens, newest first, with the token each one opens the feeds with. */
+/** The token of a row under `key`, or undefined when the row was made under another secret key (its URL cannot be shown again). */
+export function rowToken(key: Buffer, row: { nonce: Buffer; tokenSha256: Buffer }): string | undefined {
+  const token = feedToken(key, row.nonce);
+  return feedTokenHash(token).equals(row.tokenSha256) ? token : undefined;
+}
+
+/** The live tokens, newest first, with the token each one opens the feeds with; those made under another key are left out. */
 export async function liveFeedTokens(repo: FeedTokenRepository, key: Buffer): Promise<IssuedFeedToken[]> {
-  return (await repo.liveFeedTokens()).map((r) => ({
-    id: r.id,
-    name: r.name,
-    token: feedToken(key, r.nonce),
-    createdAt: r.createdAt,
-    lastUsedAt: r.lastUsedAt,
-  }));
+  const out: IssuedFeedToken[] = [];
+  for (const r of await repo.liveFeedTokens()) {
+    const token = rowToken(key, r);
+    if (token) out.push({ id: r.id, name: r.name, token, createdAt: r.createdAt, lastUsedAt: r.lastUsedAt });
+  }
+  return out;
 }
