@@ -194,6 +194,54 @@ describe("feeds", () => {
     expect((await fetch(`${publicUrl}/feeds`)).status).toBe(401);
   });
 
+  it("a token for one feed opens that feed and its entries' files only", async () => {
+    const repo = new FeedTokenRepository(h.pool);
+    const at = new Date();
+    const { rows } = await h.pool.query<{ userid: string; username: string; authored: number }>(
+      `SELECT u.userid, u.username, (SELECT count(*)::int FROM deviations d WHERE d.author_userid = u.userid) AS authored
+       FROM users u WHERE u.userid <> $1 ORDER BY u.username LIMIT 1`,
+      [h.account.userId],
+    );
+    const other = rows[0]!;
+    const own = await issueFeedToken({
+      repo,
+      key: KEY,
+      name: "own-work",
+      scope: { kind: "artist", userid: h.account.userId, username: h.account.username },
+      at,
+    });
+    const theirs = await issueFeedToken({ repo, key: KEY, name: "their-work", scope: { kind: "artist", userid: other.userid, username: other.username }, at });
+    const notes = await issueFeedToken({ repo, key: KEY, name: "inbox", scope: { kind: "notifications" }, at });
+    const url = (token: string, rest: string) => `${publicUrl}/feeds/${token}/${rest}`;
+    const file = files[0]!;
+
+    const ownFeed = await readFeed(url(own.token, `artists/${h.account.username.toUpperCase()}.atom`));
+    expect(ownFeed.feed.items.length).toBeGreaterThan(0);
+    expect((await fetch(url(own.token, "arrivals.atom"))).status).toBe(404);
+    expect((await fetch(url(own.token, "notifications.atom"))).status).toBe(404);
+    expect((await fetch(url(own.token, `artists/${other.username}.atom`))).status).toBe(404);
+    expect((await fetch(url(own.token, `files/${file.downloadId}`))).status).toBe(200);
+    expect((await fetch(url(own.token, `thumb/s/${file.sha256}.webp`))).status).toBe(200);
+
+    expect((await readFeed(url(theirs.token, `artists/${other.username}.atom`))).feed.items.length).toBe(Math.min(50, other.authored));
+    expect((await fetch(url(theirs.token, `files/${file.downloadId}`))).status).toBe(404);
+    expect((await fetch(url(theirs.token, `thumb/s/${file.sha256}.webp`))).status).toBe(404);
+
+    await readFeed(url(notes.token, "notifications.atom"));
+    expect((await fetch(url(notes.token, "arrivals.atom"))).status).toBe(404);
+    // The notifications' files are those of the deviations a message is about, no other.
+    const subjects = await h.pool.query<{ deviationid: string }>(
+      "SELECT DISTINCT m.subject_deviationid AS deviationid FROM messages m JOIN deviations d ON d.deviationid = m.subject_deviationid",
+    );
+    const isSubject = new Set(subjects.rows.map((r) => r.deviationid));
+    expect(isSubject.size).toBeGreaterThan(0);
+    const faved = await archiveFile(h.pool, archiveDir, subjects.rows[0]!.deviationid, artworkPng(99, 20, 20));
+    expect((await fetch(url(notes.token, `files/${faved.downloadId}`))).status).toBe(200);
+    const unrelated = files.find((f) => !isSubject.has(f.deviationid));
+    expect(unrelated).toBeDefined();
+    expect((await fetch(url(notes.token, `files/${unrelated!.downloadId}`))).status).toBe(404);
+  });
+
   it("writes no feed token into any log line", async () => {
     const refused = logLines.filter((l) => l.includes("feed token refused"));
     expect(refused.length).toBeGreaterThan(0);

@@ -6,7 +6,7 @@ import type { Logger } from "../../log.ts";
 import { keyCreatedMessage, loadSecretKey } from "../../secret-key.ts";
 import type { Config } from "../../config.ts";
 import type { Queryable } from "../../db/with-transaction.ts";
-import { type IssuedFeedToken, liveFeedTokens } from "./feed-token.ts";
+import { type IssuedFeedToken, liveFeedTokens, opensFeed } from "./feed-token.ts";
 import { type FeedName, feedPath } from "./feed-documents.ts";
 
 /** A <link rel="alternate" type="application/atom+xml"> of a page. */
@@ -15,7 +15,7 @@ export type FeedLink = { title: string; href: string };
 export type FeedAdverts = {
   /** The live tokens, newest first, each with its token. */
   live(): Promise<IssuedFeedToken[]>;
-  /** The links a page advertises for these feeds, with the newest live token; none while there is no token. */
+  /** The links a page advertises for these feeds, each with the newest live token that opens it; none without one. */
   links(base: string, feeds: ReadonlyArray<{ title: string; feed: FeedName }>): Promise<FeedLink[]>;
 };
 
@@ -30,9 +30,11 @@ export function createFeedAdverts({ pool, config, log }: { pool: Queryable; conf
   return {
     live,
     async links(base, feeds) {
-      const newest = (await live())[0];
-      if (!newest) return [];
-      return feeds.map((f) => ({ title: f.title, href: `${base}${feedPath(newest.token, f.feed)}` }));
+      const tokens = await live();
+      return feeds.flatMap((f) => {
+        const opener = tokens.find((t) => opensFeed(t.scope, f.feed));
+        return opener ? [{ title: f.title, href: `${base}${feedPath(opener.token, f.feed)}` }] : [];
+      });
     },
   };
 }

@@ -5,31 +5,44 @@ import type { FeedArtist } from "../../db/archive-feed.repository.ts";
 import { formatRelative, formatTime } from "../../status/units.ts";
 import { html } from "../../text/html.ts";
 import { type FeedName, feedPath } from "../feeds/feed-documents.ts";
-import type { IssuedFeedToken } from "../feeds/feed-token.ts";
+import { describeScope, type IssuedFeedToken, opensFeed } from "../feeds/feed-token.ts";
 import { layout, type PageFeed, pill } from "./layout.ts";
 
 export type FeedsView = { base: string; fromPublicUrl: boolean; tokens: IssuedFeedToken[]; artists: FeedArtist[]; now: number; feeds: readonly PageFeed[] };
 
+/** The feeds a token opens, as rows of the page: a token for every feed lists the two main ones (artists below). */
+function tokenFeeds(t: IssuedFeedToken): Array<{ label: string; feed: FeedName }> {
+  const scope = t.scope;
+  if (!scope) return [];
+  if (scope.kind === "artist")
+    return [{ label: `${scope.username ?? scope.userid}'s work`, feed: { kind: "artist", username: scope.username ?? scope.userid } }];
+  const all = [
+    { label: "New in the archive", feed: { kind: "arrivals" } as const },
+    { label: "Notifications", feed: { kind: "notifications" } as const },
+  ];
+  return all.filter((f) => opensFeed(scope, f.feed));
+}
+
 export function feedsPage(v: FeedsView): string {
   const url = (token: string, feed: FeedName) => `${v.base}${feedPath(token, feed)}`;
-  const newest = v.tokens[0];
+  const everything = v.tokens.find((t) => t.scope?.kind === "all");
   const body = html`
 <h1>Feeds</h1>
 <div class="card"><p>Atom feeds of the archive for a feed reader: each entry links to its page here and to the stored file, with its thumbnail.
-Each reader gets its own token in the address, apart from the dashboard's: make one with <span class="fix">dvault feeds create &lt;name&gt;</span>,
-stop one with <span class="fix">dvault feeds revoke &lt;name&gt;</span>. A feed token opens the feeds, the files and thumbnails they link to, nothing else.</p>
+Each reader gets its own token in the address, apart from the dashboard's: make one with <span class="fix">dvault feeds create &lt;name&gt;</span>
+(<span class="fix">--feed arrivals|notifications|artist:&lt;name&gt;</span> limits it to one feed), stop one with <span class="fix">dvault feeds revoke &lt;name&gt;</span>.
+A feed token opens its feeds and the files and thumbnails they link to, nothing else.</p>
 <p class="small muted">Links start with ${v.base}${v.fromPublicUrl ? " (DVAULT_PUBLIC_URL)" : html` — the address this page was opened with; set <code>DVAULT_PUBLIC_URL</code> when readers reach the dashboard under another name`}.</p></div>
 ${v.tokens.length === 0 ? html`<div class="notice">No feed token yet: run <span class="fix">dvault feeds create reader</span> and reload this page.</div>` : ""}
 ${v.tokens.map(
-  (t) => html`<div class="card"><h2>${t.name} ${pill("live", "ok")}</h2>
+  (t) => html`<div class="card"><h2>${t.name} ${pill(describeScope(t.scope), t.scope ? "ok" : "warn")}</h2>
 <p class="small muted">created ${formatTime(t.createdAt.toISOString())} · ${t.lastUsedAt ? `last read ${formatRelative(t.lastUsedAt.toISOString(), v.now)}` : "not read yet"}</p>
-<table><tr><td>New in the archive</td><td class="path"><a href="${url(t.token, { kind: "arrivals" })}">${url(t.token, { kind: "arrivals" })}</a></td></tr>
-<tr><td>Notifications</td><td class="path"><a href="${url(t.token, { kind: "notifications" })}">${url(t.token, { kind: "notifications" })}</a></td></tr></table></div>`,
+<table>${tokenFeeds(t).map((f) => html`<tr><td>${f.label}</td><td class="path"><a href="${url(t.token, f.feed)}">${url(t.token, f.feed)}</a></td></tr>`)}</table></div>`,
 )}
 ${
-  newest && v.artists.length
-    ? html`<div class="card"><h2>Artists you watch or track</h2><p class="small muted">With the token ${newest.name}; another token works the same way.</p>
-<table>${v.artists.map((a) => html`<tr><td><a href="/archive?artist=${encodeURIComponent(a.username)}">${a.username}</a> <span class="muted small">${[a.watched ? "watched" : "", a.tracked ? "tracked" : ""].filter(Boolean).join(", ")}</span></td><td class="path"><a href="${url(newest.token, { kind: "artist", username: a.username })}">${url(newest.token, { kind: "artist", username: a.username })}</a></td></tr>`)}</table></div>`
+  everything && v.artists.length
+    ? html`<div class="card"><h2>Artists you watch or track</h2><p class="small muted">With the token ${everything.name}; another token for every feed works the same way.</p>
+<table>${v.artists.map((a) => html`<tr><td><a href="/archive?artist=${encodeURIComponent(a.username)}">${a.username}</a> <span class="muted small">${[a.watched ? "watched" : "", a.tracked ? "tracked" : ""].filter(Boolean).join(", ")}</span></td><td class="path"><a href="${url(everything.token, { kind: "artist", username: a.username })}">${url(everything.token, { kind: "artist", username: a.username })}</a></td></tr>`)}</table></div>`
     : ""
 }`;
   return layout({ title: "Feeds", nav: "feeds", body, feeds: v.feeds });

@@ -9,9 +9,9 @@ import type { Request, RequestHandler, Response } from "express";
 import { ArchiveFeedRepository } from "../../db/archive-feed.repository.ts";
 import { FeedTokenRepository } from "../../db/feed-token.repository.ts";
 import { type DashboardContext, publicBase, sendPage } from "../context.ts";
-import { renderAtom } from "../feeds/atom.ts";
+import { type AtomFeed, renderAtom } from "../feeds/atom.ts";
 import { arrivalsFeed, artistFeed, FEED_ENTRIES, type FeedBase, notificationsFeed } from "../feeds/feed-documents.ts";
-import { FEED_TOKEN_RE, feedTokenHash } from "../feeds/feed-token.ts";
+import { FEED_TOKEN_RE, type FeedScope, feedTokenHash, opensFeed, scopeOf } from "../feeds/feed-token.ts";
 import { sendStoredFile } from "./archive.ts";
 import { thumbSender } from "./thumbs.ts";
 import { feedsPage } from "../pages/feeds.ts";
@@ -28,9 +28,13 @@ export function feedRoutes(app: express.Express, ctx: DashboardContext): void {
   const archiveRoot = path.resolve(ctx.config.archiveDir);
   const thumb = thumbSender(ctx);
 
-  /** Runs `handler` when the path's token is live; a 404 otherwise, logged without the token (scrubbed). */
+  /**
+   * Runs `handler` when the path's token is live, with the token's scope; a 404 otherwise, logged without the
+   * token (src/redact.ts scrubs it from the path). A token whose scope does not open what is asked gets the
+   * same 404 from the handler.
+   */
   const withToken =
-    (handler: (req: Request, res: Response, at: FeedBase) => Promise<unknown>): RequestHandler =>
+    (handler: (req: Request, res: Response, at: FeedBase & { scope: FeedScope | undefined }) => Promise<unknown>): RequestHandler =>
     async (req, res) => {
       const token = String(req.params.token);
       const live = FEED_TOKEN_RE.test(token) ? await tokens.useFeedToken(feedTokenHash(token), new Date(ctx.now())) : null;
@@ -38,37 +42,55 @@ export function feedRoutes(app: express.Express, ctx: DashboardContext): void {
         ctx.log.warn({ path: req.path }, "feed: unknown or revoked feed token refused");
         return notFound(res);
       }
-      await handler(req, res, { base: publicBase(ctx, req), token });
+      await handler(req, res, { base: publicBase(ctx, req), token, scope: scopeOf(live.scope) });
     };
-  const sendAtom = (res: Response, body: string) => res.status(200).type(ATOM).send(body);
+  const sendAtom = (res: Response, feed: AtomFeed) => res.status(200).type(ATOM).send(renderAtom(feed));
+  const now = () => new Date(ctx.now());
+  /** Whether a scoped token may read this stored file: a token for every feed or the arrivals reads the archive. */
+  const fileOpens = async (scope: FeedScope | undefined, file: { downloadId: string } | { sha256: string }) => {
+    if (!scope) return false;
+    if (scope.kind === "all" || scope.kind === "arrivals") return true;
+    return feeds.storedFileInFeed(file, scope.kind === "artist" ? { artistUserid: scope.userid } : "notifications");
+  };
 
   app.get(
     "/feeds/:token/arrivals.atom",
-    withToken(async (_req, res, at) => sendAtom(res, renderAtom(arrivalsFeed(at, await feeds.newestArrivals({ limit: FEED_ENTRIES }), new Date(ctx.now()))))),
+    withToken(async (_req, res, at) => {
+      if (!opensFeed(at.scope, { kind: "arrivals" })) return notFound(res);
+      return sendAtom(res, arrivalsFeed(at, await feeds.newestArrivals({ limit: FEED_ENTRIES }), now()));
+    }),
   );
   app.get(
     "/feeds/:token/notifications.atom",
-    withToken(async (_req, res, at) =>
-      sendAtom(res, renderAtom(notificationsFeed(at, await feeds.newestNotifications({ limit: FEED_ENTRIES }), new Date(ctx.now())))),
-    ),
+    withToken(async (_req, res, at) => {
+      if (!opensFeed(at.scope, { kind: "notifications" })) return notFound(res);
+      return sendAtom(res, notificationsFeed(at, await feeds.newestNotifications({ limit: FEED_ENTRIES }), now()));
+    }),
   );
   app.get(
     "/feeds/:token/artists/:file",
     withToken(async (req, res, at) => {
       const name = /^(.+)\.atom$/.exec(String(req.params.file))?.[1];
       const artist = name ? await feeds.userByName(name) : null;
-      if (!artist) return notFound(res);
-      const arrivals = await feeds.newestArrivals({ authorUserid: artist.userid, limit: FEED_ENTRIES });
-      return sendAtom(res, renderAtom(artistFeed(at, artist, arrivals, new Date(ctx.now()))));
+      if (!artist || !opensFeed(at.scope, { kind: "artist", userid: artist.userid, username: artist.username })) return notFound(res);
+      return sendAtom(res, artistFeed(at, artist, await feeds.newestArrivals({ authorUserid: artist.userid, limit: FEED_ENTRIES }), now()));
     }),
   );
   app.get(
     "/feeds/:token/files/:id",
-    withToken((req, res) => sendStoredFile(res, { browser: ctx.browser, archiveRoot, downloadId: String(req.params.id) })),
+    withToken(async (req, res, at) => {
+      const downloadId = String(req.params.id);
+      if (!(await fileOpens(at.scope, { downloadId }))) return notFound(res);
+      return sendStoredFile(res, { browser: ctx.browser, archiveRoot, downloadId });
+    }),
   );
   app.get(
     "/feeds/:token/thumb/:variant/:file",
-    withToken((req, res) => thumb(res, String(req.params.variant), String(req.params.file))),
+    withToken(async (req, res, at) => {
+      const file = String(req.params.file);
+      if (!(await fileOpens(at.scope, { sha256: file.replace(/\.webp$/, "") }))) return notFound(res);
+      return thumb(res, String(req.params.variant), file);
+    }),
   );
   // Anything else under a token is answered here, so it never reaches the dashboard token's 401 (which would
   // tell a guesser that the path exists) and a typo of a feed's name looks like a wrong token.
