@@ -2,26 +2,16 @@
 // the Atom feeds under /feeds/<token>/ (all of them, or the one --feed names) and nothing else of the
 // dashboard; revoking one stops that reader only.
 import type { Command } from "commander";
-import { loadConfig } from "../config.ts";
 import { ArchiveFeedRepository } from "../db/archive-feed.repository.ts";
 import { FeedTokenRepository } from "../db/feed-token.repository.ts";
 import { UserError } from "../errors.ts";
 import { type FeedName, feedPath } from "../http/feeds/feed-documents.ts";
 import { describeScope, type FeedScope, issueFeedToken, rowToken, scopeOf } from "../http/feeds/feed-token.ts";
 import { keyCreatedMessage, loadSecretKey } from "../secret-key.ts";
-import { createServices, type Services } from "../services.ts";
-import { cliLogger, colorsFor } from "./output/mode.ts";
+import type { Services } from "../services.ts";
+import { colorsFor } from "./output/mode.ts";
 import { formatTable } from "./output/table.ts";
-
-async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const services = await createServices({ config, log: cliLogger(config, { warnByDefault: true }) });
-  try {
-    return await fn(services);
-  } finally {
-    await services.close();
-  }
-}
+import { withServices } from "./with-services.ts";
 
 /** Where the feeds are read: DVAULT_PUBLIC_URL, else the dashboard's own address (said so in the output). */
 function feedBase(services: Services): { base: string; guessed: boolean } {

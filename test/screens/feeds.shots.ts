@@ -36,7 +36,9 @@ it("writes the feed sample and photographs the Feeds page", async () => {
     const { token } = await issueFeedToken({ repo: new FeedTokenRepository(f.h.pool), key, name: "phone", at: new Date(f.h.services.now()) });
     const res = await fetch(`${dash.url}/feeds/${token}/arrivals.atom`);
     expect(res.status).toBe(200);
-    const sample = firstEntries(await res.text(), 3).split(token).join(PLACEHOLDER);
+    const sample = firstEntries(await res.text(), 3)
+      .split(token)
+      .join(PLACEHOLDER);
     await fs.mkdir(OUT, { recursive: true });
     await fs.writeFile(path.join(OUT, "feed-sample.xml"), sample);
 
