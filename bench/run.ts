@@ -13,6 +13,7 @@ const BENCHES = [
   "bench/startup.ts",
   "bench/versus.ts",
   "bench/thumbnails.ts",
+  "bench/feeds.ts",
 ];
 for (const file of BENCHES) {
   process.stdout.write(`\n=== ${file} ===\n`);
