@@ -122,12 +122,15 @@ describe("feeds", () => {
       const got = await fetch(enclosure!.url);
       expect(got.status).toBe(200);
       expect(Buffer.from(await got.arrayBuffer()).equals(await fs.readFile(file.absPath))).toBe(true);
-      const thumb = `${publicUrl}/feeds/${reader.token}/thumb/m/${file.sha256}.webp`;
-      expect(item!.content).toContain(`<img src="${thumb}"`);
-      expect(xml).toContain(`<media:thumbnail url="${thumb}"/>`);
-      const pic = await fetch(thumb);
-      expect(pic.status).toBe(200);
-      expect(pic.headers.get("content-type")).toBe("image/webp");
+      // The picture in the entry is the 1280 px thumbnail, media:thumbnail the 320 px tile.
+      const thumb = (size: string) => `${publicUrl}/feeds/${reader.token}/thumb/${size}/${file.sha256}.webp`;
+      expect(item!.content).toContain(`<img src="${thumb("m")}"`);
+      expect(xml).toContain(`<media:thumbnail url="${thumb("s")}"/>`);
+      for (const size of ["s", "m"]) {
+        const pic = await fetch(thumb(size));
+        expect(pic.status).toBe(200);
+        expect(pic.headers.get("content-type")).toBe("image/webp");
+      }
     }
   });
 

@@ -9,7 +9,7 @@ import { html, type SafeHtml } from "../../text/html.ts";
 import { htmlToText } from "../../text/html-to-text.ts";
 import { fileKind } from "../pages/files.ts";
 import { title as shownTitle } from "../pages/layout.ts";
-import type { AtomEntry, AtomFeed, AtomLink } from "./atom.ts";
+import type { AtomEntry, AtomFeed } from "./atom.ts";
 
 /** How many entries a feed carries: enough for a reader polling hourly, small enough to fetch quickly. */
 export const FEED_ENTRIES = 50;
@@ -28,63 +28,82 @@ export function feedPath(token: string, feed: FeedName): string {
   return `/feeds/${token}/${name}.atom`;
 }
 
-function fileLinks(at: FeedBase, file: StoredFileRef | null): { links: AtomLink[]; thumb: string | null; fileUrl: string | null } {
-  if (!file) return { links: [], thumb: null, fileUrl: null };
-  const fileUrl = `${at.base}/feeds/${at.token}/files/${file.downloadId}`;
-  const thumb = file.sha256 && /^[0-9a-f]{64}$/.test(file.sha256) ? `${at.base}/feeds/${at.token}/thumb/m/${file.sha256}.webp` : null;
-  return { links: [{ rel: "enclosure", href: fileUrl, type: file.mime, length: file.size }], thumb, fileUrl };
-}
-
 function shorten(text: string): string {
   return text.length > SUMMARY_CHARS ? `${text.slice(0, SUMMARY_CHARS - 1).trimEnd()}…` : text;
-}
-
-/** The picture (linked to the item page), what the entry says, and the stored file with what it is. */
-function content(p: {
-  itemUrl: string | null;
-  thumb: string | null;
-  alt: string;
-  lines: SafeHtml[];
-  text: string;
-  file: StoredFileRef | null;
-  fileUrl: string | null;
-}) {
-  const picture = p.thumb ? html`<p><a href="${p.itemUrl ?? p.fileUrl ?? ""}"><img src="${p.thumb}" alt="${p.alt}"></a></p>` : "";
-  const stored =
-    p.file && p.fileUrl
-      ? html`<p><a href="${p.fileUrl}">stored file</a> (${fileKind(p.file).label}${p.file.size !== null ? `, ${formatBytes(p.file.size)}` : ""})</p>`
-      : "";
-  return html`${picture}${p.lines.map((l) => html`<p>${l}</p>`)}${p.text ? html`<p>${shorten(p.text)}</p>` : ""}${stored}`.text;
 }
 
 function newest(entries: readonly AtomEntry[], now: Date): Date {
   return entries[0]?.updated ?? now;
 }
 
+/** What an arrival and a notification have in common: everything but the words. */
+type EntryParts = {
+  id: string;
+  title: string;
+  firstSeenAt: Date;
+  author: string;
+  /** dvault's page for the entry: the item page, or an artist's archive page. */
+  alternate: string;
+  /** The item page, which the picture links to, when the entry is about a deviation. */
+  itemUrl: string | null;
+  category: string;
+  /** One line of who and what (dvault's own markup). */
+  line: SafeHtml;
+  /** The service's text (HTML as received), shown as plain text, shortened. */
+  text: string | null;
+  file: StoredFileRef | null;
+};
+
+/**
+ * An entry with the stored file as an enclosure (type and size), the picture in the content (the 1280 px
+ * thumbnail, linked to the item page) and the 320 px tile as media:thumbnail, all under the feed's token.
+ */
+function entry(at: FeedBase, p: EntryParts): AtomEntry {
+  const under = `${at.base}/feeds/${at.token}`;
+  const fileUrl = p.file ? `${under}/files/${p.file.downloadId}` : null;
+  const sha256 = p.file?.sha256 && /^[0-9a-f]{64}$/.test(p.file.sha256) ? p.file.sha256 : null;
+  const thumb = (size: "s" | "m") => (sha256 ? `${under}/thumb/${size}/${sha256}.webp` : null);
+  const picture = thumb("m");
+  const text = htmlToText(p.text);
+  const stored =
+    p.file && fileUrl
+      ? html`<p><a href="${fileUrl}">stored file</a> (${fileKind(p.file).label}${p.file.size !== null ? `, ${formatBytes(p.file.size)}` : ""})</p>`
+      : "";
+  const tile = thumb("s");
+  return {
+    id: p.id,
+    title: p.title,
+    updated: p.firstSeenAt,
+    published: p.firstSeenAt,
+    author: p.author,
+    links: [
+      { rel: "alternate", href: p.alternate, type: "text/html" },
+      ...(p.file && fileUrl ? [{ rel: "enclosure" as const, href: fileUrl, type: p.file.mime, length: p.file.size }] : []),
+    ],
+    categories: [p.category],
+    thumbnail: tile ? { url: tile } : null,
+    contentHtml:
+      html`${picture ? html`<p><a href="${p.itemUrl ?? fileUrl ?? p.alternate}"><img src="${picture}" alt="${p.title}"></a></p>` : ""}<p>${p.line}</p>${text ? html`<p>${shorten(text)}</p>` : ""}${stored}`
+        .text,
+  };
+}
+
 function arrivalEntry(at: FeedBase, a: ArrivalEntry): AtomEntry {
   const itemUrl = `${at.base}/item/${encodeURIComponent(a.deviationid)}`;
-  const { links, thumb, fileUrl } = fileLinks(at, a.file);
-  const artist = a.artist ?? "unknown artist";
   const facts = [a.type, a.publishedAt ? `published ${a.publishedAt.toISOString().slice(0, 10)}` : null, a.file ? null : "not archived yet"].filter(Boolean);
-  return {
+  const artist = a.artist ? html`<a href="${at.base}/archive?artist=${encodeURIComponent(a.artist)}">${a.artist}</a>` : "unknown artist";
+  return entry(at, {
     id: `${TAG}deviation:${encodeURIComponent(a.deviationid)}`,
     title: shownTitle(a.title),
-    updated: a.firstSeenAt,
-    published: a.firstSeenAt,
-    author: artist,
-    links: [{ rel: "alternate", href: itemUrl, type: "text/html" }, ...links],
-    categories: a.type ? [a.type] : [],
-    thumbnail: thumb ? { url: thumb } : null,
-    contentHtml: content({
-      itemUrl,
-      thumb,
-      alt: shownTitle(a.title),
-      lines: [html`by ${a.artist ? html`<a href="${at.base}/archive?artist=${encodeURIComponent(a.artist)}">${a.artist}</a>` : artist} · ${facts.join(" · ")}`],
-      text: htmlToText(a.summary),
-      file: a.file,
-      fileUrl,
-    }),
-  };
+    firstSeenAt: a.firstSeenAt,
+    author: a.artist ?? "unknown artist",
+    alternate: itemUrl,
+    itemUrl,
+    category: a.type ?? "deviation",
+    line: html`by ${artist} · ${facts.join(" · ")}`,
+    text: a.summary,
+    file: a.file,
+  });
 }
 
 export function arrivalsFeed(at: FeedBase, arrivals: readonly ArrivalEntry[], now: Date): AtomFeed {
@@ -135,28 +154,19 @@ function notificationTitle(n: NotificationEntry): string {
 
 function notificationEntry(at: FeedBase, n: NotificationEntry): AtomEntry {
   const itemUrl = n.deviationid ? `${at.base}/item/${encodeURIComponent(n.deviationid)}` : null;
-  const alternate = itemUrl ?? (n.actor ? `${at.base}/archive?artist=${encodeURIComponent(n.actor)}` : `${at.base}/`);
-  const { links, thumb, fileUrl } = fileLinks(at, n.file);
-  const title = notificationTitle(n);
-  return {
+  const kind = n.kind === "note" ? "note" : (n.type ?? "message");
+  return entry(at, {
     id: `${TAG}${n.kind}:${n.accountId}:${encodeURIComponent(n.id)}`,
-    title,
-    updated: n.firstSeenAt,
-    published: n.firstSeenAt,
+    title: notificationTitle(n),
+    firstSeenAt: n.firstSeenAt,
     author: n.actor ?? "unknown user",
-    links: [{ rel: "alternate", href: alternate, type: "text/html" }, ...links],
-    categories: [n.kind === "note" ? "note" : (n.type ?? "message")],
-    thumbnail: thumb ? { url: thumb } : null,
-    contentHtml: content({
-      itemUrl,
-      thumb,
-      alt: title,
-      lines: [html`${n.kind === "note" ? "note" : (n.type ?? "message")} · account ${n.account}`],
-      text: htmlToText(n.body),
-      file: n.file,
-      fileUrl,
-    }),
-  };
+    alternate: itemUrl ?? (n.actor ? `${at.base}/archive?artist=${encodeURIComponent(n.actor)}` : `${at.base}/`),
+    itemUrl,
+    category: kind,
+    line: html`${kind} · account ${n.account}`,
+    text: n.body,
+    file: n.file,
+  });
 }
 
 export function notificationsFeed(at: FeedBase, notifications: readonly NotificationEntry[], now: Date): AtomFeed {
