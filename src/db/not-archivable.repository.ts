@@ -86,13 +86,14 @@ const STILL_TRACKED = `EXISTS (SELECT 1 FROM tracked_users t WHERE t.account_id 
 /**
  * The live works each gallery, collections and tracked source lists, with the reason the service gives
  * for not offering them in full. A gallery lists its owner's works (unfiled ones too, which no folder
- * holds); collections list the owner's live favourites. A locked work counts as paid or watchers-only
+ * holds); collections list the owner's live favourites. A tracked user's userid is looked up by name
+ * while tracked_users does not have it yet (`dvault track add` stores the name only). A locked work counts as paid or watchers-only
  * and never also as partial, so each work has at most one reason.
  */
 const CLASSIFIED = `
 WITH scopes AS (
   SELECT s.account_id, a.name AS account, s.source, s.key,
-    CASE WHEN s.source = 'tracked' THEN t.userid ELSE a.user_id END AS owner,
+    CASE WHEN s.source = 'tracked' THEN COALESCE(t.userid, (SELECT u.userid FROM users u WHERE lower(u.username) = lower(t.username) LIMIT 1)) ELSE a.user_id END AS owner,
     s.source IN ('gallery', 'tracked') AS own_works, s.source IN ('collections', 'tracked') AS faves
   FROM sync_sources s
   JOIN accounts a ON a.id = s.account_id
