@@ -23,7 +23,10 @@ let withUser: SimUser;
 let withClient: SimUser;
 
 beforeAll(async () => {
-  h = await createSyncHarness({ sim: { seed: 3, variance: true, dataset: { trackedUsers: 2, trackedUserDeviations: 60, favourites: 10 } }, sources: [trackedSource] });
+  h = await createSyncHarness({
+    sim: { seed: 3, variance: true, dataset: { trackedUsers: 2, trackedUserDeviations: 60, favourites: 10 } },
+    sources: [trackedSource],
+  });
   const t = h.sim.truth;
   [withUser, withClient] = [...new Set(t.galleryFolders.map((f) => f.ownerId))].filter((id) => id !== t.ownerId).map((id) => t.users.get(id) as SimUser) as [
     SimUser,
@@ -32,7 +35,13 @@ beforeAll(async () => {
   const tracked = new TrackedUserRepository(h.pool);
   const at = h.sim.clock.now();
   await tracked.addTrackedUser({ accountId: h.account.id, username: withUser.username, tokenKind: "user", at });
-  await tracked.addTrackedUser({ accountId: h.account.id, username: withClient.username, tokenKind: "client", limitation: "client token: mature works are hidden", at });
+  await tracked.addTrackedUser({
+    accountId: h.account.id,
+    username: withClient.username,
+    tokenKind: "client",
+    limitation: "client token: mature works are hidden",
+    at,
+  });
   for (const u of [withUser, withClient]) expect((await h.runSource("tracked", { key: u.username })).status).toBe("ok");
   queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
 }, 60_000);
@@ -135,7 +144,9 @@ describe("what could not be archived", () => {
     expect(text).toContain(`${hidden} hidden from a public token: `);
     expect(text).toContain(NOT_ARCHIVABLE_WORDS.hidden_mature.action);
     expect(text).toContain(NOT_ARCHIVABLE_WORDS.watchers_only.action);
-    expect(text).toMatch(new RegExp(`${withClient.username} \\(tracked by [^)]+\\): .*${hidden} hidden from a public token \\(profile \\d+, listings showed \\d+\\)`));
+    expect(text).toMatch(
+      new RegExp(`${withClient.username} \\(tracked by [^)]+\\): .*${hidden} hidden from a public token \\(profile \\d+, listings showed \\d+\\)`),
+    );
     const page = overviewPage(report);
     expect(page).toContain('id="not-archivable"');
     expect(page).toContain(NOT_ARCHIVABLE_WORDS.paid.action);
@@ -158,7 +169,12 @@ describe("what could not be archived", () => {
   });
 
   it("clears the hidden count once a user token lists the artist", async () => {
-    await new TrackedUserRepository(h.pool).addTrackedUser({ accountId: h.account.id, username: withClient.username, tokenKind: "user", at: h.sim.clock.now() });
+    await new TrackedUserRepository(h.pool).addTrackedUser({
+      accountId: h.account.id,
+      username: withClient.username,
+      tokenKind: "user",
+      at: h.sim.clock.now(),
+    });
     h.sim.clock.advance(60_000);
     expect((await h.runSource("tracked", { key: withClient.username, full: true })).status).toBe("ok");
     const report = await collectStatus(statusDeps());
