@@ -8,7 +8,7 @@ import { cliLogger } from "./output/mode.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
 import { createServices } from "../services.ts";
 import { collectStatus } from "../status/collect.ts";
-import { notArchivableLines } from "../status/not-archivable.ts";
+import { notArchivableLines } from "../text/not-archivable.ts";
 import type { StatusReport } from "../status/schema.ts";
 import { formatBytes, formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../status/units.ts";
 import { plural } from "../text/plural.ts";

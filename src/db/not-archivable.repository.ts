@@ -2,37 +2,13 @@
 // locked (docs/service-behaviour.md#tier-locked), works it gives only in part (docs/service-behaviour.md#multi-image,
 // #mature-blur), and what a public token's listings did not show (listing_shortfalls,
 // docs/service-behaviour.md#public-token-hides-mature). Counted per source and artist; one query per method.
+import { foldNotArchivable, type NotArchivable, type NotArchivableRows } from "../text/not-archivable.ts";
 import type { SourceRef } from "./sync-state.repository.ts";
 import type { Queryable } from "./with-transaction.ts";
 
-/** Why a work is not archived in full. "hidden_mature" counts works no listing showed, the others listed works. */
-export type NotArchivableReason = "paid" | "watchers_only" | "partial" | "hidden_mature";
-
-/** Listed works of one artist in one source, counted under one reason. */
-export type NotArchivableCountRow = {
-  account: string;
-  source: string;
-  key: string;
-  artist_userid: string | null;
-  artist: string | null;
-  reason: Exclude<NotArchivableReason, "hidden_mature">;
-  n: number;
-};
-
-/** Listed works under one reason across every source (a work in two sources counts once). */
-export type NotArchivableTotalRow = { reason: Exclude<NotArchivableReason, "hidden_mature">; n: number };
-
-export type ListingShortfallRow = {
-  account: string;
-  source: string;
-  key: string;
-  reason: "hidden_mature";
-  artist_userid: string;
-  artist: string | null;
-  expected: number;
-  listed: number;
-  recorded_at: Date;
-};
+export type NotArchivableCountRow = NotArchivableRows["counts"][number];
+export type NotArchivableTotalRow = NotArchivableRows["totals"][number];
+export type ListingShortfallRow = NotArchivableRows["shortfalls"][number] & { artist_userid: string; recorded_at: Date };
 
 export type ShortfallInput = { reason: "hidden_mature"; artistUserid: string; expected: number; listed: number };
 
@@ -70,6 +46,13 @@ export class NotArchivableRepository {
     const { rows } = await this.db.query<ListingShortfallRow>(LIST_SHORTFALLS);
     return rows;
   }
+}
+
+/** What status, the overview and the digest show: the three counts, folded (src/text/not-archivable.ts). */
+export async function collectNotArchivable(db: Queryable): Promise<NotArchivable> {
+  const repo = new NotArchivableRepository(db);
+  const [counts, totals, shortfalls] = await Promise.all([repo.countBySourceAndArtist(), repo.countByReason(), repo.listShortfalls()]);
+  return foldNotArchivable({ counts, totals, shortfalls });
 }
 
 const SAVE_SHORTFALL = `

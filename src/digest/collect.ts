@@ -18,8 +18,7 @@ import {
   type SourceHealthRowDb,
 } from "../db/digest-sections.repository.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
-import { NotArchivableRepository } from "../db/not-archivable.repository.ts";
-import { collectNotArchivable } from "../status/not-archivable.ts";
+import { collectNotArchivable } from "../db/not-archivable.repository.ts";
 import { htmlToText, shorten } from "./text.ts";
 import type {
   AccountHealth,
@@ -78,7 +77,7 @@ export async function collectDigest(opts: CollectOptions): Promise<DigestData> {
     sections.listNewDeviations(window),
     sections.listChanges(window),
     collectHealth(opts, repo, sections),
-    collectNotArchivable(new NotArchivableRepository(db)),
+    collectNotArchivable(db),
   ]);
 
   const data: Omit<DigestData, "counts"> = {

@@ -1,8 +1,7 @@
 // The digest as an HTML mail: tables with inline styles (what survives Gmail, Outlook and Apple Mail), built
 // with the escape-by-default html`` template of src/text/html.ts, so every string the service provided
 // (titles, names, comments, notes) is text however it is spelled; only dvault's own markup is html`` or raw().
-import { countsInWords, NOT_ARCHIVABLE_WORDS, shortfallInWords, sourceInWords } from "../status/not-archivable.ts";
-import type { NotArchivableView } from "../status/schema.ts";
+import { countsInWords, NOT_ARCHIVABLE_WORDS, type NotArchivable, shortfallInWords, sourceInWords } from "../text/not-archivable.ts";
 import { html, raw, type SafeHtml } from "../text/html.ts";
 import {
   C,
@@ -211,7 +210,7 @@ function changesHtml(data: DigestData, tz: string): SafeHtml {
 }
 
 /** Per reason: how many, why, and what the user can do; then per artist. Names are the service's: escaped. */
-function notArchivableHtml(v: NotArchivableView): SafeHtml {
+function notArchivableHtml(v: NotArchivable): SafeHtml {
   const reasons = v.byReason.map((r) =>
     listRow(
       html`<div style="${text(20, C.ink, 700, "text-align:center;")}">${r.count}</div>`,

@@ -16,7 +16,7 @@ import {
   watchersByAccount,
   windowLabel,
 } from "./render-common.ts";
-import { notArchivableLines } from "../status/not-archivable.ts";
+import { notArchivableLines } from "../text/not-archivable.ts";
 import { clean, plural } from "./text.ts";
 import type { DigestData } from "./types.ts";
 

@@ -8,13 +8,13 @@ import type { Redis } from "ioredis";
 import { accountStatusOf, type AccountStatus, type TokenManager } from "../api/tokens.ts";
 import type { Config } from "../config.ts";
 import type { AccountRepository, AccountRow } from "../db/account.repository.ts";
-import { NotArchivableRepository } from "../db/not-archivable.repository.ts";
+import { collectNotArchivable } from "../db/not-archivable.repository.ts";
 import { StatusRepository, type QuotaUsageRow } from "../db/status.repository.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { UnreadableResponseRepository } from "../db/unreadable-response.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
-import { collectNotArchivable, emptyNotArchivable } from "./not-archivable.ts";
+import { emptyNotArchivable } from "../text/not-archivable.ts";
 import { pacingStatuses, readPausedFlag, workerHeartbeats } from "./redis-state.ts";
 import {
   DOWNLOAD_STATUSES,
@@ -77,7 +77,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     part("unreadable responses", () => unreadableStatus(deps.pool, now), emptyUnreadable()),
     // The pacer's clock is the wall clock, like the heartbeats'.
     part("pacing", () => pacingStatuses(deps.redis, deps.config.redisPrefix, Date.now()), [] as PacingStatusView[]),
-    part("not archivable", () => collectNotArchivable(new NotArchivableRepository(deps.pool)), emptyNotArchivable()),
+    part("not archivable", () => collectNotArchivable(deps.pool), emptyNotArchivable()),
   ]);
   return {
     version: STATUS_VERSION,

@@ -2,6 +2,7 @@
 // only ever added; `version` changes if one is removed or changes meaning.
 import { z } from "zod";
 import { QUEUE_NAMES } from "../queue/queues.ts";
+import { NOT_ARCHIVABLE_REASONS, type NotArchivable } from "../text/not-archivable.ts";
 
 export const STATUS_VERSION = 1;
 
@@ -150,9 +151,7 @@ export const UnreadableStatusSchema = z.object({
   recent: z.array(z.object({ operation: z.string(), subject: z.string(), error: z.string(), count: z.number().int(), lastSeenAt: isoTime })),
 });
 
-export const NOT_ARCHIVABLE_REASONS = ["paid", "watchers_only", "partial", "hidden_mature"] as const;
-
-/** One reason works are not archived in full, with what it means and what the user can do (src/status/not-archivable.ts). */
+/** One reason works are not archivable in full, with what it means and what the user can do (src/text/not-archivable.ts). */
 export const NotArchivableReasonSchema = z.object({
   reason: z.enum(NOT_ARCHIVABLE_REASONS),
   count: z.number().int(),
@@ -214,5 +213,8 @@ export type WorkerStatusView = z.infer<typeof WorkerStatusSchema>;
 export type UnreadableStatusView = z.infer<typeof UnreadableStatusSchema>;
 export type PacingStatusView = z.infer<typeof PacingStatusSchema>;
 export type NotArchivableView = z.infer<typeof NotArchivableSchema>;
-export type NotArchivableReason = (typeof NOT_ARCHIVABLE_REASONS)[number];
+// The JSON form is the shape every renderer takes: a change to one that the other does not follow fails here.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const notArchivableShapesAgree: Same<NotArchivableView, NotArchivable> = true;
+void notArchivableShapesAgree;
 export type StatusReport = z.infer<typeof StatusReportSchema>;

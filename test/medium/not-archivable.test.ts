@@ -12,8 +12,8 @@ import { overviewPage } from "../../src/http/pages.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { galleryAllIds, isGone, type GroundTruth, type SimDeviation, type SimUser } from "../../src/simulator/dataset.ts";
 import { collectStatus } from "../../src/status/collect.ts";
-import { NOT_ARCHIVABLE_WORDS } from "../../src/status/not-archivable.ts";
-import { type NotArchivableReason, type NotArchivableView, StatusReportSchema } from "../../src/status/schema.ts";
+import { StatusReportSchema } from "../../src/status/schema.ts";
+import { NOT_ARCHIVABLE_WORDS, type NotArchivable, type NotArchivableReason } from "../../src/text/not-archivable.ts";
 import { trackedSource } from "../../src/sync/sources/tracked.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 
@@ -89,7 +89,7 @@ function expectedFor(t: GroundTruth, u: SimUser, publicToken: boolean): Map<stri
   return out;
 }
 
-function actualFor(v: NotArchivableView, u: SimUser): Map<string, Counts> {
+function actualFor(v: NotArchivable, u: SimUser): Map<string, Counts> {
   const rows = v.byArtist.filter((a) => a.source === "tracked" && a.key === u.username);
   return new Map(rows.map((a) => [a.artist, Object.fromEntries(a.counts.map((c) => [c.reason, c.count]))]));
 }

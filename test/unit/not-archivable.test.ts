@@ -1,18 +1,14 @@
 // The fold behind status, the overview and the digest's "not archived in full": zero counts never shown,
 // reasons in a fixed order with why and what to do, one entry per artist and source, a work counted once.
 import { describe, expect, it } from "vitest";
-import { foldNotArchivable, notArchivableLines } from "../../src/status/not-archivable.ts";
-
-const at = new Date("2026-11-20T00:00:00Z");
+import { foldNotArchivable, notArchivableLines } from "../../src/text/not-archivable.ts";
 
 describe(foldNotArchivable.name, () => {
   it("shows nothing when nothing is counted, and leaves out a shortfall that is not one", () => {
     const v = foldNotArchivable({
       counts: [],
       totals: [],
-      shortfalls: [
-        { account: "me", source: "tracked", key: "x", reason: "hidden_mature", artist_userid: "U1", artist: "x", expected: 5, listed: 5, recorded_at: at },
-      ],
+      shortfalls: [{ account: "me", source: "tracked", key: "x", reason: "hidden_mature", artist_userid: "U1", artist: "x", expected: 5, listed: 5 }],
     });
     expect(v).toEqual({ total: 0, byReason: [], byArtist: [] });
     expect(notArchivableLines(v)).toEqual({ reasons: [], artists: [] });
@@ -42,7 +38,6 @@ describe(foldNotArchivable.name, () => {
           artist: "ann",
           expected: 80,
           listed: 68,
-          recorded_at: at,
         },
       ],
     });

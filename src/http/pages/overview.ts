@@ -1,5 +1,5 @@
 // The overview: accounts, downloads, sources, queues, the archive and workers; "Sync now" and "Download now".
-import { countsInWords, NOT_ARCHIVABLE_WORDS, shortfallInWords, sourceInWords } from "../../status/not-archivable.ts";
+import { countsInWords, NOT_ARCHIVABLE_WORDS, shortfallInWords, sourceInWords } from "../../text/not-archivable.ts";
 import type { StatusReport } from "../../status/schema.ts";
 import { formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../../status/units.ts";
 import { formatBytes } from "../../text/bytes.ts";

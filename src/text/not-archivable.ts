@@ -1,9 +1,43 @@
-// What could not be archived in full and why, as `dvault status`, the dashboard's overview and the digest
-// show it: counts per reason and per artist, each reason with what it means and what the user can do.
-// The reasons come from what the service marks (docs/service-behaviour.md#tier-locked, #multi-image,
-// #mature-blur, #public-token-hides-mature), never from its wording.
-import type { ListingShortfallRow, NotArchivableCountRow, NotArchivableRepository, NotArchivableTotalRow } from "../db/not-archivable.repository.ts";
-import { NOT_ARCHIVABLE_REASONS, type NotArchivableReason, type NotArchivableView } from "./schema.ts";
+// What could not be archived in full and why, in the one shape and the words that `dvault status`, the
+// dashboard's overview and the digest all show: counts per reason and per artist, each reason with what it
+// means and what the user can do. The reasons come from what the service marks
+// (docs/service-behaviour.md#tier-locked, #multi-image-marker, #profile-count-includes-hidden), never from
+// its wording. src/db/not-archivable.repository.ts reads the rows; status/schema.ts is the JSON form.
+
+export const NOT_ARCHIVABLE_REASONS = ["paid", "watchers_only", "partial", "hidden_mature"] as const;
+export type NotArchivableReason = (typeof NOT_ARCHIVABLE_REASONS)[number];
+
+/** One artist in one source (gallery, collections or a tracked artist) with works not archived in full. */
+export type NotArchivableArtist = {
+  account: string;
+  source: string;
+  key: string;
+  /** The artist's username (their userid while the mirror knows no name). */
+  artist: string;
+  artistUserid: string | null;
+  total: number;
+  /** Nonzero counts only. */
+  counts: Array<{ reason: NotArchivableReason; count: number }>;
+  /** hidden_mature: the profile's count and what the listings showed in the last sweep. */
+  profileCount: number | null;
+  listed: number | null;
+};
+
+export type NotArchivable = {
+  /** Works under any reason: listed works once each (whatever the source), plus works no listing showed. */
+  total: number;
+  byReason: Array<{ reason: NotArchivableReason; count: number; why: string; action: string }>;
+  byArtist: NotArchivableArtist[];
+};
+
+type Where = { account: string; source: string; key: string; artist_userid: string | null; artist: string | null };
+
+/** What the fold reads: listed works per source, artist and reason; per reason across sources; shortfalls. */
+export type NotArchivableRows = {
+  counts: Array<Where & { reason: Exclude<NotArchivableReason, "hidden_mature">; n: number }>;
+  totals: Array<{ reason: Exclude<NotArchivableReason, "hidden_mature">; n: number }>;
+  shortfalls: Array<Where & { reason: "hidden_mature"; expected: number; listed: number }>;
+};
 
 /** What each reason means and what the user can do about it, in the words every renderer uses. */
 export const NOT_ARCHIVABLE_WORDS: Record<NotArchivableReason, { label: string; why: string; action: string }> = {
@@ -29,20 +63,12 @@ export const NOT_ARCHIVABLE_WORDS: Record<NotArchivableReason, { label: string; 
   },
 };
 
-type Rows = { counts: NotArchivableCountRow[]; totals: NotArchivableTotalRow[]; shortfalls: ListingShortfallRow[] };
-
-/** Reads the three counts and folds them into the view. */
-export async function collectNotArchivable(repo: NotArchivableRepository): Promise<NotArchivableView> {
-  const [counts, totals, shortfalls] = await Promise.all([repo.countBySourceAndArtist(), repo.countByReason(), repo.listShortfalls()]);
-  return foldNotArchivable({ counts, totals, shortfalls });
-}
-
 /** The view of the rows: nonzero reasons in a fixed order, artists by account, source and name. Pure. */
-export function foldNotArchivable(rows: Rows): NotArchivableView {
+export function foldNotArchivable(rows: NotArchivableRows): NotArchivable {
   const byReason = new Map<NotArchivableReason, number>();
   for (const t of rows.totals) byReason.set(t.reason, (byReason.get(t.reason) ?? 0) + t.n);
-  const artists = new Map<string, NotArchivableView["byArtist"][number]>();
-  const artistOf = (r: { account: string; source: string; key: string; artist_userid: string | null; artist: string | null }) => {
+  const artists = new Map<string, NotArchivableArtist>();
+  const artistOf = (r: Where) => {
     const id = `${r.account}\u0000${r.source}\u0000${r.key}\u0000${r.artist_userid ?? ""}`;
     let a = artists.get(id);
     if (!a) {
@@ -52,7 +78,7 @@ export function foldNotArchivable(rows: Rows): NotArchivableView {
     }
     return a;
   };
-  const add = (a: NotArchivableView["byArtist"][number], reason: NotArchivableReason, n: number) => {
+  const add = (a: NotArchivableArtist, reason: NotArchivableReason, n: number) => {
     if (n <= 0) return;
     const c = a.counts.find((x) => x.reason === reason);
     if (c) c.count += n;
@@ -84,17 +110,17 @@ export function foldNotArchivable(rows: Rows): NotArchivableView {
 }
 
 /** An empty view (nothing counted, or the tables are not there yet). */
-export function emptyNotArchivable(): NotArchivableView {
+export function emptyNotArchivable(): NotArchivable {
   return { total: 0, byReason: [], byArtist: [] };
 }
 
 /** "3 watchers-only, 12 hidden from a public token": an artist's nonzero counts in words. */
-export function countsInWords(counts: NotArchivableView["byArtist"][number]["counts"]): string {
+export function countsInWords(counts: NotArchivableArtist["counts"]): string {
   return counts.map((c) => `${c.count} ${NOT_ARCHIVABLE_WORDS[c.reason].label}`).join(", ");
 }
 
 /** Where an artist's works were listed: "gallery of alice", "tracked artist", ... */
-export function sourceInWords(a: Pick<NotArchivableView["byArtist"][number], "account" | "source" | "key">): string {
+export function sourceInWords(a: Pick<NotArchivableArtist, "account" | "source" | "key">): string {
   if (a.source === "tracked") return `tracked by ${a.account}`;
   if (a.source === "collections") return `favourites of ${a.account}`;
   return `gallery of ${a.account}`;
@@ -104,13 +130,13 @@ export function sourceInWords(a: Pick<NotArchivableView["byArtist"][number], "ac
  * The view in plain lines, unindented: one per reason with why and what to do, then one per artist. Empty
  * when nothing is counted (a renderer then shows no section at all).
  */
-export function notArchivableLines(v: NotArchivableView): { reasons: string[]; artists: string[] } {
+export function notArchivableLines(v: NotArchivable): { reasons: string[]; artists: string[] } {
   const reasons = v.byReason.map((r) => `${r.count} ${NOT_ARCHIVABLE_WORDS[r.reason].label}: ${r.why}. What you can do: ${r.action}.`);
   const artists = v.byArtist.map((a) => `${a.artist} (${sourceInWords(a)}): ${countsInWords(a.counts)}${shortfallInWords(a)}`);
   return { reasons, artists };
 }
 
 /** "(profile 80, listings showed 68)" for an artist with works hidden from a public token. */
-export function shortfallInWords(a: Pick<NotArchivableView["byArtist"][number], "profileCount" | "listed">): string {
+export function shortfallInWords(a: Pick<NotArchivableArtist, "profileCount" | "listed">): string {
   return a.profileCount !== null && a.listed !== null ? ` (profile ${a.profileCount}, listings showed ${a.listed})` : "";
 }
