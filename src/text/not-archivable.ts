@@ -119,9 +119,9 @@ export function countsInWords(counts: NotArchivableArtist["counts"]): string {
   return counts.map((c) => `${c.count} ${NOT_ARCHIVABLE_WORDS[c.reason].label}`).join(", ");
 }
 
-/** Where an artist's works were listed: "gallery of alice", "tracked artist", ... */
+/** Where an artist's works were listed: "gallery of me", "favourites of me", "via ann, tracked by me". */
 export function sourceInWords(a: Pick<NotArchivableArtist, "account" | "source" | "key">): string {
-  if (a.source === "tracked") return `tracked by ${a.account}`;
+  if (a.source === "tracked") return `via ${a.key}, tracked by ${a.account}`;
   if (a.source === "collections") return `favourites of ${a.account}`;
   return `gallery of ${a.account}`;
 }

@@ -145,7 +145,9 @@ describe("what could not be archived", () => {
     expect(text).toContain(NOT_ARCHIVABLE_WORDS.hidden_mature.action);
     expect(text).toContain(NOT_ARCHIVABLE_WORDS.watchers_only.action);
     expect(text).toMatch(
-      new RegExp(`${withClient.username} \\(tracked by [^)]+\\): .*${hidden} hidden from a public token \\(profile \\d+, listings showed \\d+\\)`),
+      new RegExp(
+        `${withClient.username} \\(via ${withClient.username}, tracked by [^)]+\\): .*${hidden} hidden from a public token \\(profile \\d+, listings showed \\d+\\)`,
+      ),
     );
     const page = overviewPage(report);
     expect(page).toContain('id="not-archivable"');

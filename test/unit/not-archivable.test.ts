@@ -54,7 +54,7 @@ describe(foldNotArchivable.name, () => {
       ["tracked", "ann", 17, "watchers_only:3 partial:2 hidden_mature:12"],
     ]);
     const lines = notArchivableLines(v);
-    expect(lines.artists).toContain("ann (tracked by me): 3 watchers-only, 2 partial, 12 hidden from a public token (profile 80, listings showed 68)");
+    expect(lines.artists).toContain("ann (via ann, tracked by me): 3 watchers-only, 2 partial, 12 hidden from a public token (profile 80, listings showed 68)");
     expect(lines.reasons[0]).toMatch(/^4 paid: .+\. What you can do: paid tiers cannot be archived/);
   });
 });
