@@ -67,9 +67,9 @@ const CLEAR_SHORTFALL = "DELETE FROM listing_shortfalls WHERE account_id = $1 AN
 const STILL_TRACKED = `EXISTS (SELECT 1 FROM tracked_users t WHERE t.account_id = s.account_id AND lower(t.username) = lower(s.key) AND t.removed_at IS NULL)`;
 
 /**
- * The live works each gallery, collections and tracked source lists, with the reason the service gives
+ * The live works each gallery, collections, tracked and watch feed source lists, with the reason the service gives
  * for not offering them in full. A gallery lists its owner's works (unfiled ones too, which no folder
- * holds); collections list the owner's live favourites. A tracked user's userid is looked up by name
+ * holds); collections list the owner's live favourites; the watch feed, the works its items carried. A tracked user's userid is looked up by name
  * while tracked_users does not have it yet (`dvault track add` stores the name only). A locked work counts as paid or watchers-only
  * and never also as partial, so each work has at most one reason.
  */
@@ -81,7 +81,7 @@ WITH scopes AS (
   FROM sync_sources s
   JOIN accounts a ON a.id = s.account_id
   LEFT JOIN tracked_users t ON s.source = 'tracked' AND t.account_id = s.account_id AND lower(t.username) = lower(s.key) AND t.removed_at IS NULL
-  WHERE s.source IN ('gallery', 'collections', 'tracked')
+  WHERE s.source IN ('gallery', 'collections', 'tracked', 'watch_feed')
 ), listed AS (
   SELECT sc.account, sc.source, sc.key, d.deviationid
   FROM scopes sc JOIN deviations d ON sc.own_works AND d.author_userid = sc.owner
@@ -90,6 +90,9 @@ WITH scopes AS (
   FROM scopes sc
   JOIN collection_folders f ON sc.faves AND f.owner_userid = sc.owner AND f.removed_at IS NULL
   JOIN folder_members m ON m.kind = 'collection' AND m.folderid = f.folderid AND m.removed_at IS NULL
+  UNION
+  SELECT sc.account, sc.source, sc.key, unnest(fi.deviationids)
+  FROM scopes sc JOIN feed_items fi ON sc.source = 'watch_feed' AND fi.account_id = sc.account_id
 ), classified AS (
   SELECT l.account, l.source, l.key, l.deviationid, d.author_userid,
     CASE

@@ -7,7 +7,7 @@
 export const NOT_ARCHIVABLE_REASONS = ["paid", "watchers_only", "partial", "hidden_mature"] as const;
 export type NotArchivableReason = (typeof NOT_ARCHIVABLE_REASONS)[number];
 
-/** One artist in one source (gallery, collections or a tracked artist) with works not archived in full. */
+/** One artist in one source (gallery, collections, watch feed or a tracked artist) with works not archived in full. */
 export type NotArchivableArtist = {
   account: string;
   source: string;
@@ -123,6 +123,7 @@ export function countsInWords(counts: NotArchivableArtist["counts"]): string {
 export function sourceInWords(a: Pick<NotArchivableArtist, "account" | "source" | "key">): string {
   if (a.source === "tracked") return `via ${a.key}, tracked by ${a.account}`;
   if (a.source === "collections") return `favourites of ${a.account}`;
+  if (a.source === "watch_feed") return `watch feed of ${a.account}`;
   return `gallery of ${a.account}`;
 }
 

@@ -170,6 +170,22 @@ describe("what could not be archived", () => {
     expect(Object.keys(data.counts)).not.toContain("notArchivable");
   });
 
+  it("counts the works the watch feed carried under the watch feed", async () => {
+    const { rows } = await h.pool.query<{ deviationid: string; author_userid: string }>(
+      "SELECT deviationid, author_userid FROM deviations WHERE premium -> 'premium_folder_data' ->> 'type' = 'watchers' ORDER BY deviationid LIMIT 1",
+    );
+    const locked = rows[0];
+    expect(locked).toBeDefined();
+    const at = h.sim.clock.now();
+    await h.pool.query("INSERT INTO sync_sources (account_id, source, key, updated_at) VALUES ($1, 'watch_feed', '', $2)", [h.account.id, at]);
+    await h.pool.query("INSERT INTO feed_items (account_id, itemid, deviationids, raw) VALUES ($1, 'item-1', $2, '{}')", [h.account.id, [locked?.deviationid]]);
+    const report = await collectStatus(statusDeps());
+    const feed = report.notArchivable.byArtist.filter((a) => a.source === "watch_feed");
+    expect(feed.map((a) => [a.artistUserid, a.counts])).toEqual([[locked?.author_userid, [{ reason: "watchers_only", count: 1 }]]]);
+    await h.pool.query("DELETE FROM feed_items WHERE account_id = $1", [h.account.id]);
+    await h.pool.query("DELETE FROM sync_sources WHERE source = 'watch_feed'");
+  });
+
   it("clears the hidden count once a user token lists the artist", async () => {
     await new TrackedUserRepository(h.pool).addTrackedUser({
       accountId: h.account.id,
