@@ -1,7 +1,15 @@
 // The digest as an HTML mail: tables with inline styles (what survives Gmail, Outlook and Apple Mail), built
 // with the escape-by-default html`` template of src/text/html.ts, so every string the service provided
 // (titles, names, comments, notes) is text however it is spelled; only dvault's own markup is html`` or raw().
-import { countsInWords, NOT_ARCHIVABLE_WORDS, type NotArchivable, shortfallInWords, sourceInWords } from "../text/not-archivable.ts";
+import {
+  countsInWords,
+  DIGEST_ARTISTS,
+  NOT_ARCHIVABLE_WORDS,
+  type NotArchivable,
+  shortfallInWords,
+  sourceInWords,
+  topArtists,
+} from "../text/not-archivable.ts";
 import { html, raw, type SafeHtml } from "../text/html.ts";
 import {
   C,
@@ -218,13 +226,15 @@ function notArchivableHtml(v: NotArchivable): SafeHtml {
       56,
     ),
   );
-  const artists = v.byArtist.map((a) =>
+  const { shown, more } = topArtists(v, DIGEST_ARTISTS);
+  const artists = shown.map((a) =>
     listRow(
       null,
       html`<div style="${text(14, C.ink)}"><b>${clean(a.artist)}</b> <span style="${text(12, C.muted)}">${clean(sourceInWords(a))}</span></div><div style="${text(13, C.muted)}">${countsInWords(a.counts)}${shortfallInWords(a)}</div>`,
     ),
   );
-  return html`${list(reasons)}${artists.length ? html`<div style="margin-top:10px;${text(12, C.faint, 700, "letter-spacing:0.6px;text-transform:uppercase;")}">Per artist</div>${list(artists)}` : ""}`;
+  const rest = more > 0 ? html`<div style="${text(13, C.muted)}">…and ${more} more (dvault status lists every one)</div>` : "";
+  return html`${list(reasons)}${artists.length ? html`<div style="margin-top:10px;${text(12, C.faint, 700, "letter-spacing:0.6px;text-transform:uppercase;")}">Per artist</div>${list(artists)}${rest}` : ""}`;
 }
 
 const LEVEL_STYLE: Record<HealthLine["level"], { ink: string; bg: string; label: string }> = {

@@ -16,7 +16,7 @@ import {
   watchersByAccount,
   windowLabel,
 } from "./render-common.ts";
-import { notArchivableLines } from "../text/not-archivable.ts";
+import { DIGEST_ARTISTS, notArchivableLines } from "../text/not-archivable.ts";
 import { clean, plural } from "./text.ts";
 import type { DigestData } from "./types.ts";
 
@@ -85,7 +85,7 @@ export function digestText(data: DigestData, opts: RenderOptions): string {
   }
   const na = data.notArchivable;
   if (na && na.total > 0) {
-    const lines = notArchivableLines(na);
+    const lines = notArchivableLines(na, DIGEST_ARTISTS);
     line();
     line(`NOT ARCHIVED IN FULL (${plural(na.total, "work")})`);
     for (const l of lines.reasons) line(`  ${l}`);

@@ -131,10 +131,25 @@ export function sourceInWords(a: Pick<NotArchivableArtist, "account" | "source" 
  * The view in plain lines, unindented: one per reason with why and what to do, then one per artist. Empty
  * when nothing is counted (a renderer then shows no section at all).
  */
-export function notArchivableLines(v: NotArchivable): { reasons: string[]; artists: string[] } {
+export function notArchivableLines(v: NotArchivable, maxArtists = Number.POSITIVE_INFINITY): { reasons: string[]; artists: string[] } {
   const reasons = v.byReason.map((r) => `${r.count} ${NOT_ARCHIVABLE_WORDS[r.reason].label}: ${r.why}. What you can do: ${r.action}.`);
-  const artists = v.byArtist.map((a) => `${a.artist} (${sourceInWords(a)}): ${countsInWords(a.counts)}${shortfallInWords(a)}`);
+  const { shown, more } = topArtists(v, maxArtists);
+  const artists = shown.map((a) => `${a.artist} (${sourceInWords(a)}): ${countsInWords(a.counts)}${shortfallInWords(a)}`);
+  if (more > 0) artists.push(`…and ${more} more (dvault status lists every one)`);
   return { reasons, artists };
+}
+
+/** The digest lists this many artists at most; status and the dashboard list all. */
+export const DIGEST_ARTISTS = 20;
+
+/**
+ * The `max` artists with the most works, in the view's order, and how many are left out: a mail stays
+ * short while the counts per reason above it still cover every work.
+ */
+export function topArtists(v: NotArchivable, max: number): { shown: NotArchivableArtist[]; more: number } {
+  if (v.byArtist.length <= max) return { shown: v.byArtist, more: 0 };
+  const keep = new Set([...v.byArtist].sort((x, y) => y.total - x.total).slice(0, max));
+  return { shown: v.byArtist.filter((a) => keep.has(a)), more: v.byArtist.length - keep.size };
 }
 
 /** "(profile 80, listings showed 68)" for an artist with works hidden from a public token. */

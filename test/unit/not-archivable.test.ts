@@ -57,4 +57,20 @@ describe(foldNotArchivable.name, () => {
     expect(lines.artists).toContain("ann (via ann, tracked by me): 3 watchers-only, 2 partial, 12 hidden from a public token (profile 80, listings showed 68)");
     expect(lines.reasons[0]).toMatch(/^4 paid: .+\. What you can do: paid tiers cannot be archived/);
   });
+
+  it("lists at most the artists asked for, those with the most works, and says how many more there are", () => {
+    const counts = Array.from({ length: 5 }, (_, i) => ({
+      account: "me",
+      source: "collections",
+      key: "",
+      artist_userid: `U${i}`,
+      artist: `a${i}`,
+      reason: "paid" as const,
+      n: i + 1,
+    }));
+    const v = foldNotArchivable({ counts, totals: [{ reason: "paid", n: 15 }], shortfalls: [] });
+    const lines = notArchivableLines(v, 2);
+    expect(lines.artists).toEqual(["a3 (favourites of me): 4 paid", "a4 (favourites of me): 5 paid", "…and 3 more (dvault status lists every one)"]);
+    expect(notArchivableLines(v).artists).toHaveLength(5);
+  });
 });
