@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatStatus } from "../../src/cli/status.ts";
 import { collectDigest } from "../../src/digest/collect.ts";
+import { digestEmbed } from "../../src/digest/deliver/discord-message.ts";
 import { renderDigest } from "../../src/digest/render.ts";
 import { TrackedUserRepository } from "../../src/db/tracked-user.repository.ts";
 import { overviewPage } from "../../src/http/pages.ts";
@@ -166,6 +167,22 @@ describe("what could not be archived", () => {
     for (const r of status.notArchivable.byReason) expect(text).toContain(`${r.count} ${NOT_ARCHIVABLE_WORDS[r.reason].label}: `);
     expect(html).toContain("Not archived in full");
     expect(html).toContain(withClient.username);
+    // ntfy sends the text; Discord's embed gets a field with the counts per reason.
+    const key = "dvault-digest-discord-test";
+    const message = {
+      kind: "digest" as const,
+      idempotencyKey: key,
+      messageId: `<${key}@x>`,
+      subject: "s",
+      html,
+      text,
+      payload: {},
+      fileBase: key,
+      date: now,
+      digest: data,
+    };
+    const field = digestEmbed(message, data, { publicUrl: undefined, timezone: "UTC" }).fields.find((f) => f.name === "Not archived in full");
+    expect(field?.value).toBe(status.notArchivable.byReason.map((r) => `${r.count} ${NOT_ARCHIVABLE_WORDS[r.reason].label}`).join(" · "));
     // A standing count, not news: it does not make an otherwise quiet window worth sending.
     expect(Object.keys(data.counts)).not.toContain("notArchivable");
   });
