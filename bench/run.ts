@@ -14,6 +14,7 @@ const BENCHES = [
   "bench/versus.ts",
   "bench/thumbnails.ts",
   "bench/feeds.ts",
+  "bench/track-lists.ts",
 ];
 for (const file of BENCHES) {
   process.stdout.write(`\n=== ${file} ===\n`);

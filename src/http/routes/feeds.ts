@@ -3,7 +3,6 @@
 // same token. They are installed before the dashboard token's check (src/http/guards.ts), after the Host
 // check: the feed token stands in for the dashboard's, and a wrong or revoked one gets the same 404 as a path
 // that does not exist. The token is in the path, so every log line scrubs it (src/redact.ts).
-import path from "node:path";
 import type express from "express";
 import type { Request, RequestHandler, Response } from "express";
 import { ArchiveFeedRepository } from "../../db/archive-feed.repository.ts";
@@ -12,7 +11,7 @@ import { type DashboardContext, publicBase, sendPage } from "../context.ts";
 import { type AtomFeed, renderAtom } from "../feeds/atom.ts";
 import { arrivalsFeed, artistFeed, FEED_ENTRIES, type FeedBase, notificationsFeed } from "../feeds/feed-documents.ts";
 import { FEED_TOKEN_RE, type FeedScope, feedTokenHash, opensFeed, scopeOf } from "../feeds/feed-token.ts";
-import { sendStoredFile } from "./archive.ts";
+import { storedFileSender } from "./archive.ts";
 import { thumbSender } from "./thumbs.ts";
 import { feedsPage } from "../pages/feeds.ts";
 
@@ -25,7 +24,7 @@ function notFound(res: Response): void {
 export function feedRoutes(app: express.Express, ctx: DashboardContext): void {
   const tokens = new FeedTokenRepository(ctx.deps.pool);
   const feeds = new ArchiveFeedRepository(ctx.deps.pool);
-  const archiveRoot = path.resolve(ctx.config.archiveDir);
+  const sendFile = storedFileSender(ctx);
   const thumb = thumbSender(ctx);
 
   /**
@@ -81,7 +80,7 @@ export function feedRoutes(app: express.Express, ctx: DashboardContext): void {
     withToken(async (req, res, at) => {
       const downloadId = String(req.params.id);
       if (!(await fileOpens(at.scope, { downloadId }))) return notFound(res);
-      return sendStoredFile(res, { browser: ctx.browser, archiveRoot, downloadId });
+      return sendFile(req, res, downloadId);
     }),
   );
   app.get(

@@ -6,9 +6,9 @@
 // shows something.
 import type { Response } from "express";
 import type express from "express";
-import { Archive } from "../../storage/archive.ts";
 import { placeholderSvg } from "../../storage/thumbnail-render.ts";
 import { isSha256, THUMB_VARIANTS, type ThumbVariantName, Thumbnails } from "../../storage/thumbnails.ts";
+import { openBlobStore } from "../../storage/store.ts";
 import { type DashboardContext, FILE_CSP } from "../context.ts";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
@@ -22,7 +22,7 @@ export function thumbsRoutes(app: express.Express, ctx: DashboardContext): void 
 
 /** Answers with a thumbnail (variant "s" or "m", file "<sha256>.webp"): the dashboard's /thumb and the feeds' thumbnails. */
 export function thumbSender(ctx: DashboardContext): (res: Response, variantParam: string, fileParam: string) => Promise<unknown> {
-  const thumbs = new Thumbnails(new Archive({ root: ctx.config.archiveDir, minFreeBytes: 0 }).blobs);
+  const thumbs = new Thumbnails(openBlobStore(ctx.config));
   return async (res, variantParam, fileParam) => {
     const variant = variantParam as ThumbVariantName;
     const m = /^([0-9a-f]{64})\.webp$/.exec(fileParam);
