@@ -2,6 +2,7 @@
 // secret key (src/http/feeds/feed-token.ts). The key is read only once a token exists, so a dashboard without
 // feeds never creates a key file.
 import { FeedTokenRepository } from "../../db/feed-token.repository.ts";
+import { UserError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import { keyCreatedMessage, loadSecretKey } from "../../secret-key.ts";
 import type { Config } from "../../config.ts";
@@ -30,7 +31,13 @@ export function createFeedAdverts({ pool, config, log }: { pool: Queryable; conf
   return {
     live,
     async links(base, feeds) {
-      const tokens = await live();
+      // A page's feed links are an extra: a secret key that cannot be read (a UserError saying what to do) leaves
+      // them out rather than failing the overview; the Feeds page shows the error itself.
+      const tokens = await live().catch((err: unknown) => {
+        if (!(err instanceof UserError)) throw err;
+        log.warn({ err }, "dashboard: feed links left out of the page");
+        return [];
+      });
       return feeds.flatMap((f) => {
         const opener = tokens.find((t) => opensFeed(t.scope, f.feed));
         return opener ? [{ title: f.title, href: `${base}${feedPath(opener.token, f.feed)}` }] : [];
