@@ -14,6 +14,7 @@ const BENCHES = [
   "bench/startup.ts",
   "bench/versus.ts",
   "bench/thumbnails.ts",
+  "bench/feeds.ts",
   "bench/track-lists.ts",
 ];
 for (const file of BENCHES) {

@@ -1,6 +1,5 @@
 // `dvault track add|remove|list|import|export`: mirror other users' public gallery, collections and journals.
 import type { Command } from "commander";
-import { loadConfig } from "../config.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import { UserError } from "../errors.ts";
 import { exportFormat, exportTrackList, readTrackListFile, writeTrackListFile } from "../track-lists/files.ts";
@@ -8,19 +7,10 @@ import { importTrackList } from "../track-lists/import-list.ts";
 import { parseTrackList } from "../track-lists/parse.ts";
 import { formatImportReport } from "../track-lists/report-text.ts";
 import { USERNAME_PATTERN } from "../track-lists/username.ts";
-import { cliLogger, colorsFor } from "./output/mode.ts";
+import { colorsFor } from "./output/mode.ts";
 import { formatTable } from "./output/table.ts";
-import { createServices, type Services } from "../services.ts";
-
-async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const services = await createServices({ config, log: cliLogger(config, { warnByDefault: true }) });
-  try {
-    return await fn(services);
-  } finally {
-    await services.close();
-  }
-}
+import type { Services } from "../services.ts";
+import { withServices } from "./with-services.ts";
 
 async function pickAccount(services: Services, name: string | undefined) {
   const users = (await services.accounts.list()).filter((r) => r.kind === "user");

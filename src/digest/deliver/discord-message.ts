@@ -4,6 +4,7 @@
 // to its field's size and the embed's total kept under 6000 characters. Mentions are switched off: a
 // title or comment from the service must never ping a channel.
 import { countEntries, healthLines, name, safeUrl, title } from "../render-common.ts";
+import { NOT_ARCHIVABLE_WORDS } from "../../text/not-archivable.ts";
 import { plural } from "../text.ts";
 import type { DeviationRef, DigestData, OutgoingMessage } from "../types.ts";
 
@@ -93,6 +94,12 @@ export function digestEmbed(message: OutgoingMessage, data: DigestData, opts: { 
     .filter((h) => h.level === "bad" || h.level === "warn")
     .map((h) => `• ${md(h.head)}${h.command ? ` \`${h.command.replace(/`/g, "'")}\`` : ""}`);
   if (attention.length) fields.push({ name: "To look at", value: cut(attention.join("\n"), DISCORD_LIMITS.fieldValue), inline: false });
+  // What could not be archived stands while it lasts: its counts per reason, the details in status and mail.
+  const na = data.notArchivable;
+  if (na && na.total > 0) {
+    const value = na.byReason.map((r) => `${r.count} ${NOT_ARCHIVABLE_WORDS[r.reason].label}`).join(" · ");
+    fields.push({ name: "Not archived in full", value: cut(value, DISCORD_LIMITS.fieldValue), inline: false });
+  }
   const lines = topLines(data, opts.publicUrl);
   const embed: DiscordEmbed = {
     title: cut(message.subject, DISCORD_LIMITS.title),
