@@ -27,6 +27,12 @@ export function formatVerifyReport(r: VerifyReport, fix: boolean): string {
     ...r.missing.slice(0, 20).map((m) => `  ${m.path} (${m.deviationids.join(", ")})`),
     `corrupt   ${r.corrupt.length}`,
     ...r.corrupt.slice(0, 20).map(corruptLine),
+    ...(r.unreadable.length
+      ? [
+          `unreadable ${r.unreadable.length} (could not be read to the end; nothing was set aside: run verify again)`,
+          ...r.unreadable.slice(0, 20).map((u) => `  ${u.path}: ${u.reason} (${u.deviationids.join(", ")})`),
+        ]
+      : []),
     `orphaned  ${r.orphaned.length}${r.orphaned.length ? " (under originals/ but in no row; left alone)" : ""}`,
     ...r.orphaned.slice(0, 20).map((o) => `  ${o}`),
   ];
@@ -53,7 +59,7 @@ export function registerVerifyCommand(program: Command): void {
         "re-hashes each. With --fix, corrupt bytes are set aside under .corrupt/ before the row is wanted again:",
         "moved in the local folder; in a bucket copied to a .corrupt/<name>.<time> key, then removed.",
         "",
-        "Exit codes: 0 the archive is whole (or --fix wanted what was not), 2 files are missing or corrupt, 3 PostgreSQL or Redis unreachable.",
+        "Exit codes: 0 the archive is whole (or --fix wanted what was not), 2 files are missing or corrupt, 3 PostgreSQL, Redis or the store unreachable (files that could not be read are never set aside).",
       ].join("\n"),
     )
     .option("--fix", "want missing and corrupt files again (corrupt bytes are set aside under .corrupt/ first), and make missing thumbnails")
@@ -72,6 +78,12 @@ export function registerVerifyCommand(program: Command): void {
         else {
           console.log(formatVerifyReport(report, opts.fix === true));
           console.log(formatThumbnailCheck(thumbnails, opts.fix === true));
+        }
+        if (report.unreadable.length > 0) {
+          throw new UserError(
+            `${report.unreadable.length} file(s) could not be read from ${deps.archive.blobs.describe()}: check the store and run dvault verify again`,
+            3,
+          );
         }
         if (!opts.fix && report.missing.length + report.corrupt.length > 0) {
           throw new UserError(`${report.missing.length} missing and ${report.corrupt.length} corrupt file(s)`, 2);

@@ -30,6 +30,11 @@ export type VerifyReport = {
     expectedSize: number | null;
     actualSize: number | undefined;
   }[];
+  /**
+   * Files that could not be read to the end (a network error from a bucket, an I/O error): neither set aside
+   * nor wanted again, since the bytes may be fine; a later run checks them again.
+   */
+  unreadable: { path: string; deviationids: string[]; reason: string }[];
   /** Whether every object was re-hashed, or only its size compared. */
   deep: boolean;
   orphaned: string[];
@@ -43,7 +48,15 @@ export type VerifyReport = {
 const QUARANTINE_DIR = ".corrupt";
 const PAGE = 1000;
 
-type Checked = { problem: "missing" | "corrupt" | undefined; actual?: string; actualSize?: number };
+type Checked = { problem: "missing" | "corrupt" | "unreadable" | undefined; actual?: string; actualSize?: number; reason?: string };
+
+/** Why a read failed, for the report: the error's code or name, never its text (which may carry an address). */
+function readFailure(err: unknown): string {
+  const e = err as { code?: unknown; name?: unknown; $metadata?: { httpStatusCode?: unknown } };
+  const status = typeof e?.$metadata?.httpStatusCode === "number" ? ` (HTTP ${e.$metadata.httpStatusCode})` : "";
+  if (typeof e?.code === "string") return `${e.code}${status}`;
+  return `${typeof e?.name === "string" ? e.name : "error"}${status}`;
+}
 
 /** One stored file against its row: re-hashed when `deep`, else its size compared (existence when none is known). */
 async function checkOne(deps: DownloadDeps, rel: string, expected: { sha256: string | null; size: number | null }, deep: boolean): Promise<Checked> {
@@ -54,7 +67,13 @@ async function checkOne(deps: DownloadDeps, rel: string, expected: { sha256: str
     if (!info) return { problem: "missing" };
     return { problem: expected.size !== null && info.size !== expected.size ? "corrupt" : undefined, actualSize: info.size };
   }
-  const actual = await hashBlob(deps.archive.blobs, key).catch(() => ({ sha256: "unreadable", size: -1 }));
+  let actual: Awaited<ReturnType<typeof hashBlob>>;
+  try {
+    actual = await hashBlob(deps.archive.blobs, key);
+  } catch (err) {
+    // A read that broke off says nothing about the bytes: setting them aside would lose a good file.
+    return { problem: "unreadable", reason: readFailure(err) };
+  }
   if (!actual) return { problem: "missing" };
   const bad = actual.sha256 !== expected.sha256 || (expected.size !== null && actual.size !== expected.size);
   return { problem: bad ? "corrupt" : undefined, actual: actual.sha256, actualSize: actual.size };
@@ -85,6 +104,7 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
     ok: 0,
     missing: [],
     corrupt: [],
+    unreadable: [],
     orphaned: [],
     deep,
     requeued: 0,
@@ -98,7 +118,7 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
   const okIds: string[] = [];
   for (const [rel, entry] of byPath) {
     const ids = entry.rows.map((r) => r.deviationid);
-    const { problem, actual, actualSize } = await checkOne(deps, rel, entry, deep);
+    const { problem, actual, actualSize, reason } = await checkOne(deps, rel, entry, deep);
     checked++;
     hashedBytes += entry.size ?? 0;
     if (!problem) {
@@ -106,10 +126,12 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
       okIds.push(...entry.rows.map((r) => r.id));
     } else if (problem === "missing") {
       report.missing.push({ path: rel, deviationids: ids });
+    } else if (problem === "unreadable") {
+      report.unreadable.push({ path: rel, deviationids: ids, reason: reason ?? "error" });
     } else {
       report.corrupt.push({ path: rel, deviationids: ids, expected: entry.sha256, actual, expectedSize: entry.size, actualSize });
     }
-    if (problem && fix) {
+    if ((problem === "missing" || problem === "corrupt") && fix) {
       if (problem === "corrupt") await quarantine(deps, rel);
       const note =
         problem === "missing"
@@ -132,7 +154,12 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
   // Files an import keeps beside a row (a preview next to the original, further images of a post) are no orphans.
   const imported = new Set((await new ImportedFileRepository(services.pool).listImportedPaths()).map((f) => f.path));
   const known = new Set([...byPath.keys(), ...imported].map((p) => originalKeyOf(p, archive.root) ?? p));
-  for await (const info of archive.blobs.list(`${ORIGINALS_DIR}/`)) if (!known.has(info.key)) report.orphaned.push(info.key);
+  try {
+    for await (const info of archive.blobs.list(`${ORIGINALS_DIR}/`)) if (!known.has(info.key)) report.orphaned.push(info.key);
+  } catch (err) {
+    // The listing broke off: orphans are unknown this time, which the report says like any unread file.
+    report.unreadable.push({ path: `${ORIGINALS_DIR}/`, deviationids: [], reason: readFailure(err) });
+  }
   report.durationMs = Date.now() - started;
   return report;
 }

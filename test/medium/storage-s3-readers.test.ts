@@ -15,6 +15,7 @@ import { downloadDepsFor } from "../../src/downloads/deps.ts";
 import { regenerateLinksIfDirty } from "../../src/downloads/readable-links.ts";
 import { verifyArchive } from "../../src/downloads/verify.ts";
 import { startDashboard } from "../../src/http/server.ts";
+import { freePort } from "../../src/free-port.ts";
 import { createLogger } from "../../src/log.ts";
 import { createServices, type Services } from "../../src/services.ts";
 import type { BlobStore } from "../../src/storage/blob-store.ts";
@@ -181,6 +182,27 @@ describe("verify over a bucket", () => {
       [flipped.key, truncated.key].map((k) => path.posix.basename(k).split(".")[0]).sort(),
     );
     expect((await store.read(ok.key))?.equals(ok.bytes)).toBe(true);
+  });
+
+  it("sets nothing aside and wants nothing again when the bucket cannot be read: the bytes may be fine", async () => {
+    await m.pool.query("DELETE FROM downloads");
+    const kept = await putOriginal(artworkPng(14, 16, 16));
+    // The same rows, through an endpoint nobody answers: every read breaks off.
+    const deadEndpoint = `http://127.0.0.1:${await freePort()}`;
+    const cut = await createServices({ config: config({ DVAULT_S3_ENDPOINT: deadEndpoint }), log });
+    try {
+      const report = await verifyArchive({ deps: downloadDepsFor(cut), fix: true, log, deep: true });
+      // The object, and the listing of originals/ that looks for orphans.
+      expect(report.unreadable.map((u) => u.path)).toEqual([kept.key, "originals/"]);
+      expect(report.unreadable[0]?.reason).not.toContain(deadEndpoint);
+      expect(report.corrupt).toEqual([]);
+      expect(report.requeued + report.lost).toBe(0);
+    } finally {
+      await cut.close();
+    }
+    const { rows } = await m.pool.query<{ status: string }>("SELECT status FROM downloads WHERE id = $1", [kept.downloadId]);
+    expect(rows[0]?.status).toBe("done");
+    expect((await store.read(kept.key))?.equals(kept.bytes)).toBe(true);
   });
 });
 
