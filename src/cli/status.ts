@@ -117,7 +117,11 @@ export function formatStatus(r: StatusReport, schemaProblem?: string): string {
   out.push("", "Archive");
   // A directory that is not there while the database lists files in it is the wrong directory, not a new one.
   const where = a.exists ? "" : a.files > 0 ? " (not found: is DVAULT_ARCHIVE_DIR the archive's directory?)" : " (not created yet)";
-  out.push(`  ${a.dir}${where}: ${formatBytes(a.sizeBytes)} in ${plural(a.files, "file")}`);
+  if (a.storage === "local") out.push(`  ${a.dir}${where}: ${formatBytes(a.sizeBytes)} in ${plural(a.files, "file")}`);
+  else {
+    out.push(`  ${a.store}: ${formatBytes(a.sizeBytes)} in ${plural(a.files, "file")}`);
+    out.push(`  working folder (partial files) ${a.dir}${a.exists ? "" : " (not created yet)"}`);
+  }
   if (a.freeBytes !== null) out.push(`  disk: ${formatBytes(a.freeBytes)} free of ${formatBytes(a.totalBytes)}`);
 
   const na = r.notArchivable;

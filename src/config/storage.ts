@@ -128,3 +128,9 @@ export function storageConfigFrom(e: StorageEnv): { storage: StorageConfig; prob
   });
   return { storage, problems };
 }
+
+/** A bucket in words for messages and status: s3://bucket/prefix at the endpoint's host. Never a credential. */
+export function describeBucket(s3: Pick<S3StorageConfig, "bucket" | "prefix" | "endpoint" | "region">): string {
+  const where = s3.endpoint !== undefined ? new URL(s3.endpoint).host : `AWS ${s3.region}`;
+  return `s3://${s3.bucket}/${s3.prefix} at ${where}`;
+}

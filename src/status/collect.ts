@@ -7,6 +7,7 @@ import path from "node:path";
 import type { Redis } from "ioredis";
 import { accountStatusOf, type AccountStatus, type TokenManager } from "../api/tokens.ts";
 import type { Config } from "../config.ts";
+import { describeBucket } from "../config/storage.ts";
 import type { AccountRepository, AccountRow } from "../db/account.repository.ts";
 import { collectNotArchivable } from "../db/not-archivable.repository.ts";
 import { StatusRepository, type QuotaUsageRow } from "../db/status.repository.ts";
@@ -65,8 +66,9 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     // Job timestamps and heartbeats are wall-clock times, whatever clock `now` follows (tests: the simulator's).
     part("queues", () => queueStatuses(deps.queues, Date.now()), [] as QueueStatusView[]),
     part("downloads", () => downloadStatus(deps, rows, now, problems), emptyDownloads()),
-    part("archive", () => archiveStatus(deps.config.archiveDir, deps.pool), {
+    part("archive", () => archiveStatus(deps.config, deps.pool), {
       dir: deps.config.archiveDir,
+      ...storeOf(deps.config),
       exists: false,
       sizeBytes: 0,
       files: 0,
@@ -282,7 +284,13 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
 
 // ---- archive ----------------------------------------------------------------------------------------
 
-async function archiveStatus(dir: string, pool: Queryable): Promise<ArchiveStatusView> {
+function storeOf(config: Config): Pick<ArchiveStatusView, "storage" | "store"> {
+  const s = config.storage;
+  return s.kind === "s3" ? { storage: "s3", store: describeBucket(s) } : { storage: "local", store: config.archiveDir };
+}
+
+async function archiveStatus(config: Config, pool: Queryable): Promise<ArchiveStatusView> {
+  const dir = config.archiveDir;
   // Content-addressed files are shared between downloads: count each path once.
   const stored = await new StatusRepository(pool).storedArchive();
   const exists = await fs.stat(dir).then(
@@ -292,6 +300,7 @@ async function archiveStatus(dir: string, pool: Queryable): Promise<ArchiveStatu
   const disk = await statfsNearest(dir);
   return {
     dir,
+    ...storeOf(config),
     exists,
     sizeBytes: Number(stored?.bytes ?? 0),
     files: stored?.files ?? 0,

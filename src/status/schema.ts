@@ -110,6 +110,10 @@ export const DownloadsStatusSchema = z.object({
 
 export const ArchiveStatusSchema = z.object({
   dir: z.string(),
+  /** Where the originals and thumbnails are kept: "local" (in `dir`) or "s3" (a bucket; `dir` holds partial files). */
+  storage: z.enum(["local", "s3"]),
+  /** The store in words: the directory, or s3://bucket/prefix at its endpoint's host. */
+  store: z.string(),
   exists: z.boolean(),
   /** Bytes of the files the downloads table records as stored. */
   sizeBytes: z.number().int(),

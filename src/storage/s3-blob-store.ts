@@ -7,7 +7,7 @@ import fs from "node:fs/promises";
 import { createRequire } from "node:module";
 import type { Readable } from "node:stream";
 import type { S3Client } from "@aws-sdk/client-s3";
-import type { S3StorageConfig } from "../config/storage.ts";
+import { describeBucket, type S3StorageConfig } from "../config/storage.ts";
 import { UserError } from "../errors.ts";
 import { registerSecret } from "../redact.ts";
 import { type BlobDownload, type BlobInfo, type BlobRange, type BlobStore, checkKey } from "./blob-store.ts";
@@ -106,8 +106,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   describe(): string {
-    const where = this.config.endpoint !== undefined ? new URL(this.config.endpoint).host : `AWS ${this.config.region}`;
-    return `s3://${this.config.bucket}/${this.config.prefix} at ${where}`;
+    return describeBucket(this.config);
   }
 
   private objectKey(key: string): string {

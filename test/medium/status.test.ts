@@ -86,6 +86,7 @@ describe(collectStatus.name, () => {
       expect.objectContaining({ account: h.account.name, used: 0, limit: h.services.config.downloadQuota, remaining: h.services.config.downloadQuota }),
     ]);
     expect(report.archive).toMatchObject({ dir: archiveDir, exists: true, files: 2, sizeBytes: files[0]!.size + files[1]!.size });
+    expect(report.archive).toMatchObject({ storage: "local", store: archiveDir });
     expect(report.archive.freeBytes).toBeGreaterThan(0);
     expect(report.workers).toEqual([expect.objectContaining({ id: "testhost:4242", host: "testhost", pid: 4242 })]);
     // The syncs paced the user's key; nothing refused them, so no time was lost.
@@ -93,6 +94,26 @@ describe(collectStatus.name, () => {
     expect(report.pacing.find((p) => p.key === userKey)).toMatchObject({ refusedRate: null, heldUntil: null, throttledS: 0 });
     expect(report.pacing.find((p) => p.key === userKey)?.rate).toBeGreaterThan(0);
     expect(formatStatus(report)).toMatch(new RegExp(`API pace[\\s\\S]*${userKey}`));
+  });
+
+  it("names the bucket, not a folder, when the files are kept in S3, and never its credentials", async () => {
+    const storage = {
+      kind: "s3" as const,
+      bucket: "art",
+      prefix: "dvault/",
+      endpoint: "http://s3.internal:9000",
+      region: "us-east-1",
+      forcePathStyle: true,
+      presign: false,
+      presignTtlSeconds: 300,
+      credentials: { accessKeyId: "AKIDSTATUS", secretAccessKey: "status-secret-never-shown" },
+    };
+    const report = await collectStatus({ ...deps(), config: { ...deps().config, storage } });
+    expect(report.archive).toMatchObject({ storage: "s3", store: "s3://art/dvault/ at s3.internal:9000", dir: archiveDir });
+    const text = formatStatus(report);
+    expect(text).toContain("s3://art/dvault/ at s3.internal:9000");
+    expect(text).toContain(`working folder (partial files) ${archiveDir}`);
+    expect(`${text}${JSON.stringify(report)}`).not.toMatch(/status-secret-never-shown|AKIDSTATUS/);
   });
 
   it("shows a throttled key's rate, learned rate and time lost", async () => {

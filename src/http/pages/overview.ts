@@ -77,7 +77,7 @@ ${r.queues.map(
     html`<tr><td>${q.name}</td><td class="num">${q.waiting}</td><td class="num">${q.active}</td><td class="num">${q.delayed}</td><td class="num">${q.failed ? html`<a href="/jobs?queue=${q.name}">${q.failed}</a>` : "0"}</td><td>${q.oldestWaitingS === null ? "—" : formatDuration(q.oldestWaitingS * 1000)}</td><td>${q.paused ? pill("paused", "warn") : ""}</td></tr>`,
 )}</table></div>
 <div class="card"><h2>Archive &amp; workers</h2>
-<dl class="meta"><dt>directory</dt><dd>${r.archive.dir}${r.archive.exists ? "" : r.archive.files > 0 ? " (missing: is DVAULT_ARCHIVE_DIR right?)" : " (not created yet)"}</dd>
+<dl class="meta">${r.archive.storage === "s3" ? html`<dt>store</dt><dd>${r.archive.store}</dd>` : ""}<dt>${r.archive.storage === "s3" ? "working folder" : "directory"}</dt><dd>${r.archive.dir}${r.archive.exists ? "" : r.archive.files > 0 ? " (missing: is DVAULT_ARCHIVE_DIR right?)" : " (not created yet)"}</dd>
 <dt>stored</dt><dd>${formatBytes(r.archive.sizeBytes)} in ${r.archive.files} files</dd>
 <dt>disk</dt><dd>${formatBytes(r.archive.freeBytes)} free of ${formatBytes(r.archive.totalBytes)}</dd>
 <dt>workers</dt><dd>${r.workers.length === 0 ? pill("none running", "bad") : r.workers.map((w) => html`<div>${w.id} ${pill(w.ageS === null ? "alive" : `beat ${formatDuration(w.ageS * 1000)} ago`, "ok")}</div>`)}</dd></dl>
