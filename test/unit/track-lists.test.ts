@@ -87,6 +87,20 @@ describe(`${parseTrackList.name} (txt)`, () => {
     ]);
   });
 
+  it("quotes at most 200 characters of a 10 MB line, in the list and in the report", () => {
+    const huge = "x".repeat(10_000_000);
+    const list = parseTrackList("l.txt", `alice\n${huge}\nhttps://www.deviantart.com/${huge}\n`);
+    expect(list.entries.map((e) => e.username)).toEqual(["alice"]);
+    expect(list.unresolved.map((u) => u.where)).toEqual(["line 2", "line 3"]);
+    for (const u of list.unresolved) {
+      expect(u.input.length).toBeLessThanOrEqual(230);
+      expect(u.reason.length).toBeLessThanOrEqual(230);
+      expect(u.input).toMatch(/… \(\d+ characters\)$/);
+    }
+    const report = formatImportReport("l.txt", { format: "txt", dryRun: true, resolved: false, added: [], skipped: [], ...list });
+    expect(report.length).toBeLessThan(2000);
+  });
+
   it("refuses a binary file in one line", () => {
     expect(() => parseTrackList("x.bin", "PK\u0003\u0004\u0000\u0000")).toThrow(/^x\.bin is not a text file: give a list of usernames/);
   });
@@ -122,6 +136,12 @@ describe(`${parseTrackList.name} (OPML)`, () => {
       { input: "No URL", where: 'outline 2 "No URL"', reason: "the outline has no xmlUrl or htmlUrl" },
       { input: "https://www.deviantart.com/tag/cats", where: 'outline 3 "x"', reason: "the URL names no user" },
     ]);
+  });
+
+  it("quotes at most 200 characters of an outline's huge title", () => {
+    const list = parseTrackList("subs.opml", opml(`<outline type="rss" text="${"t".repeat(1_000_000)}" xmlUrl="https://news.example/feed"/>`));
+    expect(list.unresolved).toHaveLength(1);
+    expect(list.unresolved[0]?.where.length).toBeLessThan(250);
   });
 
   it("refuses broken XML and XML that is not OPML in one line each", () => {
