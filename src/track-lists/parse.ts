@@ -100,7 +100,14 @@ type XmlNode = Record<string, unknown>;
 function parseOpml(file: string, text: string, list: TrackList): void {
   const valid = XMLValidator.validate(text);
   if (valid !== true) throw new UserError(`${file} is not valid OPML (line ${valid.err.line}: ${valid.err.msg}): fix the file or give --format txt`);
-  const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "@", processEntities: true, htmlEntities: true }).parse(text) as XmlNode;
+  let doc: XmlNode;
+  try {
+    doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "@", processEntities: true, htmlEntities: true }).parse(text) as XmlNode;
+  } catch (err) {
+    // The parser's own limits (folders nested past 100 levels, entities past its caps) refuse a hostile or
+    // broken file with a plain Error: it is still the file that is wrong, said in one line.
+    throw new UserError(`${file} could not be read as OPML (${quoted((err as Error).message)}): fix the file or give --format txt`);
+  }
   const opml = childNamed(doc, "opml");
   const body = opml ? childNamed(opml, "body") : undefined;
   if (!body) throw new UserError(`${file} has no <opml><body>: it is not an OPML file (give --format txt or json if it is another list)`);

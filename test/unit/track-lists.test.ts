@@ -147,6 +147,10 @@ describe(`${parseTrackList.name} (OPML)`, () => {
   it("refuses broken XML and XML that is not OPML in one line each", () => {
     expect(() => parseTrackList("a.opml", "<opml><body><outline></body></opml>")).toThrow(/^a\.opml is not valid OPML \(line 1: .+\): fix the file/);
     expect(() => parseTrackList("a.xml", "<rss><channel/></rss>")).toThrow(/^a\.xml has no <opml><body>: it is not an OPML file/);
+    // Well-formed but past the parser's limits: folders nested 150 deep.
+    const deep = opml(`${'<outline text="f">'.repeat(150)}<outline type="rss" xmlUrl="https://www.deviantart.com/alice"/>${"</outline>".repeat(150)}`);
+    expect(() => parseTrackList("deep.opml", deep)).toThrow(UserError);
+    expect(() => parseTrackList("deep.opml", deep)).toThrow(/^deep\.opml could not be read as OPML \(.+\): fix the file or give --format txt$/);
   });
 });
 
