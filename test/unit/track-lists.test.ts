@@ -97,7 +97,7 @@ describe(`${parseTrackList.name} (txt)`, () => {
       expect(u.reason.length).toBeLessThanOrEqual(230);
       expect(u.input).toMatch(/… \(\d+ characters\)$/);
     }
-    const report = formatImportReport("l.txt", { format: "txt", dryRun: true, resolved: false, added: [], skipped: [], ...list });
+    const report = formatImportReport("l.txt", { ...list, dryRun: true, resolved: false, added: [], skipped: [] });
     expect(report.length).toBeLessThan(2000);
   });
 
