@@ -1,9 +1,13 @@
 // Track lists as other tools write them (src/track-lists): usernames one a line, OPML from feed readers and
 // archivers with the service's profile, gallery and RSS URLs in their variants, dvault's JSON; and what export
 // writes reads back as the same list.
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { XMLValidator } from "fast-xml-parser";
 import { describe, expect, it } from "vitest";
 import { UserError } from "../../src/errors.ts";
+import { readTrackListFile } from "../../src/track-lists/files.ts";
 import { formatTrackList, type ExportedUser } from "../../src/track-lists/format.ts";
 import { detectFormat, parseTrackList } from "../../src/track-lists/parse.ts";
 import { formatImportReport } from "../../src/track-lists/report-text.ts";
@@ -99,6 +103,22 @@ describe(`${parseTrackList.name} (txt)`, () => {
     }
     const report = formatImportReport("l.txt", { ...list, dryRun: true, resolved: false, added: [], skipped: [] });
     expect(report.length).toBeLessThan(2000);
+  });
+
+  it("reads a list saved as UTF-16 with a BOM (PowerShell's > and Notepad's Unicode), either byte order", async () => {
+    const text = "alice\r\n~bob\r\nhttps://www.deviantart.com/carol\r\n";
+    const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, "utf16le")]);
+    const be = Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, "utf16le").swap16()]);
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-list-"));
+    try {
+      for (const [i, bytes] of [le, be, Buffer.from(`\uFEFF${text}`)].entries()) {
+        const file = path.join(dir, `list${i}.txt`);
+        await fs.writeFile(file, bytes);
+        expect(parseTrackList(file, await readTrackListFile(file)).entries.map((e) => e.username)).toEqual(["alice", "bob", "carol"]);
+      }
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("refuses a binary file in one line", () => {
