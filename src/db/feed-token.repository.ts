@@ -71,11 +71,16 @@ export class FeedTokenRepository {
     return rows.map(toToken);
   }
 
-  /** Revokes the live token with this id or name; its id and name, or null when none is live under it. */
+  /**
+   * Revokes the live token with this name, else the one with this id; its id and name, or null when none is
+   * live under either. One token at most: a token named "5" and the token whose id is 5 are two readers.
+   */
   async revokeFeedToken(idOrName: string, at: Date): Promise<{ id: number; name: string; revokedAt: Date } | null> {
     const id = /^\d{1,9}$/.test(idOrName) ? Number(idOrName) : null;
     const { rows } = await this.db.query<{ id: number; name: string; revoked_at: Date }>(
-      "UPDATE feed_tokens SET revoked_at = $3 WHERE revoked_at IS NULL AND (id = $1 OR name = $2) RETURNING id, name, revoked_at",
+      `UPDATE feed_tokens SET revoked_at = $3
+       WHERE id = (SELECT id FROM feed_tokens WHERE revoked_at IS NULL AND (id = $1 OR name = $2) ORDER BY name = $2 DESC LIMIT 1)
+       RETURNING id, name, revoked_at`,
       [id, idOrName, at],
     );
     const r = rows[0];

@@ -24,7 +24,7 @@ export type NotArchivableArtist = {
 };
 
 export type NotArchivable = {
-  /** Works under any reason: listed works once each (whatever the source), plus works no listing showed. */
+  /** Works under any reason: listed works once each (whatever the source), plus works no listing showed (once per artist). */
   total: number;
   byReason: Array<{ reason: NotArchivableReason; count: number; why: string; action: string }>;
   byArtist: NotArchivableArtist[];
@@ -86,6 +86,9 @@ export function foldNotArchivable(rows: NotArchivableRows): NotArchivable {
     a.total += n;
   };
   for (const r of rows.counts) add(artistOf(r), r.reason, r.n);
+  // Two accounts tracking one artist with a public token each keep a shortfall of the same hidden works: the
+  // artist's line in each source says so, the totals count the artist's hidden works once (the larger count).
+  const hiddenOf = new Map<string, number>();
   for (const s of rows.shortfalls) {
     const hidden = s.expected - s.listed;
     if (hidden <= 0) continue;
@@ -93,8 +96,10 @@ export function foldNotArchivable(rows: NotArchivableRows): NotArchivable {
     add(a, s.reason, hidden);
     a.profileCount = s.expected;
     a.listed = s.listed;
-    byReason.set(s.reason, (byReason.get(s.reason) ?? 0) + hidden);
+    const artist = s.artist_userid ?? `${s.account}\u0000${s.key}`;
+    hiddenOf.set(artist, Math.max(hiddenOf.get(artist) ?? 0, hidden));
   }
+  for (const hidden of hiddenOf.values()) byReason.set("hidden_mature", (byReason.get("hidden_mature") ?? 0) + hidden);
   const order = (r: NotArchivableReason) => NOT_ARCHIVABLE_REASONS.indexOf(r);
   const byArtist = [...artists.values()]
     .filter((a) => a.total > 0)

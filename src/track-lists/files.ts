@@ -27,10 +27,19 @@ function because(err: unknown): string {
 
 export async function readTrackListFile(file: string): Promise<string> {
   try {
-    return await fs.readFile(file, "utf8");
+    return decodeTrackList(await fs.readFile(file));
   } catch (err) {
     throw new UserError(`cannot read ${file}: ${because(err)}`);
   }
+}
+
+/**
+ * A list's text: UTF-8 with or without a BOM, or UTF-16 when its BOM says so, which is what Windows
+ * PowerShell's `>` and Notepad's "Unicode" write (read as UTF-8, every other byte is a NUL).
+ */
+export function decodeTrackList(bytes: Uint8Array): string {
+  const encoding = bytes[0] === 0xff && bytes[1] === 0xfe ? "utf-16le" : bytes[0] === 0xfe && bytes[1] === 0xff ? "utf-16be" : "utf-8";
+  return new TextDecoder(encoding).decode(bytes);
 }
 
 export async function writeTrackListFile(file: string, text: string): Promise<void> {

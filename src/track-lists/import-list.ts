@@ -6,7 +6,7 @@ import type { AccountRow } from "../db/account.repository.ts";
 import type { PgPool } from "../db/connect.ts";
 import { TrackedUserRepository, type TrackUserInput } from "../db/tracked-user.repository.ts";
 import { withTransaction } from "../db/with-transaction.ts";
-import type { TrackEntry, TrackList, TrackListFormat, Unresolved } from "./parse.ts";
+import { quoted, type TrackEntry, type TrackList, type TrackListFormat, type Unresolved } from "./parse.ts";
 
 export type AddedUser = { account: string; username: string; where: string };
 export type SkippedUser = { account: string; username: string; where: string; reason: "already tracked" | "duplicate in file" };
@@ -52,7 +52,11 @@ export async function importTrackList(o: ImportListOptions): Promise<ImportRepor
   for (const entry of o.list.entries) {
     const account = o.forcedAccount ?? (entry.options.account !== undefined ? byName.get(entry.options.account) : await (fallback ??= o.defaultAccount()));
     if (!account) {
-      report.unresolved.push({ input: entry.username, where: entry.where, reason: `no account named "${entry.options.account}" (give --account <name>)` });
+      report.unresolved.push({
+        input: entry.username,
+        where: entry.where,
+        reason: `no account named "${quoted(entry.options.account ?? "")}" (give --account <name>)`,
+      });
       continue;
     }
     const key = `${account.id}\u0000${entry.username.toLowerCase()}`;

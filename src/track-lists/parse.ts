@@ -57,10 +57,23 @@ export function parseTrackList(file: string, raw: string, forced?: string): Trac
   return list;
 }
 
+/** How much of a file's text the report quotes: a 10 MB line or title must not flood the terminal or the JSON. */
+const QUOTED_CHARS = 200;
+
+/** `text` cut to what the report quotes, saying that it was cut. */
+export function quoted(text: string): string {
+  return text.length <= QUOTED_CHARS ? text : `${text.slice(0, QUOTED_CHARS - 1)}… (${text.length} characters)`;
+}
+
+/** An entry that names no user, with what the report quotes of it. */
+function unresolved(list: TrackList, input: string, where: string, reason: string): void {
+  list.unresolved.push({ input: quoted(input), where: quoted(where), reason: quoted(reason) });
+}
+
 function add(list: TrackList, input: string, where: string, options: TrackEntryOptions = {}): void {
   const named = userFromText(input);
   if ("username" in named) list.entries.push({ username: named.username, where, options });
-  else list.unresolved.push({ input, where, reason: named.unresolved });
+  else unresolved(list, input, where, named.unresolved);
 }
 
 // ---- txt ------------------------------------------------------------------------------------------------
@@ -87,7 +100,14 @@ type XmlNode = Record<string, unknown>;
 function parseOpml(file: string, text: string, list: TrackList): void {
   const valid = XMLValidator.validate(text);
   if (valid !== true) throw new UserError(`${file} is not valid OPML (line ${valid.err.line}: ${valid.err.msg}): fix the file or give --format txt`);
-  const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "@", processEntities: true, htmlEntities: true }).parse(text) as XmlNode;
+  let doc: XmlNode;
+  try {
+    doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "@", processEntities: true, htmlEntities: true }).parse(text) as XmlNode;
+  } catch (err) {
+    // The parser's own limits (folders nested past 100 levels, entities past its caps) refuse a hostile or
+    // broken file with a plain Error: it is still the file that is wrong, said in one line.
+    throw new UserError(`${file} could not be read as OPML (${quoted((err as Error).message)}): fix the file or give --format txt`);
+  }
   const opml = childNamed(doc, "opml");
   const body = opml ? childNamed(opml, "body") : undefined;
   if (!body) throw new UserError(`${file} has no <opml><body>: it is not an OPML file (give --format txt or json if it is another list)`);
@@ -99,7 +119,7 @@ function walkOutline(node: XmlNode, list: TrackList, counter: { n: number }): vo
   counter.n += 1;
   const attrs = attributes(node);
   const label = attrs.text ?? attrs.title ?? "";
-  const where = `outline ${counter.n}${label ? ` "${label}"` : ""}`;
+  const where = `outline ${counter.n}${label ? ` "${quoted(label)}"` : ""}`;
   const children = childrenNamed(node, "outline");
   const urls = URL_ATTRIBUTES.map((a) => attrs[a]).filter((u): u is string => typeof u === "string" && u.trim() !== "");
   if (urls.length > 0) {
@@ -107,10 +127,10 @@ function walkOutline(node: XmlNode, list: TrackList, counter: { n: number }): vo
     const named = urls.map((u) => ({ u, r: userFromText(u) }));
     const hit = named.find((n) => "username" in n.r);
     if (hit && "username" in hit.r) list.entries.push({ username: hit.r.username, where, options: {} });
-    else if (named[0] && "unresolved" in named[0].r) list.unresolved.push({ input: named[0].u, where, reason: named[0].r.unresolved });
+    else if (named[0] && "unresolved" in named[0].r) unresolved(list, named[0].u, where, named[0].r.unresolved);
   } else if (children.length === 0 && attrs.type !== undefined) {
     // A subscription without a URL is reported; a leaf without type is an empty folder, which names nobody.
-    list.unresolved.push({ input: label, where, reason: "the outline has no xmlUrl or htmlUrl" });
+    unresolved(list, label, where, "the outline has no xmlUrl or htmlUrl");
   }
   for (const child of children) walkOutline(child, list, counter);
 }
@@ -169,13 +189,13 @@ function jsonUser(list: TrackList, item: unknown, where: string): void {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const reason = `${issue?.path.join(".") || "entry"}: ${issue?.message ?? "not a user"}`;
-    list.unresolved.push({ input: JSON.stringify(item) ?? String(item), where, reason });
+    unresolved(list, JSON.stringify(item) ?? String(item), where, reason);
     return;
   }
   const { username, url, account, tokenKind, userid, limitation } = parsed.data;
   const input = username ?? url;
   if (input === undefined) {
-    list.unresolved.push({ input: JSON.stringify(item), where, reason: "no username or url" });
+    unresolved(list, JSON.stringify(item), where, "no username or url");
     return;
   }
   add(list, input, where, definedOnly({ account, tokenKind, userid, limitation }));

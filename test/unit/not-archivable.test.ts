@@ -58,6 +58,27 @@ describe(foldNotArchivable.name, () => {
     expect(lines.reasons[0]).toMatch(/^4 paid: .+\. What you can do: paid tiers cannot be archived/);
   });
 
+  it("counts an artist's hidden works once in the totals when two accounts track them with a public token", () => {
+    const shortfall = (account: string, listed: number) => ({
+      account,
+      source: "tracked",
+      key: "ann",
+      reason: "hidden_mature" as const,
+      artist_userid: "U1",
+      artist: "ann",
+      expected: 80,
+      listed,
+    });
+    const v = foldNotArchivable({ counts: [], totals: [], shortfalls: [shortfall("me", 68), shortfall("other", 70)] });
+    // Each source still says what its listings showed; the same 12 (at most) works are hidden from both.
+    expect(v.byArtist.map((a) => [a.account, a.total])).toEqual([
+      ["me", 12],
+      ["other", 10],
+    ]);
+    expect(v.byReason.map((r) => [r.reason, r.count])).toEqual([["hidden_mature", 12]]);
+    expect(v.total).toBe(12);
+  });
+
   it("lists at most the artists asked for, those with the most works, and says how many more there are", () => {
     const counts = Array.from({ length: 5 }, (_, i) => ({
       account: "me",

@@ -1,9 +1,13 @@
 // Track lists as other tools write them (src/track-lists): usernames one a line, OPML from feed readers and
 // archivers with the service's profile, gallery and RSS URLs in their variants, dvault's JSON; and what export
 // writes reads back as the same list.
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { XMLValidator } from "fast-xml-parser";
 import { describe, expect, it } from "vitest";
 import { UserError } from "../../src/errors.ts";
+import { readTrackListFile } from "../../src/track-lists/files.ts";
 import { formatTrackList, type ExportedUser } from "../../src/track-lists/format.ts";
 import { detectFormat, parseTrackList } from "../../src/track-lists/parse.ts";
 import { formatImportReport } from "../../src/track-lists/report-text.ts";
@@ -87,6 +91,36 @@ describe(`${parseTrackList.name} (txt)`, () => {
     ]);
   });
 
+  it("quotes at most 200 characters of a 10 MB line, in the list and in the report", () => {
+    const huge = "x".repeat(10_000_000);
+    const list = parseTrackList("l.txt", `alice\n${huge}\nhttps://www.deviantart.com/${huge}\n`);
+    expect(list.entries.map((e) => e.username)).toEqual(["alice"]);
+    expect(list.unresolved.map((u) => u.where)).toEqual(["line 2", "line 3"]);
+    for (const u of list.unresolved) {
+      expect(u.input.length).toBeLessThanOrEqual(230);
+      expect(u.reason.length).toBeLessThanOrEqual(230);
+      expect(u.input).toMatch(/… \(\d+ characters\)$/);
+    }
+    const report = formatImportReport("l.txt", { ...list, dryRun: true, resolved: false, added: [], skipped: [] });
+    expect(report.length).toBeLessThan(2000);
+  });
+
+  it("reads a list saved as UTF-16 with a BOM (PowerShell's > and Notepad's Unicode), either byte order", async () => {
+    const text = "alice\r\n~bob\r\nhttps://www.deviantart.com/carol\r\n";
+    const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, "utf16le")]);
+    const be = Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, "utf16le").swap16()]);
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-list-"));
+    try {
+      for (const [i, bytes] of [le, be, Buffer.from(`\uFEFF${text}`)].entries()) {
+        const file = path.join(dir, `list${i}.txt`);
+        await fs.writeFile(file, bytes);
+        expect(parseTrackList(file, await readTrackListFile(file)).entries.map((e) => e.username)).toEqual(["alice", "bob", "carol"]);
+      }
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("refuses a binary file in one line", () => {
     expect(() => parseTrackList("x.bin", "PK\u0003\u0004\u0000\u0000")).toThrow(/^x\.bin is not a text file: give a list of usernames/);
   });
@@ -124,9 +158,19 @@ describe(`${parseTrackList.name} (OPML)`, () => {
     ]);
   });
 
+  it("quotes at most 200 characters of an outline's huge title", () => {
+    const list = parseTrackList("subs.opml", opml(`<outline type="rss" text="${"t".repeat(1_000_000)}" xmlUrl="https://news.example/feed"/>`));
+    expect(list.unresolved).toHaveLength(1);
+    expect(list.unresolved[0]?.where.length).toBeLessThan(250);
+  });
+
   it("refuses broken XML and XML that is not OPML in one line each", () => {
     expect(() => parseTrackList("a.opml", "<opml><body><outline></body></opml>")).toThrow(/^a\.opml is not valid OPML \(line 1: .+\): fix the file/);
     expect(() => parseTrackList("a.xml", "<rss><channel/></rss>")).toThrow(/^a\.xml has no <opml><body>: it is not an OPML file/);
+    // Well-formed but past the parser's limits: folders nested 150 deep.
+    const deep = opml(`${'<outline text="f">'.repeat(150)}<outline type="rss" xmlUrl="https://www.deviantart.com/alice"/>${"</outline>".repeat(150)}`);
+    expect(() => parseTrackList("deep.opml", deep)).toThrow(UserError);
+    expect(() => parseTrackList("deep.opml", deep)).toThrow(/^deep\.opml could not be read as OPML \(.+\): fix the file or give --format txt$/);
   });
 });
 

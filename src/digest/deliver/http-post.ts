@@ -73,6 +73,9 @@ export async function postToChannel(post: ChannelPost): Promise<ChannelAnswer> {
       headers: { "content-type": "application/json; charset=utf-8", ...post.headers },
       body: post.body,
       signal: AbortSignal.timeout(post.timeoutMs ?? 30_000),
+      // A followed 301 or 302 turns the POST into a GET (the Fetch standard), whose 200 would count as
+      // delivered while nothing was posted: a redirect is an answer to report instead.
+      redirect: "manual",
     });
   } catch (err) {
     const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
@@ -83,6 +86,15 @@ export async function postToChannel(post: ChannelPost): Promise<ChannelAnswer> {
     );
   }
   const answer = await response.text().catch(() => "");
+  if (response.status >= 300 && response.status < 400) {
+    // Only where it points: the rest of the address may carry the receiver's token.
+    const to = URL.parse(response.headers.get("location") ?? "", post.url);
+    throw new ChannelDeliveryError(
+      `${post.receiver} answered ${response.status}, a redirect${to ? ` to ${to.protocol}//${to.host}/…` : ""}: set the address it redirects to (https:// rather than http://?) in the channel's setting`,
+      post.channel,
+      response.status,
+    );
+  }
   if (response.ok) {
     const id = idOf(answer);
     return { status: response.status, ...(id ? { id } : {}) };
