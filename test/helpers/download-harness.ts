@@ -39,6 +39,8 @@ export type DownloadHarnessOptions = {
   log?: Logger;
   /** An existing folder to archive into (kept afterwards); default a fresh temporary one. */
   archiveDir?: string;
+  /** A Redis prefix in the hash-tag form ({dvault-test-…}) the default prefix has. */
+  hashTaggedPrefix?: boolean;
 };
 
 export async function createDownloadHarness(options: DownloadHarnessOptions = {}): Promise<DownloadHarness> {
@@ -48,6 +50,7 @@ export async function createDownloadHarness(options: DownloadHarnessOptions = {}
     ...(options.sim ? { sim: options.sim } : {}),
     ...(options.sources ? { sources: options.sources } : {}),
     log,
+    ...(options.hashTaggedPrefix ? { hashTaggedPrefix: true } : {}),
     // The pacer lets one API request per token in flight; waiters re-check every 5 ms instead of 100.
     overrides: { secretKey: { key, source: "env", created: false }, pacer: { pollMs: 5 } },
   });

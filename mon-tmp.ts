@@ -1,0 +1,10 @@
+import { Redis } from "ioredis";
+const r = new Redis("redis://127.0.0.1:6379");
+const m = await r.duplicate().monitor();
+m.on("monitor", (time: string, args: string[], source: string, db: string) => console.log(JSON.stringify({ args, source, db })));
+await new Promise((res) => setTimeout(res, 100));
+await r.eval("redis.call('set', KEYS[1], '1'); redis.call('get', KEYS[2]); return 1", 2, "zz:a", "zz:b");
+await r.multi().set("zz:c", "1").get("zz:d").exec();
+await r.del("zz:a", "zz:c");
+await new Promise((res) => setTimeout(res, 200));
+m.disconnect(); r.disconnect();
