@@ -1,5 +1,6 @@
 // A throwaway 3-node Redis Cluster on loopback (redis-server --cluster-enabled yes, joined by redis-cli
-// --cluster create), no Docker: each node in its own temporary directory, nothing saved, all stopped after.
+// --cluster create), and a throwaway standalone Redis, no Docker: each server in its own temporary
+// directory, nothing saved, all stopped after.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import net from "node:net";
@@ -24,7 +25,15 @@ export type RedisCluster = {
 async function freePort(taken: ReadonlySet<number>): Promise<number> {
   for (;;) {
     const port = await listenOnce(0);
-    if (port + 10_000 < 65_536 && !taken.has(port) && (await listenOnce(port + 10_000).then(() => true, () => false))) return port;
+    if (
+      port + 10_000 < 65_536 &&
+      !taken.has(port) &&
+      (await listenOnce(port + 10_000).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return port;
   }
 }
 
@@ -48,6 +57,56 @@ async function until(what: string, ready: () => Promise<boolean>, ms = 20_000): 
   }
 }
 
+/** Starts redis-server on a free port with nothing saved; the caller stops it with `child.kill()`. */
+function spawnRedisServer(port: number, dir: string, extra: string[] = []): ChildProcess {
+  // biome-ignore format: flag and value pairs read best one pair a line
+  const args = [
+    "--port", String(port),
+    "--bind", "127.0.0.1",
+    "--dir", dir,
+    "--save", "",
+    "--appendonly", "no",
+    ...extra,
+  ];
+  return spawn("redis-server", args, { stdio: "ignore" });
+}
+
+function killed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    child.kill("SIGKILL");
+  });
+}
+
+function connectTo(port: number): Redis {
+  const client = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => 50 });
+  client.on("error", () => undefined);
+  return client;
+}
+
+export type RedisServer = { url: string; redis: Redis; stop(): Promise<void> };
+
+/** A throwaway standalone Redis with an empty keyspace (for what must see no other test's keys). */
+export async function startRedisServer(): Promise<RedisServer> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-redis-"));
+  const port = await freePort(new Set());
+  const child = spawnRedisServer(port, dir);
+  const redis = connectTo(port);
+  const stop = async () => {
+    redis.disconnect();
+    await killed(child);
+    await fs.rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await until("the server answering", async () => (await redis.ping()) === "PONG");
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url: `redis://127.0.0.1:${port}`, redis, stop };
+}
+
 export async function startRedisCluster(): Promise<RedisCluster> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-cluster-"));
   const children: ChildProcess[] = [];
@@ -55,16 +114,7 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   const ports: number[] = [];
   const stop = async () => {
     for (const c of clients) c.disconnect();
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            child.once("exit", () => resolve());
-            child.kill("SIGKILL");
-          }),
-      ),
-    );
+    await Promise.all(children.map(killed));
     await fs.rm(dir, { recursive: true, force: true });
   };
   try {
@@ -73,23 +123,8 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       ports.push(port);
       const nodeDir = path.join(dir, String(port));
       await fs.mkdir(nodeDir);
-      const child = spawn(
-        "redis-server",
-        [
-          "--port", String(port),
-          "--bind", "127.0.0.1",
-          "--cluster-enabled", "yes",
-          "--cluster-config-file", path.join(nodeDir, "nodes.conf"),
-          "--dir", nodeDir,
-          "--save", "",
-          "--appendonly", "no",
-        ],
-        { stdio: "ignore" },
-      );
-      children.push(child);
-      const client = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => 50 });
-      client.on("error", () => undefined);
-      clients.push(client);
+      children.push(spawnRedisServer(port, nodeDir, ["--cluster-enabled", "yes", "--cluster-config-file", path.join(nodeDir, "nodes.conf")]));
+      clients.push(connectTo(port));
     }
     await until("the nodes answering", async () => (await Promise.all(clients.map((c) => c.ping()))).every((p) => p === "PONG"));
     await run("redis-cli", ["--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", "0", "--cluster-yes"]);

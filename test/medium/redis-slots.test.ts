@@ -3,31 +3,50 @@
 // downloads against the simulator, BullMQ's scripts, the pacer's scripts, the locks, the holder lease, the
 // heartbeat) runs on the normal Redis under a hash-tagged prefix while MONITOR records every command; the
 // keys of each atomic operation are then given to a real 3-node cluster's CLUSTER KEYSLOT.
-import { Redis } from "ioredis";
+import { spawn } from "node:child_process";
+import readline from "node:readline";
+import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
 import { collectStatus } from "../../src/status/collect.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
+import { settleRedisPrefix } from "../../src/queue/redis-prefix.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { startWorker } from "../../src/worker.ts";
 import { testConfig } from "../helpers/config.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
-import { startRedisCluster, type RedisCluster } from "../helpers/redis-cluster.ts";
+import { startRedisCluster, startRedisServer, type RedisCluster, type RedisServer } from "../helpers/redis-cluster.ts";
 
 /** One atomic operation as MONITOR shows it: a script with the commands it ran, a MULTI block, or one command. */
 type Operation = { commands: string[][] };
 
+/** A MONITOR line's arguments: double-quoted, with \" \\ \n \r \t and \xHH escaped (sds's repr). */
+function monitorArgs(text: string): string[] {
+  const args: string[] = [];
+  const token = /"((?:[^"\\]|\\.)*)"/g;
+  const escapes: Record<string, string> = { n: "\n", r: "\r", t: "\t", a: "\x07", b: "\b" };
+  for (const m of text.matchAll(token)) {
+    args.push(
+      (m[1] ?? "").replace(/\\(x[0-9a-fA-F]{2}|.)/g, (_, e: string) =>
+        e.length === 3 ? String.fromCharCode(Number.parseInt(e.slice(1), 16)) : (escapes[e] ?? e),
+      ),
+    );
+  }
+  return args;
+}
+
 /**
- * Groups MONITOR's lines into atomic operations. Redis 7 logs EVAL/EVALSHA before the commands its script
- * runs (source "lua", nothing else runs meanwhile), and a MULTI's queued commands when EXEC runs them,
- * under the client's address, between its MULTI and EXEC lines.
+ * Records every command the server runs (redis-cli monitor: ioredis's own monitor mode loses lines that
+ * arrive with the MONITOR command's reply) and groups them into atomic operations. Redis 7 logs EVAL/EVALSHA
+ * before the commands its script runs (source "lua", nothing else runs meanwhile), and a MULTI's queued
+ * commands when EXEC runs them, under the client's address, between its MULTI and EXEC lines.
  */
-function recordOperations(monitor: Redis): { operations: Operation[]; stop(): void } {
+async function recordOperations(url: string): Promise<{ stop(): Promise<Operation[]> }> {
   const operations: Operation[] = [];
   const open = new Map<string, Operation>();
   let script: Operation | undefined;
-  const onCommand = (_time: string, args: string[], source: string) => {
+  const onCommand = (args: string[], source: string) => {
     const name = (args[0] ?? "").toLowerCase();
     if (source === "lua") return void script?.commands.push(args);
     const block = open.get(source);
@@ -42,8 +61,28 @@ function recordOperations(monitor: Redis): { operations: Operation[]; stop(): vo
     script = name === "eval" || name === "evalsha" || name.startsWith("fcall") ? op : undefined;
     operations.push(op);
   };
-  monitor.on("monitor", onCommand);
-  return { operations, stop: () => monitor.off("monitor", onCommand) };
+  const child = spawn("redis-cli", ["-u", url, "monitor"], { stdio: ["ignore", "pipe", "inherit"] });
+  const lines = readline.createInterface({ input: child.stdout });
+  const started = new Promise<void>((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`redis-cli monitor ended (${code})`)));
+    lines.on("line", (line) => {
+      if (line === "OK") return resolve();
+      const m = /^\S+ \[\d+ ([^\]]+)\] (.*)$/.exec(line);
+      if (m) onCommand(monitorArgs(m[2] ?? ""), m[1] ?? "");
+    });
+  });
+  await started;
+  return {
+    async stop() {
+      // Everything before this marker has been read once the marker itself comes back.
+      const marker = `monitor-end-${process.pid}-${Date.now()}`;
+      const seen = new Promise<void>((resolve) => lines.on("line", (line) => line.includes(marker) && resolve()));
+      await h.redis.redis.echo(marker);
+      await seen;
+      child.kill();
+      return operations;
+    },
+  };
 }
 
 /** The keys of each command, as Redis itself reads them (COMMAND GETKEYS; none for a command without keys). */
@@ -56,7 +95,6 @@ async function keysOf(redis: Redis, commands: string[][]): Promise<string[]> {
 
 let cluster: RedisCluster;
 let h: DownloadHarness;
-let monitor: Redis;
 
 beforeAll(async () => {
   cluster = await startRedisCluster();
@@ -65,26 +103,26 @@ beforeAll(async () => {
     sim: { dataset: { deviations: 6, galleryFolders: 1, collectionFolders: 1, favourites: 2, trackedUsers: 1 } },
     sources: [gallerySource],
   });
-  // ioredis's monitor() opens its own connection in monitor mode; the client it came from is not needed after.
-  const base = new Redis(TEST_REDIS_URL);
-  monitor = await base.monitor();
-  base.disconnect();
 }, 120_000);
 
 afterAll(async () => {
-  monitor?.disconnect();
   await h?.close();
   await cluster?.stop();
 });
 
 /** A worker with every role syncs the account and archives every original, and status reads it all, while MONITOR records. */
 async function recordWorkerPass(): Promise<{ keys: string[] }[]> {
-  const recording = recordOperations(monitor);
+  const recording = await recordOperations(TEST_REDIS_URL);
+  let recorded: Operation[] = [];
   const worker = await startWorker({
     config: testConfig({ ...h.env, DVAULT_WORKER_ROLES: "sync,downloads,digest,maintenance,http", DVAULT_HTTP_PORT: "0" }),
     log: h.log,
     handleSignals: false,
-    overrides: { now: () => h.sim.clock.now().getTime(), secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false }, pacer: { pollMs: 5 } },
+    overrides: {
+      now: () => h.sim.clock.now().getTime(),
+      secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false },
+      pacer: { pollMs: 5 },
+    },
   });
   try {
     const originals = downloadableOwnerDeviations(h.sim.truth).length;
@@ -96,9 +134,9 @@ async function recordWorkerPass(): Promise<{ keys: string[] }[]> {
     await queues.close();
   } finally {
     await worker.stop("pass done");
-    recording.stop();
+    recorded = await recording.stop();
   }
-  const ours = recording.operations.filter((op) => op.commands.some((args) => args.some((a) => a.includes(h.redis.prefix))));
+  const ours = recorded.filter((op) => op.commands.some((args) => args.some((a) => a.includes(h.redis.prefix))));
   return Promise.all(ours.map(async (op) => ({ keys: await keysOf(h.redis.redis, op.commands) })));
 }
 
@@ -124,4 +162,35 @@ describe("Redis keys under a hash-tagged prefix", () => {
     const untagged = (await slotsOf(multiKey, (k) => bare + k.slice(h.redis.prefix.length))).filter((op) => op.slots.length > 1);
     expect(untagged.length).toBeGreaterThan(0);
   }, 90_000);
+});
+
+// On a server of its own: which prefix an install without DVAULT_REDIS_PREFIX settles on depends on the whole keyspace.
+describe(settleRedisPrefix.name, () => {
+  it("takes {dvault} on a fresh server, keeps an older install's dvault with its keys, and leaves a configured prefix alone", async () => {
+    const fresh = await startRedisServer();
+    const older = await startRedisServer();
+    try {
+      const settle = (server: RedisServer, env: Record<string, string> = {}) => settleRedisPrefix(server.redis, testConfig({ REDIS_URL: server.url, ...env }));
+      expect((await settle(fresh)).redisPrefix).toBe("{dvault}");
+      // Once settled it stays, even when keys of the older layout turn up later (another tool's, say).
+      await fresh.redis.set("dvault:somebody-else", "1");
+      expect((await settle(fresh)).redisPrefix).toBe("{dvault}");
+
+      // An older install: its queued job and its learned API pace are under "dvault:", and stay in use.
+      await older.redis.hset("dvault:downloads:42", "name", "download.file");
+      await older.redis.hset("dvault:pacer:1001:abc", "learned", "1.7");
+      const kept = await settle(older);
+      expect(kept).toMatchObject({ redisPrefix: "dvault", redisPrefixSet: false });
+      expect(await older.redis.hget("dvault:pacer:1001:abc", "learned")).toBe("1.7");
+      // The marker keeps the choice after those keys are gone (a drained queue must not move the install).
+      await older.redis.del("dvault:downloads:42", "dvault:pacer:1001:abc");
+      expect((await settle(older)).redisPrefix).toBe("dvault");
+
+      expect((await settle(older, { DVAULT_REDIS_PREFIX: "{home}" })).redisPrefix).toBe("{home}");
+      expect(await older.redis.exists("{home}:keyspace")).toBe(0);
+    } finally {
+      await fresh.stop();
+      await older.stop();
+    }
+  });
 });
