@@ -5,7 +5,7 @@ import { z } from "zod";
 import { DEFAULT_API_BASE, DEFAULT_API_RATE, DEFAULT_DATABASE_URL, DEFAULT_REDIRECT_URI, DEFAULT_REDIS_URL } from "./config-defaults.ts";
 import { DIGEST_ENV, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
 import { UserError } from "./errors.ts";
-import { DEFAULT_WORKER_ROLES, parseWorkerRoles, WORKER_ROLES, type WorkerRole } from "./queue/worker-roles.ts";
+import { DEFAULT_WORKER_ROLES, parseWorkerRoles, WORKER_ROLES, type WorkerRole } from "./config/worker-roles.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -53,7 +53,11 @@ const apiRate = (fallback: number) =>
 
 const EnvSchema = z.object({
   DATABASE_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["postgresql:", "postgres:"], "a PostgreSQL URL").default(DEFAULT_DATABASE_URL)),
-  REDIS_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["redis:", "rediss:"], "a Redis URL").default(DEFAULT_REDIS_URL)),
+  // redis+cluster:// names one node of a Redis Cluster (src/queue/redis.ts).
+  REDIS_URL: z.preprocess(
+    emptyAsUndefined,
+    urlWithProtocols(["redis:", "rediss:", "redis+cluster:", "rediss+cluster:"], "a Redis URL").default(DEFAULT_REDIS_URL),
+  ),
   DVAULT_API_BASE: z.preprocess(emptyAsUndefined, urlWithProtocols(["http:", "https:"], "the service's base URL").default(DEFAULT_API_BASE)),
   DVAULT_CLIENT_ID: z.preprocess(
     emptyAsUndefined,

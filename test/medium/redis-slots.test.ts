@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
 import { collectStatus } from "../../src/status/collect.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
+import { createRedis } from "../../src/queue/redis.ts";
 import { settleRedisPrefix } from "../../src/queue/redis-prefix.ts";
+import { scanKeys } from "../../src/redis-scan.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { startWorker } from "../../src/worker.ts";
 import { testConfig } from "../helpers/config.ts";
@@ -161,6 +163,42 @@ describe("Redis keys under a hash-tagged prefix", () => {
     const bare = h.redis.prefix.slice(1, -1);
     const untagged = (await slotsOf(multiKey, (k) => bare + k.slice(h.redis.prefix.length))).filter((op) => op.slots.length > 1);
     expect(untagged.length).toBeGreaterThan(0);
+  }, 90_000);
+});
+
+describe("a worker on Redis Cluster", () => {
+  it("syncs and archives every original through the cluster client (REDIS_URL=redis+cluster://)", async () => {
+    const h2 = await createDownloadHarness({
+      hashTaggedPrefix: true,
+      sim: { dataset: { deviations: 5, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 } },
+      sources: [gallerySource],
+    });
+    const seed = cluster.nodes[0];
+    const clusterUrl = `redis+cluster://${seed?.host}:${seed?.port}`;
+    const onCluster = createRedis(clusterUrl);
+    const worker = await startWorker({
+      config: testConfig({ ...h2.env, REDIS_URL: clusterUrl }),
+      log: h2.log,
+      handleSignals: false,
+      overrides: { now: () => h2.sim.clock.now().getTime(), secretKey: { key: Buffer.from(h2.keyHex, "hex"), source: "env", created: false }, pacer: { pollMs: 5 } },
+    });
+    try {
+      const originals = downloadableOwnerDeviations(h2.sim.truth).length;
+      expect(originals).toBeGreaterThan(0);
+      const done = async () =>
+        (await h2.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE kind = 'original' AND status = 'done'")).rows[0]?.n;
+      await expect.poll(done, { timeout: 60_000, interval: 50 }).toBe(originals);
+      // The queues, the pace and the lease live in the cluster, all in the prefix's slot.
+      await onCluster.connect();
+      const keys = await scanKeys(onCluster, `${h2.redis.prefix}:*`);
+      expect(keys).toEqual(expect.arrayContaining([`${h2.redis.prefix}:holders`, `${h2.redis.prefix}:downloads:meta`]));
+      expect(new Set(await Promise.all(keys.map((k) => cluster.keySlot(k)))).size).toBe(1);
+      expect(await h2.redis.redis.exists(`${h2.redis.prefix}:holders`)).toBe(0);
+    } finally {
+      await worker.stop("test done");
+      onCluster.disconnect();
+      await h2.close();
+    }
   }, 90_000);
 });
 
