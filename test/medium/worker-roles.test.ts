@@ -6,6 +6,9 @@ import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
+import { formatStatus } from "../../src/cli/status.ts";
+import { QueueAdmin } from "../../src/queue/queue-admin.ts";
+import { collectStatus } from "../../src/status/collect.ts";
 import { missingRoles, workersWithRoles } from "../../src/status/redis-state.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { startWorker, type RunningWorker } from "../../src/worker.ts";
@@ -92,6 +95,19 @@ describe("worker roles", () => {
     const hosts = await workersWithRoles(h.redis.redis, h.redis.prefix, Date.now());
     expect(hosts.map((w) => w.roles)).toEqual([["sync", "http"]]);
     expect(missingRoles(hosts)).toEqual(["downloads", "digest", "maintenance"]);
+    // dvault status says the same in words (and --json in missingRoles), as does the dashboard's overview.
+    const queues = new QueueAdmin(h.redis.redis, h.redis.prefix);
+    const report = await collectStatus({ ...h.services, queues }).finally(() => queues.close());
+    expect(report.missingRoles).toEqual(["downloads", "digest", "maintenance"]);
+    const text = formatStatus(report);
+    expect(text).toContain(`${hosts[0]?.id} (sync, http): last heartbeat`);
+    expect(text).toContain("WARNING: no running worker has the downloads role: start one whose DVAULT_WORKER_ROLES includes downloads");
+    expect(report.redis).toEqual({ prefix: h.redis.prefix, hashTagged: false, legacy: false });
+    expect(formatStatus({ ...report, redis: { prefix: "dvault", hashTagged: false, legacy: true } })).toContain(
+      'Redis keys stay under the prefix "dvault" of an older install',
+    );
+    const overview = await fetch(`${web.dashboard?.url}/`);
+    expect(await overview.text()).toContain("no worker runs downloads");
     // Nothing downloaded: the queued originals are still waiting, and the service saw no download request.
     const { wait = 0, prioritized = 0, active, completed } = await producer.queue("downloads").getJobCounts("wait", "prioritized", "active", "completed");
     expect(wait + prioritized).toBe(2);
