@@ -180,7 +180,11 @@ describe("a worker on Redis Cluster", () => {
       config: testConfig({ ...h2.env, REDIS_URL: clusterUrl }),
       log: h2.log,
       handleSignals: false,
-      overrides: { now: () => h2.sim.clock.now().getTime(), secretKey: { key: Buffer.from(h2.keyHex, "hex"), source: "env", created: false }, pacer: { pollMs: 5 } },
+      overrides: {
+        now: () => h2.sim.clock.now().getTime(),
+        secretKey: { key: Buffer.from(h2.keyHex, "hex"), source: "env", created: false },
+        pacer: { pollMs: 5 },
+      },
     });
     try {
       const originals = downloadableOwnerDeviations(h2.sim.truth).length;
