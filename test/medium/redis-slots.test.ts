@@ -14,9 +14,9 @@ import { createRedis } from "../../src/queue/redis.ts";
 import { settleRedisPrefix } from "../../src/queue/redis-prefix.ts";
 import { scanKeys } from "../../src/redis-scan.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
-import { startWorker } from "../../src/worker.ts";
 import { testConfig } from "../helpers/config.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { doneOriginals, startHarnessWorker } from "../helpers/harness-worker.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
 import { startRedisCluster, startRedisServer, type RedisCluster, type RedisServer } from "../helpers/redis-cluster.ts";
 
@@ -95,6 +95,7 @@ async function keysOf(redis: Redis, commands: string[][]): Promise<string[]> {
   return [...new Set(replies.flatMap(([err, keys]) => (err ? [] : (keys as string[]))))];
 }
 
+const POLL = { timeout: 60_000, interval: 50 };
 let cluster: RedisCluster;
 let h: DownloadHarness;
 
@@ -116,21 +117,9 @@ afterAll(async () => {
 async function recordWorkerPass(): Promise<{ keys: string[] }[]> {
   const recording = await recordOperations(TEST_REDIS_URL);
   let recorded: Operation[] = [];
-  const worker = await startWorker({
-    config: testConfig({ ...h.env, DVAULT_WORKER_ROLES: "sync,downloads,digest,maintenance,http", DVAULT_HTTP_PORT: "0" }),
-    log: h.log,
-    handleSignals: false,
-    overrides: {
-      now: () => h.sim.clock.now().getTime(),
-      secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false },
-      pacer: { pollMs: 5 },
-    },
-  });
+  const worker = await startHarnessWorker(h, { DVAULT_WORKER_ROLES: "sync,downloads,digest,maintenance,http", DVAULT_HTTP_PORT: "0" });
   try {
-    const originals = downloadableOwnerDeviations(h.sim.truth).length;
-    const done = async () =>
-      (await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE kind = 'original' AND status = 'done'")).rows[0]?.n;
-    await expect.poll(done, { timeout: 60_000, interval: 50 }).toBe(originals);
+    await expect.poll(() => doneOriginals(h), POLL).toBe(downloadableOwnerDeviations(h.sim.truth).length);
     const queues = new QueueAdmin(h.redis.redis, h.redis.prefix);
     await collectStatus({ ...worker.services, queues });
     await queues.close();
@@ -176,22 +165,11 @@ describe("a worker on Redis Cluster", () => {
     const seed = cluster.nodes[0];
     const clusterUrl = `redis+cluster://${seed?.host}:${seed?.port}`;
     const onCluster = createRedis(clusterUrl);
-    const worker = await startWorker({
-      config: testConfig({ ...h2.env, REDIS_URL: clusterUrl }),
-      log: h2.log,
-      handleSignals: false,
-      overrides: {
-        now: () => h2.sim.clock.now().getTime(),
-        secretKey: { key: Buffer.from(h2.keyHex, "hex"), source: "env", created: false },
-        pacer: { pollMs: 5 },
-      },
-    });
+    const worker = await startHarnessWorker(h2, { REDIS_URL: clusterUrl });
     try {
       const originals = downloadableOwnerDeviations(h2.sim.truth).length;
       expect(originals).toBeGreaterThan(0);
-      const done = async () =>
-        (await h2.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE kind = 'original' AND status = 'done'")).rows[0]?.n;
-      await expect.poll(done, { timeout: 60_000, interval: 50 }).toBe(originals);
+      await expect.poll(() => doneOriginals(h2), POLL).toBe(originals);
       // The queues, the pace and the lease live in the cluster, all in the prefix's slot.
       await onCluster.connect();
       const keys = await scanKeys(onCluster, `${h2.redis.prefix}:*`);
