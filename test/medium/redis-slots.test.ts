@@ -58,9 +58,15 @@ async function recordOperations(url: string): Promise<{ stop(): Promise<Operatio
       if (block && name === "exec") operations.push(block);
       return;
     }
-    if (block) return void block.commands.push(args);
+    const isScript = name === "eval" || name === "evalsha" || name.startsWith("fcall");
+    if (block) {
+      // A script run by EXEC: what it touches belongs to the MULTI block, which is atomic as a whole.
+      block.commands.push(args);
+      script = isScript ? block : undefined;
+      return;
+    }
     const op = { commands: [args] };
-    script = name === "eval" || name === "evalsha" || name.startsWith("fcall") ? op : undefined;
+    script = isScript ? op : undefined;
     operations.push(op);
   };
   const child = spawn("redis-cli", ["-u", url, "monitor"], { stdio: ["ignore", "pipe", "inherit"] });
