@@ -13,6 +13,8 @@ const BENCHES = [
   "bench/startup.ts",
   "bench/versus.ts",
   "bench/thumbnails.ts",
+  "bench/feeds.ts",
+  "bench/track-lists.ts",
 ];
 for (const file of BENCHES) {
   process.stdout.write(`\n=== ${file} ===\n`);

@@ -3,9 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { DEFAULT_API_BASE, DEFAULT_API_RATE, DEFAULT_DATABASE_URL, DEFAULT_REDIRECT_URI, DEFAULT_REDIS_URL } from "./config-defaults.ts";
-import { DIGEST_ENV, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
+import { DIGEST_ENV, DIGEST_SECRET_FILES, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
+import { readSecretFiles } from "./config/secret-files.ts";
+import { STORAGE_ENV, type StorageConfig, storageConfigFrom } from "./config/storage.ts";
 import { UserError } from "./errors.ts";
-import { DEFAULT_WORKER_ROLES, parseWorkerRoles, WORKER_ROLES, type WorkerRole } from "./config/worker-roles.ts";
+import { WORKER_ENV, workerRolesFrom, type WorkerRole } from "./config/worker-roles.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -71,6 +73,8 @@ const EnvSchema = z.object({
   DVAULT_OAUTH_VERSION: z.preprocess(emptyAsUndefined, z.enum(["2.0", "2.1"], { message: "expects 2.0 or 2.1 (the OAuth version of your app)" }).optional()),
   DVAULT_ARCHIVE_DIR: z.preprocess(emptyAsUndefined, z.string().min(1).default("./archive")),
   DVAULT_CONFIG_DIR: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
+  // ---- where originals and thumbnails are kept: DVAULT_STORAGE, DVAULT_S3_* ----
+  ...STORAGE_ENV,
   DVAULT_SECRET_KEY: z.preprocess(
     emptyAsUndefined,
     z
@@ -90,23 +94,8 @@ const EnvSchema = z.object({
       })
       .optional(),
   ),
-  // ---- worker roles (src/queue/worker-roles.ts) ----
-  DVAULT_WORKER_ROLES: z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .superRefine((v, ctx) => {
-        const { roles, unknown } = parseWorkerRoles(listOf(v));
-        if (unknown.length === 0 && roles.length > 0) return;
-        const what = unknown.length ? `has no role ${unknown.map((u) => JSON.stringify(u)).join(", ")}: it ` : "";
-        ctx.addIssue({ code: "custom", message: `${what}expects a comma-separated list of ${WORKER_ROLES.join(", ")}` });
-      })
-      .optional(),
-  ),
-  DVAULT_SYNC_CONCURRENCY: z.preprocess(
-    emptyAsUndefined,
-    z.coerce.number().int().min(1).max(16, { message: "expects 1 to 16 sources synced at once" }).default(2),
-  ),
+  // ---- worker roles: DVAULT_WORKER_ROLES, DVAULT_SYNC_CONCURRENCY ----
+  ...WORKER_ENV,
   // ---- downloads ----
   DVAULT_DOWNLOAD_QUOTA: z.preprocess(
     emptyAsUndefined,
@@ -210,6 +199,11 @@ export type Config = Readonly<{
   /** The app's OAuth version when known: "2.1" refuses the implicit grant up front. */
   oauthVersion: "2.0" | "2.1" | undefined;
   archiveDir: string;
+  /**
+   * Where originals and thumbnails are kept: the archive folder, or an S3-compatible bucket (src/config/storage.ts,
+   * src/storage/store.ts). archiveDir holds this machine's partial files either way.
+   */
+  storage: StorageConfig;
   configDir: string;
   /** Explicit key from DVAULT_SECRET_KEY; when absent the key file in configDir is used. */
   secretKey: Buffer | undefined;
@@ -324,7 +318,10 @@ function readableIssue(issue: z.core.$ZodIssue, given: string | undefined): stri
   return issue.message;
 }
 
-export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+export function loadConfig(given: Env = process.env, cwd: string = process.cwd()): Config {
+  const files = readSecretFiles(given, DIGEST_SECRET_FILES);
+  if (files.problems.length) throw new ConfigError(files.problems);
+  const env = files.env;
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")} ${readableIssue(issue, env[String(issue.path[0])])}`);
@@ -337,6 +334,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
   const digestProblems = digestEnvProblems(e);
   if (digestProblems.length) throw new ConfigError(digestProblems);
+  const { storage, problems: storageProblems } = storageConfigFrom(e, cwd);
+  if (storageProblems.length) throw new ConfigError(storageProblems);
   const configHome = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
@@ -347,11 +346,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     redirectUri: e.DVAULT_REDIRECT_URI,
     oauthVersion: e.DVAULT_OAUTH_VERSION,
     archiveDir: path.resolve(cwd, e.DVAULT_ARCHIVE_DIR),
+    storage,
     configDir: path.resolve(cwd, e.DVAULT_CONFIG_DIR ?? path.join(configHome, "dvault")),
     secretKey: e.DVAULT_SECRET_KEY === undefined ? undefined : parseSecretKey(e.DVAULT_SECRET_KEY),
     redisPrefix: e.DVAULT_REDIS_PREFIX ?? DEFAULT_REDIS_PREFIX,
     redisPrefixSet: e.DVAULT_REDIS_PREFIX !== undefined,
-    workerRoles: e.DVAULT_WORKER_ROLES === undefined ? DEFAULT_WORKER_ROLES : parseWorkerRoles(listOf(e.DVAULT_WORKER_ROLES)).roles,
+    workerRoles: workerRolesFrom(e.DVAULT_WORKER_ROLES),
     syncConcurrency: e.DVAULT_SYNC_CONCURRENCY,
     logLevel: e.LOG_LEVEL,
     digest: digestConfigFrom(e, cwd),
@@ -375,4 +375,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     }),
     apiRate: Object.freeze({ start: e.DVAULT_API_RATE_START, min: e.DVAULT_API_RATE_MIN, max: e.DVAULT_API_RATE_MAX }),
   });
+}
+
+/**
+ * The configuration as if DVAULT_STORAGE were `kind`: `dvault storage migrate` opens the local folder and the
+ * bucket at once, whichever of them this process is set to use.
+ */
+export function loadConfigForStorage(kind: "local" | "s3", env: Env = process.env, cwd: string = process.cwd()): Config {
+  return loadConfig({ ...env, DVAULT_STORAGE: kind }, cwd);
 }

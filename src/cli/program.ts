@@ -48,6 +48,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./track.ts")).registerTrackCommand,
   },
   {
+    name: "feeds",
+    term: "feeds",
+    summary: "Atom feeds of the archive: the feed readers' tokens",
+    load: async () => (await import("./feeds.ts")).registerFeedsCommand,
+  },
+  {
     name: "auth",
     term: "auth",
     summary: "authorize dvault with the service and manage the stored grants",
@@ -88,6 +94,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     term: "verify [options]",
     summary: "re-hash the archive: report missing, corrupt and orphaned files",
     load: async () => (await import("./verify.ts")).registerVerifyCommand,
+  },
+  {
+    name: "storage",
+    term: "storage",
+    summary: "the archive's blob store: the local folder or an S3-compatible bucket",
+    load: async () => (await import("./storage.ts")).registerStorageCommand,
   },
   {
     name: "thumbnails",
