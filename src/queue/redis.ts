@@ -81,8 +81,10 @@ export async function checkRedis(url: string): Promise<void> {
 
 /** Deletes every key under a prefix (SCAN, never KEYS): a demo's or a test's private namespace. */
 export async function deleteKeysByPrefix(redis: Redis, prefix: string): Promise<number> {
+  const keys = await scanKeys(redis, `${prefix}*`);
+  // On a cluster one DEL per key: keys of a prefix without a hash tag may lie in several slots.
+  const batch = redis instanceof Cluster ? 1 : 500;
   let deleted = 0;
-  // One DEL per key: keys of a prefix without a hash tag may lie in several cluster slots.
-  for (const key of await scanKeys(redis, `${prefix}*`)) deleted += await redis.del(key);
+  for (let i = 0; i < keys.length; i += batch) deleted += await redis.del(...keys.slice(i, i + batch));
   return deleted;
 }
