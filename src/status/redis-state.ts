@@ -61,10 +61,13 @@ export async function workersWithRoles(redis: Redis, prefix: string, now: number
   return workers.map((w) => ({ ...w, roles: rolesOf.get(w.id) ?? w.roles }));
 }
 
-/** The job roles no live worker runs; none while no worker runs (status says that) or none names its roles (older versions). */
+/**
+ * The job roles no live worker runs; none while no worker runs (status says that). A worker that names no roles
+ * is of a version before roles, which runs them all.
+ */
 export function missingRoles(workers: readonly WorkerStatusView[]): string[] {
+  if (workers.length === 0 || workers.some((w) => w.roles.length === 0)) return [];
   const run = new Set(workers.flatMap((w) => w.roles));
-  if (run.size === 0) return [];
   return JOB_ROLES.filter((role) => !run.has(role));
 }
 
