@@ -7,6 +7,7 @@ import { DIGEST_ENV, DIGEST_SECRET_FILES, digestConfigFrom, digestEnvProblems, t
 import { readSecretFiles } from "./config/secret-files.ts";
 import { STORAGE_ENV, STORAGE_SECRET_FILES, type StorageConfig, storageConfigFrom } from "./config/storage.ts";
 import { UserError } from "./errors.ts";
+import { WORKER_ENV, workerRolesFrom, type WorkerRole } from "./config/worker-roles.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -33,6 +34,9 @@ export function parseSecretKey(raw: string): Buffer | undefined {
   return undefined;
 }
 
+/** The prefix when DVAULT_REDIS_PREFIX is unset: a hash tag, so every key of one install lands in one Redis Cluster slot. */
+export const DEFAULT_REDIS_PREFIX = "{dvault}";
+
 const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
 
 /** A duration such as 90s, 5min, 1h or 500ms (a bare number is seconds). */
@@ -51,7 +55,11 @@ const apiRate = (fallback: number) =>
 
 const EnvSchema = z.object({
   DATABASE_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["postgresql:", "postgres:"], "a PostgreSQL URL").default(DEFAULT_DATABASE_URL)),
-  REDIS_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["redis:", "rediss:"], "a Redis URL").default(DEFAULT_REDIS_URL)),
+  // redis+cluster:// names one node of a Redis Cluster (src/queue/redis.ts).
+  REDIS_URL: z.preprocess(
+    emptyAsUndefined,
+    urlWithProtocols(["redis:", "rediss:", "redis+cluster:", "rediss+cluster:"], "a Redis URL").default(DEFAULT_REDIS_URL),
+  ),
   DVAULT_API_BASE: z.preprocess(emptyAsUndefined, urlWithProtocols(["http:", "https:"], "the service's base URL").default(DEFAULT_API_BASE)),
   DVAULT_CLIENT_ID: z.preprocess(
     emptyAsUndefined,
@@ -76,13 +84,18 @@ const EnvSchema = z.object({
       })
       .optional(),
   ),
+  // Unset: "{dvault}", a Redis Cluster hash tag (src/queue/redis-prefix.ts), or "dvault" where an older install keeps its keys.
   DVAULT_REDIS_PREFIX: z.preprocess(
     emptyAsUndefined,
     z
       .string()
-      .regex(/^[A-Za-z0-9_.:-]+$/, { message: "expects letters, digits, _ . : -" })
-      .default("dvault"),
+      .regex(/^(\{[A-Za-z0-9_.:-]+\}|[A-Za-z0-9_.:-]+)[A-Za-z0-9_.:-]*$/, {
+        message: "expects letters, digits, _ . : - (optionally starting with a {hash tag} for Redis Cluster, e.g. {dvault})",
+      })
+      .optional(),
   ),
+  // ---- worker roles: DVAULT_WORKER_ROLES, DVAULT_SYNC_CONCURRENCY ----
+  ...WORKER_ENV,
   // ---- downloads ----
   DVAULT_DOWNLOAD_QUOTA: z.preprocess(
     emptyAsUndefined,
@@ -194,7 +207,14 @@ export type Config = Readonly<{
   configDir: string;
   /** Explicit key from DVAULT_SECRET_KEY; when absent the key file in configDir is used. */
   secretKey: Buffer | undefined;
+  /** The key prefix in Redis as configured, or "{dvault}" when unset; createServices settles it (src/queue/redis-prefix.ts). */
   redisPrefix: string;
+  /** Whether DVAULT_REDIS_PREFIX was set: an unset prefix may stay on an older install's "dvault". */
+  redisPrefixSet: boolean;
+  /** What this worker process does (DVAULT_WORKER_ROLES); `dvault worker --http` adds http. */
+  workerRoles: readonly WorkerRole[];
+  /** Sources synced at once by one worker (DVAULT_SYNC_CONCURRENCY). */
+  syncConcurrency: number;
   logLevel: LogLevel;
   /** Digests and alerts: schedule, channels, SMTP and webhook settings (src/config/digest.ts). */
   digest: DigestConfig;
@@ -329,7 +349,10 @@ export function loadConfig(given: Env = process.env, cwd: string = process.cwd()
     storage,
     configDir: path.resolve(cwd, e.DVAULT_CONFIG_DIR ?? path.join(configHome, "dvault")),
     secretKey: e.DVAULT_SECRET_KEY === undefined ? undefined : parseSecretKey(e.DVAULT_SECRET_KEY),
-    redisPrefix: e.DVAULT_REDIS_PREFIX,
+    redisPrefix: e.DVAULT_REDIS_PREFIX ?? DEFAULT_REDIS_PREFIX,
+    redisPrefixSet: e.DVAULT_REDIS_PREFIX !== undefined,
+    workerRoles: workerRolesFrom(e.DVAULT_WORKER_ROLES),
+    syncConcurrency: e.DVAULT_SYNC_CONCURRENCY,
     logLevel: e.LOG_LEVEL,
     digest: digestConfigFrom(e, cwd),
     downloadQuota: e.DVAULT_DOWNLOAD_QUOTA,

@@ -15,8 +15,9 @@ import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { UnreadableResponseRepository } from "../db/unreadable-response.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
+import { isHashTagged, LEGACY_REDIS_PREFIX } from "../queue/redis-prefix.ts";
 import { emptyNotArchivable } from "../text/not-archivable.ts";
-import { pacingStatuses, readPausedFlag, workerHeartbeats } from "./redis-state.ts";
+import { missingRoles, pacingStatuses, readPausedFlag, workerHeartbeats, workersWithRoles } from "./redis-state.ts";
 import {
   DOWNLOAD_STATUSES,
   STATUS_VERSION,
@@ -24,6 +25,7 @@ import {
   type ArchiveStatusView,
   type DownloadsStatusView,
   type PacingStatusView,
+  type RedisKeysStatusView,
   type QueueStatusView,
   type SourceStatusView,
   type StatusReport,
@@ -75,7 +77,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
       freeBytes: null,
       totalBytes: null,
     }),
-    part("workers", () => workerHeartbeats(deps.redis, deps.config.redisPrefix, Date.now()), [] as WorkerStatusView[]),
+    part("workers", () => workersWithRoles(deps.redis, deps.config.redisPrefix, Date.now()), [] as WorkerStatusView[]),
     part("unreadable responses", () => unreadableStatus(deps.pool, now), emptyUnreadable()),
     // The pacer's clock is the wall clock, like the heartbeats'.
     part("pacing", () => pacingStatuses(deps.redis, deps.config.redisPrefix, Date.now()), [] as PacingStatusView[]),
@@ -90,11 +92,18 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     downloads,
     archive,
     workers,
+    missingRoles: missingRoles(workers),
+    redis: redisKeysStatus(deps.config),
     unreadable,
     pacing,
     notArchivable,
     problems,
   };
+}
+
+function redisKeysStatus(config: Config): RedisKeysStatusView {
+  const prefix = config.redisPrefix;
+  return { prefix, hashTagged: isHashTagged(prefix), legacy: !config.redisPrefixSet && prefix === LEGACY_REDIS_PREFIX };
 }
 
 // ---- accounts ---------------------------------------------------------------------------------------

@@ -2,6 +2,9 @@
 // the API pace of each pacer key.
 import type { Redis } from "ioredis";
 import { listPacerKeys, readPacerStatus } from "../api/pacer-state.ts";
+import { liveHolders } from "../queue/holder.ts";
+import { scanKeys } from "../redis-scan.ts";
+import { JOB_ROLES } from "../queue/worker-roles.ts";
 import type { PacingStatusView, WorkerStatusView } from "./schema.ts";
 
 /**
@@ -25,13 +28,7 @@ export async function readPausedFlag(redis: Redis, key: string): Promise<{ pause
 /** Heartbeats are `<prefix>:heartbeat:<host>:<pid>` = {id, at}, expiring after a minute without a beat. */
 export async function workerHeartbeats(redis: Redis, prefix: string, now: number): Promise<WorkerStatusView[]> {
   const base = `${prefix}:heartbeat:`;
-  const keys: string[] = [];
-  let cursor = "0";
-  do {
-    const [next, batch] = await redis.scan(cursor, "MATCH", `${base}*`, "COUNT", 200);
-    cursor = next;
-    keys.push(...batch);
-  } while (cursor !== "0");
+  const keys = await scanKeys(redis, `${base}*`, 200);
   if (keys.length === 0) return [];
   const values = await redis.mget(...keys);
   const out: WorkerStatusView[] = keys.map((key, i) => {
@@ -51,9 +48,27 @@ export async function workerHeartbeats(redis: Redis, prefix: string, now: number
       pid: Number.isInteger(pid) ? pid : null,
       lastBeatAt: at,
       ageS: at ? Math.max(0, Math.round((now - Date.parse(at)) / 1000)) : null,
+      roles: [] as string[],
     };
   });
   return out.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** The heartbeats with the roles their processes' leases name (a heartbeat is `<host>:<pid>`, a holder `<host>:<pid>:<nonce>`). */
+export async function workersWithRoles(redis: Redis, prefix: string, now: number): Promise<WorkerStatusView[]> {
+  const [workers, holders] = await Promise.all([workerHeartbeats(redis, prefix, now), liveHolders(redis, prefix)]);
+  const rolesOf = new Map(holders.filter((h) => h.roles.length > 0).map((h) => [`${h.host}:${h.pid}`, h.roles]));
+  return workers.map((w) => ({ ...w, roles: rolesOf.get(w.id) ?? w.roles }));
+}
+
+/**
+ * The job roles no live worker runs; none while no worker runs (status says that). A worker that names no roles
+ * is of a version before roles, which runs them all.
+ */
+export function missingRoles(workers: readonly WorkerStatusView[]): string[] {
+  if (workers.length === 0 || workers.some((w) => w.roles.length === 0)) return [];
+  const run = new Set(workers.flatMap((w) => w.roles));
+  return JOB_ROLES.filter((role) => !run.has(role));
 }
 
 /** Each pacer key's rate, learned rate and time lost to throttling (src/api/pacer.ts); `now` is the wall clock. */
