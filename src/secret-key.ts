@@ -1,6 +1,6 @@
 // The key that encrypts tokens at rest: DVAULT_SECRET_KEY, or a key file created on first use (mode 0600).
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseSecretKey, type Config } from "./config.ts";
 import { UserError } from "./errors.ts";
@@ -46,4 +46,13 @@ export function loadSecretKey(config: Config, onCreated?: (file: string) => void
   }
   onCreated?.(file);
   return { key, source: "file", path: file, created: true };
+}
+
+/**
+ * The key when one exists (DVAULT_SECRET_KEY, or the key file), never creating one: for checks that a request
+ * from anyone can reach, where no key means nothing was ever signed under it.
+ */
+export function existingSecretKey(config: Config): SecretKey | undefined {
+  if (!config.secretKey && !existsSync(keyFilePath(config))) return undefined;
+  return loadSecretKey(config);
 }

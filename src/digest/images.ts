@@ -1,9 +1,12 @@
 // The digest's pictures, from the thumbnails in the archive's blob store (src/storage/store.ts, a bucket or
 // the local folder), as each channel can carry them: inline parts (`cid:`) for SMTP, files beside the HTML
-// for the file channel, the dashboard's /thumb/s/ URL for the webhook, ntfy and Discord when
-// DVAULT_PUBLIC_URL says where the dashboard is. The service's image links are signed and short-lived
+// for the file channel, and for the webhook, ntfy and Discord a signed link to the dashboard's /thumb/s/
+// route when DVAULT_PUBLIC_URL says where the dashboard is. The signature (src/http/thumb-link.ts) opens that
+// one thumbnail without the dashboard's token, so the channel's readers see it even when the dashboard
+// needs one. The service's image links are signed and short-lived
 // (docs/service-behaviour.md#image-url-tokens), so a digest never carries one: a deviation the archive holds
 // no file of, or whose thumbnail cannot be made, gets the quiet placeholder of render-html.ts.
+import { signedThumbUrl } from "../http/thumb-link.ts";
 import { jpegOf } from "../storage/thumbnail-render.ts";
 import type { Thumbnails } from "../storage/thumbnails.ts";
 import type { DigestChannel } from "./config.ts";
@@ -12,13 +15,16 @@ import type { DeviationRef, DigestData, DigestImage } from "./types.ts";
 export type DigestImageOptions = {
   channel: DigestChannel;
   thumbs: Thumbnails;
-  /** DVAULT_PUBLIC_URL: where the dashboard's /thumb/ route is reachable, for the webhook. */
-  dashboardUrl: string | undefined;
+  /**
+   * Where the dashboard's /thumb/ route is reachable (DVAULT_PUBLIC_URL), and the thumbnail link key
+   * (thumbLinkKey of the secret key), read only when a picture is linked: the linked channels' pictures.
+   */
+  dashboard: { url: string; linkKey: () => Buffer } | undefined;
   /** The folder name (beside the HTML) the file channel writes the images into. */
   filesDir: string;
 };
 
-/** The channels that carry pictures as links to the dashboard's /thumb/ route, never as bytes. */
+/** The channels that carry pictures as signed links to the dashboard's /thumb/ route, never as bytes. */
 const LINKED_PICTURES: ReadonlySet<DigestChannel> = new Set(["webhook", "ntfy", "discord"]);
 
 /** Every deviation a digest shows, each replaced through `fn` (the data is not changed in place). */
@@ -52,7 +58,8 @@ export async function digestImages(data: DigestData, opts: DigestImageOptions): 
   const images: DigestImage[] = [];
   for (const sha256 of shownFiles(data)) {
     if (LINKED_PICTURES.has(opts.channel)) {
-      if (opts.dashboardUrl && (await opts.thumbs.findOriginal(sha256))) src.set(sha256, `${opts.dashboardUrl}/thumb/s/${sha256}.webp`);
+      const dashboard = opts.dashboard;
+      if (dashboard && (await opts.thumbs.findOriginal(sha256))) src.set(sha256, signedThumbUrl(dashboard.url, dashboard.linkKey(), "s", sha256));
       continue;
     }
     // A thumbnail that cannot be made (the file gone, a read error) leaves a placeholder: never a failed digest.

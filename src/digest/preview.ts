@@ -49,7 +49,7 @@ export async function previewDigest(services: DigestServices, opts: { since?: Da
   const shown = await digestImages(data, {
     channel: "file",
     thumbs: new Thumbnails(openBlobStore(services.config)),
-    dashboardUrl: services.config.publicUrl,
+    dashboard: undefined,
     filesDir: "digest_files",
   });
   const rendered = renderDigest(shown.data, { timezone: services.config.digest.timezone, mode: "preview" });

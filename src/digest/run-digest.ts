@@ -20,6 +20,8 @@ import { DigestRepository, type DigestTrigger } from "../db/digest.repository.ts
 import { createDeliverers, messageDomainOf, messageIdFor } from "./deliver/index.ts";
 import { imagesDirOf } from "./deliver/file.ts";
 import { digestImages } from "./images.ts";
+import { thumbLinkKey } from "../http/thumb-link.ts";
+import { keyCreatedMessage, loadSecretKey } from "../secret-key.ts";
 import { openBlobStore } from "../storage/store.ts";
 import { Thumbnails } from "../storage/thumbnails.ts";
 import { renderDigest } from "./render.ts";
@@ -88,6 +90,15 @@ export type RunDigestResult =
   | { status: "empty"; digestId: string; window: DigestWindow; key: string }
   | { status: "skipped"; reason: string };
 
+/** The thumbnail link key, read from the secret key the first time a picture is linked (the dashboard checks with the same key). */
+function linkKeyOf(config: Config, log: Logger): () => Buffer {
+  let key: Buffer | undefined;
+  return () => {
+    key ??= thumbLinkKey(loadSecretKey(config, (file) => log.warn({ path: file }, keyCreatedMessage(file))).key);
+    return key;
+  };
+}
+
 export async function runDigest(payload: DigestJobPayload, opts: RunDigestOptions): Promise<RunDigestResult> {
   const { services } = opts;
   const { config } = services;
@@ -122,7 +133,7 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
     const shown = await digestImages(data, {
       channel,
       thumbs: new Thumbnails(openBlobStore(config)),
-      dashboardUrl: config.publicUrl,
+      dashboard: config.publicUrl ? { url: config.publicUrl, linkKey: linkKeyOf(config, log) } : undefined,
       filesDir: imagesDirOf(fileBase),
     });
     const rendered = renderDigest(shown.data, { timezone: config.digest.timezone, idempotencyKey: key });

@@ -12,7 +12,8 @@
 // - Origin: a state-changing request (not GET/HEAD/OPTIONS) whose Origin is not same-origin with an
 //   allowed host, or whose Sec-Fetch-Site says another site, gets 403.
 // The feeds come after these checks and before the token's: a feed reader carries its own feed token in the
-// path instead of the dashboard's (a wrong or revoked one gets 404).
+// path instead of the dashboard's (a wrong or revoked one gets 404). So do the digests' thumbnail links: a
+// signature for exactly one size of one thumbnail opens that one (src/http/thumb-link.ts), nothing else.
 // dvault's own state changes are POSTs with a signed double-submit CSRF token; bull-board's API has no
 // token of ours, so its writes need a browser's same-origin Origin / Sec-Fetch-Site, or the bearer token.
 // Service-provided text is escaped everywhere (the html`` template of src/text/html.ts); errors other than dvault's own UserError
@@ -37,7 +38,7 @@ import { boardRoutes } from "./routes/board.ts";
 import { feedPageRoutes, feedRoutes } from "./routes/feeds.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { jobsRoutes } from "./routes/jobs.ts";
-import { thumbsRoutes } from "./routes/thumbs.ts";
+import { signedThumbRoutes, thumbsRoutes } from "./routes/thumbs.ts";
 
 export { isLoopbackHost };
 
@@ -93,7 +94,16 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
   // Express's last-resort handler prints stack traces outside "production"; this app never shows one.
   app.set("env", "production");
 
-  installGuards(app, { log, token: ctx.token, hosts, provenance: ctx.provenance, beforeToken: (open) => feedRoutes(open, ctx) });
+  installGuards(app, {
+    log,
+    token: ctx.token,
+    hosts,
+    provenance: ctx.provenance,
+    beforeToken: (open) => {
+      feedRoutes(open, ctx);
+      signedThumbRoutes(open, ctx);
+    },
+  });
   healthRoutes(app, ctx);
   boardRoutes(app, ctx);
   archiveRoutes(app, ctx);

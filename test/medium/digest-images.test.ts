@@ -1,11 +1,13 @@
 // The digest's pictures per channel, from a real archive in a temp dir: the webhook gets the dashboard's
-// /thumb/s/ URL only when DVAULT_PUBLIC_URL is set and the archive holds the file; the file channel gets files;
+// signed /thumb/s/ URL only when DVAULT_PUBLIC_URL is set and the archive holds the file; the file channel gets files;
 // SMTP gets cid: parts; a mature work, or a file the archive lacks, gets nothing (render-html's placeholder).
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { digestImages } from "../../src/digest/images.ts";
+import { thumbSig } from "../../src/http/thumb-link.ts";
 import type { DeviationRef, DigestData } from "../../src/digest/types.ts";
 import { Archive } from "../../src/storage/archive.ts";
 import { Thumbnails } from "../../src/storage/thumbnails.ts";
@@ -14,6 +16,7 @@ import { makeImage } from "../helpers/image-fixtures.ts";
 let dir: string;
 let thumbs: Thumbnails;
 let sha: string;
+const LINK_KEY = randomBytes(32);
 
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-digest-images-"));
@@ -45,19 +48,19 @@ function digest(): DigestData {
 const urls = (d: DigestData) => d.deviations.items.map((i) => i.deviation.thumbUrl);
 
 describe(digestImages.name, () => {
-  it("gives the webhook the dashboard's URL when one is configured, and nothing otherwise", async () => {
-    const withUrl = await digestImages(digest(), { channel: "webhook", thumbs, dashboardUrl: "https://dv.example.org", filesDir: "x_files" });
-    expect(urls(withUrl.data)).toEqual([`https://dv.example.org/thumb/s/${sha}.webp`, null, null]);
+  it("gives the webhook the dashboard's signed URL when one is configured, and nothing otherwise", async () => {
+    const withUrl = await digestImages(digest(), { channel: "webhook", thumbs, dashboard: { url: "https://dv.example.org", linkKey: () => LINK_KEY }, filesDir: "x_files" });
+    expect(urls(withUrl.data)).toEqual([`https://dv.example.org/thumb/s/${sha}.webp?sig=${thumbSig(LINK_KEY, "s", sha)}`, null, null]);
     expect(withUrl.images).toEqual([]);
-    const without = await digestImages(digest(), { channel: "webhook", thumbs, dashboardUrl: undefined, filesDir: "x_files" });
+    const without = await digestImages(digest(), { channel: "webhook", thumbs, dashboard: undefined, filesDir: "x_files" });
     expect(urls(without.data)).toEqual([null, null, null]);
   });
 
   it("carries the archived file's thumbnail as a cid: part for SMTP and as a file for the file channel", async () => {
-    const smtp = await digestImages(digest(), { channel: "smtp", thumbs, dashboardUrl: undefined, filesDir: "x_files" });
+    const smtp = await digestImages(digest(), { channel: "smtp", thumbs, dashboard: undefined, filesDir: "x_files" });
     expect(urls(smtp.data)).toEqual([`cid:thumb-${sha.slice(0, 32)}@dvault`, null, null]);
     expect(smtp.images.map((i) => [i.cid, i.contentType])).toEqual([[`thumb-${sha.slice(0, 32)}@dvault`, "image/jpeg"]]);
-    const file = await digestImages(digest(), { channel: "file", thumbs, dashboardUrl: undefined, filesDir: "x_files" });
+    const file = await digestImages(digest(), { channel: "file", thumbs, dashboard: undefined, filesDir: "x_files" });
     expect(urls(file.data)).toEqual([`x_files/${sha}.webp`, null, null]);
     expect(file.images.map((i) => i.fileName)).toEqual([`x_files/${sha}.webp`]);
   });
