@@ -49,6 +49,14 @@ describe(scrubString.name, () => {
     expectClean(scrubString(`signed ${JWT} in a message`));
   });
 
+  it("masks the signature of a digest's thumbnail link in text, in a masked URL and under its own key", () => {
+    const sig = "Qm9vLXNpZ25hdHVyZS0xMjM";
+    const url = `https://dv.example.org/thumb/s/${"a".repeat(64)}.webp?sig=${sig}`;
+    expect(scrubString(`GET ${url} answered 401`)).toBe(`GET ${url.replace(sig, "[redacted]")} answered 401`);
+    expect(maskUrl(url)).not.toContain(sig);
+    expect(scrubValue({ sig, variant: "s" })).toEqual({ sig: "[redacted]", variant: "s" });
+  });
+
   it("masks the token of a Discord webhook URL, even one never registered, and the keys that hold such URLs", () => {
     expect(scrubString("POST https://discord.com/api/webhooks/1234567890/Zx9-abc_DEF0123456789?wait=true failed")).toBe(
       "POST https://discord.com/api/webhooks/1234567890/[redacted]?wait=true failed",
