@@ -1,6 +1,6 @@
 // Writes docs/img/discord-embed.json: the body dvault POSTs to a Discord webhook for the sample digest
 // (scripts/sample-digest.ts through the real renderer and src/digest/deliver/discord-message.ts), with the
-// thumbnails a public dashboard gives (DVAULT_PUBLIC_URL=https://dvault.example.org).
+// signed thumbnail links a dashboard at DVAULT_PUBLIC_URL=https://dvault.example.org gives (src/http/thumb-link.ts).
 //   node --import tsx scripts/render-discord-embed.ts [--out docs/img/discord-embed.json]
 import { createHash } from "node:crypto";
 import { writeFile } from "node:fs/promises";
@@ -8,19 +8,22 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { discordMessage } from "../src/digest/deliver/discord-message.ts";
 import { renderDigest } from "../src/digest/render.ts";
+import { signedThumbUrl, thumbLinkKey } from "../src/http/thumb-link.ts";
 import type { DeviationRef, DigestData, OutgoingMessage } from "../src/digest/types.ts";
 import { SAMPLE_DIGEST, SAMPLE_TZ } from "./sample-digest.ts";
 
 const { values } = parseArgs({ options: { out: { type: "string", default: "docs/img/discord-embed.json" } } });
 const PUBLIC_URL = "https://dvault.example.org";
 const KEY = "dvault-digest-discord-20261102T070000Z-20261103T070000Z";
+/** A fixed example secret key, so the file only changes when the layout does. */
+const LINK_KEY = thumbLinkKey(Buffer.alloc(32, 7));
 
-/** What src/digest/images.ts gives a link channel: the dashboard's thumbnail of the archived file. */
+/** What src/digest/images.ts gives a link channel: the dashboard's signed thumbnail of the archived file. */
 const linkedThumb = (d: DeviationRef): DeviationRef => {
   const sha256 = createHash("sha256")
     .update(d.deviationid ?? "")
     .digest("hex");
-  return { ...d, sha256, thumbUrl: d.archived ? `${PUBLIC_URL}/thumb/s/${sha256}.webp` : null };
+  return { ...d, sha256, thumbUrl: d.archived ? signedThumbUrl(PUBLIC_URL, LINK_KEY, "s", sha256) : null };
 };
 const data: DigestData = {
   ...SAMPLE_DIGEST,

@@ -1,5 +1,6 @@
 // What a Discord webhook receives: a digest as one embed (the subject as its title, each count as a field,
-// the top items as links, a thumbnail when the dashboard is public), an alert as a short content message.
+// the top items as links, a thumbnail when DVAULT_PUBLIC_URL says where the dashboard is: a signed link
+// that loads without the dashboard's token, src/http/thumb-link.ts), an alert as a short content message.
 // Discord refuses a message past its limits (docs/img/discord-embed.json shows one), so every text is cut
 // to its field's size and the embed's total kept under 6000 characters. Mentions are switched off: a
 // title or comment from the service must never ping a channel.
@@ -49,7 +50,7 @@ const cut = (text: string, max: number) => (text.length <= max ? text : `${text.
 /** Text shown as is: Discord's markdown characters escaped, so a title cannot format or fake a link. */
 const md = (text: string) => text.replace(/([\\*_~`|[\]()<>])/g, "\\$1");
 
-/** The dashboard's page of the item when it is public, else the deviation's page on the service. */
+/** The dashboard's page of the item when DVAULT_PUBLIC_URL is set, else the deviation's page on the service. */
 function linkOf(d: DeviationRef, publicUrl: string | undefined): string | null {
   if (publicUrl && d.deviationid) return `${publicUrl}/item/${encodeURIComponent(d.deviationid)}`;
   return safeUrl(d.url);
@@ -78,7 +79,7 @@ function topLines(data: DigestData, publicUrl: string | undefined): string[] {
   return lines;
 }
 
-/** The first picture among the items shown: an absolute URL (the dashboard's /thumb/, when public). */
+/** The first picture among the items shown: an absolute URL (the dashboard's signed /thumb/ link, src/digest/images.ts). */
 function thumbnailOf(data: DigestData): string | undefined {
   const candidates = [...data.feedback.faves.map((f) => f.deviation), ...data.deviations.items.map((n) => n.deviation)];
   return candidates.map((d) => safeUrl(d.thumbUrl)).find((u): u is string => Boolean(u)) ?? undefined;
