@@ -1,6 +1,6 @@
 // Writes docs/img/discord-embed.json: the body dvault POSTs to a Discord webhook for the sample digest
 // (scripts/sample-digest.ts through the real renderer and src/digest/deliver/discord-message.ts), with the
-// signed thumbnail links a dashboard at DVAULT_PUBLIC_URL=https://dvault.example.org gives (src/http/thumb-link.ts).
+// signed thumbnail links a dashboard at DVAULT_PUBLIC_URL=https://dvault.example.org gives (src/storage/thumb-link.ts).
 //   node --import tsx scripts/render-discord-embed.ts [--out docs/img/discord-embed.json]
 import { createHash } from "node:crypto";
 import { writeFile } from "node:fs/promises";
@@ -8,7 +8,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { discordMessage } from "../src/digest/deliver/discord-message.ts";
 import { renderDigest } from "../src/digest/render.ts";
-import { signedThumbUrl, thumbLinkKey } from "../src/http/thumb-link.ts";
+import { signedThumbUrl, thumbLinkKey } from "../src/storage/thumb-link.ts";
 import type { DeviationRef, DigestData, OutgoingMessage } from "../src/digest/types.ts";
 import { SAMPLE_DIGEST, SAMPLE_TZ } from "./sample-digest.ts";
 

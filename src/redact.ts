@@ -32,7 +32,7 @@ const SECRET_KEYS = new Set(
     "secret_access_key",
     "session_token",
     "dvault_s3_secret_access_key",
-    // A digest's thumbnail link signature (src/http/thumb-link.ts): it opens a picture without the dashboard's token.
+    // A digest's thumbnail link signature (src/storage/thumb-link.ts): it opens a picture without the dashboard's token.
     "sig",
   ].map(normaliseKey),
 );

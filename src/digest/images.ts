@@ -1,12 +1,12 @@
 // The digest's pictures, from the thumbnails in the archive's blob store (src/storage/store.ts, a bucket or
 // the local folder), as each channel can carry them: inline parts (`cid:`) for SMTP, files beside the HTML
 // for the file channel, and for the webhook, ntfy and Discord a signed link to the dashboard's /thumb/s/
-// route when DVAULT_PUBLIC_URL says where the dashboard is. The signature (src/http/thumb-link.ts) opens that
+// route when DVAULT_PUBLIC_URL says where the dashboard is. The signature (src/storage/thumb-link.ts) opens that
 // one thumbnail without the dashboard's token, so the channel's readers see it even when the dashboard
 // needs one. The service's image links are signed and short-lived
 // (docs/service-behaviour.md#image-url-tokens), so a digest never carries one: a deviation the archive holds
 // no file of, or whose thumbnail cannot be made, gets the quiet placeholder of render-html.ts.
-import { signedThumbUrl } from "../http/thumb-link.ts";
+import { signedThumbUrl } from "../storage/thumb-link.ts";
 import { jpegOf } from "../storage/thumbnail-render.ts";
 import type { Thumbnails } from "../storage/thumbnails.ts";
 import type { DigestChannel } from "./config.ts";

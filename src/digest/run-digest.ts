@@ -20,7 +20,7 @@ import { DigestRepository, type DigestTrigger } from "../db/digest.repository.ts
 import { createDeliverers, messageDomainOf, messageIdFor } from "./deliver/index.ts";
 import { imagesDirOf } from "./deliver/file.ts";
 import { digestImages } from "./images.ts";
-import { thumbLinkKey } from "../http/thumb-link.ts";
+import { thumbLinkKey } from "../storage/thumb-link.ts";
 import { keyCreatedMessage, loadSecretKey } from "../secret-key.ts";
 import { openBlobStore } from "../storage/store.ts";
 import { Thumbnails } from "../storage/thumbnails.ts";

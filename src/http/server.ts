@@ -13,7 +13,7 @@
 //   allowed host, or whose Sec-Fetch-Site says another site, gets 403.
 // The feeds come after these checks and before the token's: a feed reader carries its own feed token in the
 // path instead of the dashboard's (a wrong or revoked one gets 404). So do the digests' thumbnail links: a
-// signature for exactly one size of one thumbnail opens that one (src/http/thumb-link.ts), nothing else.
+// signature for exactly one size of one thumbnail opens that one (src/storage/thumb-link.ts), nothing else.
 // dvault's own state changes are POSTs with a signed double-submit CSRF token; bull-board's API has no
 // token of ours, so its writes need a browser's same-origin Origin / Sec-Fetch-Site, or the bearer token.
 // Service-provided text is escaped everywhere (the html`` template of src/text/html.ts); errors other than dvault's own UserError

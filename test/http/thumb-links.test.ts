@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runDigest } from "../../src/digest/run-digest.ts";
 import { freePort } from "../../src/free-port.ts";
 import { type RunningDashboard, startDashboard } from "../../src/http/server.ts";
-import { signedThumbUrl, thumbLinkKey, thumbSig } from "../../src/http/thumb-link.ts";
+import { signedThumbUrl, thumbLinkKey, thumbSig } from "../../src/storage/thumb-link.ts";
 import { createLogger } from "../../src/log.ts";
 import { type ArchivedFile, archiveFile, artworkPng } from "../helpers/archive-fixtures.ts";
 import { discordProblems, startDiscordStandIn, type StandIn } from "../helpers/channel-stand-ins.ts";

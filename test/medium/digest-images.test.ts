@@ -7,7 +7,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { digestImages } from "../../src/digest/images.ts";
-import { thumbSig } from "../../src/http/thumb-link.ts";
+import { thumbSig } from "../../src/storage/thumb-link.ts";
 import type { DeviationRef, DigestData } from "../../src/digest/types.ts";
 import { Archive } from "../../src/storage/archive.ts";
 import { Thumbnails } from "../../src/storage/thumbnails.ts";
@@ -49,7 +49,12 @@ const urls = (d: DigestData) => d.deviations.items.map((i) => i.deviation.thumbU
 
 describe(digestImages.name, () => {
   it("gives the webhook the dashboard's signed URL when one is configured, and nothing otherwise", async () => {
-    const withUrl = await digestImages(digest(), { channel: "webhook", thumbs, dashboard: { url: "https://dv.example.org", linkKey: () => LINK_KEY }, filesDir: "x_files" });
+    const withUrl = await digestImages(digest(), {
+      channel: "webhook",
+      thumbs,
+      dashboard: { url: "https://dv.example.org", linkKey: () => LINK_KEY },
+      filesDir: "x_files",
+    });
     expect(urls(withUrl.data)).toEqual([`https://dv.example.org/thumb/s/${sha}.webp?sig=${thumbSig(LINK_KEY, "s", sha)}`, null, null]);
     expect(withUrl.images).toEqual([]);
     const without = await digestImages(digest(), { channel: "webhook", thumbs, dashboard: undefined, filesDir: "x_files" });

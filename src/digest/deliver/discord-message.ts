@@ -1,6 +1,6 @@
 // What a Discord webhook receives: a digest as one embed (the subject as its title, each count as a field,
 // the top items as links, a thumbnail when DVAULT_PUBLIC_URL says where the dashboard is: a signed link
-// that loads without the dashboard's token, src/http/thumb-link.ts), an alert as a short content message.
+// that loads without the dashboard's token, src/storage/thumb-link.ts), an alert as a short content message.
 // Discord refuses a message past its limits (docs/img/discord-embed.json shows one), so every text is cut
 // to its field's size and the embed's total kept under 6000 characters. Mentions are switched off: a
 // title or comment from the service must never ping a channel.

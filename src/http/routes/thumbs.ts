@@ -11,7 +11,7 @@ import { isSha256, THUMB_VARIANTS, type ThumbVariantName, Thumbnails } from "../
 import { openBlobStore } from "../../storage/store.ts";
 import { existingSecretKey } from "../../secret-key.ts";
 import { type DashboardContext, FILE_CSP, one } from "../context.ts";
-import { THUMB_SIG_PARAM, thumbLinkKey, thumbSigValid } from "../thumb-link.ts";
+import { THUMB_SIG_PARAM, thumbLinkKey, thumbSigValid } from "../../storage/thumb-link.ts";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
 const PLACEHOLDER_CACHE = "public, max-age=3600";
@@ -23,7 +23,7 @@ export function thumbsRoutes(app: express.Express, ctx: DashboardContext): void 
 }
 
 /**
- * The digests' signed thumbnail links (src/http/thumb-link.ts), installed as the feeds are: after the Host
+ * The digests' signed thumbnail links (src/storage/thumb-link.ts), installed as the feeds are: after the Host
  * check and before the dashboard token's. A signature valid for exactly this variant and sha256 stands in
  * for the token and opens that one thumbnail; a request with a wrong signature, or none, goes on to the
  * token's check like any other (a 401 when the dashboard has a token).

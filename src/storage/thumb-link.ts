@@ -6,7 +6,7 @@
 // already saw in the message. Revoking every link means rotating the secret key (which also retires the
 // feed tokens' URLs, src/http/feeds/feed-token.ts).
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { ThumbVariantName } from "../storage/thumbnails.ts";
+import type { ThumbVariantName } from "./thumbnails.ts";
 
 /** The query parameter that carries the mac; src/redact.ts scrubs it from any log line. */
 export const THUMB_SIG_PARAM = "sig";
