@@ -3,8 +3,8 @@
 // under a key derived from the secret key (src/secret-key.ts) with a label of its own, so a link opens that
 // one size of that one picture and nothing else: not the original, not another size, no page, no feed.
 // A link never expires: a sha256 names its bytes for ever, and the picture is what the channel's readers
-// already saw in the message. Revoking every link means rotating the secret key (which also retires the
-// feed tokens' URLs, src/http/feeds/feed-token.ts).
+// already saw in the message. Revoking every link means changing the secret key, which the stored tokens
+// are encrypted under too (src/crypto/token-cipher.ts): every account then logs in again.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { ThumbVariantName } from "./thumbnails.ts";
 
