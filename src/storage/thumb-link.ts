@@ -1,4 +1,4 @@
-// Capability links to one thumbnail, for the digests that reach people outside the dashboard (webhook, ntfy,
+// Capability links to one thumbnail, for the digests that reach people outside the dashboard (the webhook and
 // Discord): /thumb/<variant>/<sha256>.webp?sig=<mac>. The mac is an HMAC-SHA256 over "thumb:<variant>:<sha256>"
 // under a key derived from the secret key (src/secret-key.ts) with a label of its own, so a link opens that
 // one size of that one picture and nothing else: not the original, not another size, no page, no feed.
