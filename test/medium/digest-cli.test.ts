@@ -69,7 +69,9 @@ describe("dvault digest", () => {
 
   it("--send delivers through the digest job now, and --history lists it", async () => {
     const files = path.join(dir, "digests");
-    const sendEnv = { ...env, DVAULT_DIGEST_CHANNELS: "file", DVAULT_DIGEST_DIR: files };
+    // A first window starts at the schedule's previous tick: a yearly one puts it well before the faves, at any
+    // time of day (with the daily default, a run in the hour after it saw the faves before its window).
+    const sendEnv = { ...env, DVAULT_DIGEST_CHANNELS: "file", DVAULT_DIGEST_DIR: files, DVAULT_DIGEST_CRON: "0 0 1 1 *" };
     const r = await dvault(["digest", "--send"], sendEnv);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
