@@ -11,6 +11,7 @@ import type { StoredRow } from "../db/download.repository.ts";
 import { ImportedFileRepository } from "../db/imported-file.repository.ts";
 import type { Logger } from "../log.ts";
 import { ORIGINALS_DIR, PARTIAL_DIR } from "../storage/archive.ts";
+import { QUARANTINE_DIR } from "../storage/layout.ts";
 import { copyBlob, hashBlob } from "../storage/blob-transfer.ts";
 import { originalKeyOf } from "../storage/links.ts";
 import type { DownloadDeps } from "./deps.ts";
@@ -45,7 +46,6 @@ export type VerifyReport = {
   durationMs: number;
 };
 
-const QUARANTINE_DIR = ".corrupt";
 const PAGE = 1000;
 
 type Checked = { problem: "missing" | "corrupt" | "unreadable" | undefined; actual?: string; actualSize?: number; reason?: string };

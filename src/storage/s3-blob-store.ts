@@ -257,9 +257,13 @@ export class S3BlobStore implements BlobStore {
    * Aborts the multipart uploads under this store's prefix begun before `olderThan`. A process killed mid-upload
    * (SIGKILL, a lost machine) cannot abort its own: its parts stay in the bucket, billed and invisible to a
    * listing of objects, until someone aborts them. No live upload of dvault runs for a day (docs/RELIABILITY.md),
-   * so the maintenance host sweeps what is older. A server without ListMultipartUploads answers `unsupported`.
+   * so the maintenance host sweeps what is older. Only keys under `folders` (dvault's own, when given) are
+   * touched: with no DVAULT_S3_PREFIX the bucket may hold other programs' uploads. A server without
+   * ListMultipartUploads answers `unsupported`.
    */
-  async abortStaleUploads(olderThan: Date): Promise<{ aborted: number; unsupported: boolean }> {
+  async abortStaleUploads(olderThan: Date, folders?: readonly string[]): Promise<{ aborted: number; unsupported: boolean }> {
+    const ours = (key: string) =>
+      key.startsWith(this.config.prefix) && (!folders || folders.some((f) => key.slice(this.config.prefix.length).startsWith(`${f}/`)));
     const { ListMultipartUploadsCommand, AbortMultipartUploadCommand } = sdk().s3;
     let aborted = 0;
     let keyMarker: string | undefined;
@@ -281,7 +285,7 @@ export class S3BlobStore implements BlobStore {
         throw this.explain(err);
       }
       for (const u of page.Uploads ?? []) {
-        if (u.Key === undefined || u.UploadId === undefined || !u.Key.startsWith(this.config.prefix)) continue;
+        if (u.Key === undefined || u.UploadId === undefined || !ours(u.Key)) continue;
         if (!(u.Initiated instanceof Date) || u.Initiated.getTime() >= olderThan.getTime()) continue;
         try {
           await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.config.bucket, Key: u.Key, UploadId: u.UploadId }));

@@ -1,10 +1,15 @@
 // The maintenance host's sweep of unfinished multipart uploads: a process killed (SIGKILL, power loss) in the
 // middle of one cannot abort it, and the bucket keeps its parts, billed and invisible to a listing of objects,
-// until someone does (docs/RELIABILITY.md). Uploads under dvault's prefix older than a day are aborted: none of
-// dvault's own runs that long, so none still belongs to a live process.
+// until someone does (docs/RELIABILITY.md). Uploads of dvault's folders under its prefix older than a day are
+// aborted: none of dvault's own runs that long, so none still belongs to a live process.
 import type { Logger } from "../log.ts";
 import type { BlobStore } from "./blob-store.ts";
+import { ORIGINALS_DIR, QUARANTINE_DIR, READABLE_DIR } from "./layout.ts";
 import { S3BlobStore } from "./s3-blob-store.ts";
+import { THUMBNAILS_DIR } from "./thumbnails.ts";
+
+/** The folders dvault writes objects in (a restore puts back any of them): no other upload is touched. */
+const DVAULT_FOLDERS = [ORIGINALS_DIR, THUMBNAILS_DIR, READABLE_DIR, QUARANTINE_DIR] as const;
 
 /** An unfinished upload older than this belongs to no live process. */
 export const STALE_UPLOAD_MS = 24 * 3600_000;
@@ -16,7 +21,7 @@ export const STALE_UPLOAD_MS = 24 * 3600_000;
  */
 export async function sweepStaleUploads(store: BlobStore, nowMs: number, log: Logger): Promise<number> {
   if (!(store instanceof S3BlobStore)) return 0;
-  const { aborted, unsupported } = await store.abortStaleUploads(new Date(nowMs - STALE_UPLOAD_MS));
+  const { aborted, unsupported } = await store.abortStaleUploads(new Date(nowMs - STALE_UPLOAD_MS), DVAULT_FOLDERS);
   if (unsupported) {
     log.debug(
       { store: store.describe() },

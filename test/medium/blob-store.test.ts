@@ -300,17 +300,18 @@ describe("BlobStore", () => {
       await begin("vault/originals/ab/cd/killed-too.bin");
       // Another application's upload, outside this store's prefix, is none of dvault's business.
       await begin("elsewhere/theirs.bin");
-      expect((await leftovers()).uploads).toHaveLength(3);
+      // Nor one under the prefix outside dvault's folders (with no DVAULT_S3_PREFIX, the whole bucket is "under" it).
+      await begin("vault/notes/theirs-too.bin");
+      expect((await leftovers()).uploads).toHaveLength(4);
       // Uploads younger than the cut-off may still be running in a live process: left alone.
       expect(await store.abortStaleUploads(new Date(Date.now() - 24 * 3600_000))).toEqual({ aborted: 0, unsupported: false });
-      expect((await leftovers()).uploads).toHaveLength(3);
+      expect((await leftovers()).uploads).toHaveLength(4);
       // A day later (the clock the maintenance host's sweep is given), they are aborted; the local folder has none.
       const log = createLogger({ level: "silent" });
       expect(await sweepStaleUploads(store, Date.now() + STALE_UPLOAD_MS + 3600_000, log)).toBe(2);
       expect(await sweepStaleUploads((await local.open()).store, Date.now() + STALE_UPLOAD_MS + 3600_000, log)).toBe(0);
       const left = (await leftovers()).uploads;
-      expect(left).toHaveLength(1);
-      expect(left[0]).toMatch(/ elsewhere\/theirs\.bin$/);
+      expect(left.map((u) => u.split(" ")[1]).sort()).toEqual(["elsewhere/theirs.bin", "vault/notes/theirs-too.bin"]);
       expect((await leftovers()).objects).toEqual([]);
     });
   });
