@@ -19,6 +19,7 @@ import type { BlobStore } from "../storage/blob-store.ts";
 import { downloadBlob } from "../storage/blob-transfer.ts";
 import { PARTIAL_DIR } from "../storage/layout.ts";
 import { openBlobStore } from "../storage/store.ts";
+import { originalOf } from "../storage/thumbnails.ts";
 
 export const MANIFEST = "manifest.json";
 const DUMP = "database.dump";
@@ -107,20 +108,32 @@ async function isEmptyStore(store: BlobStore): Promise<boolean> {
  * links are left out (a bucket holds none: the links job writes its index instead, docs/storage-readers.md), and so
  * are partial files of unfinished downloads.
  */
-async function uploadTree(store: BlobStore, root: string): Promise<number> {
+/**
+ * Puts every file of a backup's archive into the bucket under its relative path. An original whose bytes do not
+ * hash to the sha256 its key names (the backup was damaged since) is left out and listed: put back at its content
+ * address it would pass for the good file, and downloads of the same content would adopt it.
+ */
+async function uploadTree(store: BlobStore, root: string): Promise<{ files: number; damaged: string[] }> {
   let files = 0;
+  const damaged: string[] = [];
   const entries = await readdir(root, { withFileTypes: true, recursive: true }).catch((err: NodeJS.ErrnoException) => {
     if (err.code === "ENOENT") return [] as Dirent[];
     throw err;
   });
   for (const e of entries) {
     if (!e.isFile()) continue;
-    const key = path.relative(root, path.join(e.parentPath, e.name)).split(path.sep).join("/");
+    const file = path.join(e.parentPath, e.name);
+    const key = path.relative(root, file).split(path.sep).join("/");
     if (key.startsWith(`${PARTIAL_DIR}/`)) continue;
-    await store.putFile(key, path.join(e.parentPath, e.name));
+    const original = originalOf({ key, size: 0 });
+    if (original && (await sha256File(file)) !== original.sha256) {
+      damaged.push(key);
+      continue;
+    }
+    await store.putFile(key, file);
     files++;
   }
-  return files;
+  return { files, damaged: damaged.sort() };
 }
 
 export async function createBackup({
@@ -173,7 +186,14 @@ export async function createBackup({
   return manifest;
 }
 
-export type RestoreResult = { manifest: BackupManifest; databaseRestored: boolean; archiveFiles: number; keyRestored: boolean };
+export type RestoreResult = {
+  manifest: BackupManifest;
+  databaseRestored: boolean;
+  archiveFiles: number;
+  /** Originals of the backup left out of a bucket: their bytes no longer hash to their key. */
+  damaged: string[];
+  keyRestored: boolean;
+};
 
 /**
  * Restores into an EMPTY database and an empty archive directory; refuses otherwise, so a mistaken
@@ -214,6 +234,7 @@ export async function restoreBackup({ config, from }: { config: Config; from: st
   );
 
   let archiveFiles = 0;
+  let damaged: string[] = [];
   if (manifest.archive.included && store.kind === "local") {
     await mkdir(path.dirname(config.archiveDir), { recursive: true });
     await cp(path.join(dir, ARCHIVE), config.archiveDir, { recursive: true, verbatimSymlinks: true }).catch((err: NodeJS.ErrnoException) => {
@@ -221,7 +242,7 @@ export async function restoreBackup({ config, from }: { config: Config; from: st
     });
     archiveFiles = (await treeSize(config.archiveDir)).files;
   } else if (manifest.archive.included) {
-    archiveFiles = await uploadTree(store, path.join(dir, ARCHIVE));
+    ({ files: archiveFiles, damaged } = await uploadTree(store, path.join(dir, ARCHIVE)));
   }
 
   let keyRestored = false;
@@ -236,5 +257,5 @@ export async function restoreBackup({ config, from }: { config: Config; from: st
       keyRestored = true;
     }
   }
-  return { manifest, databaseRestored: true, archiveFiles, keyRestored };
+  return { manifest, databaseRestored: true, archiveFiles, damaged, keyRestored };
 }

@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { createBackup, restoreBackup } from "../backup/backup.ts";
 import { loadConfig } from "../config.ts";
+import { EXIT_FAILED, UserError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { printJson } from "./output/print.ts";
 
@@ -36,16 +37,25 @@ export function registerBackupCommands(program: Command): void {
     .description("restore a backup into an empty database and an empty archive directory")
     .addHelpText(
       "after",
-      "\nThe archive goes into the configured blob store (DVAULT_STORAGE): an empty folder, or an empty S3 bucket\n(every file put under its relative path; the readable tree's links are left out, the worker writes its index).",
+      "\nThe archive goes into the configured blob store (DVAULT_STORAGE): an empty folder, or an empty S3 bucket\n(every file put under its relative path, an original only when its bytes match the sha256 of its name; the\nreadable tree's links are left out, the worker writes its index). Exit code 1 when originals were left out.",
     )
     .requiredOption("--from <dir>", "the directory dvault backup wrote")
     .option("--json", "print what was restored as JSON")
     .action(async (opts: { from: string; json?: boolean }) => {
       const config = loadConfig();
       const r = await restoreBackup({ config, from: opts.from });
-      if (opts.json) return printJson(r);
-      console.log(`restored the database (${r.manifest.database.migrations.length} migrations) and ${r.archiveFiles} archive files`);
-      console.log(r.keyRestored ? "restored the secret key" : "kept the configured secret key");
-      console.log("next: npx dvault migrate, then npx dvault verify and npx dvault auth status");
+      if (opts.json) printJson(r);
+      else {
+        console.log(`restored the database (${r.manifest.database.migrations.length} migrations) and ${r.archiveFiles} archive files`);
+        for (const key of r.damaged.slice(0, 20)) console.log(`  left out ${key}: its bytes do not match its sha256`);
+        console.log(r.keyRestored ? "restored the secret key" : "kept the configured secret key");
+        console.log("next: npx dvault migrate, then npx dvault verify and npx dvault auth status");
+      }
+      if (r.damaged.length > 0) {
+        throw new UserError(
+          `${r.damaged.length} original(s) in the backup are damaged and were left out of the bucket: everything else is restored; run dvault verify --fix to download them again`,
+          EXIT_FAILED,
+        );
+      }
     });
 }

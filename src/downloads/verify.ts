@@ -11,6 +11,7 @@ import type { StoredRow } from "../db/download.repository.ts";
 import { ImportedFileRepository } from "../db/imported-file.repository.ts";
 import type { Logger } from "../log.ts";
 import { ORIGINALS_DIR, PARTIAL_DIR } from "../storage/archive.ts";
+import { QUARANTINE_DIR } from "../storage/layout.ts";
 import { copyBlob, hashBlob } from "../storage/blob-transfer.ts";
 import { originalKeyOf } from "../storage/links.ts";
 import type { DownloadDeps } from "./deps.ts";
@@ -45,7 +46,6 @@ export type VerifyReport = {
   durationMs: number;
 };
 
-const QUARANTINE_DIR = ".corrupt";
 const PAGE = 1000;
 
 type Checked = { problem: "missing" | "corrupt" | "unreadable" | undefined; actual?: string; actualSize?: number; reason?: string };
@@ -132,7 +132,13 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
       report.corrupt.push({ path: rel, deviationids: ids, expected: entry.sha256, actual, expectedSize: entry.size, actualSize });
     }
     if ((problem === "missing" || problem === "corrupt") && fix) {
-      if (problem === "corrupt") await quarantine(deps, rel);
+      if (problem === "corrupt" && (await setAsideCorrupt(deps, rel, entry)) === "whole again") {
+        // A download stored the right bytes at the address between the check and the move: nothing to fix.
+        report.corrupt.pop();
+        report.ok++;
+        okIds.push(...entry.rows.map((r) => r.id));
+        continue;
+      }
       const note =
         problem === "missing"
           ? "dvault verify: the file is missing"
@@ -166,22 +172,48 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
 
 /**
  * Moves a corrupt file out of originals/, so a re-download of the right bytes is not "already stored": renamed
- * within the archive folder, or in a bucket copied to a .corrupt/ key and then removed.
+ * within the archive folder, or in a bucket copied to a .corrupt/ key and then removed. The bytes set aside are
+ * hashed on the way: a download of the same content that stored the right bytes at the address after the
+ * check (another host, while verify ran) finds them left there, "whole again", and nothing set aside.
  */
-async function quarantine(deps: DownloadDeps, rel: string): Promise<void> {
+export async function setAsideCorrupt(
+  deps: DownloadDeps,
+  rel: string,
+  expected: { sha256: string | null; size: number | null },
+): Promise<"set aside" | "whole again" | "gone"> {
   const { archive } = deps;
   const key = originalKeyOf(rel, archive.root);
-  if (!key) return;
+  if (!key) return "gone";
   const aside = `${QUARANTINE_DIR}/${path.posix.basename(key)}.${Date.now()}`;
+  const whole = (got: { sha256: string; size: number }) => got.sha256 === expected.sha256 && (expected.size === null || got.size === expected.size);
   if (archive.blobs.kind === "s3") {
     const tmpDir = archive.resolveInside(PARTIAL_DIR);
     await fs.mkdir(tmpDir, { recursive: true, mode: 0o700 });
-    if (await copyBlob({ from: archive.blobs, to: archive.blobs, key, toKey: aside, tmpDir })) await archive.blobs.remove(key);
-    return;
+    const copied = await copyBlob({ from: archive.blobs, to: archive.blobs, key, toKey: aside, tmpDir });
+    if (!copied) return "gone";
+    if (whole(copied)) {
+      await archive.blobs.remove(aside);
+      return "whole again";
+    }
+    await archive.blobs.remove(key);
+    return "set aside";
   }
+  const from = archive.resolveInside(key);
   const to = archive.resolveInside(aside);
   await fs.mkdir(path.dirname(to), { recursive: true, mode: 0o700 });
-  await fs.rename(archive.resolveInside(key), to).catch((err: unknown) => {
-    if ((err as { code?: string }).code !== "ENOENT") throw err;
+  const moved = await fs.rename(from, to).then(
+    () => true,
+    (err: unknown) => {
+      if ((err as { code?: string }).code !== "ENOENT") throw err;
+      return false;
+    },
+  );
+  if (!moved) return "gone";
+  if (!whole(await archive.hashFile(aside))) return "set aside";
+  // Back to its address, unless a download has put the same bytes there meanwhile (link never replaces).
+  await fs.link(to, from).catch((err: unknown) => {
+    if ((err as { code?: string }).code !== "EEXIST") throw err;
   });
+  await fs.rm(to, { force: true });
+  return "whole again";
 }

@@ -8,6 +8,8 @@ import path from "node:path";
 export const ORIGINALS_DIR = "originals";
 export const PARTIAL_DIR = ".partial";
 export const READABLE_DIR = "by-user";
+/** Where `dvault verify --fix` sets corrupt originals aside. */
+export const QUARANTINE_DIR = ".corrupt";
 
 export class OutsideArchiveError extends Error {
   constructor(

@@ -6,7 +6,7 @@ import { createReadStream } from "node:fs";
 import fs from "node:fs/promises";
 import { createRequire } from "node:module";
 import type { Readable } from "node:stream";
-import type { S3Client } from "@aws-sdk/client-s3";
+import type { ListMultipartUploadsCommandOutput, S3Client } from "@aws-sdk/client-s3";
 import { describeBucket, type S3StorageConfig } from "../config/storage.ts";
 import { UserError } from "../errors.ts";
 import { registerSecret } from "../redact.ts";
@@ -251,6 +251,54 @@ export class S3BlobStore implements BlobStore {
     } catch (err) {
       if (!this.isMissingObject(err)) throw this.explain(err);
     }
+  }
+
+  /**
+   * Aborts the multipart uploads under this store's prefix begun before `olderThan`. A process killed mid-upload
+   * (SIGKILL, a lost machine) cannot abort its own: its parts stay in the bucket, billed and invisible to a
+   * listing of objects, until someone aborts them. No live upload of dvault runs for a day (docs/RELIABILITY.md),
+   * so the maintenance host sweeps what is older. Only keys under `folders` (dvault's own, when given) are
+   * touched: with no DVAULT_S3_PREFIX the bucket may hold other programs' uploads. A server without
+   * ListMultipartUploads answers `unsupported`.
+   */
+  async abortStaleUploads(olderThan: Date, folders?: readonly string[]): Promise<{ aborted: number; unsupported: boolean }> {
+    const ours = (key: string) =>
+      key.startsWith(this.config.prefix) && (!folders || folders.some((f) => key.slice(this.config.prefix.length).startsWith(`${f}/`)));
+    const { ListMultipartUploadsCommand, AbortMultipartUploadCommand } = sdk().s3;
+    let aborted = 0;
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    do {
+      let page: ListMultipartUploadsCommandOutput;
+      try {
+        page = await this.client.send(
+          new ListMultipartUploadsCommand({
+            Bucket: this.config.bucket,
+            ...(this.config.prefix ? { Prefix: this.config.prefix } : {}),
+            ...(keyMarker !== undefined ? { KeyMarker: keyMarker } : {}),
+            ...(uploadIdMarker !== undefined ? { UploadIdMarker: uploadIdMarker } : {}),
+          }),
+        );
+      } catch (err) {
+        const { code, status } = classify(err);
+        if (code === "NotImplemented" || status === 501) return { aborted, unsupported: true };
+        throw this.explain(err);
+      }
+      for (const u of page.Uploads ?? []) {
+        if (u.Key === undefined || u.UploadId === undefined || !ours(u.Key)) continue;
+        if (!(u.Initiated instanceof Date) || u.Initiated.getTime() >= olderThan.getTime()) continue;
+        try {
+          await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.config.bucket, Key: u.Key, UploadId: u.UploadId }));
+          aborted++;
+        } catch (err) {
+          // Completed or aborted meanwhile: nothing left to abort.
+          if (classify(err).code !== "NoSuchUpload") throw this.explain(err);
+        }
+      }
+      keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
+      uploadIdMarker = page.IsTruncated ? page.NextUploadIdMarker : undefined;
+    } while (keyMarker !== undefined);
+    return { aborted, unsupported: false };
   }
 
   async *list(prefix: string): AsyncIterable<BlobInfo> {

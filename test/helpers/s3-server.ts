@@ -8,7 +8,9 @@
 //   DES-encrypted, which OpenSSL 3 (Node 18 and later) no longer offers. It also lists in the order of its
 //   folders on disk rather than S3's key order, and its paging then skips keys. The helper answers
 //   ListObjectsV2 itself from s3rver's store: key order, the last key (base64url) as the token.
-// - ListMultipartUploads (GET ?uploads) is NotImplemented: leftovers() reads the data folder instead.
+// - ListMultipartUploads (GET /<bucket>?uploads) is NotImplemented: the helper answers it from the data folder
+//   (each upload's folder holds its key; the key file's time stands for when it was initiated), in key order,
+//   one page, as S3 documents the answer. leftovers() reads the same folder.
 // - V4 signatures are not checked at all (headers or presigned URLs); a presigned URL's expiry is.
 // - A body sent aws-chunked (the AWS SDK's default checksums on a streamed upload) is stored with its chunk
 //   framing and CRC trailer as the object's bytes; dvault's client sends checksums only when required.
@@ -116,6 +118,35 @@ function listObjectsV2(): KoaMiddleware {
   };
 }
 
+/** ListMultipartUploads (GET /<bucket>?uploads): every unfinished upload under the prefix, from the data folder. */
+function listMultipartUploads(dir: string): KoaMiddleware {
+  return async (ctx, next) => {
+    const segments = ctx.path.split("/").filter(Boolean);
+    if (ctx.method !== "GET" || !("uploads" in ctx.query) || segments.length !== 1) return next();
+    const bucket = decodeURIComponent(segments[0] ?? "");
+    if (!/^[a-z0-9.-]+$/.test(bucket) || !(await ctx.store.getBucket(bucket))) return next();
+    const prefix = one(ctx.query.prefix);
+    const uploadsDir = path.join(dir, bucket, UPLOADS_DIR);
+    const uploads: Array<{ key: string; id: string; initiated: Date }> = [];
+    for (const u of await fs.readdir(uploadsDir, { withFileTypes: true }).catch(() => [])) {
+      if (!u.isDirectory()) continue;
+      const keyFile = path.join(uploadsDir, u.name, "key");
+      const key = await fs.readFile(keyFile, "utf8").catch(() => undefined);
+      const st = await fs.stat(keyFile).catch(() => undefined);
+      if (key === undefined || !st || !key.startsWith(prefix)) continue;
+      uploads.push({ key, id: u.name, initiated: st.mtime });
+    }
+    uploads.sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)) || (a.id < b.id ? -1 : 1));
+    ctx.type = "application/xml";
+    ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>${xml(bucket)}</Bucket><Prefix>${xml(prefix)}</Prefix><MaxUploads>1000</MaxUploads><IsTruncated>false</IsTruncated>${uploads
+      .map(
+        (u) =>
+          `<Upload><Key>${xml(u.key)}</Key><UploadId>${xml(u.id)}</UploadId><StorageClass>STANDARD</StorageClass><Initiated>${u.initiated.toISOString()}</Initiated></Upload>`,
+      )
+      .join("")}</ListMultipartUploadsResult>`;
+  };
+}
+
 export async function startS3Server(opts: { bucket?: string } = {}): Promise<S3TestServer> {
   const bucket = opts.bucket ?? "dvault-test";
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-s3rver-"));
@@ -130,7 +161,7 @@ export async function startS3Server(opts: { bucket?: string } = {}): Promise<S3T
     configureBuckets: [{ name: bucket }],
   });
   // Koa composes its middleware when the server starts listening, so these run before s3rver's router.
-  server.middleware.unshift(abortMultipartUpload(dir), listObjectsV2());
+  server.middleware.unshift(abortMultipartUpload(dir), listObjectsV2(), listMultipartUploads(dir));
   await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   return {

@@ -7,13 +7,15 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
-import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { CreateMultipartUploadCommand, PutObjectCommand, UploadPartCommand } from "@aws-sdk/client-s3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { S3StorageConfig } from "../../src/config/storage.ts";
 import { UserError } from "../../src/errors.ts";
 import { type BlobStore, LocalBlobStore } from "../../src/storage/blob-store.ts";
 import { LocalDisk } from "../../src/storage/local-disk.ts";
 import { S3BlobStore } from "../../src/storage/s3-blob-store.ts";
+import { STALE_UPLOAD_MS, sweepStaleUploads } from "../../src/storage/upload-sweep.ts";
+import { createLogger } from "../../src/log.ts";
 import { leftovers, S3_TEST_ACCESS_KEY, S3_TEST_SECRET_KEY, startS3Server } from "../helpers/s3-server.ts";
 
 /** S3's smallest part: the multipart tests use it so that a file of a few parts stays small. */
@@ -284,6 +286,33 @@ describe("BlobStore", () => {
       await writer.close();
       expect(await outcome).toBe("cut off by the test");
       expect(await leftovers()).toEqual({ objects: [], uploads: [] });
+    });
+
+    it("aborts the unfinished uploads a killed process left under its prefix once they are a day old", async () => {
+      const { store, leftovers } = await s3.open();
+      if (!(store instanceof S3BlobStore)) throw new Error("the s3 driver opens an S3BlobStore");
+      // What a process killed mid-upload leaves: an upload begun, a part sent, never completed nor aborted.
+      const begin = async (Key: string) => {
+        const { UploadId } = await store.client.send(new CreateMultipartUploadCommand({ Bucket: "dvault-test", Key }));
+        await store.client.send(new UploadPartCommand({ Bucket: "dvault-test", Key, UploadId, PartNumber: 1, Body: randomBytes(1024) }));
+      };
+      await begin("vault/originals/ab/cd/killed.bin");
+      await begin("vault/originals/ab/cd/killed-too.bin");
+      // Another application's upload, outside this store's prefix, is none of dvault's business.
+      await begin("elsewhere/theirs.bin");
+      // Nor one under the prefix outside dvault's folders (with no DVAULT_S3_PREFIX, the whole bucket is "under" it).
+      await begin("vault/notes/theirs-too.bin");
+      expect((await leftovers()).uploads).toHaveLength(4);
+      // Uploads younger than the cut-off may still be running in a live process: left alone.
+      expect(await store.abortStaleUploads(new Date(Date.now() - 24 * 3600_000))).toEqual({ aborted: 0, unsupported: false });
+      expect((await leftovers()).uploads).toHaveLength(4);
+      // A day later (the clock the maintenance host's sweep is given), they are aborted; the local folder has none.
+      const log = createLogger({ level: "silent" });
+      expect(await sweepStaleUploads(store, Date.now() + STALE_UPLOAD_MS + 3600_000, log)).toBe(2);
+      expect(await sweepStaleUploads((await local.open()).store, Date.now() + STALE_UPLOAD_MS + 3600_000, log)).toBe(0);
+      const left = (await leftovers()).uploads;
+      expect(left.map((u) => u.split(" ")[1]).sort()).toEqual(["elsewhere/theirs.bin", "vault/notes/theirs-too.bin"]);
+      expect((await leftovers()).objects).toEqual([]);
     });
   });
 });

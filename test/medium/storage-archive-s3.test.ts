@@ -57,6 +57,17 @@ describe(`${Archive.name} over a bucket`, () => {
     expect(await filesUnder(root)).toEqual([]);
   });
 
+  it("never adopts an object at the content address whose size differs: the right bytes replace it", async () => {
+    const { archive } = await s3Archive();
+    const bytes = randomBytes(200_000);
+    const relPath = `originals/${sha(bytes).slice(0, 2)}/${sha(bytes).slice(2, 4)}/${sha(bytes)}.jpg`;
+    // What an upload cut short by a server that kept half of it (or a hand-made copy) would leave there.
+    await archive.blobs.write(relPath, bytes.subarray(0, 1000));
+    const stored = await archive.storeStream({ key: "d9-original", body: chunks(bytes), ext: "jpg", expectedSize: bytes.length });
+    expect(stored).toEqual({ sha256: sha(bytes), size: bytes.length, relPath, deduplicated: false });
+    expect(sha((await archive.blobs.read(relPath)) ?? Buffer.alloc(0))).toBe(sha(bytes));
+  });
+
   it("resumes a transfer cut off mid-body from this machine's partial file", async () => {
     const { archive, server } = await s3Archive();
     const bytes = randomBytes(500_000);
