@@ -26,7 +26,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "worker",
     term: "worker [options]",
-    summary: "run the background worker (schedulers, job processors, token refresher) until stopped",
+    summary: "run the background worker (schedulers, job processors, token refresher) until stopped; DVAULT_WORKER_ROLES picks what it runs",
     load: async () => (await import("./worker.ts")).registerWorkerCommand,
   },
   {
