@@ -5,6 +5,7 @@ import { z } from "zod";
 import { DEFAULT_API_BASE, DEFAULT_API_RATE, DEFAULT_DATABASE_URL, DEFAULT_REDIRECT_URI, DEFAULT_REDIS_URL } from "./config-defaults.ts";
 import { DIGEST_ENV, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
 import { UserError } from "./errors.ts";
+import { DEFAULT_WORKER_ROLES, parseWorkerRoles, WORKER_ROLES, type WorkerRole } from "./queue/worker-roles.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -30,6 +31,9 @@ export function parseSecretKey(raw: string): Buffer | undefined {
   }
   return undefined;
 }
+
+/** The prefix when DVAULT_REDIS_PREFIX is unset: a hash tag, so every key of one install lands in one Redis Cluster slot. */
+export const DEFAULT_REDIS_PREFIX = "{dvault}";
 
 const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
 
@@ -72,12 +76,32 @@ const EnvSchema = z.object({
       })
       .optional(),
   ),
+  // Unset: "{dvault}", a Redis Cluster hash tag (src/queue/redis-prefix.ts), or "dvault" where an older install keeps its keys.
   DVAULT_REDIS_PREFIX: z.preprocess(
     emptyAsUndefined,
     z
       .string()
-      .regex(/^[A-Za-z0-9_.:-]+$/, { message: "expects letters, digits, _ . : -" })
-      .default("dvault"),
+      .regex(/^(\{[A-Za-z0-9_.:-]+\}|[A-Za-z0-9_.:-]+)[A-Za-z0-9_.:-]*$/, {
+        message: "expects letters, digits, _ . : - (optionally starting with a {hash tag} for Redis Cluster, e.g. {dvault})",
+      })
+      .optional(),
+  ),
+  // ---- worker roles (src/queue/worker-roles.ts) ----
+  DVAULT_WORKER_ROLES: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .superRefine((v, ctx) => {
+        const { roles, unknown } = parseWorkerRoles(listOf(v));
+        if (unknown.length === 0 && roles.length > 0) return;
+        const what = unknown.length ? `has no role ${unknown.map((u) => JSON.stringify(u)).join(", ")}: it ` : "";
+        ctx.addIssue({ code: "custom", message: `${what}expects a comma-separated list of ${WORKER_ROLES.join(", ")}` });
+      })
+      .optional(),
+  ),
+  DVAULT_SYNC_CONCURRENCY: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(16, { message: "expects 1 to 16 sources synced at once" }).default(2),
   ),
   // ---- downloads ----
   DVAULT_DOWNLOAD_QUOTA: z.preprocess(
@@ -185,7 +209,14 @@ export type Config = Readonly<{
   configDir: string;
   /** Explicit key from DVAULT_SECRET_KEY; when absent the key file in configDir is used. */
   secretKey: Buffer | undefined;
+  /** The key prefix in Redis as configured, or "{dvault}" when unset; createServices settles it (src/queue/redis-prefix.ts). */
   redisPrefix: string;
+  /** Whether DVAULT_REDIS_PREFIX was set: an unset prefix may stay on an older install's "dvault". */
+  redisPrefixSet: boolean;
+  /** What this worker process does (DVAULT_WORKER_ROLES); `dvault worker --http` adds http. */
+  workerRoles: readonly WorkerRole[];
+  /** Sources synced at once by one worker (DVAULT_SYNC_CONCURRENCY). */
+  syncConcurrency: number;
   logLevel: LogLevel;
   /** Digests and alerts: schedule, channels, SMTP and webhook settings (src/config/digest.ts). */
   digest: DigestConfig;
@@ -314,7 +345,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     archiveDir: path.resolve(cwd, e.DVAULT_ARCHIVE_DIR),
     configDir: path.resolve(cwd, e.DVAULT_CONFIG_DIR ?? path.join(configHome, "dvault")),
     secretKey: e.DVAULT_SECRET_KEY === undefined ? undefined : parseSecretKey(e.DVAULT_SECRET_KEY),
-    redisPrefix: e.DVAULT_REDIS_PREFIX,
+    redisPrefix: e.DVAULT_REDIS_PREFIX ?? DEFAULT_REDIS_PREFIX,
+    redisPrefixSet: e.DVAULT_REDIS_PREFIX !== undefined,
+    workerRoles: e.DVAULT_WORKER_ROLES === undefined ? DEFAULT_WORKER_ROLES : parseWorkerRoles(listOf(e.DVAULT_WORKER_ROLES)).roles,
+    syncConcurrency: e.DVAULT_SYNC_CONCURRENCY,
     logLevel: e.LOG_LEVEL,
     digest: digestConfigFrom(e, cwd),
     downloadQuota: e.DVAULT_DOWNLOAD_QUOTA,

@@ -18,6 +18,7 @@ import { UnreadableResponseRepository } from "./db/unreadable-response.repositor
 import { UserError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { checkRedis, createRedis } from "./queue/redis.ts";
+import { settleRedisPrefix } from "./queue/redis-prefix.ts";
 import { registerSecret } from "./redact.ts";
 import { keyCreatedMessage, loadSecretKey, type SecretKey } from "./secret-key.ts";
 
@@ -54,7 +55,12 @@ export type Services = {
   close(): Promise<void>;
 };
 
-export async function createServices({ config, log, overrides = {} }: { config: Config; log: Logger; overrides?: ServiceOverrides }): Promise<Services> {
+export async function createServices({
+  config: configured,
+  log,
+  overrides = {},
+}: { config: Config; log: Logger; overrides?: ServiceOverrides }): Promise<Services> {
+  let config = configured;
   // One clear line for an unreachable database or Redis before any library gets to be verbose.
   const probe = await connectPg(config.databaseUrl);
   await probe.end();
@@ -67,6 +73,8 @@ export async function createServices({ config, log, overrides = {} }: { config: 
   const prisma = createPrisma(pool);
   const redis = createRedis(config.redisUrl);
   await redis.connect();
+  // Every user of the services reads the prefix from services.config, settled here once.
+  config = await settleRedisPrefix(redis, config);
   const now = overrides.now ?? Date.now;
   const pacer = createPacer({
     redis,

@@ -1,5 +1,6 @@
 // The worker's composition root (it may import jobs/): services, the checked job catalogue, the
-// schedulers rebuilt from Postgres, the processors, a heartbeat, and a graceful shutdown.
+// schedulers rebuilt from Postgres, the processors, a heartbeat, and a graceful shutdown. What of it a
+// process runs follows its roles (DVAULT_WORKER_ROLES, src/queue/worker-roles.ts).
 import os from "node:os";
 import { enqueueDueDownloads } from "./downloads/enqueue-due.ts";
 import { JOBS, JOB_DEFINITIONS } from "../jobs/index.ts";
@@ -14,6 +15,7 @@ import { registerSecret } from "./redact.ts";
 import { DEFAULT_OUTAGE_RETRY_MS, WorkerHost } from "./queue/worker-host.ts";
 import { createServices, type ServiceOverrides, type Services } from "./services.ts";
 import { startDigestRuntime } from "./digest/runtime.ts";
+import { forgetWorker } from "./digest/alerts.ts";
 import { watchRedisLoss } from "./queue/redis-loss-guard.ts";
 import { downloadDepsFor } from "./downloads/deps.ts";
 import { reclaimDeadHolders } from "./downloads/reclaim.ts";
@@ -23,6 +25,7 @@ import { reconcileSchedules } from "./sync/schedules.ts";
 import { SOURCES } from "./sync/sources/index.ts";
 import { enqueueSyncNow } from "./sync/sync-now.ts";
 import type { SourceName } from "./sync/source.ts";
+import { queuesOfRoles, type WorkerRole } from "./queue/worker-roles.ts";
 
 export type RunningWorker = {
   id: string;
@@ -65,8 +68,13 @@ export type WorkerOptions = {
   everyMs?: Partial<Record<SourceName, number>>;
   /** Install SIGTERM/SIGINT handlers (the CLI does; tests drive stop() themselves). */
   handleSignals?: boolean;
-  /** Also serve the dashboard (`dvault worker --http`); a non-loopback host without a token is refused up front. */
+  /**
+   * Also serve the dashboard (`dvault worker --http`, which adds the http role); a non-loopback host without a
+   * token is refused up front. With the http role and no options, config's address, port and token.
+   */
   http?: DashboardOptions;
+  /** What this process runs; default config.workerRoles. */
+  roles?: readonly WorkerRole[];
   /** Shorter intervals for tests. */
   intervals?: Partial<WorkerIntervals>;
 };
@@ -77,11 +85,14 @@ export async function startWorker({
   overrides,
   everyMs = {},
   handleSignals = true,
-  http,
+  http: httpOptions,
+  roles: chosenRoles = config.workerRoles,
   intervals: customIntervals,
 }: WorkerOptions): Promise<RunningWorker> {
   const intervals = { ...DEFAULT_INTERVALS, ...customIntervals };
   const id = `${os.hostname()}:${process.pid}`;
+  const roles = new Set<WorkerRole>(httpOptions ? [...chosenRoles, "http"] : chosenRoles);
+  const http = httpOptions ?? (roles.has("http") ? { host: config.httpHost, port: config.httpPort, token: config.httpToken } : undefined);
   if (http) {
     assertSafeBind(http.host ?? config.httpHost, http.token);
     registerSecret(http.token);
@@ -89,30 +100,35 @@ export async function startWorker({
   const entries = checkCatalogue<WorkerContext>(JOBS);
   const services = await createServices({ config, log, ...(overrides ? { overrides } : {}) });
   const { redis } = services;
-  const prefix = config.redisPrefix;
+  // Settled by createServices: "{dvault}", or an older install's "dvault" (src/queue/redis-prefix.ts).
+  const prefix = services.config.redisPrefix;
   // Queue connection errors repeat while Redis is away; the worker hosts' own "error" lines say the same.
   const producer = new Producer([...JOB_DEFINITIONS], redis, prefix, (err, queue) => log.debug({ err, queue }, "queue connection error"));
   const sources = new Map(SOURCES.map((s) => [s.name, s]));
 
   // Due work comes from Postgres, not from whatever Redis still holds: installed now, and again whenever
-  // Redis turns out to have lost it (the reconcile scheduler, installed last, is the sentinel).
+  // Redis turns out to have lost it (the reconcile scheduler, installed last, is the sentinel). Each role
+  // installs its own: sync the sources' schedules, downloads the queue of due rows, maintenance its periodic
+  // jobs; a maintenance host also rebuilds all of them after a loss, as its reconcile job does anyway.
   const maintenance = producer.queue("maintenance");
-  const installSchedules = async () => {
-    const summary = await reconcileSchedules({ services, producer, sources, everyMs });
-    await producer.schedule("tokens.refresh", {}, { everyMs: intervals.maintenanceMs });
-    await producer.schedule("alerts.evaluate", {});
-    await producer.schedule("thumbnails.backfill", { rebuild: false, untilDone: false });
+  const installSchedules = async (all = false) => {
+    const summary = roles.has("sync") || all ? await reconcileSchedules({ services, producer, sources, everyMs }) : { scheduled: 0 };
     // Downloads: the table is the source of truth, so a lost queue is rebuilt from it here.
-    await enqueueDueDownloads(services, producer, { rebuild: true });
-    await producer.schedule("downloads.enqueue", { scope: "all" }, { everyMs: intervals.downloadsEnqueueMs });
-    await producer.schedule("schedules.reconcile", {}, { everyMs: intervals.maintenanceMs });
+    if (roles.has("downloads") || all) await enqueueDueDownloads(services, producer, { rebuild: true });
+    if (roles.has("maintenance")) {
+      await producer.schedule("tokens.refresh", {}, { everyMs: intervals.maintenanceMs });
+      await producer.schedule("alerts.evaluate", {});
+      await producer.schedule("thumbnails.backfill", { rebuild: false, untilDone: false });
+      await producer.schedule("downloads.enqueue", { scope: "all" }, { everyMs: intervals.downloadsEnqueueMs });
+      await producer.schedule("schedules.reconcile", {}, { everyMs: intervals.maintenanceMs });
+    }
     return summary;
   };
   const summary = await installSchedules();
   // Downloads a dead process held come back at start and within seconds after, rows it had claimed outside
   // the queue queued at once; so do jobs of any queue activated for this worker that never reached it
   // (docs/RELIABILITY.md#work-held-by-a-dead-process).
-  const lease = await holdLease(redis, prefix);
+  const lease = await holdLease(redis, prefix, { roles: [...roles] });
   let reclaiming = false;
   let reclaimFailing = false;
   const reclaim = async (host?: WorkerHost<WorkerContext>) => {
@@ -132,30 +148,35 @@ export async function startWorker({
     }
   };
   await reclaim();
-  const lossGuard = watchRedisLoss({
-    redis,
-    isIntact: async () => (await maintenance.getJobScheduler(RECONCILE_SCHEDULER_ID)) != null,
-    rebuild: async () => void (await installSchedules()),
-    afterReconnect: async () => void (await enqueueDueDownloads(services, producer, { rebuild: true })),
-    everyMs: intervals.redisCheckMs,
-    log,
-  });
+  // The sentinel is a maintenance scheduler, so only a maintenance host can tell that Redis lost the schedules.
+  const lossGuard = roles.has("maintenance")
+    ? watchRedisLoss({
+        redis,
+        isIntact: async () => (await maintenance.getJobScheduler(RECONCILE_SCHEDULER_ID)) != null,
+        rebuild: async () => void (await installSchedules(true)),
+        afterReconnect: async () => void (await enqueueDueDownloads(services, producer, { rebuild: true })),
+        everyMs: intervals.redisCheckMs,
+        log,
+      })
+    : undefined;
 
   const host = new WorkerHost<WorkerContext>({
     entries,
     connection: () => createRedis(config.redisUrl, "worker"),
     prefix,
     log,
-    queues: ["sync", "maintenance", "downloads", "digest"],
-    concurrency: { sync: 2, maintenance: 1, downloads: config.downloadConcurrency, digest: 1 },
+    queues: queuesOfRoles([...roles]),
+    concurrency: { sync: config.syncConcurrency, maintenance: 1, downloads: config.downloadConcurrency, digest: 1 },
     makeContext: (base) => ({ ...base, services, sources, producer, everyMs }),
     outageRetryMs: intervals.outageRetryMs,
     name: thisHolder(),
   });
   host.start();
   const reclaimTimer = setInterval(() => void reclaim(host), intervals.reclaimMs);
-  // Digests and alerts: the alerts job every minute, the digest cron and its one-time catch-up.
-  const digests = await startDigestRuntime({ services, log, workerId: id, enqueueDigest: (p) => producer.enqueue("digest.send", p) });
+  // Digests: the digest cron and its one-time catch-up (the alerts job is a maintenance scheduler, above).
+  const digests = roles.has("digest")
+    ? await startDigestRuntime({ services, log, workerId: id, enqueueDigest: (p) => producer.enqueue("digest.send", p) })
+    : undefined;
 
   const heartbeatKey = `${prefix}:heartbeat:${id}`;
   const beat = () =>
@@ -175,9 +196,11 @@ export async function startWorker({
       log.info({ reason }, "worker stopping");
       clearInterval(timer);
       clearInterval(reclaimTimer);
-      lossGuard.stop();
+      lossGuard?.stop();
       await dashboard?.close().catch((err: unknown) => log.warn({ err }, "dashboard close failed"));
-      await digests.stop().catch((err: unknown) => log.warn({ err }, "digest schedule stop failed"));
+      await digests?.stop().catch((err: unknown) => log.warn({ err }, "digest schedule stop failed"));
+      // Without the digest role nothing above said so: a worker leaving on purpose is no incident for the alerts.
+      if (!digests) await forgetWorker(redis, prefix, id).catch(() => undefined);
       // Active jobs see the abort, commit their current page and re-queue; then connections close.
       await host.close();
       await lease.stop().catch((err: unknown) => log.warn({ err }, "holder lease release failed"));
@@ -216,6 +239,6 @@ export async function startWorker({
     }
   }
 
-  log.info({ worker: id, schedules: summary.scheduled }, "worker ready");
+  log.info({ worker: id, roles: [...roles], schedules: summary.scheduled }, "worker ready");
   return { id, services, ...(dashboard ? { dashboard } : {}), untilStopped: () => stopped, stop };
 }

@@ -1,6 +1,8 @@
 // Backup and restore of everything dvault holds: the database (pg_dump custom format), the archive
-// directory (files and its readable tree of links) and the secret key without which stored tokens
-// cannot be read. A backup is a plain directory with a manifest; restore refuses to overwrite data.
+// (src/storage/store.ts: the local folder, files and its readable tree of links, copied as it is; or every
+// object of the S3 bucket, downloaded under its key) and the secret key without which stored tokens cannot be
+// read. A backup is a plain directory with a manifest, the same layout whichever store it came from, so it
+// restores into either; restore refuses to overwrite data.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import type { Dirent } from "node:fs";
@@ -13,6 +15,10 @@ import { pgFields } from "../db/pg-fields.ts";
 import { UserError } from "../errors.ts";
 import { maskUrl, scrubString } from "../redact.ts";
 import { keyFilePath, loadSecretKey } from "../secret-key.ts";
+import type { BlobStore } from "../storage/blob-store.ts";
+import { downloadBlob } from "../storage/blob-transfer.ts";
+import { PARTIAL_DIR } from "../storage/layout.ts";
+import { openBlobStore } from "../storage/store.ts";
 
 export const MANIFEST = "manifest.json";
 const DUMP = "database.dump";
@@ -24,7 +30,8 @@ export type BackupManifest = {
   createdAt: string;
   dvaultVersion: string;
   database: { file: string; bytes: number; sha256: string; migrations: string[] };
-  archive: { included: boolean; files: number; bytes: number };
+  /** `store`: where the archive was read from (absent in backups written before there was a choice: local). */
+  archive: { included: boolean; files: number; bytes: number; store?: "local" | "s3" };
   /** Whether the key was copied (it is, unless it came from DVAULT_SECRET_KEY, which you keep yourself). */
   secretKey: { included: boolean; source: "file" | "env" };
 };
@@ -90,6 +97,32 @@ async function isEmptyDir(dir: string): Promise<boolean> {
   }
 }
 
+async function isEmptyStore(store: BlobStore): Promise<boolean> {
+  for await (const _ of store.list("")) return false;
+  return true;
+}
+
+/**
+ * Every plain file of a backup's archive folder put into a bucket under its relative path. The readable tree's
+ * links are left out (a bucket holds none: the links job writes its index instead, docs/storage.md), and so
+ * are partial files of unfinished downloads.
+ */
+async function uploadTree(store: BlobStore, root: string): Promise<number> {
+  let files = 0;
+  const entries = await readdir(root, { withFileTypes: true, recursive: true }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return [] as Dirent[];
+    throw err;
+  });
+  for (const e of entries) {
+    if (!e.isFile()) continue;
+    const key = path.relative(root, path.join(e.parentPath, e.name)).split(path.sep).join("/");
+    if (key.startsWith(`${PARTIAL_DIR}/`)) continue;
+    await store.putFile(key, path.join(e.parentPath, e.name));
+    files++;
+  }
+  return files;
+}
+
 export async function createBackup({
   config,
   out,
@@ -109,15 +142,20 @@ export async function createBackup({
   const dumpFile = path.join(dir, DUMP);
   await runPgTool("pg_dump", ["--format=custom", "--no-owner", "--no-privileges", `--file=${dumpFile}`], config.databaseUrl);
 
-  let archive = { included: false, files: 0, bytes: 0 };
+  const store = openBlobStore(config);
+  let archive: BackupManifest["archive"] = { included: false, files: 0, bytes: 0, store: store.kind };
   if (includeArchive) {
-    // verbatimSymlinks: the readable tree's links stay relative, so the copy works wherever it lands.
-    await cp(config.archiveDir, path.join(dir, ARCHIVE), { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false }).catch(
-      (err: NodeJS.ErrnoException) => {
-        if (err.code !== "ENOENT") throw err;
-      },
-    );
-    archive = { included: true, ...(await treeSize(path.join(dir, ARCHIVE))) };
+    if (store.kind === "local") {
+      // verbatimSymlinks: the readable tree's links stay relative, so the copy works wherever it lands.
+      await cp(config.archiveDir, path.join(dir, ARCHIVE), { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false }).catch(
+        (err: NodeJS.ErrnoException) => {
+          if (err.code !== "ENOENT") throw err;
+        },
+      );
+    } else {
+      for await (const info of store.list("")) await downloadBlob({ store, key: info.key, file: path.join(dir, ARCHIVE, ...info.key.split("/")) });
+    }
+    archive = { included: true, ...(await treeSize(path.join(dir, ARCHIVE))), store: store.kind };
   }
 
   const key = loadSecretKey(config);
@@ -160,8 +198,12 @@ export async function restoreBackup({ config, from }: { config: Config; from: st
       `the database ${maskUrl(config.databaseUrl)} is not empty: restore into a new database (set DATABASE_URL to one that does not exist yet)`,
     );
   }
-  if (!(await isEmptyDir(config.archiveDir))) {
+  const store = openBlobStore(config);
+  if (store.kind === "local" && !(await isEmptyDir(config.archiveDir))) {
     throw new UserError(`the archive directory ${config.archiveDir} is not empty: restore into a new directory (set DVAULT_ARCHIVE_DIR)`);
+  }
+  if (store.kind === "s3" && manifest.archive.included && !(await isEmptyStore(store))) {
+    throw new UserError(`the bucket ${store.describe()} is not empty: restore into an empty bucket (set DVAULT_S3_BUCKET), or restore with DVAULT_STORAGE=local`);
   }
   await runPgTool(
     "pg_restore",
@@ -170,12 +212,14 @@ export async function restoreBackup({ config, from }: { config: Config; from: st
   );
 
   let archiveFiles = 0;
-  if (manifest.archive.included) {
+  if (manifest.archive.included && store.kind === "local") {
     await mkdir(path.dirname(config.archiveDir), { recursive: true });
     await cp(path.join(dir, ARCHIVE), config.archiveDir, { recursive: true, verbatimSymlinks: true }).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== "ENOENT") throw err;
     });
     archiveFiles = (await treeSize(config.archiveDir)).files;
+  } else if (manifest.archive.included) {
+    archiveFiles = await uploadTree(store, path.join(dir, ARCHIVE));
   }
 
   let keyRestored = false;

@@ -6,6 +6,7 @@ import { OAuthClient } from "../api/oauth.ts";
 import { createPacer } from "../api/pacer.ts";
 import type { TokenProvider } from "../api/token-provider.ts";
 import { TokenManager } from "../api/tokens.ts";
+import { settleRedisPrefix } from "../queue/redis-prefix.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { TokenCipher } from "../crypto/token-cipher.ts";
 import { AccountRepository } from "../db/account.repository.ts";
@@ -35,25 +36,26 @@ export type AuthContext = {
 
 /** Opens what every auth command needs; fails with one line when something is missing. */
 export async function openContext(): Promise<AuthContext> {
-  const config = loadConfig();
-  if (!config.clientId) {
+  const configured = loadConfig();
+  if (!configured.clientId) {
     throw new UserError(
       "DVAULT_CLIENT_ID is not set: register an application on the service (its applications page gives a client_id and a client_secret) and set DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET",
     );
   }
-  registerSecret(config.clientSecret);
-  const log = cliLogger(config, { warnByDefault: true });
+  registerSecret(configured.clientSecret);
+  const log = cliLogger(configured, { warnByDefault: true });
   // One clear line for an unreachable or missing database before Prisma gets a chance to be verbose.
-  const probe = await connectPg(config.databaseUrl);
+  const probe = await connectPg(configured.databaseUrl);
   await probe.end();
-  await checkRedis(config.redisUrl);
-  const db: Db = createPrisma(config.databaseUrl, 2);
-  const redis: Redis = createRedis(config.redisUrl);
+  await checkRedis(configured.redisUrl);
+  const db: Db = createPrisma(configured.databaseUrl, 2);
+  const redis: Redis = createRedis(configured.redisUrl);
   await redis.connect();
+  const config = await settleRedisPrefix(redis, configured);
   const secret = loadSecretKey(config);
   const cipher = new TokenCipher(secret);
   const repo = new AccountRepository(db);
-  const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log });
+  const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: configured.clientId, clientSecret: config.clientSecret, log });
   const tokens = new TokenManager({ repo: accountTokenStore(repo), cipher, oauth, redis, redisPrefix: config.redisPrefix, log });
   const pacer = createPacer({ redis, prefix: config.redisPrefix, startRate: config.apiRate.start, minRate: config.apiRate.min, maxRate: config.apiRate.max });
   return {

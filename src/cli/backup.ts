@@ -12,7 +12,11 @@ export function registerBackupCommands(program: Command): void {
     .command("backup")
     .description("write the database (pg_dump), the archive directory and the secret key to a new directory")
     .requiredOption("--out <dir>", "a new or empty directory for the backup")
-    .option("--no-archive", "leave the archive's files out (back them up with rsync instead)")
+    .option("--no-archive", "leave the archive's files out (back up the folder with rsync, or a bucket by its own means)")
+    .addHelpText(
+      "after",
+      "\nThe archive is read from its blob store (DVAULT_STORAGE): the local folder as it is, or every object of the\nS3 bucket downloaded into the backup. A bucket that is versioned or replicated elsewhere needs no copy: --no-archive.",
+    )
     .option("--json", "print the backup's manifest as JSON")
     .action(async (opts: { out: string; archive: boolean; json?: boolean }) => {
       const config = loadConfig();
@@ -30,6 +34,10 @@ export function registerBackupCommands(program: Command): void {
   program
     .command("restore")
     .description("restore a backup into an empty database and an empty archive directory")
+    .addHelpText(
+      "after",
+      "\nThe archive goes into the configured blob store (DVAULT_STORAGE): an empty folder, or an empty S3 bucket\n(every file put under its relative path; the readable tree's links are left out, the worker writes its index).",
+    )
     .requiredOption("--from <dir>", "the directory dvault backup wrote")
     .option("--json", "print what was restored as JSON")
     .action(async (opts: { from: string; json?: boolean }) => {

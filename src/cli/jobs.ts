@@ -3,6 +3,7 @@
 import type { Command } from "commander";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { loadConfig } from "../config.ts";
+import { settleRedisPrefix } from "../queue/redis-prefix.ts";
 import { retryDownloadNow } from "../downloads/retry-now.ts";
 import { UserError } from "../errors.ts";
 import { checkRedis, createRedis } from "../queue/redis.ts";
@@ -20,10 +21,11 @@ function parseQueue(name: string | undefined): QueueName | undefined {
 }
 
 async function withAdmin<T>(run: (admin: QueueAdmin) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  await checkRedis(config.redisUrl);
-  const redis = createRedis(config.redisUrl);
+  const configured = loadConfig();
+  await checkRedis(configured.redisUrl);
+  const redis = createRedis(configured.redisUrl);
   await redis.connect();
+  const config = await settleRedisPrefix(redis, configured);
   // A failed download is retried through its row (src/downloads/retry-now.ts): the database is opened only then.
   let services: Services | undefined;
   const retryDownload = async (data: unknown) => {

@@ -165,7 +165,7 @@ export function registerStatusCommand(program: Command): void {
       const config = loadConfig();
       const log = cliLogger(config, { warnByDefault: true });
       const services = await createServices({ config, log });
-      const queues = new QueueAdmin(services.redis, config.redisPrefix);
+      const queues = new QueueAdmin(services.redis, services.config.redisPrefix);
       try {
         const schemaProblem = await assertSchemaCurrent(config.databaseUrl).then(
           () => undefined,

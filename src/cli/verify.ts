@@ -1,5 +1,5 @@
-// `dvault verify [--fix]`: re-hashes the archive against the downloads table (with progress) and
-// reports missing, corrupt and orphaned files; --fix wants the missing and corrupt ones again.
+// `dvault verify [--fix] [--deep|--no-deep]`: checks the archive's blob store against the downloads table (with
+// progress) and reports missing, corrupt and orphaned files; --fix wants the missing and corrupt ones again.
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { downloadDepsFor } from "../downloads/deps.ts";
@@ -12,14 +12,21 @@ import { formatBytes } from "../text/bytes.ts";
 import { checkThumbnails, formatThumbnailCheck } from "../storage/thumbnail-check.ts";
 import { Thumbnails } from "../storage/thumbnails.ts";
 
+function corruptLine(c: VerifyReport["corrupt"][number]): string {
+  const ids = c.deviationids.join(", ");
+  if (c.actual === undefined) return `  ${c.path}: ${c.actualSize ?? "?"} bytes, expected ${c.expectedSize ?? "?"} (${ids})`;
+  return `  ${c.path}: sha256 ${c.actual}, expected ${c.expected ?? "?"} (${ids})`;
+}
+
 export function formatVerifyReport(r: VerifyReport, fix: boolean): string {
+  const how = r.deep ? "re-hashed" : "sizes compared (--deep re-hashes)";
   const lines = [
-    `checked   ${r.files} file(s) of ${r.rows} row(s), ${formatBytes(r.bytes)} in ${(r.durationMs / 1000).toFixed(1)} s`,
+    `checked   ${r.files} file(s) of ${r.rows} row(s), ${formatBytes(r.bytes)} in ${(r.durationMs / 1000).toFixed(1)} s, ${how}`,
     `ok        ${r.ok}`,
     `missing   ${r.missing.length}`,
     ...r.missing.slice(0, 20).map((m) => `  ${m.path} (${m.deviationids.join(", ")})`),
     `corrupt   ${r.corrupt.length}`,
-    ...r.corrupt.slice(0, 20).map((c) => `  ${c.path}: sha256 ${c.actual}, expected ${c.expected ?? "?"} (${c.deviationids.join(", ")})`),
+    ...r.corrupt.slice(0, 20).map(corruptLine),
     `orphaned  ${r.orphaned.length}${r.orphaned.length ? " (under originals/ but in no row; left alone)" : ""}`,
     ...r.orphaned.slice(0, 20).map((o) => `  ${o}`),
   ];
@@ -39,17 +46,27 @@ export function registerVerifyCommand(program: Command): void {
     .description("re-hash the archive: report missing, corrupt and orphaned files")
     .addHelpText(
       "after",
-      "\nExit codes: 0 the archive is whole (or --fix wanted what was not), 2 files are missing or corrupt, 3 PostgreSQL or Redis unreachable.",
+      [
+        "",
+        "The archive is read through its blob store (DVAULT_STORAGE). The local folder is re-hashed by default;",
+        "an S3 bucket gets one HEAD per object (present, and of the recorded size) unless --deep downloads and",
+        "re-hashes each. With --fix, corrupt bytes are set aside under .corrupt/ before the row is wanted again:",
+        "moved in the local folder; in a bucket copied to a .corrupt/<name>.<time> key, then removed.",
+        "",
+        "Exit codes: 0 the archive is whole (or --fix wanted what was not), 2 files are missing or corrupt, 3 PostgreSQL or Redis unreachable.",
+      ].join("\n"),
     )
-    .option("--fix", "want missing and corrupt files again (corrupt bytes are moved to .corrupt/ first), and make missing thumbnails")
+    .option("--fix", "want missing and corrupt files again (corrupt bytes are set aside under .corrupt/ first), and make missing thumbnails")
+    .option("--deep", "re-hash every object (the default for the local folder)")
+    .option("--no-deep", "compare sizes only (the default for an S3 bucket)")
     .option("--json", "print the report as JSON")
-    .action(async (opts: { fix?: boolean; json?: boolean }) => {
+    .action(async (opts: { fix?: boolean; deep?: boolean; json?: boolean }) => {
       const config = loadConfig();
       const log = cliLogger(config);
       const services = await createServices({ config, log });
       try {
-        const report = await verifyArchive({ deps: downloadDepsFor(services), fix: opts.fix === true, log });
         const deps = downloadDepsFor(services);
+        const report = await verifyArchive({ deps, fix: opts.fix === true, log, ...(opts.deep !== undefined ? { deep: opts.deep } : {}) });
         const thumbnails = await checkThumbnails(new Thumbnails(deps.archive.blobs), { fix: opts.fix === true });
         if (opts.json) printJson({ ...report, thumbnails });
         else {

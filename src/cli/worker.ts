@@ -10,15 +10,15 @@ import { startWorker } from "../worker.ts";
 export function registerWorkerCommand(program: Command): void {
   program
     .command("worker")
-    .description("run the background worker (schedulers, job processors, token refresher) until stopped")
-    .option("--http", "also serve the web dashboard, /healthz and /metrics")
+    .description("run the background worker (schedulers, job processors, token refresher) until stopped; DVAULT_WORKER_ROLES picks what it runs")
+    .option("--http", "also serve the web dashboard, /healthz and /metrics (adds the http role)")
     .option("--http-host <address>", "the dashboard's address (default DVAULT_HTTP_HOST or 127.0.0.1); any other than loopback needs DVAULT_HTTP_TOKEN")
     .option("--http-port <port>", "the dashboard's port (default DVAULT_HTTP_PORT or 8787)", (v) => Number.parseInt(v, 10))
     .action(async (opts: { http?: boolean; httpHost?: string; httpPort?: number }) => {
       const config = loadConfig();
       const log = createLogger({ level: config.logLevel });
       const http =
-        opts.http || opts.httpHost || opts.httpPort !== undefined
+        opts.http || opts.httpHost || opts.httpPort !== undefined || config.workerRoles.includes("http")
           ? { host: opts.httpHost ?? config.httpHost, port: opts.httpPort ?? config.httpPort, token: config.httpToken }
           : undefined;
       // Refuse an exposed dashboard without a token before migrating or connecting anything.

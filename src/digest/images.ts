@@ -1,6 +1,7 @@
-// The digest's pictures, from the local archive, as each channel can carry them: inline parts (`cid:`) for
-// SMTP, files beside the HTML for the file channel, the dashboard's /thumb/s/ URL for the webhook when
-// DVAULT_PUBLIC_URL says where the dashboard is. The service's image links are signed and short-lived
+// The digest's pictures, from the thumbnails in the archive's blob store (src/storage/store.ts, a bucket or
+// the local folder), as each channel can carry them: inline parts (`cid:`) for SMTP, files beside the HTML
+// for the file channel, the dashboard's /thumb/s/ URL for the webhook when DVAULT_PUBLIC_URL says where the
+// dashboard is. The service's image links are signed and short-lived
 // (docs/service-behaviour.md#image-url-tokens), so a digest never carries one: a deviation the archive holds
 // no file of, or whose thumbnail cannot be made, gets the quiet placeholder of render-html.ts.
 import { jpegOf } from "../storage/thumbnail-render.ts";

@@ -9,7 +9,7 @@ import { CronClock } from "./cron-time.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
 import { renderDigest } from "./render.ts";
 import { digestImages } from "./images.ts";
-import { Archive } from "../storage/archive.ts";
+import { openBlobStore } from "../storage/store.ts";
 import { Thumbnails } from "../storage/thumbnails.ts";
 import type { DigestServices } from "./run-digest.ts";
 import type { DigestData, DigestWindow } from "./types.ts";
@@ -48,7 +48,7 @@ export async function previewDigest(services: DigestServices, opts: { since?: Da
   // The pictures as the file channel shows them: the archive's thumbnails, in a folder beside the HTML.
   const shown = await digestImages(data, {
     channel: "file",
-    thumbs: new Thumbnails(new Archive({ root: services.config.archiveDir, minFreeBytes: 0 }).blobs),
+    thumbs: new Thumbnails(openBlobStore(services.config)),
     dashboardUrl: services.config.publicUrl,
     filesDir: "digest_files",
   });

@@ -19,7 +19,7 @@ import { DigestRepository, type DigestTrigger } from "../db/digest.repository.ts
 import { createDeliverers, messageDomainOf, messageIdFor } from "./deliver/index.ts";
 import { imagesDirOf } from "./deliver/file.ts";
 import { digestImages } from "./images.ts";
-import { Archive } from "../storage/archive.ts";
+import { openBlobStore } from "../storage/store.ts";
 import { Thumbnails } from "../storage/thumbnails.ts";
 import { renderDigest } from "./render.ts";
 import type { Deliverer, DigestData, DigestWindow, OutgoingMessage } from "./types.ts";
@@ -120,7 +120,7 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
     const fileBase = `dvault-digest-${compactTime(window.start)}-${compactTime(window.end)}`;
     const shown = await digestImages(data, {
       channel,
-      thumbs: new Thumbnails(new Archive({ root: config.archiveDir, minFreeBytes: 0 }).blobs),
+      thumbs: new Thumbnails(openBlobStore(config)),
       dashboardUrl: config.publicUrl,
       filesDir: imagesDirOf(fileBase),
     });

@@ -1,6 +1,7 @@
 // What follows a stored file (the replaced one removed, the readable links marked due) and a deviation found gone.
-import fs from "node:fs/promises";
-import type { DownloadTarget } from "../db/download.repository.ts";
+import type { DownloadRepository, DownloadTarget } from "../db/download.repository.ts";
+import type { Archive } from "../storage/archive.ts";
+import { originalKeyOf } from "../storage/links.ts";
 import type { DownloadDeps } from "./deps.ts";
 import type { DownloadOutcome } from "./download-file.ts";
 
@@ -9,11 +10,25 @@ export function linksDirtyKey(prefix: string): string {
   return `${prefix}:downloads:links-dirty`;
 }
 
+/**
+ * A file a row no longer points at, that nothing else references, is removed from the blob store (a download's
+ * upgrade, an import's better file). Only objects under originals/ are ever removed.
+ */
+export async function removeIfUnreferenced(args: {
+  repo: Pick<DownloadRepository, "countPathReferences">;
+  archive: Archive;
+  oldPath: string | null;
+  newPath: string;
+}): Promise<void> {
+  const { repo, archive, oldPath, newPath } = args;
+  if (!oldPath || oldPath === newPath) return;
+  const key = originalKeyOf(oldPath, archive.root);
+  if (key && (await repo.countPathReferences(oldPath)) === 0) await archive.blobs.remove(key);
+}
+
 /** A replaced file nobody references any more is removed; the readable links are due for a rebuild. */
 export async function afterStore(deps: DownloadDeps, oldPath: string | null, newPath: string): Promise<void> {
-  if (oldPath && oldPath !== newPath && (await deps.repo.countPathReferences(oldPath)) === 0) {
-    await fs.rm(deps.archive.resolveInside(oldPath), { force: true });
-  }
+  await removeIfUnreferenced({ repo: deps.repo, archive: deps.archive, oldPath, newPath });
   await deps.services.redis.set(linksDirtyKey(deps.services.config.redisPrefix), "1");
 }
 

@@ -3,7 +3,8 @@
 import { DownloadQuotaRepository } from "../db/download-quota.repository.ts";
 import { DownloadRepository } from "../db/download.repository.ts";
 import type { AccountApi, Services } from "../services.ts";
-import { Archive } from "../storage/archive.ts";
+import type { Archive } from "../storage/archive.ts";
+import { openArchive } from "../storage/store.ts";
 import { DiskGuard } from "./disk-guard.ts";
 import { DownloadQuota } from "./quota.ts";
 import type { TransferLimits, TransferRetry, TransferTimeouts } from "./transfer.ts";
@@ -54,9 +55,7 @@ export function setDownloadTuning(services: Services, tuning: DownloadTuning): D
 
 function createDownloadDeps(services: Services, tuning: DownloadTuning): DownloadDeps {
   const { config, pool, redis, log } = services;
-  const archive = new Archive({
-    root: config.archiveDir,
-    minFreeBytes: config.minFreeBytes,
+  const archive = openArchive(config, {
     ...(tuning.fileMode !== undefined ? { fileMode: tuning.fileMode } : {}),
     ...(tuning.dirMode !== undefined ? { dirMode: tuning.dirMode } : {}),
   });

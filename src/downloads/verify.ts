@@ -1,13 +1,18 @@
-// `dvault verify`: re-hashes every stored file (with progress) against the table, and reports files
-// missing, corrupt (bytes that no longer match their sha256) and orphaned (under originals/ but in no
-// row). With `fix`, the rows of missing and corrupt files are wanted again — the corrupt bytes moved
-// aside to .corrupt/ first, since the content address would otherwise pass them off as the good file.
+// `dvault verify`: checks every stored file (with progress) against the table through the blob store
+// (src/storage/store.ts), and reports files missing, corrupt (bytes that no longer match their sha256, or
+// of another size) and orphaned (under originals/ but in no row). A deep check re-hashes every object (the
+// default for the local folder, where reading is cheap); a shallow one asks each object's size only (one
+// HEAD per object in a bucket). With `fix`, the rows of missing and corrupt files are wanted again — the
+// corrupt bytes moved aside to .corrupt/ first, since the content address would otherwise pass them off as
+// the good file (in a bucket: copied to a .corrupt/ key, then removed).
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { StoredRow } from "../db/download.repository.ts";
 import { ImportedFileRepository } from "../db/imported-file.repository.ts";
 import type { Logger } from "../log.ts";
-import { ORIGINALS_DIR } from "../storage/archive.ts";
+import { ORIGINALS_DIR, PARTIAL_DIR } from "../storage/archive.ts";
+import { copyBlob, hashBlob } from "../storage/blob-transfer.ts";
+import { originalKeyOf } from "../storage/links.ts";
 import type { DownloadDeps } from "./deps.ts";
 
 export type VerifyReport = {
@@ -16,7 +21,10 @@ export type VerifyReport = {
   bytes: number;
   ok: number;
   missing: { path: string; deviationids: string[] }[];
-  corrupt: { path: string; deviationids: string[]; expected: string | null; actual: string }[];
+  /** `actual` is the sha256 found (deep), "unreadable", or undefined when only the size was compared (`actualSize`). */
+  corrupt: { path: string; deviationids: string[]; expected: string | null; actual: string | undefined; expectedSize: number | null; actualSize: number | undefined }[];
+  /** Whether every object was re-hashed, or only its size compared. */
+  deep: boolean;
   orphaned: string[];
   /** Rows marked wanted again (with fix). */
   requeued: number;
@@ -28,9 +36,27 @@ export type VerifyReport = {
 const QUARANTINE_DIR = ".corrupt";
 const PAGE = 1000;
 
-export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; log: Logger; progressEveryMs?: number }): Promise<VerifyReport> {
+type Checked = { problem: "missing" | "corrupt" | undefined; actual?: string; actualSize?: number };
+
+/** One stored file against its row: re-hashed when `deep`, else its size compared (existence when none is known). */
+async function checkOne(deps: DownloadDeps, rel: string, expected: { sha256: string | null; size: number | null }, deep: boolean): Promise<Checked> {
+  const key = originalKeyOf(rel, deps.archive.root);
+  if (!key) return { problem: "corrupt", actual: "unreadable" };
+  if (!deep) {
+    const info = await deps.archive.blobs.stat(key);
+    if (!info) return { problem: "missing" };
+    return { problem: expected.size !== null && info.size !== expected.size ? "corrupt" : undefined, actualSize: info.size };
+  }
+  const actual = await hashBlob(deps.archive.blobs, key).catch(() => ({ sha256: "unreadable", size: -1 }));
+  if (!actual) return { problem: "missing" };
+  const bad = actual.sha256 !== expected.sha256 || (expected.size !== null && actual.size !== expected.size);
+  return { problem: bad ? "corrupt" : undefined, actual: actual.sha256, actualSize: actual.size };
+}
+
+export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; log: Logger; deep?: boolean; progressEveryMs?: number }): Promise<VerifyReport> {
   const { deps, fix, log } = args;
   const { repo, archive, services } = deps;
+  const deep = args.deep ?? archive.blobs.kind === "local";
   const started = Date.now();
   const byPath = new Map<string, { rows: StoredRow[]; sha256: string | null; size: number | null }>();
   for (let afterId = "0"; ; ) {
@@ -53,6 +79,7 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
     missing: [],
     corrupt: [],
     orphaned: [],
+    deep,
     requeued: 0,
     lost: 0,
     durationMs: 0,
@@ -64,14 +91,7 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
   const okIds: string[] = [];
   for (const [rel, entry] of byPath) {
     const ids = entry.rows.map((r) => r.deviationid);
-    let actual: { sha256: string; size: number } | undefined;
-    let problem: "missing" | "corrupt" | undefined;
-    try {
-      actual = await archive.hashFile(rel);
-      if (actual.sha256 !== entry.sha256 || (entry.size !== null && actual.size !== entry.size)) problem = "corrupt";
-    } catch (err) {
-      problem = (err as { code?: string }).code === "ENOENT" ? "missing" : "corrupt";
-    }
+    const { problem, actual, actualSize } = await checkOne(deps, rel, entry, deep);
     checked++;
     hashedBytes += entry.size ?? 0;
     if (!problem) {
@@ -80,7 +100,7 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
     } else if (problem === "missing") {
       report.missing.push({ path: rel, deviationids: ids });
     } else {
-      report.corrupt.push({ path: rel, deviationids: ids, expected: entry.sha256, actual: actual?.sha256 ?? "unreadable" });
+      report.corrupt.push({ path: rel, deviationids: ids, expected: entry.sha256, actual, expectedSize: entry.size, actualSize });
     }
     if (problem && fix) {
       if (problem === "corrupt") await quarantine(deps, rel);
@@ -104,32 +124,30 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
   await repo.markDownloadsVerified(okIds, new Date(services.now()));
   // Files an import keeps beside a row (a preview next to the original, further images of a post) are no orphans.
   const imported = new Set((await new ImportedFileRepository(services.pool).listImportedPaths()).map((f) => f.path));
-  report.orphaned = (await listOriginals(archive.root)).filter((rel) => !byPath.has(rel) && !imported.has(rel));
+  const known = new Set([...byPath.keys(), ...imported].map((p) => originalKeyOf(p, archive.root) ?? p));
+  for await (const info of archive.blobs.list(`${ORIGINALS_DIR}/`)) if (!known.has(info.key)) report.orphaned.push(info.key);
   report.durationMs = Date.now() - started;
   return report;
 }
 
-/** Every file under originals/, as relative POSIX paths. */
-async function listOriginals(root: string): Promise<string[]> {
-  const out: string[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
-    for (const e of entries) {
-      const abs = path.join(dir, e.name);
-      if (e.isDirectory()) await walk(abs);
-      else if (e.isFile()) out.push(path.relative(root, abs).split(path.sep).join("/"));
-    }
-  };
-  await walk(path.join(root, ORIGINALS_DIR));
-  return out.sort();
-}
-
-/** Moves a corrupt file out of originals/, so a re-download of the right bytes is not "already stored". */
+/**
+ * Moves a corrupt file out of originals/, so a re-download of the right bytes is not "already stored": renamed
+ * within the archive folder, or in a bucket copied to a .corrupt/ key and then removed.
+ */
 async function quarantine(deps: DownloadDeps, rel: string): Promise<void> {
-  const from = deps.archive.resolveInside(rel);
-  const to = deps.archive.resolveInside(`${QUARANTINE_DIR}/${path.basename(rel)}.${Date.now()}`);
+  const { archive } = deps;
+  const key = originalKeyOf(rel, archive.root);
+  if (!key) return;
+  const aside = `${QUARANTINE_DIR}/${path.posix.basename(key)}.${Date.now()}`;
+  if (archive.blobs.kind === "s3") {
+    const tmpDir = archive.resolveInside(PARTIAL_DIR);
+    await fs.mkdir(tmpDir, { recursive: true, mode: 0o700 });
+    if (await copyBlob({ from: archive.blobs, to: archive.blobs, key, toKey: aside, tmpDir })) await archive.blobs.remove(key);
+    return;
+  }
+  const to = archive.resolveInside(aside);
   await fs.mkdir(path.dirname(to), { recursive: true, mode: 0o700 });
-  await fs.rename(from, to).catch((err: unknown) => {
+  await fs.rename(archive.resolveInside(key), to).catch((err: unknown) => {
     if ((err as { code?: string }).code !== "ENOENT") throw err;
   });
 }

@@ -49,9 +49,12 @@ export type HolderLease = {
   stop(): Promise<void>;
 };
 
-/** Registers this process as a holder under `prefix` and renews its lease until stop(). */
-export async function holdLease(redis: Redis, prefix: string): Promise<HolderLease> {
-  const entry = JSON.stringify({ pidns: PID_NAMESPACE, since: new Date().toISOString() });
+/**
+ * Registers this process as a holder under `prefix` and renews its lease until stop(). A worker names its
+ * roles (src/queue/worker-roles.ts), so that status can say which host runs what; a one-shot run names none.
+ */
+export async function holdLease(redis: Redis, prefix: string, { roles = [] }: { roles?: readonly string[] } = {}): Promise<HolderLease> {
+  const entry = JSON.stringify({ pidns: PID_NAMESPACE, since: new Date().toISOString(), host: HOST, pid: process.pid, roles });
   // The registry entry is written again with each renewal: a Redis that came back empty learns it anew.
   const renew = () => redis.multi().hset(registryKey(prefix), THIS_HOLDER, entry).set(leaseKey(prefix, THIS_HOLDER), "1", "EX", LEASE_TTL_S).exec();
   await renew();
@@ -86,6 +89,39 @@ export async function holdLease(redis: Redis, prefix: string): Promise<HolderLea
 /** Every registered holder (dead ones stay until reclaimed). */
 export async function registeredHolders(redis: Redis, prefix: string): Promise<string[]> {
   return redis.hkeys(registryKey(prefix));
+}
+
+/** A registered holder whose lease is current, as its registry entry describes it (fields it lacks are null or empty). */
+export type LiveHolder = { holder: string; host: string | null; pid: number | null; roles: string[]; since: string | null };
+
+/** The holders whose lease has not expired, read tolerantly (entries of older versions carry no host, pid or roles). */
+export async function liveHolders(redis: Redis, prefix: string): Promise<LiveHolder[]> {
+  const registry = await redis.hgetall(registryKey(prefix));
+  const holders = Object.keys(registry).sort();
+  if (holders.length === 0) return [];
+  const pipeline = redis.pipeline();
+  for (const holder of holders) pipeline.exists(leaseKey(prefix, holder));
+  const leased = (await pipeline.exec()) ?? [];
+  return holders.flatMap((holder, i) => (leased[i]?.[1] === 1 ? [describeHolder(holder, registry[holder] ?? "")] : []));
+}
+
+function describeHolder(holder: string, raw: string): LiveHolder {
+  let entry: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (parsed && typeof parsed === "object") entry = parsed as Record<string, unknown>;
+  } catch {
+    // A foreign value: the holder's name still tells its host and pid.
+  }
+  const named = parseHolder(holder);
+  const roles = Array.isArray(entry.roles) ? entry.roles.filter((r): r is string => typeof r === "string") : [];
+  return {
+    holder,
+    host: typeof entry.host === "string" ? entry.host : (named?.host ?? null),
+    pid: Number.isInteger(entry.pid) ? (entry.pid as number) : (named?.pid ?? null),
+    roles,
+    since: typeof entry.since === "string" ? entry.since : null,
+  };
 }
 
 /** Removes a holder's registry entry, lease and items: after a graceful stop, or once its work is reclaimed. */

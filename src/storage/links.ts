@@ -20,8 +20,12 @@ export type PlacementRow = {
 /** Nested gallery folders deeper than this are flattened into their ancestor at this depth (the reader of the rows applies it). */
 export const MAX_FOLDER_DEPTH = 16;
 
-/** The stored file's path relative to the archive root, or undefined when it is not under originals/. */
-function relativeTarget(stored: string, archiveRoot: string): string | undefined {
+/**
+ * The blob store key (blob-store.ts) of a stored file's path as the database holds it — relative to the archive
+ * root, or absolute inside it in rows written before paths were relative — or undefined when it is not under
+ * originals/ (a row pointing anywhere else is never read).
+ */
+export function originalKeyOf(stored: string, archiveRoot: string): string | undefined {
   let rel = stored.replaceAll("\\", "/");
   if (path.isAbsolute(stored)) {
     const r = path.relative(path.resolve(archiveRoot), stored);
@@ -62,7 +66,7 @@ export function buildReadableLinks(rows: readonly PlacementRow[], archiveRoot: s
   };
   for (const [deviationid, group] of byDeviation) {
     const first = group[0] as PlacementRow;
-    const target = relativeTarget(first.path, archiveRoot);
+    const target = originalKeyOf(first.path, archiveRoot);
     if (!target) continue;
     const name = readableName({ title: first.title ?? "", deviationid, ext: extOf(target) });
     const artist = sanitizeComponent(first.artist ?? "unknown", { fallback: "unknown" });

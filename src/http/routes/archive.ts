@@ -1,13 +1,14 @@
 // The overview, the archive browser and search, an item's page, its archived files, the static images and
 // the stylesheet and script.
-import fs from "node:fs/promises";
 import path from "node:path";
 import type express from "express";
-import { resolveArchivePath, SEARCH_KINDS, type SearchKind, searchPage as searchArchivePage } from "../../search/search.ts";
-import { isWithin } from "../../storage/layout.ts";
+import { SEARCH_KINDS, type SearchKind, searchPage as searchArchivePage } from "../../search/search.ts";
+import { originalKeyOf } from "../../storage/links.ts";
+import { openBlobStore } from "../../storage/store.ts";
 import { collectStatus } from "../../status/collect.ts";
 import { APP_CSS, APP_JS, LOGO_SVG } from "../assets.ts";
 import { type DashboardContext, FILE_CSP, one, sendPage } from "../context.ts";
+import { sendBlob } from "../send-blob.ts";
 import { archivePage, itemPage, messagePage, overviewPage, PLACEHOLDER_SVG, searchPage, TEXT_SVG } from "../pages.ts";
 
 const PAGE_SIZE = 48;
@@ -17,21 +18,10 @@ function pageNumber(value: string | undefined): number {
   return Math.max(1, Math.min(10_000, Number.parseInt(value ?? "1", 10) || 1));
 }
 
-/** The real path of `candidate` when it is a file inside the archive root (symlinks resolved), else undefined. */
-export async function insideArchive(root: string, candidate: string): Promise<string | undefined> {
-  try {
-    const [realRoot, real] = await Promise.all([fs.realpath(root), fs.realpath(candidate)]);
-    if (!isWithin(realRoot, real)) return undefined;
-    const stat = await fs.stat(real);
-    return stat.isFile() ? real : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 export function archiveRoutes(app: express.Express, ctx: DashboardContext): void {
   const { deps, config, queues, browser, now } = ctx;
   const archiveRoot = path.resolve(config.archiveDir);
+  const blobs = openBlobStore(config);
 
   app.get("/", async (req, res) => {
     const report = await collectStatus({ ...deps, queues, now });
@@ -78,16 +68,22 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
     return sendPage(res, 200, itemPage(item));
   });
 
+  // Through the blob store (store.ts): the file may sit in a bucket this process never wrote to. Only keys
+  // under originals/ are ever read, so a row pointing elsewhere (or out of the archive) is a 404.
   app.get("/files/:id", async (req, res) => {
     const file = await browser.storedFile(String(req.params.id));
-    const real = file ? await insideArchive(archiveRoot, resolveArchivePath(archiveRoot, file.path)) : undefined;
-    if (!file || !real) return res.status(404).type("text").send("not in the archive\n");
+    const key = file ? originalKeyOf(file.path, archiveRoot) : undefined;
+    if (!file || !key) return res.status(404).type("text").send("not in the archive\n");
     const mime = file.mime ?? "";
-    const inline = /^(image|video)\//.test(mime) || (!mime && /\.(jpe?g|png|gif|webp|avif|bmp|mp4|webm)$/i.test(real));
-    res.set({ "Content-Security-Policy": FILE_CSP, "Cache-Control": "private, max-age=86400" });
-    if (!inline) res.attachment(path.basename(real));
-    if (mime) res.type(mime);
-    return res.sendFile(real, { dotfiles: "deny", lastModified: true });
+    const inline = /^(image|video)\//.test(mime) || (!mime && /\.(jpe?g|png|gif|webp|avif|bmp|mp4|webm)$/i.test(key));
+    return sendBlob(req, res, {
+      store: blobs,
+      key,
+      contentType: mime || undefined,
+      attachment: inline ? undefined : path.posix.basename(key),
+      etag: file.sha256 ?? undefined,
+      headers: { "Content-Security-Policy": FILE_CSP, "Cache-Control": "private, max-age=86400" },
+    });
   });
 
   for (const [name, svg] of [

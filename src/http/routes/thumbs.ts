@@ -5,9 +5,9 @@
 // dvault may decode it), and a sha256 the archive does not hold a 404 with a quiet tile, so an <img> still
 // shows something.
 import type express from "express";
-import { Archive } from "../../storage/archive.ts";
 import { placeholderSvg } from "../../storage/thumbnail-render.ts";
 import { isSha256, THUMB_VARIANTS, type ThumbVariantName, Thumbnails } from "../../storage/thumbnails.ts";
+import { openBlobStore } from "../../storage/store.ts";
 import { type DashboardContext, FILE_CSP } from "../context.ts";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
@@ -15,7 +15,7 @@ const PLACEHOLDER_CACHE = "public, max-age=3600";
 const NOT_ARCHIVED_SVG = placeholderSvg({ ext: "", kind: "other" }).replace("FILE · file", "not archived");
 
 export function thumbsRoutes(app: express.Express, ctx: DashboardContext): void {
-  const thumbs = new Thumbnails(new Archive({ root: ctx.config.archiveDir, minFreeBytes: 0 }).blobs);
+  const thumbs = new Thumbnails(openBlobStore(ctx.config));
 
   app.get("/thumb/:variant/:file", async (req, res) => {
     const variant = String(req.params.variant) as ThumbVariantName;

@@ -8,9 +8,11 @@ import path from "node:path";
 import { DownloadRepository, type DownloadStatus } from "../../db/download.repository.ts";
 import { ImportedFileRepository, type DownloadState, type RowFill } from "../../db/imported-file.repository.ts";
 import { prismaQueryable } from "../../db/prisma-queryable.ts";
+import { removeIfUnreferenced } from "../../downloads/after-store.ts";
 import { downloadLockKey, linksDirtyKey } from "../../downloads/download-file.ts";
 import { acquireLock } from "../../redis-lock.ts";
-import { Archive, ContentMismatchError, extensionFor, type AdoptedFile } from "../../storage/archive.ts";
+import { ContentMismatchError, extensionFor, type AdoptedFile } from "../../storage/archive.ts";
+import { openArchive } from "../../storage/store.ts";
 import { UNMATCHED, type ImportOptions, type ImportReport, type Planned } from "./types.ts";
 import type { FolderEntry } from "./walk.ts";
 
@@ -28,7 +30,7 @@ export async function adoptAll(args: {
 }): Promise<void> {
   const { opts, repo, planned, report } = args;
   const { services } = opts;
-  const archive = opts.archive ?? new Archive({ root: services.config.archiveDir, minFreeBytes: services.config.minFreeBytes });
+  const archive = opts.archive ?? openArchive(services.config);
   const targets = await repo.findImportTargets([...new Set(planned.map((p) => p.deviation.deviationid))]);
   const rows = new Map<string, DownloadState>(targets.rows.filter((r) => r.kind === "original").map((r) => [r.deviationid, r]));
   const known = new Set([
@@ -120,7 +122,7 @@ export async function adoptAll(args: {
           path: stored.relPath,
           sha256: stored.sha256,
         });
-        await removeIfUnreferenced(downloads, archive, result.old?.path ?? null, stored.relPath);
+        await removeIfUnreferenced({ repo: downloads, archive, oldPath: result.old?.path ?? null, newPath: stored.relPath });
       }
     } finally {
       await lock?.release();
@@ -173,10 +175,4 @@ async function hashUnchanged(abs: string): Promise<{ sha256: string; size: numbe
   const after = await fs.stat(abs);
   if (after.size !== before.size || after.mtimeMs !== before.mtimeMs || size !== before.size) return undefined;
   return { sha256: hash.digest("hex"), size, ino: after.ino, mtimeMs: after.mtimeMs };
-}
-
-/** A file the row no longer points at, that nothing else references, is removed (as a download's upgrade does). */
-async function removeIfUnreferenced(downloads: DownloadRepository, archive: Archive, oldPath: string | null, newPath: string): Promise<void> {
-  if (!oldPath || oldPath === newPath) return;
-  if ((await downloads.countPathReferences(oldPath)) === 0) await fs.rm(archive.resolveInside(oldPath), { force: true });
 }

@@ -1,0 +1,123 @@
+// A real S3-compatible server on loopback for tests and benches (npm s3rver, no Docker): its own data folder,
+// one bucket, and the DVAULT_* variables a dvault process needs to keep its archive there.
+//
+// Where s3rver 3.7 falls short, and what this helper does about it:
+// - AbortMultipartUpload (DELETE ?uploadId=) is answered 405 MethodNotAllowed, so an aborted upload's parts
+//   would stay forever: a middleware put in front of its router does what S3 does (drops the upload's parts).
+// - ListMultipartUploads (GET ?uploads) is NotImplemented: leftovers() reads the data folder instead.
+import { createRequire } from "node:module";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { freePort } from "../../src/free-port.ts";
+
+type KoaContext = { method: string; path: string; query: Record<string, string | string[] | undefined>; status: number; body: unknown };
+type KoaMiddleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void>;
+type S3rverInstance = { middleware: KoaMiddleware[]; run(): Promise<unknown>; close(): Promise<void> };
+type S3rverClass = new (opts: Record<string, unknown>) => S3rverInstance;
+
+export const S3_TEST_ACCESS_KEY = "S3RVER";
+export const S3_TEST_SECRET_KEY = "S3RVER";
+
+/** Where s3rver keeps a bucket's unfinished multipart uploads (FilesystemStore.getResourcePath with no key). */
+const UPLOADS_DIR = "._S3rver_uploads";
+/** The suffix of the file that holds an object's bytes; its key is the path before it. */
+const OBJECT_SUFFIX = "._S3rver_object";
+
+export type S3TestServer = {
+  endpoint: string;
+  bucket: string;
+  /** s3rver's data folder: <dir>/<bucket>/... */
+  dir: string;
+  /** DVAULT_STORAGE=s3 and the DVAULT_S3_* variables pointing a dvault process at this server. */
+  env: Record<string, string>;
+  close(): Promise<void>;
+};
+
+function loadS3rver(): S3rverClass {
+  // s3rver is CommonJS without type declarations: the few members used here are typed above.
+  return createRequire(import.meta.url)("s3rver") as S3rverClass;
+}
+
+/** AbortMultipartUpload as S3 answers it: the parts are gone, 204. */
+function abortMultipartUpload(dir: string): KoaMiddleware {
+  return async (ctx, next) => {
+    const uploadId = ctx.query.uploadId;
+    if (ctx.method !== "DELETE" || typeof uploadId !== "string") return next();
+    const bucket = decodeURIComponent(ctx.path.split("/")[1] ?? "");
+    if (!/^[0-9a-f]+$/.test(uploadId) || !/^[a-z0-9.-]+$/.test(bucket)) return next();
+    await fs.rm(path.join(dir, bucket, UPLOADS_DIR, uploadId), { recursive: true, force: true });
+    ctx.status = 204;
+    ctx.body = "";
+  };
+}
+
+export async function startS3Server(opts: { bucket?: string } = {}): Promise<S3TestServer> {
+  const bucket = opts.bucket ?? "dvault-test";
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-s3rver-"));
+  const port = await freePort();
+  const S3rver = loadS3rver();
+  const server = new S3rver({
+    address: "127.0.0.1",
+    port,
+    directory: dir,
+    silent: true,
+    vhostBuckets: false,
+    configureBuckets: [{ name: bucket }],
+  });
+  // Koa composes its middleware when the server starts listening, so this one runs before s3rver's router.
+  server.middleware.unshift(abortMultipartUpload(dir));
+  await server.run();
+  const endpoint = `http://127.0.0.1:${port}`;
+  return {
+    endpoint,
+    bucket,
+    dir,
+    env: {
+      DVAULT_STORAGE: "s3",
+      DVAULT_S3_ENDPOINT: endpoint,
+      DVAULT_S3_BUCKET: bucket,
+      DVAULT_S3_REGION: "us-east-1",
+      DVAULT_S3_ACCESS_KEY_ID: S3_TEST_ACCESS_KEY,
+      DVAULT_S3_SECRET_ACCESS_KEY: S3_TEST_SECRET_KEY,
+      DVAULT_S3_FORCE_PATH_STYLE: "true",
+    },
+    async close() {
+      await server.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function walkFiles(root: string): Promise<string[]> {
+  const entries = await fs.readdir(root, { withFileTypes: true, recursive: true }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return [];
+    throw err;
+  });
+  return entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+}
+
+/**
+ * What the server's data folder holds, read from disk (s3rver cannot list unfinished uploads): every object's
+ * key as "<bucket>/<key>", and every multipart upload begun and neither completed nor aborted as
+ * "<bucket>/<uploadId> <key>".
+ */
+export async function leftovers(dir: string): Promise<{ objects: string[]; multipartUploads: string[] }> {
+  const objects: string[] = [];
+  const multipartUploads: string[] = [];
+  const buckets = await fs.readdir(dir, { withFileTypes: true });
+  for (const b of buckets.filter((e) => e.isDirectory())) {
+    const bucketDir = path.join(dir, b.name);
+    for (const file of await walkFiles(bucketDir)) {
+      const rel = path.relative(bucketDir, file).split(path.sep).join("/");
+      if (rel.startsWith(`${UPLOADS_DIR}/`)) continue;
+      if (rel.endsWith(OBJECT_SUFFIX)) objects.push(`${b.name}/${rel.slice(0, -OBJECT_SUFFIX.length)}`);
+    }
+    const uploads = await fs.readdir(path.join(bucketDir, UPLOADS_DIR), { withFileTypes: true }).catch(() => []);
+    for (const u of uploads.filter((e) => e.isDirectory())) {
+      const key = await fs.readFile(path.join(bucketDir, UPLOADS_DIR, u.name, "key"), "utf8").catch(() => "?");
+      multipartUploads.push(`${b.name}/${u.name} ${key}`);
+    }
+  }
+  return { objects: objects.sort(), multipartUploads: multipartUploads.sort() };
+}
