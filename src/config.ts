@@ -4,6 +4,7 @@ import path from "node:path";
 import { z } from "zod";
 import { DEFAULT_API_BASE, DEFAULT_API_RATE, DEFAULT_DATABASE_URL, DEFAULT_REDIRECT_URI, DEFAULT_REDIS_URL } from "./config-defaults.ts";
 import { DIGEST_ENV, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
+import { STORAGE_ENV, type StorageConfig, storageConfigFrom } from "./config/storage.ts";
 import { UserError } from "./errors.ts";
 import { DEFAULT_WORKER_ROLES, parseWorkerRoles, WORKER_ROLES, type WorkerRole } from "./queue/worker-roles.ts";
 
@@ -67,6 +68,8 @@ const EnvSchema = z.object({
   DVAULT_OAUTH_VERSION: z.preprocess(emptyAsUndefined, z.enum(["2.0", "2.1"], { message: "expects 2.0 or 2.1 (the OAuth version of your app)" }).optional()),
   DVAULT_ARCHIVE_DIR: z.preprocess(emptyAsUndefined, z.string().min(1).default("./archive")),
   DVAULT_CONFIG_DIR: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
+  // ---- where originals and thumbnails are kept: DVAULT_STORAGE, DVAULT_S3_* ----
+  ...STORAGE_ENV,
   DVAULT_SECRET_KEY: z.preprocess(
     emptyAsUndefined,
     z
@@ -206,6 +209,11 @@ export type Config = Readonly<{
   /** The app's OAuth version when known: "2.1" refuses the implicit grant up front. */
   oauthVersion: "2.0" | "2.1" | undefined;
   archiveDir: string;
+  /**
+   * Where originals and thumbnails are kept: the archive folder, or an S3-compatible bucket (src/config/storage.ts,
+   * src/storage/store.ts). archiveDir holds this machine's partial files either way.
+   */
+  storage: StorageConfig;
   configDir: string;
   /** Explicit key from DVAULT_SECRET_KEY; when absent the key file in configDir is used. */
   secretKey: Buffer | undefined;
@@ -333,6 +341,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
   const digestProblems = digestEnvProblems(e);
   if (digestProblems.length) throw new ConfigError(digestProblems);
+  const { storage, problems: storageProblems } = storageConfigFrom(e, cwd);
+  if (storageProblems.length) throw new ConfigError(storageProblems);
   const configHome = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
@@ -343,6 +353,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     redirectUri: e.DVAULT_REDIRECT_URI,
     oauthVersion: e.DVAULT_OAUTH_VERSION,
     archiveDir: path.resolve(cwd, e.DVAULT_ARCHIVE_DIR),
+    storage,
     configDir: path.resolve(cwd, e.DVAULT_CONFIG_DIR ?? path.join(configHome, "dvault")),
     secretKey: e.DVAULT_SECRET_KEY === undefined ? undefined : parseSecretKey(e.DVAULT_SECRET_KEY),
     redisPrefix: e.DVAULT_REDIS_PREFIX ?? DEFAULT_REDIS_PREFIX,
@@ -371,4 +382,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     }),
     apiRate: Object.freeze({ start: e.DVAULT_API_RATE_START, min: e.DVAULT_API_RATE_MIN, max: e.DVAULT_API_RATE_MAX }),
   });
+}
+
+/**
+ * The configuration as if DVAULT_STORAGE were `kind`: `dvault storage migrate` opens the local folder and the
+ * bucket at once, whichever of them this process is set to use.
+ */
+export function loadConfigForStorage(kind: "local" | "s3", env: Env = process.env, cwd: string = process.cwd()): Config {
+  return loadConfig({ ...env, DVAULT_STORAGE: kind }, cwd);
 }

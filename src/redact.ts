@@ -24,6 +24,10 @@ const SECRET_KEYS = new Set(
     "dvault_client_secret",
     "dvault_http_token",
     "smtp_pass",
+    // S3 credentials, as the AWS SDK names them (secretAccessKey, sessionToken) and as dvault's variables do.
+    "secret_access_key",
+    "session_token",
+    "dvault_s3_secret_access_key",
   ].map(normaliseKey),
 );
 

@@ -104,7 +104,7 @@ async function isEmptyStore(store: BlobStore): Promise<boolean> {
 
 /**
  * Every plain file of a backup's archive folder put into a bucket under its relative path. The readable tree's
- * links are left out (a bucket holds none: the links job writes its index instead, docs/storage.md), and so
+ * links are left out (a bucket holds none: the links job writes its index instead, docs/storage-readers.md), and so
  * are partial files of unfinished downloads.
  */
 async function uploadTree(store: BlobStore, root: string): Promise<number> {
@@ -203,7 +203,9 @@ export async function restoreBackup({ config, from }: { config: Config; from: st
     throw new UserError(`the archive directory ${config.archiveDir} is not empty: restore into a new directory (set DVAULT_ARCHIVE_DIR)`);
   }
   if (store.kind === "s3" && manifest.archive.included && !(await isEmptyStore(store))) {
-    throw new UserError(`the bucket ${store.describe()} is not empty: restore into an empty bucket (set DVAULT_S3_BUCKET), or restore with DVAULT_STORAGE=local`);
+    throw new UserError(
+      `the bucket ${store.describe()} is not empty: restore into an empty bucket (set DVAULT_S3_BUCKET), or restore with DVAULT_STORAGE=local`,
+    );
   }
   await runPgTool(
     "pg_restore",

@@ -90,6 +90,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./verify.ts")).registerVerifyCommand,
   },
   {
+    name: "storage",
+    term: "storage",
+    summary: "the archive's blob store: the local folder or an S3-compatible bucket",
+    load: async () => (await import("./storage.ts")).registerStorageCommand,
+  },
+  {
     name: "thumbnails",
     term: "thumbnails [options]",
     summary: "make the missing thumbnails of the archive's files (the worker does this after downloads)",

@@ -147,7 +147,16 @@ export function formatStatus(r: StatusReport, schemaProblem?: string): string {
 
   out.push("", "Workers");
   if (r.workers.length === 0) out.push("  no worker is running (start one with dvault worker)");
-  for (const w of r.workers) out.push(`  ${w.id}: last heartbeat ${w.ageS === null ? "recently" : `${formatDuration(w.ageS * 1000)} ago`}`);
+  for (const w of r.workers) {
+    const roles = w.roles.length ? ` (${w.roles.join(", ")})` : "";
+    out.push(`  ${w.id}${roles}: last heartbeat ${w.ageS === null ? "recently" : `${formatDuration(w.ageS * 1000)} ago`}`);
+  }
+  for (const role of r.missingRoles) out.push(`  WARNING: no running worker has the ${role} role: start one whose DVAULT_WORKER_ROLES includes ${role}`);
+  if (r.redis.legacy) {
+    out.push(
+      `  Redis keys stay under the prefix "${r.redis.prefix}" of an older install, which Redis Cluster cannot run (README.md#running-on-several-machines)`,
+    );
+  }
 
   if (r.problems.length) {
     out.push("", "Could not read");

@@ -1,7 +1,9 @@
-// The readable tree (by-user/...) regenerated from the database after downloads; one process at a time.
+// The readable tree (by-user/...) regenerated from the database after downloads; one process at a time. In the
+// local folder it is links; in a bucket, which holds none, index objects (src/storage/readable-index.ts).
 import { ReadableTreeRepository } from "../db/readable-tree.repository.ts";
 import { acquireLock } from "../redis-lock.ts";
 import { buildReadableLinks, MAX_FOLDER_DEPTH } from "../storage/links.ts";
+import { writeReadableIndex } from "../storage/readable-index.ts";
 import type { DownloadDeps } from "./deps.ts";
 import { linksDirtyKey } from "./download-file.ts";
 
@@ -18,7 +20,8 @@ export async function regenerateReadableLinks(deps: DownloadDeps): Promise<Links
   try {
     await redis.del(linksDirtyKey(config.redisPrefix));
     const links = buildReadableLinks(await new ReadableTreeRepository(pool).listPlacements(MAX_FOLDER_DEPTH), deps.archive.root);
-    const result = await deps.archive.writeLinks(links);
+    const blobs = deps.archive.blobs;
+    const result = blobs.kind === "local" ? await deps.archive.writeLinks(links) : await writeReadableIndex(blobs, links);
     return { links: links.length, ...result };
   } finally {
     await lock.release();

@@ -22,7 +22,14 @@ export type VerifyReport = {
   ok: number;
   missing: { path: string; deviationids: string[] }[];
   /** `actual` is the sha256 found (deep), "unreadable", or undefined when only the size was compared (`actualSize`). */
-  corrupt: { path: string; deviationids: string[]; expected: string | null; actual: string | undefined; expectedSize: number | null; actualSize: number | undefined }[];
+  corrupt: {
+    path: string;
+    deviationids: string[];
+    expected: string | null;
+    actual: string | undefined;
+    expectedSize: number | null;
+    actualSize: number | undefined;
+  }[];
   /** Whether every object was re-hashed, or only its size compared. */
   deep: boolean;
   orphaned: string[];

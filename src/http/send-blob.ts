@@ -1,18 +1,17 @@
 // One archived object answered from the blob store (src/storage/blob-store.ts), as res.sendFile answered a
 // file of the archive folder before: the whole object, or one byte range of it (206 with Content-Range, 416
 // outside it), with Content-Length, Accept-Ranges and an ETag. When the store hands out presigned URLs (an S3
-// bucket the browser can reach, docs/storage.md), the answer is a 302 to one instead, so the bytes do not pass
-// through this process at all.
+// bucket the browser can reach, DVAULT_S3_PRESIGN, docs/storage-readers.md), the answer is a 302 to one
+// instead, so the bytes do not pass through this process at all.
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import type express from "express";
 import type { BlobStore } from "../storage/blob-store.ts";
 
-/** How long a presigned URL the dashboard redirects to stays good: long enough to start a large video. */
-export const PRESIGN_TTL_SECONDS = 300;
-
 export type SendBlobOptions = {
   store: BlobStore;
+  /** How long a presigned URL stays good (DVAULT_S3_PRESIGN_TTL). */
+  presignTtlSeconds: number;
   key: string;
   /** The stored MIME type; guessed from the key's extension when not known. */
   contentType: string | undefined;
@@ -44,7 +43,7 @@ export async function sendBlob(req: express.Request, res: express.Response, o: S
   if (o.attachment) res.attachment(o.attachment);
   res.type(o.contentType ?? (path.posix.extname(o.key) || "application/octet-stream"));
   const presigned = await o.store.presignGet(o.key, {
-    ttlSeconds: PRESIGN_TTL_SECONDS,
+    ttlSeconds: o.presignTtlSeconds,
     ...(o.contentType ? { contentType: o.contentType } : {}),
     ...(o.attachment ? { filename: o.attachment } : {}),
   });

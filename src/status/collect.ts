@@ -13,7 +13,8 @@ import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { UnreadableResponseRepository } from "../db/unreadable-response.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
-import { pacingStatuses, readPausedFlag, workerHeartbeats } from "./redis-state.ts";
+import { isHashTagged, LEGACY_REDIS_PREFIX } from "../queue/redis-prefix.ts";
+import { missingRoles, pacingStatuses, readPausedFlag, workerHeartbeats, workersWithRoles } from "./redis-state.ts";
 import {
   DOWNLOAD_STATUSES,
   STATUS_VERSION,
@@ -21,6 +22,7 @@ import {
   type ArchiveStatusView,
   type DownloadsStatusView,
   type PacingStatusView,
+  type RedisKeysStatusView,
   type QueueStatusView,
   type SourceStatusView,
   type StatusReport,
@@ -71,7 +73,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
       freeBytes: null,
       totalBytes: null,
     }),
-    part("workers", () => workerHeartbeats(deps.redis, deps.config.redisPrefix, Date.now()), [] as WorkerStatusView[]),
+    part("workers", () => workersWithRoles(deps.redis, deps.config.redisPrefix, Date.now()), [] as WorkerStatusView[]),
     part("unreadable responses", () => unreadableStatus(deps.pool, now), emptyUnreadable()),
     // The pacer's clock is the wall clock, like the heartbeats'.
     part("pacing", () => pacingStatuses(deps.redis, deps.config.redisPrefix, Date.now()), [] as PacingStatusView[]),
@@ -85,10 +87,17 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     downloads,
     archive,
     workers,
+    missingRoles: missingRoles(workers),
+    redis: redisKeysStatus(deps.config),
     unreadable,
     pacing,
     problems,
   };
+}
+
+function redisKeysStatus(config: Config): RedisKeysStatusView {
+  const prefix = config.redisPrefix;
+  return { prefix, hashTagged: isHashTagged(prefix), legacy: !config.redisPrefixSet && prefix === LEGACY_REDIS_PREFIX };
 }
 
 // ---- accounts ---------------------------------------------------------------------------------------

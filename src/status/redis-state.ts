@@ -2,6 +2,8 @@
 // the API pace of each pacer key.
 import type { Redis } from "ioredis";
 import { listPacerKeys, readPacerStatus } from "../api/pacer-state.ts";
+import { liveHolders } from "../queue/holder.ts";
+import { JOB_ROLES } from "../queue/worker-roles.ts";
 import type { PacingStatusView, WorkerStatusView } from "./schema.ts";
 
 /**
@@ -51,9 +53,24 @@ export async function workerHeartbeats(redis: Redis, prefix: string, now: number
       pid: Number.isInteger(pid) ? pid : null,
       lastBeatAt: at,
       ageS: at ? Math.max(0, Math.round((now - Date.parse(at)) / 1000)) : null,
+      roles: [] as string[],
     };
   });
   return out.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** The heartbeats with the roles their processes' leases name (a heartbeat is `<host>:<pid>`, a holder `<host>:<pid>:<nonce>`). */
+export async function workersWithRoles(redis: Redis, prefix: string, now: number): Promise<WorkerStatusView[]> {
+  const [workers, holders] = await Promise.all([workerHeartbeats(redis, prefix, now), liveHolders(redis, prefix)]);
+  const rolesOf = new Map(holders.filter((h) => h.roles.length > 0).map((h) => [`${h.host}:${h.pid}`, h.roles]));
+  return workers.map((w) => ({ ...w, roles: rolesOf.get(w.id) ?? w.roles }));
+}
+
+/** The job roles no live worker runs; none while no worker runs (status says that) or none names its roles (older versions). */
+export function missingRoles(workers: readonly WorkerStatusView[]): string[] {
+  const run = new Set(workers.flatMap((w) => w.roles));
+  if (run.size === 0) return [];
+  return JOB_ROLES.filter((role) => !run.has(role));
 }
 
 /** Each pacer key's rate, learned rate and time lost to throttling (src/api/pacer.ts); `now` is the wall clock. */

@@ -123,6 +123,17 @@ export const WorkerStatusSchema = z.object({
   pid: z.number().int().nullable(),
   lastBeatAt: isoTime.nullable(),
   ageS: z.number().nullable(),
+  /** What it runs (DVAULT_WORKER_ROLES), from its holder lease (src/queue/holder.ts); empty when it does not say. */
+  roles: z.array(z.string()),
+});
+
+/** The key prefix in Redis this install settled on (src/queue/redis-prefix.ts). */
+export const RedisKeysStatusSchema = z.object({
+  prefix: z.string(),
+  /** Whether it is a hash tag such as {dvault}, which Redis Cluster needs. */
+  hashTagged: z.boolean(),
+  /** Whether DVAULT_REDIS_PREFIX is unset and an older install's keys kept the prefix "dvault". */
+  legacy: z.boolean(),
 });
 
 /** The API pace of one pacer key (client id + user, or "cdn"), as src/api/pacer.ts keeps it in Redis. */
@@ -159,6 +170,9 @@ export const StatusReportSchema = z.object({
   downloads: DownloadsStatusSchema,
   archive: ArchiveStatusSchema,
   workers: z.array(WorkerStatusSchema),
+  /** Roles that take jobs (sync, downloads, digest, maintenance) that no live worker runs; empty while no worker runs. */
+  missingRoles: z.array(z.string()),
+  redis: RedisKeysStatusSchema,
   unreadable: UnreadableStatusSchema,
   /** The API pace per pacer key (src/api/pacer.ts). */
   pacing: z.array(PacingStatusSchema),
@@ -172,6 +186,7 @@ export type QueueStatusView = z.infer<typeof QueueStatusSchema>;
 export type DownloadsStatusView = z.infer<typeof DownloadsStatusSchema>;
 export type ArchiveStatusView = z.infer<typeof ArchiveStatusSchema>;
 export type WorkerStatusView = z.infer<typeof WorkerStatusSchema>;
+export type RedisKeysStatusView = z.infer<typeof RedisKeysStatusSchema>;
 export type UnreadableStatusView = z.infer<typeof UnreadableStatusSchema>;
 export type PacingStatusView = z.infer<typeof PacingStatusSchema>;
 export type StatusReport = z.infer<typeof StatusReportSchema>;

@@ -46,7 +46,7 @@ export interface BlobStore {
 }
 
 /** Object keys are relative POSIX paths with no empty, "." or ".." segment. */
-function checkKey(key: string): string {
+export function checkKey(key: string): string {
   const parts = key.split("/");
   if (key.includes("\0") || key.includes("\\") || parts.some((p) => p === "" || p === "." || p === "..")) {
     throw new RangeError(`not a blob key: ${JSON.stringify(key)}`);
@@ -154,7 +154,10 @@ export class LocalBlobStore implements BlobStore {
       if (errCode(err) === "ENOENT" || errCode(err) === "ENOTDIR") return [];
       throw err;
     });
-    for (const e of entries.filter((x) => x.name.startsWith(start)).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    // A folder sorts as its name and a slash, so that the walk yields keys in the order a bucket lists them
+    // ("a-c" before "a/b", since "-" comes before "/").
+    const sortName = (x: { name: string; isDirectory(): boolean }) => (x.isDirectory() ? `${x.name}/` : x.name);
+    for (const e of entries.filter((x) => x.name.startsWith(start)).sort((a, b) => (sortName(a) < sortName(b) ? -1 : 1))) {
       const key = dir === "" ? e.name : `${dir}/${e.name}`;
       // Links are not followed: the archive's own objects are plain files and folders.
       if (e.isDirectory()) yield* this.walk(key, "");

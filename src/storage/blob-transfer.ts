@@ -72,7 +72,13 @@ export async function copyBlob(args: {
 }): Promise<BlobDigest | undefined> {
   const tmp = path.join(args.tmpDir, `copy-${randomBytes(8).toString("hex")}`);
   try {
-    const got = await downloadBlob({ store: args.from, key: args.key, file: tmp, ...(args.signal ? { signal: args.signal } : {}), ...(args.onBytes ? { onBytes: args.onBytes } : {}) });
+    const got = await downloadBlob({
+      store: args.from,
+      key: args.key,
+      file: tmp,
+      ...(args.signal ? { signal: args.signal } : {}),
+      ...(args.onBytes ? { onBytes: args.onBytes } : {}),
+    });
     if (!got) return undefined;
     await args.to.putFile(args.toKey ?? args.key, tmp, args.signal ? { signal: args.signal } : {});
     return got;

@@ -1,15 +1,35 @@
 // Which blob store this process reads and writes the archive's objects through (blob-store.ts): the archive
 // folder (DVAULT_STORAGE=local, the default) or an S3-compatible bucket (DVAULT_STORAGE=s3). Every place that
 // reads or writes an original or a thumbnail gets its store from here, so one setting moves them all.
+import type { S3Client } from "@aws-sdk/client-s3";
 import type { Config } from "../config.ts";
+import type { S3StorageConfig } from "../config/storage.ts";
 import { Archive } from "./archive.ts";
 import { type BlobStore, LocalBlobStore } from "./blob-store.ts";
 import { LocalDisk } from "./local-disk.ts";
+import { createS3Client, S3BlobStore } from "./s3-blob-store.ts";
 
 export type StoreModes = { fileMode?: number; dirMode?: number };
 
+/**
+ * One S3 client per bucket configuration in this process: a client holds a pool of keep-alive connections, and
+ * every store of the same settings shares it.
+ */
+const s3Clients = new Map<string, S3Client>();
+
+function sharedS3Client(config: S3StorageConfig): S3Client {
+  const id = JSON.stringify(config);
+  let client = s3Clients.get(id);
+  if (!client) {
+    client = createS3Client(config);
+    s3Clients.set(id, client);
+  }
+  return client;
+}
+
 /** The configured blob store. */
 export function openBlobStore(config: Config, modes: StoreModes = {}): BlobStore {
+  if (config.storage.kind === "s3") return new S3BlobStore({ config: config.storage, client: sharedS3Client(config.storage) });
   return new LocalBlobStore(new LocalDisk({ root: config.archiveDir, fileMode: modes.fileMode ?? 0o600, dirMode: modes.dirMode ?? 0o700 }));
 }
 

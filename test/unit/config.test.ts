@@ -63,6 +63,25 @@ describe(loadConfig.name, () => {
   });
 });
 
+describe("worker roles and the Redis prefix", () => {
+  it("runs every job role by default, reads a list of roles in any order, and names an unknown role in one line", () => {
+    expect(loadConfig({}).workerRoles).toEqual(["sync", "downloads", "digest", "maintenance"]);
+    expect(loadConfig({ DVAULT_WORKER_ROLES: " HTTP, sync " }).workerRoles).toEqual(["sync", "http"]);
+    expect(loadConfig({ DVAULT_SYNC_CONCURRENCY: "3" }).syncConcurrency).toBe(3);
+    expect(() => loadConfig({ DVAULT_WORKER_ROLES: "sync,download" })).toThrow(
+      'invalid configuration: DVAULT_WORKER_ROLES has no role "download": it expects a comma-separated list of sync, downloads, digest, maintenance, http. Fix',
+    );
+    expect(() => loadConfig({ DVAULT_WORKER_ROLES: " , " })).toThrow(/DVAULT_WORKER_ROLES expects a comma-separated list/);
+  });
+
+  it("defaults to the hash tag {dvault} and accepts a prefix with or without one", () => {
+    expect(loadConfig({})).toMatchObject({ redisPrefix: "{dvault}", redisPrefixSet: false });
+    expect(loadConfig({ DVAULT_REDIS_PREFIX: "{home}:dv" })).toMatchObject({ redisPrefix: "{home}:dv", redisPrefixSet: true });
+    expect(loadConfig({ DVAULT_REDIS_PREFIX: "dvault" })).toMatchObject({ redisPrefix: "dvault", redisPrefixSet: true });
+    expect(() => loadConfig({ DVAULT_REDIS_PREFIX: "a{b}" })).toThrow(/DVAULT_REDIS_PREFIX expects letters/);
+  });
+});
+
 describe("the API pace settings", () => {
   it("default to a start of 2/s within 0.1..100/s and take fractions", () => {
     expect(loadConfig({}).apiRate).toEqual({ start: 2, min: 0.1, max: 100 });

@@ -79,7 +79,7 @@ ${r.queues.map(
 <dl class="meta"><dt>directory</dt><dd>${r.archive.dir}${r.archive.exists ? "" : r.archive.files > 0 ? " (missing: is DVAULT_ARCHIVE_DIR right?)" : " (not created yet)"}</dd>
 <dt>stored</dt><dd>${formatBytes(r.archive.sizeBytes)} in ${r.archive.files} files</dd>
 <dt>disk</dt><dd>${formatBytes(r.archive.freeBytes)} free of ${formatBytes(r.archive.totalBytes)}</dd>
-<dt>workers</dt><dd>${r.workers.length === 0 ? pill("none running", "bad") : r.workers.map((w) => html`<div>${w.id} ${pill(w.ageS === null ? "alive" : `beat ${formatDuration(w.ageS * 1000)} ago`, "ok")}</div>`)}</dd></dl>
+<dt>workers</dt><dd>${r.workers.length === 0 ? pill("none running", "bad") : r.workers.map((w) => html`<div>${w.id}${w.roles.length ? html` <span class="small muted">${w.roles.join(", ")}</span>` : ""} ${pill(w.ageS === null ? "alive" : `beat ${formatDuration(w.ageS * 1000)} ago`, "ok")}</div>`)}${r.missingRoles.map((role) => html`<div>${pill(`no worker runs ${role}`, "bad")}</div>`)}</dd></dl>
 </div></div>
 ${r.pacing.length ? pacingCard(r.pacing, now) : ""}`;
   return layout({ title: "Overview", nav: "overview", body });

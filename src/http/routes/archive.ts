@@ -78,6 +78,7 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
     const inline = /^(image|video)\//.test(mime) || (!mime && /\.(jpe?g|png|gif|webp|avif|bmp|mp4|webm)$/i.test(key));
     return sendBlob(req, res, {
       store: blobs,
+      presignTtlSeconds: config.storage.kind === "s3" ? config.storage.presignTtlSeconds : 0,
       key,
       contentType: mime || undefined,
       attachment: inline ? undefined : path.posix.basename(key),

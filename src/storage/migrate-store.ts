@@ -1,0 +1,104 @@
+// `dvault storage migrate`: every original and thumbnail of one blob store copied into another (the local
+// folder into a bucket, or back), each verified where it landed — its size, and for an original the sha256
+// its key names, hashed again from the target. The source is only ever read. An object already in the target
+// with the right size (and, for an original, the right hash) is skipped, so a run stopped half way resumes
+// where it stopped and a second run copies nothing (docs/storage-readers.md#migrating).
+import { randomBytes } from "node:crypto";
+import fs from "node:fs/promises";
+import path from "node:path";
+import type { ProgressSink } from "../queue/progress.ts";
+import type { BlobInfo, BlobStore } from "./blob-store.ts";
+import { downloadBlob, hashBlob } from "./blob-transfer.ts";
+import { ORIGINALS_DIR } from "./layout.ts";
+import { originalOf, THUMBNAILS_DIR } from "./thumbnails.ts";
+
+export const MIGRATED_PREFIXES = [`${ORIGINALS_DIR}/`, `${THUMBNAILS_DIR}/`] as const;
+
+export type MigrateResult = {
+  objects: number;
+  copied: number;
+  /** Already in the target, whole. */
+  skipped: number;
+  bytes: number;
+  /** Objects not copied, with why (a source whose bytes do not match its key, a read or write that failed). */
+  failed: { key: string; reason: string }[];
+};
+
+export type MigrateOptions = {
+  from: BlobStore;
+  to: BlobStore;
+  /** A folder of this machine for the copies on their way (each removed once placed). */
+  tmpDir: string;
+  /** Objects copied at once (default 4): a bucket answers each request slowly but many in parallel. */
+  concurrency?: number;
+  signal?: AbortSignal;
+  progress?: ProgressSink;
+};
+
+/** Whether `key` in `to` is already the object `info` of the source: the same size, and for an original its sha256. */
+async function alreadyThere(to: BlobStore, info: BlobInfo, signal: AbortSignal | undefined): Promise<boolean> {
+  const there = await to.stat(info.key);
+  if (!there || there.size !== info.size) return false;
+  const sha256 = originalOf(info)?.sha256;
+  if (!sha256) return true;
+  return (await hashBlob(to, info.key, signal ? { signal } : {}))?.sha256 === sha256;
+}
+
+/** Copies one object and checks it in the target; a string says why it was not copied. */
+async function copyOne(o: MigrateOptions, info: BlobInfo, onBytes: (n: number) => void): Promise<number | string> {
+  const sha256 = originalOf(info)?.sha256;
+  const tmp = path.join(o.tmpDir, `migrate-${randomBytes(8).toString("hex")}`);
+  const signal = o.signal ? { signal: o.signal } : {};
+  try {
+    const got = await downloadBlob({ store: o.from, key: info.key, file: tmp, onBytes, ...signal });
+    if (!got) return "gone from the source while migrating";
+    if (sha256 && got.sha256 !== sha256) return `the source's bytes hash to ${got.sha256}, not the sha256 of its key: run dvault verify`;
+    await o.to.putFile(info.key, tmp, signal);
+    const landed = sha256 ? await hashBlob(o.to, info.key, signal) : await o.to.stat(info.key);
+    if (landed?.size !== got.size || (sha256 && (landed as { sha256?: string }).sha256 !== sha256)) {
+      return "the copy in the target does not match what was read: run again";
+    }
+    return got.size;
+  } finally {
+    await fs.rm(tmp, { force: true });
+  }
+}
+
+export async function migrateStore(o: MigrateOptions): Promise<MigrateResult> {
+  const progress = o.progress ?? (() => undefined);
+  const objects: BlobInfo[] = [];
+  for (const prefix of MIGRATED_PREFIXES) for await (const info of o.from.list(prefix)) objects.push(info);
+  await fs.mkdir(o.tmpDir, { recursive: true, mode: 0o700 });
+  const result: MigrateResult = { objects: objects.length, copied: 0, skipped: 0, bytes: 0, failed: [] };
+  let next = 0;
+  let finished = 0;
+  progress({ type: "files", finished, total: objects.length });
+  const worker = async (): Promise<void> => {
+    while (next < objects.length) {
+      o.signal?.throwIfAborted();
+      const info = objects[next++] as BlobInfo;
+      if (await alreadyThere(o.to, info, o.signal)) {
+        result.skipped++;
+      } else {
+        progress({ type: "start", task: { kind: "transfer", id: info.key, label: info.key.slice(info.key.lastIndexOf("/") + 1) } });
+        const copied = await copyOne(o, info, (n) => progress({ type: "bytes", id: info.key, bytes: n })).catch((err: unknown) => {
+          if (o.signal?.aborted) throw err;
+          return err instanceof Error ? err.message : String(err);
+        });
+        progress({ type: "end", id: info.key, outcome: typeof copied === "number" ? "copied" : "failed" });
+        if (typeof copied === "number") {
+          result.copied++;
+          result.bytes += copied;
+        } else {
+          result.failed.push({ key: info.key, reason: copied });
+        }
+      }
+      progress({ type: "files", finished: ++finished, total: objects.length });
+    }
+  };
+  // Every worker stopped (and its temp file gone) before an abort is passed on.
+  const settled = await Promise.allSettled(Array.from({ length: Math.max(1, o.concurrency ?? 4) }, worker));
+  const failure = settled.find((s) => s.status === "rejected");
+  if (failure) throw failure.reason;
+  return result;
+}

@@ -1,0 +1,259 @@
+// The archive's objects in an S3-compatible bucket (AWS, Garage, MinIO's forks, Ceph, s3rver in tests): the
+// BlobStore of blob-store.ts over the AWS SDK v3. Keys are the same relative paths as on disk, under an optional
+// prefix. Big files go up in parts (lib-storage's Upload), and an upload that fails or is aborted is aborted on
+// the server too, so it leaves neither an object nor an unfinished multipart upload.
+import { createReadStream } from "node:fs";
+import { createRequire } from "node:module";
+import type { Readable } from "node:stream";
+import type { S3Client } from "@aws-sdk/client-s3";
+import type { S3StorageConfig } from "../config/storage.ts";
+import { UserError } from "../errors.ts";
+import { registerSecret } from "../redact.ts";
+import { type BlobDownload, type BlobInfo, type BlobRange, type BlobStore, checkKey } from "./blob-store.ts";
+
+const require = createRequire(import.meta.url);
+
+type Sdk = {
+  s3: typeof import("@aws-sdk/client-s3");
+  storage: typeof import("@aws-sdk/lib-storage");
+  presigner: typeof import("@aws-sdk/s3-request-presigner");
+};
+let loaded: Sdk | undefined;
+
+/**
+ * The AWS SDK, loaded when a process first uses a bucket: it takes about 100 ms to load, which every command
+ * would pay otherwise, S3 or not (docs/PERFORMANCE.md#start-up).
+ */
+function sdk(): Sdk {
+  loaded ??= {
+    s3: require("@aws-sdk/client-s3") as Sdk["s3"],
+    storage: require("@aws-sdk/lib-storage") as Sdk["storage"],
+    presigner: require("@aws-sdk/s3-request-presigner") as Sdk["presigner"],
+  };
+  return loaded;
+}
+
+/** lib-storage's default part size is 5 MiB; 8 MiB halves the requests of a big file for little memory. */
+export const DEFAULT_PART_SIZE = 8 * 2 ** 20;
+/** Parts of one file in flight at once (lib-storage's default). */
+const PARTS_IN_FLIGHT = 4;
+
+export type S3BlobStoreOptions = {
+  config: S3StorageConfig;
+  /** One client per process and configuration (store.ts); a new one when not given. */
+  client?: S3Client;
+  /** Bytes per part of a multipart upload (at least 5 MiB, S3's smallest part); files up to it are one PutObject. */
+  partSize?: number;
+};
+
+/** The client every S3BlobStore of a configuration shares; its credentials are registered to be masked in logs. */
+export function createS3Client(config: S3StorageConfig): S3Client {
+  registerSecret(config.credentials?.secretAccessKey);
+  registerSecret(config.credentials?.accessKeyId);
+  return new (sdk().s3.S3Client)({
+    region: config.region,
+    ...(config.endpoint !== undefined ? { endpoint: config.endpoint } : {}),
+    forcePathStyle: config.forcePathStyle,
+    ...(config.credentials ? { credentials: { ...config.credentials } } : {}),
+    // The SDK's default (a CRC checksum with every upload, checked on every download) is refused or answered
+    // wrongly by several S3-compatible servers: checksums only where an operation requires one.
+    requestChecksumCalculation: "WHEN_REQUIRED",
+    responseChecksumValidation: "WHEN_REQUIRED",
+  });
+}
+
+type SdkError = { name?: unknown; Code?: unknown; code?: unknown; $metadata?: { httpStatusCode?: number } };
+
+/** The error's S3 code (NoSuchKey, NotFound, AccessDenied...) and HTTP status, read from fields, never the message. */
+function classify(err: unknown): { code: string; status: number | undefined } {
+  const e = (typeof err === "object" && err !== null ? err : {}) as SdkError;
+  const code = [e.Code, e.code, e.name].find((c): c is string => typeof c === "string" && c !== "Error" && c !== "") ?? "";
+  return { code, status: e.$metadata?.httpStatusCode };
+}
+
+const CREDENTIAL_CODES = new Set(["AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken", "CredentialsProviderError"]);
+
+/** "inline; filename=..." with an ASCII fallback and the exact name in RFC 5987 form. */
+function inlineDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  return `inline; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+export class S3BlobStore implements BlobStore {
+  readonly kind = "s3";
+  readonly client: S3Client;
+  private readonly config: S3StorageConfig;
+  private readonly partSize: number;
+  /** Set once the bucket answered: a 404 from HEAD then means the object, not the bucket, is missing. */
+  private bucketSeen = false;
+
+  constructor(options: S3BlobStoreOptions) {
+    this.config = options.config;
+    this.client = options.client ?? createS3Client(options.config);
+    this.partSize = options.partSize ?? DEFAULT_PART_SIZE;
+  }
+
+  describe(): string {
+    const where = this.config.endpoint !== undefined ? new URL(this.config.endpoint).host : `AWS ${this.config.region}`;
+    return `s3://${this.config.bucket}/${this.config.prefix} at ${where}`;
+  }
+
+  private objectKey(key: string): string {
+    return this.config.prefix + checkKey(key);
+  }
+
+  private missingBucket(): UserError {
+    return new UserError(`the bucket ${this.config.bucket} does not exist at ${this.describe()}: create it, or fix DVAULT_S3_BUCKET`);
+  }
+
+  /** A failure of the bucket itself said in one line with what to do; anything else as it came. */
+  private explain(err: unknown): unknown {
+    const { code, status } = classify(err);
+    if (code === "NoSuchBucket") return this.missingBucket();
+    if (CREDENTIAL_CODES.has(code) || status === 403) {
+      return new UserError(
+        `${this.describe()} refused dvault's credentials (${code || status}): check DVAULT_S3_ACCESS_KEY_ID and DVAULT_S3_SECRET_ACCESS_KEY and the key's rights on the bucket`,
+      );
+    }
+    return err;
+  }
+
+  private isMissingObject(err: unknown): boolean {
+    const { code, status } = classify(err);
+    return code === "NoSuchKey" || code === "NotFound" || (status === 404 && code !== "NoSuchBucket");
+  }
+
+  /**
+   * HEAD answers a missing bucket with the same bare 404 as a missing object. Before the first such answer is
+   * taken to mean "no object" (verify would count the file as lost), the bucket is checked to be there.
+   */
+  private async assertBucket(): Promise<void> {
+    if (this.bucketSeen) return;
+    try {
+      await this.client.send(new (sdk().s3.HeadBucketCommand)({ Bucket: this.config.bucket }));
+    } catch (err) {
+      const { code, status } = classify(err);
+      throw status === 404 || code === "NotFound" ? this.missingBucket() : this.explain(err);
+    }
+    this.bucketSeen = true;
+  }
+
+  async openRead(key: string, range?: BlobRange): Promise<BlobDownload | undefined> {
+    const Key = this.objectKey(key);
+    const header = range ? `bytes=${range.start}-${range.end ?? ""}` : undefined;
+    try {
+      const out = await this.client.send(new (sdk().s3.GetObjectCommand)({ Bucket: this.config.bucket, Key, ...(header ? { Range: header } : {}) }));
+      this.bucketSeen = true;
+      const body = out.Body as Readable;
+      const length = out.ContentLength ?? 0;
+      if (!range) return { body, size: length };
+      // "bytes 2-4/11": the part sent, and the whole object's size.
+      const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(out.ContentRange ?? "");
+      if (!m) return { body, size: length, range: { start: 0, end: length - 1 } };
+      return { body, size: Number(m[3]), range: { start: Number(m[1]), end: Number(m[2]) } };
+    } catch (err) {
+      if (this.isMissingObject(err)) return undefined;
+      const { code, status } = classify(err);
+      if (code === "InvalidRange" || status === 416) {
+        throw new RangeError(`range ${range?.start}-${range?.end ?? ""} lies outside ${key}`);
+      }
+      throw this.explain(err);
+    }
+  }
+
+  async putFile(key: string, file: string, opts: { signal?: AbortSignal; contentType?: string } = {}): Promise<void> {
+    const Key = this.objectKey(key);
+    opts.signal?.throwIfAborted();
+    const body = createReadStream(file, { highWaterMark: 1024 * 1024 });
+    // An abort ends the file's stream rather than the Upload itself: Upload.abort() rejects at once and aborts
+    // the multipart upload later, in the background; a failed body makes done() abort it first, then reject.
+    const onAbort = () => body.destroy(opts.signal?.reason instanceof Error ? opts.signal.reason : new Error("upload aborted"));
+    opts.signal?.addEventListener("abort", onAbort, { once: true });
+    const upload = new (sdk().storage.Upload)({
+      client: this.client,
+      params: { Bucket: this.config.bucket, Key, Body: body, ...(opts.contentType ? { ContentType: opts.contentType } : {}) },
+      partSize: this.partSize,
+      queueSize: PARTS_IN_FLIGHT,
+      leavePartsOnError: false,
+    });
+    try {
+      await upload.done();
+      this.bucketSeen = true;
+    } catch (err) {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      throw this.explain(err);
+    } finally {
+      opts.signal?.removeEventListener("abort", onAbort);
+      body.destroy();
+    }
+  }
+
+  async presignGet(key: string, opts: { ttlSeconds: number; contentType?: string; filename?: string }): Promise<string | undefined> {
+    if (!this.config.presign) return undefined;
+    const command = new (sdk().s3.GetObjectCommand)({
+      Bucket: this.config.bucket,
+      Key: this.objectKey(key),
+      ...(opts.contentType ? { ResponseContentType: opts.contentType } : {}),
+      ...(opts.filename ? { ResponseContentDisposition: inlineDisposition(opts.filename) } : {}),
+    });
+    return sdk().presigner.getSignedUrl(this.client, command, { expiresIn: Math.max(1, Math.round(opts.ttlSeconds)) });
+  }
+
+  async read(key: string): Promise<Buffer | undefined> {
+    const got = await this.openRead(key);
+    if (!got) return undefined;
+    const chunks: Buffer[] = [];
+    for await (const chunk of got.body as AsyncIterable<Buffer>) chunks.push(chunk);
+    return Buffer.concat(chunks);
+  }
+
+  async stat(key: string): Promise<BlobInfo | undefined> {
+    const Key = this.objectKey(key);
+    try {
+      const out = await this.client.send(new (sdk().s3.HeadObjectCommand)({ Bucket: this.config.bucket, Key }));
+      this.bucketSeen = true;
+      return { key, size: out.ContentLength ?? 0 };
+    } catch (err) {
+      if (!this.isMissingObject(err)) throw this.explain(err);
+      await this.assertBucket();
+      return undefined;
+    }
+  }
+
+  async write(key: string, bytes: Uint8Array): Promise<void> {
+    const Key = this.objectKey(key);
+    try {
+      await this.client.send(new (sdk().s3.PutObjectCommand)({ Bucket: this.config.bucket, Key, Body: bytes, ContentLength: bytes.byteLength }));
+      this.bucketSeen = true;
+    } catch (err) {
+      throw this.explain(err);
+    }
+  }
+
+  async remove(key: string): Promise<void> {
+    const Key = this.objectKey(key);
+    try {
+      await this.client.send(new (sdk().s3.DeleteObjectCommand)({ Bucket: this.config.bucket, Key }));
+    } catch (err) {
+      if (!this.isMissingObject(err)) throw this.explain(err);
+    }
+  }
+
+  async *list(prefix: string): AsyncIterable<BlobInfo> {
+    if (prefix !== "") checkKey(prefix.replace(/\/$/, ""));
+    const full = this.config.prefix + prefix;
+    let token: string | undefined;
+    do {
+      const page = await this.client
+        .send(new (sdk().s3.ListObjectsV2Command)({ Bucket: this.config.bucket, Prefix: full, ...(token ? { ContinuationToken: token } : {}) }))
+        .catch((err: unknown) => {
+          throw this.explain(err);
+        });
+      for (const o of page.Contents ?? []) {
+        if (o.Key === undefined || !o.Key.startsWith(this.config.prefix)) continue;
+        yield { key: o.Key.slice(this.config.prefix.length), size: o.Size ?? 0 };
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+}

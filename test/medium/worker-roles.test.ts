@@ -1,0 +1,102 @@
+// Worker roles (DVAULT_WORKER_ROLES): a host with only `downloads` archives originals and leaves a sync job
+// waiting; one with `sync,http` runs that job and serves the dashboard but downloads nothing; status names
+// each worker's roles and the roles nobody runs.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
+import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
+import { Producer } from "../../src/queue/producer.ts";
+import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
+import { missingRoles, workersWithRoles } from "../../src/status/redis-state.ts";
+import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { startWorker, type RunningWorker } from "../../src/worker.ts";
+import { testConfig } from "../helpers/config.ts";
+import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+
+let h: DownloadHarness;
+let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
+const running: RunningWorker[] = [];
+
+async function startWithRoles(roles: string): Promise<RunningWorker> {
+  const worker = await startWorker({
+    config: testConfig({ ...h.env, DVAULT_WORKER_ROLES: roles, DVAULT_HTTP_PORT: "0" }),
+    log: h.log,
+    handleSignals: false,
+    overrides: {
+      now: () => h.sim.clock.now().getTime(),
+      secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false },
+      pacer: { pollMs: 5 },
+    },
+  });
+  running.push(worker);
+  return worker;
+}
+
+async function doneOriginals(): Promise<number> {
+  const { rows } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE kind = 'original' AND status = 'done'");
+  return rows[0]?.n ?? 0;
+}
+
+/** Original download requests the simulator answered since `seq`. */
+function downloadCallsSince(seq: number): number {
+  return h.sim.log().filter((e) => e.seq > seq && e.route.endsWith("/deviation/download/{deviationid}")).length;
+}
+
+const POLL = { timeout: 30_000, interval: 50 };
+const SYNC_JOB = { accountId: 0, source: "gallery", key: "" } as const;
+
+beforeAll(async () => {
+  h = await createDownloadHarness({
+    sim: { dataset: { deviations: 6, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 } },
+    sources: [gallerySource],
+  });
+  await h.syncAll(["gallery"]);
+  producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
+}, 120_000);
+
+afterAll(async () => {
+  for (const worker of running) await worker.stop("test done");
+  await producer?.close();
+  await h?.close();
+});
+
+// One story: the second host starts from what the first left (its sync job still waiting).
+describe("worker roles", () => {
+  it("a downloads host takes no sync job; a sync,http host runs it and serves the dashboard but downloads nothing", async () => {
+    const originals = downloadableOwnerDeviations(h.sim.truth).length;
+    expect(originals).toBeGreaterThanOrEqual(2);
+    await producer.enqueue("sync.source", { ...SYNC_JOB, accountId: h.account.id });
+    const syncQueue = producer.queue("sync");
+
+    const downloads = await startWithRoles("downloads");
+    expect(downloads.dashboard).toBeUndefined();
+    // The host rebuilt the downloads queue from the table at start and archived every original...
+    await expect.poll(doneOriginals, POLL).toBe(originals);
+    // ...while the sync job, queued before it started, still waits: no worker of the sync queue ran here.
+    expect(await syncQueue.getJobCounts("wait", "active", "completed", "failed")).toEqual({ wait: 1, active: 0, completed: 0, failed: 0 });
+    const beforeStop = await workersWithRoles(h.redis.redis, h.redis.prefix, Date.now());
+    expect(beforeStop.map((w) => w.roles)).toEqual([["downloads"]]);
+    expect(missingRoles(beforeStop)).toEqual(["sync", "digest", "maintenance"]);
+    await downloads.stop("next host");
+
+    // Two originals wanted again and queued, for a host that must leave them alone.
+    await h.pool.query(
+      "UPDATE downloads SET status = 'wanted' WHERE id IN (SELECT id FROM downloads WHERE kind = 'original' AND status = 'done' ORDER BY id LIMIT 2)",
+    );
+    await enqueueDueDownloads(h.services, producer);
+    const seq = h.lastSeq();
+
+    const web = await startWithRoles("sync,http");
+    await expect.poll(async () => (await syncQueue.getJobCounts("completed")).completed, POLL).toBeGreaterThanOrEqual(1);
+    const page = await fetch(`${web.dashboard?.url}/healthz`);
+    expect(page.status).toBe(200);
+    const hosts = await workersWithRoles(h.redis.redis, h.redis.prefix, Date.now());
+    expect(hosts.map((w) => w.roles)).toEqual([["sync", "http"]]);
+    expect(missingRoles(hosts)).toEqual(["downloads", "digest", "maintenance"]);
+    // Nothing downloaded: the queued originals are still waiting, and the service saw no download request.
+    const counts = await producer.queue("downloads").getJobCounts("wait", "prioritized", "active", "completed");
+    expect(counts.wait + counts.prioritized).toBe(2);
+    expect(counts.active + counts.completed).toBe(0);
+    expect(await doneOriginals()).toBe(originals - 2);
+    expect(downloadCallsSince(seq)).toBe(0);
+  }, 60_000);
+});
