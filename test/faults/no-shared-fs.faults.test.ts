@@ -1,8 +1,9 @@
 // dvault as several hosts with no shared filesystem (issue 19): three worker processes on this machine, each
 // with its own empty working directory — two with only the downloads role, one with sync and the dashboard —
-// archive a 1 000-deviation account of the simulator into an S3-compatible bucket (s3rver on loopback). A
-// downloads host is killed with SIGKILL in the middle of transfers (the CDN slowed so that they are) and
-// replaced by a new one with a new empty directory. Then: every file present once in the bucket and
+// archive a 1 000-deviation account of the simulator into an S3-compatible bucket (s3rver on loopback, reached
+// through a relay that can slow uploads). A downloads host is killed with SIGKILL in the middle of its work and
+// replaced by a new one with a new empty directory: the first time in the middle of fetching files (the CDN
+// slowed), the next in the middle of uploading them (the uplink to the bucket slowed), and so on in turn. Then: every file present once in the bucket and
 // byte-exact, no deviation downloaded twice, nothing left in the bucket by the killed uploads, and the
 // dashboard host serves over its socket a file it never downloaded.
 // DVAULT_SCALE_DEVIATIONS and DVAULT_SCALE_KILLS shrink or grow the run (default 1 000 and 2).
@@ -20,17 +21,21 @@ import { openBlobStore } from "../../src/storage/store.ts";
 import { testConfig } from "../helpers/config.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
 import { leftovers, type S3TestServer, startS3Server } from "../helpers/s3-server.ts";
+import { type SlowUplink, startSlowUplink } from "../helpers/slow-uplink.ts";
 import { createFaultHarness, type FaultHarness } from "./harness.ts";
 
 const DEVIATIONS = Number(process.env.DVAULT_SCALE_DEVIATIONS ?? 1000);
 const KILLS = Number(process.env.DVAULT_SCALE_KILLS ?? 2);
-/** While a kill is aimed, each transfer runs this slow, so the victim is surely in the middle of some. */
-const SLOW_CDN_BYTES_PER_SECOND = 256 * 1024;
+/** While a kill is aimed, each fetch or upload runs this slow, so the victim is surely in the middle of some. */
+const SLOW_BYTES_PER_SECOND = 128 * 1024;
 
 type Host = { roles: string; dir: string; child: ChildProcess; dashboardUrl?: string; stderr: () => string };
 
 let h: FaultHarness;
 let s3: S3TestServer;
+let uplink: SlowUplink;
+/** The store's settings the hosts get: the bucket, reached through the relay. */
+let storeEnv: Record<string, string>;
 const dirs: string[] = [];
 
 beforeAll(async () => {
@@ -39,9 +44,12 @@ beforeAll(async () => {
     env: { DVAULT_DOWNLOAD_QUOTA: "1000000" },
   });
   s3 = await startS3Server();
+  uplink = await startSlowUplink(s3.endpoint);
+  storeEnv = { ...s3.env, DVAULT_S3_ENDPOINT: uplink.url };
 });
 afterAll(async () => {
   await h?.close();
+  await uplink?.close();
   await s3?.close();
   for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
 });
@@ -50,7 +58,7 @@ afterAll(async () => {
 async function startHost(roles: string): Promise<Host> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-host-"));
   dirs.push(dir);
-  const env = { ...h.env, ...s3.env, DVAULT_ARCHIVE_DIR: dir, DVAULT_WORKER_ROLES: roles };
+  const env = { ...h.env, ...storeEnv, DVAULT_ARCHIVE_DIR: dir, DVAULT_WORKER_ROLES: roles };
   const child = spawn(process.execPath, ["--import", "tsx", path.resolve("test/faults/role-worker-child.ts")], {
     env: { ...process.env, ROLE_ENV: JSON.stringify(env) },
     stdio: ["ignore", "pipe", "pipe"],
@@ -89,12 +97,12 @@ async function sha256Of(body: NodeJS.ReadableStream | ReadableStream<Uint8Array>
   return hash.digest("hex");
 }
 
-type Kill = { doneBefore: number; activeJobs: number };
+type Kill = { during: "fetch" | "upload"; doneBefore: number; activeJobs: number };
 
 /**
  * Kills a downloads host with SIGKILL `KILLS` times, each once a share of the files is stored and while it
- * has transfers under way (the CDN slowed for the moment), and puts a new host with a new empty directory
- * in its place.
+ * has work under way — fetches (the CDN slowed for the moment) and uploads (the uplink slowed) in turn — and
+ * puts a new host with a new empty directory in its place.
  */
 async function killDownloadsHosts(hosts: Host[], downloadsQueue: Queue, kills: Kill[]): Promise<void> {
   const doneCount = async () => (await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE status = 'done'")).rows[0]?.n ?? 0;
@@ -104,8 +112,11 @@ async function killDownloadsHosts(hosts: Host[], downloadsQueue: Queue, kills: K
     const holder = `${os.hostname()}:${victim.child.pid}:`;
     const threshold = Math.floor(((i + 1) * DEVIATIONS) / (2 * (KILLS + 1)));
     await expect.poll(doneCount, { timeout: 300_000, interval: 200 }).toBeGreaterThanOrEqual(threshold);
-    h.sim.setCdn({ bytesPerSecond: SLOW_CDN_BYTES_PER_SECOND });
-    // Its jobs running for a while: past the paced API call, in the middle of their bytes.
+    const during = i % 2 === 0 ? "fetch" : "upload";
+    const slow = (bps: number | null) => (during === "fetch" ? h.sim.setCdn({ bytesPerSecond: bps }) : uplink.setBytesPerSecond(bps));
+    slow(SLOW_BYTES_PER_SECOND);
+    // Its jobs running for a while: past the paced API call, in the middle of their bytes (at full speed a
+    // file takes milliseconds either way).
     const midway = async () => {
       const active = await downloadsQueue.getActive();
       return active.filter((j) => j.processedBy?.startsWith(holder) && j.processedOn && Date.now() - j.processedOn > 400).length;
@@ -115,8 +126,8 @@ async function killDownloadsHosts(hosts: Host[], downloadsQueue: Queue, kills: K
     const exited = new Promise<void>((resolve) => victim.child.once("exit", () => resolve()));
     victim.child.kill("SIGKILL");
     await exited;
-    h.sim.setCdn({ bytesPerSecond: null });
-    kills.push({ doneBefore: await doneCount(), activeJobs });
+    slow(null);
+    kills.push({ during, doneBefore: await doneCount(), activeJobs });
     hosts[victimAt] = await startHost("downloads");
   }
 }
