@@ -3,6 +3,7 @@
 // prefix. Big files go up in parts (lib-storage's Upload), and an upload that fails or is aborted is aborted on
 // the server too, so it leaves neither an object nor an unfinished multipart upload.
 import { createReadStream } from "node:fs";
+import fs from "node:fs/promises";
 import { createRequire } from "node:module";
 import type { Readable } from "node:stream";
 import type { S3Client } from "@aws-sdk/client-s3";
@@ -35,6 +36,7 @@ function sdk(): Sdk {
 
 /** lib-storage's default part size is 5 MiB; 8 MiB halves the requests of a big file for little memory. */
 export const DEFAULT_PART_SIZE = 8 * 2 ** 20;
+const MAX_PARTS = 10_000;
 /** Parts of one file in flight at once (lib-storage's default). */
 const PARTS_IN_FLIGHT = 4;
 
@@ -44,6 +46,8 @@ export type S3BlobStoreOptions = {
   client?: S3Client;
   /** Bytes per part of a multipart upload (at least 5 MiB, S3's smallest part); files up to it are one PutObject. */
   partSize?: number;
+  /** Keys per ListObjectsV2 page; the server's own (1000 on S3) when not given. Tests page with a few. */
+  listPageSize?: number;
 };
 
 /** The client every S3BlobStore of a configuration shares; its credentials are registered to be masked in logs. */
@@ -64,10 +68,13 @@ export function createS3Client(config: S3StorageConfig): S3Client {
 
 type SdkError = { name?: unknown; Code?: unknown; code?: unknown; $metadata?: { httpStatusCode?: number } };
 
-/** The error's S3 code (NoSuchKey, NotFound, AccessDenied...) and HTTP status, read from fields, never the message. */
+/**
+ * The error's S3 code (NoSuchKey, NotFound, AccessDenied...) and HTTP status, read from fields, never the message.
+ * An answer to HEAD has no body, so no code: the SDK names it "Unknown" (or NotFound), and the status decides.
+ */
 function classify(err: unknown): { code: string; status: number | undefined } {
   const e = (typeof err === "object" && err !== null ? err : {}) as SdkError;
-  const code = [e.Code, e.code, e.name].find((c): c is string => typeof c === "string" && c !== "Error" && c !== "") ?? "";
+  const code = [e.Code, e.code, e.name].find((c): c is string => typeof c === "string" && c !== "" && c !== "Error" && c !== "Unknown") ?? "";
   return { code, status: e.$metadata?.httpStatusCode };
 }
 
@@ -84,6 +91,7 @@ export class S3BlobStore implements BlobStore {
   readonly client: S3Client;
   private readonly config: S3StorageConfig;
   private readonly partSize: number;
+  private readonly listPageSize: number | undefined;
   /** Set once the bucket answered: a 404 from HEAD then means the object, not the bucket, is missing. */
   private bucketSeen = false;
 
@@ -91,6 +99,7 @@ export class S3BlobStore implements BlobStore {
     this.config = options.config;
     this.client = options.client ?? createS3Client(options.config);
     this.partSize = options.partSize ?? DEFAULT_PART_SIZE;
+    this.listPageSize = options.listPageSize;
   }
 
   describe(): string {
@@ -164,6 +173,9 @@ export class S3BlobStore implements BlobStore {
   async putFile(key: string, file: string, opts: { signal?: AbortSignal; contentType?: string } = {}): Promise<void> {
     const Key = this.objectKey(key);
     opts.signal?.throwIfAborted();
+    // S3 takes at most 10 000 parts: a file bigger than that many parts gets bigger ones.
+    const { size } = await fs.stat(file);
+    const partSize = Math.max(this.partSize, Math.ceil(size / MAX_PARTS));
     const body = createReadStream(file, { highWaterMark: 1024 * 1024 });
     // An abort ends the file's stream rather than the Upload itself: Upload.abort() rejects at once and aborts
     // the multipart upload later, in the background; a failed body makes done() abort it first, then reject.
@@ -172,7 +184,7 @@ export class S3BlobStore implements BlobStore {
     const upload = new (sdk().storage.Upload)({
       client: this.client,
       params: { Bucket: this.config.bucket, Key, Body: body, ...(opts.contentType ? { ContentType: opts.contentType } : {}) },
-      partSize: this.partSize,
+      partSize,
       queueSize: PARTS_IN_FLIGHT,
       leavePartsOnError: false,
     });
@@ -245,7 +257,7 @@ export class S3BlobStore implements BlobStore {
     let token: string | undefined;
     do {
       const page = await this.client
-        .send(new (sdk().s3.ListObjectsV2Command)({ Bucket: this.config.bucket, Prefix: full, ...(token ? { ContinuationToken: token } : {}) }))
+        .send(new (sdk().s3.ListObjectsV2Command)({ Bucket: this.config.bucket, Prefix: full, MaxKeys: this.listPageSize, ContinuationToken: token }))
         .catch((err: unknown) => {
           throw this.explain(err);
         });

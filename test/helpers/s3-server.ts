@@ -4,14 +4,32 @@
 // Where s3rver 3.7 falls short, and what this helper does about it:
 // - AbortMultipartUpload (DELETE ?uploadId=) is answered 405 MethodNotAllowed, so an aborted upload's parts
 //   would stay forever: a middleware put in front of its router does what S3 does (drops the upload's parts).
+// - ListObjectsV2 fails (InternalError) on any listing longer than one page: its continuation tokens are
+//   DES-encrypted, which OpenSSL 3 (Node 18 and later) no longer offers. It also lists in the order of its
+//   folders on disk rather than S3's key order, and its paging then skips keys. The helper answers
+//   ListObjectsV2 itself from s3rver's store: key order, the last key (base64url) as the token.
 // - ListMultipartUploads (GET ?uploads) is NotImplemented: leftovers() reads the data folder instead.
+// - V4 signatures are not checked at all (headers or presigned URLs); a presigned URL's expiry is.
 import { createRequire } from "node:module";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { freePort } from "../../src/free-port.ts";
 
-type KoaContext = { method: string; path: string; query: Record<string, string | string[] | undefined>; status: number; body: unknown };
+type KoaContext = {
+  method: string;
+  path: string;
+  query: Record<string, string | string[] | undefined>;
+  status: number;
+  body: unknown;
+  type: string;
+  store: S3rverStore;
+};
+type ListedObject = { key: string; size: number; lastModifiedDate: Date; metadata: Record<string, string> };
+type S3rverStore = {
+  getBucket(bucket: string): Promise<unknown>;
+  listObjects(bucket: string, opts: { prefix: string; startAfter: string; maxKeys: number; delimiter: string }): Promise<{ objects: ListedObject[] }>;
+};
 type KoaMiddleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void>;
 type S3rverInstance = { middleware: KoaMiddleware[]; run(): Promise<unknown>; close(): Promise<void> };
 type S3rverClass = new (opts: Record<string, unknown>) => S3rverInstance;
@@ -52,6 +70,50 @@ function abortMultipartUpload(dir: string): KoaMiddleware {
   };
 }
 
+const xml = (v: string | number) => String(v).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? "";
+
+/** ListObjectsV2 (GET /<bucket>?list-type=2) from s3rver's own store, with tokens that need no DES. */
+function listObjectsV2(): KoaMiddleware {
+  return async (ctx, next) => {
+    const segments = ctx.path.split("/").filter(Boolean);
+    if (ctx.method !== "GET" || one(ctx.query["list-type"]) !== "2" || segments.length !== 1) return next();
+    const bucket = decodeURIComponent(segments[0] ?? "");
+    if (!(await ctx.store.getBucket(bucket))) return next();
+    const prefix = one(ctx.query.prefix);
+    const delimiter = one(ctx.query.delimiter);
+    const token = one(ctx.query["continuation-token"]);
+    const startAfter = token ? Buffer.from(token, "base64url").toString("utf8") : one(ctx.query["start-after"]);
+    const maxKeys = Math.min(1000, Number(one(ctx.query["max-keys"]) || 1000));
+    // Every key under the prefix, in S3's order (UTF-8 bytes), then the page after startAfter: s3rver's own
+    // paging follows its folders' order and skips keys that sort between them.
+    const everything = await ctx.store.listObjects(bucket, { prefix, startAfter: "", maxKeys: Number.POSITIVE_INFINITY, delimiter: "" });
+    const entries: Array<{ key: string; object?: ListedObject }> = [];
+    for (const o of everything.objects.sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)))) {
+      const cut = delimiter ? o.key.indexOf(delimiter, prefix.length) : -1;
+      if (cut < 0) entries.push({ key: o.key, object: o });
+      else if (entries.at(-1)?.key !== o.key.slice(0, cut + delimiter.length)) entries.push({ key: o.key.slice(0, cut + delimiter.length) });
+    }
+    const after = entries.filter((e) => Buffer.compare(Buffer.from(e.key), Buffer.from(startAfter)) > 0);
+    const page = after.slice(0, maxKeys);
+    const truncated = after.length > page.length;
+    const last = page.at(-1)?.key;
+    const parts = [
+      `<Name>${xml(bucket)}</Name><Prefix>${xml(prefix)}</Prefix><KeyCount>${page.length}</KeyCount><MaxKeys>${maxKeys}</MaxKeys>`,
+      `<IsTruncated>${truncated}</IsTruncated>`,
+      token ? `<ContinuationToken>${xml(token)}</ContinuationToken>` : "",
+      truncated && last !== undefined ? `<NextContinuationToken>${Buffer.from(last).toString("base64url")}</NextContinuationToken>` : "",
+      ...page.map(({ key, object: o }) =>
+        o
+          ? `<Contents><Key>${xml(key)}</Key><LastModified>${o.lastModifiedDate.toISOString()}</LastModified><ETag>${xml(o.metadata.etag ?? "")}</ETag><Size>${o.size}</Size><StorageClass>STANDARD</StorageClass></Contents>`
+          : `<CommonPrefixes><Prefix>${xml(key)}</Prefix></CommonPrefixes>`,
+      ),
+    ];
+    ctx.type = "application/xml";
+    ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${parts.join("")}</ListBucketResult>`;
+  };
+}
+
 export async function startS3Server(opts: { bucket?: string } = {}): Promise<S3TestServer> {
   const bucket = opts.bucket ?? "dvault-test";
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-s3rver-"));
@@ -65,8 +127,8 @@ export async function startS3Server(opts: { bucket?: string } = {}): Promise<S3T
     vhostBuckets: false,
     configureBuckets: [{ name: bucket }],
   });
-  // Koa composes its middleware when the server starts listening, so this one runs before s3rver's router.
-  server.middleware.unshift(abortMultipartUpload(dir));
+  // Koa composes its middleware when the server starts listening, so these run before s3rver's router.
+  server.middleware.unshift(abortMultipartUpload(dir), listObjectsV2());
   await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   return {
