@@ -1,9 +1,12 @@
 // The readable tree (by-user/...) regenerated from the database after downloads; one process at a time. In the
 // local folder it is links; in a bucket, which holds none, index objects (src/storage/readable-index.ts).
+import fs from "node:fs/promises";
+import path from "node:path";
 import { ReadableTreeRepository } from "../db/readable-tree.repository.ts";
 import { acquireLock } from "../redis-lock.ts";
 import { buildReadableLinks, MAX_FOLDER_DEPTH } from "../storage/links.ts";
-import { writeReadableIndex } from "../storage/readable-index.ts";
+import { ORIGINALS_DIR, READABLE_DIR } from "../storage/layout.ts";
+import { READABLE_INDEX_JSON, writeReadableIndex } from "../storage/readable-index.ts";
 import type { DownloadDeps } from "./deps.ts";
 import { linksDirtyKey } from "./download-file.ts";
 
@@ -28,9 +31,25 @@ export async function regenerateReadableLinks(deps: DownloadDeps): Promise<Links
   }
 }
 
-/** Regenerates the links when a download stored a file since the last time. */
+/**
+ * Whether the store has no readable tree yet although it holds originals: just after `dvault storage migrate`
+ * (which copies originals and thumbnails only) or a restore into a bucket.
+ */
+async function treeMissing(deps: DownloadDeps): Promise<boolean> {
+  const { blobs } = deps.archive;
+  if (blobs.kind === "s3") return (await blobs.stat(READABLE_INDEX_JSON)) === undefined;
+  const hasTree = await fs.stat(path.join(deps.archive.root, READABLE_DIR)).then(
+    () => true,
+    () => false,
+  );
+  if (hasTree) return false;
+  for await (const _ of blobs.list(`${ORIGINALS_DIR}/`)) return true;
+  return false;
+}
+
+/** Regenerates the links when a download stored a file since the last time, or when the store has none yet. */
 export async function regenerateLinksIfDirty(deps: DownloadDeps): Promise<LinksResult | undefined> {
   const { redis, config } = deps.services;
-  if (!(await redis.exists(linksDirtyKey(config.redisPrefix)))) return undefined;
+  if (!(await redis.exists(linksDirtyKey(config.redisPrefix))) && !(await treeMissing(deps))) return undefined;
   return regenerateReadableLinks(deps);
 }

@@ -93,12 +93,18 @@ export class Archive {
   private readonly activeKeys = new Set<string>();
   /** The archive's objects (originals, thumbnails) through the one storage interface (blob-store.ts). */
   readonly blobs: BlobStore;
+  /**
+   * The store is this very folder: a finished partial file is renamed into place (fsynced, no copy), as it always
+   * was. Any other store (a bucket) gets the partial file uploaded, then removed.
+   */
+  private readonly placesLocally: boolean;
 
   constructor(options: ArchiveOptions) {
     if (!options.root) throw new Error("Archive needs a root directory (DVAULT_ARCHIVE_DIR)");
     this.disk = new LocalDisk({ root: options.root, fileMode: options.fileMode ?? 0o600, dirMode: options.dirMode ?? 0o700 });
     this.minFreeBytes = options.minFreeBytes ?? DEFAULT_MIN_FREE;
     this.blobs = options.blobs ?? new LocalBlobStore(this.disk);
+    this.placesLocally = !options.blobs || (options.blobs instanceof LocalBlobStore && options.blobs.root === this.disk.root);
   }
 
   get root(): string {
@@ -140,9 +146,27 @@ export class Archive {
     return this.disk.discardPartial(key);
   }
 
-  /** sha256 and size of a stored file, read as a stream. */
-  hashFile(relPath: string): Promise<{ sha256: string; size: number }> {
-    return this.disk.hashFile(relPath);
+  /** sha256 and size of a stored file, read as a stream; a missing one throws an error with code ENOENT. */
+  async hashFile(relPath: string): Promise<{ sha256: string; size: number }> {
+    if (this.placesLocally) return this.disk.hashFile(relPath);
+    const got = await this.blobs.openRead(relPath);
+    if (!got) throw Object.assign(new Error(`${relPath} is not in ${this.blobs.describe()}`), { code: "ENOENT" });
+    const hash = createHash("sha256");
+    let size = 0;
+    for await (const chunk of got.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      hash.update(chunk);
+    }
+    return { sha256: hash.digest("hex"), size };
+  }
+
+  /** The key of a stored original with this sha256 and size, whatever its extension. */
+  private async findStored(sha256: string, size: number): Promise<string | undefined> {
+    if (this.placesLocally) return this.disk.findStored(sha256, size);
+    for await (const blob of this.blobs.list(originalRelPath(sha256, ""))) {
+      if (blob.size === size) return blob.key;
+    }
+    return undefined;
   }
 
   /** Free bytes for an unprivileged writer on the archive's filesystem. */
@@ -239,7 +263,7 @@ export class Archive {
       await this.discardPartial(key);
       throw new ContentMismatchError(key, `sha256 ${sha256}, expected ${args.expectedSha256}`);
     }
-    const stored = await this.commit(partial, sha256, size, ext);
+    const stored = await this.commit(partial, sha256, size, ext, signal);
     await this.disk.forgetPartialMeta(key);
     return stored;
   }
@@ -283,10 +307,11 @@ export class Archive {
    */
   async adoptFile(args: AdoptFileArgs): Promise<AdoptedFile> {
     const { sha256, size } = args.expected;
-    const existing = await this.disk.findStored(sha256, size);
+    const existing = await this.findStored(sha256, size);
     if (existing) return { sha256, size, relPath: existing, deduplicated: true, linked: false };
     const ext = safeExtension(args.ext) ?? "bin";
-    if (args.link) {
+    // A hard link only helps where the originals are files of this machine.
+    if (args.link && this.placesLocally) {
       const linked = await this.linkIn(args, ext);
       if (linked) return linked;
     }
@@ -320,8 +345,14 @@ export class Archive {
     const ext = safeExtension(args.ext) ?? "bin";
     const bytes = toBuffer(args.bytes);
     const sha256 = createHash("sha256").update(bytes).digest("hex");
-    const existing = await this.disk.findStored(sha256, bytes.length);
+    const existing = await this.findStored(sha256, bytes.length);
     if (existing) return { sha256, size: bytes.length, relPath: existing, deduplicated: true };
+    if (!this.placesLocally) {
+      // A bucket's PutObject is whole or nothing by itself: no partial file needed.
+      const relPath = originalRelPath(sha256, ext);
+      await this.blobs.write(relPath, bytes);
+      return { sha256, size: bytes.length, relPath, deduplicated: false };
+    }
     const partial = await this.disk.preparePartial(`bytes-${randomBytes(8).toString("hex")}`);
     try {
       await this.disk.writeFile(partial, bytes, true);
@@ -345,15 +376,24 @@ export class Archive {
     });
   }
 
-  /** Moves a complete, fsynced partial file to its content address (or drops it: those bytes are stored). */
-  private async commit(partial: string, sha256: string, size: number, ext: string): Promise<StoredFile> {
-    const existing = await this.disk.findStored(sha256, size);
+  /**
+   * Moves a complete, fsynced partial file to its content address in the store (or drops it: those bytes are
+   * stored): renamed into place in the archive folder, or uploaded to a bucket and then removed. A failed upload
+   * leaves nothing in the bucket and the partial file where it was.
+   */
+  private async commit(partial: string, sha256: string, size: number, ext: string, signal?: AbortSignal): Promise<StoredFile> {
+    const existing = await this.findStored(sha256, size);
     if (existing) {
       await this.disk.remove(partial);
       return { sha256, size, relPath: existing, deduplicated: true };
     }
     const relPath = originalRelPath(sha256, ext);
-    await this.disk.place(partial, relPath);
+    if (this.placesLocally) {
+      await this.disk.place(partial, relPath);
+    } else {
+      await this.blobs.putFile(relPath, partial, signal ? { signal } : {});
+      await this.disk.remove(partial);
+    }
     return { sha256, size, relPath, deduplicated: false };
   }
 }

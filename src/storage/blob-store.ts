@@ -59,6 +59,11 @@ export class LocalBlobStore implements BlobStore {
   readonly kind = "local";
   constructor(private readonly disk: LocalDisk) {}
 
+  /** The archive folder the objects are files of. */
+  get root(): string {
+    return this.disk.root;
+  }
+
   describe(): string {
     return this.disk.root;
   }

@@ -6,7 +6,6 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
-import type { ProgressSink } from "../queue/progress.ts";
 import type { BlobInfo, BlobStore } from "./blob-store.ts";
 import { downloadBlob, hashBlob } from "./blob-transfer.ts";
 import { ORIGINALS_DIR } from "./layout.ts";
@@ -24,6 +23,13 @@ export type MigrateResult = {
   failed: { key: string; reason: string }[];
 };
 
+/** What a migration tells as it goes: the events of src/queue/progress.ts it uses, so a terminal draws them as a download's. */
+export type MigrateProgress =
+  | { type: "start"; task: { kind: "transfer"; id: string; label: string } }
+  | { type: "bytes"; id: string; bytes: number }
+  | { type: "end"; id: string; outcome: string }
+  | { type: "files"; finished: number; total: number };
+
 export type MigrateOptions = {
   from: BlobStore;
   to: BlobStore;
@@ -32,7 +38,7 @@ export type MigrateOptions = {
   /** Objects copied at once (default 4): a bucket answers each request slowly but many in parallel. */
   concurrency?: number;
   signal?: AbortSignal;
-  progress?: ProgressSink;
+  progress?: (event: MigrateProgress) => void;
 };
 
 /** Whether `key` in `to` is already the object `info` of the source: the same size, and for an original its sha256. */
@@ -98,6 +104,7 @@ export async function migrateStore(o: MigrateOptions): Promise<MigrateResult> {
   };
   // Every worker stopped (and its temp file gone) before an abort is passed on.
   const settled = await Promise.allSettled(Array.from({ length: Math.max(1, o.concurrency ?? 4) }, worker));
+  if (o.signal?.aborted) throw o.signal.reason;
   const failure = settled.find((s) => s.status === "rejected");
   if (failure) throw failure.reason;
   return result;

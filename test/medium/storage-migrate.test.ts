@@ -1,0 +1,132 @@
+// `dvault storage migrate`: the local archive copied into a bucket (a real S3-compatible server on loopback) and
+// back, byte-exact; stopped after a few objects it resumes, skipping what already arrived whole, and a run with
+// nothing left copies nothing; a source whose bytes do not match their key is reported, not copied; --to s3
+// without a bucket is one line saying what to set.
+import { createHash } from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BlobStore } from "../../src/storage/blob-store.ts";
+import { originalRelPath } from "../../src/storage/layout.ts";
+import { MIGRATED_PREFIXES, migrateStore } from "../../src/storage/migrate-store.ts";
+import { openBlobStore } from "../../src/storage/store.ts";
+import { thumbKey } from "../../src/storage/thumbnails.ts";
+import { testConfig } from "../helpers/config.ts";
+import { runDvault } from "../helpers/dvault-cli.ts";
+import { leftovers, type S3TestServer, startS3Server } from "../helpers/s3-server.ts";
+
+let s3: S3TestServer;
+let dir: string;
+
+beforeAll(async () => {
+  s3 = await startS3Server();
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-migrate-"));
+});
+afterAll(async () => {
+  await s3?.close();
+  if (dir) await fs.rm(dir, { recursive: true, force: true });
+});
+
+const localStore = (name: string) => openBlobStore(testConfig({ DVAULT_ARCHIVE_DIR: path.join(dir, name) }));
+
+/** Every object under originals/ and thumbnails/, as key → sha256 of its bytes. */
+async function contents(store: BlobStore): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const prefix of MIGRATED_PREFIXES) {
+    for await (const info of store.list(prefix))
+      out[info.key] = createHash("sha256")
+        .update((await store.read(info.key))!)
+        .digest("hex");
+  }
+  return out;
+}
+
+/** `count` originals of a few KiB each, and a thumbnail for every other one. */
+async function fill(store: BlobStore, count: number, seed: string): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const bytes = Buffer.from(`${seed} original ${i} `.repeat(200 + i * 37));
+    const sha256 = createHash("sha256").update(bytes).digest("hex");
+    await store.write(originalRelPath(sha256, i % 3 === 0 ? "jpg" : "png"), bytes);
+    if (i % 2 === 0) await store.write(thumbKey(sha256, bytes.length, "s"), Buffer.from(`thumb of ${i}`));
+  }
+}
+
+describe(migrateStore.name, () => {
+  it("copies local → s3 → local byte-exact, resumes after an interruption and copies nothing the second time", async () => {
+    const local = localStore("archive");
+    const bucket = openBlobStore(testConfig({ ...s3.env }));
+    await fill(local, 14, "a");
+    const source = await contents(local);
+    expect(Object.keys(source)).toHaveLength(21);
+    const tmpDir = path.join(dir, "archive", ".partial");
+
+    // Stopped once 5 objects have arrived: what arrived is whole, nothing half-uploaded stays behind.
+    const stop = new AbortController();
+    let ended = 0;
+    const interrupted = migrateStore({
+      from: local,
+      to: bucket,
+      tmpDir,
+      concurrency: 3,
+      signal: stop.signal,
+      progress: (e) => {
+        if (e.type === "end" && ++ended === 5) stop.abort(new Error("stopped by the test"));
+      },
+    });
+    await expect(interrupted).rejects.toThrow("stopped by the test");
+    const partway = await contents(bucket);
+    expect(Object.keys(partway).length).toBeGreaterThanOrEqual(5);
+    expect(Object.keys(partway).length).toBeLessThan(21);
+    for (const [key, sha] of Object.entries(partway)) expect(sha, key).toBe(source[key]);
+    expect((await leftovers(s3.dir)).multipartUploads).toEqual([]);
+    expect(await fs.readdir(tmpDir)).toEqual([]);
+
+    const resumed = await migrateStore({ from: local, to: bucket, tmpDir });
+    expect(resumed).toMatchObject({ objects: 21, skipped: Object.keys(partway).length, copied: 21 - Object.keys(partway).length, failed: [] });
+    expect(await contents(bucket)).toEqual(source);
+
+    const again = await migrateStore({ from: local, to: bucket, tmpDir });
+    expect(again).toMatchObject({ objects: 21, skipped: 21, copied: 0, failed: [] });
+
+    const back = localStore("back");
+    const home = await migrateStore({ from: bucket, to: back, tmpDir });
+    expect(home).toMatchObject({ objects: 21, copied: 21, failed: [] });
+    expect(await contents(back)).toEqual(source);
+    // The source was only read.
+    expect(await contents(local)).toEqual(source);
+  });
+
+  it("reports an original whose bytes no longer match its key and copies the rest", async () => {
+    const local = localStore("damaged");
+    await fill(local, 3, "b");
+    const [victim] = Object.keys(await contents(local)).filter((k) => k.startsWith("originals/"));
+    await local.write(victim!, Buffer.from("not what the key says"));
+    const target = localStore("damaged-target");
+    const r = await migrateStore({ from: local, to: target, tmpDir: path.join(dir, "tmp") });
+    expect(r.failed).toEqual([{ key: victim, reason: expect.stringMatching(/not the sha256 of its key: run dvault verify/) }]);
+    expect(r.copied).toBe(4);
+    expect(await target.stat(victim!)).toBeUndefined();
+  });
+});
+
+describe("dvault storage migrate", () => {
+  const cliEnv = (extra: Record<string, string>) => ({
+    redis: { url: "redis://127.0.0.1:6379" },
+    env: { DVAULT_ARCHIVE_DIR: path.join(dir, "cli"), ...extra },
+  });
+
+  it("migrates with --json, and says in one line what to set when the bucket is not configured", async () => {
+    await fill(localStore("cli"), 2, "c");
+    const { DVAULT_STORAGE: _, ...s3Vars } = s3.env;
+    const done = await runDvault(cliEnv(s3Vars), ["storage", "migrate", "--to", "s3", "--json"]);
+    expect(done.stderr).not.toContain("dvault:");
+    expect(done.code).toBe(0);
+    expect(JSON.parse(done.stdout)).toMatchObject({ objects: 3, failed: [] });
+
+    const refused = await runDvault(cliEnv({}), ["storage", "migrate", "--to", "s3"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim().split("\n")).toHaveLength(1);
+    expect(refused.stderr).toMatch(/^dvault: the s3 store \(the target\) is not configured: DVAULT_S3_BUCKET must be set/);
+  });
+});

@@ -1,0 +1,263 @@
+// Everything that reads the archive, with the archive in a bucket (a real S3-compatible server on loopback,
+// test/helpers/s3-server.ts): the dashboard serves an object this process never wrote to disk, whole, by range
+// or through a presigned redirect; verify finds a missing and a truncated object, and --deep a changed byte;
+// the readable tree becomes index objects; backup and restore carry the bucket's objects.
+import { createHash } from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createBackup, restoreBackup } from "../../src/backup/backup.ts";
+import { connectPg, quoteIdent } from "../../src/db/connect.ts";
+import { withDatabase } from "../../src/db/pg-fields.ts";
+import { linksDirtyKey } from "../../src/downloads/after-store.ts";
+import { downloadDepsFor } from "../../src/downloads/deps.ts";
+import { regenerateLinksIfDirty } from "../../src/downloads/readable-links.ts";
+import { verifyArchive } from "../../src/downloads/verify.ts";
+import { startDashboard } from "../../src/http/server.ts";
+import { createLogger } from "../../src/log.ts";
+import { createServices, type Services } from "../../src/services.ts";
+import type { BlobStore } from "../../src/storage/blob-store.ts";
+import { originalRelPath } from "../../src/storage/layout.ts";
+import { READABLE_INDEX_JSON, writeReadableIndex } from "../../src/storage/readable-index.ts";
+import { openBlobStore } from "../../src/storage/store.ts";
+import { artworkPng } from "../helpers/archive-fixtures.ts";
+import { testConfig } from "../helpers/config.ts";
+import { TEST_PG_URL } from "../helpers/env.ts";
+import { createMirrorDb, type MirrorDb } from "../helpers/mirror-fixtures.ts";
+import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { leftovers, type S3TestServer, startS3Server } from "../helpers/s3-server.ts";
+
+const log = createLogger({ level: "silent" });
+let s3: S3TestServer;
+let m: MirrorDb;
+let r: TestRedis;
+let services: Services;
+let store: BlobStore;
+let n = 0;
+
+const config = (extra: Record<string, string> = {}) => testConfig({ DATABASE_URL: m.db.url, DVAULT_REDIS_PREFIX: r.prefix, ...s3.env, ...extra });
+
+beforeAll(async () => {
+  [s3, m, r] = await Promise.all([startS3Server(), createMirrorDb(), createTestRedis()]);
+  await m.pool.query("INSERT INTO users (userid, username) VALUES ('U-1', 'Painter')");
+  services = await createServices({ config: config(), log });
+  store = openBlobStore(services.config);
+});
+afterAll(async () => {
+  await services?.close();
+  await Promise.all([s3?.close(), m?.drop(), r?.cleanup()]);
+});
+
+type Put = { deviationid: string; key: string; bytes: Buffer; downloadId: string };
+
+/** An original put straight into the bucket and recorded as downloaded: no file of it on this machine. */
+async function putOriginal(bytes: Buffer, opts: { ext?: string; mime?: string; stored?: Buffer } = {}): Promise<Put> {
+  const deviationid = `D-${++n}`;
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  const key = originalRelPath(sha256, opts.ext ?? "png");
+  await store.write(key, opts.stored ?? bytes);
+  await m.pool.query("INSERT INTO deviations (deviationid, title, author_userid, type, raw) VALUES ($1, $2, 'U-1', 'image', '{}')", [deviationid, `Work ${n}`]);
+  const { rows } = await m.pool.query<{ id: string }>(
+    `INSERT INTO downloads (deviationid, kind, status, path, size, sha256, mime, done_at) VALUES ($1, 'original', 'done', $2, $3, $4, $5, now()) RETURNING id::text`,
+    [deviationid, key, bytes.length, sha256, opts.mime ?? "image/png"],
+  );
+  return { deviationid, key, bytes, downloadId: rows[0]!.id };
+}
+
+describe("the dashboard over a bucket", () => {
+  it("serves a file it never downloaded: whole, by range, HEAD, and 416 past its end", async () => {
+    const file = await putOriginal(artworkPng(3, 40, 40));
+    const dash = await startDashboard(services, { host: "127.0.0.1", port: 0 });
+    try {
+      const whole = await fetch(`${dash.url}/files/${file.downloadId}`);
+      expect(whole.status).toBe(200);
+      expect(whole.headers.get("content-type")).toBe("image/png");
+      expect(whole.headers.get("content-security-policy")).toContain("sandbox");
+      expect(whole.headers.get("accept-ranges")).toBe("bytes");
+      expect(Buffer.from(await whole.arrayBuffer()).equals(file.bytes)).toBe(true);
+      // Nothing of it reached this machine's archive folder.
+      expect(await fs.readdir(services.config.archiveDir)).toEqual([]);
+
+      const part = await fetch(`${dash.url}/files/${file.downloadId}`, { headers: { Range: "bytes=10-29" } });
+      expect(part.status).toBe(206);
+      expect(part.headers.get("content-range")).toBe(`bytes 10-29/${file.bytes.length}`);
+      expect(Buffer.from(await part.arrayBuffer()).equals(file.bytes.subarray(10, 30))).toBe(true);
+      const tail = await fetch(`${dash.url}/files/${file.downloadId}`, { headers: { Range: "bytes=-5" } });
+      expect(Buffer.from(await tail.arrayBuffer()).equals(file.bytes.subarray(-5))).toBe(true);
+
+      const past = await fetch(`${dash.url}/files/${file.downloadId}`, { headers: { Range: `bytes=${file.bytes.length + 10}-` } });
+      expect(past.status).toBe(416);
+      expect(past.headers.get("content-range")).toBe(`bytes */${file.bytes.length}`);
+
+      const head = await fetch(`${dash.url}/files/${file.downloadId}`, { method: "HEAD" });
+      expect(head.status).toBe(200);
+      expect(head.headers.get("content-length")).toBe(String(file.bytes.length));
+
+      // A row whose object is not in the bucket, and one pointing outside originals/.
+      const gone = await putOriginal(artworkPng(4, 8, 8));
+      await store.remove(gone.key);
+      expect((await fetch(`${dash.url}/files/${gone.downloadId}`)).status).toBe(404);
+      await m.pool.query("UPDATE downloads SET path = '../../etc/passwd' WHERE id = $1", [gone.downloadId]);
+      expect((await fetch(`${dash.url}/files/${gone.downloadId}`)).status).toBe(404);
+    } finally {
+      await dash.close();
+    }
+  });
+
+  it("redirects to a short-lived presigned URL when DVAULT_S3_PRESIGN is on, which serves the bytes", async () => {
+    const file = await putOriginal(Buffer.from("%PDF-1.4 a document, not shown inline"), { ext: "pdf", mime: "application/pdf" });
+    const dash = await startDashboard(
+      { ...services, config: config({ DVAULT_S3_PRESIGN: "true", DVAULT_S3_PRESIGN_TTL: "120" }) },
+      { host: "127.0.0.1", port: 0 },
+    );
+    try {
+      const res = await fetch(`${dash.url}/files/${file.downloadId}`, { redirect: "manual" });
+      expect(res.status).toBe(302);
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      const location = new URL(res.headers.get("location") ?? "");
+      expect(location.origin).toBe(s3.endpoint);
+      expect(location.searchParams.get("X-Amz-Expires")).toBe("120");
+      const direct = await fetch(location);
+      expect(direct.status).toBe(200);
+      expect(Buffer.from(await direct.arrayBuffer()).equals(file.bytes)).toBe(true);
+    } finally {
+      await dash.close();
+    }
+  });
+});
+
+describe("verify over a bucket", () => {
+  it("finds a missing and a truncated object by size, a changed byte with --deep, and sets corrupt bytes aside with --fix", async () => {
+    // The other tests' files out of the way: this one counts every object.
+    await m.pool.query("DELETE FROM downloads");
+    for await (const info of store.list("originals/")) await store.remove(info.key);
+    const ok = await putOriginal(artworkPng(10, 16, 16));
+    const missing = await putOriginal(artworkPng(11, 16, 16));
+    await store.remove(missing.key);
+    const truncatedBytes = artworkPng(12, 16, 16);
+    const truncated = await putOriginal(truncatedBytes, { stored: truncatedBytes.subarray(0, 50) });
+    const flippedBytes = artworkPng(13, 16, 16);
+    const changed = Buffer.from(flippedBytes);
+    changed[60] = (changed[60]! + 1) % 256;
+    const flipped = await putOriginal(flippedBytes, { stored: changed });
+    const orphan = originalRelPath("ab".repeat(32), "jpg");
+    await store.write(orphan, Buffer.from("stray"));
+
+    const deps = downloadDepsFor(services);
+    expect(deps.archive.blobs.kind).toBe("s3");
+    const shallow = await verifyArchive({ deps, fix: false, log });
+    expect(shallow.deep).toBe(false);
+    expect(shallow.missing.map((x) => x.path)).toEqual([missing.key]);
+    expect(shallow.corrupt).toEqual([
+      {
+        path: truncated.key,
+        deviationids: [truncated.deviationid],
+        expected: expect.any(String),
+        actual: undefined,
+        expectedSize: truncatedBytes.length,
+        actualSize: 50,
+      },
+    ]);
+    expect(shallow.orphaned).toEqual([orphan]);
+    expect(shallow.ok).toBe(2);
+
+    const deep = await verifyArchive({ deps, fix: false, log, deep: true });
+    expect(deep.corrupt.map((c) => c.path).sort()).toEqual([truncated.key, flipped.key].sort());
+    expect(deep.ok).toBe(1);
+
+    const fixed = await verifyArchive({ deps, fix: true, log, deep: true });
+    expect(fixed.requeued + fixed.lost).toBe(3);
+    // The corrupt objects left their content address for a .corrupt/ key; the good one stayed.
+    expect(await store.stat(flipped.key)).toBeUndefined();
+    expect(await store.stat(truncated.key)).toBeUndefined();
+    const aside = [];
+    for await (const info of store.list(".corrupt/")) aside.push(info);
+    expect(aside.map((a) => a.key.split("/")[1]?.split(".")[0]).sort()).toEqual(
+      [flipped.key, truncated.key].map((k) => path.posix.basename(k).split(".")[0]).sort(),
+    );
+    expect((await store.read(ok.key))?.equals(ok.bytes)).toBe(true);
+  });
+});
+
+describe(writeReadableIndex.name, () => {
+  it("writes by-user/index.json and a page per user, rewrites only what changed and removes pages of users gone", async () => {
+    const a = originalRelPath("a1".repeat(32), "png");
+    const b = originalRelPath("b2".repeat(32), "jpg");
+    const links = [
+      { linkPath: "by-user/Painter/Featured/Dawn [D-1].png", target: a },
+      { linkPath: "by-user/Painter/unfiled/<Night> [D-2].jpg", target: b },
+      { linkPath: "by-user/Other/collections/Faves/Dawn [D-1].png", target: a },
+    ];
+    expect(await writeReadableIndex(store, links)).toEqual({ written: 4, removed: 0 });
+    const index = JSON.parse((await store.read(READABLE_INDEX_JSON))!.toString()) as { links: { path: string; key: string }[] };
+    expect(index.links).toContainEqual({ path: "by-user/Painter/unfiled/<Night> [D-2].jpg", key: b });
+    const page = (await store.read("by-user/Painter/index.html"))!.toString();
+    expect(page).toContain(`href="../../${a}"`);
+    expect(page).toContain("&#60;Night&#62; [D-2].jpg");
+    expect(page).not.toContain("<Night>");
+
+    expect(await writeReadableIndex(store, links)).toEqual({ written: 0, removed: 0 });
+    expect(await writeReadableIndex(store, links.slice(0, 2))).toEqual({ written: 2, removed: 1 });
+    expect(await store.stat("by-user/Other/index.html")).toBeUndefined();
+  });
+});
+
+describe(regenerateLinksIfDirty.name, () => {
+  it("writes the index into a bucket that has none (after a migration), then waits for a stored file", async () => {
+    const file = await putOriginal(artworkPng(20, 8, 8));
+    for await (const info of store.list("by-user/")) await store.remove(info.key);
+    const deps = downloadDepsFor(services);
+    await services.redis.del(linksDirtyKey(services.config.redisPrefix));
+    expect(await regenerateLinksIfDirty(deps)).toMatchObject({ written: expect.any(Number) });
+    const index = JSON.parse((await store.read(READABLE_INDEX_JSON))!.toString()) as { links: { path: string; key: string }[] };
+    expect(index.links).toContainEqual({ path: `by-user/Painter/unfiled/Work ${n} [${file.deviationid}].png`, key: file.key });
+    expect(await regenerateLinksIfDirty(deps)).toBeUndefined();
+  });
+});
+
+describe("backup and restore with the bucket", () => {
+  it("downloads every object into the backup and puts them into an empty bucket on restore, refusing one that is not", async () => {
+    const restoredDb = `dvault_t_s3restore_${process.pid}`;
+    const target = await startS3Server({ bucket: "dvault-restored" });
+    const backupDir = path.join(await fs.mkdtemp(path.join(os.tmpdir(), "dvault-s3backup-")), "b");
+    try {
+      const before: Record<string, string> = {};
+      for await (const info of store.list(""))
+        before[info.key] = createHash("sha256")
+          .update((await store.read(info.key))!)
+          .digest("hex");
+      expect(Object.keys(before).length).toBeGreaterThan(3);
+
+      const manifest = await createBackup({ config: config({ DVAULT_CONFIG_DIR: backupDir.replace(/b$/, "cfg") }), out: backupDir, version: "test" });
+      expect(manifest.archive).toMatchObject({ included: true, store: "s3", files: Object.keys(before).length });
+
+      const restoredConfig = testConfig({
+        DATABASE_URL: withDatabase(TEST_PG_URL, restoredDb),
+        DVAULT_CONFIG_DIR: backupDir.replace(/b$/, "cfg2"),
+        ...target.env,
+      });
+      const restored = await restoreBackup({ config: restoredConfig, from: backupDir });
+      expect(restored.archiveFiles).toBe(Object.keys(before).length);
+      const into = openBlobStore(restoredConfig);
+      const after: Record<string, string> = {};
+      for await (const info of into.list(""))
+        after[info.key] = createHash("sha256")
+          .update((await into.read(info.key))!)
+          .digest("hex");
+      expect(after).toEqual(before);
+      expect((await leftovers(target.dir)).multipartUploads).toEqual([]);
+
+      // Again into the same (now full) bucket and a fresh database: refused before anything is written.
+      const again = testConfig({ DATABASE_URL: withDatabase(TEST_PG_URL, `${restoredDb}_b`), ...target.env });
+      await expect(restoreBackup({ config: again, from: backupDir })).rejects.toThrow(/bucket .* is not empty: restore into an empty bucket/);
+    } finally {
+      await target.close();
+      const admin = await connectPg(TEST_PG_URL);
+      await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(restoredDb)} WITH (FORCE)`);
+      await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(`${restoredDb}_b`)} WITH (FORCE)`);
+      await admin.end();
+      await fs.rm(path.dirname(backupDir), { recursive: true, force: true });
+    }
+  });
+});
