@@ -39,7 +39,7 @@ export type ArchiveFigures = {
   firstPickupMs: number;
   refreshes: number;
   /** Deviations whose /deviation/download was answered 200 more than once: a paid download done twice. */
-  downloadedTwice: number;
+  downloadedTwice: string[];
   /** Deviations whose original was fetched from the CDN more than once, and download rows per deviation > 1. */
   duplicateFetches: number;
   duplicateRows: number;
@@ -169,7 +169,7 @@ export async function runArchive(
       ),
       firstPickupMs: firstSync?.processedOn ? firstSync.processedOn - firstSync.timestamp : 0,
       refreshes,
-      downloadedTwice: [...paidByDeviation.values()].filter((n) => n > 1).length,
+      downloadedTwice: [...paidByDeviation].filter(([, n]) => n > 1).map(([id]) => id),
       duplicateFetches: [...cdnByPath.values()].filter((n) => n > 1).length,
       duplicateRows: dup[0]?.n ?? 0,
     };

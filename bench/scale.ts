@@ -92,7 +92,7 @@ for (const n of PROCS) {
     ]);
     checks.push([
       n,
-      f.downloadedTwice,
+      f.downloadedTwice.length,
       f.duplicateFetches,
       f.duplicateRows,
       refreshes.length,
