@@ -61,14 +61,14 @@ async function archiveInto(storage: "local" | "s3"): Promise<ArchiveFigures> {
         });
         return () => worker.stop("bench done");
       });
-      // The bucket run counts only if the files are in the bucket, each once (s3rver's data folder says).
+      // The bucket run counts only if the files are in the bucket, each once (s3rver's data folder says): one
+      // object per stored file, originals and the previews kept for deviations that offer no download alike.
       if (s3) {
         const held = await leftovers(s3.dir);
-        const originals = held.objects.filter((o) => o.startsWith(`${s3.bucket}/originals/`)).length;
-        if (originals !== (figures.downloads.done ?? 0) || held.multipartUploads.length > 0) {
-          throw new Error(
-            `the bucket holds ${originals} originals and ${held.multipartUploads.length} unfinished uploads for ${figures.downloads.done} files stored`,
-          );
+        const objects = held.objects.filter((o) => o.startsWith(`${s3.bucket}/originals/`)).length;
+        const { rows } = await env.services.pool.query<{ n: number }>("SELECT count(DISTINCT path)::int AS n FROM downloads WHERE path IS NOT NULL");
+        if (objects !== rows[0]?.n || held.multipartUploads.length > 0) {
+          throw new Error(`the bucket holds ${objects} files and ${held.multipartUploads.length} unfinished uploads for ${rows[0]?.n} files stored`);
         }
       }
       return figures;
