@@ -13,8 +13,8 @@ import { spawn } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { type CdnSim, startCdnSimulator } from "./cdn-sim.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -35,47 +35,10 @@ const CAP = Number(args["cap-mbps"]) * MB;
 const ROOT = path.resolve(import.meta.dirname, "..");
 const WORK = await fs.mkdtemp(path.join(path.resolve(args.dir as string), "dvault-bench-"));
 
-type Sim = { url: string; ids: string[]; token: string; stop(): Promise<void> };
 type Measure = { tool: string; ms: number; bytes: number; cpuMs: number; maxRssKb?: number; idleRss?: number; peakRss?: number; sha256?: string };
 
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
-}
-
-async function startSim(sizes: number[]): Promise<Sim> {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/downloads-sim.ts")], {
-    cwd: ROOT,
-    env: { ...process.env, DL_BENCH_SIZES: sizes.join(",") },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const first = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once("line", resolve);
-    child.once("exit", (code) => reject(new Error(`the simulator exited (${code})`)));
-  });
-  const info = JSON.parse(first) as { url: string; ids: string[]; token: string };
-  return {
-    ...info,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
-}
-
-async function signedUrl(sim: Sim, id: string): Promise<string> {
-  const res = await fetch(`${sim.url}/api/v1/oauth2/deviation/download/${id}`, { headers: { authorization: `Bearer ${sim.token}` } });
-  if (!res.ok) throw new Error(`/deviation/download answered ${res.status}: ${await res.text()}`);
-  return ((await res.json()) as { src: string }).src;
-}
-
-async function setCap(sim: Sim, bytesPerSecond: number | null): Promise<void> {
-  const res = await fetch(`${sim.url}/_sim/cdn`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ bytesPerSecond }) });
-  if (!res.ok) throw new Error(`/_sim/cdn answered ${res.status}`);
-}
-
-async function truthSha(sim: Sim, id: string): Promise<string> {
-  return ((await (await fetch(`${sim.url}/_sim/file?deviationid=${id}`)).json()) as { sha256: string }).sha256;
 }
 
 /** Runs a command under /usr/bin/time; returns its stdout and the rusage line (elapsed, user, sys, max RSS KB). */
@@ -139,12 +102,18 @@ const cpuPerGb = (m: Measure) => m.cpuMs / 1000 / (m.bytes / 1e9);
 
 type Row = { tool: string; mbps: number; cpuPerGb: number; runs: number };
 
-async function scenario(sim: Sim, id: string, size: number, tools: Array<"curl" | "curl-sha" | "got" | "fetch" | "http">, expectSha: string): Promise<Row[]> {
+async function scenario(
+  sim: CdnSim,
+  id: string,
+  size: number,
+  tools: Array<"curl" | "curl-sha" | "got" | "fetch" | "http">,
+  expectSha: string,
+): Promise<Row[]> {
   const results = new Map<string, Measure[]>();
   for (let run = 0; run < RUNS; run++) {
     // Interleaved, so drift on a shared machine hits every tool alike.
     for (const tool of tools) {
-      const url = await signedUrl(sim, id);
+      const url = await sim.signedUrl(id);
       const m = tool === "curl" ? await curl(url, size) : tool === "curl-sha" ? await curlHashed(url, size) : await dvault(url, size, tool);
       if (m.sha256 && m.sha256 !== expectSha) throw new Error(`${m.tool}: sha256 ${m.sha256} is not the simulator's ${expectSha}`);
       log(`  ${m.tool.padEnd(26)} ${mbps(m).toFixed(1).padStart(7)} MB/s  ${cpuPerGb(m).toFixed(2)} CPU s/GB`);
@@ -174,22 +143,22 @@ const statfs = await fs.statfs(WORK);
 const freeBytes = Number(statfs.bavail) * Number(statfs.bsize);
 const bigOk = freeBytes >= 3 * 1024 ** 3;
 if (!bigOk) log(`only ${(freeBytes / 1024 ** 3).toFixed(1)} GiB free in ${WORK}: skipping (c), the 1 GB file (needs 3 GiB)`);
-const sim = await startSim(bigOk ? [SIZE, BIG] : [SIZE]);
+const sim = await startCdnSimulator(bigOk ? [SIZE, BIG] : [SIZE]);
 const [fileA, fileB] = sim.ids as [string, string | undefined];
 const started = new Date();
 try {
-  const shaA = await truthSha(sim, fileA);
+  const shaA = await sim.truthSha(fileA);
   log(`(a) CDN capped at ${CAP / MB} MB/s per connection, ${SIZE / MIB} MiB file, ${RUNS} runs each`);
-  await setCap(sim, CAP);
+  await sim.setCap(CAP);
   const capped = await scenario(sim, fileA, SIZE, ["curl", "got"], shaA);
   log(`(b) uncapped loopback, ${SIZE / MIB} MiB file`);
-  await setCap(sim, null);
+  await sim.setCap(null);
   const open = await scenario(sim, fileA, SIZE, ["curl", "curl-sha", "got", "fetch", "http"], shaA);
   let rss: { idle: number; peak: number; maxRssKb: number; mbps: number } | undefined;
   if (bigOk && fileB) {
     log(`(c) RSS while fetching ${BIG / MIB} MiB`);
-    const m = await dvault(await signedUrl(sim, fileB), BIG, "got");
-    if (m.sha256 !== (await truthSha(sim, fileB))) throw new Error("(c): sha256 mismatch");
+    const m = await dvault(await sim.signedUrl(fileB), BIG, "got");
+    if (m.sha256 !== (await sim.truthSha(fileB))) throw new Error("(c): sha256 mismatch");
     rss = { idle: m.idleRss ?? 0, peak: m.peakRss ?? 0, maxRssKb: m.maxRssKb ?? 0, mbps: mbps(m) };
     log(`  idle ${(rss.idle / MIB).toFixed(1)} MiB, peak ${(rss.peak / MIB).toFixed(1)} MiB, growth ${((rss.peak - rss.idle) / MIB).toFixed(1)} MiB`);
   }

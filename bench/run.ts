@@ -8,11 +8,14 @@ const BENCHES = [
   "bench/end-to-end.ts",
   "bench/scale.ts",
   "bench/downloads.ts",
+  "bench/storage.ts",
   "bench/hostile-body.ts",
   "bench/import-gallery-dl.ts",
   "bench/startup.ts",
   "bench/versus.ts",
   "bench/thumbnails.ts",
+  "bench/feeds.ts",
+  "bench/track-lists.ts",
 ];
 for (const file of BENCHES) {
   process.stdout.write(`\n=== ${file} ===\n`);

@@ -3,8 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { DEFAULT_API_BASE, DEFAULT_API_RATE, DEFAULT_DATABASE_URL, DEFAULT_REDIRECT_URI, DEFAULT_REDIS_URL } from "./config-defaults.ts";
-import { DIGEST_ENV, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
-import { STORAGE_ENV, type StorageConfig, storageConfigFrom } from "./config/storage.ts";
+import { DIGEST_ENV, DIGEST_SECRET_FILES, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
+import { readSecretFiles } from "./config/secret-files.ts";
+import { STORAGE_ENV, STORAGE_SECRET_FILES, type StorageConfig, storageConfigFrom } from "./config/storage.ts";
 import { UserError } from "./errors.ts";
 import { DEFAULT_WORKER_ROLES, parseWorkerRoles, WORKER_ROLES, type WorkerRole } from "./queue/worker-roles.ts";
 
@@ -328,7 +329,10 @@ function readableIssue(issue: z.core.$ZodIssue, given: string | undefined): stri
   return issue.message;
 }
 
-export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+export function loadConfig(given: Env = process.env, cwd: string = process.cwd()): Config {
+  const files = readSecretFiles(given, [...DIGEST_SECRET_FILES, ...STORAGE_SECRET_FILES]);
+  if (files.problems.length) throw new ConfigError(files.problems);
+  const env = files.env;
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")} ${readableIssue(issue, env[String(issue.path[0])])}`);
@@ -341,7 +345,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
   const digestProblems = digestEnvProblems(e);
   if (digestProblems.length) throw new ConfigError(digestProblems);
-  const { storage, problems: storageProblems } = storageConfigFrom(e, cwd);
+  const { storage, problems: storageProblems } = storageConfigFrom(e);
   if (storageProblems.length) throw new ConfigError(storageProblems);
   const configHome = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
   return Object.freeze({

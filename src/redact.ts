@@ -24,6 +24,10 @@ const SECRET_KEYS = new Set(
     "dvault_client_secret",
     "dvault_http_token",
     "smtp_pass",
+    "dvault_ntfy_token",
+    // A Discord webhook URL carries its token: whoever has the URL can post to the channel.
+    "webhook_url",
+    "dvault_discord_webhook_url",
     // S3 credentials, as the AWS SDK names them (secretAccessKey, sessionToken) and as dvault's variables do.
     "secret_access_key",
     "session_token",
@@ -65,6 +69,11 @@ const SCRUBBERS: Array<[RegExp, string]> = [
   [new RegExp(`((?:^|[?&#;\\s"'(])(?:${PARAM_NAMES})=)[^&#\\s"')]+`, "gi"), `$1${REDACTED}`],
   // "name": "value" inside JSON text (response bodies quoted in error messages).
   [/("(?:access_token|refresh_token|id_token|client_secret|code|code_verifier|password|secret|token)"\s*:\s*)"[^"]*"/gi, `$1"${REDACTED}"`],
+  // Feed tokens (src/http/feeds/feed-token.ts), and whatever stands where a feed URL carries its token.
+  [/\bdvf_[A-Za-z0-9_-]{8,}/g, REDACTED],
+  [/(\/feeds\/)[^/\s"'?#]+(?=\/)/g, `$1${REDACTED}`],
+  // The token of a Discord webhook URL (/api/webhooks/<id>/<token>), configured or quoted by an answer.
+  [/(\/api\/(?:v\d+\/)?webhooks\/\d+\/)[A-Za-z0-9_-]{8,}/g, `$1${REDACTED}`],
   // JWTs, as in signed CDN URLs.
   [/\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g, REDACTED],
 ];

@@ -41,6 +41,7 @@ const RULES: Record<string, readonly string[]> = {
   status: [...BASE, "api", "db", "queue", "services"],
   search: [...BASE, "db"],
   backup: [...BASE, "db", "storage"],
+  "track-lists": [...BASE, "api", "db"],
   metrics: [...BASE, "api", "db", "queue", "status", "services"],
   // Entrances: the job handlers, the dashboard, the worker process, the CLI and the demo.
   jobs: [...BASE, "api", "db", "queue", "storage", "services", "sync", "downloads", "digest", "import", "status"],
@@ -49,7 +50,7 @@ const RULES: Record<string, readonly string[]> = {
   demo: [...BASE, "api", "db", "queue", "storage", "services", "sync", "downloads", "digest", "jobs", "simulator", "worker", "status"],
   cli: [
     ...BASE,
-    ...["api", "db", "queue", "storage", "services", "sync", "downloads", "import", "digest", "status", "search", "backup"],
+    ...["api", "db", "queue", "storage", "services", "sync", "downloads", "import", "digest", "status", "search", "backup", "track-lists"],
     ...["metrics", "jobs", "http", "worker", "demo", "simulator"],
   ],
   // The simulator plays the service: it shares nothing with the code it is a model for.

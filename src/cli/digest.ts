@@ -129,7 +129,7 @@ const SEND_WAIT_MS = 120_000;
 async function send(services: Services, log: Logger, json: boolean): Promise<void> {
   const { config } = services;
   if (config.digest.channels.length === 0) {
-    throw new UserError("no digest channel is configured: set DVAULT_DIGEST_CHANNELS (smtp, file, webhook), or use dvault digest --preview");
+    throw new UserError("no digest channel is configured: set DVAULT_DIGEST_CHANNELS (smtp, file, webhook, ntfy, discord), or use dvault digest --preview");
   }
   const producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
   const tick = new Date(services.now()).toISOString();

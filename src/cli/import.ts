@@ -9,18 +9,9 @@ import { cliLogger } from "./output/mode.ts";
 import { createServices } from "../services.ts";
 import { DiskFullError, OutsideArchiveError } from "../storage/archive.ts";
 import { formatBytes } from "../text/bytes.ts";
-import { neutralizeControls } from "../text/controls.ts";
+import { shownInTerminal as shown } from "../text/controls.ts";
 
 type ImportOptions = { archive?: string; account?: string; link?: boolean; json?: boolean };
-
-/** A file name as the terminal shows it: control characters and direction overrides escaped, never obeyed. */
-function shown(name: string): string {
-  const escaped = [...name].map((c) => {
-    const code = c.charCodeAt(0);
-    return code < 0x20 || (code >= 0x7f && code <= 0x9f) ? `\\x${code.toString(16).padStart(2, "0")}` : c;
-  });
-  return neutralizeControls(escaped.join(""));
-}
 
 /** Unmatched files listed by name in the text report; --json lists them all. */
 const LISTED_UNMATCHED = 30;

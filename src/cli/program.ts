@@ -48,6 +48,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./track.ts")).registerTrackCommand,
   },
   {
+    name: "feeds",
+    term: "feeds",
+    summary: "Atom feeds of the archive: the feed readers' tokens",
+    load: async () => (await import("./feeds.ts")).registerFeedsCommand,
+  },
+  {
     name: "auth",
     term: "auth",
     summary: "authorize dvault with the service and manage the stored grants",

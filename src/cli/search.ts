@@ -4,6 +4,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { Option, type Command } from "commander";
 import { loadConfig } from "../config.ts";
+import type { S3StorageConfig } from "../config/storage.ts";
 import { connectPg } from "../db/connect.ts";
 import { ReadableTreeRepository } from "../db/readable-tree.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
@@ -18,7 +19,7 @@ import {
   type SearchHit,
   type SearchKind,
 } from "../search/search.ts";
-import { buildReadableLinks, MAX_FOLDER_DEPTH } from "../storage/links.ts";
+import { buildReadableLinks, MAX_FOLDER_DEPTH, originalKeyOf } from "../storage/links.ts";
 
 type SearchCliOptions = { type?: SearchKind; user?: string; limit: number; json?: boolean };
 
@@ -82,6 +83,16 @@ async function readableLinks(db: Queryable, archiveDir: string, hits: readonly S
   return out;
 }
 
+/** With the archive in a bucket, each hit's file as its s3:// address (no local path to show). */
+function bucketUrls(s3: S3StorageConfig, archiveDir: string, hits: readonly SearchHit[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const h of hits) {
+    const key = h.localPath ? originalKeyOf(h.localPath, archiveDir) : undefined;
+    if (h.localPath && key) out.set(h.localPath, `s3://${s3.bucket}/${s3.prefix}${key}`);
+  }
+  return out;
+}
+
 export function registerSearchCommand(program: Command): void {
   program
     .command("search")
@@ -108,7 +119,8 @@ export function registerSearchCommand(program: Command): void {
           throw err;
         });
         if (opts.json) return void process.stdout.write(`${JSON.stringify(page.hits.map(hitToJson), null, 2)}\n`);
-        const links = await readableLinks(client, config.archiveDir, page.hits);
+        const links =
+          config.storage.kind === "s3" ? bucketUrls(config.storage, config.archiveDir, page.hits) : await readableLinks(client, config.archiveDir, page.hits);
         // "OR" is the query's syntax (websearch_to_tsquery), not a word that was ignored.
         const ignored = page.ignored.filter((w) => !(w === "or" && /\bOR\b/.test(words.join(" "))));
         process.stdout.write(`${formatHits(page.hits, Boolean(process.stdout.isTTY), { total: page.total, ignored, links })}\n`);

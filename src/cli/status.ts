@@ -8,6 +8,7 @@ import { cliLogger } from "./output/mode.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
 import { createServices } from "../services.ts";
 import { collectStatus } from "../status/collect.ts";
+import { notArchivableLines } from "../text/not-archivable.ts";
 import type { StatusReport } from "../status/schema.ts";
 import { formatBytes, formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../status/units.ts";
 import { plural } from "../text/plural.ts";
@@ -118,6 +119,15 @@ export function formatStatus(r: StatusReport, schemaProblem?: string): string {
   const where = a.exists ? "" : a.files > 0 ? " (not found: is DVAULT_ARCHIVE_DIR the archive's directory?)" : " (not created yet)";
   out.push(`  ${a.dir}${where}: ${formatBytes(a.sizeBytes)} in ${plural(a.files, "file")}`);
   if (a.freeBytes !== null) out.push(`  disk: ${formatBytes(a.freeBytes)} free of ${formatBytes(a.totalBytes)}`);
+
+  const na = r.notArchivable;
+  if (na.total > 0) {
+    const lines = notArchivableLines(na);
+    out.push("", `Not archived in full (${plural(na.total, "work")})`);
+    for (const l of lines.reasons) out.push(`  ${l}`);
+    out.push("  per artist:");
+    for (const l of lines.artists) out.push(`    ${l}`);
+  }
 
   const u = r.unreadable;
   if (u.count > 0) {

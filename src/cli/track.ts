@@ -1,21 +1,16 @@
-// `dvault track add|remove|list`: mirror other users' public gallery, collections and journals.
+// `dvault track add|remove|list|import|export`: mirror other users' public gallery, collections and journals.
 import type { Command } from "commander";
-import { loadConfig } from "../config.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import { UserError } from "../errors.ts";
-import { cliLogger, colorsFor } from "./output/mode.ts";
+import { exportFormat, exportTrackList, readTrackListFile, writeTrackListFile } from "../track-lists/files.ts";
+import { importTrackList } from "../track-lists/import-list.ts";
+import { parseTrackList } from "../track-lists/parse.ts";
+import { formatImportReport } from "../track-lists/report-text.ts";
+import { USERNAME_PATTERN } from "../track-lists/username.ts";
+import { colorsFor } from "./output/mode.ts";
 import { formatTable } from "./output/table.ts";
-import { createServices, type Services } from "../services.ts";
-
-async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const services = await createServices({ config, log: cliLogger(config, { warnByDefault: true }) });
-  try {
-    return await fn(services);
-  } finally {
-    await services.close();
-  }
-}
+import type { Services } from "../services.ts";
+import { withServices } from "./with-services.ts";
 
 async function pickAccount(services: Services, name: string | undefined) {
   const users = (await services.accounts.list()).filter((r) => r.kind === "user");
@@ -34,7 +29,7 @@ export function registerTrackCommand(program: Command): void {
     .option("--account <name>", "the account whose token is used (it sees mature items; a client token would not)")
     .action(async (username: string, opts: { account?: string }) =>
       withServices(async (services) => {
-        if (!/^[A-Za-z0-9_-]{1,40}$/.test(username)) throw new UserError(`"${username}" is not a valid username (letters, digits, - and _)`);
+        if (!USERNAME_PATTERN.test(username)) throw new UserError(`"${username}" is not a valid username (letters, digits, - and _)`);
         const row = await pickAccount(services, opts.account);
         const repo = new TrackedUserRepository(services.pool);
         await repo.addTrackedUser({ accountId: row.id, username, tokenKind: "user", at: new Date(services.now()) });
@@ -73,4 +68,50 @@ export function registerTrackCommand(program: Command): void {
         );
       }),
     );
+  track
+    .command("import <file>")
+    .description("track every user of a list: usernames one a line, OPML (profile or RSS URLs) or a dvault JSON export; running it again adds nothing")
+    .option("--format <format>", "opml, txt or json (default: from the file's extension, then its content)")
+    .option("--account <name>", "the account whose token is used (default: the only one, or each JSON entry's account)")
+    .option("--resolve", "ask the service whether each new user exists (one call per 50) and leave out those it does not know")
+    .option("--dry-run", "report what would be added without changing anything")
+    .option("--json", "print the report as JSON")
+    .action(async (file: string, opts: { format?: string; account?: string; resolve?: boolean; dryRun?: boolean; json?: boolean }) => {
+      // The file is read and parsed before any connection: a wrong file costs one line and no waiting.
+      const list = parseTrackList(file, await readTrackListFile(file), opts.format);
+      await withServices(async (services) => {
+        const accounts = (await services.accounts.list()).filter((r) => r.kind === "user");
+        const report = await importTrackList({
+          pool: services.pool,
+          list,
+          accounts,
+          ...(opts.account !== undefined ? { forcedAccount: await pickAccount(services, opts.account) } : {}),
+          defaultAccount: () => pickAccount(services, undefined),
+          ...(opts.resolve ? { clientFor: async (a: { id: number }) => (await services.apiFor(a.id)).client } : {}),
+          dryRun: !!opts.dryRun,
+          at: new Date(services.now()),
+        });
+        console.log(opts.json ? JSON.stringify({ file, ...report }, null, 2) : formatImportReport(file, report));
+      });
+    });
+  track
+    .command("export")
+    .description("write the tracked users as OPML (a feed reader subscribes to their RSS), usernames one a line, or JSON with every per-user option")
+    .option("--format <format>", "opml, txt or json (default: from --output's extension, else opml)")
+    .option("--output <file>", "write to this file instead of standard output")
+    .option("--account <name>", "only this account's")
+    .action(async (opts: { format?: string; output?: string; account?: string }) => {
+      const format = exportFormat(opts.format, opts.output);
+      await withServices(async (services) => {
+        const accounts = opts.account ? [await pickAccount(services, opts.account)] : (await services.accounts.list()).filter((r) => r.kind === "user");
+        const text = await exportTrackList({
+          repo: new TrackedUserRepository(services.pool),
+          accounts,
+          format,
+          now: new Date(services.now()),
+        });
+        if (opts.output) await writeTrackListFile(opts.output, text);
+        else process.stdout.write(text);
+      });
+    });
 }

@@ -1,4 +1,5 @@
-// The settings of digests and alerts (DVAULT_DIGEST_*, DVAULT_SMTP_*, DVAULT_WEBHOOK_*): the fragment of
+// The settings of digests and alerts (DVAULT_DIGEST_*, DVAULT_SMTP_*, DVAULT_WEBHOOK_*, DVAULT_NTFY_*,
+// DVAULT_DISCORD_*): the fragment of
 // the environment schema that src/config.ts merges in, the checks across variables, and DigestConfig. It lives
 // with the config (the foundation) so the config is parsed in one place and the digest only reads it
 // (docs/ARCHITECTURE.md#what-each-folder-may-import).
@@ -6,10 +7,11 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import type { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
+import { isHttpUrl } from "./fields.ts";
 
 const require = createRequire(import.meta.url);
 
-export const DIGEST_CHANNELS = ["smtp", "file", "webhook"] as const;
+export const DIGEST_CHANNELS = ["smtp", "file", "webhook", "ntfy", "discord"] as const;
 export type DigestChannel = (typeof DIGEST_CHANNELS)[number];
 
 export type SmtpConfig = Readonly<{
@@ -25,6 +27,15 @@ export type SmtpConfig = Readonly<{
 
 export type WebhookConfig = Readonly<{ url: string; secret: string }>;
 
+/** The topic's URL (https://ntfy.sh/<topic> or a self-hosted server's) and an optional access token. */
+export type NtfyConfig = Readonly<{ url: string; token: string | undefined }>;
+
+/** A Discord channel's webhook URL: /api/webhooks/<id>/<token>; the token in it is the secret. */
+export type DiscordConfig = Readonly<{ webhookUrl: string }>;
+
+/** Settings whose value may come from a file named by `<NAME>_FILE` (src/config/secret-files.ts). */
+export const DIGEST_SECRET_FILES = ["DVAULT_NTFY_TOKEN", "DVAULT_DISCORD_WEBHOOK_URL"] as const;
+
 export type DigestConfig = Readonly<{
   /** A 5-field cron expression (minute hour day month weekday). */
   cron: string;
@@ -38,6 +49,10 @@ export type DigestConfig = Readonly<{
   sendEmpty: boolean;
   smtp: SmtpConfig | undefined;
   webhook: WebhookConfig | undefined;
+  ntfy: NtfyConfig | undefined;
+  discord: DiscordConfig | undefined;
+  /** DVAULT_PUBLIC_URL without its trailing slash: where links in ntfy and Discord messages point. */
+  publicUrl: string | undefined;
 }>;
 
 export const DEFAULT_DIGEST_CRON = "0 8 * * *";
@@ -91,6 +106,12 @@ function readsInBoth(expression: string): boolean {
   }
 }
 
+/** A topic is the URL's last path segment; ntfy allows letters, digits, _ and - (at most 64). */
+const ntfyTopicOf = (v: string) => /^[A-Za-z0-9_-]{1,64}$/.exec(new URL(v).pathname.replace(/\/+$/, "").split("/").pop() ?? "")?.[0];
+
+/** /api/webhooks/<id>/<token>, optionally with an API version (/api/v10/webhooks/...). */
+export const DISCORD_WEBHOOK_PATH = /^\/api\/(?:v\d+\/)?webhooks\/(\d+)\/([A-Za-z0-9_-]+)\/?$/;
+
 const EMAIL = /^[^\s@<>]+@[^\s@<>]+$/;
 /** "dvault <me@example.org>" or "me@example.org". */
 const isMailbox = (v: string) => EMAIL.test(v) || /^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(v.trim());
@@ -142,25 +163,29 @@ export const DIGEST_ENV = {
       .refine((v) => list(v).length > 0 && list(v).every(isMailbox), { message: "expects one or more comma-separated addresses" })
       .optional(),
   ),
-  DVAULT_WEBHOOK_URL: z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .refine(
-        (v) => {
-          try {
-            return ["http:", "https:"].includes(new URL(v).protocol);
-          } catch {
-            return false;
-          }
-        },
-        { message: "expects an http:// or https:// URL" },
-      )
-      .optional(),
-  ),
+  DVAULT_WEBHOOK_URL: z.preprocess(emptyAsUndefined, z.string().refine(isHttpUrl, { message: "expects an http:// or https:// URL" }).optional()),
   DVAULT_WEBHOOK_SECRET: z.preprocess(
     emptyAsUndefined,
     z.string().min(16, { message: "expects a secret of at least 16 characters (openssl rand -hex 32)" }).optional(),
+  ),
+  DVAULT_NTFY_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .refine((v) => isHttpUrl(v) && ntfyTopicOf(v) !== undefined, {
+        message: "expects the topic's URL, such as https://ntfy.sh/my-dvault-topic (letters, digits, _ and - in the topic)",
+      })
+      .optional(),
+  ),
+  DVAULT_NTFY_TOKEN: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
+  DVAULT_DISCORD_WEBHOOK_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .refine((v) => isHttpUrl(v) && DISCORD_WEBHOOK_PATH.test(new URL(v).pathname), {
+        message: "expects the webhook URL Discord shows (channel settings, Integrations, Webhooks): https://discord.com/api/webhooks/<id>/<token>",
+      })
+      .optional(),
   ),
 };
 
@@ -180,10 +205,14 @@ export function digestEnvProblems(e: DigestEnv): string[] {
     const missing = (["DVAULT_WEBHOOK_URL", "DVAULT_WEBHOOK_SECRET"] as const).filter((k) => !e[k]);
     if (missing.length) problems.push(`${missing.join(", ")} must be set when DVAULT_DIGEST_CHANNELS includes webhook`);
   }
+  if (channels.includes("ntfy") && !e.DVAULT_NTFY_URL) problems.push("DVAULT_NTFY_URL must be set when DVAULT_DIGEST_CHANNELS includes ntfy");
+  if (channels.includes("discord") && !e.DVAULT_DISCORD_WEBHOOK_URL) {
+    problems.push("DVAULT_DISCORD_WEBHOOK_URL (or DVAULT_DISCORD_WEBHOOK_URL_FILE) must be set when DVAULT_DIGEST_CHANNELS includes discord");
+  }
   return problems;
 }
 
-export function digestConfigFrom(e: DigestEnv, cwd: string): DigestConfig {
+export function digestConfigFrom(e: DigestEnv & { DVAULT_PUBLIC_URL?: string | undefined }, cwd: string): DigestConfig {
   const channels = [...new Set(list(e.DVAULT_DIGEST_CHANNELS))] as DigestChannel[];
   const smtp: SmtpConfig | undefined =
     e.DVAULT_SMTP_HOST && e.DVAULT_SMTP_FROM && e.DVAULT_SMTP_TO
@@ -207,5 +236,8 @@ export function digestConfigFrom(e: DigestEnv, cwd: string): DigestConfig {
     sendEmpty: e.DVAULT_DIGEST_SEND_EMPTY,
     smtp,
     webhook,
+    ntfy: e.DVAULT_NTFY_URL ? Object.freeze({ url: e.DVAULT_NTFY_URL, token: e.DVAULT_NTFY_TOKEN }) : undefined,
+    discord: e.DVAULT_DISCORD_WEBHOOK_URL ? Object.freeze({ webhookUrl: e.DVAULT_DISCORD_WEBHOOK_URL }) : undefined,
+    publicUrl: e.DVAULT_PUBLIC_URL?.replace(/\/+$/, ""),
   });
 }

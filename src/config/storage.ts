@@ -1,10 +1,9 @@
 // Where the archive's objects are kept (DVAULT_STORAGE, DVAULT_S3_*): the fragment of the environment schema
 // that src/config.ts merges in, the checks across variables, and StorageConfig. Like the digest's settings
-// (src/config/digest.ts) it lives with the config, so the environment is read in one place; the credential
-// files (*_FILE) are read here too, once, when the config is loaded.
-import { readFileSync } from "node:fs";
-import path from "node:path";
+// (src/config/digest.ts) it lives with the config, so the environment is read in one place. The credentials'
+// *_FILE variants are read with the other secret files (src/config/secret-files.ts) before the schema sees them.
 import { z } from "zod";
+import { optionalHttpUrl } from "./fields.ts";
 
 export type S3Credentials = Readonly<{ accessKeyId: string; secretAccessKey: string }>;
 
@@ -26,6 +25,9 @@ export type S3StorageConfig = Readonly<{
 }>;
 
 export type StorageConfig = Readonly<{ kind: "local" }> | S3StorageConfig;
+
+/** Settings that may come from a file instead (`<NAME>_FILE`, src/config/secret-files.ts). */
+export const STORAGE_SECRET_FILES = ["DVAULT_S3_ACCESS_KEY_ID", "DVAULT_S3_SECRET_ACCESS_KEY"] as const;
 
 const emptyAsUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 const TRUE = ["1", "true", "yes", "on"];
@@ -49,22 +51,7 @@ export const STORAGE_ENV = {
     (v) => (typeof v === "string" && v.trim() !== "" ? v.trim().toLowerCase() : undefined),
     z.enum(["local", "s3"], { message: "expects local (the archive folder) or s3 (an S3-compatible bucket)" }).default("local"),
   ),
-  DVAULT_S3_ENDPOINT: z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .refine(
-        (v) => {
-          try {
-            return ["http:", "https:"].includes(new URL(v).protocol);
-          } catch {
-            return false;
-          }
-        },
-        { message: "expects the server's http:// or https:// URL, such as http://127.0.0.1:3900 (leave it empty for AWS)" },
-      )
-      .optional(),
-  ),
+  DVAULT_S3_ENDPOINT: optionalHttpUrl("expects the server's http:// or https:// URL, such as http://127.0.0.1:3900 (leave it empty for AWS)"),
   DVAULT_S3_BUCKET: z.preprocess(
     emptyAsUndefined,
     z
@@ -87,9 +74,7 @@ export const STORAGE_ENV = {
       .optional(),
   ),
   DVAULT_S3_ACCESS_KEY_ID: optionalString,
-  DVAULT_S3_ACCESS_KEY_ID_FILE: optionalString,
   DVAULT_S3_SECRET_ACCESS_KEY: optionalString,
-  DVAULT_S3_SECRET_ACCESS_KEY_FILE: optionalString,
   DVAULT_S3_FORCE_PATH_STYLE: optionalBool,
   DVAULT_S3_PRESIGN: optionalBool,
   DVAULT_S3_PRESIGN_TTL: z.preprocess(
@@ -117,36 +102,17 @@ function checkPrefix(raw: string): string | undefined {
   return `${parts.join("/")}/`;
 }
 
-/** A credential given directly or through a file (a container secret); the file's trailing newline is not part of it. */
-function readCredential(e: StorageEnv, name: "DVAULT_S3_ACCESS_KEY_ID" | "DVAULT_S3_SECRET_ACCESS_KEY", cwd: string, problems: string[]): string | undefined {
-  const direct = e[name];
-  const file = e[`${name}_FILE`];
-  if (direct !== undefined && file !== undefined) {
-    problems.push(`${name} and ${name}_FILE are both set: keep one`);
-    return undefined;
-  }
-  if (file === undefined) return direct?.trim();
-  try {
-    const value = readFileSync(path.resolve(cwd, file), "utf8").trim();
-    if (value === "") problems.push(`${name}_FILE names an empty file (${file}): put the credential in it`);
-    return value || undefined;
-  } catch (err) {
-    problems.push(`${name}_FILE cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"}: ${file}): check the path and its permissions`);
-    return undefined;
-  }
-}
-
 /**
  * The storage settings, or the problems with them (each one line naming the variable). Only DVAULT_STORAGE=s3
  * needs the rest: with local storage the S3 variables are not looked at.
  */
-export function storageConfigFrom(e: StorageEnv, cwd: string): { storage: StorageConfig; problems: string[] } {
+export function storageConfigFrom(e: StorageEnv): { storage: StorageConfig; problems: string[] } {
   if (e.DVAULT_STORAGE === "local") return { storage: Object.freeze({ kind: "local" }), problems: [] };
   const problems: string[] = [];
   if (e.DVAULT_S3_BUCKET === undefined) problems.push("DVAULT_S3_BUCKET must be set when DVAULT_STORAGE is s3");
-  const accessKeyId = readCredential(e, "DVAULT_S3_ACCESS_KEY_ID", cwd, problems);
-  const secretAccessKey = readCredential(e, "DVAULT_S3_SECRET_ACCESS_KEY", cwd, problems);
-  if ((accessKeyId === undefined) !== (secretAccessKey === undefined) && problems.length === 0) {
+  const accessKeyId = e.DVAULT_S3_ACCESS_KEY_ID?.trim() || undefined;
+  const secretAccessKey = e.DVAULT_S3_SECRET_ACCESS_KEY?.trim() || undefined;
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
     problems.push("DVAULT_S3_ACCESS_KEY_ID and DVAULT_S3_SECRET_ACCESS_KEY go together: set both, or neither to use the AWS SDK's own credentials");
   }
   const storage: S3StorageConfig = Object.freeze({

@@ -83,7 +83,7 @@ const FILE_COLUMNS = `dl.id::text AS download_id, dl.path, dl.sha256, dl.mime, d
   dl.width, dl.height, dl.rendition, coalesce(dl.degraded_reason, CASE WHEN dl.status <> 'done' THEN dl.reason END) AS why`;
 
 // The best stored file of a deviation: an original before a rendition, the newest first.
-const BEST_FILE = `
+export const BEST_FILE = `
   SELECT ${FILE_COLUMNS}
   FROM downloads dl
   WHERE dl.deviationid = d.deviationid AND ${STORED}
@@ -119,9 +119,9 @@ type CardRow = {
   why: string | null;
 };
 
-type FileRow = Pick<CardRow, "download_id" | "path" | "sha256" | "mime" | "status" | "kind" | "size" | "width" | "height" | "rendition" | "why">;
+export type FileRow = Pick<CardRow, "download_id" | "path" | "sha256" | "mime" | "status" | "kind" | "size" | "width" | "height" | "rendition" | "why">;
 
-function fileOf(r: FileRow): StoredFileRef | null {
+export function fileOf(r: FileRow): StoredFileRef | null {
   if (!r.download_id || !r.path) return null;
   return {
     downloadId: r.download_id,

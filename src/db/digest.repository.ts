@@ -4,7 +4,7 @@ import { storableJson } from "./storable-text.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 /** The channels a digest goes out by; src/digest/config.ts lists the same names as DIGEST_CHANNELS (its settings). */
-export type DigestChannel = "smtp" | "file" | "webhook";
+export type DigestChannel = "smtp" | "file" | "webhook" | "ntfy" | "discord";
 
 /** What a digest held, per section, as kept on its row (src/digest/types.ts re-exports these shapes). */
 export type DigestCounts = {

@@ -41,6 +41,23 @@ export class TrackedUserRepository {
     return toTracked(rows[0] as TrackedRowDb);
   }
 
+  /**
+   * Tracks many users in one statement (`dvault track import`), with the same rules as addTrackedUser. The
+   * inputs must not name one user of an account twice: Postgres refuses to update a row twice in one statement.
+   */
+  async addTrackedUsers(inputs: readonly TrackUserInput[]): Promise<number> {
+    if (inputs.length === 0) return 0;
+    const result = await this.db.query(ADD_MANY, [
+      inputs.map((i) => i.accountId),
+      inputs.map((i) => i.username),
+      inputs.map((i) => i.userid ?? null),
+      inputs.map((i) => i.tokenKind),
+      inputs.map((i) => i.limitation ?? null),
+      inputs.map((i) => i.at),
+    ]);
+    return result.rowCount ?? 0;
+  }
+
   /** Stops tracking (the mirrored rows stay). False when the user was not tracked. */
   async removeTrackedUser(accountId: number, username: string, at: Date): Promise<boolean> {
     const result = await this.db.query(REMOVE, [accountId, username, at]);
@@ -80,17 +97,25 @@ function toTracked(r: TrackedRowDb): TrackedUser {
 
 const COLUMNS = "id, account_id, username, userid, token_kind, limitation, added_at, removed_at";
 
-const ADD = `
-INSERT INTO tracked_users AS t (account_id, username, userid, token_kind, limitation, added_at)
-VALUES ($1, $2, $3, $4::track_token_kind, $5, $6)
+const UPSERT = `
 ON CONFLICT (account_id, lower(username)) DO UPDATE SET
   username = EXCLUDED.username,
   userid = COALESCE(EXCLUDED.userid, t.userid),
   token_kind = EXCLUDED.token_kind,
   limitation = EXCLUDED.limitation,
   added_at = CASE WHEN t.removed_at IS NULL THEN t.added_at ELSE EXCLUDED.added_at END,
-  removed_at = NULL
+  removed_at = NULL`;
+
+const ADD = `
+INSERT INTO tracked_users AS t (account_id, username, userid, token_kind, limitation, added_at)
+VALUES ($1, $2, $3, $4::track_token_kind, $5, $6)
+${UPSERT}
 RETURNING ${COLUMNS}`;
+
+const ADD_MANY = `
+INSERT INTO tracked_users AS t (account_id, username, userid, token_kind, limitation, added_at)
+SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::track_token_kind[], $5::text[], $6::timestamptz[])
+${UPSERT}`;
 
 const REMOVE = `
 UPDATE tracked_users SET removed_at = $3

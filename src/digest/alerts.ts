@@ -294,6 +294,7 @@ async function notify(incident: IncidentRow, reminder: boolean, opts: EvaluateAl
     },
     fileBase: `dvault-alert-${incident.id}-${incident.notifyCount}-${incident.kind}`,
     date: opts.now,
+    alert: { kind: notice.kind, title: notice.title, body, command: command ?? null, reminder },
   };
   const results: ChannelResults = {};
   for (const deliverer of opts.deliverers) {

@@ -18,6 +18,7 @@ import {
   type SourceHealthRowDb,
 } from "../db/digest-sections.repository.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
+import { collectNotArchivable } from "../db/not-archivable.repository.ts";
 import { htmlToText, shorten } from "./text.ts";
 import type {
   AccountHealth,
@@ -64,7 +65,7 @@ export async function collectDigest(opts: CollectOptions): Promise<DigestData> {
   const repo = new DigestRepository(db);
   if (opts.recordBaselines !== false) await repo.recordBaselines(now);
   const sections = new DigestSectionsRepository(db);
-  const [accounts, faves, comments, watchers, other, mentions, notes, olderUnread, deviations, changes, health] = await Promise.all([
+  const [accounts, faves, comments, watchers, other, mentions, notes, olderUnread, deviations, changes, health, notArchivable] = await Promise.all([
     sections.listAccounts(),
     sections.listFaves(window),
     sections.listComments(window),
@@ -76,6 +77,7 @@ export async function collectDigest(opts: CollectOptions): Promise<DigestData> {
     sections.listNewDeviations(window),
     sections.listChanges(window),
     collectHealth(opts, repo, sections),
+    collectNotArchivable(db),
   ]);
 
   const data: Omit<DigestData, "counts"> = {
@@ -101,6 +103,7 @@ export async function collectDigest(opts: CollectOptions): Promise<DigestData> {
     deviations: { items: deviations.map(toNewDeviation), total: deviations[0]?.total ?? 0 },
     changes: changes.map(toChange),
     health,
+    notArchivable,
   };
   return { ...data, counts: countDigest(data) };
 }

@@ -1,7 +1,7 @@
 // The digest's pictures, from the thumbnails in the archive's blob store (src/storage/store.ts, a bucket or
 // the local folder), as each channel can carry them: inline parts (`cid:`) for SMTP, files beside the HTML
-// for the file channel, the dashboard's /thumb/s/ URL for the webhook when DVAULT_PUBLIC_URL says where the
-// dashboard is. The service's image links are signed and short-lived
+// for the file channel, the dashboard's /thumb/s/ URL for the webhook, ntfy and Discord when
+// DVAULT_PUBLIC_URL says where the dashboard is. The service's image links are signed and short-lived
 // (docs/service-behaviour.md#image-url-tokens), so a digest never carries one: a deviation the archive holds
 // no file of, or whose thumbnail cannot be made, gets the quiet placeholder of render-html.ts.
 import { jpegOf } from "../storage/thumbnail-render.ts";
@@ -17,6 +17,9 @@ export type DigestImageOptions = {
   /** The folder name (beside the HTML) the file channel writes the images into. */
   filesDir: string;
 };
+
+/** The channels that carry pictures as links to the dashboard's /thumb/ route, never as bytes. */
+const LINKED_PICTURES: ReadonlySet<DigestChannel> = new Set(["webhook", "ntfy", "discord"]);
 
 /** Every deviation a digest shows, each replaced through `fn` (the data is not changed in place). */
 function mapDeviations(data: DigestData, fn: (d: DeviationRef) => DeviationRef): DigestData {
@@ -48,7 +51,7 @@ export async function digestImages(data: DigestData, opts: DigestImageOptions): 
   const src = new Map<string, string>();
   const images: DigestImage[] = [];
   for (const sha256 of shownFiles(data)) {
-    if (opts.channel === "webhook") {
+    if (LINKED_PICTURES.has(opts.channel)) {
       if (opts.dashboardUrl && (await opts.thumbs.findOriginal(sha256))) src.set(sha256, `${opts.dashboardUrl}/thumb/s/${sha256}.webp`);
       continue;
     }

@@ -64,6 +64,27 @@ function summaryParts(counts: DigestCounts): string[] {
   return parts;
 }
 
+/**
+ * Every count above zero with a label ("Faves", "Need attention"), in the subject's order; a count this list
+ * does not know yet (a section added later) still shows, under its key in words.
+ */
+export function countEntries(counts: DigestCounts): Array<{ key: string; count: number; label: string }> {
+  const known = new Map<string, string>(COUNT_LABELS.map(([key, , many]) => [key, many]));
+  known.set("problems", "need attention");
+  const keys = [...known.keys(), ...Object.keys(counts).filter((k) => !known.has(k))];
+  return keys.flatMap((key) => {
+    const count = (counts as Record<string, unknown>)[key];
+    if (typeof count !== "number" || count <= 0) return [];
+    const label =
+      known.get(key) ??
+      key
+        .replace(/[_-]+/g, " ")
+        .replace(/([a-z])([A-Z])/g, "$1 $2")
+        .toLowerCase();
+    return [{ key, count, label: label.charAt(0).toUpperCase() + label.slice(1) }];
+  });
+}
+
 export function summaryLine(counts: DigestCounts): string {
   return summaryParts(counts).join(", ");
 }

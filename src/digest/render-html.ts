@@ -1,6 +1,15 @@
 // The digest as an HTML mail: tables with inline styles (what survives Gmail, Outlook and Apple Mail), built
 // with the escape-by-default html`` template of src/text/html.ts, so every string the service provided
 // (titles, names, comments, notes) is text however it is spelled; only dvault's own markup is html`` or raw().
+import {
+  countsInWords,
+  DIGEST_ARTISTS,
+  NOT_ARCHIVABLE_WORDS,
+  type NotArchivable,
+  shortfallInWords,
+  sourceInWords,
+  topArtists,
+} from "../text/not-archivable.ts";
 import { html, raw, type SafeHtml } from "../text/html.ts";
 import {
   C,
@@ -208,6 +217,26 @@ function changesHtml(data: DigestData, tz: string): SafeHtml {
   return list(rows);
 }
 
+/** Per reason: how many, why, and what the user can do; then per artist. Names are the service's: escaped. */
+function notArchivableHtml(v: NotArchivable): SafeHtml {
+  const reasons = v.byReason.map((r) =>
+    listRow(
+      html`<div style="${text(20, C.ink, 700, "text-align:center;")}">${r.count}</div>`,
+      html`<div style="${text(14, C.ink, 600)}">${NOT_ARCHIVABLE_WORDS[r.reason].label}</div><div style="${text(13, C.muted)}">${r.why}.</div><div style="${text(13, C.ink)}">What you can do: ${r.action}.</div>`,
+      56,
+    ),
+  );
+  const { shown, more } = topArtists(v, DIGEST_ARTISTS);
+  const artists = shown.map((a) =>
+    listRow(
+      null,
+      html`<div style="${text(14, C.ink)}"><b>${clean(a.artist)}</b> <span style="${text(12, C.muted)}">${clean(sourceInWords(a))}</span></div><div style="${text(13, C.muted)}">${countsInWords(a.counts)}${shortfallInWords(a)}</div>`,
+    ),
+  );
+  const rest = more > 0 ? html`<div style="${text(13, C.muted)}">…and ${more} more (dvault status lists every one)</div>` : "";
+  return html`${list(reasons)}${artists.length ? html`<div style="margin-top:10px;${text(12, C.faint, 700, "letter-spacing:0.6px;text-transform:uppercase;")}">Per artist</div>${list(artists)}${rest}` : ""}`;
+}
+
 const LEVEL_STYLE: Record<HealthLine["level"], { ink: string; bg: string; label: string }> = {
   bad: { ink: C.badInk, bg: C.badBg, label: "ACTION" },
   warn: { ink: C.warnInk, bg: C.warnBg, label: "SOON" },
@@ -261,6 +290,8 @@ function sectionsHtml(data: DigestData, tz: string): SafeHtml[] {
       : "Nothing new reached your archive in this window.";
     sections.push(sectionBody(html`<p style="margin:18px 0 0 0;${text(15, C.muted)}">${note}</p>`));
   }
+  const na = data.notArchivable;
+  if (na && na.total > 0) sections.push(sectionHeader("Not archived in full", plural(na.total, "work")), sectionBody(notArchivableHtml(na)));
   sections.push(
     sectionHeader("Archive health", c.problems ? `${plural(c.problems, "item")} to look at` : undefined),
     sectionBody(healthHtml(data.health, tz, c.problems)),

@@ -16,6 +16,7 @@ import {
   watchersByAccount,
   windowLabel,
 } from "./render-common.ts";
+import { DIGEST_ARTISTS, notArchivableLines } from "../text/not-archivable.ts";
 import { clean, plural } from "./text.ts";
 import type { DigestData } from "./types.ts";
 
@@ -81,6 +82,14 @@ export function digestText(data: DigestData, opts: RenderOptions): string {
       const keep = c.kind === "favourite_removed" ? (c.deviation?.archived ? " [your archive keeps it]" : " [not archived]") : "";
       line(`  ${acct(c.account)}${s.lead} ${s.rest}${keep} (${formatTime(c.at, tz)})`);
     }
+  }
+  const na = data.notArchivable;
+  if (na && na.total > 0) {
+    const lines = notArchivableLines(na, DIGEST_ARTISTS);
+    line();
+    line(`NOT ARCHIVED IN FULL (${plural(na.total, "work")})`);
+    for (const l of lines.reasons) line(`  ${l}`);
+    for (const l of lines.artists) line(`  - ${clean(l)}`);
   }
   line();
   line("ARCHIVE HEALTH");

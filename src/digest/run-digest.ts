@@ -9,6 +9,7 @@ import type { Config } from "../config.ts";
 import { prismaQueryable, withPrismaTransaction } from "../db/prisma-queryable.ts";
 import type { Db } from "../db/prisma.ts";
 import type { Logger } from "../log.ts";
+import { delayOf } from "../queue/job-definition.ts";
 import { acquireLock } from "../redis-lock.ts";
 import { scrubString } from "../redact.ts";
 import { redisDownloadsPausedProbe, type DownloadsPausedProbe } from "./alerts.ts";
@@ -168,6 +169,7 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
       fileBase,
       date: now,
       images: shown.images,
+      digest: shown.data,
     };
     const deliverer = opts.deliverer ?? (createDeliverers(config.digest, [channel])[0] as Deliverer);
     let receipt: Record<string, unknown>;
@@ -175,7 +177,8 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
       receipt = await deliverer.deliver(message);
     } catch (err) {
       const error = scrubString(err instanceof Error ? err.message : String(err));
-      const final = opts.attempt >= opts.maxAttempts;
+      // A 429 delays the job without spending an attempt (its error asks for a delay): never the last one.
+      const final = opts.attempt >= opts.maxAttempts && delayOf(err) === undefined;
       await repo.recordDeliveryFailure({ id: row.id, error, final, at: new Date(services.now()) });
       log.warn(
         { channel, key, attempt: opts.attempt, final, error },

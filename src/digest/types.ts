@@ -1,6 +1,7 @@
 // The shapes a digest is made of: what collect.ts reads from the mirror, render.ts turns into a message
 // and the webhook sends as JSON. Service-provided strings are kept raw here; render.ts escapes them.
 import type { DeliveryProblem, DeliveryReceipt, DigestCounts } from "../db/digest.repository.ts";
+import type { NotArchivable } from "../text/not-archivable.ts";
 import type { DigestChannel } from "./config.ts";
 
 export type { DigestChannel };
@@ -137,6 +138,12 @@ export type DigestData = {
   deviations: { items: NewDeviation[]; total: number };
   changes: ChangeItem[];
   health: Health;
+  /**
+   * What the archive lists but could not archive in full, and why (src/text/not-archivable.ts): a standing
+   * count, shown in every digest while nonzero, never news that makes a window worth sending. Absent in
+   * digests built without it (a hand-made fixture); renderers then show no section.
+   */
+  notArchivable?: NotArchivable;
   counts: DigestCounts;
 };
 
@@ -160,7 +167,13 @@ export type OutgoingMessage = {
   date: Date;
   /** The thumbnails the HTML refers to (`cid:` or relative file names); none for the webhook. */
   images?: DigestImage[];
+  /** What the message is about, for the channels that lay it out themselves (ntfy, Discord). */
+  digest?: DigestData;
+  alert?: AlertSummary;
 };
+
+/** An alert as the channels that lay it out themselves show it. */
+export type AlertSummary = { kind: string; title: string; body: string; command: string | null; reminder: boolean };
 
 /** What a channel reports after a delivery it considers done. */
 

@@ -1,6 +1,6 @@
 // What every part of the dashboard shares: its dependencies (the worker's Services fit), the objects built
 // once per app, and the small helpers each route module uses.
-import type { Response } from "express";
+import type { Request, Response } from "express";
 import type { Redis } from "ioredis";
 import type { TransportStats } from "../api/http.ts";
 import type { Pacer } from "../api/pacer.ts";
@@ -13,6 +13,7 @@ import type { Queryable } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import type { DownloadRetry, QueueAdmin } from "../queue/queue-admin.ts";
 import type { Csrf } from "./csrf.ts";
+import type { FeedAdverts } from "./feeds/feed-adverts.ts";
 import type { Provenance } from "./guards.ts";
 
 /** What the dashboard reads; the worker's Services fit. */
@@ -53,6 +54,8 @@ export type DashboardContext = {
   dashboard: DashboardRepository;
   provenance: Provenance;
   csrf: Csrf;
+  /** The live feed tokens' URLs, for the pages that advertise a feed and the feeds page. */
+  feeds: FeedAdverts;
 };
 
 // Scripts only from dvault itself (/assets/app.<hash>.js): no inline script, no eval; style attributes stay
@@ -71,4 +74,9 @@ export function sendPage(res: Response, status: number, body: string): void {
 export function one(value: unknown): string | undefined {
   const v = Array.isArray(value) ? value[0] : value;
   return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
+}
+
+/** The absolute base of links that leave the page (feeds): DVAULT_PUBLIC_URL, else the address asked, whose Host passed the host check. */
+export function publicBase(ctx: Pick<DashboardContext, "config">, req: Request): string {
+  return ctx.config.publicUrl ?? `${req.protocol}://${req.get("host")}`;
 }

@@ -61,7 +61,17 @@ export function createProvenance(hosts: HostGuard, publicOrigin: string | undefi
 }
 
 /** Installs the guards, in order, before any route. */
-export function installGuards(app: express.Express, g: { log: Logger; token: string | undefined; hosts: HostGuard; provenance: Provenance }): void {
+export function installGuards(
+  app: express.Express,
+  g: {
+    log: Logger;
+    token: string | undefined;
+    hosts: HostGuard;
+    provenance: Provenance;
+    /** Routes with a credential of their own (the feeds' token in the path), installed before the dashboard token's check. */
+    beforeToken?: (app: express.Express) => void;
+  },
+): void {
   const { log, token, hosts, provenance } = g;
   app.use((_req, res, next) => {
     res.set({ "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY", "Cache-Control": "no-store" });
@@ -85,7 +95,9 @@ export function installGuards(app: express.Express, g: { log: Logger; token: str
     return res.status(403).type("text").send("dvault: cross-site request refused\n");
   });
 
-  // The token, when configured, guards everything: pages, files, bull-board, /healthz and /metrics.
+  g.beforeToken?.(app);
+
+  // The token, when configured, guards everything else: pages, files, bull-board, /healthz and /metrics.
   app.get("/login", (req, res) => {
     if (!token) return res.redirect(303, "/");
     const given = one(req.query.token);

@@ -1,8 +1,9 @@
 // One archived object answered from the blob store (src/storage/blob-store.ts), as res.sendFile answered a
 // file of the archive folder before: the whole object, or one byte range of it (206 with Content-Range, 416
-// outside it), with Content-Length, Accept-Ranges and an ETag. When the store hands out presigned URLs (an S3
-// bucket the browser can reach, DVAULT_S3_PRESIGN, docs/storage-readers.md), the answer is a 302 to one
-// instead, so the bytes do not pass through this process at all.
+// outside it), with Content-Length, Accept-Ranges and an ETag (304 for a browser that has it). When the
+// store hands out presigned URLs (an S3 bucket the browser can reach, DVAULT_S3_PRESIGN,
+// docs/storage-readers.md), the answer is a 302 to one instead, so the bytes do not pass through this
+// process at all.
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import type express from "express";
@@ -51,6 +52,11 @@ export async function sendBlob(req: express.Request, res: express.Response, o: S
     // Not cached: the URL expires long before the browser would reuse the answer.
     res.set("Cache-Control", "no-store");
     return res.redirect(302, presigned);
+  }
+  // The bytes under a content address never change: a browser holding this ETag has them.
+  if (o.etag && req.headers["if-none-match"]?.split(/\s*,\s*/).includes(`"${o.etag}"`)) {
+    res.removeHeader("Content-Disposition");
+    return void res.status(304).set("ETag", `"${o.etag}"`).end();
   }
   let range: { start: number; end: number } | undefined;
   if (req.headers.range) {

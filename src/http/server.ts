@@ -1,5 +1,6 @@
 // The web dashboard (`dvault worker --http`): dvault's own pages (overview, archive browser, item, failed
-// jobs), bull-board at /queues, /healthz and /metrics. Server-rendered, no front-end build.
+// jobs, feeds), bull-board at /queues, /healthz and /metrics, and the Atom feeds for feed readers under
+// /feeds/<feed token>/ (src/http/routes/feeds.ts). Server-rendered, no front-end build.
 //
 // Security: it listens on 127.0.0.1 unless told otherwise; any other address needs DVAULT_HTTP_TOKEN, and
 // with a token every request must carry it (Authorization: Bearer, or the cookie /login?token= sets).
@@ -10,6 +11,8 @@
 // - the address: NUL or a percent-encoding that is not UTF-8 in the path or query gets 400;
 // - Origin: a state-changing request (not GET/HEAD/OPTIONS) whose Origin is not same-origin with an
 //   allowed host, or whose Sec-Fetch-Site says another site, gets 403.
+// The feeds come after these checks and before the token's: a feed reader carries its own feed token in the
+// path instead of the dashboard's (a wrong or revoked one gets 404).
 // dvault's own state changes are POSTs with a signed double-submit CSRF token; bull-board's API has no
 // token of ours, so its writes need a browser's same-origin Origin / Sec-Fetch-Site, or the bearer token.
 // Service-provided text is escaped everywhere (the html`` template of src/text/html.ts); errors other than dvault's own UserError
@@ -24,12 +27,14 @@ import { UserError } from "../errors.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
 import { type DashboardContext, type DashboardDeps, sendPage } from "./context.ts";
 import { createCsrf } from "./csrf.ts";
+import { createFeedAdverts } from "./feeds/feed-adverts.ts";
 import { createProvenance, installGuards } from "./guards.ts";
 import { createHostGuard, isLoopbackHost } from "./host-guard.ts";
 import { messagePage } from "./pages.ts";
 import { actionsRoutes } from "./routes/actions.ts";
 import { archiveRoutes } from "./routes/archive.ts";
 import { boardRoutes } from "./routes/board.ts";
+import { feedPageRoutes, feedRoutes } from "./routes/feeds.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { jobsRoutes } from "./routes/jobs.ts";
 import { thumbsRoutes } from "./routes/thumbs.ts";
@@ -79,6 +84,7 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
     dashboard: new DashboardRepository(deps.pool),
     provenance: createProvenance(hosts, config.publicUrl ? new URL(config.publicUrl).origin : undefined),
     csrf: createCsrf(log),
+    feeds: createFeedAdverts({ pool: deps.pool, config, log }),
   };
 
   const app = express();
@@ -87,13 +93,14 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
   // Express's last-resort handler prints stack traces outside "production"; this app never shows one.
   app.set("env", "production");
 
-  installGuards(app, { log, token: ctx.token, hosts, provenance: ctx.provenance });
+  installGuards(app, { log, token: ctx.token, hosts, provenance: ctx.provenance, beforeToken: (open) => feedRoutes(open, ctx) });
   healthRoutes(app, ctx);
   boardRoutes(app, ctx);
   archiveRoutes(app, ctx);
   actionsRoutes(app, ctx);
   jobsRoutes(app, ctx);
   thumbsRoutes(app, ctx);
+  feedPageRoutes(app, ctx);
 
   app.use((_req, res) => {
     sendPage(res, 404, messagePage(404, "Not found", "There is no such page."));

@@ -36,6 +36,8 @@ function varianceSummary(world: SimWorld): Record<string, unknown> {
     deactivatedUsers: v.deactivatedUsers,
     suspendedUsers: v.suspendedUsers,
     lockedDeviations: v.lockedDeviations,
+    multiImageDeviations: v.multiImageDeviations,
+    matureDeviations: v.matureDeviations,
   };
 }
 

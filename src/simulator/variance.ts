@@ -1,6 +1,7 @@
 // What the real service allows and the base dataset never draws (dataset.variance): gallery deviations in no
-// folder or in two, empty folders, users gone before the first sync, locked premium works, and the disputed
-// page key of /feed/home/{bucketid}. Each choice cites its public source in docs/service-behaviour.md.
+// folder or in two, empty folders, users gone before the first sync, locked premium works, multi-image posts
+// and mature works of tracked users (what a public token cannot list), and the disputed page key of
+// /feed/home/{bucketid}. Each choice cites its public source in docs/service-behaviour.md.
 import type { Dataset, SimDeviation, SimGalleryFolder } from "./dataset.ts";
 import type { Rng } from "./rng.ts";
 
@@ -22,6 +23,10 @@ export type VarianceTruth = {
   suspendedUsers: string[];
   /** Tracked users' deviations in a premium folder the viewer cannot open (deviationids). */
   lockedDeviations: string[];
+  /** Tracked users' images variance marked as multi-image posts (`is_multi_media`), beyond the base dataset's. */
+  multiImageDeviations: string[];
+  /** Tracked users' works variance made mature, beyond the base dataset's: a public token does not list them. */
+  matureDeviations: string[];
 };
 
 export type GalleryVariance = {
@@ -143,6 +148,38 @@ function varyLocked(rng: Rng, data: Dataset, tracked: readonly string[]): string
   return picked.map((d) => d.deviationid);
 }
 
+/** The live works of the tracked users, by `pick`. */
+function trackedWorks(data: Dataset, tracked: readonly string[], pick: (d: SimDeviation) => boolean): SimDeviation[] {
+  const owners = new Set(tracked);
+  return [...data.deviations.values()].filter((d) => owners.has(d.authorId) && !d.isDeleted && pick(d));
+}
+
+/** 2–5 % more of the tracked users' images are multi-image posts, of which the API gives the first image. */
+function varyMultiImage(rng: Rng, data: Dataset, tracked: readonly string[]): string[] {
+  // docs/service-behaviour.md#multi-image-marker: marked `is_multi_media`; the other images are not in the API.
+  const candidates = trackedWorks(data, tracked, (d) => d.kind === "image" && !d.isMultiMedia);
+  const picked = rng.sample(candidates, Math.round(candidates.length * (0.02 + rng.next() * 0.03)));
+  for (const d of picked) d.isMultiMedia = true;
+  return picked.map((d) => d.deviationid);
+}
+
+/** Each tracked user gets 3–10 % more mature works, at least one: a public token's listings leave them out. */
+function varyMature(rng: Rng, data: Dataset, tracked: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const userid of tracked) {
+    // docs/service-behaviour.md#profile-count-includes-hidden: the profile counts them, a public token lists none.
+    const candidates = trackedWorks(data, [userid], (d) => !d.isMature && d.premiumFolder === undefined);
+    const count = candidates.length === 0 ? 0 : Math.max(1, Math.round(candidates.length * (0.03 + rng.next() * 0.07)));
+    for (const d of rng.sample(candidates, count)) {
+      d.isMature = true;
+      d.matureLevel = rng.pick(["strict", "moderate"] as const);
+      d.matureClassification = rng.sample(["nudity", "sexual", "gore"], 1);
+      out.push(d.deviationid);
+    }
+  }
+  return out;
+}
+
 /** Draws the variance into a generated dataset (after everything else; `rng` is variance's own). */
 export function applyVariance(data: Dataset, rng: Rng, trackedIds: readonly string[]): void {
   const galleries = new Map<string, GalleryVariance>();
@@ -157,6 +194,9 @@ export function applyVariance(data: Dataset, rng: Rng, trackedIds: readonly stri
 
   const users = varyUsers(rng, data, new Set(trackedIds));
   const lockedDeviations = varyLocked(rng, data, trackedIds);
+  // Drawn last, so the draws above stay what they were before these two were added.
+  const multiImageDeviations = varyMultiImage(rng, data, trackedIds);
+  const matureDeviations = varyMature(rng, data, trackedIds);
   data.variance = {
     bucketKey,
     galleries,
@@ -164,5 +204,7 @@ export function applyVariance(data: Dataset, rng: Rng, trackedIds: readonly stri
     deactivatedUsers: users.deactivated,
     suspendedUsers: users.suspended,
     lockedDeviations,
+    multiImageDeviations,
+    matureDeviations,
   };
 }

@@ -8,12 +8,14 @@ import type { Redis } from "ioredis";
 import { accountStatusOf, type AccountStatus, type TokenManager } from "../api/tokens.ts";
 import type { Config } from "../config.ts";
 import type { AccountRepository, AccountRow } from "../db/account.repository.ts";
+import { collectNotArchivable } from "../db/not-archivable.repository.ts";
 import { StatusRepository, type QuotaUsageRow } from "../db/status.repository.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { UnreadableResponseRepository } from "../db/unreadable-response.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
 import { isHashTagged, LEGACY_REDIS_PREFIX } from "../queue/redis-prefix.ts";
+import { emptyNotArchivable } from "../text/not-archivable.ts";
 import { missingRoles, pacingStatuses, readPausedFlag, workerHeartbeats, workersWithRoles } from "./redis-state.ts";
 import {
   DOWNLOAD_STATUSES,
@@ -59,7 +61,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
   };
 
   const rows = await part("accounts", () => deps.accounts.list(), [] as AccountRow[]);
-  const [accounts, sources, queues, downloads, archive, workers, unreadable, pacing] = await Promise.all([
+  const [accounts, sources, queues, downloads, archive, workers, unreadable, pacing, notArchivable] = await Promise.all([
     part("accounts", () => Promise.all(rows.map((r) => accountStatus(deps, r, now))), [] as AccountStatusView[]),
     part("sources", () => sourceStatuses(deps.pool, rows), [] as SourceStatusView[]),
     // Job timestamps and heartbeats are wall-clock times, whatever clock `now` follows (tests: the simulator's).
@@ -77,6 +79,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     part("unreadable responses", () => unreadableStatus(deps.pool, now), emptyUnreadable()),
     // The pacer's clock is the wall clock, like the heartbeats'.
     part("pacing", () => pacingStatuses(deps.redis, deps.config.redisPrefix, Date.now()), [] as PacingStatusView[]),
+    part("not archivable", () => collectNotArchivable(deps.pool), emptyNotArchivable()),
   ]);
   return {
     version: STATUS_VERSION,
@@ -91,6 +94,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     redis: redisKeysStatus(deps.config),
     unreadable,
     pacing,
+    notArchivable,
     problems,
   };
 }

@@ -2,6 +2,7 @@
 // only ever added; `version` changes if one is removed or changes meaning.
 import { z } from "zod";
 import { QUEUE_NAMES } from "../queue/queues.ts";
+import { NOT_ARCHIVABLE_REASONS, type NotArchivable } from "../text/not-archivable.ts";
 
 export const STATUS_VERSION = 1;
 
@@ -161,6 +162,41 @@ export const UnreadableStatusSchema = z.object({
   recent: z.array(z.object({ operation: z.string(), subject: z.string(), error: z.string(), count: z.number().int(), lastSeenAt: isoTime })),
 });
 
+/** One reason works are not archivable in full, with what it means and what the user can do (src/text/not-archivable.ts). */
+export const NotArchivableReasonSchema = z.object({
+  reason: z.enum(NOT_ARCHIVABLE_REASONS),
+  count: z.number().int(),
+  why: z.string(),
+  action: z.string(),
+});
+
+/** One artist in one source (gallery, collections or a tracked artist) with works not archived in full. */
+export const NotArchivableArtistSchema = z.object({
+  account: z.string(),
+  source: z.string(),
+  key: z.string(),
+  /** The artist's username (their userid while the mirror knows no name). */
+  artist: z.string(),
+  artistUserid: z.string().nullable(),
+  total: z.number().int(),
+  /** Nonzero counts only. */
+  counts: z.array(z.object({ reason: z.enum(NOT_ARCHIVABLE_REASONS), count: z.number().int() })),
+  /** hidden_mature: the profile's count and what the listings showed in the last sweep. */
+  profileCount: z.number().int().nullable(),
+  listed: z.number().int().nullable(),
+});
+
+/**
+ * What the archive lists but could not archive in full, and why: locked (paid or watchers-only), partial,
+ * and works a public token's listings did not show. Reasons and artists with a zero count are left out.
+ */
+export const NotArchivableSchema = z.object({
+  /** Works under any reason: listed works once each (whatever the source), plus works no listing showed. */
+  total: z.number().int(),
+  byReason: z.array(NotArchivableReasonSchema),
+  byArtist: z.array(NotArchivableArtistSchema),
+});
+
 export const StatusReportSchema = z.object({
   version: z.literal(STATUS_VERSION),
   generatedAt: isoTime,
@@ -176,6 +212,8 @@ export const StatusReportSchema = z.object({
   unreadable: UnreadableStatusSchema,
   /** The API pace per pacer key (src/api/pacer.ts). */
   pacing: z.array(PacingStatusSchema),
+  /** What could not be archived in full, and why (per reason and per artist). */
+  notArchivable: NotArchivableSchema,
   /** Parts that could not be read (e.g. Redis down), in words; the rest of the report still stands. */
   problems: z.array(z.string()),
 });
@@ -189,4 +227,9 @@ export type WorkerStatusView = z.infer<typeof WorkerStatusSchema>;
 export type RedisKeysStatusView = z.infer<typeof RedisKeysStatusSchema>;
 export type UnreadableStatusView = z.infer<typeof UnreadableStatusSchema>;
 export type PacingStatusView = z.infer<typeof PacingStatusSchema>;
+export type NotArchivableView = z.infer<typeof NotArchivableSchema>;
+// The JSON form is the shape every renderer takes: a change to one that the other does not follow fails here.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const notArchivableShapesAgree: Same<NotArchivableView, NotArchivable> = true;
+void notArchivableShapesAgree;
 export type StatusReport = z.infer<typeof StatusReportSchema>;

@@ -26,6 +26,9 @@ let loaded: Sdk | undefined;
  * would pay otherwise, S3 or not (docs/PERFORMANCE.md#start-up).
  */
 function sdk(): Sdk {
+  // The SDK warns on stderr, at its first client, that its releases after January 2027 will need Node 22. This
+  // project pins a release that supports Node 20 (package.json), so the warning asks nothing of whoever reads it.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
   loaded ??= {
     s3: require("@aws-sdk/client-s3") as Sdk["s3"],
     storage: require("@aws-sdk/lib-storage") as Sdk["storage"],

@@ -5,6 +5,7 @@ import { DownloadRepository } from "../db/download.repository.ts";
 import { FeedRepository } from "../db/feed.repository.ts";
 import { FolderRepository } from "../db/folder.repository.ts";
 import { MessageRepository } from "../db/message.repository.ts";
+import { NotArchivableRepository } from "../db/not-archivable.repository.ts";
 import { NoteRepository } from "../db/note.repository.ts";
 import { PostRepository } from "../db/post.repository.ts";
 import { StashRepository } from "../db/stash.repository.ts";
@@ -25,6 +26,7 @@ export type SyncRepos = {
   feed: FeedRepository;
   messages: MessageRepository;
   notes: NoteRepository;
+  notArchivable: NotArchivableRepository;
   stash: StashRepository;
   staticData: StaticDataRepository;
   syncState: SyncStateRepository;
@@ -43,6 +45,7 @@ export function syncRepos(db: Queryable): SyncRepos {
     feed: new FeedRepository(db),
     messages: new MessageRepository(db),
     notes: new NoteRepository(db),
+    notArchivable: new NotArchivableRepository(db),
     stash: new StashRepository(db),
     staticData: new StaticDataRepository(db),
     syncState: new SyncStateRepository(db),

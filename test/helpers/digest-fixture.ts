@@ -3,7 +3,13 @@
 // and a clock the test moves.
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
+import type { WorkerContext } from "../../jobs/context.ts";
+import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
+import { checkCatalogue } from "../../src/queue/job-definition.ts";
+import { Producer } from "../../src/queue/producer.ts";
 import { createRedis } from "../../src/queue/redis.ts";
+import { WorkerHost } from "../../src/queue/worker-host.ts";
+import { SOURCES } from "../../src/sync/sources/index.ts";
 import { makeUser, makeMessage, insertAccount } from "./mirror-fixtures.ts";
 import { MessageRepository } from "../../src/db/message.repository.ts";
 import { UserRepository } from "../../src/db/user.repository.ts";
@@ -81,6 +87,33 @@ export function workerConnections(url: string): { connection: () => Redis; close
     },
     async closeAll() {
       await Promise.all(made.splice(0).map((c) => c.quit().catch(() => c.disconnect())));
+    },
+  };
+}
+
+export type DigestWorker = { host: WorkerHost<WorkerContext>; producer: WorkerContext["producer"]; close(): Promise<void> };
+
+/** A worker of the digest queue on the fixture's services (one per simulated process), with its producer. */
+export function digestWorker(f: DigestFixture, opts: { now?: () => number } = {}): DigestWorker {
+  const log = createLogger({ level: "silent" });
+  const producer = new Producer([...JOB_DEFINITIONS], f.services.redis, f.services.config.redisPrefix);
+  const connections = workerConnections(f.services.config.redisUrl);
+  const host = new WorkerHost<WorkerContext>({
+    entries: checkCatalogue<WorkerContext>(JOBS),
+    connection: connections.connection,
+    prefix: f.services.config.redisPrefix,
+    log,
+    queues: ["digest"],
+    makeContext: (base) => ({ ...base, services: f.services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
+    ...(opts.now ? { now: opts.now } : {}),
+  });
+  return {
+    host,
+    producer,
+    async close() {
+      await host.close();
+      await connections.closeAll();
+      await producer.close();
     },
   };
 }

@@ -39,6 +39,8 @@ export type DownloadHarnessOptions = {
   log?: Logger;
   /** An existing folder to archive into (kept afterwards); default a fresh temporary one. */
   archiveDir?: string;
+  /** More variables of the config, e.g. a bucket's (startS3Server's env) to store the originals in. */
+  env?: Record<string, string>;
 };
 
 export async function createDownloadHarness(options: DownloadHarnessOptions = {}): Promise<DownloadHarness> {
@@ -63,6 +65,7 @@ export async function createDownloadHarness(options: DownloadHarnessOptions = {}
     DVAULT_MIN_FREE_BYTES: options.minFreeBytes ?? "0",
     DVAULT_SECRET_KEY: key.toString("hex"),
     ...TEST_PACE_ENV,
+    ...options.env,
   };
   const config: Config = testConfig(env);
   // The harness's services with this config: downloads read the archive, allowance and threshold from it.

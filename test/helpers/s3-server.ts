@@ -10,6 +10,8 @@
 //   ListObjectsV2 itself from s3rver's store: key order, the last key (base64url) as the token.
 // - ListMultipartUploads (GET ?uploads) is NotImplemented: leftovers() reads the data folder instead.
 // - V4 signatures are not checked at all (headers or presigned URLs); a presigned URL's expiry is.
+// - A body sent aws-chunked (the AWS SDK's default checksums on a streamed upload) is stored with its chunk
+//   framing and CRC trailer as the object's bytes; dvault's client sends checksums only when required.
 import { createRequire } from "node:module";
 import fs from "node:fs/promises";
 import os from "node:os";

@@ -62,7 +62,9 @@ describe("dvault digest", () => {
   it("--send without a channel says what to set", async () => {
     const r = await dvault(["digest", "--send"], env);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe("dvault: no digest channel is configured: set DVAULT_DIGEST_CHANNELS (smtp, file, webhook), or use dvault digest --preview\n");
+    expect(r.stderr).toBe(
+      "dvault: no digest channel is configured: set DVAULT_DIGEST_CHANNELS (smtp, file, webhook, ntfy, discord), or use dvault digest --preview\n",
+    );
   });
 
   it("--send delivers through the digest job now, and --history lists it", async () => {

@@ -6,24 +6,16 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
-import type { WorkerContext } from "../../jobs/context.ts";
 import { fileDeliverer } from "../../src/digest/deliver/file.ts";
 import { smtpDeliverer } from "../../src/digest/deliver/smtp.ts";
 import { DigestRepository } from "../../src/db/digest.repository.ts";
 import { DIGEST_JOB } from "../../jobs/digest/definition.ts";
 import { runDigest, type DigestJobPayload } from "../../src/digest/run-digest.ts";
 import type { Deliverer } from "../../src/digest/types.ts";
-import { createLogger } from "../../src/log.ts";
-import { checkCatalogue } from "../../src/queue/job-definition.ts";
-import { Producer } from "../../src/queue/producer.ts";
-import { WorkerHost } from "../../src/queue/worker-host.ts";
-import { SOURCES } from "../../src/sync/sources/index.ts";
-import { createDigestFixture, workerConnections, type DigestFixture } from "../helpers/digest-fixture.ts";
+import { createDigestFixture, digestWorker, type DigestFixture } from "../helpers/digest-fixture.ts";
 import { startTestSmtp, type TestSmtp } from "../helpers/digest-mail.ts";
 
 const DAY = 86_400_000;
-const log = createLogger({ level: "silent" });
 
 const POLL = { timeout: 20_000, interval: 50 };
 
@@ -55,16 +47,8 @@ describe("digest delivery: retries and the window", () => {
     const tick = new Date("2026-11-03T08:00:00Z");
     await f.addFaves(3, new Date(tick.getTime() - 3_600_000));
     smtp.rejectNext(1);
-    const producer = new Producer([...JOB_DEFINITIONS], f.services.redis, f.services.config.redisPrefix);
-    const connections = workerConnections(f.services.config.redisUrl);
-    const host = new WorkerHost<WorkerContext>({
-      entries: checkCatalogue<WorkerContext>(JOBS),
-      connection: connections.connection,
-      prefix: f.services.config.redisPrefix,
-      log,
-      queues: ["digest"],
-      makeContext: (base) => ({ ...base, services: f.services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
-    });
+    const worker = digestWorker(f);
+    const { host, producer } = worker;
     try {
       const payload: DigestJobPayload = { channel: "smtp", tick: tick.toISOString(), trigger: "cron" };
       // The catalogue's options (attempts, job id), with a short backoff so the test need not wait a minute.
@@ -92,9 +76,7 @@ describe("digest delivery: retries and the window", () => {
       expect(finished?.attemptsMade).toBe(2);
       expect(await finished?.getState()).toBe("completed");
     } finally {
-      await host.close();
-      await connections.closeAll();
-      await producer.close();
+      await worker.close();
     }
   });
 

@@ -16,6 +16,9 @@ import {
   AccountStatusSchema,
   ArchiveStatusSchema,
   DownloadsStatusSchema,
+  NotArchivableArtistSchema,
+  NotArchivableReasonSchema,
+  NotArchivableSchema,
   QueueStatusSchema,
   PacingStatusSchema,
   SourceStatusSchema,
@@ -217,6 +220,9 @@ describe("docs/status.md", () => {
       ArchiveStatusSchema,
       WorkerStatusSchema,
       PacingStatusSchema,
+      NotArchivableSchema,
+      NotArchivableReasonSchema,
+      NotArchivableArtistSchema,
     ];
     const missing = schemas.flatMap((s) => Object.keys(s.shape)).filter((key) => !doc.includes(`\`${key}\``));
     expect(missing).toEqual([]);

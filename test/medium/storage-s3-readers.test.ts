@@ -79,6 +79,10 @@ describe("the dashboard over a bucket", () => {
       // Nothing of it reached this machine's archive folder.
       expect(await fs.readdir(services.config.archiveDir)).toEqual([]);
 
+      const etag = whole.headers.get("etag") ?? "";
+      expect(etag).toBe(`"${createHash("sha256").update(file.bytes).digest("hex")}"`);
+      expect((await fetch(`${dash.url}/files/${file.downloadId}`, { headers: { "If-None-Match": etag } })).status).toBe(304);
+
       const part = await fetch(`${dash.url}/files/${file.downloadId}`, { headers: { Range: "bytes=10-29" } });
       expect(part.status).toBe(206);
       expect(part.headers.get("content-range")).toBe(`bytes 10-29/${file.bytes.length}`);

@@ -1,4 +1,7 @@
 // The digest settings: defaults, one clear line per bad variable, and a channel without what it needs.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { parseSince } from "../../src/cli/digest.ts";
@@ -82,6 +85,56 @@ describe("digest configuration", () => {
     );
     expect(() => load({ DVAULT_DIGEST_CHANNELS: "webhook", DVAULT_WEBHOOK_URL: "https://h.example" })).toThrow(/DVAULT_WEBHOOK_SECRET must be set/);
     expect(() => load({ DVAULT_WEBHOOK_SECRET: "short" })).toThrow(/at least 16 characters/);
+  });
+
+  it("refuses ntfy or discord listed without its URL, or a URL that is not one, in one line", () => {
+    for (const [channel, variable] of [
+      ["ntfy", "DVAULT_NTFY_URL must be set when DVAULT_DIGEST_CHANNELS includes ntfy"],
+      ["discord", "DVAULT_DISCORD_WEBHOOK_URL (or DVAULT_DISCORD_WEBHOOK_URL_FILE) must be set when DVAULT_DIGEST_CHANNELS includes discord"],
+    ] as const) {
+      const err = (() => {
+        try {
+          load({ DVAULT_DIGEST_CHANNELS: channel });
+        } catch (e) {
+          return e as Error;
+        }
+      })();
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err?.message).toContain(variable);
+      expect(err?.message).not.toContain("\n");
+    }
+    expect(() => load({ DVAULT_NTFY_URL: "https://ntfy.sh/" })).toThrow(/DVAULT_NTFY_URL expects the topic's URL/);
+    // A channel's page link is not its webhook.
+    expect(() => load({ DVAULT_DISCORD_WEBHOOK_URL: "https://discord.com/channels/123/456" })).toThrow(/DVAULT_DISCORD_WEBHOOK_URL expects the webhook URL/);
+  });
+
+  it("reads ntfy and Discord settings, the token and the webhook URL also from *_FILE", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-secret-files-"));
+    try {
+      writeFileSync(path.join(dir, "token"), "tk_0123456789abcdefghijklmnop\n");
+      writeFileSync(path.join(dir, "discord"), "https://discord.com/api/webhooks/1234567890/AbC-dEf_123456789\n");
+      const { digest } = load({
+        DVAULT_DIGEST_CHANNELS: "ntfy,discord",
+        DVAULT_NTFY_URL: "https://ntfy.example.org/base/dvault-me",
+        DVAULT_NTFY_TOKEN_FILE: path.join(dir, "token"),
+        DVAULT_DISCORD_WEBHOOK_URL_FILE: path.join(dir, "discord"),
+        DVAULT_PUBLIC_URL: "https://dvault.example.org/",
+      });
+      expect(digest).toMatchObject({
+        channels: ["ntfy", "discord"],
+        ntfy: { url: "https://ntfy.example.org/base/dvault-me", token: "tk_0123456789abcdefghijklmnop" },
+        discord: { webhookUrl: "https://discord.com/api/webhooks/1234567890/AbC-dEf_123456789" },
+        publicUrl: "https://dvault.example.org",
+      });
+      expect(() => load({ DVAULT_NTFY_TOKEN: "tk_x", DVAULT_NTFY_TOKEN_FILE: path.join(dir, "token") })).toThrow(
+        /DVAULT_NTFY_TOKEN and DVAULT_NTFY_TOKEN_FILE are both set: keep one/,
+      );
+      expect(() => load({ DVAULT_DISCORD_WEBHOOK_URL_FILE: path.join(dir, "missing") })).toThrow(
+        /DVAULT_DISCORD_WEBHOOK_URL_FILE .* cannot be read \(ENOENT\)/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -49,6 +49,18 @@ describe(scrubString.name, () => {
     expectClean(scrubString(`signed ${JWT} in a message`));
   });
 
+  it("masks the token of a Discord webhook URL, even one never registered, and the keys that hold such URLs", () => {
+    expect(scrubString("POST https://discord.com/api/webhooks/1234567890/Zx9-abc_DEF0123456789?wait=true failed")).toBe(
+      "POST https://discord.com/api/webhooks/1234567890/[redacted]?wait=true failed",
+    );
+    expect(scrubString("https://discord.com/api/v10/webhooks/1/Zx9-abc_DEF012")).toBe("https://discord.com/api/v10/webhooks/1/[redacted]");
+    expect(scrubValue({ webhookUrl: "https://x/y", DVAULT_NTFY_TOKEN: "tk_abc", url: "https://ntfy.sh/" })).toEqual({
+      webhookUrl: "[redacted]",
+      DVAULT_NTFY_TOKEN: "[redacted]",
+      url: "https://ntfy.sh/",
+    });
+  });
+
   it("masks secrets quoted in JSON bodies", () => {
     const body = JSON.stringify({ access_token: ACCESS, refresh_token: REFRESH, expires_in: 3600 });
     const out = scrubString(body);

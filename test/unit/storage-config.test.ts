@@ -24,7 +24,7 @@ const SECRET = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY";
 describe("storage configuration", () => {
   it("keeps the archive folder unless told otherwise, and needs no S3 variable then", () => {
     expect(load({}).storage).toEqual({ kind: "local" });
-    expect(load({ DVAULT_STORAGE: "local", DVAULT_S3_ACCESS_KEY_ID: "GK1", DVAULT_S3_SECRET_ACCESS_KEY_FILE: "/nonexistent" }).storage).toEqual({
+    expect(load({ DVAULT_STORAGE: "local", DVAULT_S3_ACCESS_KEY_ID: "GK1", DVAULT_S3_ENDPOINT: "http://127.0.0.1:3900" }).storage).toEqual({
       kind: "local",
     });
   });
@@ -110,7 +110,7 @@ describe("storage configuration", () => {
       DVAULT_S3_ACCESS_KEY_ID: "GK1",
       DVAULT_S3_SECRET_ACCESS_KEY_FILE: "/nonexistent/s3-secret",
     });
-    expect(missing).toMatch(/DVAULT_S3_SECRET_ACCESS_KEY_FILE cannot be read \(ENOENT: \/nonexistent\/s3-secret\): check the path/);
+    expect(missing).toMatch(/DVAULT_S3_SECRET_ACCESS_KEY_FILE \/nonexistent\/s3-secret cannot be read \(ENOENT\): point it at a readable file/);
     for (const message of [both, missing]) expect(message?.split("\n")).toHaveLength(1);
   });
 

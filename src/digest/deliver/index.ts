@@ -1,7 +1,9 @@
 // The configured channels (DVAULT_DIGEST_CHANNELS) as deliverers, and the identity every message carries.
 import type { DigestConfig, DigestChannel } from "../config.ts";
 import type { Deliverer } from "../types.ts";
+import { discordDeliverer } from "./discord.ts";
 import { fileDeliverer } from "./file.ts";
+import { ntfyDeliverer } from "./ntfy.ts";
 import { smtpDeliverer } from "./smtp.ts";
 import { webhookDeliverer } from "./webhook.ts";
 
@@ -18,6 +20,12 @@ export function createDeliverers(config: DigestConfig, only?: readonly DigestCha
       case "webhook":
         if (!config.webhook) throw new Error("the webhook channel needs DVAULT_WEBHOOK_URL and DVAULT_WEBHOOK_SECRET");
         return webhookDeliverer(config.webhook);
+      case "ntfy":
+        if (!config.ntfy) throw new Error("the ntfy channel needs DVAULT_NTFY_URL");
+        return ntfyDeliverer(config.ntfy, { publicUrl: config.publicUrl });
+      case "discord":
+        if (!config.discord) throw new Error("the discord channel needs DVAULT_DISCORD_WEBHOOK_URL");
+        return discordDeliverer(config.discord, { publicUrl: config.publicUrl, timezone: config.timezone });
       default: {
         const never: never = channel;
         throw new Error(`unknown digest channel ${String(never)}`);

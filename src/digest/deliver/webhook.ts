@@ -6,20 +6,11 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { registerSecret, scrubString } from "../../redact.ts";
 import type { WebhookConfig } from "../config.ts";
 import type { Deliverer, DeliveryReceipt, OutgoingMessage } from "../types.ts";
+import { postToChannel } from "./http-post.ts";
 
 export const SIGNATURE_HEADER = "x-dvault-signature";
 export const TIMESTAMP_HEADER = "x-dvault-timestamp";
 export const IDEMPOTENCY_HEADER = "x-dvault-idempotency-key";
-
-export class WebhookDeliveryError extends Error {
-  constructor(
-    message: string,
-    readonly status: number | undefined,
-  ) {
-    super(message);
-    this.name = "WebhookDeliveryError";
-  }
-}
 
 /** `sha256=<hex>` of the body under the secret: what receivers compute to verify a delivery. */
 export function signWebhookBody(secret: string, body: string | Buffer): string {
@@ -49,32 +40,21 @@ export function webhookDeliverer(config: WebhookConfig, opts: { timeoutMs?: numb
         ...message.payload,
         text: message.text,
       });
-      let response: Response;
-      try {
-        response = await fetch(config.url, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json; charset=utf-8",
-            "user-agent": "dvault-webhook/1",
-            [SIGNATURE_HEADER]: signWebhookBody(config.secret, body),
-            [TIMESTAMP_HEADER]: String(Math.floor(sentAt.getTime() / 1000)),
-            [IDEMPOTENCY_HEADER]: message.idempotencyKey,
-          },
-          body,
-          signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000),
-        });
-      } catch (err) {
-        const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
-        throw new WebhookDeliveryError(`webhook ${scrubString(config.url)} unreachable: ${cause?.code ?? cause?.message ?? (err as Error).message}`, undefined);
-      }
-      const answer = (await response.text().catch(() => "")).slice(0, 300);
-      if (!response.ok) {
-        throw new WebhookDeliveryError(
-          `webhook ${scrubString(config.url)} answered ${response.status}${answer ? `: ${scrubString(answer)}` : ""}`,
-          response.status,
-        );
-      }
-      return { status: response.status, bytes: Buffer.byteLength(body) };
+      const answer = await postToChannel({
+        channel: "webhook",
+        url: config.url,
+        receiver: `webhook ${scrubString(config.url)}`,
+        headers: {
+          "user-agent": "dvault-webhook/1",
+          [SIGNATURE_HEADER]: signWebhookBody(config.secret, body),
+          [TIMESTAMP_HEADER]: String(Math.floor(sentAt.getTime() / 1000)),
+          [IDEMPOTENCY_HEADER]: message.idempotencyKey,
+        },
+        body,
+        ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+        now,
+      });
+      return { status: answer.status, bytes: Buffer.byteLength(body) };
     },
   };
 }

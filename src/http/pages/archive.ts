@@ -5,7 +5,7 @@ import type { FilterChoices, FolderChoice, ItemCard, StoredFileRef } from "../..
 import { HIGHLIGHT_END, HIGHLIGHT_START, type SearchHit } from "../../search/search.ts";
 import { html, raw, type SafeHtml } from "../../text/html.ts";
 import { badge, thumbUrl } from "./files.ts";
-import { countLine, layout, pager, pill, plural, queryString, title } from "./layout.ts";
+import { countLine, layout, type PageFeed, pager, pill, plural, queryString, title } from "./layout.ts";
 
 export type ArchiveFilter = { artist?: string | undefined; folder?: string | undefined; collection?: string | undefined; archived: boolean };
 
@@ -18,6 +18,8 @@ export type ArchiveView = {
   page: number;
   pageSize: number;
   total: number;
+  /** The feeds the page advertises: the arrivals, or the filtered artist's new work. */
+  feeds?: readonly PageFeed[];
 };
 
 type TreeNode = { folder: FolderChoice; kind: "folder" | "collection"; children: TreeNode[] };
@@ -117,7 +119,7 @@ ${v.items.length === 0 ? html`<div class="card muted">Nothing matches these filt
 <div class="thumbs">${v.items.map(tile)}</div>
 ${pager(v.page, pages, pageHref, "Archive pages")}
 </section></div>`;
-  return layout({ title: v.page > 1 ? `Archive, page ${v.page}` : "Archive", nav: "archive", body });
+  return layout({ title: v.page > 1 ? `Archive, page ${v.page}` : "Archive", nav: "archive", body, feeds: v.feeds ?? [] });
 }
 
 /** A snippet with its highlight markers turned into <mark>, everything else escaped. */

@@ -3,17 +3,32 @@
 import { APP_CSS, APP_JS } from "../assets.ts";
 import { html, type SafeHtml } from "../../text/html.ts";
 
-export type NavKey = "overview" | "archive" | "jobs";
+export type NavKey = "overview" | "archive" | "jobs" | "feeds";
 
-export function layout({ title, nav, body, query = "" }: { title: string; nav?: NavKey; body: SafeHtml; query?: string }): string {
+/** An Atom feed the page advertises in its <head> (src/http/feeds/feed-adverts.ts). */
+export type PageFeed = { title: string; href: string };
+
+export function layout({
+  title,
+  nav,
+  body,
+  query = "",
+  feeds = [],
+}: {
+  title: string;
+  nav?: NavKey;
+  body: SafeHtml;
+  query?: string;
+  feeds?: readonly PageFeed[];
+}): string {
   const link = (key: NavKey, href: string, label: string) =>
     html`<a href="${href}" class="${nav === key ? "on" : ""}"${nav === key ? html` aria-current="page"` : ""}>${label}</a>`;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="color-scheme" content="light dark">
-<title>${title} · dvault</title><link rel="stylesheet" href="${APP_CSS.url}"><script src="${APP_JS.url}" defer></script></head>
+<title>${title} · dvault</title>${feeds.map((f) => html`<link rel="alternate" type="application/atom+xml" title="${f.title}" href="${f.href}">`)}<link rel="stylesheet" href="${APP_CSS.url}"><script src="${APP_JS.url}" defer></script></head>
 <body><a class="skip" href="#main">Skip to content</a><header><a class="brand" href="/">d<span>vault</span></a>
-<nav aria-label="Dashboard">${link("overview", "/", "Overview")}${link("archive", "/archive", "Archive")}${link("jobs", "/jobs", "Failed jobs")}<a href="/queues">Queues</a><a href="/metrics">Metrics</a></nav>
+<nav aria-label="Dashboard">${link("overview", "/", "Overview")}${link("archive", "/archive", "Archive")}${link("jobs", "/jobs", "Failed jobs")}${link("feeds", "/feeds", "Feeds")}<a href="/queues">Queues</a><a href="/metrics">Metrics</a></nav>
 <form action="/archive" method="get" role="search"><input type="search" name="q" value="${query}" placeholder="Search the archive…" aria-label="Search the archive"></form>
 </header><main id="main">${body}</main></body></html>`.text;
 }

@@ -1,9 +1,10 @@
 // The overview: accounts, downloads, sources, queues, the archive and workers; "Sync now" and "Download now".
+import { countsInWords, NOT_ARCHIVABLE_WORDS, shortfallInWords, sourceInWords } from "../../text/not-archivable.ts";
 import type { StatusReport } from "../../status/schema.ts";
 import { formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../../status/units.ts";
 import { formatBytes } from "../../text/bytes.ts";
 import { html, type SafeHtml } from "../../text/html.ts";
-import { layout, pill } from "./layout.ts";
+import { layout, type PageFeed, pill } from "./layout.ts";
 
 const RESULT_TONE: Record<string, "ok" | "warn" | "bad" | ""> = { ok: "ok", degraded: "warn", incomplete: "warn", skipped: "warn", failed: "bad" };
 const STATE_TONE: Record<string, "ok" | "warn" | "bad"> = { ok: "ok", expiring: "warn", needs_reauth: "bad", revoked: "bad" };
@@ -13,7 +14,7 @@ const STATE_TONE: Record<string, "ok" | "warn" | "bad"> = { ok: "ok", expiring: 
 /** The state-changing buttons' CSRF token and the notice of the last one pressed; without them no buttons. */
 export type OverviewActions = { csrf: string; notice?: string | undefined };
 
-export function overviewPage(r: StatusReport, actions?: OverviewActions): string {
+export function overviewPage(r: StatusReport, actions?: OverviewActions, feeds: readonly PageFeed[] = []): string {
   const now = Date.parse(r.generatedAt);
   const d = r.downloads;
   const stored = (d.byStatus.done ?? 0) + (d.byStatus.degraded ?? 0);
@@ -81,8 +82,18 @@ ${r.queues.map(
 <dt>disk</dt><dd>${formatBytes(r.archive.freeBytes)} free of ${formatBytes(r.archive.totalBytes)}</dd>
 <dt>workers</dt><dd>${r.workers.length === 0 ? pill("none running", "bad") : r.workers.map((w) => html`<div>${w.id}${w.roles.length ? html` <span class="small muted">${w.roles.join(", ")}</span>` : ""} ${pill(w.ageS === null ? "alive" : `beat ${formatDuration(w.ageS * 1000)} ago`, "ok")}</div>`)}${r.missingRoles.map((role) => html`<div>${pill(`no worker runs ${role}`, "bad")}</div>`)}</dd></dl>
 </div></div>
+${r.notArchivable.total ? notArchivableCard(r.notArchivable) : ""}
 ${r.pacing.length ? pacingCard(r.pacing, now) : ""}`;
-  return layout({ title: "Overview", nav: "overview", body });
+  return layout({ title: "Overview", nav: "overview", body, feeds });
+}
+
+/** What the archive lists but could not archive in full: per reason with why and what to do, then per artist. */
+function notArchivableCard(v: StatusReport["notArchivable"]) {
+  return html`<div class="card" id="not-archivable"><h2>Not archived in full <span class="muted small">${v.total} work${v.total === 1 ? "" : "s"}</span></h2>
+<table><tr><th class="num">works</th><th>reason</th><th>what you can do</th></tr>
+${v.byReason.map((r) => html`<tr><td class="num">${r.count}</td><td><b>${NOT_ARCHIVABLE_WORDS[r.reason].label}</b><div class="small muted">${r.why}</div></td><td class="small">${r.action}</td></tr>`)}</table>
+<table><tr><th>artist</th><th>where</th><th>counts</th></tr>
+${v.byArtist.map((a) => html`<tr><td>${a.artist}</td><td class="small">${sourceInWords(a)}</td><td class="small">${countsInWords(a.counts)}${shortfallInWords(a)}</td></tr>`)}</table></div>`;
 }
 
 /** The API pace per pacer key (src/api/pacer.ts): what it runs at, what it learned, what throttling cost. */

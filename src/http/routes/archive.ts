@@ -2,12 +2,13 @@
 // the stylesheet and script.
 import path from "node:path";
 import type express from "express";
+import type { Request, Response } from "express";
 import { SEARCH_KINDS, type SearchKind, searchPage as searchArchivePage } from "../../search/search.ts";
 import { originalKeyOf } from "../../storage/links.ts";
 import { openBlobStore } from "../../storage/store.ts";
 import { collectStatus } from "../../status/collect.ts";
 import { APP_CSS, APP_JS, LOGO_SVG } from "../assets.ts";
-import { type DashboardContext, FILE_CSP, one, sendPage } from "../context.ts";
+import { type DashboardContext, FILE_CSP, one, publicBase, sendPage } from "../context.ts";
 import { sendBlob } from "../send-blob.ts";
 import { archivePage, itemPage, messagePage, overviewPage, PLACEHOLDER_SVG, searchPage, TEXT_SVG } from "../pages.ts";
 
@@ -18,15 +19,44 @@ function pageNumber(value: string | undefined): number {
   return Math.max(1, Math.min(10_000, Number.parseInt(value ?? "1", 10) || 1));
 }
 
-export function archiveRoutes(app: express.Express, ctx: DashboardContext): void {
-  const { deps, config, queues, browser, now } = ctx;
+/**
+ * Answers with a stored file by its download id: the dashboard's /files and the feeds' file links. Through the
+ * blob store (store.ts): the file may sit in a bucket this process never wrote to. Only keys under originals/
+ * are ever read, so a row pointing elsewhere (or out of the archive) is a 404.
+ */
+export function storedFileSender(ctx: DashboardContext): (req: Request, res: Response, downloadId: string) => Promise<unknown> {
+  const { config, browser } = ctx;
   const archiveRoot = path.resolve(config.archiveDir);
   const blobs = openBlobStore(config);
+  return async (req, res, downloadId) => {
+    const file = await browser.storedFile(downloadId);
+    const key = file ? originalKeyOf(file.path, archiveRoot) : undefined;
+    if (!file || !key) return res.status(404).type("text").send("not in the archive\n");
+    const mime = file.mime ?? "";
+    const inline = /^(image|video)\//.test(mime) || (!mime && /\.(jpe?g|png|gif|webp|avif|bmp|mp4|webm)$/i.test(key));
+    return sendBlob(req, res, {
+      store: blobs,
+      presignTtlSeconds: config.storage.kind === "s3" ? config.storage.presignTtlSeconds : 0,
+      key,
+      contentType: mime || undefined,
+      attachment: inline ? undefined : path.posix.basename(key),
+      etag: file.sha256 ?? undefined,
+      headers: { "Content-Security-Policy": FILE_CSP, "Cache-Control": "private, max-age=86400" },
+    });
+  };
+}
+
+export function archiveRoutes(app: express.Express, ctx: DashboardContext): void {
+  const { deps, config, queues, browser, now } = ctx;
 
   app.get("/", async (req, res) => {
     const report = await collectStatus({ ...deps, queues, now });
     const actions = deps.actions ? { csrf: ctx.csrf.tokenFor(req, res), notice: one(req.query.done) } : undefined;
-    sendPage(res, 200, overviewPage(report, actions));
+    const feeds = await ctx.feeds.links(publicBase(ctx, req), [
+      { title: "dvault: new in the archive", feed: { kind: "arrivals" } },
+      { title: "dvault: notifications", feed: { kind: "notifications" } },
+    ]);
+    sendPage(res, 200, overviewPage(report, actions, feeds));
   });
 
   app.get("/archive", async (req, res) => {
@@ -59,7 +89,12 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
       browser.recentItems({ ...filter, archivedOnly: filter.archived, limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE }),
       browser.monthCounts({ ...filter, archivedOnly: filter.archived }),
     ]);
-    return sendPage(res, 200, archivePage({ filter, choices, months, items: found.items, page: pageNo, pageSize: PAGE_SIZE, total: found.total }));
+    const feeds = await ctx.feeds.links(publicBase(ctx, req), [
+      filter.artist
+        ? { title: `dvault: ${filter.artist}`, feed: { kind: "artist", username: filter.artist } }
+        : { title: "dvault: new in the archive", feed: { kind: "arrivals" } },
+    ]);
+    return sendPage(res, 200, archivePage({ filter, choices, months, items: found.items, page: pageNo, pageSize: PAGE_SIZE, total: found.total, feeds }));
   });
 
   app.get("/item/:id", async (req, res) => {
@@ -68,24 +103,8 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
     return sendPage(res, 200, itemPage(item));
   });
 
-  // Through the blob store (store.ts): the file may sit in a bucket this process never wrote to. Only keys
-  // under originals/ are ever read, so a row pointing elsewhere (or out of the archive) is a 404.
-  app.get("/files/:id", async (req, res) => {
-    const file = await browser.storedFile(String(req.params.id));
-    const key = file ? originalKeyOf(file.path, archiveRoot) : undefined;
-    if (!file || !key) return res.status(404).type("text").send("not in the archive\n");
-    const mime = file.mime ?? "";
-    const inline = /^(image|video)\//.test(mime) || (!mime && /\.(jpe?g|png|gif|webp|avif|bmp|mp4|webm)$/i.test(key));
-    return sendBlob(req, res, {
-      store: blobs,
-      presignTtlSeconds: config.storage.kind === "s3" ? config.storage.presignTtlSeconds : 0,
-      key,
-      contentType: mime || undefined,
-      attachment: inline ? undefined : path.posix.basename(key),
-      etag: file.sha256 ?? undefined,
-      headers: { "Content-Security-Policy": FILE_CSP, "Cache-Control": "private, max-age=86400" },
-    });
-  });
+  const sendFile = storedFileSender(ctx);
+  app.get("/files/:id", (req, res) => sendFile(req, res, String(req.params.id)));
 
   for (const [name, svg] of [
     ["placeholder.svg", PLACEHOLDER_SVG],

@@ -2,7 +2,8 @@
 // the username). The profile's counts gate the walks: a quiet re-run costs the profile and the newest
 // gallery page. A suspended, deactivated or not found user (docs/service-behaviour.md#user-error-codes)
 // degrades the source with the reason; their archived works stay, marked, and revive when the profile
-// answers again (asked every run). With a client token mature items stay hidden: not missing, not visible.
+// answers again (asked every run). A user tracked with a client token is listed with the public token, which
+// hides mature works: not missing, not visible, and counted (listing_shortfalls) so status and the digest say so.
 import { z } from "zod";
 import { isEndpointGone } from "../../api/errors.ts";
 import type { Profile } from "../../api/types.ts";
@@ -60,8 +61,9 @@ export const trackedSource: SourceDefinition = {
     if (!username) throw new Error('the "tracked" source needs the tracked username as its key');
     const state = parseState(ctx.state?.cursor);
     const save = (repos: SyncRepos, lean?: "gallery" | "collections") => repos.syncState.saveSourceState(ctx.ref, { cursor: stateJson(state, lean) });
+    const viewer = await viewerOf(ctx, username);
     try {
-      return await syncTracked(ctx, username, state, save);
+      return await syncTracked(viewer, username, state, save);
     } catch (err) {
       if (!(err instanceof UserUnavailableError)) throw err;
       return userUnavailable(ctx, { username, state: err.state, userid: err.userid ?? state.userid });
@@ -70,7 +72,7 @@ export const trackedSource: SourceDefinition = {
 };
 
 async function syncTracked(
-  ctx: SourceContext,
+  { ctx, publicToken }: Viewer,
   username: string,
   state: TrackedState,
   save: (repos: SyncRepos, lean?: "gallery" | "collections") => Promise<void>,
@@ -132,8 +134,8 @@ async function syncTracked(
     if (favesChanged && !gone.includes("/collections/*")) state.favourites = favourites;
     await save(repos);
   });
+  if (gallery) await recordShortfall(ctx, { owner, profileCount: deviations, gallery, publicToken });
   if (gone.length > 0) return degraded([...new Set(gone)].join(", "));
-  const publicToken = await usesPublicToken(ctx, username);
   const galleryVerdict = gallery
     ? await witnessOutcome(ctx, gallery, { what: `deviations of ${owner.username}`, profileCount: deviations, publicToken })
     : ({ result: "ok" } satisfies SourceOutcome);
@@ -157,10 +159,37 @@ async function userUnavailable(
   };
 }
 
-/** A tracked user synced with a client token sees no mature works: shortfalls are not missing works. */
-async function usesPublicToken(ctx: SourceContext, username: string): Promise<boolean> {
+/** Whose eyes the source lists with: `ctx.client` is the account's user token, or the public client. */
+type Viewer = { ctx: SourceContext; publicToken: boolean };
+
+/**
+ * A tracked user recorded with token kind "client" is listed with the public (client-credentials) token,
+ * which sees no mature works (docs/service-behaviour.md#public-token-hides-mature): shortfalls are then not
+ * missing works but hidden ones. Without client credentials the account's user token lists them.
+ */
+async function viewerOf(ctx: SourceContext, username: string): Promise<Viewer> {
   const tracked = (await ctx.repos.tracked.listTrackedUsers(ctx.account.id)).find((t) => t.username.toLowerCase() === username.toLowerCase());
-  return tracked?.tokenKind === "client";
+  if (tracked?.tokenKind !== "client") return { ctx, publicToken: false };
+  const client = await ctx.publicClient();
+  return client ? { ctx: { ...ctx, client }, publicToken: true } : { ctx, publicToken: false };
+}
+
+/**
+ * After a sweep that was not resumed (its `seen` is every live work the listings showed): with a public
+ * token, the profile's count above that is what the token may not see, kept per source and artist for
+ * status and the digest; with a user token nothing is hidden, and an earlier count is cleared.
+ */
+async function recordShortfall(
+  ctx: SourceContext,
+  input: { owner: { userid: string }; profileCount: number | null; gallery: FolderSyncResult; publicToken: boolean },
+): Promise<void> {
+  const { gallery } = input;
+  if (!gallery.sweep || gallery.resumed) return;
+  await ctx.transaction(async (repos) => {
+    if (!input.publicToken || input.profileCount === null) return repos.notArchivable.clearShortfall(ctx.ref, "hidden_mature");
+    const shortfall = { reason: "hidden_mature" as const, artistUserid: input.owner.userid, expected: input.profileCount, listed: gallery.seen };
+    return repos.notArchivable.saveShortfall(ctx.ref, shortfall, ctx.now());
+  });
 }
 
 function walkFolders(

@@ -1,0 +1,171 @@
+// What the Atom feeds read (src/http/feeds/): the newest arrivals of the archive or of one artist, the
+// artists a feed is offered for (watched or tracked), and the accounts' notifications (messages and received
+// notes). Newest first by dvault's first-seen time, the one date that never moves for an entry.
+import { BEST_FILE, type FileRow, fileOf, type StoredFileRef } from "./archive-browser.repository.ts";
+import type { Queryable } from "./with-transaction.ts";
+
+export type ArrivalEntry = {
+  deviationid: string;
+  title: string | null;
+  type: string | null;
+  artist: string | null;
+  publishedAt: Date | null;
+  firstSeenAt: Date;
+  /** Description (HTML as received) or the excerpt of a journal or literature. */
+  summary: string | null;
+  file: StoredFileRef | null;
+};
+
+export type FeedArtist = { userid: string; username: string; watched: boolean; tracked: boolean };
+
+export type NotificationEntry = {
+  kind: "message" | "note";
+  accountId: number;
+  account: string;
+  id: string;
+  /** The message's type ("fave", "comment", "mention.comment" ...), "note" for a note. */
+  type: string | null;
+  firstSeenAt: Date;
+  actor: string | null;
+  /** The deviation a message is about, with its title and stored file. */
+  deviationid: string | null;
+  subjectTitle: string | null;
+  /** A note's subject. */
+  subject: string | null;
+  /** A message's HTML, a note's body (HTML) or preview. */
+  body: string | null;
+  file: StoredFileRef | null;
+};
+
+type ArrivalRow = FileRow & {
+  deviationid: string;
+  title: string | null;
+  type: string | null;
+  artist: string | null;
+  published_at: Date | null;
+  first_seen_at: Date;
+  summary: string | null;
+};
+
+type NotificationRow = FileRow & {
+  entry_kind: "message" | "note";
+  account_id: number;
+  account: string;
+  id: string;
+  type: string | null;
+  first_seen_at: Date;
+  actor: string | null;
+  deviationid: string | null;
+  subject_title: string | null;
+  subject: string | null;
+  body: string | null;
+};
+
+export class ArchiveFeedRepository {
+  constructor(private readonly db: Queryable) {}
+
+  /** The newest deviations dvault has seen, all or one author's (by userid). */
+  async newestArrivals({ authorUserid, limit }: { authorUserid?: string | undefined; limit: number }): Promise<ArrivalEntry[]> {
+    const { rows } = await this.db.query<ArrivalRow>(
+      `SELECT d.deviationid, d.title, d.type::text AS type, u.username AS artist, d.published_at, d.first_seen_at,
+         coalesce(nullif(m.description, ''), t.excerpt) AS summary, f.*
+       FROM deviations d
+       LEFT JOIN users u ON u.userid = d.author_userid
+       LEFT JOIN deviation_metadata m ON m.deviationid = d.deviationid
+       LEFT JOIN deviation_texts t ON t.deviationid = d.deviationid
+       LEFT JOIN LATERAL (${BEST_FILE}) f ON true
+       WHERE $1::text IS NULL OR d.author_userid = $1::text
+       ORDER BY d.first_seen_at DESC, d.deviationid DESC
+       LIMIT $2`,
+      [authorUserid ?? null, limit],
+    );
+    return rows.map((r) => ({
+      deviationid: r.deviationid,
+      title: r.title,
+      type: r.type,
+      artist: r.artist,
+      publishedAt: r.published_at,
+      firstSeenAt: r.first_seen_at,
+      summary: r.summary,
+      file: fileOf(r),
+    }));
+  }
+
+  /** A user by name, any case (an artist feed's address names them). */
+  async userByName(username: string): Promise<{ userid: string; username: string } | null> {
+    const { rows } = await this.db.query<{ userid: string; username: string }>(
+      "SELECT userid, username FROM users WHERE lower(username) = lower($1) ORDER BY last_seen_at DESC LIMIT 1",
+      [username],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** The artists an account watches or tracks (a live relation), by name. */
+  async followedArtists(): Promise<FeedArtist[]> {
+    const { rows } = await this.db.query<{ userid: string; username: string; watched: boolean; tracked: boolean }>(
+      `SELECT u.userid, u.username,
+         EXISTS (SELECT 1 FROM watch_relations w WHERE w.userid = u.userid AND w.kind = 'watching' AND w.removed_at IS NULL) AS watched,
+         EXISTS (SELECT 1 FROM tracked_users t WHERE (t.userid = u.userid OR lower(t.username) = lower(u.username)) AND t.removed_at IS NULL) AS tracked
+       FROM users u
+       WHERE EXISTS (SELECT 1 FROM watch_relations w WHERE w.userid = u.userid AND w.kind = 'watching' AND w.removed_at IS NULL)
+          OR EXISTS (SELECT 1 FROM tracked_users t WHERE (t.userid = u.userid OR lower(t.username) = lower(u.username)) AND t.removed_at IS NULL)
+       ORDER BY lower(u.username)`,
+    );
+    return rows;
+  }
+
+  /**
+   * Whether a stored file (by download id, or any with this content hash for a thumbnail) belongs to an entry
+   * of a feed limited to one artist (their work) or to notifications (a deviation a message is about).
+   */
+  async storedFileInFeed(file: { downloadId: string } | { sha256: string }, feed: { artistUserid: string } | "notifications"): Promise<boolean> {
+    const downloadId = "downloadId" in file && /^\d{1,18}$/.test(file.downloadId) ? file.downloadId : null;
+    const sha256 = "sha256" in file ? file.sha256 : null;
+    const artist = typeof feed === "object" ? feed.artistUserid : null;
+    const { rows } = await this.db.query<{ hit: boolean }>(
+      `SELECT EXISTS (
+         SELECT 1 FROM downloads dl JOIN deviations d ON d.deviationid = dl.deviationid
+         WHERE (dl.id = $1::bigint OR dl.sha256 = $2::text)
+           AND (d.author_userid = $3::text OR ($3::text IS NULL AND EXISTS (SELECT 1 FROM messages m WHERE m.subject_deviationid = d.deviationid)))
+       ) AS hit`,
+      [downloadId, sha256, artist],
+    );
+    return rows[0]?.hit ?? false;
+  }
+
+  /** The accounts' newest notifications: every message (faves, comments, mentions ...) and the notes they received. */
+  async newestNotifications({ limit }: { limit: number }): Promise<NotificationEntry[]> {
+    const { rows } = await this.db.query<NotificationRow>(
+      `SELECT x.*, d.title AS subject_title, f.*
+       FROM (
+         SELECT 'message' AS entry_kind, m.account_id, a.name AS account, m.messageid AS id, m.type, m.first_seen_at,
+           o.username AS actor, m.subject_deviationid AS deviationid, NULL::text AS subject, m.html AS body
+         FROM messages m JOIN accounts a ON a.id = m.account_id LEFT JOIN users o ON o.userid = m.originator_userid
+         UNION ALL
+         SELECT 'note', n.account_id, a.name, n.noteid, 'note', n.first_seen_at, s.username, NULL, n.subject, coalesce(n.body, n.preview)
+         FROM notes n JOIN accounts a ON a.id = n.account_id LEFT JOIN users s ON s.userid = n.sender_userid
+         WHERE n.sent IS NOT TRUE
+         ORDER BY first_seen_at DESC, id DESC
+         LIMIT $1
+       ) x
+       LEFT JOIN deviations d ON d.deviationid = x.deviationid
+       LEFT JOIN LATERAL (${BEST_FILE}) f ON true
+       ORDER BY x.first_seen_at DESC, x.id DESC`,
+      [limit],
+    );
+    return rows.map((r) => ({
+      kind: r.entry_kind,
+      accountId: r.account_id,
+      account: r.account,
+      id: r.id,
+      type: r.type,
+      firstSeenAt: r.first_seen_at,
+      actor: r.actor,
+      deviationid: r.deviationid,
+      subjectTitle: r.subject_title,
+      subject: r.subject,
+      body: r.body,
+      file: fileOf(r),
+    }));
+  }
+}

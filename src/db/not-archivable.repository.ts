@@ -1,0 +1,125 @@
+// What the archive holds a listing of but could not archive in full, and why: works the service marks as
+// locked (docs/service-behaviour.md#tier-locked), works it gives only in part (docs/service-behaviour.md#multi-image,
+// #mature-blur), and what a public token's listings did not show (listing_shortfalls,
+// docs/service-behaviour.md#public-token-hides-mature). Counted per source and artist; one query per method.
+import { foldNotArchivable, type NotArchivable, type NotArchivableRows } from "../text/not-archivable.ts";
+import type { SourceRef } from "./sync-state.repository.ts";
+import type { Queryable } from "./with-transaction.ts";
+
+export type NotArchivableCountRow = NotArchivableRows["counts"][number];
+export type NotArchivableTotalRow = NotArchivableRows["totals"][number];
+export type ListingShortfallRow = NotArchivableRows["shortfalls"][number] & { artist_userid: string; recorded_at: Date };
+
+export type ShortfallInput = { reason: "hidden_mature"; artistUserid: string; expected: number; listed: number };
+
+export class NotArchivableRepository {
+  constructor(private readonly db: Queryable) {}
+
+  /** Keeps what a sweep's listings could not show; a shortfall of none removes the row. */
+  async saveShortfall(ref: Required<SourceRef>, input: ShortfallInput, at: Date): Promise<void> {
+    if (input.expected > input.listed) {
+      await this.db.query(SAVE_SHORTFALL, [ref.accountId, ref.source, ref.key, input.reason, input.artistUserid, input.expected, input.listed, at]);
+      return;
+    }
+    await this.clearShortfall(ref, input.reason);
+  }
+
+  /** The listings show everything again (or a user token lists the artist now). */
+  async clearShortfall(ref: Required<SourceRef>, reason: ShortfallInput["reason"]): Promise<void> {
+    await this.db.query(CLEAR_SHORTFALL, [ref.accountId, ref.source, ref.key, reason]);
+  }
+
+  /** Listed works not archivable in full, per source, artist and reason (zero counts are never returned). */
+  async countBySourceAndArtist(): Promise<NotArchivableCountRow[]> {
+    const { rows } = await this.db.query<NotArchivableCountRow>(BY_SOURCE_AND_ARTIST);
+    return rows;
+  }
+
+  /** The same works per reason, each counted once however many sources list it. */
+  async countByReason(): Promise<NotArchivableTotalRow[]> {
+    const { rows } = await this.db.query<NotArchivableTotalRow>(BY_REASON);
+    return rows;
+  }
+
+  /** Shortfalls of the sources still synced (a tracked artist no longer tracked is left out). */
+  async listShortfalls(): Promise<ListingShortfallRow[]> {
+    const { rows } = await this.db.query<ListingShortfallRow>(LIST_SHORTFALLS);
+    return rows;
+  }
+}
+
+/** What status, the overview and the digest show: the three counts, folded (src/text/not-archivable.ts). */
+export async function collectNotArchivable(db: Queryable): Promise<NotArchivable> {
+  const repo = new NotArchivableRepository(db);
+  const [counts, totals, shortfalls] = await Promise.all([repo.countBySourceAndArtist(), repo.countByReason(), repo.listShortfalls()]);
+  return foldNotArchivable({ counts, totals, shortfalls });
+}
+
+const SAVE_SHORTFALL = `
+INSERT INTO listing_shortfalls (account_id, source, key, reason, artist_userid, expected, listed, recorded_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (account_id, source, key, reason) DO UPDATE SET
+  artist_userid = EXCLUDED.artist_userid, expected = EXCLUDED.expected, listed = EXCLUDED.listed, recorded_at = EXCLUDED.recorded_at`;
+
+const CLEAR_SHORTFALL = "DELETE FROM listing_shortfalls WHERE account_id = $1 AND source = $2 AND key = $3 AND reason = $4";
+
+/** A tracked source whose artist is still tracked (sync_sources rows outlive `dvault track remove`). */
+const STILL_TRACKED = `EXISTS (SELECT 1 FROM tracked_users t WHERE t.account_id = s.account_id AND lower(t.username) = lower(s.key) AND t.removed_at IS NULL)`;
+
+/**
+ * The live works each gallery, collections, tracked and watch feed source lists, with the reason the service gives
+ * for not offering them in full. A gallery lists its owner's works (unfiled ones too, which no folder
+ * holds); collections list the owner's live favourites; the watch feed, the works its items carried. A tracked user's userid is looked up by name
+ * while tracked_users does not have it yet (`dvault track add` stores the name only). A locked work counts as paid or watchers-only
+ * and never also as partial, so each work has at most one reason.
+ */
+const CLASSIFIED = `
+WITH scopes AS (
+  SELECT s.account_id, a.name AS account, s.source, s.key,
+    CASE WHEN s.source = 'tracked' THEN COALESCE(t.userid, (SELECT u.userid FROM users u WHERE lower(u.username) = lower(t.username) LIMIT 1)) ELSE a.user_id END AS owner,
+    s.source IN ('gallery', 'tracked') AS own_works, s.source IN ('collections', 'tracked') AS faves
+  FROM sync_sources s
+  JOIN accounts a ON a.id = s.account_id
+  LEFT JOIN tracked_users t ON s.source = 'tracked' AND t.account_id = s.account_id AND lower(t.username) = lower(s.key) AND t.removed_at IS NULL
+  WHERE s.source IN ('gallery', 'collections', 'tracked', 'watch_feed')
+), listed AS (
+  SELECT sc.account, sc.source, sc.key, d.deviationid
+  FROM scopes sc JOIN deviations d ON sc.own_works AND d.author_userid = sc.owner
+  UNION
+  SELECT sc.account, sc.source, sc.key, m.deviationid
+  FROM scopes sc
+  JOIN collection_folders f ON sc.faves AND f.owner_userid = sc.owner AND f.removed_at IS NULL
+  JOIN folder_members m ON m.kind = 'collection' AND m.folderid = f.folderid AND m.removed_at IS NULL
+  UNION
+  SELECT sc.account, sc.source, sc.key, unnest(fi.deviationids)
+  FROM scopes sc JOIN feed_items fi ON sc.source = 'watch_feed' AND fi.account_id = sc.account_id
+), classified AS (
+  SELECT l.account, l.source, l.key, l.deviationid, d.author_userid,
+    CASE
+      WHEN d.tier_access = 'locked' OR d.premium -> 'premium_folder_data' ->> 'has_access' = 'false' THEN
+        CASE WHEN d.premium -> 'premium_folder_data' ->> 'type' = 'watchers' THEN 'watchers_only' ELSE 'paid' END
+      WHEN d.raw ->> 'is_multi_media' = 'true'
+        OR EXISTS (SELECT 1 FROM downloads x WHERE x.deviationid = d.deviationid AND x.is_partial AND x.status IN ('done', 'degraded'))
+        THEN 'partial'
+    END AS reason
+  FROM listed l JOIN deviations d ON d.deviationid = l.deviationid
+  WHERE d.removed_at IS NULL AND NOT d.is_deleted
+)`;
+
+const BY_SOURCE_AND_ARTIST = `${CLASSIFIED}
+SELECT c.account, c.source, c.key, c.author_userid AS artist_userid, u.username AS artist, c.reason, count(*)::int AS n
+FROM classified c LEFT JOIN users u ON u.userid = c.author_userid
+WHERE c.reason IS NOT NULL
+GROUP BY c.account, c.source, c.key, c.author_userid, u.username, c.reason
+ORDER BY c.account, c.source, c.key, u.username NULLS LAST, c.reason`;
+
+const BY_REASON = `${CLASSIFIED}
+SELECT reason, count(DISTINCT deviationid)::int AS n FROM classified WHERE reason IS NOT NULL GROUP BY reason ORDER BY reason`;
+
+const LIST_SHORTFALLS = `
+SELECT a.name AS account, s.source, s.key, s.reason, s.artist_userid, u.username AS artist, s.expected, s.listed, s.recorded_at
+FROM listing_shortfalls s
+JOIN accounts a ON a.id = s.account_id
+LEFT JOIN users u ON u.userid = s.artist_userid
+WHERE s.source <> 'tracked' OR ${STILL_TRACKED}
+ORDER BY a.name, s.source, s.key, s.reason`;

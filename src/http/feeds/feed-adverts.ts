@@ -1,0 +1,47 @@
+// Which feed URLs the dashboard shows: those of the live feed tokens, rebuilt from their nonces under the
+// secret key (src/http/feeds/feed-token.ts). The key is read only once a token exists, so a dashboard without
+// feeds never creates a key file.
+import { FeedTokenRepository } from "../../db/feed-token.repository.ts";
+import { UserError } from "../../errors.ts";
+import type { Logger } from "../../log.ts";
+import { keyCreatedMessage, loadSecretKey } from "../../secret-key.ts";
+import type { Config } from "../../config.ts";
+import type { Queryable } from "../../db/with-transaction.ts";
+import { type IssuedFeedToken, liveFeedTokens, opensFeed } from "./feed-token.ts";
+import { type FeedName, feedPath } from "./feed-documents.ts";
+
+/** A <link rel="alternate" type="application/atom+xml"> of a page. */
+export type FeedLink = { title: string; href: string };
+
+export type FeedAdverts = {
+  /** The live tokens, newest first, each with its token. */
+  live(): Promise<IssuedFeedToken[]>;
+  /** The links a page advertises for these feeds, each with the newest live token that opens it; none without one. */
+  links(base: string, feeds: ReadonlyArray<{ title: string; feed: FeedName }>): Promise<FeedLink[]>;
+};
+
+export function createFeedAdverts({ pool, config, log }: { pool: Queryable; config: Config; log: Logger }): FeedAdverts {
+  const repo = new FeedTokenRepository(pool);
+  let key: Buffer | undefined;
+  const live = async () => {
+    if ((await repo.liveFeedTokens()).length === 0) return [];
+    key ??= loadSecretKey(config, (file) => log.warn({ path: file }, keyCreatedMessage(file))).key;
+    return liveFeedTokens(repo, key);
+  };
+  return {
+    live,
+    async links(base, feeds) {
+      // A page's feed links are an extra: a secret key that cannot be read (a UserError saying what to do) leaves
+      // them out rather than failing the overview; the Feeds page shows the error itself.
+      const tokens = await live().catch((err: unknown) => {
+        if (!(err instanceof UserError)) throw err;
+        log.warn({ err }, "dashboard: feed links left out of the page");
+        return [];
+      });
+      return feeds.flatMap((f) => {
+        const opener = tokens.find((t) => opensFeed(t.scope, f.feed));
+        return opener ? [{ title: f.title, href: `${base}${feedPath(opener.token, f.feed)}` }] : [];
+      });
+    },
+  };
+}
