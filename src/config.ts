@@ -7,7 +7,7 @@ import { DIGEST_ENV, DIGEST_SECRET_FILES, digestConfigFrom, digestEnvProblems, t
 import { readSecretFiles } from "./config/secret-files.ts";
 import { STORAGE_ENV, STORAGE_SECRET_FILES, type StorageConfig, storageConfigFrom } from "./config/storage.ts";
 import { UserError } from "./errors.ts";
-import { DEFAULT_WORKER_ROLES, parseWorkerRoles, WORKER_ROLES, type WorkerRole } from "./queue/worker-roles.ts";
+import { WORKER_ENV, workerRolesFrom, type WorkerRole } from "./config/worker-roles.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -55,7 +55,11 @@ const apiRate = (fallback: number) =>
 
 const EnvSchema = z.object({
   DATABASE_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["postgresql:", "postgres:"], "a PostgreSQL URL").default(DEFAULT_DATABASE_URL)),
-  REDIS_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["redis:", "rediss:"], "a Redis URL").default(DEFAULT_REDIS_URL)),
+  // redis+cluster:// names one node of a Redis Cluster (src/queue/redis.ts).
+  REDIS_URL: z.preprocess(
+    emptyAsUndefined,
+    urlWithProtocols(["redis:", "rediss:", "redis+cluster:", "rediss+cluster:"], "a Redis URL").default(DEFAULT_REDIS_URL),
+  ),
   DVAULT_API_BASE: z.preprocess(emptyAsUndefined, urlWithProtocols(["http:", "https:"], "the service's base URL").default(DEFAULT_API_BASE)),
   DVAULT_CLIENT_ID: z.preprocess(
     emptyAsUndefined,
@@ -90,23 +94,8 @@ const EnvSchema = z.object({
       })
       .optional(),
   ),
-  // ---- worker roles (src/queue/worker-roles.ts) ----
-  DVAULT_WORKER_ROLES: z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .superRefine((v, ctx) => {
-        const { roles, unknown } = parseWorkerRoles(listOf(v));
-        if (unknown.length === 0 && roles.length > 0) return;
-        const what = unknown.length ? `has no role ${unknown.map((u) => JSON.stringify(u)).join(", ")}: it ` : "";
-        ctx.addIssue({ code: "custom", message: `${what}expects a comma-separated list of ${WORKER_ROLES.join(", ")}` });
-      })
-      .optional(),
-  ),
-  DVAULT_SYNC_CONCURRENCY: z.preprocess(
-    emptyAsUndefined,
-    z.coerce.number().int().min(1).max(16, { message: "expects 1 to 16 sources synced at once" }).default(2),
-  ),
+  // ---- worker roles: DVAULT_WORKER_ROLES, DVAULT_SYNC_CONCURRENCY ----
+  ...WORKER_ENV,
   // ---- downloads ----
   DVAULT_DOWNLOAD_QUOTA: z.preprocess(
     emptyAsUndefined,
@@ -362,7 +351,7 @@ export function loadConfig(given: Env = process.env, cwd: string = process.cwd()
     secretKey: e.DVAULT_SECRET_KEY === undefined ? undefined : parseSecretKey(e.DVAULT_SECRET_KEY),
     redisPrefix: e.DVAULT_REDIS_PREFIX ?? DEFAULT_REDIS_PREFIX,
     redisPrefixSet: e.DVAULT_REDIS_PREFIX !== undefined,
-    workerRoles: e.DVAULT_WORKER_ROLES === undefined ? DEFAULT_WORKER_ROLES : parseWorkerRoles(listOf(e.DVAULT_WORKER_ROLES)).roles,
+    workerRoles: workerRolesFrom(e.DVAULT_WORKER_ROLES),
     syncConcurrency: e.DVAULT_SYNC_CONCURRENCY,
     logLevel: e.LOG_LEVEL,
     digest: digestConfigFrom(e, cwd),

@@ -59,7 +59,11 @@ export async function createServices({
   config: configured,
   log,
   overrides = {},
-}: { config: Config; log: Logger; overrides?: ServiceOverrides }): Promise<Services> {
+}: {
+  config: Config;
+  log: Logger;
+  overrides?: ServiceOverrides;
+}): Promise<Services> {
   let config = configured;
   // One clear line for an unreachable database or Redis before any library gets to be verbose.
   const probe = await connectPg(config.databaseUrl);

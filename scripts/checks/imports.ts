@@ -9,7 +9,21 @@ import { checkRoot, checkedFiles } from "./source-files.ts";
  * is a folder of src/ (or a file directly in src/, by its name), or jobs. "base" stands for the areas
  * every layer may use.
  */
-const BASE = ["errors", "log", "redact", "version", "config", "config-defaults", "secret-key", "free-port", "crypto", "text", "timestamps", "redis-lock"];
+const BASE = [
+  "errors",
+  "log",
+  "redact",
+  "version",
+  "config",
+  "config-defaults",
+  "secret-key",
+  "free-port",
+  "crypto",
+  "text",
+  "timestamps",
+  "redis-lock",
+  "redis-scan",
+];
 const RULES: Record<string, readonly string[]> = {
   // The foundation: nothing of dvault's own above it.
   errors: [],
@@ -24,6 +38,7 @@ const RULES: Record<string, readonly string[]> = {
   // src/text: HTML escaping and the escape-by-default template, HTML to text, byte sizes, visible controls.
   text: [],
   "redis-lock": [],
+  "redis-scan": [],
   timestamps: [],
   // The service, the database, the disk and the queues: each alone on the foundation.
   api: [...BASE],

@@ -1,6 +1,7 @@
 // Reading a pacer's state without a pacer (status, metrics, the dashboard): a key's pace as stored in Redis
 // by src/api/pacer-scripts.ts, and the keys there are.
 import type { Redis } from "ioredis";
+import { scanKeys } from "../redis-scan.ts";
 import type { PacerStatus } from "./pacer.ts";
 
 const numberOrNull = (v: string | null | undefined): number | null => (v === null || v === undefined || v === "" ? null : Number(v));
@@ -33,13 +34,7 @@ export async function readPacerStatus(redis: Redis, prefix: string, key: string,
 /** The keys with pacer state under `prefix` (the holders/queue/waiters sets left out). */
 export async function listPacerKeys(redis: Redis, prefix: string): Promise<string[]> {
   const base = `${prefix}:pacer:`;
-  const keys: string[] = [];
-  let cursor = "0";
-  do {
-    const [next, batch] = await redis.scan(cursor, "MATCH", `${base}*`, "COUNT", 500);
-    cursor = next;
-    keys.push(...batch);
-  } while (cursor !== "0");
+  const keys = await scanKeys(redis, `${base}*`);
   return keys
     .filter((k) => !/:(holders|queue|waiters|released)$/.test(k))
     .map((k) => k.slice(base.length))

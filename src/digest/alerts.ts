@@ -3,6 +3,7 @@
 // disk space, a source failing for a while, a worker whose heartbeat vanished); the evaluator opens an
 // incident per condition, notifies it once, reminds at most daily and resolves what is gone.
 import type { Redis } from "ioredis";
+import { scanKeys } from "../redis-scan.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import { scrubString } from "../redact.ts";
@@ -70,15 +71,8 @@ const heartbeatPattern = (prefix: string) => `${prefix}:heartbeat:*`;
 export const knownWorkersKey = (prefix: string) => `${prefix}:heartbeats:known`;
 
 async function liveWorkers(redis: Redis, prefix: string): Promise<string[]> {
-  const ids: string[] = [];
   const head = `${prefix}:heartbeat:`;
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", heartbeatPattern(prefix), "COUNT", 200);
-    cursor = next;
-    for (const k of keys) ids.push(k.slice(head.length));
-  } while (cursor !== "0");
-  return ids;
+  return (await scanKeys(redis, heartbeatPattern(prefix), 200)).map((k) => k.slice(head.length));
 }
 
 const hostOf = (workerId: string) => workerId.slice(0, Math.max(0, workerId.lastIndexOf(":"))) || workerId;

@@ -7,6 +7,7 @@
 // `dvault status` says, until its keys are gone or DVAULT_REDIS_PREFIX names a prefix.
 import type { Redis } from "ioredis";
 import { DEFAULT_REDIS_PREFIX, type Config } from "../config.ts";
+import { scanKeys } from "../redis-scan.ts";
 
 /** The prefix of installs that predate the hash tag. */
 export const LEGACY_REDIS_PREFIX = "dvault";
@@ -38,13 +39,7 @@ async function chooseDefaultPrefix(redis: Redis): Promise<string> {
   return chosen;
 }
 
-/** One SCAN over the keyspace at most, stopping at the first key found (first start of this version only). */
+/** One SCAN over the keyspace (on a cluster, of every master), at the first start of this version only. */
 async function hasKeysUnder(redis: Redis, base: string): Promise<boolean> {
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${base}*`, "COUNT", 1000);
-    if (keys.length > 0) return true;
-    cursor = next;
-  } while (cursor !== "0");
-  return false;
+  return (await scanKeys(redis, `${base}*`, 1000)).length > 0;
 }

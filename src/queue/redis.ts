@@ -1,6 +1,9 @@
-// Redis connections (ioredis) for BullMQ and dvault's own keys, with one-line failures.
-import { Redis, type RedisOptions } from "ioredis";
+// Redis connections (ioredis) for BullMQ and dvault's own keys, with one-line failures. A REDIS_URL of the
+// form redis+cluster://host:port (rediss+cluster:// for TLS) names one node of a Redis Cluster, whose client
+// follows its redirections (docs/ARCHITECTURE.md#redis-keys).
+import { Cluster, Redis, type RedisOptions } from "ioredis";
 import { ServiceUnavailableError } from "../errors.ts";
+import { scanKeys } from "../redis-scan.ts";
 import { maskUrl } from "../redact.ts";
 
 const START_HINT =
@@ -13,16 +16,49 @@ export type RedisRole = "command" | "worker";
  * command connections fail fast instead.
  */
 export function createRedis(url: string, role: RedisRole = "command", extra: RedisOptions = {}): Redis {
-  const redis = new Redis(url, {
+  const options: RedisOptions = {
     lazyConnect: true,
     connectTimeout: 5000,
     maxRetriesPerRequest: role === "worker" ? null : 3,
     enableOfflineQueue: true,
     ...extra,
-  });
+  };
+  const redis = isClusterUrl(url) ? clusterClient(url, options) : new Redis(url, options);
   // Without a listener ioredis prints "Unhandled error event" with a stack; failures surface on commands.
   redis.on("error", () => undefined);
   return redis;
+}
+
+const CLUSTER_PROTOCOLS = ["redis+cluster:", "rediss+cluster:"];
+
+export function isClusterUrl(url: string): boolean {
+  try {
+    return CLUSTER_PROTOCOLS.includes(new URL(url).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A cluster client seeded with the URL's node. It answers the commands dvault sends the way a single Redis
+ * does, since all keys of an install share one slot; the few places that differ (SCAN, below) check for it.
+ */
+function clusterClient(url: string, options: RedisOptions): Redis {
+  const u = new URL(url);
+  const { lazyConnect, enableOfflineQueue, retryStrategy, ...nodeOptions } = options;
+  const cluster = new Cluster([{ host: u.hostname, port: Number(u.port || 6379) }], {
+    ...(lazyConnect !== undefined ? { lazyConnect } : {}),
+    ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
+    ...(retryStrategy ? { clusterRetryStrategy: retryStrategy } : {}),
+    redisOptions: {
+      ...nodeOptions,
+      ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+      ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+      ...(u.protocol === "rediss+cluster:" ? { tls: {} } : {}),
+    },
+  });
+  // Callers hold it as a Redis: the commands, multi(), eval and duplicate() they use exist on both.
+  return cluster as unknown as Redis;
 }
 
 /** Connects and pings once, without retrying; a failure becomes a ServiceUnavailableError. */
@@ -45,12 +81,10 @@ export async function checkRedis(url: string): Promise<void> {
 
 /** Deletes every key under a prefix (SCAN, never KEYS): a demo's or a test's private namespace. */
 export async function deleteKeysByPrefix(redis: Redis, prefix: string): Promise<number> {
-  let cursor = "0";
+  const keys = await scanKeys(redis, `${prefix}*`);
+  // On a cluster one DEL per key: keys of a prefix without a hash tag may lie in several slots.
+  const batch = redis instanceof Cluster ? 1 : 500;
   let deleted = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 500);
-    cursor = next;
-    if (keys.length) deleted += await redis.del(...keys);
-  } while (cursor !== "0");
+  for (let i = 0; i < keys.length; i += batch) deleted += await redis.del(...keys.slice(i, i + batch));
   return deleted;
 }

@@ -1,16 +1,10 @@
 // What a worker host does, by role (DVAULT_WORKER_ROLES): which queues it takes jobs from and which start-up and
 // periodic duties it owns, so that hosts on several machines split the work without doing any of it twice
 // (README.md#running-on-several-machines, docs/ARCHITECTURE.md#worker-roles).
+import { DEFAULT_WORKER_ROLES, type WorkerRole } from "../config/worker-roles.ts";
 import type { QueueName } from "./queues.ts";
 
-export const WORKER_ROLES = ["sync", "downloads", "digest", "maintenance", "http"] as const;
-export type WorkerRole = (typeof WORKER_ROLES)[number];
-
-/**
- * The roles of a worker started without DVAULT_WORKER_ROLES: every role that takes jobs. The dashboard (`http`)
- * opens a port, so it stays something asked for (the role, or `dvault worker --http`), as it was before roles.
- */
-export const DEFAULT_WORKER_ROLES: readonly WorkerRole[] = ["sync", "downloads", "digest", "maintenance"];
+export type { WorkerRole } from "../config/worker-roles.ts";
 
 /** Roles a healthy installation needs some live host to run; status warns about each one nobody runs. */
 export const JOB_ROLES: readonly WorkerRole[] = DEFAULT_WORKER_ROLES;
@@ -30,13 +24,4 @@ const QUEUE_OF_ROLE: Partial<Record<WorkerRole, QueueName>> = {
 /** The queues a host with `roles` takes jobs from. */
 export function queuesOfRoles(roles: readonly WorkerRole[]): QueueName[] {
   return roles.flatMap((role) => QUEUE_OF_ROLE[role] ?? []);
-}
-
-/** ["http", "sync"] → ["sync", "http"] (in the order of WORKER_ROLES); the unknown names, for a one-line error. */
-export function parseWorkerRoles(names: readonly string[]): { roles: WorkerRole[]; unknown: string[] } {
-  const known = new Set<string>(WORKER_ROLES);
-  return {
-    roles: WORKER_ROLES.filter((role) => names.includes(role)),
-    unknown: names.filter((name) => !known.has(name)),
-  };
 }

@@ -3,6 +3,7 @@
 import type { Redis } from "ioredis";
 import { listPacerKeys, readPacerStatus } from "../api/pacer-state.ts";
 import { liveHolders } from "../queue/holder.ts";
+import { scanKeys } from "../redis-scan.ts";
 import { JOB_ROLES } from "../queue/worker-roles.ts";
 import type { PacingStatusView, WorkerStatusView } from "./schema.ts";
 
@@ -27,13 +28,7 @@ export async function readPausedFlag(redis: Redis, key: string): Promise<{ pause
 /** Heartbeats are `<prefix>:heartbeat:<host>:<pid>` = {id, at}, expiring after a minute without a beat. */
 export async function workerHeartbeats(redis: Redis, prefix: string, now: number): Promise<WorkerStatusView[]> {
   const base = `${prefix}:heartbeat:`;
-  const keys: string[] = [];
-  let cursor = "0";
-  do {
-    const [next, batch] = await redis.scan(cursor, "MATCH", `${base}*`, "COUNT", 200);
-    cursor = next;
-    keys.push(...batch);
-  } while (cursor !== "0");
+  const keys = await scanKeys(redis, `${base}*`, 200);
   if (keys.length === 0) return [];
   const values = await redis.mget(...keys);
   const out: WorkerStatusView[] = keys.map((key, i) => {
@@ -66,10 +61,13 @@ export async function workersWithRoles(redis: Redis, prefix: string, now: number
   return workers.map((w) => ({ ...w, roles: rolesOf.get(w.id) ?? w.roles }));
 }
 
-/** The job roles no live worker runs; none while no worker runs (status says that) or none names its roles (older versions). */
+/**
+ * The job roles no live worker runs; none while no worker runs (status says that). A worker that names no roles
+ * is of a version before roles, which runs them all.
+ */
 export function missingRoles(workers: readonly WorkerStatusView[]): string[] {
+  if (workers.length === 0 || workers.some((w) => w.roles.length === 0)) return [];
   const run = new Set(workers.flatMap((w) => w.roles));
-  if (run.size === 0) return [];
   return JOB_ROLES.filter((role) => !run.has(role));
 }
 

@@ -206,7 +206,7 @@ export const StatusReportSchema = z.object({
   downloads: DownloadsStatusSchema,
   archive: ArchiveStatusSchema,
   workers: z.array(WorkerStatusSchema),
-  /** Roles that take jobs (sync, downloads, digest, maintenance) that no live worker runs; empty while no worker runs. */
+  /** Roles that take jobs (sync, downloads, digest, maintenance) that no live worker runs; empty while no worker runs, or one of a version before roles (which runs them all). */
   missingRoles: z.array(z.string()),
   redis: RedisKeysStatusSchema,
   unreadable: UnreadableStatusSchema,

@@ -41,6 +41,8 @@ export type DownloadHarnessOptions = {
   archiveDir?: string;
   /** More variables of the config, e.g. a bucket's (startS3Server's env) to store the originals in. */
   env?: Record<string, string>;
+  /** A Redis prefix in the hash-tag form ({dvault-test-…}) the default prefix has. */
+  hashTaggedPrefix?: boolean;
 };
 
 export async function createDownloadHarness(options: DownloadHarnessOptions = {}): Promise<DownloadHarness> {
@@ -50,6 +52,7 @@ export async function createDownloadHarness(options: DownloadHarnessOptions = {}
     ...(options.sim ? { sim: options.sim } : {}),
     ...(options.sources ? { sources: options.sources } : {}),
     log,
+    ...(options.hashTaggedPrefix ? { hashTaggedPrefix: true } : {}),
     // The pacer lets one API request per token in flight; waiters re-check every 5 ms instead of 100.
     overrides: { secretKey: { key, source: "env", created: false }, pacer: { pollMs: 5 } },
   });

@@ -6,8 +6,10 @@ import { TEST_REDIS_URL } from "./env.ts";
 
 export type TestRedis = { url: string; prefix: string; redis: Redis; cleanup(): Promise<void> };
 
-export async function createTestRedis(): Promise<TestRedis> {
-  const prefix = `dvault-test-${randomBytes(5).toString("hex")}`;
+/** `hashTag`: a prefix such as {dvault-test-…}, the Redis Cluster form the default {dvault} has (src/queue/redis-prefix.ts). */
+export async function createTestRedis({ hashTag = false }: { hashTag?: boolean } = {}): Promise<TestRedis> {
+  const name = `dvault-test-${randomBytes(5).toString("hex")}`;
+  const prefix = hashTag ? `{${name}}` : name;
   const redis = createRedis(TEST_REDIS_URL);
   await redis.connect();
   return {

@@ -39,12 +39,14 @@ export type SyncHarnessOptions = {
   overrides?: ServiceOverrides;
   /** The API base dvault is given, once the simulator runs (default its own URL; a proxy in front of it). */
   apiBase?: (sim: Simulator) => string | Promise<string>;
+  /** A Redis prefix in the hash-tag form ({dvault-test-…}) the default prefix has. */
+  hashTaggedPrefix?: boolean;
 };
 
 export async function createSyncHarness(options: SyncHarnessOptions = {}): Promise<SyncHarness> {
   const sim = await startSimulator(options.sim ?? {});
   const db = await createTestDatabase();
-  const redis = await createTestRedis();
+  const redis = await createTestRedis({ hashTag: options.hashTaggedPrefix ?? false });
   const log = options.log ?? createLogger({ level: "silent" });
   const config = testConfig({
     DATABASE_URL: db.url,

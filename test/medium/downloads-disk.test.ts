@@ -10,11 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { createLogger } from "../../src/log.ts";
 import { Producer } from "../../src/queue/producer.ts";
-import { startWorker } from "../../src/worker.ts";
-import { testConfig } from "../helpers/config.ts";
 import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
 import { DEFAULT_START_TIME } from "../../src/simulator/server.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { startHarnessWorker } from "../helpers/harness-worker.ts";
 import { createDownloadHarness, parkOriginalsOf, type DownloadHarness } from "../helpers/download-harness.ts";
 
 const MB = 1024 * 1024;
@@ -127,16 +126,7 @@ describe.skipIf(!mounted)("DiskGuard", () => {
     const pausedBefore = count(/^downloads paused/);
     const resumedBefore = count(/^downloads resumed/);
     const producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
-    const worker = await startWorker({
-      config: testConfig(h.env),
-      log: h.log,
-      handleSignals: false,
-      overrides: {
-        now: () => h.sim.clock.now().getTime(),
-        secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false },
-        pacer: { pollMs: 5 },
-      },
-    });
+    const worker = await startHarnessWorker(h);
     try {
       const queue = producer.queue("downloads");
       await waitFor(async () => (await queue.isPaused()) && (await h.redis.redis.exists(pausedKey())) === 1);

@@ -7,8 +7,7 @@ import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
-import { startWorker } from "../../src/worker.ts";
-import { testConfig } from "../helpers/config.ts";
+import { startHarnessWorker } from "../helpers/harness-worker.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
 import { storeOwnerGrant } from "../helpers/owner-grant.ts";
@@ -108,16 +107,7 @@ describe("downloads of an account that must log in again", () => {
       // Originals only: a journal's text needs no API call, so the worker would rightly store it.
       await h.pool.query("UPDATE downloads SET status = 'queued', queued_at = now(), account_id = $1 WHERE kind = 'original'", [h.account.id]);
       const calls = downloadCalls();
-      const worker = await startWorker({
-        config: testConfig(h.env),
-        log: h.log,
-        handleSignals: false,
-        overrides: {
-          now: () => h.sim.clock.now().getTime(),
-          secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false },
-          pacer: { pollMs: 5 },
-        },
-      });
+      const worker = await startHarnessWorker(h);
       try {
         await expect.poll(async () => (await rows()).filter((r) => r.queued_at !== null), { timeout: 30_000, interval: 100 }).toEqual([]);
         const queue = producer.queue("downloads");

@@ -10,9 +10,9 @@ import { Producer } from "../../src/queue/producer.ts";
 import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
 import { Thumbnails } from "../../src/storage/thumbnails.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
-import { startWorker, type RunningWorker } from "../../src/worker.ts";
-import { testConfig } from "../helpers/config.ts";
+import type { RunningWorker } from "../../src/worker.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { startHarnessWorker } from "../helpers/harness-worker.ts";
 
 let h: DownloadHarness;
 let worker: RunningWorker | undefined;
@@ -20,17 +20,7 @@ let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
 let originals: string[];
 
 async function start(): Promise<RunningWorker> {
-  const config = testConfig({ ...h.env, DVAULT_DOWNLOAD_QUOTA: "2" });
-  return startWorker({
-    config,
-    log: h.log,
-    handleSignals: false,
-    overrides: {
-      now: () => h.sim.clock.now().getTime(),
-      secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false },
-      pacer: { pollMs: 5 },
-    },
-  });
+  return startHarnessWorker(h, { DVAULT_DOWNLOAD_QUOTA: "2" });
 }
 
 async function statuses(): Promise<Record<string, number>> {

@@ -6,34 +6,23 @@ import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
+import { formatStatus } from "../../src/cli/status.ts";
+import { QueueAdmin } from "../../src/queue/queue-admin.ts";
+import { collectStatus } from "../../src/status/collect.ts";
 import { missingRoles, workersWithRoles } from "../../src/status/redis-state.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
-import { startWorker, type RunningWorker } from "../../src/worker.ts";
-import { testConfig } from "../helpers/config.ts";
+import type { RunningWorker } from "../../src/worker.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { doneOriginals, startHarnessWorker } from "../helpers/harness-worker.ts";
 
 let h: DownloadHarness;
 let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
 const running: RunningWorker[] = [];
 
 async function startWithRoles(roles: string): Promise<RunningWorker> {
-  const worker = await startWorker({
-    config: testConfig({ ...h.env, DVAULT_WORKER_ROLES: roles, DVAULT_HTTP_PORT: "0" }),
-    log: h.log,
-    handleSignals: false,
-    overrides: {
-      now: () => h.sim.clock.now().getTime(),
-      secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false },
-      pacer: { pollMs: 5 },
-    },
-  });
+  const worker = await startHarnessWorker(h, { DVAULT_WORKER_ROLES: roles, DVAULT_HTTP_PORT: "0" });
   running.push(worker);
   return worker;
-}
-
-async function doneOriginals(): Promise<number> {
-  const { rows } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE kind = 'original' AND status = 'done'");
-  return rows[0]?.n ?? 0;
 }
 
 /** Original download requests the simulator answered since `seq`. */
@@ -70,7 +59,7 @@ describe("worker roles", () => {
     const downloads = await startWithRoles("downloads");
     expect(downloads.dashboard).toBeUndefined();
     // The host rebuilt the downloads queue from the table at start and archived every original...
-    await expect.poll(doneOriginals, POLL).toBe(originals);
+    await expect.poll(() => doneOriginals(h), POLL).toBe(originals);
     // ...while the sync job, queued before it started, still waits: no worker of the sync queue ran here.
     expect(await syncQueue.getJobCounts("wait", "active", "completed", "failed")).toEqual({ wait: 1, active: 0, completed: 0, failed: 0 });
     const beforeStop = await workersWithRoles(h.redis.redis, h.redis.prefix, Date.now());
@@ -92,11 +81,24 @@ describe("worker roles", () => {
     const hosts = await workersWithRoles(h.redis.redis, h.redis.prefix, Date.now());
     expect(hosts.map((w) => w.roles)).toEqual([["sync", "http"]]);
     expect(missingRoles(hosts)).toEqual(["downloads", "digest", "maintenance"]);
+    // dvault status says the same in words (and --json in missingRoles), as does the dashboard's overview.
+    const queues = new QueueAdmin(h.redis.redis, h.redis.prefix);
+    const report = await collectStatus({ ...h.services, queues }).finally(() => queues.close());
+    expect(report.missingRoles).toEqual(["downloads", "digest", "maintenance"]);
+    const text = formatStatus(report);
+    expect(text).toContain(`${hosts[0]?.id} (sync, http): last heartbeat`);
+    expect(text).toContain("WARNING: no running worker has the downloads role: start one whose DVAULT_WORKER_ROLES includes downloads");
+    expect(report.redis).toEqual({ prefix: h.redis.prefix, hashTagged: false, legacy: false });
+    expect(formatStatus({ ...report, redis: { prefix: "dvault", hashTagged: false, legacy: true } })).toContain(
+      'Redis keys stay under the prefix "dvault" of an older install',
+    );
+    const overview = await fetch(`${web.dashboard?.url}/`);
+    expect(await overview.text()).toContain("no worker runs downloads");
     // Nothing downloaded: the queued originals are still waiting, and the service saw no download request.
-    const counts = await producer.queue("downloads").getJobCounts("wait", "prioritized", "active", "completed");
-    expect(counts.wait + counts.prioritized).toBe(2);
-    expect(counts.active + counts.completed).toBe(0);
-    expect(await doneOriginals()).toBe(originals - 2);
+    const { wait = 0, prioritized = 0, active, completed } = await producer.queue("downloads").getJobCounts("wait", "prioritized", "active", "completed");
+    expect(wait + prioritized).toBe(2);
+    expect({ active, completed }).toEqual({ active: 0, completed: 0 });
+    expect(await doneOriginals(h)).toBe(originals - 2);
     expect(downloadCallsSince(seq)).toBe(0);
   }, 60_000);
 });
