@@ -3,9 +3,9 @@
 // archive a 1 000-deviation account of the simulator into an S3-compatible bucket (s3rver on loopback, reached
 // through a relay that can slow uploads). A downloads host is killed with SIGKILL in the middle of its work and
 // replaced by a new one with a new empty directory: the first time in the middle of fetching files (the CDN
-// slowed), the next in the middle of uploading them (the uplink to the bucket slowed), and so on in turn. Then: every file present once in the bucket and
-// byte-exact, no deviation downloaded twice, nothing left in the bucket by the killed uploads, and the
-// dashboard host serves over its socket a file it never downloaded.
+// slowed), the next in the middle of uploading them (the uplink to the bucket slowed), and so on in turn.
+// Then: every file present once in the bucket and byte-exact, no deviation downloaded twice, nothing left in
+// the bucket by the killed uploads, and the dashboard host serves over its socket a file it never downloaded.
 // DVAULT_SCALE_DEVIATIONS and DVAULT_SCALE_KILLS shrink or grow the run (default 1 000 and 2).
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -214,8 +214,14 @@ describe("dvault on three hosts with no shared filesystem", () => {
           host.roles,
         ).toEqual([]);
 
-      // The dashboard host (sync and http, never downloads) serves a file over its socket.
+      // The dashboard host (sync and http) has no worker on the downloads queue, so it never downloaded a
+      // file; yet it serves one over its socket.
       const dashboard = hosts.find((x) => x.dashboardUrl) as Host;
+      const downloadWorkers = (await downloadsQueue.getWorkers()).map((w) => JSON.stringify(w));
+      // (A worker's Redis client is named after its holder, host:pid:nonce, as the downloads hosts' show.)
+      const ofHost = (host: Host) => downloadWorkers.filter((w) => w.includes(`:${host.child.pid}:`));
+      expect(hosts.filter((x) => x.roles === "downloads").every((x) => ofHost(x).length > 0)).toBe(true);
+      expect(ofHost(dashboard)).toEqual([]);
       const original = stored.find(isOriginal) as (typeof stored)[number];
       const res = await fetch(`${dashboard.dashboardUrl}/files/${original.id}`);
       expect(res.status).toBe(200);
