@@ -1,9 +1,11 @@
 // Three tiers (test/unit, test/http, test/medium); the JSON report feeds .ci/run's closing line.
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // Minutes long (a 1 000-deviation archive by three processes): only in `npm run test:faults` (vitest.faults.config.ts).
+    exclude: [...configDefaults.exclude, "test/faults/no-shared-fs.faults.test.ts"],
     globalSetup: ["test/helpers/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -38,6 +38,8 @@ export type ArchiveFigures = {
   /** The first sync job: from enqueue to start (it found a free slot). */
   firstPickupMs: number;
   refreshes: number;
+  /** Deviations whose /deviation/download was answered 200 more than once: a paid download done twice. */
+  downloadedTwice: string[];
   /** Deviations whose original was fetched from the CDN more than once, and download rows per deviation > 1. */
   duplicateFetches: number;
   duplicateRows: number;
@@ -50,15 +52,22 @@ async function until(deadline: number, what: string, check: () => Promise<boolea
   }
 }
 
-/** Runs the archive with `startWorkers` (which starts the worker(s) and returns how to stop them). */
-export async function runArchive(env: BenchEnv, startWorkers: () => Promise<() => Promise<void>>, timeoutMs = 600_000): Promise<ArchiveFigures> {
-  const redis = createRedis(BENCH_REDIS_URL);
+/**
+ * Runs the archive with `startWorkers` (which starts the worker(s) and returns how to stop them). The fault
+ * suite's no-shared-filesystem test runs it too, on its own Redis (`redisUrl`).
+ */
+export async function runArchive(
+  env: Pick<BenchEnv, "sim" | "prefix" | "services">,
+  startWorkers: () => Promise<() => Promise<void>>,
+  { timeoutMs = 600_000, redisUrl = BENCH_REDIS_URL }: { timeoutMs?: number; redisUrl?: string } = {},
+): Promise<ArchiveFigures> {
+  const redis = createRedis(redisUrl);
   await redis.connect();
   const producer = new Producer([...JOB_DEFINITIONS], redis, env.prefix);
   const syncQ = new Queue("sync", { connection: redis, prefix: env.prefix });
   const downloadsQ = new Queue("downloads", { connection: redis, prefix: env.prefix });
   // Job starts and ends as the workers report them (the downloads queue removes completed jobs).
-  const eventsConnection = createRedis(BENCH_REDIS_URL, "worker");
+  const eventsConnection = createRedis(redisUrl, "worker");
   const events = new QueueEvents("downloads", { connection: eventsConnection, prefix: env.prefix });
   const activeAt = new Map<string, number>();
   const completedAt = new Map<string, number>();
@@ -94,6 +103,11 @@ export async function runArchive(env: BenchEnv, startWorkers: () => Promise<() =
     let idleBudgetMs = 0;
     for (let i = 1; i < api.length; i++) idleBudgetMs += Math.max(0, (api[i]?.realMs ?? 0) - (api[i - 1]?.realMs ?? 0) - SPACING_MS);
     const refreshes = log.filter((e) => e.route === "/oauth2/token" && e.form.grant_type === "refresh_token").length;
+    const paidByDeviation = new Map<string, number>();
+    for (const e of log) {
+      const m = /^\/api\/v1\/oauth2\/deviation\/download\/([^/]+)$/.exec(e.path);
+      if (m && e.status === 200) paidByDeviation.set(m[1] as string, (paidByDeviation.get(m[1] as string) ?? 0) + 1);
+    }
     const cdnByPath = new Map<string, number>();
     for (const e of log) if (e.route.startsWith("/_cdn") && e.status === 200) cdnByPath.set(e.path, (cdnByPath.get(e.path) ?? 0) + 1);
     const { rows: dl } = await env.services.pool.query<{ status: string; n: number }>(
@@ -155,6 +169,7 @@ export async function runArchive(env: BenchEnv, startWorkers: () => Promise<() =
       ),
       firstPickupMs: firstSync?.processedOn ? firstSync.processedOn - firstSync.timestamp : 0,
       refreshes,
+      downloadedTwice: [...paidByDeviation].filter(([, n]) => n > 1).map(([id]) => id),
       duplicateFetches: [...cdnByPath.values()].filter((n) => n > 1).length,
       duplicateRows: dup[0]?.n ?? 0,
     };

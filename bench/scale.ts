@@ -69,12 +69,6 @@ for (const n of PROCS) {
       const children = await Promise.all(Array.from({ length: n }, () => startChild(settings)));
       return async () => void (await Promise.all(children.map(stopChild)));
     });
-    const perDeviation = new Map<string, number>();
-    for (const e of env.sim.log()) {
-      const m = /^\/api\/v1\/oauth2\/deviation\/download\/([^/]+)$/.exec(e.path);
-      if (m && e.status === 200) perDeviation.set(m[1] as string, (perDeviation.get(m[1] as string) ?? 0) + 1);
-    }
-    const twice = [...perDeviation.values()].filter((c) => c > 1).length;
     // Refreshes of the owner's grant: each presents the refresh token the previous one returned (single-use).
     const refreshes = env.sim.log().filter((e) => e.route === "/oauth2/token" && e.form.grant_type === "refresh_token");
     const presented = new Set(refreshes.map((e) => String(e.form.refresh_token)));
@@ -98,7 +92,7 @@ for (const n of PROCS) {
     ]);
     checks.push([
       n,
-      twice,
+      f.downloadedTwice.length,
       f.duplicateFetches,
       f.duplicateRows,
       refreshes.length,
