@@ -49,6 +49,8 @@ export async function sendBlob(req: express.Request, res: express.Response, o: S
     ...(o.attachment ? { filename: o.attachment } : {}),
   });
   if (presigned) {
+    // A row whose object is gone gets dvault's 404, not the bucket's error page after the redirect.
+    if (!(await o.store.stat(o.key))) return notFound();
     // Not cached: the URL expires long before the browser would reuse the answer.
     res.set("Cache-Control", "no-store");
     return res.redirect(302, presigned);

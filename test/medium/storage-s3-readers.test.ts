@@ -126,6 +126,10 @@ describe("the dashboard over a bucket", () => {
       const direct = await fetch(location);
       expect(direct.status).toBe(200);
       expect(Buffer.from(await direct.arrayBuffer()).equals(file.bytes)).toBe(true);
+      // A row whose object is gone: dvault's own 404, not a redirect to the bucket's error.
+      const gone = await putOriginal(Buffer.from("%PDF-1.4 removed from the bucket"), { ext: "pdf", mime: "application/pdf" });
+      await store.remove(gone.key);
+      expect((await fetch(`${dash.url}/files/${gone.downloadId}`, { redirect: "manual" })).status).toBe(404);
     } finally {
       await dash.close();
     }
