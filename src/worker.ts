@@ -18,6 +18,7 @@ import { startDigestRuntime } from "./digest/runtime.ts";
 import { forgetWorker } from "./digest/alerts.ts";
 import { watchRedisLoss } from "./queue/redis-loss-guard.ts";
 import { downloadDepsFor } from "./downloads/deps.ts";
+import { sweepStrandedPartials } from "./downloads/partial-sweep.ts";
 import { reclaimDeadHolders } from "./downloads/reclaim.ts";
 import { retryDownloadNow } from "./downloads/retry-now.ts";
 import { holdLease, thisHolder } from "./queue/holder.ts";
@@ -125,6 +126,14 @@ export async function startWorker({
     return summary;
   };
   const summary = await installSchedules();
+  if (roles.has("downloads")) {
+    // Not awaited: a start never waits on a folder listing, and a failure only leaves files for the next start.
+    const deps = downloadDepsFor(services);
+    void sweepStrandedPartials({ archive: deps.archive, repo: deps.repo, now: services.now() }).then(
+      (swept) => swept.removed > 0 && log.info(swept, "removed partial files of downloads stored or given up meanwhile"),
+      (err: unknown) => log.warn({ err }, "could not sweep the partial files; trying again at the next start"),
+    );
+  }
   // Downloads a dead process held come back at start and within seconds after, rows it had claimed outside
   // the queue queued at once; so do jobs of any queue activated for this worker that never reached it
   // (docs/RELIABILITY.md#work-held-by-a-dead-process).

@@ -1,0 +1,41 @@
+// Partial files whose transfer will never resume here. With several download hosts and no shared disk, a host
+// killed mid-file leaves its partial file behind while another host stores the file from scratch; nothing on
+// the first host would ever resume it (docs/RELIABILITY.md#work-held-by-a-dead-process). At a downloads host's
+// start, a partial original is removed once its row is stored or given up (done, not_downloadable) or gone,
+// and only when it is old enough that no transfer of this folder can still be writing it. A partial file of a
+// row still wanted stays: it is what a resume needs.
+import fs from "node:fs/promises";
+import path from "node:path";
+import type { DownloadRepository } from "../db/download.repository.ts";
+import type { Archive } from "../storage/archive.ts";
+import { PARTIAL_DIR } from "../storage/archive.ts";
+
+/** A partial original's name: `<deviationid>-original.part` (download-file.ts names the transfer). */
+const PARTIAL_ORIGINAL = /^([A-Za-z0-9][A-Za-z0-9._-]*)-original\.part$/;
+const DEFAULT_MIN_AGE_MS = 60 * 60_000;
+const FINISHED = new Set(["done", "not_downloadable"]);
+
+export type PartialSweep = { removed: number; bytes: number };
+
+export async function sweepStrandedPartials(args: {
+  archive: Archive;
+  repo: Pick<DownloadRepository, "findDownloadTarget">;
+  now: number;
+  minAgeMs?: number;
+}): Promise<PartialSweep> {
+  const dir = path.join(args.archive.root, PARTIAL_DIR);
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  const result: PartialSweep = { removed: 0, bytes: 0 };
+  for (const name of names) {
+    const deviationid = PARTIAL_ORIGINAL.exec(name)?.[1];
+    if (!deviationid) continue;
+    const st = await fs.lstat(path.join(dir, name)).catch(() => undefined);
+    if (!st?.isFile() || args.now - st.mtimeMs < (args.minAgeMs ?? DEFAULT_MIN_AGE_MS)) continue;
+    const row = await args.repo.findDownloadTarget(deviationid, "original");
+    if (row && !FINISHED.has(row.status)) continue;
+    await args.archive.discardPartial(`${deviationid}-original`);
+    result.removed++;
+    result.bytes += st.size;
+  }
+  return result;
+}
