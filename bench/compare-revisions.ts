@@ -5,10 +5,9 @@
 // Run: node --import tsx bench/compare-revisions.ts --base <revision> [--rounds 3] [--deviations 600] [--only ingest,end-to-end] [--no-docs]
 // The base is checked out into a temporary git worktree that borrows this tree's node_modules.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { git, HEAD_DIR, prepareBase } from "./base-worktree.ts";
 import { machine, median, table, writeDocSection } from "./bench-env.ts";
 
 const { values: args } = parseArgs({
@@ -26,7 +25,6 @@ if (!args.base) {
 }
 const ROUNDS = Number(args.rounds);
 const DEVIATIONS = Number(args.deviations);
-const HEAD_DIR = path.resolve(import.meta.dirname, "..");
 
 type Figure = { bench: string; name: string; value: number; better: "higher" | "lower" };
 
@@ -75,29 +73,6 @@ const BENCHES: Array<{ file: string; args: string[]; read: (out: string) => Figu
 const ONLY = args.only ? new Set(args.only.split(",")) : undefined;
 const SELECTED = BENCHES.filter((b) => !ONLY || ONLY.has(path.basename(b.file, ".ts")));
 
-function git(cwd: string, ...a: string[]): string {
-  const r = spawnSync("git", a, { cwd, encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`git ${a.join(" ")}: ${r.stderr.trim()}`);
-  return r.stdout.trim();
-}
-
-function prepareBase(rev: string): { dir: string; commit: string; cleanup: () => void } {
-  const commit = git(HEAD_DIR, "rev-parse", "--short", rev);
-  const dir = path.join(mkdtempSync(path.join(tmpdir(), "dvault-base-")), "tree");
-  git(HEAD_DIR, "worktree", "add", "--detach", dir, commit);
-  symlinkSync(path.join(HEAD_DIR, "node_modules"), path.join(dir, "node_modules"));
-  const gen = spawnSync(process.execPath, ["scripts/prisma-generate.js"], { cwd: dir, stdio: "ignore" });
-  if (gen.status !== 0) throw new Error(`the Prisma client of ${commit} did not generate`);
-  return {
-    dir,
-    commit,
-    cleanup: () => {
-      git(HEAD_DIR, "worktree", "remove", "--force", dir);
-      rmSync(path.dirname(dir), { recursive: true, force: true });
-    },
-  };
-}
-
 function runBench(dir: string, bench: (typeof BENCHES)[number]): Figure[] {
   const r = spawnSync(process.execPath, ["--import", "tsx", bench.file, ...bench.args], { cwd: dir, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
   const figures = bench.read(r.stdout ?? "");
@@ -109,7 +84,7 @@ function runBench(dir: string, bench: (typeof BENCHES)[number]): Figure[] {
 }
 
 async function main(): Promise<void> {
-  const base = prepareBase(args.base as string);
+  const base = prepareBase(args.base as string, { argv: [process.execPath, "scripts/prisma-generate.js"], what: "generating the Prisma client" });
   const headCommit = git(HEAD_DIR, "rev-parse", "--short", "HEAD");
   const dirty = git(HEAD_DIR, "status", "--porcelain", "--untracked-files=no") !== "";
   const seen = new Map<string, { figure: Figure; old: number[]; now: number[] }>();

@@ -6,11 +6,12 @@
 // `--help` and `status`. Writes docs/PERFORMANCE.md section "startup" unless --no-docs.
 // Run: node --import tsx bench/startup.ts [--runs 10] [--base <revision>] [--no-docs]
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { distIsCurrent } from "../bin/dist-current.js";
+import { HEAD_DIR, prepareBase } from "./base-worktree.ts";
 import { BENCH_REDIS_URL, createBenchEnv, machine, median, SIM_CLIENT_ID, SIM_CLIENT_SECRET, table, writeDocSection } from "./bench-env.ts";
 
 const { values: args } = parseArgs({
@@ -18,7 +19,6 @@ const { values: args } = parseArgs({
 });
 const RUNS = Math.max(1, Number(args.runs));
 const GOAL_MS = 1000;
-const HEAD_DIR = path.resolve(import.meta.dirname, "..");
 const COMMANDS = [["--help"], ["--version"], ["sync", "--help"], ["status"]] as const;
 
 /** `npx`: run as `npx dvault …` (the README's form; npm's own start-up comes on top), else as `node bin/dvault.js …`. */
@@ -26,30 +26,6 @@ type Variant = { name: string; dir: string; env: Record<string, string>; npx?: b
 
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
-}
-
-function git(cwd: string, ...a: string[]): string {
-  const r = spawnSync("git", a, { cwd, encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`git ${a.join(" ")}: ${r.stderr.trim()}`);
-  return r.stdout.trim();
-}
-
-/** The base revision in a temporary worktree borrowing this tree's node_modules, its Prisma client (and dist/, if it builds one) made. */
-function prepareBase(rev: string): { dir: string; commit: string; cleanup: () => void } {
-  const commit = git(HEAD_DIR, "rev-parse", "--short", rev);
-  const dir = path.join(mkdtempSync(path.join(os.tmpdir(), "dvault-base-")), "tree");
-  git(HEAD_DIR, "worktree", "add", "--detach", dir, commit);
-  symlinkSync(path.join(HEAD_DIR, "node_modules"), path.join(dir, "node_modules"));
-  const install = spawnSync("npm", ["run", "-s", "postinstall"], { cwd: dir, stdio: "ignore" });
-  if (install.status !== 0) throw new Error(`the postinstall of ${commit} failed`);
-  return {
-    dir,
-    commit,
-    cleanup: () => {
-      git(HEAD_DIR, "worktree", "remove", "--force", dir);
-      rmSync(path.dirname(dir), { recursive: true, force: true });
-    },
-  };
 }
 
 /** One run of `node bin/dvault.js …` (or `npx dvault …`) in `dir`, in ms; the bench stops when the command fails. */
@@ -71,7 +47,7 @@ async function main(): Promise<void> {
   const build = spawnSync("npm", ["run", "-s", "postinstall"], { cwd: HEAD_DIR, stdio: "inherit" });
   if (build.status !== 0) throw new Error("npm run postinstall failed");
   const bench = await createBenchEnv({ sim: { seed: 3, dataset: { deviations: 10 } } });
-  const base = args.base ? prepareBase(args.base) : undefined;
+  const base = args.base ? prepareBase(args.base, { argv: ["npm", "run", "-s", "postinstall"], what: "the postinstall" }) : undefined;
   const home = mkdtempSync(path.join(os.tmpdir(), "dvault-startup-home-"));
   try {
     const env = {
