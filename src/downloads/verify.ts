@@ -14,6 +14,7 @@ import { ORIGINALS_DIR, PARTIAL_DIR } from "../storage/archive.ts";
 import { QUARANTINE_DIR } from "../storage/layout.ts";
 import { copyBlob, hashBlob } from "../storage/blob-transfer.ts";
 import { originalKeyOf } from "../storage/links.ts";
+import { storeErrorOf } from "../storage/store-error.ts";
 import type { DownloadDeps } from "./deps.ts";
 
 export type VerifyReport = {
@@ -50,12 +51,10 @@ const PAGE = 1000;
 
 type Checked = { problem: "missing" | "corrupt" | "unreadable" | undefined; actual?: string; actualSize?: number; reason?: string };
 
-/** Why a read failed, for the report: the error's code or name, never its text (which may carry an address). */
+/** Why a read failed, for the report: the error's code and HTTP status, never its text (which may carry an address). */
 function readFailure(err: unknown): string {
-  const e = err as { code?: unknown; name?: unknown; $metadata?: { httpStatusCode?: unknown } };
-  const status = typeof e?.$metadata?.httpStatusCode === "number" ? ` (HTTP ${e.$metadata.httpStatusCode})` : "";
-  if (typeof e?.code === "string") return `${e.code}${status}`;
-  return `${typeof e?.name === "string" ? e.name : "error"}${status}`;
+  const { code, status } = storeErrorOf(err);
+  return `${code || "error"}${status !== undefined ? ` (HTTP ${status})` : ""}`;
 }
 
 /** One stored file against its row: re-hashed when `deep`, else its size compared (existence when none is known). */

@@ -10,6 +10,7 @@ import type { FileHandle } from "node:fs/promises";
 import { DiskFullError } from "./free-space.ts";
 import { errCode, originalRelPath } from "./layout.ts";
 import { type BlobStore, LocalBlobStore } from "./blob-store.ts";
+import { hashBlob } from "./blob-transfer.ts";
 import { LocalDisk } from "./local-disk.ts";
 import { writeReadableTree, type ReadableLink } from "./readable-tree.ts";
 import { safeExtension } from "./sanitize.ts";
@@ -149,15 +150,9 @@ export class Archive {
   /** sha256 and size of a stored file, read as a stream; a missing one throws an error with code ENOENT. */
   async hashFile(relPath: string): Promise<{ sha256: string; size: number }> {
     if (this.placesLocally) return this.disk.hashFile(relPath);
-    const got = await this.blobs.openRead(relPath);
+    const got = await hashBlob(this.blobs, relPath);
     if (!got) throw Object.assign(new Error(`${relPath} is not in ${this.blobs.describe()}`), { code: "ENOENT" });
-    const hash = createHash("sha256");
-    let size = 0;
-    for await (const chunk of got.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      hash.update(chunk);
-    }
-    return { sha256: hash.digest("hex"), size };
+    return got;
   }
 
   /** The key of a stored original with this sha256 and size, whatever its extension. */

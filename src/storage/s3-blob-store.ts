@@ -10,6 +10,7 @@ import type { ListMultipartUploadsCommandOutput, S3Client } from "@aws-sdk/clien
 import { describeBucket, type S3StorageConfig } from "../config/storage.ts";
 import { UserError } from "../errors.ts";
 import { registerSecret } from "../redact.ts";
+import { storeErrorOf } from "./store-error.ts";
 import { type BlobDownload, type BlobInfo, type BlobRange, type BlobStore, checkKey } from "./blob-store.ts";
 
 const require = createRequire(import.meta.url);
@@ -69,18 +70,6 @@ export function createS3Client(config: S3StorageConfig): S3Client {
   });
 }
 
-type SdkError = { name?: unknown; Code?: unknown; code?: unknown; $metadata?: { httpStatusCode?: number } };
-
-/**
- * The error's S3 code (NoSuchKey, NotFound, AccessDenied...) and HTTP status, read from fields, never the message.
- * An answer to HEAD has no body, so no code: the SDK names it "Unknown" (or NotFound), and the status decides.
- */
-function classify(err: unknown): { code: string; status: number | undefined } {
-  const e = (typeof err === "object" && err !== null ? err : {}) as SdkError;
-  const code = [e.Code, e.code, e.name].find((c): c is string => typeof c === "string" && c !== "" && c !== "Error" && c !== "Unknown") ?? "";
-  return { code, status: e.$metadata?.httpStatusCode };
-}
-
 const CREDENTIAL_CODES = new Set(["AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken", "CredentialsProviderError"]);
 
 /** "inline; filename=..." with an ASCII fallback and the exact name in RFC 5987 form. */
@@ -119,7 +108,7 @@ export class S3BlobStore implements BlobStore {
 
   /** A failure of the bucket itself said in one line with what to do; anything else as it came. */
   private explain(err: unknown): unknown {
-    const { code, status } = classify(err);
+    const { code, status } = storeErrorOf(err);
     if (code === "NoSuchBucket") return this.missingBucket();
     if (CREDENTIAL_CODES.has(code) || status === 403) {
       return new UserError(
@@ -130,7 +119,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   private isMissingObject(err: unknown): boolean {
-    const { code, status } = classify(err);
+    const { code, status } = storeErrorOf(err);
     return code === "NoSuchKey" || code === "NotFound" || (status === 404 && code !== "NoSuchBucket");
   }
 
@@ -143,7 +132,7 @@ export class S3BlobStore implements BlobStore {
     try {
       await this.client.send(new (sdk().s3.HeadBucketCommand)({ Bucket: this.config.bucket }));
     } catch (err) {
-      const { code, status } = classify(err);
+      const { code, status } = storeErrorOf(err);
       throw status === 404 || code === "NotFound" ? this.missingBucket() : this.explain(err);
     }
     this.bucketSeen = true;
@@ -164,7 +153,7 @@ export class S3BlobStore implements BlobStore {
       return { body, size: Number(m[3]), range: { start: Number(m[1]), end: Number(m[2]) } };
     } catch (err) {
       if (this.isMissingObject(err)) return undefined;
-      const { code, status } = classify(err);
+      const { code, status } = storeErrorOf(err);
       if (code === "InvalidRange" || status === 416) {
         throw new RangeError(`range ${range?.start}-${range?.end ?? ""} lies outside ${key}`);
       }
@@ -280,7 +269,7 @@ export class S3BlobStore implements BlobStore {
           }),
         );
       } catch (err) {
-        const { code, status } = classify(err);
+        const { code, status } = storeErrorOf(err);
         if (code === "NotImplemented" || status === 501) return { aborted, unsupported: true };
         throw this.explain(err);
       }
@@ -292,7 +281,7 @@ export class S3BlobStore implements BlobStore {
           aborted++;
         } catch (err) {
           // Completed or aborted meanwhile: nothing left to abort.
-          if (classify(err).code !== "NoSuchUpload") throw this.explain(err);
+          if (storeErrorOf(err).code !== "NoSuchUpload") throw this.explain(err);
         }
       }
       keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
