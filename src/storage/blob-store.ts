@@ -4,7 +4,7 @@
 // together. The local-disk implementation keeps every rule of local-disk.ts: paths checked to stay inside the
 // root, writes through a partial file, fsynced and renamed, the archive's modes.
 import { randomBytes } from "node:crypto";
-import fs from "node:fs/promises";
+import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { errCode } from "./layout.ts";
 import type { LocalDisk } from "./local-disk.ts";
@@ -68,12 +68,17 @@ export class LocalBlobStore implements BlobStore {
     return this.disk.root;
   }
 
-  async openRead(key: string, range?: BlobRange): Promise<BlobDownload | undefined> {
+  /** The object's file opened for reading, never through a link at its own name; undefined when there is none. */
+  private async openObject(key: string): Promise<FileHandle | undefined> {
     const abs = this.disk.resolveInside(checkKey(key));
-    const fh = await fs.open(abs, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0)).catch((err: unknown) => {
+    return fs.open(abs, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0)).catch((err: unknown) => {
       if (errCode(err) === "ENOENT" || errCode(err) === "ELOOP") return undefined;
       throw err;
     });
+  }
+
+  async openRead(key: string, range?: BlobRange): Promise<BlobDownload | undefined> {
+    const fh = await this.openObject(key);
     if (!fh) return undefined;
     const st = await fh.stat();
     if (!st.isFile()) {
@@ -113,11 +118,7 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async read(key: string): Promise<Buffer | undefined> {
-    const abs = this.disk.resolveInside(checkKey(key));
-    const fh = await fs.open(abs, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0)).catch((err: unknown) => {
-      if (errCode(err) === "ENOENT" || errCode(err) === "ELOOP") return undefined;
-      throw err;
-    });
+    const fh = await this.openObject(key);
     if (!fh) return undefined;
     try {
       return await fh.readFile();
