@@ -3,8 +3,9 @@
 // Envelope, version 1:  0x01 | key id (4) | IV (12, random) | GCM tag (16) | ciphertext
 // The additional authenticated data binds each envelope to its row and column, so a ciphertext copied
 // to another account or into another field fails to open instead of quietly becoming that token.
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { UserError } from "../errors.ts";
+import { deriveKey } from "./derive-key.ts";
 import type { SecretKey } from "../secret-key.ts";
 
 const VERSION = 1;
@@ -49,9 +50,9 @@ export class TokenCipher {
   constructor(secret: SecretKey) {
     if (secret.key.length !== 32) throw new Error("the token key must be 32 bytes");
     // Separate keys per purpose, so the fingerprints say nothing about the encryption key.
-    this.encKey = derive(secret.key, "dvault token encryption v1");
-    this.fingerprintKey = derive(secret.key, "dvault refresh-token fingerprint v1");
-    this.keyId = derive(secret.key, "dvault key id v1").subarray(0, KEY_ID_LENGTH);
+    this.encKey = deriveKey(secret.key, "dvault token encryption v1");
+    this.fingerprintKey = deriveKey(secret.key, "dvault refresh-token fingerprint v1");
+    this.keyId = deriveKey(secret.key, "dvault key id v1").subarray(0, KEY_ID_LENGTH);
     this.keySource = describeKeySource(secret);
   }
 
@@ -91,10 +92,6 @@ export class TokenCipher {
   fingerprint(token: string): string {
     return createHmac("sha256", this.fingerprintKey).update(token, "utf8").digest("hex");
   }
-}
-
-function derive(key: Buffer, info: string): Buffer {
-  return Buffer.from(hkdfSync("sha256", key, Buffer.alloc(0), info, 32));
 }
 
 function aadBytes({ accountId, field }: TokenAad): Buffer {

@@ -6,6 +6,7 @@
 // already saw in the message. Revoking every link means changing the secret key, which the stored tokens
 // are encrypted under too (src/crypto/token-cipher.ts): every account then logs in again.
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { deriveKey } from "../crypto/derive-key.ts";
 import type { ThumbVariantName } from "./thumbnails.ts";
 
 /** The query parameter that carries the mac; src/redact.ts scrubs it from any log line. */
@@ -15,7 +16,7 @@ const SIG_BYTES = 16;
 
 /** The key the links are signed with, derived from the secret key so it cannot stand in for any other key dvault uses. */
 export function thumbLinkKey(secretKey: Buffer): Buffer {
-  return createHmac("sha256", secretKey).update("dvault thumbnail link key\0").digest();
+  return deriveKey(secretKey, "dvault thumbnail link v1");
 }
 
 /** The mac of one variant of one thumbnail under the link key. */

@@ -2,6 +2,7 @@
 // random nonce under the secret key, so the dashboard can show a reader's URL again while the database holds
 // only the nonce and the token's SHA-256 (a copy of the database alone opens no feed); revoking marks the row.
 import { createHash, createHmac, randomBytes } from "node:crypto";
+import { deriveKey } from "../../crypto/derive-key.ts";
 import type { FeedTokenRepository } from "../../db/feed-token.repository.ts";
 import { UserError } from "../../errors.ts";
 
@@ -16,7 +17,7 @@ export function newFeedNonce(): Buffer {
 
 /** The token of a nonce under the secret key; the same key and nonce give the same token. */
 export function feedToken(key: Buffer, nonce: Buffer): string {
-  const mac = createHmac("sha256", key).update("dvault feed token\0").update(nonce).digest();
+  const mac = createHmac("sha256", deriveKey(key, "dvault feed token v1")).update(nonce).digest();
   return `${FEED_TOKEN_PREFIX}${mac.toString("base64url")}`;
 }
 
