@@ -2,9 +2,11 @@
 // files than one claiming batch (DVAULT_DOWNLOAD_CLAIM_BATCH made small, as a big account makes 500 small):
 // the download run works batch after batch until none is due, its summary says what is left and why, and the exit
 // code is 0 only when nothing it could have done now is left (src/downloads/run-once.ts, src/errors.ts).
+import { spawn } from "node:child_process";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
-import { runDvault } from "../helpers/dvault-cli.ts";
+import { collectRun, runDvault } from "../helpers/dvault-cli.ts";
 
 /** A claim takes 4 rows; the account has about 30 due files, so about 8 claims. */
 const BATCH = 4;
@@ -41,6 +43,11 @@ describe("download --once on more due files than one claiming batch", () => {
       const due = (before.queued ?? 0) + (before.wanted ?? 0);
       expect(due).toBeGreaterThan(BATCH * 5);
       expect(before.queued ?? 0).toBeGreaterThan(BATCH);
+      // No worker runs: status says the queued rows are due, not done.
+      const pending = await dvault(h, ["status"]);
+      expect(pending.stdout).toContain(
+        `  ${due} due now (${before.queued} queued for a worker that is not running): start the worker, or run dvault download --once`,
+      );
 
       const run = await dvault(h, ["download", "--once"]);
       expect(run.code, run.stderr).toBe(0);
@@ -51,6 +58,9 @@ describe("download --once on more due files than one claiming batch", () => {
       expect(handled).toBe(due);
       expect(run.stdout).toMatch(new RegExp(`^done\\s+${after.done ?? 0}\\b`, "m"));
       expect(run.stdout).toMatch(/^left\s+nothing: every due file was handled$/m);
+      const status = await dvault(h, ["status", "--json"]);
+      expect(JSON.parse(status.stdout)).toMatchObject({ downloads: { dueNow: 0, queued: 0 } });
+      expect((await dvault(h, ["status"])).stdout).toContain("  done for now: nothing is due");
     } finally {
       await h.close();
     }
@@ -77,6 +87,46 @@ describe("download --once on more due files than one claiming batch", () => {
       const text = await dvault(h, ["download", "--once"]);
       expect(text.code, text.stderr).toBe(0);
       expect(text.stdout).toMatch(new RegExp(`^left\\s+${originals} wait for the next quota window \\(\\d{4}-\\d\\d-\\d\\dT`, "m"));
+    } finally {
+      await h.close();
+    }
+  }, 90_000);
+
+  it("stopped by Ctrl-C: says so, exits 130, leaves the rest wanted, and the next run finishes it", async () => {
+    const h = await syncedAccount();
+    try {
+      // Every file transfer takes a second: the run is still busy when the signal comes.
+      h.sim.faults.add({ route: "/_cdn", kind: "latency", latencyMs: 1000 });
+      const started = Date.now();
+      const child = spawn(process.execPath, [path.resolve("bin/dvault.js"), "download", "--once"], {
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOME: "/nonexistent-home",
+          LOG_LEVEL: "warn",
+          REDIS_URL: h.redis.url,
+          ...h.env,
+          DVAULT_DOWNLOAD_CLAIM_BATCH: String(BATCH),
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const done = collectRun(child, started);
+      // Once the first original is paid for and on its way, Ctrl-C.
+      await expect.poll(() => h.sim.log().some((e) => e.path.startsWith("/_cdn/")), { timeout: 30_000, interval: 50 }).toBe(true);
+      child.kill("SIGINT");
+      const run = await done;
+      expect(run.code, run.stdout + run.stderr).toBe(130);
+      expect(run.stdout).toMatch(/^STOPPED before the end: run dvault download --once again to continue/m);
+      expect(run.stderr).toMatch(/stopped before the end; \d+ file\(s\) left: run dvault download --once again to continue/);
+      // Nothing was given up: what was not stored waits, wanted or in the (absent) worker's queue.
+      const stopped = await statusCounts(h);
+      expect(stopped.failed ?? 0).toBe(0);
+      expect((stopped.wanted ?? 0) + (stopped.queued ?? 0)).toBeGreaterThan(0);
+
+      h.sim.faults.clear();
+      const again = await dvault(h, ["download", "--once"]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/^left\s+nothing: every due file was handled$/m);
+      expect((await statusCounts(h)).wanted ?? 0).toBe(0);
     } finally {
       await h.close();
     }
