@@ -131,9 +131,8 @@ due AS (
   WHERE (d.account_id IS NULL OR d.account_id = a.id)
     AND (
       (d.queued_at IS NULL AND (d.status IN ('wanted', 'queued') OR (d.status IN ('deferred_quota', 'degraded', 'failed') AND d.next_attempt_at <= $2)))
-      OR ($5 AND d.queued_at IS NOT NULL AND d.status IN ('wanted', 'queued', 'deferred_quota', 'degraded'))
+      OR (d.queued_at <= $5 AND d.status IN ('wanted', 'queued', 'deferred_quota', 'degraded'))
     )
-    AND d.id <> ALL($6::bigint[])
   ORDER BY rank, v.published_at DESC NULLS LAST, d.id
   LIMIT $4
   FOR UPDATE OF d SKIP LOCKED

@@ -181,27 +181,13 @@ export class DownloadRepository {
    * Claims due rows for an account in priority order (its classes in `classes` order, then newest first)
    * and marks them queued: wanted rows, deferred or degraded rows whose next window has come, and failed
    * rows whose retry is due (a permanent failure has no next attempt and is never due). Rows
-   * already queued are claimed again only with `includeQueued` (a run that lost its queue, or `download --once`
-   * taking over what a queue holds: a per-file lock keeps two processes from one file). Rows of
+   * already queued are claimed again only when queued at or before `queuedBefore` (`download --once` taking over what a
+   * queue held when it started — a killed run's, a stopped worker's — but never its own claims; a per-file lock
+   * keeps two processes from one file). Rows of
    * another account are left alone; unattributed rows become this account's.
    */
-  async claimDueDownloads(args: {
-    accountId: number;
-    now: Date;
-    classes: readonly string[];
-    limit: number;
-    includeQueued?: boolean;
-    /** Rows not to claim (a run's own, already handled). */
-    exclude?: readonly string[];
-  }): Promise<ClaimedDownload[]> {
-    const { rows } = await this.db.query<ClaimedRow>(CLAIM_DUE, [
-      args.accountId,
-      args.now,
-      [...args.classes],
-      args.limit,
-      args.includeQueued === true,
-      [...(args.exclude ?? [])],
-    ]);
+  async claimDueDownloads(args: { accountId: number; now: Date; classes: readonly string[]; limit: number; queuedBefore?: Date }): Promise<ClaimedDownload[]> {
+    const { rows } = await this.db.query<ClaimedRow>(CLAIM_DUE, [args.accountId, args.now, [...args.classes], args.limit, args.queuedBefore ?? null]);
     return rows.map(toClaimed).sort(byPriority);
   }
 

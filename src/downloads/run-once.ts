@@ -280,29 +280,38 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   };
 
   // Rows come in priority order, a batch at a time, until a claim finds none due: a batch is a unit of claiming,
-  // never a ceiling of the run. Every claim also takes over rows a queue holds (a killed run's, a stopped
-  // worker's; a running worker keeps the file it is on through the per-file lock) but none this run has had.
+  // never a ceiling of the run. Every claim also takes over rows a queue held when the run began (a killed run's,
+  // a stopped worker's; a running worker keeps the file it is on through the per-file lock), never the run's own
+  // claims, which are stamped after its start even on a clock that stands still: a file another process holds
+  // past the busy wait is left to it.
   const exhausted = new Set<number>();
+  const runStart = new Date(services.now());
+  const claimTime = () => new Date(Math.max(services.now(), runStart.getTime() + 1));
   const had = new Set<string>();
   const claim = async (): Promise<ClaimedDownload[]> => {
     for (const account of accounts) {
       if (exhausted.has(account.id) || lost.has(account.id)) continue;
       const rows = await deps.repo.claimDueDownloads({
         accountId: account.id,
-        now: new Date(services.now()),
+        now: claimTime(),
         classes: services.config.downloadPriority,
         limit: batch,
-        includeQueued: true,
-        exclude: [...had],
+        queuedBefore: runStart,
       });
-      if (rows.length === 0) {
+      // A claim of nothing new (rows this run already had, left due by their outcome) ends the account's claims:
+      // the run never loops on the same files.
+      const fresh = rows.filter((r) => !had.has(r.id));
+      const again = rows.filter((r) => had.has(r.id));
+      for (const r of again) await deps.repo.releaseDownload(r.id, new Date(services.now()));
+      if (again.length > 0) log.warn({ account: account.name, rows: again.length }, "rows this run already handled are due again: left for the next run");
+      if (fresh.length === 0) {
         exhausted.add(account.id);
         continue;
       }
-      for (const r of rows) had.add(r.id);
-      held.push(...rows.map(heldRowItem));
-      await lease.hold(rows.map(heldRowItem));
-      return rows;
+      for (const r of fresh) had.add(r.id);
+      held.push(...fresh.map(heldRowItem));
+      await lease.hold(fresh.map(heldRowItem));
+      return fresh;
     }
     return [];
   };
