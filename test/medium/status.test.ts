@@ -21,6 +21,7 @@ import {
   NotArchivableSchema,
   QueueStatusSchema,
   PacingStatusSchema,
+  QuotaStatusSchema,
   SourceStatusSchema,
   StatusReportSchema,
   WorkerStatusSchema,
@@ -83,7 +84,14 @@ describe(collectStatus.name, () => {
     expect(report.downloads.byStatus.done).toBe(2);
     expect(report.downloads.bytesStored).toBe(files[0]!.size + files[1]!.size);
     expect(report.downloads.quota).toEqual([
-      expect.objectContaining({ account: h.account.name, used: 0, limit: h.services.config.downloadQuota, remaining: h.services.config.downloadQuota }),
+      expect.objectContaining({
+        account: h.account.name,
+        used: 0,
+        limit: h.services.config.downloadQuota,
+        limitFrom: "configured",
+        configuredLimit: h.services.config.downloadQuota,
+        remaining: h.services.config.downloadQuota,
+      }),
     ]);
     expect(report.archive).toMatchObject({ dir: archiveDir, exists: true, files: 2, sizeBytes: files[0]!.size + files[1]!.size });
     expect(report.archive).toMatchObject({ storage: "local", store: archiveDir });
@@ -241,6 +249,7 @@ describe("docs/status.md", () => {
       ArchiveStatusSchema,
       WorkerStatusSchema,
       PacingStatusSchema,
+      QuotaStatusSchema,
       NotArchivableSchema,
       NotArchivableReasonSchema,
       NotArchivableArtistSchema,
