@@ -18,7 +18,6 @@ export type OverviewActions = { csrf: string; notice?: string | undefined };
 export function overviewPage(r: StatusReport, actions?: OverviewActions, feeds: readonly PageFeed[] = []): string {
   const now = Date.parse(r.generatedAt);
   const d = r.downloads;
-  const stored = (d.byStatus.done ?? 0) + (d.byStatus.degraded ?? 0);
   const failedJobs = r.queues.reduce((n, q) => n + q.failed, 0);
   const diskUsed = r.archive.totalBytes && r.archive.freeBytes !== null ? 1 - r.archive.freeBytes / r.archive.totalBytes : null;
   const body = html`
@@ -30,7 +29,7 @@ ${r.unreadable.count ? unreadableNotice(r.unreadable, now) : ""}
 <div class="card"><div class="stats">
   <div class="stat"><b>${r.accounts.filter((a) => a.kind === "user").length}</b><span>accounts</span></div>
   <div class="stat"><b>${r.sources.length}</b><span>sync sources</span></div>
-  <div class="stat"><b>${stored}</b><span>files archived</span></div>
+  <div class="stat"><b>${r.archive.files}</b><span>files archived</span></div>
   <div class="stat"><b>${formatBytes(r.archive.sizeBytes)}</b><span>archive size</span></div>
   <div class="stat"><b>${formatBytes(r.archive.freeBytes)}</b><span>free disk</span></div>
   <div class="stat"><b>${failedJobs}</b><span>failed jobs</span></div>
