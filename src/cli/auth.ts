@@ -165,7 +165,7 @@ export function registerAuthCommand(program: Command): void {
     .addOption(new Option("--basic-auth", "send the client credentials with HTTP Basic (default)").conflicts("formAuth"))
     .addOption(new Option("--form-auth", "send the client credentials as form parameters").conflicts("basicAuth"))
     .option("--no-browser", "only print the URL; don't try to open a browser")
-    .option("--timeout <seconds>", "how long to wait for the browser", "600")
+    .option("--timeout <seconds>", "how long to wait for the browser, in whole seconds (1 to 86400)", "600")
     .addHelpText(
       "after",
       "\nThe redirect goes to DVAULT_REDIRECT_URI (default http://127.0.0.1:8788/callback), which must be registered with your app;\ndvault listens on its host and port. With --paste nothing listens: open the URL anywhere, approve, then paste the address you land on.",
