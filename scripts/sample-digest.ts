@@ -79,6 +79,8 @@ const base: Omit<DigestData, "counts"> = {
       { account: "mira", deviation: moth, people: 4, names: ["driftRune", "fableInk", "mossyEcho", "saffronPixel"], latestAt: at("2026-11-02T19:40:00Z") },
       { account: "mira", deviation: meadow, people: 1, names: ["quietKite"], latestAt: at("2026-11-02T15:03:00Z") },
     ],
+    favesTotal: 17,
+    favedWorks: 3,
     comments: [
       {
         account: "mira",
@@ -103,6 +105,7 @@ const base: Omit<DigestData, "counts"> = {
       { account: "mira", username: "paperComet", usericon: null, at: at("2026-11-02T16:30:00Z") },
       { account: "mira", username: "hollowTide", usericon: null, at: at("2026-11-03T05:10:00Z") },
     ],
+    watchersTotal: 3,
     other: [],
   },
   mentions: [

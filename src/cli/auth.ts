@@ -77,6 +77,15 @@ function reportScopes(requested: readonly string[], granted: readonly string[] |
   }
 }
 
+/** `--timeout` as given, in ms: the wait and its messages use this number, never a floor or a default in its place. */
+function loginTimeoutMs(value: string): number {
+  const seconds = Number(value);
+  if (!/^\d+$/.test(value.trim()) || seconds < 1 || seconds > 86_400) {
+    throw new UserError(`--timeout expects a whole number of seconds from 1 to 86400, not "${value}"`);
+  }
+  return seconds * 1000;
+}
+
 function openBrowser(url: string): void {
   const opener = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
   if (process.platform === "linux" && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) return;
@@ -156,7 +165,7 @@ export function registerAuthCommand(program: Command): void {
     .addOption(new Option("--basic-auth", "send the client credentials with HTTP Basic (default)").conflicts("formAuth"))
     .addOption(new Option("--form-auth", "send the client credentials as form parameters").conflicts("basicAuth"))
     .option("--no-browser", "only print the URL; don't try to open a browser")
-    .option("--timeout <seconds>", "how long to wait for the browser", "600")
+    .option("--timeout <seconds>", "how long to wait for the browser, in whole seconds (1 to 86400)", "600")
     .addHelpText(
       "after",
       "\nThe redirect goes to DVAULT_REDIRECT_URI (default http://127.0.0.1:8788/callback), which must be registered with your app;\ndvault listens on its host and port. With --paste nothing listens: open the URL anywhere, approve, then paste the address you land on.",
@@ -172,12 +181,12 @@ export function registerAuthCommand(program: Command): void {
         browser: boolean;
         timeout: string;
       }) => {
+        const timeoutMs = loginTimeoutMs(opts.timeout);
         await withContext(async (ctx) => {
           await assertReadyToSpend(ctx);
           const mode = opts.implicit ? "token" : "code";
           const scopes = normaliseScopes(DEFAULT_SCOPES, opts.scopes);
           const clientAuth = clientAuthOf(opts, ctx.oauth);
-          const timeoutMs = Math.max(10, Number(opts.timeout) || 600) * 1000;
           const login = await interactiveLogin({
             oauth: ctx.oauth,
             redirectUri: ctx.config.redirectUri,
@@ -196,7 +205,7 @@ export function registerAuthCommand(program: Command): void {
               note(`  ${url}`);
               note("");
               if (opts.paste) note(`After approving, paste the URL your browser ends up on (it starts with ${ctx.config.redirectUri}):`);
-              else note(`Waiting for the redirect to ${ctx.config.redirectUri} ...`);
+              else note(`Waiting for the redirect to ${ctx.config.redirectUri} (up to ${timeoutMs / 1000} s, --timeout) ...`);
               if (opts.browser) openBrowser(url);
             },
             ...(opts.paste ? { readPastedUrl: () => readLine("> ") } : {}),

@@ -8,6 +8,7 @@ import { cliLogger } from "./output/mode.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
 import { createServices } from "../services.ts";
 import { collectStatus } from "../status/collect.ts";
+import { quotaServedLine } from "../status/quota-words.ts";
 import { notArchivableLines } from "../text/not-archivable.ts";
 import type { StatusReport } from "../status/schema.ts";
 import { formatBytes, formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../status/units.ts";
@@ -118,6 +119,8 @@ export function formatStatus(r: StatusReport, schemaProblem?: string): string {
   if (failedForGood > 0) out.push(`  ${failedForGood} failed for good (the service refused them): not retried`);
   for (const q of d.quota) {
     out.push(`  quota ${q.account}: ${q.used} of ${q.limit} used this week, ${q.remaining} left`);
+    const served = quotaServedLine(q);
+    if (served) out.push(`    ${served}`);
     if (q.exhaustedReason) out.push(`    spent for this week: ${q.exhaustedReason}`);
   }
 

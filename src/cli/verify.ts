@@ -59,10 +59,14 @@ export function registerVerifyCommand(program: Command): void {
         "re-hashes each. With --fix, corrupt bytes are set aside under .corrupt/ before the row is wanted again:",
         "moved in the local folder; in a bucket copied to a .corrupt/<name>.<time> key, then removed.",
         "",
+        "Thumbnails are made from the originals after they are stored (a running worker, dvault thumbnails --once,",
+        'or the dashboard or a digest when it first shows one): a file without any is "not made yet"; "missing"',
+        "means made, then gone. Thumbnails never change the exit code.",
+        "",
         "Exit codes: 0 the archive is whole (or --fix wanted what was not), 2 files are missing or corrupt, 3 PostgreSQL, Redis or the store unreachable (files that could not be read are never set aside).",
       ].join("\n"),
     )
-    .option("--fix", "want missing and corrupt files again (corrupt bytes are set aside under .corrupt/ first), and make missing thumbnails")
+    .option("--fix", "want missing and corrupt files again (corrupt bytes are set aside under .corrupt/ first), and make the thumbnails that are not there")
     .option("--deep", "re-hash every object (the default for the local folder)")
     .option("--no-deep", "compare sizes only (the default for an S3 bucket)")
     .option("--json", "print the report as JSON")

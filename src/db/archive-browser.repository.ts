@@ -141,26 +141,39 @@ export function fileOf(r: FileRow): StoredFileRef | null {
 export class ArchiveBrowserRepository {
   constructor(private readonly db: Queryable) {}
 
-  /** Newest published first; filters combine. `total`: how many items the filters match. */
+  /**
+   * Newest published first; filters combine. `total`: how many items the filters match, counted by the same
+   * statement that reads the page, so the page's positions and the total always agree (the lightbox's "99 of 497").
+   */
   async recentItems(filter: BrowseFilter): Promise<{ items: ItemCard[]; hasMore: boolean; total: number }> {
     const params = [filter.artist || null, filter.folder || null, filter.collection || null, filter.archivedOnly ?? false];
-    const [{ rows }, count] = await Promise.all([
-      this.db.query<CardRow>(
-        `SELECT d.deviationid, d.title, d.type::text AS type, d.published_at, u.username AS artist, d.is_mature,
-           d.removed_at, d.removed_reason::text AS removed_reason, f.*
-         FROM deviations d
-         LEFT JOIN users u ON u.userid = d.author_userid
-         LEFT JOIN LATERAL (${BEST_FILE}) f ON true
+    const { rows } = await this.db.query<CardRow & { total: number }>(
+      `WITH page AS (
+         SELECT d.deviationid, count(*) OVER ()::int AS total
+         FROM deviations d LEFT JOIN users u ON u.userid = d.author_userid
          ${BROWSE_WHERE}
          ORDER BY d.published_at DESC NULLS LAST, d.deviationid
-         LIMIT $5 OFFSET $6`,
-        [...params, filter.limit + 1, filter.offset],
-      ),
-      this.db.query<{ total: number }>(
-        `SELECT count(*)::int AS total FROM deviations d LEFT JOIN users u ON u.userid = d.author_userid ${BROWSE_WHERE}`,
-        params,
-      ),
-    ]);
+         LIMIT $5 OFFSET $6)
+       SELECT p.total, d.deviationid, d.title, d.type::text AS type, d.published_at, u.username AS artist, d.is_mature,
+         d.removed_at, d.removed_reason::text AS removed_reason, f.*
+       FROM page p
+       JOIN deviations d ON d.deviationid = p.deviationid
+       LEFT JOIN users u ON u.userid = d.author_userid
+       LEFT JOIN LATERAL (${BEST_FILE}) f ON true
+       ORDER BY d.published_at DESC NULLS LAST, d.deviationid`,
+      [...params, filter.limit + 1, filter.offset],
+    );
+    // A page past the end has no row to carry the count: it is counted on its own.
+    const total =
+      rows[0]?.total ??
+      (filter.offset > 0
+        ? ((
+            await this.db.query<{ total: number }>(
+              `SELECT count(*)::int AS total FROM deviations d LEFT JOIN users u ON u.userid = d.author_userid ${BROWSE_WHERE}`,
+              params,
+            )
+          ).rows[0]?.total ?? 0)
+        : 0);
     const items = rows.slice(0, filter.limit).map((r) => ({
       deviationid: r.deviationid,
       title: r.title,
@@ -172,7 +185,7 @@ export class ArchiveBrowserRepository {
       removedReason: r.removed_reason,
       file: fileOf(r),
     }));
-    return { items, hasMore: rows.length > filter.limit, total: count.rows[0]?.total ?? 0 };
+    return { items, hasMore: rows.length > filter.limit, total };
   }
 
   /** Items per month of publication, newest first, under the same filters (the grid's date scrubber). */

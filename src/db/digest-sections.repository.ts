@@ -23,9 +23,16 @@ export type DevColumns = {
 };
 
 export type AccountRowDb = { name: string; username: string | null; sources: number; baselines: number };
-export type FaveRowDb = DevColumns & { account: string; people: number; names: string[] | null; latest_at: Date | null };
+export type FaveRowDb = DevColumns & {
+  account: string;
+  people: number;
+  names: string[] | null;
+  latest_at: Date | null;
+  total_people: number;
+  total_works: number;
+};
 export type CommentRowDb = DevColumns & { account: string; type: string | null; author: string | null; body: string | null; ts: Date | null; total: number };
-export type WatcherRowDb = { account: string; username: string; usericon: string | null; at: Date };
+export type WatcherRowDb = { account: string; username: string; usericon: string | null; at: Date; total: number };
 export type OtherRowDb = { account: string; box: string; type: string; count: number; latest_at: Date | null };
 export type MentionRowDb = DevColumns & { account: string; type: string | null; by: string | null; body: string | null; ts: Date | null; total: number };
 export type NoteRowDb = {
@@ -170,10 +177,13 @@ SELECT a.name, a.username,
   (SELECT count(*) FROM digest_baselines b WHERE b.account_id = a.id)::int AS baselines
 FROM accounts a WHERE a.kind = 'user' ORDER BY a.name`;
 
+// total_people and total_works count every faved work of the window, not only the LIMIT shown (window functions run
+// before LIMIT): the digest's "N faves" and "…and N more" come from them.
 const FAVES = `
 SELECT a.name AS account, count(DISTINCT COALESCE(m.originator_userid, m.messageid))::int AS people,
   (array_agg(DISTINCT u.username ORDER BY u.username) FILTER (WHERE u.username IS NOT NULL))[1:6] AS names,
-  max(m.ts) AS latest_at, ${DEV("d")}
+  max(m.ts) AS latest_at, (sum(count(DISTINCT COALESCE(m.originator_userid, m.messageid))) OVER ())::int AS total_people,
+  count(*) OVER ()::int AS total_works, ${DEV("d")}
 FROM messages m
 JOIN accounts a ON a.id = m.account_id
 ${BASELINE("b", "m.account_id", "messages")}
@@ -209,7 +219,7 @@ WITH fresh AS (
   FROM watch_relations w ${BASELINE("b", "w.account_id", "profile")}
   WHERE w.kind = 'watcher' AND ${NEW("w", "b")}
 )
-SELECT a.name AS account, u.username, u.usericon, min(f.at) AS at
+SELECT a.name AS account, u.username, u.usericon, min(f.at) AS at, count(*) OVER ()::int AS total
 FROM fresh f JOIN accounts a ON a.id = f.account_id JOIN users u ON u.userid = f.userid
 GROUP BY a.name, u.userid, u.username, u.usericon
 ORDER BY at, u.username

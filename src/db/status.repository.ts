@@ -18,7 +18,6 @@ FROM downloads d
 WHERE (d.status IN ('wanted', 'queued') OR (d.status = 'failed' AND d.next_attempt_at IS NOT NULL)) AND (${BLOCKED_ROW})`;
 
 export type DownloadStatusCount = { status: string; n: number; bytes: string | null };
-export type QuotaUsageRow = { account_id: number; used: number; exhausted_at: Date | null; exhausted_reason: string | null };
 
 export class StatusRepository {
   constructor(private readonly db: Queryable) {}
@@ -49,21 +48,6 @@ export class StatusRepository {
        WHERE d.status = 'failed' AND d.next_attempt_at IS NOT NULL AND NOT (${BLOCKED_ROW})`,
     );
     return rows[0];
-  }
-
-  /** Each account's use of the service's weekly allowance in the week that starts on `weekStart` (a date). */
-  async quotaUsage(weekStart: string): Promise<QuotaUsageRow[]> {
-    const { rows } = await this.db.query<QuotaUsageRow>(
-      "SELECT account_id, used, exhausted_at, exhausted_reason FROM download_quota_usage WHERE week_start = $1::date",
-      [weekStart],
-    );
-    return rows;
-  }
-
-  /** Each account's own weekly allowance, null where the configured default holds. */
-  async accountAllowances(): Promise<Map<number, number | null>> {
-    const { rows } = await this.db.query<{ id: number; q: number | null }>("SELECT id, download_quota AS q FROM accounts");
-    return new Map(rows.map((r) => [r.id, r.q]));
   }
 
   /** Stored files and their bytes (as text); content-addressed files shared between downloads count once. */

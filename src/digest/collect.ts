@@ -86,9 +86,12 @@ export async function collectDigest(opts: CollectOptions): Promise<DigestData> {
     accounts: accounts.map((a) => ({ name: a.name, username: a.username, baselineComplete: a.baselines >= a.sources && a.sources > 0 })),
     feedback: {
       faves: faves.map(toFave),
+      favesTotal: faves[0]?.total_people ?? 0,
+      favedWorks: faves[0]?.total_works ?? 0,
       comments: comments.map(toComment),
       commentsTotal: comments[0]?.total ?? 0,
       watchers: watchers.map((r): WatcherItem => ({ account: r.account, username: r.username, usericon: r.usericon, at: r.at })),
+      watchersTotal: watchers[0]?.total ?? 0,
       other: other.map((r): NotificationGroup => ({ account: r.account, box: r.box, type: r.type, count: r.count, latestAt: r.latest_at })),
     },
     mentions: mentions.map(toMention),
@@ -118,9 +121,9 @@ export function countDigest(d: Omit<DigestData, "counts">): DigestCounts {
     (h.downloadsPaused.paused ? 1 : 0) +
     ("low" in h.disk && h.disk.low ? 1 : 0);
   return {
-    faves: d.feedback.faves.reduce((n, f) => n + f.people, 0),
+    faves: d.feedback.favesTotal,
     comments: d.feedback.commentsTotal,
-    watchers: d.feedback.watchers.length,
+    watchers: d.feedback.watchersTotal,
     mentions: d.mentionsTotal,
     notifications: d.feedback.other.reduce((n, o) => n + o.count, 0),
     notes: d.notes.total,

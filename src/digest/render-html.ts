@@ -151,7 +151,7 @@ function feedbackHtml(data: DigestData, tz: string): SafeHtml {
           html`<span style="display:inline-block;margin:0 6px 6px 0;padding:3px 10px;border-radius:12px;background:${C.accentSoft};${text(13, C.ink)}">${n}</span>`,
       )}</div>`,
   );
-  return html`${rows.length ? list(rows) : ""}${more(f.comments.length, f.commentsTotal, "comment")}${watchers}`;
+  return html`${rows.length ? list(rows) : ""}${more(f.faves.length, f.favedWorks, "faved work")}${more(f.comments.length, f.commentsTotal, "comment")}${watchers}${more(f.watchers.length, f.watchersTotal, "new watcher")}`;
 }
 
 function mentionsHtml(data: DigestData, tz: string): SafeHtml {

@@ -44,9 +44,11 @@ export function digestText(data: DigestData, opts: RenderOptions): string {
       );
       for (const l of c.body.split("\n")) line(`    > ${l}`);
     }
+    if (f.favedWorks > f.faves.length) line(`  …and ${plural(f.favedWorks - f.faves.length, "faved work")} more`);
     if (f.commentsTotal > f.comments.length) line(`  …and ${plural(f.commentsTotal - f.comments.length, "comment")} more`);
     for (const o of f.other) line(`  ${acct(o.account)}${plural(o.count, `${clean(o.type)} notification`)}`);
     for (const [account, names] of watchersByAccount(data)) line(`  New watchers${account ? ` of ${clean(account)}` : ""}: ${names.join(", ")}`);
+    if (f.watchersTotal > f.watchers.length) line(`  …and ${plural(f.watchersTotal - f.watchers.length, "new watcher")} more`);
   }
   if (data.mentions.length) {
     line();

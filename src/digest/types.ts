@@ -141,10 +141,17 @@ export type DigestData = {
   /** Accounts the digest covers (by local name) and whether their initial sync has completed. */
   accounts: Array<{ name: string; username: string | null; baselineComplete: boolean }>;
   feedback: {
+    /** The most faved works of the window (a page of them). */
     faves: FaveGroup[];
+    /** Faves of the window in all, on every work, not only those in `faves`. */
+    favesTotal: number;
+    /** Works faved in the window in all (`faves` shows the first of them). */
+    favedWorks: number;
     comments: CommentItem[];
     commentsTotal: number;
+    /** New watchers (a page of them); `watchersTotal` counts them all. */
     watchers: WatcherItem[];
+    watchersTotal: number;
     other: NotificationGroup[];
   };
   mentions: MentionItem[];

@@ -2,7 +2,7 @@
 // account's allowance (its own, else DVAULT_DOWNLOAD_QUOTA) and the count of successful
 // /deviation/download calls kept in Postgres, on an injectable clock.
 import type { DownloadPriorityClass } from "../config.ts";
-import type { DownloadQuotaRepository } from "../db/download-quota.repository.ts";
+import type { DownloadQuotaRepository, QuotaWeek } from "../db/download-quota.repository.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
 const WEEK_MS = 7 * DAY_MS;
@@ -26,16 +26,11 @@ export function weekKey(weekStart: Date): string {
   return weekStart.toISOString().slice(0, 10);
 }
 
-export type QuotaState = {
+export type QuotaState = QuotaWeek & {
   accountId: number;
   weekStart: Date;
-  allowance: number;
-  used: number;
-  remaining: number;
   /** The service refused as if this week's allowance were spent. */
   exhausted: boolean;
-  /** What it answered: the refusal seen (docs/service-behaviour.md#quota-weekly, #quota-as-500). */
-  exhaustedReason: string | null;
   nextWindow: Date;
 };
 
@@ -60,18 +55,8 @@ export class DownloadQuota {
   async state(accountId: number): Promise<QuotaState> {
     const now = this.options.now();
     const weekStart = serviceWeekStart(now);
-    const usage = await this.options.repo.usage({ accountId, weekStart: weekKey(weekStart), defaultAllowance: this.options.defaultAllowance });
-    const exhausted = usage.exhaustedAt !== null;
-    return {
-      accountId,
-      weekStart,
-      allowance: usage.allowance,
-      used: usage.used,
-      remaining: exhausted ? 0 : Math.max(0, usage.allowance - usage.used),
-      exhausted,
-      exhaustedReason: exhausted ? (usage.exhaustedReason ?? "the service refused an original download this week") : null,
-      nextWindow: nextQuotaWindow(now),
-    };
+    const week = await this.options.repo.usage({ accountId, weekStart: weekKey(weekStart), defaultAllowance: this.options.defaultAllowance });
+    return { ...week, accountId, weekStart, exhausted: week.exhaustedAt !== null, nextWindow: nextQuotaWindow(now) };
   }
 
   /** Takes one download from this week's allowance, atomically; undefined when none is left. */
@@ -98,7 +83,6 @@ export class DownloadQuota {
     await this.options.repo.markExhausted({
       accountId,
       weekStart: weekKey(serviceWeekStart(now)),
-      defaultAllowance: this.options.defaultAllowance,
       at: new Date(now),
       reason,
     });

@@ -11,7 +11,8 @@ import { describeBucket } from "../config/storage.ts";
 import type { AccountRepository, AccountRow } from "../db/account.repository.ts";
 import { DownloadRepository } from "../db/download.repository.ts";
 import { collectNotArchivable } from "../db/not-archivable.repository.ts";
-import { StatusRepository, type QuotaUsageRow } from "../db/status.repository.ts";
+import { DownloadQuotaRepository, type QuotaWeek } from "../db/download-quota.repository.ts";
+import { StatusRepository } from "../db/status.repository.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { UnreadableResponseRepository } from "../db/unreadable-response.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
@@ -273,22 +274,27 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
   out.dueNow = left?.dueNow ?? 0;
   out.queued = left?.queued ?? 0;
 
-  const usage = await optional("quota", () => repo.quotaUsage(weekStart.toISOString().slice(0, 10)), [] as QuotaUsageRow[]);
-  const overrides = await optional("allowances", () => repo.accountAllowances(), new Map<number, number | null>());
-  const usedBy = new Map(usage.map((u) => [u.account_id, u]));
+  // One read of the quota ledger, derived as the downloads decide by it (download-quota.repository.ts#quotaWeekOf).
+  const weeks = await optional(
+    "quota",
+    () =>
+      new DownloadQuotaRepository(deps.pool).usageOfAccounts({ weekStart: weekStart.toISOString().slice(0, 10), defaultAllowance: deps.config.downloadQuota }),
+    new Map<number, QuotaWeek>(),
+  );
   for (const row of rows) {
-    if (row.kind !== "user") continue;
-    const used = usedBy.get(row.id)?.used ?? 0;
-    const limit = overrides.get(row.id) ?? deps.config.downloadQuota;
+    const week = weeks.get(row.id);
+    if (row.kind !== "user" || !week) continue;
     out.quota.push({
       accountId: row.id,
       account: row.name,
       weekStart: weekStart.toISOString(),
-      used,
-      limit,
-      remaining: Math.max(0, limit - used),
-      exhaustedAt: iso(usedBy.get(row.id)?.exhausted_at ?? null),
-      exhaustedReason: usedBy.get(row.id)?.exhausted_reason ?? (usedBy.get(row.id)?.exhausted_at ? "the service refused an original download this week" : null),
+      used: week.used,
+      limit: week.allowance,
+      limitFrom: week.allowanceFrom,
+      configuredLimit: week.configured,
+      remaining: week.remaining,
+      exhaustedAt: iso(week.exhaustedAt),
+      exhaustedReason: week.exhaustedReason,
     });
   }
   const pause = await readPausedFlag(deps.redis, `${deps.config.redisPrefix}:downloads:paused`).catch((err: unknown) => {

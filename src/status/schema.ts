@@ -78,7 +78,11 @@ export const QuotaStatusSchema = z.object({
   /** Monday 00:00 UTC of the current service week. */
   weekStart: isoTime,
   used: z.number().int(),
+  /** The week's allowance: configuredLimit, or what the service allowed when it refused before that (limitFrom). */
   limit: z.number().int(),
+  limitFrom: z.enum(["configured", "service"]),
+  /** The account's own allowance, else DVAULT_DOWNLOAD_QUOTA. */
+  configuredLimit: z.number().int(),
   remaining: z.number().int(),
   exhaustedAt: isoTime.nullable(),
   /** What the service answered when it refused an original as if the week were spent (docs/service-behaviour.md#quota-as-500). */

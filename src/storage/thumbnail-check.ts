@@ -1,13 +1,19 @@
 // `dvault verify`'s look at the thumbnails: every original has both WebP sizes that decode (or its
-// placeholder tile); with `fix`, the missing and unreadable ones are made again.
+// placeholder tile); with `fix`, the missing, unreadable and not yet made ones are made. Thumbnails are made
+// from the originals after they are stored (the worker's thumbnails.backfill, `dvault thumbnails --once`, the
+// dashboard and the digest when they first show one), so a file without any is "not made", never "missing":
+// missing means made and then (partly) gone. None of it changes verify's exit code: the originals are the archive.
 import type { OriginalRef, Thumbnails } from "./thumbnails.ts";
 
 export type ThumbnailCheck = {
   originals: number;
   ok: number;
   placeholders: number;
+  /** Made, then a part went missing or empty (one WebP size of two). */
   missing: string[];
   unreadable: string[];
+  /** Nothing stored yet: never made (files stored since the last backfill, imported, restored), or every piece removed. */
+  notMade: string[];
   /** Made again (with fix). */
   rebuilt: number;
   /** Could not be made again (with fix): key and reason. */
@@ -15,7 +21,7 @@ export type ThumbnailCheck = {
 };
 
 export async function checkThumbnails(thumbs: Thumbnails, opts: { fix: boolean }): Promise<ThumbnailCheck> {
-  const r: ThumbnailCheck = { originals: 0, ok: 0, placeholders: 0, missing: [], unreadable: [], rebuilt: 0, failed: [] };
+  const r: ThumbnailCheck = { originals: 0, ok: 0, placeholders: 0, missing: [], unreadable: [], notMade: [], rebuilt: 0, failed: [] };
   const rebuild = async (o: OriginalRef, force: boolean) => {
     try {
       await thumbs.ensure(o, { force });
@@ -29,8 +35,8 @@ export async function checkThumbnails(thumbs: Thumbnails, opts: { fix: boolean }
     const state = await thumbs.state(o);
     if (state === "placeholder") {
       r.placeholders += 1;
-    } else if (state === "missing") {
-      r.missing.push(o.key);
+    } else if (state === "partial" || state === "none") {
+      (state === "partial" ? r.missing : r.notMade).push(o.key);
       if (opts.fix) await rebuild(o, false);
     } else if (await thumbs.readable(o)) {
       r.ok += 1;
@@ -45,11 +51,18 @@ export async function checkThumbnails(thumbs: Thumbnails, opts: { fix: boolean }
 export function formatThumbnailCheck(r: ThumbnailCheck, fix: boolean): string {
   const broken = r.missing.length + r.unreadable.length;
   const lines = [
-    `thumbnails ${r.ok} ok, ${r.placeholders} placeholder(s), ${r.missing.length} missing, ${r.unreadable.length} unreadable of ${r.originals} file(s)`,
+    `thumbnails ${r.ok} ok, ${r.placeholders} placeholder(s), ${r.missing.length} missing, ${r.unreadable.length} unreadable, ${r.notMade.length} not made yet of ${r.originals} file(s)`,
     ...r.missing.slice(0, 20).map((k) => `  missing    thumbnails of ${k}`),
     ...r.unreadable.slice(0, 20).map((k) => `  unreadable thumbnails of ${k}`),
   ];
-  if (fix && broken > 0) lines.push(`  rebuilt ${r.rebuilt}${r.failed.length ? `, ${r.failed.length} failed: ${r.failed.slice(0, 5).join("; ")}` : ""}`);
-  else if (broken > 0) lines.push(`  run dvault verify --fix (or dvault thumbnails --once) to make the ${broken} missing or unreadable thumbnail set(s)`);
+  if (fix && broken + r.notMade.length > 0)
+    lines.push(`  made ${r.rebuilt}${r.failed.length ? `, ${r.failed.length} failed: ${r.failed.slice(0, 5).join("; ")}` : ""}`);
+  else {
+    if (broken > 0) lines.push(`  run dvault verify --fix (or dvault thumbnails --once) to make the ${broken} missing or unreadable thumbnail set(s) again`);
+    if (r.notMade.length > 0)
+      lines.push(
+        `  the ${r.notMade.length} not made yet are made by a running worker, or when the dashboard or a digest first shows them; dvault thumbnails --once makes them now`,
+      );
+  }
   return lines.join("\n");
 }

@@ -27,6 +27,9 @@ export type OriginalRef = { key: string; sha256: string; size: number; ext: stri
 /** A thumbnail to serve: a WebP, or the placeholder SVG of a file that cannot be decoded. */
 export type Thumb = { type: "webp" | "svg"; bytes: Buffer };
 
+export type ThumbState = "present" | "placeholder" | "partial" | "none";
+const NEEDS_MAKING: ReadonlySet<ThumbState> = new Set(["partial", "none"]);
+
 /** present: made before (WebP or placeholder); generated: WebP made now; placeholder: placeholder made now. */
 export type EnsureResult = "present" | "generated" | "placeholder";
 
@@ -86,11 +89,15 @@ export class Thumbnails {
     }
   }
 
-  /** Whether both variants (or the placeholder) are stored. */
-  async state(o: OriginalRef): Promise<"present" | "placeholder" | "missing"> {
+  /**
+   * What is stored for `o`: both variants (present), the placeholder tile, part of the variants (partial: they were
+   * made and a part is gone or empty), or nothing at all (none: never made, or every piece removed).
+   */
+  async state(o: OriginalRef): Promise<ThumbState> {
     const have = await Promise.all(THUMB_VARIANTS.map((v) => this.blobs.stat(thumbKey(o.sha256, o.size, v))));
     if (have.every((h) => h !== undefined && h.size > 0)) return "present";
-    return (await this.blobs.stat(placeholderKey(o.sha256, o.size))) ? "placeholder" : "missing";
+    if (await this.blobs.stat(placeholderKey(o.sha256, o.size))) return "placeholder";
+    return have.some((h) => h !== undefined) ? "partial" : "none";
   }
 
   /** Makes the thumbnails of `o` unless they are there; `force` makes them again (thumbnails --rebuild, an unreadable one). */
@@ -117,7 +124,7 @@ export class Thumbnails {
   }
 
   private async generate(o: OriginalRef, force: boolean): Promise<EnsureResult> {
-    if (!force && (await this.state(o)) !== "missing") return "present";
+    if (!force && !NEEDS_MAKING.has(await this.state(o))) return "present";
     const kind = kindOfExtension(o.ext);
     if (kind === "image" && o.size <= MAX_DECODE_BYTES) {
       const bytes = await this.blobs.read(o.key);

@@ -3,7 +3,9 @@
 // never by the answer's wording. Over the service's quota, originals wait for next week with a free
 // rendition kept now; none fails for good, and status says why the week counts as spent.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatStatus } from "../../src/cli/status.ts";
 import { nextQuotaWindow } from "../../src/downloads/quota.ts";
+import { overviewPage } from "../../src/http/pages.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { collectStatus } from "../../src/status/collect.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
@@ -46,6 +48,17 @@ for (const style of ["500", "400"] as const) {
         const status = await collectStatus({ ...h.services, queues });
         const quota = status.downloads.quota.find((q) => q.accountId === h.account.id)!;
         expect(quota.exhaustedAt).not.toBeNull();
+        // What was really used when the refusal came, of what the service really allowed, not "10 of 10".
+        expect(quota).toMatchObject({ used: 3, limit: 3, limitFrom: "service", configuredLimit: 10, remaining: 0 });
+        const text = formatStatus(status);
+        expect(text).toContain(`quota ${h.account.name}: 3 of 3 used this week, 0 left`);
+        expect(text).toContain(
+          `the service refused after 3 this week, not the 10 configured: set this account's allowance with dvault account set ${h.account.name} --download-quota N`,
+        );
+        // The dashboard's overview says the same.
+        const page = overviewPage(status);
+        expect(page).toContain(`quota ${h.account.name}: 3 of 3 this week`);
+        expect(page).toContain("the service refused after 3 this week, not the 10 configured");
         expect(quota.exhaustedReason).toMatch(
           style === "500"
             ? /HTTP 500 to \/deviation\/download while other calls succeeded: probably the weekly download quota/

@@ -64,8 +64,14 @@ describe("DownloadQuota", () => {
       h.account.id,
       "the service refused an original it still offers (HTTP 400 invalid_request error_code 2): the weekly download quota is spent",
     );
+    // The refusal closes the week without inflating the count: 2 were used, so the service allowed 2, not the 5 configured.
+    expect(await quota.state(h.account.id)).toMatchObject({ used: 2, allowance: 2, allowanceFrom: "service", configured: 5, remaining: 0, exhausted: true });
     expect((await quota.state(h.account.id)).exhaustedReason).toContain("weekly download quota is spent");
     expect(await quota.tryReserve(h.account.id)).toBeUndefined();
+    expect((await quota.state(h.account.id)).used).toBe(2);
+    // Refused exactly at the configured allowance, the configured number stands.
+    await h.pool.query("UPDATE accounts SET download_quota = 2 WHERE id = $1", [h.account.id]);
+    expect(await quota.state(h.account.id)).toMatchObject({ used: 2, allowance: 2, allowanceFrom: "configured", configured: 2, remaining: 0 });
     await h.pool.query("UPDATE accounts SET download_quota = NULL WHERE id = $1", [h.account.id]);
     await h.pool.query("DELETE FROM download_quota_usage WHERE week_start = '2020-01-06'");
   });

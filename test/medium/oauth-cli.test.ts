@@ -292,6 +292,22 @@ describe("dvault auth", () => {
     expect(run.stderr).toMatch(/^dvault: DVAULT_CLIENT_ID is not set: register an application/);
   });
 
+  it("login --timeout 2 waits 2 s and says 2 s; a timeout that is not a whole number of seconds is one line", async () => {
+    const started = Date.now();
+    const run = await dvault(["auth", "login", "--no-browser", "--timeout", "2"]);
+    const waited = Date.now() - started;
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`Waiting for the redirect to ${redirectUri} (up to 2 s, --timeout) ...`);
+    expect(run.stderr.trim().split("\n").at(-1)).toBe("dvault: no redirect arrived within 2 s; run `dvault auth login` again (or use --paste)");
+    expect(waited).toBeGreaterThanOrEqual(2000);
+    expect(waited).toBeLessThan(9000);
+    for (const bad of ["0", "5s"]) {
+      const refused = await dvault(["auth", "login", "--no-browser", "--timeout", bad]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr.trim().split("\n")).toEqual([`dvault: --timeout expects a whole number of seconds from 1 to 86400, not "${bad}"`]);
+    }
+  });
+
   it.each([
     ["without the tables", [], "dvault: the database has no accounts table yet; run: npx dvault migrate"],
     [

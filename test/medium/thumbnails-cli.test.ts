@@ -49,6 +49,14 @@ describe("dvault thumbnails / verify", () => {
   it("makes every stored file's thumbnails once; verify finds one missing and --fix makes it again", async () => {
     const files = await stored();
     expect(files.length).toBeGreaterThan(0);
+    // Right after the clean download, before any thumbnail is made: not made yet is not missing, and the exit code says the archive is whole.
+    const early = await dvault(["verify"]);
+    expect(early.code).toBe(0);
+    expect(early.stdout).toMatch(
+      new RegExp(`^thumbnails 0 ok, 0 placeholder\\(s\\), 0 missing, 0 unreadable, ${files.length} not made yet of ${files.length} file\\(s\\)$`, "m"),
+    );
+    expect(early.stdout).not.toMatch(/^ {2}missing {4}thumbnails of/m);
+    expect(early.stdout).toContain(`the ${files.length} not made yet are made by a running worker`);
     const first = await dvault(["thumbnails", "--once"]);
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
@@ -64,13 +72,13 @@ describe("dvault thumbnails / verify", () => {
     if (!victim) throw new Error("no file with WebP thumbnails");
     await fs.rm(h.deps.archive.resolveInside(thumbKey(victim.sha256, victim.size, "s")));
     const report = await dvault(["verify"]);
-    expect(report.stdout).toMatch(/^thumbnails \d+ ok, \d+ placeholder\(s\), 1 missing, 0 unreadable of \d+ file\(s\)/m);
+    expect(report.stdout).toMatch(/^thumbnails \d+ ok, \d+ placeholder\(s\), 1 missing, 0 unreadable, 0 not made yet of \d+ file\(s\)/m);
     expect(report.stdout).toContain(`missing    thumbnails of ${victim.key}`);
 
     const fix = await dvault(["verify", "--fix"]);
-    expect(fix.stdout).toMatch(/^ {2}rebuilt 1$/m);
+    expect(fix.stdout).toMatch(/^ {2}made 1$/m);
     expect(await thumbs.state(victim)).toBe("present");
-    expect((await dvault(["verify"])).stdout).toMatch(/^thumbnails \d+ ok, \d+ placeholder\(s\), 0 missing, 0 unreadable/m);
+    expect((await dvault(["verify"])).stdout).toMatch(/^thumbnails \d+ ok, \d+ placeholder\(s\), 0 missing, 0 unreadable, 0 not made yet/m);
   });
 });
 

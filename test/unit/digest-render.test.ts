@@ -30,11 +30,14 @@ function digest(overrides: Partial<Omit<DigestData, "counts">> = {}): DigestData
     accounts: [{ name: "me", username: "me", baselineComplete: true }],
     feedback: {
       faves: [{ account: "me", deviation: dev(), people: 3, names: [EVIL, "b", "c"], latestAt: null }],
+      favesTotal: 3,
+      favedWorks: 1,
       comments: [
         { account: "me", kind: "comment", author: EVIL, body: `${EVIL}\nsecond line`, postedAt: null, deviation: dev({ url: "javascript:alert(1)" }) },
       ],
       commentsTotal: 1,
       watchers: [{ account: "me", username: EVIL, usericon: null, at: new Date() }],
+      watchersTotal: 1,
       other: [{ account: "me", box: "feed", type: EVIL, count: 2, latestAt: null }],
     },
     mentions: [{ account: "me", type: "mention.comment", by: EVIL, body: EVIL, deviation: null, at: null }],

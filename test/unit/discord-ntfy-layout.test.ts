@@ -45,7 +45,7 @@ function hugeDigest(): DigestData {
   const extra = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`laterSection${i}`, i + 1]));
   return {
     ...SAMPLE_DIGEST,
-    feedback: { ...SAMPLE_DIGEST.feedback, faves },
+    feedback: { ...SAMPLE_DIGEST.feedback, faves, favedWorks: faves.length },
     deviations: { items, total: 300 },
     counts: { ...SAMPLE_DIGEST.counts, ...extra },
   };

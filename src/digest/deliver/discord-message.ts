@@ -74,7 +74,7 @@ function topLines(data: DigestData, publicUrl: string | undefined): string[] {
   }
   const shown =
     Math.min(faves.length, TOP.faves) + Math.min(data.deviations.items.length, TOP.deviations) + Math.min(data.feedback.comments.length, TOP.comments);
-  const more = faves.length + data.deviations.total + data.feedback.commentsTotal - shown;
+  const more = data.feedback.favedWorks + data.deviations.total + data.feedback.commentsTotal - shown;
   if (more > 0) lines.push(`…and ${plural(more, "more item")}${publicUrl ? ` in the [dashboard](${publicUrl}/)` : ""}.`);
   return lines;
 }

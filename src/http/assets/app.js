@@ -27,6 +27,8 @@
         const got = doc.querySelector(".count[data-total]");
         if (count && got) {
           count.dataset.to = got.dataset.to;
+          // The total the lightbox shows is the one the newest page counted, as the line says.
+          count.dataset.total = got.dataset.total;
           count.textContent = `${group(count.dataset.from)}–${group(got.dataset.to)} of ${group(got.dataset.total)}`;
         }
         watchPager();
@@ -102,11 +104,11 @@
     const [img, cap] = box.children;
     img.src = tile.dataset.full;
     img.alt = tile.dataset.title || "";
+    // The tile's place in the whole listing (data-pos, from the server), not among the tiles of this page.
+    const total = document.querySelector(".count[data-total]")?.dataset.total;
     cap.replaceChildren(
       el("a", { href: tile.getAttribute("href") }, tile.dataset.title || "(untitled)"),
-      document.createTextNode(
-        ` · ${tile.dataset.meta || ""} · ${group(i + 1)} of ${group(document.querySelector(".count[data-total]")?.dataset.total ?? all.length)}`,
-      ),
+      document.createTextNode(` · ${tile.dataset.meta || ""} · ${group(tile.dataset.pos ?? i + 1)} of ${group(total ?? all.length)}`),
     );
     box.hidden = false;
     box.querySelector(".lb-close").focus();

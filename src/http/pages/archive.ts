@@ -70,12 +70,15 @@ ${collections.length ? html`<div class="small muted">Collections</div>${branch(c
 })}</nav>`;
 }
 
-/** One tile: the small thumbnail, never the original; data-* for the lightbox (escaped like any attribute). */
-export function tile(it: ItemCard): SafeHtml {
+/**
+ * One tile: the small thumbnail, never the original; data-* for the lightbox (escaped like any attribute), with
+ * `position` the item's place in the whole filtered listing (1 = the newest), not on its page.
+ */
+export function tile(it: ItemCard, position: number): SafeHtml {
   const t = title(it.title);
   const mark = badge(it.file) ?? (it.file || it.type === "journal" || it.type === "literature" ? null : "not archived yet");
   const meta = `${it.artist ?? "unknown artist"}${it.publishedAt ? ` · ${it.publishedAt.toISOString().slice(0, 10)}` : ""}`;
-  return html`<a class="thumb" href="/item/${encodeURIComponent(it.deviationid)}" data-full="${thumbUrl(it.file, "m", it.type)}" data-title="${t}" data-meta="${meta}${mark ? ` · ${mark}` : ""}">
+  return html`<a class="thumb" href="/item/${encodeURIComponent(it.deviationid)}" data-full="${thumbUrl(it.file, "m", it.type)}" data-title="${t}" data-meta="${meta}${mark ? ` · ${mark}` : ""}" data-pos="${position}">
 <div class="img"><img loading="lazy" decoding="async" width="320" height="320" src="${thumbUrl(it.file, "s", it.type)}" alt="${t}">${mark ? html`<span class="badge">${mark}</span>` : ""}</div>
 <div class="cap"><div class="t">${t}</div><div class="a">${meta}</div></div></a>`;
 }
@@ -115,8 +118,12 @@ export function archivePage(v: ArchiveView): string {
 </form>
 <div class="browse"><div class="side">${treeHtml(v.choices, f)}${datesHtml(v, pageHref)}</div>
 <section aria-label="Items">
-${v.items.length === 0 ? html`<div class="card muted">Nothing matches these filters.</div>` : countLine(from, from + v.items.length - 1, v.total)}
-<div class="thumbs">${v.items.map(tile)}</div>
+${
+  v.items.length === 0
+    ? html`<div class="card muted">${v.total > 0 ? html`${plural(v.total, "item")} match these filters; this page is past the last (<a href="${pageHref(pages)}">page ${pages}</a>).` : "Nothing matches these filters."}</div>`
+    : countLine(from, from + v.items.length - 1, v.total)
+}
+<div class="thumbs">${v.items.map((it, i) => tile(it, from + i))}</div>
 ${pager(v.page, pages, pageHref, "Archive pages")}
 </section></div>`;
   return layout({ title: v.page > 1 ? `Archive, page ${v.page}` : "Archive", nav: "archive", body, feeds: v.feeds ?? [] });

@@ -1,5 +1,6 @@
 // The overview: accounts, downloads, sources, queues, the archive and workers; "Sync now" and "Download now".
 import { countsInWords, NOT_ARCHIVABLE_WORDS, shortfallInWords, sourceInWords } from "../../text/not-archivable.ts";
+import { quotaServedLine } from "../../status/quota-words.ts";
 import type { StatusReport } from "../../status/schema.ts";
 import { formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../../status/units.ts";
 import { formatBytes } from "../../text/bytes.ts";
@@ -17,7 +18,6 @@ export type OverviewActions = { csrf: string; notice?: string | undefined };
 export function overviewPage(r: StatusReport, actions?: OverviewActions, feeds: readonly PageFeed[] = []): string {
   const now = Date.parse(r.generatedAt);
   const d = r.downloads;
-  const stored = (d.byStatus.done ?? 0) + (d.byStatus.degraded ?? 0);
   const failedJobs = r.queues.reduce((n, q) => n + q.failed, 0);
   const diskUsed = r.archive.totalBytes && r.archive.freeBytes !== null ? 1 - r.archive.freeBytes / r.archive.totalBytes : null;
   const body = html`
@@ -29,7 +29,7 @@ ${r.unreadable.count ? unreadableNotice(r.unreadable, now) : ""}
 <div class="card"><div class="stats">
   <div class="stat"><b>${r.accounts.filter((a) => a.kind === "user").length}</b><span>accounts</span></div>
   <div class="stat"><b>${r.sources.length}</b><span>sync sources</span></div>
-  <div class="stat"><b>${stored}</b><span>files archived</span></div>
+  <div class="stat"><b>${r.archive.files}</b><span>files archived</span></div>
   <div class="stat"><b>${formatBytes(r.archive.sizeBytes)}</b><span>archive size</span></div>
   <div class="stat"><b>${formatBytes(r.archive.freeBytes)}</b><span>free disk</span></div>
   <div class="stat"><b>${failedJobs}</b><span>failed jobs</span></div>
@@ -53,7 +53,7 @@ ${d.deferredByQuota ? html`<p class="small">${d.deferredByQuota} deferred by the
 ${d.failedRetrying ? html`<p class="small">${d.failedRetrying} failed on a transient fault, retried on their own; next attempt ${formatTime(d.nextRetryAt)} (${formatRelative(d.nextRetryAt, now)}).</p>` : ""}
 ${d.waitingForLogin.rows ? html`<p class="small">${d.waitingForLogin.rows} wait for an account to log in again: not tried until then.</p>` : ""}
 ${(d.byStatus.failed ?? 0) - d.failedRetrying - d.waitingForLogin.failed > 0 ? html`<p class="small">${(d.byStatus.failed ?? 0) - d.failedRetrying - d.waitingForLogin.failed} failed for good (the service refused them): not retried.</p>` : ""}
-${d.quota.map((q) => html`<div class="small">quota ${q.account}: ${q.used} of ${q.limit} this week${q.exhaustedReason ? html`<div class="muted">spent for this week: ${q.exhaustedReason}</div>` : ""}<div class="bar"><i style="width:${q.limit ? Math.min(100, Math.round((q.used / q.limit) * 100)) : 100}%"></i></div></div>`)}
+${d.quota.map((q) => html`<div class="small">quota ${q.account}: ${q.used} of ${q.limit} this week${quotaServedLine(q) ? html`<div class="muted">${quotaServedLine(q)}</div>` : ""}${q.exhaustedReason ? html`<div class="muted">spent for this week: ${q.exhaustedReason}</div>` : ""}<div class="bar"><i style="width:${q.limit ? Math.min(100, Math.round((q.used / q.limit) * 100)) : 100}%"></i></div></div>`)}
 </div>
 </div>
 
