@@ -111,3 +111,23 @@ describe("a favourite's artist who becomes unavailable", () => {
     expect(rows).toEqual([{ reason: "artist_suspended" }]);
   });
 });
+
+describe("artists the mirror holds as unavailable", () => {
+  it("are all asked again when their day has passed, however many: 50 a read is no ceiling of the run", async () => {
+    // 120 gone artists in the mirror (names the service does not know: error_code 2), last asked two days ago.
+    const twoDaysAgo = new Date(t0().getTime() - 2 * 24 * 3600_000);
+    await h.pool.query(
+      `INSERT INTO users (userid, username, removed_reason, removed_at, unavailable_checked_at, first_seen_at, last_seen_at)
+       SELECT 'gone-' || i, 'gone_artist_' || i, 'artist_not_found', $1, $1, $1, $1 FROM generate_series(1, 120) AS i`,
+      [twoDaysAgo],
+    );
+    h.sim.clock.advance(60_000);
+    expect((await h.runSource("profile")).status).toBe("ok");
+    const { rows } = await h.pool.query<{ asked: number; waiting: number }>(
+      `SELECT count(*) FILTER (WHERE unavailable_checked_at > $1)::int AS asked, count(*) FILTER (WHERE unavailable_checked_at <= $1)::int AS waiting
+       FROM users WHERE userid LIKE 'gone-%'`,
+      [twoDaysAgo],
+    );
+    expect(rows[0]).toEqual({ asked: 120, waiting: 0 });
+  });
+});

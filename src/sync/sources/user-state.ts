@@ -16,8 +16,8 @@ export const ARTIST_REASON: Readonly<Record<UserState, ArtistReason>> = {
 
 /** How long an unavailable artist waits before their profile is asked again. */
 export const RECHECK_UNAVAILABLE_MS = 24 * 3600_000;
-/** At most this many unavailable artists are asked again per run of the profile source. */
-const RECHECK_PER_RUN = 50;
+/** Unavailable artists are read this many at a time; a run asks every one that is due (a batch is no ceiling). */
+const RECHECK_BATCH = 50;
 
 export type UserCheck = { available: true; profile: Profile } | { available: false; state: UserState };
 
@@ -75,23 +75,31 @@ export async function recordProfile(ctx: SourceContext, profile: Profile): Promi
 }
 
 /**
- * Asks again, at most daily, about artists the mirror holds as unavailable, so their works come back to
+ * Asks again, at most daily, about every artist the mirror holds as unavailable, so their works come back to
  * life when their account does. Returns how many came back.
  */
 export async function recheckUnavailable(ctx: SourceContext): Promise<number> {
-  const due = await ctx.repos.users.listUnavailableUsers(new Date(ctx.now().getTime() - RECHECK_UNAVAILABLE_MS), RECHECK_PER_RUN);
+  const asked = new Set<string>();
   let back = 0;
-  for (const user of due) {
-    const check = await checkUser(ctx.client, user.username);
-    if (check.available) {
-      await recordProfile(ctx, check.profile);
-      back++;
-    } else {
-      await markUnavailable(ctx, user.userid, check.state);
+  for (;;) {
+    // Each answer records when it was asked (or brings the artist back), so the next read moves on.
+    const due = (await ctx.repos.users.listUnavailableUsers(new Date(ctx.now().getTime() - RECHECK_UNAVAILABLE_MS), RECHECK_BATCH)).filter(
+      (u) => !asked.has(u.userid),
+    );
+    for (const user of due) {
+      asked.add(user.userid);
+      const check = await checkUser(ctx.client, user.username);
+      if (check.available) {
+        await recordProfile(ctx, check.profile);
+        back++;
+      } else {
+        await markUnavailable(ctx, user.userid, check.state);
+      }
+      ctx.checkpoint();
     }
-    ctx.checkpoint();
+    if (due.length === 0) break;
   }
-  if (due.length > 0) ctx.log.info({ asked: due.length, back }, "asked again about unavailable artists");
+  if (asked.size > 0) ctx.log.info({ asked: asked.size, back }, "asked again about unavailable artists");
   return back;
 }
 
