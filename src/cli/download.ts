@@ -4,7 +4,6 @@ import type { Command } from "commander";
 import { enqueueDueDownloads } from "../downloads/enqueue-due.ts";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { loadConfig } from "../config.ts";
-import { migrate } from "../db/migrate.ts";
 import { missingGrants, runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts";
 import { ARCHIVE_EXIT_CODES_HELP, EXIT_PAUSED, UserError } from "../errors.ts";
 import { Producer } from "../queue/producer.ts";
@@ -72,7 +71,6 @@ export function registerDownloadCommand(program: Command): void {
       if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 64)) {
         throw new UserError("--concurrency expects a whole number from 1 to 64");
       }
-      if (opts.once) await migrate(config.databaseUrl);
       const services = await createServices({ config, log });
       try {
         if (!opts.once) {

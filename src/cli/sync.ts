@@ -2,7 +2,6 @@
 // A composition root for --once: it runs the sync queue with the job catalogue, like the worker.
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { migrate } from "../db/migrate.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import { ARCHIVE_EXIT_CODES_HELP, needsLoginError, UserError } from "../errors.ts";
@@ -141,7 +140,6 @@ export function registerSyncCommand(program: Command): void {
       const config = loadConfig();
       const log = cliLogger(config);
       const only = parseOnly(opts.only);
-      if (opts.once) await migrate(config.databaseUrl);
       const services = await createServices({ config, log });
       try {
         if (opts.due && opts.all) throw new UserError("--due and --all contradict each other: choose one");
