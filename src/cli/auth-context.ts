@@ -42,7 +42,7 @@ export async function openContext(): Promise<AuthContext> {
     );
   }
   registerSecret(configured.clientSecret);
-  const log = cliLogger(configured, { warnByDefault: true });
+  const log = cliLogger(configured);
   // One clear line for an unreachable, missing or unmigrated database before Prisma gets a chance to be verbose,
   // and before any token is spent (assertReadyToSpend).
   await assertDatabaseReady(configured.databaseUrl);

@@ -11,7 +11,7 @@ import { createServices } from "../services.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { noWorkerNote } from "./no-worker.ts";
 import { cliLogger, colorsFor, type Colors } from "./output/mode.ts";
-import { printJson } from "./output/print.ts";
+import { printJson, reportRun } from "./output/print.ts";
 import { progressView } from "./output/progress.ts";
 
 type DownloadOptions = { once?: boolean; account?: string; concurrency?: string; json?: boolean };
@@ -101,11 +101,15 @@ export function registerDownloadCommand(program: Command): void {
             ...(view.sink ? { progress: view.sink } : {}),
           });
           view.stop();
-          if (opts.json) printJson(summary);
-          else console.log(formatDownloadSummary(summary, colorsFor()));
-          if (summary.paused) throw new UserError(summary.paused.reason, EXIT_PAUSED);
-          if (summary.needsLogin.length) throw missingGrants(summary.needsLogin);
-          if (summary.failed) throw new UserError(`${summary.failed} download(s) failed (listed above); they are kept as failed in the downloads table`);
+          await reportRun({
+            json: opts.json === true,
+            print: () => (opts.json ? printJson(summary) : console.log(formatDownloadSummary(summary, colorsFor()))),
+            verdict: () => {
+              if (summary.paused) throw new UserError(summary.paused.reason, EXIT_PAUSED);
+              if (summary.needsLogin.length) throw missingGrants(summary.needsLogin);
+              if (summary.failed) throw new UserError(`${summary.failed} download(s) failed (listed above); they are kept as failed in the downloads table`);
+            },
+          });
         } finally {
           view.stop();
           process.off("SIGINT", onSignal);

@@ -182,7 +182,7 @@ export function registerStatusCommand(program: Command): void {
     .option("--json", "print the documented JSON form (docs/status.md)")
     .action(async (opts: { json?: boolean }) => {
       const config = loadConfig();
-      const log = cliLogger(config, { warnByDefault: true });
+      const log = cliLogger(config);
       const services = await createServices({ config, log });
       const queues = new QueueAdmin(services.redis, services.config.redisPrefix);
       try {

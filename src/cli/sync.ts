@@ -15,7 +15,7 @@ import { SOURCE_NAMES, type SourceName } from "../sync/source.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 import { noWorkerNote } from "./no-worker.ts";
 import { cliLogger, colorsFor } from "./output/mode.ts";
-import { printJson } from "./output/print.ts";
+import { printJson, reportRun } from "./output/print.ts";
 import { progressView } from "./output/progress.ts";
 import { formatTable, paintOutcome } from "./output/table.ts";
 
@@ -155,18 +155,22 @@ export function registerSyncCommand(program: Command): void {
         }
         if (!opts.once) return await enqueue(services, plan, opts.full, opts.json === true);
         const results = await runHere(services, plan, opts.full, log, opts.json === true);
-        if (opts.json) printJson(summaryJson(results));
-        else printSummary(results);
-        // An account that lost its grant (before or during the run) is the person's to fix: exit 4, before 1.
-        const planned = new Set(plan.map((p) => p.accountId));
-        const lost = (await services.accounts.list()).filter((a) => planned.has(a.id)).flatMap((a) => grantUnusable(a) ?? []);
-        if (lost.length) throw needsLoginError(lost);
-        const failed = results.filter((r) => "error" in r);
-        if (failed.length) {
-          throw new UserError(
-            `${failed.length} source(s) failed: ${failed.map((f) => ("error" in f ? `${f.plan.account}/${f.plan.source}` : "")).join(", ")} (see the note column)`,
-          );
-        }
+        await reportRun({
+          json: opts.json === true,
+          print: () => (opts.json ? printJson(summaryJson(results)) : printSummary(results)),
+          verdict: async () => {
+            // An account that lost its grant (before or during the run) is the person's to fix: exit 4, before 1.
+            const planned = new Set(plan.map((p) => p.accountId));
+            const lost = (await services.accounts.list()).filter((a) => planned.has(a.id)).flatMap((a) => grantUnusable(a) ?? []);
+            if (lost.length) throw needsLoginError(lost);
+            const failed = results.filter((r) => "error" in r);
+            if (failed.length) {
+              throw new UserError(
+                `${failed.length} source(s) failed: ${failed.map((f) => ("error" in f ? `${f.plan.account}/${f.plan.source}` : "")).join(", ")} (see the note column)`,
+              );
+            }
+          },
+        });
       } finally {
         await services.close();
       }
