@@ -67,7 +67,7 @@ type SyncRow = { plan: PlannedRun; value: SyncJobValue } | { plan: PlannedRun; e
 function printSummary(results: SyncRow[]): void {
   const rows = results.map(({ plan, ...r }) =>
     "error" in r
-      ? [plan.account, plan.source + (plan.key ? `:${plan.key}` : ""), "FAILED", "", "", "", "", "", "", r.error]
+      ? [plan.account, plan.source + (plan.key ? `:${plan.key}` : ""), "FAILED", "", "", "", "", "", "", "", r.error]
       : [
           plan.account,
           plan.source + (plan.key ? `:${plan.key}` : ""),
@@ -76,15 +76,21 @@ function printSummary(results: SyncRow[]): void {
           String(r.value.changed ?? 0),
           String(r.value.removed ?? 0),
           String(r.value.apiCalls ?? 0),
-          String(r.value.throttleWaits ?? 0),
+          String(r.value.paced ?? 0),
+          String(r.value.throttled ?? 0),
           `${((r.value.durationMs ?? 0) / 1000).toFixed(1)}s`,
           r.value.reason ?? "",
         ],
   );
-  const header = ["account", "source", "result", "new", "changed", "removed", "api calls", "throttled", "time", "note"];
+  // paced: requests that waited for dvault's own pacer; throttled: answers in which the service refused one (429…).
+  const header = ["account", "source", "result", "new", "changed", "removed", "api calls", "paced", "throttled", "time", "note"];
   const colors = colorsFor();
+  const note = header.indexOf("note");
   console.log(
-    formatTable(header, rows, { colors, paint: (cell, _row, column) => (column === 2 ? paintOutcome(colors, cell) : column === 9 ? colors.dim(cell) : cell) }),
+    formatTable(header, rows, {
+      colors,
+      paint: (cell, _row, column) => (column === 2 ? paintOutcome(colors, cell) : column === note ? colors.dim(cell) : cell),
+    }),
   );
 }
 
@@ -134,7 +140,11 @@ export function registerSyncCommand(program: Command): void {
     .option("--full", "force a full sweep (catches edits, reorderings and removals)")
     .option("--due", "only the sources that are due (never run, past their interval, or failed last time)")
     .option("--all", "run every source, due or not (the default; kept for scripts)")
-    .addHelpText("after", ARCHIVE_EXIT_CODES_HELP)
+    .addHelpText(
+      "after",
+      "\nIn the summary, paced counts the requests dvault's own pacer held back (nothing was refused) and throttled the\nanswers in which the service refused a request as too many (429, 503, a threshold error): docs/status.md." +
+        ARCHIVE_EXIT_CODES_HELP,
+    )
     .option("--json", "print the result as JSON")
     .action(async (opts: SyncOptions) => {
       const config = loadConfig();
