@@ -105,6 +105,10 @@ const EnvSchema = z.object({
     emptyAsUndefined,
     z.coerce.number().int().min(1).max(64, { message: "expects 1 to 64 parallel transfers" }).default(4),
   ),
+  DVAULT_DOWNLOAD_CLAIM_BATCH: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(100_000, { message: "expects 1 to 100000 rows per claim" }).default(500),
+  ),
   DVAULT_MIN_FREE_BYTES: z.preprocess(
     emptyAsUndefined,
     z
@@ -221,6 +225,11 @@ export type Config = Readonly<{
   /** Original downloads per account per service week, unless the account has its own allowance. */
   downloadQuota: number;
   downloadConcurrency: number;
+  /**
+   * Rows `download --once` claims at a time (DVAULT_DOWNLOAD_CLAIM_BATCH): a unit of claiming, never a ceiling of
+   * the run, which claims batch after batch until nothing is due (src/downloads/run-once.ts).
+   */
+  downloadClaimBatch: number;
   /** Downloads pause below this much free space in the archive's filesystem. */
   minFreeBytes: number;
   /** Which wanted originals spend the allowance first (then newest first). */
@@ -357,6 +366,7 @@ export function loadConfig(given: Env = process.env, cwd: string = process.cwd()
     digest: digestConfigFrom(e, cwd),
     downloadQuota: e.DVAULT_DOWNLOAD_QUOTA,
     downloadConcurrency: e.DVAULT_DOWNLOAD_CONCURRENCY,
+    downloadClaimBatch: e.DVAULT_DOWNLOAD_CLAIM_BATCH,
     minFreeBytes: parseByteSize(e.DVAULT_MIN_FREE_BYTES) ?? 2 ** 31,
     downloadPriority: [...new Set(e.DVAULT_DOWNLOAD_PRIORITY.split(",").map((s) => s.trim() as DownloadPriorityClass))],
     httpHost: e.DVAULT_HTTP_HOST,

@@ -12,16 +12,21 @@ export const EXIT_PAUSED = 2;
 export const EXIT_UNAVAILABLE = 3;
 /** An account must log in again (`auth status`, `sync --once`, `download --once`). */
 export const EXIT_NEEDS_LOGIN = 4;
+/** Stopped by SIGINT or SIGTERM before the end: what is left is listed (128 + SIGINT, as shells report it). */
+export const EXIT_INTERRUPTED = 130;
 
 /** The exit codes of the commands that archive (`sync --once`, `download --once`), for their `--help`. */
 export const ARCHIVE_EXIT_CODES_HELP = `
 Exit codes:
-  0  everything that can be archived now is archived (what waits for the next quota window is listed)
-  1  something still failed when the run's patience was spent (DVAULT_RUN_ITEM_PATIENCE, DVAULT_RUN_PATIENCE);
-     the summary lists it, with when it is tried again
-  2  downloads paused: the archive's disk is nearly full (DVAULT_MIN_FREE_BYTES)
+  0  everything that can be archived now is archived; what waits (the next quota window, another dvault
+     process, a retry time) is listed under "left"
+  1  something still failed when the run's patience was spent (DVAULT_RUN_ITEM_PATIENCE, DVAULT_RUN_PATIENCE),
+     or something due was left undone; the summary lists it, with when it is tried again
+  2  downloads paused: the archive cannot take files (the disk is nearly full (DVAULT_MIN_FREE_BYTES), or a
+     folder or the bucket refuses writes); nothing more of the weekly allowance is spent until it can
   3  PostgreSQL or Redis cannot be reached, or the database does not exist or lacks migrations (dvault migrate)
-  4  an account must log in again (dvault auth login --account <name>); takes precedence over 1`;
+  4  an account must log in again (dvault auth login --account <name>); takes precedence over 1
+  130  stopped by Ctrl-C (SIGINT) or SIGTERM: run the command again to continue`;
 
 export class UserError extends Error {
   constructor(

@@ -38,8 +38,8 @@ export type SyncJobValue = {
 
 export type SyncHereRun = { accountId: number; source: SourceName; key: string };
 
-/** Each run's job value, or why it did not complete; in the order of `runs`. */
-export type SyncHereOutcome = { value: SyncJobValue } | { error: string };
+/** Each run's job value, or why it did not complete (`interrupted`: stopped by the caller's signal first); in the order of `runs`. */
+export type SyncHereOutcome = { value: SyncJobValue } | { error: string; interrupted?: boolean };
 
 export async function runSyncHere(args: {
   services: Services;
@@ -98,7 +98,10 @@ export async function runSyncHere(args: {
         options: { attempts: 1 },
       })),
     );
-    return outcomes.map((o) => (o.state === "completed" ? { value: (o.value ?? { status: "skipped" }) as SyncJobValue } : { error: o.reason }));
+    return outcomes.map((o) => {
+      if (o.state === "completed") return { value: (o.value ?? { status: "skipped" }) as SyncJobValue };
+      return o.state === "interrupted" ? { error: o.reason, interrupted: true } : { error: o.reason };
+    });
   } finally {
     await producer.close();
   }

@@ -5,7 +5,8 @@ import { enqueueDueDownloads } from "../downloads/enqueue-due.ts";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { loadConfig } from "../config.ts";
 import { missingGrants, runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts";
-import { ARCHIVE_EXIT_CODES_HELP, EXIT_PAUSED, UserError } from "../errors.ts";
+import { doneForNow, type DownloadsLeft } from "../db/download.repository.ts";
+import { ARCHIVE_EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_PAUSED, UserError } from "../errors.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices } from "../services.ts";
 import { formatBytes } from "../text/bytes.ts";
@@ -34,7 +35,9 @@ export function formatDownloadSummary(s: DownloadSummary, colors?: Colors): stri
     lines.push(
       `  failed ${f.deviationid} (${f.kind}): ${f.error}; ${f.nextAttemptAt ? `tried again from ${f.nextAttemptAt.toISOString()}` : "not tried again (permanent)"}`,
     );
+  lines.push(`left              ${leftWords(s.left)}`);
   for (const n of s.needsLogin) lines.push(`waiting for a login: ${n.account}'s downloads were left wanted (dvault auth login --account ${n.account})`);
+  if (s.interrupted) lines.push("STOPPED before the end: run dvault download --once again to continue (partial files are resumed)");
   if (s.paused) lines.push(`PAUSED: ${s.paused.reason}`);
   if (!colors) return lines.join("\n");
   // A line whose count needs a look is painted whole: green for stored, yellow for waiting, red for failed.
@@ -45,6 +48,7 @@ export function formatDownloadSummary(s: DownloadSummary, colors?: Colors): stri
     ["failed ", colors.red],
     ["  failed ", colors.red],
     ["waiting for a login", colors.yellow],
+    ["STOPPED", colors.red],
     ["PAUSED", colors.red],
   ];
   return lines
@@ -55,11 +59,26 @@ export function formatDownloadSummary(s: DownloadSummary, colors?: Colors): stri
     .join("\n");
 }
 
+/** What is left after a run, per reason, from the downloads table (DownloadsLeft): "nothing" when nothing waits. */
+export function leftWords(left: DownloadsLeft): string {
+  const parts: string[] = [];
+  if (left.dueNow) parts.push(`${left.dueNow} due now and not done (run again)`);
+  if (left.queued) parts.push(`${left.queued} held by another dvault process (a worker or another run downloads them)`);
+  const waiting = left.deferred + left.degradedWaiting;
+  if (waiting) parts.push(`${waiting} wait for the next quota window${left.nextWindow ? ` (${left.nextWindow.toISOString()})` : ""}`);
+  if (left.retryLater) parts.push(`${left.retryLater} failed, tried again on their own from ${left.nextRetry?.toISOString() ?? "later"}`);
+  if (left.failedForGood) parts.push(`${left.failedForGood} failed for good (not tried again)`);
+  return parts.length ? parts.join("; ") : "nothing: every due file was handled";
+}
+
 export function registerDownloadCommand(program: Command): void {
   program
     .command("download")
     .description("download the due originals: in this process with --once, otherwise by handing them to the running worker")
-    .option("--once", "run the downloads to completion in this process, then exit (quota-deferred ones stay deferred)")
+    .option(
+      "--once",
+      "run every due download in this process, batch after batch until none is due, then exit; the summary lists what is left and why (the next quota window, another process, a retry time)",
+    )
     .option("--account <name>", "only this account's downloads")
     .option("--concurrency <n>", "parallel transfers (default DVAULT_DOWNLOAD_CONCURRENCY)")
     .addHelpText("after", ARCHIVE_EXIT_CODES_HELP)
@@ -107,7 +126,16 @@ export function registerDownloadCommand(program: Command): void {
             verdict: () => {
               if (summary.paused) throw new UserError(summary.paused.reason, EXIT_PAUSED);
               if (summary.needsLogin.length) throw missingGrants(summary.needsLogin);
+              if (summary.interrupted) {
+                throw new UserError(
+                  `stopped before the end; ${summary.left.dueNow + summary.left.queued} file(s) left: run dvault download --once again to continue`,
+                  EXIT_INTERRUPTED,
+                );
+              }
               if (summary.failed) throw new UserError(`${summary.failed} download(s) failed (listed above); they are kept as failed in the downloads table`);
+              if (!doneForNow(summary.left)) {
+                throw new UserError(`${summary.left.dueNow} due file(s) were not done in this run: run dvault download --once again (or see dvault status)`);
+              }
             },
           });
         } finally {

@@ -92,6 +92,14 @@ export function formatStatus(r: StatusReport): string {
     .filter(([, n]) => n > 0)
     .map(([status, n]) => `${status.replace("_", " ")} ${n}`);
   out.push(`  ${counts.length ? counts.join(" · ") : "nothing wanted yet"}`);
+  // "Done for now" by the one definition download --once and its exit code use (DownloadsLeft): nothing due, and
+  // what a queue holds is held by a worker that runs.
+  const held = r.workers.length > 0 ? 0 : d.queued;
+  if (d.dueNow + held === 0) out.push(`  done for now${d.queued ? `: ${d.queued} in the worker's queue` : ": nothing is due"}`);
+  else
+    out.push(
+      `  ${d.dueNow + held} due now${held ? ` (${held} queued for a worker that is not running)` : ""}: ${r.workers.length ? "the worker takes them" : "start the worker, or run dvault download --once"}`,
+    );
   if (d.deferredByQuota)
     out.push(`  ${d.deferredByQuota} deferred by the weekly quota; next window ${formatTime(d.nextWindowAt)} (${formatRelative(d.nextWindowAt, now)})`);
   const failedForGood = (d.byStatus.failed ?? 0) - d.failedRetrying - d.waitingForLogin.failed;

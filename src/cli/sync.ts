@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
-import { ARCHIVE_EXIT_CODES_HELP, needsLoginError, UserError } from "../errors.ts";
+import { ARCHIVE_EXIT_CODES_HELP, EXIT_INTERRUPTED, needsLoginError, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { runSyncHere, type SyncJobValue } from "../../jobs/sync-source/run-here.ts";
@@ -62,12 +62,12 @@ export async function planRuns(services: Services, opts: { only?: SourceName[]; 
   return plan;
 }
 
-type SyncRow = { plan: PlannedRun; value: SyncJobValue } | { plan: PlannedRun; error: string };
+type SyncRow = { plan: PlannedRun; value: SyncJobValue } | { plan: PlannedRun; error: string; interrupted?: boolean };
 
 function printSummary(results: SyncRow[]): void {
   const rows = results.map(({ plan, ...r }) =>
     "error" in r
-      ? [plan.account, plan.source + (plan.key ? `:${plan.key}` : ""), "FAILED", "", "", "", "", "", "", "", r.error]
+      ? [plan.account, plan.source + (plan.key ? `:${plan.key}` : ""), r.interrupted ? "STOPPED" : "FAILED", "", "", "", "", "", "", "", r.error]
       : [
           plan.account,
           plan.source + (plan.key ? `:${plan.key}` : ""),
@@ -118,7 +118,7 @@ async function runHere(services: Services, plan: PlannedRun[], full: boolean | u
     const outcomes = await runSyncHere({ services, log, runs: plan, full: full === true, signal: abort.signal, ...(view.sink ? { progress: view.sink } : {}) });
     return outcomes.map((o, i): SyncRow => {
       const run = plan[i]!;
-      if ("error" in o) return { plan: run, error: o.error };
+      if ("error" in o) return { plan: run, error: o.error, ...(o.interrupted ? { interrupted: true } : {}) };
       // Skipped without a run (the account needs re-authorization): a failure the person must act on.
       if (o.value.status === "skipped" && !o.value.result) return { plan: run, error: o.value.reason ?? "skipped" };
       return { plan: run, value: o.value };
@@ -173,6 +173,14 @@ export function registerSyncCommand(program: Command): void {
             const planned = new Set(plan.map((p) => p.accountId));
             const lost = (await services.accounts.list()).filter((a) => planned.has(a.id)).flatMap((a) => grantUnusable(a) ?? []);
             if (lost.length) throw needsLoginError(lost);
+            // Stopped by a signal: what did not finish is named, and the exit code says so (130, not "failed").
+            const stopped = results.filter((r) => "error" in r && r.interrupted);
+            if (stopped.length) {
+              throw new UserError(
+                `stopped before the end: ${stopped.length} source run(s) did not finish (STOPPED above); run dvault sync --once again to continue from what they saved`,
+                EXIT_INTERRUPTED,
+              );
+            }
             const failed = results.filter((r) => "error" in r);
             if (failed.length) {
               throw new UserError(

@@ -133,6 +133,7 @@ due AS (
       (d.queued_at IS NULL AND (d.status IN ('wanted', 'queued') OR (d.status IN ('deferred_quota', 'degraded', 'failed') AND d.next_attempt_at <= $2)))
       OR ($5 AND d.queued_at IS NOT NULL AND d.status IN ('wanted', 'queued', 'deferred_quota', 'degraded'))
     )
+    AND d.id <> ALL($6::bigint[])
   ORDER BY rank, v.published_at DESC NULLS LAST, d.id
   LIMIT $4
   FOR UPDATE OF d SKIP LOCKED
@@ -143,6 +144,35 @@ SET status = CASE WHEN d.status IN ('wanted', 'deferred_quota', 'failed') THEN '
 FROM due
 WHERE d.id = due.id
 RETURNING d.id, d.deviationid, d.kind, d.status, d.account_id, due.rank, due.published_at`;
+
+/**
+ * What is left of the downloads of some accounts ($1, int[]; unattributed rows count for any of them) at $2, by the
+ * one definition of "due now" that CLAIM_DUE claims by: the run, its summary, status and the exit codes read this.
+ */
+export const REMAINING = `
+SELECT
+  count(*) FILTER (WHERE d.queued_at IS NULL AND (d.status IN ('wanted', 'queued')
+                   OR (d.status IN ('deferred_quota', 'degraded', 'failed') AND d.next_attempt_at <= $2)))::int AS due_now,
+  count(*) FILTER (WHERE d.queued_at IS NOT NULL AND d.status IN ('wanted', 'queued', 'deferred_quota', 'degraded'))::int AS queued,
+  count(*) FILTER (WHERE d.queued_at IS NULL AND d.status = 'deferred_quota' AND d.next_attempt_at > $2)::int AS deferred,
+  count(*) FILTER (WHERE d.queued_at IS NULL AND d.status = 'degraded' AND d.next_attempt_at > $2)::int AS degraded_waiting,
+  min(d.next_attempt_at) FILTER (WHERE d.queued_at IS NULL AND d.status IN ('deferred_quota', 'degraded') AND d.next_attempt_at > $2) AS next_window,
+  count(*) FILTER (WHERE d.queued_at IS NULL AND d.status = 'failed' AND d.next_attempt_at > $2)::int AS retry_later,
+  min(d.next_attempt_at) FILTER (WHERE d.queued_at IS NULL AND d.status = 'failed' AND d.next_attempt_at > $2) AS next_retry,
+  count(*) FILTER (WHERE d.status = 'failed' AND d.next_attempt_at IS NULL)::int AS failed_for_good
+FROM downloads d
+WHERE d.kind <> 'degraded' AND (d.account_id IS NULL OR d.account_id = ANY($1::int[]))`;
+
+export type RemainingRow = {
+  due_now: number;
+  queued: number;
+  deferred: number;
+  degraded_waiting: number;
+  next_window: Date | null;
+  retry_later: number;
+  next_retry: Date | null;
+  failed_for_good: number;
+};
 
 export const LIST_QUEUED = `
 SELECT d.id, d.deviationid, d.kind, d.status, d.account_id, ${rank("$1")} AS rank, v.published_at

@@ -14,12 +14,14 @@ import {
   RECORD_ATTEMPT,
   RECORD_FAILURE,
   RELEASE,
+  REMAINING,
   RETRY_NOW,
   STATUS_COUNTS,
   text,
   toClaimed,
   toTarget,
   type ClaimedRow,
+  type RemainingRow,
   type StoredRowRaw,
   type TargetRow,
 } from "./download-statements.ts";
@@ -112,6 +114,32 @@ export type StoredRow = {
   deviationDeleted: boolean;
 };
 
+/**
+ * What is left of some accounts' downloads at a moment. "Due now" is what a run could still do; everything else
+ * waits for something a run cannot hurry: a queue that holds it (a worker, another run), the next quota window,
+ * a retry's time, or nothing (failed for good).
+ */
+export type DownloadsLeft = {
+  dueNow: number;
+  /** Held by a queue: a running worker's, or another `download --once`. */
+  queued: number;
+  /** Waiting for the next quota window with nothing stored yet. */
+  deferred: number;
+  /** A free rendition is stored; the original waits for the next quota window. */
+  degradedWaiting: number;
+  nextWindow: Date | null;
+  /** Failed on a fault that passes; tried again on their own from `nextRetry`. */
+  retryLater: number;
+  nextRetry: Date | null;
+  /** The service refused them: never tried again on their own. */
+  failedForGood: number;
+};
+
+/** Done for now: nothing is due that a run could do at this moment (what waits is listed, not undone). */
+export function doneForNow(left: DownloadsLeft): boolean {
+  return left.dueNow === 0;
+}
+
 export type StatusCount = { kind: DownloadKind; status: DownloadStatus; count: number; bytes: number; partial: number; nextAttemptAt: Date | null };
 
 export type WantedDownload = {
@@ -153,7 +181,8 @@ export class DownloadRepository {
    * Claims due rows for an account in priority order (its classes in `classes` order, then newest first)
    * and marks them queued: wanted rows, deferred or degraded rows whose next window has come, and failed
    * rows whose retry is due (a permanent failure has no next attempt and is never due). Rows
-   * already queued are claimed again only with `includeQueued` (a run that lost its queue). Rows of
+   * already queued are claimed again only with `includeQueued` (a run that lost its queue, or `download --once`
+   * taking over what a queue holds: a per-file lock keeps two processes from one file). Rows of
    * another account are left alone; unattributed rows become this account's.
    */
   async claimDueDownloads(args: {
@@ -162,9 +191,34 @@ export class DownloadRepository {
     classes: readonly string[];
     limit: number;
     includeQueued?: boolean;
+    /** Rows not to claim (a run's own, already handled). */
+    exclude?: readonly string[];
   }): Promise<ClaimedDownload[]> {
-    const { rows } = await this.db.query<ClaimedRow>(CLAIM_DUE, [args.accountId, args.now, [...args.classes], args.limit, args.includeQueued === true]);
+    const { rows } = await this.db.query<ClaimedRow>(CLAIM_DUE, [
+      args.accountId,
+      args.now,
+      [...args.classes],
+      args.limit,
+      args.includeQueued === true,
+      [...(args.exclude ?? [])],
+    ]);
     return rows.map(toClaimed).sort(byPriority);
+  }
+
+  /** What is left of these accounts' downloads at `now` (see DownloadsLeft); unattributed rows count for them. */
+  async remainingDownloads(accountIds: readonly number[], now: Date): Promise<DownloadsLeft> {
+    const { rows } = await this.db.query<RemainingRow>(REMAINING, [[...accountIds], now]);
+    const r = rows[0];
+    return {
+      dueNow: r?.due_now ?? 0,
+      queued: r?.queued ?? 0,
+      deferred: r?.deferred ?? 0,
+      degradedWaiting: r?.degraded_waiting ?? 0,
+      nextWindow: r?.next_window ?? null,
+      retryLater: r?.retry_later ?? 0,
+      nextRetry: r?.next_retry ?? null,
+      failedForGood: r?.failed_for_good ?? 0,
+    };
   }
 
   /** Rows handed to the queue and not finished (queued_at set), by id from `afterId`: to rebuild a lost queue. */

@@ -10,7 +10,7 @@ import { scrubString } from "../redact.ts";
 import { AlertRepository, type AlertCondition, type AlertKind, type ChannelResults, type IncidentRow } from "../db/alert.repository.ts";
 import { messageIdFor } from "./deliver/index.ts";
 import { renderAlert } from "./render.ts";
-import type { Deliverer, DownloadsPaused, OutgoingMessage } from "./types.ts";
+import { type Deliverer, type DownloadsPaused, type OutgoingMessage, pausedHeadline } from "./types.ts";
 
 export type { AlertCondition, AlertKind };
 
@@ -53,7 +53,7 @@ export function redisDownloadsPausedProbe(redis: Redis, prefix: string): Downloa
         return {
           paused: true,
           ...(typeof v.reason === "string" ? { reason: v.reason } : {}),
-          ...(v.cause === "archive_link" ? { cause: "archive_link" as const } : {}),
+          ...(v.cause === "archive_link" || v.cause === "storage" ? { cause: v.cause } : {}),
           ...(since && !Number.isNaN(Date.parse(since)) ? { since: new Date(since) } : {}),
         };
       }
@@ -151,10 +151,7 @@ export async function currentConditions(opts: CheckOptions): Promise<AlertCondit
     conditions.push({
       kind: "downloads_paused",
       subject: "downloads",
-      title:
-        paused.cause === "archive_link"
-          ? "downloads are paused: the archive contains a link that points outside it"
-          : "downloads are paused: the archive's disk is almost full",
+      title: pausedHeadline(paused.cause),
       details: { reason: paused.reason ?? null, since: paused.since?.toISOString() ?? null, cause: paused.cause ?? "disk" },
     });
   }
@@ -183,6 +180,11 @@ export function describeIncident(incident: IncidentRow): { body: string; command
         body: `The ${d.source} sync of “${d.account}”${d.key ? ` (${d.key})` : ""} has been failing for more than ${SOURCE_FAILING_GRACE_MS / MINUTE_MS} minutes, retries included. Last error: ${d.error ?? "none recorded"}. dvault keeps retrying on its schedule.`,
       };
     case "downloads_paused":
+      if (d.cause === "storage") {
+        return {
+          body: `Downloads are paused: ${d.reason ?? "the archive refuses files"}. No more of the weekly allowance is spent until the archive takes files again; the files stay wanted and nothing archived is lost. Syncing the mirror continues.`,
+        };
+      }
       if (d.cause === "archive_link") {
         return {
           body: `Downloads are paused: ${d.reason ?? "a folder of the archive leads outside it"}. Nothing was written outside the archive and no file was given up. Syncing the mirror continues.`,

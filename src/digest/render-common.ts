@@ -3,7 +3,7 @@
 import { formatBytes } from "../text/bytes.ts";
 import { raw, type SafeHtml } from "../text/html.ts";
 import { clean, plural } from "./text.ts";
-import type { ChangeItem, DeviationRef, DigestCounts, DigestData, Health } from "./types.ts";
+import { type ChangeItem, type DeviationRef, type DigestCounts, type DigestData, type Health, pausedHeadline } from "./types.ts";
 
 export type RenderedMessage = { subject: string; html: string; text: string; preheader: string };
 
@@ -231,10 +231,7 @@ export function healthLines(h: Health, tz: string): HealthLine[] {
   if (h.downloadsPaused.paused) {
     lines.push({
       level: "bad",
-      head:
-        h.downloadsPaused.cause === "archive_link"
-          ? "Downloads are paused: the archive contains a link that points outside it."
-          : "Downloads are paused: the archive's disk is almost full.",
+      head: `${capitalise(pausedHeadline(h.downloadsPaused.cause))}.`,
       ...(h.downloadsPaused.reason ? { detail: clean(h.downloadsPaused.reason) } : {}),
     });
   }
@@ -303,4 +300,8 @@ export function headline(c: DigestCounts): string {
 
 export function archivedText(d: DeviationRef | null | undefined): string {
   return d?.archived === "original" ? " [archived]" : d?.archived === "reduced" ? " [archived, reduced]" : "";
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

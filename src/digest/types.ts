@@ -95,8 +95,23 @@ export type SourceHealth = {
 
 export type DiskHealth = { path: string; freeBytes: number; totalBytes: number; low: boolean } | { path: string; error: string };
 
-/** cause: "disk" (almost full) or "archive_link" (a folder of the archive leads outside it); absent = disk. */
-export type DownloadsPaused = { paused: boolean; reason?: string; since?: Date; cause?: "disk" | "archive_link" };
+/**
+ * cause: "disk" (almost full), "archive_link" (a folder of the archive leads outside it) or "storage" (a folder or
+ * the bucket refuses files: src/storage/storage-fault.ts); absent = disk.
+ */
+export type DownloadsPaused = { paused: boolean; reason?: string; since?: Date; cause?: "disk" | "archive_link" | "storage" };
+
+/** The headline of a pause, for the alert's title and the digest's health line (without a final period). */
+export function pausedHeadline(cause: DownloadsPaused["cause"]): string {
+  switch (cause) {
+    case "archive_link":
+      return "downloads are paused: the archive contains a link that points outside it";
+    case "storage":
+      return "downloads are paused: the archive refuses files (a folder or the bucket)";
+    default:
+      return "downloads are paused: the archive's disk is almost full";
+  }
+}
 
 export type OpenAlert = { kind: string; subject: string; title: string; openedAt: Date };
 

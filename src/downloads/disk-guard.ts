@@ -1,22 +1,33 @@
-// The guard of the downloads: below the free-space threshold, or when a folder dvault writes into leads
-// outside the archive through a link, they pause, with one log line (whichever process notices first
-// says it) and a flag in Redis that `dvault status`, the alerts and every worker can read; they resume
-// when space returns or the link is gone. A pause never fails a row: it stays wanted.
+// The guard of the downloads: below the free-space threshold, when a folder dvault writes into leads
+// outside the archive through a link, or when the archive cannot take files at all (a folder refusing writes,
+// a read-only disk, a bucket missing or refusing the credentials: src/storage/storage-fault.ts), they pause,
+// with one log line (whichever process notices first says it) and a flag in Redis that `dvault status`, the
+// alerts and every worker can read; they resume when space returns, the link is gone or a preflight proves the
+// archive takes files again. A pause never fails a row: it stays wanted. Before this process spends anything
+// single-use on a file (an original download of the weekly allowance), the preflight has proven the archive
+// writable, and it must prove it again after any storage fault (docs/RELIABILITY.md#storage-faults).
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Redis } from "ioredis";
 import type { Logger } from "../log.ts";
 import { DiskFullError, OutsideArchiveError, type Archive } from "../storage/archive.ts";
+import { folderFault, type StorageFaultError } from "../storage/storage-fault.ts";
 
 export type PauseState = {
   since: string;
   freeBytes: number;
   minFreeBytes: number;
   reason: string;
-  /** Why: the disk is almost full (the default of flags written before causes existed), or a link leads out. */
-  cause?: "disk" | "archive_link";
+  /**
+   * Why: the disk is almost full (the default of flags written before causes existed), a link leads out, or the
+   * store refuses files (a folder's permissions, a read-only disk, the bucket).
+   */
+  cause?: "disk" | "archive_link" | "storage";
   /** With cause archive_link: the link, relative to the archive. */
   link?: string;
+  /** With cause storage: the folder or bucket that refused, and its code (EPERM, EROFS, NoSuchBucket...). */
+  where?: string;
+  code?: string;
 };
 
 /** Downloads are paused for lack of disk space: nothing is transferred until space returns. */
@@ -29,19 +40,51 @@ export class DownloadsPausedError extends Error {
 
 export class DiskGuard {
   private readonly key: string;
+  /** The preflight passed in this process and no storage fault came since: the archive takes files. */
+  private proven = false;
 
   constructor(private readonly args: { archive: Archive; redis: Redis; prefix: string; minFreeBytes: number; log: Logger; now: () => number }) {
     this.key = `${args.prefix}:downloads:paused`;
   }
 
-  /** Before a transfer: throws DownloadsPausedError (pausing first) when free space is below the threshold. */
+  /**
+   * Before a transfer: throws DownloadsPausedError (pausing first) when free space less `neededBytes` (the size
+   * the service announced) is below the threshold, or when the archive has not been proven to take files in this
+   * process since its last storage fault and the preflight fails.
+   */
   async check(neededBytes = 0): Promise<void> {
     try {
       await this.args.archive.assertSpace(neededBytes);
+      if (!this.proven) await this.prove();
     } catch (err) {
       if (err instanceof DiskFullError) throw await this.pause(err);
+      const fault = folderFault(err);
+      if (fault) throw await this.pauseForStorage(fault);
       throw err;
     }
+  }
+
+  /** The preflight (src/storage/archive.ts#proveWritable); remembered until the next storage fault. */
+  private async prove(): Promise<void> {
+    await this.args.archive.proveWritable();
+    this.proven = true;
+  }
+
+  /**
+   * The store refused a file (storage-fault.ts): the downloads pause for every account until a preflight proves
+   * it takes files again, so nothing more of the allowance is spent on files that cannot be kept.
+   */
+  async pauseForStorage(err: StorageFaultError): Promise<DownloadsPausedError> {
+    this.proven = false;
+    return this.record({
+      since: new Date(this.args.now()).toISOString(),
+      freeBytes: 0,
+      minFreeBytes: this.args.minFreeBytes,
+      reason: `downloads paused: ${err.message}; they resume on their own once it takes files`,
+      cause: "storage",
+      where: err.where,
+      code: err.code,
+    });
   }
 
   /** Records the pause (the first to set the flag logs the one line) and returns the error to throw. */
@@ -97,6 +140,17 @@ export class DiskGuard {
   async tryResume(): Promise<boolean> {
     const state = await this.pausedState();
     if (!state) return false;
+    if (state.cause === "storage") {
+      try {
+        await this.prove();
+      } catch (err) {
+        if (folderFault(err)) return false;
+        throw err;
+      }
+      if ((await this.args.redis.del(this.key)) === 1)
+        this.args.log.info({ where: state.where }, "downloads resumed: the archive takes files again (the preflight passed)");
+      return true;
+    }
     if (state.cause === "archive_link") {
       try {
         this.args.archive.checkLayout();

@@ -12,6 +12,7 @@ import { breakLockOfDeadHolder, leasedHolder } from "../queue/holder.ts";
 import { acquireLock, type HeldLock } from "../redis-lock.ts";
 import type { AccountApi } from "../services.ts";
 import { DiskFullError, extensionFor, OutsideArchiveError } from "../storage/archive.ts";
+import { folderFault } from "../storage/storage-fault.ts";
 import type { DownloadDeps } from "./deps.ts";
 import { PaidDownloads } from "./paid-downloads.ts";
 import { bestFreeRendition, partialityOf, usableListing } from "./renditions.ts";
@@ -69,6 +70,11 @@ export async function downloadFile(deps: DownloadDeps, req: DownloadRequest): Pr
     // A folder of the archive leads outside it (a planted link): nothing was written there, and the
     // downloads pause with the reason; the row stays wanted (docs/RELIABILITY.md).
     if (err instanceof OutsideArchiveError) throw await deps.guard.pauseForLink(err);
+    // The archive refused the file (a folder's permissions, a read-only disk, the bucket): not this file's
+    // fault and not one a retry gets past; every retry of an original would spend the allowance again. The
+    // downloads pause until a preflight passes; the row stays wanted (docs/RELIABILITY.md#storage-faults).
+    const fault = folderFault(err);
+    if (fault) throw await deps.guard.pauseForStorage(fault);
     throw err;
   } finally {
     inThisProcess.delete(lockKey);
@@ -116,7 +122,9 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
     turn?.pass();
     return gone(deps, t);
   }
-  await deps.guard.check();
+  // Proven before anything of the allowance is spent: the archive takes files (the preflight, once per process
+  // and after every storage fault) and has room for the size the service announced.
+  await deps.guard.check(t.deviation.downloadFilesize ?? 0);
   const accountId = t.accountId ?? (await defaultAccountId(deps));
   const api = await deps.apiFor(accountId);
   // The grant before the attempt is counted: an account that must log in again throws

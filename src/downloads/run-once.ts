@@ -7,7 +7,7 @@
 // running worker out).
 import { isThrottleDelay } from "../api/errors.ts";
 import { grantUnusable, type ReauthRequiredError } from "../api/tokens.ts";
-import type { ClaimedDownload } from "../db/download.repository.ts";
+import type { ClaimedDownload, DownloadsLeft } from "../db/download.repository.ts";
 import { needsLoginError, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { holdLease } from "../queue/holder.ts";
@@ -51,6 +51,10 @@ export type DownloadSummary = {
   failures: { deviationid: string; kind: string; error: string; nextAttemptAt: Date | null }[];
   /** Accounts that must log in again (before or during the run): their rows were left wanted, untried. */
   needsLogin: { account: string; message: string }[];
+  /** Stopped before the end (SIGINT, SIGTERM): what is left is in `left`. */
+  interrupted: boolean;
+  /** What is left of the selected accounts' downloads when the run ended, by the table's one definition of "due now". */
+  left: DownloadsLeft;
   durationMs: number;
 };
 
@@ -75,12 +79,12 @@ export type RunOnceOptions = {
   busyWaitMs?: number;
   /** Delays before a failed file is due again, by failures in a row (default src/downloads/retry.ts). */
   retryDelaysMs?: readonly number[];
+  /** Rows claimed at a time (default DVAULT_DOWNLOAD_CLAIM_BATCH): the run claims batch after batch until none is due. */
+  claimBatch?: number;
   deps?: DownloadDeps;
   /** Told of each transfer and of the files settled so far (src/queue/progress.ts). */
   progress?: ProgressSink;
 };
-
-const BATCH = 500;
 
 export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSummary> {
   const { services, log } = opts;
@@ -106,8 +110,11 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     links: undefined,
     failures: [],
     needsLogin: [],
+    interrupted: false,
+    left: NOTHING_LEFT,
     durationMs: 0,
   };
+  const batch = Math.max(1, Math.floor(opts.claimBatch ?? services.config.downloadClaimBatch));
 
   const selected = (await services.accounts.list()).filter((a) => a.kind === "user" && (!opts.account || a.name === opts.account));
   if (opts.account && selected.length === 0) throw new UserError(`no account named "${opts.account}": see dvault auth status`);
@@ -123,7 +130,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
 
   if (!(await deps.guard.tryResume())) {
     const paused = await deps.guard.pausedState();
-    if (paused) return { ...s, paused, durationMs: Date.now() - started };
+    if (paused) return { ...s, paused, left: await deps.repo.remainingDownloads(ids(accounts), new Date(services.now())), durationMs: Date.now() - started };
   }
 
   // What a killed run or worker held comes back first; this run's claims are recorded under its lease,
@@ -258,7 +265,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     } finally {
       t.turn.pass();
       tell({ type: "end", id: taskId, outcome: ended ?? "retrying" });
-      if (ended !== undefined && ended !== "busy") tell({ type: "files", finished: ++settledFiles, total: claimedFiles });
+      if (ended !== undefined && ended !== "busy") tell({ type: "files", finished: ++settledFiles, total: Math.max(claimedFiles, expected) });
     }
   });
 
@@ -272,29 +279,37 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     return { wait: () => before, pass };
   };
 
-  // Rows come in priority order, a batch at a time; the first claim of each account also takes over
-  // rows a killed run left queued.
+  // Rows come in priority order, a batch at a time, until a claim finds none due: a batch is a unit of claiming,
+  // never a ceiling of the run. Every claim also takes over rows a queue holds (a killed run's, a stopped
+  // worker's; a running worker keeps the file it is on through the per-file lock) but none this run has had.
   const exhausted = new Set<number>();
-  const firstClaim = new Set<number>();
+  const had = new Set<string>();
   const claim = async (): Promise<ClaimedDownload[]> => {
     for (const account of accounts) {
       if (exhausted.has(account.id) || lost.has(account.id)) continue;
-      const includeQueued = !firstClaim.has(account.id);
-      firstClaim.add(account.id);
       const rows = await deps.repo.claimDueDownloads({
         accountId: account.id,
         now: new Date(services.now()),
         classes: services.config.downloadPriority,
-        limit: BATCH,
-        includeQueued,
+        limit: batch,
+        includeQueued: true,
+        exclude: [...had],
       });
-      if (rows.length < BATCH && !includeQueued) exhausted.add(account.id);
+      if (rows.length === 0) {
+        exhausted.add(account.id);
+        continue;
+      }
+      for (const r of rows) had.add(r.id);
       held.push(...rows.map(heldRowItem));
       await lease.hold(rows.map(heldRowItem));
-      if (rows.length > 0) return rows;
+      return rows;
     }
     return [];
   };
+  const leftNow = () => deps.repo.remainingDownloads(ids(accounts), new Date(services.now()));
+  // The bar's total is what is due (or queued) when the run starts, raised as claims find more.
+  const atStart = await leftNow();
+  const expected = atStart.dueNow + atStart.queued;
 
   try {
     while (!stopper.signal.aborted && accounts.some((a) => !exhausted.has(a.id) && !lost.has(a.id))) {
@@ -302,7 +317,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
       const rows = (await claim()).filter((r): r is ClaimedDownload & { kind: DownloadFilePayload["kind"] } => r.kind !== "degraded");
       if (rows.length === 0) continue;
       claimedFiles += rows.length;
-      tell({ type: "files", finished: settledFiles, total: claimedFiles });
+      tell({ type: "files", finished: settledFiles, total: Math.max(claimedFiles, expected) });
       tracked.clear();
       for (const row of rows) tracked.set(downloadJobId({ deviationid: row.deviationid, kind: row.kind }), { row, turn: takeTurn() });
       const outcomes = await runNow<JobContext>(
@@ -345,12 +360,29 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   }
   if (storedSomething) s.links = await regenerateReadableLinks(deps);
   s.needsLogin = [...lost.values()].map((e) => ({ account: e.account, message: e.message }));
+  s.interrupted = opts.signal?.aborted === true && s.paused === undefined;
+  s.left = await leftNow();
   s.durationMs = Date.now() - started;
   return s;
 }
 
+const NOTHING_LEFT: DownloadsLeft = {
+  dueNow: 0,
+  queued: 0,
+  deferred: 0,
+  degradedWaiting: 0,
+  nextWindow: null,
+  retryLater: 0,
+  nextRetry: null,
+  failedForGood: 0,
+};
+
 /** One line for the accounts that must log in again (EXIT_NEEDS_LOGIN, as auth status). */
 export const missingGrants = needsLoginError;
+
+function ids(accounts: readonly { id: number }[]): number[] {
+  return accounts.map((a) => a.id);
+}
 
 function earliest(a: Date | null, b: Date): Date {
   return a === null || b < a ? b : a;

@@ -5,10 +5,11 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Redis } from "ioredis";
-import { accountStatusOf, type AccountStatus, type TokenManager } from "../api/tokens.ts";
+import { accountStatusOf, grantUnusable, type AccountStatus, type TokenManager } from "../api/tokens.ts";
 import type { Config } from "../config.ts";
 import { describeBucket } from "../config/storage.ts";
 import type { AccountRepository, AccountRow } from "../db/account.repository.ts";
+import { DownloadRepository } from "../db/download.repository.ts";
 import { collectNotArchivable } from "../db/not-archivable.repository.ts";
 import { StatusRepository, type QuotaUsageRow } from "../db/status.repository.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
@@ -221,6 +222,8 @@ function emptyDownloads(): DownloadsStatusView {
     waitingForLogin: { rows: 0, failed: 0 },
     quota: [],
     bytesStored: 0,
+    dueNow: 0,
+    queued: 0,
   };
 }
 
@@ -265,6 +268,12 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
     out.failedRetrying = retrying?.n ?? 0;
     out.nextRetryAt = iso(retrying?.at ?? null);
   }
+
+  // What a run could do now: the accounts that can download (an account waiting for a login is counted above).
+  const able = rows.filter((r) => r.kind === "user" && !grantUnusable(r)).map((r) => r.id);
+  const left = await optional("due now", () => new DownloadRepository(deps.pool).remainingDownloads(able, new Date(now)), undefined);
+  out.dueNow = left?.dueNow ?? 0;
+  out.queued = left?.queued ?? 0;
 
   const usage = await optional("quota", () => repo.quotaUsage(weekStart.toISOString().slice(0, 10)), [] as QuotaUsageRow[]);
   const overrides = await optional("allowances", () => repo.accountAllowances(), new Map<number, number | null>());

@@ -111,6 +111,12 @@ export const DownloadsStatusSchema = z.object({
   waitingForLogin: z.object({ rows: z.number().int(), failed: z.number().int() }),
   quota: z.array(QuotaStatusSchema),
   bytesStored: z.number().int(),
+  /**
+   * Due now, by the one definition `download --once` claims by (DownloadRepository.remainingDownloads), for the
+   * accounts that can download: 0 is "done for now". `queued` of them are held by a queue (a worker's).
+   */
+  dueNow: z.number().int(),
+  queued: z.number().int(),
 });
 
 export const ArchiveStatusSchema = z.object({

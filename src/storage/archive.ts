@@ -12,6 +12,7 @@ import { errCode, originalRelPath } from "./layout.ts";
 import { type BlobStore, LocalBlobStore } from "./blob-store.ts";
 import { hashBlob } from "./blob-transfer.ts";
 import { LocalDisk } from "./local-disk.ts";
+import { proveWritable } from "./preflight.ts";
 import { writeReadableTree, type ReadableLink } from "./readable-tree.ts";
 import { safeExtension } from "./sanitize.ts";
 import { BatchedWriter, checkRunningSize, hashInto, nextOrAbort, SizeMismatchError, toBuffer } from "./stream-write.ts";
@@ -167,6 +168,11 @@ export class Archive {
   /** Free bytes for an unprivileged writer on the archive's filesystem. */
   freeBytes(): Promise<number> {
     return this.disk.freeBytes();
+  }
+
+  /** The preflight of the downloads (preflight.ts): throws StorageFaultError naming the folder or bucket that refused. */
+  proveWritable(): Promise<void> {
+    return proveWritable(this.disk, this.placesLocally ? undefined : this.blobs);
   }
 
   /** Throws DiskFullError when free space (less `neededBytes`, when given) is below minFreeBytes. */

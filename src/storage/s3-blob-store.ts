@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import type { Readable } from "node:stream";
 import type { ListMultipartUploadsCommandOutput, S3Client } from "@aws-sdk/client-s3";
 import { describeBucket, type S3StorageConfig } from "../config/storage.ts";
-import { UserError } from "../errors.ts";
+import { StorageFaultError } from "./storage-fault.ts";
 import { registerSecret } from "../redact.ts";
 import { storeErrorOf } from "./store-error.ts";
 import { type BlobDownload, type BlobInfo, type BlobRange, type BlobStore, checkKey } from "./blob-store.ts";
@@ -70,6 +70,8 @@ export function createS3Client(config: S3StorageConfig): S3Client {
   });
 }
 
+/** No server at the endpoint (not a reset or a timeout of one that answers, which pass). */
+const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 const CREDENTIAL_CODES = new Set(["AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken", "CredentialsProviderError"]);
 
 /** "inline; filename=..." with an ASCII fallback and the exact name in RFC 5987 form. */
@@ -102,17 +104,30 @@ export class S3BlobStore implements BlobStore {
     return this.config.prefix + checkKey(key);
   }
 
-  private missingBucket(): UserError {
-    return new UserError(`the bucket ${this.config.bucket} does not exist at ${this.describe()}: create it, or fix DVAULT_S3_BUCKET`);
+  private missingBucket(): StorageFaultError {
+    return new StorageFaultError(
+      { where: this.describe(), code: "NoSuchBucket" },
+      `the bucket ${this.config.bucket} does not exist at ${this.describe()}: create it, or fix DVAULT_S3_BUCKET`,
+    );
   }
 
-  /** A failure of the bucket itself said in one line with what to do; anything else as it came. */
+  /**
+   * A failure of the bucket itself (missing, refusing the credentials, no server answering) said in one line with
+   * what to do, as a StorageFaultError (src/storage/storage-fault.ts); anything else (a 5xx, a reset) as it came.
+   */
   private explain(err: unknown): unknown {
     const { code, status } = storeErrorOf(err);
     if (code === "NoSuchBucket") return this.missingBucket();
     if (CREDENTIAL_CODES.has(code) || status === 403) {
-      return new UserError(
+      return new StorageFaultError(
+        { where: this.describe(), code: code || String(status) },
         `${this.describe()} refused dvault's credentials (${code || status}): check DVAULT_S3_ACCESS_KEY_ID and DVAULT_S3_SECRET_ACCESS_KEY and the key's rights on the bucket`,
+      );
+    }
+    if (status === undefined && UNREACHABLE_CODES.has(code)) {
+      return new StorageFaultError(
+        { where: this.describe(), code },
+        `nothing answers at ${this.describe()} (${code}): start the S3 server, or fix DVAULT_S3_ENDPOINT`,
       );
     }
     return err;

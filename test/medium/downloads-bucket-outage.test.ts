@@ -1,8 +1,9 @@
-// A download whose bytes all arrived but whose upload to the bucket failed (the bucket missing, unreachable or
-// refusing): the partial file on this machine is whole, and the next attempt stores it without the network
-// (storeCompletePartial in src/downloads/download-file.ts), instead of downloading the whole file a second time.
+// A download whose bytes all arrived but whose upload to the bucket failed (the bucket gone, unreachable or
+// refusing, after the preflight had proven it): the downloads pause (src/downloads/disk-guard.ts), the partial file
+// on this machine is whole, and the next run, once the bucket takes files, stores it without the network
+// (storeCompletePartial in src/downloads/download-file.ts) instead of downloading the whole file a second time.
 import { createHash } from "node:crypto";
-import { CreateBucketCommand } from "@aws-sdk/client-s3";
+import { CreateBucketCommand, DeleteBucketCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runDownloadsOnce } from "../../src/downloads/run-once.ts";
 import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
@@ -15,7 +16,7 @@ const DATASET: DatasetOptions = { deviations: 4, galleryFolders: 1, collectionFo
 const START = new Date();
 const id = downloadableOwnerDeviations(generateDataset(1, DATASET, START))[0]!.deviationid;
 const SIZE = 3 * 1024 * 1024 + 77;
-/** Not among the buckets the server starts with: created half way through the test. */
+/** Created before the first run, removed after its preflight, created again half way through the test. */
 const BUCKET = "dvault-later";
 
 let h: DownloadHarness;
@@ -47,18 +48,22 @@ function cdnAnswers(): number[] {
 
 describe(runDownloadsOnce.name, () => {
   it("stores a whole partial file whose upload failed without downloading it again", async () => {
+    const store = h.deps.archive.blobs;
+    if (!(store instanceof S3BlobStore)) throw new Error("the harness stores into the bucket");
+    // The preflight proves the bucket in this process; then the bucket goes away before the upload.
+    await store.client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    await h.deps.guard.check();
+    await store.client.send(new DeleteBucketCommand({ Bucket: BUCKET }));
     const first = await h.runOnce();
     expect(first.done).toBe(0);
-    // Said in one line with what to do, never as a missing or corrupt file.
-    expect(first.failures.map((f) => f.error)).toEqual([expect.stringContaining(`the bucket ${BUCKET} does not exist`)]);
+    // Not a failure of the file: the downloads pause, said in one line with what to do.
+    expect(first.failures).toEqual([]);
+    expect(first.paused?.reason).toContain(`the bucket ${BUCKET} does not exist`);
     expect(cdnAnswers()).toEqual([200]);
     // Every byte arrived and stays on this machine for the next attempt.
     expect((await h.deps.archive.partialState(`${id}-original`)).size).toBe(SIZE);
 
-    const store = h.deps.archive.blobs;
-    if (!(store instanceof S3BlobStore)) throw new Error("the harness stores into the bucket");
     await store.client.send(new CreateBucketCommand({ Bucket: BUCKET }));
-    await h.pool.query("UPDATE downloads SET status = 'wanted', next_attempt_at = NULL WHERE deviationid = $1", [id]);
     const second = await h.runOnce();
     expect(second.failures).toEqual([]);
     expect(second.done).toBe(1);

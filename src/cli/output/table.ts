@@ -24,7 +24,7 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
 /** A result word in the colour of what it means: green done, yellow partly, red failed; dim for nothing to do. */
 export function paintOutcome(colors: Colors, word: string): string {
   if (/^(ok|done|completed)\b/i.test(word)) return colors.green(word);
-  if (/^(failed|error)\b/i.test(word)) return colors.red(word);
+  if (/^(failed|error|stopped)\b/i.test(word)) return colors.red(word);
   if (/^(degraded|incomplete|deferred|partial|retrying|interrupted|busy)\b/i.test(word)) return colors.yellow(word);
   if (/^(skipped|not_downloadable)\b/i.test(word)) return colors.dim(word);
   return word;
