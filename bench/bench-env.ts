@@ -60,7 +60,7 @@ export async function createBenchEnv(opts: { sim: SimulatorOptions; overrides?: 
   const sim = await startSimulator(opts.sim);
   const cleanup: Array<() => Promise<void>> = [async () => rmSync(archiveDir, { recursive: true, force: true }), () => sim.close()];
   try {
-    await migrate(databaseUrl);
+    await migrate(databaseUrl, { createDatabase: true });
     cleanup.unshift(() => dropDatabase(databaseUrl));
     cleanup.unshift(() => deletePrefix(prefix));
     const config = benchConfig({ databaseUrl, prefix, apiBase: sim.url, archiveDir, ...(opts.configExtra ? { extra: opts.configExtra } : {}) });

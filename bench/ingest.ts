@@ -237,7 +237,7 @@ async function main(): Promise<void> {
   const dbs = { raw: `dvault_bench_raw_${suffix}`, repo: `dvault_bench_repo_${suffix}` };
   const admin = await connectPg(BASE_URL);
   try {
-    await migrate(withDatabase(BASE_URL, template));
+    await migrate(withDatabase(BASE_URL, template), { createDatabase: true });
     for (const name of Object.values(dbs)) await admin.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(template)}`);
     const pools = { raw: createPgPool(withDatabase(BASE_URL, dbs.raw), 1), repo: createPgPool(withDatabase(BASE_URL, dbs.repo), 1) };
     const results: Record<string, Record<Pass, number>> = {};

@@ -5,7 +5,10 @@
 export const EXIT_FAILED = 1;
 /** The downloads were paused by the disk guard (`download --once`). */
 export const EXIT_PAUSED = 2;
-/** PostgreSQL or Redis cannot be reached. */
+/**
+ * What dvault keeps its state in is not there: PostgreSQL or Redis cannot be reached, or the database named by
+ * DATABASE_URL does not exist or lacks migrations (only `dvault migrate` creates and migrates it).
+ */
 export const EXIT_UNAVAILABLE = 3;
 /** An account must log in again (`auth status`, `sync --once`, `download --once`). */
 export const EXIT_NEEDS_LOGIN = 4;
@@ -21,7 +24,7 @@ Exit codes:
      or something due was left undone; the summary lists it, with when it is tried again
   2  downloads paused: the archive cannot take files (the disk is nearly full (DVAULT_MIN_FREE_BYTES), or a
      folder or the bucket refuses writes); nothing more of the weekly allowance is spent until it can
-  3  PostgreSQL or Redis cannot be reached
+  3  PostgreSQL or Redis cannot be reached, or the database does not exist or lacks migrations (dvault migrate)
   4  an account must log in again (dvault auth login --account <name>); takes precedence over 1
   130  stopped by Ctrl-C (SIGINT) or SIGTERM: run the command again to continue`;
 
@@ -45,6 +48,25 @@ export class ServiceUnavailableError extends UserError {
   ) {
     super(`cannot reach ${service} at ${maskedUrl} (${reason}). ${hint}`, EXIT_UNAVAILABLE);
     this.name = "ServiceUnavailableError";
+  }
+}
+
+/**
+ * The database DATABASE_URL names does not exist, or lacks migrations: every command but `dvault migrate` (and the
+ * worker, which migrates a database that exists) refuses it with this one line, naming the database and its server
+ * (never the password), and exit code 3. Nothing creates a database as a side effect (src/db/schema-check.ts).
+ */
+export class DatabaseNotReadyError extends UserError {
+  constructor(
+    readonly database: string,
+    readonly server: string,
+    readonly problem: string,
+  ) {
+    super(
+      `the database "${database}" on ${server} ${problem}: run dvault migrate${problem === "does not exist" ? " to create it, or correct DATABASE_URL" : ""}`,
+      EXIT_UNAVAILABLE,
+    );
+    this.name = "DatabaseNotReadyError";
   }
 }
 

@@ -42,14 +42,19 @@ export function createMetrics(deps: MetricsDeps): Metrics {
       labelNames: ["operation", "status"],
       registers: [registry],
     }),
-    throttleWaits: new Counter({
-      name: "dvault_api_throttle_waits_total",
-      help: "API requests that waited for the pacer before being sent",
+    paced: new Counter({
+      name: "dvault_api_paced_total",
+      help: "API requests that waited for dvault's own pacer before being sent (paced, not refused)",
       registers: [registry],
     }),
-    throttleWaitSeconds: new Counter({
-      name: "dvault_api_throttle_wait_seconds_total",
-      help: "Time API requests spent waiting for the pacer",
+    pacedSeconds: new Counter({
+      name: "dvault_api_paced_seconds_total",
+      help: "Time API requests spent waiting for dvault's own pacer",
+      registers: [registry],
+    }),
+    throttled: new Counter({
+      name: "dvault_api_throttled_total",
+      help: "API answers in which the service refused a request as too many (429, 503, a threshold error)",
       registers: [registry],
     }),
     retries: new Counter({ name: "dvault_api_retries_total", help: "API requests retried (server errors, network errors, throttling)", registers: [registry] }),
@@ -144,8 +149,9 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     for (const [operation, byStatus] of Object.entries(t.calls)) {
       for (const [status, n] of Object.entries(byStatus)) m.apiCalls.inc({ operation, status }, n);
     }
-    setCounter(m.throttleWaits, t.throttleWaits.count);
-    setCounter(m.throttleWaitSeconds, t.throttleWaits.totalMs / 1000);
+    setCounter(m.paced, t.paced.count);
+    setCounter(m.pacedSeconds, t.paced.totalMs / 1000);
+    setCounter(m.throttled, t.throttled);
     setCounter(m.retries, t.retries);
     setCounter(m.refreshes, t.refreshes);
 

@@ -12,7 +12,8 @@ import type { Config } from "./config.ts";
 import { TokenCipher } from "./crypto/token-cipher.ts";
 import { AccountRepository } from "./db/account.repository.ts";
 import { accountTokenStore } from "./db/account-token-store.ts";
-import { connectPg, createPgPool, type PgPool } from "./db/connect.ts";
+import { createPgPool, type PgPool } from "./db/connect.ts";
+import { assertDatabaseReady } from "./db/schema-check.ts";
 import { createPrisma, type Db } from "./db/prisma.ts";
 import { UnreadableResponseRepository } from "./db/unreadable-response.repository.ts";
 import { UserError } from "./errors.ts";
@@ -65,9 +66,8 @@ export async function createServices({
   overrides?: ServiceOverrides;
 }): Promise<Services> {
   let config = configured;
-  // One clear line for an unreachable database or Redis before any library gets to be verbose.
-  const probe = await connectPg(config.databaseUrl);
-  await probe.end();
+  // One clear line for an unreachable, missing or unmigrated database, or Redis, before any library gets to be verbose.
+  await assertDatabaseReady(config.databaseUrl);
   await checkRedis(config.redisUrl);
   registerSecret(config.clientSecret);
 

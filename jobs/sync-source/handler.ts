@@ -14,7 +14,7 @@ export async function syncSourceHandler(payload: SyncSourcePayload, ctx: WorkerC
     { accountId: payload.accountId, source: payload.source, key: payload.key, ...(payload.full !== undefined ? { full: payload.full } : {}) },
     { services: ctx.services, sources: ctx.sources, signal: ctx.signal, everyMs: ctx.everyMs, ...(ctx.progress ? { progress: ctx.progress } : {}) },
   );
-  const { status, reason, counters, apiCalls, throttleWaits, durationMs, full } = result;
+  const { status, reason, counters, apiCalls, paced, throttled, durationMs, full } = result;
   let downloads: { downloadsQueued: number; enqueueMs: number } | undefined;
   if (status !== "skipped" && counters.new + counters.changed > 0) {
     const started = Date.now();
@@ -32,7 +32,8 @@ export async function syncSourceHandler(payload: SyncSourcePayload, ctx: WorkerC
     result: status,
     ...counters,
     apiCalls,
-    throttleWaits,
+    paced,
+    throttled,
     durationMs,
     full,
     ...downloads,

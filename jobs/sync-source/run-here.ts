@@ -28,7 +28,10 @@ export type SyncJobValue = {
   changed?: number;
   removed?: number;
   apiCalls?: number;
-  throttleWaits?: number;
+  /** Requests that waited for dvault's own pacer. */
+  paced?: number;
+  /** Answers in which the service refused a request as too many. */
+  throttled?: number;
   durationMs?: number;
   full?: boolean;
 };

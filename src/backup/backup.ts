@@ -149,9 +149,10 @@ export async function createBackup({
 }): Promise<BackupManifest> {
   const dir = path.resolve(out);
   if (!(await isEmptyDir(dir))) throw new UserError(`${dir} is not empty: choose a new directory for the backup`);
+  // The database first: a typo in DATABASE_URL leaves no empty backup directory behind.
+  const migrations = await listFinishedMigrations(config.databaseUrl);
   await mkdir(dir, { recursive: true, mode: 0o700 });
 
-  const migrations = await listFinishedMigrations(config.databaseUrl);
   const dumpFile = path.join(dir, DUMP);
   await runPgTool("pg_dump", ["--format=custom", "--no-owner", "--no-privileges", `--file=${dumpFile}`], config.databaseUrl);
 

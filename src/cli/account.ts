@@ -34,7 +34,7 @@ export function registerAccountCommand(program: Command): void {
     .action(async (name: string, opts: { downloadQuota?: string }) => {
       if (opts.downloadQuota === undefined) throw new UserError("nothing to set: give --download-quota <n>");
       const config = loadConfig();
-      const services = await createServices({ config, log: cliLogger(config, { warnByDefault: true }) });
+      const services = await createServices({ config, log: cliLogger(config) });
       try {
         console.log(await setDownloadQuota(services, name, opts.downloadQuota));
       } finally {

@@ -11,9 +11,8 @@ import { loadConfig, type Config } from "../config.ts";
 import { TokenCipher } from "../crypto/token-cipher.ts";
 import { AccountRepository } from "../db/account.repository.ts";
 import { accountTokenStore } from "../db/account-token-store.ts";
-import { connectPg } from "../db/connect.ts";
 import { createPrisma, type Db } from "../db/prisma.ts";
-import { assertSchemaCurrent } from "../db/schema-check.ts";
+import { assertDatabaseReady } from "../db/schema-check.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cliLogger } from "./output/mode.ts";
@@ -43,10 +42,10 @@ export async function openContext(): Promise<AuthContext> {
     );
   }
   registerSecret(configured.clientSecret);
-  const log = cliLogger(configured, { warnByDefault: true });
-  // One clear line for an unreachable or missing database before Prisma gets a chance to be verbose.
-  const probe = await connectPg(configured.databaseUrl);
-  await probe.end();
+  const log = cliLogger(configured);
+  // One clear line for an unreachable, missing or unmigrated database before Prisma gets a chance to be verbose,
+  // and before any token is spent (assertReadyToSpend).
+  await assertDatabaseReady(configured.databaseUrl);
   await checkRedis(configured.redisUrl);
   const db: Db = createPrisma(configured.databaseUrl, 2);
   const redis: Redis = createRedis(configured.redisUrl);
@@ -78,11 +77,10 @@ export async function openContext(): Promise<AuthContext> {
 /**
  * Everything a new grant needs to be stored, checked before the request that spends a single-use refresh
  * token or authorization code: once the service has answered, a failure to store loses the grant. The
- * config and the key were read by openContext; this adds the schema and whether the key is the one the
- * stored tokens use.
+ * config, the key and the schema (every migration applied) were checked by openContext; this adds whether the
+ * key is the one the stored tokens use.
  */
 export async function assertReadyToSpend(ctx: AuthContext): Promise<void> {
-  await assertSchemaCurrent(ctx.config.databaseUrl);
   // A key file created just now beside tokens sealed under another key: most likely the config directory
   // (a container volume) is not the one that holds secret.key, and the new file may not outlive this run.
   if (ctx.secret.created) {

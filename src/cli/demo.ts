@@ -63,7 +63,7 @@ export function registerDemoCommand(program: Command): void {
     .option("--deviations <n>", "size of the simulated account", (v) => Number.parseInt(v, 10), 400)
     .action(async (opts: { dir: string; deviations: number }) => {
       const config = loadConfig();
-      const log = cliLogger(config, { warnByDefault: true });
+      const log = cliLogger(config);
       const report = await runDemo({ config, log, dir: opts.dir, deviations: opts.deviations });
       printReport(report, await searchTerm(report.databaseUrl));
     });

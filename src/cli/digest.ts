@@ -48,7 +48,7 @@ export function registerDigestCommand(program: Command): void {
       const modes = [opts.preview, opts.send, opts.history, opts.alerts].filter(Boolean).length;
       if (modes !== 1) throw new UserError("choose one of --preview, --send, --history or --alerts (see dvault digest --help)");
       const config = loadConfig();
-      const log = cliLogger(config, { warnByDefault: true });
+      const log = cliLogger(config);
       const services = await createServices({ config, log });
       try {
         if (opts.preview) return await preview(services, opts);

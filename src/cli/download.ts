@@ -4,7 +4,6 @@ import type { Command } from "commander";
 import { enqueueDueDownloads } from "../downloads/enqueue-due.ts";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { loadConfig } from "../config.ts";
-import { migrate } from "../db/migrate.ts";
 import { missingGrants, runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts";
 import { doneForNow, type DownloadsLeft } from "../db/download.repository.ts";
 import { ARCHIVE_EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_PAUSED, UserError } from "../errors.ts";
@@ -13,7 +12,7 @@ import { createServices } from "../services.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { noWorkerNote } from "./no-worker.ts";
 import { cliLogger, colorsFor, type Colors } from "./output/mode.ts";
-import { printJson } from "./output/print.ts";
+import { printJson, reportRun } from "./output/print.ts";
 import { progressView } from "./output/progress.ts";
 
 type DownloadOptions = { once?: boolean; account?: string; concurrency?: string; json?: boolean };
@@ -91,7 +90,6 @@ export function registerDownloadCommand(program: Command): void {
       if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 64)) {
         throw new UserError("--concurrency expects a whole number from 1 to 64");
       }
-      if (opts.once) await migrate(config.databaseUrl);
       const services = await createServices({ config, log });
       try {
         if (!opts.once) {
@@ -122,20 +120,24 @@ export function registerDownloadCommand(program: Command): void {
             ...(view.sink ? { progress: view.sink } : {}),
           });
           view.stop();
-          if (opts.json) printJson(summary);
-          else console.log(formatDownloadSummary(summary, colorsFor()));
-          if (summary.paused) throw new UserError(summary.paused.reason, EXIT_PAUSED);
-          if (summary.needsLogin.length) throw missingGrants(summary.needsLogin);
-          if (summary.interrupted) {
-            throw new UserError(
-              `stopped before the end; ${summary.left.dueNow + summary.left.queued} file(s) left: run dvault download --once again to continue`,
-              EXIT_INTERRUPTED,
-            );
-          }
-          if (summary.failed) throw new UserError(`${summary.failed} download(s) failed (listed above); they are kept as failed in the downloads table`);
-          if (!doneForNow(summary.left)) {
-            throw new UserError(`${summary.left.dueNow} due file(s) were not done in this run: run dvault download --once again (or see dvault status)`);
-          }
+          await reportRun({
+            json: opts.json === true,
+            print: () => (opts.json ? printJson(summary) : console.log(formatDownloadSummary(summary, colorsFor()))),
+            verdict: () => {
+              if (summary.paused) throw new UserError(summary.paused.reason, EXIT_PAUSED);
+              if (summary.needsLogin.length) throw missingGrants(summary.needsLogin);
+              if (summary.interrupted) {
+                throw new UserError(
+                  `stopped before the end; ${summary.left.dueNow + summary.left.queued} file(s) left: run dvault download --once again to continue`,
+                  EXIT_INTERRUPTED,
+                );
+              }
+              if (summary.failed) throw new UserError(`${summary.failed} download(s) failed (listed above); they are kept as failed in the downloads table`);
+              if (!doneForNow(summary.left)) {
+                throw new UserError(`${summary.left.dueNow} due file(s) were not done in this run: run dvault download --once again (or see dvault status)`);
+              }
+            },
+          });
         } finally {
           view.stop();
           process.off("SIGINT", onSignal);

@@ -2,7 +2,6 @@
 // user already has costs no quota), with progress in a terminal and a report (or --json) at the end.
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { migrate } from "../db/migrate.ts";
 import { UserError } from "../errors.ts";
 import { importGalleryDl, type ImportProgress, type ImportReport } from "../import/gallery-dl/import-folder.ts";
 import { cliLogger } from "./output/mode.ts";
@@ -63,7 +62,6 @@ export function registerImportCommand(program: Command): void {
     .action(async (dir: string, opts: ImportOptions) => {
       const config = loadConfig();
       const log = cliLogger(config);
-      await migrate(config.databaseUrl);
       const services = await createServices({ config, log });
       const abort = new AbortController();
       const onSignal = () => abort.abort();

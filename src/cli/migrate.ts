@@ -1,4 +1,5 @@
-// `dvault migrate`: creates the database when missing and applies pending migrations.
+// `dvault migrate`: creates the database when missing and applies pending migrations: the one command that creates
+// a database (every other refuses a missing or unmigrated one: src/db/schema-check.ts).
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
@@ -10,7 +11,7 @@ export function registerMigrateCommand(program: Command): void {
     .description("create the database if it does not exist and apply pending migrations")
     .action(async () => {
       const config = loadConfig();
-      const result = await migrate(config.databaseUrl);
+      const result = await migrate(config.databaseUrl, { createDatabase: true });
       const target = maskUrl(config.databaseUrl);
       if (result.databaseCreated) console.log(`created database ${target}`);
       if (result.applied.length === 0) console.log(`nothing to apply: ${target} is up to date`);

@@ -5,7 +5,7 @@ import path from "node:path";
 import { Option, type Command } from "commander";
 import { loadConfig } from "../config.ts";
 import type { S3StorageConfig } from "../config/storage.ts";
-import { connectPg } from "../db/connect.ts";
+import { connectReadyDatabase } from "../db/schema-check.ts";
 import { ReadableTreeRepository } from "../db/readable-tree.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import { UserError } from "../errors.ts";
@@ -104,7 +104,8 @@ export function registerSearchCommand(program: Command): void {
     .option("--json", "print the results as JSON")
     .action(async (words: string[], opts: SearchCliOptions) => {
       const config = loadConfig();
-      const client = await connectPg(config.databaseUrl);
+      // A database without the search migration (or none at all) is refused here with the one "run dvault migrate" line.
+      const client = await connectReadyDatabase(config.databaseUrl);
       try {
         const page = await searchPage(client, {
           text: words.join(" "),
@@ -113,10 +114,6 @@ export function registerSearchCommand(program: Command): void {
           limit: opts.limit,
           archiveDir: config.archiveDir,
           countIgnored: !opts.json,
-        }).catch((err: unknown) => {
-          // 42703: undefined column, i.e. the search migration has not been applied to this database.
-          if ((err as { code?: string }).code === "42703") throw new UserError("this database has no search index yet: run dvault migrate");
-          throw err;
         });
         if (opts.json) return void process.stdout.write(`${JSON.stringify(page.hits.map(hitToJson), null, 2)}\n`);
         const links =

@@ -2,8 +2,6 @@
 // pace and workers in one screen; --json prints the documented, stable form (docs/status.md, src/status/schema.ts).
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { assertSchemaCurrent } from "../db/schema-check.ts";
-import { UserError } from "../errors.ts";
 import { cliLogger } from "./output/mode.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
 import { createServices } from "../services.ts";
@@ -25,14 +23,12 @@ function table(header: string[], rows: string[][]): string[] {
   return [line(header), ...rows.map(line)];
 }
 
-/** `schemaProblem`: the database is not migrated (src/db/schema-check.ts said why); accounts then can't be "none yet". */
-export function formatStatus(r: StatusReport, schemaProblem?: string): string {
+export function formatStatus(r: StatusReport): string {
   const now = Date.parse(r.generatedAt);
   const out: string[] = [`dvault status at ${formatTime(r.generatedAt)}`, ""];
 
   out.push("Accounts");
-  if (schemaProblem) out.push(`  ${schemaProblem}`);
-  else if (r.accounts.length === 0) out.push("  none yet: log in with dvault auth login");
+  if (r.accounts.length === 0) out.push("  none yet: log in with dvault auth login");
   for (const a of r.accounts) {
     const who = a.username && a.username !== a.name ? `${a.name} (${a.username})` : a.name;
     const token = a.accessExpiresAt
@@ -197,17 +193,12 @@ export function registerStatusCommand(program: Command): void {
     .option("--json", "print the documented JSON form (docs/status.md)")
     .action(async (opts: { json?: boolean }) => {
       const config = loadConfig();
-      const log = cliLogger(config, { warnByDefault: true });
+      const log = cliLogger(config);
       const services = await createServices({ config, log });
       const queues = new QueueAdmin(services.redis, services.config.redisPrefix);
       try {
-        const schemaProblem = await assertSchemaCurrent(config.databaseUrl).then(
-          () => undefined,
-          (err: unknown) => (err instanceof UserError ? err.message : undefined),
-        );
         const report = await collectStatus({ ...services, queues, tokens: services.tokens });
-        if (schemaProblem) report.problems.unshift(schemaProblem);
-        process.stdout.write(`${opts.json ? JSON.stringify(report, null, 2) : formatStatus(report, schemaProblem)}\n`);
+        process.stdout.write(`${opts.json ? JSON.stringify(report, null, 2) : formatStatus(report)}\n`);
       } finally {
         await queues.close();
         await services.close();

@@ -2,7 +2,6 @@
 // A composition root for --once: it runs the sync queue with the job catalogue, like the worker.
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { migrate } from "../db/migrate.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import { ARCHIVE_EXIT_CODES_HELP, EXIT_INTERRUPTED, needsLoginError, UserError } from "../errors.ts";
@@ -16,7 +15,7 @@ import { SOURCE_NAMES, type SourceName } from "../sync/source.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 import { noWorkerNote } from "./no-worker.ts";
 import { cliLogger, colorsFor } from "./output/mode.ts";
-import { printJson } from "./output/print.ts";
+import { printJson, reportRun } from "./output/print.ts";
 import { progressView } from "./output/progress.ts";
 import { formatTable, paintOutcome } from "./output/table.ts";
 
@@ -68,7 +67,7 @@ type SyncRow = { plan: PlannedRun; value: SyncJobValue } | { plan: PlannedRun; e
 function printSummary(results: SyncRow[]): void {
   const rows = results.map(({ plan, ...r }) =>
     "error" in r
-      ? [plan.account, plan.source + (plan.key ? `:${plan.key}` : ""), r.interrupted ? "STOPPED" : "FAILED", "", "", "", "", "", "", r.error]
+      ? [plan.account, plan.source + (plan.key ? `:${plan.key}` : ""), r.interrupted ? "STOPPED" : "FAILED", "", "", "", "", "", "", "", r.error]
       : [
           plan.account,
           plan.source + (plan.key ? `:${plan.key}` : ""),
@@ -77,15 +76,21 @@ function printSummary(results: SyncRow[]): void {
           String(r.value.changed ?? 0),
           String(r.value.removed ?? 0),
           String(r.value.apiCalls ?? 0),
-          String(r.value.throttleWaits ?? 0),
+          String(r.value.paced ?? 0),
+          String(r.value.throttled ?? 0),
           `${((r.value.durationMs ?? 0) / 1000).toFixed(1)}s`,
           r.value.reason ?? "",
         ],
   );
-  const header = ["account", "source", "result", "new", "changed", "removed", "api calls", "throttled", "time", "note"];
+  // paced: requests that waited for dvault's own pacer; throttled: answers in which the service refused one (429…).
+  const header = ["account", "source", "result", "new", "changed", "removed", "api calls", "paced", "throttled", "time", "note"];
   const colors = colorsFor();
+  const note = header.indexOf("note");
   console.log(
-    formatTable(header, rows, { colors, paint: (cell, _row, column) => (column === 2 ? paintOutcome(colors, cell) : column === 9 ? colors.dim(cell) : cell) }),
+    formatTable(header, rows, {
+      colors,
+      paint: (cell, _row, column) => (column === 2 ? paintOutcome(colors, cell) : column === note ? colors.dim(cell) : cell),
+    }),
   );
 }
 
@@ -135,13 +140,16 @@ export function registerSyncCommand(program: Command): void {
     .option("--full", "force a full sweep (catches edits, reorderings and removals)")
     .option("--due", "only the sources that are due (never run, past their interval, or failed last time)")
     .option("--all", "run every source, due or not (the default; kept for scripts)")
-    .addHelpText("after", ARCHIVE_EXIT_CODES_HELP)
+    .addHelpText(
+      "after",
+      "\nIn the summary, paced counts the requests dvault's own pacer held back (nothing was refused) and throttled the\nanswers in which the service refused a request as too many (429, 503, a threshold error): docs/status.md." +
+        ARCHIVE_EXIT_CODES_HELP,
+    )
     .option("--json", "print the result as JSON")
     .action(async (opts: SyncOptions) => {
       const config = loadConfig();
       const log = cliLogger(config);
       const only = parseOnly(opts.only);
-      if (opts.once) await migrate(config.databaseUrl);
       const services = await createServices({ config, log });
       try {
         if (opts.due && opts.all) throw new UserError("--due and --all contradict each other: choose one");
@@ -157,26 +165,30 @@ export function registerSyncCommand(program: Command): void {
         }
         if (!opts.once) return await enqueue(services, plan, opts.full, opts.json === true);
         const results = await runHere(services, plan, opts.full, log, opts.json === true);
-        if (opts.json) printJson(summaryJson(results));
-        else printSummary(results);
-        // An account that lost its grant (before or during the run) is the person's to fix: exit 4, before 1.
-        const planned = new Set(plan.map((p) => p.accountId));
-        const lost = (await services.accounts.list()).filter((a) => planned.has(a.id)).flatMap((a) => grantUnusable(a) ?? []);
-        if (lost.length) throw needsLoginError(lost);
-        // Stopped by a signal: what did not finish is named, and the exit code says so (130, not "failed").
-        const stopped = results.filter((r) => "error" in r && r.interrupted);
-        if (stopped.length) {
-          throw new UserError(
-            `stopped before the end: ${stopped.length} source run(s) did not finish (STOPPED above); run dvault sync --once again to continue from what they saved`,
-            EXIT_INTERRUPTED,
-          );
-        }
-        const failed = results.filter((r) => "error" in r);
-        if (failed.length) {
-          throw new UserError(
-            `${failed.length} source(s) failed: ${failed.map((f) => ("error" in f ? `${f.plan.account}/${f.plan.source}` : "")).join(", ")} (see the note column)`,
-          );
-        }
+        await reportRun({
+          json: opts.json === true,
+          print: () => (opts.json ? printJson(summaryJson(results)) : printSummary(results)),
+          verdict: async () => {
+            // An account that lost its grant (before or during the run) is the person's to fix: exit 4, before 1.
+            const planned = new Set(plan.map((p) => p.accountId));
+            const lost = (await services.accounts.list()).filter((a) => planned.has(a.id)).flatMap((a) => grantUnusable(a) ?? []);
+            if (lost.length) throw needsLoginError(lost);
+            // Stopped by a signal: what did not finish is named, and the exit code says so (130, not "failed").
+            const stopped = results.filter((r) => "error" in r && r.interrupted);
+            if (stopped.length) {
+              throw new UserError(
+                `stopped before the end: ${stopped.length} source run(s) did not finish (STOPPED above); run dvault sync --once again to continue from what they saved`,
+                EXIT_INTERRUPTED,
+              );
+            }
+            const failed = results.filter((r) => "error" in r);
+            if (failed.length) {
+              throw new UserError(
+                `${failed.length} source(s) failed: ${failed.map((f) => ("error" in f ? `${f.plan.account}/${f.plan.source}` : "")).join(", ")} (see the note column)`,
+              );
+            }
+          },
+        });
       } finally {
         await services.close();
       }

@@ -6,7 +6,7 @@ import { cliLogger } from "./output/mode.ts";
 
 export async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const services = await createServices({ config, log: cliLogger(config, { warnByDefault: true }) });
+  const services = await createServices({ config, log: cliLogger(config) });
   try {
     return await fn(services);
   } finally {

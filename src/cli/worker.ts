@@ -1,4 +1,5 @@
-// `dvault worker`: the long-running daemon. Applies migrations, checks Redis, then runs until SIGTERM/SIGINT.
+// `dvault worker`: the long-running daemon. Applies pending migrations to a database that exists (the Docker image
+// relies on it at start-up) but never creates one, checks Redis, then runs until SIGTERM/SIGINT.
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
@@ -24,6 +25,7 @@ export function registerWorkerCommand(program: Command): void {
       // Refuse an exposed dashboard without a token before migrating or connecting anything.
       if (http) assertSafeBind(http.host, http.token);
       await checkRedis(config.redisUrl);
+      // A database that does not exist (a typo in DATABASE_URL) is refused with exit code 3, not created empty.
       const migrated = await migrate(config.databaseUrl);
       if (migrated.applied.length) log.info({ applied: migrated.applied }, "applied migrations");
       const worker = await startWorker({ config, log, ...(http ? { http } : {}) });

@@ -1,7 +1,7 @@
 // Accounts and their encrypted tokens: one method per intent, each about one query. Holds only
 // ciphertexts and fingerprints; encryption and the refresh protocol live in src/api/tokens.ts.
 import type { Account, AccountKind, ClientAuth, GrantType, TokenState } from "../generated/prisma/client.ts";
-import { UserError } from "../errors.ts";
+import { EXIT_UNAVAILABLE, UserError } from "../errors.ts";
 import type { Db } from "./prisma.ts";
 
 export type { AccountKind, ClientAuth, GrantType, TokenState };
@@ -198,10 +198,14 @@ function toBytes(value: Uint8Array | null): Uint8Array<ArrayBuffer> | null {
   return value === null ? null : new Uint8Array(value);
 }
 
-/** Tables or columns missing means the database predates this version of dvault. */
+/**
+ * Tables or columns missing means the database predates this version of dvault. The commands check the ledger
+ * first (src/db/schema-check.ts); this catches a schema changed behind the ledger's back, with the same ending
+ * and exit code.
+ */
 export class SchemaMissingError extends UserError {
   constructor(what: string) {
-    super(`${what}; run: npx dvault migrate`);
+    super(`${what}: run dvault migrate`, EXIT_UNAVAILABLE);
     this.name = "SchemaMissingError";
   }
 }

@@ -1,6 +1,6 @@
 // Opens PostgreSQL connections and turns connection failures into one clear line.
 import pg from "pg";
-import { ServiceUnavailableError, UserError } from "../errors.ts";
+import { DatabaseNotReadyError, ServiceUnavailableError, UserError } from "../errors.ts";
 import { maskUrl } from "../redact.ts";
 import { pgFields, withDatabase } from "./pg-fields.ts";
 import { StorableTextClient } from "./storable-text.ts";
@@ -26,7 +26,7 @@ export function explainPgError(err: unknown, url: string): Error {
     case "ECONNRESET":
       return new ServiceUnavailableError("PostgreSQL", maskUrl(url), e.code, START_HINT);
     case "3D000":
-      return new UserError(`database "${fields.database}" does not exist on ${maskUrl(url)}. Run: npx dvault migrate`);
+      return databaseNotReady(url, "does not exist");
     case "28P01":
     case "28000":
       return new UserError(`PostgreSQL at ${maskUrl(url)} refused user "${fields.user}" (${e.message}). Check the user and password in DATABASE_URL.`);
@@ -36,6 +36,12 @@ export function explainPgError(err: unknown, url: string): Error {
       }
       return err instanceof Error ? err : new Error(String(err));
   }
+}
+
+/** The one line for a database that is not dvault's yet (src/errors.ts#DatabaseNotReadyError), from DATABASE_URL. */
+export function databaseNotReady(url: string, problem: string): DatabaseNotReadyError {
+  const { database, host, port } = pgFields(url);
+  return new DatabaseNotReadyError(database, `${host}:${port}`, problem);
 }
 
 export async function connectPg(url: string, timeoutMs = 5000): Promise<pg.Client> {

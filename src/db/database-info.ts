@@ -1,10 +1,16 @@
 // What backup and restore ask of a database before they touch it: which migrations it holds, whether it is empty.
-import { connectPg } from "./connect.ts";
+import { connectPg, databaseNotReady } from "./connect.ts";
 
-/** The finished migrations of Prisma's ledger, by name (a backup's manifest records them). */
+/**
+ * The finished migrations of Prisma's ledger, by name (a backup's manifest records them). A database that does
+ * not exist, or has no ledger, is refused with the one "run dvault migrate" line; one that is behind is not (a
+ * backup before an upgrade is what a careful person takes).
+ */
 export async function listFinishedMigrations(databaseUrl: string): Promise<string[]> {
   const client = await connectPg(databaseUrl);
   try {
+    const ledger = await client.query<{ present: boolean }>("SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present");
+    if (!ledger.rows[0]?.present) throw databaseNotReady(databaseUrl, "has no dvault schema yet");
     const { rows } = await client.query<{ migration_name: string }>(
       "SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name",
     );

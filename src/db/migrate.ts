@@ -1,4 +1,5 @@
-// Applies pending Prisma migrations (`prisma migrate deploy`), creating the database first if needed.
+// Applies pending Prisma migrations (`prisma migrate deploy`) to a database that exists; creates it first only when
+// the caller says so (`dvault migrate`, the demo's own database): nothing creates a database as a side effect.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
@@ -16,8 +17,12 @@ export type MigrateResult = {
   applied: string[];
 };
 
-export async function migrate(databaseUrl: string): Promise<MigrateResult> {
-  const databaseCreated = await ensureDatabase(databaseUrl);
+/**
+ * `createDatabase`: create the database when it does not exist (only `dvault migrate` and the demo ask for it);
+ * without it a missing database is the one-line DatabaseNotReadyError (exit code 3) of connectPg.
+ */
+export async function migrate(databaseUrl: string, { createDatabase = false }: { createDatabase?: boolean } = {}): Promise<MigrateResult> {
+  const databaseCreated = createDatabase ? await ensureDatabase(databaseUrl) : false;
   // Fail with one clear line before handing over to the Prisma CLI, whose errors are verbose.
   const probe = await connectPg(databaseUrl);
   let upToDate = false;

@@ -13,7 +13,10 @@ export type RunCounters = {
   changed: number;
   removed: number;
   apiCalls: number;
-  throttleWaits: number;
+  /** Requests that waited for dvault's own pacer (column throttle_waits, named before the words were told apart). */
+  paced: number;
+  /** Answers in which the service refused a request as too many. */
+  throttled: number;
   durationMs: number;
 };
 
@@ -103,6 +106,7 @@ type SourceRowDb = {
   removed_count: number;
   api_calls: number;
   throttle_waits: number;
+  throttled: number;
   duration_ms: number;
   gaps: Record<string, SourceGap>;
   updated_at: Date;
@@ -126,7 +130,8 @@ function toState(r: SourceRowDb): SourceState {
       changed: r.changed_count,
       removed: r.removed_count,
       apiCalls: r.api_calls,
-      throttleWaits: r.throttle_waits,
+      paced: r.throttle_waits,
+      throttled: r.throttled,
       durationMs: r.duration_ms,
     },
     gaps: r.gaps,
@@ -153,7 +158,8 @@ function patchJson(p: SourceStatePatch): Record<string, unknown> {
     set("changed_count", p.counters.changed);
     set("removed_count", p.counters.removed);
     set("api_calls", p.counters.apiCalls);
-    set("throttle_waits", p.counters.throttleWaits);
+    set("throttle_waits", p.counters.paced);
+    set("throttled", p.counters.throttled);
     set("duration_ms", p.counters.durationMs);
   }
   return out;
@@ -161,7 +167,7 @@ function patchJson(p: SourceStatePatch): Record<string, unknown> {
 
 const COLUMNS = `account_id, source, key, cursor, sweep_started_at, last_run_at, last_result, last_error,
   unavailable_reason, last_complete_sweep_at, next_run_at, new_count, changed_count, removed_count, api_calls,
-  throttle_waits, duration_ms, gaps, updated_at`;
+  throttle_waits, throttled, duration_ms, gaps, updated_at`;
 
 const GET = `SELECT ${COLUMNS} FROM sync_sources WHERE account_id = $1 AND source = $2 AND key = $3`;
 
@@ -173,12 +179,13 @@ const keep = (column: string) => `${column} = CASE WHEN $4::jsonb ? '${column}' 
 const SAVE = `
 INSERT INTO sync_sources AS s (account_id, source, key, cursor, sweep_started_at, last_run_at, last_result, last_error,
   unavailable_reason, last_complete_sweep_at, next_run_at, new_count, changed_count, removed_count, api_calls,
-  throttle_waits, duration_ms, updated_at)
+  throttle_waits, throttled, duration_ms, updated_at)
 SELECT $1, $2, $3, NULLIF(p->'cursor', 'null'::jsonb), (p->>'sweep_started_at')::timestamptz,
   (p->>'last_run_at')::timestamptz, (p->>'last_result')::sync_result, p->>'last_error', p->>'unavailable_reason',
   (p->>'last_complete_sweep_at')::timestamptz, (p->>'next_run_at')::timestamptz,
   COALESCE((p->>'new_count')::int, 0), COALESCE((p->>'changed_count')::int, 0), COALESCE((p->>'removed_count')::int, 0),
-  COALESCE((p->>'api_calls')::int, 0), COALESCE((p->>'throttle_waits')::int, 0), COALESCE((p->>'duration_ms')::int, 0), $5
+  COALESCE((p->>'api_calls')::int, 0), COALESCE((p->>'throttle_waits')::int, 0),
+  COALESCE((p->>'throttled')::int, 0), COALESCE((p->>'duration_ms')::int, 0), $5
 FROM (SELECT $4::jsonb AS p) AS patch
 ON CONFLICT (account_id, source, key) DO UPDATE SET
   ${[
@@ -195,6 +202,7 @@ ON CONFLICT (account_id, source, key) DO UPDATE SET
     "removed_count",
     "api_calls",
     "throttle_waits",
+    "throttled",
     "duration_ms",
   ]
     .map(keep)

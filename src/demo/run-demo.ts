@@ -82,8 +82,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   out(`1/6 service simulator with a seeded account of ${options.deviations ?? 400} deviations at ${sim.url}`);
   let services: Services | undefined;
   try {
+    // The demo's own database, made afresh on purpose: the one place besides `dvault migrate` that creates one.
     await dropDatabase(databaseUrl);
-    await migrate(databaseUrl);
+    await migrate(databaseUrl, { createDatabase: true });
     const config = loadConfig({
       DATABASE_URL: databaseUrl,
       REDIS_URL: options.config.redisUrl,

@@ -8,9 +8,9 @@
 // failed with its next try due after a growing delay (retry.ts), which downloads.enqueue queues again; a
 // permanent failure has none. It lives here, not in jobs/,
 // so that `download --once` (run-once.ts) runs the very same code through src/queue/run-now.ts.
-import { ThrottleDelayError, isThrottleDelay } from "../api/errors.ts";
+import { isThrottleDelay } from "../api/errors.ts";
 import type { Logger } from "../log.ts";
-import { InterruptedError, type JobResult } from "../queue/job-definition.ts";
+import { InterruptedError, JobWaitError, type JobResult } from "../queue/job-definition.ts";
 import { RetryInRunError, type PatienceDecision } from "../queue/run-patience.ts";
 import type { DownloadDeps } from "./deps.ts";
 import { DownloadsPausedError } from "./disk-guard.ts";
@@ -73,19 +73,20 @@ export async function runFileJob(payload: DownloadFilePayload, ctx: FileJobConte
         if (outcome.status === "degraded") await ctx.stored();
         const waitMs = Math.max(1000, outcome.nextWindow.getTime() - now());
         const message = `original deferred to the next quota window (${outcome.nextWindow.toISOString()}): ${outcome.reason}`;
-        throw wait(message, waitMs, `download-quota:${payload.deviationid}`);
+        throw new JobWaitError(message, waitMs, `download-quota:${payload.deviationid}`, "deferred");
       }
       case "busy":
-        throw wait(outcome.reason, ctx.busyRetryMs ?? BUSY_RETRY_MS, `download-lock:${payload.deviationid}`);
+        throw new JobWaitError(outcome.reason, ctx.busyRetryMs ?? BUSY_RETRY_MS, `download-lock:${payload.deviationid}`, "busy");
       case "skipped":
         return { status: "skipped", reason: outcome.reason };
     }
   } catch (err) {
     if (err instanceof DownloadsPausedError) {
       await ctx.paused(err);
-      throw wait(err.message, PAUSED_RETRY_MS, "disk");
+      throw new JobWaitError(err.message, PAUSED_RETRY_MS, "disk", "paused");
     }
     // A wait of this file's own outcome (quota, lock) is not a failure; a throttle is, once the run's patience is spent.
+    if (err instanceof JobWaitError) throw err;
     const decision = !answered && !ctx.signal.aborted && ctx.retryInRun && !isPermanentFailure(err) && !isMissingGrant(err) ? ctx.retryInRun(err) : undefined;
     if (isThrottleDelay(err) && decision?.retry !== false) throw err;
     if (ctx.signal.aborted) throw new InterruptedError();
@@ -110,9 +111,4 @@ export async function runFileJob(payload: DownloadFilePayload, ctx: FileJobConte
   } finally {
     ctx.signal.removeEventListener("abort", onAbort);
   }
-}
-
-/** The job waits (moved to delayed by the worker host) without spending an attempt. */
-function wait(message: string, waitMs: number, key: string): ThrottleDelayError {
-  return new ThrottleDelayError({ operation: "download.file", waitMs, pacerKey: key, retryAt: Date.now() + waitMs }, message);
 }

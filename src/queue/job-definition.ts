@@ -94,22 +94,61 @@ export function isSkippable(err: unknown): err is SkippableError {
  * What a failure asks of the worker, carried as fields on the error because the layers that throw it may
  * not import the queue (docs/ARCHITECTURE.md#what-each-folder-may-import): "skip" (above), "stop" when no
  * retry can help (UnrecoverableError), "delay" to wait `retryAfterMs` without spending an attempt (keyed by
- * `delayKey` in the log), "retry" for BullMQ's backoff. `remoteService` marks a failure of the service dvault
- * mirrors, which is never a PostgreSQL or Redis outage (outage.ts).
+ * `delayKey` and named by `delayReason` in the log), "retry" for BullMQ's backoff. `remoteService` marks a
+ * failure of the service dvault mirrors, which is never a PostgreSQL or Redis outage (outage.ts).
  */
 export type JobOutcomeFields = {
   jobOutcome?: "skip" | "stop" | "delay" | "retry";
   retryAfterMs?: number;
   delayKey?: string;
+  delayReason?: DelayReason;
   remoteService?: boolean;
 };
 
-/** The error's wish to be delayed, when it has one and says for how long. */
-export function delayOf(err: unknown): { waitMs: number; key: string | undefined } | undefined {
+/**
+ * Why a job waits, each its own word (docs/status.md#paced-throttled-deferred), never one for another:
+ * - throttled: the service or its CDN refused a request as too many (429, 503, a threshold error, a CDN block);
+ * - paced: dvault's own pacer holds the request back (its pace, a hold, earlier requests ahead): nothing refused;
+ * - deferred: the weekly quota of original downloads is spent, the file waits for the next quota window;
+ * - busy: another process holds the file; paused: the downloads are paused (the disk guard);
+ * - retry: a failure that passes, tried again later in a `--once` run (src/queue/run-patience.ts).
+ */
+export type DelayReason = "throttled" | "paced" | "deferred" | "busy" | "paused" | "retry";
+
+/** The log line of each DelayReason: the word first, so a reader (or grep) never takes one for another. */
+export const DELAY_WORDS: Readonly<Record<DelayReason, string>> = {
+  throttled: "throttled: the service refused a request as too many; job delayed",
+  paced: "paced: job delayed until the pacer lets its request go",
+  deferred: "deferred (quota): job waits for the next quota window",
+  busy: "busy elsewhere: another process holds the file; job delayed",
+  paused: "paused: job delayed until the downloads resume",
+  retry: "retry: a failure that passes, tried again in this run; job delayed",
+};
+
+/** The error's wish to be delayed, when it has one and says for how long (and why: "paced" when it does not say). */
+export function delayOf(err: unknown): { waitMs: number; key: string | undefined; reason: DelayReason } | undefined {
   if (!(err instanceof Error)) return undefined;
   const e = err as Error & JobOutcomeFields;
   if (e.jobOutcome !== "delay" || typeof e.retryAfterMs !== "number") return undefined;
-  return { waitMs: e.retryAfterMs, key: e.delayKey };
+  return { waitMs: e.retryAfterMs, key: e.delayKey, reason: e.delayReason ?? "paced" };
+}
+
+/**
+ * A job that waits for a reason of its own, not a failure (no attempt spent): a download deferred to the next
+ * quota window, a file another process holds, the downloads paused. Never a ThrottleDelayError: nothing refused it.
+ */
+export class JobWaitError extends Error implements JobOutcomeFields {
+  readonly jobOutcome = "delay" as const;
+
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+    readonly delayKey: string,
+    readonly delayReason: Exclude<DelayReason, "throttled" | "paced" | "retry">,
+  ) {
+    super(message);
+    this.name = "JobWaitError";
+  }
 }
 
 /** True when the error says no retry can help. */

@@ -94,6 +94,7 @@ export class RunPatience {
  */
 export class RetryInRunError extends Error implements JobOutcomeFields {
   readonly jobOutcome = "delay" as const;
+  readonly delayReason = "retry" as const;
   readonly retryAfterMs: number;
   readonly delayKey: string;
 

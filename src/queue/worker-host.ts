@@ -1,6 +1,7 @@
 // Runs BullMQ workers over the job catalogue and maps every outcome to one queue behaviour:
 //   result            → completed ("done" or "skipped" with a reason)
-//   throttled          → moved to delayed until the pacer allows it (no attempt spent, no slot held)
+//   a wait             → moved to delayed for as long as it says (no attempt spent, no slot held), logged with
+//                        its own word: throttled, paced, deferred (quota), busy, paused, retry (job-definition.ts#DelayReason)
 //   PostgreSQL/Redis away, or a deadlock victim → moved to delayed for a few seconds (no attempt spent: not the job's fault)
 //   shutdown           → moved back to delayed, resumes after restart
 //   needs re-auth etc. → completed as "skipped" (never a failure loop)
@@ -10,7 +11,7 @@ import { DelayedError, UnrecoverableError, Worker, type Job, type Queue } from "
 import type { Redis } from "ioredis";
 import type { Logger } from "../log.ts";
 import { scrubError, scrubString } from "../redact.ts";
-import { delayOf, InterruptedError, isSkippable, isStop, type JobContext, type JobEntry, type JobResult } from "./job-definition.ts";
+import { DELAY_WORDS, delayOf, InterruptedError, isSkippable, isStop, type JobContext, type JobEntry, type JobResult } from "./job-definition.ts";
 import { outageOf } from "./outage.ts";
 import type { QueueName } from "./queues.ts";
 import { requeueActiveJob } from "./requeue.ts";
@@ -168,7 +169,7 @@ export class WorkerHost<Ctx extends JobContext> {
     } catch (err) {
       const delay = delayOf(err);
       if (delay) {
-        log.info({ waitMs: delay.waitMs, pacerKey: delay.key }, "throttled: job delayed");
+        log.info({ delay: delay.reason, waitMs: delay.waitMs, key: delay.key }, DELAY_WORDS[delay.reason]);
         await job.moveToDelayed(now() + delay.waitMs, token);
         throw new DelayedError();
       }

@@ -49,6 +49,11 @@ export const SourceStatusSchema = z.object({
   nextRunAt: isoTime.nullable(),
   items: z.object({ new: z.number().int(), changed: z.number().int(), removed: z.number().int() }),
   apiCalls: z.number().int(),
+  /** Requests of the last run that waited for dvault's own pacer (not a refusal of the service). */
+  paced: z.number().int(),
+  /** Answers of the last run in which the service refused a request as too many (429, 503, a threshold error). */
+  throttled: z.number().int(),
+  /** Deprecated: the same number as `paced`, under the name it had before the words were told apart. */
   throttleWaits: z.number().int(),
   durationMs: z.number().int(),
   lastCompleteSweepAt: isoTime.nullable(),

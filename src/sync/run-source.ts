@@ -33,7 +33,10 @@ export type RunSourceResult = {
   full: boolean;
   counters: ItemCounters;
   apiCalls: number;
-  throttleWaits: number;
+  /** Requests that waited for dvault's own pacer (not a refusal: docs/status.md#paced-throttled-deferred). */
+  paced: number;
+  /** Answers in which the service refused a request as too many (429, 503, a threshold error). */
+  throttled: number;
   /** Answers skipped as unreadable in this run (kept in unreadable_responses): responses and single items. */
   unreadable: number;
   durationMs: number;
@@ -99,7 +102,8 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
     full: false,
     counters: { new: 0, changed: 0, removed: 0 },
     apiCalls: 0,
-    throttleWaits: 0,
+    paced: 0,
+    throttled: 0,
     unreadable: 0,
     durationMs: 0,
   });
@@ -122,7 +126,8 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
   const bookkeeping = () => ({
     ...counters,
     apiCalls: transports.reduce((n, t) => n + sumCalls(t.stats.calls), 0),
-    throttleWaits: transports.reduce((n, t) => n + t.stats.throttleWaits.count, 0),
+    paced: transports.reduce((n, t) => n + t.stats.paced.count, 0),
+    throttled: transports.reduce((n, t) => n + t.stats.throttled, 0),
     durationMs: services.now() - started,
   });
   const unreadable = () => transports.reduce((n, t) => n + t.stats.unreadable.responses + t.stats.unreadable.items, 0);
@@ -207,11 +212,23 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
       full,
       counters: { ...counters },
       apiCalls: bookkeeping().apiCalls,
-      throttleWaits: bookkeeping().throttleWaits,
+      paced: bookkeeping().paced,
+      throttled: bookkeeping().throttled,
       unreadable: unreadable(),
       durationMs: bookkeeping().durationMs,
     };
-    log.info({ status: result.status, ...result.counters, apiCalls: result.apiCalls, unreadable: result.unreadable, full }, "source synced");
+    log.info(
+      {
+        status: result.status,
+        ...result.counters,
+        apiCalls: result.apiCalls,
+        paced: result.paced,
+        throttled: result.throttled,
+        unreadable: result.unreadable,
+        full,
+      },
+      "source synced",
+    );
     tell();
     ended = result.status;
     return result;

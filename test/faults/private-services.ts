@@ -328,7 +328,7 @@ export async function createPrivateFaultHarness(opts: { sim?: SimulatorOptions; 
 async function privateDatabase(server: PrivatePostgres): Promise<TestDatabase> {
   const name = `dvault_t_${randomBytes(6).toString("hex")}`;
   const url = withDatabase(server.url(), name);
-  await migrate(url);
+  await migrate(url, { createDatabase: true });
   const prisma = createPrisma(url);
   return {
     url,

@@ -23,7 +23,7 @@ export default async function setup({ provide }: { provide: (key: string, value:
   // Templates of other migration sets are left alone: another checkout's run may be copying from one.
   const template = TEMPLATE_DB_PREFIX + migrationsHash();
   try {
-    await migrate(withDatabase(TEST_PG_URL, template));
+    await migrate(withDatabase(TEST_PG_URL, template), { createDatabase: true });
   } catch (err) {
     // A failed migration is recorded in the template and would block every later run (P3009): start over next time.
     const admin2 = await connectPg(TEST_PG_URL);

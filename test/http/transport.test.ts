@@ -215,7 +215,9 @@ describe("HTTP transport: throttling", () => {
         expect(gap).toBeGreaterThanOrEqual(BASE_MS * 2 ** i);
         expect(gap).toBeLessThan(BASE_MS * 2 ** i + 250);
       });
-      expect(transport.stats.throttleWaits.count).toBe(3);
+      // Three refusals of the service (throttled), and three requests held back by the pacer after them (paced).
+      expect(transport.stats.throttled).toBe(3);
+      expect(transport.stats.paced.count).toBe(3);
       expect(transport.stats.calls.placebo).toEqual({ [String(entries[0]!.status)]: 3, "200": 1 });
     },
   );

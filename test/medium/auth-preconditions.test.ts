@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectPg, quoteIdent } from "../../src/db/connect.ts";
-import { withDatabase } from "../../src/db/pg-fields.ts";
+import { pgFields, withDatabase } from "../../src/db/pg-fields.ts";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
@@ -76,10 +76,13 @@ describe("dvault auth preconditions", () => {
   it("import into a database never migrated: one line, no token request, and the token still works afterwards", async () => {
     const issued = sim.issueUserToken();
     const before = tokenRequests();
-    const run = await dvault(["auth", "import", "--refresh-token", issued.refresh_token], { DATABASE_URL: await emptyDatabase() });
+    const empty = await emptyDatabase();
+    const run = await dvault(["auth", "import", "--refresh-token", issued.refresh_token], { DATABASE_URL: empty });
     expect(tokenRequests()).toBe(before);
-    expect(run.code).toBe(1);
-    expect(run.stderr.trim().split("\n")).toEqual(["dvault: the database has no dvault schema yet: run `npx dvault migrate` first"]);
+    expect(run.code).toBe(3);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      `dvault: the database "${pgFields(empty).database}" on 127.0.0.1:5432 has no dvault schema yet: run dvault migrate`,
+    ]);
 
     const retry = await dvault(["auth", "import", "--refresh-token", issued.refresh_token]);
     expect(retry.stderr).toBe("");
@@ -99,9 +102,9 @@ describe("dvault auth preconditions", () => {
       const before = tokenRequests();
       const run = await dvault(["auth", "import", "--refresh-token", issued.refresh_token], { DATABASE_URL: behind.url });
       expect(tokenRequests()).toBe(before);
-      expect(run.code).toBe(1);
+      expect(run.code).toBe(3);
       expect(run.stderr.trim().split("\n")).toEqual([
-        `dvault: the database schema is older than this dvault (1 migration(s) not applied, the newest ${rows[0]?.migration_name}): run \`npx dvault migrate\` first`,
+        `dvault: the database "${behind.name}" on 127.0.0.1:5432 is older than this dvault (1 migration(s) not applied, the newest ${rows[0]?.migration_name}): run dvault migrate`,
       ]);
     } finally {
       await behind.drop();
@@ -109,9 +112,12 @@ describe("dvault auth preconditions", () => {
   });
 
   it("login checks the same before it shows the authorization URL", async () => {
-    const run = await dvault(["auth", "login", "--paste", "--no-browser", "--timeout", "10"], { DATABASE_URL: await emptyDatabase() });
-    expect(run.code).toBe(1);
-    expect(run.stderr.trim().split("\n")).toEqual(["dvault: the database has no dvault schema yet: run `npx dvault migrate` first"]);
+    const empty = await emptyDatabase();
+    const run = await dvault(["auth", "login", "--paste", "--no-browser", "--timeout", "10"], { DATABASE_URL: empty });
+    expect(run.code).toBe(3);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      `dvault: the database "${pgFields(empty).database}" on 127.0.0.1:5432 has no dvault schema yet: run dvault migrate`,
+    ]);
   });
 
   it("a key file created just now beside tokens sealed under another key: refused before the token is spent", async () => {

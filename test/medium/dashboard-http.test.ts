@@ -76,7 +76,8 @@ describe("GET /metrics", () => {
       await expect.poll(finished, { timeout: 10_000, interval: 25 }).toEqual({ failed: 1, completed: 1 });
       const { rows } = await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM deviations WHERE type = 'image' ORDER BY 1 LIMIT 1");
       const file = await archiveFile(h.pool, archiveDir, rows[0]!.deviationid, artworkPng(7, 12, 12));
-      const waitsBefore = h.services.apiTotals.throttleWaits.count;
+      const pacedBefore = h.services.apiTotals.paced.count;
+      const throttledBefore = h.services.apiTotals.throttled;
       const api = await h.services.apiFor(h.account.id);
       await Promise.all([api.client.placebo(), api.client.placebo(), api.client.placebo()]);
 
@@ -90,9 +91,11 @@ describe("GET /metrics", () => {
         .map((l) => Number(l.split(" ").pop()));
       expect(apiCalls.reduce((a, b) => a + b, 0)).toBeGreaterThan(5);
       expect(text).toMatch(/dvault_api_calls_total\{operation="[a-z_.]+",status="200"\} \d+/);
-      // Three concurrent requests on one pacer key that admits one at a time: the last two waited.
-      expect(sample(text, "dvault_api_throttle_waits_total")).toBe(waitsBefore + 2);
-      expect(sample(text, "dvault_api_throttle_wait_seconds_total")).toBeGreaterThan(0);
+      // Three concurrent requests on one pacer key that admits one at a time: the last two waited (paced), and the
+      // service refused none of them (throttled counts only its refusals).
+      expect(sample(text, "dvault_api_paced_total")).toBe(pacedBefore + 2);
+      expect(sample(text, "dvault_api_paced_seconds_total")).toBeGreaterThan(0);
+      expect(sample(text, "dvault_api_throttled_total")).toBe(throttledBefore);
       expect(sample(text, `dvault_token_expiry_seconds{account="${h.account.name}"}`)).toBeGreaterThan(60);
       expect(text).toMatch(/dvault_pacer_rate\{key="[^"]+"\} \d+/);
       expect(text).toMatch(/dvault_pacer_throttled_seconds\{key="[^"]+"\} 0/);

@@ -18,7 +18,8 @@ afterAll(async () => {
 
 describe("a first sync", () => {
   it("logs no resumed sweep on a new database", async () => {
-    const run = await runDvault({ ...h, env: { ...h.env, LOG_LEVEL: "info" } }, ["sync", "--once"]);
+    // -v: a command logs at warn unless asked for more, in a pipe too (issue #26).
+    const run = await runDvault({ ...h, env: { ...h.env, LOG_LEVEL: "info" } }, ["-v", "sync", "--once"]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain("source synced");
     expect(run.stderr).not.toContain("sweep resumed");

@@ -147,7 +147,7 @@ describe(SyncStateRepository.name, () => {
         lastResult: "ok",
         lastCompleteSweepAt: at("2025-03-01T00:00:00Z"),
         nextRunAt: at("2025-03-01T00:15:00Z"),
-        counters: { new: 3, changed: 1, removed: 0, apiCalls: 7, throttleWaits: 1, durationMs: 4200 },
+        counters: { new: 3, changed: 1, removed: 0, apiCalls: 7, paced: 5, throttled: 1, durationMs: 4200 },
       },
       at("2025-03-01T00:05:00Z"),
     );
@@ -164,7 +164,7 @@ describe(SyncStateRepository.name, () => {
       unavailableReason: null,
       lastCompleteSweepAt: at("2025-03-01T00:00:00Z"),
       nextRunAt: at("2025-03-01T00:15:00Z"),
-      counters: { new: 3, changed: 1, removed: 0, apiCalls: 7, throttleWaits: 1, durationMs: 4200 },
+      counters: { new: 3, changed: 1, removed: 0, apiCalls: 7, paced: 5, throttled: 1, durationMs: 4200 },
       gaps: {},
       updatedAt: at("2025-03-01T00:05:00Z"),
     });

@@ -95,7 +95,7 @@ describe("dvault sync", () => {
     const run = await runDvault(h, ["sync", "--once", "--only", "gallery,notes", "--full"]);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^account\s+source\s+result\s+new\s+changed\s+removed\s+api calls\s+throttled\s+time\s+note$/m);
+    expect(run.stdout).toMatch(/^account\s+source\s+result\s+new\s+changed\s+removed\s+api calls\s+paced\s+throttled\s+time\s+note$/m);
     expect(run.stdout).toMatch(new RegExp(`^${h.account.name}\\s+gallery\\s+ok \\(full\\)\\s+0\\s+0\\s+0\\s+[1-9]`, "m"));
     expect(run.stdout).toMatch(new RegExp(`^${h.account.name}\\s+notes\\s+ok \\(full\\)`, "m"));
     expect(await syncQueue.count()).toBe(before);

@@ -159,7 +159,7 @@ describe("the job outcome an ApiError asks for", () => {
     const server = new ApiError({ kind: "server", operation: "gallery.all", status: 503 });
     const throttle = new ThrottleDelayError({ operation: "gallery.all", status: 429, waitMs: 4000, pacerKey: "123:u1", retryAt: 10_000 });
     expect([isStop(notFound), isStop(server), isStop(throttle)]).toEqual([true, false, false]);
-    expect(delayOf(throttle)).toEqual({ waitMs: 4000, key: "123:u1" });
+    expect(delayOf(throttle)).toEqual({ waitMs: 4000, key: "123:u1", reason: "throttled" });
     expect(delayOf(server)).toBeUndefined();
     expect([notFound, server, throttle].map(isRemoteServiceError)).toEqual([true, true, true]);
     expect(isRemoteServiceError(new Error("Connection terminated unexpectedly"))).toBe(false);

@@ -39,18 +39,31 @@ describe(formatTable.name, () => {
 describe(cliLogLevel.name, () => {
   afterEach(() => setGlobalOutput({}));
 
-  it("is warn in a terminal, the configured level in a pipe, info with -v and error with --quiet", () => {
-    expect(cliLogLevel("info", true)).toBe("warn");
-    expect(cliLogLevel("info", false)).toBe("info");
-    expect(cliLogLevel("info", false, true)).toBe("warn");
-    expect(cliLogLevel("debug", true)).toBe("debug");
-    expect(cliLogLevel("error", true)).toBe("error");
+  it("is warn by default whatever LOG_LEVEL's default info says, info with -v and error with --quiet", () => {
+    // No terminal argument: a pipe (cron) and a terminal get the same level (issue #26).
+    expect(cliLogLevel("info")).toBe("warn");
+    expect(cliLogLevel("warn")).toBe("warn");
     setGlobalOutput({ verbose: true });
-    expect(cliLogLevel("info", true)).toBe("info");
-    expect(cliLogLevel("warn", false, true)).toBe("info");
+    expect(cliLogLevel("info")).toBe("info");
+    expect(cliLogLevel("warn")).toBe("info");
     setGlobalOutput({ quiet: true });
-    expect(cliLogLevel("info", false)).toBe("error");
-    expect(cliLogLevel("silent", false)).toBe("silent");
+    expect(cliLogLevel("info")).toBe("error");
+    expect(cliLogLevel("warn")).toBe("error");
+  });
+
+  it("lets a configured debug or trace win over every flag, and a quieter level win unless -v asks for more", () => {
+    for (const flags of [{}, { verbose: true }, { quiet: true }]) {
+      setGlobalOutput(flags);
+      expect(cliLogLevel("debug")).toBe("debug");
+      expect(cliLogLevel("trace")).toBe("trace");
+    }
+    setGlobalOutput({});
+    expect(cliLogLevel("error")).toBe("error");
+    expect(cliLogLevel("silent")).toBe("silent");
+    setGlobalOutput({ quiet: true });
+    expect(cliLogLevel("fatal")).toBe("fatal");
+    setGlobalOutput({ verbose: true });
+    expect(cliLogLevel("silent")).toBe("info");
   });
 });
 

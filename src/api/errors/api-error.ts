@@ -167,6 +167,14 @@ export class ThrottleDelayError extends ApiError {
   get delayKey(): string {
     return this.pacerKey;
   }
+
+  /**
+   * "throttled" when an answer of the service or its CDN refused the request (it carries the status), "paced" when
+   * dvault's own pacer holds the request back longer than the caller waits and nothing was refused.
+   */
+  get delayReason(): "throttled" | "paced" {
+    return this.status === undefined ? "paced" : "throttled";
+  }
 }
 
 /** Failures that will fail the same way on retry: the job should stop (BullMQ UnrecoverableError). */

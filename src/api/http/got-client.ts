@@ -90,8 +90,8 @@ export function createApiGot({ options, retry, maxBodyBytes, sinks, count, backo
           }
           if (state.permit.waitedMs > 0) {
             for (const sink of sinks) {
-              sink.throttleWaits.count++;
-              sink.throttleWaits.totalMs += state.permit.waitedMs;
+              sink.paced.count++;
+              sink.paced.totalMs += state.permit.waitedMs;
             }
           }
           state.attempts++;
@@ -111,7 +111,11 @@ export function createApiGot({ options, retry, maxBodyBytes, sinks, count, backo
             { operation: state.operation, method: state.method, status, durationMs: Math.round(performance.now() - state.startedAt), attempt: state.attempts },
             "api call",
           );
-          if (state.lastError?.kind === "throttled") state.lastThrottle = state.lastError;
+          if (state.lastError?.kind === "throttled") {
+            state.lastThrottle = state.lastError;
+            // Only the service's own refusals count as throttled; waiting for the pacer is counted as paced.
+            for (const sink of sinks) sink.throttled++;
+          }
           // Only "invalid_token" (expired/revoked) is worth a refresh; other 401s are final.
           if (status === 401 && !state.refreshed && state.lastError?.error === "invalid_token") {
             state.refreshed = true;

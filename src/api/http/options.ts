@@ -58,8 +58,13 @@ export type HttpTransportOptions = {
 export type TransportStats = {
   /** operation → HTTP status (or "network") → responses seen, retries included. */
   calls: Record<string, Record<string, number>>;
-  /** Requests that had to wait for the pacer before being sent, and the total wait. */
-  throttleWaits: { count: number; totalMs: number };
+  /**
+   * Paced: requests that waited for dvault's own pacer before being sent (its pace, a hold, earlier requests
+   * ahead), and the total wait. Not a throttle: the service refused nothing.
+   */
+  paced: { count: number; totalMs: number };
+  /** Throttled: answers in which the service or its CDN refused the request as too many (src/api/errors/classify.ts: 429, 503, an *_api_threshold error, a CDN block). */
+  throttled: number;
   retries: number;
   refreshes: number;
   /** Answers that could not be read and were skipped: whole responses, and single items of readable pages. */
@@ -67,7 +72,7 @@ export type TransportStats = {
 };
 
 export function newTransportStats(): TransportStats {
-  return { calls: {}, throttleWaits: { count: 0, totalMs: 0 }, retries: 0, refreshes: 0, unreadable: { responses: 0, items: 0 } };
+  return { calls: {}, paced: { count: 0, totalMs: 0 }, throttled: 0, retries: 0, refreshes: 0, unreadable: { responses: 0, items: 0 } };
 }
 
 export type HttpTransport = ApiTransport & {

@@ -20,21 +20,22 @@ export function colorsFor(stream: NodeJS.WriteStream = process.stdout): Colors {
 const ORDER: readonly LogLevel[] = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
 
 /**
- * The CLI's log level: `--quiet` → error; `-v` → info; in a terminal otherwise → warn (the progress lines tell
- * the rest); elsewhere the configured level (LOG_LEVEL, default info). A configured debug or trace, or a level
- * quieter than the one chosen here, always wins: someone asked for it.
+ * The log level of a CLI command, the same in a terminal and in a pipe (cron): `warn` (only problems reach
+ * stderr; stdout carries the result), `info` with `-v`, `error` with `--quiet`. LOG_LEVEL is the worker's level:
+ * for a command, its default `info` means the default `warn`; `debug` or `trace` (more than `-v` gives) always
+ * wins, as does a level quieter than the one chosen here (`error`, `fatal`, `silent`) unless `-v` asks for more.
+ * The worker (a daemon) logs at LOG_LEVEL as configured (src/cli/worker.ts).
  */
-export function cliLogLevel(configured: LogLevel, tty = process.stderr.isTTY === true, warnByDefault = false): LogLevel {
+export function cliLogLevel(configured: LogLevel): LogLevel {
   const rank = (l: LogLevel) => ORDER.indexOf(l);
   if (rank(configured) < rank("info")) return configured;
-  const wanted: LogLevel = globalOutput().quiet ? "error" : globalOutput().verbose ? "info" : tty || warnByDefault ? "warn" : configured;
-  return globalOutput().verbose ? wanted : rank(configured) > rank(wanted) ? configured : wanted;
+  const { quiet, verbose } = globalOutput();
+  if (verbose) return "info";
+  const wanted: LogLevel = quiet ? "error" : "warn";
+  return rank(configured) > rank(wanted) ? configured : wanted;
 }
 
-/**
- * The logger a command uses (src/log.ts), at cliLogLevel. `warnByDefault`: a command whose info lines are noise
- * everywhere (status, auth, digest…), at warn unless -v, in a pipe too.
- */
-export function cliLogger(config: Pick<Config, "logLevel">, options: { warnByDefault?: boolean } = {}): Logger {
-  return createLogger({ level: cliLogLevel(config.logLevel, process.stderr.isTTY === true, options.warnByDefault === true) });
+/** The logger a command uses (src/log.ts), at cliLogLevel. */
+export function cliLogger(config: Pick<Config, "logLevel">): Logger {
+  return createLogger({ level: cliLogLevel(config.logLevel) });
 }

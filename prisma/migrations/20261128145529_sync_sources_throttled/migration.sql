@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "sync_sources" ADD COLUMN     "throttled" INTEGER NOT NULL DEFAULT 0;
+
