@@ -102,12 +102,15 @@ export class FeedTokenRepository {
     return rows[0] ?? null;
   }
 
-  /** Notes the stored files a feed document links under a token (their first time only): what the token opens from now on. */
+  /**
+   * Notes the stored files a feed document links under a token (their first time only): what the token opens from
+   * now on. A file linked by several entries (messages about one work) is one row.
+   */
   async recordLinkedFiles(tokenId: number, files: ReadonlyArray<{ downloadId: string; sha256: string | null }>, at: Date): Promise<void> {
     if (files.length === 0) return;
     await this.db.query(
       `INSERT INTO feed_linked_files (token_id, download_id, sha256, first_linked_at)
-       SELECT $1, f.download_id, f.sha256, $4 FROM unnest($2::bigint[], $3::text[]) AS f(download_id, sha256)
+       SELECT DISTINCT ON (f.download_id) $1::int, f.download_id, f.sha256, $4::timestamptz FROM unnest($2::bigint[], $3::text[]) AS f(download_id, sha256)
        ON CONFLICT (token_id, download_id) DO UPDATE SET sha256 = EXCLUDED.sha256
        WHERE feed_linked_files.sha256 IS DISTINCT FROM EXCLUDED.sha256`,
       [tokenId, files.map((f) => f.downloadId), files.map((f) => f.sha256), at],

@@ -64,7 +64,8 @@ beforeAll(async () => {
     `INSERT INTO messages (account_id, messageid, box, type, subject_kind, subject_deviationid, html, raw, first_seen_at)
      SELECT $1, 'scope-msg-' || s.i, 'feed', 'fave', 'deviation', s.id, 'faved', '{}', timestamptz '2024-03-01' + s.i * interval '1 minute'
      FROM unnest($2::text[]) WITH ORDINALITY AS s(id, i)`,
-    [h.account.id, subjects],
+    // Two messages about the first: one file linked twice in one feed.
+    [h.account.id, [...subjects, subjects[0]]],
   );
   repo = new FeedTokenRepository(h.pool);
   dash = await startDashboard({ ...h.services, config: { ...h.services.config, archiveDir } }, { host: "127.0.0.1", port: 0 });
