@@ -10,7 +10,7 @@ import path from "node:path";
 import type { StoredRow } from "../db/download.repository.ts";
 import { ImportedFileRepository } from "../db/imported-file.repository.ts";
 import type { Logger } from "../log.ts";
-import { ORIGINALS_DIR, OutsideArchiveError, PARTIAL_DIR } from "../storage/archive.ts";
+import { ORIGINALS_DIR, PARTIAL_DIR } from "../storage/archive.ts";
 import { QUARANTINE_DIR } from "../storage/layout.ts";
 import { copyBlob, hashBlob } from "../storage/blob-transfer.ts";
 import { originalKeyOf } from "../storage/links.ts";
@@ -53,7 +53,6 @@ type Checked = { problem: "missing" | "corrupt" | "unreadable" | undefined; actu
 
 /** Why a read failed, for the report: the error's code and HTTP status, never its text (which may carry an address). */
 function readFailure(err: unknown): string {
-  if (err instanceof OutsideArchiveError) return "a link out of the archive (not followed)";
   const { code, status } = storeErrorOf(err);
   return `${code || "error"}${status !== undefined ? ` (HTTP ${status})` : ""}`;
 }

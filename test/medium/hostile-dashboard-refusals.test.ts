@@ -152,7 +152,7 @@ describe("the dashboard's start", () => {
 });
 
 describe("dvault verify", () => {
-  it("reports a thumbnails folder that is a link out of the archive, and goes on", async () => {
+  it("reports a thumbnails folder (or originals/) that is a link out of the archive, and goes on", async () => {
     const outside = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-refusals-outside-"));
     await fs.symlink(outside, path.join(archiveDir, "thumbnails"));
     try {
@@ -164,8 +164,23 @@ describe("dvault verify", () => {
       expect(run.stdout).toMatch(/^ {2}1 path\(s\) lead out of the archive through a link, not followed \(remove the link; the check went on\):$/m);
       expect(run.stdout).toMatch(/^ {2}outside {4}thumbnails\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}-\d+\.s\.webp$/m);
       expect(await fs.readdir(outside)).toEqual([]);
+
+      // originals/ itself a link out: the files behind it unreadable (exit 3), the thumbnails' look says why.
+      await fs.rm(path.join(archiveDir, "thumbnails"));
+      await fs.rename(path.join(archiveDir, "originals"), path.join(outside, "originals"));
+      await fs.symlink(path.join(outside, "originals"), path.join(archiveDir, "originals"));
+      const linked = await runDvault({ redis: h.redis, env }, ["verify"]);
+      expect(linked.stderr).not.toMatch(UNEXPECTED);
+      expect(linked.code).toBe(3);
+      expect(linked.stdout).toMatch(/^ {2}outside {4}originals$/m);
+      await fs.rm(path.join(archiveDir, "originals"));
+      await fs.rename(path.join(outside, "originals"), path.join(archiveDir, "originals"));
     } finally {
       await fs.rm(path.join(archiveDir, "thumbnails"), { force: true });
+      if ((await fs.lstat(path.join(archiveDir, "originals"))).isSymbolicLink()) {
+        await fs.rm(path.join(archiveDir, "originals"));
+        await fs.rename(path.join(outside, "originals"), path.join(archiveDir, "originals"));
+      }
       await fs.rm(outside, { recursive: true, force: true });
     }
   });
