@@ -66,6 +66,31 @@ export function judgeWitnesses(result: FolderSyncResult, options: WitnessOptions
  * last sweep's verdict stands.
  */
 export async function witnessOutcome(ctx: SourceContext, result: FolderSyncResult, options: WitnessOptions): Promise<SourceOutcome> {
+  return withUnsettled(await listingsOutcome(ctx, result, options), result);
+}
+
+/**
+ * An outcome with the works that may be gone but could not be asked about (vanished.ts) added: not done,
+ * though the listings may agree, so "ok" becomes "incomplete" with the reason.
+ */
+export function withUnsettled(outcome: SourceOutcome, result: Pick<FolderSyncResult, "unsettled">): SourceOutcome {
+  const unsettled = unsettledWords(result);
+  if (!unsettled) return outcome;
+  if (outcome.result === "degraded") return { ...outcome, unavailableReason: `${outcome.unavailableReason}; ${unsettled}` };
+  const reason = outcome.result === "incomplete" && outcome.reason ? `${outcome.reason}; ${unsettled}` : unsettled;
+  const { note: _note, ...rest } = outcome;
+  return { ...rest, result: "incomplete", reason };
+}
+
+/** "2 works that may be gone upstream could not be asked about (HTTP 429 user_api_threshold); asked again at the next run". */
+export function unsettledWords(result: Pick<FolderSyncResult, "unsettled">): string | undefined {
+  const { count, cause } = result.unsettled;
+  if (count === 0) return undefined;
+  const works = count === 1 ? "1 work that may be gone upstream" : `${count} works that may be gone upstream`;
+  return `${works} could not be asked about${cause ? ` (${cause})` : ""}; asked again at the next run`;
+}
+
+async function listingsOutcome(ctx: SourceContext, result: FolderSyncResult, options: WitnessOptions): Promise<SourceOutcome> {
   const missing = result.gone.filter((op) => op !== options.optionalAll);
   const gone = missing.length > 0 ? `${missing.join(", ")} removed by the service (404 Api endpoint not found.)` : undefined;
   if (!result.sweep || result.resumed) {
