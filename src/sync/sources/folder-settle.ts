@@ -56,7 +56,9 @@ export class KnownWorks {
   async afterIncremental(run: Run): Promise<void> {
     const { known, seen, state } = this.input;
     const local = [...new Set([...(run.departed ?? []), ...this.stillUnsettled()])].filter((id) => !seen.has(id));
-    const first = local.length > 0 ? await this.resolve(local, local.length > 1) : undefined;
+    // Works that left their listing are mostly gone: looked up one by one, not through a metadata batch that
+    // would leave them out anyway.
+    const first = local.length > 0 ? await this.resolve(local, false) : undefined;
     const found = first?.gone.length ?? 0;
     const check = run.fullCheck;
     const reasons = [...(check?.reasons ?? [])];

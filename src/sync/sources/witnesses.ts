@@ -76,18 +76,19 @@ export async function witnessOutcome(ctx: SourceContext, result: FolderSyncResul
 export function withUnsettled(outcome: SourceOutcome, result: Pick<FolderSyncResult, "unsettled">): SourceOutcome {
   const unsettled = unsettledWords(result);
   if (!unsettled) return outcome;
-  if (outcome.result === "degraded") return { ...outcome, unavailableReason: `${outcome.unavailableReason}; ${unsettled}` };
+  // Degraded says why already (the lookup removed): the count is what it adds.
+  if (outcome.result === "degraded") return { ...outcome, unavailableReason: `${outcome.unavailableReason}; ${unsettledWords(result, false)}` };
   const reason = outcome.result === "incomplete" && outcome.reason ? `${outcome.reason}; ${unsettled}` : unsettled;
   const { note: _note, ...rest } = outcome;
   return { ...rest, result: "incomplete", reason };
 }
 
 /** "2 works that may be gone upstream could not be asked about (HTTP 429 user_api_threshold); asked again at the next run". */
-export function unsettledWords(result: Pick<FolderSyncResult, "unsettled">): string | undefined {
+export function unsettledWords(result: Pick<FolderSyncResult, "unsettled">, withCause = true): string | undefined {
   const { count, cause } = result.unsettled;
   if (count === 0) return undefined;
   const works = count === 1 ? "1 work that may be gone upstream" : `${count} works that may be gone upstream`;
-  return `${works} could not be asked about${cause ? ` (${cause})` : ""}; asked again at the next run`;
+  return `${works} could not be asked about${cause && withCause ? ` (${cause})` : ""}; asked again at the next run`;
 }
 
 async function listingsOutcome(ctx: SourceContext, result: FolderSyncResult, options: WitnessOptions): Promise<SourceOutcome> {
