@@ -181,7 +181,8 @@ describe("a work in no folder deleted upstream", () => {
 
 describe("a favourite that left the favourites' first page", () => {
   beforeEach(async () => {
-    h = await createSyncHarness({ sim: { dataset: { favourites: 120, collectionFolders: 3 } }, sources: [collectionsSource] });
+    h = await createSyncHarness({ sim: { dataset: { favourites: 120, collectionFolders: 3 } }, sources: [profileSource, collectionsSource] });
+    await runSourceLater(h, "profile");
     await runSourceLater(h, "collections");
   });
   afterEach(async () => {
@@ -196,6 +197,31 @@ describe("a favourite that left the favourites' first page", () => {
     expect(d).toBeDefined();
     return { id: d?.deviationid as string, author: h.sim.truth.users.get(d?.authorId as string)?.username as string };
   }
+
+  it("an unfaved favourite leaves its folder and is asked about once; the profile's lower count needs nothing more", async () => {
+    const folders = h.sim.truth.collectionFolders.filter((f) => f.ownerId === h.sim.truth.ownerId);
+    const biggest = [...folders].sort((a, b) => b.deviationIds.length - a.deviationIds.length)[0];
+    // In this folder alone: the profile's count then drops by one (the simulator counts a favourite once per folder).
+    const id = biggest?.deviationIds
+      .slice(30)
+      .find((x) => h.sim.truth.deviations.get(x)?.isDeleted === false && folders.filter((f) => f.deviationIds.includes(x)).length === 1) as string;
+    expect(id).toBeDefined();
+    const { access_token } = h.sim.issueUserToken();
+    const unfave = await fetch(`${h.sim.apiUrl}/collections/unfave`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${access_token}`, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ deviationid: id }),
+    });
+    expect(unfave.status).toBe(200);
+    await runSourceLater(h, "profile");
+
+    const run = await runSourceLater(h, "collections");
+    expect(run.result).toMatchObject({ status: "ok", counters: { removed: 0 } });
+    expect(run.routes.filter((r) => r.includes("/deviation/{deviationid}"))).toEqual(["/api/v1/oauth2/deviation/{deviationid} 200"]);
+    // No batch over every favourite: the one that left accounts for the count.
+    expect(run.routes.filter((r) => r.includes("/deviation/metadata")).length).toBeLessThanOrEqual(1);
+    expect(await row(id)).toEqual({ reason: null, answer: null, live_members: 0 });
+  });
 
   it("a favourite whose artist deactivated still answers: it is marked with the artist's state", async () => {
     const { id, author } = await topFavourite();

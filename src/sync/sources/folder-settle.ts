@@ -51,20 +51,21 @@ export class KnownWorks {
   /**
    * After an incremental run (freshness.ts): the works that left a listing in this run and were not listed
    * elsewhere, and those not settled before, are asked about; then, where the profile's count dropped by
-   * more than they account for or a folder left the list, every other work of the source is.
+   * more than the works that left account for (gone or not: an unfaved favourite lowers it too) or a folder
+   * left the list, every other work of the source is.
    */
   async afterIncremental(run: Run): Promise<void> {
     const { known, seen, state } = this.input;
-    const local = [...new Set([...(run.departed ?? []), ...this.stillUnsettled()])].filter((id) => !seen.has(id));
+    const left = [...new Set(run.departed ?? [])].filter((id) => !seen.has(id));
+    const local = [...new Set([...left, ...this.stillUnsettled()])].filter((id) => !seen.has(id));
     // Works that left their listing are mostly gone: looked up one by one, not through a metadata batch that
     // would leave them out anyway.
     const first = local.length > 0 ? await this.resolve(local, false) : undefined;
-    const found = first?.gone.length ?? 0;
     const check = run.fullCheck;
     const reasons = [...(check?.reasons ?? [])];
-    if (check && check.profileDrop > found) reasons.push(`the profile's count dropped by ${check.profileDrop}, the listings showed ${found} gone`);
+    if (check && check.profileDrop > left.length) reasons.push(`the profile's count dropped by ${check.profileDrop}, ${left.length} left the listings`);
     let asked = local.length;
-    let gone = found;
+    let gone = first?.gone.length ?? 0;
     // A throttle or a failing service stops the asking: the count stays as it was, so the next run sees the
     // same drop and asks then. Works whose answer settled nothing are asked again one by one anyway.
     let stopped = first?.stopped === true || (reasons.length > 0 && !known);

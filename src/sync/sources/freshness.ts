@@ -4,9 +4,9 @@
 // the members above that page that the walk no longer met have left the folder. The "all" view's first
 // page, read on every run, shows which of its earlier works left it. Those works, unless listed elsewhere
 // in the run, are asked about (vanished.ts). Only where no listing can say which works went, because the
-// owner's profile count dropped by more than they account for or a folder left the folder list, is every
-// work of the source asked about through /deviation/metadata, 50 a call. Pure functions; folder-walk.ts
-// acts on them.
+// owner's profile count dropped by more than the works that left account for, or a folder left the folder
+// list, is every work of the source asked about through /deviation/metadata, 50 a call (folder-settle.ts).
+// Pure functions; folder-walk.ts acts on them.
 import type { AnyFolder } from "./folder-spec.ts";
 
 /**
