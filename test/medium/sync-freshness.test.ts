@@ -49,6 +49,14 @@ async function row(id: string): Promise<GoneRow> {
   return rows[0] as GoneRow;
 }
 
+/** The reason of the gallery source's "unsettled" gap, if it has one. */
+async function unsettledGap(): Promise<string | undefined> {
+  const { rows } = await h.pool.query<{ reason: string | null }>(
+    "SELECT gaps -> 'unsettled' ->> 'reason' AS reason FROM sync_sources WHERE source = 'gallery'",
+  );
+  return rows[0]?.reason ?? undefined;
+}
+
 const refusal = (errorCode: number | null): DeletedLookup => ({ kind: "refusal", errorCode });
 const answer = (errorCode: number | null) => ({
   status: 400,
@@ -115,10 +123,13 @@ describe("a work deleted upstream, at the next incremental run of the gallery", 
     expect(run.result.counters.removed).toBe(0);
     const left = await row(id);
     expect({ reason: left.reason, answer: left.answer }).toEqual({ reason: null, answer: null });
+    // Status and the digest read why from the source's gaps.
+    expect(await unsettledGap()).toMatch(/^1 work that may be gone upstream could not be asked about/);
 
     h.sim.faults.clear();
     const next = await runSourceLater(h, "gallery");
     expect(next.result.status).toBe("ok");
+    expect(await unsettledGap()).toBeUndefined();
     expect(next.result.counters.removed).toBe(1);
     expect(await row(id)).toEqual({ reason: "unavailable", answer: answer(2), live_members: 0 });
     // Settled: the run after that asks nothing.

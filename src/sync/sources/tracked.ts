@@ -13,7 +13,7 @@ import { collectionSpec, emptyFolderState, FolderStateSchema, folderStateJson, g
 import { syncFolders, type FolderSyncResult } from "./folder-walk.ts";
 import { parsePostsState, PostsStateSchema, syncPosts } from "./profile-posts.ts";
 import { checkUser, markUnavailable, recordProfile, userStateWords, UserUnavailableError } from "./user-state.ts";
-import { witnessOutcome, withUnsettled } from "./witnesses.ts";
+import { recordUnsettled, witnessOutcome, withUnsettled } from "./witnesses.ts";
 
 /** Tracked users' files come after the account's own and its favourites. */
 export const TRACKED_PRIORITY = 10;
@@ -141,6 +141,7 @@ async function syncTracked(
     ? await witnessOutcome(ctx, gallery, { what: `deviations of ${owner.username}`, profileCount: deviations, publicToken })
     : ({ result: "ok" } satisfies SourceOutcome);
   const verdict = collections ? withUnsettled(galleryVerdict, collections) : galleryVerdict;
+  if (collections) await recordUnsettled(ctx, [...(gallery ? [gallery] : []), collections]);
   return { ...verdict, completeSweep: ctx.full };
 }
 

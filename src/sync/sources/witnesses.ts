@@ -9,6 +9,8 @@ import type { FolderSyncResult } from "./folder-walk.ts";
 
 /** The gap scope under which a source's witness comparison is recorded. */
 export const WITNESS_GAP = "witnesses";
+/** The gap scope of the works that may be gone but could not be asked about yet (vanished.ts). */
+export const UNSETTLED_GAP = "unsettled";
 
 export type WitnessOptions = {
   /** "deviations in the gallery of X", "favourites of X": what the counts are of, in words. */
@@ -66,7 +68,21 @@ export function judgeWitnesses(result: FolderSyncResult, options: WitnessOptions
  * last sweep's verdict stands.
  */
 export async function witnessOutcome(ctx: SourceContext, result: FolderSyncResult, options: WitnessOptions): Promise<SourceOutcome> {
-  return withUnsettled(await listingsOutcome(ctx, result, options), result);
+  const outcome = withUnsettled(await listingsOutcome(ctx, result, options), result);
+  await recordUnsettled(ctx, [result]);
+  return outcome;
+}
+
+/**
+ * The works the walks could not ask about, as the source's "unsettled" gap (status and the digest say why the
+ * source is not done), or the gap cleared once none is left.
+ */
+export async function recordUnsettled(ctx: SourceContext, results: ReadonlyArray<Pick<FolderSyncResult, "unsettled">>): Promise<void> {
+  const count = results.reduce((n, r) => n + r.unsettled.count, 0);
+  const cause = results.find((r) => r.unsettled.cause)?.unsettled.cause;
+  const reason = unsettledWords({ unsettled: { count, ...(cause ? { cause } : {}) } });
+  if (reason) await ctx.repos.syncState.recordGap(ctx.ref, UNSETTLED_GAP, { expected: null, mirrored: null, reason }, ctx.now());
+  else if (ctx.state?.gaps[UNSETTLED_GAP]) await ctx.repos.syncState.clearGap(ctx.ref, UNSETTLED_GAP, ctx.now());
 }
 
 /**
