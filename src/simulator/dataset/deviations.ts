@@ -6,6 +6,13 @@ import { ADJECTIVES, cap, escapeHtml, isoAt, deviationSlug, LICENSES, NOUNS, TAG
 
 export type DeviationKind = "image" | "journal" | "literature" | "video";
 
+/**
+ * What /deviation/{deviationid} answers for a deviation once it is deleted: the `is_deleted` stub with HTTP
+ * 200, or HTTP 400 invalid_request "Deviation not found." with this error_code (null: none). Public clients
+ * disagree on which (docs/service-behaviour.md#deleted-deviation-lookup).
+ */
+export type DeletedLookup = { kind: "stub" } | { kind: "refusal"; errorCode: number | null };
+
 export type SimImage = { width: number; height: number; filesize: number; transparency: boolean; ext: "jpg" | "png" | "gif" };
 
 /**
@@ -35,6 +42,8 @@ export type SimDeviation = {
   /** Epoch seconds. */
   publishedTime: number;
   isDeleted: boolean;
+  /** Pinned answer of /deviation/{deviationid} once deleted; otherwise see variance.ts#deletedLookupOf. */
+  deletedLookup?: DeletedLookup;
   isMature: boolean;
   matureLevel: "strict" | "moderate" | null;
   matureClassification: string[];
