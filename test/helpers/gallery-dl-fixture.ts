@@ -88,7 +88,7 @@ export async function writeGalleryDlFixture(sim: Simulator, base: string): Promi
   const rel = (dir: string, name: string) => path.relative(base, path.join(dir, name));
   const originals: FixtureFile[] = [];
   const original = async (d: SimDeviation, dir: string, name: string, sidecar: boolean): Promise<string> => {
-    const bytes = sim.fileBytes(d.deviationid);
+    const bytes = await sim.fileBytes(d.deviationid);
     const abs = await write(rel(dir, name), bytes);
     if (sidecar)
       await write(rel(dir, `${name}.json`), JSON.stringify(sidecarOf(await fetchJson(d.deviationid), d, owner.username, { is_original: true }), null, 4));
