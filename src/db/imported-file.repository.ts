@@ -21,6 +21,8 @@ export type ImportCandidate = {
   contentFilesize: number | null;
   videos: Array<{ quality: string; filesize: number }>;
   isMultiMedia: boolean;
+  /** The dimensions the service announces for the work's picture: its `content`'s, else its `preview`'s. */
+  announced: { width: number; height: number } | null;
 };
 
 export type DownloadState = {
@@ -177,6 +179,8 @@ type CandidateRow = {
   content_filesize: string | null;
   videos: unknown;
   multi: boolean;
+  content: unknown;
+  preview: unknown;
 };
 
 function toCandidate(r: CandidateRow): ImportCandidate {
@@ -199,7 +203,16 @@ function toCandidate(r: CandidateRow): ImportCandidate {
     contentFilesize: r.content_filesize === null ? null : Number(r.content_filesize),
     videos,
     isMultiMedia: r.multi,
+    announced: dimensions(r.content) ?? dimensions(r.preview),
   };
+}
+
+/** A rendition's width and height when both are whole numbers above zero (a hostile raw may say anything). */
+function dimensions(image: unknown): { width: number; height: number } | null {
+  const o = (image ?? {}) as { width?: unknown; height?: unknown };
+  const width = Number(o.width);
+  const height = Number(o.height);
+  return Number.isSafeInteger(width) && Number.isSafeInteger(height) && width > 0 && height > 0 ? { width, height } : null;
 }
 
 // The index is the number at the end of the URL (docs/service-behaviour.md#gallery-dl-layout). A numeric
@@ -209,7 +222,8 @@ SELECT d.deviationid, substring(d.url from '-([0-9]{1,15})$') AS idx, d.title, d
        d.is_downloadable, d.download_filesize,
        CASE WHEN d.raw #>> '{content,filesize}' ~ '^[0-9]{1,15}$' THEN d.raw #>> '{content,filesize}' END AS content_filesize,
        CASE WHEN jsonb_typeof(d.raw -> 'videos') = 'array' THEN d.raw -> 'videos' END AS videos,
-       COALESCE(d.raw ->> 'is_multi_media' = 'true', false) AS multi
+       COALESCE(d.raw ->> 'is_multi_media' = 'true', false) AS multi,
+       d.raw -> 'content' AS content, d.raw -> 'preview' AS preview
 FROM deviations d
 LEFT JOIN users u ON u.userid = d.author_userid
 WHERE substring(d.url from '-([0-9]{1,15})$') = ANY($1::text[]) OR d.deviationid = ANY($2::text[])`;

@@ -13,6 +13,8 @@ import { downloadLockKey, linksDirtyKey } from "../../downloads/download-file.ts
 import { acquireLock } from "../../redis-lock.ts";
 import { ContentMismatchError, extensionFor, type AdoptedFile } from "../../storage/archive.ts";
 import { openArchive } from "../../storage/store.ts";
+import { judgeLook, judgeSize } from "./classify.ts";
+import { lookAtFile, type FileLook } from "./file-look.ts";
 import { UNMATCHED, type ImportOptions, type ImportReport, type Planned } from "./types.ts";
 import type { FolderEntry } from "./walk.ts";
 
@@ -28,8 +30,9 @@ export async function adoptAll(args: {
   report: ImportReport;
   unmatched: (s: { entry: FolderEntry }, reason: string, detail?: string) => void;
 }): Promise<void> {
-  const { opts, repo, planned, report } = args;
+  const { opts, repo, report } = args;
   const { services } = opts;
+  const planned = await judgeAll(args);
   const archive = opts.archive ?? openArchive(services.config);
   const targets = await repo.findImportTargets([...new Set(planned.map((p) => p.deviation.deviationid))]);
   const rows = new Map<string, DownloadState>(targets.rows.filter((r) => r.kind === "original").map((r) => [r.deviationid, r]));
@@ -38,7 +41,7 @@ export async function adoptAll(args: {
     ...targets.rows.filter((r) => r.sha256).map((r) => `${r.deviationid}:${r.sha256}`),
   ]);
   // Per deviation, originals first: a rendition then never takes the row an original of the same run fills.
-  const groups = new Map<string, Planned[]>();
+  const groups = new Map<string, Judged[]>();
   for (const p of planned) groups.set(p.deviation.deviationid, [...(groups.get(p.deviation.deviationid) ?? []), p]);
   for (const g of groups.values()) g.sort((a, b) => ROLE_ORDER[a.role] - ROLE_ORDER[b.role] || a.entry.rel.localeCompare(b.entry.rel));
   const downloads = new DownloadRepository(services.pool);
@@ -48,18 +51,20 @@ export async function adoptAll(args: {
   let done = 0;
   let bytes = 0;
   let filled = 0;
-  const adoptOne = async (p: Planned): Promise<void> => {
+  const adoptOne = async (p: Judged): Promise<void> => {
     const id = p.deviation.deviationid;
     let hashed: Awaited<ReturnType<typeof hashUnchanged>>;
     try {
       hashed = await hashUnchanged(p.entry.abs);
     } catch (err) {
       // Gone since the walk, or not readable by this user: listed, and the rest goes on.
-      const code = (err as { code?: string }).code;
-      if (code === undefined) throw err;
-      return args.unmatched(p, code === "ENOENT" ? UNMATCHED.changed : UNMATCHED.unreadable, code);
+      const problem = readProblem(err);
+      if (!problem) throw err;
+      return args.unmatched(p, problem.reason, problem.code);
     }
-    if (!hashed) return args.unmatched(p, UNMATCHED.changed);
+    // Hashed as it was looked at: the same file, not one put in its place since.
+    const seen = p.look.stat;
+    if (!hashed || hashed.ino !== seen.ino || hashed.size !== seen.size || hashed.mtimeMs !== seen.mtimeMs) return args.unmatched(p, UNMATCHED.changed);
     if (known.has(`${id}:${hashed.sha256}`)) {
       report.duplicates++;
       return;
@@ -145,8 +150,51 @@ export async function adoptAll(args: {
   if (filled > 0) await services.redis.set(linksDirtyKey(services.config.redisPrefix), "1");
 }
 
+type Judged = Planned & { look: FileLook };
+
+/** Where reading a file broke off: gone or replaced since the walk (a link or a FIFO now) is "changed". */
+function readProblem(err: unknown): { reason: string; code: string } | undefined {
+  const code = (err as { code?: string }).code;
+  if (code === undefined) return undefined;
+  return { reason: ["ENOENT", "ELOOP", "ENOTFILE"].includes(code) ? UNMATCHED.changed : UNMATCHED.unreadable, code };
+}
+
+/**
+ * Each planned file as its bytes show it (classify.ts judgeSize and judgeLook), a few at a time: what it is, or
+ * listed as unmatched with the reason. A rendition too large for its work is refused before it is read.
+ */
+async function judgeAll(args: Parameters<typeof adoptAll>[0]): Promise<Judged[]> {
+  const { opts, planned } = args;
+  const out: Judged[] = [];
+  const queue = [...planned];
+  const worker = async () => {
+    for (let p = queue.shift(); p; p = queue.shift()) {
+      opts.signal?.throwIfAborted();
+      const bySize = judgeSize(p, p.entry.size, p.deviation);
+      if (bySize) {
+        args.unmatched(p, UNMATCHED[bySize.refused], bySize.detail);
+        continue;
+      }
+      let look: FileLook;
+      try {
+        look = await lookAtFile(p.entry.abs);
+      } catch (err) {
+        const problem = readProblem(err);
+        if (!problem) throw err;
+        args.unmatched(p, problem.reason, problem.code);
+        continue;
+      }
+      const judged = judgeLook({ planned: p, ext: p.ext, look, deviation: p.deviation });
+      if ("refused" in judged) args.unmatched(p, UNMATCHED[judged.refused], judged.detail);
+      else out.push({ ...p, ...judged, look });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY) }, worker));
+  return out;
+}
+
 /** How a file fills its deviation's downloads row, or null when it is kept beside the row. */
-function rowFill(p: Planned, row: DownloadState | undefined, now: Date): RowFill | null {
+function rowFill(p: Judged, row: DownloadState | undefined, now: Date): RowFill | null {
   const note = `imported from ${p.entry.abs}`;
   const base = { sourceFilename: path.basename(p.entry.abs), note };
   const partial = p.deviation.isMultiMedia ? "multi-image post: the API gives the first image only" : null;
