@@ -158,12 +158,19 @@ export class ImportedFileRepository {
     return rows[0]?.n ?? 0;
   }
 
-  /** Every archive path an imported file keeps alive (`dvault verify` counts them as referenced). */
-  async listImportedPaths(): Promise<Array<{ path: string; sha256: string; size: number }>> {
-    const { rows } = await this.db.query<{ path: string; sha256: string; size: string }>(
-      `SELECT DISTINCT path, sha256, size FROM imported_files ORDER BY path`,
+  /** Every archive path an imported file keeps alive, with its deviations (`dvault verify` checks them all). */
+  async listImportedPaths(): Promise<Array<{ path: string; sha256: string; size: number; deviationids: string[]; records: number }>> {
+    const { rows } = await this.db.query<{ path: string; sha256: string; size: string; deviationids: string[]; records: number }>(
+      `SELECT path, sha256, size, array_agg(DISTINCT deviationid ORDER BY deviationid) AS deviationids, count(*)::int AS records
+       FROM imported_files GROUP BY path, sha256, size ORDER BY path`,
     );
-    return rows.map((r) => ({ path: r.path, sha256: r.sha256, size: Number(r.size) }));
+    return rows.map((r) => ({ path: r.path, sha256: r.sha256, size: Number(r.size), deviationids: r.deviationids, records: r.records }));
+  }
+
+  /** The archive no longer holds the bytes at `path` (verify --fix set them aside): its import records go. */
+  async forgetImportedPath(path: string): Promise<number> {
+    const { rowCount } = await this.db.query(`DELETE FROM imported_files WHERE path = $1`, [path]);
+    return rowCount ?? 0;
   }
 }
 
