@@ -1,6 +1,7 @@
-// Storing what was planned: each file hashed (and refused if it changes meanwhile), copied or hard-linked under
-// its content address, and recorded in one statement with the downloads row it fills, if any. A row a
-// downloader may be working on is filled only under that file's download lock.
+// Storing what was planned: each file glanced at, hashed (and refused if it changes meanwhile), looked at (what
+// it is decided by its bytes, classify.ts judgeLook: the bytes of a file already imported are not looked at
+// again), copied or hard-linked under its content address, and recorded in one statement with the downloads
+// row it fills, if any. A row a downloader may be working on is filled only under that file's download lock.
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import fs from "node:fs/promises";
@@ -13,8 +14,8 @@ import { downloadLockKey, linksDirtyKey } from "../../downloads/download-file.ts
 import { acquireLock } from "../../redis-lock.ts";
 import { ContentMismatchError, extensionFor, type AdoptedFile } from "../../storage/archive.ts";
 import { openArchive } from "../../storage/store.ts";
-import { judgeLook, judgeSize } from "./classify.ts";
-import { lookAtFile, type FileLook } from "./file-look.ts";
+import { judgeGlance, judgeLook, judgeSize, type Judgement } from "./classify.ts";
+import { glanceAtFile, lookAtFile, type FileLook } from "./file-look.ts";
 import { UNMATCHED, type ImportOptions, type ImportReport, type Planned } from "./types.ts";
 import type { FolderEntry } from "./walk.ts";
 
@@ -30,9 +31,8 @@ export async function adoptAll(args: {
   report: ImportReport;
   unmatched: (s: { entry: FolderEntry }, reason: string, detail?: string) => void;
 }): Promise<void> {
-  const { opts, repo, report } = args;
+  const { opts, repo, planned, report } = args;
   const { services } = opts;
-  const planned = await judgeAll(args);
   const archive = opts.archive ?? openArchive(services.config);
   const targets = await repo.findImportTargets([...new Set(planned.map((p) => p.deviation.deviationid))]);
   const rows = new Map<string, DownloadState>(targets.rows.filter((r) => r.kind === "original").map((r) => [r.deviationid, r]));
@@ -41,7 +41,7 @@ export async function adoptAll(args: {
     ...targets.rows.filter((r) => r.sha256).map((r) => `${r.deviationid}:${r.sha256}`),
   ]);
   // Per deviation, originals first: a rendition then never takes the row an original of the same run fills.
-  const groups = new Map<string, Judged[]>();
+  const groups = new Map<string, Planned[]>();
   for (const p of planned) groups.set(p.deviation.deviationid, [...(groups.get(p.deviation.deviationid) ?? []), p]);
   for (const g of groups.values()) g.sort((a, b) => ROLE_ORDER[a.role] - ROLE_ORDER[b.role] || a.entry.rel.localeCompare(b.entry.rel));
   const downloads = new DownloadRepository(services.pool);
@@ -51,24 +51,31 @@ export async function adoptAll(args: {
   let done = 0;
   let bytes = 0;
   let filled = 0;
-  const adoptOne = async (p: Judged): Promise<void> => {
-    const id = p.deviation.deviationid;
+  const adoptOne = async (planned: Planned): Promise<void> => {
+    const id = planned.deviation.deviationid;
+    // A rendition too large for its work is refused before a byte of it is read, a file whose first or last
+    // bytes are not the work's before it is hashed.
+    const bySize = judgeSize(planned, planned.entry.size, planned.deviation);
+    if (bySize) return args.unmatched(planned, UNMATCHED[bySize.refused], bySize.detail);
     let hashed: Awaited<ReturnType<typeof hashUnchanged>>;
     try {
-      hashed = await hashUnchanged(p.entry.abs);
+      const glanced = judgeGlance(planned.ext, await glanceAtFile(planned.entry.abs));
+      if (glanced) return args.unmatched(planned, UNMATCHED[glanced.refused], glanced.detail);
+      hashed = await hashUnchanged(planned.entry.abs);
     } catch (err) {
       // Gone since the walk, or not readable by this user: listed, and the rest goes on.
       const problem = readProblem(err);
       if (!problem) throw err;
-      return args.unmatched(p, problem.reason, problem.code);
+      return args.unmatched(planned, problem.reason, problem.code);
     }
-    // Hashed as it was looked at: the same file, not one put in its place since.
-    const seen = p.look.stat;
-    if (!hashed || hashed.ino !== seen.ino || hashed.size !== seen.size || hashed.mtimeMs !== seen.mtimeMs) return args.unmatched(p, UNMATCHED.changed);
+    if (!hashed) return args.unmatched(planned, UNMATCHED.changed);
     if (known.has(`${id}:${hashed.sha256}`)) {
       report.duplicates++;
       return;
     }
+    const judged = await judge(planned, hashed);
+    if ("reason" in judged) return args.unmatched(planned, judged.reason, judged.detail);
+    const p = { ...planned, ...judged };
     known.add(`${id}:${hashed.sha256}`);
     const row = rows.get(id);
     const fill = rowFill(p, row, new Date(services.now()));
@@ -150,8 +157,6 @@ export async function adoptAll(args: {
   if (filled > 0) await services.redis.set(linksDirtyKey(services.config.redisPrefix), "1");
 }
 
-type Judged = Planned & { look: FileLook };
-
 /** Where reading a file broke off: gone or replaced since the walk (a link or a FIFO now) is "changed". */
 function readProblem(err: unknown): { reason: string; code: string } | undefined {
   const code = (err as { code?: string }).code;
@@ -160,41 +165,28 @@ function readProblem(err: unknown): { reason: string; code: string } | undefined
 }
 
 /**
- * Each planned file as its bytes show it (classify.ts judgeSize and judgeLook), a few at a time: what it is, or
- * listed as unmatched with the reason. A rendition too large for its work is refused before it is read.
+ * What a planned file is once its bytes are seen (classify.ts judgeLook), or why it is listed as unmatched. The
+ * file looked at must be the one hashed (same inode, size and time): not one put in its place since.
  */
-async function judgeAll(args: Parameters<typeof adoptAll>[0]): Promise<Judged[]> {
-  const { opts, planned } = args;
-  const out: Judged[] = [];
-  const queue = [...planned];
-  const worker = async () => {
-    for (let p = queue.shift(); p; p = queue.shift()) {
-      opts.signal?.throwIfAborted();
-      const bySize = judgeSize(p, p.entry.size, p.deviation);
-      if (bySize) {
-        args.unmatched(p, UNMATCHED[bySize.refused], bySize.detail);
-        continue;
-      }
-      let look: FileLook;
-      try {
-        look = await lookAtFile(p.entry.abs);
-      } catch (err) {
-        const problem = readProblem(err);
-        if (!problem) throw err;
-        args.unmatched(p, problem.reason, problem.code);
-        continue;
-      }
-      const judged = judgeLook({ planned: p, ext: p.ext, look, deviation: p.deviation });
-      if ("refused" in judged) args.unmatched(p, UNMATCHED[judged.refused], judged.detail);
-      else out.push({ ...p, ...judged, look });
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY) }, worker));
-  return out;
+async function judge(
+  p: Planned,
+  hashed: { ino: number; size: number; mtimeMs: number },
+): Promise<Exclude<Judgement, { refused: string }> | { reason: string; detail?: string }> {
+  let look: FileLook;
+  try {
+    look = await lookAtFile(p.entry.abs);
+  } catch (err) {
+    const problem = readProblem(err);
+    if (!problem) throw err;
+    return { reason: problem.reason, detail: problem.code };
+  }
+  if (look.stat.ino !== hashed.ino || look.stat.size !== hashed.size || look.stat.mtimeMs !== hashed.mtimeMs) return { reason: UNMATCHED.changed };
+  const judged = judgeLook({ planned: p, ext: p.ext, look, deviation: p.deviation });
+  return "refused" in judged ? { reason: UNMATCHED[judged.refused], detail: judged.detail } : judged;
 }
 
 /** How a file fills its deviation's downloads row, or null when it is kept beside the row. */
-function rowFill(p: Judged, row: DownloadState | undefined, now: Date): RowFill | null {
+function rowFill(p: Planned, row: DownloadState | undefined, now: Date): RowFill | null {
   const note = `imported from ${p.entry.abs}`;
   const base = { sourceFilename: path.basename(p.entry.abs), note };
   const partial = p.deviation.isMultiMedia ? "multi-image post: the API gives the first image only" : null;

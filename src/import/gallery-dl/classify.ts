@@ -92,6 +92,20 @@ export function sameProportions(a: { width: number; height: number }, b: { width
   return cross <= a.width + a.height + b.width + b.height + 0.01 * a.width * b.height;
 }
 
+/**
+ * What a glance at a file's first and last bytes refuses, before it is hashed or decoded: zeros where a format
+ * starts, no signature of the format its name gives, zeros where a picture ends.
+ */
+export function judgeGlance(ext: string, look: Pick<FileLook, "format" | "zeros" | "zeroTail">): Extract<Judgement, { refused: string }> | undefined {
+  const refuse = (detail: string) => ({ refused: "notTheWork" as const, detail });
+  if (look.zeros) return refuse("its first bytes are all zeros: no file format starts so (a sparse or wiped file)");
+  const named = formatOfExtension(ext);
+  if (named && !look.format) return refuse(`its bytes are not a ${named.toUpperCase()} file: no ${named.toUpperCase()} signature at its start`);
+  // JPEG and WebP decoders take zeros for picture data: a cut shows only as the zeros where its end should be.
+  if (look.zeroTail) return refuse("its last bytes are all zeros where a picture ends: cut short (a download preallocated to its size and never finished)");
+  return undefined;
+}
+
 const size2 = (p: { width: number; height: number }) => `${p.width}×${p.height}`;
 
 /**
@@ -104,14 +118,12 @@ const size2 = (p: { width: number; height: number }) => `${p.width}×${p.height}
 export function judgeLook(args: { planned: Exclude<Judgement, { refused: string }>; ext: string; look: FileLook; deviation: ImportCandidate }): Judgement {
   const { planned, ext, look, deviation: d } = args;
   const refuse = (detail: string): Judgement => ({ refused: "notTheWork", detail });
-  if (look.zeros) return refuse("its first bytes are all zeros: no file format starts so (a sparse or wiped file)");
+  const glanced = judgeGlance(ext, look);
+  if (glanced) return glanced;
   const named = formatOfExtension(ext);
   const actual = look.format;
-  if (named && !actual) return refuse(`its bytes are not a ${named.toUpperCase()} file: no ${named.toUpperCase()} signature at its start`);
   const picture = look.picture;
   if (picture && "error" in picture) return refuse(`it does not decode as a ${actual?.name.toUpperCase()} picture (${picture.error})`);
-  // JPEG and WebP decoders take zeros for picture data: a cut shows only as the zeros where its end should be.
-  if (look.zeroTail) return refuse("its last bytes are all zeros where a picture ends: cut short (a download preallocated to its size and never finished)");
   const checks: string[] = [];
   if (picture) {
     const announced = d.announced;

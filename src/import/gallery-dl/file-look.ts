@@ -1,7 +1,7 @@
-// What a file's bytes show, for telling whether it is the work it is named for: the format of its first bytes,
-// whether its first or (for a picture) last bytes are all zeros (a sparse file, or a download preallocated to
-// its size and never finished), and for a picture its dimensions, from a full decode (sharp, failing on any
-// error) or, past DECODE_LIMIT, its header.
+// What a file's bytes show, for telling whether it is the work it is named for: at a glance, the format of its
+// first bytes and whether its first or (for a picture) last bytes are all zeros (a sparse file, or a download
+// preallocated to its size and never finished); looked at, a picture's dimensions too, from a full decode
+// (sharp, failing on any error) or, past DECODE_LIMIT, its header.
 import fs from "node:fs/promises";
 import type SharpModule from "sharp";
 import { formatOfBytes, type FileFormat } from "./file-identity.ts";
@@ -24,6 +24,8 @@ const HEAD_BYTES = 1024 * 1024;
 const ZERO_RUN = 4096;
 /** Pictures up to this size are decoded whole (held in memory while decoded); larger ones by their header only. */
 export const DECODE_LIMIT = 32 * 1024 * 1024;
+/** Pictures of more pixels are decoded shrunk, never held whole (at sharp's limit of 268 MP that would be 800 MB). */
+const SHRINK_ABOVE_PIXELS = 4_000_000;
 /** Pixels sharp may decode (its own guard against decompression bombs, as the thumbnails set it). */
 const MAX_INPUT_PIXELS = 268_402_689;
 
@@ -63,18 +65,30 @@ async function withRegularFile<T>(abs: string, use: (file: Opened) => Promise<T>
 
 const allZero = (bytes: Buffer) => bytes.length > 0 && bytes.every((b) => b === 0);
 
+/** The format and the zeros of a file from its first and last bytes: cheap, read before it is hashed. */
+export function glanceAtFile(abs: string): Promise<FileLook> {
+  return withRegularFile(abs, async ({ read, stat }) => glance(await read(0, ZERO_RUN), () => read(Math.max(0, stat.size - ZERO_RUN), ZERO_RUN), stat));
+}
+
+/** The glance, and for a picture its decode (the whole file up to DECODE_LIMIT, else its header). */
 export function lookAtFile(abs: string): Promise<FileLook> {
   return withRegularFile(abs, async ({ read, stat }) => {
     const whole = stat.size <= DECODE_LIMIT;
     const head = await read(0, whole ? stat.size : HEAD_BYTES);
-    const format = formatOfBytes(head);
-    const look: FileLook = { format, zeros: allZero(head.subarray(0, ZERO_RUN)), zeroTail: false, stat };
-    if (!format?.picture) return look;
-    const tail = whole ? head.subarray(Math.max(0, head.length - ZERO_RUN)) : await read(Math.max(0, stat.size - ZERO_RUN), ZERO_RUN);
-    look.zeroTail = stat.size > ZERO_RUN && allZero(tail);
-    look.picture = await pictureOf(head, whole);
+    const look = await glance(
+      head,
+      async () => (whole ? head.subarray(Math.max(0, head.length - ZERO_RUN)) : read(Math.max(0, stat.size - ZERO_RUN), ZERO_RUN)),
+      stat,
+    );
+    if (look.format?.picture) look.picture = await pictureOf(head, whole);
     return look;
   });
+}
+
+async function glance(head: Buffer, tail: () => Promise<Buffer>, stat: FileLook["stat"]): Promise<FileLook> {
+  const format = formatOfBytes(head);
+  const zeroTail = format?.picture === true && stat.size > ZERO_RUN && allZero(await tail());
+  return { format, zeros: allZero(head.subarray(0, ZERO_RUN)), zeroTail, stat };
 }
 
 async function pictureOf(bytes: Buffer, decode: boolean): Promise<NonNullable<FileLook["picture"]>> {
@@ -85,9 +99,12 @@ async function pictureOf(bytes: Buffer, decode: boolean): Promise<NonNullable<Fi
     // Orientations 5–8 turn the picture a quarter: the service announces it as shown.
     const turned = (meta.orientation ?? 1) >= 5;
     const shown = turned ? { width: meta.height, height: meta.width } : { width: meta.width, height: meta.height };
-    // Every pixel decoded (at a small size: a JPEG's and a WebP's decoders shrink while they read), so a cut
-    // or garbled body fails where its decoder can tell.
-    if (decode) await sharp(bytes, { failOn: "error", limitInputPixels: MAX_INPUT_PIXELS }).resize(64, 64, { fit: "inside" }).raw().toBuffer();
+    // Every pixel decoded, so a cut or garbled body fails where its decoder can tell; a large picture into a
+    // small one, streamed (its pixels never all held at once).
+    if (decode) {
+      const image = sharp(bytes, { failOn: "error", limitInputPixels: MAX_INPUT_PIXELS });
+      await (meta.width * meta.height > SHRINK_ABOVE_PIXELS ? image.resize(256, 256, { fit: "inside" }) : image).raw().toBuffer();
+    }
     return { ...shown, decoded: decode };
   } catch (err) {
     return { error: (err as Error).message.split("\n")[0]?.slice(0, 200) ?? "not decodable" };
