@@ -49,7 +49,7 @@ async function expectPicture(label: string, url: string, announced: { width: num
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ seed: 11, dataset: { deviations: 60, favourites: 0, trackedUsers: 0 }, downloadQuota: 1000 });
+  sim = await startSimulator({ seed: 11, dataset: { deviations: 16, favourites: 0, trackedUsers: 0 }, downloadQuota: 1000 });
   token = sim.issueUserToken().access_token;
 });
 
@@ -107,7 +107,7 @@ describe("the simulator's pictures", () => {
     if (!tiny || !big) throw new Error("two downloadable images needed");
     const other = await startSimulator({
       seed: 11,
-      dataset: { deviations: 60, favourites: 0, trackedUsers: 0 },
+      dataset: { deviations: 16, favourites: 0, trackedUsers: 0 },
       fileSizes: { [tiny.deviationid]: 40, [big.deviationid]: 5_000_000 },
     });
     try {
