@@ -13,7 +13,7 @@ export type DeviationKind = "image" | "journal" | "literature" | "video";
  */
 export type DeletedLookup = { kind: "stub" } | { kind: "refusal"; errorCode: number | null };
 
-export type SimImage = { width: number; height: number; filesize: number; transparency: boolean; ext: "jpg" | "png" | "gif" };
+export type SimImage = { width: number; height: number; filesize: number; transparency: boolean; ext: "jpg" | "png" | "gif" | "webp" };
 
 /**
  * How the simulator renders one deviation (object and metadata) beyond its values: what the real service
@@ -100,7 +100,9 @@ export function makeDeviation(rng: Rng, dataset: Dataset, startMs: number, input
   const numericId = ++dataset.counters.numericId;
   const published = input.publishedTime ?? Math.floor(startMs / 1000) - rng.int(3600, 3 * 365 * 86400);
   const hasImage = kind === "image" || kind === "video";
-  const ext = rng.pick(["jpg", "jpg", "jpg", "png", "gif"] as const);
+  // One draw from ten: the JPEG and PNG works of the five-way draw this replaced stay what they were, and half of
+  // its GIFs are WebP (docs/service-behaviour.md#original-formats).
+  const ext = rng.pick(["jpg", "jpg", "jpg", "jpg", "jpg", "jpg", "png", "png", "gif", "webp"] as const);
   const width = rng.int(400, 4000);
   const height = rng.int(400, 4000);
   const isText = kind === "journal" || kind === "literature";
