@@ -8,6 +8,7 @@ import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatVerifyReport } from "../../src/cli/verify.ts";
 import { verifyArchive } from "../../src/downloads/verify.ts";
 import { importGalleryDl, UNMATCHED, type ImportReport } from "../../src/import/gallery-dl/import-folder.ts";
 import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
@@ -190,6 +191,8 @@ describe("verify after a --link import", () => {
 
     const fixed = await verifyArchive({ deps: h.deps, fix: true, log: h.log });
     expect(fixed).toMatchObject({ requeued: 1, forgotten: 2 });
+    // What --fix did, in the words the person reads.
+    expect(formatVerifyReport(fixed, true)).toMatch(/^forgotten 2 import record\(s\) of bytes no longer in the archive/m);
     expect(await originalRow(fresh.deviationid)).toMatchObject({ path: null });
     const after = await verifyArchive({ deps: h.deps, fix: false, log: h.log });
     expect(after).toMatchObject({ corrupt: [], missing: [] });
