@@ -6,7 +6,7 @@ import { downloadDepsFor } from "../downloads/deps.ts";
 import { verifyArchive, type VerifyReport } from "../downloads/verify.ts";
 import { UserError } from "../errors.ts";
 import { cliLogger } from "./output/mode.ts";
-import { printJson } from "./output/print.ts";
+import { printJson, printOut } from "./output/print.ts";
 import { createServices } from "../services.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { checkThumbnails, formatThumbnailCheck } from "../storage/thumbnail-check.ts";
@@ -80,8 +80,8 @@ export function registerVerifyCommand(program: Command): void {
         const thumbnails = await checkThumbnails(new Thumbnails(deps.archive.blobs), { fix: opts.fix === true });
         if (opts.json) printJson({ ...report, thumbnails });
         else {
-          console.log(formatVerifyReport(report, opts.fix === true));
-          console.log(formatThumbnailCheck(thumbnails, opts.fix === true));
+          printOut(formatVerifyReport(report, opts.fix === true));
+          printOut(formatThumbnailCheck(thumbnails, opts.fix === true));
         }
         if (report.unreadable.length > 0) {
           throw new UserError(
