@@ -3,6 +3,7 @@
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { downloadDepsFor } from "../downloads/deps.ts";
+import { type InertTextsResult, makeStoredTextsInert } from "../downloads/inert-texts.ts";
 import { verifyArchive, type VerifyReport } from "../downloads/verify.ts";
 import { UserError } from "../errors.ts";
 import { cliLogger } from "./output/mode.ts";
@@ -46,6 +47,13 @@ export function formatVerifyReport(r: VerifyReport, fix: boolean): string {
   return lines.join("\n");
 }
 
+/** The journal and literature pages: inert (src/text/inert-html.ts), made so with --fix, or how many are not yet. */
+export function formatInertTexts(t: InertTextsResult, fix: boolean): string {
+  if (fix) return `text pages ${t.checked}, ${t.rewritten} rewritten inert (the service's HTML sanitized; the database keeps it as sent)`;
+  if (t.rewritten === 0) return `text pages ${t.checked}, every one inert`;
+  return `text pages ${t.checked}, ${t.rewritten} still as the service sent them (scripts included): dvault verify --fix makes them inert, as a running worker does`;
+}
+
 export function registerVerifyCommand(program: Command): void {
   program
     .command("verify")
@@ -63,10 +71,16 @@ export function registerVerifyCommand(program: Command): void {
         'or the dashboard or a digest when it first shows one): a file without any is "not made yet"; "missing"',
         "means made, then gone. Thumbnails never change the exit code.",
         "",
+        "Journal and literature pages stored before dvault made them inert (no script, a CSP of their own) are",
+        "counted, and with --fix rewritten once: the row follows the new file, the old one is removed.",
+        "",
         "Exit codes: 0 the archive is whole (or --fix wanted what was not), 2 files are missing or corrupt, 3 PostgreSQL, Redis or the store unreachable (files that could not be read are never set aside).",
       ].join("\n"),
     )
-    .option("--fix", "want missing and corrupt files again (corrupt bytes are set aside under .corrupt/ first), and make the thumbnails that are not there")
+    .option(
+      "--fix",
+      "want missing and corrupt files again (corrupt bytes are set aside under .corrupt/ first), make the thumbnails that are not there, and make old text pages inert",
+    )
     .option("--deep", "re-hash every object (the default for the local folder)")
     .option("--no-deep", "compare sizes only (the default for an S3 bucket)")
     .option("--json", "print the report as JSON")
@@ -78,10 +92,12 @@ export function registerVerifyCommand(program: Command): void {
         const deps = downloadDepsFor(services);
         const report = await verifyArchive({ deps, fix: opts.fix === true, log, ...(opts.deep !== undefined ? { deep: opts.deep } : {}) });
         const thumbnails = await checkThumbnails(new Thumbnails(deps.archive.blobs), { fix: opts.fix === true });
-        if (opts.json) printJson({ ...report, thumbnails });
+        const texts = await makeStoredTextsInert({ deps, dryRun: opts.fix !== true });
+        if (opts.json) printJson({ ...report, thumbnails, texts });
         else {
           printOut(formatVerifyReport(report, opts.fix === true));
           printOut(formatThumbnailCheck(thumbnails, opts.fix === true));
+          printOut(formatInertTexts(texts, opts.fix === true));
         }
         if (report.unreadable.length > 0) {
           throw new UserError(
