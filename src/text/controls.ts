@@ -33,3 +33,18 @@ export function shownInTerminal(text: string): string {
 export function terminalText(text: string): string {
   return escapeTerminalControls(text, "\n\t");
 }
+
+/** A colour code (SGR): ESC [ parameters m. */
+const SGR = /(\u001b\[[0-9;]*m)/;
+
+/**
+ * A pretty log line for a terminal (src/log.ts): as terminalText, but colour codes kept, since pino-pretty paints the
+ * level and message with them. Text from outside can at most colour itself; it never moves the cursor, clears the
+ * screen, sets the window title or writes the clipboard.
+ */
+export function terminalLogText(text: string): string {
+  return text
+    .split(SGR)
+    .map((part, i) => (i % 2 === 1 ? part : terminalText(part)))
+    .join("");
+}

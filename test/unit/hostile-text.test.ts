@@ -2,9 +2,11 @@
 // whoever wrote it and paints only dvault's own colours; JSON for scripts stays the same value; the pages dvault
 // stores for people (src/text/inert-html.ts) keep the text and drop whatever runs, and an old page is taken apart
 // and rebuilt once.
+import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { jsonText } from "../../src/cli/output/print.ts";
 import { forTerminal, markerColors } from "../../src/cli/output/terminal.ts";
+import { terminalLogText } from "../../src/text/controls.ts";
 import { ARCHIVE_PAGE_HEAD, inertHtml, inertStoredPage, isInertPage, readStoredTextPage, textPage } from "../../src/text/inert-html.ts";
 
 const ESCAPES = "\u001b]0;pwned\u0007\u001b[2J\u001b]52;c;ZXZpbA==\u0007\u009b2J\u007f\r\u202E";
@@ -23,6 +25,18 @@ describe(forTerminal.name, () => {
     const forged = "\u{E000}00000000000000001\u{E000}red\u001b[31m";
     expect(forTerminal(forged)).toBe("\u{E000}00000000000000001\u{E000}red\\x1b[31m");
     expect(forTerminal(markerColors(false).red("plain"))).toBe("plain");
+  });
+});
+
+describe("the pretty log in a terminal", () => {
+  it("keeps pino-pretty's colours and escapes the rest: C1 controls and overrides in a message or an error's stack", () => {
+    expect(terminalLogText(`\u001b[33mWARN\u001b[39m: a${ESCAPES}`)).toBe(`\u001b[33mWARN\u001b[39m: ${forTerminal(`a${ESCAPES}`)}`);
+    // src/log.ts's pretty stream, in a process of its own (it writes to file descriptor 2).
+    const script = `import { createLogger } from "./src/log.ts"; createLogger({ pretty: true }).warn({ err: new Error("e \\u009b2J \\u202Egnp") }, "m \\u009b2J \\u202Ey");`;
+    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(run.stderr).toContain("WARN");
+    expect(run.stderr).toContain("[U+202E]gnp");
+    expect(run.stderr).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/u);
   });
 });
 
