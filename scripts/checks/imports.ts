@@ -31,7 +31,8 @@ const RULES: Record<string, readonly string[]> = {
   "config-defaults": [],
   redact: [],
   config: ["config-defaults", "errors"],
-  log: ["config", "redact"],
+  // The pretty lines of a terminal escape controls with text's helper.
+  log: ["config", "redact", "text"],
   "secret-key": ["config", "errors"],
   "free-port": [],
   crypto: ["errors", "secret-key"],

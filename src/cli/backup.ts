@@ -4,7 +4,7 @@ import { createBackup, restoreBackup } from "../backup/backup.ts";
 import { loadConfig } from "../config.ts";
 import { EXIT_FAILED, UserError } from "../errors.ts";
 import { VERSION } from "../version.ts";
-import { printJson } from "./output/print.ts";
+import { printJson, printOut } from "./output/print.ts";
 
 const version = VERSION;
 
@@ -23,10 +23,10 @@ export function registerBackupCommands(program: Command): void {
       const config = loadConfig();
       const m = await createBackup({ config, out: opts.out, includeArchive: opts.archive, version });
       if (opts.json) return printJson({ out: opts.out, ...m });
-      console.log(`backup written to ${opts.out}`);
-      console.log(`  database: ${(m.database.bytes / 1e6).toFixed(1)} MB, ${m.database.migrations.length} migrations`);
-      console.log(`  archive:  ${m.archive.included ? `${m.archive.files} files, ${(m.archive.bytes / 1e6).toFixed(1)} MB` : "not included"}`);
-      console.log(
+      printOut(`backup written to ${opts.out}`);
+      printOut(`  database: ${(m.database.bytes / 1e6).toFixed(1)} MB, ${m.database.migrations.length} migrations`);
+      printOut(`  archive:  ${m.archive.included ? `${m.archive.files} files, ${(m.archive.bytes / 1e6).toFixed(1)} MB` : "not included"}`);
+      printOut(
         m.secretKey.included
           ? "  key:      included (keep this backup private: with the key, its tokens can be read)"
           : "  key:      comes from DVAULT_SECRET_KEY, not included: keep that value with the backup yourself",
@@ -46,10 +46,10 @@ export function registerBackupCommands(program: Command): void {
       const r = await restoreBackup({ config, from: opts.from });
       if (opts.json) printJson(r);
       else {
-        console.log(`restored the database (${r.manifest.database.migrations.length} migrations) and ${r.archiveFiles} archive files`);
-        for (const key of r.damaged.slice(0, 20)) console.log(`  left out ${key}: its bytes do not match its sha256`);
-        console.log(r.keyRestored ? "restored the secret key" : "kept the configured secret key");
-        console.log("next: npx dvault migrate, then npx dvault verify and npx dvault auth status");
+        printOut(`restored the database (${r.manifest.database.migrations.length} migrations) and ${r.archiveFiles} archive files`);
+        for (const key of r.damaged.slice(0, 20)) printOut(`  left out ${key}: its bytes do not match its sha256`);
+        printOut(r.keyRestored ? "restored the secret key" : "kept the configured secret key");
+        printOut("next: npx dvault migrate, then npx dvault verify and npx dvault auth status");
       }
       if (r.damaged.length > 0) {
         throw new UserError(

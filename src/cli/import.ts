@@ -9,6 +9,7 @@ import { createServices } from "../services.ts";
 import { DiskFullError, OutsideArchiveError } from "../storage/archive.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { shownInTerminal as shown } from "../text/controls.ts";
+import { printJson, printOut, rewriteErrLine } from "./output/print.ts";
 
 type ImportOptions = { archive?: string; account?: string; link?: boolean; json?: boolean };
 
@@ -46,7 +47,7 @@ function progressLine(): ((p: ImportProgress) => void) | undefined {
     if (now - last < 200 && p.done !== p.total) return;
     last = now;
     const of = p.total ? `/${p.total}` : "";
-    process.stderr.write(`\r\x1b[K${p.phase} ${p.done}${of} files${p.bytes ? `, ${formatBytes(p.bytes)}` : ""}`);
+    rewriteErrLine(`${p.phase} ${p.done}${of} files${p.bytes ? `, ${formatBytes(p.bytes)}` : ""}`);
   };
 }
 
@@ -79,10 +80,11 @@ export function registerImportCommand(program: Command): void {
           signal: abort.signal,
           onProgress: progress,
         });
-        if (progress) process.stderr.write("\r\x1b[K");
-        console.log(opts.json ? JSON.stringify(report, null, 2) : formatImportReport(report));
+        if (progress) rewriteErrLine("");
+        if (opts.json) printJson(report);
+        else printOut(formatImportReport(report));
       } catch (err) {
-        if (progress) process.stderr.write("\r\x1b[K");
+        if (progress) rewriteErrLine("");
         if (err instanceof DiskFullError || err instanceof OutsideArchiveError)
           throw new UserError(`${err.message} (what was imported so far is kept; run the import again to go on)`, 2);
         if (abort.signal.aborted) throw new UserError("import stopped: what was imported so far is kept; run it again to go on", 130);

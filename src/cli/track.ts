@@ -8,6 +8,7 @@ import { parseTrackList } from "../track-lists/parse.ts";
 import { formatImportReport } from "../track-lists/report-text.ts";
 import { USERNAME_PATTERN } from "../track-lists/username.ts";
 import { colorsFor } from "./output/mode.ts";
+import { printDocument, printJson, printOut } from "./output/print.ts";
 import { formatTable } from "./output/table.ts";
 import type { Services } from "../services.ts";
 import { withServices } from "./with-services.ts";
@@ -33,7 +34,7 @@ export function registerTrackCommand(program: Command): void {
         const row = await pickAccount(services, opts.account);
         const repo = new TrackedUserRepository(services.pool);
         await repo.addTrackedUser({ accountId: row.id, username, tokenKind: "user", at: new Date(services.now()) });
-        console.log(`tracking ${username} with the token of ${row.name}`);
+        printOut(`tracking ${username} with the token of ${row.name}`);
       }),
     );
   track
@@ -45,7 +46,7 @@ export function registerTrackCommand(program: Command): void {
         const row = await pickAccount(services, opts.account);
         const removed = await new TrackedUserRepository(services.pool).removeTrackedUser(row.id, username, new Date(services.now()));
         if (!removed) throw new UserError(`${row.name} does not track ${username}: see dvault track list`);
-        console.log(`stopped tracking ${username}; everything archived from them stays`);
+        printOut(`stopped tracking ${username}; everything archived from them stays`);
       }),
     );
   track
@@ -59,13 +60,11 @@ export function registerTrackCommand(program: Command): void {
         const repo = new TrackedUserRepository(services.pool);
         const out = [];
         for (const row of rows) for (const t of await repo.listTrackedUsers(row.id)) out.push({ account: row.name, ...t });
-        if (opts.json) return void console.log(JSON.stringify(out, null, 2));
-        if (out.length === 0) return void console.log("no tracked users; add one with dvault track add <username>");
+        if (opts.json) return printJson(out);
+        if (out.length === 0) return printOut("no tracked users; add one with dvault track add <username>");
         const colors = colorsFor();
         const table = out.map((t) => [t.account, t.username, t.tokenKind, t.limitation ?? ""]);
-        console.log(
-          formatTable(["account", "user", "token", "note"], table, { colors, paint: (cell, _r, column) => (column === 3 ? colors.dim(cell) : cell) }),
-        );
+        printOut(formatTable(["account", "user", "token", "note"], table, { colors, paint: (cell, _r, column) => (column === 3 ? colors.dim(cell) : cell) }));
       }),
     );
   track
@@ -91,7 +90,8 @@ export function registerTrackCommand(program: Command): void {
           dryRun: !!opts.dryRun,
           at: new Date(services.now()),
         });
-        console.log(opts.json ? JSON.stringify({ file, ...report }, null, 2) : formatImportReport(file, report));
+        if (opts.json) printJson({ file, ...report });
+        else printOut(formatImportReport(file, report));
       });
     });
   track
@@ -111,7 +111,7 @@ export function registerTrackCommand(program: Command): void {
           now: new Date(services.now()),
         });
         if (opts.output) await writeTrackListFile(opts.output, text);
-        else process.stdout.write(text);
+        else printDocument(text);
       });
     });
 }

@@ -114,7 +114,7 @@ describe(searchArchive.name, () => {
     const file = await archiveFile(h.pool, archiveDir, d.deviationid, artworkPng(1, 8, 8));
     const after = await search(d.title);
     expect(after.find((x) => x.id === d.deviationid)?.localPath).toBe(file.absPath);
-    expect(formatHits(after, false)).toContain(`file: ${file.absPath}`);
+    expect(formatHits(after, undefined)).toContain(`file: ${file.absPath}`);
   });
 
   it("treats hostile titles as data and the query as words, not syntax", async () => {

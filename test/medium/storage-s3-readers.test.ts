@@ -268,7 +268,7 @@ describe(writeReadableIndex.name, () => {
     expect(index.links).toContainEqual({ path: "by-user/Painter/unfiled/<Night> [D-2].jpg", key: b });
     const page = (await store.read("by-user/Painter/index.html"))!.toString();
     expect(page).toContain(`href="../../${a}"`);
-    expect(page).toContain("&#60;Night&#62; [D-2].jpg");
+    expect(page).toContain("&lt;Night&gt; [D-2].jpg");
     expect(page).not.toContain("<Night>");
 
     expect(await writeReadableIndex(store, links)).toEqual({ written: 0, removed: 0 });
