@@ -1,16 +1,20 @@
-// A gallery-dl folder made by someone else (docs/RELIABILITY.md#foreign-files): a FIFO at a sidecar's name and as
-// the --archive file, sidecars linked to /dev/zero, /dev/urandom and to a file outside the folder, and a file deeper
-// than PATH_MAX. The import never waits on a FIFO and ends on SIGTERM within seconds, follows no link (and says
-// so truthfully: the outside sidecar decides nothing), reads no device, and reports what it could not reach.
+// Files made by someone else (docs/RELIABILITY.md#foreign-files). A gallery-dl folder: a FIFO at a sidecar's name
+// and as the --archive file, sidecars linked to /dev/zero, /dev/urandom and to a file outside the folder, and a file
+// deeper than PATH_MAX; the import never waits on a FIFO and ends on SIGTERM within seconds, follows no link (and
+// says so truthfully: the outside sidecar decides nothing), reads no device, and reports what it could not reach.
+// A track list: read as a stream in batches (bench/track-import-rss.ts measures a 108 MB one), never a FIFO or a link.
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UserError } from "../../src/errors.ts";
 import { importGalleryDl, UNMATCHED, type ImportReport } from "../../src/import/gallery-dl/import-folder.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { openTrackList } from "../../src/track-lists/files.ts";
+import { importTrackList } from "../../src/track-lists/import-list.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
-import { collectRun, runDvault } from "../helpers/dvault-cli.ts";
+import { collectRun } from "../helpers/dvault-cli.ts";
 
 let h: DownloadHarness;
 let base: string;
@@ -135,10 +139,53 @@ describe("import gallery-dl from a hostile folder", () => {
     const { dir } = await userFolder("archive-fifo");
     const fifo = path.join(base, "archive.sqlite3");
     execFileSync("mkfifo", [fifo]);
-    const run = await runDvault(h, ["import", "gallery-dl", dir, "--archive", fifo]);
-    expect(run.code).toBe(1);
-    expect(run.stderr.trim().split("\n")).toEqual([
-      `dvault: --archive ${fifo}: not a regular file (a FIFO); give the path of gallery-dl's archive file (its "archive" option)`,
-    ]);
-  }, 60_000);
+    await expect(importGalleryDl({ services: h.services, dir, archiveFile: fifo, link: false, log: h.log, archive: h.deps.archive })).rejects.toThrow(
+      new UserError(`--archive ${fifo}: not a regular file (a FIFO); give the path of gallery-dl's archive file (its "archive" option)`),
+    );
+  });
+});
+
+describe("track import of a hostile list", () => {
+  it("reads a txt list as a stream, batch by batch: a name repeated thousands of lines later is still a duplicate, a 1 MB line is one unresolved entry", async () => {
+    const file = path.join(base, "long-list.txt");
+    const lines = Array.from({ length: 5000 }, (_, i) => `user-${i}`);
+    lines[4500] = "USER-3";
+    lines[2000] = "y".repeat(1_000_000);
+    await fs.writeFile(file, `${lines.join("\r\n")}\r\n`);
+    const accounts = (await h.services.accounts.list()).filter((a) => a.kind === "user");
+    const source = await openTrackList(file);
+    let batches = 0;
+    const counted = {
+      format: source.format,
+      async *[Symbol.asyncIterator]() {
+        for await (const batch of source.batches) {
+          batches++;
+          yield batch;
+        }
+      },
+    };
+    const options = { pool: h.pool, list: { format: source.format, batches: counted }, accounts, defaultAccount: async () => accounts[0]!, at: new Date() };
+    const report = await importTrackList({ ...options, dryRun: true });
+    expect(batches).toBeGreaterThan(2);
+    expect(report.counts).toEqual({ added: 4998, skipped: 1, unresolved: 1 });
+    expect(report.skipped).toEqual([{ account: accounts[0]!.name, username: "USER-3", where: "line 4501", reason: "duplicate in file" }]);
+    expect(report.unresolved).toEqual([{ input: `${"y".repeat(199)}… (1000000 characters)`, where: "line 2001", reason: "longer than any username or URL" }]);
+    const tracked = await h.pool.query("SELECT count(*)::int AS n FROM tracked_users");
+    expect(tracked.rows[0].n).toBe(0);
+  });
+
+  it("refuses a FIFO or a link as the list in one line, at once, and an OPML list past 16 MiB before reading it", async () => {
+    const fifo = path.join(base, "list-fifo.txt");
+    execFileSync("mkfifo", [fifo]);
+    await expect(openTrackList(fifo)).rejects.toThrow(new UserError(`cannot read ${fifo}: not a regular file (a FIFO); give the list as a file of its own`));
+    const link = path.join(base, "list-link.txt");
+    await fs.symlink("/dev/zero", link);
+    await expect(openTrackList(link)).rejects.toThrow(new UserError(`cannot read ${link}: a symbolic link (not followed); give the list as a file of its own`));
+    const big = path.join(base, "big.opml");
+    await fs.writeFile(big, '<?xml version="1.0"?><opml version="2.0"><body>');
+    await fs.truncate(big, 17 * 1024 * 1024);
+    await expect(openTrackList(big)).rejects.toThrow(
+      /^\S+big\.opml is 17 MiB: an OPML or JSON list is read whole, up to 16 MiB; give the usernames one a line \(--format txt\)/,
+    );
+  });
 });
