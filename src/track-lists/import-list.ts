@@ -23,7 +23,7 @@ export type ImportReport = {
 };
 
 /** Entries of each kind a report lists (the counts are of all): a list of millions is reported in bounded memory. */
-export const LISTED_MAX = 10_000;
+export const LISTED_MAX = 1000;
 
 export type ImportListOptions = {
   pool: PgPool;
