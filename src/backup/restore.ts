@@ -105,13 +105,16 @@ async function stageFolder(target: string, archive: CheckedArchive | undefined, 
   }
   await rm(staging, { recursive: true, force: true });
   if (!archive) return { commit: async () => undefined, undo: async () => undefined };
-  const undo = async () => {
-    await rm(found === undefined ? target : staging, { recursive: true, force: true });
-  };
   // The one write that proves the target takes files: a folder that refuses is said in one line (storage-fault.ts).
-  await mkdir(staging, { recursive: true, mode: 0o700 }).catch((err: unknown) => {
+  const made = await mkdir(staging, { recursive: true, mode: 0o700 }).catch((err: unknown) => {
     throw folderFault(err) ?? err;
   });
+  const moved: string[] = [];
+  const undo = async () => {
+    for (const name of moved) await rm(path.join(target, name), { recursive: true, force: true });
+    // The first folder made: the staging folder, or the target and the parents it lacked.
+    await rm(made ?? staging, { recursive: true, force: true });
+  };
   try {
     for (const dir of archive.dirs) await mkdir(path.join(staging, dir));
     for (const file of archive.files) {
@@ -125,7 +128,10 @@ async function stageFolder(target: string, archive: CheckedArchive | undefined, 
   }
   return {
     async commit() {
-      for (const name of await readdir(staging)) await rename(path.join(staging, name), path.join(target, name));
+      for (const name of await readdir(staging)) {
+        await rename(path.join(staging, name), path.join(target, name));
+        moved.push(name);
+      }
       await rmdir(staging);
     },
     undo,
