@@ -1,10 +1,12 @@
 // `dvault backup` and `dvault restore`: the database, the archive and the secret key, as one directory.
 import type { Command } from "commander";
-import { createBackup, restoreBackup } from "../backup/backup.ts";
+import { createBackup } from "../backup/backup.ts";
+import { restoreBackup } from "../backup/restore.ts";
 import { loadConfig } from "../config.ts";
-import { EXIT_FAILED, UserError } from "../errors.ts";
+import { EXIT_FAILED, EXIT_INTERRUPTED, UserError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { printJson, printOut } from "./output/print.ts";
+import { stopOnSignal } from "./stop-signal.ts";
 
 const version = VERSION;
 
@@ -37,13 +39,19 @@ export function registerBackupCommands(program: Command): void {
     .description("restore a backup into an empty database and an empty archive directory")
     .addHelpText(
       "after",
-      "\nThe archive goes into the configured blob store (DVAULT_STORAGE): an empty folder, or an empty S3 bucket\n(every file put under its relative path, an original only when its bytes match the sha256 of its name; the\nreadable tree's links are left out, the worker writes its index). Exit code 1 when originals were left out.",
+      "\nThe archive goes into the configured blob store (DVAULT_STORAGE): an empty folder, or an empty S3 bucket\n(every file put under its relative path, an original only when its bytes match the sha256 of its name; the\nreadable tree's links are left out, the worker writes its index). Exit code 1 when originals were left out.\n\nThe whole backup is checked first (regular files only, links only those of the readable tree, the dump read to\nits end, the key there); then it goes in all or nothing: a refusal, a failure or Ctrl-C leaves the database and\nthe folder as they were, and the command can run again. Restore runs the dump's SQL: trust a backup as you\nwould a database superuser.",
     )
     .requiredOption("--from <dir>", "the directory dvault backup wrote")
     .option("--json", "print what was restored as JSON")
     .action(async (opts: { from: string; json?: boolean }) => {
       const config = loadConfig();
-      const r = await restoreBackup({ config, from: opts.from });
+      const stop = stopOnSignal("restore");
+      const r = await restoreBackup({ config, from: opts.from, signal: stop.signal })
+        .catch((err: unknown) => {
+          if (stop.signal.aborted) throw new UserError("restore stopped: nothing was restored; run it again", EXIT_INTERRUPTED);
+          throw err;
+        })
+        .finally(() => stop.dispose());
       if (opts.json) printJson(r);
       else {
         printOut(`restored the database (${r.manifest.database.migrations.length} migrations) and ${r.archiveFiles} archive files`);

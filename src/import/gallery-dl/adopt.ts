@@ -3,7 +3,6 @@
 // again), copied or hard-linked under its content address, and recorded in one statement with the downloads
 // row it fills, if any. A row a downloader may be working on is filled only under that file's download lock.
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { DownloadRepository, type DownloadStatus } from "../../db/download.repository.ts";
@@ -11,6 +10,7 @@ import { ImportedFileRepository, type DownloadState, type RowFill } from "../../
 import { prismaQueryable } from "../../db/prisma-queryable.ts";
 import { removeIfUnreferenced } from "../../downloads/after-store.ts";
 import { downloadLockKey, linksDirtyKey } from "../../downloads/download-file.ts";
+import { ForeignFileError, foreignChunks, openForeignFile } from "../../foreign-file.ts";
 import { acquireLock } from "../../redis-lock.ts";
 import { ContentMismatchError, extensionFor, type AdoptedFile } from "../../storage/archive.ts";
 import { openArchive } from "../../storage/store.ts";
@@ -203,16 +203,33 @@ function rowFill(p: Planned, row: DownloadState | undefined, now: Date): RowFill
   return { ...base, status, degradedReason: reason, nextAttemptAt: offered ? now : null, isPartial: partial !== null, partialReason: partial };
 }
 
-/** sha256, size and identity of a file, or undefined when it changed while it was read (size or time moved). */
+/**
+ * sha256, size and identity of a file, or undefined when it changed while it was read (size or time moved, or it
+ * is no longer the regular file the walk saw: src/foreign-file.ts opens it without following a link or waiting on a FIFO).
+ */
 async function hashUnchanged(abs: string): Promise<{ sha256: string; size: number; ino: number; mtimeMs: number } | undefined> {
-  const before = await fs.stat(abs);
+  let opened: Awaited<ReturnType<typeof openForeignFile>>;
+  try {
+    opened = await openForeignFile(abs, { maxBytes: Number.MAX_SAFE_INTEGER });
+  } catch (err) {
+    if (err instanceof ForeignFileError && err.refusal !== "unreadable") return undefined;
+    throw err;
+  }
+  const { handle, stats: before } = opened;
   const hash = createHash("sha256");
   let size = 0;
-  for await (const chunk of createReadStream(abs, { highWaterMark: 1024 * 1024 })) {
-    size += (chunk as Buffer).length;
-    hash.update(chunk as Buffer);
+  try {
+    for await (const chunk of foreignChunks(abs, handle, { maxBytes: before.size })) {
+      size += chunk.length;
+      hash.update(chunk);
+    }
+  } catch (err) {
+    void handle.close().catch(() => undefined);
+    if (err instanceof ForeignFileError && err.refusal === "too-large") return undefined;
+    throw err;
   }
-  const after = await fs.stat(abs);
-  if (after.size !== before.size || after.mtimeMs !== before.mtimeMs || size !== before.size) return undefined;
+  await handle.close();
+  const after = await fs.lstat(abs);
+  if (!after.isFile() || after.ino !== before.ino || after.size !== before.size || after.mtimeMs !== before.mtimeMs || size !== before.size) return undefined;
   return { sha256: hash.digest("hex"), size, ino: after.ino, mtimeMs: after.mtimeMs };
 }

@@ -67,6 +67,8 @@ export const UNMATCHED = {
   partial: "an unfinished download (.part)",
   symlink: "a symbolic link (not followed)",
   notFile: "not a regular file",
+  tooDeep: "its path is longer than the system allows (ENAMETOOLONG): move it nearer the folder's top and import again",
+  sidecarNotRead: "a metadata file too large to be gallery-dl's: not read",
   empty: "an empty file",
   orphanSidecar: "a metadata file whose file is not there",
   textPage: "a journal or literature page: dvault keeps the text itself",
