@@ -40,6 +40,8 @@ export function formatVerifyReport(r: VerifyReport, fix: boolean): string {
   if (fix) {
     lines.push(`re-queued ${r.requeued} row(s) (the worker or dvault download --once fetches them again)`);
     if (r.lost) lines.push(`lost      ${r.lost} row(s) whose deviation is gone from the service (marked failed)`);
+    if (r.forgotten)
+      lines.push(`forgotten ${r.forgotten} import record(s) of bytes no longer in the archive (a later dvault import may bring the files again)`);
   } else if (broken) {
     lines.push(`run dvault verify --fix to want the ${broken} missing or corrupt file(s) again`);
   }

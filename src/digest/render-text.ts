@@ -2,6 +2,7 @@
 // file channel. Service-provided strings are cleaned (controls made visible) but, being text, not escaped.
 import {
   archivedText,
+  changeKeepsWork,
   changeSentence,
   formatTime,
   type HealthLine,
@@ -81,7 +82,7 @@ export function digestText(data: DigestData, opts: RenderOptions): string {
     line("CHANGES WORTH KNOWING");
     for (const c of data.changes) {
       const s = changeSentence(c);
-      const keep = c.kind === "favourite_removed" ? (c.deviation?.archived ? " [your archive keeps it]" : " [not archived]") : "";
+      const keep = changeKeepsWork(c) ? (c.deviation?.archived ? " [your archive keeps it]" : " [not archived]") : "";
       line(`  ${acct(c.account)}${s.lead} ${s.rest}${keep} (${formatTime(c.at, tz)})`);
     }
   }

@@ -73,6 +73,8 @@ export const UNMATCHED = {
   changed: "it changed while it was read: run the import again",
   unreadable: "it cannot be read (see the error): fix its permissions and run the import again",
   busy: "being downloaded by dvault right now: run the import again afterwards",
+  notTheWork: "its bytes do not look like its work (another format than its name says, a picture that does not decode, or not the work's proportions)",
+  oversized: "larger than any file the service announces for its work",
 } as const;
 
 export type Scanned = {
