@@ -159,7 +159,7 @@ function rootProgram(): Command {
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText(
       "after",
-      "\nExit codes: 0 done, 1 something failed, 2 downloads paused (disk nearly full) or verify found missing or corrupt files,\n3 PostgreSQL or Redis unreachable, or the database missing or not migrated (run dvault migrate),\n4 an account must log in again (dvault auth login). sync --help and download --help say more.",
+      "\nExit codes: 0 done, 1 something failed, 2 downloads paused (disk nearly full, or a folder or the bucket refusing\nwrites) or verify found missing or corrupt files, 3 PostgreSQL or Redis unreachable, or the database missing or not\nmigrated (run dvault migrate), 4 an account must log in again (dvault auth login). sync --help and download --help say more.",
     )
     .option("-q, --quiet", "print only problems: logs at error, no progress lines, a run's summary only when it fails")
     .option("-v, --verbose", "logs at info (otherwise warn, in a terminal or a pipe; LOG_LEVEL=debug or trace wins)")

@@ -93,6 +93,10 @@ describe("output piped, as cron runs it", () => {
     await wantOriginalsAgain();
     const quiet = await dvault(["-q", "download", "--once"], { DVAULT_DOWNLOAD_QUOTA: "0" });
     expect(quiet).toMatchObject({ code: 0, stdout: "", stderr: "" });
+    // --json is printed whatever -q says: a script asked for it.
+    const json = await dvault(["-q", "download", "--once", "--json"], { DVAULT_DOWNLOAD_QUOTA: "0" });
+    expect(json).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(json.stdout)).toMatchObject({ failed: 0, left: { dueNow: 0 } });
 
     const { rows } = await h.pool.query<{ state: string }>("SELECT state FROM accounts WHERE id = $1", [h.account.id]);
     await h.pool.query("UPDATE accounts SET state = 'needs_reauth', state_reason = 'refresh token revoked' WHERE id = $1", [h.account.id]);
