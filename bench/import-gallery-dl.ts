@@ -62,7 +62,7 @@ async function writeFolder(sim: Simulator, dir: string): Promise<Folder> {
     const sub = fav ? path.join("deviantart", owner, "Favourites") : path.join("deviantart", owner);
     const name = `deviantart_${d.numericId}_${d.title.replace(/[/\0]/g, "_")}.${d.image?.ext}`;
     await fs.mkdir(path.join(dir, sub), { recursive: true });
-    const body = sim.fileBytes(d.deviationid);
+    const body = await sim.fileBytes(d.deviationid);
     bytes += body.length;
     await fs.writeFile(path.join(dir, sub, name), body);
     if (i % 4 === 0)

@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 const BENCHES = [
   "bench/ingest.ts",
   "bench/api-economy.ts",
+  "bench/freshness.ts",
   "bench/end-to-end.ts",
   "bench/scale.ts",
   "bench/downloads.ts",

@@ -50,8 +50,8 @@ async function main(): Promise<void> {
         t = performance.now();
         const again = await importTrackList({ ...options, list: list2, at: new Date() });
         times.again.push(performance.now() - t);
-        if (first.added.length !== n || again.skipped.length !== n)
-          throw new Error(`expected ${n} added then skipped, got ${first.added.length} and ${again.skipped.length}`);
+        if (first.counts.added !== n || again.counts.skipped !== n)
+          throw new Error(`expected ${n} added then skipped, got ${first.counts.added} and ${again.counts.skipped}`);
         t = performance.now();
         const users = (await new TrackedUserRepository(bench.services.pool).listTrackedUsers(account.id)).map((u) => ({ ...u, account: account.name }));
         formatTrackList("opml", users, new Date());

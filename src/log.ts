@@ -1,9 +1,11 @@
 // The pino root logger: JSON when not a TTY, pretty in a TTY, and every secret scrubbed on the way out.
 import { createRequire } from "node:module";
+import { Writable } from "node:stream";
 import { pino, type Logger, type DestinationStream } from "pino";
 import type { PrettyOptions, PrettyStream } from "pino-pretty";
 import type { LogLevel } from "./config.ts";
 import { scrubString, scrubValue, serializeError } from "./redact.ts";
+import { terminalLogText } from "./text/controls.ts";
 
 export type { Logger };
 
@@ -56,8 +58,19 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   );
 }
 
-/** pino-pretty is loaded only for a terminal: piped and logged runs (and `dvault status`) start without it. */
+/**
+ * pino-pretty is loaded only for a terminal: piped and logged runs (and `dvault status`) start without it. Its lines
+ * quote messages and errors that may carry the service's text: their control characters are escaped on the way to
+ * the terminal, as the CLI's printer does (src/text/controls.ts), its colours kept.
+ */
 function prettyStream(): PrettyStream {
   const pretty = createRequire(import.meta.url)("pino-pretty") as (options: PrettyOptions) => PrettyStream;
-  return pretty({ colorize: true, destination: 2, sync: true });
+  const stderr = pino.destination({ dest: 2, sync: true });
+  const escaped = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      stderr.write(terminalLogText(String(chunk)));
+      done();
+    },
+  });
+  return pretty({ colorize: true, destination: escaped, sync: true });
 }

@@ -23,6 +23,11 @@ export type ApiRequest = {
   maxWaitMs?: number;
   /** Aborts paging or a pacer wait early. */
   signal?: AbortSignal;
+  /**
+   * A single attempt: no retry after a throttle, a 5xx or a cut-short answer, for a caller that asks again
+   * at its next run anyway (src/sync/sources/vanished.ts). A 401 is still refreshed once.
+   */
+  once?: boolean;
 };
 
 export type Page<T> = {

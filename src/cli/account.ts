@@ -7,6 +7,7 @@ import { DownloadQuota } from "../downloads/quota.ts";
 import { UserError } from "../errors.ts";
 import { cliLogger } from "./output/mode.ts";
 import { createServices, type Services } from "../services.ts";
+import { printOut } from "./output/print.ts";
 
 /** Sets (a number) or clears ("default") an account's weekly allowance; returns the line to print. */
 export async function setDownloadQuota(services: Services, name: string, value: string): Promise<string> {
@@ -36,7 +37,7 @@ export function registerAccountCommand(program: Command): void {
       const config = loadConfig();
       const services = await createServices({ config, log: cliLogger(config) });
       try {
-        console.log(await setDownloadQuota(services, name, opts.downloadQuota));
+        printOut(await setDownloadQuota(services, name, opts.downloadQuota));
       } finally {
         await services.close();
       }

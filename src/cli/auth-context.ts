@@ -19,6 +19,7 @@ import { cliLogger } from "./output/mode.ts";
 import { checkRedis, createRedis } from "../queue/redis.ts";
 import { registerSecret } from "../redact.ts";
 import { keyCreatedMessage, loadSecretKey, type SecretKey } from "../secret-key.ts";
+import { printErr } from "./output/print.ts";
 
 export type AuthContext = {
   config: Config;
@@ -93,7 +94,7 @@ export async function assertReadyToSpend(ctx: AuthContext): Promise<void> {
       );
     }
     // The grant about to be stored is sealed with this new key: printed, not logged (the README promises the path).
-    if (ctx.secret.path) process.stderr.write(`dvault: ${keyCreatedMessage(ctx.secret.path)}\n`);
+    if (ctx.secret.path) printErr(`dvault: ${keyCreatedMessage(ctx.secret.path)}`);
   }
 }
 

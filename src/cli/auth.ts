@@ -1,7 +1,6 @@
 // `dvault auth`: log in (authorization code with PKCE, or implicit), client credentials, import a
 // refresh token, status (with a placebo call per account) and logout (revoke).
 import { spawn } from "node:child_process";
-import readline from "node:readline";
 import { type Command, Option } from "commander";
 import {
   compareScopes,
@@ -20,9 +19,11 @@ import type { AccountRow } from "../db/account.repository.ts";
 import { EXIT_NEEDS_LOGIN, UserError } from "../errors.ts";
 import { registerSecret, scrubString } from "../redact.ts";
 import { assertReadyToSpend, withContext, type AuthContext } from "./auth-context.ts";
+import { printErr, printOut } from "./output/print.ts";
+import { readLine } from "./output/prompt.ts";
 
-const out = (line = ""): void => void process.stdout.write(`${line}\n`);
-const note = (line: string): void => void process.stderr.write(`${line}\n`);
+const out = printOut;
+const note = printErr;
 
 function clientAuthOf(opts: { formAuth?: boolean; basicAuth?: boolean }, oauth: OAuthClient): ClientAuthMethod {
   if (oauth.isPublicClient) return "none";
@@ -96,24 +97,6 @@ function openBrowser(url: string): void {
   } catch {
     /* no browser: the URL is printed */
   }
-}
-
-function readLine(prompt: string): Promise<string> {
-  const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY === true });
-  return new Promise<string>((resolve, reject) => {
-    let answered = false;
-    // No prompt when the answer is piped in.
-    rl.question(process.stdin.isTTY ? prompt : "", (answer) => {
-      answered = true;
-      rl.close();
-      // A piped stdin would otherwise keep the process alive after the command is done.
-      if (!process.stdin.isTTY) process.stdin.destroy();
-      resolve(answer);
-    });
-    rl.on("close", () => {
-      if (!answered) reject(new UserError("nothing was pasted (stdin closed)"));
-    });
-  });
 }
 
 async function readSecretArg(value: string, what: string): Promise<string> {

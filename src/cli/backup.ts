@@ -1,10 +1,12 @@
 // `dvault backup` and `dvault restore`: the database, the archive and the secret key, as one directory.
 import type { Command } from "commander";
-import { createBackup, restoreBackup } from "../backup/backup.ts";
+import { createBackup } from "../backup/backup.ts";
+import { restoreBackup } from "../backup/restore.ts";
 import { loadConfig } from "../config.ts";
-import { EXIT_FAILED, UserError } from "../errors.ts";
+import { EXIT_FAILED, EXIT_INTERRUPTED, UserError } from "../errors.ts";
 import { VERSION } from "../version.ts";
-import { printJson } from "./output/print.ts";
+import { printJson, printOut } from "./output/print.ts";
+import { stopOnSignal } from "./stop-signal.ts";
 
 const version = VERSION;
 
@@ -23,10 +25,10 @@ export function registerBackupCommands(program: Command): void {
       const config = loadConfig();
       const m = await createBackup({ config, out: opts.out, includeArchive: opts.archive, version });
       if (opts.json) return printJson({ out: opts.out, ...m });
-      console.log(`backup written to ${opts.out}`);
-      console.log(`  database: ${(m.database.bytes / 1e6).toFixed(1)} MB, ${m.database.migrations.length} migrations`);
-      console.log(`  archive:  ${m.archive.included ? `${m.archive.files} files, ${(m.archive.bytes / 1e6).toFixed(1)} MB` : "not included"}`);
-      console.log(
+      printOut(`backup written to ${opts.out}`);
+      printOut(`  database: ${(m.database.bytes / 1e6).toFixed(1)} MB, ${m.database.migrations.length} migrations`);
+      printOut(`  archive:  ${m.archive.included ? `${m.archive.files} files, ${(m.archive.bytes / 1e6).toFixed(1)} MB` : "not included"}`);
+      printOut(
         m.secretKey.included
           ? "  key:      included (keep this backup private: with the key, its tokens can be read)"
           : "  key:      comes from DVAULT_SECRET_KEY, not included: keep that value with the backup yourself",
@@ -37,19 +39,25 @@ export function registerBackupCommands(program: Command): void {
     .description("restore a backup into an empty database and an empty archive directory")
     .addHelpText(
       "after",
-      "\nThe archive goes into the configured blob store (DVAULT_STORAGE): an empty folder, or an empty S3 bucket\n(every file put under its relative path, an original only when its bytes match the sha256 of its name; the\nreadable tree's links are left out, the worker writes its index). Exit code 1 when originals were left out.",
+      "\nThe archive goes into the configured blob store (DVAULT_STORAGE): an empty folder, or an empty S3 bucket\n(every file put under its relative path, an original only when its bytes match the sha256 of its name; the\nreadable tree's links are left out, the worker writes its index). Exit code 1 when originals were left out.\n\nThe whole backup is checked first (regular files only, links only those of the readable tree, the dump read to\nits end, the key there); then it goes in all or nothing: a refusal, a failure or Ctrl-C leaves the database and\nthe folder as they were, and the command can run again. Restore runs the dump's SQL: trust a backup as you\nwould a database superuser.",
     )
     .requiredOption("--from <dir>", "the directory dvault backup wrote")
     .option("--json", "print what was restored as JSON")
     .action(async (opts: { from: string; json?: boolean }) => {
       const config = loadConfig();
-      const r = await restoreBackup({ config, from: opts.from });
+      const stop = stopOnSignal("restore");
+      const r = await restoreBackup({ config, from: opts.from, signal: stop.signal })
+        .catch((err: unknown) => {
+          if (stop.signal.aborted) throw new UserError("restore stopped: nothing was restored; run it again", EXIT_INTERRUPTED);
+          throw err;
+        })
+        .finally(() => stop.dispose());
       if (opts.json) printJson(r);
       else {
-        console.log(`restored the database (${r.manifest.database.migrations.length} migrations) and ${r.archiveFiles} archive files`);
-        for (const key of r.damaged.slice(0, 20)) console.log(`  left out ${key}: its bytes do not match its sha256`);
-        console.log(r.keyRestored ? "restored the secret key" : "kept the configured secret key");
-        console.log("next: npx dvault migrate, then npx dvault verify and npx dvault auth status");
+        printOut(`restored the database (${r.manifest.database.migrations.length} migrations) and ${r.archiveFiles} archive files`);
+        for (const key of r.damaged.slice(0, 20)) printOut(`  left out ${key}: its bytes do not match its sha256`);
+        printOut(r.keyRestored ? "restored the secret key" : "kept the configured secret key");
+        printOut("next: npx dvault migrate, then npx dvault verify and npx dvault auth status");
       }
       if (r.damaged.length > 0) {
         throw new UserError(

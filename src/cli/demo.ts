@@ -8,6 +8,7 @@ import { DEMO_QUERIES } from "../db/demo-queries.ts";
 import { pgFields } from "../db/pg-fields.ts";
 import { runDemo, type DemoReport } from "../demo/run-demo.ts";
 import { cliLogger } from "./output/mode.ts";
+import { printOut } from "./output/print.ts";
 import { maskUrl } from "../redact.ts";
 import { plural } from "../text/plural.ts";
 
@@ -52,7 +53,7 @@ function printReport(r: DemoReport, term: string): void {
     "  3. npx dvault migrate && npx dvault auth login",
     "  4. npx dvault worker          (or: docker compose up -d; see README)",
   ];
-  process.stdout.write(`${lines.join("\n")}\n`);
+  printOut(lines.join("\n"));
 }
 
 export function registerDemoCommand(program: Command): void {
@@ -64,7 +65,7 @@ export function registerDemoCommand(program: Command): void {
     .action(async (opts: { dir: string; deviations: number }) => {
       const config = loadConfig();
       const log = cliLogger(config);
-      const report = await runDemo({ config, log, dir: opts.dir, deviations: opts.deviations });
+      const report = await runDemo({ config, log, dir: opts.dir, deviations: opts.deviations, out: printOut });
       printReport(report, await searchTerm(report.databaseUrl));
     });
 }

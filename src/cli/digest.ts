@@ -13,7 +13,7 @@ import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cliLogger } from "./output/mode.ts";
 import { runJobsHere } from "./run-jobs-here.ts";
-import { printJson } from "./output/print.ts";
+import { printJson, printOut } from "./output/print.ts";
 import { Producer } from "../queue/producer.ts";
 import type { RunNowOutcome } from "../queue/run-now.ts";
 import { createServices, type Services } from "../services.ts";
@@ -65,30 +65,30 @@ async function preview(services: Services, opts: DigestOptions): Promise<void> {
   const since = opts.since ? parseSince(opts.since, services.now()) : undefined;
   const result = await previewDigest(services, { ...(since ? { since } : {}), ...(opts.out ? { out: opts.out } : {}) });
   if (opts.json) return printJson({ subject: result.subject, window: result.window, files: result.files });
-  console.log(result.subject);
-  console.log(`window: ${result.window.start.toISOString()} – ${result.window.end.toISOString()}`);
-  console.log(`  html: ${result.files.html}`);
-  console.log(`  text: ${result.files.text}`);
-  console.log(`  json: ${result.files.json}`);
-  console.log("Preview only: nothing was sent and no digest window moved.");
+  printOut(result.subject);
+  printOut(`window: ${result.window.start.toISOString()} – ${result.window.end.toISOString()}`);
+  printOut(`  html: ${result.files.html}`);
+  printOut(`  text: ${result.files.text}`);
+  printOut(`  json: ${result.files.json}`);
+  printOut("Preview only: nothing was sent and no digest window moved.");
 }
 
 async function history(services: Services, json: boolean): Promise<void> {
   const digests = await new DigestRepository(services.pool).listDigests(20);
   const alerts = await new AlertRepository(services.pool).listDeliveries(10);
   if (json) return printJson({ digests, alerts });
-  if (digests.length === 0 && alerts.length === 0) return console.log("no digest or alert has been sent yet");
+  if (digests.length === 0 && alerts.length === 0) return printOut("no digest or alert has been sent yet");
   for (const d of digests) {
     const result =
       d.status === "sent" ? `sent ${d.sentAt?.toISOString() ?? ""}` : d.status === "empty" ? "empty (nothing sent)" : `${d.status}: ${d.lastError ?? ""}`;
-    console.log(
+    printOut(
       `${d.channel.padEnd(7)} ${d.windowStart.toISOString()} – ${d.windowEnd.toISOString()}  ${result}  (${d.attempts} attempt${d.attempts === 1 ? "" : "s"})`,
     );
-    if (d.subject) console.log(`        ${d.subject}`);
+    if (d.subject) printOut(`        ${d.subject}`);
   }
   for (const a of alerts) {
     const channels = Object.entries(a.results).map(([c, r]) => `${c} ${r.ok ? "ok" : `failed: ${r.error ?? ""}`}`);
-    console.log(
+    printOut(
       `alert   ${a.notifiedAt.toISOString()}  ${a.reminder ? "reminder: " : ""}${a.title}${a.resolvedAt ? " (resolved)" : ""}  ${channels.join(", ") || "no channel configured"}`,
     );
   }
@@ -114,7 +114,7 @@ async function alerts(services: Services, log: Logger, json: boolean): Promise<v
       ...(result.failed ?? []).map((t) => `could not notify (every channel failed; retried next time): ${t}`),
       ...(result.resolved ?? []).map((t) => `resolved: ${t}`),
     ];
-    console.log(lines.length ? lines.join("\n") : `${result.open ?? 0} open incident(s), nothing new to notify`);
+    printOut(lines.length ? lines.join("\n") : `${result.open ?? 0} open incident(s), nothing new to notify`);
   } finally {
     await producer.close();
   }
@@ -145,7 +145,7 @@ async function send(services: Services, log: Logger, json: boolean): Promise<voi
     );
     if (json)
       printJson(outcomes.map((o, i) => ({ channel: payloads[i]!.channel, state: o.state, ...("value" in o ? { value: o.value } : { reason: o.reason }) })));
-    else for (const [i, o] of outcomes.entries()) console.log(describeOutcome(o, payloads[i]!.channel));
+    else for (const [i, o] of outcomes.entries()) printOut(describeOutcome(o, payloads[i]!.channel));
   } finally {
     await producer.close();
   }

@@ -12,7 +12,7 @@ import { createServices } from "../services.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { noWorkerNote } from "./no-worker.ts";
 import { cliLogger, colorsFor, type Colors } from "./output/mode.ts";
-import { printJson, reportRun } from "./output/print.ts";
+import { printErr, printJson, printOut, reportRun } from "./output/print.ts";
 import { progressView } from "./output/progress.ts";
 
 type DownloadOptions = { once?: boolean; account?: string; concurrency?: string; json?: boolean };
@@ -98,8 +98,8 @@ export function registerDownloadCommand(program: Command): void {
             const summary = await enqueueDueDownloads(services, producer);
             const note = await noWorkerNote(services, producer.queue("downloads"));
             if (opts.json) printJson({ ...summary, workerRunning: note === undefined });
-            else console.log(`handed ${summary.claimed} due download(s) to the worker's queue; follow them with dvault status (or run with --once)`);
-            if (note) process.stderr.write(`dvault: ${note}\n`);
+            else printOut(`handed ${summary.claimed} due download(s) to the worker's queue; follow them with dvault status (or run with --once)`);
+            if (note) printErr(`dvault: ${note}`);
           } finally {
             await producer.close();
           }
@@ -122,7 +122,7 @@ export function registerDownloadCommand(program: Command): void {
           view.stop();
           await reportRun({
             json: opts.json === true,
-            print: () => (opts.json ? printJson(summary) : console.log(formatDownloadSummary(summary, colorsFor()))),
+            print: () => (opts.json ? printJson(summary) : printOut(formatDownloadSummary(summary, colorsFor()))),
             verdict: () => {
               if (summary.paused) throw new UserError(summary.paused.reason, EXIT_PAUSED);
               if (summary.needsLogin.length) throw missingGrants(summary.needsLogin);

@@ -10,6 +10,7 @@ import { describeScope, type FeedScope, issueFeedToken, rowToken, scopeOf } from
 import { keyCreatedMessage, loadSecretKey } from "../secret-key.ts";
 import type { Services } from "../services.ts";
 import { colorsFor } from "./output/mode.ts";
+import { printJson, printOut } from "./output/print.ts";
 import { formatTable } from "./output/table.ts";
 import { withServices } from "./with-services.ts";
 
@@ -70,13 +71,12 @@ export function registerFeedsCommand(program: Command): void {
         const issued = await issueFeedToken({ repo, key: secretKey(services), name, scope, at: new Date(services.now()) });
         const { base, guessed } = feedBase(services);
         const urls = feedUrls(base, issued.token, scope);
-        if (opts.json)
-          return void console.log(JSON.stringify({ id: issued.id, name: issued.name, feed: describeScope(scope), token: issued.token, urls }, null, 2));
-        console.log(
+        if (opts.json) return printJson({ id: issued.id, name: issued.name, feed: describeScope(scope), token: issued.token, urls });
+        printOut(
           `feed token "${issued.name}" created for ${describeScope(scope)}; give these addresses to the reader (they carry the token, keep them private):`,
         );
-        for (const [key, url] of Object.entries(urls)) console.log(`  ${URL_LABELS[key as keyof typeof URL_LABELS]}: ${url}`);
-        if (guessed) console.log(`links use the dashboard's default address ${base}; set DVAULT_PUBLIC_URL to the address your reader uses`);
+        for (const [key, url] of Object.entries(urls)) printOut(`  ${URL_LABELS[key as keyof typeof URL_LABELS]}: ${url}`);
+        if (guessed) printOut(`links use the dashboard's default address ${base}; set DVAULT_PUBLIC_URL to the address your reader uses`);
       }),
     );
   feeds
@@ -102,12 +102,12 @@ export function registerFeedsCommand(program: Command): void {
             urls: token ? feedUrls(base, token, scope) : null,
           };
         });
-        if (opts.json) return void console.log(JSON.stringify(out, null, 2));
-        if (out.length === 0) return void console.log("no feed tokens; make one with dvault feeds create <name>");
+        if (opts.json) return printJson(out);
+        if (out.length === 0) return printOut("no feed tokens; make one with dvault feeds create <name>");
         const colors = colorsFor();
         const table = out.map((t) => [String(t.id), t.name, t.feed, t.revokedAt ? `revoked ${t.revokedAt}` : "live", t.lastUsedAt ?? "never"]);
-        console.log(formatTable(["id", "name", "opens", "state", "last read"], table, { colors }));
-        if (out.some((t) => t.urls)) console.log("their URLs: dvault feeds list --json, or the dashboard's Feeds page");
+        printOut(formatTable(["id", "name", "opens", "state", "last read"], table, { colors }));
+        if (out.some((t) => t.urls)) printOut("their URLs: dvault feeds list --json, or the dashboard's Feeds page");
       }),
     );
   feeds
@@ -118,8 +118,8 @@ export function registerFeedsCommand(program: Command): void {
       withServices(async (services) => {
         const row = await new FeedTokenRepository(services.pool).revokeFeedToken(nameOrId, new Date(services.now()));
         if (!row) throw new UserError(`no live feed token named "${nameOrId}": see dvault feeds list`);
-        if (opts.json) return void console.log(JSON.stringify({ id: row.id, name: row.name, revokedAt: row.revokedAt.toISOString() }, null, 2));
-        console.log(`revoked feed token "${row.name}"; its feed URLs answer 404 from now on`);
+        if (opts.json) return printJson({ id: row.id, name: row.name, revokedAt: row.revokedAt.toISOString() });
+        printOut(`revoked feed token "${row.name}"; its feed URLs answer 404 from now on`);
       }),
     );
 }

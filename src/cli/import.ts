@@ -2,13 +2,15 @@
 // user already has costs no quota), with progress in a terminal and a report (or --json) at the end.
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { UserError } from "../errors.ts";
+import { EXIT_INTERRUPTED, UserError } from "../errors.ts";
 import { importGalleryDl, type ImportProgress, type ImportReport } from "../import/gallery-dl/import-folder.ts";
 import { cliLogger } from "./output/mode.ts";
 import { createServices } from "../services.ts";
 import { DiskFullError, OutsideArchiveError } from "../storage/archive.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { shownInTerminal as shown } from "../text/controls.ts";
+import { printJson, printOut, rewriteErrLine } from "./output/print.ts";
+import { stopOnSignal } from "./stop-signal.ts";
 
 type ImportOptions = { archive?: string; account?: string; link?: boolean; json?: boolean };
 
@@ -46,7 +48,7 @@ function progressLine(): ((p: ImportProgress) => void) | undefined {
     if (now - last < 200 && p.done !== p.total) return;
     last = now;
     const of = p.total ? `/${p.total}` : "";
-    process.stderr.write(`\r\x1b[K${p.phase} ${p.done}${of} files${p.bytes ? `, ${formatBytes(p.bytes)}` : ""}`);
+    rewriteErrLine(`${p.phase} ${p.done}${of} files${p.bytes ? `, ${formatBytes(p.bytes)}` : ""}`);
   };
 }
 
@@ -63,10 +65,7 @@ export function registerImportCommand(program: Command): void {
       const config = loadConfig();
       const log = cliLogger(config);
       const services = await createServices({ config, log });
-      const abort = new AbortController();
-      const onSignal = () => abort.abort();
-      process.once("SIGINT", onSignal);
-      process.once("SIGTERM", onSignal);
+      const stop = stopOnSignal("import");
       const progress = opts.json ? undefined : progressLine();
       try {
         const report = await importGalleryDl({
@@ -76,21 +75,21 @@ export function registerImportCommand(program: Command): void {
           account: opts.account,
           link: opts.link === true,
           log,
-          signal: abort.signal,
+          signal: stop.signal,
           onProgress: progress,
         });
-        if (progress) process.stderr.write("\r\x1b[K");
-        console.log(opts.json ? JSON.stringify(report, null, 2) : formatImportReport(report));
+        if (progress) rewriteErrLine("");
+        if (opts.json) printJson(report);
+        else printOut(formatImportReport(report));
       } catch (err) {
-        if (progress) process.stderr.write("\r\x1b[K");
+        if (progress) rewriteErrLine("");
         if (err instanceof DiskFullError || err instanceof OutsideArchiveError)
           throw new UserError(`${err.message} (what was imported so far is kept; run the import again to go on)`, 2);
-        if (abort.signal.aborted) throw new UserError("import stopped: what was imported so far is kept; run it again to go on", 130);
+        if (stop.signal.aborted) throw new UserError("import stopped: what was imported so far is kept; run it again to go on", EXIT_INTERRUPTED);
         throw err;
       } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
         await services.close();
+        stop.dispose();
       }
     });
 }

@@ -12,6 +12,7 @@ import { QUEUE_NAMES, type QueueName } from "../queue/queues.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices, type Services } from "../services.ts";
 import { cliLogger } from "./output/mode.ts";
+import { printJson, printOut } from "./output/print.ts";
 import { formatRelative } from "../status/units.ts";
 
 function parseQueue(name: string | undefined): QueueName | undefined {
@@ -68,9 +69,9 @@ export function formatFailed(jobs: readonly FailedJob[], now: number): string {
 }
 
 function printRetry(outcome: RetryOutcome): void {
-  for (const r of outcome.retried) console.log(`retried ${r.queue}/${r.id}`);
-  for (const s of outcome.skipped) console.log(`not retried ${s.queue}/${s.id}: ${s.reason}`);
-  if (outcome.retried.length === 0 && outcome.skipped.length === 0) console.log("no failed jobs to retry");
+  for (const r of outcome.retried) printOut(`retried ${r.queue}/${r.id}`);
+  for (const s of outcome.skipped) printOut(`not retried ${s.queue}/${s.id}: ${s.reason}`);
+  if (outcome.retried.length === 0 && outcome.skipped.length === 0) printOut("no failed jobs to retry");
   if (outcome.retried.length === 0 && outcome.skipped.length > 0) process.exitCode = 1;
 }
 
@@ -87,7 +88,8 @@ export function registerJobsCommand(program: Command): void {
     .action(async (opts: { queue?: string; source?: string; limit: number; json?: boolean }) => {
       const queue = parseQueue(opts.queue);
       const failed = await withAdmin((admin) => admin.failed({ queue, source: opts.source, limit: opts.limit }));
-      console.log(opts.json ? JSON.stringify(failed, null, 2) : formatFailed(failed, Date.now()));
+      if (opts.json) printJson(failed);
+      else printOut(formatFailed(failed, Date.now()));
     });
 
   jobs
@@ -116,7 +118,7 @@ export function registerJobsCommand(program: Command): void {
       .action(async (name: string) => {
         const queue = parseQueue(name) as QueueName;
         await withAdmin((admin) => (action === "pause" ? admin.pause(queue) : admin.resume(queue)));
-        console.log(`${queue}: ${action === "pause" ? "paused" : "resumed"}`);
+        printOut(`${queue}: ${action === "pause" ? "paused" : "resumed"}`);
       });
   }
 }

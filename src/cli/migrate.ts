@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
 import { maskUrl } from "../redact.ts";
+import { printOut } from "./output/print.ts";
 
 export function registerMigrateCommand(program: Command): void {
   program
@@ -13,8 +14,8 @@ export function registerMigrateCommand(program: Command): void {
       const config = loadConfig();
       const result = await migrate(config.databaseUrl, { createDatabase: true });
       const target = maskUrl(config.databaseUrl);
-      if (result.databaseCreated) console.log(`created database ${target}`);
-      if (result.applied.length === 0) console.log(`nothing to apply: ${target} is up to date`);
-      else console.log(`applied ${result.applied.length} migration(s) to ${target}: ${result.applied.join(", ")}`);
+      if (result.databaseCreated) printOut(`created database ${target}`);
+      if (result.applied.length === 0) printOut(`nothing to apply: ${target} is up to date`);
+      else printOut(`applied ${result.applied.length} migration(s) to ${target}: ${result.applied.join(", ")}`);
     });
 }

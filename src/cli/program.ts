@@ -6,6 +6,7 @@ import { UserError } from "../errors.ts";
 import { scrubString } from "../redact.ts";
 import { VERSION } from "../version.ts";
 import { GLOBAL_FLAGS, setGlobalOutput } from "./output/global.ts";
+import { printErr, writeErr, writeOut } from "./output/print.ts";
 
 type Register = (program: Command) => void;
 
@@ -158,11 +159,12 @@ function rootProgram(): Command {
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText(
       "after",
-      "\nExit codes: 0 done, 1 something failed, 2 downloads paused (disk nearly full) or verify found missing or corrupt files,\n3 PostgreSQL or Redis unreachable, or the database missing or not migrated (run dvault migrate),\n4 an account must log in again (dvault auth login). sync --help and download --help say more.",
+      "\nExit codes: 0 done, 1 something failed, 2 downloads paused (disk nearly full, or a folder or the bucket refusing\nwrites) or verify found missing or corrupt files, 3 PostgreSQL or Redis unreachable, or the database missing or not\nmigrated (run dvault migrate), 4 an account must log in again (dvault auth login). sync --help and download --help say more.",
     )
     .option("-q, --quiet", "print only problems: logs at error, no progress lines, a run's summary only when it fails")
     .option("-v, --verbose", "logs at info (otherwise warn, in a terminal or a pipe; LOG_LEVEL=debug or trace wins)")
     .hook("preAction", (cmd) => setGlobalOutput(cmd.opts()))
+    .configureOutput({ writeOut, writeErr })
     .exitOverride();
 }
 
@@ -196,12 +198,11 @@ export async function buildFullProgram(): Promise<Command> {
 export function reportFailure(err: unknown, debug: boolean): number {
   if (err instanceof CommanderError) return err.exitCode;
   if (err instanceof UserError) {
-    process.stderr.write(`dvault: ${scrubString(err.message)}\n`);
+    printErr(`dvault: ${scrubString(err.message)}`);
     return err.exitCode;
   }
   const e = err instanceof Error ? err : new Error(String(err));
-  process.stderr.write(`dvault: unexpected error: ${scrubString(e.message)}\n`);
-  if (debug && e.stack) process.stderr.write(`${scrubString(e.stack)}\n`);
-  else process.stderr.write("dvault: run again with LOG_LEVEL=debug for details\n");
+  printErr(`dvault: unexpected error: ${scrubString(e.message)}`);
+  printErr(debug && e.stack ? scrubString(e.stack) : "dvault: run again with LOG_LEVEL=debug for details");
   return 1;
 }

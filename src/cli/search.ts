@@ -20,6 +20,8 @@ import {
   type SearchKind,
 } from "../search/search.ts";
 import { buildReadableLinks, MAX_FOLDER_DEPTH, originalKeyOf } from "../storage/links.ts";
+import { colorsFor, type Colors } from "./output/mode.ts";
+import { printJson, printOut } from "./output/print.ts";
 
 type SearchCliOptions = { type?: SearchKind; user?: string; limit: number; json?: boolean };
 
@@ -38,10 +40,10 @@ export function hitToJson(hit: SearchHit) {
 /** What the page does not say by itself: how many hits in all, the words ignored, and the readable link of each stored file. */
 export type HitsContext = { total?: number; ignored?: readonly string[]; links?: ReadonlyMap<string, string> };
 
-export function formatHits(hits: readonly SearchHit[], tty: boolean, context: HitsContext = {}): string {
+export function formatHits(hits: readonly SearchHit[], colors: Colors | undefined, context: HitsContext = {}): string {
   const ignored = context.ignored?.length ? `ignored ${context.ignored.map((w) => `"${w}"`).join(", ")}: too common a word to search for` : undefined;
   if (hits.length === 0) return ignored ? `no matches (${ignored})` : "no matches";
-  const bold = (w: string) => (tty ? `\u001b[1m${w}\u001b[22m` : w);
+  const bold = colors?.bold ?? ((w: string) => w);
   const lines: string[] = [];
   for (const hit of hits) {
     const by = hit.artist ? ` by ${hit.artist}` : "";
@@ -115,12 +117,12 @@ export function registerSearchCommand(program: Command): void {
           archiveDir: config.archiveDir,
           countIgnored: !opts.json,
         });
-        if (opts.json) return void process.stdout.write(`${JSON.stringify(page.hits.map(hitToJson), null, 2)}\n`);
+        if (opts.json) return printJson(page.hits.map(hitToJson));
         const links =
           config.storage.kind === "s3" ? bucketUrls(config.storage, config.archiveDir, page.hits) : await readableLinks(client, config.archiveDir, page.hits);
         // "OR" is the query's syntax (websearch_to_tsquery), not a word that was ignored.
         const ignored = page.ignored.filter((w) => !(w === "or" && /\bOR\b/.test(words.join(" "))));
-        process.stdout.write(`${formatHits(page.hits, Boolean(process.stdout.isTTY), { total: page.total, ignored, links })}\n`);
+        printOut(formatHits(page.hits, colorsFor(), { total: page.total, ignored, links }));
       } finally {
         await client.end();
       }

@@ -3,6 +3,7 @@
 import type { Command } from "commander";
 import { InvalidArgumentError } from "commander";
 import { DEFAULT_CLIENTS, startSimulator } from "../simulator/server.ts";
+import { printOut } from "./output/print.ts";
 
 function integer(name: string, min: number) {
   return (value: string): number => {
@@ -48,14 +49,13 @@ export function registerSimulatorCommand(program: Command): void {
             ...(opts.folders !== undefined ? { galleryFolders: opts.folders } : {}),
           },
         });
-        const out = process.stdout;
-        out.write(`simulator listening on ${sim.url}\n`);
+        printOut(`simulator listening on ${sim.url}`);
         for (const c of DEFAULT_CLIENTS) {
           const kind = c.oauth21 ? "OAuth 2.1 public client (PKCE S256)" : "OAuth 2.0 confidential client";
-          out.write(`  ${kind}: client_id=${c.clientId}${c.clientSecret ? ` client_secret=${c.clientSecret}` : ""} redirect_uri=${c.redirectUris[0]}\n`);
+          printOut(`  ${kind}: client_id=${c.clientId}${c.clientSecret ? ` client_secret=${c.clientSecret}` : ""} redirect_uri=${c.redirectUris[0]}`);
         }
-        out.write(`  DVAULT_API_BASE=${sim.url} DVAULT_CLIENT_ID=1001 DVAULT_CLIENT_SECRET=sim-secret-1001\n`);
-        out.write(`  control API: ${sim.url}/_sim/truth, /_sim/log, /_sim/stats (Ctrl-C to stop)\n`);
+        printOut(`  DVAULT_API_BASE=${sim.url} DVAULT_CLIENT_ID=1001 DVAULT_CLIENT_SECRET=sim-secret-1001`);
+        printOut(`  control API: ${sim.url}/_sim/truth, /_sim/log, /_sim/stats (Ctrl-C to stop)`);
         await new Promise<void>((resolve) => {
           const stop = () => resolve();
           process.once("SIGINT", stop);

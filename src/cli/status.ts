@@ -3,6 +3,7 @@
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { cliLogger } from "./output/mode.ts";
+import { printJson, printOut } from "./output/print.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
 import { createServices } from "../services.ts";
 import { collectStatus } from "../status/collect.ts";
@@ -198,7 +199,8 @@ export function registerStatusCommand(program: Command): void {
       const queues = new QueueAdmin(services.redis, services.config.redisPrefix);
       try {
         const report = await collectStatus({ ...services, queues, tokens: services.tokens });
-        process.stdout.write(`${opts.json ? JSON.stringify(report, null, 2) : formatStatus(report)}\n`);
+        if (opts.json) printJson(report);
+        else printOut(formatStatus(report));
       } finally {
         await queues.close();
         await services.close();

@@ -12,7 +12,7 @@ import { type MigrateResult, migrateStore } from "../storage/migrate-store.ts";
 import { openBlobStore } from "../storage/store.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { cliLogger } from "./output/mode.ts";
-import { printJson } from "./output/print.ts";
+import { printJson, printOut } from "./output/print.ts";
 import { progressView } from "./output/progress.ts";
 
 const KINDS = ["local", "s3"] as const;
@@ -89,7 +89,7 @@ export function registerStorageCommand(program: Command): void {
       }
       const seconds = (Date.now() - started) / 1000;
       if (opts.json) printJson({ from: from.describe(), to: to.describe(), ...result, seconds });
-      else console.log(formatMigrate(result, from, to, seconds));
+      else printOut(formatMigrate(result, from, to, seconds));
       if (result.failed.length > 0)
         throw new UserError(`${result.failed.length} object(s) were not copied: run dvault storage migrate --to ${target} again`, EXIT_FAILED);
     });

@@ -15,7 +15,7 @@ import { SOURCE_NAMES, type SourceName } from "../sync/source.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 import { noWorkerNote } from "./no-worker.ts";
 import { cliLogger, colorsFor } from "./output/mode.ts";
-import { printJson, reportRun } from "./output/print.ts";
+import { printErr, printJson, printOut, reportRun } from "./output/print.ts";
 import { progressView } from "./output/progress.ts";
 import { formatTable, paintOutcome } from "./output/table.ts";
 
@@ -86,7 +86,7 @@ function printSummary(results: SyncRow[]): void {
   const header = ["account", "source", "result", "new", "changed", "removed", "api calls", "paced", "throttled", "time", "note"];
   const colors = colorsFor();
   const note = header.indexOf("note");
-  console.log(
+  printOut(
     formatTable(header, rows, {
       colors,
       paint: (cell, _row, column) => (column === 2 ? paintOutcome(colors, cell) : column === note ? colors.dim(cell) : cell),
@@ -160,7 +160,7 @@ export function registerSyncCommand(program: Command): void {
         });
         if (plan.length === 0) {
           if (opts.json) printJson([]);
-          else console.log("nothing is due; leave out --due (or use --only <sources>) to run anyway");
+          else printOut("nothing is due; leave out --due (or use --only <sources>) to run anyway");
           return;
         }
         if (!opts.once) return await enqueue(services, plan, opts.full, opts.json === true);
@@ -204,8 +204,8 @@ async function enqueue(services: Services, plan: PlannedRun[], full: boolean | u
     }
     const note = await noWorkerNote(services, producer.queue("sync"));
     if (json) printJson({ queued: plan.map((r) => ({ account: r.account, source: r.source, key: r.key })), workerRunning: note === undefined });
-    else console.log(`queued ${plan.length} source run(s) for the worker; follow them with dvault status (or run with --once)`);
-    if (note) process.stderr.write(`dvault: ${note}\n`);
+    else printOut(`queued ${plan.length} source run(s) for the worker; follow them with dvault status (or run with --once)`);
+    if (note) printErr(`dvault: ${note}`);
   } finally {
     await producer.close();
   }

@@ -7,7 +7,7 @@ import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { loadConfig } from "../config.ts";
 import { UserError } from "../errors.ts";
 import { cliLogger } from "./output/mode.ts";
-import { printJson } from "./output/print.ts";
+import { printJson, printOut } from "./output/print.ts";
 import { runJobsHere } from "./run-jobs-here.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices } from "../services.ts";
@@ -43,7 +43,7 @@ export function registerThumbnailsCommand(program: Command): void {
           throw new UserError(`the thumbnails did not finish: ${outcome && "reason" in outcome ? outcome.reason : "no outcome"}`);
         const result = outcome.value as BackfillResult;
         if (opts.json) printJson({ ...result, seconds: (Date.now() - started) / 1000 });
-        else console.log(formatBackfill(result, (Date.now() - started) / 1000));
+        else printOut(formatBackfill(result, (Date.now() - started) / 1000));
       } finally {
         await producer.close();
         await services.close();

@@ -1,15 +1,16 @@
 // `dvault track add|remove|list|import|export`: mirror other users' public gallery, collections and journals.
 import type { Command } from "commander";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
-import { UserError } from "../errors.ts";
-import { exportFormat, exportTrackList, readTrackListFile, writeTrackListFile } from "../track-lists/files.ts";
+import { EXIT_INTERRUPTED, UserError } from "../errors.ts";
+import { exportFormat, exportTrackList, openTrackList, writeTrackListFile } from "../track-lists/files.ts";
 import { importTrackList } from "../track-lists/import-list.ts";
-import { parseTrackList } from "../track-lists/parse.ts";
 import { formatImportReport } from "../track-lists/report-text.ts";
 import { USERNAME_PATTERN } from "../track-lists/username.ts";
 import { colorsFor } from "./output/mode.ts";
+import { printDocument, printJson, printOut } from "./output/print.ts";
 import { formatTable } from "./output/table.ts";
 import type { Services } from "../services.ts";
+import { stopOnSignal } from "./stop-signal.ts";
 import { withServices } from "./with-services.ts";
 
 async function pickAccount(services: Services, name: string | undefined) {
@@ -33,7 +34,7 @@ export function registerTrackCommand(program: Command): void {
         const row = await pickAccount(services, opts.account);
         const repo = new TrackedUserRepository(services.pool);
         await repo.addTrackedUser({ accountId: row.id, username, tokenKind: "user", at: new Date(services.now()) });
-        console.log(`tracking ${username} with the token of ${row.name}`);
+        printOut(`tracking ${username} with the token of ${row.name}`);
       }),
     );
   track
@@ -45,7 +46,7 @@ export function registerTrackCommand(program: Command): void {
         const row = await pickAccount(services, opts.account);
         const removed = await new TrackedUserRepository(services.pool).removeTrackedUser(row.id, username, new Date(services.now()));
         if (!removed) throw new UserError(`${row.name} does not track ${username}: see dvault track list`);
-        console.log(`stopped tracking ${username}; everything archived from them stays`);
+        printOut(`stopped tracking ${username}; everything archived from them stays`);
       }),
     );
   track
@@ -59,13 +60,11 @@ export function registerTrackCommand(program: Command): void {
         const repo = new TrackedUserRepository(services.pool);
         const out = [];
         for (const row of rows) for (const t of await repo.listTrackedUsers(row.id)) out.push({ account: row.name, ...t });
-        if (opts.json) return void console.log(JSON.stringify(out, null, 2));
-        if (out.length === 0) return void console.log("no tracked users; add one with dvault track add <username>");
+        if (opts.json) return printJson(out);
+        if (out.length === 0) return printOut("no tracked users; add one with dvault track add <username>");
         const colors = colorsFor();
         const table = out.map((t) => [t.account, t.username, t.tokenKind, t.limitation ?? ""]);
-        console.log(
-          formatTable(["account", "user", "token", "note"], table, { colors, paint: (cell, _r, column) => (column === 3 ? colors.dim(cell) : cell) }),
-        );
+        printOut(formatTable(["account", "user", "token", "note"], table, { colors, paint: (cell, _r, column) => (column === 3 ? colors.dim(cell) : cell) }));
       }),
     );
   track
@@ -77,22 +76,33 @@ export function registerTrackCommand(program: Command): void {
     .option("--dry-run", "report what would be added without changing anything")
     .option("--json", "print the report as JSON")
     .action(async (file: string, opts: { format?: string; account?: string; resolve?: boolean; dryRun?: boolean; json?: boolean }) => {
-      // The file is read and parsed before any connection: a wrong file costs one line and no waiting.
-      const list = parseTrackList(file, await readTrackListFile(file), opts.format);
-      await withServices(async (services) => {
-        const accounts = (await services.accounts.list()).filter((r) => r.kind === "user");
-        const report = await importTrackList({
-          pool: services.pool,
-          list,
-          accounts,
-          ...(opts.account !== undefined ? { forcedAccount: await pickAccount(services, opts.account) } : {}),
-          defaultAccount: () => pickAccount(services, undefined),
-          ...(opts.resolve ? { clientFor: async (a: { id: number }) => (await services.apiFor(a.id)).client } : {}),
-          dryRun: !!opts.dryRun,
-          at: new Date(services.now()),
+      const stop = stopOnSignal("track import");
+      try {
+        // The file's format is known (an OPML or JSON list read whole) before any connection: a wrong file costs one
+        // line and no waiting. A txt list is read as the import goes, in one transaction that a stop rolls back.
+        const list = await openTrackList(file, opts.format, stop.signal);
+        await withServices(async (services) => {
+          const accounts = (await services.accounts.list()).filter((r) => r.kind === "user");
+          const report = await importTrackList({
+            pool: services.pool,
+            list,
+            accounts,
+            ...(opts.account !== undefined ? { forcedAccount: await pickAccount(services, opts.account) } : {}),
+            defaultAccount: () => pickAccount(services, undefined),
+            ...(opts.resolve ? { clientFor: async (a: { id: number }) => (await services.apiFor(a.id)).client } : {}),
+            dryRun: !!opts.dryRun,
+            at: new Date(services.now()),
+            signal: stop.signal,
+          });
+          if (opts.json) printJson({ file, ...report });
+          else printOut(formatImportReport(file, report));
         });
-        console.log(opts.json ? JSON.stringify({ file, ...report }, null, 2) : formatImportReport(file, report));
-      });
+      } catch (err) {
+        if (stop.signal.aborted) throw new UserError("track import stopped: nothing was added; run it again", EXIT_INTERRUPTED);
+        throw err;
+      } finally {
+        stop.dispose();
+      }
     });
   track
     .command("export")
@@ -111,7 +121,7 @@ export function registerTrackCommand(program: Command): void {
           now: new Date(services.now()),
         });
         if (opts.output) await writeTrackListFile(opts.output, text);
-        else process.stdout.write(text);
+        else printDocument(text);
       });
     });
 }

@@ -3,10 +3,11 @@
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { downloadDepsFor } from "../downloads/deps.ts";
+import { type InertTextsResult, makeStoredTextsInert } from "../downloads/inert-texts.ts";
 import { verifyArchive, type VerifyReport } from "../downloads/verify.ts";
 import { UserError } from "../errors.ts";
 import { cliLogger } from "./output/mode.ts";
-import { printJson } from "./output/print.ts";
+import { printJson, printOut } from "./output/print.ts";
 import { createServices } from "../services.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { checkThumbnails, formatThumbnailCheck } from "../storage/thumbnail-check.ts";
@@ -40,10 +41,19 @@ export function formatVerifyReport(r: VerifyReport, fix: boolean): string {
   if (fix) {
     lines.push(`re-queued ${r.requeued} row(s) (the worker or dvault download --once fetches them again)`);
     if (r.lost) lines.push(`lost      ${r.lost} row(s) whose deviation is gone from the service (marked failed)`);
+    if (r.forgotten)
+      lines.push(`forgotten ${r.forgotten} import record(s) of bytes no longer in the archive (a later dvault import may bring the files again)`);
   } else if (broken) {
     lines.push(`run dvault verify --fix to want the ${broken} missing or corrupt file(s) again`);
   }
   return lines.join("\n");
+}
+
+/** The journal and literature pages: inert (src/text/inert-html.ts), made so with --fix, or how many are not yet. */
+export function formatInertTexts(t: InertTextsResult, fix: boolean): string {
+  if (fix) return `text pages ${t.checked}, ${t.rewritten} rewritten inert (the service's HTML sanitized; the database keeps it as sent)`;
+  if (t.rewritten === 0) return `text pages ${t.checked}, every one inert`;
+  return `text pages ${t.checked}, ${t.rewritten} still as the service sent them (scripts included): dvault verify --fix makes them inert, as a running worker does`;
 }
 
 export function registerVerifyCommand(program: Command): void {
@@ -63,10 +73,16 @@ export function registerVerifyCommand(program: Command): void {
         'or the dashboard or a digest when it first shows one): a file without any is "not made yet"; "missing"',
         "means made, then gone. Thumbnails never change the exit code.",
         "",
+        "Journal and literature pages stored before dvault made them inert (no script, a CSP of their own) are",
+        "counted, and with --fix rewritten once: the row follows the new file, the old one is removed.",
+        "",
         "Exit codes: 0 the archive is whole (or --fix wanted what was not), 2 files are missing or corrupt, 3 PostgreSQL, Redis or the store unreachable (files that could not be read are never set aside).",
       ].join("\n"),
     )
-    .option("--fix", "want missing and corrupt files again (corrupt bytes are set aside under .corrupt/ first), and make the thumbnails that are not there")
+    .option(
+      "--fix",
+      "want missing and corrupt files again (corrupt bytes are set aside under .corrupt/ first), make the thumbnails that are not there, and make old text pages inert",
+    )
     .option("--deep", "re-hash every object (the default for the local folder)")
     .option("--no-deep", "compare sizes only (the default for an S3 bucket)")
     .option("--json", "print the report as JSON")
@@ -78,10 +94,12 @@ export function registerVerifyCommand(program: Command): void {
         const deps = downloadDepsFor(services);
         const report = await verifyArchive({ deps, fix: opts.fix === true, log, ...(opts.deep !== undefined ? { deep: opts.deep } : {}) });
         const thumbnails = await checkThumbnails(new Thumbnails(deps.archive.blobs), { fix: opts.fix === true });
-        if (opts.json) printJson({ ...report, thumbnails });
+        const texts = await makeStoredTextsInert({ deps, dryRun: opts.fix !== true });
+        if (opts.json) printJson({ ...report, thumbnails, texts });
         else {
-          console.log(formatVerifyReport(report, opts.fix === true));
-          console.log(formatThumbnailCheck(thumbnails, opts.fix === true));
+          printOut(formatVerifyReport(report, opts.fix === true));
+          printOut(formatThumbnailCheck(thumbnails, opts.fix === true));
+          printOut(formatInertTexts(texts, opts.fix === true));
         }
         if (report.unreadable.length > 0) {
           throw new UserError(

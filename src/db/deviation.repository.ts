@@ -15,6 +15,12 @@ import {
 } from "./mirror-rows.ts";
 import type { Queryable } from "./with-transaction.ts";
 
+/**
+ * A work the service answered as gone: `deleted` when the answer says not found, `unavailable` for any other
+ * refusal; `answer` is what it said (status, error, error_code, error_description; or the is_deleted stub).
+ */
+export type GoneDeviation = { deviationid: string; reason: Extract<RemovedReason, "deleted" | "unavailable">; answer: Record<string, unknown> };
+
 /** Upsert counts of deviations; `removed` counts known deviations that the page reports deleted. */
 export type DeviationCounts = UpsertCounts & { removed: number };
 
@@ -68,13 +74,16 @@ export class DeviationRepository {
   }
 
   /**
-   * Marks deviations that vanished upstream (404, access lost...) as removed, keeping every archived
-   * value. Rows already removed keep their first removal. Returns how many rows were marked.
+   * Marks works the service answered as gone (docs/service-behaviour.md#deleted-deviation-lookup) removed,
+   * with the reason and the answer itself, keeping every archived value; their folder memberships are
+   * removed with the same reason (those already found missing from their folder get the reason too).
+   * Rows already removed keep their first removal. Returns how many works were marked.
    */
-  async markDeviationsRemoved(deviationids: readonly string[], reason: RemovedReason, at: Date): Promise<number> {
-    if (deviationids.length === 0) return 0;
-    const result = await this.db.query(MARK_REMOVED, [[...deviationids], reason, at]);
-    return result.rowCount ?? 0;
+  async markDeviationsGone(gone: readonly GoneDeviation[], at: Date): Promise<number> {
+    const rows = uniqueBy(gone, (g) => g.deviationid);
+    if (rows.length === 0) return 0;
+    const { rows: result } = await this.db.query<{ marked: number }>(MARK_GONE, [jsonParam(rows), at]);
+    return result[0]?.marked ?? 0;
   }
 
   /** The archived authors of these deviations (those with one), for asking whether an author is still there. */
@@ -191,7 +200,8 @@ WITH input AS (
     last_seen_at = GREATEST(d.last_seen_at, EXCLUDED.last_seen_at),
     removed_at = CASE WHEN EXCLUDED.is_deleted
                       THEN CASE WHEN d.removed_reason = 'deleted' THEN d.removed_at ELSE EXCLUDED.removed_at END END,
-    removed_reason = EXCLUDED.removed_reason
+    removed_reason = EXCLUDED.removed_reason,
+    removed_answer = CASE WHEN EXCLUDED.is_deleted AND d.removed_reason = 'deleted' THEN d.removed_answer END
   RETURNING d.deviationid, (d.xmax = 0) AS inserted
 )
 SELECT
@@ -284,6 +294,17 @@ SELECT
   count(*)::int AS total
 FROM upserted u JOIN input i USING (deviationid) LEFT JOIN old o USING (deviationid)`;
 
-const MARK_REMOVED = `
-UPDATE deviations SET removed_at = $3, removed_reason = $2::removed_reason, is_deleted = is_deleted OR $2 = 'deleted'
-WHERE deviationid = ANY($1::text[]) AND removed_at IS NULL`;
+const MARK_GONE = `
+WITH input AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(deviationid text, reason removed_reason, answer jsonb)
+), marked AS (
+  UPDATE deviations d SET removed_at = $2, removed_reason = i.reason, removed_answer = i.answer,
+    is_deleted = d.is_deleted OR i.reason = 'deleted'
+  FROM input i WHERE d.deviationid = i.deviationid AND d.removed_at IS NULL
+  RETURNING d.deviationid, i.reason
+), members AS (
+  -- A membership the walk already found missing from its folder keeps when, and now says why.
+  UPDATE folder_members m SET removed_at = COALESCE(m.removed_at, $2), removed_reason = k.reason
+  FROM marked k WHERE m.deviationid = k.deviationid AND (m.removed_at IS NULL OR m.removed_reason = 'gone_from_listing')
+)
+SELECT count(*)::int AS marked FROM marked`;

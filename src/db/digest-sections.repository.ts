@@ -48,11 +48,11 @@ export type NoteRowDb = {
 export type NewDeviationRowDb = DevColumns & { account: string; artist: string | null; published_at: Date | null; type: string | null; total: number };
 export type ChangeRowDb = DevColumns & {
   account: string;
-  kind: "artist_unavailable" | "favourite_removed";
+  kind: "artist_unavailable" | "favourite_removed" | "work_removed";
   username: string | null;
   reason: string | null;
   at: Date;
-  relation: "watching" | "tracked" | "favourites" | null;
+  relation: "watching" | "tracked" | "favourites" | "own" | null;
   works: number | null;
 };
 export type AccountHealthRowDb = { name: string; state: string; state_reason: string | null; state_changed_at: Date | null; refresh_issued_at: Date | null };
@@ -296,8 +296,10 @@ LIMIT ${LIMITS.deviations}`;
 /**
  * Artists of the account (watched, tracked, or the authors of its favourites) that the service answered
  * as suspended, deactivated or not found in the window (docs/service-behaviour.md#user-error-codes), with
- * how many of their works the archive keeps; and favourites removed for their own sake (deleted, access
- * lost). Works hidden with their artist are told once, on the artist's line.
+ * how many of their works the archive keeps; favourites removed for their own sake (deleted, unavailable,
+ * access lost); and the account's own works and its tracked artists' works found deleted or unavailable
+ * upstream (docs/service-behaviour.md#deleted-deviation-lookup) after dvault had seen them live. Works
+ * hidden with their artist are told once, on the artist's line; a favourite once, as a favourite.
  */
 const CHANGES = `
 SELECT * FROM (
@@ -326,8 +328,19 @@ SELECT * FROM (
   JOIN folder_members fm ON fm.kind = 'collection' AND fm.folderid = cf.folderid
   JOIN deviations d ON d.deviationid = fm.deviationid
   LEFT JOIN users au ON au.userid = d.author_userid
-  WHERE d.removed_reason IN ('deleted', 'access_lost')
+  WHERE d.removed_reason IN ('deleted', 'unavailable', 'access_lost')
     AND d.removed_at > GREATEST($1::timestamptz, b.baseline_at) AND d.removed_at <= $2::timestamptz
+  UNION ALL
+  SELECT a.name AS account, 'work_removed' AS kind, au.username, d.removed_reason::text AS reason,
+    d.removed_at AS at, ${DEV("d")}, CASE WHEN d.author_userid = a.user_id THEN 'own' ELSE 'tracked' END AS relation, NULL::int AS works
+  FROM accounts a
+  JOIN deviations d ON d.author_userid = a.user_id
+    OR d.author_userid IN (SELECT t.userid FROM tracked_users t WHERE t.account_id = a.id AND t.removed_at IS NULL)
+  LEFT JOIN users au ON au.userid = d.author_userid
+  WHERE a.kind = 'user' AND d.removed_reason IN ('deleted', 'unavailable') AND d.removed_at > d.first_seen_at
+    AND d.removed_at > $1::timestamptz AND d.removed_at <= $2::timestamptz
+    AND NOT EXISTS (SELECT 1 FROM collection_folders cf JOIN folder_members fm ON fm.kind = 'collection' AND fm.folderid = cf.folderid
+                    WHERE cf.owner_userid = a.user_id AND fm.deviationid = d.deviationid)
 ) x
 ORDER BY at, kind, username
 LIMIT ${LIMITS.changes}`;

@@ -50,12 +50,41 @@ export class FolderRepository {
   }
 
   /**
-   * After a complete walk of a folder started at `sweepStartedAt`: members not seen since are removed
-   * ('gone_from_listing'). Returns how many.
+   * A folder walked to its end while its size was unknown: the members written in that walk (since
+   * `walkStartedAt`) carry their ordinal from the top; counted from the end now that the end is known
+   * (src/sync/sources/folder-plan.ts#memberPosition). Returns how many.
    */
-  async markMissingMembersRemoved(kind: FolderKind, folderid: string, sweepStartedAt: Date, at: Date = new Date()): Promise<number> {
-    const result = await this.db.query(MARK_MISSING_MEMBERS, [kind, folderid, sweepStartedAt, at]);
+  async countPositionsFromEnd(kind: FolderKind, folderid: string, walked: number, walkStartedAt: Date): Promise<number> {
+    const result = await this.db.query(
+      `UPDATE folder_members SET position = position - $3
+       WHERE kind = $1::folder_kind AND folderid = $2 AND last_seen_at >= $4 AND position >= 0`,
+      [kind, folderid, walked, walkStartedAt],
+    );
     return result.rowCount ?? 0;
+  }
+
+  /**
+   * After a complete walk of a folder started at `sweepStartedAt`: members not seen since are removed
+   * ('gone_from_listing'). Returns their ids.
+   */
+  async markMissingMembersRemoved(kind: FolderKind, folderid: string, sweepStartedAt: Date, at: Date = new Date()): Promise<string[]> {
+    const { rows } = await this.db.query<{ deviationid: string }>(MARK_MISSING_MEMBERS, [kind, folderid, sweepStartedAt, at]);
+    return rows.map((r) => r.deviationid);
+  }
+
+  /**
+   * An early-stopping walk started at `walkStartedAt` ended at a page whose first member has position
+   * `boundary`, unchanged: the members above it (lower positions: src/sync/sources/folder-plan.ts#memberPosition)
+   * it did not meet have left the folder ('gone_from_listing'). Returns their ids.
+   */
+  async markPassedMembersRemoved(kind: FolderKind, folderid: string, boundary: number, walkStartedAt: Date, at: Date): Promise<string[]> {
+    const { rows } = await this.db.query<{ deviationid: string }>(
+      `UPDATE folder_members SET removed_at = $5, removed_reason = 'gone_from_listing'
+       WHERE kind = $1::folder_kind AND folderid = $2 AND position < $3 AND last_seen_at < $4 AND removed_at IS NULL
+       RETURNING deviationid`,
+      [kind, folderid, boundary, walkStartedAt, at],
+    );
+    return rows.map((r) => r.deviationid);
   }
 
   /** After a complete walk of an owner's folder list: folders not seen since are removed. Returns how many. */
@@ -186,7 +215,8 @@ FROM upserted u JOIN input i USING (deviationid) LEFT JOIN old o USING (deviatio
 
 const MARK_MISSING_MEMBERS = `
 UPDATE folder_members SET removed_at = $4, removed_reason = 'gone_from_listing'
-WHERE kind = $1::folder_kind AND folderid = $2 AND last_seen_at < $3 AND removed_at IS NULL`;
+WHERE kind = $1::folder_kind AND folderid = $2 AND last_seen_at < $3 AND removed_at IS NULL
+RETURNING deviationid`;
 
 const MARK_MISSING_GALLERY_FOLDERS = `
 UPDATE gallery_folders SET removed_at = $3, removed_reason = 'gone_from_listing'

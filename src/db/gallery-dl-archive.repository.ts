@@ -1,12 +1,15 @@
 // gallery-dl's download archive: a SQLite file of the user's, read (never written) through sql.js, the
 // SQLite engine compiled to WebAssembly, so no native module is needed. Its layout is in
-// docs/service-behaviour.md#gallery-dl-archive.
-import fs from "node:fs/promises";
+// docs/service-behaviour.md#gallery-dl-archive. It is a file dvault does not own: read as src/foreign-file.ts reads
+// one (a regular file, not through a link at its name, never waiting on a FIFO), within ARCHIVE_MAX_BYTES.
 import initSqlJs, { type Database, type SqlJsStatic } from "sql.js";
 import { UserError } from "../errors.ts";
+import { ForeignFileError, readForeignFile } from "../foreign-file.ts";
 
 /** The table gallery-dl 1.25 writes; later versions let the user rename it (then the one table of the same shape is read). */
 const DEFAULT_TABLE = "archive";
+/** sql.js holds the whole file in memory; gallery-dl's archive takes about 100 bytes an entry, so this is millions of entries. */
+const ARCHIVE_MAX_BYTES = 512 * 1024 * 1024;
 /** SQLite files start with this header. */
 const SQLITE_MAGIC = Buffer.from("SQLite format 3\0", "latin1");
 
@@ -22,15 +25,14 @@ export class GalleryDlArchiveRepository {
    * Opens a copy in memory of the archive at `file`: the user's file is read once and never written. Throws a
    * UserError saying what to do when the file is missing or is not a gallery-dl archive.
    */
-  static async open(file: string): Promise<GalleryDlArchiveRepository> {
+  static async open(file: string, signal?: AbortSignal): Promise<GalleryDlArchiveRepository> {
     let bytes: Buffer;
     try {
-      bytes = await fs.readFile(file);
+      bytes = await readForeignFile(file, { maxBytes: ARCHIVE_MAX_BYTES, ...(signal ? { signal } : {}) });
     } catch (err) {
-      const code = (err as { code?: string }).code;
-      throw new UserError(
-        `--archive ${file}: ${code === "ENOENT" ? "no such file" : `cannot read it (${code ?? String(err)})`}; give the path of gallery-dl's archive file (its "archive" option)`,
-      );
+      if (!(err instanceof ForeignFileError)) throw err;
+      const why = err.code === "ENOENT" ? "no such file" : err.reason;
+      throw new UserError(`--archive ${file}: ${why}; give the path of gallery-dl's archive file (its "archive" option)`);
     }
     if (bytes.length < SQLITE_MAGIC.length || !bytes.subarray(0, SQLITE_MAGIC.length).equals(SQLITE_MAGIC)) {
       throw new UserError(`--archive ${file} is not a SQLite database; give the path of gallery-dl's archive file (its "archive" option)`);

@@ -21,6 +21,8 @@ export type ImportCandidate = {
   contentFilesize: number | null;
   videos: Array<{ quality: string; filesize: number }>;
   isMultiMedia: boolean;
+  /** The dimensions the service announces for the work's picture: its `content`'s, else its `preview`'s. */
+  announced: { width: number; height: number } | null;
 };
 
 export type DownloadState = {
@@ -156,12 +158,19 @@ export class ImportedFileRepository {
     return rows[0]?.n ?? 0;
   }
 
-  /** Every archive path an imported file keeps alive (`dvault verify` counts them as referenced). */
-  async listImportedPaths(): Promise<Array<{ path: string; sha256: string; size: number }>> {
-    const { rows } = await this.db.query<{ path: string; sha256: string; size: string }>(
-      `SELECT DISTINCT path, sha256, size FROM imported_files ORDER BY path`,
+  /** Every archive path an imported file keeps alive, with its deviations (`dvault verify` checks them all). */
+  async listImportedPaths(): Promise<Array<{ path: string; sha256: string; size: number; deviationids: string[]; records: number }>> {
+    const { rows } = await this.db.query<{ path: string; sha256: string; size: string; deviationids: string[]; records: number }>(
+      `SELECT path, sha256, size, array_agg(DISTINCT deviationid ORDER BY deviationid) AS deviationids, count(*)::int AS records
+       FROM imported_files GROUP BY path, sha256, size ORDER BY path`,
     );
-    return rows.map((r) => ({ path: r.path, sha256: r.sha256, size: Number(r.size) }));
+    return rows.map((r) => ({ path: r.path, sha256: r.sha256, size: Number(r.size), deviationids: r.deviationids, records: r.records }));
+  }
+
+  /** The archive no longer holds the bytes at `path` (verify --fix set them aside): its import records go. */
+  async forgetImportedPath(path: string): Promise<number> {
+    const { rowCount } = await this.db.query(`DELETE FROM imported_files WHERE path = $1`, [path]);
+    return rowCount ?? 0;
   }
 }
 
@@ -177,6 +186,8 @@ type CandidateRow = {
   content_filesize: string | null;
   videos: unknown;
   multi: boolean;
+  content: unknown;
+  preview: unknown;
 };
 
 function toCandidate(r: CandidateRow): ImportCandidate {
@@ -199,7 +210,16 @@ function toCandidate(r: CandidateRow): ImportCandidate {
     contentFilesize: r.content_filesize === null ? null : Number(r.content_filesize),
     videos,
     isMultiMedia: r.multi,
+    announced: dimensions(r.content) ?? dimensions(r.preview),
   };
+}
+
+/** A rendition's width and height when both are whole numbers above zero (a hostile raw may say anything). */
+function dimensions(image: unknown): { width: number; height: number } | null {
+  const o = (image ?? {}) as { width?: unknown; height?: unknown };
+  const width = Number(o.width);
+  const height = Number(o.height);
+  return Number.isSafeInteger(width) && Number.isSafeInteger(height) && width > 0 && height > 0 ? { width, height } : null;
 }
 
 // The index is the number at the end of the URL (docs/service-behaviour.md#gallery-dl-layout). A numeric
@@ -209,7 +229,8 @@ SELECT d.deviationid, substring(d.url from '-([0-9]{1,15})$') AS idx, d.title, d
        d.is_downloadable, d.download_filesize,
        CASE WHEN d.raw #>> '{content,filesize}' ~ '^[0-9]{1,15}$' THEN d.raw #>> '{content,filesize}' END AS content_filesize,
        CASE WHEN jsonb_typeof(d.raw -> 'videos') = 'array' THEN d.raw -> 'videos' END AS videos,
-       COALESCE(d.raw ->> 'is_multi_media' = 'true', false) AS multi
+       COALESCE(d.raw ->> 'is_multi_media' = 'true', false) AS multi,
+       d.raw -> 'content' AS content, d.raw -> 'preview' AS preview
 FROM deviations d
 LEFT JOIN users u ON u.userid = d.author_userid
 WHERE substring(d.url from '-([0-9]{1,15})$') = ANY($1::text[]) OR d.deviationid = ANY($2::text[])`;

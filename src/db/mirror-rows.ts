@@ -9,7 +9,15 @@ import { storableJson } from "./storable-text.ts";
 export type UpsertCounts = { inserted: number; changed: number; unchanged: number };
 
 /** `deactivated` is the older name of artist_deactivated, no longer written. */
-export type RemovedReason = "deleted" | "deactivated" | "access_lost" | "gone_from_listing" | "artist_suspended" | "artist_deactivated" | "artist_not_found";
+export type RemovedReason =
+  | "deleted"
+  | "deactivated"
+  | "access_lost"
+  | "gone_from_listing"
+  | "artist_suspended"
+  | "artist_deactivated"
+  | "artist_not_found"
+  | "unavailable";
 export type DeviationType = "image" | "journal" | "literature" | "video" | "other";
 export type FolderKind = "gallery" | "collection";
 

@@ -64,11 +64,35 @@ export class TrackedUserRepository {
     return (result.rowCount ?? 0) > 0;
   }
 
+  /** Which of `lowerNames` (lowercase) the account tracks now: one query per batch of a track import, not the whole table. */
+  async trackedAmong(accountId: number, lowerNames: readonly string[]): Promise<Set<string>> {
+    if (lowerNames.length === 0) return new Set();
+    const { rows } = await this.db.query<{ name: string }>(TRACKED_AMONG, [accountId, lowerNames]);
+    return new Set(rows.map((r) => r.name));
+  }
+
+  /**
+   * Of the (account, lowercase name) pairs given, the ones no earlier call of this transaction gave: a track import
+   * finds the names a list repeats in a temporary table, so a list of millions costs PostgreSQL disk, not memory.
+   * The pairs of one call must differ; the table goes with the transaction.
+   */
+  async firstMentions(pairs: readonly { accountId: number; name: string }[]): Promise<Set<string>> {
+    if (pairs.length === 0) return new Set();
+    await this.db.query(SEEN_TABLE);
+    const { rows } = await this.db.query<{ account_id: number; name: string }>(FIRST_MENTIONS, [pairs.map((p) => p.accountId), pairs.map((p) => p.name)]);
+    return new Set(rows.map((r) => mentionKey(r.account_id, r.name)));
+  }
+
   /** Tracked users of an account by username; removed ones too when asked. */
   async listTrackedUsers(accountId: number, options: { includeRemoved?: boolean } = {}): Promise<TrackedUser[]> {
     const { rows } = await this.db.query<TrackedRowDb>(LIST, [accountId, options.includeRemoved ?? false]);
     return rows.map(toTracked);
   }
+}
+
+/** How firstMentions names a pair in the set it returns. */
+export function mentionKey(accountId: number, lowerName: string): string {
+  return `${accountId}\u0000${lowerName}`;
 }
 
 type TrackedRowDb = {
@@ -125,3 +149,15 @@ const LIST = `
 SELECT ${COLUMNS} FROM tracked_users
 WHERE account_id = $1 AND ($2 OR removed_at IS NULL)
 ORDER BY lower(username)`;
+
+const TRACKED_AMONG = `
+SELECT lower(username) AS name FROM tracked_users
+WHERE account_id = $1 AND lower(username) = ANY($2::text[]) AND removed_at IS NULL`;
+
+const SEEN_TABLE = `
+CREATE TEMPORARY TABLE IF NOT EXISTS track_import_seen (account_id int NOT NULL, name text NOT NULL, PRIMARY KEY (account_id, name)) ON COMMIT DROP`;
+
+const FIRST_MENTIONS = `
+INSERT INTO track_import_seen (account_id, name) SELECT * FROM unnest($1::int[], $2::text[])
+ON CONFLICT DO NOTHING
+RETURNING account_id, name`;

@@ -35,7 +35,8 @@ export type DemoOptions = {
   dir: string;
   /** Deviations in the simulated account. */
   deviations?: number;
-  out?: (line: string) => void;
+  /** Where its lines go: the CLI's printer (src/cli/output/print.ts), which escapes what the simulator made up. */
+  out: (line: string) => void;
 };
 
 export type DemoReport = {
@@ -60,7 +61,7 @@ export function demoDatabaseUrl(databaseUrl: string): string {
 
 export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const started = Date.now();
-  const out = options.out ?? ((line: string) => void process.stdout.write(`${line}\n`));
+  const { out } = options;
   const dir = path.resolve(options.dir);
   const archiveDir = path.join(dir, "archive");
   rmSync(dir, { recursive: true, force: true });

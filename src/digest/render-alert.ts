@@ -1,12 +1,14 @@
 // An alert (and its daily reminder) as a short mail: HTML through the escape-by-default html`` template, so
 // nothing the service or a failure message provided can become markup, and its plain-text twin.
+import { neutralizeControls } from "../text/controls.ts";
 import { html } from "../text/html.ts";
 import type { AlertNotice } from "./alerts.ts";
 import { C, formatTime, type RenderedMessage, type RenderOptions, text } from "./render-common.ts";
 
 export function renderAlert(alert: AlertNotice, opts: RenderOptions): RenderedMessage {
   const tz = opts.timezone;
-  const subject = `${alert.reminder ? "dvault reminder" : "dvault alert"}: ${alert.title}`;
+  // A source's last error may quote the service: its direction overrides shown, as the HTML's template shows them.
+  const subject = neutralizeControls(`${alert.reminder ? "dvault reminder" : "dvault alert"}: ${alert.title}`);
   const since = `Since ${formatTime(alert.openedAt, tz, true)} (${tz})`;
   const reminderNote = alert.reminder
     ? "This is a daily reminder: the problem is still there."
@@ -35,5 +37,5 @@ ${command}
     ...(opts.idempotencyKey ? [`Alert ${opts.idempotencyKey}`] : []),
     "",
   ].join("\n");
-  return { subject, html: page.text, text: textBody, preheader: alert.body };
+  return { subject, html: page.text, text: neutralizeControls(textBody), preheader: neutralizeControls(alert.body) };
 }

@@ -160,7 +160,14 @@ export function namesList(names: string[], total: number): string {
 
 const REMOVED_WORDS: Record<string, string> = {
   deleted: "was deleted by its artist",
+  unavailable: "is no longer available on DeviantArt (refused without being said deleted)",
   access_lost: "is no longer visible to you",
+};
+
+/** The account's own works, as the service answered about them (docs/service-behaviour.md#deleted-deviation-lookup). */
+const OWN_REMOVED_WORDS: Record<string, string> = {
+  deleted: "was deleted on DeviantArt",
+  unavailable: "is no longer available on DeviantArt (refused without being said deleted)",
 };
 
 /** What the service answered about an artist (docs/service-behaviour.md#user-error-codes). */
@@ -182,8 +189,17 @@ export function changeSentence(c: ChangeItem): { lead: string; rest: string } {
     const what = ARTIST_WORDS[c.reason ?? ""] ?? "is unavailable";
     return { lead: name(c.username), rest: `${what}. ${RELATION_WORDS[c.relation ?? ""] ?? ""}${keeps}`.replace(/\s+/g, " ").trim() };
   }
+  if (c.kind === "work_removed" && c.relation === "own") {
+    return { lead: `“${title(c.deviation)}”,`, rest: `one of your works, ${OWN_REMOVED_WORDS[c.reason ?? ""] ?? "was removed"}.` };
+  }
   const what = REMOVED_WORDS[c.reason ?? ""] ?? "was removed";
-  return { lead: `“${title(c.deviation)}”`, rest: `by ${name(c.username)}, one of your favourites, ${what}.` };
+  const whose = c.kind === "work_removed" ? "an artist you track" : "one of your favourites";
+  return { lead: `“${title(c.deviation)}”`, rest: `by ${name(c.username)}, ${whose}, ${what}.` };
+}
+
+/** Whether a change is about a work, whose line says if the archive keeps it. */
+export function changeKeepsWork(c: ChangeItem): boolean {
+  return c.kind !== "artist_unavailable";
 }
 
 export type HealthLine = { level: "bad" | "warn" | "info" | "ok"; head: string; detail?: string; command?: string };

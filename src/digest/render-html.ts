@@ -13,6 +13,7 @@ import {
 import { html, raw, type SafeHtml } from "../text/html.ts";
 import {
   C,
+  changeKeepsWork,
   changeSentence,
   formatTime,
   type HealthLine,
@@ -203,12 +204,11 @@ ${badge ? html`<div style="margin-top:3px;">${badge}</div>` : ""}</td>`;
 function changesHtml(data: DigestData, tz: string): SafeHtml {
   const rows = data.changes.map((c) => {
     const s = changeSentence(c);
-    const keep =
-      c.kind === "favourite_removed"
-        ? c.deviation?.archived
-          ? html` ${badge("your archive keeps it", C.okInk, C.okBg)}`
-          : html` ${badge("not archived", C.warnInk, C.warnBg)}`
-        : "";
+    const keep = changeKeepsWork(c)
+      ? c.deviation?.archived
+        ? html` ${badge("your archive keeps it", C.okInk, C.okBg)}`
+        : html` ${badge("not archived", C.warnInk, C.warnBg)}`
+      : "";
     return listRow(
       c.deviation ? thumb(c.deviation, 64, 64) : avatar(c.username),
       html`<div style="${text(15, C.ink)}">${accountTag(data, c.account)}<b>${s.lead}</b> ${s.rest}${keep}</div><div style="${text(12, C.faint)}">${formatTime(c.at, tz)}</div>`,

@@ -2,6 +2,7 @@
 // file channel. Service-provided strings are cleaned (controls made visible) but, being text, not escaped.
 import {
   archivedText,
+  changeKeepsWork,
   changeSentence,
   formatTime,
   type HealthLine,
@@ -16,6 +17,7 @@ import {
   watchersByAccount,
   windowLabel,
 } from "./render-common.ts";
+import { neutralizeControls } from "../text/controls.ts";
 import { DIGEST_ARTISTS, notArchivableLines } from "../text/not-archivable.ts";
 import { clean, plural } from "./text.ts";
 import type { DigestData } from "./types.ts";
@@ -81,7 +83,7 @@ export function digestText(data: DigestData, opts: RenderOptions): string {
     line("CHANGES WORTH KNOWING");
     for (const c of data.changes) {
       const s = changeSentence(c);
-      const keep = c.kind === "favourite_removed" ? (c.deviation?.archived ? " [your archive keeps it]" : " [not archived]") : "";
+      const keep = changeKeepsWork(c) ? (c.deviation?.archived ? " [your archive keeps it]" : " [not archived]") : "";
       line(`  ${acct(c.account)}${s.lead} ${s.rest}${keep} (${formatTime(c.at, tz)})`);
     }
   }
@@ -106,5 +108,6 @@ export function digestText(data: DigestData, opts: RenderOptions): string {
   line("--");
   line("New means new to your archive in this window: first seen by dvault, whatever the service's own dates say.");
   if (opts.idempotencyKey) line(`Digest ${opts.idempotencyKey}`);
-  return `${out.join("\n")}\n`;
+  // Every field at once, as the HTML's template does for its own: comment and mention quotes too, not only what clean() saw.
+  return `${neutralizeControls(out.join("\n"))}\n`;
 }

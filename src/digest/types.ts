@@ -56,16 +56,23 @@ export type NewDeviation = { account: string; artist: string | null; deviation: 
 
 export type ChangeItem = {
   account: string;
-  /** artist_unavailable: the service answers the artist as suspended, deactivated or not found (`reason`). */
-  kind: "artist_unavailable" | "favourite_removed";
-  /** The unavailable artist, or the removed favourite's artist. */
+  /**
+   * artist_unavailable: the service answers the artist as suspended, deactivated or not found (`reason`);
+   * favourite_removed: a favourite gone upstream; work_removed: one of the account's own works, or a tracked
+   * artist's, found deleted or unavailable upstream (docs/service-behaviour.md#deleted-deviation-lookup).
+   */
+  kind: "artist_unavailable" | "favourite_removed" | "work_removed";
+  /** The unavailable artist, or the removed work's artist. */
   username: string | null;
   deviation: DeviationRef | null;
-  /** removed_reason: artist_suspended | artist_deactivated | artist_not_found, or deleted | access_lost. */
+  /** removed_reason: artist_suspended | artist_deactivated | artist_not_found, or deleted | unavailable | access_lost. */
   reason: string | null;
   at: Date;
-  /** For an artist: how the account knows them, and how many of their works the archive keeps. */
-  relation?: "watching" | "tracked" | "favourites" | null;
+  /**
+   * For an artist: how the account knows them, and how many of their works the archive keeps. For a removed
+   * work: whose it is ("own", or "tracked").
+   */
+  relation?: "watching" | "tracked" | "favourites" | "own" | null;
   works?: number | null;
 };
 

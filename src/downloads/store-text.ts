@@ -1,6 +1,8 @@
-// A journal's or literature's text stored as an HTML file (from /deviation/content, or its excerpt).
+// A journal's or literature's text stored as an HTML file (from /deviation/content, or its excerpt), inert wherever it
+// is opened (src/text/inert-html.ts).
 import type { DownloadTarget } from "../db/download.repository.ts";
-import { html, raw } from "../text/html.ts";
+import { html } from "../text/html.ts";
+import { textPage } from "../text/inert-html.ts";
 import { afterStore } from "./after-store.ts";
 import type { DownloadDeps } from "./deps.ts";
 import type { DownloadOutcome } from "./download-file.ts";
@@ -11,17 +13,15 @@ export async function storeText(deps: DownloadDeps, t: DownloadTarget): Promise<
   const excerpt =
     t.text?.excerpt ??
     (typeof fields.excerpt === "string" ? fields.excerpt : typeof fields.text_content?.excerpt === "string" ? fields.text_content.excerpt : null);
-  // The service's own HTML body is kept as it came; an excerpt is plain text, escaped.
+  // The service's HTML body as it came (textPage makes it inert; the database keeps it whole); an excerpt is plain text, escaped.
   const body = t.text?.html ?? (excerpt ? html`<p>${excerpt}</p>`.text : null);
   if (!body) {
     const reason = "no text: the service returned neither the body nor an excerpt";
     await deps.repo.markDownloadNotDownloadable({ id: t.id, reason, at });
     return { status: "not_downloadable", reason, rendition: null, bytes: 0, partial: false };
   }
-  const title = t.deviation.title ?? t.deviationid;
-  const css = t.text?.css ? html`<style>${raw(t.text.css.replaceAll("</", "<\\/"))}</style>\n` : "";
-  const page = html`<!doctype html>\n<html><head><meta charset="utf-8"><title>${title}</title>\n${css}</head>\n<body>\n<h1>${title}</h1>\n${raw(body)}\n</body></html>\n`;
-  const bytes = Buffer.from(page.text, "utf8");
+  const page = textPage({ title: t.deviation.title ?? t.deviationid, css: t.text?.css ?? null, body });
+  const bytes = Buffer.from(page, "utf8");
   // Texts are written to the archive too: paused with the originals when the disk is nearly full.
   await deps.guard.check(bytes.length);
   const stored = await deps.archive.storeBytes({ bytes, ext: "html" });

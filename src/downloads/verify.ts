@@ -1,10 +1,11 @@
 // `dvault verify`: checks every stored file (with progress) against the table through the blob store
-// (src/storage/store.ts), and reports files missing, corrupt (bytes that no longer match their sha256, or
-// of another size) and orphaned (under originals/ but in no row). A deep check re-hashes every object (the
-// default for the local folder, where reading is cheap); a shallow one asks each object's size only (one
-// HEAD per object in a bucket). With `fix`, the rows of missing and corrupt files are wanted again — the
-// corrupt bytes moved aside to .corrupt/ first, since the content address would otherwise pass them off as
-// the good file (in a bucket: copied to a .corrupt/ key, then removed).
+// (src/storage/store.ts), the downloads rows' files and those an import keeps beside them, and reports files
+// missing, corrupt (bytes that no longer match their sha256, or of another size) and orphaned (under
+// originals/ but in no row). A deep check re-hashes every object (the default for the local folder, where
+// reading is cheap); a shallow one asks each object's size only (one HEAD per object in a bucket). With `fix`,
+// the rows of missing and corrupt files are wanted again — the corrupt bytes moved aside to .corrupt/ first,
+// since the content address would otherwise pass them off as the good file (in a bucket: copied to a .corrupt/
+// key, then removed) — and the import records of those bytes are dropped.
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { StoredRow } from "../db/download.repository.ts";
@@ -44,6 +45,8 @@ export type VerifyReport = {
   requeued: number;
   /** Rows whose file is lost for good: the deviation is gone from the service. */
   lost: number;
+  /** Records of imported files dropped (with fix) because the archive no longer holds their bytes. */
+  forgotten: number;
   durationMs: number;
 };
 
@@ -83,7 +86,8 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
   const { repo, archive, services } = deps;
   const deep = args.deep ?? archive.blobs.kind === "local";
   const started = Date.now();
-  const byPath = new Map<string, { rows: StoredRow[]; sha256: string | null; size: number | null }>();
+  // `importedIds`: a file only an import keeps (no downloads row points at it), for its deviations.
+  const byPath = new Map<string, { rows: StoredRow[]; sha256: string | null; size: number | null; importedIds?: string[] }>();
   for (let afterId = "0"; ; ) {
     const rows = await repo.listStoredDownloads({ afterId, limit: PAGE });
     for (const row of rows) {
@@ -95,10 +99,21 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
     if (!last || rows.length < PAGE) break;
     afterId = last.id;
   }
+  // Files an import keeps beside a row (a preview next to the original, further images of a post, a copy of an
+  // original already stored) are checked like the rows' own: one hard-linked with --link and then edited in the
+  // user's folder has changed here too.
+  const importedRepo = new ImportedFileRepository(services.pool);
+  const importedFiles = await importedRepo.listImportedPaths();
+  let besideRecords = 0;
+  for (const f of importedFiles) {
+    if (byPath.has(f.path)) continue;
+    byPath.set(f.path, { rows: [], sha256: f.sha256, size: f.size, importedIds: f.deviationids });
+    besideRecords += f.records;
+  }
   const totalBytes = [...byPath.values()].reduce((sum, e) => sum + (e.size ?? 0), 0);
   const report: VerifyReport = {
     files: byPath.size,
-    rows: [...byPath.values()].reduce((n, e) => n + e.rows.length, 0),
+    rows: [...byPath.values()].reduce((n, e) => n + e.rows.length, 0) + besideRecords,
     bytes: totalBytes,
     ok: 0,
     missing: [],
@@ -108,6 +123,7 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
     deep,
     requeued: 0,
     lost: 0,
+    forgotten: 0,
     durationMs: 0,
   };
 
@@ -116,7 +132,7 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
   let lastLog = Date.now();
   const okIds: string[] = [];
   for (const [rel, entry] of byPath) {
-    const ids = entry.rows.map((r) => r.deviationid);
+    const ids = entry.importedIds ?? entry.rows.map((r) => r.deviationid);
     const { problem, actual, actualSize, reason } = await checkOne(deps, rel, entry, deep);
     checked++;
     hashedBytes += entry.size ?? 0;
@@ -142,9 +158,13 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
         problem === "missing"
           ? "dvault verify: the file is missing"
           : `dvault verify: the file's bytes no longer match its sha256 (moved to ${QUARANTINE_DIR}/)`;
-      const requeued = await repo.markFileLost({ path: rel, change: problem, note, at: new Date(services.now()) });
-      report.requeued += requeued;
-      report.lost += entry.rows.length - requeued;
+      if (entry.rows.length > 0) {
+        const requeued = await repo.markFileLost({ path: rel, change: problem, note, at: new Date(services.now()) });
+        report.requeued += requeued;
+        report.lost += entry.rows.length - requeued;
+      }
+      // The imports' records of these bytes go with them: a later import may bring the file again.
+      report.forgotten += await importedRepo.forgetImportedPath(rel);
     }
     if (okIds.length >= PAGE) await repo.markDownloadsVerified(okIds.splice(0), new Date(services.now()));
     if (Date.now() - lastLog >= (args.progressEveryMs ?? 2000)) {
@@ -156,8 +176,8 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
     }
   }
   await repo.markDownloadsVerified(okIds, new Date(services.now()));
-  // Files an import keeps beside a row (a preview next to the original, further images of a post) are no orphans.
-  const imported = new Set((await new ImportedFileRepository(services.pool).listImportedPaths()).map((f) => f.path));
+  // Files an import keeps beside a row are no orphans.
+  const imported = new Set(importedFiles.map((f) => f.path));
   const known = new Set([...byPath.keys(), ...imported].map((p) => originalKeyOf(p, archive.root) ?? p));
   try {
     for await (const info of archive.blobs.list(`${ORIGINALS_DIR}/`)) if (!known.has(info.key)) report.orphaned.push(info.key);

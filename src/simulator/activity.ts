@@ -1,6 +1,6 @@
 // Changes to the simulated world between syncs ("someone posted", "a deviation was deleted"), driven by
 // tests and the demo through Simulator.activity() or POST /_sim/activity.
-import { addGeneratedMessage, findUser, isGone, makeDeviation, owner, simIso, type DeviationKind, type SimNote } from "./dataset.ts";
+import { addGeneratedMessage, findUser, isGone, makeDeviation, owner, simIso, type DeletedLookup, type DeviationKind, type SimNote } from "./dataset.ts";
 import type { SimWorld } from "./world.ts";
 import { commentKey, touch } from "./world.ts";
 
@@ -8,7 +8,8 @@ export type ActivityInput =
   | { kind: "add_deviation"; username?: string; title?: string; deviationKind?: DeviationKind; folderid?: string; isMature?: boolean }
   | { kind: "edit_title"; deviationid: string; title: string }
   | { kind: "edit_description"; deviationid: string; description: string }
-  | { kind: "delete_deviation"; deviationid: string }
+  /** `lookup` pins what /deviation/{deviationid} answers afterwards (default: variance.ts#deletedLookupOf). */
+  | { kind: "delete_deviation"; deviationid: string; lookup?: DeletedLookup }
   /** A notification for the owner; `from`, `deviationid` (its subject) and `body` (a comment's text) pin what is random otherwise. */
   | { kind: "new_message"; type?: string; from?: string; deviationid?: string; body?: string }
   | { kind: "new_note"; from?: string; subject?: string; body?: string }
@@ -46,6 +47,13 @@ function mustDeviation(world: SimWorld, id: string) {
   const d = world.data.deviations.get(String(id).toUpperCase());
   if (!d) throw new ActivityError(`no deviation ${id}`);
   return d;
+}
+
+/** A lookup answer as POST /_sim/activity may send it: {kind: "stub"} or {kind: "refusal", errorCode: <integer> | null}. */
+function checkedLookup(lookup: DeletedLookup): DeletedLookup {
+  if (lookup?.kind === "stub") return { kind: "stub" };
+  if (lookup?.kind === "refusal" && (lookup.errorCode === null || Number.isInteger(lookup.errorCode))) return { kind: "refusal", errorCode: lookup.errorCode };
+  throw new ActivityError('lookup is {"kind":"stub"} or {"kind":"refusal","errorCode":<integer>|null}');
 }
 
 function mustUser(world: SimWorld, name: string | undefined) {
@@ -107,6 +115,7 @@ export function applyActivity(world: SimWorld, input: ActivityInput): Record<str
     case "delete_deviation": {
       const d = mustDeviation(world, input.deviationid);
       d.isDeleted = true;
+      if (input.lookup !== undefined) d.deletedLookup = checkedLookup(input.lookup);
       d.version++;
       return { deviationid: d.deviationid };
     }

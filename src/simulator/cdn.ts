@@ -84,7 +84,7 @@ export function cdnPath(d: SimDeviation, variant: CdnVariant, filename: string, 
 }
 
 /** The bytes of a deviation's file variant (only for files small enough to hold; for tests). */
-export function deviationBytes(d: SimDeviation, variant: CdnVariant = "original", filename = "", ops = ""): Buffer {
+export function deviationBytes(d: SimDeviation, variant: CdnVariant = "original", filename = "", ops = ""): Promise<Buffer> {
   const file = simFile(d, variant, renditionLabel(ops, filename), filename);
   if (!file) throw new Error(`deviation ${d.deviationid} has no ${variant} file`);
   return fileBuffer(file);
@@ -226,13 +226,14 @@ export async function sendCdnFile(args: {
 }): Promise<void> {
   const { req, res, result, settings } = args;
   const length = result.end - result.start;
+  // The picture is drawn (or taken from the cache) before the status line goes out.
+  const reader = req.method === "HEAD" ? undefined : await openFile(result.file, result.start);
   res.writeHead(result.status, { ...result.headers, "content-length": String(length) });
-  if (req.method === "HEAD") {
+  if (!reader) {
     res.end();
     return;
   }
   const limit = args.resetAfter === undefined ? length : Math.max(0, Math.min(length, args.resetAfter));
-  const reader = openFile(result.file, result.start);
   let sent = 0;
   let windowStart = performance.now();
   let windowSent = 0;

@@ -1,7 +1,15 @@
 // The simulator's world: a seeded, deterministic dataset (users, deviations, folders, comments, notes,
 // messages, watch feed) and its types. Routes read and change it; tests read it as ground truth. Each entity
 // lives in dataset/ (its type, how it is drawn, what is computed from it); this is the one import path.
-export { makeDeviation, type DeviationKind, type DeviationQuirks, type NewDeviationInput, type SimDeviation, type SimImage } from "./dataset/deviations.ts";
+export {
+  makeDeviation,
+  type DeletedLookup,
+  type DeviationKind,
+  type DeviationQuirks,
+  type NewDeviationInput,
+  type SimDeviation,
+  type SimImage,
+} from "./dataset/deviations.ts";
 export { downloadableOwnerDeviations, galleryAllIds, type SimCollectionFolder, type SimGalleryFolder } from "./dataset/folders.ts";
 export { generateDataset } from "./dataset/generate.ts";
 export {

@@ -89,7 +89,7 @@ export type Simulator = {
   /** Changes the world as if users had been active (see ActivityInput). */
   activity(input: ActivityInput): Record<string, unknown>;
   /** The exact bytes /_cdn serves for a deviation's original file (small files only; see fileSha256). */
-  fileBytes(deviationid: string): Buffer;
+  fileBytes(deviationid: string): Promise<Buffer>;
   /** sha256 (hex) of a deviation's original as the CDN serves it, computed by streaming and cached. */
   fileSha256(deviationid: string): Promise<string>;
   /** Size in bytes of a deviation's original. */

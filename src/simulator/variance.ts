@@ -2,8 +2,8 @@
 // folder or in two, empty folders, users gone before the first sync, locked premium works, multi-image posts
 // and mature works of tracked users (what a public token cannot list), and the disputed page key of
 // /feed/home/{bucketid}. Each choice cites its public source in docs/service-behaviour.md.
-import type { Dataset, SimDeviation, SimGalleryFolder } from "./dataset.ts";
-import type { Rng } from "./rng.ts";
+import type { Dataset, DeletedLookup, SimDeviation, SimGalleryFolder } from "./dataset.ts";
+import { hashString, type Rng } from "./rng.ts";
 
 /** XORed into the seed for variance's own generator, so the base dataset's draws are untouched. */
 export const VARIANCE_SEED_SALT = 0x7a71a9ce;
@@ -27,6 +27,8 @@ export type VarianceTruth = {
   multiImageDeviations: string[];
   /** Tracked users' works variance made mature, beyond the base dataset's: a public token does not list them. */
   matureDeviations: string[];
+  /** Salts the per-deviation draw of what /deviation/{deviationid} answers once it is deleted (deletedLookupOf). */
+  deletedLookupSalt: number;
 };
 
 export type GalleryVariance = {
@@ -197,6 +199,7 @@ export function applyVariance(data: Dataset, rng: Rng, trackedIds: readonly stri
   // Drawn last, so the draws above stay what they were before these two were added.
   const multiImageDeviations = varyMultiImage(rng, data, trackedIds);
   const matureDeviations = varyMature(rng, data, trackedIds);
+  const deletedLookupSalt = rng.int(1, 0x7fffffff);
   data.variance = {
     bucketKey,
     galleries,
@@ -206,5 +209,34 @@ export function applyVariance(data: Dataset, rng: Rng, trackedIds: readonly stri
     lockedDeviations,
     multiImageDeviations,
     matureDeviations,
+    deletedLookupSalt,
   };
+}
+
+/**
+ * What the public record allows /deviation/{deviationid} to answer for a deleted deviation
+ * (docs/service-behaviour.md#deleted-deviation-lookup): error_code 0 (the catalogue's "not found"), 1, another
+ * code (2 stands in for one no client documents), none, or the `is_deleted` stub.
+ */
+export const DELETED_LOOKUPS: readonly DeletedLookup[] = [
+  { kind: "refusal", errorCode: 0 },
+  { kind: "refusal", errorCode: 1 },
+  { kind: "refusal", errorCode: 2 },
+  { kind: "refusal", errorCode: null },
+  { kind: "stub" },
+];
+
+/** Without variance: error_code 0, what DeviantartApi's table names "DeviationNotFound". */
+export const DEFAULT_DELETED_LOOKUP: DeletedLookup = { kind: "refusal", errorCode: 0 };
+
+/**
+ * The answer /deviation/{deviationid} gives once `d` is deleted: the one pinned on it (activity
+ * delete_deviation's `lookup`), else with variance one of DELETED_LOOKUPS drawn per deviation from the seed
+ * (the same deviation always answers the same way), else DEFAULT_DELETED_LOOKUP.
+ */
+export function deletedLookupOf(data: Dataset, d: SimDeviation): DeletedLookup {
+  if (d.deletedLookup) return d.deletedLookup;
+  const salt = data.variance?.deletedLookupSalt;
+  if (salt === undefined) return DEFAULT_DELETED_LOOKUP;
+  return DELETED_LOOKUPS[hashString(d.deviationid, salt) % DELETED_LOOKUPS.length] as DeletedLookup;
 }

@@ -5,8 +5,8 @@
 // the readable by-user/ tree readable-tree.ts, free space free-space.ts. Nothing is ever written outside
 // the root; files and folders are owner-only unless configured otherwise.
 import { createHash, randomBytes } from "node:crypto";
-import { createReadStream } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
+import { ForeignFileError, foreignFileChunks } from "../foreign-file.ts";
 import { DiskFullError } from "./free-space.ts";
 import { errCode, originalRelPath } from "./layout.ts";
 import { type BlobStore, LocalBlobStore } from "./blob-store.ts";
@@ -301,10 +301,10 @@ export class Archive {
   }
 
   /**
-   * Brings a file from outside the archive in under its content address without changing it: copied through
-   * a partial file and refused unless its bytes hash to `expected.sha256`, or with `link` hard-linked when it
-   * sits on the archive's filesystem (and checked to be the very file that was hashed; a copy otherwise). A
-   * hard-linked file keeps its own permissions: the archive's modes are never applied to the user's inode.
+   * Brings a file from outside the archive in under its content address without changing it: read as src/foreign-file.ts
+   * reads one and copied through a partial file, refused unless its bytes hash to `expected.sha256`; or with `link`
+   * hard-linked when it sits on the archive's filesystem (checked to be the very file hashed; a copy otherwise),
+   * keeping its own permissions: the archive's modes are never applied to the user's inode.
    */
   async adoptFile(args: AdoptFileArgs): Promise<AdoptedFile> {
     const { sha256, size } = args.expected;
@@ -318,13 +318,13 @@ export class Archive {
     }
     const stored = await this.storeStream({
       key: `adopt-${sha256.slice(0, 48)}`,
-      body: createReadStream(args.from, { highWaterMark: 1024 * 1024 }),
+      body: foreignFileChunks(args.from, { maxBytes: size }),
       ext,
       expectedSize: size,
       expectedSha256: sha256,
     }).catch((err: unknown) => {
-      if (err instanceof SizeMismatchError) throw new ContentMismatchError(args.from, err.message);
-      throw err;
+      const changed = err instanceof SizeMismatchError || (err instanceof ForeignFileError && err.refusal !== "unreadable");
+      throw changed ? new ContentMismatchError(args.from, err.message) : err;
     });
     return { ...stored, linked: false };
   }

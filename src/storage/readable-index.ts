@@ -4,6 +4,8 @@
 // folder, each a relative link to its original). A bucket served as a static site, or copied to a disk with
 // `aws s3 sync`, browses like the local tree. Objects that did not change are not written again, and pages of
 // users no longer listed are removed (docs/storage-readers.md).
+import { escapeHtml } from "../text/html.ts";
+import { ARCHIVE_PAGE_HEAD } from "../text/inert-html.ts";
 import type { BlobStore } from "./blob-store.ts";
 import { READABLE_DIR } from "./layout.ts";
 import type { ReadableLink } from "./readable-tree.ts";
@@ -11,17 +13,14 @@ import type { ReadableLink } from "./readable-tree.ts";
 export const READABLE_INDEX_JSON = `${READABLE_DIR}/index.json`;
 const INDEX_HTML = "index.html";
 
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
 /** A path segment as an href: each byte outside the unreserved set escaped. */
 function href(segments: readonly string[]): string {
   return segments.map((s) => encodeURIComponent(s)).join("/");
 }
 
+/** A page of the tree: the CSP of every page dvault writes for people (src/text/inert-html.ts), names escaped. */
 function page(title: string, body: string): string {
-  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>\n<body>\n<h1>${escapeHtml(title)}</h1>\n${body}</body></html>\n`;
+  return `${ARCHIVE_PAGE_HEAD}<title>${escapeHtml(title)}</title></head>\n<body>\n<h1>${escapeHtml(title)}</h1>\n${body}</body></html>\n`;
 }
 
 /** The objects that stand for `links`, by key. */

@@ -5,7 +5,7 @@
 // proves the store takes files (src/downloads/disk-guard.ts, docs/RELIABILITY.md#storage-faults). Read from an
 // error's code and the path it carries, never from its message.
 import path from "node:path";
-import { UserError } from "../errors.ts";
+import { EXIT_UNAVAILABLE, UserError } from "../errors.ts";
 import { errCode } from "./layout.ts";
 
 export type StorageFault = {
@@ -15,13 +15,16 @@ export type StorageFault = {
   code: string;
 };
 
-/** The store cannot take files: one line naming the place, the cause and the fix. */
+/**
+ * The store cannot take files: one line naming the place, the cause and the fix. A command that meets it ends with
+ * EXIT_UNAVAILABLE, as for PostgreSQL or Redis (the downloads pause instead: src/downloads/disk-guard.ts).
+ */
 export class StorageFaultError extends UserError {
   readonly where: string;
   readonly code: string;
 
   constructor(fault: StorageFault, message: string) {
-    super(message);
+    super(message, EXIT_UNAVAILABLE);
     this.name = "StorageFaultError";
     this.where = fault.where;
     this.code = fault.code;

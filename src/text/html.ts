@@ -1,6 +1,7 @@
 // HTML with escaping by default, for the dashboard and the digest alike: every value interpolated into
 // html`` is escaped unless it is itself the result of html`` (or raw() for markup dvault wrote), so text the
 // service provided can never become markup.
+import { neutralizeControls } from "./controls.ts";
 
 const SAFE = Symbol("safe-html");
 
@@ -16,9 +17,13 @@ export function isSafe(value: unknown): value is SafeHtml {
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "`": "&#96;" };
 
-/** Escapes text for element content and quoted attribute values (null and undefined become ""). */
+/**
+ * Escapes text for element content and quoted attribute values (null and undefined become ""). Direction overrides are
+ * made visible on the way (src/text/controls.ts): every text field of the dashboard, the digest and the pages dvault
+ * stores passes here, so "Invoice \u202Efdp.exe" never shows as "Invoice exe.pdf", while right-to-left writing stays.
+ */
 export function escapeHtml(value: unknown): string {
-  return String(value ?? "").replace(/[&<>"'`]/g, (c) => ESCAPES[c] ?? c);
+  return neutralizeControls(String(value ?? "")).replace(/[&<>"'`]/g, (c) => ESCAPES[c] ?? c);
 }
 
 export type Interpolation = SafeHtml | string | number | boolean | null | undefined | readonly Interpolation[];

@@ -80,14 +80,66 @@ function add(list: TrackList, input: string, where: string, options: TrackEntryO
 
 /** gallery-dl input files put per-URL options on "-key = value" lines; they name no user. */
 const OPTION_LINE = /^-\s*[\w.-]+\s*=/;
+/** Characters of a line kept: no username or URL comes near it, and a longer line costs no more memory than this. */
+const LINE_KEPT_CHARS = 8192;
 
 function parseTxt(text: string, list: TrackList): void {
-  text.split(/\r\n|\r|\n/).forEach((line, i) => {
+  const lines = new TxtLines(list);
+  lines.push(text);
+  lines.end();
+}
+
+/**
+ * Lines of a txt list as its text arrives, piece by piece (a list of any size is read as a stream,
+ * src/track-lists/files.ts): each complete line goes into `list`; of a line longer than LINE_KEPT_CHARS only
+ * that much is held, and it is reported with its length.
+ */
+export class TxtLines {
+  private carry = "";
+  private carryChars = 0;
+  private lineNo = 0;
+  /** The last piece ended in "\r": a "\n" opening the next one belongs to it. */
+  private afterCr = false;
+
+  constructor(private readonly list: TrackList) {}
+
+  push(text: string): void {
+    let from = this.afterCr && text.startsWith("\n") ? 1 : 0;
+    this.afterCr = false;
+    const newline = /\r\n?|\n/g;
+    newline.lastIndex = from;
+    for (let m = newline.exec(text); m; m = newline.exec(text)) {
+      this.keep(text.slice(from, m.index));
+      this.line();
+      from = newline.lastIndex;
+      if (m[0] === "\r" && from === text.length) this.afterCr = true;
+    }
+    this.keep(text.slice(from));
+  }
+
+  end(): void {
+    if (this.carryChars > 0) this.line();
+  }
+
+  private keep(piece: string): void {
+    this.carryChars += piece.length;
+    if (this.carry.length < LINE_KEPT_CHARS) this.carry += piece.slice(0, LINE_KEPT_CHARS - this.carry.length);
+  }
+
+  private line(): void {
+    this.lineNo += 1;
+    const [line, chars, where] = [this.carry, this.carryChars, `line ${this.lineNo}`];
+    this.carry = "";
+    this.carryChars = 0;
+    if (chars > LINE_KEPT_CHARS) {
+      this.list.unresolved.push({ input: `${line.slice(0, QUOTED_CHARS - 1)}… (${chars} characters)`, where, reason: "longer than any username or URL" });
+      return;
+    }
     // A comment starts a line or follows a space: a URL's own "#fragment" stays.
     const content = line.replace(/(^|\s)#.*$/, "").trim();
     if (content === "" || OPTION_LINE.test(content)) return;
-    add(list, content, `line ${i + 1}`);
-  });
+    add(this.list, content, where);
+  }
 }
 
 // ---- OPML -----------------------------------------------------------------------------------------------

@@ -117,19 +117,19 @@ export async function checkSyncedMirror(h: Pick<FaultHarness, "sim" | "pool" | "
     ),
   );
 
-  // Folder membership with positions counted from each folder's end: a gallery folder's count is of its
-  // live deviations, a collection's of every favourite (its size).
+  // Folder membership with positions counted from each folder's end (-size for the first, -1 for the last): a
+  // gallery folder's count is of its live deviations, a collection's of every favourite (its size).
   const expectedMembers: MemberRow[] = [
     ...galleries.flatMap((f) => {
       const members = live(f.deviationIds);
-      return members.map((deviationid, i) => ({ kind: "gallery", folderid: f.folderid, deviationid, position: members.length - 1 - i }));
+      return members.map((deviationid, i) => ({ kind: "gallery", folderid: f.folderid, deviationid, position: i - members.length }));
     }),
     ...collections.flatMap((f) =>
       listedInCollection(f.deviationIds).map((deviationid, i) => ({
         kind: "collection",
         folderid: f.folderid,
         deviationid,
-        position: f.deviationIds.length - 1 - i,
+        position: i - f.deviationIds.length,
       })),
     ),
   ];

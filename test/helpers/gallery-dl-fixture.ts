@@ -3,12 +3,14 @@
 // names, a name with the title only (found through the archive database), a multi-image post in the newer
 // naming, a png original beside a jpg preview of the same work, a fullview in place of an original, a
 // favourite and another user's folder, and files that match nothing. Originals are the bytes the
-// simulator's CDN serves (no quota spent); renditions are fetched from it over HTTP like gallery-dl does.
+// simulator's CDN serves (no quota spent); renditions are fetched from it over HTTP like gallery-dl does; all
+// of them pictures (src/simulator/pictures.ts), as the import checks.
 import { randomBytes, createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import initSqlJs from "sql.js";
 import type { GroundTruth, Simulator } from "../../src/simulator/server.ts";
+import { makeImage } from "./image-fixtures.ts";
 
 /** A deviation of the simulator's ground truth (read-only). */
 type SimDeviation = GroundTruth["deviations"] extends ReadonlyMap<string, infer D> ? D : never;
@@ -88,7 +90,7 @@ export async function writeGalleryDlFixture(sim: Simulator, base: string): Promi
   const rel = (dir: string, name: string) => path.relative(base, path.join(dir, name));
   const originals: FixtureFile[] = [];
   const original = async (d: SimDeviation, dir: string, name: string, sidecar: boolean): Promise<string> => {
-    const bytes = sim.fileBytes(d.deviationid);
+    const bytes = await sim.fileBytes(d.deviationid);
     const abs = await write(rel(dir, name), bytes);
     if (sidecar)
       await write(rel(dir, `${name}.json`), JSON.stringify(sidecarOf(await fetchJson(d.deviationid), d, owner.username, { is_original: true }), null, 4));
@@ -114,7 +116,8 @@ export async function writeGalleryDlFixture(sim: Simulator, base: string): Promi
 
   // A multi-image post, named as gallery-dl ≥ 1.29.3 names them: the first image is the API's original.
   await original(multi, userDir, `deviantart_${multi.numericId}_0_${safeTitle(multi.title)}_01.${multi.image?.ext}`, false);
-  const extraBytes = randomBytes(20_000);
+  // Another picture (a multi-image post's images need not share the first one's proportions).
+  const extraBytes = await makeImage(multi.image?.ext ?? "jpg", 320, 480, multi.numericId % 1000);
   const extraFile = await write(
     rel(userDir, `deviantart_${multi.numericId}_${multi.numericId + 7_000_000}_${safeTitle(multi.title)}_02.${multi.image?.ext}`),
     extraBytes,

@@ -63,7 +63,7 @@ export function visibleTruth(truth: GroundTruth, options: { tracked?: readonly s
       if (shown.length < live.length) truncatedFolders.push(f.folderid);
       shown.forEach((deviationid, i) => {
         reached.add(deviationid);
-        members.push({ kind: "gallery", folderid: f.folderid, deviationid, position: live.length - 1 - i });
+        members.push({ kind: "gallery", folderid: f.folderid, deviationid, position: i - live.length });
       });
     }
     const all = galleryAllIds(truth, owner);
@@ -79,7 +79,7 @@ export function visibleTruth(truth: GroundTruth, options: { tracked?: readonly s
       const shown = f.deviationIds.slice(0, slots).filter(listedInCollection);
       if (shown.length < listed.length) truncatedFolders.push(f.folderid);
       for (const [i, deviationid] of shown.entries())
-        members.push({ kind: "collection", folderid: f.folderid, deviationid, position: f.deviationIds.length - 1 - i });
+        members.push({ kind: "collection", folderid: f.folderid, deviationid, position: i - f.deviationIds.length });
       for (const id of shown) {
         if (dev(id)!.isDeleted) continue;
         collectionDeviations.add(id);

@@ -3,7 +3,7 @@
 // thumbnail), a wrong and a revoked token refused, a foreign Host refused, ids that do not change between
 // two reads, the pages that advertise their feed, and no token in any log line. Tokens are made and revoked
 // through `dvault feeds` as a user would.
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
@@ -108,6 +108,10 @@ describe("feeds", () => {
     expect(feed.items.length).toBe(Math.min(50, rows[0]!.n));
     expect(xml).toContain(`<link rel="self" href="${reader.urls.arrivals}" type="application/atom+xml"/>`);
     expect(feed.updated?.getTime()).toBe(feed.items[0]!.updated?.getTime());
+    // Every link, in the entries' HTML too, is dvault's own: never one to the service or its CDN.
+    const links = [...xml.matchAll(/(?:href|src|url)=(?:"|&quot;)([^"&]+)/g)].map((m) => m[1]!);
+    expect(links.length).toBeGreaterThan(files.length * 3);
+    expect(links.filter((l) => !l.startsWith(`${publicUrl}/`))).toEqual([]);
 
     for (const file of files) {
       const item = feed.items.find((i) => i.id === `tag:dvault,2026:deviation:${file.deviationid}`);
@@ -248,10 +252,14 @@ describe("feeds", () => {
     expect((await fetch(url(notes.token, `files/${unrelated!.downloadId}`))).status).toBe(404);
   });
 
-  it("writes no feed token into any log line", async () => {
+  it("writes no feed token into any log line, nor into the database: only its SHA-256 is stored", async () => {
     const refused = logLines.filter((l) => l.includes("feed token refused"));
     expect(refused.length).toBeGreaterThan(0);
     expect(refused.every((l) => l.includes("/feeds/[redacted]/"))).toBe(true);
     expect(logLines.filter((l) => /dvf_[\w-]{20}/.test(l) || l.includes(reader.token) || l.includes(DASHBOARD_TOKEN))).toEqual([]);
+    const { rows } = await h.pool.query<{ row: string; sha256: Buffer }>("SELECT to_jsonb(t)::text AS row, token_sha256 AS sha256 FROM feed_tokens t");
+    expect(rows.some((r) => r.sha256.equals(createHash("sha256").update(reader.token).digest()))).toBe(true);
+    const secret = reader.token.slice("dvf_".length);
+    expect(rows.filter((r) => r.row.includes(secret) || r.row.includes(Buffer.from(reader.token).toString("hex")))).toEqual([]);
   });
 });

@@ -195,7 +195,7 @@ describe("simulator downloads", () => {
       expect(expired.status).toBe(403);
       expect(expired.body.toString()).toContain("Token expired");
       const again = await api(sim, `/deviation/download/${id}`, token);
-      expect((await get(String(again.body.src))).body.equals(sim.fileBytes(id))).toBe(true);
+      expect((await get(String(again.body.src))).body.equals(await sim.fileBytes(id))).toBe(true);
     });
   });
 
@@ -220,7 +220,7 @@ describe("simulator downloads", () => {
     it("answers Range requests with 206 and honours If-Range", async () => {
       const id = downloadable[22] as string;
       const src = String((await api(sim, `/deviation/download/${id}`, token)).body.src);
-      const bytes = sim.fileBytes(id);
+      const bytes = await sim.fileBytes(id);
       const size = bytes.length;
       const etag = String((await get(src, {}, "HEAD")).headers.etag);
 

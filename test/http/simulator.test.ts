@@ -373,7 +373,7 @@ describe("startSimulator", () => {
       expect(info.body).toMatchObject({ filesize: downloadable?.image?.filesize });
       expect(String(info.body.src)).toMatch(new RegExp(`^${sim.url}/_cdn/original/.*\\?token=eyJ`));
       const bytes = Buffer.from(await (await fetch(String(info.body.src))).arrayBuffer());
-      expect(bytes.equals(sim.fileBytes(downloadable?.deviationid ?? ""))).toBe(true);
+      expect(bytes.equals(await sim.fileBytes(downloadable?.deviationid ?? ""))).toBe(true);
       const notDownloadable = devs.find((d) => !d.isDownloadable && d.kind === "image");
       const refused = await call(sim, `/deviation/download/${notDownloadable?.deviationid}`, user);
       expect(refused.body).toEqual({ error: "invalid_request", error_description: "Deviation not downloadable.", error_code: 2, status: "error" });

@@ -3,7 +3,7 @@
 // unspent, usable by the next, fixed, attempt.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -118,6 +118,25 @@ describe("dvault auth preconditions", () => {
     expect(run.stderr.trim().split("\n")).toEqual([
       `dvault: the database "${pgFields(empty).database}" on 127.0.0.1:5432 has no dvault schema yet: run dvault migrate`,
     ]);
+  });
+
+  it("the first grant stored without DVAULT_SECRET_KEY creates the key file (0600) and prints its path", async () => {
+    // A new install: no account stored yet, no key set, an empty config directory (README: "Back up the key").
+    const fresh = await createTestDatabase();
+    try {
+      const configDir = mkdtempSync(path.join(os.tmpdir(), "dvault-cfg-"));
+      const keyFile = path.join(configDir, "secret.key");
+      const run = await dvault(["auth", "import", "--refresh-token", sim.issueUserToken().refresh_token], {
+        DATABASE_URL: fresh.url,
+        DVAULT_SECRET_KEY: "",
+        DVAULT_CONFIG_DIR: configDir,
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toBe(`dvault: created the secret key file ${keyFile}: back it up with the database (without it the stored tokens cannot be read)\n`);
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    } finally {
+      await fresh.drop();
+    }
   });
 
   it("a key file created just now beside tokens sealed under another key: refused before the token is spent", async () => {

@@ -48,7 +48,16 @@ describe("dvault download / verify / account", () => {
     const nobody = await dvault(["account", "set", "nobody", "--download-quota", "3"]);
     expect(nobody.stderr).toMatch(/no account named "nobody"/);
 
-    // Step 2: download --once prints a summary.
+    // Step 2: download --once. First with less free space than DVAULT_MIN_FREE_BYTES: the downloads pause before
+    // anything is paid for, exit 2.
+    const seq = h.lastSeq();
+    const full = await runDvault({ redis: h.redis, env: { ...h.env, DVAULT_MIN_FREE_BYTES: "1000TiB" } }, ["download", "--once"]);
+    expect(full.code, full.stdout + full.stderr).toBe(2);
+    expect(full.stdout).toMatch(/^PAUSED: /m);
+    expect(h.sim.log().filter((e) => e.seq > seq && e.route.endsWith("/deviation/download/{deviationid}"))).toEqual([]);
+    expect((await originalRows()).filter((r) => r.status === "done")).toEqual([]);
+
+    // Then with the space there: the pause lifts, and the run prints a summary.
     const once = await dvault(["download", "--once"]);
     expect(once.code).toBe(0);
     const { rows } = await h.pool.query<{ status: string; n: number }>("SELECT status, count(*)::int AS n FROM downloads GROUP BY status");
@@ -115,5 +124,12 @@ describe("dvault download / verify / account", () => {
     expect(verify.code).toBe(0);
     expect(verify.stdout).toMatch(/^ok\s+\d+/m);
     expect(verify.stdout).toMatch(/^orphaned\s+1 /m);
+
+    // Step 5: "default" gives the account back the configured allowance.
+    const reset = await dvault(["account", "set", h.account.name, "--download-quota", "default"]);
+    expect(reset.code, reset.stderr).toBe(0);
+    expect(reset.stdout).toContain("weekly download allowance set to the default (DVAULT_DOWNLOAD_QUOTA=10)");
+    const { rows: quota } = await h.pool.query<{ download_quota: number | null }>("SELECT download_quota FROM accounts WHERE id = $1", [h.account.id]);
+    expect(quota).toEqual([{ download_quota: null }]);
   }, 240_000);
 });

@@ -107,9 +107,9 @@ describe("dvault migrate", () => {
 });
 
 describe("connection failures", () => {
-  it("a wrong DATABASE_URL gives one clear line with the password masked and a non-zero exit", async () => {
+  it("a wrong DATABASE_URL gives one clear line with the password masked and exit code 3", async () => {
     const run = await runCli(["migrate"], { DATABASE_URL: "postgresql://dv:hunter2@127.0.0.1:1/dvault" });
-    expect(run.code).not.toBe(0);
+    expect(run.code).toBe(3);
     const lines = run.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^dvault: cannot reach PostgreSQL at postgresql:\/\/dv:\*\*\*@127\.0\.0\.1:1\/dvault \(ECONNREFUSED\)\. Start it/);
@@ -117,12 +117,13 @@ describe("connection failures", () => {
     expectNoStack(run.stderr);
   });
 
-  it("an unreachable Redis gives one clear line and a non-zero exit", async () => {
+  it("an unreachable Redis gives one clear line with the password masked and exit code 3", async () => {
     const run = await runCli(["worker"], { REDIS_URL: "redis://:hunter2@127.0.0.1:1" });
-    expect(run.code).not.toBe(0);
+    expect(run.code).toBe(3);
     const lines = run.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^dvault: cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1 \(ECONNREFUSED\)\. Start it/);
+    expect(run.stderr).not.toContain("hunter2");
     expectNoStack(run.stderr);
   });
 

@@ -113,7 +113,7 @@ describe.skipIf(!installed)(`gallery-dl ${version.stdout?.trim() ?? ""} then ${i
       "SELECT deviationid, path FROM downloads WHERE kind = 'original' AND status = 'done' AND source = 'imported'",
     );
     expect(rows.map((r) => r.deviationid).sort()).toEqual([...fetchedByGalleryDl].sort());
-    for (const r of rows) expect((await fs.readFile(h.deps.archive.resolveInside(r.path))).equals(h.sim.fileBytes(r.deviationid))).toBe(true);
+    for (const r of rows) expect((await fs.readFile(h.deps.archive.resolveInside(r.path))).equals(await h.sim.fileBytes(r.deviationid))).toBe(true);
     // Over its allowance gallery-dl saved fullviews: each one a stand-in that keeps the original wanted.
     expect(report.renditions).toBeGreaterThan(0);
     const unexpected = report.unmatched.filter((u) => u.reason !== UNMATCHED.textPage);

@@ -94,7 +94,7 @@ describe(importGalleryDl.name, () => {
       const row = rows.get(o.deviationid);
       expect(row, o.file).toMatchObject({ status: "done", rendition: "original", source: "imported" });
       const stored = await fs.readFile(h.deps.archive.resolveInside(String(row?.path)));
-      expect(stored.equals(h.sim.fileBytes(o.deviationid)), o.file).toBe(true);
+      expect(stored.equals(await h.sim.fileBytes(o.deviationid)), o.file).toBe(true);
     }
     // Listings, never a download: and no more pages than the three listings hold.
     expect(downloadCalls(h, firstSeq, importedSeq)).toEqual([]);

@@ -202,18 +202,40 @@ describe(DeviationRepository.name, () => {
     expect(rows[0]).toEqual({ title: null, type: null, removed_reason: "deleted" });
   });
 
-  it("markDeviationsRemoved keeps the first removal and a later sighting brings the deviation back", async () => {
-    await deviations.upsertDeviations(page(220, 2), at("2025-04-01T00:00:00Z"));
-    expect(await deviations.markDeviationsRemoved([uuid(220), uuid(221)], "access_lost", at("2025-04-05T00:00:00Z"))).toBe(2);
-    expect(await deviations.markDeviationsRemoved([uuid(220)], "access_lost", at("2025-04-06T00:00:00Z"))).toBe(0);
+  it("markDeviationsGone keeps the first removal with the service's answer, removes the memberships, and a later sighting brings the deviation back", async () => {
+    await deviations.upsertDeviations(page(220, 3), at("2025-04-01T00:00:00Z"));
+    await folders.upsertFolderMembership("gallery", uuid(220, "g"), [{ deviationid: uuid(222), position: -1 }], at("2025-04-01T00:00:00Z"));
+    const refused = { status: 400, error: "invalid_request", error_code: 2, error_description: "Deviation not found." };
+    const stub = { status: 200, is_deleted: true };
+    expect(
+      await deviations.markDeviationsGone(
+        [
+          { deviationid: uuid(220), reason: "unavailable", answer: refused },
+          { deviationid: uuid(221), reason: "deleted", answer: stub },
+          { deviationid: uuid(222), reason: "deleted", answer: { ...refused, error_code: 0 } },
+        ],
+        at("2025-04-05T00:00:00Z"),
+      ),
+    ).toBe(3);
+    expect(await deviations.markDeviationsGone([{ deviationid: uuid(220), reason: "deleted", answer: stub }], at("2025-04-06T00:00:00Z"))).toBe(0);
     expect(await deviations.upsertDeviations([makeDeviation({ n: 221 })], at("2025-04-07T00:00:00Z"))).toMatchObject({ changed: 1 });
-    const { rows } = await m.pool.query("SELECT deviationid, removed_at, removed_reason FROM deviations WHERE deviationid = ANY($1) ORDER BY deviationid", [
-      [uuid(220), uuid(221)],
-    ]);
+    const { rows } = await m.pool.query(
+      "SELECT deviationid, removed_at, removed_reason::text AS removed_reason, removed_answer, is_deleted FROM deviations WHERE deviationid = ANY($1) ORDER BY deviationid",
+      [[uuid(220), uuid(221), uuid(222)]],
+    );
     expect(rows).toEqual([
-      { deviationid: uuid(220), removed_at: at("2025-04-05T00:00:00Z"), removed_reason: "access_lost" },
-      { deviationid: uuid(221), removed_at: null, removed_reason: null },
+      { deviationid: uuid(220), removed_at: at("2025-04-05T00:00:00Z"), removed_reason: "unavailable", removed_answer: refused, is_deleted: false },
+      { deviationid: uuid(221), removed_at: null, removed_reason: null, removed_answer: null, is_deleted: false },
+      {
+        deviationid: uuid(222),
+        removed_at: at("2025-04-05T00:00:00Z"),
+        removed_reason: "deleted",
+        removed_answer: { ...refused, error_code: 0 },
+        is_deleted: true,
+      },
     ]);
+    const member = await m.pool.query("SELECT removed_at, removed_reason::text AS removed_reason FROM folder_members WHERE deviationid = $1", [uuid(222)]);
+    expect(member.rows).toEqual([{ removed_at: at("2025-04-05T00:00:00Z"), removed_reason: "deleted" }]);
   });
 
   it("records texts: an empty answer is recorded as empty and never replaces a body", async () => {
@@ -319,8 +341,13 @@ describe(FolderRepository.name, () => {
         at("2025-07-08T00:00:05Z"),
       ),
     ).toEqual({ inserted: 0, changed: 0, unchanged: 3 });
-    expect(await folders.markMissingMembersRemoved("gallery", folderid, sweepStartedAt, at("2025-07-08T00:01:00Z"))).toBe(2);
-    expect(await folders.markMissingMembersRemoved("gallery", folderid, sweepStartedAt, at("2025-07-08T00:02:00Z"))).toBe(0);
+    expect((await folders.markMissingMembersRemoved("gallery", folderid, sweepStartedAt, at("2025-07-08T00:01:00Z"))).sort()).toEqual(
+      devs
+        .filter((d) => !kept.includes(d))
+        .map((d) => d.deviationid)
+        .sort(),
+    );
+    expect(await folders.markMissingMembersRemoved("gallery", folderid, sweepStartedAt, at("2025-07-08T00:02:00Z"))).toEqual([]);
 
     const { rows } = await m.pool.query(
       "SELECT deviationid, removed_at, removed_reason FROM folder_members WHERE folderid = $1 AND removed_at IS NOT NULL ORDER BY deviationid",

@@ -57,7 +57,8 @@ beforeAll(async () => {
   await folders.upsertFolderMembership(
     "collection",
     uuid(1, "c"),
-    faves.map((d, i) => ({ deviationid: d.deviationid, position: i })),
+    // In the service's order Work 3, Work 1, Work 2: positions count from the folder's end (-3 is the first).
+    [faves[2], faves[0], faves[1]].map((d, i) => ({ deviationid: d?.deviationid as string, position: i - faves.length })),
     t2025,
   );
 
@@ -79,8 +80,8 @@ afterAll(async () => {
 });
 
 describe("docs/schema.md example queries", () => {
-  it("has ten of them", () => {
-    expect(queries.map((q) => q.title)).toHaveLength(10);
+  it("has eleven of them", () => {
+    expect(queries.map((q) => q.title)).toHaveLength(11);
   });
 
   it.each(queries.map((q) => [q.title, q.sql] as const))("%s runs and answers", async (_title, sql) => {
@@ -96,7 +97,7 @@ describe("docs/schema.md example queries", () => {
     ]);
     expect((await run(2)).map((r) => r.title)).toEqual(["Work 1", "Work 2", "Sunset"]);
     expect((await run(3)).map((r) => r.subject)).toEqual(["Hello n1", "Hello n2"]);
-    expect((await run(4)).map((r) => [r.title, r.removed_reason])).toEqual([["Work 2", "deleted"]]);
+    expect((await run(4)).map((r) => [r.title, r.removed_reason, r.error_code])).toEqual([["Work 2", "deleted", null]]);
     expect(await run(5)).toEqual([expect.objectContaining({ before: "<p>Golden hour</p>", after: "<p>Golden hour over the bay</p>" })]);
     expect((await run(6)).map((r) => [r.title, r.favourites])).toEqual([
       ["Work 10", 50],
@@ -108,6 +109,12 @@ describe("docs/schema.md example queries", () => {
     expect((await run(10)).map((r) => [r.source, r.unavailable_reason, r.expected])).toEqual([
       ["feed", "endpoint removed upstream (404)", null],
       ["gallery", null, 12000],
+    ]);
+    // The favourites in the order the service lists them (the deleted one's membership stays: its stub is listed).
+    expect((await run(11)).map((r) => [r.position, r.title])).toEqual([
+      [-3, "Sunset"],
+      [-2, "Work 1"],
+      [-1, "Work 2"],
     ]);
   });
 });

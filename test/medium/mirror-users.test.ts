@@ -92,7 +92,10 @@ describe(UserRepository.name, () => {
     const id = uuid(40, "u");
     await users.upsertUsers([makeUser(40)], at("2025-04-01T00:00:00Z"));
     await deviations.upsertDeviations([makeDeviation({ n: 4000, author: 40 }), makeDeviation({ n: 4001, author: 40 })], at("2025-04-01T00:00:00Z"));
-    await deviations.markDeviationsRemoved([uuid(4001)], "deleted", at("2025-04-02T00:00:00Z"));
+    await deviations.markDeviationsGone(
+      [{ deviationid: uuid(4001), reason: "deleted", answer: { status: 200, is_deleted: true } }],
+      at("2025-04-02T00:00:00Z"),
+    );
 
     expect(await users.markUserUnavailable(id, "artist_suspended", at("2025-04-03T00:00:00Z"))).toEqual({ users: 1, deviations: 1 });
     // Asked again in the same state: nothing newly marked.

@@ -107,6 +107,23 @@ describe(searchArchive.name, () => {
     expect((await search("axolotlwave zanzibarquokka")).map((x) => x.id)).toEqual([d.deviationid]);
   });
 
+  it("reads -word as excluded and OR as either (search --help)", async () => {
+    const { rows } = await h.pool.query<{ deviationid: string }>(
+      "SELECT deviationid FROM deviations d JOIN deviation_metadata m USING (deviationid) WHERE d.type = 'image' ORDER BY deviationid LIMIT 2",
+    );
+    const [one, two] = rows as [{ deviationid: string }, { deviationid: string }];
+    const tag = (d: { deviationid: string }, word: string) =>
+      h.pool.query(`UPDATE deviation_metadata SET tags = array_append(tags, $2) WHERE deviationid = $1`, [d.deviationid, word]);
+    await tag(one, "wombatlantern");
+    await tag(one, "heronquilt");
+    await tag(two, "wombatlantern");
+    const ids = async (q: string) => (await search(q)).map((x) => x.id).sort();
+    expect(await ids("wombatlantern")).toEqual([one.deviationid, two.deviationid].sort());
+    expect(await ids("wombatlantern -heronquilt")).toEqual([two.deviationid]);
+    expect(await ids("heronquilt OR nowhereword")).toEqual([one.deviationid]);
+    expect(await ids("heronquilt nowhereword")).toEqual([]);
+  });
+
   it("returns the local path of an archived file", async () => {
     const d = await mirroredDeviation(`d.type = 'image' AND d.title ~ '^[A-Z][a-z]+ [A-Z][a-z]+$'`);
     const before = await search(d.title);
@@ -114,7 +131,7 @@ describe(searchArchive.name, () => {
     const file = await archiveFile(h.pool, archiveDir, d.deviationid, artworkPng(1, 8, 8));
     const after = await search(d.title);
     expect(after.find((x) => x.id === d.deviationid)?.localPath).toBe(file.absPath);
-    expect(formatHits(after, false)).toContain(`file: ${file.absPath}`);
+    expect(formatHits(after, undefined)).toContain(`file: ${file.absPath}`);
   });
 
   it("treats hostile titles as data and the query as words, not syntax", async () => {

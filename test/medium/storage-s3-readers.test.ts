@@ -7,7 +7,8 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBackup, restoreBackup } from "../../src/backup/backup.ts";
+import { createBackup } from "../../src/backup/backup.ts";
+import { restoreBackup } from "../../src/backup/restore.ts";
 import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
 import { linksDirtyKey } from "../../src/downloads/after-store.ts";
@@ -268,7 +269,7 @@ describe(writeReadableIndex.name, () => {
     expect(index.links).toContainEqual({ path: "by-user/Painter/unfiled/<Night> [D-2].jpg", key: b });
     const page = (await store.read("by-user/Painter/index.html"))!.toString();
     expect(page).toContain(`href="../../${a}"`);
-    expect(page).toContain("&#60;Night&#62; [D-2].jpg");
+    expect(page).toContain("&lt;Night&gt; [D-2].jpg");
     expect(page).not.toContain("<Night>");
 
     expect(await writeReadableIndex(store, links)).toEqual({ written: 0, removed: 0 });

@@ -1,6 +1,8 @@
 // `dvault sync` as a user runs it (bin/dvault.js in a child process) against a worker running the job catalogue
 // (real Redis, real Postgres, the simulator): every request runs every source again, however recently the last one
 // finished, and `--full` is honoured (docs/ARCHITECTURE.md#the-life-of-a-deviation); `--due` keeps the due-only rule.
+import { spawn } from "node:child_process";
+import path from "node:path";
 import type { Job, Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WorkerContext } from "../../jobs/context.ts";
@@ -11,7 +13,7 @@ import { createRedis } from "../../src/queue/redis.ts";
 import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
-import { runDvault } from "../helpers/dvault-cli.ts";
+import { collectRun, runDvault } from "../helpers/dvault-cli.ts";
 
 let h: DownloadHarness;
 let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
@@ -82,11 +84,21 @@ describe("dvault sync", () => {
     }
   }, 240_000);
 
-  it("with --due runs only the sources that are due, and right after a sync none is", async () => {
+  it("with --due runs only the sources that are due (never run, past their interval, or failed last time); right after a sync none is", async () => {
     const before = await syncQueue.count();
     const run = await runDvault(h, ["sync", "--due"]);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^nothing is due/m);
+    expect(await syncQueue.count()).toBe(before);
+
+    // One source failed last time, one is past its interval, one has never run (sync --help's three): those, no other.
+    const mark = (sql: string, source: string) => h.pool.query(`UPDATE sync_sources SET ${sql} WHERE account_id = $1 AND source = $2`, [h.account.id, source]);
+    await mark("last_result = 'failed'", "gallery");
+    await mark("next_run_at = now() - interval '1 minute'", "notes");
+    await mark("next_run_at = NULL", "static");
+    const due = await runDvault(h, ["sync", "--once", "--due", "--json"]);
+    expect(due.code, due.stderr).toBe(0);
+    expect((JSON.parse(due.stdout) as { source: string }[]).map((r) => r.source).sort()).toEqual(["gallery", "notes", "static"]);
     expect(await syncQueue.count()).toBe(before);
   });
 
@@ -100,6 +112,28 @@ describe("dvault sync", () => {
     expect(run.stdout).toMatch(new RegExp(`^${h.account.name}\\s+notes\\s+ok \\(full\\)`, "m"));
     expect(await syncQueue.count()).toBe(before);
     expect((await completedRuns()).get("gallery")).toHaveLength(4);
+    expect(await h.redis.redis.keys(`${h.redis.prefix}:once-*`)).toEqual([]);
+  });
+
+  it("with --once stopped by Ctrl-C: STOPPED with what did not finish, exit 130, and nothing left in Redis", async () => {
+    // Every API answer takes a second: the run is still walking the gallery when the signal comes.
+    h.sim.faults.add({ kind: "latency", latencyMs: 1000 });
+    try {
+      const seq = h.lastSeq();
+      const child = spawn(process.execPath, [path.resolve("bin/dvault.js"), "sync", "--once", "--only", "gallery", "--full"], {
+        env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, ...h.env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const done = collectRun(child, Date.now());
+      await expect.poll(() => h.sim.log().some((e) => e.seq > seq && e.route.includes("/gallery")), { timeout: 30_000, interval: 50 }).toBe(true);
+      child.kill("SIGINT");
+      const run = await done;
+      expect(run.code, run.stdout + run.stderr).toBe(130);
+      expect(run.stdout).toMatch(new RegExp(`^${h.account.name}\\s+gallery\\s+STOPPED\\s`, "m"));
+      expect(run.stderr).toContain("stopped before the end: 1 source run(s) did not finish (STOPPED above); run dvault sync --once again to continue");
+    } finally {
+      h.sim.faults.clear();
+    }
     expect(await h.redis.redis.keys(`${h.redis.prefix}:once-*`)).toEqual([]);
   });
 });

@@ -37,7 +37,7 @@ type MemberRow = { folderid: string; deviationid: string; position: number };
 
 async function liveMembers(): Promise<MemberRow[]> {
   const { rows } = await h.pool.query<MemberRow>(
-    "SELECT folderid, deviationid, position FROM folder_members WHERE kind = 'collection' AND removed_at IS NULL ORDER BY folderid, position DESC",
+    "SELECT folderid, deviationid, position FROM folder_members WHERE kind = 'collection' AND removed_at IS NULL ORDER BY folderid, position",
   );
   return rows;
 }
@@ -46,10 +46,10 @@ function expectedMembers(): MemberRow[] {
   return ownFolders()
     .flatMap((f) => {
       const ids = listed(f.deviationIds);
-      // The folder's size counts every favourite; positions count down from it.
-      return ids.map((deviationid, i) => ({ folderid: f.folderid, deviationid, position: f.deviationIds.length - 1 - i }));
+      // The folder's size counts every favourite; positions count from the end (-size for the first).
+      return ids.map((deviationid, i) => ({ folderid: f.folderid, deviationid, position: i - f.deviationIds.length }));
     })
-    .sort((a, b) => a.folderid.localeCompare(b.folderid) || b.position - a.position);
+    .sort((a, b) => a.folderid.localeCompare(b.folderid) || a.position - b.position);
 }
 
 describe(collectionsSource.name, () => {

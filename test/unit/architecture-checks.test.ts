@@ -12,6 +12,7 @@ const CHECKS = {
   size: "scripts/checks/file-size.ts",
   sql: "scripts/checks/sql-in-db.ts",
   jobs: "scripts/checks/jobs-through-producer.ts",
+  output: "scripts/checks/terminal-output.ts",
 } as const;
 
 function runCheck(check: keyof typeof CHECKS, root?: string): { status: number | null; out: string } {
@@ -101,5 +102,23 @@ describe("scripts/checks", () => {
     expect(out).not.toContain("src/downloads/enqueue-due.ts:2:");
     expect(out).not.toContain("src/cli/jobs.ts");
     expect(out).not.toContain("src/queue/queue-admin.ts");
+  });
+
+  it("output: a write to stdout or stderr around the printer fails, with its file and line; the printer and a TTY test pass", () => {
+    const root = treeWith({
+      "src/cli/search.ts": 'export const a = () => console.log("x");\n',
+      "src/cli/simulator.ts": 'const out = process.stdout;\nout.write("listening\\n");\n',
+      "src/demo/run.ts": '// process.stdout is named here only\nexport const b = () => process.stderr.write("y");\n',
+      "src/cli/import.ts": "export const tty = process.stderr.isTTY && process.stdout.columns;\n",
+      "src/cli/output/print.ts": "export const c = (t: string) => process.stdout.write(t);\n",
+    });
+    const { status, out } = runCheck("output", root);
+    expect(status).toBe(1);
+    expect(out).toContain("src/cli/search.ts:1: console.log");
+    expect(out).toContain("src/cli/simulator.ts:1: process.stdout");
+    expect(out).toContain("src/demo/run.ts:2: process.stderr");
+    expect(out).not.toContain("src/demo/run.ts:1:");
+    expect(out).not.toContain("src/cli/import.ts");
+    expect(out).not.toMatch(/^src\/cli\/output\//m);
   });
 });

@@ -68,14 +68,17 @@ describe("dvault start-up", () => {
       const { packages, sources, status } = loadedBy(args);
       expect(status).toBe(0);
       expect([...packages]).toEqual(["commander"]);
-      // Besides the program, only the two import-free output modules: the global flags and the closed-pipe guard.
+      // Besides the program, only the output modules without packages: the global flags, and the printer (the closed-pipe
+      // guard, the escaping every line goes through, help's and an error's too).
       expect([...sources].sort()).toEqual([
         "src/cli/main.ts",
         "src/cli/output/global.ts",
         "src/cli/output/print.ts",
+        "src/cli/output/terminal.ts",
         "src/cli/program.ts",
         "src/errors.ts",
         "src/redact.ts",
+        "src/text/controls.ts",
         "src/version.ts",
       ]);
     }

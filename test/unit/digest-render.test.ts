@@ -103,6 +103,35 @@ describe(renderDigest.name, () => {
     expect(html).not.toContain("\u202E");
   });
 
+  it("shows an override in every field the same way: a comment's quote and a mention as well as titles (issue 27), Hebrew kept", () => {
+    const base = digest();
+    const d = digest({
+      feedback: {
+        ...base.feedback,
+        comments: [
+          {
+            account: "me",
+            kind: "comment",
+            author: "Ann\u202Ennb",
+            body: "Open \u202Efdp.exe first\nשלום\u200F.",
+            postedAt: null,
+            deviation: dev({ title: "Invoice \u202Efdp.exe" }),
+          },
+        ],
+      },
+      mentions: [{ account: "me", type: "mention.comment", by: "b", body: "a \u2066mention\u2069", deviation: null, at: null }],
+    });
+    const { html, text } = renderDigest(d, { timezone: "UTC" });
+    for (const out of [html, text]) {
+      expect(out).toContain("Invoice [U+202E]fdp.exe");
+      expect(out).toContain("Open [U+202E]fdp.exe first");
+      expect(out).toContain("Ann[U+202E]nnb");
+      expect(out).toContain("a [U+2066]mention[U+2069]");
+      expect(out).toContain("שלום\u200F.");
+      expect(out).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/u);
+    }
+  });
+
   it("writes a plain-text twin with the same sections", () => {
     const { text } = renderDigest(digest(), { timezone: "UTC" });
     for (const heading of ["FEEDBACK", "MENTIONS", "UNREAD NOTES", "NEW FROM ARTISTS YOU WATCH", "CHANGES WORTH KNOWING", "ARCHIVE HEALTH"])

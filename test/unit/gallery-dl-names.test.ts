@@ -2,7 +2,7 @@
 // keys (#gallery-dl-archive), and original-or-rendition without ever asking /deviation/download.
 import { describe, expect, it } from "vitest";
 import { formatImportReport } from "../../src/cli/import.ts";
-import type { ImportCandidate } from "../../src/db/imported-file.repository.ts";
+import { importCandidate } from "../helpers/import-candidate.ts";
 import { parseArchiveKey } from "../../src/import/gallery-dl/archive-keys.ts";
 import { classifyFile } from "../../src/import/gallery-dl/classify.ts";
 import { nameFacts, pathFacts } from "../../src/import/gallery-dl/file-identity.ts";
@@ -57,19 +57,7 @@ describe(parseArchiveKey.name, () => {
 });
 
 describe(classifyFile.name, () => {
-  const d: ImportCandidate = {
-    deviationid: "D",
-    index: 1,
-    title: "t",
-    type: "image",
-    author: "a",
-    isDeleted: false,
-    isDownloadable: true,
-    downloadFilesize: 1000,
-    contentFilesize: 600,
-    videos: [{ quality: "720p", filesize: 5000 }],
-    isMultiMedia: false,
-  };
+  const d = importCandidate();
   const name = nameFacts("deviantart_1_t.png");
   const at = (size: number, extra: Partial<Parameters<typeof classifyFile>[0]> = {}) =>
     classifyFile({ size, ext: "png", name, sidecar: undefined, deviation: d, ...extra });

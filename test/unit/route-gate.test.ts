@@ -6,6 +6,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import { afterEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.ts";
 import { createRouteGate } from "../../src/http/route-gate.ts";
 import { rawRequest } from "../helpers/dashboard-request.ts";
 
@@ -87,5 +88,17 @@ describe(createRouteGate.name, () => {
     await expect.poll(() => s.held.map((h) => h.path)).toEqual(["/archive", "/healthz"]);
     for (const h of s.held) h.release();
     expect([(await archive).status, (await health).status]).toEqual([200, 200]);
+  });
+});
+
+describe("the dashboard's load settings", () => {
+  it("default to 16 at once, 256 waiting for 15 s, and a pool of 7; a bad value is one line", () => {
+    const config = loadConfig({});
+    expect(config.httpLoad).toEqual({ concurrency: 16, queue: 256, queueWaitMs: 15_000 });
+    expect(config.dbPoolSize).toBe(7);
+    expect(loadConfig({ DVAULT_HTTP_QUEUE_WAIT: "2min", DVAULT_DB_POOL_SIZE: "20" })).toMatchObject({ httpLoad: { queueWaitMs: 120_000 }, dbPoolSize: 20 });
+    expect(() => loadConfig({ DVAULT_HTTP_CONCURRENCY: "0", DVAULT_DB_POOL_SIZE: "1" })).toThrow(
+      /DVAULT_HTTP_CONCURRENCY expects 1 to 256 requests of one page at once; DVAULT_DB_POOL_SIZE expects 2 to 1000 connections/,
+    );
   });
 });

@@ -53,8 +53,15 @@ describe(formatBytes.name, () => {
 });
 
 describe(neutralizeControls.name, () => {
-  it("shows direction overrides and marks instead of applying them", () => {
-    expect(neutralizeControls("Evil \u202Egnp.exe \u2066x\u2069 \u200F")).toBe("Evil [U+202E]gnp.exe [U+2066]x[U+2069] [U+200F]");
+  it("shows direction overrides, embeddings and isolates instead of applying them", () => {
+    expect(neutralizeControls("Evil \u202Egnp.exe \u2066x\u2069 \u202Ay\u202C")).toBe("Evil [U+202E]gnp.exe [U+2066]x[U+2069] [U+202A]y[U+202C]");
     expect(neutralizeControls("plain – text ✓")).toBe("plain – text ✓");
+  });
+
+  it("leaves right-to-left writing as it is: Hebrew and Arabic letters, and the marks that place punctuation beside them", () => {
+    const hebrew = "שלום עולם (גרסה 2)\u200F";
+    const arabic = "مرحبا بالعالم\u200E!";
+    expect(neutralizeControls(hebrew)).toBe(hebrew);
+    expect(neutralizeControls(arabic)).toBe(arabic);
   });
 });

@@ -7,9 +7,9 @@ import path from "node:path";
 import { XMLValidator } from "fast-xml-parser";
 import { describe, expect, it } from "vitest";
 import { UserError } from "../../src/errors.ts";
-import { readTrackListFile } from "../../src/track-lists/files.ts";
+import { openTrackList } from "../../src/track-lists/files.ts";
 import { formatTrackList, type ExportedUser } from "../../src/track-lists/format.ts";
-import { detectFormat, parseTrackList } from "../../src/track-lists/parse.ts";
+import { detectFormat, parseTrackList, TxtLines, type TrackList } from "../../src/track-lists/parse.ts";
 import { formatImportReport } from "../../src/track-lists/report-text.ts";
 import { userFromText } from "../../src/track-lists/username.ts";
 
@@ -101,8 +101,32 @@ describe(`${parseTrackList.name} (txt)`, () => {
       expect(u.reason.length).toBeLessThanOrEqual(230);
       expect(u.input).toMatch(/… \(\d+ characters\)$/);
     }
-    const report = formatImportReport("l.txt", { ...list, dryRun: true, resolved: false, added: [], skipped: [] });
+    const counts = { added: 0, skipped: 0, unresolved: list.unresolved.length };
+    const report = formatImportReport("l.txt", { ...list, counts, dryRun: true, resolved: false, added: [], skipped: [] });
     expect(report.length).toBeLessThan(2000);
+  });
+
+  it("reads a list piece by piece as it reads it whole: a CRLF or a long line split anywhere", () => {
+    const text = `alice\r\nbob\r\n# a comment\r\n${"x".repeat(20_000)}\ncarol\rdave\r\n\r\neve`;
+    for (const size of [1, 2, 3, 7, 1000, text.length]) {
+      const list: TrackList = { format: "txt", entries: [], unresolved: [] };
+      const lines = new TxtLines(list);
+      for (let i = 0; i < text.length; i += size) lines.push(text.slice(i, i + size));
+      lines.end();
+      expect(
+        list.entries.map((e) => [e.username, e.where]),
+        `pieces of ${size}`,
+      ).toEqual([
+        ["alice", "line 1"],
+        ["bob", "line 2"],
+        ["carol", "line 5"],
+        ["dave", "line 6"],
+        ["eve", "line 8"],
+      ]);
+      expect(list.unresolved, `pieces of ${size}`).toEqual([
+        { input: `${"x".repeat(199)}… (20000 characters)`, where: "line 4", reason: "longer than any username or URL" },
+      ]);
+    }
   });
 
   it("reads a list saved as UTF-16 with a BOM (PowerShell's > and Notepad's Unicode), either byte order", async () => {
@@ -114,7 +138,10 @@ describe(`${parseTrackList.name} (txt)`, () => {
       for (const [i, bytes] of [le, be, Buffer.from(`\uFEFF${text}`)].entries()) {
         const file = path.join(dir, `list${i}.txt`);
         await fs.writeFile(file, bytes);
-        expect(parseTrackList(file, await readTrackListFile(file)).entries.map((e) => e.username)).toEqual(["alice", "bob", "carol"]);
+        const batches = (await openTrackList(file)).batches;
+        const read: string[] = [];
+        for await (const batch of batches) read.push(...batch.entries.map((e) => e.username));
+        expect(read).toEqual(["alice", "bob", "carol"]);
       }
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
@@ -243,6 +270,7 @@ describe(formatImportReport.name, () => {
       format: "opml",
       dryRun: true,
       resolved: false,
+      counts: { added: 1, skipped: 1, unresolved: 1 },
       added: [{ account: "main", username: "alice", where: "outline 1" }],
       skipped: [{ account: "main", username: "bob", where: "outline 2", reason: "already tracked" }],
       unresolved: [{ input: "evil\u001b[2J\u202Etxt", where: "line 3", reason: "not a valid username" }],

@@ -56,6 +56,7 @@ export class ClientCore {
       ...(op.method === "GET" ? { query: rest } : { form: rest }),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
+      ...(options.once ? { once: true } : {}),
     };
   }
 

@@ -40,8 +40,14 @@ import type {
 export function DeviationMethods<B extends ClientBase>(Base: B) {
   return class extends Base {
     // ---- deviations ---------------------------------------------------------------------------------
-    deviation(deviationid: string, params: { expand?: readonly Expand[] } & WithSession = {}): Promise<Deviation> {
-      return this.get("deviation.get", { deviationid, with_session: params.with_session, expand: joinExpand(params.expand) }, DeviationSchema);
+    deviation(deviationid: string, params: { expand?: readonly Expand[] } & WithSession & CallOptions = {}): Promise<Deviation> {
+      const { signal, maxWaitMs, once, ...rest } = params;
+      return this.get(
+        "deviation.get",
+        { deviationid, with_session: rest.with_session, expand: joinExpand(rest.expand) },
+        DeviationSchema,
+        definedOnly({ signal, maxWaitMs, once }),
+      );
     }
 
     deviationContent(deviationid: string, params: Mature = {}): Promise<DeviationContent> {

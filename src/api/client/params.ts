@@ -6,7 +6,12 @@ import type { Metadata } from "../types.ts";
 /** Listing options: page size (the catalogue's maximum by default), where to start, and cancellation. */
 export type OffsetListOptions = { limit?: number; startOffset?: number; ceiling?: number; signal?: AbortSignal; maxWaitMs?: number };
 export type CursorListOptions = { limit?: number; startCursor?: string; signal?: AbortSignal; maxWaitMs?: number };
-export type CallOptions = { signal?: AbortSignal; maxWaitMs?: number };
+export type CallOptions = {
+  signal?: AbortSignal;
+  maxWaitMs?: number;
+  /** One attempt: a throttle, a 5xx or no answer is not retried (the caller asks again at a later run). */
+  once?: boolean;
+};
 
 /** `expand` options; each one costs an extra request against the rate limit (docs/service-behaviour.md#rate-limits). */
 export type Expand = "user.details" | "user.geo" | "user.profile" | "user.stats" | "user.watch" | "deviation.challenge" | (string & {});

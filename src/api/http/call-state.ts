@@ -16,6 +16,8 @@ export type CallState = {
   key: string;
   maxWaitMs: number;
   signal: AbortSignal | undefined;
+  /** ApiRequest.once: no retry but the 401 refresh. */
+  once: boolean;
   permit?: Permit | undefined;
   startedAt: number;
   attempts: number;
@@ -66,6 +68,7 @@ export function newCallState(req: ApiRequest, tokens: TokenProvider, defaultMaxW
     key: pacerKey(identity),
     maxWaitMs: req.maxWaitMs ?? defaultMaxWaitMs,
     signal: req.signal,
+    once: req.once === true,
     startedAt: 0,
     attempts: 0,
     serverRetries: 0,

@@ -47,7 +47,7 @@ export function createApiGot({ options, retry, maxBodyBytes, sinks, count, backo
       calculateDelay: ({ error }) => {
         if (error.name === "RetryError") return 1; // the 401 refresh retry (retryWithMergedOptions)
         const state = stateOf(error.options);
-        if (!state || state.fatal || state.signal?.aborted) return 0;
+        if (!state || state.fatal || state.signal?.aborted || state.once) return 0;
         // A timeout or reset after the headers came: no whole answer, whatever the status line said.
         if (error.response && !cutShort(error)) {
           const kind = state.lastError?.kind;

@@ -1,20 +1,24 @@
 // How the CLI talks to the person: the global `--quiet` and `-v` (output/global.ts, set by program.ts before a command runs),
 // whether stderr is a terminal (live progress) and whether stdout takes colour.
-import pc from "picocolors";
 import type { Config, LogLevel } from "../../config.ts";
 import { createLogger, type Logger } from "../../log.ts";
 import { globalOutput } from "./global.ts";
+import pc from "picocolors";
+import { type Colors, markerColors } from "./terminal.ts";
+
+export type { Colors } from "./terminal.ts";
 
 /** Live progress lines: stderr is a terminal, and neither `--quiet` nor `--json` asked for silence. */
 export function showsLiveProgress(json = false): boolean {
   return process.stderr.isTTY === true && !globalOutput().quiet && !json;
 }
 
-/** Colour on stdout: a terminal, and NO_COLOR not set (picocolors' own test, less its "CI means colour"). */
-export type Colors = ReturnType<typeof pc.createColors>;
-
+/**
+ * The colours for text printed on `stream` (stdout by default), painted by the printer (terminal.ts): where the stream
+ * is a terminal and NO_COLOR is not set (picocolors' own test, less its "CI means colour"); plain elsewhere.
+ */
 export function colorsFor(stream: NodeJS.WriteStream = process.stdout): Colors {
-  return pc.createColors(pc.isColorSupported && stream.isTTY === true);
+  return markerColors(pc.isColorSupported && stream.isTTY === true);
 }
 
 const ORDER: readonly LogLevel[] = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];

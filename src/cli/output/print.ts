@@ -1,10 +1,58 @@
-// Printing results: JSON for scripts (`--json`), and a closed pipe (`dvault digest --preview | head`) ending the
-// command quietly instead of with an EPIPE stack trace; and `--quiet`'s rule for a run's summary.
+// Printing: the only place src/cli writes to stdout and stderr (scripts/checks/cli-output.ts keeps it so). Text for
+// a person goes through forTerminal (terminal.ts: controls escaped, dvault's colours painted); JSON for scripts
+// (`--json`) stays JSON. A closed pipe (`dvault digest --preview | head`) ends the command quietly instead of with an
+// EPIPE stack trace; and `--quiet`'s rule for a run's summary.
 import { globalOutput } from "./global.ts";
+import { forTerminal } from "./terminal.ts";
+
+/** Text for a person on stdout, as it comes (commander's help is written in pieces). */
+export function writeOut(text: string): void {
+  process.stdout.write(forTerminal(text));
+}
+
+/** Text for a person on stderr, as it comes. */
+export function writeErr(text: string): void {
+  process.stderr.write(forTerminal(text));
+}
+
+/** Lines for a person on stdout (a newline added): the result of a command. */
+export function printOut(text = ""): void {
+  writeOut(`${text}\n`);
+}
+
+/** Lines for a person on stderr (a newline added): notes, warnings and the one line of a failure. */
+export function printErr(text: string): void {
+  writeErr(`${text}\n`);
+}
+
+/** A line on stderr that the next one replaces (a terminal's progress), or "" to clear it. */
+export function rewriteErrLine(text: string): void {
+  process.stderr.write(`\r\u001b[K${forTerminal(text)}`);
+}
+
+/**
+ * A document a command writes to stdout for a file or another program (`dvault track export > list.opml`): its bytes
+ * as they are when stdout is redirected, escaped like any text when a person reads it in a terminal.
+ */
+export function printDocument(text: string): void {
+  process.stdout.write(process.stdout.isTTY ? forTerminal(text) : text);
+}
+
+/**
+ * Characters JSON.stringify leaves as they are although a terminal or a browser obeys them: DEL, the C1 controls
+ * (U+009B is a one-character CSI) and the direction overrides. They can only stand inside a JSON string, where
+ * \uXXXX is the same value: `jq` reads the same document.
+ */
+const JSON_UNSAFE = /[\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g;
+
+/** A value as JSON text for a terminal: JSON.stringify (which escapes C0 controls, ESC as \u001b) and JSON_UNSAFE. */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(JSON_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
 
 /** One JSON document on stdout, dates as ISO strings. */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${jsonText(value)}\n`);
 }
 
 /**

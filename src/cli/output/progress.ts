@@ -7,6 +7,7 @@ import type { ProgressEvent, ProgressSink } from "../../queue/progress.ts";
 import { formatBytes } from "../../text/bytes.ts";
 import { colorsFor, showsLiveProgress, type Colors } from "./mode.ts";
 import { paintOutcome } from "./table.ts";
+import { forTerminal } from "./terminal.ts";
 
 export type ProgressView = { sink: ProgressSink | undefined; stop(): void };
 
@@ -32,7 +33,8 @@ export function liveView(stream: NodeJS.WriteStream, now: () => number): Progres
   const colors = colorsFor(stream);
   const multi = new cliProgress.MultiBar({
     stream,
-    format: (_options, _params, payload: { text?: string }) => payload.text ?? "",
+    // Labels name sources and files: painted and escaped like every printed line (terminal.ts).
+    format: (_options, _params, payload: { text?: string }) => forTerminal(payload.text ?? ""),
     hideCursor: true,
     clearOnComplete: true,
     linewrap: false,
@@ -103,7 +105,7 @@ export function liveView(stream: NodeJS.WriteStream, now: () => number): Progres
         lines.delete(event.id);
         // Finished transfers are counted on the files line; finished sources each leave a line, written above the
         // live ones by the redraw that removing the bar makes.
-        if (line.kind === "source") multi.log(`${paintOutcome(colors, event.outcome.padEnd(11))} ${describe(colors, line, now(), true)}\n`);
+        if (line.kind === "source") multi.log(`${forTerminal(`${paintOutcome(colors, event.outcome.padEnd(11))} ${describe(colors, line, now(), true)}`)}\n`);
         multi.remove(line.bar);
         break;
       }

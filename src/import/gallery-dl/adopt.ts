@@ -1,8 +1,8 @@
-// Storing what was planned: each file hashed (and refused if it changes meanwhile), copied or hard-linked under
-// its content address, and recorded in one statement with the downloads row it fills, if any. A row a
-// downloader may be working on is filled only under that file's download lock.
+// Storing what was planned: each file glanced at, hashed (and refused if it changes meanwhile), looked at (what
+// it is decided by its bytes, classify.ts judgeLook: the bytes of a file already imported are not looked at
+// again), copied or hard-linked under its content address, and recorded in one statement with the downloads
+// row it fills, if any. A row a downloader may be working on is filled only under that file's download lock.
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { DownloadRepository, type DownloadStatus } from "../../db/download.repository.ts";
@@ -10,9 +10,12 @@ import { ImportedFileRepository, type DownloadState, type RowFill } from "../../
 import { prismaQueryable } from "../../db/prisma-queryable.ts";
 import { removeIfUnreferenced } from "../../downloads/after-store.ts";
 import { downloadLockKey, linksDirtyKey } from "../../downloads/download-file.ts";
+import { ForeignFileError, foreignChunks, openForeignFile } from "../../foreign-file.ts";
 import { acquireLock } from "../../redis-lock.ts";
 import { ContentMismatchError, extensionFor, type AdoptedFile } from "../../storage/archive.ts";
 import { openArchive } from "../../storage/store.ts";
+import { judgeGlance, judgeLook, judgeSize, type Judgement } from "./classify.ts";
+import { glanceAtFile, lookAtFile, type FileLook } from "./file-look.ts";
 import { UNMATCHED, type ImportOptions, type ImportReport, type Planned } from "./types.ts";
 import type { FolderEntry } from "./walk.ts";
 
@@ -48,22 +51,31 @@ export async function adoptAll(args: {
   let done = 0;
   let bytes = 0;
   let filled = 0;
-  const adoptOne = async (p: Planned): Promise<void> => {
-    const id = p.deviation.deviationid;
+  const adoptOne = async (planned: Planned): Promise<void> => {
+    const id = planned.deviation.deviationid;
+    // A rendition too large for its work is refused before a byte of it is read, a file whose first or last
+    // bytes are not the work's before it is hashed.
+    const bySize = judgeSize(planned, planned.entry.size, planned.deviation);
+    if (bySize) return args.unmatched(planned, UNMATCHED[bySize.refused], bySize.detail);
     let hashed: Awaited<ReturnType<typeof hashUnchanged>>;
     try {
-      hashed = await hashUnchanged(p.entry.abs);
+      const glanced = judgeGlance(planned.ext, await glanceAtFile(planned.entry.abs));
+      if (glanced) return args.unmatched(planned, UNMATCHED[glanced.refused], glanced.detail);
+      hashed = await hashUnchanged(planned.entry.abs);
     } catch (err) {
       // Gone since the walk, or not readable by this user: listed, and the rest goes on.
-      const code = (err as { code?: string }).code;
-      if (code === undefined) throw err;
-      return args.unmatched(p, code === "ENOENT" ? UNMATCHED.changed : UNMATCHED.unreadable, code);
+      const problem = readProblem(err);
+      if (!problem) throw err;
+      return args.unmatched(planned, problem.reason, problem.code);
     }
-    if (!hashed) return args.unmatched(p, UNMATCHED.changed);
+    if (!hashed) return args.unmatched(planned, UNMATCHED.changed);
     if (known.has(`${id}:${hashed.sha256}`)) {
       report.duplicates++;
       return;
     }
+    const judged = await judge(planned, hashed);
+    if ("reason" in judged) return args.unmatched(planned, judged.reason, judged.detail);
+    const p = { ...planned, ...judged };
     known.add(`${id}:${hashed.sha256}`);
     const row = rows.get(id);
     const fill = rowFill(p, row, new Date(services.now()));
@@ -145,6 +157,34 @@ export async function adoptAll(args: {
   if (filled > 0) await services.redis.set(linksDirtyKey(services.config.redisPrefix), "1");
 }
 
+/** Where reading a file broke off: gone or replaced since the walk (a link or a FIFO now) is "changed". */
+function readProblem(err: unknown): { reason: string; code: string } | undefined {
+  const code = (err as { code?: string }).code;
+  if (code === undefined) return undefined;
+  return { reason: ["ENOENT", "ELOOP", "ENOTFILE"].includes(code) ? UNMATCHED.changed : UNMATCHED.unreadable, code };
+}
+
+/**
+ * What a planned file is once its bytes are seen (classify.ts judgeLook), or why it is listed as unmatched. The
+ * file looked at must be the one hashed (same inode, size and time): not one put in its place since.
+ */
+async function judge(
+  p: Planned,
+  hashed: { ino: number; size: number; mtimeMs: number },
+): Promise<Exclude<Judgement, { refused: string }> | { reason: string; detail?: string }> {
+  let look: FileLook;
+  try {
+    look = await lookAtFile(p.entry.abs);
+  } catch (err) {
+    const problem = readProblem(err);
+    if (!problem) throw err;
+    return { reason: problem.reason, detail: problem.code };
+  }
+  if (look.stat.ino !== hashed.ino || look.stat.size !== hashed.size || look.stat.mtimeMs !== hashed.mtimeMs) return { reason: UNMATCHED.changed };
+  const judged = judgeLook({ planned: p, ext: p.ext, look, deviation: p.deviation });
+  return "refused" in judged ? { reason: UNMATCHED[judged.refused], detail: judged.detail } : judged;
+}
+
 /** How a file fills its deviation's downloads row, or null when it is kept beside the row. */
 function rowFill(p: Planned, row: DownloadState | undefined, now: Date): RowFill | null {
   const note = `imported from ${p.entry.abs}`;
@@ -163,16 +203,33 @@ function rowFill(p: Planned, row: DownloadState | undefined, now: Date): RowFill
   return { ...base, status, degradedReason: reason, nextAttemptAt: offered ? now : null, isPartial: partial !== null, partialReason: partial };
 }
 
-/** sha256, size and identity of a file, or undefined when it changed while it was read (size or time moved). */
+/**
+ * sha256, size and identity of a file, or undefined when it changed while it was read (size or time moved, or it
+ * is no longer the regular file the walk saw: src/foreign-file.ts opens it without following a link or waiting on a FIFO).
+ */
 async function hashUnchanged(abs: string): Promise<{ sha256: string; size: number; ino: number; mtimeMs: number } | undefined> {
-  const before = await fs.stat(abs);
+  let opened: Awaited<ReturnType<typeof openForeignFile>>;
+  try {
+    opened = await openForeignFile(abs, { maxBytes: Number.MAX_SAFE_INTEGER });
+  } catch (err) {
+    if (err instanceof ForeignFileError && err.refusal !== "unreadable") return undefined;
+    throw err;
+  }
+  const { handle, stats: before } = opened;
   const hash = createHash("sha256");
   let size = 0;
-  for await (const chunk of createReadStream(abs, { highWaterMark: 1024 * 1024 })) {
-    size += (chunk as Buffer).length;
-    hash.update(chunk as Buffer);
+  try {
+    for await (const chunk of foreignChunks(abs, handle, { maxBytes: before.size })) {
+      size += chunk.length;
+      hash.update(chunk);
+    }
+  } catch (err) {
+    void handle.close().catch(() => undefined);
+    if (err instanceof ForeignFileError && err.refusal === "too-large") return undefined;
+    throw err;
   }
-  const after = await fs.stat(abs);
-  if (after.size !== before.size || after.mtimeMs !== before.mtimeMs || size !== before.size) return undefined;
+  await handle.close();
+  const after = await fs.lstat(abs);
+  if (!after.isFile() || after.ino !== before.ino || after.size !== before.size || after.mtimeMs !== before.mtimeMs || size !== before.size) return undefined;
   return { sha256: hash.digest("hex"), size, ino: after.ino, mtimeMs: after.mtimeMs };
 }

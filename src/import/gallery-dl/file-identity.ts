@@ -75,3 +75,76 @@ function safeInt(s: string | undefined): number | null {
   const n = Number(s);
   return Number.isSafeInteger(n) ? n : null;
 }
+
+/** A file format told by its first bytes; `picture` when sharp decodes it (its proportions can be checked). */
+export type FileFormat = { name: string; picture: boolean };
+
+/** Signatures at the start of the formats DeviantArt serves or takes as downloads; "?" matches any byte. */
+const SIGNATURES: ReadonlyArray<{ name: string; picture: boolean; at: number; bytes: string | readonly number[] }> = [
+  { name: "jpeg", picture: true, at: 0, bytes: [0xff, 0xd8, 0xff] },
+  { name: "png", picture: true, at: 0, bytes: [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] },
+  { name: "gif", picture: true, at: 0, bytes: "GIF87a" },
+  { name: "gif", picture: true, at: 0, bytes: "GIF89a" },
+  { name: "webp", picture: true, at: 0, bytes: "RIFF????WEBP" },
+  { name: "tiff", picture: true, at: 0, bytes: [0x49, 0x49, 0x2a, 0x00] },
+  { name: "tiff", picture: true, at: 0, bytes: [0x4d, 0x4d, 0x00, 0x2a] },
+  { name: "avif", picture: true, at: 4, bytes: "ftypavif" },
+  { name: "heic", picture: false, at: 4, bytes: "ftypheic" },
+  { name: "heic", picture: false, at: 4, bytes: "ftypmif1" },
+  { name: "bmp", picture: false, at: 0, bytes: "BM" },
+  { name: "mp4", picture: false, at: 4, bytes: "ftyp" },
+  { name: "webm", picture: false, at: 0, bytes: [0x1a, 0x45, 0xdf, 0xa3] },
+  { name: "pdf", picture: false, at: 0, bytes: "%PDF-" },
+  { name: "zip", picture: false, at: 0, bytes: [0x50, 0x4b, 0x03, 0x04] },
+  { name: "rar", picture: false, at: 0, bytes: "Rar!" },
+  { name: "7z", picture: false, at: 0, bytes: [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c] },
+  { name: "psd", picture: false, at: 0, bytes: "8BPS" },
+  { name: "swf", picture: false, at: 0, bytes: "FWS" },
+  { name: "swf", picture: false, at: 0, bytes: "CWS" },
+  { name: "swf", picture: false, at: 0, bytes: "ZWS" },
+  { name: "mp3", picture: false, at: 0, bytes: "ID3" },
+];
+
+/** The format each extension names (the extension gallery-dl gives a file is the original's). */
+const EXTENSIONS: Record<string, string> = {
+  jpg: "jpeg",
+  jpeg: "jpeg",
+  jpe: "jpeg",
+  jfif: "jpeg",
+  png: "png",
+  gif: "gif",
+  webp: "webp",
+  tif: "tiff",
+  tiff: "tiff",
+  avif: "avif",
+  heic: "heic",
+  heif: "heic",
+  bmp: "bmp",
+  mp4: "mp4",
+  m4v: "mp4",
+  mov: "mp4",
+  webm: "webm",
+  mkv: "webm",
+  pdf: "pdf",
+  zip: "zip",
+  rar: "rar",
+  "7z": "7z",
+  psd: "psd",
+  swf: "swf",
+  mp3: "mp3",
+};
+
+/** The format of a file's first bytes, or null when none of the known signatures is there. */
+export function formatOfBytes(head: Uint8Array): FileFormat | null {
+  for (const s of SIGNATURES) {
+    const want = typeof s.bytes === "string" ? [...s.bytes].map((c) => (c === "?" ? -1 : c.charCodeAt(0))) : s.bytes;
+    if (head.length < s.at + want.length) continue;
+    if (want.every((b, i) => b === -1 || head[s.at + i] === b)) return { name: s.name, picture: s.picture };
+  }
+  return null;
+}
+
+/** The format a file's extension names, or null for an extension without a known signature. */
+export function formatOfExtension(ext: string): string | null {
+  return EXTENSIONS[ext.toLowerCase()] ?? null;
+}

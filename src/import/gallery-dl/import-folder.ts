@@ -9,12 +9,13 @@ import { GalleryDlArchiveRepository } from "../../db/gallery-dl-archive.reposito
 import { ImportedFileRepository, type ImportCandidate } from "../../db/imported-file.repository.ts";
 import { UserError } from "../../errors.ts";
 import type { Services } from "../../services.ts";
+import { formatBytes } from "../../text/bytes.ts";
 import { adoptAll } from "./adopt.ts";
 import { parseArchiveKey, type ArchiveKey } from "./archive-keys.ts";
 import { classifyFile } from "./classify.ts";
 import { extensionOf, nameFacts, pathFacts, titleKey } from "./file-identity.ts";
 import { indexOfUrl, resolveThroughListings, type ListingWant } from "./resolve-listings.ts";
-import { readSidecar } from "./sidecar.ts";
+import { readSidecar, SIDECAR_MAX_BYTES } from "./sidecar.ts";
 import { UNMATCHED, type ImportOptions, type ImportReport, type Planned, type Scanned } from "./types.ts";
 import { walkFolder, type FolderEntry } from "./walk.ts";
 
@@ -30,7 +31,7 @@ export async function importGalleryDl(opts: ImportOptions): Promise<ImportReport
     throw new UserError(`${opts.dir} is not a folder: give gallery-dl's download folder (the one holding deviantart/), or a user folder inside it`);
   }
   const archiveAbs = opts.archiveFile === undefined ? undefined : path.resolve(opts.archiveFile);
-  const keys = archiveAbs === undefined ? undefined : await readArchiveKeys(archiveAbs);
+  const keys = archiveAbs === undefined ? undefined : await readArchiveKeys(archiveAbs, opts.signal);
   const account = await pickAccount(services, opts.account);
   const report: ImportReport = {
     dir: root,
@@ -62,7 +63,7 @@ export async function importGalleryDl(opts: ImportOptions): Promise<ImportReport
     report.phasesMs[phase] = Date.now() - mark;
     mark = Date.now();
   };
-  const scanned = await scan({ root, archiveAbs, report, unmatched, onProgress: opts.onProgress });
+  const scanned = await scan({ root, archiveAbs, report, unmatched, onProgress: opts.onProgress, signal: opts.signal });
   lap("scan");
   const repo = new ImportedFileRepository(services.pool);
   opts.onProgress?.({ phase: "resolving", done: 0, total: scanned.length, bytes: 0 });
@@ -88,8 +89,8 @@ export async function importGalleryDl(opts: ImportOptions): Promise<ImportReport
 
 // ---- scanning -------------------------------------------------------------------------------------------
 
-async function readArchiveKeys(file: string): Promise<ArchiveKey[]> {
-  const archive = await GalleryDlArchiveRepository.open(file);
+async function readArchiveKeys(file: string, signal: AbortSignal | undefined): Promise<ArchiveKey[]> {
+  const archive = await GalleryDlArchiveRepository.open(file, signal);
   try {
     return archive.listEntries().flatMap((e) => parseArchiveKey(e) ?? []);
   } finally {
@@ -101,27 +102,33 @@ async function scan(args: {
   root: string;
   archiveAbs: string | undefined;
   report: ImportReport;
-  unmatched: (s: { entry: FolderEntry }, reason: string) => void;
+  unmatched: (s: { entry: FolderEntry }, reason: string, detail?: string) => void;
   onProgress: ImportOptions["onProgress"];
+  signal: AbortSignal | undefined;
 }): Promise<Scanned[]> {
+  const { signal } = args;
   const entries: FolderEntry[] = [];
-  for await (const e of walkFolder(args.root)) if (e.abs !== args.archiveAbs) entries.push(e);
+  for await (const e of walkFolder(args.root, signal)) if (e.abs !== args.archiveAbs) entries.push(e);
   const files = new Set(entries.filter((e) => e.kind === "file").map((e) => e.abs));
   const out: Scanned[] = [];
   for (const entry of entries) {
-    if (entry.kind === "file" && entry.abs.endsWith(".json") && files.has(entry.abs.slice(0, -5))) {
+    signal?.throwIfAborted();
+    const sidecar = entry.kind === "file" && entry.abs.endsWith(".json") && files.has(entry.abs.slice(0, -5));
+    if (sidecar && entry.size <= SIDECAR_MAX_BYTES) {
       args.report.sidecars++;
       continue;
     }
     args.report.filesSeen++;
-    if (entry.kind === "symlink") args.unmatched({ entry }, UNMATCHED.symlink);
+    if (sidecar) args.unmatched({ entry }, UNMATCHED.sidecarNotRead, `larger than ${formatBytes(SIDECAR_MAX_BYTES)}`);
+    else if (entry.kind === "symlink") args.unmatched({ entry }, UNMATCHED.symlink);
+    else if (entry.kind === "unreachable") unreachable(entry, args.unmatched);
     else if (entry.kind !== "file") args.unmatched({ entry }, UNMATCHED.notFile);
     else if (entry.abs.endsWith(".part")) args.unmatched({ entry }, UNMATCHED.partial);
     else if (entry.size === 0) args.unmatched({ entry }, UNMATCHED.empty);
-    else if (entry.abs.endsWith(".json") && (await looksLikeSidecar(entry.abs))) args.unmatched({ entry }, UNMATCHED.orphanSidecar);
+    else if (entry.abs.endsWith(".json") && (await looksLikeSidecar(entry.abs, signal))) args.unmatched({ entry }, UNMATCHED.orphanSidecar);
     else {
       const base = path.basename(entry.abs);
-      const sidecar = await readSidecar(entry.abs);
+      const sidecar = await readSidecar(entry.abs, signal);
       const name = nameFacts(base);
       out.push({
         entry,
@@ -138,8 +145,15 @@ async function scan(args: {
   return out;
 }
 
-async function looksLikeSidecar(file: string): Promise<boolean> {
-  return (await readSidecar(file.slice(0, -5)).catch(() => undefined)) !== undefined;
+async function looksLikeSidecar(file: string, signal: AbortSignal | undefined): Promise<boolean> {
+  return (await readSidecar(file.slice(0, -5), signal)) !== undefined;
+}
+
+/** An entry the walk could not reach: past the system's path limit, or refused by its permissions. */
+function unreachable(entry: FolderEntry, unmatched: (s: { entry: FolderEntry }, reason: string, detail?: string) => void): void {
+  const what = entry.folder ? "a folder: none of its files were read" : undefined;
+  if (entry.code === "ENAMETOOLONG") unmatched({ entry }, UNMATCHED.tooDeep, what);
+  else unmatched({ entry }, UNMATCHED.unreadable, what ? `${entry.code}; ${what}` : entry.code);
 }
 
 // ---- resolving ------------------------------------------------------------------------------------------

@@ -1,8 +1,13 @@
 // gallery-dl's metadata sidecar (`--write-metadata`): `<file name>.<ext>.json` beside the file, the
 // deviation object as gallery-dl kept it (docs/service-behaviour.md#gallery-dl-sidecar). Only what an
-// import needs is read, each field on its own: a sidecar that says less, or something odd, still helps.
-import fs from "node:fs/promises";
+// import needs is read, each field on its own: a sidecar that says less, or something odd, still helps. It is
+// read as a file of a folder dvault does not own (src/foreign-file.ts): a link, a FIFO or a device at its name, or
+// one past SIDECAR_MAX_BYTES, is no sidecar; the walk reports such an entry for what it is.
+import { readForeignFile } from "../../foreign-file.ts";
 import { z } from "zod";
+
+/** gallery-dl's sidecars are a few kilobytes; the service's longest descriptions keep them well under this. */
+export const SIDECAR_MAX_BYTES = 16 * 1024 * 1024;
 
 const int = z
   .union([z.number(), z.string().regex(/^\d{1,15}$/)])
@@ -38,12 +43,14 @@ export type Sidecar = {
   targetPath?: string;
 };
 
-/** The sidecar of `file`, or undefined when there is none or it is not gallery-dl's JSON. */
-export async function readSidecar(file: string): Promise<Sidecar | undefined> {
+/** The sidecar of `file`, or undefined when there is none, it is refused (see above) or it is not gallery-dl's JSON. */
+export async function readSidecar(file: string, signal?: AbortSignal): Promise<Sidecar | undefined> {
   let text: string;
   try {
-    text = await fs.readFile(`${file}.json`, "utf8");
+    text = (await readForeignFile(`${file}.json`, { maxBytes: SIDECAR_MAX_BYTES, ...(signal ? { signal } : {}) })).toString("utf8");
   } catch {
+    // Stopped (SIGINT, SIGTERM): the run ends; any other refusal means no sidecar.
+    signal?.throwIfAborted();
     return undefined;
   }
   let json: unknown;

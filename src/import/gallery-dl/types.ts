@@ -67,12 +67,16 @@ export const UNMATCHED = {
   partial: "an unfinished download (.part)",
   symlink: "a symbolic link (not followed)",
   notFile: "not a regular file",
+  tooDeep: "its path is longer than the system allows (ENAMETOOLONG): move it nearer the folder's top and import again",
+  sidecarNotRead: "a metadata file too large to be gallery-dl's: not read",
   empty: "an empty file",
   orphanSidecar: "a metadata file whose file is not there",
   textPage: "a journal or literature page: dvault keeps the text itself",
   changed: "it changed while it was read: run the import again",
   unreadable: "it cannot be read (see the error): fix its permissions and run the import again",
   busy: "being downloaded by dvault right now: run the import again afterwards",
+  notTheWork: "its bytes do not look like its work (another format than its name says, a picture that does not decode, or not the work's proportions)",
+  oversized: "larger than any file the service announces for its work",
 } as const;
 
 export type Scanned = {

@@ -1,5 +1,7 @@
 // Every entry below a folder, in a stable order, without following links: the import reads the user's files
-// and never writes or moves them.
+// and never writes or moves them. What cannot be reached (a folder it may not list, a path longer than the
+// system takes) is an entry too, with the system's code, so the report says so instead of skipping it.
+import type { Dirent } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 
@@ -7,27 +9,48 @@ export type FolderEntry = {
   abs: string;
   /** Relative to the folder walked, with "/" separators (what the report shows). */
   rel: string;
-  kind: "file" | "symlink" | "other";
+  /** "unreachable": lstat or readdir failed (`code` says why); `folder` when it is a folder whose files were not read. */
+  kind: "file" | "symlink" | "other" | "unreachable";
   size: number;
   mtimeMs: number;
   ino: number;
+  code?: string;
+  folder?: boolean;
 };
 
-export async function* walkFolder(root: string): AsyncGenerator<FolderEntry> {
-  yield* walkDir(root, root);
+export async function* walkFolder(root: string, signal?: AbortSignal): AsyncGenerator<FolderEntry> {
+  yield* walkDir(root, root, signal);
 }
 
-async function* walkDir(root: string, dir: string): AsyncGenerator<FolderEntry> {
-  const names = (await fs.readdir(dir)).sort();
-  for (const name of names) {
-    const abs = path.join(dir, name);
-    const st = await fs.lstat(abs).catch(() => undefined);
-    if (!st) continue;
+async function* walkDir(root: string, dir: string, signal: AbortSignal | undefined): AsyncGenerator<FolderEntry> {
+  signal?.throwIfAborted();
+  const rel = (abs: string) => path.relative(root, abs).split(path.sep).join("/");
+  let dirents: Dirent[];
+  try {
+    dirents = await fs.readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if (dir === root) throw err;
+    yield { abs: dir, rel: rel(dir), kind: "unreachable", size: 0, mtimeMs: 0, ino: 0, code: codeOf(err), folder: true };
+    return;
+  }
+  dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const dirent of dirents) {
+    const abs = path.join(dir, dirent.name);
+    const st = await fs.lstat(abs).catch((err: unknown) => codeOf(err));
+    if (typeof st === "string") {
+      // Gone since the listing: nothing to report. Anything else (ENAMETOOLONG past PATH_MAX, EACCES) is reported.
+      if (st !== "ENOENT") yield { abs, rel: rel(abs), kind: "unreachable", size: 0, mtimeMs: 0, ino: 0, code: st, folder: dirent.isDirectory() };
+      continue;
+    }
     if (st.isDirectory()) {
-      yield* walkDir(root, abs);
+      yield* walkDir(root, abs, signal);
       continue;
     }
     const kind = st.isFile() ? "file" : st.isSymbolicLink() ? "symlink" : "other";
-    yield { abs, rel: path.relative(root, abs).split(path.sep).join("/"), kind, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino };
+    yield { abs, rel: rel(abs), kind, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino };
   }
+}
+
+function codeOf(err: unknown): string {
+  return (err as NodeJS.ErrnoException).code ?? String(err);
 }

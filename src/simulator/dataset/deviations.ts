@@ -6,7 +6,14 @@ import { ADJECTIVES, cap, escapeHtml, isoAt, deviationSlug, LICENSES, NOUNS, TAG
 
 export type DeviationKind = "image" | "journal" | "literature" | "video";
 
-export type SimImage = { width: number; height: number; filesize: number; transparency: boolean; ext: "jpg" | "png" | "gif" };
+/**
+ * What /deviation/{deviationid} answers for a deviation once it is deleted: the `is_deleted` stub with HTTP
+ * 200, or HTTP 400 invalid_request "Deviation not found." with this error_code (null: none). Public clients
+ * disagree on which (docs/service-behaviour.md#deleted-deviation-lookup).
+ */
+export type DeletedLookup = { kind: "stub" } | { kind: "refusal"; errorCode: number | null };
+
+export type SimImage = { width: number; height: number; filesize: number; transparency: boolean; ext: "jpg" | "png" | "gif" | "webp" };
 
 /**
  * How the simulator renders one deviation (object and metadata) beyond its values: what the real service
@@ -35,6 +42,8 @@ export type SimDeviation = {
   /** Epoch seconds. */
   publishedTime: number;
   isDeleted: boolean;
+  /** Pinned answer of /deviation/{deviationid} once deleted; otherwise see variance.ts#deletedLookupOf. */
+  deletedLookup?: DeletedLookup;
   isMature: boolean;
   matureLevel: "strict" | "moderate" | null;
   matureClassification: string[];
@@ -91,7 +100,9 @@ export function makeDeviation(rng: Rng, dataset: Dataset, startMs: number, input
   const numericId = ++dataset.counters.numericId;
   const published = input.publishedTime ?? Math.floor(startMs / 1000) - rng.int(3600, 3 * 365 * 86400);
   const hasImage = kind === "image" || kind === "video";
-  const ext = rng.pick(["jpg", "jpg", "jpg", "png", "gif"] as const);
+  // One draw from ten: the JPEG and PNG works of the five-way draw this replaced stay what they were, and half of
+  // its GIFs are WebP (docs/service-behaviour.md#original-formats).
+  const ext = rng.pick(["jpg", "jpg", "jpg", "jpg", "jpg", "jpg", "png", "png", "gif", "webp"] as const);
   const width = rng.int(400, 4000);
   const height = rng.int(400, 4000);
   const isText = kind === "journal" || kind === "literature";

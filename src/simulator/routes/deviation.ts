@@ -6,6 +6,7 @@ import { ERR, apiError, json, type Reply } from "../http.ts";
 import { offsetPage } from "../paging.ts";
 import { isGone } from "../dataset.ts";
 import { deviationJson, deviationUrl, metadataJson, userJson } from "../render.ts";
+import { deletedLookupOf } from "../variance.ts";
 import { actingUser, showsMature, touch, type ApiContext, type ApiRoute } from "../world.ts";
 import { deviationNotFound, getDeviation, requireParams } from "./common.ts";
 
@@ -37,6 +38,13 @@ export const BARE_500_HTML = `<html>
 
 function bare500(): Reply {
   return { status: 500, text: BARE_500_HTML, contentType: "text/html" };
+}
+
+/** A deleted deviation asked for by id: one of the answers public clients allow (docs/service-behaviour.md#deleted-deviation-lookup). */
+function deletedAnswer(ctx: ApiContext, d: SimDeviation): Reply {
+  const lookup = deletedLookupOf(ctx.world.data, d);
+  if (lookup.kind === "stub") return json(200, deviationJson(ctx, d));
+  return apiError(400, "invalid_request", "Deviation not found.", lookup.errorCode === null ? {} : { error_code: lookup.errorCode });
 }
 
 function isDeviation(x: SimDeviation | Reply): x is SimDeviation {
@@ -90,6 +98,7 @@ export const deviationRoutes: ApiRoute[] = [
     handler(ctx) {
       const d = getDeviation(ctx.world, ctx.pathParams.deviationid);
       if (!d) return deviationNotFound();
+      if (d.isDeleted) return deletedAnswer(ctx, d);
       // A gone author's deviation still answers here: no public source says otherwise
       // (docs/service-behaviour.md#gone-author-deviation, UNCERTAIN).
       return json(200, deviationJson(ctx, d));

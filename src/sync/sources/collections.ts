@@ -5,6 +5,7 @@
 import { DEFAULT_EVERY_MS, type SourceDefinition } from "../source.ts";
 import { collectionSpec, folderStateJson, parseFolderState } from "./folder-spec.ts";
 import { syncFolders } from "./folder-walk.ts";
+import { profileCounts } from "./profile.ts";
 import { witnessOutcome } from "./witnesses.ts";
 
 export const FAVOURITES_PRIORITY = 50;
@@ -20,7 +21,7 @@ export const collectionsSource: SourceDefinition = {
       ctx,
       spec,
       { state, save: (repos, s, withKnown) => repos.syncState.saveSourceState(ctx.ref, { cursor: folderStateJson(s, withKnown) }) },
-      { full: ctx.full, newestCheck: true },
+      { full: ctx.full, newestCheck: true, profileCount: (await profileCounts(ctx)).favourites },
     );
     return witnessOutcome(ctx, result, { what: "your favourites", optionalAll: "collections.all" });
   },

@@ -1,8 +1,10 @@
-// The folder walk's plan (which folders a run opens, and how) and how a folder's walk is closed: its size
-// remembered, its gap recorded or cleared (docs/service-behaviour.md#offset-ceiling), its departed members
-// marked removed, or the walk stopped when the owner is gone. The walking itself is folder-walk.ts.
+// The folder walk's plan (which folders a run opens, and how), where a member stands in its folder, and how
+// a folder's walk is closed: its size remembered, its gap recorded or cleared
+// (docs/service-behaviour.md#offset-ceiling), its departed members marked removed, or the walk stopped when
+// the owner is gone. The walking itself is folder-walk.ts.
 import { isMissing, userStateOf } from "../../api/errors.ts";
 import { DEFAULT_OFFSET_CEILING } from "../../api/paginate.ts";
+import type { FolderMemberInput } from "../../db/folder.repository.ts";
 import type { FolderKind } from "../../db/mirror-rows.ts";
 import type { SyncRepos } from "../repos.ts";
 import type { SourceContext } from "../source.ts";
@@ -103,8 +105,43 @@ export async function closeFolder(
   } else if (how.complete && ctx.state?.gaps[entry.folderid]) {
     await repos.syncState.clearGap(ctx.ref, entry.folderid, ctx.now());
   }
-  // A folder walked to its end: members not seen since its walk began have left it.
-  if (how.complete && run.folderStartedAt) {
-    await repos.folders.markMissingMembersRemoved(kind, entry.folderid, new Date(run.folderStartedAt), ctx.now());
+  // Walked to its end (or the ceiling) without knowing its size: its positions are counted from the end now.
+  if (entry.size === null && (how.complete || how.truncated) && run.folderStartedAt) {
+    await repos.folders.countPositionsFromEnd(kind, entry.folderid, mirrored, new Date(run.folderStartedAt));
   }
+  // A folder walked to its end: members not seen since its walk began have left it (on an incremental
+  // run, asked about at its end unless listed elsewhere: freshness.ts).
+  if (how.complete && run.folderStartedAt) {
+    const left = await repos.folders.markMissingMembersRemoved(kind, entry.folderid, new Date(run.folderStartedAt), ctx.now());
+    if (!run.full && left.length > 0) run.departed = [...(run.departed ?? []), ...left];
+  }
+}
+
+/**
+ * A member's position: where it stands counted from the folder's end, negative, so `ORDER BY position`
+ * reads the folder in the service's order (its first member has -size, its last -1; docs/schema.md). Counted
+ * from the end because new works arrive at the top: an incremental walk that stops at the first unchanged
+ * page then leaves every older member's number as it was, and "unchanged" can be told from the positions.
+ * While the folder's size is unknown, the ordinal from the top stands in (≥ 0) until the walk reaches the
+ * end, where closeFolder counts those from the end too.
+ */
+export function memberPosition(size: number | null, ordinal: number): number {
+  return size === null ? ordinal : ordinal - size;
+}
+
+/**
+ * An early-stopping walk ends at a page the mirror holds unchanged: everything below it kept its place
+ * (positions count from the end), so the members above it that this walk did not meet have left the
+ * folder; on an incremental run they are asked about at its end (freshness.ts). Unknown sizes give no such page.
+ */
+export async function passedMembersLeft(
+  ctx: SourceContext,
+  repos: SyncRepos,
+  args: { kind: FolderKind; run: Run; entry: PlanEntry; page: readonly FolderMemberInput[] },
+): Promise<void> {
+  const { kind, run, entry, page } = args;
+  const boundary = page[0]?.position;
+  if (entry.size === null || boundary === undefined || !run.folderStartedAt) return;
+  const left = await repos.folders.markPassedMembersRemoved(kind, entry.folderid, boundary, new Date(run.folderStartedAt), ctx.now());
+  if (left.length > 0) run.departed = [...(run.departed ?? []), ...left];
 }

@@ -42,6 +42,13 @@ const RunSchema = z.object({
   folderIssues: z.array(z.string()).optional(),
   /** Where the service stopped paging, when a listing showed it (docs/service-behaviour.md#offset-ceiling). */
   ceiling: z.number().int().nullish(),
+  /** Works that left a listing in this incremental run (freshness.ts): asked about at its end unless listed elsewhere. */
+  departed: z.array(z.string()).optional(),
+  /**
+   * Set when the run began: why every work of the source may have to be asked about (freshness.ts), and by
+   * how much the owner's profile count dropped; kept with the run so a resumed run still does it.
+   */
+  fullCheck: z.object({ reasons: z.array(z.string()), profileDrop: z.number().int(), profileCount: z.number().nullable() }).optional(),
 });
 
 const PendingTextSchema = z.object({ id: z.string(), excerpt: z.string().nullable() });
@@ -60,6 +67,15 @@ export const FolderStateSchema = z.object({
   pendingTexts: z.array(PendingTextSchema),
   /** The unfinished run, resumed by the next one. */
   run: RunSchema.optional(),
+  /** Comma-joined ids of the "all" view's first page as last read: a freshness witness (freshness.ts). */
+  top: z.string().optional(),
+  /** The owner's profile count of what this source lists, as of the last run given one (freshness.ts). */
+  witnessCount: z.number().nullish(),
+  /**
+   * Works that may be gone upstream whose lookup settled nothing yet (a throttle, a 5xx, the lookup removed:
+   * vanished.ts): asked again at every run until the service answers about them.
+   */
+  unsettled: z.array(z.string()).optional(),
 });
 export type FolderState = z.infer<typeof FolderStateSchema>;
 export type Run = z.infer<typeof RunSchema>;

@@ -20,6 +20,12 @@ export type FolderSyncOptions = {
    * did not change): the quiet run costs the newest page only.
    */
   foldersOnlyIfNew?: boolean;
+  /**
+   * The owner's profile count of what this source lists (a gallery's user_deviations, the favourites'
+   * user_favourites), read by whoever owns the profile: when it drops, an incremental run finds out which
+   * works went (freshness.ts). Undefined or null: not known.
+   */
+  profileCount?: number | null;
 };
 
 export type FolderSyncResult = {
@@ -36,4 +42,8 @@ export type FolderSyncResult = {
   folderIssues: string[];
   /** Optional parts whose endpoint the service removed (the walk went on without them). */
   gone: string[];
+  /** Works that may be gone upstream but could not be asked about yet (vanished.ts), and why: asked again next run. */
+  unsettled: { count: number; cause?: string };
+  /** The freshness check of an incremental run (freshness.ts): why it ran, how many works it asked about, how many were gone. */
+  checked?: { reasons: string[]; asked: number; gone: number };
 };

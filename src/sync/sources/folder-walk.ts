@@ -1,7 +1,8 @@
 // The folder-by-folder walk shared by the gallery, collections and tracked sources: folder list with
-// sizes, each changed folder's pages (bottom-anchored positions, early stop), metadata and texts of new
-// items, wanted downloads, gaps, and on a sweep the "all" view as a second witness (a deviation need not
-// sit in any folder: docs/service-behaviour.md#folders-optional) and the removal of what vanished.
+// sizes, each changed folder's pages (positions counted from the folder's end, early stop), metadata and
+// texts of new items, wanted downloads, gaps, and on a sweep the "all" view as a second witness (a
+// deviation need not sit in any folder: docs/service-behaviour.md#folders-optional) and the removal of
+// what vanished; on an incremental run whose witnesses say something went, the freshness check (freshness.ts).
 import { isEndpointGone } from "../../api/errors.ts";
 import { DEFAULT_OFFSET_CEILING, nextOffset } from "../../api/paginate.ts";
 import type { Page } from "../../api/transport.ts";
@@ -9,7 +10,7 @@ import type { Deviation } from "../../api/types.ts";
 import type { SyncRepos } from "../repos.ts";
 import type { SourceContext } from "../source.ts";
 import { FolderPageWriter } from "./folder-page-writer.ts";
-import { closeFolder, estimatedPages, folderRefused, LONG_WALK_PAGES, planFolders, type FolderEnd } from "./folder-plan.ts";
+import { closeFolder, estimatedPages, folderRefused, LONG_WALK_PAGES, memberPosition, passedMembersLeft, planFolders, type FolderEnd } from "./folder-plan.ts";
 import {
   flattenFolders,
   folderStateJson,
@@ -22,8 +23,9 @@ import {
   type Run,
 } from "./folder-spec.ts";
 import type { FolderSyncIO, FolderSyncOptions, FolderSyncResult } from "./folder-walk-types.ts";
+import { KnownWorks } from "./folder-settle.ts";
+import { fullCheckReasons, leftTheTop } from "./freshness.ts";
 import { flushPending } from "./pending-work.ts";
-import { resolveVanished } from "./user-state.ts";
 
 export type { FolderSyncIO, FolderSyncOptions, FolderSyncResult } from "./folder-walk-types.ts";
 
@@ -51,6 +53,8 @@ class FolderWalker {
 
   private savedWithoutKnown = false;
   private readonly gone: string[] = [];
+  /** The source's known works and what this run settles about the ones that may be gone. */
+  private readonly works: KnownWorks;
   private readonly initialJson: string;
   private readonly io: FolderSyncIO;
 
@@ -71,6 +75,7 @@ class FolderWalker {
     this.known = io.state.known !== undefined ? new Set(splitIds(io.state.known)) : undefined;
     this.pages = new FolderPageWriter(ctx, spec, io.state);
     this.seen = this.pages.seen;
+    this.works = new KnownWorks(ctx, { ownerUserid: spec.owner.userid, state: io.state, seen: this.seen, known: this.known, removed: this.gone });
   }
 
   async run(options: FolderSyncOptions): Promise<FolderSyncResult> {
@@ -83,21 +88,29 @@ class FolderWalker {
 
     let lookFor: string[] = [];
     let forceAll = options.forceAll ?? false;
+    let leftTop: string[] = [];
     if (!run && !options.full && hadHistory && options.newestCheck) {
-      const fresh = await this.checkNewest();
-      if (fresh === undefined) forceAll = true;
-      else lookFor = fresh;
-      if (options.foldersOnlyIfNew && !forceAll && lookFor.length === 0) {
+      const newest = await this.checkNewest();
+      if (newest === undefined) forceAll = true;
+      else {
+        lookFor = newest.fresh;
+        leftTop = newest.left;
+      }
+      if (options.foldersOnlyIfNew && !forceAll && lookFor.length === 0 && leftTop.length === 0 && !st.unsettled?.length) {
         await this.flushPending(true);
         // A per-page write left the known ids out: put them back.
         if (this.savedWithoutKnown) await ctx.transaction((repos) => this.io.save(repos, st, true));
-        return { sweep: false, resumed: false, truncated: false, seen: 0, all: null, folderIssues: [], gone: this.gone };
+        return this.emptyResult();
       }
     }
 
     const folders = await this.listFolders();
     if (!run) {
       const full = options.full || !hadHistory;
+      const profileCount = typeof options.profileCount === "number" ? options.profileCount : null;
+      const fullCheck = { ...fullCheckReasons({ folders, sizes: st.sizes, profileCount, lastProfileCount: st.witnessCount }), profileCount };
+      // A sweep asks about everything that left its listings: the count it saw is the one to compare with next.
+      if (full && profileCount !== null) st.witnessCount = profileCount;
       run = {
         full,
         startedAt: ctx.startedAt.toISOString(),
@@ -110,6 +123,7 @@ class FolderWalker {
         lookFor,
         all: null,
         folderIssues: [],
+        ...(full ? {} : { departed: leftTop, fullCheck }),
       };
       st.run = run;
     }
@@ -128,19 +142,35 @@ class FolderWalker {
     run.lookFor = [];
 
     const sweep = run.full;
-    if (sweep) await this.finishSweep(run, resumed);
+    // The walk's own work first: asking about works that may be gone can meet a throttle, which ends the asking.
     await this.flushPending(true);
+    if (sweep) await this.finishSweep(run, resumed);
+    else await this.works.afterIncremental(run);
     const result: FolderSyncResult = {
+      ...this.emptyResult(),
       sweep,
       resumed,
       truncated: run.truncated,
       seen: this.seen.size,
       all: sweep ? (run.all ?? null) : null,
       folderIssues: run.folderIssues ?? [],
-      gone: this.gone,
     };
     await this.finishRun(folders, sweep && !resumed);
     return result;
+  }
+
+  /** What a run that walked nothing reports. */
+  private emptyResult(): FolderSyncResult {
+    return {
+      sweep: false,
+      resumed: false,
+      truncated: false,
+      seen: 0,
+      all: null,
+      folderIssues: [],
+      gone: this.gone,
+      ...this.works.outcome(),
+    };
   }
 
   private async walkPlan(run: Run): Promise<void> {
@@ -166,17 +196,25 @@ class FolderWalker {
   /**
    * The newest pages of the "all" view, until one holds something already mirrored: edits at the top are
    * recorded here, and new deviations in no folder are found without opening any. Returns the ids found
-   * new, which the folder walk then looks for; undefined when the view is gone.
+   * new, which the folder walk then looks for, and the works of the earlier first page that left it
+   * (freshness.ts); undefined when the view is gone.
    */
-  private async checkNewest(): Promise<string[] | undefined> {
+  private async checkNewest(): Promise<{ fresh: string[]; left: string[] } | undefined> {
     const fresh: string[] = [];
+    let left: string[] = [];
+    let first = true;
     try {
       for await (const page of this.spec.allPages(this.ctx.client, 0)) {
         const written = await this.ctx.transaction(async (repos) => {
           const result = await this.pages.write(repos, page.items, { witness: true });
-          if (result.touched) await this.io.save(repos, this.st, false);
+          const top = first ? page.items.map((d) => d.deviationid) : undefined;
+          if (top) left = leftTheTop(top, splitIds(this.st.top ?? ""), { fresh: result.fresh.length, ended: !page.hasMore });
+          const topMoved = top !== undefined && top.join(",") !== this.st.top;
+          if (top) this.st.top = top.join(",");
+          if (result.touched || topMoved) await this.io.save(repos, this.st, false);
           return result;
         });
+        first = false;
         this.ctx.checkpoint();
         await this.flushPending(false);
         fresh.push(...written.fresh);
@@ -189,7 +227,7 @@ class FolderWalker {
       this.gone.push(err.operation);
       return undefined;
     }
-    return fresh;
+    return { fresh, left };
   }
 
   /** Every page of the folder list, upserted; the folders flattened (subfolders included) in order. */
@@ -239,11 +277,7 @@ class FolderWalker {
     const items = page.items;
     const offset = page.offset ?? run.offset;
     const decision = nextOffset({ ...page, offset }, DEFAULT_OFFSET_CEILING);
-    const members = items.map((d, k) => ({
-      deviationid: d.deviationid,
-      // Counted from the folder's end, so a new deviation at the top does not renumber the folder.
-      position: entry.size !== null ? entry.size - 1 - (run.ordinal + k) : run.ordinal + k,
-    }));
+    const members = items.map((d, k) => ({ deviationid: d.deviationid, position: memberPosition(entry.size, run.ordinal + k) }));
     return ctx.transaction(async (repos) => {
       const written = await this.pages.write(repos, items, { witness: true, folder: { folderid: entry.folderid, members } });
       const unchanged = !written.changed;
@@ -253,6 +287,7 @@ class FolderWalker {
         await this.io.save(repos, this.st, false);
         return false;
       }
+      if (decision.next !== undefined) await passedMembersLeft(ctx, repos, { kind: this.spec.kind, run, entry, page: members });
       const truncated = decision.truncation !== undefined;
       if (decision.truncation?.reason === "offset_ceiling") run.ceiling = decision.truncation.atOffset;
       await this.endFolder(repos, run, entry, { complete: decision.next === undefined && !truncated, truncated, vanished: false });
@@ -280,6 +315,8 @@ class FolderWalker {
         const decision = nextOffset({ ...page, offset: page.offset ?? run.offset }, DEFAULT_OFFSET_CEILING);
         await ctx.transaction(async (repos) => {
           await this.pages.write(repos, page.items, { witness: true });
+          // The first page, as the next run's newest check compares it (freshness.ts).
+          if ((page.offset ?? run.offset) === 0) this.st.top = page.items.map((d) => d.deviationid).join(",");
           all.listed += page.items.filter((d) => d.is_deleted !== true).length;
           if (decision.next !== undefined) run.offset = decision.next;
           await this.io.save(repos, this.st, false);
@@ -322,25 +359,16 @@ class FolderWalker {
   private async finishSweep(run: Run, resumed: boolean): Promise<void> {
     const { ctx, spec } = this;
     await ctx.transaction((repos) => repos.folders.markMissingFoldersRemoved(spec.kind, spec.owner.userid, new Date(run.startedAt), ctx.now()));
-    if (!this.known) return;
-    if (resumed) {
-      ctx.log.info({ kind: spec.kind }, "sweep resumed after an interruption: vanished deviations are checked at the next sweep");
-      return;
-    }
-    const vanished = [...this.known].filter((id) => !this.seen.has(id));
-    if (vanished.length === 0) return;
-    const alive = await resolveVanished(ctx, vanished, { ownerUserid: spec.owner.userid });
-    // Still there but unlisted: beyond an offset ceiling they may come back; otherwise forget them.
-    if (run.truncated) for (const id of alive) this.seen.add(id);
+    await this.works.afterSweep(run, resumed);
   }
 
   private async finishRun(folders: readonly AnyFolder[], replaceKnown: boolean): Promise<void> {
     const { st } = this;
     const current = new Set(folders.map((f) => f.folderid));
     for (const id of Object.keys(st.sizes)) if (!current.has(id)) delete st.sizes[id];
-    const known = replaceKnown ? this.seen : this.known ? new Set([...this.known, ...this.seen]) : undefined;
+    const known = this.works.knownAfter(replaceKnown);
     delete st.run;
-    if (known) st.known = [...known].sort().join(",");
+    if (known) st.known = known.join(",");
     else delete st.known;
     // A quiet run leaves the state as it found it: no write of the (large) known ids.
     if (!this.savedWithoutKnown && JSON.stringify(folderStateJson(st, true)) === this.initialJson) return;

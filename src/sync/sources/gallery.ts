@@ -6,6 +6,7 @@ import { isEndpointGone } from "../../api/errors.ts";
 import { DEFAULT_EVERY_MS, type SourceContext, type SourceDefinition } from "../source.ts";
 import { folderStateJson, gallerySpec, parseFolderState } from "./folder-spec.ts";
 import { syncFolders, type FolderSyncResult } from "./folder-walk.ts";
+import { profileCounts } from "./profile.ts";
 import { witnessOutcome } from "./witnesses.ts";
 
 /** Own works come first in the download queue. */
@@ -22,7 +23,8 @@ export const gallerySource: SourceDefinition = {
       ctx,
       spec,
       { state, save: (repos, s, withKnown) => repos.syncState.saveSourceState(ctx.ref, { cursor: folderStateJson(s, withKnown) }) },
-      { full: ctx.full, newestCheck: true },
+      // The profile's count as the profile source last read it: a witness of works in no folder (freshness.ts).
+      { full: ctx.full, newestCheck: true, profileCount: (await profileCounts(ctx)).deviations },
     );
     const profileCount = await profileCountIfNeeded(ctx, result);
     return witnessOutcome(ctx, result, { what: "deviations of your gallery", profileCount });

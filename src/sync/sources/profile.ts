@@ -23,6 +23,11 @@ const ListStateSchema = z.object({
 const ProfileStateSchema = z.object({
   watcher: ListStateSchema,
   watching: ListStateSchema,
+  /**
+   * The profile's counts of the account's deviations and favourites as of this source's last run: the
+   * gallery and collections sources read them as a witness (profileCounts; src/sync/sources/freshness.ts).
+   */
+  counts: z.object({ deviations: z.number().nullable(), favourites: z.number().nullable() }).optional(),
   /** The list walk in progress, resumed by the next run. */
   run: z.object({ kind: z.enum(["watcher", "watching"]), offset: z.number().int(), full: z.boolean(), startedAt: z.string() }).optional(),
 });
@@ -60,6 +65,7 @@ export const profileSource: SourceDefinition = {
     const gone: string[] = [];
     try {
       const profile = await fetchProfile(ctx, gone);
+      if (profile) state.counts = { deviations: countOrNull(profile.stats?.user_deviations), favourites: countOrNull(profile.stats?.user_favourites) };
       for (const list of LISTS) {
         const count = profile?.user.stats?.[list.stat];
         const resuming = state.run?.kind === list.kind;
@@ -87,6 +93,19 @@ export const profileSource: SourceDefinition = {
     return outcome;
   },
 };
+
+function countOrNull(n: unknown): number | null {
+  return typeof n === "number" && Number.isSafeInteger(n) && n >= 0 ? n : null;
+}
+
+/**
+ * The account's own profile counts as the profile source last read them (no call): a witness of the gallery
+ * and the favourites (src/sync/sources/freshness.ts). Null when that source has not run or had none.
+ */
+export async function profileCounts(ctx: SourceContext): Promise<{ deviations: number | null; favourites: number | null }> {
+  const row = await ctx.repos.syncState.getSourceState({ accountId: ctx.account.id, source: "profile", key: "" });
+  return parseState(row?.cursor).counts ?? { deviations: null, favourites: null };
+}
 
 /** The account's profile with its watcher and friend counts, recorded (profile edits are kept as history). */
 async function fetchProfile(ctx: SourceContext, gone: string[]): Promise<Profile | undefined> {

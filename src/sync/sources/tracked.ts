@@ -13,7 +13,7 @@ import { collectionSpec, emptyFolderState, FolderStateSchema, folderStateJson, g
 import { syncFolders, type FolderSyncResult } from "./folder-walk.ts";
 import { parsePostsState, PostsStateSchema, syncPosts } from "./profile-posts.ts";
 import { checkUser, markUnavailable, recordProfile, userStateWords, UserUnavailableError } from "./user-state.ts";
-import { witnessOutcome } from "./witnesses.ts";
+import { recordUnsettled, witnessOutcome, withUnsettled } from "./witnesses.ts";
 
 /** Tracked users' files come after the account's own and its favourites. */
 export const TRACKED_PRIORITY = 10;
@@ -107,13 +107,14 @@ async function syncTracked(
       // Counts unchanged: only the newest page is checked; the folders are opened if it shows something new.
       newestCheck: !galleryChanged,
       foldersOnlyIfNew: !galleryChanged,
+      profileCount: deviations,
     }),
   );
   if (gallery) gone.push(...gallery.gone);
   let collections: FolderSyncResult | undefined;
   if (favesChanged) {
     collections = await part(gone, "/collections/*", () =>
-      walkFolders(ctx, collectionSpec(owner, download), state, "collections", save, { full: ctx.full, newestCheck: false }),
+      walkFolders(ctx, collectionSpec(owner, download), state, "collections", save, { full: ctx.full, newestCheck: false, profileCount: favourites }),
     );
     // The favourites' "all" view is only a second witness (docs/service-behaviour.md#folders-optional).
     if (collections) gone.push(...collections.gone.filter((op) => op !== "collections.all"));
@@ -139,7 +140,9 @@ async function syncTracked(
   const galleryVerdict = gallery
     ? await witnessOutcome(ctx, gallery, { what: `deviations of ${owner.username}`, profileCount: deviations, publicToken })
     : ({ result: "ok" } satisfies SourceOutcome);
-  return { ...galleryVerdict, completeSweep: ctx.full };
+  const verdict = collections ? withUnsettled(galleryVerdict, collections) : galleryVerdict;
+  if (collections) await recordUnsettled(ctx, [...(gallery ? [gallery] : []), collections]);
+  return { ...verdict, completeSweep: ctx.full };
 }
 
 /** The tracked user is suspended, deactivated or not found: their archived works stay, marked with why. */

@@ -3,8 +3,8 @@
 // Their archived works are kept, marked with why, never as deleted, and come back when the account does.
 // Classification reads error codes only (src/api/errors.ts), never the service's wording.
 import type { DaClient } from "../../api/client.ts";
-import { isEndpointGone, isMissing, isPermanent, userStateOf, type UserState } from "../../api/errors.ts";
-import type { Deviation, Profile } from "../../api/types.ts";
+import { userStateOf, type UserState } from "../../api/errors.ts";
+import type { Profile } from "../../api/types.ts";
 import type { ArtistReason } from "../../db/user.repository.ts";
 import type { SourceContext } from "../source.ts";
 
@@ -101,53 +101,4 @@ export async function recheckUnavailable(ctx: SourceContext): Promise<number> {
   }
   if (asked.size > 0) ctx.log.info({ asked: asked.size, back }, "asked again about unavailable artists");
   return back;
-}
-
-/**
- * Deviations that left every listing: each is asked for once. One the service reports deleted (or no
- * longer knows) is marked deleted — unless its author is unavailable, in which case every work of that
- * author is marked with the author's state instead. Returns the ids that still exist.
- */
-export async function resolveVanished(ctx: SourceContext, ids: readonly string[], options: { ownerUserid: string }): Promise<string[]> {
-  const missing: string[] = [];
-  const deleted: string[] = [];
-  const alive: string[] = [];
-  const authors = new Map<string, string>();
-  for (const id of ids) {
-    let d: Deviation;
-    try {
-      d = await ctx.client.deviation(id);
-    } catch (err) {
-      // The lookup itself is gone, or its answer unreadable twice (recorded): this one stays as it is.
-      if (isEndpointGone(err) || (isPermanent(err) && !isMissing(err))) continue;
-      if (!isMissing(err)) throw err;
-      missing.push(id);
-      continue;
-    }
-    if (d.is_deleted === true) {
-      deleted.push(id);
-      continue;
-    }
-    alive.push(id);
-    if (d.author?.userid) authors.set(d.author.userid, d.author.username);
-  }
-  // A work the service no longer finds may only be hidden with its author: ask about the authors first.
-  const missingAuthors = await ctx.repos.deviations.findAuthors(missing);
-  for (const a of missingAuthors) authors.set(a.userid, a.username);
-  authors.delete(options.ownerUserid);
-  authors.delete(ctx.account.userId);
-  const unavailable = new Set<string>();
-  for (const [userid, username] of authors) {
-    const check = await checkUser(ctx.client, username);
-    if (check.available) continue;
-    unavailable.add(userid);
-    await markUnavailable(ctx, userid, check.state);
-  }
-  const byAuthor = new Map(missingAuthors.map((a) => [a.deviationid, a.userid]));
-  deleted.push(...missing.filter((id) => !unavailable.has(byAuthor.get(id) ?? "")));
-  await ctx.transaction(async (repos) => {
-    ctx.counters.removed += await repos.deviations.markDeviationsRemoved(deleted, "deleted", ctx.now());
-  });
-  ctx.log.info({ vanished: ids.length, deleted: deleted.length, unavailableAuthors: unavailable.size }, "resolved deviations gone from every listing");
-  return alive;
 }

@@ -9,6 +9,8 @@ import type { FolderSyncResult } from "./folder-walk.ts";
 
 /** The gap scope under which a source's witness comparison is recorded. */
 export const WITNESS_GAP = "witnesses";
+/** The gap scope of the works that may be gone but could not be asked about yet (vanished.ts). */
+export const UNSETTLED_GAP = "unsettled";
 
 export type WitnessOptions = {
   /** "deviations in the gallery of X", "favourites of X": what the counts are of, in words. */
@@ -66,6 +68,46 @@ export function judgeWitnesses(result: FolderSyncResult, options: WitnessOptions
  * last sweep's verdict stands.
  */
 export async function witnessOutcome(ctx: SourceContext, result: FolderSyncResult, options: WitnessOptions): Promise<SourceOutcome> {
+  const outcome = withUnsettled(await listingsOutcome(ctx, result, options), result);
+  await recordUnsettled(ctx, [result]);
+  return outcome;
+}
+
+/**
+ * The works the walks could not ask about, as the source's "unsettled" gap (status and the digest say why the
+ * source is not done), or the gap cleared once none is left.
+ */
+export async function recordUnsettled(ctx: SourceContext, results: ReadonlyArray<Pick<FolderSyncResult, "unsettled">>): Promise<void> {
+  const count = results.reduce((n, r) => n + r.unsettled.count, 0);
+  const cause = results.find((r) => r.unsettled.cause)?.unsettled.cause;
+  const reason = unsettledWords({ unsettled: { count, ...(cause ? { cause } : {}) } });
+  if (reason) await ctx.repos.syncState.recordGap(ctx.ref, UNSETTLED_GAP, { expected: null, mirrored: null, reason }, ctx.now());
+  else if (ctx.state?.gaps[UNSETTLED_GAP]) await ctx.repos.syncState.clearGap(ctx.ref, UNSETTLED_GAP, ctx.now());
+}
+
+/**
+ * An outcome with the works that may be gone but could not be asked about (vanished.ts) added: not done,
+ * though the listings may agree, so "ok" becomes "incomplete" with the reason.
+ */
+export function withUnsettled(outcome: SourceOutcome, result: Pick<FolderSyncResult, "unsettled">): SourceOutcome {
+  const unsettled = unsettledWords(result);
+  if (!unsettled) return outcome;
+  // Degraded says why already (the lookup removed): the count is what it adds.
+  if (outcome.result === "degraded") return { ...outcome, unavailableReason: `${outcome.unavailableReason}; ${unsettledWords(result, false)}` };
+  const reason = outcome.result === "incomplete" && outcome.reason ? `${outcome.reason}; ${unsettled}` : unsettled;
+  const { note: _note, ...rest } = outcome;
+  return { ...rest, result: "incomplete", reason };
+}
+
+/** "2 works that may be gone upstream could not be asked about (HTTP 429 user_api_threshold); asked again at the next run". */
+export function unsettledWords(result: Pick<FolderSyncResult, "unsettled">, withCause = true): string | undefined {
+  const { count, cause } = result.unsettled;
+  if (count === 0) return undefined;
+  const works = count === 1 ? "1 work that may be gone upstream" : `${count} works that may be gone upstream`;
+  return `${works} could not be asked about${cause && withCause ? ` (${cause})` : ""}; asked again at the next run`;
+}
+
+async function listingsOutcome(ctx: SourceContext, result: FolderSyncResult, options: WitnessOptions): Promise<SourceOutcome> {
   const missing = result.gone.filter((op) => op !== options.optionalAll);
   const gone = missing.length > 0 ? `${missing.join(", ")} removed by the service (404 Api endpoint not found.)` : undefined;
   if (!result.sweep || result.resumed) {

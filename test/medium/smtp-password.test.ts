@@ -1,0 +1,73 @@
+// The README's DVAULT_SMTP_SECURE=false: "STARTTLS when the server offers it, and required whenever a password is
+// sent". A real SMTP server (the smtp-server package) that offers no STARTTLS but would take a login in clear: the
+// smtp channel refuses to deliver rather than send the password, and the server never sees a login attempt.
+import type { AddressInfo } from "node:net";
+import { SMTPServer } from "smtp-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { smtpDeliverer } from "../../src/digest/deliver/smtp.ts";
+import type { OutgoingMessage } from "../../src/digest/types.ts";
+
+const PASSWORD = "hunter2-never-in-clear";
+const logins: string[] = [];
+const accepted: string[] = [];
+let server: SMTPServer;
+let port: number;
+
+beforeAll(async () => {
+  server = new SMTPServer({
+    disabledCommands: ["STARTTLS"],
+    allowInsecureAuth: true,
+    authOptional: true,
+    logger: false,
+    onAuth(auth, _session, callback) {
+      logins.push(`${auth.username}:${auth.password}`);
+      callback(null, { user: auth.username });
+    },
+    onData(stream, session, callback) {
+      stream.resume();
+      stream.on("end", () => {
+        accepted.push(session.envelope.rcptTo.map((r) => r.address).join(","));
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server?.close(() => resolve()));
+});
+
+const message: OutgoingMessage = {
+  kind: "alert",
+  idempotencyKey: "alert-smtp-password",
+  messageId: "<alert-smtp-password@example.org>",
+  subject: "dvault alert",
+  html: "<p>alert</p>",
+  text: "alert",
+  payload: {},
+  fileBase: "alert",
+  date: new Date("2026-11-23T08:00:00Z"),
+};
+
+describe("the smtp channel over a server without STARTTLS", () => {
+  const base = { host: "127.0.0.1", secure: false, from: "dvault <dvault@example.org>", to: ["me@example.org"] };
+
+  it("with a login: refuses to deliver, and the password never goes out", async () => {
+    // nodemailer asks for STARTTLS anyway, which this server does not know: the delivery fails there (and is retried).
+    const before = { accepted: accepted.length, logins: logins.length };
+    await expect(smtpDeliverer({ ...base, port, user: "dvault", pass: PASSWORD }).deliver(message)).rejects.toThrow(
+      /^SMTP delivery to 127\.0\.0\.1:\d+ failed/,
+    );
+    expect(logins.slice(before.logins)).toEqual([]);
+    expect(accepted.slice(before.accepted)).toEqual([]);
+  });
+
+  it("without a login: delivers in the clear, as the server allows", async () => {
+    const before = { accepted: accepted.length, logins: logins.length };
+    await smtpDeliverer({ ...base, port, user: undefined, pass: undefined }).deliver(message);
+    expect(accepted.slice(before.accepted)).toEqual(["me@example.org"]);
+    expect(logins.slice(before.logins)).toEqual([]);
+  });
+});
