@@ -152,14 +152,15 @@ export async function startDashboard(deps: DashboardDeps, options: DashboardOpti
   const host = options.host ?? DEFAULT_HTTP_HOST;
   const port = options.port ?? DEFAULT_HTTP_PORT;
   assertSafeBind(host, options.token);
-  const { app, close } = createDashboardApp(deps, { token: options.token, host });
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError(`cannot serve the dashboard on port ${port}: give a port from 0 to 65535 (--http-port, DVAULT_HTTP_PORT)`);
+  const { app, close } = createDashboardApp(deps, { token: options.token, host });
   const server: Server = await new Promise((resolve, reject) => {
     // Node's own 400 for a request without Host would pre-empt the host check's 421, which says what to do.
     const s = createServer({ requireHostHeader: false }, app).listen(port, host);
     s.once("listening", () => resolve(s));
-    s.once("error", (err: NodeJS.ErrnoException) => reject(listenRefusal(err, host, port)));
+    // The app's queue connections are closed with the refusal: nothing of a dashboard that never listened stays open.
+    s.once("error", (err: NodeJS.ErrnoException) => void close().finally(() => reject(listenRefusal(err, host, port))));
   });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
