@@ -17,6 +17,7 @@ const BENCHES = [
   "bench/thumbnails.ts",
   "bench/feeds.ts",
   "bench/track-lists.ts",
+  "bench/dashboard-load.ts",
 ];
 for (const file of BENCHES) {
   process.stdout.write(`\n=== ${file} ===\n`);

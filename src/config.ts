@@ -4,6 +4,8 @@ import path from "node:path";
 import { z } from "zod";
 import { DEFAULT_API_BASE, DEFAULT_API_RATE, DEFAULT_DATABASE_URL, DEFAULT_REDIRECT_URI, DEFAULT_REDIS_URL } from "./config-defaults.ts";
 import { DIGEST_ENV, DIGEST_SECRET_FILES, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
+import { durationSetting, parseDuration } from "./config/fields.ts";
+import { HTTP_LOAD_ENV, type HttpLoadConfig, httpLoadFrom } from "./config/http-load.ts";
 import { readSecretFiles } from "./config/secret-files.ts";
 import { STORAGE_ENV, STORAGE_SECRET_FILES, type StorageConfig, storageConfigFrom } from "./config/storage.ts";
 import { UserError } from "./errors.ts";
@@ -39,16 +41,6 @@ export const DEFAULT_REDIS_PREFIX = "{dvault}";
 
 const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
 
-/** A duration such as 90s, 5min, 1h or 500ms (a bare number is seconds). */
-function durationSetting(fallback: string) {
-  return z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .refine((v) => parseDuration(v) !== undefined, { message: "expects a duration such as 500ms, 30s, 5min or 1h" })
-      .default(fallback),
-  );
-}
 /** Requests per second: a positive number (fractions allowed, 0.5 = one call every 2 s). */
 const apiRate = (fallback: number) =>
   z.preprocess(emptyAsUndefined, z.coerce.number().positive({ message: "expects requests per second, a positive number such as 2 or 0.5" }).default(fallback));
@@ -152,6 +144,8 @@ const EnvSchema = z.object({
       .regex(/^\s*[A-Za-z0-9.:[\]-]+(\s*,\s*[A-Za-z0-9.:[\]-]+)*\s*$/, { message: "expects comma-separated host names, e.g. nas.local,archive.example.org" })
       .optional(),
   ),
+  // ---- the dashboard under load and the database pool: DVAULT_HTTP_CONCURRENCY, _QUEUE, _QUEUE_WAIT, DVAULT_DB_POOL_SIZE ----
+  ...HTTP_LOAD_ENV,
   // ---- a hostile or broken service (docs/RELIABILITY.md) ----
   DVAULT_API_MAX_BODY: z.preprocess(
     emptyAsUndefined,
@@ -192,6 +186,7 @@ const EnvSchema = z.object({
 });
 
 export type LogLevel = (typeof LOG_LEVELS)[number];
+export { parseDuration };
 
 export type Config = Readonly<{
   databaseUrl: string;
@@ -242,6 +237,9 @@ export type Config = Readonly<{
   publicUrl: string | undefined;
   /** Host names the dashboard answers besides loopback names, the bind address and publicUrl's host. */
   httpAllowedHosts: readonly string[];
+  /** The dashboard under load (DVAULT_HTTP_CONCURRENCY, _QUEUE, _QUEUE_WAIT) and DVAULT_DB_POOL_SIZE (src/config/http-load.ts). */
+  httpLoad: HttpLoadConfig["httpLoad"];
+  dbPoolSize: number;
   /** The largest API answer read (bytes), enforced while it streams. */
   apiMaxBody: number;
   /** The largest file without an announced size (free renditions), enforced while it streams. */
@@ -277,16 +275,6 @@ const BYTE_UNITS: Record<string, number> = {
   gib: 2 ** 30,
   tib: 2 ** 40,
 };
-
-const DURATION_UNITS: Record<string, number> = { "": 1000, ms: 1, s: 1000, sec: 1000, m: 60_000, min: 60_000, h: 3_600_000 };
-
-/** "90s", "5min", "1h", "500ms", "30" (seconds) → ms; undefined when unreadable. */
-export function parseDuration(raw: string): number | undefined {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(raw);
-  const unit = m ? DURATION_UNITS[(m[2] ?? "").toLowerCase()] : undefined;
-  if (!m || unit === undefined) return undefined;
-  return Math.round(Number(m[1]) * unit);
-}
 
 /** "2147483648", "2GiB", "500 MB" → bytes; undefined when unreadable. */
 export function parseByteSize(raw: string): number | undefined {
@@ -374,6 +362,7 @@ export function loadConfig(given: Env = process.env, cwd: string = process.cwd()
     httpToken: e.DVAULT_HTTP_TOKEN,
     publicUrl: e.DVAULT_PUBLIC_URL?.replace(/\/+$/, ""),
     httpAllowedHosts: e.DVAULT_HTTP_ALLOWED_HOSTS ? listOf(e.DVAULT_HTTP_ALLOWED_HOSTS) : [],
+    ...httpLoadFrom(e),
     apiMaxBody: parseByteSize(e.DVAULT_API_MAX_BODY) ?? 32 * 2 ** 20,
     renditionMaxBytes: parseByteSize(e.DVAULT_RENDITION_MAX_BYTES) ?? 512 * 2 ** 20,
     minThroughput: parseByteSize(e.DVAULT_MIN_THROUGHPUT) ?? 20 * 1024,

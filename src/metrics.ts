@@ -22,6 +22,8 @@ export type MetricsDeps = {
   apiTotals: TransportStats;
   queues: QueueAdmin;
   now?: () => number;
+  /** The dashboard's answers by route and outcome (src/http/answer-counts.ts), when this process serves it. */
+  httpAnswers?: () => ReadonlyArray<{ route: string; outcome: string; count: number }>;
 };
 
 export type Metrics = {
@@ -140,6 +142,12 @@ export function createMetrics(deps: MetricsDeps): Metrics {
       registers: [registry],
     }),
     scrapeProblems: new Gauge({ name: "dvault_scrape_problems", help: "Parts of the status that could not be read at this scrape", registers: [registry] }),
+    httpAnswers: new Counter({
+      name: "dvault_http_answers_total",
+      help: "Dashboard answers by route and outcome: ok, refused (4xx), busy (503 with Retry-After: come back later, not a failure), error (other 5xx)",
+      labelNames: ["route", "outcome"],
+      registers: [registry],
+    }),
   };
   const events = new JobEventCounter(deps.redis, deps.config.redisPrefix);
 
@@ -154,6 +162,8 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     setCounter(m.throttled, t.throttled);
     setCounter(m.retries, t.retries);
     setCounter(m.refreshes, t.refreshes);
+    m.httpAnswers.reset();
+    for (const a of deps.httpAnswers?.() ?? []) m.httpAnswers.inc({ route: a.route, outcome: a.outcome }, a.count);
 
     const [report] = await Promise.all([
       collectStatus({ config: deps.config, pool: deps.pool, redis: deps.redis, accounts: deps.accounts, queues: deps.queues, now }),

@@ -71,9 +71,8 @@ export async function createServices({
   await checkRedis(config.redisUrl);
   registerSecret(config.clientSecret);
 
-  // One pool per process: the raw repositories and Prisma share it (src/db/prisma.ts), with the two
-  // connections Prisma had on its own pool before added to it.
-  const pool = createPgPool(config.databaseUrl, (overrides.poolSize ?? 5) + 2);
+  // One pool per process, DVAULT_DB_POOL_SIZE connections: the raw repositories and Prisma share it (src/db/prisma.ts).
+  const pool = createPgPool(config.databaseUrl, overrides.poolSize ?? config.dbPoolSize);
   const prisma = createPrisma(pool);
   const redis = createRedis(config.redisUrl);
   await redis.connect();

@@ -1,6 +1,6 @@
 // `dvault worker`: the long-running daemon. Applies pending migrations to a database that exists (the Docker image
 // relies on it at start-up) but never creates one, checks Redis, then runs until SIGTERM/SIGINT.
-import type { Command } from "commander";
+import { type Command, InvalidArgumentError } from "commander";
 import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
 import { createLogger } from "../log.ts";
@@ -14,7 +14,10 @@ export function registerWorkerCommand(program: Command): void {
     .description("run the background worker (schedulers, job processors, token refresher) until stopped; DVAULT_WORKER_ROLES picks what it runs")
     .option("--http", "also serve the web dashboard, /healthz and /metrics (adds the http role)")
     .option("--http-host <address>", "the dashboard's address (default DVAULT_HTTP_HOST or 127.0.0.1); any other than loopback needs DVAULT_HTTP_TOKEN")
-    .option("--http-port <port>", "the dashboard's port (default DVAULT_HTTP_PORT or 8787)", (v) => Number.parseInt(v, 10))
+    .option("--http-port <port>", "the dashboard's port (default DVAULT_HTTP_PORT or 8787)", (v) => {
+      if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new InvalidArgumentError("expects a port from 0 to 65535 (0: any free port)");
+      return Number(v);
+    })
     .action(async (opts: { http?: boolean; httpHost?: string; httpPort?: number }) => {
       const config = loadConfig();
       const log = createLogger({ level: config.logLevel });

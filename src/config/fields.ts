@@ -15,3 +15,24 @@ export function isHttpUrl(v: string): boolean {
 export function optionalHttpUrl(message: string) {
   return z.preprocess(emptyAsUndefined, z.string().refine(isHttpUrl, { message }).optional());
 }
+
+const DURATION_UNITS: Record<string, number> = { "": 1000, ms: 1, s: 1000, sec: 1000, m: 60_000, min: 60_000, h: 3_600_000 };
+
+/** "90s", "5min", "1h", "500ms", "30" (seconds) → ms; undefined when unreadable. */
+export function parseDuration(raw: string): number | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(raw);
+  const unit = m ? DURATION_UNITS[(m[2] ?? "").toLowerCase()] : undefined;
+  if (!m || unit === undefined) return undefined;
+  return Math.round(Number(m[1]) * unit);
+}
+
+/** A duration such as 90s, 5min, 1h or 500ms (a bare number is seconds). */
+export function durationSetting(fallback: string) {
+  return z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .refine((v) => parseDuration(v) !== undefined, { message: "expects a duration such as 500ms, 30s, 5min or 1h" })
+      .default(fallback),
+  );
+}

@@ -42,7 +42,17 @@ export type BrowseFilter = {
   archivedOnly?: boolean | undefined;
   limit: number;
   offset: number;
+  /** Keyset paging: the items after this one (the last of the page before), instead of skipping `offset`. */
+  after?: BrowseCursor | undefined;
 };
+
+/** Where an item sits in the browser's order: its publication time ("-infinity" when undated: last) and id. */
+export type BrowseCursor = { key: string; deviationid: string };
+
+/** The cursor of an item, for the link to the page after it. */
+export function cursorOf(item: Pick<ItemCard, "deviationid" | "publishedAt">): BrowseCursor {
+  return { key: item.publishedAt ? item.publishedAt.toISOString() : "-infinity", deviationid: item.deviationid };
+}
 
 export type FolderChoice = { folderid: string; name: string; owner: string | null; size: number; parent: string | null };
 export type FilterChoices = { artists: Array<{ username: string; items: number }>; galleries: FolderChoice[]; collections: FolderChoice[] };
@@ -90,12 +100,20 @@ export const BEST_FILE = `
   ORDER BY (dl.kind = 'original' AND dl.status = 'done') DESC, (dl.kind = 'original') DESC, dl.updated_at DESC
   LIMIT 1`;
 
-// The browser's filters, $1 artist, $2 gallery folder, $3 collection, $4 stored files only.
-const BROWSE_WHERE = `
-  WHERE ($1::text IS NULL OR lower(u.username) = lower($1::text))
+// The browser's order, newest published first and the undated last, as the expression of deviations_browse_idx
+// (migration 20261128161000_archive_browse_index) so a page at any depth is read from the index, never sorted.
+const BROWSE_KEY = "coalesce(d.published_at, '-infinity'::timestamptz)";
+
+// The browser's listing, FROM and WHERE: $1 artist, $2 gallery folder, $3 collection, $4 stored files only. An
+// artist joins users (their works by the author index, then sorted: a few hundred rows); without one the
+// listing reads deviations' own columns only, so a page is an index-only scan of deviations_browse_idx.
+function browseFrom(artist: boolean): string {
+  return `FROM deviations d${artist ? " JOIN users u ON u.userid = d.author_userid AND lower(u.username) = lower($1::text)" : ""}
+  WHERE ${artist ? "true" : "$1::text IS NULL"}
     AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM folder_members fm WHERE fm.kind = 'gallery' AND fm.folderid = $2::text AND fm.deviationid = d.deviationid AND fm.removed_at IS NULL))
     AND ($3::text IS NULL OR EXISTS (SELECT 1 FROM folder_members fm WHERE fm.kind = 'collection' AND fm.folderid = $3::text AND fm.deviationid = d.deviationid AND fm.removed_at IS NULL))
     AND (NOT $4::boolean OR EXISTS (SELECT 1 FROM downloads dl WHERE dl.deviationid = d.deviationid AND ${STORED}))`;
+}
 
 type CardRow = {
   deviationid: string;
@@ -142,38 +160,13 @@ export class ArchiveBrowserRepository {
   constructor(private readonly db: Queryable) {}
 
   /**
-   * Newest published first; filters combine. `total`: how many items the filters match, counted by the same
-   * statement that reads the page, so the page's positions and the total always agree (the lightbox's "99 of 497").
+   * Newest published first; filters combine. The page is read along deviations_browse_idx: after a cursor (the
+   * pager's next link, keyset paging, as deep as it goes at the cost of one page) or past `offset` items (a page
+   * asked by number, an index-only walk). How many items match is monthCounts' (their sum), not counted here.
    */
-  async recentItems(filter: BrowseFilter): Promise<{ items: ItemCard[]; hasMore: boolean; total: number }> {
-    const params = [filter.artist || null, filter.folder || null, filter.collection || null, filter.archivedOnly ?? false];
-    const { rows } = await this.db.query<CardRow & { total: number }>(
-      `WITH page AS (
-         SELECT d.deviationid, count(*) OVER ()::int AS total
-         FROM deviations d LEFT JOIN users u ON u.userid = d.author_userid
-         ${BROWSE_WHERE}
-         ORDER BY d.published_at DESC NULLS LAST, d.deviationid
-         LIMIT $5 OFFSET $6)
-       SELECT p.total, d.deviationid, d.title, d.type::text AS type, d.published_at, u.username AS artist, d.is_mature,
-         d.removed_at, d.removed_reason::text AS removed_reason, f.*
-       FROM page p
-       JOIN deviations d ON d.deviationid = p.deviationid
-       LEFT JOIN users u ON u.userid = d.author_userid
-       LEFT JOIN LATERAL (${BEST_FILE}) f ON true
-       ORDER BY d.published_at DESC NULLS LAST, d.deviationid`,
-      [...params, filter.limit + 1, filter.offset],
-    );
-    // A page past the end has no row to carry the count: it is counted on its own.
-    const total =
-      rows[0]?.total ??
-      (filter.offset > 0
-        ? ((
-            await this.db.query<{ total: number }>(
-              `SELECT count(*)::int AS total FROM deviations d LEFT JOIN users u ON u.userid = d.author_userid ${BROWSE_WHERE}`,
-              params,
-            )
-          ).rows[0]?.total ?? 0)
-        : 0);
+  async recentItems(filter: BrowseFilter): Promise<{ items: ItemCard[]; hasMore: boolean }> {
+    const { text, values } = recentItemsStatement(filter);
+    const { rows } = await this.db.query<CardRow>(text, values);
     const items = rows.slice(0, filter.limit).map((r) => ({
       deviationid: r.deviationid,
       title: r.title,
@@ -185,15 +178,18 @@ export class ArchiveBrowserRepository {
       removedReason: r.removed_reason,
       file: fileOf(r),
     }));
-    return { items, hasMore: rows.length > filter.limit, total };
+    return { items, hasMore: rows.length > filter.limit };
   }
 
-  /** Items per month of publication, newest first, under the same filters (the grid's date scrubber). */
-  async monthCounts(filter: Omit<BrowseFilter, "limit" | "offset">): Promise<Array<{ month: string | null; items: number }>> {
+  /** Items per month of publication, newest first, under the same filters (the grid's date scrubber and its total). */
+  async monthCounts(filter: Omit<BrowseFilter, "limit" | "offset" | "after">): Promise<Array<{ month: string | null; items: number }>> {
     const { rows } = await this.db.query<{ month: string | null; items: number }>(
-      `SELECT to_char(date_trunc('month', d.published_at AT TIME ZONE 'UTC'), 'YYYY-MM') AS month, count(*)::int AS items
-       FROM deviations d LEFT JOIN users u ON u.userid = d.author_userid ${BROWSE_WHERE}
-       GROUP BY 1 ORDER BY 1 DESC NULLS LAST`,
+      // Grouped by the month's timestamp and named after: to_char on every row cost more than the count.
+      `SELECT to_char(m, 'YYYY-MM') AS month, items FROM (
+         SELECT date_trunc('month', d.published_at AT TIME ZONE 'UTC') AS m, count(*)::int AS items
+         ${browseFrom(Boolean(filter.artist))}
+         GROUP BY 1) x
+       ORDER BY m DESC NULLS LAST`,
       [filter.artist || null, filter.folder || null, filter.collection || null, filter.archivedOnly ?? false],
     );
     return rows;
@@ -341,4 +337,37 @@ export class ArchiveBrowserRepository {
     }
     return out;
   }
+}
+
+/** The statement of recentItems (EXPLAIN reads it in test/medium/hostile-dashboard-load.test.ts). */
+export function recentItemsStatement(filter: BrowseFilter): { text: string; values: unknown[] } {
+  // After a cursor: `key <= cursor` is where the index scan starts (the order mixes DESC and ASC, so a row
+  // comparison cannot say it), then the items of the cursor's own time up to and with its id are skipped.
+  const after = filter.after;
+  return {
+    text: `WITH page AS (
+         SELECT d.deviationid, ${BROWSE_KEY} AS k
+         ${browseFrom(Boolean(filter.artist))}
+           AND ($7::timestamptz IS NULL OR (${BROWSE_KEY} <= $7::timestamptz
+             AND (${BROWSE_KEY} < $7::timestamptz OR d.deviationid > $8::text)))
+         ORDER BY ${BROWSE_KEY} DESC, d.deviationid
+         LIMIT $5 OFFSET $6)
+       SELECT d.deviationid, d.title, d.type::text AS type, d.published_at, u.username AS artist, d.is_mature,
+         d.removed_at, d.removed_reason::text AS removed_reason, f.*
+       FROM page p
+       JOIN deviations d ON d.deviationid = p.deviationid
+       LEFT JOIN users u ON u.userid = d.author_userid
+       LEFT JOIN LATERAL (${BEST_FILE}) f ON true
+       ORDER BY p.k DESC, d.deviationid`,
+    values: [
+      filter.artist || null,
+      filter.folder || null,
+      filter.collection || null,
+      filter.archivedOnly ?? false,
+      filter.limit + 1,
+      after ? 0 : filter.offset,
+      after?.key ?? null,
+      after?.deviationid ?? null,
+    ],
+  };
 }

@@ -114,25 +114,6 @@ export class ArchiveFeedRepository {
     return rows;
   }
 
-  /**
-   * Whether a stored file (by download id, or any with this content hash for a thumbnail) belongs to an entry
-   * of a feed limited to one artist (their work) or to notifications (a deviation a message is about).
-   */
-  async storedFileInFeed(file: { downloadId: string } | { sha256: string }, feed: { artistUserid: string } | "notifications"): Promise<boolean> {
-    const downloadId = "downloadId" in file && /^\d{1,18}$/.test(file.downloadId) ? file.downloadId : null;
-    const sha256 = "sha256" in file ? file.sha256 : null;
-    const artist = typeof feed === "object" ? feed.artistUserid : null;
-    const { rows } = await this.db.query<{ hit: boolean }>(
-      `SELECT EXISTS (
-         SELECT 1 FROM downloads dl JOIN deviations d ON d.deviationid = dl.deviationid
-         WHERE (dl.id = $1::bigint OR dl.sha256 = $2::text)
-           AND (d.author_userid = $3::text OR ($3::text IS NULL AND EXISTS (SELECT 1 FROM messages m WHERE m.subject_deviationid = d.deviationid)))
-       ) AS hit`,
-      [downloadId, sha256, artist],
-    );
-    return rows[0]?.hit ?? false;
-  }
-
   /** The accounts' newest notifications: every message (faves, comments, mentions ...) and the notes they received. */
   async newestNotifications({ limit }: { limit: number }): Promise<NotificationEntry[]> {
     const { rows } = await this.db.query<NotificationRow>(

@@ -58,9 +58,13 @@ export async function connectPg(url: string, timeoutMs = 5000): Promise<pg.Clien
   }
 }
 
-export function createPgPool(url: string, max = 5): pg.Pool {
+/**
+ * The process's pool of `max` connections; a query that finds every one in use waits `connectionTimeoutMs` for
+ * one, then fails with pg-pool's timeout (src/db/pool-errors.ts tells it apart: the dashboard answers it 503).
+ */
+export function createPgPool(url: string, max = 5, { connectionTimeoutMs = 5000 }: { connectionTimeoutMs?: number } = {}): pg.Pool {
   // Every write of the raw-SQL repositories goes through this pool: its clients make text storable (docs/schema.md#text-from-the-service).
-  const pool = new pg.Pool({ ...pgFields(url), max, connectionTimeoutMillis: 5000, Client: StorableTextClient });
+  const pool = new pg.Pool({ ...pgFields(url), max, connectionTimeoutMillis: connectionTimeoutMs, Client: StorableTextClient });
   pool.on("error", () => {
     /* idle client errors are reported by the next checkout */
   });

@@ -1,5 +1,6 @@
 // Feed readers' tokens (`dvault feeds create|list|revoke`, the feed routes): only the nonce a token is derived
-// from and the token's SHA-256 are stored (src/http/feeds/feed-token.ts), with the feed it is limited to.
+// from and the token's SHA-256 are stored (src/http/feeds/feed-token.ts), with the feed it is limited to, and
+// the stored files its feeds have linked (feed_linked_files), which are all it opens besides the feeds.
 import type { Queryable } from "./with-transaction.ts";
 
 export type FeedTokenRow = {
@@ -99,5 +100,37 @@ export class FeedTokenRepository {
       [tokenSha256, at],
     );
     return rows[0] ?? null;
+  }
+
+  /**
+   * Notes the stored files a feed document links under a token (their first time only): what the token opens from
+   * now on. A file linked by several entries (messages about one work) is one row.
+   */
+  async recordLinkedFiles(tokenId: number, files: ReadonlyArray<{ downloadId: string; sha256: string | null }>, at: Date): Promise<void> {
+    if (files.length === 0) return;
+    await this.db.query(
+      `INSERT INTO feed_linked_files (token_id, download_id, sha256, first_linked_at)
+       SELECT DISTINCT ON (f.download_id) $1::int, f.download_id, f.sha256, $4::timestamptz FROM unnest($2::bigint[], $3::text[]) AS f(download_id, sha256)
+       ON CONFLICT (token_id, download_id) DO UPDATE SET sha256 = EXCLUDED.sha256
+       WHERE feed_linked_files.sha256 IS DISTINCT FROM EXCLUDED.sha256`,
+      [tokenId, files.map((f) => f.downloadId), files.map((f) => f.sha256), at],
+    );
+  }
+
+  /**
+   * Whether a feed served under this token linked the stored file (by download id) or a thumbnail of it (by
+   * the content hash the link named).
+   */
+  async linksFile(tokenId: number, file: { downloadId: string } | { sha256: string }): Promise<boolean> {
+    const downloadId = "downloadId" in file && /^\d{1,18}$/.test(file.downloadId) ? file.downloadId : null;
+    const sha256 = "sha256" in file ? file.sha256 : null;
+    if (downloadId === null && sha256 === null) return false;
+    const { rows } = await this.db.query<{ hit: boolean }>(
+      `SELECT EXISTS (
+         SELECT 1 FROM feed_linked_files WHERE token_id = $1 AND (download_id = $2::bigint OR sha256 = $3::text)
+       ) AS hit`,
+      [tokenId, downloadId, sha256],
+    );
+    return rows[0]?.hit ?? false;
   }
 }

@@ -12,6 +12,7 @@ import type { DashboardRepository } from "../db/dashboard.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import type { DownloadRetry, QueueAdmin } from "../queue/queue-admin.ts";
+import type { AnswerCounts } from "./answer-counts.ts";
 import type { Csrf } from "./csrf.ts";
 import type { FeedAdverts } from "./feeds/feed-adverts.ts";
 import type { Provenance } from "./guards.ts";
@@ -56,12 +57,19 @@ export type DashboardContext = {
   csrf: Csrf;
   /** The live feed tokens' URLs, for the pages that advertise a feed and the feeds page. */
   feeds: FeedAdverts;
+  /** What the dashboard answered, per route and outcome (/metrics). */
+  answers: AnswerCounts;
 };
 
 // Scripts only from dvault itself (/assets/app.<hash>.js): no inline script, no eval; style attributes stay
 // allowed for the progress bars' widths.
 const PAGE_CSP =
   "default-src 'none'; script-src 'self'; connect-src 'self'; img-src 'self'; style-src 'self' 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/**
+ * Every other answer (JSON, Atom, text, a redirect, a refusal): nothing loads, runs or frames it. Set before
+ * any route (src/http/guards.ts), so no path goes without a policy; pages and files replace it with theirs.
+ */
+export const ANSWER_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 /** For archived files and the static images: nothing runs, even in an SVG opened on its own. */
 export const FILE_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox";
 

@@ -1,10 +1,12 @@
 // What runs before any route, token or not (src/http/server.ts has the whole list): the headers every answer
-// carries, the Host check (host-guard.ts), malformed addresses, cross-site writes, and the token.
+// carries (a Content-Security-Policy included: pages and files set their own, every other answer keeps this
+// one), the Host check (host-guard.ts), malformed addresses, cross-site writes, each route's turn
+// (route-gate.ts), and the token.
 import { createHash, timingSafeEqual } from "node:crypto";
 import type express from "express";
-import type { Request } from "express";
+import type { Request, RequestHandler } from "express";
 import type { Logger } from "../log.ts";
-import { one } from "./context.ts";
+import { ANSWER_CSP, one, sendPage } from "./context.ts";
 import { readCookie, setCookie, TOKEN_COOKIE } from "./cookies.ts";
 import type { HostGuard } from "./host-guard.ts";
 import { messagePage } from "./pages.ts";
@@ -68,15 +70,26 @@ export function installGuards(
     token: string | undefined;
     hosts: HostGuard;
     provenance: Provenance;
+    /** Runs first, after the headers: counts every answer (answer-counts.ts), refusals included. */
+    count?: RequestHandler;
+    /** Each route's turn (route-gate.ts): after the cheap refusals, before anything that reads the database. */
+    gate?: RequestHandler;
     /** Routes with a credential of their own (the feeds' token in the path), installed before the dashboard token's check. */
     beforeToken?: (app: express.Express) => void;
   },
 ): void {
   const { log, token, hosts, provenance } = g;
   app.use((_req, res, next) => {
-    res.set({ "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY", "Cache-Control": "no-store" });
+    res.set({
+      "X-Content-Type-Options": "nosniff",
+      "Referrer-Policy": "same-origin",
+      "X-Frame-Options": "DENY",
+      "Cache-Control": "no-store",
+      "Content-Security-Policy": ANSWER_CSP,
+    });
     next();
   });
+  if (g.count) app.use(g.count);
 
   // First, for every route, token or not: the Host must name this dashboard (421 otherwise, see host-guard.ts).
   app.use(hosts.middleware);
@@ -95,6 +108,7 @@ export function installGuards(
     return res.status(403).type("text").send("dvault: cross-site request refused\n");
   });
 
+  if (g.gate) app.use(g.gate);
   g.beforeToken?.(app);
 
   // The token, when configured, guards everything else: pages, files, bull-board, /healthz and /metrics.
@@ -102,10 +116,7 @@ export function installGuards(
     if (!token) return res.redirect(303, "/");
     const given = one(req.query.token);
     if (!given || !sameSecret(given, token))
-      return res
-        .status(401)
-        .type("html")
-        .send(messagePage(401, "Wrong token", "Open /login?token=<DVAULT_HTTP_TOKEN> with the dashboard's token."));
+      return sendPage(res, 401, messagePage(401, "Wrong token", "Open /login?token=<DVAULT_HTTP_TOKEN> with the dashboard's token."));
     setCookie(res, TOKEN_COOKIE, given, { path: "/", httpOnly: true, sameSite: "lax", maxAge: 30 * 86400 });
     return res.redirect(303, "/");
   });
@@ -116,10 +127,7 @@ export function installGuards(
     res.set("WWW-Authenticate", 'Bearer realm="dvault"');
     if (req.accepts(["html", "json", "text"]) === "html") {
       const hint = "This dashboard needs its token: open /login?token=<DVAULT_HTTP_TOKEN> once in this browser, or send Authorization: Bearer <token>.";
-      return res
-        .status(401)
-        .type("html")
-        .send(messagePage(401, "Token required", hint));
+      return sendPage(res, 401, messagePage(401, "Token required", hint));
     }
     return res.status(401).type("text").send("dvault: this dashboard needs DVAULT_HTTP_TOKEN (Authorization: Bearer <token>)\n");
   });

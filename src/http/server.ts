@@ -16,12 +16,16 @@
 // signature for exactly one size of one thumbnail opens that one (src/storage/thumb-link.ts), nothing else.
 // dvault's own state changes are POSTs with a signed double-submit CSRF token; bull-board's API has no
 // token of ours, so its writes need a browser's same-origin Origin / Sec-Fetch-Site, or the bearer token.
+// Every answer carries a Content-Security-Policy (a strict one unless a page or a file sets its own), 401 and
+// refusals included. Under load each route runs at most DVAULT_HTTP_CONCURRENCY requests at once and queues
+// DVAULT_HTTP_QUEUE more; past that, or when the database pool has no connection to give, the answer is 503
+// with Retry-After, never a 500 (src/http/route-gate.ts, refusals.ts), counted apart from errors in /metrics.
 // Service-provided text is escaped everywhere (the html`` template of src/text/html.ts); errors other than dvault's own UserError
-// show a generic message (details in the log); archived files are served by download id, only from inside
-// DVAULT_ARCHIVE_DIR.
-import { createServer, STATUS_CODES, type Server } from "node:http";
+// show a generic message (details in the log), refusals say what they are (a 405 names the methods a path
+// takes); archived files are served by download id, only from inside DVAULT_ARCHIVE_DIR.
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import express, { type NextFunction, type Request, type Response } from "express";
+import express from "express";
 import { ArchiveBrowserRepository } from "../db/archive-browser.repository.ts";
 import { DashboardRepository } from "../db/dashboard.repository.ts";
 import { UserError } from "../errors.ts";
@@ -29,9 +33,12 @@ import { QueueAdmin } from "../queue/queue-admin.ts";
 import { type DashboardContext, type DashboardDeps, sendPage } from "./context.ts";
 import { createCsrf } from "./csrf.ts";
 import { createFeedAdverts } from "./feeds/feed-adverts.ts";
+import { createAnswerCounts } from "./answer-counts.ts";
 import { createProvenance, installGuards } from "./guards.ts";
 import { createHostGuard, isLoopbackHost } from "./host-guard.ts";
 import { messagePage } from "./pages.ts";
+import { methodNotAllowed, refusalHandler } from "./refusals.ts";
+import { createRouteGate } from "./route-gate.ts";
 import { actionsRoutes } from "./routes/actions.ts";
 import { archiveRoutes } from "./routes/archive.ts";
 import { boardRoutes } from "./routes/board.ts";
@@ -63,12 +70,6 @@ export function assertSafeBind(host: string, token: string | undefined): void {
   }
 }
 
-/** The 4xx an express or body-parser error carries (a path that does not decode, a body too large), if any. */
-function clientErrorStatus(err: unknown): number | undefined {
-  const status = err && typeof err === "object" && "status" in err ? err.status : undefined;
-  return typeof status === "number" && status >= 400 && status < 500 ? status : undefined;
-}
-
 export type DashboardApp = { app: express.Express; close(): Promise<void> };
 
 export function createDashboardApp(deps: DashboardDeps, options: { token?: string | undefined; host?: string | undefined } = {}): DashboardApp {
@@ -86,7 +87,9 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
     provenance: createProvenance(hosts, config.publicUrl ? new URL(config.publicUrl).origin : undefined),
     csrf: createCsrf(log),
     feeds: createFeedAdverts({ pool: deps.pool, config, log }),
+    answers: createAnswerCounts(),
   };
+  const gate = createRouteGate({ limit: config.httpLoad.concurrency, queue: config.httpLoad.queue, maxWaitMs: config.httpLoad.queueWaitMs });
 
   const app = express();
   app.disable("x-powered-by");
@@ -99,6 +102,8 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
     token: ctx.token,
     hosts,
     provenance: ctx.provenance,
+    count: ctx.answers.middleware,
+    gate: gate.middleware,
     beforeToken: (open) => {
       feedRoutes(open, ctx);
       signedThumbRoutes(open, ctx);
@@ -112,28 +117,34 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
   thumbsRoutes(app, ctx);
   feedPageRoutes(app, ctx);
 
+  app.use(methodNotAllowed(app, log));
   app.use((_req, res) => {
     sendPage(res, 404, messagePage(404, "Not found", "There is no such page."));
   });
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const status = clientErrorStatus(err);
-    if (status !== undefined) {
-      log.warn({ err, path: req.path }, "dashboard: request refused");
-      if (!res.headersSent)
-        res
-          .status(status)
-          .type("text")
-          .send(`dvault: the request was refused (HTTP ${status} ${STATUS_CODES[status] ?? ""})\n`);
-      return;
-    }
-    log.error({ err, path: req.path }, "dashboard: request failed");
-    if (res.headersSent) return;
-    // Only dvault's own UserError speaks to the reader; any other message (PostgreSQL's, a bug's) may carry
-    // internals, so the page says where to look instead.
-    sendPage(res, 500, messagePage(500, "Something failed", err instanceof UserError ? err.message : "Something failed; the worker's log has the details."));
-  });
+  // Only dvault's own UserError speaks to the reader; any other message (PostgreSQL's, a bug's) may carry
+  // internals, so the page says where to look instead.
+  app.use(refusalHandler({ log, userMessage: (err) => (err instanceof UserError ? err.message : undefined) }));
 
   return { app, close: () => ctx.queues.close() };
+}
+
+/** Why the dashboard could not listen, in one line that says what to do; an error it does not know, as it is. */
+function listenRefusal(err: NodeJS.ErrnoException, host: string, port: number): Error {
+  const where = `cannot serve the dashboard on ${host}:${port}`;
+  switch (err.code) {
+    case "EADDRINUSE":
+      return new UserError(`${where}: the port is in use (choose another with --http-port)`);
+    case "EACCES":
+      return new UserError(`${where}: this user may not open that port (ports below 1024 need privileges; choose another with --http-port)`);
+    case "EADDRNOTAVAIL":
+      return new UserError(`${where}: no interface of this machine has that address (choose one it has with --http-host, or 0.0.0.0 for all)`);
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+    case "EAI_NONAME":
+      return new UserError(`${where}: the host name does not resolve (give an address with --http-host, such as 127.0.0.1)`);
+    default:
+      return err;
+  }
 }
 
 /** Starts the dashboard; refuses a non-loopback bind without a token, and a busy port, in one line. */
@@ -141,16 +152,15 @@ export async function startDashboard(deps: DashboardDeps, options: DashboardOpti
   const host = options.host ?? DEFAULT_HTTP_HOST;
   const port = options.port ?? DEFAULT_HTTP_PORT;
   assertSafeBind(host, options.token);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UserError(`cannot serve the dashboard on port ${port}: give a port from 0 to 65535 (--http-port, DVAULT_HTTP_PORT)`);
   const { app, close } = createDashboardApp(deps, { token: options.token, host });
   const server: Server = await new Promise((resolve, reject) => {
     // Node's own 400 for a request without Host would pre-empt the host check's 421, which says what to do.
     const s = createServer({ requireHostHeader: false }, app).listen(port, host);
     s.once("listening", () => resolve(s));
-    s.once("error", (err: NodeJS.ErrnoException) => {
-      reject(
-        err.code === "EADDRINUSE" ? new UserError(`cannot serve the dashboard on ${host}:${port}: the port is in use (choose another with --http-port)`) : err,
-      );
-    });
+    // The app's queue connections are closed with the refusal: nothing of a dashboard that never listened stays open.
+    s.once("error", (err: NodeJS.ErrnoException) => void close().finally(() => reject(listenRefusal(err, host, port))));
   });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;

@@ -2,7 +2,10 @@
 // placeholder tile); with `fix`, the missing, unreadable and not yet made ones are made. Thumbnails are made
 // from the originals after they are stored (the worker's thumbnails.backfill, `dvault thumbnails --once`, the
 // dashboard and the digest when they first show one), so a file without any is "not made", never "missing":
-// missing means made and then (partly) gone. None of it changes verify's exit code: the originals are the archive.
+// missing means made and then (partly) gone. A thumbnail (or the folder of originals) reached through a link that
+// leads out of the archive is reported as such and not followed; the check goes on with the next file. None
+// of it changes verify's exit code: the originals are the archive.
+import { ORIGINALS_DIR, OutsideArchiveError } from "./layout.ts";
 import type { OriginalRef, Thumbnails } from "./thumbnails.ts";
 
 export type ThumbnailCheck = {
@@ -18,10 +21,12 @@ export type ThumbnailCheck = {
   rebuilt: number;
   /** Could not be made again (with fix): key and reason. */
   failed: string[];
+  /** Thumbnails (or originals/ itself) behind a link out of the archive: the path refused, never followed. */
+  outside: string[];
 };
 
 export async function checkThumbnails(thumbs: Thumbnails, opts: { fix: boolean }): Promise<ThumbnailCheck> {
-  const r: ThumbnailCheck = { originals: 0, ok: 0, placeholders: 0, missing: [], unreadable: [], notMade: [], rebuilt: 0, failed: [] };
+  const r: ThumbnailCheck = { originals: 0, ok: 0, placeholders: 0, missing: [], unreadable: [], notMade: [], rebuilt: 0, failed: [], outside: [] };
   const rebuild = async (o: OriginalRef, force: boolean) => {
     try {
       await thumbs.ensure(o, { force });
@@ -30,8 +35,7 @@ export async function checkThumbnails(thumbs: Thumbnails, opts: { fix: boolean }
       r.failed.push(`${o.key}: ${err instanceof Error ? err.message : String(err)}`);
     }
   };
-  for await (const o of thumbs.originals()) {
-    r.originals += 1;
+  const checkOne = async (o: OriginalRef) => {
     const state = await thumbs.state(o);
     if (state === "placeholder") {
       r.placeholders += 1;
@@ -44,6 +48,18 @@ export async function checkThumbnails(thumbs: Thumbnails, opts: { fix: boolean }
       r.unreadable.push(o.key);
       if (opts.fix) await rebuild(o, true);
     }
+  };
+  const outside = (err: unknown, fallback: string) => {
+    if (!(err instanceof OutsideArchiveError)) throw err;
+    r.outside.push(err.relPath.startsWith("/") ? fallback : err.relPath);
+  };
+  try {
+    for await (const o of thumbs.originals()) {
+      r.originals += 1;
+      await checkOne(o).catch((err: unknown) => outside(err, o.key));
+    }
+  } catch (err) {
+    outside(err, `${ORIGINALS_DIR}/`);
   }
   return r;
 }
@@ -54,6 +70,12 @@ export function formatThumbnailCheck(r: ThumbnailCheck, fix: boolean): string {
     `thumbnails ${r.ok} ok, ${r.placeholders} placeholder(s), ${r.missing.length} missing, ${r.unreadable.length} unreadable, ${r.notMade.length} not made yet of ${r.originals} file(s)`,
     ...r.missing.slice(0, 20).map((k) => `  missing    thumbnails of ${k}`),
     ...r.unreadable.slice(0, 20).map((k) => `  unreadable thumbnails of ${k}`),
+    ...(r.outside.length
+      ? [
+          `  ${r.outside.length} path(s) lead out of the archive through a link, not followed (remove the link; the check went on):`,
+          ...r.outside.slice(0, 20).map((p) => `  outside    ${p}`),
+        ]
+      : []),
   ];
   if (fix && broken + r.notMade.length > 0)
     lines.push(`  made ${r.rebuilt}${r.failed.length ? `, ${r.failed.length} failed: ${r.failed.slice(0, 5).join("; ")}` : ""}`);

@@ -243,6 +243,9 @@ describe("feeds", () => {
     const isSubject = new Set(subjects.rows.map((r) => r.deviationid));
     expect(isSubject.size).toBeGreaterThan(0);
     const faved = await archiveFile(h.pool, archiveDir, subjects.rows[0]!.deviationid, artworkPng(99, 20, 20));
+    // Stored after the feed was read: linked (and opened) once the feed has served it.
+    expect((await fetch(url(notes.token, `files/${faved.downloadId}`))).status).toBe(404);
+    await readFeed(url(notes.token, "notifications.atom"));
     expect((await fetch(url(notes.token, `files/${faved.downloadId}`))).status).toBe(200);
     const unrelated = files.find((f) => !isSubject.has(f.deviationid));
     expect(unrelated).toBeDefined();

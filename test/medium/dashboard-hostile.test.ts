@@ -266,12 +266,12 @@ describe("malformed requests", () => {
     }
   });
 
-  it("answer an unreadable form body with a plain status, no parser text", async () => {
+  it("answer an unreadable form body with a plain status and what it is, no parser text", async () => {
     const { cookie, csrf } = await csrfSession(dash.port);
     const body = new URLSearchParams([["_csrf", csrf], ...Array.from({ length: 30 }, (_, i): [string, string] => [`k${i}`, "v"])]).toString();
     const res = await send(dash.port, "/jobs/pause", { method: "POST", headers: { ...FORM, cookie }, body });
     expect(res.status).toBe(413);
-    expect(res.text).toBe("dvault: the request was refused (HTTP 413 Payload Too Large)\n");
+    expect(res.text).toBe("dvault: the request was refused (HTTP 413 Payload Too Large): the form has more fields than dvault accepts\n");
   });
 
   it("show no internal message for an error inside a handler; the log has it", async () => {

@@ -55,13 +55,23 @@ type EntryParts = {
 };
 
 /**
+ * What an entry links of its stored file: the file by its download id, and its thumbnails by a content hash
+ * that names them. The feed routes record exactly this for the token (src/db/feed-token.repository.ts), so the
+ * token opens what its feeds linked and nothing else.
+ */
+export function linkedFile(file: StoredFileRef | null): { downloadId: string; sha256: string | null } | null {
+  if (!file) return null;
+  return { downloadId: file.downloadId, sha256: file.sha256 && /^[0-9a-f]{64}$/.test(file.sha256) ? file.sha256 : null };
+}
+
+/**
  * An entry with the stored file as an enclosure (type and size), the picture in the content (the 1280 px
  * thumbnail, linked to the item page) and the 320 px tile as media:thumbnail, all under the feed's token.
  */
 function entry(at: FeedBase, p: EntryParts): AtomEntry {
   const under = `${at.base}/feeds/${at.token}`;
   const fileUrl = p.file ? `${under}/files/${p.file.downloadId}` : null;
-  const sha256 = p.file?.sha256 && /^[0-9a-f]{64}$/.test(p.file.sha256) ? p.file.sha256 : null;
+  const sha256 = linkedFile(p.file)?.sha256 ?? null;
   const thumb = (size: "s" | "m") => (sha256 ? `${under}/thumb/${size}/${sha256}.webp` : null);
   const picture = thumb("m");
   const text = htmlToText(p.text);

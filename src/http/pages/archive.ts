@@ -20,6 +20,8 @@ export type ArchiveView = {
   total: number;
   /** The feeds the page advertises: the arrivals, or the filtered artist's new work. */
   feeds?: readonly PageFeed[];
+  /** The keyset cursor after this page's last item (src/http/browse-cursor.ts), for the link to the next page. */
+  next?: string | undefined;
 };
 
 type TreeNode = { folder: FolderChoice; kind: "folder" | "collection"; children: TreeNode[] };
@@ -83,6 +85,9 @@ export function tile(it: ItemCard, position: number): SafeHtml {
 <div class="cap"><div class="t">${t}</div><div class="a">${meta}</div></div></a>`;
 }
 
+/** Short month names as toLocaleString("en") gives them, without an Intl formatter per month (25 ms a page at 200 000 works). */
+const MONTH_NAMES = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
 /** The date scrubber: each month links to the page its newest item is on (plain links, newest first). */
 function datesHtml(v: ArchiveView, href: (page: number) => string): SafeHtml {
   if (v.months.length < 2) return html``;
@@ -92,7 +97,7 @@ function datesHtml(v: ArchiveView, href: (page: number) => string): SafeHtml {
     const page = Math.floor(before / v.pageSize) + 1;
     before += m.items;
     const year = m.month?.slice(0, 4) ?? "undated";
-    const label = m.month ? new Date(`${m.month}-01T00:00:00Z`).toLocaleString("en", { month: "short", timeZone: "UTC" }) : "no date";
+    const label = m.month ? (MONTH_NAMES[Number(m.month.slice(5, 7)) - 1] ?? m.month) : "no date";
     const links = years.get(year) ?? [];
     links.push(html`<a href="${href(page)}" class="${page === v.page ? "on" : ""}" title="${m.month ?? "no date"}: ${plural(m.items, "item")}">${label}</a>`);
     years.set(year, links);
@@ -106,7 +111,8 @@ export function archivePage(v: ArchiveView): string {
   const base = { artist: f.artist, folder: f.folder, collection: f.collection, archived: f.archived };
   const pages = Math.max(1, Math.ceil(v.total / v.pageSize));
   const from = (v.page - 1) * v.pageSize + 1;
-  const pageHref = (p: number) => `/archive${queryString({ ...base, page: p > 1 ? p : undefined })}`;
+  // The next page is read after this one's last item (keyset), so scrolling deep never walks past an offset.
+  const pageHref = (p: number) => `/archive${queryString({ ...base, page: p > 1 ? p : undefined, after: p === v.page + 1 ? v.next : undefined })}`;
   const body = html`
 <h1>Archive</h1>
 <form class="filters" method="get" action="/archive">

@@ -3,13 +3,16 @@
 import path from "node:path";
 import type express from "express";
 import type { Request, Response } from "express";
+import { cursorOf } from "../../db/archive-browser.repository.ts";
 import { SEARCH_KINDS, type SearchKind, searchPage as searchArchivePage } from "../../search/search.ts";
 import { originalKeyOf } from "../../storage/links.ts";
 import { openBlobStore } from "../../storage/store.ts";
 import { collectStatus } from "../../status/collect.ts";
 import { APP_CSS, APP_JS, LOGO_SVG } from "../assets.ts";
 import { type DashboardContext, FILE_CSP, one, publicBase, sendPage } from "../context.ts";
+import { decodeCursor, encodeCursor } from "../browse-cursor.ts";
 import { sendBlob } from "../send-blob.ts";
+import { singleFlight } from "../single-flight.ts";
 import { archivePage, itemPage, messagePage, overviewPage, PLACEHOLDER_SVG, searchPage, TEXT_SVG } from "../pages.ts";
 
 const PAGE_SIZE = 48;
@@ -59,6 +62,17 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
     sendPage(res, 200, overviewPage(report, actions, feeds));
   });
 
+  // What every request for the archive asks alike (the folders, the months and total of a filter): a burst
+  // shares one read of each (single-flight.ts) while each reads its own page.
+  const filterChoices = singleFlight(
+    (_: undefined) => "",
+    () => browser.filterChoices(),
+  );
+  const monthCounts = singleFlight(
+    (f: Parameters<typeof browser.monthCounts>[0]) => JSON.stringify(f),
+    (f) => browser.monthCounts(f),
+  );
+
   app.get("/archive", async (req, res) => {
     const q = one(req.query.q);
     if (q) {
@@ -84,17 +98,24 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
       collection: one(req.query.collection),
       archived: one(req.query.archived) === "1",
     };
+    const after = decodeCursor(one(req.query.after));
     const [choices, found, months] = await Promise.all([
-      browser.filterChoices(),
-      browser.recentItems({ ...filter, archivedOnly: filter.archived, limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE }),
-      browser.monthCounts({ ...filter, archivedOnly: filter.archived }),
+      filterChoices(undefined),
+      browser.recentItems({ ...filter, archivedOnly: filter.archived, limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE, after }),
+      monthCounts({ ...filter, archivedOnly: filter.archived }),
     ]);
+    const total = months.reduce((sum, m) => sum + m.items, 0);
+    const last = found.hasMore ? found.items.at(-1) : undefined;
     const feeds = await ctx.feeds.links(publicBase(ctx, req), [
       filter.artist
         ? { title: `dvault: ${filter.artist}`, feed: { kind: "artist", username: filter.artist } }
         : { title: "dvault: new in the archive", feed: { kind: "arrivals" } },
     ]);
-    return sendPage(res, 200, archivePage({ filter, choices, months, items: found.items, page: pageNo, pageSize: PAGE_SIZE, total: found.total, feeds }));
+    return sendPage(
+      res,
+      200,
+      archivePage({ filter, choices, months, items: found.items, page: pageNo, pageSize: PAGE_SIZE, total, feeds, next: last && encodeCursor(cursorOf(last)) }),
+    );
   });
 
   app.get("/item/:id", async (req, res) => {

@@ -1,15 +1,16 @@
 // The Atom feeds, for feed readers: /feeds/<token>/arrivals.atom, /feeds/<token>/notifications.atom,
-// /feeds/<token>/artists/<username>.atom, and the stored files and thumbnails their entries link to under the
-// same token. They are installed before the dashboard token's check (src/http/guards.ts), after the Host
+// /feeds/<token>/artists/<username>.atom, and the stored files and thumbnails their entries have linked under the
+// same token (recorded as they are served: feed_linked_files, docs/schema.md). They are installed before the dashboard token's check (src/http/guards.ts), after the Host
 // check: the feed token stands in for the dashboard's, and a wrong or revoked one gets the same 404 as a path
 // that does not exist. The token is in the path, so every log line scrubs it (src/redact.ts).
 import type express from "express";
 import type { Request, RequestHandler, Response } from "express";
+import type { StoredFileRef } from "../../db/archive-browser.repository.ts";
 import { ArchiveFeedRepository } from "../../db/archive-feed.repository.ts";
 import { FeedTokenRepository } from "../../db/feed-token.repository.ts";
 import { type DashboardContext, publicBase, sendPage } from "../context.ts";
 import { type AtomFeed, renderAtom } from "../feeds/atom.ts";
-import { arrivalsFeed, artistFeed, FEED_ENTRIES, type FeedBase, notificationsFeed } from "../feeds/feed-documents.ts";
+import { arrivalsFeed, artistFeed, FEED_ENTRIES, type FeedBase, linkedFile, notificationsFeed } from "../feeds/feed-documents.ts";
 import { FEED_TOKEN_RE, type FeedScope, feedTokenHash, opensFeed, scopeOf } from "../feeds/feed-token.ts";
 import { storedFileSender } from "./archive.ts";
 import { thumbSender } from "./thumbs.ts";
@@ -26,6 +27,7 @@ export function feedRoutes(app: express.Express, ctx: DashboardContext): void {
   const feeds = new ArchiveFeedRepository(ctx.deps.pool);
   const sendFile = storedFileSender(ctx);
   const thumb = thumbSender(ctx);
+  const now = () => new Date(ctx.now());
 
   /**
    * Runs `handler` when the path's token is live, with the token's scope; a 404 otherwise, logged without the
@@ -33,37 +35,40 @@ export function feedRoutes(app: express.Express, ctx: DashboardContext): void {
    * same 404 from the handler.
    */
   const withToken =
-    (handler: (req: Request, res: Response, at: FeedBase & { scope: FeedScope | undefined }) => Promise<unknown>): RequestHandler =>
+    (handler: (req: Request, res: Response, at: FeedBase & { tokenId: number; scope: FeedScope | undefined }) => Promise<unknown>): RequestHandler =>
     async (req, res) => {
       const token = String(req.params.token);
-      const live = FEED_TOKEN_RE.test(token) ? await tokens.useFeedToken(feedTokenHash(token), new Date(ctx.now())) : null;
+      const live = FEED_TOKEN_RE.test(token) ? await tokens.useFeedToken(feedTokenHash(token), now()) : null;
       if (!live) {
         ctx.log.warn({ path: req.path }, "feed: unknown or revoked feed token refused");
         return notFound(res);
       }
-      await handler(req, res, { base: publicBase(ctx, req), token, scope: scopeOf(live.scope) });
+      await handler(req, res, { base: publicBase(ctx, req), token, tokenId: live.id, scope: scopeOf(live.scope) });
     };
-  const sendAtom = (res: Response, feed: AtomFeed) => res.status(200).type(ATOM).send(renderAtom(feed));
-  const now = () => new Date(ctx.now());
-  /** Whether a scoped token may read this stored file: a token for every feed or the arrivals reads the archive. */
-  const fileOpens = async (scope: FeedScope | undefined, file: { downloadId: string } | { sha256: string }) => {
-    if (!scope) return false;
-    if (scope.kind === "all" || scope.kind === "arrivals") return true;
-    return feeds.storedFileInFeed(file, scope.kind === "artist" ? { artistUserid: scope.userid } : "notifications");
+  /**
+   * Answers with a feed, after noting the files its entries link under this token: those, and their
+   * thumbnails, are what the token opens, for as long as it lives (a reader's cached entries keep working).
+   */
+  const sendAtom = async (res: Response, tokenId: number, feed: AtomFeed, entries: ReadonlyArray<{ file: StoredFileRef | null }>) => {
+    const linked = entries.map((e) => linkedFile(e.file)).filter((f) => f !== null);
+    await tokens.recordLinkedFiles(tokenId, linked, now());
+    res.status(200).type(ATOM).send(renderAtom(feed));
   };
 
   app.get(
     "/feeds/:token/arrivals.atom",
     withToken(async (_req, res, at) => {
       if (!opensFeed(at.scope, { kind: "arrivals" })) return notFound(res);
-      return sendAtom(res, arrivalsFeed(at, await feeds.newestArrivals({ limit: FEED_ENTRIES }), now()));
+      const entries = await feeds.newestArrivals({ limit: FEED_ENTRIES });
+      return sendAtom(res, at.tokenId, arrivalsFeed(at, entries, now()), entries);
     }),
   );
   app.get(
     "/feeds/:token/notifications.atom",
     withToken(async (_req, res, at) => {
       if (!opensFeed(at.scope, { kind: "notifications" })) return notFound(res);
-      return sendAtom(res, notificationsFeed(at, await feeds.newestNotifications({ limit: FEED_ENTRIES }), now()));
+      const entries = await feeds.newestNotifications({ limit: FEED_ENTRIES });
+      return sendAtom(res, at.tokenId, notificationsFeed(at, entries, now()), entries);
     }),
   );
   app.get(
@@ -72,14 +77,16 @@ export function feedRoutes(app: express.Express, ctx: DashboardContext): void {
       const name = /^(.+)\.atom$/.exec(String(req.params.file))?.[1];
       const artist = name ? await feeds.userByName(name) : null;
       if (!artist || !opensFeed(at.scope, { kind: "artist", userid: artist.userid, username: artist.username })) return notFound(res);
-      return sendAtom(res, artistFeed(at, artist, await feeds.newestArrivals({ authorUserid: artist.userid, limit: FEED_ENTRIES }), now()));
+      const entries = await feeds.newestArrivals({ authorUserid: artist.userid, limit: FEED_ENTRIES });
+      return sendAtom(res, at.tokenId, artistFeed(at, artist, entries, now()), entries);
     }),
   );
+  // A file or a thumbnail opens when a feed served under this token linked it, whatever the token's scope.
   app.get(
     "/feeds/:token/files/:id",
     withToken(async (req, res, at) => {
       const downloadId = String(req.params.id);
-      if (!(await fileOpens(at.scope, { downloadId }))) return notFound(res);
+      if (!(await tokens.linksFile(at.tokenId, { downloadId }))) return notFound(res);
       return sendFile(req, res, downloadId);
     }),
   );
@@ -87,7 +94,7 @@ export function feedRoutes(app: express.Express, ctx: DashboardContext): void {
     "/feeds/:token/thumb/:variant/:file",
     withToken(async (req, res, at) => {
       const file = String(req.params.file);
-      if (!(await fileOpens(at.scope, { sha256: file.replace(/\.webp$/, "") }))) return notFound(res);
+      if (!(await tokens.linksFile(at.tokenId, { sha256: file.replace(/\.webp$/, "") }))) return notFound(res);
       return thumb(res, String(req.params.variant), file);
     }),
   );

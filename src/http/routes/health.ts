@@ -16,7 +16,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 
 export function healthRoutes(app: express.Express, ctx: DashboardContext): void {
   const { deps, config, queues } = ctx;
-  const metrics = createMetrics({ ...deps, queues });
+  const metrics = createMetrics({ ...deps, queues, httpAnswers: ctx.answers.snapshot });
 
   app.get("/healthz", async (_req, res) => {
     const check = async (what: string, run: () => Promise<unknown>) => {
