@@ -1,9 +1,10 @@
 // The key that encrypts tokens at rest: DVAULT_SECRET_KEY, or a key file created on first use (mode 0600).
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseSecretKey, type Config } from "./config.ts";
 import { UserError } from "./errors.ts";
+import { makeDirsSync } from "./make-dirs.ts";
 
 export type SecretKey = { key: Buffer; source: "env" | "file"; path?: string; created: boolean };
 
@@ -36,7 +37,7 @@ export function loadSecretKey(config: Config, onCreated?: (file: string) => void
     return { key, source: "file", path: file, created: false };
   }
   const key = randomBytes(32);
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  makeDirsSync(path.dirname(file), 0o700);
   // wx: never overwrite a key another process wrote a moment ago; read theirs instead.
   try {
     writeFileSync(file, `${key.toString("hex")}\n`, { mode: 0o600, flag: "wx" });

@@ -24,6 +24,7 @@ const BASE = [
   "redis-lock",
   "redis-scan",
   "foreign-file",
+  "make-dirs",
 ];
 const RULES: Record<string, readonly string[]> = {
   // The foundation: nothing of dvault's own above it.
@@ -34,7 +35,7 @@ const RULES: Record<string, readonly string[]> = {
   config: ["config-defaults", "errors"],
   // The pretty lines of a terminal escape controls with text's helper.
   log: ["config", "redact", "text"],
-  "secret-key": ["config", "errors"],
+  "secret-key": ["config", "errors", "make-dirs"],
   "free-port": [],
   crypto: ["errors", "secret-key"],
   // src/text: HTML escaping and the escape-by-default template, HTML to text, byte sizes, visible controls.
@@ -44,6 +45,8 @@ const RULES: Record<string, readonly string[]> = {
   timestamps: [],
   // Files of folders dvault does not own, opened as regular files only, bounded (src/foreign-file.ts).
   "foreign-file": ["text"],
+  // Folders made at a path a person gave, one at a time (src/make-dirs.ts).
+  "make-dirs": [],
   // The service, the database, the disk and the queues: each alone on the foundation.
   api: [...BASE],
   // Only src/db reaches the generated Prisma client: every statement goes through a repository.

@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import type { Dirent } from "node:fs";
-import { copyFile, cp, mkdir, readdir, stat, writeFile } from "node:fs/promises";
+import { copyFile, cp, readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config.ts";
 import { listFinishedMigrations } from "../db/database-info.ts";
@@ -17,6 +17,8 @@ import { maskUrl, scrubString } from "../redact.ts";
 import { loadSecretKey } from "../secret-key.ts";
 import { downloadBlob } from "../storage/blob-transfer.ts";
 import { openBlobStore } from "../storage/store.ts";
+import { makeDirs } from "../make-dirs.ts";
+import { folderFault } from "../storage/storage-fault.ts";
 
 export const MANIFEST = "manifest.json";
 export const DUMP = "database.dump";
@@ -105,7 +107,8 @@ export async function isEmptyDir(dir: string): Promise<boolean> {
     return (await readdir(dir)).length === 0;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return true;
-    throw err;
+    if ((err as NodeJS.ErrnoException).code === "ENOTDIR") throw new UserError(`${dir} is a file, not a folder: choose a new directory`);
+    throw folderFault(err) ?? err;
   }
 }
 
@@ -124,7 +127,11 @@ export async function createBackup({
   if (!(await isEmptyDir(dir))) throw new UserError(`${dir} is not empty: choose a new directory for the backup`);
   // The database first: a typo in DATABASE_URL leaves no empty backup directory behind.
   const migrations = await listFinishedMigrations(config.databaseUrl);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await makeDirs(dir, 0o700).catch((err: unknown) => {
+    throw (
+      folderFault(err) ?? new UserError(`cannot make the backup's directory ${dir} (${(err as NodeJS.ErrnoException).code ?? String(err)}): choose another one`)
+    );
+  });
 
   const dumpFile = path.join(dir, DUMP);
   await runPgTool("pg_dump", ["--format=custom", "--no-owner", "--no-privileges", `--file=${dumpFile}`], config.databaseUrl);

@@ -22,6 +22,7 @@ import { openBlobStore } from "../storage/store.ts";
 import { originalOf } from "../storage/thumbnails.ts";
 import { type BackupManifest, runPgTool, sha256File } from "./backup.ts";
 import { type CheckedArchive, checkBackup } from "./backup-check.ts";
+import { makeDirs } from "../make-dirs.ts";
 
 /** The staging folder inside the target archive folder; one a stopped restore left is removed by the next. */
 const STAGING = ".dvault-restore";
@@ -106,7 +107,7 @@ async function stageFolder(target: string, archive: CheckedArchive | undefined, 
   await rm(staging, { recursive: true, force: true });
   if (!archive) return { commit: async () => undefined, undo: async () => undefined };
   // The one write that proves the target takes files: a folder that refuses is said in one line (storage-fault.ts).
-  const made = await mkdir(staging, { recursive: true, mode: 0o700 }).catch((err: unknown) => {
+  const made = await makeDirs(staging, 0o700).catch((err: unknown) => {
     throw folderFault(err) ?? err;
   });
   const moved: string[] = [];
@@ -184,7 +185,7 @@ async function stageKey(target: string, text: string): Promise<(Staged & { resto
   const staged = `${target}.restore-${process.pid}`;
   let made: string | undefined;
   try {
-    made = await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+    made = await makeDirs(path.dirname(target), 0o700);
     await writeFile(staged, text, { mode: 0o600 });
   } catch (err) {
     throw new UserError(

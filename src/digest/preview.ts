@@ -1,6 +1,6 @@
 // `dvault digest --preview`: the digest as it would go out now, written to files; nothing is sent, no
 // digest is recorded and no channel's window moves.
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { redisDownloadsPausedProbe } from "./alerts.ts";
@@ -13,6 +13,7 @@ import { openBlobStore } from "../storage/store.ts";
 import { Thumbnails } from "../storage/thumbnails.ts";
 import type { DigestServices } from "./run-digest.ts";
 import type { DigestData, DigestWindow } from "./types.ts";
+import { makeDirs } from "../make-dirs.ts";
 
 export type PreviewResult = { window: DigestWindow; subject: string; counts: DigestData["counts"]; files: { html: string; text: string; json: string } };
 
@@ -54,8 +55,8 @@ export async function previewDigest(services: DigestServices, opts: { since?: Da
   });
   const rendered = renderDigest(shown.data, { timezone: services.config.digest.timezone, mode: "preview" });
   const dir = opts.out ? path.resolve(opts.out) : await mkdtemp(path.join(os.tmpdir(), "dvault-digest-preview-"));
-  await mkdir(dir, { recursive: true });
-  if (shown.images.length > 0) await mkdir(path.join(dir, "digest_files"), { recursive: true });
+  await makeDirs(dir);
+  if (shown.images.length > 0) await makeDirs(path.join(dir, "digest_files"));
   for (const image of shown.images) await writeFile(path.join(dir, image.fileName), image.bytes);
   const files = { html: path.join(dir, "digest.html"), text: path.join(dir, "digest.txt"), json: path.join(dir, "digest.json") };
   await writeFile(files.html, rendered.html);

@@ -8,6 +8,7 @@ import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { freeBytesAt } from "./free-space.ts";
 import { errCode, isWithin, originalDir, OutsideArchiveError, PARTIAL_DIR, partialFileName, relOf, resolveInside, ORIGINALS_DIR } from "./layout.ts";
+import { makeDirs } from "../make-dirs.ts";
 
 /** Files dvault writes are opened without following a link at their own name. */
 const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
@@ -151,7 +152,7 @@ export class LocalDisk {
       this.knownDirs.delete(abs);
     }
     if (!isWithin(this.root, abs)) throw new OutsideArchiveError(abs, this.root);
-    if (abs === this.root) await fs.mkdir(path.dirname(abs), { recursive: true });
+    if (abs === this.root) await makeDirs(path.dirname(abs));
     else await this.ensureDir(path.dirname(abs));
     try {
       await fs.mkdir(abs, { mode: this.dirMode });

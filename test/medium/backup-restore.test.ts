@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -112,6 +112,18 @@ describe("backup and restore", () => {
       await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(freshDb)} WITH (FORCE)`);
       await admin.end();
     }
+  });
+
+  it("refuses an --out that is a file, or under /proc, in one line and at once (Node's recursive mkdir spun there)", async () => {
+    const file = path.join(tmp("out-file"), "a-file");
+    writeFileSync(file, "not a folder");
+    await expect(createBackup({ config: originalConfig(), out: file, version: "test" })).rejects.toThrow(
+      new UserError(`${file} is a file, not a folder: choose a new directory`),
+    );
+    if (!existsSync("/proc/self")) return;
+    const refused = createBackup({ config: originalConfig(), out: "/proc/dvault-nope", version: "test" });
+    await expect(refused).rejects.toBeInstanceOf(UserError);
+    await expect(refused).rejects.toThrow(/cannot make the backup's directory \/proc\/dvault-nope \(ENOENT\): choose another one/);
   });
 
   it("detects a damaged dump before touching anything", async () => {

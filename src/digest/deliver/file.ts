@@ -3,9 +3,10 @@
 // thumbnails it shows are files in a folder beside them (<name>_files/), written first, so the HTML still
 // shows every picture when it is opened days later.
 import { randomBytes } from "node:crypto";
-import { mkdir, open, rename, unlink } from "node:fs/promises";
+import { open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Deliverer, DeliveryReceipt, OutgoingMessage } from "../types.ts";
+import { makeDirs } from "../../make-dirs.ts";
 
 /** The file name a message's files get (its .html, .txt and _files/ folder), whatever fileBase holds. */
 function safeBase(fileBase: string): string {
@@ -38,10 +39,10 @@ export function fileDeliverer(dir: string): Deliverer {
   return {
     channel: "file",
     async deliver(message: OutgoingMessage): Promise<DeliveryReceipt> {
-      await mkdir(dir, { recursive: true });
+      await makeDirs(dir);
       const base = path.join(dir, safeBase(message.fileBase));
       const images = message.images ?? [];
-      if (images.length > 0) await mkdir(path.join(dir, imagesDirOf(message.fileBase)), { recursive: true });
+      if (images.length > 0) await makeDirs(path.join(dir, imagesDirOf(message.fileBase)));
       for (const image of images) {
         // Only the names digest images.ts gives (<dir>_files/<sha256>.webp) are written: never outside `dir`.
         if (!/^[A-Za-z0-9._-]+\/[0-9a-f]{64}\.webp$/.test(image.fileName) || !image.fileName.startsWith(`${imagesDirOf(message.fileBase)}/`)) continue;
