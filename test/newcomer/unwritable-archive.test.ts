@@ -119,10 +119,11 @@ describe("download --once into an archive that cannot take files", () => {
   }, 90_000);
 
   it("verify against a bucket where nothing answers: one line naming it, exit 3 (the store unreachable)", async () => {
+    // Port 1 of the loopback: nothing listens there (a port freed by a server of this test could be taken by another
+    // test's server before the command runs).
     const s3 = await startS3Server();
-    const closed = new URL(s3.endpoint);
     await s3.close();
-    const h = await createDownloadHarness({ sim: { dataset: DATASET }, env: { ...s3.env, DVAULT_S3_ENDPOINT: closed.toString() } });
+    const h = await createDownloadHarness({ sim: { dataset: DATASET }, env: { ...s3.env, DVAULT_S3_ENDPOINT: "http://127.0.0.1:1" } });
     try {
       const run = await runDvault(h, ["verify"]);
       expect(run.code, run.stdout + run.stderr).toBe(3);
