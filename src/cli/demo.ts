@@ -30,7 +30,7 @@ function printReport(r: DemoReport, term: string): void {
   const one = (n: number | undefined, word: string) => plural(n ?? 0, word);
   const lines = [
     "",
-    `6/6 report  done in ${r.seconds.toFixed(0)} s. Archived for ${r.account}:`,
+    `7/7 report  done in ${r.seconds.toFixed(0)} s. Archived for ${r.account}:`,
     `  ${one(c.deviations, "deviation")}, ${one(c.gallery_folders, "gallery folder")}, ${one(c.collection_folders, "collection")} (${one(c.folder_memberships, "placement")})`,
     `  ${one(c.messages, "message")}, ${one(c.notes, "note")}, ${one(c.comments, "comment")}, ${one(c.feed_items, "watch-feed item")}, ${one(c.users, "user")}`,
     `  files: ${c.originals} originals (the weekly quota), ${c.texts} journals and literature as HTML, ${c.degraded} free renditions whose`,
@@ -40,6 +40,10 @@ function printReport(r: DemoReport, term: string): void {
     "",
     `Query it (database "${pgFields(r.databaseUrl).database}"):`,
     ...DEMO_QUERIES.flatMap((q) => [`  -- ${q.what}`, `  psql "${maskUrl(r.databaseUrl)}" -c "${q.sql}"`]),
+    "",
+    "Browse it in the dashboard (the pictures are the simulator's, drawn for each work):",
+    `  ${env} DVAULT_REDIS_PREFIX=${r.redisPrefix} DVAULT_WORKER_ROLES=http npx dvault worker`,
+    `  then open http://127.0.0.1:8787/archive (only the dashboard runs: nothing is synced or downloaded)`,
     "",
     "Search and inspect it:",
     `  ${env} npx dvault search ${term}`,

@@ -15,10 +15,12 @@ import { WatchRepository } from "../db/watch.repository.ts";
 import { pgFields, withDatabase } from "../db/pg-fields.ts";
 import type { Logger } from "../log.ts";
 import { previewDigest } from "../digest/preview.ts";
+import { downloadDepsFor } from "../downloads/deps.ts";
 import { runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts";
 import { deleteKeysByPrefix } from "../queue/redis.ts";
 import { createServices, type Services } from "../services.ts";
 import { startSimulator, type Simulator } from "../simulator/server.ts";
+import { type BackfillResult, backfillThumbnails, Thumbnails } from "../storage/thumbnails.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 import { freePort } from "../free-port.ts";
 import { plural } from "../text/plural.ts";
@@ -50,6 +52,8 @@ export type DemoReport = {
   sync: DemoSyncRow[];
   counts: Record<string, number>;
   downloads: DownloadSummary;
+  /** The grid's pictures, made from the stored files as the worker's thumbnails.backfill job makes them. */
+  thumbnails: BackfillResult;
   seconds: number;
 };
 
@@ -80,7 +84,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     dataset: { deviations: options.deviations ?? 400 },
     clients: [{ clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET, redirectUris: [redirectUri] }],
   });
-  out(`1/6 service simulator with a seeded account of ${options.deviations ?? 400} deviations at ${sim.url}`);
+  out(`1/7 service simulator with a seeded account of ${options.deviations ?? 400} deviations at ${sim.url}`);
   let services: Services | undefined;
   try {
     // The demo's own database, made afresh on purpose: the one place besides `dvault migrate` that creates one.
@@ -112,7 +116,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       scopes: [...DEFAULT_SCOPES],
       mode: "code",
       onAuthorizeUrl: async (url) => {
-        out(`2/6 login   authorization code flow with PKCE, redirect to ${redirectUri}`);
+        out(`2/7 login   authorization code flow with PKCE, redirect to ${redirectUri}`);
         await got(url, { followRedirect: true });
       },
       timeoutMs: 30_000,
@@ -133,7 +137,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     out(`            logged in as ${me.username}; granted scopes: ${(login.grant.scopes ?? []).join(" ")}`);
 
     // 2. A full sync of every source, as sync.source jobs through the worker's handler and WorkerHost (sync-here.ts).
-    out(`3/6 sync    every source, full sweep`);
+    out(`3/7 sync    every source, full sweep`);
     const sync = await syncHere(
       services,
       options.log,
@@ -150,14 +154,21 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
 
     // 3. The downloads the sync asked for: 10 originals this week, the rest as free renditions that wait
     //    for the next quota window.
-    out(`4/6 files   originals within the weekly quota (10), free renditions for the rest`);
+    out(`4/7 files   originals within the weekly quota (10), free renditions for the rest`);
     const downloads = await runDownloadsOnce({ services, log: options.log, progressEveryMs: 60_000 });
     out(
       `            ${downloads.done} files stored, ${downloads.degraded} as degraded renditions (their originals wait for ${downloads.nextWindow?.toISOString().slice(0, 10) ?? "next week"}), ` +
         `${downloads.notDownloadable} not downloadable, ${downloads.failed} failed, ${(downloads.bytes / 1e6).toFixed(1)} MB`,
     );
 
-    // 4. What a digest would say about the day after: the first full sync is the baseline, so play some
+    // 4. The grid's pictures, so the dashboard shows the simulator's art rather than grey tiles: the same work
+    //    as the worker's thumbnails.backfill job (jobs/thumbnails/handler.ts), run to its end.
+    const thumbnails = await backfillThumbnails(new Thumbnails(downloadDepsFor(services).archive.blobs));
+    out(
+      `5/7 pictures ${thumbnails.generated} thumbnails made, ${thumbnails.placeholders} placeholder tile(s) for files that are not pictures, ${thumbnails.failed} failed`,
+    );
+
+    // 5. What a digest would say about the day after: the first full sync is the baseline, so play some
     //    activity on the simulated service, sync it incrementally, and preview the digest since then.
     const baselineEnd = new Date(services.now());
     const watchedIds = new Set(await new WatchRepository(services.pool).listWatchedUserIds());
@@ -174,7 +185,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     await syncHere(services, options.log, row.id, ["messages", "notes", "profile", "watch_feed"], false);
     const preview = await previewDigest(services, { since: baselineEnd, out: path.join(dir, "digest") });
     const c = preview.counts as Record<string, number>;
-    out(`5/6 digest  "${preview.subject}"`);
+    out(`6/7 digest  "${preview.subject}"`);
     out(
       `            ${
         Object.entries(c)
@@ -194,6 +205,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       sync,
       counts: await new ArchiveCountsRepository(services.pool).countArchive(),
       downloads,
+      thumbnails,
       seconds: (Date.now() - started) / 1000,
     };
   } finally {

@@ -1,0 +1,111 @@
+// The README's first command, as a newcomer runs it (issue #28, "the demo shows grey boxes"): `dvault demo` archives
+// the simulator's account, makes the grid's thumbnails from the pictures the simulator drew, and prints a command
+// that opens the dashboard over what it archived. That command, run as printed, serves an archive page whose
+// tiles are real pictures (WebP thumbnails), not placeholders. The real CLI in child processes.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import sharp from "sharp";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { connectPg, quoteIdent } from "../../src/db/connect.ts";
+import { withDatabase } from "../../src/db/pg-fields.ts";
+import { freePort } from "../../src/free-port.ts";
+import { DEFAULT_HTTP_PORT } from "../../src/http/server.ts";
+import { deleteKeysByPrefix } from "../../src/queue/redis.ts";
+import { collectRun, type CliRun } from "../helpers/dvault-cli.ts";
+import { TEST_PG_URL } from "../helpers/env.ts";
+import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+
+const BIN = path.resolve("bin/dvault.js");
+const tag = randomBytes(4).toString("hex");
+const database = `dvault_t_demo_${tag}`;
+const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-demo-"));
+let redis: TestRedis;
+let demo: CliRun;
+
+function files(root: string, ext: string): string[] {
+  return (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith(ext));
+}
+
+beforeAll(async () => {
+  redis = await createTestRedis();
+  const started = Date.now();
+  const child = spawn(process.execPath, [BIN, "demo", "--deviations", "40", "--dir", dir], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: "/nonexistent-home",
+      DATABASE_URL: withDatabase(TEST_PG_URL, database),
+      REDIS_URL: redis.url,
+      DVAULT_REDIS_PREFIX: redis.prefix,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  demo = await collectRun(child, started);
+}, 120_000);
+
+afterAll(async () => {
+  await deleteKeysByPrefix(redis.redis, `${redis.prefix}-demo`);
+  await redis.cleanup();
+  const admin = await connectPg(TEST_PG_URL);
+  await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(`${database}_demo`)} WITH (FORCE)`);
+  await admin.end();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it("makes the grid's thumbnails from the simulator's pictures, as many as it says", () => {
+  expect(demo.code, demo.stderr).toBe(0);
+  const line = /^5\/7 pictures (\d+) thumbnails made, (\d+) placeholder tile\(s\) for files that are not pictures, (\d+) failed$/m.exec(demo.stdout);
+  expect(line, demo.stdout).not.toBeNull();
+  const [made, placeholders, failed] = [Number(line?.[1]), Number(line?.[2]), Number(line?.[3])];
+  expect(failed).toBe(0);
+  // Both sizes of every picture (src/storage/thumbnails.ts), and a placeholder SVG for each file that is not one.
+  const thumbs = path.join(dir, "archive", "thumbnails");
+  expect(made).toBeGreaterThan(0);
+  expect(files(thumbs, ".webp")).toHaveLength(made * 2);
+  expect(files(thumbs, ".svg")).toHaveLength(placeholders);
+  // Pictures outnumber the rest: the simulator draws one for every work that is not a video or a text.
+  expect(made).toBeGreaterThan(placeholders);
+});
+
+it("prints a dashboard command that, run as printed, shows real pictures in the grid", async () => {
+  const lines = demo.stdout.split("\n");
+  const at = lines.findIndex((l) => l.endsWith("DVAULT_WORKER_ROLES=http npx dvault worker"));
+  expect(at, demo.stdout).toBeGreaterThan(0);
+  expect(lines[at + 1]).toContain(`http://127.0.0.1:${DEFAULT_HTTP_PORT}/archive`);
+  const env = Object.fromEntries([...(lines[at] ?? "").matchAll(/([A-Z_]+)=(\S+)/g)].map((m) => [m[1], m[2]]));
+  expect(Object.keys(env).sort()).toEqual(["DATABASE_URL", "DVAULT_ARCHIVE_DIR", "DVAULT_REDIS_PREFIX", "DVAULT_WORKER_ROLES"]);
+  // The one change: this test's own port instead of the default one, which another program may hold.
+  const port = await freePort();
+  const worker = spawn(process.execPath, [BIN, "worker"], {
+    env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", REDIS_URL: redis.url, ...env, DVAULT_HTTP_PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  worker.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    await expect
+      .poll(async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.status ?? stderr, { timeout: 30_000, interval: 200 })
+      .toBeTypeOf("number");
+    const page = await fetch(`${base}/archive`);
+    expect(page.status).toBe(200);
+    const srcs = [...(await page.text()).matchAll(/<img[^>]* src="(\/thumb\/s\/[^"]+)"/g)].map((m) => m[1] ?? "");
+    expect(srcs.length).toBeGreaterThan(10);
+    let pictures = 0;
+    for (const src of srcs) {
+      const res = await fetch(`${base}${src}`);
+      expect(res.status).toBe(200);
+      if (res.headers.get("content-type") !== "image/webp") continue;
+      const meta = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
+      expect(meta.width).toBeGreaterThan(0);
+      pictures++;
+    }
+    // Most of the first page's tiles are pictures, not placeholder tiles.
+    expect(pictures).toBeGreaterThan(srcs.length / 2);
+  } finally {
+    worker.kill("SIGTERM");
+    await new Promise((r) => worker.once("close", r));
+  }
+}, 60_000);
