@@ -18,6 +18,7 @@ const BENCHES = [
   "bench/feeds.ts",
   "bench/track-lists.ts",
   "bench/dashboard-load.ts",
+  "bench/dashboard-pages.ts",
 ];
 for (const file of BENCHES) {
   process.stdout.write(`\n=== ${file} ===\n`);

@@ -19,6 +19,7 @@ import { downloadDepsFor } from "../downloads/deps.ts";
 import { runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts";
 import { deleteKeysByPrefix } from "../queue/redis.ts";
 import { createServices, type Services } from "../services.ts";
+import type { DatasetOptions } from "../simulator/dataset.ts";
 import { startSimulator, type Simulator } from "../simulator/server.ts";
 import { type BackfillResult, backfillThumbnails, Thumbnails } from "../storage/thumbnails.ts";
 import { SOURCES } from "../sync/sources/index.ts";
@@ -37,6 +38,8 @@ export type DemoOptions = {
   dir: string;
   /** Deviations in the simulated account. */
   deviations?: number;
+  /** The rest of the simulated account's size, for a benchmark over the demo (bench/dashboard-pages.ts). */
+  dataset?: Omit<DatasetOptions, "deviations">;
   /** Where its lines go: the CLI's printer (src/cli/output/print.ts), which escapes what the simulator made up. */
   out: (line: string) => void;
 };
@@ -81,7 +84,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     seed: 2026,
     clockMode: "real",
     downloadQuota: 10,
-    dataset: { deviations: options.deviations ?? 400 },
+    dataset: { ...options.dataset, deviations: options.deviations ?? 400 },
     clients: [{ clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET, redirectUris: [redirectUri] }],
   });
   out(`1/7 service simulator with a seeded account of ${options.deviations ?? 400} deviations at ${sim.url}`);
