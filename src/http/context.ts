@@ -36,8 +36,8 @@ export type DashboardDeps = {
 
 /** What the dashboard's buttons start; each returns how many jobs it queued. */
 export type DashboardActions = {
-  /** A sync.source job for every source of every usable account (src/sync/sync-now.ts). */
-  syncNow(): Promise<number>;
+  /** A sync.source job for every source of every usable account, or of one (src/sync/sync-now.ts). */
+  syncNow(accountId?: number): Promise<number>;
   /** A downloads.enqueue job: the due downloads handed to the downloads queue. */
   downloadNow(): Promise<number>;
 };
