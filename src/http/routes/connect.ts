@@ -15,6 +15,7 @@ import type express from "express";
 import {
   beginLogin,
   DEFAULT_SCOPES,
+  oauthEndpoints,
   explainAuthorizeError,
   finishLogin,
   OAuthEndpointError,
@@ -67,6 +68,8 @@ export function connectRoutes(app: express.Express, ctx: DashboardContext): void
         firstRun: users.length === 0,
         account: one(req.query.account),
       }),
+      // The button's POST answers with a redirect to the service's authorize page.
+      [new URL(oauthEndpoints(config.apiBase).authorize).origin],
     );
   });
 
