@@ -35,16 +35,17 @@ async function get(url: string, jar: Jar): Promise<{ res: Response; text: string
   return { res, text: await res.text() };
 }
 
-/** GET /connect, then POST its form: the service's authorize URL. */
-async function startConnect(jar: Jar): Promise<URL> {
-  const page = await get(`${f.dash.url}/connect`, jar);
-  const token = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1];
-  expect(token, "the Connect form carries a CSRF token").toBeTruthy();
+/** GET the Connect page (`/connect`, or its reconnect link), then POST its form: the service's authorize URL. */
+async function startConnect(jar: Jar, path = "/connect"): Promise<URL> {
+  const page = await get(`${f.dash.url}${path}`, jar);
+  const form = new URLSearchParams();
+  for (const [, name, value] of page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) form.set(name!, value!);
+  expect(form.get("_csrf"), "the Connect form carries a CSRF token").toBeTruthy();
   const res = await fetch(`${f.dash.url}/connect`, {
     method: "POST",
     redirect: "manual",
     headers: { cookie: jar.header(), "content-type": "application/x-www-form-urlencoded", origin: f.dash.url },
-    body: new URLSearchParams({ _csrf: token! }).toString(),
+    body: form.toString(),
   });
   jar.take(res);
   expect(res.status).toBe(303);
@@ -69,6 +70,7 @@ describe("Connect DeviantArt from the dashboard", () => {
   });
 
   it("shows the first-run page with the callback to register and the settings to set", async () => {
+    await f.services.pool.query("TRUNCATE accounts CASCADE");
     const overview = await get(`${f.dash.url}/`, new Jar());
     expect(overview.text).toContain('<a href="/connect">Connect DeviantArt</a>');
     const { res, text } = await get(`${f.dash.url}/connect`, new Jar());
@@ -158,6 +160,24 @@ describe("Connect DeviantArt from the dashboard", () => {
     expect(replayed.res.status).toBe(400);
     expect(replayed.text).toContain("The service refused the code");
     expect(await accounts()).toBe(1);
+  });
+
+  it("offers a dead grant's reconnection from the overview and gives the same account a working grant", async () => {
+    const jar = new Jar();
+    expect((await get((await approve(await startConnect(jar))).toString(), jar)).res.status).toBe(303);
+    const { rows } = await f.services.pool.query<{ id: number; name: string }>("SELECT id, name FROM accounts");
+    const row = rows[0]!;
+    await f.services.accounts.markNeedsReauth({ id: row.id, reason: "the service refused the refresh token", now: new Date() });
+    const overview = await get(`${f.dash.url}/`, jar);
+    expect(overview.text).toContain(`<a href="/connect?account=${encodeURIComponent(row.name)}">reconnect in the browser</a>`);
+    const reconnect = `/connect?account=${encodeURIComponent(row.name)}`;
+    const page = await get(`${f.dash.url}${reconnect}`, jar);
+    expect(page.text).toContain(`Reconnect ${row.name}`);
+    expect(page.text).toContain(`<input type="hidden" name="account" value="${row.name}">`);
+
+    expect((await get((await approve(await startConnect(jar, reconnect))).toString(), jar)).res.status).toBe(303);
+    const after = await f.services.pool.query<{ id: number; state: string }>("SELECT id, state FROM accounts");
+    expect(after.rows).toEqual([{ id: row.id, state: "ok" }]);
   });
 
   it("the simulator's applications whitelist the dashboard's default callback, and refuse one not registered", async () => {
