@@ -4,6 +4,7 @@
 // refusals, each a 400 page that says what happened: a replayed answer, a wrong state, another browser's
 // answer, a declined approval, an old code under a fresh state. The simulator whitelists redirect URIs.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startDashboard } from "../../src/http/server.ts";
 import { DEFAULT_CLIENTS } from "../../src/simulator/options.ts";
 import { type ConnectFixture, createConnectFixture } from "../helpers/connect-fixture.ts";
 
@@ -80,6 +81,22 @@ describe("Connect DeviantArt from the dashboard", () => {
     expect(text).toContain("DVAULT_PUBLIC_URL is not set");
     expect(text).toMatch(/DVAULT_CLIENT_ID<\/code> \(the application's client_id\) — set/);
     expect(text).toContain("DVAULT_CLIENT_SECRET");
+  });
+
+  it("says which setting is missing before there is anything to connect, and takes the callback from DVAULT_PUBLIC_URL", async () => {
+    const config = { ...f.services.config, clientId: undefined, publicUrl: "https://archive.example.org" };
+    const bare = await startDashboard({ ...f.services, config }, { host: "127.0.0.1", port: 0 });
+    try {
+      const { res, text } = await get(`${bare.url}/connect`, new Jar());
+      expect(res.status).toBe(200);
+      expect(text).toContain('<code class="fix" id="callback-url">https://archive.example.org/oauth/callback</code>');
+      expect(text).toContain("From DVAULT_PUBLIC_URL.");
+      expect(text).toMatch(/DVAULT_CLIENT_ID<\/code> \(the application's client_id\) — not set/);
+      expect(text).toContain("Set DVAULT_CLIENT_ID first");
+      expect(text).not.toContain('action="/connect"');
+    } finally {
+      await bare.close();
+    }
   });
 
   it("refuses to start without the CSRF token", async () => {

@@ -42,7 +42,7 @@ in the worker's environment (with docker compose: the <code>.env</code> file bes
 <h2>3. Connect</h2>
 ${
   v.csrf
-    ? html`<p>dvault asks for: ${v.scopes.join(" ")}. You approve on DeviantArt's page and come back here; the first sync starts at once.</p>
+    ? html`<p>dvault asks for: ${v.scopes.join(" ")}. You approve on DeviantArt's page and come back here; the account's first sync is queued at once.</p>
 <form method="post" action="/connect"><input type="hidden" name="_csrf" value="${v.csrf}">${v.account ? html`<input type="hidden" name="account" value="${v.account}">` : ""}<button type="submit">Connect DeviantArt</button></form>`
     : html`<p class="notice warn">Set DVAULT_CLIENT_ID first (step 2): without it there is nothing to connect.</p>`
 }
