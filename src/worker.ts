@@ -235,7 +235,7 @@ export async function startWorker({
     try {
       const retryDownload = (data: unknown) => retryDownloadNow(services, producer, data);
       const actions = {
-        syncNow: () => enqueueSyncNow({ services, producer, sources }),
+        syncNow: (accountId?: number) => enqueueSyncNow({ services, producer, sources, accountId }),
         downloadNow: async () => ((await producer.enqueue("downloads.enqueue", { scope: "all" })) ? 1 : 0),
       };
       dashboard = await startDashboard(

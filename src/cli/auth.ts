@@ -7,14 +7,15 @@ import {
   DEFAULT_SCOPES,
   interactiveLogin,
   normaliseScopes,
+  storeLogin,
+  type StoreLoginArgs,
   type OAuthClient,
   OAuthEndpointError,
   TokenResponseLostError,
   type ClientAuthMethod,
   type TokenGrant,
 } from "../api/oauth.ts";
-import { staticTokenProvider } from "../api/token-provider.ts";
-import { placebo, whoami, type AccountStatus, type Whoami } from "../api/tokens.ts";
+import { placebo, type AccountStatus } from "../api/tokens.ts";
 import type { AccountRow } from "../db/account.repository.ts";
 import { EXIT_NEEDS_LOGIN, UserError } from "../errors.ts";
 import { registerSecret, scrubString } from "../redact.ts";
@@ -30,36 +31,9 @@ function clientAuthOf(opts: { formAuth?: boolean; basicAuth?: boolean }, oauth: 
   return opts.formAuth ? "form" : "basic";
 }
 
-/** Who the new token belongs to, through the API transport; undefined (with a warning) if the call fails. */
-async function identify(ctx: AuthContext, grant: TokenGrant): Promise<Whoami | undefined> {
-  const provider = staticTokenProvider(grant.accessToken, { kind: "user", clientId: ctx.oauth.clientId, account: "(new login)" });
-  try {
-    return await whoami(ctx.transportFor(provider));
-  } catch (err) {
-    note(`dvault: warning: /user/whoami failed (${scrubString(err instanceof Error ? err.message : String(err))}); storing the grant without the user's name`);
-    return undefined;
-  }
-}
-
-/**
- * The local name for a grant: --account, else the name the user already has here, else the username.
- * Never throws: the grant in hand may hold the only live refresh token, so it must be stored somewhere.
- */
-async function chooseAccountName(ctx: AuthContext, requested: string | undefined, who: Whoami | undefined): Promise<string> {
-  const existing = who ? await ctx.repo.findByUserId(who.userid) : null;
-  if (existing && requested && existing.name !== requested) {
-    note(`dvault: ${who?.username} is already stored as account "${existing.name}"; updating that account instead of "${requested}"`);
-    return existing.name;
-  }
-  if (existing) return existing.name;
-  let name = requested ?? who?.username ?? "default";
-  const taken = await ctx.repo.findByName(name);
-  if (taken && who && taken.userId && taken.userId !== who.userid) {
-    const alternative = who.username !== name && !(await ctx.repo.findByName(who.username)) ? who.username : `${name}-${who.userid.slice(0, 8)}`;
-    note(`dvault: account "${name}" belongs to another user (${taken.username ?? taken.userId}); storing ${who.username} as "${alternative}"`);
-    name = alternative;
-  }
-  return name;
+/** Names and stores a new user grant (src/api/oauth/store-login.ts), its notes on stderr. */
+function storeUserGrant(ctx: AuthContext, args: Omit<StoreLoginArgs, "tokens" | "accounts" | "transportFor" | "onNote">) {
+  return storeLogin({ ...args, tokens: ctx.tokens, accounts: ctx.repo, transportFor: ctx.transportFor, onNote: (line) => note(`dvault: ${line}`) });
 }
 
 function reportScopes(requested: readonly string[], granted: readonly string[] | undefined): void {
@@ -193,18 +167,13 @@ export function registerAuthCommand(program: Command): void {
             },
             ...(opts.paste ? { readPastedUrl: () => readLine("> ") } : {}),
           });
-          const who = await identify(ctx, login.grant);
-          const name = await chooseAccountName(ctx, opts.account, who);
-          const row = await ctx.tokens.storeGrant({
-            name,
-            kind: "user",
+          const { row, who } = await storeUserGrant(ctx, {
             grantType: login.grantType,
             grant: login.grant,
             clientAuth,
             requestedAt: login.requestedAt,
             requestedScopes: scopes,
-            userId: who?.userid ?? null,
-            username: who?.username ?? null,
+            requestedName: opts.account,
           });
           out(`logged in as ${who?.username ?? "(unknown user)"}; stored as account "${row.name}"`);
           reportScopes(scopes, login.grant.scopes);
@@ -263,18 +232,7 @@ export function registerAuthCommand(program: Command): void {
           }
           throw err;
         }
-        const who = await identify(ctx, grant);
-        const name = await chooseAccountName(ctx, opts.account, who);
-        const row = await ctx.tokens.storeGrant({
-          name,
-          kind: "user",
-          grantType: "imported",
-          grant,
-          clientAuth,
-          requestedAt,
-          userId: who?.userid ?? null,
-          username: who?.username ?? null,
-        });
+        const { row, who } = await storeUserGrant(ctx, { grantType: "imported", grant, clientAuth, requestedAt, requestedName: opts.account });
         out(`imported ${who?.username ?? "(unknown user)"} as account "${row.name}"; the refresh token you gave is now spent, dvault holds its successor`);
         reportScopes(grant.scopes ?? [], grant.scopes);
       });

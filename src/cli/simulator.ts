@@ -52,7 +52,7 @@ export function registerSimulatorCommand(program: Command): void {
         printOut(`simulator listening on ${sim.url}`);
         for (const c of DEFAULT_CLIENTS) {
           const kind = c.oauth21 ? "OAuth 2.1 public client (PKCE S256)" : "OAuth 2.0 confidential client";
-          printOut(`  ${kind}: client_id=${c.clientId}${c.clientSecret ? ` client_secret=${c.clientSecret}` : ""} redirect_uri=${c.redirectUris[0]}`);
+          printOut(`  ${kind}: client_id=${c.clientId}${c.clientSecret ? ` client_secret=${c.clientSecret}` : ""} redirect_uris=${c.redirectUris.join(" ")}`);
         }
         printOut(`  DVAULT_API_BASE=${sim.url} DVAULT_CLIENT_ID=1001 DVAULT_CLIENT_SECRET=sim-secret-1001`);
         printOut(`  control API: ${sim.url}/_sim/truth, /_sim/log, /_sim/stats (Ctrl-C to stop)`);

@@ -36,8 +36,8 @@ export type DashboardDeps = {
 
 /** What the dashboard's buttons start; each returns how many jobs it queued. */
 export type DashboardActions = {
-  /** A sync.source job for every source of every usable account (src/sync/sync-now.ts). */
-  syncNow(): Promise<number>;
+  /** A sync.source job for every source of every usable account, or of one (src/sync/sync-now.ts). */
+  syncNow(accountId?: number): Promise<number>;
   /** A downloads.enqueue job: the due downloads handed to the downloads queue. */
   downloadNow(): Promise<number>;
 };
@@ -73,9 +73,13 @@ export const ANSWER_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 
 /** For archived files and the static images: nothing runs, even in an SVG opened on its own. */
 export const FILE_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox";
 
-/** Sends one of dvault's pages with the page policy. */
-export function sendPage(res: Response, status: number, body: string): void {
-  res.status(status).set("Content-Security-Policy", PAGE_CSP).type("html").send(body);
+/**
+ * Sends one of dvault's pages with the page policy; `formTargets` are origins a form of the page may lead to
+ * besides the dashboard (browsers check the redirect a form's POST answers with too: Connect's to the service).
+ */
+export function sendPage(res: Response, status: number, body: string, formTargets: readonly string[] = []): void {
+  const csp = formTargets.length ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${formTargets.join(" ")}`) : PAGE_CSP;
+  res.status(status).set("Content-Security-Policy", csp).type("html").send(body);
 }
 
 /** One trimmed, non-empty value of a query or form field. */

@@ -1,6 +1,7 @@
 // The web dashboard (`dvault worker --http`): dvault's own pages (overview, archive browser, item, failed
-// jobs, feeds), bull-board at /queues, /healthz and /metrics, and the Atom feeds for feed readers under
-// /feeds/<feed token>/ (src/http/routes/feeds.ts). Server-rendered, no front-end build.
+// jobs, feeds, "Connect DeviantArt" with its /oauth/callback: src/http/routes/connect.ts), bull-board at
+// /queues, /healthz and /metrics, and the Atom feeds for feed readers under /feeds/<feed token>/
+// (src/http/routes/feeds.ts). Server-rendered, no front-end build.
 //
 // Security: it listens on 127.0.0.1 unless told otherwise; any other address needs DVAULT_HTTP_TOKEN, and
 // with a token every request must carry it (Authorization: Bearer, or the cookie /login?token= sets).
@@ -41,6 +42,7 @@ import { methodNotAllowed, refusalHandler } from "./refusals.ts";
 import { createRouteGate } from "./route-gate.ts";
 import { actionsRoutes } from "./routes/actions.ts";
 import { archiveRoutes } from "./routes/archive.ts";
+import { connectRoutes } from "./routes/connect.ts";
 import { boardRoutes } from "./routes/board.ts";
 import { feedPageRoutes, feedRoutes } from "./routes/feeds.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -113,6 +115,7 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
   boardRoutes(app, ctx);
   archiveRoutes(app, ctx);
   actionsRoutes(app, ctx);
+  connectRoutes(app, ctx);
   jobsRoutes(app, ctx);
   thumbsRoutes(app, ctx);
   feedPageRoutes(app, ctx);

@@ -65,6 +65,7 @@ function redirectWith(uri: string, params: Record<string, string | undefined>, f
   return { status: 302, redirect: url.toString() };
 }
 
+/** Only to a whitelisted URI (docs/service-behaviour.md#redirect-whitelist); anything else gets the service's error page. */
 function redirectAllowed(client: SimClient, uri: string): boolean {
   if (client.oauth21) return client.redirectUris.includes(uri);
   // OAuth 2.0 apps: a registered URI or a prefix of it (the 2.1 switch made matching exact).

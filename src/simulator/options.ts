@@ -119,13 +119,18 @@ export type Simulator = {
 };
 
 export const DEFAULT_START_TIME = new Date("2026-11-02T09:00:00Z");
+/**
+ * Each client's whitelist (docs/service-behaviour.md#redirect-whitelist): `dvault auth login`'s listener and the
+ * dashboard's own callback at its default address (src/http/routes/connect.ts), as a person registers them.
+ */
+const DASHBOARD_CALLBACKS = ["http://127.0.0.1:8787/oauth/callback", "http://localhost:8787/oauth/callback"];
 export const DEFAULT_CLIENTS: SimClient[] = [
   {
     clientId: "1001",
     clientSecret: "sim-secret-1001",
     // The https URI lets the implicit grant (https only) be exercised.
-    redirectUris: ["http://127.0.0.1:8788/callback", "https://127.0.0.1:8788/callback"],
+    redirectUris: ["http://127.0.0.1:8788/callback", "https://127.0.0.1:8788/callback", ...DASHBOARD_CALLBACKS],
     implicit: true,
   },
-  { clientId: "2002", redirectUris: ["http://127.0.0.1:8788/callback"], oauth21: true },
+  { clientId: "2002", redirectUris: ["http://127.0.0.1:8788/callback", ...DASHBOARD_CALLBACKS], oauth21: true },
 ];

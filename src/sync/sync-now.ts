@@ -1,4 +1,4 @@
-// "Sync now" (the dashboard's button): one sync.source job for every source of every account that can sync,
+// "Sync now" (the dashboard's button, and a connected account's first sync): one sync.source job for every source of every account that can sync,
 // through the Producer, so the definition's dedupe key folds it into a run already waiting.
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import type { Producer } from "../queue/producer.ts";
@@ -9,16 +9,20 @@ export async function enqueueSyncNow({
   services,
   producer,
   sources,
+  accountId,
 }: {
   services: Pick<Services, "pool" | "accounts">;
   // biome-ignore lint/suspicious/noExplicitAny: src/ may not import the catalogue (jobs/) that types it
   producer: Producer<any>;
   sources: ReadonlyMap<SourceName, SourceDefinition>;
+  /** Only this account (the dashboard's Connect starts a new account's first sync); default every account. */
+  accountId?: number | undefined;
 }): Promise<number> {
   const tracked = new TrackedUserRepository(services.pool);
   let queued = 0;
   for (const row of await services.accounts.list()) {
     if (row.kind !== "user" || row.state === "needs_reauth" || row.state === "revoked") continue;
+    if (accountId !== undefined && row.id !== accountId) continue;
     for (const source of sources.values()) {
       const keys = source.name === "tracked" ? (await tracked.listTrackedUsers(row.id)).map((t) => t.username) : [""];
       for (const key of keys) {

@@ -4,7 +4,7 @@ import { UserError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { ClientAuthMethod, OAuthVersion } from "./endpoints.ts";
 import { normaliseScopes } from "./scopes.ts";
-import { createPkce, StateStore, buildAuthorizeUrl } from "./pkce-state.ts";
+import { createPkce, StateStore, buildAuthorizeUrl, type Pkce } from "./pkce-state.ts";
 import type { AuthorizeResult } from "./redirect.ts";
 import { parsePastedRedirect, IMPLICIT_UNAVAILABLE } from "./redirect.ts";
 import { startCallbackListener } from "./callback-listener.ts";
@@ -42,14 +42,32 @@ export type InteractiveLoginResult = {
   requestedAt: number;
 };
 
-/** The authorization code flow (PKCE always) or the implicit flow, up to validated tokens. */
-export async function interactiveLogin(options: InteractiveLoginOptions): Promise<InteractiveLoginResult> {
-  const { oauth, redirectUri, mode } = options;
-  if (mode === "token") assertImplicitAllowed({ oauth, redirectUri, oauthVersion: options.oauthVersion });
-  const states = new StateStore(options.timeoutMs ?? 10 * 60_000);
-  const state = states.issue();
+/** One login's first half: its single-use state, its PKCE pair (code flow) and the URL to send the person to. */
+export type LoginStart = { url: string; state: string; pkce: Pkce | undefined; scopes: string[] };
+
+/**
+ * Issues the state (carrying `data`, for a store that keeps each flow's secrets), makes the PKCE pair and
+ * builds the authorize URL: the same for the CLI's listener, its --paste and the dashboard's callback.
+ */
+export function beginLogin<T>({
+  oauth,
+  redirectUri,
+  scopes: asked,
+  mode,
+  states,
+  keep,
+}: {
+  oauth: OAuthClient;
+  redirectUri: string;
+  scopes: readonly string[];
+  mode: "code" | "token";
+  states: StateStore<T>;
+  /** What the state carries to the flow's second half. */
+  keep?: (start: { pkce: Pkce | undefined; scopes: string[] }) => T;
+}): LoginStart {
   const pkce = mode === "code" ? createPkce() : undefined;
-  const scopes = normaliseScopes(options.scopes);
+  const scopes = normaliseScopes(asked);
+  const state = states.issue(keep?.({ pkce, scopes }));
   const url = buildAuthorizeUrl({
     endpoints: oauth.endpoints,
     clientId: oauth.clientId,
@@ -59,6 +77,53 @@ export async function interactiveLogin(options: InteractiveLoginOptions): Promis
     responseType: mode,
     ...(pkce ? { pkce } : {}),
   });
+  return { url, state, pkce, scopes };
+}
+
+/** A login's second half: a redirect whose state checked out, turned into validated tokens (the code exchanged once). */
+export async function finishLogin({
+  oauth,
+  result,
+  redirectUri,
+  pkce,
+  scopes,
+  auth,
+  now = Date.now,
+}: {
+  oauth: OAuthClient;
+  result: AuthorizeResult;
+  redirectUri: string;
+  pkce: Pkce | undefined;
+  scopes: string[];
+  auth?: ClientAuthMethod | undefined;
+  now?: (() => number) | undefined;
+}): Promise<InteractiveLoginResult> {
+  if (result.kind === "token") {
+    return {
+      grant: {
+        accessToken: result.accessToken,
+        tokenType: "Bearer",
+        expiresIn: result.expiresIn,
+        refreshToken: undefined,
+        scopes: result.scope === undefined ? undefined : normaliseScopes(result.scope),
+      },
+      requestedScopes: scopes,
+      grantType: "implicit",
+      requestedAt: now(),
+    };
+  }
+  if (!pkce) throw new Error("unreachable: a code without PKCE");
+  const requestedAt = now();
+  const grant = await oauth.exchangeCode({ code: result.code, redirectUri, verifier: pkce.verifier, ...(auth ? { auth } : {}) });
+  return { grant, requestedScopes: scopes, grantType: "authorization_code", requestedAt };
+}
+
+/** The authorization code flow (PKCE always) or the implicit flow, up to validated tokens. */
+export async function interactiveLogin(options: InteractiveLoginOptions): Promise<InteractiveLoginResult> {
+  const { oauth, redirectUri, mode } = options;
+  if (mode === "token") assertImplicitAllowed({ oauth, redirectUri, oauthVersion: options.oauthVersion });
+  const states = new StateStore(options.timeoutMs ?? 10 * 60_000);
+  const { url, pkce, scopes } = beginLogin({ oauth, redirectUri, scopes: options.scopes, mode, states });
 
   let result: AuthorizeResult;
   if (options.readPastedUrl) {
@@ -93,26 +158,7 @@ export async function interactiveLogin(options: InteractiveLoginOptions): Promis
       await listener.close();
     }
   }
-
-  const now = options.now ?? Date.now;
-  if (result.kind === "token") {
-    return {
-      grant: {
-        accessToken: result.accessToken,
-        tokenType: "Bearer",
-        expiresIn: result.expiresIn,
-        refreshToken: undefined,
-        scopes: result.scope === undefined ? undefined : normaliseScopes(result.scope),
-      },
-      requestedScopes: scopes,
-      grantType: "implicit",
-      requestedAt: now(),
-    };
-  }
-  if (!pkce) throw new Error("unreachable: a code without PKCE");
-  const requestedAt = now();
-  const grant = await oauth.exchangeCode({ code: result.code, redirectUri, verifier: pkce.verifier, ...(options.auth ? { auth: options.auth } : {}) });
-  return { grant, requestedScopes: scopes, grantType: "authorization_code", requestedAt };
+  return finishLogin({ oauth, result, redirectUri, pkce, scopes, auth: options.auth, now: options.now });
 }
 
 /** The implicit grant exists only for OAuth 2.0 apps, over an https redirect. */

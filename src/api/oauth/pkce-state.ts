@@ -18,30 +18,58 @@ export function s256(verifier: string): string {
 
 export type StateCheck = "ok" | "unknown" | "expired";
 
-/** Random, single-use, expiring `state` values for one login. */
-export class StateStore {
-  private readonly issued = new Map<string, number>();
+/** What taking a state found: its flow's data, or why not ("used": this state already completed once). */
+export type StateTake<T> = { check: "ok"; data: T } | { check: "unknown" | "expired" | "used" };
+
+/**
+ * Random, single-use, expiring `state` values, each with its flow's data (the dashboard keeps the PKCE
+ * verifier there). A used state is remembered until it would have expired, so a replay is told apart from a
+ * forgery. At most `limit` live states: the oldest goes first.
+ */
+export class StateStore<T = undefined> {
+  private readonly issued = new Map<string, { expiresAt: number; data: T }>();
+  private readonly used = new Map<string, number>();
 
   constructor(
     private readonly ttlMs = 10 * 60_000,
     private readonly now: () => number = Date.now,
+    private readonly limit = 1000,
   ) {}
 
-  issue(): string {
+  /** A new state, keeping `data` for whoever takes it. */
+  issue(data?: T): string {
+    this.prune();
     const state = randomBytes(24).toString("base64url");
-    this.issued.set(state, this.now() + this.ttlMs);
+    this.issued.set(state, { expiresAt: this.now() + this.ttlMs, data: data as T });
+    while (this.issued.size > this.limit) this.issued.delete(this.issued.keys().next().value as string);
     return state;
   }
 
   /** Consumes the state: a second use of the same value is "unknown". */
   consume(state: string | undefined | null): StateCheck {
-    if (!state) return "unknown";
-    for (const [candidate, expiresAt] of this.issued) {
+    const taken = this.take(state);
+    return taken.check === "used" ? "unknown" : taken.check;
+  }
+
+  /** Consumes the state and hands back its flow's data; a second use of the same value is "used". */
+  take(state: string | undefined | null): StateTake<T> {
+    if (!state) return { check: "unknown" };
+    this.prune();
+    for (const [candidate, entry] of this.issued) {
       if (!safeEqual(candidate, state)) continue;
       this.issued.delete(candidate);
-      return this.now() > expiresAt ? "expired" : "ok";
+      if (this.now() > entry.expiresAt) return { check: "expired" };
+      this.used.set(candidate, entry.expiresAt);
+      return { check: "ok", data: entry.data };
     }
-    return "unknown";
+    for (const candidate of this.used.keys()) if (safeEqual(candidate, state)) return { check: "used" };
+    return { check: "unknown" };
+  }
+
+  /** Forgets used states past their expiry (issued ones stay, so a late arrival is told "expired"). */
+  private prune(): void {
+    const now = this.now();
+    for (const [candidate, expiresAt] of this.used) if (now > expiresAt) this.used.delete(candidate);
   }
 }
 

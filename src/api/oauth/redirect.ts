@@ -62,15 +62,28 @@ export function readRedirectParams(
   };
 }
 
+/** What a person does after a refused authorization: start again, and which redirect URI must be registered. */
+export type RetryWords = { again: string; redirect: string };
+
+const CLI_RETRY: RetryWords = {
+  again: "run `dvault auth login` again",
+  redirect: "DVAULT_REDIRECT_URI must equal a redirect URI registered with your app, character for character.",
+};
+
 /** Words for an authorize-step error, including OAuth 2.1's missing implicit grant and PKCE. */
-export function explainAuthorizeError(error: string, description: string | undefined, mode: "code" | "token"): AuthorizeDeniedError {
-  let hint = "Run `dvault auth login` again.";
-  if (error === "access_denied") hint = "You (or the service) declined; run `dvault auth login` again to retry.";
+export function explainAuthorizeError(
+  error: string,
+  description: string | undefined,
+  mode: "code" | "token",
+  retry: RetryWords = CLI_RETRY,
+): AuthorizeDeniedError {
+  let hint = `${retry.again[0]?.toUpperCase()}${retry.again.slice(1)}.`;
+  if (error === "access_denied") hint = `You (or the service) declined; ${retry.again} to retry.`;
   if (mode === "token" && /unsupported_response_type|unauthorized_client/.test(error)) {
     hint = IMPLICIT_UNAVAILABLE;
   }
   if (/redirect/i.test(description ?? "")) {
-    hint = "DVAULT_REDIRECT_URI must equal a redirect URI registered with your app, character for character.";
+    hint = retry.redirect;
   }
   return new AuthorizeDeniedError(error, description, hint);
 }

@@ -38,12 +38,12 @@ ${r.unreadable.count ? unreadableNotice(r.unreadable, now) : ""}
 
 <div class="grid2">
 <div class="card"><h2>Accounts</h2>
-${r.accounts.length === 0 ? html`<p class="muted">No account yet: run <span class="fix">dvault auth login</span>.</p>` : ""}
+${r.accounts.length === 0 ? html`<p>No account yet: <a href="/connect">Connect DeviantArt</a> (or run <span class="fix">dvault auth login</span>).</p>` : ""}
 <table>${r.accounts.map(
     (
       a,
     ) => html`<tr><td><b>${a.name}</b>${a.username && a.username !== a.name ? html` <span class="muted">(${a.username})</span>` : ""}<div class="small muted">${a.kind}${a.scopes.length ? ` · ${a.scopes.join(" ")}` : ""}</div></td>
-<td>${pill(a.state.replace("_", " "), STATE_TONE[a.state] ?? "")}${a.stateReason && a.state !== "ok" ? html`<div class="small muted">${a.stateReason}</div>` : ""}${a.fix ? html`<div class="small">fix: <span class="fix">${a.fix}</span></div>` : ""}</td>
+<td>${pill(a.state.replace("_", " "), STATE_TONE[a.state] ?? "")}${a.stateReason && a.state !== "ok" ? html`<div class="small muted">${a.stateReason}</div>` : ""}${a.fix ? html`<div class="small">fix: <span class="fix">${a.fix}</span>${a.kind === "user" && a.needsReauth ? html` or <a href="/connect?account=${encodeURIComponent(a.name)}">reconnect in the browser</a>` : ""}</div>` : ""}</td>
 <td class="small">token ${a.accessExpiresInS !== null && a.accessExpiresInS < 0 ? "expired" : "expires"} ${formatRelative(a.accessExpiresAt, now)}<div class="muted">refresh token ${a.refreshTokenAgeDays === null ? "none" : `${a.refreshTokenAgeDays} d old`}</div></td></tr>`,
   )}</table></div>
 
