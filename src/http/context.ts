@@ -16,6 +16,7 @@ import type { AnswerCounts } from "./answer-counts.ts";
 import type { Csrf } from "./csrf.ts";
 import type { FeedAdverts } from "./feeds/feed-adverts.ts";
 import type { Provenance } from "./guards.ts";
+import { themeOf, withTheme } from "./theme.ts";
 
 /** What the dashboard reads; the worker's Services fit. */
 export type DashboardDeps = {
@@ -73,9 +74,9 @@ export const ANSWER_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 
 /** For archived files and the static images: nothing runs, even in an SVG opened on its own. */
 export const FILE_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox";
 
-/** Sends one of dvault's pages with the page policy. */
+/** Sends one of dvault's pages with the page policy, in the theme the browser chose (src/http/theme.ts). */
 export function sendPage(res: Response, status: number, body: string): void {
-  res.status(status).set("Content-Security-Policy", PAGE_CSP).type("html").send(body);
+  res.status(status).set("Content-Security-Policy", PAGE_CSP).type("html").send(withTheme(body, themeOf(res.req)));
 }
 
 /** One trimmed, non-empty value of a query or form field. */
