@@ -76,7 +76,11 @@ export const FILE_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; s
 
 /** Sends one of dvault's pages with the page policy, in the theme the browser chose (src/http/theme.ts). */
 export function sendPage(res: Response, status: number, body: string): void {
-  res.status(status).set("Content-Security-Policy", PAGE_CSP).type("html").send(withTheme(body, themeOf(res.req)));
+  res
+    .status(status)
+    .set("Content-Security-Policy", PAGE_CSP)
+    .type("html")
+    .send(withTheme(body, themeOf(res.req)));
 }
 
 /** One trimmed, non-empty value of a query or form field. */

@@ -14,11 +14,23 @@ const MENU_ICON = html`<svg width="18" height="18" viewBox="0 0 18 18" aria-hidd
  * The theme switch: plain links to /theme (src/http/theme.ts), so it works without script. The page comes with
  * `data-theme="system"` on <html>; sendPage writes the browser's choice there, and base.css marks that link.
  */
-const THEME_SWITCH = html`<div class="theme" role="group" aria-label="Colour theme"><span class="label">Theme</span><a href="/theme?set=system" data-choice="system" title="As the system is set">Auto</a><a href="/theme?set=light" data-choice="light">Light</a><a href="/theme?set=dark" data-choice="dark">Dark</a></div>`;
+const THEME_ICONS = {
+  system: html`<svg width="16" height="16" viewBox="0 0 16 16" aria-hidden="true"><circle cx="8" cy="8" r="6.5" fill="none" stroke="currentColor" stroke-width="1.5"/><path d="M8 1.5a6.5 6.5 0 0 1 0 13z" fill="currentColor"/></svg>`,
+  light: html`<svg width="16" height="16" viewBox="0 0 16 16" aria-hidden="true"><circle cx="8" cy="8" r="3.2" fill="currentColor"/><path d="M8 1v2M8 13v2M1 8h2M13 8h2M3 3l1.4 1.4M11.6 11.6L13 13M3 13l1.4-1.4M11.6 4.4L13 3" stroke="currentColor" stroke-width="1.5" stroke-linecap="round"/></svg>`,
+  dark: html`<svg width="16" height="16" viewBox="0 0 16 16" aria-hidden="true"><path d="M13.5 10.2A6 6 0 0 1 5.8 2.5a6 6 0 1 0 7.7 7.7z" fill="currentColor"/></svg>`,
+};
+const themeChoice = (choice: keyof typeof THEME_ICONS, label: string, hint: string) =>
+  html`<a href="/theme?set=${choice}" data-choice="${choice}" title="${hint}">${THEME_ICONS[choice]}<span>${label}</span></a>`;
+
+/**
+ * The theme switch: plain links to /theme (src/http/theme.ts), so it works without script. The page comes with
+ * `data-theme="system"` on <html>; sendPage writes the browser's choice there, and base.css marks that link.
+ */
+const THEME_SWITCH = html`<div class="theme" role="group" aria-label="Colour theme"><span class="label">Theme</span>${themeChoice("system", "Auto", "Theme: as the system is set")}${themeChoice("light", "Light", "Theme: light")}${themeChoice("dark", "Dark", "Theme: dark")}</div>`;
 
 /**
  * The frame. At narrow widths the navigation and the theme switch sit behind the "Menu" button of a
- * <details> (no script needed); from 761 px up base.css shows them in the header and hides the button.
+ * <details> (no script needed); from 1024 px up base.css shows them in the header and hides the button.
  */
 export function layout({
   title,

@@ -39,7 +39,6 @@ const CHARTS: ReadonlyArray<{ name: string; title: string; unit?: Unit }> = [
   { name: "dvault_api_calls_total", title: "API calls by operation and answer" },
   { name: "dvault_jobs_completed_total", title: "Jobs completed" },
   { name: "dvault_jobs_failed_total", title: "Jobs failed for good" },
-  { name: "dvault_queue_lag_seconds", title: "Oldest waiting job", unit: "seconds" },
   { name: "dvault_download_quota_used", title: "Original downloads used this week" },
   { name: "dvault_download_quota_remaining", title: "Original downloads left this week" },
   { name: "dvault_pacer_rate", title: "API pace now", unit: "rate" },
