@@ -63,6 +63,11 @@ describe.skipIf(!hasChromium)("the dashboard's frame", () => {
         await p.goto(`${url}${path}`);
         const width = await p.evaluate(() => document.documentElement.scrollWidth);
         expect(width, `${path} is ${width} px wide`).toBeLessThanOrEqual(360);
+        // No column hides in a table scrolled inside its card: every cell is on the screen.
+        const offscreen = await p
+          .locator("main td")
+          .evaluateAll((cells) => cells.map((c) => c.getBoundingClientRect()).filter((r) => r.width > 0 && r.right > 360).length);
+        expect(offscreen, `${path}: cells beyond 360 px`).toBe(0);
       }
       // With the menu open too.
       await p.locator("summary", { hasText: "Menu" }).click();
@@ -141,16 +146,14 @@ describe.skipIf(!hasChromium)("the dashboard's frame", () => {
       await p.goto(`${url}/feeds`);
       await p.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: "Metrics" }).click();
       expect(await p.locator("h1").textContent()).toContain("Metrics");
-      const shown = await p
-        .locator("data[data-metric]")
-        .evaluateAll((els) =>
-          els.map((e) => ({
-            metric: e.getAttribute("data-metric")!,
-            series: e.getAttribute("data-series")!,
-            value: e.getAttribute("value")!,
-            text: e.textContent!,
-          })),
-        );
+      const shown = await p.locator("data[data-metric]").evaluateAll((els) =>
+        els.map((e) => ({
+          metric: e.getAttribute("data-metric")!,
+          series: e.getAttribute("data-series")!,
+          value: e.getAttribute("value")!,
+          text: e.textContent!,
+        })),
+      );
       await p.getByRole("link", { name: "raw Prometheus text" }).click();
       const raw = (await p.textContent("body")) ?? "";
       const lines = new Map(
