@@ -16,6 +16,7 @@ import type { AnswerCounts } from "./answer-counts.ts";
 import type { Csrf } from "./csrf.ts";
 import type { FeedAdverts } from "./feeds/feed-adverts.ts";
 import type { Provenance } from "./guards.ts";
+import { themeOf, withTheme } from "./theme.ts";
 
 /** What the dashboard reads; the worker's Services fit. */
 export type DashboardDeps = {
@@ -74,12 +75,13 @@ export const ANSWER_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 
 export const FILE_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox";
 
 /**
- * Sends one of dvault's pages with the page policy; `formTargets` are origins a form of the page may lead to
- * besides the dashboard (browsers check the redirect a form's POST answers with too: Connect's to the service).
+ * Sends one of dvault's pages with the page policy, in the theme the browser chose (src/http/theme.ts);
+ * `formTargets` are origins a form of the page may lead to besides the dashboard (browsers check the redirect a
+ * form's POST answers with too: Connect's to the service).
  */
 export function sendPage(res: Response, status: number, body: string, formTargets: readonly string[] = []): void {
   const csp = formTargets.length ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${formTargets.join(" ")}`) : PAGE_CSP;
-  res.status(status).set("Content-Security-Policy", csp).type("html").send(body);
+  res.status(status).set("Content-Security-Policy", csp).type("html").send(withTheme(body, themeOf(res.req)));
 }
 
 /** One trimmed, non-empty value of a query or form field. */

@@ -48,6 +48,7 @@ import { feedPageRoutes, feedRoutes } from "./routes/feeds.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { jobsRoutes } from "./routes/jobs.ts";
 import { signedThumbRoutes, thumbsRoutes } from "./routes/thumbs.ts";
+import { themeRoutes } from "./theme.ts";
 
 export { isLoopbackHost };
 
@@ -119,6 +120,7 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
   jobsRoutes(app, ctx);
   thumbsRoutes(app, ctx);
   feedPageRoutes(app, ctx);
+  themeRoutes(app);
 
   app.use(methodNotAllowed(app, log));
   app.use((_req, res) => {

@@ -139,7 +139,7 @@ describe(collectStatus.name, () => {
     expect(formatStatus(report)).toMatch(/status-test:held\s+1\.0\/s\s+1\.0\/s\s+2\.0\/s\s+7 min\s+until/);
     // The dashboard's overview shows the same row.
     expect(overviewPage(report)).toMatch(
-      /<h2>API pace<\/h2>[\s\S]*<td>status-test:held<\/td><td class="num">1\.0\/s<\/td><td class="num">1\.0\/s<\/td><td class="num">2\.0\/s<\/td><td class="num">7 min<\/td>/,
+      /<h2>API pace<\/h2>[\s\S]*<td data-label="key">status-test:held<\/td><td data-label="rate" class="num">1\.0\/s<\/td><td data-label="learned" class="num">1\.0\/s<\/td><td data-label="last refused at" class="num">2\.0\/s<\/td><td data-label="lost to throttling" class="num">7 min<\/td>/,
     );
   });
 

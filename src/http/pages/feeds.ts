@@ -37,12 +37,12 @@ ${v.tokens.length === 0 ? html`<div class="notice">No feed token yet: run <span 
 ${v.tokens.map(
   (t) => html`<div class="card"><h2>${t.name} ${pill(describeScope(t.scope), t.scope ? "ok" : "warn")}</h2>
 <p class="small muted">created ${formatTime(t.createdAt.toISOString())} · ${t.lastUsedAt ? `last read ${formatRelative(t.lastUsedAt.toISOString(), v.now)}` : "not read yet"}</p>
-<table>${tokenFeeds(t).map((f) => html`<tr><td>${f.label}</td><td class="path"><a href="${url(t.token, f.feed)}">${url(t.token, f.feed)}</a></td></tr>`)}</table></div>`,
+<table class="cards">${tokenFeeds(t).map((f) => html`<tr><td data-label="feed">${f.label}</td><td class="path" data-label="address"><a href="${url(t.token, f.feed)}">${url(t.token, f.feed)}</a></td></tr>`)}</table></div>`,
 )}
 ${
   everything && v.artists.length
     ? html`<div class="card"><h2>Artists you watch or track</h2><p class="small muted">With the token ${everything.name}; another token for every feed works the same way.</p>
-<table>${v.artists.map((a) => html`<tr><td><a href="/archive?artist=${encodeURIComponent(a.username)}">${a.username}</a> <span class="muted small">${[a.watched ? "watched" : "", a.tracked ? "tracked" : ""].filter(Boolean).join(", ")}</span></td><td class="path"><a href="${url(everything.token, { kind: "artist", username: a.username })}">${url(everything.token, { kind: "artist", username: a.username })}</a></td></tr>`)}</table></div>`
+<table class="cards">${v.artists.map((a) => html`<tr><td data-label="artist"><a href="/archive?artist=${encodeURIComponent(a.username)}">${a.username}</a> <span class="muted small">${[a.watched ? "watched" : "", a.tracked ? "tracked" : ""].filter(Boolean).join(", ")}</span></td><td class="path" data-label="feed"><a href="${url(everything.token, { kind: "artist", username: a.username })}">${url(everything.token, { kind: "artist", username: a.username })}</a></td></tr>`)}</table></div>`
     : ""
 }`;
   return layout({ title: "Feeds", nav: "feeds", body, feeds: v.feeds });

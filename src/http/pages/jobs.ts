@@ -23,23 +23,23 @@ export function jobsPage({
   const body = html`
 <h1>Failed jobs</h1>
 ${notice ? html`<div class="notice">${notice}</div>` : ""}
-<div class="card"><h2>Queues</h2><table><tr><th>queue</th><th class="num">waiting</th><th class="num">active</th><th class="num">delayed</th><th class="num">failed</th><th></th></tr>
+<div class="card"><h2>Queues</h2><table class="cards"><thead><tr><th>queue</th><th class="num">waiting</th><th class="num">active</th><th class="num">delayed</th><th class="num">failed</th><th></th></tr></thead>
 ${queues.map(
   (
     q,
-  ) => html`<tr><td><a href="/jobs?queue=${q.name}">${q.name}</a> ${q.paused ? pill("paused", "warn") : ""}</td><td class="num">${q.waiting}</td><td class="num">${q.active}</td><td class="num">${q.delayed}</td><td class="num">${q.failed}</td>
+  ) => html`<tr><td data-label="queue"><a href="/jobs?queue=${q.name}">${q.name}</a> ${q.paused ? pill("paused", "warn") : ""}</td><td class="num" data-label="waiting">${q.waiting}</td><td class="num" data-label="active">${q.active}</td><td class="num" data-label="delayed">${q.delayed}</td><td class="num" data-label="failed">${q.failed}</td>
 <td><form class="inline" method="post" action="/jobs/${q.paused ? "resume" : "pause"}">${hidden}<input type="hidden" name="queue" value="${q.name}"><button class="ghost" type="submit">${q.paused ? "Resume" : "Pause"}</button></form>
 ${q.failed ? html` <form class="inline" method="post" action="/jobs/retry-all">${hidden}<input type="hidden" name="queue" value="${q.name}"><button class="ghost" type="submit">Retry all ${q.failed}</button></form>` : ""}</td></tr>`,
 )}</table></div>
 <div class="card"><h2>${queue ? `Failed in ${queue}` : "Failed"} (${failed.length})</h2>
 ${failed.length === 0 ? html`<p class="muted">Nothing failed. 🎉</p>` : ""}
-<table>${failed.length ? html`<tr><th>job</th><th>payload</th><th>reason</th><th>attempts</th><th>failed</th><th></th></tr>` : ""}
+<table class="cards">${failed.length ? html`<thead><tr><th>job</th><th>payload</th><th>reason</th><th>attempts</th><th>failed</th><th></th></tr></thead>` : ""}
 ${failed.map(
-  (j) => html`<tr><td><b>${j.name}</b><div class="small muted">${j.queue}/${j.id}</div></td>
-<td class="small">${Object.entries(j.data).map(([k, v]) => html`<div>${k}: ${typeof v === "object" ? JSON.stringify(v) : String(v)}</div>`)}</td>
-<td class="small" style="max-width:420px">${j.reason || "(no reason recorded)"}</td>
-<td class="num">${j.attemptsMade}/${j.attempts}</td>
-<td class="small">${formatRelative(j.failedAt, now)}<div class="muted">created ${formatRelative(j.createdAt, now)}</div></td>
+  (j) => html`<tr><td data-label="job"><b>${j.name}</b><div class="small muted">${j.queue}/${j.id}</div></td>
+<td class="small" data-label="payload">${Object.entries(j.data).map(([k, v]) => html`<div>${k}: ${typeof v === "object" ? JSON.stringify(v) : String(v)}</div>`)}</td>
+<td class="small reason" data-label="reason">${j.reason || "(no reason recorded)"}</td>
+<td class="num" data-label="attempts">${j.attemptsMade}/${j.attempts}</td>
+<td class="small" data-label="failed">${formatRelative(j.failedAt, now)}<div class="muted">created ${formatRelative(j.createdAt, now)}</div></td>
 <td><form method="post" action="/jobs/retry">${hidden}<input type="hidden" name="queue" value="${j.queue}"><input type="hidden" name="id" value="${j.id}"><button type="submit">Retry</button></form></td></tr>`,
 )}</table></div>`;
   return layout({ title: "Failed jobs", nav: "jobs", body });

@@ -3,11 +3,35 @@
 import { APP_CSS, APP_JS } from "../assets.ts";
 import { html, type SafeHtml } from "../../text/html.ts";
 
-export type NavKey = "overview" | "archive" | "jobs" | "feeds";
+export type NavKey = "overview" | "archive" | "notes" | "messages" | "watch" | "artists" | "jobs" | "feeds" | "metrics";
 
 /** An Atom feed the page advertises in its <head> (src/http/feeds/feed-adverts.ts). */
 export type PageFeed = { title: string; href: string };
 
+const MENU_ICON = html`<svg width="18" height="18" viewBox="0 0 18 18" aria-hidden="true"><path d="M2 4h14M2 9h14M2 14h14" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>`;
+
+/**
+ * The theme switch: plain links to /theme (src/http/theme.ts), so it works without script. The page comes with
+ * `data-theme="system"` on <html>; sendPage writes the browser's choice there, and base.css marks that link.
+ */
+const THEME_ICONS = {
+  system: html`<svg width="16" height="16" viewBox="0 0 16 16" aria-hidden="true"><circle cx="8" cy="8" r="6.5" fill="none" stroke="currentColor" stroke-width="1.5"/><path d="M8 1.5a6.5 6.5 0 0 1 0 13z" fill="currentColor"/></svg>`,
+  light: html`<svg width="16" height="16" viewBox="0 0 16 16" aria-hidden="true"><circle cx="8" cy="8" r="3.2" fill="currentColor"/><path d="M8 1v2M8 13v2M1 8h2M13 8h2M3 3l1.4 1.4M11.6 11.6L13 13M3 13l1.4-1.4M11.6 4.4L13 3" stroke="currentColor" stroke-width="1.5" stroke-linecap="round"/></svg>`,
+  dark: html`<svg width="16" height="16" viewBox="0 0 16 16" aria-hidden="true"><path d="M13.5 10.2A6 6 0 0 1 5.8 2.5a6 6 0 1 0 7.7 7.7z" fill="currentColor"/></svg>`,
+};
+const themeChoice = (choice: keyof typeof THEME_ICONS, label: string, hint: string) =>
+  html`<a href="/theme?set=${choice}" data-choice="${choice}" title="${hint}">${THEME_ICONS[choice]}<span>${label}</span></a>`;
+
+/**
+ * The theme switch: plain links to /theme (src/http/theme.ts), so it works without script. The page comes with
+ * `data-theme="system"` on <html>; sendPage writes the browser's choice there, and base.css marks that link.
+ */
+const THEME_SWITCH = html`<div class="theme" role="group" aria-label="Colour theme"><span class="label">Theme</span>${themeChoice("system", "Auto", "Theme: as the system is set")}${themeChoice("light", "Light", "Theme: light")}${themeChoice("dark", "Dark", "Theme: dark")}</div>`;
+
+/**
+ * The frame. At narrow widths the navigation and the theme switch sit behind the "Menu" button of a
+ * <details> (no script needed); from 1024 px up base.css shows them in the header and hides the button.
+ */
 export function layout({
   title,
   nav,
@@ -24,11 +48,13 @@ export function layout({
   const link = (key: NavKey, href: string, label: string) =>
     html`<a href="${href}" class="${nav === key ? "on" : ""}"${nav === key ? html` aria-current="page"` : ""}>${label}</a>`;
   return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<html lang="en" data-theme="system"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title>${title} · dvault</title>${feeds.map((f) => html`<link rel="alternate" type="application/atom+xml" title="${f.title}" href="${f.href}">`)}<link rel="stylesheet" href="${APP_CSS.url}"><script src="${APP_JS.url}" defer></script></head>
 <body><a class="skip" href="#main">Skip to content</a><header><a class="brand" href="/">d<span>vault</span></a>
-<nav aria-label="Dashboard">${link("overview", "/", "Overview")}${link("archive", "/archive", "Archive")}${link("jobs", "/jobs", "Failed jobs")}${link("feeds", "/feeds", "Feeds")}<a href="/queues">Queues</a><a href="/metrics">Metrics</a></nav>
+<details class="menu"><summary>${MENU_ICON}<span>Menu</span></summary><div class="menu-body">
+<nav aria-label="Dashboard">${link("overview", "/", "Overview")}${link("archive", "/archive", "Archive")}${link("notes", "/notes", "Notes")}${link("messages", "/messages", "Messages")}${link("watch", "/watch", "Watch feed")}${link("artists", "/artists", "Artists")}${link("jobs", "/jobs", "Failed jobs")}${link("feeds", "/feeds", "Feeds")}<a href="/queues">Queues</a>${link("metrics", "/metrics", "Metrics")}</nav>
+${THEME_SWITCH}</div></details>
 <form action="/archive" method="get" role="search"><input type="search" name="q" value="${query}" placeholder="Search the archive…" aria-label="Search the archive"></form>
 </header><main id="main">${body}</main></body></html>`.text;
 }

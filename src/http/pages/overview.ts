@@ -39,7 +39,7 @@ ${r.unreadable.count ? unreadableNotice(r.unreadable, now) : ""}
 <div class="grid2">
 <div class="card"><h2>Accounts</h2>
 ${r.accounts.length === 0 ? html`<p>No account yet: <a href="/connect">Connect DeviantArt</a> (or run <span class="fix">dvault auth login</span>).</p>` : ""}
-<table>${r.accounts.map(
+<table class="cards">${r.accounts.map(
     (
       a,
     ) => html`<tr><td><b>${a.name}</b>${a.username && a.username !== a.name ? html` <span class="muted">(${a.username})</span>` : ""}<div class="small muted">${a.kind}${a.scopes.length ? ` · ${a.scopes.join(" ")}` : ""}</div></td>
@@ -59,22 +59,22 @@ ${d.quota.map((q) => html`<div class="small">quota ${q.account}: ${q.used} of ${
 
 <div class="card"><h2>Sync sources</h2>
 ${r.sources.length === 0 ? html`<p class="muted">No source has run yet.</p>` : ""}
-<table><tr><th>account</th><th>source</th><th>last run</th><th>result</th><th>next run</th><th class="num">new</th><th class="num">changed</th><th class="num">removed</th><th>last full sweep</th><th>notes</th></tr>
+<table class="cards"><thead><tr><th>account</th><th>source</th><th>last run</th><th>result</th><th>next run</th><th class="num">new</th><th class="num">changed</th><th class="num">removed</th><th>last full sweep</th><th>notes</th></tr></thead>
 ${r.sources.map(
   (
     s,
-  ) => html`<tr><td>${s.account}</td><td>${s.source}${s.key ? html` <span class="muted">${s.key}</span>` : ""}</td><td>${formatRelative(s.lastRunAt, now)}</td>
-<td>${s.lastResult ? pill(s.lastResult, RESULT_TONE[s.lastResult] ?? "") : "—"}${s.inProgress ? html` ${pill("sweep unfinished")}` : ""}</td>
-<td>${formatNext(s.nextRunAt, now)}</td><td class="num">${s.items.new}</td><td class="num">${s.items.changed}</td><td class="num">${s.items.removed}</td>
-<td>${formatRelative(s.lastCompleteSweepAt, now)}</td>
-<td class="small">${s.unavailableReason ? html`<div>${s.unavailableReason}</div>` : ""}${s.lastError && s.lastResult !== "ok" ? html`<div class="muted">${s.lastError}</div>` : ""}${s.gaps.map((g) => html`<div>gap ${g.scope}: ${g.mirrored ?? "?"} of ${g.expected ?? "?"} (${g.reason})</div>`)}</td></tr>`,
+  ) => html`<tr><td data-label="account">${s.account}</td><td data-label="source">${s.source}${s.key ? html` <span class="muted">${s.key}</span>` : ""}</td><td data-label="last run">${formatRelative(s.lastRunAt, now)}</td>
+<td data-label="result">${s.lastResult ? pill(s.lastResult, RESULT_TONE[s.lastResult] ?? "") : "—"}${s.inProgress ? html` ${pill("sweep unfinished")}` : ""}</td>
+<td data-label="next run">${formatNext(s.nextRunAt, now)}</td><td data-label="new" class="num">${s.items.new}</td><td data-label="changed" class="num">${s.items.changed}</td><td data-label="removed" class="num">${s.items.removed}</td>
+<td data-label="last full sweep">${formatRelative(s.lastCompleteSweepAt, now)}</td>
+<td data-label="notes" class="small">${s.unavailableReason ? html`<div>${s.unavailableReason}</div>` : ""}${s.lastError && s.lastResult !== "ok" ? html`<div class="muted">${s.lastError}</div>` : ""}${s.gaps.map((g) => html`<div>gap ${g.scope}: ${g.mirrored ?? "?"} of ${g.expected ?? "?"} (${g.reason})</div>`)}</td></tr>`,
 )}</table></div>
 
 <div class="grid2">
-<div class="card"><h2>Queues</h2><table><tr><th>queue</th><th class="num">waiting</th><th class="num">active</th><th class="num">delayed</th><th class="num">failed</th><th>oldest waiting</th><th></th></tr>
+<div class="card"><h2>Queues</h2><table class="cards"><thead><tr><th>queue</th><th class="num">waiting</th><th class="num">active</th><th class="num">delayed</th><th class="num">failed</th><th>oldest waiting</th><th></th></tr></thead>
 ${r.queues.map(
   (q) =>
-    html`<tr><td>${q.name}</td><td class="num">${q.waiting}</td><td class="num">${q.active}</td><td class="num">${q.delayed}</td><td class="num">${q.failed ? html`<a href="/jobs?queue=${q.name}">${q.failed}</a>` : "0"}</td><td>${q.oldestWaitingS === null ? "—" : formatDuration(q.oldestWaitingS * 1000)}</td><td>${q.paused ? pill("paused", "warn") : ""}</td></tr>`,
+    html`<tr><td data-label="queue">${q.name}</td><td data-label="waiting" class="num">${q.waiting}</td><td data-label="active" class="num">${q.active}</td><td data-label="delayed" class="num">${q.delayed}</td><td data-label="failed" class="num">${q.failed ? html`<a href="/jobs?queue=${q.name}">${q.failed}</a>` : "0"}</td><td data-label="oldest waiting">${q.oldestWaitingS === null ? "—" : formatDuration(q.oldestWaitingS * 1000)}</td><td>${q.paused ? pill("paused", "warn") : ""}</td></tr>`,
 )}</table></div>
 <div class="card"><h2>Archive &amp; workers</h2>
 <dl class="meta">${r.archive.storage === "s3" ? html`<dt>store</dt><dd>${r.archive.store}</dd>` : ""}<dt>${r.archive.storage === "s3" ? "working folder" : "directory"}</dt><dd>${r.archive.dir}${r.archive.exists ? "" : r.archive.files > 0 ? " (missing: is DVAULT_ARCHIVE_DIR right?)" : " (not created yet)"}</dd>
@@ -90,18 +90,18 @@ ${r.pacing.length ? pacingCard(r.pacing, now) : ""}`;
 /** What the archive lists but could not archive in full: per reason with why and what to do, then per artist. */
 function notArchivableCard(v: StatusReport["notArchivable"]) {
   return html`<div class="card" id="not-archivable"><h2>Not archived in full <span class="muted small">${v.total} work${v.total === 1 ? "" : "s"}</span></h2>
-<table><tr><th class="num">works</th><th>reason</th><th>what you can do</th></tr>
-${v.byReason.map((r) => html`<tr><td class="num">${r.count}</td><td><b>${NOT_ARCHIVABLE_WORDS[r.reason].label}</b><div class="small muted">${r.why}</div></td><td class="small">${r.action}</td></tr>`)}</table>
-<table><tr><th>artist</th><th>where</th><th>counts</th></tr>
-${v.byArtist.map((a) => html`<tr><td>${a.artist}</td><td class="small">${sourceInWords(a)}</td><td class="small">${countsInWords(a.counts)}${shortfallInWords(a)}</td></tr>`)}</table></div>`;
+<table class="cards"><thead><tr><th class="num">works</th><th>reason</th><th>what you can do</th></tr></thead>
+${v.byReason.map((r) => html`<tr><td data-label="works" class="num">${r.count}</td><td data-label="reason"><b>${NOT_ARCHIVABLE_WORDS[r.reason].label}</b><div class="small muted">${r.why}</div></td><td data-label="what to do" class="small">${r.action}</td></tr>`)}</table>
+<table class="cards"><thead><tr><th>artist</th><th>where</th><th>counts</th></tr></thead>
+${v.byArtist.map((a) => html`<tr><td data-label="artist">${a.artist}</td><td data-label="where" class="small">${sourceInWords(a)}</td><td data-label="counts" class="small">${countsInWords(a.counts)}${shortfallInWords(a)}</td></tr>`)}</table></div>`;
 }
 
 /** The API pace per pacer key (src/api/pacer.ts): what it runs at, what it learned, what throttling cost. */
 function pacingCard(pacing: StatusReport["pacing"], now: number) {
-  return html`<div class="card"><h2>API pace</h2><table><tr><th>key</th><th class="num">rate</th><th class="num">learned</th><th class="num">last refused at</th><th class="num">lost to throttling</th><th>held</th></tr>
+  return html`<div class="card"><h2>API pace</h2><table class="cards"><thead><tr><th>key</th><th class="num">rate</th><th class="num">learned</th><th class="num">last refused at</th><th class="num">lost to throttling</th><th>held</th></tr></thead>
 ${pacing.map(
   (p) =>
-    html`<tr><td>${p.key}</td><td class="num">${formatRate(p.rate)}</td><td class="num">${formatRate(p.learnedRate)}</td><td class="num">${formatRate(p.refusedRate)}</td><td class="num">${formatDuration(p.throttledS * 1000)}</td><td>${p.heldUntil ? pill(`until ${formatTime(p.heldUntil)} (${formatRelative(p.heldUntil, now)})`, "warn") : "—"}</td></tr>`,
+    html`<tr><td data-label="key">${p.key}</td><td data-label="rate" class="num">${formatRate(p.rate)}</td><td data-label="learned" class="num">${formatRate(p.learnedRate)}</td><td data-label="last refused at" class="num">${formatRate(p.refusedRate)}</td><td data-label="lost to throttling" class="num">${formatDuration(p.throttledS * 1000)}</td><td data-label="held">${p.heldUntil ? pill(`until ${formatTime(p.heldUntil)} (${formatRelative(p.heldUntil, now)})`, "warn") : "—"}</td></tr>`,
 )}</table></div>`;
 }
 

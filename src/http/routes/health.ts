@@ -1,8 +1,10 @@
-// /healthz (PostgreSQL, Redis and a worker heartbeat, each within a time limit) and /metrics (Prometheus).
+// /healthz (PostgreSQL, Redis and a worker heartbeat, each within a time limit) and /metrics: Prometheus text
+// to a scraper, the metrics page (src/http/pages/metrics.ts) to a browser.
 import type express from "express";
 import { createMetrics } from "../../metrics.ts";
 import { workerHeartbeats } from "../../status/collect.ts";
-import type { DashboardContext } from "../context.ts";
+import { type DashboardContext, sendPage } from "../context.ts";
+import { metricsPage } from "../pages/metrics.ts";
 
 const HEALTH_TIMEOUT_MS = 2000;
 
@@ -41,8 +43,13 @@ export function healthRoutes(app: express.Express, ctx: DashboardContext): void 
     res.status(healthy ? 200 : 503).json({ status: healthy ? "ok" : "unhealthy", checks: { postgres, redis, workers } });
   });
 
-  app.get("/metrics", async (_req, res) => {
+  // A scraper asks for text (Prometheus: text/plain or OpenMetrics before */*; curl: */* or nothing) and gets it;
+  // a browser, whose Accept puts text/html first, gets the page, unless it follows the page's "raw" link.
+  app.get("/metrics", async (req, res) => {
     const text = await metrics.render();
-    res.type(metrics.contentType).send(text);
+    res.vary("Accept");
+    if (req.query.format !== "text" && req.accepts(["text/plain", "text/html"]) === "text/html")
+      return sendPage(res, 200, metricsPage(await metrics.registry.getMetricsAsJSON(), new Date(ctx.now())));
+    return res.type(metrics.contentType).send(text);
   });
 }
