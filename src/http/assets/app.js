@@ -188,6 +188,7 @@
   const toggleInfo = (force) => {
     const on = force ?? parts.info.hidden;
     parts.info.hidden = !on;
+    box.classList.toggle("with-info", on);
     parts.infoButton.setAttribute("aria-expanded", String(on));
     if (on) loadInfo(tiles()[current]);
   };

@@ -27,8 +27,8 @@ export type ArchiveFilter = {
 /** The types the type filter offers (the mirror's deviation_type). */
 export const ITEM_TYPES = ["image", "journal", "literature", "video", "other"] as const;
 
-/** The query of a filter, for links that keep it (paging, the item page's previous/next). */
-export function filterQuery(f: ArchiveFilter): Record<string, string | boolean | undefined> {
+/** The query of a filter, for links that keep it (paging, the item page's previous/next); a checked box is "1", as the form sends it. */
+export function filterQuery(f: ArchiveFilter): Record<string, string | undefined> {
   return {
     artist: f.artist,
     folder: f.folder,
@@ -37,8 +37,8 @@ export function filterQuery(f: ArchiveFilter): Record<string, string | boolean |
     tag: f.tag,
     from: f.from,
     to: f.to,
-    archived: f.archived,
-    notfull: f.notFull,
+    archived: f.archived ? "1" : undefined,
+    notfull: f.notFull ? "1" : undefined,
   };
 }
 
@@ -97,12 +97,12 @@ function treeHtml(choices: FilterChoices, f: ArchiveFilter): SafeHtml {
       ? html``
       : html`<ul>${nodes.map(
           (n) =>
-            html`<li><a href="/archive${queryString({ [n.kind]: n.folder.folderid, archived: f.archived })}" class="${n.folder.folderid === selected ? "on" : ""}">${n.folder.name}<span class="n">${n.folder.size}</span></a>${branch(n.children, depth + 1)}</li>`,
+            html`<li><a href="/archive${queryString({ [n.kind]: n.folder.folderid, archived: f.archived ? "1" : undefined })}" class="${n.folder.folderid === selected ? "on" : ""}">${n.folder.name}<span class="n">${n.folder.size}</span></a>${branch(n.children, depth + 1)}</li>`,
         )}</ul>`;
   const owners = [...folderTree(choices)];
   if (owners.length === 0) return html``;
   return html`<nav class="tree card" aria-label="Folders"><h2>Folders</h2>
-<ul><li><a href="/archive${queryString({ archived: f.archived })}" class="${selected || f.artist ? "" : "on"}">Everything</a></li></ul>
+<ul><li><a href="/archive${queryString({ archived: f.archived ? "1" : undefined })}" class="${selected || f.artist ? "" : "on"}">Everything</a></li></ul>
 ${owners.map(([owner, { galleries, collections }]) => {
   const open = [...galleries, ...collections].some((n) => n.folder.folderid === selected) || owners.length <= 3;
   return html`<details ${open ? raw("open") : ""}><summary>${owner}</summary>
@@ -192,12 +192,12 @@ function datesHtml(v: ArchiveView): SafeHtml {
 ${f.from || f.to ? html`<p class="small">Showing ${f.from ?? "the start"} to ${f.to ?? "now"} · <a href="${hrefFor(undefined, undefined)}">all dates</a></p>` : ""}
 ${[...years].map(([year, y]) => html`<div><a href="${hrefFor(year, year)}" class="y${f.from === year && f.to === year ? " on" : ""}" title="${year}: ${plural(y.items, "item")}">${year}</a> ${y.links}</div>`)}
 <form method="get" action="/archive" class="range">${Object.entries(filterQuery(f)).map(([k, val]) =>
-    k === "from" || k === "to" || val === undefined || val === false ? "" : html`<input type="hidden" name="${k}" value="${val === true ? "1" : val}">`,
+    k === "from" || k === "to" || val === undefined ? "" : html`<input type="hidden" name="${k}" value="${val}">`,
   )}<label>From<input type="text" name="from" value="${f.from ?? ""}" placeholder="2024-03"></label><label>To<input type="text" name="to" value="${f.to ?? ""}" placeholder="2024-06-30"></label><button type="submit">Show</button></form></nav>`;
 }
 
 /** Newer/older links by cursor; `data-next` lets app.js append the next page instead. */
-function cursorPager(v: ArchiveView, base: Record<string, string | boolean | undefined>): SafeHtml {
+function cursorPager(v: ArchiveView, base: Record<string, string | undefined>): SafeHtml {
   if (!v.prev && !v.next) return html``;
   const prev = v.prev ? `/archive${queryString({ ...base, before: v.prev })}` : undefined;
   const next = v.next ? `/archive${queryString({ ...base, after: v.next })}` : undefined;
@@ -225,7 +225,7 @@ ${(v.notices ?? []).map((n) => html`<div class="notice warn" role="status">${n}<
   ${f.folder ? html`<input type="hidden" name="folder" value="${f.folder}">` : ""}${f.collection ? html`<input type="hidden" name="collection" value="${f.collection}">` : ""}${f.from ? html`<input type="hidden" name="from" value="${f.from}">` : ""}${f.to ? html`<input type="hidden" name="to" value="${f.to}">` : ""}
   <label class="check"><input type="checkbox" name="archived" value="1" ${f.archived ? raw("checked") : ""}> archived only</label>
   <label class="check"><input type="checkbox" name="notfull" value="1" ${f.notFull ? raw("checked") : ""}> not archived in full</label>
-  <button type="submit">Apply</button>${filtered ? html` <a href="/archive">clear</a>` : ""}
+  <button type="submit" class="apply">Apply</button>${filtered ? html` <a href="/archive">clear</a>` : ""}
 </form>
 ${treeHtml(v.choices, f)}${datesHtml(v)}</details>
 <section aria-label="Items" id="grid" tabindex="-1">
