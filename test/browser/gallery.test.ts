@@ -26,17 +26,15 @@ let h: SyncHarness;
 let dash: RunningDashboard;
 let browser: Browser;
 let works: GalleryWork[];
+/** One wide page and one phone page, reused by every check. */
+let wide: Page;
+let phone: Page;
 const byId = new Map<string, GalleryWork>();
 
 const luminance = (rgb: string) => {
   const [r, g, b] = (rgb.match(/\d+/g) ?? []).map(Number);
   return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
 };
-
-async function newPage(width: number, height: number, colorScheme: "light" | "dark" = "light"): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width, height }, colorScheme, ...(width < 500 ? { isMobile: true, hasTouch: true } : {}) });
-  return context.newPage();
-}
 
 /** Each picture tile's rendered shape against its stored width/height: the worst relative error. */
 async function worstAspectError(page: Page): Promise<{ checked: number; worst: number }> {
@@ -67,6 +65,8 @@ describe.skipIf(!hasChromium)("the archive grid in a browser", () => {
     for (const w of works) byId.set(w.id, w);
     dash = await startDashboard(h.services, { host: "127.0.0.1", port: 0 });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--no-first-run"] });
+    wide = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    phone = await (await browser.newContext({ viewport: { width: 360, height: 640 }, isMobile: true, hasTouch: true })).newPage();
   });
 
   afterAll(async () => {
@@ -76,11 +76,10 @@ describe.skipIf(!hasChromium)("the archive grid in a browser", () => {
   });
 
   it("keeps each picture's aspect ratio at 1280 and 360 px, in rows, with captions and badges apart", async () => {
-    for (const [width, height] of [
-      [1280, 900],
-      [360, 740],
+    for (const [width, page] of [
+      [1280, wide],
+      [360, phone],
     ] as const) {
-      const page = await newPage(width, height);
       await page.goto(`${dash.url}/archive`);
       const { checked, worst } = await worstAspectError(page);
       expect(checked, `${width} px: picture tiles measured`).toBeGreaterThan(15);
@@ -101,12 +100,11 @@ describe.skipIf(!hasChromium)("the archive grid in a browser", () => {
       );
       expect(await page.locator(".thumb .badge").count()).toBeGreaterThan(0);
       expect(overlaps, `${width} px: badges over a caption or picture`).toBe(0);
-      await page.context().close();
     }
   });
 
-  it("puts the first tile above the fold on a 360×640 phone, filters behind a button", async () => {
-    const page = await newPage(360, 640);
+  it("puts the first tile above the fold on a 360×640 phone, filters behind a button there only", async () => {
+    const page = phone;
     await page.goto(`${dash.url}/archive`);
     const top = await page
       .locator(".thumbs > .thumb")
@@ -117,11 +115,14 @@ describe.skipIf(!hasChromium)("the archive grid in a browser", () => {
     await page.locator(".side > summary").click();
     await expect.poll(() => page.locator(".side .filters").isVisible()).toBe(true);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
-    await page.context().close();
+    // On a wide screen the side shows whole, without the button.
+    await wide.goto(`${dash.url}/archive`);
+    expect(await wide.locator(".side .filters").isVisible()).toBe(true);
+    expect(await wide.locator(".side > summary").isVisible()).toBe(false);
   });
 
   it("keeps Tab inside the open lightbox, shows the info panel, zooms, and Esc returns to the tile", async () => {
-    const page = await newPage(1280, 900);
+    const page = wide;
     await page.goto(`${dash.url}/archive`);
     const first = page.locator(".thumbs > .thumb").first();
     await first.click();
@@ -145,11 +146,10 @@ describe.skipIf(!hasChromium)("the archive grid in a browser", () => {
     await page.keyboard.press("Escape");
     await expect.poll(() => box.isVisible()).toBe(false);
     expect(await page.evaluate(() => document.activeElement?.getAttribute("href"))).toBe(await first.getAttribute("href"));
-    await page.context().close();
   });
 
   it("reaches the first tile in 2 Tabs through the skip link; ? lists the shortcuts, / searches, j/k walk the tiles", async () => {
-    const page = await newPage(1280, 900);
+    const page = wide;
     await page.goto(`${dash.url}/archive`);
     await page.keyboard.press("Tab");
     await page.keyboard.press("Enter");
@@ -172,11 +172,10 @@ describe.skipIf(!hasChromium)("the archive grid in a browser", () => {
     await expect.poll(() => keys.isVisible()).toBe(false);
     await page.keyboard.press("/");
     expect(await page.evaluate(() => document.activeElement?.getAttribute("name"))).toBe("q");
-    await page.context().close();
   });
 
   it("keeps the place in the URL through infinite scroll: a reload shows the same tiles, Back leaves the grid", async () => {
-    const page = await newPage(1280, 900);
+    const page = wide;
     await page.goto(`${dash.url}/feeds`);
     await page.goto(`${dash.url}/archive`);
     await page.evaluate(() => window.scrollTo(0, document.scrollingElement.scrollHeight));
@@ -190,14 +189,15 @@ describe.skipIf(!hasChromium)("the archive grid in a browser", () => {
     await page.reload();
     expect(await page.locator(".thumbs > .thumb").first().getAttribute("href")).toBe(id);
     const { rows } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM deviations");
-    expect((await page.textContent(".count"))?.replace(/\u00a0/g, " ")).toBe(`49–96 of ${rows[0]!.n}`);
+    // The page reloaded starts at the 49th item (the script may append the next one as it comes into view).
+    expect(await page.locator(".thumbs > .thumb").first().getAttribute("data-pos")).toBe("49");
+    expect((await page.textContent(".count"))?.replace(/\u00a0/g, " ")).toMatch(new RegExp(`^49–\\d+ of ${rows[0]!.n}$`));
     await page.goBack();
     await page.waitForURL(/\/feeds$/);
-    await page.context().close();
   });
 
   it("filters by a month from the date scrubber, and back to all dates", async () => {
-    const page = await newPage(1280, 900);
+    const page = wide;
     await page.goto(`${dash.url}/archive`);
     const month = works[60]!.published.slice(0, 7);
     await page.locator(`nav.dates a[href*="from=${month}&to=${month}"]`).click();
@@ -211,11 +211,10 @@ describe.skipIf(!hasChromium)("the archive grid in a browser", () => {
     await page.locator("nav.dates a", { hasText: "all dates" }).click();
     await page.waitForURL(/\/archive$/);
     expect(await page.locator(".thumbs > .thumb").count()).toBe(48);
-    await page.context().close();
   });
 
   it("walks an item's previous and next in the grid's order, under the filter it was opened with", async () => {
-    const page = await newPage(1280, 900);
+    const page = wide;
     await page.goto(`${dash.url}/archive?tag=sea`);
     const sea = works.filter((w) => w.tags.includes("sea"));
     await page
@@ -234,12 +233,12 @@ describe.skipIf(!hasChromium)("the archive grid in a browser", () => {
     await page.goto(`${dash.url}/item/${works[1]!.id}`);
     expect(await page.locator(".item-nav a[rel=prev]").getAttribute("href")).toBe(`/item/${works[0]!.id}`);
     expect(await page.locator(".item-nav a[rel=next]").getAttribute("href")).toBe(`/item/${works[2]!.id}`);
-    await page.context().close();
   });
 
   it("themes placeholder and text tiles in light and dark", async () => {
+    const page = wide;
     for (const scheme of ["light", "dark"] as const) {
-      const page = await newPage(1280, 900, scheme);
+      await page.emulateMedia({ colorScheme: scheme });
       await page.goto(`${dash.url}/archive`);
       for (const sel of [".thumb .ph:not(.text)", ".thumb .ph.text"]) {
         const bg = await page
@@ -249,7 +248,7 @@ describe.skipIf(!hasChromium)("the archive grid in a browser", () => {
         if (scheme === "light") expect(luminance(bg), `${scheme} ${sel} ${bg}`).toBeGreaterThan(200);
         else expect(luminance(bg), `${scheme} ${sel} ${bg}`).toBeLessThan(70);
       }
-      await page.context().close();
     }
+    await page.emulateMedia({ colorScheme: "light" });
   });
 });
