@@ -172,6 +172,14 @@ describe.skipIf(!hasChromium)("the archive grid in a browser", () => {
     await expect.poll(() => keys.isVisible()).toBe(false);
     await page.keyboard.press("/");
     expect(await page.evaluate(() => document.activeElement?.getAttribute("name"))).toBe("q");
+    // Enter on the tile j reached opens it in the viewer.
+    await page.keyboard.press("Escape");
+    await page.locator(".thumbs > .thumb").nth(1).focus();
+    await page.keyboard.press("j");
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.locator(".lightbox").isVisible()).toBe(true);
+    expect(await page.locator(".lightbox .lb-cap a").textContent()).toBe(await page.locator(".thumbs > .thumb").nth(2).getAttribute("data-title"));
+    await page.keyboard.press("Escape");
   });
 
   it("keeps the place in the URL through infinite scroll: a reload shows the same tiles, Back leaves the grid", async () => {
