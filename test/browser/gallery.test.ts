@@ -141,6 +141,8 @@ describe.skipIf(!hasChromium)("the archive grid in a browser", () => {
     expect(await box.locator(".lb-info").textContent()).toMatch(/archived\s*original/);
     expect(await box.locator(".lb-info .tag").allTextContents()).toEqual(works[0]!.tags.map((t) => `#${t}`).sort());
     expect(await box.locator(".lb-original").getAttribute("href")).toMatch(/^\/files\/\d+$/);
+    await box.locator(".lb-info-close").click();
+    await expect.poll(() => box.locator(".lb-info").isVisible()).toBe(false);
     await page.keyboard.press("z");
     await expect.poll(() => box.getAttribute("class")).toContain("zoomed");
     await page.keyboard.press("Escape");

@@ -131,11 +131,15 @@
     const tools = el("div", { class: "lb-tools" });
     tools.append(zoom, infoButton, original);
     const info = el("aside", { class: "lb-info", "aria-label": "About this item", hidden: "" });
+    const infoClose = el("button", { type: "button", class: "lb-info-close" }, "Hide info");
+    const infoBody = el("div", {});
+    info.append(infoClose, infoBody);
+    infoClose.addEventListener("click", () => toggleInfo(false));
     const close = el("button", { type: "button", class: "lb-close", "aria-label": "Close (Esc)" }, "×");
     const prev = el("button", { type: "button", class: "lb-prev", "aria-label": "Previous (←)" }, "‹");
     const next = el("button", { type: "button", class: "lb-next", "aria-label": "Next (→)" }, "›");
     box.append(stage, cap, tools, info, close, prev, next);
-    parts = { img, cap, zoom, infoButton, original, info };
+    parts = { img, cap, zoom, infoButton, original, info, infoBody };
     close.addEventListener("click", hide);
     prev.addEventListener("click", () => step(-1));
     next.addEventListener("click", () => step(1));
@@ -173,16 +177,16 @@
     const href = tile.getAttribute("href");
     if (infoFor === href) return;
     infoFor = href;
-    parts.info.replaceChildren(el("p", {}, "Loading…"));
+    parts.infoBody.replaceChildren(el("p", {}, "Loading…"));
     fetch(href, { headers: { Accept: "text/html" }, credentials: "same-origin" })
       .then((r) => (r.ok ? r.text() : Promise.reject(new Error(`HTTP ${r.status}`))))
       .then((text) => {
         if (infoFor !== href) return;
         const section = new DOMParser().parseFromString(text, "text/html").querySelector("[data-info]");
-        parts.info.replaceChildren(section ? document.adoptNode(section) : el("p", {}, "No details."));
+        parts.infoBody.replaceChildren(section ? document.adoptNode(section) : el("p", {}, "No details."));
       })
       .catch(() => {
-        if (infoFor === href) parts.info.replaceChildren(el("p", {}, "The details did not load."));
+        if (infoFor === href) parts.infoBody.replaceChildren(el("p", {}, "The details did not load."));
       });
   };
   const toggleInfo = (force) => {
@@ -191,6 +195,7 @@
     box.classList.toggle("with-info", on);
     parts.infoButton.setAttribute("aria-expanded", String(on));
     if (on) loadInfo(tiles()[current]);
+    else if (box.contains(document.activeElement) && document.activeElement.closest(".lb-info")) parts.infoButton.focus();
   };
   const show = (i) => {
     const all = tiles();
