@@ -3,6 +3,7 @@
 // cursors there and back with positions, what a bad date or cursor does, each tile's aspect ratio from its stored
 // file, and an item's previous/next under the filter it was opened with.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodeCursor } from "../../src/http/browse-cursor.ts";
 import { type RunningDashboard, startDashboard } from "../../src/http/server.ts";
 import { type GalleryWork, insertGallery } from "../helpers/gallery-listing.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
@@ -126,6 +127,15 @@ describe("paging by cursors", () => {
     const landNext = await grid(landFirst.next!);
     expect([...landFirst.ids, ...landNext.ids]).toEqual(ids(land));
     expect(landNext.count).toEqual({ from: 49, to: land.length, total: land.length });
+  });
+
+  it("numbers a page read back to the newest item from 1, whatever position its cursor carried", async () => {
+    const stale = encodeCursor({ key: works[48]!.published, deviationid: works[48]!.id }, 60);
+    const top = await grid(`${ALL}&before=${stale}`);
+    expect(top.ids).toEqual(ids(works.slice(0, 48)));
+    expect(top.pos[0]).toBe(1);
+    expect(top.count).toEqual({ from: 1, to: 48, total: works.length });
+    expect(top.prev).toBeUndefined();
   });
 
   it("shows the first page for a cursor that does not read", async () => {

@@ -169,7 +169,14 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
         ? !filter.from
         : (!filter.from || m >= filter.from.slice(0, 7)) && (!filter.to || m <= `${filter.to.slice(0, 4)}-${filter.to.slice(5, 7) || "12"}`);
     const total = (rangeMonths ?? months.filter((m) => !dated || inRange(m.month))).reduce((sum, m) => sum + m.items, 0);
-    const first = after ? (after.pos || (pageNo - 1) * PAGE_SIZE) + 1 : before ? Math.max(1, before.pos - found.items.length) : (pageNo - 1) * PAGE_SIZE + 1;
+    // Read back to the newest item, the page starts the listing, whatever the cursor's (older) position said.
+    const first = after
+      ? (after.pos || (pageNo - 1) * PAGE_SIZE) + 1
+      : before
+        ? found.hasMore
+          ? Math.max(1, before.pos - found.items.length)
+          : 1
+        : (pageNo - 1) * PAGE_SIZE + 1;
     const hasNext = before ? found.items.length > 0 : found.hasMore;
     const hasPrev = before ? found.hasMore : first > 1;
     const last = found.items.at(-1);
