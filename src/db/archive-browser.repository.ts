@@ -1,6 +1,19 @@
 // What the dashboard's archive browser reads: recent items with their stored file, the filters' choices,
 // one item with its metadata, history and files, and a stored file by its download id. Read-only.
+import {
+  BEST_FILE,
+  type BrowseCursor,
+  type BrowseFilter,
+  type BrowseFilters,
+  browseFrom,
+  FILE_COLUMNS,
+  filterValues,
+  recentItemsStatement,
+  STORED,
+} from "./archive-browse-statement.ts";
 import type { Queryable } from "./with-transaction.ts";
+
+export { BEST_FILE, type BrowseCursor, type BrowseFilter, type BrowseFilters, recentItemsStatement };
 
 export type StoredFileRef = {
   downloadId: string;
@@ -31,25 +44,7 @@ export type ItemCard = {
   file: StoredFileRef | null;
 };
 
-export type BrowseFilter = {
-  /** Username, any case. */
-  artist?: string | undefined;
-  /** A gallery folder id. */
-  folder?: string | undefined;
-  /** A collection folder id. */
-  collection?: string | undefined;
-  /** Only items whose file is in the archive. */
-  archivedOnly?: boolean | undefined;
-  limit: number;
-  offset: number;
-  /** Keyset paging: the items after this one (the last of the page before), instead of skipping `offset`. */
-  after?: BrowseCursor | undefined;
-};
-
-/** Where an item sits in the browser's order: its publication time ("-infinity" when undated: last) and id. */
-export type BrowseCursor = { key: string; deviationid: string };
-
-/** The cursor of an item, for the link to the page after it. */
+/** The cursor of an item, for the links to the pages after and before it. */
 export function cursorOf(item: Pick<ItemCard, "deviationid" | "publishedAt">): BrowseCursor {
   return { key: item.publishedAt ? item.publishedAt.toISOString() : "-infinity", deviationid: item.deviationid };
 }
@@ -85,35 +80,6 @@ export type ItemDetail = {
   pending: Array<{ kind: string; status: string; reason: string | null; lastError: string | null }>;
   history: Array<{ changedAt: Date; field: string; oldValue: unknown; newValue: unknown }>;
 };
-
-// A file on disk: an original (done), a free rendition kept while the quota is spent (degraded), or the rendition
-// kept of a work that is not downloadable (not_downloadable with a path and a hash).
-const STORED = `dl.path IS NOT NULL AND (dl.status IN ('done', 'degraded') OR (dl.status = 'not_downloadable' AND dl.sha256 IS NOT NULL))`;
-const FILE_COLUMNS = `dl.id::text AS download_id, dl.path, dl.sha256, dl.mime, dl.status::text AS status, dl.kind::text AS kind, dl.size::float8 AS size,
-  dl.width, dl.height, dl.rendition, coalesce(dl.degraded_reason, CASE WHEN dl.status <> 'done' THEN dl.reason END) AS why`;
-
-// The best stored file of a deviation: an original before a rendition, the newest first.
-export const BEST_FILE = `
-  SELECT ${FILE_COLUMNS}
-  FROM downloads dl
-  WHERE dl.deviationid = d.deviationid AND ${STORED}
-  ORDER BY (dl.kind = 'original' AND dl.status = 'done') DESC, (dl.kind = 'original') DESC, dl.updated_at DESC
-  LIMIT 1`;
-
-// The browser's order, newest published first and the undated last, as the expression of deviations_browse_idx
-// (migration 20261128161000_archive_browse_index) so a page at any depth is read from the index, never sorted.
-const BROWSE_KEY = "coalesce(d.published_at, '-infinity'::timestamptz)";
-
-// The browser's listing, FROM and WHERE: $1 artist, $2 gallery folder, $3 collection, $4 stored files only. An
-// artist joins users (their works by the author index, then sorted: a few hundred rows); without one the
-// listing reads deviations' own columns only, so a page is an index-only scan of deviations_browse_idx.
-function browseFrom(artist: boolean): string {
-  return `FROM deviations d${artist ? " JOIN users u ON u.userid = d.author_userid AND lower(u.username) = lower($1::text)" : ""}
-  WHERE ${artist ? "true" : "$1::text IS NULL"}
-    AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM folder_members fm WHERE fm.kind = 'gallery' AND fm.folderid = $2::text AND fm.deviationid = d.deviationid AND fm.removed_at IS NULL))
-    AND ($3::text IS NULL OR EXISTS (SELECT 1 FROM folder_members fm WHERE fm.kind = 'collection' AND fm.folderid = $3::text AND fm.deviationid = d.deviationid AND fm.removed_at IS NULL))
-    AND (NOT $4::boolean OR EXISTS (SELECT 1 FROM downloads dl WHERE dl.deviationid = d.deviationid AND ${STORED}))`;
-}
 
 type CardRow = {
   deviationid: string;
@@ -167,7 +133,9 @@ export class ArchiveBrowserRepository {
   async recentItems(filter: BrowseFilter): Promise<{ items: ItemCard[]; hasMore: boolean }> {
     const { text, values } = recentItemsStatement(filter);
     const { rows } = await this.db.query<CardRow>(text, values);
-    const items = rows.slice(0, filter.limit).map((r) => ({
+    // Read backwards (before a cursor), the one extra row is the newest: the page is the rows nearest the cursor.
+    const page = filter.before && !filter.after ? rows.slice(Math.max(0, rows.length - filter.limit)) : rows.slice(0, filter.limit);
+    const items = page.map((r) => ({
       deviationid: r.deviationid,
       title: r.title,
       type: r.type,
@@ -182,15 +150,15 @@ export class ArchiveBrowserRepository {
   }
 
   /** Items per month of publication, newest first, under the same filters (the grid's date scrubber and its total). */
-  async monthCounts(filter: Omit<BrowseFilter, "limit" | "offset" | "after">): Promise<Array<{ month: string | null; items: number }>> {
+  async monthCounts(filter: BrowseFilters): Promise<Array<{ month: string | null; items: number }>> {
     const { rows } = await this.db.query<{ month: string | null; items: number }>(
       // Grouped by the month's timestamp and named after: to_char on every row cost more than the count.
       `SELECT to_char(m, 'YYYY-MM') AS month, items FROM (
          SELECT date_trunc('month', d.published_at AT TIME ZONE 'UTC') AS m, count(*)::int AS items
-         ${browseFrom(Boolean(filter.artist))}
+         ${browseFrom(Boolean(filter.artist), 5)}
          GROUP BY 1) x
        ORDER BY m DESC NULLS LAST`,
-      [filter.artist || null, filter.folder || null, filter.collection || null, filter.archivedOnly ?? false],
+      [filter.artist || null, filter.folder || null, filter.collection || null, filter.archivedOnly ?? false, ...filterValues(filter)],
     );
     return rows;
   }
@@ -337,37 +305,4 @@ export class ArchiveBrowserRepository {
     }
     return out;
   }
-}
-
-/** The statement of recentItems (EXPLAIN reads it in test/medium/hostile-dashboard-load.test.ts). */
-export function recentItemsStatement(filter: BrowseFilter): { text: string; values: unknown[] } {
-  // After a cursor: `key <= cursor` is where the index scan starts (the order mixes DESC and ASC, so a row
-  // comparison cannot say it), then the items of the cursor's own time up to and with its id are skipped.
-  const after = filter.after;
-  return {
-    text: `WITH page AS (
-         SELECT d.deviationid, ${BROWSE_KEY} AS k
-         ${browseFrom(Boolean(filter.artist))}
-           AND ($7::timestamptz IS NULL OR (${BROWSE_KEY} <= $7::timestamptz
-             AND (${BROWSE_KEY} < $7::timestamptz OR d.deviationid > $8::text)))
-         ORDER BY ${BROWSE_KEY} DESC, d.deviationid
-         LIMIT $5 OFFSET $6)
-       SELECT d.deviationid, d.title, d.type::text AS type, d.published_at, u.username AS artist, d.is_mature,
-         d.removed_at, d.removed_reason::text AS removed_reason, f.*
-       FROM page p
-       JOIN deviations d ON d.deviationid = p.deviationid
-       LEFT JOIN users u ON u.userid = d.author_userid
-       LEFT JOIN LATERAL (${BEST_FILE}) f ON true
-       ORDER BY p.k DESC, d.deviationid`,
-    values: [
-      filter.artist || null,
-      filter.folder || null,
-      filter.collection || null,
-      filter.archivedOnly ?? false,
-      filter.limit + 1,
-      after ? 0 : filter.offset,
-      after?.key ?? null,
-      after?.deviationid ?? null,
-    ],
-  };
 }

@@ -28,7 +28,7 @@ type Tile = { id: string; pos: number };
 
 async function grid(query: string): Promise<{ html: string; tiles: Tile[]; count: { from: number; to: number; total: number } | undefined }> {
   const html = await (await fetch(`${dash.url}/archive${query}`)).text();
-  const tiles = [...html.matchAll(/<a class="thumb" href="\/item\/([^"]+)"[^>]*\bdata-pos="(\d+)"/g)].map((m) => ({
+  const tiles = [...html.matchAll(/<a class="thumb" href="\/item\/([^"?]+)[^"]*"[^>]*\bdata-pos="(\d+)"/g)].map((m) => ({
     id: decodeURIComponent(m[1]!),
     pos: Number(m[2]),
   }));

@@ -88,7 +88,8 @@ describe("the dashboard under a burst", () => {
     // The pager's next link carries the cursor of the page's last item: the page after it, the same as by number.
     const page5 = await get(`${dash.url}/archive?page=5`);
     const next = /data-next="([^"]+)"/.exec(page5.text)?.[1]?.replace(/&amp;/g, "&");
-    expect(next).toMatch(/^\/archive\?page=6&after=[\w-]+$/);
+    // One paging model: the next page is named by its cursor alone (it carries the position too).
+    expect(next).toMatch(/^\/archive\?after=[\w-]+$/);
     const tiles = (text: string) => [...text.matchAll(/<a class="thumb" href="\/item\/([^"]+)"[^>]*data-pos="(\d+)"/g)].map((m) => `${m[1]}@${m[2]}`);
     const byCursor = tiles((await get(`${dash.url}${next}`)).text);
     expect(byCursor).toHaveLength(48);

@@ -1,20 +1,55 @@
-// The archive browser: a folder tree (owner → gallery folders nested by parent, collections) beside a square
-// grid of thumbnails, paged with totals (app.js appends the next page as the pager scrolls into view and opens
-// tiles in a lightbox); and search results, paged with totals, saying which words were ignored.
+// The archive browser: filters, the folder tree and a date scrubber (behind one button on a phone) beside a grid
+// of justified rows, each tile at its picture's aspect ratio (from the stored file's width and height, so
+// nothing moves as pictures load), under month or day headings, paged by keyset cursors in the URL (app.js
+// appends the next page as the pager scrolls into view and keeps the place in the URL; it opens tiles in a
+// lightbox); and search results, paged with totals, saying which words were ignored.
 import type { FilterChoices, FolderChoice, ItemCard, StoredFileRef } from "../../db/archive-browser.repository.ts";
 import { HIGHLIGHT_END, HIGHLIGHT_START, type SearchHit } from "../../search/search.ts";
 import { html, raw, type SafeHtml } from "../../text/html.ts";
-import { badge, thumbUrl } from "./files.ts";
+import { badge, PLACEHOLDER_URL, thumbUrl } from "./files.ts";
 import { countLine, layout, type PageFeed, pager, pill, plural, queryString, title } from "./layout.ts";
 
-export type ArchiveFilter = { artist?: string | undefined; folder?: string | undefined; collection?: string | undefined; archived: boolean };
+/** The grid's filters as they travel in links (src/http/routes/archive.ts reads them back). */
+export type ArchiveFilter = {
+  artist?: string | undefined;
+  folder?: string | undefined;
+  collection?: string | undefined;
+  archived: boolean;
+  /** Only what is not archived in full (no original or text stored). */
+  notFull?: boolean | undefined;
+  type?: string | undefined;
+  tag?: string | undefined;
+  /** A date range as written in the URL: YYYY, YYYY-MM or YYYY-MM-DD, both ends included. */
+  from?: string | undefined;
+  to?: string | undefined;
+};
+
+/** The types the type filter offers (the mirror's deviation_type). */
+export const ITEM_TYPES = ["image", "journal", "literature", "video", "other"] as const;
+
+/** The query of a filter, for links that keep it (paging, the item page's previous/next); a checked box is "1", as the form sends it. */
+export function filterQuery(f: ArchiveFilter): Record<string, string | undefined> {
+  return {
+    artist: f.artist,
+    folder: f.folder,
+    collection: f.collection,
+    type: f.type,
+    tag: f.tag,
+    from: f.from,
+    to: f.to,
+    archived: f.archived ? "1" : undefined,
+    notfull: f.notFull ? "1" : undefined,
+  };
+}
 
 export type ArchiveView = {
   filter: ArchiveFilter;
   choices: FilterChoices;
-  /** Items per month, newest first (null: no publication date), for the date scrubber. */
+  /** Items per month, newest first (null: no publication date), for the date scrubber (without the date range). */
   months: Array<{ month: string | null; items: number }>;
   items: ItemCard[];
+  /** The position of the page's first item in the filtered listing, when known (else from `page`). */
+  first?: number | undefined;
   page: number;
   pageSize: number;
   total: number;
@@ -22,6 +57,10 @@ export type ArchiveView = {
   feeds?: readonly PageFeed[];
   /** The keyset cursor after this page's last item (src/http/browse-cursor.ts), for the link to the next page. */
   next?: string | undefined;
+  /** The keyset cursor before this page's first item, for the link to the previous page. */
+  prev?: string | undefined;
+  /** Why a filter was ignored (a date that does not read), one line each. */
+  notices?: string[] | undefined;
 };
 
 type TreeNode = { folder: FolderChoice; kind: "folder" | "collection"; children: TreeNode[] };
@@ -58,12 +97,12 @@ function treeHtml(choices: FilterChoices, f: ArchiveFilter): SafeHtml {
       ? html``
       : html`<ul>${nodes.map(
           (n) =>
-            html`<li><a href="/archive${queryString({ [n.kind]: n.folder.folderid, archived: f.archived })}" class="${n.folder.folderid === selected ? "on" : ""}">${n.folder.name}<span class="n">${n.folder.size}</span></a>${branch(n.children, depth + 1)}</li>`,
+            html`<li><a href="/archive${queryString({ [n.kind]: n.folder.folderid, archived: f.archived ? "1" : undefined })}" class="${n.folder.folderid === selected ? "on" : ""}">${n.folder.name}<span class="n">${n.folder.size}</span></a>${branch(n.children, depth + 1)}</li>`,
         )}</ul>`;
   const owners = [...folderTree(choices)];
   if (owners.length === 0) return html``;
   return html`<nav class="tree card" aria-label="Folders"><h2>Folders</h2>
-<ul><li><a href="/archive${queryString({ archived: f.archived })}" class="${selected || f.artist ? "" : "on"}">Everything</a></li></ul>
+<ul><li><a href="/archive${queryString({ archived: f.archived ? "1" : undefined })}" class="${selected || f.artist ? "" : "on"}">Everything</a></li></ul>
 ${owners.map(([owner, { galleries, collections }]) => {
   const open = [...galleries, ...collections].some((n) => n.folder.folderid === selected) || owners.length <= 3;
   return html`<details ${open ? raw("open") : ""}><summary>${owner}</summary>
@@ -72,67 +111,134 @@ ${collections.length ? html`<div class="small muted">Collections</div>${branch(c
 })}</nav>`;
 }
 
-/**
- * One tile: the small thumbnail, never the original; data-* for the lightbox (escaped like any attribute), with
- * `position` the item's place in the whole filtered listing (1 = the newest), not on its page.
- */
-export function tile(it: ItemCard, position: number): SafeHtml {
-  const t = title(it.title);
-  const mark = badge(it.file) ?? (it.file || it.type === "journal" || it.type === "literature" ? null : "not archived yet");
-  const meta = `${it.artist ?? "unknown artist"}${it.publishedAt ? ` · ${it.publishedAt.toISOString().slice(0, 10)}` : ""}`;
-  return html`<a class="thumb" href="/item/${encodeURIComponent(it.deviationid)}" data-full="${thumbUrl(it.file, "m", it.type)}" data-title="${t}" data-meta="${meta}${mark ? ` · ${mark}` : ""}" data-pos="${position}">
-<div class="img"><img loading="lazy" decoding="async" width="320" height="320" src="${thumbUrl(it.file, "s", it.type)}" alt="${t}">${mark ? html`<span class="badge">${mark}</span>` : ""}</div>
-<div class="cap"><div class="t">${t}</div><div class="a">${meta}</div></div></a>`;
+/** A picture's aspect ratio (width / height) for the layout: its stored file's, a square when unknown, kept within 1:5 and 5:1. */
+export function aspectOf(file: StoredFileRef | null): number {
+  const r = file?.width && file.height && file.width > 0 && file.height > 0 ? file.width / file.height : 1;
+  return Math.min(5, Math.max(0.2, r));
 }
 
-/** Short month names as toLocaleString("en") gives them, without an Intl formatter per month (25 ms a page at 200 000 works). */
-const MONTH_NAMES = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+/**
+ * One tile: the small thumbnail, never the original, in a box at the picture's aspect ratio (`--r`: the tile
+ * grows by it in its row, gallery.css); a themed placeholder when no thumbnail stands for it. The caption holds
+ * the title, the artist and date, and what was stored when it is not the original, each on its own line, so
+ * nothing overlaps. data-* feed the lightbox (escaped like any attribute), with `position` the item's place in
+ * the whole filtered listing (1 = the newest), not on its page; `itemQuery` keeps the filter for the item
+ * page's previous/next.
+ */
+export function tile(it: ItemCard, position: number, itemQuery = ""): SafeHtml {
+  const t = title(it.title);
+  const mark = badge(it.file) ?? (it.file || it.type === "journal" || it.type === "literature" ? null : "not archived yet");
+  const date = it.publishedAt ? it.publishedAt.toISOString().slice(0, 10) : undefined;
+  const meta = `${it.artist ?? "unknown artist"}${date ? ` · ${date}` : ""}`;
+  const src = thumbUrl(it.file, "s", it.type);
+  const r = aspectOf(it.file);
+  const w = it.file?.width ?? 320;
+  const h = it.file?.height ?? 320;
+  const picture = src.startsWith("/static/")
+    ? html`<div class="img ph${src === PLACEHOLDER_URL ? "" : " text"}" role="img" aria-label="${t}"><span>${src === PLACEHOLDER_URL ? "not archived yet" : (it.type ?? "text")}</span></div>`
+    : html`<div class="img"><img loading="lazy" decoding="async" width="${w}" height="${h}" src="${src}" alt="${t}"></div>`;
+  return html`<a class="thumb" href="/item/${encodeURIComponent(it.deviationid)}${itemQuery}" style="--r:${r.toFixed(4)}" data-jk data-full="${thumbUrl(it.file, "m", it.type)}" data-title="${t}" data-meta="${meta}${mark ? ` · ${mark}` : ""}" data-pos="${position}"${it.file ? html` data-original="/files/${it.file.downloadId}"` : ""}${date ? html` data-date="${date}"` : ""}>
+${picture}<div class="cap"><div class="t">${t}</div><div class="a">${meta}</div>${mark ? html`<div class="b"><span class="badge">${mark}</span></div>` : ""}</div></a>`;
+}
 
-/** The date scrubber: each month links to the page its newest item is on (plain links, newest first). */
-function datesHtml(v: ArchiveView, href: (page: number) => string): SafeHtml {
-  if (v.months.length < 2) return html``;
-  let before = 0;
-  const years = new Map<string, SafeHtml[]>();
+/** Month names as toLocaleString("en") gives them, without an Intl formatter per month (25 ms a page at 200 000 works). */
+const MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const monthName = (month: string) => MONTH_NAMES[Number(month.slice(5, 7)) - 1] ?? month;
+
+/** Whether a date range is at most a month: the grid is headed by day then, by month otherwise. */
+function byDay(f: ArchiveFilter): boolean {
+  return Boolean(f.from && f.to && f.from.slice(0, 7) === f.to.slice(0, 7) && f.from.length >= 7);
+}
+
+/** The tiles under a heading for each month (or day) they span; a filler ends each group's last row, so it is not stretched. */
+function gridHtml(v: ArchiveView, from: number, itemQuery: string): SafeHtml {
+  const day = byDay(v.filter);
+  const parts: SafeHtml[] = [];
+  let group: string | undefined;
+  v.items.forEach((it, i) => {
+    const iso = it.publishedAt?.toISOString() ?? "";
+    const key = iso ? iso.slice(0, day ? 10 : 7) : "undated";
+    if (key !== group) {
+      if (group !== undefined) parts.push(html`<i class="fill" aria-hidden="true"></i>`);
+      group = key;
+      const label =
+        key === "undated" ? "No date" : day ? `${Number(key.slice(8, 10))} ${monthName(key)} ${key.slice(0, 4)}` : `${monthName(key)} ${key.slice(0, 4)}`;
+      parts.push(html`<h2 class="group" data-group="${key}">${label}</h2>`);
+    }
+    parts.push(tile(it, from + i, itemQuery));
+  });
+  if (parts.length) parts.push(html`<i class="fill" aria-hidden="true"></i>`);
+  return html`${parts}`;
+}
+
+/** The date scrubber: each month (and year) filters the grid to its dates; the month shown is marked. */
+function datesHtml(v: ArchiveView): SafeHtml {
+  if (v.months.length < 2 && !v.filter.from && !v.filter.to) return html``;
+  const f = v.filter;
+  const hrefFor = (from: string | undefined, to: string | undefined) => `/archive${queryString({ ...filterQuery(f), from, to })}`;
+  const years = new Map<string, { items: number; links: SafeHtml[] }>();
   for (const m of v.months) {
-    const page = Math.floor(before / v.pageSize) + 1;
-    before += m.items;
-    const year = m.month?.slice(0, 4) ?? "undated";
-    const label = m.month ? (MONTH_NAMES[Number(m.month.slice(5, 7)) - 1] ?? m.month) : "no date";
-    const links = years.get(year) ?? [];
-    links.push(html`<a href="${href(page)}" class="${page === v.page ? "on" : ""}" title="${m.month ?? "no date"}: ${plural(m.items, "item")}">${label}</a>`);
-    years.set(year, links);
+    if (!m.month) continue;
+    const year = m.month.slice(0, 4);
+    const entry = years.get(year) ?? { items: 0, links: [] };
+    entry.items += m.items;
+    const on = f.from === m.month && f.to === m.month;
+    entry.links.push(
+      html`<a href="${hrefFor(m.month, m.month)}" class="${on ? "on" : ""}"${on ? raw(' aria-current="true"') : ""} title="${m.month}: ${plural(m.items, "item")}">${monthName(m.month).slice(0, 3)}</a>`,
+    );
+    years.set(year, entry);
   }
-  return html`<nav class="dates card" aria-label="Dates"><h2>Dates</h2>${[...years].map(([year, links]) => html`<div><b>${year}</b> ${links}</div>`)}</nav>`;
+  return html`<nav class="dates card" aria-label="Dates"><h2>Dates</h2>
+${f.from || f.to ? html`<p class="small">Showing ${f.from ?? "the start"} to ${f.to ?? "now"} · <a href="${hrefFor(undefined, undefined)}">all dates</a></p>` : ""}
+${[...years].map(([year, y]) => html`<div><a href="${hrefFor(year, year)}" class="y${f.from === year && f.to === year ? " on" : ""}" title="${year}: ${plural(y.items, "item")}">${year}</a> ${y.links}</div>`)}
+<form method="get" action="/archive" class="range">${Object.entries(filterQuery(f)).map(([k, val]) =>
+    k === "from" || k === "to" || val === undefined ? "" : html`<input type="hidden" name="${k}" value="${val}">`,
+  )}<label>From<input type="text" name="from" value="${f.from ?? ""}" placeholder="2024-03"></label><label>To<input type="text" name="to" value="${f.to ?? ""}" placeholder="2024-06-30"></label><button type="submit">Show</button></form></nav>`;
+}
+
+/** Newer/older links by cursor; `data-next` lets app.js append the next page instead. */
+function cursorPager(v: ArchiveView, base: Record<string, string | undefined>): SafeHtml {
+  if (!v.prev && !v.next) return html``;
+  const prev = v.prev ? `/archive${queryString({ ...base, before: v.prev })}` : undefined;
+  const next = v.next ? `/archive${queryString({ ...base, after: v.next })}` : undefined;
+  return html`<nav class="pager" aria-label="Archive pages"${next ? html` data-next="${next}"` : ""}${prev ? html` data-prev="${prev}"` : ""}>${
+    prev ? html`<a href="${prev}" rel="prev">‹ newer</a>` : ""
+  }${v.first === undefined ? "" : html`<a href="/archive${queryString(base)}">newest</a>`}${next ? html`<a href="${next}" rel="next">older ›</a>` : ""}</nav>`;
 }
 
 export function archivePage(v: ArchiveView): string {
   const f = v.filter;
   const option = (value: string, label: string, selected: boolean) => html`<option value="${value}" ${selected ? raw("selected") : ""}>${label}</option>`;
-  const base = { artist: f.artist, folder: f.folder, collection: f.collection, archived: f.archived };
+  const base = filterQuery(f);
+  const from = v.first ?? (v.page - 1) * v.pageSize + 1;
   const pages = Math.max(1, Math.ceil(v.total / v.pageSize));
-  const from = (v.page - 1) * v.pageSize + 1;
-  // The next page is read after this one's last item (keyset), so scrolling deep never walks past an offset.
-  const pageHref = (p: number) => `/archive${queryString({ ...base, page: p > 1 ? p : undefined, after: p === v.page + 1 ? v.next : undefined })}`;
+  const itemQuery = queryString(base);
+  const filtered = Boolean(f.artist || f.folder || f.collection || f.archived || f.notFull || f.type || f.tag || f.from || f.to);
   const body = html`
 <h1>Archive</h1>
-<form class="filters" method="get" action="/archive">
-  <label>Search<input type="search" name="q" placeholder="words, tags, text…"></label>
+${(v.notices ?? []).map((n) => html`<div class="notice warn" role="status">${n}</div>`)}
+<div class="browse"><details class="side"${filtered ? raw(" open") : ""}><summary class="button">Filters, folders and dates${filtered ? " (filtered)" : ""}</summary>
+<form class="filters card" method="get" action="/archive">
   <label>Artist<select name="artist">${option("", "all artists", !f.artist)}${v.choices.artists.map((a) => option(a.username, `${a.username} (${a.items})`, a.username.toLowerCase() === f.artist?.toLowerCase()))}</select></label>
-  ${f.folder ? html`<input type="hidden" name="folder" value="${f.folder}">` : ""}${f.collection ? html`<input type="hidden" name="collection" value="${f.collection}">` : ""}
+  <label>Type<select name="type">${option("", "every type", !f.type)}${ITEM_TYPES.map((t) => option(t, t, t === f.type))}</select></label>
+  <label>Tag<input type="text" name="tag" value="${f.tag ?? ""}" placeholder="landscape"></label>
+  ${f.folder ? html`<input type="hidden" name="folder" value="${f.folder}">` : ""}${f.collection ? html`<input type="hidden" name="collection" value="${f.collection}">` : ""}${f.from ? html`<input type="hidden" name="from" value="${f.from}">` : ""}${f.to ? html`<input type="hidden" name="to" value="${f.to}">` : ""}
   <label class="check"><input type="checkbox" name="archived" value="1" ${f.archived ? raw("checked") : ""}> archived only</label>
-  <button type="submit">Apply</button>
+  <label class="check"><input type="checkbox" name="notfull" value="1" ${f.notFull ? raw("checked") : ""}> not archived in full</label>
+  <button type="submit" class="apply">Apply</button>${filtered ? html` <a href="/archive">clear</a>` : ""}
 </form>
-<div class="browse"><div class="side">${treeHtml(v.choices, f)}${datesHtml(v, pageHref)}</div>
-<section aria-label="Items">
+${treeHtml(v.choices, f)}${datesHtml(v)}</details>
+<section aria-label="Items" id="grid" tabindex="-1">
 ${
   v.items.length === 0
-    ? html`<div class="card muted">${v.total > 0 ? html`${plural(v.total, "item")} match these filters; this page is past the last (<a href="${pageHref(pages)}">page ${pages}</a>).` : "Nothing matches these filters."}</div>`
+    ? html`<div class="card muted">${v.total > 0 ? html`${plural(v.total, "item")} match these filters; this page is past the last (<a href="/archive${queryString({ ...base, page: pages > 1 ? pages : undefined })}">page ${pages}</a>).` : "Nothing matches these filters."}</div>`
     : countLine(from, from + v.items.length - 1, v.total)
 }
-<div class="thumbs">${v.items.map((it, i) => tile(it, from + i))}</div>
-${pager(v.page, pages, pageHref, "Archive pages")}
+${v.prev ? html`<p class="newer"><a href="/archive${queryString({ ...base, before: v.prev })}" rel="prev">‹ newer items</a></p>` : ""}
+<div class="thumbs" data-jk-list>${gridHtml(v, from, itemQuery)}</div>
+${cursorPager(v, base)}
 </section></div>`;
-  return layout({ title: v.page > 1 ? `Archive, page ${v.page}` : "Archive", nav: "archive", body, feeds: v.feeds ?? [] });
+  return layout({ title: v.first && v.first > 1 ? `Archive, from item ${v.first}` : "Archive", nav: "archive", body, feeds: v.feeds ?? [] });
 }
 
 /** A snippet with its highlight markers turned into <mark>, everything else escaped. */

@@ -3,7 +3,7 @@
 import path from "node:path";
 import type express from "express";
 import type { Request, Response } from "express";
-import { cursorOf } from "../../db/archive-browser.repository.ts";
+import { type BrowseFilters, cursorOf } from "../../db/archive-browser.repository.ts";
 import { SEARCH_KINDS, type SearchKind, searchPage as searchArchivePage } from "../../search/search.ts";
 import { originalKeyOf } from "../../storage/links.ts";
 import { openBlobStore } from "../../storage/store.ts";
@@ -14,12 +14,69 @@ import { decodeCursor, encodeCursor } from "../browse-cursor.ts";
 import { sendBlob } from "../send-blob.ts";
 import { singleFlight } from "../single-flight.ts";
 import { archivePage, itemPage, messagePage, overviewPage, PLACEHOLDER_SVG, searchPage, TEXT_SVG } from "../pages.ts";
+import { type ArchiveFilter, filterQuery, ITEM_TYPES } from "../pages/archive.ts";
+import { queryString } from "../pages/layout.ts";
 
 const PAGE_SIZE = 48;
 const SEARCH_PAGE_SIZE = 25;
 
 function pageNumber(value: string | undefined): number {
   return Math.max(1, Math.min(10_000, Number.parseInt(value ?? "1", 10) || 1));
+}
+
+/** The first instant (UTC) of a YYYY, YYYY-MM or YYYY-MM-DD, or of the period after it (`end`: the range's end is included). */
+export function dateBound(value: string, end: boolean): Date | undefined {
+  const m = /^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$/.exec(value);
+  if (!m) return undefined;
+  const [y, mo, d] = [Number(m[1]), m[2] ? Number(m[2]) : undefined, m[3] ? Number(m[3]) : undefined];
+  if ((mo !== undefined && (mo < 1 || mo > 12)) || (d !== undefined && (d < 1 || d > 31))) return undefined;
+  const at = new Date(Date.UTC(y, (mo ?? 1) - 1, d ?? 1));
+  if (d !== undefined && at.getUTCDate() !== d) return undefined;
+  if (end) {
+    if (d !== undefined) at.setUTCDate(at.getUTCDate() + 1);
+    else if (mo !== undefined) at.setUTCMonth(at.getUTCMonth() + 1);
+    else at.setUTCFullYear(at.getUTCFullYear() + 1);
+  }
+  return at;
+}
+
+/** The grid's filters from a query (the archive and an item's previous/next), with a line for each one ignored. */
+export function readFilter(query: Record<string, unknown>): { filter: ArchiveFilter; browse: BrowseFilters; notices: string[] } {
+  const notices: string[] = [];
+  const typeParam = one(query.type);
+  const type = typeParam && (ITEM_TYPES as readonly string[]).includes(typeParam) ? typeParam : undefined;
+  if (typeParam && !type) notices.push(`Type “${typeParam}” is not one of ${ITEM_TYPES.join(", ")}; showing every type.`);
+  const date = (name: "from" | "to") => {
+    const value = one(query[name]);
+    const at = value ? dateBound(value, name === "to") : undefined;
+    if (value && !at) notices.push(`“${name}” ${value} is not a date like 2024, 2024-03 or 2024-03-15; ignored.`);
+    return at ? { value, at } : undefined;
+  };
+  const from = date("from");
+  const to = date("to");
+  const filter: ArchiveFilter = {
+    artist: one(query.artist),
+    folder: one(query.folder),
+    collection: one(query.collection),
+    archived: one(query.archived) === "1",
+    notFull: one(query.notfull) === "1",
+    type,
+    tag: one(query.tag)?.replace(/^#/, "") || undefined,
+    from: from?.value,
+    to: to?.value,
+  };
+  const browse: BrowseFilters = {
+    artist: filter.artist,
+    folder: filter.folder,
+    collection: filter.collection,
+    archivedOnly: filter.archived,
+    notFull: filter.notFull,
+    type: filter.type,
+    tag: filter.tag,
+    from: from?.at,
+    until: to?.at,
+  };
+  return { filter, browse, notices };
 }
 
 /**
@@ -92,20 +149,38 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
       return sendPage(res, 200, searchPage({ query: q, type, ...found, page, pageSize: SEARCH_PAGE_SIZE, files }));
     }
     const pageNo = pageNumber(one(req.query.page));
-    const filter = {
-      artist: one(req.query.artist),
-      folder: one(req.query.folder),
-      collection: one(req.query.collection),
-      archived: one(req.query.archived) === "1",
-    };
+    const { filter, browse, notices } = readFilter(req.query);
+    // One paging model: a cursor (after= the next page, before= the previous) carries the place and its
+    // position; page= (older links) is read past an offset.
     const after = decodeCursor(one(req.query.after));
-    const [choices, found, months] = await Promise.all([
+    const before = after ? undefined : decodeCursor(one(req.query.before));
+    const dated = Boolean(browse.from || browse.until);
+    // The scrubber lists every month of the filter without its dates; the total is theirs within the range when
+    // the range is whole months (or years), else counted once more with the range.
+    const monthAligned = [filter.from, filter.to].every((d) => !d || d.length <= 7);
+    const [choices, found, months, rangeMonths] = await Promise.all([
       filterChoices(undefined),
-      browser.recentItems({ ...filter, archivedOnly: filter.archived, limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE, after }),
-      monthCounts({ ...filter, archivedOnly: filter.archived }),
+      browser.recentItems({ ...browse, limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE, after, before }),
+      monthCounts({ ...browse, from: undefined, until: undefined }),
+      dated && !monthAligned ? monthCounts(browse) : undefined,
     ]);
-    const total = months.reduce((sum, m) => sum + m.items, 0);
-    const last = found.hasMore ? found.items.at(-1) : undefined;
+    const inRange = (m: string | null) =>
+      m === null
+        ? !filter.from
+        : (!filter.from || m >= filter.from.slice(0, 7)) && (!filter.to || m <= `${filter.to.slice(0, 4)}-${filter.to.slice(5, 7) || "12"}`);
+    const total = (rangeMonths ?? months.filter((m) => !dated || inRange(m.month))).reduce((sum, m) => sum + m.items, 0);
+    // Read back to the newest item, the page starts the listing, whatever the cursor's (older) position said.
+    const first = after
+      ? (after.pos || (pageNo - 1) * PAGE_SIZE) + 1
+      : before
+        ? found.hasMore
+          ? Math.max(1, before.pos - found.items.length)
+          : 1
+        : (pageNo - 1) * PAGE_SIZE + 1;
+    const hasNext = before ? found.items.length > 0 : found.hasMore;
+    const hasPrev = before ? found.hasMore : first > 1;
+    const last = found.items.at(-1);
+    const head = found.items[0];
     const feeds = await ctx.feeds.links(publicBase(ctx, req), [
       filter.artist
         ? { title: `dvault: ${filter.artist}`, feed: { kind: "artist", username: filter.artist } }
@@ -114,14 +189,37 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
     return sendPage(
       res,
       200,
-      archivePage({ filter, choices, months, items: found.items, page: pageNo, pageSize: PAGE_SIZE, total, feeds, next: last && encodeCursor(cursorOf(last)) }),
+      archivePage({
+        filter,
+        choices,
+        months,
+        items: found.items,
+        first,
+        page: pageNo,
+        pageSize: PAGE_SIZE,
+        total,
+        feeds,
+        notices,
+        next: hasNext && last ? encodeCursor(cursorOf(last), first + found.items.length - 1) : undefined,
+        prev: hasPrev && head ? encodeCursor(cursorOf(head), first) : undefined,
+      }),
     );
   });
 
   app.get("/item/:id", async (req, res) => {
     const item = await browser.item(String(req.params.id));
     if (!item) return sendPage(res, 404, messagePage(404, "Not in the archive", "No deviation with this id has been archived."));
-    return sendPage(res, 200, itemPage(item));
+    // Previous and next in the grid's order, under the filter the item was opened with: one keyset step each way.
+    const { filter, browse } = readFilter(req.query);
+    const at = cursorOf(item);
+    const [newer, older] = await Promise.all([
+      browser.recentItems({ ...browse, limit: 1, offset: 0, before: at }),
+      browser.recentItems({ ...browse, limit: 1, offset: 0, after: at }),
+    ]);
+    const q = queryString(filterQuery(filter));
+    const link = (it: { deviationid: string; title: string | null } | undefined) =>
+      it && { href: `/item/${encodeURIComponent(it.deviationid)}${q}`, title: it.title };
+    return sendPage(res, 200, itemPage(item, { prev: link(newer.items[0]), next: link(older.items[0]), back: `/archive${q}` }));
   });
 
   const sendFile = storedFileSender(ctx);
