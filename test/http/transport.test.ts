@@ -11,7 +11,9 @@ import { createLogger } from "../../src/log.ts";
 import { startSimulator, type RequestLogEntry, type Simulator } from "../../src/simulator/server.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 
-const BASE_MS = 50;
+// Long enough that a loaded machine's event-loop stall does not outlast a hold (at 50 ms, a run at load 13 on 2 cores
+// saw one retry arrive after its hold had ended, so the pacer did not count it as paced).
+const BASE_MS = 150;
 const Any = z.looseObject({});
 const Deviation = z.looseObject({ deviationid: z.string() });
 const placebo: ApiRequest = { operation: "placebo", method: "GET", path: "/placebo" };
@@ -210,7 +212,7 @@ describe("HTTP transport: throttling", () => {
       const entries = apiLog();
       expect(entries.map((e) => e.fault ?? "ok")).toEqual([kind, kind, kind, "ok"]);
       const gaps = deltas(entries);
-      // 50 ms, 100 ms, 200 ms: the pacer's block, measured where the service sees it.
+      // 1, 2 and 4 × BASE_MS: the pacer's block, measured where the service sees it.
       gaps.forEach((gap, i) => {
         expect(gap).toBeGreaterThanOrEqual(BASE_MS * 2 ** i);
         expect(gap).toBeLessThan(BASE_MS * 2 ** i + 250);
@@ -225,7 +227,7 @@ describe("HTTP transport: throttling", () => {
   it("throws ThrottleDelayError when the pacer's wait would exceed maxWaitMs", async () => {
     const { transport } = setup();
     sim.faults.add({ kind: "user_throttle", route: "/placebo", times: 10 });
-    const err = await transport.request({ ...placebo, maxWaitMs: 150 }, Any).catch((e: unknown) => e);
+    const err = await transport.request({ ...placebo, maxWaitMs: 3 * BASE_MS }, Any).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ThrottleDelayError);
     expect(err).toMatchObject({
       kind: "throttled",
@@ -234,10 +236,10 @@ describe("HTTP transport: throttling", () => {
       operation: "placebo",
       pacerKey: `1001:${sim.truth.ownerId}`,
     });
-    // The third block is 200 ms from the third 429; a little of it has passed by the time the pacer refuses.
-    expect((err as ThrottleDelayError).waitMs).toBeGreaterThan(150);
-    expect((err as ThrottleDelayError).waitMs).toBeLessThanOrEqual(200);
-    // 50 and 100 ms were waited for; 200 ms was not.
+    // The third block is 4 × BASE_MS from the third 429; a little of it has passed by the time the pacer refuses.
+    expect((err as ThrottleDelayError).waitMs).toBeGreaterThan(3 * BASE_MS);
+    expect((err as ThrottleDelayError).waitMs).toBeLessThanOrEqual(4 * BASE_MS);
+    // 1 × and 2 × BASE_MS were waited for; 4 × was not.
     expect(apiLog()).toHaveLength(3);
   });
 
