@@ -45,6 +45,7 @@ import { boardRoutes } from "./routes/board.ts";
 import { feedPageRoutes, feedRoutes } from "./routes/feeds.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { jobsRoutes } from "./routes/jobs.ts";
+import { readingRoutes } from "./routes/reading.ts";
 import { signedThumbRoutes, thumbsRoutes } from "./routes/thumbs.ts";
 
 export { isLoopbackHost };
@@ -112,6 +113,7 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
   healthRoutes(app, ctx);
   boardRoutes(app, ctx);
   archiveRoutes(app, ctx);
+  readingRoutes(app, ctx);
   actionsRoutes(app, ctx);
   jobsRoutes(app, ctx);
   thumbsRoutes(app, ctx);

@@ -3,7 +3,7 @@
 import type { ItemDetail } from "../../db/archive-browser.repository.ts";
 import { formatTime } from "../../status/units.ts";
 import { formatBytes } from "../../text/bytes.ts";
-import { html } from "../../text/html.ts";
+import { html, type SafeHtml } from "../../text/html.ts";
 import { htmlToText } from "../../text/html-to-text.ts";
 import { fileKind, thumbUrl } from "./files.ts";
 import { layout, pill, title } from "./layout.ts";
@@ -15,7 +15,7 @@ function historyValue(v: unknown): string {
   return JSON.stringify(v);
 }
 
-export function itemPage(item: ItemDetail): string {
+export function itemPage(item: ItemDetail, comments: SafeHtml = html``): string {
   const original = item.files[0];
   const text = htmlToText(item.text ?? item.excerpt);
   const body = html`
@@ -54,7 +54,7 @@ export function itemPage(item: ItemDetail): string {
   ${item.pending.map((p) => html`<div class="small">${p.kind}: ${pill(p.status.replace("_", " "), p.status === "failed" ? "bad" : "warn")} ${p.reason ?? ""} ${p.lastError ?? ""}</div>`)}
   </div>
   ${item.folders.length ? html`<div class="card"><h2>In folders</h2>${item.folders.map((f) => html`<div><a href="/archive?${f.kind === "gallery" ? "folder" : "collection"}=${encodeURIComponent(f.folderid)}">${f.owner ?? "?"} / ${f.name ?? "(unnamed)"}</a> <span class="muted small">${f.kind}</span></div>`)}</div>` : ""}
-</div></div>`;
+</div></div>${comments}`;
   return layout({ title: title(item.title), nav: "archive", body });
 }
 

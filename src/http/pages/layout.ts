@@ -3,7 +3,7 @@
 import { APP_CSS, APP_JS } from "../assets.ts";
 import { html, type SafeHtml } from "../../text/html.ts";
 
-export type NavKey = "overview" | "archive" | "jobs" | "feeds";
+export type NavKey = "overview" | "archive" | "notes" | "messages" | "watch" | "artists" | "jobs" | "feeds";
 
 /** An Atom feed the page advertises in its <head> (src/http/feeds/feed-adverts.ts). */
 export type PageFeed = { title: string; href: string };
@@ -28,7 +28,7 @@ export function layout({
 <meta name="color-scheme" content="light dark">
 <title>${title} · dvault</title>${feeds.map((f) => html`<link rel="alternate" type="application/atom+xml" title="${f.title}" href="${f.href}">`)}<link rel="stylesheet" href="${APP_CSS.url}"><script src="${APP_JS.url}" defer></script></head>
 <body><a class="skip" href="#main">Skip to content</a><header><a class="brand" href="/">d<span>vault</span></a>
-<nav aria-label="Dashboard">${link("overview", "/", "Overview")}${link("archive", "/archive", "Archive")}${link("jobs", "/jobs", "Failed jobs")}${link("feeds", "/feeds", "Feeds")}<a href="/queues">Queues</a><a href="/metrics">Metrics</a></nav>
+<nav aria-label="Dashboard">${link("overview", "/", "Overview")}${link("archive", "/archive", "Archive")}${link("notes", "/notes", "Notes")}${link("messages", "/messages", "Messages")}${link("watch", "/watch", "Watch feed")}${link("artists", "/artists", "Artists")}${link("jobs", "/jobs", "Failed jobs")}${link("feeds", "/feeds", "Feeds")}<a href="/queues">Queues</a><a href="/metrics">Metrics</a></nav>
 <form action="/archive" method="get" role="search"><input type="search" name="q" value="${query}" placeholder="Search the archive…" aria-label="Search the archive"></form>
 </header><main id="main">${body}</main></body></html>`.text;
 }

@@ -13,6 +13,7 @@ import { type DashboardContext, FILE_CSP, one, publicBase, sendPage } from "../c
 import { decodeCursor, encodeCursor } from "../browse-cursor.ts";
 import { sendBlob } from "../send-blob.ts";
 import { singleFlight } from "../single-flight.ts";
+import { commentsOf } from "./reading.ts";
 import { archivePage, itemPage, messagePage, overviewPage, PLACEHOLDER_SVG, searchPage, TEXT_SVG } from "../pages.ts";
 
 const PAGE_SIZE = 48;
@@ -121,7 +122,7 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
   app.get("/item/:id", async (req, res) => {
     const item = await browser.item(String(req.params.id));
     if (!item) return sendPage(res, 404, messagePage(404, "Not in the archive", "No deviation with this id has been archived."));
-    return sendPage(res, 200, itemPage(item));
+    return sendPage(res, 200, itemPage(item, await commentsOf(ctx, "deviation", [item.deviationid])));
   });
 
   const sendFile = storedFileSender(ctx);
