@@ -203,6 +203,14 @@ FROM comments c WHERE c.commentid = $1`;
 const STATUS_COLUMNS = `s.statusid, u.username AS author, s.body, s.posted_at AS "postedAt", s.url, s.comments_count AS "commentsCount",
   s.shared_deviationids AS "sharedDeviationids", s.is_deleted AS "isDeleted", ${REMOVAL("s")}`;
 const STATUS = `SELECT ${STATUS_COLUMNS} FROM statuses s LEFT JOIN users u ON u.userid = s.author_userid WHERE s.statusid = $1`;
+// A status the watch feed carried but the statuses table lacks: the one the feed item holds, as the service gave it.
+const STATUS_IN_FEED = `
+SELECT fi.statusid, coalesce(u.username, fi.raw -> 'status' -> 'author' ->> 'username') AS author, fi.raw -> 'status' ->> 'body' AS body,
+  fi.ts AS "postedAt", fi.raw -> 'status' ->> 'url' AS url,
+  CASE WHEN fi.raw -> 'status' ->> 'comments_count' ~ '^[0-9]{1,9}$' THEN (fi.raw -> 'status' ->> 'comments_count')::int END AS "commentsCount",
+  '{}'::text[] AS "sharedDeviationids", coalesce(fi.raw -> 'status' ->> 'is_deleted' = 'true', false) AS "isDeleted", NULL::timestamptz AS "removedAt", NULL::text AS "removedReason"
+FROM feed_items fi LEFT JOIN users u ON u.userid = fi.raw -> 'status' -> 'author' ->> 'userid'
+WHERE fi.statusid = $1 ORDER BY fi.last_seen_at DESC LIMIT 1`;
 const STATUSES_BY = `SELECT ${STATUS_COLUMNS} FROM statuses s LEFT JOIN users u ON u.userid = s.author_userid
 WHERE s.author_userid = $1 ORDER BY s.posted_at DESC NULLS LAST, s.statusid DESC LIMIT $2`;
 
@@ -316,8 +324,9 @@ export class ReadingRepository {
     return (await this.rows<CommentPlace>(COMMENT_PLACE, [commentid]))[0];
   }
 
+  /** The status as mirrored, else as the watch feed carried it. */
   async status(statusid: string): Promise<StatusRow | undefined> {
-    return (await this.rows<StatusRow>(STATUS, [statusid]))[0];
+    return (await this.rows<StatusRow>(STATUS, [statusid]))[0] ?? (await this.rows<StatusRow>(STATUS_IN_FEED, [statusid]))[0];
   }
 
   async statusesBy(userid: string, limit: number): Promise<StatusRow[]> {

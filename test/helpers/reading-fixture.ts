@@ -5,6 +5,7 @@
 // an artist with folders, a work removed upstream with the service's answer, and the service's hostile HTML
 // (test/helpers/hostile-text-pages.ts) in every body. `bulk` adds that many notes and messages, for deep pages.
 import { type RunningDashboard, startDashboard } from "../../src/http/server.ts";
+import { HOSTILE_SCRIPT_TITLE } from "../../src/simulator/dataset/hostile.ts";
 import { archiveFile, artworkPng } from "./archive-fixtures.ts";
 import { HOSTILE_JOURNAL } from "./hostile-text-pages.ts";
 import { createSyncHarness, type SyncHarness } from "./sync-harness.ts";
@@ -194,7 +195,19 @@ export async function createReadingFixture(archiveDir: string, options: { sync?:
       IDS.art,
       `<p>${FRIEND.username} ${WORDS.stack} (${i})</p>`,
     ]);
-  await db.query(message, [acct, IDS.message, "mentions", "mention", "2029-06-01T00:00:00Z", null, null, FRIEND.userid, null, null, HOSTILE_JOURNAL]);
+  await db.query(message, [
+    acct,
+    IDS.message,
+    "mentions",
+    HOSTILE_SCRIPT_TITLE,
+    "2029-06-01T00:00:00Z",
+    null,
+    null,
+    FRIEND.userid,
+    null,
+    null,
+    HOSTILE_JOURNAL,
+  ]);
 
   const bulk = options.bulk ?? 0;
   if (bulk > 0) {

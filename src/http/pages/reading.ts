@@ -156,7 +156,7 @@ export function noteThreadPage(thread: NoteRow[], focus: string): string {
 <p class="small muted">${thread.length === 1 ? "One note" : `${thread.length} notes`}, oldest first · ${first?.account ?? ""}</p>
 <ol class="thread" data-jk-list aria-label="Notes of this thread">${thread.map(
     (n) => html`<li data-jk id="note-${n.noteid}" class="note ${n.noteid === focus ? "focus" : ""} ${n.sent ? "sent" : "received"}"><article>
-<header><b>${n.sent ? "You" : byline(n.sender)}</b> ${n.sent ? html`<span class="muted">to ${recipientsOf(n).join(", ") || "?"}</span>` : ""} · ${when(n.ts)} ${noteFlags(n)}</header>
+<div class="head"><b>${n.sent ? "You" : byline(n.sender)}</b> ${n.sent ? html`<span class="muted">to ${recipientsOf(n).join(", ") || "?"}</span>` : ""} · ${when(n.ts)} ${noteFlags(n)}</div>
 ${removedNotice(n, "This note")}
 <div class="body">${n.body ? storedHtml(n.body) : html`<p>${n.preview ?? ""}</p>`}</div></article></li>`,
   )}</ol>`;
@@ -235,9 +235,9 @@ export function commentThread(comments: readonly CommentRow[], heading = "Commen
       if (seen.has(n.c.commentid)) return "";
       seen.add(n.c.commentid);
       const c = n.c;
-      return html`<li id="c-${c.commentid}" data-jk data-depth="${depth}"><article class="comment"><header>${byline(c.author)} · ${when(c.postedAt)}${c.likes ? html` · ♥ ${c.likes}` : ""}${
+      return html`<li id="c-${c.commentid}" data-jk data-depth="${depth}"><article class="comment"><div class="head">${byline(c.author)} · ${when(c.postedAt)}${c.likes ? html` · ♥ ${c.likes}` : ""}${
         c.hidden ? html` ${pill(c.hidden.replaceAll("_", " "), "warn")}` : ""
-      }${c.removedAt ? html` ${pill("removed upstream", "bad")}` : ""} <a class="small muted" href="#c-${c.commentid}" aria-label="link to this comment">#</a></header>
+      }${c.removedAt ? html` ${pill("removed upstream", "bad")}` : ""} <a class="small muted" href="#c-${c.commentid}" aria-label="link to this comment">#</a></div>
 <div class="body">${storedHtml(c.body)}</div></article>${n.replies.length ? branch(n.replies, depth + 1) : ""}</li>`;
     })}</ol>`;
   return html`<section class="card comment-thread" aria-label="${heading}"><h2>${heading} <span class="muted small">${comments.length}</span></h2>${
@@ -248,9 +248,9 @@ export function commentThread(comments: readonly CommentRow[], heading = "Commen
 // ---- statuses ----------------------------------------------------------------------------------------------------
 
 export function statusBlock(s: StatusRow, works: Works, link = true): SafeHtml {
-  return html`<article class="status" data-jk><header>${byline(s.author)} · ${link ? html`<a href="/statuses/${encodeURIComponent(s.statusid)}">${when(s.postedAt)}</a>` : when(s.postedAt)}${
+  return html`<article class="status" data-jk><div class="head">${byline(s.author)} · ${link ? html`<a href="/statuses/${encodeURIComponent(s.statusid)}">${when(s.postedAt)}</a>` : when(s.postedAt)}${
     s.commentsCount ? html` · ${s.commentsCount} comments` : ""
-  }${s.isDeleted || s.removedAt ? html` ${pill("removed upstream", "bad")}` : ""}</header>
+  }${s.isDeleted || s.removedAt ? html` ${pill("removed upstream", "bad")}` : ""}</div>
 <div class="body">${storedHtml(s.body)}</div>${workTiles(s.sharedDeviationids, works, "Shared works")}</article>`;
 }
 
@@ -289,7 +289,7 @@ export function readingPage(d: ReadingRow, local: ReadonlyMap<string, string>, c
 <h1>${t}</h1>
 <p class="small muted">${byline(d.artist)} · ${when(d.publishedAt)}${d.bodyFetchedAt ? html` · text archived ${formatTime(d.bodyFetchedAt.toISOString())}` : ""}</p>
 ${removedNotice(d, `This ${d.type ?? "work"}`)}
-<p class="small links">${d.textDownloadId ? html`<a href="/files/${d.textDownloadId}">the stored page</a> · ` : ""}<a href="/item/${encodeURIComponent(d.deviationid)}">details and history</a> ${serviceLink(d.url)}</p>
+<p class="small links">${d.textDownloadId ? html`<a href="/files/${d.textDownloadId}">the stored page</a> · ` : ""}<a href="/item/${encodeURIComponent(d.deviationid)}">details and history</a>${d.url ? html` · ${serviceLink(d.url)}` : ""}</p>
 <div class="text-body">${d.html ? storedHtml(d.html, local) : d.excerpt ? html`<p>${d.excerpt}</p><p class="muted small">Only the excerpt is archived: the service gave no body.</p>` : html`<p class="muted">No text archived.</p>`}</div>
 </article>${comments}`;
   return page(t, undefined, body);
