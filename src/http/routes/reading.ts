@@ -84,7 +84,7 @@ export function readingRoutes(app: express.Express, ctx: DashboardContext): void
     const at = cursorOf(req, res, "/messages");
     if (!at) return;
     const kind = one(req.query.kind);
-    const box = kind && kind in MESSAGE_KINDS ? (kind as MessageBox) : undefined;
+    const box = (Object.entries(MESSAGE_KINDS) as Array<[MessageBox, string]>).find(([k, label]) => kind === k || kind === label)?.[0];
     const rows = await repo.messages(box, at.cursor, MESSAGES_PAGE_SIZE + 1);
     const { rows: messages, next } = pageOf(rows, MESSAGES_PAGE_SIZE, (m) => m.messageid);
     sendPage(res, 200, messagesPage({ box, messages, next, deep: Boolean(at.cursor) }));
