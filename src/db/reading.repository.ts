@@ -280,6 +280,9 @@ SELECT * FROM (
 ORDER BY w.published_at DESC NULLS LAST, w.deviationid LIMIT $2`;
 const SHORTFALLS = `SELECT source, key, expected, listed, recorded_at AS "recordedAt" FROM listing_shortfalls WHERE artist_userid = $1 ORDER BY source, key`;
 
+/** The lists' statements, for EXPLAIN in tests: each is read along its index (migration 20261128170000_reading_lists_index). */
+export const LIST_STATEMENTS = { notes: NOTES, messages: MESSAGES, watch: WATCH } as const;
+
 const cursorArgs = (c: ListCursor | undefined) => [c ? c.key : null, c ? c.id : null];
 
 export class ReadingRepository {

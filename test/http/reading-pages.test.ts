@@ -6,6 +6,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LIST_STATEMENTS } from "../../src/db/reading.repository.ts";
 import { MESSAGES_PAGE_SIZE } from "../../src/http/pages/reading.ts";
 import { createReadingFixture, type ReadingFixture } from "../helpers/reading-fixture.ts";
 
@@ -73,6 +74,26 @@ describe("reading pages over HTTP", () => {
       if (url) expect(url).toContain("flag=received");
     }
     expect(seen).toEqual(rows.map((r) => r.noteid));
+  });
+
+  it("reads a deep page along its index after the cursor: no sort of the whole table", async () => {
+    const at = ["2020-01-01T03:00:00.000Z", "bulk-x"];
+    const plans = {
+      messages: [null, ...at, 201],
+      notes: [null, null, ...at, 51],
+      watch: [...at, 31],
+    } as const;
+    for (const [name, values] of Object.entries(plans)) {
+      // A few hundred rows would be sorted as fast: the planner is asked whether the index can give the order at all.
+      const client = await f.h.pool.connect();
+      await client.query("SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off");
+      const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${LIST_STATEMENTS[name as keyof typeof plans]}`, [...values]);
+      await client.query("RESET ALL");
+      client.release();
+      const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
+      expect(plan, name).toMatch(/Index Scan using (messages|notes|feed_items)_reading_idx/);
+      expect(plan, name).not.toMatch(/Sort/);
+    }
   });
 
   it("filters messages by kind (?kind=)", async () => {
