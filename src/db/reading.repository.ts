@@ -182,10 +182,12 @@ const MESSAGE_COLUMNS = `m.account_id AS "accountId", m.messageid, m.box::text A
 const MESSAGE_FROM = `messages m LEFT JOIN users o ON o.userid = m.originator_userid
   LEFT JOIN deviations d ON d.deviationid = m.subject_deviationid LEFT JOIN users su ON su.userid = m.subject_userid`;
 
-// $1 box or null, $2/$3 cursor, $4 limit.
+// $1 box or null, $2/$3 cursor, $4 limit. A stack shows once, as its newest message (the stack's page lists them all).
 const MESSAGES = `
 SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM}
 WHERE ($1::text IS NULL OR m.box::text = $1::text) AND ${after("m.ts", "m.messageid", 2, 3)}
+  AND (m.stackid IS NULL OR NOT EXISTS (SELECT 1 FROM messages s WHERE s.stackid = m.stackid
+    AND (${key("s.ts")}, s.messageid) > (${key("m.ts")}, m.messageid)))
 ORDER BY ${key("m.ts")} DESC, m.messageid DESC LIMIT $4`;
 const MESSAGE = `SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM} WHERE m.messageid = $1 ORDER BY m.account_id LIMIT 1`;
 const STACK = `SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM} WHERE m.stackid = $1 ORDER BY ${key("m.ts")} DESC, m.messageid DESC LIMIT $2`;

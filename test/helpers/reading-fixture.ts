@@ -1,5 +1,5 @@
 // An archive for the reading pages' tests (test/browser/reading-pages.test.ts, test/http/reading-pages.test.ts):
-// the simulator's inbox, watch feed and gallery synced (unless `sync: false`), then a story written into the mirror
+// the simulator's gallery, notifications and watch feed synced (unless `sync: false`), then a story written into the mirror
 // with known words: a note thread (received, a reply sent, a received answer), a message stack, a journal with a
 // threaded comment list and two embedded pictures (one archived, one not), a status sharing a work, watch-feed items,
 // an artist with folders, a work removed upstream with the service's answer, and the service's hostile HTML
@@ -59,8 +59,7 @@ export async function createReadingFixture(archiveDir: string, options: { sync?:
       },
     },
   });
-  if (options.sync !== false)
-    for (const source of ["profile", "gallery", "notes", "messages", "profile_posts", "watch_feed"] as const) await h.runSource(source);
+  if (options.sync !== false) for (const source of ["gallery", "messages", "watch_feed"] as const) await h.runSource(source);
   const db = h.pool;
   const owner = { userid: h.account.userId, username: h.account.username };
   const acct = h.account.id;

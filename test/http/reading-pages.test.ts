@@ -37,8 +37,14 @@ describe("reading pages over HTTP", () => {
     if (dir) await fs.rm(dir, { recursive: true, force: true });
   });
 
-  it("walks the messages page by page through the cursor: every message once, 200 a page, the same address the same page", async () => {
-    const { rows } = await f.h.pool.query<{ messageid: string }>("SELECT messageid FROM messages ORDER BY ts DESC, messageid DESC");
+  it("walks the messages page by page through the cursor: every message or stack once, 200 a page, the same address the same page", async () => {
+    // A stack once, as its newest message.
+    const { rows } = await f.h.pool.query<{ messageid: string }>(
+      `SELECT messageid FROM messages m WHERE stackid IS NULL OR messageid = (SELECT s.messageid FROM messages s WHERE s.stackid = m.stackid ORDER BY s.ts DESC, s.messageid DESC LIMIT 1)
+       ORDER BY ts DESC, messageid DESC`,
+    );
+    expect(rows.map((r) => r.messageid)).toContain("rf-stacked-3");
+    expect(rows.map((r) => r.messageid)).not.toContain("rf-stacked-2");
     const seen: string[] = [];
     let url: string | undefined = "/messages";
     const pages: string[] = [];
