@@ -224,6 +224,16 @@ export async function createReadingFixture(archiveDir: string, options: { sync?:
     );
   }
 
+  if (bulk > 0) {
+    // Artists whose names differ only in case sort together; each made one work.
+    await db.query(
+      `INSERT INTO users (userid, username) SELECT 'bulk-u-' || i, (CASE WHEN i % 2 = 0 THEN 'Bulk' ELSE 'bulk' END) || lpad((i / 2)::text, 4, '0') FROM generate_series(1, 150) i`,
+    );
+    await db.query(
+      `INSERT INTO deviations (deviationid, title, author_userid, type, raw) SELECT 'bulk-d-' || i, 'bulk work', 'bulk-u-' || i, 'image', '{}' FROM generate_series(1, 150) i`,
+    );
+  }
+
   const dash = await startDashboard({ ...h.services, config: { ...h.services.config, archiveDir } }, { port: 0 });
   return {
     h,

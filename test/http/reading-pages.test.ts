@@ -102,6 +102,22 @@ describe("reading pages over HTTP", () => {
     }
   });
 
+  it("walks the artists by name through the cursor, names differing only in case included", async () => {
+    const seen: string[] = [];
+    let url: string | undefined = "/artists";
+    let pages = 0;
+    while (url) {
+      const page = await get(url);
+      seen.push(...rowIds(page.body, "artists"));
+      url = nextOf(page.body);
+      pages += 1;
+    }
+    expect(pages).toBeGreaterThan(1);
+    const bulk = seen.filter((u) => /^bulk\d{4}$/i.test(u));
+    expect(bulk).toHaveLength(150);
+    expect(new Set(seen).size).toBe(seen.length);
+  });
+
   it("filters messages by kind (?kind=)", async () => {
     const page = await get("/messages?kind=mentions");
     expect(rowIds(page.body, "messages")).toEqual(["rf-msg-hostile"]);

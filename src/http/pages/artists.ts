@@ -15,6 +15,7 @@ function artistState(a: ArtistRow): SafeHtml {
 export function artistsPage(v: { artists: ArtistListRow[]; next: string | undefined; deep: boolean }): string {
   const body = html`<div class="reading"><h1>Artists</h1>
 <p class="small muted">Whoever made a work in the archive, or whom an account watches; by name.</p>
+${v.artists.length === 0 ? html`<p class="card muted">No artist yet: the first sync of a gallery, collections or the watch feed brings them.</p>` : ""}
 <ol class="rlist artists" data-jk-list aria-label="Artists">${v.artists.map(
     (a) =>
       html`<li data-jk><a href="${artistHref(a.username)}"><b>${a.username}</b></a>${artistState(a)} <span class="small muted">${plural(a.works, "work")} archived${
