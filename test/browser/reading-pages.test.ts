@@ -85,7 +85,7 @@ const PAGES: Array<{ name: string; path: () => string; shows: () => string[]; se
   {
     name: "an artist",
     path: () => `/artists/${encodeURIComponent(f.owner.username)}`,
-    shows: () => [f.owner.username, WORDS.art, WORDS.status, "Gallery folders", "Not archived in full"],
+    shows: () => [f.owner.username, WORDS.art, WORDS.status, "Gallery folders", "Not archived in full", "deleted on the service, 2026-10-01"],
     selector: ".rtile",
   },
   { name: "the watch feed", path: () => "/watch", shows: () => [WORDS.art, WORDS.status, f.owner.username], selector: ".feed .rtile img" },
@@ -138,12 +138,16 @@ describe.skipIf(!hasChromium)("reading pages in a browser", () => {
       await context.close();
     });
 
-  it("links every status of the watch feed to a page that shows it", async () => {
+  it("links every status of the watch feed to a page that shows it, with its comments", async () => {
     const page = await browser.newPage();
     await page.goto(`${f.dash.url}/watch`);
     const hrefs = await page.locator('a[href^="/statuses/"]').evaluateAll((els) => els.map((e) => (e as unknown as El).getAttribute("href") ?? ""));
     expect(hrefs.length).toBeGreaterThan(1);
     for (const href of new Set(hrefs)) expect((await page.request.get(`${f.dash.url}${href}`)).status(), href).toBe(200);
+    // The status's own page: its text, the work it shares and the comments on it.
+    await page.goto(`${f.dash.url}/statuses/${IDS.status}`);
+    const text = (await page.textContent("main")) ?? "";
+    for (const s of [WORDS.status, WORDS.art, "Nice sundial."]) expect(text).toContain(s);
     await page.close();
   });
 

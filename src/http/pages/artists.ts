@@ -6,10 +6,10 @@ import { formatTime } from "../../status/units.ts";
 import { html, type SafeHtml } from "../../text/html.ts";
 import { NOT_ARCHIVABLE_WORDS } from "../../text/not-archivable.ts";
 import { layout, type PageFeed, pill, plural, queryString, title } from "./layout.ts";
-import { artistHref, listPager, removedNotice, serviceLink, statusBlock, type Works, workTiles } from "./reading.ts";
+import { artistHref, listPager, removedNotice, removedPill, serviceLink, statusBlock, type Works, workTiles } from "./reading.ts";
 
 function artistState(a: ArtistRow): SafeHtml {
-  return html`${a.isDeactivated ? html` ${pill("deactivated", "bad")}` : ""}${a.removedAt ? html` ${pill("removed upstream", "bad")}` : ""}`;
+  return html`${a.isDeactivated ? html` ${pill("deactivated", "bad")}` : ""}${removedPill(a)}`;
 }
 
 export function artistsPage(v: { artists: ArtistListRow[]; next: string | undefined; deep: boolean }): string {
@@ -53,9 +53,9 @@ function folderList(folders: ArtistFolderRow[], kind: "gallery" | "collection"):
       ? html``
       : html`<ul>${list.map(
           (f) =>
-            html`<li><a href="/archive${queryString({ [param]: f.folderid })}">${f.name ?? "(unnamed)"}</a>${f.size !== null ? html` <span class="small muted">${f.size}</span>` : ""}${
-              f.removedAt ? html` ${pill("removed upstream", "bad")}` : ""
-            }${branch(f.folderid, depth + 1)}</li>`,
+            html`<li><a href="/archive${queryString({ [param]: f.folderid })}">${f.name ?? "(unnamed)"}</a>${f.size !== null ? html` <span class="small muted">${f.size}</span>` : ""}${removedPill(
+              f,
+            )}${branch(f.folderid, depth + 1)}</li>`,
         )}</ul>`;
   };
   return branch(null, 0);
@@ -92,11 +92,7 @@ ${
         (w) =>
           html`<li><a href="/item/${encodeURIComponent(w.deviationid)}">${title(w.title)}</a> ${
             w.reason ? html`${pill(NOT_ARCHIVABLE_WORDS[w.reason].label, "warn")} <span class="small">${NOT_ARCHIVABLE_WORDS[w.reason].why}</span>` : ""
-          }${w.download ? html` ${pill("download", "bad")} <span class="small">${w.download}</span>` : ""}${
-            w.removedAt
-              ? html` ${pill("removed upstream", "bad")} <span class="small">${w.removedReason ?? ""} ${formatTime(w.removedAt.toISOString())}</span>`
-              : ""
-          }</li>`,
+          }${w.download ? html` ${pill("download", "bad")} <span class="small">${w.download}</span>` : ""}${removedPill(w)}</li>`,
       )}</ul>`
     : ""
 }</section>

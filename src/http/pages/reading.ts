@@ -38,6 +38,13 @@ export function removedNotice(r: Removal & { removedAnswer?: Record<string, unkn
   return html`<p class="gone" role="status" data-removed="${reason}">${pill("removed upstream", "bad")} ${what} was removed upstream on <time datetime="${r.removedAt.toISOString()}">${formatTime(r.removedAt.toISOString())}</time>: ${REMOVED_WORDS[reason] ?? reason}.${said ? html` The service answered: <span class="fix">${said}</span>.` : ""} The archive keeps what it had.</p>`;
 }
 
+/** In a list: " removed upstream" with why and when, in a few words. */
+export function removedPill(r: Removal): SafeHtml {
+  if (!r.removedAt) return html``;
+  const reason = r.removedReason ?? "removed";
+  return html` ${pill("removed upstream", "bad")} <span class="small muted">${REMOVED_WORDS[reason] ?? reason}, ${day(r.removedAt)}</span>`;
+}
+
 export const artistHref = (username: string) => `/artists/${encodeURIComponent(username)}`;
 export const workHref = (w: { deviationid: string; type: string | null }) =>
   `${w.type === "journal" || w.type === "literature" ? "/read" : "/item"}/${encodeURIComponent(w.deviationid)}`;
@@ -64,7 +71,7 @@ export function workTile(id: string, works: Works): SafeHtml {
   if (!w) return html`<li class="rtile missing" data-jk><span class="muted small">a work the archive does not hold (${id})</span></li>`;
   const t = title(w.title);
   return html`<li class="rtile" data-jk><a href="${workHref(w)}"><img loading="lazy" decoding="async" width="160" height="160" src="${thumbUrl(works.files.get(id), "s", w.type)}" alt="">
-<span class="t">${t}</span></a><span class="a small muted">${w.artist ?? "unknown"}${w.publishedAt ? ` · ${day(w.publishedAt)}` : ""}</span>${w.removedAt ? html` ${pill("removed upstream", "bad")}` : ""}</li>`;
+<span class="t">${t}</span></a><span class="a small muted">${w.artist ?? "unknown"}${w.publishedAt ? ` · ${day(w.publishedAt)}` : ""}</span>${removedPill(w)}</li>`;
 }
 
 export function workTiles(ids: readonly string[], works: Works, label: string): SafeHtml {
@@ -124,7 +131,7 @@ export type NotesView = {
 };
 
 function noteFlags(n: NoteRow): SafeHtml {
-  return html`${n.sent ? pill("sent") : pill("received")}${n.unread ? html` ${pill("unread", "warn")}` : ""}${n.starred ? html` ${pill("★ starred", "ok")}` : ""}${n.removedAt ? html` ${pill("removed upstream", "bad")}` : ""}`;
+  return html`${n.sent ? pill("sent") : pill("received")}${n.unread ? html` ${pill("unread", "warn")}` : ""}${n.starred ? html` ${pill("★ starred", "ok")}` : ""}${removedPill(n)}`;
 }
 
 const recipientsOf = (n: NoteRow) => (n.recipients ?? []).map((r) => r.username).filter((u): u is string => Boolean(u));
@@ -180,9 +187,9 @@ function messageAbout(m: MessageRow): SafeHtml {
 function messageItem(m: MessageRow, inStack = false): SafeHtml {
   const stacked = !inStack && m.stackid && (m.stackCount ?? 0) > 1;
   return html`<li data-jk class="${m.isNew ? "unread" : ""}"><div>${pill(MESSAGE_KINDS[m.box as MessageBox] ?? m.box)} <a href="/messages/${encodeURIComponent(m.messageid)}"><b>${m.type ?? "message"}</b></a>
-${m.originator ? html`from ${byline(m.originator)}` : ""} ${messageAbout(m)} <span class="small muted">· ${when(m.ts)}</span>${m.isNew ? html` ${pill("new", "warn")}` : ""}${
-    m.removedAt ? html` ${pill("removed upstream", "bad")}` : ""
-  }</div>
+${m.originator ? html`from ${byline(m.originator)}` : ""} ${messageAbout(m)} <span class="small muted">· ${when(m.ts)}</span>${m.isNew ? html` ${pill("new", "warn")}` : ""}${removedPill(
+    m,
+  )}</div>
 ${m.html ? html`<div class="excerpt small">${storedHtml(m.html)}</div>` : ""}${stacked ? html`<a class="small" href="/messages/stack/${encodeURIComponent(m.stackid ?? "")}">open the stack of ${m.stackCount}</a>` : ""}</li>`;
 }
 
@@ -237,7 +244,7 @@ export function commentThread(comments: readonly CommentRow[], heading = "Commen
       const c = n.c;
       return html`<li id="c-${c.commentid}" data-jk data-depth="${depth}"><article class="comment"><div class="head">${byline(c.author)} · ${when(c.postedAt)}${c.likes ? html` · ♥ ${c.likes}` : ""}${
         c.hidden ? html` ${pill(c.hidden.replaceAll("_", " "), "warn")}` : ""
-      }${c.removedAt ? html` ${pill("removed upstream", "bad")}` : ""} <a class="small muted" href="#c-${c.commentid}" aria-label="link to this comment">#</a></div>
+      }${removedPill(c)} <a class="small muted" href="#c-${c.commentid}" aria-label="link to this comment">#</a></div>
 <div class="body">${storedHtml(c.body)}</div></article>${n.replies.length ? branch(n.replies, depth + 1) : ""}</li>`;
     })}</ol>`;
   return html`<section class="card comment-thread" aria-label="${heading}"><h2>${heading} <span class="muted small">${comments.length}</span></h2>${
@@ -250,7 +257,7 @@ export function commentThread(comments: readonly CommentRow[], heading = "Commen
 export function statusBlock(s: StatusRow, works: Works, link = true): SafeHtml {
   return html`<article class="status" data-jk><div class="head">${byline(s.author)} · ${link ? html`<a href="/statuses/${encodeURIComponent(s.statusid)}">${when(s.postedAt)}</a>` : when(s.postedAt)}${
     s.commentsCount ? html` · ${s.commentsCount} comments` : ""
-  }${s.isDeleted || s.removedAt ? html` ${pill("removed upstream", "bad")}` : ""}</div>
+  }${s.removedAt ? removedPill(s) : s.isDeleted ? html` ${pill("deleted on the service", "bad")}` : ""}</div>
 <div class="body">${storedHtml(s.body)}</div>${workTiles(s.sharedDeviationids, works, "Shared works")}</article>`;
 }
 
