@@ -61,7 +61,7 @@ const PAGES: Array<{ name: string; path: () => string; shows: () => string[]; se
   {
     name: "a note thread",
     path: () => `/notes/${IDS.thread[0]}`,
-    shows: () => [WORDS.thread, WORDS.note, "Yes, cedar.", FRIEND.username],
+    shows: () => [WORDS.thread, "3 notes, oldest first", WORDS.note, "Yes, cedar.", FRIEND.username],
     selector: ".thread > li",
   },
   {
@@ -122,6 +122,7 @@ describe.skipIf(!hasChromium)("reading pages in a browser", () => {
         for (const s of p.shows()) expect(text, `${p.name} shows ${s}`).toContain(s);
         expect(await page.locator(p.selector).count(), `${p.name}: ${p.selector}`).toBeGreaterThan(0);
         expect(await page.locator("[data-jk-list] [data-jk]").count(), `${p.name}: rows for j/k`).toBeGreaterThan(0);
+        expect(await page.locator("[data-jk] [data-jk]").count(), `${p.name}: a j/k row inside another`).toBe(0);
         for (const scheme of ["light", "dark"] as const) {
           await page.emulateMedia({ colorScheme: scheme });
           const { scrollWidth, clientWidth } = await page.evaluate(() => ({

@@ -76,7 +76,7 @@ ${a.joinedAt ? html`<dt>joined</dt><dd>${formatTime(a.joinedAt.toISOString())}</
 <p class="small links"><a href="/archive${queryString({ artist: a.username })}">their works in the archive browser</a>${v.feeds.map(
     (f) => html` · <a href="${f.href}" class="feed">feed of their new work</a>`,
   )} ${serviceLink(a.profileUrl, "profile on the service")}</p></div>
-<section aria-label="Works"><h2>Works</h2>${v.works.ids.length ? workTiles(v.works.ids, v.works.all, "Works") : html`<p class="muted">No work archived.</p>`}
+<section aria-label="Works"><h2>Works</h2>${v.works.ids.length ? workTiles(v.works.ids, v.works.all, "Works", true) : html`<p class="muted">No work archived.</p>`}
 ${listPager(base, {}, v.works.next, v.works.deep, "Work pages")}</section>
 <div class="grid2"><section class="card"><h2>Gallery folders</h2>${folderList(v.folders, "gallery")}</section>
 <section class="card"><h2>Collections</h2>${folderList(v.folders, "collection")}</section></div>

@@ -66,16 +66,18 @@ export const serviceLink = (url: string | null | undefined, label = "on the serv
 /** The works a page shows as tiles: their cards and best stored files. */
 export type Works = { cards: Map<string, WorkCard>; files: Map<string, StoredFileRef> };
 
-export function workTile(id: string, works: Works): SafeHtml {
+/** A work's tile; `jk` when it is a row of its own list for j/k (not inside another row). */
+export function workTile(id: string, works: Works, jk = false): SafeHtml {
   const w = works.cards.get(id);
-  if (!w) return html`<li class="rtile missing" data-jk><span class="muted small">a work the archive does not hold (${id})</span></li>`;
+  const mark = jk ? raw(" data-jk") : "";
+  if (!w) return html`<li class="rtile missing"${mark}><span class="muted small">a work the archive does not hold (${id})</span></li>`;
   const t = title(w.title);
-  return html`<li class="rtile" data-jk><a href="${workHref(w)}"><img loading="lazy" decoding="async" width="160" height="160" src="${thumbUrl(works.files.get(id), "s", w.type)}" alt="">
+  return html`<li class="rtile"${mark}><a href="${workHref(w)}"><img loading="lazy" decoding="async" width="160" height="160" src="${thumbUrl(works.files.get(id), "s", w.type)}" alt="">
 <span class="t">${t}</span></a><span class="a small muted">${w.artist ?? "unknown"}${w.publishedAt ? ` · ${day(w.publishedAt)}` : ""}</span>${removedPill(w)}</li>`;
 }
 
-export function workTiles(ids: readonly string[], works: Works, label: string): SafeHtml {
-  return ids.length ? html`<ul class="rtiles" aria-label="${label}">${ids.map((id) => workTile(id, works))}</ul>` : html``;
+export function workTiles(ids: readonly string[], works: Works, label: string, jk = false): SafeHtml {
+  return ids.length ? html`<ul class="rtiles" aria-label="${label}"${jk ? raw(" data-jk-list") : ""}>${ids.map((id) => workTile(id, works, jk))}</ul>` : html``;
 }
 
 /** The service's HTML made inert, its pictures the archive's thumbnails (`local`: src → sha256) or links to where they were. */
@@ -242,7 +244,7 @@ export function commentThread(comments: readonly CommentRow[], heading = "Commen
       if (seen.has(n.c.commentid)) return "";
       seen.add(n.c.commentid);
       const c = n.c;
-      return html`<li id="c-${c.commentid}" data-jk data-depth="${depth}"><article class="comment"><div class="head">${byline(c.author)} · ${when(c.postedAt)}${c.likes ? html` · ♥ ${c.likes}` : ""}${
+      return html`<li id="c-${c.commentid}" data-depth="${depth}"><article class="comment" data-jk><div class="head">${byline(c.author)} · ${when(c.postedAt)}${c.likes ? html` · ♥ ${c.likes}` : ""}${
         c.hidden ? html` ${pill(c.hidden.replaceAll("_", " "), "warn")}` : ""
       }${removedPill(c)} <a class="small muted" href="#c-${c.commentid}" aria-label="link to this comment">#</a></div>
 <div class="body">${storedHtml(c.body)}</div></article>${n.replies.length ? branch(n.replies, depth + 1) : ""}</li>`;
@@ -254,8 +256,9 @@ export function commentThread(comments: readonly CommentRow[], heading = "Commen
 
 // ---- statuses ----------------------------------------------------------------------------------------------------
 
-export function statusBlock(s: StatusRow, works: Works, link = true): SafeHtml {
-  return html`<article class="status" data-jk><div class="head">${byline(s.author)} · ${link ? html`<a href="/statuses/${encodeURIComponent(s.statusid)}">${when(s.postedAt)}</a>` : when(s.postedAt)}${
+/** A status with the works it shares; `jk` when it is a row of its own list for j/k. */
+export function statusBlock(s: StatusRow, works: Works, link = true, jk = true): SafeHtml {
+  return html`<article class="status"${jk ? raw(" data-jk") : ""}><div class="head">${byline(s.author)} · ${link ? html`<a href="/statuses/${encodeURIComponent(s.statusid)}">${when(s.postedAt)}</a>` : when(s.postedAt)}${
     s.commentsCount ? html` · ${s.commentsCount} comments` : ""
   }${s.removedAt ? removedPill(s) : s.isDeleted ? html` ${pill("deleted on the service", "bad")}` : ""}</div>
 <div class="body">${storedHtml(s.body)}</div>${workTiles(s.sharedDeviationids, works, "Shared works")}</article>`;
@@ -265,7 +268,7 @@ export function statusPage(s: StatusRow, works: Works, comments: SafeHtml): stri
   const body = html`<p class="crumbs">${s.author ? html`<a href="${artistHref(s.author)}">${s.author}</a> › statuses` : "Status"}</p>
 <h1>Status${s.author ? ` by ${s.author}` : ""}</h1>
 ${removedNotice(s, "This status")}${s.isDeleted && !s.removedAt ? html`<p class="gone" role="status">${pill("removed upstream", "bad")} The service marks this status deleted.</p>` : ""}
-${statusBlock(s, works, false)}
+${statusBlock(s, works, false, false)}
 <p class="small">${serviceLink(s.url)}</p>
 ${comments}`;
   return page(`Status${s.author ? ` by ${s.author}` : ""}`, undefined, body);
@@ -281,7 +284,7 @@ ${v.items.length === 0 ? html`<p class="card muted">The watch feed is empty (the
     const status = it.statusid ? v.statuses.get(it.statusid) : undefined;
     return html`<li data-jk><div>${byline(it.by)} <span class="muted">${(it.type ?? "posted").replaceAll("_", " ")}</span> · ${when(it.ts)}${
       it.bucketTotal && it.bucketTotal > it.deviationids.length ? html` <span class="small muted">(${it.bucketTotal} in all)</span>` : ""
-    }</div>${workTiles(it.deviationids, v.works, "Works")}${status ? statusBlock(status, v.works) : it.statusid ? html`<a href="/statuses/${encodeURIComponent(it.statusid)}">the status</a>` : ""}</li>`;
+    }</div>${workTiles(it.deviationids, v.works, "Works")}${status ? statusBlock(status, v.works, true, false) : it.statusid ? html`<a href="/statuses/${encodeURIComponent(it.statusid)}">the status</a>` : ""}</li>`;
   })}</ol>
 ${listPager("/watch", {}, v.next, v.deep, "Watch feed pages")}`;
   return page("Watch feed", "watch", body);
