@@ -13,7 +13,7 @@ function asset(name: string, files: string[], type: string): Asset {
   return { url: `/assets/${name.slice(0, dot)}.${hash}${name.slice(dot)}`, type, body };
 }
 
-export const APP_CSS = asset("app.css", ["base.css", "gallery.css"], "text/css; charset=utf-8");
+export const APP_CSS = asset("app.css", ["base.css", "gallery.css", "pages.css"], "text/css; charset=utf-8");
 export const APP_JS = asset("app.js", ["app.js"], "text/javascript; charset=utf-8");
 
 export const LOGO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="96" height="24" viewBox="0 0 96 24">

@@ -47,6 +47,7 @@ import { boardRoutes } from "./routes/board.ts";
 import { feedPageRoutes, feedRoutes } from "./routes/feeds.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { jobsRoutes } from "./routes/jobs.ts";
+import { readingRoutes } from "./routes/reading.ts";
 import { signedThumbRoutes, thumbsRoutes } from "./routes/thumbs.ts";
 import { themeRoutes } from "./theme.ts";
 
@@ -115,6 +116,7 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
   healthRoutes(app, ctx);
   boardRoutes(app, ctx);
   archiveRoutes(app, ctx);
+  readingRoutes(app, ctx);
   actionsRoutes(app, ctx);
   connectRoutes(app, ctx);
   jobsRoutes(app, ctx);

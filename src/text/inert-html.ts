@@ -38,9 +38,15 @@ const SANITIZE: sanitizeHtml.IOptions = {
 };
 
 /** A fragment of the service's HTML with nothing in it that runs or loads: scripts, handlers, frames, forms and javascript: links dropped. */
-export function inertHtml(fragment: string): string {
-  return sanitizeHtml(fragment, SANITIZE);
+export function inertHtml(fragment: string, img?: ImgTransform): string {
+  return sanitizeHtml(fragment, img ? { ...SANITIZE, transformTags: { img: (_tag, attribs) => img(attribs) } } : SANITIZE);
 }
+
+/**
+ * What an <img> of the service's HTML becomes on a page that may load only its own images (the dashboard's reading
+ * view): another element, whose attributes and text pass the same allow-list afterwards.
+ */
+export type ImgTransform = (attribs: Record<string, string>) => { tagName: string; attribs: Record<string, string>; text?: string };
 
 export type TextPage = { title: string; css: string | null; body: string };
 

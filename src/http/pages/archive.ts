@@ -2,12 +2,11 @@
 // of justified rows, each tile at its picture's aspect ratio (from the stored file's width and height, so
 // nothing moves as pictures load), under month or day headings, paged by keyset cursors in the URL (app.js
 // appends the next page as the pager scrolls into view and keeps the place in the URL; it opens tiles in a
-// lightbox); and search results, paged with totals, saying which words were ignored.
+// lightbox). Search results are src/http/pages/search.ts.
 import type { FilterChoices, FolderChoice, ItemCard, StoredFileRef } from "../../db/archive-browser.repository.ts";
-import { HIGHLIGHT_END, HIGHLIGHT_START, type SearchHit } from "../../search/search.ts";
 import { html, raw, type SafeHtml } from "../../text/html.ts";
 import { badge, PLACEHOLDER_URL, thumbUrl } from "./files.ts";
-import { countLine, layout, type PageFeed, pager, pill, plural, queryString, title } from "./layout.ts";
+import { countLine, layout, type PageFeed, plural, queryString, title } from "./layout.ts";
 
 /** The grid's filters as they travel in links (src/http/routes/archive.ts reads them back). */
 export type ArchiveFilter = {
@@ -239,56 +238,4 @@ ${v.prev ? html`<p class="newer"><a href="/archive${queryString({ ...base, befor
 ${cursorPager(v, base)}
 </section></div>`;
   return layout({ title: v.first && v.first > 1 ? `Archive, from item ${v.first}` : "Archive", nav: "archive", body, feeds: v.feeds ?? [] });
-}
-
-/** A snippet with its highlight markers turned into <mark>, everything else escaped. */
-function snippetHtml(snippet: string): SafeHtml {
-  const parts = snippet.split(new RegExp(`(${HIGHLIGHT_START}[^${HIGHLIGHT_END}]*${HIGHLIGHT_END})`));
-  return html`${parts.map((p) => (p.startsWith(HIGHLIGHT_START) ? html`<mark>${p.slice(1, -1)}</mark>` : p))}`;
-}
-
-export type SearchView = {
-  query: string;
-  type?: string | undefined;
-  hits: SearchHit[];
-  total: number;
-  page: number;
-  pageSize: number;
-  ignored: string[];
-  files: Map<string, StoredFileRef>;
-};
-
-export function searchPage(v: SearchView): string {
-  const { query, type, hits, files } = v;
-  const kinds = ["deviation", "journal", "literature", "comment", "note", "message"];
-  const pages = Math.max(1, Math.ceil(v.total / v.pageSize));
-  const from = (v.page - 1) * v.pageSize + 1;
-  const body = html`
-<h1>Search</h1>
-<form class="filters" method="get" action="/archive">
-  <label>Words<input type="search" name="q" value="${query}"></label>
-  <label>Kind<select name="type"><option value="">everything</option>${kinds.map((k) => html`<option value="${k}" ${k === type ? raw("selected") : ""}>${k}</option>`)}</select></label>
-  <button type="submit">Search</button>
-</form>
-<p class="small muted">Words match their forms (paint, painted); "quoted words" match a phrase, -word excludes, "or" offers alternatives — as in <span class="fix">dvault search</span>.</p>
-${v.ignored.length ? html`<div class="notice warn" role="status">Ignored ${v.ignored.length === 1 ? "a word that is" : "words that are"} too common to search for: ${v.ignored.map((w) => `“${w}”`).join(", ")}.</div>` : ""}
-<div class="card"><p class="muted small" data-hits="${v.total}">${
-    v.total === 0
-      ? `No result for “${query}”`
-      : hits.length === 0
-        ? `${plural(v.total, "result")} for “${query}”; this page is past the last`
-        : `${from}–${from + hits.length - 1} of ${plural(v.total, "result")} for “${query}”`
-  }</p>
-${hits.map((h) => {
-  const file = h.deviationid ? files.get(h.deviationid) : undefined;
-  const href = h.deviationid ? `/item/${encodeURIComponent(h.deviationid)}` : undefined;
-  const kindType = h.kind === "journal" || h.kind === "literature" ? h.kind : undefined;
-  const mark = badge(file ?? null);
-  return html`<div class="hit"><div class="img">${h.deviationid ? html`<img loading="lazy" src="${thumbUrl(file, "s", kindType)}" alt="">` : ""}</div>
-<div><div>${pill(h.kind)} ${href ? html`<a href="${href}"><b>${title(h.title)}</b></a>` : html`<b>${title(h.title)}</b>`}
-<span class="muted small">${h.artist ? `by ${h.artist}` : ""}${h.date ? ` · ${h.date.slice(0, 10)}` : ""}</span>${mark ? html` ${pill(mark, "warn")}` : ""}</div>
-<div class="small">${snippetHtml(h.snippet)}</div></div></div>`;
-})}</div>
-${pager(v.page, pages, (p) => `/archive${queryString({ q: query, type, page: p > 1 ? p : undefined })}`, "Result pages")}`;
-  return layout({ title: `Search: ${query}`, nav: "archive", body, query });
 }

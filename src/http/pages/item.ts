@@ -49,7 +49,7 @@ function navHtml(nav: ItemNav): SafeHtml {
   return html`<nav class="item-nav" aria-label="Previous and next">${nav.prev ? html`<a href="${nav.prev.href}" rel="prev" data-key="ArrowLeft">‹ ${title(nav.prev.title)}</a>` : html`<span></span>`}${nav.back ? html`<a href="${nav.back}">back to the grid</a>` : ""}${nav.next ? html`<a href="${nav.next.href}" rel="next" data-key="ArrowRight">${title(nav.next.title)} ›</a>` : html`<span></span>`}</nav>`;
 }
 
-export function itemPage(item: ItemDetail, nav: ItemNav = {}): string {
+export function itemPage(item: ItemDetail, nav: ItemNav = {}, comments: SafeHtml = html``): string {
   const original = item.files[0];
   const text = htmlToText(item.text ?? item.excerpt);
   const body = html`
@@ -90,7 +90,7 @@ ${navHtml(nav)}
   ${item.pending.map((p) => html`<div class="small">${p.kind}: ${pill(p.status.replace("_", " "), p.status === "failed" ? "bad" : "warn")} ${p.reason ?? ""} ${p.lastError ?? ""}</div>`)}
   </div>
   ${item.folders.length ? html`<div class="card"><h2>In folders</h2>${item.folders.map((f) => html`<div><a href="/archive?${f.kind === "gallery" ? "folder" : "collection"}=${encodeURIComponent(f.folderid)}">${f.owner ?? "?"} / ${f.name ?? "(unnamed)"}</a> <span class="muted small">${f.kind}</span></div>`)}</div>` : ""}
-</div></div>`;
+</div></div>${comments}`;
   return layout({ title: title(item.title), nav: "archive", body });
 }
 

@@ -13,6 +13,7 @@ import { type DashboardContext, FILE_CSP, one, publicBase, sendPage } from "../c
 import { decodeCursor, encodeCursor } from "../browse-cursor.ts";
 import { sendBlob } from "../send-blob.ts";
 import { singleFlight } from "../single-flight.ts";
+import { commentsOf } from "./reading.ts";
 import { archivePage, itemPage, messagePage, overviewPage, PLACEHOLDER_SVG, searchPage, TEXT_SVG } from "../pages.ts";
 import { type ArchiveFilter, filterQuery, ITEM_TYPES } from "../pages/archive.ts";
 import { queryString } from "../pages/layout.ts";
@@ -219,7 +220,11 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
     const q = queryString(filterQuery(filter));
     const link = (it: { deviationid: string; title: string | null } | undefined) =>
       it && { href: `/item/${encodeURIComponent(it.deviationid)}${q}`, title: it.title };
-    return sendPage(res, 200, itemPage(item, { prev: link(newer.items[0]), next: link(older.items[0]), back: `/archive${q}` }));
+    return sendPage(
+      res,
+      200,
+      itemPage(item, { prev: link(newer.items[0]), next: link(older.items[0]), back: `/archive${q}` }, await commentsOf(ctx, "deviation", [item.deviationid])),
+    );
   });
 
   const sendFile = storedFileSender(ctx);

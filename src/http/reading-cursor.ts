@@ -1,0 +1,34 @@
+// The reading lists' keyset cursor in a link (`after=`): the sort key and id of the last row of a page
+// (src/db/reading.repository.ts), so the next page is read from there, never past an offset, and the same address
+// always shows the same rows (Back and reload return to the same place). Opaque to people (base64url of JSON); one
+// that does not read back is a 400, said in one line.
+import type { ListCursor } from "../db/reading.repository.ts";
+
+const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+export function encodeListCursor(c: ListCursor): string {
+  return Buffer.from(JSON.stringify([c.key, c.id])).toString("base64url");
+}
+
+/** The cursor of `value`; `timeKey` when the list is ordered by a time (else any short text, e.g. a lower-cased name). */
+export function decodeListCursor(value: string | undefined, timeKey = true): ListCursor | "bad" | undefined {
+  if (value === undefined) return undefined;
+  if (value.length > 600) return "bad";
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(value, "base64url").toString("utf8"));
+    if (!Array.isArray(parsed) || parsed.length !== 2) return "bad";
+    const [key, id] = parsed as unknown[];
+    if (typeof key !== "string" || typeof id !== "string" || id === "" || id.length > 200 || key.length > 200) return "bad";
+    if (timeKey && key !== "-infinity" && !TIME.test(key)) return "bad";
+    return { key, id };
+  } catch {
+    return "bad";
+  }
+}
+
+/** A page of `limit` rows out of the `limit + 1` read, and the cursor after its last row when more follow. */
+export function pageOf<T extends { key: string }>(rows: T[], limit: number, idOf: (row: T) => string): { rows: T[]; next: string | undefined } {
+  const shown = rows.slice(0, limit);
+  const last = shown.at(-1);
+  return { rows: shown, next: rows.length > limit && last ? encodeListCursor({ key: last.key, id: idOf(last) }) : undefined };
+}
