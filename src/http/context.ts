@@ -81,7 +81,11 @@ export const FILE_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; s
  */
 export function sendPage(res: Response, status: number, body: string, formTargets: readonly string[] = []): void {
   const csp = formTargets.length ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${formTargets.join(" ")}`) : PAGE_CSP;
-  res.status(status).set("Content-Security-Policy", csp).type("html").send(withTheme(body, themeOf(res.req)));
+  res
+    .status(status)
+    .set("Content-Security-Policy", csp)
+    .type("html")
+    .send(withTheme(body, themeOf(res.req)));
 }
 
 /** One trimmed, non-empty value of a query or form field. */
