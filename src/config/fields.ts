@@ -16,9 +16,9 @@ export function optionalHttpUrl(message: string) {
   return z.preprocess(emptyAsUndefined, z.string().refine(isHttpUrl, { message }).optional());
 }
 
-const DURATION_UNITS: Record<string, number> = { "": 1000, ms: 1, s: 1000, sec: 1000, m: 60_000, min: 60_000, h: 3_600_000 };
+const DURATION_UNITS: Record<string, number> = { "": 1000, ms: 1, s: 1000, sec: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** "90s", "5min", "1h", "500ms", "30" (seconds) → ms; undefined when unreadable. */
+/** "90s", "5min", "1h", "1d", "500ms", "30" (seconds) → ms; undefined when unreadable. */
 export function parseDuration(raw: string): number | undefined {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(raw);
   const unit = m ? DURATION_UNITS[(m[2] ?? "").toLowerCase()] : undefined;
