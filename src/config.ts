@@ -4,7 +4,7 @@ import path from "node:path";
 import { z } from "zod";
 import { DEFAULT_API_BASE, DEFAULT_API_RATE, DEFAULT_DATABASE_URL, DEFAULT_REDIRECT_URI, DEFAULT_REDIS_URL } from "./config-defaults.ts";
 import { DIGEST_ENV, DIGEST_SECRET_FILES, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
-import { durationSetting, parseDuration } from "./config/fields.ts";
+import { durationSetting, parseDuration, redisDbIndexProblem } from "./config/fields.ts";
 import { SCHEDULE_ENV, type Schedules, schedulesFrom } from "./config/schedules.ts";
 import { HTTP_LOAD_ENV, type HttpLoadConfig, httpLoadFrom } from "./config/http-load.ts";
 import { readSecretFiles } from "./config/secret-files.ts";
@@ -45,19 +45,6 @@ const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
 /** Requests per second: a positive number (fractions allowed, 0.5 = one call every 2 s). */
 const apiRate = (fallback: number) =>
   z.preprocess(emptyAsUndefined, z.coerce.number().positive({ message: "expects requests per second, a positive number such as 2 or 0.5" }).default(fallback));
-
-/**
- * The database index a redis:// URL names (its path, "/3"), or a reason it names none dvault can use: a Redis
- * Cluster has database 0 only. Whether the server has that many databases is asked at connect (src/queue/redis.ts).
- */
-export function redisDbIndexProblem(url: string): string | undefined {
-  const { pathname, protocol } = new URL(url);
-  const db = pathname.replace(/^\/+|\/+$/g, "");
-  if (db === "") return undefined;
-  if (!/^\d{1,9}$/.test(db)) return `names database "${db}": the path after the port is a database number, such as /0 or /2`;
-  if (protocol.endsWith("+cluster:") && Number(db) !== 0) return "names a database other than 0, which a Redis Cluster does not have: drop the /" + db;
-  return undefined;
-}
 
 /** The settings' schema: the environment's and the settings file's variables (their documentation: src/config/catalogue.ts). */
 export const EnvSchema = z.object({

@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { effectiveSettings, renderHelpList, renderTemplate } from "../config/catalogue.ts";
 import { appliedSettings } from "../config/settings-file.ts";
+import { maskUrl } from "../redact.ts";
 import { formatTable } from "./output/table.ts";
 import { colorsFor } from "./output/mode.ts";
 import { printDocument, printJson, printOut } from "./output/print.ts";
@@ -21,7 +22,7 @@ export function registerConfigCommand(program: Command): void {
         return;
       }
       const layers = appliedSettings();
-      const settings = effectiveSettings(layers);
+      const settings = effectiveSettings(layers, maskUrl);
       if (opts.json) printJson({ file: layers.file ?? null, settings });
       else {
         printOut(`settings file: ${layers.file ?? "none (no ./.env; --config <file> or DVAULT_CONFIG names one)"}`);

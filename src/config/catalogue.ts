@@ -8,7 +8,6 @@ import { describeSchedule, type ScheduleVariable, scheduleVariable } from "./sch
 import { DIGEST_SECRET_FILES } from "./digest.ts";
 import { STORAGE_SECRET_FILES } from "./storage.ts";
 import type { Origin, SettingsLayers } from "./settings-file.ts";
-import { maskUrl } from "../redact.ts";
 
 export type SettingName = keyof typeof EnvSchema.shape;
 
@@ -223,8 +222,11 @@ function originText(origin: Origin | undefined): string {
   return origin.from;
 }
 
-/** Every setting with its value and origin, from the layers applied at start; secrets masked, URLs' passwords too. */
-export function effectiveSettings(layers: SettingsLayers): EffectiveSetting[] {
+/**
+ * Every setting with its value and origin, from the layers applied at start; secrets masked, and URLs through
+ * `maskUrl` (src/redact.ts, which this layer may not import).
+ */
+export function effectiveSettings(layers: SettingsLayers, maskUrl: (url: string) => string): EffectiveSetting[] {
   return SETTINGS.map((s) => {
     const given = layers.env[s.name];
     const viaFile = SECRET_FILES.includes(s.name) && given === undefined ? layers.env[`${s.name}_FILE`] : undefined;

@@ -36,3 +36,16 @@ export function durationSetting(fallback: string) {
       .default(fallback),
   );
 }
+
+/**
+ * The database index a redis:// URL names (its path, "/3"), or a reason it names none dvault can use: a Redis
+ * Cluster has database 0 only. Whether the server has that many databases is asked at connect (src/queue/redis.ts).
+ */
+export function redisDbIndexProblem(url: string): string | undefined {
+  const { pathname, protocol } = new URL(url);
+  const db = pathname.replace(/^\/+|\/+$/g, "");
+  if (db === "") return undefined;
+  if (!/^\d{1,9}$/.test(db)) return `names database "${db}": the path after the port is a database number, such as /0 or /2`;
+  if (protocol.endsWith("+cluster:") && Number(db) !== 0) return "names a database other than 0, which a Redis Cluster does not have: drop the /" + db;
+  return undefined;
+}

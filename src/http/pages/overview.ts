@@ -65,7 +65,7 @@ ${r.sources.map(
     s,
   ) => html`<tr><td>${s.account}</td><td>${s.source}${s.key ? html` <span class="muted">${s.key}</span>` : ""}</td><td>${formatRelative(s.lastRunAt, now)}</td>
 <td>${s.lastResult ? pill(s.lastResult, RESULT_TONE[s.lastResult] ?? "") : "—"}${s.inProgress ? html` ${pill("sweep unfinished")}` : ""}</td>
-<td>${formatNext(s.nextRunAt, now)}</td><td class="num">${s.items.new}</td><td class="num">${s.items.changed}</td><td class="num">${s.items.removed}</td>
+<td>${formatNext(s.nextRunAt, now)}${s.schedule ? ` (${s.schedule})` : ""}</td><td class="num">${s.items.new}</td><td class="num">${s.items.changed}</td><td class="num">${s.items.removed}</td>
 <td>${formatRelative(s.lastCompleteSweepAt, now)}</td>
 <td class="small">${s.unavailableReason ? html`<div>${s.unavailableReason}</div>` : ""}${s.lastError && s.lastResult !== "ok" ? html`<div class="muted">${s.lastError}</div>` : ""}${s.gaps.map((g) => html`<div>gap ${g.scope}: ${g.mirrored ?? "?"} of ${g.expected ?? "?"} (${g.reason})</div>`)}</td></tr>`,
 )}</table></div>
