@@ -269,7 +269,10 @@ export async function startWorker({
       const layers = rereadSettings();
       if (!layers) return;
       const applied = await applySchedules(loadConfig(layers.env).schedules);
-      log.info({ file: layers.file, changed: applied.changed, removed: applied.removed }, "schedules re-read from the settings (other settings apply at the next start)");
+      log.info(
+        { file: layers.file, changed: applied.changed, removed: applied.removed },
+        "schedules re-read from the settings (other settings apply at the next start)",
+      );
     } catch (err) {
       log.error({ err }, "the schedules were not changed: the settings cannot be read");
     }

@@ -7,7 +7,10 @@ import type { ReconcilePayload } from "./definition.ts";
 
 export async function reconcileSchedulesHandler(_payload: ReconcilePayload, ctx: WorkerContext): Promise<JobResult> {
   const summary = await reconcileSchedules({
-    services: ctx.services, producer: ctx.producer, sources: ctx.sources, everyMs: ctx.everyMs,
+    services: ctx.services,
+    producer: ctx.producer,
+    sources: ctx.sources,
+    everyMs: ctx.everyMs,
     ...(ctx.schedules ? { schedules: ctx.schedules() } : {}),
   });
   // The maintenance host's periodic duty for a bucket: uploads a killed process left unfinished. A bucket that

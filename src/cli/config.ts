@@ -26,7 +26,13 @@ export function registerConfigCommand(program: Command): void {
       if (opts.json) printJson({ file: layers.file ?? null, settings });
       else {
         printOut(`settings file: ${layers.file ?? "none (no ./.env; --config <file> or DVAULT_CONFIG names one)"}`);
-        printOut(formatTable(["setting", "value", "from"], settings.map((s) => [s.name, s.value ?? "—", s.from]), { colors: colorsFor() }));
+        printOut(
+          formatTable(
+            ["setting", "value", "from"],
+            settings.map((s) => [s.name, s.value ?? "—", s.from]),
+            { colors: colorsFor() },
+          ),
+        );
       }
       // Shown first, refused after: a person sees every value, then the one line about what is wrong.
       loadConfig();

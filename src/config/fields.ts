@@ -46,6 +46,6 @@ export function redisDbIndexProblem(url: string): string | undefined {
   const db = pathname.replace(/^\/+|\/+$/g, "");
   if (db === "") return undefined;
   if (!/^\d{1,9}$/.test(db)) return `names database "${db}": the path after the port is a database number, such as /0 or /2`;
-  if (protocol.endsWith("+cluster:") && Number(db) !== 0) return "names a database other than 0, which a Redis Cluster does not have: drop the /" + db;
+  if (protocol.endsWith("+cluster:") && Number(db) !== 0) return `names a database other than 0, which a Redis Cluster does not have: drop the /${db}`;
   return undefined;
 }

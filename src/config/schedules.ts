@@ -110,7 +110,10 @@ export function scheduleOf(schedules: Schedules, source: ScheduledSource, userna
 /** When a schedule next fires after `from` (ms): what the sync's bookkeeping records as its next run. */
 export function nextRunOf(schedule: Schedule, from: number): number {
   if ("every" in schedule) return from + schedule.every;
-  return cronParser().parse(schedule.pattern, { tz: schedule.tz, currentDate: new Date(from) }).next().getTime();
+  return cronParser()
+    .parse(schedule.pattern, { tz: schedule.tz, currentDate: new Date(from) })
+    .next()
+    .getTime();
 }
 
 /** "every 6h", "cron 0 * * * * (Europe/Berlin)": how `dvault status` names a schedule. */

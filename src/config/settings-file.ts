@@ -31,7 +31,10 @@ function settingsFile(named: { path: string; by: string } | undefined, cwd: stri
   }
   const file = path.resolve(cwd, named.path);
   const stat = statSync(file, { throwIfNoEntry: false });
-  if (!stat) throw new UserError(`the settings file ${file} (named by ${named.by}) does not exist: create it (dvault config --template > ${named.path}) or name another`);
+  if (!stat)
+    throw new UserError(
+      `the settings file ${file} (named by ${named.by}) does not exist: create it (dvault config --template > ${named.path}) or name another`,
+    );
   if (!stat.isFile()) throw new UserError(`the settings file ${file} (named by ${named.by}) is not a file: name a .env-format file`);
   return file;
 }
@@ -89,7 +92,15 @@ let applied: { layers: SettingsLayers; original: Env; configFlag: string | undef
  * Layers the settings into this process's environment, once at the start of a command (src/cli/program.ts):
  * every command's loadConfig() then reads the file's values as it reads the environment's.
  */
-export function applySettings({ configFlag, flags = [], cwd = process.cwd() }: { configFlag?: string | undefined; flags?: readonly FlagSetting[]; cwd?: string }): SettingsLayers {
+export function applySettings({
+  configFlag,
+  flags = [],
+  cwd = process.cwd(),
+}: {
+  configFlag?: string | undefined;
+  flags?: readonly FlagSetting[];
+  cwd?: string;
+}): SettingsLayers {
   const original = applied?.original ?? { ...process.env };
   const layers = layerSettings({ environment: original, cwd, configFlag, flags });
   for (const [name, value] of Object.entries(layers.env)) if (value !== undefined) process.env[name] = value;

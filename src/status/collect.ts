@@ -174,7 +174,9 @@ async function sourceStatuses(pool: Queryable, rows: readonly AccountRow[], queu
   for (const row of rows) {
     for (const s of await repo.listSourceStates(row.id)) {
       const scheduled = nextRuns.get(syncJobId({ accountId: row.id, source: s.source, key: s.key }, SOURCE_SCHEDULER_PREFIX));
-      const schedule = (schedules as Partial<Schedules>)[s.source as keyof Schedules] ? scheduleOf(schedules, s.source as keyof Schedules, row.name) : undefined;
+      const schedule = (schedules as Partial<Schedules>)[s.source as keyof Schedules]
+        ? scheduleOf(schedules, s.source as keyof Schedules, row.name)
+        : undefined;
       out.push({
         accountId: row.id,
         account: row.name,

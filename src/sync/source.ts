@@ -6,7 +6,7 @@ import type { SyncRepos } from "./repos.ts";
 import type { SourceRef, SourceState } from "../db/sync-state.repository.ts";
 
 export { SOURCE_NAMES } from "../config-defaults.ts";
-import { SOURCE_NAMES, DEFAULT_SOURCE_EVERY_MS } from "../config-defaults.ts";
+import { type SOURCE_NAMES, DEFAULT_SOURCE_EVERY_MS } from "../config-defaults.ts";
 export type SourceName = (typeof SOURCE_NAMES)[number];
 
 export type SyncAccount = { id: number; name: string; userId: string; username: string };
