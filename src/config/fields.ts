@@ -49,3 +49,13 @@ export function redisDbIndexProblem(url: string): string | undefined {
   if (protocol.endsWith("+cluster:") && Number(db) !== 0) return `names a database other than 0, which a Redis Cluster does not have: drop the /${db}`;
   return undefined;
 }
+
+/** An IANA time zone name this Node knows (UTC, Europe/Berlin). */
+export function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 import type { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
 import { DEFAULT_SOURCE_EVERY_MS, SOURCE_NAMES } from "../config-defaults.ts";
-import { parseDuration } from "./fields.ts";
+import { isTimeZone, parseDuration } from "./fields.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -28,15 +28,6 @@ export type ScheduleVariable = `DVAULT_SCHEDULE_${Uppercase<ScheduledSource>}`;
 export const scheduleVariable = (source: ScheduledSource) => `DVAULT_SCHEDULE_${source.toUpperCase()}` as ScheduleVariable;
 
 const cronParser = () => (require("cron-parser") as { CronExpressionParser: typeof CronExpressionParser }).CronExpressionParser;
-
-function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** "6h" → every, "0 * * * *" → pattern; a string saying what is wrong otherwise. */
 function readOne(raw: string, tz: string): Schedule | string {

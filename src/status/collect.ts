@@ -160,11 +160,13 @@ export function fixFor(s: Pick<AccountStatus, "name" | "kind" | "state" | "hasRe
 
 /** The next run of each source's job scheduler the worker installed (by scheduler id); none when Redis cannot say. */
 async function schedulerNextRuns(queues: QueueAdmin): Promise<Map<string, number>> {
-  const schedulers = await queues
-    .queue("sync")
-    .getJobSchedulers(0, -1)
-    .catch(() => []);
-  return new Map(schedulers.filter((s) => s.next !== undefined).map((s) => [s.key, Number(s.next)]));
+  try {
+    const schedulers = await queues.queue("sync").getJobSchedulers(0, -1);
+    return new Map(schedulers.filter((s) => s.next !== undefined).map((s) => [s.key, Number(s.next)]));
+  } catch {
+    // The queues part says Redis is away; the sources still show what their last runs recorded.
+    return new Map();
+  }
 }
 
 async function sourceStatuses(pool: Queryable, rows: readonly AccountRow[], queues: QueueAdmin, schedules: Schedules): Promise<SourceStatusView[]> {

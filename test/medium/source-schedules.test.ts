@@ -6,6 +6,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { loadConfig } from "../../src/config.ts";
 import { Producer } from "../../src/queue/producer.ts";
+import { SyncStateRepository } from "../../src/db/sync-state.repository.ts";
+import { QueueAdmin } from "../../src/queue/queue-admin.ts";
+import { collectStatus } from "../../src/status/collect.ts";
 import { reconcileSchedules } from "../../src/sync/schedules.ts";
 import type { SourceName } from "../../src/sync/source.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
@@ -84,5 +87,30 @@ describe("the sources' schedules from the settings", () => {
     expect(second.get("notes")).toEqual(first.get("notes"));
     const notesJobs = (ids: (string | undefined)[]) => ids.filter((id) => id?.includes("-notes-"));
     expect(notesJobs(await delayedIds())).toEqual(notesJobs(jobsBefore));
+  });
+
+  it("shows each source's schedule and its scheduler's next run in the status", async () => {
+    // A gallery that ran once, as the runner records it (a run of its own is the sync tests').
+    await new SyncStateRepository(h.pool).saveSourceState({ accountId: h.account.id, source: "gallery" }, { lastResult: "ok", nextRunAt: new Date(0) });
+    const schedules = schedulesOf({ DVAULT_SCHEDULE_TZ: "Europe/Berlin", DVAULT_SCHEDULE_GALLERY: "0 8 * * *" });
+    await reconcileSchedules({ services: h.services, producer, sources: sourcesOf("gallery"), schedules });
+    const next = (await schedulers()).get("gallery")?.next;
+    const queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
+    try {
+      const { services } = h;
+      const report = await collectStatus({
+        config: { ...services.config, schedules },
+        pool: services.pool,
+        redis: services.redis,
+        accounts: services.accounts,
+        queues,
+      });
+      expect(report.sources.find((s) => s.source === "gallery")).toMatchObject({
+        schedule: "cron 0 8 * * * (Europe/Berlin)",
+        nextRunAt: new Date(next ?? 0).toISOString(),
+      });
+    } finally {
+      await queues.close();
+    }
   });
 });
