@@ -72,7 +72,8 @@ export function layerSettings({
   const origins = new Map<string, Origin>();
   const env: Env = { ...environment };
   for (const [name, value] of Object.entries(fromFile)) {
-    if (environment[name] !== undefined) origins.set(name, { from: "environment" });
+    // An empty variable counts as unset, as in the schema: docker compose's `X: ${X:-}` passes one.
+    if (environment[name] !== undefined && environment[name] !== "") origins.set(name, { from: "environment" });
     else {
       env[name] = value;
       if (file) origins.set(name, { from: "file", path: file });

@@ -68,13 +68,18 @@ describe("dvault config", () => {
 
   it("reads the file --config names instead, and refuses one that does not exist in one line", async () => {
     const other = path.join(dir, "other.env");
-    writeFileSync(other, "DVAULT_DOWNLOAD_QUOTA=300\n");
-    const [named, missing, gone] = await Promise.all([
-      dvault(["config", "--json", "--config", other]),
+    writeFileSync(other, "DVAULT_DOWNLOAD_QUOTA=300\nDVAULT_DOWNLOAD_CONCURRENCY=8\n");
+    const [named, missing, gone, help] = await Promise.all([
+      dvault(["config", "--json", "--config", other], { DVAULT_DOWNLOAD_CONCURRENCY: "" }),
       dvault(["--config", path.join(dir, "missing.env"), "config"]),
       dvault(["config"], { DVAULT_CONFIG: path.join(dir, "gone.env") }),
+      dvault(["config", "--help"]),
     ]);
+    expect(help.stdout).toMatch(/DATABASE_URL REDIS_URL/);
+    expect(help.stdout).toContain("DVAULT_SCHEDULE_GALLERY");
     expect(shown(named, "DVAULT_DOWNLOAD_QUOTA")).toMatchObject({ value: "300", from: `file ${other}` });
+    // An empty variable is unset (docker compose's `X: ${X:-}`): the file's value stands.
+    expect(shown(named, "DVAULT_DOWNLOAD_CONCURRENCY")).toMatchObject({ value: "8", from: `file ${other}` });
     refusedInOneLine(missing, /settings file .*missing\.env \(named by --config\) does not exist/);
     refusedInOneLine(gone, /named by DVAULT_CONFIG\) does not exist/);
   });
