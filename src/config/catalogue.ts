@@ -1,6 +1,6 @@
 // Every setting documented once: its section, what it does, whether it is a secret, and its default as the
 // schema applies it (src/config.ts's EnvSchema). The settings file's commented template (`dvault config
-// --template`, and .env.example), the README's settings table and `dvault --help`'s list of variables are all
+// --template`, and .env.example), the README's settings table and `dvault config --help`'s list of variables are all
 // rendered from here; scripts/checks/settings-docs.ts fails when a committed copy drifts.
 import { DEFAULT_SOURCE_EVERY_MS, SOURCE_NAMES } from "../config-defaults.ts";
 import { EnvSchema } from "../config.ts";

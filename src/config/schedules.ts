@@ -53,7 +53,7 @@ export function readSchedule(raw: string | undefined, fallback: Schedule, tz: st
   const accounts = new Map<string, Schedule>();
   for (const part of (raw ?? "").split(";")) {
     if (!part.trim()) continue;
-    const named = /^\s*([A-Za-z0-9_-]+)\s*=(.*)$/.exec(part);
+    const named = /^\s*([^=]+?)\s*=(.*)$/.exec(part);
     const one = readOne(named ? (named[2] ?? "") : part, tz);
     if (typeof one === "string") return one;
     if (named?.[1]) accounts.set(named[1].toLowerCase(), one);

@@ -46,12 +46,12 @@ describe("the settings' catalogue", () => {
 
 describe(readSchedule.name, () => {
   it("reads an interval or a cron for every account, and an account's own after ';'", () => {
-    const read = readSchedule("6h; Alice=30 7 * * *; bob=10min", { every: 1 }, "Europe/Berlin");
+    const read = readSchedule("6h; Alice=30 7 * * *; my bob = 10min", { every: 1 }, "Europe/Berlin");
     expect(read).toEqual({
       all: { every: 6 * 3_600_000 },
       accounts: new Map([
         ["alice", { pattern: "30 7 * * *", tz: "Europe/Berlin" }],
-        ["bob", { every: 600_000 }],
+        ["my bob", { every: 600_000 }],
       ]),
     });
     expect(readSchedule(undefined, { every: 5 }, "UTC")).toEqual({ all: { every: 5 }, accounts: new Map() });
