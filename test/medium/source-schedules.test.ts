@@ -1,10 +1,18 @@
 // Schedules you choose (README "Schedules"): DVAULT_SCHEDULE_<SOURCE> becomes the source's BullMQ job scheduler, a
 // cron expression read in DVAULT_SCHEDULE_TZ fires at its time on BullMQ's own clock (Date, injected here), and a
 // changed schedule re-installs that source's scheduler only: the others keep their next run.
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { Worker } from "bullmq";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { loadConfig } from "../../src/config.ts";
+import { applySettings } from "../../src/config/settings-file.ts";
+import { createLogger } from "../../src/log.ts";
+import { startWorker } from "../../src/worker.ts";
+import { testConfig } from "../helpers/config.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { SyncStateRepository } from "../../src/db/sync-state.repository.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
@@ -111,6 +119,32 @@ describe("the sources' schedules from the settings", () => {
       });
     } finally {
       await queues.close();
+    }
+  });
+
+  it("re-reads the settings file's schedules on SIGHUP, without a restart", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-sighup-"));
+    const file = path.join(dir, "dvault.env");
+    writeFileSync(file, "DVAULT_SCHEDULE_GALLERY=6h\n");
+    applySettings({ configFlag: file });
+    const signals = ["SIGHUP", "SIGTERM", "SIGINT"] as const;
+    const before = new Map(signals.map((s) => [s, process.listeners(s)]));
+    const worker = await startWorker({
+      config: testConfig({ DATABASE_URL: h.db.url, DVAULT_REDIS_PREFIX: h.redis.prefix, DVAULT_API_BASE: h.sim.url, DVAULT_SCHEDULE_GALLERY: "6h" }),
+      log: createLogger({ level: "silent" }),
+      // Only the maintenance queue runs here: the sync jobs the schedulers add wait, unprocessed.
+      roles: ["maintenance"],
+      overrides: { secretKey: { key: randomBytes(32), source: "env", created: false } },
+    });
+    try {
+      writeFileSync(file, 'DVAULT_SCHEDULE_GALLERY="0 * * * *"\n');
+      process.emit("SIGHUP", "SIGHUP");
+      await expect.poll(async () => (await schedulers()).get("gallery")?.pattern, { timeout: 5000 }).toBe("0 * * * *");
+    } finally {
+      await worker.stop("test");
+      for (const s of signals) for (const l of process.listeners(s)) if (!before.get(s)?.includes(l)) process.off(s, l);
+      delete process.env.DVAULT_SCHEDULE_GALLERY;
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
