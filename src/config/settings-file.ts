@@ -4,7 +4,10 @@
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { parseEnv } from "node:util";
+import { EnvSchema } from "../config.ts";
 import { UserError } from "../errors.ts";
+import { DIGEST_SECRET_FILES } from "./digest.ts";
+import { STORAGE_SECRET_FILES } from "./storage.ts";
 
 export type Env = Record<string, string | undefined>;
 
@@ -39,12 +42,31 @@ function settingsFile(named: { path: string; by: string } | undefined, cwd: stri
   return file;
 }
 
+/** The names dvault reads: the schema's, the secrets' `_FILE` forms, and DVAULT_CONFIG itself. */
+const KNOWN = new Set<string>([...Object.keys(EnvSchema.shape), ...[...DIGEST_SECRET_FILES, ...STORAGE_SECRET_FILES].map((n) => `${n}_FILE`), "DVAULT_CONFIG"]);
+
+/**
+ * A DVAULT_ name in the file that dvault does not read is a typo that would otherwise do nothing at all (a
+ * DVAULT_SCHEDULE_GALERY leaves the gallery on its default): refused. Other names (docker compose's
+ * POSTGRES_PASSWORD) are the file's other readers'.
+ */
+function unknownNames(values: Env, file: string): void {
+  const unknown = Object.keys(values).filter((name) => name.startsWith("DVAULT_") && !KNOWN.has(name));
+  if (unknown.length === 0) return;
+  throw new UserError(
+    `the settings file ${file} names ${unknown.join(", ")}, which dvault does not read: correct the name (dvault config --template lists every setting)`,
+  );
+}
+
 function readFile(file: string): Env {
+  let values: Env;
   try {
-    return parseEnv(readFileSync(file, "utf8"));
+    values = parseEnv(readFileSync(file, "utf8"));
   } catch (err) {
     throw new UserError(`the settings file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): make it readable`);
   }
+  unknownNames(values, file);
+  return values;
 }
 
 /**
