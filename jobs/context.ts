@@ -2,6 +2,7 @@
 import type { JobContext } from "../src/queue/job-definition.ts";
 import type { Producer } from "../src/queue/producer.ts";
 import type { ProgressSink } from "../src/queue/progress.ts";
+import type { Schedules } from "../src/config/schedules.ts";
 import type { Services } from "../src/services.ts";
 import type { SourceDefinition, SourceName } from "../src/sync/source.ts";
 import type { JobDefinitions } from "./definitions.ts";
@@ -11,6 +12,8 @@ export type WorkerContext = JobContext & {
   sources: ReadonlyMap<SourceName, SourceDefinition>;
   producer: Producer<JobDefinitions>;
   everyMs: Partial<Record<SourceName, number>>;
+  /** The sources' schedules as the worker last read the settings (SIGHUP re-reads them); default the config's. */
+  schedules?: () => Schedules;
   /** Only where a person watches the run in this process (`sync --once`, the demo): src/queue/progress.ts. */
   progress?: ProgressSink;
 };

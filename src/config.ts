@@ -4,7 +4,8 @@ import path from "node:path";
 import { z } from "zod";
 import { DEFAULT_API_BASE, DEFAULT_API_RATE, DEFAULT_DATABASE_URL, DEFAULT_REDIRECT_URI, DEFAULT_REDIS_URL } from "./config-defaults.ts";
 import { DIGEST_ENV, DIGEST_SECRET_FILES, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
-import { durationSetting, parseDuration } from "./config/fields.ts";
+import { durationSetting, parseDuration, redisDbIndexProblem } from "./config/fields.ts";
+import { SCHEDULE_ENV, type Schedules, schedulesFrom } from "./config/schedules.ts";
 import { HTTP_LOAD_ENV, type HttpLoadConfig, httpLoadFrom } from "./config/http-load.ts";
 import { readSecretFiles } from "./config/secret-files.ts";
 import { STORAGE_ENV, STORAGE_SECRET_FILES, type StorageConfig, storageConfigFrom } from "./config/storage.ts";
@@ -45,12 +46,18 @@ const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
 const apiRate = (fallback: number) =>
   z.preprocess(emptyAsUndefined, z.coerce.number().positive({ message: "expects requests per second, a positive number such as 2 or 0.5" }).default(fallback));
 
-const EnvSchema = z.object({
+/** The settings' schema: the environment's and the settings file's variables (their documentation: src/config/catalogue.ts). */
+export const EnvSchema = z.object({
   DATABASE_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["postgresql:", "postgres:"], "a PostgreSQL URL").default(DEFAULT_DATABASE_URL)),
   // redis+cluster:// names one node of a Redis Cluster (src/queue/redis.ts).
   REDIS_URL: z.preprocess(
     emptyAsUndefined,
-    urlWithProtocols(["redis:", "rediss:", "redis+cluster:", "rediss+cluster:"], "a Redis URL").default(DEFAULT_REDIS_URL),
+    urlWithProtocols(["redis:", "rediss:", "redis+cluster:", "rediss+cluster:"], "a Redis URL")
+      .superRefine((v, ctx) => {
+        const problem = redisDbIndexProblem(v);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
+      .default(DEFAULT_REDIS_URL),
   ),
   DVAULT_API_BASE: z.preprocess(emptyAsUndefined, urlWithProtocols(["http:", "https:"], "the service's base URL").default(DEFAULT_API_BASE)),
   DVAULT_CLIENT_ID: z.preprocess(
@@ -121,6 +128,8 @@ const EnvSchema = z.object({
   DVAULT_RUN_ITEM_PATIENCE: durationSetting("5min"),
   DVAULT_RUN_PATIENCE: durationSetting("10min"),
   DVAULT_RUN_RETRY_DELAY: durationSetting("2s"),
+  // ---- the sources' schedules: DVAULT_SCHEDULE_<SOURCE>, DVAULT_SCHEDULE_TZ ----
+  ...SCHEDULE_ENV,
   // ---- digests and alerts: DVAULT_DIGEST_*, DVAULT_SMTP_*, DVAULT_WEBHOOK_* ----
   ...DIGEST_ENV,
   // ---- dashboard ----
@@ -215,6 +224,8 @@ export type Config = Readonly<{
   /** Sources synced at once by one worker (DVAULT_SYNC_CONCURRENCY). */
   syncConcurrency: number;
   logLevel: LogLevel;
+  /** Each source's schedule, for every account and per account (DVAULT_SCHEDULE_*, src/config/schedules.ts). */
+  schedules: Schedules;
   /** Digests and alerts: schedule, channels, SMTP and webhook settings (src/config/digest.ts). */
   digest: DigestConfig;
   /** Original downloads per account per service week, unless the account has its own allowance. */
@@ -297,7 +308,7 @@ function listOf(raw: string): string[] {
 
 export class ConfigError extends UserError {
   constructor(readonly problems: string[]) {
-    super(`invalid configuration: ${problems.join("; ")}. Fix these variables (see .env.example) and run again.`);
+    super(`invalid configuration: ${problems.join("; ")}. Fix these settings (dvault config --template describes each) and run again.`);
     this.name = "ConfigError";
   }
 }
@@ -329,6 +340,8 @@ export function loadConfig(given: Env = process.env, cwd: string = process.cwd()
   if (e.DVAULT_API_RATE_START < e.DVAULT_API_RATE_MIN || e.DVAULT_API_RATE_START > e.DVAULT_API_RATE_MAX) {
     throw new ConfigError(["DVAULT_API_RATE_START lies outside DVAULT_API_RATE_MIN..DVAULT_API_RATE_MAX"]);
   }
+  const { schedules, problems: scheduleProblems } = schedulesFrom(e);
+  if (scheduleProblems.length) throw new ConfigError(scheduleProblems);
   const digestProblems = digestEnvProblems(e);
   if (digestProblems.length) throw new ConfigError(digestProblems);
   const { storage, problems: storageProblems } = storageConfigFrom(e);
@@ -351,6 +364,7 @@ export function loadConfig(given: Env = process.env, cwd: string = process.cwd()
     workerRoles: workerRolesFrom(e.DVAULT_WORKER_ROLES),
     syncConcurrency: e.DVAULT_SYNC_CONCURRENCY,
     logLevel: e.LOG_LEVEL,
+    schedules,
     digest: digestConfigFrom(e, cwd),
     downloadQuota: e.DVAULT_DOWNLOAD_QUOTA,
     downloadConcurrency: e.DVAULT_DOWNLOAD_CONCURRENCY,

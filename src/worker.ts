@@ -5,7 +5,9 @@ import os from "node:os";
 import { enqueueDueDownloads } from "./downloads/enqueue-due.ts";
 import { JOBS, JOB_DEFINITIONS } from "../jobs/index.ts";
 import type { WorkerContext } from "../jobs/context.ts";
-import type { Config } from "./config.ts";
+import { type Config, loadConfig } from "./config.ts";
+import type { Schedules } from "./config/schedules.ts";
+import { rereadSettings } from "./config/settings-file.ts";
 import { assertSafeBind, startDashboard, type DashboardOptions, type RunningDashboard } from "./http/server.ts";
 import type { Logger } from "./log.ts";
 import { checkCatalogue } from "./queue/job-definition.ts";
@@ -22,7 +24,7 @@ import { sweepStrandedPartials } from "./downloads/partial-sweep.ts";
 import { reclaimDeadHolders } from "./downloads/reclaim.ts";
 import { retryDownloadNow } from "./downloads/retry-now.ts";
 import { holdLease, thisHolder } from "./queue/holder.ts";
-import { reconcileSchedules } from "./sync/schedules.ts";
+import { type ReconcileSummary, reconcileSchedules } from "./sync/schedules.ts";
 import { SOURCES } from "./sync/sources/index.ts";
 import { enqueueSyncNow } from "./sync/sync-now.ts";
 import type { SourceName } from "./sync/source.ts";
@@ -35,6 +37,11 @@ export type RunningWorker = {
   dashboard?: RunningDashboard;
   untilStopped(): Promise<void>;
   stop(reason: string): Promise<void>;
+  /**
+   * Installs the sources' schedules anew (what SIGHUP does with the re-read settings): only the sources whose
+   * schedule changed are rescheduled, the others keep their next run.
+   */
+  applySchedules(schedules: Schedules): Promise<ReconcileSummary>;
 };
 
 const HEARTBEAT_EVERY_MS = 15_000;
@@ -112,8 +119,11 @@ export async function startWorker({
   // installs its own: sync the sources' schedules, downloads the queue of due rows, maintenance its periodic
   // jobs; a maintenance host also rebuilds all of them after a loss, as its reconcile job does anyway.
   const maintenance = producer.queue("maintenance");
+  // The settings' schedules, replaced when SIGHUP re-reads the settings file (the reconcile job reads them too).
+  let schedules = config.schedules;
+  const currentSchedules = () => schedules;
   const installSchedules = async (all = false) => {
-    const summary = roles.has("sync") || all ? await reconcileSchedules({ services, producer, sources, everyMs }) : { scheduled: 0 };
+    const summary = roles.has("sync") || all ? await reconcileSchedules({ services, producer, sources, everyMs, schedules }) : { scheduled: 0 };
     // Downloads: the table is the source of truth, so a lost queue is rebuilt from it here.
     if (roles.has("downloads") || all) await enqueueDueDownloads(services, producer, { rebuild: true });
     if (roles.has("maintenance")) {
@@ -176,7 +186,7 @@ export async function startWorker({
     log,
     queues: queuesOfRoles([...roles]),
     concurrency: { sync: config.syncConcurrency, maintenance: 1, downloads: config.downloadConcurrency, digest: 1 },
-    makeContext: (base) => ({ ...base, services, sources, producer, everyMs }),
+    makeContext: (base) => ({ ...base, services, sources, producer, everyMs, schedules: currentSchedules }),
     outageRetryMs: intervals.outageRetryMs,
     name: thisHolder(),
   });
@@ -248,6 +258,28 @@ export async function startWorker({
     }
   }
 
+  const applySchedules = async (next: Schedules): Promise<ReconcileSummary> => {
+    schedules = next;
+    return reconcileSchedules({ services, producer, sources, everyMs, schedules });
+  };
+  // SIGHUP: the settings file read again for the schedules (other settings wait for a restart); a bad value is
+  // said in the log and the schedules stay as they were.
+  const rereadSchedules = async () => {
+    try {
+      const layers = rereadSettings();
+      if (!layers) return;
+      const applied = await applySchedules(loadConfig(layers.env).schedules);
+      log.info(
+        { file: layers.file, changed: applied.changed, removed: applied.removed },
+        "schedules re-read from the settings (other settings apply at the next start)",
+      );
+    } catch (err) {
+      log.error({ err }, "the schedules were not changed: the settings cannot be read");
+    }
+  };
+
+  if (handleSignals) process.on("SIGHUP", () => void rereadSchedules());
+
   log.info({ worker: id, roles: [...roles], schedules: summary.scheduled }, "worker ready");
-  return { id, services, ...(dashboard ? { dashboard } : {}), untilStopped: () => stopped, stop };
+  return { id, services, ...(dashboard ? { dashboard } : {}), untilStopped: () => stopped, stop, applySchedules };
 }

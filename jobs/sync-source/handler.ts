@@ -12,7 +12,14 @@ import type { SyncSourcePayload } from "./definition.ts";
 export async function syncSourceHandler(payload: SyncSourcePayload, ctx: WorkerContext): Promise<JobResult> {
   const result = await runSource(
     { accountId: payload.accountId, source: payload.source, key: payload.key, ...(payload.full !== undefined ? { full: payload.full } : {}) },
-    { services: ctx.services, sources: ctx.sources, signal: ctx.signal, everyMs: ctx.everyMs, ...(ctx.progress ? { progress: ctx.progress } : {}) },
+    {
+      services: ctx.services,
+      sources: ctx.sources,
+      signal: ctx.signal,
+      everyMs: ctx.everyMs,
+      ...(ctx.schedules ? { schedules: ctx.schedules() } : {}),
+      ...(ctx.progress ? { progress: ctx.progress } : {}),
+    },
   );
   const { status, reason, counters, apiCalls, paced, throttled, durationMs, full } = result;
   let downloads: { downloadsQueued: number; enqueueMs: number } | undefined;

@@ -19,6 +19,12 @@ export type CommandEntry = { name: string; term: string; summary: string; load: 
 
 export const COMMANDS: readonly CommandEntry[] = [
   {
+    name: "config",
+    term: "config [options]",
+    summary: "print the effective settings and where each came from (secrets masked); --template prints a settings file",
+    load: async () => (await import("./config.ts")).registerConfigCommand,
+  },
+  {
     name: "migrate",
     term: "migrate",
     summary: "create the database if it does not exist and apply pending migrations",
@@ -142,14 +148,31 @@ export const COMMANDS: readonly CommandEntry[] = [
 
 /** The command `args` (process.argv without node and the script) runs: its first word after the global flags, or the one after `help`. */
 export function commandNamed(args: readonly string[]): CommandEntry | undefined {
-  const rest = args.slice(
-    Math.max(
-      0,
-      args.findIndex((a) => !GLOBAL_FLAGS.includes(a)),
-    ),
-  );
+  let first = 0;
+  while (first < args.length) {
+    const a = args[first] ?? "";
+    if (GLOBAL_FLAGS.includes(a) || /^--(config|archive-dir)=/.test(a)) first += 1;
+    else if (SETTING_OPTIONS.includes(a)) first += 2;
+    else break;
+  }
+  const rest = args.slice(first);
   const word = rest[0] === "help" ? rest[1] : rest[0];
   return COMMANDS.find((c) => c.name === word);
+}
+
+/** The program's options that take a value and set settings (they may come before the command's name). */
+const SETTING_OPTIONS: readonly string[] = ["--config", "--archive-dir"];
+
+/**
+ * Reads the settings file and applies the flags that set settings, before any command reads its config (imported
+ * here, so --help and --version load nothing of it).
+ */
+async function applySettingOptions(opts: { config?: string; archiveDir?: string }): Promise<void> {
+  const { applySettings } = await import("../config/settings-file.ts");
+  applySettings({
+    configFlag: opts.config,
+    flags: opts.archiveDir === undefined ? [] : [{ name: "DVAULT_ARCHIVE_DIR", flag: "--archive-dir", value: opts.archiveDir }],
+  });
 }
 
 function rootProgram(): Command {
@@ -159,11 +182,16 @@ function rootProgram(): Command {
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText(
       "after",
-      "\nExit codes: 0 done, 1 something failed, 2 downloads paused (disk nearly full, or a folder or the bucket refusing\nwrites) or verify found missing or corrupt files, 3 PostgreSQL or Redis unreachable, or the database missing or not\nmigrated (run dvault migrate), 4 an account must log in again (dvault auth login). sync --help and download --help say more.",
+      "\nExit codes: 0 done, 1 something failed, 2 downloads paused (disk nearly full, or a folder or the bucket refusing\nwrites) or verify found missing or corrupt files, 3 PostgreSQL or Redis unreachable, or the database missing or not\nmigrated (run dvault migrate), 4 an account must log in again (dvault auth login). sync --help and download --help say more.\n\nSettings come from the environment, ./.env (or --config <file>, or DVAULT_CONFIG) and flags: dvault config --help\nlists every variable, dvault config shows their values and where each came from.",
     )
     .option("-q, --quiet", "print only problems: logs at error, no progress lines, a run's summary only when it fails")
     .option("-v, --verbose", "logs at info (otherwise warn, in a terminal or a pipe; LOG_LEVEL=debug or trace wins)")
-    .hook("preAction", (cmd) => setGlobalOutput(cmd.opts()))
+    .option("--config <file>", "the settings file (.env format; default ./.env when there is one, or DVAULT_CONFIG); the environment overrides it")
+    .option("--archive-dir <dir>", "where files are stored (overrides DVAULT_ARCHIVE_DIR)")
+    .hook("preAction", async (cmd) => {
+      setGlobalOutput(cmd.opts());
+      await applySettingOptions(cmd.opts());
+    })
     .configureOutput({ writeOut, writeErr })
     .exitOverride();
 }

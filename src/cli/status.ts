@@ -47,12 +47,13 @@ export function formatStatus(r: StatusReport): string {
   else {
     out.push(
       ...table(
-        ["account", "source", "last run", "result", "next run", "new/chg/rem", "last full sweep", "note"],
+        ["account", "source", "last run", "result", "schedule", "next run", "new/chg/rem", "last full sweep", "note"],
         r.sources.map((s) => [
           s.account,
           s.source + (s.key ? `:${s.key}` : ""),
           formatRelative(s.lastRunAt, now),
           (s.lastResult ?? "—") + (s.inProgress ? " (sweep unfinished)" : ""),
+          s.schedule ?? "—",
           formatNext(s.nextRunAt, now),
           `${s.items.new}/${s.items.changed}/${s.items.removed}`,
           formatRelative(s.lastCompleteSweepAt, now),

@@ -7,7 +7,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import type { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
-import { isHttpUrl } from "./fields.ts";
+import { isHttpUrl, isTimeZone } from "./fields.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -78,15 +78,6 @@ const list = (v: string | undefined) =>
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-
-function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * node-cron fires the digest forward; cron-parser finds the tick before (src/digest/cron-time.ts). An expression

@@ -1,5 +1,7 @@
 // The single place that decides queue options (job id, dedupe, priority, attempts, retention) per job name,
 // and the only entrance that adds a job or installs a job scheduler (scripts/checks/jobs-through-producer.ts).
+import { isDeepStrictEqual } from "node:util";
+import { sameSchedule, type Schedule } from "../config/schedules.ts";
 import { Queue, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
 import type { JobDefinition } from "./job-definition.ts";
@@ -13,6 +15,14 @@ type PayloadOf<D extends AnyDefinition, N extends string> = D extends JobDefinit
 export type EnqueueOptions = { delayMs?: number; jobId?: string; priority?: number; attempts?: number };
 
 export type ScheduleOptions = { everyMs?: number; schedulerId?: string };
+
+/** The id prefix of the sources' job schedulers (src/sync/schedules.ts installs them; `dvault status` reads their next run). */
+export const SOURCE_SCHEDULER_PREFIX = "sched";
+
+/** Deterministic job and scheduler ids; BullMQ refuses ':' in custom ids. */
+export function syncJobId(p: { accountId: number; source: string; key?: string }, prefix = "sync"): string {
+  return `${prefix}-${p.accountId}-${p.source}-${encodeURIComponent(p.key ?? "").replace(/%/g, "_")}`;
+}
 
 /** The scheduler id of a job run on a schedule, e.g. `maint-tokens-refresh`. */
 export function schedulerIdOf(name: string): string {
@@ -72,34 +82,49 @@ export class Producer<D extends AnyDefinition> {
     const definition = this.definition(name);
     const every = opts.everyMs ?? definition.every;
     if (!every) throw new Error(`job "${name}" has no interval: give its definition one (every) or pass everyMs`);
-    await this.upsertScheduler(opts.schedulerId ?? schedulerIdOf(name), every, name, payload);
+    await this.upsertScheduler(opts.schedulerId ?? schedulerIdOf(name), { every }, name, payload);
   }
 
   /**
-   * Makes the job's schedulers whose ids start with `<idPrefix>-` exactly `wanted` (id → interval and payload):
-   * installs or updates each, removes the others. For schedules built from the database (one per source).
+   * Makes the job's schedulers whose ids start with `<idPrefix>-` exactly `wanted` (id → schedule and payload):
+   * installs each that is missing or changed, removes the others, and leaves an unchanged one as it is, so its
+   * next run stays where it was (a changed DVAULT_SCHEDULE_* moves only its own sources). For schedules built
+   * from the database and the settings (one per source).
    */
   async reconcileSchedules<N extends D["name"]>(
     name: N,
     idPrefix: string,
-    wanted: ReadonlyMap<string, { everyMs: number; payload: PayloadOf<D, N> }>,
-  ): Promise<{ scheduled: number; removed: number }> {
+    wanted: ReadonlyMap<string, { repeat: Schedule; payload: PayloadOf<D, N> }>,
+  ): Promise<{ scheduled: number; removed: number; changed: number }> {
     const queue = this.queue(this.definition(name).queue);
     let removed = 0;
+    const current = new Map<string, { repeat: Schedule; data: unknown }>();
     for (const scheduler of await queue.getJobSchedulers(0, -1)) {
       const id = scheduler.key;
-      if (id.startsWith(`${idPrefix}-`) && !wanted.has(id) && (await queue.removeJobScheduler(id))) removed++;
+      if (!id.startsWith(`${idPrefix}-`)) continue;
+      if (!wanted.has(id)) {
+        if (await queue.removeJobScheduler(id)) removed++;
+      } else {
+        const repeat = scheduler.pattern ? { pattern: scheduler.pattern, tz: scheduler.tz ?? "UTC" } : { every: Number(scheduler.every) };
+        current.set(id, { repeat, data: scheduler.template?.data });
+      }
     }
-    for (const [id, { everyMs, payload }] of wanted) await this.upsertScheduler(id, everyMs, name, payload);
-    return { scheduled: wanted.size, removed };
+    let changed = 0;
+    for (const [id, { repeat, payload }] of wanted) {
+      const now = current.get(id);
+      if (now && sameSchedule(now.repeat, repeat) && isDeepStrictEqual(now.data, this.definition(name).payload.parse(payload))) continue;
+      await this.upsertScheduler(id, repeat, name, payload);
+      changed++;
+    }
+    return { scheduled: wanted.size, removed, changed };
   }
 
-  private async upsertScheduler<N extends D["name"]>(id: string, every: number, name: N, payload: PayloadOf<D, N>): Promise<void> {
+  private async upsertScheduler<N extends D["name"]>(id: string, repeat: Schedule, name: N, payload: PayloadOf<D, N>): Promise<void> {
     const definition = this.definition(name);
     const data = definition.payload.parse(payload);
     // A scheduler's jobs get their own ids and are never deduplicated or delayed: the rest of the options apply.
     const { jobId: _jobId, deduplication: _dedupe, delay: _delay, ...opts } = this.optionsFor(name, payload);
-    await this.queue(definition.queue).upsertJobScheduler(id, { every }, { name, data, opts });
+    await this.queue(definition.queue).upsertJobScheduler(id, { ...repeat }, { name, data, opts });
   }
 
   async close(): Promise<void> {

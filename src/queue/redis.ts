@@ -2,7 +2,7 @@
 // form redis+cluster://host:port (rediss+cluster:// for TLS) names one node of a Redis Cluster, whose client
 // follows its redirections (docs/ARCHITECTURE.md#redis-keys).
 import { Cluster, Redis, type RedisOptions } from "ioredis";
-import { ServiceUnavailableError } from "../errors.ts";
+import { ServiceUnavailableError, UserError } from "../errors.ts";
 import { scanKeys } from "../redis-scan.ts";
 import { maskUrl } from "../redact.ts";
 
@@ -70,12 +70,35 @@ export async function checkRedis(url: string): Promise<void> {
   try {
     await redis.connect();
     await redis.ping();
+    await checkDatabaseIndex(redis, url);
   } catch (err) {
+    if (err instanceof UserError) throw err;
     const e = cause ?? (err as Error & { code?: string });
     const reason = e.code ?? e.message.replace(/\s+/g, " ").slice(0, 120);
     throw new ServiceUnavailableError("Redis", maskUrl(url), reason, START_HINT);
   } finally {
     redis.disconnect();
+  }
+}
+
+/**
+ * The database the URL names exists on the server: ioredis's SELECT at connect fails only as an "error" event and
+ * leaves the connection on database 0, so a /99 would silently mix an install's keys into another's.
+ */
+async function checkDatabaseIndex(redis: Redis, url: string): Promise<void> {
+  const db = Number(new URL(url).pathname.replace(/^\/+|\/+$/g, "") || 0);
+  if (db === 0 || isClusterUrl(url)) return;
+  try {
+    await redis.select(db);
+  } catch (err) {
+    const count = await redis
+      .config("GET", "databases")
+      .then((answer) => Number((answer as string[])[1]))
+      .catch(() => undefined);
+    const range = count ? `0 to ${count - 1}` : "a lower number";
+    throw new UserError(
+      `REDIS_URL names database ${db}, which the Redis server at ${maskUrl(url)} does not have (${(err as Error).message}): use ${range}, or raise "databases" in its redis.conf`,
+    );
   }
 }
 

@@ -7,6 +7,7 @@ import path from "node:path";
 import type { Redis } from "ioredis";
 import { accountStatusOf, grantUnusable, type AccountStatus, type TokenManager } from "../api/tokens.ts";
 import type { Config } from "../config.ts";
+import { describeSchedule, scheduleOf, type Schedules } from "../config/schedules.ts";
 import { describeBucket } from "../config/storage.ts";
 import type { AccountRepository, AccountRow } from "../db/account.repository.ts";
 import { DownloadRepository } from "../db/download.repository.ts";
@@ -16,6 +17,7 @@ import { StatusRepository } from "../db/status.repository.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { UnreadableResponseRepository } from "../db/unreadable-response.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
+import { SOURCE_SCHEDULER_PREFIX, syncJobId } from "../queue/producer.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
 import { isHashTagged, LEGACY_REDIS_PREFIX } from "../queue/redis-prefix.ts";
 import { emptyNotArchivable } from "../text/not-archivable.ts";
@@ -66,7 +68,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
   const rows = await part("accounts", () => deps.accounts.list(), [] as AccountRow[]);
   const [accounts, sources, queues, downloads, archive, workers, unreadable, pacing, notArchivable] = await Promise.all([
     part("accounts", () => Promise.all(rows.map((r) => accountStatus(deps, r, now))), [] as AccountStatusView[]),
-    part("sources", () => sourceStatuses(deps.pool, rows), [] as SourceStatusView[]),
+    part("sources", () => sourceStatuses(deps.pool, rows, deps.queues, deps.config.schedules), [] as SourceStatusView[]),
     // Job timestamps and heartbeats are wall-clock times, whatever clock `now` follows (tests: the simulator's).
     part("queues", () => queueStatuses(deps.queues, Date.now()), [] as QueueStatusView[]),
     part("downloads", () => downloadStatus(deps, rows, now, problems), emptyDownloads()),
@@ -156,11 +158,27 @@ export function fixFor(s: Pick<AccountStatus, "name" | "kind" | "state" | "hasRe
 
 // ---- sources ----------------------------------------------------------------------------------------
 
-async function sourceStatuses(pool: Queryable, rows: readonly AccountRow[]): Promise<SourceStatusView[]> {
+/** The next run of each source's job scheduler the worker installed (by scheduler id); none when Redis cannot say. */
+async function schedulerNextRuns(queues: QueueAdmin): Promise<Map<string, number>> {
+  try {
+    const schedulers = await queues.queue("sync").getJobSchedulers(0, -1);
+    return new Map(schedulers.filter((s) => s.next !== undefined).map((s) => [s.key, Number(s.next)]));
+  } catch {
+    // The queues part says Redis is away; the sources still show what their last runs recorded.
+    return new Map();
+  }
+}
+
+async function sourceStatuses(pool: Queryable, rows: readonly AccountRow[], queues: QueueAdmin, schedules: Schedules): Promise<SourceStatusView[]> {
   const repo = new SyncStateRepository(pool);
+  const nextRuns = await schedulerNextRuns(queues);
   const out: SourceStatusView[] = [];
   for (const row of rows) {
     for (const s of await repo.listSourceStates(row.id)) {
+      const scheduled = nextRuns.get(syncJobId({ accountId: row.id, source: s.source, key: s.key }, SOURCE_SCHEDULER_PREFIX));
+      const schedule = (schedules as Partial<Schedules>)[s.source as keyof Schedules]
+        ? scheduleOf(schedules, s.source as keyof Schedules, row.name)
+        : undefined;
       out.push({
         accountId: row.id,
         account: row.name,
@@ -169,7 +187,8 @@ async function sourceStatuses(pool: Queryable, rows: readonly AccountRow[]): Pro
         lastRunAt: iso(s.lastRunAt),
         lastResult: s.lastResult,
         lastError: s.lastError,
-        nextRunAt: iso(s.nextRunAt),
+        nextRunAt: scheduled === undefined ? iso(s.nextRunAt) : new Date(scheduled).toISOString(),
+        ...(schedule ? { schedule: describeSchedule(schedule) } : {}),
         items: { new: s.counters.new, changed: s.counters.changed, removed: s.counters.removed },
         apiCalls: s.counters.apiCalls,
         paced: s.counters.paced,

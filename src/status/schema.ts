@@ -46,7 +46,10 @@ export const SourceStatusSchema = z.object({
   /** incomplete: the source's listings disagree or part of it could not be reached or read (see gaps). */
   lastResult: z.enum(["ok", "degraded", "incomplete", "failed", "skipped"]).nullable(),
   lastError: z.string().nullable(),
+  /** When the worker runs it next: its job scheduler's next run, else what the last run recorded. */
   nextRunAt: isoTime.nullable(),
+  /** Its schedule from the settings (DVAULT_SCHEDULE_<SOURCE>): "every 6h" or "cron 0 * * * * (Europe/Berlin)". */
+  schedule: z.string().optional(),
   items: z.object({ new: z.number().int(), changed: z.number().int(), removed: z.number().int() }),
   apiCalls: z.number().int(),
   /** Requests of the last run that waited for dvault's own pacer (not a refusal of the service). */

@@ -13,7 +13,9 @@ import { scrubString } from "../redact.ts";
 import type { Services } from "../services.ts";
 import { syncRepos, type SyncRepos } from "./repos.ts";
 import { UserUnavailableError } from "./sources/user-state.ts";
-import { DEFAULT_EVERY_MS, FULL_SWEEP_EVERY_MS, type ItemCounters, type SourceDefinition, type SourceName, type SourceOutcome } from "./source.ts";
+import { nextRunOf, type Schedules } from "../config/schedules.ts";
+import { sourceSchedule } from "./schedules.ts";
+import { FULL_SWEEP_EVERY_MS, type ItemCounters, type SourceDefinition, type SourceName, type SourceOutcome } from "./source.ts";
 
 export type RunSourceRequest = {
   accountId: number;
@@ -57,6 +59,8 @@ export type RunSourceOptions = {
   signal?: AbortSignal;
   /** Per-source interval overrides (ms). */
   everyMs?: Partial<Record<SourceName, number>>;
+  /** The settings' schedules (DVAULT_SCHEDULE_*) when the worker re-read them; default the config's. */
+  schedules?: Schedules;
   lockTtlMs?: number;
   /** Told when the run starts, between pages and when it ends (src/queue/progress.ts). */
   progress?: ProgressSink;
@@ -191,7 +195,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
       });
     const judged = await settleUnreadable(repos, ref, outcome, unreadable(), services.now());
     const finishedAt = new Date(services.now());
-    const every = options.everyMs?.[req.source] ?? DEFAULT_EVERY_MS[req.source];
+    const schedule = sourceSchedule({ schedules: options.schedules ?? services.config.schedules, everyMs: options.everyMs }, req.source, row.name);
     await repos.syncState.saveSourceState(
       ref,
       {
@@ -199,7 +203,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
         lastError: null,
         unavailableReason: judged.unavailableReason ?? null,
         counters: bookkeeping(),
-        nextRunAt: new Date(finishedAt.getTime() + every),
+        nextRunAt: new Date(nextRunOf(schedule, finishedAt.getTime())),
         ...(full && outcome.completeSweep !== false ? { lastCompleteSweepAt: sweepStart, sweepStartedAt: null } : {}),
       },
       finishedAt,

@@ -1,41 +1,54 @@
 // Job schedulers for every (account, source), rebuilt from Postgres: at worker start and every few
 // minutes, so a Redis that comes back empty loses nothing and `dvault track add` needs no restart.
-import type { Producer } from "../queue/producer.ts";
+import { type Producer, SOURCE_SCHEDULER_PREFIX as SCHEDULER_PREFIX, syncJobId } from "../queue/producer.ts";
 import type { Services } from "../services.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
-import { DEFAULT_EVERY_MS, type SourceDefinition, type SourceName } from "./source.ts";
+import { type Schedule, type Schedules, scheduleOf } from "../config/schedules.ts";
+import type { SourceDefinition, SourceName } from "./source.ts";
 
-const SCHEDULER_PREFIX = "sched";
+export { syncJobId };
 
-/** Deterministic job and scheduler ids; BullMQ refuses ':' in custom ids. */
-export function syncJobId(p: { accountId: number; source: string; key?: string }, prefix = "sync"): string {
-  return `${prefix}-${p.accountId}-${p.source}-${encodeURIComponent(p.key ?? "").replace(/%/g, "_")}`;
+export type ReconcileSummary = { scheduled: number; removed: number; changed: number };
+
+/** A source's schedule for one account: a test's interval (`everyMs`), else the settings' (DVAULT_SCHEDULE_*). */
+export function sourceSchedule(
+  { schedules, everyMs = {} }: { schedules: Schedules; everyMs?: Partial<Record<SourceName, number>> | undefined },
+  source: SourceName,
+  username: string | null | undefined,
+): Schedule {
+  const every = everyMs[source];
+  return every === undefined ? scheduleOf(schedules, source, username) : { every };
 }
 
-export type ReconcileSummary = { scheduled: number; removed: number };
-
+/**
+ * Installs the schedulers of every (account, source), each on its schedule; only those whose schedule or payload
+ * changed are re-installed (src/queue/producer.ts), so the others keep their next run.
+ */
 export async function reconcileSchedules({
   services,
   producer,
   sources,
   everyMs = {},
+  schedules = services.config.schedules,
 }: {
   services: Services;
   // biome-ignore lint/suspicious/noExplicitAny: src/ may not import the catalogue (jobs/) that types it
   producer: Producer<any>;
   sources: ReadonlyMap<SourceName, SourceDefinition>;
   everyMs?: Partial<Record<SourceName, number>>;
+  /** The settings' schedules: the config's, or those the worker re-read on SIGHUP. */
+  schedules?: Schedules;
 }): Promise<ReconcileSummary> {
   const tracked = new TrackedUserRepository(services.pool);
-  const wanted = new Map<string, { everyMs: number; payload: { accountId: number; source: SourceName; key: string } }>();
+  const wanted = new Map<string, { repeat: Schedule; payload: { accountId: number; source: SourceName; key: string } }>();
   for (const row of await services.accounts.list()) {
     if (row.kind !== "user" || row.state === "needs_reauth" || row.state === "revoked") continue;
     for (const source of sources.values()) {
-      const every = everyMs[source.name] ?? DEFAULT_EVERY_MS[source.name];
+      const repeat = sourceSchedule({ schedules, everyMs }, source.name, row.name);
       const keys = source.name === "tracked" ? (await tracked.listTrackedUsers(row.id)).map((t) => t.username) : [""];
       for (const key of keys) {
         const payload = { accountId: row.id, source: source.name, key };
-        wanted.set(syncJobId(payload, SCHEDULER_PREFIX), { everyMs: every, payload });
+        wanted.set(syncJobId(payload, SCHEDULER_PREFIX), { repeat, payload });
       }
     }
   }

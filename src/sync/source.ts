@@ -5,19 +5,8 @@ import type { Logger } from "../log.ts";
 import type { SyncRepos } from "./repos.ts";
 import type { SourceRef, SourceState } from "../db/sync-state.repository.ts";
 
-export const SOURCE_NAMES = [
-  "profile",
-  "gallery",
-  "collections",
-  "comments",
-  "profile_posts",
-  "messages",
-  "notes",
-  "watch_feed",
-  "stash",
-  "static",
-  "tracked",
-] as const;
+export { SOURCE_NAMES } from "../config-defaults.ts";
+import { type SOURCE_NAMES, DEFAULT_SOURCE_EVERY_MS } from "../config-defaults.ts";
 export type SourceName = (typeof SOURCE_NAMES)[number];
 
 export type SyncAccount = { id: number; name: string; userId: string; username: string };
@@ -86,24 +75,8 @@ export type SourceDefinition = {
   run(ctx: SourceContext): Promise<SourceOutcome>;
 };
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-
-/** Defaults from the issue: messages and notes every 10 min, watch feed 30 min, galleries 6 h, profile daily, static weekly. */
-export const DEFAULT_EVERY_MS: Record<SourceName, number> = {
-  messages: 10 * MINUTE,
-  notes: 10 * MINUTE,
-  watch_feed: 30 * MINUTE,
-  gallery: 6 * HOUR,
-  collections: 6 * HOUR,
-  tracked: 6 * HOUR,
-  comments: 12 * HOUR,
-  profile: DAY,
-  profile_posts: DAY,
-  stash: DAY,
-  static: 7 * DAY,
-};
+/** The schedules when the settings name none (src/config-defaults.ts; DVAULT_SCHEDULE_<SOURCE> overrides them). */
+export const DEFAULT_EVERY_MS: Readonly<Record<SourceName, number>> = DEFAULT_SOURCE_EVERY_MS;
 
 /** A full sweep per source at most this often (spread by account and source so they don't coincide). */
-export const FULL_SWEEP_EVERY_MS = 7 * DAY;
+export const FULL_SWEEP_EVERY_MS = 7 * 24 * 3_600_000;

@@ -46,16 +46,16 @@ describe(Producer.name, () => {
       "sync.source",
       "sched",
       new Map([
-        ["sched-1-gallery-", { everyMs: 60_000, payload: payload("gallery") }],
-        ["sched-1-notes-", { everyMs: 60_000, payload: payload("notes") }],
+        ["sched-1-gallery-", { repeat: { every: 60_000 }, payload: payload("gallery") }],
+        ["sched-1-notes-", { repeat: { every: 60_000 }, payload: payload("notes") }],
       ]),
     );
     const summary = await producer.reconcileSchedules(
       "sync.source",
       "sched",
-      new Map([["sched-1-gallery-", { everyMs: 30_000, payload: payload("gallery") }]]),
+      new Map([["sched-1-gallery-", { repeat: { every: 30_000 }, payload: payload("gallery") }]]),
     );
-    expect(summary).toEqual({ scheduled: 1, removed: 1 });
+    expect(summary).toEqual({ scheduled: 1, removed: 1, changed: 1 });
     const schedulers = await producer.queue("sync").getJobSchedulers(0, -1);
     expect(schedulers.map((s) => [s.key, s.every])).toEqual([["sched-1-gallery-", 30_000]]);
     expect(schedulers[0]?.template?.opts).toMatchObject({ attempts: 5, backoff: { type: "exponential", delay: 30_000, jitter: 0.5 } });

@@ -4,6 +4,7 @@
 // naming every variable dvault reads without changing a default when copied as it is (docs/RELIABILITY.md#promises).
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { parseEnv } from "node:util";
 import { describe, expect, it } from "vitest";
 import { type Config, loadConfig } from "../../src/config.ts";
 import type { SourceState } from "../../src/db/sync-state.repository.ts";
@@ -64,7 +65,7 @@ describe("README's configuration table", () => {
       expect({ name, config: settled(loadConfig({ ...HOME, [name]: written }, "/srv/dvault")) }).toEqual({ name, config: unset });
     }
     const worded = rows.filter((r) => !literal.includes(r) && r.value !== "—").map((r) => r.name);
-    expect(worded.sort()).toEqual(["DVAULT_CONFIG_DIR", "DVAULT_SMTP_PORT"]);
+    expect(worded.sort()).toEqual(["DVAULT_CONFIG_DIR", "DVAULT_S3_FORCE_PATH_STYLE", "DVAULT_SMTP_PORT"]);
   });
 
   it("DVAULT_CONFIG_DIR: $XDG_CONFIG_HOME/dvault or ~/.config/dvault", () => {
@@ -93,8 +94,9 @@ describe(".env.example", () => {
     expect(read.filter((name) => !new RegExp(`^#? ?${name}=`, "m").test(example))).toEqual([]);
   });
 
-  it("changes no default when copied as it is", () => {
-    const set = Object.fromEntries([...example.matchAll(/^([A-Z][A-Z0-9_]*)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
+  it("changes no default when copied as it is, nor with every setting uncommented", () => {
+    expect(Object.keys(parseEnv(example))).toEqual([]);
+    const set = parseEnv(example.replace(/^# ([A-Z][A-Z0-9_]*=)/gm, "$1"));
     expect(Object.keys(set).length).toBeGreaterThan(50);
     expect(settled(loadConfig({ HOME: "/h", ...set }, "/srv"))).toEqual(settled(loadConfig({ HOME: "/h" }, "/srv")));
   });

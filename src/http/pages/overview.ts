@@ -65,7 +65,7 @@ ${r.sources.map(
     s,
   ) => html`<tr><td data-label="account">${s.account}</td><td data-label="source">${s.source}${s.key ? html` <span class="muted">${s.key}</span>` : ""}</td><td data-label="last run">${formatRelative(s.lastRunAt, now)}</td>
 <td data-label="result">${s.lastResult ? pill(s.lastResult, RESULT_TONE[s.lastResult] ?? "") : "—"}${s.inProgress ? html` ${pill("sweep unfinished")}` : ""}</td>
-<td data-label="next run">${formatNext(s.nextRunAt, now)}</td><td data-label="new" class="num">${s.items.new}</td><td data-label="changed" class="num">${s.items.changed}</td><td data-label="removed" class="num">${s.items.removed}</td>
+<td data-label="next run">${formatNext(s.nextRunAt, now)}${s.schedule ? ` (${s.schedule})` : ""}</td><td data-label="new" class="num">${s.items.new}</td><td data-label="changed" class="num">${s.items.changed}</td><td data-label="removed" class="num">${s.items.removed}</td>
 <td data-label="last full sweep">${formatRelative(s.lastCompleteSweepAt, now)}</td>
 <td data-label="notes" class="small">${s.unavailableReason ? html`<div>${s.unavailableReason}</div>` : ""}${s.lastError && s.lastResult !== "ok" ? html`<div class="muted">${s.lastError}</div>` : ""}${s.gaps.map((g) => html`<div>gap ${g.scope}: ${g.mirrored ?? "?"} of ${g.expected ?? "?"} (${g.reason})</div>`)}</td></tr>`,
 )}</table></div>

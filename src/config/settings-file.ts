@@ -1,0 +1,146 @@
+// The settings file and the layers of settings: a default, the file (./.env, or the one `--config <file>` or
+// DVAULT_CONFIG names), the environment, a command's flag; each later one wins. The file is `.env` format
+// parsed by Node's own util.parseEnv (the format docker compose's env_file reads), so no parser is added.
+import { readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { parseEnv } from "node:util";
+import { EnvSchema } from "../config.ts";
+import { UserError } from "../errors.ts";
+import { DIGEST_SECRET_FILES } from "./digest.ts";
+import { STORAGE_SECRET_FILES } from "./storage.ts";
+
+export type Env = Record<string, string | undefined>;
+
+/** Where a setting's value came from, as `dvault config` says it. */
+export type Origin = { from: "default" } | { from: "file"; path: string } | { from: "environment" } | { from: "flag"; flag: string };
+
+export type SettingsLayers = Readonly<{
+  /** The environment with the file's values under it and the flags' over it: what loadConfig reads. */
+  env: Env;
+  /** The file read, if any. */
+  file: string | undefined;
+  /** Each name the file, the environment or a flag set (a name absent here has its default). */
+  origins: ReadonlyMap<string, Origin>;
+}>;
+
+/** A value given by a flag: `--archive-dir` sets DVAULT_ARCHIVE_DIR. */
+export type FlagSetting = { name: string; flag: string; value: string };
+
+/** Which file to read: the named one (it must exist), or ./.env when there is one. */
+function settingsFile(named: { path: string; by: string } | undefined, cwd: string): string | undefined {
+  if (!named) {
+    const beside = path.join(cwd, ".env");
+    return statSync(beside, { throwIfNoEntry: false })?.isFile() ? beside : undefined;
+  }
+  const file = path.resolve(cwd, named.path);
+  const stat = statSync(file, { throwIfNoEntry: false });
+  if (!stat)
+    throw new UserError(
+      `the settings file ${file} (named by ${named.by}) does not exist: create it (dvault config --template > ${named.path}) or name another`,
+    );
+  if (!stat.isFile()) throw new UserError(`the settings file ${file} (named by ${named.by}) is not a file: name a .env-format file`);
+  return file;
+}
+
+/** The names dvault reads: the schema's, the secrets' `_FILE` forms, and DVAULT_CONFIG itself. */
+const KNOWN = new Set<string>([...Object.keys(EnvSchema.shape), ...[...DIGEST_SECRET_FILES, ...STORAGE_SECRET_FILES].map((n) => `${n}_FILE`), "DVAULT_CONFIG"]);
+
+/**
+ * A DVAULT_ name in the file that dvault does not read is a typo that would otherwise do nothing at all (a
+ * DVAULT_SCHEDULE_GALERY leaves the gallery on its default): refused. Other names (docker compose's
+ * POSTGRES_PASSWORD) are the file's other readers'.
+ */
+function unknownNames(values: Env, file: string): void {
+  const unknown = Object.keys(values).filter((name) => name.startsWith("DVAULT_") && !KNOWN.has(name));
+  if (unknown.length === 0) return;
+  throw new UserError(
+    `the settings file ${file} names ${unknown.join(", ")}, which dvault does not read: correct the name (dvault config --template lists every setting)`,
+  );
+}
+
+function readFile(file: string): Env {
+  let values: Env;
+  try {
+    values = parseEnv(readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new UserError(`the settings file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): make it readable`);
+  }
+  unknownNames(values, file);
+  return values;
+}
+
+/**
+ * The layered settings of `environment` (the process's, untouched): the file under it, `flags` over it. The
+ * file is the one `configFlag` names, else DVAULT_CONFIG's, else ./.env in `cwd` if there is one.
+ */
+export function layerSettings({
+  environment,
+  cwd,
+  configFlag,
+  flags = [],
+}: {
+  environment: Env;
+  cwd: string;
+  configFlag?: string | undefined;
+  flags?: readonly FlagSetting[];
+}): SettingsLayers {
+  const named = configFlag
+    ? { path: configFlag, by: "--config" }
+    : environment.DVAULT_CONFIG
+      ? { path: environment.DVAULT_CONFIG, by: "DVAULT_CONFIG" }
+      : undefined;
+  const file = settingsFile(named, cwd);
+  const fromFile = file ? readFile(file) : {};
+  const origins = new Map<string, Origin>();
+  const env: Env = { ...environment };
+  for (const [name, value] of Object.entries(fromFile)) {
+    // An empty variable counts as unset, as in the schema: docker compose's `X: ${X:-}` passes one.
+    if (environment[name] !== undefined && environment[name] !== "") origins.set(name, { from: "environment" });
+    else {
+      env[name] = value;
+      if (file) origins.set(name, { from: "file", path: file });
+    }
+  }
+  for (const name of Object.keys(environment)) if (!origins.has(name)) origins.set(name, { from: "environment" });
+  for (const f of flags) {
+    env[f.name] = f.value;
+    origins.set(f.name, { from: "flag", flag: f.flag });
+  }
+  return { env, file, origins };
+}
+
+let applied: { layers: SettingsLayers; original: Env; configFlag: string | undefined; flags: readonly FlagSetting[]; cwd: string } | undefined;
+
+/**
+ * Layers the settings into this process's environment, once at the start of a command (src/cli/program.ts):
+ * every command's loadConfig() then reads the file's values as it reads the environment's.
+ */
+export function applySettings({
+  configFlag,
+  flags = [],
+  cwd = process.cwd(),
+}: {
+  configFlag?: string | undefined;
+  flags?: readonly FlagSetting[];
+  cwd?: string;
+}): SettingsLayers {
+  const original = applied?.original ?? { ...process.env };
+  const layers = layerSettings({ environment: original, cwd, configFlag, flags });
+  for (const [name, value] of Object.entries(layers.env)) if (value !== undefined) process.env[name] = value;
+  applied = { layers, original, configFlag, flags, cwd };
+  return layers;
+}
+
+/** The layers applied at start (or, in a process that applied none, the environment alone). */
+export function appliedSettings(): SettingsLayers {
+  return applied?.layers ?? layerSettings({ environment: { ...process.env, DVAULT_CONFIG: undefined }, cwd: process.cwd(), configFlag: undefined });
+}
+
+/**
+ * The settings as the file now says (the worker re-reads it on SIGHUP): the same file, environment and flags as
+ * at start; undefined in a process that applied none (a test's worker keeps its config).
+ */
+export function rereadSettings(): SettingsLayers | undefined {
+  if (!applied) return undefined;
+  return layerSettings({ environment: applied.original, cwd: applied.cwd, configFlag: applied.configFlag, flags: applied.flags });
+}

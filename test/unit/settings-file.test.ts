@@ -1,0 +1,43 @@
+// The layers of settings (src/config/settings-file.ts): the file under the environment under a flag, an empty
+// variable counting as unset, and a DVAULT_ name the file misspells refused instead of doing nothing.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { layerSettings } from "../../src/config/settings-file.ts";
+
+const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-layers-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function fileWith(name: string, text: string): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+describe(layerSettings.name, () => {
+  it("puts ./.env under the environment and a flag over both, and says where each came from", () => {
+    fileWith(".env", "DVAULT_HTTP_PORT=9000\nDVAULT_DOWNLOAD_QUOTA=150\nDVAULT_SYNC_CONCURRENCY=3\nPOSTGRES_PASSWORD=x\n");
+    const layers = layerSettings({
+      environment: { DVAULT_HTTP_PORT: "9100", DVAULT_SYNC_CONCURRENCY: "" },
+      cwd: dir,
+      flags: [{ name: "DVAULT_ARCHIVE_DIR", flag: "--archive-dir", value: "/a" }],
+    });
+    const file = path.join(dir, ".env");
+    expect(layers.file).toBe(file);
+    expect(layers.env).toMatchObject({ DVAULT_HTTP_PORT: "9100", DVAULT_DOWNLOAD_QUOTA: "150", DVAULT_SYNC_CONCURRENCY: "3", DVAULT_ARCHIVE_DIR: "/a" });
+    expect(Object.fromEntries(layers.origins)).toMatchObject({
+      DVAULT_HTTP_PORT: { from: "environment" },
+      DVAULT_DOWNLOAD_QUOTA: { from: "file", path: file },
+      DVAULT_SYNC_CONCURRENCY: { from: "file", path: file },
+      DVAULT_ARCHIVE_DIR: { from: "flag", flag: "--archive-dir" },
+    });
+  });
+
+  it("refuses a DVAULT_ name dvault does not read, naming it", () => {
+    const file = fileWith("typo.env", "DVAULT_SCHEDULE_GALERY=1h\nDVAULT_NTFY_TOKEN_FILE=/run/secrets/ntfy\n");
+    expect(() => layerSettings({ environment: {}, cwd: dir, configFlag: file })).toThrow(
+      /names DVAULT_SCHEDULE_GALERY, which dvault does not read: correct the name/,
+    );
+  });
+});
