@@ -5,7 +5,9 @@ import { EXIT_INTERRUPTED, UserError } from "../errors.ts";
 import { exportFormat, exportTrackList, openTrackList, writeTrackListFile } from "../track-lists/files.ts";
 import { importTrackList } from "../track-lists/import-list.ts";
 import { formatImportReport } from "../track-lists/report-text.ts";
-import { USERNAME_PATTERN } from "../track-lists/username.ts";
+import { quoted } from "../track-lists/parse.ts";
+import { userFromText } from "../track-lists/username.ts";
+import { userOnService } from "../track-lists/user-on-service.ts";
 import { colorsFor } from "./output/mode.ts";
 import { printDocument, printJson, printOut } from "./output/print.ts";
 import { formatTable } from "./output/table.ts";
@@ -25,16 +27,27 @@ async function pickAccount(services: Services, name: string | undefined) {
 export function registerTrackCommand(program: Command): void {
   const track = program.command("track").description("mirror other users' public gallery, collections and journals");
   track
-    .command("add <username>")
-    .description("start mirroring a user (the worker picks it up within 5 minutes; dvault sync --once --only tracked runs it now)")
+    .command("add <user...>")
+    .description(
+      "start mirroring users: usernames, ~name, or profile, gallery or favourites URLs (what track import reads); the service is asked that each exists, and nothing is added unless all do (the worker picks them up within 5 minutes; dvault sync --once --only tracked runs them now)",
+    )
     .option("--account <name>", "the account whose token is used (it sees mature items; a client token would not)")
-    .action(async (username: string, opts: { account?: string }) =>
+    .action(async (inputs: string[], opts: { account?: string }) =>
       withServices(async (services) => {
-        if (!USERNAME_PATTERN.test(username)) throw new UserError(`"${username}" is not a valid username (letters, digits, - and _)`);
+        const names = inputs.map((input) => {
+          const named = userFromText(input);
+          if (!("username" in named)) throw new UserError(`"${quoted(input)}" names no user (${named.unresolved}): give a username, ~name or a profile URL`);
+          return named.username;
+        });
         const row = await pickAccount(services, opts.account);
+        const { client } = await services.apiFor(row.id);
+        const users = [];
+        for (const name of names) users.push(await userOnService(client, name));
         const repo = new TrackedUserRepository(services.pool);
-        await repo.addTrackedUser({ accountId: row.id, username, tokenKind: "user", at: new Date(services.now()) });
-        printOut(`tracking ${username} with the token of ${row.name}`);
+        for (const user of users) {
+          await repo.addTrackedUser({ accountId: row.id, username: user.username, userid: user.userid, tokenKind: "user", at: new Date(services.now()) });
+          printOut(`tracking ${user.username} with the token of ${row.name}`);
+        }
       }),
     );
   track

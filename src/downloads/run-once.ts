@@ -62,6 +62,8 @@ export type RunOnceOptions = {
   services: Services;
   /** Only this account's downloads (by dvault's account name). */
   account?: string | undefined;
+  /** Only these deviations' files (`dvault add`): the rest of what is due waits for its own run. */
+  deviationids?: readonly string[] | undefined;
   concurrency?: number;
   log: Logger;
   signal?: AbortSignal;
@@ -297,6 +299,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
         classes: services.config.downloadPriority,
         limit: batch,
         queuedBefore: runStart,
+        deviationids: opts.deviationids,
       });
       // A claim of nothing new (rows this run already had, left due by their outcome) ends the account's claims:
       // the run never loops on the same files.

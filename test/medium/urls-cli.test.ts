@@ -1,0 +1,140 @@
+// "A URL is enough" and "every operation at hand" as a person runs them (bin/dvault.js in child processes, real
+// Postgres, Redis and the simulator): `track add` takes what `track import` takes and asks the service that the user
+// exists; `dvault add <deviation URL>` archives one work, row and file; `dvault api` calls catalogue operations with
+// the stored token, refuses a write whose scope the grant lacks before any call, and `--list` shows the catalogue.
+import { createHash } from "node:crypto";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CATALOGUE } from "../../src/api/catalogue.ts";
+import { DEFAULT_SCOPES } from "../../src/api/oauth.ts";
+import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { runDvault } from "../helpers/dvault-cli.ts";
+import { storeOwnerGrant } from "../helpers/owner-grant.ts";
+
+let h: DownloadHarness;
+
+beforeAll(async () => {
+  h = await createDownloadHarness({
+    sim: {
+      dataset: {
+        deviations: 4,
+        galleryFolders: 3,
+        collectionFolders: 0,
+        favourites: 0,
+        trackedUsers: 2,
+        trackedUserDeviations: 4,
+        messages: 0,
+        notes: 0,
+        feedItems: 0,
+      },
+      startTime: new Date(),
+    },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+});
+
+/** Another user with a gallery (the artists the dataset made besides the owner). */
+function artists(): { userid: string; username: string }[] {
+  const t = h.sim.truth;
+  const ids = [...new Set(t.galleryFolders.filter((f) => f.ownerId !== t.ownerId).map((f) => f.ownerId))];
+  return ids.map((id) => t.users.get(id)!).map((u) => ({ userid: u.userid, username: u.username }));
+}
+
+function byName<T extends { username: string }>(rows: T[]): T[] {
+  return rows.sort((a, b) => (a.username < b.username ? -1 : 1));
+}
+
+async function tracked(): Promise<{ username: string; userid: string | null }[]> {
+  const { rows } = await h.pool.query<{ username: string; userid: string | null }>("SELECT username, userid FROM tracked_users WHERE removed_at IS NULL");
+  return byName(rows);
+}
+
+describe("dvault track add", () => {
+  it("takes a gallery URL, ~name and the old name.deviantart.com form, stores the service's user; refuses a user the service does not know", async () => {
+    const [one, two] = artists();
+    const owner = h.sim.truth.users.get(h.sim.truth.ownerId)!;
+    const nobody = await runDvault(h, ["track", "add", `~${one!.username}`, "https://www.deviantart.com/nobody-by-that-name"]);
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr).toBe('dvault: the service has no user "nobody-by-that-name": nothing was added (check the spelling)\n');
+    expect(await tracked()).toEqual([]);
+
+    const run = await runDvault(h, [
+      "track",
+      "add",
+      `https://www.deviantart.com/${one!.username.toLowerCase()}/gallery/all`,
+      `~${two!.username}`,
+      `https://${owner.username.toLowerCase()}.deviantart.com/favourites/`,
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe([one!, two!, owner].map((u) => `tracking ${u.username} with the token of ${h.account.name}\n`).join(""));
+    expect(await tracked()).toEqual(byName([one!, two!, owner].map((u) => ({ username: u.username, userid: u.userid }))));
+  }, 60_000);
+});
+
+describe("dvault add", () => {
+  it("archives one work from its URL: its row in the mirror and its file, byte for byte", async () => {
+    const t = h.sim.truth;
+    const [artist] = artists();
+    const d = [...t.deviations.values()].find((x) => x.authorId === artist!.userid && x.isDownloadable && !x.isDeleted && x.kind !== "journal")!;
+    const url = `https://www.deviantart.com/${artist!.username}/art/${d.slug}-${d.numericId}`;
+    const run = await runDvault(h, ["add", url]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(new RegExp(`^added ".*" by ${artist!.username} \\(${d.deviationid}\\): stored \\S+ \\(`));
+    const { rows: devs } = await h.pool.query("SELECT deviationid, title, author_userid FROM deviations WHERE deviationid = $1", [d.deviationid]);
+    expect(devs).toEqual([{ deviationid: d.deviationid, title: d.title, author_userid: artist!.userid }]);
+    const { rows } = await h.pool.query<{ status: string; path: string; sha256: string }>(
+      "SELECT status, path, sha256 FROM downloads WHERE deviationid = $1 AND kind = 'original'",
+      [d.deviationid],
+    );
+    expect(rows[0]).toMatchObject({ status: "done", sha256: await h.sim.fileSha256(d.deviationid) });
+    const bytes = await fs.readFile(path.join(h.archiveDir, rows[0]!.path));
+    expect(createHash("sha256").update(bytes).digest("hex")).toBe(await h.sim.fileSha256(d.deviationid));
+    // Only this work was fetched: nothing else of the mirror was downloaded.
+    const { rows: others } = await h.pool.query("SELECT count(*)::int AS n FROM downloads WHERE deviationid <> $1 AND status = 'done'", [d.deviationid]);
+    expect(others[0].n).toBe(0);
+  }, 60_000);
+});
+
+describe("dvault api", () => {
+  it("gallery.folders --paginate prints every folder the sync read into the mirror", async () => {
+    await h.syncAll(["gallery"]);
+    const owner = h.sim.truth.users.get(h.sim.truth.ownerId)!;
+    const run = await runDvault(h, ["api", "gallery.folders", "--param", `username=${owner.username}`, "--param", "limit=1", "--paginate"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim().split("\n")).toHaveLength(1);
+    const folders = JSON.parse(run.stdout) as { folderid: string; name: string }[];
+    const { rows } = await h.pool.query<{ folderid: string; name: string }>(
+      "SELECT folderid, name FROM gallery_folders WHERE owner_userid = $1 AND removed_at IS NULL ORDER BY folderid",
+      [owner.userid],
+    );
+    expect(rows.length).toBeGreaterThan(1);
+    expect(folders.map((f) => ({ folderid: f.folderid, name: f.name })).sort((a, b) => a.folderid.localeCompare(b.folderid))).toEqual(rows);
+  }, 60_000);
+
+  it("refuses a write whose scope the grant lacks, naming it, before any call; --list shows removed operations", async () => {
+    // The grant a plain `dvault auth login` asks for (DEFAULT_SCOPES): no write scope beyond them.
+    const granted: string[] = [...DEFAULT_SCOPES];
+    await storeOwnerGrant(h.services, h.sim, h.sim.issueUserToken({ userId: h.sim.truth.ownerId, scopes: granted }));
+    const write = CATALOGUE.find((op) => op.write && !op.removed && op.scopes.some((s) => !granted.includes(s)))!;
+    const missing = write.scopes.filter((s) => !granted.includes(s)).join(" ");
+    const before = h.sim.log().length;
+    const run = await runDvault(h, ["api", write.id, "--data", "x=1", "--yes"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      `dvault: ${write.id} needs the scope ${missing}, which account "${h.account.name}" was not granted: log in again asking for it with dvault auth login --account ${h.account.name} --scopes "${missing}"\n`,
+    );
+    expect(h.sim.log().length).toBe(before);
+
+    const list = await runDvault(h, ["api", "--list"]);
+    expect(list.code, list.stderr).toBe(0);
+    const removed = CATALOGUE.filter((op) => op.removed);
+    expect(removed.length).toBeGreaterThan(0);
+    for (const op of removed) expect(list.stdout).toMatch(new RegExp(`^${op.id.replaceAll(".", "\\.")}\\s+${op.method}\\s+.*removed`, "m"));
+    expect(list.stdout.trim().split("\n")).toHaveLength(CATALOGUE.length + 1);
+    await storeOwnerGrant(h.services, h.sim);
+  }, 60_000);
+});
