@@ -6,7 +6,6 @@ import type { Command } from "commander";
 import type { DaClient } from "../api/client.ts";
 import { isApiError, isMissing, userStateOf } from "../api/errors.ts";
 import type { Deviation, Metadata } from "../api/types.ts";
-import type { AccountRow } from "../db/account.repository.ts";
 import { DownloadRepository } from "../db/download.repository.ts";
 import { distinctUsers } from "../db/mirror-rows.ts";
 import { withTransaction } from "../db/with-transaction.ts";
@@ -23,18 +22,10 @@ import { quoted } from "../track-lists/parse.ts";
 import { printOut } from "./output/print.ts";
 import { stopOnSignal } from "./stop-signal.ts";
 import { withServices } from "./with-services.ts";
+import { pickUserAccount } from "./pick-account.ts";
 
 /** Asked for by a person, now: ahead of what the sources want (it is the only row this run claims anyway). */
 const ADDED = { priority: OWN_GALLERY_PRIORITY, reason: "added with dvault add" };
-
-async function pickUserAccount(services: Services, name: string | undefined): Promise<AccountRow> {
-  const users = (await services.accounts.list()).filter((r) => r.kind === "user");
-  const row = name ? users.find((r) => r.name === name) : users.length === 1 ? users[0] : undefined;
-  if (row) return row;
-  if (name) throw new UserError(`no account named "${name}": see dvault auth status`);
-  if (users.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login");
-  throw new UserError(`several accounts exist (${users.map((u) => u.name).join(", ")}): choose one with --account <name>`);
-}
 
 /** The deviation the input names, as the service gives it now. */
 async function resolve(client: DaClient, input: string, signal: AbortSignal): Promise<Deviation> {
@@ -100,7 +91,11 @@ async function report(services: Services, d: Deviation, s: DownloadSummary): Pro
 export function registerAddCommand(program: Command): void {
   program
     .command("add <url>")
-    .description("archive one deviation now from its URL (…/<artist>/art/<title>-<number>, old <artist>.deviantart.com links too) or its id")
+    .description("archive one deviation now from its URL (or its id): metadata into the mirror, its file into the archive")
+    .addHelpText(
+      "after",
+      "\nThe URL is a work's page: https://www.deviantart.com/<artist>/art/<title>-<number> (or the old https://<artist>.deviantart.com/art/…).",
+    )
     .option("--account <name>", "the account whose token and download allowance are used (default: the only one)")
     .addHelpText("after", ARCHIVE_EXIT_CODES_HELP)
     .action(async (input: string, opts: { account?: string }) => {

@@ -106,7 +106,7 @@ function refusal(op: Operation, err: unknown): unknown {
 export function registerApiCommand(program: Command): void {
   program
     .command("api [operation]")
-    .description("call any operation of the service's API with a stored token and print its JSON answer (--list shows the operations)")
+    .description("call any operation of the service's API with a stored token and print its JSON answer (--list shows them)")
     .option("--param <key=value>", "a path or query parameter (repeat it; a key given twice is sent as a list)", (v: string, all: string[]) => [...all, v], [])
     .option("--data <key=value>", "a form field of a POST (repeat it)", (v: string, all: string[]) => [...all, v], [])
     .option("--paginate", "follow the listing's pages (has_more/next_offset or the cursor) and print every item as one JSON array")

@@ -11,18 +11,9 @@ import { userOnService } from "../track-lists/user-on-service.ts";
 import { colorsFor } from "./output/mode.ts";
 import { printDocument, printJson, printOut } from "./output/print.ts";
 import { formatTable } from "./output/table.ts";
-import type { Services } from "../services.ts";
 import { stopOnSignal } from "./stop-signal.ts";
 import { withServices } from "./with-services.ts";
-
-async function pickAccount(services: Services, name: string | undefined) {
-  const users = (await services.accounts.list()).filter((r) => r.kind === "user");
-  const row = name ? users.find((r) => r.name === name) : users.length === 1 ? users[0] : undefined;
-  if (row) return row;
-  if (name) throw new UserError(`no account named "${name}": see dvault auth status`);
-  if (users.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login");
-  throw new UserError(`several accounts exist (${users.map((u) => u.name).join(", ")}): choose one with --account <name>`);
-}
+import { pickUserAccount } from "./pick-account.ts";
 
 export function registerTrackCommand(program: Command): void {
   const track = program.command("track").description("mirror other users' public gallery, collections and journals");
@@ -39,7 +30,7 @@ export function registerTrackCommand(program: Command): void {
           if (!("username" in named)) throw new UserError(`"${quoted(input)}" names no user (${named.unresolved}): give a username, ~name or a profile URL`);
           return named.username;
         });
-        const row = await pickAccount(services, opts.account);
+        const row = await pickUserAccount(services, opts.account);
         const { client } = await services.apiFor(row.id);
         const users = [];
         for (const name of names) users.push(await userOnService(client, name));
@@ -56,7 +47,7 @@ export function registerTrackCommand(program: Command): void {
     .option("--account <name>", "the account that tracks the user")
     .action(async (username: string, opts: { account?: string }) =>
       withServices(async (services) => {
-        const row = await pickAccount(services, opts.account);
+        const row = await pickUserAccount(services, opts.account);
         const removed = await new TrackedUserRepository(services.pool).removeTrackedUser(row.id, username, new Date(services.now()));
         if (!removed) throw new UserError(`${row.name} does not track ${username}: see dvault track list`);
         printOut(`stopped tracking ${username}; everything archived from them stays`);
@@ -100,8 +91,8 @@ export function registerTrackCommand(program: Command): void {
             pool: services.pool,
             list,
             accounts,
-            ...(opts.account !== undefined ? { forcedAccount: await pickAccount(services, opts.account) } : {}),
-            defaultAccount: () => pickAccount(services, undefined),
+            ...(opts.account !== undefined ? { forcedAccount: await pickUserAccount(services, opts.account) } : {}),
+            defaultAccount: () => pickUserAccount(services, undefined),
             ...(opts.resolve ? { clientFor: async (a: { id: number }) => (await services.apiFor(a.id)).client } : {}),
             dryRun: !!opts.dryRun,
             at: new Date(services.now()),
@@ -126,7 +117,7 @@ export function registerTrackCommand(program: Command): void {
     .action(async (opts: { format?: string; output?: string; account?: string }) => {
       const format = exportFormat(opts.format, opts.output);
       await withServices(async (services) => {
-        const accounts = opts.account ? [await pickAccount(services, opts.account)] : (await services.accounts.list()).filter((r) => r.kind === "user");
+        const accounts = opts.account ? [await pickUserAccount(services, opts.account)] : (await services.accounts.list()).filter((r) => r.kind === "user");
         const text = await exportTrackList({
           repo: new TrackedUserRepository(services.pool),
           accounts,

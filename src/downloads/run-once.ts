@@ -60,9 +60,8 @@ export type DownloadSummary = {
 
 export type RunOnceOptions = {
   services: Services;
-  /** Only this account's downloads (by dvault's account name). */
+  /** Only this account's downloads (by dvault's account name); with `deviationids`, only these works' (`dvault add`). */
   account?: string | undefined;
-  /** Only these deviations' files (`dvault add`): the rest of what is due waits for its own run. */
   deviationids?: readonly string[] | undefined;
   concurrency?: number;
   log: Logger;
