@@ -90,7 +90,10 @@ async function confirmWrite(op: Operation, row: AccountRow, yes: boolean): Promi
   if (yes) return;
   if (!process.stdin.isTTY)
     throw new UserError(`${op.id} changes things on the service as ${row.name}: add --yes to send it (standard input is not a terminal)`);
-  const answer = (await readLine(`${op.id} (${op.method} ${op.path}) changes things on the service as ${row.name}. Send it? [y/N] `)).trim().toLowerCase();
+  // Standard input closed (Ctrl-D) is a no.
+  const answer = (await readLine(`${op.id} (${op.method} ${op.path}) changes things on the service as ${row.name}. Send it? [y/N] `).catch(() => ""))
+    .trim()
+    .toLowerCase();
   if (answer !== "y" && answer !== "yes") throw new UserError("nothing was sent");
 }
 

@@ -335,7 +335,8 @@ async function confirmEverywhere(row: AccountRow, clientId: string, yes: boolean
   );
   if (yes) return;
   if (!process.stdin.isTTY) throw new UserError("--everywhere asks before it revokes: add --yes to confirm (standard input is not a terminal)");
-  const answer = (await readLine(`Revoke every grant of ${who}? [y/N] `)).trim().toLowerCase();
+  // Standard input closed (Ctrl-D) is a no.
+  const answer = (await readLine(`Revoke every grant of ${who}? [y/N] `).catch(() => "")).trim().toLowerCase();
   if (answer !== "y" && answer !== "yes") throw new UserError("nothing was revoked");
 }
 

@@ -10,6 +10,7 @@ import { CATALOGUE } from "../../src/api/catalogue.ts";
 import { DEFAULT_SCOPES } from "../../src/api/oauth.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
+import { runDvaultInTty } from "../helpers/dvault-tty.ts";
 import { storeOwnerGrant } from "../helpers/owner-grant.ts";
 
 let h: DownloadHarness;
@@ -150,5 +151,16 @@ describe("dvault api", () => {
     for (const op of removed) expect(list.stdout).toMatch(new RegExp(`^${op.id.replaceAll(".", "\\.")}\\s+${op.method}\\s+.*removed`, "m"));
     expect(list.stdout.trim().split("\n")).toHaveLength(CATALOGUE.length + 1);
     await storeOwnerGrant(h.services, h.sim);
+  }, 90_000);
+
+  it("asks before a write on a terminal: anything but yes sends nothing", async () => {
+    const { rows } = await h.pool.query<{ scopes: string[] }>("SELECT scopes FROM accounts WHERE id = $1", [h.account.id]);
+    const write = CATALOGUE.find((op) => op.write && !op.removed && op.method === "POST" && op.scopes.every((s) => rows[0]!.scopes.includes(s)))!;
+    const before = h.sim.log().length;
+    const run = await runDvaultInTty(h, ["api", write.id, "--data", "x=1"], {}, "n\n");
+    expect(run.stdout).toContain(`${write.id} (POST ${write.path}) changes things on the service as ${h.account.name}. Send it? [y/N]`);
+    expect(run.stdout).toContain("dvault: nothing was sent");
+    expect(run.code).toBe(1);
+    expect(h.sim.log().length).toBe(before);
   }, 90_000);
 });
