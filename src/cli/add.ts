@@ -85,7 +85,9 @@ async function report(services: Services, d: Deviation, s: DownloadSummary): Pro
   if (s.notDownloadable) return printOut(`added ${work}: the artist offers no original${row.path ? `; a rendition was stored: ${stored}` : ""}`);
   if (row.status === "done" || row.status === "degraded")
     return printOut(`added ${work}: ${s.done || s.degraded ? "stored" : "already archived"} ${stored}`.trimEnd());
-  printOut(`added ${work}: the file is ${row.status.replace("_", " ")}; dvault status shows it`);
+  if (s.busy) return printOut(`added ${work}: another dvault process is downloading its file`);
+  // Still due after the run, as `download --once` counts it: a failure (exit code 1).
+  throw new UserError(`added ${work}, but its file was not stored (${row.status.replace("_", " ")}): run dvault add again, or see dvault status`);
 }
 
 export function registerAddCommand(program: Command): void {

@@ -3,7 +3,7 @@
 // (like `gh api`); `--list` prints the catalogue. Writes ask first, and an operation whose scope the grant lacks
 // is refused before any call.
 import { type Command, Option } from "commander";
-import { CATALOGUE, isOperationId, operation, type Operation, type OperationId } from "../api/catalogue.ts";
+import { CATALOGUE, isOperationId, operation, pathParams, type Operation, type OperationId } from "../api/catalogue.ts";
 import { isApiError } from "../api/errors.ts";
 import type { AccountRow } from "../db/account.repository.ts";
 import { UserError } from "../errors.ts";
@@ -14,7 +14,7 @@ import { readLine } from "./output/prompt.ts";
 import { formatTable } from "./output/table.ts";
 import { withServices } from "./with-services.ts";
 
-type ApiOptions = { param: string[]; data: string[]; paginate?: boolean; account?: string; yes?: boolean; list?: boolean };
+type ApiOptions = { param?: string[]; data?: string[]; paginate?: boolean; account?: string; yes?: boolean; list?: boolean };
 
 /** `k=v` pairs as parameters; a key given twice becomes a list (the service's `k[]=a&k[]=b`). */
 export function parsePairs(pairs: readonly string[], flag: string): Record<string, string | string[]> {
@@ -110,8 +110,8 @@ export function registerApiCommand(program: Command): void {
   program
     .command("api [operation]")
     .description("call any operation of the service's API with a stored token and print its JSON answer (--list shows them)")
-    .option("--param <key=value>", "a path or query parameter (repeat it; a key given twice is sent as a list)", (v: string, all: string[]) => [...all, v], [])
-    .option("--data <key=value>", "a form field of a POST (repeat it)", (v: string, all: string[]) => [...all, v], [])
+    .option("--param <key=value>", "a path or query parameter (repeat it; a key given twice is sent as a list)", (v: string, all: string[] = []) => [...all, v])
+    .option("--data <key=value>", "a form field of a POST (repeat it)", (v: string, all: string[] = []) => [...all, v])
     .option("--paginate", "follow the listing's pages (has_more/next_offset or the cursor) and print every item as one JSON array")
     .option("--account <name>", "the account whose token is used (default: the only user account)")
     .option("--yes", "send a write without asking (needed when standard input is not a terminal)")
@@ -124,9 +124,11 @@ export function registerApiCommand(program: Command): void {
       if (opts.list) return printOut(catalogueTable());
       if (!id) throw new UserError("name an operation (dvault api --list shows them)");
       const op = named(id);
-      const params = { ...parsePairs(opts.param, "--param"), ...parsePairs(opts.data, "--data") };
-      if (opts.data.length && op.method === "GET") throw new UserError(`${op.id} is a GET: give its parameters with --param`);
+      const params = { ...parsePairs(opts.param ?? [], "--param"), ...parsePairs(opts.data ?? [], "--data") };
+      if (opts.data?.length && op.method === "GET") throw new UserError(`${op.id} is a GET: give its parameters with --param`);
       if (opts.paginate && op.paging === "none") throw new UserError(`${op.id} is not a listing: leave out --paginate`);
+      const unfilled = pathParams(op.path).filter((name) => !params[name]);
+      if (unfilled.length) throw new UserError(`${op.id} (${op.path}) needs ${unfilled.map((name) => `--param ${name}=…`).join(" and ")}`);
       await withServices(async (services) => {
         const row = await accountFor(services, op, opts.account);
         checkGrant(op, row);
