@@ -89,11 +89,10 @@ describe("dvault auth logout", () => {
     expect(revokes(before)).toEqual(["true"]);
     expect((await live()).liveRefresh).toBe(1);
     sim.expireAccessTokens();
-    // B refreshes and calls the placebo while A logs in again (two child processes at once).
-    const [bWorks] = await Promise.all([works(b), logIn(a)]);
-    expect(bWorks).toBe(true);
+    // At once: B refreshes and calls the placebo, A logs in again, and B's --everywhere without --yes is refused.
     before = sim.log().length;
-    const refused = await runDvault(b, ["auth", "logout", "--everywhere"]);
+    const [bWorks, , refused] = await Promise.all([works(b), logIn(a), runDvault(b, ["auth", "logout", "--everywhere"])]);
+    expect(bWorks).toBe(true);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/--everywhere revokes every token and authorization of .* for application 1001/);
     expect(refused.stderr).toMatch(/add --yes to confirm/);

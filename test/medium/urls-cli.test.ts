@@ -23,7 +23,7 @@ beforeAll(async () => {
         galleryFolders: 3,
         collectionFolders: 0,
         favourites: 0,
-        trackedUsers: 2,
+        trackedUsers: 3,
         trackedUserDeviations: 4,
         messages: 0,
         notes: 0,
@@ -58,24 +58,24 @@ async function tracked(): Promise<{ username: string; userid: string | null }[]>
 }
 
 describe("dvault track add", () => {
-  it("takes a gallery URL, ~name and the old name.deviantart.com form, stores the service's user; refuses a user the service does not know", async () => {
-    const [one, two] = artists();
+  it("takes a gallery URL, ~name and the old name.deviantart.com form, stores the service's user; refuses a user the service does not know, adding nothing", async () => {
+    const [one, two, three] = artists();
     const owner = h.sim.truth.users.get(h.sim.truth.ownerId)!;
-    const nobody = await runDvault(h, ["track", "add", `~${one!.username}`, "https://www.deviantart.com/nobody-by-that-name"]);
+    const [nobody, run] = await Promise.all([
+      runDvault(h, ["track", "add", `~${owner.username}`, "https://www.deviantart.com/nobody-by-that-name"]),
+      runDvault(h, [
+        "track",
+        "add",
+        `https://www.deviantart.com/${one!.username.toLowerCase()}/gallery/all`,
+        `~${two!.username}`,
+        `https://${three!.username.toLowerCase()}.deviantart.com/favourites/`,
+      ]),
+    ]);
     expect(nobody.code).toBe(1);
     expect(nobody.stderr).toBe('dvault: the service has no user "nobody-by-that-name": nothing was added (check the spelling)\n');
-    expect(await tracked()).toEqual([]);
-
-    const run = await runDvault(h, [
-      "track",
-      "add",
-      `https://www.deviantart.com/${one!.username.toLowerCase()}/gallery/all`,
-      `~${two!.username}`,
-      `https://${owner.username.toLowerCase()}.deviantart.com/favourites/`,
-    ]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toBe([one!, two!, owner].map((u) => `tracking ${u.username} with the token of ${h.account.name}\n`).join(""));
-    expect(await tracked()).toEqual(byName([one!, two!, owner].map((u) => ({ username: u.username, userid: u.userid }))));
+    expect(run.stdout).toBe([one!, two!, three!].map((u) => `tracking ${u.username} with the token of ${h.account.name}\n`).join(""));
+    expect(await tracked()).toEqual(byName([one!, two!, three!].map((u) => ({ username: u.username, userid: u.userid }))));
   }, 90_000);
 });
 
