@@ -171,8 +171,9 @@ export class TokenManager {
   }
 
   /**
-   * `dvault auth logout`: revokes the grant at the service (all of it, or with `refreshOnly` just the
-   * refresh token) and marks the row revoked. Under the refresh lock, so no refresh races it.
+   * `dvault auth logout`: revokes the grant at the service (with `refreshOnly` just this install's refresh
+   * token, docs/service-behaviour.md#revoke-scope; without, every grant of the user for the application) and
+   * marks the row revoked. Under the refresh lock, so no refresh races it.
    */
   async logout(row: StoredAccount, { refreshOnly }: { refreshOnly: boolean }): Promise<"revoked" | "already_invalid" | "local_only"> {
     return this.refresher.underLock(
@@ -181,22 +182,27 @@ export class TokenManager {
       async (fresh) => {
         const refresh = this.revealRefreshToken(fresh);
         const access = this.revealAccessToken(fresh);
-        if (refreshOnly && refresh === undefined) {
+        // Client-credentials tokens have no refresh token and belong to no user grant: they are only forgotten.
+        const onlyThis = refreshOnly && fresh.kind === "user";
+        if (onlyThis && refresh === undefined) {
           throw new UserError(
-            `account "${fresh.name}" has no refresh token to revoke${fresh.kind === "client" ? " (client-credentials tokens have none)" : ""}`,
+            `account "${fresh.name}" has no refresh token to revoke (an implicit grant, or already logged out here): dvault auth logout --everywhere revokes its access token, and with it every grant of the user`,
           );
         }
         const token = refresh ?? access;
         let outcome: "revoked" | "already_invalid" | "local_only" = "local_only";
         // Client-credentials tokens belong to no user grant; they are simply forgotten. A user row that is
-        // already revoked may still hold a live access token (after --refresh-only): revoking it ends the grant.
+        // already revoked may still hold a live access token (after a logout of this install only): revoking it ends the grant.
         if (token !== undefined && fresh.kind === "user") {
-          outcome = await this.oauth.revoke(token, { refreshOnly, auth: fresh.clientAuth });
+          outcome = await this.oauth.revoke(token, { refreshOnly: onlyThis, auth: fresh.clientAuth });
         }
-        const reason = refreshOnly
-          ? "logged out with --refresh-only: the refresh token was revoked; dvault no longer uses this account (its access token stays valid at the service until it expires)"
-          : "logged out: the grant was revoked";
-        await this.options.repo.markRevoked({ id: fresh.id, reason, now: new Date(this.now()), refreshOnly });
+        const reason =
+          fresh.kind === "client"
+            ? "logged out: the client-credentials token was forgotten"
+            : onlyThis
+              ? "logged out of this install: its refresh token was revoked (revoke_refresh_only); dvault no longer uses this account (its access token stays valid at the service until it expires)"
+              : "logged out everywhere: every grant of the user for the application was revoked";
+        await this.options.repo.markRevoked({ id: fresh.id, reason, now: new Date(this.now()), refreshOnly: onlyThis });
         this.options.log.info({ account: fresh.name, accountId: fresh.id, refreshOnly, outcome }, "logged out");
         return outcome;
       },

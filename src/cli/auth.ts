@@ -261,19 +261,41 @@ export function registerAuthCommand(program: Command): void {
 
   auth
     .command("logout")
-    .description("revoke the account's grant at the service and forget its tokens")
+    .description("log this install out: revoke the account's refresh token at the service and forget its tokens (--everywhere: every grant of the user)")
     .option("--account <name>", "which account (default: the only user account)")
-    .option("--refresh-only", "revoke only the refresh token (revoke_refresh_only=true); the access token lives until it expires")
-    .action(async (opts: { account?: string; refreshOnly?: boolean }) => {
+    .option("--everywhere", "revoke every grant of the user for this application: every other install logged in as them stops working too")
+    .option("--yes", "with --everywhere: don't ask (needed when standard input is not a terminal)")
+    .addHelpText(
+      "after",
+      "\nBy default only this install's refresh token is revoked (revoke_refresh_only=true); another dvault logged in as the\nsame user with the same application keeps working (docs/service-behaviour.md#revoke-scope).",
+    )
+    .action(async (opts: { account?: string; everywhere?: boolean; yes?: boolean }) => {
       await withContext(async (ctx) => {
         const row = await pickAccount(ctx, opts.account);
-        const outcome = await ctx.tokens.logout(row, { refreshOnly: opts.refreshOnly === true });
-        const what = opts.refreshOnly ? "its refresh token was revoked" : "its grant was revoked";
+        const everywhere = opts.everywhere === true;
+        if (everywhere) await confirmEverywhere(row, ctx.oauth.clientId, opts.yes === true);
+        const outcome = await ctx.tokens.logout(row, { refreshOnly: !everywhere });
+        const what = everywhere
+          ? `every grant of ${row.username ?? "its user"} for this application was revoked`
+          : "this install's refresh token was revoked (other installs stay logged in)";
         if (outcome === "revoked") out(`logged out of account "${row.name}": ${what}`);
         else if (outcome === "already_invalid") out(`logged out of account "${row.name}": the service already considered its token invalid`);
         else out(`logged out of account "${row.name}": its tokens were forgotten`);
       });
     });
+}
+
+/** `--everywhere` says what it ends before it does: asked on a terminal, refused without --yes elsewhere. */
+async function confirmEverywhere(row: AccountRow, clientId: string, yes: boolean): Promise<void> {
+  const who = row.username ?? row.name;
+  note(
+    `dvault: --everywhere revokes every token and authorization of ${who} for application ${clientId}: every install logged in as ${who} with it (this one included) must log in again`,
+  );
+  if (yes) return;
+  if (!process.stdin.isTTY) throw new UserError("--everywhere asks before it revokes: add --yes to confirm (standard input is not a terminal)");
+  // Standard input closed (Ctrl-D) is a no.
+  const answer = (await readLine(`Revoke every grant of ${who}? [y/N] `).catch(() => "")).trim().toLowerCase();
+  if (answer !== "y" && answer !== "yes") throw new UserError("nothing was revoked");
 }
 
 async function checkAccount(ctx: AuthContext, row: AccountRow): Promise<string> {

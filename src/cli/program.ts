@@ -55,6 +55,18 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./track.ts")).registerTrackCommand,
   },
   {
+    name: "add",
+    term: "add [options] <url>",
+    summary: "archive one deviation now from its URL (or its id): metadata into the mirror, its file into the archive",
+    load: async () => (await import("./add.ts")).registerAddCommand,
+  },
+  {
+    name: "api",
+    term: "api [options] [operation]",
+    summary: "call any operation of the service's API with a stored token and print its JSON answer (--list shows them)",
+    load: async () => (await import("./api.ts")).registerApiCommand,
+  },
+  {
     name: "feeds",
     term: "feeds",
     summary: "Atom feeds of the archive: the feed readers' tokens",

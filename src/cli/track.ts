@@ -5,36 +5,40 @@ import { EXIT_INTERRUPTED, UserError } from "../errors.ts";
 import { exportFormat, exportTrackList, openTrackList, writeTrackListFile } from "../track-lists/files.ts";
 import { importTrackList } from "../track-lists/import-list.ts";
 import { formatImportReport } from "../track-lists/report-text.ts";
-import { USERNAME_PATTERN } from "../track-lists/username.ts";
+import { quoted } from "../track-lists/parse.ts";
+import { userFromText } from "../track-lists/username.ts";
+import { userOnService } from "../track-lists/user-on-service.ts";
 import { colorsFor } from "./output/mode.ts";
 import { printDocument, printJson, printOut } from "./output/print.ts";
 import { formatTable } from "./output/table.ts";
-import type { Services } from "../services.ts";
 import { stopOnSignal } from "./stop-signal.ts";
 import { withServices } from "./with-services.ts";
-
-async function pickAccount(services: Services, name: string | undefined) {
-  const users = (await services.accounts.list()).filter((r) => r.kind === "user");
-  const row = name ? users.find((r) => r.name === name) : users.length === 1 ? users[0] : undefined;
-  if (row) return row;
-  if (name) throw new UserError(`no account named "${name}": see dvault auth status`);
-  if (users.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login");
-  throw new UserError(`several accounts exist (${users.map((u) => u.name).join(", ")}): choose one with --account <name>`);
-}
+import { pickUserAccount } from "./pick-account.ts";
 
 export function registerTrackCommand(program: Command): void {
   const track = program.command("track").description("mirror other users' public gallery, collections and journals");
   track
-    .command("add <username>")
-    .description("start mirroring a user (the worker picks it up within 5 minutes; dvault sync --once --only tracked runs it now)")
+    .command("add <user...>")
+    .description(
+      "start mirroring users: usernames, ~name, or profile, gallery or favourites URLs (what track import reads); the service is asked that each exists, and nothing is added unless all do (the worker picks them up within 5 minutes; dvault sync --once --only tracked runs them now)",
+    )
     .option("--account <name>", "the account whose token is used (it sees mature items; a client token would not)")
-    .action(async (username: string, opts: { account?: string }) =>
+    .action(async (inputs: string[], opts: { account?: string }) =>
       withServices(async (services) => {
-        if (!USERNAME_PATTERN.test(username)) throw new UserError(`"${username}" is not a valid username (letters, digits, - and _)`);
-        const row = await pickAccount(services, opts.account);
+        const names = inputs.map((input) => {
+          const named = userFromText(input);
+          if (!("username" in named)) throw new UserError(`"${quoted(input)}" names no user (${named.unresolved}): give a username, ~name or a profile URL`);
+          return named.username;
+        });
+        const row = await pickUserAccount(services, opts.account);
+        const { client } = await services.apiFor(row.id);
+        const users = [];
+        for (const name of names) users.push(await userOnService(client, name));
         const repo = new TrackedUserRepository(services.pool);
-        await repo.addTrackedUser({ accountId: row.id, username, tokenKind: "user", at: new Date(services.now()) });
-        printOut(`tracking ${username} with the token of ${row.name}`);
+        for (const user of users) {
+          await repo.addTrackedUser({ accountId: row.id, username: user.username, userid: user.userid, tokenKind: "user", at: new Date(services.now()) });
+          printOut(`tracking ${user.username} with the token of ${row.name}`);
+        }
       }),
     );
   track
@@ -43,7 +47,7 @@ export function registerTrackCommand(program: Command): void {
     .option("--account <name>", "the account that tracks the user")
     .action(async (username: string, opts: { account?: string }) =>
       withServices(async (services) => {
-        const row = await pickAccount(services, opts.account);
+        const row = await pickUserAccount(services, opts.account);
         const removed = await new TrackedUserRepository(services.pool).removeTrackedUser(row.id, username, new Date(services.now()));
         if (!removed) throw new UserError(`${row.name} does not track ${username}: see dvault track list`);
         printOut(`stopped tracking ${username}; everything archived from them stays`);
@@ -87,8 +91,8 @@ export function registerTrackCommand(program: Command): void {
             pool: services.pool,
             list,
             accounts,
-            ...(opts.account !== undefined ? { forcedAccount: await pickAccount(services, opts.account) } : {}),
-            defaultAccount: () => pickAccount(services, undefined),
+            ...(opts.account !== undefined ? { forcedAccount: await pickUserAccount(services, opts.account) } : {}),
+            defaultAccount: () => pickUserAccount(services, undefined),
             ...(opts.resolve ? { clientFor: async (a: { id: number }) => (await services.apiFor(a.id)).client } : {}),
             dryRun: !!opts.dryRun,
             at: new Date(services.now()),
@@ -113,7 +117,7 @@ export function registerTrackCommand(program: Command): void {
     .action(async (opts: { format?: string; output?: string; account?: string }) => {
       const format = exportFormat(opts.format, opts.output);
       await withServices(async (services) => {
-        const accounts = opts.account ? [await pickAccount(services, opts.account)] : (await services.accounts.list()).filter((r) => r.kind === "user");
+        const accounts = opts.account ? [await pickUserAccount(services, opts.account)] : (await services.accounts.list()).filter((r) => r.kind === "user");
         const text = await exportTrackList({
           repo: new TrackedUserRepository(services.pool),
           accounts,

@@ -129,6 +129,7 @@ due AS (
   JOIN deviations v ON v.deviationid = d.deviationid
   CROSS JOIN a
   WHERE (d.account_id IS NULL OR d.account_id = a.id)
+    AND ($6::text[] IS NULL OR d.deviationid = ANY($6::text[]))
     AND (
       (d.queued_at IS NULL AND (d.status IN ('wanted', 'queued') OR (d.status IN ('deferred_quota', 'degraded', 'failed') AND d.next_attempt_at <= $2)))
       OR (d.queued_at <= $5 AND d.status IN ('wanted', 'queued', 'deferred_quota', 'degraded'))

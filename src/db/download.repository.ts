@@ -186,8 +186,17 @@ export class DownloadRepository {
    * keeps two processes from one file). Rows of
    * another account are left alone; unattributed rows become this account's.
    */
-  async claimDueDownloads(args: { accountId: number; now: Date; classes: readonly string[]; limit: number; queuedBefore?: Date }): Promise<ClaimedDownload[]> {
-    const { rows } = await this.db.query<ClaimedRow>(CLAIM_DUE, [args.accountId, args.now, [...args.classes], args.limit, args.queuedBefore ?? null]);
+  async claimDueDownloads(args: {
+    accountId: number;
+    now: Date;
+    classes: readonly string[];
+    limit: number;
+    queuedBefore?: Date;
+    /** Only these deviations' rows (`dvault add`); all when absent. */
+    deviationids?: readonly string[] | undefined;
+  }): Promise<ClaimedDownload[]> {
+    const only = args.deviationids ? [...args.deviationids] : null;
+    const { rows } = await this.db.query<ClaimedRow>(CLAIM_DUE, [args.accountId, args.now, [...args.classes], args.limit, args.queuedBefore ?? null, only]);
     return rows.map(toClaimed).sort(byPriority);
   }
 

@@ -60,8 +60,9 @@ export type DownloadSummary = {
 
 export type RunOnceOptions = {
   services: Services;
-  /** Only this account's downloads (by dvault's account name). */
+  /** Only this account's downloads (by dvault's account name); with `deviationids`, only these works' (`dvault add`). */
   account?: string | undefined;
+  deviationids?: readonly string[] | undefined;
   concurrency?: number;
   log: Logger;
   signal?: AbortSignal;
@@ -297,6 +298,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
         classes: services.config.downloadPriority,
         limit: batch,
         queuedBefore: runStart,
+        deviationids: opts.deviationids,
       });
       // A claim of nothing new (rows this run already had, left due by their outcome) ends the account's claims:
       // the run never loops on the same files.

@@ -239,6 +239,8 @@ export function handleRevoke(world: SimWorld, req: OAuthRequest): OAuthOutcome {
   if (req.bodyKind === "json") return { reply: { status: 302, redirect: `${world.baseUrl}/users/login` } };
   const token = req.params.get("token");
   if (!token) return { reply: json(400, errorBody("invalid_request", "Request field validation failed.", { error_details: { token: "token is required" } })) };
+  // By default every token of the user for the client goes; revoke_refresh_only=true ends one device's refresh
+  // token (docs/service-behaviour.md#revoke-scope).
   const refreshOnly = req.params.bool("revoke_refresh_only");
   const refresh = world.tokens.findRefresh(token);
   const access = world.tokens.findAccess(token);

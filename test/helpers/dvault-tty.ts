@@ -12,6 +12,8 @@ export function runDvaultInTty(
   h: { redis: { url: string }; env: Record<string, string> },
   args: readonly string[],
   extraEnv: Record<string, string> = {},
+  /** What the person types (the terminal echoes it into the output); without it, nothing is typed. */
+  typed?: string,
 ): Promise<CliRun> {
   const started = Date.now();
   const command = [process.execPath, BIN, ...args].map(quote).join(" ");
@@ -26,7 +28,8 @@ export function runDvaultInTty(
       ...h.env,
       ...extraEnv,
     },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [typed === undefined ? "ignore" : "pipe", "pipe", "pipe"],
   });
-  return collectRun(child, started);
+  child.stdin?.end(typed);
+  return collectRun(child as Parameters<typeof collectRun>[0], started);
 }

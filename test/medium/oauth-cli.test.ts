@@ -185,20 +185,20 @@ describe("dvault auth", () => {
       expect(accounts.find((a) => a.name === "client:1001")).toMatchObject({ kind: "client", grantType: "client_credentials", state: "ok", placebo: "ok" });
     }
 
-    // Step: logout --refresh-only revokes just the refresh token; logout revokes the grant; status then exits 4.
+    // Step: logout revokes just this install's refresh token; logout --everywhere revokes the grant; status then exits 4.
     {
       const several = await dvault(["auth", "logout"]);
       expect(several.code).toBe(1);
       expect(several.stderr).toMatch(/several accounts are stored .*choose one with --account/);
 
       const before = sim.log().length;
-      const refreshOnly = await dvault(["auth", "logout", "--account", "second", "--refresh-only"]);
+      const refreshOnly = await dvault(["auth", "logout", "--account", "second"]);
       expect(refreshOnly.code).toBe(0);
-      expect(refreshOnly.stdout).toContain('logged out of account "second": its refresh token was revoked');
+      expect(refreshOnly.stdout).toContain('logged out of account "second": this install\'s refresh token was revoked');
       const owner = sim.truth.users.get(sim.truth.ownerId)!;
-      const full = await dvault(["auth", "logout", "--account", owner.username]);
+      const full = await dvault(["auth", "logout", "--account", owner.username, "--everywhere", "--yes"]);
       expect(full.code).toBe(0);
-      expect(full.stdout).toContain("its grant was revoked");
+      expect(full.stdout).toContain("for this application was revoked");
       const revokes = sim
         .log()
         .slice(before)

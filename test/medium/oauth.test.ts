@@ -377,7 +377,7 @@ describe("OAuth grants", () => {
       const after = await f.repo.findByName("alice");
       expect(after).toMatchObject({ state: "revoked", refreshTokenEnc: null });
       expect(after?.accessTokenEnc).not.toBeNull();
-      expect(after?.stateReason).toMatch(/--refresh-only/);
+      expect(after?.stateReason).toMatch(/logged out of this install/);
     });
 
     it("a full logout after --refresh-only ends the grant with the access token that was left", async () => {

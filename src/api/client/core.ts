@@ -1,7 +1,7 @@
 // The client's plumbing: a catalogue operation and its parameters become one request, one page iterator
 // or one list of items read each on its own, over any ApiTransport. The areas (src/api/client/*.ts) add
 // the typed methods.
-import type { z } from "zod";
+import { z } from "zod";
 import { expandPath, operation, type Operation, type OperationId, pathParams, type ResponseOf } from "../catalogue.ts";
 import type { ApiRequest, ApiTransport, PageIterator, Params } from "../transport.ts";
 import type { CallOptions, CursorListOptions, OffsetListOptions } from "./params.ts";
@@ -40,6 +40,44 @@ export class ClientCore {
   async call<Id extends OperationId>(id: Id, params: Params = {}, options: CallOptions = {}): Promise<ResponseOf<Id>> {
     const op = operation(id);
     return this.transport.request(this.build(op, params, options), responseSchema(id));
+  }
+
+  /**
+   * Any catalogue operation as the service answered it (`dvault api`): one body, unvalidated, with the same
+   * defaults as the typed methods (`mature_content` where the endpoint takes it and `params` does not say).
+   */
+  raw(id: OperationId, params: Params = {}, options: CallOptions = {}): Promise<unknown> {
+    const op = operation(id);
+    return this.transport.request(this.build(op, this.withDefaults(op, params), options), z.unknown());
+  }
+
+  /**
+   * Every item of a listing, page after page by its own paging (offset or cursor), each as the service sent it;
+   * `limit`, `offset` and `cursor` in `params` set the page size and where the walk starts.
+   */
+  async rawItems(id: OperationId, params: Params = {}, options: CallOptions = {}): Promise<unknown[]> {
+    const op = operation(id);
+    const { limit, offset, cursor, ...rest } = params;
+    const req = this.build(op, this.withDefaults(op, rest), options);
+    const size = limit === undefined || limit === null ? undefined : Number(limit);
+    const pages =
+      op.paging === "offset"
+        ? this.transport.paginateOffset(req, z.unknown(), {
+            limit: size ?? op.maxLimit ?? DEFAULT_PAGE_SIZE,
+            ...(op.itemsKey ? { itemsKey: op.itemsKey } : {}),
+            ...(offset !== undefined && offset !== null ? { startOffset: Number(offset) } : {}),
+          })
+        : op.paging === "cursor"
+          ? this.transport.paginateCursor(req, z.unknown(), {
+              itemsKey: op.itemsKey === "items" ? "items" : "results",
+              ...((size ?? op.maxLimit) !== undefined ? { limit: size ?? op.maxLimit } : {}),
+              ...(cursor !== undefined && cursor !== null ? { startCursor: String(cursor) } : {}),
+            })
+          : undefined;
+    if (!pages) throw new Error(`${id} is not a listing (paging: none)`);
+    const items: unknown[] = [];
+    for await (const page of pages) items.push(...page.items);
+    return items;
   }
 
   /** ApiRequest for `op`: path placeholders from `params`, the rest as query (GET) or form (POST). */

@@ -46,13 +46,18 @@ export function printDocument(text: string): void {
 const JSON_UNSAFE = /[\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g;
 
 /** A value as JSON text for a terminal: JSON.stringify (which escapes C0 controls, ESC as \u001b) and JSON_UNSAFE. */
-export function jsonText(value: unknown): string {
-  return JSON.stringify(value, null, 2).replace(JSON_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+export function jsonText(value: unknown, indent = 2): string {
+  return JSON.stringify(value, null, indent).replace(JSON_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** One JSON document on stdout, dates as ISO strings. */
 export function printJson(value: unknown): void {
   process.stdout.write(`${jsonText(value)}\n`);
+}
+
+/** An answer of the service (`dvault api`): indented for a person at a terminal, one line for a pipe (jq, grep). */
+export function printAnswer(value: unknown): void {
+  process.stdout.write(`${jsonText(value, process.stdout.isTTY ? 2 : 0)}\n`);
 }
 
 /**
