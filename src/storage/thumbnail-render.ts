@@ -88,11 +88,16 @@ export async function jpegOf(webp: Buffer): Promise<Buffer> {
   return sharp(webp).flatten({ background: "#ffffff" }).jpeg({ quality: 80 }).toBuffer();
 }
 
+const PLACEHOLDER_STYLE =
+  "<style>.bg{fill:#e8eee9}.band{fill:#d9e4de}.mark{fill:#c9d6ce}.play{fill:#5d6f64}.ink{fill:#3c4a42}" +
+  "@media (prefers-color-scheme: dark){.bg{fill:#1c2420}.band{fill:#25302a}.mark{fill:#34423a}.play{fill:#9fb3a7}.ink{fill:#c3d0c8}}</style>";
+
 const LABEL: Record<FileKind, string> = { image: "image", video: "video", text: "text", audio: "audio", other: "file" };
 
 /**
  * A square tile naming the file (e.g. "MP4 · video"); for a text, its first lines. Everything in it is
- * escaped text: no script, link or external reference.
+ * escaped text: no script, link or external reference. Its dark colours apply when the page showing it is dark
+ * (an SVG shown as an <img> follows that page's color-scheme: src/http/pages/svg.ts).
  */
 export function placeholderSvg(args: { ext: string; kind: FileKind; lines?: readonly string[] }): string {
   const ext =
@@ -102,14 +107,14 @@ export function placeholderSvg(args: { ext: string; kind: FileKind; lines?: read
       .slice(0, 8) || "FILE";
   const label = `${ext} · ${LABEL[args.kind]}`;
   const lines = (args.lines ?? []).slice(0, 9);
-  const body = lines.map((l, i) => `<text x="24" y="${64 + i * 24}" font-size="15" fill="#3c4a42">${escapeHtml(l)}</text>`).join("");
+  const body = lines.map((l, i) => `<text class="ink" x="24" y="${64 + i * 24}" font-size="15">${escapeHtml(l)}</text>`).join("");
   const icon =
     args.kind === "video"
-      ? `<circle cx="160" cy="150" r="44" fill="#c9d6ce"/><path d="M148 128 L148 172 L184 150 Z" fill="#5d6f64"/>`
+      ? `<circle class="mark" cx="160" cy="150" r="44"/><path class="play" d="M148 128 L148 172 L184 150 Z"/>`
       : lines.length === 0
-        ? `<rect x="120" y="104" width="80" height="96" rx="8" fill="#c9d6ce"/>`
+        ? `<rect class="mark" x="120" y="104" width="80" height="96" rx="8"/>`
         : "";
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="320" height="320" viewBox="0 0 320 320" font-family="system-ui, sans-serif"><rect width="320" height="320" fill="#e8eee9"/>${icon}${body}<rect x="0" y="272" width="320" height="48" fill="#d9e4de"/><text x="160" y="302" font-size="16" font-weight="600" text-anchor="middle" fill="#3c4a42">${escapeHtml(label)}</text></svg>`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="320" height="320" viewBox="0 0 320 320" font-family="system-ui, sans-serif">${PLACEHOLDER_STYLE}<rect class="bg" width="320" height="320"/>${icon}${body}<rect class="band" x="0" y="272" width="320" height="48"/><text class="ink" x="160" y="302" font-size="16" font-weight="600" text-anchor="middle">${escapeHtml(label)}</text></svg>`;
 }
 
 /** The first lines of a text or HTML file, each cut to fit the tile. */

@@ -7,7 +7,9 @@
 import { existsSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import sharp from "sharp";
 import { type RunningDashboard, startDashboard } from "../../src/http/server.ts";
+import { placeholderSvg } from "../../src/storage/thumbnail-render.ts";
 import { type GalleryWork, insertGallery } from "../helpers/gallery-listing.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 
@@ -260,5 +262,49 @@ describe.skipIf(!hasChromium)("the archive grid in a browser", () => {
       }
     }
     await page.emulateMedia({ colorScheme: "light" });
+  });
+
+  it("draws the placeholder pictures dark on a dark page: the system's dark, or the theme switch's Dark on a light system", async () => {
+    // An SVG shown as an <img> follows the color-scheme of the page that shows it; the pictures carry their own
+    // dark colours (src/http/pages/svg.ts, and the stored tiles of src/storage/thumbnail-render.ts).
+    const centre = async (page: Page, selector: string) => {
+      const box = await page.locator(selector).boundingBox();
+      const shot = await page.screenshot({ clip: { x: (box?.x ?? 0) + 4, y: (box?.y ?? 0) + 4, width: 2, height: 2 } });
+      const { data } = await sharp(shot).raw().toBuffer({ resolveWithObject: true });
+      return 0.2126 * data[0]! + 0.7152 * data[1]! + 0.0722 * data[2]!;
+    };
+    const show = async (page: Page, srcs: string[]) =>
+      page.evaluate(
+        `(${JSON.stringify(srcs)}).forEach((src, i) => { const img = new Image(); img.id = "probe" + i; img.width = img.height = 40; img.src = src; document.body.prepend(img); })`,
+      );
+    const stored = `data:image/svg+xml,${encodeURIComponent(placeholderSvg({ ext: "mp4", kind: "video" }))}`;
+    for (const [scheme, cookie, dark] of [
+      ["light", undefined, false],
+      ["dark", undefined, true],
+      ["light", "dark", true],
+      ["dark", "light", false],
+    ] as const) {
+      const context = await browser.newContext({ viewport: { width: 800, height: 600 }, colorScheme: scheme });
+      if (cookie) await context.addCookies([{ name: "dvault_theme", value: cookie, url: dash.url }]);
+      const page = await context.newPage();
+      await page.goto(`${dash.url}/jobs`);
+      await show(page, ["/static/placeholder.svg", "/static/text.svg"]);
+      await page.locator("#probe1").evaluate((e) => (e as unknown as { decode(): Promise<void> }).decode());
+      // The stored tiles come from the thumbnails store; a page of its own with the same color-scheme shows one.
+      const bare = await context.newPage();
+      await bare.setContent(`<!doctype html><html style="color-scheme: ${dark ? "dark" : "light"}"><body></body></html>`);
+      await show(bare, [stored]);
+      await bare.locator("#probe0").evaluate((e) => (e as unknown as { decode(): Promise<void> }).decode());
+      for (const [p, sel] of [
+        [page, "#probe0"],
+        [page, "#probe1"],
+        [bare, "#probe0"],
+      ] as const) {
+        const lum = await centre(p, sel);
+        if (dark) expect(lum, `${scheme}/${cookie} ${sel}`).toBeLessThan(70);
+        else expect(lum, `${scheme}/${cookie} ${sel}`).toBeGreaterThan(200);
+      }
+      await context.close();
+    }
   });
 });
