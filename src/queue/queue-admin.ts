@@ -176,6 +176,11 @@ export class QueueAdmin {
     await this.queue(name).resume();
   }
 
+  /** Removes the jobs of this queue that wait or are delayed (not the active, failed or completed ones). */
+  async drainWaiting(name: QueueName): Promise<void> {
+    await this.queue(name).drain(true);
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.close().catch(() => undefined)));
     this.queues.clear();

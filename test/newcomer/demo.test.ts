@@ -104,6 +104,9 @@ it("prints a dashboard command that, run as printed, shows real pictures in the 
     }
     // Most of the first page's tiles are pictures, not placeholder tiles.
     expect(pictures).toBeGreaterThan(srcs.length / 2);
+    // Nothing waits in the demo's queues: its download step did the work the sync queued for a worker.
+    const metrics = await (await fetch(`${base}/metrics?format=text`)).text();
+    expect(metrics).toMatch(/^dvault_queue_jobs\{queue="downloads",state="waiting"\} 0$/m);
   } finally {
     worker.kill("SIGTERM");
     await new Promise((r) => worker.once("close", r));

@@ -102,9 +102,15 @@ it("photographs the dashboard", async () => {
   });
   try {
     await fs.mkdir(OUT, { recursive: true });
-    // The item of the pictures: the newest work whose tile is a picture.
-    const grid = await (await fetch(`${base}/archive`)).text();
-    const item = /<a class="thumb" href="(\/item\/[^"]+)"[^>]*data-full="\/thumb\/m\/[^"]+\.webp/.exec(grid)?.[1] ?? "/archive";
+    // The first link of a page that matches `re`: the pages to photograph are found as a person would find them.
+    const firstLink = async (route: string, re: RegExp) => {
+      const found = re.exec(await (await fetch(`${base}${route}`)).text())?.[1];
+      expect(found, `a link on ${route}`).toBeDefined();
+      return (found ?? "/").replaceAll("&amp;", "&");
+    };
+    const item = await firstLink("/archive", /<a class="thumb" href="(\/item\/[^"?]+)/);
+    const thread = await firstLink("/notes", /href="(\/notes\/[^"?]+)"/);
+    const journal = await firstLink("/archive?type=journal", /<a class="thumb" href="\/item\/([^"?]+)/);
     const shoot = async (
       name: string,
       route: string,
@@ -135,6 +141,14 @@ it("photographs the dashboard", async () => {
     await shoot("lightbox", "/archive", { lightbox: true });
     await shoot("item", item, { full: true });
     await shoot("feeds-page", "/feeds", { full: true });
+    await shoot("notes-thread", thread, { full: true });
+    await shoot("messages", "/messages", {});
+    await shoot("watch-feed", "/watch", {});
+    await shoot("artist", "/artists/SimArtist", {});
+    await shoot("reading-view", `/read/${journal}`, {});
+    await shoot("reading-view-dark", `/read/${journal}`, { dark: true });
+    await shoot("metrics", "/metrics", {});
+    await shoot("messages-360", "/messages", { width: 360, height: 740, mobile: true });
   } finally {
     await browser.close();
   }
