@@ -3,6 +3,8 @@
 // even a worker whose originals go to a bucket writes its partial files there.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { SOURCE_NAMES } from "../../src/config-defaults.ts";
+import { scheduleVariable } from "../../src/config/schedules.ts";
 
 const compose = readFileSync(new URL("../../docker-compose.yml", import.meta.url), "utf8");
 
@@ -34,5 +36,10 @@ describe("docker-compose.yml", () => {
     const dvault = [...services()].filter(([, block]) => /\n {4}image: dvault:local\n/.test(block));
     expect(dvault.map(([name]) => name)).toEqual(expect.arrayContaining(["worker", "worker-web", "worker-downloads"]));
     for (const [name, block] of dvault) expect(block, name).toMatch(/\n {6}DVAULT_ARCHIVE_DIR: \/archive\n/);
+  });
+
+  it("passes every source's schedule and their time zone from .env to the worker", () => {
+    const worker = services().get("worker") ?? "";
+    for (const name of ["DVAULT_SCHEDULE_TZ", ...SOURCE_NAMES.map(scheduleVariable)]) expect(worker, name).toContain(`\n      ${name}: \${${name}:-}\n`);
   });
 });
