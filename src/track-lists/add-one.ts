@@ -6,15 +6,17 @@ import type { DaClient } from "../api/client.ts";
 import { isApiError, isMissing, userStateOf } from "../api/errors.ts";
 import type { Deviation, Metadata } from "../api/types.ts";
 import type { PgPool } from "../db/connect.ts";
+import type { WantedDownload } from "../db/download.repository.ts";
 import { distinctUsers } from "../db/mirror-rows.ts";
 import { withTransaction } from "../db/with-transaction.ts";
 import { UserError } from "../errors.ts";
 import { scrubString } from "../redact.ts";
 import { syncRepos } from "../sync/repos.ts";
 import { OWN_GALLERY_PRIORITY } from "../sync/sources/gallery.ts";
-import { markWanted } from "../sync/sources/pending-work.ts";
+import { markWanted, wantedDownload } from "../sync/sources/pending-work.ts";
 import { deviationRefFromText, numericIdOfUrl } from "./deviation-ref.ts";
 import { quoted } from "./parse.ts";
+import { LookupFailedError } from "./user-on-service.ts";
 
 /** Asked for by a person, now: ahead of what the sources want. `reason` says where it was asked. */
 export const addedBy = (reason: string) => ({ priority: OWN_GALLERY_PRIORITY, reason });
@@ -37,7 +39,7 @@ export async function resolveDeviation(client: DaClient, input: string, signal?:
       throw new UserError(
         `${"artist" in ref ? ref.artist : "its artist"} is ${state === "not_found" ? "not a user" : state} on the service: nothing was added`,
       );
-    if (isApiError(err)) throw new UserError(`could not look up ${quoted(input)} (${scrubString(err.message)}): nothing was added; try again`);
+    if (isApiError(err)) throw new LookupFailedError(`could not look up ${quoted(input)} (${scrubString(err.message)}): nothing was added; try again`);
     throw err;
   }
   throw new UserError(
@@ -45,7 +47,7 @@ export async function resolveDeviation(client: DaClient, input: string, signal?:
   );
 }
 
-/** The deviation, its author and its metadata in the mirror, and its file wanted: one transaction. */
+/** The deviation, its author and its metadata in the mirror, and its file wanted: one transaction. Returns the files it wants (none: nothing to fetch). */
 export async function storeAddedDeviation(args: {
   pool: PgPool;
   client: DaClient;
@@ -53,7 +55,7 @@ export async function storeAddedDeviation(args: {
   added: { priority: number; reason: string };
   at: Date;
   signal?: AbortSignal | undefined;
-}): Promise<void> {
+}): Promise<WantedDownload[]> {
   const d = args.deviation;
   const metadata: Metadata[] = [];
   if (d.is_deleted !== true)
@@ -65,4 +67,5 @@ export async function storeAddedDeviation(args: {
     if (metadata.length) await repos.deviations.upsertMetadata(metadata, args.at);
     await markWanted(repos, [d], args.added, args.at);
   });
+  return wantedDownload(d, args.added);
 }
