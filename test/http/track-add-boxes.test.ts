@@ -118,6 +118,20 @@ describe("Track an artist", () => {
     expect(await tracked()).toEqual(before);
   });
 
+  it("says the service could not be asked (502) when its profile lookup fails, adding nobody", async () => {
+    const before = await tracked();
+    const [, , three] = artists();
+    h.sim.faults.add({ route: "/user/profile/{username}", kind: "gone", times: 5 });
+    try {
+      const { res, text } = await submit("/artists", "/track", { users: three!.username });
+      expect(res.status).toBe(502);
+      expect(refusalLine(text)).toMatch(new RegExp(`^could not check that ${three!.username} exists \\(.+\\): nothing was added; try again$`));
+    } finally {
+      h.sim.faults.clear();
+    }
+    expect(await tracked()).toEqual(before);
+  });
+
   it("refuses a POST without its CSRF token (403), adding nobody", async () => {
     const before = await tracked();
     const [, , three] = artists();
