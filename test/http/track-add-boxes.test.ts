@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 import { downloadJobId } from "../../src/downloads/download-job.ts";
+import { addBox, trackBox } from "../../src/http/pages/track.ts";
 import { type RunningDashboard, startDashboard } from "../../src/http/server.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { enqueueSyncNow, enqueueTrackedSync } from "../../src/sync/sync-now.ts";
@@ -170,5 +171,17 @@ describe("Archive one work", () => {
       `"https://www.deviantart.com/someone/gallery" names no deviation (not a deviation's URL (…/<artist>/art/<title>-<number>) nor its id)`,
     );
     expect((await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM deviations")).rows[0]!.n).toBe(before);
+  });
+});
+
+describe("the boxes' account", () => {
+  it("is a list to choose from when several accounts are connected, none with one, a link to Connect with none", () => {
+    for (const box of [trackBox, addBox]) {
+      expect(String(box({ csrf: "t", accounts: ["alice", "bob"] }))).toMatch(
+        /<select id="[a-z-]+" name="account"><option value="alice">alice<\/option><option value="bob">bob<\/option><\/select>/,
+      );
+      expect(String(box({ csrf: "t", accounts: ["alice"] }))).not.toContain("<select");
+    }
+    expect(String(trackBox({ csrf: "t", accounts: [] }))).toContain('<a href="/connect">Connect an account</a> first');
   });
 });
