@@ -80,8 +80,18 @@ export function trackRoutes(app: express.Express, ctx: DashboardContext): void {
       const input = (one(body.url) ?? "").trim();
       if (!input) throw new UserError("No URL given: paste a deviation's URL (…/artist/art/title-123) or its id.");
       const { row, client, actions } = await clientFor(body);
-      const d = await resolveDeviation(client, input);
-      const wanted = await storeAddedDeviation({ pool: deps.pool, client, deviation: d, added: addedBy("added from the dashboard"), at: new Date(ctx.now()) });
+      // A URL is resolved by walking the artist's gallery: a browser that hangs up stops the walk.
+      const hangUp = new AbortController();
+      res.on("close", () => hangUp.abort());
+      const d = await resolveDeviation(client, input, hangUp.signal);
+      const wanted = await storeAddedDeviation({
+        pool: deps.pool,
+        client,
+        deviation: d,
+        added: addedBy("added from the dashboard"),
+        at: new Date(ctx.now()),
+        signal: hangUp.signal,
+      });
       const [file] = wanted;
       const before = file && (await new DownloadRepository(deps.pool).findDownloadTarget(d.deviationid, file.kind));
       const stored = before?.status === "done" || before?.status === "degraded";
