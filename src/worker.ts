@@ -26,7 +26,7 @@ import { retryDownloadNow } from "./downloads/retry-now.ts";
 import { holdLease, thisHolder } from "./queue/holder.ts";
 import { type ReconcileSummary, reconcileSchedules } from "./sync/schedules.ts";
 import { SOURCES } from "./sync/sources/index.ts";
-import { enqueueSyncNow } from "./sync/sync-now.ts";
+import { enqueueSyncNow, enqueueTrackedSync } from "./sync/sync-now.ts";
 import type { SourceName } from "./sync/source.ts";
 import { queuesOfRoles, type WorkerRole } from "./queue/worker-roles.ts";
 
@@ -247,6 +247,9 @@ export async function startWorker({
       const actions = {
         syncNow: (accountId?: number) => enqueueSyncNow({ services, producer, sources, accountId }),
         downloadNow: async () => ((await producer.enqueue("downloads.enqueue", { scope: "all" })) ? 1 : 0),
+        syncTracked: (accountId: number, usernames: readonly string[]) => enqueueTrackedSync({ producer, accountId, usernames }),
+        downloadWorks: async (accountId: number, deviationids: readonly string[]) =>
+          (await enqueueDueDownloads(services, producer, { only: { accountId, deviationids } })).checked,
       };
       dashboard = await startDashboard(
         { ...services, retryDownload, actions },

@@ -63,11 +63,12 @@ const RULES: Record<string, readonly string[]> = {
   status: [...BASE, "api", "db", "queue", "services"],
   search: [...BASE, "db"],
   backup: [...BASE, "db", "storage"],
-  "track-lists": [...BASE, "api", "db"],
+  // A work added by its URL is stored as a sync stores it (src/track-lists/add-one.ts).
+  "track-lists": [...BASE, "api", "db", "sync"],
   metrics: [...BASE, "api", "db", "queue", "status", "services"],
   // Entrances: the job handlers, the dashboard, the worker process, the CLI and the demo.
   jobs: [...BASE, "api", "db", "queue", "storage", "services", "sync", "downloads", "digest", "import", "status"],
-  http: [...BASE, "api", "db", "queue", "storage", "services", "status", "search", "digest", "metrics"],
+  http: [...BASE, "api", "db", "queue", "storage", "services", "status", "search", "digest", "metrics", "track-lists"],
   worker: [...BASE, "api", "db", "queue", "storage", "services", "sync", "downloads", "digest", "jobs", "http", "metrics", "status"],
   demo: [...BASE, "api", "db", "queue", "storage", "services", "sync", "downloads", "digest", "jobs", "simulator", "worker", "status"],
   cli: [

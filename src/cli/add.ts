@@ -3,69 +3,21 @@
 // them, and its file fetched through the same download run as `dvault download --once`, limited to this work (the
 // allowance is spent only once that run's preconditions hold: a usable grant, storage that takes files).
 import type { Command } from "commander";
-import type { DaClient } from "../api/client.ts";
-import { isApiError, isMissing, userStateOf } from "../api/errors.ts";
-import type { Deviation, Metadata } from "../api/types.ts";
+import type { Deviation } from "../api/types.ts";
 import { DownloadRepository } from "../db/download.repository.ts";
-import { distinctUsers } from "../db/mirror-rows.ts";
-import { withTransaction } from "../db/with-transaction.ts";
 import { missingGrants, runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts";
 import { ARCHIVE_EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_PAUSED, UserError } from "../errors.ts";
-import { scrubString } from "../redact.ts";
 import type { Services } from "../services.ts";
-import { syncRepos } from "../sync/repos.ts";
-import { OWN_GALLERY_PRIORITY } from "../sync/sources/gallery.ts";
-import { markWanted, wantedDownload } from "../sync/sources/pending-work.ts";
+import { wantedDownload } from "../sync/sources/pending-work.ts";
 import { formatBytes } from "../text/bytes.ts";
-import { deviationRefFromText, numericIdOfUrl } from "../track-lists/deviation-ref.ts";
-import { quoted } from "../track-lists/parse.ts";
+import { addedBy, resolveDeviation, storeAddedDeviation } from "../track-lists/add-one.ts";
 import { printOut } from "./output/print.ts";
 import { stopOnSignal } from "./stop-signal.ts";
 import { withServices } from "./with-services.ts";
 import { pickUserAccount } from "./pick-account.ts";
 
 /** Asked for by a person, now: ahead of what the sources want (it is the only row this run claims anyway). */
-const ADDED = { priority: OWN_GALLERY_PRIORITY, reason: "added with dvault add" };
-
-/** The deviation the input names, as the service gives it now. */
-async function resolve(client: DaClient, input: string, signal: AbortSignal): Promise<Deviation> {
-  const ref = deviationRefFromText(input);
-  if ("unresolved" in ref) throw new UserError(`"${quoted(input)}" names no deviation (${ref.unresolved})`);
-  try {
-    if ("deviationid" in ref) return await client.deviation(ref.deviationid, { signal });
-    // The API looks deviations up by id only; the page URL's number is in each deviation object's `url`.
-    for await (const page of client.galleryAll({ username: ref.artist, signal })) {
-      const found = page.items.find((d) => numericIdOfUrl(d.url) === ref.numericId);
-      if (found) return found;
-    }
-  } catch (err) {
-    if (isMissing(err)) throw new UserError(`the service has no deviation ${"deviationid" in ref ? ref.deviationid : quoted(input)}: nothing was added`);
-    const state = userStateOf(err);
-    if (state)
-      throw new UserError(
-        `${"artist" in ref ? ref.artist : "its artist"} is ${state === "not_found" ? "not a user" : state} on the service: nothing was added`,
-      );
-    if (isApiError(err)) throw new UserError(`could not look up ${quoted(input)} (${scrubString(err.message)}): nothing was added; try again`);
-    throw err;
-  }
-  throw new UserError(
-    `${ref.artist}'s gallery lists no work numbered ${ref.numericId} (deleted, in a private folder, or not visible to this account): nothing was added`,
-  );
-}
-
-/** The deviation, its author and its metadata in the mirror, and its file wanted: one transaction. */
-async function store(services: Services, client: DaClient, d: Deviation, signal: AbortSignal): Promise<void> {
-  const metadata: Metadata[] = [];
-  if (d.is_deleted !== true) for await (const batch of client.deviationMetadata([d.deviationid], { signal })) metadata.push(...batch.metadata);
-  const now = new Date(services.now());
-  await withTransaction(services.pool, async (tx) => {
-    const repos = syncRepos(tx);
-    await repos.users.upsertUsers(distinctUsers([d.author]), now);
-    await repos.deviations.upsertDeviations([d], now);
-    if (metadata.length) await repos.deviations.upsertMetadata(metadata, now);
-    await markWanted(repos, [d], ADDED, now);
-  });
-}
+const ADDED = addedBy("added with dvault add");
 
 /** The one line `dvault add` ends with, and the exit code `download --once` would give the same run. */
 async function report(services: Services, d: Deviation, s: DownloadSummary): Promise<void> {
@@ -106,8 +58,8 @@ export function registerAddCommand(program: Command): void {
         await withServices(async (services) => {
           const row = await pickUserAccount(services, opts.account);
           const { client } = await services.apiFor(row.id);
-          const d = await resolve(client, input, stop.signal);
-          await store(services, client, d, stop.signal);
+          const d = await resolveDeviation(client, input, stop.signal);
+          await storeAddedDeviation({ pool: services.pool, client, deviation: d, added: ADDED, at: new Date(services.now()), signal: stop.signal });
           const summary = await runDownloadsOnce({ services, account: row.name, deviationids: [d.deviationid], log: services.log, signal: stop.signal });
           await report(services, d, summary);
         });

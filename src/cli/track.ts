@@ -5,9 +5,7 @@ import { EXIT_INTERRUPTED, UserError } from "../errors.ts";
 import { exportFormat, exportTrackList, openTrackList, writeTrackListFile } from "../track-lists/files.ts";
 import { importTrackList } from "../track-lists/import-list.ts";
 import { formatImportReport } from "../track-lists/report-text.ts";
-import { quoted } from "../track-lists/parse.ts";
-import { userFromText } from "../track-lists/username.ts";
-import { userOnService } from "../track-lists/user-on-service.ts";
+import { trackUsers, usernamesOf } from "../track-lists/track-users.ts";
 import { colorsFor } from "./output/mode.ts";
 import { printDocument, printJson, printOut } from "./output/print.ts";
 import { formatTable } from "./output/table.ts";
@@ -25,20 +23,11 @@ export function registerTrackCommand(program: Command): void {
     .option("--account <name>", "the account whose token is used (it sees mature items; a client token would not)")
     .action(async (inputs: string[], opts: { account?: string }) =>
       withServices(async (services) => {
-        const names = inputs.map((input) => {
-          const named = userFromText(input);
-          if (!("username" in named)) throw new UserError(`"${quoted(input)}" names no user (${named.unresolved}): give a username, ~name or a profile URL`);
-          return named.username;
-        });
+        const usernames = usernamesOf(inputs);
         const row = await pickUserAccount(services, opts.account);
         const { client } = await services.apiFor(row.id);
-        const users = [];
-        for (const name of names) users.push(await userOnService(client, name));
-        const repo = new TrackedUserRepository(services.pool);
-        for (const user of users) {
-          await repo.addTrackedUser({ accountId: row.id, username: user.username, userid: user.userid, tokenKind: "user", at: new Date(services.now()) });
-          printOut(`tracking ${user.username} with the token of ${row.name}`);
-        }
+        const users = await trackUsers({ client, pool: services.pool, accountId: row.id, usernames, at: new Date(services.now()) });
+        for (const user of users) printOut(`tracking ${user.username} with the token of ${row.name}`);
       }),
     );
   track

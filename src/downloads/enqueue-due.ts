@@ -15,7 +15,12 @@ export type EnqueueSummary = { claimed: number; added: number; promoted: number;
 const BATCH = 5000;
 const REBUILD_EVERY_S = 3600;
 
-export async function enqueueDueDownloads(services: Services, producer: DownloadsProducer, opts: { rebuild?: boolean } = {}): Promise<EnqueueSummary> {
+export async function enqueueDueDownloads(
+  services: Services,
+  producer: DownloadsProducer,
+  /** `only`: just these works' rows, claimed for this account (the dashboard's "Archive one work"); no rebuild. */
+  opts: { rebuild?: boolean; only?: { accountId: number; deviationids: readonly string[] } } = {},
+): Promise<EnqueueSummary> {
   const { repo } = downloadDepsFor(services);
   const classes = services.config.downloadPriority;
   const now = new Date(services.now());
@@ -43,16 +48,17 @@ export async function enqueueDueDownloads(services: Services, producer: Download
   };
 
   // An account that must log in again claims nothing: its rows stay wanted instead of failing job by job.
-  const accounts = (await services.accounts.list()).filter((a) => a.kind === "user" && !grantUnusable(a));
+  const accounts = (await services.accounts.list()).filter((a) => a.kind === "user" && !grantUnusable(a) && (!opts.only || a.id === opts.only.accountId));
   for (const account of accounts) {
     for (;;) {
-      const rows = await repo.claimDueDownloads({ accountId: account.id, now, classes, limit: BATCH });
+      const rows = await repo.claimDueDownloads({ accountId: account.id, now, classes, limit: BATCH, deviationids: opts.only?.deviationids });
       summary.claimed += rows.length;
       for (const row of rows) await ensure(row, true);
       if (rows.length < BATCH) break;
     }
   }
 
+  if (opts.only) return summary;
   const rebuildKey = `${services.config.redisPrefix}:downloads:queue-rebuilt`;
   const rebuild = opts.rebuild === true || (await services.redis.set(rebuildKey, now.toISOString(), "EX", REBUILD_EVERY_S, "NX")) === "OK";
   if (rebuild) {

@@ -9,8 +9,9 @@ import type { Config } from "../config.ts";
 import type { AccountRepository } from "../db/account.repository.ts";
 import type { ArchiveBrowserRepository } from "../db/archive-browser.repository.ts";
 import type { DashboardRepository } from "../db/dashboard.repository.ts";
-import type { Queryable } from "../db/with-transaction.ts";
+import type { PgPool } from "../db/connect.ts";
 import type { Logger } from "../log.ts";
+import type { Services } from "../services.ts";
 import type { DownloadRetry, QueueAdmin } from "../queue/queue-admin.ts";
 import type { AnswerCounts } from "./answer-counts.ts";
 import type { Csrf } from "./csrf.ts";
@@ -22,12 +23,14 @@ import { themeOf, withTheme } from "./theme.ts";
 export type DashboardDeps = {
   config: Config;
   log: Logger;
-  pool: Queryable;
+  pool: PgPool;
   redis: Redis;
   accounts: AccountRepository;
   pacer: Pacer;
   apiTotals: TransportStats;
   tokens?: (() => TokenManager) | undefined;
+  /** A user account's API access (the Track and Add boxes ask the service); the worker's Services give it. */
+  apiFor?: Services["apiFor"] | undefined;
   now?: () => number;
   /** Retries a failed download through the downloads table (src/downloads/retry-now.ts); the worker gives it. */
   retryDownload?: DownloadRetry | undefined;
@@ -41,6 +44,10 @@ export type DashboardActions = {
   syncNow(accountId?: number): Promise<number>;
   /** A downloads.enqueue job: the due downloads handed to the downloads queue. */
   downloadNow(): Promise<number>;
+  /** The tracked source's run of each of these users of the account (src/sync/sync-now.ts). */
+  syncTracked?(accountId: number, usernames: readonly string[]): Promise<number>;
+  /** The download.file jobs of these works' wanted files, claimed for the account (src/downloads/enqueue-due.ts). */
+  downloadWorks?(accountId: number, deviationids: readonly string[]): Promise<number>;
 };
 
 /** Built once per app and handed to each route module. */

@@ -37,8 +37,11 @@ export function createCsrf(log: Logger): Csrf {
     tokenFor(req, res) {
       const existing = readCookie(req, CSRF_COOKIE);
       if (existing !== undefined && valid(existing)) return existing;
+      // One new token per answer, however many of its forms ask (the overview's buttons and its boxes).
+      if (typeof res.locals.csrf === "string") return res.locals.csrf;
       const fresh = sign(randomBytes(18).toString("base64url"));
       setCookie(res, CSRF_COOKIE, fresh, { path: "/", httpOnly: true, sameSite: "strict" });
+      res.locals.csrf = fresh;
       return fresh;
     },
     guard: [form, requireCsrf],

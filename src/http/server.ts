@@ -49,6 +49,7 @@ import { healthRoutes } from "./routes/health.ts";
 import { jobsRoutes } from "./routes/jobs.ts";
 import { readingRoutes } from "./routes/reading.ts";
 import { signedThumbRoutes, thumbsRoutes } from "./routes/thumbs.ts";
+import { trackRoutes } from "./routes/track.ts";
 import { themeRoutes } from "./theme.ts";
 
 export { isLoopbackHost };
@@ -119,6 +120,7 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
   readingRoutes(app, ctx);
   actionsRoutes(app, ctx);
   connectRoutes(app, ctx);
+  trackRoutes(app, ctx);
   jobsRoutes(app, ctx);
   thumbsRoutes(app, ctx);
   feedPageRoutes(app, ctx);

@@ -33,3 +33,18 @@ export async function enqueueSyncNow({
   }
   return queued;
 }
+
+/** The tracked source's runs of these users (the dashboard's "Track an artist"): one sync.source job each, deduped as "Sync now"'s. */
+export async function enqueueTrackedSync({
+  producer,
+  accountId,
+  usernames,
+}: {
+  // biome-ignore lint/suspicious/noExplicitAny: src/ may not import the catalogue (jobs/) that types it
+  producer: Producer<any>;
+  accountId: number;
+  usernames: readonly string[];
+}): Promise<number> {
+  for (const key of usernames) await producer.enqueue("sync.source", { accountId, source: "tracked", key });
+  return usernames.length;
+}

@@ -6,14 +6,22 @@ import { formatTime } from "../../status/units.ts";
 import { html, type SafeHtml } from "../../text/html.ts";
 import { NOT_ARCHIVABLE_WORDS } from "../../text/not-archivable.ts";
 import { layout, type PageFeed, pill, plural, queryString, title } from "./layout.ts";
+import { doneNotice, trackBox, type UrlBoxes } from "./track.ts";
 import { artistHref, listPager, removedNotice, removedPill, serviceLink, statusBlock, type Works, workTiles } from "./reading.ts";
 
 function artistState(a: ArtistRow): SafeHtml {
   return html`${a.isDeactivated ? html` ${pill("deactivated", "bad")}` : ""}${removedPill(a)}`;
 }
 
-export function artistsPage(v: { artists: ArtistListRow[]; next: string | undefined; deep: boolean }): string {
+export function artistsPage(v: {
+  artists: ArtistListRow[];
+  next: string | undefined;
+  deep: boolean;
+  boxes?: UrlBoxes | undefined;
+  notice?: string | undefined;
+}): string {
   const body = html`<div class="reading"><h1>Artists</h1>
+${doneNotice(v.notice)}${v.boxes ? trackBox(v.boxes) : ""}
 <p class="small muted">Whoever made a work in the archive, or whom an account watches; by name.</p>
 ${v.artists.length === 0 ? html`<p class="card muted">No artist yet: the first sync of a gallery, collections or the watch feed brings them.</p>` : ""}
 <ol class="rlist artists" data-jk-list aria-label="Artists">${v.artists.map(
@@ -35,6 +43,8 @@ export type ArtistView = {
   statuses: StatusRow[];
   comments: SafeHtml;
   feeds: readonly PageFeed[];
+  /** The notice of the box that led here (`?done=`). */
+  notice?: string | undefined;
 };
 
 function folderList(folders: ArtistFolderRow[], kind: "gallery" | "collection"): SafeHtml {
@@ -67,7 +77,7 @@ export function artistPage(v: ArtistView): string {
   const body = html`<div class="reading">
 <p class="crumbs"><a href="/artists">Artists</a> ›</p>
 <h1>${a.username}${artistState(a)}</h1>
-${removedNotice(a, "This account")}
+${doneNotice(v.notice)}${removedNotice(a, "This account")}
 <div class="card profile"><dl class="meta">
 ${a.realName ? html`<dt>name</dt><dd>${a.realName}</dd>` : ""}${a.tagline ? html`<dt>tagline</dt><dd>${a.tagline}</dd>` : ""}${a.country ? html`<dt>country</dt><dd>${a.country}</dd>` : ""}
 ${a.joinedAt ? html`<dt>joined</dt><dd>${formatTime(a.joinedAt.toISOString())}</dd>` : ""}${a.watchers !== null ? html`<dt>watchers</dt><dd>${a.watchers}</dd>` : ""}${

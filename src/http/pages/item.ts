@@ -6,6 +6,7 @@ import { formatTime } from "../../status/units.ts";
 import { formatBytes } from "../../text/bytes.ts";
 import { html, type SafeHtml } from "../../text/html.ts";
 import { htmlToText } from "../../text/html-to-text.ts";
+import { doneNotice } from "./track.ts";
 import { fileKind, thumbUrl } from "./files.ts";
 import { layout, pill, title } from "./layout.ts";
 
@@ -49,12 +50,12 @@ function navHtml(nav: ItemNav): SafeHtml {
   return html`<nav class="item-nav" aria-label="Previous and next">${nav.prev ? html`<a href="${nav.prev.href}" rel="prev" data-key="ArrowLeft">‹ ${title(nav.prev.title)}</a>` : html`<span></span>`}${nav.back ? html`<a href="${nav.back}">back to the grid</a>` : ""}${nav.next ? html`<a href="${nav.next.href}" rel="next" data-key="ArrowRight">${title(nav.next.title)} ›</a>` : html`<span></span>`}</nav>`;
 }
 
-export function itemPage(item: ItemDetail, nav: ItemNav = {}, comments: SafeHtml = html``): string {
+export function itemPage(item: ItemDetail, nav: ItemNav = {}, comments: SafeHtml = html``, notice?: string): string {
   const original = item.files[0];
   const text = htmlToText(item.text ?? item.excerpt);
   const body = html`
 <h1>${title(item.title)}</h1>
-${navHtml(nav)}
+${doneNotice(notice)}${navHtml(nav)}
 <div class="item">
 <div>
   <div class="original">${original ? html`<a href="/files/${original.downloadId}" title="open the stored file"><img src="${thumbUrl(original, "m", item.type)}" alt="${title(item.title)}"></a>` : html`<img src="${thumbUrl(null, "m", item.type)}" alt="not archived" width="260">`}</div>

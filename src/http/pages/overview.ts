@@ -6,6 +6,7 @@ import { formatDuration, formatNext, formatRate, formatRelative, formatTime } fr
 import { formatBytes } from "../../text/bytes.ts";
 import { html, type SafeHtml } from "../../text/html.ts";
 import { layout, type PageFeed, pill } from "./layout.ts";
+import { addBox, trackBox, type UrlBoxes } from "./track.ts";
 
 const RESULT_TONE: Record<string, "ok" | "warn" | "bad" | ""> = { ok: "ok", degraded: "warn", incomplete: "warn", skipped: "warn", failed: "bad" };
 const STATE_TONE: Record<string, "ok" | "warn" | "bad"> = { ok: "ok", expiring: "warn", needs_reauth: "bad", revoked: "bad" };
@@ -15,7 +16,7 @@ const STATE_TONE: Record<string, "ok" | "warn" | "bad"> = { ok: "ok", expiring: 
 /** The state-changing buttons' CSRF token and the notice of the last one pressed; without them no buttons. */
 export type OverviewActions = { csrf: string; notice?: string | undefined };
 
-export function overviewPage(r: StatusReport, actions?: OverviewActions, feeds: readonly PageFeed[] = []): string {
+export function overviewPage(r: StatusReport, actions?: OverviewActions, feeds: readonly PageFeed[] = [], boxes?: UrlBoxes): string {
   const now = Date.parse(r.generatedAt);
   const d = r.downloads;
   const failedJobs = r.queues.reduce((n, q) => n + q.failed, 0);
@@ -24,6 +25,7 @@ export function overviewPage(r: StatusReport, actions?: OverviewActions, feeds: 
 <h1>Overview <span class="muted small">at ${formatTime(r.generatedAt)} · <a href="/">refresh</a></span></h1>
 ${actions?.notice ? html`<div class="notice" role="status">${actions.notice}</div>` : ""}
 ${actions ? actionsCard(actions.csrf, r) : ""}
+${boxes ? html`<div class="grid2">${trackBox(boxes)}${addBox(boxes)}</div>` : ""}
 ${r.problems.length ? html`<div class="notice bad">Could not read: ${r.problems.join(" · ")}</div>` : ""}
 ${r.unreadable.count ? unreadableNotice(r.unreadable, now) : ""}
 <div class="card"><div class="stats">

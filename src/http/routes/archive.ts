@@ -10,6 +10,7 @@ import { openBlobStore } from "../../storage/store.ts";
 import { collectStatus } from "../../status/collect.ts";
 import { APP_CSS, APP_JS, LOGO_SVG } from "../assets.ts";
 import { type DashboardContext, FILE_CSP, one, publicBase, sendPage } from "../context.ts";
+import { urlBoxesFor } from "./track.ts";
 import { decodeCursor, encodeCursor } from "../browse-cursor.ts";
 import { sendBlob } from "../send-blob.ts";
 import { singleFlight } from "../single-flight.ts";
@@ -117,7 +118,7 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
       { title: "dvault: new in the archive", feed: { kind: "arrivals" } },
       { title: "dvault: notifications", feed: { kind: "notifications" } },
     ]);
-    sendPage(res, 200, overviewPage(report, actions, feeds));
+    sendPage(res, 200, overviewPage(report, actions, feeds, await urlBoxesFor(ctx, req, res)));
   });
 
   // What every request for the archive asks alike (the folders, the months and total of a filter): a burst
@@ -223,7 +224,12 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
     return sendPage(
       res,
       200,
-      itemPage(item, { prev: link(newer.items[0]), next: link(older.items[0]), back: `/archive${q}` }, await commentsOf(ctx, "deviation", [item.deviationid])),
+      itemPage(
+        item,
+        { prev: link(newer.items[0]), next: link(older.items[0]), back: `/archive${q}` },
+        await commentsOf(ctx, "deviation", [item.deviationid]),
+        one(req.query.done),
+      ),
     );
   });
 

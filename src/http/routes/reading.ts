@@ -6,6 +6,7 @@ import type { Response } from "express";
 import { type CommentPlace, type ListCursor, ReadingRepository } from "../../db/reading.repository.ts";
 import type { SafeHtml } from "../../text/html.ts";
 import { type DashboardContext, one, publicBase, sendPage } from "../context.ts";
+import { urlBoxesFor } from "./track.ts";
 import { messagePage } from "../pages.ts";
 import { artistPage, artistsPage } from "../pages/artists.ts";
 import {
@@ -155,7 +156,8 @@ export function readingRoutes(app: express.Express, ctx: DashboardContext): void
     if (!at) return;
     const rows = await repo.artists(at.cursor, ARTISTS_PAGE_SIZE + 1);
     const { rows: artists, next } = pageOf(rows, ARTISTS_PAGE_SIZE, (a) => a.userid);
-    sendPage(res, 200, artistsPage({ artists, next, deep: Boolean(at.cursor) }));
+    const boxes = await urlBoxesFor(ctx, req, res);
+    sendPage(res, 200, artistsPage({ artists, next, deep: Boolean(at.cursor), boxes, notice: one(req.query.done) }));
   });
 
   app.get("/artists/:username", async (req, res) => {
@@ -187,6 +189,7 @@ export function readingRoutes(app: express.Express, ctx: DashboardContext): void
         statuses,
         comments,
         feeds,
+        notice: one(req.query.done),
       }),
     );
   });
