@@ -127,6 +127,13 @@ describe("reading pages over HTTP", () => {
     const bad = await get("/messages?after=not-a-cursor");
     expect(bad.status).toBe(400);
     expect(bad.body).toContain("start again from /messages");
+    // Shaped like dvault's cursor, with a time PostgreSQL would refuse: the same 400, not a 500.
+    const forged = Buffer.from(JSON.stringify(["2024-13-45T25:61:61.000Z", "x"])).toString("base64url");
+    for (const p of ["/notes", "/messages", "/watch", `/artists/${encodeURIComponent(f.owner.username)}`]) {
+      const res = await get(`${p}?after=${forged}`);
+      expect(res.status, p).toBe(400);
+      expect(res.body, p).toContain(`start again from ${p}`);
+    }
     for (const p of ["/notes/nope", "/messages/nope", "/messages/stack/nope", "/statuses/nope", "/read/nope", "/artists/nobody-here", "/comments/nope"]) {
       const res = await get(p);
       expect(res.status, p).toBe(404);
