@@ -5,7 +5,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { effectiveSettings } from "../../src/config/catalogue.ts";
 import { layerSettings } from "../../src/config/settings-file.ts";
+import { maskUrl } from "../../src/redact.ts";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-layers-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -54,6 +56,15 @@ describe(layerSettings.name, () => {
         `has a line that is not NAME=value: ${line}: write it as NAME=value`,
       );
     }
+  });
+
+  it("masks the password of a URL typed with a space before it or one slash, as dvault config shows it", () => {
+    const file = fileWith(
+      "typed.env",
+      'DATABASE_URL=" postgres://u:hunter2@h/db"\nREDIS_URL="redis://:r3dispass@h:6379 "\nDVAULT_S3_ENDPOINT=https:/KEY:s3cret@h\n',
+    );
+    const shown = JSON.stringify(effectiveSettings(layerSettings({ environment: {}, cwd: dir, configFlag: file }), maskUrl));
+    for (const secret of ["hunter2", "r3dispass", "s3cret"]) expect(shown).not.toContain(secret);
   });
 
   it("refuses a DVAULT_ name dvault does not read, naming it", () => {
