@@ -205,8 +205,9 @@ FROM comments c WHERE c.commentid = $1`;
 const STATUS_COLUMNS = `s.statusid, u.username AS author, s.body, s.posted_at AS "postedAt", s.url, s.comments_count AS "commentsCount",
   s.shared_deviationids AS "sharedDeviationids", s.is_deleted AS "isDeleted", ${REMOVAL("s")}`;
 const STATUS = `SELECT ${STATUS_COLUMNS} FROM statuses s LEFT JOIN users u ON u.userid = s.author_userid WHERE s.statusid = $1`;
-// A status the watch feed carried but the statuses table lacks: the one the feed item holds, as the service gave it.
-const STATUS_IN_FEED = `
+// A status the watch feed carried but the statuses table lacks: the one the feed item holds, as the service gave it
+// (by feed_items_statusid_idx; exported for the HTTP test's EXPLAIN).
+export const STATUS_IN_FEED = `
 SELECT fi.statusid, coalesce(u.username, fi.raw -> 'status' -> 'author' ->> 'username') AS author, fi.raw -> 'status' ->> 'body' AS body,
   fi.ts AS "postedAt", fi.raw -> 'status' ->> 'url' AS url,
   CASE WHEN fi.raw -> 'status' ->> 'comments_count' ~ '^[0-9]{1,9}$' THEN (fi.raw -> 'status' ->> 'comments_count')::int END AS "commentsCount",

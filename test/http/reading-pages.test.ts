@@ -6,7 +6,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LIST_STATEMENTS } from "../../src/db/reading.repository.ts";
+import { LIST_STATEMENTS, STATUS_IN_FEED } from "../../src/db/reading.repository.ts";
 import { MESSAGES_PAGE_SIZE } from "../../src/http/pages/reading.ts";
 import { createReadingFixture, type ReadingFixture } from "../helpers/reading-fixture.ts";
 
@@ -100,6 +100,13 @@ describe("reading pages over HTTP", () => {
       expect(plan, name).toMatch(/Index Scan using (messages|notes|feed_items)_reading_idx/);
       expect(plan, name).not.toMatch(/Sort/);
     }
+    // A status the feed carried but the statuses table lacks, looked up once per such status on a /watch page.
+    const client = await f.h.pool.connect();
+    await client.query("SET enable_seqscan = off");
+    const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${STATUS_IN_FEED}`, ["some-status"]);
+    await client.query("RESET ALL");
+    client.release();
+    expect(rows.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/Index Scan using feed_items_statusid_idx|Bitmap Index Scan on feed_items_statusid_idx/);
   });
 
   it("walks the artists by name through the cursor, names differing only in case included", async () => {
