@@ -115,7 +115,7 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
 
   app.get("/", async (req, res) => {
     const report = await collectStatus({ ...deps, queues, now });
-    const actions = deps.actions ? { csrf: ctx.csrf.tokenFor(req, res), notice: one(req.query.done) } : undefined;
+    const actions = deps.actions ? { csrf: ctx.csrf.tokenFor(req, res), notice: ctx.csrf.noticeOf(req) } : undefined;
     const feeds = await ctx.feeds.links(publicBase(ctx, req), [
       { title: "dvault: new in the archive", feed: { kind: "arrivals" } },
       { title: "dvault: notifications", feed: { kind: "notifications" } },
