@@ -162,9 +162,10 @@ WHERE ($1::text IS NULL OR n.folderid = $1::text)
 ORDER BY ${key("n.ts")} DESC, n.noteid DESC LIMIT $5`;
 
 // A thread: the notes of the same account whose subject is the same once "Re:" and "Fwd:" are taken off, written by
-// the first note's sender or to them, oldest first.
+// the first note's sender or to them, oldest first. SUBJECT is notes_thread_idx's expression (migration
+// 20261128192408_notes_thread_index): kept the same, the thread is read from that index instead of every note.
 const SUBJECT = (t: string) => `regexp_replace(lower(coalesce(${t}.subject, '')), '^\\s*((re|fwd?)\\s*:\\s*)+', '')`;
-const NOTE_THREAD = `
+export const NOTE_THREAD = `
 WITH first AS (SELECT * FROM notes WHERE noteid = $1 ORDER BY account_id LIMIT 1)
 SELECT ${NOTE_COLUMNS}
 FROM first f JOIN notes n ON n.account_id = f.account_id
