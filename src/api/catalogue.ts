@@ -98,6 +98,9 @@ export function expandPath(template: string, params: Readonly<Record<string, unk
     if (typeof value !== "string" && typeof value !== "number" && typeof value !== "bigint") {
       throw new Error(`path ${template}: {${name}} must be a string or a number, got ${typeof value}`);
     }
+    // encodeURIComponent leaves "." and ".." as they are, and a URL resolves them as the directory: /deviation/..
+    // would call /api/v1/oauth2/ itself (an id from the service, or `dvault api --param`, naming another endpoint).
+    if (value === "." || value === "..") throw new Error(`path ${template}: {${name}} cannot be "${value}"`);
     return encodeURIComponent(String(value));
   });
 }

@@ -130,6 +130,8 @@ export function registerApiCommand(program: Command): void {
       if (opts.paginate && op.paging === "none") throw new UserError(`${op.id} is not a listing: leave out --paginate`);
       const unfilled = pathParams(op.path).filter((name) => !params[name]);
       if (unfilled.length) throw new UserError(`${op.id} (${op.path}) needs ${unfilled.map((name) => `--param ${name}=…`).join(" and ")}`);
+      const dotted = pathParams(op.path).find((name) => params[name] === "." || params[name] === "..");
+      if (dotted) throw new UserError(`${op.id} (${op.path}): --param ${dotted}=${String(params[dotted])} names no ${dotted}; give its value`);
       await withServices(async (services) => {
         const row = await accountFor(services, op, opts.account);
         checkGrant(op, row);

@@ -385,7 +385,8 @@ export function effectiveSettings(layers: SettingsLayers, maskUrl: (url: string)
       return { name: s.name, value: "***", from: `${originText(layers.origins.get(`${s.name}_FILE`))} (${s.name}_FILE)`, secret: true };
     const set = given !== undefined && given.trim() !== "";
     const value = set ? given : s.default;
-    const masked = value === undefined ? undefined : s.secret ? (set ? "***" : value) : /^[a-z+]+:\/\//i.test(value) ? maskUrl(value) : value;
+    // A URL's password is masked in a mistyped one too (" postgres://…", "https:/…"): `dvault config` is run to find out why.
+    const masked = value === undefined ? undefined : s.secret ? (set ? "***" : value) : /^\s*[a-z][a-z0-9+.-]*:\//i.test(value) ? maskUrl(value) : value;
     return { name: s.name, value: masked, from: set ? originText(layers.origins.get(s.name)) : "default", secret: s.secret };
   });
 }

@@ -21,6 +21,8 @@ export type Schedules = Readonly<Record<ScheduledSource, SourceSchedule>>;
 
 /** The shortest interval accepted: a source synced more often only spends the API's patience. */
 const MIN_EVERY_MS = 60_000;
+/** The longest: past it a next run is no date (99999999999d made each run's bookkeeping throw); rarer is a cron's. */
+const MAX_EVERY_MS = 366 * 86_400_000;
 
 export type ScheduleVariable = `DVAULT_SCHEDULE_${Uppercase<ScheduledSource>}`;
 
@@ -36,6 +38,7 @@ function readOne(raw: string, tz: string): Schedule | string {
     const every = parseDuration(text);
     if (every === undefined) return `"${text}" is no interval (such as 10min, 6h or 1d)`;
     if (every < MIN_EVERY_MS) return `"${text}" is shorter than 1min`;
+    if (every > MAX_EVERY_MS) return `"${text}" is longer than 366d (a cron expression such as "0 3 1 1 *" runs once a year)`;
     return { every };
   }
   if (text.split(/\s+/).length !== 5) return `"${text}" is neither an interval (such as 6h) nor a 5-field cron expression (such as 0 * * * *)`;

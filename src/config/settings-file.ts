@@ -58,13 +58,27 @@ function unknownNames(values: Env, file: string): void {
   );
 }
 
+/**
+ * parseEnv takes a line without `=` (a stray word, a YAML-style `NAME: value`) as the start of the next line's name,
+ * so the setting under it would be dropped without a word: every name must be one, or the file is refused.
+ */
+function malformedLines(values: Env, file: string): void {
+  const bad = Object.keys(values).find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
+  if (bad === undefined) return;
+  throw new UserError(
+    `the settings file ${file} has a line that is not NAME=value: ${JSON.stringify(bad.split("\n")[0])}: write it as NAME=value, or start it with # to keep it as a comment`,
+  );
+}
+
 function readFile(file: string): Env {
   let values: Env;
   try {
-    values = parseEnv(readFileSync(file, "utf8"));
+    // A byte-order mark (Windows editors write one) would become part of the first name, leaving it unread.
+    values = parseEnv(readFileSync(file, "utf8").replace(/^\uFEFF/, ""));
   } catch (err) {
     throw new UserError(`the settings file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): make it readable`);
   }
+  malformedLines(values, file);
   unknownNames(values, file);
   return values;
 }

@@ -162,9 +162,10 @@ WHERE ($1::text IS NULL OR n.folderid = $1::text)
 ORDER BY ${key("n.ts")} DESC, n.noteid DESC LIMIT $5`;
 
 // A thread: the notes of the same account whose subject is the same once "Re:" and "Fwd:" are taken off, written by
-// the first note's sender or to them, oldest first.
+// the first note's sender or to them, oldest first. SUBJECT is notes_thread_idx's expression (migration
+// 20261128192408_notes_thread_index): kept the same, the thread is read from that index instead of every note.
 const SUBJECT = (t: string) => `regexp_replace(lower(coalesce(${t}.subject, '')), '^\\s*((re|fwd?)\\s*:\\s*)+', '')`;
-const NOTE_THREAD = `
+export const NOTE_THREAD = `
 WITH first AS (SELECT * FROM notes WHERE noteid = $1 ORDER BY account_id LIMIT 1)
 SELECT ${NOTE_COLUMNS}
 FROM first f JOIN notes n ON n.account_id = f.account_id
@@ -205,8 +206,9 @@ FROM comments c WHERE c.commentid = $1`;
 const STATUS_COLUMNS = `s.statusid, u.username AS author, s.body, s.posted_at AS "postedAt", s.url, s.comments_count AS "commentsCount",
   s.shared_deviationids AS "sharedDeviationids", s.is_deleted AS "isDeleted", ${REMOVAL("s")}`;
 const STATUS = `SELECT ${STATUS_COLUMNS} FROM statuses s LEFT JOIN users u ON u.userid = s.author_userid WHERE s.statusid = $1`;
-// A status the watch feed carried but the statuses table lacks: the one the feed item holds, as the service gave it.
-const STATUS_IN_FEED = `
+// A status the watch feed carried but the statuses table lacks: the one the feed item holds, as the service gave it
+// (by feed_items_statusid_idx; exported for the HTTP test's EXPLAIN).
+export const STATUS_IN_FEED = `
 SELECT fi.statusid, coalesce(u.username, fi.raw -> 'status' -> 'author' ->> 'username') AS author, fi.raw -> 'status' ->> 'body' AS body,
   fi.ts AS "postedAt", fi.raw -> 'status' ->> 'url' AS url,
   CASE WHEN fi.raw -> 'status' ->> 'comments_count' ~ '^[0-9]{1,9}$' THEN (fi.raw -> 'status' ->> 'comments_count')::int END AS "commentsCount",

@@ -5,6 +5,7 @@
 // need no count of what comes before. Opaque to people (base64url of JSON); one that does not read back is
 // ignored (the first page is shown).
 import type { BrowseCursor } from "../db/archive-browser.repository.ts";
+import { isCursorTime } from "./reading-cursor.ts";
 
 /** A cursor and the position of its item in the listing (0 when unknown). */
 export type PlacedCursor = BrowseCursor & { pos: number };
@@ -20,7 +21,7 @@ export function decodeCursor(value: string | undefined): PlacedCursor | undefine
     if (!Array.isArray(parsed) || parsed.length < 2 || parsed.length > 3) return undefined;
     const [key, deviationid, pos = 0] = parsed as unknown[];
     if (typeof key !== "string" || typeof deviationid !== "string" || deviationid === "" || deviationid.length > 200) return undefined;
-    if (key !== "-infinity" && !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(key)) return undefined;
+    if (!isCursorTime(key)) return undefined;
     if (typeof pos !== "number" || !Number.isSafeInteger(pos) || pos < 0) return undefined;
     return { key, deviationid, pos };
   } catch {

@@ -1,5 +1,6 @@
 // dvault's own state changes are POSTs that carry a signed double-submit CSRF token: the page's cookie and a
-// form field, both signed with a key of this process (the failed-jobs buttons, "Sync now", "Download now").
+// form field, both signed with a key of this process (the failed-jobs buttons, "Sync now", "Download now"). The line
+// each answers with rides on its redirect signed with that key too, so a link cannot put words on a dvault page.
 import { createHmac, randomBytes } from "node:crypto";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import type { Logger } from "../log.ts";
@@ -12,11 +13,17 @@ export type Csrf = {
   tokenFor(req: Request, res: Response): string;
   /** Parses the form and refuses (403) a POST whose field and cookie are not the same valid token. */
   guard: RequestHandler[];
+  /** `done` and `sig`: the line a button's redirect carries to the page it lands on, signed with the same key. */
+  notice(text: string): { done: string; sig: string };
+  /** The page's signed `done` line; one a link from elsewhere wrote (`/?done=…` saying anything) is not shown. */
+  noticeOf(req: Request): string | undefined;
 };
 
 export function createCsrf(log: Logger): Csrf {
   const key = randomBytes(32);
   const sign = (nonce: string) => `${nonce}.${createHmac("sha256", key).update(nonce).digest("base64url")}`;
+  // Its own prefix, so a notice's signature is never a CSRF token's.
+  const signNotice = (text: string) => createHmac("sha256", key).update(`notice\0${text}`).digest("base64url");
   const valid = (value: string | undefined) => {
     if (!value) return false;
     const nonce = value.split(".")[0] ?? "";
@@ -45,5 +52,10 @@ export function createCsrf(log: Logger): Csrf {
       return fresh;
     },
     guard: [form, requireCsrf],
+    notice: (text) => ({ done: text, sig: signNotice(text) }),
+    noticeOf(req) {
+      const { done, sig } = req.query;
+      return typeof done === "string" && typeof sig === "string" && sameSecret(sig, signNotice(done)) ? done.trim() || undefined : undefined;
+    },
   };
 }

@@ -6,6 +6,17 @@ import type { ListCursor } from "../db/reading.repository.ts";
 
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
+/**
+ * A cursor's time as dvault writes it (toISOString of a real instant, year 1 or later), or "-infinity": a forged
+ * 2024-13-45T25:61:61 or 0000-01-01 would otherwise reach PostgreSQL, which refuses it (a 500).
+ */
+export function isCursorTime(key: string): boolean {
+  if (key === "-infinity") return true;
+  if (!TIME.test(key) || key.startsWith("0000")) return false;
+  const at = new Date(key);
+  return !Number.isNaN(at.getTime()) && at.toISOString() === key;
+}
+
 export function encodeListCursor(c: ListCursor): string {
   return Buffer.from(JSON.stringify([c.key, c.id])).toString("base64url");
 }
@@ -19,7 +30,7 @@ export function decodeListCursor(value: string | undefined, timeKey = true): Lis
     if (!Array.isArray(parsed) || parsed.length !== 2) return "bad";
     const [key, id] = parsed as unknown[];
     if (typeof key !== "string" || typeof id !== "string" || id === "" || id.length > 200 || key.length > 200) return "bad";
-    if (timeKey && key !== "-infinity" && !TIME.test(key)) return "bad";
+    if (timeKey && !isCursorTime(key)) return "bad";
     return { key, id };
   } catch {
     return "bad";

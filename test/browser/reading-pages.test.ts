@@ -2,7 +2,8 @@
 // test/helpers/reading-fixture.ts: a note thread, a message stack, a threaded comment list, a journal's reading view,
 // an artist and the watch feed, each at 1280 and 360 px in light and dark, showing the fixture's content with no
 // horizontal scroll and no CSP violation; a search hit of each kind opening its page; the service's hostile HTML
-// shown inert (nothing runs, nothing loads from elsewhere) and hostile text escaped; a work removed upstream saying so.
+// shown inert (nothing runs, nothing loads from elsewhere, a styled lure cannot cover the page) and hostile text escaped;
+// a work removed upstream saying so.
 import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -197,6 +198,31 @@ describe.skipIf(!hasChromium)("reading pages in a browser", () => {
     expect(await page.textContent("h1")).toBe(HOSTILE_SCRIPT_TITLE);
     expect(w.offsite.filter((u) => u.startsWith(BEACON))).toEqual([]);
     expect(w).toEqual({ csp: [], errors: [], dialogs: [], offsite: [] });
+    await page.close();
+  });
+
+  it("keeps the service's styled HTML inside its box: a fixed, full-screen link cannot cover the dashboard", async () => {
+    // Style attributes pass the sanitizer (journals are styled); position: fixed would lift a lure over the page.
+    const lure = `<a href="https://evil.example/login" style="position:fixed;top:0;left:0;width:100vw;height:100vh;z-index:2147483647;display:block;background:red">Session expired, sign in again</a>`;
+    await f.h.pool.query("UPDATE comments SET body = body || $1 WHERE commentid = $2", [lure, IDS.comments.onStatus]);
+    await f.h.pool.query("UPDATE deviation_texts SET html = html || $1 WHERE deviationid = $2", [lure, IDS.gone]);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    for (const [p, box] of [
+      [`/statuses/${IDS.status}`, ".body"],
+      [`/read/${IDS.gone}`, ".text-body"],
+    ] as const) {
+      await page.goto(`${f.dash.url}${p}`);
+      const at = await page.evaluate(() => {
+        const hit = (document as unknown as { elementFromPoint(x: number, y: number): { closest(s: string): unknown } | null }).elementFromPoint(5, 5);
+        return hit?.closest('a[href^="https://evil.example"]') ? "lure" : "page";
+      });
+      expect(at, p).toBe("page");
+      const [lureBox, boxBox] = await Promise.all([
+        page.locator(`${box} a[href^="https://evil.example"]`).boundingBox(),
+        page.locator(box).last().boundingBox(),
+      ]);
+      expect(lureBox!.y, p).toBeGreaterThanOrEqual(boxBox!.y);
+    }
     await page.close();
   });
 

@@ -139,8 +139,15 @@ describe("paging by cursors", () => {
   });
 
   it("shows the first page for a cursor that does not read", async () => {
-    for (const bad of ["garbage", Buffer.from('["x","y"]').toString("base64url"), Buffer.from('["2024-01-01T00:00:00.000Z","a",-3]').toString("base64url")]) {
+    // The last three are shaped like a time but are none PostgreSQL reads (no 500 for a forged link).
+    const forged = ["2024-13-45T25:61:61.000Z", "2024-02-30T00:00:00.000Z", "0000-01-01T00:00:00.000Z"].map((t) => JSON.stringify([t, "a", 1]));
+    for (const bad of [
+      "garbage",
+      Buffer.from('["x","y"]').toString("base64url"),
+      Buffer.from('["2024-01-01T00:00:00.000Z","a",-3]').toString("base64url"),
+    ].concat(forged.map((j) => Buffer.from(j).toString("base64url")))) {
       expect((await grid(`${ALL}&after=${bad}`)).ids, bad).toEqual(ids(works.slice(0, 48)));
+      expect((await grid(`${ALL}&before=${bad}`)).ids, bad).toEqual(ids(works.slice(0, 48)));
     }
   });
 });

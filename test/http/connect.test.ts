@@ -130,6 +130,13 @@ describe("Connect DeviantArt from the dashboard", () => {
     expect(waiting.length).toBeGreaterThan(0);
     expect(waiting.every((j) => (j.data as { accountId: number }).accountId === rows[0]!.id)).toBe(true);
 
+    const landed = await get(new URL(done.res.headers.get("location")!, f.dash.url).toString(), jar);
+    expect(landed.text).toContain(`role="status">Connected ${owner} as account`);
+    // A link from elsewhere cannot put its words there: only a line the dashboard signed is shown.
+    const lure = encodeURIComponent("Your grant expired: sign in again at https://evil.example");
+    for (const p of [`/?done=${lure}`, `/?done=${lure}&sig=x`, `/jobs?done=${lure}`])
+      expect((await get(`${f.dash.url}${p}`, jar)).text, p).not.toContain("evil.example");
+
     const overview = await get(`${f.dash.url}/`, jar);
     expect(overview.text).toContain(owner);
     expect(overview.text).toMatch(/running: sync 0 active, \d+ waiting/);

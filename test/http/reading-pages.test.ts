@@ -6,7 +6,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LIST_STATEMENTS } from "../../src/db/reading.repository.ts";
+import { LIST_STATEMENTS, NOTE_THREAD, STATUS_IN_FEED } from "../../src/db/reading.repository.ts";
 import { MESSAGES_PAGE_SIZE } from "../../src/http/pages/reading.ts";
 import { createReadingFixture, type ReadingFixture } from "../helpers/reading-fixture.ts";
 
@@ -100,6 +100,21 @@ describe("reading pages over HTTP", () => {
       expect(plan, name).toMatch(/Index Scan using (messages|notes|feed_items)_reading_idx/);
       expect(plan, name).not.toMatch(/Sort/);
     }
+    // Lookups by a page's id: a status the feed carried but the statuses table lacks (once per such status on a
+    // /watch page), and a note's thread (the account's notes of the same subject; the table's statistics say the
+    // account has hundreds, all from one sender).
+    await f.h.pool.query("ANALYZE notes");
+    for (const [statement, index] of [
+      [STATUS_IN_FEED, "feed_items_statusid_idx"],
+      [NOTE_THREAD, "notes_thread_idx"],
+    ] as const) {
+      const client = await f.h.pool.connect();
+      await client.query("SET enable_seqscan = off");
+      const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${statement}`, ["some-id"]);
+      await client.query("RESET ALL");
+      client.release();
+      expect(rows.map((r) => r["QUERY PLAN"]).join("\n"), index).toMatch(new RegExp(`Index (Only )?Scan (using|on) ${index}`));
+    }
   });
 
   it("walks the artists by name through the cursor, names differing only in case included", async () => {
@@ -127,6 +142,13 @@ describe("reading pages over HTTP", () => {
     const bad = await get("/messages?after=not-a-cursor");
     expect(bad.status).toBe(400);
     expect(bad.body).toContain("start again from /messages");
+    // Shaped like dvault's cursor, with a time PostgreSQL would refuse: the same 400, not a 500.
+    const forged = Buffer.from(JSON.stringify(["2024-13-45T25:61:61.000Z", "x"])).toString("base64url");
+    for (const p of ["/notes", "/messages", "/watch", `/artists/${encodeURIComponent(f.owner.username)}`]) {
+      const res = await get(`${p}?after=${forged}`);
+      expect(res.status, p).toBe(400);
+      expect(res.body, p).toContain(`start again from ${p}`);
+    }
     for (const p of ["/notes/nope", "/messages/nope", "/messages/stack/nope", "/statuses/nope", "/read/nope", "/artists/nobody-here", "/comments/nope"]) {
       const res = await get(p);
       expect(res.status, p).toBe(404);

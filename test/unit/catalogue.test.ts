@@ -293,11 +293,14 @@ describe(expandPath.name, () => {
     expect(expandPath("/user/whoami", {})).toBe("/user/whoami");
   });
 
-  it("throws on a missing or empty placeholder", () => {
+  it("throws on a missing or empty placeholder, or a dot segment", () => {
     expect(() => expandPath("/gallery/{folderid}", {})).toThrow(/needs a value for \{folderid\}/);
     expect(() => expandPath("/gallery/{folderid}", { folderid: "" })).toThrow(/folderid/);
     expect(() => expandPath("/gallery/{folderid}", { folderid: null })).toThrow(/folderid/);
     expect(() => expandPath("/gallery/{folderid}", { folderid: ["a"] })).toThrow(/must be a string/);
+    // A dot segment would resolve to another endpoint (the URL's directory), not to this one's item.
+    expect(() => expandPath("/deviation/{deviationid}", { deviationid: ".." })).toThrow(/cannot be "\.\."/);
+    expect(() => expandPath("/deviation/{deviationid}", { deviationid: "." })).toThrow(/cannot be "\."/);
   });
 
   it("lists placeholders in order", () => {

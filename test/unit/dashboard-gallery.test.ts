@@ -5,6 +5,7 @@ import type { FilterChoices, StoredFileRef } from "../../src/db/archive-browser.
 import { archivePage } from "../../src/http/pages.ts";
 import { badge, fileKind, thumbUrl } from "../../src/http/pages/files.ts";
 import { pager } from "../../src/http/pages/layout.ts";
+import { dateBound } from "../../src/http/routes/archive.ts";
 
 const SHA = "a".repeat(64);
 const file = (over: Partial<StoredFileRef>): StoredFileRef => ({
@@ -51,6 +52,16 @@ describe("page links", () => {
     expect(nav).toContain('data-next="/archive?page=7"');
     expect(pager(38, 38, (p) => `/p${p}`, "pages").text).not.toContain("data-next");
     expect(pager(1, 1, (p) => `/p${p}`, "pages").text).toBe("");
+  });
+});
+
+describe("the date filter's bounds", () => {
+  it("reads a year, a month or a day as written, years below 100 included, and refuses year 0 and dates that do not exist", () => {
+    expect(dateBound("2024-02", false)?.toISOString()).toBe("2024-02-01T00:00:00.000Z");
+    expect(dateBound("2024-02", true)?.toISOString()).toBe("2024-03-01T00:00:00.000Z");
+    expect(dateBound("0050", false)?.toISOString()).toBe("0050-01-01T00:00:00.000Z");
+    expect(dateBound("0099-12-31", true)?.toISOString()).toBe("0100-01-01T00:00:00.000Z");
+    for (const bad of ["0000", "2024-02-30", "2024-13", "24-01"]) expect(dateBound(bad, false), bad).toBeUndefined();
   });
 });
 

@@ -1,11 +1,12 @@
 // Issue 27, rows 5 and 13, in the pure parts: the CLI's printer (src/cli/output/terminal.ts) escapes every control
 // whoever wrote it and paints only dvault's own colours; JSON for scripts stays the same value; the pages dvault
 // stores for people (src/text/inert-html.ts) keep the text and drop whatever runs, and an old page is taken apart
-// and rebuilt once.
+// and rebuilt once; the service's HTML on the dashboard's reading pages shows its direction overrides.
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { jsonText } from "../../src/cli/output/print.ts";
 import { forTerminal, markerColors } from "../../src/cli/output/terminal.ts";
+import { storedHtml } from "../../src/http/pages/reading.ts";
 import { terminalLogText } from "../../src/text/controls.ts";
 import { ARCHIVE_PAGE_HEAD, inertHtml, inertStoredPage, isInertPage, readStoredTextPage, textPage } from "../../src/text/inert-html.ts";
 
@@ -64,6 +65,19 @@ describe(inertHtml.name, () => {
     expect(out).toContain('<td colspan="2" style="color:red">cell</td>');
     expect(out).toContain('<p dir="rtl">שלום עולם</p>abc');
     expect(out).toContain('<img src="x.png" />');
+  });
+});
+
+describe(storedHtml.name, () => {
+  it("shows the direction overrides of the service's HTML as html`` shows a title's, in its text and attributes", () => {
+    const shown = storedHtml(
+      '<p dir="rtl">Invoice \u202Efdp.exe, <a href="https://x.example/\u2067a" title="t\u202Dx">see</a> \u05E9\u05DC\u05D5\u05DD\u200F</p>',
+    ).text;
+    expect(shown).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/);
+    expect(shown).toContain("Invoice [U+202E]fdp.exe");
+    // Right-to-left writing, its marks and a paragraph's direction stay.
+    expect(shown).toContain('dir="rtl"');
+    expect(shown).toContain("\u05E9\u05DC\u05D5\u05DD\u200F");
   });
 });
 

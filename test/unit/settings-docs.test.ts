@@ -56,6 +56,9 @@ describe(readSchedule.name, () => {
     });
     expect(readSchedule(undefined, { every: 5 }, "UTC")).toEqual({ all: { every: 5 }, accounts: new Map() });
     expect(readSchedule("30s", { every: 1 }, "UTC")).toMatch(/shorter than 1min/);
+    // A next run that is no date would throw in each run's bookkeeping, after the worker started.
+    expect(readSchedule("99999999999d", { every: 1 }, "UTC")).toMatch(/longer than 366d/);
+    expect(readSchedule("366d", { every: 1 }, "UTC")).toEqual({ all: { every: 366 * 86_400_000 }, accounts: new Map() });
     expect(readSchedule("0 * * *", { every: 1 }, "UTC")).toMatch(/neither an interval/);
     expect(readSchedule("0 0 30 2 *", { every: 1 }, "UTC")).toMatch(/not a cron expression/);
   });

@@ -1,10 +1,13 @@
 // The layers of settings (src/config/settings-file.ts): the file under the environment under a flag, an empty
-// variable counting as unset, and a DVAULT_ name the file misspells refused instead of doing nothing.
+// variable counting as unset, a byte-order mark and CRLF read through, and a DVAULT_ name the file misspells or a
+// line that is not NAME=value refused instead of doing nothing.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { effectiveSettings } from "../../src/config/catalogue.ts";
 import { layerSettings } from "../../src/config/settings-file.ts";
+import { maskUrl } from "../../src/redact.ts";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-layers-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,6 +35,36 @@ describe(layerSettings.name, () => {
       DVAULT_SYNC_CONCURRENCY: { from: "file", path: file },
       DVAULT_ARCHIVE_DIR: { from: "flag", flag: "--archive-dir" },
     });
+  });
+
+  it("reads a file with a byte-order mark, CRLF line ends, export and quotes as written", () => {
+    const file = fileWith("windows.env", '\uFEFFDVAULT_HTTP_PORT=9000\r\nexport DVAULT_DOWNLOAD_QUOTA=150\r\nDVAULT_ARCHIVE_DIR="/a b" # the archive\r\n');
+    expect(layerSettings({ environment: {}, cwd: dir, configFlag: file }).env).toMatchObject({
+      DVAULT_HTTP_PORT: "9000",
+      DVAULT_DOWNLOAD_QUOTA: "150",
+      DVAULT_ARCHIVE_DIR: "/a b",
+    });
+  });
+
+  it("refuses a line that is not NAME=value, which would swallow the setting under it", () => {
+    for (const [text, line] of [
+      ["oops\nDVAULT_CLIENT_ID=abc\n", '"oops"'],
+      ["DVAULT_CLIENT_ID: abc\nDVAULT_HTTP_PORT=9000\n", '"DVAULT_CLIENT_ID: abc"'],
+    ]) {
+      const file = fileWith("stray.env", text!);
+      expect(() => layerSettings({ environment: {}, cwd: dir, configFlag: file }), text).toThrow(
+        `has a line that is not NAME=value: ${line}: write it as NAME=value`,
+      );
+    }
+  });
+
+  it("masks the password of a URL typed with a space before it or one slash, as dvault config shows it", () => {
+    const file = fileWith(
+      "typed.env",
+      'DATABASE_URL=" postgres://u:hunter2@h/db"\nREDIS_URL="redis://:r3dispass@h:6379 "\nDVAULT_S3_ENDPOINT=https:/KEY:s3cret@h\n',
+    );
+    const shown = JSON.stringify(effectiveSettings(layerSettings({ environment: {}, cwd: dir, configFlag: file }), maskUrl));
+    for (const secret of ["hunter2", "r3dispass", "s3cret"]) expect(shown).not.toContain(secret);
   });
 
   it("refuses a DVAULT_ name dvault does not read, naming it", () => {

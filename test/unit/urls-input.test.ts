@@ -1,7 +1,8 @@
 // What `dvault add` and `dvault api` read from their arguments: a deviation's URL or id (src/track-lists/deviation-ref.ts)
-// and --param/--data pairs (src/cli/api.ts).
+// and --param/--data pairs (src/cli/api.ts), a dot segment as a path parameter refused.
+import { Command } from "commander";
 import { describe, expect, it } from "vitest";
-import { parsePairs } from "../../src/cli/api.ts";
+import { parsePairs, registerApiCommand } from "../../src/cli/api.ts";
 import { deviationRefFromText, numericIdOfUrl } from "../../src/track-lists/deviation-ref.ts";
 
 describe(deviationRefFromText.name, () => {
@@ -28,5 +29,15 @@ describe(parsePairs.name, () => {
   it("reads key=value (the value may hold '='); a key given twice, or written key[], is a list", () => {
     expect(parsePairs(["username=a", "q=x=y", "ids=1", "ids=2", "one[]=z"], "--param")).toEqual({ username: "a", q: "x=y", ids: ["1", "2"], one: ["z"] });
     expect(() => parsePairs(["novalue"], "--param")).toThrow('--param expects key=value, not "novalue"');
+  });
+});
+
+describe("dvault api's path parameters", () => {
+  it("refuses . or .. as a path parameter in one line, before any account is read (the URL would resolve it to another endpoint)", async () => {
+    const program = new Command().exitOverride();
+    registerApiCommand(program);
+    await expect(program.parseAsync(["api", "deviation.get", "--param", "deviationid=.."], { from: "user" })).rejects.toThrow(
+      "deviation.get (/deviation/{deviationid}): --param deviationid=.. names no deviationid; give its value",
+    );
   });
 });

@@ -7,6 +7,7 @@ import type { StoredFileRef } from "../../db/archive-browser.repository.ts";
 import type { CommentRow, MessageRow, NoteFolderRow, NoteRow, ReadingRow, Removal, StatusRow, WatchItemRow, WorkCard } from "../../db/reading.repository.ts";
 import { formatTime } from "../../status/units.ts";
 import { html, raw, type SafeHtml } from "../../text/html.ts";
+import { neutralizeControls } from "../../text/controls.ts";
 import { type ImgTransform, inertHtml } from "../../text/inert-html.ts";
 import { thumbUrl } from "./files.ts";
 import { layout, type NavKey, pill, queryString, title } from "./layout.ts";
@@ -80,20 +81,25 @@ export function workTiles(ids: readonly string[], works: Works, label: string, j
   return ids.length ? html`<ul class="rtiles" aria-label="${label}"${jk ? raw(" data-jk-list") : ""}>${ids.map((id) => workTile(id, works, jk))}</ul>` : html``;
 }
 
-/** The service's HTML made inert, its pictures the archive's thumbnails (`local`: src → sha256) or links to where they were. */
+/**
+ * The service's HTML made inert, its pictures the archive's thumbnails (`local`: src → sha256) or links to where they
+ * were, and its direction overrides made visible as html`` does for every other text (src/text/controls.ts).
+ */
 export function storedHtml(fragment: string | null | undefined, local: ReadonlyMap<string, string> = new Map()): SafeHtml {
   if (!fragment) return html``;
   return raw(
-    inertHtml(fragment, (a): ReturnType<ImgTransform> => {
-      const src = a.src ?? "";
-      const sha = local.get(src.split("?")[0] ?? "");
-      if (sha) return { tagName: "img", attribs: { src: `/thumb/m/${sha}.webp`, alt: a.alt ?? "", class: "embed" } };
-      const href = serviceUrl(src);
-      const label = `picture not archived${a.alt ? `: ${a.alt}` : ""}`;
-      return href
-        ? { tagName: "a", attribs: { href, class: "embed-missing", title: href }, text: label }
-        : { tagName: "span", attribs: { class: "embed-missing" }, text: label };
-    }),
+    neutralizeControls(
+      inertHtml(fragment, (a): ReturnType<ImgTransform> => {
+        const src = a.src ?? "";
+        const sha = local.get(src.split("?")[0] ?? "");
+        if (sha) return { tagName: "img", attribs: { src: `/thumb/m/${sha}.webp`, alt: a.alt ?? "", class: "embed" } };
+        const href = serviceUrl(src);
+        const label = `picture not archived${a.alt ? `: ${a.alt}` : ""}`;
+        return href
+          ? { tagName: "a", attribs: { href, class: "embed-missing", title: href }, text: label }
+          : { tagName: "span", attribs: { class: "embed-missing" }, text: label };
+      }),
+    ),
   );
 }
 

@@ -8,7 +8,7 @@ import { activitySummary, messagePage } from "../pages.ts";
 
 export function actionsRoutes(app: express.Express, ctx: DashboardContext): void {
   const { deps, log, queues, csrf } = ctx;
-  const back = (res: express.Response, notice: string) => res.redirect(303, `/?${new URLSearchParams({ done: notice }).toString()}`);
+  const back = (res: express.Response, notice: string) => res.redirect(303, `/?${new URLSearchParams(csrf.notice(notice)).toString()}`);
   const unavailable = (res: express.Response) =>
     sendPage(res, 409, messagePage(409, "Not available here", "Only the worker's dashboard (dvault worker --http) can queue work."));
 

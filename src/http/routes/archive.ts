@@ -32,7 +32,10 @@ export function dateBound(value: string, end: boolean): Date | undefined {
   if (!m) return undefined;
   const [y, mo, d] = [Number(m[1]), m[2] ? Number(m[2]) : undefined, m[3] ? Number(m[3]) : undefined];
   if ((mo !== undefined && (mo < 1 || mo > 12)) || (d !== undefined && (d < 1 || d > 31))) return undefined;
-  const at = new Date(Date.UTC(y, (mo ?? 1) - 1, d ?? 1));
+  if (y < 1) return undefined;
+  // setUTCFullYear, not Date.UTC: that reads years 0–99 as 1900–1999 (0050 would filter from 1950).
+  const at = new Date(0);
+  at.setUTCFullYear(y, (mo ?? 1) - 1, d ?? 1);
   if (d !== undefined && at.getUTCDate() !== d) return undefined;
   if (end) {
     if (d !== undefined) at.setUTCDate(at.getUTCDate() + 1);
@@ -113,7 +116,7 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
 
   app.get("/", async (req, res) => {
     const report = await collectStatus({ ...deps, queues, now });
-    const actions = deps.actions ? { csrf: ctx.csrf.tokenFor(req, res), notice: one(req.query.done) } : undefined;
+    const actions = deps.actions ? { csrf: ctx.csrf.tokenFor(req, res), notice: ctx.csrf.noticeOf(req) } : undefined;
     const feeds = await ctx.feeds.links(publicBase(ctx, req), [
       { title: "dvault: new in the archive", feed: { kind: "arrivals" } },
       { title: "dvault: notifications", feed: { kind: "notifications" } },

@@ -187,6 +187,6 @@ export function connectRoutes(app: express.Express, ctx: DashboardContext): void
       ...notes,
     ].join(" ");
     if (!deps.actions) return sendPage(res, 200, connectedPage(line));
-    return res.redirect(303, `/?${new URLSearchParams({ done: line }).toString()}`);
+    return res.redirect(303, `/?${new URLSearchParams(csrf.notice(line)).toString()}`);
   });
 }

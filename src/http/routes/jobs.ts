@@ -16,11 +16,11 @@ export function jobsRoutes(app: express.Express, ctx: DashboardContext): void {
     const [failed, counts] = await Promise.all([queues.failed({ queue, limit: 200 }), queues.counts()]);
     const csrf = tokenFor(req, res);
     const queueRows = counts.map((c) => ({ ...c, oldestWaitingS: c.oldestWaitingMs === null ? null : Math.round(c.oldestWaitingMs / 1000) }));
-    sendPage(res, 200, jobsPage({ failed, queues: queueRows, csrf, notice: one(req.query.done), queue }));
+    sendPage(res, 200, jobsPage({ failed, queues: queueRows, csrf, notice: ctx.csrf.noticeOf(req), queue }));
   });
 
   const backToJobs = (res: Response, notice: string, queue?: string) =>
-    res.redirect(303, `/jobs?${new URLSearchParams({ ...(queue ? { queue } : {}), done: notice }).toString()}`);
+    res.redirect(303, `/jobs?${new URLSearchParams({ ...(queue ? { queue } : {}), ...ctx.csrf.notice(notice) }).toString()}`);
 
   app.post("/jobs/retry", ...guard, async (req, res) => {
     const body = req.body as Record<string, unknown>;
