@@ -44,6 +44,16 @@ describe("the settings' catalogue", () => {
   });
 });
 
+describe("the schedules' descriptions", () => {
+  it("say what the static source syncs, as the README's sources table does: the countries and the policy texts", () => {
+    // src/sync/sources/static.ts walks countries, privacy, submission and tos; no badges, no categories.
+    const text = SETTINGS.find((s) => s.name === "DVAULT_SCHEDULE_STATIC")?.text ?? "";
+    expect(text).toMatch(/countries/);
+    expect(text).toMatch(/policy texts/);
+    expect(committed.readme).toMatch(/\| `static` +\| countries and the policy texts/);
+  });
+});
+
 describe(readSchedule.name, () => {
   it("reads an interval or a cron for every account, and an account's own after ';'", () => {
     const read = readSchedule("6h; Alice=30 7 * * *; my bob = 10min", { every: 1 }, "Europe/Berlin");
