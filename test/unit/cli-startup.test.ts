@@ -42,7 +42,7 @@ describe("dvault's table of commands", () => {
     expect(helpOf(lazy)).toBe(helpOf(full));
   });
 
-  it("says in the worker's help what SIGHUP does (README \"Schedules\")", async () => {
+  it('says in the worker\'s help what SIGHUP does (README "Schedules")', async () => {
     const worker = (await buildFullProgram()).commands.find((c) => c.name() === "worker");
     let help = "";
     worker?.configureOutput({ writeOut: (s) => void (help += s), writeErr: () => {} });
