@@ -34,6 +34,14 @@ describe(layerSettings.name, () => {
     });
   });
 
+  it('leaves a misspelt name without the DVAULT_ prefix alone, and takes a compose-style reference as written (README "Configuration")', () => {
+    const reference = `${"$"}{HOSTNAME}/`;
+    const file = fileWith("compose.env", `DATABASE_ULR=postgresql://127.0.0.1/x\nDVAULT_S3_PREFIX=${reference}\n`);
+    const layers = layerSettings({ environment: {}, cwd: dir, configFlag: file });
+    expect(layers.env).toMatchObject({ DATABASE_ULR: "postgresql://127.0.0.1/x", DVAULT_S3_PREFIX: reference });
+    expect(layers.env.DATABASE_URL).toBeUndefined();
+  });
+
   it("refuses a DVAULT_ name dvault does not read, naming it", () => {
     const file = fileWith("typo.env", "DVAULT_SCHEDULE_GALERY=1h\nDVAULT_NTFY_TOKEN_FILE=/run/secrets/ntfy\n");
     expect(() => layerSettings({ environment: {}, cwd: dir, configFlag: file })).toThrow(
