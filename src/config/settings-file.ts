@@ -61,7 +61,8 @@ function unknownNames(values: Env, file: string): void {
 function readFile(file: string): Env {
   let values: Env;
   try {
-    values = parseEnv(readFileSync(file, "utf8"));
+    // A byte-order mark (Notepad's "UTF-8 with BOM") would glue itself to the first name and hide that setting.
+    values = parseEnv(readFileSync(file, "utf8").replace(/^\uFEFF/, ""));
   } catch (err) {
     throw new UserError(`the settings file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): make it readable`);
   }

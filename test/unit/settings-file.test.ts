@@ -42,6 +42,12 @@ describe(layerSettings.name, () => {
     expect(layers.env.DATABASE_URL).toBeUndefined();
   });
 
+  it("reads the first line of a file that starts with a byte-order mark", () => {
+    const file = fileWith("bom.env", "\uFEFFDVAULT_HTTP_PORT=8811\nDVAULT_SYNC_CONCURRENCY=3\n");
+    const layers = layerSettings({ environment: {}, cwd: dir, configFlag: file });
+    expect(layers.env).toMatchObject({ DVAULT_HTTP_PORT: "8811", DVAULT_SYNC_CONCURRENCY: "3" });
+  });
+
   it("refuses a DVAULT_ name dvault does not read, naming it", () => {
     const file = fileWith("typo.env", "DVAULT_SCHEDULE_GALERY=1h\nDVAULT_NTFY_TOKEN_FILE=/run/secrets/ntfy\n");
     expect(() => layerSettings({ environment: {}, cwd: dir, configFlag: file })).toThrow(
