@@ -101,6 +101,23 @@ describe("dvault add", () => {
     const { rows: others } = await h.pool.query("SELECT status, count(*)::int AS n FROM downloads WHERE deviationid <> $1 GROUP BY status", [d.deviationid]);
     expect(others).toEqual([{ status: "wanted", n: expect.any(Number) }]);
   }, 90_000);
+
+  it("says so when the weekly allowance is spent: a free rendition stored, the original waiting for the next window", async () => {
+    const t = h.sim.truth;
+    const [, artist] = artists();
+    const d = [...t.deviations.values()].find((x) => x.authorId === artist!.userid && x.isDownloadable && !x.isDeleted && x.kind === "image")!;
+    const set = await runDvault(h, ["account", "set", h.account.name, "--download-quota", "0"]);
+    expect(set.code, set.stderr).toBe(0);
+    try {
+      const run = await runDvault(h, ["add", `https://www.deviantart.com/${artist!.username}/art/${d.slug}-${d.numericId}`]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/: stored a free rendition, \S+ \(.+\); the original waits \(.*allowance.*\) and follows from \d{4}-\d\d-\d\dT/);
+      const { rows } = await h.pool.query("SELECT status FROM downloads WHERE deviationid = $1 AND kind = 'original'", [d.deviationid]);
+      expect(rows).toEqual([{ status: "degraded" }]);
+    } finally {
+      await runDvault(h, ["account", "set", h.account.name, "--download-quota", "default"]);
+    }
+  }, 90_000);
 });
 
 describe("dvault api", () => {
