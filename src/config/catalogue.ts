@@ -338,7 +338,15 @@ export function renderTemplate(): string {
     if (SECRET_FILES.includes(s.name)) out.push(`# Or ${s.name}_FILE=<path of a file holding it> (a container secret).`);
     out.push(`# ${s.name}=${s.default === undefined ? "" : fileValue(s.default)}`);
   }
-  out.push("", `# ---- docker compose only ${"-".repeat(79)}`, "# The password of its PostgreSQL user.", "# POSTGRES_PASSWORD=dvault", "");
+  out.push(
+    "",
+    `# ---- docker compose only ${"-".repeat(79)}`,
+    "# The password of its PostgreSQL user.",
+    "# POSTGRES_PASSWORD=dvault",
+    '# The s3 profile\'s Garage node secret (openssl rand -hex 32); README "Running on several machines".',
+    "# GARAGE_RPC_SECRET=",
+    "",
+  );
   return out.join("\n");
 }
 

@@ -44,6 +44,16 @@ describe("the settings' catalogue", () => {
   });
 });
 
+describe("the settings file's template", () => {
+  it('has a line for every variable docker-compose.yml reads from .env (README "Running with Docker": cp .env.example .env)', () => {
+    const compose = readFileSync(path.join(REPO, "docker-compose.yml"), "utf8");
+    const names = [...new Set([...compose.matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)].map((m) => m[1] ?? ""))];
+    expect(names.length).toBeGreaterThan(5);
+    const template = renderTemplate();
+    expect(names.filter((name) => !new RegExp(`^# ${name}=`, "m").test(template))).toEqual([]);
+  });
+});
+
 describe("the schedules' descriptions", () => {
   it("say what the static source syncs, as the README's sources table does: the countries and the policy texts", () => {
     // src/sync/sources/static.ts walks countries, privacy, submission and tos; no badges, no categories.
