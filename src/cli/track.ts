@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import { EXIT_INTERRUPTED, UserError } from "../errors.ts";
+import { deviationRefFromText } from "../track-lists/deviation-ref.ts";
 import { exportFormat, exportTrackList, openTrackList, writeTrackListFile } from "../track-lists/files.ts";
 import { importTrackList } from "../track-lists/import-list.ts";
 import { formatImportReport } from "../track-lists/report-text.ts";
@@ -39,6 +40,9 @@ export function registerTrackCommand(program: Command): void {
           await repo.addTrackedUser({ accountId: row.id, username: user.username, userid: user.userid, tokenKind: "user", at: new Date(services.now()) });
           printOut(`tracking ${user.username} with the token of ${row.name}`);
         }
+        // A work's page names its artist, whom it tracks (as track import does); one work alone is `dvault add`.
+        for (const input of inputs.filter((i) => "numericId" in deviationRefFromText(i)))
+          printOut(`${quoted(input.trim())} is a work's page: its artist is tracked (every work of theirs); to archive only that work: dvault add <URL>`);
       }),
     );
   track

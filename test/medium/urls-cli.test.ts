@@ -77,6 +77,17 @@ describe("dvault track add", () => {
     expect(run.stdout).toBe([one!, two!, three!].map((u) => `tracking ${u.username} with the token of ${h.account.name}\n`).join(""));
     expect(await tracked()).toEqual(byName([one!, two!, three!].map((u) => ({ username: u.username, userid: u.userid }))));
   }, 90_000);
+
+  it("tracks the artist of a work's page, and says that one work alone is dvault add", async () => {
+    const [one] = artists();
+    const d = [...h.sim.truth.deviations.values()].find((x) => x.authorId === one!.userid && !x.isDeleted)!;
+    const url = `https://www.deviantart.com/${one!.username}/art/${d.slug}-${d.numericId}`;
+    const run = await runDvault(h, ["track", "add", url]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe(
+      `tracking ${one!.username} with the token of ${h.account.name}\n${url} is a work's page: its artist is tracked (every work of theirs); to archive only that work: dvault add <URL>\n`,
+    );
+  }, 90_000);
 });
 
 describe("dvault add", () => {
