@@ -21,7 +21,7 @@ export function registerTrackCommand(program: Command): void {
   track
     .command("add <user...>")
     .description(
-      "start mirroring users: usernames, ~name, or profile, gallery or favourites URLs (what track import reads); the service is asked that each exists, and nothing is added unless all do (the worker picks them up within 5 minutes; dvault sync --once --only tracked runs them now)",
+      "start mirroring users: usernames, ~name, or profile, gallery or favourites URLs (what track import reads; a work's page tracks its artist: one work alone is dvault add); the service is asked that each exists, and nothing is added unless all do (the worker picks them up within 5 minutes; dvault sync --once --only tracked runs them now)",
     )
     .option("--account <name>", "the account whose token is used (it sees mature items; a client token would not)")
     .action(async (inputs: string[], opts: { account?: string }) =>
