@@ -51,7 +51,8 @@ describe(layerSettings.name, () => {
   it("refuses a DVAULT_ name dvault does not read, naming it", () => {
     const file = fileWith("typo.env", "DVAULT_SCHEDULE_GALERY=1h\nDVAULT_NTFY_TOKEN_FILE=/run/secrets/ntfy\n");
     expect(() => layerSettings({ environment: {}, cwd: dir, configFlag: file })).toThrow(
-      /names DVAULT_SCHEDULE_GALERY, which dvault does not read: correct the name/,
+      // The advice works in that folder: `config --help` reads no settings file, `config --template` does (and refuses).
+      /names DVAULT_SCHEDULE_GALERY, which dvault does not read: correct the name \(dvault config --help lists every setting/,
     );
   });
 });
