@@ -352,13 +352,16 @@ export function renderTemplate(): string {
 
 const cell = (md: string) => md.replace(/\|/g, "\\|");
 
-/** The README's settings table (between its settings markers). */
+/** The README's settings table (between its markers), padded as Biome formats a table: lint and check agree. */
 export function renderReadmeTable(): string {
   const rows = SETTINGS.map((s) => {
     const value = s.defaultWords ?? (s.default === undefined ? "—" : `\`${s.default}\``);
-    return `| \`${s.name}\` | ${cell(value)} | ${cell(s.text)}${s.secret ? " (a secret: never logged, masked by `dvault config`)" : ""} |`;
+    return [`\`${s.name}\``, cell(value), `${cell(s.text)}${s.secret ? " (a secret: never logged, masked by `dvault config`)" : ""}`];
   });
-  return ["| variable | default | meaning |", "| --- | --- | --- |", ...rows].join("\n");
+  const header = ["variable", "default", "meaning"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(" | ")} |`;
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
 }
 
 /** `dvault --help`'s list: every variable by section. */
