@@ -35,8 +35,12 @@ async function report(services: Services, d: Deviation, s: DownloadSummary): Pro
     return printOut(`added ${work}: the weekly download allowance is spent; the file follows from ${s.nextWindow?.toISOString() ?? "the next quota window"}`);
   const stored = row.path ? `${row.path} (${formatBytes(row.size ?? 0)})` : "";
   if (s.notDownloadable) return printOut(`added ${work}: the artist offers no original${row.path ? `; a rendition was stored: ${stored}` : ""}`);
-  if (row.status === "done" || row.status === "degraded")
-    return printOut(`added ${work}: ${s.done || s.degraded ? "stored" : "already archived"} ${stored}`.trimEnd());
+  // A free rendition standing in for the original (the weekly allowance spent): said, with when the original follows.
+  if (row.status === "degraded")
+    return printOut(
+      `added ${work}: ${s.degraded ? "stored" : "already archived"} a free rendition, ${stored}; the original waits (${row.degradedReason ?? "the weekly allowance is spent"}) and follows from ${s.nextWindow?.toISOString() ?? "the next quota window"}`,
+    );
+  if (row.status === "done") return printOut(`added ${work}: ${s.done ? "stored" : "already archived"} ${stored}`.trimEnd());
   if (s.busy) return printOut(`added ${work}: another dvault process is downloading its file`);
   // Still due after the run, as `download --once` counts it: a failure (exit code 1).
   throw new UserError(`added ${work}, but its file was not stored (${row.status.replace("_", " ")}): run dvault add again, or see dvault status`);

@@ -1,7 +1,7 @@
 // `dvault demo` (= npm run demo): the main job on an embedded default, then a report of what it archived.
 import path from "node:path";
 import type { Command } from "commander";
-import { loadConfig } from "../config.ts";
+import { type Config, loadConfig } from "../config.ts";
 import { ArchiveCountsRepository } from "../db/archive-counts.repository.ts";
 import { connectPg } from "../db/connect.ts";
 import { DEMO_QUERIES } from "../db/demo-queries.ts";
@@ -23,7 +23,16 @@ async function searchTerm(databaseUrl: string): Promise<string> {
   }
 }
 
-function printReport(r: DemoReport, term: string): void {
+/**
+ * Where the printed worker command serves the dashboard: DVAULT_HTTP_HOST and DVAULT_HTTP_PORT as this shell and
+ * folder set them (the command sets neither), a wildcard address opened on loopback; and whether it needs the token.
+ */
+function dashboardOf(config: Config): { url: string; token: boolean } {
+  const host = config.httpHost === "0.0.0.0" || config.httpHost === "::" ? "127.0.0.1" : config.httpHost;
+  return { url: `http://${host.includes(":") ? `[${host}]` : host}:${config.httpPort}`, token: config.httpToken !== undefined };
+}
+
+function printReport(r: DemoReport, term: string, dashboard: { url: string; token: boolean }): void {
   const c = r.counts;
   const d = r.downloads;
   const env = `DATABASE_URL=${maskUrl(r.databaseUrl)} DVAULT_ARCHIVE_DIR=${r.archiveDir}`;
@@ -43,7 +52,7 @@ function printReport(r: DemoReport, term: string): void {
     "",
     "Browse it in the dashboard (the pictures are the simulator's, drawn for each work):",
     `  ${env} DVAULT_REDIS_PREFIX=${r.redisPrefix} DVAULT_WORKER_ROLES=http npx dvault worker`,
-    `  then open http://127.0.0.1:8787/archive (only the dashboard runs: nothing is synced or downloaded)`,
+    `  then open ${dashboard.url}/archive${dashboard.token ? ` (DVAULT_HTTP_TOKEN is set: open ${dashboard.url}/login?token=<it> first)` : ""} (only the dashboard runs: nothing is synced or downloaded)`,
     "",
     "Search and inspect it:",
     `  ${env} npx dvault search ${term}`,
@@ -70,6 +79,6 @@ export function registerDemoCommand(program: Command): void {
       const config = loadConfig();
       const log = cliLogger(config);
       const report = await runDemo({ config, log, dir: opts.dir, deviations: opts.deviations, out: printOut });
-      printReport(report, await searchTerm(report.databaseUrl));
+      printReport(report, await searchTerm(report.databaseUrl), dashboardOf(config));
     });
 }

@@ -2,8 +2,10 @@
 import type { Command } from "commander";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
 import { EXIT_INTERRUPTED, UserError } from "../errors.ts";
+import { deviationRefFromText } from "../track-lists/deviation-ref.ts";
 import { exportFormat, exportTrackList, openTrackList, writeTrackListFile } from "../track-lists/files.ts";
 import { importTrackList } from "../track-lists/import-list.ts";
+import { quoted } from "../track-lists/parse.ts";
 import { formatImportReport } from "../track-lists/report-text.ts";
 import { trackUsers, usernamesOf } from "../track-lists/track-users.ts";
 import { colorsFor } from "./output/mode.ts";
@@ -18,7 +20,7 @@ export function registerTrackCommand(program: Command): void {
   track
     .command("add <user...>")
     .description(
-      "start mirroring users: usernames, ~name, or profile, gallery or favourites URLs (what track import reads); the service is asked that each exists, and nothing is added unless all do (the worker picks them up within 5 minutes; dvault sync --once --only tracked runs them now)",
+      "start mirroring users: usernames, ~name, or profile, gallery or favourites URLs (what track import reads; a work's page tracks its artist: one work alone is dvault add); the service is asked that each exists, and nothing is added unless all do (the worker picks them up within 5 minutes; dvault sync --once --only tracked runs them now)",
     )
     .option("--account <name>", "the account whose token is used (it sees mature items; a client token would not)")
     .action(async (inputs: string[], opts: { account?: string }) =>
@@ -28,6 +30,9 @@ export function registerTrackCommand(program: Command): void {
         const { client } = await services.apiFor(row.id);
         const users = await trackUsers({ client, pool: services.pool, accountId: row.id, usernames, at: new Date(services.now()) });
         for (const user of users) printOut(`tracking ${user.username} with the token of ${row.name}`);
+        // A work's page names its artist, whom it tracks (as track import does); one work alone is `dvault add`.
+        for (const input of inputs.filter((i) => "numericId" in deviationRefFromText(i)))
+          printOut(`${quoted(input.trim())} is a work's page: its artist is tracked (every work of theirs); to archive only that work: dvault add <URL>`);
       }),
     );
   track

@@ -12,6 +12,10 @@ export function registerWorkerCommand(program: Command): void {
   program
     .command("worker")
     .description("run the background worker (schedulers, job processors, token refresher) until stopped; DVAULT_WORKER_ROLES picks what it runs")
+    .addHelpText(
+      "after",
+      "\nSIGTERM or SIGINT stops it gracefully. SIGHUP (kill -HUP <pid>) re-reads the settings file's schedules (DVAULT_SCHEDULE_*)\nand reschedules only the sources whose schedule changed; other settings apply at the next start.",
+    )
     .option("--http", "also serve the web dashboard, /healthz and /metrics (adds the http role)")
     .option("--http-host <address>", "the dashboard's address (default DVAULT_HTTP_HOST or 127.0.0.1); any other than loopback needs DVAULT_HTTP_TOKEN")
     .option("--http-port <port>", "the dashboard's port (default DVAULT_HTTP_PORT or 8787)", (v) => {

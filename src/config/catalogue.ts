@@ -89,17 +89,17 @@ const DOCS: Readonly<Record<SettingName, SettingDoc>> = {
   DVAULT_SCHEDULE_COLLECTIONS: {
     section: "worker",
     shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_COLLECTIONS,
-    text: "when your collections (favourites) is synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
+    text: "when your collections (favourites) are synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
   },
   DVAULT_SCHEDULE_COMMENTS: {
     section: "worker",
     shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_COMMENTS,
-    text: "when comments on your works is synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
+    text: "when comments on your works are synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
   },
   DVAULT_SCHEDULE_PROFILE_POSTS: {
     section: "worker",
     shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_PROFILE_POSTS,
-    text: "when your status updates and journals is synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
+    text: "when your status updates and journals are synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
   },
   DVAULT_SCHEDULE_MESSAGES: {
     section: "worker",
@@ -109,7 +109,7 @@ const DOCS: Readonly<Record<SettingName, SettingDoc>> = {
   DVAULT_SCHEDULE_NOTES: {
     section: "worker",
     shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_NOTES,
-    text: "when your notes is synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
+    text: "when your notes are synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
   },
   DVAULT_SCHEDULE_WATCH_FEED: {
     section: "worker",
@@ -124,12 +124,12 @@ const DOCS: Readonly<Record<SettingName, SettingDoc>> = {
   DVAULT_SCHEDULE_STATIC: {
     section: "worker",
     shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_STATIC,
-    text: "when what rarely changes (badges, the site's categories) is synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
+    text: "when what rarely changes (the countries and the service's policy texts) is synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
   },
   DVAULT_SCHEDULE_TRACKED: {
     section: "worker",
     shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_TRACKED,
-    text: "when each tracked user's gallery, collections and journals is synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
+    text: "when each tracked user's gallery, collections and journals are synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
   },
   DVAULT_ARCHIVE_DIR: { section: "archive", text: "where files are stored" },
   DVAULT_DOWNLOAD_QUOTA: {
@@ -322,7 +322,8 @@ export function renderTemplate(): string {
     "# dvault's settings file, generated from src/config/catalogue.ts (dvault config --template; .env.example is this",
     "# template). dvault reads ./.env, or the file --config <file> or DVAULT_CONFIG names; the environment overrides it,",
     "# and a command's flag overrides both. One NAME=value a line (docker compose's env_file reads the same format);",
-    "# quote a value with spaces. Every setting is optional; an invalid value stops dvault with one line naming it.",
+    "# quote a value with spaces. Every setting is optional; an invalid value stops dvault with one line naming it, and",
+    "# so does a DVAULT_ name it does not read (a typo); other names are left to the file's other readers.",
     "# `dvault config` shows each setting's value and where it came from.",
   ];
   let section = "";
@@ -337,19 +338,26 @@ export function renderTemplate(): string {
     if (SECRET_FILES.includes(s.name)) out.push(`# Or ${s.name}_FILE=<path of a file holding it> (a container secret).`);
     out.push(`# ${s.name}=${s.default === undefined ? "" : fileValue(s.default)}`);
   }
-  out.push("", `# ---- docker compose only ${"-".repeat(79)}`, "# The password of its PostgreSQL user.", "# POSTGRES_PASSWORD=dvault", "");
+  out.push(
+    "",
+    `# ---- docker compose only ${"-".repeat(79)}`,
+    "# The password of its PostgreSQL user.",
+    "# POSTGRES_PASSWORD=dvault",
+    '# The s3 profile\'s Garage node secret (openssl rand -hex 32); README "Running on several machines".',
+    "# GARAGE_RPC_SECRET=",
+    "",
+  );
   return out.join("\n");
 }
 
 const cell = (md: string) => md.replace(/\|/g, "\\|");
 
-/** The README's settings table (between its settings markers). */
+/** The README's settings table (between its markers), padded as Biome formats a table: lint and check agree. */
 export function renderReadmeTable(): string {
   const rows = SETTINGS.map((s) => {
     const value = s.defaultWords ?? (s.default === undefined ? "—" : `\`${s.default}\``);
     return [`\`${s.name}\``, cell(value), `${cell(s.text)}${s.secret ? " (a secret: never logged, masked by `dvault config`)" : ""}`];
   });
-  // Padded as the formatter (Biome, `npm run lint`) writes a Markdown table, so the check and the linter agree.
   const header = ["variable", "default", "meaning"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => [...(r[i] ?? "")].length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c + " ".repeat((widths[i] ?? 0) - [...c].length)).join(" | ")} |`;

@@ -54,7 +54,7 @@ function unknownNames(values: Env, file: string): void {
   const unknown = Object.keys(values).filter((name) => name.startsWith("DVAULT_") && !KNOWN.has(name));
   if (unknown.length === 0) return;
   throw new UserError(
-    `the settings file ${file} names ${unknown.join(", ")}, which dvault does not read: correct the name (dvault config --template lists every setting)`,
+    `the settings file ${file} names ${unknown.join(", ")}, which dvault does not read: correct the name (dvault config --help lists every setting)`,
   );
 }
 

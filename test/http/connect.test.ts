@@ -93,6 +93,8 @@ describe("Connect DeviantArt from the dashboard", () => {
       expect(text).toContain("From DVAULT_PUBLIC_URL.");
       expect(text).toMatch(/DVAULT_CLIENT_ID<\/code> \(the application's client_id\) — not set/);
       expect(text).toContain("Set DVAULT_CLIENT_ID first");
+      // Where to set them: the settings file comes first now (README "Configuration"), the environment still works.
+      expect(text).toContain("in the worker's settings file (<code>.env</code> in the folder it runs in");
       expect(text).not.toContain('action="/connect"');
     } finally {
       await bare.close();

@@ -35,7 +35,8 @@ beforeAll(async () => {
 
 afterEach(async () => {
   vi.useRealTimers();
-  for (const s of await producer.queue("sync").getJobSchedulers(0, -1)) await producer.queue("sync").removeJobScheduler(s.key);
+  // Schedulers, jobs and dedupe keys alike: each test starts from an empty sync queue.
+  await producer.queue("sync").obliterate({ force: true });
 });
 
 afterAll(async () => {
@@ -52,6 +53,8 @@ describe("the sources' schedules from the settings", () => {
   it("fires a source's cron schedule at its time in DVAULT_SCHEDULE_TZ", async () => {
     // Half a second before 08:00 in Berlin (07:00 UTC in November), on the clock BullMQ reads (Date).
     vi.useFakeTimers({ toFake: ["Date"], shouldAdvanceTime: true, now: new Date("2026-11-03T06:59:59.500Z") });
+    // A gallery that ran before: only its cron time runs it (a first run starts at once: the next test).
+    await new SyncStateRepository(h.pool).saveSourceState({ accountId: h.account.id, source: "gallery" }, { lastRunAt: new Date("2026-11-02T07:00:00Z") });
     const schedules = schedulesOf({ DVAULT_SCHEDULE_TZ: "Europe/Berlin", DVAULT_SCHEDULE_GALLERY: "0 8 * * *" });
     await reconcileSchedules({ services: h.services, producer, sources: sourcesOf("gallery"), schedules });
     const installed = (await schedulers()).get("gallery");
@@ -71,6 +74,19 @@ describe("the sources' schedules from the settings", () => {
     } finally {
       await worker.close();
     }
+  });
+
+  it("starts a source that never ran at once on a cron schedule too, and leaves one that ran to its time", async () => {
+    // README step 3 and `track add`: the first sync starts at once, whatever the schedule (BullMQ would wait for the cron time).
+    await new SyncStateRepository(h.pool).saveSourceState({ accountId: h.account.id, source: "profile" }, { lastRunAt: new Date() });
+    const schedules = schedulesOf({ DVAULT_SCHEDULE_COMMENTS: "0 3 * * *", DVAULT_SCHEDULE_PROFILE: "0 3 * * *" });
+    const sources = sourcesOf("comments", "profile");
+    const now = async () => (await producer.queue("sync").getJobs(["waiting", "prioritized", "active"])).map((j) => j.data.source);
+    await reconcileSchedules({ services: h.services, producer, sources, schedules });
+    expect(await now()).toEqual(["comments"]);
+    // The next reconcile (every 5 minutes) folds into the run already waiting.
+    await reconcileSchedules({ services: h.services, producer, sources, schedules });
+    expect(await now()).toEqual(["comments"]);
   });
 
   it("re-installs only the scheduler whose schedule changed, and an account's own schedule wins", async () => {

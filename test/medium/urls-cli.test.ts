@@ -77,6 +77,17 @@ describe("dvault track add", () => {
     expect(run.stdout).toBe([one!, two!, three!].map((u) => `tracking ${u.username} with the token of ${h.account.name}\n`).join(""));
     expect(await tracked()).toEqual(byName([one!, two!, three!].map((u) => ({ username: u.username, userid: u.userid }))));
   }, 90_000);
+
+  it("tracks the artist of a work's page, and says that one work alone is dvault add", async () => {
+    const [one] = artists();
+    const d = [...h.sim.truth.deviations.values()].find((x) => x.authorId === one!.userid && !x.isDeleted)!;
+    const url = `https://www.deviantart.com/${one!.username}/art/${d.slug}-${d.numericId}`;
+    const run = await runDvault(h, ["track", "add", url]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe(
+      `tracking ${one!.username} with the token of ${h.account.name}\n${url} is a work's page: its artist is tracked (every work of theirs); to archive only that work: dvault add <URL>\n`,
+    );
+  }, 90_000);
 });
 
 describe("dvault add", () => {
@@ -100,6 +111,23 @@ describe("dvault add", () => {
     // Only this work was fetched: the gallery's files the sync wanted are still wanted.
     const { rows: others } = await h.pool.query("SELECT status, count(*)::int AS n FROM downloads WHERE deviationid <> $1 GROUP BY status", [d.deviationid]);
     expect(others).toEqual([{ status: "wanted", n: expect.any(Number) }]);
+  }, 90_000);
+
+  it("says so when the weekly allowance is spent: a free rendition stored, the original waiting for the next window", async () => {
+    const t = h.sim.truth;
+    const [, artist] = artists();
+    const d = [...t.deviations.values()].find((x) => x.authorId === artist!.userid && x.isDownloadable && !x.isDeleted && x.kind === "image")!;
+    const set = await runDvault(h, ["account", "set", h.account.name, "--download-quota", "0"]);
+    expect(set.code, set.stderr).toBe(0);
+    try {
+      const run = await runDvault(h, ["add", `https://www.deviantart.com/${artist!.username}/art/${d.slug}-${d.numericId}`]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/: stored a free rendition, \S+ \(.+\); the original waits \(.*allowance.*\) and follows from \d{4}-\d\d-\d\dT/);
+      const { rows } = await h.pool.query("SELECT status FROM downloads WHERE deviationid = $1 AND kind = 'original'", [d.deviationid]);
+      expect(rows).toEqual([{ status: "degraded" }]);
+    } finally {
+      await runDvault(h, ["account", "set", h.account.name, "--download-quota", "default"]);
+    }
   }, 90_000);
 });
 

@@ -24,6 +24,8 @@ const database = `dvault_t_demo_${tag}`;
 const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-demo-"));
 let redis: TestRedis;
 let demo: CliRun;
+/** The dashboard's port as the newcomer's shell sets it (DVAULT_HTTP_PORT): the printed address must follow it. */
+let port: number;
 
 function files(root: string, ext: string): string[] {
   return (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith(ext));
@@ -31,6 +33,7 @@ function files(root: string, ext: string): string[] {
 
 beforeAll(async () => {
   redis = await createTestRedis();
+  port = await freePort();
   const started = Date.now();
   const child = spawn(process.execPath, [BIN, "demo", "--deviations", "40", "--dir", dir], {
     env: {
@@ -39,6 +42,7 @@ beforeAll(async () => {
       DATABASE_URL: withDatabase(TEST_PG_URL, database),
       REDIS_URL: redis.url,
       DVAULT_REDIS_PREFIX: redis.prefix,
+      DVAULT_HTTP_PORT: String(port),
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -73,11 +77,12 @@ it("prints a dashboard command that, run as printed, shows real pictures in the 
   const lines = demo.stdout.split("\n");
   const at = lines.findIndex((l) => l.endsWith("DVAULT_WORKER_ROLES=http npx dvault worker"));
   expect(at, demo.stdout).toBeGreaterThan(0);
-  expect(lines[at + 1]).toContain(`http://127.0.0.1:${DEFAULT_HTTP_PORT}/archive`);
+  // Not the default port: the one this shell's DVAULT_HTTP_PORT gives the worker the command starts.
+  expect(port).not.toBe(DEFAULT_HTTP_PORT);
+  expect(lines[at + 1]).toContain(`then open http://127.0.0.1:${port}/archive (only the dashboard runs`);
   const env = Object.fromEntries([...(lines[at] ?? "").matchAll(/([A-Z_]+)=(\S+)/g)].map((m) => [m[1], m[2]]));
   expect(Object.keys(env).sort()).toEqual(["DATABASE_URL", "DVAULT_ARCHIVE_DIR", "DVAULT_REDIS_PREFIX", "DVAULT_WORKER_ROLES"]);
-  // The one change: this test's own port instead of the default one, which another program may hold.
-  const port = await freePort();
+  // Run as printed, in the same shell (its DVAULT_HTTP_PORT included).
   const worker = spawn(process.execPath, [BIN, "worker"], {
     env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", REDIS_URL: redis.url, ...env, DVAULT_HTTP_PORT: String(port) },
     stdio: ["ignore", "ignore", "pipe"],

@@ -72,6 +72,8 @@ describe(ApiError.name, () => {
     expect(err).toMatchObject({ kind: "insufficient_scope", status: 403, error: "insufficient_scope", requiredScope: "user", account: "alice" });
     expect(err.message).toContain("user.whoami");
     expect(err.message).toContain("dvault auth login --scopes user");
+    // --scopes adds to the read scopes login always asks for (auth login --help): listing those again is not needed.
+    expect(err.message).toContain("(the read scopes are always asked for; add any other scope you use)");
     expect(isPermanent(err)).toBe(true);
   });
 

@@ -42,6 +42,21 @@ describe("dvault's table of commands", () => {
     expect(helpOf(lazy)).toBe(helpOf(full));
   });
 
+  it('says in the worker\'s help what SIGHUP does (README "Schedules")', async () => {
+    const worker = (await buildFullProgram()).commands.find((c) => c.name() === "worker");
+    let help = "";
+    worker?.configureOutput({ writeOut: (s) => void (help += s), writeErr: () => {} });
+    worker?.outputHelp();
+    expect(help.replace(/\s+/g, " ")).toContain("SIGHUP (kill -HUP <pid>) re-reads the settings file's schedules (DVAULT_SCHEDULE_*) and reschedules only");
+  });
+
+  it('lists every command in the README\'s table of commands (README "The command line")', () => {
+    const readme = readFileSync(path.join(REPO, "README.md"), "utf8");
+    const rows = readme.split("\n").filter((l) => l.startsWith("| `dvault "));
+    const missing = COMMANDS.map((c) => c.name).filter((name) => !rows.some((row) => row.includes(`\`dvault ${name}`) || row.includes(`/ \`dvault ${name}`)));
+    expect(missing).toEqual([]);
+  });
+
   it("has every command the modules register, each once", async () => {
     const full = await buildFullProgram();
     const names = COMMANDS.map((c) => c.name);

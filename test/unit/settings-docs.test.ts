@@ -44,6 +44,34 @@ describe("the settings' catalogue", () => {
   });
 });
 
+describe("the README's settings table", () => {
+  it("is padded as Biome formats a Markdown table, so npm run lint and npm run check agree on it", () => {
+    const lines = renderReadmeTable().split("\n");
+    expect(new Set(lines.map((l) => l.length)).size).toBe(1);
+    expect(lines[1]).toMatch(/^\| -+ \| -+ \| -+ \|$/);
+  });
+});
+
+describe("the settings file's template", () => {
+  it('has a line for every variable docker-compose.yml reads from .env (README "Running with Docker": cp .env.example .env)', () => {
+    const compose = readFileSync(path.join(REPO, "docker-compose.yml"), "utf8");
+    const names = [...new Set([...compose.matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)].map((m) => m[1] ?? ""))];
+    expect(names.length).toBeGreaterThan(5);
+    const template = renderTemplate();
+    expect(names.filter((name) => !new RegExp(`^# ${name}=`, "m").test(template))).toEqual([]);
+  });
+});
+
+describe("the schedules' descriptions", () => {
+  it("say what the static source syncs, as the README's sources table does: the countries and the policy texts", () => {
+    // src/sync/sources/static.ts walks countries, privacy, submission and tos; no badges, no categories.
+    const text = SETTINGS.find((s) => s.name === "DVAULT_SCHEDULE_STATIC")?.text ?? "";
+    expect(text).toMatch(/countries/);
+    expect(text).toMatch(/policy texts/);
+    expect(committed.readme).toMatch(/\| `static` +\| countries and the policy texts/);
+  });
+});
+
 describe(readSchedule.name, () => {
   it("reads an interval or a cron for every account, and an account's own after ';'", () => {
     const read = readSchedule("6h; Alice=30 7 * * *; my bob = 10min", { every: 1 }, "Europe/Berlin");

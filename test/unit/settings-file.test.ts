@@ -67,10 +67,25 @@ describe(layerSettings.name, () => {
     for (const secret of ["hunter2", "r3dispass", "s3cret"]) expect(shown).not.toContain(secret);
   });
 
+  it('leaves a misspelt name without the DVAULT_ prefix alone, and takes a compose-style reference as written (README "Configuration")', () => {
+    const reference = `${"$"}{HOSTNAME}/`;
+    const file = fileWith("compose.env", `DATABASE_ULR=postgresql://127.0.0.1/x\nDVAULT_S3_PREFIX=${reference}\n`);
+    const layers = layerSettings({ environment: {}, cwd: dir, configFlag: file });
+    expect(layers.env).toMatchObject({ DATABASE_ULR: "postgresql://127.0.0.1/x", DVAULT_S3_PREFIX: reference });
+    expect(layers.env.DATABASE_URL).toBeUndefined();
+  });
+
+  it("reads the first line of a file that starts with a byte-order mark", () => {
+    const file = fileWith("bom.env", "\uFEFFDVAULT_HTTP_PORT=8811\nDVAULT_SYNC_CONCURRENCY=3\n");
+    const layers = layerSettings({ environment: {}, cwd: dir, configFlag: file });
+    expect(layers.env).toMatchObject({ DVAULT_HTTP_PORT: "8811", DVAULT_SYNC_CONCURRENCY: "3" });
+  });
+
   it("refuses a DVAULT_ name dvault does not read, naming it", () => {
     const file = fileWith("typo.env", "DVAULT_SCHEDULE_GALERY=1h\nDVAULT_NTFY_TOKEN_FILE=/run/secrets/ntfy\n");
     expect(() => layerSettings({ environment: {}, cwd: dir, configFlag: file })).toThrow(
-      /names DVAULT_SCHEDULE_GALERY, which dvault does not read: correct the name/,
+      // The advice works in that folder: `config --help` reads no settings file, `config --template` does (and refuses).
+      /names DVAULT_SCHEDULE_GALERY, which dvault does not read: correct the name \(dvault config --help lists every setting/,
     );
   });
 });

@@ -44,7 +44,7 @@ export function describe(fields: ApiErrorFields): string {
       const scope = fields.requiredScope ?? "<scope>";
       return (
         `${op}: ${who(fields)} has not granted the "${scope}" scope this call needs. ` +
-        `Re-authorize with the scope added: dvault auth login --scopes ${scope} (list the scopes you already use too)`
+        `Re-authorize with the scope added: dvault auth login --scopes ${scope} (the read scopes are always asked for; add any other scope you use)`
       );
     }
     case "gone":

@@ -38,7 +38,7 @@ If people reach the dashboard at another address (a proxy, a host name), set DVA
 <h2>2. Give dvault the application's credentials</h2>
 <p>Set <code class="fix">DVAULT_CLIENT_ID</code> (the application's client_id) ${v.clientIdSet ? "— set" : "— not set"} and
 <code class="fix">DVAULT_CLIENT_SECRET</code> (its client_secret; leave it unset for an OAuth 2.1 public client) ${v.clientSecretSet ? "— set" : "— not set"}
-in the worker's environment (with docker compose: the <code>.env</code> file beside <code>docker-compose.yml</code>), then restart the worker.</p>
+in the worker's settings file (<code>.env</code> in the folder it runs in, or the one <code>--config</code> names; with docker compose, the <code>.env</code> beside <code>docker-compose.yml</code>) or its environment, then restart the worker.</p>
 <h2>3. Connect</h2>
 ${
   v.csrf
