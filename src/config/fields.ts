@@ -42,6 +42,8 @@ export function durationSetting(fallback: string) {
  * Cluster has database 0 only. Whether the server has that many databases is asked at connect (src/queue/redis.ts).
  */
 export function redisDbIndexProblem(url: string): string | undefined {
+  // A URL that does not parse is the URL check's to report (src/config.ts), once, with what it expects.
+  if (!URL.canParse(url)) return undefined;
   const { pathname, protocol } = new URL(url);
   const db = pathname.replace(/^\/+|\/+$/g, "");
   if (db === "") return undefined;

@@ -42,6 +42,8 @@ const OPENS_DATABASE: Record<string, string[]> = {
   import: ["import", "gallery-dl", scratch],
   backup: ["backup", "--out", path.join(scratch, "backup")],
   worker: ["worker"],
+  add: ["add", "https://www.deviantart.com/someone/art/a-work-123"],
+  api: ["api", "user.whoami"],
 };
 
 /**
@@ -60,6 +62,7 @@ const NO_DATABASE: Record<string, string> = {
   simulator: "a fake of the service; no database",
   storage: "copies blobs between the folder and a bucket; no database",
   jobs: "reads the queues in Redis; only retrying a failed download opens the database, through the same check",
+  config: "prints the settings in effect and where each came from; no database",
 };
 
 const line = (database: string, problem: string) =>
