@@ -3,23 +3,12 @@
 // (approve), back through the dashboard's callback to the overview, which shows the account, its scopes and its
 // first sync waiting for a worker (test/helpers/connect-fixture.ts starts none). The refusals are quicker
 // without a browser: test/http/connect.test.ts.
-import { existsSync } from "node:fs";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConnectFixture, createConnectFixture } from "../helpers/connect-fixture.ts";
+import { CHROMIUM, CHROMIUM_ARGS, chromiumFor } from "../helpers/chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`test/browser/connect.test.ts skipped: ${CHROMIUM} is absent (install it with: apt-get install -y chromium)`);
+const hasChromium = chromiumFor("test/browser/connect.test.ts");
 
 let f: ConnectFixture;
 let browser: Browser;

@@ -3,26 +3,15 @@
 // to its end by a worker started afterwards, the grid on thumbnails with renditions shown, the lightbox,
 // paging and infinite scroll with totals, the folder tree, search paging, an item, a failed job retried,
 // every page at 360 px, dark mode, and bull-board branded without web fonts. Screenshots: npm run screenshots.
-import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDashboardFixture, type DashboardFixture, FAILING_JOB, NEW_TITLE } from "../helpers/dashboard-fixture.ts";
+import { CHROMIUM, CHROMIUM_ARGS, chromiumFor } from "../helpers/chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`test/browser/dashboard.test.ts skipped: ${CHROMIUM} is absent (install it with: apt-get install -y chromium)`);
+const hasChromium = chromiumFor("test/browser/dashboard.test.ts");
 
 /** The bits of the DOM the checks read (the project compiles without the DOM library). */
 type Doc = { documentElement: { scrollWidth: number; clientWidth: number } };

@@ -4,7 +4,6 @@
 // zoom and "open original", the ? list of shortcuts, / and j/k, the skip link to the grid, the place kept in the
 // URL through infinite scroll, reload and Back, the date scrubber filtering, the item page's previous/next under a
 // filter, and placeholder tiles in the light and dark themes.
-import { existsSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import sharp from "sharp";
@@ -12,10 +11,9 @@ import { type RunningDashboard, startDashboard } from "../../src/http/server.ts"
 import { placeholderSvg } from "../../src/storage/thumbnail-render.ts";
 import { type GalleryWork, insertGallery } from "../helpers/gallery-listing.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+import { CHROMIUM, chromiumFor } from "../helpers/chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`test/browser/gallery.test.ts skipped: ${CHROMIUM} is absent (install it with: apt-get install -y chromium)`);
+const hasChromium = chromiumFor("test/browser/gallery.test.ts");
 
 /** The bits of the DOM the checks read (the project compiles without the DOM library). */
 type Box = { top: number; left: number; right: number; bottom: number; width: number; height: number };

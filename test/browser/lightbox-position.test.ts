@@ -1,16 +1,14 @@
 // The lightbox's "n of total" in a real browser (playwright-core driving Debian's /usr/bin/chromium) over a
 // listing longer than a page (issue 26, item 6): opened on page 3, the 99th item of 497 says "99 of 497", not
 // its place among the page's tiles; walking past the page's last tile appends the next page and goes on counting.
-import { existsSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDashboard, type RunningDashboard } from "../../src/http/server.ts";
 import { insertListing } from "../helpers/numbers-listing.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+import { CHROMIUM, chromiumFor } from "../helpers/chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`test/browser/lightbox-position.test.ts skipped: ${CHROMIUM} is absent (install it with: apt-get install -y chromium)`);
+const hasChromium = chromiumFor("test/browser/lightbox-position.test.ts");
 
 let h: SyncHarness;
 let dash: RunningDashboard;

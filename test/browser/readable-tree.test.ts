@@ -4,7 +4,6 @@
 // rewritten once (src/downloads/inert-texts.ts), and a page stored now (src/downloads/store-text.ts), run nothing:
 // no script, handler, srcdoc frame or javascript: link changes the title, opens a dialog or makes a request. The
 // page's own CSP holds even where the sanitizer is bypassed.
-import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -16,10 +15,9 @@ import { neutralizeControls } from "../../src/text/controls.ts";
 import { ARCHIVE_PAGE_HEAD } from "../../src/text/inert-html.ts";
 import type { DownloadHarness } from "../helpers/download-harness.ts";
 import { createHostileJournalHarness, HOSTILE_JOURNAL as PAYLOAD, PWNED, replaceWithOldPage, storedTextRows } from "../helpers/hostile-text-pages.ts";
+import { CHROMIUM, chromiumFor } from "../helpers/chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`test/browser/readable-tree.test.ts skipped: ${CHROMIUM} is absent (install it with: apt-get install -y chromium)`);
+const hasChromium = chromiumFor("test/browser/readable-tree.test.ts");
 
 declare const document: { title: string };
 

@@ -4,7 +4,6 @@
 // horizontal scroll and no CSP violation; a search hit of each kind opening its page; the service's hostile HTML
 // shown inert (nothing runs, nothing loads from elsewhere, a styled lure cannot cover the page) and hostile text escaped;
 // a work removed upstream saying so.
-import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -13,19 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HOSTILE_SCRIPT_TITLE } from "../../src/simulator/dataset/hostile.ts";
 import { BEACON, PWNED } from "../helpers/hostile-text-pages.ts";
 import { createReadingFixture, FRIEND, IDS, type ReadingFixture, WORDS } from "../helpers/reading-fixture.ts";
+import { CHROMIUM, CHROMIUM_ARGS, chromiumFor } from "../helpers/chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`test/browser/reading-pages.test.ts skipped: ${CHROMIUM} is absent (install it with: apt-get install -y chromium)`);
+const hasChromium = chromiumFor("test/browser/reading-pages.test.ts");
 
 type El = { textContent: string | null; getAttribute(n: string): string | null };
 declare const document: {

@@ -3,15 +3,13 @@
 // the navigation, the jobs page as cards keeps its failed counts and Pause buttons; the theme switch holds across
 // a reload with and without script, the system's dark applies until "Light" is chosen; the metrics page shows
 // the registry's own numbers, the ones of the raw Prometheus text it links to.
-import { existsSync } from "node:fs";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningDashboard, startDashboard } from "../../src/http/server.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+import { CHROMIUM, chromiumFor } from "../helpers/chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`test/browser/shell.test.ts skipped: ${CHROMIUM} is absent (install it with: apt-get install -y chromium)`);
+const hasChromium = chromiumFor("test/browser/shell.test.ts");
 
 /** The bits of the DOM the checks read (the project compiles without the DOM library). */
 declare const document: { documentElement: { scrollWidth: number; dataset: Record<string, string> }; body: unknown };
