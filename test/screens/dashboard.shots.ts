@@ -125,7 +125,7 @@ it("photographs the dashboard", async () => {
       await page.goto(`${base}${route}`);
       await page.waitForLoadState("networkidle");
       if (options.lightbox) {
-        await page.locator(".thumbs > .thumb").nth(1).click();
+        await page.locator('.thumbs > .thumb[data-full$=".webp"]').nth(1).click();
         await page.locator(".lightbox img").waitFor();
         await page.waitForLoadState("networkidle");
       }
