@@ -6,7 +6,7 @@
 // prints it. Layout shift is read from the browser's own layout-shift entries (0 when every tile's box is known
 // before its picture arrives).
 //
-//   node --import tsx bench/dashboard-pages.ts [--runs 7] [--pages "/archive,/messages?kind=notification"] [--no-docs]
+//   node --import tsx bench/dashboard-pages.ts [--runs 7] [--pages "/archive,/messages"] [--no-docs]
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -25,7 +25,7 @@ import { BENCH_PG_URL, BENCH_REDIS_URL, machine, median, percentile, table, writ
 const { values } = parseArgs({
   options: {
     runs: { type: "string", default: "7" },
-    pages: { type: "string", default: "/archive,/messages?kind=notification" },
+    pages: { type: "string", default: "/archive,/messages" },
     "no-docs": { type: "boolean", default: false },
   },
 });
@@ -33,7 +33,7 @@ const RUNS = Math.max(1, Number(values.runs));
 const PAGES = ["/no-such-page", ...values.pages.split(",").filter(Boolean)];
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
-type Load = { status: number; htmlBytes: number; transferred: number; requests: number; images: number; ttfb: number; fcp: number; load: number; cls: number };
+type Load = { status: number; htmlBytes: number; transferred: number; requests: number; images: number; items: number; ttfb: number; fcp: number; load: number; cls: number };
 
 /** One cold load of `url` in a fresh context: bytes over the wire, the browser's paint and navigation timings. */
 async function coldLoad(page: Page, url: string): Promise<Load> {
@@ -59,8 +59,8 @@ async function coldLoad(page: Page, url: string): Promise<Load> {
         .observe({ type: "layout-shift", buffered: true });
       setTimeout(() => resolve(sum), 50);
     });
-    return { ttfb: nav.responseStart - nav.requestStart, load: nav.loadEventEnd, fcp, cls, images: document.images.length };
-  })()`)) as Pick<Load, "ttfb" | "load" | "fcp" | "cls" | "images">;
+    return { ttfb: nav.responseStart - nav.requestStart, load: nav.loadEventEnd, fcp, cls, images: document.images.length, items: document.querySelectorAll("[data-jk]").length };
+  })()`)) as Pick<Load, "ttfb" | "load" | "fcp" | "cls" | "images" | "items">;
   return { status: res?.status() ?? 0, htmlBytes, transferred, requests, ...t };
 }
 
@@ -68,7 +68,7 @@ const dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-bench-pages-"));
 const database = `dvault_bench_pages_${randomBytes(4).toString("hex")}`;
 const prefix = `dvault-bench-pages-${randomBytes(4).toString("hex")}`;
 const config = loadConfig({ DATABASE_URL: withDatabase(BENCH_PG_URL, database), REDIS_URL: BENCH_REDIS_URL, DVAULT_REDIS_PREFIX: prefix, LOG_LEVEL: "warn" });
-const report = await runDemo({ config, log: createLogger({ level: "warn" }), dir, deviations: 400, dataset: { messages: 400 }, out: () => undefined });
+const report = await runDemo({ config, log: createLogger({ level: "warn" }), dir, deviations: 400, dataset: { messages: 600 }, out: () => undefined });
 process.stdout.write(
   `the demo's archive: ${report.counts.deviations} deviations, ${report.counts.messages} messages, ${report.thumbnails.generated} thumbnails\n`,
 );
@@ -103,6 +103,7 @@ try {
     const fcp = median(ls.map((l) => l.fcp));
     return [
       route === "/no-such-page" ? "the frame alone (a 404 page)" : route,
+      median(ls.map((l) => l.items)),
       kb(median(ls.map((l) => l.htmlBytes))),
       kb(median(ls.map((l) => l.transferred))),
       median(ls.map((l) => l.requests)),
@@ -125,9 +126,10 @@ try {
 ${report.counts.messages} messages, real pictures), \`dvault worker\` with only its http role, Debian's chromium at 1280×800; every load cold
 (a new context), the pages interleaved, ${RUNS} rounds. Transferred = bytes over the wire for the page and everything it loads (HTML,
 stylesheet, script, thumbnails); times in ms from the navigation's start; CLS = the largest cumulative layout shift of any load
-(0: every tile's box is known before its picture arrives). The ratio is each page's median first paint over the frame's.
+(0: every tile's box is known before its picture arrives). Items = the page's tiles or rows (its \`data-jk\` elements). The ratio is each
+page's median first paint over the frame's.
 
-${table(["page", "HTML KB", "transferred KB", "requests", "images", "TTFB ms", "first paint ms", "p95 first paint", "load ms", "CLS", "first paint ÷ frame"], rows)}
+${table(["page", "items", "HTML KB", "transferred KB", "requests", "images", "TTFB ms", "first paint ms", "p95 first paint", "load ms", "CLS", "first paint ÷ frame"], rows)}
 `;
   process.stdout.write(`\n${body}\n`);
   if (!values["no-docs"]) await writeDocSection("dashboard-pages", body);
