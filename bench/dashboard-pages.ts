@@ -33,7 +33,18 @@ const RUNS = Math.max(1, Number(values.runs));
 const PAGES = ["/no-such-page", ...values.pages.split(",").filter(Boolean)];
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
-type Load = { status: number; htmlBytes: number; transferred: number; requests: number; images: number; items: number; ttfb: number; fcp: number; load: number; cls: number };
+type Load = {
+  status: number;
+  htmlBytes: number;
+  transferred: number;
+  requests: number;
+  images: number;
+  items: number;
+  ttfb: number;
+  fcp: number;
+  load: number;
+  cls: number;
+};
 
 /** One cold load of `url` in a fresh context: bytes over the wire, the browser's paint and navigation timings. */
 async function coldLoad(page: Page, url: string): Promise<Load> {
