@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { effectiveSettings, renderHelpList, renderTemplate } from "../config/catalogue.ts";
 import { appliedSettings } from "../config/settings-file.ts";
+import { ntfyEndpoint } from "../digest/deliver/ntfy.ts";
 import { maskUrl } from "../redact.ts";
 import { formatTable } from "./output/table.ts";
 import { colorsFor } from "./output/mode.ts";
@@ -22,7 +23,10 @@ export function registerConfigCommand(program: Command): void {
         return;
       }
       const layers = appliedSettings();
-      const settings = effectiveSettings(layers, maskUrl);
+      // An ntfy topic on a public server is its only password (README, "ntfy"): its name is masked like a secret's.
+      const settings = effectiveSettings(layers, maskUrl).map((s) =>
+        s.name === "DVAULT_NTFY_URL" && s.value && URL.canParse(s.value.trim()) ? { ...s, value: `${ntfyEndpoint(s.value.trim()).server}***` } : s,
+      );
       if (opts.json) printJson({ file: layers.file ?? null, settings });
       else {
         printOut(`settings file: ${layers.file ?? "none (no ./.env; --config <file> or DVAULT_CONFIG names one)"}`);

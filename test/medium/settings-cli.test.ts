@@ -50,6 +50,7 @@ describe("dvault config", () => {
         'DVAULT_SCHEDULE_GALLERY="0 * * * *"',
         "DVAULT_HTTP_TOKEN=0123456789abcdef0123",
         "DVAULT_ARCHIVE_DIR=/from/file",
+        "DVAULT_NTFY_URL=https://ntfy.sh/dvault-topic-nobody-guesses",
       ].join("\n"),
     );
     const run = await dvault(["--archive-dir", "/from/flag", "config", "--json"], { DVAULT_HTTP_PORT: "9100" });
@@ -64,6 +65,9 @@ describe("dvault config", () => {
     expect(shown(run, "DVAULT_HTTP_HOST")).toMatchObject({ value: "127.0.0.1", from: "default" });
     expect(shown(run, "DVAULT_HTTP_TOKEN")).toMatchObject({ value: "***" });
     expect(run.stdout).not.toContain("0123456789abcdef0123");
+    // An ntfy topic is the password of a topic on a public server: its server shown, its name not.
+    expect(shown(run, "DVAULT_NTFY_URL")).toMatchObject({ value: "https://ntfy.sh/***", from: `file ${file}` });
+    expect(run.stdout).not.toContain("nobody-guesses");
   });
 
   it("reads the file --config names instead, and refuses one that does not exist in one line", async () => {
