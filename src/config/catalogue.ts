@@ -41,6 +41,15 @@ const SCHEDULE_DEFAULTS = Object.fromEntries(
   SOURCE_NAMES.map((s) => [scheduleVariable(s), describeSchedule({ every: DEFAULT_SOURCE_EVERY_MS[s] }).replace(/^every /, "")]),
 ) as Record<ScheduleVariable, string>;
 
+/** A source's schedule setting: what it syncs (with its verb), the rest said once for all of them. */
+function scheduleDoc(variable: ScheduleVariable, what: string): SettingDoc {
+  return {
+    section: "worker",
+    shownDefault: SCHEDULE_DEFAULTS[variable],
+    text: `when ${what} synced: an interval (\`10min\`, \`6h\`, \`1d\`) or a 5-field cron expression read in \`DVAULT_SCHEDULE_TZ\` (\`0 * * * *\`); per account after a \`;\`: \`6h; alice=0 3 * * *\``,
+  };
+}
+
 const DOCS: Readonly<Record<SettingName, SettingDoc>> = {
   DATABASE_URL: { section: "state", text: "PostgreSQL for the mirror" },
   REDIS_URL: { section: "state", text: "Redis for queues and the shared throttle (`maxmemory-policy noeviction`)" },
@@ -76,61 +85,17 @@ const DOCS: Readonly<Record<SettingName, SettingDoc>> = {
   },
   DVAULT_SYNC_CONCURRENCY: { section: "worker", text: "sources one worker syncs at once" },
   DVAULT_SCHEDULE_TZ: { section: "worker", text: "the IANA time zone the sources' cron expressions are read in, e.g. `Europe/Berlin`" },
-  DVAULT_SCHEDULE_PROFILE: {
-    section: "worker",
-    shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_PROFILE,
-    text: "when the account's profile is synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
-  },
-  DVAULT_SCHEDULE_GALLERY: {
-    section: "worker",
-    shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_GALLERY,
-    text: "when your gallery is synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
-  },
-  DVAULT_SCHEDULE_COLLECTIONS: {
-    section: "worker",
-    shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_COLLECTIONS,
-    text: "when your collections (favourites) are synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
-  },
-  DVAULT_SCHEDULE_COMMENTS: {
-    section: "worker",
-    shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_COMMENTS,
-    text: "when comments on your works are synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
-  },
-  DVAULT_SCHEDULE_PROFILE_POSTS: {
-    section: "worker",
-    shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_PROFILE_POSTS,
-    text: "when your status updates and journals are synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
-  },
-  DVAULT_SCHEDULE_MESSAGES: {
-    section: "worker",
-    shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_MESSAGES,
-    text: "when the message centre is synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
-  },
-  DVAULT_SCHEDULE_NOTES: {
-    section: "worker",
-    shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_NOTES,
-    text: "when your notes are synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
-  },
-  DVAULT_SCHEDULE_WATCH_FEED: {
-    section: "worker",
-    shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_WATCH_FEED,
-    text: "when the watch feed is synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
-  },
-  DVAULT_SCHEDULE_STASH: {
-    section: "worker",
-    shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_STASH,
-    text: "when Sta.sh is synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
-  },
-  DVAULT_SCHEDULE_STATIC: {
-    section: "worker",
-    shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_STATIC,
-    text: "when what rarely changes (the countries and the service's policy texts) is synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
-  },
-  DVAULT_SCHEDULE_TRACKED: {
-    section: "worker",
-    shownDefault: SCHEDULE_DEFAULTS.DVAULT_SCHEDULE_TRACKED,
-    text: "when each tracked user's gallery, collections and journals are synced: an interval (`10min`, `6h`, `1d`) or a 5-field cron expression read in `DVAULT_SCHEDULE_TZ` (`0 * * * *`); per account after a `;`: `6h; alice=0 3 * * *`",
-  },
+  DVAULT_SCHEDULE_PROFILE: scheduleDoc("DVAULT_SCHEDULE_PROFILE", "the account's profile is"),
+  DVAULT_SCHEDULE_GALLERY: scheduleDoc("DVAULT_SCHEDULE_GALLERY", "your gallery is"),
+  DVAULT_SCHEDULE_COLLECTIONS: scheduleDoc("DVAULT_SCHEDULE_COLLECTIONS", "your collections (favourites) are"),
+  DVAULT_SCHEDULE_COMMENTS: scheduleDoc("DVAULT_SCHEDULE_COMMENTS", "comments on your works are"),
+  DVAULT_SCHEDULE_PROFILE_POSTS: scheduleDoc("DVAULT_SCHEDULE_PROFILE_POSTS", "your status updates and journals are"),
+  DVAULT_SCHEDULE_MESSAGES: scheduleDoc("DVAULT_SCHEDULE_MESSAGES", "the message centre is"),
+  DVAULT_SCHEDULE_NOTES: scheduleDoc("DVAULT_SCHEDULE_NOTES", "your notes are"),
+  DVAULT_SCHEDULE_WATCH_FEED: scheduleDoc("DVAULT_SCHEDULE_WATCH_FEED", "the watch feed is"),
+  DVAULT_SCHEDULE_STASH: scheduleDoc("DVAULT_SCHEDULE_STASH", "Sta.sh is"),
+  DVAULT_SCHEDULE_STATIC: scheduleDoc("DVAULT_SCHEDULE_STATIC", "what rarely changes (the countries and the service's policy texts) is"),
+  DVAULT_SCHEDULE_TRACKED: scheduleDoc("DVAULT_SCHEDULE_TRACKED", "each tracked user's gallery, collections and journals are"),
   DVAULT_ARCHIVE_DIR: { section: "archive", text: "where files are stored" },
   DVAULT_DOWNLOAD_QUOTA: {
     section: "archive",
