@@ -20,6 +20,7 @@ import { runDemo } from "../src/demo/run-demo.ts";
 import { createLogger } from "../src/log.ts";
 import { deleteKeysByPrefix, createRedis } from "../src/queue/redis.ts";
 import { startDashboardProcess } from "../test/helpers/dashboard-burst.ts";
+import { CHROMIUM, CHROMIUM_ARGS } from "../test/helpers/chromium.ts";
 import { BENCH_PG_URL, BENCH_REDIS_URL, machine, median, percentile, table, writeDocSection } from "./bench-env.ts";
 
 const { values } = parseArgs({
@@ -31,7 +32,6 @@ const { values } = parseArgs({
 });
 const RUNS = Math.max(1, Number(values.runs));
 const PAGES = ["/no-such-page", ...values.pages.split(",").filter(Boolean)];
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
 type Load = {
   status: number;
@@ -91,9 +91,9 @@ const dash = await startDashboardProcess({
   HOME: path.join(dir, "home"),
 });
 const browser = await chromium.launch({
-  executablePath: CHROMIUM,
+  executablePath: process.env.CHROMIUM ?? CHROMIUM,
   headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+  args: CHROMIUM_ARGS,
 });
 try {
   const loads = new Map<string, Load[]>(PAGES.map((p) => [p, []]));

@@ -8,6 +8,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
 import { renderDigest } from "../src/digest/render.ts";
+import { CHROMIUM, CHROMIUM_ARGS } from "../test/helpers/chromium.ts";
 import { SAMPLE_DIGEST as data, SAMPLE_TZ as TZ } from "./sample-digest.ts";
 
 const { values } = parseArgs({ options: { out: { type: "string", default: "docs/img/digest.png" }, html: { type: "string" } } });
@@ -17,18 +18,9 @@ if (values.html) await writeFile(values.html, rendered.html);
 
 const userDataDir = await mkdtemp(path.join(os.tmpdir(), "dvault-chromium-"));
 const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  executablePath: process.env.CHROMIUM ?? CHROMIUM,
   headless: true,
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
+  args: ["--headless", ...CHROMIUM_ARGS],
   viewport: { width: 760, height: 900 },
   deviceScaleFactor: 2,
 });

@@ -15,10 +15,10 @@ import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
 import { freePort } from "../../src/free-port.ts";
 import { collectRun } from "../helpers/dvault-cli.ts";
+import { CHROMIUM, CHROMIUM_ARGS } from "../helpers/chromium.ts";
 import { TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
 
 const OUT = path.resolve(process.env.DVAULT_SCREENSHOTS_DIR ?? "docs/img");
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const BIN = path.resolve("bin/dvault.js");
 const DATABASE = "dvault_screenshots";
 const PUBLIC_URL = "https://dvault.example.org";
@@ -96,9 +96,9 @@ it("writes the feed sample", async () => {
 
 it("photographs the dashboard", async () => {
   const browser = await chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath: process.env.CHROMIUM ?? CHROMIUM,
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+    args: CHROMIUM_ARGS,
   });
   try {
     await fs.mkdir(OUT, { recursive: true });
