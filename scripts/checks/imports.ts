@@ -1,8 +1,11 @@
-// `npm run check:imports`: every relative import of src/ and jobs/ against the layer rules of
-// docs/ARCHITECTURE.md. One line per import that crosses them; exit 1 when there is any.
-import fs from "node:fs";
+// `npm run check:imports`: every module that a file of src/ or jobs/ names, read from the parsed code
+// (scripts/checks/parse.ts: import and export … from, import(), require, `import x = require`, `typeof
+// import`), against the layer rules of docs/ARCHITECTURE.md, and the packages only one folder may import.
+// An import() or require() whose module is not a plain string (a template, a variable) cannot be held to
+// the rules and is itself a finding. One line per finding; exit 1 when there is any.
 import path from "node:path";
-import { checkRoot, checkedFiles } from "./source-files.ts";
+import { isMain, moduleRefs, packageOf, parseTree, report, resolveSpecifier, type SourceFile } from "./parse.ts";
+import { checkRoot } from "./source-files.ts";
 
 /**
  * What each area may import besides itself (docs/ARCHITECTURE.md#what-each-folder-may-import). An area
@@ -80,42 +83,87 @@ const RULES: Record<string, readonly string[]> = {
   simulator: [],
 };
 
-const ROOT = checkRoot();
+/** Packages only one folder may import: the database's driver and builders, and the queue library. */
+const PACKAGE_HOMES: Readonly<Record<string, string>> = {
+  pg: "db",
+  kysely: "db",
+  "@prisma/client": "db",
+  bullmq: "queue",
+};
 
-function areaOf(file: string): string {
-  const rel = path.relative(ROOT, file).split(path.sep);
+/**
+ * Imports of those packages that stand today outside their folder, each to go (docs/ARCHITECTURE.md,
+ * "What each folder may import"): BullMQ's `Queue` type, which src/queue's job contract is to replace. The list
+ * may only shrink: any other import of them fails, and an entry whose import is gone is reported for removal.
+ */
+const KNOWN_PACKAGE_IMPORTS: Readonly<Record<string, string>> = {
+  "src/cli/no-worker.ts": "bullmq",
+  "src/downloads/download-job.ts": "bullmq",
+  "src/downloads/reclaim.ts": "bullmq",
+};
+
+/**
+ * Files of src/ that may compute the module they load (a template, a variable): none today. src/cli/program.ts
+ * loads each command with a plain string, so the rules read every one of its imports.
+ */
+const LOADERS: readonly string[] = [];
+
+function areaOf(root: string, file: string): string {
+  const rel = path.relative(root, file).split(path.sep);
   if (rel[0] === "jobs") return "jobs";
-  if (rel.length === 2) return (rel[1] ?? "").replace(/\.ts$/, "");
+  if (rel.length === 2) return (rel[1] ?? "").replace(/\.[mc]?[jt]s$/, "");
   return rel[1] ?? "";
 }
 
-const IMPORT =
-  /^\s*(?:import|export)\b[^;]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']|^\s*import\s*["'](\.{1,2}\/[^"']+)["']|\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/gm;
+/** The findings of the parsed files of `root` (default: src/ and jobs/ parsed afresh), and notes that do not fail. */
+export function checkImports(root: string, files: readonly SourceFile[] = parseTree(root)): { findings: string[]; notes: string[] } {
+  const findings: string[] = [];
+  const unknown = new Set<string>();
+  const knownSeen = new Set<string>();
+  const inTree = (target: string) => target.startsWith(path.join(root, "src") + path.sep) || target.startsWith(path.join(root, "jobs") + path.sep);
+  for (const src of files) {
+    const from = areaOf(root, src.file);
+    const allowed = RULES[from];
+    if (!allowed) {
+      unknown.add(from);
+      continue;
+    }
+    for (const ref of moduleRefs(src)) {
+      const where = `${src.rel}:${ref.line}`;
+      if (ref.computed && ref.kind !== "import" && ref.kind !== "export" && !LOADERS.includes(src.rel)) {
+        const what = ref.specifier === null ? "a module it computes" : `a template (\`${ref.specifier}\`)`;
+        findings.push(
+          `${where}: ${ref.kind === "dynamic" ? "import()" : "require()"} of ${what}: name the module with a plain string so the layer rules can read it`,
+        );
+      }
+      const spec = ref.specifier;
+      if (spec === null) continue;
+      const target = resolveSpecifier(src.file, spec);
+      if (target === null) {
+        const pkg = packageOf(spec);
+        const home = PACKAGE_HOMES[pkg];
+        if (home === undefined || from === home) continue;
+        if (KNOWN_PACKAGE_IMPORTS[src.rel] === pkg) {
+          knownSeen.add(src.rel);
+          continue;
+        }
+        findings.push(`${where}: only src/${home} may import ${pkg} (${from} does); see docs/ARCHITECTURE.md`);
+        continue;
+      }
+      if (!inTree(target)) continue;
+      const to = areaOf(root, target);
+      if (to === from || allowed.includes(to)) continue;
+      findings.push(`${where}: ${from} may not import ${to} (${spec}); see docs/ARCHITECTURE.md`);
+    }
+  }
+  for (const area of unknown) findings.push(`src/${area}: an area docs/ARCHITECTURE.md does not name; add it to scripts/checks/imports.ts and the document`);
+  const notes = Object.keys(KNOWN_PACKAGE_IMPORTS)
+    .filter((rel) => !knownSeen.has(rel))
+    .map((rel) => `note: ${rel} no longer imports ${KNOWN_PACKAGE_IMPORTS[rel]}: remove it from KNOWN_PACKAGE_IMPORTS in scripts/checks/imports.ts`);
+  return { findings, notes };
+}
 
-const violations: string[] = [];
-const unknown = new Set<string>();
-for (const file of checkedFiles(ROOT)) {
-  const from = areaOf(file);
-  const allowed = RULES[from];
-  if (!allowed) {
-    unknown.add(from);
-    continue;
-  }
-  const text = fs.readFileSync(file, "utf8");
-  for (const m of text.matchAll(IMPORT)) {
-    const spec = m[1] ?? m[2] ?? m[3] ?? "";
-    const target = path.resolve(path.dirname(file), spec);
-    if (!target.startsWith(path.join(ROOT, "src")) && !target.startsWith(path.join(ROOT, "jobs"))) continue;
-    const to = areaOf(target);
-    if (to === from || allowed.includes(to)) continue;
-    const line = text.slice(0, m.index).split("\n").length;
-    violations.push(`${path.relative(ROOT, file)}:${line}: ${from} may not import ${to} (${spec}); see docs/ARCHITECTURE.md`);
-  }
+if (isMain(import.meta)) {
+  const { findings, notes } = checkImports(checkRoot());
+  report(findings, (n) => `${n} import(s) across the layer rules`, "imports: every import keeps to the layer rules", notes);
 }
-for (const area of unknown) violations.push(`src/${area}: an area docs/ARCHITECTURE.md does not name; add it to scripts/checks/imports.ts and the document`);
-for (const v of violations) process.stdout.write(`${v}\n`);
-if (violations.length > 0) {
-  process.stdout.write(`${violations.length} import(s) across the layer rules\n`);
-  process.exit(1);
-}
-process.stdout.write("imports: every import keeps to the layer rules\n");
