@@ -31,7 +31,13 @@ const cache = new Map<string, SourceFile>();
 export function parseFile(root: string, file: string): SourceFile {
   const hit = cache.get(file);
   if (hit && hit.rel === toRel(root, file)) return hit;
-  const text = fs.readFileSync(file, "utf8");
+  const parsed = parseText(root, file, fs.readFileSync(file, "utf8"));
+  cache.set(file, parsed);
+  return parsed;
+}
+
+/** Source text parsed as the file `file` of `root` (not read from disk, not kept). */
+export function parseText(root: string, file: string, text: string): SourceFile {
   const lang = /\.[mc]?js$/.test(file) ? "js" : "ts";
   const { program, errors } = parseSync(file, text, { lang, sourceType: "module" });
   const fatal = errors.filter((e) => e.severity === "Error");
@@ -49,9 +55,7 @@ export function parseFile(root: string, file: string): SourceFile {
     return lo + 1;
   };
   const lines = text.length === 0 ? 0 : starts.length - (text.endsWith("\n") ? 1 : 0);
-  const parsed: SourceFile = { file, rel: toRel(root, file), text, program: program as unknown as Node, lineAt, lines };
-  cache.set(file, parsed);
-  return parsed;
+  return { file, rel: toRel(root, file), text, program: program as unknown as Node, lineAt, lines };
 }
 
 function toRel(root: string, file: string): string {
@@ -69,7 +73,7 @@ function isNode(v: unknown): v is Node {
 }
 
 /** Visits every node below `node`, depth first, with the chain of its ancestors (nearest last). */
-export function walk(node: Node, visit: (node: Node, ancestors: readonly Node[]) => void | "skip"): void {
+export function walk(node: Node, visit: (node: Node, ancestors: readonly Node[]) => unknown): void {
   const ancestors: Node[] = [];
   const go = (n: Node): void => {
     if (visit(n, ancestors) === "skip") return;

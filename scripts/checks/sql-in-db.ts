@@ -1,42 +1,53 @@
 // `npm run check:sql`: all SQL lives in src/db (docs/ARCHITECTURE.md#the-layers). Every source file of src/
-// and jobs/ outside src/db is read for what would talk to a database: an import of a database driver, a
-// Prisma raw-query call, or a string or template literal that reads as an SQL statement. One line per
-// finding (file:line), exit 1 when there is any. Generated code and the simulator (the service's model,
-// which shares nothing with dvault) are exempt; so are tests, benchmarks and scripts, which are not read.
-import fs from "node:fs";
-import path from "node:path";
-import { checkRoot, checkedFiles } from "./source-files.ts";
+// and jobs/ outside src/db is parsed (scripts/checks/parse.ts) and read for what would talk to a database: an
+// import of a database driver, a Prisma raw-query call, or text that reads as an SQL statement, in any case:
+// a string, a template (its static parts joined, a static substitution spelled out), a `+` concatenation, a
+// `[…].join()`, a `.concat()`, a const of such text used in another, or a `let` grown with `+=`. One line per
+// finding (file:line), exit 1 when there is any. Generated code and the simulator (the service's model, which
+// shares nothing with dvault) are exempt; so are tests, benchmarks and scripts, which are not read.
+import { bare, isMain, joinPieces, moduleRefs, type Node, parseText, parseTree, report, type SourceFile, staticText, textBindings, walk } from "./parse.ts";
+import { checkRoot } from "./source-files.ts";
 
-const ROOT = checkRoot();
-/** Folders of src/ whose files may issue SQL, or are not dvault's own code. */
-const EXEMPT = ["src/db", "src/generated", "src/simulator"].map((d) => path.join(ROOT, d));
+/** Folders whose files may issue SQL, or are not dvault's own code. */
+const EXEMPT = ["src/db", "src/generated", "src/simulator"];
 /** Modules that open a database connection or run statements. */
 const DRIVERS = new RegExp(
   "^(?:" +
     ["pg", "pg-pool", "pg-cursor", "pg-copy-streams", "pg-query-stream", "postgres", "@prisma/adapter-pg", "@prisma/client(?:/.*)?"].join("|") +
-    "|node:sqlite|better-sqlite3|sqlite3?|kysely|knex)$",
+    "|node:sqlite|better-sqlite3|sqlite3?|kysely(?:/.*)?|knex)$",
 );
 /** Prisma's raw-query methods, called or used as a template tag. */
-const RAW_CALL = /\$(?:queryRaw|executeRaw|queryRawUnsafe|executeRawUnsafe|queryRawTyped)\b/g;
+const RAW = new Set(["$queryRaw", "$executeRaw", "$queryRawUnsafe", "$executeRawUnsafe", "$queryRawTyped"]);
+
+/** Words that follow FROM, INTO or WITH in prose, never as a table's name: "select one from the list". */
+const PROSE_WORDS = new Set(
+  "the a an this that these those your my our its their his her each every any all some which what here there it them you us me one".split(" "),
+);
 
 /**
- * What reads as a statement: keywords in capitals (as every statement of this repository is written) with
- * the word that makes them SQL rather than prose ("SELECT" alone in a message is not flagged, "SELECT 1" is);
- * INSERT INTO and ON CONFLICT, which prose never says, in any case.
+ * What reads as a statement. `kind`: "any case" forms are read case-insensitively (a lower-case statement is
+ * still one); unless their keyword is written in capitals they must also not read as prose: the word after
+ * FROM, INTO, UPDATE or WITH (group `name`) is not an article or a pronoun. "capitals" forms match only as
+ * every statement of this repository is written, since their keywords are also everyday words ("Begin", "commit").
  */
-const STATEMENTS: Array<[string, RegExp]> = [
-  ["SELECT … FROM", /\bSELECT\b[\s\S]*?\bFROM\b/],
-  ["SELECT", /\bSELECT\s+(?:\d|\*|DISTINCT\b|[a-z_][\w.]*\s*(?:\(|,|AS\b))/],
-  ["INSERT INTO", /\binsert\s+into\s+["\w]/i],
-  ["UPDATE … SET", /\bUPDATE\s+["\w.]+\s+(?:\w+\s+)?SET\b/],
-  ["DELETE FROM", /\bDELETE\s+FROM\b/],
-  ["ON CONFLICT", /\bon\s+conflict\s*(?:\(|do\b|on\s+constraint\b)/i],
-  ["DDL", /\b(?:CREATE|DROP|ALTER)\s+(?:UNIQUE\s+)?(?:TABLE|DATABASE|INDEX|SCHEMA|EXTENSION|TYPE|VIEW|FUNCTION|TRIGGER|SEQUENCE|ROLE)\b/],
-  ["TRUNCATE", /\bTRUNCATE\s+(?:TABLE\s+)?["\w]/],
-  ["WITH … AS (", /\bWITH\s+(?:RECURSIVE\s+)?\w+\s+AS\s*(?:MATERIALIZED\s*)?\(/],
-  [
-    "a transaction or session statement",
-    new RegExp(
+type Statement = { what: string; pattern: RegExp; anyCase: boolean };
+const STATEMENTS: Statement[] = [
+  { what: "SELECT … FROM", pattern: /\bselect\b(?:(?!\bselect\b)[\s\S]){0,400}?\bfrom\s+(?<name>["\w.?]+|\()/i, anyCase: true },
+  { what: "SELECT", pattern: /\bSELECT\s+(?:\d|\*|DISTINCT\b|[a-z_][\w.]*\s*(?:\(|,|AS\b))/, anyCase: false },
+  { what: "INSERT INTO", pattern: /\binsert\s+into\s+(?<name>["\w.?]+)/i, anyCase: true },
+  { what: "UPDATE … SET", pattern: /\bupdate\s+(?<name>["\w.?]+)\s+(?:\w+\s+)?set\s+(?<assign>["\w.?]+\s*=)?/i, anyCase: true },
+  { what: "DELETE FROM", pattern: /\bdelete\s+from\s+(?<name>["\w.?]+)/i, anyCase: true },
+  { what: "ON CONFLICT", pattern: /\bon\s+conflict\s*(?:\(|do\b|on\s+constraint\b)/i, anyCase: true },
+  {
+    what: "DDL",
+    pattern: /\b(?:CREATE|DROP|ALTER)\s+(?:UNIQUE\s+)?(?:TABLE|DATABASE|INDEX|SCHEMA|EXTENSION|TYPE|VIEW|FUNCTION|TRIGGER|SEQUENCE|ROLE)\b/,
+    anyCase: false,
+  },
+  { what: "TRUNCATE", pattern: /\bTRUNCATE\s+(?:TABLE\s+)?["\w]/, anyCase: false },
+  { what: "WITH … AS (", pattern: /\bwith\s+(?:recursive\s+)?(?<name>\w+)\s+as\s*(?:(?:not\s+)?materialized\s*)?\(/i, anyCase: true },
+  {
+    what: "a transaction or session statement",
+    pattern: new RegExp(
       "^\\s*(?:" +
         [
           "(?:BEGIN|COMMIT|ROLLBACK)(?:\\s+(?:WORK|TRANSACTION))?",
@@ -51,157 +62,108 @@ const STATEMENTS: Array<[string, RegExp]> = [
         ].join("|") +
         ")\\s*;?\\s*$",
     ),
-  ],
+    anyCase: false,
+  },
 ];
 
-type Literal = { start: number; text: string };
-type Scan = { literals: Literal[]; code: string };
-
-const REGEX_BEFORE = new Set("(,=:[!&|?{};+-*%<>~^".split(""));
-const REGEX_KEYWORDS = new Set(["return", "typeof", "case", "in", "of", "else", "yield", "await", "void", "delete", "throw", "new"]);
-
-/**
- * Splits TypeScript into its string and template literals (a template's substitutions become "?") and its
- * code with comments and literals blanked (same length, newlines kept, so offsets give lines). A small
- * scanner rather than the compiler: TypeScript 7 ships no JavaScript API.
- */
-function scan(src: string): Scan {
-  const literals: Literal[] = [];
-  const code = src.split("");
-  const blank = (from: number, to: number) => {
-    for (let k = from; k < to; k++) if (code[k] !== "\n") code[k] = " ";
-  };
-  let i = 0;
-  const quoted = (quote: string): void => {
-    const start = i;
-    let text = "";
-    i++;
-    while (i < src.length && src[i] !== quote && src[i] !== "\n") {
-      if (src[i] === "\\") {
-        text += src[i + 1] ?? "";
-        i += 2;
-      } else text += src[i++];
+/** The statement `text` holds, if any, and where. */
+export function sqlIn(text: string): { what: string; index: number } | null {
+  for (const { what, pattern, anyCase } of STATEMENTS) {
+    const m = pattern.exec(text);
+    if (!m) continue;
+    if (anyCase) {
+      const keyword = /^\w+/.exec(m[0])?.[0] ?? "";
+      const capitals = keyword === keyword.toUpperCase();
+      const name = m.groups?.name?.toLowerCase();
+      const prose = (name !== undefined && PROSE_WORDS.has(name)) || (what === "UPDATE … SET" && !m.groups?.assign);
+      if (!capitals && prose) continue;
     }
-    i++;
-    literals.push({ start, text });
-    blank(start + 1, i - 1);
-  };
-  const template = (): void => {
-    const start = i;
-    let text = "";
-    i++;
-    while (i < src.length && src[i] !== "`") {
-      if (src[i] === "\\") {
-        text += src[i + 1] ?? "";
-        i += 2;
-      } else if (src[i] === "$" && src[i + 1] === "{") {
-        blank(start + 1, i);
-        i += 2;
-        codeUntil("}");
-        text += "?";
-        i++;
-      } else text += src[i++];
-    }
-    blank(start + 1, i);
-    i++;
-    literals.push({ start, text });
-  };
-  const regex = (): void => {
-    const start = i;
-    let inClass = false;
-    i++;
-    while (i < src.length && src[i] !== "\n") {
-      const c = src[i];
-      if (c === "\\") i++;
-      else if (c === "[") inClass = true;
-      else if (c === "]") inClass = false;
-      else if (c === "/" && !inClass) break;
-      i++;
-    }
-    i++;
-    while (/[a-z]/i.test(src[i] ?? "")) i++;
-    blank(start, i);
-  };
-  /** Scans code up to an unmatched `close` (or the end), leaving i on it. */
-  function codeUntil(close: string | undefined): void {
-    let depth = 0;
-    // The previous token: a punctuation character or a whole word; a slash after an operator or a keyword opens a regex.
-    let last = "";
-    while (i < src.length) {
-      const c = src[i] as string;
-      const next = src[i + 1];
-      if (c === "/" && next === "/") {
-        const end = src.indexOf("\n", i);
-        const to = end < 0 ? src.length : end;
-        blank(i, to);
-        i = to;
-      } else if (c === "/" && next === "*") {
-        const end = src.indexOf("*/", i + 2);
-        const to = end < 0 ? src.length : end + 2;
-        blank(i, to);
-        i = to;
-      } else if (c === "'" || c === '"') {
-        quoted(c);
-        last = "a";
-      } else if (c === "`") {
-        template();
-        last = "a";
-      } else if (c === "/" && (last === "" || REGEX_BEFORE.has(last) || REGEX_KEYWORDS.has(last))) {
-        regex();
-        last = "a";
-      } else if (/[\w$]/.test(c)) {
-        const word = /^[\w$]+/.exec(src.slice(i, i + 64))?.[0] ?? c;
-        i += word.length;
-        last = word;
-      } else {
-        if (c === "{") depth++;
-        if (c === "}") {
-          if (depth === 0 && close === "}") return;
-          depth--;
-        }
-        if (!/\s/.test(c)) last = c;
-        i++;
-      }
-    }
+    return { what, index: m.index };
   }
-  codeUntil(undefined);
-  return { literals, code: code.join("") };
+  return null;
 }
 
-function lineAt(src: string, offset: number): number {
-  return src.slice(0, offset).split("\n").length;
+/** Nodes that spell text and may hold a statement. */
+function spells(n: Node): boolean {
+  if (n.type === "Literal") return typeof n.value === "string";
+  if (n.type === "TemplateLiteral" || n.type === "TaggedTemplateExpression") return true;
+  if (n.type === "BinaryExpression") return n.operator === "+";
+  if (n.type === "CallExpression") {
+    const c = bare(n.callee);
+    return c.type === "MemberExpression" && !c.computed && (c.property.name === "join" || c.property.name === "concat");
+  }
+  return false;
 }
 
-/** The findings of one file, as "file:line: what". */
-export function findSql(file: string, src: string): string[] {
-  const rel = path.relative(ROOT, file);
+const WRAPPERS = new Set(["ParenthesizedExpression", "TSAsExpression", "TSSatisfiesExpression", "TSNonNullExpression", "TSTypeAssertion"]);
+
+/** Whether the text `n` spells is read as part of a larger expression (its nearest non-wrapper ancestor). */
+function partOfLarger(n: Node, ancestors: readonly Node[]): boolean {
+  let i = ancestors.length - 1;
+  let child = n;
+  while (i >= 0 && WRAPPERS.has(ancestors[i]?.type ?? "")) child = ancestors[i--] as Node;
+  const p = ancestors[i];
+  if (!p) return false;
+  if (p.type === "BinaryExpression" && p.operator === "+") return true;
+  if (p.type === "TemplateLiteral" || p.type === "TaggedTemplateExpression") return true;
+  if (p.type === "ArrayExpression") {
+    const member = ancestors[i - 1];
+    return member?.type === "MemberExpression" && member.property?.name === "join";
+  }
+  if (p.type === "MemberExpression" && p.object === child && p.property?.name === "concat") return true;
+  if (p.type === "CallExpression" && p.arguments.includes(child) && spells(p)) return true;
+  return false;
+}
+
+/** The findings of one parsed file, as "file:line: what". */
+export function sqlFindings(src: SourceFile): string[] {
   const out: string[] = [];
-  const { literals, code } = scan(src);
-  // Module specifiers are literals right after `from`, `import` or `require(`.
-  for (const lit of literals) {
-    const before = code.slice(Math.max(0, lit.start - 12), lit.start);
-    if (/(?:\bfrom|\bimport\s*\(?|\brequire\s*\()\s*$/.test(before)) {
-      if (DRIVERS.test(lit.text)) out.push(`${rel}:${lineAt(src, lit.start)}: imports ${lit.text}: database access belongs in src/db`);
-      continue;
-    }
-    for (const [what, pattern] of STATEMENTS) {
-      const m = pattern.exec(lit.text);
-      if (!m) continue;
-      const line = lineAt(src, lit.start) + lit.text.slice(0, m.index).split("\n").length - 1;
-      out.push(`${rel}:${line}: SQL (${what}) in a literal: move the statement into a repository of src/db`);
-      break;
-    }
+  const found = (line: number, what: string, once = false) => {
+    // A `let` grown with `+=` is reported once a line, even where its first piece was already.
+    if (once && out.some((f) => f.startsWith(`${src.rel}:${line}: SQL`))) return;
+    out.push(`${src.rel}:${line}: SQL (${what}) in a literal: move the statement into a repository of src/db`);
+  };
+  const grown = new Set<string>();
+  for (const ref of moduleRefs(src)) {
+    if (ref.specifier !== null && DRIVERS.test(ref.specifier)) out.push(`${src.rel}:${ref.line}: imports ${ref.specifier}: database access belongs in src/db`);
   }
-  for (const m of code.matchAll(RAW_CALL)) out.push(`${rel}:${lineAt(src, m.index)}: ${m[0]}: raw SQL through Prisma belongs in src/db`);
+  const consts = textBindings(src);
+  const test = (n: Node, once = false) => {
+    const pieces = staticText(n, src, consts);
+    if (!pieces) return;
+    const joined = joinPieces(pieces);
+    const sql = sqlIn(joined.text);
+    if (sql) found(joined.lineOf(sql.index), sql.what, once);
+  };
+  walk(src.program, (n, ancestors) => {
+    if (n.type === "MemberExpression") {
+      const name = n.computed ? (bare(n.property).type === "Literal" ? bare(n.property).value : null) : n.property.name;
+      if (RAW.has(name)) out.push(`${src.rel}:${src.lineAt(n.property.start)}: ${name}: raw SQL through Prisma belongs in src/db`);
+    }
+    // A module's name is no statement.
+    if (n.type === "ImportDeclaration" || n.type === "ExportAllDeclaration" || n.type === "ImportExpression") return "skip";
+    if (n.type === "ExportNamedDeclaration" && n.source) return "skip";
+    if (spells(n) && !partOfLarger(n, ancestors)) test(n);
+    // A `let` grown with `+=` is read whole where it is grown.
+    if (n.type === "AssignmentExpression" && n.operator === "+=" && n.left.type === "Identifier" && consts.has(n.left.name) && !grown.has(n.left.name)) {
+      grown.add(n.left.name);
+      test({ type: "Identifier", name: n.left.name, start: n.left.start, end: n.left.end }, true);
+    }
+    return undefined;
+  });
   return out;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === import.meta.filename) {
-  const findings = checkedFiles(ROOT, EXEMPT).flatMap((f) => findSql(f, fs.readFileSync(f, "utf8")));
-  for (const f of findings) process.stdout.write(`${f}\n`);
-  if (findings.length > 0) {
-    process.stdout.write(`${findings.length} place(s) outside src/db talk to the database directly\n`);
-    process.exit(1);
-  }
-  process.stdout.write("sql: every statement and database driver is in src/db\n");
+/** The findings of one file's text (as test/unit/sql-in-db.test.ts probes it), relative to this repository. */
+export function findSql(file: string, text: string): string[] {
+  return sqlFindings(parseText(checkRoot(), file, text));
+}
+
+/** The findings of src/ and jobs/ of `root`, outside EXEMPT. */
+export function checkSql(root: string, files: readonly SourceFile[] = parseTree(root)): string[] {
+  return files.filter((f) => !EXEMPT.some((d) => f.rel.startsWith(`${d}/`))).flatMap(sqlFindings);
+}
+
+if (isMain(import.meta)) {
+  report(checkSql(checkRoot()), (n) => `${n} place(s) outside src/db talk to the database directly`, "sql: every statement and database driver is in src/db");
 }
