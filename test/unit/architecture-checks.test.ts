@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 const REPO = path.resolve(import.meta.dirname, "..", "..");
 const CHECKS = {
   imports: "scripts/checks/imports.ts",
-  size: "scripts/checks/file-size.ts",
+  size: "scripts/checks/function-size.ts",
   sql: "scripts/checks/sql-in-db.ts",
   jobs: "scripts/checks/jobs-through-producer.ts",
   output: "scripts/checks/terminal-output.ts",
@@ -51,12 +51,20 @@ describe("scripts/checks", () => {
     expect(out).toContain("src/api/client.ts:2: api may not import db (../db/x.repository.ts)");
   });
 
-  it("size: a source file of 401 lines fails; 400 pass", () => {
-    const root = treeWith({ "src/sync/long.ts": "//\n".repeat(401), "jobs/ok.ts": "//\n".repeat(400) });
+  it("size: a function of 81 lines fails, 80 pass; a file of 401 lines (no final newline) is named as a warning, 400 not", () => {
+    const fn = (name: string, lines: number) => `export function ${name}() {\n${"  //\n".repeat(lines - 2)}}\n`;
+    const root = treeWith({
+      "src/sync/long.ts": fn("long", 81),
+      "jobs/ok.ts": fn("ok", 80),
+      "src/sync/long-file.ts": "//\n".repeat(400) + "//",
+      "src/sync/file-400.ts": "//\n".repeat(400),
+    });
     const { status, out } = runCheck("size", root);
     expect(status).toBe(1);
-    expect(out).toContain("src/sync/long.ts: 401 lines");
+    expect(out).toContain("src/sync/long.ts:1: long is 81 lines");
     expect(out).not.toContain("jobs/ok.ts");
+    expect(out).toContain("src/sync/long-file.ts: 401 lines");
+    expect(out).not.toContain("file-400.ts");
   });
 
   it("sql: a statement outside src/db fails; the same inside src/db passes", () => {
