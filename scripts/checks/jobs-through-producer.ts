@@ -146,7 +146,7 @@ function isBullSource(spec: string | null, fromFile: string): boolean {
   return resolveSpecifier(fromFile, spec) !== null;
 }
 
-export function bullBindings(src: SourceFile): BullBindings {
+function bullBindings(src: SourceFile): BullBindings {
   const classes = new Map<string, string>();
   const namespaces = new Set<string>();
   const fromModule = (init: Node | null | undefined): string | null | undefined => {
@@ -194,7 +194,7 @@ function bullClass(callee: Node, bull: BullBindings): string | null {
 }
 
 /** What one file holds queues in: its variables (by scope) and member names, and the test of an expression. */
-export type QueueNames = {
+type QueueNames = {
   /** Variables, keyed "scope:name" (scope: the offset of the function that declares it, 0 for the module). */
   vars: Map<string, Kind>;
   /** Names of members (of classes, types, objects) that hold one. */
@@ -260,7 +260,7 @@ function scopes(src: SourceFile): { keyOf(id: Node): string; scopeOf(ancestors: 
  * names bound to other files' exports that do. A member of a queue (`queue.name`) is not a queue; what is read out
  * of a container (`queues.get(name)`, `queues[name]`, `queues.sync`, a loop over it) may be one.
  */
-export function queueNames(src: SourceFile, bull: BullBindings, members: Members, imported: ReadonlyMap<string, Kind>): QueueNames {
+function queueNames(src: SourceFile, bull: BullBindings, members: Members, imported: ReadonlyMap<string, Kind>): QueueNames {
   const vars = new Map<string, Kind>([...imported].map(([name, kind]) => [`0:${name}`, kind]));
   const props = new Map<string, Kind>();
   const methods = new Map<string, Kind>();

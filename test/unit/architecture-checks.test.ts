@@ -56,7 +56,7 @@ describe("scripts/checks", () => {
     const root = treeWith({
       "src/sync/long.ts": fn("long", 81),
       "jobs/ok.ts": fn("ok", 80),
-      "src/sync/long-file.ts": "//\n".repeat(400) + "//",
+      "src/sync/long-file.ts": `${"//\n".repeat(400)}//`,
       "src/sync/file-400.ts": "//\n".repeat(400),
     });
     const { status, out } = runCheck("size", root);
