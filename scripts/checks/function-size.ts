@@ -3,7 +3,7 @@
 // line to its last. A function longer today is listed in LONGER_TODAY with its length: it may shrink, not grow,
 // and a function not listed may not pass the limit. A file over FILE_LINES lines is named as a warning, not a
 // failure: a long file is a smell to look at, not a law to split by.
-import { isMain, type Node, parseTree, report, type SourceFile, sourceOf, walk } from "./parse.ts";
+import { type Check, type Node, parseTree, runAsMain, type SourceFile, sourceOf, walk } from "./parse.ts";
 import { checkRoot } from "./source-files.ts";
 
 export const LIMIT = 80;
@@ -146,12 +146,10 @@ export function checkSize(
   return { findings, notes };
 }
 
-if (isMain(import.meta)) {
-  const { findings, notes } = checkSize(checkRoot());
-  report(
-    findings,
-    (n) => `${n} function(s) over ${LIMIT} lines`,
-    `size: every function of src/ and jobs/ is within ${LIMIT} lines or within its listed length`,
-    notes,
-  );
-}
+export const sizeCheck: Check = {
+  run: checkSize,
+  failed: (n) => `${n} function(s) over ${LIMIT} lines`,
+  passed: `size: every function of src/ and jobs/ is within ${LIMIT} lines or within its listed length`,
+};
+
+runAsMain(import.meta, sizeCheck, checkRoot());

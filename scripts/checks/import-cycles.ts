@@ -3,8 +3,7 @@
 // too, as farm-studio draws them: a cycle of types still ties the files' design together) is an arrow; each
 // strongly connected set of two or more files (or a file importing itself) is a cycle, printed with its files and
 // the arrows that close it. Exit 1 when there is any.
-import path from "node:path";
-import { isMain, moduleRefs, parseTree, report, resolveSpecifier, type SourceFile } from "./parse.ts";
+import { type Check, moduleRefs, parseTree, resolveSpecifier, runAsMain, type SourceFile } from "./parse.ts";
 import { checkRoot } from "./source-files.ts";
 
 export type Arrow = { from: string; line: number; to: string; typeOnly: boolean; dynamic: boolean };
@@ -79,13 +78,13 @@ export function describeCycle(cycle: Cycle, n: number): string[] {
   ];
 }
 
-if (isMain(import.meta)) {
-  const root = checkRoot();
-  const cycles = findCycles(root);
-  const lines = cycles.flatMap((c, i) => describeCycle(c, i + 1));
-  report(
-    lines,
-    () => `${cycles.length} import cycle(s) among src/, jobs/ and bin/: merge the files of each or cut one arrow along a seam`,
-    `cycles: no import cycle among the files of src/, jobs/ and bin/ (${path.relative(process.cwd(), root) || "."})`,
-  );
-}
+export const cyclesCheck: Check = {
+  run: (root, files) => {
+    const cycles = findCycles(root, files);
+    return { findings: cycles.map((c, i) => describeCycle(c, i + 1).join("\n")) };
+  },
+  failed: (n) => `${n} import cycle(s) among src/, jobs/ and bin/: merge the files of each or cut one arrow along a seam`,
+  passed: "cycles: no import cycle among the files of src/, jobs/ and bin/",
+};
+
+runAsMain(import.meta, cyclesCheck, checkRoot());

@@ -4,7 +4,7 @@
 // An import() or require() whose module is not a plain string (a template, a variable) cannot be held to
 // the rules and is itself a finding. One line per finding; exit 1 when there is any.
 import path from "node:path";
-import { isMain, moduleRefs, packageOf, parseTree, report, resolveSpecifier, type SourceFile } from "./parse.ts";
+import { type Check, moduleRefs, packageOf, parseTree, resolveSpecifier, runAsMain, type SourceFile } from "./parse.ts";
 import { checkRoot } from "./source-files.ts";
 
 /**
@@ -163,7 +163,10 @@ export function checkImports(root: string, files: readonly SourceFile[] = parseT
   return { findings, notes };
 }
 
-if (isMain(import.meta)) {
-  const { findings, notes } = checkImports(checkRoot());
-  report(findings, (n) => `${n} import(s) across the layer rules`, "imports: every import keeps to the layer rules", notes);
-}
+export const importsCheck: Check = {
+  run: checkImports,
+  failed: (n) => `${n} import(s) across the layer rules`,
+  passed: "imports: every import keeps to the layer rules",
+};
+
+runAsMain(import.meta, importsCheck, checkRoot());

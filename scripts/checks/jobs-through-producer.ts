@@ -14,7 +14,7 @@
 //   "job", read with getJob, or looped over a list of jobs), and a queue's `.retryJobs(` and `.promoteJobs(`, are
 //   allowed only where RERUNS says why.
 // One line per finding; exit 1 when there is any.
-import { bare, isMain, literalString, type Node, parseTree, report, resolveSpecifier, type SourceFile, sourceOf, walk } from "./parse.ts";
+import { bare, type Check, literalString, type Node, parseTree, resolveSpecifier, runAsMain, type SourceFile, sourceOf, walk } from "./parse.ts";
 import { checkRoot } from "./source-files.ts";
 
 /** The one module allowed to add jobs and install schedulers. */
@@ -580,10 +580,10 @@ export function checkJobs(root: string, files: readonly SourceFile[] = parseTree
   return out;
 }
 
-if (isMain(import.meta)) {
-  report(
-    checkJobs(checkRoot()),
-    (n) => `${n} job(s) added outside src/queue/producer.ts or run again outside RERUNS`,
-    "jobs: every job is added and scheduled through the producer",
-  );
-}
+export const jobsCheck: Check = {
+  run: (root, files) => ({ findings: checkJobs(root, files) }),
+  failed: (n) => `${n} job(s) added outside src/queue/producer.ts or run again outside RERUNS`,
+  passed: "jobs: every job is added and scheduled through the producer",
+};
+
+runAsMain(import.meta, jobsCheck, checkRoot());

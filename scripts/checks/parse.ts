@@ -300,15 +300,30 @@ export function sourceOf(src: SourceFile, node: Node): string {
   return src.text.slice(node.start, node.end);
 }
 
-/** Prints findings and exits as every check of this folder does: 1 when there is any. */
-export function report(findings: readonly string[], summary: (n: number) => string, clean: string, notes: readonly string[] = []): void {
-  for (const f of findings) process.stdout.write(`${f}\n`);
-  for (const n of notes) process.stdout.write(`${n}\n`);
-  if (findings.length > 0) {
-    process.stdout.write(`${summary(findings.length)}\n`);
-    process.exit(1);
+/** A check of this folder that reads parsed code: what it finds, and the line it ends with. */
+export type Check = {
+  run(root: string, files?: readonly SourceFile[]): { findings: string[]; notes?: string[] };
+  /** The closing line when it found `n` things. */
+  failed(n: number): string;
+  /** The closing line when it found nothing. */
+  passed: string;
+};
+
+/** Runs checks over one parse of `root`'s files, printing each as it prints alone; whether all passed. */
+export function runChecks(checks: readonly Check[], root: string, files?: readonly SourceFile[]): boolean {
+  let ok = true;
+  for (const check of checks) {
+    const { findings, notes = [] } = check.run(root, files);
+    for (const line of [...findings, ...notes]) process.stdout.write(`${line}\n`);
+    process.stdout.write(`${findings.length > 0 ? check.failed(findings.length) : check.passed}\n`);
+    ok &&= findings.length === 0;
   }
-  process.stdout.write(`${clean}\n`);
+  return ok;
+}
+
+/** Runs one check as the program, on the repository its first argument names (else this one); exit 1 when it fails. */
+export function runAsMain(meta: ImportMeta, check: Check, root: string): void {
+  if (isMain(meta) && !runChecks([check], root)) process.exit(1);
 }
 
 /** Whether the module `meta` belongs to is the program being run (a check run from the command line, not imported). */

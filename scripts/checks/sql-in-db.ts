@@ -5,7 +5,20 @@
 // `[…].join()`, a `.concat()`, a const of such text used in another, or a `let` grown with `+=`. One line per
 // finding (file:line), exit 1 when there is any. Generated code and the simulator (the service's model, which
 // shares nothing with dvault) are exempt; so are tests, benchmarks and scripts, which are not read.
-import { bare, isMain, joinPieces, moduleRefs, type Node, parseText, parseTree, report, type SourceFile, staticText, textBindings, walk } from "./parse.ts";
+import {
+  bare,
+  type Check,
+  joinPieces,
+  moduleRefs,
+  type Node,
+  parseText,
+  parseTree,
+  runAsMain,
+  type SourceFile,
+  staticText,
+  textBindings,
+  walk,
+} from "./parse.ts";
 import { checkRoot } from "./source-files.ts";
 
 /** Folders whose files may issue SQL, or are not dvault's own code. */
@@ -164,6 +177,10 @@ export function checkSql(root: string, files: readonly SourceFile[] = parseTree(
   return files.filter((f) => !EXEMPT.some((d) => f.rel.startsWith(`${d}/`))).flatMap(sqlFindings);
 }
 
-if (isMain(import.meta)) {
-  report(checkSql(checkRoot()), (n) => `${n} place(s) outside src/db talk to the database directly`, "sql: every statement and database driver is in src/db");
-}
+export const sqlCheck: Check = {
+  run: (root, files) => ({ findings: checkSql(root, files) }),
+  failed: (n) => `${n} place(s) outside src/db talk to the database directly`,
+  passed: "sql: every statement and database driver is in src/db",
+};
+
+runAsMain(import.meta, sqlCheck, checkRoot());
