@@ -1,0 +1,217 @@
+// `npm run check:rows`: no hand-written row type in src/db (docs/ARCHITECTURE.md#db). The tables are described
+// once, in prisma/schema/, and every query's rows are typed from the Kysely types generated from it
+// (src/generated/kysely/types.ts, with the columns the generator leaves out added in src/db/schema.ts).
+//
+// How it knows, from the parsed code (scripts/checks/parse.ts):
+// - the columns of every table are read from the generated types (each `DB` member names a type whose
+//   properties are the table's columns);
+// - a hand-written row type is an object type (a type literal, an interface, a type argument) in src/db in
+//   which at least two properties, and at least half of them, are columns of one table, each typed by hand
+//   (a keyword such as `string`, a literal, a union of those, `Date`, an array of them) instead of taken from
+//   the schema (`Row<"t">["c"]`, `Pick<Row<"t">, …>`, an enum the generator made);
+// - a row type is what a statement's result is said to be: the T of `sql<T>`, of a driver call (`q.query<T>(…)`,
+//   `execute<T>`) or of an `as T` assertion, followed through the aliases and interfaces T names;
+// - a driver call given the type of its rows by hand (`q.query<T>(…)`) is one too, whatever T is: the typed
+//   path is Kysely's, whose builder infers the rows and whose `sql<T>` tag this check reads.
+// Files that describe something other than rows are listed in NOT_ROWS, each with what it describes.
+import fs from "node:fs";
+import path from "node:path";
+import { type Check, type Node, parseFile, parseText, parseTree, runAsMain, type SourceFile, walk } from "./parse.ts";
+import { checkRoot } from "./source-files.ts";
+
+/** Files of src/db whose object types are not rows of a query, with what they are instead. */
+export const NOT_ROWS: Readonly<Record<string, string>> = {
+  "src/db/mirror-input.ts": "the service's answers as the repositories take them (fields named as the API names them)",
+  "src/db/schema.ts": "the schema itself: the generated types and the columns the generator leaves out",
+};
+
+/** The repositories still to be converted, each with how many hand-written row types it has; the list may only shrink. */
+export const LEFT_TODAY: Readonly<Record<string, number>> = {};
+
+const GENERATED = "src/generated/kysely/types.ts";
+
+/** Table → its columns, read from the generated types. */
+export function tableColumns(generated: SourceFile): Map<string, Set<string>> {
+  const types = new Map<string, Node>();
+  let db: Node | null = null;
+  for (const stmt of generated.program.body as Node[]) {
+    const decl = stmt.type === "ExportNamedDeclaration" ? stmt.declaration : stmt;
+    if (decl?.type !== "TSTypeAliasDeclaration" && decl?.type !== "TSInterfaceDeclaration") continue;
+    const body = decl.type === "TSInterfaceDeclaration" ? decl.body : decl.typeAnnotation;
+    if (decl.id.name === "DB") db = body;
+    else types.set(decl.id.name, body);
+  }
+  const tables = new Map<string, Set<string>>();
+  for (const member of members(db)) {
+    const ref = member.typeAnnotation?.typeAnnotation;
+    const typeName = ref?.type === "TSTypeReference" ? ref.typeName?.name : null;
+    const table = propertyName(member);
+    if (!table || !typeName) continue;
+    tables.set(
+      table,
+      new Set(
+        members(types.get(typeName) ?? null)
+          .map(propertyName)
+          .filter((n): n is string => n !== null),
+      ),
+    );
+  }
+  return tables;
+}
+
+function members(body: Node | null | undefined): Node[] {
+  if (!body) return [];
+  if (body.type === "TSTypeLiteral") return body.members ?? [];
+  if (body.type === "TSInterfaceBody") return body.body ?? [];
+  return [];
+}
+
+function propertyName(member: Node): string | null {
+  if (member.type !== "TSPropertySignature") return null;
+  const key = member.key;
+  if (key?.type === "Identifier") return key.name;
+  if (key?.type === "Literal" && typeof key.value === "string") return key.value;
+  return null;
+}
+
+const HAND_KEYWORDS = new Set([
+  "TSStringKeyword",
+  "TSNumberKeyword",
+  "TSBooleanKeyword",
+  "TSBigIntKeyword",
+  "TSNullKeyword",
+  "TSUndefinedKeyword",
+  "TSUnknownKeyword",
+  "TSAnyKeyword",
+  "TSLiteralType",
+]);
+
+/** A type spelled out by hand: keywords, literals, Date, and unions or arrays of them. */
+function writtenByHand(type: Node | null | undefined): boolean {
+  if (!type) return true;
+  if (HAND_KEYWORDS.has(type.type)) return true;
+  if (type.type === "TSUnionType") return (type.types as Node[]).every(writtenByHand);
+  if (type.type === "TSArrayType") return writtenByHand(type.elementType);
+  if (type.type === "TSTypeReference") return type.typeName?.type === "Identifier" && ["Date", "Record"].includes(type.typeName.name);
+  return false;
+}
+
+/** The table most of whose columns an object type re-declares by hand, if it is a row type. */
+function rowOf(body: Node, tables: ReadonlyMap<string, ReadonlySet<string>>): { table: string; columns: string[] } | null {
+  const props = members(body).filter((m) => m.type === "TSPropertySignature");
+  if (props.length < 2) return null;
+  let best: { table: string; columns: string[] } | null = null;
+  for (const [table, columns] of tables) {
+    const hand = props.filter((p) => {
+      const name = propertyName(p);
+      return name !== null && columns.has(name) && writtenByHand(p.typeAnnotation?.typeAnnotation);
+    });
+    if (hand.length >= 2 && hand.length * 2 >= props.length && (!best || hand.length > best.columns.length))
+      best = { table, columns: hand.map((p) => propertyName(p) ?? "") };
+  }
+  return best;
+}
+
+/** Every object type (type literal or interface) named by a type alias or interface, by name, over the files given. */
+export function typeDeclarations(files: readonly SourceFile[]): Map<string, { body: Node; src: SourceFile }> {
+  const decls = new Map<string, { body: Node; src: SourceFile }>();
+  for (const src of files)
+    walk(src.program, (n) => {
+      if (n.type === "TSTypeAliasDeclaration") decls.set(n.id.name, { body: n.typeAnnotation, src });
+      else if (n.type === "TSInterfaceDeclaration") decls.set(n.id.name, { body: n.body, src });
+    });
+  return decls;
+}
+
+type Decls = ReadonlyMap<string, { body: Node; src: SourceFile }>;
+
+/** The object types a result type is made of: its literals and those of the aliases it names, followed through. */
+function objectTypes(type: Node, src: SourceFile, decls: Decls, seen = new Set<string>()): Array<{ body: Node; src: SourceFile }> {
+  const out: Array<{ body: Node; src: SourceFile }> = [];
+  walk(type, (n) => {
+    if (n.type === "TSTypeLiteral" || n.type === "TSInterfaceBody") out.push({ body: n, src });
+    else if (n.type === "TSTypeReference" && n.typeName?.type === "Identifier") {
+      const name: string = n.typeName.name;
+      const decl = decls.get(name);
+      if (decl && !seen.has(name)) {
+        seen.add(name);
+        out.push(...objectTypes(decl.body, decl.src, decls, seen));
+      }
+    }
+  });
+  return out;
+}
+
+/** A driver's or executor's methods that take the rows' type as a type argument. */
+const DRIVER_CALLS = new Set(["query", "execute", "executeQuery", "$queryRaw", "$queryRawUnsafe"]);
+
+/** Whether a call is `sql<T>` (Kysely's tag, called or as a tag) or a driver's `q.query<T>(…)`. */
+function resultTypeOf(n: Node): { kind: "sql" | "query"; type: Node } | null {
+  const args = n.typeArguments?.params as Node[] | undefined;
+  if (!args?.[0]) return null;
+  const callee = n.type === "TaggedTemplateExpression" ? n.tag : n.type === "CallExpression" ? n.callee : null;
+  if (!callee) return null;
+  if (callee.type === "Identifier" && callee.name === "sql") return { kind: "sql", type: args[0] };
+  if (n.type === "CallExpression" && callee.type === "MemberExpression" && DRIVER_CALLS.has(callee.property?.name)) return { kind: "query", type: args[0] };
+  return null;
+}
+
+/** The hand-written row types and hand-typed driver calls of one file (`decls`: the type declarations of src/db). */
+export function rowTypesIn(src: SourceFile, tables: ReadonlyMap<string, ReadonlySet<string>>, decls: Decls = typeDeclarations([src])): string[] {
+  const found = new Set<string>();
+  walk(src.program, (n) => {
+    if (n.type === "TSAsExpression" || n.type === "TSSatisfiesExpression") {
+      for (const { body, src: at } of objectTypes(n.typeAnnotation, src, decls)) {
+        const row = rowOf(body, tables);
+        if (row)
+          found.add(
+            `${at.rel}:${at.lineAt(body.start)}: a hand-written row type (${row.columns.join(", ")} of ${row.table}) asserted onto a value: take the rows from the schema`,
+          );
+      }
+      return;
+    }
+    const result = resultTypeOf(n);
+    if (!result) return;
+    if (result.kind === "query")
+      found.add(
+        `${src.rel}:${src.lineAt(n.start)}: a driver call given its rows' type by hand (query<…>): build it with kysely(q) so the rows come from the schema`,
+      );
+    for (const { body, src: at } of objectTypes(result.type, src, decls)) {
+      const row = rowOf(body, tables);
+      if (row)
+        found.add(
+          `${at.rel}:${at.lineAt(body.start)}: a hand-written row type (${row.columns.join(", ")} of ${row.table}): take it from the schema, Row<"${row.table}"> or Kysely's inferred rows`,
+        );
+    }
+  });
+  return [...found];
+}
+
+export const rowTypesCheck: Check = {
+  run(root, files) {
+    const generatedPath = path.join(root, GENERATED);
+    if (!fs.existsSync(generatedPath)) return { findings: [`${GENERATED}: missing: run \`node scripts/prisma-generate.js\` (npm ci runs it)`] };
+    const tables = tableColumns(parseFile(root, generatedPath));
+    const inDb = (files ?? parseTree(root, ["src/db"])).filter((f) => f.rel.startsWith("src/db/") && !(f.rel in NOT_ROWS));
+    const findings: string[] = [];
+    const notes: string[] = [];
+    const decls = typeDeclarations(inDb);
+    for (const src of inDb) {
+      const own = rowTypesIn(src, tables, decls);
+      const allowed = LEFT_TODAY[src.rel] ?? 0;
+      if (own.length > allowed) findings.push(...own);
+      else if (own.length < allowed) notes.push(`${src.rel}: ${own.length} hand-written row type(s), listed with ${allowed}: lower its entry in LEFT_TODAY`);
+    }
+    return { findings, notes };
+  },
+  failed: (n) => `rows: ${n} hand-written row type(s) in src/db: type the query from src/db/schema.ts (docs/ARCHITECTURE.md#db)`,
+  passed: "rows: every query in src/db is typed from the generated schema",
+};
+
+/** For tests: the findings of `text` as the file `rel` of a root whose generated types are `generated`. */
+export function rowTypesOfText(rel: string, text: string, generated: string): string[] {
+  const tables = tableColumns(parseText("/r", `/r/${GENERATED}`, generated));
+  return rowTypesIn(parseText("/r", `/r/${rel}`, text), tables);
+}
+
+runAsMain(import.meta, rowTypesCheck, checkRoot());

@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { rowTypesOfText } from "../../scripts/checks/row-types.ts";
+
+// scripts/checks/row-types.ts: a row type re-declared by hand in src/db, however it reaches a statement, is named;
+// rows typed from the generated schema, computed values and inputs are not.
+const GENERATED = `
+export type Deviation = { deviationid: string; title: string | null; published_time: Timestamp | null; is_deleted: boolean };
+export type Note = { noteid: string; subject: string | null; body: string | null };
+export type DB = { deviations: Deviation; notes: Note };
+`;
+
+const found = (text: string) => rowTypesOfText("src/db/x.repository.ts", text, GENERATED).map((f) => f.split(": ").slice(0, 2).join(": "));
+
+describe("check:rows", () => {
+  it("names each planted evasion: a driver generic, an alias, an interface, an inline literal, an assertion, an alias reached through another", () => {
+    const text = [
+      "type NoteRow = { noteid: string; subject: string | null; body: string | null };", // 1
+      "interface DevRow { deviationid: string; title: string | null; extra: number }", // 2
+      "type Wrapped = Array<NoteRow> | null;", // 3
+      "export async function a(db: Q) {", // 4
+      "  await db.query<{ deviationid: string; title: string }>('SELECT 1');", // 5
+      "  await sql<DevRow>`SELECT 1`.execute(k);", // 6
+      "  await sql<{ noteid: string; subject: string }[]>`SELECT 1`.execute(k);", // 7
+      "  const rows = (await sql`SELECT 1`.execute(k)).rows as { deviationid: string; is_deleted: boolean }[];", // 8
+      "  await sql<Wrapped>`SELECT 1`.execute(k);", // 9
+      "  return rows;",
+      "}",
+    ].join("\n");
+    expect(found(text)).toEqual([
+      "src/db/x.repository.ts:5: a driver call given its rows' type by hand (query<…>)",
+      "src/db/x.repository.ts:5: a hand-written row type (deviationid, title of deviations)",
+      "src/db/x.repository.ts:2: a hand-written row type (deviationid, title of deviations)",
+      "src/db/x.repository.ts:7: a hand-written row type (noteid, subject of notes)",
+      "src/db/x.repository.ts:8: a hand-written row type (deviationid, is_deleted of deviations) asserted onto a value",
+      "src/db/x.repository.ts:1: a hand-written row type (noteid, subject, body of notes)",
+    ]);
+  });
+
+  it("passes rows taken from the schema, computed values, inputs no statement is typed with, and the builder's inferred rows", () => {
+    const text = [
+      "export type NoteInput = { noteid: string; subject: string };",
+      "export async function b(db: Q, input: NoteInput) {",
+      "  await sql<Pick<Row<'deviations'>, 'deviationid' | 'title'>>`SELECT 1`.execute(k);",
+      "  await sql<{ inserted: number; changed: number; total: number }>`SELECT 1`.execute(k);",
+      "  await sql<{ noteid: Row<'notes'>['noteid']; subject: Row<'notes'>['subject'] }>`SELECT 1`.execute(k);",
+      "  await sql<number>`count(*)`.execute(k);",
+      "  return kysely(db).selectFrom('notes').select(['noteid', 'subject']).execute();",
+      "}",
+    ].join("\n");
+    expect(found(text)).toEqual([]);
+  });
+});
