@@ -3,7 +3,8 @@
 // any host. The overview's script polls it; without script the overview shows the same on each load.
 import type express from "express";
 import { workerHeartbeats } from "../../status/collect.ts";
-import { type DashboardContext, sendPage } from "../context.ts";
+import type { DashboardContext } from "../context.ts";
+import { sendPage } from "../respond.ts";
 import { activitySummary, messagePage } from "../pages.ts";
 
 export function actionsRoutes(app: express.Express, ctx: DashboardContext): void {

@@ -27,7 +27,8 @@ import {
 } from "../../api/oauth.ts";
 import { storeLogin } from "../../api/store-login.ts";
 import type { TokenProvider } from "../../api/token-provider.ts";
-import { type DashboardContext, one, publicBase, sendPage } from "../context.ts";
+import { type DashboardContext, publicBase } from "../context.ts";
+import { one, sendPage } from "../respond.ts";
 import { readCookie, setCookie } from "../cookies.ts";
 import { sameSecret } from "../guards.ts";
 import { connectedPage, connectPage, connectProblemPage } from "../pages/connect.ts";

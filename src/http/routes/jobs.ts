@@ -3,7 +3,8 @@
 import type express from "express";
 import type { Response } from "express";
 import { isQueueName } from "../../queue/queue-admin.ts";
-import { type DashboardContext, one, sendPage } from "../context.ts";
+import type { DashboardContext } from "../context.ts";
+import { one, sendPage } from "../respond.ts";
 import { jobsPage } from "../pages.ts";
 
 export function jobsRoutes(app: express.Express, ctx: DashboardContext): void {
