@@ -8,7 +8,7 @@ import type { FaultRule } from "./faults.ts";
 import type { QuotaStatus } from "./quota.ts";
 import type { RequestLogEntry } from "./request-log.ts";
 import type { SimClient } from "./tokens.ts";
-import type { BucketPageKey } from "./variance.ts";
+import type { BucketPageKey } from "./dataset/model.ts";
 import type { VelocityKeyState, VelocitySettings } from "./velocity.ts";
 import type { CdnSettings, QuotaExhaustion, SimMode, SimProfile } from "./world.ts";
 

@@ -24,7 +24,6 @@ export type * from "./dataset.ts";
 export type { ActivityInput } from "./activity.ts";
 export type { CdnHook, CdnRequest, SimFile } from "./cdn.ts";
 export type { QuotaStatus } from "./quota.ts";
-export type { BucketPageKey, GalleryVariance, VarianceTruth } from "./variance.ts";
 export type { CdnSettings, QuotaExhaustion, SimMode, SimProfile } from "./world.ts";
 export { DEFAULT_CLIENTS, DEFAULT_START_TIME, type SimVariance, type Simulator, type SimulatorOptions } from "./options.ts";
 export type { RequestLogEntry } from "./request-log.ts";
