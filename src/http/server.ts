@@ -38,7 +38,7 @@ import { createFeedAdverts } from "./feeds/feed-adverts.ts";
 import { createAnswerCounts } from "./answer-counts.ts";
 import { createProvenance, installGuards } from "./guards.ts";
 import { createHostGuard, isLoopbackHost } from "./host-guard.ts";
-import { messagePage } from "./pages.ts";
+import { messagePage } from "./pages/jobs.ts";
 import { methodNotAllowed, refusalHandler } from "./refusals.ts";
 import { createRouteGate } from "./route-gate.ts";
 import { actionsRoutes } from "./routes/actions.ts";

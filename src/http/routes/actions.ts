@@ -5,7 +5,8 @@ import type express from "express";
 import { workerHeartbeats } from "../../status/collect.ts";
 import type { DashboardContext } from "../context.ts";
 import { sendPage } from "../respond.ts";
-import { activitySummary, messagePage } from "../pages.ts";
+import { messagePage } from "../pages/jobs.ts";
+import { activitySummary } from "../pages/overview.ts";
 
 export function actionsRoutes(app: express.Express, ctx: DashboardContext): void {
   const { deps, log, queues, csrf } = ctx;

@@ -16,7 +16,12 @@ import { decodeCursor, encodeCursor } from "../browse-cursor.ts";
 import { sendBlob } from "../send-blob.ts";
 import { singleFlight } from "../single-flight.ts";
 import { commentsOf } from "./reading.ts";
-import { archivePage, itemPage, messagePage, overviewPage, PLACEHOLDER_SVG, searchPage, TEXT_SVG } from "../pages.ts";
+import { archivePage } from "../pages/archive.ts";
+import { itemPage } from "../pages/item.ts";
+import { messagePage } from "../pages/jobs.ts";
+import { overviewPage } from "../pages/overview.ts";
+import { searchPage } from "../pages/search.ts";
+import { PLACEHOLDER_SVG, TEXT_SVG } from "../pages/svg.ts";
 import { type ArchiveFilter, filterQuery, ITEM_TYPES } from "../pages/archive.ts";
 import { queryString } from "../pages/layout.ts";
 

@@ -5,7 +5,7 @@ import type { Response } from "express";
 import { isQueueName } from "../../queue/queue-admin.ts";
 import type { DashboardContext } from "../context.ts";
 import { one, sendPage } from "../respond.ts";
-import { jobsPage } from "../pages.ts";
+import { jobsPage } from "../pages/jobs.ts";
 
 export function jobsRoutes(app: express.Express, ctx: DashboardContext): void {
   const { log, queues } = ctx;

@@ -8,7 +8,7 @@ import type { SafeHtml } from "../../text/html.ts";
 import { type DashboardContext, publicBase } from "../context.ts";
 import { one, sendPage } from "../respond.ts";
 import { urlBoxesFor } from "./track.ts";
-import { messagePage } from "../pages.ts";
+import { messagePage } from "../pages/jobs.ts";
 import { artistPage, artistsPage } from "../pages/artists.ts";
 import {
   commentThread,
