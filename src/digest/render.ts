@@ -6,8 +6,6 @@ import { digestHtml } from "./render-html.ts";
 import { digestText } from "./render-text.ts";
 import type { DigestData } from "./types.ts";
 
-export { digestSubject, type RenderedMessage, type RenderOptions } from "./render-common.ts";
-
 export function renderDigest(data: DigestData, opts: RenderOptions): RenderedMessage {
   const subject = digestSubject(data.counts, data.window.end, opts.timezone);
   const preheader = summaryLine(data.counts) || "Nothing new in this window.";
