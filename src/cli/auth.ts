@@ -14,7 +14,8 @@ import {
   type TokenGrant,
 } from "../api/oauth.ts";
 import { storeLogin, type StoreLoginArgs } from "../api/store-login.ts";
-import { placebo, type AccountStatus } from "../api/tokens.ts";
+import { placebo } from "../api/account-calls.ts";
+import type { AccountStatus } from "../api/token-manager.ts";
 import type { AccountRow } from "../db/account.repository.ts";
 import { EXIT_NEEDS_LOGIN, UserError } from "../errors.ts";
 import { registerSecret, scrubString } from "../redact.ts";

@@ -4,7 +4,7 @@ import type { Request } from "express";
 import type { Redis } from "ioredis";
 import type { TransportStats } from "../api/http.ts";
 import type { Pacer } from "../api/pacer.ts";
-import type { TokenManager } from "../api/tokens.ts";
+import type { TokenManager } from "../api/token-manager.ts";
 import type { Config } from "../config.ts";
 import type { AccountRepository } from "../db/account.repository.ts";
 import type { ArchiveBrowserRepository } from "../db/archive-browser.repository.ts";

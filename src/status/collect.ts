@@ -5,7 +5,8 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Redis } from "ioredis";
-import { accountStatusOf, grantUnusable, type AccountStatus, type TokenManager } from "../api/tokens.ts";
+import { grantUnusable } from "../api/token-errors.ts";
+import { accountStatusOf, type AccountStatus, type TokenManager } from "../api/token-manager.ts";
 import type { Config } from "../config.ts";
 import { describeSchedule, scheduleOf, type Schedules } from "../config/schedules.ts";
 import { describeBucket } from "../config/storage.ts";
