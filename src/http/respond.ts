@@ -1,6 +1,7 @@
 // How every route answers: the content policies (a page's, a file's, everything else's), a page sent in the
-// browser's theme (src/http/theme.ts), and one trimmed value of a query or form field. Apart from the
-// dashboard's context (src/http/context.ts), which the guards and the CSRF check that use these are part of.
+// browser's theme (src/http/theme.ts), and one trimmed value of a query or form field. It imports nothing of
+// the dashboard's context (src/http/context.ts), so the CSRF check and the guards, which the context holds,
+// can use it.
 import type { Response } from "express";
 import { themeOf, withTheme } from "./theme.ts";
 
