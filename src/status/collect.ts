@@ -22,7 +22,7 @@ import { SOURCE_SCHEDULER_PREFIX, syncJobId } from "../queue/producer.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
 import { isHashTagged, LEGACY_REDIS_PREFIX } from "../queue/redis-prefix.ts";
 import { emptyNotArchivable } from "../text/not-archivable.ts";
-import { missingRoles, pacingStatuses, readPausedFlag, workerHeartbeats, workersWithRoles } from "./redis-state.ts";
+import { missingRoles, pacingStatuses, readPausedFlag, workersWithRoles } from "./redis-state.ts";
 import {
   DOWNLOAD_STATUSES,
   STATUS_VERSION,
@@ -37,9 +37,6 @@ import {
   type UnreadableStatusView,
   type WorkerStatusView,
 } from "./schema.ts";
-
-// Kept importable from here, where the dashboard and the tests have always found them.
-export { readPausedFlag, workerHeartbeats };
 
 const DAY = 86_400_000;
 

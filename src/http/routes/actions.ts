@@ -2,7 +2,7 @@
 // actions), and /api/activity: what runs now, read from Redis and PostgreSQL, so a page follows a worker on
 // any host. The overview's script polls it; without script the overview shows the same on each load.
 import type express from "express";
-import { workerHeartbeats } from "../../status/collect.ts";
+import { workerHeartbeats } from "../../status/redis-state.ts";
 import type { DashboardContext } from "../context.ts";
 import { sendPage } from "../respond.ts";
 import { messagePage } from "../pages/jobs.ts";
