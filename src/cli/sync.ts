@@ -11,7 +11,8 @@ import { runSyncHere, type SyncJobValue } from "../../jobs/sync-source/run-here.
 import { grantUnusable } from "../api/token-errors.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices, type Services } from "../services.ts";
-import { SOURCE_NAMES, type SourceName } from "../sync/source.ts";
+import { SOURCE_NAMES } from "../config-defaults.ts";
+import type { SourceName } from "../sync/source.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 import { noWorkerNote } from "./no-worker.ts";
 import { cliLogger, colorsFor } from "./output/mode.ts";

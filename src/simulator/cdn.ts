@@ -9,8 +9,6 @@ import { fileBuffer, openFile, simFile, type CdnVariant, type SimFile } from "./
 import type { Reply } from "./http.ts";
 import type { CdnSettings, SimWorld } from "./world.ts";
 
-export { contentTypeFor, type CdnVariant, type SimFile } from "./files.ts";
-
 /** How long signed URLs stay valid (a 2020 sample had 610 s: docs/service-behaviour.md#download-url-ttl). */
 export const CDN_URL_TTL_S = 600;
 /** Body chunks of the CDN (smaller under a bandwidth cap). */
