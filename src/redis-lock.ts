@@ -7,13 +7,6 @@ import type { Redis } from "ioredis";
 const RELEASE = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
 const EXTEND = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`;
 
-export class LockBusyError extends Error {
-  constructor(readonly key: string) {
-    super(`${key} is held by another process`);
-    this.name = "LockBusyError";
-  }
-}
-
 export type HeldLock = {
   key: string;
   /** True once released; false when Redis could not be reached within `patienceMs` (default: the TTL) and the TTL frees it. */
@@ -77,15 +70,4 @@ export async function lockHolder(redis: Redis, key: string): Promise<{ holder: s
 /** Deletes the lock only if it still holds exactly `token`. */
 export async function dropLock(redis: Redis, key: string, token: string): Promise<boolean> {
   return (await redis.eval(RELEASE, 1, key, token)) === 1;
-}
-
-/** Runs `fn` under the lock; throws LockBusyError when another process holds it. */
-export async function withLock<T>(redis: Redis, key: string, fn: () => Promise<T>, ttlMs = 30_000): Promise<T> {
-  const lock = await acquireLock(redis, key, ttlMs);
-  if (!lock) throw new LockBusyError(key);
-  try {
-    return await fn();
-  } finally {
-    await lock.release();
-  }
 }

@@ -7,7 +7,8 @@ import type { HttpTransport, HttpTransportOptions, TransportStats } from "./api/
 import { newTransportStats } from "./api/http/options.ts";
 import { OAuthClient } from "./api/oauth.ts";
 import { createPacer, type Pacer, type PacerOptions } from "./api/pacer.ts";
-import { TokenManager, type AccountTokens, type TokenManagerOptions } from "./api/tokens.ts";
+import type { AccountTokens } from "./api/account-tokens.ts";
+import { TokenManager, type TokenManagerOptions } from "./api/token-manager.ts";
 import type { Config } from "./config.ts";
 import { TokenCipher } from "./crypto/token-cipher.ts";
 import { AccountRepository } from "./db/account.repository.ts";

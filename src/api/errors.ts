@@ -1,5 +1,5 @@
 // The API error model, kept as one import path: the ApiError class and the predicates callers branch on
-// (errors/api-error.ts), the classification of HTTP answers (errors/classify.ts) and the messages (errors/describe.ts).
+// with their messages (errors/api-error.ts) and the classification of HTTP answers (errors/classify.ts).
 export {
   type ApiErrorKind,
   type ApiErrorFields,
@@ -24,4 +24,4 @@ export {
   malformedError,
   networkError,
 } from "./errors/classify.ts";
-export { ENDPOINT_GONE_DESCRIPTION } from "./errors/describe.ts";
+export { ENDPOINT_GONE_DESCRIPTION } from "./errors/api-error.ts";

@@ -17,7 +17,8 @@ import {
   type RetryPolicy,
   type TransportStats,
 } from "./http/options.ts";
-import { issueText, paginateCursor, paginateOffset, subjectOf, TOO_LARGE_READINGS, type PageIO } from "./paginate.ts";
+import { paginateCursor, paginateOffset, TOO_LARGE_READINGS } from "./paginate.ts";
+import { issueText, subjectOf, type PageIO } from "./paginate/read-page.ts";
 import type { ApiRequest } from "./transport.ts";
 
 export {

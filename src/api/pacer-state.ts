@@ -2,7 +2,29 @@
 // by src/api/pacer-scripts.ts, and the keys there are.
 import type { Redis } from "ioredis";
 import { scanKeys } from "../redis-scan.ts";
-import type { PacerStatus } from "./pacer.ts";
+
+/** A key's pace as stored in Redis (src/api/pacer-scripts.ts writes it). */
+export type PacerStatus = {
+  key: string;
+  /** Requests per second the key is paced at now (null: never used). */
+  rate: number | null;
+  /** The safe rate learned, where the next run starts (null: nothing learned yet). */
+  learnedRate: number | null;
+  /** The rate of the last refusal (null: never refused). */
+  refusedRate: number | null;
+  /** Epoch ms until which nobody may send with this key (0 when never held). */
+  blockedUntil: number;
+  /** The current (or last) hold after a refusal, before jitter. */
+  holdMs: number;
+  /** Time until the next request may start: the hold or the pace, whichever is later. */
+  waitMs: number;
+  /** Time lost to throttling: the sum of the holds. */
+  lostMs: number;
+  /** Permits currently held (live locks). */
+  holders: number;
+  /** Requests queued for the key across all processes. */
+  waiters: number;
+};
 
 const numberOrNull = (v: string | null | undefined): number | null => (v === null || v === undefined || v === "" ? null : Number(v));
 

@@ -36,7 +36,7 @@ import type { Redis } from "ioredis";
 import { DEFAULT_API_RATE } from "../config-defaults.ts";
 import { ThrottleDelayError } from "./errors.ts";
 import { ACQUIRE_LUA, RELEASE_LUA } from "./pacer-scripts.ts";
-import { readPacerStatus } from "./pacer-state.ts";
+import { type PacerStatus, readPacerStatus } from "./pacer-state.ts";
 
 export type PacerOutcome = "success" | "throttled" | "error";
 
@@ -109,28 +109,6 @@ export type AcquireOptions = {
   /** Named in a ThrottleDelayError. */
   operation?: string;
   account?: string;
-};
-
-export type PacerStatus = {
-  key: string;
-  /** Requests per second the key is paced at now (null: never used). */
-  rate: number | null;
-  /** The safe rate learned, where the next run starts (null: nothing learned yet). */
-  learnedRate: number | null;
-  /** The rate of the last refusal (null: never refused). */
-  refusedRate: number | null;
-  /** Epoch ms until which nobody may send with this key (0 when never held). */
-  blockedUntil: number;
-  /** The current (or last) hold after a refusal, before jitter. */
-  holdMs: number;
-  /** Time until the next request may start: the hold or the pace, whichever is later. */
-  waitMs: number;
-  /** Time lost to throttling: the sum of the holds. */
-  lostMs: number;
-  /** Permits currently held (live locks). */
-  holders: number;
-  /** Requests queued for the key across all processes. */
-  waiters: number;
 };
 
 export type Permit = {

@@ -11,8 +11,6 @@ import type { z } from "zod";
 import type { ApiRequest, CursorPagingOptions, OffsetPagingOptions, Page, PageIterator, Truncation } from "./transport.ts";
 import { isUnreadable, readEnvelope, readItems, type Envelope, type PageIO, type Read, type Unreadable } from "./paginate/read-page.ts";
 
-export { issueText, looseBool, looseInt, subjectOf, type PageIO } from "./paginate/read-page.ts";
-
 /** Readings of a page past the byte cap before it is recorded as unreadable and skipped. */
 export const TOO_LARGE_READINGS = 3;
 

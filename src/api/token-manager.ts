@@ -6,7 +6,7 @@ import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { registerSecret } from "../redact.ts";
 import { AccountTokens, clientRowName } from "./account-tokens.ts";
-import type { OAuthClient, TokenGrant } from "./oauth.ts";
+import type { OAuthClient, TokenGrant } from "./oauth/token-endpoint.ts";
 import { TokenRefresher } from "./token-refresh.ts";
 import { DAY, DEFAULT_REFRESH_MARGIN_MS, TokenSessions, type Session, type Trigger } from "./token-session.ts";
 import type { ClientAuth, GrantType, StoredAccount, TokenStore } from "./token-store.ts";

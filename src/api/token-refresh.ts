@@ -13,7 +13,7 @@ import type { Redis } from "ioredis";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { acquireLock } from "../redis-lock.ts";
-import { OAuthEndpointError, TokenResponseInvalidError, TokenResponseLostError, type OAuthClient, type TokenGrant } from "./oauth.ts";
+import { OAuthEndpointError, TokenResponseInvalidError, TokenResponseLostError, type OAuthClient, type TokenGrant } from "./oauth/token-endpoint.ts";
 import { ReauthRequiredError, TokenRefreshDeferredError, grantUnusable } from "./token-errors.ts";
 import { DAY, REFRESH_TOKEN_WARN_AGE_MS, type Session, type TokenSessions, type Trigger } from "./token-session.ts";
 import type { RotatedTokens, StoredAccount, TokenStore } from "./token-store.ts";

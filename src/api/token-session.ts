@@ -2,7 +2,7 @@
 // deciding whether a token is still fresh enough to use. No I/O.
 import type { TokenCipher } from "../crypto/token-cipher.ts";
 import { registerSecret } from "../redact.ts";
-import type { TokenGrant } from "./oauth.ts";
+import type { TokenGrant } from "./oauth/token-endpoint.ts";
 import type { SealedTokens, StoredAccount } from "./token-store.ts";
 
 const MINUTE = 60_000;

@@ -1,9 +1,5 @@
-// The old entry of the token owner, kept so callers' imports stay stable: the store interface
-// (token-store.ts), the refresh path (token-refresh.ts), the manager (token-manager.ts), one account's
-// provider (account-tokens.ts) and the placebo/whoami calls (account-calls.ts).
-export { ensureFreshToken, placebo, whoami, type Whoami } from "./account-calls.ts";
-export { AccountTokens, clientRowName } from "./account-tokens.ts";
+// What src/downloads (enqueue-due.ts, retry.ts, run-once.ts) and jobs/refresh-tokens/handler.ts still import
+// through this entry; the rest of dvault imports each name from the file that defines it (token-errors.ts,
+// token-session.ts). Those four point there too, and this file goes.
 export { grantUnusable, ReauthRequiredError, TokenRefreshDeferredError } from "./token-errors.ts";
-export { TokenManager, accountStatusOf, type AccountStatus, type TokenManagerOptions } from "./token-manager.ts";
-export { DEFAULT_REFRESH_MARGIN_MS, REFRESH_TOKEN_WARN_AGE_MS } from "./token-session.ts";
-export type { StoredAccount, TokenStore } from "./token-store.ts";
+export { DEFAULT_REFRESH_MARGIN_MS } from "./token-session.ts";

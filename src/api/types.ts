@@ -1,11 +1,7 @@
 // Zod schemas of the service's response bodies (docs/service-behaviour.md#object-shapes), kept as one import
-// path: the tolerant building blocks and timestamps (types/shapes.ts), the common objects (types/deviation.ts)
+// path: the tolerant building blocks (types/shapes.ts), the common objects (types/deviation.ts)
 // and the bodies of each family of endpoints (types/*.ts).
-export {
-  StashIdSchema,
-  parseEpochSeconds,
-  parseIsoTime,
-} from "./types/shapes.ts";
+export { StashIdSchema } from "./types/shapes.ts";
 export {
   ImageSchema,
   type Image,

@@ -5,7 +5,7 @@ import { createHttpTransport } from "../api/http.ts";
 import { OAuthClient } from "../api/oauth.ts";
 import { createPacer } from "../api/pacer.ts";
 import type { TokenProvider } from "../api/token-provider.ts";
-import { TokenManager } from "../api/tokens.ts";
+import { TokenManager } from "../api/token-manager.ts";
 import { settleRedisPrefix } from "../queue/redis-prefix.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { TokenCipher } from "../crypto/token-cipher.ts";

@@ -7,15 +7,15 @@ import {
   DEFAULT_SCOPES,
   interactiveLogin,
   normaliseScopes,
-  storeLogin,
-  type StoreLoginArgs,
   type OAuthClient,
   OAuthEndpointError,
   TokenResponseLostError,
   type ClientAuthMethod,
   type TokenGrant,
 } from "../api/oauth.ts";
-import { placebo, type AccountStatus } from "../api/tokens.ts";
+import { storeLogin, type StoreLoginArgs } from "../api/store-login.ts";
+import { placebo } from "../api/account-calls.ts";
+import type { AccountStatus } from "../api/token-manager.ts";
 import type { AccountRow } from "../db/account.repository.ts";
 import { EXIT_NEEDS_LOGIN, UserError } from "../errors.ts";
 import { registerSecret, scrubString } from "../redact.ts";
@@ -31,7 +31,7 @@ function clientAuthOf(opts: { formAuth?: boolean; basicAuth?: boolean }, oauth: 
   return opts.formAuth ? "form" : "basic";
 }
 
-/** Names and stores a new user grant (src/api/oauth/store-login.ts), its notes on stderr. */
+/** Names and stores a new user grant (src/api/store-login.ts), its notes on stderr. */
 function storeUserGrant(ctx: AuthContext, args: Omit<StoreLoginArgs, "tokens" | "accounts" | "transportFor" | "onNote">) {
   return storeLogin({ ...args, tokens: ctx.tokens, accounts: ctx.repo, transportFor: ctx.transportFor, onNote: (line) => note(`dvault: ${line}`) });
 }

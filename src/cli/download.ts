@@ -11,7 +11,8 @@ import { Producer } from "../queue/producer.ts";
 import { createServices } from "../services.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { noWorkerNote } from "./no-worker.ts";
-import { cliLogger, colorsFor, type Colors } from "./output/mode.ts";
+import { cliLogger, colorsFor } from "./output/mode.ts";
+import type { Colors } from "./output/terminal.ts";
 import { printErr, printJson, printOut, reportRun } from "./output/print.ts";
 import { progressView } from "./output/progress.ts";
 

@@ -3,10 +3,12 @@
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { EXIT_INTERRUPTED, UserError } from "../errors.ts";
-import { importGalleryDl, type ImportProgress, type ImportReport } from "../import/gallery-dl/import-folder.ts";
+import { importGalleryDl } from "../import/gallery-dl/import-folder.ts";
+import type { ImportProgress, ImportReport } from "../import/gallery-dl/types.ts";
 import { cliLogger } from "./output/mode.ts";
 import { createServices } from "../services.ts";
-import { DiskFullError, OutsideArchiveError } from "../storage/archive.ts";
+import { DiskFullError } from "../storage/free-space.ts";
+import { OutsideArchiveError } from "../storage/layout.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { shownInTerminal as shown } from "../text/controls.ts";
 import { printJson, printOut, rewriteErrLine } from "./output/print.ts";

@@ -20,7 +20,8 @@ import {
   type SearchKind,
 } from "../search/search.ts";
 import { buildReadableLinks, MAX_FOLDER_DEPTH, originalKeyOf } from "../storage/links.ts";
-import { colorsFor, type Colors } from "./output/mode.ts";
+import { colorsFor } from "./output/mode.ts";
+import type { Colors } from "./output/terminal.ts";
 import { printJson, printOut } from "./output/print.ts";
 
 type SearchCliOptions = { type?: SearchKind; user?: string; limit: number; json?: boolean };

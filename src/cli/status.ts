@@ -10,7 +10,8 @@ import { collectStatus } from "../status/collect.ts";
 import { quotaServedLine } from "../status/quota-words.ts";
 import { notArchivableLines } from "../text/not-archivable.ts";
 import type { StatusReport } from "../status/schema.ts";
-import { formatBytes, formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../status/units.ts";
+import { formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../status/units.ts";
+import { formatBytes } from "../text/bytes.ts";
 import { plural } from "../text/plural.ts";
 
 function table(header: string[], rows: string[][]): string[] {

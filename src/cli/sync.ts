@@ -8,10 +8,11 @@ import { ARCHIVE_EXIT_CODES_HELP, EXIT_INTERRUPTED, needsLoginError, UserError }
 import type { Logger } from "../log.ts";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { runSyncHere, type SyncJobValue } from "../../jobs/sync-source/run-here.ts";
-import { grantUnusable } from "../api/tokens.ts";
+import { grantUnusable } from "../api/token-errors.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices, type Services } from "../services.ts";
-import { SOURCE_NAMES, type SourceName } from "../sync/source.ts";
+import { SOURCE_NAMES } from "../config-defaults.ts";
+import type { SourceName } from "../sync/source.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 import { noWorkerNote } from "./no-worker.ts";
 import { cliLogger, colorsFor } from "./output/mode.ts";

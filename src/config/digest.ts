@@ -80,8 +80,9 @@ const list = (v: string | undefined) =>
     .filter(Boolean);
 
 /**
- * node-cron fires the digest forward; cron-parser finds the tick before (src/digest/cron-time.ts). An expression
- * must read in both, and cron-parser refuses one no date satisfies (30 February) that node-cron would keep silent.
+ * node-cron fires the digest forward; cron-parser walks back to the tick before (src/digest/cron-time.ts). An
+ * expression must read in both: node-cron refuses one no date satisfies (30 February), cron-parser one it cannot
+ * walk (the nearest weekday, "15W").
  * Both (with luxon, about 100 ms to load) are loaded only to check an expression that is set: every command
  * parses the config, and most never read the schedule (docs/PERFORMANCE.md#start-up).
  */

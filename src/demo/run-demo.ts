@@ -6,7 +6,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import got from "got";
 import { DEFAULT_SCOPES, interactiveLogin, OAuthClient } from "../api/oauth.ts";
-import { whoami } from "../api/tokens.ts";
+import { whoami } from "../api/account-calls.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { ArchiveCountsRepository } from "../db/archive-counts.repository.ts";
 import { dropDatabase } from "../db/connect.ts";

@@ -9,7 +9,7 @@ import type { Logger } from "../log.ts";
 import { scrubString } from "../redact.ts";
 import { AlertRepository, type AlertCondition, type AlertKind, type ChannelResults, type IncidentRow } from "../db/alert.repository.ts";
 import { messageIdFor } from "./deliver/index.ts";
-import { renderAlert } from "./render.ts";
+import { type AlertNotice, renderAlert } from "./render-alert.ts";
 import { type Deliverer, type DownloadsPaused, type OutgoingMessage, pausedHeadline } from "./types.ts";
 
 export type { AlertCondition, AlertKind };
@@ -20,18 +20,6 @@ const DAY_MS = 24 * 60 * MINUTE_MS;
 export const SOURCE_FAILING_GRACE_MS = 30 * MINUTE_MS;
 /** A worker not seen for this long is forgotten (its machine is gone for good). */
 const FORGET_WORKER_MS = 7 * DAY_MS;
-
-/** An alert as rendered and delivered. */
-export type AlertNotice = {
-  id: string;
-  kind: AlertKind;
-  subject: string;
-  title: string;
-  body: string;
-  command?: string;
-  openedAt: Date;
-  reminder: boolean;
-};
 
 /** Whether downloads are paused for disk space. The download worker owns the flag; this only reads it. */
 export type DownloadsPausedProbe = () => Promise<DownloadsPaused>;

@@ -19,7 +19,8 @@ import {
 } from "../db/digest-sections.repository.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
 import { collectNotArchivable } from "../db/not-archivable.repository.ts";
-import { htmlToText, shorten } from "./text.ts";
+import { shorten } from "./text.ts";
+import { htmlToText } from "../text/html-to-text.ts";
 import type {
   AccountHealth,
   ChangeItem,

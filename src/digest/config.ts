@@ -1,13 +1,3 @@
-// The digest's settings are parsed with the rest of the config (src/config/digest.ts); re-exported here so the
-// digest's modules keep one short import for the types they read.
-export {
-  DEFAULT_DIGEST_CRON,
-  DIGEST_CHANNELS,
-  DISCORD_WEBHOOK_PATH,
-  type DigestChannel,
-  type DigestConfig,
-  type DiscordConfig,
-  type NtfyConfig,
-  type SmtpConfig,
-  type WebhookConfig,
-} from "../config/digest.ts";
+// The digest channel's type for the digest job's definition (jobs/digest/definition.ts); the digest's settings
+// are parsed with the rest of the config (src/config/digest.ts), which src/digest imports directly.
+export type { DigestChannel } from "../config/digest.ts";

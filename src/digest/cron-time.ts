@@ -1,12 +1,15 @@
 // Tick arithmetic for the digest's cron expression in a time zone: the latest tick at or before a moment.
-// node-cron schedules forward only; a digest's window starts at the previous tick and the catch-up at start
-// needs the last tick that passed while the machine was off. cron-parser walks the calendar in the zone;
-// what node-cron (which fires the digest) reads differently is settled here, so both agree on the ticks:
+// node-cron (which fires the digest, src/digest/schedule.ts) looks forward only: a task's next runs from now,
+// and whether a moment matches. A digest's window starts at the previous tick and the catch-up at start needs
+// the last tick that passed while the machine was off, so cron-parser walks the calendar back in the zone and
+// node-cron's own matcher says which of the moments it offers are ticks (why two libraries:
+// docs/ARCHITECTURE.md#cron):
 // - a local time the switch skips (02:30 on the spring-forward night) has no tick that day;
 // - a local time the switch repeats (02:30 on the fall-back night) is one tick, at its second occurrence;
 // - with both a day of month and a weekday given ("0 8 1 * 1"), a day must match both, as node-cron reads it
 //   (classic cron, and cron-parser, take either).
 import { CronExpressionParser } from "cron-parser";
+import { createTask, type ScheduledTask } from "node-cron";
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -14,20 +17,9 @@ const DAY_MS = 86_400_000;
 const MAX_BACK_MS = 5 * 366 * DAY_MS;
 /** How far zones move their clocks (Lord Howe by half an hour, Troll by two). */
 const DST_SHIFTS_MS = [30 * MINUTE_MS, 60 * MINUTE_MS, 120 * MINUTE_MS];
-const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-
-/** The days a tick must fall on when both day fields are given; undefined when either is `*` or a weekday uses L or #. */
-type BothDays = { days: ReadonlySet<number>; lastDay: boolean; weekdays: ReadonlySet<number> };
-
-function bothDaysOf(expression: string): BothDays | undefined {
+function matcherOf(expression: string, timezone: string): ScheduledTask | undefined {
   try {
-    const { dayOfMonth, dayOfWeek } = CronExpressionParser.parse(expression).fields;
-    if (dayOfMonth.isWildcard || dayOfWeek.isWildcard) return undefined;
-    const days: readonly (number | string)[] = dayOfMonth.values;
-    const weekdays: readonly (number | string)[] = dayOfWeek.values;
-    if (!days.every((d) => typeof d === "number" || d === "L") || !weekdays.every((d) => typeof d === "number")) return undefined;
-    const numbers = days.filter((d): d is number => typeof d === "number");
-    return { days: new Set(numbers), lastDay: days.includes("L"), weekdays: new Set(weekdays.map((d) => Number(d) % 7)) };
+    return createTask(expression, () => undefined, { timezone });
   } catch {
     return undefined;
   }
@@ -35,8 +27,8 @@ function bothDaysOf(expression: string): BothDays | undefined {
 
 export class CronClock {
   private readonly wallClock: Intl.DateTimeFormat;
-  private readonly localDay: Intl.DateTimeFormat;
-  private readonly bothDays: BothDays | undefined;
+  /** node-cron's reading of the expression, never started: only its matcher is asked. Undefined when node-cron refuses it (30 February): no tick. */
+  private readonly matcher: ScheduledTask | undefined;
 
   constructor(
     readonly expression: string,
@@ -44,8 +36,7 @@ export class CronClock {
   ) {
     const fields = { year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric" } as const;
     this.wallClock = new Intl.DateTimeFormat("en-US", { timeZone: timezone, hourCycle: "h23", ...fields });
-    this.localDay = new Intl.DateTimeFormat("en-US", { timeZone: timezone, year: "numeric", month: "numeric", day: "numeric", weekday: "short" });
-    this.bothDays = bothDaysOf(expression);
+    this.matcher = matcherOf(expression, timezone);
   }
 
   /** True when `at` (to the minute) is a tick. */
@@ -56,12 +47,14 @@ export class CronClock {
 
   /** The latest tick at or before `at`; undefined when there was none in the last five years. */
   latestTickAtOrBefore(at: Date): Date | undefined {
+    const matcher = this.matcher;
+    if (!matcher) return undefined;
     const limit = floorToMinute(at).getTime();
     let before = limit + MINUTE_MS;
     for (;;) {
       const tick = this.tickBefore(before);
       if (tick === undefined || limit - tick > MAX_BACK_MS) return undefined;
-      if (!this.repeatsLater(tick) && this.onBothDays(tick)) return new Date(tick);
+      if (matcher.match(new Date(tick)) && !this.repeatsLater(tick)) return new Date(tick);
       before = tick;
     }
   }
@@ -71,8 +64,10 @@ export class CronClock {
     return this.latestTickAtOrBefore(new Date(floorToMinute(tick).getTime() - MINUTE_MS));
   }
 
-  /** Nothing to release: kept so callers that create a clock per run can end it without knowing that. */
-  destroy(): void {}
+  /** Takes node-cron's never-started task out of its registry. */
+  destroy(): void {
+    void this.matcher?.destroy();
+  }
 
   /** The latest tick strictly before `before` (epoch ms), or undefined when no date satisfies the expression. */
   private tickBefore(before: number): number | undefined {
@@ -105,16 +100,6 @@ export class CronClock {
   private repeatsLater(tick: number): boolean {
     const shown = this.wallClock.format(tick);
     return DST_SHIFTS_MS.some((shift) => this.wallClock.format(tick + shift) === shown);
-  }
-
-  private onBothDays(tick: number): boolean {
-    if (!this.bothDays) return true;
-    const parts = this.localDay.formatToParts(tick);
-    const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "";
-    const day = Number(part("day"));
-    const last = day === new Date(Date.UTC(Number(part("year")), Number(part("month")), 0)).getUTCDate();
-    const onDay = this.bothDays.days.has(day) || (this.bothDays.lastDay && last);
-    return onDay && this.bothDays.weekdays.has(WEEKDAYS.indexOf(part("weekday")));
   }
 }
 

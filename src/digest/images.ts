@@ -9,7 +9,7 @@
 import { signedThumbUrl } from "../storage/thumb-link.ts";
 import { jpegOf } from "../storage/thumbnail-render.ts";
 import type { Thumbnails } from "../storage/thumbnails.ts";
-import type { DigestChannel } from "./config.ts";
+import type { DigestChannel } from "../config/digest.ts";
 import type { DeviationRef, DigestData, DigestImage } from "./types.ts";
 
 export type DigestImageOptions = {

@@ -2,8 +2,20 @@
 // nothing the service or a failure message provided can become markup, and its plain-text twin.
 import { neutralizeControls } from "../text/controls.ts";
 import { html } from "../text/html.ts";
-import type { AlertNotice } from "./alerts.ts";
+import type { AlertKind } from "../db/alert.repository.ts";
 import { C, formatTime, type RenderedMessage, type RenderOptions, text } from "./render-common.ts";
+
+/** An alert as rendered and delivered (src/digest/alerts.ts decides when). */
+export type AlertNotice = {
+  id: string;
+  kind: AlertKind;
+  subject: string;
+  title: string;
+  body: string;
+  command?: string;
+  openedAt: Date;
+  reminder: boolean;
+};
 
 export function renderAlert(alert: AlertNotice, opts: RenderOptions): RenderedMessage {
   const tz = opts.timezone;

@@ -2,7 +2,8 @@
 // lines, times in the reader's zone, which links are allowed, and the sentences for changes and health.
 import { formatBytes } from "../text/bytes.ts";
 import { raw, type SafeHtml } from "../text/html.ts";
-import { clean, plural } from "./text.ts";
+import { clean } from "./text.ts";
+import { plural } from "../text/plural.ts";
 import { type ChangeItem, type DeviationRef, type DigestCounts, type DigestData, type Health, pausedHeadline } from "./types.ts";
 
 export type RenderedMessage = { subject: string; html: string; text: string; preheader: string };

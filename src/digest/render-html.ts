@@ -31,7 +31,8 @@ import {
   windowLabel,
   zero,
 } from "./render-common.ts";
-import { clean, plural, shorten } from "./text.ts";
+import { clean, shorten } from "./text.ts";
+import { plural } from "../text/plural.ts";
 import type { DeviationRef, DigestData, Health } from "./types.ts";
 
 type Fragment = SafeHtml | "";

@@ -19,7 +19,8 @@ import {
 } from "./render-common.ts";
 import { neutralizeControls } from "../text/controls.ts";
 import { DIGEST_ARTISTS, notArchivableLines } from "../text/not-archivable.ts";
-import { clean, plural } from "./text.ts";
+import { clean } from "./text.ts";
+import { plural } from "../text/plural.ts";
 import type { DigestData } from "./types.ts";
 
 export function digestText(data: DigestData, opts: RenderOptions): string {

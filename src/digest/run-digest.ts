@@ -14,7 +14,7 @@ import { acquireLock } from "../redis-lock.ts";
 import { scrubString } from "../redact.ts";
 import { redisDownloadsPausedProbe, type DownloadsPausedProbe } from "./alerts.ts";
 import { collectDigest, isEmptyDigest } from "./collect.ts";
-import { DIGEST_CHANNELS, type DigestChannel } from "./config.ts";
+import { DIGEST_CHANNELS, type DigestChannel } from "../config/digest.ts";
 import { CronClock } from "./cron-time.ts";
 import { DigestRepository, type DigestTrigger } from "../db/digest.repository.ts";
 import { createDeliverers, messageDomainOf, messageIdFor } from "./deliver/index.ts";

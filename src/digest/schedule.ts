@@ -5,7 +5,7 @@
 // delivered one ended).
 import cron, { type ScheduledTask } from "node-cron";
 import type { Logger } from "../log.ts";
-import type { DigestChannel, DigestConfig } from "./config.ts";
+import type { DigestChannel, DigestConfig } from "../config/digest.ts";
 import { CronClock, floorToMinute } from "./cron-time.ts";
 import type { DigestJobPayload } from "./run-digest.ts";
 

@@ -1,9 +1,6 @@
-// Small text helpers for digests: shortening that never cuts a surrogate pair, service text cleaned, plurals.
-// HTML escaping, HTML to text, byte sizes and visible controls are the foundation's (src/text); HTML to text
-// is re-exported here for the digest's modules.
+// Small text helpers for digests: shortening that never cuts a surrogate pair, service text cleaned.
+// HTML escaping, HTML to text, plurals, byte sizes and visible controls are the foundation's (src/text).
 import { neutralizeControls } from "../text/controls.ts";
-
-export { htmlToText } from "../text/html-to-text.ts";
 
 /** At most `max` characters (code points), with an ellipsis when shortened. */
 export function shorten(text: string, max: number): string {
@@ -19,5 +16,3 @@ export function shorten(text: string, max: number): string {
 export function clean(text: string | null | undefined): string {
   return neutralizeControls((text ?? "").replace(/\s+/g, " ").trim());
 }
-
-export { plural } from "../text/plural.ts";

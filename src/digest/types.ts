@@ -2,7 +2,7 @@
 // and the webhook sends as JSON. Service-provided strings are kept raw here; render.ts escapes them.
 import type { DeliveryProblem, DeliveryReceipt, DigestCounts } from "../db/digest.repository.ts";
 import type { NotArchivable } from "../text/not-archivable.ts";
-import type { DigestChannel } from "./config.ts";
+import type { DigestChannel } from "../config/digest.ts";
 
 export type { DigestChannel };
 // The shapes the digests table keeps are the repository's own (src/db/digest.repository.ts).

@@ -1,10 +1,10 @@
 // What every part of the dashboard shares: its dependencies (the worker's Services fit), the objects built
-// once per app, and the small helpers each route module uses.
-import type { Request, Response } from "express";
+// once per app, and the public base of links that leave a page. How routes answer is src/http/respond.ts.
+import type { Request } from "express";
 import type { Redis } from "ioredis";
 import type { TransportStats } from "../api/http.ts";
 import type { Pacer } from "../api/pacer.ts";
-import type { TokenManager } from "../api/tokens.ts";
+import type { TokenManager } from "../api/token-manager.ts";
 import type { Config } from "../config.ts";
 import type { AccountRepository } from "../db/account.repository.ts";
 import type { ArchiveBrowserRepository } from "../db/archive-browser.repository.ts";
@@ -17,7 +17,6 @@ import type { AnswerCounts } from "./answer-counts.ts";
 import type { Csrf } from "./csrf.ts";
 import type { FeedAdverts } from "./feeds/feed-adverts.ts";
 import type { Provenance } from "./guards.ts";
-import { themeOf, withTheme } from "./theme.ts";
 
 /** What the dashboard reads; the worker's Services fit. */
 export type DashboardDeps = {
@@ -68,38 +67,6 @@ export type DashboardContext = {
   /** What the dashboard answered, per route and outcome (/metrics). */
   answers: AnswerCounts;
 };
-
-// Scripts only from dvault itself (/assets/app.<hash>.js): no inline script, no eval; style attributes stay
-// allowed for the progress bars' widths.
-const PAGE_CSP =
-  "default-src 'none'; script-src 'self'; connect-src 'self'; img-src 'self'; style-src 'self' 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-/**
- * Every other answer (JSON, Atom, text, a redirect, a refusal): nothing loads, runs or frames it. Set before
- * any route (src/http/guards.ts), so no path goes without a policy; pages and files replace it with theirs.
- */
-export const ANSWER_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
-/** For archived files and the static images: nothing runs, even in an SVG opened on its own. */
-export const FILE_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox";
-
-/**
- * Sends one of dvault's pages with the page policy, in the theme the browser chose (src/http/theme.ts);
- * `formTargets` are origins a form of the page may lead to besides the dashboard (browsers check the redirect a
- * form's POST answers with too: Connect's to the service).
- */
-export function sendPage(res: Response, status: number, body: string, formTargets: readonly string[] = []): void {
-  const csp = formTargets.length ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${formTargets.join(" ")}`) : PAGE_CSP;
-  res
-    .status(status)
-    .set("Content-Security-Policy", csp)
-    .type("html")
-    .send(withTheme(body, themeOf(res.req)));
-}
-
-/** One trimmed, non-empty value of a query or form field. */
-export function one(value: unknown): string | undefined {
-  const v = Array.isArray(value) ? value[0] : value;
-  return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
-}
 
 /** The absolute base of links that leave the page (feeds): DVAULT_PUBLIC_URL, else the address asked, whose Host passed the host check. */
 export function publicBase(ctx: Pick<DashboardContext, "config">, req: Request): string {

@@ -4,7 +4,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import type { Logger } from "../log.ts";
-import { one } from "./context.ts";
+import { one } from "./respond.ts";
 import { CSRF_COOKIE, readCookie, setCookie } from "./cookies.ts";
 import { sameSecret } from "./guards.ts";
 

@@ -6,10 +6,10 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type express from "express";
 import type { Request, RequestHandler } from "express";
 import type { Logger } from "../log.ts";
-import { ANSWER_CSP, one, sendPage } from "./context.ts";
+import { ANSWER_CSP, one, sendPage } from "./respond.ts";
 import { readCookie, setCookie, TOKEN_COOKIE } from "./cookies.ts";
 import type { HostGuard } from "./host-guard.ts";
-import { messagePage } from "./pages.ts";
+import { messagePage } from "./pages/jobs.ts";
 
 export const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 

@@ -7,8 +7,8 @@ import type express from "express";
 import type { Request, RequestHandler, Response } from "express";
 import type { Logger } from "../log.ts";
 import { isPoolExhausted } from "../db/pool-errors.ts";
-import { sendPage } from "./context.ts";
-import { messagePage } from "./pages.ts";
+import { sendPage } from "./respond.ts";
+import { messagePage } from "./pages/jobs.ts";
 
 /** The slice of Express 5's router this module reads: each route's matcher and methods. */
 type RouteLayer = { match(path: string): unknown; route?: { methods: Record<string, boolean> } };

@@ -1,6 +1,6 @@
 // The dashboard's colour theme: the system's (the default), light or dark, kept in a cookie that only says how
 // pages look. The links of the frame's theme switch (src/http/pages/layout.ts) are plain GETs to /theme, so it
-// works without JavaScript; sendPage (src/http/context.ts) writes the choice into <html data-theme>, which
+// works without JavaScript; sendPage (src/http/respond.ts) writes the choice into <html data-theme>, which
 // base.css reads (src/http/assets/base.css).
 import type express from "express";
 import type { Request } from "express";

@@ -46,11 +46,6 @@ export const MAX_SEARCH_LIMIT = 500;
 
 const HEADLINE_OPTIONS = `StartSel=${HIGHLIGHT_START}, StopSel=${HIGHLIGHT_END}, MaxWords=24, MinWords=8, MaxFragments=2, FragmentDelimiter=" … "`;
 
-/** Searches everything the archive holds; an empty or stop-word-only query finds nothing. */
-export async function searchArchive(db: Queryable, options: SearchOptions): Promise<SearchHit[]> {
-  return (await searchPage(db, options)).hits;
-}
-
 /** One page of hits, the total the query has, and the words it ignored (stop-words such as "the"). */
 export type SearchPage = { hits: SearchHit[]; total: number; ignored: string[] };
 

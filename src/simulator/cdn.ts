@@ -7,21 +7,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { SimDeviation } from "./dataset.ts";
 import { fileBuffer, openFile, simFile, type CdnVariant, type SimFile } from "./files.ts";
 import type { Reply } from "./http.ts";
-import type { SimWorld } from "./world.ts";
-
-export { contentTypeFor, type CdnVariant, type SimFile } from "./files.ts";
+import type { CdnSettings, SimWorld } from "./world.ts";
 
 /** How long signed URLs stay valid (a 2020 sample had 610 s: docs/service-behaviour.md#download-url-ttl). */
 export const CDN_URL_TTL_S = 600;
 /** Body chunks of the CDN (smaller under a bandwidth cap). */
 const CHUNK_BYTES = 64 * 1024;
-
-export type CdnSettings = {
-  /** Per-connection cap in bytes per second; null = as fast as the socket takes it. */
-  bytesPerSecond: number | null;
-  /** Range requests honoured (Accept-Ranges: bytes); false = always the whole file with 200. */
-  ranges: boolean;
-};
 
 function b64url(data: string | Buffer): string {
   return Buffer.from(data).toString("base64url");

@@ -1,16 +1,16 @@
 // What startSimulator takes (SimulatorOptions) and what it hands back (Simulator): the handle tests, the
 // demo and the CLI drive the simulated service through, with its defaults.
 import type { ActivityInput } from "./activity.ts";
-import type { CdnHook, CdnSettings } from "./cdn.ts";
+import type { CdnHook } from "./cdn.ts";
 import type { ClockMode } from "./clock.ts";
 import type { DatasetOptions, GroundTruth } from "./dataset.ts";
 import type { FaultRule } from "./faults.ts";
 import type { QuotaStatus } from "./quota.ts";
 import type { RequestLogEntry } from "./request-log.ts";
 import type { SimClient } from "./tokens.ts";
-import type { BucketPageKey } from "./variance.ts";
+import type { BucketPageKey } from "./dataset/model.ts";
 import type { VelocityKeyState, VelocitySettings } from "./velocity.ts";
-import type { QuotaExhaustion, SimMode, SimProfile } from "./world.ts";
+import type { CdnSettings, QuotaExhaustion, SimMode, SimProfile } from "./world.ts";
 
 export type SimulatorOptions = {
   /** 0 = ephemeral (default). */

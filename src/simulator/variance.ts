@@ -2,43 +2,11 @@
 // folder or in two, empty folders, users gone before the first sync, locked premium works, multi-image posts
 // and mature works of tracked users (what a public token cannot list), and the disputed page key of
 // /feed/home/{bucketid}. Each choice cites its public source in docs/service-behaviour.md.
-import type { Dataset, DeletedLookup, SimDeviation, SimGalleryFolder } from "./dataset.ts";
 import { hashString, type Rng } from "./rng.ts";
+import type { BucketPageKey, Dataset, DeletedLookup, GalleryVariance, SimDeviation, SimGalleryFolder } from "./dataset/model.ts";
 
 /** XORed into the seed for variance's own generator, so the base dataset's draws are untouched. */
 export const VARIANCE_SEED_SALT = 0x7a71a9ce;
-
-export type BucketPageKey = "results" | "items";
-
-/** What dataset.variance drew, for tests to compute what a token may see. */
-export type VarianceTruth = {
-  /** The array key of /feed/home/{bucketid} pages on this simulator instance. */
-  bucketKey: BucketPageKey;
-  /** Per gallery owner (the account owner and every tracked user), by userid. */
-  galleries: Map<string, GalleryVariance>;
-  /** Empty collection folders added to the owner's. */
-  emptyCollectionFolders: string[];
-  /** Non-tracked authors of the owner's favourites, gone before the first sync (userids). */
-  deactivatedUsers: string[];
-  suspendedUsers: string[];
-  /** Tracked users' deviations in a premium folder the viewer cannot open (deviationids). */
-  lockedDeviations: string[];
-  /** Tracked users' images variance marked as multi-image posts (`is_multi_media`), beyond the base dataset's. */
-  multiImageDeviations: string[];
-  /** Tracked users' works variance made mature, beyond the base dataset's: a public token does not list them. */
-  matureDeviations: string[];
-  /** Salts the per-deviation draw of what /deviation/{deviationid} answers once it is deleted (deletedLookupOf). */
-  deletedLookupSalt: number;
-};
-
-export type GalleryVariance = {
-  /** Taken out of every folder: only /gallery/all lists them (also in Dataset.unfiled). */
-  unfiled: string[];
-  /** Added to a second non-Featured folder. */
-  secondFolder: string[];
-  /** Folders added with nothing in them. */
-  emptyFolders: string[];
-};
 
 const EMPTY_FOLDER_NAMES = ["Sketchbook", "Works in Progress", "Commissions", "Old Stuff", "Studies", "Prints"];
 

@@ -1,5 +1,4 @@
 // The simulator's shared state and the types every route handler works with.
-import type { CdnSettings } from "./cdn.ts";
 import type { SimClock } from "./clock.ts";
 import type { Dataset, SimComment, SimDeviation, SimUser } from "./dataset.ts";
 import { isGone, owner as datasetOwner } from "./dataset.ts";
@@ -8,6 +7,14 @@ import type { DownloadQuota } from "./quota.ts";
 import type { Rng } from "./rng.ts";
 import type { AccessToken, TokenStore } from "./tokens.ts";
 import type { VelocityFilter } from "./velocity.ts";
+
+/** The CDN's bandwidth cap and Range support (src/simulator/cdn.ts serves by them). */
+export type CdnSettings = {
+  /** Per-connection cap in bytes per second; null = as fast as the socket takes it. */
+  bytesPerSecond: number | null;
+  /** Range requests honoured (Accept-Ranges: bytes); false = always the whole file with 200. */
+  ranges: boolean;
+};
 
 export type SimMode = "current" | "legacy";
 

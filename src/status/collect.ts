@@ -5,7 +5,8 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Redis } from "ioredis";
-import { accountStatusOf, grantUnusable, type AccountStatus, type TokenManager } from "../api/tokens.ts";
+import { grantUnusable } from "../api/token-errors.ts";
+import { accountStatusOf, type AccountStatus, type TokenManager } from "../api/token-manager.ts";
 import type { Config } from "../config.ts";
 import { describeSchedule, scheduleOf, type Schedules } from "../config/schedules.ts";
 import { describeBucket } from "../config/storage.ts";
@@ -21,7 +22,7 @@ import { SOURCE_SCHEDULER_PREFIX, syncJobId } from "../queue/producer.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
 import { isHashTagged, LEGACY_REDIS_PREFIX } from "../queue/redis-prefix.ts";
 import { emptyNotArchivable } from "../text/not-archivable.ts";
-import { missingRoles, pacingStatuses, readPausedFlag, workerHeartbeats, workersWithRoles } from "./redis-state.ts";
+import { missingRoles, pacingStatuses, readPausedFlag, workersWithRoles } from "./redis-state.ts";
 import {
   DOWNLOAD_STATUSES,
   STATUS_VERSION,
@@ -36,9 +37,6 @@ import {
   type UnreadableStatusView,
   type WorkerStatusView,
 } from "./schema.ts";
-
-// Kept importable from here, where the dashboard and the tests have always found them.
-export { readPausedFlag, workerHeartbeats };
 
 const DAY = 86_400_000;
 

@@ -1,7 +1,5 @@
-// Human units shared by `dvault status` and the dashboard: sizes, durations, relative times.
-
-// Sizes are the foundation's one formatter; re-exported so `dvault status` keeps one import for its units.
-export { formatBytes } from "../text/bytes.ts";
+// Human units shared by `dvault status` and the dashboard: durations and relative times. Sizes are the
+// foundation's one formatter (src/text/bytes.ts).
 
 /** 42 s, 5 min, 3 h 10 min, 2 d 4 h. */
 export function formatDuration(ms: number): string {

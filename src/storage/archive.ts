@@ -17,11 +17,11 @@ import { writeReadableTree, type ReadableLink } from "./readable-tree.ts";
 import { safeExtension } from "./sanitize.ts";
 import { BatchedWriter, checkRunningSize, hashInto, nextOrAbort, SizeMismatchError, toBuffer } from "./stream-write.ts";
 
+// What src/downloads still imports through this file; the rest of dvault imports each from the file that defines it.
 export { extensionFor } from "./extension.ts";
 export { DiskFullError } from "./free-space.ts";
-export { ORIGINALS_DIR, OutsideArchiveError, PARTIAL_DIR, READABLE_DIR } from "./layout.ts";
-export type { ReadableLink } from "./readable-tree.ts";
-export { FileTooLargeError, SizeMismatchError } from "./stream-write.ts";
+export { ORIGINALS_DIR, OutsideArchiveError, PARTIAL_DIR } from "./layout.ts";
+export { FileTooLargeError } from "./stream-write.ts";
 
 export type ArchiveOptions = {
   root: string;

@@ -2,7 +2,8 @@
 // by-user/<owner>/<gallery folder path>/, by-user/<owner>/collections/<folder>/, by-user/<artist>/journals/,
 // and by-user/<artist>/unfiled/ for files in no known folder — all named "<title> [<deviationid>].<ext>".
 import path from "node:path";
-import { ORIGINALS_DIR, READABLE_DIR, type ReadableLink } from "./archive.ts";
+import { ORIGINALS_DIR, READABLE_DIR } from "./layout.ts";
+import type { ReadableLink } from "./readable-tree.ts";
 import { readableName, sanitizeComponent, safeExtension } from "./sanitize.ts";
 
 /** One place a stored file belongs to, as src/db/readable-tree.repository.ts reads them (place null: in no folder). */

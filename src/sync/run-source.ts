@@ -3,7 +3,8 @@
 // the outcome; the source itself only walks pages (src/sync/sources/*).
 import { createHash } from "node:crypto";
 import { isEndpointGone } from "../api/errors.ts";
-import { ensureFreshToken, ReauthRequiredError } from "../api/tokens.ts";
+import { ensureFreshToken } from "../api/account-calls.ts";
+import { ReauthRequiredError } from "../api/token-errors.ts";
 import type { SourceRef, SourceState } from "../db/sync-state.repository.ts";
 import { withTransaction } from "../db/with-transaction.ts";
 import { InterruptedError, type SkippableError } from "../queue/job-definition.ts";

@@ -12,7 +12,7 @@ import { createLogger } from "../../src/log.ts";
 import type { SimDeviation } from "../../src/simulator/dataset.ts";
 import { deviationUrl } from "../../src/simulator/render.ts";
 import type { SimWorld } from "../../src/simulator/world.ts";
-import { PARTIAL_DIR } from "../../src/storage/archive.ts";
+import { PARTIAL_DIR } from "../../src/storage/layout.ts";
 import type { FaultHarness } from "./harness.ts";
 
 const byId = <T extends Record<string, unknown>>(rows: T[], key: keyof T) => [...rows].sort((a, b) => String(a[key]).localeCompare(String(b[key])));

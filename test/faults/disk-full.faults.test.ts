@@ -15,7 +15,7 @@ import { runDownloadsOnce } from "../../src/downloads/run-once.ts";
 import { createLogger } from "../../src/log.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { collectStatus } from "../../src/status/collect.ts";
-import { PARTIAL_DIR } from "../../src/storage/archive.ts";
+import { PARTIAL_DIR } from "../../src/storage/layout.ts";
 import { testConfig } from "../helpers/config.ts";
 import { checkMirror } from "./check.ts";
 import { createFaultHarness, downloadUntilConverged, FAULT_LOCK_TTL_MS, syncUntilConverged, type FaultHarness } from "./harness.ts";

@@ -19,7 +19,7 @@ import { createDeliverers } from "../../src/digest/deliver/index.ts";
 import { setDownloadTuning, type DownloadDeps, type DownloadTuning } from "../../src/downloads/deps.ts";
 import { runDownloadsOnce } from "../../src/downloads/run-once.ts";
 import { createLogger } from "../../src/log.ts";
-import { ORIGINALS_DIR, PARTIAL_DIR } from "../../src/storage/archive.ts";
+import { ORIGINALS_DIR, PARTIAL_DIR } from "../../src/storage/layout.ts";
 import { testConfig } from "../helpers/config.ts";
 import { startHostileProxy, type HostileProxy } from "../helpers/hostile-proxy.ts";
 import { checkMirror } from "./check.ts";

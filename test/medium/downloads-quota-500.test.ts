@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatStatus } from "../../src/cli/status.ts";
 import { nextQuotaWindow } from "../../src/downloads/quota.ts";
-import { overviewPage } from "../../src/http/pages.ts";
+import { overviewPage } from "../../src/http/pages/overview.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { collectStatus } from "../../src/status/collect.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";

@@ -11,7 +11,7 @@ import { RETRY_DELAYS_MS } from "../../src/downloads/retry.ts";
 import { retryDownloadNow } from "../../src/downloads/retry-now.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { createRedis } from "../../src/queue/redis.ts";
-import { overviewPage } from "../../src/http/pages.ts";
+import { overviewPage } from "../../src/http/pages/overview.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
 import { DEFAULT_START_TIME, type CdnHook } from "../../src/simulator/server.ts";

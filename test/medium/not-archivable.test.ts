@@ -9,7 +9,7 @@ import { collectDigest } from "../../src/digest/collect.ts";
 import { digestEmbed } from "../../src/digest/deliver/discord-message.ts";
 import { renderDigest } from "../../src/digest/render.ts";
 import { TrackedUserRepository } from "../../src/db/tracked-user.repository.ts";
-import { overviewPage } from "../../src/http/pages.ts";
+import { overviewPage } from "../../src/http/pages/overview.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { galleryAllIds, isGone, type GroundTruth, type SimDeviation, type SimUser } from "../../src/simulator/dataset.ts";
 import { collectStatus } from "../../src/status/collect.ts";

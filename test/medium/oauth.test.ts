@@ -17,7 +17,8 @@ import {
   compareScopes,
   type InteractiveLoginOptions,
 } from "../../src/api/oauth.ts";
-import { placebo, ReauthRequiredError } from "../../src/api/tokens.ts";
+import { placebo } from "../../src/api/account-calls.ts";
+import { ReauthRequiredError } from "../../src/api/token-errors.ts";
 import type { SimClient } from "../../src/simulator/server.ts";
 import { approveInBrowser, CLIENT_ID, CLIENT_SECRET, createFixture, seedAccount, type Fixture } from "./tokens-fixture.ts";
 import { freePort } from "../../src/free-port.ts";

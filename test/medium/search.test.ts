@@ -8,7 +8,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatHits, hitToJson } from "../../src/cli/search.ts";
-import { HIGHLIGHT_START, searchArchive, type SearchOptions } from "../../src/search/search.ts";
+import { HIGHLIGHT_START, type SearchOptions, searchPage } from "../../src/search/search.ts";
 import { archiveFile, artworkPng } from "../helpers/archive-fixtures.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 
@@ -28,7 +28,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const search = (text: string, extra: Partial<SearchOptions> = {}) => searchArchive(h.pool, { text, archiveDir, limit: 500, ...extra });
+const search = async (text: string, extra: Partial<SearchOptions> = {}) => (await searchPage(h.pool, { text, archiveDir, limit: 500, ...extra })).hits;
 
 async function mirroredDeviation(where: string) {
   const { rows } = await h.pool.query<{ deviationid: string; title: string; tags: string[] | null; html: string | null; type: string }>(
@@ -42,7 +42,7 @@ async function mirroredDeviation(where: string) {
   return row;
 }
 
-describe(searchArchive.name, () => {
+describe(searchPage.name, () => {
   it("finds a deviation by the words of its title, ranked first for the exact title", async () => {
     const d = await mirroredDeviation(`d.type = 'image' AND d.title ~ '^[A-Z][a-z]+ [A-Z][a-z]+ [0-9]+$'`);
     const hits = await search(d.title);

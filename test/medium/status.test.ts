@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPacer } from "../../src/api/pacer.ts";
 import { formatStatus } from "../../src/cli/status.ts";
-import { overviewPage } from "../../src/http/pages.ts";
+import { overviewPage } from "../../src/http/pages/overview.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { collectStatus, fixFor, serviceWeekStart } from "../../src/status/collect.ts";
 import {

@@ -10,7 +10,10 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import got from "got";
 import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
 import { startSimulator } from "../../src/simulator/server.ts";
-import { Archive, DiskFullError, OutsideArchiveError, SizeMismatchError } from "../../src/storage/archive.ts";
+import { Archive } from "../../src/storage/archive.ts";
+import { DiskFullError } from "../../src/storage/free-space.ts";
+import { OutsideArchiveError } from "../../src/storage/layout.ts";
+import { SizeMismatchError } from "../../src/storage/stream-write.ts";
 import { readableName, sanitizeComponent } from "../../src/storage/sanitize.ts";
 
 let dir: string;

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectDigest } from "../../src/digest/collect.ts";
 import { renderDigest } from "../../src/digest/render.ts";
-import { overviewPage } from "../../src/http/pages.ts";
+import { overviewPage } from "../../src/http/pages/overview.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { collectStatus } from "../../src/status/collect.ts";
 import { watchFeedSource } from "../../src/sync/sources/watch-feed.ts";

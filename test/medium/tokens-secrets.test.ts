@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import got from "got";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULT_SCOPES, interactiveLogin } from "../../src/api/oauth.ts";
-import { placebo } from "../../src/api/tokens.ts";
+import { placebo } from "../../src/api/account-calls.ts";
 import { TokenCipher } from "../../src/crypto/token-cipher.ts";
 import { serializeError } from "../../src/redact.ts";
 import { approveInBrowser, CLIENT_ID, CLIENT_SECRET, createFixture, dumpRedis, seedAccount, type Fixture } from "./tokens-fixture.ts";

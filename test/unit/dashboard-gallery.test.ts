@@ -2,7 +2,7 @@
 // which thumbnail stands for it, the page links with totals, and the folder tree.
 import { describe, expect, it } from "vitest";
 import type { FilterChoices, StoredFileRef } from "../../src/db/archive-browser.repository.ts";
-import { archivePage } from "../../src/http/pages.ts";
+import { archivePage } from "../../src/http/pages/archive.ts";
 import { badge, fileKind, thumbUrl } from "../../src/http/pages/files.ts";
 import { pager } from "../../src/http/pages/layout.ts";
 import { dateBound } from "../../src/http/routes/archive.ts";

@@ -3,8 +3,10 @@
 // line carries the counts.
 import { describe, expect, it } from "vitest";
 import { countDigest } from "../../src/digest/collect.ts";
-import { digestSubject, renderDigest } from "../../src/digest/render.ts";
-import { htmlToText, shorten } from "../../src/digest/text.ts";
+import { digestSubject } from "../../src/digest/render-common.ts";
+import { renderDigest } from "../../src/digest/render.ts";
+import { shorten } from "../../src/digest/text.ts";
+import { htmlToText } from "../../src/text/html-to-text.ts";
 import type { DeviationRef, DigestData } from "../../src/digest/types.ts";
 
 const EVIL = `<img src=x onerror="alert(1)">"'&`;

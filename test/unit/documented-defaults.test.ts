@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import { type Config, loadConfig } from "../../src/config.ts";
 import type { SourceState } from "../../src/db/sync-state.repository.ts";
 import { isSweepDue } from "../../src/sync/run-source.ts";
-import { DEFAULT_EVERY_MS, SOURCE_NAMES } from "../../src/sync/source.ts";
+import { SOURCE_NAMES } from "../../src/config-defaults.ts";
+import { DEFAULT_EVERY_MS } from "../../src/sync/source.ts";
 
 const REPO = path.resolve(import.meta.dirname, "..", "..");
 const README = readFileSync(path.join(REPO, "README.md"), "utf8");

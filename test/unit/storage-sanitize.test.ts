@@ -1,7 +1,7 @@
 // Path components from hostile names: nothing escapes, hides, reorders text or collides by accident.
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { extensionFor } from "../../src/storage/archive.ts";
+import { extensionFor } from "../../src/storage/extension.ts";
 import { readableName, sanitizeComponent, truncateUtf8 } from "../../src/storage/sanitize.ts";
 
 const LONG = "A very long title ".repeat(17).slice(0, 300);

@@ -20,9 +20,8 @@ import {
   UserSchema,
   WatchEntrySchema,
   WhofavedEntrySchema,
-  parseEpochSeconds,
-  parseIsoTime,
 } from "../../src/api/types.ts";
+import { parseEpochSeconds, parseIsoTime } from "../../src/timestamps.ts";
 
 const user = { userid: "09A4052C-F4D8-1D0B-0E82-F1C6BC2F5C2F", username: "spyed", usericon: "https://a.deviantart.net/avatars/s/p/spyed.jpg", type: "admin" };
 

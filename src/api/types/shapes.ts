@@ -1,5 +1,5 @@
 // How the service's bodies are read (docs/service-behaviour.md#object-shapes): the tolerant building blocks
-// every schema uses, and the two timestamp formats (docs/service-behaviour.md#timestamps).
+// every schema uses. The two timestamp formats (docs/service-behaviour.md#timestamps) are src/timestamps.ts's.
 import { z } from "zod";
 
 // ---- building blocks -------------------------------------------------------------------------------
@@ -32,8 +32,3 @@ export const EpochSchema = z.union([z.string(), z.number()]);
 /** Stash ids are 64-bit integers; kept as decimal strings. (Precision above 2^53 is already lost if the
  * JSON parser read them as numbers; see the transport.) */
 export const StashIdSchema = z.union([z.string(), z.number(), z.bigint()]).transform((v) => (typeof v === "string" ? v : v.toString()));
-
-// ---- timestamps (docs/service-behaviour.md#timestamps) ---------------------------------------------
-
-// The parsers live in the foundation (src/timestamps.ts), where src/db reads the same times; kept importable here.
-export { parseEpochSeconds, parseIsoTime } from "../../timestamps.ts";

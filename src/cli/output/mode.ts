@@ -6,8 +6,6 @@ import { globalOutput } from "./global.ts";
 import pc from "picocolors";
 import { type Colors, markerColors } from "./terminal.ts";
 
-export type { Colors } from "./terminal.ts";
-
 /** Live progress lines: stderr is a terminal, and neither `--quiet` nor `--json` asked for silence. */
 export function showsLiveProgress(json = false): boolean {
   return process.stderr.isTTY === true && !globalOutput().quiet && !json;

@@ -5,7 +5,8 @@
 import cliProgress from "cli-progress";
 import type { ProgressEvent, ProgressSink } from "../../queue/progress.ts";
 import { formatBytes } from "../../text/bytes.ts";
-import { colorsFor, showsLiveProgress, type Colors } from "./mode.ts";
+import { colorsFor, showsLiveProgress } from "./mode.ts";
+import type { Colors } from "./terminal.ts";
 import { paintOutcome } from "./table.ts";
 import { forTerminal } from "./terminal.ts";
 

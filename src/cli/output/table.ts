@@ -1,6 +1,6 @@
 // Tables for the terminal: columns padded to their widest cell, then coloured, so escape codes never
 // count towards a width. Without colour (not a terminal, NO_COLOR) the text is the same, byte for byte.
-import type { Colors } from "./mode.ts";
+import type { Colors } from "./terminal.ts";
 
 export type Paint = (text: string, row: number, column: number) => string;
 

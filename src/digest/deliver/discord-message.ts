@@ -6,7 +6,7 @@
 // title or comment from the service must never ping a channel.
 import { countEntries, healthLines, name, safeUrl, title } from "../render-common.ts";
 import { NOT_ARCHIVABLE_WORDS } from "../../text/not-archivable.ts";
-import { plural } from "../text.ts";
+import { plural } from "../../text/plural.ts";
 import type { DeviationRef, DigestData, OutgoingMessage } from "../types.ts";
 
 /** discord.com/developers/docs/resources/message#embed-object-embed-limits, as Discord enforces them. */

@@ -2,7 +2,7 @@
 // it out). `?wait=true` makes Discord answer with the message it created, so the receipt holds its id. A
 // 429 carries Discord's retry_after: the digest job waits that long in the queue (src/digest/deliver/http-post.ts).
 import { registerSecret } from "../../redact.ts";
-import { DISCORD_WEBHOOK_PATH, type DiscordConfig } from "../config.ts";
+import { DISCORD_WEBHOOK_PATH, type DiscordConfig } from "../../config/digest.ts";
 import type { Deliverer, DeliveryReceipt, OutgoingMessage } from "../types.ts";
 import { discordMessage } from "./discord-message.ts";
 import { postToChannel } from "./http-post.ts";

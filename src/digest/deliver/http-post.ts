@@ -3,7 +3,7 @@
 // delayed, so the digest job waits in the queue without spending an attempt (src/queue/worker-host.ts)
 // instead of the channel sleeping and trying again itself.
 import { scrubString } from "../../redact.ts";
-import type { DigestChannel } from "../config.ts";
+import type { DigestChannel } from "../../config/digest.ts";
 
 /** The receiver refused the message or could not be reached; `status` is absent when no answer came. */
 export class ChannelDeliveryError extends Error {

@@ -1,5 +1,5 @@
 // The configured channels (DVAULT_DIGEST_CHANNELS) as deliverers, and the identity every message carries.
-import type { DigestConfig, DigestChannel } from "../config.ts";
+import type { DigestConfig, DigestChannel } from "../../config/digest.ts";
 import type { Deliverer } from "../types.ts";
 import { discordDeliverer } from "./discord.ts";
 import { fileDeliverer } from "./file.ts";

@@ -3,7 +3,7 @@
 // (X-Title...) only carries Latin-1. Alerts are sent at high priority so phones ring, digests at the
 // default one; a tap opens the dashboard when DVAULT_PUBLIC_URL says where it is.
 import { registerSecret } from "../../redact.ts";
-import type { NtfyConfig } from "../config.ts";
+import type { NtfyConfig } from "../../config/digest.ts";
 import type { Deliverer, DeliveryReceipt, OutgoingMessage } from "../types.ts";
 import { postToChannel } from "./http-post.ts";
 

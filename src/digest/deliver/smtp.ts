@@ -2,7 +2,7 @@
 // and the digest's stable Message-ID so a resend after a crash threads with (and can be recognised as)
 // the first copy.
 import { registerSecret } from "../../redact.ts";
-import type { SmtpConfig } from "../config.ts";
+import type { SmtpConfig } from "../../config/digest.ts";
 import type { Deliverer, DeliveryReceipt, OutgoingMessage } from "../types.ts";
 
 /** The server refused the message or some recipients; the message says which and why. */

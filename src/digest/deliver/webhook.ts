@@ -4,7 +4,7 @@
 // in X-Dvault-Idempotency-Key (also the body's id), so a retried delivery is recognisable.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { registerSecret, scrubString } from "../../redact.ts";
-import type { WebhookConfig } from "../config.ts";
+import type { WebhookConfig } from "../../config/digest.ts";
 import type { Deliverer, DeliveryReceipt, OutgoingMessage } from "../types.ts";
 import { postToChannel } from "./http-post.ts";
 

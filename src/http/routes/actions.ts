@@ -2,9 +2,11 @@
 // actions), and /api/activity: what runs now, read from Redis and PostgreSQL, so a page follows a worker on
 // any host. The overview's script polls it; without script the overview shows the same on each load.
 import type express from "express";
-import { workerHeartbeats } from "../../status/collect.ts";
-import { type DashboardContext, sendPage } from "../context.ts";
-import { activitySummary, messagePage } from "../pages.ts";
+import { workerHeartbeats } from "../../status/redis-state.ts";
+import type { DashboardContext } from "../context.ts";
+import { sendPage } from "../respond.ts";
+import { messagePage } from "../pages/jobs.ts";
+import { activitySummary } from "../pages/overview.ts";
 
 export function actionsRoutes(app: express.Express, ctx: DashboardContext): void {
   const { deps, log, queues, csrf } = ctx;

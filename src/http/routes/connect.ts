@@ -8,7 +8,7 @@
 // - GET /oauth/callback: reachable from the service's redirect (a GET, behind the Host and token checks like
 //   every page), it completes only a flow this browser started: the state taken once (a replay, a forgery, an
 //   expired one or another browser's answered 400 with what to do), the code exchanged once, the grant named
-//   and stored through the token manager the CLI uses (src/api/oauth/store-login.ts), the account's first sync
+//   and stored through the token manager the CLI uses (src/api/store-login.ts), the account's first sync
 //   queued through the producer like "Sync now", then 303 to the overview, which says who and which scopes.
 import { createHash, randomBytes } from "node:crypto";
 import type express from "express";
@@ -23,11 +23,12 @@ import {
   readRedirectParams,
   type RetryWords,
   StateStore,
-  storeLogin,
   TokenResponseLostError,
 } from "../../api/oauth.ts";
+import { storeLogin } from "../../api/store-login.ts";
 import type { TokenProvider } from "../../api/token-provider.ts";
-import { type DashboardContext, one, publicBase, sendPage } from "../context.ts";
+import { type DashboardContext, publicBase } from "../context.ts";
+import { one, sendPage } from "../respond.ts";
 import { readCookie, setCookie } from "../cookies.ts";
 import { sameSecret } from "../guards.ts";
 import { connectedPage, connectPage, connectProblemPage } from "../pages/connect.ts";

@@ -2,8 +2,9 @@
 // to a scraper, the metrics page (src/http/pages/metrics.ts) to a browser.
 import type express from "express";
 import { createMetrics } from "../../metrics.ts";
-import { workerHeartbeats } from "../../status/collect.ts";
-import { type DashboardContext, sendPage } from "../context.ts";
+import { workerHeartbeats } from "../../status/redis-state.ts";
+import type { DashboardContext } from "../context.ts";
+import { sendPage } from "../respond.ts";
 import { metricsPage } from "../pages/metrics.ts";
 
 const HEALTH_TIMEOUT_MS = 2000;

@@ -3,8 +3,9 @@
 import type express from "express";
 import type { Response } from "express";
 import { isQueueName } from "../../queue/queue-admin.ts";
-import { type DashboardContext, one, sendPage } from "../context.ts";
-import { jobsPage } from "../pages.ts";
+import type { DashboardContext } from "../context.ts";
+import { one, sendPage } from "../respond.ts";
+import { jobsPage } from "../pages/jobs.ts";
 
 export function jobsRoutes(app: express.Express, ctx: DashboardContext): void {
   const { log, queues } = ctx;

@@ -5,9 +5,10 @@ import type express from "express";
 import type { Response } from "express";
 import { type CommentPlace, type ListCursor, ReadingRepository } from "../../db/reading.repository.ts";
 import type { SafeHtml } from "../../text/html.ts";
-import { type DashboardContext, one, publicBase, sendPage } from "../context.ts";
+import { type DashboardContext, publicBase } from "../context.ts";
+import { one, sendPage } from "../respond.ts";
 import { urlBoxesFor } from "./track.ts";
-import { messagePage } from "../pages.ts";
+import { messagePage } from "../pages/jobs.ts";
 import { artistPage, artistsPage } from "../pages/artists.ts";
 import {
   commentThread,

@@ -10,7 +10,8 @@ import { placeholderSvg } from "../../storage/thumbnail-render.ts";
 import { isSha256, THUMB_VARIANTS, type ThumbVariantName, Thumbnails } from "../../storage/thumbnails.ts";
 import { openBlobStore } from "../../storage/store.ts";
 import { existingSecretKey } from "../../secret-key.ts";
-import { type DashboardContext, FILE_CSP, one } from "../context.ts";
+import type { DashboardContext } from "../context.ts";
+import { FILE_CSP, one } from "../respond.ts";
 import { THUMB_SIG_PARAM, thumbLinkKey, thumbSigValid } from "../../storage/thumb-link.ts";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";

@@ -12,7 +12,8 @@ import { addedBy, resolveDeviation, storeAddedDeviation } from "../../track-list
 import { chooseUserAccount } from "../../track-lists/choose-account.ts";
 import { splitUserInputs, trackUsers, usernamesOf } from "../../track-lists/track-users.ts";
 import { LookupFailedError } from "../../track-lists/user-on-service.ts";
-import { type DashboardContext, one, sendPage } from "../context.ts";
+import type { DashboardContext } from "../context.ts";
+import { one, sendPage } from "../respond.ts";
 import { boxProblemPage, type UrlBoxes } from "../pages/track.ts";
 
 /** The account a box names, as a problem page's status and line when none decides. */

@@ -19,9 +19,6 @@ import { readSidecar, SIDECAR_MAX_BYTES } from "./sidecar.ts";
 import { UNMATCHED, type ImportOptions, type ImportReport, type Planned, type Scanned } from "./types.ts";
 import { walkFolder, type FolderEntry } from "./walk.ts";
 
-export { UNMATCHED } from "./types.ts";
-export type { ImportOptions, ImportProgress, ImportReport, UnmatchedFile } from "./types.ts";
-
 export async function importGalleryDl(opts: ImportOptions): Promise<ImportReport> {
   const started = Date.now();
   const { services } = opts;

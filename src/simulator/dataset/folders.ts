@@ -1,29 +1,11 @@
-// Gallery and collection folders of the simulated service: their records, how the generator draws each
+// Gallery and collection folders of the simulated service: how the generator draws each
 // gallery and the owner's favourites, and the views tests and routes compute from them (/gallery/all's
 // order, the deviations whose original can be downloaded).
 import type { Rng } from "../rng.ts";
-import { makeDeviation, type SimDeviation } from "./deviations.ts";
-import type { Dataset, GenContext } from "./model.ts";
+import { makeDeviation } from "./deviations.ts";
+import type { Dataset, GenContext, SimDeviation, SimGalleryFolder } from "./model.ts";
 import { ADJECTIVES, cap, NOUNS } from "./text.ts";
 import type { People } from "./users.ts";
-
-export type SimGalleryFolder = {
-  folderid: string;
-  ownerId: string;
-  parent: string | null;
-  name: string;
-  description: string;
-  /** Ordered; may include deleted deviations, which listings skip. */
-  deviationIds: string[];
-};
-
-export type SimCollectionFolder = {
-  folderid: string;
-  ownerId: string;
-  name: string;
-  description: string;
-  deviationIds: string[];
-};
 
 /** One user's gallery folders (folder 0 is "Featured", some nested) and `count` deviations spread over them. */
 export function makeGallery(

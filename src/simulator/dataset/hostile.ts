@@ -2,9 +2,8 @@
 // (dataset.hostileNames, dataset.hostileData, dataset.largeFiles) traversal and device names, oversized and
 // script-laden fields, service quirks and deleted items (docs/service-behaviour.md#hostile-answers). None of
 // it draws random numbers, so the rest of a seeded world is unchanged.
-import type { SimDeviation } from "./deviations.ts";
 import { downloadableOwnerDeviations } from "./folders.ts";
-import type { Dataset, DatasetOptions } from "./model.ts";
+import type { Dataset, DatasetOptions, SimDeviation } from "./model.ts";
 import { deviationSlug } from "./text.ts";
 
 /** A handful of hostile titles that a mirror must store and render safely. */
@@ -112,21 +111,6 @@ export function oversizedDescription(bytes = OVERSIZED_DESCRIPTION_BYTES): strin
   }
   return parts.join("").slice(0, bytes);
 }
-
-/**
- * Which of the owner's deviations dataset.hostileData changed, by role (ids), for tests. The deviations are
- * the newest live ones of the owner's galleries that hostileNames left alone.
- */
-export type HostileDataTargets = {
-  oversized: string;
-  script: string;
-  statsAsStrings: string;
-  emptyArrays: string;
-  omitted: string;
-  deleted: string;
-  deletedFavourite: string | null;
-  deletedStatus: string | null;
-};
 
 function applyHostileData(dataset: Dataset, renamed: ReadonlySet<string>): void {
   const live: SimDeviation[] = [];

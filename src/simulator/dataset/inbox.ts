@@ -1,59 +1,10 @@
 // The owner's inbox on the simulated service: note folders and notes, notifications (messages, stacked by
 // subject) and the legacy watch feed, as the generator draws them. Activity adds messages the same way.
 import type { Rng } from "../rng.ts";
-import type { SimDeviation } from "./deviations.ts";
 import { HOSTILE_TITLES } from "./hostile.ts";
-import type { Dataset, GenContext } from "./model.ts";
+import type { Dataset, GenContext, SimUser, SimDeviation, MessageBox, FeedbackType, SimMessage } from "./model.ts";
 import { cap, isoAt, NOUNS } from "./text.ts";
-import type { People, SimUser } from "./users.ts";
-
-export type SimNoteFolder = { folderid: string; parentid: string | null; title: string; system: boolean };
-
-export type SimNote = {
-  noteid: string;
-  folderid: string;
-  ts: string;
-  unread: boolean;
-  starred: boolean;
-  sent: boolean;
-  subject: string;
-  body: string;
-  fromId: string;
-  recipientIds: string[];
-};
-
-export type MessageBox = "feedback" | "mentions";
-export type FeedbackType = "comments" | "replies" | "activity";
-
-export type SimMessage = {
-  messageid: string;
-  /** Insertion order, newest highest; the cursor of /messages/feed is built on it. */
-  seq: number;
-  box: MessageBox;
-  feedbackType: FeedbackType | null;
-  type: string;
-  ts: string;
-  isNew: boolean;
-  originatorId: string;
-  /** Messages with the same stackid fold into one entry in stacked views. */
-  stackid: string;
-  subjectDeviationId: string | null;
-  subjectCommentId: string | null;
-  html: string;
-  /** The text of the comment a comment, reply or mention message carries (default "Nice work!"). */
-  commentBody?: string;
-};
-
-export type SimFeedItem = {
-  seq: number;
-  ts: string;
-  type: "deviation_submitted" | "journal_submitted" | "status" | "collection_update";
-  byUserId: string;
-  bucketid: string;
-  deviationIds: string[];
-  statusId: string | null;
-  collectionFolderId: string | null;
-};
+import type { People } from "./users.ts";
 
 /** The system folders (Inbox, Sent), the owner's own note folders and notes, newest first. */
 export function makeNotes(ctx: GenContext, { owner, people }: People): void {

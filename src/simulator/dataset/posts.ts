@@ -1,33 +1,8 @@
 // What people post on the simulated service besides deviations: the owner's statuses and the comments on
 // the owner's deviations, profile and statuses, as the generator draws them.
-import type { SimDeviation } from "./deviations.ts";
-import type { GenContext } from "./model.ts";
+import type { GenContext, SimUser, SimDeviation, CommentTarget, SimComment } from "./model.ts";
 import { ADJECTIVES, isoAt, NOUNS } from "./text.ts";
-import type { People, SimUser } from "./users.ts";
-
-export type CommentTarget = { kind: "deviation" | "profile" | "status"; id: string };
-
-export type SimComment = {
-  commentid: string;
-  parentid: string | null;
-  target: CommentTarget;
-  posted: string;
-  userId: string;
-  body: string;
-  hidden: null | "hidden_by_owner" | "hidden_by_admin" | "hidden_by_commenter" | "hidden_as_spam";
-  likes: number;
-  isFeatured: boolean;
-};
-
-export type SimStatus = {
-  statusid: string;
-  authorId: string;
-  body: string;
-  ts: string;
-  isDeleted: boolean;
-  /** A shared deviation, if any. */
-  sharedDeviationId: string | null;
-};
+import type { People } from "./users.ts";
 
 /** The owner's statuses, newest first; some share one of the owner's deviations. */
 export function makeStatuses(ctx: GenContext, owner: SimUser, ownerDevs: readonly SimDeviation[]): void {

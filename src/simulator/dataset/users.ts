@@ -1,35 +1,8 @@
-// Users of the simulated service: their record, account state (active, deactivated, suspended), who they
-// watch, and how the generator draws the account owner and everyone else.
+// Users of the simulated service: account state (active, deactivated, suspended) and how the generator draws
+// the account owner and everyone else, with who watches whom. The record is dataset/model.ts's SimUser.
 import type { Rng } from "../rng.ts";
-import type { Dataset, DatasetSize, GenContext } from "./model.ts";
+import type { Dataset, DatasetSize, GenContext, SimUser, WatchFlags } from "./model.ts";
 import { ADJECTIVES, cap, COUNTRIES, isoAt, NAME_PARTS, NOUNS, TAGS } from "./text.ts";
-
-export type SimUser = {
-  userid: string;
-  username: string;
-  usericon: string;
-  type: "regular" | "premium" | "group";
-  joindate: string;
-  realName: string;
-  tagline: string;
-  country: string;
-  countryid: number;
-  website: string;
-  bio: string;
-  artistLevel: string | null;
-  artistSpecialty: string | null;
-  sex: string | null;
-  age: number | null;
-  /** Deactivated by the user: every user-scoped endpoint answers error_code 1 (docs/service-behaviour.md#user-error-codes). */
-  isDeactivated: boolean;
-  /** Suspended by staff: error_code 0. Absent (not false) on generated users, so the base dataset is unchanged. */
-  isSuspended?: boolean;
-  /** Userids of this user's watchers. */
-  watcherIds: string[];
-  /** Who this user watches, with the watch settings the service reports. */
-  friends: SimWatch[];
-  profilePageviews: number;
-};
 
 export type UserState = "active" | "deactivated" | "suspended";
 
@@ -43,19 +16,6 @@ export function userState(u: { readonly isDeactivated: boolean; readonly isSuspe
 export function isGone(u: { readonly isDeactivated: boolean; readonly isSuspended?: boolean | undefined } | undefined): boolean {
   return u !== undefined && userState(u) !== "active";
 }
-
-export type WatchFlags = {
-  friend: boolean;
-  deviations: boolean;
-  journals: boolean;
-  forum_threads: boolean;
-  critiques: boolean;
-  scraps: boolean;
-  activity: boolean;
-  collections: boolean;
-};
-
-export type SimWatch = { userid: string; watch: WatchFlags; lastvisit: string | null };
 
 /** The account owner, the tracked users (with galleries) and everyone else, with who watches whom. */
 export type People = { owner: SimUser; tracked: SimUser[]; people: SimUser[] };

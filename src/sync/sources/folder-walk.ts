@@ -27,8 +27,6 @@ import { KnownWorks } from "./folder-settle.ts";
 import { fullCheckReasons, leftTheTop } from "./freshness.ts";
 import { flushPending } from "./pending-work.ts";
 
-export type { FolderSyncIO, FolderSyncOptions, FolderSyncResult } from "./folder-walk-types.ts";
-
 /** ensureFreshToken again after this long in one run. */
 const TOKEN_CHECK_EVERY_MS = 10 * 60_000;
 

@@ -5,7 +5,8 @@
 import { isEndpointGone } from "../../api/errors.ts";
 import { DEFAULT_EVERY_MS, type SourceContext, type SourceDefinition } from "../source.ts";
 import { folderStateJson, gallerySpec, parseFolderState } from "./folder-spec.ts";
-import { syncFolders, type FolderSyncResult } from "./folder-walk.ts";
+import type { FolderSyncResult } from "./folder-walk-types.ts";
+import { syncFolders } from "./folder-walk.ts";
 import { profileCounts } from "./profile.ts";
 import { witnessOutcome } from "./witnesses.ts";
 

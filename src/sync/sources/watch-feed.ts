@@ -5,7 +5,8 @@
 // page, more often for artists who post more, with a next-check time per artist kept in the sync state.
 import { z } from "zod";
 import { isEndpointGone, isPermanent, userStateOf } from "../../api/errors.ts";
-import { parseEpochSeconds, type Deviation, type FeedItem } from "../../api/types.ts";
+import type { Deviation, FeedItem } from "../../api/types.ts";
+import { parseEpochSeconds } from "../../timestamps.ts";
 import { distinctDeviations, distinctUsers } from "../../db/mirror-rows.ts";
 import type { SyncRepos } from "../repos.ts";
 import type { SourceContext, SourceDefinition, SourceOutcome } from "../source.ts";

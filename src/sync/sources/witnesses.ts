@@ -5,7 +5,7 @@
 // (mature works, docs/service-behaviour.md#public-token-hides-mature) is not missing: it is counted as
 // not visible and the source stays ok.
 import type { SourceContext, SourceOutcome } from "../source.ts";
-import type { FolderSyncResult } from "./folder-walk.ts";
+import type { FolderSyncResult } from "./folder-walk-types.ts";
 
 /** The gap scope under which a source's witness comparison is recorded. */
 export const WITNESS_GAP = "witnesses";

@@ -1,13 +1,13 @@
 // A new user grant, from whichever door it came (`dvault auth login`, `auth import`, the dashboard's Connect):
 // who it belongs to (/user/whoami), the local name it is stored under, and the one write through the token
 // manager (src/api/token-manager.ts), whose store is the accounts table (src/db/account-token-store.ts).
-import { scrubString } from "../../redact.ts";
-import { type Whoami, whoami } from "../account-calls.ts";
-import type { TokenManager } from "../token-manager.ts";
-import { staticTokenProvider, type TokenProvider } from "../token-provider.ts";
-import type { GrantType, ClientAuth, StoredAccount } from "../token-store.ts";
-import type { ApiTransport } from "../transport.ts";
-import type { TokenGrant } from "./token-endpoint.ts";
+import { scrubString } from "../redact.ts";
+import { type Whoami, whoami } from "./account-calls.ts";
+import type { TokenManager } from "./token-manager.ts";
+import { staticTokenProvider, type TokenProvider } from "./token-provider.ts";
+import type { GrantType, ClientAuth, StoredAccount } from "./token-store.ts";
+import type { ApiTransport } from "./transport.ts";
+import type { TokenGrant } from "./oauth/token-endpoint.ts";
 
 /** The two lookups naming a grant needs (src/db/account.repository.ts has them). */
 export type AccountLookup = {
