@@ -20,7 +20,7 @@ import { scrubString } from "../redact.ts";
 import type { Services } from "../services.ts";
 import { downloadDepsFor, type DownloadDeps } from "./deps.ts";
 import type { PauseState } from "./disk-guard.ts";
-import type { DownloadOutcome, ReservationTurn } from "./download-file.ts";
+import type { DownloadOutcome, ReservationTurn } from "./outcome.ts";
 import { downloadJobId, type DownloadFilePayload } from "./download-job.ts";
 import { downloadFileDefinition } from "./file-job-definition.ts";
 import { runFileJob } from "./file-job.ts";
