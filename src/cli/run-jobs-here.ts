@@ -14,7 +14,7 @@ import { SOURCES } from "../sync/sources/index.ts";
 export function runJobsHere(
   services: Services,
   log: Logger,
-  producer: Producer<(typeof JOB_DEFINITIONS)[number]>,
+  producer: Producer,
   queue: "digest" | "maintenance",
   jobs: RunNowJob[],
   options: { handOver?: (job: RunNowJob) => Promise<unknown>; signal?: AbortSignal } = {},

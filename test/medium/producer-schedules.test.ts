@@ -7,9 +7,10 @@ import { refreshTokensDefinition } from "../../jobs/refresh-tokens/definition.ts
 import { Producer, schedulerIdOf } from "../../src/queue/producer.ts";
 import { RETENTION } from "../../src/queue/queues.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 let r: TestRedis;
-let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
+let producer: Producer;
 
 beforeAll(async () => {
   r = await createTestRedis();
@@ -24,7 +25,7 @@ afterAll(async () => {
 describe(Producer.name, () => {
   it("schedules a job at its definition's interval, with its definition's options", async () => {
     await producer.schedule("tokens.refresh", {});
-    const scheduler = await producer.queue("maintenance").getJobScheduler(schedulerIdOf("tokens.refresh"));
+    const scheduler = await queueOf(producer, "maintenance").getJobScheduler(schedulerIdOf("tokens.refresh"));
     expect(scheduler).toMatchObject({ key: "maint-tokens-refresh", name: "tokens.refresh", every: refreshTokensDefinition.every });
     expect(scheduler?.template?.opts).toMatchObject({
       attempts: refreshTokensDefinition.attempts,
@@ -33,7 +34,7 @@ describe(Producer.name, () => {
       removeOnFail: RETENTION.removeOnFail,
     });
     await producer.schedule("tokens.refresh", {}, { everyMs: 1234 });
-    expect((await producer.queue("maintenance").getJobScheduler("maint-tokens-refresh"))?.every).toBe(1234);
+    expect((await queueOf(producer, "maintenance").getJobScheduler("maint-tokens-refresh"))?.every).toBe(1234);
   });
 
   it("refuses to schedule a job whose definition has no interval unless given one", async () => {
@@ -56,9 +57,9 @@ describe(Producer.name, () => {
       new Map([["sched-1-gallery-", { repeat: { every: 30_000 }, payload: payload("gallery") }]]),
     );
     expect(summary).toEqual({ scheduled: 1, removed: 1, changed: 1 });
-    const schedulers = await producer.queue("sync").getJobSchedulers(0, -1);
+    const schedulers = await queueOf(producer, "sync").getJobSchedulers(0, -1);
     expect(schedulers.map((s) => [s.key, s.every])).toEqual([["sched-1-gallery-", 30_000]]);
     expect(schedulers[0]?.template?.opts).toMatchObject({ attempts: 5, backoff: { type: "exponential", delay: 30_000, jitter: 0.5 } });
-    expect(await producer.queue("maintenance").getJobScheduler("maint-tokens-refresh")).toBeDefined();
+    expect(await queueOf(producer, "maintenance").getJobScheduler("maint-tokens-refresh")).toBeDefined();
   });
 });
