@@ -89,13 +89,13 @@ export async function runSyncHere(args: {
         queues: ["sync"],
         // A saved page is progress: the run's patience starts again (a source may run longer than it).
         makeContext: (base) => ({ ...base, services, sources, producer, everyMs: {}, progress: progressWithPatience }),
-        retryHere: true,
+        // One attempt: a failure that passes comes back as a delay while the run's patience lasts (above).
+        retry: { in: "here", attempts: 1 },
         ...(args.signal ? { signal: args.signal } : {}),
       },
       runs.map((run) => ({
         name: "sync.source",
         payload: { accountId: run.accountId, source: run.source, key: run.key, ...(full ? { full: true } : {}) },
-        options: { attempts: 1 },
       })),
     );
     return outcomes.map((o) => {

@@ -27,6 +27,14 @@ export type RunNowOutcome<M extends object = JobPayloads> =
   | { job: RunNowJob<M>; state: "failed" | "retrying" | "interrupted" | "delayed"; reason: string };
 
 /**
+ * What a failed attempt does in a run a person waits for: handed to the worker's queue (`handOver`), where the
+ * definition's attempts and backoff go on; or tried again here after its backoff, with the definition's attempts
+ * and backoff or the run's own (`download --once`'s fixed attempts; one attempt for a run whose handler asks for
+ * the delays itself, as the patience of src/queue/run-patience.ts does).
+ */
+export type RetryPolicy = { in: "worker" } | { in: "here"; attempts?: number; backoffMs?: number; jitter?: number };
+
+/**
  * What it shares with the worker is WorkerHost's own options (`connection` is closed at the end by WorkerHost;
  * follow-up jobs a handler adds from `makeContext`'s context go to the worker's producer, not the private one);
  * the rest is run-now's.
@@ -47,8 +55,8 @@ export type RunNowOptions<Ctx extends JobContext, M extends object = JobPayloads
    * quota window; without it, or when it says no, the job is waited for.
    */
   settled?: (job: RunNowJob<M>, index: number) => boolean | Promise<boolean>;
-  /** Failed attempts are retried here, after the job's backoff, instead of being handed over ("retrying"). */
-  retryHere?: boolean;
+  /** What a failed attempt does in this run (default: handed over, "retrying"). */
+  retry?: RetryPolicy;
   signal?: AbortSignal;
   pollMs?: number;
 };
@@ -59,7 +67,11 @@ export async function runNow<Ctx extends JobContext, M extends object = JobPaylo
   jobs: readonly RunNowJob<M>[],
 ): Promise<RunNowOutcome<M>[]> {
   const prefix = `${options.prefix}:once-${randomBytes(6).toString("hex")}`;
-  const producer = new Producer<M>(options.definitions, options.redis, prefix);
+  const producer = new Producer<M>(
+    options.definitions.map((d) => withPolicy(d, options.retry)),
+    options.redis,
+    prefix,
+  );
   // States are read, and the private queues removed at the end, through the operator's view of them.
   const queues = new QueueAdmin(options.redis, prefix);
   // WorkerHost quits the connections it was given (worker-host.ts close()): it is their one owner.
@@ -125,6 +137,18 @@ export async function runNow<Ctx extends JobContext, M extends object = JobPaylo
   return result;
 }
 
+/** The definition with the run's own attempts and backoff, where its retry policy gives them. */
+function withPolicy<D extends { attempts: number; backoffMs: number; jitter?: number }>(definition: D, policy: RetryPolicy | undefined): D {
+  if (policy?.in !== "here") return definition;
+  const { attempts, backoffMs, jitter } = policy;
+  return {
+    ...definition,
+    ...(attempts === undefined ? {} : { attempts }),
+    ...(backoffMs === undefined ? {} : { backoffMs }),
+    ...(jitter === undefined ? {} : { jitter }),
+  };
+}
+
 /** The longest pause between two rounds while nothing settles: a person waits at most this long after the last job. */
 const MAX_POLL_MS = 800;
 
@@ -178,7 +202,7 @@ async function outcomeIn<Ctx extends JobContext, M extends object = JobPayloads>
   if (state === "completed") return { job, state: "completed", value: current.returnvalue };
   if (state === "failed") return { job, state: "failed", reason: current.failedReason };
   if (state === "delayed" && (await options.settled?.(job, index))) return { job, state: "delayed", reason: "delayed past this run" };
-  if (options.retryHere) return undefined;
+  if (options.retry?.in === "here") return undefined;
   // An attempt failed and the job waits for its backoff: a person is waiting now, the worker can wait longer.
   if (state === "delayed" && current.attemptsMade > 0 && current.failedReason) {
     await options.handOver?.(job);

@@ -203,7 +203,7 @@ describe(runNow.name, () => {
     ...extra,
   });
 
-  it("hands a failed attempt over by default, and retries it in this process with retryHere", async () => {
+  it("hands a failed attempt over by default, and retries it in this process with a retry policy of here", async () => {
     const handedOver: unknown[] = [];
     const job = { name: "test.probe" as const, payload: { accountId: 10, mode: "transient" } };
     // A backoff long enough that the attempt cannot run again before the hand-over is seen.
@@ -213,7 +213,7 @@ describe(runNow.name, () => {
     expect(handedOver).toEqual([job.payload]);
     expect(tries).toEqual([{ attempt: 1, attempts: 3 }]);
     tries = [];
-    const [here] = await runNow<JobContext, ProbeJobs>(options({ retryHere: true }), [job]);
+    const [here] = await runNow<JobContext, ProbeJobs>(options({ retry: { in: "here" } }), [job]);
     expect(here).toMatchObject({ state: "failed", reason: expect.stringContaining("socket hang up") });
     expect(tries).toEqual([1, 2, 3].map((attempt) => ({ attempt, attempts: 3 })));
   });
