@@ -26,4 +26,5 @@ export type JobDefinitions = (typeof JOB_DEFINITIONS)[number];
 // payload (DefinitionOf), and no name of the contract lacks a definition nor the other way round.
 JOB_DEFINITIONS satisfies readonly DefinitionOf<JobPayloads>[];
 type Unmatched = Exclude<JobName, JobDefinitions["name"]> | Exclude<JobDefinitions["name"], JobName>;
-export const CATALOGUE_MATCHES_CONTRACT: [Unmatched] extends [never] ? true : Unmatched = true;
+const catalogueMatchesContract: [Unmatched] extends [never] ? true : Unmatched = true;
+void catalogueMatchesContract;

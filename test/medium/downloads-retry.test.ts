@@ -2,7 +2,7 @@
 // failed with a next attempt that grows with each failure in a row (15 min, 1 h, 4 h, 12 h, then a day),
 // due on the injectable clock and not before; a permanent refusal (the CDN has no such file) stays
 // failed with no next attempt; `dvault status` shows how many wait for a retry and when the next is.
-import { UnrecoverableError, Worker } from "bullmq";
+import { type Queue, UnrecoverableError, Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { formatStatus } from "../../src/cli/status.ts";
@@ -58,6 +58,21 @@ async function row(id: string) {
 }
 
 const now = () => h.sim.clock.now().getTime();
+
+/** Adds the file's download.file job and has a worker refuse it for good (a 404 from the CDN): failed, one attempt made. */
+async function failForGood(downloads: Queue, payload: { deviationid: string; kind: "original" }): Promise<void> {
+  const jobId = downloadJobId(payload);
+  await downloads.add("download.file", payload, { jobId, attempts: 5 });
+  const failing = new Worker("downloads", async () => Promise.reject(new UnrecoverableError("HTTP 404 from the CDN")), {
+    connection: createRedis(h.redis.url, "worker"),
+    prefix: h.services.config.redisPrefix,
+  });
+  try {
+    await expect.poll(() => downloads.getJobState(jobId), { timeout: 10_000 }).toBe("failed");
+  } finally {
+    await failing.close();
+  }
+}
 
 describe("a failed download", () => {
   it("is retried after its backoff, and not before", async () => {
@@ -169,16 +184,10 @@ describe("a failed download", () => {
     const jobId = downloadJobId(payload);
     const admin = new QueueAdmin(redis, config.redisPrefix);
     const downloads = admin.queue("downloads");
-    await downloads.add("download.file", payload, { jobId, attempts: 5 });
-    const failing = new Worker("downloads", async () => Promise.reject(new UnrecoverableError("HTTP 404 from the CDN")), {
-      connection: createRedis(h.redis.url, "worker"),
-      prefix: config.redisPrefix,
-    });
     const producer = new Producer([...JOB_DEFINITIONS], redis, config.redisPrefix);
     const throughTable = new QueueAdmin(redis, config.redisPrefix, (data) => retryDownloadNow(h.services, producer, data));
     try {
-      await expect.poll(() => downloads.getJobState(jobId), { timeout: 10_000 }).toBe("failed");
-      await failing.close();
+      await failForGood(downloads, payload);
       // Without the table's hook a download job is not retried in place (that would ignore the row's schedule).
       expect((await admin.retry(jobId, "downloads")).skipped[0]?.reason).toMatch(/through its row in the downloads table/);
       expect(await downloads.getJobState(jobId)).toBe("failed");
@@ -195,7 +204,6 @@ describe("a failed download", () => {
       // Asking again finds nothing failed.
       expect((await throughTable.retry(jobId, "downloads")).retried).toEqual([]);
     } finally {
-      await failing.close();
       await downloads.remove(jobId).catch(() => undefined);
       await throughTable.close();
       await producer.close();
@@ -220,17 +228,11 @@ describe("a failed download", () => {
       retryDelaysMs: RETRY_DELAYS_MS,
       at: new Date(now()),
     });
-    await downloads.add("download.file", payload, { jobId, attempts: 5 });
-    const failing = new Worker("downloads", async () => Promise.reject(new UnrecoverableError("HTTP 404 from the CDN")), {
-      connection: createRedis(h.redis.url, "worker"),
-      prefix: config.redisPrefix,
-    });
     const producer = new Producer([...JOB_DEFINITIONS], redis, config.redisPrefix);
     // As the worker starts its dashboard (src/worker.ts): a download's retry goes through the table.
     const dash = await startDashboard({ ...h.services, retryDownload: (data) => retryDownloadNow(h.services, producer, data) }, { host: "127.0.0.1", port: 0 });
     try {
-      await expect.poll(() => downloads.getJobState(jobId), { timeout: 10_000 }).toBe("failed");
-      await failing.close();
+      await failForGood(downloads, payload);
       const before = await downloads.getJob(jobId);
       expect(before?.attemptsMade).toBe(1);
 
@@ -276,7 +278,6 @@ describe("a failed download", () => {
       expect(["waiting", "prioritized"]).toContain(await downloads.getJobState(jobId));
       expect((await downloads.getJob(jobId))?.attemptsMade).toBe(0);
     } finally {
-      await failing.close();
       await downloads.remove(jobId).catch(() => undefined);
       await dash.close();
       await producer.close();
