@@ -5,12 +5,11 @@ import type { ProgressSink } from "../src/queue/progress.ts";
 import type { Schedules } from "../src/config/schedules.ts";
 import type { Services } from "../src/services.ts";
 import type { SourceDefinition, SourceName } from "../src/sync/source.ts";
-import type { JobDefinitions } from "./definitions.ts";
 
 export type WorkerContext = JobContext & {
   services: Services;
   sources: ReadonlyMap<SourceName, SourceDefinition>;
-  producer: Producer<JobDefinitions>;
+  producer: Producer;
   everyMs: Partial<Record<SourceName, number>>;
   /** The sources' schedules as the worker last read the settings (SIGHUP re-reads them); default the config's. */
   schedules?: () => Schedules;

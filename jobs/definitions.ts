@@ -1,4 +1,6 @@
 // Every job definition, for the producer (which must not import handlers).
+import type { JobName, JobPayloads } from "../src/queue/contract.ts";
+import type { DefinitionOf } from "../src/queue/producer.ts";
 import { downloadFileDefinition } from "./download/definition.ts";
 import { enqueueDownloadsDefinition } from "./enqueue-downloads/definition.ts";
 import { reconcileSchedulesDefinition } from "./reconcile-schedules/definition.ts";
@@ -19,5 +21,10 @@ export const JOB_DEFINITIONS = [
   thumbnailsDefinition,
 ] as const;
 export type JobDefinitions = (typeof JOB_DEFINITIONS)[number];
-/** Every job's name: a union, so a misspelt name does not compile (Producer.enqueue and Producer.schedule take these). */
-export type JobName = JobDefinitions["name"];
+
+// The catalogue is the job contract's (src/queue/contract.ts), exactly: each definition carries its name's
+// payload (DefinitionOf), and no name of the contract lacks a definition nor the other way round.
+JOB_DEFINITIONS satisfies readonly DefinitionOf<JobPayloads>[];
+type Unmatched = Exclude<JobName, JobDefinitions["name"]> | Exclude<JobDefinitions["name"], JobName>;
+const catalogueMatchesContract: [Unmatched] extends [never] ? true : Unmatched = true;
+void catalogueMatchesContract;

@@ -12,6 +12,7 @@ import { assertSafeBind, startDashboard, type DashboardOptions, type RunningDash
 import type { Logger } from "./log.ts";
 import { checkCatalogue } from "./queue/job-definition.ts";
 import { Producer, schedulerIdOf } from "./queue/producer.ts";
+import { QueueAdmin } from "./queue/queue-admin.ts";
 import { createRedis } from "./queue/redis.ts";
 import { registerSecret } from "./redact.ts";
 import { DEFAULT_OUTAGE_RETRY_MS, WorkerHost } from "./queue/worker-host.ts";
@@ -27,7 +28,7 @@ import { holdLease, thisHolder } from "./queue/holder.ts";
 import { type ReconcileSummary, reconcileSchedules } from "./sync/schedules.ts";
 import { SOURCES } from "./sync/sources/index.ts";
 import { enqueueSyncNow, enqueueTrackedSync } from "./sync/sync-now.ts";
-import type { SourceName } from "./sync/source.ts";
+import type { SourceDefinition, SourceName } from "./sync/source.ts";
 import { queuesOfRoles, type WorkerRole } from "./queue/worker-roles.ts";
 
 export type RunningWorker = {
@@ -118,7 +119,8 @@ export async function startWorker({
   // Redis turns out to have lost it (the reconcile scheduler, installed last, is the sentinel). Each role
   // installs its own: sync the sources' schedules, downloads the queue of due rows, maintenance its periodic
   // jobs; a maintenance host also rebuilds all of them after a loss, as its reconcile job does anyway.
-  const maintenance = producer.queue("maintenance");
+  // The operator's view of the same queues: the active jobs a dead process or a lost reply left (reclaim, below).
+  const queues = new QueueAdmin(redis, prefix);
   // The settings' schedules, replaced when SIGHUP re-reads the settings file (the reconcile job reads them too).
   let schedules = config.schedules;
   const currentSchedules = () => schedules;
@@ -154,9 +156,9 @@ export async function startWorker({
     if (reclaiming) return;
     reclaiming = true;
     try {
-      const taken = await reclaimDeadHolders({ deps: downloadDepsFor(services), log, downloadsQueue: producer.queue("downloads") });
+      const taken = await reclaimDeadHolders({ deps: downloadDepsFor(services), log, downloadsJobs: await queues.active("downloads") });
       if (taken.rows > 0) await enqueueDueDownloads(services, producer);
-      await host?.requeueLostActivations(redis, (name) => producer.queue(name));
+      await host?.requeueLostActivations(redis, (name) => queues.queue(name));
       reclaimFailing = false;
     } catch (err) {
       // Once per outage, not every few seconds while Redis or PostgreSQL is away.
@@ -171,7 +173,7 @@ export async function startWorker({
   const lossGuard = roles.has("maintenance")
     ? watchRedisLoss({
         redis,
-        isIntact: async () => (await maintenance.getJobScheduler(RECONCILE_SCHEDULER_ID)) != null,
+        isIntact: () => producer.hasScheduler("maintenance", RECONCILE_SCHEDULER_ID),
         rebuild: async () => void (await installSchedules(true)),
         afterReconnect: async () => void (await enqueueDueDownloads(services, producer, { rebuild: true })),
         everyMs: intervals.redisCheckMs,
@@ -224,6 +226,7 @@ export async function startWorker({
       await host.close();
       await lease.stop().catch((err: unknown) => log.warn({ err }, "holder lease release failed"));
       await producer.close();
+      await queues.close();
       await redis.del(heartbeatKey).catch(() => undefined);
       await services.close();
       log.info("worker stopped");
@@ -243,16 +246,8 @@ export async function startWorker({
 
   if (http) {
     try {
-      const retryDownload = (data: unknown) => retryDownloadNow(services, producer, data);
-      const actions = {
-        syncNow: (accountId?: number) => enqueueSyncNow({ services, producer, sources, accountId }),
-        downloadNow: async () => ((await producer.enqueue("downloads.enqueue", { scope: "all" })) ? 1 : 0),
-        syncTracked: (accountId: number, usernames: readonly string[]) => enqueueTrackedSync({ producer, accountId, usernames }),
-        downloadWorks: async (accountId: number, deviationids: readonly string[]) =>
-          (await enqueueDueDownloads(services, producer, { only: { accountId, deviationids } })).checked,
-      };
       dashboard = await startDashboard(
-        { ...services, retryDownload, actions },
+        { ...services, ...dashboardActions(services, producer, sources) },
         { host: http.host ?? config.httpHost, port: http.port ?? config.httpPort, token: http.token },
       );
     } catch (err) {
@@ -285,4 +280,18 @@ export async function startWorker({
 
   log.info({ worker: id, roles: [...roles], schedules: summary.scheduled }, "worker ready");
   return { id, services, ...(dashboard ? { dashboard } : {}), untilStopped: () => stopped, stop, applySchedules };
+}
+
+/** What the dashboard's buttons do: each queues through the producer, as the CLI's commands do. */
+function dashboardActions(services: Services, producer: Producer, sources: ReadonlyMap<SourceName, SourceDefinition>) {
+  return {
+    retryDownload: (data: unknown) => retryDownloadNow(services, producer, data),
+    actions: {
+      syncNow: (accountId?: number) => enqueueSyncNow({ services, producer, sources, accountId }),
+      downloadNow: async () => ((await producer.enqueue("downloads.enqueue", { scope: "all" })) ? 1 : 0),
+      syncTracked: (accountId: number, usernames: readonly string[]) => enqueueTrackedSync({ producer, accountId, usernames }),
+      downloadWorks: async (accountId: number, deviationids: readonly string[]) =>
+        (await enqueueDueDownloads(services, producer, { only: { accountId, deviationids } })).checked,
+    },
+  };
 }

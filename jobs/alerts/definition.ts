@@ -16,3 +16,9 @@ export const alertsDefinition = {
   backoffMs: 60_000,
   every: 60_000,
 } satisfies JobDefinition<typeof ALERTS_JOB, AlertsPayload>;
+
+declare module "../../src/queue/contract.ts" {
+  interface JobPayloads {
+    "alerts.evaluate": AlertsPayload;
+  }
+}

@@ -22,3 +22,9 @@ export const digestDefinition = {
   backoffMs: 60_000,
   jobId: (p) => digestJobId(p),
 } satisfies JobDefinition<typeof DIGEST_JOB, DigestJobPayload>;
+
+declare module "../../src/queue/contract.ts" {
+  interface JobPayloads {
+    "digest.send": DigestJobPayload;
+  }
+}

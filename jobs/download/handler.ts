@@ -17,7 +17,7 @@ export async function downloadFileHandler(payload: DownloadFilePayload, ctx: Wor
     attempt: ctx.attempt,
     attempts: ctx.attempts ?? downloadFileDefinition.attempts,
     paused: async () => {
-      await ctx.producer.queue("downloads").pause();
+      await ctx.producer.pause("downloads");
     },
     // One pending links job at a time (downloads.enqueue's job id).
     stored: async () => {

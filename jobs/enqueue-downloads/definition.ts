@@ -20,3 +20,9 @@ export const enqueueDownloadsDefinition = {
   // The links job queued soon after downloads store files: one pending at a time, one more if asked while it runs.
   dedupeKey: (p) => (p.scope === "links" ? "downloads-links-soon" : undefined),
 } satisfies JobDefinition<"downloads.enqueue", EnqueueDownloadsPayload>;
+
+declare module "../../src/queue/contract.ts" {
+  interface JobPayloads {
+    "downloads.enqueue": EnqueueDownloadsPayload;
+  }
+}

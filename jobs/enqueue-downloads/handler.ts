@@ -13,9 +13,8 @@ const INERT_TEXTS_BUDGET_MS = 10_000;
 
 export async function enqueueDownloadsHandler(payload: EnqueueDownloadsPayload, ctx: WorkerContext): Promise<JobResult> {
   const deps = downloadDepsFor(ctx.services);
-  const queue = ctx.producer.queue("downloads");
-  if (await deps.guard.tryResume()) await queue.resume();
-  else if (await deps.guard.pausedState()) await queue.pause();
+  if (await deps.guard.tryResume()) await ctx.producer.resume("downloads");
+  else if (await deps.guard.pausedState()) await ctx.producer.pause("downloads");
   const enqueued = payload.scope === "links" ? undefined : await enqueueDueDownloads(ctx.services, ctx.producer);
   // Pages stored before they were inert, a slice a run until each was rewritten once; before the links, which follow them.
   const texts = payload.scope === "links" ? undefined : await inertTextsStep(deps, { budgetMs: INERT_TEXTS_BUDGET_MS, signal: ctx.signal });

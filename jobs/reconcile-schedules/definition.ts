@@ -14,3 +14,9 @@ export const reconcileSchedulesDefinition = {
   backoffMs: 60_000,
   every: 5 * 60_000,
 } satisfies JobDefinition<"schedules.reconcile", ReconcilePayload>;
+
+declare module "../../src/queue/contract.ts" {
+  interface JobPayloads {
+    "schedules.reconcile": ReconcilePayload;
+  }
+}

@@ -13,3 +13,9 @@ export const refreshTokensDefinition = {
   backoffMs: 60_000,
   every: 5 * 60_000,
 } satisfies JobDefinition<"tokens.refresh", RefreshTokensPayload>;
+
+declare module "../../src/queue/contract.ts" {
+  interface JobPayloads {
+    "tokens.refresh": RefreshTokensPayload;
+  }
+}

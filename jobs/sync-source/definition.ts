@@ -1,16 +1,9 @@
 // sync.source: one source of one account (a folder walk, the messages feed, a tracked user ...).
-import { z } from "zod";
 import type { JobDefinition } from "../../src/queue/job-definition.ts";
 import { syncJobId } from "../../src/sync/schedules.ts";
-import { SOURCE_NAMES } from "../../src/sync/source.ts";
+import { SyncSourcePayload } from "../../src/sync/sync-job.ts";
 
-export const SyncSourcePayload = z.object({
-  accountId: z.number().int().positive(),
-  source: z.enum(SOURCE_NAMES),
-  key: z.string().default(""),
-  full: z.boolean().optional(),
-});
-export type SyncSourcePayload = z.infer<typeof SyncSourcePayload>;
+export { SyncSourcePayload };
 
 export const syncSourceDefinition = {
   name: "sync.source",

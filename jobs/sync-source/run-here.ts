@@ -1,22 +1,20 @@
 // sync.source jobs run now, in this process: the worker's handler through WorkerHost on a private queue
-// (src/queue/run-now.ts), for `dvault sync --once` and the demo alike. The downloads a run wants go to the
+// (jobs/run-here.ts), for `dvault sync --once` and the demo alike. The downloads a run wants go to the
 // worker's queue, as they do from the worker. One attempt each, but a failure that passes is run again, from
 // what its pages saved, while the run's patience lasts (src/sync/run-patiently.ts); what still fails then is
 // left to the source's schedule.
-import { checkCatalogue } from "../../src/queue/job-definition.ts";
+import type { JobEntry } from "../../src/queue/job-definition.ts";
 import type { Logger } from "../../src/log.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { type ProgressSink, safeSink } from "../../src/queue/progress.ts";
-import { createRedis } from "../../src/queue/redis.ts";
-import { runNow } from "../../src/queue/run-now.ts";
 import { RunPatience, type RunPatienceSettings } from "../../src/queue/run-patience.ts";
 import type { Services } from "../../src/services.ts";
 import type { RunSourceResult } from "../../src/sync/run-source.ts";
 import { failureInRun } from "../../src/sync/run-patiently.ts";
 import type { SourceName } from "../../src/sync/source.ts";
-import { SOURCES } from "../../src/sync/sources/index.ts";
 import type { WorkerContext } from "../context.ts";
-import { JOBS, JOB_DEFINITIONS } from "../index.ts";
+import { JOB_DEFINITIONS } from "../definitions.ts";
+import { runHere } from "../run-here.ts";
 import type { SyncSourcePayload } from "./definition.ts";
 
 /** What a sync.source job returns (handler.ts). */
@@ -52,10 +50,10 @@ export async function runSyncHere(args: {
   progress?: ProgressSink;
 }): Promise<SyncHereOutcome[]> {
   const { services, log, runs, full } = args;
-  const sources = new Map(SOURCES.map((s) => [s.name, s]));
   const patience = new RunPatience(args.patience ?? services.config.runPatience);
   // The worker's sync.source handler, with this run's patience around it.
-  const entries = JOBS.map((entry) => {
+  // The worker's sync.source handler, with this run's patience around it.
+  const around = (entry: JobEntry<WorkerContext>): JobEntry<WorkerContext> => {
     if (entry.definition.name !== "sync.source") return entry;
     return {
       ...entry,
@@ -70,32 +68,30 @@ export async function runSyncHere(args: {
         }
       },
     };
-  });
+  };
   const tellProgress = safeSink(args.progress);
-  const progressWithPatience: ProgressSink = (event) => {
+  // A saved page is progress: the run's patience starts again (a source may run longer than it).
+  const progress: ProgressSink = (event) => {
     if (event.type === "source") patience.progressed(event.id);
     tellProgress(event);
   };
   const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
   try {
-    const outcomes = await runNow<WorkerContext>(
+    const outcomes = await runHere(
       {
-        entries: checkCatalogue<WorkerContext>(entries),
-        definitions: JOB_DEFINITIONS,
-        redis: services.redis,
-        connection: () => createRedis(services.config.redisUrl, "worker"),
-        prefix: services.config.redisPrefix,
+        services,
         log,
-        queues: ["sync"],
-        // A saved page is progress: the run's patience starts again (a source may run longer than it).
-        makeContext: (base) => ({ ...base, services, sources, producer, everyMs: {}, progress: progressWithPatience }),
-        retryHere: true,
+        producer,
+        queue: "sync",
+        around,
+        progress,
+        // One attempt: a failure that passes comes back as a delay while the run's patience lasts (above).
+        retry: { in: "here", attempts: 1 },
         ...(args.signal ? { signal: args.signal } : {}),
       },
       runs.map((run) => ({
         name: "sync.source",
         payload: { accountId: run.accountId, source: run.source, key: run.key, ...(full ? { full: true } : {}) },
-        options: { attempts: 1 },
       })),
     );
     return outcomes.map((o) => {

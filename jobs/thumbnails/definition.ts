@@ -32,3 +32,9 @@ export const thumbnailsDefinition = {
   // Asked for after every stored file: one pending at a time, one more if asked while it runs.
   dedupeKey: (p) => (p.rebuild ? "thumbnails-rebuild" : p.untilDone ? undefined : "thumbnails-backfill"),
 } satisfies JobDefinition<typeof THUMBNAILS_JOB, ThumbnailsPayload>;
+
+declare module "../../src/queue/contract.ts" {
+  interface JobPayloads {
+    "thumbnails.backfill": ThumbnailsPayload;
+  }
+}

@@ -92,17 +92,6 @@ const PACKAGE_HOMES: Readonly<Record<string, string>> = {
 };
 
 /**
- * Imports of those packages that stand today outside their folder, each to go (docs/ARCHITECTURE.md,
- * "What each folder may import"): BullMQ's `Queue` type, which src/queue's job contract is to replace. The list
- * may only shrink: any other import of them fails, and an entry whose import is gone is reported for removal.
- */
-const KNOWN_PACKAGE_IMPORTS: Readonly<Record<string, string>> = {
-  "src/cli/no-worker.ts": "bullmq",
-  "src/downloads/download-job.ts": "bullmq",
-  "src/downloads/reclaim.ts": "bullmq",
-};
-
-/**
  * Files of src/ that may compute the module they load (a template, a variable): none today. src/cli/program.ts
  * loads each command with a plain string, so the rules read every one of its imports.
  */
@@ -119,7 +108,6 @@ function areaOf(root: string, file: string): string {
 export function checkImports(root: string, files: readonly SourceFile[] = parseTree(root)): { findings: string[]; notes: string[] } {
   const findings: string[] = [];
   const unknown = new Set<string>();
-  const knownSeen = new Set<string>();
   const inTree = (target: string) => target.startsWith(path.join(root, "src") + path.sep) || target.startsWith(path.join(root, "jobs") + path.sep);
   for (const src of files) {
     const from = areaOf(root, src.file);
@@ -143,10 +131,6 @@ export function checkImports(root: string, files: readonly SourceFile[] = parseT
         const pkg = packageOf(spec);
         const home = PACKAGE_HOMES[pkg];
         if (home === undefined || from === home) continue;
-        if (KNOWN_PACKAGE_IMPORTS[src.rel] === pkg) {
-          knownSeen.add(src.rel);
-          continue;
-        }
         findings.push(`${where}: only src/${home} may import ${pkg} (${from} does); see docs/ARCHITECTURE.md`);
         continue;
       }
@@ -157,10 +141,7 @@ export function checkImports(root: string, files: readonly SourceFile[] = parseT
     }
   }
   for (const area of unknown) findings.push(`src/${area}: an area docs/ARCHITECTURE.md does not name; add it to scripts/checks/imports.ts and the document`);
-  const notes = Object.keys(KNOWN_PACKAGE_IMPORTS)
-    .filter((rel) => !knownSeen.has(rel))
-    .map((rel) => `note: ${rel} no longer imports ${KNOWN_PACKAGE_IMPORTS[rel]}: remove it from KNOWN_PACKAGE_IMPORTS in scripts/checks/imports.ts`);
-  return { findings, notes };
+  return { findings, notes: [] };
 }
 
 export const importsCheck: Check = {

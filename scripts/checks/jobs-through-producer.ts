@@ -60,7 +60,7 @@ const GETTERS = new Set(["queue", "getQueue", "queueFor", "queueOf"]);
  */
 const RERUNS: Readonly<Record<string, readonly string[]>> = {
   "src/queue/queue-admin.ts": ["retry"],
-  "src/downloads/enqueue-due.ts": ["promote"],
+  "src/queue/producer.ts": ["promote"],
 };
 
 function propName(m: Node): string | null {

@@ -12,7 +12,7 @@ import type { DigestJobPayload } from "../digest/run-digest.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cliLogger } from "./output/mode.ts";
-import { runJobsHere } from "./run-jobs-here.ts";
+import { runHere } from "../../jobs/run-here.ts";
 import { printJson, printOut } from "./output/print.ts";
 import { Producer } from "../queue/producer.ts";
 import type { RunNowOutcome } from "../queue/run-now.ts";
@@ -101,9 +101,9 @@ type AlertsResult = { notified?: string[]; reminded?: string[]; failed?: string[
 async function alerts(services: Services, log: Logger, json: boolean): Promise<void> {
   const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
   try {
-    const [outcome] = await runJobsHere(services, log, producer, "maintenance", [{ name: "alerts.evaluate", payload: {} }], {
-      signal: AbortSignal.timeout(SEND_WAIT_MS),
-    });
+    const [outcome] = await runHere({ services, log, producer, queue: "maintenance", signal: AbortSignal.timeout(SEND_WAIT_MS) }, [
+      { name: "alerts.evaluate", payload: {} },
+    ]);
     if (outcome?.state !== "completed")
       throw new UserError(`the alert check did not finish: ${outcome && "reason" in outcome ? outcome.reason : "no outcome"}`);
     const result = (outcome.value ?? {}) as AlertsResult;
@@ -135,13 +135,16 @@ async function send(services: Services, log: Logger, json: boolean): Promise<voi
   const tick = new Date(services.now()).toISOString();
   const payloads: DigestJobPayload[] = config.digest.channels.map((channel) => ({ channel, tick, trigger: "manual" }));
   try {
-    const outcomes = await runJobsHere(
-      services,
-      log,
-      producer,
-      "digest",
+    const outcomes = await runHere(
+      {
+        services,
+        log,
+        producer,
+        queue: "digest",
+        handOver: (job) => producer.enqueue("digest.send", job.payload as DigestJobPayload),
+        signal: AbortSignal.timeout(SEND_WAIT_MS),
+      },
       payloads.map((payload) => ({ name: "digest.send", payload })),
-      { handOver: (job) => producer.enqueue("digest.send", job.payload as DigestJobPayload), signal: AbortSignal.timeout(SEND_WAIT_MS) },
     );
     if (json)
       printJson(outcomes.map((o, i) => ({ channel: payloads[i]!.channel, state: o.state, ...("value" in o ? { value: o.value } : { reason: o.reason }) })));

@@ -97,7 +97,7 @@ export function registerDownloadCommand(program: Command): void {
           const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
           try {
             const summary = await enqueueDueDownloads(services, producer);
-            const note = await noWorkerNote(services, producer.queue("downloads"));
+            const note = await noWorkerNote(services, "downloads");
             if (opts.json) printJson({ ...summary, workerRunning: note === undefined });
             else printOut(`handed ${summary.claimed} due download(s) to the worker's queue; follow them with dvault status (or run with --once)`);
             if (note) printErr(`dvault: ${note}`);

@@ -203,7 +203,7 @@ async function enqueue(services: Services, plan: PlannedRun[], full: boolean | u
     for (const run of plan) {
       await producer.enqueue("sync.source", { accountId: run.accountId, source: run.source, key: run.key, ...(full ? { full: true } : {}) });
     }
-    const note = await noWorkerNote(services, producer.queue("sync"));
+    const note = await noWorkerNote(services, "sync");
     if (json) printJson({ queued: plan.map((r) => ({ account: r.account, source: r.source, key: r.key })), workerRunning: note === undefined });
     else printOut(`queued ${plan.length} source run(s) for the worker; follow them with dvault status (or run with --once)`);
     if (note) printErr(`dvault: ${note}`);

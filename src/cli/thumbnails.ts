@@ -8,7 +8,7 @@ import { loadConfig } from "../config.ts";
 import { UserError } from "../errors.ts";
 import { cliLogger } from "./output/mode.ts";
 import { printJson, printOut } from "./output/print.ts";
-import { runJobsHere } from "./run-jobs-here.ts";
+import { runHere } from "../../jobs/run-here.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices } from "../services.ts";
 import type { BackfillResult } from "../storage/thumbnails.ts";
@@ -36,7 +36,7 @@ export function registerThumbnailsCommand(program: Command): void {
       const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
       const started = Date.now();
       try {
-        const [outcome] = await runJobsHere(services, log, producer, "maintenance", [
+        const [outcome] = await runHere({ services, log, producer, queue: "maintenance" }, [
           { name: "thumbnails.backfill", payload: { rebuild: opts.rebuild === true, untilDone: true } },
         ]);
         if (outcome?.state !== "completed")

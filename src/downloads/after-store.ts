@@ -3,7 +3,7 @@ import type { DownloadRepository, DownloadTarget } from "../db/download.reposito
 import type { Archive } from "../storage/archive.ts";
 import { originalKeyOf } from "../storage/links.ts";
 import type { DownloadDeps } from "./deps.ts";
-import type { DownloadOutcome } from "./download-file.ts";
+import type { DownloadOutcome } from "./outcome.ts";
 
 /** Set when a stored file changed; the links job rebuilds the readable tree when it finds it (readable-links.ts). */
 export function linksDirtyKey(prefix: string): string {

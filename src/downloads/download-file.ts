@@ -14,37 +14,13 @@ import type { AccountApi } from "../services.ts";
 import { DiskFullError, extensionFor, OutsideArchiveError } from "../storage/archive.ts";
 import { folderFault } from "../storage/storage-fault.ts";
 import type { DownloadDeps } from "./deps.ts";
+import type { DownloadOutcome, DownloadRequest } from "./outcome.ts";
 import { PaidDownloads } from "./paid-downloads.ts";
 import { bestFreeRendition, partialityOf, usableListing } from "./renditions.ts";
 import { afterStore, gone } from "./after-store.ts";
 import { readRefusal } from "./refusal.ts";
 import { storeText } from "./store-text.ts";
 import { CDN_PACER_KEY, transferToArchive } from "./transfer.ts";
-
-export { linksDirtyKey } from "./after-store.ts";
-
-export type DownloadOutcome =
-  | { status: "done"; rendition: string; size: number; bytes: number; upgraded: boolean; deduplicated: boolean; partial: boolean }
-  | { status: "degraded"; rendition: string; reason: string; nextWindow: Date; bytes: number; partial: boolean }
-  | { status: "deferred"; reason: string; nextWindow: Date; bytes: number }
-  | { status: "not_downloadable"; reason: string; rendition: string | null; bytes: number; partial: boolean }
-  | { status: "skipped"; reason: string }
-  | { status: "busy"; reason: string };
-
-export type DownloadRequest = {
-  deviationid: string;
-  kind: Exclude<DownloadKind, "degraded">;
-  log: Logger;
-  signal?: AbortSignal | undefined;
-  onBytes?: ((n: number) => void) | undefined;
-  /**
-   * This file's turn at the weekly allowance: reservations are made in the order files were claimed
-   * (priority order), whatever order concurrent transfers reach them in. `pass` hands the turn on.
-   */
-  reservationTurn?: ReservationTurn | undefined;
-};
-
-export type ReservationTurn = { wait(): Promise<void>; pass(): void };
 
 const DEFAULT_LOCK_TTL_MS = 15_000;
 

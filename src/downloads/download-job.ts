@@ -1,8 +1,7 @@
-// The download.file job's payload and id, shared by its definition (jobs/download/definition.ts) and the code
-// that queues it (enqueue-due.ts), which src/ may not import from jobs/.
-import type { Queue } from "bullmq";
+// The download.file job's payload, id and ranking, in the job contract (src/queue/contract.ts): shared by its
+// definition (jobs/download/definition.ts) and the code that queues it (enqueue-due.ts), which src/ may not
+// import from jobs/.
 import { z } from "zod";
-import type { EnqueueOptions } from "../queue/producer.ts";
 
 export const DownloadFilePayload = z.object({
   deviationid: z.string().min(1).max(64),
@@ -15,8 +14,14 @@ export function downloadJobId(p: DownloadFilePayload): string {
   return `dl-${p.deviationid}-${p.kind}`;
 }
 
-/** What queueing downloads needs of the producer (the worker's Producer over the whole catalogue fits). */
-export type DownloadsProducer = {
-  queue(name: "downloads"): Queue;
-  enqueue(name: "download.file", payload: DownloadFilePayload, extra?: EnqueueOptions): Promise<unknown>;
-};
+/** What orders a file in the downloads queue: its class's rank in DVAULT_DOWNLOAD_PRIORITY, then newest first (quota.ts#downloadJobPriority). */
+export type DownloadRanking = { rank: number; publishedAt: Date | null; now: Date };
+
+declare module "../queue/contract.ts" {
+  interface JobPayloads {
+    "download.file": DownloadFilePayload;
+  }
+  interface JobRankings {
+    "download.file": DownloadRanking;
+  }
+}

@@ -6,8 +6,7 @@ import { grantUnusable } from "../api/tokens.ts";
 import type { ClaimedDownload } from "../db/download.repository.ts";
 import type { Services } from "../services.ts";
 import { downloadDepsFor } from "./deps.ts";
-import { downloadJobId, type DownloadFilePayload, type DownloadsProducer } from "./download-job.ts";
-import { downloadJobPriority } from "./quota.ts";
+import type { Producer } from "../queue/producer.ts";
 
 export type EnqueueSummary = { claimed: number; added: number; promoted: number; rebuilt: boolean; checked: number };
 
@@ -17,34 +16,23 @@ const REBUILD_EVERY_S = 3600;
 
 export async function enqueueDueDownloads(
   services: Services,
-  producer: DownloadsProducer,
+  producer: Producer,
   /** `only`: just these works' rows, claimed for this account (the dashboard's "Archive one work"); no rebuild. */
   opts: { rebuild?: boolean; only?: { accountId: number; deviationids: readonly string[] } } = {},
 ): Promise<EnqueueSummary> {
   const { repo } = downloadDepsFor(services);
   const classes = services.config.downloadPriority;
   const now = new Date(services.now());
-  const queue = producer.queue("downloads");
   const summary: EnqueueSummary = { claimed: 0, added: 0, promoted: 0, rebuilt: false, checked: 0 };
 
+  // A job parked until the quota window is promoted when the claim says the window has come.
   const ensure = async (row: ClaimedDownload, claimedNow: boolean) => {
     if (row.kind === "degraded") return;
-    const payload: DownloadFilePayload = { deviationid: row.deviationid, kind: row.kind };
-    const jobId = downloadJobId(payload);
     summary.checked++;
-    const state = await queue.getJobState(jobId);
-    if (state === "delayed") {
-      // A job parked until the quota window: the table says the window has come.
-      if (claimedNow) {
-        await (await queue.getJob(jobId))?.promote();
-        summary.promoted++;
-      }
-      return;
-    }
-    if (state === "completed" || state === "failed") await queue.remove(jobId);
-    else if (state !== "unknown") return;
-    await producer.enqueue("download.file", payload, { priority: downloadJobPriority(row.rank, row.publishedAt, now) });
-    summary.added++;
+    const ranking = { rank: row.rank, publishedAt: row.publishedAt, now };
+    const done = await producer.ensure("download.file", { deviationid: row.deviationid, kind: row.kind }, { promote: claimedNow, ranking });
+    if (done === "added") summary.added++;
+    if (done === "promoted") summary.promoted++;
   };
 
   // An account that must log in again claims nothing: its rows stay wanted instead of failing job by job.

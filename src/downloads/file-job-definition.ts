@@ -3,7 +3,8 @@
 // Defined here, next to its body (file-job.ts), so that `download --once` (run-once.ts) queues it too;
 // the catalogue takes it from jobs/download/definition.ts.
 import type { JobDefinition } from "../queue/job-definition.ts";
-import { DownloadFilePayload, downloadJobId } from "./download-job.ts";
+import { DownloadFilePayload, type DownloadRanking, downloadJobId } from "./download-job.ts";
+import { downloadJobPriority } from "./quota.ts";
 
 export const downloadFileDefinition = {
   name: "download.file",
@@ -14,4 +15,6 @@ export const downloadFileDefinition = {
   jobId: downloadJobId,
   // Finished jobs go, so the same id can be queued again (an upgrade next week); the table remembers.
   removeOnComplete: true,
-} satisfies JobDefinition<"download.file", DownloadFilePayload>;
+  // The configured class order, then newest first: what the weekly allowance is spent on first.
+  priority: (_payload, ranking) => ranking && downloadJobPriority(ranking.rank, ranking.publishedAt, ranking.now),
+} satisfies JobDefinition<"download.file", DownloadFilePayload, DownloadRanking>;

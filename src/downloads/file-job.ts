@@ -14,7 +14,8 @@ import { InterruptedError, JobWaitError, type JobResult } from "../queue/job-def
 import { RetryInRunError, type PatienceDecision } from "../queue/run-patience.ts";
 import type { DownloadDeps } from "./deps.ts";
 import { DownloadsPausedError } from "./disk-guard.ts";
-import { downloadFile, type DownloadOutcome, type ReservationTurn } from "./download-file.ts";
+import { downloadFile } from "./download-file.ts";
+import type { DownloadOutcome, ReservationTurn } from "./outcome.ts";
 import type { DownloadFilePayload } from "./download-job.ts";
 import { isMissingGrant, isPermanentFailure, recordFailedAttempt } from "./retry.ts";
 

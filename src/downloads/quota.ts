@@ -1,7 +1,6 @@
 // The weekly budget of original downloads: the service's week (ISO week, from Monday 00:00 UTC), each
 // account's allowance (its own, else DVAULT_DOWNLOAD_QUOTA) and the count of successful
 // /deviation/download calls kept in Postgres, on an injectable clock.
-import type { DownloadPriorityClass } from "../config.ts";
 import type { DownloadQuotaRepository, QuotaWeek } from "../db/download-quota.repository.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -92,8 +91,6 @@ export class DownloadQuota {
     return nextQuotaWindow(this.options.now());
   }
 }
-
-export const DEFAULT_DOWNLOAD_PRIORITY: readonly DownloadPriorityClass[] = ["gallery", "collections", "tracked"];
 
 const HOURS_PER_CLASS = 400_000;
 

@@ -8,7 +8,7 @@ import { buildReadableLinks, MAX_FOLDER_DEPTH } from "../storage/links.ts";
 import { ORIGINALS_DIR, READABLE_DIR } from "../storage/layout.ts";
 import { READABLE_INDEX_JSON, writeReadableIndex } from "../storage/readable-index.ts";
 import type { DownloadDeps } from "./deps.ts";
-import { linksDirtyKey } from "./download-file.ts";
+import { linksDirtyKey } from "./after-store.ts";
 
 export type LinksResult = { links: number; written: number; removed: number } | { busy: true };
 

@@ -9,11 +9,10 @@
 // What it was downloading is not fetched twice: its per-file lock is broken by the next taker
 // (download-file.ts), which resumes the partial file with the signed URL the dead process paid for
 // (paid-downloads.ts) and never calls /deviation/download again for it.
-import type { Queue } from "bullmq";
 import type { DownloadKind } from "../db/download.repository.ts";
 import type { Logger } from "../log.ts";
 import { forgetHolder, heldItemsKey, isHolderDead, registeredHolders, thisHolder } from "../queue/holder.ts";
-import { requeueActiveJob } from "../queue/requeue.ts";
+import type { ActiveJobs } from "../queue/requeue.ts";
 import type { DownloadDeps } from "./deps.ts";
 
 export type ReclaimResult = { holders: string[]; jobs: number; rows: number };
@@ -23,19 +22,16 @@ export function heldRowItem(row: { deviationid: string; kind: string }): string 
   return `${row.deviationid}:${row.kind}`;
 }
 
-export async function reclaimDeadHolders(args: { deps: DownloadDeps; log: Logger; downloadsQueue?: Queue }): Promise<ReclaimResult> {
+/** `downloadsJobs`: the downloads queue's active jobs (QueueAdmin.active), read before the holders are judged. */
+export async function reclaimDeadHolders(args: { deps: DownloadDeps; log: Logger; downloadsJobs?: ActiveJobs }): Promise<ReclaimResult> {
   const { redis, config } = args.deps.services;
   const prefix = config.redisPrefix;
-  const active = args.downloadsQueue ? await args.downloadsQueue.getActive() : [];
-  const holders = new Set([...(await registeredHolders(redis, prefix)), ...active.flatMap((j) => (j.processedBy ? [j.processedBy] : []))]);
+  const holders = new Set([...(await registeredHolders(redis, prefix)), ...(args.downloadsJobs?.holders ?? [])]);
   const result: ReclaimResult = { holders: [], jobs: 0, rows: 0 };
   for (const holder of holders) {
     if (holder === thisHolder() || !(await isHolderDead(redis, prefix, holder))) continue;
     result.holders.push(holder);
-    let jobs = 0;
-    for (const job of active) {
-      if (job.processedBy === holder && args.downloadsQueue && (await requeueActiveJob(redis, args.downloadsQueue, job, holder))) jobs++;
-    }
+    const jobs = (await args.downloadsJobs?.requeueOf(holder)) ?? 0;
     const rows = await releaseRows(args.deps, holder);
     await forgetHolder(redis, prefix, holder);
     result.jobs += jobs;

@@ -4,11 +4,12 @@
 // which replaces the failed job. Re-running the failed job in place would ignore the row's schedule.
 import type { Services } from "../services.ts";
 import { downloadDepsFor } from "./deps.ts";
-import { DownloadFilePayload, type DownloadsProducer } from "./download-job.ts";
+import type { Producer } from "../queue/producer.ts";
+import { DownloadFilePayload } from "./download-job.ts";
 import { enqueueDueDownloads } from "./enqueue-due.ts";
 
 /** Undefined when the file was handed to the queue again, otherwise why not. */
-export async function retryDownloadNow(services: Services, producer: DownloadsProducer, data: unknown): Promise<string | undefined> {
+export async function retryDownloadNow(services: Services, producer: Producer, data: unknown): Promise<string | undefined> {
   const parsed = DownloadFilePayload.safeParse(data);
   if (!parsed.success) return "its payload names no download";
   const { repo } = downloadDepsFor(services);

@@ -5,7 +5,7 @@ import { html } from "../text/html.ts";
 import { textPage } from "../text/inert-html.ts";
 import { afterStore } from "./after-store.ts";
 import type { DownloadDeps } from "./deps.ts";
-import type { DownloadOutcome } from "./download-file.ts";
+import type { DownloadOutcome } from "./outcome.ts";
 
 export async function storeText(deps: DownloadDeps, t: DownloadTarget): Promise<DownloadOutcome> {
   const at = new Date(deps.services.now());

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import type { Logger } from "../log.ts";
 import type { QueueName } from "./queues.ts";
 
-export type JobDefinition<Name extends string = string, Payload = unknown> = {
+export type JobDefinition<Name extends string = string, Payload = unknown, Ranking = never> = {
   name: Name;
   queue: QueueName;
   /** Payloads carry ids only: job data sits in Redis in clear text. */
@@ -26,7 +26,11 @@ export type JobDefinition<Name extends string = string, Payload = unknown> = {
   removeOnComplete?: boolean;
   /** For a job run on a schedule: how often (Producer.schedule installs it; the worker can shorten it in tests). */
   every?: number;
-  priority?: (payload: Payload) => number;
+  /**
+   * BullMQ's priority (1 first), from the payload and what the caller knows of the work (`ranking`, passed to
+   * Producer.enqueue; src/queue/contract.ts#JobRankings): the one place a job's order is decided.
+   */
+  priority?: (payload: Payload, ranking: Ranking | undefined) => number | undefined;
 };
 
 /** What a handler tells the queue; errors are the other outcomes (see worker-host.ts). */

@@ -2,17 +2,20 @@
 // and the only entrance that adds a job or installs a job scheduler (scripts/checks/jobs-through-producer.ts).
 import { isDeepStrictEqual } from "node:util";
 import { sameSchedule, type Schedule } from "../config/schedules.ts";
-import { Queue, type JobsOptions } from "bullmq";
+import { Queue, type Job, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
+import type { JobPayloads, RankingOf } from "./contract.ts";
 import type { JobDefinition } from "./job-definition.ts";
-import { QUEUE_NAMES, RETENTION, type QueueName } from "./queues.ts";
+import { RETENTION, type QueueName } from "./queues.ts";
 
-// biome-ignore lint/suspicious/noExplicitAny: heterogeneous catalogue; typed through PayloadOf
-type AnyDefinition = JobDefinition<string, any>;
-type PayloadOf<D extends AnyDefinition, N extends string> = D extends JobDefinition<N, infer P> ? P : never;
+// biome-ignore lint/suspicious/noExplicitAny: heterogeneous catalogue; each entry is typed by the contract (DefinitionOf)
+type AnyDefinition = JobDefinition<string, any, any>;
+
+/** The definitions a Producer over the payload map `M` takes: one per name, each with that name's payload. */
+export type DefinitionOf<M extends object> = { [N in keyof M & string]: JobDefinition<N, M[N], RankingOf<N>> }[keyof M & string];
 
 /** `attempts`: fewer than the definition's where a person waits for the outcome (src/queue/run-now.ts). */
-export type EnqueueOptions = { delayMs?: number; jobId?: string; priority?: number; attempts?: number };
+export type EnqueueOptions<Ranking = never> = { delayMs?: number; jobId?: string; attempts?: number; ranking?: Ranking };
 
 export type ScheduleOptions = { everyMs?: number; schedulerId?: string };
 
@@ -29,12 +32,17 @@ export function schedulerIdOf(name: string): string {
   return `maint-${name.replaceAll(".", "-")}`;
 }
 
-export class Producer<D extends AnyDefinition> {
+/**
+ * Typed by a payload map: the job contract's (src/queue/contract.ts) unless a test gives its own. What a job is
+ * queued with comes from its definition here, never from the caller: only the attempts of a run a person waits
+ * for, a delay and the ranking its definition orders by.
+ */
+export class Producer<M extends object = JobPayloads> {
   private readonly queues = new Map<QueueName, Queue>();
-  private readonly definitions = new Map<string, D>();
+  private readonly definitions = new Map<string, AnyDefinition>();
 
   constructor(
-    definitions: readonly D[],
+    definitions: readonly NoInfer<DefinitionOf<M>>[],
     private readonly connection: Redis,
     private readonly prefix: string,
     /** Connection errors of the queues (Redis down, reconnecting); without a listener BullMQ prints them to stderr. */
@@ -43,7 +51,7 @@ export class Producer<D extends AnyDefinition> {
     for (const d of definitions) this.definitions.set(d.name, d);
   }
 
-  queue(name: QueueName): Queue {
+  private queue(name: QueueName): Queue {
     let queue = this.queues.get(name);
     if (!queue) {
       queue = new Queue(name, { connection: this.connection, prefix: this.prefix });
@@ -53,7 +61,7 @@ export class Producer<D extends AnyDefinition> {
     return queue;
   }
 
-  optionsFor<N extends D["name"]>(name: N, payload: PayloadOf<D, N>, extra: EnqueueOptions = {}): JobsOptions {
+  optionsFor<N extends keyof M & string>(name: N, payload: M[N], extra: EnqueueOptions<RankingOf<N>> = {}): JobsOptions {
     const definition = this.definition(name);
     const options: JobsOptions = {
       ...RETENTION,
@@ -65,20 +73,60 @@ export class Producer<D extends AnyDefinition> {
     const dedupeKey = jobId ? undefined : definition.dedupeKey?.(payload);
     if (dedupeKey) options.deduplication = { id: dedupeKey, keepLastIfActive: true };
     if (definition.removeOnComplete) options.removeOnComplete = true;
-    const priority = extra.priority ?? definition.priority?.(payload);
+    const priority = definition.priority?.(payload, extra.ranking);
     if (priority !== undefined) options.priority = priority;
     if (extra.delayMs) options.delay = extra.delayMs;
     return options;
   }
 
-  async enqueue<N extends D["name"]>(name: N, payload: PayloadOf<D, N>, extra: EnqueueOptions = {}) {
+  async enqueue<N extends keyof M & string>(name: N, payload: M[N], extra: EnqueueOptions<RankingOf<N>> = {}): Promise<Job> {
     const definition = this.definition(name);
     const data = definition.payload.parse(payload);
     return this.queue(definition.queue).add(name, data, this.optionsFor(name, payload, extra));
   }
 
+  /**
+   * For a job with a deterministic id whose table, not the queue, says it is due (download.file): adds it when its
+   * queue holds none pending (a completed or failed one is replaced), promotes a delayed one when `promote` (its
+   * wait is over), and leaves one waiting or running as it is.
+   */
+  async ensure<N extends keyof M & string>(
+    name: N,
+    payload: M[N],
+    opts: { promote: boolean; ranking?: RankingOf<N> },
+  ): Promise<"added" | "promoted" | "pending"> {
+    const definition = this.definition(name);
+    const jobId = definition.jobId?.(payload);
+    if (!jobId) throw new Error(`job "${name}" has no deterministic id to ensure it by`);
+    const queue = this.queue(definition.queue);
+    const state = await queue.getJobState(jobId);
+    if (state === "delayed") {
+      if (!opts.promote) return "pending";
+      await (await queue.getJob(jobId))?.promote();
+      return "promoted";
+    }
+    if (state === "completed" || state === "failed") await queue.remove(jobId);
+    else if (state !== "unknown") return "pending";
+    await this.enqueue(name, payload, opts.ranking === undefined ? {} : { ranking: opts.ranking });
+    return "added";
+  }
+
+  /** Holds the queue's jobs where they are (the disk guard: no space for another file), or lets them go again. */
+  async pause(name: QueueName): Promise<void> {
+    await this.queue(name).pause();
+  }
+
+  async resume(name: QueueName): Promise<void> {
+    await this.queue(name).resume();
+  }
+
+  /** Whether the queue holds the scheduler (the sentinel a Redis that lost its data no longer has: redis-loss-guard.ts). */
+  async hasScheduler(name: QueueName, schedulerId: string): Promise<boolean> {
+    return (await this.queue(name).getJobScheduler(schedulerId)) != null;
+  }
+
   /** Installs or updates the job's scheduler: one job every `everyMs` (default the definition's `every`), with the definition's options. */
-  async schedule<N extends D["name"]>(name: N, payload: PayloadOf<D, N>, opts: ScheduleOptions = {}): Promise<void> {
+  async schedule<N extends keyof M & string>(name: N, payload: M[N], opts: ScheduleOptions = {}): Promise<void> {
     const definition = this.definition(name);
     const every = opts.everyMs ?? definition.every;
     if (!every) throw new Error(`job "${name}" has no interval: give its definition one (every) or pass everyMs`);
@@ -91,10 +139,10 @@ export class Producer<D extends AnyDefinition> {
    * next run stays where it was (a changed DVAULT_SCHEDULE_* moves only its own sources). For schedules built
    * from the database and the settings (one per source).
    */
-  async reconcileSchedules<N extends D["name"]>(
+  async reconcileSchedules<N extends keyof M & string>(
     name: N,
     idPrefix: string,
-    wanted: ReadonlyMap<string, { repeat: Schedule; payload: PayloadOf<D, N> }>,
+    wanted: ReadonlyMap<string, { repeat: Schedule; payload: M[N] }>,
   ): Promise<{ scheduled: number; removed: number; changed: number }> {
     const queue = this.queue(this.definition(name).queue);
     let removed = 0;
@@ -119,7 +167,7 @@ export class Producer<D extends AnyDefinition> {
     return { scheduled: wanted.size, removed, changed };
   }
 
-  private async upsertScheduler<N extends D["name"]>(id: string, repeat: Schedule, name: N, payload: PayloadOf<D, N>): Promise<void> {
+  private async upsertScheduler<N extends keyof M & string>(id: string, repeat: Schedule, name: N, payload: M[N]): Promise<void> {
     const definition = this.definition(name);
     const data = definition.payload.parse(payload);
     // A scheduler's jobs get their own ids and are never deduplicated or delayed: the rest of the options apply.
@@ -132,11 +180,7 @@ export class Producer<D extends AnyDefinition> {
     this.queues.clear();
   }
 
-  allQueues(): Queue[] {
-    return QUEUE_NAMES.map((name) => this.queue(name));
-  }
-
-  private definition(name: string): D {
+  private definition(name: string): AnyDefinition {
     const definition = this.definitions.get(name);
     if (!definition) throw new Error(`unknown job "${name}"`);
     return definition;

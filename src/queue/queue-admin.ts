@@ -5,6 +5,7 @@
 import { Queue, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import { QUEUE_NAMES, type QueueName } from "./queues.ts";
+import { type ActiveJobs, activeJobs } from "./requeue.ts";
 
 export type QueueCounts = {
   name: QueueName;
@@ -165,6 +166,16 @@ export class QueueAdmin {
     if (job.name === DOWNLOAD_JOB) return this.retryDownload ? this.retryDownload(job.data) : NO_DOWNLOAD_RETRY;
     await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
     return undefined;
+  }
+
+  /** The queue's active jobs and who runs them, for taking back those of a dead process (src/downloads/reclaim.ts). */
+  async active(name: QueueName): Promise<ActiveJobs> {
+    return activeJobs(this.connection, this.queue(name));
+  }
+
+  /** How many BullMQ workers, of any process, take jobs from the queue now. */
+  async workerCount(name: QueueName): Promise<number> {
+    return this.queue(name).getWorkersCount();
   }
 
   /** Stops workers everywhere from taking new jobs of this queue; active jobs finish. */

@@ -4,6 +4,21 @@ import { randomBytes } from "node:crypto";
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 
+/** A queue's active jobs as read once: who runs them, and the move that takes back those of one (dead) holder. */
+export type ActiveJobs = { holders: string[]; requeueOf(holder: string): Promise<number> };
+
+export async function activeJobs(redis: Redis, queue: Queue): Promise<ActiveJobs> {
+  const active = await queue.getActive();
+  return {
+    holders: active.flatMap((j) => (j.processedBy ? [j.processedBy] : [])),
+    async requeueOf(holder) {
+      let moved = 0;
+      for (const job of active) if (job.processedBy === holder && (await requeueActiveJob(redis, queue, job, holder))) moved++;
+      return moved;
+    },
+  };
+}
+
 /**
  * Moves `job` (as read from the active list) back to the queue, due at once and no attempt spent, if it is
  * still that activation by `holder`: its `processedBy`, activation time and lock are read together, and

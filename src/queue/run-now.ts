@@ -5,56 +5,75 @@
 import { randomBytes } from "node:crypto";
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
+import type { JobPayloads } from "./contract.ts";
 import type { JobContext } from "./job-definition.ts";
-import { Producer, type EnqueueOptions } from "./producer.ts";
-import type { QueueName } from "./queues.ts";
+import { type DefinitionOf, type EnqueueOptions, Producer } from "./producer.ts";
+import { QueueAdmin } from "./queue-admin.ts";
+import { QUEUE_NAMES, type QueueName } from "./queues.ts";
 import { WorkerHost, type WorkerHostOptions } from "./worker-host.ts";
 
-// biome-ignore lint/suspicious/noExplicitAny: heterogeneous catalogue, as in producer.ts
-type Definitions = ConstructorParameters<typeof Producer<any>>[0];
-
-export type RunNowJob = { name: string; payload: unknown; options?: EnqueueOptions };
+/** One job to run, by its name in the payload map `M` (the job contract's unless a test gives its own). */
+export type RunNowJob<M extends object = JobPayloads> = {
+  [N in keyof M & string]: { name: N; payload: M[N]; options?: Omit<EnqueueOptions, "ranking"> };
+}[keyof M & string];
 
 /**
  * What became of one job: its result; its failure (attempts spent, or a permanent error); "retrying" when an
  * attempt failed and the queue would try again later; or "interrupted" when the run was stopped first. The
  * last two are handed to the worker's queue when `handOver` is given.
  */
-export type RunNowOutcome =
-  | { job: RunNowJob; state: "completed"; value: unknown }
-  | { job: RunNowJob; state: "failed" | "retrying" | "interrupted" | "delayed"; reason: string };
+export type RunNowOutcome<M extends object = JobPayloads> =
+  | { job: RunNowJob<M>; state: "completed"; value: unknown }
+  | { job: RunNowJob<M>; state: "failed" | "retrying" | "interrupted" | "delayed"; reason: string };
+
+/**
+ * What a failed attempt does in a run a person waits for: handed to the worker's queue (`handOver`), where the
+ * definition's attempts and backoff go on; or tried again here after its backoff, with the definition's attempts
+ * and backoff or the run's own (`download --once`'s fixed attempts; one attempt for a run whose handler asks for
+ * the delays itself, as the patience of src/queue/run-patience.ts does).
+ */
+export type RetryPolicy = { in: "worker" } | { in: "here"; attempts?: number; backoffMs?: number; jitter?: number };
 
 /**
  * What it shares with the worker is WorkerHost's own options (`connection` is closed at the end by WorkerHost;
  * follow-up jobs a handler adds from `makeContext`'s context go to the worker's producer, not the private one);
  * the rest is run-now's.
  */
-export type RunNowOptions<Ctx extends JobContext> = Pick<
+export type RunNowOptions<Ctx extends JobContext, M extends object = JobPayloads> = Pick<
   WorkerHostOptions<Ctx>,
   "entries" | "connection" | "log" | "queues" | "concurrency" | "makeContext"
 > & {
-  definitions: Definitions;
+  definitions: readonly NoInfer<DefinitionOf<M>>[];
   /** A command connection for the private queues. */
   redis: Redis;
   /** The configured prefix; the private one is derived from it. */
   prefix: string;
   /** Adds a job that failed an attempt, or was stopped, to the worker's queue, so it finishes there. */
-  handOver?: (job: RunNowJob) => Promise<unknown>;
+  handOver?: (job: RunNowJob<M>) => Promise<unknown>;
   /**
    * A job waiting in delayed that is finished for this run (state "delayed"), e.g. a download put off to the next
    * quota window; without it, or when it says no, the job is waited for.
    */
-  settled?: (job: RunNowJob, index: number) => boolean | Promise<boolean>;
-  /** Failed attempts are retried here, after the job's backoff, instead of being handed over ("retrying"). */
-  retryHere?: boolean;
+  settled?: (job: RunNowJob<M>, index: number) => boolean | Promise<boolean>;
+  /** What a failed attempt does in this run (default: handed over, "retrying"). */
+  retry?: RetryPolicy;
   signal?: AbortSignal;
   pollMs?: number;
 };
 
 /** Runs the jobs to an end in this process and says what became of each, in the order given. */
-export async function runNow<Ctx extends JobContext>(options: RunNowOptions<Ctx>, jobs: readonly RunNowJob[]): Promise<RunNowOutcome[]> {
+export async function runNow<Ctx extends JobContext, M extends object = JobPayloads>(
+  options: RunNowOptions<Ctx, M>,
+  jobs: readonly RunNowJob<M>[],
+): Promise<RunNowOutcome<M>[]> {
   const prefix = `${options.prefix}:once-${randomBytes(6).toString("hex")}`;
-  const producer = new Producer(options.definitions, options.redis, prefix);
+  const producer = new Producer<M>(
+    options.definitions.map((d) => withPolicy(d, options.retry)),
+    options.redis,
+    prefix,
+  );
+  // States are read, and the private queues removed at the end, through the operator's view of them.
+  const queues = new QueueAdmin(options.redis, prefix);
   // WorkerHost quits the connections it was given (worker-host.ts close()): it is their one owner.
   const host = new WorkerHost<Ctx>({
     entries: options.entries,
@@ -65,11 +84,11 @@ export async function runNow<Ctx extends JobContext>(options: RunNowOptions<Ctx>
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     makeContext: options.makeContext,
   });
-  const outcomes: Array<RunNowOutcome | undefined> = jobs.map(() => undefined);
+  const outcomes: Array<RunNowOutcome<M> | undefined> = jobs.map(() => undefined);
   try {
     const added: Job[] = [];
-    for (const j of jobs) added.push(await producer.enqueue(j.name, j.payload, j.options));
-    const queueOf = (job: Job) => producer.queue(job.queueName as QueueName);
+    for (const j of jobs) added.push(await producer.enqueue(j.name, j.payload, j.options ?? {}));
+    const queueOf = (job: Job) => queues.queue(job.queueName as QueueName);
     host.start();
     // A job of this process that completes or fails ends the pause early (after pollMs at least), so a long
     // pause never delays the end of the run; the rounds stay the truth (a delayed job raises no event).
@@ -96,10 +115,18 @@ export async function runNow<Ctx extends JobContext>(options: RunNowOptions<Ctx>
     }
   } finally {
     await host.close();
-    await Promise.all(producer.allQueues().map((q) => q.obliterate({ force: true }).catch(() => undefined)));
+    await Promise.all(
+      QUEUE_NAMES.map((name) =>
+        queues
+          .queue(name)
+          .obliterate({ force: true })
+          .catch(() => undefined),
+      ),
+    );
+    await queues.close();
     await producer.close();
   }
-  const result: RunNowOutcome[] = [];
+  const result: RunNowOutcome<M>[] = [];
   for (const [i, o] of outcomes.entries()) {
     if (o) result.push(o);
     else {
@@ -110,6 +137,18 @@ export async function runNow<Ctx extends JobContext>(options: RunNowOptions<Ctx>
   return result;
 }
 
+/** The definition with the run's own attempts and backoff, where its retry policy gives them. */
+function withPolicy<D extends { attempts: number; backoffMs: number; jitter?: number }>(definition: D, policy: RetryPolicy | undefined): D {
+  if (policy?.in !== "here") return definition;
+  const { attempts, backoffMs, jitter } = policy;
+  return {
+    ...definition,
+    ...(attempts === undefined ? {} : { attempts }),
+    ...(backoffMs === undefined ? {} : { backoffMs }),
+    ...(jitter === undefined ? {} : { jitter }),
+  };
+}
+
 /** The longest pause between two rounds while nothing settles: a person waits at most this long after the last job. */
 const MAX_POLL_MS = 800;
 
@@ -118,12 +157,12 @@ const MAX_POLL_MS = 800;
  * waiting as the queue runs at once (its concurrency), the later ones are waiting too and are not asked about:
  * a round costs about the running and delayed jobs, not the whole backlog (download --once adds up to 500).
  */
-async function pollRound<Ctx extends JobContext>(
+async function pollRound<Ctx extends JobContext, M extends object = JobPayloads>(
   added: readonly Job[],
-  outcomes: Array<RunNowOutcome | undefined>,
+  outcomes: Array<RunNowOutcome<M> | undefined>,
   queueOf: (job: Job) => Queue,
-  jobs: readonly RunNowJob[],
-  options: RunNowOptions<Ctx>,
+  jobs: readonly RunNowJob<M>[],
+  options: RunNowOptions<Ctx, M>,
 ): Promise<void> {
   const waitingSeen = new Map<string, number>();
   for (const [i, job] of added.entries()) {
@@ -137,33 +176,33 @@ async function pollRound<Ctx extends JobContext>(
   }
 }
 
-async function outcomeOf<Ctx extends JobContext>(
+async function outcomeOf<Ctx extends JobContext, M extends object = JobPayloads>(
   queue: Queue,
   added: Job,
-  job: RunNowJob,
+  job: RunNowJob<M>,
   index: number,
-  options: RunNowOptions<Ctx>,
-): Promise<{ outcome: RunNowOutcome | undefined; state: string }> {
+  options: RunNowOptions<Ctx, M>,
+): Promise<{ outcome: RunNowOutcome<M> | undefined; state: string }> {
   // The state first, then the job: a job read before it finished would carry no result yet.
   const state = await queue.getJobState(added.id ?? "");
   return { outcome: await outcomeIn(state, queue, added, job, index, options), state };
 }
 
-async function outcomeIn<Ctx extends JobContext>(
+async function outcomeIn<Ctx extends JobContext, M extends object = JobPayloads>(
   state: string,
   queue: Queue,
   added: Job,
-  job: RunNowJob,
+  job: RunNowJob<M>,
   index: number,
-  options: RunNowOptions<Ctx>,
-): Promise<RunNowOutcome | undefined> {
+  options: RunNowOptions<Ctx, M>,
+): Promise<RunNowOutcome<M> | undefined> {
   if (state !== "completed" && state !== "failed" && state !== "delayed" && state !== "unknown") return undefined;
   const current = await queue.getJob(added.id ?? "");
   if (!current) return { job, state: "failed", reason: "the job vanished from its queue" };
   if (state === "completed") return { job, state: "completed", value: current.returnvalue };
   if (state === "failed") return { job, state: "failed", reason: current.failedReason };
   if (state === "delayed" && (await options.settled?.(job, index))) return { job, state: "delayed", reason: "delayed past this run" };
-  if (options.retryHere) return undefined;
+  if (options.retry?.in === "here") return undefined;
   // An attempt failed and the job waits for its backoff: a person is waiting now, the worker can wait longer.
   if (state === "delayed" && current.attemptsMade > 0 && current.failedReason) {
     await options.handOver?.(job);

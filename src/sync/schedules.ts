@@ -35,8 +35,7 @@ export async function reconcileSchedules({
   schedules = services.config.schedules,
 }: {
   services: Services;
-  // biome-ignore lint/suspicious/noExplicitAny: src/ may not import the catalogue (jobs/) that types it
-  producer: Producer<any>;
+  producer: Producer;
   sources: ReadonlyMap<SourceName, SourceDefinition>;
   everyMs?: Partial<Record<SourceName, number>>;
   /** The settings' schedules: the config's, or those the worker re-read on SIGHUP. */

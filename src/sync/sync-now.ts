@@ -12,8 +12,7 @@ export async function enqueueSyncNow({
   accountId,
 }: {
   services: Pick<Services, "pool" | "accounts">;
-  // biome-ignore lint/suspicious/noExplicitAny: src/ may not import the catalogue (jobs/) that types it
-  producer: Producer<any>;
+  producer: Producer;
   sources: ReadonlyMap<SourceName, SourceDefinition>;
   /** Only this account (the dashboard's Connect starts a new account's first sync); default every account. */
   accountId?: number | undefined;
@@ -40,8 +39,7 @@ export async function enqueueTrackedSync({
   accountId,
   usernames,
 }: {
-  // biome-ignore lint/suspicious/noExplicitAny: src/ may not import the catalogue (jobs/) that types it
-  producer: Producer<any>;
+  producer: Producer;
   accountId: number;
   usernames: readonly string[];
 }): Promise<number> {

@@ -25,7 +25,7 @@ export const FAILING_JOB = "sync-broken-source";
 export type DashboardFixture = {
   h: SyncHarness;
   admin: QueueAdmin;
-  producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
+  producer: Producer;
   item: { deviationid: string; tags: string[] };
   dash: RunningDashboard;
   /** A worker for the sync queue, as `dvault worker` runs it (on any host: it shares only Redis and PostgreSQL). */

@@ -12,11 +12,12 @@ import { Producer } from "../../src/queue/producer.ts";
 import { enqueueSyncNow, enqueueTrackedSync } from "../../src/sync/sync-now.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 let h: SyncHarness;
 let dash: RunningDashboard;
 // biome-ignore lint/suspicious/noExplicitAny: the catalogue's producer, as the worker builds it
-let producer: Producer<any>;
+let producer: Producer;
 
 beforeAll(async () => {
   h = await createSyncHarness({
@@ -99,7 +100,7 @@ describe("Track an artist", () => {
       `Tracking ${one!.username}, ${two!.username} with the token of ${h.account.name}. Their first sync is queued (2 runs).`,
     );
     expect(await tracked()).toEqual([one!.username, two!.username].sort());
-    const waiting = await producer.queue("sync").getJobs(["waiting", "prioritized", "delayed"]);
+    const waiting = await queueOf(producer, "sync").getJobs(["waiting", "prioritized", "delayed"]);
     expect(waiting.map((j) => j.data).filter((p) => p.source === "tracked")).toEqual(
       expect.arrayContaining([one!, two!].map((u) => ({ accountId: h.account.id, source: "tracked", key: u.username }))),
     );
@@ -157,7 +158,7 @@ describe("Archive one work", () => {
       [d.deviationid],
     );
     expect(rows).toEqual([{ author_userid: artist.userid, status: "queued", path: null }]);
-    expect(await producer.queue("downloads").getJobState(downloadJobId({ deviationid: d.deviationid, kind: "original" }))).not.toBe("unknown");
+    expect(await queueOf(producer, "downloads").getJobState(downloadJobId({ deviationid: d.deviationid, kind: "original" }))).not.toBe("unknown");
     const page = await fetch(to);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("its file&#39;s download is queued");

@@ -1,7 +1,7 @@
 // The dashboard against hostile requests, over real sockets with the Host header set by hand: a DNS-rebinding
 // page's foreign Host gets 421 on every route (token or not) while the names it answers for work; a foreign
-// Origin changes nothing; bull-board's API takes writes only from the dashboard's own pages (or the bearer
-// token); NUL and undecodable addresses get a plain 400; and an error inside a handler shows no internal text.
+// Origin changes nothing; a write reaches bull-board's API only from the dashboard's own pages (or with the
+// bearer token), and bull-board, read-only, refuses it; NUL and undecodable addresses get a plain 400; and an error inside a handler shows no internal text.
 import http from "node:http";
 import os from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -192,7 +192,7 @@ describe("the Origin check", () => {
     await admin.resume("digest");
   });
 
-  it("lets bull-board change queues only from the dashboard's own pages, or with the bearer token", async () => {
+  it("lets a write reach bull-board only from the dashboard's own pages, or with the bearer token, and bull-board refuses it: read-only", async () => {
     const p = dash.port;
     const pause = (headers: Record<string, string>, target = "/queues/api/queues/digest/pause") => send(p, target, { method: "PUT", headers });
     const refused: Array<Record<string, string>> = [
@@ -209,10 +209,16 @@ describe("the Origin check", () => {
     expect((await pause({}, "/QUEUES/api/queues/digest/pause")).status).toBe(403);
     expect(await admin.queue("digest").isPaused()).toBe(false);
 
-    expect((await pause({ origin: `http://127.0.0.1:${p}` })).status).toBe(200);
-    expect(await admin.queue("digest").isPaused()).toBe(true);
-    expect((await send(p, "/queues/api/queues/digest/resume", { method: "PUT", headers: { "sec-fetch-site": "same-origin" } })).status).toBe(200);
+    // From the dashboard's own pages the write passes this lock and reaches bull-board, which is read-only:
+    // 405 and nothing changes (pausing is the /jobs page's, through QueueAdmin).
+    const sameOrigin = await pause({ origin: `http://127.0.0.1:${p}` });
+    expect(sameOrigin.status).toBe(405);
+    expect(sameOrigin.text).toContain("QUEUE_READ_ONLY");
     expect(await admin.queue("digest").isPaused()).toBe(false);
+    await admin.pause("digest");
+    expect((await send(p, "/queues/api/queues/digest/resume", { method: "PUT", headers: { "sec-fetch-site": "same-origin" } })).status).toBe(405);
+    expect(await admin.queue("digest").isPaused()).toBe(true);
+    await admin.resume("digest");
 
     const guarded = await startDashboard(h.services, { host: "127.0.0.1", port: 0, token: TOKEN });
     try {
@@ -222,8 +228,10 @@ describe("the Origin check", () => {
       expect(viaCookie.status).toBe(403);
       expect(viaCookie.text).toBe("dvault: bull-board changes queues only from the dashboard's own pages or with Authorization: Bearer <DVAULT_HTTP_TOKEN>\n");
       expect(await admin.queue("digest").isPaused()).toBe(false);
-      expect((await send(guarded.port, "/queues/api/queues/digest/pause", { method: "PUT", headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
-      expect(await admin.queue("digest").isPaused()).toBe(true);
+      const withToken = await send(guarded.port, "/queues/api/queues/digest/pause", { method: "PUT", headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(withToken.status).toBe(405);
+      expect(withToken.text).toContain("QUEUE_READ_ONLY");
+      expect(await admin.queue("digest").isPaused()).toBe(false);
     } finally {
       await admin.resume("digest");
       await guarded.close();

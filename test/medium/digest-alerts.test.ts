@@ -22,6 +22,7 @@ import { createDigestFixture, workerConnections, type DigestFixture } from "../h
 import { startTestSmtp, type TestSmtp } from "../helpers/digest-mail.ts";
 import { storeOwnerGrant } from "../helpers/owner-grant.ts";
 import { createSyncHarness, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type SyncHarness } from "../helpers/sync-harness.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -35,7 +36,7 @@ describe("an account forced into needs_reauth", () => {
   let h: SyncHarness;
   let smtp: TestSmtp;
   let services: Services;
-  let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
+  let producer: Producer;
   let host: WorkerHost<WorkerContext>;
   let connections: ReturnType<typeof workerConnections>;
 
@@ -117,7 +118,7 @@ describe("an account forced into needs_reauth", () => {
     expect(spent.status).toBe(200);
     h.sim.clock.advance(2 * HOUR);
 
-    const queue = producer.queue("sync");
+    const queue = queueOf(producer, "sync");
     const jobs = await Promise.all(
       (["messages", "notes", "profile", "watch_feed", "collections", "gallery"] as const).map((source) =>
         queue.add(syncSourceDefinition.name, { accountId: h.account.id, source, key: "" }, { jobId: `t-${source}`, attempts: 1 }),
@@ -129,8 +130,8 @@ describe("an account forced into needs_reauth", () => {
 
     // Several evaluators at once (workers, the CLI), and the alerts job itself.
     await Promise.all([evaluate(), evaluate(), evaluate()]);
-    await producer.queue("maintenance").add(ALERTS_JOB, {}, { jobId: "t-alerts-1" });
-    await until("the alerts job", async () => (await producer.queue("maintenance").getJob("t-alerts-1"))?.finishedOn !== undefined);
+    await queueOf(producer, "maintenance").add(ALERTS_JOB, {}, { jobId: "t-alerts-1" });
+    await until("the alerts job", async () => (await queueOf(producer, "maintenance").getJob("t-alerts-1"))?.finishedOn !== undefined);
     await evaluate();
 
     expect(smtp.received).toHaveLength(1);

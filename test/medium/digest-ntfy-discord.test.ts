@@ -12,6 +12,7 @@ import { createLogger } from "../../src/log.ts";
 import { scrubString } from "../../src/redact.ts";
 import { discordProblems, startDiscordStandIn, startNtfyStandIn, type Received, type StandIn } from "../helpers/channel-stand-ins.ts";
 import { createDigestFixture, digestWorker, type DigestFixture } from "../helpers/digest-fixture.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 const log = createLogger({ level: "silent" });
 const POLL = { timeout: 20_000, interval: 50 };
@@ -109,7 +110,7 @@ describe("digests and alerts over ntfy and Discord", () => {
       const jobs = await Promise.all(
         workers.flatMap((w) =>
           (["ntfy", "discord"] as const).map((channel) =>
-            w.producer.queue("digest").add(DIGEST_JOB, payload(channel), {
+            queueOf(w.producer, "digest").add(DIGEST_JOB, payload(channel), {
               ...w.producer.optionsFor(DIGEST_JOB, payload(channel)),
               backoff: { type: "fixed", delay: 100 },
             }),
@@ -121,7 +122,7 @@ describe("digests and alerts over ntfy and Discord", () => {
         (["ntfy", "discord"] as const).map((channel) => runDigest(payload(channel, "manual"), { services: f.services, attempt: 1, maxAttempts: 6 })),
       );
       for (const m of manual) if (m.status === "rejected") expect(m.reason).toBeInstanceOf(DigestBusyError);
-      const states = () => Promise.all(jobs.map(async (j) => (await workers[0]?.producer.queue("digest").getJob(j.id ?? ""))?.getState()));
+      const states = () => Promise.all(jobs.map(async (j) => (await (workers[0] && queueOf(workers[0].producer, "digest"))?.getJob(j.id ?? ""))?.getState()));
       await expect.poll(states, { ...POLL, message: "every digest job to finish" }).toEqual(jobs.map(() => "completed"));
     } finally {
       await Promise.all(workers.map((w) => w.close()));
@@ -168,7 +169,7 @@ describe("digests and alerts over ntfy and Discord", () => {
         body: { message: "You are being rate limited.", retry_after: 42.5, global: false },
         headers: { "retry-after": "43" },
       });
-      const queue = worker.producer.queue("digest");
+      const queue = queueOf(worker.producer, "digest");
       const job = await queue.add(DIGEST_JOB, payload("discord"), worker.producer.optionsFor(DIGEST_JOB, payload("discord")));
       worker.host.start();
       await expect.poll(() => job.getState(), { ...POLL, message: "the job to wait in delayed" }).toBe("delayed");

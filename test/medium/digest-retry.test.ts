@@ -14,6 +14,7 @@ import { runDigest, type DigestJobPayload } from "../../src/digest/run-digest.ts
 import type { Deliverer } from "../../src/digest/types.ts";
 import { createDigestFixture, digestWorker, type DigestFixture } from "../helpers/digest-fixture.ts";
 import { startTestSmtp, type TestSmtp } from "../helpers/digest-mail.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 const DAY = 86_400_000;
 
@@ -53,7 +54,7 @@ describe("digest delivery: retries and the window", () => {
       const payload: DigestJobPayload = { channel: "smtp", tick: tick.toISOString(), trigger: "cron" };
       // The catalogue's options (attempts, job id), with a short backoff so the test need not wait a minute.
       const options = { ...producer.optionsFor(DIGEST_JOB, payload), backoff: { type: "fixed" as const, delay: 1500 } };
-      const job = await producer.queue("digest").add(DIGEST_JOB, payload, options);
+      const job = await queueOf(producer, "digest").add(DIGEST_JOB, payload, options);
       host.start();
 
       // The refused attempt is recorded and the window has not moved.
@@ -72,7 +73,7 @@ describe("digest delivery: retries and the window", () => {
       expect(sent).toMatchObject({ attempts: 2, lastError: null, messageId: mail?.messageId });
       expect(mail?.subject).toContain("3 faves");
       expect(await repo.lastWindowEnd("smtp")).toEqual(tick);
-      const finished = await producer.queue("digest").getJob(job.id ?? "");
+      const finished = await queueOf(producer, "digest").getJob(job.id ?? "");
       expect(finished?.attemptsMade).toBe(2);
       expect(await finished?.getState()).toBe("completed");
     } finally {

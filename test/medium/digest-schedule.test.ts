@@ -14,6 +14,7 @@ import { Producer } from "../../src/queue/producer.ts";
 import { createDigestFixture, type DigestFixture } from "../helpers/digest-fixture.ts";
 import { startTestSmtp, type TestSmtp } from "../helpers/digest-mail.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 const log = createLogger({ level: "silent" });
 
@@ -88,9 +89,8 @@ describe("the digest cron", () => {
     expect(rows[0]).toMatchObject({ status: "sent", attempts: 1, trigger: "cron" });
     expect(rows[0]?.windowStart.toISOString()).toBe("2026-11-02T07:00:00.000Z");
     expect(rows[0]?.windowEnd.toISOString()).toBe(tick);
-    const jobs = await new Producer([...JOB_DEFINITIONS], f.services.redis, f.services.config.redisPrefix)
-      .queue("digest")
-      .getJobs(["completed", "failed", "waiting", "delayed", "active"]);
+    const producer = new Producer([...JOB_DEFINITIONS], f.services.redis, f.services.config.redisPrefix);
+    const jobs = await queueOf(producer, "digest").getJobs(["completed", "failed", "waiting", "delayed", "active"]);
     expect(jobs.map((j) => j.id)).toEqual([`digest-smtp-${Date.parse(tick)}`]);
   }, 60_000);
 
@@ -122,7 +122,7 @@ describe("the digest cron", () => {
       const second = scheduler("2026-11-06T09:31:00Z");
       await second.catchUp();
       await second.stop();
-      const waiting = await producer.queue("digest").getJobs(["waiting", "delayed", "prioritized"]);
+      const waiting = await queueOf(producer, "digest").getJobs(["waiting", "delayed", "prioritized"]);
       expect(waiting.map((j) => j.id)).toEqual([`digest-smtp-${Date.parse("2026-11-06T07:00:00Z")}`]);
       expect(new Set(enqueued).size).toBe(1);
 

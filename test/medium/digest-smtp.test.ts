@@ -38,7 +38,7 @@ describe("digest over SMTP", () => {
   let h: SyncHarness;
   let smtp: TestSmtp;
   let services: Services;
-  let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
+  let producer: Producer;
   let host: WorkerHost<WorkerContext>;
   let archiveDir: string;
   let mail: ReceivedMail;

@@ -15,6 +15,7 @@ import { DEFAULT_START_TIME } from "../../src/simulator/server.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { startHarnessWorker } from "../helpers/harness-worker.ts";
 import { createDownloadHarness, parkOriginalsOf, type DownloadHarness } from "../helpers/download-harness.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 const MB = 1024 * 1024;
 const DATASET: DatasetOptions = { deviations: 10, galleryFolders: 1, collectionFolders: 1, favourites: 0, trackedUsers: 0 };
@@ -128,11 +129,11 @@ describe.skipIf(!mounted)("DiskGuard", () => {
     const producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
     const worker = await startHarnessWorker(h);
     try {
-      const queue = producer.queue("downloads");
+      const queue = queueOf(producer, "downloads");
       await waitFor(async () => (await queue.isPaused()) && (await h.redis.redis.exists(pausedKey())) === 1);
       expect(count(/^downloads paused/)).toBe(pausedBefore + 1);
       await fs.rm(filler);
-      await producer.queue("maintenance").add("downloads.enqueue", { scope: "all" });
+      await queueOf(producer, "maintenance").add("downloads.enqueue", { scope: "all" });
       await waitFor(async () => !(await queue.isPaused()));
       expect(count(/^downloads resumed/)).toBe(resumedBefore + 1);
       await waitFor(

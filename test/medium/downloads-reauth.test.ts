@@ -12,6 +12,7 @@ import { createDownloadHarness, type DownloadHarness } from "../helpers/download
 import { runDvault } from "../helpers/dvault-cli.ts";
 import { storeOwnerGrant } from "../helpers/owner-grant.ts";
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET } from "../helpers/sync-harness.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 let h: DownloadHarness;
 
@@ -110,7 +111,7 @@ describe("downloads of an account that must log in again", () => {
       const worker = await startHarnessWorker(h);
       try {
         await expect.poll(async () => (await rows()).filter((r) => r.queued_at !== null), { timeout: 30_000, interval: 100 }).toEqual([]);
-        const queue = producer.queue("downloads");
+        const queue = queueOf(producer, "downloads");
         expect(await queue.getJobCounts("failed", "delayed", "wait", "active")).toEqual({ failed: 0, delayed: 0, wait: 0, active: 0 });
       } finally {
         await worker.stop("test done");

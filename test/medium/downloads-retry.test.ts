@@ -2,16 +2,18 @@
 // failed with a next attempt that grows with each failure in a row (15 min, 1 h, 4 h, 12 h, then a day),
 // due on the injectable clock and not before; a permanent refusal (the CDN has no such file) stays
 // failed with no next attempt; `dvault status` shows how many wait for a retry and when the next is.
-import { UnrecoverableError, Worker } from "bullmq";
+import { type Queue, UnrecoverableError, Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { formatStatus } from "../../src/cli/status.ts";
+import { downloadDepsFor } from "../../src/downloads/deps.ts";
 import { downloadJobId } from "../../src/downloads/download-job.ts";
 import { RETRY_DELAYS_MS } from "../../src/downloads/retry.ts";
 import { retryDownloadNow } from "../../src/downloads/retry-now.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { createRedis } from "../../src/queue/redis.ts";
 import { overviewPage } from "../../src/http/pages/overview.ts";
+import { startDashboard } from "../../src/http/server.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
 import { DEFAULT_START_TIME, type CdnHook } from "../../src/simulator/server.ts";
@@ -56,6 +58,21 @@ async function row(id: string) {
 }
 
 const now = () => h.sim.clock.now().getTime();
+
+/** Adds the file's download.file job and has a worker refuse it for good (a 404 from the CDN): failed, one attempt made. */
+async function failForGood(downloads: Queue, payload: { deviationid: string; kind: "original" }): Promise<void> {
+  const jobId = downloadJobId(payload);
+  await downloads.add("download.file", payload, { jobId, attempts: 5 });
+  const failing = new Worker("downloads", async () => Promise.reject(new UnrecoverableError("HTTP 404 from the CDN")), {
+    connection: createRedis(h.redis.url, "worker"),
+    prefix: h.services.config.redisPrefix,
+  });
+  try {
+    await expect.poll(() => downloads.getJobState(jobId), { timeout: 10_000 }).toBe("failed");
+  } finally {
+    await failing.close();
+  }
+}
 
 describe("a failed download", () => {
   it("is retried after its backoff, and not before", async () => {
@@ -167,16 +184,10 @@ describe("a failed download", () => {
     const jobId = downloadJobId(payload);
     const admin = new QueueAdmin(redis, config.redisPrefix);
     const downloads = admin.queue("downloads");
-    await downloads.add("download.file", payload, { jobId, attempts: 5 });
-    const failing = new Worker("downloads", async () => Promise.reject(new UnrecoverableError("HTTP 404 from the CDN")), {
-      connection: createRedis(h.redis.url, "worker"),
-      prefix: config.redisPrefix,
-    });
     const producer = new Producer([...JOB_DEFINITIONS], redis, config.redisPrefix);
     const throughTable = new QueueAdmin(redis, config.redisPrefix, (data) => retryDownloadNow(h.services, producer, data));
     try {
-      await expect.poll(() => downloads.getJobState(jobId), { timeout: 10_000 }).toBe("failed");
-      await failing.close();
+      await failForGood(downloads, payload);
       // Without the table's hook a download job is not retried in place (that would ignore the row's schedule).
       expect((await admin.retry(jobId, "downloads")).skipped[0]?.reason).toMatch(/through its row in the downloads table/);
       expect(await downloads.getJobState(jobId)).toBe("failed");
@@ -193,9 +204,82 @@ describe("a failed download", () => {
       // Asking again finds nothing failed.
       expect((await throughTable.retry(jobId, "downloads")).retried).toEqual([]);
     } finally {
-      await failing.close();
       await downloads.remove(jobId).catch(() => undefined);
       await throughTable.close();
+      await producer.close();
+      await admin.close();
+    }
+  });
+
+  it("on the dashboard: bull-board's Retry is refused and leaves the job as it was; the /jobs page retries through the table", async () => {
+    const id = ids[2]!;
+    const { redis, config } = h.services;
+    const payload = { deviationid: id, kind: "original" as const };
+    const jobId = downloadJobId(payload);
+    const admin = new QueueAdmin(redis, config.redisPrefix);
+    const downloads = admin.queue("downloads");
+    await downloads.remove(jobId).catch(() => undefined);
+    // The row failed for good, and its download.file job sits failed in the downloads queue, one attempt made.
+    await downloadDepsFor(h.services).repo.recordDownloadFailure({
+      ...payload,
+      error: "HTTP 404 from the CDN",
+      final: true,
+      permanent: true,
+      retryDelaysMs: RETRY_DELAYS_MS,
+      at: new Date(now()),
+    });
+    const producer = new Producer([...JOB_DEFINITIONS], redis, config.redisPrefix);
+    // As the worker starts its dashboard (src/worker.ts): a download's retry goes through the table.
+    const dash = await startDashboard({ ...h.services, retryDownload: (data) => retryDownloadNow(h.services, producer, data) }, { host: "127.0.0.1", port: 0 });
+    try {
+      await failForGood(downloads, payload);
+      const before = await downloads.getJob(jobId);
+      expect(before?.attemptsMade).toBe(1);
+
+      // bull-board's own Retry (one job, and every failed job) from the dashboard's own page: read-only, refused.
+      const sameOrigin = { origin: dash.url, "sec-fetch-site": "same-origin" };
+      for (const target of [`/queues/api/queues/downloads/${jobId}/retry`, "/queues/api/queues/downloads/retry/failed"]) {
+        for (const method of ["PUT", "POST"]) {
+          const res = await fetch(dash.url + target, { method, headers: sameOrigin });
+          expect(res.status, `${method} ${target}`).not.toBe(200);
+          expect(res.status, `${method} ${target}`).toBeGreaterThanOrEqual(400);
+        }
+        expect((await fetch(dash.url + target, { method: "PUT", headers: sameOrigin })).status).toBe(405);
+      }
+      expect(await downloads.getJobState(jobId)).toBe("failed");
+      const after = await downloads.getJob(jobId);
+      expect(after?.attemptsMade).toBe(before?.attemptsMade);
+      expect(after?.failedReason).toBe(before?.failedReason);
+      expect(await row(id)).toMatchObject({ status: "failed", next_attempt_at: null });
+      // Its page lists the queues with no Retry offered: every queue says it is read-only.
+      const listed = (await (await fetch(`${dash.url}/queues/api/queues`)).json()) as {
+        queues: Array<{ name: string; readOnlyMode: boolean; allowRetries: boolean }>;
+      };
+      expect(listed.queues.length).toBeGreaterThan(0);
+      for (const q of listed.queues) expect(q, q.name).toMatchObject({ readOnlyMode: true, allowRetries: false });
+
+      // The dashboard's own Retry (the /jobs page's form) makes the row due now with a fresh failure count.
+      const page = await fetch(`${dash.url}/jobs?queue=downloads`);
+      const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]!;
+      const retried = await fetch(`${dash.url}/jobs/retry`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie, ...sameOrigin },
+        body: new URLSearchParams({ id: jobId, queue: "downloads", _csrf: csrf }).toString(),
+      });
+      expect(retried.status).toBe(303);
+      expect(new URLSearchParams((retried.headers.get("location") ?? "").split("?")[1]).get("done")).toBe(`Retried downloads/${jobId}.`);
+      const r = await h.pool.query<{ status: string; failures: number; queued_at: Date | null }>(
+        "SELECT status::text AS status, failures, queued_at FROM downloads WHERE deviationid = $1 AND kind = 'original'",
+        [id],
+      );
+      expect(r.rows[0]).toMatchObject({ status: "queued", failures: 0, queued_at: expect.any(Date) });
+      expect(["waiting", "prioritized"]).toContain(await downloads.getJobState(jobId));
+      expect((await downloads.getJob(jobId))?.attemptsMade).toBe(0);
+    } finally {
+      await downloads.remove(jobId).catch(() => undefined);
+      await dash.close();
       await producer.close();
       await admin.close();
     }

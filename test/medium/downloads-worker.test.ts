@@ -13,10 +13,11 @@ import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import type { RunningWorker } from "../../src/worker.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { startHarnessWorker } from "../helpers/harness-worker.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 let h: DownloadHarness;
 let worker: RunningWorker | undefined;
-let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
+let producer: Producer;
 let originals: string[];
 
 async function start(): Promise<RunningWorker> {
@@ -58,7 +59,7 @@ describe("downloads worker", () => {
     worker = await start();
     const n = originals.length;
     await expect.poll(statuses, POLL).toMatchObject({ done: 2, degraded: n - 2 });
-    const queue = producer.queue("downloads");
+    const queue = queueOf(producer, "downloads");
     const jobCounts = () => queue.getJobCounts("delayed", "failed", "completed", "active", "wait", "prioritized");
     await expect.poll(async () => (await jobCounts()).delayed, POLL).toBe(n - 2);
     const counts = await jobCounts();
@@ -91,7 +92,7 @@ describe("downloads worker", () => {
     await expect.poll(statuses, POLL).toMatchObject({ done: 4 });
     const { rows } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM download_history WHERE change = 'upgraded'");
     expect(rows[0]?.n).toBe(2);
-    await expect.poll(async () => (await producer.queue("downloads").getJobCounts("delayed")).delayed, POLL).toBe(originals.length - 4);
+    await expect.poll(async () => (await queueOf(producer, "downloads").getJobCounts("delayed")).delayed, POLL).toBe(originals.length - 4);
     expect(h.sim.quotaUsed(h.sim.truth.ownerId)).toBe(2);
 
     // Step 3: a lost queue is rebuilt from the table when the worker starts.
@@ -99,7 +100,7 @@ describe("downloads worker", () => {
     worker = undefined;
     // Redis loses everything of the downloads queue; the table says one degraded row is in the queue
     // (claimed for its upgrade), the others wait for a far window.
-    await producer.queue("downloads").obliterate({ force: true });
+    await queueOf(producer, "downloads").obliterate({ force: true });
     await h.pool.query("UPDATE downloads SET next_attempt_at = '2030-01-01' WHERE status = 'degraded'");
     const { rows: claimed } = await h.pool.query<{ deviationid: string }>(
       "UPDATE downloads SET queued_at = $1, next_attempt_at = NULL WHERE id IN (SELECT id FROM downloads WHERE kind = 'original' AND status = 'degraded' ORDER BY id LIMIT 1) RETURNING deviationid",

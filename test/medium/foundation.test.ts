@@ -2,12 +2,16 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Queue, QueueEvents, Worker } from "bullmq";
+import { Queue, QueueEvents } from "bullmq";
+import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectPg } from "../../src/db/connect.ts";
 import { migrate, migrationsUpToDate } from "../../src/db/migrate.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
-import { safeProcessor } from "../../src/queue/safe-processor.ts";
+import { checkCatalogue, defineJob, type JobContext } from "../../src/queue/job-definition.ts";
+import { createRedis } from "../../src/queue/redis.ts";
+import { WorkerHost } from "../../src/queue/worker-host.ts";
+import { createLogger } from "../../src/log.ts";
 import { loadSecretKey } from "../../src/secret-key.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
@@ -160,7 +164,7 @@ describe("dvault worker", () => {
   });
 });
 
-describe(safeProcessor.name, () => {
+describe("the worker host's failures", () => {
   let redis: TestRedis;
   beforeAll(async () => {
     redis = await createTestRedis();
@@ -172,18 +176,23 @@ describe(safeProcessor.name, () => {
   it("stores a failure reason in Redis without the secrets the error carried", async () => {
     const token = "at-redis-leak-check-0123456789abcdef";
     const connection = { url: TEST_REDIS_URL };
-    const queue = new Queue("leak", { connection, prefix: redis.prefix });
-    const events = new QueueEvents("leak", { connection, prefix: redis.prefix });
-    const worker = new Worker(
-      "leak",
-      safeProcessor(async () => {
-        throw new Error(`GET https://www.deviantart.com/api/v1/oauth2/placebo?access_token=${token} failed with Authorization: Bearer ${token}`);
-      }),
-      { connection: { url: TEST_REDIS_URL, maxRetriesPerRequest: null }, prefix: redis.prefix },
-    );
+    const queue = new Queue("maintenance", { connection, prefix: redis.prefix });
+    const events = new QueueEvents("maintenance", { connection, prefix: redis.prefix });
+    const leak = defineJob({ name: "test.leak", queue: "maintenance", payload: z.object({ accountId: z.number() }), attempts: 1, backoffMs: 10 }, async () => {
+      throw new Error(`GET https://www.deviantart.com/api/v1/oauth2/placebo?access_token=${token} failed with Authorization: Bearer ${token}`);
+    });
+    const worker = new WorkerHost<JobContext>({
+      entries: checkCatalogue([leak]),
+      connection: () => createRedis(TEST_REDIS_URL, "worker"),
+      prefix: redis.prefix,
+      log: createLogger({ level: "silent" }),
+      queues: ["maintenance"],
+      makeContext: (base) => base,
+    });
+    worker.start();
     try {
       await events.waitUntilReady();
-      const job = await queue.add("x", { accountId: 1 }, { attempts: 1 });
+      const job = await queue.add("test.leak", { accountId: 1 }, { attempts: 1 });
       await expect(job.waitUntilFinished(events, 10_000)).rejects.toThrow(/placebo/);
       const keys = await redis.redis.keys(`${redis.prefix}:*`);
       expect(keys.length).toBeGreaterThan(0);

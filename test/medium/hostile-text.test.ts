@@ -11,7 +11,7 @@ import { linksDirtyKey } from "../../src/downloads/after-store.ts";
 import { inertTextsStep, makeStoredTextsInert } from "../../src/downloads/inert-texts.ts";
 import { isInertPage } from "../../src/text/inert-html.ts";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
-import { runJobsHere } from "../../src/cli/run-jobs-here.ts";
+import { runHere } from "../../jobs/run-here.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import type { DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
@@ -93,7 +93,9 @@ describe("stored text pages made inert once", () => {
     // The maintenance job itself, through the worker's catalogue (as a maintenance host runs it every two minutes).
     const producer = new Producer([...JOB_DEFINITIONS], h.services.redis, h.services.config.redisPrefix);
     try {
-      const [outcome] = await runJobsHere(h.services, h.log, producer, "maintenance", [{ name: "downloads.enqueue", payload: { scope: "all" } }]);
+      const [outcome] = await runHere({ services: h.services, log: h.log, producer, queue: "maintenance" }, [
+        { name: "downloads.enqueue", payload: { scope: "all" } },
+      ]);
       expect(outcome).toMatchObject({ state: "completed", value: { texts: { rewritten: 1, more: false, skipped: 1 } } });
     } finally {
       await producer.close();

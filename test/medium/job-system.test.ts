@@ -11,10 +11,13 @@ import { runNow, type RunNowOptions } from "../../src/queue/run-now.ts";
 import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 const log = createLogger({ level: "silent" });
 const Payload = z.object({ accountId: z.number(), mode: z.string() });
 type P = z.infer<typeof Payload>;
+/** The probe's payload map: its Producer and runs are typed by it, as the worker's are by the job contract. */
+type ProbeJobs = { "test.probe": P };
 
 let calls: P[] = [];
 /** The attempt and the attempts each call of the probe was told. */
@@ -60,13 +63,13 @@ describe(checkCatalogue.name, () => {
 
 describe(WorkerHost.name, () => {
   let redis: TestRedis;
-  let producer: Producer<typeof probe.definition>;
+  let producer: Producer<ProbeJobs>;
   let host: WorkerHost<JobContext> | undefined;
   let events: QueueEvents;
 
   beforeAll(async () => {
     redis = await createTestRedis();
-    producer = new Producer([probe.definition], redis.redis, redis.prefix);
+    producer = new Producer<ProbeJobs>([probe.definition], redis.redis, redis.prefix);
     events = new QueueEvents("maintenance", { connection: { url: TEST_REDIS_URL }, prefix: redis.prefix });
     await events.waitUntilReady();
   });
@@ -75,7 +78,7 @@ describe(WorkerHost.name, () => {
     host = undefined;
     calls = [];
     tries = [];
-    await producer.queue("maintenance").obliterate({ force: true });
+    await queueOf(producer, "maintenance").obliterate({ force: true });
   });
   afterAll(async () => {
     await events.close();
@@ -97,7 +100,7 @@ describe(WorkerHost.name, () => {
 
   async function settle(job: Job) {
     await job.waitUntilFinished(events, 10_000).catch(() => undefined);
-    return (await producer.queue("maintenance").getJob(job.id!))!;
+    return (await queueOf(producer, "maintenance").getJob(job.id!))!;
   }
 
   it("dedupes by the definition's job id and applies retention", async () => {
@@ -105,7 +108,7 @@ describe(WorkerHost.name, () => {
     const b = await producer.enqueue("test.probe", { accountId: 1, mode: "ok" });
     expect(a.id).toBe("probe-1-ok");
     expect(b.id).toBe(a.id);
-    expect(await producer.queue("maintenance").getJobCounts("waiting")).toEqual({ waiting: 1 });
+    expect(await queueOf(producer, "maintenance").getJobCounts("waiting")).toEqual({ waiting: 1 });
     expect(a.opts.removeOnComplete).toEqual({ age: 3 * 24 * 3600, count: 1000 });
     expect(a.opts.attempts).toBe(3);
     startHost();
@@ -117,7 +120,7 @@ describe(WorkerHost.name, () => {
     startHost();
     const job = await producer.enqueue("test.probe", { accountId: 2, mode: "throttled" });
     await new Promise<void>((resolve) => events.once("delayed", () => resolve()));
-    const state = await producer.queue("maintenance").getJob(job.id!);
+    const state = await queueOf(producer, "maintenance").getJob(job.id!);
     expect(await state!.getState()).toBe("delayed");
     expect(state!.attemptsMade).toBe(0);
     expect(state!.delay).toBeGreaterThan(50_000);
@@ -163,7 +166,7 @@ describe(WorkerHost.name, () => {
     await expect.poll(() => calls.length, { timeout: 5000 }).toBe(1);
     await host!.close();
     host = undefined;
-    const after = await producer.queue("maintenance").getJob(job.id!);
+    const after = await queueOf(producer, "maintenance").getJob(job.id!);
     expect(["delayed", "waiting"]).toContain(await after!.getState());
     expect(after!.attemptsMade).toBe(0);
     startHost();
@@ -187,7 +190,7 @@ describe(runNow.name, () => {
     await redis.cleanup();
   });
 
-  const options = (extra: Partial<RunNowOptions<JobContext>>): RunNowOptions<JobContext> => ({
+  const options = (extra: Partial<RunNowOptions<JobContext, ProbeJobs>>): RunNowOptions<JobContext, ProbeJobs> => ({
     entries: checkCatalogue([probe]),
     definitions: [probe.definition],
     redis: redis.redis,
@@ -200,17 +203,17 @@ describe(runNow.name, () => {
     ...extra,
   });
 
-  it("hands a failed attempt over by default, and retries it in this process with retryHere", async () => {
+  it("hands a failed attempt over by default, and retries it in this process with a retry policy of here", async () => {
     const handedOver: unknown[] = [];
-    const job = { name: "test.probe", payload: { accountId: 10, mode: "transient" } };
+    const job = { name: "test.probe" as const, payload: { accountId: 10, mode: "transient" } };
     // A backoff long enough that the attempt cannot run again before the hand-over is seen.
     const slowRetry = [{ ...probe.definition, backoffMs: 60_000 }];
-    const [handed] = await runNow(options({ definitions: slowRetry, handOver: async (j) => handedOver.push(j.payload) }), [job]);
+    const [handed] = await runNow<JobContext, ProbeJobs>(options({ definitions: slowRetry, handOver: async (j) => handedOver.push(j.payload) }), [job]);
     expect(handed).toMatchObject({ state: "retrying" });
     expect(handedOver).toEqual([job.payload]);
     expect(tries).toEqual([{ attempt: 1, attempts: 3 }]);
     tries = [];
-    const [here] = await runNow(options({ retryHere: true }), [job]);
+    const [here] = await runNow<JobContext, ProbeJobs>(options({ retry: { in: "here" } }), [job]);
     expect(here).toMatchObject({ state: "failed", reason: expect.stringContaining("socket hang up") });
     expect(tries).toEqual([1, 2, 3].map((attempt) => ({ attempt, attempts: 3 })));
   });
@@ -218,8 +221,8 @@ describe(runNow.name, () => {
   it("counts a delayed job as finished for this run when settled says so, and waits for it otherwise", async () => {
     const asked: number[] = [];
     const jobs = [
-      { name: "test.probe", payload: { accountId: 11, mode: "throttled" } },
-      { name: "test.probe", payload: { accountId: 12, mode: "ok" } },
+      { name: "test.probe" as const, payload: { accountId: 11, mode: "throttled" } },
+      { name: "test.probe" as const, payload: { accountId: 12, mode: "ok" } },
     ];
     const outcomes = await runNow(
       options({
@@ -236,17 +239,20 @@ describe(runNow.name, () => {
     // Not settled: still waiting when the run is stopped.
     const stop = new AbortController();
     setTimeout(() => stop.abort(), 500);
-    const [waited] = await runNow(options({ settled: () => false, signal: stop.signal }), [jobs[0]!]);
+    const [waited] = await runNow<JobContext, ProbeJobs>(options({ settled: () => false, signal: stop.signal }), [jobs[0]!]);
     expect(waited).toMatchObject({ state: "interrupted" });
   });
 
   it("asks Redis about the running jobs and the head of the backlog, not every waiting job every round", async () => {
     const reads = vi.spyOn(Queue.prototype, "getJobState");
     try {
-      const backlog = Array.from({ length: 40 }, (_, i) => ({ name: "test.probe", payload: { accountId: 100 + i, mode: "ok" } }));
+      const backlog = Array.from({ length: 40 }, (_, i) => ({ name: "test.probe" as const, payload: { accountId: 100 + i, mode: "ok" } }));
       // The slow job holds the one worker slot for a while, so the whole backlog waits behind it.
       const release = setTimeout(() => releaseSlowJob?.(), 600);
-      const outcomes = await runNow(options({}), [{ name: "test.probe", payload: { accountId: 99, mode: "slow" } }, ...backlog]);
+      const outcomes = await runNow<JobContext, ProbeJobs>(options({}), [
+        { name: "test.probe" as const, payload: { accountId: 99, mode: "slow" } },
+        ...backlog,
+      ]);
       clearTimeout(release);
       expect(outcomes.map((o) => o.state)).toEqual(Array(41).fill("completed"));
       // Asking about all 41 every 20 ms round would take hundreds of reads while the slow job runs.

@@ -8,9 +8,10 @@ import { Producer } from "../../src/queue/producer.ts";
 import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 let h: DownloadHarness;
-let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
+let producer: Producer;
 
 beforeAll(async () => {
   h = await createDownloadHarness({
@@ -44,7 +45,7 @@ describe("sync.source job", () => {
     const originals = downloadableOwnerDeviations(h.sim.truth).map((d) => d.deviationid);
     expect(originals.length).toBeGreaterThan(0);
     expect(result).toMatchObject({ status: "done", downloadsQueued: expect.any(Number) });
-    const queued = (await producer.queue("downloads").getJobs(["prioritized", "waiting"], 0, -1)).map((j) => String(j.data.deviationid));
+    const queued = (await queueOf(producer, "downloads").getJobs(["prioritized", "waiting"], 0, -1)).map((j) => String(j.data.deviationid));
     expect(queued).toEqual(expect.arrayContaining(originals));
     expect(result.downloadsQueued).toBe(queued.length);
     const { rows } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE status = 'wanted'");
@@ -52,10 +53,10 @@ describe("sync.source job", () => {
   });
 
   it("leaves the queue alone after a run that found nothing new", async () => {
-    await producer.queue("downloads").obliterate({ force: true });
+    await queueOf(producer, "downloads").obliterate({ force: true });
     const result = await syncSourceHandler({ accountId: h.account.id, source: "gallery", key: "" }, context());
     expect(result).toMatchObject({ status: "done", new: 0, changed: 0 });
     expect(result.downloadsQueued).toBeUndefined();
-    expect(await producer.queue("downloads").count()).toBe(0);
+    expect(await queueOf(producer, "downloads").count()).toBe(0);
   });
 });

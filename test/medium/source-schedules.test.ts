@@ -21,9 +21,10 @@ import { reconcileSchedules } from "../../src/sync/schedules.ts";
 import type { SourceName } from "../../src/sync/source.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 let h: SyncHarness;
-let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
+let producer: Producer;
 
 const sourcesOf = (...names: SourceName[]) => new Map(SOURCES.filter((s) => names.includes(s.name)).map((s) => [s.name, s]));
 const schedulesOf = (env: Record<string, string>) => loadConfig({ HOME: "/nonexistent-home", ...env }).schedules;
@@ -36,7 +37,7 @@ beforeAll(async () => {
 afterEach(async () => {
   vi.useRealTimers();
   // Schedulers, jobs and dedupe keys alike: each test starts from an empty sync queue.
-  await producer.queue("sync").obliterate({ force: true });
+  await queueOf(producer, "sync").obliterate({ force: true });
 });
 
 afterAll(async () => {
@@ -45,7 +46,7 @@ afterAll(async () => {
 });
 
 async function schedulers() {
-  const list = await producer.queue("sync").getJobSchedulers(0, -1);
+  const list = await queueOf(producer, "sync").getJobSchedulers(0, -1);
   return new Map(list.map((s) => [String(s.template?.data?.source ?? s.key), s]));
 }
 
@@ -81,7 +82,7 @@ describe("the sources' schedules from the settings", () => {
     await new SyncStateRepository(h.pool).saveSourceState({ accountId: h.account.id, source: "profile" }, { lastRunAt: new Date() });
     const schedules = schedulesOf({ DVAULT_SCHEDULE_COMMENTS: "0 3 * * *", DVAULT_SCHEDULE_PROFILE: "0 3 * * *" });
     const sources = sourcesOf("comments", "profile");
-    const now = async () => (await producer.queue("sync").getJobs(["waiting", "prioritized", "active"])).map((j) => j.data.source);
+    const now = async () => (await queueOf(producer, "sync").getJobs(["waiting", "prioritized", "active"])).map((j) => j.data.source);
     await reconcileSchedules({ services: h.services, producer, sources, schedules });
     expect(await now()).toEqual(["comments"]);
     // The next reconcile (every 5 minutes) folds into the run already waiting.
@@ -94,7 +95,7 @@ describe("the sources' schedules from the settings", () => {
     const before = schedulesOf({ DVAULT_SCHEDULE_GALLERY: "6h", DVAULT_SCHEDULE_NOTES: "10min" });
     expect(await reconcileSchedules({ services: h.services, producer, sources, schedules: before })).toMatchObject({ scheduled: 3, changed: 3 });
     const first = await schedulers();
-    const delayedIds = async () => (await producer.queue("sync").getDelayed()).map((j) => j.id).sort();
+    const delayedIds = async () => (await queueOf(producer, "sync").getDelayed()).map((j) => j.id).sort();
     const jobsBefore = await delayedIds();
 
     const after = schedulesOf({

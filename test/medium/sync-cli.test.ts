@@ -14,9 +14,10 @@ import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { collectRun, runDvault } from "../helpers/dvault-cli.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 let h: DownloadHarness;
-let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
+let producer: Producer;
 let host: WorkerHost<WorkerContext>;
 let syncQueue: Queue;
 
@@ -26,7 +27,7 @@ beforeAll(async () => {
     sim: { dataset: { deviations: 6, galleryFolders: 1, collectionFolders: 1, favourites: 2, trackedUsers: 0 }, startTime: new Date() },
   });
   producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
-  syncQueue = producer.queue("sync");
+  syncQueue = queueOf(producer, "sync");
   const sources = new Map(SOURCES.map((s) => [s.name, s]));
   // The worker's processing code (src/worker.ts builds the same host) without its schedulers, whose first runs
   // would add runs nobody asked for.

@@ -12,9 +12,10 @@ import { DEFAULT_EVERY_MS } from "../../src/sync/source.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 let h: DownloadHarness;
-let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
+let producer: Producer;
 
 beforeAll(async () => {
   // One tracked artist with a small gallery; the owner's own sources are not run here.
@@ -55,7 +56,7 @@ async function reconcile(): Promise<Map<string, number>> {
     everyMs: {},
   };
   expect(await reconcileSchedulesHandler({}, ctx)).toMatchObject({ status: "done" });
-  const schedulers = await producer.queue("sync").getJobSchedulers(0, -1);
+  const schedulers = await queueOf(producer, "sync").getJobSchedulers(0, -1);
   return new Map(schedulers.map((s) => [s.key, Number(s.every)]));
 }
 

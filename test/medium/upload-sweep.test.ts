@@ -24,7 +24,7 @@ let s3: S3TestServer;
 let m: MirrorDb;
 let r: TestRedis;
 let services: Services;
-let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
+let producer: Producer;
 
 beforeAll(async () => {
   [s3, m, r] = await Promise.all([startS3Server(), createMirrorDb(), createTestRedis()]);

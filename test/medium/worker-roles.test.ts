@@ -14,9 +14,10 @@ import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import type { RunningWorker } from "../../src/worker.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { doneOriginals, startHarnessWorker } from "../helpers/harness-worker.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
 
 let h: DownloadHarness;
-let producer: Producer<(typeof JOB_DEFINITIONS)[number]>;
+let producer: Producer;
 const running: RunningWorker[] = [];
 
 async function startWithRoles(roles: string): Promise<RunningWorker> {
@@ -54,7 +55,7 @@ describe("worker roles", () => {
     const originals = downloadableOwnerDeviations(h.sim.truth).length;
     expect(originals).toBeGreaterThanOrEqual(2);
     await producer.enqueue("sync.source", { ...SYNC_JOB, accountId: h.account.id });
-    const syncQueue = producer.queue("sync");
+    const syncQueue = queueOf(producer, "sync");
 
     const downloads = await startWithRoles("downloads");
     expect(downloads.dashboard).toBeUndefined();
@@ -95,7 +96,7 @@ describe("worker roles", () => {
     const overview = await fetch(`${web.dashboard?.url}/`);
     expect(await overview.text()).toContain("no worker runs downloads");
     // Nothing downloaded: the queued originals are still waiting, and the service saw no download request.
-    const { wait = 0, prioritized = 0, active, completed } = await producer.queue("downloads").getJobCounts("wait", "prioritized", "active", "completed");
+    const { wait = 0, prioritized = 0, active, completed } = await queueOf(producer, "downloads").getJobCounts("wait", "prioritized", "active", "completed");
     expect(wait + prioritized).toBe(2);
     expect({ active, completed }).toEqual({ active: 0, completed: 0 });
     expect(await doneOriginals(h)).toBe(originals - 2);

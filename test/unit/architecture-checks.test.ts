@@ -89,7 +89,7 @@ describe("scripts/checks", () => {
     expect(out).not.toMatch(/^src\/queue\/producer\.ts:/m);
   });
 
-  it("jobs: a job run again with .retry( or .promote( outside RERUNS fails; QueueAdmin's retry and enqueue-due's promote pass", () => {
+  it("jobs: a job run again with .retry( or .promote( outside RERUNS fails; QueueAdmin's retry and the producer's promote pass", () => {
     const retry = 'export async function again(job: Job) {\n  await job.retry("failed", { resetAttemptsMade: true });\n}\n';
     const promote = "export async function now(q: Queue, id: string) {\n  await (await q.getJob(id))?.promote();\n}\n";
     const root = treeWith({
@@ -98,16 +98,16 @@ describe("scripts/checks", () => {
       "src/cli/jobs.ts": "export const run = (admin: QueueAdmin, id: string) => admin.retry(id);\n",
       "src/sync/run.ts": "export const all = (q: Queue) => q.promoteJobs();\n",
       "src/queue/queue-admin.ts": retry,
-      "src/downloads/enqueue-due.ts": promote + retry,
+      "src/queue/producer.ts": promote + retry,
     });
     const { status, out } = runCheck("jobs", root);
     expect(status).toBe(1);
     expect(out).toContain("src/http/routes/jobs.ts:2: job.retry(");
     expect(out).toContain("src/cli/download.ts:2: (await q.getJob(id)).promote(");
     expect(out).toContain("src/sync/run.ts:1: q.promoteJobs(");
-    // enqueue-due.ts may promote, not retry: its retry (line 5) is flagged, its promote (line 2) is not.
-    expect(out).toContain("src/downloads/enqueue-due.ts:5:");
-    expect(out).not.toContain("src/downloads/enqueue-due.ts:2:");
+    // producer.ts may promote (Producer.ensure), not retry: its retry (line 5) is flagged, its promote (line 2) is not.
+    expect(out).toContain("src/queue/producer.ts:5:");
+    expect(out).not.toContain("src/queue/producer.ts:2:");
     expect(out).not.toContain("src/cli/jobs.ts");
     expect(out).not.toContain("src/queue/queue-admin.ts");
   });

@@ -1,5 +1,9 @@
 // bull-board at /queues, branded as dvault's (title, logo, a link back to the dashboard, dvault's colours and
-// the system font stack), with its writes locked to the dashboard's own pages or the bearer token. Its page
+// the system font stack), read-only: it shows the queues and their jobs, and offers no Retry, Promote, Clean,
+// Remove, Add, Pause or Resume (its API answers those 405). Its Retry would run a failed download.file job again
+// with fresh attempts, past the downloads table that decides when a file is tried (src/downloads/retry-now.ts);
+// the dashboard's own /jobs page (src/http/routes/jobs.ts) and `dvault jobs` retry, pause and resume through
+// QueueAdmin, which takes that path. Its page
 // links Google's web fonts; a policy of its own (fonts and styles from this host only) keeps the browser from
 // asking for them, so it works offline and tells no one what is open.
 import { createBullBoard } from "@bull-board/api";
@@ -17,7 +21,7 @@ export function boardRoutes(app: express.Express, ctx: DashboardContext): void {
   board.setBasePath("/queues");
   const fonts = 'system-ui, -apple-system, "Segoe UI", Roboto, Ubuntu, sans-serif';
   createBullBoard({
-    queues: QUEUE_NAMES.map((name) => new BullMQAdapter(queues.queue(name))),
+    queues: QUEUE_NAMES.map((name) => new BullMQAdapter(queues.queue(name), { readOnlyMode: true })),
     serverAdapter: board,
     options: {
       uiConfig: {
@@ -40,10 +44,12 @@ export function boardRoutes(app: express.Express, ctx: DashboardContext): void {
     );
     next();
   };
-  // bull-board's API changes queues without a CSRF token of ours, so its writes need proof they come from the
-  // dashboard's own pages (browsers send Origin / Sec-Fetch-Site on every PUT, POST and DELETE), or the
-  // bearer token (curl; a cookie alone is ambient and proves nothing). A rebinding page is already refused by
-  // the Host check; this is the second lock. Mounted with bull-board so every path that reaches it passes here.
+  // A second lock behind read-only mode, for the writes bull-board still answers on a read-only board (its
+  // pause-all and resume-all, which skip read-only queues) and any it adds later: its API takes no CSRF token of
+  // ours, so a write needs proof it comes from the dashboard's own pages (browsers send Origin / Sec-Fetch-Site
+  // on every PUT, POST and DELETE), or the bearer token (curl; a cookie alone is ambient and proves nothing). A
+  // rebinding page is already refused by the Host check. Mounted with bull-board so every path that reaches it
+  // passes here.
   const boardWrites = (req: Request, res: Response, next: NextFunction) => {
     if (SAFE_METHODS.has(req.method) || provenance(req) === "same") return next();
     const given = bearerToken(req);

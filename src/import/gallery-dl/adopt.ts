@@ -9,7 +9,8 @@ import { DownloadRepository, type DownloadStatus } from "../../db/download.repos
 import { ImportedFileRepository, type DownloadState, type RowFill } from "../../db/imported-file.repository.ts";
 import { prismaQueryable } from "../../db/prisma-queryable.ts";
 import { removeIfUnreferenced } from "../../downloads/after-store.ts";
-import { downloadLockKey, linksDirtyKey } from "../../downloads/download-file.ts";
+import { linksDirtyKey } from "../../downloads/after-store.ts";
+import { downloadLockKey } from "../../downloads/download-file.ts";
 import { ForeignFileError, foreignChunks, openForeignFile } from "../../foreign-file.ts";
 import { acquireLock } from "../../redis-lock.ts";
 import { ContentMismatchError, type AdoptedFile } from "../../storage/archive.ts";
