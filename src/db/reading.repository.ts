@@ -2,6 +2,7 @@
 // comments as a tree, statuses, the watch feed, journals' and literature's text, artists with their folders and what
 // could not be archived. Read-only; one query per method. Lists are read after a keyset cursor (`after`: the key and
 // id of the last row shown), newest first along an index where the table has one, and never counted whole.
+import { kysely, sql } from "./kysely.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 /** Where a list resumes: the last row's sort key (an ISO time, or "-infinity" for an undated row) and its id. */
@@ -139,17 +140,15 @@ const key = (column: string) => `coalesce(${column}, '-infinity'::timestamptz)`;
 /** Rows after the cursor ($a key, $b id) in the order key DESC, id DESC. */
 const after = (column: string, id: string, a: number, b: number) =>
   `($${a}::timestamptz IS NULL OR (${key(column)}, ${id}) < ($${a}::timestamptz, $${b}::text))`;
-const keyText = (column: string) =>
-  `CASE WHEN ${column} IS NULL THEN '-infinity' ELSE to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END AS key`;
+const keyExpression = (column: string) =>
+  `CASE WHEN ${column} IS NULL THEN '-infinity' ELSE to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END`;
+const keyText = (column: string) => `${keyExpression(column)} AS key`;
+/** keyText for the builder: `column` is one of this file's own column names, never a value. */
+const keyOf = (column: string) => sql<string>`${sql.raw(keyExpression(column))}`.as("key");
 const REMOVAL = (t: string) => `${t}.removed_at AS "removedAt", ${t}.removed_reason::text AS "removedReason"`;
 
 const NOTE_COLUMNS = `n.account_id AS "accountId", a.name AS account, n.noteid, n.folderid, n.ts, n.unread, n.starred, n.sent, n.subject, n.preview,
   n.body, u.username AS sender, n.recipients, ${REMOVAL("n")}, ${keyText("n.ts")}`;
-
-const NOTE_FOLDERS = `
-SELECT f.account_id AS "accountId", a.name AS account, f.folderid, f.title, f.count
-FROM note_folders f JOIN accounts a ON a.id = f.account_id
-WHERE f.removed_at IS NULL ORDER BY a.name, f.title NULLS LAST, f.folderid LIMIT 200`;
 
 // $1 folder, $2 flag, $3/$4 cursor, $5 limit.
 const NOTES = `
@@ -198,14 +197,6 @@ SELECT c.commentid, c.parentid, u.username AS author, c.posted_at AS "postedAt",
 FROM comments c LEFT JOIN users u ON u.userid = c.author_userid
 WHERE c.subject_kind = $1::comment_subject_kind AND c.subject_id = ANY($2::text[])
 ORDER BY c.posted_at NULLS LAST, c.commentid LIMIT $3`;
-const COMMENT_PLACE = `
-SELECT c.subject_kind::text AS "subjectKind", c.subject_id AS "subjectId",
-  (SELECT u.username FROM users u WHERE c.subject_kind = 'profile' AND (u.userid = c.subject_id OR lower(u.username) = lower(c.subject_id)) LIMIT 1) AS username
-FROM comments c WHERE c.commentid = $1`;
-
-const STATUS_COLUMNS = `s.statusid, u.username AS author, s.body, s.posted_at AS "postedAt", s.url, s.comments_count AS "commentsCount",
-  s.shared_deviationids AS "sharedDeviationids", s.is_deleted AS "isDeleted", ${REMOVAL("s")}`;
-const STATUS = `SELECT ${STATUS_COLUMNS} FROM statuses s LEFT JOIN users u ON u.userid = s.author_userid WHERE s.statusid = $1`;
 // A status the watch feed carried but the statuses table lacks: the one the feed item holds, as the service gave it
 // (by feed_items_statusid_idx; exported for the HTTP test's EXPLAIN).
 export const STATUS_IN_FEED = `
@@ -215,9 +206,6 @@ SELECT fi.statusid, coalesce(u.username, fi.raw -> 'status' -> 'author' ->> 'use
   '{}'::text[] AS "sharedDeviationids", coalesce(fi.raw -> 'status' ->> 'is_deleted' = 'true', false) AS "isDeleted", NULL::timestamptz AS "removedAt", NULL::text AS "removedReason"
 FROM feed_items fi LEFT JOIN users u ON u.userid = fi.raw -> 'status' -> 'author' ->> 'userid'
 WHERE fi.statusid = $1 ORDER BY fi.last_seen_at DESC LIMIT 1`;
-const STATUSES_BY = `SELECT ${STATUS_COLUMNS} FROM statuses s LEFT JOIN users u ON u.userid = s.author_userid
-WHERE s.author_userid = $1 ORDER BY s.posted_at DESC NULLS LAST, s.statusid DESC LIMIT $2`;
-
 const WATCH = `
 SELECT fi.account_id AS "accountId", fi.itemid, fi.ts, fi.type, u.username AS by, fi.bucket_total AS "bucketTotal", fi.deviationids, fi.statusid, ${keyText("fi.ts")}
 FROM feed_items fi LEFT JOIN users u ON u.userid = fi.by_userid
@@ -225,7 +213,6 @@ WHERE ${after("fi.ts", "fi.itemid", 1, 2)}
 ORDER BY ${key("fi.ts")} DESC, fi.itemid DESC LIMIT $3`;
 
 const WORK_COLUMNS = `d.deviationid, d.title, d.type::text AS type, u.username AS artist, d.published_at AS "publishedAt", ${REMOVAL("d")}, ${keyText("d.published_at")}`;
-const WORKS = `SELECT ${WORK_COLUMNS} FROM deviations d LEFT JOIN users u ON u.userid = d.author_userid WHERE d.deviationid = ANY($1::text[])`;
 // Along deviations_browse_idx's key, for one author (the author index narrows, the key orders).
 const WORKS_BY = `
 SELECT ${WORK_COLUMNS} FROM deviations d LEFT JOIN users u ON u.userid = d.author_userid
@@ -249,7 +236,6 @@ JOIN deviations d ON d.author_userid = $1
 
 const ARTIST_COLUMNS = `u.userid, u.username, u.type, u.is_deactivated AS "isDeactivated", u.real_name AS "realName", u.tagline, u.country, u.bio,
   u.joined_at AS "joinedAt", u.watchers, u.deviations, u.profile_raw ->> 'profile_url' AS "profileUrl", ${REMOVAL("u")}, lower(u.username) AS key`;
-const ARTIST = `SELECT ${ARTIST_COLUMNS} FROM users u WHERE lower(u.username) = lower($1) ORDER BY u.removed_at NULLS FIRST, u.last_seen_at DESC LIMIT 1`;
 // Whoever made a work in the archive or is watched: the page's rows only are counted (the author index).
 const ARTISTS = `
 SELECT ${ARTIST_COLUMNS}, (SELECT count(*)::int FROM deviations d WHERE d.author_userid = u.userid) AS works
@@ -282,8 +268,6 @@ SELECT * FROM (
   FROM deviations d WHERE d.author_userid = $1
 ) w WHERE w.reason IS NOT NULL OR w.download IS NOT NULL OR w."removedAt" IS NOT NULL
 ORDER BY w.published_at DESC NULLS LAST, w.deviationid LIMIT $2`;
-const SHORTFALLS = `SELECT source, key, expected, listed, recorded_at AS "recordedAt" FROM listing_shortfalls WHERE artist_userid = $1 ORDER BY source, key`;
-
 /** The lists' statements, for EXPLAIN in tests: each is read along its index (migration 20261128170000_reading_lists_index). */
 export const LIST_STATEMENTS = { notes: NOTES, messages: MESSAGES, watch: WATCH } as const;
 
@@ -297,7 +281,16 @@ export class ReadingRepository {
   }
 
   async noteFolders(): Promise<NoteFolderRow[]> {
-    return this.rows(NOTE_FOLDERS, []);
+    return kysely(this.db)
+      .selectFrom("note_folders as f")
+      .innerJoin("accounts as a", "a.id", "f.account_id")
+      .select(["f.account_id as accountId", "a.name as account", "f.folderid", "f.title", "f.count"])
+      .where("f.removed_at", "is", null)
+      .orderBy("a.name")
+      .orderBy(sql`f.title NULLS LAST`)
+      .orderBy("f.folderid")
+      .limit(200)
+      .execute();
   }
 
   /** One page of notes, newest first, after the cursor; one more than `limit` says there is a next page. */
@@ -328,16 +321,48 @@ export class ReadingRepository {
   }
 
   async commentPlace(commentid: string): Promise<CommentPlace | undefined> {
-    return (await this.rows<CommentPlace>(COMMENT_PLACE, [commentid]))[0];
+    return kysely(this.db)
+      .selectFrom("comments as c")
+      .select((eb) => [
+        "c.subject_kind as subjectKind",
+        "c.subject_id as subjectId",
+        eb
+          .selectFrom("users as u")
+          .select("u.username")
+          .where(sql<boolean>`c.subject_kind = 'profile' AND (u.userid = c.subject_id OR lower(u.username) = lower(c.subject_id))`)
+          .limit(1)
+          .as("username"),
+      ])
+      .where("c.commentid", "=", commentid)
+      .executeTakeFirst();
   }
 
   /** The status as mirrored, else as the watch feed carried it. */
   async status(statusid: string): Promise<StatusRow | undefined> {
-    return (await this.rows<StatusRow>(STATUS, [statusid]))[0] ?? (await this.rows<StatusRow>(STATUS_IN_FEED, [statusid]))[0];
+    return (await this.statuses().where("s.statusid", "=", statusid).executeTakeFirst()) ?? (await this.rows<StatusRow>(STATUS_IN_FEED, [statusid]))[0];
   }
 
   async statusesBy(userid: string, limit: number): Promise<StatusRow[]> {
-    return this.rows(STATUSES_BY, [userid, limit]);
+    return this.statuses().where("s.author_userid", "=", userid).orderBy(sql`s.posted_at DESC NULLS LAST`).orderBy("s.statusid", "desc").limit(limit).execute();
+  }
+
+  /** Mirrored statuses with their author's name (STATUS_IN_FEED's columns). */
+  private statuses() {
+    return kysely(this.db)
+      .selectFrom("statuses as s")
+      .leftJoin("users as u", "u.userid", "s.author_userid")
+      .select((eb) => [
+        "s.statusid",
+        "u.username as author",
+        "s.body",
+        "s.posted_at as postedAt",
+        "s.url",
+        "s.comments_count as commentsCount",
+        "s.shared_deviationids as sharedDeviationids",
+        "s.is_deleted as isDeleted",
+        "s.removed_at as removedAt",
+        eb.cast<string | null>("s.removed_reason", "text").as("removedReason"),
+      ]);
   }
 
   async watchFeed(cursor: ListCursor | undefined, limit: number): Promise<WatchItemRow[]> {
@@ -346,7 +371,21 @@ export class ReadingRepository {
 
   async works(deviationids: readonly string[]): Promise<WorkCard[]> {
     if (deviationids.length === 0) return [];
-    return this.rows(WORKS, [deviationids]);
+    return kysely(this.db)
+      .selectFrom("deviations as d")
+      .leftJoin("users as u", "u.userid", "d.author_userid")
+      .select((eb) => [
+        "d.deviationid",
+        "d.title",
+        eb.cast<string | null>("d.type", "text").as("type"),
+        "u.username as artist",
+        "d.published_at as publishedAt",
+        "d.removed_at as removedAt",
+        eb.cast<string | null>("d.removed_reason", "text").as("removedReason"),
+        keyOf("d.published_at"),
+      ])
+      .where("d.deviationid", "=", sql<string>`ANY(${deviationids}::text[])`)
+      .execute();
   }
 
   async worksBy(userid: string, cursor: ListCursor | undefined, limit: number): Promise<WorkCard[]> {
@@ -365,7 +404,30 @@ export class ReadingRepository {
   }
 
   async artist(username: string): Promise<ArtistRow | undefined> {
-    return (await this.rows<ArtistRow>(ARTIST, [username]))[0];
+    return kysely(this.db)
+      .selectFrom("users as u")
+      .select((eb) => [
+        "u.userid",
+        "u.username",
+        "u.type",
+        "u.is_deactivated as isDeactivated",
+        "u.real_name as realName",
+        "u.tagline",
+        "u.country",
+        "u.bio",
+        "u.joined_at as joinedAt",
+        "u.watchers",
+        "u.deviations",
+        sql<string | null>`u.profile_raw ->> 'profile_url'`.as("profileUrl"),
+        "u.removed_at as removedAt",
+        eb.cast<string | null>("u.removed_reason", "text").as("removedReason"),
+        sql<string>`lower(u.username)`.as("key"),
+      ])
+      .where(sql`lower(u.username)`, "=", sql`lower(${username})`)
+      .orderBy(sql`u.removed_at NULLS FIRST`)
+      .orderBy("u.last_seen_at", "desc")
+      .limit(1)
+      .executeTakeFirst();
   }
 
   async artists(cursor: ListCursor | undefined, limit: number): Promise<ArtistListRow[]> {
@@ -381,6 +443,12 @@ export class ReadingRepository {
   }
 
   async shortfalls(userid: string): Promise<ShortfallRow[]> {
-    return this.rows(SHORTFALLS, [userid]);
+    return kysely(this.db)
+      .selectFrom("listing_shortfalls")
+      .select(["source", "key", "expected", "listed", "recorded_at as recordedAt"])
+      .where("artist_userid", "=", userid)
+      .orderBy("source")
+      .orderBy("key")
+      .execute();
   }
 }
