@@ -7,13 +7,17 @@ import {
   type BrowseFilters,
   browseFrom,
   FILE_COLUMNS,
-  filterValues,
+  type FileColumns,
+  type FileRow,
+  recentItems,
   recentItemsStatement,
   STORED,
 } from "./archive-browse-statement.ts";
+import { kysely, sql } from "./kysely.ts";
+import type { FolderKind, Row } from "./schema.ts";
 import type { Queryable } from "./with-transaction.ts";
 
-export { BEST_FILE, type BrowseCursor, type BrowseFilter, type BrowseFilters, recentItemsStatement };
+export { BEST_FILE, type BrowseCursor, type BrowseFilter, type BrowseFilters, type FileRow, recentItemsStatement };
 
 export type StoredFileRef = {
   downloadId: string;
@@ -81,30 +85,6 @@ export type ItemDetail = {
   history: Array<{ changedAt: Date; field: string; oldValue: unknown; newValue: unknown }>;
 };
 
-type CardRow = {
-  deviationid: string;
-  title: string | null;
-  type: string | null;
-  published_at: Date | null;
-  artist: string | null;
-  is_mature: boolean | null;
-  removed_at: Date | null;
-  removed_reason: string | null;
-  download_id: string | null;
-  path: string | null;
-  sha256: string | null;
-  mime: string | null;
-  status: string | null;
-  kind: string | null;
-  size: number | null;
-  width: number | null;
-  height: number | null;
-  rendition: string | null;
-  why: string | null;
-};
-
-export type FileRow = Pick<CardRow, "download_id" | "path" | "sha256" | "mime" | "status" | "kind" | "size" | "width" | "height" | "rendition" | "why">;
-
 export function fileOf(r: FileRow): StoredFileRef | null {
   if (!r.download_id || !r.path) return null;
   return {
@@ -131,8 +111,7 @@ export class ArchiveBrowserRepository {
    * asked by number, an index-only walk). How many items match is monthCounts' (their sum), not counted here.
    */
   async recentItems(filter: BrowseFilter): Promise<{ items: ItemCard[]; hasMore: boolean }> {
-    const { text, values } = recentItemsStatement(filter);
-    const { rows } = await this.db.query<CardRow>(text, values);
+    const { rows } = await recentItems(filter).execute(kysely(this.db));
     // Read backwards (before a cursor), the one extra row is the newest: the page is the rows nearest the cursor.
     const page = filter.before && !filter.after ? rows.slice(Math.max(0, rows.length - filter.limit)) : rows.slice(0, filter.limit);
     const items = page.map((r) => ({
@@ -151,107 +130,143 @@ export class ArchiveBrowserRepository {
 
   /** Items per month of publication, newest first, under the same filters (the grid's date scrubber and its total). */
   async monthCounts(filter: BrowseFilters): Promise<Array<{ month: string | null; items: number }>> {
-    const { rows } = await this.db.query<{ month: string | null; items: number }>(
-      // Grouped by the month's timestamp and named after: to_char on every row cost more than the count.
-      `SELECT to_char(m, 'YYYY-MM') AS month, items FROM (
+    // Grouped by the month's timestamp and named after: to_char on every row cost more than the count.
+    const { rows } = await sql<{ month: string | null; items: number }>`SELECT to_char(m, 'YYYY-MM') AS month, items FROM (
          SELECT date_trunc('month', d.published_at AT TIME ZONE 'UTC') AS m, count(*)::int AS items
-         ${browseFrom(Boolean(filter.artist), 5)}
+         ${browseFrom(filter)}
          GROUP BY 1) x
-       ORDER BY m DESC NULLS LAST`,
-      [filter.artist || null, filter.folder || null, filter.collection || null, filter.archivedOnly ?? false, ...filterValues(filter)],
-    );
+       ORDER BY m DESC NULLS LAST`.execute(kysely(this.db));
     return rows;
   }
 
   /** The choices of the browser's filters: artists with the most items, every live gallery and collection folder. */
   async filterChoices(): Promise<FilterChoices> {
+    const db = kysely(this.db);
+    const count = sql<number>`count(*)::int`;
     const [artists, folders] = await Promise.all([
-      this.db.query<{ username: string; items: number }>(
-        `SELECT u.username, count(*)::int AS items FROM deviations d JOIN users u ON u.userid = d.author_userid
-         GROUP BY u.username ORDER BY items DESC, lower(u.username) LIMIT 200`,
-      ),
-      this.db.query<{ kind: string; folderid: string; name: string | null; owner: string | null; size: number; parent: string | null }>(
-        `SELECT 'gallery' AS kind, f.folderid, f.name, u.username AS owner, f.parent_folderid AS parent,
-           (SELECT count(*)::int FROM folder_members m WHERE m.kind = 'gallery' AND m.folderid = f.folderid AND m.removed_at IS NULL) AS size
-         FROM gallery_folders f LEFT JOIN users u ON u.userid = f.owner_userid WHERE f.removed_at IS NULL
-         UNION ALL
-         SELECT 'collection', f.folderid, f.name, u.username, NULL::text,
-           (SELECT count(*)::int FROM folder_members m WHERE m.kind = 'collection' AND m.folderid = f.folderid AND m.removed_at IS NULL)
-         FROM collection_folders f LEFT JOIN users u ON u.userid = f.owner_userid WHERE f.removed_at IS NULL
-         ORDER BY 4, 3, 2`,
-      ),
+      db
+        .selectFrom("deviations as d")
+        .innerJoin("users as u", "u.userid", "d.author_userid")
+        .select(["u.username", count.as("items")])
+        .groupBy("u.username")
+        .orderBy("items", "desc")
+        .orderBy(sql`lower(u.username)`)
+        .limit(200)
+        .execute(),
+      db
+        .selectFrom("gallery_folders as f")
+        .leftJoin("users as u", "u.userid", "f.owner_userid")
+        .select((eb) => [
+          sql<FolderKind>`'gallery'`.as("kind"),
+          "f.folderid",
+          "f.name",
+          "u.username as owner",
+          "f.parent_folderid as parent",
+          eb
+            .selectFrom("folder_members as m")
+            .select(count.as("n"))
+            .where("m.kind", "=", "gallery")
+            .whereRef("m.folderid", "=", "f.folderid")
+            .where("m.removed_at", "is", null)
+            .as("size"),
+        ])
+        .where("f.removed_at", "is", null)
+        .unionAll(
+          db
+            .selectFrom("collection_folders as f")
+            .leftJoin("users as u", "u.userid", "f.owner_userid")
+            .select((eb) => [
+              sql<FolderKind>`'collection'`.as("kind"),
+              "f.folderid",
+              "f.name",
+              "u.username as owner",
+              sql<string | null>`NULL::text`.as("parent"),
+              eb
+                .selectFrom("folder_members as m")
+                .select(count.as("n"))
+                .where("m.kind", "=", "collection")
+                .whereRef("m.folderid", "=", "f.folderid")
+                .where("m.removed_at", "is", null)
+                .as("size"),
+            ])
+            .where("f.removed_at", "is", null),
+        )
+        .orderBy(sql.lit(4))
+        .orderBy(sql.lit(3))
+        .orderBy(sql.lit(2))
+        .execute(),
     ]);
-    const choice = (r: { folderid: string; name: string | null; owner: string | null; size: number; parent: string | null }): FolderChoice => ({
+    const choice = (r: (typeof folders)[number]): FolderChoice => ({
       folderid: r.folderid,
       parent: r.parent,
       name: r.name ?? "(unnamed)",
       owner: r.owner,
-      size: r.size,
+      size: r.size ?? 0,
     });
     return {
-      artists: artists.rows,
-      galleries: folders.rows.filter((r) => r.kind === "gallery").map(choice),
-      collections: folders.rows.filter((r) => r.kind === "collection").map(choice),
+      artists,
+      galleries: folders.filter((r) => r.kind === "gallery").map(choice),
+      collections: folders.filter((r) => r.kind === "collection").map(choice),
     };
   }
 
   async item(deviationid: string): Promise<ItemDetail | null> {
-    const { rows } = await this.db.query<{
-      deviationid: string;
-      url: string | null;
-      title: string | null;
-      type: string | null;
-      published_at: Date | null;
-      artist: string | null;
-      author_userid: string | null;
-      is_mature: boolean | null;
-      is_downloadable: boolean | null;
-      stats_favourites: number | null;
-      stats_comments: number | null;
-      first_seen_at: Date;
-      last_seen_at: Date;
-      removed_at: Date | null;
-      removed_reason: string | null;
-      description: string | null;
-      tags: string[] | null;
-      license: string | null;
-      stats: Record<string, unknown> | null;
-      html: string | null;
-      excerpt: string | null;
-    }>(
-      `SELECT d.deviationid, d.url, d.title, d.type::text AS type, d.published_at, u.username AS artist, d.author_userid,
-         d.is_mature, d.is_downloadable, d.stats_favourites, d.stats_comments, d.first_seen_at, d.last_seen_at,
-         d.removed_at, d.removed_reason::text AS removed_reason, m.description, m.tags, m.license, m.stats, t.html, t.excerpt
-       FROM deviations d
-       LEFT JOIN users u ON u.userid = d.author_userid
-       LEFT JOIN deviation_metadata m ON m.deviationid = d.deviationid
-       LEFT JOIN deviation_texts t ON t.deviationid = d.deviationid
-       WHERE d.deviationid = $1`,
-      [deviationid],
-    );
-    const d = rows[0];
+    const db = kysely(this.db);
+    const d = await db
+      .selectFrom("deviations as d")
+      .leftJoin("users as u", "u.userid", "d.author_userid")
+      .leftJoin("deviation_metadata as m", "m.deviationid", "d.deviationid")
+      .leftJoin("deviation_texts as t", "t.deviationid", "d.deviationid")
+      .select((eb) => [
+        "d.deviationid",
+        "d.url",
+        "d.title",
+        eb.cast<string | null>("d.type", "text").as("type"),
+        "d.published_at",
+        "u.username as artist",
+        "d.author_userid",
+        "d.is_mature",
+        "d.is_downloadable",
+        "d.stats_favourites",
+        "d.stats_comments",
+        "d.first_seen_at",
+        "d.last_seen_at",
+        "d.removed_at",
+        eb.cast<string | null>("d.removed_reason", "text").as("removed_reason"),
+        "m.description",
+        "m.tags",
+        "m.license",
+        "m.stats",
+        "t.html",
+        "t.excerpt",
+      ])
+      .where("d.deviationid", "=", deviationid)
+      .executeTakeFirst();
     if (!d) return null;
     const [folders, downloads, history] = await Promise.all([
-      this.db.query<{ kind: string; folderid: string; name: string | null; owner: string | null }>(
-        `SELECT fm.kind::text AS kind, fm.folderid, coalesce(g.name, c.name) AS name, u.username AS owner
-         FROM folder_members fm
-         LEFT JOIN gallery_folders g ON fm.kind = 'gallery' AND g.folderid = fm.folderid
-         LEFT JOIN collection_folders c ON fm.kind = 'collection' AND c.folderid = fm.folderid
-         LEFT JOIN users u ON u.userid = coalesce(g.owner_userid, c.owner_userid)
-         WHERE fm.deviationid = $1 AND fm.removed_at IS NULL
-         ORDER BY 1, 3`,
-        [deviationid],
-      ),
-      this.db.query<CardRow & { reason: string | null; last_error: string | null; stored: boolean }>(
-        `SELECT ${FILE_COLUMNS}, dl.reason, dl.last_error, (${STORED}) AS stored
-         FROM downloads dl WHERE dl.deviationid = $1
-         ORDER BY (dl.kind = 'original') DESC, dl.updated_at DESC`,
-        [deviationid],
-      ),
-      this.db.query<{ changed_at: Date; field: string; old_value: unknown; new_value: unknown }>(
-        `SELECT changed_at, field::text AS field, old_value, new_value FROM deviation_history WHERE deviationid = $1 ORDER BY changed_at DESC, id DESC LIMIT 200`,
-        [deviationid],
-      ),
+      db
+        .selectFrom("folder_members as fm")
+        .leftJoin("gallery_folders as g", (join) => join.on("fm.kind", "=", "gallery").onRef("g.folderid", "=", "fm.folderid"))
+        .leftJoin("collection_folders as c", (join) => join.on("fm.kind", "=", "collection").onRef("c.folderid", "=", "fm.folderid"))
+        .leftJoin("users as u", (join) => join.on((eb) => eb("u.userid", "=", eb.fn.coalesce("g.owner_userid", "c.owner_userid"))))
+        .select((eb) => [eb.cast<string>("fm.kind", "text").as("kind"), "fm.folderid", eb.fn.coalesce("g.name", "c.name").as("name"), "u.username as owner"])
+        .where("fm.deviationid", "=", deviationid)
+        .where("fm.removed_at", "is", null)
+        .orderBy(sql.lit(1))
+        .orderBy(sql.lit(3))
+        .execute(),
+      sql<FileColumns & Pick<Row<"downloads">, "reason" | "last_error"> & { stored: boolean }>`
+        SELECT ${FILE_COLUMNS}, dl.reason, dl.last_error, (${STORED}) AS stored
+        FROM downloads dl WHERE dl.deviationid = ${deviationid}
+        ORDER BY (dl.kind = 'original') DESC, dl.updated_at DESC`.execute(db),
+      db
+        .selectFrom("deviation_history")
+        .select((eb) => ["changed_at as changedAt", eb.cast<string>("field", "text").as("field"), "old_value as oldValue", "new_value as newValue"])
+        .where("deviationid", "=", deviationid)
+        .orderBy("changed_at", "desc")
+        .orderBy("id", "desc")
+        .limit(200)
+        .execute(),
     ]);
     const stored = downloads.rows.filter((r) => r.stored);
     return {
@@ -273,31 +288,32 @@ export class ArchiveBrowserRepository {
       description: d.description,
       tags: d.tags ?? [],
       license: d.license,
-      stats: d.stats,
+      stats: d.stats as Record<string, unknown> | null,
       text: d.html,
       excerpt: d.excerpt,
-      folders: folders.rows,
+      folders,
       files: stored.map(fileOf).filter((f): f is StoredFileRef => f !== null),
       pending: downloads.rows
         .filter((r) => !stored.includes(r))
         .map((r) => ({ kind: r.kind ?? "", status: r.status ?? "", reason: r.reason, lastError: r.last_error })),
-      history: history.rows.map((h) => ({ changedAt: h.changed_at, field: h.field, oldValue: h.old_value, newValue: h.new_value })),
+      history,
     };
   }
 
   /** A stored file by its download id (the only handle the browser gets: paths never travel in URLs). */
   async storedFile(downloadId: string): Promise<StoredFileRef | null> {
     if (!/^\d{1,18}$/.test(downloadId)) return null;
-    const { rows } = await this.db.query<CardRow>(`SELECT ${FILE_COLUMNS} FROM downloads dl WHERE dl.id = $1::bigint AND ${STORED}`, [downloadId]);
+    const { rows } = await sql<FileColumns>`SELECT ${FILE_COLUMNS} FROM downloads dl WHERE dl.id = ${downloadId}::bigint AND ${STORED}`.execute(
+      kysely(this.db),
+    );
     return rows[0] ? fileOf(rows[0]) : null;
   }
 
   /** The best stored file of each deviation (for search results' thumbnails). */
   async bestFiles(deviationids: readonly string[]): Promise<Map<string, StoredFileRef>> {
     if (deviationids.length === 0) return new Map();
-    const { rows } = await this.db.query<CardRow>(`SELECT d.deviationid, f.* FROM unnest($1::text[]) AS d(deviationid) CROSS JOIN LATERAL (${BEST_FILE}) f`, [
-      deviationids,
-    ]);
+    const { rows } = await sql<Pick<Row<"deviations">, "deviationid"> & FileColumns>`
+      SELECT d.deviationid, f.* FROM unnest(${deviationids}::text[]) AS d(deviationid) CROSS JOIN LATERAL (${BEST_FILE}) f`.execute(kysely(this.db));
     const out = new Map<string, StoredFileRef>();
     for (const r of rows) {
       const f = fileOf(r);

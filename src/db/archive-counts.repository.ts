@@ -1,4 +1,6 @@
 // What the archive holds, counted per table and per download outcome (the demo's report).
+import { kysely, sql } from "./kysely.ts";
+import type { Table } from "./schema.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export class ArchiveCountsRepository {
@@ -6,31 +8,45 @@ export class ArchiveCountsRepository {
 
   /** Rows per table and downloads per outcome, and the bytes stored: the demo's closing summary. */
   async countArchive(): Promise<Record<string, number>> {
-    const { rows } = await this.db.query<Record<string, number>>(`
-      SELECT
-        (SELECT count(*) FROM deviations)::int AS deviations,
-        (SELECT count(*) FROM gallery_folders)::int AS gallery_folders,
-        (SELECT count(*) FROM collection_folders)::int AS collection_folders,
-        (SELECT count(*) FROM folder_members)::int AS folder_memberships,
-        (SELECT count(*) FROM users)::int AS users,
-        (SELECT count(*) FROM messages)::int AS messages,
-        (SELECT count(*) FROM notes)::int AS notes,
-        (SELECT count(*) FROM comments)::int AS comments,
-        (SELECT count(*) FROM feed_items)::int AS feed_items,
-        (SELECT count(*) FROM downloads WHERE status = 'done' AND kind = 'original')::int AS originals,
-        (SELECT count(*) FROM downloads WHERE status = 'done' AND kind = 'text')::int AS texts,
-        (SELECT count(*) FROM downloads WHERE status = 'degraded')::int AS degraded,
-        (SELECT count(*) FROM downloads WHERE status = 'not_downloadable')::int AS not_downloadable,
-        (SELECT count(*) FROM downloads WHERE status = 'failed')::int AS failed,
-        (SELECT coalesce(sum(size), 0) FROM downloads WHERE path IS NOT NULL)::bigint::float8 AS stored_bytes`);
-    return rows[0] ?? {};
+    const db = kysely(this.db);
+    const rows = (table: Table) => sql<number>`(${db.selectFrom(table).select(sql`count(*)`.as("n"))})::int`;
+    const downloads = db.selectFrom("downloads").select(sql`count(*)`.as("n"));
+    const count = (q: typeof downloads) => sql<number>`(${q})::int`;
+    const row = await db
+      .selectNoFrom([
+        rows("deviations").as("deviations"),
+        rows("gallery_folders").as("gallery_folders"),
+        rows("collection_folders").as("collection_folders"),
+        rows("folder_members").as("folder_memberships"),
+        rows("users").as("users"),
+        rows("messages").as("messages"),
+        rows("notes").as("notes"),
+        rows("comments").as("comments"),
+        rows("feed_items").as("feed_items"),
+        count(downloads.where("status", "=", "done").where("kind", "=", "original")).as("originals"),
+        count(downloads.where("status", "=", "done").where("kind", "=", "text")).as("texts"),
+        count(downloads.where("status", "=", "degraded")).as("degraded"),
+        count(downloads.where("status", "=", "not_downloadable")).as("not_downloadable"),
+        count(downloads.where("status", "=", "failed")).as("failed"),
+        sql<number>`(${db.selectFrom("downloads").select(sql`coalesce(sum(size), 0)`.as("bytes")).where("path", "is not", null)})::bigint::float8`.as(
+          "stored_bytes",
+        ),
+      ])
+      .executeTakeFirst();
+    return row ?? {};
   }
 
   /** The commonest word of five letters or more in the titles of deviations, for an example search; null when none. */
   async mostCommonTitleWord(): Promise<string | null> {
-    const { rows } = await this.db.query<{ word: string }>(
-      "SELECT w AS word FROM deviations, regexp_split_to_table(lower(title), '[^a-z]+') AS w WHERE length(w) >= 5 GROUP BY w ORDER BY count(*) DESC, w LIMIT 1",
-    );
-    return rows[0]?.word ?? null;
+    const row = await kysely(this.db)
+      .selectFrom(["deviations", sql<{ w: string }>`regexp_split_to_table(lower(title), '[^a-z]+')`.as("w")])
+      .select("w.w as word")
+      .where(sql`length(w)`, ">=", 5)
+      .groupBy("w.w")
+      .orderBy(sql`count(*)`, "desc")
+      .orderBy("w.w")
+      .limit(1)
+      .executeTakeFirst();
+    return row?.word ?? null;
   }
 }

@@ -2,6 +2,8 @@
 // artists a feed is offered for (watched or tracked), and the accounts' notifications (messages and received
 // notes). Newest first by dvault's first-seen time, the one date that never moves for an entry.
 import { BEST_FILE, type FileRow, fileOf, type StoredFileRef } from "./archive-browser.repository.ts";
+import { kysely, sql } from "./kysely.ts";
+import type { Row } from "./schema.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type ArrivalEntry = {
@@ -37,28 +39,30 @@ export type NotificationEntry = {
   file: StoredFileRef | null;
 };
 
-type ArrivalRow = FileRow & {
-  deviationid: string;
-  title: string | null;
-  type: string | null;
-  artist: string | null;
-  published_at: Date | null;
-  first_seen_at: Date;
-  summary: string | null;
-};
+type Deviation = Row<"deviations">;
+type Username = Row<"users">["username"];
 
+/** A row of newestArrivals' statement: the work, its author's name, its summary and its best file. */
+type ArrivalRow = FileRow &
+  Pick<Deviation, "deviationid" | "title" | "published_at" | "first_seen_at"> & {
+    type: string | null;
+    artist: Username | null;
+    summary: Row<"deviation_metadata">["description"] | Row<"deviation_texts">["excerpt"];
+  };
+
+/** A row of newestNotifications' statement: a message or a received note, with its subject's title and file. */
 type NotificationRow = FileRow & {
-  entry_kind: "message" | "note";
-  account_id: number;
-  account: string;
-  id: string;
-  type: string | null;
-  first_seen_at: Date;
-  actor: string | null;
-  deviationid: string | null;
-  subject_title: string | null;
-  subject: string | null;
-  body: string | null;
+  entry_kind: NotificationEntry["kind"];
+  account_id: Row<"messages">["account_id"] | Row<"notes">["account_id"];
+  account: Row<"accounts">["name"];
+  id: Row<"messages">["messageid"] | Row<"notes">["noteid"];
+  type: Row<"messages">["type"];
+  first_seen_at: Row<"messages">["first_seen_at"] | Row<"notes">["first_seen_at"];
+  actor: Username | null;
+  deviationid: Row<"messages">["subject_deviationid"];
+  subject_title: Deviation["title"];
+  subject: Row<"notes">["subject"];
+  body: Row<"messages">["html"] | Row<"notes">["body"];
 };
 
 export class ArchiveFeedRepository {
@@ -66,19 +70,17 @@ export class ArchiveFeedRepository {
 
   /** The newest deviations dvault has seen, all or one author's (by userid). */
   async newestArrivals({ authorUserid, limit }: { authorUserid?: string | undefined; limit: number }): Promise<ArrivalEntry[]> {
-    const { rows } = await this.db.query<ArrivalRow>(
-      `SELECT d.deviationid, d.title, d.type::text AS type, u.username AS artist, d.published_at, d.first_seen_at,
+    const author = authorUserid ?? null;
+    const { rows } = await sql<ArrivalRow>`SELECT d.deviationid, d.title, d.type::text AS type, u.username AS artist, d.published_at, d.first_seen_at,
          coalesce(nullif(m.description, ''), t.excerpt) AS summary, f.*
        FROM deviations d
        LEFT JOIN users u ON u.userid = d.author_userid
        LEFT JOIN deviation_metadata m ON m.deviationid = d.deviationid
        LEFT JOIN deviation_texts t ON t.deviationid = d.deviationid
        LEFT JOIN LATERAL (${BEST_FILE}) f ON true
-       WHERE $1::text IS NULL OR d.author_userid = $1::text
+       WHERE ${author}::text IS NULL OR d.author_userid = ${author}::text
        ORDER BY d.first_seen_at DESC, d.deviationid DESC
-       LIMIT $2`,
-      [authorUserid ?? null, limit],
-    );
+       LIMIT ${limit}`.execute(kysely(this.db));
     return rows.map((r) => ({
       deviationid: r.deviationid,
       title: r.title,
@@ -93,31 +95,31 @@ export class ArchiveFeedRepository {
 
   /** A user by name, any case (an artist feed's address names them). */
   async userByName(username: string): Promise<{ userid: string; username: string } | null> {
-    const { rows } = await this.db.query<{ userid: string; username: string }>(
-      "SELECT userid, username FROM users WHERE lower(username) = lower($1) ORDER BY last_seen_at DESC LIMIT 1",
-      [username],
-    );
-    return rows[0] ?? null;
+    const row = await kysely(this.db)
+      .selectFrom("users")
+      .select(["userid", "username"])
+      .where(sql`lower(username)`, "=", sql`lower(${username})`)
+      .orderBy("last_seen_at", "desc")
+      .limit(1)
+      .executeTakeFirst();
+    return row ?? null;
   }
 
   /** The artists an account watches or tracks (a live relation), by name. */
   async followedArtists(): Promise<FeedArtist[]> {
-    const { rows } = await this.db.query<{ userid: string; username: string; watched: boolean; tracked: boolean }>(
-      `SELECT u.userid, u.username,
+    const { rows } = await sql<Pick<Row<"users">, "userid" | "username"> & Pick<FeedArtist, "watched" | "tracked">>`SELECT u.userid, u.username,
          EXISTS (SELECT 1 FROM watch_relations w WHERE w.userid = u.userid AND w.kind = 'watching' AND w.removed_at IS NULL) AS watched,
          EXISTS (SELECT 1 FROM tracked_users t WHERE (t.userid = u.userid OR lower(t.username) = lower(u.username)) AND t.removed_at IS NULL) AS tracked
        FROM users u
        WHERE EXISTS (SELECT 1 FROM watch_relations w WHERE w.userid = u.userid AND w.kind = 'watching' AND w.removed_at IS NULL)
           OR EXISTS (SELECT 1 FROM tracked_users t WHERE (t.userid = u.userid OR lower(t.username) = lower(u.username)) AND t.removed_at IS NULL)
-       ORDER BY lower(u.username)`,
-    );
+       ORDER BY lower(u.username)`.execute(kysely(this.db));
     return rows;
   }
 
   /** The accounts' newest notifications: every message (faves, comments, mentions ...) and the notes they received. */
   async newestNotifications({ limit }: { limit: number }): Promise<NotificationEntry[]> {
-    const { rows } = await this.db.query<NotificationRow>(
-      `SELECT x.*, d.title AS subject_title, f.*
+    const { rows } = await sql<NotificationRow>`SELECT x.*, d.title AS subject_title, f.*
        FROM (
          SELECT 'message' AS entry_kind, m.account_id, a.name AS account, m.messageid AS id, m.type, m.first_seen_at,
            o.username AS actor, m.subject_deviationid AS deviationid, NULL::text AS subject, m.html AS body
@@ -127,13 +129,11 @@ export class ArchiveFeedRepository {
          FROM notes n JOIN accounts a ON a.id = n.account_id LEFT JOIN users s ON s.userid = n.sender_userid
          WHERE n.sent IS NOT TRUE
          ORDER BY first_seen_at DESC, id DESC
-         LIMIT $1
+         LIMIT ${limit}
        ) x
        LEFT JOIN deviations d ON d.deviationid = x.deviationid
        LEFT JOIN LATERAL (${BEST_FILE}) f ON true
-       ORDER BY x.first_seen_at DESC, x.id DESC`,
-      [limit],
-    );
+       ORDER BY x.first_seen_at DESC, x.id DESC`.execute(kysely(this.db));
     return rows.map((r) => ({
       kind: r.entry_kind,
       accountId: r.account_id,

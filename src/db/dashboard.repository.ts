@@ -1,5 +1,6 @@
 // What the dashboard asks PostgreSQL itself (its pages read through the status, search and archive-browser
 // read-models): whether the database answers, for /healthz; when a sync run last finished, for /api/activity.
+import { kysely, sql } from "./kysely.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export class DashboardRepository {
@@ -7,12 +8,15 @@ export class DashboardRepository {
 
   /** Resolves when PostgreSQL answers a trivial query; rejects with its error otherwise. */
   async ping(): Promise<void> {
-    await this.db.query("SELECT 1");
+    await sql`SELECT 1`.execute(kysely(this.db));
   }
 
   /** When the latest sync run of any source finished (null before the first). */
   async lastSyncRunAt(): Promise<Date | null> {
-    const { rows } = await this.db.query<{ at: Date | null }>("SELECT max(last_run_at) AS at FROM sync_sources");
-    return rows[0]?.at ?? null;
+    const row = await kysely(this.db)
+      .selectFrom("sync_sources")
+      .select((eb) => eb.fn.max("last_run_at").as("at"))
+      .executeTakeFirst();
+    return row?.at ?? null;
   }
 }

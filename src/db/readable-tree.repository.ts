@@ -1,20 +1,29 @@
 // Where each stored file belongs in the archive's readable tree (src/storage/links.ts turns the rows into links).
+import { kysely, sql } from "./kysely.ts";
+import type { FolderKind, Row } from "./schema.ts";
 import type { Queryable } from "./with-transaction.ts";
 
-export type PlacementRow = {
-  deviationid: string;
-  path: string;
-  title: string | null;
-  type: string | null;
-  artist: string | null;
-  place: "gallery" | "collection" | null;
-  owner: string | null;
-  folder: string[] | null;
+type Deviation = Row<"deviations">;
+type Username = Row<"users">["username"];
+/** A folder's name as the path shows it: the folder's id when it has none. */
+type FolderName = NonNullable<Row<"gallery_folders">["name"]> | Row<"gallery_folders">["folderid"];
+
+/** One placement of a stored file: typed from the tables its columns come from (the statement below). */
+export type PlacementRow = Pick<Deviation, "deviationid" | "title" | "type"> & {
+  /** The stored file: never null, the statement keeps stored paths only. */
+  path: NonNullable<Row<"downloads">["path"]>;
+  /** The author's username, else their userid. */
+  artist: Username | Deviation["author_userid"];
+  place: FolderKind | null;
+  /** The folder owner's username, else their userid. */
+  owner: Username | null;
+  /** The gallery folder's path from its root, or the collection's name. */
+  folder: FolderName[] | null;
 };
 
 // One query: the best stored file per deviation (a finished original before a text before a degraded
 // rendition), each live gallery membership with the folder's full path, each live collection membership.
-const PLACEMENTS = `
+const placements = (maxFolderDepth: number) => sql<PlacementRow>`
 WITH RECURSIVE
 files AS (
   SELECT DISTINCT ON (dl.deviationid) dl.deviationid, dl.path
@@ -34,7 +43,7 @@ gallery_paths AS (
   SELECT c.folderid, c.owner_userid, gp.names || coalesce(c.name, c.folderid)
   FROM gallery_folders c
   JOIN gallery_paths gp ON c.parent_folderid = gp.folderid
-  WHERE c.removed_at IS NULL AND cardinality(gp.names) < $1
+  WHERE c.removed_at IS NULL AND cardinality(gp.names) < ${maxFolderDepth}
 ),
 placed AS (
   SELECT m.deviationid, 'gallery' AS place, gp.owner_userid, gp.names AS folder
@@ -62,7 +71,7 @@ export class ReadableTreeRepository {
 
   /** Every placement of every stored file, gallery folder paths cut at `maxFolderDepth`, by deviation then place. */
   async listPlacements(maxFolderDepth: number): Promise<PlacementRow[]> {
-    const { rows } = await this.db.query<PlacementRow>(PLACEMENTS, [maxFolderDepth]);
+    const { rows } = await placements(maxFolderDepth).execute(kysely(this.db));
     return rows;
   }
 }

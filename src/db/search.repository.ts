@@ -1,5 +1,7 @@
 // Full-text search's read model: one query over the tsvector columns the database maintains
 // (prisma/migrations/20261122040000_search), ranked, with a snippet and the stored file's path.
+import { kysely, type RawBuilder, sql } from "./kysely.ts";
+import type { Row } from "./schema.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export const SEARCH_KINDS = ["deviation", "journal", "literature", "comment", "note", "message"] as const;
@@ -8,15 +10,20 @@ export type SearchKind = (typeof SEARCH_KINDS)[number];
 /** Must be the configuration the migration builds every search_tsv with. */
 const CONFIG = "english";
 
+type Deviation = Row<"deviations">;
+
+/** A hit, typed from the columns each branch of the statement below reads. */
 export type HitRow = {
   kind: SearchKind;
-  id: string;
-  title: string | null;
-  artist: string | null;
-  date: Date | null;
+  id: Deviation["deviationid"] | Row<"comments">["commentid"] | Row<"notes">["noteid"] | Row<"messages">["messageid"];
+  title: Deviation["title"] | Row<"notes">["subject"] | Row<"messages">["type"];
+  artist: Row<"users">["username"] | null;
+  date: Deviation["published_at"] | Row<"comments">["posted_at"] | Row<"notes">["ts"] | Row<"messages">["ts"];
+  /** ts_headline's marked excerpt of the hit's text. */
   snippet: string | null;
-  deviationid: string | null;
-  file_path: string | null;
+  deviationid: Deviation["deviationid"] | null;
+  file_path: Row<"downloads">["path"];
+  /** ts_rank (real). */
   rank: number;
   /** How many hits the query has in all (the same on every row). */
   total: number;
@@ -40,46 +47,53 @@ export class SearchRepository {
 
   /** One page of hits, best first, each with its snippet (built for the page only) and stored file. */
   async searchHits(q: SearchQuery): Promise<HitRow[]> {
-    const { rows } = await this.db.query<HitRow>(SEARCH_SQL, [q.text, q.kind, q.user, q.limit, q.headlineOptions, q.offset ?? 0]);
+    const { rows } = await searchStatement(q).execute(kysely(this.db));
     return rows;
   }
 
   /** How many hits the query has (for a page past the last, whose rows cannot say). */
   async countHits(q: Pick<SearchQuery, "text" | "kind" | "user">): Promise<number> {
-    const { rows } = await this.db.query<{ total: number }>(`WITH ${HITS} SELECT count(*)::int AS total FROM hits`, [q.text, q.kind, q.user]);
+    const { rows } = await sql<{ total: number }>`WITH hits AS (${hits(q)}) SELECT count(*)::int AS total FROM hits`.execute(kysely(this.db));
     return rows[0]?.total ?? 0;
   }
 
   /** The words of `text` the search configuration drops (stop-words such as "the"): they match nothing. */
   async ignoredWords(text: string): Promise<string[]> {
-    const { rows } = await this.db.query<{ word: string }>(
-      `SELECT DISTINCT w AS word FROM regexp_split_to_table(lower($1::text), '[^[:alnum:]]+') AS w
-       WHERE w <> '' AND numnode(plainto_tsquery('${CONFIG}', w)) = 0 ORDER BY 1`,
-      [text],
-    );
+    const rows = await kysely(this.db)
+      .selectFrom(sql<{ w: string }>`regexp_split_to_table(lower(${text}::text), '[^[:alnum:]]+')`.as("w"))
+      .select("w.w as word")
+      .distinct()
+      .where("w.w", "<>", sql.lit(""))
+      .where(sql`numnode(plainto_tsquery(${config}, w))`, "=", sql.lit(0))
+      .orderBy(sql.lit(1))
+      .execute();
     return rows.map((r) => r.word);
   }
 }
 
-// $1 text, $2 kind or null, $3 username or null, $4 limit, $5 headline options, $6 offset.
 // Each branch carries its own kind and user filters, so the planner drops the branches a filter excludes
-// (custom plans fold `$2 = 'note'`), and each uses its GIN index. Snippets are built for the page only.
-const strip = (expr: string) => `regexp_replace(${expr}, '<[^>]*>', ' ', 'g')`;
-const userMatches = (column: string) => `($3::text IS NULL OR lower(${column}) = lower($3::text))`;
-const kindIn = (...kinds: SearchKind[]) => `($2::text IS NULL OR $2::text IN (${kinds.map((k) => `'${k}'`).join(", ")}))`;
+// (custom plans fold `kind = 'note'`), and each uses its GIN index. Snippets are built for the page only.
+const config = sql.lit(CONFIG);
+const strip = (expr: RawBuilder<unknown>) => sql`regexp_replace(${expr}, '<[^>]*>', ' ', 'g')`;
+type Filters = Pick<SearchQuery, "text" | "kind" | "user">;
+const userMatches = (q: Filters, column: RawBuilder<unknown>) => sql`(${q.user}::text IS NULL OR lower(${column}) = lower(${q.user}::text))`;
+const kindIn = (q: Filters, ...kinds: SearchKind[]) => sql`(${q.kind}::text IS NULL OR ${q.kind}::text IN (${sql.join(kinds.map((k) => sql.lit(k)))}))`;
 
 // The query is written out in each branch rather than taken from a CTE: as an expression of constants it is
 // folded before planning, which lets each branch use its GIN index (a CTE column would force seq scans).
-const Q = `websearch_to_tsquery('${CONFIG}', $1::text)`;
+const tsquery = (q: Filters) => sql`websearch_to_tsquery(${config}, ${q.text}::text)`;
 
-const HITS = `hits AS (
+/** The hits of every kind, unranked and without snippets: the CTE both statements read. */
+function hits(q: Filters) {
+  const Q = tsquery(q);
+  return sql<Pick<HitRow, "kind" | "id" | "title" | "artist" | "date" | "deviationid" | "rank">>`
   SELECT (CASE d.type WHEN 'journal' THEN 'journal' WHEN 'literature' THEN 'literature' ELSE 'deviation' END) AS kind,
     d.deviationid AS id, d.title, u.username AS artist, d.published_at AS date, d.deviationid,
     ts_rank(d.search_tsv, ${Q}) AS rank
   FROM deviations d
   LEFT JOIN users u ON u.userid = d.author_userid
-  WHERE d.search_tsv @@ ${Q} AND ${kindIn("deviation", "journal", "literature")} AND ${userMatches("u.username")}
-    AND ($2::text IS NULL OR $2::text = (CASE d.type WHEN 'journal' THEN 'journal' WHEN 'literature' THEN 'literature' ELSE 'deviation' END))
+  WHERE d.search_tsv @@ ${Q} AND ${kindIn(q, "deviation", "journal", "literature")} AND ${userMatches(q, sql`u.username`)}
+    AND (${q.kind}::text IS NULL OR ${q.kind}::text = (CASE d.type WHEN 'journal' THEN 'journal' WHEN 'literature' THEN 'literature' ELSE 'deviation' END))
   UNION ALL
   SELECT 'comment', c.commentid, sd.title, u.username, c.posted_at,
     CASE WHEN c.subject_kind = 'deviation' THEN c.subject_id END,
@@ -87,29 +101,31 @@ const HITS = `hits AS (
   FROM comments c
   LEFT JOIN users u ON u.userid = c.author_userid
   LEFT JOIN deviations sd ON c.subject_kind = 'deviation' AND sd.deviationid = c.subject_id
-  WHERE c.search_tsv @@ ${Q} AND ${kindIn("comment")} AND ${userMatches("u.username")}
+  WHERE c.search_tsv @@ ${Q} AND ${kindIn(q, "comment")} AND ${userMatches(q, sql`u.username`)}
   UNION ALL
   SELECT DISTINCT ON (n.noteid) 'note', n.noteid, n.subject, u.username, n.ts, NULL::text,
     ts_rank(n.search_tsv, ${Q})
   FROM notes n
   LEFT JOIN users u ON u.userid = n.sender_userid
-  WHERE n.search_tsv @@ ${Q} AND ${kindIn("note")} AND ${userMatches("u.username")}
+  WHERE n.search_tsv @@ ${Q} AND ${kindIn(q, "note")} AND ${userMatches(q, sql`u.username`)}
   UNION ALL
   SELECT DISTINCT ON (m.messageid) 'message', m.messageid, coalesce(md.title, m.type), u.username, m.ts, m.subject_deviationid,
     ts_rank(m.search_tsv, ${Q})
   FROM messages m
   LEFT JOIN users u ON u.userid = m.originator_userid
   LEFT JOIN deviations md ON md.deviationid = m.subject_deviationid
-  WHERE m.search_tsv @@ ${Q} AND ${kindIn("message")} AND ${userMatches("u.username")}
-)`;
+  WHERE m.search_tsv @@ ${Q} AND ${kindIn(q, "message")} AND ${userMatches(q, sql`u.username`)}`;
+}
 
-const SEARCH_SQL = `
-WITH ${HITS},
+/** One page of hits with their snippets and stored files (one statement: the page is ranked, then dressed). */
+function searchStatement(q: SearchQuery) {
+  return sql<HitRow>`
+WITH hits AS (${hits(q)}),
 page AS (
-  SELECT *, count(*) OVER () AS total FROM hits ORDER BY rank DESC, date DESC NULLS LAST, id LIMIT $4 OFFSET $6
+  SELECT *, count(*) OVER () AS total FROM hits ORDER BY rank DESC, date DESC NULLS LAST, id LIMIT ${q.limit} OFFSET ${q.offset ?? 0}
 )
 SELECT p.kind, p.id, p.title, p.artist, p.date, p.deviationid, p.rank, p.total::int AS total,
-  ts_headline('${CONFIG}', ${strip("doc.text")}, ${Q}, $5::text) AS snippet,
+  ts_headline(${config}, ${strip(sql`doc.text`)}, ${tsquery(q)}, ${q.headlineOptions}::text) AS snippet,
   (SELECT dl.path FROM downloads dl
    WHERE dl.deviationid = p.deviationid AND dl.path IS NOT NULL
      AND (dl.status IN ('done', 'degraded') OR (dl.status = 'not_downloadable' AND dl.sha256 IS NOT NULL))
@@ -128,3 +144,4 @@ CROSS JOIN LATERAL (
   END AS text
 ) doc
 ORDER BY p.rank DESC, p.date DESC NULLS LAST, p.id`;
+}

@@ -1,6 +1,8 @@
 // Static data of the service: the country list and the policy texts (every distinct version kept).
 import { createHash } from "node:crypto";
-import { intOrNull, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
+import { sql } from "./kysely.ts";
+import { intOrNull, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
+import { upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type CountryInput = { countryid: number | string; name: string };
@@ -19,8 +21,20 @@ export class StaticDataRepository {
       (c) => String(c.countryid),
     );
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
-    const { rows: result } = await this.db.query<CountsRow>(SAVE_COUNTRIES, [jsonParam(rows), seenAt]);
-    return toCounts(result[0]);
+    return upsertPage(this.db, {
+      rows,
+      columns: sql`countryid integer, name text`,
+      before: sql`old AS (SELECT c.countryid, c.name FROM countries c JOIN input USING (countryid))`,
+      upsert: sql`
+        INSERT INTO countries AS c (countryid, name, first_seen_at, last_seen_at)
+        SELECT countryid, name, ${seenAt}, ${seenAt} FROM input ORDER BY countryid
+        ON CONFLICT (countryid) DO UPDATE SET
+          name = EXCLUDED.name,
+          last_seen_at = GREATEST(c.last_seen_at, EXCLUDED.last_seen_at)
+        RETURNING c.countryid, (c.xmax = 0) AS inserted`,
+      using: ["countryid"],
+      changed: sql`o.name IS DISTINCT FROM i.name`,
+    });
   }
 
   /** Records a policy text; true when it differs from every version archived before. */
@@ -30,25 +44,6 @@ export class StaticDataRepository {
     return rows[0]?.inserted ?? false;
   }
 }
-
-const SAVE_COUNTRIES = `
-WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(countryid integer, name text)
-), old AS (
-  SELECT c.countryid, c.name FROM countries c JOIN input USING (countryid)
-), upserted AS (
-  INSERT INTO countries AS c (countryid, name, first_seen_at, last_seen_at)
-  SELECT countryid, name, $2, $2 FROM input ORDER BY countryid
-  ON CONFLICT (countryid) DO UPDATE SET
-    name = EXCLUDED.name,
-    last_seen_at = GREATEST(c.last_seen_at, EXCLUDED.last_seen_at)
-  RETURNING c.countryid, (c.xmax = 0) AS inserted
-)
-SELECT
-  count(*) FILTER (WHERE u.inserted)::int AS inserted,
-  count(*) FILTER (WHERE NOT u.inserted AND o.name IS DISTINCT FROM i.name)::int AS changed,
-  count(*)::int AS total
-FROM upserted u JOIN input i USING (countryid) LEFT JOIN old o USING (countryid)`;
 
 const SAVE_POLICY = `
 INSERT INTO policy_texts AS p (kind, sha256, text, first_seen_at, fetched_at) VALUES ($1, $2, $3, $4, $4)

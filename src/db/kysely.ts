@@ -1,0 +1,28 @@
+// The query builder of every repository (docs/ARCHITECTURE.md#db): Kysely over dvault's one pool, typed by
+// src/db/schema.ts. A repository is given a Queryable (the pool, the client of a withTransaction, or a test's
+// counting wrapper); `kysely(q)` is the builder whose statements run on exactly that, so one pool and one
+// way of holding a transaction stay, and what runs is what the Queryable sees.
+import { Kysely, PostgresDialect } from "kysely";
+import type { DB } from "./schema.ts";
+import type { Queryable } from "./with-transaction.ts";
+
+export type Database = Kysely<DB>;
+
+const builders = new WeakMap<Queryable, Database>();
+
+/**
+ * The typed builder running on `q`, one per Queryable. Kysely borrows a "connection" per statement:
+ * here that is `q` itself, released to no one (the pool checks a client out for each statement as
+ * `pool.query` always did; a transaction's client stays with its withTransaction).
+ */
+export function kysely(q: Queryable): Database {
+  let db = builders.get(q);
+  if (!db) {
+    const connection = { query: (text: string, values: unknown[]) => q.query(text, values), release: () => undefined };
+    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: { connect: async () => connection, end: async () => undefined } as never }) });
+    builders.set(q, db);
+  }
+  return db;
+}
+
+export { sql, type RawBuilder, type Selectable, type Insertable, type Updateable } from "kysely";
