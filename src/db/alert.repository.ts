@@ -1,7 +1,8 @@
 // Alert incidents: opened once per (kind, subject) while a condition holds, claimed for a notification at
 // most once a day, resolved when the condition is gone. Each statement is atomic on its own, so any
 // number of processes may evaluate at the same moment and an alert still goes out once.
-import { jsonParam } from "./mirror-rows.ts";
+import { kysely, sql } from "./kysely.ts";
+import { recordset } from "./upsert-page.ts";
 import { storableJson } from "./storable-text.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -40,7 +41,14 @@ export class AlertRepository {
    */
   async openIncidents(conditions: readonly AlertCondition[], at: Date): Promise<IncidentRow[]> {
     if (conditions.length === 0) return [];
-    const { rows } = await this.db.query<IncidentRowDb>(OPEN, [jsonParam(conditions), at]);
+    const { rows } = await sql<IncidentRowDb>`
+      INSERT INTO alerts AS a (kind, subject, title, details, opened_at, last_seen_at)
+      SELECT kind, subject, title, details, ${at}, ${at}
+      FROM ${recordset(conditions, sql`kind alert_kind, subject text, title text, details jsonb`)}
+      ORDER BY kind, subject
+      ON CONFLICT (kind, subject) WHERE resolved_at IS NULL DO UPDATE SET
+        title = EXCLUDED.title, details = EXCLUDED.details, last_seen_at = EXCLUDED.last_seen_at
+      RETURNING ${sql.raw(COLUMNS)}`.execute(kysely(this.db));
     return rows.map(toIncident);
   }
 
@@ -149,15 +157,6 @@ type IncidentRowDb = {
 };
 
 const COLUMNS = "id::text AS id, kind, subject, title, details, opened_at, last_notified_at, notify_count";
-
-const OPEN = `
-INSERT INTO alerts AS a (kind, subject, title, details, opened_at, last_seen_at)
-SELECT kind, subject, title, details, $2, $2
-FROM jsonb_to_recordset($1::jsonb) AS x(kind alert_kind, subject text, title text, details jsonb)
-ORDER BY kind, subject
-ON CONFLICT (kind, subject) WHERE resolved_at IS NULL DO UPDATE SET
-  title = EXCLUDED.title, details = EXCLUDED.details, last_seen_at = EXCLUDED.last_seen_at
-RETURNING ${COLUMNS}`;
 
 function toIncident(r: IncidentRowDb): IncidentRow {
   return {

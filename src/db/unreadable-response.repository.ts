@@ -1,7 +1,8 @@
 // Answers of the service dvault could not read, with their raw JSON (docs/service-behaviour.md#tolerant-reading):
 // recorded by the transport when it skips an item or a page, counted by status, the dashboard and the digest.
 import { createHash } from "node:crypto";
-import { jsonParam } from "./mirror-rows.ts";
+import { kysely, sql } from "./kysely.ts";
+import { recordset } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 /** An answer the transport could not read, as it reports it (src/api/transport.ts passes its reports as they are). */
@@ -63,7 +64,15 @@ export class UnreadableResponseRepository {
       error: report.detail,
       raw: boundedRaw(report.raw),
     };
-    await this.db.query(RECORD, [jsonParam([row]), at]);
+    await sql`
+      INSERT INTO unreadable_responses AS u (request_key, subject, operation, method, path, params, account, error, raw, first_seen_at, last_seen_at)
+      SELECT request_key, subject, operation, method, path, params, account, error, raw, ${at}, ${at}
+      FROM ${recordset([row], sql`request_key text, subject text, operation text, method text, path text, params jsonb, account text, error text, raw jsonb`)}
+      ON CONFLICT (request_key, subject) DO UPDATE SET
+        count = u.count + 1,
+        error = EXCLUDED.error,
+        raw = EXCLUDED.raw,
+        last_seen_at = GREATEST(u.last_seen_at, EXCLUDED.last_seen_at)`.execute(kysely(this.db));
   }
 
   /** What status, the dashboard and the digest show: how many since `since`, and the latest few. */
@@ -82,17 +91,6 @@ export class UnreadableResponseRepository {
     };
   }
 }
-
-const RECORD = `
-INSERT INTO unreadable_responses AS u (request_key, subject, operation, method, path, params, account, error, raw, first_seen_at, last_seen_at)
-SELECT request_key, subject, operation, method, path, params, account, error, raw, $2, $2
-FROM jsonb_to_recordset($1::jsonb) AS x(request_key text, subject text, operation text, method text, path text, params jsonb,
-  account text, error text, raw jsonb)
-ON CONFLICT (request_key, subject) DO UPDATE SET
-  count = u.count + 1,
-  error = EXCLUDED.error,
-  raw = EXCLUDED.raw,
-  last_seen_at = GREATEST(u.last_seen_at, EXCLUDED.last_seen_at)`;
 
 const SUMMARY = `
 SELECT count(*)::int AS count, count(*) FILTER (WHERE subject = '')::int AS responses, max(last_seen_at) AS last_seen_at
