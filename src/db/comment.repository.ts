@@ -2,7 +2,7 @@
 import type { CommentInput } from "./mirror-input.ts";
 import { isoTime, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
 import { sql } from "./kysely.ts";
-import { upsertPage } from "./upsert-page.ts";
+import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type CommentSubject = { kind: "deviation" | "profile" | "status"; id: string };
@@ -49,9 +49,7 @@ export class CommentRepository {
           hidden = EXCLUDED.hidden,
           likes = COALESCE(EXCLUDED.likes, c.likes),
           raw = EXCLUDED.raw,
-          last_seen_at = GREATEST(c.last_seen_at, EXCLUDED.last_seen_at),
-          removed_at = NULL,
-          removed_reason = NULL
+          ${seenAgain("c")}
         RETURNING c.commentid, (c.xmax = 0) AS inserted`,
       using: ["commentid"],
       changed: sql`o.removed_at IS NOT NULL OR o.hidden IS DISTINCT FROM i.hidden OR (i.body IS NOT NULL AND o.body IS DISTINCT FROM i.body)`,

@@ -3,7 +3,7 @@
 import type { CollectionFolderInput, GalleryFolderInput } from "./mirror-input.ts";
 import { uniqueBy, type FolderKind, type UpsertCounts } from "./mirror-rows.ts";
 import { sql } from "./kysely.ts";
-import { upsertPage } from "./upsert-page.ts";
+import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type FolderMemberInput = { deviationid: string; position: number };
@@ -38,9 +38,7 @@ export class FolderRepository {
           position = EXCLUDED.position,
           size = COALESCE(EXCLUDED.size, f.size),
           raw = EXCLUDED.raw,
-          last_seen_at = GREATEST(f.last_seen_at, EXCLUDED.last_seen_at),
-          removed_at = NULL,
-          removed_reason = NULL
+          ${seenAgain("f")}
         RETURNING f.folderid, (f.xmax = 0) AS inserted`,
       using: ["folderid"],
       changed: sql`o.removed_at IS NOT NULL OR o.parent_folderid IS DISTINCT FROM i.parent_folderid OR o.position IS DISTINCT FROM i.position OR (i.name IS NOT NULL AND o.name IS DISTINCT FROM i.name) OR (i.description IS NOT NULL AND o.description IS DISTINCT FROM i.description)`,
@@ -80,9 +78,7 @@ export class FolderRepository {
           position = EXCLUDED.position,
           size = COALESCE(EXCLUDED.size, f.size),
           raw = EXCLUDED.raw,
-          last_seen_at = GREATEST(f.last_seen_at, EXCLUDED.last_seen_at),
-          removed_at = NULL,
-          removed_reason = NULL
+          ${seenAgain("f")}
         RETURNING f.folderid, (f.xmax = 0) AS inserted`,
       using: ["folderid"],
       changed: sql`o.removed_at IS NOT NULL OR o.position IS DISTINCT FROM i.position OR (i.name IS NOT NULL AND o.name IS DISTINCT FROM i.name) OR (i.description IS NOT NULL AND o.description IS DISTINCT FROM i.description)`,
@@ -109,9 +105,7 @@ export class FolderRepository {
         SELECT ${kind}::folder_kind, ${folderid}, deviationid, position, ${seenAt}, ${seenAt} FROM input ORDER BY deviationid
         ON CONFLICT (kind, folderid, deviationid) DO UPDATE SET
           position = COALESCE(EXCLUDED.position, m.position),
-          last_seen_at = GREATEST(m.last_seen_at, EXCLUDED.last_seen_at),
-          removed_at = NULL,
-          removed_reason = NULL
+          ${seenAgain("m")}
         RETURNING m.deviationid, (m.xmax = 0) AS inserted`,
       using: ["deviationid"],
       changed: sql`o.removed_at IS NOT NULL OR (i.position IS NOT NULL AND o.position IS DISTINCT FROM i.position)`,

@@ -3,7 +3,7 @@
 import type { MessageInput } from "./mirror-input.ts";
 import { isoTime, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
 import { sql } from "./kysely.ts";
-import { upsertPage } from "./upsert-page.ts";
+import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type MessageBox = "feed" | "feedback" | "mentions";
@@ -53,9 +53,7 @@ export class MessageRepository {
           subject_folderid = COALESCE(EXCLUDED.subject_folderid, m.subject_folderid),
           html = COALESCE(EXCLUDED.html, m.html),
           raw = EXCLUDED.raw,
-          last_seen_at = GREATEST(m.last_seen_at, EXCLUDED.last_seen_at),
-          removed_at = NULL,
-          removed_reason = NULL
+          ${seenAgain("m")}
         RETURNING m.messageid, (m.xmax = 0) AS inserted`,
       using: ["messageid"],
       changed: sql`o.removed_at IS NOT NULL OR (i.is_new IS NOT NULL AND o.is_new IS DISTINCT FROM i.is_new) OR (i.orphaned IS NOT NULL AND o.orphaned IS DISTINCT FROM i.orphaned) OR (i.stack_count IS NOT NULL AND o.stack_count IS DISTINCT FROM i.stack_count)`,

@@ -3,7 +3,7 @@
 import type { NoteFolderInput, NoteInput } from "./mirror-input.ts";
 import { intOrNull, isoTime, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
 import { sql } from "./kysely.ts";
-import { upsertPage } from "./upsert-page.ts";
+import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export class NoteRepository {
@@ -53,9 +53,7 @@ export class NoteRepository {
           sender_userid = COALESCE(EXCLUDED.sender_userid, n.sender_userid),
           recipients = COALESCE(EXCLUDED.recipients, n.recipients),
           raw = EXCLUDED.raw,
-          last_seen_at = GREATEST(n.last_seen_at, EXCLUDED.last_seen_at),
-          removed_at = NULL,
-          removed_reason = NULL
+          ${seenAgain("n")}
         RETURNING n.noteid, (n.xmax = 0) AS inserted`,
       using: ["noteid"],
       changed: sql`o.removed_at IS NOT NULL OR (${folderid}::text IS NOT NULL AND o.folderid IS DISTINCT FROM ${folderid}::text) OR (i.unread IS NOT NULL AND o.unread IS DISTINCT FROM i.unread) OR (i.starred IS NOT NULL AND o.starred IS DISTINCT FROM i.starred)`,
@@ -93,9 +91,7 @@ export class NoteRepository {
           title = COALESCE(EXCLUDED.title, f.title),
           count = COALESCE(EXCLUDED.count, f.count),
           raw = EXCLUDED.raw,
-          last_seen_at = GREATEST(f.last_seen_at, EXCLUDED.last_seen_at),
-          removed_at = NULL,
-          removed_reason = NULL
+          ${seenAgain("f")}
         RETURNING f.folderid, (f.xmax = 0) AS inserted`,
       using: ["folderid"],
       changed: sql`o.removed_at IS NOT NULL OR o.parentid IS DISTINCT FROM i.parentid OR (i.title IS NOT NULL AND o.title IS DISTINCT FROM i.title)`,

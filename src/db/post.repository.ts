@@ -3,7 +3,7 @@
 import type { StatusInput } from "./mirror-input.ts";
 import { isoTime, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
 import { sql } from "./kysely.ts";
-import { upsertPage } from "./upsert-page.ts";
+import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type ProfilePostInput = { kind: "journal" | "status"; itemId: string; position: number };
@@ -89,9 +89,7 @@ export class PostRepository {
         SELECT ${ownerUserid}, kind, item_id, position, ${seenAt}, ${seenAt} FROM input ORDER BY kind, item_id
         ON CONFLICT (owner_userid, kind, item_id) DO UPDATE SET
           position = COALESCE(EXCLUDED.position, p.position),
-          last_seen_at = GREATEST(p.last_seen_at, EXCLUDED.last_seen_at),
-          removed_at = NULL,
-          removed_reason = NULL
+          ${seenAgain("p")}
         RETURNING p.kind, p.item_id, (p.xmax = 0) AS inserted`,
       using: ["kind", "item_id"],
       changed: sql`o.removed_at IS NOT NULL OR (i.position IS NOT NULL AND o.position IS DISTINCT FROM i.position)`,

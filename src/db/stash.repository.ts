@@ -3,7 +3,7 @@
 import type { StashMetadataInput } from "./mirror-input.ts";
 import { epochTime, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
 import { sql } from "./kysely.ts";
-import { upsertPage } from "./upsert-page.ts";
+import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 /** Stack or item metadata, with its position in the parent stack when the delta gave one. */
@@ -49,9 +49,7 @@ export class StashRepository {
           position = COALESCE(EXCLUDED.position, s.position),
           thumb = COALESCE(EXCLUDED.thumb, s.thumb),
           raw = s.raw || EXCLUDED.raw,
-          last_seen_at = GREATEST(s.last_seen_at, EXCLUDED.last_seen_at),
-          removed_at = NULL,
-          removed_reason = NULL
+          ${seenAgain("s")}
         RETURNING s.stackid, (s.xmax = 0) AS inserted`,
       using: ["stackid"],
       changed: sql`o.removed_at IS NOT NULL OR (i.parentid IS NOT NULL AND o.parentid IS DISTINCT FROM i.parentid) OR (i.title IS NOT NULL AND o.title IS DISTINCT FROM i.title) OR (i.position IS NOT NULL AND o.position IS DISTINCT FROM i.position)`,
@@ -112,9 +110,7 @@ export class StashRepository {
           camera = COALESCE(EXCLUDED.camera, s.camera),
           position = COALESCE(EXCLUDED.position, s.position),
           raw = s.raw || EXCLUDED.raw,
-          last_seen_at = GREATEST(s.last_seen_at, EXCLUDED.last_seen_at),
-          removed_at = NULL,
-          removed_reason = NULL
+          ${seenAgain("s")}
         RETURNING s.itemid, (s.xmax = 0) AS inserted`,
       using: ["itemid"],
       changed: sql`o.removed_at IS NOT NULL OR (i.stackid IS NOT NULL AND o.stackid IS DISTINCT FROM i.stackid) OR (i.title IS NOT NULL AND o.title IS DISTINCT FROM i.title) OR (i.description IS NOT NULL AND o.description IS DISTINCT FROM i.description) OR (i.tags IS NOT NULL AND o.tags IS DISTINCT FROM i.tags) OR (i.position IS NOT NULL AND o.position IS DISTINCT FROM i.position)`,

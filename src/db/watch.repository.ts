@@ -2,7 +2,7 @@
 import type { WatchEntryInput } from "./mirror-input.ts";
 import { isoTime, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
 import { sql } from "./kysely.ts";
-import { upsertPage } from "./upsert-page.ts";
+import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type WatchKind = "watcher" | "watching";
@@ -37,9 +37,7 @@ export class WatchRepository {
           watch = COALESCE(EXCLUDED.watch, w.watch),
           watches_you = COALESCE(EXCLUDED.watches_you, w.watches_you),
           last_visit_at = COALESCE(EXCLUDED.last_visit_at, w.last_visit_at),
-          last_seen_at = GREATEST(w.last_seen_at, EXCLUDED.last_seen_at),
-          removed_at = NULL,
-          removed_reason = NULL
+          ${seenAgain("w")}
         RETURNING w.userid, (w.xmax = 0) AS inserted`,
       using: ["userid"],
       changed: sql`o.removed_at IS NOT NULL OR (i.watch IS NOT NULL AND o.watch IS DISTINCT FROM i.watch)`,
