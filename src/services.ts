@@ -15,7 +15,6 @@ import { AccountRepository } from "./db/account.repository.ts";
 import { accountTokenStore } from "./db/account-token-store.ts";
 import { createPgPool, type PgPool } from "./db/connect.ts";
 import { assertDatabaseReady } from "./db/schema-check.ts";
-import { createPrisma, type Db } from "./db/prisma.ts";
 import { UnreadableResponseRepository } from "./db/unreadable-response.repository.ts";
 import { UserError } from "./errors.ts";
 import type { Logger } from "./log.ts";
@@ -40,7 +39,6 @@ export type ServiceOverrides = {
 export type Services = {
   config: Config;
   log: Logger;
-  prisma: Db;
   pool: PgPool;
   redis: Redis;
   pacer: Pacer;
@@ -72,9 +70,8 @@ export async function createServices({
   await checkRedis(config.redisUrl);
   registerSecret(config.clientSecret);
 
-  // One pool per process, DVAULT_DB_POOL_SIZE connections: the raw repositories and Prisma share it (src/db/prisma.ts).
+  // One pool per process, DVAULT_DB_POOL_SIZE connections: every repository runs on it (docs/ARCHITECTURE.md#db).
   const pool = createPgPool(config.databaseUrl, overrides.poolSize ?? config.dbPoolSize);
-  const prisma = createPrisma(pool);
   const redis = createRedis(config.redisUrl);
   await redis.connect();
   // Every user of the services reads the prefix from services.config, settled here once.
@@ -89,7 +86,7 @@ export async function createServices({
     maxRate: config.apiRate.max,
     ...overrides.pacer,
   });
-  const accounts = new AccountRepository(prisma);
+  const accounts = new AccountRepository(pool);
   const apiTotals = newTransportStats();
   const unreadableRepo = new UnreadableResponseRepository(pool);
   const unreadable = { record: (report: UnreadableReport) => unreadableRepo.recordUnreadable(report, new Date(now())) };
@@ -128,7 +125,6 @@ export async function createServices({
   return {
     config,
     log,
-    prisma,
     pool,
     redis,
     pacer,
@@ -143,7 +139,6 @@ export async function createServices({
     },
     async close() {
       await redis.quit().catch(() => redis.disconnect());
-      await prisma.$disconnect().catch(() => undefined);
       await pool.end().catch(() => undefined);
     },
   };

@@ -1,6 +1,5 @@
 // Evaluates the alert conditions now and notifies through the configured channels (src/digest/alerts.ts).
 // It also records digest baselines: running every minute, it notices an initial sync's end promptly.
-import { prismaQueryable } from "../../src/db/prisma-queryable.ts";
 import { evaluateAlerts, redisDownloadsPausedProbe } from "../../src/digest/alerts.ts";
 import { createDeliverers, messageDomainOf } from "../../src/digest/deliver/index.ts";
 import { DigestRepository } from "../../src/db/digest.repository.ts";
@@ -13,8 +12,7 @@ export async function alertsHandler(_payload: AlertsPayload, ctx: WorkerContext)
   const now = new Date(ctx.services.now());
   const baselines = await new DigestRepository(pool).recordBaselines(now);
   const result = await evaluateAlerts({
-    // The incidents' few writes run through Prisma, where they can share a transaction with an account write (docs/ARCHITECTURE.md#db).
-    db: prismaQueryable(ctx.services.prisma),
+    db: pool,
     redis,
     prefix: config.redisPrefix,
     now,

@@ -11,7 +11,7 @@ import { loadConfig, type Config } from "../config.ts";
 import { TokenCipher } from "../crypto/token-cipher.ts";
 import { AccountRepository } from "../db/account.repository.ts";
 import { accountTokenStore } from "../db/account-token-store.ts";
-import { createPrisma, type Db } from "../db/prisma.ts";
+import { createPgPool } from "../db/connect.ts";
 import { assertDatabaseReady } from "../db/schema-check.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -44,11 +44,11 @@ export async function openContext(): Promise<AuthContext> {
   }
   registerSecret(configured.clientSecret);
   const log = cliLogger(configured);
-  // One clear line for an unreachable, missing or unmigrated database before Prisma gets a chance to be verbose,
+  // One clear line for an unreachable, missing or unmigrated database before a driver gets a chance to be verbose,
   // and before any token is spent (assertReadyToSpend).
   await assertDatabaseReady(configured.databaseUrl);
   await checkRedis(configured.redisUrl);
-  const db: Db = createPrisma(configured.databaseUrl, 2);
+  const db = createPgPool(configured.databaseUrl, 2);
   const redis: Redis = createRedis(configured.redisUrl);
   await redis.connect();
   const config = await settleRedisPrefix(redis, configured);
@@ -70,7 +70,7 @@ export async function openContext(): Promise<AuthContext> {
       createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, retry: { serverRetries: 1, networkRetries: 1, throttleRetries: 1 } }),
     async close() {
       await redis.quit().catch(() => redis.disconnect());
-      await db.$disconnect();
+      await db.end();
     },
   };
 }

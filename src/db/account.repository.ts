@@ -1,11 +1,16 @@
 // Accounts and their encrypted tokens: one method per intent, each about one query. Holds only
 // ciphertexts and fingerprints; encryption and the refresh protocol live in src/api/tokens.ts.
-import type { Account, AccountKind, ClientAuth, GrantType, TokenState } from "../generated/prisma/client.ts";
+import type { Kysely, Updateable } from "kysely";
+import pg from "pg";
 import { EXIT_UNAVAILABLE, UserError } from "../errors.ts";
-import type { Db } from "./prisma.ts";
+import { type CamelDB, kyselyCamel } from "./kysely.ts";
+import type { AccountKind, CamelRow, ClientAuth, GrantType, TokenState } from "./schema.ts";
+import { type Queryable, withTransaction } from "./with-transaction.ts";
 
 export type { AccountKind, ClientAuth, GrantType, TokenState };
-export type AccountRow = Account;
+
+/** An account as the token code reads it: camelCase names (those of Prisma's model, which it used before). */
+export type AccountRow = CamelRow<"accounts">;
 
 /** Token columns as written: ciphertexts (bound to the row id) and their metadata. */
 export type SealedTokens = {
@@ -38,29 +43,31 @@ export type GrantRecord = {
 export type RotatedTokens = SealedTokens & { scopes: string[]; now: Date };
 
 /**
- * The Prisma client, or the `tx` of withPrismaTransaction (src/db/prisma-queryable.ts): on `tx` the account
- * writes join that transaction, with the mirror writes of its `sql` (docs/ARCHITECTURE.md#db).
+ * Given the pool, each method runs on it (a grant's two writes in a transaction of their own); given the client
+ * of a withTransaction, the account writes join that transaction, with whatever mirror writes it holds.
  */
-export type AccountDb = Pick<Db, "account"> & Partial<Pick<Db, "$transaction">>;
-
 export class AccountRepository {
-  constructor(private readonly db: AccountDb) {}
+  private readonly k: Kysely<CamelDB>;
+
+  constructor(private readonly db: Queryable) {
+    this.k = kyselyCamel(db);
+  }
 
   findByName(name: string): Promise<AccountRow | null> {
-    return guard(() => this.db.account.findUnique({ where: { name } }));
+    return guard(async () => (await this.k.selectFrom("accounts").selectAll().where("name", "=", name).executeTakeFirst()) ?? null);
   }
 
   findById(id: number): Promise<AccountRow | null> {
-    return guard(() => this.db.account.findUnique({ where: { id } }));
+    return guard(async () => (await this.k.selectFrom("accounts").selectAll().where("id", "=", id).executeTakeFirst()) ?? null);
   }
 
   findByUserId(userId: string): Promise<AccountRow | null> {
-    return guard(() => this.db.account.findUnique({ where: { userId } }));
+    return guard(async () => (await this.k.selectFrom("accounts").selectAll().where("userId", "=", userId).executeTakeFirst()) ?? null);
   }
 
   /** Every account, users first, then by name. */
   list(): Promise<AccountRow[]> {
-    return guard(() => this.db.account.findMany({ orderBy: [{ kind: "asc" }, { name: "asc" }] }));
+    return guard(() => this.k.selectFrom("accounts").selectAll().orderBy("kind").orderBy("name").execute());
   }
 
   /**
@@ -82,21 +89,24 @@ export class AccountRepository {
       ...(grant.userId !== undefined ? { userId: grant.userId } : {}),
       ...(grant.username !== undefined ? { username: grant.username } : {}),
     };
-    const write = async (tx: Pick<Db, "account">) => {
-      const row = await tx.account.upsert({
-        where: { name: grant.name },
-        create: { name: grant.name, ...fields },
-        update: fields,
-        select: { id: true },
-      });
+    const write = async (q: Queryable) => {
+      const k = kyselyCamel(q);
+      const row = await k
+        .insertInto("accounts")
+        .values({ name: grant.name, ...fields, updatedAt: new Date() })
+        .onConflict((oc) => oc.column("name").doUpdateSet({ ...fields, updatedAt: new Date() }))
+        .returning("id")
+        .executeTakeFirstOrThrow();
       const sealed = grant.seal(row.id);
-      return tx.account.update({
-        where: { id: row.id },
-        data: { ...sealed, accessTokenEnc: toBytes(sealed.accessTokenEnc), refreshTokenEnc: toBytes(sealed.refreshTokenEnc) },
-      });
+      return k
+        .updateTable("accounts")
+        .set({ ...sealed, accessTokenEnc: bytes(sealed.accessTokenEnc), refreshTokenEnc: bytes(sealed.refreshTokenEnc), updatedAt: new Date() })
+        .where("id", "=", row.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
     };
-    // On a transaction client the two writes are already inside the caller's transaction.
-    return guard(() => (this.db.$transaction ? this.db.$transaction((tx) => write(tx)) : write(this.db)));
+    // On a transaction's client the two writes are already inside the caller's transaction.
+    return guard(() => (this.db instanceof pg.Pool ? withTransaction(this.db, write) : write(this.db)));
   }
 
   /**
@@ -107,37 +117,36 @@ export class AccountRepository {
   async saveRotatedToken(id: number, oldFingerprint: string, rotated: RotatedTokens): Promise<boolean> {
     const { now, scopes, ...sealed } = rotated;
     const result = await guard(() =>
-      this.db.account.updateMany({
-        // Not `state = ok`: a stray needs_reauth mark must not throw away the one live refresh token.
-        where: { id, refreshTokenFingerprint: oldFingerprint, state: { not: "revoked" } },
-        data: {
+      this.k
+        .updateTable("accounts")
+        .set({
           ...sealed,
-          accessTokenEnc: toBytes(sealed.accessTokenEnc),
-          refreshTokenEnc: toBytes(sealed.refreshTokenEnc),
+          accessTokenEnc: bytes(sealed.accessTokenEnc),
+          refreshTokenEnc: bytes(sealed.refreshTokenEnc),
           scopes,
           state: "ok",
           stateReason: null,
           stateChangedAt: now,
           lastRefreshAt: now,
-        },
-      }),
+          updatedAt: new Date(),
+        })
+        // Not `state = ok`: a stray needs_reauth mark must not throw away the one live refresh token.
+        .where("id", "=", id)
+        .where("refreshTokenFingerprint", "=", oldFingerprint)
+        .where("state", "<>", "revoked")
+        .executeTakeFirst(),
     );
-    return result.count === 1;
+    return result.numUpdatedRows === 1n;
   }
 
   /** A renewed client-credentials token (no refresh token, nothing to compare). */
   async saveClientToken(id: number, sealed: Pick<SealedTokens, "accessTokenEnc" | "accessIssuedAt" | "accessExpiresAt"> & { now: Date }): Promise<void> {
-    await guard(() =>
-      this.db.account.update({
-        where: { id },
-        data: {
-          accessTokenEnc: toBytes(sealed.accessTokenEnc),
-          accessIssuedAt: sealed.accessIssuedAt,
-          accessExpiresAt: sealed.accessExpiresAt,
-          lastRefreshAt: sealed.now,
-        },
-      }),
-    );
+    await this.updateOne(id, {
+      accessTokenEnc: bytes(sealed.accessTokenEnc),
+      accessIssuedAt: sealed.accessIssuedAt,
+      accessExpiresAt: sealed.accessExpiresAt,
+      lastRefreshAt: sealed.now,
+    });
   }
 
   /**
@@ -145,24 +154,27 @@ export class AccountRepository {
    * fingerprint, only if the row still holds that refresh token: a newer grant is never marked dead.
    */
   async markNeedsReauth({ id, reason, now, fingerprint }: { id: number; reason: string; now: Date; fingerprint?: string | null }): Promise<boolean> {
-    const result = await guard(() =>
-      this.db.account.updateMany({
-        where: { id, ...(fingerprint !== undefined ? { refreshTokenFingerprint: fingerprint } : {}), state: { not: "revoked" } },
-        data: { state: "needs_reauth", stateReason: reason, stateChangedAt: now },
-      }),
-    );
-    return result.count === 1;
+    let update = this.k
+      .updateTable("accounts")
+      .set({ state: "needs_reauth", stateReason: reason, stateChangedAt: now, updatedAt: new Date() })
+      .where("id", "=", id)
+      .where("state", "<>", "revoked");
+    if (fingerprint !== undefined) update = update.where("refreshTokenFingerprint", fingerprint === null ? "is" : "=", fingerprint);
+    const result = await guard(() => update.executeTakeFirst());
+    return result.numUpdatedRows === 1n;
   }
 
   /** Flags an old refresh token (a warning, not an error); only a healthy row changes. */
   async markExpiring({ id, reason, now }: { id: number; reason: string; now: Date }): Promise<boolean> {
     const result = await guard(() =>
-      this.db.account.updateMany({
-        where: { id, state: "ok" },
-        data: { state: "expiring", stateReason: reason, stateChangedAt: now },
-      }),
+      this.k
+        .updateTable("accounts")
+        .set({ state: "expiring", stateReason: reason, stateChangedAt: now, updatedAt: new Date() })
+        .where("id", "=", id)
+        .where("state", "=", "ok")
+        .executeTakeFirst(),
     );
-    return result.count === 1;
+    return result.numUpdatedRows === 1n;
   }
 
   /**
@@ -170,34 +182,41 @@ export class AccountRepository {
    * token keeps working until it expires).
    */
   async markRevoked({ id, reason, now, refreshOnly }: { id: number; reason: string; now: Date; refreshOnly: boolean }): Promise<void> {
-    await guard(() =>
-      this.db.account.update({
-        where: { id },
-        data: {
-          state: "revoked",
-          stateReason: reason,
-          stateChangedAt: now,
-          refreshTokenEnc: null,
-          refreshTokenFingerprint: null,
-          refreshIssuedAt: null,
-          ...(refreshOnly ? {} : { accessTokenEnc: null, accessExpiresAt: null, accessIssuedAt: null }),
-        },
-      }),
-    );
+    await this.updateOne(id, {
+      state: "revoked",
+      stateReason: reason,
+      stateChangedAt: now,
+      refreshTokenEnc: null,
+      refreshTokenFingerprint: null,
+      refreshIssuedAt: null,
+      ...(refreshOnly ? {} : { accessTokenEnc: null, accessExpiresAt: null, accessIssuedAt: null }),
+    });
   }
 
   /** What /user/whoami says about the row's user. */
   async saveIdentity(id: number, identity: { userId: string; username: string }): Promise<void> {
-    await guard(() => this.db.account.update({ where: { id }, data: identity }));
+    await this.updateOne(id, identity);
+  }
+
+  /** An update of the row `id`, which must exist (an account removed under a running command is an error, not a no-op). */
+  private async updateOne(id: number, set: Updateable<CamelDB["accounts"]>): Promise<void> {
+    const result = await guard(() =>
+      this.k
+        .updateTable("accounts")
+        .set({ ...set, updatedAt: new Date() })
+        .where("id", "=", id)
+        .executeTakeFirst(),
+    );
+    if (result.numUpdatedRows !== 1n) throw new Error(`account ${id} does not exist`);
   }
 }
 
-function toBytes(value: Uint8Array): Uint8Array<ArrayBuffer>;
-function toBytes(value: Uint8Array | null): Uint8Array<ArrayBuffer> | null;
-function toBytes(value: Uint8Array | null): Uint8Array<ArrayBuffer> | null {
-  return value === null ? null : new Uint8Array(value);
+/** A ciphertext as the driver writes bytea. */
+function bytes(value: Uint8Array): Buffer;
+function bytes(value: Uint8Array | null): Buffer | null;
+function bytes(value: Uint8Array | null): Buffer | null {
+  return value === null ? null : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
 }
-
 /**
  * Tables or columns missing means the database predates this version of dvault. The commands check the ledger
  * first (src/db/schema-check.ts); this catches a schema changed behind the ledger's back, with the same ending
@@ -218,22 +237,16 @@ async function guard<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-type PrismaLikeError = {
-  code?: unknown;
-  message?: unknown;
-  meta?: { driverAdapterError?: { cause?: { kind?: string; column?: string; table?: string } } };
-};
-
-/** A missing table or column (P2021/P2022, or the adapter's TableDoesNotExist/ColumnNotFound) → one line. */
+/** A missing table (42P01), column (42703) or type (42704) of the accounts → one line. */
 export function explainAccountDbError(err: unknown): unknown {
-  const e = err as PrismaLikeError;
-  const cause = e.meta?.driverAdapterError?.cause;
+  const e = err as { code?: unknown; message?: unknown };
   const message = typeof e.message === "string" ? e.message : "";
-  if (e.code === "P2021" || cause?.kind === "TableDoesNotExist" || /relation .* does not exist/i.test(message)) {
+  if (e.code === "42P01" || /relation .* does not exist/i.test(message)) {
     return new SchemaMissingError("the database has no accounts table yet");
   }
-  if (e.code === "P2022" || cause?.kind === "ColumnNotFound" || /column .* does not exist/i.test(message)) {
-    return new SchemaMissingError(`the database schema is older than this dvault (${cause?.column ? `column ${cause.column}` : "a column"} is missing)`);
+  const column = /column "?([\w.]+)"? does not exist/i.exec(message)?.[1];
+  if (e.code === "42703" || column) {
+    return new SchemaMissingError(`the database schema is older than this dvault (${column ? `column ${column}` : "a column"} is missing)`);
   }
   if (/type "?(token_state|account_kind|grant_type|client_auth)"? does not exist/i.test(message)) {
     return new SchemaMissingError("the database schema is older than this dvault (a type is missing)");

@@ -1,6 +1,8 @@
 // Comments on deviations, profiles and statuses: set-based page writes keyed by commentid.
 import type { CommentInput } from "./mirror-input.ts";
-import { isoTime, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
+import { isoTime, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
+import { sql } from "./kysely.ts";
+import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type CommentSubject = { kind: "deviation" | "profile" | "status"; id: string };
@@ -25,41 +27,32 @@ export class CommentRepository {
       raw: c,
     }));
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
-    const { rows: result } = await this.db.query<CountsRow>(UPSERT, [jsonParam(rows), subject.kind, subject.id, seenAt]);
-    return toCounts(result[0]);
+    return upsertPage(this.db, {
+      rows,
+      columns: sql`commentid text, parentid text, author_userid text, posted_at timestamptz, body text, replies integer, hidden text, likes integer, raw jsonb`,
+      before: sql`
+        old AS (
+          SELECT c.commentid, c.body, c.hidden, c.removed_at FROM comments c JOIN input USING (commentid)
+        )`,
+      upsert: sql`
+        INSERT INTO comments AS c (commentid, parentid, subject_kind, subject_id, author_userid, posted_at, body, replies,
+          hidden, likes, raw, first_seen_at, last_seen_at)
+        SELECT commentid, parentid, ${subject.kind}::comment_subject_kind, ${subject.id}, author_userid, posted_at, body, replies, hidden, likes,
+          raw, ${seenAt}, ${seenAt}
+        FROM input ORDER BY commentid
+        ON CONFLICT (commentid) DO UPDATE SET
+          parentid = COALESCE(EXCLUDED.parentid, c.parentid),
+          author_userid = COALESCE(EXCLUDED.author_userid, c.author_userid),
+          posted_at = COALESCE(EXCLUDED.posted_at, c.posted_at),
+          body = COALESCE(EXCLUDED.body, c.body),
+          replies = COALESCE(EXCLUDED.replies, c.replies),
+          hidden = EXCLUDED.hidden,
+          likes = COALESCE(EXCLUDED.likes, c.likes),
+          raw = EXCLUDED.raw,
+          ${seenAgain("c")}
+        RETURNING c.commentid, (c.xmax = 0) AS inserted`,
+      using: ["commentid"],
+      changed: sql`o.removed_at IS NOT NULL OR o.hidden IS DISTINCT FROM i.hidden OR (i.body IS NOT NULL AND o.body IS DISTINCT FROM i.body)`,
+    });
   }
 }
-
-const UPSERT = `
-WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
-    commentid text, parentid text, author_userid text, posted_at timestamptz, body text, replies integer,
-    hidden text, likes integer, raw jsonb)
-), old AS (
-  SELECT c.commentid, c.body, c.hidden, c.removed_at FROM comments c JOIN input USING (commentid)
-), upserted AS (
-  INSERT INTO comments AS c (commentid, parentid, subject_kind, subject_id, author_userid, posted_at, body, replies,
-    hidden, likes, raw, first_seen_at, last_seen_at)
-  SELECT commentid, parentid, $2::comment_subject_kind, $3, author_userid, posted_at, body, replies, hidden, likes,
-    raw, $4, $4
-  FROM input ORDER BY commentid
-  ON CONFLICT (commentid) DO UPDATE SET
-    parentid = COALESCE(EXCLUDED.parentid, c.parentid),
-    author_userid = COALESCE(EXCLUDED.author_userid, c.author_userid),
-    posted_at = COALESCE(EXCLUDED.posted_at, c.posted_at),
-    body = COALESCE(EXCLUDED.body, c.body),
-    replies = COALESCE(EXCLUDED.replies, c.replies),
-    hidden = EXCLUDED.hidden,
-    likes = COALESCE(EXCLUDED.likes, c.likes),
-    raw = EXCLUDED.raw,
-    last_seen_at = GREATEST(c.last_seen_at, EXCLUDED.last_seen_at),
-    removed_at = NULL,
-    removed_reason = NULL
-  RETURNING c.commentid, (c.xmax = 0) AS inserted
-)
-SELECT
-  count(*) FILTER (WHERE u.inserted)::int AS inserted,
-  count(*) FILTER (WHERE NOT u.inserted AND (o.removed_at IS NOT NULL OR o.hidden IS DISTINCT FROM i.hidden
-    OR (i.body IS NOT NULL AND o.body IS DISTINCT FROM i.body)))::int AS changed,
-  count(*)::int AS total
-FROM upserted u JOIN input i USING (commentid) LEFT JOIN old o USING (commentid)`;

@@ -1,5 +1,7 @@
 // The statements of the downloads table and the shapes of their rows (src/db/download.repository.ts runs them).
+import { sql } from "./kysely.ts";
 import type { DeviationType } from "./mirror-rows.ts";
+import { recordset } from "./upsert-page.ts";
 import type { ClaimedDownload, DownloadTarget, DownloadKind, DownloadStatus } from "./download.repository.ts";
 
 /** Text from the service as a parameter, or null (a NUL in it is made storable by the pool's client). */
@@ -98,10 +100,11 @@ export type StoredRowRaw = {
   is_deleted: boolean;
 };
 
-export const MARK_WANTED = `
+/** Rows wanted at `at`, one per (deviationid, kind); rows already there stay as they are. */
+export const markWanted = (rows: readonly object[], at: Date) => sql`
 INSERT INTO downloads (deviationid, kind, status, priority, reason, created_at, updated_at)
-SELECT deviationid, kind, 'wanted', priority, reason, $2, $2
-FROM jsonb_to_recordset($1::jsonb) AS x(deviationid text, kind download_kind, priority integer, reason text)
+SELECT deviationid, kind, 'wanted', priority, reason, ${at}, ${at}
+FROM ${recordset(rows, sql`deviationid text, kind download_kind, priority integer, reason text`)}
 ORDER BY deviationid, kind
 ON CONFLICT (deviationid, kind) DO NOTHING`;
 

@@ -10,7 +10,7 @@ import {
   MARK_FILE_LOST,
   MARK_NOT_DOWNLOADABLE,
   MARK_STORED,
-  MARK_WANTED,
+  markWanted,
   RECORD_ATTEMPT,
   RECORD_FAILURE,
   RELEASE,
@@ -25,7 +25,8 @@ import {
   type StoredRowRaw,
   type TargetRow,
 } from "./download-statements.ts";
-import { jsonParam, type DeviationType } from "./mirror-rows.ts";
+import { kysely } from "./kysely.ts";
+import type { DeviationType } from "./mirror-rows.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type DownloadKind = "original" | "degraded" | "text";
@@ -173,8 +174,8 @@ export class DownloadRepository {
     }
     const input = [...merged.values()];
     if (input.length === 0) return 0;
-    const result = await this.db.query(MARK_WANTED, [jsonParam(input), at]);
-    return result.rowCount ?? 0;
+    const result = await markWanted(input, at).execute(kysely(this.db));
+    return Number(result.numAffectedRows ?? 0);
   }
 
   /**

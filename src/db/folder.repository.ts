@@ -1,7 +1,9 @@
 // Gallery and collection folders and their membership rows (folder, deviation, position): one deviation
 // row however many folders hold it. Full sweeps mark what they no longer found as 'gone_from_listing'.
 import type { CollectionFolderInput, GalleryFolderInput } from "./mirror-input.ts";
-import { jsonParam, toCounts, uniqueBy, type CountsRow, type FolderKind, type UpsertCounts } from "./mirror-rows.ts";
+import { uniqueBy, type FolderKind, type UpsertCounts } from "./mirror-rows.ts";
+import { sql } from "./kysely.ts";
+import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type FolderMemberInput = { deviationid: string; position: number };
@@ -16,8 +18,31 @@ export class FolderRepository {
   async upsertGalleryFolders(ownerUserid: string, folders: readonly GalleryFolderInput[], seenAt: Date, offset = 0): Promise<UpsertCounts> {
     const rows = uniqueBy(flattenGallery(folders, null, offset), (r) => r.folderid);
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
-    const { rows: result } = await this.db.query<CountsRow>(UPSERT_GALLERY_FOLDERS, [jsonParam(rows), ownerUserid, seenAt]);
-    return toCounts(result[0]);
+    return upsertPage(this.db, {
+      rows,
+      columns: sql`folderid text, parent_folderid text, name text, description text, position integer, size integer, raw jsonb`,
+      before: sql`
+        old AS (
+          SELECT f.folderid, f.parent_folderid, f.name, f.description, f.position, f.removed_at
+          FROM gallery_folders f JOIN input USING (folderid)
+        )`,
+      upsert: sql`
+        INSERT INTO gallery_folders AS f (folderid, owner_userid, parent_folderid, name, description, position, size, raw,
+          first_seen_at, last_seen_at)
+        SELECT folderid, ${ownerUserid}, parent_folderid, name, description, position, size, raw, ${seenAt}, ${seenAt} FROM input ORDER BY folderid
+        ON CONFLICT (folderid) DO UPDATE SET
+          owner_userid = EXCLUDED.owner_userid,
+          parent_folderid = EXCLUDED.parent_folderid,
+          name = COALESCE(EXCLUDED.name, f.name),
+          description = COALESCE(EXCLUDED.description, f.description),
+          position = EXCLUDED.position,
+          size = COALESCE(EXCLUDED.size, f.size),
+          raw = EXCLUDED.raw,
+          ${seenAgain("f")}
+        RETURNING f.folderid, (f.xmax = 0) AS inserted`,
+      using: ["folderid"],
+      changed: sql`o.removed_at IS NOT NULL OR o.parent_folderid IS DISTINCT FROM i.parent_folderid OR o.position IS DISTINCT FROM i.position OR (i.name IS NOT NULL AND o.name IS DISTINCT FROM i.name) OR (i.description IS NOT NULL AND o.description IS DISTINCT FROM i.description)`,
+    });
   }
 
   /** Records a page of /collections/folders; positions count from `offset`. */
@@ -34,8 +59,30 @@ export class FolderRepository {
       (r) => r.folderid,
     );
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
-    const { rows: result } = await this.db.query<CountsRow>(UPSERT_COLLECTION_FOLDERS, [jsonParam(rows), ownerUserid, seenAt]);
-    return toCounts(result[0]);
+    return upsertPage(this.db, {
+      rows,
+      columns: sql`folderid text, name text, description text, position integer, size integer, raw jsonb`,
+      before: sql`
+        old AS (
+          SELECT f.folderid, f.name, f.description, f.position, f.removed_at
+          FROM collection_folders f JOIN input USING (folderid)
+        )`,
+      upsert: sql`
+        INSERT INTO collection_folders AS f (folderid, owner_userid, name, description, position, size, raw,
+          first_seen_at, last_seen_at)
+        SELECT folderid, ${ownerUserid}, name, description, position, size, raw, ${seenAt}, ${seenAt} FROM input ORDER BY folderid
+        ON CONFLICT (folderid) DO UPDATE SET
+          owner_userid = EXCLUDED.owner_userid,
+          name = COALESCE(EXCLUDED.name, f.name),
+          description = COALESCE(EXCLUDED.description, f.description),
+          position = EXCLUDED.position,
+          size = COALESCE(EXCLUDED.size, f.size),
+          raw = EXCLUDED.raw,
+          ${seenAgain("f")}
+        RETURNING f.folderid, (f.xmax = 0) AS inserted`,
+      using: ["folderid"],
+      changed: sql`o.removed_at IS NOT NULL OR o.position IS DISTINCT FROM i.position OR (i.name IS NOT NULL AND o.name IS DISTINCT FROM i.name) OR (i.description IS NOT NULL AND o.description IS DISTINCT FROM i.description)`,
+    });
   }
 
   /**
@@ -45,8 +92,24 @@ export class FolderRepository {
   async upsertFolderMembership(kind: FolderKind, folderid: string, members: readonly FolderMemberInput[], seenAt: Date): Promise<UpsertCounts> {
     const rows = uniqueBy(members, (m) => m.deviationid);
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
-    const { rows: result } = await this.db.query<CountsRow>(UPSERT_MEMBERS, [jsonParam(rows), kind, folderid, seenAt]);
-    return toCounts(result[0]);
+    return upsertPage(this.db, {
+      rows,
+      columns: sql`deviationid text, position integer`,
+      before: sql`
+        old AS (
+          SELECT m.deviationid, m.position, m.removed_at FROM folder_members m JOIN input USING (deviationid)
+          WHERE m.kind = ${kind}::folder_kind AND m.folderid = ${folderid}
+        )`,
+      upsert: sql`
+        INSERT INTO folder_members AS m (kind, folderid, deviationid, position, first_seen_at, last_seen_at)
+        SELECT ${kind}::folder_kind, ${folderid}, deviationid, position, ${seenAt}, ${seenAt} FROM input ORDER BY deviationid
+        ON CONFLICT (kind, folderid, deviationid) DO UPDATE SET
+          position = COALESCE(EXCLUDED.position, m.position),
+          ${seenAgain("m")}
+        RETURNING m.deviationid, (m.xmax = 0) AS inserted`,
+      using: ["deviationid"],
+      changed: sql`o.removed_at IS NOT NULL OR (i.position IS NOT NULL AND o.position IS DISTINCT FROM i.position)`,
+    });
   }
 
   /**
@@ -125,93 +188,6 @@ function withoutContents<T extends { deviations?: unknown; subfolders?: unknown 
   const { deviations: _deviations, subfolders: _subfolders, ...rest } = folder;
   return rest;
 }
-
-const UPSERT_GALLERY_FOLDERS = `
-WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
-    folderid text, parent_folderid text, name text, description text, position integer, size integer, raw jsonb)
-), old AS (
-  SELECT f.folderid, f.parent_folderid, f.name, f.description, f.position, f.removed_at
-  FROM gallery_folders f JOIN input USING (folderid)
-), upserted AS (
-  INSERT INTO gallery_folders AS f (folderid, owner_userid, parent_folderid, name, description, position, size, raw,
-    first_seen_at, last_seen_at)
-  SELECT folderid, $2, parent_folderid, name, description, position, size, raw, $3, $3 FROM input ORDER BY folderid
-  ON CONFLICT (folderid) DO UPDATE SET
-    owner_userid = EXCLUDED.owner_userid,
-    parent_folderid = EXCLUDED.parent_folderid,
-    name = COALESCE(EXCLUDED.name, f.name),
-    description = COALESCE(EXCLUDED.description, f.description),
-    position = EXCLUDED.position,
-    size = COALESCE(EXCLUDED.size, f.size),
-    raw = EXCLUDED.raw,
-    last_seen_at = GREATEST(f.last_seen_at, EXCLUDED.last_seen_at),
-    removed_at = NULL,
-    removed_reason = NULL
-  RETURNING f.folderid, (f.xmax = 0) AS inserted
-)
-SELECT
-  count(*) FILTER (WHERE u.inserted)::int AS inserted,
-  count(*) FILTER (WHERE NOT u.inserted AND (o.removed_at IS NOT NULL
-    OR o.parent_folderid IS DISTINCT FROM i.parent_folderid OR o.position IS DISTINCT FROM i.position
-    OR (i.name IS NOT NULL AND o.name IS DISTINCT FROM i.name)
-    OR (i.description IS NOT NULL AND o.description IS DISTINCT FROM i.description)))::int AS changed,
-  count(*)::int AS total
-FROM upserted u JOIN input i USING (folderid) LEFT JOIN old o USING (folderid)`;
-
-const UPSERT_COLLECTION_FOLDERS = `
-WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
-    folderid text, name text, description text, position integer, size integer, raw jsonb)
-), old AS (
-  SELECT f.folderid, f.name, f.description, f.position, f.removed_at
-  FROM collection_folders f JOIN input USING (folderid)
-), upserted AS (
-  INSERT INTO collection_folders AS f (folderid, owner_userid, name, description, position, size, raw,
-    first_seen_at, last_seen_at)
-  SELECT folderid, $2, name, description, position, size, raw, $3, $3 FROM input ORDER BY folderid
-  ON CONFLICT (folderid) DO UPDATE SET
-    owner_userid = EXCLUDED.owner_userid,
-    name = COALESCE(EXCLUDED.name, f.name),
-    description = COALESCE(EXCLUDED.description, f.description),
-    position = EXCLUDED.position,
-    size = COALESCE(EXCLUDED.size, f.size),
-    raw = EXCLUDED.raw,
-    last_seen_at = GREATEST(f.last_seen_at, EXCLUDED.last_seen_at),
-    removed_at = NULL,
-    removed_reason = NULL
-  RETURNING f.folderid, (f.xmax = 0) AS inserted
-)
-SELECT
-  count(*) FILTER (WHERE u.inserted)::int AS inserted,
-  count(*) FILTER (WHERE NOT u.inserted AND (o.removed_at IS NOT NULL OR o.position IS DISTINCT FROM i.position
-    OR (i.name IS NOT NULL AND o.name IS DISTINCT FROM i.name)
-    OR (i.description IS NOT NULL AND o.description IS DISTINCT FROM i.description)))::int AS changed,
-  count(*)::int AS total
-FROM upserted u JOIN input i USING (folderid) LEFT JOIN old o USING (folderid)`;
-
-const UPSERT_MEMBERS = `
-WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(deviationid text, position integer)
-), old AS (
-  SELECT m.deviationid, m.position, m.removed_at FROM folder_members m JOIN input USING (deviationid)
-  WHERE m.kind = $2::folder_kind AND m.folderid = $3
-), upserted AS (
-  INSERT INTO folder_members AS m (kind, folderid, deviationid, position, first_seen_at, last_seen_at)
-  SELECT $2::folder_kind, $3, deviationid, position, $4, $4 FROM input ORDER BY deviationid
-  ON CONFLICT (kind, folderid, deviationid) DO UPDATE SET
-    position = COALESCE(EXCLUDED.position, m.position),
-    last_seen_at = GREATEST(m.last_seen_at, EXCLUDED.last_seen_at),
-    removed_at = NULL,
-    removed_reason = NULL
-  RETURNING m.deviationid, (m.xmax = 0) AS inserted
-)
-SELECT
-  count(*) FILTER (WHERE u.inserted)::int AS inserted,
-  count(*) FILTER (WHERE NOT u.inserted AND (o.removed_at IS NOT NULL
-    OR (i.position IS NOT NULL AND o.position IS DISTINCT FROM i.position)))::int AS changed,
-  count(*)::int AS total
-FROM upserted u JOIN input i USING (deviationid) LEFT JOIN old o USING (deviationid)`;
 
 const MARK_MISSING_MEMBERS = `
 UPDATE folder_members SET removed_at = $4, removed_reason = 'gone_from_listing'

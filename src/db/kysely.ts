@@ -2,11 +2,14 @@
 // src/db/schema.ts. A repository is given a Queryable (the pool, the client of a withTransaction, or a test's
 // counting wrapper); `kysely(q)` is the builder whose statements run on exactly that, so one pool and one
 // way of holding a transaction stay, and what runs is what the Queryable sees.
-import { Kysely, PostgresDialect } from "kysely";
-import type { DB } from "./schema.ts";
+import { CamelCasePlugin, Kysely, PostgresDialect } from "kysely";
+import type { CamelKeys, DB } from "./schema.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type Database = Kysely<DB>;
+
+/** The tables under camelCase names (`access_token_enc`: `accessTokenEnc`), for a repository whose callers read them so. */
+export type CamelDB = { [T in keyof DB]: CamelKeys<DB[T]> };
 
 const builders = new WeakMap<Queryable, Database>();
 
@@ -23,6 +26,16 @@ export function kysely(q: Queryable): Database {
     builders.set(q, db);
   }
   return db;
+}
+
+const camelCase = new CamelCasePlugin();
+
+/**
+ * `kysely(q)` under camelCase names: Kysely's CamelCasePlugin renames both ways (what the builder names and the
+ * rows' keys), so the SQL names the real columns. Raw `sql` fragments are not renamed.
+ */
+export function kyselyCamel(q: Queryable): Kysely<CamelDB> {
+  return kysely(q).withPlugin(camelCase) as unknown as Kysely<CamelDB>;
 }
 
 export { sql, type RawBuilder, type Selectable, type Insertable, type Updateable } from "kysely";

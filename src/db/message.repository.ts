@@ -1,7 +1,9 @@
 // Notifications and messages of an account (feed, feedback, mentions), stacked or expanded, with their
 // subjects as plain ids: an orphaned message whose deviation or user is unknown is still archived.
 import type { MessageInput } from "./mirror-input.ts";
-import { isoTime, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
+import { isoTime, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
+import { sql } from "./kysely.ts";
+import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type MessageBox = "feed" | "feedback" | "mentions";
@@ -17,8 +19,45 @@ export class MessageRepository {
   async upsertMessages(accountId: number, box: MessageBox, messages: readonly MessageInput[], seenAt: Date): Promise<UpsertCounts> {
     const rows = uniqueBy(messages, (m) => m.messageid).map(messageRow);
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
-    const { rows: result } = await this.db.query<CountsRow>(UPSERT, [jsonParam(rows), accountId, box, seenAt]);
-    return toCounts(result[0]);
+    return upsertPage(this.db, {
+      rows,
+      columns: sql`messageid text, type text, ts timestamptz, stackid text, stack_count integer, is_new boolean, orphaned boolean, originator_userid text, subject_kind message_subject_kind, subject_deviationid text, subject_userid text, subject_statusid text, subject_commentid text, subject_folderid text, html text, raw jsonb`,
+      before: sql`
+        old AS (
+          SELECT m.messageid, m.is_new, m.orphaned, m.stack_count, m.removed_at
+          FROM messages m JOIN input USING (messageid) WHERE m.account_id = ${accountId}
+        )`,
+      upsert: sql`
+        INSERT INTO messages AS m (account_id, messageid, box, type, ts, stackid, stack_count, is_new, orphaned,
+          originator_userid, subject_kind, subject_deviationid, subject_userid, subject_statusid, subject_commentid,
+          subject_folderid, html, raw, first_seen_at, last_seen_at)
+        SELECT ${accountId}, messageid, ${box}::message_box, type, ts, stackid, stack_count, is_new, orphaned, originator_userid,
+          subject_kind, subject_deviationid, subject_userid, subject_statusid, subject_commentid, subject_folderid,
+          html, raw, ${seenAt}, ${seenAt}
+        FROM input ORDER BY messageid
+        ON CONFLICT (account_id, messageid) DO UPDATE SET
+          -- A sighting in feedback or mentions is more specific than the all-messages feed, never the reverse.
+          box = CASE WHEN EXCLUDED.box <> 'feed' THEN EXCLUDED.box ELSE m.box END,
+          type = COALESCE(EXCLUDED.type, m.type),
+          ts = COALESCE(EXCLUDED.ts, m.ts),
+          stackid = COALESCE(EXCLUDED.stackid, m.stackid),
+          stack_count = COALESCE(EXCLUDED.stack_count, m.stack_count),
+          is_new = COALESCE(EXCLUDED.is_new, m.is_new),
+          orphaned = COALESCE(EXCLUDED.orphaned, m.orphaned),
+          originator_userid = COALESCE(EXCLUDED.originator_userid, m.originator_userid),
+          subject_kind = COALESCE(EXCLUDED.subject_kind, m.subject_kind),
+          subject_deviationid = COALESCE(EXCLUDED.subject_deviationid, m.subject_deviationid),
+          subject_userid = COALESCE(EXCLUDED.subject_userid, m.subject_userid),
+          subject_statusid = COALESCE(EXCLUDED.subject_statusid, m.subject_statusid),
+          subject_commentid = COALESCE(EXCLUDED.subject_commentid, m.subject_commentid),
+          subject_folderid = COALESCE(EXCLUDED.subject_folderid, m.subject_folderid),
+          html = COALESCE(EXCLUDED.html, m.html),
+          raw = EXCLUDED.raw,
+          ${seenAgain("m")}
+        RETURNING m.messageid, (m.xmax = 0) AS inserted`,
+      using: ["messageid"],
+      changed: sql`o.removed_at IS NOT NULL OR (i.is_new IS NOT NULL AND o.is_new IS DISTINCT FROM i.is_new) OR (i.orphaned IS NOT NULL AND o.orphaned IS DISTINCT FROM i.orphaned) OR (i.stack_count IS NOT NULL AND o.stack_count IS DISTINCT FROM i.stack_count)`,
+    });
   }
 
   /** After a complete walk of a box started at `sweepStartedAt`: messages not seen since are removed. */
@@ -57,55 +96,6 @@ function messageRow(m: MessageInput) {
     raw: m,
   };
 }
-
-const UPSERT = `
-WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
-    messageid text, type text, ts timestamptz, stackid text, stack_count integer, is_new boolean, orphaned boolean,
-    originator_userid text, subject_kind message_subject_kind, subject_deviationid text, subject_userid text,
-    subject_statusid text, subject_commentid text, subject_folderid text, html text, raw jsonb)
-), old AS (
-  SELECT m.messageid, m.is_new, m.orphaned, m.stack_count, m.removed_at
-  FROM messages m JOIN input USING (messageid) WHERE m.account_id = $2
-), upserted AS (
-  INSERT INTO messages AS m (account_id, messageid, box, type, ts, stackid, stack_count, is_new, orphaned,
-    originator_userid, subject_kind, subject_deviationid, subject_userid, subject_statusid, subject_commentid,
-    subject_folderid, html, raw, first_seen_at, last_seen_at)
-  SELECT $2, messageid, $3::message_box, type, ts, stackid, stack_count, is_new, orphaned, originator_userid,
-    subject_kind, subject_deviationid, subject_userid, subject_statusid, subject_commentid, subject_folderid,
-    html, raw, $4, $4
-  FROM input ORDER BY messageid
-  ON CONFLICT (account_id, messageid) DO UPDATE SET
-    -- A sighting in feedback or mentions is more specific than the all-messages feed, never the reverse.
-    box = CASE WHEN EXCLUDED.box <> 'feed' THEN EXCLUDED.box ELSE m.box END,
-    type = COALESCE(EXCLUDED.type, m.type),
-    ts = COALESCE(EXCLUDED.ts, m.ts),
-    stackid = COALESCE(EXCLUDED.stackid, m.stackid),
-    stack_count = COALESCE(EXCLUDED.stack_count, m.stack_count),
-    is_new = COALESCE(EXCLUDED.is_new, m.is_new),
-    orphaned = COALESCE(EXCLUDED.orphaned, m.orphaned),
-    originator_userid = COALESCE(EXCLUDED.originator_userid, m.originator_userid),
-    subject_kind = COALESCE(EXCLUDED.subject_kind, m.subject_kind),
-    subject_deviationid = COALESCE(EXCLUDED.subject_deviationid, m.subject_deviationid),
-    subject_userid = COALESCE(EXCLUDED.subject_userid, m.subject_userid),
-    subject_statusid = COALESCE(EXCLUDED.subject_statusid, m.subject_statusid),
-    subject_commentid = COALESCE(EXCLUDED.subject_commentid, m.subject_commentid),
-    subject_folderid = COALESCE(EXCLUDED.subject_folderid, m.subject_folderid),
-    html = COALESCE(EXCLUDED.html, m.html),
-    raw = EXCLUDED.raw,
-    last_seen_at = GREATEST(m.last_seen_at, EXCLUDED.last_seen_at),
-    removed_at = NULL,
-    removed_reason = NULL
-  RETURNING m.messageid, (m.xmax = 0) AS inserted
-)
-SELECT
-  count(*) FILTER (WHERE u.inserted)::int AS inserted,
-  count(*) FILTER (WHERE NOT u.inserted AND (o.removed_at IS NOT NULL
-    OR (i.is_new IS NOT NULL AND o.is_new IS DISTINCT FROM i.is_new)
-    OR (i.orphaned IS NOT NULL AND o.orphaned IS DISTINCT FROM i.orphaned)
-    OR (i.stack_count IS NOT NULL AND o.stack_count IS DISTINCT FROM i.stack_count)))::int AS changed,
-  count(*)::int AS total
-FROM upserted u JOIN input i USING (messageid) LEFT JOIN old o USING (messageid)`;
 
 const MARK_MISSING = `
 UPDATE messages SET removed_at = $4, removed_reason = 'gone_from_listing'

@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import type { DeviationInput, FeedItemInput, StatusInput, UserInput } from "./mirror-input.ts";
 import { parseEpochSeconds, parseIsoTime } from "../timestamps.ts";
 import { storableJson } from "./storable-text.ts";
+import { sql } from "./kysely.ts";
 
 /** What an upsert did to the rows of one page: new rows, rows whose meaningful fields changed, the rest. */
 export type UpsertCounts = { inserted: number; changed: number; unchanged: number };
@@ -39,15 +40,6 @@ export function uniqueBy<T>(items: readonly T[], key: (item: T) => string): T[] 
   const byKey = new Map<string, T>();
   for (const item of items) byKey.set(key(item), item);
   return [...byKey.values()];
-}
-
-/** The counts row every upsert statement ends with (`inserted`, `changed`, `total`). */
-export type CountsRow = { inserted: number; changed: number; total: number };
-
-export function toCounts(row: CountsRow | undefined): UpsertCounts {
-  const inserted = row?.inserted ?? 0;
-  const changed = row?.changed ?? 0;
-  return { inserted, changed, unchanged: (row?.total ?? 0) - inserted - changed };
 }
 
 /** An ISO string for a jsonb row, or null. */
@@ -149,8 +141,9 @@ export function distinctDeviations<D extends DeviationInput>(deviations: Readonl
 
 /**
  * SQL condition of an ON CONFLICT update: the incoming counters were sampled on a later UTC day than the
- * stored ones. Counters are sampled at most daily; ticking counters are never a change.
+ * stored ones (`target`: the table's alias). Counters are sampled at most daily; ticking counters are never a change.
  */
-export const STATS_DUE = (target: string) =>
-  `(EXCLUDED.stats_sampled_at IS NOT NULL AND (${target}.stats_sampled_at IS NULL OR ` +
-  `date_trunc('day', EXCLUDED.stats_sampled_at AT TIME ZONE 'UTC') > date_trunc('day', ${target}.stats_sampled_at AT TIME ZONE 'UTC')))`;
+export const STATS_DUE = (target: "d" | "m" | "u") => {
+  const t = sql.raw(target);
+  return sql`(EXCLUDED.stats_sampled_at IS NOT NULL AND (${t}.stats_sampled_at IS NULL OR date_trunc('day', EXCLUDED.stats_sampled_at AT TIME ZONE 'UTC') > date_trunc('day', ${t}.stats_sampled_at AT TIME ZONE 'UTC')))`;
+};

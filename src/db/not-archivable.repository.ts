@@ -4,21 +4,33 @@
 // docs/service-behaviour.md#public-token-hides-mature). Counted per source and artist; one query per method.
 import { foldNotArchivable, type NotArchivable, type NotArchivableRows } from "../text/not-archivable.ts";
 import type { SourceRef } from "./sync-state.repository.ts";
+import type { Kysely } from "kysely";
+import { kysely, sql } from "./kysely.ts";
+import type { DB, Row } from "./schema.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type NotArchivableCountRow = NotArchivableRows["counts"][number];
 export type NotArchivableTotalRow = NotArchivableRows["totals"][number];
-export type ListingShortfallRow = NotArchivableRows["shortfalls"][number] & { artist_userid: string; recorded_at: Date };
+export type ListingShortfallRow = NotArchivableRows["shortfalls"][number] & Pick<Row<"listing_shortfalls">, "artist_userid" | "recorded_at">;
 
 export type ShortfallInput = { reason: "hidden_mature"; artistUserid: string; expected: number; listed: number };
 
 export class NotArchivableRepository {
-  constructor(private readonly db: Queryable) {}
+  private readonly k: Kysely<DB>;
+
+  constructor(db: Queryable) {
+    this.k = kysely(db);
+  }
 
   /** Keeps what a sweep's listings could not show; a shortfall of none removes the row. */
   async saveShortfall(ref: Required<SourceRef>, input: ShortfallInput, at: Date): Promise<void> {
     if (input.expected > input.listed) {
-      await this.db.query(SAVE_SHORTFALL, [ref.accountId, ref.source, ref.key, input.reason, input.artistUserid, input.expected, input.listed, at]);
+      const row = { artist_userid: input.artistUserid, expected: input.expected, listed: input.listed, recorded_at: at };
+      await this.k
+        .insertInto("listing_shortfalls")
+        .values({ account_id: ref.accountId, source: ref.source, key: ref.key, reason: input.reason, ...row })
+        .onConflict((oc) => oc.columns(["account_id", "source", "key", "reason"]).doUpdateSet(row))
+        .execute();
       return;
     }
     await this.clearShortfall(ref, input.reason);
@@ -26,24 +38,42 @@ export class NotArchivableRepository {
 
   /** The listings show everything again (or a user token lists the artist now). */
   async clearShortfall(ref: Required<SourceRef>, reason: ShortfallInput["reason"]): Promise<void> {
-    await this.db.query(CLEAR_SHORTFALL, [ref.accountId, ref.source, ref.key, reason]);
+    await this.k
+      .deleteFrom("listing_shortfalls")
+      .where("account_id", "=", ref.accountId)
+      .where("source", "=", ref.source)
+      .where("key", "=", ref.key)
+      .where("reason", "=", reason)
+      .execute();
   }
 
   /** Listed works not archivable in full, per source, artist and reason (zero counts are never returned). */
   async countBySourceAndArtist(): Promise<NotArchivableCountRow[]> {
-    const { rows } = await this.db.query<NotArchivableCountRow>(BY_SOURCE_AND_ARTIST);
+    const { rows } = await sql<NotArchivableCountRow>`${CLASSIFIED}
+      SELECT c.account, c.source, c.key, c.author_userid AS artist_userid, u.username AS artist, c.reason, count(*)::int AS n
+      FROM classified c LEFT JOIN users u ON u.userid = c.author_userid
+      WHERE c.reason IS NOT NULL
+      GROUP BY c.account, c.source, c.key, c.author_userid, u.username, c.reason
+      ORDER BY c.account, c.source, c.key, u.username NULLS LAST, c.reason`.execute(this.k);
     return rows;
   }
 
   /** The same works per reason, each counted once however many sources list it. */
   async countByReason(): Promise<NotArchivableTotalRow[]> {
-    const { rows } = await this.db.query<NotArchivableTotalRow>(BY_REASON);
+    const { rows } = await sql<NotArchivableTotalRow>`${CLASSIFIED}
+      SELECT reason, count(DISTINCT deviationid)::int AS n FROM classified WHERE reason IS NOT NULL GROUP BY reason ORDER BY reason`.execute(this.k);
     return rows;
   }
 
   /** Shortfalls of the sources still synced (a tracked artist no longer tracked is left out). */
   async listShortfalls(): Promise<ListingShortfallRow[]> {
-    const { rows } = await this.db.query<ListingShortfallRow>(LIST_SHORTFALLS);
+    const { rows } = await sql<ListingShortfallRow>`
+      SELECT a.name AS account, s.source, s.key, s.reason, s.artist_userid, u.username AS artist, s.expected, s.listed, s.recorded_at
+      FROM listing_shortfalls s
+      JOIN accounts a ON a.id = s.account_id
+      LEFT JOIN users u ON u.userid = s.artist_userid
+      WHERE s.source <> 'tracked' OR ${STILL_TRACKED}
+      ORDER BY a.name, s.source, s.key, s.reason`.execute(this.k);
     return rows;
   }
 }
@@ -55,16 +85,8 @@ export async function collectNotArchivable(db: Queryable): Promise<NotArchivable
   return foldNotArchivable({ counts, totals, shortfalls });
 }
 
-const SAVE_SHORTFALL = `
-INSERT INTO listing_shortfalls (account_id, source, key, reason, artist_userid, expected, listed, recorded_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-ON CONFLICT (account_id, source, key, reason) DO UPDATE SET
-  artist_userid = EXCLUDED.artist_userid, expected = EXCLUDED.expected, listed = EXCLUDED.listed, recorded_at = EXCLUDED.recorded_at`;
-
-const CLEAR_SHORTFALL = "DELETE FROM listing_shortfalls WHERE account_id = $1 AND source = $2 AND key = $3 AND reason = $4";
-
 /** A tracked source whose artist is still tracked (sync_sources rows outlive `dvault track remove`). */
-const STILL_TRACKED = `EXISTS (SELECT 1 FROM tracked_users t WHERE t.account_id = s.account_id AND lower(t.username) = lower(s.key) AND t.removed_at IS NULL)`;
+const STILL_TRACKED = sql`EXISTS (SELECT 1 FROM tracked_users t WHERE t.account_id = s.account_id AND lower(t.username) = lower(s.key) AND t.removed_at IS NULL)`;
 
 /**
  * The live works each gallery, collections, tracked and watch feed source lists, with the reason the service gives
@@ -73,7 +95,7 @@ const STILL_TRACKED = `EXISTS (SELECT 1 FROM tracked_users t WHERE t.account_id 
  * while tracked_users does not have it yet (`dvault track add` stores the name only). A locked work counts as paid or watchers-only
  * and never also as partial, so each work has at most one reason.
  */
-const CLASSIFIED = `
+const CLASSIFIED = sql`
 WITH scopes AS (
   SELECT s.account_id, a.name AS account, s.source, s.key,
     CASE WHEN s.source = 'tracked' THEN COALESCE(t.userid, (SELECT u.userid FROM users u WHERE lower(u.username) = lower(t.username) LIMIT 1)) ELSE a.user_id END AS owner,
@@ -105,21 +127,3 @@ WITH scopes AS (
   FROM listed l JOIN deviations d ON d.deviationid = l.deviationid
   WHERE d.removed_at IS NULL AND NOT d.is_deleted
 )`;
-
-const BY_SOURCE_AND_ARTIST = `${CLASSIFIED}
-SELECT c.account, c.source, c.key, c.author_userid AS artist_userid, u.username AS artist, c.reason, count(*)::int AS n
-FROM classified c LEFT JOIN users u ON u.userid = c.author_userid
-WHERE c.reason IS NOT NULL
-GROUP BY c.account, c.source, c.key, c.author_userid, u.username, c.reason
-ORDER BY c.account, c.source, c.key, u.username NULLS LAST, c.reason`;
-
-const BY_REASON = `${CLASSIFIED}
-SELECT reason, count(DISTINCT deviationid)::int AS n FROM classified WHERE reason IS NOT NULL GROUP BY reason ORDER BY reason`;
-
-const LIST_SHORTFALLS = `
-SELECT a.name AS account, s.source, s.key, s.reason, s.artist_userid, u.username AS artist, s.expected, s.listed, s.recorded_at
-FROM listing_shortfalls s
-JOIN accounts a ON a.id = s.account_id
-LEFT JOIN users u ON u.userid = s.artist_userid
-WHERE s.source <> 'tracked' OR ${STILL_TRACKED}
-ORDER BY a.name, s.source, s.key, s.reason`;

@@ -1,7 +1,9 @@
 // Notes and note folders of an account. Keyed per account: a note between two archived accounts is in
 // both mirrors.
 import type { NoteFolderInput, NoteInput } from "./mirror-input.ts";
-import { intOrNull, isoTime, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
+import { intOrNull, isoTime, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
+import { sql } from "./kysely.ts";
+import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export class NoteRepository {
@@ -26,8 +28,36 @@ export class NoteRepository {
       raw: n,
     }));
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
-    const { rows: result } = await this.db.query<CountsRow>(UPSERT_NOTES, [jsonParam(rows), accountId, folderid, seenAt]);
-    return toCounts(result[0]);
+    return upsertPage(this.db, {
+      rows,
+      columns: sql`noteid text, ts timestamptz, unread boolean, starred boolean, sent boolean, subject text, preview text, body text, sender_userid text, recipients jsonb, raw jsonb`,
+      before: sql`
+        old AS (
+          SELECT n.noteid, n.folderid, n.unread, n.starred, n.removed_at
+          FROM notes n JOIN input USING (noteid) WHERE n.account_id = ${accountId}
+        )`,
+      upsert: sql`
+        INSERT INTO notes AS n (account_id, noteid, folderid, ts, unread, starred, sent, subject, preview, body,
+          sender_userid, recipients, raw, first_seen_at, last_seen_at)
+        SELECT ${accountId}, noteid, ${folderid}, ts, unread, starred, sent, subject, preview, body, sender_userid, recipients, raw, ${seenAt}, ${seenAt}
+        FROM input ORDER BY noteid
+        ON CONFLICT (account_id, noteid) DO UPDATE SET
+          folderid = COALESCE(EXCLUDED.folderid, n.folderid),
+          ts = COALESCE(EXCLUDED.ts, n.ts),
+          unread = COALESCE(EXCLUDED.unread, n.unread),
+          starred = COALESCE(EXCLUDED.starred, n.starred),
+          sent = COALESCE(EXCLUDED.sent, n.sent),
+          subject = COALESCE(EXCLUDED.subject, n.subject),
+          preview = COALESCE(EXCLUDED.preview, n.preview),
+          body = COALESCE(EXCLUDED.body, n.body),
+          sender_userid = COALESCE(EXCLUDED.sender_userid, n.sender_userid),
+          recipients = COALESCE(EXCLUDED.recipients, n.recipients),
+          raw = EXCLUDED.raw,
+          ${seenAgain("n")}
+        RETURNING n.noteid, (n.xmax = 0) AS inserted`,
+      using: ["noteid"],
+      changed: sql`o.removed_at IS NOT NULL OR (${folderid}::text IS NOT NULL AND o.folderid IS DISTINCT FROM ${folderid}::text) OR (i.unread IS NOT NULL AND o.unread IS DISTINCT FROM i.unread) OR (i.starred IS NOT NULL AND o.starred IS DISTINCT FROM i.starred)`,
+    });
   }
 
   /** After a complete walk of a folder started at `sweepStartedAt`: its notes not seen since are removed. */
@@ -46,75 +76,29 @@ export class NoteRepository {
       (r) => r.folderid,
     );
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
-    const { rows: result } = await this.db.query<CountsRow>(UPSERT_FOLDERS, [jsonParam(rows), accountId, seenAt]);
-    return toCounts(result[0]);
+    return upsertPage(this.db, {
+      rows,
+      columns: sql`folderid text, parentid text, title text, count integer, raw jsonb`,
+      before: sql`
+        old AS (
+          SELECT f.folderid, f.parentid, f.title, f.removed_at FROM note_folders f JOIN input USING (folderid) WHERE f.account_id = ${accountId}
+        )`,
+      upsert: sql`
+        INSERT INTO note_folders AS f (account_id, folderid, parentid, title, count, raw, first_seen_at, last_seen_at)
+        SELECT ${accountId}, folderid, parentid, title, count, raw, ${seenAt}, ${seenAt} FROM input ORDER BY folderid
+        ON CONFLICT (account_id, folderid) DO UPDATE SET
+          parentid = EXCLUDED.parentid,
+          title = COALESCE(EXCLUDED.title, f.title),
+          count = COALESCE(EXCLUDED.count, f.count),
+          raw = EXCLUDED.raw,
+          ${seenAgain("f")}
+        RETURNING f.folderid, (f.xmax = 0) AS inserted`,
+      using: ["folderid"],
+      changed: sql`o.removed_at IS NOT NULL OR o.parentid IS DISTINCT FROM i.parentid OR (i.title IS NOT NULL AND o.title IS DISTINCT FROM i.title)`,
+    });
   }
 }
-
-const UPSERT_NOTES = `
-WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
-    noteid text, ts timestamptz, unread boolean, starred boolean, sent boolean, subject text, preview text,
-    body text, sender_userid text, recipients jsonb, raw jsonb)
-), old AS (
-  SELECT n.noteid, n.folderid, n.unread, n.starred, n.removed_at
-  FROM notes n JOIN input USING (noteid) WHERE n.account_id = $2
-), upserted AS (
-  INSERT INTO notes AS n (account_id, noteid, folderid, ts, unread, starred, sent, subject, preview, body,
-    sender_userid, recipients, raw, first_seen_at, last_seen_at)
-  SELECT $2, noteid, $3, ts, unread, starred, sent, subject, preview, body, sender_userid, recipients, raw, $4, $4
-  FROM input ORDER BY noteid
-  ON CONFLICT (account_id, noteid) DO UPDATE SET
-    folderid = COALESCE(EXCLUDED.folderid, n.folderid),
-    ts = COALESCE(EXCLUDED.ts, n.ts),
-    unread = COALESCE(EXCLUDED.unread, n.unread),
-    starred = COALESCE(EXCLUDED.starred, n.starred),
-    sent = COALESCE(EXCLUDED.sent, n.sent),
-    subject = COALESCE(EXCLUDED.subject, n.subject),
-    preview = COALESCE(EXCLUDED.preview, n.preview),
-    body = COALESCE(EXCLUDED.body, n.body),
-    sender_userid = COALESCE(EXCLUDED.sender_userid, n.sender_userid),
-    recipients = COALESCE(EXCLUDED.recipients, n.recipients),
-    raw = EXCLUDED.raw,
-    last_seen_at = GREATEST(n.last_seen_at, EXCLUDED.last_seen_at),
-    removed_at = NULL,
-    removed_reason = NULL
-  RETURNING n.noteid, (n.xmax = 0) AS inserted
-)
-SELECT
-  count(*) FILTER (WHERE u.inserted)::int AS inserted,
-  count(*) FILTER (WHERE NOT u.inserted AND (o.removed_at IS NOT NULL
-    OR ($3::text IS NOT NULL AND o.folderid IS DISTINCT FROM $3::text)
-    OR (i.unread IS NOT NULL AND o.unread IS DISTINCT FROM i.unread)
-    OR (i.starred IS NOT NULL AND o.starred IS DISTINCT FROM i.starred)))::int AS changed,
-  count(*)::int AS total
-FROM upserted u JOIN input i USING (noteid) LEFT JOIN old o USING (noteid)`;
 
 const MARK_MISSING_NOTES = `
 UPDATE notes SET removed_at = $4, removed_reason = 'gone_from_listing'
 WHERE account_id = $1 AND folderid = $2 AND last_seen_at < $3 AND removed_at IS NULL`;
-
-const UPSERT_FOLDERS = `
-WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(folderid text, parentid text, title text, count integer, raw jsonb)
-), old AS (
-  SELECT f.folderid, f.parentid, f.title, f.removed_at FROM note_folders f JOIN input USING (folderid) WHERE f.account_id = $2
-), upserted AS (
-  INSERT INTO note_folders AS f (account_id, folderid, parentid, title, count, raw, first_seen_at, last_seen_at)
-  SELECT $2, folderid, parentid, title, count, raw, $3, $3 FROM input ORDER BY folderid
-  ON CONFLICT (account_id, folderid) DO UPDATE SET
-    parentid = EXCLUDED.parentid,
-    title = COALESCE(EXCLUDED.title, f.title),
-    count = COALESCE(EXCLUDED.count, f.count),
-    raw = EXCLUDED.raw,
-    last_seen_at = GREATEST(f.last_seen_at, EXCLUDED.last_seen_at),
-    removed_at = NULL,
-    removed_reason = NULL
-  RETURNING f.folderid, (f.xmax = 0) AS inserted
-)
-SELECT
-  count(*) FILTER (WHERE u.inserted)::int AS inserted,
-  count(*) FILTER (WHERE NOT u.inserted AND (o.removed_at IS NOT NULL OR o.parentid IS DISTINCT FROM i.parentid
-    OR (i.title IS NOT NULL AND o.title IS DISTINCT FROM i.title)))::int AS changed,
-  count(*)::int AS total
-FROM upserted u JOIN input i USING (folderid) LEFT JOIN old o USING (folderid)`;

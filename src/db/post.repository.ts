@@ -1,7 +1,9 @@
 // Status updates and the ordered list of a user's profile posts (journals are deviations, statuses are
 // statuses; profile_posts links both to the profile in order).
 import type { StatusInput } from "./mirror-input.ts";
-import { isoTime, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
+import { isoTime, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
+import { sql } from "./kysely.ts";
+import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type ProfilePostInput = { kind: "journal" | "status"; itemId: string; position: number };
@@ -33,19 +35,65 @@ export class PostRepository {
       raw: s,
     }));
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0, removed: 0 };
-    const { rows: result } = await this.db.query<CountsRow & { removed: number }>(UPSERT_STATUSES, [jsonParam(rows), seenAt]);
-    const row = result[0];
-    const counts = toCounts(row);
-    const removed = row?.removed ?? 0;
-    return { ...counts, unchanged: counts.unchanged - removed, removed };
+    return upsertPage(this.db, {
+      rows,
+      columns: sql`statusid text, is_deleted boolean, author_userid text, body text, posted_at timestamptz, url text, comments_count integer, is_share boolean, shared_deviationids text[], raw jsonb`,
+      before: sql`
+        old AS (
+          SELECT s.statusid, s.body, s.removed_reason FROM statuses s JOIN input USING (statusid)
+        )`,
+      upsert: sql`
+        INSERT INTO statuses AS s (statusid, author_userid, body, posted_at, url, comments_count, is_share,
+          shared_deviationids, is_deleted, raw, first_seen_at, last_seen_at, removed_at, removed_reason)
+        SELECT statusid, author_userid, body, posted_at, url, comments_count, is_share, COALESCE(shared_deviationids, '{}'),
+          is_deleted, raw, ${seenAt}, ${seenAt}, CASE WHEN is_deleted THEN ${seenAt}::timestamptz END,
+          CASE WHEN is_deleted THEN 'deleted'::removed_reason END
+        FROM input ORDER BY statusid
+        ON CONFLICT (statusid) DO UPDATE SET
+          author_userid = COALESCE(EXCLUDED.author_userid, s.author_userid),
+          body = COALESCE(EXCLUDED.body, s.body),
+          posted_at = COALESCE(EXCLUDED.posted_at, s.posted_at),
+          url = COALESCE(EXCLUDED.url, s.url),
+          comments_count = COALESCE(EXCLUDED.comments_count, s.comments_count),
+          is_share = COALESCE(EXCLUDED.is_share, s.is_share),
+          shared_deviationids = CASE WHEN EXCLUDED.is_deleted THEN s.shared_deviationids ELSE EXCLUDED.shared_deviationids END,
+          is_deleted = EXCLUDED.is_deleted,
+          raw = CASE WHEN EXCLUDED.is_deleted THEN s.raw || EXCLUDED.raw ELSE EXCLUDED.raw END,
+          last_seen_at = GREATEST(s.last_seen_at, EXCLUDED.last_seen_at),
+          removed_at = CASE WHEN EXCLUDED.is_deleted
+                            THEN CASE WHEN s.removed_reason = 'deleted' THEN s.removed_at ELSE EXCLUDED.removed_at END END,
+          removed_reason = EXCLUDED.removed_reason
+        RETURNING s.statusid, (s.xmax = 0) AS inserted`,
+      using: ["statusid"],
+      changed: sql`NOT i.is_deleted AND (o.removed_reason IS NOT NULL OR (i.body IS NOT NULL AND o.body IS DISTINCT FROM i.body))`,
+      also: {
+        removed: sql`i.is_deleted AND o.removed_reason IS DISTINCT FROM 'deleted'`,
+      },
+    });
   }
 
   /** Records a page of a user's profile posts in order. `changed`: posts that moved or came back. */
   async upsertProfilePosts(ownerUserid: string, posts: readonly ProfilePostInput[], seenAt: Date): Promise<UpsertCounts> {
     const rows = uniqueBy(posts, (p) => `${p.kind}:${p.itemId}`).map((p) => ({ kind: p.kind, item_id: p.itemId, position: p.position }));
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
-    const { rows: result } = await this.db.query<CountsRow>(UPSERT_POSTS, [jsonParam(rows), ownerUserid, seenAt]);
-    return toCounts(result[0]);
+    return upsertPage(this.db, {
+      rows,
+      columns: sql`kind profile_post_kind, item_id text, position integer`,
+      before: sql`
+        old AS (
+          SELECT p.kind, p.item_id, p.position, p.removed_at FROM profile_posts p JOIN input USING (kind, item_id)
+          WHERE p.owner_userid = ${ownerUserid}
+        )`,
+      upsert: sql`
+        INSERT INTO profile_posts AS p (owner_userid, kind, item_id, position, first_seen_at, last_seen_at)
+        SELECT ${ownerUserid}, kind, item_id, position, ${seenAt}, ${seenAt} FROM input ORDER BY kind, item_id
+        ON CONFLICT (owner_userid, kind, item_id) DO UPDATE SET
+          position = COALESCE(EXCLUDED.position, p.position),
+          ${seenAgain("p")}
+        RETURNING p.kind, p.item_id, (p.xmax = 0) AS inserted`,
+      using: ["kind", "item_id"],
+      changed: sql`o.removed_at IS NOT NULL OR (i.position IS NOT NULL AND o.position IS DISTINCT FROM i.position)`,
+    });
   }
 
   /** After a complete walk of a user's posts started at `sweepStartedAt`: posts not seen since are removed. */
@@ -54,67 +102,6 @@ export class PostRepository {
     return result.rowCount ?? 0;
   }
 }
-
-const UPSERT_STATUSES = `
-WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
-    statusid text, is_deleted boolean, author_userid text, body text, posted_at timestamptz, url text,
-    comments_count integer, is_share boolean, shared_deviationids text[], raw jsonb)
-), old AS (
-  SELECT s.statusid, s.body, s.removed_reason FROM statuses s JOIN input USING (statusid)
-), upserted AS (
-  INSERT INTO statuses AS s (statusid, author_userid, body, posted_at, url, comments_count, is_share,
-    shared_deviationids, is_deleted, raw, first_seen_at, last_seen_at, removed_at, removed_reason)
-  SELECT statusid, author_userid, body, posted_at, url, comments_count, is_share, COALESCE(shared_deviationids, '{}'),
-    is_deleted, raw, $2, $2, CASE WHEN is_deleted THEN $2::timestamptz END,
-    CASE WHEN is_deleted THEN 'deleted'::removed_reason END
-  FROM input ORDER BY statusid
-  ON CONFLICT (statusid) DO UPDATE SET
-    author_userid = COALESCE(EXCLUDED.author_userid, s.author_userid),
-    body = COALESCE(EXCLUDED.body, s.body),
-    posted_at = COALESCE(EXCLUDED.posted_at, s.posted_at),
-    url = COALESCE(EXCLUDED.url, s.url),
-    comments_count = COALESCE(EXCLUDED.comments_count, s.comments_count),
-    is_share = COALESCE(EXCLUDED.is_share, s.is_share),
-    shared_deviationids = CASE WHEN EXCLUDED.is_deleted THEN s.shared_deviationids ELSE EXCLUDED.shared_deviationids END,
-    is_deleted = EXCLUDED.is_deleted,
-    raw = CASE WHEN EXCLUDED.is_deleted THEN s.raw || EXCLUDED.raw ELSE EXCLUDED.raw END,
-    last_seen_at = GREATEST(s.last_seen_at, EXCLUDED.last_seen_at),
-    removed_at = CASE WHEN EXCLUDED.is_deleted
-                      THEN CASE WHEN s.removed_reason = 'deleted' THEN s.removed_at ELSE EXCLUDED.removed_at END END,
-    removed_reason = EXCLUDED.removed_reason
-  RETURNING s.statusid, (s.xmax = 0) AS inserted
-)
-SELECT
-  count(*) FILTER (WHERE u.inserted)::int AS inserted,
-  count(*) FILTER (WHERE NOT u.inserted AND i.is_deleted AND o.removed_reason IS DISTINCT FROM 'deleted')::int AS removed,
-  count(*) FILTER (WHERE NOT u.inserted AND NOT i.is_deleted AND (o.removed_reason IS NOT NULL
-    OR (i.body IS NOT NULL AND o.body IS DISTINCT FROM i.body)))::int AS changed,
-  count(*)::int AS total
-FROM upserted u JOIN input i USING (statusid) LEFT JOIN old o USING (statusid)`;
-
-const UPSERT_POSTS = `
-WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(kind profile_post_kind, item_id text, position integer)
-), old AS (
-  SELECT p.kind, p.item_id, p.position, p.removed_at FROM profile_posts p JOIN input USING (kind, item_id)
-  WHERE p.owner_userid = $2
-), upserted AS (
-  INSERT INTO profile_posts AS p (owner_userid, kind, item_id, position, first_seen_at, last_seen_at)
-  SELECT $2, kind, item_id, position, $3, $3 FROM input ORDER BY kind, item_id
-  ON CONFLICT (owner_userid, kind, item_id) DO UPDATE SET
-    position = COALESCE(EXCLUDED.position, p.position),
-    last_seen_at = GREATEST(p.last_seen_at, EXCLUDED.last_seen_at),
-    removed_at = NULL,
-    removed_reason = NULL
-  RETURNING p.kind, p.item_id, (p.xmax = 0) AS inserted
-)
-SELECT
-  count(*) FILTER (WHERE u.inserted)::int AS inserted,
-  count(*) FILTER (WHERE NOT u.inserted AND (o.removed_at IS NOT NULL
-    OR (i.position IS NOT NULL AND o.position IS DISTINCT FROM i.position)))::int AS changed,
-  count(*)::int AS total
-FROM upserted u JOIN input i USING (kind, item_id) LEFT JOIN old o USING (kind, item_id)`;
 
 const MARK_MISSING_POSTS = `
 UPDATE profile_posts SET removed_at = $3, removed_reason = 'gone_from_listing'

@@ -24,4 +24,10 @@ export type Row<T extends Table> = Selectable<DB[T]>;
 export type NewRow<T extends Table> = Insertable<DB[T]>;
 export type RowUpdate<T extends Table> = Updateable<DB[T]>;
 
+/** snake_case to camelCase, as Kysely's CamelCasePlugin renames (`token_sha256`: `tokenSha256`). */
+export type Camel<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
+export type CamelKeys<T> = { [K in keyof T & string as Camel<K>]: T[K] };
+/** A row of `T` as a SELECT returns it through kyselyCamel (src/db/kysely.ts). */
+export type CamelRow<T extends Table> = Selectable<CamelKeys<DB[T]>>;
+
 export * from "../generated/kysely/types.ts";

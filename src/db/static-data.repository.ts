@@ -1,6 +1,6 @@
 // Static data of the service: the country list and the policy texts (every distinct version kept).
 import { createHash } from "node:crypto";
-import { sql } from "./kysely.ts";
+import { kysely, sql } from "./kysely.ts";
 import { intOrNull, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
 import { upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
@@ -40,12 +40,12 @@ export class StaticDataRepository {
   /** Records a policy text; true when it differs from every version archived before. */
   async savePolicyText(kind: PolicyKind, text: string, fetchedAt: Date): Promise<boolean> {
     const sha256 = createHash("sha256").update(text).digest("hex");
-    const { rows } = await this.db.query<{ inserted: boolean }>(SAVE_POLICY, [kind, sha256, text, fetchedAt]);
-    return rows[0]?.inserted ?? false;
+    const row = await kysely(this.db)
+      .insertInto("policy_texts")
+      .values({ kind, sha256, text, first_seen_at: fetchedAt, fetched_at: fetchedAt })
+      .onConflict((oc) => oc.columns(["kind", "sha256"]).doUpdateSet({ fetched_at: sql`GREATEST(policy_texts.fetched_at, EXCLUDED.fetched_at)` }))
+      .returning(sql<boolean>`(policy_texts.xmax = 0)`.as("inserted"))
+      .executeTakeFirst();
+    return row?.inserted ?? false;
   }
 }
-
-const SAVE_POLICY = `
-INSERT INTO policy_texts AS p (kind, sha256, text, first_seen_at, fetched_at) VALUES ($1, $2, $3, $4, $4)
-ON CONFLICT (kind, sha256) DO UPDATE SET fetched_at = GREATEST(p.fetched_at, EXCLUDED.fetched_at)
-RETURNING (p.xmax = 0) AS inserted`;

@@ -1,9 +1,8 @@
 // Text from the service as PostgreSQL can hold it: NUL and lone UTF-16 surrogates become U+FFFD on the way
 // in (docs/service-behaviour.md#hostile-answers, docs/schema.md#text-from-the-service). One answer holding
 // either would otherwise fail its whole page, and the source with it, on every run. Every connection dvault
-// opens is a StorableTextClient (createPgPool, connectPg, Prisma's adapter pool), so every string parameter
-// passes here; jsonb parameters, where NUL arrives as the escape `\u0000`, are written with storableJson;
-// Prisma's arguments pass storableDeep first (createPrisma).
+// opens is a StorableTextClient (createPgPool, connectPg), so every string parameter passes here, Kysely's
+// included; jsonb parameters, where NUL arrives as the escape `\u0000`, are written with storableJson.
 import pg from "pg";
 
 /** NUL, or a surrogate without its other half. No `u` flag: the match is on UTF-16 code units. */
@@ -32,8 +31,7 @@ export function storableJson(value: unknown): string {
 /**
  * `value` with every string in it, through arrays and plain objects, made storable; anything else (Date,
  * bytes, class instances) as it is. The same value when nothing changed, so the common case copies nothing.
- * Query parameters go through it (arrays are text[] columns, plain objects pg writes as JSON), and so do
- * Prisma's arguments, before its engine reads them: the engine refuses a lone surrogate before any SQL is sent.
+ * Query parameters go through it (arrays are text[] columns, plain objects pg writes as JSON).
  */
 export function storableDeep<T>(value: T): T {
   if (typeof value === "string") return storableText(value) as T;
@@ -62,7 +60,7 @@ export function storableDeep<T>(value: T): T {
 
 /**
  * pg's client with storable string parameters, whichever form `query` is called in: (text, values),
- * (config with values) as Prisma's adapter does, or a submittable (cursor, stream), whose values are
+ * (config with values), or a submittable (cursor, stream), whose values are
  * replaced in place because it must stay the object the caller holds.
  */
 export class StorableTextClient extends pg.Client {

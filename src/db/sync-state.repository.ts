@@ -1,12 +1,16 @@
 // Per-source sync state: cursors of unfinished walks (saved in the same transaction as their page),
 // the outcome and counters of the last run, sweeps, and the gaps a walk could not close.
+import type { Kysely } from "kysely";
+import { kysely, sql } from "./kysely.ts";
+import type { DB, Row, SyncResult } from "./schema.ts";
 import { storableJson } from "./storable-text.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 /** One source of one account; `key` tells instances apart (a folder id, a tracked username), '' if one. */
 export type SourceRef = { accountId: number; source: string; key?: string };
 
-export type SyncResult = "ok" | "degraded" | "incomplete" | "failed" | "skipped";
+/** How a run ended (the sync_result enum). */
+export type { SyncResult };
 
 export type RunCounters = {
   new: number;
@@ -56,16 +60,26 @@ export type SourceStatePatch = Partial<{
 }>;
 
 export class SyncStateRepository {
-  constructor(private readonly db: Queryable) {}
+  private readonly k: Kysely<DB>;
+
+  constructor(db: Queryable) {
+    this.k = kysely(db);
+  }
 
   async getSourceState(ref: SourceRef): Promise<SourceState | null> {
-    const { rows } = await this.db.query<SourceRowDb>(GET, [ref.accountId, ref.source, ref.key ?? ""]);
-    return rows[0] ? toState(rows[0]) : null;
+    const row = await this.k
+      .selectFrom("sync_sources")
+      .selectAll()
+      .where("account_id", "=", ref.accountId)
+      .where("source", "=", ref.source)
+      .where("key", "=", ref.key ?? "")
+      .executeTakeFirst();
+    return row ? toState(row) : null;
   }
 
   /** Every source of an account, by source and key. */
   async listSourceStates(accountId: number): Promise<SourceState[]> {
-    const { rows } = await this.db.query<SourceRowDb>(LIST, [accountId]);
+    const rows = await this.k.selectFrom("sync_sources").selectAll().where("account_id", "=", accountId).orderBy("source").orderBy("key").execute();
     return rows.map(toState);
   }
 
@@ -74,45 +88,31 @@ export class SyncStateRepository {
    * Queryable as the page it belongs to, inside withTransaction, so cursor and page commit together.
    */
   async saveSourceState(ref: SourceRef, patch: SourceStatePatch, at: Date = new Date()): Promise<void> {
-    await this.db.query(SAVE, [ref.accountId, ref.source, ref.key ?? "", storableJson(patchJson(patch)), at]);
+    await save(ref, storableJson(patchJson(patch)), at).execute(this.k);
   }
 
   /** Records (or replaces) the gap of one scope, e.g. a folder past the offset ceiling with its expected count. */
   async recordGap(ref: SourceRef, scope: string, gap: Omit<SourceGap, "recordedAt">, at: Date = new Date()): Promise<void> {
     const value: SourceGap = { ...gap, recordedAt: at.toISOString() };
-    await this.db.query(RECORD_GAP, [ref.accountId, ref.source, ref.key ?? "", scope, storableJson(value), at]);
+    await sql`
+      INSERT INTO sync_sources AS s (account_id, source, key, gaps, updated_at)
+      VALUES (${ref.accountId}, ${ref.source}, ${ref.key ?? ""}, jsonb_build_object(${scope}::text, ${storableJson(value)}::jsonb), ${at})
+      ON CONFLICT (account_id, source, key) DO UPDATE SET gaps = s.gaps || EXCLUDED.gaps, updated_at = EXCLUDED.updated_at`.execute(this.k);
   }
 
   /** Forgets the gap of one scope once a walk reached everything. */
   async clearGap(ref: SourceRef, scope: string, at: Date = new Date()): Promise<void> {
-    await this.db.query(CLEAR_GAP, [ref.accountId, ref.source, ref.key ?? "", scope, at]);
+    await this.k
+      .updateTable("sync_sources")
+      .set({ gaps: sql`gaps - ${scope}::text`, updated_at: at })
+      .where("account_id", "=", ref.accountId)
+      .where("source", "=", ref.source)
+      .where("key", "=", ref.key ?? "")
+      .execute();
   }
 }
 
-type SourceRowDb = {
-  account_id: number;
-  source: string;
-  key: string;
-  cursor: unknown;
-  sweep_started_at: Date | null;
-  last_run_at: Date | null;
-  last_result: SyncResult | null;
-  last_error: string | null;
-  unavailable_reason: string | null;
-  last_complete_sweep_at: Date | null;
-  next_run_at: Date | null;
-  new_count: number;
-  changed_count: number;
-  removed_count: number;
-  api_calls: number;
-  throttle_waits: number;
-  throttled: number;
-  duration_ms: number;
-  gaps: Record<string, SourceGap>;
-  updated_at: Date;
-};
-
-function toState(r: SourceRowDb): SourceState {
+function toState(r: Row<"sync_sources">): SourceState {
   return {
     accountId: r.account_id,
     source: r.source,
@@ -134,7 +134,7 @@ function toState(r: SourceRowDb): SourceState {
       throttled: r.throttled,
       durationMs: r.duration_ms,
     },
-    gaps: r.gaps,
+    gaps: r.gaps as Record<string, SourceGap>,
     updatedAt: r.updated_at,
   };
 }
@@ -165,55 +165,41 @@ function patchJson(p: SourceStatePatch): Record<string, unknown> {
   return out;
 }
 
-const COLUMNS = `account_id, source, key, cursor, sweep_started_at, last_run_at, last_result, last_error,
-  unavailable_reason, last_complete_sweep_at, next_run_at, new_count, changed_count, removed_count, api_calls,
-  throttle_waits, throttled, duration_ms, gaps, updated_at`;
-
-const GET = `SELECT ${COLUMNS} FROM sync_sources WHERE account_id = $1 AND source = $2 AND key = $3`;
-
-const LIST = `SELECT ${COLUMNS} FROM sync_sources WHERE account_id = $1 ORDER BY source, key`;
-
 /** A column takes the patch's value when the patch has its key, else keeps its own. */
-const keep = (column: string) => `${column} = CASE WHEN $4::jsonb ? '${column}' THEN EXCLUDED.${column} ELSE s.${column} END`;
+const keep = (column: string) =>
+  sql`${sql.ref(column)} = CASE WHEN (SELECT p FROM patch) ? ${sql.lit(column)} THEN EXCLUDED.${sql.ref(column)} ELSE s.${sql.ref(column)} END`;
 
-const SAVE = `
+const PATCHED = [
+  "cursor",
+  "sweep_started_at",
+  "last_run_at",
+  "last_result",
+  "last_error",
+  "unavailable_reason",
+  "last_complete_sweep_at",
+  "next_run_at",
+  "new_count",
+  "changed_count",
+  "removed_count",
+  "api_calls",
+  "throttle_waits",
+  "throttled",
+  "duration_ms",
+] as const;
+
+/** Creates the source's row from the patch (a jsonb object keyed by column), or changes only the patch's columns. */
+const save = (ref: SourceRef, patch: string, at: Date) => sql`
+WITH patch AS (SELECT ${patch}::jsonb AS p)
 INSERT INTO sync_sources AS s (account_id, source, key, cursor, sweep_started_at, last_run_at, last_result, last_error,
   unavailable_reason, last_complete_sweep_at, next_run_at, new_count, changed_count, removed_count, api_calls,
   throttle_waits, throttled, duration_ms, updated_at)
-SELECT $1, $2, $3, NULLIF(p->'cursor', 'null'::jsonb), (p->>'sweep_started_at')::timestamptz,
+SELECT ${ref.accountId}, ${ref.source}, ${ref.key ?? ""}, NULLIF(p->'cursor', 'null'::jsonb), (p->>'sweep_started_at')::timestamptz,
   (p->>'last_run_at')::timestamptz, (p->>'last_result')::sync_result, p->>'last_error', p->>'unavailable_reason',
   (p->>'last_complete_sweep_at')::timestamptz, (p->>'next_run_at')::timestamptz,
   COALESCE((p->>'new_count')::int, 0), COALESCE((p->>'changed_count')::int, 0), COALESCE((p->>'removed_count')::int, 0),
   COALESCE((p->>'api_calls')::int, 0), COALESCE((p->>'throttle_waits')::int, 0),
-  COALESCE((p->>'throttled')::int, 0), COALESCE((p->>'duration_ms')::int, 0), $5
-FROM (SELECT $4::jsonb AS p) AS patch
+  COALESCE((p->>'throttled')::int, 0), COALESCE((p->>'duration_ms')::int, 0), ${at}::timestamptz
+FROM patch
 ON CONFLICT (account_id, source, key) DO UPDATE SET
-  ${[
-    "cursor",
-    "sweep_started_at",
-    "last_run_at",
-    "last_result",
-    "last_error",
-    "unavailable_reason",
-    "last_complete_sweep_at",
-    "next_run_at",
-    "new_count",
-    "changed_count",
-    "removed_count",
-    "api_calls",
-    "throttle_waits",
-    "throttled",
-    "duration_ms",
-  ]
-    .map(keep)
-    .join(",\n  ")},
+  ${sql.join(PATCHED.map(keep))},
   updated_at = EXCLUDED.updated_at`;
-
-const RECORD_GAP = `
-INSERT INTO sync_sources AS s (account_id, source, key, gaps, updated_at)
-VALUES ($1, $2, $3, jsonb_build_object($4::text, $5::jsonb), $6)
-ON CONFLICT (account_id, source, key) DO UPDATE SET gaps = s.gaps || EXCLUDED.gaps, updated_at = EXCLUDED.updated_at`;
-
-const CLEAR_GAP = `
-UPDATE sync_sources SET gaps = gaps - $4::text, updated_at = $5
-WHERE account_id = $1 AND source = $2 AND key = $3`;

@@ -1,7 +1,9 @@
 // Answers of the service dvault could not read, with their raw JSON (docs/service-behaviour.md#tolerant-reading):
 // recorded by the transport when it skips an item or a page, counted by status, the dashboard and the digest.
 import { createHash } from "node:crypto";
-import { jsonParam } from "./mirror-rows.ts";
+import type { Kysely } from "kysely";
+import { type CamelDB, kysely, kyselyCamel, sql } from "./kysely.ts";
+import { recordset } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 /** An answer the transport could not read, as it reports it (src/api/transport.ts passes its reports as they are). */
@@ -48,7 +50,11 @@ function boundedRaw(raw: unknown): unknown {
 }
 
 export class UnreadableResponseRepository {
-  constructor(private readonly db: Queryable) {}
+  private readonly camel: Kysely<CamelDB>;
+
+  constructor(private readonly db: Queryable) {
+    this.camel = kyselyCamel(db);
+  }
 
   /** Records one unreadable answer, or counts a repeat of the same (request, subject). */
   async recordUnreadable(report: UnreadableReport, at: Date): Promise<void> {
@@ -63,41 +69,36 @@ export class UnreadableResponseRepository {
       error: report.detail,
       raw: boundedRaw(report.raw),
     };
-    await this.db.query(RECORD, [jsonParam([row]), at]);
+    await sql`
+      INSERT INTO unreadable_responses AS u (request_key, subject, operation, method, path, params, account, error, raw, first_seen_at, last_seen_at)
+      SELECT request_key, subject, operation, method, path, params, account, error, raw, ${at}, ${at}
+      FROM ${recordset([row], sql`request_key text, subject text, operation text, method text, path text, params jsonb, account text, error text, raw jsonb`)}
+      ON CONFLICT (request_key, subject) DO UPDATE SET
+        count = u.count + 1,
+        error = EXCLUDED.error,
+        raw = EXCLUDED.raw,
+        last_seen_at = GREATEST(u.last_seen_at, EXCLUDED.last_seen_at)`.execute(kysely(this.db));
   }
 
   /** What status, the dashboard and the digest show: how many since `since`, and the latest few. */
   async summarizeUnreadable(since: Date, limit = 5): Promise<UnreadableSummary> {
-    const { rows } = await this.db.query<{ count: number; responses: number; last_seen_at: Date | null }>(SUMMARY, [since]);
-    const { rows: recent } = await this.db.query<{ operation: string; subject: string; error: string; count: number; last_seen_at: Date }>(RECENT, [
-      since,
-      limit,
-    ]);
-    const head = rows[0];
-    return {
-      count: head?.count ?? 0,
-      responses: head?.responses ?? 0,
-      lastSeenAt: head?.last_seen_at ?? null,
-      recent: recent.map((r) => ({ operation: r.operation, subject: r.subject, error: r.error, count: r.count, lastSeenAt: r.last_seen_at })),
-    };
+    const head = await this.camel
+      .selectFrom("unreadable_responses")
+      .select([
+        sql<number>`count(*)::int`.as("count"),
+        sql<number>`count(*) FILTER (WHERE subject = '')::int`.as("responses"),
+        sql<Date | null>`max(last_seen_at)`.as("lastSeenAt"),
+      ])
+      .where("lastSeenAt", ">=", since)
+      .executeTakeFirst();
+    const recent = await this.camel
+      .selectFrom("unreadable_responses")
+      .select(["operation", "subject", "error", "count", "lastSeenAt"])
+      .where("lastSeenAt", ">=", since)
+      .orderBy("lastSeenAt", "desc")
+      .orderBy("id", "desc")
+      .limit(limit)
+      .execute();
+    return { count: head?.count ?? 0, responses: head?.responses ?? 0, lastSeenAt: head?.lastSeenAt ?? null, recent };
   }
 }
-
-const RECORD = `
-INSERT INTO unreadable_responses AS u (request_key, subject, operation, method, path, params, account, error, raw, first_seen_at, last_seen_at)
-SELECT request_key, subject, operation, method, path, params, account, error, raw, $2, $2
-FROM jsonb_to_recordset($1::jsonb) AS x(request_key text, subject text, operation text, method text, path text, params jsonb,
-  account text, error text, raw jsonb)
-ON CONFLICT (request_key, subject) DO UPDATE SET
-  count = u.count + 1,
-  error = EXCLUDED.error,
-  raw = EXCLUDED.raw,
-  last_seen_at = GREATEST(u.last_seen_at, EXCLUDED.last_seen_at)`;
-
-const SUMMARY = `
-SELECT count(*)::int AS count, count(*) FILTER (WHERE subject = '')::int AS responses, max(last_seen_at) AS last_seen_at
-FROM unreadable_responses WHERE last_seen_at >= $1`;
-
-const RECENT = `
-SELECT operation, subject, error, count, last_seen_at FROM unreadable_responses
-WHERE last_seen_at >= $1 ORDER BY last_seen_at DESC, id DESC LIMIT $2`;

@@ -14,6 +14,15 @@ export function recordset(rows: readonly object[], columns: Fragment): Fragment 
   return sql`jsonb_to_recordset(${jsonParam(rows)}::jsonb) AS x(${columns})`;
 }
 
+/**
+ * The ON CONFLICT assignments of a mirrored row seen again (`alias`: the target's alias): last seen at the later
+ * of the two times, and no longer removed if it had been (docs/schema.md: a removed row stays, and is live again once seen).
+ */
+export function seenAgain(alias: string): Fragment {
+  const t = sql.raw(alias);
+  return sql`last_seen_at = GREATEST(${t}.last_seen_at, EXCLUDED.last_seen_at), removed_at = NULL, removed_reason = NULL`;
+}
+
 export type PageUpsert<Extra extends string> = {
   /** The page, one object per row (keys as the recordset's columns); read as `input`. */
   rows: readonly object[];

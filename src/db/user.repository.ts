@@ -1,7 +1,9 @@
 // Users and profiles: set-based upserts that keep profile edits in user_history, and the states of an
 // artist the service answers as unavailable (docs/service-behaviour.md#user-error-codes).
 import type { ProfileInput, UserInput } from "./mirror-input.ts";
-import { intOrNull, isoTime, jsonParam, STATS_DUE, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
+import { intOrNull, isoTime, STATS_DUE, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
+import { sql } from "./kysely.ts";
+import { upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 /** Why an artist's works are unavailable: the three states of docs/service-behaviour.md#user-error-codes. */
@@ -58,8 +60,81 @@ export class UserRepository {
 
   private async upsert(rows: UserRow[], at: Date): Promise<UpsertCounts> {
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
-    const { rows: result } = await this.db.query<CountsRow>(UPSERT_USERS, [jsonParam(rows), at]);
-    return toCounts(result[0]);
+    return upsertPage(this.db, {
+      rows,
+      columns: sql`userid text, username text, usericon text, type text, authoritative boolean, real_name text, tagline text, website text, country text, countryid integer, bio text, is_artist boolean, artist_level text, artist_specialty text, cover_photo text, joined_at timestamptz, watchers integer, friends integer, deviations integer, favourites integer, comments integer, pageviews integer, profile_comments integer, raw jsonb, profile_raw jsonb`,
+      before: sql`
+        old AS (
+          SELECT u.userid, u.username, u.real_name, u.tagline, u.website, u.country, u.bio, u.artist_level,
+            u.artist_specialty, u.profile_fetched_at
+          FROM users u JOIN input USING (userid)
+        ), changes AS (
+          SELECT i.userid, f.field, f.old_value, f.new_value
+          FROM input i JOIN old o USING (userid)
+          CROSS JOIN LATERAL (VALUES
+            ('username'::profile_field, o.username, i.username),
+            ('real_name', o.real_name, i.real_name),
+            ('tagline', o.tagline, i.tagline),
+            ('website', o.website, i.website),
+            ('country', o.country, i.country),
+            ('bio', o.bio, i.bio),
+            ('artist_level', o.artist_level, i.artist_level),
+            ('artist_specialty', o.artist_specialty, i.artist_specialty)
+          ) AS f(field, old_value, new_value)
+          WHERE f.new_value IS DISTINCT FROM f.old_value
+            AND (f.new_value IS NOT NULL OR i.authoritative)
+            AND (f.old_value IS NOT NULL OR o.profile_fetched_at IS NOT NULL)
+        ), history AS (
+          INSERT INTO user_history (userid, changed_at, field, old_value, new_value)
+          SELECT userid, ${at}, field, to_jsonb(old_value), to_jsonb(new_value) FROM changes
+        )`,
+      upsert: sql`
+        INSERT INTO users AS u (userid, username, usericon, type, real_name, tagline, website, country, countryid, bio,
+          is_artist, artist_level, artist_specialty, cover_photo, joined_at, watchers, friends, deviations, favourites,
+          comments, pageviews, profile_comments, stats_sampled_at, raw, profile_raw, profile_fetched_at,
+          first_seen_at, last_seen_at)
+        SELECT userid, username, usericon, type, real_name, tagline, website, country, countryid, bio,
+          is_artist, artist_level, artist_specialty, cover_photo, joined_at, watchers, friends, deviations, favourites,
+          comments, pageviews, profile_comments,
+          CASE WHEN num_nonnulls(watchers, friends, deviations, favourites, comments, pageviews, profile_comments) > 0
+            THEN ${at}::timestamptz END,
+          raw, profile_raw, CASE WHEN authoritative THEN ${at}::timestamptz END, ${at}, ${at}
+        FROM input ORDER BY userid
+        ON CONFLICT (userid) DO UPDATE SET
+          username = EXCLUDED.username,
+          usericon = COALESCE(EXCLUDED.usericon, u.usericon),
+          type = COALESCE(EXCLUDED.type, u.type),
+          real_name = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.real_name ELSE COALESCE(EXCLUDED.real_name, u.real_name) END,
+          tagline = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.tagline ELSE COALESCE(EXCLUDED.tagline, u.tagline) END,
+          website = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.website ELSE COALESCE(EXCLUDED.website, u.website) END,
+          country = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.country ELSE COALESCE(EXCLUDED.country, u.country) END,
+          countryid = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.countryid ELSE COALESCE(EXCLUDED.countryid, u.countryid) END,
+          bio = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.bio ELSE u.bio END,
+          is_artist = COALESCE(EXCLUDED.is_artist, u.is_artist),
+          artist_level = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.artist_level ELSE COALESCE(EXCLUDED.artist_level, u.artist_level) END,
+          artist_specialty = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.artist_specialty ELSE COALESCE(EXCLUDED.artist_specialty, u.artist_specialty) END,
+          cover_photo = COALESCE(EXCLUDED.cover_photo, u.cover_photo),
+          joined_at = COALESCE(EXCLUDED.joined_at, u.joined_at),
+          watchers = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.watchers, u.watchers) ELSE COALESCE(u.watchers, EXCLUDED.watchers) END,
+          friends = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.friends, u.friends) ELSE COALESCE(u.friends, EXCLUDED.friends) END,
+          deviations = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.deviations, u.deviations) ELSE COALESCE(u.deviations, EXCLUDED.deviations) END,
+          favourites = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.favourites, u.favourites) ELSE COALESCE(u.favourites, EXCLUDED.favourites) END,
+          comments = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.comments, u.comments) ELSE COALESCE(u.comments, EXCLUDED.comments) END,
+          pageviews = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.pageviews, u.pageviews) ELSE COALESCE(u.pageviews, EXCLUDED.pageviews) END,
+          profile_comments = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.profile_comments, u.profile_comments) ELSE COALESCE(u.profile_comments, EXCLUDED.profile_comments) END,
+          stats_sampled_at = CASE WHEN ${STATS_DUE("u")} THEN EXCLUDED.stats_sampled_at ELSE u.stats_sampled_at END,
+          raw = COALESCE(u.raw, '{}'::jsonb) || COALESCE(EXCLUDED.raw, '{}'::jsonb),
+          profile_raw = COALESCE(EXCLUDED.profile_raw, u.profile_raw),
+          profile_fetched_at = COALESCE(EXCLUDED.profile_fetched_at, u.profile_fetched_at),
+          is_deactivated = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN false ELSE u.is_deactivated END,
+          removed_at = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN NULL ELSE u.removed_at END,
+          removed_reason = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN NULL ELSE u.removed_reason END,
+          unavailable_checked_at = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN NULL ELSE u.unavailable_checked_at END,
+          last_seen_at = GREATEST(u.last_seen_at, EXCLUDED.last_seen_at)
+        RETURNING u.userid, (u.xmax = 0) AS inserted`,
+      using: [],
+      changed: sql`EXISTS (SELECT 1 FROM changes c WHERE c.userid = u.userid)`,
+    });
   }
 }
 
@@ -102,87 +177,6 @@ function profileRow(p: ProfileInput): UserRow {
 
 // A change needs a known new value (non-null, or null from an authoritative profile) and a known old
 // value (non-null, or null recorded by an earlier profile fetch): first sightings are not edits.
-const UPSERT_USERS = `
-WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
-    userid text, username text, usericon text, type text, authoritative boolean, real_name text, tagline text,
-    website text, country text, countryid integer, bio text, is_artist boolean, artist_level text,
-    artist_specialty text, cover_photo text, joined_at timestamptz, watchers integer, friends integer,
-    deviations integer, favourites integer, comments integer, pageviews integer, profile_comments integer,
-    raw jsonb, profile_raw jsonb)
-), old AS (
-  SELECT u.userid, u.username, u.real_name, u.tagline, u.website, u.country, u.bio, u.artist_level,
-    u.artist_specialty, u.profile_fetched_at
-  FROM users u JOIN input USING (userid)
-), changes AS (
-  SELECT i.userid, f.field, f.old_value, f.new_value
-  FROM input i JOIN old o USING (userid)
-  CROSS JOIN LATERAL (VALUES
-    ('username'::profile_field, o.username, i.username),
-    ('real_name', o.real_name, i.real_name),
-    ('tagline', o.tagline, i.tagline),
-    ('website', o.website, i.website),
-    ('country', o.country, i.country),
-    ('bio', o.bio, i.bio),
-    ('artist_level', o.artist_level, i.artist_level),
-    ('artist_specialty', o.artist_specialty, i.artist_specialty)
-  ) AS f(field, old_value, new_value)
-  WHERE f.new_value IS DISTINCT FROM f.old_value
-    AND (f.new_value IS NOT NULL OR i.authoritative)
-    AND (f.old_value IS NOT NULL OR o.profile_fetched_at IS NOT NULL)
-), history AS (
-  INSERT INTO user_history (userid, changed_at, field, old_value, new_value)
-  SELECT userid, $2, field, to_jsonb(old_value), to_jsonb(new_value) FROM changes
-), upserted AS (
-  INSERT INTO users AS u (userid, username, usericon, type, real_name, tagline, website, country, countryid, bio,
-    is_artist, artist_level, artist_specialty, cover_photo, joined_at, watchers, friends, deviations, favourites,
-    comments, pageviews, profile_comments, stats_sampled_at, raw, profile_raw, profile_fetched_at,
-    first_seen_at, last_seen_at)
-  SELECT userid, username, usericon, type, real_name, tagline, website, country, countryid, bio,
-    is_artist, artist_level, artist_specialty, cover_photo, joined_at, watchers, friends, deviations, favourites,
-    comments, pageviews, profile_comments,
-    CASE WHEN num_nonnulls(watchers, friends, deviations, favourites, comments, pageviews, profile_comments) > 0
-      THEN $2::timestamptz END,
-    raw, profile_raw, CASE WHEN authoritative THEN $2::timestamptz END, $2, $2
-  FROM input ORDER BY userid
-  ON CONFLICT (userid) DO UPDATE SET
-    username = EXCLUDED.username,
-    usericon = COALESCE(EXCLUDED.usericon, u.usericon),
-    type = COALESCE(EXCLUDED.type, u.type),
-    real_name = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.real_name ELSE COALESCE(EXCLUDED.real_name, u.real_name) END,
-    tagline = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.tagline ELSE COALESCE(EXCLUDED.tagline, u.tagline) END,
-    website = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.website ELSE COALESCE(EXCLUDED.website, u.website) END,
-    country = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.country ELSE COALESCE(EXCLUDED.country, u.country) END,
-    countryid = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.countryid ELSE COALESCE(EXCLUDED.countryid, u.countryid) END,
-    bio = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.bio ELSE u.bio END,
-    is_artist = COALESCE(EXCLUDED.is_artist, u.is_artist),
-    artist_level = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.artist_level ELSE COALESCE(EXCLUDED.artist_level, u.artist_level) END,
-    artist_specialty = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN EXCLUDED.artist_specialty ELSE COALESCE(EXCLUDED.artist_specialty, u.artist_specialty) END,
-    cover_photo = COALESCE(EXCLUDED.cover_photo, u.cover_photo),
-    joined_at = COALESCE(EXCLUDED.joined_at, u.joined_at),
-    watchers = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.watchers, u.watchers) ELSE COALESCE(u.watchers, EXCLUDED.watchers) END,
-    friends = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.friends, u.friends) ELSE COALESCE(u.friends, EXCLUDED.friends) END,
-    deviations = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.deviations, u.deviations) ELSE COALESCE(u.deviations, EXCLUDED.deviations) END,
-    favourites = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.favourites, u.favourites) ELSE COALESCE(u.favourites, EXCLUDED.favourites) END,
-    comments = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.comments, u.comments) ELSE COALESCE(u.comments, EXCLUDED.comments) END,
-    pageviews = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.pageviews, u.pageviews) ELSE COALESCE(u.pageviews, EXCLUDED.pageviews) END,
-    profile_comments = CASE WHEN ${STATS_DUE("u")} THEN COALESCE(EXCLUDED.profile_comments, u.profile_comments) ELSE COALESCE(u.profile_comments, EXCLUDED.profile_comments) END,
-    stats_sampled_at = CASE WHEN ${STATS_DUE("u")} THEN EXCLUDED.stats_sampled_at ELSE u.stats_sampled_at END,
-    raw = COALESCE(u.raw, '{}'::jsonb) || COALESCE(EXCLUDED.raw, '{}'::jsonb),
-    profile_raw = COALESCE(EXCLUDED.profile_raw, u.profile_raw),
-    profile_fetched_at = COALESCE(EXCLUDED.profile_fetched_at, u.profile_fetched_at),
-    is_deactivated = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN false ELSE u.is_deactivated END,
-    removed_at = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN NULL ELSE u.removed_at END,
-    removed_reason = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN NULL ELSE u.removed_reason END,
-    unavailable_checked_at = CASE WHEN EXCLUDED.profile_fetched_at IS NOT NULL THEN NULL ELSE u.unavailable_checked_at END,
-    last_seen_at = GREATEST(u.last_seen_at, EXCLUDED.last_seen_at)
-  RETURNING u.userid, (u.xmax = 0) AS inserted
-)
-SELECT
-  count(*) FILTER (WHERE u.inserted)::int AS inserted,
-  count(*) FILTER (WHERE NOT u.inserted AND EXISTS (SELECT 1 FROM changes c WHERE c.userid = u.userid))::int AS changed,
-  count(*)::int AS total
-FROM upserted u`;
 
 const ARTIST_REASONS = `('artist_suspended', 'artist_deactivated', 'artist_not_found')`;
 

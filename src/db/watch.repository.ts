@@ -1,6 +1,8 @@
 // Watch relations of an account: its watchers and the users it watches, with removal after a full sweep.
 import type { WatchEntryInput } from "./mirror-input.ts";
-import { isoTime, jsonParam, toCounts, uniqueBy, type CountsRow, type UpsertCounts } from "./mirror-rows.ts";
+import { isoTime, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
+import { sql } from "./kysely.ts";
+import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
 export type WatchKind = "watcher" | "watching";
@@ -20,8 +22,26 @@ export class WatchRepository {
       last_visit_at: isoTime(e.lastvisit),
     }));
     if (rows.length === 0) return { inserted: 0, changed: 0, unchanged: 0 };
-    const { rows: result } = await this.db.query<CountsRow>(UPSERT, [jsonParam(rows), accountId, kind, seenAt]);
-    return toCounts(result[0]);
+    return upsertPage(this.db, {
+      rows,
+      columns: sql`userid text, watch jsonb, watches_you boolean, last_visit_at timestamptz`,
+      before: sql`
+        old AS (
+          SELECT w.userid, w.watch, w.removed_at FROM watch_relations w JOIN input USING (userid)
+          WHERE w.account_id = ${accountId} AND w.kind = ${kind}::watch_kind
+        )`,
+      upsert: sql`
+        INSERT INTO watch_relations AS w (account_id, userid, kind, watch, watches_you, last_visit_at, first_seen_at, last_seen_at)
+        SELECT ${accountId}, userid, ${kind}::watch_kind, watch, watches_you, last_visit_at, ${seenAt}, ${seenAt} FROM input ORDER BY userid
+        ON CONFLICT (account_id, kind, userid) DO UPDATE SET
+          watch = COALESCE(EXCLUDED.watch, w.watch),
+          watches_you = COALESCE(EXCLUDED.watches_you, w.watches_you),
+          last_visit_at = COALESCE(EXCLUDED.last_visit_at, w.last_visit_at),
+          ${seenAgain("w")}
+        RETURNING w.userid, (w.xmax = 0) AS inserted`,
+      using: ["userid"],
+      changed: sql`o.removed_at IS NOT NULL OR (i.watch IS NOT NULL AND o.watch IS DISTINCT FROM i.watch)`,
+    });
   }
 
   /** The users an account watches (not removed), busiest posters' ids first is the caller's business. */
@@ -47,31 +67,6 @@ const LIST_WATCHING = `
 SELECT w.userid, u.username FROM watch_relations w JOIN users u USING (userid)
 WHERE w.account_id = $1 AND w.kind = 'watching' AND w.removed_at IS NULL AND u.username IS NOT NULL
 ORDER BY lower(u.username)`;
-
-const UPSERT = `
-WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(userid text, watch jsonb, watches_you boolean, last_visit_at timestamptz)
-), old AS (
-  SELECT w.userid, w.watch, w.removed_at FROM watch_relations w JOIN input USING (userid)
-  WHERE w.account_id = $2 AND w.kind = $3::watch_kind
-), upserted AS (
-  INSERT INTO watch_relations AS w (account_id, userid, kind, watch, watches_you, last_visit_at, first_seen_at, last_seen_at)
-  SELECT $2, userid, $3::watch_kind, watch, watches_you, last_visit_at, $4, $4 FROM input ORDER BY userid
-  ON CONFLICT (account_id, kind, userid) DO UPDATE SET
-    watch = COALESCE(EXCLUDED.watch, w.watch),
-    watches_you = COALESCE(EXCLUDED.watches_you, w.watches_you),
-    last_visit_at = COALESCE(EXCLUDED.last_visit_at, w.last_visit_at),
-    last_seen_at = GREATEST(w.last_seen_at, EXCLUDED.last_seen_at),
-    removed_at = NULL,
-    removed_reason = NULL
-  RETURNING w.userid, (w.xmax = 0) AS inserted
-)
-SELECT
-  count(*) FILTER (WHERE u.inserted)::int AS inserted,
-  count(*) FILTER (WHERE NOT u.inserted AND (o.removed_at IS NOT NULL
-    OR (i.watch IS NOT NULL AND o.watch IS DISTINCT FROM i.watch)))::int AS changed,
-  count(*)::int AS total
-FROM upserted u JOIN input i USING (userid) LEFT JOIN old o USING (userid)`;
 
 const MARK_MISSING = `
 UPDATE watch_relations SET removed_at = $4, removed_reason = 'gone_from_listing'

@@ -1,6 +1,6 @@
-// The transaction helper of the set-based repositories on the pg pool: a page, its cursor and its counters
-// commit together or not at all. Repositories take a Queryable, so the same class runs on the pool, inside
-// this, or through Prisma (prisma-queryable.ts: withPrismaTransaction, which can also hold account writes).
+// The transaction helper of the repositories on the pg pool: a page, its cursor and its counters commit
+// together or not at all. Repositories take a Queryable, so the same class runs on the pool or inside this
+// (an account write and mirror writes alike: docs/ARCHITECTURE.md#db).
 import type pg from "pg";
 
 /** Anything that runs one SQL statement: a pg.Pool, a pg.PoolClient, or a wrapper that counts them. */

@@ -6,8 +6,7 @@
 import { z } from "zod";
 import type { Redis } from "ioredis";
 import type { Config } from "../config.ts";
-import { prismaQueryable, withPrismaTransaction } from "../db/prisma-queryable.ts";
-import type { Db } from "../db/prisma.ts";
+import { withTransaction } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import { delayOf } from "../queue/job-definition.ts";
 import { acquireLock } from "../redis-lock.ts";
@@ -67,12 +66,8 @@ export class DigestBusyError extends Error {
   }
 }
 
-/**
- * `prisma` runs the digest's own rows (digests, digest_state): their writes are few and small, and on the
- * Prisma path they can share a transaction with an account write (docs/ARCHITECTURE.md#db). The window's
- * sections are read on `pool`.
- */
-export type DigestServices = { pool: PgPool; prisma: Db; redis: Redis; config: Config; log: Logger; now(): number };
+/** `pool` runs the digest's own rows (digests, digest_state) and reads the window's sections. */
+export type DigestServices = { pool: PgPool; redis: Redis; config: Config; log: Logger; now(): number };
 
 export type RunDigestOptions = {
   services: DigestServices;
@@ -111,7 +106,7 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
   if (!lock) throw new DigestBusyError(channel);
   const clock = new CronClock(config.digest.cron, config.digest.timezone);
   try {
-    const repo = new DigestRepository(prismaQueryable(services.prisma));
+    const repo = new DigestRepository(services.pool);
     const tick = new Date(payload.tick);
     const window = digestWindow(await repo.lastWindowEnd(channel), tick, clock);
     if (!window) {
@@ -151,8 +146,8 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
       at: now,
     });
     const finish = (status: "sent" | "empty", receipt: Record<string, unknown> | null) =>
-      withPrismaTransaction(services.prisma, async ({ sql }) => {
-        const r = new DigestRepository(sql);
+      withTransaction(services.pool, async (tx) => {
+        const r = new DigestRepository(tx);
         await r.markDone({ id: row.id, status, receipt, at: new Date(services.now()) });
         await r.advanceWindow({ channel, end: window.end, digestId: row.id, at: new Date(services.now()) });
         await r.supersedePending({ channel, coveredUntil: window.end, exceptId: row.id, at: new Date(services.now()) });

@@ -13,7 +13,7 @@ import { setTimeout as pause } from "node:timers/promises";
 import { setDownloadTuning } from "../../src/downloads/deps.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
-import { createPrisma } from "../../src/db/prisma.ts";
+import { createPgPool } from "../../src/db/connect.ts";
 import { createLogger } from "../../src/log.ts";
 import { createRedis, deleteKeysByPrefix } from "../../src/queue/redis.ts";
 import { createServices, type Services } from "../../src/services.ts";
@@ -329,13 +329,13 @@ async function privateDatabase(server: PrivatePostgres): Promise<TestDatabase> {
   const name = `dvault_t_${randomBytes(6).toString("hex")}`;
   const url = withDatabase(server.url(), name);
   await migrate(url, { createDatabase: true });
-  const prisma = createPrisma(url);
+  const pool = createPgPool(url);
   return {
     url,
     name,
-    prisma,
+    pool,
     // The whole server goes with the test file; only the client is closed here.
-    drop: () => prisma.$disconnect(),
+    drop: () => pool.end(),
   };
 }
 

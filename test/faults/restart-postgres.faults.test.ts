@@ -1,7 +1,7 @@
 // PostgreSQL restarted under a running worker (the real one: BullMQ queues, schedulers, the job catalogue),
 // on a private server (test/faults/private-services.ts: initdb once for this file, migrated with
-// `prisma migrate deploy`), mid-sync and mid-download: the worker's pg pool and Prisma reconnect by
-// themselves, the jobs that failed while it was away are retried, and the archive converges with nothing
+// `prisma migrate deploy`), mid-sync and mid-download: the worker's pg pool reconnects by
+// itself, the jobs that failed while it was away are retried, and the archive converges with nothing
 // duplicated or half-written (the closing check, test/faults/check.ts). DVAULT_FAULTS_KILLS (the full run)
 // restarts it 4 times at random points.
 import { setTimeout as pause } from "node:timers/promises";
@@ -64,7 +64,7 @@ describe("a worker whose PostgreSQL restarts mid-run", () => {
       const retried = started.warnings.filter((m) => m.startsWith("service unavailable: job delayed")).length;
       expect(retried).toBeGreaterThan(0);
       expect(started.warnings.filter((m) => m === "job failed")).toEqual([]);
-      // The worker's own pool and Prisma answer again.
+      // The worker's own pool answers again, for the mirror and for the accounts.
       const { rows } = await worker.services.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM deviations");
       expect(rows[0]!.n).toBeGreaterThan(0);
       expect((await worker.services.accounts.findById(h.account.id))?.id).toBe(h.account.id);

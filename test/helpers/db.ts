@@ -3,13 +3,14 @@ import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
-import { createPrisma, type Db } from "../../src/db/prisma.ts";
+import { createPgPool, type PgPool } from "../../src/db/connect.ts";
 import { TEST_PG_URL } from "./env.ts";
 
 export type TestDatabase = {
   url: string;
   name: string;
-  prisma: Db;
+  /** A pool of its own on the database (the services of a test open theirs). */
+  pool: PgPool;
   drop(): Promise<void>;
 };
 
@@ -23,13 +24,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     await admin.end();
   }
   const url = withDatabase(TEST_PG_URL, name);
-  const prisma = createPrisma(url);
+  const pool = createPgPool(url);
   return {
     url,
     name,
-    prisma,
+    pool,
     async drop() {
-      await prisma.$disconnect();
+      await pool.end();
       const admin2 = await connectPg(TEST_PG_URL);
       try {
         await admin2.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);

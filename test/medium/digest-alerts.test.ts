@@ -5,7 +5,6 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { AlertRepository } from "../../src/db/alert.repository.ts";
-import { prismaQueryable } from "../../src/db/prisma-queryable.ts";
 import { evaluateAlerts, forgetWorker, redisDownloadsPausedProbe } from "../../src/digest/alerts.ts";
 import { createDeliverers } from "../../src/digest/deliver/index.ts";
 import { ALERTS_JOB } from "../../jobs/alerts/definition.ts";
@@ -89,7 +88,7 @@ describe("an account forced into needs_reauth", () => {
 
   const evaluate = () =>
     evaluateAlerts({
-      db: prismaQueryable(services.prisma),
+      db: services.pool,
       redis: services.redis,
       prefix: services.config.redisPrefix,
       now: new Date(services.now()),

@@ -87,7 +87,7 @@ describe(StorableTextClient.name, () => {
     ]);
   });
 
-  it("stores such text the same way on every path a write takes: pool, transaction, Prisma, connectPg, jsonb", async () => {
+  it("stores such text the same way on every path a write takes: pool, transaction, the typed builder, connectPg, jsonb", async () => {
     const hostile = `a${NUL}b${HIGH}c${LOW}d 😀 \\u0000 kept`;
     const stored = `a${R}b${R}c${R}d 😀 \\u0000 kept`;
     const at = new Date("2025-06-01T00:00:00Z");
@@ -101,9 +101,9 @@ describe(StorableTextClient.name, () => {
         { cursor: { [`k${NUL}`]: hostile }, lastError: hostile },
       ),
     );
-    // Prisma, on its own and inside an interactive transaction (its engine refuses a lone surrogate).
-    await new AccountRepository(h.services.prisma).markNeedsReauth({ id: h.account.id, reason: hostile, now: at });
-    await h.services.prisma.$transaction((tx) => tx.account.update({ where: { id: h.account.id }, data: { username: hostile } }));
+    // The typed builder (the account repository), on the pool and inside a transaction.
+    await new AccountRepository(h.pool).markNeedsReauth({ id: h.account.id, reason: hostile, now: at });
+    await withTransaction(h.pool, (tx) => new AccountRepository(tx).saveIdentity(h.account.id, { userId: h.account.userId, username: hostile }));
     // A single connection (the CLI's).
     const client = await connectPg(h.db.url);
     try {

@@ -9,7 +9,7 @@ import { placebo } from "../../src/api/account-calls.ts";
 import { TokenManager } from "../../src/api/token-manager.ts";
 import { TokenCipher } from "../../src/crypto/token-cipher.ts";
 import { AccountRepository } from "../../src/db/account.repository.ts";
-import { createPrisma } from "../../src/db/prisma.ts";
+import { createPgPool } from "../../src/db/connect.ts";
 import { createLogger } from "../../src/log.ts";
 import { createRedis } from "../../src/queue/redis.ts";
 
@@ -19,7 +19,7 @@ const env = (name: string): string => {
   return value;
 };
 
-const db = createPrisma(env("CHILD_DATABASE_URL"), 4);
+const db = createPgPool(env("CHILD_DATABASE_URL"), 4);
 const redis = createRedis(env("CHILD_REDIS_URL"));
 await redis.connect();
 const prefix = env("CHILD_REDIS_PREFIX");
@@ -56,4 +56,4 @@ const results = await Promise.all(
 );
 process.stdout.write(`${JSON.stringify(results)}\n`);
 await redis.quit();
-await db.$disconnect();
+await db.end();

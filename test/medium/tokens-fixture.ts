@@ -80,7 +80,7 @@ export async function createFixture(
   const key: SecretKey = { key: randomBytes(32), source: "file", path: "/tmp/dvault-test/secret.key", created: false };
   const log = captureLog();
   const clock = followSimClock(sim);
-  const repo = new AccountRepository(db.prisma);
+  const repo = new AccountRepository(db.pool);
   const cipher = new TokenCipher(key);
   const oauth = new OAuthClient({
     serviceBase: sim.url,

@@ -210,7 +210,7 @@ describe("secrets never leak", () => {
 
   it("the database holds ciphertexts and fingerprints, never a token", async () => {
     // bytea columns come out as \x<hex>: look for each secret as text and as hex.
-    const rows = await f.db.prisma.$queryRawUnsafe<Array<{ j: string }>>("SELECT row_to_json(a)::text AS j FROM accounts a");
+    const { rows } = await f.db.pool.query<{ j: string }>("SELECT row_to_json(a)::text AS j FROM accounts a");
     const dump = rows.map((r) => r.j).join("\n");
     expect(rows.length).toBeGreaterThan(5);
     for (const secret of secrets) {

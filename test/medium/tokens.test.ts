@@ -55,7 +55,7 @@ describe(TokenManager.name, () => {
         throw new Error("database went away");
       }
     }
-    const manager = f.newManager({ repo: new FailingRepo(f.db.prisma) });
+    const manager = f.newManager({ repo: new FailingRepo(f.db.pool) });
     const provider = await manager.forAccount("alice");
     f.clock.advance(55 * MINUTE);
     await expect(provider.getAccessToken()).rejects.toThrow("database went away");
@@ -165,7 +165,7 @@ describe(TokenManager.name, () => {
 
   it("flags a refresh token older than 80 days as expiring (not an error); the next refresh clears it", async () => {
     const { provider } = await seedAccount(f);
-    await f.db.prisma.account.update({ where: { name: "alice" }, data: { refreshIssuedAt: new Date(f.clock.now() - 81 * DAY) } });
+    await f.db.pool.query("UPDATE accounts SET refresh_issued_at = $1 WHERE name = 'alice'", [new Date(f.clock.now() - 81 * DAY)]);
     await expect(provider.getAccessToken()).resolves.toEqual(expect.any(String));
     let row = await f.repo.findByName("alice");
     expect(row?.state).toBe("expiring");

@@ -104,7 +104,7 @@ describe("dvault start-up", () => {
   it.each([
     { command: "status", uses: [], needs: "bullmq" },
     { command: "jobs", uses: [], needs: "bullmq" },
-    { command: "sync", uses: ["got"], needs: "@prisma/client" },
+    { command: "sync", uses: ["got"], needs: "kysely" },
   ])("loads for $command only the heavy packages it uses: $uses", ({ command, uses, needs }) => {
     const { packages, status } = loadedBy([command, "--help"]);
     expect(status).toBe(0);

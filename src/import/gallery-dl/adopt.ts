@@ -7,7 +7,6 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { DownloadRepository, type DownloadStatus } from "../../db/download.repository.ts";
 import { ImportedFileRepository, type DownloadState, type RowFill } from "../../db/imported-file.repository.ts";
-import { prismaQueryable } from "../../db/prisma-queryable.ts";
 import { removeIfUnreferenced } from "../../downloads/after-store.ts";
 import { linksDirtyKey } from "../../downloads/after-store.ts";
 import { downloadLockKey } from "../../downloads/download-file.ts";
@@ -47,9 +46,8 @@ export async function adoptAll(args: {
   for (const p of planned) groups.set(p.deviation.deviationid, [...(groups.get(p.deviation.deviationid) ?? []), p]);
   for (const g of groups.values()) g.sort((a, b) => ROLE_ORDER[a.role] - ROLE_ORDER[b.role] || a.entry.rel.localeCompare(b.entry.rel));
   const downloads = new DownloadRepository(services.pool);
-  // Each file's record (one statement per file, small beside hashing and copying it) goes through Prisma, where
-  // it could share a transaction with an account write; the planning reads stay on `repo` (docs/ARCHITECTURE.md#db).
-  const records = new ImportedFileRepository(prismaQueryable(services.prisma));
+  // Each file's record: one statement per file, small beside hashing and copying it.
+  const records = new ImportedFileRepository(services.pool);
   let done = 0;
   let bytes = 0;
   let filled = 0;
