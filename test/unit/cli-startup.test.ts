@@ -131,7 +131,7 @@ describe(distIsCurrent.name, () => {
       expect(distIsCurrent(root)).toBe(false);
       at("dist/.built", 4_000); // npm run build
       expect(distIsCurrent(root)).toBe(true);
-      at("src/generated/prisma/client.ts", 5_000); // prisma generate after a schema change
+      at("src/generated/kysely/types.ts", 5_000); // prisma generate after a schema change
       expect(distIsCurrent(root)).toBe(false);
       at("dist/.built", 6_000);
       at("src/http/assets/app #1.css", 7_000); // an asset the build copies, with a name a URL must escape
