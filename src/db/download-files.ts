@@ -37,6 +37,20 @@ export function text(value: string | null | undefined): string | null {
   return value ?? null;
 }
 
+/**
+ * The downloads rows (as `d`) that hold a stored file, by id after `afterId`, `limit` of them: how `dvault verify`
+ * and the inert-text pass page through the archive. The caller joins and selects what it reads
+ * (and narrows `path` to a string: it is not null here).
+ */
+export function storedFilesPage(db: Queryable, page: { afterId: string; limit: number }) {
+  return kysely(db)
+    .selectFrom("downloads as d")
+    .where("d.path", "is not", null)
+    .where("d.id", ">", sql<string>`${page.afterId}::bigint`)
+    .orderBy("d.id")
+    .limit(page.limit);
+}
+
 /** What a row held before its file was stored. */
 type Held = { old_path: Row<"downloads">["path"]; old_status: Row<"downloads">["status"]; old_rendition: Row<"downloads">["rendition"] };
 

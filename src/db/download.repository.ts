@@ -1,6 +1,6 @@
 // The downloads table: sync says which files it wants (markDownloadsWanted); the download worker
 // (src/downloads) owns every later status through the methods below, one statement each.
-import { markLost, markStored, type StoredFile, text } from "./download-files.ts";
+import { markLost, markStored, type StoredFile, storedFilesPage, text } from "./download-files.ts";
 import { claimDue, type ClaimedDownload, type DownloadsLeft, listQueued, remaining } from "./download-claims.ts";
 import { kysely, sql } from "./kysely.ts";
 import type { DeviationType, DownloadKind, DownloadStatus, Row } from "./schema.ts";
@@ -327,14 +327,9 @@ ON CONFLICT (deviationid, kind) DO NOTHING`.execute(kysely(this.db));
 
   /** Rows with a stored file, by id from `afterId`: what `dvault verify` re-hashes. */
   async listStoredDownloads(args: { afterId: string; limit: number }): Promise<StoredRow[]> {
-    const rows = await kysely(this.db)
-      .selectFrom("downloads as d")
+    const rows = await storedFilesPage(this.db, args)
       .innerJoin("deviations as v", "v.deviationid", "d.deviationid")
       .select(["d.id", "d.deviationid", "d.kind", "d.status", "d.rendition", "d.path", "d.sha256", "d.size", "v.is_deleted"])
-      .where("d.path", "is not", null)
-      .where("d.id", ">", sql<string>`${args.afterId}::bigint`)
-      .orderBy("d.id")
-      .limit(args.limit)
       .$narrowType<{ path: string }>()
       .execute();
     return rows.map(({ size, is_deleted, ...r }) => ({ ...r, size: size === null ? null : Number(size), deviationDeleted: is_deleted }));

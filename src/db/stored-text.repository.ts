@@ -1,5 +1,6 @@
 // The journal and literature pages stored as files (downloads of kind text): listed, and pointed at a rewritten
 // file with the change recorded in download_history (src/downloads/inert-texts.ts makes old pages inert).
+import { storedFilesPage } from "./download-files.ts";
 import { kysely, sql } from "./kysely.ts";
 import type { Row } from "./schema.ts";
 import type { Queryable } from "./with-transaction.ts";
@@ -11,15 +12,10 @@ export class StoredTextRepository {
 
   /** Rows of kind text with a stored file, by id from `afterId`. */
   async listStoredTexts(args: { afterId: string; limit: number }): Promise<StoredTextRow[]> {
-    const rows = await kysely(this.db)
-      .selectFrom("downloads as d")
+    const rows = await storedFilesPage(this.db, args)
       .leftJoin("deviations as v", "v.deviationid", "d.deviationid")
       .select(["d.id", "d.deviationid", "d.path", "d.sha256", "d.size", (eb) => eb.fn.coalesce("v.title", "d.deviationid").as("title")])
       .where("d.kind", "=", "text")
-      .where("d.path", "is not", null)
-      .where("d.id", ">", sql<string>`${args.afterId}::bigint`)
-      .orderBy("d.id")
-      .limit(args.limit)
       .$narrowType<{ path: string }>()
       .execute();
     return rows.map((r) => ({ ...r, size: r.size === null ? null : Number(r.size) }));
