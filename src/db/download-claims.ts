@@ -70,6 +70,11 @@ function rank(classes: readonly string[]): RawBuilder<number> {
     COALESCE(array_position(${order}, 'other'), cardinality(${order}) + 1))`;
 }
 
+/** Due now (of downloads `d`): not held by a queue, and wanted, or waiting for a window or a retry that has come. */
+function dueNow(now: Date): RawBuilder<boolean> {
+  return sql<boolean>`(d.queued_at IS NULL AND (d.status IN ('wanted', 'queued') OR (d.status IN ('deferred_quota', 'degraded', 'failed') AND d.next_attempt_at <= ${now})))`;
+}
+
 /** See DownloadRepository.claimDueDownloads. */
 export async function claimDue(
   db: Queryable,
@@ -88,7 +93,7 @@ due AS (
   WHERE (d.account_id IS NULL OR d.account_id = a.id)
     AND (${only} IS NULL OR d.deviationid = ANY(${only}))
     AND (
-      (d.queued_at IS NULL AND (d.status IN ('wanted', 'queued') OR (d.status IN ('deferred_quota', 'degraded', 'failed') AND d.next_attempt_at <= ${now})))
+      ${dueNow(now)}
       OR (d.queued_at <= ${queuedBefore} AND d.status IN ('wanted', 'queued', 'deferred_quota', 'degraded'))
     )
   ORDER BY rank, v.published_at DESC NULLS LAST, d.id
@@ -110,8 +115,7 @@ export async function remaining(db: Queryable, accountIds: readonly number[], no
     Record<"next_window" | "next_retry", Row<"downloads">["next_attempt_at"]>;
   const { rows } = await sql<Left>`
 SELECT
-  count(*) FILTER (WHERE d.queued_at IS NULL AND (d.status IN ('wanted', 'queued')
-                   OR (d.status IN ('deferred_quota', 'degraded', 'failed') AND d.next_attempt_at <= ${now})))::int AS due_now,
+  count(*) FILTER (WHERE ${dueNow(now)})::int AS due_now,
   count(*) FILTER (WHERE d.queued_at IS NOT NULL AND d.status IN ('wanted', 'queued', 'deferred_quota', 'degraded'))::int AS queued,
   count(*) FILTER (WHERE d.queued_at IS NULL AND d.status = 'deferred_quota' AND d.next_attempt_at > ${now})::int AS deferred,
   count(*) FILTER (WHERE d.queued_at IS NULL AND d.status = 'degraded' AND d.next_attempt_at > ${now})::int AS degraded_waiting,
