@@ -1,50 +1,16 @@
 // The downloads table: sync says which files it wants (markDownloadsWanted); the download worker
 // (src/downloads) owns every later status through the methods below, one statement each.
-import {
-  byPriority,
-  CLAIM_DUE,
-  FIND_TARGET,
-  LIST_QUEUED,
-  LIST_STORED,
-  MARK_DEFERRED,
-  MARK_FILE_LOST,
-  MARK_NOT_DOWNLOADABLE,
-  MARK_STORED,
-  markWanted,
-  RECORD_ATTEMPT,
-  RECORD_FAILURE,
-  RELEASE,
-  REMAINING,
-  RETRY_NOW,
-  STATUS_COUNTS,
-  text,
-  toClaimed,
-  toTarget,
-  type ClaimedRow,
-  type RemainingRow,
-  type StoredRowRaw,
-  type TargetRow,
-} from "./download-statements.ts";
-import { kysely } from "./kysely.ts";
-import type { DeviationType } from "./mirror-rows.ts";
+import { markLost, markStored, type StoredFile, storedFilesPage, text } from "./download-files.ts";
+import { claimDue, type ClaimedDownload, type DownloadsLeft, listQueued, remaining } from "./download-claims.ts";
+import { kysely, sql } from "./kysely.ts";
+import type { DeviationType, DownloadKind, DownloadStatus, Row } from "./schema.ts";
+import { recordset } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
-export type DownloadKind = "original" | "degraded" | "text";
-export type DownloadStatus = "wanted" | "queued" | "deferred_quota" | "done" | "degraded" | "not_downloadable" | "failed";
+export { type ClaimedDownload, type DownloadsLeft, doneForNow } from "./download-claims.ts";
+export type { DownloadKind, DownloadStatus, StoredFile };
 /** What replaced what, in download_history. */
 export type DownloadChange = "stored" | "upgraded" | "replaced" | "missing" | "corrupt" | "requeued";
-
-/** A row handed to the queue (or to `dvault download --once`), with what orders it. */
-export type ClaimedDownload = {
-  id: string;
-  deviationid: string;
-  kind: DownloadKind;
-  status: DownloadStatus;
-  accountId: number | null;
-  /** 1-based rank of its class in the configured priority order. */
-  rank: number;
-  publishedAt: Date | null;
-};
 
 /** One row with what the download needs to know about its deviation. */
 export type DownloadTarget = {
@@ -76,70 +42,11 @@ export type DownloadTarget = {
   text: { html: string | null; css: string | null; excerpt: string | null } | null;
 };
 
-/** A file now in the archive for a row. */
-export type StoredFile = {
-  id: string;
-  status: "done" | "degraded" | "not_downloadable";
-  /** "original", "content", "preview", "thumb", "video:<quality>", "html". */
-  rendition: string;
+export type StoredRow = Pick<Row<"downloads">, "id" | "deviationid" | "kind" | "status" | "rendition" | "sha256"> & {
   path: string;
-  size: number;
-  sha256: string;
-  mime: string | null;
-  width?: number | null;
-  height?: number | null;
-  etag?: string | null;
-  sourceFilename?: string | null;
-  sourceSize?: number | null;
-  /** Why the original is not what is stored (degraded, not downloadable). */
-  degradedReason?: string | null;
-  /** When to try for the original again (a degraded row's next quota window). */
-  nextAttemptAt?: Date | null;
-  isPartial?: boolean;
-  partialReason?: string | null;
-  /** Bytes received over the network for it, retries included. */
-  bytes: number;
-  at: Date;
-  note?: string | null;
-};
-
-export type StoredRow = {
-  id: string;
-  deviationid: string;
-  kind: DownloadKind;
-  status: DownloadStatus;
-  rendition: string | null;
-  path: string;
-  sha256: string | null;
   size: number | null;
   deviationDeleted: boolean;
 };
-
-/**
- * What is left of some accounts' downloads at a moment. "Due now" is what a run could still do; everything else
- * waits for something a run cannot hurry: a queue that holds it (a worker, another run), the next quota window,
- * a retry's time, or nothing (failed for good).
- */
-export type DownloadsLeft = {
-  dueNow: number;
-  /** Held by a queue: a running worker's, or another `download --once`. */
-  queued: number;
-  /** Waiting for the next quota window with nothing stored yet. */
-  deferred: number;
-  /** A free rendition is stored; the original waits for the next quota window. */
-  degradedWaiting: number;
-  nextWindow: Date | null;
-  /** Failed on a fault that passes; tried again on their own from `nextRetry`. */
-  retryLater: number;
-  nextRetry: Date | null;
-  /** The service refused them: never tried again on their own. */
-  failedForGood: number;
-};
-
-/** Done for now: nothing is due that a run could do at this moment (what waits is listed, not undone). */
-export function doneForNow(left: DownloadsLeft): boolean {
-  return left.dueNow === 0;
-}
 
 export type StatusCount = { kind: DownloadKind; status: DownloadStatus; count: number; bytes: number; partial: number; nextAttemptAt: Date | null };
 
@@ -174,7 +81,13 @@ export class DownloadRepository {
     }
     const input = [...merged.values()];
     if (input.length === 0) return 0;
-    const result = await markWanted(input, at).execute(kysely(this.db));
+    // A page of rows, as the mirror's upserts take theirs (src/db/upsert-page.ts).
+    const result = await sql`
+INSERT INTO downloads (deviationid, kind, status, priority, reason, created_at, updated_at)
+SELECT deviationid, kind, 'wanted', priority, reason, ${at}::timestamptz, ${at}::timestamptz
+FROM ${recordset(input, sql`deviationid text, kind download_kind, priority integer, reason text`)}
+ORDER BY deviationid, kind
+ON CONFLICT (deviationid, kind) DO NOTHING`.execute(kysely(this.db));
     return Number(result.numAffectedRows ?? 0);
   }
 
@@ -196,42 +109,80 @@ export class DownloadRepository {
     /** Only these deviations' rows (`dvault add`); all when absent. */
     deviationids?: readonly string[] | undefined;
   }): Promise<ClaimedDownload[]> {
-    const only = args.deviationids ? [...args.deviationids] : null;
-    const { rows } = await this.db.query<ClaimedRow>(CLAIM_DUE, [args.accountId, args.now, [...args.classes], args.limit, args.queuedBefore ?? null, only]);
-    return rows.map(toClaimed).sort(byPriority);
+    return claimDue(this.db, args);
   }
 
   /** What is left of these accounts' downloads at `now` (see DownloadsLeft); unattributed rows count for them. */
   async remainingDownloads(accountIds: readonly number[], now: Date): Promise<DownloadsLeft> {
-    const { rows } = await this.db.query<RemainingRow>(REMAINING, [[...accountIds], now]);
-    const r = rows[0];
-    return {
-      dueNow: r?.due_now ?? 0,
-      queued: r?.queued ?? 0,
-      deferred: r?.deferred ?? 0,
-      degradedWaiting: r?.degraded_waiting ?? 0,
-      nextWindow: r?.next_window ?? null,
-      retryLater: r?.retry_later ?? 0,
-      nextRetry: r?.next_retry ?? null,
-      failedForGood: r?.failed_for_good ?? 0,
-    };
+    return remaining(this.db, accountIds, now);
   }
 
   /** Rows handed to the queue and not finished (queued_at set), by id from `afterId`: to rebuild a lost queue. */
   async listQueuedDownloads(args: { classes: readonly string[]; afterId: string; limit: number }): Promise<ClaimedDownload[]> {
-    const { rows } = await this.db.query<ClaimedRow>(LIST_QUEUED, [[...args.classes], args.afterId, args.limit]);
-    return rows.map(toClaimed);
+    return listQueued(this.db, args);
   }
 
   async findDownloadTarget(deviationid: string, kind: DownloadKind): Promise<DownloadTarget | undefined> {
-    const { rows } = await this.db.query<TargetRow>(FIND_TARGET, [deviationid, kind]);
-    const r = rows[0];
-    return r ? toTarget(r) : undefined;
+    const r = await kysely(this.db)
+      .selectFrom("downloads as d")
+      .innerJoin("deviations as v", "v.deviationid", "d.deviationid")
+      .leftJoin("deviation_texts as t", "t.deviationid", "d.deviationid")
+      .select(["d.id", "d.deviationid", "d.kind", "d.status", "d.account_id", "d.rendition", "d.path", "d.sha256", "d.size", "d.source_etag"])
+      .select(["d.attempts", "d.next_attempt_at", "d.degraded_reason"])
+      .select([
+        "v.type",
+        "v.title",
+        "v.is_deleted",
+        "v.is_downloadable",
+        "v.download_filesize",
+        "v.published_at",
+        "v.tier_access",
+        "v.premium",
+        "v.is_mature",
+        "v.raw",
+      ])
+      .select([sql<boolean>`t.deviationid IS NOT NULL`.as("has_text"), "t.html", "t.css", "t.excerpt"])
+      .where("d.deviationid", "=", deviationid)
+      .where("d.kind", "=", kind)
+      .executeTakeFirst();
+    if (!r) return undefined;
+    return {
+      id: r.id,
+      deviationid: r.deviationid,
+      kind: r.kind,
+      status: r.status,
+      accountId: r.account_id,
+      rendition: r.rendition,
+      path: r.path,
+      sha256: r.sha256,
+      size: r.size === null ? null : Number(r.size),
+      sourceEtag: r.source_etag,
+      attempts: r.attempts,
+      nextAttemptAt: r.next_attempt_at,
+      degradedReason: r.degraded_reason,
+      deviation: {
+        type: r.type,
+        title: r.title,
+        isDeleted: r.is_deleted,
+        isDownloadable: r.is_downloadable,
+        downloadFilesize: r.download_filesize === null ? null : Number(r.download_filesize),
+        publishedAt: r.published_at,
+        tierAccess: r.tier_access,
+        premium: r.premium,
+        isMature: r.is_mature,
+        raw: (r.raw ?? {}) as Record<string, unknown>,
+      },
+      text: r.has_text ? { html: r.html, css: r.css, excerpt: r.excerpt } : null,
+    };
   }
 
   /** An attempt begins: counted, and the row belongs to `accountId` from now on (whose quota it spends). */
   async recordDownloadAttempt(id: string, accountId: number | null, at: Date): Promise<void> {
-    await this.db.query(RECORD_ATTEMPT, [id, accountId, at]);
+    await kysely(this.db)
+      .updateTable("downloads")
+      .set((eb) => ({ attempts: sql`attempts + 1`, last_attempt_at: at, updated_at: at, account_id: eb.fn.coalesce(eb.val(accountId), "account_id") }))
+      .where("id", "=", id)
+      .execute();
   }
 
   /**
@@ -240,28 +191,7 @@ export class DownloadRepository {
    * Returns what the row held before, so a replaced file nobody else references can be removed.
    */
   async markDownloadStored(f: StoredFile): Promise<{ oldPath: string | null; oldStatus: DownloadStatus; oldRendition: string | null }> {
-    const { rows } = await this.db.query<{ old_path: string | null; old_status: DownloadStatus; old_rendition: string | null }>(MARK_STORED, [
-      f.id,
-      f.status,
-      f.rendition,
-      f.path,
-      f.size,
-      f.sha256,
-      text(f.mime),
-      f.width ?? null,
-      f.height ?? null,
-      f.etag ?? null,
-      text(f.sourceFilename),
-      f.sourceSize ?? null,
-      text(f.degradedReason),
-      f.nextAttemptAt ?? null,
-      f.isPartial ?? false,
-      text(f.partialReason),
-      f.bytes,
-      f.at,
-      text(f.note),
-    ]);
-    const r = rows[0];
+    const r = await markStored(this.db, f);
     if (!r) throw new Error(`download row ${f.id} vanished while its file was stored`);
     return { oldPath: r.old_path, oldStatus: r.old_status, oldRendition: r.old_rendition };
   }
@@ -271,12 +201,36 @@ export class DownloadRepository {
    * `nextAttemptAt`. A degraded row stays degraded; anything else becomes deferred_quota.
    */
   async markDownloadDeferred(args: { id: string; reason: string; nextAttemptAt: Date; bytes?: number; at: Date }): Promise<void> {
-    await this.db.query(MARK_DEFERRED, [args.id, text(args.reason), args.nextAttemptAt, args.bytes ?? 0, args.at]);
+    await kysely(this.db)
+      .updateTable("downloads")
+      .set({
+        status: sql`CASE WHEN status = 'degraded' THEN 'degraded'::download_status ELSE 'deferred_quota'::download_status END`,
+        degraded_reason: text(args.reason),
+        next_attempt_at: args.nextAttemptAt,
+        bytes_transferred: sql`bytes_transferred + ${args.bytes ?? 0}`,
+        queued_at: null,
+        updated_at: args.at,
+      })
+      .where("id", "=", args.id)
+      .execute();
   }
 
   /** The service will not give the file ("not downloadable", "only subscribers", deleted): never retried. */
   async markDownloadNotDownloadable(args: { id: string; reason: string; bytes?: number; at: Date }): Promise<void> {
-    await this.db.query(MARK_NOT_DOWNLOADABLE, [args.id, text(args.reason), args.bytes ?? 0, args.at]);
+    const reason = text(args.reason);
+    await kysely(this.db)
+      .updateTable("downloads")
+      .set({
+        status: "not_downloadable",
+        degraded_reason: reason,
+        last_error: reason,
+        next_attempt_at: null,
+        bytes_transferred: sql`bytes_transferred + ${args.bytes ?? 0}`,
+        queued_at: null,
+        updated_at: args.at,
+      })
+      .where("id", "=", args.id)
+      .execute();
   }
 
   /**
@@ -298,29 +252,65 @@ export class DownloadRepository {
     at: Date;
   }): Promise<{ status: DownloadStatus; failures: number; nextAttemptAt: Date | null } | undefined> {
     if (args.retryDelaysMs.length === 0) throw new Error("recordDownloadFailure: retryDelaysMs is empty");
-    const { rows } = await this.db.query<{ status: DownloadStatus; failures: number; next_attempt_at: Date | null }>(RECORD_FAILURE, [
-      args.deviationid,
-      args.kind,
-      text(args.error)?.slice(0, 2000),
-      args.final,
-      args.bytes ?? 0,
-      args.permanent === true,
-      args.at,
-      args.retryDelaysMs.map((ms) => Math.max(0, Math.round(ms))),
-    ]);
-    const r = rows[0];
+    const final = sql`${args.final}::boolean`;
+    const permanent = sql`${args.permanent === true}::boolean`;
+    const delays = sql`${args.retryDelaysMs.map((ms) => Math.max(0, Math.round(ms)))}::bigint[]`;
+    // On the right of SET, failures is the old count.
+    const r = await kysely(this.db)
+      .updateTable("downloads")
+      .set({
+        last_error: text(args.error)?.slice(0, 2000) ?? null,
+        bytes_transferred: sql`bytes_transferred + ${args.bytes ?? 0}`,
+        updated_at: args.at,
+        status: sql`CASE WHEN ${final} AND status <> 'degraded' THEN 'failed'::download_status ELSE status END`,
+        failures: sql`CASE WHEN ${final} THEN failures + 1 ELSE failures END`,
+        next_attempt_at: sql`CASE
+          WHEN NOT ${final} THEN next_attempt_at
+          WHEN ${permanent} AND status <> 'degraded' THEN NULL
+          ELSE ${args.at}::timestamptz + ((${delays})[CASE WHEN ${permanent} THEN cardinality(${delays}) ELSE LEAST(failures + 1, cardinality(${delays})) END])::double precision * interval '1 millisecond'
+        END`,
+        queued_at: sql`CASE WHEN ${final} THEN NULL ELSE queued_at END`,
+      })
+      .where("deviationid", "=", args.deviationid)
+      .where("kind", "=", args.kind)
+      .returning(["status", "failures", "next_attempt_at"])
+      .executeTakeFirst();
     return r ? { status: r.status, failures: r.failures, nextAttemptAt: r.next_attempt_at } : undefined;
   }
 
-  /** Makes a failed (or degraded) row that is not queued due at `at` with no failures in a row; false when there is none. */
+  /**
+   * Makes a failed (or degraded) row that is not queued due at `at` with no failures in a row; false when there is none.
+   * A person asked to try it now (dvault jobs retry, the dashboard): its next failures back off from the first
+   * delay again (src/downloads/retry.ts).
+   */
   async retryDownloadNow(args: { deviationid: string; kind: DownloadKind; at: Date }): Promise<boolean> {
-    const { rows } = await this.db.query(RETRY_NOW, [args.deviationid, args.kind, args.at]);
+    const rows = await kysely(this.db)
+      .updateTable("downloads")
+      .set({ failures: 0, next_attempt_at: args.at, updated_at: args.at })
+      .where("deviationid", "=", args.deviationid)
+      .where("kind", "=", args.kind)
+      .where("queued_at", "is", null)
+      .where("status", "in", ["failed", "degraded"])
+      .returning("id")
+      .execute();
     return rows.length > 0;
   }
 
-  /** Leaves the queue without a change (another process had it, or it was not due after all). */
+  /**
+   * Leaves the queue without a change (another process had it, or it was not due after all). A released deferred
+   * or degraded row is due again at once (its claim had cleared next_attempt_at).
+   */
   async releaseDownload(id: string, at: Date): Promise<void> {
-    await this.db.query(RELEASE, [id, at]);
+    await kysely(this.db)
+      .updateTable("downloads")
+      .set({
+        queued_at: null,
+        status: sql`CASE WHEN status = 'queued' THEN 'wanted'::download_status ELSE status END`,
+        next_attempt_at: sql`CASE WHEN status IN ('deferred_quota', 'degraded') THEN COALESCE(next_attempt_at, ${at}::timestamptz) ELSE next_attempt_at END`,
+        updated_at: at,
+      })
+      .where("id", "=", id)
+      .execute();
   }
 
   /**
@@ -328,33 +318,31 @@ export class DownloadRepository {
    * brought (imported_files) counts too, so replacing a row's file never removes one kept beside it.
    */
   async countPathReferences(path: string): Promise<number> {
-    const { rows } = await this.db.query<{ n: number }>(
-      `SELECT ((SELECT count(*) FROM downloads WHERE path = $1) + (SELECT count(*) FROM imported_files WHERE path = $1))::int AS n`,
-      [path],
+    const { rows } = await sql<{ n: number }>`
+      SELECT ((SELECT count(*) FROM downloads WHERE path = ${path}) + (SELECT count(*) FROM imported_files WHERE path = ${path}))::int AS n`.execute(
+      kysely(this.db),
     );
     return rows[0]?.n ?? 0;
   }
 
   /** Rows with a stored file, by id from `afterId`: what `dvault verify` re-hashes. */
   async listStoredDownloads(args: { afterId: string; limit: number }): Promise<StoredRow[]> {
-    const { rows } = await this.db.query<StoredRowRaw>(LIST_STORED, [args.afterId, args.limit]);
-    return rows.map((r) => ({
-      id: String(r.id),
-      deviationid: r.deviationid,
-      kind: r.kind,
-      status: r.status,
-      rendition: r.rendition,
-      path: r.path,
-      sha256: r.sha256,
-      size: r.size === null ? null : Number(r.size),
-      deviationDeleted: r.is_deleted,
-    }));
+    const rows = await storedFilesPage(this.db, args)
+      .innerJoin("deviations as v", "v.deviationid", "d.deviationid")
+      .select(["d.id", "d.deviationid", "d.kind", "d.status", "d.rendition", "d.path", "d.sha256", "d.size", "v.is_deleted"])
+      .$narrowType<{ path: string }>()
+      .execute();
+    return rows.map(({ size, is_deleted, ...r }) => ({ ...r, size: size === null ? null : Number(size), deviationDeleted: is_deleted }));
   }
 
   /** `dvault verify` found these files intact. */
   async markDownloadsVerified(ids: readonly string[], at: Date): Promise<void> {
     if (ids.length === 0) return;
-    await this.db.query(`UPDATE downloads SET verified_at = $2 WHERE id = ANY($1::bigint[])`, [[...ids], at]);
+    await kysely(this.db)
+      .updateTable("downloads")
+      .set({ verified_at: at })
+      .where("id", "=", sql<string>`ANY(${[...ids]}::bigint[])`)
+      .execute();
   }
 
   /**
@@ -362,20 +350,25 @@ export class DownloadRepository {
    * the deviation is gone from the service), with the change recorded. Returns the rows re-queued.
    */
   async markFileLost(args: { path: string; change: "missing" | "corrupt"; note: string; at: Date }): Promise<number> {
-    const { rows } = await this.db.query<{ n: number }>(MARK_FILE_LOST, [args.path, args.change, text(args.note), args.at]);
-    return rows[0]?.n ?? 0;
+    return markLost(this.db, args);
   }
 
   /** Counts (and bytes) per kind and status, and the earliest next window of waiting rows: the summary. */
   async downloadStatusCounts(): Promise<StatusCount[]> {
-    const { rows } = await this.db.query<{
-      kind: DownloadKind;
-      status: DownloadStatus;
-      n: number;
-      bytes: string | null;
-      partial: number;
-      next_attempt_at: Date | null;
-    }>(STATUS_COUNTS);
+    const rows = await kysely(this.db)
+      .selectFrom("downloads")
+      .select((eb) => [
+        "kind",
+        "status",
+        sql<number>`count(*)::int`.as("n"),
+        sql<Row<"downloads">["size"]>`sum(size)::bigint`.as("bytes"),
+        sql<number>`count(*) FILTER (WHERE is_partial)::int`.as("partial"),
+        eb.fn.min("next_attempt_at").as("next_attempt_at"),
+      ])
+      .groupBy(["kind", "status"])
+      .orderBy("kind")
+      .orderBy("status")
+      .execute();
     return rows.map((r) => ({ kind: r.kind, status: r.status, count: r.n, bytes: Number(r.bytes ?? 0), partial: r.partial, nextAttemptAt: r.next_attempt_at }));
   }
 }

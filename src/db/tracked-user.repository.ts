@@ -1,8 +1,11 @@
 // Users an account tracks (`dvault track add|remove|list`): their public gallery, collections and
 // journals are mirrored with the account's user token, else a client token whose limitation is recorded.
+import type { OnConflictBuilder, OnConflictUpdateBuilder } from "kysely";
+import { kysely, sql } from "./kysely.ts";
+import type { DB, Row, TrackTokenKind } from "./schema.ts";
 import type { Queryable } from "./with-transaction.ts";
 
-export type TrackTokenKind = "user" | "client";
+export type { TrackTokenKind };
 
 export type TrackedUser = {
   id: number;
@@ -30,15 +33,20 @@ export class TrackedUserRepository {
 
   /** Tracks a user (usernames compare case-insensitively); tracking again after a removal starts anew. */
   async addTrackedUser(input: TrackUserInput): Promise<TrackedUser> {
-    const { rows } = await this.db.query<TrackedRowDb>(ADD, [
-      input.accountId,
-      input.username,
-      input.userid ?? null,
-      input.tokenKind,
-      input.limitation ?? null,
-      input.at,
-    ]);
-    return toTracked(rows[0] as TrackedRowDb);
+    const row = await kysely(this.db)
+      .insertInto("tracked_users")
+      .values({
+        account_id: input.accountId,
+        username: input.username,
+        userid: input.userid ?? null,
+        token_kind: input.tokenKind,
+        limitation: input.limitation ?? null,
+        added_at: input.at,
+      })
+      .onConflict(trackAgain)
+      .returning(COLUMNS)
+      .executeTakeFirstOrThrow();
+    return toTracked(row);
   }
 
   /**
@@ -47,27 +55,40 @@ export class TrackedUserRepository {
    */
   async addTrackedUsers(inputs: readonly TrackUserInput[]): Promise<number> {
     if (inputs.length === 0) return 0;
-    const result = await this.db.query(ADD_MANY, [
-      inputs.map((i) => i.accountId),
-      inputs.map((i) => i.username),
-      inputs.map((i) => i.userid ?? null),
-      inputs.map((i) => i.tokenKind),
-      inputs.map((i) => i.limitation ?? null),
-      inputs.map((i) => i.at),
-    ]);
-    return result.rowCount ?? 0;
+    const result = await kysely(this.db)
+      .insertInto("tracked_users")
+      .columns(["account_id", "username", "userid", "token_kind", "limitation", "added_at"])
+      .expression(
+        sql`SELECT * FROM unnest(${inputs.map((i) => i.accountId)}::int[], ${inputs.map((i) => i.username)}::text[], ${inputs.map((i) => i.userid ?? null)}::text[],
+          ${inputs.map((i) => i.tokenKind)}::track_token_kind[], ${inputs.map((i) => i.limitation ?? null)}::text[], ${inputs.map((i) => i.at)}::timestamptz[])`,
+      )
+      .onConflict(trackAgain)
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0);
   }
 
   /** Stops tracking (the mirrored rows stay). False when the user was not tracked. */
   async removeTrackedUser(accountId: number, username: string, at: Date): Promise<boolean> {
-    const result = await this.db.query(REMOVE, [accountId, username, at]);
-    return (result.rowCount ?? 0) > 0;
+    const result = await kysely(this.db)
+      .updateTable("tracked_users")
+      .set({ removed_at: at })
+      .where("account_id", "=", accountId)
+      .where(sql`lower(username)`, "=", sql`lower(${username})`)
+      .where("removed_at", "is", null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   /** Which of `lowerNames` (lowercase) the account tracks now: one query per batch of a track import, not the whole table. */
   async trackedAmong(accountId: number, lowerNames: readonly string[]): Promise<Set<string>> {
     if (lowerNames.length === 0) return new Set();
-    const { rows } = await this.db.query<{ name: string }>(TRACKED_AMONG, [accountId, lowerNames]);
+    const rows = await kysely(this.db)
+      .selectFrom("tracked_users")
+      .select(sql<string>`lower(username)`.as("name"))
+      .where("account_id", "=", accountId)
+      .where(sql`lower(username)`, "=", sql`ANY(${[...lowerNames]}::text[])`)
+      .where("removed_at", "is", null)
+      .execute();
     return new Set(rows.map((r) => r.name));
   }
 
@@ -78,14 +99,27 @@ export class TrackedUserRepository {
    */
   async firstMentions(pairs: readonly { accountId: number; name: string }[]): Promise<Set<string>> {
     if (pairs.length === 0) return new Set();
-    await this.db.query(SEEN_TABLE);
-    const { rows } = await this.db.query<{ account_id: number; name: string }>(FIRST_MENTIONS, [pairs.map((p) => p.accountId), pairs.map((p) => p.name)]);
+    const db = kysely(this.db);
+    await sql`CREATE TEMPORARY TABLE IF NOT EXISTS track_import_seen (account_id int NOT NULL, name text NOT NULL, PRIMARY KEY (account_id, name)) ON COMMIT DROP`.execute(
+      db,
+    );
+    // track_import_seen is this transaction's own table, not the schema's: its columns are the ones just created.
+    const { rows } = await sql<Pick<Row<"tracked_users">, "account_id"> & { name: string }>`
+INSERT INTO track_import_seen (account_id, name) SELECT * FROM unnest(${pairs.map((p) => p.accountId)}::int[], ${pairs.map((p) => p.name)}::text[])
+ON CONFLICT DO NOTHING
+RETURNING account_id, name`.execute(db);
     return new Set(rows.map((r) => mentionKey(r.account_id, r.name)));
   }
 
   /** Tracked users of an account by username; removed ones too when asked. */
   async listTrackedUsers(accountId: number, options: { includeRemoved?: boolean } = {}): Promise<TrackedUser[]> {
-    const { rows } = await this.db.query<TrackedRowDb>(LIST, [accountId, options.includeRemoved ?? false]);
+    const rows = await kysely(this.db)
+      .selectFrom("tracked_users")
+      .select(COLUMNS)
+      .where("account_id", "=", accountId)
+      .where((eb) => eb.or([eb.val(options.includeRemoved ?? false), eb("removed_at", "is", null)]))
+      .orderBy(sql`lower(username)`)
+      .execute();
     return rows.map(toTracked);
   }
 }
@@ -95,18 +129,21 @@ export function mentionKey(accountId: number, lowerName: string): string {
   return `${accountId}\u0000${lowerName}`;
 }
 
-type TrackedRowDb = {
-  id: number;
-  account_id: number;
-  username: string;
-  userid: string | null;
-  token_kind: TrackTokenKind;
-  limitation: string | null;
-  added_at: Date;
-  removed_at: Date | null;
-};
+const COLUMNS = ["id", "account_id", "username", "userid", "token_kind", "limitation", "added_at", "removed_at"] as const;
 
-function toTracked(r: TrackedRowDb): TrackedUser {
+/** Tracking a user again: the newest name, token and limitation; added anew when it had been removed. */
+function trackAgain(oc: OnConflictBuilder<DB, "tracked_users">): OnConflictUpdateBuilder<DB, "tracked_users"> {
+  return oc.expression(sql`account_id, lower(username)`).doUpdateSet((eb) => ({
+    username: eb.ref("excluded.username"),
+    userid: eb.fn.coalesce("excluded.userid", "tracked_users.userid"),
+    token_kind: eb.ref("excluded.token_kind"),
+    limitation: eb.ref("excluded.limitation"),
+    added_at: sql`CASE WHEN tracked_users.removed_at IS NULL THEN tracked_users.added_at ELSE EXCLUDED.added_at END`,
+    removed_at: null,
+  }));
+}
+
+function toTracked(r: Pick<Row<"tracked_users">, (typeof COLUMNS)[number]>): TrackedUser {
   return {
     id: r.id,
     accountId: r.account_id,
@@ -118,46 +155,3 @@ function toTracked(r: TrackedRowDb): TrackedUser {
     removedAt: r.removed_at,
   };
 }
-
-const COLUMNS = "id, account_id, username, userid, token_kind, limitation, added_at, removed_at";
-
-const UPSERT = `
-ON CONFLICT (account_id, lower(username)) DO UPDATE SET
-  username = EXCLUDED.username,
-  userid = COALESCE(EXCLUDED.userid, t.userid),
-  token_kind = EXCLUDED.token_kind,
-  limitation = EXCLUDED.limitation,
-  added_at = CASE WHEN t.removed_at IS NULL THEN t.added_at ELSE EXCLUDED.added_at END,
-  removed_at = NULL`;
-
-const ADD = `
-INSERT INTO tracked_users AS t (account_id, username, userid, token_kind, limitation, added_at)
-VALUES ($1, $2, $3, $4::track_token_kind, $5, $6)
-${UPSERT}
-RETURNING ${COLUMNS}`;
-
-const ADD_MANY = `
-INSERT INTO tracked_users AS t (account_id, username, userid, token_kind, limitation, added_at)
-SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::track_token_kind[], $5::text[], $6::timestamptz[])
-${UPSERT}`;
-
-const REMOVE = `
-UPDATE tracked_users SET removed_at = $3
-WHERE account_id = $1 AND lower(username) = lower($2) AND removed_at IS NULL`;
-
-const LIST = `
-SELECT ${COLUMNS} FROM tracked_users
-WHERE account_id = $1 AND ($2 OR removed_at IS NULL)
-ORDER BY lower(username)`;
-
-const TRACKED_AMONG = `
-SELECT lower(username) AS name FROM tracked_users
-WHERE account_id = $1 AND lower(username) = ANY($2::text[]) AND removed_at IS NULL`;
-
-const SEEN_TABLE = `
-CREATE TEMPORARY TABLE IF NOT EXISTS track_import_seen (account_id int NOT NULL, name text NOT NULL, PRIMARY KEY (account_id, name)) ON COMMIT DROP`;
-
-const FIRST_MENTIONS = `
-INSERT INTO track_import_seen (account_id, name) SELECT * FROM unnest($1::int[], $2::text[])
-ON CONFLICT DO NOTHING
-RETURNING account_id, name`;

@@ -1,0 +1,118 @@
+// A downloads row's stored file, written with its history: the file a download stored (or replaced), and a file
+// `dvault verify` found missing or corrupt, each one statement that also writes download_history.
+// src/db/download.repository.ts's DownloadRepository runs these.
+import { kysely, sql } from "./kysely.ts";
+import type { Row } from "./schema.ts";
+import type { Queryable } from "./with-transaction.ts";
+
+/** A file now in the archive for a row. */
+export type StoredFile = {
+  id: string;
+  status: "done" | "degraded" | "not_downloadable";
+  /** "original", "content", "preview", "thumb", "video:<quality>", "html". */
+  rendition: string;
+  path: string;
+  size: number;
+  sha256: string;
+  mime: string | null;
+  width?: number | null;
+  height?: number | null;
+  etag?: string | null;
+  sourceFilename?: string | null;
+  sourceSize?: number | null;
+  /** Why the original is not what is stored (degraded, not downloadable). */
+  degradedReason?: string | null;
+  /** When to try for the original again (a degraded row's next quota window). */
+  nextAttemptAt?: Date | null;
+  isPartial?: boolean;
+  partialReason?: string | null;
+  /** Bytes received over the network for it, retries included. */
+  bytes: number;
+  at: Date;
+  note?: string | null;
+};
+
+/** Text from the service as a parameter, or null (a NUL in it is made storable by the pool's client). */
+export function text(value: string | null | undefined): string | null {
+  return value ?? null;
+}
+
+/**
+ * The downloads rows (as `d`) that hold a stored file, by id after `afterId`, `limit` of them: how `dvault verify`
+ * and the inert-text pass page through the archive. The caller joins and selects what it reads
+ * (and narrows `path` to a string: it is not null here).
+ */
+export function storedFilesPage(db: Queryable, page: { afterId: string; limit: number }) {
+  return kysely(db)
+    .selectFrom("downloads as d")
+    .where("d.path", "is not", null)
+    .where("d.id", ">", sql<string>`${page.afterId}::bigint`)
+    .orderBy("d.id")
+    .limit(page.limit);
+}
+
+/** What a row held before its file was stored. */
+type Held = { old_path: Row<"downloads">["path"]; old_status: Row<"downloads">["status"]; old_rendition: Row<"downloads">["rendition"] };
+
+/** See DownloadRepository.markDownloadStored: what the row held before, when it was there. */
+export async function markStored(db: Queryable, f: StoredFile): Promise<Held | undefined> {
+  const status = sql`${f.status}::download_status`;
+  const { rows } = await sql<Held>`
+WITH old AS (
+  SELECT id, status, rendition, path, sha256, size FROM downloads WHERE id = ${f.id}::bigint FOR UPDATE
+),
+upd AS (
+  UPDATE downloads d
+  SET status = ${status}, rendition = ${f.rendition}, path = ${f.path}, size = ${f.size}, sha256 = ${f.sha256}, mime = ${text(f.mime)},
+      width = ${f.width ?? null}, height = ${f.height ?? null}, source_etag = ${f.etag ?? null}, source_filename = ${text(f.sourceFilename)},
+      source_size = ${f.sourceSize ?? null}, degraded_reason = ${text(f.degradedReason)}, next_attempt_at = ${f.nextAttemptAt ?? null},
+      is_partial = ${f.isPartial ?? false}, partial_reason = ${text(f.partialReason)}, bytes_transferred = d.bytes_transferred + ${f.bytes},
+      queued_at = NULL, last_error = NULL, failures = 0, source = 'service',
+      upgraded_at = CASE WHEN old.status = 'degraded' AND ${status} = 'done' THEN ${f.at}::timestamptz ELSE d.upgraded_at END,
+      done_at = ${f.at}, verified_at = ${f.at}, updated_at = ${f.at}
+  FROM old
+  WHERE d.id = old.id
+  RETURNING d.id, d.deviationid, d.status, d.rendition, d.path, d.sha256, d.size
+),
+hist AS (
+  INSERT INTO download_history (download_id, deviationid, changed_at, change, old_status, old_rendition, old_path, old_sha256, old_size,
+                                new_status, new_rendition, new_path, new_sha256, new_size, note)
+  SELECT upd.id, upd.deviationid, ${f.at}::timestamptz,
+         CASE WHEN old.status = 'degraded' AND upd.status = 'done' THEN 'upgraded' ELSE 'replaced' END,
+         old.status, old.rendition, old.path, old.sha256, old.size, upd.status, upd.rendition, upd.path, upd.sha256, upd.size, ${text(f.note)}::text
+  FROM old, upd
+  WHERE old.path IS NOT NULL AND (old.path IS DISTINCT FROM upd.path OR old.sha256 IS DISTINCT FROM upd.sha256)
+)
+SELECT old.path AS old_path, old.status AS old_status, old.rendition AS old_rendition FROM old`.execute(kysely(db));
+  return rows[0];
+}
+
+/** See DownloadRepository.markFileLost: the rows re-queued. */
+export async function markLost(db: Queryable, args: { path: string; change: "missing" | "corrupt"; note: string; at: Date }): Promise<number> {
+  const at = sql`${args.at}::timestamptz`;
+  const note = sql`${text(args.note)}::text`;
+  const { rows } = await sql<{ n: number }>`
+WITH old AS (
+  SELECT d.id, d.deviationid, d.status, d.rendition, d.path, d.sha256, d.size, v.is_deleted
+  FROM downloads d JOIN deviations v ON v.deviationid = d.deviationid
+  WHERE d.path = ${args.path}
+  FOR UPDATE OF d
+),
+upd AS (
+  UPDATE downloads d
+  SET status = CASE WHEN old.is_deleted THEN 'failed'::download_status ELSE 'wanted'::download_status END,
+      path = NULL, sha256 = NULL, size = NULL, rendition = NULL, degraded_reason = NULL, is_partial = false, partial_reason = NULL,
+      next_attempt_at = NULL, queued_at = NULL, done_at = NULL, verified_at = ${at}, updated_at = ${at}, last_error = ${note}, failures = 0
+  FROM old
+  WHERE d.id = old.id
+  RETURNING d.id, old.is_deleted
+),
+hist AS (
+  INSERT INTO download_history (download_id, deviationid, changed_at, change, old_status, old_rendition, old_path, old_sha256, old_size, new_status, note)
+  SELECT old.id, old.deviationid, ${at}, ${args.change}::text, old.status, old.rendition, old.path, old.sha256, old.size,
+         CASE WHEN old.is_deleted THEN 'failed'::download_status ELSE 'wanted'::download_status END, ${note}
+  FROM old
+)
+SELECT count(*) FILTER (WHERE NOT is_deleted)::int AS n FROM upd`.execute(kysely(db));
+  return rows[0]?.n ?? 0;
+}
