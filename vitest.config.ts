@@ -1,5 +1,15 @@
 // Three tiers (test/unit, test/http, test/medium); the JSON report feeds .ci/run's closing line.
+import { randomInt } from "node:crypto";
 import { configDefaults, defineConfig } from "vitest/config";
+
+/** The test order's seed: DVAULT_TEST_SEED replays a run's order (test/helpers/global-setup.ts prints it), else a new one. */
+function testOrderSeed(): number {
+  const given = process.env.DVAULT_TEST_SEED;
+  if (given === undefined || given === "") return randomInt(1, 2 ** 31);
+  const seed = Number(given);
+  if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`DVAULT_TEST_SEED must be a whole number, got "${given}"`);
+  return seed;
+}
 
 export default defineConfig({
   test: {
@@ -16,6 +26,10 @@ export default defineConfig({
     // or a socket (979 s one at a time, 585 s two at a time, measured on a fresh clone). Each file has its own
     // database, Redis prefix, archive and ports, so two never share state.
     maxWorkers: 2,
+    // The tests of each file in a new random order every run, so none leans on another's state (each builds its
+    // own: README.md#tests). Files keep vitest's longest-first order, which the two-worker time above relies on;
+    // each file has its own database and Redis prefix, so their order cannot matter.
+    sequence: { shuffle: { files: false, tests: true }, seed: testOrderSeed() },
     reporters: ["default", "json"],
     outputFile: { json: ".vitest/results.json" },
   },

@@ -3,6 +3,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import type { TestProject } from "vitest/node";
 import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
@@ -19,7 +20,12 @@ function migrationsHash(): string {
   return hash.digest("hex").slice(0, 12);
 }
 
-export default async function setup({ provide }: { provide: (key: string, value: unknown) => void }) {
+export default async function setup({ provide, config }: TestProject) {
+  // The order the tests run in (vitest.config.ts): printed first, so a failure that depends on it can be replayed.
+  if (config.sequence.shuffle) {
+    const seed = config.sequence.seed;
+    console.log(`test order seed: ${seed} (replay: DVAULT_TEST_SEED=${seed} npm test)`);
+  }
   // Templates of other migration sets are left alone: another checkout's run may be copying from one.
   const template = TEMPLATE_DB_PREFIX + migrationsHash();
   try {

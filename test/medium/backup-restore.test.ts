@@ -29,6 +29,7 @@ describe("backup and restore", () => {
   const restoredArchive = path.join(tmp("restored"), "archive");
   const restoredConfigDir = tmp("restored-config");
   const backupDir = path.join(tmp("backup"), "b1");
+  let manifest: Awaited<ReturnType<typeof createBackup>>;
 
   beforeAll(async () => {
     // The key file the original install uses; the harness seals its tokens with it.
@@ -40,6 +41,8 @@ describe("backup and restore", () => {
     });
     await h.runSource("gallery");
     await runDownloadsOnce({ services: h.services, log, progressEveryMs: 60_000 });
+    // The backup both restore tests start from (read only: each restores it somewhere of its own).
+    manifest = await createBackup({ config: originalConfig(), out: backupDir, version: "test" });
   });
   afterAll(async () => {
     await h?.close();
@@ -62,7 +65,6 @@ describe("backup and restore", () => {
     });
 
   it("restores into a fresh database and archive: verify finds everything intact and the accounts are usable", async () => {
-    const manifest = await createBackup({ config: originalConfig(), out: backupDir, version: "test" });
     expect(manifest.archive.files).toBeGreaterThan(5);
     expect(manifest.secretKey.included).toBe(true);
 

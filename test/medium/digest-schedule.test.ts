@@ -4,7 +4,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import path from "node:path";
 import readline from "node:readline";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { DigestRepository } from "../../src/db/digest.repository.ts";
 import { runDigest } from "../../src/digest/run-digest.ts";
@@ -36,7 +36,8 @@ describe("the digest cron", () => {
   let f: DigestFixture;
   const children: ChildProcessWithoutNullStreams[] = [];
 
-  beforeAll(async () => {
+  // A fresh mirror, mail server and queue per test: each counts the digests and mails it finds.
+  beforeEach(async () => {
     smtp = await startTestSmtp();
     f = await createDigestFixture({
       DVAULT_DIGEST_CHANNELS: "smtp",
@@ -46,7 +47,7 @@ describe("the digest cron", () => {
       DVAULT_DIGEST_TZ: "Europe/Berlin",
     });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     for (const child of children) if (child.exitCode === null) child.kill();
     await f?.close();
     await smtp?.close();
@@ -95,7 +96,11 @@ describe("the digest cron", () => {
   }, 60_000);
 
   it("ticks missed while nothing ran are caught up once at start, as one digest covering the whole gap", async () => {
-    // The last digest ended on 3 Nov; the machine was off until 6 Nov 10:30 Berlin time.
+    // The last digest ended on 3 Nov (sent at its 08:00 tick: the fixture's clock); the machine was off until
+    // 6 Nov 10:30 Berlin time.
+    await f.addFaves(2, new Date("2026-11-03T05:00:00Z"));
+    const sent = await runDigest({ channel: "smtp", tick: "2026-11-03T07:00:00.000Z", trigger: "cron" }, { services: f.services, attempt: 1, maxAttempts: 6 });
+    expect(sent.status).toBe("sent");
     const producer = new Producer([...JOB_DEFINITIONS], f.services.redis, f.services.config.redisPrefix);
     const repo = new DigestRepository(f.services.pool);
     const enqueued: string[] = [];

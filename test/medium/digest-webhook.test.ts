@@ -3,7 +3,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { verifyWebhookSignature } from "../../src/digest/deliver/webhook.ts";
 import { DigestRepository } from "../../src/db/digest.repository.ts";
 import { runDigest } from "../../src/digest/run-digest.ts";
@@ -44,6 +44,11 @@ describe("digest over a signed webhook", () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  });
+  // A fresh mirror per test, and the receiver's list of deliveries emptied: each test sends the digests it reads.
+  beforeEach(async () => {
+    deliveries.length = 0;
+    failNext = 0;
     const port = (server.address() as AddressInfo).port;
     f = await createDigestFixture({
       DVAULT_DIGEST_CHANNELS: "webhook",
@@ -51,8 +56,10 @@ describe("digest over a signed webhook", () => {
       DVAULT_WEBHOOK_SECRET: SECRET,
     });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await f?.close();
+  });
+  afterAll(async () => {
     await new Promise((resolve) => server?.close(resolve));
   });
 
@@ -91,7 +98,13 @@ describe("digest over a signed webhook", () => {
     expect(typeof body.text).toBe("string");
   });
 
-  it("a receiver rejects a body that was changed on the way, and the secret never reaches a log line", () => {
+  it("a receiver rejects a body that was changed on the way, and the secret never reaches a log line", async () => {
+    await f.addFaves(3, new Date("2026-11-03T06:00:00Z"));
+    const sent = await runDigest(
+      { channel: "webhook", tick: "2026-11-03T08:00:00.000Z", trigger: "cron" },
+      { services: f.services, attempt: 1, maxAttempts: 6 },
+    );
+    expect(sent.status).toBe("sent");
     const delivery = deliveries.at(-1) as Delivery;
     const tampered = Buffer.from(delivery.body.toString("utf8").replace('"faves":3', '"faves":30'));
     expect(receiverVerifies(tampered, delivery.headers["x-dvault-signature"] as string)).toBe(false);

@@ -3,7 +3,7 @@
 // comes from the listing's copy in the mirror while its signed URL holds (docs/service-behaviour.md#signed-url-expiry):
 // no /deviation/{id} for it. A stale URL is replaced by /deviation/{id} before the CDN sees it, and a URL
 // the CDN refuses by /deviation/{id} after. Calls per stored item stay within a small constant of the paging minimum.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CdnHook } from "../../src/simulator/server.ts";
 import { collectionsSource } from "../../src/sync/sources/collections.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
@@ -23,7 +23,8 @@ const refuse: CdnHook = (_world, _req, d) => {
 
 type StoredRow = { deviationid: string; status: string; rendition: string; is_partial: boolean; partial_reason: string | null };
 
-beforeAll(async () => {
+// A fresh account per test: each counts the calls and the stored rows of its own sync and downloads.
+beforeEach(async () => {
   h = await createDownloadHarness({
     sim: { seed: 9, variance: true, downloadQuota: 10_000, cdnHooks: [refuse], dataset: { deviations: 150, favourites: 60, trackedUsers: 0 } },
     sources: [gallerySource, collectionsSource],
@@ -31,7 +32,7 @@ beforeAll(async () => {
   });
 }, 120_000);
 
-afterAll(async () => {
+afterEach(async () => {
   await h?.close();
 });
 

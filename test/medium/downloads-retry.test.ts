@@ -3,7 +3,7 @@
 // due on the injectable clock and not before; a permanent refusal (the CDN has no such file) stays
 // failed with no next attempt; `dvault status` shows how many wait for a retry and when the next is.
 import { type Queue, UnrecoverableError, Worker } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { formatStatus } from "../../src/cli/status.ts";
 import { downloadDepsFor } from "../../src/downloads/deps.ts";
@@ -45,6 +45,12 @@ afterAll(async () => {
   await h?.close();
 });
 
+// Each test starts from the three originals parked (failed, no failures, no next attempt) and makes the
+// rows it reads itself, so the tests run in any order.
+beforeEach(async () => {
+  await h.pool.query("UPDATE downloads SET status = 'failed', failures = 0, next_attempt_at = NULL, last_error = NULL");
+});
+
 async function want(id: string): Promise<void> {
   await h.pool.query("UPDATE downloads SET status = 'wanted', failures = 0, next_attempt_at = NULL WHERE deviationid = $1", [id]);
 }
@@ -72,6 +78,24 @@ async function failForGood(downloads: Queue, payload: { deviationid: string; kin
   } finally {
     await failing.close();
   }
+}
+
+/** Downloads `id` through a run, so its row is done. */
+async function downloaded(id: string): Promise<void> {
+  await want(id);
+  expect(await h.runOnce()).toMatchObject({ done: 1, failed: 0 });
+}
+
+/** Fails `id` for good the way a CDN 404 does through a run: one failure, no next attempt. */
+async function failedForGood(id: string): Promise<void> {
+  await want(id);
+  missingOnCdn.add(id);
+  try {
+    expect(await h.runOnce({ attempts: 1 })).toMatchObject({ done: 0, failed: 1 });
+  } finally {
+    missingOnCdn.delete(id);
+  }
+  expect(await row(id)).toMatchObject({ status: "failed", failures: 1, next_attempt_at: null });
 }
 
 describe("a failed download", () => {
@@ -150,7 +174,9 @@ describe("a failed download", () => {
   });
 
   it("shows in dvault status: how many wait for a retry, when the next is, how many failed for good", async () => {
-    // ids[2] failed for good above; ids[0] fails on a transient fault now.
+    // ids[1] is downloaded, ids[2] failed for good; ids[0] fails on a transient fault now.
+    await downloaded(ids[1]!);
+    await failedForGood(ids[2]!);
     const id = ids[0]!;
     await want(id);
     h.sim.faults.add({ route: "/_cdn/original/", kind: "status_503", probability: 1 });
@@ -177,8 +203,9 @@ describe("a failed download", () => {
   });
 
   it("retried by a person (dvault jobs retry, the dashboard) is due now with a fresh failure count, and queued through the table", async () => {
-    // ids[2] failed for good above: no next attempt. Its download.file job sits failed in the downloads queue.
+    // ids[2] failed for good: no next attempt. Its download.file job sits failed in the downloads queue.
     const id = ids[2]!;
+    await failedForGood(id);
     const { redis, config } = h.services;
     const payload = { deviationid: id, kind: "original" as const };
     const jobId = downloadJobId(payload);

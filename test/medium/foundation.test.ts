@@ -49,7 +49,13 @@ function expectNoStack(text: string) {
 describe("dvault migrate", () => {
   const dbName = `dvault_t_migrate_${process.pid}`;
   const url = withDatabase(TEST_PG_URL, dbName);
+  // A migrated database for the tests that read one (the first test makes its own from nothing).
+  let migrated: TestDatabase;
+  beforeAll(async () => {
+    migrated = await createTestDatabase();
+  });
   afterAll(async () => {
+    await migrated?.drop();
     const admin = await connectPg(TEST_PG_URL);
     await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
     await admin.end();
@@ -71,12 +77,12 @@ describe("dvault migrate", () => {
   });
 
   it("reports the migrations it applied by name", async () => {
-    const result = await migrate(url);
+    const result = await migrate(migrated.url);
     expect(result).toEqual({ databaseCreated: false, applied: [] });
   });
 
   it("skips the Prisma CLI only when every migration is applied unchanged; anything else goes to prisma migrate deploy", async () => {
-    const client = await connectPg(url);
+    const client = await connectPg(migrated.url);
     try {
       expect(await migrationsUpToDate(client)).toBe(true);
       const last = "(SELECT migration_name FROM _prisma_migrations ORDER BY migration_name DESC LIMIT 1)";

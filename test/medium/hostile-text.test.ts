@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { linksDirtyKey } from "../../src/downloads/after-store.ts";
 import { inertTextsStep, makeStoredTextsInert } from "../../src/downloads/inert-texts.ts";
 import { isInertPage } from "../../src/text/inert-html.ts";
@@ -38,13 +38,14 @@ const exists = (rel: string) =>
     () => false,
   );
 
-beforeAll(async () => {
+// A small mirror per test: each rewrites, replaces or tampers with pages another reads.
+beforeEach(async () => {
   h = await createHostileJournalHarness();
   rows = await storedTextRows(h);
   expect(rows.length).toBeGreaterThanOrEqual(3);
 });
 
-afterAll(async () => {
+afterEach(async () => {
   await h?.close();
 });
 

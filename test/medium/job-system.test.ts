@@ -1,5 +1,5 @@
 import { type Job, Queue, QueueEvents } from "bullmq";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ApiError, ThrottleDelayError } from "../../src/api/errors.ts";
 import { createLogger } from "../../src/log.ts";
@@ -178,15 +178,14 @@ describe(WorkerHost.name, () => {
 });
 
 describe(runNow.name, () => {
+  // A Redis prefix per test: a job one test leaves delayed (the throttled one) must not hold another's queue.
   let redis: TestRedis;
-  beforeAll(async () => {
+  beforeEach(async () => {
     redis = await createTestRedis();
   });
-  afterEach(() => {
+  afterEach(async () => {
     calls = [];
     tries = [];
-  });
-  afterAll(async () => {
     await redis.cleanup();
   });
 

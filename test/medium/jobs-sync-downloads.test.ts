@@ -1,6 +1,6 @@
 // The sync.source job hands the downloads its run wanted to the queue as it finishes, so a first archive's
 // originals start while other sources still sync instead of waiting for the next downloads.enqueue tick.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { syncSourceHandler } from "../../jobs/sync-source/handler.ts";
@@ -13,7 +13,8 @@ import { queueOf } from "../helpers/producer-queue.ts";
 let h: DownloadHarness;
 let producer: Producer;
 
-beforeAll(async () => {
+// A fresh account per test: the first syncs it for the first time, the second after a run like that one.
+beforeEach(async () => {
   h = await createDownloadHarness({
     sim: { dataset: { deviations: 10, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 } },
     sources: [gallerySource],
@@ -21,7 +22,7 @@ beforeAll(async () => {
   producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
 }, 120_000);
 
-afterAll(async () => {
+afterEach(async () => {
   await producer?.close();
   await h?.close();
 });
@@ -53,6 +54,7 @@ describe("sync.source job", () => {
   });
 
   it("leaves the queue alone after a run that found nothing new", async () => {
+    expect(await syncSourceHandler({ accountId: h.account.id, source: "gallery", key: "" }, context())).toMatchObject({ status: "done" });
     await queueOf(producer, "downloads").obliterate({ force: true });
     const result = await syncSourceHandler({ accountId: h.account.id, source: "gallery", key: "" }, context());
     expect(result).toMatchObject({ status: "done", new: 0, changed: 0 });

@@ -157,10 +157,12 @@ describe(WatchRepository.name, () => {
   });
 
   it("changed watch flags are a change", async () => {
+    // An account of its own: the test above lists every watch relation of its account.
+    const own = await insertAccount(m.pool, "flags", uuid(10, "u"));
     const entry = makeWatchEntry(60);
     await users.upsertUsers([entry.user], at("2025-06-01T00:00:00Z"));
-    await watch.upsertWatchRelations(accountId, "watching", [entry], at("2025-06-01T00:00:00Z"));
+    await watch.upsertWatchRelations(own, "watching", [entry], at("2025-06-01T00:00:00Z"));
     const flipped = makeWatchEntry(60, { watch: { ...entry.watch, journals: false } });
-    expect(await watch.upsertWatchRelations(accountId, "watching", [flipped], at("2025-06-02T00:00:00Z"))).toEqual({ inserted: 0, changed: 1, unchanged: 0 });
+    expect(await watch.upsertWatchRelations(own, "watching", [flipped], at("2025-06-02T00:00:00Z"))).toEqual({ inserted: 0, changed: 1, unchanged: 0 });
   });
 });

@@ -23,7 +23,11 @@ let queues: QueueAdmin;
 let withUser: SimUser;
 let withClient: SimUser;
 
-beforeAll(async () => {
+/**
+ * Two tracked artists synced, one with the owner's token and one with a public token. Each describe below makes its
+ * own: the last one lists the second with a user token, which clears what the first counts.
+ */
+async function setUp(): Promise<void> {
   h = await createSyncHarness({
     sim: { seed: 3, variance: true, dataset: { trackedUsers: 2, trackedUserDeviations: 60, favourites: 10 } },
     sources: [trackedSource],
@@ -45,11 +49,12 @@ beforeAll(async () => {
   });
   for (const u of [withUser, withClient]) expect((await h.runSource("tracked", { key: u.username })).status).toBe("ok");
   queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
-}, 60_000);
-afterAll(async () => {
+}
+
+async function tearDown(): Promise<void> {
   await queues?.close();
   await h?.close();
-});
+}
 
 type Counts = Partial<Record<NotArchivableReason, number>>;
 
@@ -100,6 +105,9 @@ function statusDeps() {
 }
 
 describe("what could not be archived", () => {
+  beforeAll(setUp, 60_000);
+  afterAll(tearDown);
+
   it("is drawn by the simulator: locked, multi-image and mature works of the tracked artists", () => {
     const v = h.sim.truth.variance;
     const theirs = (ids: readonly string[] = []) => ids.map((id) => h.sim.truth.deviations.get(id) as SimDeviation);
@@ -202,6 +210,11 @@ describe("what could not be archived", () => {
     await h.pool.query("DELETE FROM feed_items WHERE account_id = $1", [h.account.id]);
     await h.pool.query("DELETE FROM sync_sources WHERE source = 'watch_feed'");
   });
+});
+
+describe("what could not be archived, once a user token lists the artist", () => {
+  beforeAll(setUp, 60_000);
+  afterAll(tearDown);
 
   it("clears the hidden count once a user token lists the artist", async () => {
     await new TrackedUserRepository(h.pool).addTrackedUser({

@@ -5,10 +5,10 @@
 // what cannot pass by waiting ends with exit 1, an account that must log in again with exit 4
 // (src/errors.ts). The run's backoff is shrunk through its settings (DVAULT_RUN_*), not by the code.
 import got from "got";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CdnHook } from "../../src/simulator/server.ts";
 import { downloadableOwnerDeviations, type DatasetOptions } from "../../src/simulator/dataset.ts";
-import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { createDownloadHarness, parkOriginalsOf, type DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
 import { storeOwnerGrant } from "../helpers/owner-grant.ts";
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET } from "../helpers/sync-harness.ts";
@@ -36,12 +36,13 @@ let h: DownloadHarness;
 const dvault = (args: string[]) =>
   runDvault({ redis: h.redis, env: { ...h.env, DVAULT_RUN_RETRY_DELAY: "100ms", DVAULT_RUN_ITEM_PATIENCE: "20s", DVAULT_RUN_PATIENCE: "20s" } }, args);
 
-beforeAll(async () => {
+// A fresh account per test: the first fills the mirror, the second fails a file for good, the third revokes the grant.
+beforeEach(async () => {
   // The commands use the wall clock: the simulator's week is this week.
   h = await createDownloadHarness({ sim: { dataset: DATASET, downloadQuota: 500, startTime: new Date(), cdnHooks: [cdn404] }, quota: 500 });
 }, 120_000);
 
-afterAll(async () => {
+afterEach(async () => {
   await h?.close();
 });
 
@@ -95,6 +96,9 @@ describe("sync --once && download --once", () => {
 
   it("ends with exit 1 when a file fails for good, and says it is not tried again", async () => {
     const id = downloadableOwnerDeviations(h.sim.truth)[0]!.deviationid;
+    // Its row in the mirror, and no other file wanted.
+    await h.syncAll(["gallery"]);
+    await parkOriginalsOf(h.pool, [id]);
     missingOnCdn.add(id);
     await h.pool.query("UPDATE downloads SET status = 'wanted', path = NULL, sha256 = NULL WHERE deviationid = $1 AND kind = 'original'", [id]);
     try {

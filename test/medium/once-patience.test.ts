@@ -66,6 +66,8 @@ describe("download --once", () => {
   let ids: string[];
 
   beforeAll(async () => {
+    // The gallery's rows in the downloads table, whether or not the runner's tests above ran first.
+    await h.syncAll(["gallery"]);
     const { rows } = await h.pool.query<{ deviationid: string }>(
       "SELECT d.deviationid FROM downloads d WHERE d.kind = 'original' ORDER BY d.deviationid LIMIT 2",
     );

@@ -45,6 +45,8 @@ describe(Producer.name, () => {
   });
 
   it("reconciles the schedulers of a prefix: installs the wanted ones, removes the rest, leaves other prefixes alone", async () => {
+    // A scheduler under another prefix, which reconciling "sched" must leave alone.
+    await producer.schedule("tokens.refresh", {});
     const payload = (source: "gallery" | "notes") => ({ accountId: 1, source, key: "" });
     await producer.reconcileSchedules(
       "sync.source",

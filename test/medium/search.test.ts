@@ -154,8 +154,12 @@ describe("dvault search", () => {
   it("prints matches with the local file, and JSON with --json", async () => {
     const env = { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", DATABASE_URL: h.db.url, DVAULT_ARCHIVE_DIR: archiveDir, LOG_LEVEL: "silent" };
     const run = promisify(execFile);
+    // An archived file of its own (not the one the test of the local path stores, whichever runs first).
+    const d = await mirroredDeviation(`d.type = 'image' AND d.title ~ '^[A-Z][a-z]+ [A-Z][a-z]+ [0-9]+$'`);
+    await archiveFile(h.pool, archiveDir, d.deviationid, artworkPng(2, 8, 8));
     const { rows } = await h.pool.query<{ title: string; path: string }>(
-      "SELECT d.title, dl.path FROM downloads dl JOIN deviations d ON d.deviationid = dl.deviationid WHERE dl.status = 'done' LIMIT 1",
+      "SELECT d.title, dl.path FROM downloads dl JOIN deviations d ON d.deviationid = dl.deviationid WHERE dl.status = 'done' AND dl.deviationid = $1",
+      [d.deviationid],
     );
     const archived = rows[0]!;
     const text = await run(process.execPath, ["bin/dvault.js", "search", ...archived.title.split(" "), "--type", "deviation", "--user", "simartist"], {

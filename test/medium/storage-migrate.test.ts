@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BlobStore } from "../../src/storage/blob-store.ts";
 import { originalRelPath } from "../../src/storage/layout.ts";
 import { MIGRATED_PREFIXES, migrateStore } from "../../src/storage/migrate-store.ts";
@@ -19,11 +19,12 @@ import { leftovers, type S3TestServer, startS3Server } from "../helpers/s3-serve
 let s3: S3TestServer;
 let dir: string;
 
-beforeAll(async () => {
+// A bucket and an archive folder per test: each lists everything in the bucket it copies into.
+beforeEach(async () => {
   s3 = await startS3Server();
   dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-migrate-"));
 });
-afterAll(async () => {
+afterEach(async () => {
   await s3?.close();
   if (dir) await fs.rm(dir, { recursive: true, force: true });
 });

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBackup } from "../../src/backup/backup.ts";
 import { restoreBackup } from "../../src/backup/restore.ts";
 import { connectPg, quoteIdent } from "../../src/db/connect.ts";
@@ -40,13 +40,14 @@ let n = 0;
 
 const config = (extra: Record<string, string> = {}) => testConfig({ DATABASE_URL: m.db.url, DVAULT_REDIS_PREFIX: r.prefix, ...s3.env, ...extra });
 
-beforeAll(async () => {
+// A bucket, a mirror and an archive folder per test: most list or count everything in them.
+beforeEach(async () => {
   [s3, m, r] = await Promise.all([startS3Server(), createMirrorDb(), createTestRedis()]);
   await m.pool.query("INSERT INTO users (userid, username) VALUES ('U-1', 'Painter')");
   services = await createServices({ config: config(), log });
   store = openBlobStore(services.config);
 });
-afterAll(async () => {
+afterEach(async () => {
   await services?.close();
   await Promise.all([s3?.close(), m?.drop(), r?.cleanup()]);
 });
@@ -297,7 +298,13 @@ describe("backup and restore with the bucket", () => {
     const target = await startS3Server({ bucket: "dvault-restored" });
     const backupDir = path.join(await fs.mkdtemp(path.join(os.tmpdir(), "dvault-s3backup-")), "b");
     try {
-      // An original whose bytes no longer match its name (damaged in the bucket, and so in the backup).
+      // The bucket's objects: three originals, the readable index's pages over them, and an original whose bytes no
+      // longer match its name (damaged in the bucket, and so in the backup).
+      const files = [await putOriginal(artworkPng(30, 8, 8)), await putOriginal(artworkPng(31, 8, 8)), await putOriginal(artworkPng(32, 8, 8))];
+      await writeReadableIndex(
+        store,
+        files.map((f) => ({ linkPath: `by-user/Painter/unfiled/Work [${f.deviationid}].png`, target: f.key })),
+      );
       const damagedKey = originalRelPath(createHash("sha256").update("the bytes it was stored with").digest("hex"), "png");
       await store.write(damagedKey, Buffer.from("other bytes since"));
       const before: Record<string, string> = {};
@@ -316,7 +323,7 @@ describe("backup and restore with the bucket", () => {
         ...target.env,
       });
       const restored = await restoreBackup({ config: restoredConfig, from: backupDir });
-      // Left out rather than put back at a content address it would pass for (with the earlier test's stray orphan).
+      // Left out rather than put back at a content address it would pass for.
       expect(restored.damaged).toContain(damagedKey);
       for (const key of restored.damaged) {
         expect(key.startsWith("originals/")).toBe(true);

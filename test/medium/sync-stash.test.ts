@@ -1,6 +1,6 @@
 // The stash source through the real runner: against the current service (listing endpoints removed) it
 // degrades with the reason and never fails; against the legacy service it mirrors /stash/delta.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { STASH_GONE_REASON, stashSource } from "../../src/sync/sources/stash.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 
@@ -76,14 +76,15 @@ describe("stash source against the current service", () => {
 });
 
 describe("stash source against the legacy service", () => {
+  // A fresh account with three submitted items per test: the second test adds an item, and the first counts them.
   let h: SyncHarness;
-  beforeAll(async () => {
+  beforeEach(async () => {
     h = await createSyncHarness({ sim: { mode: "legacy" }, sources: [stashSource] });
     await submit(h, { title: "Sketch A", stack: "Sketches", tags: ["wip"], artist_comments: "first" });
     await submit(h, { title: "Sketch B", stack: "Sketches" });
     await submit(h, { title: "Cover", stack: "Covers", tags: ["book", "cover"] });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await h?.close();
   });
 
@@ -99,6 +100,8 @@ describe("stash source against the legacy service", () => {
   });
 
   it("costs at most 2 API calls when nothing changed, and picks up a new item", async () => {
+    h.sim.clock.advance(60_000);
+    expect((await h.runSource("stash")).status).toBe("ok");
     h.sim.clock.advance(60_000);
     const seq = h.lastSeq();
     let result = await h.runSource("stash");

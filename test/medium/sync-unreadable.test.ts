@@ -2,7 +2,7 @@
 // feed is mirrored, the bad answer is kept with its raw JSON and counted in status and the digest, the
 // source ends "incomplete" rather than failed, and the next run that reads everything clears it. Status,
 // the dashboard's overview and the digest's health section count it.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { collectDigest } from "../../src/digest/collect.ts";
 import { renderDigest } from "../../src/digest/render.ts";
 import { overviewPage } from "../../src/http/pages/overview.ts";
@@ -13,10 +13,11 @@ import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts"
 
 let h: SyncHarness;
 
-beforeAll(async () => {
+// A fresh account per test: the second starts from the unreadable bucket it makes itself.
+beforeEach(async () => {
   h = await createSyncHarness({ sim: { seed: 3, dataset: { feedItems: 30, trackedUsers: 2, trackedUserDeviations: 20 } }, sources: [watchFeedSource] });
 });
-afterAll(async () => {
+afterEach(async () => {
   await h?.close();
 });
 
@@ -64,6 +65,9 @@ describe("an unreadable bucket of the watch feed", () => {
   });
 
   it("a full run that reads everything clears it", async () => {
+    // The run of the test above: one bucket kept unread.
+    h.sim.faults.add({ route: "/feed/home/{bucketid}", kind: "wrong_shape", times: 2 });
+    expect(await h.runSource("watch_feed")).toMatchObject({ status: "incomplete", unreadable: 1 });
     h.sim.clock.advance(60_000);
     const result = await h.runSource("watch_feed", { full: true });
     expect(result.status).toBe("ok");

@@ -2,7 +2,7 @@
 // collections sources still finish ok through the real pipeline, and the names are mirrored with U+FFFD
 // (docs/schema.md#text-from-the-service); every way a write reaches PostgreSQL (pool, transaction, Prisma,
 // connectPg, jsonb) stores such text the same way.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AccountRepository } from "../../src/db/account.repository.ts";
 import { connectPg } from "../../src/db/connect.ts";
 import { StaticDataRepository } from "../../src/db/static-data.repository.ts";
@@ -21,13 +21,14 @@ const R = "\ufffd";
 
 let h: SyncHarness;
 
-beforeAll(async () => {
+// A fresh account per test: the second writes a source's state that the first's list of sources would show.
+beforeEach(async () => {
   h = await createSyncHarness({
     sim: { dataset: { deviations: 40, galleryFolders: 3, favourites: 20, collectionFolders: 3 } },
     sources: [gallerySource, collectionsSource],
   });
 });
-afterAll(async () => {
+afterEach(async () => {
   await h?.close();
 });
 

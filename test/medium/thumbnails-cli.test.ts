@@ -3,6 +3,8 @@
 // verify` finds one that went missing and `--fix` makes it again, and the dashboard serves them at
 // /thumb/{s,m}/<sha256>.webp with the headers the gallery relies on.
 import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDashboard, type RunningDashboard } from "../../src/http/server.ts";
@@ -15,7 +17,6 @@ import { runDvault } from "../helpers/dvault-cli.ts";
 import { makeImage } from "../helpers/image-fixtures.ts";
 
 let h: DownloadHarness;
-let dash: RunningDashboard;
 let thumbs: Thumbnails;
 
 const dvault = (args: string[]) => runDvault(h, args);
@@ -32,11 +33,9 @@ beforeAll(async () => {
   // beside them, stored by hand.
   await h.deps.archive.storeBytes({ bytes: await makeImage("png", 1400, 900, 5), ext: "png" });
   thumbs = new Thumbnails(new Archive({ root: h.archiveDir, minFreeBytes: 0 }).blobs);
-  dash = await startDashboard({ ...h.services, config: { ...h.services.config, archiveDir: h.archiveDir } }, { host: "127.0.0.1", port: 0 });
 }, 180_000);
 
 afterAll(async () => {
-  await dash?.close();
   await h?.close();
 });
 
@@ -100,8 +99,22 @@ describe("dvault thumbnails / verify", () => {
 });
 
 describe("GET /thumb/{s,m}/<sha256>.webp", () => {
+  // An archive of its own: the files stored and the thumbnails made here would count in the verify test's.
+  let archive: Archive;
+  let dir: string;
+  let dash: RunningDashboard;
+  beforeAll(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-thumb-"));
+    archive = new Archive({ root: dir, minFreeBytes: 0 });
+    dash = await startDashboard({ ...h.services, config: { ...h.services.config, archiveDir: dir } }, { host: "127.0.0.1", port: 0 });
+  });
+  afterAll(async () => {
+    await dash?.close();
+    if (dir) await fs.rm(dir, { recursive: true, force: true });
+  });
+
   it("serves a WebP tile within 100 KB as immutable, made on demand when missing", async () => {
-    const file = await h.deps.archive.storeBytes({ bytes: await makeImage("jpg", 3000, 2000, 11), ext: "jpg" });
+    const file = await archive.storeBytes({ bytes: await makeImage("jpg", 3000, 2000, 11), ext: "jpg" });
     for (const variant of ["s", "m"] as const) {
       const res = await fetch(`${dash.url}/thumb/${variant}/${file.sha256}.webp`);
       expect(res.status).toBe(200);
@@ -112,11 +125,11 @@ describe("GET /thumb/{s,m}/<sha256>.webp", () => {
       expect(Math.max(meta.width ?? 0, meta.height ?? 0)).toBe(variant === "s" ? 320 : 1280);
       if (variant === "s") expect(bytes.length).toBeLessThanOrEqual(100 * 1024);
     }
-    await expect(fs.stat(h.deps.archive.resolveInside(thumbKey(file.sha256, file.size, "m")))).resolves.toBeTruthy();
+    await expect(fs.stat(archive.resolveInside(thumbKey(file.sha256, file.size, "m")))).resolves.toBeTruthy();
   });
 
   it("serves the placeholder SVG, with a shorter cache, for a file that cannot be decoded", async () => {
-    const file = await h.deps.archive.storeBytes({ bytes: Buffer.from("\x00\x00\x00\x18ftypmp42 not really a video"), ext: "mp4" });
+    const file = await archive.storeBytes({ bytes: Buffer.from("\x00\x00\x00\x18ftypmp42 not really a video"), ext: "mp4" });
     const res = await fetch(`${dash.url}/thumb/s/${file.sha256}.webp`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^image\/svg\+xml/);

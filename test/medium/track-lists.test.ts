@@ -12,9 +12,14 @@ import { UserError } from "../../src/errors.ts";
 import { importTrackList, type ImportListOptions } from "../../src/track-lists/import-list.ts";
 import { parseTrackList } from "../../src/track-lists/parse.ts";
 import { formatImportReport } from "../../src/track-lists/report-text.ts";
-import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { createDownloadHarness, type DownloadHarness, type DownloadHarnessOptions } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
 import { createMirrorDb, insertAccount, type MirrorDb } from "../helpers/mirror-fixtures.ts";
+
+const HARNESS = {
+  sim: { dataset: { deviations: 2, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 3 }, startTime: new Date() },
+  sources: [],
+} satisfies DownloadHarnessOptions;
 
 let h: DownloadHarness;
 let fresh: MirrorDb;
@@ -22,10 +27,7 @@ let freshAccountId: number;
 let dir: string;
 
 beforeAll(async () => {
-  h = await createDownloadHarness({
-    sim: { dataset: { deviations: 2, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 3 }, startTime: new Date() },
-    sources: [],
-  });
+  h = await createDownloadHarness(HARNESS);
   fresh = await createMirrorDb();
   freshAccountId = await insertAccount(fresh.pool, "elsewhere");
   dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-track-"));
@@ -141,9 +143,16 @@ describe("dvault track import / export", () => {
 });
 
 describe(importTrackList.name, () => {
+  // A database of its own: these tests track names (and the service's known users) that the command-line
+  // tests above must find untracked, whichever runs first.
+  let h: DownloadHarness;
   let account: AccountRow;
   beforeAll(async () => {
+    h = await createDownloadHarness(HARNESS);
     account = (await h.services.accounts.list()).find((a) => a.id === h.account.id) as AccountRow;
+  }, 120_000);
+  afterAll(async () => {
+    await h?.close();
   });
   const run = (text: string, file: string, o: Partial<ImportListOptions> = {}) =>
     importTrackList({

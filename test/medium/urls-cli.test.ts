@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CATALOGUE } from "../../src/api/catalogue.ts";
 import { DEFAULT_SCOPES } from "../../src/api/oauth.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
@@ -39,6 +39,13 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.close();
+});
+
+// Each test starts from the mirror the gallery sync made, whichever ran before it: nobody tracked, and no file
+// in the downloads table but the owner's gallery's (still wanted).
+beforeEach(async () => {
+  await h.pool.query("DELETE FROM tracked_users");
+  await h.pool.query("DELETE FROM downloads WHERE deviationid IN (SELECT deviationid FROM deviations WHERE author_userid <> $1)", [h.sim.truth.ownerId]);
 });
 
 /** Another user with a gallery (the artists the dataset made besides the owner). */

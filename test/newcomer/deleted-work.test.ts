@@ -2,8 +2,9 @@
 // next incremental run marks it gone, whatever error_code the lookup answers with (0, 1, 2 or none:
 // docs/service-behaviour.md#deleted-deviation-lookup), with the answer kept in the row; a lookup that settles
 // nothing (the endpoint removed, a 5xx, a 429) leaves the work as it is, says so, and the run after marks it.
-// One harness, one first sync, then one incremental run per step.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// Each test has its own account and first sync, and replays the steps before its own run, so the tests run in
+// any order.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DeletedLookup } from "../../src/simulator/dataset.ts";
 import type { FaultKind } from "../../src/simulator/faults.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
@@ -12,6 +13,10 @@ import { runDvault } from "../helpers/dvault-cli.ts";
 let h: DownloadHarness;
 /** The owner's live works in their folders' order, newest first: deleting them one by one from the middle. */
 let works: string[];
+/** What the steps so far deleted: works marked gone, the one whose lookup answers as a removed endpoint, works whose lookup failed with a 5xx, then a throttle. */
+let gone: Array<{ id: string; reason: string; code: number | null }>;
+let endpointRemoved: string;
+let left: string[];
 
 type GalleryRun = {
   code: number | null;
@@ -66,38 +71,54 @@ function deleteWork(lookup: DeletedLookup, fault?: FaultKind): string {
   return id;
 }
 
-beforeAll(async () => {
+/** The first step: four works deleted, their lookups answering each error_code, and one whose lookup answers as a removed endpoint. */
+function deleteFiveWorks(): void {
+  for (const [code, reason] of [
+    [0, "deleted"],
+    [1, "unavailable"],
+    [2, "unavailable"],
+    [null, "unavailable"],
+  ] as const) {
+    gone.push({ id: deleteWork(refusal(code)), reason, code });
+  }
+  // That one is not an answer about the work.
+  endpointRemoved = deleteWork(refusal(2), "gone");
+}
+
+/** A step a test builds on: a work deleted whose lookup fails with `fault`, then a run that leaves it as it is. */
+async function leaveOneWaiting(fault: FaultKind): Promise<void> {
+  left.push(deleteWork(refusal(2), fault));
+  expect(await syncGallery()).toMatchObject({ code: 0, result: "incomplete" });
+}
+
+/** The steps before the 5xx: the five works deleted and a run that marks four of them. */
+async function fiveDeletedAndRun(): Promise<void> {
+  deleteFiveWorks();
+  expect(await syncGallery()).toMatchObject({ code: 0, result: "degraded" });
+}
+
+beforeEach(async () => {
   // The CLI runs on the wall clock: the simulator's is set to now.
   h = await createDownloadHarness({ sim: { dataset: { deviations: 60, galleryFolders: 2, trackedUsers: 0 }, startTime: new Date() } });
   const folders = h.sim.truth.galleryFolders.filter((f) => f.ownerId === h.sim.truth.ownerId);
   // Below each folder's first page, so only the walk's stop at an unchanged page shows which work left.
   works = folders.flatMap((f) => f.deviationIds.filter((id) => h.sim.truth.deviations.get(id)?.isDeleted === false).slice(26));
   expect(works.length).toBeGreaterThanOrEqual(7);
-  const first = await syncGallery();
-  expect(first).toMatchObject({ code: 0, result: "ok", removed: 0 });
+  gone = [];
+  endpointRemoved = "";
+  left = [];
+  // The first sync in this process (the runner the command runs), a child process's start-up less per test.
+  const first = await h.runSource("gallery");
+  expect(first).toMatchObject({ status: "ok", counters: { removed: 0 } });
 }, 60_000);
 
-afterAll(async () => {
+afterEach(async () => {
   await h?.close();
 });
 
 describe("dvault sync --once after a work of the owner was deleted upstream", () => {
-  const gone: Array<{ id: string; reason: string; code: number | null }> = [];
-  let endpointRemoved = "";
-  /** Works whose lookup failed with a 5xx, then a throttle. */
-  const left: string[] = [];
-
   it("marks it gone at the next incremental run, whichever error_code the lookup answers (0, 1, 2 or none), keeping the answer", async () => {
-    for (const [code, reason] of [
-      [0, "deleted"],
-      [1, "unavailable"],
-      [2, "unavailable"],
-      [null, "unavailable"],
-    ] as const) {
-      gone.push({ id: deleteWork(refusal(code)), reason, code });
-    }
-    // And one whose lookup answers as a removed endpoint does: that one is not an answer about the work.
-    endpointRemoved = deleteWork(refusal(2), "gone");
+    deleteFiveWorks();
 
     const run = await syncGallery();
     expect(run.code).toBe(0);
@@ -119,9 +140,11 @@ describe("dvault sync --once after a work of the owner was deleted upstream", ()
 
   // Each its own run: a 5xx or a throttle ends the asking for that run (the rest wait with it).
   it.each([
-    { what: "a 5xx", fault: "status_500" as const, waiting: 2, cause: "HTTP 500 server_error" },
-    { what: "a throttle (429)", fault: "user_throttle" as const, waiting: 3, cause: "HTTP 429 user_api_threshold" },
-  ])("leaves it as it is when the lookup answers $what, and says it will ask again", async ({ fault, waiting, cause }) => {
+    { what: "a 5xx", before: [], fault: "status_500" as const, waiting: 2, cause: "HTTP 500 server_error" },
+    { what: "a throttle (429)", before: ["status_500" as const], fault: "user_throttle" as const, waiting: 3, cause: "HTTP 429 user_api_threshold" },
+  ])("leaves it as it is when the lookup answers $what, and says it will ask again", async ({ before, fault, waiting, cause }) => {
+    await fiveDeletedAndRun();
+    for (const earlier of before) await leaveOneWaiting(earlier);
     const id = deleteWork(refusal(2), fault);
     left.push(id);
     const run = await syncGallery();
@@ -131,6 +154,9 @@ describe("dvault sync --once after a work of the owner was deleted upstream", ()
   });
 
   it("marks every one of them at the next run once the service answers", async () => {
+    await fiveDeletedAndRun();
+    await leaveOneWaiting("status_500");
+    await leaveOneWaiting("user_throttle");
     h.sim.faults.clear();
     const run = await syncGallery();
     expect(run).toMatchObject({ code: 0, result: "ok", removed: 3, reason: "" });
