@@ -131,16 +131,7 @@ export class FolderRepository {
    * ('gone_from_listing'). Returns their ids.
    */
   async markMissingMembersRemoved(kind: FolderKind, folderid: string, sweepStartedAt: Date, at: Date = new Date()): Promise<string[]> {
-    const rows = await kysely(this.db)
-      .updateTable("folder_members")
-      .set({ removed_at: at, removed_reason: "gone_from_listing" })
-      .where("kind", "=", kind)
-      .where("folderid", "=", folderid)
-      .where("last_seen_at", "<", sweepStartedAt)
-      .where("removed_at", "is", null)
-      .returning("deviationid")
-      .execute();
-    return rows.map((r) => r.deviationid);
+    return this.removeMembersNotSeen(kind, folderid, sweepStartedAt, at);
   }
 
   /**
@@ -149,13 +140,18 @@ export class FolderRepository {
    * it did not meet have left the folder ('gone_from_listing'). Returns their ids.
    */
   async markPassedMembersRemoved(kind: FolderKind, folderid: string, boundary: number, walkStartedAt: Date, at: Date): Promise<string[]> {
+    return this.removeMembersNotSeen(kind, folderid, walkStartedAt, at, boundary);
+  }
+
+  /** Marks the live members of a folder not seen since `since` (and below position `below`, if given) removed; their ids. */
+  private async removeMembersNotSeen(kind: FolderKind, folderid: string, since: Date, at: Date, below?: number): Promise<string[]> {
     const rows = await kysely(this.db)
       .updateTable("folder_members")
       .set({ removed_at: at, removed_reason: "gone_from_listing" })
       .where("kind", "=", kind)
       .where("folderid", "=", folderid)
-      .where("position", "<", boundary)
-      .where("last_seen_at", "<", walkStartedAt)
+      .$if(below !== undefined, (qb) => qb.where("position", "<", below ?? 0))
+      .where("last_seen_at", "<", since)
       .where("removed_at", "is", null)
       .returning("deviationid")
       .execute();
