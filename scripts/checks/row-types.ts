@@ -129,6 +129,12 @@ type Decls = ReadonlyMap<string, { body: Node; src: SourceFile }>;
 function objectTypes(type: Node, src: SourceFile, decls: Decls, seen = new Set<string>()): Array<{ body: Node; src: SourceFile }> {
   const out: Array<{ body: Node; src: SourceFile }> = [];
   walk(type, (n) => {
+    // `Entry["kind"]` is the type of one member: only that member is followed, not the rest of Entry.
+    const member = memberOf(n, decls);
+    if (member) {
+      out.push(...objectTypes(member.type, member.src, decls, seen));
+      return "skip";
+    }
     if (n.type === "TSTypeLiteral" || n.type === "TSInterfaceBody") out.push({ body: n, src });
     else if (n.type === "TSTypeReference" && n.typeName?.type === "Identifier") {
       const name: string = n.typeName.name;
@@ -140,6 +146,17 @@ function objectTypes(type: Node, src: SourceFile, decls: Decls, seen = new Set<s
     }
   });
   return out;
+}
+
+/** The member `T["k"]` names, when T is an object type declared in src/db and k a literal; else null. */
+function memberOf(n: Node, decls: Decls): { type: Node; src: SourceFile } | null {
+  if (n.type !== "TSIndexedAccessType" || n.objectType?.type !== "TSTypeReference" || n.objectType.typeName?.type !== "Identifier") return null;
+  const key = n.indexType?.type === "TSLiteralType" ? n.indexType.literal?.value : undefined;
+  const decl = decls.get(n.objectType.typeName.name);
+  if (typeof key !== "string" || !decl) return null;
+  const prop = members(decl.body).find((m) => propertyName(m) === key);
+  const type = prop?.typeAnnotation?.typeAnnotation;
+  return type ? { type, src: decl.src } : null;
 }
 
 /** A driver's or executor's methods that take the rows' type as a type argument. */

@@ -18,7 +18,8 @@ export type ArrivalEntry = {
   file: StoredFileRef | null;
 };
 
-export type FeedArtist = { userid: string; username: string; watched: boolean; tracked: boolean };
+/** An artist a feed is offered for, and whether an account watches them, or tracks them, now. */
+export type FeedArtist = Pick<Row<"users">, "userid" | "username"> & { watched: boolean; tracked: boolean };
 
 export type NotificationEntry = {
   kind: "message" | "note";
@@ -107,7 +108,7 @@ export class ArchiveFeedRepository {
 
   /** The artists an account watches or tracks (a live relation), by name. */
   async followedArtists(): Promise<FeedArtist[]> {
-    const { rows } = await sql<Pick<Row<"users">, "userid" | "username"> & Pick<FeedArtist, "watched" | "tracked">>`SELECT u.userid, u.username,
+    const { rows } = await sql<FeedArtist>`SELECT u.userid, u.username,
          EXISTS (SELECT 1 FROM watch_relations w WHERE w.userid = u.userid AND w.kind = 'watching' AND w.removed_at IS NULL) AS watched,
          EXISTS (SELECT 1 FROM tracked_users t WHERE (t.userid = u.userid OR lower(t.username) = lower(u.username)) AND t.removed_at IS NULL) AS tracked
        FROM users u

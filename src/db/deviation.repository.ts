@@ -216,12 +216,13 @@ export class DeviationRepository {
   /** The archived authors of these deviations (those with one), for asking whether an author is still there. */
   async findAuthors(deviationids: readonly string[]): Promise<Array<{ deviationid: string; userid: string; username: string }>> {
     if (deviationids.length === 0) return [];
-    const { rows } = await this.db.query<{ deviationid: string; userid: string; username: string }>(
-      `SELECT d.deviationid, u.userid, u.username FROM deviations d JOIN users u ON u.userid = d.author_userid
-       WHERE d.deviationid = ANY($1::text[]) ORDER BY d.deviationid`,
-      [[...deviationids]],
-    );
-    return rows;
+    return kysely(this.db)
+      .selectFrom("deviations as d")
+      .innerJoin("users as u", "u.userid", "d.author_userid")
+      .select(["d.deviationid", "u.userid", "u.username"])
+      .where("d.deviationid", "=", sql<string>`ANY(${[...deviationids]}::text[])`)
+      .orderBy("d.deviationid")
+      .execute();
   }
 }
 

@@ -2,7 +2,7 @@
 // row however many folders hold it. Full sweeps mark what they no longer found as 'gone_from_listing'.
 import type { CollectionFolderInput, GalleryFolderInput } from "./mirror-input.ts";
 import { uniqueBy, type FolderKind, type UpsertCounts } from "./mirror-rows.ts";
-import { sql } from "./kysely.ts";
+import { kysely, sql } from "./kysely.ts";
 import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -131,8 +131,7 @@ export class FolderRepository {
    * ('gone_from_listing'). Returns their ids.
    */
   async markMissingMembersRemoved(kind: FolderKind, folderid: string, sweepStartedAt: Date, at: Date = new Date()): Promise<string[]> {
-    const { rows } = await this.db.query<{ deviationid: string }>(MARK_MISSING_MEMBERS, [kind, folderid, sweepStartedAt, at]);
-    return rows.map((r) => r.deviationid);
+    return this.removeMembersNotSeen(kind, folderid, sweepStartedAt, at);
   }
 
   /**
@@ -141,12 +140,21 @@ export class FolderRepository {
    * it did not meet have left the folder ('gone_from_listing'). Returns their ids.
    */
   async markPassedMembersRemoved(kind: FolderKind, folderid: string, boundary: number, walkStartedAt: Date, at: Date): Promise<string[]> {
-    const { rows } = await this.db.query<{ deviationid: string }>(
-      `UPDATE folder_members SET removed_at = $5, removed_reason = 'gone_from_listing'
-       WHERE kind = $1::folder_kind AND folderid = $2 AND position < $3 AND last_seen_at < $4 AND removed_at IS NULL
-       RETURNING deviationid`,
-      [kind, folderid, boundary, walkStartedAt, at],
-    );
+    return this.removeMembersNotSeen(kind, folderid, walkStartedAt, at, boundary);
+  }
+
+  /** Marks the live members of a folder not seen since `since` (and below position `below`, if given) removed; their ids. */
+  private async removeMembersNotSeen(kind: FolderKind, folderid: string, since: Date, at: Date, below?: number): Promise<string[]> {
+    const rows = await kysely(this.db)
+      .updateTable("folder_members")
+      .set({ removed_at: at, removed_reason: "gone_from_listing" })
+      .where("kind", "=", kind)
+      .where("folderid", "=", folderid)
+      .$if(below !== undefined, (qb) => qb.where("position", "<", below ?? 0))
+      .where("last_seen_at", "<", since)
+      .where("removed_at", "is", null)
+      .returning("deviationid")
+      .execute();
     return rows.map((r) => r.deviationid);
   }
 
@@ -188,11 +196,6 @@ function withoutContents<T extends { deviations?: unknown; subfolders?: unknown 
   const { deviations: _deviations, subfolders: _subfolders, ...rest } = folder;
   return rest;
 }
-
-const MARK_MISSING_MEMBERS = `
-UPDATE folder_members SET removed_at = $4, removed_reason = 'gone_from_listing'
-WHERE kind = $1::folder_kind AND folderid = $2 AND last_seen_at < $3 AND removed_at IS NULL
-RETURNING deviationid`;
 
 const MARK_MISSING_GALLERY_FOLDERS = `
 UPDATE gallery_folders SET removed_at = $3, removed_reason = 'gone_from_listing'

@@ -6,6 +6,7 @@
 import { readdir } from "node:fs/promises";
 import { PACKAGE_ROOT } from "../version.ts";
 import { connectPg, databaseNotReady } from "./connect.ts";
+import { kysely, sql } from "./kysely.ts";
 import path from "node:path";
 
 type PgClient = Awaited<ReturnType<typeof connectPg>>;
@@ -33,13 +34,13 @@ export async function connectReadyDatabase(databaseUrl: string): Promise<PgClien
   const shipped = await shippedMigrations();
   const client = await connectPg(databaseUrl);
   try {
-    const ledger = await client.query<{ present: boolean }>("SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present");
+    // Prisma's ledger is Prisma's own table, outside dvault's schema (src/db/schema.ts): its one column read here is typed here.
+    const ledger = await sql<{ present: boolean }>`SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present`.execute(kysely(client));
     const applied = ledger.rows[0]?.present
       ? new Set(
           (
-            await client.query<{ migration_name: string }>(
-              "SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL",
-            )
+            await sql<{ migration_name: string }>`
+              SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`.execute(kysely(client))
           ).rows.map((r) => r.migration_name),
         )
       : new Set<string>();

@@ -2,7 +2,7 @@
 // artist the service answers as unavailable (docs/service-behaviour.md#user-error-codes).
 import type { ProfileInput, UserInput } from "./mirror-input.ts";
 import { intOrNull, isoTime, STATS_DUE, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
-import { sql } from "./kysely.ts";
+import { kysely, sql } from "./kysely.ts";
 import { upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -31,7 +31,7 @@ export class UserRepository {
   async upsertProfiles(profiles: readonly ProfileInput[], fetchedAt: Date): Promise<UpsertCounts & { revived: number }> {
     const rows = uniqueBy(profiles, (p) => p.user.userid).map(profileRow);
     // Before the upsert clears the user's own state: works marked for an unavailable author are revived.
-    const { rows: revived } = await this.db.query<{ n: number }>(REVIVE_WORKS, [rows.map((r) => r.userid)]);
+    const { rows: revived } = await REVIVE_WORKS(rows.map((r) => r.userid)).execute(kysely(this.db));
     const counts = await this.upsert(rows, fetchedAt);
     return { ...counts, revived: revived[0]?.n ?? 0 };
   }
@@ -42,20 +42,21 @@ export class UserRepository {
    * values stay; a later profile answer revives both. Counts the rows newly marked or re-marked.
    */
   async markUserUnavailable(userid: string, reason: ArtistReason, at: Date): Promise<{ users: number; deviations: number }> {
-    const { rows } = await this.db.query<{ users: number; deviations: number }>(MARK_UNAVAILABLE, [userid, reason, at]);
+    const { rows } = await MARK_UNAVAILABLE(userid, reason, at).execute(kysely(this.db));
     return rows[0] ?? { users: 0, deviations: 0 };
   }
 
   /** Unavailable users (authors of archived works) whose state was last checked before `before`, oldest first. */
   async listUnavailableUsers(before: Date, limit: number): Promise<Array<{ userid: string; username: string; reason: ArtistReason }>> {
-    const { rows } = await this.db.query<{ userid: string; username: string; reason: ArtistReason }>(
-      `SELECT userid, username, removed_reason::text AS reason FROM users
-       WHERE removed_reason IN ('artist_suspended', 'artist_deactivated', 'artist_not_found')
-         AND COALESCE(unavailable_checked_at, removed_at) < $1
-       ORDER BY COALESCE(unavailable_checked_at, removed_at), userid LIMIT $2`,
-      [before, limit],
-    );
-    return rows;
+    return kysely(this.db)
+      .selectFrom("users")
+      .select((eb) => ["userid", "username", eb.cast<ArtistReason>("removed_reason", "text").as("reason")])
+      .where("removed_reason", "in", ARTIST_REASON_LIST)
+      .where(sql`COALESCE(unavailable_checked_at, removed_at)`, "<", before)
+      .orderBy(sql`COALESCE(unavailable_checked_at, removed_at)`)
+      .orderBy("userid")
+      .limit(limit)
+      .execute();
   }
 
   private async upsert(rows: UserRow[], at: Date): Promise<UpsertCounts> {
@@ -178,30 +179,31 @@ function profileRow(p: ProfileInput): UserRow {
 // A change needs a known new value (non-null, or null from an authoritative profile) and a known old
 // value (non-null, or null recorded by an earlier profile fetch): first sightings are not edits.
 
-const ARTIST_REASONS = `('artist_suspended', 'artist_deactivated', 'artist_not_found')`;
+const ARTIST_REASON_LIST: readonly ArtistReason[] = ["artist_suspended", "artist_deactivated", "artist_not_found"];
+const ARTIST_REASONS = sql`(${sql.join(ARTIST_REASON_LIST.map((r) => sql.lit(r)))})`;
 
-/** $1 userid, $2 reason, $3 at. A state that changes (suspended → deactivated) keeps its first removed_at. */
-const MARK_UNAVAILABLE = `
+/** A state that changes (suspended → deactivated) keeps its first removed_at. */
+const MARK_UNAVAILABLE = (userid: string, reason: ArtistReason, at: Date) => sql<{ users: number; deviations: number }>`
 WITH old AS (
-  SELECT removed_reason FROM users WHERE userid = $1
+  SELECT removed_reason FROM users WHERE userid = ${userid}
 ), marked AS (
-  UPDATE users SET is_deactivated = true, removed_at = CASE WHEN removed_reason IN ${ARTIST_REASONS} THEN removed_at ELSE $3 END,
-    removed_reason = $2::removed_reason, unavailable_checked_at = $3
-  WHERE userid = $1
+  UPDATE users SET is_deactivated = true, removed_at = CASE WHEN removed_reason IN ${ARTIST_REASONS} THEN removed_at ELSE ${at}::timestamptz END,
+    removed_reason = ${reason}::removed_reason, unavailable_checked_at = ${at}
+  WHERE userid = ${userid}
   RETURNING userid
 ), hidden AS (
-  UPDATE deviations SET removed_at = COALESCE(removed_at, $3), removed_reason = $2::removed_reason
-  WHERE author_userid = $1 AND (removed_at IS NULL OR removed_reason IN ${ARTIST_REASONS}) AND removed_reason IS DISTINCT FROM $2::removed_reason
+  UPDATE deviations SET removed_at = COALESCE(removed_at, ${at}), removed_reason = ${reason}::removed_reason
+  WHERE author_userid = ${userid} AND (removed_at IS NULL OR removed_reason IN ${ARTIST_REASONS}) AND removed_reason IS DISTINCT FROM ${reason}::removed_reason
   RETURNING deviationid
 )
-SELECT (SELECT count(*) FROM old WHERE removed_reason IS DISTINCT FROM $2::removed_reason)::int AS users,
+SELECT (SELECT count(*) FROM old WHERE removed_reason IS DISTINCT FROM ${reason}::removed_reason)::int AS users,
   (SELECT count(*) FROM hidden)::int AS deviations`;
 
-/** $1 userids whose profile answered: their works marked for an unavailable author are live again. */
-const REVIVE_WORKS = `
+/** The userids whose profile answered: their works marked for an unavailable author are live again. */
+const REVIVE_WORKS = (userids: string[]) => sql<{ n: number }>`
 WITH revived AS (
   UPDATE deviations SET removed_at = NULL, removed_reason = NULL
-  WHERE author_userid = ANY($1::text[]) AND removed_reason IN ${ARTIST_REASONS}
+  WHERE author_userid = ANY(${userids}::text[]) AND removed_reason IN ${ARTIST_REASONS}
   RETURNING deviationid
 )
 SELECT count(*)::int AS n FROM revived`;

@@ -1,7 +1,7 @@
 // Watch relations of an account: its watchers and the users it watches, with removal after a full sweep.
 import type { WatchEntryInput } from "./mirror-input.ts";
 import { isoTime, uniqueBy, type UpsertCounts } from "./mirror-rows.ts";
-import { sql } from "./kysely.ts";
+import { kysely, sql } from "./kysely.ts";
 import { seenAgain, upsertPage } from "./upsert-page.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -46,28 +46,35 @@ export class WatchRepository {
 
   /** The users an account watches (not removed), busiest posters' ids first is the caller's business. */
   async listWatching(accountId: number): Promise<Array<{ userid: string; username: string }>> {
-    const { rows } = await this.db.query<{ userid: string; username: string }>(LIST_WATCHING, [accountId]);
+    const rows = await kysely(this.db)
+      .selectFrom("watch_relations as w")
+      .innerJoin("users as u", "u.userid", "w.userid")
+      .select(["w.userid", "u.username"])
+      .where("w.account_id", "=", accountId)
+      .where("w.kind", "=", "watching")
+      .where("w.removed_at", "is", null)
+      .where("u.username", "is not", null)
+      .orderBy(sql`lower(u.username)`)
+      .execute();
     return rows;
   }
 
   /** After a complete walk started at `sweepStartedAt`: relations not seen since are removed ('gone_from_listing'). */
   /** The users any account watches now. */
   async listWatchedUserIds(): Promise<string[]> {
-    const { rows } = await this.db.query<{ userid: string }>("SELECT userid FROM watch_relations WHERE kind = 'watching' AND removed_at IS NULL");
+    const rows = await kysely(this.db).selectFrom("watch_relations").select("userid").where("kind", "=", "watching").where("removed_at", "is", null).execute();
     return rows.map((r) => r.userid);
   }
 
   async markMissingWatchRelationsRemoved(accountId: number, kind: WatchKind, sweepStartedAt: Date, at: Date = new Date()): Promise<number> {
-    const result = await this.db.query(MARK_MISSING, [accountId, kind, sweepStartedAt, at]);
-    return result.rowCount ?? 0;
+    const result = await kysely(this.db)
+      .updateTable("watch_relations")
+      .set({ removed_at: at, removed_reason: "gone_from_listing" })
+      .where("account_id", "=", accountId)
+      .where("kind", "=", kind)
+      .where("last_seen_at", "<", sweepStartedAt)
+      .where("removed_at", "is", null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 }
-
-const LIST_WATCHING = `
-SELECT w.userid, u.username FROM watch_relations w JOIN users u USING (userid)
-WHERE w.account_id = $1 AND w.kind = 'watching' AND w.removed_at IS NULL AND u.username IS NOT NULL
-ORDER BY lower(u.username)`;
-
-const MARK_MISSING = `
-UPDATE watch_relations SET removed_at = $4, removed_reason = 'gone_from_listing'
-WHERE account_id = $1 AND kind = $2::watch_kind AND last_seen_at < $3 AND removed_at IS NULL`;

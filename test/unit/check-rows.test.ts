@@ -36,6 +36,22 @@ describe("check:rows", () => {
     ]);
   });
 
+  it('follows a member read by index (Entry["k"]) into that member alone: a row typed by hand there is named, its siblings are not the statement\'s', () => {
+    const text: string[] = [
+      "export type Entry = { kind: 'a' | 'b'; file: { deviationid: string; title: string | null } | null };", // 1
+      "type Holder = { rows: { noteid: string; subject: string | null } };", // 2
+      "export async function c(db: Q) {", // 3
+      "  await sql<{ entry_kind: Entry['kind']; n: number }>`SELECT 1`.execute(k);", // 4
+      "  await sql<Holder['rows']>`SELECT 1`.execute(k);", // 5
+    ];
+    expect(found([...text, "}"].join("\n"))).toEqual(["src/db/x.repository.ts:2: a hand-written row type (noteid, subject of notes)"]);
+    // The whole of Entry as a statement's rows is still followed into its members.
+    expect(found([...text, "  await sql<Entry>`SELECT 1`.execute(k);", "}"].join("\n"))).toEqual([
+      "src/db/x.repository.ts:2: a hand-written row type (noteid, subject of notes)",
+      "src/db/x.repository.ts:1: a hand-written row type (deviationid, title of deviations)",
+    ]);
+  });
+
   it("passes rows taken from the schema, computed values, inputs no statement is typed with, and the builder's inferred rows", () => {
     const text = [
       "export type NoteInput = { noteid: string; subject: string };",
