@@ -10,13 +10,13 @@
 //   (a keyword such as `string`, a literal, a union of those, `Date`, an array of them) instead of taken from
 //   the schema (`Row<"t">["c"]`, `Pick<Row<"t">, …>`, an enum the generator made);
 // - a row type is what a statement's result is said to be: the T of `sql<T>`, of a driver call (`q.query<T>(…)`,
-//   `execute<T>`) or of an `as T` assertion, followed through the aliases and interfaces T names;
+//   `execute<T>`) or of an `as T` assertion onto a statement's result (not onto a jsonb field of a row), followed through the aliases and interfaces T names;
 // - a driver call given the type of its rows by hand (`q.query<T>(…)`) is one too, whatever T is: the typed
 //   path is Kysely's, whose builder infers the rows and whose `sql<T>` tag this check reads.
 // Files that describe something other than rows are listed in NOT_ROWS, each with what it describes.
 import fs from "node:fs";
 import path from "node:path";
-import { type Check, type Node, parseFile, parseText, parseTree, runAsMain, type SourceFile, walk } from "./parse.ts";
+import { bare, type Check, type Node, parseFile, parseText, parseTree, runAsMain, type SourceFile, walk } from "./parse.ts";
 import { checkRoot } from "./source-files.ts";
 
 /** Files of src/db whose object types are not rows of a query, with what they are instead. */
@@ -162,6 +162,16 @@ function memberOf(n: Node, decls: Decls): { type: Node; src: SourceFile } | null
 /** A driver's or executor's methods that take the rows' type as a type argument. */
 const DRIVER_CALLS = new Set(["query", "execute", "executeQuery", "$queryRaw", "$queryRawUnsafe"]);
 
+/**
+ * Whether an asserted value can be a statement's rows: an awaited or called result, or a `.rows`. A field of a
+ * row (a jsonb value read apart, `r.gaps as …`) is the service's JSON, which the schema types as unknown, not rows.
+ */
+function fromStatement(expression: Node): boolean {
+  const e = bare(expression);
+  if (e.type === "AwaitExpression" || e.type === "CallExpression") return true;
+  return e.type === "MemberExpression" && !e.computed && e.property?.name === "rows";
+}
+
 /** Whether a call is `sql<T>` (Kysely's tag, called or as a tag) or a driver's `q.query<T>(…)`. */
 function resultTypeOf(n: Node): { kind: "sql" | "query"; type: Node } | null {
   const args = n.typeArguments?.params as Node[] | undefined;
@@ -178,6 +188,7 @@ export function rowTypesIn(src: SourceFile, tables: ReadonlyMap<string, Readonly
   const found = new Set<string>();
   walk(src.program, (n) => {
     if (n.type === "TSAsExpression" || n.type === "TSSatisfiesExpression") {
+      if (!fromStatement(n.expression)) return;
       for (const { body, src: at } of objectTypes(n.typeAnnotation, src, decls)) {
         const row = rowOf(body, tables);
         if (row)

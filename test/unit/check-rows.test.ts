@@ -60,6 +60,7 @@ describe("check:rows", () => {
       "  await sql<{ inserted: number; changed: number; total: number }>`SELECT 1`.execute(k);",
       "  await sql<{ noteid: Row<'notes'>['noteid']; subject: Row<'notes'>['subject'] }>`SELECT 1`.execute(k);",
       "  await sql<number>`count(*)`.execute(k);",
+      "  const gaps = row.gaps as Record<string, { noteid: string; subject: string }>;",
       "  return kysely(db).selectFrom('notes').select(['noteid', 'subject']).execute();",
       "}",
     ].join("\n");
