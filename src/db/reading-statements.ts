@@ -1,7 +1,7 @@
 // The reading pages' statements and their rows (src/db/reading.repository.ts runs them), typed from the tables the
-// columns come from (src/db/schema.ts). The lists, a note's thread and a status the feed carried keep positional
-// text: tests EXPLAIN exactly that text with their own values (test/http/reading-pages.test.ts); the others are
-// sql-tag statements with their values bound.
+// columns come from (src/db/schema.ts). Each is an sql-tag statement with its values bound; the lists, a note's
+// thread and a status the feed carried are exported so that tests compile them and EXPLAIN what runs
+// (test/http/reading-pages.test.ts).
 import { sql } from "./kysely.ts";
 import type { FolderKind, Row } from "./schema.ts";
 
@@ -31,8 +31,8 @@ export type NoteRow = Removal &
     accountId: Note["account_id"];
     account: Row<"accounts">["name"];
     sender: Username | null;
-    /** The service's recipients (jsonb, as received: the schema says no more than JSON). */
-    recipients: Array<{ userid?: string; username?: string }> | null;
+    /** The service's recipients (jsonb, as received: the schema says no more than JSON), each named as a user is. */
+    recipients: Array<Partial<Pick<User, "userid" | "username">>> | null;
   };
 export type NoteFilter = { folder?: string | undefined; flag?: "sent" | "received" | "unread" | "starred" | undefined };
 
@@ -110,18 +110,15 @@ export type ShortfallRow = Pick<Row<"listing_shortfalls">, "source" | "key" | "e
   recordedAt: Row<"listing_shortfalls">["recorded_at"];
 };
 
-export const cursorArgs = (c: ListCursor | undefined) => [c ? c.key : null, c ? c.id : null];
+const cursorArgs = (c: ListCursor | undefined) => [c ? c.key : null, c ? c.id : null];
 
 /** The sort key of a list: its time, the undated last. */
 const key = (column: string) => `coalesce(${column}, '-infinity'::timestamptz)`;
-/** after() with its values bound: for the statements built with the sql tag. */
+/** Rows after the cursor (its key and id bound) in the order key DESC, id DESC. */
 const afterCursor = (column: string, id: string, c: ListCursor | undefined) => {
   const [k, i] = cursorArgs(c);
   return sql`(${k}::timestamptz IS NULL OR (${sql.raw(key(column))}, ${sql.raw(id)}) < (${k}::timestamptz, ${i}::text))`;
 };
-/** Rows after the cursor ($a key, $b id) in the order key DESC, id DESC. */
-const after = (column: string, id: string, a: number, b: number) =>
-  `($${a}::timestamptz IS NULL OR (${key(column)}, ${id}) < ($${a}::timestamptz, $${b}::text))`;
 const keyExpression = (column: string) =>
   `CASE WHEN ${column} IS NULL THEN '-infinity' ELSE to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END`;
 const keyText = (column: string) => `${keyExpression(column)} AS key`;
@@ -132,30 +129,32 @@ const REMOVAL = (t: string) => `${t}.removed_at AS "removedAt", ${t}.removed_rea
 const NOTE_COLUMNS = `n.account_id AS "accountId", a.name AS account, n.noteid, n.folderid, n.ts, n.unread, n.starred, n.sent, n.subject, n.preview,
   n.body, u.username AS sender, n.recipients, ${REMOVAL("n")}, ${keyText("n.ts")}`;
 
-// $1 folder, $2 flag, $3/$4 cursor, $5 limit.
-export const NOTES = `
-SELECT ${NOTE_COLUMNS}
+export const NOTES = (filter: NoteFilter, cursor: ListCursor | undefined, limit: number) => {
+  const [folder, flag] = [filter.folder ?? null, filter.flag ?? null];
+  return sql<NoteRow>`
+SELECT ${sql.raw(NOTE_COLUMNS)}
 FROM notes n JOIN accounts a ON a.id = n.account_id LEFT JOIN users u ON u.userid = n.sender_userid
-WHERE ($1::text IS NULL OR n.folderid = $1::text)
-  AND ($2::text IS NULL OR ($2::text = 'sent' AND n.sent) OR ($2::text = 'received' AND NOT coalesce(n.sent, false))
-       OR ($2::text = 'unread' AND n.unread) OR ($2::text = 'starred' AND n.starred))
-  AND ${after("n.ts", "n.noteid", 3, 4)}
-ORDER BY ${key("n.ts")} DESC, n.noteid DESC LIMIT $5`;
+WHERE (${folder}::text IS NULL OR n.folderid = ${folder}::text)
+  AND (${flag}::text IS NULL OR (${flag}::text = 'sent' AND n.sent) OR (${flag}::text = 'received' AND NOT coalesce(n.sent, false))
+       OR (${flag}::text = 'unread' AND n.unread) OR (${flag}::text = 'starred' AND n.starred))
+  AND ${afterCursor("n.ts", "n.noteid", cursor)}
+ORDER BY ${sql.raw(key("n.ts"))} DESC, n.noteid DESC LIMIT ${limit}`;
+};
 
 // A thread: the notes of the same account whose subject is the same once "Re:" and "Fwd:" are taken off, written by
 // the first note's sender or to them, oldest first. SUBJECT is notes_thread_idx's expression (migration
 // 20261128192408_notes_thread_index): kept the same, the thread is read from that index instead of every note.
 const SUBJECT = (t: string) => `regexp_replace(lower(coalesce(${t}.subject, '')), '^\\s*((re|fwd?)\\s*:\\s*)+', '')`;
-export const NOTE_THREAD = `
-WITH first AS (SELECT * FROM notes WHERE noteid = $1 ORDER BY account_id LIMIT 1)
-SELECT ${NOTE_COLUMNS}
+export const NOTE_THREAD = (noteid: string) => sql<NoteRow>`
+WITH first AS (SELECT * FROM notes WHERE noteid = ${noteid} ORDER BY account_id LIMIT 1)
+SELECT ${sql.raw(NOTE_COLUMNS)}
 FROM first f JOIN notes n ON n.account_id = f.account_id
 JOIN accounts a ON a.id = n.account_id LEFT JOIN users u ON u.userid = n.sender_userid
-WHERE ${SUBJECT("n")} = ${SUBJECT("f")}
+WHERE ${sql.raw(SUBJECT("n"))} = ${sql.raw(SUBJECT("f"))}
   AND (n.noteid = f.noteid OR n.sender_userid = f.sender_userid
        OR n.recipients @> jsonb_build_array(jsonb_build_object('userid', f.sender_userid))
        OR f.recipients @> jsonb_build_array(jsonb_build_object('userid', n.sender_userid)))
-ORDER BY ${key("n.ts")}, n.noteid LIMIT 200`;
+ORDER BY ${sql.raw(key("n.ts"))}, n.noteid LIMIT 200`;
 
 const MESSAGE_COLUMNS = `m.account_id AS "accountId", m.messageid, m.box::text AS box, m.type, m.ts, m.stackid, m.stack_count AS "stackCount",
   m.is_new AS "isNew", m.orphaned, o.username AS originator, m.subject_kind::text AS "subjectKind", m.subject_deviationid AS "subjectDeviationid",
@@ -164,13 +163,13 @@ const MESSAGE_COLUMNS = `m.account_id AS "accountId", m.messageid, m.box::text A
 const MESSAGE_FROM = `messages m LEFT JOIN users o ON o.userid = m.originator_userid
   LEFT JOIN deviations d ON d.deviationid = m.subject_deviationid LEFT JOIN users su ON su.userid = m.subject_userid`;
 
-// $1 box or null, $2/$3 cursor, $4 limit. A stack shows once, as its newest message (the stack's page lists them all).
-export const MESSAGES = `
-SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM}
-WHERE ($1::text IS NULL OR m.box::text = $1::text) AND ${after("m.ts", "m.messageid", 2, 3)}
+// In one box or all. A stack shows once, as its newest message (the stack's page lists them all).
+export const MESSAGES = (box: string | undefined, cursor: ListCursor | undefined, limit: number) => sql<MessageRow>`
+SELECT ${sql.raw(MESSAGE_COLUMNS)} FROM ${sql.raw(MESSAGE_FROM)}
+WHERE (${box ?? null}::text IS NULL OR m.box::text = ${box ?? null}::text) AND ${afterCursor("m.ts", "m.messageid", cursor)}
   AND (m.stackid IS NULL OR NOT EXISTS (SELECT 1 FROM messages s WHERE s.stackid = m.stackid
-    AND (${key("s.ts")}, s.messageid) > (${key("m.ts")}, m.messageid)))
-ORDER BY ${key("m.ts")} DESC, m.messageid DESC LIMIT $4`;
+    AND (${sql.raw(key("s.ts"))}, s.messageid) > (${sql.raw(key("m.ts"))}, m.messageid)))
+ORDER BY ${sql.raw(key("m.ts"))} DESC, m.messageid DESC LIMIT ${limit}`;
 export const MESSAGE = (messageid: string) =>
   sql<MessageRow>`SELECT ${sql.raw(MESSAGE_COLUMNS)} FROM ${sql.raw(MESSAGE_FROM)} WHERE m.messageid = ${messageid} ORDER BY m.account_id LIMIT 1`;
 export const STACK = (stackid: string, limit: number) =>
@@ -183,18 +182,18 @@ WHERE c.subject_kind = ${kind}::comment_subject_kind AND c.subject_id = ANY(${id
 ORDER BY c.posted_at NULLS LAST, c.commentid LIMIT ${limit}`;
 // A status the watch feed carried but the statuses table lacks: the one the feed item holds, as the service gave it
 // (by feed_items_statusid_idx; exported for the HTTP test's EXPLAIN).
-export const STATUS_IN_FEED = `
+export const STATUS_IN_FEED = (statusid: string) => sql<StatusRow>`
 SELECT fi.statusid, coalesce(u.username, fi.raw -> 'status' -> 'author' ->> 'username') AS author, fi.raw -> 'status' ->> 'body' AS body,
   fi.ts AS "postedAt", fi.raw -> 'status' ->> 'url' AS url,
   CASE WHEN fi.raw -> 'status' ->> 'comments_count' ~ '^[0-9]{1,9}$' THEN (fi.raw -> 'status' ->> 'comments_count')::int END AS "commentsCount",
   '{}'::text[] AS "sharedDeviationids", coalesce(fi.raw -> 'status' ->> 'is_deleted' = 'true', false) AS "isDeleted", NULL::timestamptz AS "removedAt", NULL::text AS "removedReason"
 FROM feed_items fi LEFT JOIN users u ON u.userid = fi.raw -> 'status' -> 'author' ->> 'userid'
-WHERE fi.statusid = $1 ORDER BY fi.last_seen_at DESC LIMIT 1`;
-export const WATCH = `
-SELECT fi.account_id AS "accountId", fi.itemid, fi.ts, fi.type, u.username AS by, fi.bucket_total AS "bucketTotal", fi.deviationids, fi.statusid, ${keyText("fi.ts")}
+WHERE fi.statusid = ${statusid} ORDER BY fi.last_seen_at DESC LIMIT 1`;
+export const WATCH = (cursor: ListCursor | undefined, limit: number) => sql<WatchItemRow>`
+SELECT fi.account_id AS "accountId", fi.itemid, fi.ts, fi.type, u.username AS by, fi.bucket_total AS "bucketTotal", fi.deviationids, fi.statusid, ${sql.raw(keyText("fi.ts"))}
 FROM feed_items fi LEFT JOIN users u ON u.userid = fi.by_userid
-WHERE ${after("fi.ts", "fi.itemid", 1, 2)}
-ORDER BY ${key("fi.ts")} DESC, fi.itemid DESC LIMIT $3`;
+WHERE ${afterCursor("fi.ts", "fi.itemid", cursor)}
+ORDER BY ${sql.raw(key("fi.ts"))} DESC, fi.itemid DESC LIMIT ${limit}`;
 
 const WORK_COLUMNS = `d.deviationid, d.title, d.type::text AS type, u.username AS artist, d.published_at AS "publishedAt", ${REMOVAL("d")}, ${keyText("d.published_at")}`;
 // Along deviations_browse_idx's key, for one author (the author index narrows, the key orders).
@@ -255,5 +254,5 @@ SELECT * FROM (
   FROM deviations d WHERE d.author_userid = ${userid}
 ) w WHERE w.reason IS NOT NULL OR w.download IS NOT NULL OR w."removedAt" IS NOT NULL
 ORDER BY w.published_at DESC NULLS LAST, w.deviationid LIMIT ${limit}`;
-/** The lists' statements, for EXPLAIN in tests: each is read along its index (migration 20261128170000_reading_lists_index). */
+/** The lists' statements, for EXPLAIN in tests (compiled with their values): each is read along its index (migration 20261128170000_reading_lists_index). */
 export const LIST_STATEMENTS = { notes: NOTES, messages: MESSAGES, watch: WATCH } as const;

@@ -2,7 +2,6 @@
 // comments as a tree, statuses, the watch feed, journals' and literature's text, artists with their folders and what
 // could not be archived. Read-only; one query per method. Lists are read after a keyset cursor (`after`: the key and
 // id of the last row shown), newest first along an index where the table has one, and never counted whole.
-import { CompiledQuery } from "kysely";
 import { kysely, type RawBuilder, sql } from "./kysely.ts";
 import {
   ARTIST_FOLDERS,
@@ -37,7 +36,6 @@ import {
   type WatchItemRow,
   type WorkCard,
   WORKS_BY,
-  cursorArgs,
 } from "./reading-statements.ts";
 import type { DeviationType, RemovedReason } from "./schema.ts";
 import type { Queryable } from "./with-transaction.ts";
@@ -68,11 +66,6 @@ export type { Removal } from "./reading-statements.ts";
 export class ReadingRepository {
   constructor(private readonly db: Queryable) {}
 
-  /** Runs one of the positional statements above (the text tests EXPLAIN) through the builder's executor. */
-  private async rows<T>(text: string, values: unknown[]): Promise<T[]> {
-    return (await kysely(this.db).executeQuery<T>(CompiledQuery.raw(text, values))).rows;
-  }
-
   private async run<T>(statement: RawBuilder<T>): Promise<T[]> {
     return (await statement.execute(kysely(this.db))).rows;
   }
@@ -92,16 +85,16 @@ export class ReadingRepository {
 
   /** One page of notes, newest first, after the cursor; one more than `limit` says there is a next page. */
   async notes(filter: NoteFilter, cursor: ListCursor | undefined, limit: number): Promise<NoteRow[]> {
-    return this.rows(NOTES, [filter.folder ?? null, filter.flag ?? null, ...cursorArgs(cursor), limit]);
+    return this.run(NOTES(filter, cursor, limit));
   }
 
   /** The thread the note is in, oldest first (empty when no note has this id). */
   async noteThread(noteid: string): Promise<NoteRow[]> {
-    return this.rows(NOTE_THREAD, [noteid]);
+    return this.run(NOTE_THREAD(noteid));
   }
 
   async messages(box: string | undefined, cursor: ListCursor | undefined, limit: number): Promise<MessageRow[]> {
-    return this.rows(MESSAGES, [box ?? null, ...cursorArgs(cursor), limit]);
+    return this.run(MESSAGES(box, cursor, limit));
   }
 
   async message(messageid: string): Promise<MessageRow | undefined> {
@@ -136,7 +129,7 @@ export class ReadingRepository {
 
   /** The status as mirrored, else as the watch feed carried it. */
   async status(statusid: string): Promise<StatusRow | undefined> {
-    return (await this.statuses().where("s.statusid", "=", statusid).executeTakeFirst()) ?? (await this.rows<StatusRow>(STATUS_IN_FEED, [statusid]))[0];
+    return (await this.statuses().where("s.statusid", "=", statusid).executeTakeFirst()) ?? (await this.run(STATUS_IN_FEED(statusid)))[0];
   }
 
   async statusesBy(userid: string, limit: number): Promise<StatusRow[]> {
@@ -163,7 +156,7 @@ export class ReadingRepository {
   }
 
   async watchFeed(cursor: ListCursor | undefined, limit: number): Promise<WatchItemRow[]> {
-    return this.rows(WATCH, [...cursorArgs(cursor), limit]);
+    return this.run(WATCH(cursor, limit));
   }
 
   async works(deviationids: readonly string[]): Promise<WorkCard[]> {

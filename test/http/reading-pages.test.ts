@@ -6,6 +6,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kysely } from "../../src/db/kysely.ts";
 import { LIST_STATEMENTS, NOTE_THREAD, STATUS_IN_FEED } from "../../src/db/reading.repository.ts";
 import { MESSAGES_PAGE_SIZE } from "../../src/http/pages/reading.ts";
 import { createReadingFixture, type ReadingFixture } from "../helpers/reading-fixture.ts";
@@ -83,17 +84,19 @@ describe("reading pages over HTTP", () => {
   });
 
   it("reads a deep page along its index after the cursor: no sort of the whole table", async () => {
-    const at = ["2020-01-01T03:00:00.000Z", "bulk-x"];
+    // The statements the repository runs, compiled as it compiles them: their text and their bound values.
+    const db = kysely(f.h.pool);
+    const at = { key: "2020-01-01T03:00:00.000Z", id: "bulk-x" };
     const plans = {
-      messages: [null, ...at, 201],
-      notes: [null, null, ...at, 51],
-      watch: [...at, 31],
-    } as const;
-    for (const [name, values] of Object.entries(plans)) {
+      messages: LIST_STATEMENTS.messages(undefined, at, 201).compile(db),
+      notes: LIST_STATEMENTS.notes({}, at, 51).compile(db),
+      watch: LIST_STATEMENTS.watch(at, 31).compile(db),
+    };
+    for (const [name, statement] of Object.entries(plans)) {
       // A few hundred rows would be sorted as fast: the planner is asked whether the index can give the order at all.
       const client = await f.h.pool.connect();
       await client.query("SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off");
-      const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${LIST_STATEMENTS[name as keyof typeof plans]}`, [...values]);
+      const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${statement.sql}`, [...statement.parameters]);
       await client.query("RESET ALL");
       client.release();
       const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
@@ -105,12 +108,12 @@ describe("reading pages over HTTP", () => {
     // account has hundreds, all from one sender).
     await f.h.pool.query("ANALYZE notes");
     for (const [statement, index] of [
-      [STATUS_IN_FEED, "feed_items_statusid_idx"],
-      [NOTE_THREAD, "notes_thread_idx"],
+      [STATUS_IN_FEED("some-id").compile(db), "feed_items_statusid_idx"],
+      [NOTE_THREAD("some-id").compile(db), "notes_thread_idx"],
     ] as const) {
       const client = await f.h.pool.connect();
       await client.query("SET enable_seqscan = off");
-      const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${statement}`, ["some-id"]);
+      const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${statement.sql}`, [...statement.parameters]);
       await client.query("RESET ALL");
       client.release();
       expect(rows.map((r) => r["QUERY PLAN"]).join("\n"), index).toMatch(new RegExp(`Index (Only )?Scan (using|on) ${index}`));
