@@ -103,10 +103,7 @@ export class DigestSectionsRepository {
         (array_agg(DISTINCT u.username ORDER BY u.username) FILTER (WHERE u.username IS NOT NULL))[1:6] AS names,
         max(m.ts) AS latest_at, (sum(count(DISTINCT COALESCE(m.originator_userid, m.messageid))) OVER ())::int AS total_people,
         count(*) OVER ()::int AS total_works, ${DEV("d")}
-      FROM messages m
-      JOIN accounts a ON a.id = m.account_id
-      ${BASELINE("b", "m.account_id", "messages")}
-      LEFT JOIN users u ON u.userid = m.originator_userid
+      FROM ${FROM_MESSAGES}
       LEFT JOIN deviations d ON d.deviationid = m.subject_deviationid
       WHERE m.box = 'feedback' AND ${FAVE} AND ${NEW("m", "b", w)}
       GROUP BY a.name, m.subject_deviationid, d.deviationid
@@ -115,19 +112,7 @@ export class DigestSectionsRepository {
   }
 
   listComments(w: DigestSectionWindow): Promise<CommentRowDb[]> {
-    return this.rows(sql<CommentRowDb>`
-      SELECT a.name AS account, m.type, u.username AS author, m.ts,
-        COALESCE(c.body, m.raw #>> '{comment,body}', m.raw #>> '{subject,comment,body}') AS body,
-        count(*) OVER ()::int AS total, ${DEV("d")}
-      FROM messages m
-      JOIN accounts a ON a.id = m.account_id
-      ${BASELINE("b", "m.account_id", "messages")}
-      LEFT JOIN users u ON u.userid = m.originator_userid
-      LEFT JOIN comments c ON c.commentid = m.subject_commentid
-      LEFT JOIN deviations d ON d.deviationid = m.subject_deviationid
-      WHERE m.box = 'feedback' AND ${COMMENT} AND ${NEW("m", "b", w)}
-      ORDER BY m.ts DESC NULLS LAST, m.messageid
-      LIMIT ${sql.lit(LIMITS.comments)}`);
+    return this.rows(sql<CommentRowDb>`${MESSAGE_ITEMS("author", sql`m.box = 'feedback' AND ${COMMENT}`, LIMITS.comments, w)}`);
   }
 
   /** New watchers: "watch" notifications and watcher relations first seen in the window, once per user. */
@@ -162,19 +147,7 @@ export class DigestSectionsRepository {
   }
 
   listMentions(w: DigestSectionWindow): Promise<MentionRowDb[]> {
-    return this.rows(sql<MentionRowDb>`
-      SELECT a.name AS account, m.type, u.username AS by, m.ts,
-        COALESCE(c.body, m.raw #>> '{comment,body}', m.raw #>> '{subject,comment,body}') AS body,
-        count(*) OVER ()::int AS total, ${DEV("d")}
-      FROM messages m
-      JOIN accounts a ON a.id = m.account_id
-      ${BASELINE("b", "m.account_id", "messages")}
-      LEFT JOIN users u ON u.userid = m.originator_userid
-      LEFT JOIN comments c ON c.commentid = m.subject_commentid
-      LEFT JOIN deviations d ON d.deviationid = m.subject_deviationid
-      WHERE m.box = 'mentions' AND ${NEW("m", "b", w)}
-      ORDER BY m.ts DESC NULLS LAST, m.messageid
-      LIMIT ${sql.lit(LIMITS.mentions)}`);
+    return this.rows(sql<MentionRowDb>`${MESSAGE_ITEMS("by", sql`m.box = 'mentions'`, LIMITS.mentions, w)}`);
   }
 
   /** Unread notes received in the window (not the account's own sent notes). */
@@ -385,6 +358,27 @@ const DEV = (d: string) => {
   return sql`${col("deviationid")} AS dev_id, ${col("title")} AS dev_title, ${col("url")} AS dev_url, ${col("is_mature")} AS dev_mature,
     ${col("removed_reason")}::text AS dev_removed, ${STORED(d)} AS dev_sha256, ${ARCHIVED(d)} AS dev_archived`;
 };
+
+/** Notifications `m` past their account's baseline `b`, with the account `a` and the user `u` who caused them. */
+const FROM_MESSAGES = sql`messages m
+  JOIN accounts a ON a.id = m.account_id
+  ${BASELINE("b", "m.account_id", "messages")}
+  LEFT JOIN users u ON u.userid = m.originator_userid`;
+
+/**
+ * Comments or mentions (`which` messages) new in the window, newest first, with who wrote them (as `by`), the
+ * comment's body (its comments row, else the message's own copy) and the deviation they are on.
+ */
+const MESSAGE_ITEMS = (by: "author" | "by", which: RawBuilder<unknown>, limit: number, w: DigestSectionWindow) => sql`
+  SELECT a.name AS account, m.type, u.username AS ${sql.ref(by)}, m.ts,
+    COALESCE(c.body, m.raw #>> '{comment,body}', m.raw #>> '{subject,comment,body}') AS body,
+    count(*) OVER ()::int AS total, ${DEV("d")}
+  FROM ${FROM_MESSAGES}
+  LEFT JOIN comments c ON c.commentid = m.subject_commentid
+  LEFT JOIN deviations d ON d.deviationid = m.subject_deviationid
+  WHERE ${which} AND ${NEW("m", "b", w)}
+  ORDER BY m.ts DESC NULLS LAST, m.messageid
+  LIMIT ${sql.lit(limit)}`;
 
 const FAVE = sql`COALESCE(m.type, '') ~* '^(fav|collect)'`;
 const COMMENT = sql`COALESCE(m.type, '') ~* '^(comment|reply)'`;
