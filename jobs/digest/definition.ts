@@ -1,6 +1,6 @@
 // digest.send: the digest of one channel for the window ending at one tick. Its id is (channel, tick), so
 // the same tick enqueued by two workers (or by a catch-up) is one job.
-import type { DigestChannel } from "../../src/digest/config.ts";
+import type { DigestChannel } from "../../src/config/digest.ts";
 import { DigestJobPayload } from "../../src/digest/run-digest.ts";
 import type { JobDefinition } from "../../src/queue/job-definition.ts";
 

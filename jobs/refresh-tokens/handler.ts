@@ -1,5 +1,6 @@
 // Refreshes tokens that would expire before the next run of this job; an idle daemon keeps its grants alive.
-import { DEFAULT_REFRESH_MARGIN_MS, ReauthRequiredError, TokenRefreshDeferredError } from "../../src/api/tokens.ts";
+import { ReauthRequiredError, TokenRefreshDeferredError } from "../../src/api/token-errors.ts";
+import { DEFAULT_REFRESH_MARGIN_MS } from "../../src/api/token-session.ts";
 import type { JobResult } from "../../src/queue/job-definition.ts";
 import type { WorkerContext } from "../context.ts";
 import type { RefreshTokensPayload } from "./definition.ts";

@@ -10,7 +10,9 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type { Redis } from "ioredis";
 import type { Logger } from "../log.ts";
-import { DiskFullError, OutsideArchiveError, type Archive } from "../storage/archive.ts";
+import type { Archive } from "../storage/archive.ts";
+import { DiskFullError } from "../storage/free-space.ts";
+import { OutsideArchiveError } from "../storage/layout.ts";
 import { folderFault, type StorageFaultError } from "../storage/storage-fault.ts";
 
 export type PauseState = {

@@ -2,7 +2,7 @@
 // degraded rows whose quota window has come (their delayed jobs are promoted), and failed rows whose
 // retry is due (src/downloads/retry.ts: their failed job is replaced by a new one). Every hour, and at worker
 // start, it also re-adds the job of every row still marked queued: a lost queue is rebuilt from the table.
-import { grantUnusable } from "../api/tokens.ts";
+import { grantUnusable } from "../api/token-errors.ts";
 import type { ClaimedDownload } from "../db/download.repository.ts";
 import type { Services } from "../services.ts";
 import { downloadDepsFor } from "./deps.ts";

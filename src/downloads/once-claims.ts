@@ -3,7 +3,7 @@
 // queue held when the run began (a killed run's, a stopped worker's; a running worker keeps the file it is on
 // through the per-file lock), never the run's own claims, which are stamped after its start even on a clock that
 // stands still: a file another process holds past the busy wait is left to it.
-import type { ReauthRequiredError } from "../api/tokens.ts";
+import type { ReauthRequiredError } from "../api/token-errors.ts";
 import type { ClaimedDownload } from "../db/download.repository.ts";
 import type { Logger } from "../log.ts";
 import type { HolderLease } from "../queue/holder.ts";

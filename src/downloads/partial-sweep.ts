@@ -8,7 +8,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type { DownloadRepository } from "../db/download.repository.ts";
 import type { Archive } from "../storage/archive.ts";
-import { PARTIAL_DIR } from "../storage/archive.ts";
+import { PARTIAL_DIR } from "../storage/layout.ts";
 
 /** A partial original's name: `<deviationid>-original.part` (download-file.ts names the transfer). */
 const PARTIAL_ORIGINAL = /^([A-Za-z0-9][A-Za-z0-9._-]*)-original\.part$/;

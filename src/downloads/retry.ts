@@ -7,7 +7,7 @@
 // downloadable, deleted) never get here: they are recorded as not_downloadable (download-file.ts), and
 // neither does an account that must log in again: its rows stay wanted, untried (isMissingGrant below).
 import { ApiError, isPermanent } from "../api/errors.ts";
-import { ReauthRequiredError } from "../api/tokens.ts";
+import { ReauthRequiredError } from "../api/token-errors.ts";
 import type { DownloadKind } from "../db/download.repository.ts";
 import { scrubString } from "../redact.ts";
 import type { DownloadDeps } from "./deps.ts";

@@ -7,7 +7,7 @@
 // long-term schedule (retry.ts). Rows a killed run left queued are taken over (a per-file lock in Redis keeps a
 // running worker out).
 import { isThrottleDelay } from "../api/errors.ts";
-import { grantUnusable, type ReauthRequiredError } from "../api/tokens.ts";
+import { grantUnusable, type ReauthRequiredError } from "../api/token-errors.ts";
 import type { ClaimedDownload } from "../db/download.repository.ts";
 import { needsLoginError, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";

@@ -19,7 +19,8 @@ import { ApiError, ThrottleDelayError } from "../api/errors.ts";
 import { DEFAULT_USER_AGENT } from "../api/http.ts";
 import type { Pacer, Permit } from "../api/pacer.ts";
 import type { Logger } from "../log.ts";
-import { FileTooLargeError, type Archive, type StoredFile } from "../storage/archive.ts";
+import type { Archive, StoredFile } from "../storage/archive.ts";
+import { FileTooLargeError } from "../storage/stream-write.ts";
 import { RedirectRefusedError, TransferBoundError, TransferError } from "./transfer-errors.ts";
 
 export { RedirectRefusedError, TransferBoundError, TransferError };

@@ -11,7 +11,7 @@ import path from "node:path";
 import type { StoredRow } from "../db/download.repository.ts";
 import { ImportedFileRepository } from "../db/imported-file.repository.ts";
 import type { Logger } from "../log.ts";
-import { ORIGINALS_DIR, PARTIAL_DIR } from "../storage/archive.ts";
+import { ORIGINALS_DIR, PARTIAL_DIR } from "../storage/layout.ts";
 import { QUARANTINE_DIR } from "../storage/layout.ts";
 import { copyBlob, hashBlob } from "../storage/blob-transfer.ts";
 import { originalKeyOf } from "../storage/links.ts";

@@ -18,10 +18,6 @@ import { safeExtension } from "./sanitize.ts";
 import { BatchedWriter, checkRunningSize, hashInto, nextOrAbort, SizeMismatchError, toBuffer } from "./stream-write.ts";
 
 // What src/downloads still imports through this file; the rest of dvault imports each from the file that defines it.
-export { extensionFor } from "./extension.ts";
-export { DiskFullError } from "./free-space.ts";
-export { ORIGINALS_DIR, OutsideArchiveError, PARTIAL_DIR } from "./layout.ts";
-export { FileTooLargeError } from "./stream-write.ts";
 
 export type ArchiveOptions = {
   root: string;

@@ -6,7 +6,6 @@ import type { SyncRepos } from "./repos.ts";
 import type { SourceRef, SourceState } from "../db/sync-state.repository.ts";
 
 // For jobs/sync-source/definition.ts, which imports it through this file.
-export { SOURCE_NAMES } from "../config-defaults.ts";
 import { type SOURCE_NAMES, DEFAULT_SOURCE_EVERY_MS } from "../config-defaults.ts";
 export type SourceName = (typeof SOURCE_NAMES)[number];
 
