@@ -10,9 +10,11 @@
 //   over them, a callback handed them), a function or member returning one, and names other files export so;
 //   `.addBulk(` and `.upsertJobScheduler(` anywhere, and `.add(` whose job is one of the catalogue's. A Set's
 //   `.add(x)` passes.
-// - Running a job again is a side entrance too: `.retry(` and `.promote(` on a job (a name typed `Job` or ending in
-//   "job", read with getJob, or looped over a list of jobs), and a queue's `.retryJobs(` and `.promoteJobs(`, are
-//   allowed only where RERUNS says why.
+// - Running a job again is a side entrance too: `.retry(`, `.promote(`, `.changeDelay(`, `.moveToDelayed(` and
+//   `.moveToWait(` on a job (a name typed `Job` or ending in "job"/"jobs", what any queue getter of jobs hands back
+//   (getJob, getJobs, getFailed, getDelayed, … on any value, Job.fromId), and the elements of such a list in a
+//   for-of or a `.map`/`.forEach`/`.filter` callback), and a queue's `.retryJobs(` and `.promoteJobs(`, are allowed
+//   only where RERUNS says why. A queue reached through QueueAdmin.queue() is held to this as any other.
 // One line per finding; exit 1 when there is any.
 import { bare, type Check, literalString, type Node, parseTree, resolveSpecifier, runAsMain, type SourceFile, sourceOf, walk } from "./parse.ts";
 import { checkRoot } from "./source-files.ts";
@@ -61,6 +63,10 @@ const GETTERS = new Set(["queue", "getQueue", "queueFor", "queueOf"]);
 const RERUNS: Readonly<Record<string, readonly string[]>> = {
   "src/queue/queue-admin.ts": ["retry"],
   "src/queue/producer.ts": ["promote"],
+  // The worker host parks the job it holds (its token) until the wait its pacing or outage says, as BullMQ's
+  // DelayedError asks; src/queue/requeue.ts hands an active job lost by a dead process back the same way.
+  "src/queue/worker-host.ts": ["moveToDelayed"],
+  "src/queue/requeue.ts": ["moveToDelayed"],
 };
 
 function propName(m: Node): string | null {
@@ -443,37 +449,92 @@ function catalogue(files: readonly SourceFile[]): { jobNames: Set<string>; const
   return { jobNames, constants };
 }
 
-/** Names of one file that hold a job: typed `Job`, read with getJob, looped over a list of jobs. */
+/**
+ * What hands back a job or a list of them: a queue's getters (`getJob`, `getJobs`, `getFailed`, `getDelayed`, …, on any
+ * value: a queue reached through any door is still one) and `Job.fromId`.
+ */
+const JOB_GETTERS = new Set([
+  "getJob",
+  "getJobs",
+  "getActive",
+  "getCompleted",
+  "getDelayed",
+  "getFailed",
+  "getPrioritized",
+  "getWaiting",
+  "getWaitingChildren",
+  "fromId",
+]);
+/** Methods of a list whose callback is handed its elements: `jobs.map((j) => j.retry())`. */
+const ITERATORS = new Set(["map", "flatMap", "forEach", "filter", "find", "findLast", "some", "every", "reduce", "reduceRight", "sort", "toSorted"]);
+/** What runs a job again, or moves it to be taken sooner or again: on a job, then on a queue. */
+const JOB_RERUNS = new Set(["retry", "promote", "changeDelay", "moveToDelayed", "moveToWait"]);
+const QUEUE_RERUNS = new Set(["retryJobs", "promoteJobs"]);
+
+/**
+ * Names of one file that hold a job or a list of them: typed `Job`, read with a job getter (JOB_GETTERS) or out of
+ * a list of jobs, looped over one (for-of, or a callback of `.map`, `.forEach`, `.filter`, …).
+ */
 function jobNames(src: SourceFile, bull: BullBindings): Set<string> {
   const names = new Set<string>();
   const types = new Set(["Job", ...[...bull.classes].filter(([, b]) => b === "Job").map(([l]) => l)]);
-  walk(src.program, (n) => {
-    if (n.type === "VariableDeclarator") {
-      const init = n.init ? value(n.init) : null;
-      const fromGetJob = init?.type === "CallExpression" && propName(value(init.callee)) === "getJob";
-      if (typeKind(typeOf(n.id), types) === "queue" || fromGetJob) for (const name of boundNames(n.id)) names.add(name);
-    }
-    if (n.type === "FunctionDeclaration" || n.type === "FunctionExpression" || n.type === "ArrowFunctionExpression")
-      for (const p of n.params) if (typeKind(typeOf(p), types) === "queue") for (const name of boundNames(p)) names.add(name);
-    if (n.type === "ForOfStatement") {
-      const over = value(n.right);
-      const last = over.type === "Identifier" ? over.name : over.type === "MemberExpression" ? (propName(over) ?? "") : "";
-      const listed = /jobs$/i.test(last) || (over.type === "CallExpression" && /^getJobs?$/.test(propName(value(over.callee)) ?? ""));
-      if (listed) for (const name of boundNames(n.left.type === "VariableDeclaration" ? n.left.declarations[0]?.id : n.left)) names.add(name);
-    }
-  });
+  const add = (p: Node | null | undefined) => {
+    for (const name of boundNames(p)) names.add(name);
+  };
+  for (let pass = 0, before = -1; pass < 6 && names.size !== before; pass++) {
+    before = names.size;
+    walk(src.program, (n) => {
+      if (n.type === "VariableDeclarator" && (typeKind(typeOf(n.id), types) || holdsJobs(n.init, names))) add(n.id);
+      if (n.type === "AssignmentExpression" && n.left.type === "Identifier" && holdsJobs(n.right, names)) names.add(n.left.name);
+      if (FUNCTIONS.has(n.type)) for (const p of n.params) if (typeKind(typeOf(p), types)) add(p);
+      if ((n.type === "ForOfStatement" || n.type === "ForInStatement") && holdsJobs(n.right, names))
+        add(n.left.type === "VariableDeclaration" ? n.left.declarations[0]?.id : n.left);
+      if (n.type === "CallExpression") {
+        const callee = value(n.callee);
+        const method = propName(callee);
+        if (method !== null && ITERATORS.has(method) && holdsJobs(callee.object, names))
+          for (const a of n.arguments) if (FUNCTIONS.has(a.type)) for (const p of a.params) add(p);
+      }
+      return undefined;
+    });
+  }
   return names;
 }
 
-function isJob(node: Node, names: ReadonlySet<string>): boolean {
+/** Whether an expression is a job or a list of jobs, by what `names` holds and what hands jobs back. */
+function holdsJobs(node: Node | null | undefined, names: ReadonlySet<string>): boolean {
+  if (!node) return false;
   const n = value(node);
-  if (n.type === "Identifier") return names.has(n.name) || /job$/i.test(n.name);
-  if (n.type === "MemberExpression") {
-    const p = propName(n) ?? "";
-    return names.has(p) || /job$/i.test(p);
+  switch (n.type) {
+    case "Identifier":
+      return names.has(n.name) || /jobs?$/i.test(n.name);
+    case "MemberExpression": {
+      if (n.computed) return holdsJobs(n.object, names);
+      const p = propName(n) ?? "";
+      return names.has(p) || /jobs?$/i.test(p);
+    }
+    case "CallExpression": {
+      const callee = value(n.callee);
+      const method = propName(callee);
+      if (method !== null && JOB_GETTERS.has(method)) return true;
+      // list.filter(…), list.slice(…), Array.from(list), Promise.all(…) of jobs.
+      if (callee.type === "MemberExpression" && method !== null && (ACCESSORS.has(method) || ITERATORS.has(method)) && holdsJobs(callee.object, names))
+        return true;
+      // Array.from(list), Promise.all(list), Object.values(byId).
+      const global = value(callee.object ?? callee);
+      return global.type === "Identifier" && ["Array", "Promise", "Object"].includes(global.name) && n.arguments.some((a: Node) => holdsJobs(a, names));
+    }
+    case "SpreadElement":
+      return holdsJobs(n.argument, names);
+    case "ArrayExpression":
+      return n.elements.some((e: Node | null) => holdsJobs(e, names));
+    case "ConditionalExpression":
+      return holdsJobs(n.consequent, names) || holdsJobs(n.alternate, names);
+    case "LogicalExpression":
+      return holdsJobs(n.left, names) || holdsJobs(n.right, names);
+    default:
+      return false;
   }
-  if (n.type === "CallExpression") return propName(value(n.callee)) === "getJob";
-  return false;
 }
 
 /** The findings of the parsed src/ and jobs/ files of `root`. */
@@ -565,9 +626,9 @@ export function checkJobs(root: string, files: readonly SourceFile[] = parseTree
       if (n.type === "CallExpression") {
         const callee = value(n.callee);
         const method = propName(callee);
-        if (method === "retry" || method === "promote" || method === "retryJobs" || method === "promoteJobs") {
+        if (method !== null && (JOB_RERUNS.has(method) || QUEUE_RERUNS.has(method))) {
           if (RERUNS[src.rel]?.includes(method)) return undefined;
-          const onJob = method === "retryJobs" || method === "promoteJobs" || isJob(callee.object, jobs);
+          const onJob = QUEUE_RERUNS.has(method) || holdsJobs(callee.object, jobs);
           if (onJob)
             out.push(
               `${src.rel}:${src.lineAt(callee.property.start)}: ${sourceOf(src, callee.object)}.${method}(…) runs a job again around the producer and its table; see RERUNS in scripts/checks/jobs-through-producer.ts`,
