@@ -1,8 +1,9 @@
 // What the checks of scripts/checks read: each TypeScript source of a tree parsed once with oxc-parser (which
 // parses the TypeScript 7 syntax this repository is written in), and what every check asks of a parsed file:
-// its walk, the modules it names (import, export … from, import(), require, `import x = require`, `typeof
-// import`), the text a string, template or concatenation spells, and lines. A check reads code, not text: a
-// comment or a regular expression that looks like an import or a statement is neither.
+// its walk, the modules it names (import, export … from, import(), require (and any name createRequire's result
+// is bound to, and module.require), `import x = require`, `typeof import`), the text a string, template or
+// concatenation spells, and lines. A check reads code, not text: a comment or a regular expression that looks
+// like an import or a statement is neither.
 import fs from "node:fs";
 import path from "node:path";
 import { parseSync } from "oxc-parser";
@@ -126,17 +127,56 @@ export function literalString(node: Node | null | undefined): string | null {
   return null;
 }
 
-function isRequireCallee(callee: Node): boolean {
+/**
+ * The names a file binds to a require: `require` itself, and any name bound to createRequire(…)'s result
+ * (`const req = createRequire(import.meta.url)`), createRequire imported under any name or read off node:module.
+ */
+function requireNames(src: SourceFile): { isCreateRequire(callee: Node): boolean; requires: Set<string> } {
+  const creators = new Set(["createRequire"]);
+  const modules = new Set<string>();
+  walk(src.program, (n) => {
+    if (n.type !== "ImportDeclaration" || !/^(node:)?module$/.test(literalString(n.source) ?? "")) return;
+    for (const s of n.specifiers ?? []) {
+      if (s.type === "ImportSpecifier" && (s.imported.name ?? s.imported.value) === "createRequire") creators.add(s.local.name);
+      if (s.type === "ImportDefaultSpecifier" || s.type === "ImportNamespaceSpecifier") modules.add(s.local.name);
+    }
+  });
+  const isCreateRequire = (callee: Node): boolean => {
+    const c = bare(callee);
+    if (c.type === "Identifier") return creators.has(c.name);
+    if (c.type !== "MemberExpression") return false;
+    const name = c.computed ? literalString(c.property) : c.property.name;
+    return name === "createRequire";
+  };
+  const requires = new Set(["require"]);
+  walk(src.program, (n) => {
+    if (n.type !== "VariableDeclarator" && n.type !== "AssignmentExpression") return;
+    const id = n.type === "VariableDeclarator" ? n.id : n.left;
+    const init = n.type === "VariableDeclarator" ? n.init : n.right;
+    if (id?.type !== "Identifier" || !init) return;
+    const v = bare(init);
+    if ((v.type === "CallExpression" && isCreateRequire(v.callee)) || (v.type === "Identifier" && requires.has(v.name))) requires.add(id.name);
+  });
+  return { isCreateRequire, requires };
+}
+
+function isRequireCallee(callee: Node, names: ReturnType<typeof requireNames>): boolean {
   const c = bare(callee);
-  if (c.type === "Identifier" && c.name === "require") return true;
+  if (c.type === "Identifier") return names.requires.has(c.name);
   // createRequire(import.meta.url)("x")
-  if (c.type === "CallExpression" && bare(c.callee).type === "Identifier" && bare(c.callee).name === "createRequire") return true;
+  if (c.type === "CallExpression") return names.isCreateRequire(c.callee);
+  // module.require("x"), req.require("x")
+  if (c.type === "MemberExpression" && !c.computed && c.property.name === "require") {
+    const o = bare(c.object);
+    return o.type === "Identifier" && (o.name === "module" || names.requires.has(o.name));
+  }
   return false;
 }
 
 /** Every module the file names, in source order. */
 export function moduleRefs(src: SourceFile): ModuleRef[] {
   const out: ModuleRef[] = [];
+  const requires = requireNames(src);
   const add = (node: Node, arg: Node | null, kind: ModuleRef["kind"], typeOnly: boolean): void => {
     const specifier = literalString(arg);
     const computed = !arg || bare(arg).type !== "Literal";
@@ -162,7 +202,7 @@ export function moduleRefs(src: SourceFile): ModuleRef[] {
         add(n, n.source, "dynamic", false);
         break;
       case "CallExpression":
-        if (isRequireCallee(n.callee)) add(n, n.arguments[0] ?? null, "require", false);
+        if (isRequireCallee(n.callee, requires)) add(n, n.arguments[0] ?? null, "require", false);
         break;
       case "TSImportEqualsDeclaration":
         if (n.moduleReference?.type === "TSExternalModuleReference") add(n, n.moduleReference.expression, "import-equals", n.importKind === "type");

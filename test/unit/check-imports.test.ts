@@ -20,6 +20,16 @@ describe(checkImports.name, () => {
       "src/sync/driver.ts":
         'import pg from "pg";\nimport { Kysely } from "kysely";\nexport { PrismaClient } from "@prisma/client";\nexport const p = [pg, Kysely];\n',
       "src/sync/bull.ts": 'import type { Queue } from "bullmq";\nexport type Q = Queue;\nexport const load = () => import("bullmq");\n',
+      // A require under any name: createRequire's result bound to another name (createRequire itself renamed,
+      // the result passed on), and module.require.
+      "src/api/create-require.ts":
+        'import { createRequire } from "node:module";\nconst req = createRequire(import.meta.url);\nexport const x = req("../db/x.repository.ts");\n',
+      "src/api/module-require.ts": 'export const x = module.require("../db/x.repository.ts");\n',
+      "src/sync/req-bull.ts":
+        'import { createRequire as make } from "node:module";\nconst r = make(import.meta.url);\nconst again = r;\nexport const b = again("bullmq");\n',
+      // A package's home folder handing its values on under other names, taken outside the folder.
+      "src/queue/handed.ts": 'export { Queue as JobQueue, type Job } from "bullmq";\nimport { Worker } from "bullmq";\nexport { Worker as Runner };\n',
+      "src/sync/uses-handed.ts": 'import { JobQueue, Runner } from "../queue/handed.ts";\nexport const u = [JobQueue, Runner];\n',
       // Clean: what the rules allow, and text that only looks like an import.
       "src/sync/clean.ts": [
         'import { x } from "../db/x.repository.ts";',
@@ -31,6 +41,11 @@ describe(checkImports.name, () => {
       ].join("\n"),
       "src/db/pg.ts": 'import pg from "pg";\nexport const p = pg;\n',
       "src/queue/q.ts": 'import { Queue } from "bullmq";\nexport const Q = Queue;\n',
+      // A home folder's types handed on, and its values re-exported for its own files only.
+      "src/queue/types-only.ts": 'export type { Job } from "bullmq";\nexport { type Queue } from "bullmq";\n',
+      "src/sync/uses-types.ts": 'import type { Job, Queue } from "../queue/types-only.ts";\nexport type J = Job | Queue;\n',
+      "src/db/inner.ts": 'export { sql } from "kysely";\nimport { Kysely } from "kysely";\nexport { Kysely as K };\n',
+      "src/db/uses-inner.ts": 'import { K, sql } from "./inner.ts";\nexport const s = [sql, K];\n',
     });
 
   it("finds every planted import across the rules, with its file and line", () => {
@@ -48,6 +63,15 @@ describe(checkImports.name, () => {
     expect(placesIn(findings, "src/sync/driver.ts")).toEqual(["src/sync/driver.ts:1", "src/sync/driver.ts:2", "src/sync/driver.ts:3"]);
     expect(findings).toContain("src/sync/bull.ts:1: only src/queue may import bullmq (sync does); see docs/ARCHITECTURE.md");
     expect(placesIn(findings, "src/sync/bull.ts")).toEqual(["src/sync/bull.ts:1", "src/sync/bull.ts:3"]);
+    expect(placesIn(findings, "src/api/create-require.ts")).toEqual(["src/api/create-require.ts:3"]);
+    expect(placesIn(findings, "src/api/module-require.ts")).toEqual(["src/api/module-require.ts:1"]);
+    expect(findings).toContain("src/sync/req-bull.ts:4: only src/queue may import bullmq (sync does); see docs/ARCHITECTURE.md");
+    expect(placesIn(findings, "src/sync/req-bull.ts")).toEqual(["src/sync/req-bull.ts:4"]);
+    expect(findings).toContain(
+      "src/queue/handed.ts:1: re-exports bullmq's values out of src/queue; only its types may leave the folder (docs/ARCHITECTURE.md)",
+    );
+    expect(findings).toContain("src/queue/handed.ts:3: exports bullmq's Worker out of src/queue; only its types may leave the folder (docs/ARCHITECTURE.md)");
+    expect(placesIn(findings, "src/queue/handed.ts")).toEqual(["src/queue/handed.ts:1", "src/queue/handed.ts:3"]);
   });
 
   it("passes what the rules allow and text that only looks like an import", () => {
@@ -55,7 +79,11 @@ describe(checkImports.name, () => {
     expect(placesIn(findings, "src/sync/clean.ts")).toEqual([]);
     expect(placesIn(findings, "src/db/pg.ts")).toEqual([]);
     expect(placesIn(findings, "src/queue/q.ts")).toEqual([]);
-    expect(findings).toHaveLength(15);
+    expect(placesIn(findings, "src/queue/types-only.ts")).toEqual([]);
+    expect(placesIn(findings, "src/sync/uses-types.ts")).toEqual([]);
+    expect(placesIn(findings, "src/sync/uses-handed.ts")).toEqual([]);
+    expect(placesIn(findings, "src/db/inner.ts")).toEqual([]);
+    expect(findings).toHaveLength(20);
   });
 
   it("names the area it does not know", () => {
