@@ -1,6 +1,7 @@
 // What every check of scripts/checks reads: the TypeScript sources of src/ and jobs/ under a repository root
 // (this one, or another checkout given as the first argument, which is how test/unit/architecture-checks.test.ts
-// shows each check failing on a tree made to break it). Generated code and node_modules are never read.
+// shows each check failing on a tree made to break it). Generated code (src/generated) and node_modules are never
+// read.
 import fs from "node:fs";
 import path from "node:path";
 
@@ -14,15 +15,20 @@ export function checkRoot(): string {
   return path.resolve(given ?? path.join(import.meta.dirname, "..", ".."));
 }
 
-/** Source files below `dir`, skipping generated code, node_modules and any folder in `skip`. */
+/**
+ * Source files below `dir` (.ts, .mts, .cts, .js, .mjs, .cjs; declaration files aside), skipping node_modules, any
+ * folder in `skip`, and the generated code: the folder `generated` directly in src/ (src/generated, which
+ * scripts/prisma-generate.js writes), not a folder of that name elsewhere.
+ */
 export function sourceFiles(dir: string, skip: readonly string[] = []): string[] {
   if (!fs.existsSync(dir)) return [];
   const out: string[] = [];
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (entry.name !== "generated" && entry.name !== "node_modules" && !skip.includes(p)) out.push(...sourceFiles(p, skip));
-    } else if (/\.(?:ts|mts|cts|js|mjs)$/.test(entry.name) && !entry.name.endsWith(".d.ts")) {
+      const generated = entry.name === "generated" && path.basename(dir) === "src";
+      if (!generated && entry.name !== "node_modules" && !skip.includes(p)) out.push(...sourceFiles(p, skip));
+    } else if (/\.[mc]?[jt]s$/.test(entry.name) && !/\.d\.[mc]?ts$/.test(entry.name)) {
       out.push(p);
     }
   }

@@ -30,6 +30,11 @@ describe(checkImports.name, () => {
       // A package's home folder handing its values on under other names, taken outside the folder.
       "src/queue/handed.ts": 'export { Queue as JobQueue, type Job } from "bullmq";\nimport { Worker } from "bullmq";\nexport { Worker as Runner };\n',
       "src/sync/uses-handed.ts": 'import { JobQueue, Runner } from "../queue/handed.ts";\nexport const u = [JobQueue, Runner];\n',
+      // Files the checks must read: a folder named generated below src/api (only src/generated is generated),
+      // CommonJS and TypeScript's module extensions.
+      "src/api/deep/generated/hidden.ts": 'export { x } from "../../../db/x.repository.ts";\n',
+      "src/api/legacy.cjs": 'module.exports = require("../db/x.repository.ts");\n',
+      "src/api/typed.cts": 'import { x } from "../db/x.repository.ts";\nexport const y = x;\n',
       // Clean: what the rules allow, and text that only looks like an import.
       "src/sync/clean.ts": [
         'import { x } from "../db/x.repository.ts";',
@@ -41,6 +46,9 @@ describe(checkImports.name, () => {
       ].join("\n"),
       "src/db/pg.ts": 'import pg from "pg";\nexport const p = pg;\n',
       "src/queue/q.ts": 'import { Queue } from "bullmq";\nexport const Q = Queue;\n',
+      // Generated code is not read (src/generated is no area the rules name), nor declaration files.
+      "src/generated/client.ts": 'import pg from "pg";\nexport const c = pg;\n',
+      "src/api/shapes.d.cts": 'import type { Row } from "../db/x.repository.ts";\nexport type R = Row;\n',
       // A home folder's types handed on, and its values re-exported for its own files only.
       "src/queue/types-only.ts": 'export type { Job } from "bullmq";\nexport { type Queue } from "bullmq";\n',
       "src/sync/uses-types.ts": 'import type { Job, Queue } from "../queue/types-only.ts";\nexport type J = Job | Queue;\n',
@@ -72,6 +80,9 @@ describe(checkImports.name, () => {
     );
     expect(findings).toContain("src/queue/handed.ts:3: exports bullmq's Worker out of src/queue; only its types may leave the folder (docs/ARCHITECTURE.md)");
     expect(placesIn(findings, "src/queue/handed.ts")).toEqual(["src/queue/handed.ts:1", "src/queue/handed.ts:3"]);
+    expect(placesIn(findings, "src/api/deep/generated/hidden.ts")).toEqual(["src/api/deep/generated/hidden.ts:1"]);
+    expect(placesIn(findings, "src/api/legacy.cjs")).toEqual(["src/api/legacy.cjs:1"]);
+    expect(placesIn(findings, "src/api/typed.cts")).toEqual(["src/api/typed.cts:1"]);
   });
 
   it("passes what the rules allow and text that only looks like an import", () => {
@@ -83,7 +94,11 @@ describe(checkImports.name, () => {
     expect(placesIn(findings, "src/sync/uses-types.ts")).toEqual([]);
     expect(placesIn(findings, "src/sync/uses-handed.ts")).toEqual([]);
     expect(placesIn(findings, "src/db/inner.ts")).toEqual([]);
-    expect(findings).toHaveLength(20);
+    expect(findings.filter((f) => f.includes("generated"))).toEqual([
+      "src/api/deep/generated/hidden.ts:1: api may not import db (../../../db/x.repository.ts); see docs/ARCHITECTURE.md",
+    ]);
+    expect(placesIn(findings, "src/api/shapes.d.cts")).toEqual([]);
+    expect(findings).toHaveLength(23);
   });
 
   it("names the area it does not know", () => {
