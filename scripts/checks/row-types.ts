@@ -16,6 +16,9 @@
 //   followed through the aliases and interfaces T names;
 // - a driver call given the type of its rows by hand (`q.query<T>(…)`) is one too, whatever T is: the typed
 //   path is Kysely's, whose builder infers the rows and whose `sql<T>` tag this check reads.
+// - a statement whose rows go untyped is named too: `sql<any>`/`sql<unknown>` that is not a column or a fragment
+//   (`.as("c")`, a substitution into another statement), and an untyped `sql` executed in a function whose
+//   declared return type is a hand-written row type.
 // Files that describe something other than rows are listed in NOT_ROWS, each with what it describes.
 import fs from "node:fs";
 import path from "node:path";
@@ -249,7 +252,58 @@ export function rowTypesIn(src: SourceFile, tables: ReadonlyMap<string, Readonly
         );
     }
   });
+  for (const f of untypedStatements(src, tables, decls)) found.add(f);
   return [...found];
+}
+
+const FUNCTIONS = new Set(["FunctionDeclaration", "FunctionExpression", "ArrowFunctionExpression"]);
+
+/** Whether a type says nothing of the rows: `any`, `unknown`, an array or a Record of them. */
+function saysNothing(type: Node): boolean {
+  if (type.type === "TSAnyKeyword" || type.type === "TSUnknownKeyword") return true;
+  if (type.type === "TSArrayType") return saysNothing(type.elementType);
+  const args = type.typeArguments?.params as Node[] | undefined;
+  if (type.type === "TSTypeReference" && type.typeName?.name === "Record" && args?.[1]) return saysNothing(args[1]);
+  return false;
+}
+
+/** The node an expression is read by, past parentheses and type assertions, and the child it is reached through. */
+function reader(ancestors: readonly Node[], n: Node): { parent: Node | undefined; child: Node } {
+  let i = ancestors.length - 1;
+  let child = n;
+  while (i >= 0 && bare(ancestors[i] as Node) !== ancestors[i]) child = ancestors[i--] as Node;
+  return { parent: ancestors[i], child };
+}
+
+/**
+ * Statements whose rows go untyped: `sql<any>` or `sql<unknown>` (not a column or a fragment: `sql<unknown>\`d.raw -> 'x'\`.as("x")`,
+ * a substitution into another statement), and an untyped `sql\`…\`.execute(…)` in a function whose declared
+ * return type is a hand-written row type (the rows then reach it typed by nothing but that declaration).
+ */
+function untypedStatements(src: SourceFile, tables: ReadonlyMap<string, ReadonlySet<string>>, decls: Decls): string[] {
+  const out: string[] = [];
+  walk(src.program, (n, ancestors) => {
+    const callee = n.type === "TaggedTemplateExpression" ? n.tag : n.type === "CallExpression" ? n.callee : null;
+    if (callee?.type !== "Identifier" || callee.name !== "sql") return;
+    const { parent, child } = reader(ancestors, n);
+    const fragment = (parent?.type === "MemberExpression" && parent.object === child && parent.property?.name === "as") || parent?.type === "TemplateLiteral";
+    const arg = (n.typeArguments?.params as Node[] | undefined)?.[0];
+    if (arg && saysNothing(arg) && !fragment)
+      out.push(`${src.rel}:${src.lineAt(n.start)}: an untyped result (sql<${src.text.slice(arg.start, arg.end)}>): type the rows from the schema`);
+    const executed = parent?.type === "MemberExpression" && parent.object === child && parent.property?.name === "execute";
+    if (arg || !executed) return;
+    const fn = [...ancestors].reverse().find((a) => FUNCTIONS.has(a.type));
+    const returns = fn?.returnType?.typeAnnotation;
+    if (!returns) return;
+    for (const { body, src: at } of objectTypes(returns, src, decls)) {
+      const row = rowOf(body, tables);
+      if (row)
+        out.push(
+          `${at.rel}:${at.lineAt(body.start)}: a hand-written row type (${row.what}) returned from an untyped statement (line ${src.lineAt(n.start)}): type it with sql<…> from the schema`,
+        );
+    }
+  });
+  return out;
 }
 
 export const rowTypesCheck: Check = {

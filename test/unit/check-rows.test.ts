@@ -60,6 +60,25 @@ describe("check:rows", () => {
     ]);
   });
 
+  it("names statements whose rows go untyped: sql<any>, sql<unknown>, and an untyped sql in a function declared to return hand-written rows", () => {
+    const text = [
+      "type Failed = { path: string | null; attempts: number };", // 1
+      "export async function e(k: K) {", // 2
+      "  await sql<any>`SELECT 1`.execute(k);", // 3
+      "  return (await sql<unknown[]>`SELECT 1`.execute(k)).rows;", // 4
+      "}",
+      "export async function f(k: K): Promise<Failed[]> {", // 6
+      "  const { rows } = await sql`SELECT 1`.execute(k);", // 7
+      "  return rows.map((r) => r);",
+      "}",
+    ].join("\n");
+    expect(found(text)).toEqual([
+      "src/db/x.repository.ts:3: an untyped result (sql<any>)",
+      "src/db/x.repository.ts:4: an untyped result (sql<unknown[]>)",
+      "src/db/x.repository.ts:1: a hand-written row type (path, attempts of downloads) returned from an untyped statement (line 7)",
+    ]);
+  });
+
   it('follows a member read by index (Entry["k"]) into that member alone: a row typed by hand there is named, its siblings are not the statement\'s', () => {
     const text: string[] = [
       "export type Entry = { kind: 'a' | 'b'; file: { deviationid: string; title: string | null } | null };", // 1
@@ -86,6 +105,9 @@ describe("check:rows", () => {
       "  await sql<number>`count(*)`.execute(k);",
       "  const gaps = row.gaps as Record<string, { noteid: string; subject: string }>;",
       "  const n = (await sql`SELECT 1`.execute(k)).rows.length;",
+      "  await kysely(db).selectFrom('downloads').select([sql<unknown>`raw -> 'x'`.as('x'), 'id']).execute();",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: planted source text
+      "  await sql<{ n: number }>`SELECT ${sql<any>`true`} AS n`.execute(k);",
       "  const params = { noteid: 'x', subject: 'y' } as { noteid: string; subject: string };",
       "  const counts = input as unknown as { path: string; attempts: number; n: number; age: string; size: number };",
       "  return kysely(db).selectFrom('notes').select(['noteid', 'subject']).execute();",
