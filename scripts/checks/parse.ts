@@ -241,15 +241,26 @@ export function packageOf(specifier: string): string {
 /** A piece of spelled-out text with the line its first character stands on. */
 export type TextPiece = { text: string; line: number; multiline: boolean };
 
+/** Which branch of a conditional (`c ? a : b`) staticText reads: each is read in a pass of its own. */
+export type Branch = "consequent" | "alternate";
+
 /**
  * What a string expression spells, as far as the code says it: a string, a template (its substitutions spelled
- * where they are static, else "?"), a `+` concatenation, `[…].join(sep)`, `"…".concat(…)`, and names of consts
- * this file binds to such text. Null when nothing of it is static text.
+ * where they are static, else "?"), a `+` concatenation, `[…].join(sep)` (the array written there or a const
+ * bound to it), `"…".concat(…)`, the `branch` of a conditional, and names of consts this file binds to such text.
+ * Null when nothing of it is static text.
  */
-export function staticText(node: Node, src: SourceFile, consts: ReadonlyMap<string, Node> = new Map(), depth = 0): TextPiece[] | null {
+export function staticText(
+  node: Node,
+  src: SourceFile,
+  consts: ReadonlyMap<string, Node> = new Map(),
+  depth = 0,
+  branch: Branch = "consequent",
+): TextPiece[] | null {
   if (depth > 20) return null;
   const n = bare(node);
-  const sub = (e: Node): TextPiece[] => staticText(e, src, consts, depth + 1) ?? [{ text: "?", line: src.lineAt(e.start), multiline: false }];
+  const read = (e: Node, names = consts) => staticText(e, src, names, depth + 1, branch);
+  const sub = (e: Node): TextPiece[] => read(e) ?? [{ text: "?", line: src.lineAt(e.start), multiline: false }];
   switch (n.type) {
     case "Literal":
       return typeof n.value === "string" ? [{ text: n.value, line: src.lineAt(n.start), multiline: false }] : null;
@@ -263,31 +274,33 @@ export function staticText(node: Node, src: SourceFile, consts: ReadonlyMap<stri
       return out;
     }
     case "TaggedTemplateExpression":
-      return staticText(n.quasi, src, consts, depth + 1);
+      return read(n.quasi);
+    case "ConditionalExpression":
+      return read(n[branch]);
     case "BinaryExpression": {
       if (n.operator !== "+") return null;
-      const l = staticText(n.left, src, consts, depth + 1);
-      const r = staticText(n.right, src, consts, depth + 1);
+      const l = read(n.left);
+      const r = read(n.right);
       if (!l && !r) return null;
       return [...(l ?? sub(n.left)), ...(r ?? sub(n.right))];
     }
     case "Identifier": {
       const bound = consts.get(n.name);
-      return bound && bound !== n ? staticText(bound, src, new Map([...consts].filter(([k]) => k !== n.name)), depth + 1) : null;
+      return bound && bound !== n ? read(bound, new Map([...consts].filter(([k]) => k !== n.name))) : null;
     }
     case "CallExpression": {
       const callee = bare(n.callee);
       if (callee.type !== "MemberExpression" || callee.computed) return null;
       const method = callee.property.name;
-      const object = bare(callee.object);
-      if (method === "join" && object.type === "ArrayExpression") {
+      const object = arrayOf(callee.object, consts);
+      if (method === "join" && object) {
         const sep = n.arguments[0] ? (literalString(n.arguments[0]) ?? "?") : ",";
         const parts = object.elements.filter(Boolean).map((e: Node) => sub(e));
         if (parts.every((p: TextPiece[]) => p.length === 1 && p[0]?.text === "?")) return null;
         return parts.flatMap((p: TextPiece[], i: number) => (i === 0 ? p : [{ text: sep, line: p[0]?.line ?? 0, multiline: false }, ...p]));
       }
       if (method === "concat") {
-        const head = staticText(object, src, consts, depth + 1);
+        const head = read(callee.object);
         if (!head) return null;
         return [...head, ...n.arguments.flatMap((a: Node) => sub(a))];
       }
@@ -298,22 +311,34 @@ export function staticText(node: Node, src: SourceFile, consts: ReadonlyMap<stri
   }
 }
 
+/** The array literal an expression is: written there, or a const bound to one. */
+function arrayOf(node: Node, consts: ReadonlyMap<string, Node>): Node | null {
+  const n = bare(node);
+  if (n.type === "ArrayExpression") return n;
+  const bound = n.type === "Identifier" ? consts.get(n.name) : undefined;
+  return bound?.type === "ArrayExpression" ? bound : null;
+}
+
 /**
- * The names this file binds to text once: `const X = "…"` (or a template, a concatenation), with every
- * `X += …` that follows folded in. Read by staticText, so a statement spelled across names is still read whole.
+ * The names this file binds to text once: `const X = "…"` (or a template, a concatenation, a conditional, an
+ * array of text), with every `X += …` that follows folded in. Read by staticText, so a statement spelled across names is still read whole.
  */
 export function textBindings(src: SourceFile): Map<string, Node> {
   const out = new Map<string, Node>();
+  const spellsText = (e: Node) => staticText(e, src, out, 0, "consequent") ?? staticText(e, src, out, 0, "alternate");
   walk(src.program, (n) => {
     if (n.type === "VariableDeclarator" && n.id.type === "Identifier" && n.init) {
       const init = bare(n.init);
-      if (["Literal", "TemplateLiteral", "BinaryExpression", "CallExpression"].includes(init.type) && staticText(init, src, out)) out.set(n.id.name, init);
+      if (["Literal", "TemplateLiteral", "BinaryExpression", "CallExpression", "ConditionalExpression"].includes(init.type) && spellsText(init))
+        out.set(n.id.name, init);
+      // An array of text, joined where it is used: `const parts = ["SELECT id", "FROM t"]; parts.join(" ")`.
+      else if (init.type === "ArrayExpression" && init.elements.some((e: Node | null) => e && spellsText(e))) out.set(n.id.name, init);
     }
     if (n.type === "AssignmentExpression" && n.left.type === "Identifier") {
       const before = out.get(n.left.name);
       if (n.operator === "+=" && before) {
         out.set(n.left.name, { type: "BinaryExpression", operator: "+", left: before, right: n.right, start: before.start, end: n.end });
-      } else if (n.operator === "=" && staticText(n.right, src, out)) out.set(n.left.name, n.right);
+      } else if (n.operator === "=" && spellsText(n.right)) out.set(n.left.name, n.right);
     }
   });
   return out;

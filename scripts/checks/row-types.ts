@@ -6,13 +6,19 @@
 // - the columns of every table are read from the generated types (each `DB` member names a type whose
 //   properties are the table's columns);
 // - a hand-written row type is an object type (a type literal, an interface, a type argument) in src/db in
-//   which at least two properties, and at least half of them, are columns of one table, each typed by hand
-//   (a keyword such as `string`, a literal, a union of those, `Date`, an array of them) instead of taken from
-//   the schema (`Row<"t">["c"]`, `Pick<Row<"t">, …>`, an enum the generator made);
+//   which at least two properties are columns of one table and at least half of them columns of any tables (a
+//   join's rows, padded with computed values), each typed by hand (a keyword such as `string`, a literal, a union
+//   of those, `Date`, an array of them) instead of taken from the schema (`Row<"t">["c"]`, `Pick<Row<"t">, …>`,
+//   an enum the generator made); names are compared lower-cased without underscores (`lastError` is last_error);
 // - a row type is what a statement's result is said to be: the T of `sql<T>`, of a driver call (`q.query<T>(…)`,
-//   `execute<T>`) or of an `as T` assertion onto a statement's result (not onto a jsonb field of a row), followed through the aliases and interfaces T names;
+//   `execute<T>`) or of an `as T` assertion onto a statement's result (not onto a jsonb field of a row): a call,
+//   an await, a `.rows`, a name `rows`, or a name bound from one of those (`const { rows: r } = await …`),
+//   followed through the aliases and interfaces T names;
 // - a driver call given the type of its rows by hand (`q.query<T>(…)`) is one too, whatever T is: the typed
 //   path is Kysely's, whose builder infers the rows and whose `sql<T>` tag this check reads.
+// - a statement whose rows go untyped is named too: `sql<any>`/`sql<unknown>` that is not a column or a fragment
+//   (`.as("c")`, a substitution into another statement), and an untyped `sql` executed in a function whose
+//   declared return type is a hand-written row type.
 // Files that describe something other than rows are listed in NOT_ROWS, each with what it describes.
 import fs from "node:fs";
 import path from "node:path";
@@ -93,20 +99,40 @@ function writtenByHand(type: Node | null | undefined): boolean {
   return false;
 }
 
-/** The table most of whose columns an object type re-declares by hand, if it is a row type. */
-function rowOf(body: Node, tables: ReadonlyMap<string, ReadonlySet<string>>): { table: string; columns: string[] } | null {
+/** A name as a column is compared: lower case, underscores removed (`lastError`, `LAST_ERROR` and `last_error` are one). */
+function normalised(name: string): string {
+  return name.toLowerCase().replaceAll("_", "");
+}
+
+/** The tables a property re-declares a column of by hand (by its normalised name), or none. */
+function handColumnOf(p: Node, tables: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const name = propertyName(p);
+  if (name === null || !writtenByHand(p.typeAnnotation?.typeAnnotation)) return [];
+  const key = normalised(name);
+  return [...tables].filter(([, columns]) => [...columns].some((c) => normalised(c) === key)).map(([table]) => table);
+}
+
+/**
+ * Whether an object type re-declares rows by hand: at least two of its properties are hand-typed columns of one
+ * table, and at least half of them are hand-typed columns of any tables (a join's rows, padded with computed
+ * values). What it re-declares, table by table (each column under the table most of them come from), else null.
+ */
+function rowOf(body: Node, tables: ReadonlyMap<string, ReadonlySet<string>>): { table: string; what: string } | null {
   const props = members(body).filter((m) => m.type === "TSPropertySignature");
   if (props.length < 2) return null;
-  let best: { table: string; columns: string[] } | null = null;
-  for (const [table, columns] of tables) {
-    const hand = props.filter((p) => {
-      const name = propertyName(p);
-      return name !== null && columns.has(name) && writtenByHand(p.typeAnnotation?.typeAnnotation);
-    });
-    if (hand.length >= 2 && hand.length * 2 >= props.length && (!best || hand.length > best.columns.length))
-      best = { table, columns: hand.map((p) => propertyName(p) ?? "") };
+  const hand = props.map((p) => ({ name: propertyName(p) ?? "", tables: handColumnOf(p, tables) })).filter((h) => h.tables.length > 0);
+  const count = new Map<string, number>();
+  for (const h of hand) for (const t of h.tables) count.set(t, (count.get(t) ?? 0) + 1);
+  const most = Math.max(0, ...count.values());
+  if (most < 2 || hand.length * 2 < props.length) return null;
+  // Each column goes under the table that holds most of the type's columns among those it could be of.
+  const byTable = new Map<string, string[]>();
+  for (const h of hand) {
+    const table = h.tables.reduce((a, b) => ((count.get(b) ?? 0) > (count.get(a) ?? 0) ? b : a));
+    byTable.set(table, [...(byTable.get(table) ?? []), h.name]);
   }
-  return best;
+  const groups = [...byTable].sort((a, b) => b[1].length - a[1].length);
+  return { table: groups[0]?.[0] ?? "", what: groups.map(([table, columns]) => `${columns.join(", ")} of ${table}`).join("; ") };
 }
 
 /** Every object type (type literal or interface) named by a type alias or interface, by name, over the files given. */
@@ -160,13 +186,32 @@ function memberOf(n: Node, decls: Decls): { type: Node; src: SourceFile } | null
 const DRIVER_CALLS = new Set(["query", "execute", "executeQuery", "$queryRaw", "$queryRawUnsafe"]);
 
 /**
- * Whether an asserted value can be a statement's rows: an awaited or called result, or a `.rows`. A field of a
- * row (a jsonb value read apart, `r.gaps as …`) is the service's JSON, which the schema types as unknown, not rows.
+ * Whether an asserted value can be a statement's rows: an awaited or called result, a `.rows`, anything named
+ * `rows`, or a name bound from a statement's result (`bound`: `const r = await …`, `const { rows: found } = …`).
+ * A field of a row (a jsonb value read apart, `r.gaps as …`) is the service's JSON, which the schema types as
+ * unknown, not rows.
  */
-function fromStatement(expression: Node): boolean {
+function fromStatement(expression: Node, bound: ReadonlySet<string> = new Set()): boolean {
   const e = bare(expression);
   if (e.type === "AwaitExpression" || e.type === "CallExpression") return true;
+  if (e.type === "Identifier") return e.name === "rows" || bound.has(e.name);
   return e.type === "MemberExpression" && !e.computed && e.property?.name === "rows";
+}
+
+/** The names a file binds from a statement's result: each name a declaration's pattern binds, when what it is given is one. */
+function boundFromStatements(src: SourceFile): Set<string> {
+  const bound = new Set<string>();
+  walk(src.program, (n) => {
+    if (n.type !== "VariableDeclarator" || !n.init || !fromStatement(n.init)) return;
+    walk(n.id, (p, ancestors) => {
+      // In `{ rows: found = [] }` the names bound are the pattern's values, not its keys or defaults.
+      const parent = ancestors[ancestors.length - 1];
+      if (parent?.type === "Property" && parent.key === p && !parent.shorthand) return;
+      if (parent?.type === "AssignmentPattern" && parent.right === p) return "skip";
+      if (p.type === "Identifier") bound.add(p.name);
+    });
+  });
+  return bound;
 }
 
 /** Whether a call is `sql<T>` (Kysely's tag, called or as a tag) or a driver's `q.query<T>(…)`. */
@@ -183,15 +228,13 @@ function resultTypeOf(n: Node): { kind: "sql" | "query"; type: Node } | null {
 /** The hand-written row types and hand-typed driver calls of one file (`decls`: the type declarations of src/db). */
 export function rowTypesIn(src: SourceFile, tables: ReadonlyMap<string, ReadonlySet<string>>, decls: Decls = typeDeclarations([src])): string[] {
   const found = new Set<string>();
+  const bound = boundFromStatements(src);
   walk(src.program, (n) => {
     if (n.type === "TSAsExpression" || n.type === "TSSatisfiesExpression") {
-      if (!fromStatement(n.expression)) return;
+      if (!fromStatement(n.expression, bound)) return;
       for (const { body, src: at } of objectTypes(n.typeAnnotation, src, decls)) {
         const row = rowOf(body, tables);
-        if (row)
-          found.add(
-            `${at.rel}:${at.lineAt(body.start)}: a hand-written row type (${row.columns.join(", ")} of ${row.table}) asserted onto a value: take the rows from the schema`,
-          );
+        if (row) found.add(`${at.rel}:${at.lineAt(body.start)}: a hand-written row type (${row.what}) asserted onto a value: take the rows from the schema`);
       }
       return;
     }
@@ -205,11 +248,62 @@ export function rowTypesIn(src: SourceFile, tables: ReadonlyMap<string, Readonly
       const row = rowOf(body, tables);
       if (row)
         found.add(
-          `${at.rel}:${at.lineAt(body.start)}: a hand-written row type (${row.columns.join(", ")} of ${row.table}): take it from the schema, Row<"${row.table}"> or Kysely's inferred rows`,
+          `${at.rel}:${at.lineAt(body.start)}: a hand-written row type (${row.what}): take it from the schema, Row<"${row.table}"> or Kysely's inferred rows`,
         );
     }
   });
+  for (const f of untypedStatements(src, tables, decls)) found.add(f);
   return [...found];
+}
+
+const FUNCTIONS = new Set(["FunctionDeclaration", "FunctionExpression", "ArrowFunctionExpression"]);
+
+/** Whether a type says nothing of the rows: `any`, `unknown`, an array or a Record of them. */
+function saysNothing(type: Node): boolean {
+  if (type.type === "TSAnyKeyword" || type.type === "TSUnknownKeyword") return true;
+  if (type.type === "TSArrayType") return saysNothing(type.elementType);
+  const args = type.typeArguments?.params as Node[] | undefined;
+  if (type.type === "TSTypeReference" && type.typeName?.name === "Record" && args?.[1]) return saysNothing(args[1]);
+  return false;
+}
+
+/** The node an expression is read by, past parentheses and type assertions, and the child it is reached through. */
+function reader(ancestors: readonly Node[], n: Node): { parent: Node | undefined; child: Node } {
+  let i = ancestors.length - 1;
+  let child = n;
+  while (i >= 0 && bare(ancestors[i] as Node) !== ancestors[i]) child = ancestors[i--] as Node;
+  return { parent: ancestors[i], child };
+}
+
+/**
+ * Statements whose rows go untyped: `sql<any>` or `sql<unknown>` (not a column or a fragment: `sql<unknown>\`d.raw -> 'x'\`.as("x")`,
+ * a substitution into another statement), and an untyped `sql\`…\`.execute(…)` in a function whose declared
+ * return type is a hand-written row type (the rows then reach it typed by nothing but that declaration).
+ */
+function untypedStatements(src: SourceFile, tables: ReadonlyMap<string, ReadonlySet<string>>, decls: Decls): string[] {
+  const out: string[] = [];
+  walk(src.program, (n, ancestors) => {
+    const callee = n.type === "TaggedTemplateExpression" ? n.tag : n.type === "CallExpression" ? n.callee : null;
+    if (callee?.type !== "Identifier" || callee.name !== "sql") return;
+    const { parent, child } = reader(ancestors, n);
+    const fragment = (parent?.type === "MemberExpression" && parent.object === child && parent.property?.name === "as") || parent?.type === "TemplateLiteral";
+    const arg = (n.typeArguments?.params as Node[] | undefined)?.[0];
+    if (arg && saysNothing(arg) && !fragment)
+      out.push(`${src.rel}:${src.lineAt(n.start)}: an untyped result (sql<${src.text.slice(arg.start, arg.end)}>): type the rows from the schema`);
+    const executed = parent?.type === "MemberExpression" && parent.object === child && parent.property?.name === "execute";
+    if (arg || !executed) return;
+    const fn = [...ancestors].reverse().find((a) => FUNCTIONS.has(a.type));
+    const returns = fn?.returnType?.typeAnnotation;
+    if (!returns) return;
+    for (const { body, src: at } of objectTypes(returns, src, decls)) {
+      const row = rowOf(body, tables);
+      if (row)
+        out.push(
+          `${at.rel}:${at.lineAt(body.start)}: a hand-written row type (${row.what}) returned from an untyped statement (line ${src.lineAt(n.start)}): type it with sql<…> from the schema`,
+        );
+    }
+  });
+  return out;
 }
 
 export const rowTypesCheck: Check = {

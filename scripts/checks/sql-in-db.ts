@@ -2,7 +2,8 @@
 // and jobs/ outside src/db is parsed (scripts/checks/parse.ts) and read for what would talk to a database: an
 // import of a database driver, a Prisma raw-query call, or text that reads as an SQL statement, in any case:
 // a string, a template (its static parts joined, a static substitution spelled out), a `+` concatenation, a
-// `[…].join()`, a `.concat()`, a const of such text used in another, or a `let` grown with `+=`. One line per
+// `[…].join()` (of an array written there or bound to a const), a `.concat()`, either branch of a conditional,
+// a const of such text used in another, or a `let` grown with `+=`. One line per
 // finding (file:line), exit 1 when there is any. Generated code and the simulator (the service's model, which
 // shares nothing with dvault) are exempt; so are tests, benchmarks and scripts, which are not read.
 import {
@@ -47,8 +48,11 @@ type Statement = { what: string; pattern: RegExp; anyCase: boolean };
 const STATEMENTS: Statement[] = [
   { what: "SELECT … FROM", pattern: /\bselect\b(?:(?!\bselect\b)[\s\S]){0,400}?\bfrom\s+(?<name>["\w.?]+|\()/i, anyCase: true },
   { what: "SELECT", pattern: /\bSELECT\s+(?:\d|\*|DISTINCT\b|[a-z_][\w.]*\s*(?:\(|,|AS\b))/, anyCase: false },
+  // A function called with nothing after it, in any case: "select now()", "select pg_try_advisory_lock($1)". The
+  // call is written as SQL writes one, the parenthesis right after the name, closed, and not a plural: "select file(s)".
+  { what: "SELECT", pattern: /\bselect\s+[a-z_][\w.]*\((?!e?s\))[^()]*\)/i, anyCase: true },
   { what: "INSERT INTO", pattern: /\binsert\s+into\s+(?<name>["\w.?]+)/i, anyCase: true },
-  { what: "UPDATE … SET", pattern: /\bupdate\s+(?<name>["\w.?]+)\s+(?:\w+\s+)?set\s+(?<assign>["\w.?]+\s*=)?/i, anyCase: true },
+  { what: "UPDATE … SET", pattern: /\bupdate\s+(?<name>["\w.?]+)\s+(?:(?:as\s+)?\w+\s+)?set\s+(?<assign>["\w.?]+\s*=)?/i, anyCase: true },
   { what: "DELETE FROM", pattern: /\bdelete\s+from\s+(?<name>["\w.?]+)/i, anyCase: true },
   { what: "ON CONFLICT", pattern: /\bon\s+conflict\s*(?:\(|do\b|on\s+constraint\b)/i, anyCase: true },
   {
@@ -114,7 +118,9 @@ const WRAPPERS = new Set(["ParenthesizedExpression", "TSAsExpression", "TSSatisf
 function partOfLarger(n: Node, ancestors: readonly Node[]): boolean {
   let i = ancestors.length - 1;
   let child = n;
-  while (i >= 0 && WRAPPERS.has(ancestors[i]?.type ?? "")) child = ancestors[i--] as Node;
+  // A branch of a conditional is read with what the conditional is part of: `(c ? "select count(*)" : x) + " from t"`.
+  const wraps = (a: Node | undefined) => WRAPPERS.has(a?.type ?? "") || (a?.type === "ConditionalExpression" && a.test !== child);
+  while (i >= 0 && wraps(ancestors[i])) child = ancestors[i--] as Node;
   const p = ancestors[i];
   if (!p) return false;
   if (p.type === "BinaryExpression" && p.operator === "+") return true;
@@ -141,12 +147,14 @@ export function sqlFindings(src: SourceFile): string[] {
     if (ref.specifier !== null && DRIVERS.test(ref.specifier)) out.push(`${src.rel}:${ref.line}: imports ${ref.specifier}: database access belongs in src/db`);
   }
   const consts = textBindings(src);
+  // Each branch of a conditional is read in a pass of its own: `(n ? "select count(*)" : "select id") + " from t"`.
   const test = (n: Node, once = false) => {
-    const pieces = staticText(n, src, consts);
-    if (!pieces) return;
-    const joined = joinPieces(pieces);
-    const sql = sqlIn(joined.text);
-    if (sql) found(joined.lineOf(sql.index), sql.what, once);
+    for (const branch of ["consequent", "alternate"] as const) {
+      const pieces = staticText(n, src, consts, 0, branch);
+      const joined = pieces && joinPieces(pieces);
+      const sql = joined && sqlIn(joined.text);
+      if (joined && sql) return found(joined.lineOf(sql.index), sql.what, once);
+    }
   };
   walk(src.program, (n, ancestors) => {
     if (n.type === "MemberExpression") {

@@ -20,6 +20,16 @@ describe(checkSql.name, () => {
     "src/status/mixed.ts": 'export const q = "Select d.id From deviations d";\n',
     "src/status/prisma.ts": "export const r = (db: any) => db.$queryRawUnsafe(text);\nconst text = 'x';\n",
     "jobs/x/handler.ts": "export const q = `UPDATE downloads SET status = 'queued'`;\n",
+    // Each branch of a conditional, an array const joined where it is used, a function selected without FROM in
+    // lower case, and a table aliased before SET.
+    "src/status/ternary.ts": [
+      'export const a = (count: boolean) => (count ? "select count(*)" : "select id, title") + " from downloads where state = $1";',
+      'export const b = (n: string, count: boolean) => (count ? n : "select id") + " from downloads";',
+      "",
+    ].join("\n"),
+    "src/status/parts.ts": 'const parts = ["SELECT id", "FROM downloads"];\nexport const run = (q: any) => q.query(parts.join(" "));\n',
+    "src/status/function.ts": 'export const a = "select now()";\nexport const b = "select pg_try_advisory_lock($1)";\n',
+    "src/status/alias.ts": 'export const a = "UPDATE downloads AS d SET state = $1";\nexport const b = "update downloads as d set state = $1";\n',
     // Clean: prose, comments, a module name, and the same statements where they belong.
     "src/status/clean.ts": [
       "// select id from deviations: a comment may show SQL",
@@ -27,6 +37,11 @@ describe(checkSql.name, () => {
       'export const b = "Update the settings, then delete from the archive what you no longer want";',
       'export const c = "Insert into the form " + "the name you want";',
       'export const d = "SELECT an account with --account";',
+      'export const e = "Select the file(s) you want, then update the list as you set it";',
+      'export const f = "select option (recommended) or update them as you go";',
+      'export const g = (ok: boolean) => (ok ? "select one" : "pick one") + " from the list";',
+      'const h = ["select one", "from the list"];',
+      'export const i = h.join(" ");',
       "",
     ].join("\n"),
     "src/db/status.repository.ts": 'export const q = "select id from deviations where id = $1";\n',
@@ -47,6 +62,11 @@ describe(checkSql.name, () => {
     expect(placesIn(findings, "src/status/mixed.ts")).toEqual(["src/status/mixed.ts:1"]);
     expect(findings).toContain("src/status/prisma.ts:1: $queryRawUnsafe: raw SQL through Prisma belongs in src/db");
     expect(placesIn(findings, "jobs/x/handler.ts")).toEqual(["jobs/x/handler.ts:1"]);
+    expect(placesIn(findings, "src/status/ternary.ts")).toEqual(["src/status/ternary.ts:1", "src/status/ternary.ts:2"]);
+    expect(placesIn(findings, "src/status/parts.ts")).toEqual(["src/status/parts.ts:1"]);
+    expect(placesIn(findings, "src/status/function.ts")).toEqual(["src/status/function.ts:1", "src/status/function.ts:2"]);
+    expect(placesIn(findings, "src/status/alias.ts")).toEqual(["src/status/alias.ts:1", "src/status/alias.ts:2"]);
+    expect(findings.find((f) => f.startsWith("src/status/alias.ts"))).toContain("UPDATE … SET");
   });
 
   it("passes prose, comments, and statements in src/db and the simulator", () => {
@@ -54,6 +74,6 @@ describe(checkSql.name, () => {
     expect(placesIn(findings, "src/status/clean.ts")).toEqual([]);
     expect(placesIn(findings, "src/db/status.repository.ts")).toEqual([]);
     expect(placesIn(findings, "src/simulator/db.ts")).toEqual([]);
-    expect(findings).toHaveLength(11);
+    expect(findings).toHaveLength(18);
   });
 });
