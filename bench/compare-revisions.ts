@@ -66,7 +66,8 @@ const BENCHES: Array<{ file: string; args: string[]; read: (out: string) => Figu
     // loses its preflight object (an unhandled ENOENT in s3rver's child), which would stall the comparison.
     args: ["--deviations", String(DEVIATIONS), "--storage", "local", "--no-docs"],
     read: (out) => {
-      const m = /\| 1 in-process worker \| \d+ \| [\d.]+ \| [\d.]+ \| \*\*([\d.]+)\*\*/.exec(out);
+      // The row is "1 in-process worker, local archive folder" since the bench measures S3 too (older revisions: "1 in-process worker").
+      const m = /\| 1 in-process worker(?:, local archive folder)? \| \d+ \| [\d.]+ \| [\d.]+ \| \*\*([\d.]+)\*\*/.exec(out);
       return m ? [{ bench: "end-to-end", name: "wall / minimum", value: Number(m[1]), better: "lower" }] : [];
     },
   },
