@@ -16,7 +16,9 @@ const builders = new WeakMap<Queryable, Database>();
 /**
  * The typed builder running on `q`, one per Queryable. Kysely borrows a "connection" per statement:
  * here that is `q` itself, released to no one (the pool checks a client out for each statement as
- * `pool.query` always did; a transaction's client stays with its withTransaction).
+ * `pool.query` always did; a transaction's client stays with its withTransaction). A transaction is therefore
+ * always withTransaction's, never Kysely's own `transaction()`: on the pool, its BEGIN and its statements would
+ * each take whichever pooled client is free.
  */
 export function kysely(q: Queryable): Database {
   let db = builders.get(q);
