@@ -35,7 +35,10 @@ beforeAll(async () => {
   h = await createFaultHarness({ sim: { seed: 6, dataset: { ...SMALL_DATASET, deviations: 40, hostileNames: true, hostileData: true } } });
   targets = h.sim.truth.hostile!;
   previewDir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-hostile-digest-"));
-});
+  // The full sync and its downloads, which every test reads (in any order: the digest test's later sync only adds).
+  await syncUntilConverged({ services: h.services, accountId: h.account.id, sources: h.sourceMap, attempts: 3 });
+  await downloadUntilConverged({ services: h.services, deps: h.deps, rounds: 3 });
+}, 120_000);
 afterAll(async () => {
   await dash?.close();
   await h?.close();
@@ -77,8 +80,6 @@ const sources = (...names: SourceName[]): ReadonlyMap<SourceName, SourceDefiniti
 
 describe("hostile data", () => {
   it("a full sync and the downloads converge; every archived path stays inside the root and the mirror is exact", async () => {
-    await syncUntilConverged({ services: h.services, accountId: h.account.id, sources: h.sourceMap, attempts: 3 });
-    await downloadUntilConverged({ services: h.services, deps: h.deps, rounds: 3 });
     await checkMirror(h);
     const root = await fs.realpath(h.archiveDir);
     const entries = await walk(root);

@@ -24,6 +24,7 @@ import { testConfig } from "../helpers/config.ts";
 import { startHostileProxy, type HostileProxy } from "../helpers/hostile-proxy.ts";
 import { checkMirror } from "./check.ts";
 import { createFaultHarness, downloadUntilConverged, FAST_OVERRIDES, FAULT_LOCK_TTL_MS, syncUntilConverged, type FaultHarness } from "./harness.ts";
+import { storeOwnerGrant } from "../helpers/owner-grant.ts";
 
 const FULL = Boolean(process.env.DVAULT_FAULTS_KILLS);
 const KiB = 1024;
@@ -310,6 +311,8 @@ describe("a refresh answer cut short", () => {
       expect(alerts.notified.filter((title) => /needs re-authorization/.test(title))).toHaveLength(1);
     } finally {
       await fs.rm(digestDir, { recursive: true, force: true });
+      // The new login the account asks for, so the tests that run after this one (in any order) have a grant.
+      await storeOwnerGrant(h.services, h.sim);
     }
   }, 60_000);
 });

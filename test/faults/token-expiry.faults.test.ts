@@ -26,11 +26,17 @@ const refreshes = () => h.sim.log().filter((e) => e.route === "/oauth2/token" &&
 
 describe("access tokens expiring every 20 s under 4 concurrent runners", () => {
   it("refreshes exactly once per expiry", async () => {
+    // Counted from this test's start: the other test (in either order) refreshes the same account too.
+    const before = refreshes().length;
     for (let batch = 1; batch <= BATCHES; batch++) {
       h.sim.clock.advance(21_000); // the current access token has expired
       const results = await Promise.all(RUNNERS.map((source) => h.runSource(source)));
       expect(results.map((r) => r.status)).toEqual(RUNNERS.map(() => "ok"));
-      expect(refreshes().map((e) => e.status)).toEqual(Array.from({ length: batch }, () => 200));
+      expect(
+        refreshes()
+          .slice(before)
+          .map((e) => e.status),
+      ).toEqual(Array.from({ length: batch }, () => 200));
     }
     // No API call was ever answered 401: every token was refreshed ahead of its expiry.
     expect(h.sim.log().filter((e) => e.status === 401)).toEqual([]);
