@@ -1,5 +1,5 @@
 // Accounts and their encrypted tokens: one method per intent, each about one query. Holds only
-// ciphertexts and fingerprints; encryption and the refresh protocol live in src/api/tokens.ts.
+// ciphertexts and fingerprints; encryption and the refresh protocol live in src/api (token-manager.ts, token-refresh.ts).
 import type { Kysely, Updateable } from "kysely";
 import pg from "pg";
 import { EXIT_UNAVAILABLE, UserError } from "../errors.ts";

@@ -6,7 +6,7 @@ import type { CamelRow, DigestChannel, DigestStatus } from "./schema.ts";
 import { storableJson } from "./storable-text.ts";
 import type { Queryable } from "./with-transaction.ts";
 
-/** The channels a digest goes out by (the digest_channel enum); src/digest/config.ts lists the same names as DIGEST_CHANNELS. */
+/** The channels a digest goes out by (the digest_channel enum); src/config/digest.ts lists the same names as DIGEST_CHANNELS. */
 export type { DigestChannel, DigestStatus };
 
 /** What a digest held, per section, as kept on its row (src/digest/types.ts re-exports these shapes). */
