@@ -48,7 +48,21 @@ const apiRate = (fallback: number) =>
 
 /** The settings' schema: the environment's and the settings file's variables (their documentation: src/config/catalogue.ts). */
 export const EnvSchema = z.object({
-  DATABASE_URL: z.preprocess(emptyAsUndefined, urlWithProtocols(["postgresql:", "postgres:"], "a PostgreSQL URL").default(DEFAULT_DATABASE_URL)),
+  // "embedded": a PostgreSQL server dvault runs itself, with its data under DVAULT_DATA_DIR (src/db/embedded/).
+  DATABASE_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .literal("embedded")
+      .or(urlWithProtocols(["postgresql:", "postgres:"], 'a PostgreSQL URL or "embedded"'))
+      .default(DEFAULT_DATABASE_URL),
+  ),
+  // Where queues, locks and the shared pace live (src/coord/): Redis (the default, so that an install never
+  // switches by itself) or PostgreSQL alone, in the mirror's database.
+  DVAULT_ENGINE: z.preprocess(
+    emptyAsUndefined,
+    z.enum(["redis", "postgres"], { message: "expects redis or postgres (where queues, locks and the shared pace live)" }).default("redis"),
+  ),
+  DVAULT_DATA_DIR: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
   // redis+cluster:// names one node of a Redis Cluster (src/queue/redis.ts).
   REDIS_URL: z.preprocess(
     emptyAsUndefined,
@@ -197,8 +211,15 @@ export const EnvSchema = z.object({
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export { parseDuration };
 
+export type Engine = "redis" | "postgres";
+
 export type Config = Readonly<{
+  /** A PostgreSQL URL; "embedded" until src/db/embedded/ has started the embedded server and put its URL here. */
   databaseUrl: string;
+  /** Where queues, locks and the shared pace live (DVAULT_ENGINE); never switched implicitly. */
+  engine: Engine;
+  /** dvault's own data (the embedded server's folder): DVAULT_DATA_DIR, else $XDG_DATA_HOME/dvault or ~/.local/share/dvault. */
+  dataDir: string;
   redisUrl: string;
   apiBase: string;
   clientId: string | undefined;
@@ -347,8 +368,11 @@ export function loadConfig(given: Env = process.env, cwd: string = process.cwd()
   const { storage, problems: storageProblems } = storageConfigFrom(e);
   if (storageProblems.length) throw new ConfigError(storageProblems);
   const configHome = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
+  const dataHome = env.XDG_DATA_HOME || path.join(env.HOME || os.homedir(), ".local", "share");
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
+    engine: e.DVAULT_ENGINE,
+    dataDir: path.resolve(cwd, e.DVAULT_DATA_DIR ?? path.join(dataHome, "dvault")),
     redisUrl: e.REDIS_URL,
     apiBase: e.DVAULT_API_BASE.replace(/\/+$/, ""),
     clientId: e.DVAULT_CLIENT_ID,

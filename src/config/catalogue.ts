@@ -51,7 +51,9 @@ function scheduleDoc(variable: ScheduleVariable, what: string): SettingDoc {
 }
 
 const DOCS: Readonly<Record<SettingName, SettingDoc>> = {
-  DATABASE_URL: { section: "state", text: "PostgreSQL for the mirror" },
+  DATABASE_URL: { section: "state", text: "PostgreSQL for the mirror, or `embedded` for a server dvault runs itself (data under DVAULT_DATA_DIR)" },
+  DVAULT_ENGINE: { section: "state", text: "Where queues, locks and the shared pace live: `redis` (default) or `postgres` (PostgreSQL alone, no Redis)" },
+  DVAULT_DATA_DIR: { section: "state", text: "dvault's own data, such as the embedded server's folder (default ~/.local/share/dvault)" },
   REDIS_URL: { section: "state", text: "Redis for queues and the shared throttle (`maxmemory-policy noeviction`)" },
   DVAULT_REDIS_PREFIX: {
     section: "state",
