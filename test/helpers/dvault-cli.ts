@@ -3,6 +3,7 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import path from "node:path";
 import type { Readable } from "node:stream";
+import { TEST_ENGINE } from "./env.ts";
 
 const BIN = path.resolve("bin/dvault.js");
 
@@ -11,7 +12,7 @@ export type CliRun = { code: number | null; stdout: string; stderr: string; ms: 
 export function runDvault(h: { redis: { url: string }; env: Record<string, string> }, args: readonly string[]): Promise<CliRun> {
   const started = Date.now();
   const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, ...h.env },
+    env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, DVAULT_ENGINE: TEST_ENGINE, ...h.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   return collectRun(child, started);
@@ -30,7 +31,7 @@ export function collectRun(child: ChildProcessByStdio<null, Readable, Readable>,
 export function runDvaultIntoClosedPipe(h: { redis: { url: string }; env: Record<string, string> }, args: readonly string[]): Promise<Omit<CliRun, "stdout">> {
   const started = Date.now();
   const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, ...h.env },
+    env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, DVAULT_ENGINE: TEST_ENGINE, ...h.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout.destroy();

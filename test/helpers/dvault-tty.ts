@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { type CliRun, collectRun } from "./dvault-cli.ts";
+import { TEST_ENGINE } from "./env.ts";
 
 const BIN = path.resolve("bin/dvault.js");
 
@@ -25,6 +26,7 @@ export function runDvaultInTty(
       COLUMNS: "140",
       LINES: "40",
       REDIS_URL: h.redis.url,
+      DVAULT_ENGINE: TEST_ENGINE,
       ...h.env,
       ...extraEnv,
     },

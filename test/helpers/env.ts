@@ -2,3 +2,8 @@
 export const TEST_PG_URL = process.env.DVAULT_TEST_DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
 export const TEST_REDIS_URL = process.env.DVAULT_TEST_REDIS_URL || "redis://127.0.0.1:6379";
 export const TEMPLATE_DB_PREFIX = "dvault_test_template_";
+/**
+ * The engine the tests' dvault runs on (DVAULT_ENGINE): redis unless DVAULT_TEST_ENGINE=postgres, which .ci/run sets
+ * for its second pass (the compliance suite and the end-to-end flows on PostgreSQL alone).
+ */
+export const TEST_ENGINE: "redis" | "postgres" = process.env.DVAULT_TEST_ENGINE === "postgres" ? "postgres" : "redis";
