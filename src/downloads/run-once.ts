@@ -98,7 +98,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   }
   // What a killed run or worker held comes back first; this run's claims are recorded under its lease,
   // so that they come back soon if it is killed in turn (docs/RELIABILITY.md#work-held-by-a-dead-process).
-  const lease = await holdLease(services.redis, services.config.redisPrefix);
+  const lease = await holdLease(services.coord, services.config.redisPrefix);
   await reclaimDeadHolders({ deps, log }).catch((err: unknown) => log.warn({ err }, "taking back the downloads of dead processes failed"));
   const stopper = new AbortController();
   const onOuter = () => stopper.abort();
