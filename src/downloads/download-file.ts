@@ -26,18 +26,18 @@ import { CDN_PACER_KEY, transferToArchive } from "./transfer.ts";
 
 const DEFAULT_LOCK_TTL_MS = 15_000;
 
-/** The Redis lock of one file's download; `dvault import` takes it too, so it never fills a row mid-transfer. */
+/** The lock (src/coord/lock.ts) of one file's download; `dvault import` takes it too, so it never fills a row mid-transfer. */
 export function downloadLockKey(prefix: string, deviationid: string, kind: DownloadKind): string {
   return `${prefix}:download-lock:${deviationid}:${kind}`;
 }
 
 /**
- * Files this process is downloading. The Redis lock alone does not cover them: a Redis that restarted
+ * Files this process is downloading. The lock alone does not cover them: a lock store that restarted
  * without its data has lost the lock while the transfer runs on, and the rebuilt queue hands the same file out again.
  */
 const inThisProcess = new Set<string>();
 
-/** Runs one download under a per-file lock in Redis (a worker and `dvault download --once` never race). */
+/** Runs one download under a per-file lock, src/coord/lock.ts (a worker and `dvault download --once` never race). */
 export async function downloadFile(deps: DownloadDeps, req: DownloadRequest): Promise<DownloadOutcome> {
   const lockKey = downloadLockKey(deps.services.config.redisPrefix, req.deviationid, req.kind);
   if (inThisProcess.has(lockKey)) return { status: "busy", reason: "this process is already downloading this file" };

@@ -4,7 +4,7 @@
 // WorkerHost and job body (file-job.ts) on a private queue (src/queue/run-now.ts), with this run's retry policy:
 // a failure that passes is tried again, after a growing backoff, until the file's or the run's patience is spent
 // (src/queue/run-patience.ts), or a fixed number of attempts; only what still fails then is left failed for the
-// long-term schedule (retry.ts). Rows a killed run left queued are taken over (a per-file lock in Redis keeps a
+// long-term schedule (retry.ts). Rows a killed run left queued are taken over (a per-file lock, src/coord/lock.ts, keeps a
 // running worker out).
 import { isThrottleDelay } from "../api/errors.ts";
 import { grantUnusable, type ReauthRequiredError } from "../api/token-errors.ts";
