@@ -10,6 +10,7 @@ import type { Config } from "./config.ts";
 import type { AccountRepository } from "./db/account.repository.ts";
 import type { Queryable } from "./db/with-transaction.ts";
 import type { QueueAdmin } from "./queue/queue-admin.ts";
+import type { Coordinator } from "./coord/coordinator.ts";
 import { QUEUE_NAMES, type QueueName } from "./queue/queues.ts";
 import { collectStatus } from "./status/collect.ts";
 
@@ -17,6 +18,7 @@ export type MetricsDeps = {
   config: Config;
   pool: Queryable;
   redis: Redis;
+  coord: Coordinator;
   accounts: AccountRepository;
   pacer: Pacer;
   apiTotals: TransportStats;
@@ -166,7 +168,7 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     for (const a of deps.httpAnswers?.() ?? []) m.httpAnswers.inc({ route: a.route, outcome: a.outcome }, a.count);
 
     const [report] = await Promise.all([
-      collectStatus({ config: deps.config, pool: deps.pool, redis: deps.redis, accounts: deps.accounts, queues: deps.queues, now }),
+      collectStatus({ config: deps.config, pool: deps.pool, redis: deps.redis, coord: deps.coord, accounts: deps.accounts, queues: deps.queues, now }),
       refreshPacers(),
       events.poll().catch(() => undefined),
     ]);

@@ -1,5 +1,6 @@
 // The composition root shared by the worker, `dvault sync`, the other commands and the medium tests:
-// connections, the pacer, the token manager, and an API client per account. Nothing here does work.
+// connections, the coordination store, the pacer, the token manager, and an API client per account. Nothing here
+// does work.
 import type { Redis } from "ioredis";
 import type { DaClient } from "./api/client.ts";
 import type { UnreadableReport } from "./api/transport.ts";
@@ -10,6 +11,9 @@ import { createPacer, type Pacer, type PacerOptions } from "./api/pacer.ts";
 import type { AccountTokens } from "./api/account-tokens.ts";
 import { TokenManager, type TokenManagerOptions } from "./api/token-manager.ts";
 import type { Config } from "./config.ts";
+import type { Coordinator } from "./coord/coordinator.ts";
+import { postgresCoordinator } from "./coord/postgres.ts";
+import { redisCoordinator } from "./coord/redis.ts";
 import { TokenCipher } from "./crypto/token-cipher.ts";
 import { AccountRepository } from "./db/account.repository.ts";
 import { accountTokenStore } from "./db/account-token-store.ts";
@@ -31,7 +35,7 @@ export type ServiceOverrides = {
   now?: () => number;
   pacer?: Partial<Omit<PacerOptions, "redis" | "prefix">>;
   transport?: Partial<Omit<HttpTransportOptions, "apiBase" | "tokens" | "pacer" | "log">>;
-  tokens?: Partial<Omit<TokenManagerOptions, "repo" | "cipher" | "oauth" | "redis" | "redisPrefix" | "log">>;
+  tokens?: Partial<Omit<TokenManagerOptions, "repo" | "cipher" | "oauth" | "coord" | "redisPrefix" | "log">>;
   secretKey?: SecretKey;
   poolSize?: number;
 };
@@ -40,7 +44,13 @@ export type Services = {
   config: Config;
   log: Logger;
   pool: PgPool;
+  /**
+   * BullMQ's connection on the Redis engine. On the PostgreSQL engine no Redis connection is made and reading this
+   * throws: everything but BullMQ's queues uses `coord`.
+   */
   redis: Redis;
+  /** Locks, leases, heartbeats, switches: the coordination seam (src/coord/coordinator.ts), on the engine's store. */
+  coord: Coordinator;
   pacer: Pacer;
   accounts: AccountRepository;
   /** API calls, throttle waits, retries and refreshes of every transport this process made (for /metrics). */
@@ -64,28 +74,19 @@ export async function createServices({
   log: Logger;
   overrides?: ServiceOverrides;
 }): Promise<Services> {
-  let config = configured;
-  // One clear line for an unreachable, missing or unmigrated database, or Redis, before any library gets to be verbose.
-  await assertDatabaseReady(config.databaseUrl);
-  await checkRedis(config.redisUrl);
-  registerSecret(config.clientSecret);
+  // One clear line for an unreachable, missing or unmigrated database, before any library gets to be verbose.
+  await assertDatabaseReady(configured.databaseUrl);
+  registerSecret(configured.clientSecret);
 
   // One pool per process, DVAULT_DB_POOL_SIZE connections: every repository runs on it (docs/ARCHITECTURE.md#db).
-  const pool = createPgPool(config.databaseUrl, overrides.poolSize ?? config.dbPoolSize);
-  const redis = createRedis(config.redisUrl);
-  await redis.connect();
-  // Every user of the services reads the prefix from services.config, settled here once.
-  config = await settleRedisPrefix(redis, config);
-  const now = overrides.now ?? Date.now;
-  const pacer = createPacer({
-    redis,
-    prefix: config.redisPrefix,
-    // The same adaptive pace for every base URL: it learns what the service allows (docs/service-behaviour.md#rate-limits).
-    startRate: config.apiRate.start,
-    minRate: config.apiRate.min,
-    maxRate: config.apiRate.max,
-    ...overrides.pacer,
+  const pool = createPgPool(configured.databaseUrl, overrides.poolSize ?? configured.dbPoolSize);
+  const { config, redis, coord } = await openCoordination(configured, pool).catch(async (err: unknown) => {
+    await pool.end().catch(() => undefined);
+    throw err;
   });
+  const now = overrides.now ?? Date.now;
+  const pacer = redis ? redisPacer(config, redis, overrides.pacer) : undefined;
+  const pacerOrThrow = (): Pacer => pacer ?? noPostgresPacer();
   const accounts = new AccountRepository(pool);
   const apiTotals = newTransportStats();
   const unreadableRepo = new UnreadableResponseRepository(pool);
@@ -99,7 +100,7 @@ export async function createServices({
     }
     const cipher = new TokenCipher(overrides.secretKey ?? loadSecretKey(config, (file) => log.warn({ path: file }, keyCreatedMessage(file))));
     const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log });
-    manager = new TokenManager({ repo: accountTokenStore(accounts), cipher, oauth, redis, redisPrefix: config.redisPrefix, log, now, ...overrides.tokens });
+    manager = new TokenManager({ repo: accountTokenStore(accounts), cipher, oauth, coord, redisPrefix: config.redisPrefix, log, now, ...overrides.tokens });
     return manager;
   };
 
@@ -110,7 +111,7 @@ export async function createServices({
     const transport = createHttpTransport({
       apiBase: config.apiBase,
       tokens: provider,
-      pacer,
+      pacer: pacerOrThrow(),
       log,
       unreadable,
       maxBodyBytes: config.apiMaxBody,
@@ -122,12 +123,11 @@ export async function createServices({
     return { tokens: provider, transport, client: new DaClient(transport, { tokenKind, matureContent: tokenKind === "user" }) };
   };
 
-  return {
+  const services: Omit<Services, "redis" | "pacer"> = {
     config,
     log,
     pool,
-    redis,
-    pacer,
+    coord,
     accounts,
     apiTotals,
     now,
@@ -138,8 +138,66 @@ export async function createServices({
       return apiOf(await tokens().forClient());
     },
     async close() {
-      await redis.quit().catch(() => redis.disconnect());
+      await coord.close();
+      if (redis) await redis.quit().catch(() => redis.disconnect());
       await pool.end().catch(() => undefined);
     },
   };
+  return withEngineConnections(services, redis, pacer);
+}
+
+/**
+ * `redis` and `pacer` as plain fields on the Redis engine. On the PostgreSQL engine, getters that throw a clear
+ * line, and are not enumerable, so that `{ ...services }` (status, the dashboard) still works and only a caller
+ * that reads them fails.
+ */
+function withEngineConnections(services: Omit<Services, "redis" | "pacer">, redis: Redis | undefined, pacer: Pacer | undefined): Services {
+  if (redis && pacer) return { ...services, redis, pacer };
+  const unavailable = (what: string) => () => {
+    throw new Error(`${what} on the PostgreSQL engine (DVAULT_ENGINE=postgres): this caller must use services.coord`);
+  };
+  return Object.defineProperties(services, {
+    redis: { get: unavailable("no Redis connection"), enumerable: false },
+    pacer: { get: noPostgresPacer, enumerable: false },
+  }) as Services;
+}
+
+// TODO(pacer seam): the pacer's PacerStore replaces this Redis-only construction; on the PostgreSQL engine the
+// pacer is unavailable until then.
+function redisPacer(config: Config, redis: Redis, overrides: ServiceOverrides["pacer"]): Pacer {
+  return createPacer({
+    redis,
+    prefix: config.redisPrefix,
+    // The same adaptive pace for every base URL: it learns what the service allows (docs/service-behaviour.md#rate-limits).
+    startRate: config.apiRate.start,
+    minRate: config.apiRate.min,
+    maxRate: config.apiRate.max,
+    ...overrides,
+  });
+}
+
+function noPostgresPacer(): never {
+  throw new Error("the API pacer has no PostgreSQL store yet on the PostgreSQL engine (DVAULT_ENGINE=postgres)");
+}
+
+/** The coordination store of the configured engine, with the connection it runs on and the config it settled. */
+export type Coordination = { config: Config; coord: Coordinator; redis: Redis | undefined };
+
+/**
+ * Opens the engine's coordination store (config.engine, never switched by itself). Redis: after a one-line check
+ * of the server, a command connection and the settled key prefix (src/queue/redis-prefix.ts: every user of the
+ * services reads it from services.config). PostgreSQL: the dvault_coord schema in the mirror's database, created
+ * or upgraded on `pool`; no Redis connection is made.
+ */
+export async function openCoordination(config: Config, pool: PgPool): Promise<Coordination> {
+  if (config.engine === "postgres") return { config, coord: await postgresCoordinator(pool), redis: undefined };
+  await checkRedis(config.redisUrl);
+  const redis = createRedis(config.redisUrl);
+  await redis.connect();
+  try {
+    return { config: await settleRedisPrefix(redis, config), coord: redisCoordinator(redis), redis };
+  } catch (err) {
+    redis.disconnect();
+    throw err;
+  }
 }

@@ -149,7 +149,7 @@ export async function startWorker({
   // Downloads a dead process held come back at start and within seconds after, rows it had claimed outside
   // the queue queued at once; so do jobs of any queue activated for this worker that never reached it
   // (docs/RELIABILITY.md#work-held-by-a-dead-process).
-  const lease = await holdLease(redis, prefix, { roles: [...roles] });
+  const lease = await holdLease(services.coord, prefix, { roles: [...roles] });
   let reclaiming = false;
   let reclaimFailing = false;
   const reclaim = async (host?: WorkerHost<WorkerContext>) => {
@@ -201,8 +201,8 @@ export async function startWorker({
 
   const heartbeatKey = `${prefix}:heartbeat:${id}`;
   const beat = () =>
-    redis
-      .set(heartbeatKey, JSON.stringify({ id, at: new Date().toISOString() }), "EX", HEARTBEAT_TTL_S)
+    services.coord
+      .put(heartbeatKey, JSON.stringify({ id, at: new Date().toISOString() }), { ttlMs: HEARTBEAT_TTL_S * 1000 })
       .catch((err: unknown) => log.warn({ err }, "heartbeat failed"));
   await beat();
   const timer = setInterval(beat, HEARTBEAT_EVERY_MS);
@@ -221,13 +221,13 @@ export async function startWorker({
       await dashboard?.close().catch((err: unknown) => log.warn({ err }, "dashboard close failed"));
       await digests?.stop().catch((err: unknown) => log.warn({ err }, "digest schedule stop failed"));
       // Without the digest role nothing above said so: a worker leaving on purpose is no incident for the alerts.
-      if (!digests) await forgetWorker(redis, prefix, id).catch(() => undefined);
+      if (!digests) await forgetWorker(services.coord, prefix, id).catch(() => undefined);
       // Active jobs see the abort, commit their current page and re-queue; then connections close.
       await host.close();
       await lease.stop().catch((err: unknown) => log.warn({ err }, "holder lease release failed"));
       await producer.close();
       await queues.close();
-      await redis.del(heartbeatKey).catch(() => undefined);
+      await services.coord.remove(heartbeatKey).catch(() => undefined);
       await services.close();
       log.info("worker stopped");
       resolveStopped();

@@ -1,6 +1,6 @@
 // Evaluates the alert conditions now and notifies through the configured channels (src/digest/alerts.ts).
 // It also records digest baselines: running every minute, it notices an initial sync's end promptly.
-import { evaluateAlerts, redisDownloadsPausedProbe } from "../../src/digest/alerts.ts";
+import { evaluateAlerts, storedDownloadsPausedProbe } from "../../src/digest/alerts.ts";
 import { createDeliverers, messageDomainOf } from "../../src/digest/deliver/index.ts";
 import { DigestRepository } from "../../src/db/digest.repository.ts";
 import type { JobResult } from "../../src/queue/job-definition.ts";
@@ -8,15 +8,15 @@ import type { WorkerContext } from "../context.ts";
 import type { AlertsPayload } from "./definition.ts";
 
 export async function alertsHandler(_payload: AlertsPayload, ctx: WorkerContext): Promise<JobResult> {
-  const { config, pool, redis } = ctx.services;
+  const { config, pool, coord } = ctx.services;
   const now = new Date(ctx.services.now());
   const baselines = await new DigestRepository(pool).recordBaselines(now);
   const result = await evaluateAlerts({
     db: pool,
-    redis,
+    coord,
     prefix: config.redisPrefix,
     now,
-    downloadsPaused: redisDownloadsPausedProbe(redis, config.redisPrefix),
+    downloadsPaused: storedDownloadsPausedProbe(coord, config.redisPrefix),
     deliverers: createDeliverers(config.digest),
     timezone: config.digest.timezone,
     messageDomain: messageDomainOf(config.digest),

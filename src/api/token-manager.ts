@@ -1,6 +1,6 @@
 // The token manager: the one owner of every account's tokens. It hands out a provider per account, stores
 // new grants, reports and revokes them; refreshes go through src/api/token-refresh.ts, the one refresh path.
-import type { Redis } from "ioredis";
+import type { Coordinator } from "../coord/coordinator.ts";
 import type { TokenCipher } from "../crypto/token-cipher.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -16,14 +16,15 @@ export type TokenManagerOptions = {
   repo: TokenStore;
   cipher: TokenCipher;
   oauth: OAuthClient;
-  redis: Redis;
+  /** Where the refresh lock lives (src/coord/coordinator.ts). */
+  coord: Coordinator;
   /** config.redisPrefix; the lock lives at `<prefix>:oauth:refresh-lock:<account id>`. */
   redisPrefix: string;
   log: Logger;
   /** Epoch ms; injectable so tests can follow the simulator's clock. */
   now?: () => number;
   refreshMarginMs?: number;
-  /** Longer than a token request can take, so the lock outlives a refresh even when its renewals cannot reach Redis. */
+  /** Longer than a token request can take, so the lock outlives a refresh even when its renewals cannot reach the store. */
   lockTtlMs?: number;
   /** How long a caller waits for another process's refresh before giving up (deferred, not lost). */
   waitTimeoutMs?: number;
@@ -64,7 +65,7 @@ export class TokenManager {
       store: options.repo,
       sessions: this.sessions,
       oauth: options.oauth,
-      redis: options.redis,
+      coord: options.coord,
       redisPrefix: options.redisPrefix,
       log: options.log,
       now: this.now,

@@ -3,16 +3,16 @@
 //
 // Refresh tokens are single-use (docs/service-behaviour.md#refresh-single-use): two processes refreshing at
 // once, or a refresh whose answer is lost, destroy the grant. So a refresh is single-flight within a
-// process (one promise per account) and across processes (a Redis lock with an expiry, then a re-read of
+// process (one promise per account) and across processes (a lock with an expiry, then a re-read of
 // the row: a changed refresh fingerprint means another process already refreshed, and its token is used).
 // The new refresh token is committed with a compare-and-swap on the old fingerprint before the new access
 // token is handed to anyone. A dead or spent refresh token marks the account needs_reauth: no retry, no
-// second token request. Redis sees only account ids and random lock ids; logs see neither tokens nor codes.
+// second token request. The lock store sees only account ids and random lock ids; logs see neither tokens nor codes.
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Redis } from "ioredis";
+import type { Coordinator } from "../coord/coordinator.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { acquireLock } from "../redis-lock.ts";
+import { acquireLock } from "../coord/lock.ts";
 import { OAuthEndpointError, TokenResponseInvalidError, TokenResponseLostError, type OAuthClient, type TokenGrant } from "./oauth/token-endpoint.ts";
 import { ReauthRequiredError, TokenRefreshDeferredError, grantUnusable } from "./token-errors.ts";
 import { DAY, REFRESH_TOKEN_WARN_AGE_MS, type Session, type TokenSessions, type Trigger } from "./token-session.ts";
@@ -22,12 +22,12 @@ export type TokenRefresherOptions = {
   store: TokenStore;
   sessions: TokenSessions;
   oauth: OAuthClient;
-  redis: Redis;
+  coord: Coordinator;
   /** The lock lives at `<prefix>:oauth:refresh-lock:<account id>`. */
   redisPrefix: string;
   log: Logger;
   now: () => number;
-  /** Longer than a token request can take, so the lock outlives a refresh even when its renewals cannot reach Redis. */
+  /** Longer than a token request can take, so the lock outlives a refresh even when its renewals cannot reach the store. */
   lockTtlMs: number;
   /** How long a caller waits for another process's refresh before giving up (deferred, not lost). */
   waitTimeoutMs: number;
@@ -56,7 +56,7 @@ export class TokenRefresher {
     return this.refresh(row, current?.fingerprint ?? row.refreshTokenFingerprint, trigger);
   }
 
-  /** One flight per account in this process; across processes the Redis lock decides. */
+  /** One flight per account in this process; across processes the lock decides. */
   private refresh(row: StoredAccount, observedFingerprint: string | null, trigger: Trigger): Promise<Session> {
     const running = this.inflight.get(row.id);
     if (running) return running;
@@ -188,7 +188,7 @@ export class TokenRefresher {
   }
 
   /**
-   * Takes the account's refresh lock (src/redis-lock.ts), re-reads the row and either adopts what another
+   * Takes the account's refresh lock (src/coord/lock.ts), re-reads the row and either adopts what another
    * process stored (`adopt`) or performs the request. Waiters poll the row instead of the lock, so they
    * pick up the new token as soon as it is committed.
    */
@@ -196,13 +196,13 @@ export class TokenRefresher {
     const key = `${this.options.redisPrefix}:oauth:refresh-lock:${row.id}`;
     const deadline = Date.now() + this.options.waitTimeoutMs;
     for (;;) {
-      const lock = await acquireLock(this.options.redis, key, this.options.lockTtlMs);
+      const lock = await acquireLock(this.options.coord, key, this.options.lockTtlMs);
       if (lock) {
         try {
           const fresh = await this.readRow(row.id);
           return adopt(fresh) ?? (await perform(fresh));
         } finally {
-          // The new token is already committed: don't hold the caller for long on a Redis blip; the TTL frees the lock.
+          // The new token is already committed: don't hold the caller for long on a blip of the lock store; the TTL frees the lock.
           if (!(await lock.release({ patienceMs: 2_000 })))
             this.options.log.warn({ accountId: row.id }, "could not release the refresh lock; it expires on its own");
         }

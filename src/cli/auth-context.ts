@@ -1,12 +1,10 @@
 // What every `dvault auth` command opens: the config, the database, Redis, the key and the token manager,
 // checked so that a failure shows as one line before any token is spent.
-import type { Redis } from "ioredis";
 import { createHttpTransport } from "../api/http.ts";
 import { OAuthClient } from "../api/oauth.ts";
 import { createPacer } from "../api/pacer.ts";
 import type { TokenProvider } from "../api/token-provider.ts";
 import { TokenManager } from "../api/token-manager.ts";
-import { settleRedisPrefix } from "../queue/redis-prefix.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { TokenCipher } from "../crypto/token-cipher.ts";
 import { AccountRepository } from "../db/account.repository.ts";
@@ -16,10 +14,10 @@ import { assertDatabaseReady } from "../db/schema-check.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cliLogger } from "./output/mode.ts";
-import { checkRedis, createRedis } from "../queue/redis.ts";
 import { registerSecret } from "../redact.ts";
 import { keyCreatedMessage, loadSecretKey, type SecretKey } from "../secret-key.ts";
 import { printErr } from "./output/print.ts";
+import { openCoordination } from "../services.ts";
 
 export type AuthContext = {
   config: Config;
@@ -47,17 +45,20 @@ export async function openContext(): Promise<AuthContext> {
   // One clear line for an unreachable, missing or unmigrated database before a driver gets a chance to be verbose,
   // and before any token is spent (assertReadyToSpend).
   await assertDatabaseReady(configured.databaseUrl);
-  await checkRedis(configured.redisUrl);
   const db = createPgPool(configured.databaseUrl, 2);
-  const redis: Redis = createRedis(configured.redisUrl);
-  await redis.connect();
-  const config = await settleRedisPrefix(redis, configured);
+  const { config, coord, redis } = await openCoordination(configured, db).catch(async (err: unknown) => {
+    await db.end().catch(() => undefined);
+    throw err;
+  });
   const secret = loadSecretKey(config);
   const cipher = new TokenCipher(secret);
   const repo = new AccountRepository(db);
   const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: configured.clientId, clientSecret: config.clientSecret, log });
-  const tokens = new TokenManager({ repo: accountTokenStore(repo), cipher, oauth, redis, redisPrefix: config.redisPrefix, log });
-  const pacer = createPacer({ redis, prefix: config.redisPrefix, startRate: config.apiRate.start, minRate: config.apiRate.min, maxRate: config.apiRate.max });
+  const tokens = new TokenManager({ repo: accountTokenStore(repo), cipher, oauth, coord, redisPrefix: config.redisPrefix, log });
+  // TODO(pacer seam): a PacerStore for the PostgreSQL engine replaces this Redis-only pacer.
+  const pacer = redis
+    ? createPacer({ redis, prefix: config.redisPrefix, startRate: config.apiRate.start, minRate: config.apiRate.min, maxRate: config.apiRate.max })
+    : undefined;
   return {
     config,
     log,
@@ -66,10 +67,13 @@ export async function openContext(): Promise<AuthContext> {
     tokens,
     secret,
     cipher,
-    transportFor: (provider) =>
-      createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, retry: { serverRetries: 1, networkRetries: 1, throttleRetries: 1 } }),
+    transportFor: (provider) => {
+      if (!pacer) throw new Error("the API pacer has no PostgreSQL store yet on the PostgreSQL engine (DVAULT_ENGINE=postgres)");
+      return createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, retry: { serverRetries: 1, networkRetries: 1, throttleRetries: 1 } });
+    },
     async close() {
-      await redis.quit().catch(() => redis.disconnect());
+      await coord.close();
+      if (redis) await redis.quit().catch(() => redis.disconnect());
       await db.end();
     },
   };

@@ -2,8 +2,7 @@
 // digest. Checks read the current conditions (an account needing re-authorization, downloads paused for
 // disk space, a source failing for a while, a worker whose heartbeat vanished); the evaluator opens an
 // incident per condition, notifies it once, reminds at most daily and resolves what is gone.
-import type { Redis } from "ioredis";
-import { scanKeys } from "../redis-scan.ts";
+import type { Coordinator } from "../coord/coordinator.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import { scrubString } from "../redact.ts";
@@ -25,13 +24,13 @@ const FORGET_WORKER_MS = 7 * DAY_MS;
 export type DownloadsPausedProbe = () => Promise<DownloadsPaused>;
 
 /**
- * Reads the download worker's pause flag: the Redis key `<prefix>:downloads:paused`, holding JSON
+ * Reads the download worker's pause flag: the coordination key `<prefix>:downloads:paused`, holding JSON
  * ({reason, since | at}) or a plain reason. Point the evaluator at another probe if the flag moves.
  */
-export function redisDownloadsPausedProbe(redis: Redis, prefix: string): DownloadsPausedProbe {
+export function storedDownloadsPausedProbe(coord: Coordinator, prefix: string): DownloadsPausedProbe {
   return async () => {
-    const raw = await redis.get(`${prefix}:downloads:paused`);
-    if (raw === null) return { paused: false };
+    const raw = await coord.get(`${prefix}:downloads:paused`);
+    if (raw === undefined) return { paused: false };
     try {
       const value = JSON.parse(raw) as unknown;
       if (value && typeof value === "object") {
@@ -54,13 +53,12 @@ export function redisDownloadsPausedProbe(redis: Redis, prefix: string): Downloa
 
 // ---- worker heartbeats --------------------------------------------------------------------------------
 
-const heartbeatPattern = (prefix: string) => `${prefix}:heartbeat:*`;
 /** Workers seen alive by any evaluator: id → last seen (ISO). A graceful stop removes its entry. */
 export const knownWorkersKey = (prefix: string) => `${prefix}:heartbeats:known`;
 
-async function liveWorkers(redis: Redis, prefix: string): Promise<string[]> {
+async function liveWorkers(coord: Coordinator, prefix: string): Promise<string[]> {
   const head = `${prefix}:heartbeat:`;
-  return (await scanKeys(redis, heartbeatPattern(prefix), 200)).map((k) => k.slice(head.length));
+  return (await coord.keysStartingWith(head)).map((k) => k.slice(head.length));
 }
 
 const hostOf = (workerId: string) => workerId.slice(0, Math.max(0, workerId.lastIndexOf(":"))) || workerId;
@@ -70,11 +68,11 @@ const hostOf = (workerId: string) => workerId.slice(0, Math.max(0, workerId.last
  * Whichever process evaluates (a second worker, a restarted one, `dvault digest`) remembers the live
  * heartbeats it sees, so a worker that dies is noticed by the next process alive.
  */
-export async function missingWorkers(redis: Redis, prefix: string, now: Date): Promise<Array<{ id: string; lastSeen: Date }>> {
-  const live = await liveWorkers(redis, prefix);
+export async function missingWorkers(coord: Coordinator, prefix: string, now: Date): Promise<Array<{ id: string; lastSeen: Date }>> {
+  const live = await liveWorkers(coord, prefix);
   const key = knownWorkersKey(prefix);
-  if (live.length) await redis.hset(key, Object.fromEntries(live.map((id) => [id, now.toISOString()])));
-  const known = await redis.hgetall(key);
+  if (live.length) await coord.hashPut(key, Object.fromEntries(live.map((id) => [id, now.toISOString()])));
+  const known = await coord.hashGetAll(key);
   const liveHosts = new Set(live.map(hostOf));
   const missing: Array<{ id: string; lastSeen: Date }> = [];
   for (const [id, seen] of Object.entries(known)) {
@@ -82,7 +80,7 @@ export async function missingWorkers(redis: Redis, prefix: string, now: Date): P
     const lastSeen = new Date(seen);
     // Restarted on the same machine (a new pid), or gone for a week: nothing to report any more.
     if (liveHosts.has(hostOf(id)) || Number.isNaN(lastSeen.getTime()) || now.getTime() - lastSeen.getTime() > FORGET_WORKER_MS) {
-      await redis.hdel(key, id);
+      await coord.hashRemove(key, [id]);
       continue;
     }
     missing.push({ id, lastSeen });
@@ -91,15 +89,15 @@ export async function missingWorkers(redis: Redis, prefix: string, now: Date): P
 }
 
 /** A worker stopping gracefully says so, so its vanished heartbeat is not an incident. */
-export async function forgetWorker(redis: Redis, prefix: string, workerId: string): Promise<void> {
-  await redis.hdel(knownWorkersKey(prefix), workerId);
+export async function forgetWorker(coord: Coordinator, prefix: string, workerId: string): Promise<void> {
+  await coord.hashRemove(knownWorkersKey(prefix), [workerId]);
 }
 
 // ---- checks -------------------------------------------------------------------------------------------
 
 export type CheckOptions = {
   db: Queryable;
-  redis: Redis;
+  coord: Coordinator;
   prefix: string;
   now: Date;
   downloadsPaused?: DownloadsPausedProbe;
@@ -110,7 +108,7 @@ export async function currentConditions(opts: CheckOptions): Promise<AlertCondit
     new AlertRepository(opts.db).listAccountsNeedingReauth(),
     new AlertRepository(opts.db).listFailingSources(),
     opts.downloadsPaused ? opts.downloadsPaused().catch((): DownloadsPaused => ({ paused: false })) : Promise.resolve<DownloadsPaused>({ paused: false }),
-    missingWorkers(opts.redis, opts.prefix, opts.now),
+    missingWorkers(opts.coord, opts.prefix, opts.now),
   ]);
   const conditions: AlertCondition[] = [];
   for (const a of accounts) {

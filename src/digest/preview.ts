@@ -3,7 +3,7 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { redisDownloadsPausedProbe } from "./alerts.ts";
+import { storedDownloadsPausedProbe } from "./alerts.ts";
 import { collectDigest } from "./collect.ts";
 import { CronClock } from "./cron-time.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
@@ -44,7 +44,7 @@ export async function previewDigest(services: DigestServices, opts: { since?: Da
     window,
     now,
     archiveDir: services.config.archiveDir,
-    downloadsPaused: redisDownloadsPausedProbe(services.redis, services.config.redisPrefix),
+    downloadsPaused: storedDownloadsPausedProbe(services.coord, services.config.redisPrefix),
   });
   // The pictures as the file channel shows them: the archive's thumbnails, in a folder beside the HTML.
   const shown = await digestImages(data, {

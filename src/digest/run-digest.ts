@@ -4,14 +4,14 @@
 // so the next attempt or the next tick covers it. Safe to run twice: the same window gets the same row,
 // idempotency key and Message-ID.
 import { z } from "zod";
-import type { Redis } from "ioredis";
+import type { Coordinator } from "../coord/coordinator.ts";
 import type { Config } from "../config.ts";
 import { withTransaction } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import { delayOf } from "../queue/job-definition.ts";
-import { acquireLock } from "../redis-lock.ts";
+import { acquireLock } from "../coord/lock.ts";
 import { scrubString } from "../redact.ts";
-import { redisDownloadsPausedProbe, type DownloadsPausedProbe } from "./alerts.ts";
+import { storedDownloadsPausedProbe, type DownloadsPausedProbe } from "./alerts.ts";
 import { collectDigest, isEmptyDigest } from "./collect.ts";
 import { DIGEST_CHANNELS, type DigestChannel } from "../config/digest.ts";
 import { CronClock } from "./cron-time.ts";
@@ -67,7 +67,7 @@ export class DigestBusyError extends Error {
 }
 
 /** `pool` runs the digest's own rows (digests, digest_state) and reads the window's sections. */
-export type DigestServices = { pool: PgPool; redis: Redis; config: Config; log: Logger; now(): number };
+export type DigestServices = { pool: PgPool; coord: Coordinator; config: Config; log: Logger; now(): number };
 
 export type RunDigestOptions = {
   services: DigestServices;
@@ -102,7 +102,7 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
   if (!config.digest.channels.includes(channel) && !opts.deliverer) {
     return { status: "skipped", reason: `the ${channel} channel is not in DVAULT_DIGEST_CHANNELS any more` };
   }
-  const lock = await acquireLock(services.redis, `${config.redisPrefix}:digest-lock:${channel}`, 120_000);
+  const lock = await acquireLock(services.coord, `${config.redisPrefix}:digest-lock:${channel}`, 120_000);
   if (!lock) throw new DigestBusyError(channel);
   const clock = new CronClock(config.digest.cron, config.digest.timezone);
   try {
@@ -121,7 +121,7 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
       window,
       now,
       archiveDir: config.archiveDir,
-      downloadsPaused: opts.downloadsPaused ?? redisDownloadsPausedProbe(services.redis, config.redisPrefix),
+      downloadsPaused: opts.downloadsPaused ?? storedDownloadsPausedProbe(services.coord, config.redisPrefix),
       digestKey: key,
     });
     const fileBase = `dvault-digest-${compactTime(window.start)}-${compactTime(window.end)}`;

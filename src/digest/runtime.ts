@@ -43,7 +43,7 @@ export async function startDigestRuntime({
     scheduler,
     async stop() {
       await scheduler.stop();
-      await forgetWorker(services.redis, services.config.redisPrefix, workerId).catch(() => undefined);
+      await forgetWorker(services.coord, services.config.redisPrefix, workerId).catch(() => undefined);
     },
   };
 }

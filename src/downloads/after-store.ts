@@ -29,7 +29,7 @@ export async function removeIfUnreferenced(args: {
 /** A replaced file nobody references any more is removed; the readable links are due for a rebuild. */
 export async function afterStore(deps: DownloadDeps, oldPath: string | null, newPath: string): Promise<void> {
   await removeIfUnreferenced({ repo: deps.repo, archive: deps.archive, oldPath, newPath });
-  await deps.services.redis.set(linksDirtyKey(deps.services.config.redisPrefix), "1");
+  await deps.services.coord.put(linksDirtyKey(deps.services.config.redisPrefix), "1");
 }
 
 /** The deviation no longer exists on the service: recorded, never retried. */

@@ -14,7 +14,7 @@ export type DownloadTuning = {
   timeouts?: Partial<TransferTimeouts>;
   /** Bounds of a transfer beyond the configuration's (tests shorten the floor's grace and window). */
   limits?: Partial<TransferLimits>;
-  /** Per-deviation lock in Redis, renewed while held: frees itself within this long if its holder dies. */
+  /** Per-deviation lock in the coordination store, renewed while held: frees itself within this long if its holder dies. */
   lockTtlMs?: number;
   /** Archive permissions (default owner-only). */
   fileMode?: number;
@@ -54,7 +54,7 @@ export function setDownloadTuning(services: Services, tuning: DownloadTuning): D
 }
 
 function createDownloadDeps(services: Services, tuning: DownloadTuning): DownloadDeps {
-  const { config, pool, redis, log } = services;
+  const { config, pool, coord, log } = services;
   const archive = openArchive(config, {
     ...(tuning.fileMode !== undefined ? { fileMode: tuning.fileMode } : {}),
     ...(tuning.dirMode !== undefined ? { dirMode: tuning.dirMode } : {}),
@@ -67,7 +67,7 @@ function createDownloadDeps(services: Services, tuning: DownloadTuning): Downloa
     repo: new DownloadRepository(pool),
     quotaRepo,
     quota: new DownloadQuota({ repo: quotaRepo, defaultAllowance: config.downloadQuota, now: services.now }),
-    guard: new DiskGuard({ archive, redis, prefix: config.redisPrefix, minFreeBytes: config.minFreeBytes, log, now: services.now }),
+    guard: new DiskGuard({ archive, coord, prefix: config.redisPrefix, minFreeBytes: config.minFreeBytes, log, now: services.now }),
     tuning,
     apiFor(accountId) {
       const hit = apis.get(accountId);

@@ -1,14 +1,14 @@
 // The guard of the downloads: below the free-space threshold, when a folder dvault writes into leads
 // outside the archive through a link, or when the archive cannot take files at all (a folder refusing writes,
 // a read-only disk, a bucket missing or refusing the credentials: src/storage/storage-fault.ts), they pause,
-// with one log line (whichever process notices first says it) and a flag in Redis that `dvault status`, the
+// with one log line (whichever process notices first says it) and a flag in the coordination store that `dvault status`, the
 // alerts and every worker can read; they resume when space returns, the link is gone or a preflight proves the
 // archive takes files again. A pause never fails a row: it stays wanted. Before this process spends anything
 // single-use on a file (an original download of the weekly allowance), the preflight has proven the archive
 // writable, and it must prove it again after any storage fault (docs/RELIABILITY.md#storage-faults).
 import fs from "node:fs/promises";
 import path from "node:path";
-import type { Redis } from "ioredis";
+import type { Coordinator } from "../coord/coordinator.ts";
 import type { Logger } from "../log.ts";
 import type { Archive } from "../storage/archive.ts";
 import { DiskFullError } from "../storage/free-space.ts";
@@ -45,7 +45,7 @@ export class DiskGuard {
   /** The preflight passed in this process and no storage fault came since: the archive takes files. */
   private proven = false;
 
-  constructor(private readonly args: { archive: Archive; redis: Redis; prefix: string; minFreeBytes: number; log: Logger; now: () => number }) {
+  constructor(private readonly args: { archive: Archive; coord: Coordinator; prefix: string; minFreeBytes: number; log: Logger; now: () => number }) {
     this.key = `${args.prefix}:downloads:paused`;
   }
 
@@ -118,18 +118,18 @@ export class DiskGuard {
   }
 
   private async record(state: PauseState): Promise<DownloadsPausedError> {
-    const first = await this.args.redis.set(this.key, JSON.stringify(state), "NX");
-    if (first === "OK")
+    const first = await this.args.coord.putIfAbsent(this.key, JSON.stringify(state));
+    if (first)
       this.args.log.error(
         { cause: state.cause, freeBytes: state.freeBytes, minFreeBytes: this.args.minFreeBytes, archive: this.args.archive.root },
         state.reason,
       );
-    const current = first === "OK" ? state : ((await this.pausedState()) ?? state);
+    const current = first ? state : ((await this.pausedState()) ?? state);
     return new DownloadsPausedError(current);
   }
 
   async pausedState(): Promise<PauseState | undefined> {
-    const raw = await this.args.redis.get(this.key);
+    const raw = await this.args.coord.get(this.key);
     if (!raw) return undefined;
     try {
       return JSON.parse(raw) as PauseState;
@@ -149,7 +149,7 @@ export class DiskGuard {
         if (folderFault(err)) return false;
         throw err;
       }
-      if ((await this.args.redis.del(this.key)) === 1)
+      if ((await this.args.coord.remove(this.key)) === 1)
         this.args.log.info({ where: state.where }, "downloads resumed: the archive takes files again (the preflight passed)");
       return true;
     }
@@ -161,13 +161,13 @@ export class DiskGuard {
         if (err instanceof OutsideArchiveError) return false;
         throw err;
       }
-      if ((await this.args.redis.del(this.key)) === 1)
+      if ((await this.args.coord.remove(this.key)) === 1)
         this.args.log.info({ link: state.link }, "downloads resumed: the archive's folders lead nowhere outside it any more");
       return true;
     }
     const free = await this.args.archive.freeBytes();
     if (free < this.args.minFreeBytes) return false;
-    if ((await this.args.redis.del(this.key)) === 1) this.args.log.info({ freeBytes: free }, "downloads resumed: disk space is back above the threshold");
+    if ((await this.args.coord.remove(this.key)) === 1) this.args.log.info({ freeBytes: free }, "downloads resumed: disk space is back above the threshold");
     return true;
   }
 }

@@ -9,7 +9,7 @@ import type { DownloadKind, DownloadTarget } from "../db/download.repository.ts"
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { breakLockOfDeadHolder, leasedHolder } from "../queue/holder.ts";
-import { acquireLock, type HeldLock } from "../redis-lock.ts";
+import { acquireLock, type HeldLock } from "../coord/lock.ts";
 import type { AccountApi } from "../services.ts";
 import { extensionFor } from "../storage/extension.ts";
 import { DiskFullError } from "../storage/free-space.ts";
@@ -26,18 +26,18 @@ import { CDN_PACER_KEY, transferToArchive } from "./transfer.ts";
 
 const DEFAULT_LOCK_TTL_MS = 15_000;
 
-/** The Redis lock of one file's download; `dvault import` takes it too, so it never fills a row mid-transfer. */
+/** The lock (src/coord/lock.ts) of one file's download; `dvault import` takes it too, so it never fills a row mid-transfer. */
 export function downloadLockKey(prefix: string, deviationid: string, kind: DownloadKind): string {
   return `${prefix}:download-lock:${deviationid}:${kind}`;
 }
 
 /**
- * Files this process is downloading. The Redis lock alone does not cover them: a Redis that restarted
+ * Files this process is downloading. The lock alone does not cover them: a lock store that restarted
  * without its data has lost the lock while the transfer runs on, and the rebuilt queue hands the same file out again.
  */
 const inThisProcess = new Set<string>();
 
-/** Runs one download under a per-file lock in Redis (a worker and `dvault download --once` never race). */
+/** Runs one download under a per-file lock, src/coord/lock.ts (a worker and `dvault download --once` never race). */
 export async function downloadFile(deps: DownloadDeps, req: DownloadRequest): Promise<DownloadOutcome> {
   const lockKey = downloadLockKey(deps.services.config.redisPrefix, req.deviationid, req.kind);
   if (inThisProcess.has(lockKey)) return { status: "busy", reason: "this process is already downloading this file" };
@@ -64,10 +64,10 @@ export async function downloadFile(deps: DownloadDeps, req: DownloadRequest): Pr
  * at once rather than waited out (docs/RELIABILITY.md#work-held-by-a-dead-process).
  */
 async function acquireFileLock(deps: DownloadDeps, lockKey: string): Promise<HeldLock | undefined> {
-  const { redis, config } = deps.services;
+  const { coord, config } = deps.services;
   const holder = leasedHolder(config.redisPrefix);
-  const take = () => acquireLock(redis, lockKey, deps.tuning.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, holder ? { holder } : {});
-  return (await take()) ?? ((await breakLockOfDeadHolder(redis, config.redisPrefix, lockKey)) ? await take() : undefined);
+  const take = () => acquireLock(coord, lockKey, deps.tuning.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, holder ? { holder } : {});
+  return (await take()) ?? ((await breakLockOfDeadHolder(coord, config.redisPrefix, lockKey)) ? await take() : undefined);
 }
 
 async function underLock(deps: DownloadDeps, req: DownloadRequest, lockKey: string): Promise<DownloadOutcome> {
@@ -118,7 +118,7 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
     });
   }
   // An earlier attempt (this process's, or one that died mid-file) already paid for this one: its answer is used.
-  const paid = new PaidDownloads(services.redis, services.config.redisPrefix);
+  const paid = new PaidDownloads(services.coord, services.config.redisPrefix);
   const leftOver = await paid.recall(t.deviationid);
   if (leftOver) {
     turn?.pass();

@@ -48,9 +48,10 @@ export async function enqueueDueDownloads(
 
   if (opts.only) return summary;
   const rebuildKey = `${services.config.redisPrefix}:downloads:queue-rebuilt`;
-  const rebuild = opts.rebuild === true || (await services.redis.set(rebuildKey, now.toISOString(), "EX", REBUILD_EVERY_S, "NX")) === "OK";
+  const every = { ttlMs: REBUILD_EVERY_S * 1000 };
+  const rebuild = opts.rebuild === true || (await services.coord.putIfAbsent(rebuildKey, now.toISOString(), every));
   if (rebuild) {
-    if (opts.rebuild) await services.redis.set(rebuildKey, now.toISOString(), "EX", REBUILD_EVERY_S);
+    if (opts.rebuild) await services.coord.put(rebuildKey, now.toISOString(), every);
     summary.rebuilt = true;
     let afterId = "0";
     for (;;) {

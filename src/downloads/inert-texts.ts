@@ -97,16 +97,16 @@ function stateKey(prefix: string): string {
 
 /**
  * One slice of the once-only rewrite for the worker: goes on after the row the last slice reached, for at most
- * `budgetMs`, and once it has been through every page it is done for this version (a lost Redis only means one more
+ * `budgetMs`, and once it has been through every page it is done for this version (a lost store only means one more
  * pass that finds every page inert). Undefined when there was nothing left to do.
  */
 export async function inertTextsStep(deps: DownloadDeps, opts: { budgetMs: number; signal?: AbortSignal }): Promise<InertTextsResult | undefined> {
-  const { redis, config } = deps.services;
+  const { coord, config } = deps.services;
   const key = stateKey(config.redisPrefix);
-  const state = (await redis.get(key)) ?? "";
+  const state = (await coord.get(key)) ?? "";
   if (state === `${VERSION}:done`) return undefined;
   const afterId = state.startsWith(`${VERSION}:after:`) ? state.slice(`${VERSION}:after:`.length) : "0";
   const result = await makeStoredTextsInert({ deps, afterId, budgetMs: opts.budgetMs, ...(opts.signal ? { signal: opts.signal } : {}) });
-  await redis.set(key, result.more ? `${VERSION}:after:${result.lastId}` : `${VERSION}:done`);
+  await coord.put(key, result.more ? `${VERSION}:after:${result.lastId}` : `${VERSION}:done`);
   return result;
 }

@@ -1,11 +1,11 @@
 // The per-file side of the quota ledger (src/downloads/quota.ts counts per account and week): the
-// /deviation/download answer an attempt paid for, in Redis from the call until the file is stored (or the answer
+// /deviation/download answer an attempt paid for, in the coordination store (src/coord/coordinator.ts) from the call until the file is stored (or the answer
 // expires). One found at the start of an attempt was left by an attempt that failed (the job's retry comes soon)
 // or by a process that died mid-file, and the attempt taking over uses its signed URL (still good for minutes:
 // docs/service-behaviour.md#download-url-ttl) instead of spending a second one of the week's originals
 // (docs/RELIABILITY.md#work-held-by-a-dead-process). The URL opens that one file and nothing else; it
 // is kept well inside its lifetime and never logged.
-import type { Redis } from "ioredis";
+import type { Coordinator } from "../coord/coordinator.ts";
 import type { Download } from "../api/types.ts";
 
 /** Well inside the URL's life (about 10 minutes); an expired one is refused by the CDN and fetched again. */
@@ -15,7 +15,7 @@ export type PaidDownload = { accountId: number; at: string; info: Download };
 
 export class PaidDownloads {
   constructor(
-    private readonly redis: Redis,
+    private readonly coord: Coordinator,
     private readonly prefix: string,
   ) {}
 
@@ -25,13 +25,13 @@ export class PaidDownloads {
 
   async remember(deviationid: string, accountId: number, info: Download, at: Date): Promise<void> {
     const paid: PaidDownload = { accountId, at: at.toISOString(), info };
-    await this.redis.set(this.key(deviationid), JSON.stringify(paid), "EX", KEEP_S);
+    await this.coord.put(this.key(deviationid), JSON.stringify(paid), { ttlMs: KEEP_S * 1000 });
   }
 
   /** A paid answer left by an earlier attempt (one that failed, or whose process died); undefined when none. */
   async recall(deviationid: string): Promise<PaidDownload | undefined> {
-    const raw = await this.redis.get(this.key(deviationid));
-    if (raw === null) return undefined;
+    const raw = await this.coord.get(this.key(deviationid));
+    if (raw === undefined) return undefined;
     try {
       const paid = JSON.parse(raw) as PaidDownload;
       return typeof paid.info?.src === "string" ? paid : undefined;
@@ -41,6 +41,6 @@ export class PaidDownloads {
   }
 
   async forget(deviationid: string): Promise<void> {
-    await this.redis.del(this.key(deviationid));
+    await this.coord.remove(this.key(deviationid));
   }
 }

@@ -3,7 +3,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { ReadableTreeRepository } from "../db/readable-tree.repository.ts";
-import { acquireLock } from "../redis-lock.ts";
+import { acquireLock } from "../coord/lock.ts";
 import { buildReadableLinks, MAX_FOLDER_DEPTH } from "../storage/links.ts";
 import { ORIGINALS_DIR, READABLE_DIR } from "../storage/layout.ts";
 import { READABLE_INDEX_JSON, writeReadableIndex } from "../storage/readable-index.ts";
@@ -13,15 +13,15 @@ import { linksDirtyKey } from "./after-store.ts";
 export type LinksResult = { links: number; written: number; removed: number } | { busy: true };
 
 export async function regenerateReadableLinks(deps: DownloadDeps): Promise<LinksResult> {
-  const { redis, config, pool } = deps.services;
-  const lock = await acquireLock(redis, `${config.redisPrefix}:downloads:links-lock`, 60_000);
+  const { coord, config, pool } = deps.services;
+  const lock = await acquireLock(coord, `${config.redisPrefix}:downloads:links-lock`, 60_000);
   if (!lock) {
     // Another process is writing them; it may have read the table before our latest file.
-    await redis.set(linksDirtyKey(config.redisPrefix), "1");
+    await coord.put(linksDirtyKey(config.redisPrefix), "1");
     return { busy: true };
   }
   try {
-    await redis.del(linksDirtyKey(config.redisPrefix));
+    await coord.remove(linksDirtyKey(config.redisPrefix));
     const links = buildReadableLinks(await new ReadableTreeRepository(pool).listPlacements(MAX_FOLDER_DEPTH), deps.archive.root);
     const blobs = deps.archive.blobs;
     const result = blobs.kind === "local" ? await deps.archive.writeLinks(links) : await writeReadableIndex(blobs, links);
@@ -49,7 +49,7 @@ async function treeMissing(deps: DownloadDeps): Promise<boolean> {
 
 /** Regenerates the links when a download stored a file since the last time, or when the store has none yet. */
 export async function regenerateLinksIfDirty(deps: DownloadDeps): Promise<LinksResult | undefined> {
-  const { redis, config } = deps.services;
-  if (!(await redis.exists(linksDirtyKey(config.redisPrefix))) && !(await treeMissing(deps))) return undefined;
+  const { coord, config } = deps.services;
+  if (!(await coord.exists(linksDirtyKey(config.redisPrefix))) && !(await treeMissing(deps))) return undefined;
   return regenerateReadableLinks(deps);
 }

@@ -24,16 +24,16 @@ export function heldRowItem(row: { deviationid: string; kind: string }): string 
 
 /** `downloadsJobs`: the downloads queue's active jobs (QueueAdmin.active), read before the holders are judged. */
 export async function reclaimDeadHolders(args: { deps: DownloadDeps; log: Logger; downloadsJobs?: ActiveJobs }): Promise<ReclaimResult> {
-  const { redis, config } = args.deps.services;
+  const { coord, config } = args.deps.services;
   const prefix = config.redisPrefix;
-  const holders = new Set([...(await registeredHolders(redis, prefix)), ...(args.downloadsJobs?.holders ?? [])]);
+  const holders = new Set([...(await registeredHolders(coord, prefix)), ...(args.downloadsJobs?.holders ?? [])]);
   const result: ReclaimResult = { holders: [], jobs: 0, rows: 0 };
   for (const holder of holders) {
-    if (holder === thisHolder() || !(await isHolderDead(redis, prefix, holder))) continue;
+    if (holder === thisHolder() || !(await isHolderDead(coord, prefix, holder))) continue;
     result.holders.push(holder);
     const jobs = (await args.downloadsJobs?.requeueOf(holder)) ?? 0;
     const rows = await releaseRows(args.deps, holder);
-    await forgetHolder(redis, prefix, holder);
+    await forgetHolder(coord, prefix, holder);
     result.jobs += jobs;
     result.rows += rows;
     args.log.warn({ holder, jobs, rows }, "took back the downloads of a process that died");
@@ -43,9 +43,9 @@ export async function reclaimDeadHolders(args: { deps: DownloadDeps; log: Logger
 
 /** Rows a dead `--once` run had claimed and not finished go back to wanted. */
 async function releaseRows(deps: DownloadDeps, holder: string): Promise<number> {
-  const { redis, config } = deps.services;
+  const { coord, config } = deps.services;
   let released = 0;
-  for (const item of await redis.smembers(heldItemsKey(config.redisPrefix, holder))) {
+  for (const item of await coord.setMembers(heldItemsKey(config.redisPrefix, holder))) {
     const cut = item.lastIndexOf(":");
     const kind = item.slice(cut + 1) as DownloadKind;
     if (cut <= 0 || !["original", "text", "degraded"].includes(kind)) continue;

@@ -4,7 +4,7 @@
 // WorkerHost and job body (file-job.ts) on a private queue (src/queue/run-now.ts), with this run's retry policy:
 // a failure that passes is tried again, after a growing backoff, until the file's or the run's patience is spent
 // (src/queue/run-patience.ts), or a fixed number of attempts; only what still fails then is left failed for the
-// long-term schedule (retry.ts). Rows a killed run left queued are taken over (a per-file lock in Redis keeps a
+// long-term schedule (retry.ts). Rows a killed run left queued are taken over (a per-file lock, src/coord/lock.ts, keeps a
 // running worker out).
 import { isThrottleDelay } from "../api/errors.ts";
 import { grantUnusable, type ReauthRequiredError } from "../api/token-errors.ts";
@@ -98,7 +98,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   }
   // What a killed run or worker held comes back first; this run's claims are recorded under its lease,
   // so that they come back soon if it is killed in turn (docs/RELIABILITY.md#work-held-by-a-dead-process).
-  const lease = await holdLease(services.redis, services.config.redisPrefix);
+  const lease = await holdLease(services.coord, services.config.redisPrefix);
   await reclaimDeadHolders({ deps, log }).catch((err: unknown) => log.warn({ err }, "taking back the downloads of dead processes failed"));
   const stopper = new AbortController();
   const onOuter = () => stopper.abort();

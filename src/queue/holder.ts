@@ -1,15 +1,15 @@
 // Which process holds work, and the proof that one is dead (docs/RELIABILITY.md#work-held-by-a-dead-process).
 // Every process that takes downloads (the worker, `dvault download --once`) is a holder
 // "<host>:<pid>:<nonce>" (the nonce tells a restarted process that got the same pid from its
-// predecessor), registered in Redis with a lease it renews while it runs. A holder is dead when, on
+// predecessor), registered in the coordination store (src/coord/coordinator.ts) with a lease it renews while it runs. A holder is dead when, on
 // this host and in this pid namespace, its pid no longer runs (process.kill(pid, 0) → ESRCH) or is now
 // this very process; elsewhere, when its lease has expired. Nothing else counts: a slow holder, or one
-// whose Redis locks lapsed while Redis was away, keeps its work.
+// whose locks lapsed while the store was away, keeps its work.
 import { randomBytes } from "node:crypto";
 import { readlinkSync } from "node:fs";
 import os from "node:os";
-import type { Redis } from "ioredis";
-import { dropLock, lockHolder } from "../redis-lock.ts";
+import type { Coordinator } from "../coord/coordinator.ts";
+import { dropLock, lockHolder } from "../coord/lock.ts";
 
 /** A holder on another host counts as dead this long after its last renewal (as long as BullMQ's own job lock). */
 const LEASE_TTL_S = 30;
@@ -41,7 +41,7 @@ const leaseKey = (prefix: string, holder: string) => `${prefix}:holder:${holder}
 export const heldItemsKey = (prefix: string, holder: string) => `${prefix}:holder:${holder}:items`;
 
 export type HolderLease = {
-  /** Records items this process took (SADD), so that they come back if it dies. */
+  /** Records items this process took, so that they come back if it dies. */
   hold(items: readonly string[]): Promise<void>;
   /** They are finished or handed back. */
   drop(items: readonly string[]): Promise<void>;
@@ -53,56 +53,58 @@ export type HolderLease = {
  * Registers this process as a holder under `prefix` and renews its lease until stop(). A worker names its
  * roles (src/queue/worker-roles.ts), so that status can say which host runs what; a one-shot run names none.
  */
-export async function holdLease(redis: Redis, prefix: string, { roles = [] }: { roles?: readonly string[] } = {}): Promise<HolderLease> {
+export async function holdLease(coord: Coordinator, prefix: string, { roles = [] }: { roles?: readonly string[] } = {}): Promise<HolderLease> {
   const entry = JSON.stringify({ pidns: PID_NAMESPACE, since: new Date().toISOString(), host: HOST, pid: process.pid, roles });
-  // The registry entry is written again with each renewal: a Redis that came back empty learns it anew.
-  const renew = () => redis.multi().hset(registryKey(prefix), THIS_HOLDER, entry).set(leaseKey(prefix, THIS_HOLDER), "1", "EX", LEASE_TTL_S).exec();
+  // The registry entry is written again with each renewal: a store that came back empty learns it anew.
+  const renew = () =>
+    coord.writeTogether([
+      { hashPut: registryKey(prefix), fields: { [THIS_HOLDER]: entry } },
+      { put: leaseKey(prefix, THIS_HOLDER), value: "1", ttlMs: LEASE_TTL_S * 1000 },
+    ]);
   await renew();
   users.set(prefix, (users.get(prefix) ?? 0) + 1);
-  // A failed renewal (Redis away) is retried by the next tick, and at once when the connection is back.
+  // A failed renewal (the store away) is retried by the next tick, and at once when the connection is back.
   const renewSoon = () => void renew().catch(() => undefined);
   const timer = setInterval(renewSoon, LEASE_EVERY_MS);
   timer.unref();
-  redis.on("ready", renewSoon);
+  const stopListening = coord.onReconnect(renewSoon);
   let stopped = false;
   const items = heldItemsKey(prefix, THIS_HOLDER);
   return {
     async hold(list) {
-      if (list.length > 0) await redis.sadd(items, ...list);
+      await coord.setAdd(items, list);
     },
     async drop(list) {
-      if (list.length > 0) await redis.srem(items, ...list);
+      await coord.setRemove(items, list);
     },
     async stop() {
       if (stopped) return;
       stopped = true;
       clearInterval(timer);
-      redis.off("ready", renewSoon);
+      stopListening();
       const left = (users.get(prefix) ?? 1) - 1;
       if (left > 0) return void users.set(prefix, left);
       users.delete(prefix);
-      await forgetHolder(redis, prefix, THIS_HOLDER);
+      await forgetHolder(coord, prefix, THIS_HOLDER);
     },
   };
 }
 
 /** Every registered holder (dead ones stay until reclaimed). */
-export async function registeredHolders(redis: Redis, prefix: string): Promise<string[]> {
-  return redis.hkeys(registryKey(prefix));
+export async function registeredHolders(coord: Coordinator, prefix: string): Promise<string[]> {
+  return Object.keys(await coord.hashGetAll(registryKey(prefix)));
 }
 
 /** A registered holder whose lease is current, as its registry entry describes it (fields it lacks are null or empty). */
 export type LiveHolder = { holder: string; host: string | null; pid: number | null; roles: string[]; since: string | null };
 
 /** The holders whose lease has not expired, read tolerantly (entries of older versions carry no host, pid or roles). */
-export async function liveHolders(redis: Redis, prefix: string): Promise<LiveHolder[]> {
-  const registry = await redis.hgetall(registryKey(prefix));
+export async function liveHolders(coord: Coordinator, prefix: string): Promise<LiveHolder[]> {
+  const registry = await coord.hashGetAll(registryKey(prefix));
   const holders = Object.keys(registry).sort();
   if (holders.length === 0) return [];
-  const pipeline = redis.pipeline();
-  for (const holder of holders) pipeline.exists(leaseKey(prefix, holder));
-  const leased = (await pipeline.exec()) ?? [];
-  return holders.flatMap((holder, i) => (leased[i]?.[1] === 1 ? [describeHolder(holder, registry[holder] ?? "")] : []));
+  const leased = await coord.getMany(holders.map((holder) => leaseKey(prefix, holder)));
+  return holders.flatMap((holder, i) => (leased[i] !== undefined ? [describeHolder(holder, registry[holder] ?? "")] : []));
 }
 
 function describeHolder(holder: string, raw: string): LiveHolder {
@@ -125,36 +127,36 @@ function describeHolder(holder: string, raw: string): LiveHolder {
 }
 
 /** Removes a holder's registry entry, lease and items: after a graceful stop, or once its work is reclaimed. */
-export async function forgetHolder(redis: Redis, prefix: string, holder: string): Promise<void> {
-  await redis.multi().hdel(registryKey(prefix), holder).del(leaseKey(prefix, holder), heldItemsKey(prefix, holder)).exec();
+export async function forgetHolder(coord: Coordinator, prefix: string, holder: string): Promise<void> {
+  await coord.writeTogether([{ hashRemove: registryKey(prefix), fields: [holder] }, { remove: [leaseKey(prefix, holder), heldItemsKey(prefix, holder)] }]);
 }
 
 /** The proof (see the top of this file); false whenever it cannot be had. */
-export async function isHolderDead(redis: Redis, prefix: string, holder: string): Promise<boolean> {
+export async function isHolderDead(coord: Coordinator, prefix: string, holder: string): Promise<boolean> {
   if (holder === THIS_HOLDER) return false;
   const parsed = parseHolder(holder);
   if (!parsed) return false;
   if (parsed.host === HOST) {
-    const pidns = registeredPidNamespace(await redis.hget(registryKey(prefix), holder));
+    const pidns = registeredPidNamespace(await coord.hashGet(registryKey(prefix), holder));
     // Same host name but another pid namespace (two containers given one host name): its pids are not ours to probe.
     if (pidns === PID_NAMESPACE) return parsed.pid === process.pid || !pidRuns(parsed.pid);
   }
-  return (await redis.exists(leaseKey(prefix, holder))) === 0;
+  return !(await coord.exists(leaseKey(prefix, holder)));
 }
 
 /**
  * Deletes a lock (taken with acquireLock's `holder`) whose holder is dead, so the next taker need not
  * wait out its TTL. Returns whether it did; a lock of a live or unnamed holder is left alone.
  */
-export async function breakLockOfDeadHolder(redis: Redis, prefix: string, key: string): Promise<boolean> {
-  const held = await lockHolder(redis, key);
-  if (!held || !(await isHolderDead(redis, prefix, held.holder))) return false;
-  return dropLock(redis, key, held.token);
+export async function breakLockOfDeadHolder(coord: Coordinator, prefix: string, key: string): Promise<boolean> {
+  const held = await lockHolder(coord, key);
+  if (!held || !(await isHolderDead(coord, prefix, held.holder))) return false;
+  return dropLock(coord, key, held.token);
 }
 
-function registeredPidNamespace(entry: string | null): unknown {
+function registeredPidNamespace(entry: string | undefined): unknown {
   try {
-    return entry === null ? undefined : (JSON.parse(entry) as { pidns?: unknown }).pidns;
+    return entry === undefined ? undefined : (JSON.parse(entry) as { pidns?: unknown }).pidns;
   } catch {
     return undefined;
   }

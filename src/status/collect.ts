@@ -5,6 +5,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Redis } from "ioredis";
+import type { Coordinator } from "../coord/coordinator.ts";
 import { grantUnusable } from "../api/token-errors.ts";
 import { accountStatusOf, type AccountStatus, type TokenManager } from "../api/token-manager.ts";
 import type { Config } from "../config.ts";
@@ -43,7 +44,10 @@ const DAY = 86_400_000;
 export type StatusDeps = {
   config: Config;
   pool: Queryable;
+  /** The API pace (pacingStatuses). */
   redis: Redis;
+  /** Heartbeats, leases and the pause switch. */
+  coord: Coordinator;
   accounts: AccountRepository;
   queues: QueueAdmin;
   /** The token manager when the app's credentials are configured (its status() flags old refresh tokens). */
@@ -79,7 +83,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
       freeBytes: null,
       totalBytes: null,
     }),
-    part("workers", () => workersWithRoles(deps.redis, deps.config.redisPrefix, Date.now()), [] as WorkerStatusView[]),
+    part("workers", () => workersWithRoles(deps.coord, deps.config.redisPrefix, Date.now()), [] as WorkerStatusView[]),
     part("unreadable responses", () => unreadableStatus(deps.pool, now), emptyUnreadable()),
     // The pacer's clock is the wall clock, like the heartbeats'.
     part("pacing", () => pacingStatuses(deps.redis, deps.config.redisPrefix, Date.now()), [] as PacingStatusView[]),
@@ -316,7 +320,7 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
       exhaustedReason: week.exhaustedReason,
     });
   }
-  const pause = await readPausedFlag(deps.redis, `${deps.config.redisPrefix}:downloads:paused`).catch((err: unknown) => {
+  const pause = await readPausedFlag(deps.coord, `${deps.config.redisPrefix}:downloads:paused`).catch((err: unknown) => {
     problems.push(`downloads pause flag: ${describeError(err)}`);
     return { paused: false, reason: null };
   });

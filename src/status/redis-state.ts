@@ -1,9 +1,9 @@
-// What status reads from Redis rather than the database: the downloads pause switch, worker heartbeats and
-// the API pace of each pacer key.
+// What status reads from outside the mirror: the downloads pause switch and worker heartbeats (the coordination
+// store: src/coord/coordinator.ts), and the API pace of each pacer key (Redis).
 import type { Redis } from "ioredis";
+import type { Coordinator } from "../coord/coordinator.ts";
 import { listPacerKeys, readPacerStatus } from "../api/pacer-state.ts";
 import { liveHolders } from "../queue/holder.ts";
-import { scanKeys } from "../redis-scan.ts";
 import { JOB_ROLES } from "../queue/worker-roles.ts";
 import type { PacingStatusView, WorkerStatusView } from "./schema.ts";
 
@@ -11,11 +11,11 @@ import type { PacingStatusView, WorkerStatusView } from "./schema.ts";
  * The pause switch belongs to the downloads worker (src/downloads/disk-guard.ts sets JSON with a `reason`
  * while disk space is short). Read defensively: any value but "0"/"false"/"" (or another type) means paused.
  */
-export async function readPausedFlag(redis: Redis, key: string): Promise<{ paused: boolean; reason: string | null }> {
-  const type = await redis.type(key);
-  if (type === "none") return { paused: false, reason: null };
-  if (type !== "string") return { paused: true, reason: null };
-  const value = ((await redis.get(key)) ?? "").trim();
+export async function readPausedFlag(coord: Coordinator, key: string): Promise<{ paused: boolean; reason: string | null }> {
+  const kind = await coord.kindOf(key);
+  if (kind === "none") return { paused: false, reason: null };
+  if (kind !== "value") return { paused: true, reason: null };
+  const value = ((await coord.get(key)) ?? "").trim();
   if (["", "0", "false", "no"].includes(value.toLowerCase())) return { paused: false, reason: null };
   try {
     const parsed = JSON.parse(value) as { reason?: unknown };
@@ -26,11 +26,11 @@ export async function readPausedFlag(redis: Redis, key: string): Promise<{ pause
 }
 
 /** Heartbeats are `<prefix>:heartbeat:<host>:<pid>` = {id, at}, expiring after a minute without a beat. */
-export async function workerHeartbeats(redis: Redis, prefix: string, now: number): Promise<WorkerStatusView[]> {
+export async function workerHeartbeats(coord: Coordinator, prefix: string, now: number): Promise<WorkerStatusView[]> {
   const base = `${prefix}:heartbeat:`;
-  const keys = await scanKeys(redis, `${base}*`, 200);
+  const keys = await coord.keysStartingWith(base);
   if (keys.length === 0) return [];
-  const values = await redis.mget(...keys);
+  const values = await coord.getMany(keys);
   const out: WorkerStatusView[] = keys.map((key, i) => {
     const id = key.slice(base.length);
     const colon = id.lastIndexOf(":");
@@ -55,8 +55,8 @@ export async function workerHeartbeats(redis: Redis, prefix: string, now: number
 }
 
 /** The heartbeats with the roles their processes' leases name (a heartbeat is `<host>:<pid>`, a holder `<host>:<pid>:<nonce>`). */
-export async function workersWithRoles(redis: Redis, prefix: string, now: number): Promise<WorkerStatusView[]> {
-  const [workers, holders] = await Promise.all([workerHeartbeats(redis, prefix, now), liveHolders(redis, prefix)]);
+export async function workersWithRoles(coord: Coordinator, prefix: string, now: number): Promise<WorkerStatusView[]> {
+  const [workers, holders] = await Promise.all([workerHeartbeats(coord, prefix, now), liveHolders(coord, prefix)]);
   const rolesOf = new Map(holders.filter((h) => h.roles.length > 0).map((h) => [`${h.host}:${h.pid}`, h.roles]));
   return workers.map((w) => ({ ...w, roles: rolesOf.get(w.id) ?? w.roles }));
 }

@@ -9,7 +9,7 @@ import type { SourceRef, SourceState } from "../db/sync-state.repository.ts";
 import { withTransaction } from "../db/with-transaction.ts";
 import { InterruptedError, type SkippableError } from "../queue/job-definition.ts";
 import { safeSink, type ProgressSink } from "../queue/progress.ts";
-import { acquireLock } from "../redis-lock.ts";
+import { acquireLock } from "../coord/lock.ts";
 import { scrubString } from "../redact.ts";
 import type { Services } from "../services.ts";
 import { syncRepos, type SyncRepos } from "./repos.ts";
@@ -119,7 +119,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
   }
   if (row.kind !== "user" || !row.userId || !row.username) return skipped(`account "${row.name}" has no user grant`);
 
-  const lock = await acquireLock(services.redis, lockKey(services.config.redisPrefix, req), options.lockTtlMs ?? 60_000);
+  const lock = await acquireLock(services.coord, lockKey(services.config.redisPrefix, req), options.lockTtlMs ?? 60_000);
   if (!lock) return skipped("another process is syncing this source right now");
   const repos = syncRepos(services.pool);
   const ref = { accountId: row.id, source: req.source, key };

@@ -14,7 +14,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { currentConditions, evaluateAlerts, redisDownloadsPausedProbe } from "../../src/digest/alerts.ts";
+import { currentConditions, evaluateAlerts, storedDownloadsPausedProbe } from "../../src/digest/alerts.ts";
 import { createDeliverers } from "../../src/digest/deliver/index.ts";
 import { setDownloadTuning, type DownloadDeps, type DownloadTuning } from "../../src/downloads/deps.ts";
 import { runDownloadsOnce } from "../../src/downloads/run-once.ts";
@@ -264,10 +264,10 @@ describe("a link in the archive", () => {
 
         const conditions = await currentConditions({
           db: h.pool,
-          redis: h.services.redis,
+          coord: h.services.coord,
           prefix: h.services.config.redisPrefix,
           now: new Date(h.services.now()),
-          downloadsPaused: redisDownloadsPausedProbe(h.services.redis, h.services.config.redisPrefix),
+          downloadsPaused: storedDownloadsPausedProbe(h.services.coord, h.services.config.redisPrefix),
         });
         expect(conditions.find((c) => c.kind === "downloads_paused")?.title).toBe("downloads are paused: the archive contains a link that points outside it");
 
@@ -301,7 +301,7 @@ describe("a refresh answer cut short", () => {
       const config = testConfig({ ...h.env, DVAULT_DIGEST_CHANNELS: "file", DVAULT_DIGEST_DIR: digestDir });
       const alerts = await evaluateAlerts({
         db: h.pool,
-        redis: h.services.redis,
+        coord: h.services.coord,
         prefix: config.redisPrefix,
         now: new Date(h.services.now()),
         deliverers: createDeliverers(config.digest),

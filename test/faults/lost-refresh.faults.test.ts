@@ -63,6 +63,7 @@ describe("a refresh whose answer is lost", () => {
       config: h.services.config,
       pool: h.pool,
       redis: h.services.redis,
+      coord: h.services.coord,
       accounts: h.services.accounts,
       queues,
       now: () => h.services.now(),
@@ -74,7 +75,7 @@ describe("a refresh whose answer is lost", () => {
     const config = testConfig({ ...h.env, DVAULT_DIGEST_CHANNELS: "file", DVAULT_DIGEST_DIR: digestDir });
     const result = await evaluateAlerts({
       db: h.pool,
-      redis: h.services.redis,
+      coord: h.services.coord,
       prefix: config.redisPrefix,
       now: new Date(h.services.now()),
       deliverers: createDeliverers(config.digest),

@@ -16,6 +16,7 @@ import { withDatabase } from "../../src/db/pg-fields.ts";
 import { createPgPool } from "../../src/db/connect.ts";
 import { createLogger } from "../../src/log.ts";
 import { createRedis, deleteKeysByPrefix } from "../../src/queue/redis.ts";
+import { redisCoordinator } from "../../src/coord/redis.ts";
 import { createServices, type Services } from "../../src/services.ts";
 import { startSimulator, type SimulatorOptions } from "../../src/simulator/server.ts";
 import { startWorker, type RunningWorker, type WorkerIntervals } from "../../src/worker.ts";
@@ -302,7 +303,7 @@ export async function createPrivateFaultHarness(opts: { sim?: SimulatorOptions; 
       sim,
       db,
       pool: services.pool,
-      redis: { url: redisUrl, prefix, redis, cleanup: async () => undefined },
+      redis: { url: redisUrl, prefix, redis, coord: redisCoordinator(redis), cleanup: async () => undefined },
       services,
       account,
       runSource: (source, o = {}) =>

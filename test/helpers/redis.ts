@@ -1,10 +1,13 @@
 // A unique key prefix per test file on the shared Redis; every key under it is deleted afterwards.
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
+import type { Coordinator } from "../../src/coord/coordinator.ts";
+import { redisCoordinator } from "../../src/coord/redis.ts";
 import { createRedis, deleteKeysByPrefix } from "../../src/queue/redis.ts";
 import { TEST_REDIS_URL } from "./env.ts";
 
-export type TestRedis = { url: string; prefix: string; redis: Redis; cleanup(): Promise<void> };
+/** `coord`: the coordination seam's Redis driver on the same connection (src/coord/redis.ts). */
+export type TestRedis = { url: string; prefix: string; redis: Redis; coord: Coordinator; cleanup(): Promise<void> };
 
 /** `hashTag`: a prefix such as {dvault-test-…}, the Redis Cluster form the default {dvault} has (src/queue/redis-prefix.ts). */
 export async function createTestRedis({ hashTag = false }: { hashTag?: boolean } = {}): Promise<TestRedis> {
@@ -16,6 +19,7 @@ export async function createTestRedis({ hashTag = false }: { hashTag?: boolean }
     url: TEST_REDIS_URL,
     prefix,
     redis,
+    coord: redisCoordinator(redis),
     async cleanup() {
       await deleteKeysByPrefix(redis, prefix);
       await redis.quit();

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertSafeBind, isLoopbackHost, startDashboard, type RunningDashboard } from "../../src/http/server.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { createRedis } from "../../src/queue/redis.ts";
+import { redisCoordinator } from "../../src/coord/redis.ts";
 import { archiveFile, artworkPng } from "../helpers/archive-fixtures.ts";
 import { testConfig } from "../helpers/config.ts";
 import { createTestDatabase } from "../helpers/db.ts";
@@ -142,7 +143,7 @@ describe("GET /healthz", () => {
     privateRedis.connect().catch(() => undefined);
     await expect.poll(() => privateRedis!.status, { timeout: 5_000, interval: 50 }).toBe("ready");
     const prefix = h.services.config.redisPrefix;
-    privateDash = await startDashboard({ ...deps(), redis: privateRedis }, { port: 0 });
+    privateDash = await startDashboard({ ...deps(), redis: privateRedis, coord: redisCoordinator(privateRedis) }, { port: 0 });
 
     const noWorker = await fetch(`${privateDash.url}/healthz`);
     expect(noWorker.status).toBe(503);

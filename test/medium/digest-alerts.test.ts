@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { AlertRepository } from "../../src/db/alert.repository.ts";
-import { evaluateAlerts, forgetWorker, redisDownloadsPausedProbe } from "../../src/digest/alerts.ts";
+import { evaluateAlerts, forgetWorker, storedDownloadsPausedProbe } from "../../src/digest/alerts.ts";
 import { createDeliverers } from "../../src/digest/deliver/index.ts";
 import { ALERTS_JOB } from "../../jobs/alerts/definition.ts";
 import { SyncStateRepository } from "../../src/db/sync-state.repository.ts";
@@ -89,7 +89,7 @@ describe("an account forced into needs_reauth", () => {
   const evaluate = () =>
     evaluateAlerts({
       db: services.pool,
-      redis: services.redis,
+      coord: services.coord,
       prefix: services.config.redisPrefix,
       now: new Date(services.now()),
       deliverers: createDeliverers(services.config.digest),
@@ -175,10 +175,10 @@ describe("other alert conditions", () => {
   const evaluate = (graceOverride?: number) =>
     evaluateAlerts({
       db: f.services.pool,
-      redis: f.services.redis,
+      coord: f.services.coord,
       prefix: f.services.config.redisPrefix,
       now: new Date(f.clock.now),
-      downloadsPaused: redisDownloadsPausedProbe(f.services.redis, f.services.config.redisPrefix),
+      downloadsPaused: storedDownloadsPausedProbe(f.services.coord, f.services.config.redisPrefix),
       deliverers: createDeliverers(f.services.config.digest),
       timezone: "UTC",
       log,
@@ -234,7 +234,7 @@ describe("other alert conditions", () => {
     await evaluate(); // both seen alive
     expect(smtp.received).toHaveLength(before);
     // The laptop worker stops gracefully; the NAS worker is killed (its key expires).
-    await forgetWorker(redis, prefix, "laptop:77");
+    await forgetWorker(f.services.coord, prefix, "laptop:77");
     await redis.del(`${prefix}:heartbeat:laptop:77`, `${prefix}:heartbeat:nas:4242`);
     f.clock.now += 2 * MINUTE;
     await evaluate();
@@ -250,7 +250,7 @@ describe("other alert conditions", () => {
   it("with no channel configured, incidents are still recorded (and shown in digests) but nothing is sent", async () => {
     const quiet = await evaluateAlerts({
       db: f.services.pool,
-      redis: f.services.redis,
+      coord: f.services.coord,
       prefix: f.services.config.redisPrefix,
       now: new Date(f.clock.now),
       downloadsPaused: async () => ({ paused: true, reason: "disk full" }),

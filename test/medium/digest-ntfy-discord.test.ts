@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DIGEST_JOB } from "../../jobs/digest/definition.ts";
 import { DigestRepository } from "../../src/db/digest.repository.ts";
-import { evaluateAlerts, redisDownloadsPausedProbe } from "../../src/digest/alerts.ts";
+import { evaluateAlerts, storedDownloadsPausedProbe } from "../../src/digest/alerts.ts";
 import { createDeliverers } from "../../src/digest/deliver/index.ts";
 import { DigestBusyError, runDigest, type DigestJobPayload } from "../../src/digest/run-digest.ts";
 import { createLogger } from "../../src/log.ts";
@@ -199,10 +199,10 @@ describe("digests and alerts over ntfy and Discord", () => {
     await f.services.redis.set(`${prefix}:downloads:paused`, JSON.stringify({ reason: "2.1 GiB free", since: "2026-11-03T07:55:00Z" }));
     const result = await evaluateAlerts({
       db: f.services.pool,
-      redis: f.services.redis,
+      coord: f.services.coord,
       prefix,
       now: new Date(f.clock.now),
-      downloadsPaused: redisDownloadsPausedProbe(f.services.redis, prefix),
+      downloadsPaused: storedDownloadsPausedProbe(f.services.coord, prefix),
       deliverers: createDeliverers(f.services.config.digest),
       timezone: "UTC",
       log,

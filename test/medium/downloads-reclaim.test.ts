@@ -248,11 +248,11 @@ describe("work held by a dead process", () => {
   }, 60_000);
 
   it("proves death only by a pid on this host (and pid namespace) or, elsewhere, an expired lease", async () => {
-    const { redis, prefix } = h.redis;
+    const { redis, prefix, coord } = h.redis;
     const me = thisHolder();
-    const lease = await holdLease(redis, prefix);
+    const lease = await holdLease(coord, prefix);
     try {
-      expect(await isHolderDead(redis, prefix, me)).toBe(false);
+      expect(await isHolderDead(coord, prefix, me)).toBe(false);
       const ours = JSON.parse((await redis.hget(`${prefix}:holders`, me)) ?? "{}") as { pidns: string };
       const host = me.split(":").slice(0, -2).join(":");
       const register = (holder: string, pidns = ours.pidns) => redis.hset(`${prefix}:holders`, holder, JSON.stringify({ pidns }));
@@ -263,15 +263,15 @@ describe("work held by a dead process", () => {
       children.push(child);
       const sibling = `${host}:${child.pid}:0a0a0a0a`;
       await register(sibling);
-      expect(await isHolderDead(redis, prefix, sibling)).toBe(false);
+      expect(await isHolderDead(coord, prefix, sibling)).toBe(false);
       await sigkill(child);
       await renew(sibling);
-      expect(await isHolderDead(redis, prefix, sibling)).toBe(true);
+      expect(await isHolderDead(coord, prefix, sibling)).toBe(true);
       // This very pid with another nonce: an earlier process that had it (a restarted container).
       const predecessor = `${host}:${process.pid}:0b0b0b0b`;
       await register(predecessor);
       await renew(predecessor);
-      expect(await isHolderDead(redis, prefix, predecessor)).toBe(true);
+      expect(await isHolderDead(coord, prefix, predecessor)).toBe(true);
 
       // Another host, or this host name in another pid namespace: only the lease.
       for (const [holder, pidns] of [
@@ -280,9 +280,9 @@ describe("work held by a dead process", () => {
       ] as const) {
         await register(holder, pidns);
         await renew(holder);
-        expect(await isHolderDead(redis, prefix, holder)).toBe(false);
+        expect(await isHolderDead(coord, prefix, holder)).toBe(false);
         await redis.del(`${prefix}:holder:${holder}`);
-        expect(await isHolderDead(redis, prefix, holder)).toBe(true);
+        expect(await isHolderDead(coord, prefix, holder)).toBe(true);
       }
     } finally {
       await lease.stop();

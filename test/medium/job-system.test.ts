@@ -4,7 +4,7 @@ import { z } from "zod";
 import { ApiError, ThrottleDelayError } from "../../src/api/errors.ts";
 import { createLogger } from "../../src/log.ts";
 import { CatalogueError, checkCatalogue, defineJob, InterruptedError, type JobContext } from "../../src/queue/job-definition.ts";
-import { acquireLock } from "../../src/redis-lock.ts";
+import { acquireLock } from "../../src/coord/lock.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { createRedis } from "../../src/queue/redis.ts";
 import { runNow, type RunNowOptions } from "../../src/queue/run-now.ts";
@@ -273,15 +273,15 @@ describe(acquireLock.name, () => {
 
   it("admits one holder, frees on release, and expires when the holder dies", async () => {
     const key = `${redis.prefix}:lock:source`;
-    const first = await acquireLock(redis.redis, key, 300);
+    const first = await acquireLock(redis.coord, key, 300);
     expect(first).toBeDefined();
-    expect(await acquireLock(redis.redis, key, 300)).toBeUndefined();
+    expect(await acquireLock(redis.coord, key, 300)).toBeUndefined();
     await first!.release();
-    const second = await acquireLock(redis.redis, key, 300);
+    const second = await acquireLock(redis.coord, key, 300);
     expect(second).toBeDefined();
     expect(await second!.release()).toBe(true);
     // A holder that never releases (killed): a plain SET with the same TTL, no renewal.
     await redis.redis.set(key, "dead-holder", "PX", 200, "NX");
-    await expect.poll(async () => (await acquireLock(redis.redis, key, 300)) !== undefined, { timeout: 3000, interval: 50 }).toBe(true);
+    await expect.poll(async () => (await acquireLock(redis.coord, key, 300)) !== undefined, { timeout: 3000, interval: 50 }).toBe(true);
   });
 });

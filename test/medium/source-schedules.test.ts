@@ -127,6 +127,7 @@ describe("the sources' schedules from the settings", () => {
         config: { ...services.config, schedules },
         pool: services.pool,
         redis: services.redis,
+        coord: services.coord,
         accounts: services.accounts,
         queues,
       });

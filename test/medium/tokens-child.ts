@@ -12,6 +12,7 @@ import { AccountRepository } from "../../src/db/account.repository.ts";
 import { createPgPool } from "../../src/db/connect.ts";
 import { createLogger } from "../../src/log.ts";
 import { createRedis } from "../../src/queue/redis.ts";
+import { redisCoordinator } from "../../src/coord/redis.ts";
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -32,7 +33,16 @@ const oauth = new OAuthClient({
 });
 const cipher = new TokenCipher({ key: Buffer.from(env("CHILD_KEY_HEX"), "hex"), source: "env", created: false });
 let now = 0;
-const manager = new TokenManager({ repo: new AccountRepository(db), cipher, oauth, redis, redisPrefix: prefix, log, now: () => now, pollMs: 20 });
+const manager = new TokenManager({
+  repo: new AccountRepository(db),
+  cipher,
+  oauth,
+  coord: redisCoordinator(redis),
+  redisPrefix: prefix,
+  log,
+  now: () => now,
+  pollMs: 20,
+});
 const provider = await manager.forAccount(env("CHILD_ACCOUNT"));
 const transport = createHttpTransport({ apiBase: env("CHILD_SIM_URL"), tokens: provider, pacer: createPacer({ redis, prefix }), log });
 const callers = Number(env("CHILD_CALLERS"));

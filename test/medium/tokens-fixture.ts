@@ -97,7 +97,7 @@ export async function createFixture(
       repo,
       cipher,
       oauth,
-      redis: redis.redis,
+      coord: redis.coord,
       redisPrefix: redis.prefix,
       log: log.logger,
       now: clock.now,

@@ -63,7 +63,7 @@ describe("worker roles", () => {
     await expect.poll(() => doneOriginals(h), POLL).toBe(originals);
     // ...while the sync job, queued before it started, still waits: no worker of the sync queue ran here.
     expect(await syncQueue.getJobCounts("wait", "active", "completed", "failed")).toEqual({ wait: 1, active: 0, completed: 0, failed: 0 });
-    const beforeStop = await workersWithRoles(h.redis.redis, h.redis.prefix, Date.now());
+    const beforeStop = await workersWithRoles(h.redis.coord, h.redis.prefix, Date.now());
     expect(beforeStop.map((w) => w.roles)).toEqual([["downloads"]]);
     expect(missingRoles(beforeStop)).toEqual(["sync", "digest", "maintenance"]);
     await downloads.stop("next host");
@@ -79,7 +79,7 @@ describe("worker roles", () => {
     await expect.poll(async () => (await syncQueue.getJobCounts("completed")).completed, POLL).toBeGreaterThanOrEqual(1);
     const page = await fetch(`${web.dashboard?.url}/healthz`);
     expect(page.status).toBe(200);
-    const hosts = await workersWithRoles(h.redis.redis, h.redis.prefix, Date.now());
+    const hosts = await workersWithRoles(h.redis.coord, h.redis.prefix, Date.now());
     expect(hosts.map((w) => w.roles)).toEqual([["sync", "http"]]);
     expect(missingRoles(hosts)).toEqual(["downloads", "digest", "maintenance"]);
     // dvault status says the same in words (and --json in missingRoles), as does the dashboard's overview.

@@ -35,7 +35,7 @@ export function actionsRoutes(app: express.Express, ctx: DashboardContext): void
     const [counts, lastSync, workers] = await Promise.all([
       queues.counts(),
       ctx.dashboard.lastSyncRunAt(),
-      workerHeartbeats(deps.redis, ctx.config.redisPrefix, ctx.now()),
+      workerHeartbeats(deps.coord, ctx.config.redisPrefix, ctx.now()),
     ]);
     const shown = counts.map(({ name, waiting, active, delayed, failed, paused }) => ({ name, waiting, active, delayed, failed, paused }));
     res.json({

@@ -1,4 +1,4 @@
-// /healthz (PostgreSQL, Redis and a worker heartbeat, each within a time limit) and /metrics: Prometheus text
+// /healthz (PostgreSQL, Redis on its engine, and a worker heartbeat, each within a time limit) and /metrics: Prometheus text
 // to a scraper, the metrics page (src/http/pages/metrics.ts) to a browser.
 import type express from "express";
 import { createMetrics } from "../../metrics.ts";
@@ -33,15 +33,18 @@ export function healthRoutes(app: express.Express, ctx: DashboardContext): void 
     };
     const [postgres, redis, workers] = await Promise.all([
       check("PostgreSQL", () => ctx.dashboard.ping()).then(({ ok, ms, ...rest }) => ({ ok, ms, ...("error" in rest ? { error: rest.error } : {}) })),
-      check("Redis", () => deps.redis.ping()).then(({ ok, ms, ...rest }) => ({ ok, ms, ...("error" in rest ? { error: rest.error } : {}) })),
+      // On the PostgreSQL engine the postgres check covers the coordination store too: no Redis to ask.
+      deps.coord.engine === "redis"
+        ? check("Redis", () => deps.coord.ping()).then(({ ok, ms, ...rest }) => ({ ok, ms, ...("error" in rest ? { error: rest.error } : {}) }))
+        : undefined,
       check("worker heartbeats", async () => {
-        const beats = await workerHeartbeats(deps.redis, config.redisPrefix, Date.now());
+        const beats = await workerHeartbeats(deps.coord, config.redisPrefix, Date.now());
         if (beats.length === 0) throw new Error("no worker heartbeat in the last minute");
         return { count: beats.length };
       }),
     ]);
-    const healthy = postgres.ok && redis.ok && workers.ok;
-    res.status(healthy ? 200 : 503).json({ status: healthy ? "ok" : "unhealthy", checks: { postgres, redis, workers } });
+    const healthy = postgres.ok && (redis?.ok ?? true) && workers.ok;
+    res.status(healthy ? 200 : 503).json({ status: healthy ? "ok" : "unhealthy", checks: { postgres, ...(redis ? { redis } : {}), workers } });
   });
 
   // A scraper asks for text (Prometheus: text/plain or OpenMetrics before */*; curl: */* or nothing) and gets it;

@@ -11,7 +11,7 @@ import { removeIfUnreferenced } from "../../downloads/after-store.ts";
 import { linksDirtyKey } from "../../downloads/after-store.ts";
 import { downloadLockKey } from "../../downloads/download-file.ts";
 import { ForeignFileError, foreignChunks, openForeignFile } from "../../foreign-file.ts";
-import { acquireLock } from "../../redis-lock.ts";
+import { acquireLock } from "../../coord/lock.ts";
 import { ContentMismatchError, type AdoptedFile } from "../../storage/archive.ts";
 import { extensionFor } from "../../storage/extension.ts";
 import { openArchive } from "../../storage/store.ts";
@@ -80,7 +80,7 @@ export async function adoptAll(args: {
     const row = rows.get(id);
     const fill = rowFill(p, row, new Date(services.now()));
     // A row the downloader might be working on is filled only under its download lock.
-    const lock = fill && row ? await acquireLock(services.redis, downloadLockKey(services.config.redisPrefix, id, "original"), LOCK_TTL_MS) : undefined;
+    const lock = fill && row ? await acquireLock(services.coord, downloadLockKey(services.config.redisPrefix, id, "original"), LOCK_TTL_MS) : undefined;
     if (fill && row && !lock) return args.unmatched(p, UNMATCHED.busy);
     try {
       let stored: AdoptedFile;
@@ -154,7 +154,7 @@ export async function adoptAll(args: {
   };
   await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY) }, worker));
   // The readable tree (by-user/…) is rebuilt by the next download run or the worker.
-  if (filled > 0) await services.redis.set(linksDirtyKey(services.config.redisPrefix), "1");
+  if (filled > 0) await services.coord.put(linksDirtyKey(services.config.redisPrefix), "1");
 }
 
 /** Where reading a file broke off: gone or replaced since the walk (a link or a FIFO now) is "changed". */
