@@ -52,7 +52,7 @@ describe("the engine's coordination store", () => {
   it("on redis (the default): the Redis driver, under the configured prefix", async () => {
     const r = await createTestRedis({ hashTag: true });
     const services = await createServices({
-      config: testConfig({ DATABASE_URL: db.url, DVAULT_REDIS_PREFIX: r.prefix }),
+      config: testConfig({ DATABASE_URL: db.url, DVAULT_REDIS_PREFIX: r.prefix, DVAULT_ENGINE: undefined }),
       log: createLogger({ level: "silent" }),
     });
     try {
