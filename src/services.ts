@@ -14,6 +14,7 @@ import { TokenCipher } from "./crypto/token-cipher.ts";
 import { AccountRepository } from "./db/account.repository.ts";
 import { accountTokenStore } from "./db/account-token-store.ts";
 import { createPgPool, type PgPool } from "./db/connect.ts";
+import { type ResolvedDatabase, resolveDatabase } from "./db/embedded/resolve.ts";
 import { assertDatabaseReady } from "./db/schema-check.ts";
 import { UnreadableResponseRepository } from "./db/unreadable-response.repository.ts";
 import { UserError } from "./errors.ts";
@@ -55,6 +56,22 @@ export type Services = {
   close(): Promise<void>;
 };
 
+/**
+ * The database (DATABASE_URL=embedded: the server dvault runs, attached until close(), src/db/embedded/resolve.ts)
+ * and Redis, each refused with one clear line when unreachable, missing or unmigrated, before any library gets to be verbose.
+ */
+async function checkedDatabase(configured: Config): Promise<ResolvedDatabase> {
+  const database = await resolveDatabase(configured);
+  try {
+    await assertDatabaseReady(database.config.databaseUrl);
+    await checkRedis(configured.redisUrl);
+    return database;
+  } catch (err) {
+    database.release();
+    throw err;
+  }
+}
+
 export async function createServices({
   config: configured,
   log,
@@ -64,10 +81,8 @@ export async function createServices({
   log: Logger;
   overrides?: ServiceOverrides;
 }): Promise<Services> {
-  let config = configured;
-  // One clear line for an unreachable, missing or unmigrated database, or Redis, before any library gets to be verbose.
-  await assertDatabaseReady(config.databaseUrl);
-  await checkRedis(config.redisUrl);
+  const database = await checkedDatabase(configured);
+  let config = database.config;
   registerSecret(config.clientSecret);
 
   // One pool per process, DVAULT_DB_POOL_SIZE connections: every repository runs on it (docs/ARCHITECTURE.md#db).
@@ -140,6 +155,7 @@ export async function createServices({
     async close() {
       await redis.quit().catch(() => redis.disconnect());
       await pool.end().catch(() => undefined);
+      database.release();
     },
   };
 }

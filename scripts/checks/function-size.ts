@@ -43,7 +43,7 @@ export const LONGER_TODAY: Readonly<Record<string, Readonly<Record<string, numbe
   "src/import/gallery-dl/adopt.ts": { adoptAll: 131, "adoptAll/adoptOne": 89 },
   "src/import/gallery-dl/import-folder.ts": { resolve: 102 },
   "src/metrics.ts": { createMetrics: 192 },
-  "src/services.ts": { createServices: 88 },
+  "src/services.ts": { createServices: 87 },
   "src/simulator/activity.ts": { applyActivity: 124 },
   "src/simulator/control.ts": { handleControl: 132 },
   "src/simulator/server.ts": { startSimulator: 152 },

@@ -13,6 +13,7 @@ import { AccountRepository } from "../db/account.repository.ts";
 import { accountTokenStore } from "../db/account-token-store.ts";
 import { createPgPool } from "../db/connect.ts";
 import { assertDatabaseReady } from "../db/schema-check.ts";
+import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cliLogger } from "./output/mode.ts";
@@ -36,18 +37,25 @@ export type AuthContext = {
 
 /** Opens what every auth command needs; fails with one line when something is missing. */
 export async function openContext(): Promise<AuthContext> {
-  const configured = loadConfig();
-  if (!configured.clientId) {
+  const loaded = loadConfig();
+  if (!loaded.clientId) {
     throw new UserError(
       "DVAULT_CLIENT_ID is not set: register an application on the service (its applications page gives a client_id and a client_secret) and set DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET",
     );
   }
-  registerSecret(configured.clientSecret);
-  const log = cliLogger(configured);
+  registerSecret(loaded.clientSecret);
+  const log = cliLogger(loaded);
+  // DATABASE_URL=embedded: the server dvault runs, held until close() (src/db/embedded/resolve.ts).
+  const { config: configured, release } = await resolveDatabase(loaded);
   // One clear line for an unreachable, missing or unmigrated database before a driver gets a chance to be verbose,
   // and before any token is spent (assertReadyToSpend).
-  await assertDatabaseReady(configured.databaseUrl);
-  await checkRedis(configured.redisUrl);
+  try {
+    await assertDatabaseReady(configured.databaseUrl);
+    await checkRedis(configured.redisUrl);
+  } catch (err) {
+    release();
+    throw err;
+  }
   const db = createPgPool(configured.databaseUrl, 2);
   const redis: Redis = createRedis(configured.redisUrl);
   await redis.connect();
@@ -55,7 +63,7 @@ export async function openContext(): Promise<AuthContext> {
   const secret = loadSecretKey(config);
   const cipher = new TokenCipher(secret);
   const repo = new AccountRepository(db);
-  const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: configured.clientId, clientSecret: config.clientSecret, log });
+  const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: loaded.clientId, clientSecret: config.clientSecret, log });
   const tokens = new TokenManager({ repo: accountTokenStore(repo), cipher, oauth, redis, redisPrefix: config.redisPrefix, log });
   const pacer = createPacer({ redis, prefix: config.redisPrefix, startRate: config.apiRate.start, minRate: config.apiRate.min, maxRate: config.apiRate.max });
   return {
@@ -71,6 +79,7 @@ export async function openContext(): Promise<AuthContext> {
     async close() {
       await redis.quit().catch(() => redis.disconnect());
       await db.end();
+      release();
     },
   };
 }
