@@ -31,6 +31,7 @@ export type Holder = {
   port: number;
   initialized: boolean;
   started: boolean;
+  databaseCreated: boolean;
   /** Sends a line ("release", "exit") and waits for the answer: "released", or the process's end. */
   send(line: "release" | "exit"): Promise<void>;
 };
@@ -45,7 +46,7 @@ export async function startHolder(dataDir: string): Promise<Holder> {
   const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const first = await lines.next();
   if (first.done) throw new Error(`the holder process ended before attaching: ${stderr}`);
-  const state = JSON.parse(first.value) as { pid: number; port: number; initialized: boolean; started: boolean };
+  const state = JSON.parse(first.value) as Pick<Holder, "pid" | "port" | "initialized" | "started" | "databaseCreated">;
   const ended = new Promise<void>((resolve) => child.once("close", () => resolve()));
   return {
     child,

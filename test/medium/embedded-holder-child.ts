@@ -6,8 +6,8 @@ import readline from "node:readline";
 import { attachEmbedded } from "../../src/db/embedded/attach.ts";
 
 const attached = await attachEmbedded({ dataDir: process.env.DVAULT_DATA_DIR ?? "" });
-const { port, initialized, started } = attached;
-process.stdout.write(`${JSON.stringify({ pid: process.pid, port, initialized, started })}\n`);
+const { port, initialized, started, databaseCreated } = attached;
+process.stdout.write(`${JSON.stringify({ pid: process.pid, port, initialized, started, databaseCreated })}\n`);
 for await (const line of readline.createInterface({ input: process.stdin })) {
   if (line === "release") {
     attached.release();

@@ -4,18 +4,19 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { attachEmbedded, type EmbeddedAttachment } from "../../src/db/embedded/attach.ts";
+import { attachEmbedded } from "../../src/db/embedded/attach.ts";
 import { embeddedLayout, readState } from "../../src/db/embedded/layout.ts";
 import { liveHolders } from "../../src/db/embedded/lease.ts";
 import { runningServer } from "../../src/db/embedded/server.ts";
 import { stopEmbedded } from "../../src/db/embedded/status.ts";
 import { connectPg } from "../../src/db/connect.ts";
-import { dvault, embeddedDataDir, startHolder } from "../helpers/embedded-fixture.ts";
+import { TEST_REDIS_URL } from "../helpers/env.ts";
+import { dvault, embeddedDataDir, type Holder, startHolder } from "../helpers/embedded-fixture.ts";
 
 const data = embeddedDataDir();
 const { dataDir } = data;
-let first: EmbeddedAttachment;
-let firstMs = 0;
+/** The two processes that started at once on the empty data folder. */
+let firsts: Holder[] = [];
 
 /** The server's folder, from the state the first start wrote. */
 const folder = () => readState(embeddedLayout(dataDir))?.folder ?? "";
@@ -30,25 +31,26 @@ async function answers(url: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  const started = Date.now();
-  first = await attachEmbedded({ dataDir });
-  firstMs = Date.now() - started;
-  first.release();
+  firsts = await Promise.all([startHolder(dataDir), startHolder(dataDir)]);
+  for (const holder of firsts) await holder.send("exit");
 });
 
 afterAll(() => data.remove());
 
 describe("the embedded server", () => {
-  it("is made once (initdb into DVAULT_DATA_DIR/postgres), started, and answers on loopback with a dvault database", async () => {
-    expect(first).toMatchObject({ initialized: true, started: true, databaseCreated: true, folder: path.join(dataDir, "postgres") });
+  it("is made once (initdb into DVAULT_DATA_DIR/postgres) by two processes starting at once, and answers on loopback with a dvault database", async () => {
+    // One made and started it; the other, waiting on the lock, attached to it.
+    const [maker, attacher] = [...firsts].sort((a, b) => Number(b.initialized) - Number(a.initialized));
+    expect(maker).toMatchObject({ initialized: true, started: true, databaseCreated: true });
+    expect(attacher).toMatchObject({ initialized: false, started: false, databaseCreated: false, port: maker?.port });
+    expect(folder()).toBe(path.join(dataDir, "postgres"));
     expect(readFileSync(path.join(folder(), "PG_VERSION"), "utf8").trim()).toBe("18");
-    expect(readState(embeddedLayout(dataDir))?.port).toBe(first.port);
-    // The first holder released it: stopped again.
+    expect(readState(embeddedLayout(dataDir))?.port).toBe(maker?.port);
+    // Both ended: the last stopped it.
     expect(runningServer(folder())).toBeUndefined();
-    expect(firstMs).toBeLessThan(30_000);
     const again = await attachEmbedded({ dataDir });
     try {
-      expect(again).toMatchObject({ initialized: false, started: true, databaseCreated: false, port: first.port });
+      expect(again).toMatchObject({ initialized: false, started: true, databaseCreated: false, port: maker?.port });
       expect(Number(await answers(again.url))).toBeGreaterThanOrEqual(180000);
       const client = await connectPg(again.url);
       const listen = (await client.query("SHOW listen_addresses")).rows[0]?.listen_addresses;
@@ -134,5 +136,20 @@ describe("the embedded server", () => {
     expect(after.stdout).toContain("leases:      none");
     const nothing = await dvault(env, ["db", "stop"]);
     expect(nothing.stdout.trim()).toBe(`the embedded server in ${folder()} is not running: nothing to stop`);
+  });
+
+  it("serves dvault's commands with DATABASE_URL=embedded: migrate makes the database dvault's, status opens it, and each leaves it stopped", async () => {
+    const env = { DATABASE_URL: "embedded", DVAULT_DATA_DIR: dataDir, REDIS_URL: TEST_REDIS_URL, DVAULT_REDIS_PREFIX: `embedded-${process.pid}` };
+    const migrated = await dvault(env, ["migrate"]);
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(migrated.stdout).toMatch(
+      /(applied \d+ migration\(s\) to |nothing to apply: )postgresql:\/\/postgres@127\.0\.0\.1:\d+\/dvault \(the embedded server\)/,
+    );
+    expect(runningServer(folder())).toBeUndefined();
+    const status = await dvault(env, ["status", "--json"]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toHaveProperty("accounts", []);
+    expect(runningServer(folder())).toBeUndefined();
+    expect(liveHolders(embeddedLayout(dataDir))).toEqual([]);
   });
 });

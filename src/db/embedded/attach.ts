@@ -33,7 +33,11 @@ function hookExit(): void {
   process.on("exit", () => {
     for (const dataDir of held.keys()) {
       held.delete(dataDir);
-      giveUp(embeddedLayout(dataDir));
+      try {
+        giveUp(embeddedLayout(dataDir));
+      } catch {
+        // Nothing is left to tell on the way out: the lease of an ended process no longer counts, and the next holder to end stops the server.
+      }
     }
   });
 }
