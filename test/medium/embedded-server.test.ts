@@ -1,7 +1,8 @@
 // The embedded PostgreSQL server (src/db/embedded/) as processes share it: made once, started detached, attached
 // to by every process on the same port, outliving the process that started it while another holds a lease, and
 // stopped by the last holder to end. One data folder (one initdb) for the file; each test leaves the server stopped.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { attachEmbedded } from "../../src/db/embedded/attach.ts";
@@ -151,5 +152,35 @@ describe("the embedded server", () => {
     expect(JSON.parse(status.stdout)).toHaveProperty("accounts", []);
     expect(runningServer(folder())).toBeUndefined();
     expect(liveHolders(embeddedLayout(dataDir))).toEqual([]);
+  });
+
+  it("starts on another free port when a program took its port while it was stopped, and remembers that one", async () => {
+    const remembered = readState(embeddedLayout(dataDir))?.port ?? 0;
+    const squatter = net.createServer();
+    await new Promise<void>((resolve) => squatter.listen(remembered, "127.0.0.1", resolve));
+    try {
+      const mine = await attachEmbedded({ dataDir });
+      try {
+        expect(mine.started).toBe(true);
+        expect(mine.port).not.toBe(remembered);
+        expect(readState(embeddedLayout(dataDir))?.port).toBe(mine.port);
+        await answers(mine.url);
+      } finally {
+        mine.release();
+      }
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  });
+
+  it("takes over the lock of a process that died holding it", async () => {
+    const layout = embeddedLayout(dataDir);
+    const dead = await startHolder(dataDir);
+    await dead.send("exit");
+    writeFileSync(layout.lockFile, `${dead.pid} 1`);
+    const mine = await attachEmbedded({ dataDir });
+    mine.release();
+    expect(existsSync(layout.lockFile)).toBe(false);
+    expect(runningServer(folder())).toBeUndefined();
   });
 });
