@@ -3,7 +3,7 @@
 // does work.
 import type { Redis } from "ioredis";
 import type { DaClient } from "./api/client.ts";
-import type { UnreadableReport } from "./api/transport.ts";
+import type { UnreadableReport, UnreadableSink } from "./api/transport.ts";
 import type { HttpTransport, HttpTransportOptions, TransportStats } from "./api/http.ts";
 import { newTransportStats } from "./api/http/options.ts";
 import { OAuthClient } from "./api/oauth.ts";
@@ -18,6 +18,7 @@ import { TokenCipher } from "./crypto/token-cipher.ts";
 import { AccountRepository } from "./db/account.repository.ts";
 import { accountTokenStore } from "./db/account-token-store.ts";
 import { createPgPool, type PgPool } from "./db/connect.ts";
+import { type ResolvedDatabase, resolveDatabase } from "./db/embedded/resolve.ts";
 import { assertDatabaseReady } from "./db/schema-check.ts";
 import { UnreadableResponseRepository } from "./db/unreadable-response.repository.ts";
 import { UserError } from "./errors.ts";
@@ -65,6 +66,27 @@ export type Services = {
   close(): Promise<void>;
 };
 
+/**
+ * The database (DATABASE_URL=embedded: the server dvault runs, attached until close(), src/db/embedded/resolve.ts)
+ * refused with one clear line when unreachable, missing or unmigrated (Redis is checked by openCoordination).
+ */
+async function checkedDatabase(configured: Config): Promise<ResolvedDatabase> {
+  const database = await resolveDatabase(configured);
+  try {
+    await assertDatabaseReady(database.config.databaseUrl);
+    return database;
+  } catch (err) {
+    database.release();
+    throw err;
+  }
+}
+
+/** Where the transports record answers they could not read (the unreadable_responses table). */
+function unreadableRecorder(pool: PgPool, now: () => number): UnreadableSink {
+  const repo = new UnreadableResponseRepository(pool);
+  return { record: (report) => repo.recordUnreadable(report, new Date(now())) };
+}
+
 export async function createServices({
   config: configured,
   log,
@@ -74,14 +96,14 @@ export async function createServices({
   log: Logger;
   overrides?: ServiceOverrides;
 }): Promise<Services> {
-  // One clear line for an unreachable, missing or unmigrated database, before any library gets to be verbose.
-  await assertDatabaseReady(configured.databaseUrl);
+  // DATABASE_URL=embedded: the server dvault runs, held until close() (src/db/embedded/resolve.ts).
+  const database = await checkedDatabase(configured);
   registerSecret(configured.clientSecret);
-
   // One pool per process, DVAULT_DB_POOL_SIZE connections: every repository runs on it (docs/ARCHITECTURE.md#db).
-  const pool = createPgPool(configured.databaseUrl, overrides.poolSize ?? configured.dbPoolSize);
-  const { config, redis, coord } = await openCoordination(configured, pool).catch(async (err: unknown) => {
+  const pool = createPgPool(database.config.databaseUrl, overrides.poolSize ?? configured.dbPoolSize);
+  const { config, redis, coord } = await openCoordination(database.config, pool).catch(async (err: unknown) => {
     await pool.end().catch(() => undefined);
+    database.release();
     throw err;
   });
   const now = overrides.now ?? Date.now;
@@ -89,8 +111,7 @@ export async function createServices({
   const pacerOrThrow = (): Pacer => pacer ?? noPostgresPacer();
   const accounts = new AccountRepository(pool);
   const apiTotals = newTransportStats();
-  const unreadableRepo = new UnreadableResponseRepository(pool);
-  const unreadable = { record: (report: UnreadableReport) => unreadableRepo.recordUnreadable(report, new Date(now())) };
+  const unreadable = unreadableRecorder(pool, now);
 
   let manager: TokenManager | undefined;
   const tokens = (): TokenManager => {
@@ -141,6 +162,7 @@ export async function createServices({
       await coord.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
       await pool.end().catch(() => undefined);
+      database.release();
     },
   };
   return withEngineConnections(services, redis, pacer);

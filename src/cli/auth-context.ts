@@ -11,6 +11,7 @@ import { AccountRepository } from "../db/account.repository.ts";
 import { accountTokenStore } from "../db/account-token-store.ts";
 import { createPgPool } from "../db/connect.ts";
 import { assertDatabaseReady } from "../db/schema-check.ts";
+import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cliLogger } from "./output/mode.ts";
@@ -34,26 +35,34 @@ export type AuthContext = {
 
 /** Opens what every auth command needs; fails with one line when something is missing. */
 export async function openContext(): Promise<AuthContext> {
-  const configured = loadConfig();
-  if (!configured.clientId) {
+  const loaded = loadConfig();
+  if (!loaded.clientId) {
     throw new UserError(
       "DVAULT_CLIENT_ID is not set: register an application on the service (its applications page gives a client_id and a client_secret) and set DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET",
     );
   }
-  registerSecret(configured.clientSecret);
-  const log = cliLogger(configured);
+  registerSecret(loaded.clientSecret);
+  const log = cliLogger(loaded);
+  // DATABASE_URL=embedded: the server dvault runs, held until close() (src/db/embedded/resolve.ts).
+  const { config: configured, release } = await resolveDatabase(loaded);
   // One clear line for an unreachable, missing or unmigrated database before a driver gets a chance to be verbose,
   // and before any token is spent (assertReadyToSpend).
-  await assertDatabaseReady(configured.databaseUrl);
+  try {
+    await assertDatabaseReady(configured.databaseUrl);
+  } catch (err) {
+    release();
+    throw err;
+  }
   const db = createPgPool(configured.databaseUrl, 2);
   const { config, coord, redis } = await openCoordination(configured, db).catch(async (err: unknown) => {
     await db.end().catch(() => undefined);
+    release();
     throw err;
   });
   const secret = loadSecretKey(config);
   const cipher = new TokenCipher(secret);
   const repo = new AccountRepository(db);
-  const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: configured.clientId, clientSecret: config.clientSecret, log });
+  const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: loaded.clientId, clientSecret: config.clientSecret, log });
   const tokens = new TokenManager({ repo: accountTokenStore(repo), cipher, oauth, coord, redisPrefix: config.redisPrefix, log });
   // TODO(pacer seam): a PacerStore for the PostgreSQL engine replaces this Redis-only pacer.
   const pacer = redis
@@ -75,6 +84,7 @@ export async function openContext(): Promise<AuthContext> {
       await coord.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
       await db.end();
+      release();
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { createBackup } from "../backup/backup.ts";
 import { restoreBackup } from "../backup/restore.ts";
 import { loadConfig } from "../config.ts";
+import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { EXIT_FAILED, EXIT_INTERRUPTED, UserError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { printJson, printOut } from "./output/print.ts";
@@ -22,8 +23,9 @@ export function registerBackupCommands(program: Command): void {
     )
     .option("--json", "print the backup's manifest as JSON")
     .action(async (opts: { out: string; archive: boolean; json?: boolean }) => {
-      const config = loadConfig();
-      const m = await createBackup({ config, out: opts.out, includeArchive: opts.archive, version });
+      // DATABASE_URL=embedded: the server dvault runs, held while the backup reads it.
+      const { config, release } = await resolveDatabase(loadConfig(), { migrate: false });
+      const m = await createBackup({ config, out: opts.out, includeArchive: opts.archive, version }).finally(release);
       if (opts.json) return printJson({ out: opts.out, ...m });
       printOut(`backup written to ${opts.out}`);
       printOut(`  database: ${(m.database.bytes / 1e6).toFixed(1)} MB, ${m.database.migrations.length} migrations`);
@@ -44,14 +46,18 @@ export function registerBackupCommands(program: Command): void {
     .requiredOption("--from <dir>", "the directory dvault backup wrote")
     .option("--json", "print what was restored as JSON")
     .action(async (opts: { from: string; json?: boolean }) => {
-      const config = loadConfig();
+      // DATABASE_URL=embedded: the server dvault runs, its new database left empty for the backup (no migration here).
+      const { config, release } = await resolveDatabase(loadConfig(), { migrate: false });
       const stop = stopOnSignal("restore");
       const r = await restoreBackup({ config, from: opts.from, signal: stop.signal })
         .catch((err: unknown) => {
           if (stop.signal.aborted) throw new UserError("restore stopped: nothing was restored; run it again", EXIT_INTERRUPTED);
           throw err;
         })
-        .finally(() => stop.dispose());
+        .finally(() => {
+          stop.dispose();
+          release();
+        });
       if (opts.json) printJson(r);
       else {
         printOut(`restored the database (${r.manifest.database.migrations.length} migrations) and ${r.archiveFiles} archive files`);

@@ -5,6 +5,7 @@ import { type Config, loadConfig } from "../config.ts";
 import { ArchiveCountsRepository } from "../db/archive-counts.repository.ts";
 import { connectPg } from "../db/connect.ts";
 import { DEMO_QUERIES } from "../db/demo-queries.ts";
+import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { pgFields } from "../db/pg-fields.ts";
 import { runDemo, type DemoReport } from "../demo/run-demo.ts";
 import { cliLogger } from "./output/mode.ts";
@@ -76,9 +77,14 @@ export function registerDemoCommand(program: Command): void {
     .option("--dir <dir>", "where the demo's archive and digest go", ".demo")
     .option("--deviations <n>", "size of the simulated account", (v) => Number.parseInt(v, 10), 400)
     .action(async (opts: { dir: string; deviations: number }) => {
-      const config = loadConfig();
-      const log = cliLogger(config);
-      const report = await runDemo({ config, log, dir: opts.dir, deviations: opts.deviations, out: printOut });
-      printReport(report, await searchTerm(report.databaseUrl), dashboardOf(config));
+      // DATABASE_URL=embedded: the demo's database on the server dvault runs, held until the report is printed.
+      const { config, release } = await resolveDatabase(loadConfig(), { migrate: false });
+      try {
+        const log = cliLogger(config);
+        const report = await runDemo({ config, log, dir: opts.dir, deviations: opts.deviations, out: printOut });
+        printReport(report, await searchTerm(report.databaseUrl), dashboardOf(config));
+      } finally {
+        release();
+      }
     });
 }

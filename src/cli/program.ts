@@ -25,6 +25,18 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./config.ts")).registerConfigCommand,
   },
   {
+    name: "init",
+    term: "init [options]",
+    summary: "write a settings file naming the PostgreSQL and Redis servers that answer, or PostgreSQL alone on an embedded server when none does",
+    load: async () => (await import("./init.ts")).registerInitCommand,
+  },
+  {
+    name: "db",
+    term: "db",
+    summary: "the embedded PostgreSQL server (DATABASE_URL=embedded): its status, or stop it",
+    load: async () => (await import("./db.ts")).registerDbCommand,
+  },
+  {
     name: "migrate",
     term: "migrate",
     summary: "create the database if it does not exist and apply pending migrations",

@@ -5,6 +5,7 @@ import path from "node:path";
 import { Option, type Command } from "commander";
 import { loadConfig } from "../config.ts";
 import type { S3StorageConfig } from "../config/storage.ts";
+import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { connectReadyDatabase } from "../db/schema-check.ts";
 import { ReadableTreeRepository } from "../db/readable-tree.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
@@ -106,9 +107,12 @@ export function registerSearchCommand(program: Command): void {
     .option("--limit <n>", "at most this many results (1-500)", parseLimit, DEFAULT_SEARCH_LIMIT)
     .option("--json", "print the results as JSON")
     .action(async (words: string[], opts: SearchCliOptions) => {
-      const config = loadConfig();
+      const { config, release } = await resolveDatabase(loadConfig());
       // A database without the search migration (or none at all) is refused here with the one "run dvault migrate" line.
-      const client = await connectReadyDatabase(config.databaseUrl);
+      const client = await connectReadyDatabase(config.databaseUrl).catch((err: unknown) => {
+        release();
+        throw err;
+      });
       try {
         const page = await searchPage(client, {
           text: words.join(" "),
@@ -126,6 +130,7 @@ export function registerSearchCommand(program: Command): void {
         printOut(formatHits(page.hits, colorsFor(), { total: page.total, ignored, links }));
       } finally {
         await client.end();
+        release();
       }
     });
 }

@@ -2,6 +2,7 @@
 // relies on it at start-up) but never creates one, checks Redis, then runs until SIGTERM/SIGINT.
 import { type Command, InvalidArgumentError } from "commander";
 import { loadConfig } from "../config.ts";
+import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { migrate } from "../db/migrate.ts";
 import { createLogger } from "../log.ts";
 import { checkRedis } from "../queue/redis.ts";
@@ -23,19 +24,25 @@ export function registerWorkerCommand(program: Command): void {
       return Number(v);
     })
     .action(async (opts: { http?: boolean; httpHost?: string; httpPort?: number }) => {
-      const config = loadConfig();
-      const log = createLogger({ level: config.logLevel });
+      const configured = loadConfig();
+      const log = createLogger({ level: configured.logLevel });
       const http =
-        opts.http || opts.httpHost || opts.httpPort !== undefined || config.workerRoles.includes("http")
-          ? { host: opts.httpHost ?? config.httpHost, port: opts.httpPort ?? config.httpPort, token: config.httpToken }
+        opts.http || opts.httpHost || opts.httpPort !== undefined || configured.workerRoles.includes("http")
+          ? { host: opts.httpHost ?? configured.httpHost, port: opts.httpPort ?? configured.httpPort, token: configured.httpToken }
           : undefined;
       // Refuse an exposed dashboard without a token before migrating or connecting anything.
       if (http) assertSafeBind(http.host, http.token);
-      await checkRedis(config.redisUrl);
-      // A database that does not exist (a typo in DATABASE_URL) is refused with exit code 3, not created empty.
-      const migrated = await migrate(config.databaseUrl);
-      if (migrated.applied.length) log.info({ applied: migrated.applied }, "applied migrations");
-      const worker = await startWorker({ config, log, ...(http ? { http } : {}) });
-      await worker.untilStopped();
+      await checkRedis(configured.redisUrl);
+      // DATABASE_URL=embedded: the server dvault runs, held until the worker stops (src/db/embedded/resolve.ts).
+      const { config, release } = await resolveDatabase(configured);
+      try {
+        // A database that does not exist (a typo in DATABASE_URL) is refused with exit code 3, not created empty.
+        const migrated = await migrate(config.databaseUrl);
+        if (migrated.applied.length) log.info({ applied: migrated.applied }, "applied migrations");
+        const worker = await startWorker({ config, log, ...(http ? { http } : {}) });
+        await worker.untilStopped();
+      } finally {
+        release();
+      }
     });
 }

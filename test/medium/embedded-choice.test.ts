@@ -1,0 +1,89 @@
+// When dvault runs its own PostgreSQL server and when it refuses to: only DATABASE_URL=embedded chooses it (a
+// configured server that does not answer stays an error), a data folder of another PostgreSQL major is refused
+// with one line, and `dvault init` writes the embedded choice only when no server answers. No initdb here.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { freePort } from "../../src/free-port.ts";
+import { TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
+import { dvault, embeddedDataDir } from "../helpers/embedded-fixture.ts";
+
+const data = embeddedDataDir();
+afterAll(() => data.remove());
+
+/** A port nothing listens on: taken from the kernel and closed again. */
+const closedPort = () => freePort();
+
+/** The settings a file sets (NAME=value lines, comments left out). */
+const setLines = (file: string) =>
+  readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l && !l.startsWith("#"));
+
+describe("choosing the embedded server", () => {
+  it("never starts it for a configured server that does not answer: the one line of today, and no data folder made", async () => {
+    const port = await closedPort();
+    // A data folder of its own: the other tests of this file make theirs.
+    const dataDir = path.join(path.dirname(data.dataDir), "never-made");
+    const env = { DATABASE_URL: `postgresql://postgres@127.0.0.1:${port}/dvault`, DVAULT_DATA_DIR: dataDir, REDIS_URL: TEST_REDIS_URL };
+    const run = await dvault(env, ["migrate"]);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain(`cannot reach PostgreSQL at postgresql://postgres@127.0.0.1:${port}/dvault (ECONNREFUSED)`);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it("refuses a data folder of another PostgreSQL major with one line saying what to do", async () => {
+    const folder = path.join(data.dataDir, "postgres");
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(path.join(folder, "PG_VERSION"), "17\n");
+    const run = await dvault({ DATABASE_URL: "embedded", DVAULT_DATA_DIR: data.dataDir }, ["migrate"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      `dvault: the embedded server's data folder ${folder} holds PostgreSQL 17 data, which this dvault's PostgreSQL 18 cannot open (no pg_upgrade ships): back it up with the dvault version that made it (dvault backup), move the folder aside, and restore into a new one (dvault restore)`,
+    ]);
+    // Nothing was started on it, and the folder is as it was.
+    expect(existsSync(path.join(folder, "postmaster.pid"))).toBe(false);
+    const status = await dvault({ DATABASE_URL: "embedded", DVAULT_DATA_DIR: data.dataDir }, ["db", "status"]);
+    expect(status.stdout).toContain(`data folder: ${folder} (PostgreSQL 17 (another major: refused))`);
+  });
+});
+
+describe("dvault init", () => {
+  it("chooses PostgreSQL alone on the embedded server when no PostgreSQL and no Redis answer, and keeps the file after", async () => {
+    const cwd = path.dirname(data.dataDir);
+    const env = {
+      DATABASE_URL: `postgresql://postgres@127.0.0.1:${await closedPort()}/dvault`,
+      REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
+      DVAULT_DATA_DIR: data.dataDir,
+    };
+    const run = await dvault(env, ["init"], cwd);
+    expect(run.code, run.stderr).toBe(0);
+    const file = path.join(cwd, ".env");
+    expect(run.stdout.split("\n")[0]).toBe(`wrote ${file}: DATABASE_URL=embedded DVAULT_ENGINE=postgres`);
+    expect(run.stdout).toContain("dvault runs its own (DATABASE_URL=embedded)");
+    expect(setLines(file)).toEqual(["DATABASE_URL=embedded", "DVAULT_ENGINE=postgres"]);
+    const again = await dvault(env, ["init"], cwd);
+    expect(again.code).toBe(1);
+    expect(again.stderr.trim()).toBe(`dvault: ${file} exists: dvault init keeps existing settings; edit it, or run dvault init --force to write it anew`);
+    expect(setLines(file)).toEqual(["DATABASE_URL=embedded", "DVAULT_ENGINE=postgres"]);
+  });
+
+  it("keeps the servers that answer, and says so; --force writes over an existing file", async () => {
+    const file = path.join(path.dirname(data.dataDir), "found.env");
+    writeFileSync(file, "DVAULT_ENGINE=postgres\n");
+    const env = { DATABASE_URL: TEST_PG_URL, REDIS_URL: TEST_REDIS_URL, DVAULT_DATA_DIR: data.dataDir };
+    const run = await dvault(env, ["init", "--file", file, "--force"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("answers: dvault keeps its mirror there");
+    expect(run.stdout).toContain("queues, locks and the shared pace live there (DVAULT_ENGINE=redis)");
+    expect(setLines(file)).toEqual([`DATABASE_URL=${TEST_PG_URL}`, "DVAULT_ENGINE=redis", `REDIS_URL=${TEST_REDIS_URL}`]);
+  });
+
+  it("with PostgreSQL answering and no Redis, keeps the server and chooses PostgreSQL alone", async () => {
+    const file = path.join(path.dirname(data.dataDir), "pg-only.env");
+    const env = { DATABASE_URL: TEST_PG_URL, REDIS_URL: `redis://127.0.0.1:${await closedPort()}`, DVAULT_DATA_DIR: data.dataDir };
+    const run = await dvault(env, ["init", "--file", file]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(setLines(file)).toEqual([`DATABASE_URL=${TEST_PG_URL}`, "DVAULT_ENGINE=postgres"]);
+  });
+});
