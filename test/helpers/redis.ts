@@ -1,5 +1,6 @@
 // A unique key prefix per test file on the shared Redis; every key under it is deleted afterwards.
 import { randomBytes } from "node:crypto";
+import { assertRedisInRun } from "./needs-redis.ts";
 import type { Redis } from "ioredis";
 import type { Coordinator } from "../../src/coord/coordinator.ts";
 import { redisCoordinator } from "../../src/coord/redis.ts";
@@ -11,6 +12,7 @@ export type TestRedis = { url: string; prefix: string; redis: Redis; coord: Coor
 
 /** `hashTag`: a prefix such as {dvault-test-…}, the Redis Cluster form the default {dvault} has (src/queue/redis-prefix.ts). */
 export async function createTestRedis({ hashTag = false }: { hashTag?: boolean } = {}): Promise<TestRedis> {
+  assertRedisInRun();
   const name = `dvault-test-${randomBytes(5).toString("hex")}`;
   const prefix = hashTag ? `{${name}}` : name;
   const redis = createRedis(TEST_REDIS_URL);

@@ -6,7 +6,7 @@
 // the last of them ends. A configured server that is down stays an error: the demo never falls back from it.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { embeddedLayout, readState } from "../../src/db/embedded/layout.ts";
@@ -27,15 +27,18 @@ chmodSync(root, 0o755);
 const canUnshare = spawnSync("unshare", ["-n", "true"]).status === 0;
 if (!canUnshare) console.log("node-alone: `unshare -n` is not allowed here (run as root): the demo without servers is skipped");
 
-/** `bin/dvault.js <args>` in a network namespace of its own, where nothing answers but what it starts itself. */
-function withoutServers(args: readonly string[], env: Record<string, string>): Promise<CliRun> {
+/** `node <script> <args>` in a network namespace of its own, where nothing answers but what it starts itself. */
+function nodeWithoutServers(script: string, args: readonly string[], env: Record<string, string>): Promise<CliRun> {
   const started = Date.now();
-  const child = spawn("unshare", ["-n", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', process.execPath, BIN, ...args], {
+  const child = spawn("unshare", ["-n", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', process.execPath, script, ...args], {
     env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   return collectRun(child, started);
 }
+
+/** `bin/dvault.js <args>` with no server answering. */
+const withoutServers = (args: readonly string[], env: Record<string, string>) => nodeWithoutServers(BIN, args, env);
 
 afterAll(() => {
   for (const dataDir of [path.join(root, "demo", DEMO_SERVER_DIR), path.join(root, "shared")]) {
@@ -89,6 +92,35 @@ describe.skipIf(!canUnshare)("npm run demo with no server answering", () => {
     expect(search.stdout.toLowerCase()).toContain(term.toLowerCase());
     expect(runningServer(readState(embeddedLayout(dataDir))?.folder ?? "")).toBeUndefined();
   });
+});
+
+describe.skipIf(!canUnshare)("npm test with no server answering", () => {
+  it("runs on an embedded server of its own and PostgreSQL alone, skips the tests about Redis itself, and removes the server", async () => {
+    // Its temporary folders under this test's own (TMPDIR), to see them go.
+    const tmp = path.join(root, "npm-test");
+    mkdirSync(tmp, { mode: 0o755 });
+    const results = path.join(tmp, "results.json");
+    const vitest = path.resolve("node_modules/vitest/vitest.mjs");
+    const run = await nodeWithoutServers(vitest, ["run", "test/newcomer/servers-in-run.test.ts", "--maxWorkers", "1", `--outputFile.json=${results}`], {
+      TMPDIR: tmp,
+    });
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    const line = run.stdout.split("\n").filter((l) => l.startsWith("test servers: "));
+    expect(line).toHaveLength(1);
+    expect(line[0]).toMatch(
+      new RegExp(
+        `^test servers: PostgreSQL on an embedded server of this run, in ${tmp}/dvault-test-postgres-\\w+/data/postgres \\(none answers at postgresql://postgres@127\\.0\\.0\\.1:5432/postgres; stopped and removed at the end\\); no Redis answers at redis://127\\.0\\.0\\.1:6379: dvault's engine is PostgreSQL alone \\(DVAULT_TEST_ENGINE=postgres\\) and the tests about Redis itself are skipped$`,
+      ),
+    );
+    const report = JSON.parse(readFileSync(results, "utf8")) as { testResults: { assertionResults: { title: string; status: string }[] }[] };
+    const statuses = Object.fromEntries((report.testResults[0]?.assertionResults ?? []).map((t) => [t.title, t.status]));
+    expect(statuses).toEqual({
+      "copies a database from the run's migrated template": "passed",
+      "runs dvault on PostgreSQL alone when the run has no Redis": "passed",
+      "answers under a prefix of the test's own": "skipped",
+    });
+    expect(readdirSync(tmp).filter((name) => name.startsWith("dvault-test-postgres-"))).toEqual([]);
+  }, 300_000);
 });
 
 describe("npm run demo with a configured server that is down", () => {
