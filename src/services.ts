@@ -6,7 +6,9 @@ import type { UnreadableReport } from "./api/transport.ts";
 import type { HttpTransport, HttpTransportOptions, TransportStats } from "./api/http.ts";
 import { newTransportStats } from "./api/http/options.ts";
 import { OAuthClient } from "./api/oauth.ts";
-import { createPacer, type Pacer, type PacerOptions } from "./api/pacer.ts";
+import { createPacer, type Pacer, type PacerOptions, type PacerStore } from "./api/pacer.ts";
+import { redisPacerStore } from "./api/pacer-redis-store.ts";
+import { sqlPacerStore } from "./api/pacer-sql-store.ts";
 import type { AccountTokens } from "./api/account-tokens.ts";
 import { TokenManager, type TokenManagerOptions } from "./api/token-manager.ts";
 import type { Config } from "./config.ts";
@@ -14,6 +16,7 @@ import { TokenCipher } from "./crypto/token-cipher.ts";
 import { AccountRepository } from "./db/account.repository.ts";
 import { accountTokenStore } from "./db/account-token-store.ts";
 import { createPgPool, type PgPool } from "./db/connect.ts";
+import { pacerRows } from "./db/pacer-rows.ts";
 import { assertDatabaseReady } from "./db/schema-check.ts";
 import { UnreadableResponseRepository } from "./db/unreadable-response.repository.ts";
 import { UserError } from "./errors.ts";
@@ -29,7 +32,7 @@ export type AccountApi = { tokens: AccountTokens; transport: HttpTransport; clie
 export type ServiceOverrides = {
   /** Epoch ms for token expiry and sync bookkeeping; tests follow the simulator's clock. The pacer keeps real time. */
   now?: () => number;
-  pacer?: Partial<Omit<PacerOptions, "redis" | "prefix">>;
+  pacer?: Partial<Omit<PacerOptions, "store">>;
   transport?: Partial<Omit<HttpTransportOptions, "apiBase" | "tokens" | "pacer" | "log">>;
   tokens?: Partial<Omit<TokenManagerOptions, "repo" | "cipher" | "oauth" | "redis" | "redisPrefix" | "log">>;
   secretKey?: SecretKey;
@@ -55,6 +58,26 @@ export type Services = {
   close(): Promise<void>;
 };
 
+/** The namespace of an install's pace in PostgreSQL (its own database keeps it apart from other installs'). */
+export const PACER_NAMESPACE = "dvault";
+
+/**
+ * The pacer's store on the configured engine (config.engine, never switched implicitly; createServices still builds Redis's): Redis under the
+ * install's prefix (the keys every install so far has, so it keeps what it learned), or PostgreSQL alone
+ * (schema dvault_pacer, on `pool`). `namespace` keeps tests and benchmarks apart.
+ */
+export function pacerStoreFor(
+  config: Pick<Config, "engine" | "redisPrefix">,
+  { redis, pool, namespace = PACER_NAMESPACE }: { redis?: Redis; pool?: PgPool; namespace?: string },
+): PacerStore {
+  if (config.engine === "postgres") {
+    if (!pool) throw new Error("the PostgreSQL engine's pacer needs the process's pool");
+    return sqlPacerStore(pacerRows(pool, { namespace }));
+  }
+  if (!redis) throw new Error("the Redis engine's pacer needs a Redis connection");
+  return redisPacerStore(redis, config.redisPrefix);
+}
+
 export async function createServices({
   config: configured,
   log,
@@ -78,8 +101,7 @@ export async function createServices({
   config = await settleRedisPrefix(redis, config);
   const now = overrides.now ?? Date.now;
   const pacer = createPacer({
-    redis,
-    prefix: config.redisPrefix,
+    store: redisPacerStore(redis, config.redisPrefix),
     // The same adaptive pace for every base URL: it learns what the service allows (docs/service-behaviour.md#rate-limits).
     startRate: config.apiRate.start,
     minRate: config.apiRate.min,
@@ -138,6 +160,7 @@ export async function createServices({
       return apiOf(await tokens().forClient());
     },
     async close() {
+      await pacer.close();
       await redis.quit().catch(() => redis.disconnect());
       await pool.end().catch(() => undefined);
     },

@@ -4,6 +4,7 @@ import type { Redis } from "ioredis";
 import { createHttpTransport } from "../api/http.ts";
 import { OAuthClient } from "../api/oauth.ts";
 import { createPacer } from "../api/pacer.ts";
+import { redisPacerStore } from "../api/pacer-redis-store.ts";
 import type { TokenProvider } from "../api/token-provider.ts";
 import { TokenManager } from "../api/token-manager.ts";
 import { settleRedisPrefix } from "../queue/redis-prefix.ts";
@@ -57,7 +58,12 @@ export async function openContext(): Promise<AuthContext> {
   const repo = new AccountRepository(db);
   const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: configured.clientId, clientSecret: config.clientSecret, log });
   const tokens = new TokenManager({ repo: accountTokenStore(repo), cipher, oauth, redis, redisPrefix: config.redisPrefix, log });
-  const pacer = createPacer({ redis, prefix: config.redisPrefix, startRate: config.apiRate.start, minRate: config.apiRate.min, maxRate: config.apiRate.max });
+  const pacer = createPacer({
+    store: redisPacerStore(redis, config.redisPrefix),
+    startRate: config.apiRate.start,
+    minRate: config.apiRate.min,
+    maxRate: config.apiRate.max,
+  });
   return {
     config,
     log,
