@@ -59,6 +59,12 @@ function parseNotice(payload: string): Array<string | undefined> {
   return [];
 }
 
+/** The rows of a simple query's last statement (pg answers an array when there were several). */
+function lastRows(result: pg.QueryResult | pg.QueryResult[]): Array<Record<string, unknown>> {
+  const last = Array.isArray(result) ? result[result.length - 1] : result;
+  return last?.rows ?? [];
+}
+
 /** Creates the schema and its table once per database, under an advisory lock; drops rows long forgotten. */
 async function prepareSchema(pool: PgPool): Promise<void> {
   await withTransaction(pool, async (tx) => {
@@ -96,35 +102,46 @@ export function pacerRows(pool: PgPool, { namespace }: { namespace: string }) {
   };
   const notices = noticeListener(pool, namespace);
 
-  async function locked(tx: pg.PoolClient, key: string): Promise<Row> {
-    const select = `SELECT ${COLUMNS} FROM dvault_pacer.pace WHERE namespace = $1 AND key = $2 FOR UPDATE`;
-    const found = await tx.query(select, [namespace, key]);
-    if (found.rows[0]) return rowOf(found.rows[0]);
-    // The key's first use: two processes may both get here; the second waits on the first's row, then reads it.
-    await tx.query("INSERT INTO dvault_pacer.pace (namespace, key) VALUES ($1, $2) ON CONFLICT DO NOTHING", [namespace, key]);
-    const again = await tx.query(select, [namespace, key]);
-    return again.rows[0] ? rowOf(again.rows[0]) : emptyRow();
-  }
-
   return {
+    /**
+     * Two round trips for a key in use (three on its first use): BEGIN and the locking read in one, the write, its
+     * notice and COMMIT in another, each a simple query of several statements (values quoted by pg's
+     * escapeLiteral, since a simple query takes no parameters); the row stays locked from the first to COMMIT or
+     * ROLLBACK. A commit does not wait for its WAL to reach the disk (synchronous_commit off): what a crash of the
+     * server could lose is the last moments of pace, which Redis's own persistence would lose too.
+     */
     async change<T>(key: string, step: (row: Row) => T, notice?: string): Promise<T> {
       await ready();
-      return withTransaction(pool, async (tx) => {
-        const row = await locked(tx, key);
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        const lit = (v: string) => client.escapeLiteral(v);
+        const where = `namespace = ${lit(namespace)} AND key = ${lit(key)}`;
+        const select = `SELECT ${COLUMNS} FROM dvault_pacer.pace WHERE ${where} FOR UPDATE`;
+        let found = lastRows(await client.query(`BEGIN; SET LOCAL synchronous_commit TO off; ${select}`))[0];
+        if (!found) {
+          // The key's first use: two processes may both get here; the second waits on the first's row, then reads it.
+          const insert = `INSERT INTO dvault_pacer.pace (namespace, key) VALUES (${lit(namespace)}, ${lit(key)}) ON CONFLICT DO NOTHING`;
+          found = lastRows(await client.query(`${insert}; ${select}`))[0];
+        }
+        const row = found ? rowOf(found) : emptyRow();
         const result = step(row);
-        const values = [namespace, key, row.state, row.stateTtlMs, row.holders, row.queue, row.alive].map((v) =>
-          typeof v === "object" ? JSON.stringify(v) : v,
-        );
-        await tx.query(
-          `WITH saved AS (
-            UPDATE dvault_pacer.pace SET state = $3, state_expires_at = ${DB_NOW_MS} + $4, holders = $5, queue = $6, alive = $7
-             WHERE namespace = $1 AND key = $2 RETURNING 1
-          )
-          SELECT pg_notify($8, $9) FROM saved WHERE $9 IS NOT NULL`,
-          [...values, CHANNEL, notice === undefined ? null : JSON.stringify([namespace, key, notice])],
-        );
+        const json = (v: Record<string, number>) => `${lit(JSON.stringify(v))}::jsonb`;
+        const ttl = Number.isFinite(row.stateTtlMs) ? row.stateTtlMs : 0;
+        const update = `UPDATE dvault_pacer.pace SET state = ${json(row.state)}, state_expires_at = ${DB_NOW_MS} + ${ttl},
+          holders = ${json(row.holders)}, queue = ${json(row.queue)}, alive = ${json(row.alive)} WHERE ${where}`;
+        const announce = notice === undefined ? "" : `SELECT pg_notify(${lit(CHANNEL)}, ${lit(JSON.stringify([namespace, key, notice]))}); `;
+        await client.query(`${update}; ${announce}COMMIT`);
         return result;
-      });
+      } catch (err) {
+        await client.query("ROLLBACK").catch((rollbackError: unknown) => {
+          // The connection is unusable: hand it back as broken so the pool discards it.
+          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+        });
+        throw err;
+      } finally {
+        client.release(broken);
+      }
     },
 
     async read(key: string): Promise<Row | null> {
