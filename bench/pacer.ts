@@ -86,6 +86,11 @@ const body = [
   "",
   table(["scenario", "Redis (permits/s)", "PostgreSQL alone (permits/s)", "PostgreSQL ÷ Redis"], rows),
   "",
+  "Each permit is two decisions of the store (acquire, release), and a caller that finds the key busy makes one more each time it is woken. " +
+    "On PostgreSQL a decision is two round trips (src/db/pacer-rows.ts: BEGIN with the locking read; the write, its NOTIFY and COMMIT), and its " +
+    "commit does not wait for the disk; the service's pace is a few calls a second (docs/service-behaviour.md#rate-limits), so either engine " +
+    "leaves it far above what the pace lets through.",
+  "",
   `Machine: ${machine()}.`,
 ].join("\n");
 process.stdout.write(`${body}\n`);

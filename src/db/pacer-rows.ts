@@ -179,7 +179,8 @@ function noticeListener(pool: PgPool, namespace: string) {
         const client = new pg.Client(pool.options);
         const lost = () => {
           // Heard no more: the next wait listens again; meanwhile waiting is polling.
-          if (listener === client) listener = undefined;
+          if (listener !== client) return;
+          listener = undefined;
           listening = undefined;
           client.end().catch(() => undefined);
         };

@@ -4,6 +4,7 @@ import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ThrottleDelayError } from "../../src/api/errors.ts";
 import { createPacer, type PacerClock, type PacerOptions } from "../../src/api/pacer.ts";
+import { pacingStatusesOf } from "../../src/status/redis-state.ts";
 import { createPacerStores, PACER_ENGINES, type PacerStores } from "../helpers/pacer-stores.ts";
 
 /** A clock that only moves when someone sleeps on it: pacer waits take no real time. */
@@ -242,6 +243,22 @@ describe.each(PACER_ENGINES)(`${createPacer.name} on %s`, (engine) => {
     await next.release("error");
     await (await p.acquire(newKey(), { maxWaitMs: 0 })).release("error");
     expect((await p.status(`client-1:user-${keySeq}`)).rate).toBe(2);
+  });
+
+  it("lists the keys of its own namespace only, and status shows each one's hold (dvault status, /metrics)", async () => {
+    const clock = fakeClock(Date.now());
+    const namespace = `${s.namespace}:listed`;
+    const { pacer: p } = pacer({ clock, store: s.store(namespace) });
+    const { pacer: elsewhere } = pacer({ clock, store: s.store(`${s.namespace}:elsewhere`) });
+    await (await p.acquire("1001:held")).release("throttled");
+    await (await p.acquire("1001:calm")).release("success");
+    await (await elsewhere.acquire("1001:other")).release("success");
+    expect(await p.keys()).toEqual(["1001:calm", "1001:held"]);
+    const statuses = await pacingStatusesOf(s.store(namespace), clock.now());
+    expect(statuses).toEqual([
+      { key: "1001:calm", rate: 1000, learnedRate: null, refusedRate: null, heldUntil: null, throttledS: 0 },
+      { key: "1001:held", rate: 1000, learnedRate: null, refusedRate: null, heldUntil: new Date(clock.now() + 1000).toISOString(), throttledS: 1 },
+    ]);
   });
 
   it("ignores a second release and 'error' outcomes for the backoff", async () => {
