@@ -93,3 +93,9 @@ function postgresStores(db: TestDatabase): PacerStores {
     },
   };
 }
+
+/** A Redis prefix and a database of the file's own at once, for tests that compare or choose between the engines. */
+export async function createBothEngines(): Promise<{ r: TestRedis; db: TestDatabase; cleanup(): Promise<void> }> {
+  const [r, db] = await Promise.all([createTestRedis(), createTestDatabase()]);
+  return { r, db, cleanup: async () => void (await Promise.all([r.cleanup(), db.drop()])) };
+}

@@ -4,18 +4,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPacer } from "../../src/api/pacer.ts";
 import { pacerStoreFor } from "../../src/services.ts";
-import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
-import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import type { TestDatabase } from "../helpers/db.ts";
+import { createBothEngines } from "../helpers/pacer-stores.ts";
+import type { TestRedis } from "../helpers/redis.ts";
 
 let r: TestRedis;
 let db: TestDatabase;
+let cleanup: () => Promise<void>;
 
 beforeAll(async () => {
-  [r, db] = await Promise.all([createTestRedis(), createTestDatabase()]);
+  ({ r, db, cleanup } = await createBothEngines());
 });
-afterAll(async () => {
-  await Promise.all([r.cleanup(), db.drop()]);
-});
+afterAll(() => cleanup());
 
 describe(pacerStoreFor.name, () => {
   it("on Redis, reads the state an earlier version wrote under <prefix>:pacer:<key>: the rate learned is where the next run starts", async () => {

@@ -9,8 +9,9 @@ import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { sqlPacerStore } from "../../src/api/pacer-sql-store.ts";
 import type { AcquireRequest, PacerOutcome, PacerStore } from "../../src/api/pacer-store.ts";
 import { pacerRows } from "../../src/db/pacer-rows.ts";
-import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
-import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import type { TestDatabase } from "../helpers/db.ts";
+import { createBothEngines } from "../helpers/pacer-stores.ts";
+import type { TestRedis } from "../helpers/redis.ts";
 
 /** mulberry32: a small seeded generator, so a run can be replayed. */
 function seeded(seed: number): () => number {
@@ -26,13 +27,12 @@ function seeded(seed: number): () => number {
 
 let r: TestRedis;
 let db: TestDatabase;
+let cleanup: () => Promise<void>;
 
 beforeAll(async () => {
-  [r, db] = await Promise.all([createTestRedis(), createTestDatabase()]);
+  ({ r, db, cleanup } = await createBothEngines());
 });
-afterAll(async () => {
-  await Promise.all([r.cleanup(), db.drop()]);
-});
+afterAll(() => cleanup());
 
 /** Every stored value of a key, as numbers: the hash and the three sets (Redis). */
 async function redisState(prefix: string, key: string) {
