@@ -54,10 +54,12 @@ export async function loadOrder(client: pg.ClientBase, names: string[]): Promise
   return order;
 }
 
-const SERIALS = `SELECT c.relname AS tbl, a.attname AS col, pg_get_serial_sequence(format('%I.%I', n.nspname, c.relname), a.attname) AS seq
-  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = c.oid
-  WHERE n.nspname = 'public' AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
-    AND pg_get_serial_sequence(format('%I.%I', n.nspname, c.relname), a.attname) IS NOT NULL`;
+/** The sequence a column owns (serial: an automatic dependency; identity: an internal one), as pg_get_serial_sequence finds it. */
+const SERIALS = `SELECT t.relname AS tbl, a.attname AS col, format('%I.%I', sn.nspname, s.relname) AS seq
+  FROM pg_depend d JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S' JOIN pg_namespace sn ON sn.oid = s.relnamespace
+  JOIN pg_class t ON t.oid = d.refobjid JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = d.refobjsubid
+  WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i')
+    AND t.relnamespace = 'public'::regnamespace AND t.relkind = 'r'`;
 
 /** Every sequence behind a column (serial or identity) set past the largest value loaded, so new rows continue after it. */
 export async function resetSequences(client: pg.ClientBase): Promise<number> {

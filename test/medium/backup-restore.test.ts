@@ -15,6 +15,7 @@ import { createLogger } from "../../src/log.ts";
 import { loadSecretKey } from "../../src/secret-key.ts";
 import { createServices } from "../../src/services.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { dropDatabaseNamed, expectNoDatabase } from "../helpers/backup-fixture.ts";
 import { testConfig } from "../helpers/config.ts";
 import { TEST_PG_URL } from "../helpers/env.ts";
 import { createSyncHarness, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type SyncHarness } from "../helpers/sync-harness.ts";
@@ -176,22 +177,7 @@ describe("backup and restore", () => {
         await client.end();
       }
     } finally {
-      await dropDb(db);
+      await dropDatabaseNamed(db);
     }
   });
 });
-
-async function dropDb(name: string): Promise<void> {
-  const admin = await connectPg(TEST_PG_URL);
-  await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
-  await admin.end();
-}
-
-async function expectNoDatabase(name: string): Promise<void> {
-  const admin = await connectPg(TEST_PG_URL);
-  try {
-    expect((await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name])).rowCount).toBe(0);
-  } finally {
-    await admin.end();
-  }
-}

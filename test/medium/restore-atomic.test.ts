@@ -14,9 +14,9 @@ import { restoreBackup } from "../../src/backup/restore.ts";
 import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
 import { loadSecretKey } from "../../src/secret-key.ts";
-import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { createArchivedHarness, dropDatabaseNamed, expectNoDatabase, spoiledCopy } from "../helpers/backup-fixture.ts";
 import { testConfig } from "../helpers/config.ts";
-import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import type { DownloadHarness } from "../helpers/download-harness.ts";
 import { TEST_PG_URL } from "../helpers/env.ts";
 
 let h: DownloadHarness;
@@ -27,13 +27,7 @@ let goodDump: string;
 const targetDb = `dvault_t_restore_atomic_${process.pid}`;
 
 beforeAll(async () => {
-  h = await createDownloadHarness({
-    sim: { dataset: { deviations: 10, galleryFolders: 1, collectionFolders: 0, favourites: 0 }, downloadQuota: 4 },
-    sources: [gallerySource],
-    quota: 4,
-  });
-  await h.syncAll(["gallery"]);
-  await h.runOnce();
+  h = await createArchivedHarness({ deviations: 10, quota: 4 });
   base = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-restore-atomic-"));
   good = path.join(base, "good");
   const configDir = path.join(base, "source-config");
@@ -47,9 +41,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.close();
-  const admin = await connectPg(TEST_PG_URL);
-  await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(targetDb)} WITH (FORCE)`);
-  await admin.end();
+  await dropDatabaseNamed(targetDb);
   if (base) await fs.rm(base, { recursive: true, force: true });
 });
 
@@ -62,23 +54,13 @@ const target = () =>
   });
 
 /** A copy of the good backup (or of `from`), changed by `spoil`. */
-async function spoiled(name: string, spoil: (dir: string, manifest: BackupManifest) => Promise<void>, from = good): Promise<string> {
-  const dir = path.join(base, name);
-  execFileSync("cp", ["-a", from, dir]);
-  const manifest = JSON.parse(await fs.readFile(path.join(dir, "manifest.json"), "utf8")) as BackupManifest;
-  await spoil(dir, manifest);
-  await fs.writeFile(path.join(dir, "manifest.json"), JSON.stringify(manifest));
-  return dir;
+function spoiled(name: string, spoil: (dir: string, manifest: BackupManifest) => Promise<void>, from = good): Promise<string> {
+  return spoiledCopy(from, path.join(base, name), spoil);
 }
 
 /** The target as restore found it: no database, nothing in the folder's parent, no key. */
 async function expectUntouched(): Promise<void> {
-  const admin = await connectPg(TEST_PG_URL);
-  try {
-    expect((await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [targetDb])).rowCount).toBe(0);
-  } finally {
-    await admin.end();
-  }
+  await expectNoDatabase(targetDb);
   expect(await fs.readdir(path.join(base, "target"))).toEqual([]);
 }
 
