@@ -52,7 +52,12 @@ export async function loadMirror({
       const shape = shapes.get(name);
       if (!entry || !shape) continue;
       const copy = load.copy(shape);
-      const read = await readTableFile(entry.path, { into: copy, signal });
+      const read = await readTableFile(entry.path, { into: copy, signal }).catch((err: unknown) => {
+        signal?.throwIfAborted();
+        // Checked whole a moment ago, so PostgreSQL refused a row: a file written by hand, or one changed since.
+        const why = err instanceof Error ? err.message : String(err);
+        throw damaged(`${entry.path} does not load into the table ${name} (${why.split("\n")[0]})`);
+      });
       if (read.sha256 !== entry.sha256 || read.rows !== entry.rows || copy.rows !== entry.rows) {
         throw new UserError(`${entry.path} changed while it was restored: the backup is being written to; nothing was restored`);
       }

@@ -92,6 +92,8 @@ export class CopyInStream extends Writable {
   private done = false;
   private error: Error | undefined;
   private finished: ((err?: Error | null) => void) | undefined;
+  /** Why it was destroyed: the CopyFail message. */
+  private stopped: string | undefined;
 
   constructor(private readonly text: string) {
     super({ highWaterMark: 1 << 20 });
@@ -106,7 +108,9 @@ export class CopyInStream extends Writable {
     this.started = true;
     const ready = this.ready;
     this.ready = undefined;
-    if (ready) ready();
+    // Stopped before the server was ready (a write may wait still): fail the statement.
+    if (this.destroyed) this.connection?.sendCopyFail(this.stopped ?? "stopped");
+    else if (ready) ready();
     // Ended before the server was ready (no rows at all): end it now.
     else if (this.finished) this.connection?.endCopyFrom();
   }
@@ -119,16 +123,20 @@ export class CopyInStream extends Writable {
     this.done = true;
     const finished = this.finished;
     this.finished = undefined;
-    if (finished) finished(this.error ?? null);
-    else if (this.error) this.destroy(this.error);
+    finished?.(null);
   }
 
   handleError(err: Error): void {
+    // The statement's end: the client hands ReadyForQuery, which follows, to no one (it dropped the query at its error).
     this.error = err;
-    // The statement ended: nothing more is sent (a write waiting for CopyInResponse fails at once).
+    this.done = true;
     const ready = this.ready;
     this.ready = undefined;
-    ready?.();
+    const finished = this.finished;
+    this.finished = undefined;
+    if (ready) ready();
+    else if (finished) finished(err);
+    else this.destroy(err);
   }
 
   handleRowDescription(): void {}
@@ -161,7 +169,8 @@ export class CopyInStream extends Writable {
   }
 
   override _destroy(err: Error | null, callback: (err?: Error | null) => void): void {
-    if (this.started && !this.done && !this.error) this.connection?.sendCopyFail(err?.message ?? "stopped");
+    this.stopped = err?.message ?? "stopped";
+    if (this.started && !this.done && !this.error) this.connection?.sendCopyFail(this.stopped);
     callback(err);
   }
 }

@@ -203,6 +203,17 @@ describe("backup format 2", () => {
       const columns = file(m, "deviations").columns;
       columns[1] = { ...columns[1]!, name: "renamed" };
     });
+    const unfit = await spoiled("unfit", async (dir, m) => {
+      // The same number of rows, packed and hashed again, but one value is not of its column's type.
+      const t = file(m, "downloads");
+      const lines = execFileSync("zcat", [path.join(dir, t.file)])
+        .toString()
+        .split("\n");
+      lines[0] = lines[0]!.replace(/^\d+\t/, "not-a-number\t");
+      const bytes = gzipSync(lines.join("\n"));
+      await fs.writeFile(path.join(dir, t.file), bytes);
+      t.sha256 = createHash("sha256").update(bytes).digest("hex");
+    });
     const later = await spoiled("later", async (_dir, m) => {
       m.database.migrations.push("29990101000000_from_the_future");
     });
@@ -216,6 +227,10 @@ describe("backup format 2", () => {
       [
         renamed,
         /the backup is damaged or was altered: its manifest\.json gives the table deviations the columns \(deviationid text, renamed .*\) where its migrations make \(deviationid text, \w+ .*\); nothing was restored$/,
+      ],
+      [
+        unfit,
+        /the backup is damaged or was altered: .*\/unfit\/database\/downloads\.copy\.gz does not load into the table downloads \(invalid input syntax for type bigint: "not-a-number"\); nothing was restored$/,
       ],
       [
         later,
