@@ -34,6 +34,8 @@ export class CopyOutStream extends Readable {
   }
 
   handleCopyData(msg: { chunk: Buffer }): void {
+    // Destroyed by its reader (a disk that failed): the rest is let through unread, never paused on.
+    if (this.destroyed) return;
     // The parser's buffer is reused for the next messages: the chunk is copied out of it.
     if (!this.push(Buffer.from(msg.chunk))) this.pause_();
   }

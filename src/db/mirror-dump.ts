@@ -33,10 +33,8 @@ export async function openMirrorDump(databaseUrl: string): Promise<MirrorDump> {
       migrations,
       tables,
       copy: (table) => copyOut(client, copyStatement(table, "TO STDOUT")),
-      async close() {
-        await client.query("COMMIT").catch(() => undefined);
-        await client.end();
-      },
+      // A read-only transaction has nothing to commit: the connection is closed, a COPY still running with it.
+      close: () => client.end(),
     };
   } catch (err) {
     await client.end().catch(() => undefined);

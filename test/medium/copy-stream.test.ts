@@ -98,3 +98,12 @@ describe(CopyInStream.name, () => {
     await usable();
   });
 });
+
+describe("COPY TO a reader that fails", () => {
+  it("lets the rest through unread, so the connection goes on", async () => {
+    const out = copyOut(client, "COPY (SELECT i, repeat('y', 1000) FROM generate_series(1, 20000) AS i) TO STDOUT");
+    const failing = new Writable({ write: (_c, _e, done) => done(new Error("disk full")) });
+    await expect(pipeline(out, failing)).rejects.toThrow(/disk full/);
+    await usable();
+  });
+});
