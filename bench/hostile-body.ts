@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { createHttpTransport } from "../src/api/http.ts";
 import { createPacer } from "../src/api/pacer.ts";
+import { redisPacerStore } from "../src/api/pacer-redis-store.ts";
 import { staticTokenProvider } from "../src/api/token-provider.ts";
 import { createLogger } from "../src/log.ts";
 import { createRedis } from "../src/queue/redis.ts";
@@ -52,7 +53,7 @@ const redis = createRedis(BENCH_REDIS_URL);
 const transport = createHttpTransport({
   apiBase: base,
   tokens: staticTokenProvider("bench-token", { kind: "user", clientId: "1", userId: "u", account: "bench" }),
-  pacer: createPacer({ redis, prefix: `dvault-bench-hostile-${process.pid}`, holdMs: 5, maxHoldMs: 50 }),
+  pacer: createPacer({ store: redisPacerStore(redis, `dvault-bench-hostile-${process.pid}`), holdMs: 5, maxHoldMs: 50 }),
   log: createLogger({ level: "silent" }),
 });
 

@@ -7,6 +7,7 @@ const BENCHES = [
   "bench/api-economy.ts",
   "bench/freshness.ts",
   "bench/end-to-end.ts",
+  "bench/pacer.ts",
   "bench/scale.ts",
   "bench/downloads.ts",
   "bench/storage.ts",

@@ -5,7 +5,6 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import type { Redis } from "ioredis";
 import type { TransportStats } from "./api/http.ts";
 import type { Pacer } from "./api/pacer.ts";
-import { listPacerKeys } from "./api/pacer-state.ts";
 import type { Config } from "./config.ts";
 import type { AccountRepository } from "./db/account.repository.ts";
 import type { Queryable } from "./db/with-transaction.ts";
@@ -168,7 +167,7 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     for (const a of deps.httpAnswers?.() ?? []) m.httpAnswers.inc({ route: a.route, outcome: a.outcome }, a.count);
 
     const [report] = await Promise.all([
-      collectStatus({ config: deps.config, pool: deps.pool, redis: deps.redis, coord: deps.coord, accounts: deps.accounts, queues: deps.queues, now }),
+      collectStatus({ config: deps.config, pool: deps.pool, pacer: deps.pacer, coord: deps.coord, accounts: deps.accounts, queues: deps.queues, now }),
       refreshPacers(),
       events.poll().catch(() => undefined),
     ]);
@@ -207,7 +206,7 @@ export function createMetrics(deps: MetricsDeps): Metrics {
   }
 
   async function refreshPacers(): Promise<void> {
-    const pacerKeys = await listPacerKeys(deps.redis, deps.config.redisPrefix);
+    const pacerKeys = await deps.pacer.keys();
     const statuses = await Promise.all(pacerKeys.map((k) => deps.pacer.status(k)));
     for (const gauge of [m.pacerRate, m.pacerLearnedRate, m.pacerLost, m.pacerWait]) gauge.reset();
     for (const s of statuses) {

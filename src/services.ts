@@ -7,7 +7,9 @@ import type { UnreadableReport, UnreadableSink } from "./api/transport.ts";
 import type { HttpTransport, HttpTransportOptions, TransportStats } from "./api/http.ts";
 import { newTransportStats } from "./api/http/options.ts";
 import { OAuthClient } from "./api/oauth.ts";
-import { createPacer, type Pacer, type PacerOptions } from "./api/pacer.ts";
+import { createPacer, type Pacer, type PacerOptions, type PacerStore } from "./api/pacer.ts";
+import { redisPacerStore } from "./api/pacer-redis-store.ts";
+import { sqlPacerStore } from "./api/pacer-sql-store.ts";
 import type { AccountTokens } from "./api/account-tokens.ts";
 import { TokenManager, type TokenManagerOptions } from "./api/token-manager.ts";
 import type { Config } from "./config.ts";
@@ -19,6 +21,7 @@ import { AccountRepository } from "./db/account.repository.ts";
 import { accountTokenStore } from "./db/account-token-store.ts";
 import { createPgPool, type PgPool } from "./db/connect.ts";
 import { type ResolvedDatabase, resolveDatabase } from "./db/embedded/resolve.ts";
+import { pacerRows } from "./db/pacer-rows.ts";
 import { assertDatabaseReady } from "./db/schema-check.ts";
 import { UnreadableResponseRepository } from "./db/unreadable-response.repository.ts";
 import { UserError } from "./errors.ts";
@@ -34,7 +37,7 @@ export type AccountApi = { tokens: AccountTokens; transport: HttpTransport; clie
 export type ServiceOverrides = {
   /** Epoch ms for token expiry and sync bookkeeping; tests follow the simulator's clock. The pacer keeps real time. */
   now?: () => number;
-  pacer?: Partial<Omit<PacerOptions, "redis" | "prefix">>;
+  pacer?: Partial<Omit<PacerOptions, "store">>;
   transport?: Partial<Omit<HttpTransportOptions, "apiBase" | "tokens" | "pacer" | "log">>;
   tokens?: Partial<Omit<TokenManagerOptions, "repo" | "cipher" | "oauth" | "coord" | "redisPrefix" | "log">>;
   secretKey?: SecretKey;
@@ -81,10 +84,41 @@ async function checkedDatabase(configured: Config): Promise<ResolvedDatabase> {
   }
 }
 
+/** The API pace on the engine's store: the same adaptive pace for every base URL, learning what the service allows (docs/service-behaviour.md#rate-limits). */
+export function pacerOf(config: Config, connections: { redis?: Redis | undefined; pool: PgPool }, overrides: ServiceOverrides["pacer"] = {}): Pacer {
+  return createPacer({
+    store: pacerStoreFor(config, connections),
+    startRate: config.apiRate.start,
+    minRate: config.apiRate.min,
+    maxRate: config.apiRate.max,
+    ...overrides,
+  });
+}
+
 /** Where the transports record answers they could not read (the unreadable_responses table). */
 function unreadableRecorder(pool: PgPool, now: () => number): UnreadableSink {
   const repo = new UnreadableResponseRepository(pool);
   return { record: (report) => repo.recordUnreadable(report, new Date(now())) };
+}
+
+/** The namespace of an install's pace in PostgreSQL (its own database keeps it apart from other installs'). */
+export const PACER_NAMESPACE = "dvault";
+
+/**
+ * The pacer's store on the configured engine (config.engine, never switched implicitly; createServices still builds Redis's): Redis under the
+ * install's prefix (the keys every install so far has, so it keeps what it learned), or PostgreSQL alone
+ * (schema dvault_pacer, on `pool`). `namespace` keeps tests and benchmarks apart.
+ */
+export function pacerStoreFor(
+  config: Pick<Config, "engine" | "redisPrefix">,
+  { redis, pool, namespace = PACER_NAMESPACE }: { redis?: Redis; pool?: PgPool; namespace?: string },
+): PacerStore {
+  if (config.engine === "postgres") {
+    if (!pool) throw new Error("the PostgreSQL engine's pacer needs the process's pool");
+    return sqlPacerStore(pacerRows(pool, { namespace }));
+  }
+  if (!redis) throw new Error("the Redis engine's pacer needs a Redis connection");
+  return redisPacerStore(redis, config.redisPrefix);
 }
 
 export async function createServices({
@@ -107,12 +141,10 @@ export async function createServices({
     throw err;
   });
   const now = overrides.now ?? Date.now;
-  const pacer = redis ? redisPacer(config, redis, overrides.pacer) : undefined;
-  const pacerOrThrow = (): Pacer => pacer ?? noPostgresPacer();
+  const pacer = pacerOf(config, { redis, pool }, overrides.pacer);
   const accounts = new AccountRepository(pool);
   const apiTotals = newTransportStats();
   const unreadable = unreadableRecorder(pool, now);
-
   let manager: TokenManager | undefined;
   const tokens = (): TokenManager => {
     if (manager) return manager;
@@ -132,7 +164,7 @@ export async function createServices({
     const transport = createHttpTransport({
       apiBase: config.apiBase,
       tokens: provider,
-      pacer: pacerOrThrow(),
+      pacer,
       log,
       unreadable,
       maxBodyBytes: config.apiMaxBody,
@@ -144,11 +176,12 @@ export async function createServices({
     return { tokens: provider, transport, client: new DaClient(transport, { tokenKind, matureContent: tokenKind === "user" }) };
   };
 
-  const services: Omit<Services, "redis" | "pacer"> = {
+  const services: Omit<Services, "redis"> = {
     config,
     log,
     pool,
     coord,
+    pacer,
     accounts,
     apiTotals,
     now,
@@ -159,47 +192,28 @@ export async function createServices({
       return apiOf(await tokens().forClient());
     },
     async close() {
+      await pacer.close();
       await coord.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
       await pool.end().catch(() => undefined);
       database.release();
     },
   };
-  return withEngineConnections(services, redis, pacer);
+  return withEngineConnections(services, redis);
 }
 
 /**
- * `redis` and `pacer` as plain fields on the Redis engine. On the PostgreSQL engine, getters that throw a clear
- * line, and are not enumerable, so that `{ ...services }` (status, the dashboard) still works and only a caller
- * that reads them fails.
+ * `redis` as a plain field on the Redis engine. On the PostgreSQL engine, a getter that throws a clear line, and is
+ * not enumerable, so that `{ ...services }` (status, the dashboard) still works and only a caller that reads it fails.
  */
-function withEngineConnections(services: Omit<Services, "redis" | "pacer">, redis: Redis | undefined, pacer: Pacer | undefined): Services {
-  if (redis && pacer) return { ...services, redis, pacer };
-  const unavailable = (what: string) => () => {
-    throw new Error(`${what} on the PostgreSQL engine (DVAULT_ENGINE=postgres): this caller must use services.coord`);
-  };
-  return Object.defineProperties(services, {
-    redis: { get: unavailable("no Redis connection"), enumerable: false },
-    pacer: { get: noPostgresPacer, enumerable: false },
+function withEngineConnections(services: Omit<Services, "redis">, redis: Redis | undefined): Services {
+  if (redis) return { ...services, redis };
+  return Object.defineProperty(services, "redis", {
+    get: () => {
+      throw new Error("no Redis connection on the PostgreSQL engine (DVAULT_ENGINE=postgres): this caller must use services.coord");
+    },
+    enumerable: false,
   }) as Services;
-}
-
-// TODO(pacer seam): the pacer's PacerStore replaces this Redis-only construction; on the PostgreSQL engine the
-// pacer is unavailable until then.
-function redisPacer(config: Config, redis: Redis, overrides: ServiceOverrides["pacer"]): Pacer {
-  return createPacer({
-    redis,
-    prefix: config.redisPrefix,
-    // The same adaptive pace for every base URL: it learns what the service allows (docs/service-behaviour.md#rate-limits).
-    startRate: config.apiRate.start,
-    minRate: config.apiRate.min,
-    maxRate: config.apiRate.max,
-    ...overrides,
-  });
-}
-
-function noPostgresPacer(): never {
-  throw new Error("the API pacer has no PostgreSQL store yet on the PostgreSQL engine (DVAULT_ENGINE=postgres)");
 }
 
 /** The coordination store of the configured engine, with the connection it runs on and the config it settled. */

@@ -1,9 +1,10 @@
-// Reading a pacer's state without a pacer (status, metrics, the dashboard): a key's pace as stored in Redis
-// by src/api/pacer-scripts.ts, and the keys there are.
+// Reading a pacer's state without a pacer (status, metrics, the dashboard): a key's pace from its stored fields,
+// whichever store keeps them (src/api/pacer-store.ts), and the Redis store's reads: a key's pace as
+// src/api/pacer-scripts.ts stores it, and the keys there are.
 import type { Redis } from "ioredis";
 import { scanKeys } from "../redis-scan.ts";
 
-/** A key's pace as stored in Redis (src/api/pacer-scripts.ts writes it). */
+/** A key's pace as stored (src/api/pacer-scripts.ts, src/api/pacer-rules.ts write it). */
 export type PacerStatus = {
   key: string;
   /** Requests per second the key is paced at now (null: never used). */
@@ -28,6 +29,40 @@ export type PacerStatus = {
 
 const numberOrNull = (v: string | null | undefined): number | null => (v === null || v === undefined || v === "" ? null : Number(v));
 
+/** The state fields a status reads; absent when the key has none. */
+export type PaceFields = Partial<Record<"rate" | "learned" | "refusedRate" | "blockedUntil" | "holdMs" | "lostMs" | "lastSend", number | null>>;
+
+/** A key's pace from its stored fields and its live holders and waiters at `now`. */
+export function paceStatus({
+  key,
+  now,
+  fields,
+  holders,
+  waiters,
+}: {
+  key: string;
+  now: number;
+  fields: PaceFields;
+  holders: number;
+  waiters: number;
+}): PacerStatus {
+  const { rate, learned, refusedRate, blockedUntil: blocked, holdMs, lostMs, lastSend } = fields;
+  const blockedUntil = blocked ?? 0;
+  const nextAt = Math.max(blockedUntil, rate && lastSend !== null && lastSend !== undefined ? lastSend + 1000 / rate : 0);
+  return {
+    key,
+    rate: rate ?? null,
+    learnedRate: learned ?? null,
+    refusedRate: refusedRate ? refusedRate : null,
+    blockedUntil,
+    holdMs: holdMs ?? 0,
+    waitMs: Math.max(0, Math.ceil(nextAt - now)),
+    lostMs: lostMs ?? 0,
+    holders,
+    waiters,
+  };
+}
+
 /** A key's pace as stored in Redis; readable without a pacer (status, dashboard). */
 export async function readPacerStatus(redis: Redis, prefix: string, key: string, now: number): Promise<PacerStatus> {
   const base = `${prefix}:pacer:${key}`;
@@ -36,21 +71,8 @@ export async function readPacerStatus(redis: Redis, prefix: string, key: string,
     redis.zcount(`${base}:holders`, `(${now}`, "+inf"),
     redis.zcount(`${base}:waiters`, `(${now}`, "+inf"),
   ]);
-  const [rate, learned, refused, blocked, hold, lost, last] = state.map(numberOrNull);
-  const blockedUntil = blocked ?? 0;
-  const nextAt = Math.max(blockedUntil, rate && last !== null && last !== undefined ? last + 1000 / rate : 0);
-  return {
-    key,
-    rate: rate ?? null,
-    learnedRate: learned ?? null,
-    refusedRate: refused ? refused : null,
-    blockedUntil,
-    holdMs: hold ?? 0,
-    waitMs: Math.max(0, Math.ceil(nextAt - now)),
-    lostMs: lost ?? 0,
-    holders,
-    waiters,
-  };
+  const [rate, learned, refusedRate, blockedUntil, holdMs, lostMs, lastSend] = state.map(numberOrNull);
+  return paceStatus({ key, now, fields: { rate, learned, refusedRate, blockedUntil, holdMs, lostMs, lastSend }, holders, waiters });
 }
 
 /** The keys with pacer state under `prefix` (the holders/queue/waiters sets left out). */

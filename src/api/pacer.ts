@@ -1,10 +1,12 @@
-// The only throttle in dvault: an adaptive pace per identity, its state in Redis, shared by every process
-// (workers, CLI, scheduler). Keyed by pacerKey(identity) — client id + user, never the access token — because
-// the service's limits are per client, per user and per IP velocity filters that keep blocking while you keep
-// hammering, and publish no numbers (docs/service-behaviour.md#rate-limits). Every check-and-update runs in
-// one Lua script (src/api/pacer-scripts.ts), so two processes cannot both decide a key is free.
+// The only throttle in dvault: an adaptive pace per identity, its state in a store shared by every process
+// (workers, CLI, scheduler): Redis, or PostgreSQL alone (src/api/pacer-store.ts, DVAULT_ENGINE). Keyed by
+// pacerKey(identity) — client id + user, never the access token — because the service's limits are per
+// client, per user and per IP velocity filters that keep blocking while you keep hammering, and publish no
+// numbers (docs/service-behaviour.md#rate-limits). Every check-and-update is one
+// atomic step of the store (a Lua script, src/api/pacer-scripts.ts; in PostgreSQL its translation,
+// src/api/pacer-rules.ts, on the key's locked row), so two processes cannot both decide a key is free.
 //
-// Per key:
+// Per key in Redis (src/api/pacer-redis-store.ts; PostgreSQL keeps the same in one row of dvault_pacer.pace):
 //   <prefix>:pacer:<key>          hash  rate (requests/s now), learned (the safe rate a new run starts at),
 //                                       refusedRate, cutRate, blockedUntil, holdMs, workedHold, inHold,
 //                                       throttledAt, lastSend, clean, lostMs, and the throughput window
@@ -28,17 +30,16 @@
 //
 // Waiting: a wait for the pace or a hold is exact (the Lua script says how long). A wait because every
 // permit is held, or because earlier waiters come first, ends early when a permit of the key is released:
-// in this process directly, in the others through a Redis message on <prefix>:pacer:<key>:released (one
-// subscriber connection per pacer, opened on the first such wait). pollMs is only the fallback, for a
-// holder that died or a message that was lost.
+// in this process directly, in the others through the store's message (a Redis message on
+// <prefix>:pacer:<key>:released, a PostgreSQL NOTIFY; one connection per store, opened on the first such
+// wait). pollMs is only the fallback, for a holder that died or a message that was lost.
 import { setTimeout as sleepTimer } from "node:timers/promises";
-import type { Redis } from "ioredis";
 import { DEFAULT_API_RATE } from "../config-defaults.ts";
 import { ThrottleDelayError } from "./errors.ts";
-import { ACQUIRE_LUA, RELEASE_LUA } from "./pacer-scripts.ts";
-import { type PacerStatus, readPacerStatus } from "./pacer-state.ts";
+import type { PacerStatus } from "./pacer-state.ts";
+import type { PacerOutcome, PacerStore } from "./pacer-store.ts";
 
-export type PacerOutcome = "success" | "throttled" | "error";
+export type { PacerOutcome, PacerStore };
 
 export type PacerClock = {
   /** Epoch ms. Every process sharing a key must agree on it (one machine, or NTP-synced hosts). */
@@ -64,9 +65,8 @@ export const realClock: PacerClock = {
 export const DEFAULT_RATES = DEFAULT_API_RATE;
 
 export type PacerOptions = {
-  redis: Redis;
-  /** config.redisPrefix; keys live under `<prefix>:pacer:`. */
-  prefix: string;
+  /** Where the keys' state lives (src/api/pacer-redis-store.ts, src/api/pacer-sql-store.ts); the pacer owns it from now on. */
+  store: PacerStore;
   clock?: PacerClock;
   /** Requests in flight per key across all processes (1 = strictly sequential, docs/service-behaviour.md#rate-limits). */
   concurrency?: number;
@@ -125,16 +125,11 @@ export type Permit = {
 export type Pacer = {
   acquire(key: string, options?: AcquireOptions): Promise<Permit>;
   status(key: string): Promise<PacerStatus>;
+  /** The keys with state in the store (status, metrics). */
+  keys(): Promise<string[]>;
   readonly clock: PacerClock;
-  /** Closes the wake-up subscription (also closed when the pacer's Redis connection ends). */
+  /** Closes the store's wake-up connection (Redis: also closed when the store's connection ends). */
   close(): Promise<void>;
-};
-
-// The scripts (src/api/pacer-scripts.ts) as commands on the connection.
-type PacerCommands = {
-  /** [1, paced (1 | 0), "ok"] or [0, waitMs, "blocked" | "busy"]. */
-  dvaultPacerAcquire(state: string, holders: string, queue: string, alive: string, ...args: Array<string | number>): Promise<[number, number, string]>;
-  dvaultPacerRelease(state: string, holders: string, channel: string, ...args: Array<string | number>): Promise<[string, number]>;
 };
 
 let permitSeq = 0;
@@ -161,26 +156,13 @@ export function createPacer(options: PacerOptions): Pacer {
   const stateTtlMs = options.stateTtlMs ?? 30 * 24 * 3600_000;
   const random = options.random ?? Math.random;
 
-  const redis = options.redis;
-  redis.defineCommand("dvaultPacerAcquire", { lua: ACQUIRE_LUA, numberOfKeys: 4 });
-  redis.defineCommand("dvaultPacerRelease", { lua: RELEASE_LUA, numberOfKeys: 3 });
-  // defineCommand adds methods at run time; this is their shape.
-  const commands = redis as unknown as PacerCommands;
-
-  const stateKey = (key: string) => `${options.prefix}:pacer:${key}`;
-  const holdersKey = (key: string) => `${options.prefix}:pacer:${key}:holders`;
-  const queueKey = (key: string) => `${options.prefix}:pacer:${key}:queue`;
-  const aliveKey = (key: string) => `${options.prefix}:pacer:${key}:waiters`;
-  const channelOf = (key: string) => `${options.prefix}:pacer:${key}:released`;
+  const store = options.store;
 
   // ---- wake-ups: a busy waiter sleeps until a permit of its key is released (or pollMs passes) ----
   const instance = `${process.pid}-${++pacerSeq}-${Math.floor(random() * 1e9).toString(36)}`;
   const sleepers = new Map<string, Set<() => void>>();
   /** Releases seen per key: a release between a waiter's check and its sleep must not be missed. */
   const releases = new Map<string, number>();
-  let subscriber: Redis | undefined;
-  const subscribed = new Set<string>();
-  const keyOfChannel = new Map<string, string>();
   const wake = (key: string) => {
     releases.set(key, (releases.get(key) ?? 0) + 1);
     const set = sleepers.get(key);
@@ -188,31 +170,13 @@ export function createPacer(options: PacerOptions): Pacer {
     sleepers.delete(key);
     for (const fn of set) fn();
   };
-  const closeSubscriber = () => {
-    subscriber?.disconnect();
-    subscriber = undefined;
-    subscribed.clear();
-  };
-  function subscribe(key: string): void {
-    if (subscribed.has(key) || redis.status === "end") return;
-    subscribed.add(key);
-    if (!subscriber) {
-      // Closed with the pacer's connection, so a process that quits its Redis is not kept alive by this one.
-      redis.once("end", closeSubscriber);
-      subscriber = redis.duplicate();
-      subscriber.on("error", () => undefined);
-      subscriber.on("message", (channel: string, releaser: string) => {
-        const k = keyOfChannel.get(channel);
-        if (k !== undefined && releaser !== instance) wake(k);
-      });
-    }
-    keyOfChannel.set(channelOf(key), key);
-    // A failed subscription only means waiting by polling, as before.
-    subscriber.subscribe(channelOf(key)).catch(() => subscribed.delete(key));
-  }
+  store.onRelease((key, releaser) => {
+    if (releaser !== instance) wake(key);
+  });
   /** Sleeps up to `ms`, returning early when a permit of `key` is released. */
   async function sleepUntilRelease(key: string, ms: number, signal: AbortSignal | undefined, seen: number): Promise<void> {
-    subscribe(key);
+    // A failed subscription only means waiting by polling, as before.
+    store.watch(key).catch(() => undefined);
     if ((releases.get(key) ?? 0) !== seen) return;
     const woken = new AbortController();
     const onWake = () => woken.abort();
@@ -234,30 +198,17 @@ export function createPacer(options: PacerOptions): Pacer {
     const start = clock.now();
     const deadline = start + maxWaitMs;
     const id = `${process.pid}-${++permitSeq}-${Math.floor(random() * 1e9).toString(36)}`;
-    const keys = [stateKey(key), holdersKey(key), queueKey(key), aliveKey(key)] as const;
     let attempt = 0;
     try {
       for (;;) {
         signal?.throwIfAborted();
         const now = clock.now();
         const seen = releases.get(key) ?? 0;
-        const [granted, waitMs, reason] = await commands.dvaultPacerAcquire(
-          ...keys,
-          now,
-          id,
-          concurrency,
-          lockTtlMs,
-          startRate,
-          minRate,
-          maxRate,
-          stateTtlMs,
-          pollMs,
-          graceMs,
-          idleMs,
-        );
-        // Granted, the second value says whether the call came as soon as the pace allowed (1) or later (0).
+        const answer = await store.acquire(key, { now, id, concurrency, lockTtlMs, startRate, minRate, maxRate, stateTtlMs, pollMs, graceMs, idleMs });
+        // Granted, `paced` says whether the call came as soon as the pace allowed or later.
         // waitedMs counts only real waits (a clock tick between two now() calls is not one).
-        if (granted === 1) return makePermit(key, id, now, attempt === 0 ? 0 : now - start, waitMs === 1);
+        if (answer.granted) return makePermit(key, id, now, attempt === 0 ? 0 : now - start, answer.paced);
+        const { waitMs, reason } = answer;
         attempt++;
         if (reason === "blocked") {
           // The whole wait is known: refuse at once rather than wait part of it and then refuse.
@@ -271,12 +222,7 @@ export function createPacer(options: PacerOptions): Pacer {
       }
     } catch (err) {
       // Leave the queue so the next waiter does not wait for this place to expire.
-      await redis
-        .multi()
-        .zrem(keys[2], id)
-        .zrem(keys[3], id)
-        .exec()
-        .catch(() => undefined);
+      await store.leave(key, id).catch(() => undefined);
       throw err;
     }
   }
@@ -295,11 +241,8 @@ export function createPacer(options: PacerOptions): Pacer {
       async release(outcome: PacerOutcome) {
         if (released) return;
         released = true;
-        await commands.dvaultPacerRelease(
-          stateKey(key),
-          holdersKey(key),
-          channelOf(key),
-          clock.now(),
+        await store.release(key, {
+          now: clock.now(),
           id,
           outcome,
           acquiredAt,
@@ -307,32 +250,26 @@ export function createPacer(options: PacerOptions): Pacer {
           maxRate,
           holdMs,
           maxHoldMs,
-          1 + jitter * random(),
+          jitterFactor: 1 + jitter * random(),
           stateTtlMs,
-          instance,
+          releaser: instance,
           cut,
           increase,
           learnAfter,
-          paced ? 1 : 0,
+          paced,
           slowStart,
-        );
+        });
         wake(key);
       },
     };
   }
 
-  async function status(key: string): Promise<PacerStatus> {
-    return readPacerStatus(redis, options.prefix, key, clock.now());
-  }
-
   return {
     acquire,
-    status,
+    status: (key) => store.status(key, clock.now()),
+    keys: () => store.keys(),
     clock,
-    async close() {
-      redis.off("end", closeSubscriber);
-      closeSubscriber();
-    },
+    close: () => store.close(),
   };
 }
 

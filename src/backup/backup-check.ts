@@ -1,11 +1,14 @@
 // What restore checks of a backup before it touches anything: a backup is a folder dvault does not own
 // (docs/RELIABILITY.md#foreign-files). Its manifest, dump and key are regular files (no link, no FIFO) at the names
 // the manifest gives, inside the backup; its archive holds folders and regular files only, and links only where
-// dvault makes them (the readable tree, by-user/, each to a file of originals/ in the same backup); the dump hashes
-// to its checksum and reads to its end (`pg_restore -f /dev/null`: `--list` passes a dump cut short); the key is
-// there when the manifest says it was copied. Restore runs the dump's SQL, so a backup is trusted like a database
-// superuser (README, "Backups and restore"): these checks keep out damage and accidents, such as a link that
-// would make the restored archive a folder outside it, not the backup's author.
+// dvault makes them (the readable tree, by-user/, each to a file of originals/ in the same backup); the database
+// hashes to its checksums and reads to its end (format 2: every table file unpacked and its rows counted against
+// the manifest, its migrations all known to this dvault; format 1: `pg_restore -f /dev/null`, since `--list`
+// passes a dump cut short); the key is there when the manifest says it was copied. What a format-2 table's
+// columns must be is known only once its migrations have made them: restore compares them inside its transaction,
+// before a row goes in (restore.ts). Restoring format 1 runs the dump's SQL, so such a backup is trusted like a
+// database superuser (README, "Backups and restore"); format 2 runs only dvault's own migrations and COPY. These
+// checks keep out damage and accidents, such as a link that would make the restored archive a folder outside it.
 import type { Dirent } from "node:fs";
 import { lstat, readdir, readlink } from "node:fs/promises";
 import path from "node:path";
@@ -14,16 +17,37 @@ import { parseSecretKey } from "../config.ts";
 import { UserError } from "../errors.ts";
 import { ForeignFileError, readForeignFile } from "../foreign-file.ts";
 import { ORIGINALS_DIR, READABLE_DIR } from "../storage/layout.ts";
-import { ARCHIVE, type BackupManifest, KEY, MANIFEST, PgToolError, runPgTool, sha256File } from "./backup.ts";
+import { knownMigrations } from "../db/mirror-load.ts";
+import { ARCHIVE, type BackupManifest, type BackupManifestV2, KEY, MANIFEST, PgToolError, runPgTool, sha256File } from "./backup.ts";
+import { readTableFile, TABLE_NAME, type TableEntry, tableFile } from "./table-files.ts";
 
-const ManifestSchema = z.looseObject({
-  format: z.literal(1),
+const common = {
   createdAt: z.string(),
   dvaultVersion: z.string(),
-  database: z.looseObject({ file: z.string(), bytes: z.number(), sha256: z.string(), migrations: z.array(z.string()) }),
   archive: z.looseObject({ included: z.boolean(), files: z.number(), bytes: z.number(), store: z.enum(["local", "s3"]).optional() }),
   secretKey: z.looseObject({ included: z.boolean(), source: z.enum(["file", "env"]) }),
+};
+const count = z.number().int().nonnegative();
+const TableSchema = z.looseObject({
+  name: z.string().regex(TABLE_NAME),
+  file: z.string(),
+  columns: z.array(z.looseObject({ name: z.string(), type: z.string() })),
+  rows: count,
+  bytes: count,
+  sha256: z.string(),
 });
+const ManifestSchema = z.discriminatedUnion("format", [
+  z.looseObject({
+    format: z.literal(1),
+    ...common,
+    database: z.looseObject({ file: z.string(), bytes: z.number(), sha256: z.string(), migrations: z.array(z.string()) }),
+  }),
+  z.looseObject({
+    format: z.literal(2),
+    ...common,
+    database: z.looseObject({ dump: z.literal("copy-text-gzip"), bytes: count, migrations: z.array(z.string()), tables: z.array(TableSchema) }),
+  }),
+]);
 
 /** A backup's archive as checked: its folders (parents first), regular files and the readable tree's links, by relative path. */
 export type CheckedArchive = {
@@ -33,10 +57,16 @@ export type CheckedArchive = {
   links: Array<{ rel: string; target: string }>;
 };
 
+/** A table file of a format-2 backup as checked: its manifest entry and where it is. */
+export type CheckedTable = TableEntry & { path: string };
+
 export type CheckedBackup = {
   dir: string;
   manifest: BackupManifest;
-  dumpFile: string;
+  /** Format 1: pg_dump's archive. */
+  dumpFile: string | undefined;
+  /** Format 2: every table file, read to its end. */
+  tables: CheckedTable[] | undefined;
   /** The key's text, when the manifest says it was copied. */
   key: string | undefined;
   /** undefined when the backup holds no archive. */
@@ -50,22 +80,62 @@ const UNTOUCHED = "nothing was restored";
 export async function checkBackup(dir: string, opts: { databaseUrl: string; signal?: AbortSignal | undefined }): Promise<CheckedBackup> {
   const { signal } = opts;
   const manifest = await readManifest(dir, signal);
-  const name = manifest.database.file;
+  const tables = manifest.format === 2 ? await checkTables(dir, manifest, signal) : undefined;
+  const dumpFile = manifest.format === 1 ? await checkDump(dir, manifest.database, opts) : undefined;
+  const key = manifest.secretKey.included ? await readKey(path.join(dir, KEY), signal) : undefined;
+  const archive = manifest.archive.included ? await checkArchive(path.join(dir, ARCHIVE), manifest, signal) : undefined;
+  return { dir, manifest, dumpFile, tables, key, archive };
+}
+
+/** Format 1: pg_dump's archive hashes to its checksum and pg_restore reads it to its end. */
+async function checkDump(
+  dir: string,
+  database: { file: string; sha256: string },
+  { databaseUrl, signal }: { databaseUrl: string; signal?: AbortSignal | undefined },
+): Promise<string> {
+  const name = database.file;
   if (path.basename(name) !== name || name === "." || name === "..") throw damaged(`its manifest names the dump "${name}", not a file of the backup`);
   const dumpFile = path.join(dir, name);
-  if ((await sha256Of(dumpFile, signal)) !== manifest.database.sha256)
+  if ((await sha256Of(dumpFile, signal)) !== database.sha256)
     throw new UserError(`${dumpFile} does not match its checksum: the backup is damaged; ${UNTOUCHED}`);
   // Read to its end: a dump cut short, its checksum made again, passes `pg_restore --list` but not this.
-  await runPgTool("pg_restore", ["--file=/dev/null", dumpFile], opts.databaseUrl, signal).catch((err: unknown) => {
+  await runPgTool("pg_restore", ["--file=/dev/null", dumpFile], databaseUrl, signal).catch((err: unknown) => {
     if (!(err instanceof PgToolError)) throw err;
     throw new UserError(`${dumpFile} cannot be read to its end (pg_restore: ${err.detail}): the backup is damaged or cut short; ${UNTOUCHED}`);
   });
-  const key = manifest.secretKey.included ? await readKey(path.join(dir, KEY), signal) : undefined;
-  const archive = manifest.archive.included ? await checkArchive(path.join(dir, ARCHIVE), manifest, signal) : undefined;
-  return { dir, manifest, dumpFile, key, archive };
+  return dumpFile;
 }
 
-function damaged(what: string): UserError {
+/**
+ * Format 2: its migrations are all this dvault's (a backup of a later dvault needs that dvault), each table named
+ * once at its own file, and every file hashes to its checksum and unpacks to its end holding the rows the manifest
+ * counts. A damaged file is named, with what to do.
+ */
+async function checkTables(dir: string, manifest: BackupManifestV2, signal: AbortSignal | undefined): Promise<CheckedTable[]> {
+  const known = new Set(await knownMigrations());
+  const unknown = manifest.database.migrations.find((m) => !known.has(m));
+  if (unknown)
+    throw new UserError(`the backup was made by a later dvault (its migration ${unknown} is not one of this dvault's): upgrade dvault; ${UNTOUCHED}`);
+  const seen = new Set<string>();
+  const checked: CheckedTable[] = [];
+  for (const table of manifest.database.tables) {
+    if (seen.has(table.name) || table.file !== tableFile(table.name))
+      throw damaged(`its ${MANIFEST} names the table ${table.name} twice, or its file "${table.file}" is not ${tableFile(table.name)}`);
+    seen.add(table.name);
+    const file = path.join(dir, table.file);
+    const again = `the backup is damaged; restore from another backup (${UNTOUCHED})`;
+    if ((await sha256Of(file, signal, "its table file")) !== table.sha256) throw new UserError(`${file} does not match its checksum: ${again}`);
+    const read = await readTableFile(file, { signal }).catch((err: unknown) => {
+      signal?.throwIfAborted();
+      throw new UserError(`${file} cannot be read to its end (${err instanceof Error ? err.message : String(err)}): ${again}`);
+    });
+    if (read.rows !== table.rows) throw new UserError(`${file} holds ${read.rows} rows where its manifest says ${table.rows}: ${again}`);
+    checked.push({ ...table, path: file });
+  }
+  return checked;
+}
+
+export function damaged(what: string): UserError {
   return new UserError(`the backup is damaged or was altered: ${what}; ${UNTOUCHED}`);
 }
 
@@ -86,15 +156,15 @@ async function readManifest(dir: string, signal: AbortSignal | undefined): Promi
     throw new UserError(`${dir} holds no dvault backup (${why}); point --from at the directory dvault backup wrote`);
   }
   const format = (json as { format?: unknown } | null)?.format;
-  if (format !== 1) throw new UserError(`backup format ${String(format)} is not supported by this dvault; upgrade dvault`);
+  if (format !== 1 && format !== 2) throw new UserError(`backup format ${String(format)} is not supported by this dvault; upgrade dvault`);
   const parsed = ManifestSchema.safeParse(json);
   if (!parsed.success) throw damaged(`its ${MANIFEST} lacks ${parsed.error.issues[0]?.path.join(".") ?? "a field"}`);
   return parsed.data as BackupManifest;
 }
 
-async function sha256Of(file: string, signal: AbortSignal | undefined): Promise<string> {
+async function sha256Of(file: string, signal: AbortSignal | undefined, what = "its dump"): Promise<string> {
   return sha256File(file, signal).catch((err: unknown) => {
-    throw refused(err, "its dump");
+    throw refused(err, what);
   });
 }
 

@@ -1,4 +1,6 @@
-// Backup and restore of everything dvault holds: the database (pg_dump custom format), the archive
+// Backup and restore of everything dvault holds: the database (format 2: each table of the mirror through the
+// driver, table-files.ts, read from one snapshot; format 1, on request where pg_dump fits the server: pg_dump's
+// custom format), the archive
 // (src/storage/store.ts: the local folder, files and its readable tree of links, copied as it is; or every
 // object of the S3 bucket, downloaded under its key) and the secret key without which stored tokens cannot be
 // read. A backup is a plain directory with a manifest, the same layout whichever store it came from, so it
@@ -10,6 +12,7 @@ import { copyFile, cp, readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config.ts";
 import { listFinishedMigrations } from "../db/database-info.ts";
+import { type MirrorDump, openMirrorDump } from "../db/mirror-dump.ts";
 import { pgFields } from "../db/pg-fields.ts";
 import { UserError } from "../errors.ts";
 import { foreignFileChunks } from "../foreign-file.ts";
@@ -19,22 +22,39 @@ import { downloadBlob } from "../storage/blob-transfer.ts";
 import { openBlobStore } from "../storage/store.ts";
 import { makeDirs } from "../make-dirs.ts";
 import { folderFault } from "../storage/storage-fault.ts";
+import { DATABASE_DIR, type TableEntry, writeTables } from "./table-files.ts";
 
 export const MANIFEST = "manifest.json";
 export const DUMP = "database.dump";
 export const KEY = "secret.key";
 export const ARCHIVE = "archive";
 
-export type BackupManifest = {
-  format: 1;
+/** What every format's manifest holds besides its database. */
+type ManifestCommon = {
   createdAt: string;
   dvaultVersion: string;
-  database: { file: string; bytes: number; sha256: string; migrations: string[] };
   /** `store`: where the archive was read from (absent in backups written before there was a choice: local). */
   archive: { included: boolean; files: number; bytes: number; store?: "local" | "s3" };
   /** Whether the key was copied (it is, unless it came from DVAULT_SECRET_KEY, which you keep yourself). */
   secretKey: { included: boolean; source: "file" | "env" };
 };
+
+/** Format 1: the database as one pg_dump archive (custom format). */
+export type BackupManifestV1 = ManifestCommon & { format: 1; database: { file: string; bytes: number; sha256: string; migrations: string[] } };
+
+/**
+ * Format 2: the database as one file per table (table-files.ts), with the migrations that made its schema; `bytes`
+ * is the files' sum. Restore makes the schema from those migrations and checks each table's columns against it.
+ */
+export type BackupManifestV2 = ManifestCommon & {
+  format: 2;
+  database: { dump: "copy-text-gzip"; bytes: number; migrations: string[]; tables: TableEntry[] };
+};
+
+export type BackupManifest = BackupManifestV1 | BackupManifestV2;
+
+/** How the database is written: `copy` (format 2, everywhere) or `pg_dump` (format 1, where a pg_dump of the server's major is installed). */
+export type DatabaseDump = "copy" | "pg_dump";
 
 /** A PostgreSQL client tool that ended with an error; `detail` is the last of what it said (scrubbed of secrets). */
 export class PgToolError extends UserError {
@@ -117,24 +137,33 @@ export async function createBackup({
   out,
   includeArchive = true,
   version,
+  database = "copy",
+  signal,
 }: {
   config: Config;
   out: string;
   includeArchive?: boolean;
   version: string;
+  database?: DatabaseDump;
+  signal?: AbortSignal;
 }): Promise<BackupManifest> {
   const dir = path.resolve(out);
   if (!(await isEmptyDir(dir))) throw new UserError(`${dir} is not empty: choose a new directory for the backup`);
   // The database first: a typo in DATABASE_URL leaves no empty backup directory behind.
-  const migrations = await listFinishedMigrations(config.databaseUrl);
-  await makeDirs(dir, 0o700).catch((err: unknown) => {
-    throw (
-      folderFault(err) ?? new UserError(`cannot make the backup's directory ${dir} (${(err as NodeJS.ErrnoException).code ?? String(err)}): choose another one`)
-    );
-  });
-
-  const dumpFile = path.join(dir, DUMP);
-  await runPgTool("pg_dump", ["--format=custom", "--no-owner", "--no-privileges", `--file=${dumpFile}`], config.databaseUrl);
+  const dump = database === "copy" ? await openMirrorDump(config.databaseUrl) : undefined;
+  let db: BackupManifest["database"] & { bytes: number };
+  try {
+    const migrations = dump ? dump.migrations : await listFinishedMigrations(config.databaseUrl);
+    await makeDirs(dir, 0o700).catch((err: unknown) => {
+      throw (
+        folderFault(err) ??
+        new UserError(`cannot make the backup's directory ${dir} (${(err as NodeJS.ErrnoException).code ?? String(err)}): choose another one`)
+      );
+    });
+    db = dump ? await writeMirror({ dump, dir, signal }) : await writePgDump({ config, dir, migrations });
+  } finally {
+    await dump?.close();
+  }
 
   const store = openBlobStore(config);
   let archive: BackupManifest["archive"] = { included: false, files: 0, bytes: 0, store: store.kind };
@@ -155,14 +184,22 @@ export async function createBackup({
   const key = loadSecretKey(config);
   if (key.source === "file" && key.path) await copyFile(key.path, path.join(dir, KEY));
 
-  const manifest: BackupManifest = {
-    format: 1,
-    createdAt: new Date().toISOString(),
-    dvaultVersion: version,
-    database: { file: DUMP, bytes: (await stat(dumpFile)).size, sha256: await sha256File(dumpFile), migrations },
-    archive,
-    secretKey: { included: key.source === "file", source: key.source },
-  };
+  const common = { createdAt: new Date().toISOString(), dvaultVersion: version, archive, secretKey: { included: key.source === "file", source: key.source } };
+  const manifest: BackupManifest = "tables" in db ? { format: 2, ...common, database: db } : { format: 1, ...common, database: db };
   await writeFile(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
   return manifest;
+}
+
+/** Format 2's database: every table of the snapshot into `database/`. */
+async function writeMirror({ dump, dir, signal }: { dump: MirrorDump; dir: string; signal: AbortSignal | undefined }): Promise<BackupManifestV2["database"]> {
+  await makeDirs(path.join(dir, DATABASE_DIR), 0o700);
+  const tables = await writeTables({ dump, dir, signal });
+  return { dump: "copy-text-gzip", bytes: tables.reduce((sum, t) => sum + t.bytes, 0), migrations: dump.migrations, tables };
+}
+
+/** Format 1's database: pg_dump's custom format (pg_dump refuses a server of a later major than its own, in its words). */
+async function writePgDump({ config, dir, migrations }: { config: Config; dir: string; migrations: string[] }): Promise<BackupManifestV1["database"]> {
+  const dumpFile = path.join(dir, DUMP);
+  await runPgTool("pg_dump", ["--format=custom", "--no-owner", "--no-privileges", `--file=${dumpFile}`], config.databaseUrl);
+  return { file: DUMP, bytes: (await stat(dumpFile)).size, sha256: await sha256File(dumpFile), migrations };
 }

@@ -1,8 +1,11 @@
 // `dvault restore`: all or nothing, into a target it owns. The whole backup is checked first (backup-check.ts);
 // the targets must be empty (a database with no tables, an empty folder or bucket); the archive is copied into a
 // staging folder inside the target folder (so the switch is a rename on one filesystem, a mount point too) or put
-// into the bucket, the key written beside its place, and then the dump goes in as one transaction
-// (`pg_restore --single-transaction`). Only then are the staged folders and the key renamed into place. A failure
+// into the bucket, the key written beside its place, and then the database goes in as one transaction. Format 2
+// (table-load.ts) opens that transaction first (migrations, the columns compared with the manifest, every table
+// loaded) and commits it once the archive is staged, so a manifest that does not match is refused before the
+// archive is touched; format 1 runs `pg_restore --single-transaction` there. Only then are the staged folders
+// and the key renamed into place. A failure
 // or a stop before that takes back what was staged (and a database restore created), so the same command runs
 // again; a staging folder a killed restore left is cleared by the next one.
 import { constants } from "node:fs";
@@ -22,6 +25,8 @@ import { openBlobStore } from "../storage/store.ts";
 import { originalOf } from "../storage/thumbnails.ts";
 import { type BackupManifest, runPgTool, sha256File } from "./backup.ts";
 import { type CheckedArchive, checkBackup } from "./backup-check.ts";
+import { loadMirror } from "./table-load.ts";
+import type { MirrorLoad } from "../db/mirror-load.ts";
 import { makeDirs } from "../make-dirs.ts";
 
 /** The staging folder inside the target archive folder; one a stopped restore left is removed by the next. */
@@ -44,12 +49,15 @@ export async function restoreBackup({ config, from, signal }: { config: Config; 
   const store = openBlobStore(config);
   const staged: Staged[] = [];
   const created = await ensureDatabase(config.databaseUrl);
+  let load: MirrorLoad | undefined;
   try {
     if ((await countPublicTables(config.databaseUrl)) > 0) {
       throw new UserError(
         `the database ${maskUrl(config.databaseUrl)} is not empty: restore into a new database (set DATABASE_URL to one that does not exist yet)`,
       );
     }
+    const { manifest, tables } = backup;
+    if (tables) load = await loadMirror({ databaseUrl: config.databaseUrl, migrations: manifest.database.migrations, tables, signal });
     let archiveFiles = 0;
     let damaged: string[] = [];
     if (store.kind === "local") {
@@ -68,21 +76,25 @@ export async function restoreBackup({ config, from, signal }: { config: Config; 
     }
     const key = backup.key !== undefined && !config.secretKey ? await stageKey(keyFilePath(config), backup.key) : undefined;
     if (key) staged.push(key);
-    const db = pgFields(config.databaseUrl).database;
-    await runPgTool(
-      "pg_restore",
-      ["--no-owner", "--no-privileges", "--single-transaction", "--exit-on-error", `--dbname=${db}`, backup.dumpFile],
-      config.databaseUrl,
-      signal,
-    );
+    if (load) await load.commit();
+    else if (backup.dumpFile) await pgRestore(config.databaseUrl, backup.dumpFile, signal);
     // The database is in: from here on only renames.
     for (const s of staged) await s.commit();
     return { manifest: backup.manifest, databaseRestored: true, archiveFiles, damaged, keyRestored: key?.restored ?? false };
   } catch (err) {
+    await load?.close();
     for (const s of staged.reverse()) await s.undo().catch(() => undefined);
     if (created) await dropDatabase(config.databaseUrl).catch(() => undefined);
     throw err;
+  } finally {
+    await load?.close();
   }
+}
+
+/** Format 1: pg_dump's archive in one transaction. */
+function pgRestore(databaseUrl: string, dumpFile: string, signal: AbortSignal | undefined): Promise<void> {
+  const db = pgFields(databaseUrl).database;
+  return runPgTool("pg_restore", ["--no-owner", "--no-privileges", "--single-transaction", "--exit-on-error", `--dbname=${db}`, dumpFile], databaseUrl, signal);
 }
 
 async function isEmptyStore(store: BlobStore): Promise<boolean> {

@@ -2,7 +2,6 @@
 // checked so that a failure shows as one line before any token is spent.
 import { createHttpTransport } from "../api/http.ts";
 import { OAuthClient } from "../api/oauth.ts";
-import { createPacer } from "../api/pacer.ts";
 import type { TokenProvider } from "../api/token-provider.ts";
 import { TokenManager } from "../api/token-manager.ts";
 import { loadConfig, type Config } from "../config.ts";
@@ -18,7 +17,7 @@ import { cliLogger } from "./output/mode.ts";
 import { registerSecret } from "../redact.ts";
 import { keyCreatedMessage, loadSecretKey, type SecretKey } from "../secret-key.ts";
 import { printErr } from "./output/print.ts";
-import { openCoordination } from "../services.ts";
+import { openCoordination, pacerOf } from "../services.ts";
 
 export type AuthContext = {
   config: Config;
@@ -64,10 +63,7 @@ export async function openContext(): Promise<AuthContext> {
   const repo = new AccountRepository(db);
   const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: loaded.clientId, clientSecret: config.clientSecret, log });
   const tokens = new TokenManager({ repo: accountTokenStore(repo), cipher, oauth, coord, redisPrefix: config.redisPrefix, log });
-  // TODO(pacer seam): a PacerStore for the PostgreSQL engine replaces this Redis-only pacer.
-  const pacer = redis
-    ? createPacer({ redis, prefix: config.redisPrefix, startRate: config.apiRate.start, minRate: config.apiRate.min, maxRate: config.apiRate.max })
-    : undefined;
+  const pacer = pacerOf(config, { redis, pool: db });
   return {
     config,
     log,
@@ -76,11 +72,10 @@ export async function openContext(): Promise<AuthContext> {
     tokens,
     secret,
     cipher,
-    transportFor: (provider) => {
-      if (!pacer) throw new Error("the API pacer has no PostgreSQL store yet on the PostgreSQL engine (DVAULT_ENGINE=postgres)");
-      return createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, retry: { serverRetries: 1, networkRetries: 1, throttleRetries: 1 } });
-    },
+    transportFor: (provider) =>
+      createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, retry: { serverRetries: 1, networkRetries: 1, throttleRetries: 1 } }),
     async close() {
+      await pacer.close();
       await coord.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
       await db.end();

@@ -14,21 +14,24 @@ const version = VERSION;
 export function registerBackupCommands(program: Command): void {
   program
     .command("backup")
-    .description("write the database (pg_dump), the archive directory and the secret key to a new directory")
+    .description("write the database (every table, through the driver), the archive directory and the secret key to a new directory")
     .requiredOption("--out <dir>", "a new or empty directory for the backup")
     .option("--no-archive", "leave the archive's files out (back up the folder with rsync, or a bucket by its own means)")
+    .option("--pg-dump", "write the database with pg_dump instead (backup format 1): only where pg_dump's major is the server's")
     .addHelpText(
       "after",
-      "\nThe archive is read from its blob store (DVAULT_STORAGE): the local folder as it is, or every object of the\nS3 bucket downloaded into the backup. A bucket that is versioned or replicated elsewhere needs no copy: --no-archive.",
+      "\nThe database is read from one snapshot, whatever a worker writes meanwhile: each table of the mirror as\nCOPY's text, gzipped, in database/<table>.copy.gz, with the migrations that made its schema. No PostgreSQL\nclient tools are needed, and it restores into the same or a later PostgreSQL major.\n\nThe archive is read from its blob store (DVAULT_STORAGE): the local folder as it is, or every object of the\nS3 bucket downloaded into the backup. A bucket that is versioned or replicated elsewhere needs no copy: --no-archive.",
     )
     .option("--json", "print the backup's manifest as JSON")
-    .action(async (opts: { out: string; archive: boolean; json?: boolean }) => {
+    .action(async (opts: { out: string; archive: boolean; pgDump?: boolean; json?: boolean }) => {
       // DATABASE_URL=embedded: the server dvault runs, held while the backup reads it.
       const { config, release } = await resolveDatabase(loadConfig(), { migrate: false });
-      const m = await createBackup({ config, out: opts.out, includeArchive: opts.archive, version }).finally(release);
+      const database = opts.pgDump ? "pg_dump" : "copy";
+      const m = await createBackup({ config, out: opts.out, includeArchive: opts.archive, version, database }).finally(release);
       if (opts.json) return printJson({ out: opts.out, ...m });
       printOut(`backup written to ${opts.out}`);
-      printOut(`  database: ${(m.database.bytes / 1e6).toFixed(1)} MB, ${m.database.migrations.length} migrations`);
+      const tables = m.format === 2 ? `, ${m.database.tables.length} tables` : " (pg_dump)";
+      printOut(`  database: ${(m.database.bytes / 1e6).toFixed(1)} MB, ${m.database.migrations.length} migrations${tables}`);
       printOut(`  archive:  ${m.archive.included ? `${m.archive.files} files, ${(m.archive.bytes / 1e6).toFixed(1)} MB` : "not included"}`);
       printOut(
         m.secretKey.included
@@ -41,7 +44,7 @@ export function registerBackupCommands(program: Command): void {
     .description("restore a backup into an empty database and an empty archive directory")
     .addHelpText(
       "after",
-      "\nThe archive goes into the configured blob store (DVAULT_STORAGE): an empty folder, or an empty S3 bucket\n(every file put under its relative path, an original only when its bytes match the sha256 of its name; the\nreadable tree's links are left out, the worker writes its index). Exit code 1 when originals were left out.\n\nThe whole backup is checked first (regular files only, links only those of the readable tree, the dump read to\nits end, the key there); then it goes in all or nothing: a refusal, a failure or Ctrl-C leaves the database and\nthe folder as they were, and the command can run again. Restore runs the dump's SQL: trust a backup as you\nwould a database superuser.",
+      "\nThe archive goes into the configured blob store (DVAULT_STORAGE): an empty folder, or an empty S3 bucket\n(every file put under its relative path, an original only when its bytes match the sha256 of its name; the\nreadable tree's links are left out, the worker writes its index). Exit code 1 when originals were left out.\n\nThe whole backup is checked first (regular files only, links only those of the readable tree, every table file\nread to its end against its checksum and row count, the key there); then the backup's migrations make the\nschema, each table's columns must be what the manifest says, and the rows go in as one transaction. It is all\nor nothing: a refusal, a failure or Ctrl-C leaves the database and the folder as they were, and the command can\nrun again. A backup of format 1 (pg_dump) needs pg_restore and runs the dump's SQL: trust such a backup as you\nwould a database superuser.",
     )
     .requiredOption("--from <dir>", "the directory dvault backup wrote")
     .option("--json", "print what was restored as JSON")

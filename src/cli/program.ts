@@ -159,7 +159,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "backup",
     term: "backup [options]",
-    summary: "write the database (pg_dump), the archive directory and the secret key to a new directory",
+    summary: "write the database (every table, through the driver), the archive directory and the secret key to a new directory",
     load: async () => (await import("./backup.ts")).registerBackupCommands,
   },
   {

@@ -4,7 +4,6 @@
 // in `problems` and the rest of the report still stands.
 import fs from "node:fs/promises";
 import path from "node:path";
-import type { Redis } from "ioredis";
 import type { Coordinator } from "../coord/coordinator.ts";
 import { grantUnusable } from "../api/token-errors.ts";
 import { accountStatusOf, type AccountStatus, type TokenManager } from "../api/token-manager.ts";
@@ -23,7 +22,8 @@ import { SOURCE_SCHEDULER_PREFIX, syncJobId } from "../queue/producer.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
 import { isHashTagged, LEGACY_REDIS_PREFIX } from "../queue/redis-prefix.ts";
 import { emptyNotArchivable } from "../text/not-archivable.ts";
-import { missingRoles, pacingStatuses, readPausedFlag, workersWithRoles } from "./redis-state.ts";
+import { missingRoles, pacingStatusesOf, readPausedFlag, workersWithRoles } from "./redis-state.ts";
+import type { PacerStore } from "../api/pacer-store.ts";
 import {
   DOWNLOAD_STATUSES,
   STATUS_VERSION,
@@ -44,8 +44,8 @@ const DAY = 86_400_000;
 export type StatusDeps = {
   config: Config;
   pool: Queryable;
-  /** The API pace (pacingStatuses). */
-  redis: Redis;
+  /** The API pace (the pacer, or its store: pacingStatusesOf). */
+  pacer: Pick<PacerStore, "keys" | "status">;
   /** Heartbeats, leases and the pause switch. */
   coord: Coordinator;
   accounts: AccountRepository;
@@ -86,7 +86,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     part("workers", () => workersWithRoles(deps.coord, deps.config.redisPrefix, Date.now()), [] as WorkerStatusView[]),
     part("unreadable responses", () => unreadableStatus(deps.pool, now), emptyUnreadable()),
     // The pacer's clock is the wall clock, like the heartbeats'.
-    part("pacing", () => pacingStatuses(deps.redis, deps.config.redisPrefix, Date.now()), [] as PacingStatusView[]),
+    part("pacing", () => pacingStatusesOf(deps.pacer, Date.now()), [] as PacingStatusView[]),
     part("not archivable", () => collectNotArchivable(deps.pool), emptyNotArchivable()),
   ]);
   return {

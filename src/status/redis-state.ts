@@ -3,6 +3,8 @@
 import type { Redis } from "ioredis";
 import type { Coordinator } from "../coord/coordinator.ts";
 import { listPacerKeys, readPacerStatus } from "../api/pacer-state.ts";
+import { redisPacerStore } from "../api/pacer-redis-store.ts";
+import type { PacerStore } from "../api/pacer-store.ts";
 import { liveHolders } from "../queue/holder.ts";
 import { JOB_ROLES } from "../queue/worker-roles.ts";
 import type { PacingStatusView, WorkerStatusView } from "./schema.ts";
@@ -71,10 +73,15 @@ export function missingRoles(workers: readonly WorkerStatusView[]): string[] {
   return JOB_ROLES.filter((role) => !run.has(role));
 }
 
-/** Each pacer key's rate, learned rate and time lost to throttling (src/api/pacer.ts); `now` is the wall clock. */
-export async function pacingStatuses(redis: Redis, prefix: string, now: number): Promise<PacingStatusView[]> {
-  const keys = await listPacerKeys(redis, prefix);
-  const statuses = await Promise.all(keys.map((key) => readPacerStatus(redis, prefix, key, now)));
+/** Each pacer key's rate, learned rate and time lost to throttling (src/api/pacer.ts) in Redis; `now` is the wall clock. */
+export function pacingStatuses(redis: Redis, prefix: string, now: number): Promise<PacingStatusView[]> {
+  return pacingStatusesOf(redisPacerStore(redis, prefix), now);
+}
+
+/** The same from the engine's pacer store (src/services.ts pacerStoreFor), Redis or PostgreSQL alone. */
+export async function pacingStatusesOf(store: Pick<PacerStore, "keys" | "status">, now: number): Promise<PacingStatusView[]> {
+  const keys = await store.keys();
+  const statuses = await Promise.all(keys.map((key) => store.status(key, now)));
   return statuses.map((s) => ({
     key: s.key,
     rate: s.rate,

@@ -62,7 +62,7 @@ describe("a refresh whose answer is lost", () => {
     const status = await collectStatus({
       config: h.services.config,
       pool: h.pool,
-      redis: h.services.redis,
+      pacer: h.services.pacer,
       coord: h.services.coord,
       accounts: h.services.accounts,
       queues,

@@ -7,6 +7,7 @@ import { once } from "node:events";
 import { z } from "zod";
 import { createHttpTransport } from "../../src/api/http.ts";
 import { createPacer } from "../../src/api/pacer.ts";
+import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { staticTokenProvider, type TokenIdentity } from "../../src/api/token-provider.ts";
 import { createLogger } from "../../src/log.ts";
 import { createRedis } from "../../src/queue/redis.ts";
@@ -27,7 +28,7 @@ export type ChildConfig = {
 const config = JSON.parse(process.argv[2] ?? "{}") as ChildConfig;
 const redis = createRedis(config.redisUrl);
 await redis.connect();
-const pacer = createPacer({ redis, prefix: config.prefix, holdMs: config.holdMs, jitter: 0, startRate: 1000, maxRate: 1000, pollMs: 5 });
+const pacer = createPacer({ store: redisPacerStore(redis, config.prefix), holdMs: config.holdMs, jitter: 0, startRate: 1000, maxRate: 1000, pollMs: 5 });
 const transport = createHttpTransport({
   apiBase: config.apiBase,
   tokens: staticTokenProvider(config.token, config.identity),

@@ -8,6 +8,7 @@ import { DaClient, DEFAULT_PAGE_SIZE, journalUpdateForm, responseSchema, type Jo
 import { isEndpointGone } from "../../src/api/errors.ts";
 import { API_PATH, createHttpTransport, type HttpTransport } from "../../src/api/http.ts";
 import { createPacer } from "../../src/api/pacer.ts";
+import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { staticTokenProvider } from "../../src/api/token-provider.ts";
 import type { Page, PageIterator } from "../../src/api/transport.ts";
 import { createLogger } from "../../src/log.ts";
@@ -773,7 +774,7 @@ type Harness = {
 
 async function startHarness(mode: "legacy" | "current", redis: TestRedis): Promise<Harness> {
   const sim = await startSimulator({ mode, seed: 7 });
-  const pacer = createPacer({ redis: redis.redis, prefix: `${redis.prefix}:${mode}` });
+  const pacer = createPacer({ store: redisPacerStore(redis.redis, `${redis.prefix}:${mode}`) });
   const log = createLogger({ level: "silent" });
   const userToken = sim.issueUserToken({ scopes: ALL_SCOPES });
   const clientToken = sim.issueClientToken();

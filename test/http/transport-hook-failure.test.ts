@@ -6,6 +6,7 @@ import { DaClient } from "../../src/api/client.ts";
 import { isApiError, isPermanent } from "../../src/api/errors.ts";
 import { createHttpTransport } from "../../src/api/http.ts";
 import { createPacer, type Pacer } from "../../src/api/pacer.ts";
+import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { staticTokenProvider } from "../../src/api/token-provider.ts";
 import { createLogger } from "../../src/log.ts";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
@@ -25,7 +26,7 @@ afterAll(async () => {
 
 /** A real pacer whose permits fail to release `failures` times after a successful answer, as with Redis gone. */
 function failingPacer(prefix: string, failures: { left: number }): Pacer {
-  const real = createPacer({ redis: r.redis, prefix });
+  const real = createPacer({ store: redisPacerStore(r.redis, prefix) });
   return {
     ...real,
     clock: real.clock,

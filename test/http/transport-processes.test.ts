@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createHttpTransport } from "../../src/api/http.ts";
 import { createPacer } from "../../src/api/pacer.ts";
+import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { staticTokenProvider, type TokenIdentity } from "../../src/api/token-provider.ts";
 import { createLogger } from "../../src/log.ts";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
@@ -53,7 +54,7 @@ describe("HTTP transport across processes", () => {
         apiBase: sim.url,
         // A different token for the same user: the pacer key is the identity, not the token.
         tokens: staticTokenProvider(sim.issueUserToken().access_token, identity),
-        pacer: createPacer({ redis: r.redis, prefix: pacerPrefix, holdMs: BASE_MS, jitter: 0, startRate: 1000, maxRate: 1000, pollMs: 5 }),
+        pacer: createPacer({ store: redisPacerStore(r.redis, pacerPrefix), holdMs: BASE_MS, jitter: 0, startRate: 1000, maxRate: 1000, pollMs: 5 }),
         log: createLogger({ level: "silent" }),
         maxWaitMs: 30_000,
       });

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { ApiError, EndpointGoneError, ThrottleDelayError } from "../../src/api/errors.ts";
 import { createHttpTransport, type HttpTransportOptions } from "../../src/api/http.ts";
 import { createPacer, type PacerOptions } from "../../src/api/pacer.ts";
+import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { staticTokenProvider, type TokenIdentity, type TokenProvider } from "../../src/api/token-provider.ts";
 import type { ApiRequest } from "../../src/api/transport.ts";
 import { createLogger } from "../../src/log.ts";
@@ -53,8 +54,7 @@ function setup(opts: { tokens?: TokenProvider; pacer?: Partial<PacerOptions>; tr
   const token = sim.issueUserToken().access_token;
   const tokens = opts.tokens ?? staticTokenProvider(token, identity());
   const pacer = createPacer({
-    redis: r.redis,
-    prefix: `${r.prefix}:${++run}`,
+    store: redisPacerStore(r.redis, `${r.prefix}:${++run}`),
     holdMs: BASE_MS,
     jitter: 0,
     startRate: 1000,
@@ -181,7 +181,7 @@ describe("HTTP transport: paging", () => {
       const transport = createHttpTransport({
         apiBase: big.url,
         tokens: staticTokenProvider(token, { kind: "user", clientId: "1001", userId: big.truth.ownerId }),
-        pacer: createPacer({ redis: r.redis, prefix: `${r.prefix}:${++run}` }),
+        pacer: createPacer({ store: redisPacerStore(r.redis, `${r.prefix}:${++run}`) }),
         log: createLogger({ level: "silent" }),
       });
       const folder = big.truth.galleryFolders[0]!;

@@ -15,6 +15,7 @@ import { createLogger } from "../../src/log.ts";
 import { loadSecretKey } from "../../src/secret-key.ts";
 import { createServices } from "../../src/services.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { dropDatabaseNamed, expectNoDatabase } from "../helpers/backup-fixture.ts";
 import { testConfig } from "../helpers/config.ts";
 import { TEST_PG_URL } from "../helpers/env.ts";
 import { createSyncHarness, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type SyncHarness } from "../helpers/sync-harness.ts";
@@ -71,7 +72,8 @@ describe("backup and restore", () => {
     const restored = await restoreBackup({ config: restoredConfig(), from: backupDir });
     expect(restored.keyRestored).toBe(true);
     expect(restored.archiveFiles).toBe(manifest.archive.files);
-    await migrate(restoredConfig().databaseUrl); // nothing to apply: the dump carries the migrations table
+    // Nothing to apply: restore wrote Prisma's ledger as Prisma does.
+    await expect(migrate(restoredConfig().databaseUrl)).resolves.toEqual({ databaseCreated: false, applied: [] });
 
     const services = await createServices({ config: restoredConfig(), log });
     try {
@@ -128,10 +130,54 @@ describe("backup and restore", () => {
     await expect(refused).rejects.toThrow(/cannot make the backup's directory \/proc\/dvault-nope \(ENOENT\): choose another one/);
   });
 
-  it("detects a damaged dump before touching anything", async () => {
+  it("detects a damaged table file, and a damaged pg_dump archive, before touching anything", async () => {
     const damaged = path.join(tmp("damaged"), "b");
-    await createBackup({ config: originalConfig(), out: damaged, includeArchive: false, version: "test" });
-    writeFileSync(path.join(damaged, "database.dump"), "not a dump");
-    await expect(restoreBackup({ config: restoredConfig(), from: damaged })).rejects.toThrow(/does not match its checksum/);
+    // A target of its own (the order of tests is shuffled: the first test's database may exist already).
+    const untouched = `dvault_t_restore_damaged_${process.pid}`;
+    const target = testConfig({
+      DATABASE_URL: withDatabase(TEST_PG_URL, untouched),
+      DVAULT_ARCHIVE_DIR: path.join(tmp("d"), "archive"),
+      DVAULT_CONFIG_DIR: tmp("dc"),
+    });
+    const m = await createBackup({ config: originalConfig(), out: damaged, includeArchive: false, version: "test" });
+    expect(m.format).toBe(2);
+    const file = path.join(damaged, "database", "accounts.copy.gz");
+    writeFileSync(file, "not a table");
+    await expect(restoreBackup({ config: target, from: damaged })).rejects.toThrow(
+      new UserError(`${file} does not match its checksum: the backup is damaged; restore from another backup (nothing was restored)`),
+    );
+    await expectNoDatabase(untouched);
+
+    // Format 1, where pg_dump fits the server (CI's PostgreSQL and its client tools are one major): its own message.
+    const dumped = path.join(tmp("damaged-dump"), "b");
+    expect((await createBackup({ config: originalConfig(), out: dumped, includeArchive: false, version: "test", database: "pg_dump" })).format).toBe(1);
+    writeFileSync(path.join(dumped, "database.dump"), "not a dump");
+    await expect(restoreBackup({ config: target, from: dumped })).rejects.toThrow(
+      /database\.dump does not match its checksum: the backup is damaged; nothing was restored$/,
+    );
+    await expectNoDatabase(untouched);
+  });
+
+  it("still restores a backup of format 1 (pg_dump) where pg_restore is installed", async () => {
+    const dumped = path.join(tmp("format1"), "b");
+    await createBackup({ config: originalConfig(), out: dumped, includeArchive: false, version: "test", database: "pg_dump" });
+    const db = `dvault_t_restore_f1_${process.pid}`;
+    const config = testConfig({
+      DATABASE_URL: withDatabase(TEST_PG_URL, db),
+      DVAULT_ARCHIVE_DIR: path.join(tmp("f1"), "archive"),
+      DVAULT_CONFIG_DIR: tmp("f1c"),
+    });
+    try {
+      const restored = await restoreBackup({ config, from: dumped });
+      expect(restored).toMatchObject({ databaseRestored: true, manifest: { format: 1 } });
+      const client = await connectPg(config.databaseUrl);
+      try {
+        expect((await client.query<{ n: number }>("SELECT count(*)::int AS n FROM deviations")).rows[0]!.n).toBeGreaterThan(5);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await dropDatabaseNamed(db);
+    }
   });
 });

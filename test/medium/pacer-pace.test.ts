@@ -1,37 +1,19 @@
 // The adaptive pace (src/api/pacer.ts) against the simulator's velocity filter (docs/service-behaviour.md#rate-limits),
-// over real sockets and real Redis, with one simulated clock shared by the pacer and the simulator: the pacer's
-// waits advance the simulator's time, so minutes of calls run in seconds. Default rates throughout.
+// over real sockets and real Redis, then real PostgreSQL (one simulator each, so no filter remembers the other's
+// calls), with one simulated clock shared by the pacer and the simulator: the pacer's waits advance the
+// simulator's time, so minutes of calls run in seconds. Default rates throughout.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPacer, type Pacer, type PacerClock } from "../../src/api/pacer.ts";
 import { DEFAULT_API_RATE } from "../../src/config-defaults.ts";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
-import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { createPacerStores, PACER_ENGINES, type PacerStores } from "../helpers/pacer-stores.ts";
 
 const DAY_MS = 86_400_000;
 
-let r: TestRedis;
 let sim: Simulator;
 let token: string;
 let clock: PacerClock;
 let run = 0;
-
-beforeAll(async () => {
-  r = await createTestRedis();
-  sim = await startSimulator({ seed: 16, accessTokenLifetimeS: 30 * 86_400 });
-  token = sim.issueUserToken().access_token;
-  clock = {
-    now: () => sim.clock.now().getTime(),
-    sleep: async (ms) => sim.clock.advance(ms),
-  };
-});
-afterAll(async () => {
-  await Promise.all([sim.close(), r.cleanup()]);
-});
-
-/** A pacer with the default rates on a prefix of its own (nothing learned). */
-function freshPacer(): Pacer {
-  return createPacer({ redis: r.redis, prefix: `${r.prefix}:${++run}`, clock, random: () => 0.5 });
-}
 
 type Run = { calls: number; refused: number; elapsedMs: number };
 
@@ -50,7 +32,26 @@ async function drive(pacer: Pacer, key: string, calls: number): Promise<Run> {
   return { calls, refused, elapsedMs: clock.now() - start };
 }
 
-describe("the adaptive pace against the simulator", () => {
+describe.each(PACER_ENGINES)("the adaptive pace against the simulator, on %s", (engine) => {
+  let s: PacerStores;
+  beforeAll(async () => {
+    s = await createPacerStores(engine);
+    sim = await startSimulator({ seed: 16, accessTokenLifetimeS: 30 * 86_400 });
+    token = sim.issueUserToken().access_token;
+    clock = {
+      now: () => sim.clock.now().getTime(),
+      sleep: async (ms) => sim.clock.advance(ms),
+    };
+  });
+  afterAll(async () => {
+    await Promise.all([sim.close(), s.cleanup()]);
+  });
+
+  /** A pacer with the default rates on a namespace of its own (nothing learned). */
+  function freshPacer(): Pacer {
+    return createPacer({ store: s.store(`${s.namespace}:${++run}`), clock, random: () => 0.5 });
+  }
+
   it("rises quickly to the maximum when the simulator sets no limit", async () => {
     sim.setVelocity(null);
     const pacer = freshPacer();
@@ -116,7 +117,7 @@ describe("the adaptive pace against the simulator", () => {
     await drive(pacer, key, 400);
     const learned = (await pacer.status(key)).learnedRate;
     expect(learned).not.toBeNull();
-    // A day later (the filter long decayed), a second run on the same Redis: it starts where the first learned.
+    // A day later (the filter long decayed), a second run on the same store: it starts where the first learned.
     sim.clock.advance(DAY_MS);
     const second = await drive(pacer, key, 1);
     expect(second.refused).toBe(0);

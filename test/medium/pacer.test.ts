@@ -4,7 +4,8 @@ import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ThrottleDelayError } from "../../src/api/errors.ts";
 import { createPacer, type PacerClock, type PacerOptions } from "../../src/api/pacer.ts";
-import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { pacingStatusesOf } from "../../src/status/redis-state.ts";
+import { createPacerStores, PACER_ENGINES, type PacerStores } from "../helpers/pacer-stores.ts";
 
 /** A clock that only moves when someone sleeps on it: pacer waits take no real time. */
 function fakeClock(start = 1_700_000_000_000): PacerClock & { t: number; slept: number[] } {
@@ -20,27 +21,28 @@ function fakeClock(start = 1_700_000_000_000): PacerClock & { t: number; slept: 
   return clock;
 }
 
-let r: TestRedis;
 let keySeq = 0;
 const newKey = () => `client-1:user-${++keySeq}`;
 
-beforeAll(async () => {
-  r = await createTestRedis();
-});
-afterAll(async () => {
-  await r.cleanup();
-});
+// Every test on both stores (test/helpers/pacer-stores.ts): the same pacer, the same answers.
+describe.each(PACER_ENGINES)(`${createPacer.name} on %s`, (engine) => {
+  let s: PacerStores;
+  beforeAll(async () => {
+    s = await createPacerStores(engine);
+  });
+  afterAll(async () => {
+    await s.cleanup();
+  });
 
-/** A pacer whose pace (1000/s) stays out of the way unless a test sets rates: holds of 1 s, no jitter. */
-function pacer(extra: Partial<PacerOptions> = {}) {
-  const clock = extra.clock ?? fakeClock();
-  return { pacer: createPacer({ redis: r.redis, prefix: r.prefix, holdMs: 1000, jitter: 0, startRate: 1000, maxRate: 1000, clock, ...extra }), clock };
-}
+  /** A pacer whose pace (1000/s) stays out of the way unless a test sets rates: holds of 1 s, no jitter. */
+  function pacer(extra: Partial<PacerOptions> = {}) {
+    const clock = extra.clock ?? fakeClock();
+    return { pacer: createPacer({ store: s.store(), holdMs: 1000, jitter: 0, startRate: 1000, maxRate: 1000, clock, ...extra }), clock };
+  }
 
-/** Waiters queued on a key (the pacer's own zset): what a test waits for instead of sleeping. */
-const queued = (key: string) => r.redis.zcard(`${r.prefix}:pacer:${key}:queue`);
+  /** Waiters queued on a key (the store's queue): what a test waits for instead of sleeping. */
+  const queued = (key: string) => s.queued(key);
 
-describe(createPacer.name, () => {
   it("lets one request per key through at a time by default", async () => {
     const { pacer: p, clock } = pacer({ pollMs: 10 });
     const key = newKey();
@@ -75,7 +77,8 @@ describe(createPacer.name, () => {
     expect(a2Granted).toBe(false);
     await b.release("success");
     await (await waitingA2).release("success");
-    expect(await r.redis.exists(`${r.prefix}:pacer:${key}:queue`, `${r.prefix}:pacer:${key}:waiters`)).toBe(0);
+    expect(await queued(key)).toBe(0);
+    expect((await p.status(key)).waiters).toBe(0);
   });
 
   it("hands a busy key to its waiter when the permit is released, not a poll later", async () => {
@@ -94,17 +97,17 @@ describe(createPacer.name, () => {
   });
 
   it("wakes a waiter in another process (another connection) when the permit is released", async () => {
-    const other = r.redis.duplicate();
-    await other.connect();
+    const other = await s.separate();
     const { pacer: holder } = pacer({ clock: undefined, pollMs: 30_000 });
-    const { pacer: waiter } = pacer({ clock: undefined, pollMs: 30_000, redis: other });
+    const { pacer: waiter } = pacer({ clock: undefined, pollMs: 30_000, store: other.store });
     const key = newKey();
+    const listening = await s.listeners(key);
     try {
       const held = await holder.acquire(key);
       const waiting = waiter.acquire(key, { maxWaitMs: 5000 });
-      // The waiter is queued and subscribed to the key's release channel now.
+      // The waiter is queued and listens for the key's releases now.
       await expect.poll(() => queued(key)).toBe(1);
-      await expect.poll(async () => (await r.redis.pubsub("NUMSUB", `${r.prefix}:pacer:${key}:released`))[1]).toBe(1);
+      await expect.poll(() => s.listeners(key)).toBe(listening + 1);
       const releasedAt = Date.now();
       await held.release("success");
       const next = await waiting;
@@ -112,7 +115,7 @@ describe(createPacer.name, () => {
       await next.release("success");
     } finally {
       await waiter.close();
-      await other.quit();
+      await other.close();
     }
   });
 
@@ -121,7 +124,7 @@ describe(createPacer.name, () => {
     const key = newKey();
     const held = await p.acquire(key);
     await expect(p.acquire(key, { maxWaitMs: 20 })).rejects.toBeInstanceOf(ThrottleDelayError);
-    expect(await r.redis.zcard(`${r.prefix}:pacer:${key}:queue`)).toBe(0);
+    expect(await queued(key)).toBe(0);
     await held.release("success");
     expect((await p.acquire(key, { maxWaitMs: 0 })).waitedMs).toBe(0);
   });
@@ -242,6 +245,22 @@ describe(createPacer.name, () => {
     expect((await p.status(`client-1:user-${keySeq}`)).rate).toBe(2);
   });
 
+  it("lists the keys of its own namespace only, and status shows each one's hold (dvault status, /metrics)", async () => {
+    const clock = fakeClock(Date.now());
+    const namespace = `${s.namespace}:listed`;
+    const { pacer: p } = pacer({ clock, store: s.store(namespace) });
+    const { pacer: elsewhere } = pacer({ clock, store: s.store(`${s.namespace}:elsewhere`) });
+    await (await p.acquire("1001:held")).release("throttled");
+    await (await p.acquire("1001:calm")).release("success");
+    await (await elsewhere.acquire("1001:other")).release("success");
+    expect(await p.keys()).toEqual(["1001:calm", "1001:held"]);
+    const statuses = await pacingStatusesOf(s.store(namespace), clock.now());
+    expect(statuses).toEqual([
+      { key: "1001:calm", rate: 1000, learnedRate: null, refusedRate: null, heldUntil: null, throttledS: 0 },
+      { key: "1001:held", rate: 1000, learnedRate: null, refusedRate: null, heldUntil: new Date(clock.now() + 1000).toISOString(), throttledS: 1 },
+    ]);
+  });
+
   it("ignores a second release and 'error' outcomes for the backoff", async () => {
     const { pacer: p } = pacer();
     const key = newKey();
@@ -263,15 +282,15 @@ describe(createPacer.name, () => {
     await held.release("success");
   });
 
-  it("keeps its keys under the prefix with TTLs", async () => {
+  it("keeps a key's holders and state for a bounded time (Redis: TTLs of its keys)", async () => {
     const { pacer: p } = pacer({ clock: undefined, lockTtlMs: 5000, stateTtlMs: 60_000 });
     const key = newKey();
     const permit = await p.acquire(key);
-    const holdersTtl = await r.redis.pttl(`${r.prefix}:pacer:${key}:holders`);
+    const holdersTtl = (await s.keptFor(key, Date.now())).holdersMs;
     expect(holdersTtl).toBeGreaterThan(0);
     expect(holdersTtl).toBeLessThanOrEqual(10_000);
     await permit.release("throttled");
-    const stateTtl = await r.redis.pttl(`${r.prefix}:pacer:${key}`);
+    const stateTtl = (await s.keptFor(key, Date.now())).stateMs;
     expect(stateTtl).toBeGreaterThan(60_000);
     expect(stateTtl).toBeLessThanOrEqual(61_000 + 1000 * 1.2);
   });
@@ -279,7 +298,7 @@ describe(createPacer.name, () => {
   it("does not stall other processes past the lock TTL when a holder is killed", async () => {
     const key = newKey();
     const lockTtlMs = 600;
-    const child = spawn(process.execPath, ["--import", "tsx", "test/helpers/pacer-holder.ts", r.url, r.prefix, key, String(lockTtlMs)], {
+    const child = spawn(process.execPath, ["--import", "tsx", "test/helpers/pacer-holder.ts", engine, s.url, s.namespace, key, String(lockTtlMs)], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     try {

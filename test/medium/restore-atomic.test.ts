@@ -1,7 +1,8 @@
 // Restore is all or nothing into a target it owns (docs/RELIABILITY.md#foreign-files): each bad backup (the
-// `archive` entry a link to a folder outside, a FIFO in the archive, a readable-tree link out of it, a dump cut
-// short with its checksum made again, the key missing) and a dump that fails half-way through leave the target
-// database and folder as they were, and a re-run with the good backup into the same target then succeeds.
+// `archive` entry a link to a folder outside, a FIFO in the archive, a readable-tree link out of it, a pg_dump
+// archive of format 1 cut short with its checksum made again, the key missing) and a database that fails
+// half-way through (either format) leave the target database and folder as they were, and a re-run with the good
+// backup into the same target then succeeds. test/medium/backup-copy.test.ts damages format 2's table files.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
@@ -13,24 +14,20 @@ import { restoreBackup } from "../../src/backup/restore.ts";
 import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
 import { loadSecretKey } from "../../src/secret-key.ts";
-import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { createArchivedHarness, dropDatabaseNamed, expectNoDatabase, spoiledCopy } from "../helpers/backup-fixture.ts";
 import { testConfig } from "../helpers/config.ts";
-import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import type { DownloadHarness } from "../helpers/download-harness.ts";
 import { TEST_PG_URL } from "../helpers/env.ts";
 
 let h: DownloadHarness;
 let base: string;
 let good: string;
+/** The same, its database written by pg_dump (format 1). */
+let goodDump: string;
 const targetDb = `dvault_t_restore_atomic_${process.pid}`;
 
 beforeAll(async () => {
-  h = await createDownloadHarness({
-    sim: { dataset: { deviations: 10, galleryFolders: 1, collectionFolders: 0, favourites: 0 }, downloadQuota: 4 },
-    sources: [gallerySource],
-    quota: 4,
-  });
-  await h.syncAll(["gallery"]);
-  await h.runOnce();
+  h = await createArchivedHarness({ deviations: 10, quota: 4 });
   base = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-restore-atomic-"));
   good = path.join(base, "good");
   const configDir = path.join(base, "source-config");
@@ -38,13 +35,13 @@ beforeAll(async () => {
   loadSecretKey(testConfig({ DVAULT_CONFIG_DIR: configDir }));
   const { DVAULT_SECRET_KEY: _env, ...env } = h.env;
   await createBackup({ config: testConfig({ ...env, DVAULT_CONFIG_DIR: configDir }), out: good, version: "test" });
+  goodDump = path.join(base, "good-dump");
+  await createBackup({ config: testConfig({ ...env, DVAULT_CONFIG_DIR: configDir }), out: goodDump, version: "test", database: "pg_dump" });
 }, 120_000);
 
 afterAll(async () => {
   await h?.close();
-  const admin = await connectPg(TEST_PG_URL);
-  await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(targetDb)} WITH (FORCE)`);
-  await admin.end();
+  await dropDatabaseNamed(targetDb);
   if (base) await fs.rm(base, { recursive: true, force: true });
 });
 
@@ -56,24 +53,14 @@ const target = () =>
     DVAULT_CONFIG_DIR: path.join(base, "target", "config"),
   });
 
-/** A copy of the good backup, changed by `spoil`. */
-async function spoiled(name: string, spoil: (dir: string, manifest: BackupManifest) => Promise<void>): Promise<string> {
-  const dir = path.join(base, name);
-  execFileSync("cp", ["-a", good, dir]);
-  const manifest = JSON.parse(await fs.readFile(path.join(dir, "manifest.json"), "utf8")) as BackupManifest;
-  await spoil(dir, manifest);
-  await fs.writeFile(path.join(dir, "manifest.json"), JSON.stringify(manifest));
-  return dir;
+/** A copy of the good backup (or of `from`), changed by `spoil`. */
+function spoiled(name: string, spoil: (dir: string, manifest: BackupManifest) => Promise<void>, from = good): Promise<string> {
+  return spoiledCopy(from, path.join(base, name), spoil);
 }
 
 /** The target as restore found it: no database, nothing in the folder's parent, no key. */
 async function expectUntouched(): Promise<void> {
-  const admin = await connectPg(TEST_PG_URL);
-  try {
-    expect((await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [targetDb])).rowCount).toBe(0);
-  } finally {
-    await admin.end();
-  }
+  await expectNoDatabase(targetDb);
   expect(await fs.readdir(path.join(base, "target"))).toEqual([]);
 }
 
@@ -94,14 +81,19 @@ describe("restore from a bad backup", () => {
       await fs.mkdir(path.join(dir, "archive", "by-user", "x"), { recursive: true });
       await fs.symlink("../../../../outside", path.join(dir, "archive", "by-user", "x", "escape.png"));
     });
-    const truncated = await spoiled("truncated", async (dir, m) => {
-      const dump = path.join(dir, "database.dump");
-      const bytes = await fs.readFile(dump);
-      const cut = bytes.subarray(0, bytes.length - 500);
-      await fs.writeFile(dump, cut);
-      m.database.bytes = cut.length;
-      m.database.sha256 = createHash("sha256").update(cut).digest("hex");
-    });
+    const truncated = await spoiled(
+      "truncated",
+      async (dir, m) => {
+        if (m.format !== 1) throw new Error("goodDump is of format 1");
+        const dump = path.join(dir, "database.dump");
+        const bytes = await fs.readFile(dump);
+        const cut = bytes.subarray(0, bytes.length - 500);
+        await fs.writeFile(dump, cut);
+        m.database.bytes = cut.length;
+        m.database.sha256 = createHash("sha256").update(cut).digest("hex");
+      },
+      goodDump,
+    );
     const noKey = await spoiled("no-key", async (dir) => {
       await fs.rm(path.join(dir, "secret.key"));
     });
@@ -135,27 +127,31 @@ describe("restore from a bad backup", () => {
     expect(await fs.readdir(archive)).not.toContain(".dvault-restore");
   });
 
-  it("takes back the staged archive and the database when the dump fails half-way into a database that exists", async () => {
+  it.each([
+    ["format 2", () => good, /relation "accounts_name_key" already exists/],
+    ["format 1 (pg_dump)", () => goodDump, /pg_restore failed/],
+  ])("takes back the staged archive and the database when the %s database fails half-way into a database that exists", async (_name, from, message) => {
     const db = `${targetDb}_clash`;
     const admin = await connectPg(TEST_PG_URL);
     await admin.query(`CREATE DATABASE ${quoteIdent(db)}`);
     const clash = await connectPg(withDatabase(TEST_PG_URL, db));
     try {
-      // No table, so restore takes it; but the name of an index the dump makes after its tables and data is taken.
+      // No table, so restore takes it; but the name of an index the backup's schema makes is taken.
       await clash.query("CREATE SEQUENCE public.accounts_name_key");
       const config = testConfig({
         DATABASE_URL: withDatabase(TEST_PG_URL, db),
         DVAULT_ARCHIVE_DIR: path.join(base, "clash", "archive"),
         DVAULT_CONFIG_DIR: path.join(base, "clash", "config"),
       });
+      await fs.rm(path.join(base, "clash"), { recursive: true, force: true });
       await fs.mkdir(config.archiveDir, { recursive: true });
-      await expect(restoreBackup({ config, from: good })).rejects.toThrow(/pg_restore failed/);
+      await expect(restoreBackup({ config, from: from() })).rejects.toThrow(message);
       expect(await fs.readdir(config.archiveDir)).toEqual([]);
       expect(await fs.readdir(path.join(base, "clash"))).toEqual(["archive"]);
       const objects = await clash.query(
-        "SELECT (SELECT count(*)::int FROM pg_tables WHERE schemaname = 'public') AS tables, (SELECT count(*)::int FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public') AS relations",
+        "SELECT (SELECT count(*)::int FROM pg_tables WHERE schemaname = 'public') AS tables, (SELECT count(*)::int FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public') AS relations, (SELECT count(*)::int FROM pg_type t WHERE t.typnamespace = 'public'::regnamespace AND t.typtype = 'e') AS enums",
       );
-      expect(objects.rows[0]).toEqual({ tables: 0, relations: 1 });
+      expect(objects.rows[0]).toEqual({ tables: 0, relations: 1, enums: 0 });
     } finally {
       await clash.end();
       await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`);

@@ -126,7 +126,7 @@ describe("the sources' schedules from the settings", () => {
       const report = await collectStatus({
         config: { ...services.config, schedules },
         pool: services.pool,
-        redis: services.redis,
+        pacer: services.pacer,
         coord: services.coord,
         accounts: services.accounts,
         queues,

@@ -8,6 +8,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPacer } from "../../src/api/pacer.ts";
+import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { formatStatus } from "../../src/cli/status.ts";
 import { overviewPage } from "../../src/http/pages/overview.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
@@ -129,7 +130,7 @@ describe(collectStatus.name, () => {
     // A clock that skips its waits: each refusal comes when the hold before it has passed.
     let skipped = 0;
     const clock = { now: () => Date.now() + skipped, sleep: async (ms: number) => void (skipped += ms) };
-    const pacer = createPacer({ redis: h.services.redis, prefix: h.services.config.redisPrefix, holdMs: 60_000, jitter: 0, clock });
+    const pacer = createPacer({ store: redisPacerStore(h.services.redis, h.services.config.redisPrefix), holdMs: 60_000, jitter: 0, clock });
     // Three refusals in a row (held 1, 2, 4 min): the third cuts the rate.
     for (let i = 0; i < 3; i++) await (await pacer.acquire(key, { maxWaitMs: 300_000 })).release("throttled");
     const report = await collectStatus(deps());

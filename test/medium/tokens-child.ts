@@ -5,6 +5,7 @@ import readline from "node:readline";
 import { createHttpTransport } from "../../src/api/http.ts";
 import { OAuthClient } from "../../src/api/oauth.ts";
 import { createPacer } from "../../src/api/pacer.ts";
+import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { placebo } from "../../src/api/account-calls.ts";
 import { TokenManager } from "../../src/api/token-manager.ts";
 import { TokenCipher } from "../../src/crypto/token-cipher.ts";
@@ -44,7 +45,7 @@ const manager = new TokenManager({
   pollMs: 20,
 });
 const provider = await manager.forAccount(env("CHILD_ACCOUNT"));
-const transport = createHttpTransport({ apiBase: env("CHILD_SIM_URL"), tokens: provider, pacer: createPacer({ redis, prefix }), log });
+const transport = createHttpTransport({ apiBase: env("CHILD_SIM_URL"), tokens: provider, pacer: createPacer({ store: redisPacerStore(redis, prefix) }), log });
 const callers = Number(env("CHILD_CALLERS"));
 
 process.stdout.write("ready\n");

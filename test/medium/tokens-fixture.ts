@@ -7,6 +7,7 @@ import type { Redis } from "ioredis";
 import { createHttpTransport, type HttpTransport } from "../../src/api/http.ts";
 import { OAuthClient, type ClientAuthMethod } from "../../src/api/oauth.ts";
 import { createPacer } from "../../src/api/pacer.ts";
+import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import type { AccountTokens } from "../../src/api/account-tokens.ts";
 import { TokenManager, type TokenManagerOptions } from "../../src/api/token-manager.ts";
 import { TokenCipher } from "../../src/crypto/token-cipher.ts";
@@ -91,7 +92,7 @@ export async function createFixture(
     refreshRetryDelayMs: 10,
     log: log.logger,
   });
-  const pacer = createPacer({ redis: redis.redis, prefix: redis.prefix });
+  const pacer = createPacer({ store: redisPacerStore(redis.redis, redis.prefix) });
   const newManager = (overrides: Partial<TokenManagerOptions> = {}) =>
     new TokenManager({
       repo,

@@ -1,0 +1,50 @@
+// What the backup and restore tests share: an install with an archive to back up, copies of a good backup spoiled
+// one way each, and the target database's state.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { expect } from "vitest";
+import type { BackupManifest } from "../../src/backup/backup.ts";
+import { connectPg, quoteIdent } from "../../src/db/connect.ts";
+import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { createDownloadHarness, type DownloadHarness } from "./download-harness.ts";
+import { TEST_PG_URL } from "./env.ts";
+
+/** A synced gallery of `deviations` with `quota` of them downloaded. */
+export async function createArchivedHarness({ deviations, quota }: { deviations: number; quota: number }): Promise<DownloadHarness> {
+  const h = await createDownloadHarness({
+    sim: { dataset: { deviations, galleryFolders: 1, collectionFolders: 0, favourites: 0 }, downloadQuota: quota },
+    sources: [gallerySource],
+    quota,
+  });
+  await h.syncAll(["gallery"]);
+  await h.runOnce();
+  return h;
+}
+
+/** A copy of the backup `from` at `to`, changed by `spoil`; the manifest, as `spoil` left it, written back. */
+export async function spoiledCopy<M extends BackupManifest>(from: string, to: string, spoil: (dir: string, manifest: M) => Promise<void>): Promise<string> {
+  execFileSync("cp", ["-a", from, to]);
+  const manifest = JSON.parse(await fs.readFile(path.join(to, "manifest.json"), "utf8")) as M;
+  await spoil(to, manifest);
+  await fs.writeFile(path.join(to, "manifest.json"), JSON.stringify(manifest));
+  return to;
+}
+
+export async function dropDatabaseNamed(name: string): Promise<void> {
+  const admin = await connectPg(TEST_PG_URL);
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+export async function expectNoDatabase(name: string): Promise<void> {
+  const admin = await connectPg(TEST_PG_URL);
+  try {
+    expect((await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name])).rowCount).toBe(0);
+  } finally {
+    await admin.end();
+  }
+}
