@@ -15,9 +15,11 @@ import { AccountRepository } from "./db/account.repository.ts";
 import { accountTokenStore } from "./db/account-token-store.ts";
 import { createPgPool, type PgPool } from "./db/connect.ts";
 import { assertDatabaseReady } from "./db/schema-check.ts";
+import { QueueJobsRepository } from "./db/queue-jobs.repository.ts";
 import { UnreadableResponseRepository } from "./db/unreadable-response.repository.ts";
 import { UserError } from "./errors.ts";
 import type { Logger } from "./log.ts";
+import { createQueueBackend, type QueueBackend } from "./queue/backend.ts";
 import { checkRedis, createRedis } from "./queue/redis.ts";
 import { settleRedisPrefix } from "./queue/redis-prefix.ts";
 import { registerSecret } from "./redact.ts";
@@ -41,6 +43,8 @@ export type Services = {
   log: Logger;
   pool: PgPool;
   redis: Redis;
+  /** Where the queues and their schedulers live: Redis, or PostgreSQL alone (DVAULT_ENGINE, src/queue/backend.ts). */
+  queues: QueueBackend;
   pacer: Pacer;
   accounts: AccountRepository;
   /** API calls, throttle waits, retries and refreshes of every transport this process made (for /metrics). */
@@ -76,6 +80,7 @@ export async function createServices({
   await redis.connect();
   // Every user of the services reads the prefix from services.config, settled here once.
   config = await settleRedisPrefix(redis, config);
+  const queues = await createQueueBackend(config, { redis, tables: (schema) => new QueueJobsRepository(pool, schema) });
   const now = overrides.now ?? Date.now;
   const pacer = createPacer({
     redis,
@@ -127,6 +132,7 @@ export async function createServices({
     log,
     pool,
     redis,
+    queues,
     pacer,
     accounts,
     apiTotals,
@@ -137,9 +143,13 @@ export async function createServices({
       if (!config.clientId || !config.clientSecret) return undefined;
       return apiOf(await tokens().forClient());
     },
-    async close() {
-      await redis.quit().catch(() => redis.disconnect());
-      await pool.end().catch(() => undefined);
-    },
+    close: () => closeConnections(queues, redis, pool),
   };
+}
+
+/** The queues first (on PostgreSQL their pools), then Redis, then dvault's pool. */
+async function closeConnections(queues: QueueBackend, redis: Redis, pool: PgPool): Promise<void> {
+  await queues.close().catch(() => undefined);
+  await redis.quit().catch(() => redis.disconnect());
+  await pool.end().catch(() => undefined);
 }

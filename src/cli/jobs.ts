@@ -6,6 +6,9 @@ import { loadConfig } from "../config.ts";
 import { settleRedisPrefix } from "../queue/redis-prefix.ts";
 import { retryDownloadNow } from "../downloads/retry-now.ts";
 import { UserError } from "../errors.ts";
+import { createPgPool } from "../db/connect.ts";
+import { QueueJobsRepository } from "../db/queue-jobs.repository.ts";
+import { createQueueBackend } from "../queue/backend.ts";
 import { checkRedis, createRedis } from "../queue/redis.ts";
 import { isQueueName, QueueAdmin, type FailedJob, type RetryOutcome } from "../queue/queue-admin.ts";
 import { QUEUE_NAMES, type QueueName } from "../queue/queues.ts";
@@ -31,19 +34,24 @@ async function withAdmin<T>(run: (admin: QueueAdmin) => Promise<T>): Promise<T> 
   let services: Services | undefined;
   const retryDownload = async (data: unknown) => {
     services ??= await createServices({ config, log: cliLogger(config) });
-    const producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
+    const producer = new Producer([...JOB_DEFINITIONS], services.queues);
     try {
       return await retryDownloadNow(services, producer, data);
     } finally {
       await producer.close();
     }
   };
-  const admin = new QueueAdmin(redis, config.redisPrefix, retryDownload);
+  // On PostgreSQL alone the queues are in dvault's database (src/queue/backend.ts); on Redis its connection serves them.
+  const pool = config.engine === "postgres" ? createPgPool(config.databaseUrl, 2) : undefined;
+  const backend = await createQueueBackend(config, { redis, ...(pool ? { tables: (schema: string) => new QueueJobsRepository(pool, schema) } : {}) });
+  const admin = new QueueAdmin(backend, retryDownload);
   try {
     return await run(admin);
   } finally {
     await services?.close();
     await admin.close();
+    await backend.close();
+    await pool?.end();
     await redis.quit().catch(() => redis.disconnect());
   }
 }

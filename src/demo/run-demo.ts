@@ -163,7 +163,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     // The download.file jobs the sync queued for a worker: the step above did their work here (it takes their rows
     // over), and the demo runs no worker, so they go rather than wait in the demo's queue and show as 500 waiting
     // on the dashboard the report points to.
-    const admin = new QueueAdmin(services.redis, redisPrefix);
+    const admin = new QueueAdmin(services.queues);
     await admin.drainWaiting("downloads");
     await admin.close();
     out(

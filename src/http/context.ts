@@ -2,6 +2,7 @@
 // once per app, and the public base of links that leave a page. How routes answer is src/http/respond.ts.
 import type { Request } from "express";
 import type { Redis } from "ioredis";
+import type { QueueBackend } from "../queue/backend.ts";
 import type { TransportStats } from "../api/http.ts";
 import type { Pacer } from "../api/pacer.ts";
 import type { TokenManager } from "../api/token-manager.ts";
@@ -24,6 +25,8 @@ export type DashboardDeps = {
   log: Logger;
   pool: PgPool;
   redis: Redis;
+  /** Where the queues live (src/queue/backend.ts). */
+  queues: QueueBackend;
   accounts: AccountRepository;
   pacer: Pacer;
   apiTotals: TransportStats;

@@ -1,10 +1,12 @@
 // A unique key prefix per test file on the shared Redis; every key under it is deleted afterwards.
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
+import { type QueueBackend, redisQueueBackend } from "../../src/queue/backend.ts";
 import { createRedis, deleteKeysByPrefix } from "../../src/queue/redis.ts";
 import { TEST_REDIS_URL } from "./env.ts";
 
-export type TestRedis = { url: string; prefix: string; redis: Redis; cleanup(): Promise<void> };
+/** `queues`: the queues under the prefix, on the command connection `redis`. */
+export type TestRedis = { url: string; prefix: string; redis: Redis; queues: QueueBackend; cleanup(): Promise<void> };
 
 /** `hashTag`: a prefix such as {dvault-test-…}, the Redis Cluster form the default {dvault} has (src/queue/redis-prefix.ts). */
 export async function createTestRedis({ hashTag = false }: { hashTag?: boolean } = {}): Promise<TestRedis> {
@@ -16,6 +18,7 @@ export async function createTestRedis({ hashTag = false }: { hashTag?: boolean }
     url: TEST_REDIS_URL,
     prefix,
     redis,
+    queues: redisQueueBackend({ redis, url: TEST_REDIS_URL, prefix }),
     async cleanup() {
       await deleteKeysByPrefix(redis, prefix);
       await redis.quit();

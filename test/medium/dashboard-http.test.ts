@@ -53,7 +53,7 @@ function sample(text: string, series: string): number | undefined {
 describe("GET /metrics", () => {
   it("exposes API calls, pacing, token expiry, jobs, queue lag, downloads and archive with sane values after a sync", async () => {
     const prefix = h.services.config.redisPrefix;
-    const admin = new QueueAdmin(h.services.redis, prefix);
+    const admin = new QueueAdmin(h.services.queues);
     const worker = new Worker(
       "maintenance",
       async (job) => {
@@ -238,7 +238,7 @@ describe("state-changing requests", () => {
     expect((await post("/jobs/pause", { queue: "digest", _csrf: csrf }, { cookie, origin: "https://evil.example" })).status).toBe(403);
     expect((await post("/jobs/pause", { queue: "digest", _csrf: csrf }, { cookie, "sec-fetch-site": "cross-site" })).status).toBe(403);
     expect((await fetch(`${dash.url}/queues/api/queues/digest/pause`, { method: "PUT", headers: { origin: "https://evil.example" } })).status).toBe(403);
-    expect(await new QueueAdmin(h.services.redis, h.services.config.redisPrefix).queue("digest").isPaused()).toBe(false);
+    expect(await new QueueAdmin(h.services.queues).queue("digest").isPaused()).toBe(false);
   });
 
   it("accepts a same-origin POST with the token and does it", async () => {
@@ -246,7 +246,7 @@ describe("state-changing requests", () => {
     const res = await post("/jobs/pause", { queue: "digest", _csrf: csrf }, { cookie, origin: dash.url, "sec-fetch-site": "same-origin" });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toMatch(/^\/jobs\?done=digest\+paused/);
-    const admin = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
+    const admin = new QueueAdmin(h.services.queues);
     try {
       expect(await admin.queue("digest").isPaused()).toBe(true);
       await admin.resume("digest");
