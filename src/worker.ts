@@ -171,7 +171,7 @@ export async function startWorker({
   // The sentinel is a maintenance scheduler, so only a maintenance host can tell that Redis lost the schedules.
   const lossGuard = roles.has("maintenance")
     ? watchRedisLoss({
-        redis,
+        redis: services.queues.engine === "redis" ? redis : undefined,
         isIntact: () => producer.hasScheduler("maintenance", RECONCILE_SCHEDULER_ID),
         rebuild: async () => void (await installSchedules(true)),
         afterReconnect: async () => void (await enqueueDueDownloads(services, producer, { rebuild: true })),

@@ -98,6 +98,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       DATABASE_URL: databaseUrl,
       REDIS_URL: options.config.redisUrl,
       DVAULT_REDIS_PREFIX: redisPrefix,
+      // The queues where the person's own install keeps them (on PostgreSQL, in the demo's database).
+      DVAULT_ENGINE: options.config.engine,
       DVAULT_API_BASE: sim.url,
       DVAULT_CLIENT_ID: DEMO_CLIENT_ID,
       DVAULT_CLIENT_SECRET: DEMO_CLIENT_SECRET,

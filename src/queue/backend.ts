@@ -252,7 +252,8 @@ export async function postgresQueueBackend({ url, schema, tables }: { url: strin
     queue: (name) => new classes.Queue(name, { connection: options }) as unknown as Queue,
     worker(name, processor, settings) {
       const worker = new classes.Worker(name, processor, {
-        connection: options,
+        // A connection for each job it runs at once, and one for its own bookkeeping (the LISTEN client is apart).
+        connection: { ...options, max: settings.concurrency + 1 },
         concurrency: settings.concurrency,
         autorun: true,
         ...(settings.name ? { name: settings.name } : {}),

@@ -8,11 +8,13 @@ import { z } from "zod";
 import { ApiError, ThrottleDelayError } from "../../src/api/errors.ts";
 import { QueueJobsRepository } from "../../src/db/queue-jobs.repository.ts";
 import { createLogger } from "../../src/log.ts";
+import { scanKeys } from "../../src/redis-scan.ts";
 import { JobEventCounter } from "../../src/metrics.ts";
 import { postgresQueueBackend, type QueueBackend } from "../../src/queue/backend.ts";
 import { checkCatalogue, defineJob, InterruptedError, type JobContext } from "../../src/queue/job-definition.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
+import { watchRedisLoss } from "../../src/queue/redis-loss-guard.ts";
 import { runNow } from "../../src/queue/run-now.ts";
 import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
@@ -82,13 +84,14 @@ afterAll(async () => {
   await db.drop();
 });
 
-type Opened = { backend: QueueBackend; cleanup(): Promise<void> };
+/** `scratches`: how many run-now scratch namespaces (src/queue/backend.ts#scratch) exist beside the backend's. */
+type Opened = { backend: QueueBackend; scratches(): Promise<number>; cleanup(): Promise<void> };
 const ENGINES: Array<{ engine: string; open(): Promise<Opened> }> = [
   {
     engine: "redis",
     async open() {
       const r = await createTestRedis();
-      return { backend: r.queues, cleanup: () => r.cleanup() };
+      return { backend: r.queues, scratches: async () => (await scanKeys(r.redis, `${r.prefix}:once-*`)).length, cleanup: () => r.cleanup() };
     },
   },
   {
@@ -99,6 +102,10 @@ const ENGINES: Array<{ engine: string; open(): Promise<Opened> }> = [
       const backend = await postgresQueueBackend({ url: db.url, schema, tables });
       return {
         backend,
+        async scratches() {
+          const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM pg_namespace WHERE nspname LIKE $1", [`${schema}_once_%`]);
+          return rows[0].n as number;
+        },
         async cleanup() {
           await backend.close();
           await tables(schema).dropSchema();
@@ -217,6 +224,7 @@ describe.each(ENGINES)("queues on $engine", ({ open }) => {
       ],
     );
     expect(outcomes.map((o) => o.state)).toEqual(["completed", "completed"]);
+    expect(await opened.scratches()).toBe(0);
     // Nothing reached the backend's own queues.
     expect((await admin.counts()).find((c) => c.name === "maintenance")).toMatchObject({ waiting: 0, completed: 0, failed: 0 });
   });
@@ -253,6 +261,33 @@ describe.each(ENGINES)("queues on $engine", ({ open }) => {
     await counter.poll();
     expect(counter.completed.get("maintenance")?.get("t.work")).toBe(1);
     expect(counter.failed.get("maintenance")?.get("t.work")).toBe(1);
+  });
+
+  it("the loss guard sees the sentinel scheduler gone and has the schedules rebuilt", async () => {
+    const install = () => producer.schedule("t.tick", {}, { everyMs: 60_000 });
+    await install();
+    let rebuilds = 0;
+    const guard = watchRedisLoss({
+      redis: undefined,
+      isIntact: () => producer.hasScheduler("maintenance", "maint-t-tick"),
+      rebuild: async () => {
+        rebuilds++;
+        await install();
+      },
+      everyMs: 60_000,
+      log,
+    });
+    try {
+      await guard.check();
+      expect(rebuilds).toBe(0);
+      // What a restore into a new queue schema (or a Redis restarted empty) leaves: no scheduler.
+      await queueOf(producer, "maintenance").removeJobScheduler("maint-t-tick");
+      await guard.check();
+      expect(rebuilds).toBe(1);
+      expect(await producer.hasScheduler("maintenance", "maint-t-tick")).toBe(true);
+    } finally {
+      guard.stop();
+    }
   });
 
   it("serves bull-board's read-only adapter: counts, jobs and the datastore's figures", async () => {
