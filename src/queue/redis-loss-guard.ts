@@ -14,6 +14,9 @@ export type RedisLossGuard = {
   stop(): void;
 };
 
+const LOST_ON_REDIS = "Redis no longer holds the schedules (restarted without its data?): rebuilding them and the download queue from PostgreSQL";
+const LOST_ON_POSTGRES = "the queues no longer hold the schedules (their schema restored or emptied?): rebuilding them and the download queue from the mirror";
+
 export function watchRedisLoss({
   redis,
   isIntact,
@@ -53,11 +56,7 @@ export function watchRedisLoss({
       throw err;
     }
     const started = Date.now();
-    log.warn(
-      redis
-        ? "Redis no longer holds the schedules (restarted without its data?): rebuilding them and the download queue from PostgreSQL"
-        : "the queues no longer hold the schedules (their schema restored or emptied?): rebuilding them and the download queue from the mirror",
-    );
+    log.warn(redis ? LOST_ON_REDIS : LOST_ON_POSTGRES);
     await rebuild();
     log.warn({ ms: Date.now() - started }, "schedules and download queue rebuilt from PostgreSQL");
   };
