@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { loadConfig, type Config } from "../../src/config.ts";
-import { TEST_REDIS_URL } from "./env.ts";
+import { TEST_ENGINE, TEST_REDIS_URL } from "./env.ts";
 
 /**
  * The API pace of tests that are not about pacing: a key starts (and stays) at 1000 calls per second, as
@@ -15,6 +15,7 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
   return loadConfig({
     HOME: "/nonexistent-home",
     REDIS_URL: TEST_REDIS_URL,
+    DVAULT_ENGINE: TEST_ENGINE,
     LOG_LEVEL: "silent",
     ...TEST_PACE_ENV,
     // Never the project's ./archive: a test that starts a worker with wanted rows would write there.

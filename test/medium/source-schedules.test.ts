@@ -31,7 +31,7 @@ const schedulesOf = (env: Record<string, string>) => loadConfig({ HOME: "/nonexi
 
 beforeAll(async () => {
   h = await createSyncHarness();
-  producer = new Producer([...JOB_DEFINITIONS], h.redis.queues);
+  producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
 });
 
 afterEach(async () => {
