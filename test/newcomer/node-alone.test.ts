@@ -189,13 +189,13 @@ describe("PostgreSQL alone on the embedded server: a worker and commands from ot
   const serverFolder = () => readState(embeddedLayout(dataDir))?.folder ?? "";
 
   it("share one server while the worker runs, which stops when the worker, the last of them, ends", async () => {
-    const token = sim.issueUserToken({ userId: sim.truth.ownerId }).refresh_token;
+    const token = sim.issueUserToken({ clientId: "3101", userId: sim.truth.ownerId }).refresh_token;
     const login = await dvault(env, ["auth", "import", "--refresh-token", token]);
     expect(login.code, login.stderr).toBe(0);
     // The command's lease went with it, and with it the server.
     expect(runningServer(serverFolder())).toBeUndefined();
 
-    const started = spawn(process.execPath, [BIN, "worker"], {
+    const started = spawn(process.execPath, [BIN, "worker", "--http"], {
       env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", ...env },
       stdio: ["ignore", "ignore", "pipe"],
     });
