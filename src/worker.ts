@@ -170,7 +170,7 @@ export async function startWorker({
   // The sentinel is a maintenance scheduler, so only a maintenance host can tell that Redis lost the schedules.
   const lossGuard = roles.has("maintenance")
     ? watchRedisLoss({
-        // services.redis only on the Redis engine: on PostgreSQL alone reading it throws (src/services.ts).
+        // Only the Redis engine has a connection whose reconnects to watch (services.redis throws on PostgreSQL).
         redis: services.queues.engine === "redis" ? services.redis : undefined,
         isIntact: () => producer.hasScheduler("maintenance", RECONCILE_SCHEDULER_ID),
         rebuild: async () => void (await installSchedules(true)),
