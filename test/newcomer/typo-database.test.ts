@@ -63,6 +63,8 @@ const NO_DATABASE: Record<string, string> = {
   storage: "copies blobs between the folder and a bucket; no database",
   jobs: "reads the queues in Redis; only retrying a failed download opens the database, through the same check",
   config: "prints the settings in effect and where each came from; no database",
+  init: "asks whether a server answers (at its postgres database) and writes a settings file; opens no dvault database",
+  db: "shows or stops the embedded server (DATABASE_URL=embedded); opens no dvault database",
 };
 
 const line = (database: string, problem: string) =>
