@@ -1,7 +1,7 @@
 // When dvault runs its own PostgreSQL server and when it refuses to: only DATABASE_URL=embedded chooses it (a
 // configured server that does not answer stays an error), a data folder of another PostgreSQL major is refused
 // with one line, and `dvault init` writes the embedded choice only when no server answers. No initdb here.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/free-port.ts";
@@ -77,6 +77,19 @@ describe("dvault init", () => {
     expect(run.stdout).toContain("answers: dvault keeps its mirror there");
     expect(run.stdout).toContain("queues, locks and the shared pace live there (DVAULT_ENGINE=redis)");
     expect(setLines(file)).toEqual([`DATABASE_URL=${TEST_PG_URL}`, "DVAULT_ENGINE=redis", `REDIS_URL=${TEST_REDIS_URL}`]);
+  });
+
+  it("--force leaves the file readable by its owner alone, though the file it wrote over was world-readable (a URL may hold a password)", async () => {
+    const file = path.join(path.dirname(data.dataDir), "shared.env");
+    writeFileSync(file, "DVAULT_ENGINE=redis\n");
+    chmodSync(file, 0o644);
+    const withPassword = TEST_PG_URL.replace("postgres@", "postgres:not-a-secret@");
+    const env = { DATABASE_URL: withPassword, REDIS_URL: TEST_REDIS_URL, DVAULT_DATA_DIR: data.dataDir };
+    const run = await dvault(env, ["init", "--file", file, "--force"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(setLines(file)[0]).toBe(`DATABASE_URL=${withPassword}`);
+    expect(run.stdout).not.toContain("not-a-secret");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
   it("with PostgreSQL answering and no Redis, keeps the server and chooses PostgreSQL alone", async () => {
