@@ -1,6 +1,7 @@
 // When dvault runs its own PostgreSQL server and when it refuses to: only DATABASE_URL=embedded chooses it (a
 // configured server that does not answer stays an error), a data folder of another PostgreSQL major is refused
 // with one line, and `dvault init` writes the embedded choice only when no server answers. No initdb here.
+import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -45,6 +46,37 @@ describe("choosing the embedded server", () => {
     expect(existsSync(path.join(folder, "postmaster.pid"))).toBe(false);
     const status = await dvault({ DATABASE_URL: "embedded", DVAULT_DATA_DIR: data.dataDir }, ["db", "status"]);
     expect(status.stdout).toContain(`data folder: ${folder} (PostgreSQL 17 (another major: refused))`);
+  });
+});
+
+describe("a data folder dvault cannot use", () => {
+  const immutable = (dir: string, on: boolean) => spawnSync("chattr", [on ? "+i" : "-i", dir]).status === 0;
+
+  it("is said in one line, by every command, when a file stands in its place", async () => {
+    const file = path.join(path.dirname(data.dataDir), "a-file");
+    writeFileSync(file, "");
+    const env = { DATABASE_URL: "embedded", DVAULT_ENGINE: "postgres", DVAULT_DATA_DIR: file };
+    const line = `dvault: a file stands where dvault's data folder ${file} must be (ENOTDIR): move it away, or set DVAULT_DATA_DIR to a folder`;
+    for (const args of [["status"], ["db", "status"], ["db", "stop"]]) {
+      const run = await dvault(env, args);
+      expect(run.code, args.join(" ")).toBe(1);
+      expect(run.stderr.trim().split("\n"), args.join(" ")).toEqual([line]);
+    }
+  });
+
+  it.runIf(process.getuid?.() === 0)("is said in one line when it refuses writes (chattr +i, which binds root too)", async (ctx) => {
+    const dir = path.join(path.dirname(data.dataDir), "immutable");
+    mkdirSync(dir);
+    if (!immutable(dir, true)) return ctx.skip();
+    try {
+      const run = await dvault({ DATABASE_URL: "embedded", DVAULT_ENGINE: "postgres", DVAULT_DATA_DIR: dir }, ["status"]);
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim().split("\n")).toEqual([
+        `dvault: dvault may not write to its data folder ${dir} (EPERM): give the user dvault runs as write access to it (an immutable folder: chattr -i), or set DVAULT_DATA_DIR to another folder`,
+      ]);
+    } finally {
+      immutable(dir, false);
+    }
   });
 });
 
