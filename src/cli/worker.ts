@@ -1,5 +1,5 @@
 // `dvault worker`: the long-running daemon. Applies pending migrations to a database that exists (the Docker image
-// relies on it at start-up) but never creates one, checks Redis, then runs until SIGTERM/SIGINT.
+// relies on it at start-up) but never creates one, checks Redis on the Redis engine, then runs until SIGTERM/SIGINT.
 import { type Command, InvalidArgumentError } from "commander";
 import { loadConfig } from "../config.ts";
 import { resolveDatabase } from "../db/embedded/resolve.ts";
@@ -32,7 +32,8 @@ export function registerWorkerCommand(program: Command): void {
           : undefined;
       // Refuse an exposed dashboard without a token before migrating or connecting anything.
       if (http) assertSafeBind(http.host, http.token);
-      await checkRedis(configured.redisUrl);
+      // Redis only on its engine: on PostgreSQL alone (DVAULT_ENGINE=postgres) the worker runs with no Redis at all.
+      if (configured.engine === "redis") await checkRedis(configured.redisUrl);
       // DATABASE_URL=embedded: the server dvault runs, held until the worker stops (src/db/embedded/resolve.ts).
       const { config, release } = await resolveDatabase(configured);
       try {
