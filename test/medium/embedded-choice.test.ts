@@ -33,6 +33,17 @@ describe("choosing the embedded server", () => {
     expect(existsSync(dataDir)).toBe(false);
   });
 
+  it("db status and db stop on an install that never ran it say so and leave no data folder behind", async () => {
+    const dataDir = path.join(path.dirname(data.dataDir), "never-ran");
+    const env = { DATABASE_URL: TEST_PG_URL, DVAULT_DATA_DIR: dataDir };
+    const status = await dvault(env, ["db", "status"]);
+    expect(status.stdout).toContain(`data folder: ${path.join(dataDir, "postgres")} (not made yet`);
+    const stop = await dvault(env, ["db", "stop"]);
+    expect(stop.code, stop.stderr).toBe(0);
+    expect(stop.stdout.trim()).toBe(`the embedded server in ${path.join(dataDir, "postgres")} is not running: nothing to stop`);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
   it("refuses a data folder of another PostgreSQL major with one line saying what to do", async () => {
     const folder = path.join(data.dataDir, "postgres");
     mkdirSync(folder, { recursive: true });
