@@ -61,6 +61,18 @@ describe("choosing the embedded server", () => {
 });
 
 describe("a data folder dvault cannot use", () => {
+  it("is said in one line when its PG_VERSION names no major (empty or garbled), not as data of PostgreSQL 0", async () => {
+    const dataDir = path.join(path.dirname(data.dataDir), "garbled");
+    const folder = path.join(dataDir, "postgres");
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(path.join(folder, "PG_VERSION"), "");
+    const run = await dvault({ DATABASE_URL: "embedded", DVAULT_ENGINE: "postgres", DVAULT_DATA_DIR: dataDir }, ["status"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      `dvault: ${folder} exists but holds no PostgreSQL data (no readable PG_VERSION): move it aside, and dvault makes the embedded server's folder anew`,
+    ]);
+  });
+
   const immutable = (dir: string, on: boolean) => spawnSync("chattr", [on ? "+i" : "-i", dir]).status === 0;
 
   it("is said in one line, by every command, when a file stands in its place", async () => {
