@@ -1,6 +1,6 @@
 // What restore checks of a backup before it touches anything: a backup is a folder dvault does not own
 // (docs/RELIABILITY.md#foreign-files). Its manifest, dump and key are regular files (no link, no FIFO) at the names
-// the manifest gives, inside the backup; its archive holds folders and regular files only, and links only where
+// the manifest gives, inside the backup, and nothing else is there (no file added, no database folder linked elsewhere); its archive holds folders and regular files only, and links only where
 // dvault makes them (the readable tree, by-user/, each to a file of originals/ in the same backup); the database
 // hashes to its checksums and reads to its end (format 2: every table file unpacked and its rows counted against
 // the manifest, its migrations all known to this dvault; format 1: `pg_restore -f /dev/null`, since `--list`
@@ -19,7 +19,7 @@ import { ForeignFileError, readForeignFile } from "../foreign-file.ts";
 import { ORIGINALS_DIR, READABLE_DIR } from "../storage/layout.ts";
 import { knownMigrations } from "../db/mirror-load.ts";
 import { ARCHIVE, type BackupManifest, type BackupManifestV2, KEY, MANIFEST, PgToolError, runPgTool, sha256File } from "./backup.ts";
-import { readTableFile, TABLE_NAME, type TableEntry, tableFile } from "./table-files.ts";
+import { DATABASE_DIR, readTableFile, TABLE_NAME, type TableEntry, tableFile } from "./table-files.ts";
 
 const common = {
   createdAt: z.string(),
@@ -80,11 +80,32 @@ const UNTOUCHED = "nothing was restored";
 export async function checkBackup(dir: string, opts: { databaseUrl: string; signal?: AbortSignal | undefined }): Promise<CheckedBackup> {
   const { signal } = opts;
   const manifest = await readManifest(dir, signal);
+  await checkEntries(dir, manifest);
   const tables = manifest.format === 2 ? await checkTables(dir, manifest, signal) : undefined;
   const dumpFile = manifest.format === 1 ? await checkDump(dir, manifest.database, opts) : undefined;
   const key = manifest.secretKey.included ? await readKey(path.join(dir, KEY), signal) : undefined;
   const archive = manifest.archive.included ? await checkArchive(path.join(dir, ARCHIVE), manifest, signal) : undefined;
   return { dir, manifest, dumpFile, tables, key, archive };
+}
+
+/**
+ * The backup holds what dvault writes and nothing else: its manifest, key, archive folder and database (format 1:
+ * the dump the manifest names; format 2: a folder, not a link, holding exactly the manifest's table files). A file
+ * added beside them, or a database folder that is a link to one outside the backup, is someone's change.
+ */
+async function checkEntries(dir: string, manifest: BackupManifest): Promise<void> {
+  const database = manifest.format === 1 ? manifest.database.file : DATABASE_DIR;
+  const expected = new Set([MANIFEST, KEY, ARCHIVE, database]);
+  const extra = (await readdir(dir)).find((name) => !expected.has(name));
+  if (extra !== undefined) throw damaged(`it holds ${path.join(dir, extra)}, which dvault backup does not write`);
+  if (manifest.format === 1) return;
+  const folder = path.join(dir, DATABASE_DIR);
+  const st = await lstat(folder).catch(() => undefined);
+  if (!st?.isDirectory())
+    throw damaged(`its ${folder} is ${st ? (st.isSymbolicLink() ? "a link" : "not a folder") : "missing"}, not the backup's folder of tables`);
+  const listed = new Set(manifest.database.tables.map((t) => path.posix.basename(t.file)));
+  const unlisted = (await readdir(folder)).find((name) => !listed.has(name));
+  if (unlisted !== undefined) throw damaged(`it holds ${path.join(folder, unlisted)}, a file its ${MANIFEST} does not list`);
 }
 
 /** Format 1: pg_dump's archive hashes to its checksum and pg_restore reads it to its end. */
@@ -158,7 +179,7 @@ async function readManifest(dir: string, signal: AbortSignal | undefined): Promi
   const format = (json as { format?: unknown } | null)?.format;
   if (format !== 1 && format !== 2) throw new UserError(`backup format ${String(format)} is not supported by this dvault; upgrade dvault`);
   const parsed = ManifestSchema.safeParse(json);
-  if (!parsed.success) throw damaged(`its ${MANIFEST} lacks ${parsed.error.issues[0]?.path.join(".") ?? "a field"}`);
+  if (!parsed.success) throw damaged(`its ${MANIFEST} has no valid ${parsed.error.issues[0]?.path.join(".") ?? "field"}`);
   return parsed.data as BackupManifest;
 }
 

@@ -2,7 +2,7 @@
 // set) that names the servers dvault found, or, when no PostgreSQL and no Redis answer, PostgreSQL alone on the
 // embedded server (DVAULT_ENGINE=postgres, DATABASE_URL=embedded). It never switches an install by itself: an
 // existing settings file is kept unless --force.
-import { existsSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import { type Config, loadConfig } from "../config.ts";
@@ -63,8 +63,10 @@ export function registerInitCommand(program: Command): void {
         throw new UserError(`${file} exists: dvault init keeps existing settings; edit it, or run dvault init --force to write it anew`);
       }
       const choice = await chooseSettings(loadConfig());
-      // Mode 600: a DATABASE_URL or REDIS_URL written here may hold a password.
+      // Mode 600: a DATABASE_URL or REDIS_URL written here may hold a password. writeFileSync's mode applies only
+      // to a file it creates: one written over with --force keeps its mode (often 644) unless set again.
       writeFileSync(file, settingsFileText(choice.settings), { mode: 0o600 });
+      chmodSync(file, 0o600);
       const chosen = Object.entries(choice.settings).map(([name, value]) => `${name}=${name.endsWith("_URL") ? maskUrl(value) : value}`);
       printOut(
         [`wrote ${file}: ${chosen.join(" ")}`, ...choice.lines.map((l) => `  ${l}`), "next: dvault migrate, then dvault auth login (README)"].join("\n"),

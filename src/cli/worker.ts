@@ -1,5 +1,5 @@
 // `dvault worker`: the long-running daemon. Applies pending migrations to a database that exists (the Docker image
-// relies on it at start-up) but never creates one, checks Redis, then runs until SIGTERM/SIGINT.
+// relies on it at start-up) but never creates one, checks Redis on the Redis engine, then runs until SIGTERM/SIGINT.
 import { type Command, InvalidArgumentError } from "commander";
 import { loadConfig } from "../config.ts";
 import { resolveDatabase } from "../db/embedded/resolve.ts";

@@ -217,6 +217,23 @@ describe("backup format 2", () => {
     const later = await spoiled("later", async (_dir, m) => {
       m.database.migrations.push("29990101000000_from_the_future");
     });
+    const extraTop = await spoiled("extra-top", async (dir) => {
+      await fs.writeFile(path.join(dir, "notes.txt"), "mine");
+    });
+    const extraTable = await spoiled("extra-table", async (dir, m) => {
+      await fs.copyFile(path.join(dir, file(m, "users").file), path.join(dir, "database", "users2.copy.gz"));
+    });
+    const linkedDatabase = await spoiled("linked-database", async (dir) => {
+      // The same files, but in a folder outside the backup that its database/ links to.
+      await fs.rename(path.join(dir, "database"), path.join(base, "linked-database-outside"));
+      await fs.symlink(path.join(base, "linked-database-outside"), path.join(dir, "database"));
+    });
+    const climbing = await spoiled("climbing", async (_dir, m) => {
+      file(m, "users").name = "../../etc/x";
+    });
+    const boastful = await spoiled("boastful", async (_dir, m) => {
+      file(m, "users").rows = 1e300;
+    });
     const again = "the backup is damaged; restore from another backup (nothing was restored)";
     const refusals: Array<[string, RegExp]> = [
       [oneByte, new RegExp(`/one-byte/database/deviations\\.copy\\.gz does not match its checksum: ${literal(again)}$`)],
@@ -237,6 +254,19 @@ describe("backup format 2", () => {
         /the backup was made by a later dvault \(its migration 29990101000000_from_the_future is not one of this dvault's\): upgrade dvault; nothing was restored$/,
       ],
     ];
+    refusals.push(
+      [extraTop, /the backup is damaged or was altered: it holds .*\/extra-top\/notes\.txt, which dvault backup does not write; nothing was restored$/],
+      [
+        extraTable,
+        /the backup is damaged or was altered: it holds .*\/extra-table\/database\/users2\.copy\.gz, a file its manifest\.json does not list; nothing was restored$/,
+      ],
+      [
+        linkedDatabase,
+        /the backup is damaged or was altered: its .*\/linked-database\/database is a link, not the backup's folder of tables; nothing was restored$/,
+      ],
+      [climbing, /the backup is damaged or was altered: its manifest\.json has no valid database\.tables\.\d+\.name; nothing was restored$/],
+      [boastful, /the backup is damaged or was altered: its manifest\.json has no valid database\.tables\.\d+\.rows; nothing was restored$/],
+    );
     for (const [from, message] of refusals) {
       await expect(restoreBackup({ config: target(), from }), from).rejects.toThrow(message);
       await expectUntouched();

@@ -1,7 +1,8 @@
 // When dvault runs its own PostgreSQL server and when it refuses to: only DATABASE_URL=embedded chooses it (a
 // configured server that does not answer stays an error), a data folder of another PostgreSQL major is refused
 // with one line, and `dvault init` writes the embedded choice only when no server answers. No initdb here.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/free-port.ts";
@@ -32,6 +33,17 @@ describe("choosing the embedded server", () => {
     expect(existsSync(dataDir)).toBe(false);
   });
 
+  it("db status and db stop on an install that never ran it say so and leave no data folder behind", async () => {
+    const dataDir = path.join(path.dirname(data.dataDir), "never-ran");
+    const env = { DATABASE_URL: TEST_PG_URL, DVAULT_DATA_DIR: dataDir };
+    const status = await dvault(env, ["db", "status"]);
+    expect(status.stdout).toContain(`data folder: ${path.join(dataDir, "postgres")} (not made yet`);
+    const stop = await dvault(env, ["db", "stop"]);
+    expect(stop.code, stop.stderr).toBe(0);
+    expect(stop.stdout.trim()).toBe(`the embedded server in ${path.join(dataDir, "postgres")} is not running: nothing to stop`);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
   it("refuses a data folder of another PostgreSQL major with one line saying what to do", async () => {
     const folder = path.join(data.dataDir, "postgres");
     mkdirSync(folder, { recursive: true });
@@ -45,6 +57,49 @@ describe("choosing the embedded server", () => {
     expect(existsSync(path.join(folder, "postmaster.pid"))).toBe(false);
     const status = await dvault({ DATABASE_URL: "embedded", DVAULT_DATA_DIR: data.dataDir }, ["db", "status"]);
     expect(status.stdout).toContain(`data folder: ${folder} (PostgreSQL 17 (another major: refused))`);
+  });
+});
+
+describe("a data folder dvault cannot use", () => {
+  it("is said in one line when its PG_VERSION names no major (empty or garbled), not as data of PostgreSQL 0", async () => {
+    const dataDir = path.join(path.dirname(data.dataDir), "garbled");
+    const folder = path.join(dataDir, "postgres");
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(path.join(folder, "PG_VERSION"), "");
+    const run = await dvault({ DATABASE_URL: "embedded", DVAULT_ENGINE: "postgres", DVAULT_DATA_DIR: dataDir }, ["status"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      `dvault: ${folder} exists but holds no PostgreSQL data (no readable PG_VERSION): move it aside, and dvault makes the embedded server's folder anew`,
+    ]);
+  });
+
+  const immutable = (dir: string, on: boolean) => spawnSync("chattr", [on ? "+i" : "-i", dir]).status === 0;
+
+  it("is said in one line, by every command, when a file stands in its place", async () => {
+    const file = path.join(path.dirname(data.dataDir), "a-file");
+    writeFileSync(file, "");
+    const env = { DATABASE_URL: "embedded", DVAULT_ENGINE: "postgres", DVAULT_DATA_DIR: file };
+    const line = `dvault: a file stands where dvault's data folder ${file} must be (ENOTDIR): move it away, or set DVAULT_DATA_DIR to a folder`;
+    for (const args of [["status"], ["db", "status"], ["db", "stop"]]) {
+      const run = await dvault(env, args);
+      expect(run.code, args.join(" ")).toBe(1);
+      expect(run.stderr.trim().split("\n"), args.join(" ")).toEqual([line]);
+    }
+  });
+
+  it.runIf(process.getuid?.() === 0)("is said in one line when it refuses writes (chattr +i, which binds root too)", async (ctx) => {
+    const dir = path.join(path.dirname(data.dataDir), "immutable");
+    mkdirSync(dir);
+    if (!immutable(dir, true)) return ctx.skip();
+    try {
+      const run = await dvault({ DATABASE_URL: "embedded", DVAULT_ENGINE: "postgres", DVAULT_DATA_DIR: dir }, ["status"]);
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim().split("\n")).toEqual([
+        `dvault: dvault may not write to its data folder ${dir} (EPERM): give the user dvault runs as write access to it (an immutable folder: chattr -i), or set DVAULT_DATA_DIR to another folder`,
+      ]);
+    } finally {
+      immutable(dir, false);
+    }
   });
 });
 
@@ -77,6 +132,19 @@ describe("dvault init", () => {
     expect(run.stdout).toContain("answers: dvault keeps its mirror there");
     expect(run.stdout).toContain("queues, locks and the shared pace live there (DVAULT_ENGINE=redis)");
     expect(setLines(file)).toEqual([`DATABASE_URL=${TEST_PG_URL}`, "DVAULT_ENGINE=redis", `REDIS_URL=${TEST_REDIS_URL}`]);
+  });
+
+  it("--force leaves the file readable by its owner alone, though the file it wrote over was world-readable (a URL may hold a password)", async () => {
+    const file = path.join(path.dirname(data.dataDir), "shared.env");
+    writeFileSync(file, "DVAULT_ENGINE=redis\n");
+    chmodSync(file, 0o644);
+    const withPassword = TEST_PG_URL.replace("postgres@", "postgres:not-a-secret@");
+    const env = { DATABASE_URL: withPassword, REDIS_URL: TEST_REDIS_URL, DVAULT_DATA_DIR: data.dataDir };
+    const run = await dvault(env, ["init", "--file", file, "--force"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(setLines(file)[0]).toBe(`DATABASE_URL=${withPassword}`);
+    expect(run.stdout).not.toContain("not-a-secret");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
   it("with PostgreSQL answering and no Redis, keeps the server and chooses PostgreSQL alone", async () => {

@@ -100,6 +100,16 @@ describe("the embedded server", () => {
     expect(existsSync(path.join(folder(), "postmaster.pid"))).toBe(false);
   });
 
+  it("is stopped by its last holder ended by Ctrl-C (SIGINT) with no handler of its own, which still ends by the signal", async () => {
+    const interrupted = await startHolder(dataDir);
+    expect(runningServer(folder())?.port).toBe(interrupted.port);
+    interrupted.child.kill("SIGINT");
+    const [, signal] = (await new Promise((resolve) => interrupted.child.once("close", (...end) => resolve(end)))) as [number | null, string | null];
+    expect(signal).toBe("SIGINT");
+    expect(runningServer(folder())).toBeUndefined();
+    expect(liveHolders(embeddedLayout(dataDir))).toEqual([]);
+  });
+
   it("does not count the lease of a process killed outright: the next holder to end stops the server", async () => {
     const killed = await startHolder(dataDir);
     const mine = await attachEmbedded({ dataDir });

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { Queue, QueueEvents } from "bullmq";
 import { z } from "zod";
+import { freePort } from "../../src/free-port.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectPg } from "../../src/db/connect.ts";
 import { migrate, migrationsUpToDate } from "../../src/db/migrate.ts";
@@ -167,6 +168,22 @@ describe("dvault worker", () => {
     expect(run.stderr).toMatch(/worker stopped/);
     const keys = await redis.redis.keys(`${redis.prefix}:heartbeat:*`);
     expect(keys).toEqual([]); // removed at shutdown
+  });
+
+  it("on PostgreSQL alone starts with no Redis answering, and no password of DATABASE_URL or REDIS_URL reaches its log", async () => {
+    const run = await runCli(
+      ["worker"],
+      {
+        DVAULT_ENGINE: "postgres",
+        DATABASE_URL: db.url.replace("postgres@", "postgres:not-a-secret@"),
+        REDIS_URL: `redis://:also-not-a-secret@127.0.0.1:${await freePort()}`,
+        LOG_LEVEL: "debug",
+      },
+      { untilLine: /worker ready/, signal: "SIGTERM" },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/worker stopped/);
+    expect(`${run.stdout}${run.stderr}`).not.toMatch(/not-a-secret/);
   });
 });
 

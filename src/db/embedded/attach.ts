@@ -27,19 +27,38 @@ function giveUp(layout: EmbeddedLayout): void {
 
 let exitHooked = false;
 
+function giveUpAll(): void {
+  for (const dataDir of held.keys()) {
+    held.delete(dataDir);
+    try {
+      giveUp(embeddedLayout(dataDir));
+    } catch {
+      // Nothing is left to tell on the way out: the lease of an ended process no longer counts, and the next holder to end stops the server.
+    }
+  }
+}
+
+/**
+ * A signal that ends the process by Node's default (Ctrl-C on a command with no handler of its own: `auth login`
+ * waiting for its callback) skips "exit", and the server outlived its last holder. With no other listener the lease
+ * is given up and the signal raised again, so the process still ends as the signal ends it; a command that handles
+ * the signal itself (the worker, stop-signal.ts) ends its own way and "exit" gives the lease up.
+ */
+function onEndingSignal(signal: NodeJS.Signals): void {
+  const listener = () => {
+    if (process.listenerCount(signal) > 1) return;
+    process.off(signal, listener);
+    giveUpAll();
+    process.kill(process.pid, signal);
+  };
+  process.on(signal, listener);
+}
+
 function hookExit(): void {
   if (exitHooked) return;
   exitHooked = true;
-  process.on("exit", () => {
-    for (const dataDir of held.keys()) {
-      held.delete(dataDir);
-      try {
-        giveUp(embeddedLayout(dataDir));
-      } catch {
-        // Nothing is left to tell on the way out: the lease of an ended process no longer counts, and the next holder to end stops the server.
-      }
-    }
-  });
+  process.on("exit", giveUpAll);
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) onEndingSignal(signal);
 }
 
 function attachment(dataDir: string, server: EmbeddedServer): EmbeddedAttachment {

@@ -41,7 +41,9 @@ async function settleFolder(folder: string, bin: PgBinaries, user: ServerUser): 
     }
   })();
   if (present !== undefined) {
-    throw new UserError(`${folder} exists but holds no PostgreSQL data (no PG_VERSION): move it aside, and dvault makes the embedded server's folder anew`);
+    throw new UserError(
+      `${folder} exists but holds no PostgreSQL data (no readable PG_VERSION): move it aside, and dvault makes the embedded server's folder anew`,
+    );
   }
   await initCluster({ bin, folder, user });
   return true;

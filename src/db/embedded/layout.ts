@@ -38,7 +38,7 @@ export function readState(layout: EmbeddedLayout): EmbeddedState | undefined {
     text = readFileSync(layout.stateFile, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
+    throw dataDirFault(err, layout) ?? err;
   }
   const state = (() => {
     try {
@@ -51,6 +51,22 @@ export function readState(layout: EmbeddedLayout): EmbeddedState | undefined {
     throw new UserError(`${layout.stateFile} is not the embedded server's state (a folder and a port): move it aside and run again to recreate it`);
   }
   return { folder: state.folder, port: state.port as number };
+}
+
+const DATA_DIR_FIXES: Readonly<Record<string, (dir: string, code: string) => string>> = {
+  ENOTDIR: (dir) => `a file stands where dvault's data folder ${dir} must be (ENOTDIR): move it away, or set DVAULT_DATA_DIR to a folder`,
+  EACCES: (dir, code) =>
+    `dvault may not write to its data folder ${dir} (${code}): give the user dvault runs as write access to it, or set DVAULT_DATA_DIR to another folder`,
+  EPERM: (dir, code) =>
+    `dvault may not write to its data folder ${dir} (${code}): give the user dvault runs as write access to it (an immutable folder: chattr -i), or set DVAULT_DATA_DIR to another folder`,
+  EROFS: (dir, code) => `dvault's data folder ${dir} is on a read-only file system (${code}): remount it read-write, or set DVAULT_DATA_DIR to another folder`,
+};
+
+/** A file system error on the data folder (a file in its place, a folder that refuses writes) as one line, or undefined. */
+export function dataDirFault(err: unknown, layout: EmbeddedLayout): UserError | undefined {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code ?? "";
+  const fix = DATA_DIR_FIXES[code];
+  return fix ? new UserError(fix(layout.dataDir, code)) : undefined;
 }
 
 /** The data folder for a server not made yet: dataDir/postgres, or (as root, dataDir not enterable) one under `rootHome`. */

@@ -9,7 +9,7 @@ import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { UserError } from "../../errors.ts";
 import { makeDirsSync } from "../../make-dirs.ts";
-import type { EmbeddedLayout } from "./layout.ts";
+import { dataDirFault, type EmbeddedLayout } from "./layout.ts";
 import { pidAlive } from "./server.ts";
 
 /** The process's start time (clock ticks after boot, /proc/<pid>/stat's field 22), where /proc tells; else "". */
@@ -73,12 +73,13 @@ let lockDepth = 0;
 
 /** Takes postgres.lock if it is free or its holder is gone; false while a live process holds it. */
 function tryLock(layout: EmbeddedLayout): boolean {
-  makeDirsSync(layout.dataDir);
   try {
+    makeDirsSync(layout.dataDir);
     writeFileSync(layout.lockFile, identity(process.pid), { flag: "wx" });
     return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    // The first write into the data folder: one that refuses it (or a file in its place) is said in one line.
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw dataDirFault(err, layout) ?? err;
   }
   const text = (() => {
     try {

@@ -31,13 +31,16 @@ function run(file: string, args: string[], user: ServerUser): Promise<{ code: nu
   });
 }
 
-/** The major version of the data in `folder` (its PG_VERSION), or undefined when there is none yet. */
+/** The major version of the data in `folder` (its PG_VERSION), or undefined when there is none yet or it names none. */
 export function folderMajor(folder: string): number | undefined {
+  let text: string;
   try {
-    return Number(readFileSync(path.join(folder, "PG_VERSION"), "utf8").trim());
+    text = readFileSync(path.join(folder, "PG_VERSION"), "utf8").trim();
   } catch {
     return undefined;
   }
+  // An empty or garbled PG_VERSION (a folder damaged, or written by something else) names no major: not "PostgreSQL 0".
+  return /^\d+$/.test(text) ? Number(text) : undefined;
 }
 
 /** The one line for a data folder another PostgreSQL major made: no pg_upgrade ships, so it cannot be opened here. */

@@ -56,6 +56,8 @@ export type StopOutcome = Readonly<{ stopped: boolean; folder: string; holders: 
  */
 export function stopEmbedded({ dataDir, force }: { dataDir: string; force: boolean }): StopOutcome {
   const layout = embeddedLayout(dataDir);
+  // Never made (no state): nothing runs, and taking the lock would make the data folder of an install that has none.
+  if (!readState(layout)) return { stopped: false, folder: newFolder(dataDir, serverUser()), holders: [] };
   return withLockSync(layout, () => {
     const folder = readState(layout)?.folder;
     const holders = liveHolders(layout).filter((pid) => pid !== process.pid);
