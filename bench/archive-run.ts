@@ -5,6 +5,7 @@
 // download is wanted, queued or running. BENCH_DUMP=<file> writes the request timeline (for analysis).
 import { Queue, QueueEvents, type Job } from "bullmq";
 import { JOB_DEFINITIONS } from "../jobs/index.ts";
+import { redisQueueBackend } from "../src/queue/backend.ts";
 import { Producer } from "../src/queue/producer.ts";
 import { createRedis } from "../src/queue/redis.ts";
 import { SOURCES } from "../src/sync/sources/index.ts";
@@ -63,7 +64,7 @@ export async function runArchive(
 ): Promise<ArchiveFigures> {
   const redis = createRedis(redisUrl);
   await redis.connect();
-  const producer = new Producer([...JOB_DEFINITIONS], redis, env.prefix);
+  const producer = new Producer([...JOB_DEFINITIONS], redisQueueBackend({ redis, url: redisUrl, prefix: env.prefix }));
   const syncQ = new Queue("sync", { connection: redis, prefix: env.prefix });
   const downloadsQ = new Queue("downloads", { connection: redis, prefix: env.prefix });
   // Job starts and ends as the workers report them (the downloads queue removes completed jobs).

@@ -8,7 +8,6 @@ import { checkCatalogue, type JobEntry } from "../src/queue/job-definition.ts";
 import type { Producer } from "../src/queue/producer.ts";
 import type { ProgressSink } from "../src/queue/progress.ts";
 import type { QueueName } from "../src/queue/queues.ts";
-import { createRedis } from "../src/queue/redis.ts";
 import { type RetryPolicy, type RunNowJob, type RunNowOutcome, runNow } from "../src/queue/run-now.ts";
 import type { Services } from "../src/services.ts";
 import { SOURCES } from "../src/sync/sources/index.ts";
@@ -39,9 +38,7 @@ export function runHere(options: RunHereOptions, jobs: readonly RunNowJob[]): Pr
     {
       entries: checkCatalogue<WorkerContext>(entries),
       definitions: JOB_DEFINITIONS,
-      redis: services.redis,
-      connection: () => createRedis(services.config.redisUrl, "worker"),
-      prefix: services.config.redisPrefix,
+      backend: services.queues,
       log,
       queues: [options.queue],
       makeContext: (base) => ({ ...base, services, sources, producer, everyMs: {}, ...(options.progress ? { progress: options.progress } : {}) }),

@@ -2,12 +2,12 @@
 // from services.apiTotals; everything else is read at scrape time from Postgres and Redis (the status
 // collector, the pacer's keys, the queues' event streams), so the numbers hold across processes.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
-import type { Redis } from "ioredis";
 import type { TransportStats } from "./api/http.ts";
 import type { Pacer } from "./api/pacer.ts";
 import type { Config } from "./config.ts";
 import type { AccountRepository } from "./db/account.repository.ts";
 import type { Queryable } from "./db/with-transaction.ts";
+import type { QueueBackend } from "./queue/backend.ts";
 import type { QueueAdmin } from "./queue/queue-admin.ts";
 import type { Coordinator } from "./coord/coordinator.ts";
 import { QUEUE_NAMES, type QueueName } from "./queue/queues.ts";
@@ -16,7 +16,6 @@ import { collectStatus } from "./status/collect.ts";
 export type MetricsDeps = {
   config: Config;
   pool: Queryable;
-  redis: Redis;
   coord: Coordinator;
   accounts: AccountRepository;
   pacer: Pacer;
@@ -150,7 +149,7 @@ export function createMetrics(deps: MetricsDeps): Metrics {
       registers: [registry],
     }),
   };
-  const events = new JobEventCounter(deps.redis, deps.config.redisPrefix);
+  const events = new JobEventCounter(deps.queues.backend);
 
   async function refresh(): Promise<void> {
     const t = deps.apiTotals;
@@ -234,29 +233,27 @@ function setCounter(counter: Counter, value: number): void {
 }
 
 /**
- * Counts "completed" and "failed" events from each queue's BullMQ event stream (`<prefix>:<queue>:events`),
- * read without blocking at every scrape from where the last scrape stopped: every worker process is
- * counted, not just this one. A "failed" event means failed for good (a retried attempt emits "delayed").
+ * Counts "completed" and "failed" events from each queue's BullMQ event log (a Redis stream `<prefix>:<queue>:events`,
+ * or BullMQ's event table on PostgreSQL: src/queue/backend.ts#finishedAfter), read without blocking at every scrape
+ * from where the last scrape stopped: every worker process is counted, not just this one. A "failed" event means
+ * failed for good (a retried attempt emits "delayed").
  */
 export class JobEventCounter {
   readonly completed = new Map<QueueName, Map<string, number>>();
   readonly failed = new Map<QueueName, Map<string, number>>();
-  private readonly lastIds = new Map<QueueName, string>();
+  private readonly cursors = new Map<QueueName, string>();
   private started: Promise<void> | undefined;
 
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
-  ) {
+  constructor(private readonly backend: QueueBackend) {
     this.started = this.start();
   }
 
-  /** Counting starts at the streams' current ends: earlier events belong to earlier processes' counters. */
+  /** Counting starts at the logs' current ends: earlier events belong to earlier processes' counters. */
   private async start(): Promise<void> {
     await Promise.all(
       QUEUE_NAMES.map(async (queue) => {
-        const last = await this.redis.xrevrange(this.streamKey(queue), "+", "-", "COUNT", 1).catch(() => []);
-        this.lastIds.set(queue, last[0]?.[0] ?? "0-0");
+        const cursor = await this.backend.eventCursor(queue).catch(() => undefined);
+        if (cursor !== undefined) this.cursors.set(queue, cursor);
       }),
     );
   }
@@ -267,35 +264,16 @@ export class JobEventCounter {
       this.started = undefined;
     }
     for (const queue of QUEUE_NAMES) {
-      for (;;) {
-        const from = this.lastIds.get(queue) ?? "0-0";
-        const entries = await this.redis.xrange(this.streamKey(queue), `(${from}`, "+", "COUNT", 1000);
-        if (entries.length === 0) break;
-        const finished: Array<{ event: "completed" | "failed"; jobId: string }> = [];
-        for (const [, fields] of entries) {
-          const f = fieldMap(fields);
-          if ((f.event === "completed" || f.event === "failed") && f.jobId) finished.push({ event: f.event, jobId: f.jobId });
-        }
-        const names = finished.length ? await Promise.all(finished.map((e) => this.redis.hget(`${this.prefix}:${queue}:${e.jobId}`, "name"))) : [];
-        finished.forEach((e, i) => {
-          const byName = (e.event === "completed" ? this.completed : this.failed).get(queue) ?? new Map<string, number>();
-          const name = names[i] ?? "unknown";
-          byName.set(name, (byName.get(name) ?? 0) + 1);
-          (e.event === "completed" ? this.completed : this.failed).set(queue, byName);
-        });
-        this.lastIds.set(queue, entries[entries.length - 1]![0]);
-        if (entries.length < 1000) break;
+      // A log whose end could not be read at start is read from now on, not from its beginning.
+      const from = this.cursors.get(queue) ?? (await this.backend.eventCursor(queue));
+      const { cursor, finished } = await this.backend.finishedAfter(queue, from);
+      for (const e of finished) {
+        const counts = e.event === "completed" ? this.completed : this.failed;
+        const byName = counts.get(queue) ?? new Map<string, number>();
+        byName.set(e.name, (byName.get(e.name) ?? 0) + 1);
+        counts.set(queue, byName);
       }
+      this.cursors.set(queue, cursor);
     }
   }
-
-  private streamKey(queue: QueueName): string {
-    return `${this.prefix}:${queue}:events`;
-  }
-}
-
-function fieldMap(fields: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < fields.length; i += 2) out[fields[i]!] = fields[i + 1]!;
-  return out;
 }

@@ -23,9 +23,11 @@ import { createPgPool, type PgPool } from "./db/connect.ts";
 import { type ResolvedDatabase, resolveDatabase } from "./db/embedded/resolve.ts";
 import { pacerRows } from "./db/pacer-rows.ts";
 import { assertDatabaseReady } from "./db/schema-check.ts";
+import { QueueJobsRepository } from "./db/queue-jobs.repository.ts";
 import { UnreadableResponseRepository } from "./db/unreadable-response.repository.ts";
 import { UserError } from "./errors.ts";
 import type { Logger } from "./log.ts";
+import { createQueueBackend, type QueueBackend } from "./queue/backend.ts";
 import { checkRedis, createRedis } from "./queue/redis.ts";
 import { settleRedisPrefix } from "./queue/redis-prefix.ts";
 import { registerSecret } from "./redact.ts";
@@ -55,6 +57,8 @@ export type Services = {
   redis: Redis;
   /** Locks, leases, heartbeats, switches: the coordination seam (src/coord/coordinator.ts), on the engine's store. */
   coord: Coordinator;
+  /** Where the queues and their schedulers live: Redis, or PostgreSQL alone (DVAULT_ENGINE, src/queue/backend.ts). */
+  queues: QueueBackend;
   pacer: Pacer;
   accounts: AccountRepository;
   /** API calls, throttle waits, retries and refreshes of every transport this process made (for /metrics). */
@@ -140,6 +144,7 @@ export async function createServices({
     database.release();
     throw err;
   });
+  const queues = await createQueueBackend(config, { ...(redis ? { redis } : {}), tables: (schema) => new QueueJobsRepository(pool, schema) });
   const now = overrides.now ?? Date.now;
   const pacer = pacerOf(config, { redis, pool }, overrides.pacer);
   const accounts = new AccountRepository(pool);
@@ -181,6 +186,7 @@ export async function createServices({
     log,
     pool,
     coord,
+    queues,
     pacer,
     accounts,
     apiTotals,
@@ -191,15 +197,26 @@ export async function createServices({
       if (!config.clientId || !config.clientSecret) return undefined;
       return apiOf(await tokens().forClient());
     },
-    async close() {
-      await pacer.close();
-      await coord.close();
-      if (redis) await redis.quit().catch(() => redis.disconnect());
-      await pool.end().catch(() => undefined);
-      database.release();
-    },
+    close: () => closeConnections({ queues, pacer, coord, redis, pool, database }),
   };
   return withEngineConnections(services, redis);
+}
+
+/** Closes what createServices opened, the queues first and the embedded server's lease last. */
+async function closeConnections(c: {
+  queues: QueueBackend;
+  pacer: Pacer;
+  coord: Coordinator;
+  redis: Redis | undefined;
+  pool: PgPool;
+  database: ResolvedDatabase;
+}): Promise<void> {
+  await c.queues.close().catch(() => undefined);
+  await c.pacer.close();
+  await c.coord.close();
+  if (c.redis) await c.redis.quit().catch(() => c.redis?.disconnect());
+  await c.pool.end().catch(() => undefined);
+  c.database.release();
 }
 
 /**
@@ -237,3 +254,5 @@ export async function openCoordination(config: Config, pool: PgPool): Promise<Co
     throw err;
   }
 }
+
+/** The queues first (on PostgreSQL their pools), then Redis, then dvault's pool. */

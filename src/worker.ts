@@ -13,7 +13,6 @@ import type { Logger } from "./log.ts";
 import { checkCatalogue } from "./queue/job-definition.ts";
 import { Producer, schedulerIdOf } from "./queue/producer.ts";
 import { QueueAdmin } from "./queue/queue-admin.ts";
-import { createRedis } from "./queue/redis.ts";
 import { registerSecret } from "./redact.ts";
 import { DEFAULT_OUTAGE_RETRY_MS, WorkerHost } from "./queue/worker-host.ts";
 import { createServices, type ServiceOverrides, type Services } from "./services.ts";
@@ -112,7 +111,7 @@ export async function startWorker({
   // Settled by createServices: "{dvault}", or an older install's "dvault" (src/queue/redis-prefix.ts).
   const prefix = services.config.redisPrefix;
   // Queue connection errors repeat while Redis is away; the worker hosts' own "error" lines say the same.
-  const producer = new Producer([...JOB_DEFINITIONS], redis, prefix, (err, queue) => log.debug({ err, queue }, "queue connection error"));
+  const producer = new Producer([...JOB_DEFINITIONS], services.queues, (err, queue) => log.debug({ err, queue }, "queue connection error"));
   const sources = new Map(SOURCES.map((s) => [s.name, s]));
 
   // Due work comes from Postgres, not from whatever Redis still holds: installed now, and again whenever
@@ -120,7 +119,7 @@ export async function startWorker({
   // installs its own: sync the sources' schedules, downloads the queue of due rows, maintenance its periodic
   // jobs; a maintenance host also rebuilds all of them after a loss, as its reconcile job does anyway.
   // The operator's view of the same queues: the active jobs a dead process or a lost reply left (reclaim, below).
-  const queues = new QueueAdmin(redis, prefix);
+  const queues = new QueueAdmin(services.queues);
   // The settings' schedules, replaced when SIGHUP re-reads the settings file (the reconcile job reads them too).
   let schedules = config.schedules;
   const currentSchedules = () => schedules;
@@ -149,7 +148,7 @@ export async function startWorker({
     try {
       const taken = await reclaimDeadHolders({ deps: downloadDepsFor(services), log, downloadsJobs: await queues.active("downloads") });
       if (taken.rows > 0) await enqueueDueDownloads(services, producer);
-      await host?.requeueLostActivations(redis, (name) => queues.queue(name));
+      await host?.requeueLostActivations((name) => queues.queue(name));
       reclaimFailing = false;
     } catch (err) {
       // Once per outage, not every few seconds while Redis or PostgreSQL is away.
@@ -163,7 +162,7 @@ export async function startWorker({
   // The sentinel is a maintenance scheduler, so only a maintenance host can tell that Redis lost the schedules.
   const lossGuard = roles.has("maintenance")
     ? watchRedisLoss({
-        redis,
+        redis: services.queues.engine === "redis" ? redis : undefined,
         isIntact: () => producer.hasScheduler("maintenance", RECONCILE_SCHEDULER_ID),
         rebuild: async () => void (await installSchedules(true)),
         afterReconnect: async () => void (await enqueueDueDownloads(services, producer, { rebuild: true })),
@@ -174,8 +173,7 @@ export async function startWorker({
 
   const host = new WorkerHost<WorkerContext>({
     entries,
-    connection: () => createRedis(config.redisUrl, "worker"),
-    prefix,
+    backend: services.queues,
     log,
     queues: queuesOfRoles([...roles]),
     concurrency: { sync: config.syncConcurrency, maintenance: 1, downloads: config.downloadConcurrency, digest: 1 },

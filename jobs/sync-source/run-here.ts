@@ -75,7 +75,7 @@ export async function runSyncHere(args: {
     if (event.type === "source") patience.progressed(event.id);
     tellProgress(event);
   };
-  const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
+  const producer = new Producer([...JOB_DEFINITIONS], services.queues);
   try {
     const outcomes = await runHere(
       {

@@ -1,8 +1,8 @@
 // `npm run check:jobs`: a job is added or scheduled only through the producer (src/queue/producer.ts), so its
 // options come from its definition (docs/ARCHITECTURE.md#the-life-of-a-deviation). Read from the parsed code
 // (scripts/checks/parse.ts), with what a type checker would say approximated by following values:
-// - BullMQ's classes are built in one place each: `new Queue` in the producer, `new Worker` in the worker host
-//   (src/queue/worker-host.ts); a FlowProducer, a QueueEvents or a second Queue or Worker anywhere fails, whether
+// - BullMQ's classes are built in one place, src/queue/backend.ts (on the configured engine), for the producer, the
+//   operator's view and the worker host; a FlowProducer, or a Queue, Worker or QueueEvents built anywhere else fails, whether
 //   the class comes from bullmq, an alias of it, a namespace, import() or require, or a module re-exporting it.
 // - `.add`, `.addBulk` and `.upsertJobScheduler` outside the producer fail on a value that holds a queue: one
 //   from a queue getter (`….queue(…)`), `new Queue`, a name typed `Queue` (or a Map, Record or array of them),
@@ -27,10 +27,12 @@ const PRODUCER = "src/queue/producer.ts";
  * worker host's workers.
  */
 const HOMES: Readonly<Record<string, readonly string[]>> = {
-  Queue: [PRODUCER, "src/queue/queue-admin.ts"],
-  Worker: ["src/queue/worker-host.ts"],
+  // Built for either engine in src/queue/backend.ts, whose queue() the producer and QueueAdmin call, whose worker()
+  // the worker host calls, and whose events() only tests and benchmarks call.
+  Queue: ["src/queue/backend.ts"],
+  Worker: ["src/queue/backend.ts"],
   FlowProducer: [],
-  QueueEvents: [],
+  QueueEvents: ["src/queue/backend.ts"],
   QueueScheduler: [],
   Job: [],
 };
@@ -64,9 +66,10 @@ const RERUNS: Readonly<Record<string, readonly string[]>> = {
   "src/queue/queue-admin.ts": ["retry"],
   "src/queue/producer.ts": ["promote"],
   // The worker host parks the job it holds (its token) until the wait its pacing or outage says, as BullMQ's
-  // DelayedError asks; src/queue/requeue.ts hands an active job lost by a dead process back the same way.
+  // DelayedError asks; src/queue/backend.ts hands an active job lost by a dead process back the same way
+  // (src/queue/requeue.ts).
   "src/queue/worker-host.ts": ["moveToDelayed"],
-  "src/queue/requeue.ts": ["moveToDelayed"],
+  "src/queue/backend.ts": ["moveToDelayed"],
 };
 
 function propName(m: Node): string | null {

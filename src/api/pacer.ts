@@ -36,7 +36,7 @@
 import { setTimeout as sleepTimer } from "node:timers/promises";
 import { DEFAULT_API_RATE } from "../config-defaults.ts";
 import { ThrottleDelayError } from "./errors.ts";
-import type { PacerStatus } from "./pacer-state.ts";
+import type { PacerStatus, SavedPace } from "./pacer-state.ts";
 import type { PacerOutcome, PacerStore } from "./pacer-store.ts";
 
 export type { PacerOutcome, PacerStore };
@@ -127,6 +127,9 @@ export type Pacer = {
   status(key: string): Promise<PacerStatus>;
   /** The keys with state in the store (status, metrics). */
   keys(): Promise<string[]>;
+  /** A key's learned state as stored, and its replacement: `dvault engine migrate` carries it to the other engine. */
+  saved(key: string): Promise<SavedPace | undefined>;
+  restore(key: string, saved: SavedPace): Promise<void>;
   readonly clock: PacerClock;
   /** Closes the store's wake-up connection (Redis: also closed when the store's connection ends). */
   close(): Promise<void>;
@@ -268,6 +271,8 @@ export function createPacer(options: PacerOptions): Pacer {
     acquire,
     status: (key) => store.status(key, clock.now()),
     keys: () => store.keys(),
+    saved: (key) => store.saved(key),
+    restore: (key, saved) => store.restore(key, saved),
     clock,
     close: () => store.close(),
   };

@@ -99,7 +99,7 @@ type AlertsResult = { notified?: string[]; reminded?: string[]; failed?: string[
 
 /** The alerts.evaluate job the worker runs every minute, through its handler and WorkerHost here (src/queue/run-now.ts). */
 async function alerts(services: Services, log: Logger, json: boolean): Promise<void> {
-  const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
+  const producer = new Producer([...JOB_DEFINITIONS], services.queues);
   try {
     const [outcome] = await runHere({ services, log, producer, queue: "maintenance", signal: AbortSignal.timeout(SEND_WAIT_MS) }, [
       { name: "alerts.evaluate", payload: {} },
@@ -131,7 +131,7 @@ async function send(services: Services, log: Logger, json: boolean): Promise<voi
   if (config.digest.channels.length === 0) {
     throw new UserError("no digest channel is configured: set DVAULT_DIGEST_CHANNELS (smtp, file, webhook, ntfy, discord), or use dvault digest --preview");
   }
-  const producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
+  const producer = new Producer([...JOB_DEFINITIONS], services.queues);
   const tick = new Date(services.now()).toISOString();
   const payloads: DigestJobPayload[] = config.digest.channels.map((channel) => ({ channel, tick, trigger: "manual" }));
   try {

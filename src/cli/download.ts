@@ -94,7 +94,7 @@ export function registerDownloadCommand(program: Command): void {
       const services = await createServices({ config, log });
       try {
         if (!opts.once) {
-          const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
+          const producer = new Producer([...JOB_DEFINITIONS], services.queues);
           try {
             const summary = await enqueueDueDownloads(services, producer);
             const note = await noWorkerNote(services, "downloads");

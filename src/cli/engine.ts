@@ -24,9 +24,8 @@ export function engineOpener(config: Config): EngineOpener {
 }
 
 function queueToolsOf(services: Services) {
-  if (services.config.engine !== "redis") throw new UserError("the queues on PostgreSQL alone are not built yet (r31-queues)");
-  const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
-  const admin = new QueueAdmin(services.redis, services.config.redisPrefix);
+  const producer = new Producer([...JOB_DEFINITIONS], services.queues);
+  const admin = new QueueAdmin(services.queues);
   return {
     producer,
     admin,

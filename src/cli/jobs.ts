@@ -2,10 +2,14 @@
 // or resuming a queue, without reading logs or opening Redis.
 import type { Command } from "commander";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
-import { loadConfig } from "../config.ts";
+import { type Config, loadConfig } from "../config.ts";
+import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { settleRedisPrefix } from "../queue/redis-prefix.ts";
 import { retryDownloadNow } from "../downloads/retry-now.ts";
 import { UserError } from "../errors.ts";
+import { createPgPool } from "../db/connect.ts";
+import { QueueJobsRepository } from "../db/queue-jobs.repository.ts";
+import { createQueueBackend, type QueueBackend } from "../queue/backend.ts";
 import { checkRedis, createRedis } from "../queue/redis.ts";
 import { isQueueName, QueueAdmin, type FailedJob, type RetryOutcome } from "../queue/queue-admin.ts";
 import { QUEUE_NAMES, type QueueName } from "../queue/queues.ts";
@@ -22,30 +26,47 @@ function parseQueue(name: string | undefined): QueueName | undefined {
 }
 
 async function withAdmin<T>(run: (admin: QueueAdmin) => Promise<T>): Promise<T> {
-  const configured = loadConfig();
-  await checkRedis(configured.redisUrl);
-  const redis = createRedis(configured.redisUrl);
-  await redis.connect();
-  const config = await settleRedisPrefix(redis, configured);
+  const opened = await openQueues(loadConfig());
+  const { config } = opened;
   // A failed download is retried through its row (src/downloads/retry-now.ts): the database is opened only then.
   let services: Services | undefined;
   const retryDownload = async (data: unknown) => {
     services ??= await createServices({ config, log: cliLogger(config) });
-    const producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
+    const producer = new Producer([...JOB_DEFINITIONS], services.queues);
     try {
       return await retryDownloadNow(services, producer, data);
     } finally {
       await producer.close();
     }
   };
-  const admin = new QueueAdmin(redis, config.redisPrefix, retryDownload);
+  const admin = new QueueAdmin(opened.backend, retryDownload);
   try {
     return await run(admin);
   } finally {
     await services?.close();
     await admin.close();
-    await redis.quit().catch(() => redis.disconnect());
+    await opened.close();
   }
+}
+
+/**
+ * The queues alone, on the configured engine: on Redis its connection (checked in one line, the prefix settled);
+ * on PostgreSQL alone dvault's database (DATABASE_URL=embedded: the server dvault runs, held until close()).
+ */
+async function openQueues(configured: Config): Promise<{ config: Config; backend: QueueBackend; close(): Promise<void> }> {
+  if (configured.engine === "postgres") {
+    const database = await resolveDatabase(configured, { migrate: false });
+    const { config } = database;
+    const pool = createPgPool(config.databaseUrl, 2);
+    const backend = await createQueueBackend(config, { tables: (schema: string) => new QueueJobsRepository(pool, schema) });
+    return { config, backend, close: async () => void (await backend.close(), await pool.end(), database.release()) };
+  }
+  await checkRedis(configured.redisUrl);
+  const redis = createRedis(configured.redisUrl);
+  await redis.connect();
+  const config = await settleRedisPrefix(redis, configured);
+  const backend = await createQueueBackend(config, { redis });
+  return { config, backend, close: async () => void (await backend.close(), await redis.quit().catch(() => redis.disconnect())) };
 }
 
 /** The payload's ids in one line: accountId=1 source=gallery key=... */

@@ -7,8 +7,8 @@ import type { Services } from "../services.ts";
 import { workerHeartbeats } from "../status/redis-state.ts";
 
 /** A line to print when no worker takes from `queue`; undefined when one does (or Redis can't tell). */
-export async function noWorkerNote(services: Pick<Services, "redis" | "coord" | "config">, queue: QueueName): Promise<string | undefined> {
-  const queues = new QueueAdmin(services.redis, services.config.redisPrefix);
+export async function noWorkerNote(services: Pick<Services, "coord" | "config" | "queues">, queue: QueueName): Promise<string | undefined> {
+  const queues = new QueueAdmin(services.queues);
   try {
     const beats = await workerHeartbeats(services.coord, services.config.redisPrefix, Date.now());
     if (beats.length > 0 || (await queues.workerCount(queue)) > 0) return undefined;

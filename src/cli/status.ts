@@ -198,7 +198,7 @@ export function registerStatusCommand(program: Command): void {
       const config = loadConfig();
       const log = cliLogger(config);
       const services = await createServices({ config, log });
-      const queues = new QueueAdmin(services.redis, services.config.redisPrefix);
+      const queues = new QueueAdmin(services.queues);
       try {
         const report = await collectStatus({ ...services, queues, tokens: services.tokens });
         if (opts.json) printJson(report);

@@ -198,7 +198,7 @@ export function registerSyncCommand(program: Command): void {
 
 /** Through the producer, so the definition's options apply and a request made after the last one finished runs. */
 async function enqueue(services: Services, plan: PlannedRun[], full: boolean | undefined, json: boolean): Promise<void> {
-  const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
+  const producer = new Producer([...JOB_DEFINITIONS], services.queues);
   try {
     for (const run of plan) {
       await producer.enqueue("sync.source", { accountId: run.accountId, source: run.source, key: run.key, ...(full ? { full: true } : {}) });

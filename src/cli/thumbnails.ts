@@ -33,7 +33,7 @@ export function registerThumbnailsCommand(program: Command): void {
       const config = loadConfig();
       const log = cliLogger(config);
       const services = await createServices({ config, log });
-      const producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
+      const producer = new Producer([...JOB_DEFINITIONS], services.queues);
       const started = Date.now();
       try {
         const [outcome] = await runHere({ services, log, producer, queue: "maintenance" }, [

@@ -17,6 +17,7 @@ import type { Logger } from "../log.ts";
 import { previewDigest } from "../digest/preview.ts";
 import { downloadDepsFor } from "../downloads/deps.ts";
 import { runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts";
+import type { QueueBackend } from "../queue/backend.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
 import { deleteKeysByPrefix } from "../queue/redis.ts";
 import { createServices, type Services } from "../services.ts";
@@ -98,6 +99,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       DATABASE_URL: databaseUrl,
       REDIS_URL: options.config.redisUrl,
       DVAULT_REDIS_PREFIX: redisPrefix,
+      DVAULT_ENGINE: options.config.engine, // the queues on the install's engine (on PostgreSQL, in the demo's database)
       DVAULT_API_BASE: sim.url,
       DVAULT_CLIENT_ID: DEMO_CLIENT_ID,
       DVAULT_CLIENT_SECRET: DEMO_CLIENT_SECRET,
@@ -163,9 +165,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     // The download.file jobs the sync queued for a worker: the step above did their work here (it takes their rows
     // over), and the demo runs no worker, so they go rather than wait in the demo's queue and show as 500 waiting
     // on the dashboard the report points to.
-    const admin = new QueueAdmin(services.redis, redisPrefix);
-    await admin.drainWaiting("downloads");
-    await admin.close();
+    await dropQueuedDownloads(services.queues);
     out(
       `            ${downloads.done} files stored, ${downloads.degraded} as degraded renditions (their originals wait for ${downloads.nextWindow?.toISOString().slice(0, 10) ?? "next week"}), ` +
         `${downloads.notDownloadable} not downloadable, ${downloads.failed} failed, ${(downloads.bytes / 1e6).toFixed(1)} MB`,
@@ -221,5 +221,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   } finally {
     await services?.close();
     await sim.close();
+  }
+}
+
+/** The download.file jobs waiting in the demo's queue (the run did their work), so none shows as waiting. */
+async function dropQueuedDownloads(queues: QueueBackend): Promise<void> {
+  const admin = new QueueAdmin(queues);
+  try {
+    await admin.drainWaiting("downloads");
+  } finally {
+    await admin.close();
   }
 }

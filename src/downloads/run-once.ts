@@ -14,7 +14,6 @@ import type { Logger } from "../log.ts";
 import { holdLease } from "../queue/holder.ts";
 import { checkCatalogue, defineJob, type JobContext, type JobResult } from "../queue/job-definition.ts";
 import { safeSink, type ProgressSink } from "../queue/progress.ts";
-import { createRedis } from "../queue/redis.ts";
 import { runNow } from "../queue/run-now.ts";
 import { RunPatience, type RunPatienceSettings } from "../queue/run-patience.ts";
 import { scrubString } from "../redact.ts";
@@ -177,9 +176,7 @@ async function claimAndRun(run: OnceRun, claims: OnceClaims): Promise<void> {
         // A failure that passes comes back as a delay (RetryInRunError) while the patience lasts, so one attempt
         // each (or the fixed `attempts`, their backoff the fixed delay).
         retry: { in: "here", attempts: run.attempts, backoffMs: run.opts.retryDelayMs ?? 2000, jitter: 0 },
-        redis: services.redis,
-        connection: () => createRedis(services.config.redisUrl, "worker"),
-        prefix: services.config.redisPrefix,
+        backend: services.queues,
         log,
         queues: ["downloads"],
         concurrency: { downloads: Math.max(1, run.opts.concurrency ?? services.config.downloadConcurrency) },

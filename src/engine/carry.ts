@@ -3,7 +3,7 @@
 // on as it was. What belongs to running processes (heartbeats, holder leases and their items, locks) is left behind:
 // no process of the source runs when the move starts. Keys are rewritten from the source's prefix to the target's
 // (an older Redis install may keep "dvault", src/queue/redis-prefix.ts).
-import type { PacerStore } from "../api/pacer-store.ts";
+import type { Pacer } from "../api/pacer.ts";
 import type { Coordinator, CoordWrite } from "../coord/coordinator.ts";
 import { knownWorkersKey } from "../digest/alerts.ts";
 import { linksDirtyKey } from "../downloads/after-store.ts";
@@ -12,7 +12,7 @@ import { inertTextsKey } from "../downloads/inert-texts.ts";
 import { paidAnswerLeftMs, paidDownloadsPrefix } from "../downloads/paid-downloads.ts";
 
 /** One engine's stores, under the install's prefix there. */
-export type StoreSide = { coord: Coordinator; pace: PacerStore; prefix: string };
+export type StoreSide = { coord: Coordinator; pace: Pick<Pacer, "keys" | "saved" | "restore">; prefix: string };
 
 /** The values kept, each read and written whole, by who owns it. */
 const KEPT_VALUES: ReadonlyArray<{ what: string; key: (prefix: string) => string }> = [

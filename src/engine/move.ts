@@ -16,7 +16,7 @@ import { UserError } from "../errors.ts";
 import { type LiveHolder, liveHolders } from "../queue/holder.ts";
 import type { Producer } from "../queue/producer.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
-import { pacerStoreFor, type Services } from "../services.ts";
+import type { Services } from "../services.ts";
 import type { SourceDefinition, SourceName } from "../sync/source.ts";
 import { type CarriedValues, carryPace, carryValues, type StoreSide } from "./carry.ts";
 import { installWork } from "./install-work.ts";
@@ -67,16 +67,12 @@ export async function openSide(opener: EngineOpener, engine: Engine, role?: "sou
     const where = role === "source" ? "the install is on now" : "to move to";
     throw new UserError(`the ${role} engine (${engine}, ${where}) cannot be used, nothing was changed: ${err.message}`, err.exitCode);
   }
-  // The pace's own store, as the pacer has it (src/services.ts#pacerStoreFor): read and written key by key here.
-  const connections = engine === "redis" ? { redis: services.redis, pool: services.pool } : { pool: services.pool };
-  const pace = pacerStoreFor(services.config, connections);
-  return { engine, services, coord: services.coord, pace, prefix: services.config.redisPrefix, queues: opener.queues(services) };
+  return { engine, services, coord: services.coord, pace: services.pacer, prefix: services.config.redisPrefix, queues: opener.queues(services) };
 }
 
 export async function closeSide(side: EngineSide | undefined): Promise<void> {
   if (!side) return;
   await side.queues.close().catch(() => undefined);
-  await side.pace.close().catch(() => undefined);
   await side.services.close().catch(() => undefined);
 }
 

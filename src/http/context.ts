@@ -1,8 +1,8 @@
 // What every part of the dashboard shares: its dependencies (the worker's Services fit), the objects built
 // once per app, and the public base of links that leave a page. How routes answer is src/http/respond.ts.
 import type { Request } from "express";
-import type { Redis } from "ioredis";
 import type { Coordinator } from "../coord/coordinator.ts";
+import type { QueueBackend } from "../queue/backend.ts";
 import type { TransportStats } from "../api/http.ts";
 import type { Pacer } from "../api/pacer.ts";
 import type { TokenManager } from "../api/token-manager.ts";
@@ -24,8 +24,9 @@ export type DashboardDeps = {
   config: Config;
   log: Logger;
   pool: PgPool;
-  redis: Redis;
   coord: Coordinator;
+  /** Where the queues live (src/queue/backend.ts). */
+  queues: QueueBackend;
   accounts: AccountRepository;
   pacer: Pacer;
   apiTotals: TransportStats;

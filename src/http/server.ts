@@ -87,7 +87,7 @@ export function createDashboardApp(deps: DashboardDeps, options: { token?: strin
     log,
     token: options.token,
     now: deps.now ?? Date.now,
-    queues: new QueueAdmin(deps.redis, config.redisPrefix, deps.retryDownload),
+    queues: new QueueAdmin(deps.queues, deps.retryDownload),
     browser: new ArchiveBrowserRepository(deps.pool),
     dashboard: new DashboardRepository(deps.pool),
     provenance: createProvenance(hosts, config.publicUrl ? new URL(config.publicUrl).origin : undefined),

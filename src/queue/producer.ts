@@ -2,8 +2,8 @@
 // and the only entrance that adds a job or installs a job scheduler (scripts/checks/jobs-through-producer.ts).
 import { isDeepStrictEqual } from "node:util";
 import { sameSchedule, type Schedule } from "../config/schedules.ts";
-import { Queue, type Job, type JobsOptions } from "bullmq";
-import type { Redis } from "ioredis";
+import type { Job, JobsOptions, Queue } from "bullmq";
+import type { QueueBackend } from "./backend.ts";
 import type { JobPayloads, RankingOf } from "./contract.ts";
 import type { JobDefinition } from "./job-definition.ts";
 import { RETENTION, type QueueName } from "./queues.ts";
@@ -43,8 +43,8 @@ export class Producer<M extends object = JobPayloads> {
 
   constructor(
     definitions: readonly NoInfer<DefinitionOf<M>>[],
-    private readonly connection: Redis,
-    private readonly prefix: string,
+    /** Where the queues live (src/queue/backend.ts); closing the producer leaves it open. */
+    private readonly backend: QueueBackend,
     /** Connection errors of the queues (Redis down, reconnecting); without a listener BullMQ prints them to stderr. */
     private readonly onError: (err: Error, queue: QueueName) => void = () => undefined,
   ) {
@@ -54,7 +54,7 @@ export class Producer<M extends object = JobPayloads> {
   private queue(name: QueueName): Queue {
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: this.connection, prefix: this.prefix });
+      queue = this.backend.queue(name);
       queue.on("error", (err) => this.onError(err, name));
       this.queues.set(name, queue);
     }

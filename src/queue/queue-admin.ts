@@ -2,8 +2,8 @@
 // with their reasons, selective retry, pause and resume. It never runs jobs and needs no job catalogue.
 // A failed download.file job is not retried in place: its row in the downloads table says when the file is
 // tried (src/downloads/retry-now.ts), so that retry goes through the hook its caller gives.
-import { Queue, type Job } from "bullmq";
-import type { Redis } from "ioredis";
+import type { Job, Queue } from "bullmq";
+import type { QueueBackend } from "./backend.ts";
 import { QUEUE_NAMES, type QueueName } from "./queues.ts";
 import { type ActiveJobs, activeJobs } from "./requeue.ts";
 
@@ -61,17 +61,16 @@ export function isQueueName(name: string): name is QueueName {
 export class QueueAdmin {
   private readonly queues = new Map<QueueName, Queue>();
 
-  /** `connection` is shared and stays open on close(); BullMQ only issues commands on it here. */
+  /** `backend` is shared and stays open on close(); only its command connection is used here. */
   constructor(
-    private readonly connection: Redis,
-    private readonly prefix: string,
+    readonly backend: QueueBackend,
     private readonly retryDownload?: DownloadRetry,
   ) {}
 
   queue(name: QueueName): Queue {
     let q = this.queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection: this.connection, prefix: this.prefix });
+      q = this.backend.queue(name);
       // Errors surface on the calls that hit them; without a listener EventEmitter would throw.
       q.on("error", () => undefined);
       this.queues.set(name, q);
@@ -170,7 +169,7 @@ export class QueueAdmin {
 
   /** The queue's active jobs and who runs them, for taking back those of a dead process (src/downloads/reclaim.ts). */
   async active(name: QueueName): Promise<ActiveJobs> {
-    return activeJobs(this.connection, this.queue(name));
+    return activeJobs(this.backend, this.queue(name));
   }
 
   /** How many BullMQ workers, of any process, take jobs from the queue now. */

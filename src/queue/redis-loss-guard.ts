@@ -1,6 +1,10 @@
 // Notices that Redis lost what the worker installed in it (restarted without its data, flushed, failed over
 // to an empty replica) and has it rebuilt from PostgreSQL: checked on every reconnect and every few seconds,
 // because a restart with an empty data set looks like any other reconnect from the client's side.
+// On PostgreSQL alone (src/queue/backend.ts) the schedulers sit in the mirror's own database, so no restart loses
+// them without the tables they are rebuilt from; the same sentinel is still checked every few seconds (through
+// BullMQ's API, the same on both engines), which catches what does take them alone: a restore of dvault's tables
+// into a database whose queue schema is new, or the queue schema emptied by hand. There is no reconnect to watch.
 import type { Redis } from "ioredis";
 import type { Logger } from "../log.ts";
 
@@ -10,6 +14,9 @@ export type RedisLossGuard = {
   stop(): void;
 };
 
+const LOST_ON_REDIS = "Redis no longer holds the schedules (restarted without its data?): rebuilding them and the download queue from PostgreSQL";
+const LOST_ON_POSTGRES = "the queues no longer hold the schedules (their schema restored or emptied?): rebuilding them and the download queue from the mirror";
+
 export function watchRedisLoss({
   redis,
   isIntact,
@@ -18,8 +25,8 @@ export function watchRedisLoss({
   everyMs,
   log,
 }: {
-  /** The command connection; its "ready" event (each reconnect) triggers a check. */
-  redis: Redis;
+  /** The queues' Redis command connection; its "ready" event (each reconnect) triggers a check. None on PostgreSQL. */
+  redis?: Redis | undefined;
   /** True while Redis still holds what was installed (e.g. a sentinel job scheduler). */
   isIntact: () => Promise<boolean>;
   rebuild: () => Promise<void>;
@@ -49,7 +56,7 @@ export function watchRedisLoss({
       throw err;
     }
     const started = Date.now();
-    log.warn("Redis no longer holds the schedules (restarted without its data?): rebuilding them and the download queue from PostgreSQL");
+    log.warn(redis ? LOST_ON_REDIS : LOST_ON_POSTGRES);
     await rebuild();
     log.warn({ ms: Date.now() - started }, "schedules and download queue rebuilt from PostgreSQL");
   };
@@ -76,7 +83,7 @@ export function watchRedisLoss({
     reconnected = true;
     void check();
   };
-  redis.on("ready", onReady);
+  redis?.on("ready", onReady);
   const timer = setInterval(() => void check(), everyMs);
   timer.unref();
   return {
@@ -84,7 +91,7 @@ export function watchRedisLoss({
     stop() {
       stopped = true;
       clearInterval(timer);
-      redis.off("ready", onReady);
+      redis?.off("ready", onReady);
     },
   };
 }

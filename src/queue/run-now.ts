@@ -1,15 +1,15 @@
 // "Run it now" from the CLI (`sync --once`, `digest --send`, `download --once`): the jobs go through the same WorkerHost and handlers
-// as in the worker, in this process, on a private queue prefix, so a running worker never takes them and this
-// process never takes the worker's. The private queues are removed afterwards: anything unfinished is either
+// as in the worker, in this process, on private queues (a prefix of their own on Redis, a schema of their own on
+// PostgreSQL: src/queue/backend.ts#scratch), so a running worker never takes them and this process never takes the
+// worker's. The private queues are removed afterwards: anything unfinished is either
 // handed to the worker's queue (`handOver`) or left to the tables the jobs keep (downloads, sync_sources).
-import { randomBytes } from "node:crypto";
 import type { Job, Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { QueueBackend } from "./backend.ts";
 import type { JobPayloads } from "./contract.ts";
 import type { JobContext } from "./job-definition.ts";
 import { type DefinitionOf, type EnqueueOptions, Producer } from "./producer.ts";
 import { QueueAdmin } from "./queue-admin.ts";
-import { QUEUE_NAMES, type QueueName } from "./queues.ts";
+import type { QueueName } from "./queues.ts";
 import { WorkerHost, type WorkerHostOptions } from "./worker-host.ts";
 
 /** One job to run, by its name in the payload map `M` (the job contract's unless a test gives its own). */
@@ -35,19 +35,16 @@ export type RunNowOutcome<M extends object = JobPayloads> =
 export type RetryPolicy = { in: "worker" } | { in: "here"; attempts?: number; backoffMs?: number; jitter?: number };
 
 /**
- * What it shares with the worker is WorkerHost's own options (`connection` is closed at the end by WorkerHost;
- * follow-up jobs a handler adds from `makeContext`'s context go to the worker's producer, not the private one);
- * the rest is run-now's.
+ * What it shares with the worker is WorkerHost's own options (follow-up jobs a handler adds from `makeContext`'s
+ * context go to the worker's producer, not the private one); the rest is run-now's.
  */
 export type RunNowOptions<Ctx extends JobContext, M extends object = JobPayloads> = Pick<
   WorkerHostOptions<Ctx>,
-  "entries" | "connection" | "log" | "queues" | "concurrency" | "makeContext"
+  "entries" | "log" | "queues" | "concurrency" | "makeContext"
 > & {
   definitions: readonly NoInfer<DefinitionOf<M>>[];
-  /** A command connection for the private queues. */
-  redis: Redis;
-  /** The configured prefix; the private one is derived from it. */
-  prefix: string;
+  /** The worker's queues; the private ones are made beside them and removed at the end. */
+  backend: QueueBackend;
   /** Adds a job that failed an attempt, or was stopped, to the worker's queue, so it finishes there. */
   handOver?: (job: RunNowJob<M>) => Promise<unknown>;
   /**
@@ -66,19 +63,16 @@ export async function runNow<Ctx extends JobContext, M extends object = JobPaylo
   options: RunNowOptions<Ctx, M>,
   jobs: readonly RunNowJob<M>[],
 ): Promise<RunNowOutcome<M>[]> {
-  const prefix = `${options.prefix}:once-${randomBytes(6).toString("hex")}`;
+  const scratch = await options.backend.scratch();
   const producer = new Producer<M>(
     options.definitions.map((d) => withPolicy(d, options.retry)),
-    options.redis,
-    prefix,
+    scratch,
   );
-  // States are read, and the private queues removed at the end, through the operator's view of them.
-  const queues = new QueueAdmin(options.redis, prefix);
-  // WorkerHost quits the connections it was given (worker-host.ts close()): it is their one owner.
+  // States are read through the operator's view of the private queues.
+  const queues = new QueueAdmin(scratch);
   const host = new WorkerHost<Ctx>({
     entries: options.entries,
-    connection: options.connection,
-    prefix,
+    backend: scratch,
     log: options.log,
     queues: options.queues,
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
@@ -115,16 +109,9 @@ export async function runNow<Ctx extends JobContext, M extends object = JobPaylo
     }
   } finally {
     await host.close();
-    await Promise.all(
-      QUEUE_NAMES.map((name) =>
-        queues
-          .queue(name)
-          .obliterate({ force: true })
-          .catch(() => undefined),
-      ),
-    );
     await queues.close();
     await producer.close();
+    await scratch.discard();
   }
   const result: RunNowOutcome<M>[] = [];
   for (const [i, o] of outcomes.entries()) {

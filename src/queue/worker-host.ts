@@ -7,8 +7,8 @@
 //   needs re-auth etc. → completed as "skipped" (never a failure loop)
 //   permanent          → UnrecoverableError (failed once, kept for `dvault jobs failed`)
 //   anything else      → thrown (scrubbed): BullMQ retries with exponential backoff and jitter
-import { DelayedError, UnrecoverableError, Worker, type Job, type Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import { DelayedError, UnrecoverableError, type Job, type Queue } from "bullmq";
+import type { QueueBackend, QueueWorker } from "./backend.ts";
 import type { Logger } from "../log.ts";
 import { scrubError, scrubString } from "../redact.ts";
 import { DELAY_WORDS, delayOf, InterruptedError, isSkippable, isStop, type JobContext, type JobEntry, type JobResult } from "./job-definition.ts";
@@ -18,9 +18,8 @@ import { requeueActiveJob } from "./requeue.ts";
 
 export type WorkerHostOptions<Ctx extends JobContext> = {
   entries: ReadonlyMap<string, JobEntry<Ctx>>;
-  /** A fresh connection per worker (BullMQ blocks on it); must have maxRetriesPerRequest: null. */
-  connection: () => Redis;
-  prefix: string;
+  /** Where the queues live; each worker gets connections of its own from it, closed with the host. */
+  backend: QueueBackend;
   log: Logger;
   queues: readonly QueueName[];
   concurrency?: Partial<Record<QueueName, number>>;
@@ -36,11 +35,7 @@ export type WorkerHostOptions<Ctx extends JobContext> = {
 export const DEFAULT_OUTAGE_RETRY_MS = 5000;
 
 export class WorkerHost<Ctx extends JobContext> {
-  private readonly workers: Worker[] = [];
-  /** BullMQ never closes a connection it was given: the host owns these and quits them after the workers. */
-  private readonly connections: Redis[] = [];
-  /** The duplicates BullMQ made of them for its blocking waits. */
-  private readonly blocking: Redis[] = [];
+  private readonly workers: QueueWorker[] = [];
   private readonly abort = new AbortController();
   /**
    * Every activation BullMQ handed to this host (`<queue>:<job id>@<processedOn>` → when its handler ended,
@@ -55,32 +50,20 @@ export class WorkerHost<Ctx extends JobContext> {
   constructor(private readonly options: WorkerHostOptions<Ctx>) {}
 
   start(): void {
-    const { queues, concurrency = {}, prefix, log } = this.options;
+    const { queues, concurrency = {}, backend, log } = this.options;
     for (const queue of queues) {
-      const connection = this.options.connection();
-      this.connections.push(connection);
-      // BullMQ blocks on a duplicate of the connection; the host keeps a hand on it for close() (below).
-      const duplicate = connection.duplicate.bind(connection);
-      connection.duplicate = (...args: Parameters<Redis["duplicate"]>) => {
-        const copy = duplicate(...args);
-        this.blocking.push(copy);
-        return copy;
-      };
-      const worker = new Worker(queue, (job, token) => this.handle(queue, job, token), {
-        connection,
-        prefix,
+      const hosted = backend.worker(queue, (job, token) => this.handle(queue, job, token), {
         concurrency: concurrency[queue] ?? 1,
-        autorun: true,
         ...(this.options.name ? { name: this.options.name } : {}),
       });
-      worker.on("error", (err) => log.error({ err, queue }, "queue worker error"));
-      this.workers.push(worker);
+      hosted.worker.on("error", (err) => log.error({ err, queue }, "queue worker error"));
+      this.workers.push(hosted);
     }
   }
 
   /** Calls `listener` whenever a job of this host (after start()) completes or fails, once BullMQ has recorded it. */
   onJobEnd(listener: () => void): void {
-    for (const worker of this.workers) {
+    for (const { worker } of this.workers) {
       worker.on("completed", listener);
       worker.on("failed", listener);
     }
@@ -89,24 +72,9 @@ export class WorkerHost<Ctx extends JobContext> {
   /** Graceful: handlers see the abort, finish their current page, and active jobs complete or re-queue. */
   async close(): Promise<void> {
     this.abort.abort();
-    // BullMQ closes a worker by disconnecting its blocking connection and waiting for "end". An ioredis
-    // client caught between reconnect attempts (Redis restarted or down) never emits it: disconnect() only
-    // cancels the next attempt. Without this the worker would hang on SIGTERM while Redis is away.
-    const unstick = setInterval(() => {
-      for (const c of this.blocking) {
-        const client = c as unknown as { status: string; manuallyClosing?: boolean; reconnectTimeout?: unknown; setStatus(status: string): void };
-        if (client.status === "reconnecting" && client.manuallyClosing && !client.reconnectTimeout) client.setStatus("end");
-      }
-    }, 100);
-    try {
-      await Promise.all(this.workers.map((w) => w.close()));
-    } finally {
-      clearInterval(unstick);
-    }
-    this.blocking.length = 0;
+    // Each worker closes with the connections it was given (src/queue/backend.ts).
+    await Promise.all(this.workers.map((w) => w.close()));
     this.workers.length = 0;
-    await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
-    this.connections.length = 0;
   }
 
   /** Whether BullMQ handed this activation of the job (its `processedOn`) to this host. */
@@ -120,7 +88,7 @@ export class WorkerHost<Ctx extends JobContext> {
    * Nobody holds such a job: without this it waits for BullMQ's stalled check, 30–60 s
    * (docs/RELIABILITY.md#work-held-by-a-dead-process).
    */
-  async requeueLostActivations(redis: Redis, queueOf: (name: QueueName) => Queue): Promise<number> {
+  async requeueLostActivations(queueOf: (name: QueueName) => Queue): Promise<number> {
     const { name, log, queues } = this.options;
     if (!name) return 0;
     const now = Date.now();
@@ -133,7 +101,7 @@ export class WorkerHost<Ctx extends JobContext> {
         if (job.processedBy !== name || this.wasHanded(queueName, job.id ?? "", job.processedOn)) continue;
         const key = `${queueName}:${job.id}@${job.processedOn}`;
         if (!this.lost.has(key)) seen.add(key);
-        else if (await requeueActiveJob(redis, queue, job, name)) {
+        else if (await requeueActiveJob(this.options.backend, queue, job, name)) {
           moved++;
           log.warn(
             { queue: queueName, jobId: job.id },

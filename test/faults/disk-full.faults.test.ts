@@ -61,7 +61,7 @@ async function expectPaused(h: FaultHarness, deps: DownloadDeps): Promise<void> 
   expect(await fs.readdir(path.join(deps.archive.root, PARTIAL_DIR)).catch(() => [])).toEqual([]);
   const files = await fs.readdir(path.join(deps.archive.root, "originals"), { recursive: true }).catch(() => [] as string[]);
   expect(files.filter((f) => /\.[a-z0-9]+$/i.test(String(f)))).toEqual([]);
-  const queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
+  const queues = new QueueAdmin(h.services.queues);
   try {
     const status = await collectStatus({ ...deps.services, queues });
     expect(status.downloads.paused).toBe(true);

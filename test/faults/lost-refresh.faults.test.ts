@@ -58,7 +58,7 @@ describe("a refresh whose answer is lost", () => {
     await expect(h.runSource("notes")).rejects.toThrow(/needs re-authorization/);
     expect(tokenCalls()).toHaveLength(2);
 
-    const queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
+    const queues = new QueueAdmin(h.services.queues);
     const status = await collectStatus({
       config: h.services.config,
       pool: h.pool,

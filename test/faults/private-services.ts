@@ -303,7 +303,7 @@ export async function createPrivateFaultHarness(opts: { sim?: SimulatorOptions; 
       sim,
       db,
       pool: services.pool,
-      redis: { url: redisUrl, prefix, redis, coord: redisCoordinator(redis), cleanup: async () => undefined },
+      redis: { url: redisUrl, prefix, redis, coord: redisCoordinator(redis), queues: services.queues, cleanup: async () => undefined },
       services,
       account,
       runSource: (source, o = {}) =>

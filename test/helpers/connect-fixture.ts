@@ -53,14 +53,14 @@ export async function createConnectFixture(sim: Omit<SimulatorOptions, "clients"
     log: createLogger({ level: "silent" }),
     overrides: { now: () => simulator.clock.now().getTime(), secretKey: { key: randomBytes(32), source: "env", created: false } },
   });
-  const producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
+  const producer = new Producer([...JOB_DEFINITIONS], services.queues);
   const sources = new Map(SOURCES.map((s) => [s.name, s]));
   const actions = {
     syncNow: (accountId?: number) => enqueueSyncNow({ services, producer, sources, accountId }),
     downloadNow: async () => 0,
   };
   const dash = await startDashboard({ ...services, actions }, { host: "127.0.0.1", port });
-  const admin = new QueueAdmin(services.redis, config.redisPrefix);
+  const admin = new QueueAdmin(services.queues);
   return {
     sim: simulator,
     db,

@@ -54,8 +54,8 @@ export async function createDashboardFixture(archiveDir: string): Promise<Dashbo
     },
   });
   const prefix = h.services.config.redisPrefix;
-  const admin = new QueueAdmin(h.services.redis, prefix);
-  const producer = new Producer([...JOB_DEFINITIONS], h.services.redis, prefix);
+  const admin = new QueueAdmin(h.services.queues);
+  const producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
   const sources: SourceName[] = ["profile", "gallery", "collections", "comments", "profile_posts", "notes", "messages"];
   for (const source of sources) await h.runSource(source);
 
@@ -118,8 +118,7 @@ export async function createDashboardFixture(archiveDir: string): Promise<Dashbo
   const startSyncWorker = () => {
     const host = new WorkerHost<WorkerContext>({
       entries: checkCatalogue<WorkerContext>(JOBS),
-      connection: () => createRedis(h.redis.url, "worker"),
-      prefix,
+      backend: h.services.queues,
       log: h.services.log,
       queues: ["sync"],
       makeContext: (base) => ({ ...base, services: h.services, sources: sourceMap, producer, everyMs: {} }),

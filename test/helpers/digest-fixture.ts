@@ -76,32 +76,15 @@ export async function createDigestFixture(env: Record<string, string> = {}): Pro
   };
 }
 
-/** Worker connections for a WorkerHost, closed by the test (BullMQ leaves connections it is handed open). */
-export function workerConnections(url: string): { connection: () => Redis; closeAll(): Promise<void> } {
-  const made: Redis[] = [];
-  return {
-    connection: () => {
-      const c = createRedis(url, "worker");
-      made.push(c);
-      return c;
-    },
-    async closeAll() {
-      await Promise.all(made.splice(0).map((c) => c.quit().catch(() => c.disconnect())));
-    },
-  };
-}
-
 export type DigestWorker = { host: WorkerHost<WorkerContext>; producer: WorkerContext["producer"]; close(): Promise<void> };
 
 /** A worker of the digest queue on the fixture's services (one per simulated process), with its producer. */
 export function digestWorker(f: DigestFixture, opts: { now?: () => number } = {}): DigestWorker {
   const log = createLogger({ level: "silent" });
-  const producer = new Producer([...JOB_DEFINITIONS], f.services.redis, f.services.config.redisPrefix);
-  const connections = workerConnections(f.services.config.redisUrl);
+  const producer = new Producer([...JOB_DEFINITIONS], f.services.queues);
   const host = new WorkerHost<WorkerContext>({
     entries: checkCatalogue<WorkerContext>(JOBS),
-    connection: connections.connection,
-    prefix: f.services.config.redisPrefix,
+    backend: f.services.queues,
     log,
     queues: ["digest"],
     makeContext: (base) => ({ ...base, services: f.services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
@@ -112,7 +95,6 @@ export function digestWorker(f: DigestFixture, opts: { now?: () => number } = {}
     producer,
     async close() {
       await host.close();
-      await connections.closeAll();
       await producer.close();
     },
   };

@@ -13,6 +13,7 @@ import type { Services } from "../../src/services.ts";
 import type { SimulatorOptions } from "../../src/simulator/server.ts";
 import type { SourceDefinition, SourceName } from "../../src/sync/source.ts";
 import { TEST_PACE_ENV, testConfig } from "./config.ts";
+import { TEST_ENGINE } from "./env.ts";
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, createSyncHarness, type SyncHarness } from "./sync-harness.ts";
 
 export type DownloadHarness = Omit<SyncHarness, "services"> & {
@@ -68,6 +69,8 @@ export async function createDownloadHarness(options: DownloadHarnessOptions = {}
     DVAULT_MIN_FREE_BYTES: options.minFreeBytes ?? "0",
     DVAULT_SECRET_KEY: key.toString("hex"),
     ...TEST_PACE_ENV,
+    // The engine of the harness's services, so `dvault` children (runDvault) queue where its workers take.
+    DVAULT_ENGINE: TEST_ENGINE,
     ...options.env,
   };
   const config: Config = testConfig(env);

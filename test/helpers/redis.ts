@@ -3,11 +3,15 @@ import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { Coordinator } from "../../src/coord/coordinator.ts";
 import { redisCoordinator } from "../../src/coord/redis.ts";
+import { type QueueBackend, redisQueueBackend } from "../../src/queue/backend.ts";
 import { createRedis, deleteKeysByPrefix } from "../../src/queue/redis.ts";
 import { TEST_REDIS_URL } from "./env.ts";
 
-/** `coord`: the coordination seam's Redis driver on the same connection (src/coord/redis.ts). */
-export type TestRedis = { url: string; prefix: string; redis: Redis; coord: Coordinator; cleanup(): Promise<void> };
+/**
+ * `coord`: the coordination seam's Redis driver on the same connection (src/coord/redis.ts); `queues`: the queues
+ * under the prefix, on the command connection `redis`.
+ */
+export type TestRedis = { url: string; prefix: string; redis: Redis; coord: Coordinator; queues: QueueBackend; cleanup(): Promise<void> };
 
 /** `hashTag`: a prefix such as {dvault-test-…}, the Redis Cluster form the default {dvault} has (src/queue/redis-prefix.ts). */
 export async function createTestRedis({ hashTag = false }: { hashTag?: boolean } = {}): Promise<TestRedis> {
@@ -20,6 +24,7 @@ export async function createTestRedis({ hashTag = false }: { hashTag?: boolean }
     prefix,
     redis,
     coord: redisCoordinator(redis),
+    queues: redisQueueBackend({ redis, url: TEST_REDIS_URL, prefix }),
     async cleanup() {
       await deleteKeysByPrefix(redis, prefix);
       await redis.quit();

@@ -37,7 +37,7 @@ beforeAll(async () => {
     },
   });
   const services = h.services;
-  producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
+  producer = new Producer([...JOB_DEFINITIONS], services.queues);
   const sources = new Map(SOURCES.map((s) => [s.name, s]));
   // The worker's actions (src/worker.ts), through the same producer.
   const actions = {

@@ -68,7 +68,7 @@ async function csrfSession(port: number): Promise<{ cookie: string; csrf: string
 
 beforeAll(async () => {
   h = await createSyncHarness({ sim: { seed: 3, dataset: { deviations: 4, notes: 0, messages: 0, favourites: 0 } } });
-  admin = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
+  admin = new QueueAdmin(h.services.queues);
   const config = { ...h.services.config, publicUrl: PUBLIC_URL, httpAllowedHosts: [ALLOWED] };
   dash = await startDashboard({ ...h.services, config }, { host: "127.0.0.1", port: 0 });
 });

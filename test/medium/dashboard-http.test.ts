@@ -54,7 +54,7 @@ function sample(text: string, series: string): number | undefined {
 describe("GET /metrics", () => {
   it("exposes API calls, pacing, token expiry, jobs, queue lag, downloads and archive with sane values after a sync", async () => {
     const prefix = h.services.config.redisPrefix;
-    const admin = new QueueAdmin(h.services.redis, prefix);
+    const admin = new QueueAdmin(h.services.queues);
     const worker = new Worker(
       "maintenance",
       async (job) => {
@@ -80,6 +80,9 @@ describe("GET /metrics", () => {
       const pacedBefore = h.services.apiTotals.paced.count;
       const throttledBefore = h.services.apiTotals.throttled;
       const api = await h.services.apiFor(h.account.id);
+      // The first answer takes 300 ms, so the other two are sure to arrive while it holds the key's one permit,
+      // however loaded the machine (without it, a first call that finished early left one of them unpaced).
+      h.sim.faults.add({ route: "/placebo", kind: "latency", times: 1, latencyMs: 300 });
       await Promise.all([api.client.placebo(), api.client.placebo(), api.client.placebo()]);
 
       const res = await fetch(`${dash.url}/metrics`);
@@ -143,7 +146,7 @@ describe("GET /healthz", () => {
     privateRedis.connect().catch(() => undefined);
     await expect.poll(() => privateRedis!.status, { timeout: 5_000, interval: 50 }).toBe("ready");
     const prefix = h.services.config.redisPrefix;
-    privateDash = await startDashboard({ ...deps(), redis: privateRedis, coord: redisCoordinator(privateRedis) }, { port: 0 });
+    privateDash = await startDashboard({ ...deps(), coord: redisCoordinator(privateRedis) }, { port: 0 });
 
     const noWorker = await fetch(`${privateDash.url}/healthz`);
     expect(noWorker.status).toBe(503);
@@ -239,7 +242,7 @@ describe("state-changing requests", () => {
     expect((await post("/jobs/pause", { queue: "digest", _csrf: csrf }, { cookie, origin: "https://evil.example" })).status).toBe(403);
     expect((await post("/jobs/pause", { queue: "digest", _csrf: csrf }, { cookie, "sec-fetch-site": "cross-site" })).status).toBe(403);
     expect((await fetch(`${dash.url}/queues/api/queues/digest/pause`, { method: "PUT", headers: { origin: "https://evil.example" } })).status).toBe(403);
-    expect(await new QueueAdmin(h.services.redis, h.services.config.redisPrefix).queue("digest").isPaused()).toBe(false);
+    expect(await new QueueAdmin(h.services.queues).queue("digest").isPaused()).toBe(false);
   });
 
   it("accepts a same-origin POST with the token and does it", async () => {
@@ -247,7 +250,7 @@ describe("state-changing requests", () => {
     const res = await post("/jobs/pause", { queue: "digest", _csrf: csrf }, { cookie, origin: dash.url, "sec-fetch-site": "same-origin" });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toMatch(/^\/jobs\?done=digest\+paused/);
-    const admin = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
+    const admin = new QueueAdmin(h.services.queues);
     try {
       expect(await admin.queue("digest").isPaused()).toBe(true);
       await admin.resume("digest");

@@ -17,7 +17,7 @@ import { createServices, type Services } from "../../src/services.ts";
 import { syncSourceDefinition } from "../../jobs/sync-source/definition.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
 import { testConfig } from "../helpers/config.ts";
-import { createDigestFixture, workerConnections, type DigestFixture } from "../helpers/digest-fixture.ts";
+import { createDigestFixture, type DigestFixture } from "../helpers/digest-fixture.ts";
 import { startTestSmtp, type TestSmtp } from "../helpers/digest-mail.ts";
 import { storeOwnerGrant } from "../helpers/owner-grant.ts";
 import { createSyncHarness, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type SyncHarness } from "../helpers/sync-harness.ts";
@@ -37,7 +37,6 @@ describe("an account forced into needs_reauth", () => {
   let services: Services;
   let producer: Producer;
   let host: WorkerHost<WorkerContext>;
-  let connections: ReturnType<typeof workerConnections>;
 
   beforeAll(async () => {
     h = await createSyncHarness({
@@ -56,13 +55,11 @@ describe("an account forced into needs_reauth", () => {
       DVAULT_SMTP_TO: "me@example.org",
     });
     services = await createServices({ config, log, overrides: { now: () => h.sim.clock.now().getTime() } });
-    producer = new Producer([...JOB_DEFINITIONS], h.services.redis, config.redisPrefix);
+    producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
     // Sync jobs run with the harness's services (they hold the account's tokens); the alerts job with the digest config.
-    connections = workerConnections(config.redisUrl);
     host = new WorkerHost<WorkerContext>({
       entries: checkCatalogue<WorkerContext>(JOBS),
-      connection: connections.connection,
-      prefix: config.redisPrefix,
+      backend: h.services.queues,
       log,
       queues: ["sync", "maintenance"],
       concurrency: { sync: 4 },
@@ -79,7 +76,6 @@ describe("an account forced into needs_reauth", () => {
 
   afterAll(async () => {
     await host?.close();
-    await connections?.closeAll();
     await producer?.close();
     await services?.close();
     await smtp?.close();

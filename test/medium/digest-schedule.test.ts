@@ -90,7 +90,7 @@ describe("the digest cron", () => {
     expect(rows[0]).toMatchObject({ status: "sent", attempts: 1, trigger: "cron" });
     expect(rows[0]?.windowStart.toISOString()).toBe("2026-11-02T07:00:00.000Z");
     expect(rows[0]?.windowEnd.toISOString()).toBe(tick);
-    const producer = new Producer([...JOB_DEFINITIONS], f.services.redis, f.services.config.redisPrefix);
+    const producer = new Producer([...JOB_DEFINITIONS], f.services.queues);
     const jobs = await queueOf(producer, "digest").getJobs(["completed", "failed", "waiting", "delayed", "active"]);
     expect(jobs.map((j) => j.id)).toEqual([`digest-smtp-${Date.parse(tick)}`]);
   }, 60_000);
@@ -101,7 +101,7 @@ describe("the digest cron", () => {
     await f.addFaves(2, new Date("2026-11-03T05:00:00Z"));
     const sent = await runDigest({ channel: "smtp", tick: "2026-11-03T07:00:00.000Z", trigger: "cron" }, { services: f.services, attempt: 1, maxAttempts: 6 });
     expect(sent.status).toBe("sent");
-    const producer = new Producer([...JOB_DEFINITIONS], f.services.redis, f.services.config.redisPrefix);
+    const producer = new Producer([...JOB_DEFINITIONS], f.services.queues);
     const repo = new DigestRepository(f.services.pool);
     const enqueued: string[] = [];
     const scheduler = (nowIso: string) =>

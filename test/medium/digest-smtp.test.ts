@@ -24,7 +24,6 @@ import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { createServices, type Services } from "../../src/services.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
 import { testConfig } from "../helpers/config.ts";
-import { workerConnections } from "../helpers/digest-fixture.ts";
 import { startTestSmtp, type ReceivedMail, type TestSmtp } from "../helpers/digest-mail.ts";
 import { makeImage } from "../helpers/image-fixtures.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
@@ -42,7 +41,6 @@ describe("digest over SMTP", () => {
   let host: WorkerHost<WorkerContext>;
   let archiveDir: string;
   let mail: ReceivedMail;
-  let connections: ReturnType<typeof workerConnections>;
   const picked = {} as {
     faved: { deviationid: string; title: string };
     commented: { deviationid: string; title: string };
@@ -191,12 +189,10 @@ describe("digest over SMTP", () => {
       DVAULT_SMTP_TO: "me@example.org",
     });
     services = await createServices({ config, log, overrides: { now: () => h.sim.clock.now().getTime() } });
-    producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
-    connections = workerConnections(config.redisUrl);
+    producer = new Producer([...JOB_DEFINITIONS], services.queues);
     host = new WorkerHost<WorkerContext>({
       entries: checkCatalogue<WorkerContext>(JOBS),
-      connection: connections.connection,
-      prefix: config.redisPrefix,
+      backend: services.queues,
       log,
       queues: ["digest"],
       makeContext: (base) => ({ ...base, services, sources: new Map(SOURCES.map((s) => [s.name, s])), producer, everyMs: {} }),
@@ -219,7 +215,6 @@ describe("digest over SMTP", () => {
 
   afterAll(async () => {
     await host?.close();
-    await connections?.closeAll();
     await producer?.close();
     await services?.close();
     await smtp?.close();

@@ -12,7 +12,6 @@ import { DigestScheduler } from "../../src/digest/schedule.ts";
 import { createLogger } from "../../src/log.ts";
 import { checkCatalogue } from "../../src/queue/job-definition.ts";
 import { Producer } from "../../src/queue/producer.ts";
-import { createRedis } from "../../src/queue/redis.ts";
 import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { createServices } from "../../src/services.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
@@ -21,18 +20,11 @@ const config = loadConfig(process.env);
 const tick = new Date(process.env.DVAULT_TEST_TICK ?? "");
 const log = createLogger({ level: "silent" });
 const services = await createServices({ config, log, overrides: { now: () => tick.getTime() + 2000 } });
-const producer = new Producer([...JOB_DEFINITIONS], services.redis, config.redisPrefix);
+const producer = new Producer([...JOB_DEFINITIONS], services.queues);
 let ran = 0;
-const connections: Array<ReturnType<typeof createRedis>> = [];
 const host = new WorkerHost<WorkerContext>({
   entries: checkCatalogue<WorkerContext>(JOBS),
-  // BullMQ leaves connections it is handed open: kept to close them, so the process exits.
-  connection: () => {
-    const c = createRedis(config.redisUrl, "worker");
-    connections.push(c);
-    return c;
-  },
-  prefix: config.redisPrefix,
+  backend: services.queues,
   log,
   queues: ["digest"],
   makeContext: (base) => {
@@ -61,7 +53,6 @@ while (Date.now() < deadline && (await repo.lastWindowEnd("smtp"))?.getTime() !=
 await new Promise((r) => setTimeout(r, 1000));
 await scheduler.stop();
 await host.close();
-await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
 await producer.close();
 await services.close();
 process.stdout.write(`${JSON.stringify({ ticked: payloads.length, ran })}\n`);

@@ -126,7 +126,7 @@ describe.skipIf(!mounted)("DiskGuard", () => {
     await fs.writeFile(filler, Buffer.alloc((await h.deps.archive.freeBytes()) - 2 * MB));
     const pausedBefore = count(/^downloads paused/);
     const resumedBefore = count(/^downloads resumed/);
-    const producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
+    const producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
     const worker = await startHarnessWorker(h);
     try {
       const queue = queueOf(producer, "downloads");

@@ -43,7 +43,7 @@ for (const style of ["500", "400"] as const) {
       for (const w of waiting) expect(w.next?.toISOString()).toBe(next.toISOString());
       // The service gave 3; dvault stopped asking once it said the week was spent.
       expect(h.sim.quotaUsed(h.sim.truth.ownerId)).toBe(3);
-      const queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
+      const queues = new QueueAdmin(h.services.queues);
       try {
         const status = await collectStatus({ ...h.services, queues });
         const quota = status.downloads.quota.find((q) => q.accountId === h.account.id)!;

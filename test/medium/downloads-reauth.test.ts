@@ -101,7 +101,7 @@ describe("downloads of an account that must log in again", () => {
   it("the worker claims nothing for the account and releases jobs already queued without spending attempts", async () => {
     await needsReauth();
     const before = await rows();
-    const producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
+    const producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
     try {
       expect((await enqueueDueDownloads(h.services, producer)).claimed).toBe(0);
       // Jobs queued before the grant was lost: the rows are queued, the worker's start rebuilds their jobs.

@@ -225,7 +225,7 @@ describe("work held by a dead process", () => {
   it("a job activated for a live worker that never reached it (a reply lost to a Redis restart) runs within seconds", async () => {
     await want([lost]);
     // The activation as a lost reply leaves it: active, naming this process's worker, never handed to it.
-    const producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
+    const producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
     const connection = createRedis(h.redis.url, "worker");
     const fetcher = new Worker("downloads", null, { connection, prefix: h.redis.prefix, name: thisHolder(), autorun: false });
     try {

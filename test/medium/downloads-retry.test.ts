@@ -186,7 +186,7 @@ describe("a failed download", () => {
       h.sim.faults.clear();
     }
     const next = (await row(id)).next_attempt_at!;
-    const queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
+    const queues = new QueueAdmin(h.services.queues);
     try {
       const report = await collectStatus({ ...h.services, queues, tokens: h.services.tokens });
       expect(report.downloads).toMatchObject({ failedRetrying: 1, nextRetryAt: next.toISOString() });
@@ -209,10 +209,10 @@ describe("a failed download", () => {
     const { redis, config } = h.services;
     const payload = { deviationid: id, kind: "original" as const };
     const jobId = downloadJobId(payload);
-    const admin = new QueueAdmin(redis, config.redisPrefix);
+    const admin = new QueueAdmin(h.services.queues);
     const downloads = admin.queue("downloads");
-    const producer = new Producer([...JOB_DEFINITIONS], redis, config.redisPrefix);
-    const throughTable = new QueueAdmin(redis, config.redisPrefix, (data) => retryDownloadNow(h.services, producer, data));
+    const producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
+    const throughTable = new QueueAdmin(h.services.queues, (data) => retryDownloadNow(h.services, producer, data));
     try {
       await failForGood(downloads, payload);
       // Without the table's hook a download job is not retried in place (that would ignore the row's schedule).
@@ -243,7 +243,7 @@ describe("a failed download", () => {
     const { redis, config } = h.services;
     const payload = { deviationid: id, kind: "original" as const };
     const jobId = downloadJobId(payload);
-    const admin = new QueueAdmin(redis, config.redisPrefix);
+    const admin = new QueueAdmin(h.services.queues);
     const downloads = admin.queue("downloads");
     await downloads.remove(jobId).catch(() => undefined);
     // The row failed for good, and its download.file job sits failed in the downloads queue, one attempt made.
@@ -255,7 +255,7 @@ describe("a failed download", () => {
       retryDelaysMs: RETRY_DELAYS_MS,
       at: new Date(now()),
     });
-    const producer = new Producer([...JOB_DEFINITIONS], redis, config.redisPrefix);
+    const producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
     // As the worker starts its dashboard (src/worker.ts): a download's retry goes through the table.
     const dash = await startDashboard({ ...h.services, retryDownload: (data) => retryDownloadNow(h.services, producer, data) }, { host: "127.0.0.1", port: 0 });
     try {

@@ -42,7 +42,7 @@ beforeAll(async () => {
   await h.syncAll(["gallery"]);
   originals = downloadableOwnerDeviations(h.sim.truth).map((d) => d.deviationid);
   expect(originals.length).toBeGreaterThanOrEqual(5);
-  producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
+  producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
 }, 120_000);
 
 afterAll(async () => {

@@ -189,8 +189,7 @@ describe("the worker host's failures", () => {
     });
     const worker = new WorkerHost<JobContext>({
       entries: checkCatalogue([leak]),
-      connection: () => createRedis(TEST_REDIS_URL, "worker"),
-      prefix: redis.prefix,
+      backend: redis.queues,
       log: createLogger({ level: "silent" }),
       queues: ["maintenance"],
       makeContext: (base) => base,

@@ -92,7 +92,7 @@ describe("stored text pages made inert once", () => {
     await h.services.redis.del(`${h.services.config.redisPrefix}:texts:inert`);
 
     // The maintenance job itself, through the worker's catalogue (as a maintenance host runs it every two minutes).
-    const producer = new Producer([...JOB_DEFINITIONS], h.services.redis, h.services.config.redisPrefix);
+    const producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
     try {
       const [outcome] = await runHere({ services: h.services, log: h.log, producer, queue: "maintenance" }, [
         { name: "downloads.enqueue", payload: { scope: "all" } },

@@ -69,7 +69,7 @@ describe(WorkerHost.name, () => {
 
   beforeAll(async () => {
     redis = await createTestRedis();
-    producer = new Producer<ProbeJobs>([probe.definition], redis.redis, redis.prefix);
+    producer = new Producer<ProbeJobs>([probe.definition], redis.queues);
     events = new QueueEvents("maintenance", { connection: { url: TEST_REDIS_URL }, prefix: redis.prefix });
     await events.waitUntilReady();
   });
@@ -89,8 +89,7 @@ describe(WorkerHost.name, () => {
   function startHost() {
     host = new WorkerHost({
       entries: checkCatalogue([probe]),
-      connection: () => createRedis(TEST_REDIS_URL, "worker"),
-      prefix: redis.prefix,
+      backend: redis.queues,
       log,
       queues: ["maintenance"],
       makeContext: (base) => base,
@@ -192,9 +191,7 @@ describe(runNow.name, () => {
   const options = (extra: Partial<RunNowOptions<JobContext, ProbeJobs>>): RunNowOptions<JobContext, ProbeJobs> => ({
     entries: checkCatalogue([probe]),
     definitions: [probe.definition],
-    redis: redis.redis,
-    connection: () => createRedis(TEST_REDIS_URL, "worker"),
-    prefix: redis.prefix,
+    backend: redis.queues,
     log,
     queues: ["maintenance"],
     makeContext: (base) => base,

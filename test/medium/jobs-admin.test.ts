@@ -30,7 +30,7 @@ async function until(check: () => Promise<boolean>, what: string, ms = 10_000): 
 
 beforeAll(async () => {
   r = await createTestRedis();
-  admin = new QueueAdmin(r.redis, r.prefix);
+  admin = new QueueAdmin(r.queues);
   worker = new Worker("sync", processor, { connection: createRedis(r.url, "worker"), prefix: r.prefix });
   const q = admin.queue("sync");
   await q.add("sync.source", { accountId: 1, source: "gallery", key: "", fail: true }, { jobId: "g1", attempts: 3 });

@@ -19,7 +19,7 @@ beforeEach(async () => {
     sim: { dataset: { deviations: 10, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 } },
     sources: [gallerySource],
   });
-  producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
+  producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
 }, 120_000);
 
 afterEach(async () => {

@@ -48,7 +48,7 @@ async function setUp(): Promise<void> {
     at,
   });
   for (const u of [withUser, withClient]) expect((await h.runSource("tracked", { key: u.username })).status).toBe("ok");
-  queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
+  queues = new QueueAdmin(h.services.queues);
 }
 
 async function tearDown(): Promise<void> {

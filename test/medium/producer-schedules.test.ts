@@ -17,7 +17,7 @@ let producer: Producer;
 
 beforeAll(async () => {
   r = await createTestRedis();
-  producer = new Producer([...JOB_DEFINITIONS], r.redis, r.prefix);
+  producer = new Producer([...JOB_DEFINITIONS], r.queues);
 });
 
 afterAll(async () => {

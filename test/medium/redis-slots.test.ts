@@ -126,7 +126,7 @@ async function recordWorkerPass(): Promise<{ keys: string[] }[]> {
   const worker = await startHarnessWorker(h, { DVAULT_WORKER_ROLES: "sync,downloads,digest,maintenance,http", DVAULT_HTTP_PORT: "0" });
   try {
     await expect.poll(() => doneOriginals(h), POLL).toBe(downloadableOwnerDeviations(h.sim.truth).length);
-    const queues = new QueueAdmin(h.redis.redis, h.redis.prefix);
+    const queues = new QueueAdmin(h.redis.queues);
     await collectStatus({ ...worker.services, queues });
     await queues.close();
   } finally {

@@ -79,7 +79,7 @@ describe("dvault config", () => {
       dvault(["config"], { DVAULT_CONFIG: path.join(dir, "gone.env") }),
       dvault(["config", "--help"]),
     ]);
-    expect(help.stdout).toMatch(/DATABASE_URL REDIS_URL/);
+    expect(help.stdout).toMatch(/DATABASE_URL DVAULT_ENGINE DVAULT_DATA_DIR REDIS_URL/);
     expect(help.stdout).toContain("DVAULT_SCHEDULE_GALLERY");
     expect(shown(named, "DVAULT_DOWNLOAD_QUOTA")).toMatchObject({ value: "300", from: `file ${other}` });
     // An empty variable is unset (docker compose's `X: ${X:-}`): the file's value stands.

@@ -31,7 +31,7 @@ const schedulesOf = (env: Record<string, string>) => loadConfig({ HOME: "/nonexi
 
 beforeAll(async () => {
   h = await createSyncHarness();
-  producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
+  producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
 });
 
 afterEach(async () => {
@@ -120,7 +120,7 @@ describe("the sources' schedules from the settings", () => {
     const schedules = schedulesOf({ DVAULT_SCHEDULE_TZ: "Europe/Berlin", DVAULT_SCHEDULE_GALLERY: "0 8 * * *" });
     await reconcileSchedules({ services: h.services, producer, sources: sourcesOf("gallery"), schedules });
     const next = (await schedulers()).get("gallery")?.next;
-    const queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
+    const queues = new QueueAdmin(h.services.queues);
     try {
       const { services } = h;
       const report = await collectStatus({

@@ -42,7 +42,7 @@ beforeAll(async () => {
   await h.runSource("notes");
   // A client-credentials account, as `dvault auth client` (or a first static sync) creates it.
   await h.services.tokens().requestClientToken();
-  queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
+  queues = new QueueAdmin(h.services.queues);
 });
 afterAll(async () => {
   await queues?.close();

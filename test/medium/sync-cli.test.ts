@@ -30,15 +30,14 @@ async function startAccountAndWorker(): Promise<void> {
   h = await createDownloadHarness({
     sim: { dataset: { deviations: 6, galleryFolders: 1, collectionFolders: 1, favourites: 2, trackedUsers: 0 }, startTime: new Date() },
   });
-  producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
+  producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
   syncQueue = queueOf(producer, "sync");
   const sources = new Map(SOURCES.map((s) => [s.name, s]));
   // The worker's processing code (src/worker.ts builds the same host) without its schedulers, whose first runs
   // would add runs nobody asked for.
   host = new WorkerHost<WorkerContext>({
     entries: checkCatalogue<WorkerContext>(JOBS),
-    connection: () => createRedis(h.redis.url, "worker"),
-    prefix: h.redis.prefix,
+    backend: h.services.queues,
     log: h.log,
     queues: ["sync"],
     concurrency: { sync: 2 },

@@ -45,7 +45,7 @@ describe("an unreadable bucket of the watch feed", () => {
     const { rows: kept } = await h.pool.query("SELECT operation, subject, count, raw FROM unreadable_responses");
     expect(kept).toEqual([{ operation: "feed.home.bucket", subject: "", count: 1, raw: expect.objectContaining({ has_more: expect.any(Boolean) }) }]);
 
-    const queues = new QueueAdmin(h.services.redis, h.services.config.redisPrefix);
+    const queues = new QueueAdmin(h.services.queues);
     try {
       const status = await collectStatus({ ...h.services, queues });
       expect(status.unreadable).toMatchObject({ count: 1, responses: 1, recent: [expect.objectContaining({ operation: "feed.home.bucket" })] });

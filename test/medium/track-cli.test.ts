@@ -35,7 +35,7 @@ beforeAll(async () => {
       startTime: new Date(),
     },
   });
-  producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
+  producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
 }, 120_000);
 
 afterAll(async () => {

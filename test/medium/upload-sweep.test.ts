@@ -29,7 +29,7 @@ let producer: Producer;
 beforeAll(async () => {
   [s3, m, r] = await Promise.all([startS3Server(), createMirrorDb(), createTestRedis()]);
   services = await createServices({ config: testConfig({ DATABASE_URL: m.db.url, DVAULT_REDIS_PREFIX: r.prefix, ...s3.env }), log });
-  producer = new Producer([...JOB_DEFINITIONS], services.redis, services.config.redisPrefix);
+  producer = new Producer([...JOB_DEFINITIONS], services.queues);
 });
 afterAll(async () => {
   await producer?.close();

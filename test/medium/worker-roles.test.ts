@@ -40,7 +40,7 @@ beforeAll(async () => {
     sources: [gallerySource],
   });
   await h.syncAll(["gallery"]);
-  producer = new Producer([...JOB_DEFINITIONS], h.redis.redis, h.redis.prefix);
+  producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
 }, 120_000);
 
 afterAll(async () => {
@@ -83,7 +83,7 @@ describe("worker roles", () => {
     expect(hosts.map((w) => w.roles)).toEqual([["sync", "http"]]);
     expect(missingRoles(hosts)).toEqual(["downloads", "digest", "maintenance"]);
     // dvault status says the same in words (and --json in missingRoles), as does the dashboard's overview.
-    const queues = new QueueAdmin(h.redis.redis, h.redis.prefix);
+    const queues = new QueueAdmin(h.services.queues);
     const report = await collectStatus({ ...h.services, queues }).finally(() => queues.close());
     expect(report.missingRoles).toEqual(["downloads", "digest", "maintenance"]);
     const text = formatStatus(report);

@@ -1,0 +1,301 @@
+// The job behaviours dvault relies on, on either engine (src/queue/backend.ts): Redis, and BullMQ's PostgreSQL
+// backend. Each test has queues of its own (a Redis prefix, a PostgreSQL schema in this file's database), removed
+// after it.
+import { randomBytes } from "node:crypto";
+import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ApiError, ThrottleDelayError } from "../../src/api/errors.ts";
+import { QueueJobsRepository } from "../../src/db/queue-jobs.repository.ts";
+import { createLogger } from "../../src/log.ts";
+import { scanKeys } from "../../src/redis-scan.ts";
+import { JobEventCounter } from "../../src/metrics.ts";
+import { postgresQueueBackend, type QueueBackend } from "../../src/queue/backend.ts";
+import { checkCatalogue, defineJob, InterruptedError, type JobContext } from "../../src/queue/job-definition.ts";
+import { Producer } from "../../src/queue/producer.ts";
+import { QueueAdmin } from "../../src/queue/queue-admin.ts";
+import { watchRedisLoss } from "../../src/queue/redis-loss-guard.ts";
+import { runNow } from "../../src/queue/run-now.ts";
+import { WorkerHost } from "../../src/queue/worker-host.ts";
+import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
+import { queueOf } from "../helpers/producer-queue.ts";
+import { createTestRedis } from "../helpers/redis.ts";
+
+const log = createLogger({ level: "silent" });
+const Work = z.object({ n: z.number(), mode: z.enum(["ok", "flaky", "wait", "permanent", "slow"]), priority: z.number().optional() });
+type W = z.infer<typeof Work>;
+const Tick = z.object({});
+type Jobs = { "t.work": W; "t.dedupe": { key: string }; "t.tick": Record<string, never> };
+
+/** What the handlers saw, in order: the job's n (or "tick"/"dedupe") and the attempt it was told. */
+let seen: Array<{ n: number | string; attempt: number }> = [];
+const failedOnce = new Set<number>();
+let release: () => void = () => undefined;
+let permanentFails = true;
+
+const work = defineJob(
+  {
+    name: "t.work",
+    queue: "maintenance",
+    payload: Work,
+    attempts: 3,
+    backoffMs: 10,
+    jitter: 0,
+    jobId: (p: W) => `work-${p.n}`,
+    priority: (p: W) => p.priority,
+  },
+  async (p: W, ctx: JobContext) => {
+    seen.push({ n: p.n, attempt: ctx.attempt });
+    if (p.mode === "flaky" && ctx.attempt < 3) throw new Error(`flaky attempt ${ctx.attempt}`);
+    if (p.mode === "wait" && !failedOnce.has(p.n)) {
+      failedOnce.add(p.n);
+      throw new ThrottleDelayError({ operation: "gallery.all", status: 429, waitMs: 30, retryAt: 0, pacerKey: "1:u1" });
+    }
+    if (p.mode === "permanent" && permanentFails) throw new ApiError({ kind: "client", operation: "deviation.get", status: 400, errorDescription: "bad" });
+    if (p.mode === "slow") {
+      await new Promise<void>((resolve) => {
+        release = resolve;
+        ctx.signal.addEventListener("abort", () => resolve());
+      });
+      if (ctx.signal.aborted) throw new InterruptedError();
+    }
+    return { status: "done" };
+  },
+);
+const dedupe = defineJob(
+  { name: "t.dedupe", queue: "maintenance", payload: z.object({ key: z.string() }), attempts: 1, backoffMs: 10, dedupeKey: (p: { key: string }) => p.key },
+  async (p: { key: string }, ctx: JobContext) => {
+    seen.push({ n: `dedupe-${p.key}`, attempt: ctx.attempt });
+    return { status: "done" };
+  },
+);
+const tick = defineJob({ name: "t.tick", queue: "maintenance", payload: Tick, attempts: 1, backoffMs: 10 }, async (_p: object, ctx: JobContext) => {
+  seen.push({ n: "tick", attempt: ctx.attempt });
+  return { status: "done" };
+});
+const entries = checkCatalogue<JobContext>([work, dedupe, tick]);
+const definitions = [work.definition, dedupe.definition, tick.definition];
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db.drop();
+});
+
+/** `scratches`: how many run-now scratch namespaces (src/queue/backend.ts#scratch) exist beside the backend's. */
+type Opened = { backend: QueueBackend; scratches(): Promise<number>; cleanup(): Promise<void> };
+const ENGINES: Array<{ engine: string; open(): Promise<Opened> }> = [
+  {
+    engine: "redis",
+    async open() {
+      const r = await createTestRedis();
+      return { backend: r.queues, scratches: async () => (await scanKeys(r.redis, `${r.prefix}:once-*`)).length, cleanup: () => r.cleanup() };
+    },
+  },
+  {
+    engine: "postgres",
+    async open() {
+      const schema = `dvault_jobs_${randomBytes(5).toString("hex")}`;
+      const tables = (s: string) => new QueueJobsRepository(db.pool, s);
+      const backend = await postgresQueueBackend({ url: db.url, schema, tables });
+      return {
+        backend,
+        async scratches() {
+          const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM pg_namespace WHERE nspname LIKE $1", [`${schema}_once_%`]);
+          return rows[0].n as number;
+        },
+        async cleanup() {
+          await backend.close();
+          await tables(schema).dropSchema();
+        },
+      };
+    },
+  },
+];
+
+describe.each(ENGINES)("queues on $engine", ({ open }) => {
+  let opened: Opened;
+  let backend: QueueBackend;
+  let producer: Producer<Jobs>;
+  let admin: QueueAdmin;
+  const hosts: WorkerHost<JobContext>[] = [];
+
+  const startHost = (name?: string) => {
+    const host = new WorkerHost<JobContext>({
+      entries,
+      backend,
+      log,
+      queues: ["maintenance"],
+      makeContext: (base) => base,
+      ...(name ? { name } : {}),
+    });
+    host.start();
+    hosts.push(host);
+    return host;
+  };
+  const stateOf = (id: string) => queueOf(producer, "maintenance").getJobState(id);
+
+  beforeEach(async () => {
+    seen = [];
+    failedOnce.clear();
+    permanentFails = true;
+    opened = await open();
+    backend = opened.backend;
+    producer = new Producer<Jobs>(definitions, backend);
+    admin = new QueueAdmin(backend);
+  });
+  afterEach(async () => {
+    release();
+    await Promise.all(hosts.splice(0).map((h) => h.close()));
+    await producer.close();
+    await admin.close();
+    await opened.cleanup();
+  });
+
+  it("adds through the producer: one job per job id, one per dedupe key while it waits, the highest priority first", async () => {
+    const a = await producer.enqueue("t.work", { n: 1, mode: "ok", priority: 3 });
+    const again = await producer.enqueue("t.work", { n: 1, mode: "ok", priority: 3 });
+    expect(again.id).toBe(a.id);
+    await producer.enqueue("t.work", { n: 2, mode: "ok", priority: 1 });
+    await producer.enqueue("t.work", { n: 3, mode: "ok", priority: 2 });
+    const d1 = await producer.enqueue("t.dedupe", { key: "k" });
+    const d2 = await producer.enqueue("t.dedupe", { key: "k" });
+    expect(d2.id).toBe(d1.id);
+    const [counts] = (await admin.counts()).filter((c) => c.name === "maintenance");
+    expect(counts).toMatchObject({ waiting: 4, active: 0, failed: 0 });
+    expect(counts?.oldestWaitingMs).not.toBeNull();
+    startHost();
+    await expect.poll(() => seen.length, { timeout: 10_000 }).toBe(4);
+    // Plain jobs (dedupe) wait behind none; prioritized ones run 1, 2, 3.
+    expect(seen.filter((s) => typeof s.n === "number").map((s) => s.n)).toEqual([2, 3, 1]);
+  });
+
+  it("retries a failing job with backoff, and a job that waits (DelayedError) runs again without spending an attempt", async () => {
+    startHost();
+    await producer.enqueue("t.work", { n: 10, mode: "flaky" });
+    await producer.enqueue("t.work", { n: 11, mode: "wait" });
+    await expect.poll(() => Promise.all([stateOf("work-10"), stateOf("work-11")]), { timeout: 10_000 }).toEqual(["completed", "completed"]);
+    expect(seen.filter((s) => s.n === 10).map((s) => s.attempt)).toEqual([1, 2, 3]);
+    expect(seen.filter((s) => s.n === 11).map((s) => s.attempt)).toEqual([1, 1]);
+  });
+
+  it("installs a job scheduler once, however often it is installed, and it fires", async () => {
+    await producer.schedule("t.tick", {}, { everyMs: 150 });
+    await producer.schedule("t.tick", {}, { everyMs: 150 });
+    expect(await queueOf(producer, "maintenance").getJobSchedulers(0, -1)).toHaveLength(1);
+    expect(await producer.hasScheduler("maintenance", "maint-t-tick")).toBe(true);
+    startHost();
+    await expect.poll(() => seen.filter((s) => s.n === "tick").length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    const removed = await producer.reconcileSchedules("t.tick", "maint", new Map());
+    expect(removed.removed).toBe(1);
+    expect(await producer.hasScheduler("maintenance", "maint-t-tick")).toBe(false);
+  });
+
+  it("QueueAdmin counts and lists a failed job, retries it with fresh attempts, pauses, and drains what waits", async () => {
+    startHost();
+    await producer.enqueue("t.work", { n: 20, mode: "permanent" });
+    await expect.poll(() => stateOf("work-20"), { timeout: 10_000 }).toBe("failed");
+    const [failed] = await admin.failed({ queue: "maintenance" });
+    expect(failed).toMatchObject({ id: "work-20", name: "t.work", attemptsMade: 1, reason: expect.stringContaining("bad") });
+    expect((await admin.counts()).find((c) => c.name === "maintenance")).toMatchObject({ failed: 1 });
+    permanentFails = false;
+    expect(await admin.retry("work-20")).toEqual({ retried: [{ queue: "maintenance", id: "work-20" }], skipped: [] });
+    await expect.poll(() => stateOf("work-20"), { timeout: 10_000 }).toBe("completed");
+    expect(await admin.workerCount("maintenance")).toBeGreaterThanOrEqual(1);
+
+    await admin.pause("maintenance");
+    expect((await admin.counts()).find((c) => c.name === "maintenance")?.paused).toBe(true);
+    await producer.enqueue("t.work", { n: 21, mode: "ok" });
+    await producer.enqueue("t.work", { n: 22, mode: "ok" }, { delayMs: 60_000 });
+    await admin.drainWaiting("maintenance");
+    expect(await Promise.all([stateOf("work-21"), stateOf("work-22")])).toEqual(["unknown", "unknown"]);
+    await admin.resume("maintenance");
+    expect((await admin.counts()).find((c) => c.name === "maintenance")?.paused).toBe(false);
+  });
+
+  it("run-now runs jobs to an end in this process, on queues of their own that it removes", async () => {
+    const outcomes = await runNow<JobContext, Jobs>(
+      { entries, definitions, backend, log, queues: ["maintenance"], makeContext: (base) => base, pollMs: 20, retry: { in: "here" } },
+      [
+        { name: "t.work", payload: { n: 30, mode: "ok" } },
+        { name: "t.work", payload: { n: 31, mode: "flaky" } },
+      ],
+    );
+    expect(outcomes.map((o) => o.state)).toEqual(["completed", "completed"]);
+    expect(await opened.scratches()).toBe(0);
+    // Nothing reached the backend's own queues.
+    expect((await admin.counts()).find((c) => c.name === "maintenance")).toMatchObject({ waiting: 0, completed: 0, failed: 0 });
+  });
+
+  it("takes back a job whose worker died mid-job (its holder proven dead), and another worker finishes it", async () => {
+    const victim = startHost("victim-1");
+    await producer.enqueue("t.work", { n: 40, mode: "slow" });
+    await expect.poll(() => seen.length, { timeout: 10_000 }).toBe(1);
+    // Killed: its worker stops without moving the job back (a force close leaves it active under its lock).
+    const dead = victim as unknown as { workers: Array<{ worker: { close(force: boolean): Promise<void> } }> };
+    await Promise.all(dead.workers.map((w) => w.worker.close(true)));
+    expect(await stateOf("work-40")).toBe("active");
+    const active = await admin.active("maintenance");
+    expect(active.holders).toEqual(["victim-1"]);
+    // Only that holder's activation is taken: another holder's name moves nothing.
+    expect(await active.requeueOf("someone-else")).toBe(0);
+    expect(await active.requeueOf("victim-1")).toBe(1);
+    // The dead worker's handler ends (its finish is refused: the job is no longer its own); the rescuer's run ends.
+    release();
+    startHost("rescuer-1");
+    await expect.poll(() => seen.length, { timeout: 10_000 }).toBe(2);
+    release();
+    await expect.poll(() => stateOf("work-40"), { timeout: 10_000 }).toBe("completed");
+    expect(seen.filter((s) => s.n === 40).map((s) => s.attempt)).toEqual([1, 1]);
+  });
+
+  it("counts finished jobs by name from the queues' event log (metrics)", async () => {
+    const counter = new JobEventCounter(backend);
+    await counter.poll();
+    startHost();
+    await producer.enqueue("t.work", { n: 50, mode: "ok" });
+    await producer.enqueue("t.work", { n: 51, mode: "permanent" });
+    await expect.poll(() => Promise.all([stateOf("work-50"), stateOf("work-51")]), { timeout: 10_000 }).toEqual(["completed", "failed"]);
+    await counter.poll();
+    expect(counter.completed.get("maintenance")?.get("t.work")).toBe(1);
+    expect(counter.failed.get("maintenance")?.get("t.work")).toBe(1);
+  });
+
+  it("the loss guard sees the sentinel scheduler gone and has the schedules rebuilt", async () => {
+    const install = () => producer.schedule("t.tick", {}, { everyMs: 60_000 });
+    await install();
+    let rebuilds = 0;
+    const guard = watchRedisLoss({
+      redis: undefined,
+      isIntact: () => producer.hasScheduler("maintenance", "maint-t-tick"),
+      rebuild: async () => {
+        rebuilds++;
+        await install();
+      },
+      everyMs: 60_000,
+      log,
+    });
+    try {
+      await guard.check();
+      expect(rebuilds).toBe(0);
+      // What a restore into a new queue schema (or a Redis restarted empty) leaves: no scheduler.
+      await queueOf(producer, "maintenance").removeJobScheduler("maint-t-tick");
+      await guard.check();
+      expect(rebuilds).toBe(1);
+      expect(await producer.hasScheduler("maintenance", "maint-t-tick")).toBe(true);
+    } finally {
+      guard.stop();
+    }
+  });
+
+  it("serves bull-board's read-only adapter: counts, jobs and the datastore's figures", async () => {
+    await producer.enqueue("t.work", { n: 60, mode: "ok" });
+    const adapter = new BullMQAdapter(admin.queue("maintenance"), { readOnlyMode: true });
+    expect(await adapter.getJobCounts()).toMatchObject({ waiting: 1 });
+    expect((await adapter.getJobs(["waiting"], 0, 10)).map((j) => j.id)).toEqual(["work-60"]);
+    const info = backend.engine === "redis" ? await adapter.getRedisInfo() : await adapter.getDatastoreStats();
+    expect(info).toBeTruthy();
+  });
+});
