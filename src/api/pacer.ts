@@ -135,6 +135,11 @@ export type Pacer = {
   close(): Promise<void>;
 };
 
+/** What the pacer reads and writes of its store without pacing (status, metrics, `dvault engine migrate`). */
+function storeAsItIs(store: PacerStore): Pick<Pacer, "keys" | "saved" | "restore"> {
+  return { keys: () => store.keys(), saved: (key) => store.saved(key), restore: (key, saved) => store.restore(key, saved) };
+}
+
 let permitSeq = 0;
 let pacerSeq = 0;
 
@@ -270,9 +275,7 @@ export function createPacer(options: PacerOptions): Pacer {
   return {
     acquire,
     status: (key) => store.status(key, clock.now()),
-    keys: () => store.keys(),
-    saved: (key) => store.saved(key),
-    restore: (key, saved) => store.restore(key, saved),
+    ...storeAsItIs(store),
     clock,
     close: () => store.close(),
   };
