@@ -4,10 +4,9 @@ import type { Command } from "commander";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { type Config, type Engine, loadConfig } from "../config.ts";
 import { appliedSettings } from "../config/settings-file.ts";
-import { closeSide, type EngineOpener, type EngineSide, type MoveSummary, moveEngine, openSide, parseEngine } from "../engine/move.ts";
+import { type EngineOpener, type MoveSummary, moveEngine, parseEngine } from "../engine/move.ts";
 import { switchEngineSetting } from "../engine/setting.ts";
 import { type EngineHolding, engineHoldings } from "../engine/status.ts";
-import { UserError } from "../errors.ts";
 import { Producer } from "../queue/producer.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
 import { createServices, type Services } from "../services.ts";
@@ -57,19 +56,7 @@ export function summaryLines(s: MoveSummary): string[] {
 
 async function migrate(to: Engine): Promise<void> {
   const config = loadConfig();
-  if (to === config.engine) throw new UserError(`the install is on ${to} already (DVAULT_ENGINE=${to}): nothing to move`);
-  const opener = engineOpener(config);
-  let source: EngineSide | undefined;
-  let target: EngineSide | undefined;
-  let summary: MoveSummary;
-  try {
-    source = await openSide(opener, config.engine, "source");
-    target = await openSide(opener, to, "target");
-    summary = await moveEngine({ config, source, target, sources: new Map(SOURCES.map((s) => [s.name, s])) });
-  } finally {
-    await closeSide(target);
-    await closeSide(source);
-  }
+  const summary = await moveEngine({ config, to, opener: engineOpener(config), sources: new Map(SOURCES.map((s) => [s.name, s])) });
   const switched = switchEngineSetting(appliedSettings(), to);
   printOut([...summaryLines(summary), switched.line, "next: start the worker (dvault worker); it runs on the new engine"].join("\n"));
 }

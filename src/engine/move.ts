@@ -1,17 +1,20 @@
 // `dvault engine migrate --to <engine>`: an install moves from Redis to PostgreSQL alone, or back, with its pace,
 // its switches and its pending work, nothing run twice (README, "Moving between engines"). In this order, so that a
 // crash at any step leaves an install that runs on the engine it was on:
-//   1. proven before anything is written: both engines open, no live worker or `--once` run on either;
-//   2. copied to the target: each pacer key's learned state, the coordination values that must survive
-//      (src/engine/carry.ts);
-//   3. the target's queues emptied of anything an earlier, interrupted move left, then filled as a worker fills them
-//      at start (src/engine/install-work.ts): the sources' schedules from the settings, the downloads queue from the
-//      downloads table (the truth of what is wanted and queued, so a row the source's queue held is queued again
-//      here, never copied job by job), the maintenance schedulers; a queue paused on the source is paused here;
-//   4. the source's queues obliterated, so a worker pointed back at it finds nothing to run twice (a worker that
-//      starts there after a crash rebuilds them from the same table);
-//   5. last, the setting switched (src/engine/setting.ts), by the caller.
+//   1. proven before anything is written: the source opens and no worker or `--once` run holds a lease there, then
+//      the same of the target (a refused move has written nothing on either);
+//   2. the target's queues emptied of anything an earlier, interrupted move left; each pacer key's learned state
+//      copied (src/engine/carry.ts);
+//   3. the target's queues filled as a worker fills them at start (src/engine/install-work.ts): the sources'
+//      schedules from the settings, the downloads queue from the downloads table (the truth of what is wanted and
+//      queued, so a row the source's queue held is queued again here, never copied job by job), the maintenance
+//      schedulers; a queue paused on the source is paused here;
+//   4. the coordination values that must survive copied (src/engine/carry.ts);
+//   5. the source's queues obliterated, so a worker pointed back at it finds nothing to run twice (one that starts
+//      there after a crash rebuilds them from the same table);
+//   6. last, the setting switched (src/engine/setting.ts), by the caller.
 import type { Config, Engine } from "../config.ts";
+import { downloadsPausedKey } from "../downloads/disk-guard.ts";
 import { UserError } from "../errors.ts";
 import { type LiveHolder, liveHolders } from "../queue/holder.ts";
 import type { Producer } from "../queue/producer.ts";
@@ -57,6 +60,9 @@ export type MoveSummary = {
   sourceEmptied: number;
 };
 
+/** The settings the move installs the target's schedules from, and the sync sources they schedule. */
+export type MoveRequest = { config: Config; sources: ReadonlyMap<SourceName, SourceDefinition> };
+
 /** Opens one engine; with a role, a failure says which engine of the move it was, with the reason's own line (and exit code). */
 export async function openSide(opener: EngineOpener, engine: Engine, role?: "source" | "target"): Promise<EngineSide> {
   let services: Services;
@@ -87,28 +93,47 @@ async function assertIdle(side: EngineSide, role: "source" | "target"): Promise<
   throw new UserError(`${who} (a worker or dvault download --once) ${doing} (${side.engine}): stop it first, then run dvault engine migrate again`);
 }
 
-/** Steps 1 to 4 (see the top of this file) between two opened engines; the caller switches the setting after. */
-export async function moveEngine({
-  config,
-  source,
-  target,
-  sources,
-}: {
-  config: Config;
-  source: EngineSide;
-  target: EngineSide;
-  sources: ReadonlyMap<SourceName, SourceDefinition>;
-}): Promise<MoveSummary> {
-  await assertIdle(source, "source");
-  await assertIdle(target, "target");
+/**
+ * Steps 1 to 5 (see the top of this file); the caller switches the setting after. The source is opened and found
+ * idle before the target is opened at all, so a refused move has not touched the target.
+ */
+export async function moveEngine({ config, to, opener, sources }: MoveRequest & { to: Engine; opener: EngineOpener }): Promise<MoveSummary> {
+  if (to === config.engine) throw new UserError(`the install is on ${to} already (DVAULT_ENGINE=${to}): nothing to move`);
+  let source: EngineSide | undefined;
+  let target: EngineSide | undefined;
+  try {
+    source = await openSide(opener, config.engine, "source");
+    await assertIdle(source, "source");
+    target = await openSide(opener, to, "target");
+    await assertIdle(target, "target");
+    return await carryAndRebuild(source, target, { config, sources });
+  } finally {
+    await closeSide(target);
+    await closeSide(source);
+  }
+}
+
+/**
+ * Obliterates every queue of the side; how many jobs they held. On Redis the pause switch's key,
+ * <prefix>:downloads:paused, is also the name BullMQ's obliterate reads as the downloads queue's old "paused" list
+ * (and fails on, WRONGTYPE), so it goes first: the source's has been carried by then, the target's is carried after.
+ */
+async function emptyQueues(side: EngineSide): Promise<number> {
+  await side.coord.remove(downloadsPausedKey(side.prefix));
+  return side.queues.admin.obliterateAll();
+}
+
+async function carryAndRebuild(source: EngineSide, target: EngineSide, { config, sources }: MoveRequest): Promise<MoveSummary> {
+  const targetCleared = await emptyQueues(target);
   const paceKeys = await carryPace(source, target);
-  const values = await carryValues(source, target, source.services.now());
   const pausedQueues = (await source.queues.admin.counts()).filter((q) => q.paused).map((q) => q.name);
-  const targetCleared = await target.queues.admin.obliterateAll();
   const parts = { sync: true, downloads: true, maintenance: true };
   const installed = await installWork({ services: target.services, producer: target.queues.producer, sources, schedules: config.schedules, parts });
   for (const name of pausedQueues) await target.queues.admin.pause(name);
-  const sourceEmptied = await source.queues.admin.obliterateAll();
+  // After the install: on Redis the pause switch's key is read by BullMQ as the downloads queue's "paused" list
+  // (emptyQueues, below), which a job's state check (the producer's ensure) would fail on.
+  const values = await carryValues(source, target, source.services.now());
+  const sourceEmptied = await emptyQueues(source);
   return {
     from: source.engine,
     to: target.engine,
