@@ -8,8 +8,9 @@ import { type SettingsLayers, writeSettingToFile } from "../config/settings-file
 export type EngineSwitch = { written: string | undefined; line: string };
 
 export function switchEngineSetting(layers: SettingsLayers, to: Engine): EngineSwitch {
-  const origin = layers.origins.get("DVAULT_ENGINE");
-  if (origin?.from === "environment") {
+  // An empty variable counts as unset (src/config/settings-file.ts): the file's line would win over it.
+  const fromEnvironment = layers.origins.get("DVAULT_ENGINE")?.from === "environment" && (layers.env.DVAULT_ENGINE ?? "") !== "";
+  if (fromEnvironment) {
     return { written: undefined, line: `DVAULT_ENGINE is set in the environment: change it to DVAULT_ENGINE=${to} there before dvault runs again` };
   }
   if (!layers.file) {

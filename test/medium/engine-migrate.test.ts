@@ -5,6 +5,7 @@
 // holder on the source (a real child process), an unreachable target, a typo'd --to.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -260,4 +261,49 @@ describe("dvault engine migrate refuses, leaving both engines untouched", () => 
     expect(run.code).toBe(1);
     expect(await everything(h)).toEqual(was);
   }, 60_000);
+});
+
+describe("dvault engine status and migrate, as a person runs them with a settings file", () => {
+  let h: DownloadHarness;
+  let dir: string;
+  let file: string;
+  /** The settings file decides the engine: the environment's DVAULT_ENGINE empty, which counts as unset. */
+  const run = (args: string[]) => runDvault({ ...h, env: { ...h.env, DVAULT_ENGINE: "" } }, ["--config", file, ...args]);
+
+  beforeAll(async () => {
+    h = await createDownloadHarness({
+      sim: { dataset: { deviations: 3, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 } },
+      sources: [gallerySource],
+      env: { DVAULT_ENGINE: "redis" },
+    });
+    await h.syncAll(["gallery"]);
+    await onEngine(h, "redis", (side) => side.pace.restore(PACE_KEY, { fields: { rate: 1.5, learned: 1.5 }, ttlMs: 3_600_000 }));
+    dir = mkdtempSync(path.join(os.tmpdir(), "dvault-engine-cli-"));
+    file = path.join(dir, "dvault.env");
+    writeFileSync(file, "# where queues, locks and the pace live\n# DVAULT_ENGINE=redis\n", { mode: 0o600 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("status names the chosen engine and what each holds; migrate moves, writes DVAULT_ENGINE into the file and says what it did", async () => {
+    const before = await run(["engine", "status"]);
+    expect(before.code).toBe(0);
+    expect(before.stdout).toMatch(
+      /^engine: redis \(DVAULT_ENGINE\)\n {2}redis \(chosen\): 0 jobs, 0 schedulers, \d+ pace keys, no live worker\n {2}postgres: 0 jobs, 0 schedulers, 0 pace keys, no live worker\n$/,
+    );
+
+    const moved = await run(["engine", "migrate", "--to", "postgres"]);
+    expect(moved.stderr).toBe("");
+    expect(moved.code).toBe(0);
+    expect(moved.stdout).toContain("moved from redis to postgres:\n");
+    expect(moved.stdout).toContain(`\nwrote DVAULT_ENGINE=postgres to ${file}\n`);
+    expect(readFileSync(file, "utf8")).toBe("# where queues, locks and the pace live\nDVAULT_ENGINE=postgres\n");
+
+    const after = await run(["engine", "status"]);
+    expect(after.stdout).toMatch(
+      /^engine: postgres \(DVAULT_ENGINE\)\n {2}redis: 0 jobs, 0 schedulers, \d+ pace keys, no live worker\n {2}postgres \(chosen\): [1-9]\d* jobs, [1-9]\d* schedulers, [1-9]\d* pace keys, no live worker\n$/,
+    );
+  }, 120_000);
 });

@@ -44,6 +44,13 @@ describe(switchEngineSetting.name, () => {
     expect(readFileSync(file, "utf8")).toBe("DVAULT_ENGINE=redis\n");
   });
 
+  it("an empty DVAULT_ENGINE in the environment counts as unset: the file is written, as it decides", () => {
+    const { dir, file } = settingsFile("# DVAULT_ENGINE=redis\n");
+    const out = switchEngineSetting(layerSettings({ environment: { DVAULT_ENGINE: "" }, cwd: dir }), "postgres");
+    expect(out.written).toBe(file);
+    expect(layerSettings({ environment: { DVAULT_ENGINE: "" }, cwd: dir }).env.DVAULT_ENGINE).toBe("postgres");
+  });
+
   it("with no settings file in use: says where to set it", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-engine-setting-"));
     expect(switchEngineSetting(layerSettings({ environment: {}, cwd: dir }), "postgres").line).toBe(
