@@ -197,20 +197,24 @@ describe("dvault engine migrate", () => {
   }, 120_000);
 });
 
+/** An install on Redis of three works, synced, with a learned pace. */
+async function smallInstallOnRedis(): Promise<DownloadHarness> {
+  const h = await createDownloadHarness({
+    sim: { dataset: { deviations: 3, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 } },
+    sources: [gallerySource],
+    env: { DVAULT_ENGINE: "redis" },
+  });
+  await h.syncAll(["gallery"]);
+  await onEngine(h, "redis", (side) => side.pace.restore(PACE_KEY, { fields: { rate: 1.5, learned: 1.5 }, ttlMs: 3_600_000 }));
+  return h;
+}
+
 describe("dvault engine migrate refuses, leaving both engines untouched", () => {
   let h: DownloadHarness;
 
   beforeAll(async () => {
-    h = await createDownloadHarness({
-      sim: { dataset: { deviations: 3, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 } },
-      sources: [gallerySource],
-      env: { DVAULT_ENGINE: "redis" },
-    });
-    await h.syncAll(["gallery"]);
-    await onEngine(h, "redis", async (side) => {
-      await enqueueDueDownloads(side.services, side.queues.producer);
-      await side.pace.restore(PACE_KEY, { fields: { rate: 1.5, learned: 1.5 }, ttlMs: 3_600_000 });
-    });
+    h = await smallInstallOnRedis();
+    await onEngine(h, "redis", (side) => enqueueDueDownloads(side.services, side.queues.producer));
     // PostgreSQL's tables made once, as by an install that ran there before.
     await onEngine(h, "postgres", async () => undefined);
   }, 120_000);
@@ -271,13 +275,7 @@ describe("dvault engine status and migrate, as a person runs them with a setting
   const run = (args: string[]) => runDvault({ ...h, env: { ...h.env, DVAULT_ENGINE: "" } }, ["--config", file, ...args]);
 
   beforeAll(async () => {
-    h = await createDownloadHarness({
-      sim: { dataset: { deviations: 3, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 } },
-      sources: [gallerySource],
-      env: { DVAULT_ENGINE: "redis" },
-    });
-    await h.syncAll(["gallery"]);
-    await onEngine(h, "redis", (side) => side.pace.restore(PACE_KEY, { fields: { rate: 1.5, learned: 1.5 }, ttlMs: 3_600_000 }));
+    h = await smallInstallOnRedis();
     dir = mkdtempSync(path.join(os.tmpdir(), "dvault-engine-cli-"));
     file = path.join(dir, "dvault.env");
     writeFileSync(file, "# where queues, locks and the pace live\n# DVAULT_ENGINE=redis\n", { mode: 0o600 });
