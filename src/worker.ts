@@ -107,7 +107,6 @@ export async function startWorker({
   }
   const entries = checkCatalogue<WorkerContext>(JOBS);
   const services = await createServices({ config, log, ...(overrides ? { overrides } : {}) });
-  const { redis } = services;
   // Settled by createServices: "{dvault}", or an older install's "dvault" (src/queue/redis-prefix.ts).
   const prefix = services.config.redisPrefix;
   // Queue connection errors repeat while Redis is away; the worker hosts' own "error" lines say the same.
@@ -162,7 +161,8 @@ export async function startWorker({
   // The sentinel is a maintenance scheduler, so only a maintenance host can tell that Redis lost the schedules.
   const lossGuard = roles.has("maintenance")
     ? watchRedisLoss({
-        redis: services.queues.engine === "redis" ? redis : undefined,
+        // Only the Redis engine has a connection whose reconnects to watch (services.redis throws on PostgreSQL).
+        redis: services.queues.engine === "redis" ? services.redis : undefined,
         isIntact: () => producer.hasScheduler("maintenance", RECONCILE_SCHEDULER_ID),
         rebuild: async () => void (await installSchedules(true)),
         afterReconnect: async () => void (await enqueueDueDownloads(services, producer, { rebuild: true })),

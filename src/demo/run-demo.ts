@@ -112,8 +112,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       LOG_LEVEL: options.config.logLevel,
     });
     services = await createServices({ config, log: options.log, overrides: { secretKey: { key: randomBytes(32), source: "env", created: false } } });
-    await deleteKeysByPrefix(services.redis, redisPrefix);
-
+    // An earlier demo's Redis keys (on PostgreSQL alone its queues live in the demo's own database).
+    if (config.engine === "redis") await deleteKeysByPrefix(services.redis, redisPrefix);
     // 1. Log in through the real authorization-code flow with PKCE; a plain HTTP client plays the browser.
     const oauth = new OAuthClient({ serviceBase: sim.url, clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET, log: options.log });
     const login = await interactiveLogin({
