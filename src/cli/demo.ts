@@ -5,9 +5,9 @@ import { type Config, loadConfig } from "../config.ts";
 import { ArchiveCountsRepository } from "../db/archive-counts.repository.ts";
 import { connectPg } from "../db/connect.ts";
 import { DEMO_QUERIES } from "../db/demo-queries.ts";
-import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { pgFields } from "../db/pg-fields.ts";
 import { runDemo, type DemoReport } from "../demo/run-demo.ts";
+import { demoServers } from "../demo/servers.ts";
 import { cliLogger } from "./output/mode.ts";
 import { printOut } from "./output/print.ts";
 import { maskUrl } from "../redact.ts";
@@ -33,10 +33,37 @@ function dashboardOf(config: Config): { url: string; token: boolean } {
   return { url: `http://${host.includes(":") ? `[${host}]` : host}:${config.httpPort}`, token: config.httpToken !== undefined };
 }
 
-function printReport(r: DemoReport, term: string, dashboard: { url: string; token: boolean }): void {
+/**
+ * How a later command reaches the demo's database: its URL, or, on the demo's own embedded server (which stops
+ * with the demo, so its port means nothing afterwards), DATABASE_URL=embedded and that server's data folder.
+ */
+function databaseEnv(r: DemoReport, ownServer: string | undefined, engine: Config["engine"]): string {
+  const database = ownServer ? `DATABASE_URL=embedded DVAULT_DATA_DIR=${ownServer}` : `DATABASE_URL=${maskUrl(r.databaseUrl)}`;
+  return `${database}${engine === "postgres" ? " DVAULT_ENGINE=postgres" : ""}`;
+}
+
+/** The queries, as psql commands on a server that stays; on the demo's own, as SQL for the address `db status` gives. */
+function queryLines(r: DemoReport, ownServer: string | undefined, dbEnv: string): string[] {
+  if (!ownServer) {
+    return [
+      `Query it (database "${pgFields(r.databaseUrl).database}"):`,
+      ...DEMO_QUERIES.flatMap((q) => [`  -- ${q.what}`, `  psql "${maskUrl(r.databaseUrl)}" -c "${q.sql}"`]),
+    ];
+  }
+  return [
+    `Query it (database "${pgFields(r.databaseUrl).database}" on the demo's own server, which runs while a dvault command uses it,`,
+    `such as the dashboard command below; then ${dbEnv} npx dvault db status prints its address for psql):`,
+    ...DEMO_QUERIES.flatMap((q) => [`  -- ${q.what}`, `  ${q.sql}`]),
+  ];
+}
+
+type ReportContext = { term: string; dashboard: { url: string; token: boolean }; ownServer: string | undefined; engine: Config["engine"] };
+
+function printReport(r: DemoReport, { term, dashboard, ownServer, engine }: ReportContext): void {
   const c = r.counts;
   const d = r.downloads;
-  const env = `DATABASE_URL=${maskUrl(r.databaseUrl)} DVAULT_ARCHIVE_DIR=${r.archiveDir}`;
+  const dbEnv = databaseEnv(r, ownServer, engine);
+  const env = `${dbEnv} DVAULT_ARCHIVE_DIR=${r.archiveDir}`;
   const one = (n: number | undefined, word: string) => plural(n ?? 0, word);
   const lines = [
     "",
@@ -48,8 +75,7 @@ function printReport(r: DemoReport, term: string, dashboard: { url: string; toke
     `  in ${r.archiveDir}${d.links ? ` (readable links under ${path.join(r.archiveDir, "by-user")})` : ""}`,
     ...(r.digestPath ? [`  digest preview: ${r.digestPath}`] : []),
     "",
-    `Query it (database "${pgFields(r.databaseUrl).database}"):`,
-    ...DEMO_QUERIES.flatMap((q) => [`  -- ${q.what}`, `  psql "${maskUrl(r.databaseUrl)}" -c "${q.sql}"`]),
+    ...queryLines(r, ownServer, dbEnv),
     "",
     "Browse it in the dashboard (the pictures are the simulator's, drawn for each work):",
     `  ${env} DVAULT_REDIS_PREFIX=${r.redisPrefix} DVAULT_WORKER_ROLES=http npx dvault worker`,
@@ -77,14 +103,18 @@ export function registerDemoCommand(program: Command): void {
     .option("--dir <dir>", "where the demo's archive and digest go", ".demo")
     .option("--deviations <n>", "size of the simulated account", (v) => Number.parseInt(v, 10), 400)
     .action(async (opts: { dir: string; deviations: number }) => {
-      // DATABASE_URL=embedded: the demo's database on the server dvault runs, held until the report is printed.
-      const { config, release } = await resolveDatabase(loadConfig(), { migrate: false });
+      // The servers (src/demo/servers.ts): an embedded one, the install's or the demo's own, held until the report is printed.
+      const servers = await demoServers(loadConfig(), process.env, opts.dir);
       try {
+        const { config } = servers;
+        printOut(servers.line);
         const log = cliLogger(config);
-        const report = await runDemo({ config, log, dir: opts.dir, deviations: opts.deviations, out: printOut });
-        printReport(report, await searchTerm(report.databaseUrl), dashboardOf(config));
+        const ownDatabase = servers.ownServer !== undefined;
+        const report = await runDemo({ config, ownDatabase, log, dir: opts.dir, deviations: opts.deviations, out: printOut });
+        const context = { term: await searchTerm(report.databaseUrl), dashboard: dashboardOf(config), ownServer: servers.ownServer, engine: config.engine };
+        printReport(report, context);
       } finally {
-        release();
+        servers.release();
       }
     });
 }

@@ -32,7 +32,8 @@ export function registerWorkerCommand(program: Command): void {
           : undefined;
       // Refuse an exposed dashboard without a token before migrating or connecting anything.
       if (http) assertSafeBind(http.host, http.token);
-      await checkRedis(configured.redisUrl);
+      // On PostgreSQL alone no Redis is opened (src/services.ts), so none need answer.
+      if (configured.engine === "redis") await checkRedis(configured.redisUrl);
       // DATABASE_URL=embedded: the server dvault runs, held until the worker stops (src/db/embedded/resolve.ts).
       const { config, release } = await resolveDatabase(configured);
       try {

@@ -2,7 +2,7 @@
 // the service; the real code runs against it: OAuth code flow with PKCE, a full sync, the downloads
 // (quota deferral included), a digest preview. Its own database, Redis prefix and archive directory.
 import { randomBytes } from "node:crypto";
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import got from "got";
 import { DEFAULT_SCOPES, interactiveLogin, OAuthClient } from "../api/oauth.ts";
@@ -27,14 +27,17 @@ import { type BackfillResult, backfillThumbnails, Thumbnails } from "../storage/
 import { SOURCES } from "../sync/sources/index.ts";
 import { freePort } from "../free-port.ts";
 import { plural } from "../text/plural.ts";
+import { DEMO_SERVER_DIR } from "./servers.ts";
 import { syncHere, type DemoSyncRow } from "./sync-here.ts";
 
 export const DEMO_CLIENT_ID = "1001";
 export const DEMO_CLIENT_SECRET = "sim-secret-1001";
 
 export type DemoOptions = {
-  /** Base configuration: the demo keeps its server addresses and replaces the rest. */
+  /** Base configuration: the demo keeps its server addresses and engine and replaces the rest. */
   config: Config;
+  /** The config's database is the demo's own, on its own embedded server (src/demo/servers.ts): used as it is. */
+  ownDatabase?: boolean;
   log: Logger;
   /** Where the demo's archive, digests and key live. */
   dir: string;
@@ -62,6 +65,16 @@ export type DemoReport = {
   seconds: number;
 };
 
+/**
+ * Empties the demo's folder but for its own embedded server's (src/demo/servers.ts), which runs while the demo
+ * does, and makes its archive folder.
+ */
+function emptyDemoDir(dir: string, archiveDir: string): void {
+  mkdirSync(dir, { recursive: true });
+  for (const name of readdirSync(dir)) if (name !== DEMO_SERVER_DIR) rmSync(path.join(dir, name), { recursive: true, force: true });
+  mkdirSync(archiveDir, { recursive: true, mode: 0o700 });
+}
+
 /** A demo database beside the configured one: same server and credentials, database "<name>_demo". */
 export function demoDatabaseUrl(databaseUrl: string): string {
   const { database } = pgFields(databaseUrl);
@@ -73,10 +86,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const { out } = options;
   const dir = path.resolve(options.dir);
   const archiveDir = path.join(dir, "archive");
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(archiveDir, { recursive: true, mode: 0o700 });
+  emptyDemoDir(dir, archiveDir);
 
-  const databaseUrl = demoDatabaseUrl(options.config.databaseUrl);
+  const databaseUrl = options.ownDatabase ? options.config.databaseUrl : demoDatabaseUrl(options.config.databaseUrl);
   const redisPrefix = `${options.config.redisPrefix}-demo`;
   out(`dvault demo: a simulated account, archived for real into database "${pgFields(databaseUrl).database}" and ${dir}`);
 

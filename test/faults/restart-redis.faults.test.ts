@@ -7,12 +7,13 @@
 import { setTimeout as pause } from "node:timers/promises";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { createRedis } from "../../src/queue/redis.ts";
 import type { RunningWorker } from "../../src/worker.ts";
 import { checkMirror } from "./check.ts";
 import type { FaultHarness } from "./harness.ts";
 import { converged, createPrivateFaultHarness, progress, startFaultWorker, startPrivateRedis, waitFor, type PrivateRedis } from "./private-services.ts";
+import { describeNeedingRedis } from "../helpers/needs-redis.ts";
 
 // Slow originals so that the restart lands while files are being written.
 const CDN_BYTES_PER_SECOND = 1024 * 1024;
@@ -53,7 +54,7 @@ async function schedulerIds(h: FaultHarness, queueName: string): Promise<string[
   }
 }
 
-describe("a worker whose Redis restarts mid-run", () => {
+describeNeedingRedis("a worker whose Redis restarts mid-run", () => {
   for (const empty of [false, true]) {
     it(empty ? "rebuilds due work from PostgreSQL when Redis comes back empty" : "reconnects and carries on when Redis comes back with its AOF", async () => {
       const h = await createPrivateFaultHarness({ redis, sim: { seed: empty ? 5 : 7, cdnBytesPerSecond: CDN_BYTES_PER_SECOND } });

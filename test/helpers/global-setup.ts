@@ -1,5 +1,7 @@
-// Runs once per test run: migrates a template database named after a hash of the migrations, so each
-// medium test file can copy it (CREATE DATABASE ... TEMPLATE) instead of migrating again.
+// Runs once per test run: settles the servers the run uses (test/helpers/test-servers.ts: an embedded PostgreSQL
+// server, or PostgreSQL alone, where the defaults do not answer) and says which in one line; then migrates a template
+// database named after a hash of the migrations, so each medium test file can copy it (CREATE DATABASE ... TEMPLATE)
+// instead of migrating again.
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -7,7 +9,8 @@ import type { TestProject } from "vitest/node";
 import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
-import { TEMPLATE_DB_PREFIX, TEST_PG_URL } from "./env.ts";
+import { DEFAULT_TEST_PG_URL, DEFAULT_TEST_REDIS_URL, TEMPLATE_DB_PREFIX } from "./env.ts";
+import { settleTestServers } from "./test-servers.ts";
 
 function migrationsHash(): string {
   const root = path.resolve("prisma/migrations");
@@ -26,18 +29,31 @@ export default async function setup({ provide, config }: TestProject) {
     const seed = config.sequence.seed;
     console.log(`test order seed: ${seed} (replay: DVAULT_TEST_SEED=${seed} npm test)`);
   }
+  const servers = await settleTestServers(process.env, { pg: DEFAULT_TEST_PG_URL, redis: DEFAULT_TEST_REDIS_URL });
+  console.log(servers.line);
+  try {
+    provide("templateDatabase", await migrateTemplate(process.env.DVAULT_TEST_DATABASE_URL || DEFAULT_TEST_PG_URL));
+  } catch (err) {
+    servers.stop();
+    throw err;
+  }
+  return () => servers.stop();
+}
+
+/** The template database of this set of migrations, migrated on the server at `pgUrl`. */
+async function migrateTemplate(pgUrl: string): Promise<string> {
   // Templates of other migration sets are left alone: another checkout's run may be copying from one.
   const template = TEMPLATE_DB_PREFIX + migrationsHash();
   try {
-    await migrate(withDatabase(TEST_PG_URL, template), { createDatabase: true });
+    await migrate(withDatabase(pgUrl, template), { createDatabase: true });
   } catch (err) {
     // A failed migration is recorded in the template and would block every later run (P3009): start over next time.
-    const admin2 = await connectPg(TEST_PG_URL);
+    const admin2 = await connectPg(pgUrl);
     await admin2.query(`DROP DATABASE IF EXISTS ${quoteIdent(template)} WITH (FORCE)`).catch(() => undefined);
     await admin2.end();
     throw err;
   }
-  provide("templateDatabase", template);
+  return template;
 }
 
 declare module "vitest" {

@@ -1,5 +1,6 @@
 // A unique key prefix per test file on the shared Redis; every key under it is deleted afterwards.
 import { randomBytes } from "node:crypto";
+import { assertRedisInRun, REDIS_IN_RUN } from "./needs-redis.ts";
 import type { Redis } from "ioredis";
 import type { Coordinator } from "../../src/coord/coordinator.ts";
 import { redisCoordinator } from "../../src/coord/redis.ts";
@@ -17,6 +18,7 @@ export type TestRedis = { url: string; prefix: string; redis: Redis; coord: Coor
 export async function createTestRedis({ hashTag = false }: { hashTag?: boolean } = {}): Promise<TestRedis> {
   const name = `dvault-test-${randomBytes(5).toString("hex")}`;
   const prefix = hashTag ? `{${name}}` : name;
+  if (!REDIS_IN_RUN) return withoutRedis(prefix);
   const redis = createRedis(TEST_REDIS_URL);
   await redis.connect();
   return {
@@ -29,5 +31,30 @@ export async function createTestRedis({ hashTag = false }: { hashTag?: boolean }
       await deleteKeysByPrefix(redis, prefix);
       await redis.quit();
     },
+  };
+}
+
+/**
+ * On a run with no Redis (dvault on PostgreSQL alone, test/helpers/test-servers.ts): the prefix and URL a fixture
+ * passes on, and no connection; a test that reads Redis itself is told, when it does, to go under describeNeedingRedis.
+ */
+function withoutRedis(prefix: string): TestRedis {
+  const absent = () => {
+    assertRedisInRun();
+    throw new Error("unreachable");
+  };
+  return {
+    url: TEST_REDIS_URL,
+    prefix,
+    get redis(): Redis {
+      return absent();
+    },
+    get coord(): Coordinator {
+      return absent();
+    },
+    get queues(): QueueBackend {
+      return absent();
+    },
+    cleanup: async () => undefined,
   };
 }

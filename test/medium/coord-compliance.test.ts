@@ -23,6 +23,7 @@ import {
 } from "../../src/queue/holder.ts";
 import { readPausedFlag, workerHeartbeats, workersWithRoles } from "../../src/status/redis-state.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
+import { REDIS_IN_RUN } from "../helpers/needs-redis.ts";
 import { createTestRedis } from "../helpers/redis.ts";
 import { createPgPool } from "../../src/db/connect.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
@@ -102,7 +103,8 @@ afterAll(() => {
   for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
 });
 
-describe.each([redisDriver, postgresDriver])("the coordination seam on $name", (driver) => {
+// On a run with no Redis (test/helpers/test-servers.ts, which says so in its first line) only PostgreSQL's driver.
+describe.each(REDIS_IN_RUN ? [redisDriver, postgresDriver] : [postgresDriver])("the coordination seam on $name", (driver) => {
   let ns: Namespace;
   let coord: Coordinator;
   let key: (name: string) => string;

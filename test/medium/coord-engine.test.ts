@@ -7,6 +7,7 @@ import { createLogger } from "../../src/log.ts";
 import { createServices } from "../../src/services.ts";
 import { testConfig } from "../helpers/config.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
+import { itNeedingRedis } from "../helpers/needs-redis.ts";
 import { createTestRedis } from "../helpers/redis.ts";
 
 let db: TestDatabase;
@@ -49,7 +50,7 @@ describe("the engine's coordination store", () => {
     expect(connections).toBe(0);
   });
 
-  it("on redis (the default): the Redis driver, under the configured prefix", async () => {
+  itNeedingRedis("on redis (the default): the Redis driver, under the configured prefix", async () => {
     const r = await createTestRedis({ hashTag: true });
     const services = await createServices({
       config: testConfig({ DATABASE_URL: db.url, DVAULT_REDIS_PREFIX: r.prefix, DVAULT_ENGINE: undefined }),

@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import readline from "node:readline";
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
 import { collectStatus } from "../../src/status/collect.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
@@ -18,6 +18,7 @@ import { testConfig } from "../helpers/config.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { doneOriginals, startHarnessWorker } from "../helpers/harness-worker.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
+import { describeNeedingRedis } from "../helpers/needs-redis.ts";
 import { startRedisCluster, startRedisServer, type RedisCluster, type RedisServer } from "../helpers/redis-cluster.ts";
 
 /** One atomic operation as MONITOR shows it: a script with the commands it ran, a MULTI block, or one command. */
@@ -142,7 +143,7 @@ async function slotsOf(ops: { keys: string[] }[], rename: (key: string) => strin
   return Promise.all(ops.map(async (op) => ({ keys: op.keys, slots: [...new Set(await Promise.all(op.keys.map((k) => cluster.keySlot(rename(k)))))] })));
 }
 
-describe("Redis keys under a hash-tagged prefix", () => {
+describeNeedingRedis("Redis keys under a hash-tagged prefix", () => {
   it("keeps every key of each script, MULTI and multi-key command of a worker pass in one cluster slot", async () => {
     const multiKey = (await recordWorkerPass()).filter((op) => op.keys.length > 1);
     // Each key family took part: BullMQ's queues, the pacer's scripts, the holder lease and its registry.
@@ -161,7 +162,7 @@ describe("Redis keys under a hash-tagged prefix", () => {
   }, 90_000);
 });
 
-describe("a worker on Redis Cluster", () => {
+describeNeedingRedis("a worker on Redis Cluster", () => {
   it("syncs and archives every original through the cluster client (REDIS_URL=redis+cluster://)", async () => {
     const h2 = await createDownloadHarness({
       hashTaggedPrefix: true,
@@ -191,7 +192,7 @@ describe("a worker on Redis Cluster", () => {
 });
 
 // On a server of its own: which prefix an install without DVAULT_REDIS_PREFIX settles on depends on the whole keyspace.
-describe(settleRedisPrefix.name, () => {
+describeNeedingRedis(settleRedisPrefix.name, () => {
   it("takes {dvault} on a fresh server, keeps an older install's dvault with its keys, and leaves a configured prefix alone", async () => {
     const fresh = await startRedisServer();
     const older = await startRedisServer();
