@@ -19,6 +19,7 @@ import { createServices, type ServiceOverrides, type Services } from "./services
 import { startDigestRuntime } from "./digest/runtime.ts";
 import { forgetWorker } from "./digest/alerts.ts";
 import { watchRedisLoss } from "./queue/redis-loss-guard.ts";
+import { installWork, MAINTENANCE_INTERVALS } from "./engine/install-work.ts";
 import { downloadDepsFor } from "./downloads/deps.ts";
 import { sweepStrandedPartials } from "./downloads/partial-sweep.ts";
 import { reclaimDeadHolders } from "./downloads/reclaim.ts";
@@ -62,8 +63,7 @@ export type WorkerIntervals = {
 };
 
 export const DEFAULT_INTERVALS: WorkerIntervals = {
-  maintenanceMs: 5 * 60_000,
-  downloadsEnqueueMs: 2 * 60_000,
+  ...MAINTENANCE_INTERVALS,
   redisCheckMs: 30_000,
   outageRetryMs: DEFAULT_OUTAGE_RETRY_MS,
   reclaimMs: 3000,
@@ -123,17 +123,8 @@ export async function startWorker({
   let schedules = config.schedules;
   const currentSchedules = () => schedules;
   const installSchedules = async (all = false) => {
-    const summary = roles.has("sync") || all ? await reconcileSchedules({ services, producer, sources, everyMs, schedules }) : { scheduled: 0 };
-    // Downloads: the table is the source of truth, so a lost queue is rebuilt from it here.
-    if (roles.has("downloads") || all) await enqueueDueDownloads(services, producer, { rebuild: true });
-    if (roles.has("maintenance")) {
-      await producer.schedule("tokens.refresh", {}, { everyMs: intervals.maintenanceMs });
-      await producer.schedule("alerts.evaluate", {});
-      await producer.schedule("thumbnails.backfill", { rebuild: false, untilDone: false });
-      await producer.schedule("downloads.enqueue", { scope: "all" }, { everyMs: intervals.downloadsEnqueueMs });
-      await producer.schedule("schedules.reconcile", {}, { everyMs: intervals.maintenanceMs });
-    }
-    return summary;
+    const parts = { sync: roles.has("sync") || all, downloads: roles.has("downloads") || all, maintenance: roles.has("maintenance") };
+    return (await installWork({ services, producer, sources, everyMs, schedules, parts, intervals })).sync;
   };
   const summary = await installSchedules();
   if (roles.has("downloads")) {

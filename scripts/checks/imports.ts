@@ -71,15 +71,17 @@ const RULES: Record<string, readonly string[]> = {
   // A work added by its URL is stored as a sync stores it (src/track-lists/add-one.ts).
   "track-lists": [...BASE, "api", "db", "sync"],
   metrics: [...BASE, "api", "db", "queue", "status", "services"],
+  // The install's move between engines (src/engine/move.ts), and what a worker installs in the queues at start.
+  engine: [...BASE, "api", "db", "queue", "services", "sync", "downloads", "digest"],
   // Entrances: the job handlers, the dashboard, the worker process, the CLI and the demo.
   jobs: [...BASE, "api", "db", "queue", "storage", "services", "sync", "downloads", "digest", "import", "status"],
   http: [...BASE, "api", "db", "queue", "storage", "services", "status", "search", "digest", "metrics", "track-lists"],
-  worker: [...BASE, "api", "db", "queue", "storage", "services", "sync", "downloads", "digest", "jobs", "http", "metrics", "status"],
+  worker: [...BASE, "api", "db", "queue", "storage", "services", "sync", "downloads", "digest", "jobs", "http", "metrics", "status", "engine"],
   demo: [...BASE, "api", "db", "queue", "storage", "services", "sync", "downloads", "digest", "jobs", "simulator", "worker", "status"],
   cli: [
     ...BASE,
     ...["api", "db", "queue", "storage", "services", "sync", "downloads", "import", "digest", "status", "search", "backup", "track-lists"],
-    ...["metrics", "jobs", "http", "worker", "demo", "simulator"],
+    ...["metrics", "jobs", "http", "worker", "demo", "simulator", "engine"],
   ],
   // The simulator plays the service: it shares nothing with the code it is a model for.
   simulator: [],

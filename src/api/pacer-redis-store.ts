@@ -4,7 +4,7 @@
 // are those of every install so far (src/api/pacer.ts lists them), so an install keeps what it learned.
 import type { Redis } from "ioredis";
 import { ACQUIRE_LUA, RELEASE_LUA } from "./pacer-scripts.ts";
-import { listPacerKeys, readPacerStatus } from "./pacer-state.ts";
+import { listPacerKeys, readPacerStatus, readSavedPace, writeSavedPace } from "./pacer-state.ts";
 import type { AcquireAnswer, PacerStore } from "./pacer-store.ts";
 
 // The scripts as commands on the connection.
@@ -85,6 +85,8 @@ export function redisPacerStore(redis: Redis, prefix: string): PacerStore {
     },
     status: (key, now) => readPacerStatus(redis, prefix, key, now),
     keys: () => listPacerKeys(redis, prefix),
+    saved: (key) => readSavedPace(redis, prefix, key),
+    restore: (key, saved) => writeSavedPace(redis, prefix, key, saved),
     async close() {
       redis.off("end", closeSubscriber);
       closeSubscriber();

@@ -58,6 +58,18 @@ export function sqlPacerStore(rows: PacerRows): PacerStore {
       return paceStatus({ key, now, fields, holders: live(row.holders), waiters: live(row.alive) });
     },
     keys: () => rows.keys(),
+    async saved(key) {
+      const row = await rows.read(key);
+      const live = row ? liveRow(row) : undefined;
+      return live && Object.keys(live.state).length > 0 ? { fields: { ...live.state }, ttlMs: live.stateTtlMs } : undefined;
+    },
+    async restore(key, saved) {
+      await rows.change(key, (row) => {
+        row.state = { ...saved.fields };
+        // No expiry in Redis (-1) is kept as a long one: the row's state must have a time to live to be read.
+        row.stateTtlMs = saved.ttlMs > 0 ? saved.ttlMs : 365 * 24 * 3600_000;
+      });
+    },
     close: () => rows.close(),
   };
 }

@@ -4,6 +4,13 @@
 import type { Redis } from "ioredis";
 import { scanKeys } from "../redis-scan.ts";
 
+/**
+ * A key's learned state as stored (the fields src/api/pacer.ts describes, and how long they have left), without the
+ * permits and waiters of the processes using it: what `dvault engine migrate` (src/engine/move.ts) carries to the
+ * other engine so that it starts at the learned rate, never faster.
+ */
+export type SavedPace = { fields: Record<string, number>; ttlMs: number };
+
 /** A key's pace as stored (src/api/pacer-scripts.ts, src/api/pacer-rules.ts write it). */
 export type PacerStatus = {
   key: string;
@@ -83,4 +90,21 @@ export async function listPacerKeys(redis: Redis, prefix: string): Promise<strin
     .filter((k) => !/:(holders|queue|waiters|released)$/.test(k))
     .map((k) => k.slice(base.length))
     .sort();
+}
+
+/** A key's state hash in Redis and its PTTL (-1: no expiry; the scripts always set one); undefined when it has none. */
+export async function readSavedPace(redis: Redis, prefix: string, key: string): Promise<SavedPace | undefined> {
+  const base = `${prefix}:pacer:${key}`;
+  const [raw, ttlMs] = await Promise.all([redis.hgetall(base), redis.pttl(base)]);
+  const fields = Object.fromEntries(Object.entries(raw).map(([name, value]) => [name, Number(value)]));
+  return Object.keys(fields).length === 0 ? undefined : { fields, ttlMs };
+}
+
+/** Replaces the key's state hash with `saved`, in one transaction; its holders and waiters are left alone. */
+export async function writeSavedPace(redis: Redis, prefix: string, key: string, { fields, ttlMs }: SavedPace): Promise<void> {
+  const base = `${prefix}:pacer:${key}`;
+  const multi = redis.multi().del(base);
+  if (Object.keys(fields).length > 0) multi.hset(base, Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, String(value)])));
+  if (ttlMs > 0) multi.pexpire(base, ttlMs);
+  await multi.exec();
 }

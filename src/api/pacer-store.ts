@@ -4,7 +4,7 @@
 // every install so far) and PostgreSQL alone (src/api/pacer-sql-store.ts over src/db/pacer-rows.ts). One
 // compliance suite (test/medium/pacer.test.ts and pacer-pace.test.ts, each test on both; test/medium/
 // pacer-stores-agree.test.ts, the same random operations on both) holds them to the same decisions.
-import type { PacerStatus } from "./pacer-state.ts";
+import type { PacerStatus, SavedPace } from "./pacer-state.ts";
 
 export type PacerOutcome = "success" | "throttled" | "error";
 
@@ -70,6 +70,10 @@ export type PacerStore = {
   status(key: string, now: number): Promise<PacerStatus>;
   /** The keys with state, sorted. */
   keys(): Promise<string[]>;
+  /** The key's state and its time to live; undefined when it has none. */
+  saved(key: string): Promise<SavedPace | undefined>;
+  /** Replaces the key's state with `saved` (its permits and waiters are left as they are). */
+  restore(key: string, saved: SavedPace): Promise<void>;
   /** Closes the wake-up connection (not the connection or pool the store was given). */
   close(): Promise<void>;
 };

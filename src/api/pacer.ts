@@ -36,7 +36,7 @@
 import { setTimeout as sleepTimer } from "node:timers/promises";
 import { DEFAULT_API_RATE } from "../config-defaults.ts";
 import { ThrottleDelayError } from "./errors.ts";
-import type { PacerStatus } from "./pacer-state.ts";
+import type { PacerStatus, SavedPace } from "./pacer-state.ts";
 import type { PacerOutcome, PacerStore } from "./pacer-store.ts";
 
 export type { PacerOutcome, PacerStore };
@@ -127,10 +127,18 @@ export type Pacer = {
   status(key: string): Promise<PacerStatus>;
   /** The keys with state in the store (status, metrics). */
   keys(): Promise<string[]>;
+  /** A key's learned state as stored, and its replacement: `dvault engine migrate` carries it to the other engine. */
+  saved(key: string): Promise<SavedPace | undefined>;
+  restore(key: string, saved: SavedPace): Promise<void>;
   readonly clock: PacerClock;
   /** Closes the store's wake-up connection (Redis: also closed when the store's connection ends). */
   close(): Promise<void>;
 };
+
+/** What the pacer reads and writes of its store without pacing (status, metrics, `dvault engine migrate`). */
+function storeAsItIs(store: PacerStore): Pick<Pacer, "keys" | "saved" | "restore"> {
+  return { keys: () => store.keys(), saved: (key) => store.saved(key), restore: (key, saved) => store.restore(key, saved) };
+}
 
 let permitSeq = 0;
 let pacerSeq = 0;
@@ -267,7 +275,7 @@ export function createPacer(options: PacerOptions): Pacer {
   return {
     acquire,
     status: (key) => store.status(key, clock.now()),
-    keys: () => store.keys(),
+    ...storeAsItIs(store),
     clock,
     close: () => store.close(),
   };

@@ -37,6 +37,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./db.ts")).registerDbCommand,
   },
   {
+    name: "engine",
+    term: "engine",
+    summary: "where queues, locks and the shared pace live (DVAULT_ENGINE): what each engine holds, or move the install to the other",
+    load: async () => (await import("./engine.ts")).registerEngineCommand,
+  },
+  {
     name: "migrate",
     term: "migrate",
     summary: "create the database if it does not exist and apply pending migrations",

@@ -1,7 +1,7 @@
 // The settings file and the layers of settings: a default, the file (./.env, or the one `--config <file>` or
 // DVAULT_CONFIG names), the environment, a command's flag; each later one wins. The file is `.env` format
 // parsed by Node's own util.parseEnv (the format docker compose's env_file reads), so no parser is added.
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseEnv } from "node:util";
 import { EnvSchema } from "../config.ts";
@@ -157,4 +157,24 @@ export function appliedSettings(): SettingsLayers {
 export function rereadSettings(): SettingsLayers | undefined {
   if (!applied) return undefined;
   return layerSettings({ environment: applied.original, cwd: applied.cwd, configFlag: applied.configFlag, flags: applied.flags });
+}
+
+/**
+ * Sets `name` in the settings file: its line (each one, if written twice) becomes `NAME=value`, else its commented
+ * template line (`# NAME=default`, as `dvault init` writes the file) does, else the line is added at the end. The
+ * file is replaced whole (a temporary file renamed over it, with its mode), so a reader never sees half of it.
+ */
+export function writeSettingToFile(file: string, name: string, value: string): void {
+  const text = readFileSync(file, "utf8");
+  const line = `${name}=${/[\s#"'$]/.test(value) ? JSON.stringify(value) : value}`;
+  const active = new RegExp(`^[ \\t]*(export[ \\t]+)?${name}[ \\t]*=.*$`, "gm");
+  const commented = new RegExp(`^#[ \\t]*${name}=.*$`, "m");
+  const next = active.test(text)
+    ? text.replace(active, line)
+    : commented.test(text)
+      ? text.replace(commented, line)
+      : `${text}${text === "" || text.endsWith("\n") ? "" : "\n"}${line}\n`;
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, next, { mode: statSync(file).mode & 0o777 });
+  renameSync(temporary, file);
 }

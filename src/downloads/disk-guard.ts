@@ -40,13 +40,18 @@ export class DownloadsPausedError extends Error {
   }
 }
 
+/** The downloads' pause switch in the coordination store: JSON {reason, since, cause} while paused. */
+export function downloadsPausedKey(prefix: string): string {
+  return `${prefix}:downloads:paused`;
+}
+
 export class DiskGuard {
   private readonly key: string;
   /** The preflight passed in this process and no storage fault came since: the archive takes files. */
   private proven = false;
 
   constructor(private readonly args: { archive: Archive; coord: Coordinator; prefix: string; minFreeBytes: number; log: Logger; now: () => number }) {
-    this.key = `${args.prefix}:downloads:paused`;
+    this.key = downloadsPausedKey(args.prefix);
   }
 
   /**

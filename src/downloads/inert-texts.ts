@@ -91,7 +91,8 @@ export async function makeStoredTextsInert(args: {
 /** The pages of this version: a new CSP or page head makes every page due once more. */
 const VERSION = createHash("sha256").update(ARCHIVE_PAGE_HEAD).digest("hex").slice(0, 12);
 
-function stateKey(prefix: string): string {
+/** The once-only rewrite's progress marker in the coordination store ("<version>:after:<id>" or "<version>:done"). */
+export function inertTextsKey(prefix: string): string {
   return `${prefix}:texts:inert`;
 }
 
@@ -102,7 +103,7 @@ function stateKey(prefix: string): string {
  */
 export async function inertTextsStep(deps: DownloadDeps, opts: { budgetMs: number; signal?: AbortSignal }): Promise<InertTextsResult | undefined> {
   const { coord, config } = deps.services;
-  const key = stateKey(config.redisPrefix);
+  const key = inertTextsKey(config.redisPrefix);
   const state = (await coord.get(key)) ?? "";
   if (state === `${VERSION}:done`) return undefined;
   const afterId = state.startsWith(`${VERSION}:after:`) ? state.slice(`${VERSION}:after:`.length) : "0";

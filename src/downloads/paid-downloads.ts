@@ -13,6 +13,21 @@ const KEEP_S = 300;
 
 export type PaidDownload = { accountId: number; at: string; info: Download };
 
+/** Where the paid answers live: one key per deviation under this prefix. */
+export function paidDownloadsPrefix(prefix: string): string {
+  return `${prefix}:downloads:paid:`;
+}
+
+/** How long a stored answer (`raw`, as remember() wrote it) has left at `now`, ms; 0 when spent or unreadable. */
+export function paidAnswerLeftMs(raw: string, now: number): number {
+  try {
+    const at = Date.parse((JSON.parse(raw) as Partial<PaidDownload>).at ?? "");
+    return Number.isNaN(at) ? 0 : Math.max(0, at + KEEP_S * 1000 - now);
+  } catch {
+    return 0;
+  }
+}
+
 export class PaidDownloads {
   constructor(
     private readonly coord: Coordinator,
@@ -20,7 +35,7 @@ export class PaidDownloads {
   ) {}
 
   private key(deviationid: string): string {
-    return `${this.prefix}:downloads:paid:${deviationid}`;
+    return `${paidDownloadsPrefix(this.prefix)}${deviationid}`;
   }
 
   async remember(deviationid: string, accountId: number, info: Download, at: Date): Promise<void> {

@@ -191,6 +191,26 @@ export class QueueAdmin {
     await this.queue(name).drain(true);
   }
 
+  /** How many job schedulers the queues hold (the sources' schedules and the maintenance jobs). */
+  async schedulerCount(): Promise<number> {
+    const counts = await Promise.all(QUEUE_NAMES.map((name) => this.queue(name).getJobSchedulersCount()));
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /**
+   * Removes every job and job scheduler of every queue, whatever its state (`dvault engine migrate` empties the
+   * engine it leaves, so that nothing runs twice if a worker is pointed back at it); how many jobs there were.
+   */
+  async obliterateAll(): Promise<number> {
+    let jobs = 0;
+    for (const name of QUEUE_NAMES) {
+      const q = this.queue(name);
+      jobs += Object.values(await q.getJobCounts()).reduce((a, b) => a + b, 0);
+      await q.obliterate({ force: true });
+    }
+    return jobs;
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.close().catch(() => undefined)));
     this.queues.clear();

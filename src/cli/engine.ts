@@ -1,0 +1,85 @@
+// `dvault engine status` and `dvault engine migrate --to <engine>`: where queues, locks and the shared pace live
+// (DVAULT_ENGINE), what each engine holds, and the move of an install from one to the other (src/engine/move.ts).
+import type { Command } from "commander";
+import { JOB_DEFINITIONS } from "../../jobs/index.ts";
+import { type Config, type Engine, loadConfig } from "../config.ts";
+import { appliedSettings } from "../config/settings-file.ts";
+import { type EngineOpener, type MoveSummary, moveEngine, parseEngine } from "../engine/move.ts";
+import { switchEngineSetting } from "../engine/setting.ts";
+import { type EngineHolding, engineHoldings } from "../engine/status.ts";
+import { Producer } from "../queue/producer.ts";
+import { QueueAdmin } from "../queue/queue-admin.ts";
+import { createServices, type Services } from "../services.ts";
+import { SOURCES } from "../sync/sources/index.ts";
+import { cliLogger } from "./output/mode.ts";
+import { printJson, printOut } from "./output/print.ts";
+
+/** The install's services on either engine (the same database and settings, DVAULT_ENGINE aside). */
+export function engineOpener(config: Config): EngineOpener {
+  return {
+    services: (engine: Engine) => createServices({ config: { ...config, engine }, log: cliLogger(config) }),
+    queues: queueToolsOf,
+  };
+}
+
+function queueToolsOf(services: Services) {
+  const producer = new Producer([...JOB_DEFINITIONS], services.queues);
+  const admin = new QueueAdmin(services.queues);
+  return {
+    producer,
+    admin,
+    async close() {
+      await producer.close();
+      await admin.close();
+    },
+  };
+}
+
+function holdingLine(h: EngineHolding, chosen: Engine): string {
+  const mark = h.engine === chosen ? " (chosen)" : "";
+  if (!h.reachable) return `  ${h.engine}${mark}: cannot be opened: ${h.problem}`;
+  const holders = h.holders.length ? `live: ${h.holders.join(", ")}` : "no live worker";
+  return `  ${h.engine}${mark}: ${h.jobs} jobs, ${h.schedulers} schedulers, ${h.paceKeys} pace keys, ${holders}`;
+}
+
+export function summaryLines(s: MoveSummary): string[] {
+  const v = s.values;
+  const paused = s.pausedQueues.length ? `; paused as on ${s.from}: ${s.pausedQueues.join(", ")}` : "";
+  return [
+    `moved from ${s.from} to ${s.to}:`,
+    `  pace: ${s.paceKeys.length} keys carried, each starting at its learned rate`,
+    `  kept: downloads ${v.paused ? "paused (the switch carried)" : "not paused"}, ${v.values} switches and markers, ${v.knownWorkers} known workers, ${v.paidAnswers} paid download answers`,
+    `  queues on ${s.to}: ${s.schedules} schedulers, ${s.downloadsQueued} downloads queued from the downloads table${paused}`,
+    `  queues on ${s.from}: emptied (${s.sourceEmptied} jobs)${s.targetCleared ? `; ${s.targetCleared} jobs left on ${s.to} by an earlier move removed first` : ""}`,
+  ];
+}
+
+async function migrate(to: Engine): Promise<void> {
+  const config = loadConfig();
+  const summary = await moveEngine({ config, to, opener: engineOpener(config), sources: new Map(SOURCES.map((s) => [s.name, s])) });
+  const switched = switchEngineSetting(appliedSettings(), to);
+  printOut([...summaryLines(summary), switched.line, "next: start the worker (dvault worker); it runs on the new engine"].join("\n"));
+}
+
+export function registerEngineCommand(program: Command): void {
+  const engine = program
+    .command("engine")
+    .description("where queues, locks and the shared pace live (DVAULT_ENGINE): what each engine holds, or move the install to the other");
+  engine
+    .command("status")
+    .description("which engine the settings choose, and what each engine holds: jobs, schedulers, pace keys, live workers")
+    .option("--json", "one JSON document")
+    .action(async (opts: { json?: boolean }) => {
+      const config = loadConfig();
+      const holdings = await engineHoldings(engineOpener(config));
+      if (opts.json) return printJson({ chosen: config.engine, engines: holdings });
+      printOut([`engine: ${config.engine} (DVAULT_ENGINE)`, ...holdings.map((h) => holdingLine(h, config.engine))].join("\n"));
+    });
+  engine
+    .command("migrate")
+    .description(
+      "move the install to the other engine with its pace, switches, schedules and pending work, then switch DVAULT_ENGINE; refused while a worker runs",
+    )
+    .requiredOption("--to <engine>", "redis or postgres")
+    .action(async (opts: { to: string }) => migrate(parseEngine(opts.to)));
+}

@@ -1,0 +1,148 @@
+// `dvault engine migrate --to <engine>`: an install moves from Redis to PostgreSQL alone, or back, with its pace,
+// its switches and its pending work, nothing run twice (README, "Moving between engines"). In this order, so that a
+// crash at any step leaves an install that runs on the engine it was on:
+//   1. proven before anything is written: the source opens and no worker or `--once` run holds a lease there, then
+//      the same of the target (a refused move has written nothing on either);
+//   2. the target's queues emptied of anything an earlier, interrupted move left; each pacer key's learned state
+//      copied (src/engine/carry.ts);
+//   3. the target's queues filled as a worker fills them at start (src/engine/install-work.ts): the sources'
+//      schedules from the settings, the downloads queue from the downloads table (the truth of what is wanted and
+//      queued, so a row the source's queue held is queued again here, never copied job by job), the maintenance
+//      schedulers; a queue paused on the source is paused here;
+//   4. the coordination values that must survive copied (src/engine/carry.ts);
+//   5. the source's queues obliterated, so a worker pointed back at it finds nothing to run twice (one that starts
+//      there after a crash rebuilds them from the same table);
+//   6. last, the setting switched (src/engine/setting.ts), by the caller.
+import type { Config, Engine } from "../config.ts";
+import { downloadsPausedKey } from "../downloads/disk-guard.ts";
+import { UserError } from "../errors.ts";
+import { type LiveHolder, liveHolders } from "../queue/holder.ts";
+import type { Producer } from "../queue/producer.ts";
+import type { QueueAdmin } from "../queue/queue-admin.ts";
+import type { Services } from "../services.ts";
+import type { SourceDefinition, SourceName } from "../sync/source.ts";
+import { type CarriedValues, carryPace, carryValues, type StoreSide } from "./carry.ts";
+import { installWork } from "./install-work.ts";
+
+export const ENGINES: readonly Engine[] = ["redis", "postgres"];
+
+/** The engine `--to` names; a typo is refused before anything is opened. */
+export function parseEngine(text: string): Engine {
+  const engine = ENGINES.find((e) => e === text.trim().toLowerCase());
+  if (!engine) throw new UserError(`--to expects redis or postgres, not ${JSON.stringify(text)}: nothing was changed`);
+  return engine;
+}
+
+/** The producer and the operator's view of one engine's queues, closed with close(). */
+export type QueueTools = { producer: Producer; admin: QueueAdmin; close(): Promise<void> };
+
+/** One engine opened: its services (the same database), its queues. */
+export type EngineSide = StoreSide & { engine: Engine; services: Services; queues: QueueTools };
+
+export type EngineOpener = {
+  /** The services of the install on `engine` (its config with DVAULT_ENGINE=engine). */
+  services(engine: Engine): Promise<Services>;
+  /** The queues of those services (the CLI builds the producer from the job catalogue). */
+  queues(services: Services): QueueTools;
+};
+
+export type MoveSummary = {
+  from: Engine;
+  to: Engine;
+  paceKeys: string[];
+  values: CarriedValues;
+  /** Jobs an earlier, interrupted move had left on the target, removed before the rebuild. */
+  targetCleared: number;
+  schedules: number;
+  downloadsQueued: number;
+  pausedQueues: string[];
+  /** Jobs the source's queues held when they were obliterated. */
+  sourceEmptied: number;
+};
+
+/** The settings the move installs the target's schedules from, and the sync sources they schedule. */
+export type MoveRequest = { config: Config; sources: ReadonlyMap<SourceName, SourceDefinition> };
+
+/** Opens one engine; with a role, a failure says which engine of the move it was, with the reason's own line (and exit code). */
+export async function openSide(opener: EngineOpener, engine: Engine, role?: "source" | "target"): Promise<EngineSide> {
+  let services: Services;
+  try {
+    services = await opener.services(engine);
+  } catch (err) {
+    if (!(err instanceof UserError) || !role) throw err;
+    const where = role === "source" ? "the install is on now" : "to move to";
+    throw new UserError(`the ${role} engine (${engine}, ${where}) cannot be used, nothing was changed: ${err.message}`, err.exitCode);
+  }
+  return { engine, services, coord: services.coord, pace: services.pacer, prefix: services.config.redisPrefix, queues: opener.queues(services) };
+}
+
+export async function closeSide(side: EngineSide | undefined): Promise<void> {
+  if (!side) return;
+  await side.queues.close().catch(() => undefined);
+  await side.services.close().catch(() => undefined);
+}
+
+const named = (h: LiveHolder) => (h.host && h.pid !== null ? `${h.host}:${h.pid}` : h.holder);
+
+/** Refuses while a worker or a `--once` run holds a lease on either engine. */
+async function assertIdle(side: EngineSide, role: "source" | "target"): Promise<void> {
+  const live = await liveHolders(side.coord, side.prefix);
+  if (live.length === 0) return;
+  const who = live.map(named).join(", ");
+  const doing = role === "source" ? "runs on the source engine" : "already uses the target engine";
+  throw new UserError(`${who} (a worker or dvault download --once) ${doing} (${side.engine}): stop it first, then run dvault engine migrate again`);
+}
+
+/**
+ * Steps 1 to 5 (see the top of this file); the caller switches the setting after. The source is opened and found
+ * idle before the target is opened at all, so a refused move has not touched the target.
+ */
+export async function moveEngine({ config, to, opener, sources }: MoveRequest & { to: Engine; opener: EngineOpener }): Promise<MoveSummary> {
+  if (to === config.engine) throw new UserError(`the install is on ${to} already (DVAULT_ENGINE=${to}): nothing to move`);
+  let source: EngineSide | undefined;
+  let target: EngineSide | undefined;
+  try {
+    source = await openSide(opener, config.engine, "source");
+    await assertIdle(source, "source");
+    target = await openSide(opener, to, "target");
+    await assertIdle(target, "target");
+    return await carryAndRebuild(source, target, { config, sources });
+  } finally {
+    await closeSide(target);
+    await closeSide(source);
+  }
+}
+
+/**
+ * Obliterates every queue of the side; how many jobs they held. On Redis the pause switch's key,
+ * <prefix>:downloads:paused, is also the name BullMQ's obliterate reads as the downloads queue's old "paused" list
+ * (and fails on, WRONGTYPE), so it goes first: the source's has been carried by then, the target's is carried after.
+ */
+async function emptyQueues(side: EngineSide): Promise<number> {
+  await side.coord.remove(downloadsPausedKey(side.prefix));
+  return side.queues.admin.obliterateAll();
+}
+
+async function carryAndRebuild(source: EngineSide, target: EngineSide, { config, sources }: MoveRequest): Promise<MoveSummary> {
+  const targetCleared = await emptyQueues(target);
+  const paceKeys = await carryPace(source, target);
+  const pausedQueues = (await source.queues.admin.counts()).filter((q) => q.paused).map((q) => q.name);
+  const parts = { sync: true, downloads: true, maintenance: true };
+  const installed = await installWork({ services: target.services, producer: target.queues.producer, sources, schedules: config.schedules, parts });
+  for (const name of pausedQueues) await target.queues.admin.pause(name);
+  // After the install: on Redis the pause switch's key is read by BullMQ as the downloads queue's "paused" list
+  // (emptyQueues, below), which a job's state check (the producer's ensure) would fail on.
+  const values = await carryValues(source, target, source.services.now());
+  const sourceEmptied = await emptyQueues(source);
+  return {
+    from: source.engine,
+    to: target.engine,
+    paceKeys,
+    values,
+    targetCleared,
+    schedules: await target.queues.admin.schedulerCount(),
+    downloadsQueued: installed.downloads?.checked ?? 0,
+    pausedQueues,
+    sourceEmptied,
+  };
+}
