@@ -4,6 +4,8 @@ import type { Command } from "commander";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { type Config, type Engine, loadConfig } from "../config.ts";
 import { appliedSettings } from "../config/settings-file.ts";
+import { resolveDatabase } from "../db/embedded/resolve.ts";
+import { assertDatabaseReady } from "../db/schema-check.ts";
 import { type EngineOpener, type MoveSummary, moveEngine, parseEngine } from "../engine/move.ts";
 import { switchEngineSetting } from "../engine/setting.ts";
 import { type EngineHolding, engineHoldings } from "../engine/status.ts";
@@ -33,6 +35,19 @@ function queueToolsOf(services: Services) {
       await admin.close();
     },
   };
+}
+
+/**
+ * Both engines keep their state in, or beside, the one mirror database: a database that is missing or unmigrated is
+ * one line and exit 3 (as for every command that opens it), not a "cannot be opened" per engine with exit 0.
+ */
+async function assertSharedDatabase(config: Config): Promise<void> {
+  const database = await resolveDatabase(config, { migrate: false });
+  try {
+    await assertDatabaseReady(database.config.databaseUrl);
+  } finally {
+    database.release();
+  }
 }
 
 function holdingLine(h: EngineHolding, chosen: Engine): string {
@@ -71,6 +86,7 @@ export function registerEngineCommand(program: Command): void {
     .option("--json", "one JSON document")
     .action(async (opts: { json?: boolean }) => {
       const config = loadConfig();
+      await assertSharedDatabase(config);
       const holdings = await engineHoldings(engineOpener(config));
       if (opts.json) return printJson({ chosen: config.engine, engines: holdings });
       printOut([`engine: ${config.engine} (DVAULT_ENGINE)`, ...holdings.map((h) => holdingLine(h, config.engine))].join("\n"));

@@ -31,6 +31,7 @@ const OPENS_DATABASE: Record<string, string[]> = {
   sync: ["sync", "--once"],
   download: ["download", "--once"],
   status: ["status"],
+  engine: ["engine", "status"],
   search: ["search", "kitten"],
   digest: ["digest", "--history"],
   verify: ["verify"],
