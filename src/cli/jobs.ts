@@ -59,14 +59,23 @@ async function openQueues(configured: Config): Promise<{ config: Config; backend
     const { config } = database;
     const pool = createPgPool(config.databaseUrl, 2);
     const backend = await createQueueBackend(config, { tables: (schema: string) => new QueueJobsRepository(pool, schema) });
-    return { config, backend, close: async () => void (await backend.close(), await pool.end(), database.release()) };
+    const close = async () => {
+      await backend.close();
+      await pool.end();
+      database.release();
+    };
+    return { config, backend, close };
   }
   await checkRedis(configured.redisUrl);
   const redis = createRedis(configured.redisUrl);
   await redis.connect();
   const config = await settleRedisPrefix(redis, configured);
   const backend = await createQueueBackend(config, { redis });
-  return { config, backend, close: async () => void (await backend.close(), await redis.quit().catch(() => redis.disconnect())) };
+  const close = async () => {
+    await backend.close();
+    await redis.quit().catch(() => redis.disconnect());
+  };
+  return { config, backend, close };
 }
 
 /** The payload's ids in one line: accountId=1 source=gallery key=... */

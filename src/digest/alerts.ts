@@ -3,6 +3,7 @@
 // disk space, a source failing for a while, a worker whose heartbeat vanished); the evaluator opens an
 // incident per condition, notifies it once, reminds at most daily and resolves what is gone.
 import type { Coordinator } from "../coord/coordinator.ts";
+import { readDownloadsPause } from "../coord/downloads-pause.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import { scrubString } from "../redact.ts";
@@ -24,12 +25,12 @@ const FORGET_WORKER_MS = 7 * DAY_MS;
 export type DownloadsPausedProbe = () => Promise<DownloadsPaused>;
 
 /**
- * Reads the download worker's pause flag: the coordination key `<prefix>:downloads:paused`, holding JSON
+ * Reads the download worker's pause flag (src/coord/downloads-pause.ts), holding JSON
  * ({reason, since | at}) or a plain reason. Point the evaluator at another probe if the flag moves.
  */
 export function storedDownloadsPausedProbe(coord: Coordinator, prefix: string): DownloadsPausedProbe {
   return async () => {
-    const raw = await coord.get(`${prefix}:downloads:paused`);
+    const raw = await readDownloadsPause(coord, prefix);
     if (raw === undefined) return { paused: false };
     try {
       const value = JSON.parse(raw) as unknown;

@@ -9,6 +9,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Coordinator } from "../coord/coordinator.ts";
+import { clearDownloadsPause, downloadsPausedKey, readDownloadsPause } from "../coord/downloads-pause.ts";
 import type { Logger } from "../log.ts";
 import type { Archive } from "../storage/archive.ts";
 import { DiskFullError } from "../storage/free-space.ts";
@@ -38,11 +39,6 @@ export class DownloadsPausedError extends Error {
     super(state.reason);
     this.name = "DownloadsPausedError";
   }
-}
-
-/** The downloads' pause switch in the coordination store: JSON {reason, since, cause} while paused. */
-export function downloadsPausedKey(prefix: string): string {
-  return `${prefix}:downloads:paused`;
 }
 
 export class DiskGuard {
@@ -134,7 +130,7 @@ export class DiskGuard {
   }
 
   async pausedState(): Promise<PauseState | undefined> {
-    const raw = await this.args.coord.get(this.key);
+    const raw = await readDownloadsPause(this.args.coord, this.args.prefix);
     if (!raw) return undefined;
     try {
       return JSON.parse(raw) as PauseState;
@@ -154,7 +150,7 @@ export class DiskGuard {
         if (folderFault(err)) return false;
         throw err;
       }
-      if ((await this.args.coord.remove(this.key)) === 1)
+      if ((await clearDownloadsPause(this.args.coord, this.args.prefix)) > 0)
         this.args.log.info({ where: state.where }, "downloads resumed: the archive takes files again (the preflight passed)");
       return true;
     }
@@ -166,13 +162,14 @@ export class DiskGuard {
         if (err instanceof OutsideArchiveError) return false;
         throw err;
       }
-      if ((await this.args.coord.remove(this.key)) === 1)
+      if ((await clearDownloadsPause(this.args.coord, this.args.prefix)) > 0)
         this.args.log.info({ link: state.link }, "downloads resumed: the archive's folders lead nowhere outside it any more");
       return true;
     }
     const free = await this.args.archive.freeBytes();
     if (free < this.args.minFreeBytes) return false;
-    if ((await this.args.coord.remove(this.key)) === 1) this.args.log.info({ freeBytes: free }, "downloads resumed: disk space is back above the threshold");
+    if ((await clearDownloadsPause(this.args.coord, this.args.prefix)) > 0)
+      this.args.log.info({ freeBytes: free }, "downloads resumed: disk space is back above the threshold");
     return true;
   }
 }

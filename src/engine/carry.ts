@@ -7,7 +7,7 @@ import type { Pacer } from "../api/pacer.ts";
 import type { Coordinator, CoordWrite } from "../coord/coordinator.ts";
 import { knownWorkersKey } from "../digest/alerts.ts";
 import { linksDirtyKey } from "../downloads/after-store.ts";
-import { downloadsPausedKey } from "../downloads/disk-guard.ts";
+import { downloadsPausedKey, readDownloadsPause } from "../coord/downloads-pause.ts";
 import { inertTextsKey } from "../downloads/inert-texts.ts";
 import { paidAnswerLeftMs, paidDownloadsPrefix } from "../downloads/paid-downloads.ts";
 
@@ -42,6 +42,9 @@ export type CarriedValues = { paused: boolean; values: number; knownWorkers: num
  */
 export async function carryValues(from: StoreSide, to: StoreSide, now: number): Promise<CarriedValues> {
   const values = await from.coord.getMany(KEPT_VALUES.map((v) => v.key(from.prefix)));
+  // The pause switch as its readers find it: under an older version's key too (src/coord/downloads-pause.ts).
+  const pauseAt = KEPT_VALUES.findIndex((v) => v.key === downloadsPausedKey);
+  values[pauseAt] = await readDownloadsPause(from.coord, from.prefix);
   const writes: CoordWrite[] = KEPT_VALUES.map((v, i) => {
     const value = values[i];
     return value === undefined ? { remove: [v.key(to.prefix)] } : { put: v.key(to.prefix), value };
@@ -51,7 +54,7 @@ export async function carryValues(from: StoreSide, to: StoreSide, now: number): 
   if (Object.keys(known).length > 0) writes.push({ hashPut: knownWorkersKey(to.prefix), fields: known });
   const paid = await paidWrites(from, to, now);
   await to.coord.writeTogether([...writes, ...paid.writes]);
-  const paused = values[KEPT_VALUES.findIndex((v) => v.key === downloadsPausedKey)] !== undefined;
+  const paused = values[pauseAt] !== undefined;
   return { paused, values: values.filter((v) => v !== undefined).length, knownWorkers: Object.keys(known).length, paidAnswers: paid.count };
 }
 

@@ -14,7 +14,7 @@
 //      there after a crash rebuilds them from the same table);
 //   6. last, the setting switched (src/engine/setting.ts), by the caller.
 import type { Config, Engine } from "../config.ts";
-import { downloadsPausedKey } from "../downloads/disk-guard.ts";
+import { clearDownloadsPause } from "../coord/downloads-pause.ts";
 import { UserError } from "../errors.ts";
 import { type LiveHolder, liveHolders } from "../queue/holder.ts";
 import type { Producer } from "../queue/producer.ts";
@@ -114,12 +114,12 @@ export async function moveEngine({ config, to, opener, sources }: MoveRequest & 
 }
 
 /**
- * Obliterates every queue of the side; how many jobs they held. On Redis the pause switch's key,
- * <prefix>:downloads:paused, is also the name BullMQ's obliterate reads as the downloads queue's old "paused" list
- * (and fails on, WRONGTYPE), so it goes first: the source's has been carried by then, the target's is carried after.
+ * Obliterates every queue of the side; how many jobs they held. The pause switch goes first: a switch an older
+ * version left under BullMQ's paused-list name (src/coord/downloads-pause.ts) fails BullMQ's obliterate
+ * (WRONGTYPE); the source's has been carried by then, the target's is carried after.
  */
 async function emptyQueues(side: EngineSide): Promise<number> {
-  await side.coord.remove(downloadsPausedKey(side.prefix));
+  await clearDownloadsPause(side.coord, side.prefix);
   return side.queues.admin.obliterateAll();
 }
 
@@ -130,8 +130,7 @@ async function carryAndRebuild(source: EngineSide, target: EngineSide, { config,
   const parts = { sync: true, downloads: true, maintenance: true };
   const installed = await installWork({ services: target.services, producer: target.queues.producer, sources, schedules: config.schedules, parts });
   for (const name of pausedQueues) await target.queues.admin.pause(name);
-  // After the install: on Redis the pause switch's key is read by BullMQ as the downloads queue's "paused" list
-  // (emptyQueues, below), which a job's state check (the producer's ensure) would fail on.
+  // The switches last, once the target's queues are filled.
   const values = await carryValues(source, target, source.services.now());
   const sourceEmptied = await emptyQueues(source);
   return {

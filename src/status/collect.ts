@@ -320,7 +320,7 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
       exhaustedReason: week.exhaustedReason,
     });
   }
-  const pause = await readPausedFlag(deps.coord, `${deps.config.redisPrefix}:downloads:paused`).catch((err: unknown) => {
+  const pause = await readPausedFlag(deps.coord, deps.config.redisPrefix).catch((err: unknown) => {
     problems.push(`downloads pause flag: ${describeError(err)}`);
     return { paused: false, reason: null };
   });

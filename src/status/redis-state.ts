@@ -2,6 +2,7 @@
 // store: src/coord/coordinator.ts), and the API pace of each pacer key (Redis).
 import type { Redis } from "ioredis";
 import type { Coordinator } from "../coord/coordinator.ts";
+import { downloadsPausedKey, readDownloadsPause } from "../coord/downloads-pause.ts";
 import { listPacerKeys, readPacerStatus } from "../api/pacer-state.ts";
 import { redisPacerStore } from "../api/pacer-redis-store.ts";
 import type { PacerStore } from "../api/pacer-store.ts";
@@ -11,13 +12,12 @@ import type { PacingStatusView, WorkerStatusView } from "./schema.ts";
 
 /**
  * The pause switch belongs to the downloads worker (src/downloads/disk-guard.ts sets JSON with a `reason`
- * while disk space is short). Read defensively: any value but "0"/"false"/"" (or another type) means paused.
+ * while disk space is short; src/coord/downloads-pause.ts says where it lives). Read defensively: any value but
+ * "0"/"false"/"" (or, under its own key, another type) means paused.
  */
-export async function readPausedFlag(coord: Coordinator, key: string): Promise<{ paused: boolean; reason: string | null }> {
-  const kind = await coord.kindOf(key);
-  if (kind === "none") return { paused: false, reason: null };
-  if (kind !== "value") return { paused: true, reason: null };
-  const value = ((await coord.get(key)) ?? "").trim();
+export async function readPausedFlag(coord: Coordinator, prefix: string): Promise<{ paused: boolean; reason: string | null }> {
+  if ((await coord.kindOf(downloadsPausedKey(prefix))) === "other") return { paused: true, reason: null };
+  const value = ((await readDownloadsPause(coord, prefix)) ?? "").trim();
   if (["", "0", "false", "no"].includes(value.toLowerCase())) return { paused: false, reason: null };
   try {
     const parsed = JSON.parse(value) as { reason?: unknown };

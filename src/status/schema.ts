@@ -100,7 +100,7 @@ export const QuotaStatusSchema = z.object({
 export const DownloadsStatusSchema = z.object({
   byStatus: z.record(z.string(), z.number().int()),
   total: z.number().int(),
-  /** The operator's pause switch (`<prefix>:downloads:paused`). */
+  /** The operator's pause switch (`<prefix>:switch:downloads-paused`: src/coord/downloads-pause.ts). */
   paused: z.boolean(),
   /** Why, when the downloads worker said (e.g. free disk below DVAULT_MIN_FREE_BYTES). */
   pausedReason: z.string().nullable(),

@@ -19,6 +19,7 @@ import { PARTIAL_DIR } from "../../src/storage/layout.ts";
 import { testConfig } from "../helpers/config.ts";
 import { checkMirror } from "./check.ts";
 import { createFaultHarness, downloadUntilConverged, FAULT_LOCK_TTL_MS, syncUntilConverged, type FaultHarness } from "./harness.ts";
+import { downloadsPausedKey } from "../../src/coord/downloads-pause.ts";
 
 const MiB = 1024 * 1024;
 const log = createLogger({ level: "silent" });
@@ -85,7 +86,7 @@ describe("a nearly full disk", () => {
     // Space is back: the threshold lowered to what the harness uses.
     const back = depsWith(h, { DVAULT_MIN_FREE_BYTES: "0" });
     await downloadUntilConverged({ services: back.h.services, deps: back.deps, rounds: 3 });
-    expect(await h.redis.redis.exists(`${h.redis.prefix}:downloads:paused`)).toBe(0);
+    expect(await h.redis.redis.exists(downloadsPausedKey(h.redis.prefix))).toBe(0);
     const checked = await checkMirror(back.h);
     expect(checked.files).toBeGreaterThan(5);
   }, 60_000);

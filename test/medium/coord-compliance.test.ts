@@ -22,6 +22,7 @@ import {
   thisHolder,
 } from "../../src/queue/holder.ts";
 import { readPausedFlag, workerHeartbeats, workersWithRoles } from "../../src/status/redis-state.ts";
+import { clearDownloadsPause, downloadsPausedKey, legacyDownloadsPausedKey } from "../../src/coord/downloads-pause.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { REDIS_IN_RUN } from "../helpers/needs-redis.ts";
 import { createTestRedis } from "../helpers/redis.ts";
@@ -381,21 +382,38 @@ describe.each(REDIS_IN_RUN ? [redisDriver, postgresDriver] : [postgresDriver])("
 
   it("reads the downloads' pause switch tolerantly: absent, off, on with a reason, a foreign value or kind", async () => {
     await open();
-    const k = key("downloads:paused");
-    expect(await readPausedFlag(coord, k)).toEqual({ paused: false, reason: null });
+    const k = downloadsPausedKey(ns.prefix);
+    const read = () => readPausedFlag(coord, ns.prefix);
+    expect(await read()).toEqual({ paused: false, reason: null });
     for (const off of ["", "0", "false", " NO "]) {
       await coord.put(k, off);
-      expect(await readPausedFlag(coord, k)).toEqual({ paused: false, reason: null });
+      expect(await read()).toEqual({ paused: false, reason: null });
     }
     await coord.put(k, JSON.stringify({ reason: "downloads paused: 1 GiB free", cause: "disk" }));
-    expect(await readPausedFlag(coord, k)).toEqual({ paused: true, reason: "downloads paused: 1 GiB free" });
+    expect(await read()).toEqual({ paused: true, reason: "downloads paused: 1 GiB free" });
     await coord.put(k, "yes please");
-    expect(await readPausedFlag(coord, k)).toEqual({ paused: true, reason: null });
+    expect(await read()).toEqual({ paused: true, reason: null });
     await coord.put(k, JSON.stringify({ reason: 42 }));
-    expect(await readPausedFlag(coord, k)).toEqual({ paused: true, reason: null });
+    expect(await read()).toEqual({ paused: true, reason: null });
     await coord.remove(k);
     await coord.hashPut(k, { reason: "written as a hash by someone else" });
-    expect(await readPausedFlag(coord, k)).toEqual({ paused: true, reason: null });
+    expect(await read()).toEqual({ paused: true, reason: null });
+    await coord.remove(k);
+  });
+
+  it("reads and clears a pause switch an older version left under BullMQ's paused-list name, and never that list", async () => {
+    await open();
+    const legacy = legacyDownloadsPausedKey(ns.prefix);
+    await coord.put(legacy, JSON.stringify({ reason: "downloads paused: 3 GiB free" }));
+    expect(await readPausedFlag(coord, ns.prefix)).toEqual({ paused: true, reason: "downloads paused: 3 GiB free" });
+    expect(await clearDownloadsPause(coord, ns.prefix)).toBe(1);
+    expect(await coord.kindOf(legacy)).toBe("none");
+    // BullMQ's own list (or set, hash…) under that name is neither a switch nor removed.
+    await coord.hashPut(legacy, { a: "b" });
+    expect(await readPausedFlag(coord, ns.prefix)).toEqual({ paused: false, reason: null });
+    expect(await clearDownloadsPause(coord, ns.prefix)).toBe(0);
+    expect(await coord.kindOf(legacy)).toBe("other");
+    await coord.remove(legacy);
   });
 
   it("answers a ping", async () => {

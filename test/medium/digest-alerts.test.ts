@@ -22,6 +22,7 @@ import { startTestSmtp, type TestSmtp } from "../helpers/digest-mail.ts";
 import { storeOwnerGrant } from "../helpers/owner-grant.ts";
 import { createSyncHarness, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type SyncHarness } from "../helpers/sync-harness.ts";
 import { queueOf } from "../helpers/producer-queue.ts";
+import { downloadsPausedKey } from "../../src/coord/downloads-pause.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -192,7 +193,7 @@ describe("other alert conditions", () => {
   });
 
   it("downloads paused for disk space: one alert while the flag is set, resolved when it is cleared", async () => {
-    const key = `${f.services.config.redisPrefix}:downloads:paused`;
+    const key = downloadsPausedKey(f.services.config.redisPrefix);
     await f.services.redis.set(key, JSON.stringify({ reason: "1.2 GiB free on /archive, below DVAULT_MIN_FREE_BYTES (2 GiB)", since: "2026-11-03T07:55:00Z" }));
     await evaluate();
     await evaluate();

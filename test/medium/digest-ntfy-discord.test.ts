@@ -13,6 +13,7 @@ import { scrubString } from "../../src/redact.ts";
 import { discordProblems, startDiscordStandIn, startNtfyStandIn, type Received, type StandIn } from "../helpers/channel-stand-ins.ts";
 import { createDigestFixture, digestWorker, type DigestFixture } from "../helpers/digest-fixture.ts";
 import { queueOf } from "../helpers/producer-queue.ts";
+import { downloadsPausedKey } from "../../src/coord/downloads-pause.ts";
 
 const log = createLogger({ level: "silent" });
 const POLL = { timeout: 20_000, interval: 50 };
@@ -196,7 +197,7 @@ describe("digests and alerts over ntfy and Discord", () => {
 
   it("sends an alert to ntfy at high priority and to Discord as a short message", async () => {
     const prefix = f.services.config.redisPrefix;
-    await f.services.redis.set(`${prefix}:downloads:paused`, JSON.stringify({ reason: "2.1 GiB free", since: "2026-11-03T07:55:00Z" }));
+    await f.services.redis.set(downloadsPausedKey(prefix), JSON.stringify({ reason: "2.1 GiB free", since: "2026-11-03T07:55:00Z" }));
     const result = await evaluateAlerts({
       db: f.services.pool,
       coord: f.services.coord,

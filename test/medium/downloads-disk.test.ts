@@ -16,6 +16,7 @@ import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { startHarnessWorker } from "../helpers/harness-worker.ts";
 import { createDownloadHarness, parkOriginalsOf, type DownloadHarness } from "../helpers/download-harness.ts";
 import { queueOf } from "../helpers/producer-queue.ts";
+import { downloadsPausedKey } from "../../src/coord/downloads-pause.ts";
 
 const MB = 1024 * 1024;
 const DATASET: DatasetOptions = { deviations: 10, galleryFolders: 1, collectionFolders: 1, favourites: 0, trackedUsers: 0 };
@@ -63,7 +64,7 @@ afterAll(async () => {
   await fs.rm(mountPoint, { recursive: true, force: true });
 });
 
-const pausedKey = () => `${h.redis.prefix}:downloads:paused`;
+const pausedKey = () => downloadsPausedKey(h.redis.prefix);
 const count = (re: RegExp) => lines.filter((l) => re.test(l.msg)).length;
 
 // Each test wants its own original, fills the disk relative to what is free now and counts log lines from

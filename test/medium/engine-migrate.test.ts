@@ -14,7 +14,7 @@ import { engineOpener } from "../../src/cli/engine.ts";
 import type { Config, Engine } from "../../src/config.ts";
 import { knownWorkersKey } from "../../src/digest/alerts.ts";
 import { linksDirtyKey } from "../../src/downloads/after-store.ts";
-import { downloadsPausedKey } from "../../src/downloads/disk-guard.ts";
+import { downloadsPausedKey } from "../../src/coord/downloads-pause.ts";
 import { inertTextsKey } from "../../src/downloads/inert-texts.ts";
 import { paidDownloadsPrefix } from "../../src/downloads/paid-downloads.ts";
 import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
@@ -95,7 +95,7 @@ function holding(h: DownloadHarness, engine: Engine): Promise<Holding> {
       downloads: counts.filter((q) => q.name === "downloads").reduce((sum, q) => sum + pending(q), 0),
       jobs: counts.reduce((sum, q) => sum + pending(q), 0),
       schedulers: await side.queues.admin.schedulerCount(),
-      paused: await readPausedFlag(side.coord, downloadsPausedKey(side.prefix)),
+      paused: await readPausedFlag(side.coord, side.prefix),
       learned: status.learnedRate,
       refused: status.refusedRate,
       kept: await keptValues(side),

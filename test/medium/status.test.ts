@@ -30,6 +30,7 @@ import {
 import { archiveFile, artworkPng } from "../helpers/archive-fixtures.ts";
 import { HEAVY_PACKAGES, readLoaded, RECORD_IMPORTS } from "../helpers/loaded-modules.ts";
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+import { downloadsPausedKey } from "../../src/coord/downloads-pause.ts";
 
 const run = promisify(execFile);
 let h: SyncHarness;
@@ -196,7 +197,7 @@ describe(collectStatus.name, () => {
       [rows[0]!.deviationid],
     );
     await queues.pause("digest");
-    const pausedKey = `${h.services.config.redisPrefix}:downloads:paused`;
+    const pausedKey = downloadsPausedKey(h.services.config.redisPrefix);
     await h.services.redis.set(
       pausedKey,
       JSON.stringify({ since: new Date().toISOString(), reason: "downloads paused: 1.2 GiB free, below DVAULT_MIN_FREE_BYTES" }),

@@ -1,0 +1,31 @@
+// The downloads' pause switch (src/downloads/disk-guard.ts sets it) as every reader finds it. Its key was
+// `<prefix>:downloads:paused` until this version, which is also the name BullMQ gives the downloads queue's
+// "paused" list under the same prefix: a job's state check (the producer's ensure) and obliterate read it as a
+// list and failed (WRONGTYPE) while downloads were paused. The switch now has a key of its own; a switch an
+// older version left under the old name is still read (and cleared) as long as that key holds a plain value.
+import type { Coordinator } from "./coordinator.ts";
+
+/** The switch: JSON {reason, since, cause, …} while paused. */
+export function downloadsPausedKey(prefix: string): string {
+  return `${prefix}:switch:downloads-paused`;
+}
+
+/** Where versions before this one kept it (BullMQ's paused-list name: read only while it holds a plain value). */
+export function legacyDownloadsPausedKey(prefix: string): string {
+  return `${prefix}:downloads:paused`;
+}
+
+/** The switch's value, under its key or an older version's; undefined when downloads are not paused. */
+export async function readDownloadsPause(coord: Coordinator, prefix: string): Promise<string | undefined> {
+  const current = await coord.get(downloadsPausedKey(prefix));
+  if (current !== undefined) return current;
+  const legacy = legacyDownloadsPausedKey(prefix);
+  return (await coord.kindOf(legacy)) === "value" ? await coord.get(legacy) : undefined;
+}
+
+/** Clears the switch (and an older version's, never BullMQ's list); how many keys held it. */
+export async function clearDownloadsPause(coord: Coordinator, prefix: string): Promise<number> {
+  const legacy = legacyDownloadsPausedKey(prefix);
+  const old = (await coord.kindOf(legacy)) === "value" ? await coord.remove(legacy) : 0;
+  return (await coord.remove(downloadsPausedKey(prefix))) + old;
+}
