@@ -4,10 +4,11 @@ import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { type EmbeddedStatus, embeddedStatus, stopEmbedded } from "../db/embedded/status.ts";
 import { embeddedUrl } from "../db/embedded/ensure.ts";
+import { embeddedLayout } from "../db/embedded/layout.ts";
 import { maskUrl } from "../redact.ts";
 import { printOut } from "./output/print.ts";
 
-function statusLines(s: EmbeddedStatus, databaseUrl: string): string[] {
+function statusLines(s: EmbeddedStatus, databaseUrl: string, dataDir: string): string[] {
   const binaries = "major" in s.binaries ? `PostgreSQL ${s.binaries.major}` : `not usable: ${s.binaries.problem}`;
   const uses = databaseUrl === "embedded" ? "DATABASE_URL=embedded: dvault uses it" : `DATABASE_URL=${maskUrl(databaseUrl)}: dvault does not use it`;
   const lines = [`embedded PostgreSQL server (${uses})`];
@@ -19,7 +20,7 @@ function statusLines(s: EmbeddedStatus, databaseUrl: string): string[] {
     `  data folder: ${s.folder} (PostgreSQL ${s.folderMajor}${mismatch})`,
     `  binaries:    ${binaries}`,
     s.running
-      ? `  running:     yes, pid ${s.running.pid}, port ${s.running.port} (${embeddedUrl(s.running.port)})`
+      ? `  running:     yes, pid ${s.running.pid}, port ${s.running.port} (${embeddedUrl(s.running.port)}; its password: ${embeddedLayout(dataDir).passwordFile})`
       : `  running:     no${s.port ? ` (it starts on port ${s.port} with the next command)` : ""}`,
     `  leases:      ${s.holders.length ? `processes ${s.holders.join(", ")} (the last to end stops the server)` : "none"}`,
   ];
@@ -31,7 +32,7 @@ export function registerDbCommand(program: Command): void {
     .description("the embedded server's data folder, PostgreSQL major, whether it runs and on which port, and the processes holding a lease on it")
     .action(() => {
       const config = loadConfig();
-      printOut(statusLines(embeddedStatus(config), config.databaseUrl).join("\n"));
+      printOut(statusLines(embeddedStatus(config), config.databaseUrl, config.dataDir).join("\n"));
     });
   db.command("stop")
     .description("stop the embedded server (pg_ctl stop -m fast); refused while another dvault process holds a lease on it, unless --force")

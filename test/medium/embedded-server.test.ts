@@ -1,7 +1,7 @@
 // The embedded PostgreSQL server (src/db/embedded/) as processes share it: made once, started detached, attached
 // to by every process on the same port, outliving the process that started it while another holds a lease, and
 // stopped by the last holder to end. One data folder (one initdb) for the file; each test leaves the server stopped.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +18,8 @@ const data = embeddedDataDir();
 const { dataDir } = data;
 /** The two processes that started at once on the empty data folder. */
 let firsts: Holder[] = [];
+/** The state those two left (a later test may move the server to another port). */
+let firstState: ReturnType<typeof readState>;
 
 /** The server's folder, from the state the first start wrote. */
 const folder = () => readState(embeddedLayout(dataDir))?.folder ?? "";
@@ -34,6 +36,8 @@ async function answers(url: string): Promise<string> {
 beforeAll(async () => {
   firsts = await Promise.all([startHolder(dataDir), startHolder(dataDir)]);
   for (const holder of firsts) await holder.send("exit");
+  // Read now: the tests run in a random order, and the one about a taken port moves the server to another.
+  firstState = readState(embeddedLayout(dataDir));
 });
 
 afterAll(() => data.remove());
@@ -46,12 +50,13 @@ describe("the embedded server", () => {
     expect(attacher).toMatchObject({ initialized: false, started: false, databaseCreated: false, port: maker?.port });
     expect(folder()).toBe(path.join(dataDir, "postgres"));
     expect(readFileSync(path.join(folder(), "PG_VERSION"), "utf8").trim()).toBe("18");
-    expect(readState(embeddedLayout(dataDir))?.port).toBe(maker?.port);
+    expect(firstState?.port).toBe(maker?.port);
     // Both ended: the last stopped it.
     expect(runningServer(folder())).toBeUndefined();
     const again = await attachEmbedded({ dataDir });
     try {
-      expect(again).toMatchObject({ initialized: false, started: true, databaseCreated: false, port: maker?.port });
+      // On the port the state remembers now (the taken-port test, if it ran first, moved it).
+      expect(again).toMatchObject({ initialized: false, started: true, databaseCreated: false, port: readState(embeddedLayout(dataDir))?.port });
       expect(Number(await answers(again.url))).toBeGreaterThanOrEqual(180000);
       const client = await connectPg(again.url);
       const listen = (await client.query("SHOW listen_addresses")).rows[0]?.listen_addresses;
@@ -61,7 +66,14 @@ describe("the embedded server", () => {
         readFileSync(path.join(folder(), "pg_hba.conf"), "utf8")
           .split("\n")
           .filter((l) => l && !l.startsWith("#")),
-      ).toEqual(["local all all trust", "host all all 127.0.0.1/32 trust"]);
+      ).toEqual(["local all all trust", "host all all 127.0.0.1/32 scram-sha-256"]);
+      // Anyone on the machine reaches 127.0.0.1: without the password (mode 600 beside dvault's data) the server
+      // refuses them; a superuser could otherwise run programs as the server's user.
+      const passwordFile = embeddedLayout(dataDir).passwordFile;
+      expect(statSync(passwordFile).mode & 0o777).toBe(0o600);
+      await expect(connectPg(`postgresql://postgres@127.0.0.1:${again.port}/dvault`)).rejects.toThrow(/password/i);
+      await expect(connectPg(`postgresql://postgres:wrong@127.0.0.1:${again.port}/dvault`)).rejects.toThrow(/password/i);
+      expect(again.url).toContain(encodeURIComponent(readFileSync(passwordFile, "utf8").trim()));
     } finally {
       again.release();
     }
@@ -154,7 +166,7 @@ describe("the embedded server", () => {
     const migrated = await dvault(env, ["migrate"]);
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(migrated.stdout).toMatch(
-      /(applied \d+ migration\(s\) to |nothing to apply: )postgresql:\/\/postgres@127\.0\.0\.1:\d+\/dvault \(the embedded server\)/,
+      /(applied \d+ migration\(s\) to |nothing to apply: )postgresql:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/dvault \(the embedded server\)/,
     );
     expect(runningServer(folder())).toBeUndefined();
     const status = await dvault(env, ["status", "--json"]);

@@ -1,12 +1,14 @@
 // ensureEmbedded: the embedded server made (initdb once), running (started detached unless it already runs) and
 // holding the `dvault` database, as a connection URL. The caller holds postgres.lock (src/db/embedded/lease.ts):
 // two processes starting at once make and start it once.
-import { readdirSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { registerSecret } from "../../redact.ts";
 import { UserError } from "../../errors.ts";
 import { freePort } from "../../free-port.ts";
 import { ensureDatabase } from "../connect.ts";
 import { pgBinaries, type PgBinaries } from "./binaries.ts";
-import { type EmbeddedLayout, embeddedLayout, newFolder, readState } from "./layout.ts";
+import { dataDirFault, type EmbeddedLayout, embeddedLayout, newFolder, readState } from "./layout.ts";
 import { folderMajor, initCluster, otherMajorError, portFree, runningServer, startServer, SUPERUSER } from "./server.ts";
 import { serverUser, type ServerUser } from "./server-user.ts";
 
@@ -24,14 +26,41 @@ export type EmbeddedServer = Readonly<{
   databaseCreated: boolean;
 }>;
 
-export const embeddedUrl = (port: number, database = EMBEDDED_DATABASE) => `postgresql://${SUPERUSER}@127.0.0.1:${port}/${database}`;
+/** The server's URL; with `password`, the one dvault connects with (the password is registered as a secret). */
+export const embeddedUrl = (port: number, password?: string, database = EMBEDDED_DATABASE) =>
+  `postgresql://${SUPERUSER}${password === undefined ? "" : `:${encodeURIComponent(password)}`}@127.0.0.1:${port}/${database}`;
 
-/** The server's folder, made by initdb when it holds no data yet; another major's data is refused. */
-async function settleFolder(folder: string, bin: PgBinaries, user: ServerUser): Promise<boolean> {
+/**
+ * The superuser's password: made (mode 600) with a server that is made; a server made without one refuses, since
+ * nothing else may connect to it on 127.0.0.1.
+ */
+function settlePassword(layout: EmbeddedLayout, folder: string, making: boolean): string {
+  let password: string | undefined;
+  try {
+    password = readFileSync(layout.passwordFile, "utf8").trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw dataDirFault(err, layout) ?? err;
+  }
+  if (!password && !making) {
+    throw new UserError(
+      `the embedded server's password file ${layout.passwordFile} is missing or empty: put it back, or move ${folder} aside and dvault makes the server anew`,
+    );
+  }
+  if (!password) {
+    password = randomBytes(24).toString("base64url");
+    writeFileSync(layout.passwordFile, `${password}\n`, { mode: 0o600 });
+    chmodSync(layout.passwordFile, 0o600);
+  }
+  registerSecret(password);
+  return password;
+}
+
+/** The server's folder, made by initdb when it holds no data yet (with its password); another major's data is refused. */
+async function settleFolder(folder: string, bin: PgBinaries, user: ServerUser, layout: EmbeddedLayout): Promise<{ initialized: boolean; password: string }> {
   const major = folderMajor(folder);
   if (major !== undefined) {
     if (major !== bin.major) throw otherMajorError(folder, major, bin.major);
-    return false;
+    return { initialized: false, password: settlePassword(layout, folder, false) };
   }
   const present = (() => {
     try {
@@ -45,8 +74,9 @@ async function settleFolder(folder: string, bin: PgBinaries, user: ServerUser): 
       `${folder} exists but holds no PostgreSQL data (no readable PG_VERSION): move it aside, and dvault makes the embedded server's folder anew`,
     );
   }
-  await initCluster({ bin, folder, user });
-  return true;
+  const password = settlePassword(layout, folder, true);
+  await initCluster({ bin, folder, user, password });
+  return { initialized: true, password };
 }
 
 /** The port of the running server, or the one it is started on: the state's, unless another program took it meanwhile. */
@@ -65,10 +95,10 @@ export async function ensureEmbedded(config: { dataDir: string }): Promise<Embed
   const layout = embeddedLayout(config.dataDir);
   const state = readState(layout);
   const folder = state?.folder ?? newFolder(config.dataDir, user);
-  const initialized = await settleFolder(folder, bin, user);
+  const { initialized, password } = await settleFolder(folder, bin, user, layout);
   const { port, started } = await settlePort(layout, folder, bin, user);
   if (state?.folder !== folder || state.port !== port) writeFileSync(layout.stateFile, `${JSON.stringify({ folder, port }, null, 2)}\n`);
-  const url = embeddedUrl(port);
+  const url = embeddedUrl(port, password);
   const databaseCreated = await ensureDatabase(url);
   return { url, port, folder, initialized, started, databaseCreated };
 }

@@ -18,6 +18,8 @@ export type EmbeddedState = Readonly<{ folder: string; port: number }>;
 export type EmbeddedLayout = Readonly<{
   dataDir: string;
   stateFile: string;
+  /** The server superuser's password (mode 600): what a connection on 127.0.0.1 must give (src/db/embedded/server.ts PG_HBA). */
+  passwordFile: string;
   leasesDir: string;
   lockFile: string;
 }>;
@@ -26,6 +28,7 @@ export function embeddedLayout(dataDir: string): EmbeddedLayout {
   return Object.freeze({
     dataDir,
     stateFile: path.join(dataDir, "postgres.json"),
+    passwordFile: path.join(dataDir, "postgres.password"),
     leasesDir: path.join(dataDir, "postgres-leases"),
     lockFile: path.join(dataDir, "postgres.lock"),
   });

@@ -1,8 +1,8 @@
 // The embedded server's life, through its own binaries: initdb once, `pg_ctl start` detached (the server
 // outlives the process that started it: the last lease holder stops it, src/db/embedded/lease.ts), `pg_ctl
-// stop -m fast`. Its settings: locale C, UTF8, trust on its unix socket and on 127.0.0.1 only, nothing else.
+// stop -m fast`. Its settings: locale C, UTF8, its unix socket in the data folder and 127.0.0.1 with a password only.
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, chownSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, chownSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { UserError } from "../../errors.ts";
@@ -88,19 +88,29 @@ export function portFree(port: number): Promise<boolean> {
 /** A unix socket's path is at most 107 bytes: the socket goes into the data folder when ".s.PGSQL.nnnnn" fits after it. */
 const socketFits = (folder: string) => Buffer.byteLength(folder) + "/.s.PGSQL.65535".length <= 107;
 
+/**
+ * Who may connect: on the unix socket (in the data folder, mode 700: the server's user and root only) without a
+ * password; on 127.0.0.1 with the superuser's password (scram-sha-256), never anyone on the machine who can reach
+ * loopback (a superuser can run programs as the server's user: COPY … TO PROGRAM).
+ */
+export const PG_HBA =
+  "# dvault (src/db/embedded/server.ts): the unix socket in the data folder, and 127.0.0.1 with a password, only.\nlocal all all trust\nhost all all 127.0.0.1/32 scram-sha-256\n";
+
 /** Makes the data folder (mode 700, the server user's) and runs initdb into it, then writes dvault's settings. */
-export async function initCluster({ bin, folder, user }: Target): Promise<void> {
+export async function initCluster({ bin, folder, user, password }: Target & { password: string }): Promise<void> {
   makeDirsSync(path.dirname(folder));
   mkdirSync(folder, { mode: 0o700 });
   if (user) chownSync(folder, user.uid, user.gid);
-  const args = ["-D", folder, "-U", SUPERUSER, "-E", "UTF8", "--locale=C", "--auth-local=trust", "--auth-host=trust", "--no-instructions"];
-  const result = await run(bin.initdb, args, user);
+  // The superuser's password goes to initdb through a file only the server's user reads, beside the folder (initdb
+  // wants the folder empty), removed at once.
+  const pwfile = `${folder}.pwfile`;
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (user) chownSync(pwfile, user.uid, user.gid);
+  const args = ["-D", folder, "-U", SUPERUSER, "-E", "UTF8", "--locale=C", "--auth-local=trust", "--auth-host=scram-sha-256"];
+  const result = await run(bin.initdb, [...args, `--pwfile=${pwfile}`, "--no-instructions"], user).finally(() => rmSync(pwfile, { force: true }));
   if (result.code !== 0) throw new UserError(`initdb into ${folder} failed: ${lastLines(result.output)}`);
   // Files written into the folder keep the owner initdb gave them (writing an existing file keeps its owner).
-  writeFileSync(
-    path.join(folder, "pg_hba.conf"),
-    "# dvault (src/db/embedded/server.ts): trust on the unix socket and on 127.0.0.1 only.\nlocal all all trust\nhost all all 127.0.0.1/32 trust\n",
-  );
+  writeFileSync(path.join(folder, "pg_hba.conf"), PG_HBA);
   const socketDir = socketFits(folder) ? folder.replaceAll("'", "''") : "";
   appendFileSync(
     path.join(folder, "postgresql.conf"),
