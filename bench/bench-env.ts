@@ -154,11 +154,11 @@ export function percentile(xs: number[], p: number): number {
 }
 
 /** Replaces (or appends) the section between `<!-- name:begin ... -->` and `<!-- name:end -->` in docs/PERFORMANCE.md. */
-export async function writeDocSection(name: string, body: string): Promise<void> {
+export async function writeDocSection(name: string, body: string, bench = name): Promise<void> {
   const { readFileSync, writeFileSync } = await import("node:fs");
   const file = path.join(import.meta.dirname, "..", "docs", "PERFORMANCE.md");
   const text = readFileSync(file, "utf8");
-  const section = `<!-- ${name}:begin (written by bench/${name}.ts) -->\n${body.trim()}\n\n<!-- ${name}:end -->`;
+  const section = `<!-- ${name}:begin (written by bench/${bench}.ts) -->\n${body.trim()}\n\n<!-- ${name}:end -->`;
   const re = new RegExp(`<!-- ${name}:begin[^>]*-->[\\s\\S]*?<!-- ${name}:end -->`);
   writeFileSync(file, re.test(text) ? text.replace(re, section) : `${text.trimEnd()}\n\n${section}\n`);
 }
