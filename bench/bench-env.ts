@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { loadConfig, type Config } from "../src/config.ts";
+import { loadConfig, type Config, type Engine } from "../src/config.ts";
 import { connectPg, quoteIdent } from "../src/db/connect.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { withDatabase } from "../src/db/pg-fields.ts";
@@ -113,6 +113,15 @@ async function deletePrefix(prefix: string): Promise<void> {
   } finally {
     await redis.quit();
   }
+}
+
+/** `--engines`: redis, postgres or both, each once, in the order given (the order of the interleaved runs). */
+export function parseEngines(arg: string): Engine[] {
+  const engines = arg.split(",");
+  if (engines.some((e) => e !== "redis" && e !== "postgres") || new Set(engines).size !== engines.length) {
+    throw new Error(`--engines takes redis, postgres or both (redis,postgres), not ${arg}`);
+  }
+  return engines as Engine[];
 }
 
 export function isApiEntry(e: RequestLogEntry): boolean {

@@ -17,7 +17,7 @@ import { runArchive, LATENCY_MS, SPACING_MS, type ArchiveFigures } from "./archi
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { leftovers, type S3TestServer } from "../test/helpers/s3-server.ts";
-import { createBenchEnv, machine, table, writeDocSection } from "./bench-env.ts";
+import { createBenchEnv, machine, parseEngines, table, writeDocSection } from "./bench-env.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -31,10 +31,7 @@ const { values: args } = parseArgs({
 const DEVIATIONS = Number(args.deviations);
 const STORES = String(args.storage).split(",") as Array<"local" | "s3">;
 if (STORES.some((s) => s !== "local" && s !== "s3")) throw new Error(`--storage takes local, s3 or both (local,s3), not ${args.storage}`);
-const ENGINES = String(args.engines).split(",") as Engine[];
-if (ENGINES.length === 0 || ENGINES.some((e) => e !== "redis" && e !== "postgres") || new Set(ENGINES).size !== ENGINES.length) {
-  throw new Error(`--engines takes redis, postgres or both (redis,postgres), not ${args.engines}`);
-}
+const ENGINES = parseEngines(String(args.engines));
 const ROUNDS = Number(args.rounds);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds takes a whole number of rounds per engine, not ${args.rounds}`);
 const STORE_LABEL = { local: "local archive folder", s3: "S3 bucket (s3rver on loopback)" } as const;

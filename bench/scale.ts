@@ -12,7 +12,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import type { Engine } from "../src/config.ts";
 import { runArchive, LATENCY_MS, SPACING_MS } from "./archive-run.ts";
-import { createBenchEnv, machine, table, writeDocSection } from "./bench-env.ts";
+import { createBenchEnv, machine, parseEngines, table, writeDocSection } from "./bench-env.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -23,10 +23,7 @@ const { values: args } = parseArgs({
     "no-docs": { type: "boolean", default: false },
   },
 });
-const ENGINES = String(args.engines).split(",") as Engine[];
-if (ENGINES.length === 0 || ENGINES.some((e) => e !== "redis" && e !== "postgres") || new Set(ENGINES).size !== ENGINES.length) {
-  throw new Error(`--engines takes redis, postgres or both (redis,postgres), not ${args.engines}`);
-}
+const ENGINES = parseEngines(String(args.engines));
 const BY_ENGINE = ENGINES.length > 1 || ENGINES[0] !== "redis";
 const DEVIATIONS = Number(args.deviations);
 const PROCS = String(args.procs).split(",").map(Number);
