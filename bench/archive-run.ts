@@ -15,6 +15,8 @@ const POLL_MS = 100;
 export type ArchiveFigures = {
   wallMs: number;
   apiCalls: number;
+  /** API calls by route template and status ("<route> <status>"), to see where two runs' counts part. */
+  apiCallsByRoute: Record<string, number>;
   minimumMs: number;
   syncJobs: number;
   downloadJobs: number;
@@ -97,6 +99,8 @@ export async function runArchive(
       );
     const api = log.filter(isApiEntry);
     const apiCalls = api.length;
+    const apiCallsByRoute: Record<string, number> = {};
+    for (const e of api) apiCallsByRoute[`${e.route} ${e.status}`] = (apiCallsByRoute[`${e.route} ${e.status}`] ?? 0) + 1;
     let idleBudgetMs = 0;
     for (let i = 1; i < api.length; i++) idleBudgetMs += Math.max(0, (api[i]?.realMs ?? 0) - (api[i - 1]?.realMs ?? 0) - SPACING_MS);
     const refreshes = log.filter((e) => e.route === "/oauth2/token" && e.form.grant_type === "refresh_token").length;
@@ -142,6 +146,7 @@ export async function runArchive(
     return {
       wallMs,
       apiCalls,
+      apiCallsByRoute,
       minimumMs: apiCalls * SPACING_MS,
       syncJobs: syncJobs.length,
       // Completed download jobs are removed from Redis: count them by their rows' final states.

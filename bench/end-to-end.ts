@@ -277,8 +277,25 @@ async function engines(): Promise<void> {
       callsEqual ? "yes" : "**no**",
     ]);
   }
+  // Where the call counts of two runs of the same round part: the routes (and statuses) counted differently.
+  const parted: string[] = [];
+  for (const storage of STORES) {
+    if (!other) break;
+    const of = (engine: Engine) => runs.filter((r) => r.engine === engine && r.storage === storage);
+    for (const [i, b] of of(base).entries()) {
+      const o = of(other)[i];
+      if (!o || o.f.apiCalls === b.f.apiCalls) continue;
+      const routes = [...new Set([...Object.keys(b.f.apiCallsByRoute), ...Object.keys(o.f.apiCallsByRoute)])].sort();
+      const diff = routes
+        .map((k) => [k, (o.f.apiCallsByRoute[k] ?? 0) - (b.f.apiCallsByRoute[k] ?? 0)] as const)
+        .filter(([, d]) => d !== 0)
+        .map(([k, d]) => `\`${k}\` ${d > 0 ? "+" : ""}${d}`);
+      parted.push(`- round ${b.round}, ${storage}: ${other} − ${base} by route and status: ${diff.join(", ")}`);
+    }
+  }
   const ratio = table(["store", `wall ${other} ÷ ${base}, per round`, "wall, all rounds (sum ÷ sum)", "API calls ÷", "calls equal in every round"], ratios);
-  process.stdout.write(`\n## End to end on ${ENGINES.join(" and ")}\n\n${perRun}\n\n${ratio}\n`);
+  const partedText = parted.length ? `API calls that differ between the engines in a round:\n\n${parted.join("\n")}` : "";
+  process.stdout.write(`\n## End to end on ${ENGINES.join(" and ")}\n\n${perRun}\n\n${ratio}\n\n${partedText}\n`);
   if (args["no-docs"]) return;
   await writeDocSection(
     "engines",
@@ -301,6 +318,8 @@ async function engines(): Promise<void> {
       perRun,
       "",
       ratio,
+      "",
+      partedText,
     ].join("\n"),
     "end-to-end",
   );
