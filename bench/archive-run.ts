@@ -3,13 +3,9 @@
 // the workers and watches: their schedulers start the sync jobs, each sync job that mirrored something
 // hands the due downloads to the queue itself, and the run ends when every source has finished and no
 // download is wanted, queued or running. BENCH_DUMP=<file> writes the request timeline (for analysis).
-import { Queue, QueueEvents, type Job } from "bullmq";
-import { JOB_DEFINITIONS } from "../jobs/index.ts";
-import { redisQueueBackend } from "../src/queue/backend.ts";
-import { Producer } from "../src/queue/producer.ts";
-import { createRedis } from "../src/queue/redis.ts";
+import type { Job } from "bullmq";
 import { SOURCES } from "../src/sync/sources/index.ts";
-import { BENCH_REDIS_URL, isApiEntry, lastSeq, median, percentile, type BenchEnv } from "./bench-env.ts";
+import { isApiEntry, lastSeq, median, percentile, type BenchEnv } from "./bench-env.ts";
 
 export const SPACING_MS = 50;
 export const LATENCY_MS = 30;
@@ -19,6 +15,8 @@ const POLL_MS = 100;
 export type ArchiveFigures = {
   wallMs: number;
   apiCalls: number;
+  /** API calls by route template and status ("<route> <status>"), to see where two runs' counts part. */
+  apiCallsByRoute: Record<string, number>;
   minimumMs: number;
   syncJobs: number;
   downloadJobs: number;
@@ -54,25 +52,25 @@ async function until(deadline: number, what: string, check: () => Promise<boolea
 }
 
 /**
- * Runs the archive with `startWorkers` (which starts the worker(s) and returns how to stop them). The fault
- * suite's no-shared-filesystem test runs it too, on its own Redis (`redisUrl`).
+ * Runs the archive with `startWorkers` (which starts the worker(s) and returns how to stop them), watching the
+ * queues of the services' engine (`services.queues`: Redis or PostgreSQL alone, src/queue/backend.ts). The fault
+ * suite's no-shared-filesystem test runs it too.
  */
 export async function runArchive(
-  env: Pick<BenchEnv, "sim" | "prefix" | "services">,
+  env: Pick<BenchEnv, "sim" | "services">,
   startWorkers: () => Promise<() => Promise<void>>,
-  { timeoutMs = 600_000, redisUrl = BENCH_REDIS_URL }: { timeoutMs?: number; redisUrl?: string } = {},
+  { timeoutMs = 600_000 }: { timeoutMs?: number } = {},
 ): Promise<ArchiveFigures> {
-  const redis = createRedis(redisUrl);
-  await redis.connect();
-  const producer = new Producer([...JOB_DEFINITIONS], redisQueueBackend({ redis, url: redisUrl, prefix: env.prefix }));
-  const syncQ = new Queue("sync", { connection: redis, prefix: env.prefix });
-  const downloadsQ = new Queue("downloads", { connection: redis, prefix: env.prefix });
+  const queues = env.services.queues;
+  const syncQ = queues.queue("sync");
+  const downloadsQ = queues.queue("downloads");
   // Job starts and ends as the workers report them (the downloads queue removes completed jobs).
-  const eventsConnection = createRedis(redisUrl, "worker");
-  const events = new QueueEvents("downloads", { connection: eventsConnection, prefix: env.prefix });
+  const events = queues.events("downloads");
   const activeAt = new Map<string, number>();
   const completedAt = new Map<string, number>();
-  const stamp = (id: string) => Number(id.split("-")[0]);
+  // A Redis stream entry's id is the time Redis wrote it ("<ms>-<seq>"); BullMQ's PostgreSQL event ids are a
+  // sequence, so there the bench stamps the event when it receives it (LISTEN/NOTIFY's delay included).
+  const stamp = (id: string) => (/^\d+-\d+$/.test(id) ? Number(id.split("-")[0]) : Date.now());
   events.on("active", ({ jobId }, id) => activeAt.set(jobId, stamp(id)));
   events.on("completed", ({ jobId }, id) => completedAt.set(jobId, stamp(id)));
   await events.waitUntilReady();
@@ -101,6 +99,8 @@ export async function runArchive(
       );
     const api = log.filter(isApiEntry);
     const apiCalls = api.length;
+    const apiCallsByRoute: Record<string, number> = {};
+    for (const e of api) apiCallsByRoute[`${e.route} ${e.status}`] = (apiCallsByRoute[`${e.route} ${e.status}`] ?? 0) + 1;
     let idleBudgetMs = 0;
     for (let i = 1; i < api.length; i++) idleBudgetMs += Math.max(0, (api[i]?.realMs ?? 0) - (api[i - 1]?.realMs ?? 0) - SPACING_MS);
     const refreshes = log.filter((e) => e.route === "/oauth2/token" && e.form.grant_type === "refresh_token").length;
@@ -146,6 +146,7 @@ export async function runArchive(
     return {
       wallMs,
       apiCalls,
+      apiCallsByRoute,
       minimumMs: apiCalls * SPACING_MS,
       syncJobs: syncJobs.length,
       // Completed download jobs are removed from Redis: count them by their rows' final states.
@@ -177,10 +178,10 @@ export async function runArchive(
   } finally {
     await stop();
     await events.close().catch(() => undefined);
-    await eventsConnection.quit().catch(() => eventsConnection.disconnect());
+    // BullMQ leaves a Redis connection it was given open (the backend made this one for the events alone).
+    const given = events.opts.connection as { quit?: () => Promise<unknown>; disconnect?: () => void };
+    if (typeof given.quit === "function") await given.quit().catch(() => given.disconnect?.());
     await syncQ.close();
     await downloadsQ.close();
-    await producer.close().catch(() => undefined);
-    await redis.quit().catch(() => redis.disconnect());
   }
 }

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { loadConfig, type Config } from "../src/config.ts";
+import { loadConfig, type Config, type Engine } from "../src/config.ts";
 import { connectPg, quoteIdent } from "../src/db/connect.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { withDatabase } from "../src/db/pg-fields.ts";
@@ -115,6 +115,15 @@ async function deletePrefix(prefix: string): Promise<void> {
   }
 }
 
+/** `--engines`: redis, postgres or both, each once, in the order given (the order of the interleaved runs). */
+export function parseEngines(arg: string): Engine[] {
+  const engines = arg.split(",");
+  if (engines.some((e) => e !== "redis" && e !== "postgres") || new Set(engines).size !== engines.length) {
+    throw new Error(`--engines takes redis, postgres or both (redis,postgres), not ${arg}`);
+  }
+  return engines as Engine[];
+}
+
 export function isApiEntry(e: RequestLogEntry): boolean {
   return e.route.startsWith(API_ROUTE_PREFIX);
 }
@@ -154,11 +163,11 @@ export function percentile(xs: number[], p: number): number {
 }
 
 /** Replaces (or appends) the section between `<!-- name:begin ... -->` and `<!-- name:end -->` in docs/PERFORMANCE.md. */
-export async function writeDocSection(name: string, body: string): Promise<void> {
+export async function writeDocSection(name: string, body: string, bench = name): Promise<void> {
   const { readFileSync, writeFileSync } = await import("node:fs");
   const file = path.join(import.meta.dirname, "..", "docs", "PERFORMANCE.md");
   const text = readFileSync(file, "utf8");
-  const section = `<!-- ${name}:begin (written by bench/${name}.ts) -->\n${body.trim()}\n\n<!-- ${name}:end -->`;
+  const section = `<!-- ${name}:begin (written by bench/${bench}.ts) -->\n${body.trim()}\n\n<!-- ${name}:end -->`;
   const re = new RegExp(`<!-- ${name}:begin[^>]*-->[\\s\\S]*?<!-- ${name}:end -->`);
   writeFileSync(file, re.test(text) ? text.replace(re, section) : `${text.trimEnd()}\n\n${section}\n`);
 }

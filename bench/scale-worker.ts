@@ -5,14 +5,21 @@ import { startWorker } from "../src/worker.ts";
 import { benchConfig } from "./bench-env.ts";
 import { SPACING_MS } from "./archive-run.ts";
 
-const s = JSON.parse(process.env.SCALE_WORKER ?? "{}") as { databaseUrl: string; prefix: string; apiBase: string; archiveDir: string; keyHex: string };
+const s = JSON.parse(process.env.SCALE_WORKER ?? "{}") as {
+  databaseUrl: string;
+  prefix: string;
+  apiBase: string;
+  archiveDir: string;
+  keyHex: string;
+  engine: "redis" | "postgres";
+};
 const worker = await startWorker({
   config: benchConfig({
     databaseUrl: s.databaseUrl,
     prefix: s.prefix,
     apiBase: s.apiBase,
     archiveDir: s.archiveDir,
-    extra: { DVAULT_DOWNLOAD_QUOTA: "1000000" },
+    extra: { DVAULT_DOWNLOAD_QUOTA: "1000000", DVAULT_ENGINE: s.engine },
   }),
   log: createLogger({ level: "silent" }),
   overrides: {

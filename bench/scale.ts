@@ -4,22 +4,27 @@
 // simulator per row. Access tokens live --token-lifetime seconds (default 10) of real time, so each row
 // spans several expiries: every refresh is counted from the simulator's log — one grant_type=refresh_token
 // per access token that ran out, each refresh token presented once, none refused — across all processes.
-// Run: node --import tsx bench/scale.ts [--deviations 1000] [--procs 1,2,4] [--token-lifetime 10] [--no-docs]
+// --engines redis,postgres runs each row on each engine (DVAULT_ENGINE), interleaved, with the ratio PostgreSQL ÷ Redis.
+// Run: node --import tsx bench/scale.ts [--deviations 1000] [--procs 1,2,4] [--token-lifetime 10] [--engines redis[,postgres]] [--no-docs]
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import type { Engine } from "../src/config.ts";
 import { runArchive, LATENCY_MS, SPACING_MS } from "./archive-run.ts";
-import { createBenchEnv, machine, table, writeDocSection } from "./bench-env.ts";
+import { createBenchEnv, machine, parseEngines, table, writeDocSection } from "./bench-env.ts";
 
 const { values: args } = parseArgs({
   options: {
     deviations: { type: "string", default: "1000" },
     procs: { type: "string", default: "1,2,4" },
     "token-lifetime": { type: "string", default: "10" },
+    engines: { type: "string", default: "redis" },
     "no-docs": { type: "boolean", default: false },
   },
 });
+const ENGINES = parseEngines(String(args.engines));
+const BY_ENGINE = ENGINES.length > 1 || ENGINES[0] !== "redis";
 const DEVIATIONS = Number(args.deviations);
 const PROCS = String(args.procs).split(",").map(Number);
 const LIFETIME_S = Number(args["token-lifetime"]);
@@ -48,7 +53,8 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 const rows: Array<Array<string | number>> = [];
 const checks: Array<Array<string | number>> = [];
-for (const n of PROCS) {
+const walls: Array<{ n: number; engine: Engine; wallMs: number; apiCalls: number }> = [];
+for (const [n, engine] of PROCS.flatMap((n) => ENGINES.map((e) => [n, e] as const))) {
   const key = randomBytes(32);
   const env = await createBenchEnv({
     sim: {
@@ -61,10 +67,17 @@ for (const n of PROCS) {
       accessTokenLifetimeS: LIFETIME_S,
     },
     overrides: { now: Date.now, secretKey: { key, source: "env", created: false }, pacer: { startRate: 1000 / SPACING_MS, maxRate: 1000 / SPACING_MS } },
-    configExtra: { DVAULT_DOWNLOAD_QUOTA: "1000000" },
+    configExtra: { DVAULT_DOWNLOAD_QUOTA: "1000000", DVAULT_ENGINE: engine },
   });
   try {
-    const settings = { databaseUrl: env.databaseUrl, prefix: env.prefix, apiBase: env.sim.url, archiveDir: env.archiveDir, keyHex: key.toString("hex") };
+    const settings = {
+      databaseUrl: env.databaseUrl,
+      prefix: env.prefix,
+      apiBase: env.sim.url,
+      archiveDir: env.archiveDir,
+      keyHex: key.toString("hex"),
+      engine,
+    };
     const f = await runArchive(env, async () => {
       const children = await Promise.all(Array.from({ length: n }, () => startChild(settings)));
       return async () => void (await Promise.all(children.map(stopChild)));
@@ -80,8 +93,11 @@ for (const n of PROCS) {
     const gaps = refreshes.slice(1).map((e, i) => e.realMs - (refreshes[i]?.realMs ?? 0));
     const minGapS = gaps.length ? (Math.min(...gaps) / 1000).toFixed(1) : "–";
     const { rows: acct } = await env.services.pool.query<{ state: string }>("SELECT state::text FROM accounts WHERE id = $1", [env.accountId]);
+    const row = BY_ENGINE ? `${n}, ${engine}` : n;
+    walls.push({ n, engine, wallMs: f.wallMs, apiCalls: f.apiCalls });
+    process.stdout.write(`${n} processes, ${engine}: ${f.apiCalls} API calls, wall ${(f.wallMs / 1000).toFixed(1)} s\n`);
     rows.push([
-      n,
+      row,
       f.apiCalls,
       f.downloads.done ?? 0,
       (f.minimumMs / 1000).toFixed(1),
@@ -91,7 +107,7 @@ for (const n of PROCS) {
       ((f.apiCalls / f.wallMs) * 1000).toFixed(1),
     ]);
     checks.push([
-      n,
+      row,
       f.downloadedTwice.length,
       f.duplicateFetches,
       f.duplicateRows,
@@ -127,8 +143,41 @@ const once = table(
   ],
   checks,
 );
-process.stdout.write(`\n## Scale\n\n${out}\n\n${once}\n`);
-if (!args["no-docs"]) {
+const [base, other] = ENGINES as [Engine, Engine | undefined];
+const ratio = other
+  ? table(
+      ["worker processes", `wall ${other} ÷ ${base}`, "API calls ÷"],
+      PROCS.map((n) => {
+        const of = (engine: Engine) => walls.find((w) => w.n === n && w.engine === engine);
+        const [b, o] = [of(base), of(other)];
+        return [n, b && o ? `**${(o.wallMs / b.wallMs).toFixed(2)}**` : "–", b && o ? (o.apiCalls / b.apiCalls).toFixed(3) : "–"];
+      }),
+    )
+  : "";
+process.stdout.write(`\n## Scale\n\n${out}\n\n${once}\n\n${ratio}\n`);
+if (BY_ENGINE && !args["no-docs"]) {
+  await writeDocSection(
+    "engines-scale",
+    [
+      "### Scale on each engine",
+      "",
+      `Machine: ${machine()}. Run ${new Date().toISOString()}.`,
+      "",
+      `Command: \`node --import tsx bench/scale.ts --engines ${ENGINES.join(",")} --deviations ${DEVIATIONS} --procs ${PROCS.join(",")} --token-lifetime ${LIFETIME_S}\``,
+      "",
+      "The scale bench's rows (below) with each process count run once per engine, one after the other, every",
+      "`bench/scale-worker.ts` process on the row's `DVAULT_ENGINE`: on `postgres` they share the pace, the token's lock",
+      "and BullMQ's queues through PostgreSQL alone.",
+      "",
+      out,
+      "",
+      once,
+      "",
+      ratio,
+    ].join("\n"),
+    "scale",
+  );
+} else if (!args["no-docs"]) {
   await writeDocSection(
     "scale",
     [

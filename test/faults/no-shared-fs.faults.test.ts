@@ -153,20 +153,16 @@ describe("dvault on three hosts with no shared filesystem", () => {
     let killing: Promise<void> = Promise.resolve();
     let exitCodes: Array<number | null> = [];
     try {
-      const figures = await runArchive(
-        { sim: h.sim, prefix: h.redis.prefix, services: h.services },
-        async () => {
-          hosts.push(...(await Promise.all([startHost("downloads"), startHost("downloads"), startHost("sync,http")])));
-          killing = killDownloadsHosts(hosts, downloadsQueue, kills);
-          // A failed kill fails the run now, not when the archive is over.
-          killing.catch(() => {
-            for (const x of hosts) x.child.kill("SIGKILL");
-          });
-          // The hosts keep running after the archive: the dashboard host is asked for a file below.
-          return async () => undefined;
-        },
-        { redisUrl: TEST_REDIS_URL },
-      );
+      const figures = await runArchive({ sim: h.sim, services: h.services }, async () => {
+        hosts.push(...(await Promise.all([startHost("downloads"), startHost("downloads"), startHost("sync,http")])));
+        killing = killDownloadsHosts(hosts, downloadsQueue, kills);
+        // A failed kill fails the run now, not when the archive is over.
+        killing.catch(() => {
+          for (const x of hosts) x.child.kill("SIGKILL");
+        });
+        // The hosts keep running after the archive: the dashboard host is asked for a file below.
+        return async () => undefined;
+      });
       await killing;
       const wallS = ((Date.now() - started) / 1000).toFixed(1);
 
