@@ -9,21 +9,10 @@ import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { sqlPacerStore } from "../../src/api/pacer-sql-store.ts";
 import type { AcquireRequest, PacerOutcome, PacerStore } from "../../src/api/pacer-store.ts";
 import { pacerRows } from "../../src/db/pacer-rows.ts";
+import { createRng } from "../../src/simulator/rng.ts";
 import type { TestDatabase } from "../helpers/db.ts";
 import { createBothEngines } from "../helpers/pacer-stores.ts";
 import type { TestRedis } from "../helpers/redis.ts";
-
-/** mulberry32: a small seeded generator, so a run can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let r: TestRedis;
 let db: TestDatabase;
@@ -63,7 +52,9 @@ type Seen = Record<"granted" | "blocked" | "busy" | "throttled" | "cut", number>
 /** One random run of `steps` steps on two keys; throws at the first difference. */
 async function run(seed: number, steps: number): Promise<Seen> {
   const seen: Seen = { granted: 0, blocked: 0, busy: 0, throttled: 0, cut: 0 };
-  const rand = seeded(seed);
+  // The simulator's seeded generator (src/simulator/rng.ts), so a run can be replayed.
+  const rng = createRng(seed);
+  const rand = () => rng.next();
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
   const ns = `agree-${seed}`;
   const rows = pacerRows(db.pool, { namespace: ns });
