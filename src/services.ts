@@ -244,15 +244,22 @@ export type Coordination = { config: Config; coord: Coordinator; redis: Redis | 
  */
 export async function openCoordination(config: Config, pool: PgPool): Promise<Coordination> {
   if (config.engine === "postgres") return { config, coord: await postgresCoordinator(pool), redis: undefined };
+  const opened = await openRedis(config);
+  return { ...opened, coord: redisCoordinator(opened.redis) };
+}
+
+/**
+ * The Redis engine's command connection, after a one-line check of the server, with the config whose key prefix
+ * it settled (src/queue/redis-prefix.ts): what the services and `dvault jobs` open on that engine.
+ */
+export async function openRedis(config: Config): Promise<{ config: Config; redis: Redis }> {
   await checkRedis(config.redisUrl);
   const redis = createRedis(config.redisUrl);
   await redis.connect();
   try {
-    return { config: await settleRedisPrefix(redis, config), coord: redisCoordinator(redis), redis };
+    return { config: await settleRedisPrefix(redis, config), redis };
   } catch (err) {
     redis.disconnect();
     throw err;
   }
 }
-
-/** The queues first (on PostgreSQL their pools), then Redis, then dvault's pool. */

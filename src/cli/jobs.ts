@@ -4,17 +4,15 @@ import type { Command } from "commander";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { type Config, loadConfig } from "../config.ts";
 import { resolveDatabase } from "../db/embedded/resolve.ts";
-import { settleRedisPrefix } from "../queue/redis-prefix.ts";
 import { retryDownloadNow } from "../downloads/retry-now.ts";
 import { UserError } from "../errors.ts";
 import { createPgPool } from "../db/connect.ts";
 import { QueueJobsRepository } from "../db/queue-jobs.repository.ts";
 import { createQueueBackend, type QueueBackend } from "../queue/backend.ts";
-import { checkRedis, createRedis } from "../queue/redis.ts";
 import { isQueueName, QueueAdmin, type FailedJob, type RetryOutcome } from "../queue/queue-admin.ts";
 import { QUEUE_NAMES, type QueueName } from "../queue/queues.ts";
 import { Producer } from "../queue/producer.ts";
-import { createServices, type Services } from "../services.ts";
+import { createServices, openRedis, type Services } from "../services.ts";
 import { cliLogger } from "./output/mode.ts";
 import { printJson, printOut } from "./output/print.ts";
 import { formatRelative } from "../status/units.ts";
@@ -66,10 +64,7 @@ async function openQueues(configured: Config): Promise<{ config: Config; backend
     };
     return { config, backend, close };
   }
-  await checkRedis(configured.redisUrl);
-  const redis = createRedis(configured.redisUrl);
-  await redis.connect();
-  const config = await settleRedisPrefix(redis, configured);
+  const { config, redis } = await openRedis(configured);
   const backend = await createQueueBackend(config, { redis });
   const close = async () => {
     await backend.close();
