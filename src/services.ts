@@ -3,7 +3,7 @@
 // does work.
 import type { Redis } from "ioredis";
 import type { DaClient } from "./api/client.ts";
-import type { UnreadableReport, UnreadableSink } from "./api/transport.ts";
+import type { UnreadableSink } from "./api/transport.ts";
 import type { HttpTransport, HttpTransportOptions, TransportStats } from "./api/http.ts";
 import { newTransportStats } from "./api/http/options.ts";
 import { OAuthClient } from "./api/oauth.ts";

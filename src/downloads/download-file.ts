@@ -7,7 +7,6 @@ import { isMissing } from "../api/errors.ts";
 import type { Deviation, Download } from "../api/types.ts";
 import type { DownloadKind, DownloadTarget } from "../db/download.repository.ts";
 import { UserError } from "../errors.ts";
-import type { Logger } from "../log.ts";
 import { breakLockOfDeadHolder, leasedHolder } from "../queue/holder.ts";
 import { acquireLock, type HeldLock } from "../coord/lock.ts";
 import type { AccountApi } from "../services.ts";

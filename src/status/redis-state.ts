@@ -1,10 +1,7 @@
 // What status reads from outside the mirror: the downloads pause switch and worker heartbeats (the coordination
-// store: src/coord/coordinator.ts), and the API pace of each pacer key (Redis).
-import type { Redis } from "ioredis";
+// store: src/coord/coordinator.ts), and the API pace of each pacer key (the engine's pacer store).
 import type { Coordinator } from "../coord/coordinator.ts";
 import { downloadsPausedKey, readDownloadsPause } from "../coord/downloads-pause.ts";
-import { listPacerKeys, readPacerStatus } from "../api/pacer-state.ts";
-import { redisPacerStore } from "../api/pacer-redis-store.ts";
 import type { PacerStore } from "../api/pacer-store.ts";
 import { liveHolders } from "../queue/holder.ts";
 import { JOB_ROLES } from "../queue/worker-roles.ts";
@@ -73,12 +70,10 @@ export function missingRoles(workers: readonly WorkerStatusView[]): string[] {
   return JOB_ROLES.filter((role) => !run.has(role));
 }
 
-/** Each pacer key's rate, learned rate and time lost to throttling (src/api/pacer.ts) in Redis; `now` is the wall clock. */
-export function pacingStatuses(redis: Redis, prefix: string, now: number): Promise<PacingStatusView[]> {
-  return pacingStatusesOf(redisPacerStore(redis, prefix), now);
-}
-
-/** The same from the engine's pacer store (src/services.ts pacerStoreFor), Redis or PostgreSQL alone. */
+/**
+ * Each pacer key's rate, learned rate and time lost to throttling (src/api/pacer.ts), from the engine's pacer or
+ * its store (src/services.ts pacerStoreFor), Redis or PostgreSQL alone; `now` is the wall clock.
+ */
 export async function pacingStatusesOf(store: Pick<PacerStore, "keys" | "status">, now: number): Promise<PacingStatusView[]> {
   const keys = await store.keys();
   const statuses = await Promise.all(keys.map((key) => store.status(key, now)));

@@ -10,7 +10,6 @@ import { type RunningDashboard, startDashboard } from "../../src/http/server.ts"
 import { checkCatalogue } from "../../src/queue/job-definition.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
-import { createRedis } from "../../src/queue/redis.ts";
 import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { serviceWeekStart } from "../../src/status/collect.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";

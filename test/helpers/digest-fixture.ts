@@ -2,12 +2,10 @@
 // whose messages baseline is set, services configured for digests (SMTP to a test server by default),
 // and a clock the test moves.
 import { randomBytes } from "node:crypto";
-import type { Redis } from "ioredis";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { checkCatalogue } from "../../src/queue/job-definition.ts";
 import { Producer } from "../../src/queue/producer.ts";
-import { createRedis } from "../../src/queue/redis.ts";
 import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
 import { makeUser, makeMessage, insertAccount } from "./mirror-fixtures.ts";

@@ -48,7 +48,11 @@ function redisStores(r: TestRedis): PacerStores {
       const other = r.redis.duplicate();
       await other.connect();
       const store = redisPacerStore(other, ns);
-      return { store, close: async () => void (await store.close(), await other.quit()) };
+      const close = async () => {
+        await store.close();
+        await other.quit();
+      };
+      return { store, close };
     },
     queued: (key, ns = r.prefix) => r.redis.zcard(`${base(key, ns)}:queue`),
     listeners: async (key, ns = r.prefix) => Number((await r.redis.pubsub("NUMSUB", `${base(key, ns)}:released`))[1]),
@@ -73,7 +77,11 @@ function postgresStores(db: TestDatabase): PacerStores {
       const pool = createPgPool(db.url, 2);
       pools.push(pool);
       const store = sqlPacerStore(pacerRows(pool, { namespace: ns }));
-      return { store, close: async () => void (await store.close(), await pool.end()) };
+      const close = async () => {
+        await store.close();
+        await pool.end();
+      };
+      return { store, close };
     },
     queued: async (key, ns = namespace) => Object.keys((await rows(ns).read(key))?.queue ?? {}).length,
     // One channel serves every key: the sessions of this database that listen on it.

@@ -206,7 +206,6 @@ describe("a failed download", () => {
     // ids[2] failed for good: no next attempt. Its download.file job sits failed in the downloads queue.
     const id = ids[2]!;
     await failedForGood(id);
-    const { redis, config } = h.services;
     const payload = { deviationid: id, kind: "original" as const };
     const jobId = downloadJobId(payload);
     const admin = new QueueAdmin(h.services.queues);
@@ -240,7 +239,6 @@ describe("a failed download", () => {
 
   it("on the dashboard: bull-board's Retry is refused and leaves the job as it was; the /jobs page retries through the table", async () => {
     const id = ids[2]!;
-    const { redis, config } = h.services;
     const payload = { deviationid: id, kind: "original" as const };
     const jobId = downloadJobId(payload);
     const admin = new QueueAdmin(h.services.queues);

@@ -9,7 +9,6 @@ import { attachEmbedded } from "../../src/db/embedded/attach.ts";
 import { embeddedLayout, readState } from "../../src/db/embedded/layout.ts";
 import { liveHolders } from "../../src/db/embedded/lease.ts";
 import { runningServer } from "../../src/db/embedded/server.ts";
-import { stopEmbedded } from "../../src/db/embedded/status.ts";
 import { connectPg } from "../../src/db/connect.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
 import { dvault, embeddedDataDir, type Holder, startHolder } from "../helpers/embedded-fixture.ts";

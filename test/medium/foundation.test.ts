@@ -10,7 +10,6 @@ import { connectPg } from "../../src/db/connect.ts";
 import { migrate, migrationsUpToDate } from "../../src/db/migrate.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
 import { checkCatalogue, defineJob, type JobContext } from "../../src/queue/job-definition.ts";
-import { createRedis } from "../../src/queue/redis.ts";
 import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { createLogger } from "../../src/log.ts";
 import { loadSecretKey } from "../../src/secret-key.ts";

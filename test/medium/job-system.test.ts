@@ -6,7 +6,6 @@ import { createLogger } from "../../src/log.ts";
 import { CatalogueError, checkCatalogue, defineJob, InterruptedError, type JobContext } from "../../src/queue/job-definition.ts";
 import { acquireLock } from "../../src/coord/lock.ts";
 import { Producer } from "../../src/queue/producer.ts";
-import { createRedis } from "../../src/queue/redis.ts";
 import { runNow, type RunNowOptions } from "../../src/queue/run-now.ts";
 import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";

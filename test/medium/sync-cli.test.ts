@@ -9,7 +9,6 @@ import type { WorkerContext } from "../../jobs/context.ts";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { checkCatalogue } from "../../src/queue/job-definition.ts";
 import { Producer } from "../../src/queue/producer.ts";
-import { createRedis } from "../../src/queue/redis.ts";
 import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
