@@ -69,10 +69,11 @@ export function summaryLines(s: MoveSummary): string[] {
   ];
 }
 
-async function migrate(to: Engine): Promise<void> {
+async function migrate(to: Engine, json: boolean): Promise<void> {
   const config = loadConfig();
   const summary = await moveEngine({ config, to, opener: engineOpener(config), sources: new Map(SOURCES.map((s) => [s.name, s])) });
   const switched = switchEngineSetting(appliedSettings(), to);
+  if (json) return printJson({ ...summary, setting: { written: switched.written ?? null, line: switched.line } });
   printOut([...summaryLines(summary), switched.line, "next: start the worker (dvault worker); it runs on the new engine"].join("\n"));
 }
 
@@ -97,5 +98,6 @@ export function registerEngineCommand(program: Command): void {
       "move the install to the other engine with its pace, switches, schedules and pending work, then switch DVAULT_ENGINE; refused while a worker runs",
     )
     .requiredOption("--to <engine>", "redis or postgres")
-    .action(async (opts: { to: string }) => migrate(parseEngine(opts.to)));
+    .option("--json", "the move's summary as one JSON document")
+    .action(async (opts: { to: string; json?: boolean }) => migrate(parseEngine(opts.to), opts.json === true));
 }

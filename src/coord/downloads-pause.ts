@@ -29,3 +29,15 @@ export async function clearDownloadsPause(coord: Coordinator, prefix: string): P
   const old = (await coord.kindOf(legacy)) === "value" ? await coord.remove(legacy) : 0;
   return (await coord.remove(downloadsPausedKey(prefix))) + old;
 }
+
+/**
+ * Moves an older version's switch to its own key, so that BullMQ can use its paused-list name again (obliterate
+ * fails on a plain value there), keeping the switch: downloads stay paused. The current key wins if both are set.
+ */
+export async function settleLegacyDownloadsPause(coord: Coordinator, prefix: string): Promise<void> {
+  const legacy = legacyDownloadsPausedKey(prefix);
+  if ((await coord.kindOf(legacy)) !== "value") return;
+  const value = await coord.get(legacy);
+  if (value !== undefined && (await coord.get(downloadsPausedKey(prefix))) === undefined) await coord.put(downloadsPausedKey(prefix), value);
+  await coord.remove(legacy);
+}

@@ -14,7 +14,7 @@
 //      there after a crash rebuilds them from the same table);
 //   6. last, the setting switched (src/engine/setting.ts), by the caller.
 import type { Config, Engine } from "../config.ts";
-import { clearDownloadsPause } from "../coord/downloads-pause.ts";
+import { settleLegacyDownloadsPause } from "../coord/downloads-pause.ts";
 import { UserError } from "../errors.ts";
 import { type LiveHolder, liveHolders } from "../queue/holder.ts";
 import type { Producer } from "../queue/producer.ts";
@@ -60,8 +60,19 @@ export type MoveSummary = {
   sourceEmptied: number;
 };
 
-/** The settings the move installs the target's schedules from, and the sync sources they schedule. */
-export type MoveRequest = { config: Config; sources: ReadonlyMap<SourceName, SourceDefinition> };
+/** The steps of a move, in their order (the top of this file): each is reported once it is done. */
+export const MOVE_STEPS = ["checked", "target-cleared", "pace-carried", "work-installed", "values-carried", "source-emptied"] as const;
+export type MoveStep = (typeof MOVE_STEPS)[number];
+
+/**
+ * The settings the move installs the target's schedules from, and the sync sources they schedule; `onStep` hears
+ * each step once it is done (the CLI's progress lines; a test stops a move there as a crash would).
+ */
+export type MoveRequest = {
+  config: Config;
+  sources: ReadonlyMap<SourceName, SourceDefinition>;
+  onStep?: (step: MoveStep) => void | Promise<void>;
+};
 
 /** Opens one engine; with a role, a failure says which engine of the move it was, with the reason's own line (and exit code). */
 export async function openSide(opener: EngineOpener, engine: Engine, role?: "source" | "target"): Promise<EngineSide> {
@@ -97,7 +108,7 @@ async function assertIdle(side: EngineSide, role: "source" | "target"): Promise<
  * Steps 1 to 5 (see the top of this file); the caller switches the setting after. The source is opened and found
  * idle before the target is opened at all, so a refused move has not touched the target.
  */
-export async function moveEngine({ config, to, opener, sources }: MoveRequest & { to: Engine; opener: EngineOpener }): Promise<MoveSummary> {
+export async function moveEngine({ config, to, opener, sources, onStep }: MoveRequest & { to: Engine; opener: EngineOpener }): Promise<MoveSummary> {
   if (to === config.engine) throw new UserError(`the install is on ${to} already (DVAULT_ENGINE=${to}): nothing to move`);
   let source: EngineSide | undefined;
   let target: EngineSide | undefined;
@@ -106,7 +117,8 @@ export async function moveEngine({ config, to, opener, sources }: MoveRequest & 
     await assertIdle(source, "source");
     target = await openSide(opener, to, "target");
     await assertIdle(target, "target");
-    return await carryAndRebuild(source, target, { config, sources });
+    await onStep?.("checked");
+    return await carryAndRebuild(source, target, { config, sources, onStep });
   } finally {
     await closeSide(target);
     await closeSide(source);
@@ -114,25 +126,31 @@ export async function moveEngine({ config, to, opener, sources }: MoveRequest & 
 }
 
 /**
- * Obliterates every queue of the side; how many jobs they held. The pause switch goes first: a switch an older
- * version left under BullMQ's paused-list name (src/coord/downloads-pause.ts) fails BullMQ's obliterate
- * (WRONGTYPE); the source's has been carried by then, the target's is carried after.
+ * Obliterates every queue of the side; how many jobs they held. A pause switch an older version left under BullMQ's
+ * paused-list name (src/coord/downloads-pause.ts) fails BullMQ's obliterate (WRONGTYPE), so it is moved to its own
+ * key first; the switch itself stays: a move stopped before the setting is switched leaves the source as paused as
+ * it was (test/medium/engine-migrate-crash.test.ts), and the target's is replaced by the source's (carryValues).
  */
 async function emptyQueues(side: EngineSide): Promise<number> {
-  await clearDownloadsPause(side.coord, side.prefix);
+  await settleLegacyDownloadsPause(side.coord, side.prefix);
   return side.queues.admin.obliterateAll();
 }
 
-async function carryAndRebuild(source: EngineSide, target: EngineSide, { config, sources }: MoveRequest): Promise<MoveSummary> {
+async function carryAndRebuild(source: EngineSide, target: EngineSide, { config, sources, onStep }: MoveRequest): Promise<MoveSummary> {
   const targetCleared = await emptyQueues(target);
+  await onStep?.("target-cleared");
   const paceKeys = await carryPace(source, target);
+  await onStep?.("pace-carried");
   const pausedQueues = (await source.queues.admin.counts()).filter((q) => q.paused).map((q) => q.name);
   const parts = { sync: true, downloads: true, maintenance: true };
   const installed = await installWork({ services: target.services, producer: target.queues.producer, sources, schedules: config.schedules, parts });
   for (const name of pausedQueues) await target.queues.admin.pause(name);
+  await onStep?.("work-installed");
   // The switches last, once the target's queues are filled.
   const values = await carryValues(source, target, source.services.now());
+  await onStep?.("values-carried");
   const sourceEmptied = await emptyQueues(source);
+  await onStep?.("source-emptied");
   return {
     from: source.engine,
     to: target.engine,

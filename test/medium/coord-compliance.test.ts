@@ -22,7 +22,7 @@ import {
   thisHolder,
 } from "../../src/queue/holder.ts";
 import { readPausedFlag, workerHeartbeats, workersWithRoles } from "../../src/status/redis-state.ts";
-import { clearDownloadsPause, downloadsPausedKey, legacyDownloadsPausedKey } from "../../src/coord/downloads-pause.ts";
+import { clearDownloadsPause, downloadsPausedKey, legacyDownloadsPausedKey, settleLegacyDownloadsPause } from "../../src/coord/downloads-pause.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { REDIS_IN_RUN } from "../helpers/needs-redis.ts";
 import { createTestRedis } from "../helpers/redis.ts";
@@ -414,6 +414,27 @@ describe.each(REDIS_IN_RUN ? [redisDriver, postgresDriver] : [postgresDriver])("
     expect(await clearDownloadsPause(coord, ns.prefix)).toBe(0);
     expect(await coord.kindOf(legacy)).toBe("other");
     await coord.remove(legacy);
+  });
+
+  it("moves an older version's pause switch to its own key, keeping it paused, the current switch winning", async () => {
+    await open();
+    const legacy = legacyDownloadsPausedKey(ns.prefix);
+    const current = downloadsPausedKey(ns.prefix);
+    await coord.put(legacy, JSON.stringify({ reason: "downloads paused: 3 GiB free" }));
+    await settleLegacyDownloadsPause(coord, ns.prefix);
+    expect(await coord.kindOf(legacy)).toBe("none");
+    expect(await readPausedFlag(coord, ns.prefix)).toEqual({ paused: true, reason: "downloads paused: 3 GiB free" });
+    await coord.put(legacy, JSON.stringify({ reason: "older" }));
+    await coord.put(current, JSON.stringify({ reason: "newer" }));
+    await settleLegacyDownloadsPause(coord, ns.prefix);
+    expect(await coord.kindOf(legacy)).toBe("none");
+    expect(await readPausedFlag(coord, ns.prefix)).toEqual({ paused: true, reason: "newer" });
+    // BullMQ's own list under that name stays BullMQ's.
+    await coord.hashPut(legacy, { a: "b" });
+    await settleLegacyDownloadsPause(coord, ns.prefix);
+    expect(await coord.kindOf(legacy)).toBe("other");
+    await coord.remove(legacy);
+    await coord.remove(current);
   });
 
   it("answers a ping", async () => {

@@ -10,8 +10,6 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { engineOpener } from "../../src/cli/engine.ts";
-import type { Config, Engine } from "../../src/config.ts";
 import { knownWorkersKey } from "../../src/digest/alerts.ts";
 import { linksDirtyKey } from "../../src/downloads/after-store.ts";
 import { downloadsPausedKey } from "../../src/coord/downloads-pause.ts";
@@ -19,63 +17,15 @@ import { inertTextsKey } from "../../src/downloads/inert-texts.ts";
 import { paidDownloadsPrefix } from "../../src/downloads/paid-downloads.ts";
 import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 import { installWork } from "../../src/engine/install-work.ts";
-import { type EngineOpener, type EngineSide, moveEngine, openSide, closeSide } from "../../src/engine/move.ts";
-import { createServices } from "../../src/services.ts";
-import { readPausedFlag } from "../../src/status/redis-state.ts";
+import { type EngineSide, moveEngine } from "../../src/engine/move.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
-import { testConfig } from "../helpers/config.ts";
 import { createDownloadHarness, type DownloadHarness, downloadTraffic } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
+import { holding, installOn, onEngine, PACE_KEY } from "../helpers/engine-install.ts";
 import { startHarnessWorker } from "../helpers/harness-worker.ts";
 
 const SOURCES = new Map([[gallerySource.name, gallerySource]]);
-const PACE_KEY = "client:1001:user:owner";
 const POLL = { timeout: 60_000, interval: 100 };
-
-/** The harness's install on `engine`, its services on the simulator's clock. */
-function installOn(h: DownloadHarness, engine: Engine): { config: Config; opener: EngineOpener } {
-  const config = testConfig({ ...h.env, DVAULT_ENGINE: engine });
-  const opener: EngineOpener = {
-    services: (e) =>
-      createServices({
-        config: { ...config, engine: e },
-        log: h.log,
-        overrides: { now: () => h.sim.clock.now().getTime(), secretKey: { key: Buffer.from(h.keyHex, "hex"), source: "env", created: false } },
-      }),
-    queues: engineOpener(config).queues,
-  };
-  return { config, opener };
-}
-
-/** One engine opened for a look, closed after `fn`. */
-async function onEngine<T>(h: DownloadHarness, engine: Engine, fn: (side: EngineSide) => Promise<T>): Promise<T> {
-  const side = await openSide(installOn(h, engine).opener, engine);
-  try {
-    return await fn(side);
-  } finally {
-    await closeSide(side);
-  }
-}
-
-type Holding = {
-  downloads: number;
-  jobs: number;
-  schedulers: number;
-  paused: { paused: boolean; reason: string | null };
-  learned: number | null;
-  refused: number | null;
-  kept: unknown;
-};
-
-/** The markers, the alerts' known workers and the paid answers an install keeps in the coordination store. */
-async function keptValues(side: EngineSide): Promise<unknown> {
-  const paid = await side.coord.keysStartingWith(paidDownloadsPrefix(side.prefix));
-  return {
-    markers: await side.coord.getMany([linksDirtyKey(side.prefix), inertTextsKey(side.prefix)]),
-    known: await side.coord.hashGetAll(knownWorkersKey(side.prefix)),
-    paid: Object.fromEntries(await Promise.all(paid.map(async (k) => [k.slice(side.prefix.length), await side.coord.get(k)]))),
-  };
-}
 
 /** What an install on Redis has kept there, besides the pace and the pause switch. */
 async function keepSomething(h: DownloadHarness, side: EngineSide): Promise<void> {
@@ -84,23 +34,6 @@ async function keepSomething(h: DownloadHarness, side: EngineSide): Promise<void
   await side.coord.hashPut(knownWorkersKey(side.prefix), { "gone-host:4242": new Date().toISOString() });
   const paid = { accountId: h.account.id, at: h.sim.clock.now().toISOString(), info: { src: `${h.sim.url}/paid-file` } };
   await side.coord.put(`${paidDownloadsPrefix(side.prefix)}DEV-1`, JSON.stringify(paid), { ttlMs: 300_000 });
-}
-
-function holding(h: DownloadHarness, engine: Engine): Promise<Holding> {
-  return onEngine(h, engine, async (side) => {
-    const counts = await side.queues.admin.counts();
-    const status = await side.services.pacer.status(PACE_KEY);
-    const pending = (q: (typeof counts)[number]) => q.waiting + q.active + q.delayed;
-    return {
-      downloads: counts.filter((q) => q.name === "downloads").reduce((sum, q) => sum + pending(q), 0),
-      jobs: counts.reduce((sum, q) => sum + pending(q), 0),
-      schedulers: await side.queues.admin.schedulerCount(),
-      paused: await readPausedFlag(side.coord, side.prefix),
-      learned: status.learnedRate,
-      refused: status.refusedRate,
-      kept: await keptValues(side),
-    };
-  });
 }
 
 /** Everything either engine holds for the install: its Redis keys and values, and the rows of the engine's schemas. */
@@ -306,5 +239,17 @@ describe("dvault engine status and migrate, as a person runs them with a setting
     expect(after.stdout).toMatch(
       /^engine: postgres \(DVAULT_ENGINE\)\n {2}redis: 0 jobs, 0 schedulers, \d+ pace keys, no live worker\n {2}postgres \(chosen\): [1-9]\d* jobs, [1-9]\d* schedulers, [1-9]\d* pace keys, no live worker\n$/,
     );
+
+    // Back, for a script: one JSON document on stdout, the setting written.
+    const back = await run(["engine", "migrate", "--to", "redis", "--json"]);
+    expect(back.code).toBe(0);
+    expect(JSON.parse(back.stdout)).toMatchObject({
+      from: "postgres",
+      to: "redis",
+      schedules: expect.any(Number),
+      sourceEmptied: expect.any(Number),
+      setting: { written: file, line: `wrote DVAULT_ENGINE=redis to ${file}` },
+    });
+    expect(readFileSync(file, "utf8")).toBe("# where queues, locks and the pace live\nDVAULT_ENGINE=redis\n");
   }, 120_000);
 });
