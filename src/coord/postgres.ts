@@ -1,7 +1,9 @@
 // The coordination seam on PostgreSQL (src/coord/coordinator.ts): rows of the dvault_coord schema in the mirror's
 // database (src/db/coord.repository.ts holds the statements). A value's expiry is a time in the row, judged on
 // every read against this driver's clock, so an expired lock is free the moment it expires whatever the sweep
-// (every minute) has done; the sweep only reclaims the space. The pool reconnects by itself: onReconnect's
+// (every minute) has done; the sweep only reclaims the space. The driver's clock is the server's, as Redis's TTLs
+// are: the offset of the server's clock from this host's, measured at open and again at every sweep, is added to
+// this host's, so workers on hosts whose clocks disagree judge a lock's expiry alike. The pool reconnects by itself: onReconnect's
 // listeners run after a statement that failed for want of a connection is followed by one that succeeds.
 import { CoordRepository, COORD_SCHEMA, migrateCoordSchema } from "../db/coord.repository.ts";
 import type { PgPool } from "../db/connect.ts";
@@ -13,8 +15,10 @@ const SWEEP_EVERY_MS = 60_000;
 export type PostgresCoordinatorOptions = {
   /** Default dvault_coord; the compliance tests give each test a schema of its own. */
   schema?: string;
-  /** Epoch ms against which expiries are set and judged; tests move it instead of waiting. */
+  /** Epoch ms against which expiries are set and judged, instead of the server's clock; tests move it instead of waiting. */
   now?: () => number;
+  /** This host's clock (Date.now), which the server's offset corrects; a test gives one that is wrong. */
+  hostClock?: () => number;
   /** How often expired rows are deleted; 0: never (a test sweeps by hand). */
   sweepEveryMs?: number;
 };
@@ -31,7 +35,6 @@ const connectionLost = (err: unknown) => {
 /** Creates or upgrades the schema (src/db/coord.repository.ts#migrateCoordSchema), then the driver. */
 export async function postgresCoordinator(pool: PgPool, options: PostgresCoordinatorOptions = {}): Promise<Coordinator & { sweep(): Promise<number> }> {
   const schema = options.schema ?? COORD_SCHEMA;
-  const now = options.now ?? Date.now;
   const client = await pool.connect();
   try {
     await migrateCoordSchema(client, schema);
@@ -39,6 +42,15 @@ export async function postgresCoordinator(pool: PgPool, options: PostgresCoordin
     client.release();
   }
   const repo = new CoordRepository(pool, schema);
+  const hostClock = options.hostClock ?? Date.now;
+  /** The server's clock minus this host's, read at the middle of a round trip (its error: half the round trip). */
+  const measureOffset = async () => {
+    const sent = hostClock();
+    const server = await repo.serverTimeMs();
+    return Math.round(server - (sent + hostClock()) / 2);
+  };
+  let offset = options.now ? 0 : await measureOffset();
+  const now = options.now ?? (() => hostClock() + offset);
   const listeners = new Set<() => void>();
   let lost = false;
   /** Runs one statement, noting a lost connection and telling the listeners once one works again. */
@@ -56,7 +68,11 @@ export async function postgresCoordinator(pool: PgPool, options: PostgresCoordin
     }
   };
   const expiry = (ttlMs: number | undefined) => (ttlMs === undefined ? null : now() + ttlMs);
-  const sweep = () => run(() => repo.sweepExpired(now()));
+  const sweep = () =>
+    run(async () => {
+      if (!options.now) offset = await measureOffset();
+      return repo.sweepExpired(now());
+    });
   const everyMs = options.sweepEveryMs ?? SWEEP_EVERY_MS;
   const timer = everyMs > 0 ? setInterval(() => void sweep().catch(() => undefined), everyMs) : undefined;
   timer?.unref();

@@ -201,6 +201,12 @@ export class CoordRepository {
   }
 
   /** Reclaims the space of expired values (readers already ignore them); how many went. */
+  /** The server's clock in epoch ms (its transaction-independent clock_timestamp()). */
+  async serverTimeMs(): Promise<number> {
+    const r = await this.db.query<{ ms: number }>("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms");
+    return Number(r.rows[0]?.ms);
+  }
+
   async sweepExpired(now: number): Promise<number> {
     const r = await this.db.query(`DELETE FROM ${this.s}.value WHERE expires_at_ms IS NOT NULL AND expires_at_ms <= $1`, [now]);
     return r.rowCount ?? 0;

@@ -461,6 +461,26 @@ describe("the PostgreSQL driver's schema", () => {
     for (const d of drivers) await d.close();
   });
 
+  it("judges expiry by the server's clock, so hosts whose clocks disagree by a minute see the same lock", async () => {
+    const schema = `coord_m_${randomBytes(5).toString("hex")}`;
+    schemas.push(schema);
+    const right = await postgresCoordinator(db.pool, { schema, sweepEveryMs: 0 });
+    const ahead = await postgresCoordinator(db.pool, { schema, sweepEveryMs: 0, hostClock: () => Date.now() + 60_000 });
+    const behind = await postgresCoordinator(db.pool, { schema, sweepEveryMs: 0, hostClock: () => Date.now() - 60_000 });
+    try {
+      expect(await right.putIfAbsent("lock", "right", { ttlMs: 30_000 })).toBe(true);
+      // By its own clock the host ahead would find the lock expired half a minute ago and take it.
+      expect(await ahead.get("lock")).toBe("right");
+      expect(await ahead.putIfAbsent("lock", "ahead", { ttlMs: 30_000 })).toBe(false);
+      // The host behind sets a lock that, by its own clock, would last a minute and a half for everyone else.
+      expect(await behind.putIfAbsent("short", "behind", { ttlMs: 1 })).toBe(true);
+      await expect.poll(() => right.get("short"), { timeout: 5_000, interval: 20 }).toBeUndefined();
+      expect(await right.putIfAbsent("short", "right", { ttlMs: 30_000 })).toBe(true);
+    } finally {
+      for (const d of [right, ahead, behind]) await d.close();
+    }
+  });
+
   it("refuses a schema of a newer version, with a line that says so", async () => {
     const schema = `coord_m_${randomBytes(5).toString("hex")}`;
     schemas.push(schema);
