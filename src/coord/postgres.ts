@@ -32,6 +32,21 @@ const connectionLost = (err: unknown) => {
   return !/^[0-9A-Z]{5}$/.test(code) || code.startsWith("08") || ["57P01", "57P02", "57P03"].includes(code);
 };
 
+/**
+ * The server's clock as this host reads it: the host's clock plus the server's offset from it, read at the middle
+ * of a round trip (its error: half the round trip); measure() reads the offset again.
+ */
+async function serverClock(repo: CoordRepository, hostClock: () => number): Promise<{ now: () => number; measure(): Promise<void> }> {
+  let offset = 0;
+  const measure = async () => {
+    const sent = hostClock();
+    const server = await repo.serverTimeMs();
+    offset = Math.round(server - (sent + hostClock()) / 2);
+  };
+  await measure();
+  return { now: () => hostClock() + offset, measure };
+}
+
 /** Creates or upgrades the schema (src/db/coord.repository.ts#migrateCoordSchema), then the driver. */
 export async function postgresCoordinator(pool: PgPool, options: PostgresCoordinatorOptions = {}): Promise<Coordinator & { sweep(): Promise<number> }> {
   const schema = options.schema ?? COORD_SCHEMA;
@@ -42,15 +57,8 @@ export async function postgresCoordinator(pool: PgPool, options: PostgresCoordin
     client.release();
   }
   const repo = new CoordRepository(pool, schema);
-  const hostClock = options.hostClock ?? Date.now;
-  /** The server's clock minus this host's, read at the middle of a round trip (its error: half the round trip). */
-  const measureOffset = async () => {
-    const sent = hostClock();
-    const server = await repo.serverTimeMs();
-    return Math.round(server - (sent + hostClock()) / 2);
-  };
-  let offset = options.now ? 0 : await measureOffset();
-  const now = options.now ?? (() => hostClock() + offset);
+  const clock = options.now ? { now: options.now, measure: async () => undefined } : await serverClock(repo, options.hostClock ?? Date.now);
+  const now = clock.now;
   const listeners = new Set<() => void>();
   let lost = false;
   /** Runs one statement, noting a lost connection and telling the listeners once one works again. */
@@ -70,7 +78,7 @@ export async function postgresCoordinator(pool: PgPool, options: PostgresCoordin
   const expiry = (ttlMs: number | undefined) => (ttlMs === undefined ? null : now() + ttlMs);
   const sweep = () =>
     run(async () => {
-      if (!options.now) offset = await measureOffset();
+      await clock.measure();
       return repo.sweepExpired(now());
     });
   const everyMs = options.sweepEveryMs ?? SWEEP_EVERY_MS;

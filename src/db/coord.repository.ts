@@ -203,7 +203,7 @@ export class CoordRepository {
   /** Reclaims the space of expired values (readers already ignore them); how many went. */
   /** The server's clock in epoch ms (its transaction-independent clock_timestamp()). */
   async serverTimeMs(): Promise<number> {
-    const r = await this.db.query<{ ms: number }>("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms");
+    const r = await this.db.query("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms");
     return Number(r.rows[0]?.ms);
   }
 
