@@ -48,3 +48,23 @@ export async function expectNoDatabase(name: string): Promise<void> {
     await admin.end();
   }
 }
+
+/** Every table of the public schema but Prisma's ledger: its row count and a hash of its rows in one order. */
+export async function tableDigests(url: string): Promise<Record<string, string>> {
+  const client = await connectPg(url);
+  try {
+    const tables = await client.query<{ name: string }>(
+      "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' ORDER BY 1",
+    );
+    const out: Record<string, string> = {};
+    for (const { name } of tables.rows) {
+      const r = await client.query<{ n: number; h: string }>(
+        `SELECT count(*)::int AS n, md5(coalesce(string_agg(t::text, E'\\n' ORDER BY t::text), '')) AS h FROM ${quoteIdent(name)} t`,
+      );
+      out[name] = `${r.rows[0]!.n} ${r.rows[0]!.h}`;
+    }
+    return out;
+  } finally {
+    await client.end();
+  }
+}
