@@ -3,7 +3,7 @@
 // no folder, empty folders, gone artists: docs/service-behaviour.md#folders-optional). Every request is
 // taken from the simulator's log. For the gallery and collections the minimum comes from the ground truth,
 // not from the listings dvault chose to make: one pass over the "all" view, one over each non-empty folder,
-// the folder list, ceil(ids / 50) metadata calls, and the calls that exist once per item or run. For the
+// the folder list, ceil(distinct ids / 50) metadata calls, and the calls that exist once per item or run. For the
 // other sources it is computed from what each listing returned (each logged listing request is replayed once
 // against the unchanged simulator to count its items): ceil(items / max limit) per listing, and the same.
 // Then a second simulator: the gallery and then the collections archived end to end (sync, then every file
@@ -242,7 +242,7 @@ async function main(): Promise<void> {
           "ceil(live ids / 50) `/deviation/metadata` calls, plus the calls that exist once per item or run. For the other sources",
           "it is computed from what each listing returned: each logged listing request is replayed once against the unchanged",
           "simulator to count its items; per listing ceil(items / the operation's max limit in src/api/catalogue.ts), plus",
-          "ceil(ids / 50) metadata calls, plus the calls that exist once per item (`/deviation/content` for each literature or",
+          "ceil(distinct ids / 50) metadata calls, plus the calls that exist once per item (`/deviation/content` for each literature or",
           "journal, comments of each deviation) or once per run (profile, whoami) — those count at their observed number.",
           "",
           first,

@@ -1,6 +1,6 @@
 // What a run's API calls cost against the paging minimum, from the simulator's request log: each logged
 // listing request is replayed once against the unchanged simulator to count its items, and the minimum is
-// ceil(items / the operation's max limit in src/api/catalogue.ts) per listing, ceil(ids / 50) metadata calls
+// ceil(items / the operation's max limit in src/api/catalogue.ts) per listing, ceil(distinct ids / 50) metadata calls
 // (docs/service-behaviour.md#metadata-batch), plus the calls that exist once per item or run at their observed
 // number. Shared by bench/api-economy.ts and bench/sync-scale.ts.
 import got from "got";
@@ -38,13 +38,14 @@ async function replayItems(env: BenchEnv, token: string, e: RequestLogEntry, op:
 export async function economyOf(env: BenchEnv, entries: RequestLogEntry[], token: string): Promise<Economy> {
   const listings = new Map<string, { op: Operation; calls: number; items: number; pageMax: number }>();
   const out: Economy = { calls: entries.length, listingCalls: 0, listingMin: 0, metadataCalls: 0, metadataMin: 0, fixedCalls: 0, fixedOps: new Map(), min: 0 };
-  let metadataIds = 0;
+  // Distinct ids: metadata asked for twice in one run is a call over the minimum, not part of it.
+  const metadataIds = new Set<string>();
   for (const e of entries) {
     const op = OPS.get(`${e.method} ${e.route}`);
     if (op?.batch) {
       out.metadataCalls++;
       const ids = e.query[`${op.batch.param}[]`] ?? e.query[op.batch.param] ?? [];
-      metadataIds += Array.isArray(ids) ? ids.length : 1;
+      for (const id of [ids].flat()) metadataIds.add(id);
       continue;
     }
     if (op && op.paging !== "none") {
@@ -69,7 +70,7 @@ export async function economyOf(env: BenchEnv, entries: RequestLogEntry[], token
     // Without a documented maximum the service fixes the page size: every page it hands out is needed.
     out.listingMin += g.op.maxLimit === undefined ? g.calls : Math.max(1, Math.ceil(g.items / g.op.maxLimit));
   }
-  out.metadataMin = Math.ceil(metadataIds / METADATA_BATCH);
+  out.metadataMin = Math.ceil(metadataIds.size / METADATA_BATCH);
   out.min = out.listingMin + out.metadataMin + out.fixedCalls;
   return out;
 }

@@ -9,7 +9,6 @@
 // Run: node --import tsx bench/sync-scale.ts [--works 50000] [--artists 500] [--no-docs]
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { distIsCurrent } from "../bin/dist-current.js";
@@ -64,7 +63,6 @@ function peakRss(pid: number): number | undefined {
   }
 }
 
-const load = os.loadavg().map((l) => l.toFixed(1));
 const started = Date.now();
 const env = await createBenchEnv({
   sim: { seed: 9, dataset, clockMode: "real", startTime: new Date(), downloadQuota: 1_000_000 },
@@ -171,9 +169,9 @@ try {
     await writeDocSection(
       "sync-scale",
       [
-        `## First sync of a ${WORKS.toLocaleString("en")}-work account`,
+        `## First sync of a ${WORKS.toLocaleString("en").replaceAll(",", " ")}-work account`,
         "",
-        `Machine: ${machine()} (shared with other work: the load average is the machine's, not dvault's). Run ${new Date().toISOString()}, the simulator's world drawn in ${setupS} s; load average when the bench began ${load.join(" ")}.`,
+        `Machine: ${machine()} (the machine is shared with other work: the load is the machine's, not dvault's). Run ${new Date().toISOString()}, the simulator's world drawn in ${setupS} s.`,
         "",
         `Command: \`${command}\``,
         "",
@@ -184,7 +182,7 @@ try {
         "CLI), every source and every tracked artist one after the other, with the pace off (DVAULT_API_RATE_START and _MAX at",
         "1 000 000 per second). Calls are counted from the simulator's request log; the minimum is bench/call-economy.ts's (as in the",
         "API economy section: each listing replayed once to count its items, ceil(items / max limit) pages per listing,",
-        "ceil(ids / 50) metadata calls, and the calls that exist once per item or run at their number). Peak RSS is the",
+        "ceil(distinct ids / 50) metadata calls, and the calls that exist once per item or run at their number). Peak RSS is the",
         "process's VmHWM (/proc/<pid>/status, read every 100 ms until it exits). Goals: calls ≤ 1.10 × the minimum, peak RSS < 300 MB.",
         "",
         results,
