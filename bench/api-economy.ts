@@ -3,7 +3,7 @@
 // no folder, empty folders, gone artists: docs/service-behaviour.md#folders-optional). Every request is
 // taken from the simulator's log. For the gallery and collections the minimum comes from the ground truth,
 // not from the listings dvault chose to make: one pass over the "all" view, one over each non-empty folder,
-// the folder list, ceil(ids / 50) metadata calls, and the calls that exist once per item or run. For the
+// the folder list, ceil(distinct ids / 50) metadata calls, and the calls that exist once per item or run. For the
 // other sources it is computed from what each listing returned (each logged listing request is replayed once
 // against the unchanged simulator to count its items): ceil(items / max limit) per listing, and the same.
 // Then a second simulator: the gallery and then the collections archived end to end (sync, then every file
@@ -12,15 +12,13 @@
 // `/deviation/content` per text (issue #16: no call that the listing made unnecessary).
 // Run: node --import tsx bench/api-economy.ts [--deviations 3000] [--archive-deviations 300] [--no-docs]
 import { parseArgs } from "node:util";
-import got from "got";
-import { CATALOGUE, type Operation } from "../src/api/catalogue.ts";
-import type { RequestLogEntry } from "../src/simulator/server.ts";
 import { downloadDepsFor } from "../src/downloads/deps.ts";
 import { runDownloadsOnce } from "../src/downloads/run-once.ts";
 import { createLogger } from "../src/log.ts";
 import { runSource, type RunSourceResult } from "../src/sync/run-source.ts";
 import { SOURCES } from "../src/sync/sources/index.ts";
-import { METADATA_BATCH, pagingMinimum } from "../test/helpers/paging-minimum.ts";
+import { pagingMinimum } from "../test/helpers/paging-minimum.ts";
+import { economyOf, OPS, type Economy } from "./call-economy.ts";
 import { API_ROUTE_PREFIX, createBenchEnv, isApiEntry, lastSeq, machine, table, writeDocSection, type BenchEnv } from "./bench-env.ts";
 
 const { values: args } = parseArgs({
@@ -32,71 +30,6 @@ const { values: args } = parseArgs({
 });
 const DEVIATIONS = Number(args.deviations);
 const ARCHIVE_DEVIATIONS = Number(args["archive-deviations"]);
-const PAGING_PARAMS = new Set(["offset", "limit", "cursor"]);
-
-const OPS = new Map<string, Operation>(CATALOGUE.map((op) => [`${op.method} ${API_ROUTE_PREFIX}${op.path}`, op as Operation]));
-
-type Economy = {
-  calls: number;
-  listingCalls: number;
-  listingMin: number;
-  metadataCalls: number;
-  metadataMin: number;
-  /** Calls that exist once per item (texts, per-deviation comments, …) or once per run (profile, whoami). */
-  fixedCalls: number;
-  fixedOps: Map<string, number>;
-  min: number;
-};
-
-async function replayItems(env: BenchEnv, token: string, e: RequestLogEntry, op: Operation): Promise<number> {
-  const search = new URLSearchParams();
-  for (const [k, v] of Object.entries(e.query)) for (const one of Array.isArray(v) ? v : [v]) search.append(k, one);
-  const body = await got(`${env.sim.url}${e.path}?${search}`, { headers: { authorization: `Bearer ${token}` }, throwHttpErrors: false }).json<
-    Record<string, unknown>
-  >();
-  const items = body[op.itemsKey ?? "results"];
-  return Array.isArray(items) ? items.length : 0;
-}
-
-async function economyOf(env: BenchEnv, entries: RequestLogEntry[], token: string): Promise<Economy> {
-  const listings = new Map<string, { op: Operation; calls: number; items: number; pageMax: number }>();
-  const out: Economy = { calls: entries.length, listingCalls: 0, listingMin: 0, metadataCalls: 0, metadataMin: 0, fixedCalls: 0, fixedOps: new Map(), min: 0 };
-  let metadataIds = 0;
-  for (const e of entries) {
-    const op = OPS.get(`${e.method} ${e.route}`);
-    if (op?.batch) {
-      out.metadataCalls++;
-      const ids = e.query[`${op.batch.param}[]`] ?? e.query[op.batch.param] ?? [];
-      metadataIds += Array.isArray(ids) ? ids.length : 1;
-      continue;
-    }
-    if (op && op.paging !== "none") {
-      out.listingCalls++;
-      const rest = Object.entries(e.query)
-        .filter(([k]) => !PAGING_PARAMS.has(k))
-        .sort(([a], [b]) => a.localeCompare(b));
-      const key = `${e.path}?${JSON.stringify(rest)}`;
-      const items = await replayItems(env, token, e, op);
-      const g = listings.get(key) ?? { op, calls: 0, items: 0, pageMax: 0 };
-      g.calls++;
-      g.items += items;
-      g.pageMax = Math.max(g.pageMax, items);
-      listings.set(key, g);
-      continue;
-    }
-    out.fixedCalls++;
-    const name = op?.id ?? e.route.slice(API_ROUTE_PREFIX.length);
-    out.fixedOps.set(name, (out.fixedOps.get(name) ?? 0) + 1);
-  }
-  for (const g of listings.values()) {
-    // Without a documented maximum the service fixes the page size: every page it hands out is needed.
-    out.listingMin += g.op.maxLimit === undefined ? g.calls : Math.max(1, Math.ceil(g.items / g.op.maxLimit));
-  }
-  out.metadataMin = Math.ceil(metadataIds / METADATA_BATCH);
-  out.min = out.listingMin + out.metadataMin + out.fixedCalls;
-  return out;
-}
-
 type ArchiveRow = { source: string; stored: number; originals: number; texts: number; calls: number; min: number; lookups: number; ops: string };
 
 /** Files stored so far: all of them, originals, texts. */
@@ -309,7 +242,7 @@ async function main(): Promise<void> {
           "ceil(live ids / 50) `/deviation/metadata` calls, plus the calls that exist once per item or run. For the other sources",
           "it is computed from what each listing returned: each logged listing request is replayed once against the unchanged",
           "simulator to count its items; per listing ceil(items / the operation's max limit in src/api/catalogue.ts), plus",
-          "ceil(ids / 50) metadata calls, plus the calls that exist once per item (`/deviation/content` for each literature or",
+          "ceil(distinct ids / 50) metadata calls, plus the calls that exist once per item (`/deviation/content` for each literature or",
           "journal, comments of each deviation) or once per run (profile, whoami) — those count at their observed number.",
           "",
           first,

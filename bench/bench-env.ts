@@ -35,8 +35,15 @@ export type BenchEnv = {
 };
 
 /** The environment of a bench process; child workers build theirs from the same values. */
-export function benchConfig(v: { databaseUrl: string; prefix: string; apiBase: string; archiveDir: string; extra?: Record<string, string> }): Config {
-  return loadConfig({
+export function benchConfig(v: BenchVars): Config {
+  return loadConfig(benchEnvVars(v));
+}
+
+type BenchVars = { databaseUrl: string; prefix: string; apiBase: string; archiveDir: string; extra?: Record<string, string> };
+
+/** The environment variables of benchConfig, for a `dvault` command the bench runs as a process of its own. */
+export function benchEnvVars(v: BenchVars): Record<string, string> {
+  return {
     HOME: os.tmpdir(),
     DATABASE_URL: v.databaseUrl,
     REDIS_URL: BENCH_REDIS_URL,
@@ -49,7 +56,7 @@ export function benchConfig(v: { databaseUrl: string; prefix: string; apiBase: s
     DVAULT_MIN_FREE_BYTES: "64MiB",
     LOG_LEVEL: "silent",
     ...v.extra,
-  });
+  };
 }
 
 export async function createBenchEnv(opts: { sim: SimulatorOptions; overrides?: ServiceOverrides; configExtra?: Record<string, string> }): Promise<BenchEnv> {

@@ -9,6 +9,7 @@ const BENCHES = [
   "bench/end-to-end.ts",
   "bench/pacer.ts",
   "bench/scale.ts",
+  "bench/sync-scale.ts",
   "bench/downloads.ts",
   "bench/storage.ts",
   "bench/hostile-body.ts",

@@ -3,7 +3,7 @@
 // new deviation is picked up; a deactivated tracked user degrades the source with the reason and marks
 // their archived works, without failing the run.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SimDeviation, SimUser } from "../../src/simulator/dataset.ts";
+import { galleryAllIds, isGone, type SimDeviation, type SimUser } from "../../src/simulator/dataset.ts";
 import { trackedSource } from "../../src/sync/sources/tracked.ts";
 import { createSyncHarness, type SyncHarness, runSourceLater } from "../helpers/sync-harness.ts";
 
@@ -77,6 +77,27 @@ describe(trackedSource.name, () => {
     expect(profile).toEqual([{ username: tracked.username, tagline: tracked.tagline, bio: tracked.bio }]);
     const { rows: downloads } = await h.pool.query("SELECT DISTINCT priority FROM downloads");
     expect(downloads).toEqual([{ priority: 10 }]);
+  });
+
+  it("asks for the metadata of the gallery's and the favourites' last few works in one batch", async () => {
+    // 80 works in the gallery (a batch of 50 and 30 left) and 12 favourites: the two tails fit one batch.
+    const t = h.sim.truth;
+    const live = (id: string) => !dev(id).isDeleted && !isGone(t.users.get(dev(id).authorId));
+    const favourites = t.collectionFolders.filter((f) => f.ownerId === tracked.userid).flatMap((f) => f.deviationIds);
+    const ids = new Set([...galleryAllIds(t, tracked.userid), ...favourites].filter(live));
+    const seq = h.lastSeq();
+    const { result } = await runLater();
+    expect(result.status).toBe("ok");
+    const batches = h.sim
+      .log()
+      .filter((e) => e.seq > seq && e.route.endsWith("/deviation/metadata"))
+      .map((e) => [e.query["deviationids[]"] ?? []].flat());
+    // The journals' own walk (profile posts) asks about its journals again in a batch of its own.
+    const walks = batches.filter((b) => !b.every((id) => dev(id).kind === "journal"));
+    expect(walks.map((b) => b.length)).toEqual([50, ids.size - 50]);
+    expect(new Set(walks.flat())).toEqual(ids);
+    const { rows } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM deviation_metadata WHERE deviationid = ANY($1)", [[...ids]]);
+    expect(rows[0]?.n).toBe(ids.size);
   });
 
   it("costs at most two API calls when nothing changed upstream", async () => {

@@ -26,6 +26,12 @@ export type FolderSyncOptions = {
    * works went (freshness.ts). Undefined or null: not known.
    */
   profileCount?: number | null;
+  /**
+   * Leave the walk's last metadata batch of fewer than 50 ids (and texts under their batch) pending, committed
+   * in the state, for the caller to fetch with its other walks' (tracked.ts: an artist's gallery and
+   * favourites are often a few works each, and a call for a few ids would be spent on each).
+   */
+  keepPendingTail?: boolean;
 };
 
 export type FolderSyncResult = {

@@ -141,7 +141,7 @@ class FolderWalker {
 
     const sweep = run.full;
     // The walk's own work first: asking about works that may be gone can meet a throttle, which ends the asking.
-    await this.flushPending(true);
+    await this.flushPending(options.keepPendingTail !== true);
     if (sweep) await this.finishSweep(run, resumed);
     else await this.works.afterIncremental(run);
     const result: FolderSyncResult = {

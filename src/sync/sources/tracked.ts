@@ -12,6 +12,7 @@ import { DEFAULT_EVERY_MS, type SourceContext, type SourceDefinition, type Sourc
 import { collectionSpec, emptyFolderState, FolderStateSchema, folderStateJson, gallerySpec, type FolderSpec, type FolderState } from "./folder-spec.ts";
 import type { FolderSyncResult } from "./folder-walk-types.ts";
 import { syncFolders } from "./folder-walk.ts";
+import { flushPending } from "./pending-work.ts";
 import { parsePostsState, PostsStateSchema, syncPosts } from "./profile-posts.ts";
 import { checkUser, markUnavailable, recordProfile, userStateWords, UserUnavailableError } from "./user-state.ts";
 import { recordUnsettled, witnessOutcome, withUnsettled } from "./witnesses.ts";
@@ -109,17 +110,24 @@ async function syncTracked(
       newestCheck: !galleryChanged,
       foldersOnlyIfNew: !galleryChanged,
       profileCount: deviations,
+      keepPendingTail: true,
     }),
   );
   if (gallery) gone.push(...gallery.gone);
   let collections: FolderSyncResult | undefined;
   if (favesChanged) {
     collections = await part(gone, "/collections/*", () =>
-      walkFolders(ctx, collectionSpec(owner, download), state, "collections", save, { full: ctx.full, newestCheck: false, profileCount: favourites }),
+      walkFolders(ctx, collectionSpec(owner, download), state, "collections", save, {
+        full: ctx.full,
+        newestCheck: false,
+        profileCount: favourites,
+        keepPendingTail: true,
+      }),
     );
     // The favourites' "all" view is only a second witness (docs/service-behaviour.md#folders-optional).
     if (collections) gone.push(...collections.gone.filter((op) => op !== "collections.all"));
   }
+  await flushTails(ctx, state, save);
   if (galleryChanged || state.posts.run !== undefined) {
     await part(gone, "/user/profile/posts", () =>
       syncPosts(ctx, {
@@ -144,6 +152,27 @@ async function syncTracked(
   const verdict = collections ? withUnsettled(galleryVerdict, collections) : galleryVerdict;
   if (collections) await recordUnsettled(ctx, [...(gallery ? [gallery] : []), collections]);
   return { ...verdict, completeSweep: ctx.full };
+}
+
+/**
+ * What the gallery and favourites walks left pending (each fewer than a batch), fetched together: the
+ * favourites' part moves to the gallery's in one committed cursor write, then the batches go out as any walk's.
+ */
+async function flushTails(ctx: SourceContext, state: TrackedState, save: (repos: SyncRepos) => Promise<void>): Promise<void> {
+  const into = state.gallery;
+  const from = state.collections;
+  if (from.pendingMetadata.length > 0 || from.pendingTexts.length > 0) {
+    await ctx.transaction(async (repos) => {
+      const ids = new Set(into.pendingMetadata);
+      const texts = new Set(into.pendingTexts.map((t) => t.id));
+      into.pendingMetadata.push(...from.pendingMetadata.filter((id) => !ids.has(id)));
+      into.pendingTexts.push(...from.pendingTexts.filter((t) => !texts.has(t.id)));
+      from.pendingMetadata = [];
+      from.pendingTexts = [];
+      await save(repos);
+    });
+  }
+  await flushPending(ctx, into, save, true);
 }
 
 /** The tracked user is suspended, deactivated or not found: their archived works stay, marked with why. */
