@@ -1,14 +1,18 @@
 // The downloads table: sync says which files it wants (markDownloadsWanted); the download worker
-// (src/downloads) owns every later status through the methods below, one statement each.
+// (src/downloads) owns every later status through the methods below, one statement each (a batch of stored
+// files: one transaction).
+import pg from "pg";
 import { markLost, markStored, type StoredFile, storedFilesPage, text } from "./download-files.ts";
 import { claimDue, type ClaimedDownload, type DownloadsLeft, listQueued, remaining } from "./download-claims.ts";
 import { kysely, sql } from "./kysely.ts";
 import type { DeviationType, DownloadKind, DownloadStatus, Row } from "./schema.ts";
 import { recordset } from "./upsert-page.ts";
-import type { Queryable } from "./with-transaction.ts";
+import { type Queryable, withTransaction } from "./with-transaction.ts";
 
 export { type ClaimedDownload, type DownloadsLeft, doneForNow } from "./download-claims.ts";
 export type { DownloadKind, DownloadStatus, StoredFile };
+/** What a downloads row held before a file was stored for it. */
+export type HeldBefore = { oldPath: string | null; oldStatus: DownloadStatus; oldRendition: string | null };
 /** What replaced what, in download_history. */
 export type DownloadChange = "stored" | "upgraded" | "replaced" | "missing" | "corrupt" | "requeued";
 
@@ -190,10 +194,31 @@ ON CONFLICT (deviationid, kind) DO NOTHING`.execute(kysely(this.db));
    * downloadable) and, when it replaces another file, the change in download_history — one statement.
    * Returns what the row held before, so a replaced file nobody else references can be removed.
    */
-  async markDownloadStored(f: StoredFile): Promise<{ oldPath: string | null; oldStatus: DownloadStatus; oldRendition: string | null }> {
-    const r = await markStored(this.db, f);
-    if (!r) throw new Error(`download row ${f.id} vanished while its file was stored`);
-    return { oldPath: r.old_path, oldStatus: r.old_status, oldRendition: r.old_rendition };
+  async markDownloadStored(f: StoredFile): Promise<HeldBefore> {
+    const [held] = await this.markDownloadsStored([f]);
+    if (held instanceof Error || !held) throw held ?? new Error(`download row ${f.id} was not written`);
+    return held;
+  }
+
+  /**
+   * markDownloadStored for a batch of files already durable in the archive (src/downloads/group-commit.ts), in
+   * one transaction: one commit for them all. Per file, what its row held before, or an Error for a row that
+   * vanished meanwhile (the others are stored all the same).
+   */
+  async markDownloadsStored(files: readonly StoredFile[]): Promise<(HeldBefore | Error)[]> {
+    const write = async (db: Queryable) => {
+      const out: (HeldBefore | Error)[] = [];
+      for (const f of files) {
+        const r = await markStored(db, f);
+        out.push(
+          r
+            ? { oldPath: r.old_path, oldStatus: r.old_status, oldRendition: r.old_rendition }
+            : new Error(`download row ${f.id} vanished while its file was stored`),
+        );
+      }
+      return out;
+    };
+    return files.length > 1 && this.db instanceof pg.Pool ? withTransaction(this.db, write) : write(this.db);
   }
 
   /**
