@@ -1,13 +1,12 @@
 // The downloads table: sync says which files it wants (markDownloadsWanted); the download worker
 // (src/downloads) owns every later status through the methods below, one statement each (a batch of stored
-// files: one transaction).
-import pg from "pg";
+// files too).
 import { markLost, markStored, type StoredFile, storedFilesPage, text } from "./download-files.ts";
 import { claimDue, type ClaimedDownload, type DownloadsLeft, listQueued, remaining } from "./download-claims.ts";
 import { kysely, sql } from "./kysely.ts";
 import type { DeviationType, DownloadKind, DownloadStatus, Row } from "./schema.ts";
 import { recordset } from "./upsert-page.ts";
-import { type Queryable, withTransaction } from "./with-transaction.ts";
+import type { Queryable } from "./with-transaction.ts";
 
 export { type ClaimedDownload, type DownloadsLeft, doneForNow } from "./download-claims.ts";
 export type { DownloadKind, DownloadStatus, StoredFile };
@@ -201,24 +200,18 @@ ON CONFLICT (deviationid, kind) DO NOTHING`.execute(kysely(this.db));
   }
 
   /**
-   * markDownloadStored for a batch of files already durable in the archive (src/downloads/group-commit.ts), in
-   * one transaction: one commit for them all. Per file, what its row held before, or an Error for a row that
-   * vanished meanwhile (the others are stored all the same).
+   * markDownloadStored for a batch of files already durable in the archive (src/downloads/group-commit.ts): one
+   * statement, so one commit for them all. Per file, what its row held before, or an Error for a row that vanished
+   * meanwhile (the others are stored all the same).
    */
   async markDownloadsStored(files: readonly StoredFile[]): Promise<(HeldBefore | Error)[]> {
-    const write = async (db: Queryable) => {
-      const out: (HeldBefore | Error)[] = [];
-      for (const f of files) {
-        const r = await markStored(db, f);
-        out.push(
-          r
-            ? { oldPath: r.old_path, oldStatus: r.old_status, oldRendition: r.old_rendition }
-            : new Error(`download row ${f.id} vanished while its file was stored`),
-        );
-      }
-      return out;
-    };
-    return files.length > 1 && this.db instanceof pg.Pool ? withTransaction(this.db, write) : write(this.db);
+    const held = await markStored(this.db, files);
+    return files.map((f) => {
+      const r = held.get(f.id);
+      return r
+        ? { oldPath: r.old_path, oldStatus: r.old_status, oldRendition: r.old_rendition }
+        : new Error(`download row ${f.id} vanished while its file was stored`);
+    });
   }
 
   /**

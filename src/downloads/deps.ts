@@ -20,8 +20,8 @@ export type DownloadTuning = {
   /** Archive permissions (default owner-only). */
   fileMode?: number;
   dirMode?: number;
-  /** How stored files are batched before their rows commit (group-commit.ts): maxFiles 1 is one file at a time. */
-  storeBatch?: Pick<GroupCommitOptions, "maxFiles" | "beforeRowsCommit">;
+  /** How stored files are batched before their rows commit (group-commit.ts). */
+  storeBatch?: Pick<GroupCommitOptions, "maxFiles" | "maxInFlight" | "beforeRowsCommit">;
 };
 
 export type DownloadDeps = {

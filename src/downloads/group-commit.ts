@@ -1,27 +1,33 @@
 // Grouped durability for stored files: the transfers that finished while the previous batch was being made
 // durable go together — every file fsynced, renamed to its content address and every folder that gained a name
-// fsynced (Archive.placeWritten; a bucket's upload is durable when it returns), then all their rows written in
-// one transaction (DownloadRepository.markDownloadsStored) — so a batch pays one commit instead of one per file,
-// and its fsyncs overlap. A waiter is answered only after its row committed. The order is the guarantee: no row
+// fsynced (Archive.placeWritten; a bucket's upload is durable when it returns), then all their rows written by
+// one statement (DownloadRepository.markDownloadsStored) — so a batch pays one round trip and one commit instead
+// of one per file, and its fsyncs overlap. A waiter is answered only after its row committed. The order is the guarantee: no row
 // ever points at bytes that a crash could lose. A crash (or a failure) between the placing and the commit leaves
 // files at their content address with no row: the row is still wanted, and its next attempt stores the same
 // bytes at the same address, so finds them there and adopts them (Archive's dedupe), with the download it already
 // paid for (paid-downloads.ts); a file whose row never comes back is what `dvault verify` reports as orphaned
 // (docs/RELIABILITY.md#grouped-durability).
 //
-// No timer: the first file goes alone at once (a lone download waits for nothing), and files that arrive while
-// a batch is committing form the next one, up to maxFiles.
+// No timer: a file that finds fewer than maxInFlight batches under way starts one at once (a lone download waits for
+// nothing, and a batch being committed never holds up the next file's fsync), and files that arrive while that many
+// are under way form the next one, up to maxFiles. So files group when the store is the bottleneck (a slow disk's
+// flushes, a busy database), and otherwise go as they come.
 import type { DownloadRepository, HeldBefore, StoredFile as StoredRow } from "../db/download.repository.ts";
 import type { Archive, StoredFile, WrittenFile } from "../storage/archive.ts";
 
 /** Files per batch at most: one transaction's worth of rows, and a bound on how long the last waiter waits. */
 const DEFAULT_MAX_FILES = 32;
+/** Batches under way at once: one committing while the next makes its files durable. */
+const DEFAULT_MAX_IN_FLIGHT = 2;
 
 export type GroupCommitOptions = {
   archive: Archive;
   repo: Pick<DownloadRepository, "markDownloadsStored">;
-  /** 1: every file on its own (fsync, rename, folder fsync, its own commit), as before grouping. */
+  /** 1 (with maxInFlight unbounded): every file on its own (fsync, rename, folder fsync, its own commit), as before grouping. */
   maxFiles?: number | undefined;
+  /** Batches under way at once (default 2). */
+  maxInFlight?: number | undefined;
   /** Test-only: runs after a batch's files are durable and placed, before their rows commit (a throw = a crash there). */
   beforeRowsCommit?: ((files: readonly StoredFile[]) => Promise<void>) | undefined;
 };
@@ -37,11 +43,13 @@ type Waiter = {
 
 export class GroupCommit {
   private pending: Waiter[] = [];
-  private draining = false;
+  private inFlight = 0;
   private readonly maxFiles: number;
+  private readonly maxInFlight: number;
 
   constructor(private readonly options: GroupCommitOptions) {
     this.maxFiles = Math.max(1, options.maxFiles ?? DEFAULT_MAX_FILES);
+    this.maxInFlight = Math.max(1, options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
   }
 
   /**
@@ -52,16 +60,18 @@ export class GroupCommit {
   store(written: WrittenFile, row: (stored: StoredFile) => StoredRow): Promise<GroupStored> {
     return new Promise<GroupStored>((resolve, reject) => {
       this.pending.push({ written, row, resolve, reject });
-      if (!this.draining) void this.drain();
+      this.pump();
     });
   }
 
-  private async drain(): Promise<void> {
-    this.draining = true;
-    try {
-      while (this.pending.length > 0) await this.flush(this.pending.splice(0, this.maxFiles));
-    } finally {
-      this.draining = false;
+  /** Starts batches of what is waiting while fewer than maxInFlight are under way. */
+  private pump(): void {
+    while (this.inFlight < this.maxInFlight && this.pending.length > 0) {
+      this.inFlight++;
+      void this.flush(this.pending.splice(0, this.maxFiles)).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
     }
   }
 
@@ -97,7 +107,7 @@ export class GroupCommit {
     }
   }
 
-  /** The batch's rows in one transaction; when it fails, each row on its own, so one bad row fails only its own file. */
+  /** The batch's rows in one statement; when it fails, each row on its own, so one bad row fails only its own file. */
   private async commitRows(rows: StoredRow[]): Promise<(HeldBefore | Error)[]> {
     const { repo } = this.options;
     try {

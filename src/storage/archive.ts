@@ -6,6 +6,7 @@
 // the root; files and folders are owner-only unless configured otherwise.
 import { createHash, randomBytes } from "node:crypto";
 import type { FileHandle } from "node:fs/promises";
+import path from "node:path";
 import { ForeignFileError, foreignFileChunks } from "../foreign-file.ts";
 import { DiskFullError } from "./free-space.ts";
 import { errCode, originalRelPath } from "./layout.ts";
@@ -454,7 +455,9 @@ export class Archive {
     const existing = await this.findStored(sha256, size);
     if (existing) {
       await this.disk.remove(partial);
-      return { sha256, size, relPath: existing, deduplicated: true };
+      // Its name may be another process's rename not yet fsynced: the batch's folder pass covers it too.
+      const placedIn = this.placesLocally && opts.syncDir === false ? { placedIn: path.dirname(this.disk.resolveInside(existing)) } : {};
+      return { sha256, size, relPath: existing, deduplicated: true, ...placedIn };
     }
     const relPath = originalRelPath(sha256, ext);
     if (this.placesLocally) {
