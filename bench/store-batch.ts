@@ -142,8 +142,15 @@ try {
       }
     }
   }
-  const rate = (scenario: Scenario, mode: string, c: number) =>
-    median(results.filter((x) => x.scenario === scenario && x.mode === mode && x.concurrency === c).map((x) => (x.files / x.ms) * 1000));
+  const runs = (scenario: Scenario, mode: string, c: number) =>
+    results.filter((x) => x.scenario === scenario && x.mode === mode && x.concurrency === c).map((x) => (x.files / x.ms) * 1000);
+  const rate = (scenario: Scenario, mode: string, c: number) => median(runs(scenario, mode, c));
+  const range = (xs: number[]) => `${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}`;
+  /** The two runs of a round were back to back: their ratio, round by round. */
+  const pairedRatios = (scenario: Scenario, c: number) => {
+    const grouped = runs(scenario, "grouped", c);
+    return runs(scenario, "per file", c).map((perFile, i) => (grouped[i] ?? 0) / perFile);
+  };
   const files = results[0]?.files ?? 0;
   const meanKb = meanBytes / 1024;
   const label: Record<Scenario, string> = { download: "`download --once`", store: "store only" };
@@ -165,15 +172,19 @@ try {
     'under way); "grouped" is its default.',
     "",
     table(
-      ["scenario", "parallel", "per file (files/s)", "grouped (files/s)", "grouped ÷ per file"],
+      ["scenario", "parallel", "per file, files/s (runs)", "grouped, files/s (runs)", "grouped ÷ per file", "same, round by round (median; range)"],
       SCENARIOS.flatMap((sc) =>
-        CONCURRENCY.map((c) => [
-          label[sc],
-          c,
-          rate(sc, "per file", c).toFixed(1),
-          rate(sc, "grouped", c).toFixed(1),
-          (rate(sc, "grouped", c) / rate(sc, "per file", c)).toFixed(2),
-        ]),
+        CONCURRENCY.map((c) => {
+          const paired = pairedRatios(sc, c);
+          return [
+            label[sc],
+            c,
+            `${rate(sc, "per file", c).toFixed(1)} (${range(runs(sc, "per file", c))})`,
+            `${rate(sc, "grouped", c).toFixed(1)} (${range(runs(sc, "grouped", c))})`,
+            (rate(sc, "grouped", c) / rate(sc, "per file", c)).toFixed(2),
+            `${median(paired).toFixed(2)}; ${Math.min(...paired).toFixed(2)}–${Math.max(...paired).toFixed(2)}`,
+          ];
+        }),
       ),
     ),
   ].join("\n");
