@@ -11,6 +11,7 @@ const BENCHES = [
   "bench/scale.ts",
   "bench/downloads.ts",
   "bench/storage.ts",
+  "bench/store-batch.ts",
   "bench/hostile-body.ts",
   "bench/import-gallery-dl.ts",
   "bench/startup.ts",

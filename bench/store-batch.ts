@@ -5,8 +5,9 @@
 // process, runs interleaved; before each run the archive folder is emptied and the originals' rows wanted again, so
 // every run transfers, places and records every file. Pacing is off (the budget would hide the store's cost).
 //
-// Run: node --import tsx bench/store-batch.ts [--deviations 300] [--rounds 3] [--concurrency 4,8] [--storage local|s3] [--no-write]
-// Results go to docs/PERFORMANCE.md (its store-batch section) unless --no-write.
+// Run: node --import tsx bench/store-batch.ts [--deviations 300] [--rounds 3] [--concurrency 4,8] [--storage local|s3]
+//      [--only download,store] [--in-flight 4,8] [--no-write]   (part of `npm run bench`)
+// Results go to docs/PERFORMANCE.md (its store-batch section, or store-batch-s3) unless --no-write.
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
