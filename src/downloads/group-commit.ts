@@ -1,10 +1,10 @@
-// Grouped durability for stored files: the transfers that finished while the previous batch was being made
-// durable go together — every file fsynced, renamed to its content address and every folder that gained a name
-// fsynced (Archive.placeWritten; a bucket's upload is durable when it returns), then all their rows written by
-// one statement (DownloadRepository.markDownloadsStored) — so a batch pays one round trip and one commit instead
-// of one per file, and its fsyncs overlap. A waiter is answered only after its row committed. The order is the guarantee: no row
-// ever points at bytes that a crash could lose. A crash (or a failure) between the placing and the commit leaves
-// files at their content address with no row: the row is still wanted, and its next attempt stores the same
+// Grouped durability for stored files: transfers that finish while earlier batches are being made durable go
+// together — every file fsynced, renamed to its content address and every folder that gained a name fsynced
+// (Archive.placeWritten; a bucket's upload is durable when it returns), then all their rows written by one
+// statement (DownloadRepository.markDownloadsStored) — so a batch pays one round trip and one commit instead of one
+// per file, and its fsyncs overlap. A waiter is answered only after its row committed. The order is the guarantee:
+// no row ever points at bytes that a crash could lose. A crash (or a failure) between the placing and the commit
+// leaves files at their content address with no row: the row is still wanted, and its next attempt stores the same
 // bytes at the same address, so finds them there and adopts them (Archive's dedupe), with the download it already
 // paid for (paid-downloads.ts); a file whose row never comes back is what `dvault verify` reports as orphaned
 // (docs/RELIABILITY.md#grouped-durability).
