@@ -18,15 +18,19 @@ import type { Archive, StoredFile, WrittenFile } from "../storage/archive.ts";
 
 /** Files per batch at most: one transaction's worth of rows, and a bound on how long the last waiter waits. */
 const DEFAULT_MAX_FILES = 32;
-/** Batches under way at once: one committing while the next makes its files durable. */
-const DEFAULT_MAX_IN_FLIGHT = 2;
+/**
+ * Batches under way at once: as many as transfers run by default (DVAULT_DOWNLOAD_CONCURRENCY), so a file waits for
+ * a batch only when the store is behind. Two were measured slower than a file at a time on a fast disk, whose
+ * separate fsyncs the filesystem already overlaps (docs/PERFORMANCE.md#store-batch).
+ */
+const DEFAULT_MAX_IN_FLIGHT = 4;
 
 export type GroupCommitOptions = {
   archive: Archive;
   repo: Pick<DownloadRepository, "markDownloadsStored">;
   /** 1 (with maxInFlight unbounded): every file on its own (fsync, rename, folder fsync, its own commit), as before grouping. */
   maxFiles?: number | undefined;
-  /** Batches under way at once (default 2). */
+  /** Batches under way at once (default 4). */
   maxInFlight?: number | undefined;
   /** Test-only: runs after a batch's files are durable and placed, before their rows commit (a throw = a crash there). */
   beforeRowsCommit?: ((files: readonly StoredFile[]) => Promise<void>) | undefined;

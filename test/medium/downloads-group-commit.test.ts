@@ -62,6 +62,8 @@ for (const storage of ["local", "s3"] as const) {
       ...(s3 ? { env: s3.env } : {}),
       tuning: {
         storeBatch: {
+          // Two batches under way at most (the default is 4), so that five files at once make a batch of three.
+          maxInFlight: 2,
           async beforeRowsCommit(files) {
             batches.push(files);
             const paths = new Set(files.map((f) => f.relPath));
