@@ -12,6 +12,7 @@ const BENCHES = [
   "bench/sync-scale.ts",
   "bench/downloads.ts",
   "bench/storage.ts",
+  "bench/store-batch.ts",
   "bench/hostile-body.ts",
   "bench/import-gallery-dl.ts",
   "bench/startup.ts",

@@ -34,7 +34,7 @@ export const LONGER_TODAY: Readonly<Record<string, Readonly<Record<string, numbe
   "src/digest/render-text.ts": { digestText: 89 },
   "src/digest/run-digest.ts": { runDigest: 106 },
   "src/downloads/download-file.ts": { fetchOriginal: 131 },
-  "src/downloads/transfer.ts": { transferToArchive: 138 },
+  "src/downloads/transfer.ts": { transferToPartial: 138 },
   "src/downloads/verify.ts": { verifyArchive: 107 },
   "src/http/assets/app.js": { "(anonymous)": 348 },
   "src/http/routes/archive.ts": { archiveRoutes: 146 },

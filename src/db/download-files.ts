@@ -2,6 +2,7 @@
 // `dvault verify` found missing or corrupt, each one statement that also writes download_history.
 // src/db/download.repository.ts's DownloadRepository runs these.
 import { kysely, sql } from "./kysely.ts";
+import { recordset } from "./upsert-page.ts";
 import type { Row } from "./schema.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -54,37 +55,62 @@ export function storedFilesPage(db: Queryable, page: { afterId: string; limit: n
 /** What a row held before its file was stored. */
 type Held = { old_path: Row<"downloads">["path"]; old_status: Row<"downloads">["status"]; old_rendition: Row<"downloads">["rendition"] };
 
-/** See DownloadRepository.markDownloadStored: what the row held before, when it was there. */
-export async function markStored(db: Queryable, f: StoredFile): Promise<Held | undefined> {
-  const status = sql`${f.status}::download_status`;
-  const { rows } = await sql<Held>`
-WITH old AS (
-  SELECT id, status, rendition, path, sha256, size FROM downloads WHERE id = ${f.id}::bigint FOR UPDATE
+/** See DownloadRepository.markDownloadsStored: what each row held before, by id, for the rows that were there. */
+export async function markStored(db: Queryable, files: readonly StoredFile[]): Promise<Map<string, Held>> {
+  const input = files.map((f) => ({
+    id: f.id,
+    status: f.status,
+    rendition: f.rendition,
+    path: f.path,
+    size: f.size,
+    sha256: f.sha256,
+    mime: f.mime,
+    width: f.width ?? null,
+    height: f.height ?? null,
+    etag: f.etag ?? null,
+    source_filename: f.sourceFilename ?? null,
+    source_size: f.sourceSize ?? null,
+    degraded_reason: f.degradedReason ?? null,
+    next_attempt_at: f.nextAttemptAt ?? null,
+    is_partial: f.isPartial ?? false,
+    partial_reason: f.partialReason ?? null,
+    bytes: f.bytes,
+    at: f.at,
+    note: f.note ?? null,
+  }));
+  const columns = sql`id bigint, status download_status, rendition text, path text, size bigint, sha256 text, mime text, width integer,
+    height integer, etag text, source_filename text, source_size bigint, degraded_reason text, next_attempt_at timestamptz,
+    is_partial boolean, partial_reason text, bytes bigint, at timestamptz, note text`;
+  // One statement for the whole batch (one round trip, one commit); the rows locked in id order, so two batches never deadlock.
+  const { rows } = await sql<Held & { id: string }>`
+WITH input AS (SELECT * FROM ${recordset(input, columns)}),
+old AS (
+  SELECT id, status, rendition, path, sha256, size FROM downloads WHERE id IN (SELECT id FROM input) ORDER BY id FOR UPDATE
 ),
 upd AS (
   UPDATE downloads d
-  SET status = ${status}, rendition = ${f.rendition}, path = ${f.path}, size = ${f.size}, sha256 = ${f.sha256}, mime = ${text(f.mime)},
-      width = ${f.width ?? null}, height = ${f.height ?? null}, source_etag = ${f.etag ?? null}, source_filename = ${text(f.sourceFilename)},
-      source_size = ${f.sourceSize ?? null}, degraded_reason = ${text(f.degradedReason)}, next_attempt_at = ${f.nextAttemptAt ?? null},
-      is_partial = ${f.isPartial ?? false}, partial_reason = ${text(f.partialReason)}, bytes_transferred = d.bytes_transferred + ${f.bytes},
+  SET status = i.status, rendition = i.rendition, path = i.path, size = i.size, sha256 = i.sha256, mime = i.mime,
+      width = i.width, height = i.height, source_etag = i.etag, source_filename = i.source_filename,
+      source_size = i.source_size, degraded_reason = i.degraded_reason, next_attempt_at = i.next_attempt_at,
+      is_partial = i.is_partial, partial_reason = i.partial_reason, bytes_transferred = d.bytes_transferred + i.bytes,
       queued_at = NULL, last_error = NULL, failures = 0, source = 'service',
-      upgraded_at = CASE WHEN old.status = 'degraded' AND ${status} = 'done' THEN ${f.at}::timestamptz ELSE d.upgraded_at END,
-      done_at = ${f.at}, verified_at = ${f.at}, updated_at = ${f.at}
-  FROM old
+      upgraded_at = CASE WHEN old.status = 'degraded' AND i.status = 'done' THEN i.at ELSE d.upgraded_at END,
+      done_at = i.at, verified_at = i.at, updated_at = i.at
+  FROM old JOIN input i ON i.id = old.id
   WHERE d.id = old.id
   RETURNING d.id, d.deviationid, d.status, d.rendition, d.path, d.sha256, d.size
 ),
 hist AS (
   INSERT INTO download_history (download_id, deviationid, changed_at, change, old_status, old_rendition, old_path, old_sha256, old_size,
                                 new_status, new_rendition, new_path, new_sha256, new_size, note)
-  SELECT upd.id, upd.deviationid, ${f.at}::timestamptz,
+  SELECT upd.id, upd.deviationid, i.at,
          CASE WHEN old.status = 'degraded' AND upd.status = 'done' THEN 'upgraded' ELSE 'replaced' END,
-         old.status, old.rendition, old.path, old.sha256, old.size, upd.status, upd.rendition, upd.path, upd.sha256, upd.size, ${text(f.note)}::text
-  FROM old, upd
+         old.status, old.rendition, old.path, old.sha256, old.size, upd.status, upd.rendition, upd.path, upd.sha256, upd.size, i.note
+  FROM old JOIN upd ON upd.id = old.id JOIN input i ON i.id = old.id
   WHERE old.path IS NOT NULL AND (old.path IS DISTINCT FROM upd.path OR old.sha256 IS DISTINCT FROM upd.sha256)
 )
-SELECT old.path AS old_path, old.status AS old_status, old.rendition AS old_rendition FROM old`.execute(kysely(db));
-  return rows[0];
+SELECT old.id::text AS id, old.path AS old_path, old.status AS old_status, old.rendition AS old_rendition FROM old`.execute(kysely(db));
+  return new Map(rows.map(({ id, ...held }) => [id, held]));
 }
 
 /** See DownloadRepository.markFileLost: the rows re-queued. */

@@ -1,5 +1,6 @@
 // The downloads table: sync says which files it wants (markDownloadsWanted); the download worker
-// (src/downloads) owns every later status through the methods below, one statement each.
+// (src/downloads) owns every later status through the methods below, one statement each (a batch of stored
+// files too).
 import { markLost, markStored, type StoredFile, storedFilesPage, text } from "./download-files.ts";
 import { claimDue, type ClaimedDownload, type DownloadsLeft, listQueued, remaining } from "./download-claims.ts";
 import { kysely, sql } from "./kysely.ts";
@@ -9,6 +10,8 @@ import type { Queryable } from "./with-transaction.ts";
 
 export { type ClaimedDownload, type DownloadsLeft, doneForNow } from "./download-claims.ts";
 export type { DownloadKind, DownloadStatus, StoredFile };
+/** What a downloads row held before a file was stored for it. */
+export type HeldBefore = { oldPath: string | null; oldStatus: DownloadStatus; oldRendition: string | null };
 /** What replaced what, in download_history. */
 export type DownloadChange = "stored" | "upgraded" | "replaced" | "missing" | "corrupt" | "requeued";
 
@@ -190,10 +193,25 @@ ON CONFLICT (deviationid, kind) DO NOTHING`.execute(kysely(this.db));
    * downloadable) and, when it replaces another file, the change in download_history — one statement.
    * Returns what the row held before, so a replaced file nobody else references can be removed.
    */
-  async markDownloadStored(f: StoredFile): Promise<{ oldPath: string | null; oldStatus: DownloadStatus; oldRendition: string | null }> {
-    const r = await markStored(this.db, f);
-    if (!r) throw new Error(`download row ${f.id} vanished while its file was stored`);
-    return { oldPath: r.old_path, oldStatus: r.old_status, oldRendition: r.old_rendition };
+  async markDownloadStored(f: StoredFile): Promise<HeldBefore> {
+    const [held] = await this.markDownloadsStored([f]);
+    if (held instanceof Error || !held) throw held ?? new Error(`download row ${f.id} was not written`);
+    return held;
+  }
+
+  /**
+   * markDownloadStored for a batch of files already durable in the archive (src/downloads/group-commit.ts): one
+   * statement, so one commit for them all. Per file, what its row held before, or an Error for a row that vanished
+   * meanwhile (the others are stored all the same).
+   */
+  async markDownloadsStored(files: readonly StoredFile[]): Promise<(HeldBefore | Error)[]> {
+    const held = await markStored(this.db, files);
+    return files.map((f) => {
+      const r = held.get(f.id);
+      return r
+        ? { oldPath: r.old_path, oldStatus: r.old_status, oldRendition: r.old_rendition }
+        : new Error(`download row ${f.id} vanished while its file was stored`);
+    });
   }
 
   /**

@@ -6,6 +6,7 @@ import type { AccountApi, Services } from "../services.ts";
 import type { Archive } from "../storage/archive.ts";
 import { openArchive } from "../storage/store.ts";
 import { DiskGuard } from "./disk-guard.ts";
+import { GroupCommit, type GroupCommitOptions } from "./group-commit.ts";
 import { DownloadQuota } from "./quota.ts";
 import type { TransferLimits, TransferRetry, TransferTimeouts } from "./transfer.ts";
 
@@ -19,6 +20,8 @@ export type DownloadTuning = {
   /** Archive permissions (default owner-only). */
   fileMode?: number;
   dirMode?: number;
+  /** How stored files are batched before their rows commit (group-commit.ts). */
+  storeBatch?: Pick<GroupCommitOptions, "maxFiles" | "maxInFlight" | "beforeRowsCommit">;
 };
 
 export type DownloadDeps = {
@@ -28,6 +31,8 @@ export type DownloadDeps = {
   quotaRepo: DownloadQuotaRepository;
   quota: DownloadQuota;
   guard: DiskGuard;
+  /** Stored files made durable and their rows committed, batch by batch (group-commit.ts). */
+  commits: GroupCommit;
   tuning: DownloadTuning;
   /** The account's API client, reused across downloads (its token stays cached in memory until stale). */
   apiFor(accountId: number): Promise<AccountApi>;
@@ -60,14 +65,16 @@ function createDownloadDeps(services: Services, tuning: DownloadTuning): Downloa
     ...(tuning.dirMode !== undefined ? { dirMode: tuning.dirMode } : {}),
   });
   const quotaRepo = new DownloadQuotaRepository(pool);
+  const repo = new DownloadRepository(pool);
   const apis = new Map<number, { at: number; api: Promise<AccountApi> }>();
   return {
     services,
     archive,
-    repo: new DownloadRepository(pool),
+    repo,
     quotaRepo,
     quota: new DownloadQuota({ repo: quotaRepo, defaultAllowance: config.downloadQuota, now: services.now }),
     guard: new DiskGuard({ archive, coord, prefix: config.redisPrefix, minFreeBytes: config.minFreeBytes, log, now: services.now }),
+    commits: new GroupCommit({ archive, repo, ...tuning.storeBatch }),
     tuning,
     apiFor(accountId) {
       const hit = apis.get(accountId);

@@ -5,7 +5,8 @@
 import { Readable } from "node:stream";
 import { isMissing } from "../api/errors.ts";
 import type { Deviation, Download } from "../api/types.ts";
-import type { DownloadKind, DownloadTarget } from "../db/download.repository.ts";
+import type { DownloadKind, DownloadTarget, StoredFile as StoredRow } from "../db/download.repository.ts";
+import type { StoredFile, WrittenFile } from "../storage/archive.ts";
 import { UserError } from "../errors.ts";
 import { breakLockOfDeadHolder, leasedHolder } from "../queue/holder.ts";
 import { acquireLock, type HeldLock } from "../coord/lock.ts";
@@ -21,7 +22,8 @@ import { bestFreeRendition, partialityOf, usableListing } from "./renditions.ts"
 import { afterStore, gone } from "./after-store.ts";
 import { readRefusal } from "./refusal.ts";
 import { storeText } from "./store-text.ts";
-import { CDN_PACER_KEY, transferToArchive } from "./transfer.ts";
+import { CDN_PACER_KEY, transferToPartial, type WrittenTransfer } from "./transfer.ts";
+import type { GroupStored } from "./group-commit.ts";
 
 const DEFAULT_LOCK_TTL_MS = 15_000;
 
@@ -186,13 +188,13 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
       announcedSize: info.filesize ?? undefined,
     }));
   const partial = partialityOf(t.deviation.raw as Deviation, "original");
-  const old = await repo.markDownloadStored({
+  const { stored, held: old } = await storeDurably(deps, result.written, (stored) => ({
     id: t.id,
     status: "done",
     rendition: "original",
-    path: result.relPath,
-    size: result.size,
-    sha256: result.sha256,
+    path: stored.relPath,
+    size: stored.size,
+    sha256: stored.sha256,
     mime: result.mime ?? null,
     width: info.width ?? null,
     height: info.height ?? null,
@@ -204,21 +206,21 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
     bytes: result.bytesReceived,
     at: at(),
     note: t.status === "degraded" ? `original replaces the degraded ${t.rendition ?? "rendition"}` : null,
-  });
+  }));
   await paid.forget(t.deviationid);
-  await afterStore(deps, old.oldPath, result.relPath);
+  await afterStore(deps, old.oldPath, stored.relPath);
   const upgraded = old.oldStatus === "degraded";
   req.log.info(
-    { deviationid: t.deviationid, size: result.size, resumed: result.resumed, upgraded, deduplicated: result.deduplicated },
+    { deviationid: t.deviationid, size: stored.size, resumed: result.resumed, upgraded, deduplicated: stored.deduplicated },
     upgraded ? "original stored: degraded rendition upgraded" : "original stored",
   );
   return {
     status: "done",
     rendition: "original",
-    size: result.size,
+    size: stored.size,
     bytes: result.bytesReceived,
     upgraded,
-    deduplicated: result.deduplicated,
+    deduplicated: stored.deduplicated,
     partial: partial.partial,
   };
 }
@@ -227,12 +229,12 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
  * A transfer that had every byte when its process died, before the file was stored: stored now from
  * the partial file, without the network (its size is the one the API announced, as a transfer checks).
  */
-async function storeCompletePartial(deps: DownloadDeps, key: string, info: Download) {
+async function storeCompletePartial(deps: DownloadDeps, key: string, info: Download): Promise<WrittenTransfer | undefined> {
   const size = info.filesize ?? 0;
   const partial = size > 0 ? await deps.archive.partialState(key) : undefined;
   if (!partial || partial.size !== size) return undefined;
   const filename = info.filename ?? undefined;
-  const stored = await deps.archive.storeStream({
+  const written = await deps.archive.writeStream({
     key,
     body: Readable.from([]),
     ext: extensionFor({ ...(filename ? { filename } : {}), url: info.src }),
@@ -240,7 +242,7 @@ async function storeCompletePartial(deps: DownloadDeps, key: string, info: Downl
     resumeFrom: size,
     ...(partial.etag ? { etag: partial.etag } : {}),
   });
-  return { ...stored, mime: undefined, etag: partial.etag, bytesReceived: 0, resumed: 0 };
+  return { written, mime: undefined, etag: partial.etag, bytesReceived: 0, resumed: 0 };
 }
 
 type FreeTarget = { status: "degraded"; reason: string; nextWindow: Date } | { status: "not_downloadable"; reason: string };
@@ -296,13 +298,13 @@ async function storeFree(
     announcedSize: undefined,
   });
   const partial = partialityOf(fresh, rendition);
-  const old = await deps.repo.markDownloadStored({
+  const { stored, held: old } = await storeDurably(deps, result.written, (stored) => ({
     id: t.id,
     status: goal.status,
     rendition: rendition.name,
-    path: result.relPath,
-    size: result.size,
-    sha256: result.sha256,
+    path: stored.relPath,
+    size: stored.size,
+    sha256: stored.sha256,
     mime: result.mime ?? null,
     width: rendition.width ?? null,
     height: rendition.height ?? null,
@@ -314,8 +316,8 @@ async function storeFree(
     partialReason: partial.reason,
     bytes: result.bytesReceived,
     at: at(),
-  });
-  await afterStore(deps, old.oldPath, result.relPath);
+  }));
+  await afterStore(deps, old.oldPath, stored.relPath);
   req.log.info(
     { deviationid: t.deviationid, rendition: rendition.name, reason: goal.reason, partial: partial.partial },
     `free rendition stored (${goal.status.replace("_", " ")})`,
@@ -335,9 +337,9 @@ async function transfer(
     ext: (mime: string | undefined, url: string) => string;
     announcedSize: number | undefined;
   },
-) {
+): Promise<WrittenTransfer> {
   try {
-    return await transferToArchive({
+    return await transferToPartial({
       archive: deps.archive,
       ...args,
       signal: req.signal,
@@ -354,13 +356,24 @@ async function transfer(
       pacing: { pacer: deps.services.pacer, key: CDN_PACER_KEY },
     });
   } catch (err) {
-    if (err instanceof DiskFullError) {
-      // Out of space mid-file: nothing half-written stays behind, and the downloads pause.
-      await deps.archive.discardPartial(args.key);
-      throw await deps.guard.pause(err);
-    }
-    throw err;
+    throw await pauseWhenFull(deps, err, args.key);
   }
+}
+
+/** A written file made durable and placed, then its row committed, with the batch it lands in (group-commit.ts). */
+async function storeDurably(deps: DownloadDeps, written: WrittenFile, row: (stored: StoredFile) => StoredRow): Promise<GroupStored> {
+  try {
+    return await deps.commits.store(written, row);
+  } catch (err) {
+    throw await pauseWhenFull(deps, err, written.key);
+  }
+}
+
+/** Out of space mid-file: nothing half-written stays behind, and the downloads pause. Returns what to throw. */
+async function pauseWhenFull(deps: DownloadDeps, err: unknown, key: string): Promise<unknown> {
+  if (!(err instanceof DiskFullError)) return err;
+  await deps.archive.discardPartial(key);
+  return deps.guard.pause(err);
 }
 
 async function defaultAccountId(deps: DownloadDeps): Promise<number> {

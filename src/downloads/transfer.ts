@@ -1,6 +1,8 @@
 // One file from the CDN into the archive, streamed end to end: got's stream straight into
-// Archive.storeStream (sha256 on the way, fsync, atomic rename), resumed with a Range request from the
-// partial file when the server allows it, with the signed URL fetched again when it has expired.
+// Archive.writeStream (sha256 on the way), resumed with a Range request from the partial file when the server
+// allows it, with the signed URL fetched again when it has expired. transferToPartial leaves the whole file in
+// its partial file for the caller to make durable and place (the downloads do it for a batch together with the
+// rows: group-commit.ts); transferToArchive places it at once (fsync, atomic rename, its folder fsynced).
 //
 // One retry layer per failure kind: a call makes one attempt and throws a classified error
 // (TransferError, TransferBoundError, an ApiError for a missing file, a ThrottleDelayError for a CDN throttle);
@@ -19,7 +21,7 @@ import { ApiError, ThrottleDelayError } from "../api/errors.ts";
 import { DEFAULT_USER_AGENT } from "../api/http.ts";
 import type { Pacer, Permit } from "../api/pacer.ts";
 import type { Logger } from "../log.ts";
-import type { Archive, StoredFile } from "../storage/archive.ts";
+import type { Archive, StoredFile, WrittenFile } from "../storage/archive.ts";
 import { FileTooLargeError } from "../storage/stream-write.ts";
 import { RedirectRefusedError, TransferBoundError, TransferError } from "./transfer-errors.ts";
 
@@ -90,7 +92,8 @@ export type TransferArgs = {
 /** The pacer key of CDN transfers: the CDN's velocity filter watches the address, whatever the account. */
 export const CDN_PACER_KEY = "cdn";
 
-export type TransferResult = StoredFile & {
+/** What a transfer learnt besides the bytes. */
+type TransferFacts = {
   mime: string | undefined;
   etag: string | undefined;
   /** Bytes received over the network by this call, all attempts. */
@@ -99,9 +102,22 @@ export type TransferResult = StoredFile & {
   resumed: number;
 };
 
+export type TransferResult = StoredFile & TransferFacts;
+
+/** A transfer whose bytes are whole in the partial file, not yet durable or placed (Archive.placeWritten). */
+export type WrittenTransfer = TransferFacts & { written: WrittenFile };
+
+/** The file fetched and placed at once: fsynced, renamed to its content address, its folder fsynced. */
+export async function transferToArchive(args: TransferArgs): Promise<TransferResult> {
+  const { written, ...facts } = await transferToPartial(args);
+  const [placed] = await args.archive.placeWritten([written]);
+  if (placed?.status !== "fulfilled") throw placed?.reason;
+  return { ...placed.value, ...facts };
+}
+
 type Opened = { stream: Request; status: number; headers: IncomingHttpHeaders };
 
-export async function transferToArchive(args: TransferArgs): Promise<TransferResult> {
+export async function transferToPartial(args: TransferArgs): Promise<WrittenTransfer> {
   const retry = { ...DEFAULT_TRANSFER_RETRY, ...args.retry };
   const timeouts = { ...DEFAULT_TRANSFER_TIMEOUTS, ...args.timeouts };
   const limits = { ...DEFAULT_TRANSFER_LIMITS, ...args.limits };
@@ -218,7 +234,7 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
         });
       }
       const contentType = headerOf(headers, "content-type");
-      const stored = await archive.storeStream({
+      const written = await archive.writeStream({
         key,
         body: stream,
         ext: args.ext(contentType, url),
@@ -228,8 +244,8 @@ export async function transferToArchive(args: TransferArgs): Promise<TransferRes
         ...(etag !== undefined ? { etag } : {}),
         ...(signal ? { signal } : {}),
       });
-      bytesReceived += stored.size - resumeFrom;
-      return { ...stored, mime: contentType?.split(";")[0]?.trim(), etag, bytesReceived, resumed };
+      bytesReceived += written.size - resumeFrom;
+      return { written, mime: contentType?.split(";")[0]?.trim(), etag, bytesReceived, resumed };
     } catch (caught) {
       await permit?.release("error");
       opened?.stream.destroy();

@@ -6,6 +6,7 @@
 // the root; files and folders are owner-only unless configured otherwise.
 import { createHash, randomBytes } from "node:crypto";
 import type { FileHandle } from "node:fs/promises";
+import path from "node:path";
 import { ForeignFileError, foreignFileChunks } from "../foreign-file.ts";
 import { DiskFullError } from "./free-space.ts";
 import { errCode, originalRelPath } from "./layout.ts";
@@ -32,6 +33,17 @@ export type ArchiveOptions = {
 };
 
 export type StoredFile = { sha256: string; size: number; relPath: string; deduplicated: boolean };
+
+/** A transfer's bytes, whole and checked, still in its partial file (its handle open): Archive.placeWritten's input. */
+export type WrittenFile = {
+  key: string;
+  partial: string;
+  fh: FileHandle;
+  sha256: string;
+  size: number;
+  ext: string;
+  signal: AbortSignal | undefined;
+};
 
 export type StoreStreamArgs = {
   /** Stable per transfer, e.g. "<deviationid>-original": names the partial file a later attempt resumes. */
@@ -195,17 +207,81 @@ export class Archive {
    * DiskFullError thrown; when more bytes than expected arrive it is deleted and SizeMismatchError thrown.
    */
   async storeStream(args: StoreStreamArgs): Promise<StoredFile> {
+    const [placed] = await this.placeWritten([await this.writeStream(args)]);
+    if (placed?.status !== "fulfilled") throw placed?.reason;
+    return placed.value;
+  }
+
+  /**
+   * storeStream's first half: the bytes written, checked and hashed in the partial file, neither fsynced nor
+   * placed yet. The file must then go through placeWritten (alone, or in a batch: src/downloads/group-commit.ts),
+   * which holds its key until it is placed.
+   */
+  async writeStream(args: StoreStreamArgs): Promise<WrittenFile> {
     const { key, signal } = args;
     if (this.activeKeys.has(key)) throw new Error(`transfer ${key} is already running in this process`);
     this.activeKeys.add(key);
     try {
       return await this.transfer(args, signal);
-    } finally {
+    } catch (err) {
       this.activeKeys.delete(key);
+      throw err;
     }
   }
 
-  private async transfer(args: StoreStreamArgs, signal: AbortSignal | undefined): Promise<StoredFile> {
+  /**
+   * Makes written files durable and places them, as one pass for the batch: in the archive folder every file is
+   * fsynced (concurrently, so the filesystem can share one journal commit), renamed to its content address (or
+   * dropped: those bytes are stored), and then every folder that gained a name fsynced once; a bucket gets each
+   * file uploaded (an object is durable when its upload returns; there is nothing to fsync). Settled per file:
+   * one that fails leaves the others placed. Only once this returns may a row point at a file.
+   */
+  async placeWritten(files: readonly WrittenFile[]): Promise<PromiseSettledResult<StoredFile>[]> {
+    try {
+      const synced = await Promise.allSettled(files.map((f) => this.closeWritten(f)));
+      const placed = await Promise.allSettled(
+        files.map(async (f, i) => {
+          const sync = synced[i];
+          if (sync?.status === "rejected") throw sync.reason;
+          return this.commit(f.partial, f.sha256, f.size, f.ext, { signal: f.signal, syncDir: false });
+        }),
+      );
+      const dirs = new Set<string>();
+      for (const p of placed) if (p.status === "fulfilled" && p.value.placedIn) dirs.add(p.value.placedIn);
+      const dirSync = await Promise.allSettled([...dirs].map((dir) => this.disk.syncDir(dir)));
+      const dirFailure = dirSync.find((d) => d.status === "rejected");
+      return await Promise.all(
+        placed.map(async (p, i): Promise<PromiseSettledResult<StoredFile>> => {
+          if (p.status === "rejected") return p;
+          const { placedIn, ...stored } = p.value;
+          // A folder whose new name may not survive a crash: no row may point into it yet.
+          if (placedIn && dirFailure) return dirFailure;
+          await this.disk.forgetPartialMeta((files[i] as WrittenFile).key);
+          return { status: "fulfilled", value: stored };
+        }),
+      );
+    } finally {
+      for (const f of files) this.activeKeys.delete(f.key);
+    }
+  }
+
+  /**
+   * A written file's bytes made durable where they are placed from (the archive folder), and its handle closed.
+   * A filesystem out of space for them (delayed allocation reports it here) removes the partial file.
+   */
+  private async closeWritten(f: WrittenFile): Promise<void> {
+    try {
+      if (this.placesLocally) await f.fh.sync();
+    } catch (err) {
+      if (!isDiskFull(err)) throw err;
+      await this.discardPartial(f.key);
+      throw await this.diskFull(err, f.size);
+    } finally {
+      await f.fh.close().catch(() => undefined);
+    }
+  }
+
+  private async transfer(args: StoreStreamArgs, signal: AbortSignal | undefined): Promise<WrittenFile> {
     const { key, expectedSize } = args;
     const resumeFrom = Math.max(0, args.resumeFrom ?? 0);
     const ext = safeExtension(args.ext) ?? "bin";
@@ -250,19 +326,16 @@ export class Archive {
       }
       await writer.flush();
       if (expectedSize !== undefined && size !== expectedSize) throw new SizeMismatchError(expectedSize, size, key);
-      await fh.sync();
     } catch (err) {
       await this.stopTransfer({ err, key, fh, writer, iterator, discard, expectedSize });
     }
-    await fh.close();
     const sha256 = hash.digest("hex");
     if (args.expectedSha256 !== undefined && sha256 !== args.expectedSha256) {
+      await fh.close();
       await this.discardPartial(key);
       throw new ContentMismatchError(key, `sha256 ${sha256}, expected ${args.expectedSha256}`);
     }
-    const stored = await this.commit(partial, sha256, size, ext, signal);
-    await this.disk.forgetPartialMeta(key);
-    return stored;
+    return { key, partial, fh, sha256, size, ext, signal };
   }
 
   /**
@@ -288,12 +361,14 @@ export class Archive {
     }
     await fh.close().catch(() => undefined);
     if (full || discard) await this.discardPartial(key);
-    if (full) {
-      const free = await this.freeBytes().catch(() => 0);
-      const needed = expectedSize !== undefined ? { neededBytes: Math.max(0, expectedSize - writer.written) } : {};
-      throw new DiskFullError({ root: this.root, freeBytes: free, minFreeBytes: this.minFreeBytes, ...needed, cause: err });
-    }
+    if (full) throw await this.diskFull(err, expectedSize !== undefined ? Math.max(0, expectedSize - writer.written) : 0);
     throw err;
+  }
+
+  /** The DiskFullError for a write the filesystem refused for want of space (ENOSPC, EDQUOT). */
+  private async diskFull(cause: unknown, neededBytes: number): Promise<DiskFullError> {
+    const free = await this.freeBytes().catch(() => 0);
+    return new DiskFullError({ root: this.root, freeBytes: free, minFreeBytes: this.minFreeBytes, ...(neededBytes > 0 ? { neededBytes } : {}), cause });
   }
 
   /**
@@ -355,16 +430,7 @@ export class Archive {
       await this.disk.writeFile(partial, bytes, true);
     } catch (err) {
       await this.disk.remove(partial);
-      if (isDiskFull(err)) {
-        throw new DiskFullError({
-          root: this.root,
-          freeBytes: await this.freeBytes().catch(() => 0),
-          minFreeBytes: this.minFreeBytes,
-          neededBytes: bytes.length,
-          cause: err,
-        });
-      }
-      throw err;
+      throw isDiskFull(err) ? await this.diskFull(err, bytes.length) : err;
     }
     // Its name is random, so nothing would ever resume it: a failed commit removes it.
     return this.commit(partial, sha256, bytes.length, ext).catch(async (err: unknown) => {
@@ -375,22 +441,31 @@ export class Archive {
 
   /**
    * Moves a complete, fsynced partial file to its content address in the store (or drops it: those bytes are
-   * stored): renamed into place in the archive folder, or uploaded to a bucket and then removed. A failed upload
-   * leaves nothing in the bucket and the partial file where it was.
+   * stored): renamed into place in the archive folder (its folder fsynced, unless `syncDir` is false: then
+   * `placedIn` names the folder the caller must fsync before anything points at the file), or uploaded to a
+   * bucket and then removed. A failed upload leaves nothing in the bucket and the partial file where it was.
    */
-  private async commit(partial: string, sha256: string, size: number, ext: string, signal?: AbortSignal): Promise<StoredFile> {
+  private async commit(
+    partial: string,
+    sha256: string,
+    size: number,
+    ext: string,
+    opts: { signal?: AbortSignal | undefined; syncDir?: boolean } = {},
+  ): Promise<StoredFile & { placedIn?: string }> {
     const existing = await this.findStored(sha256, size);
     if (existing) {
       await this.disk.remove(partial);
-      return { sha256, size, relPath: existing, deduplicated: true };
+      // Its name may be another process's rename not yet fsynced: the batch's folder pass covers it too.
+      const placedIn = this.placesLocally && opts.syncDir === false ? { placedIn: path.dirname(this.disk.resolveInside(existing)) } : {};
+      return { sha256, size, relPath: existing, deduplicated: true, ...placedIn };
     }
     const relPath = originalRelPath(sha256, ext);
     if (this.placesLocally) {
-      await this.disk.place(partial, relPath);
-    } else {
-      await this.blobs.putFile(relPath, partial, signal ? { signal } : {});
-      await this.disk.remove(partial);
+      const placedIn = await this.disk.place(partial, relPath, { syncDir: opts.syncDir ?? true });
+      return { sha256, size, relPath, deduplicated: false, ...(opts.syncDir === false ? { placedIn } : {}) };
     }
+    await this.blobs.putFile(relPath, partial, opts.signal ? { signal: opts.signal } : {});
+    await this.disk.remove(partial);
     return { sha256, size, relPath, deduplicated: false };
   }
 }

@@ -196,8 +196,11 @@ export class LocalDisk {
     return undefined;
   }
 
-  /** Moves a complete, fsynced file (a partial one, inside the root) to `relPath`, and fsyncs its folder. */
-  async place(from: string, relPath: string): Promise<void> {
+  /**
+   * Moves a complete, fsynced file (a partial one, inside the root) to `relPath`, and fsyncs its folder — unless
+   * `syncDir` is false, when the caller fsyncs it (syncDir), once for a batch. Returns that folder.
+   */
+  async place(from: string, relPath: string, opts: { syncDir?: boolean } = {}): Promise<string> {
     const abs = this.resolveInside(relPath);
     await this.ensureDir(path.dirname(abs));
     this.assertInside(abs);
@@ -211,7 +214,13 @@ export class LocalDisk {
       await this.ensureDir(path.dirname(from));
       await fs.rename(from, abs);
     }
-    await fsyncDir(path.dirname(abs));
+    if (opts.syncDir ?? true) await fsyncDir(path.dirname(abs));
+    return path.dirname(abs);
+  }
+
+  /** Makes the names in a folder durable (the renames into it). */
+  syncDir(dir: string): Promise<void> {
+    return fsyncDir(dir);
   }
 
   /** sha256 and size of a stored file, read as a stream. */

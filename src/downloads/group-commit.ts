@@ -1,0 +1,131 @@
+// Grouped durability for stored files: transfers that finish while earlier batches are being made durable go
+// together — every file fsynced, renamed to its content address and every folder that gained a name fsynced
+// (Archive.placeWritten; a bucket's upload is durable when it returns), then all their rows written by one
+// statement (DownloadRepository.markDownloadsStored) — so a batch pays one round trip and one commit instead of one
+// per file, and its fsyncs overlap. A waiter is answered only after its row committed. The order is the guarantee:
+// no row ever points at bytes that a crash could lose. A crash (or a failure) between the placing and the commit
+// leaves files at their content address with no row: the row is still wanted, and its next attempt stores the same
+// bytes at the same address, so finds them there and adopts them (Archive's dedupe), with the download it already
+// paid for (paid-downloads.ts); a file whose row never comes back is what `dvault verify` reports as orphaned
+// (docs/RELIABILITY.md#grouped-durability).
+//
+// No timer: a file that finds fewer than maxInFlight batches under way starts one at once (a lone download waits for
+// nothing, and a batch being committed never holds up the next file's fsync), and files that arrive while that many
+// are under way form the next one, up to maxFiles. So files group when the store is the bottleneck (a slow disk's
+// flushes, a busy database), and otherwise go as they come.
+import type { DownloadRepository, HeldBefore, StoredFile as StoredRow } from "../db/download.repository.ts";
+import type { Archive, StoredFile, WrittenFile } from "../storage/archive.ts";
+
+/** Files per batch at most: one transaction's worth of rows, and a bound on how long the last waiter waits. */
+const DEFAULT_MAX_FILES = 32;
+/**
+ * Batches under way at once: as many as transfers run by default (DVAULT_DOWNLOAD_CONCURRENCY), so a file waits for
+ * a batch only when the store is behind. Two were measured slower than a file at a time on a fast disk, whose
+ * separate fsyncs the filesystem already overlaps (docs/PERFORMANCE.md#store-batch).
+ */
+const DEFAULT_MAX_IN_FLIGHT = 4;
+
+export type GroupCommitOptions = {
+  archive: Archive;
+  repo: Pick<DownloadRepository, "markDownloadsStored">;
+  /** 1 (with maxInFlight unbounded): every file on its own (fsync, rename, folder fsync, its own commit), as before grouping. */
+  maxFiles?: number | undefined;
+  /** Batches under way at once (default 4). */
+  maxInFlight?: number | undefined;
+  /** Test-only: runs after a batch's files are durable and placed, before their rows commit (a throw = a crash there). */
+  beforeRowsCommit?: ((files: readonly StoredFile[]) => Promise<void>) | undefined;
+};
+
+export type GroupStored = { stored: StoredFile; held: HeldBefore };
+
+type Waiter = {
+  written: WrittenFile;
+  row: (stored: StoredFile) => StoredRow;
+  resolve: (done: GroupStored) => void;
+  reject: (err: unknown) => void;
+};
+
+export class GroupCommit {
+  private pending: Waiter[] = [];
+  private inFlight = 0;
+  private readonly maxFiles: number;
+  private readonly maxInFlight: number;
+
+  constructor(private readonly options: GroupCommitOptions) {
+    this.maxFiles = Math.max(1, options.maxFiles ?? DEFAULT_MAX_FILES);
+    this.maxInFlight = Math.max(1, options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
+  }
+
+  /**
+   * Makes `written` durable, places it and commits the row `row` builds for it, with whatever else is waiting.
+   * Resolves once the row is committed; rejects when the file could not be placed (the partial file stays) or
+   * its row could not be written (the file stays at its address, for the next attempt to adopt).
+   */
+  store(written: WrittenFile, row: (stored: StoredFile) => StoredRow): Promise<GroupStored> {
+    return new Promise<GroupStored>((resolve, reject) => {
+      this.pending.push({ written, row, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Starts batches of what is waiting while fewer than maxInFlight are under way. */
+  private pump(): void {
+    while (this.inFlight < this.maxInFlight && this.pending.length > 0) {
+      this.inFlight++;
+      void this.flush(this.pending.splice(0, this.maxFiles)).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  /** One batch: never throws, every waiter settled. */
+  private async flush(batch: Waiter[]): Promise<void> {
+    const placed = await this.options.archive
+      .placeWritten(batch.map((w) => w.written))
+      .catch((err: unknown) => batch.map(() => ({ status: "rejected" as const, reason: err })));
+    const ready: { waiter: Waiter; stored: StoredFile; row: StoredRow }[] = [];
+    for (const [i, waiter] of batch.entries()) {
+      const p = placed[i];
+      if (p?.status !== "fulfilled") {
+        waiter.reject(p?.reason);
+        continue;
+      }
+      try {
+        ready.push({ waiter, stored: p.value, row: waiter.row(p.value) });
+      } catch (err) {
+        waiter.reject(err);
+      }
+    }
+    if (ready.length === 0) return;
+    try {
+      await this.options.beforeRowsCommit?.(ready.map((r) => r.stored));
+      const held = await this.commitRows(ready.map((r) => r.row));
+      ready.forEach(({ waiter, stored }, i) => {
+        const h = held[i];
+        if (h === undefined || h instanceof Error) waiter.reject(h ?? new Error("no answer for a stored row"));
+        else waiter.resolve({ stored, held: h });
+      });
+    } catch (err) {
+      for (const { waiter } of ready) waiter.reject(err);
+    }
+  }
+
+  /** The batch's rows in one statement; when it fails, each row on its own, so one bad row fails only its own file. */
+  private async commitRows(rows: StoredRow[]): Promise<(HeldBefore | Error)[]> {
+    const { repo } = this.options;
+    try {
+      return await repo.markDownloadsStored(rows);
+    } catch (err) {
+      if (rows.length === 1) throw err;
+      return Promise.all(
+        rows.map((row) =>
+          repo.markDownloadsStored([row]).then(
+            (r) => r[0] ?? new Error("no answer for a stored row"),
+            (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+          ),
+        ),
+      );
+    }
+  }
+}
