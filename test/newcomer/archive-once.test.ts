@@ -1,0 +1,89 @@
+// `dvault archive --once` (src/cli/archive.ts) as a person runs it: one process doing what `sync --once` then
+// `download --once` do. It stores the same files the two commands store on the same gallery, with one summary
+// and exit 0; when a source fails, the download step still runs for what did sync, the summary shows both, and
+// the exit code says the run failed (the worse of the two steps').
+import { describe, expect, it } from "vitest";
+import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { runDvault } from "../helpers/dvault-cli.ts";
+
+async function account(): Promise<DownloadHarness> {
+  // The commands use the wall clock: the simulator's week is this week.
+  return createDownloadHarness({
+    sim: {
+      seed: 32,
+      dataset: { deviations: 10, galleryFolders: 1, collectionFolders: 1, favourites: 3, trackedUsers: 0, messages: 0, notes: 0, feedItems: 0 },
+      downloadQuota: 500,
+      startTime: new Date(),
+    },
+    quota: 500,
+  });
+}
+
+const dvault = (h: DownloadHarness, args: string[]) => runDvault({ redis: h.redis, env: { ...h.env, DVAULT_RUN_ITEM_PATIENCE: "0s" } }, args);
+
+/** What the archive holds: one line per stored file (deviation, kind, checksum). */
+async function stored(h: DownloadHarness): Promise<string[]> {
+  const { rows } = await h.pool.query<{ line: string }>(
+    "SELECT deviationid || ' ' || kind::text || ' ' || sha256 AS line FROM downloads WHERE sha256 IS NOT NULL ORDER BY 1",
+  );
+  return rows.map((r) => r.line);
+}
+
+describe("dvault archive --once", () => {
+  it("stores what sync --once then download --once store, in one process, and exits 0", async () => {
+    const [one, two] = await Promise.all([account(), account()]);
+    try {
+      const archive = await dvault(one, ["archive", "--once", "--only", "gallery,collections"]);
+      expect(archive.code, archive.stderr).toBe(0);
+      const sync = await dvault(two, ["sync", "--once", "--only", "gallery,collections"]);
+      expect(sync.code, sync.stderr).toBe(0);
+      const download = await dvault(two, ["download", "--once"]);
+      expect(download.code, download.stderr).toBe(0);
+      const files = await stored(one);
+      expect(files.length).toBeGreaterThan(5);
+      expect(files).toEqual(await stored(two));
+      // One summary: the sources' table, then the downloads' lines.
+      expect(archive.stdout).toMatch(/^SimArtist\s+gallery\s+ok/m);
+      expect(archive.stdout).toMatch(/^SimArtist\s+collections\s+ok/m);
+      expect(archive.stdout).toMatch(/^left\s+nothing: every due file was handled$/m);
+      const done = Number(/^done\s+(\d+)/m.exec(archive.stdout)?.[1]);
+      expect(done).toBe(Number(/^done\s+(\d+)/m.exec(download.stdout)?.[1]));
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  }, 90_000);
+
+  it("downloads what did sync when a source fails, reports both steps and exits 1", async () => {
+    const h = await account();
+    try {
+      // The collections' folder list answers 500 through every retry, and the run's patience is none: that source fails.
+      h.sim.faults.add({ kind: "status_500", route: "/collections/folders", times: 1000 });
+      const run = await dvault(h, ["archive", "--once", "--only", "gallery,collections", "--json"]);
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toMatch(/^dvault: 1 source\(s\) failed: SimArtist\/collections/m);
+      const out = JSON.parse(run.stdout) as { sync: Array<{ source: string; result: string }>; download: { done: number; failed: number } };
+      expect(out.sync.map((s) => [s.source, s.result === "failed" ? "failed" : "ran"])).toEqual([
+        ["gallery", "ran"],
+        ["collections", "failed"],
+      ]);
+      // The gallery's files were downloaded in the same run, and counted in its summary.
+      const files = await stored(h);
+      expect(out.download.done).toBeGreaterThan(0);
+      expect(files.length).toBeGreaterThanOrEqual(out.download.done);
+      expect(out.download.failed).toBe(0);
+    } finally {
+      await h.close();
+    }
+  }, 90_000);
+
+  it("refuses to run without --once, in one line", async () => {
+    const h = await account();
+    try {
+      const run = await dvault(h, ["archive"]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe("dvault: dvault archive runs in this process only: add --once (a running worker already syncs and downloads on its schedule)\n");
+    } finally {
+      await h.close();
+    }
+  }, 30_000);
+});
