@@ -1,7 +1,7 @@
 // `dvault archive --once` (src/cli/archive.ts) as a person runs it: one process doing what `sync --once` then
 // `download --once` do. It stores the same files the two commands store on the same gallery, with one summary
 // and exit 0; when a source fails, the download step still runs for what did sync, the summary shows both, and
-// the exit code says the run failed (the worse of the two steps').
+// the exit code says the run failed (the worse of the two steps'); an account that must log in again exits 4.
 import { describe, expect, it } from "vitest";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
@@ -75,6 +75,21 @@ describe("dvault archive --once", () => {
       await h.close();
     }
   }, 90_000);
+
+  it("exits 4 when the account must log in again: the sync's table names it and the download step does not start", async () => {
+    const h = await account();
+    try {
+      await h.pool.query("UPDATE accounts SET state = 'needs_reauth', state_reason = 'the service refused the refresh token' WHERE id = $1", [h.account.id]);
+      const run = await dvault(h, ["archive", "--once", "--only", "gallery"]);
+      expect(run.code, run.stderr).toBe(4);
+      expect(run.stdout).toMatch(/^SimArtist\s+gallery\s+FAILED/m);
+      expect(run.stdout).toMatch(/^download: not started$/m);
+      expect(run.stderr).toMatch(/^dvault: sync: .*; download: .*dvault auth login/m);
+      expect(await stored(h)).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
 
   it("refuses to run without --once, in one line", async () => {
     const h = await account();
