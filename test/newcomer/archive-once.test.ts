@@ -2,9 +2,12 @@
 // `download --once` do. It stores the same files the two commands store on the same gallery, with one summary
 // and exit 0; when a source fails, the download step still runs for what did sync, the summary shows both, and
 // the exit code says the run failed (the worse of the two steps'); an account that must log in again exits 4.
+import { spawn } from "node:child_process";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
-import { runDvault } from "../helpers/dvault-cli.ts";
+import { collectRun, runDvault } from "../helpers/dvault-cli.ts";
+import { TEST_ENGINE } from "../helpers/env.ts";
 
 async function account(): Promise<DownloadHarness> {
   // The commands use the wall clock: the simulator's week is this week.
@@ -86,6 +89,29 @@ describe("dvault archive --once", () => {
       expect(run.stdout).toMatch(/^download: not started$/m);
       expect(run.stderr).toMatch(/^dvault: sync: .*; download: .*dvault auth login/m);
       expect(await stored(h)).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
+
+  it("stopped by Ctrl-C during the sync: exit 130, the source STOPPED, the download step not started", async () => {
+    const h = await account();
+    try {
+      // Every API answer takes a second: the run is still walking the gallery when the signal comes.
+      h.sim.faults.add({ kind: "latency", latencyMs: 1000 });
+      const child = spawn(process.execPath, [path.resolve("bin/dvault.js"), "archive", "--once", "--only", "gallery"], {
+        env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, DVAULT_ENGINE: TEST_ENGINE, ...h.env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const done = collectRun(child, Date.now());
+      await expect.poll(() => h.sim.log().some((e) => e.route.includes("/gallery")), { timeout: 30_000, interval: 50 }).toBe(true);
+      child.kill("SIGINT");
+      const run = await done;
+      expect(run.code, run.stdout + run.stderr).toBe(130);
+      expect(run.stdout).toMatch(/^SimArtist\s+gallery\s+STOPPED\s/m);
+      expect(run.stdout).toMatch(/^download: not started \(stopped during the sync\)$/m);
+      expect(run.stderr).toContain("run dvault archive --once again to continue");
+      expect(h.sim.log().filter((e) => e.route.startsWith("/_cdn/") || e.route.includes("/deviation/download"))).toEqual([]);
     } finally {
       await h.close();
     }
