@@ -117,14 +117,10 @@ describe("dvault archive --once", () => {
     }
   }, 60_000);
 
-  it("refuses to run without --once, in one line", async () => {
-    const h = await account();
-    try {
-      const run = await dvault(h, ["archive"]);
-      expect(run.code).toBe(1);
-      expect(run.stderr).toBe("dvault: dvault archive runs in this process only: add --once (a running worker already syncs and downloads on its schedule)\n");
-    } finally {
-      await h.close();
-    }
+  it("refuses to run without --once, in one line, before it opens anything", async () => {
+    // No database, Redis or simulator is needed (nor reached: the port below refuses).
+    const run = await runDvault({ redis: { url: "redis://127.0.0.1:1" }, env: {} }, ["archive"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe("dvault: dvault archive runs in this process only: add --once (a running worker already syncs and downloads on its schedule)\n");
   }, 30_000);
 });
