@@ -1,6 +1,7 @@
 // One run of one tool for bench/versus.ts, each on a fresh simulator of the same seed (the same gallery, the
-// same faults from the first call) and with fresh state of its own: dvault as the real CLI (`sync --once --only
-// gallery`, then `download --once`, child processes) on a new database, Redis prefix and archive folder;
+// same faults from the first call) and with fresh state of its own: dvault as the real CLI (`archive --once --only
+// gallery`, a child process) on a new database, Redis prefix and archive folder, with or without the pace an earlier
+// run learned;
 // Debian's gallery-dl through the service-name tunnel (test/helpers/service-name-tunnel.ts) with a private
 // cache file and an empty target folder. What each stored is read back from disk and hashed.
 import { spawn } from "node:child_process";
@@ -14,9 +15,12 @@ import type { FaultRule } from "../src/simulator/faults.ts";
 import type { RequestLogEntry } from "../src/simulator/request-log.ts";
 import { startSimulator, type Simulator, type SimulatorOptions } from "../src/simulator/server.ts";
 import { galleryDlOptions, SERVICE_HOST, startServiceNameTunnel, type ServiceCertificate } from "../test/helpers/service-name-tunnel.ts";
-import { BENCH_REDIS_URL, createBenchEnv, isApiEntry, SIM_CLIENT_ID, SIM_CLIENT_SECRET } from "./bench-env.ts";
+import type { SavedPace } from "../src/api/pacer-state.ts";
+import { BENCH_REDIS_URL, type BenchEnv, createBenchEnv, isApiEntry, SIM_CLIENT_ID, SIM_CLIENT_SECRET } from "./bench-env.ts";
 
-export type Tool = "dvault" | "gallery-dl" | "gallery-dl +metadata +folders";
+export type Tool = "dvault" | "dvault (learned)" | "gallery-dl" | "gallery-dl +metadata +folders";
+export const DVAULT_LEARNED: Tool = "dvault (learned)";
+export const isDvault = (tool: Tool): boolean => tool === "dvault" || tool === DVAULT_LEARNED;
 
 export type RunSetup = {
   sim: SimulatorOptions;
@@ -29,7 +33,7 @@ export type RunFigures = {
   tool: Tool;
   round: number;
   wallMs: number;
-  /** Exit code of each command ("0", "0/1" for dvault's two), "cap" when stopped at the cap. */
+  /** Exit code of the command, "cap" when stopped at the cap. */
   exit: string;
   finished: boolean;
   api: number;
@@ -39,6 +43,11 @@ export type RunFigures = {
   failedCalls: number;
   cdn: number;
   token: number;
+  /** Bytes of the files the tool left on disk. */
+  bytes: number;
+  /** From the start to the simulator's first request, and to its last (ms): start-up, the work, the ending. */
+  firstMs: number;
+  lastMs: number;
   /** Calls listing gallery folders or paging one folder (/gallery/folders, /gallery/{folderid}). */
   folderPages: number;
   files: number;
@@ -137,10 +146,16 @@ async function downloadableOriginals(sim: Simulator): Promise<Map<string, string
   return out;
 }
 
-function traffic(sim: Simulator): Pick<RunFigures, "api" | "refused" | "failedCalls" | "cdn" | "token" | "folderPages"> {
+function traffic(
+  sim: Simulator,
+  started: number,
+): Pick<RunFigures, "api" | "refused" | "failedCalls" | "cdn" | "token" | "folderPages" | "firstMs" | "lastMs"> {
   const log: RequestLogEntry[] = sim.log();
   const api = log.filter(isApiEntry);
+  const during = log.filter((e) => e.realMs >= started);
   return {
+    firstMs: (during[0]?.realMs ?? started) - started,
+    lastMs: (during.at(-1)?.realMs ?? started) - started,
     api: api.length,
     refused: api.filter((e) => e.status === 429).length,
     failedCalls: api.filter((e) => e.status >= 500 || e.status === 0).length,
@@ -156,41 +171,85 @@ function originalsStored(sums: Map<string, string>, truth: Map<string, string>):
   return n;
 }
 
-export async function runDvaultOnce(round: number, setup: RunSetup): Promise<RunFigures> {
+/** The environment of a dvault child process on `env`'s database, Redis prefix, simulator and archive folder. */
+function dvaultChildEnv(env: BenchEnv): Record<string, string> {
+  const childEnv: Record<string, string> = {
+    PATH: process.env.PATH ?? "",
+    HOME: env.archiveDir,
+    LOG_LEVEL: "warn",
+    DATABASE_URL: env.databaseUrl,
+    REDIS_URL: BENCH_REDIS_URL,
+    DVAULT_REDIS_PREFIX: env.prefix,
+    DVAULT_API_BASE: env.sim.url,
+    DVAULT_CLIENT_ID: SIM_CLIENT_ID,
+    DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
+    DVAULT_ARCHIVE_DIR: env.archiveDir,
+    DVAULT_CONFIG_DIR: path.join(env.archiveDir, ".config"),
+    DVAULT_DOWNLOAD_QUOTA: "1000000",
+    DVAULT_MIN_FREE_BYTES: "64MiB",
+    DVAULT_SECRET_KEY: env.secretKeyHex,
+  };
+  // VERSUS_DVAULT_ENV (k=v,k=v) adds settings of dvault's.
+  for (const kv of process.env.VERSUS_DVAULT_ENV?.split(",").filter(Boolean) ?? []) childEnv[kv.split("=")[0] ?? ""] = kv.slice(kv.indexOf("=") + 1);
+  return childEnv;
+}
+
+/** `dvault archive --once --only gallery` on `env`, stopped at `deadline`. */
+function runArchive(env: BenchEnv, deadline: number): Promise<Exit> {
+  // VERSUS_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") go to node before dvault's script, for profiling.
+  const nodeArgs = process.env.VERSUS_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  return runChild(process.execPath, [...nodeArgs, BIN, "archive", "--once", "--only", "gallery"], dvaultChildEnv(env), deadline);
+}
+
+/** The scenario's fresh environment for dvault: a new database, Redis prefix, archive folder and simulator. */
+async function dvaultBenchEnv(setup: RunSetup): Promise<BenchEnv> {
   const env = await createBenchEnv({ sim: setup.sim, configExtra: { DVAULT_DOWNLOAD_QUOTA: "1000000" } });
+  for (const rule of setup.faults) env.sim.faults.add(rule);
+  return env;
+}
+
+/**
+ * What an earlier run of the same account on the same simulated service taught the pace: `dvault archive --once`
+ * on an environment of its own (untimed), then every pace key's state as stored (the state `dvault engine migrate`
+ * carries, Pacer.saved), without its current rate and last send: so the next run starts as one more than idleMs
+ * (5 min) later does, at the learned rate (src/api/pacer.ts), not at where the teaching run's pace happened to end.
+ */
+async function learnedPace(setup: RunSetup): Promise<Array<[string, SavedPace]>> {
+  const teacher = await dvaultBenchEnv(setup);
   try {
-    for (const rule of setup.faults) env.sim.faults.add(rule);
-    const childEnv: Record<string, string> = {
-      PATH: process.env.PATH ?? "",
-      HOME: env.archiveDir,
-      LOG_LEVEL: "warn",
-      DATABASE_URL: env.databaseUrl,
-      REDIS_URL: BENCH_REDIS_URL,
-      DVAULT_REDIS_PREFIX: env.prefix,
-      DVAULT_API_BASE: env.sim.url,
-      DVAULT_CLIENT_ID: SIM_CLIENT_ID,
-      DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
-      DVAULT_ARCHIVE_DIR: env.archiveDir,
-      DVAULT_CONFIG_DIR: path.join(env.archiveDir, ".config"),
-      DVAULT_DOWNLOAD_QUOTA: "1000000",
-      DVAULT_MIN_FREE_BYTES: "64MiB",
-      DVAULT_SECRET_KEY: env.secretKeyHex,
-    };
-    // VERSUS_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") go to node before dvault's script, for profiling.
-    for (const kv of process.env.VERSUS_DVAULT_ENV?.split(",").filter(Boolean) ?? []) childEnv[kv.split("=")[0] ?? ""] = kv.slice(kv.indexOf("=") + 1);
-    const nodeArgs = process.env.VERSUS_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+    const run = await runArchive(teacher, Date.now() + setup.capMs);
+    if (run.code !== 0) process.stderr.write(`versus: the teaching run exited ${run.code}: ${lastLines(run.stderr)}\n`);
+    const out: Array<[string, SavedPace]> = [];
+    for (const key of await teacher.services.pacer.keys()) {
+      const saved = await teacher.services.pacer.saved(key);
+      if (!saved) continue;
+      process.stderr.write(`versus: learned pace of ${key}: ${saved.fields.learned ?? "none"}/s (rate at the end ${saved.fields.rate}/s)\n`);
+      const { rate: _rate, lastSend: _lastSend, ...fields } = saved.fields;
+      out.push([key, { ...saved, fields }]);
+    }
+    return out;
+  } finally {
+    await teacher.close();
+  }
+}
+
+/**
+ * dvault as a person runs it: `dvault archive --once --only gallery` (one child process, start-up included) on a
+ * fresh database, Redis prefix and archive folder; `learned` with the pace state of an earlier run of the same
+ * account restored into the fresh prefix (learnedPace), else nothing learned (a fresh install's cautious start).
+ */
+export async function runDvaultOnce(round: number, setup: RunSetup, variant: "fresh" | "learned" = "fresh"): Promise<RunFigures> {
+  const pace = variant === "learned" ? await learnedPace(setup) : [];
+  const env = await dvaultBenchEnv(setup);
+  try {
+    for (const [key, saved] of pace) await env.services.pacer.restore(key, saved);
     const started = Date.now();
-    const deadline = started + setup.capMs;
-    const sync = await runChild(process.execPath, [...nodeArgs, BIN, "sync", "--once", "--only", "gallery"], childEnv, deadline);
-    const syncMs = Date.now() - started;
-    const download = sync.capped ? undefined : await runChild(process.execPath, [...nodeArgs, BIN, "download", "--once"], childEnv, deadline);
-    if (process.env.VERSUS_SPLIT) process.stderr.write(`dvault sync ${syncMs} ms, download ${Date.now() - started - syncMs} ms\n`);
+    const run = await runArchive(env, started + setup.capMs);
     const wallMs = Date.now() - started;
-    const capped = sync.capped || download?.capped === true;
-    const codes = [sync.code, download?.code].filter((c) => c !== undefined).map((c) => String(c ?? "signal"));
     const sums = new Map<string, string>();
     const items = new Set<string>();
     let files = 0;
+    let bytes = 0;
     const pg = await connectPg(env.databaseUrl);
     try {
       const { rows } = await pg.query<{ deviationid: string; kind: string; path: string }>(
@@ -200,6 +259,7 @@ export async function runDvaultOnce(round: number, setup: RunSetup): Promise<Run
         const body = await fs.readFile(path.resolve(env.archiveDir, r.path)).catch(() => undefined);
         if (!body) continue;
         files += 1;
+        bytes += body.length;
         items.add(r.deviationid);
         // Originals come last, so they win over a rendition of the same deviation.
         if (r.kind !== "text" && IMAGE_EXT.test(r.path)) sums.set(r.deviationid, sha256(body));
@@ -208,24 +268,80 @@ export async function runDvaultOnce(round: number, setup: RunSetup): Promise<Run
       await pg.end();
     }
     const truth = await downloadableOriginals(env.sim);
-    const failed = [sync, download].find((x) => x && x.code !== 0);
     return {
-      tool: "dvault",
+      tool: variant === "learned" ? DVAULT_LEARNED : "dvault",
       round,
       wallMs,
-      exit: capped ? "cap" : codes.join("/"),
-      finished: !capped,
-      ...traffic(env.sim),
+      exit: run.capped ? "cap" : String(run.code ?? "signal"),
+      finished: !run.capped,
+      ...traffic(env.sim, started),
+      bytes,
       files,
       items: items.size,
       downloadable: truth.size,
       originals: originalsStored(sums, truth),
       sums,
       // dvault's summary (what waits and why) is on stdout; its log on stderr.
-      tail: failed ? lastLines(failed.stderr.trim() ? `${failed.stderr}\n${failed.stdout}` : failed.stdout, 5) : "",
+      tail: run.code !== 0 ? lastLines(run.stderr.trim() ? `${run.stderr}\n${run.stdout}` : run.stdout, 5) : "",
     };
   } finally {
     await env.close();
+  }
+}
+
+/**
+ * curl (a process of its own, as the tools are, so this process's simulator has the CPU it has in their runs) GETs
+ * `urls` over one kept-alive connection and says, per URL, its bytes and seconds from request to last byte.
+ */
+async function curlTimes(urls: string[], headers: string[]): Promise<Array<{ bytes: number; ms: number }>> {
+  const args = ["-s", ...headers.flatMap((h) => ["-H", h]), "-w", "%{size_download} %{time_total}\\n"];
+  for (const url of urls) args.push("-o", "/dev/null", url);
+  const out = await runChild("curl", args, { PATH: process.env.PATH ?? "" }, Date.now() + 120_000);
+  if (out.code !== 0) throw new Error(`curl exited ${out.code}: ${lastLines(out.stderr)}`);
+  return out.stdout
+    .trim()
+    .split("\n")
+    .map((line) => {
+      const [bytes, seconds] = line.split(" ").map(Number);
+      return { bytes: bytes ?? 0, ms: (seconds ?? 0) * 1000 };
+    });
+}
+
+/** The floor's inputs, measured on loopback in this run: an API call's round trip, and the CDN's bandwidth. */
+export type Loopback = { rttMs: number; bytesPerMs: number };
+
+/**
+ * On a simulator of its own (the scenario's options, no faults), with curl: the median of 200 sequential `/placebo`
+ * calls with a user token over one kept-alive connection, and the bandwidth of fetching the 8 largest downloadable
+ * originals through their signed URLs (bytes ÷ the time from request to last byte), three times each, the first left
+ * out: it waits for the simulator to make the picture.
+ */
+export async function measureLoopback(options: SimulatorOptions): Promise<Loopback> {
+  const sim = await startSimulator(options);
+  try {
+    const { access_token } = sim.issueUserToken({ userId: sim.truth.ownerId });
+    const headers = { authorization: `Bearer ${access_token}` };
+    const calls = await curlTimes(
+      Array.from({ length: 200 }, () => `${sim.url}/api/v1/oauth2/placebo`),
+      [`Authorization: Bearer ${access_token}`],
+    );
+    const times = calls.map((c) => c.ms).sort((x, y) => x - y);
+    const largest = [...sim.truth.deviations.values()]
+      .filter((d) => d.authorId === sim.truth.ownerId && !d.isDeleted && d.isDownloadable && d.image && !d.tier && !d.premiumFolder)
+      .sort((x, y) => (y.image?.filesize ?? 0) - (x.image?.filesize ?? 0))
+      .slice(0, 8);
+    const srcs: string[] = [];
+    for (const d of largest) {
+      const answer = (await (await fetch(`${sim.url}/api/v1/oauth2/deviation/download/${d.deviationid}`, { headers })).json()) as { src: string };
+      srcs.push(answer.src, answer.src, answer.src);
+    }
+    // The first fetch of each file waits for the simulator to make the picture (a service's time, not the loopback's).
+    const fetched = (await curlTimes(srcs, [])).filter((_, i) => i % 3 !== 0);
+    const bytes = fetched.reduce((n, f) => n + f.bytes, 0);
+    const ms = fetched.reduce((n, f) => n + f.ms, 0);
+    return { rttMs: times[Math.floor(times.length / 2)] ?? 0, bytesPerMs: ms > 0 ? bytes / ms : Number.POSITIVE_INFINITY };
+  } finally {
+    await sim.close();
   }
 }
 
@@ -271,7 +387,9 @@ export async function runGalleryDlOnce(tool: Exclude<Tool, "dvault">, round: num
     const sums = new Map<string, string>();
     const items = new Set<string>();
     const stored = await walk(target);
+    let bytes = 0;
     for (const file of stored) {
+      bytes += (await fs.stat(file)).size;
       const id = byIndex.get(Number(/^deviantart_(\d+)_/.exec(path.basename(file))?.[1]));
       if (id) items.add(id);
       if (id && IMAGE_EXT.test(file)) sums.set(id, sha256(await fs.readFile(file)));
@@ -283,7 +401,8 @@ export async function runGalleryDlOnce(tool: Exclude<Tool, "dvault">, round: num
       wallMs,
       exit: run.capped ? "cap" : String(run.code ?? "signal"),
       finished: !run.capped,
-      ...traffic(sim),
+      ...traffic(sim, started),
+      bytes,
       files: stored.length,
       items: items.size,
       downloadable: truth.size,

@@ -1,8 +1,10 @@
 // dvault against Debian's gallery-dl (1.25) on the same simulated gallery, in one run, interleaved (round 1:
 // dvault first; round 2: gallery-dl first; …), each run on a fresh simulator and with fresh state (issue #16):
 // wall time with start-up, API calls (from the simulator's request log; CDN requests apart), files stored,
-// whether both stored the same bytes for the same deviations, exit codes, calls per stored file; then the
-// issue's goals, PASS or FAIL (a missed goal is reported, it does not fail the process).
+// whether both stored the same bytes for the same deviations, exit codes, calls per stored file; dvault as
+// `dvault archive --once`, in the clean run also after an earlier run taught its pace (issue #32); the clean run's
+// floor measured in the same run (loopback round trip and bandwidth); then the issues' goals, PASS or FAIL (a
+// missed goal is reported, it does not fail the process).
 // Run: node --import tsx bench/versus.ts [--rounds 3] [--items 300] [--only clean,throttle-2,…] [--no-docs]
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
@@ -10,7 +12,17 @@ import type { FaultRule } from "../src/simulator/faults.ts";
 import type { SimulatorOptions } from "../src/simulator/server.ts";
 import { makeServiceCertificate } from "../test/helpers/service-name-tunnel.ts";
 import { machine, median, table, writeDocSection } from "./bench-env.ts";
-import { runDvaultOnce, runGalleryDlOnce, simOptions, type RunFigures, type Tool } from "./versus-run.ts";
+import {
+  DVAULT_LEARNED,
+  isDvault,
+  type Loopback,
+  measureLoopback,
+  runDvaultOnce,
+  runGalleryDlOnce,
+  simOptions,
+  type RunFigures,
+  type Tool,
+} from "./versus-run.ts";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -53,6 +65,8 @@ type Agg = {
   sameAsDvault: [number, number];
 };
 type Goal = { name: string; pass: boolean; detail: string };
+/** The clean run's floor on this machine, per round: (fewest calls + CDN requests of any tool) × round trip + dvault's bytes ÷ bandwidth. */
+type Floor = { round: number; loopback: Loopback; calls: number; bytes: number; ms: number };
 type Scenario = {
   name: string;
   label: string;
@@ -60,18 +74,28 @@ type Scenario = {
   faults: FaultRule[];
   tools: Tool[];
   capMs?: Partial<Record<Tool, number>>;
-  goals(by: Map<Tool, Agg>): Goal[];
+  goals(by: Map<Tool, Agg>, floors: Floor[]): Goal[];
 };
 
 const s = (ms: number) => (ms / 1000).toFixed(1);
 const perItem = (a: Agg) => (a.items ? a.api / a.items : Number.POSITIVE_INFINITY);
+
+/**
+ * Every run finished with every downloadable original, or with as many as gallery-dl stored where it finished (some
+ * downloadable originals of the simulator's gallery are stored by neither tool).
+ */
+function complete(d: Agg, g: Agg | undefined): boolean {
+  const finished = g?.runs.filter((r) => r.finished) ?? [];
+  const reference = finished.length ? median(finished.map((r) => r.originals)) : Number.POSITIVE_INFINITY;
+  return d.runs.every((r) => r.finished && (r.originals === r.downloadable || r.originals >= reference));
+}
 
 function wallGoal(name: string, factor: number): (by: Map<Tool, Agg>) => Goal[] {
   return (by) => {
     const d = by.get("dvault");
     const g = by.get(GDL);
     if (!d || !g) return [];
-    const allFinished = d.runs.every((r) => r.finished) && d.runs.every((r) => r.originals === r.downloadable);
+    const allFinished = complete(d, g);
     return [
       {
         name: `${name}: dvault wall ≤ ${factor} × gallery-dl's, complete`,
@@ -88,24 +112,46 @@ const SCENARIOS: Scenario[] = [
     label: "clean, no limit",
     sim: {},
     faults: [],
-    tools: ["dvault", GDL, GDL_FULL],
-    goals(by) {
-      const d = by.get("dvault");
+    tools: ["dvault", DVAULT_LEARNED, GDL, GDL_FULL],
+    goals(by, floors) {
       const g = by.get(GDL);
       const full = by.get(GDL_FULL);
-      if (!d || !g || !full) return wallGoal("clean", 2)(by);
-      const folderPages = median(full.runs.map((r) => r.folderPages));
-      const allowance = g.api + folderPages + Math.ceil(ITEMS / 50);
-      return [
-        ...wallGoal("clean", 2)(by),
-        {
+      const floorMs = median(floors.map((f) => f.ms));
+      const goals: Goal[] = [];
+      for (const [tool, role] of [
+        [DVAULT_LEARNED, "the goal"],
+        ["dvault", "a fresh install's cautious start, reported"],
+      ] as const) {
+        const d = by.get(tool);
+        if (!d) continue;
+        const done = complete(d, g) && d.runs.every((r) => r.exit === "0");
+        const originals = d.runs.map((r) => `${r.originals}/${r.downloadable}`).join(", ");
+        if (g)
+          goals.push({
+            name: `clean, ${tool} (${role}): wall ≤ 1.2 × gallery-dl's, complete`,
+            pass: done && d.wallMs <= 1.2 * g.wallMs,
+            detail: `${s(d.wallMs)} s against 1.2 × ${s(g.wallMs)} s = ${s(1.2 * g.wallMs)} s (${(d.wallMs / g.wallMs).toFixed(2)} ×); originals ${originals}`,
+          });
+        if (floors.length)
+          goals.push({
+            name: `clean, ${tool} (${role}): wall ≤ 2 × the floor`,
+            pass: done && d.wallMs <= 2 * floorMs,
+            detail: `${s(d.wallMs)} s against 2 × ${s(floorMs)} s = ${s(2 * floorMs)} s (${(d.wallMs / floorMs).toFixed(2)} × the floor)`,
+          });
+      }
+      const d = by.get(DVAULT_LEARNED) ?? by.get("dvault");
+      if (d && g && full) {
+        const folderPages = median(full.runs.map((r) => r.folderPages));
+        const allowance = g.api + folderPages + Math.ceil(ITEMS / 50);
+        goals.push({
           name: "calls per stored item ≤ gallery-dl's with metadata and folders on, or ≤ its default's + folder pages + ⌈items/50⌉",
           pass: perItem(d) <= perItem(full) || d.api <= allowance,
           detail:
             `dvault ${perItem(d).toFixed(2)} (${d.api} calls, ${d.items} items); gallery-dl +metadata +folders ${perItem(full).toFixed(2)}; ` +
-            `gallery-dl default ${g.api} + ${folderPages} folder pages + ${Math.ceil(ITEMS / 50)} = ${allowance} calls`,
-        },
-      ];
+            `gallery-dl default ${perItem(g).toFixed(2)} (${g.api} calls) + ${folderPages} folder pages + ${Math.ceil(ITEMS / 50)} = ${allowance} calls`,
+        });
+      }
+      return goals;
     },
   },
   {
@@ -140,9 +186,10 @@ const SCENARIOS: Scenario[] = [
       return [
         {
           name: "5xx: dvault complete, exit 0",
-          pass: d.runs.every((r) => r.exit.split("/").every((c) => c === "0") && r.originals === r.downloadable),
+          pass: complete(d, by.get(GDL)) && d.runs.every((r) => r.exit === "0"),
           detail: d.runs.map((r) => `exit ${r.exit}, originals ${r.originals}/${r.downloadable}`).join("; "),
         },
+        ...wallGoal("5xx", 1)(by),
       ];
     },
   },
@@ -217,10 +264,35 @@ function rows(scenario: Scenario, by: Map<Tool, Agg>): Array<Array<string | numb
       a.files,
       a.items,
       `${m((r) => r.originals)}/${m((r) => r.downloadable)}`,
-      a.tool === "dvault" ? "–" : `${a.sameAsDvault[0]}/${a.sameAsDvault[1]}`,
+      isDvault(a.tool) ? "–" : `${a.sameAsDvault[0]}/${a.sameAsDvault[1]}`,
       a.items ? perItem(a).toFixed(2) : "–",
     ];
   });
+}
+
+/** The round's floor: the fewest calls and CDN requests any tool made × the round trip, plus dvault's bytes at the bandwidth. */
+function floorOf(round: number, loopback: Loopback, runs: Map<Tool, RunFigures[]>): Floor {
+  const inRound = [...runs.values()].flatMap((rs) => rs.filter((r) => r.round === round));
+  const calls = Math.min(...inRound.map((r) => r.api + r.cdn));
+  const bytes = inRound.find((r) => r.tool === "dvault")?.bytes ?? Math.max(...inRound.map((r) => r.bytes));
+  return { round, loopback, calls, bytes, ms: calls * loopback.rttMs + bytes / loopback.bytesPerMs };
+}
+
+function floorLine(f: Floor): string {
+  return (
+    `- round ${f.round}: ${f.calls} requests × ${f.loopback.rttMs.toFixed(2)} ms + ${(f.bytes / 1e6).toFixed(1)} MB ÷ ${(f.loopback.bytesPerMs / 1000).toFixed(0)} MB/s` +
+    ` = ${s(f.calls * f.loopback.rttMs)} s + ${s(f.bytes / f.loopback.bytesPerMs)} s = **${s(f.ms)} s**`
+  );
+}
+
+/** Where each dvault run's wall went, medians: start-up (to the first request), the requests, the ending (after the last). */
+function splits(scenario: Scenario, by: Map<Tool, Agg>): string[] {
+  return [...by.values()]
+    .filter((a) => isDvault(a.tool) || scenario.name === "clean")
+    .map((a) => {
+      const m = (f: (r: RunFigures) => number) => s(median(a.runs.map(f)));
+      return `- ${scenario.label}, ${a.tool}: start-up ${m((r) => r.firstMs)} s, requests ${m((r) => r.lastMs - r.firstMs)} s, ending ${m((r) => r.wallMs - r.lastMs)} s (wall ${s(a.wallMs)} s)`;
+    });
 }
 
 async function main(): Promise<void> {
@@ -237,17 +309,29 @@ async function main(): Promise<void> {
   const certificate = await makeServiceCertificate(certDir);
   const allRows: Array<Array<string | number>> = [];
   const goals: Goal[] = [];
+  const floorLines: string[] = [];
+  const splitLines: string[] = [];
   const notes: string[] = [];
   try {
     for (const sc of scenarios) {
-      const tools = sc.tools.filter((t) => t === "dvault" || version);
+      const tools = sc.tools.filter((t) => isDvault(t) || version);
       const runs = new Map<Tool, RunFigures[]>(tools.map((t) => [t, []]));
+      const loopbacks = new Map<number, Loopback>();
       for (let round = 1; round <= ROUNDS; round++) {
+        // The clean run's floor: this machine's loopback, measured in each round before its runs.
+        if (sc.name === "clean") {
+          const lb = await measureLoopback(simOptions(ITEMS, sc.sim));
+          loopbacks.set(round, lb);
+          process.stderr.write(`versus ${sc.name} round ${round} loopback: round trip ${lb.rttMs.toFixed(2)} ms, ${(lb.bytesPerMs / 1000).toFixed(0)} MB/s\n`);
+        }
         for (const tool of round % 2 ? tools : [...tools].reverse()) {
           const setup = { sim: simOptions(ITEMS, sc.sim), faults: sc.faults, capMs: sc.capMs?.[tool] ?? CAP_MS };
-          const r = tool === "dvault" ? await runDvaultOnce(round, setup) : await runGalleryDlOnce(tool, round, setup, certificate);
+          const r =
+            tool === "dvault" || tool === DVAULT_LEARNED
+              ? await runDvaultOnce(round, setup, tool === DVAULT_LEARNED ? "learned" : "fresh")
+              : await runGalleryDlOnce(tool, round, setup, certificate);
           process.stderr.write(
-            `versus ${sc.name} round ${round} ${tool}: ${s(r.wallMs)} s, exit ${r.exit}, ${r.api} API calls (${r.refused} × 429, ${r.failedCalls} × 5xx), ${r.cdn} CDN, ${r.files} files (${r.items} items), originals ${r.originals}/${r.downloadable}\n`,
+            `versus ${sc.name} round ${round} ${tool}: ${s(r.wallMs)} s (first request ${s(r.firstMs)} s, last ${s(r.lastMs)} s), exit ${r.exit}, ${r.api} API calls (${r.refused} × 429, ${r.failedCalls} × 5xx), ${r.cdn} CDN, ${r.files} files (${r.items} items, ${(r.bytes / 1e6).toFixed(1)} MB), originals ${r.originals}/${r.downloadable}\n`,
           );
           if (r.tail) notes.push(`${sc.name} round ${round} ${tool} (exit ${r.exit}): ${r.tail}`);
           runs.get(tool)?.push(r);
@@ -255,8 +339,11 @@ async function main(): Promise<void> {
       }
       const dvaultRuns = runs.get("dvault") ?? [];
       const by = new Map<Tool, Agg>(tools.map((t) => [t, aggregate(t, runs.get(t) ?? [], dvaultRuns)]));
+      const floors = [...loopbacks].map(([round, loopback]) => floorOf(round, loopback, runs));
       allRows.push(...rows(sc, by));
-      goals.push(...sc.goals(by));
+      goals.push(...sc.goals(by, floors));
+      if (floors.length) floorLines.push(...floors.map(floorLine));
+      splitLines.push(...splits(sc, by));
     }
   } finally {
     await fs.rm(certDir, { recursive: true, force: true });
@@ -279,24 +366,37 @@ async function main(): Promise<void> {
   ];
   const main = table(header, allRows);
   const goalLines = goals.map((g) => `- **${g.pass ? "PASS" : "FAIL"}** ${g.name}: ${g.detail}`).join("\n");
+  const floorText = floorLines.length
+    ? `\nThe clean run's floor on this machine, measured in each round (round trip: the median of 200 sequential /placebo calls by curl; bandwidth: the 8 largest originals fetched by curl, the simulator's first making of each picture left out):\n\n${floorLines.join("\n")}\n`
+    : "";
+  const splitText = splitLines.length
+    ? `\nWhere the wall went (medians; from the simulator's log: start to first request, first to last, last to exit):\n\n${splitLines.join("\n")}\n`
+    : "";
   const noteLines = notes.length ? `\nError output of runs that did not exit 0 (last lines):\n\n${notes.map((n) => `- ${n}`).join("\n")}\n` : "";
-  process.stdout.write(`\n## dvault versus gallery-dl\n\n${main}\n\nGoals (issue #16):\n\n${goalLines}\n${noteLines}`);
+  process.stdout.write(`\n## dvault versus gallery-dl\n\n${main}\n${floorText}${splitText}\nGoals (issues #16, #32):\n\n${goalLines}\n${noteLines}`);
   if (!args["no-docs"]) {
     await writeDocSection(
       "versus",
       [
         "## dvault versus gallery-dl on the same simulated gallery (issue #16)",
         "",
-        `Machine: ${machine()}. Run ${new Date().toISOString()}. gallery-dl: ${version ?? "not installed"}.`,
+        `Machine: ${machine()}, at the end ${os
+          .loadavg()
+          .map((l) => l.toFixed(1))
+          .join(" ")}. Run ${new Date().toISOString()}. gallery-dl: ${version ?? "not installed"}.`,
         "",
         `Command: \`node --import tsx bench/versus.ts --rounds ${ROUNDS} --items ${ITEMS}${args.only ? ` --only ${args.only}` : ""}\` (part of \`npm run bench\`)`,
         "",
         `Each run starts a fresh simulator (seed 16, legacy mode for gallery-dl 1.25, ${ITEMS} deviations in the owner's gallery,`,
-        "no download quota in the way, real clock) with the scenario's faults from its first call, and the tool starts with nothing:",
-        "dvault as the real CLI, `dvault sync --once --only gallery` then `dvault download --once` (child processes, start-up",
-        "included) on a new database, Redis prefix and archive folder, so its pace learns nothing from an earlier run; gallery-dl",
-        "with its own user grant (`public=false`), a private cache file and an empty target folder, reaching the simulator under",
-        "www.deviantart.com through a CONNECT proxy and the simulator's TLS listener (test/helpers/service-name-tunnel.ts).",
+        "no download quota in the way, real clock) with the scenario's faults from its first call. dvault runs as the real CLI,",
+        "`dvault archive --once --only gallery` (one child process, start-up included) on a new database, Redis prefix and archive",
+        "folder. `dvault` is a fresh install: its pace learns nothing from an earlier run and starts cautiously",
+        "(docs/service-behaviour.md#rate-limits). `dvault (learned)` (clean run) is the same account's next run: an earlier",
+        "`archive --once` on an environment of its own (same simulator seed, untimed) taught the pace; its pace keys' stored",
+        "state (what `dvault engine migrate` carries) is restored into the new Redis prefix without the current rate and last",
+        "send, so the run starts as one more than 5 minutes later does, at the learned rate; database and archive folder are new.",
+        "gallery-dl runs with its own user grant (`public=false`), a private cache file and an empty target folder, reaching the",
+        "simulator under www.deviantart.com through a CONNECT proxy and the simulator's TLS listener (test/helpers/service-name-tunnel.ts).",
         "Rounds alternate which tool goes first. Wall time, calls and files are medians over the rounds; API calls are the",
         "simulator's count of /api/v1/oauth2 requests (token requests and CDN transfers apart); files are what the tool left on",
         "disk, items the deviations with at least one of them (calls per item divide by these); originals are the gallery's",
@@ -307,8 +407,9 @@ async function main(): Promise<void> {
         "velocity caps dominate; `--only clean,5xx` is the quick pair.",
         "",
         main,
-        "",
-        "Goals (issue #16), PASS or FAIL as measured:",
+        floorText,
+        splitText,
+        "Goals (issues #16, #32), PASS or FAIL as measured:",
         "",
         goalLines,
         noteLines,

@@ -8,7 +8,8 @@ import { missingGrants, runDownloadsOnce, type DownloadSummary } from "../downlo
 import { doneForNow, type DownloadsLeft } from "../db/download.repository.ts";
 import { ARCHIVE_EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_PAUSED, UserError } from "../errors.ts";
 import { Producer } from "../queue/producer.ts";
-import { createServices } from "../services.ts";
+import { createServices, type Services } from "../services.ts";
+import type { Logger } from "../log.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { noWorkerNote } from "./no-worker.ts";
 import { cliLogger, colorsFor } from "./output/mode.ts";
@@ -72,6 +73,56 @@ export function leftWords(left: DownloadsLeft): string {
   return parts.length ? parts.join("; ") : "nothing: every due file was handled";
 }
 
+/** `--concurrency`: a whole number from 1 to 64, or a UserError saying so. */
+export function parseConcurrency(value: string | undefined): number | undefined {
+  const concurrency = value === undefined ? undefined : Number(value);
+  if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 64)) {
+    throw new UserError("--concurrency expects a whole number from 1 to 64");
+  }
+  return concurrency;
+}
+
+/**
+ * The exit code's reason after a download run, undefined for 0: paused (2), an account that must log in (4),
+ * stopped by a signal (130), failed files (1), due files left undone (1). `again` is the command that continues.
+ */
+export function downloadVerdict(summary: DownloadSummary, again: string): UserError | undefined {
+  if (summary.paused) return new UserError(summary.paused.reason, EXIT_PAUSED);
+  if (summary.needsLogin.length) return missingGrants(summary.needsLogin);
+  if (summary.interrupted) {
+    return new UserError(`stopped before the end; ${summary.left.dueNow + summary.left.queued} file(s) left: run ${again} again to continue`, EXIT_INTERRUPTED);
+  }
+  if (summary.failed) return new UserError(`${summary.failed} download(s) failed (listed above); they are kept as failed in the downloads table`);
+  if (!doneForNow(summary.left)) {
+    return new UserError(`${summary.left.dueNow} due file(s) were not done in this run: run ${again} again (or see dvault status)`);
+  }
+  return undefined;
+}
+
+/** `--once`'s run (run-once.ts) with its live progress view, stopped before the summary is printed; also `dvault archive --once`'s second step. */
+export async function downloadHere(args: {
+  services: Services;
+  account: string | undefined;
+  log: Logger;
+  signal: AbortSignal;
+  concurrency: number | undefined;
+  json: boolean;
+}): Promise<DownloadSummary> {
+  const view = progressView({ json: args.json });
+  try {
+    return await runDownloadsOnce({
+      services: args.services,
+      account: args.account,
+      log: args.log,
+      signal: args.signal,
+      ...(args.concurrency !== undefined ? { concurrency: args.concurrency } : {}),
+      ...(view.sink ? { progress: view.sink } : {}),
+    });
+  } finally {
+    view.stop();
+  }
+}
+
 export function registerDownloadCommand(program: Command): void {
   program
     .command("download")
@@ -87,10 +138,7 @@ export function registerDownloadCommand(program: Command): void {
     .action(async (opts: DownloadOptions) => {
       const config = loadConfig();
       const log = cliLogger(config);
-      const concurrency = opts.concurrency === undefined ? undefined : Number(opts.concurrency);
-      if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 64)) {
-        throw new UserError("--concurrency expects a whole number from 1 to 64");
-      }
+      const concurrency = parseConcurrency(opts.concurrency);
       const services = await createServices({ config, log });
       try {
         if (!opts.once) {
@@ -106,41 +154,21 @@ export function registerDownloadCommand(program: Command): void {
           }
           return;
         }
-        const view = progressView({ json: opts.json === true });
         const abort = new AbortController();
         const onSignal = () => abort.abort();
         process.once("SIGINT", onSignal);
         process.once("SIGTERM", onSignal);
         try {
-          const summary = await runDownloadsOnce({
-            services,
-            account: opts.account,
-            log,
-            signal: abort.signal,
-            ...(concurrency !== undefined ? { concurrency } : {}),
-            ...(view.sink ? { progress: view.sink } : {}),
-          });
-          view.stop();
+          const summary = await downloadHere({ services, account: opts.account, log, signal: abort.signal, concurrency, json: opts.json === true });
           await reportRun({
             json: opts.json === true,
             print: () => (opts.json ? printJson(summary) : printOut(formatDownloadSummary(summary, colorsFor()))),
             verdict: () => {
-              if (summary.paused) throw new UserError(summary.paused.reason, EXIT_PAUSED);
-              if (summary.needsLogin.length) throw missingGrants(summary.needsLogin);
-              if (summary.interrupted) {
-                throw new UserError(
-                  `stopped before the end; ${summary.left.dueNow + summary.left.queued} file(s) left: run dvault download --once again to continue`,
-                  EXIT_INTERRUPTED,
-                );
-              }
-              if (summary.failed) throw new UserError(`${summary.failed} download(s) failed (listed above); they are kept as failed in the downloads table`);
-              if (!doneForNow(summary.left)) {
-                throw new UserError(`${summary.left.dueNow} due file(s) were not done in this run: run dvault download --once again (or see dvault status)`);
-              }
+              const error = downloadVerdict(summary, "dvault download --once");
+              if (error) throw error;
             },
           });
         } finally {
-          view.stop();
           process.off("SIGINT", onSignal);
           process.off("SIGTERM", onSignal);
         }

@@ -127,6 +127,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./download.ts")).registerDownloadCommand,
   },
   {
+    name: "archive",
+    term: "archive [options]",
+    summary: "sync then download in one process: what sync --once then download --once do, with one summary and one exit code",
+    load: async () => (await import("./archive.ts")).registerArchiveCommand,
+  },
+  {
     name: "verify",
     term: "verify [options]",
     summary: "re-hash the archive: report missing, corrupt and orphaned files",

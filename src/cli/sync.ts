@@ -18,13 +18,15 @@ import { noWorkerNote } from "./no-worker.ts";
 import { cliLogger, colorsFor } from "./output/mode.ts";
 import { printErr, printJson, printOut, reportRun } from "./output/print.ts";
 import { progressView } from "./output/progress.ts";
+import type { ProgressSink } from "../queue/progress.ts";
 import { formatTable, paintOutcome } from "./output/table.ts";
 
 type SyncOptions = { once?: boolean; only?: string; account?: string; full?: boolean; all?: boolean; due?: boolean; json?: boolean };
 
 export type PlannedRun = { accountId: number; account: string; source: SourceName; key: string };
 
-function parseOnly(only: string | undefined): SourceName[] | undefined {
+/** The sources `--only` names, or a UserError naming the unknown ones. */
+export function parseOnly(only: string | undefined): SourceName[] | undefined {
   if (!only) return undefined;
   const names = only
     .split(",")
@@ -63,9 +65,9 @@ export async function planRuns(services: Services, opts: { only?: SourceName[]; 
   return plan;
 }
 
-type SyncRow = { plan: PlannedRun; value: SyncJobValue } | { plan: PlannedRun; error: string; interrupted?: boolean };
+export type SyncRow = { plan: PlannedRun; value: SyncJobValue } | { plan: PlannedRun; error: string; interrupted?: boolean };
 
-function printSummary(results: SyncRow[]): void {
+export function printSummary(results: SyncRow[]): void {
   const rows = results.map(({ plan, ...r }) =>
     "error" in r
       ? [plan.account, plan.source + (plan.key ? `:${plan.key}` : ""), r.interrupted ? "STOPPED" : "FAILED", "", "", "", "", "", "", "", r.error]
@@ -96,7 +98,7 @@ function printSummary(results: SyncRow[]): void {
 }
 
 /** `--json`: one object per run, as the summary table has them. */
-function summaryJson(results: SyncRow[]): unknown {
+export function summaryJson(results: SyncRow[]): unknown {
   return results.map(({ plan, ...r }) => ({
     account: plan.account,
     source: plan.source,
@@ -108,7 +110,27 @@ function summaryJson(results: SyncRow[]): unknown {
 /**
  * `--once`: the planned runs as sync.source jobs through the worker's handler and WorkerHost, in this process on a
  * private queue (src/queue/run-now.ts), one at a time. A failed run is reported, not retried: its next scheduled run is.
+ * Also `dvault archive --once`'s first step (archive.ts).
  */
+export async function runPlanHere(args: {
+  services: Services;
+  plan: PlannedRun[];
+  full: boolean | undefined;
+  log: Logger;
+  signal: AbortSignal;
+  progress?: ProgressSink | undefined;
+}): Promise<SyncRow[]> {
+  const { services, plan, log, signal } = args;
+  const outcomes = await runSyncHere({ services, log, runs: plan, full: args.full === true, signal, ...(args.progress ? { progress: args.progress } : {}) });
+  return outcomes.map((o, i): SyncRow => {
+    const run = plan[i]!;
+    if ("error" in o) return { plan: run, error: o.error, ...(o.interrupted ? { interrupted: true } : {}) };
+    // Skipped without a run (the account needs re-authorization): a failure the person must act on.
+    if (o.value.status === "skipped" && !o.value.result) return { plan: run, error: o.value.reason ?? "skipped" };
+    return { plan: run, value: o.value };
+  });
+}
+
 async function runHere(services: Services, plan: PlannedRun[], full: boolean | undefined, log: Logger, json: boolean): Promise<SyncRow[]> {
   const view = progressView({ json });
   const abort = new AbortController();
@@ -116,19 +138,37 @@ async function runHere(services: Services, plan: PlannedRun[], full: boolean | u
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    const outcomes = await runSyncHere({ services, log, runs: plan, full: full === true, signal: abort.signal, ...(view.sink ? { progress: view.sink } : {}) });
-    return outcomes.map((o, i): SyncRow => {
-      const run = plan[i]!;
-      if ("error" in o) return { plan: run, error: o.error, ...(o.interrupted ? { interrupted: true } : {}) };
-      // Skipped without a run (the account needs re-authorization): a failure the person must act on.
-      if (o.value.status === "skipped" && !o.value.result) return { plan: run, error: o.value.reason ?? "skipped" };
-      return { plan: run, value: o.value };
-    });
+    return await runPlanHere({ services, plan, full, log, signal: abort.signal, progress: view.sink });
   } finally {
     view.stop();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+/**
+ * The exit code's reason after the runs, undefined for 0: an account that lost its grant (before or during the
+ * run) is the person's to fix, 4 before the rest; then stopped by a signal (130, naming what did not finish), then
+ * failed sources (1). `again` is the command that continues (the summary's advice).
+ */
+export async function syncVerdict(services: Services, plan: PlannedRun[], results: SyncRow[], again: string): Promise<UserError | undefined> {
+  const planned = new Set(plan.map((p) => p.accountId));
+  const lost = (await services.accounts.list()).filter((a) => planned.has(a.id)).flatMap((a) => grantUnusable(a) ?? []);
+  if (lost.length) return needsLoginError(lost);
+  const stopped = results.filter((r) => "error" in r && r.interrupted);
+  if (stopped.length) {
+    return new UserError(
+      `stopped before the end: ${stopped.length} source run(s) did not finish (STOPPED above); run ${again} again to continue from what they saved`,
+      EXIT_INTERRUPTED,
+    );
+  }
+  const failed = results.filter((r) => "error" in r);
+  if (failed.length) {
+    return new UserError(
+      `${failed.length} source(s) failed: ${failed.map((f) => ("error" in f ? `${f.plan.account}/${f.plan.source}` : "")).join(", ")} (see the note column)`,
+    );
+  }
+  return undefined;
 }
 
 export function registerSyncCommand(program: Command): void {
@@ -170,24 +210,8 @@ export function registerSyncCommand(program: Command): void {
           json: opts.json === true,
           print: () => (opts.json ? printJson(summaryJson(results)) : printSummary(results)),
           verdict: async () => {
-            // An account that lost its grant (before or during the run) is the person's to fix: exit 4, before 1.
-            const planned = new Set(plan.map((p) => p.accountId));
-            const lost = (await services.accounts.list()).filter((a) => planned.has(a.id)).flatMap((a) => grantUnusable(a) ?? []);
-            if (lost.length) throw needsLoginError(lost);
-            // Stopped by a signal: what did not finish is named, and the exit code says so (130, not "failed").
-            const stopped = results.filter((r) => "error" in r && r.interrupted);
-            if (stopped.length) {
-              throw new UserError(
-                `stopped before the end: ${stopped.length} source run(s) did not finish (STOPPED above); run dvault sync --once again to continue from what they saved`,
-                EXIT_INTERRUPTED,
-              );
-            }
-            const failed = results.filter((r) => "error" in r);
-            if (failed.length) {
-              throw new UserError(
-                `${failed.length} source(s) failed: ${failed.map((f) => ("error" in f ? `${f.plan.account}/${f.plan.source}` : "")).join(", ")} (see the note column)`,
-              );
-            }
+            const error = await syncVerdict(services, plan, results, "dvault sync --once");
+            if (error) throw error;
           },
         });
       } finally {

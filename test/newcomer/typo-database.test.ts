@@ -30,6 +30,7 @@ let env: Record<string, string>;
 const OPENS_DATABASE: Record<string, string[]> = {
   sync: ["sync", "--once"],
   download: ["download", "--once"],
+  archive: ["archive", "--once"],
   status: ["status"],
   engine: ["engine", "status"],
   search: ["search", "kitten"],

@@ -1,0 +1,124 @@
+// `dvault archive --once`: what `dvault sync --once` then `dvault download --once` do, in one process (one
+// start-up, one connection to the database, the queue engine and the shared pace): the sync step is sync.ts's
+// (planRuns, runPlanHere), the download step run-once.ts's (runDownloadsOnce), and the summary is both of theirs,
+// one after the other, with one exit code (archiveVerdict).
+import type { Command } from "commander";
+import { loadConfig } from "../config.ts";
+import { SOURCE_NAMES } from "../config-defaults.ts";
+import type { DownloadSummary } from "../downloads/run-once.ts";
+import { ARCHIVE_EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NEEDS_LOGIN, EXIT_PAUSED, UserError } from "../errors.ts";
+import { createServices } from "../services.ts";
+import { downloadHere, downloadVerdict, formatDownloadSummary, parseConcurrency } from "./download.ts";
+import { cliLogger, colorsFor } from "./output/mode.ts";
+import { printJson, printOut, reportRun } from "./output/print.ts";
+import { progressView } from "./output/progress.ts";
+import { parseOnly, planRuns, printSummary, runPlanHere, type SyncRow, summaryJson, syncVerdict } from "./sync.ts";
+
+type ArchiveOptions = { once?: boolean; only?: string; account?: string; full?: boolean; due?: boolean; concurrency?: string; json?: boolean };
+
+const AGAIN = "dvault archive --once";
+
+/**
+ * Which step's exit code wins when both have one: the first of this list either step reports. It is the order
+ * each command already uses on its own (download --once: paused before a login before stopped before failed;
+ * sync --once: a login before stopped before failed), so archive exits as the worse of the two would.
+ */
+export const ARCHIVE_EXIT_ORDER: readonly number[] = [EXIT_PAUSED, EXIT_NEEDS_LOGIN, EXIT_INTERRUPTED, EXIT_FAILED];
+
+/** One error for both steps' verdicts: the code by ARCHIVE_EXIT_ORDER, the message both steps' lines. */
+export function archiveVerdict(sync: UserError | undefined, download: UserError | undefined): UserError | undefined {
+  if (!sync || !download) return sync ?? download;
+  const rank = (e: UserError) => {
+    const i = ARCHIVE_EXIT_ORDER.indexOf(e.exitCode);
+    return i < 0 ? ARCHIVE_EXIT_ORDER.length : i;
+  };
+  const code = rank(download) < rank(sync) ? download.exitCode : sync.exitCode;
+  return new UserError(`sync: ${sync.message}; download: ${download.message}`, code);
+}
+
+export const ARCHIVE_HELP = `
+The sync step runs the sources as dvault sync --once does (--only, --account, --full, --due); the download step then
+runs every due download of the account(s), as dvault download --once does (--account, --concurrency), also when a
+source failed: what did sync is downloaded. A download step that cannot start (every account must log in again) is
+reported as its exit code. A stop by Ctrl-C during the sync skips the download step.
+The exit code is the worse of the two steps': 2 (paused) before 4 (log in) before 130 (stopped) before 1 (failed).
+${ARCHIVE_EXIT_CODES_HELP}`;
+
+/** The download step: its summary and verdict, or the refusal that kept it from starting (every account must log in again). */
+async function downloadStep(args: Parameters<typeof downloadHere>[0]): Promise<{ summary?: DownloadSummary | undefined; error: UserError | undefined }> {
+  try {
+    const summary = await downloadHere(args);
+    return { summary, error: downloadVerdict(summary, AGAIN) };
+  } catch (err) {
+    // The sync's summary is still printed, and the refusal is the step's exit code.
+    if (!(err instanceof UserError)) throw err;
+    return { error: err };
+  }
+}
+
+export function registerArchiveCommand(program: Command): void {
+  program
+    .command("archive")
+    .description("sync then download in one process: what sync --once then download --once do, with one summary and one exit code")
+    .option("--once", "run both steps in this process, then exit (required: the worker already does both on its schedule)")
+    .option("--only <sources>", `comma-separated sources to sync whether due or not (${SOURCE_NAMES.join(", ")})`)
+    .option("--account <name>", "only this account (its sources and its downloads)")
+    .option("--full", "force a full sweep of the sources (catches edits, reorderings and removals)")
+    .option("--due", "only the sources that are due (never run, past their interval, or failed last time)")
+    .option("--concurrency <n>", "parallel transfers (default DVAULT_DOWNLOAD_CONCURRENCY)")
+    .addHelpText("after", ARCHIVE_HELP)
+    .option("--json", "print the result as JSON: { sync: [...as sync --json], download: {...as download --json} }")
+    .action(async (opts: ArchiveOptions) => {
+      if (!opts.once)
+        throw new UserError("dvault archive runs in this process only: add --once (a running worker already syncs and downloads on its schedule)");
+      const config = loadConfig();
+      const log = cliLogger(config);
+      const only = parseOnly(opts.only);
+      const concurrency = parseConcurrency(opts.concurrency);
+      const json = opts.json === true;
+      const services = await createServices({ config, log });
+      const abort = new AbortController();
+      const onSignal = () => abort.abort();
+      process.once("SIGINT", onSignal);
+      process.once("SIGTERM", onSignal);
+      try {
+        const plan = await planRuns(services, {
+          ...(only ? { only } : {}),
+          ...(opts.account ? { account: opts.account } : {}),
+          ...(opts.due ? { due: true } : {}),
+        });
+        let results: SyncRow[] = [];
+        if (plan.length) {
+          const view = progressView({ json });
+          try {
+            results = await runPlanHere({ services, plan, full: opts.full, log, signal: abort.signal, progress: view.sink });
+          } finally {
+            view.stop();
+          }
+        }
+        const syncError = await syncVerdict(services, plan, results, AGAIN);
+        const { summary, error: downloadError } = abort.signal.aborted
+          ? { summary: undefined, error: undefined }
+          : await downloadStep({ services, account: opts.account, log, signal: abort.signal, concurrency, json });
+        await reportRun({
+          json,
+          print: () => {
+            if (json) return printJson({ sync: summaryJson(results), download: summary ?? null });
+            if (plan.length) printSummary(results);
+            else printOut("sync: nothing is due; leave out --due (or use --only <sources>) to run anyway");
+            printOut("");
+            if (summary) printOut(formatDownloadSummary(summary, colorsFor()));
+            else printOut(`download: ${abort.signal.aborted ? "not started (stopped during the sync)" : "not started"}`);
+          },
+          verdict: () => {
+            const error = archiveVerdict(syncError, downloadError);
+            if (error) throw error;
+          },
+        });
+      } finally {
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+        await services.close();
+      }
+    });
+}

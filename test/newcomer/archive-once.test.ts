@@ -1,0 +1,126 @@
+// `dvault archive --once` (src/cli/archive.ts) as a person runs it: one process doing what `sync --once` then
+// `download --once` do. It stores the same files the two commands store on the same gallery, with one summary
+// and exit 0; when a source fails, the download step still runs for what did sync, the summary shows both, and
+// the exit code says the run failed (the worse of the two steps'); an account that must log in again exits 4.
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { collectRun, runDvault } from "../helpers/dvault-cli.ts";
+import { TEST_ENGINE } from "../helpers/env.ts";
+
+async function account(): Promise<DownloadHarness> {
+  // The commands use the wall clock: the simulator's week is this week.
+  return createDownloadHarness({
+    sim: {
+      seed: 32,
+      dataset: { deviations: 10, galleryFolders: 1, collectionFolders: 1, favourites: 3, trackedUsers: 0, messages: 0, notes: 0, feedItems: 0 },
+      downloadQuota: 500,
+      startTime: new Date(),
+    },
+    quota: 500,
+  });
+}
+
+const dvault = (h: DownloadHarness, args: string[]) => runDvault({ redis: h.redis, env: { ...h.env, DVAULT_RUN_ITEM_PATIENCE: "0s" } }, args);
+
+/** What the archive holds: one line per stored file (deviation, kind, checksum). */
+async function stored(h: DownloadHarness): Promise<string[]> {
+  const { rows } = await h.pool.query<{ line: string }>(
+    "SELECT deviationid || ' ' || kind::text || ' ' || sha256 AS line FROM downloads WHERE sha256 IS NOT NULL ORDER BY 1",
+  );
+  return rows.map((r) => r.line);
+}
+
+describe("dvault archive --once", () => {
+  it("stores what sync --once then download --once store, in one process, and exits 0", async () => {
+    const [one, two] = await Promise.all([account(), account()]);
+    try {
+      const archive = await dvault(one, ["archive", "--once", "--only", "gallery,collections"]);
+      expect(archive.code, archive.stderr).toBe(0);
+      const sync = await dvault(two, ["sync", "--once", "--only", "gallery,collections"]);
+      expect(sync.code, sync.stderr).toBe(0);
+      const download = await dvault(two, ["download", "--once"]);
+      expect(download.code, download.stderr).toBe(0);
+      const files = await stored(one);
+      expect(files.length).toBeGreaterThan(5);
+      expect(files).toEqual(await stored(two));
+      // One summary: the sources' table, then the downloads' lines.
+      expect(archive.stdout).toMatch(/^SimArtist\s+gallery\s+ok/m);
+      expect(archive.stdout).toMatch(/^SimArtist\s+collections\s+ok/m);
+      expect(archive.stdout).toMatch(/^left\s+nothing: every due file was handled$/m);
+      const done = Number(/^done\s+(\d+)/m.exec(archive.stdout)?.[1]);
+      expect(done).toBe(Number(/^done\s+(\d+)/m.exec(download.stdout)?.[1]));
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  }, 90_000);
+
+  it("downloads what did sync when a source fails, reports both steps and exits 1", async () => {
+    const h = await account();
+    try {
+      // The collections' folder list answers 500 through every retry, and the run's patience is none: that source fails.
+      h.sim.faults.add({ kind: "status_500", route: "/collections/folders", times: 1000 });
+      const run = await dvault(h, ["archive", "--once", "--only", "gallery,collections", "--json"]);
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toMatch(/^dvault: 1 source\(s\) failed: SimArtist\/collections/m);
+      const out = JSON.parse(run.stdout) as { sync: Array<{ source: string; result: string }>; download: { done: number; failed: number } };
+      expect(out.sync.map((s) => [s.source, s.result === "failed" ? "failed" : "ran"])).toEqual([
+        ["gallery", "ran"],
+        ["collections", "failed"],
+      ]);
+      // The gallery's files were downloaded in the same run, and counted in its summary.
+      const files = await stored(h);
+      expect(out.download.done).toBeGreaterThan(0);
+      expect(files.length).toBeGreaterThanOrEqual(out.download.done);
+      expect(out.download.failed).toBe(0);
+    } finally {
+      await h.close();
+    }
+  }, 90_000);
+
+  it("exits 4 when the account must log in again: the sync's table names it and the download step does not start", async () => {
+    const h = await account();
+    try {
+      await h.pool.query("UPDATE accounts SET state = 'needs_reauth', state_reason = 'the service refused the refresh token' WHERE id = $1", [h.account.id]);
+      const run = await dvault(h, ["archive", "--once", "--only", "gallery"]);
+      expect(run.code, run.stderr).toBe(4);
+      expect(run.stdout).toMatch(/^SimArtist\s+gallery\s+FAILED/m);
+      expect(run.stdout).toMatch(/^download: not started$/m);
+      expect(run.stderr).toMatch(/^dvault: sync: .*; download: .*dvault auth login/m);
+      expect(await stored(h)).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
+
+  it("stopped by Ctrl-C during the sync: exit 130, the source STOPPED, the download step not started", async () => {
+    const h = await account();
+    try {
+      // Every API answer takes a second: the run is still walking the gallery when the signal comes.
+      h.sim.faults.add({ kind: "latency", latencyMs: 1000 });
+      const child = spawn(process.execPath, [path.resolve("bin/dvault.js"), "archive", "--once", "--only", "gallery"], {
+        env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, DVAULT_ENGINE: TEST_ENGINE, ...h.env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const done = collectRun(child, Date.now());
+      await expect.poll(() => h.sim.log().some((e) => e.route.includes("/gallery")), { timeout: 30_000, interval: 50 }).toBe(true);
+      child.kill("SIGINT");
+      const run = await done;
+      expect(run.code, run.stdout + run.stderr).toBe(130);
+      expect(run.stdout).toMatch(/^SimArtist\s+gallery\s+STOPPED\s/m);
+      expect(run.stdout).toMatch(/^download: not started \(stopped during the sync\)$/m);
+      expect(run.stderr).toContain("run dvault archive --once again to continue");
+      expect(h.sim.log().filter((e) => e.route.startsWith("/_cdn/") || e.route.includes("/deviation/download"))).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
+
+  it("refuses to run without --once, in one line, before it opens anything", async () => {
+    // No database, Redis or simulator is needed (nor reached: the port below refuses).
+    const run = await runDvault({ redis: { url: "redis://127.0.0.1:1" }, env: {} }, ["archive"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe("dvault: dvault archive runs in this process only: add --once (a running worker already syncs and downloads on its schedule)\n");
+  }, 30_000);
+});

@@ -1,0 +1,30 @@
+// `dvault archive --once`'s exit code is the worse of its two steps' (src/cli/archive.ts ARCHIVE_EXIT_ORDER): the
+// order each command uses alone, so a script reading it learns what it would from `sync --once && download --once`.
+import { describe, expect, it } from "vitest";
+import { archiveVerdict } from "../../src/cli/archive.ts";
+import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NEEDS_LOGIN, EXIT_PAUSED, UserError } from "../../src/errors.ts";
+
+const e = (code: number) => new UserError(`code ${code}`, code);
+
+describe("archiveVerdict", () => {
+  it("keeps one step's error as it is, and none when neither step has one", () => {
+    const sync = e(EXIT_FAILED);
+    expect(archiveVerdict(sync, undefined)).toBe(sync);
+    const download = e(EXIT_PAUSED);
+    expect(archiveVerdict(undefined, download)).toBe(download);
+    expect(archiveVerdict(undefined, undefined)).toBeUndefined();
+  });
+
+  it.each([
+    [EXIT_FAILED, EXIT_PAUSED, EXIT_PAUSED],
+    [EXIT_NEEDS_LOGIN, EXIT_PAUSED, EXIT_PAUSED],
+    [EXIT_NEEDS_LOGIN, EXIT_FAILED, EXIT_NEEDS_LOGIN],
+    [EXIT_INTERRUPTED, EXIT_FAILED, EXIT_INTERRUPTED],
+    [EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INTERRUPTED],
+    [EXIT_FAILED, EXIT_FAILED, EXIT_FAILED],
+  ])("sync %i and download %i exit %i, saying both", (sync, download, code) => {
+    const verdict = archiveVerdict(e(sync), e(download));
+    expect(verdict?.exitCode).toBe(code);
+    expect(verdict?.message).toBe(`sync: code ${sync}; download: code ${download}`);
+  });
+});
