@@ -14,7 +14,7 @@ import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { createLogger } from "../../src/log.ts";
 import { loadSecretKey } from "../../src/secret-key.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
-import { TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
+import { TEST_ENGINE, TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 import { testConfig } from "../helpers/config.ts";
 
@@ -160,7 +160,7 @@ describe("dvault worker", () => {
   it("starts, publishes a heartbeat, and shuts down cleanly on SIGTERM", async () => {
     const run = await runCli(
       ["worker"],
-      { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, DVAULT_REDIS_PREFIX: redis.prefix },
+      { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, DVAULT_ENGINE: TEST_ENGINE, DVAULT_REDIS_PREFIX: redis.prefix },
       { untilLine: /worker ready/, signal: "SIGTERM" },
     );
     expect(run.code).toBe(0);

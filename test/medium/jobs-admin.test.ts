@@ -1,6 +1,7 @@
 // `dvault jobs`: failed jobs with reason, attempts, times and payload ids, filtered by queue and source;
 // retry one (with a fresh attempt budget) or all; pause and resume a queue. On real Redis, through the
 // QueueAdmin the CLI and the dashboard share, and once through the real CLI.
+import { TEST_ENGINE } from "../helpers/env.ts";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { UnrecoverableError, Worker, type Job } from "bullmq";
@@ -98,7 +99,14 @@ describe(QueueAdmin.name, () => {
 });
 
 describe("dvault jobs", () => {
-  const env = () => ({ PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", REDIS_URL: r.url, DVAULT_REDIS_PREFIX: r.prefix, LOG_LEVEL: "silent" });
+  const env = () => ({
+    PATH: process.env.PATH ?? "",
+    HOME: "/nonexistent-home",
+    REDIS_URL: r.url,
+    DVAULT_ENGINE: TEST_ENGINE,
+    DVAULT_REDIS_PREFIX: r.prefix,
+    LOG_LEVEL: "silent",
+  });
 
   it("lists failures as JSON and retries one by the id it printed", async () => {
     const { stdout } = await run(process.execPath, ["bin/dvault.js", "jobs", "failed", "--source", "notes", "--json"], { env: env(), timeout: 30_000 });

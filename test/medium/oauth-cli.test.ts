@@ -11,7 +11,7 @@ import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
-import { TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
+import { TEST_ENGINE, TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 import { approveInBrowser, CLIENT_ID, CLIENT_SECRET } from "./tokens-fixture.ts";
 import { freePort } from "../../src/free-port.ts";
@@ -67,6 +67,7 @@ describe("dvault auth", () => {
       LOG_LEVEL: "info",
       DATABASE_URL: db.url,
       REDIS_URL: TEST_REDIS_URL,
+      DVAULT_ENGINE: TEST_ENGINE,
       DVAULT_REDIS_PREFIX: redis.prefix,
       DVAULT_API_BASE: sim.url,
       DVAULT_CLIENT_ID: CLIENT_ID,

@@ -12,7 +12,7 @@ import { COMMANDS } from "../../src/cli/program.ts";
 import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
 import { collectRun, type CliRun } from "../helpers/dvault-cli.ts";
-import { TEST_PG_URL } from "../helpers/env.ts";
+import { TEST_ENGINE, TEST_PG_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 
 const tag = randomBytes(4).toString("hex");
@@ -102,6 +102,7 @@ function spawnDvault(args: readonly string[], database: string, logLevel = "warn
       HOME: "/nonexistent-home",
       LOG_LEVEL: logLevel,
       REDIS_URL: redis.url,
+      DVAULT_ENGINE: TEST_ENGINE,
       ...env,
       DATABASE_URL: withDatabase(TEST_PG_URL, database),
     },
