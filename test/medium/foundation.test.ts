@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { postgresCoordinator } from "../../src/coord/postgres.ts";
+import { describeNeedingRedis } from "../helpers/needs-redis.ts";
 import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -165,8 +167,13 @@ describe("dvault worker", () => {
     );
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/worker stopped/);
-    const keys = await redis.redis.keys(`${redis.prefix}:heartbeat:*`);
-    expect(keys).toEqual([]); // removed at shutdown
+    // Removed at shutdown, from the run's engine.
+    const coord = TEST_ENGINE === "redis" ? redis.coord : await postgresCoordinator(db.pool);
+    try {
+      expect(await coord.keysStartingWith(`${redis.prefix}:heartbeat:`)).toEqual([]);
+    } finally {
+      if (TEST_ENGINE !== "redis") await coord.close();
+    }
   });
 
   it("on PostgreSQL alone starts with no Redis answering, and no password of DATABASE_URL or REDIS_URL reaches its log", async () => {
@@ -186,7 +193,8 @@ describe("dvault worker", () => {
   });
 });
 
-describe("the worker host's failures", () => {
+// Its reason as stored in Redis's keys: Redis itself.
+describeNeedingRedis("the worker host's failures", () => {
   let redis: TestRedis;
   beforeAll(async () => {
     redis = await createTestRedis();
