@@ -11,7 +11,7 @@ import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { pgFields, withDatabase } from "../../src/db/pg-fields.ts";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
-import { TEST_ENGINE, TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
+import { TEST_ENGINE, TEST_PG_ADDRESS, TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 import { CLIENT_ID, CLIENT_SECRET } from "./tokens-fixture.ts";
 
@@ -45,8 +45,6 @@ describe("dvault auth preconditions", () => {
     return withDatabase(TEST_PG_URL, name);
   }
 
-  /** The test server's address, as the one-line refusals name it (an embedded server of the run has a port of its own). */
-  const serverAt = `${pgFields(TEST_PG_URL).host}:${pgFields(TEST_PG_URL).port}`;
   const tokenRequests = () => sim.log().filter((e) => e.route === "/oauth2/token").length;
 
   beforeAll(async () => {
@@ -84,7 +82,7 @@ describe("dvault auth preconditions", () => {
     expect(tokenRequests()).toBe(before);
     expect(run.code).toBe(3);
     expect(run.stderr.trim().split("\n")).toEqual([
-      `dvault: the database "${pgFields(empty).database}" on ${serverAt} has no dvault schema yet: run dvault migrate`,
+      `dvault: the database "${pgFields(empty).database}" on ${TEST_PG_ADDRESS} has no dvault schema yet: run dvault migrate`,
     ]);
 
     const retry = await dvault(["auth", "import", "--refresh-token", issued.refresh_token]);
@@ -107,7 +105,7 @@ describe("dvault auth preconditions", () => {
       expect(tokenRequests()).toBe(before);
       expect(run.code).toBe(3);
       expect(run.stderr.trim().split("\n")).toEqual([
-        `dvault: the database "${behind.name}" on ${serverAt} is older than this dvault (1 migration(s) not applied, the newest ${rows[0]?.migration_name}): run dvault migrate`,
+        `dvault: the database "${behind.name}" on ${TEST_PG_ADDRESS} is older than this dvault (1 migration(s) not applied, the newest ${rows[0]?.migration_name}): run dvault migrate`,
       ]);
     } finally {
       await behind.drop();
@@ -119,7 +117,7 @@ describe("dvault auth preconditions", () => {
     const run = await dvault(["auth", "login", "--paste", "--no-browser", "--timeout", "10"], { DATABASE_URL: empty });
     expect(run.code).toBe(3);
     expect(run.stderr.trim().split("\n")).toEqual([
-      `dvault: the database "${pgFields(empty).database}" on ${serverAt} has no dvault schema yet: run dvault migrate`,
+      `dvault: the database "${pgFields(empty).database}" on ${TEST_PG_ADDRESS} has no dvault schema yet: run dvault migrate`,
     ]);
   });
 

@@ -3,14 +3,14 @@
 // the queued downloads rebuilt on the target from the downloads table, the source's queues left empty, and the
 // downloads queued before the moves fetched exactly once afterwards. Refused, with both engines untouched: a live
 // holder on the source (a real child process), an unreachable target, a typo'd --to.
-import { itNeedingRedis } from "../helpers/needs-redis.ts";
+import { describeNeedingRedis } from "../helpers/needs-redis.ts";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { engineOpener } from "../../src/cli/engine.ts";
 import type { Config, Engine } from "../../src/config.ts";
 import { knownWorkersKey } from "../../src/digest/alerts.ts";
@@ -125,7 +125,8 @@ async function everything(h: DownloadHarness): Promise<unknown> {
   return { redisValues, rows };
 }
 
-describe("dvault engine migrate", () => {
+// Every move here is between Redis and PostgreSQL alone, from an install on Redis: on a run without Redis, skipped.
+describeNeedingRedis("dvault engine migrate", () => {
   let h: DownloadHarness;
   let originals: string[];
 
@@ -146,64 +147,59 @@ describe("dvault engine migrate", () => {
     await h?.close();
   });
 
-  // The move is between Redis and PostgreSQL alone: it needs Redis.
-  itNeedingRedis(
-    "moves to PostgreSQL and back with the pace, the pause switch and the queued downloads, each fetched once afterwards",
-    async () => {
-      // The install as a Redis worker left it: its schedules, its downloads queued, a pace learned, downloads paused.
-      await onEngine(h, "redis", async (side) => {
-        await installWork({
-          services: side.services,
-          producer: side.queues.producer,
-          sources: SOURCES,
-          schedules: side.services.config.schedules,
-          parts: { sync: true, downloads: true, maintenance: true },
-        });
-        await side.pace.restore(PACE_KEY, {
-          fields: { rate: 2.5, learned: 2.5, refusedRate: 5, lastSend: Date.now(), holdMs: 1000, lostMs: 4000 },
-          ttlMs: 3_600_000,
-        });
-        await side.coord.put(downloadsPausedKey(side.prefix), JSON.stringify({ reason: "disk nearly full", since: new Date().toISOString() }));
-        await keepSomething(h, side);
+  it("moves to PostgreSQL and back with the pace, the pause switch and the queued downloads, each fetched once afterwards", async () => {
+    // The install as a Redis worker left it: its schedules, its downloads queued, a pace learned, downloads paused.
+    await onEngine(h, "redis", async (side) => {
+      await installWork({
+        services: side.services,
+        producer: side.queues.producer,
+        sources: SOURCES,
+        schedules: side.services.config.schedules,
+        parts: { sync: true, downloads: true, maintenance: true },
       });
-      const before = await holding(h, "redis");
-      expect(before.kept).toMatchObject({ markers: ["1", "0123456789ab:after:42"], paid: { ":downloads:paid:DEV-1": expect.any(String) } });
-      const paceKeys = await onEngine(h, "redis", (side) => side.pace.keys());
-      expect(paceKeys).toContain(PACE_KEY);
-      const queued = await h.pool.query("SELECT count(*)::int AS n FROM downloads WHERE status = 'queued'");
-      expect(before.downloads).toBe(queued.rows[0].n);
-      expect(before.downloads).toBeGreaterThanOrEqual(originals.length);
-      expect(before.schedulers).toBeGreaterThan(0);
+      await side.pace.restore(PACE_KEY, {
+        fields: { rate: 2.5, learned: 2.5, refusedRate: 5, lastSend: Date.now(), holdMs: 1000, lostMs: 4000 },
+        ttlMs: 3_600_000,
+      });
+      await side.coord.put(downloadsPausedKey(side.prefix), JSON.stringify({ reason: "disk nearly full", since: new Date().toISOString() }));
+      await keepSomething(h, side);
+    });
+    const before = await holding(h, "redis");
+    expect(before.kept).toMatchObject({ markers: ["1", "0123456789ab:after:42"], paid: { ":downloads:paid:DEV-1": expect.any(String) } });
+    const paceKeys = await onEngine(h, "redis", (side) => side.pace.keys());
+    expect(paceKeys).toContain(PACE_KEY);
+    const queued = await h.pool.query("SELECT count(*)::int AS n FROM downloads WHERE status = 'queued'");
+    expect(before.downloads).toBe(queued.rows[0].n);
+    expect(before.downloads).toBeGreaterThanOrEqual(originals.length);
+    expect(before.schedulers).toBeGreaterThan(0);
 
-      const there = await moveEngine({ ...installOn(h, "redis"), to: "postgres", sources: SOURCES });
-      expect(there).toMatchObject({ from: "redis", to: "postgres", paceKeys, sourceEmptied: before.jobs });
-      expect(there.values.paused).toBe(true);
-      const onPostgres = await holding(h, "postgres");
-      expect(onPostgres).toEqual({ ...before, paused: { paused: true, reason: "disk nearly full" } });
-      expect(await holding(h, "redis")).toMatchObject({ jobs: 0, schedulers: 0 });
+    const there = await moveEngine({ ...installOn(h, "redis"), to: "postgres", sources: SOURCES });
+    expect(there).toMatchObject({ from: "redis", to: "postgres", paceKeys, sourceEmptied: before.jobs });
+    expect(there.values.paused).toBe(true);
+    const onPostgres = await holding(h, "postgres");
+    expect(onPostgres).toEqual({ ...before, paused: { paused: true, reason: "disk nearly full" } });
+    expect(await holding(h, "redis")).toMatchObject({ jobs: 0, schedulers: 0 });
 
-      // PostgreSQL's keys: those carried, and any the sync made there (the harness's own engine, DVAULT_TEST_ENGINE).
-      const paceKeysThere = await onEngine(h, "postgres", (side) => side.pace.keys());
-      expect(paceKeysThere).toEqual(expect.arrayContaining(paceKeys));
-      const back = await moveEngine({ ...installOn(h, "postgres"), to: "redis", sources: SOURCES });
-      expect(back).toMatchObject({ from: "postgres", to: "redis", paceKeys: paceKeysThere, targetCleared: 0 });
-      expect(await holding(h, "redis")).toEqual(onPostgres);
-      expect(await holding(h, "postgres")).toMatchObject({ jobs: 0, schedulers: 0 });
+    // PostgreSQL's keys: those carried, and any the sync made there (the harness's own engine, DVAULT_TEST_ENGINE).
+    const paceKeysThere = await onEngine(h, "postgres", (side) => side.pace.keys());
+    expect(paceKeysThere).toEqual(expect.arrayContaining(paceKeys));
+    const back = await moveEngine({ ...installOn(h, "postgres"), to: "redis", sources: SOURCES });
+    expect(back).toMatchObject({ from: "postgres", to: "redis", paceKeys: paceKeysThere, targetCleared: 0 });
+    expect(await holding(h, "redis")).toEqual(onPostgres);
+    expect(await holding(h, "postgres")).toMatchObject({ jobs: 0, schedulers: 0 });
 
-      // The switch lifted, a downloads worker on Redis fetches each queued original once: one paid call, one CDN fetch.
-      await onEngine(h, "redis", (side) => side.coord.remove(downloadsPausedKey(side.prefix)));
-      const seq = h.lastSeq();
-      const worker = await startHarnessWorker(h, { DVAULT_ENGINE: "redis", DVAULT_WORKER_ROLES: "downloads" });
-      try {
-        const done = async () => (await h.pool.query("SELECT count(*)::int AS n FROM downloads WHERE kind = 'original' AND status = 'done'")).rows[0].n;
-        await expect.poll(done, POLL).toBe(originals.length);
-      } finally {
-        await worker.stop("test done");
-      }
-      for (const id of originals) expect(downloadTraffic(h, id, seq)).toEqual(["api 200", "cdn 200"]);
-    },
-    120_000,
-  );
+    // The switch lifted, a downloads worker on Redis fetches each queued original once: one paid call, one CDN fetch.
+    await onEngine(h, "redis", (side) => side.coord.remove(downloadsPausedKey(side.prefix)));
+    const seq = h.lastSeq();
+    const worker = await startHarnessWorker(h, { DVAULT_ENGINE: "redis", DVAULT_WORKER_ROLES: "downloads" });
+    try {
+      const done = async () => (await h.pool.query("SELECT count(*)::int AS n FROM downloads WHERE kind = 'original' AND status = 'done'")).rows[0].n;
+      await expect.poll(done, POLL).toBe(originals.length);
+    } finally {
+      await worker.stop("test done");
+    }
+    for (const id of originals) expect(downloadTraffic(h, id, seq)).toEqual(["api 200", "cdn 200"]);
+  }, 120_000);
 });
 
 /** An install on Redis of three works, synced, with a learned pace. */
@@ -218,7 +214,7 @@ async function smallInstallOnRedis(): Promise<DownloadHarness> {
   return h;
 }
 
-describe("dvault engine migrate refuses, leaving both engines untouched", () => {
+describeNeedingRedis("dvault engine migrate refuses, leaving both engines untouched", () => {
   let h: DownloadHarness;
 
   beforeAll(async () => {
@@ -276,7 +272,7 @@ describe("dvault engine migrate refuses, leaving both engines untouched", () => 
   }, 60_000);
 });
 
-describe("dvault engine status and migrate, as a person runs them with a settings file", () => {
+describeNeedingRedis("dvault engine status and migrate, as a person runs them with a settings file", () => {
   let h: DownloadHarness;
   let dir: string;
   let file: string;
