@@ -24,5 +24,8 @@ async function pgDumpMisfit(): Promise<string | undefined> {
 const misfit = await pgDumpMisfit();
 if (misfit) console.log(`backup format 1 (pg_dump) tests skipped: ${misfit}`);
 
+/** Whether pg_dump can back up the test server (a fixture that makes a backup of format 1 asks first). */
+export const PG_DUMP_FITS = misfit === undefined;
+
 /** `it` for a test of backup format 1: skipped where pg_dump does not fit the test server. */
 export const itNeedingPgDump = it.skipIf(misfit !== undefined);
