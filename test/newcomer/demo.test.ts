@@ -15,7 +15,7 @@ import { freePort } from "../../src/free-port.ts";
 import { DEFAULT_HTTP_PORT } from "../../src/http/server.ts";
 import { deleteKeysByPrefix } from "../../src/queue/redis.ts";
 import { collectRun, type CliRun } from "../helpers/dvault-cli.ts";
-import { TEST_PG_URL } from "../helpers/env.ts";
+import { TEST_ENGINE, TEST_PG_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 
 const BIN = path.resolve("bin/dvault.js");
@@ -41,6 +41,8 @@ beforeAll(async () => {
       HOME: "/nonexistent-home",
       DATABASE_URL: withDatabase(TEST_PG_URL, database),
       REDIS_URL: redis.url,
+      // The run's engine: Redis, or PostgreSQL alone (test:postgres, or a run with no Redis).
+      DVAULT_ENGINE: TEST_ENGINE,
       DVAULT_REDIS_PREFIX: redis.prefix,
       DVAULT_HTTP_PORT: String(port),
     },
@@ -50,7 +52,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await deleteKeysByPrefix(redis.redis, `${redis.prefix}-demo`);
+  if (TEST_ENGINE === "redis") await deleteKeysByPrefix(redis.redis, `${redis.prefix}-demo`);
   await redis.cleanup();
   const admin = await connectPg(TEST_PG_URL);
   await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(`${database}_demo`)} WITH (FORCE)`);
@@ -81,7 +83,9 @@ it("prints a dashboard command that, run as printed, shows real pictures in the 
   expect(port).not.toBe(DEFAULT_HTTP_PORT);
   expect(lines[at + 1]).toContain(`then open http://127.0.0.1:${port}/archive (only the dashboard runs`);
   const env = Object.fromEntries([...(lines[at] ?? "").matchAll(/([A-Z_]+)=(\S+)/g)].map((m) => [m[1], m[2]]));
-  expect(Object.keys(env).sort()).toEqual(["DATABASE_URL", "DVAULT_ARCHIVE_DIR", "DVAULT_REDIS_PREFIX", "DVAULT_WORKER_ROLES"]);
+  // On PostgreSQL alone the command names the engine too (src/cli/demo.ts).
+  const named = ["DATABASE_URL", "DVAULT_ARCHIVE_DIR", ...(TEST_ENGINE === "postgres" ? ["DVAULT_ENGINE"] : []), "DVAULT_REDIS_PREFIX", "DVAULT_WORKER_ROLES"];
+  expect(Object.keys(env).sort()).toEqual(named);
   // Run as printed, in the same shell (its DVAULT_HTTP_PORT included).
   const worker = spawn(process.execPath, [BIN, "worker"], {
     env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", REDIS_URL: redis.url, ...env, DVAULT_HTTP_PORT: String(port) },
