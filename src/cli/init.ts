@@ -10,17 +10,11 @@ import { renderTemplate } from "../config/catalogue.ts";
 import { appliedSettings } from "../config/settings-file.ts";
 import { postgresAnswers } from "../db/server-answers.ts";
 import { UserError } from "../errors.ts";
-import { checkRedis } from "../queue/redis.ts";
+import { redisAnswers } from "../queue/redis.ts";
 import { maskUrl } from "../redact.ts";
 import { printOut } from "./output/print.ts";
 
 export type InitChoice = Readonly<{ settings: Record<string, string>; lines: string[] }>;
-
-const redisAnswers = (url: string) =>
-  checkRedis(url).then(
-    () => true,
-    () => false,
-  );
 
 /** What to write, from which servers answer at the configured (by default the default) URLs. */
 export async function chooseSettings(config: Config): Promise<InitChoice> {

@@ -176,7 +176,7 @@ export function formatStatus(r: StatusReport): string {
     out.push(`  ${w.id}${roles}: last heartbeat ${w.ageS === null ? "recently" : `${formatDuration(w.ageS * 1000)} ago`}`);
   }
   for (const role of r.missingRoles) out.push(`  WARNING: no running worker has the ${role} role: start one whose DVAULT_WORKER_ROLES includes ${role}`);
-  if (r.redis.legacy) {
+  if (r.redis?.legacy) {
     out.push(
       `  Redis keys stay under the prefix "${r.redis.prefix}" of an older install, which Redis Cluster cannot run (README.md#running-on-several-machines)`,
     );

@@ -23,6 +23,43 @@ export async function readDownloadsPause(coord: Coordinator, prefix: string): Pr
   return (await coord.kindOf(legacy)) === "value" ? await coord.get(legacy) : undefined;
 }
 
+/** The switch as every reader takes it (status, the dashboard, the digest and its alerts). */
+export type DownloadsPause = { paused: boolean; reason?: string; since?: Date; cause?: "disk" | "archive_link" | "storage" };
+
+/** Values that say "not paused" (any case, spaces around). */
+const OFF_VALUES = ["", "0", "false", "no"];
+
+/**
+ * The switch, read tolerantly: absent or an off value is not paused; JSON {reason, since | at, cause} as
+ * src/downloads/disk-guard.ts writes it (`paused: false` turns it off); plain words are the reason; another kind of
+ * key under its name (not dvault's writing) is paused without a reason.
+ */
+export async function readDownloadsPauseState(coord: Coordinator, prefix: string): Promise<DownloadsPause> {
+  if ((await coord.kindOf(downloadsPausedKey(prefix))) === "other") return { paused: true };
+  return parseDownloadsPause(await readDownloadsPause(coord, prefix));
+}
+
+function parseDownloadsPause(raw: string | undefined): DownloadsPause {
+  const text = (raw ?? "").trim();
+  if (OFF_VALUES.includes(text.toLowerCase())) return { paused: false };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { paused: true, reason: text };
+  }
+  if (!value || typeof value !== "object") return { paused: true };
+  const v = value as { reason?: unknown; since?: unknown; at?: unknown; paused?: unknown; cause?: unknown };
+  if (v.paused === false) return { paused: false };
+  const since = typeof v.since === "string" ? v.since : typeof v.at === "string" ? v.at : undefined;
+  return {
+    paused: true,
+    ...(typeof v.reason === "string" ? { reason: v.reason } : {}),
+    ...(v.cause === "disk" || v.cause === "archive_link" || v.cause === "storage" ? { cause: v.cause } : {}),
+    ...(since && !Number.isNaN(Date.parse(since)) ? { since: new Date(since) } : {}),
+  };
+}
+
 /** Clears the switch (and an older version's, never BullMQ's list); how many keys held it. */
 export async function clearDownloadsPause(coord: Coordinator, prefix: string): Promise<number> {
   const legacy = legacyDownloadsPausedKey(prefix);

@@ -10,8 +10,7 @@ import type { Config } from "../config.ts";
 import { attachEmbedded } from "../db/embedded/attach.ts";
 import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { postgresAnswers } from "../db/server-answers.ts";
-import { ServiceUnavailableError } from "../errors.ts";
-import { checkRedis } from "../queue/redis.ts";
+import { checkRedis, redisAnswers } from "../queue/redis.ts";
 import { maskUrl } from "../redact.ts";
 
 /** The demo's own embedded server keeps its data (DVAULT_DATA_DIR) here, in the demo's folder; a new run keeps it. */
@@ -30,12 +29,6 @@ export type DemoServers = Readonly<{
 type Env = Record<string, string | undefined>;
 
 const isSet = (env: Env, name: string) => (env[name] ?? "") !== "";
-
-const redisAnswers = (url: string) =>
-  checkRedis(url).then(
-    () => true,
-    (err: unknown) => !(err instanceof ServiceUnavailableError),
-  );
 
 /** The engine: as configured (a configured Redis that is down is said at once, exit 3), else Redis when the default answers, else PostgreSQL alone. */
 async function chooseEngine(config: Config, env: Env): Promise<{ engine: Config["engine"]; says: string }> {

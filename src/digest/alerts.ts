@@ -3,7 +3,7 @@
 // disk space, a source failing for a while, a worker whose heartbeat vanished); the evaluator opens an
 // incident per condition, notifies it once, reminds at most daily and resolves what is gone.
 import type { Coordinator } from "../coord/coordinator.ts";
-import { readDownloadsPause } from "../coord/downloads-pause.ts";
+import { readDownloadsPauseState } from "../coord/downloads-pause.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import { scrubString } from "../redact.ts";
@@ -25,31 +25,11 @@ const FORGET_WORKER_MS = 7 * DAY_MS;
 export type DownloadsPausedProbe = () => Promise<DownloadsPaused>;
 
 /**
- * Reads the download worker's pause flag (src/coord/downloads-pause.ts), holding JSON
- * ({reason, since | at}) or a plain reason. Point the evaluator at another probe if the flag moves.
+ * Reads the download worker's pause switch as status reads it (src/coord/downloads-pause.ts). Point the evaluator at
+ * another probe if the switch moves.
  */
 export function storedDownloadsPausedProbe(coord: Coordinator, prefix: string): DownloadsPausedProbe {
-  return async () => {
-    const raw = await readDownloadsPause(coord, prefix);
-    if (raw === undefined) return { paused: false };
-    try {
-      const value = JSON.parse(raw) as unknown;
-      if (value && typeof value === "object") {
-        const v = value as { reason?: unknown; since?: unknown; at?: unknown; paused?: unknown; cause?: unknown };
-        if (v.paused === false) return { paused: false };
-        const since = typeof v.since === "string" ? v.since : typeof v.at === "string" ? v.at : undefined;
-        return {
-          paused: true,
-          ...(typeof v.reason === "string" ? { reason: v.reason } : {}),
-          ...(v.cause === "archive_link" || v.cause === "storage" ? { cause: v.cause } : {}),
-          ...(since && !Number.isNaN(Date.parse(since)) ? { since: new Date(since) } : {}),
-        };
-      }
-    } catch {
-      /* a plain string reason */
-    }
-    return { paused: true, ...(raw.trim() ? { reason: raw.trim() } : {}) };
-  };
+  return () => readDownloadsPauseState(coord, prefix);
 }
 
 // ---- worker heartbeats --------------------------------------------------------------------------------

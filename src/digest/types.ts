@@ -1,5 +1,6 @@
 // The shapes a digest is made of: what collect.ts reads from the mirror, render.ts turns into a message
 // and the webhook sends as JSON. Service-provided strings are kept raw here; render.ts escapes them.
+import type { DownloadsPause } from "../coord/downloads-pause.ts";
 import type { DeliveryProblem, DeliveryReceipt, DigestCounts } from "../db/digest.repository.ts";
 import type { NotArchivable } from "../text/not-archivable.ts";
 import type { DigestChannel } from "../config/digest.ts";
@@ -106,7 +107,7 @@ export type DiskHealth = { path: string; freeBytes: number; totalBytes: number; 
  * cause: "disk" (almost full), "archive_link" (a folder of the archive leads outside it) or "storage" (a folder or
  * the bucket refuses files: src/storage/storage-fault.ts); absent = disk.
  */
-export type DownloadsPaused = { paused: boolean; reason?: string; since?: Date; cause?: "disk" | "archive_link" | "storage" };
+export type DownloadsPaused = DownloadsPause;
 
 /** The headline of a pause, for the alert's title and the digest's health line (without a final period). */
 export function pausedHeadline(cause: DownloadsPaused["cause"]): string {

@@ -82,6 +82,19 @@ export async function checkRedis(url: string): Promise<void> {
 }
 
 /**
+ * Whether a Redis server answers at `url`, as `dvault init` and `dvault demo` ask before choosing the engine: one
+ * that answers but refuses what the URL asks (a database it does not have) still answers, so the install keeps
+ * Redis and the first command says what to fix, instead of being moved to PostgreSQL alone (as postgresAnswers,
+ * src/db/server-answers.ts, does for PostgreSQL).
+ */
+export function redisAnswers(url: string): Promise<boolean> {
+  return checkRedis(url).then(
+    () => true,
+    (err: unknown) => !(err instanceof ServiceUnavailableError),
+  );
+}
+
+/**
  * The database the URL names exists on the server: ioredis's SELECT at connect fails only as an "error" event and
  * leaves the connection on database 0, so a /99 would silently mix an install's keys into another's.
  */

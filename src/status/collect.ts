@@ -31,6 +31,7 @@ import {
   type ArchiveStatusView,
   type DownloadsStatusView,
   type PacingStatusView,
+  type EngineStatusView,
   type RedisKeysStatusView,
   type QueueStatusView,
   type SourceStatusView,
@@ -99,12 +100,17 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     archive,
     workers,
     missingRoles: missingRoles(workers),
-    redis: redisKeysStatus(deps.config),
+    engine: engineStatus(deps.config),
+    redis: deps.config.engine === "redis" ? redisKeysStatus(deps.config) : null,
     unreadable,
     pacing,
     notArchivable,
     problems,
   };
+}
+
+function engineStatus(config: Config): EngineStatusView {
+  return { name: config.engine, prefix: config.redisPrefix };
 }
 
 function redisKeysStatus(config: Config): RedisKeysStatusView {

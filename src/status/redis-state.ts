@@ -1,27 +1,19 @@
 // What status reads from outside the mirror: the downloads pause switch and worker heartbeats (the coordination
 // store: src/coord/coordinator.ts), and the API pace of each pacer key (the engine's pacer store).
 import type { Coordinator } from "../coord/coordinator.ts";
-import { downloadsPausedKey, readDownloadsPause } from "../coord/downloads-pause.ts";
+import { readDownloadsPauseState } from "../coord/downloads-pause.ts";
 import type { PacerStore } from "../api/pacer-store.ts";
 import { liveHolders } from "../queue/holder.ts";
 import { JOB_ROLES } from "../queue/worker-roles.ts";
 import type { PacingStatusView, WorkerStatusView } from "./schema.ts";
 
 /**
- * The pause switch belongs to the downloads worker (src/downloads/disk-guard.ts sets JSON with a `reason`
- * while disk space is short; src/coord/downloads-pause.ts says where it lives). Read defensively: any value but
- * "0"/"false"/"" (or, under its own key, another type) means paused.
+ * The pause switch belongs to the downloads worker (src/downloads/disk-guard.ts sets it while disk space is short),
+ * read as the digest's alerts read it (src/coord/downloads-pause.ts readDownloadsPauseState).
  */
 export async function readPausedFlag(coord: Coordinator, prefix: string): Promise<{ paused: boolean; reason: string | null }> {
-  if ((await coord.kindOf(downloadsPausedKey(prefix))) === "other") return { paused: true, reason: null };
-  const value = ((await readDownloadsPause(coord, prefix)) ?? "").trim();
-  if (["", "0", "false", "no"].includes(value.toLowerCase())) return { paused: false, reason: null };
-  try {
-    const parsed = JSON.parse(value) as { reason?: unknown };
-    return { paused: true, reason: typeof parsed?.reason === "string" ? parsed.reason : null };
-  } catch {
-    return { paused: true, reason: null };
-  }
+  const pause = await readDownloadsPauseState(coord, prefix);
+  return { paused: pause.paused, reason: pause.reason ?? null };
 }
 
 /** Heartbeats are `<prefix>:heartbeat:<host>:<pid>` = {id, at}, expiring after a minute without a beat. */

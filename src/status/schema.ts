@@ -150,6 +150,15 @@ export const WorkerStatusSchema = z.object({
   roles: z.array(z.string()),
 });
 
+/**
+ * The engine that holds the queues, locks, heartbeats and the pace (DVAULT_ENGINE, src/config.ts), and the prefix
+ * every key of this install starts with on it (Redis keys, or the keys of PostgreSQL alone's tables).
+ */
+export const EngineStatusSchema = z.object({
+  name: z.enum(["redis", "postgres"]),
+  prefix: z.string(),
+});
+
 /** The key prefix in Redis this install settled on (src/queue/redis-prefix.ts). */
 export const RedisKeysStatusSchema = z.object({
   prefix: z.string(),
@@ -230,7 +239,9 @@ export const StatusReportSchema = z.object({
   workers: z.array(WorkerStatusSchema),
   /** Roles that take jobs (sync, downloads, digest, maintenance) that no live worker runs; empty while no worker runs, or one of a version before roles (which runs them all). */
   missingRoles: z.array(z.string()),
-  redis: RedisKeysStatusSchema,
+  engine: EngineStatusSchema,
+  /** What Redis Cluster needs of the prefix, on the Redis engine; null on PostgreSQL alone, which has no Redis keys. */
+  redis: RedisKeysStatusSchema.nullable(),
   unreadable: UnreadableStatusSchema,
   /** The API pace per pacer key (src/api/pacer.ts). */
   pacing: z.array(PacingStatusSchema),
@@ -247,6 +258,7 @@ export type DownloadsStatusView = z.infer<typeof DownloadsStatusSchema>;
 export type ArchiveStatusView = z.infer<typeof ArchiveStatusSchema>;
 export type WorkerStatusView = z.infer<typeof WorkerStatusSchema>;
 export type RedisKeysStatusView = z.infer<typeof RedisKeysStatusSchema>;
+export type EngineStatusView = z.infer<typeof EngineStatusSchema>;
 export type UnreadableStatusView = z.infer<typeof UnreadableStatusSchema>;
 export type PacingStatusView = z.infer<typeof PacingStatusSchema>;
 export type NotArchivableView = z.infer<typeof NotArchivableSchema>;

@@ -86,7 +86,7 @@ describe("a nearly full disk", () => {
     // Space is back: the threshold lowered to what the harness uses.
     const back = depsWith(h, { DVAULT_MIN_FREE_BYTES: "0" });
     await downloadUntilConverged({ services: back.h.services, deps: back.deps, rounds: 3 });
-    expect(await h.redis.redis.exists(downloadsPausedKey(h.redis.prefix))).toBe(0);
+    expect(await h.services.coord.exists(downloadsPausedKey(h.redis.prefix))).toBe(false);
     const checked = await checkMirror(back.h);
     expect(checked.files).toBeGreaterThan(5);
   }, 60_000);

@@ -3,6 +3,7 @@
 // drive every source and the downloads until they converge (bounded: a scenario that never converges fails).
 // Downloads that fail are retried by dvault's own schedule (src/downloads/retry.ts): the loop only moves
 // the simulated clock on to their next attempt; it never resets a row itself.
+import { TEST_ENGINE } from "../helpers/env.ts";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -71,6 +72,8 @@ export function faultEnv(a: {
   return {
     DATABASE_URL: a.databaseUrl,
     ...(a.redisUrl ? { REDIS_URL: a.redisUrl } : {}),
+    // The run's engine, so child workers queue where the harness's services do.
+    DVAULT_ENGINE: TEST_ENGINE,
     DVAULT_REDIS_PREFIX: a.redisPrefix,
     DVAULT_API_BASE: a.simUrl,
     DVAULT_CLIENT_ID: SIM_CLIENT_ID,

@@ -5,7 +5,8 @@
 // duplicated or half-written (the closing check, test/faults/check.ts). DVAULT_FAULTS_KILLS (the full run)
 // restarts it 4 times at random points.
 import { setTimeout as pause } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { describeNeedingRedis, REDIS_IN_RUN } from "../helpers/needs-redis.ts";
 import type { RunningWorker } from "../../src/worker.ts";
 import { checkMirror } from "./check.ts";
 import type { FaultHarness } from "./harness.ts";
@@ -23,7 +24,10 @@ const RESTARTS = process.env.DVAULT_FAULTS_KILLS ? 4 : 1;
 let pg: PrivatePostgres;
 let h: FaultHarness;
 
+// The worker here runs on Redis (test/faults/private-services.ts opens it) beside a private PostgreSQL that restarts:
+// on a run without Redis, skipped.
 beforeAll(async () => {
+  if (!REDIS_IN_RUN) return;
   pg = await startPrivatePostgres();
   h = await createPrivateFaultHarness({ postgres: pg, sim: { seed: 12, cdnBytesPerSecond: CDN_BYTES_PER_SECOND } });
 });
@@ -32,7 +36,7 @@ afterAll(async () => {
   await pg?.close();
 });
 
-describe("a worker whose PostgreSQL restarts mid-run", () => {
+describeNeedingRedis("a worker whose PostgreSQL restarts mid-run", () => {
   it("reconnects, retries what failed during the outage, and converges", async () => {
     let worker: RunningWorker | undefined;
     try {

@@ -108,11 +108,10 @@ export async function createDashboardFixture(archiveDir: string): Promise<Dashbo
   ]);
 
   // A live worker heartbeat, and a job that fails in the real worker host (a payload the catalogue rejects).
-  await h.services.redis.set(
+  await h.services.coord.put(
     `${prefix}:heartbeat:${os.hostname()}:${process.pid}`,
     JSON.stringify({ id: `${os.hostname()}:${process.pid}`, at: new Date().toISOString() }),
-    "EX",
-    600,
+    { ttlMs: 600_000 },
   );
   const startSyncWorker = () => {
     const host = new WorkerHost<WorkerContext>({

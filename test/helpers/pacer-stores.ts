@@ -8,10 +8,12 @@ import { sqlPacerStore } from "../../src/api/pacer-sql-store.ts";
 import { createPgPool, type PgPool } from "../../src/db/connect.ts";
 import { pacerRows } from "../../src/db/pacer-rows.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
+import { REDIS_IN_RUN } from "./needs-redis.ts";
 import { createTestRedis, type TestRedis } from "./redis.ts";
 
 export type PacerEngine = "redis" | "postgres";
-export const PACER_ENGINES: readonly PacerEngine[] = ["redis", "postgres"];
+/** The engines the pacer tests run on: both, or on a run with no Redis (test/helpers/test-servers.ts says so) PostgreSQL alone. */
+export const PACER_ENGINES: readonly PacerEngine[] = REDIS_IN_RUN ? ["redis", "postgres"] : ["postgres"];
 
 export type PacerStores = {
   engine: PacerEngine;

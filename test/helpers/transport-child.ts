@@ -1,5 +1,5 @@
-// Child process for the transport tests: a second dvault process that shares the Redis pacer with the
-// test. It prints "ready", waits for a line on stdin, sends `count` requests through its own transport
+// Child process for the transport tests: a second dvault process that shares the pacer (on the test's engine,
+// test/helpers/pacer-child-store.ts) with the test. It prints "ready", waits for a line on stdin, sends `count` requests through its own transport
 // and prints one JSON summary line.
 // Usage: node --import tsx test/helpers/transport-child.ts '<json ChildConfig>'
 import { createInterface } from "node:readline";
@@ -7,16 +7,17 @@ import { once } from "node:events";
 import { z } from "zod";
 import { createHttpTransport } from "../../src/api/http.ts";
 import { createPacer } from "../../src/api/pacer.ts";
-import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { staticTokenProvider, type TokenIdentity } from "../../src/api/token-provider.ts";
 import { createLogger } from "../../src/log.ts";
-import { createRedis } from "../../src/queue/redis.ts";
+import { childPacerStore } from "./pacer-child-store.ts";
+import type { PacerEngine } from "./pacer-stores.ts";
 
 export type ChildConfig = {
   apiBase: string;
   token: string;
   identity: TokenIdentity;
-  redisUrl: string;
+  engine: PacerEngine;
+  url: string;
   prefix: string;
   holdMs: number;
   path: string;
@@ -26,9 +27,8 @@ export type ChildConfig = {
 };
 
 const config = JSON.parse(process.argv[2] ?? "{}") as ChildConfig;
-const redis = createRedis(config.redisUrl);
-await redis.connect();
-const pacer = createPacer({ store: redisPacerStore(redis, config.prefix), holdMs: config.holdMs, jitter: 0, startRate: 1000, maxRate: 1000, pollMs: 5 });
+const store = await childPacerStore(config.engine, config.url, config.prefix);
+const pacer = createPacer({ store, holdMs: config.holdMs, jitter: 0, startRate: 1000, maxRate: 1000, pollMs: 5 });
 const transport = createHttpTransport({
   apiBase: config.apiBase,
   tokens: staticTokenProvider(config.token, config.identity),
@@ -50,4 +50,6 @@ for (let i = 0; i < config.count; i++) {
   }
 }
 process.stdout.write(`${JSON.stringify({ ok, errors, stats: transport.stats })}\n`);
-await redis.quit();
+await store.close();
+// The PostgreSQL store's pool is the child's own: it ends with the process.
+process.exit(0);

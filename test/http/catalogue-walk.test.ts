@@ -8,12 +8,12 @@ import { DaClient, DEFAULT_PAGE_SIZE, journalUpdateForm, responseSchema, type Jo
 import { isEndpointGone } from "../../src/api/errors.ts";
 import { API_PATH, createHttpTransport, type HttpTransport } from "../../src/api/http.ts";
 import { createPacer } from "../../src/api/pacer.ts";
-import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { staticTokenProvider } from "../../src/api/token-provider.ts";
 import type { Page, PageIterator } from "../../src/api/transport.ts";
 import { createLogger } from "../../src/log.ts";
 import { startSimulator, type GroundTruth, type RequestLogEntry, type Simulator } from "../../src/simulator/server.ts";
-import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { TEST_ENGINE } from "../helpers/env.ts";
+import { createPacerStores, type PacerStores } from "../helpers/pacer-stores.ts";
 
 type Sent = Record<string, string | string[]>;
 type Outcome = { body: unknown } | { page: Page<unknown> };
@@ -772,9 +772,9 @@ type Harness = {
   transports: HttpTransport[];
 };
 
-async function startHarness(mode: "legacy" | "current", redis: TestRedis): Promise<Harness> {
+async function startHarness(mode: "legacy" | "current", pacers: PacerStores): Promise<Harness> {
   const sim = await startSimulator({ mode, seed: 7 });
-  const pacer = createPacer({ store: redisPacerStore(redis.redis, `${redis.prefix}:${mode}`) });
+  const pacer = createPacer({ store: pacers.store(`${pacers.namespace}:${mode}`) });
   const log = createLogger({ level: "silent" });
   const userToken = sim.issueUserToken({ scopes: ALL_SCOPES });
   const clientToken = sim.issueClientToken();
@@ -831,17 +831,17 @@ async function seedStashItems(h: Harness): Promise<void> {
 // ---- the walk ----------------------------------------------------------------------------------------
 
 describe("catalogue walk (legacy mode: every operation answers)", () => {
-  let redis: TestRedis;
+  let pacers: PacerStores;
   let h: Harness;
   let f: Fixtures;
 
   beforeAll(async () => {
-    redis = await createTestRedis();
+    pacers = await createPacerStores(TEST_ENGINE);
   });
   // A fresh simulator and fixtures per step: write steps change the dataset (delete notes, remove folders),
   // and a step that acts on a folder of its own makes it in its setup, so steps run in any order.
   beforeEach(async () => {
-    h = await startHarness("legacy", redis);
+    h = await startHarness("legacy", pacers);
     await seedStashItems(h);
     f = pickFixtures(h.sim.truth);
   });
@@ -850,7 +850,7 @@ describe("catalogue walk (legacy mode: every operation answers)", () => {
   });
 
   afterAll(async () => {
-    await redis?.cleanup();
+    await pacers?.cleanup();
   });
 
   it("has a walk step for every catalogue operation, exactly once", () => {
@@ -911,20 +911,20 @@ describe("catalogue walk (legacy mode: every operation answers)", () => {
 });
 
 describe("catalogue walk (current mode: removed operations are gone)", () => {
-  let redis: TestRedis;
+  let pacers: PacerStores;
   let h: Harness;
   let f: Fixtures;
 
   beforeAll(async () => {
-    redis = await createTestRedis();
-    h = await startHarness("current", redis);
+    pacers = await createPacerStores(TEST_ENGINE);
+    h = await startHarness("current", pacers);
     await seedStashItems(h);
     f = pickFixtures(h.sim.truth);
   });
 
   afterAll(async () => {
     await h?.sim.close();
-    await redis?.cleanup();
+    await pacers?.cleanup();
   });
 
   it("lists the same removed operations as the catalogue", () => {

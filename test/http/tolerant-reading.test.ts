@@ -7,18 +7,18 @@ import { DaClient } from "../../src/api/client.ts";
 import { ApiError, isPermanent } from "../../src/api/errors.ts";
 import { createHttpTransport } from "../../src/api/http.ts";
 import { createPacer } from "../../src/api/pacer.ts";
-import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { staticTokenProvider } from "../../src/api/token-provider.ts";
 import type { UnreadableReport } from "../../src/api/transport.ts";
 import { createLogger } from "../../src/log.ts";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
-import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { TEST_ENGINE } from "../helpers/env.ts";
+import { createPacerStores, type PacerStores } from "../helpers/pacer-stores.ts";
 
-let r: TestRedis;
+let r: PacerStores;
 let run = 0;
 
 beforeAll(async () => {
-  r = await createTestRedis();
+  r = await createPacerStores(TEST_ENGINE);
 });
 afterAll(async () => {
   await r.cleanup();
@@ -30,7 +30,7 @@ function clientFor(sim: Simulator) {
   const transport = createHttpTransport({
     apiBase: sim.url,
     tokens: staticTokenProvider(sim.issueUserToken().access_token, { kind: "user", clientId: "1001", userId: sim.truth.ownerId, account: "owner" }),
-    pacer: createPacer({ store: redisPacerStore(r.redis, `${r.prefix}:${++run}`) }),
+    pacer: createPacer({ store: r.store(`${r.namespace}:${++run}`) }),
     log: createLogger({ level: "silent" }),
     retry: { baseDelayMs: 5 },
     unreadable: { record: async (report) => void reports.push(report) },

@@ -6,17 +6,17 @@ import { DaClient } from "../../src/api/client.ts";
 import { isApiError, isPermanent } from "../../src/api/errors.ts";
 import { createHttpTransport } from "../../src/api/http.ts";
 import { createPacer, type Pacer } from "../../src/api/pacer.ts";
-import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { staticTokenProvider } from "../../src/api/token-provider.ts";
 import { createLogger } from "../../src/log.ts";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
-import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { TEST_ENGINE } from "../helpers/env.ts";
+import { createPacerStores, type PacerStores } from "../helpers/pacer-stores.ts";
 
-let r: TestRedis;
+let r: PacerStores;
 let sim: Simulator;
 
 beforeAll(async () => {
-  r = await createTestRedis();
+  r = await createPacerStores(TEST_ENGINE);
   sim = await startSimulator({ seed: 2, dataset: { deviations: 4 } });
 });
 afterAll(async () => {
@@ -26,7 +26,7 @@ afterAll(async () => {
 
 /** A real pacer whose permits fail to release `failures` times after a successful answer, as with Redis gone. */
 function failingPacer(prefix: string, failures: { left: number }): Pacer {
-  const real = createPacer({ store: redisPacerStore(r.redis, prefix) });
+  const real = createPacer({ store: r.store(prefix) });
   return {
     ...real,
     clock: real.clock,
@@ -57,12 +57,12 @@ function client(prefix: string, failures: { left: number }) {
 describe("a failure while handling a good answer", () => {
   it("is retried, and the call succeeds", async () => {
     const failures = { left: 1 };
-    await expect(client(`${r.prefix}:once`, failures).placebo()).resolves.toBeDefined();
+    await expect(client(`${r.namespace}:once`, failures).placebo()).resolves.toBeDefined();
     expect(failures.left).toBeLessThan(1);
   });
 
   it("that persists is a transient network error naming what failed, not a refusal", async () => {
-    const err = await client(`${r.prefix}:always`, { left: 1000 })
+    const err = await client(`${r.namespace}:always`, { left: 1000 })
       .placebo()
       .then(
         () => undefined,

@@ -7,21 +7,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createHttpTransport } from "../../src/api/http.ts";
 import { createPacer } from "../../src/api/pacer.ts";
-import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { staticTokenProvider, type TokenIdentity } from "../../src/api/token-provider.ts";
 import { createLogger } from "../../src/log.ts";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
 import type { ChildConfig } from "../helpers/transport-child.ts";
-import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { TEST_ENGINE } from "../helpers/env.ts";
+import { createPacerStores, type PacerStores } from "../helpers/pacer-stores.ts";
 
 const BASE_MS = 50;
 const COUNT = 12;
 
 let sim: Simulator;
-let r: TestRedis;
+let r: PacerStores;
 
 beforeAll(async () => {
-  [sim, r] = await Promise.all([startSimulator({ seed: 11 }), createTestRedis()]);
+  [sim, r] = await Promise.all([startSimulator({ seed: 11 }), createPacerStores(TEST_ENGINE)]);
 });
 afterAll(async () => {
   await Promise.all([sim.close(), r.cleanup()]);
@@ -30,12 +30,13 @@ afterAll(async () => {
 describe("HTTP transport across processes", () => {
   it("never sends with a blocked key, from either process", async () => {
     const identity: TokenIdentity = { kind: "user", clientId: "1001", userId: sim.truth.ownerId, account: "owner" };
-    const pacerPrefix = `${r.prefix}:pacer-shared`;
+    const pacerPrefix = `${r.namespace}:pacer-shared`;
     const childConfig: ChildConfig = {
       apiBase: sim.url,
       token: sim.issueUserToken().access_token,
       identity,
-      redisUrl: r.url,
+      engine: r.engine,
+      url: r.url,
       prefix: pacerPrefix,
       holdMs: BASE_MS,
       path: "/placebo",
@@ -54,7 +55,7 @@ describe("HTTP transport across processes", () => {
         apiBase: sim.url,
         // A different token for the same user: the pacer key is the identity, not the token.
         tokens: staticTokenProvider(sim.issueUserToken().access_token, identity),
-        pacer: createPacer({ store: redisPacerStore(r.redis, pacerPrefix), holdMs: BASE_MS, jitter: 0, startRate: 1000, maxRate: 1000, pollMs: 5 }),
+        pacer: createPacer({ store: r.store(pacerPrefix), holdMs: BASE_MS, jitter: 0, startRate: 1000, maxRate: 1000, pollMs: 5 }),
         log: createLogger({ level: "silent" }),
         maxWaitMs: 30_000,
       });

@@ -1,16 +1,16 @@
-// The HTTP transport against the simulator over real sockets, with the pacer on real Redis.
+// The HTTP transport against the simulator over real sockets, with the pacer on the run's engine (Redis, or PostgreSQL alone).
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ApiError, EndpointGoneError, ThrottleDelayError } from "../../src/api/errors.ts";
 import { createHttpTransport, type HttpTransportOptions } from "../../src/api/http.ts";
 import { createPacer, type PacerOptions } from "../../src/api/pacer.ts";
-import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { staticTokenProvider, type TokenIdentity, type TokenProvider } from "../../src/api/token-provider.ts";
 import type { ApiRequest } from "../../src/api/transport.ts";
 import { createLogger } from "../../src/log.ts";
 import { startSimulator, type RequestLogEntry, type Simulator } from "../../src/simulator/server.ts";
-import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { TEST_ENGINE } from "../helpers/env.ts";
+import { createPacerStores, type PacerStores } from "../helpers/pacer-stores.ts";
 
 // Long enough that a loaded machine's event-loop stall does not outlast a hold (at 50 ms, a run at load 13 on 2 cores
 // saw one retry arrive after its hold had ended, so the pacer did not count it as paced).
@@ -20,11 +20,11 @@ const Deviation = z.looseObject({ deviationid: z.string() });
 const placebo: ApiRequest = { operation: "placebo", method: "GET", path: "/placebo" };
 
 let sim: Simulator;
-let r: TestRedis;
+let r: PacerStores;
 let run = 0;
 
 beforeAll(async () => {
-  [sim, r] = await Promise.all([startSimulator({ seed: 7 }), createTestRedis()]);
+  [sim, r] = await Promise.all([startSimulator({ seed: 7 }), createPacerStores(TEST_ENGINE)]);
 });
 afterAll(async () => {
   await Promise.all([sim.close(), r.cleanup()]);
@@ -49,12 +49,12 @@ function captureLog() {
   return { log: createLogger({ level: "debug", destination, pretty: false }), lines };
 }
 
-/** A transport with its own pacer state (a fresh Redis prefix per call), fast retry delays and no jitter. */
+/** A transport with its own pacer state (a fresh namespace per call), fast retry delays and no jitter. */
 function setup(opts: { tokens?: TokenProvider; pacer?: Partial<PacerOptions>; transport?: Partial<HttpTransportOptions> } = {}) {
   const token = sim.issueUserToken().access_token;
   const tokens = opts.tokens ?? staticTokenProvider(token, identity());
   const pacer = createPacer({
-    store: redisPacerStore(r.redis, `${r.prefix}:${++run}`),
+    store: r.store(`${r.namespace}:${++run}`),
     holdMs: BASE_MS,
     jitter: 0,
     startRate: 1000,
@@ -181,7 +181,7 @@ describe("HTTP transport: paging", () => {
       const transport = createHttpTransport({
         apiBase: big.url,
         tokens: staticTokenProvider(token, { kind: "user", clientId: "1001", userId: big.truth.ownerId }),
-        pacer: createPacer({ store: redisPacerStore(r.redis, `${r.prefix}:${++run}`) }),
+        pacer: createPacer({ store: r.store(`${r.namespace}:${++run}`) }),
         log: createLogger({ level: "silent" }),
       });
       const folder = big.truth.galleryFolders[0]!;

@@ -11,7 +11,7 @@ import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { pgFields, withDatabase } from "../../src/db/pg-fields.ts";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
-import { TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
+import { TEST_ENGINE, TEST_PG_ADDRESS, TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 import { CLIENT_ID, CLIENT_SECRET } from "./tokens-fixture.ts";
 
@@ -57,6 +57,7 @@ describe("dvault auth preconditions", () => {
       LOG_LEVEL: "info",
       DATABASE_URL: db.url,
       REDIS_URL: TEST_REDIS_URL,
+      DVAULT_ENGINE: TEST_ENGINE,
       DVAULT_REDIS_PREFIX: redis.prefix,
       DVAULT_API_BASE: sim.url,
       DVAULT_CLIENT_ID: CLIENT_ID,
@@ -81,7 +82,7 @@ describe("dvault auth preconditions", () => {
     expect(tokenRequests()).toBe(before);
     expect(run.code).toBe(3);
     expect(run.stderr.trim().split("\n")).toEqual([
-      `dvault: the database "${pgFields(empty).database}" on 127.0.0.1:5432 has no dvault schema yet: run dvault migrate`,
+      `dvault: the database "${pgFields(empty).database}" on ${TEST_PG_ADDRESS} has no dvault schema yet: run dvault migrate`,
     ]);
 
     const retry = await dvault(["auth", "import", "--refresh-token", issued.refresh_token]);
@@ -104,7 +105,7 @@ describe("dvault auth preconditions", () => {
       expect(tokenRequests()).toBe(before);
       expect(run.code).toBe(3);
       expect(run.stderr.trim().split("\n")).toEqual([
-        `dvault: the database "${behind.name}" on 127.0.0.1:5432 is older than this dvault (1 migration(s) not applied, the newest ${rows[0]?.migration_name}): run dvault migrate`,
+        `dvault: the database "${behind.name}" on ${TEST_PG_ADDRESS} is older than this dvault (1 migration(s) not applied, the newest ${rows[0]?.migration_name}): run dvault migrate`,
       ]);
     } finally {
       await behind.drop();
@@ -116,7 +117,7 @@ describe("dvault auth preconditions", () => {
     const run = await dvault(["auth", "login", "--paste", "--no-browser", "--timeout", "10"], { DATABASE_URL: empty });
     expect(run.code).toBe(3);
     expect(run.stderr.trim().split("\n")).toEqual([
-      `dvault: the database "${pgFields(empty).database}" on 127.0.0.1:5432 has no dvault schema yet: run dvault migrate`,
+      `dvault: the database "${pgFields(empty).database}" on ${TEST_PG_ADDRESS} has no dvault schema yet: run dvault migrate`,
     ]);
   });
 

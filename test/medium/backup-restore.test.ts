@@ -18,6 +18,7 @@ import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { dropDatabaseNamed, expectNoDatabase } from "../helpers/backup-fixture.ts";
 import { testConfig } from "../helpers/config.ts";
 import { TEST_PG_URL } from "../helpers/env.ts";
+import { itNeedingPgDump } from "../helpers/needs-pg-dump.ts";
 import { createSyncHarness, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type SyncHarness } from "../helpers/sync-harness.ts";
 
 const log = createLogger({ level: "silent" });
@@ -130,15 +131,20 @@ describe("backup and restore", () => {
     await expect(refused).rejects.toThrow(/cannot make the backup's directory \/proc\/dvault-nope \(ENOENT\): choose another one/);
   });
 
-  it("detects a damaged table file, and a damaged pg_dump archive, before touching anything", async () => {
-    const damaged = path.join(tmp("damaged"), "b");
-    // A target of its own (the order of tests is shuffled: the first test's database may exist already).
-    const untouched = `dvault_t_restore_damaged_${process.pid}`;
+  /** A target of its own (the order of tests is shuffled: the first test's database may exist already). */
+  const untouchedTarget = (name: string) => {
+    const untouched = `dvault_t_restore_${name}_${process.pid}`;
     const target = testConfig({
       DATABASE_URL: withDatabase(TEST_PG_URL, untouched),
-      DVAULT_ARCHIVE_DIR: path.join(tmp("d"), "archive"),
-      DVAULT_CONFIG_DIR: tmp("dc"),
+      DVAULT_ARCHIVE_DIR: path.join(tmp(`${name}-d`), "archive"),
+      DVAULT_CONFIG_DIR: tmp(`${name}-dc`),
     });
+    return { untouched, target };
+  };
+
+  it("detects a damaged table file before touching anything", async () => {
+    const damaged = path.join(tmp("damaged"), "b");
+    const { untouched, target } = untouchedTarget("damaged");
     const m = await createBackup({ config: originalConfig(), out: damaged, includeArchive: false, version: "test" });
     expect(m.format).toBe(2);
     const file = path.join(damaged, "database", "accounts.copy.gz");
@@ -147,8 +153,11 @@ describe("backup and restore", () => {
       new UserError(`${file} does not match its checksum: the backup is damaged; restore from another backup (nothing was restored)`),
     );
     await expectNoDatabase(untouched);
+  });
 
-    // Format 1, where pg_dump fits the server (CI's PostgreSQL and its client tools are one major): its own message.
+  // Format 1, where pg_dump fits the server (CI's PostgreSQL and its client tools are one major): its own message.
+  itNeedingPgDump("detects a damaged pg_dump archive before touching anything", async () => {
+    const { untouched, target } = untouchedTarget("damaged_dump");
     const dumped = path.join(tmp("damaged-dump"), "b");
     expect((await createBackup({ config: originalConfig(), out: dumped, includeArchive: false, version: "test", database: "pg_dump" })).format).toBe(1);
     writeFileSync(path.join(dumped, "database.dump"), "not a dump");
@@ -158,7 +167,7 @@ describe("backup and restore", () => {
     await expectNoDatabase(untouched);
   });
 
-  it("still restores a backup of format 1 (pg_dump) where pg_restore is installed", async () => {
+  itNeedingPgDump("still restores a backup of format 1 (pg_dump) where pg_restore is installed", async () => {
     const dumped = path.join(tmp("format1"), "b");
     await createBackup({ config: originalConfig(), out: dumped, includeArchive: false, version: "test", database: "pg_dump" });
     const db = `dvault_t_restore_f1_${process.pid}`;

@@ -22,6 +22,8 @@ import {
   thisHolder,
 } from "../../src/queue/holder.ts";
 import { readPausedFlag, workerHeartbeats, workersWithRoles } from "../../src/status/redis-state.ts";
+import { storedDownloadsPausedProbe } from "../../src/digest/alerts.ts";
+import type { DownloadsPaused } from "../../src/digest/types.ts";
 import { clearDownloadsPause, downloadsPausedKey, legacyDownloadsPausedKey, settleLegacyDownloadsPause } from "../../src/coord/downloads-pause.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { REDIS_IN_RUN } from "../helpers/needs-redis.ts";
@@ -392,13 +394,40 @@ describe.each(REDIS_IN_RUN ? [redisDriver, postgresDriver] : [postgresDriver])("
     await coord.put(k, JSON.stringify({ reason: "downloads paused: 1 GiB free", cause: "disk" }));
     expect(await read()).toEqual({ paused: true, reason: "downloads paused: 1 GiB free" });
     await coord.put(k, "yes please");
-    expect(await read()).toEqual({ paused: true, reason: null });
+    expect(await read()).toEqual({ paused: true, reason: "yes please" });
     await coord.put(k, JSON.stringify({ reason: 42 }));
     expect(await read()).toEqual({ paused: true, reason: null });
     await coord.remove(k);
     await coord.hashPut(k, { reason: "written as a hash by someone else" });
     expect(await read()).toEqual({ paused: true, reason: null });
     await coord.remove(k);
+  });
+
+  it("reads the pause switch one way for status and for the digest's alerts (the same paused, reason, cause and since)", async () => {
+    await open();
+    const k = downloadsPausedKey(ns.prefix);
+    const probe = storedDownloadsPausedProbe(coord, ns.prefix);
+    const since = "2026-11-20T10:00:00.000Z";
+    const values = ["0", " NO ", "", "disk nearly full", "42", JSON.stringify({ paused: false, reason: "resumed" })];
+    values.push(JSON.stringify({ reason: "downloads paused: 1 GiB free", cause: "storage", since }), JSON.stringify({ reason: "old", at: since }));
+    const seen: DownloadsPaused[] = [];
+    for (const value of values) {
+      await coord.put(k, value);
+      const [flag, alert] = await Promise.all([readPausedFlag(coord, ns.prefix), probe()]);
+      expect(flag, value).toEqual({ paused: alert.paused, reason: alert.reason ?? null });
+      seen.push(alert);
+    }
+    await coord.remove(k);
+    expect(seen).toEqual([
+      { paused: false },
+      { paused: false },
+      { paused: false },
+      { paused: true, reason: "disk nearly full" },
+      { paused: true },
+      { paused: false },
+      { paused: true, reason: "downloads paused: 1 GiB free", cause: "storage", since: new Date(since) },
+      { paused: true, reason: "old", since: new Date(since) },
+    ]);
   });
 
   it("reads and clears a pause switch an older version left under BullMQ's paused-list name, and never that list", async () => {

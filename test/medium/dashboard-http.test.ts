@@ -7,7 +7,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { UnrecoverableError, Worker } from "bullmq";
+import { UnrecoverableError } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertSafeBind, isLoopbackHost, startDashboard, type RunningDashboard } from "../../src/http/server.ts";
@@ -19,6 +19,7 @@ import { testConfig } from "../helpers/config.ts";
 import { createTestDatabase } from "../helpers/db.ts";
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 import { createLogger } from "../../src/log.ts";
+import { itNeedingRedis } from "../helpers/needs-redis.ts";
 import { startWorker } from "../../src/worker.ts";
 import { freePort } from "../../src/free-port.ts";
 
@@ -53,15 +54,15 @@ function sample(text: string, series: string): number | undefined {
 
 describe("GET /metrics", () => {
   it("exposes API calls, pacing, token expiry, jobs, queue lag, downloads and archive with sane values after a sync", async () => {
-    const prefix = h.services.config.redisPrefix;
     const admin = new QueueAdmin(h.services.queues);
-    const worker = new Worker(
+    // A worker of the run's engine (Redis, or PostgreSQL alone).
+    const worker = h.services.queues.worker(
       "maintenance",
       async (job) => {
         if (job.name === "tokens.refresh") throw new UnrecoverableError("the token endpoint answered 500");
         return { status: "done" };
       },
-      { connection: createRedis(h.redis.url, "worker"), prefix },
+      { concurrency: 1 },
     );
     try {
       // The first scrape starts the job-event counters; jobs finished after it are counted. Other tests of
@@ -135,7 +136,8 @@ describe("GET /healthz", () => {
     if (redisServer && redisServer.exitCode === null) redisServer.kill("SIGKILL");
   });
 
-  it("is healthy with Postgres, Redis and a worker heartbeat, and unhealthy once Redis stops", async () => {
+  // A redis-server of its own, killed: on a run without Redis (Node alone), skipped.
+  itNeedingRedis("is healthy with Postgres, Redis and a worker heartbeat, and unhealthy once Redis stops", async () => {
     const port = await freePort();
     redisServer = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"], {
       stdio: "ignore",

@@ -194,13 +194,13 @@ describe("other alert conditions", () => {
 
   it("downloads paused for disk space: one alert while the flag is set, resolved when it is cleared", async () => {
     const key = downloadsPausedKey(f.services.config.redisPrefix);
-    await f.services.redis.set(key, JSON.stringify({ reason: "1.2 GiB free on /archive, below DVAULT_MIN_FREE_BYTES (2 GiB)", since: "2026-11-03T07:55:00Z" }));
+    await f.services.coord.put(key, JSON.stringify({ reason: "1.2 GiB free on /archive, below DVAULT_MIN_FREE_BYTES (2 GiB)", since: "2026-11-03T07:55:00Z" }));
     await evaluate();
     await evaluate();
     expect(smtp.received).toHaveLength(1);
     expect(smtp.received[0]?.subject).toBe("dvault alert: downloads are paused: the archive's disk is almost full");
     expect(smtp.received[0]?.text).toContain("1.2 GiB free on /archive");
-    await f.services.redis.del(key);
+    await f.services.coord.remove(key);
     expect((await evaluate()).resolved).toEqual(["downloads are paused: the archive's disk is almost full"]);
   });
 
@@ -224,22 +224,23 @@ describe("other alert conditions", () => {
 
   it("a worker whose heartbeat vanished without a graceful stop is reported by the next process alive", async () => {
     const prefix = f.services.config.redisPrefix;
-    const redis = f.services.redis;
+    const coord = f.services.coord;
+    const beat = { ttlMs: 60_000 };
     const before = smtp.received.length;
-    await redis.set(`${prefix}:heartbeat:nas:4242`, "{}", "EX", 60);
-    await redis.set(`${prefix}:heartbeat:laptop:77`, "{}", "EX", 60);
+    await coord.put(`${prefix}:heartbeat:nas:4242`, "{}", beat);
+    await coord.put(`${prefix}:heartbeat:laptop:77`, "{}", beat);
     await evaluate(); // both seen alive
     expect(smtp.received).toHaveLength(before);
     // The laptop worker stops gracefully; the NAS worker is killed (its key expires).
     await forgetWorker(f.services.coord, prefix, "laptop:77");
-    await redis.del(`${prefix}:heartbeat:laptop:77`, `${prefix}:heartbeat:nas:4242`);
+    await coord.remove(`${prefix}:heartbeat:laptop:77`, `${prefix}:heartbeat:nas:4242`);
     f.clock.now += 2 * MINUTE;
     await evaluate();
     await evaluate();
     expect(smtp.received).toHaveLength(before + 1);
     expect(smtp.received.at(-1)?.subject).toBe("dvault alert: the dvault worker nas:4242 stopped without shutting down");
     // It comes back (a new pid on the same machine): resolved.
-    await redis.set(`${prefix}:heartbeat:nas:5150`, "{}", "EX", 60);
+    await coord.put(`${prefix}:heartbeat:nas:5150`, "{}", beat);
     expect((await evaluate()).resolved).toEqual(["the dvault worker nas:4242 stopped without shutting down"]);
     expect(smtp.received).toHaveLength(before + 1);
   });

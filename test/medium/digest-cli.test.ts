@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DigestRepository } from "../../src/db/digest.repository.ts";
 import { createDigestFixture, type DigestFixture } from "../helpers/digest-fixture.ts";
-import { TEST_REDIS_URL } from "../helpers/env.ts";
+import { TEST_ENGINE, TEST_REDIS_URL } from "../helpers/env.ts";
 
 const BIN = path.resolve("bin/dvault.js");
 
@@ -31,7 +31,7 @@ describe("dvault digest", () => {
   beforeAll(async () => {
     f = await createDigestFixture();
     dir = await mkdtemp(path.join(os.tmpdir(), "dvault-digest-cli-"));
-    env = { DATABASE_URL: f.db.url, REDIS_URL: TEST_REDIS_URL, DVAULT_REDIS_PREFIX: f.redis.prefix, DVAULT_ARCHIVE_DIR: dir };
+    env = { DATABASE_URL: f.db.url, REDIS_URL: TEST_REDIS_URL, DVAULT_ENGINE: TEST_ENGINE, DVAULT_REDIS_PREFIX: f.redis.prefix, DVAULT_ARCHIVE_DIR: dir };
     // The CLI runs on the real clock: news from an hour ago.
     await f.addFaves(5, new Date(Date.now() - 3_600_000));
   });

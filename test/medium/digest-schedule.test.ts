@@ -13,7 +13,7 @@ import { createLogger } from "../../src/log.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { createDigestFixture, type DigestFixture } from "../helpers/digest-fixture.ts";
 import { startTestSmtp, type TestSmtp } from "../helpers/digest-mail.ts";
-import { TEST_REDIS_URL } from "../helpers/env.ts";
+import { TEST_ENGINE, TEST_REDIS_URL } from "../helpers/env.ts";
 import { queueOf } from "../helpers/producer-queue.ts";
 
 const log = createLogger({ level: "silent" });
@@ -60,6 +60,7 @@ describe("the digest cron", () => {
     const env = {
       DATABASE_URL: f.db.url,
       REDIS_URL: TEST_REDIS_URL,
+      DVAULT_ENGINE: TEST_ENGINE,
       DVAULT_REDIS_PREFIX: f.redis.prefix,
       DVAULT_DIGEST_CHANNELS: "smtp",
       DVAULT_DIGEST_CRON: "0 8 * * *",

@@ -82,13 +82,13 @@ describe.skipIf(!mounted)("DiskGuard", () => {
     expect(first.paused?.reason).toMatch(/downloads paused: disk almost full/);
     expect(second.paused).toBeDefined();
     expect(first.done + second.done).toBe(0);
-    expect(await h.redis.redis.get(pausedKey())).toContain("freeBytes");
+    expect(await h.services.coord.get(pausedKey())).toContain("freeBytes");
     expect(count(/^downloads paused/)).toBe(pausedBefore + 1);
 
     await fs.rm(filler);
     const third = await h.runOnce();
     expect(third).toMatchObject({ done: 1, paused: undefined });
-    expect(await h.redis.redis.exists(pausedKey())).toBe(0);
+    expect(await h.services.coord.exists(pausedKey())).toBe(false);
     expect(count(/^downloads resumed/)).toBe(resumedBefore + 1);
   });
 
@@ -131,7 +131,7 @@ describe.skipIf(!mounted)("DiskGuard", () => {
     const worker = await startHarnessWorker(h);
     try {
       const queue = queueOf(producer, "downloads");
-      await waitFor(async () => (await queue.isPaused()) && (await h.redis.redis.exists(pausedKey())) === 1);
+      await waitFor(async () => (await queue.isPaused()) && (await h.services.coord.exists(pausedKey())));
       expect(count(/^downloads paused/)).toBe(pausedBefore + 1);
       await fs.rm(filler);
       await queueOf(producer, "maintenance").add("downloads.enqueue", { scope: "all" });

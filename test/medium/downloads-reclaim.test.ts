@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { Writable } from "node:stream";
-import { Queue, Worker } from "bullmq";
+import { type Queue, Worker } from "bullmq";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
@@ -19,6 +19,7 @@ import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { startWorker, type RunningWorker, type WorkerIntervals } from "../../src/worker.ts";
 import { testConfig } from "../helpers/config.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { itNeedingRedis } from "../helpers/needs-redis.ts";
 
 const DATASET: DatasetOptions = { deviations: 12, galleryFolders: 1, collectionFolders: 1, favourites: 0, trackedUsers: 0 };
 // The commands use the wall clock: the simulator's week is this week.
@@ -172,7 +173,7 @@ describe("work held by a dead process", () => {
     // The worker's own start-up work (its syncs, which queue what they find wanted; the first downloads.enqueue)
     // is over before the rows are wanted, so that the `--once` run claims them. (A killed child's jobs may
     // still show active: only this worker's count.)
-    const queues = ["sync", "maintenance"].map((name) => new Queue(name, { connection: h.redis.redis, prefix: h.redis.prefix }));
+    const queues = ["sync", "maintenance"].map((name) => h.services.queues.queue(name));
     const pending = async (q: Queue) => {
       const counts = await q.getJobCounts("wait", "prioritized");
       return (counts.wait ?? 0) + (counts.prioritized ?? 0) + (await q.getActive()).filter((j) => j.processedBy === thisHolder()).length;
@@ -187,7 +188,7 @@ describe("work held by a dead process", () => {
     const once = spawnChild("once");
     await expect.poll(async () => Math.max(...(await Promise.all(onceFiles.map(partialBytes)))), { timeout: 30_000, interval: 20 }).toBeGreaterThan(256 * 1024);
     // The run holds its rows: queued, with no job in the worker's queue.
-    const downloads = new Queue("downloads", { connection: h.redis.redis, prefix: h.redis.prefix });
+    const downloads = h.services.queues.queue("downloads");
     const held = await h.pool.query<{ deviationid: string }>(
       "SELECT deviationid FROM downloads WHERE kind = 'original' AND status = 'queued' AND deviationid = ANY($1)",
       [onceFiles],
@@ -222,41 +223,47 @@ describe("work held by a dead process", () => {
     expect(reclaimedFrom.filter((holder) => holder.split(":")[1] === String(child.pid))).toEqual([]);
   }, 60_000);
 
-  it("a job activated for a live worker that never reached it (a reply lost to a Redis restart) runs within seconds", async () => {
-    await want([lost]);
-    // The activation as a lost reply leaves it: active, naming this process's worker, never handed to it.
-    const producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
-    const connection = createRedis(h.redis.url, "worker");
-    const fetcher = new Worker("downloads", null, { connection, prefix: h.redis.prefix, name: thisHolder(), autorun: false });
-    try {
-      expect((await enqueueDueDownloads(h.services, producer)).added).toBe(1);
-      expect((await fetcher.getNextJob("lost-reply", { block: false }))?.id).toBe(`dl-${lost}-original`);
-    } finally {
-      await fetcher.close();
-      await producer.close();
-      connection.disconnect();
-    }
-    const startedAt = Date.now();
-    const { warnings } = await startHere({ reclaimMs: 500 });
-    await expect.poll(() => statuses([lost]), { timeout: 15_000, interval: 50 }).toEqual(["done"]);
-    const tookMs = Date.now() - startedAt;
-    console.info(`lost activation run ${tookMs} ms after the worker started`);
-    // BullMQ's stalled check alone: 30–60 s.
-    expect(tookMs).toBeLessThan(10_000);
-    expect(warnings.filter((w) => w.includes("never reached it"))).toHaveLength(1);
-    expect(downloadCalls(lost)).toBe(1);
-  }, 60_000);
+  // A BullMQ worker of its own on Redis, whose activation reply is lost as in a Redis restart: Redis itself.
+  itNeedingRedis(
+    "a job activated for a live worker that never reached it (a reply lost to a Redis restart) runs within seconds",
+    async () => {
+      await want([lost]);
+      // The activation as a lost reply leaves it: active, naming this process's worker, never handed to it.
+      const producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
+      const connection = createRedis(h.redis.url, "worker");
+      const fetcher = new Worker("downloads", null, { connection, prefix: h.redis.prefix, name: thisHolder(), autorun: false });
+      try {
+        expect((await enqueueDueDownloads(h.services, producer)).added).toBe(1);
+        expect((await fetcher.getNextJob("lost-reply", { block: false }))?.id).toBe(`dl-${lost}-original`);
+      } finally {
+        await fetcher.close();
+        await producer.close();
+        connection.disconnect();
+      }
+      const startedAt = Date.now();
+      const { warnings } = await startHere({ reclaimMs: 500 });
+      await expect.poll(() => statuses([lost]), { timeout: 15_000, interval: 50 }).toEqual(["done"]);
+      const tookMs = Date.now() - startedAt;
+      console.info(`lost activation run ${tookMs} ms after the worker started`);
+      // BullMQ's stalled check alone: 30–60 s.
+      expect(tookMs).toBeLessThan(10_000);
+      expect(warnings.filter((w) => w.includes("never reached it"))).toHaveLength(1);
+      expect(downloadCalls(lost)).toBe(1);
+    },
+    60_000,
+  );
 
   it("proves death only by a pid on this host (and pid namespace) or, elsewhere, an expired lease", async () => {
-    const { redis, prefix, coord } = h.redis;
+    const { coord } = h.services;
+    const prefix = h.services.config.redisPrefix;
     const me = thisHolder();
     const lease = await holdLease(coord, prefix);
     try {
       expect(await isHolderDead(coord, prefix, me)).toBe(false);
-      const ours = JSON.parse((await redis.hget(`${prefix}:holders`, me)) ?? "{}") as { pidns: string };
+      const ours = JSON.parse((await coord.hashGet(`${prefix}:holders`, me)) ?? "{}") as { pidns: string };
       const host = me.split(":").slice(0, -2).join(":");
-      const register = (holder: string, pidns = ours.pidns) => redis.hset(`${prefix}:holders`, holder, JSON.stringify({ pidns }));
-      const renew = (holder: string) => redis.set(`${prefix}:holder:${holder}`, "1", "EX", 30);
+      const register = (holder: string, pidns = ours.pidns) => coord.hashPut(`${prefix}:holders`, { [holder]: JSON.stringify({ pidns }) });
+      const renew = (holder: string) => coord.put(`${prefix}:holder:${holder}`, "1", { ttlMs: 30_000 });
 
       // This host: the pid decides, lease or not.
       const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"]);
@@ -281,7 +288,7 @@ describe("work held by a dead process", () => {
         await register(holder, pidns);
         await renew(holder);
         expect(await isHolderDead(coord, prefix, holder)).toBe(false);
-        await redis.del(`${prefix}:holder:${holder}`);
+        await coord.remove(`${prefix}:holder:${holder}`);
         expect(await isHolderDead(coord, prefix, holder)).toBe(true);
       }
     } finally {

@@ -2,7 +2,7 @@
 // failed with a next attempt that grows with each failure in a row (15 min, 1 h, 4 h, 12 h, then a day),
 // due on the injectable clock and not before; a permanent refusal (the CDN has no such file) stays
 // failed with no next attempt; `dvault status` shows how many wait for a retry and when the next is.
-import { type Queue, UnrecoverableError, Worker } from "bullmq";
+import { type Queue, UnrecoverableError } from "bullmq";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { formatStatus } from "../../src/cli/status.ts";
@@ -11,7 +11,6 @@ import { downloadJobId } from "../../src/downloads/download-job.ts";
 import { RETRY_DELAYS_MS } from "../../src/downloads/retry.ts";
 import { retryDownloadNow } from "../../src/downloads/retry-now.ts";
 import { Producer } from "../../src/queue/producer.ts";
-import { createRedis } from "../../src/queue/redis.ts";
 import { overviewPage } from "../../src/http/pages/overview.ts";
 import { startDashboard } from "../../src/http/server.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
@@ -69,10 +68,8 @@ const now = () => h.sim.clock.now().getTime();
 async function failForGood(downloads: Queue, payload: { deviationid: string; kind: "original" }): Promise<void> {
   const jobId = downloadJobId(payload);
   await downloads.add("download.file", payload, { jobId, attempts: 5 });
-  const failing = new Worker("downloads", async () => Promise.reject(new UnrecoverableError("HTTP 404 from the CDN")), {
-    connection: createRedis(h.redis.url, "worker"),
-    prefix: h.services.config.redisPrefix,
-  });
+  // A worker of the run's engine (Redis, or PostgreSQL alone).
+  const failing = h.services.queues.worker("downloads", async () => Promise.reject(new UnrecoverableError("HTTP 404 from the CDN")), { concurrency: 1 });
   try {
     await expect.poll(() => downloads.getJobState(jobId), { timeout: 10_000 }).toBe("failed");
   } finally {

@@ -22,16 +22,16 @@ afterAll(async () => {
   await h?.close();
 });
 
-it("answers busy for a file this process is already downloading, with or without its Redis lock", async () => {
+it("answers busy for a file this process is already downloading, with or without its lock in the engine", async () => {
   const log = createLogger({ level: "silent" });
-  const { redis, config } = h.deps.services;
+  const { coord, config } = h.deps.services;
   const lockKey = `${config.redisPrefix}:download-lock:${id}:original`;
   // The CDN answers this file after 600 ms, so the first transfer is still running below.
   h.sim.faults.add({ route: "/_cdn/original/", kind: "latency", latencyMs: 600, probability: 1 });
   try {
     const first = downloadFile(h.deps, { deviationid: id, kind: "original", log });
-    await expect.poll(() => redis.exists(lockKey), { timeout: 500, interval: 5 }).toBe(1);
-    await redis.del(lockKey); // Redis lost it
+    await expect.poll(() => coord.exists(lockKey), { timeout: 500, interval: 5 }).toBe(true);
+    await coord.remove(lockKey); // the engine lost it (Redis restarted)
     expect(await downloadFile(h.deps, { deviationid: id, kind: "original", log })).toMatchObject({
       status: "busy",
       reason: "this process is already downloading this file",

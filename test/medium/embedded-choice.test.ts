@@ -6,6 +6,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/free-port.ts";
+import { redisAnswers } from "../../src/queue/redis.ts";
+import { itNeedingRedis } from "../helpers/needs-redis.ts";
 import { TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
 import { dvault, embeddedDataDir } from "../helpers/embedded-fixture.ts";
 
@@ -123,7 +125,7 @@ describe("dvault init", () => {
     expect(setLines(file)).toEqual(["DATABASE_URL=embedded", "DVAULT_ENGINE=postgres"]);
   });
 
-  it("keeps the servers that answer, and says so; --force writes over an existing file", async () => {
+  itNeedingRedis("keeps the servers that answer, and says so; --force writes over an existing file", async () => {
     const file = path.join(path.dirname(data.dataDir), "found.env");
     writeFileSync(file, "DVAULT_ENGINE=postgres\n");
     const env = { DATABASE_URL: TEST_PG_URL, REDIS_URL: TEST_REDIS_URL, DVAULT_DATA_DIR: data.dataDir };
@@ -145,6 +147,17 @@ describe("dvault init", () => {
     expect(setLines(file)[0]).toBe(`DATABASE_URL=${withPassword}`);
     expect(run.stdout).not.toContain("not-a-secret");
     expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  // What demo asks too (src/demo/servers.ts): a refusal is an answer, so the install is never moved off Redis for it.
+  itNeedingRedis("keeps a Redis that answers but refuses the database its URL names: the install is not moved to PostgreSQL alone", async () => {
+    const file = path.join(path.dirname(data.dataDir), "redis-db.env");
+    const refused = `${TEST_REDIS_URL.replace(/\/\d*$/, "")}/99`;
+    expect(await redisAnswers(refused)).toBe(true);
+    expect(await redisAnswers(`redis://127.0.0.1:${await closedPort()}`)).toBe(false);
+    const run = await dvault({ DATABASE_URL: TEST_PG_URL, REDIS_URL: refused, DVAULT_DATA_DIR: data.dataDir }, ["init", "--file", file]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(setLines(file)).toEqual([`DATABASE_URL=${TEST_PG_URL}`, "DVAULT_ENGINE=redis", `REDIS_URL=${refused}`]);
   });
 
   it("with PostgreSQL answering and no Redis, keeps the server and chooses PostgreSQL alone", async () => {

@@ -10,7 +10,7 @@ import { embeddedLayout, readState } from "../../src/db/embedded/layout.ts";
 import { liveHolders } from "../../src/db/embedded/lease.ts";
 import { runningServer } from "../../src/db/embedded/server.ts";
 import { connectPg } from "../../src/db/connect.ts";
-import { TEST_REDIS_URL } from "../helpers/env.ts";
+import { TEST_ENGINE, TEST_REDIS_URL } from "../helpers/env.ts";
 import { dvault, embeddedDataDir, type Holder, startHolder } from "../helpers/embedded-fixture.ts";
 
 const data = embeddedDataDir();
@@ -161,7 +161,13 @@ describe("the embedded server", () => {
   });
 
   it("serves dvault's commands with DATABASE_URL=embedded: migrate makes the database dvault's, status opens it, and each leaves it stopped", async () => {
-    const env = { DATABASE_URL: "embedded", DVAULT_DATA_DIR: dataDir, REDIS_URL: TEST_REDIS_URL, DVAULT_REDIS_PREFIX: `embedded-${process.pid}` };
+    const env = {
+      DATABASE_URL: "embedded",
+      DVAULT_DATA_DIR: dataDir,
+      REDIS_URL: TEST_REDIS_URL,
+      DVAULT_ENGINE: TEST_ENGINE,
+      DVAULT_REDIS_PREFIX: `embedded-${process.pid}`,
+    };
     const migrated = await dvault(env, ["migrate"]);
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(migrated.stdout).toMatch(

@@ -3,7 +3,7 @@
 // and `dvault engine migrate` run again finishes the move as if nothing had stopped it. The stop is a throw from the
 // move's own step callback: the move keeps nothing in memory that outlives it, so what a crash leaves behind is what
 // the engines and the database hold at that moment, which is what is checked.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Engine } from "../../src/config.ts";
 import { downloadsPausedKey } from "../../src/coord/downloads-pause.ts";
 import { installWork } from "../../src/engine/install-work.ts";
@@ -12,6 +12,7 @@ import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness, downloadTraffic } from "../helpers/download-harness.ts";
 import { type Holding, holding, installOn, onEngine, PACE_KEY } from "../helpers/engine-install.ts";
 import { doneOriginals, startHarnessWorker } from "../helpers/harness-worker.ts";
+import { describeNeedingRedis } from "../helpers/needs-redis.ts";
 
 const SOURCES = new Map([[gallerySource.name, gallerySource]]);
 const POLL = { timeout: 60_000, interval: 100 };
@@ -26,7 +27,7 @@ async function moveStoppedAfter(h: DownloadHarness, from: Engine, to: Engine, st
   await expect(moveEngine({ ...installOn(h, from), to, sources: SOURCES, onStep: stop })).rejects.toBeInstanceOf(Crash);
 }
 
-describe("dvault engine migrate stopped midway", () => {
+describeNeedingRedis("dvault engine migrate stopped midway", () => {
   let h: DownloadHarness;
   let originals: string[];
 

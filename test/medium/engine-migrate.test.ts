@@ -3,13 +3,14 @@
 // the queued downloads rebuilt on the target from the downloads table, the source's queues left empty, and the
 // downloads queued before the moves fetched exactly once afterwards. Refused, with both engines untouched: a live
 // holder on the source (a real child process), an unreachable target, a typo'd --to.
+import { describeNeedingRedis } from "../helpers/needs-redis.ts";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { knownWorkersKey } from "../../src/digest/alerts.ts";
 import { linksDirtyKey } from "../../src/downloads/after-store.ts";
 import { downloadsPausedKey } from "../../src/coord/downloads-pause.ts";
@@ -57,7 +58,8 @@ async function everything(h: DownloadHarness): Promise<unknown> {
   return { redisValues, rows };
 }
 
-describe("dvault engine migrate", () => {
+// Every move here is between Redis and PostgreSQL alone, from an install on Redis: on a run without Redis, skipped.
+describeNeedingRedis("dvault engine migrate", () => {
   let h: DownloadHarness;
   let originals: string[];
 
@@ -145,7 +147,7 @@ async function smallInstallOnRedis(): Promise<DownloadHarness> {
   return h;
 }
 
-describe("dvault engine migrate refuses, leaving both engines untouched", () => {
+describeNeedingRedis("dvault engine migrate refuses, leaving both engines untouched", () => {
   let h: DownloadHarness;
 
   beforeAll(async () => {
@@ -203,7 +205,7 @@ describe("dvault engine migrate refuses, leaving both engines untouched", () => 
   }, 60_000);
 });
 
-describe("dvault engine status and migrate, as a person runs them with a settings file", () => {
+describeNeedingRedis("dvault engine status and migrate, as a person runs them with a settings file", () => {
   let h: DownloadHarness;
   let dir: string;
   let file: string;

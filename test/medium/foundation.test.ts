@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { postgresCoordinator } from "../../src/coord/postgres.ts";
+import { describeNeedingRedis } from "../helpers/needs-redis.ts";
 import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -14,7 +16,7 @@ import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { createLogger } from "../../src/log.ts";
 import { loadSecretKey } from "../../src/secret-key.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
-import { TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
+import { TEST_ENGINE, TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 import { testConfig } from "../helpers/config.ts";
 
@@ -160,13 +162,18 @@ describe("dvault worker", () => {
   it("starts, publishes a heartbeat, and shuts down cleanly on SIGTERM", async () => {
     const run = await runCli(
       ["worker"],
-      { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, DVAULT_REDIS_PREFIX: redis.prefix },
+      { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, DVAULT_ENGINE: TEST_ENGINE, DVAULT_REDIS_PREFIX: redis.prefix },
       { untilLine: /worker ready/, signal: "SIGTERM" },
     );
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/worker stopped/);
-    const keys = await redis.redis.keys(`${redis.prefix}:heartbeat:*`);
-    expect(keys).toEqual([]); // removed at shutdown
+    // Removed at shutdown, from the run's engine.
+    const coord = TEST_ENGINE === "redis" ? redis.coord : await postgresCoordinator(db.pool);
+    try {
+      expect(await coord.keysStartingWith(`${redis.prefix}:heartbeat:`)).toEqual([]);
+    } finally {
+      if (TEST_ENGINE !== "redis") await coord.close();
+    }
   });
 
   it("on PostgreSQL alone starts with no Redis answering, and no password of DATABASE_URL or REDIS_URL reaches its log", async () => {
@@ -186,7 +193,8 @@ describe("dvault worker", () => {
   });
 });
 
-describe("the worker host's failures", () => {
+// Its reason as stored in Redis's keys: Redis itself.
+describeNeedingRedis("the worker host's failures", () => {
   let redis: TestRedis;
   beforeAll(async () => {
     redis = await createTestRedis();

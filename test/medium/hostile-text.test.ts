@@ -61,7 +61,7 @@ describe("stored text pages made inert once", () => {
     expect(counted.code).toBe(0);
     expect(counted.stdout).toMatch(/^text pages \d+, 1 still as the service sent them \(scripts included\): dvault verify --fix makes them inert/m);
 
-    await h.services.redis.del(linksDirtyKey(h.services.config.redisPrefix));
+    await h.services.coord.remove(linksDirtyKey(h.services.config.redisPrefix));
     const fixed = await runDvault(h, ["verify", "--fix"]);
     expect(fixed.code).toBe(0);
     expect(fixed.stdout).toMatch(/^text pages \d+, 1 rewritten inert/m);
@@ -78,7 +78,7 @@ describe("stored text pages made inert once", () => {
     );
     expect(history[0]).toMatchObject({ change: "replaced", old_path: old.relPath, old_sha256: old.sha256, new_path: now.path, new_sha256: now.sha256 });
     expect(history[0].note).toMatch(/^made inert/);
-    expect(await h.services.redis.exists(linksDirtyKey(h.services.config.redisPrefix))).toBe(1);
+    expect(await h.services.coord.exists(linksDirtyKey(h.services.config.redisPrefix))).toBe(true);
     const { rows: texts } = await h.pool.query<{ html: string }>("SELECT html FROM deviation_texts WHERE deviationid = $1", [target.deviationid]);
     expect(texts[0]!.html).toBe(HOSTILE_JOURNAL);
   });
@@ -89,7 +89,7 @@ describe("stored text pages made inert once", () => {
     // b's row points at an old page whose bytes were changed afterwards: corrupt, not for rewriting.
     const oldB = await replaceWithOldPage(h, b.id, b.title, "<p>other</p>");
     await fs.appendFile(path.join(h.archiveDir, oldB.relPath), "tampered");
-    await h.services.redis.del(`${h.services.config.redisPrefix}:texts:inert`);
+    await h.services.coord.remove(`${h.services.config.redisPrefix}:texts:inert`);
 
     // The maintenance job itself, through the worker's catalogue (as a maintenance host runs it every two minutes).
     const producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
@@ -115,7 +115,7 @@ describe("stored text pages made inert once", () => {
   it("a slice out of time stops after the row it reached and the next one goes on from there", async () => {
     const c = rows[0]!;
     await replaceWithOldPage(h, c.id, c.title);
-    await h.services.redis.del(`${h.services.config.redisPrefix}:texts:inert`);
+    await h.services.coord.remove(`${h.services.config.redisPrefix}:texts:inert`);
     const none = await inertTextsStep(h.deps, { budgetMs: 0 });
     expect(none).toMatchObject({ checked: 0, rewritten: 0, more: true });
     const rest = await inertTextsStep(h.deps, { budgetMs: 60_000 });

@@ -1,4 +1,5 @@
 import { type Job, Queue, QueueEvents } from "bullmq";
+import { describeNeedingRedis } from "../helpers/needs-redis.ts";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ApiError, ThrottleDelayError } from "../../src/api/errors.ts";
@@ -60,7 +61,9 @@ describe(checkCatalogue.name, () => {
   });
 });
 
-describe(WorkerHost.name, () => {
+// The job system on BullMQ's Redis backend (the PostgreSQL backend's queues: queue-engines.test.ts; locks on both
+// drivers: coord-compliance.test.ts): on a run without Redis, skipped.
+describeNeedingRedis(WorkerHost.name, () => {
   let redis: TestRedis;
   let producer: Producer<ProbeJobs>;
   let host: WorkerHost<JobContext> | undefined;
@@ -175,7 +178,7 @@ describe(WorkerHost.name, () => {
   });
 });
 
-describe(runNow.name, () => {
+describeNeedingRedis(runNow.name, () => {
   // A Redis prefix per test: a job one test leaves delayed (the throttled one) must not hold another's queue.
   let redis: TestRedis;
   beforeEach(async () => {
@@ -258,7 +261,7 @@ describe(runNow.name, () => {
   });
 });
 
-describe(acquireLock.name, () => {
+describeNeedingRedis(acquireLock.name, () => {
   let redis: TestRedis;
   beforeAll(async () => {
     redis = await createTestRedis();

@@ -4,10 +4,11 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { UnrecoverableError, Worker, type Job } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { formatFailed } from "../../src/cli/jobs.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { createRedis } from "../../src/queue/redis.ts";
+import { describeNeedingRedis, REDIS_IN_RUN } from "../helpers/needs-redis.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 
 const run = promisify(execFile);
@@ -28,7 +29,9 @@ async function until(check: () => Promise<boolean>, what: string, ms = 10_000): 
   await vi.waitFor(async () => expect(await check(), what).toBe(true), { timeout: ms, interval: 25 });
 }
 
+// BullMQ's queues on Redis, a worker on Redis and the CLI on Redis: on a run without Redis, everything here skips.
 beforeAll(async () => {
+  if (!REDIS_IN_RUN) return;
   r = await createTestRedis();
   admin = new QueueAdmin(r.queues);
   worker = new Worker("sync", processor, { connection: createRedis(r.url, "worker"), prefix: r.prefix });
@@ -45,7 +48,7 @@ afterAll(async () => {
   await r?.cleanup();
 });
 
-describe(QueueAdmin.name, () => {
+describeNeedingRedis(QueueAdmin.name, () => {
   it("lists failed jobs with reason, attempts, times and payload, newest first", async () => {
     const failed = await admin.failed();
     expect(failed.map((j) => j.id).sort()).toEqual(["g1", "g2", "n1"]);
@@ -97,8 +100,14 @@ describe(QueueAdmin.name, () => {
   });
 });
 
-describe("dvault jobs", () => {
-  const env = () => ({ PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", REDIS_URL: r.url, DVAULT_REDIS_PREFIX: r.prefix, LOG_LEVEL: "silent" });
+describeNeedingRedis("dvault jobs", () => {
+  const env = () => ({
+    PATH: process.env.PATH ?? "",
+    HOME: "/nonexistent-home",
+    REDIS_URL: r.url,
+    DVAULT_REDIS_PREFIX: r.prefix,
+    LOG_LEVEL: "silent",
+  });
 
   it("lists failures as JSON and retries one by the id it printed", async () => {
     const { stdout } = await run(process.execPath, ["bin/dvault.js", "jobs", "failed", "--source", "notes", "--json"], { env: env(), timeout: 30_000 });

@@ -7,7 +7,7 @@ import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
-import { TEST_PG_URL } from "../helpers/env.ts";
+import { TEST_PG_ADDRESS, TEST_PG_URL } from "../helpers/env.ts";
 
 let h: DownloadHarness;
 const empty = `dvault_t_empty_${randomBytes(4).toString("hex")}`;
@@ -31,7 +31,7 @@ describe("a newcomer's first commands", () => {
       const run = await runDvault({ ...h, env }, args);
       expect(run.code).toBe(3);
       expect(run.stdout).toBe("");
-      expect(run.stderr).toBe(`dvault: the database "${empty}" on 127.0.0.1:5432 has no dvault schema yet: run dvault migrate\n`);
+      expect(run.stderr).toBe(`dvault: the database "${empty}" on ${TEST_PG_ADDRESS} has no dvault schema yet: run dvault migrate\n`);
     }
   }, 60_000);
 

@@ -11,7 +11,7 @@ import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
-import { TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
+import { TEST_ENGINE, TEST_PG_ADDRESS, TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 import { approveInBrowser, CLIENT_ID, CLIENT_SECRET } from "./tokens-fixture.ts";
 import { freePort } from "../../src/free-port.ts";
@@ -67,6 +67,7 @@ describe("dvault auth", () => {
       LOG_LEVEL: "info",
       DATABASE_URL: db.url,
       REDIS_URL: TEST_REDIS_URL,
+      DVAULT_ENGINE: TEST_ENGINE,
       DVAULT_REDIS_PREFIX: redis.prefix,
       DVAULT_API_BASE: sim.url,
       DVAULT_CLIENT_ID: CLIENT_ID,
@@ -324,7 +325,7 @@ describe("dvault auth", () => {
       }
       const run = await dvault(["auth", "status"], { env: { DATABASE_URL: withDatabase(TEST_PG_URL, name) } });
       expect(run.code).toBe(3);
-      expect(run.stderr.trim().split("\n")).toEqual([`dvault: the database "${name}" on 127.0.0.1:5432 has no dvault schema yet: run dvault migrate`]);
+      expect(run.stderr.trim().split("\n")).toEqual([`dvault: the database "${name}" on ${TEST_PG_ADDRESS} has no dvault schema yet: run dvault migrate`]);
     } finally {
       await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
       await admin.end();

@@ -4,7 +4,8 @@
 // jumps (idle keys, dead holders and waiters), and after every step their answers, their stored state (every
 // field of the hash, every member and score of the three sets) and their status are compared. Seeded: a
 // failure names its seed and step (DVAULT_PACER_SEED replays one).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describeNeedingRedis } from "../helpers/needs-redis.ts";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { sqlPacerStore } from "../../src/api/pacer-sql-store.ts";
 import type { AcquireRequest, PacerOutcome, PacerStore } from "../../src/api/pacer-store.ts";
@@ -117,7 +118,8 @@ async function run(seed: number, steps: number): Promise<Seen> {
   return seen;
 }
 
-describe("the pacer's Redis and PostgreSQL stores", () => {
+// The two stores compared: on a run without Redis, skipped.
+describeNeedingRedis("the pacer's Redis and PostgreSQL stores", () => {
   const given = Number(process.env.DVAULT_PACER_SEED);
   const seeds = Number.isSafeInteger(given) && given > 0 ? [given] : [1, 2, 3, 4, 5, 6].map((i) => i * 7919 + Math.floor(Math.random() * 1e6));
   const total: Seen = { granted: 0, blocked: 0, busy: 0, throttled: 0, cut: 0 };

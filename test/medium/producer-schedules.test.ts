@@ -2,7 +2,8 @@
 // gets its job's options from the definition (attempts, backoff, retention) and its interval from the definition or
 // the caller; reconcileSchedules installs the wanted schedulers of a prefix and removes the others; a download's
 // priority comes from its definition, given the ranking its caller knows (src/queue/contract.ts#JobRankings).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REDIS_IN_RUN, describeNeedingRedis } from "../helpers/needs-redis.ts";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { refreshTokensDefinition } from "../../jobs/refresh-tokens/definition.ts";
 import { downloadJobId } from "../../src/downloads/download-job.ts";
@@ -15,7 +16,9 @@ import { queueOf } from "../helpers/producer-queue.ts";
 let r: TestRedis;
 let producer: Producer;
 
+// The producer on BullMQ's Redis backend: on a run without Redis, skipped.
 beforeAll(async () => {
+  if (!REDIS_IN_RUN) return;
   r = await createTestRedis();
   producer = new Producer([...JOB_DEFINITIONS], r.queues);
 });
@@ -25,7 +28,7 @@ afterAll(async () => {
   await r?.cleanup();
 });
 
-describe(Producer.name, () => {
+describeNeedingRedis(Producer.name, () => {
   it("schedules a job at its definition's interval, with its definition's options", async () => {
     await producer.schedule("tokens.refresh", {});
     const scheduler = await queueOf(producer, "maintenance").getJobScheduler(schedulerIdOf("tokens.refresh"));

@@ -1,6 +1,7 @@
 // The job behaviours dvault relies on, on either engine (src/queue/backend.ts): Redis, and BullMQ's PostgreSQL
 // backend. Each test has queues of its own (a Redis prefix, a PostgreSQL schema in this file's database), removed
 // after it.
+import { REDIS_IN_RUN } from "../helpers/needs-redis.ts";
 import { randomBytes } from "node:crypto";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -115,7 +116,8 @@ const ENGINES: Array<{ engine: string; open(): Promise<Opened> }> = [
   },
 ];
 
-describe.each(ENGINES)("queues on $engine", ({ open }) => {
+// On a run with no Redis (test/helpers/test-servers.ts, which says so in its first line) only PostgreSQL's backend.
+describe.each(ENGINES.filter((e) => REDIS_IN_RUN || e.engine !== "redis"))("queues on $engine", ({ open }) => {
   let opened: Opened;
   let backend: QueueBackend;
   let producer: Producer<Jobs>;

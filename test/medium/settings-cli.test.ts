@@ -1,6 +1,7 @@
 // Settings in one file, as a person meets them at the command line (README "Configuration"): ./.env or --config
 // under the environment under a flag, `dvault config` saying where each value came from with secrets masked, and
 // the values that cannot work refused at start in one line, before anything runs.
+import { itNeedingRedis } from "../helpers/needs-redis.ts";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -105,7 +106,7 @@ describe("values that cannot work, refused at start", () => {
     runs.cron = dvault(["config"], { DVAULT_SCHEDULE_GALLERY: "6h; alice=61 * * * *" }, empty);
   });
 
-  it("a REDIS_URL naming a database the server does not have", async () => {
+  itNeedingRedis("a REDIS_URL naming a database the server does not have", async () => {
     const run = await runs.redis!;
     refusedInOneLine(run, /REDIS_URL names database 99, which the Redis server at .* does not have .*: use 0 to \d+/);
   });

@@ -5,7 +5,6 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Worker } from "bullmq";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { loadConfig } from "../../src/config.ts";
@@ -62,10 +61,8 @@ describe("the sources' schedules from the settings", () => {
     expect(installed).toMatchObject({ pattern: "0 8 * * *", tz: "Europe/Berlin", next: Date.parse("2026-11-03T07:00:00Z") });
 
     const fired: { source: string; at: number }[] = [];
-    const worker = new Worker("sync", async (job) => void fired.push({ source: job.data.source, at: Date.now() }), {
-      connection: h.redis.redis.duplicate({ maxRetriesPerRequest: null }),
-      prefix: h.redis.prefix,
-    });
+    // A worker of the run's engine (Redis, or PostgreSQL alone).
+    const worker = h.services.queues.worker("sync", async (job) => void fired.push({ source: job.data.source, at: Date.now() }), { concurrency: 1 });
     try {
       await expect.poll(() => fired.length, { timeout: 5000 }).toBe(1);
       expect(fired[0]?.source).toBe("gallery");

@@ -8,7 +8,6 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPacer } from "../../src/api/pacer.ts";
-import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import { formatStatus } from "../../src/cli/status.ts";
 import { overviewPage } from "../../src/http/pages/overview.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
@@ -17,6 +16,7 @@ import {
   AccountStatusSchema,
   ArchiveStatusSchema,
   DownloadsStatusSchema,
+  EngineStatusSchema,
   NotArchivableArtistSchema,
   NotArchivableReasonSchema,
   NotArchivableSchema,
@@ -25,12 +25,16 @@ import {
   QuotaStatusSchema,
   SourceStatusSchema,
   StatusReportSchema,
+  type StatusReport,
   WorkerStatusSchema,
 } from "../../src/status/schema.ts";
 import { archiveFile, artworkPng } from "../helpers/archive-fixtures.ts";
 import { HEAVY_PACKAGES, readLoaded, RECORD_IMPORTS } from "../helpers/loaded-modules.ts";
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 import { downloadsPausedKey } from "../../src/coord/downloads-pause.ts";
+import { pacerStoreFor } from "../../src/services.ts";
+import { TEST_ENGINE } from "../helpers/env.ts";
+import { itNeedingRedis } from "../helpers/needs-redis.ts";
 
 const run = promisify(execFile);
 let h: SyncHarness;
@@ -59,7 +63,7 @@ describe(collectStatus.name, () => {
     const prefix = h.services.config.redisPrefix;
     const waiting = { jobId: "status-waiting", timestamp: Date.now() - 90_000 };
     await queues.queue("sync").add("sync.source", { accountId: h.account.id, source: "gallery", key: "" }, waiting);
-    await h.services.redis.set(`${prefix}:heartbeat:testhost:4242`, JSON.stringify({ id: "testhost:4242", at: new Date().toISOString() }), "EX", 60);
+    await h.services.coord.put(`${prefix}:heartbeat:testhost:4242`, JSON.stringify({ id: "testhost:4242", at: new Date().toISOString() }), { ttlMs: 60_000 });
     const { rows } = await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM deviations WHERE type = 'image' ORDER BY deviationid LIMIT 2");
     const files = [];
     for (const [i, r] of rows.entries()) files.push(await archiveFile(h.pool, archiveDir, r.deviationid, artworkPng(i + 1, 16, 16)));
@@ -131,7 +135,9 @@ describe(collectStatus.name, () => {
     // A clock that skips its waits: each refusal comes when the hold before it has passed.
     let skipped = 0;
     const clock = { now: () => Date.now() + skipped, sleep: async (ms: number) => void (skipped += ms) };
-    const pacer = createPacer({ store: redisPacerStore(h.services.redis, h.services.config.redisPrefix), holdMs: 60_000, jitter: 0, clock });
+    // The store the report reads (the engine's: services.pacer's).
+    const store = pacerStoreFor(h.services.config, { pool: h.services.pool, ...(TEST_ENGINE === "redis" ? { redis: h.services.redis } : {}) });
+    const pacer = createPacer({ store, holdMs: 60_000, jitter: 0, clock });
     // Three refusals in a row (held 1, 2, 4 min): the third cuts the rate.
     for (let i = 0; i < 3; i++) await (await pacer.acquire(key, { maxWaitMs: 300_000 })).release("throttled");
     const report = await collectStatus(deps());
@@ -198,7 +204,7 @@ describe(collectStatus.name, () => {
     );
     await queues.pause("digest");
     const pausedKey = downloadsPausedKey(h.services.config.redisPrefix);
-    await h.services.redis.set(
+    await h.services.coord.put(
       pausedKey,
       JSON.stringify({ since: new Date().toISOString(), reason: "downloads paused: 1.2 GiB free, below DVAULT_MIN_FREE_BYTES" }),
     );
@@ -212,7 +218,7 @@ describe(collectStatus.name, () => {
       expect(report.downloads).toMatchObject({ paused: true, pausedReason: "downloads paused: 1.2 GiB free, below DVAULT_MIN_FREE_BYTES" });
       expect(formatStatus(report)).toContain("Downloads (PAUSED: downloads paused: 1.2 GiB free");
     } finally {
-      await h.services.redis.del(pausedKey);
+      await h.services.coord.remove(pausedKey);
       await queues.resume("digest");
     }
   });
@@ -230,6 +236,7 @@ describe(collectStatus.name, () => {
     HOME: "/nonexistent-home",
     DATABASE_URL: h.db.url,
     REDIS_URL: h.redis.url,
+    DVAULT_ENGINE: TEST_ENGINE,
     DVAULT_REDIS_PREFIX: h.services.config.redisPrefix,
     DVAULT_API_BASE: h.sim.url,
     DVAULT_CLIENT_ID: SIM_CLIENT_ID,
@@ -246,6 +253,26 @@ describe(collectStatus.name, () => {
     const report = StatusReportSchema.parse(JSON.parse(stdout));
     expect(report.accounts.map((a) => a.name)).toEqual([h.account.name, "client:1001"]);
     expect(report.sources.length).toBe(2);
+    expectEngine(report, TEST_ENGINE);
+  });
+
+  /** The engine block of a report made on `engine`: it names the engine and the prefix; Redis's key block only on Redis. */
+  const expectEngine = (report: StatusReport, engine: "redis" | "postgres") => {
+    const prefix = h.services.config.redisPrefix;
+    expect(report.engine).toEqual({ name: engine, prefix });
+    expect(report.redis).toEqual(engine === "redis" ? { prefix, hashTagged: false, legacy: false } : null);
+  };
+
+  // The run's engine is the test above's; the other one on the same mirror here.
+  const otherEngine = TEST_ENGINE === "redis" ? "postgres" : "redis";
+  (otherEngine === "redis" ? itNeedingRedis : it)(`names the ${otherEngine} engine in --json's engine block too`, async () => {
+    const { stdout } = await run(process.execPath, ["bin/dvault.js", "status", "--json"], {
+      env: { ...cliEnv(), DVAULT_ENGINE: otherEngine },
+      timeout: 30_000,
+    });
+    const report = StatusReportSchema.parse(JSON.parse(stdout));
+    expectEngine(report, otherEngine);
+    expect(report.problems).toEqual([]);
   });
 
   it("runs through the CLI without loading what it does not use (docs/PERFORMANCE.md#start-up)", async () => {
@@ -275,6 +302,7 @@ describe("docs/status.md", () => {
       DownloadsStatusSchema,
       ArchiveStatusSchema,
       WorkerStatusSchema,
+      EngineStatusSchema,
       PacingStatusSchema,
       QuotaStatusSchema,
       NotArchivableSchema,

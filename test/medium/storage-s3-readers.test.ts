@@ -284,7 +284,7 @@ describe(regenerateLinksIfDirty.name, () => {
     const file = await putOriginal(artworkPng(20, 8, 8));
     for await (const info of store.list("by-user/")) await store.remove(info.key);
     const deps = downloadDepsFor(services);
-    await services.redis.del(linksDirtyKey(services.config.redisPrefix));
+    await services.coord.remove(linksDirtyKey(services.config.redisPrefix));
     expect(await regenerateLinksIfDirty(deps)).toMatchObject({ written: expect.any(Number) });
     const index = JSON.parse((await store.read(READABLE_INDEX_JSON))!.toString()) as { links: { path: string; key: string }[] };
     expect(index.links).toContainEqual({ path: `by-user/Painter/unfiled/Work ${n} [${file.deviationid}].png`, key: file.key });

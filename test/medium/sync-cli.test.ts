@@ -7,7 +7,9 @@ import type { Job, Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
+import { JOBS_SCHEMA } from "../../src/queue/backend.ts";
 import { checkCatalogue } from "../../src/queue/job-definition.ts";
+import { TEST_ENGINE } from "../helpers/env.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { WorkerHost } from "../../src/queue/worker-host.ts";
 import { SOURCES } from "../../src/sync/sources/index.ts";
@@ -68,6 +70,13 @@ async function syncAndWait(args: string[], round: number): Promise<void> {
   await expect
     .poll(async () => [...(await completedRuns()).values()].map((jobs) => jobs.length), { timeout: 60_000, interval: 200 })
     .toEqual(Array(SOURCES.length - 1).fill(round));
+}
+
+/** What --once's private queues left on the run's engine: Redis keys under <prefix>:once-*, or PostgreSQL schemas. */
+async function onceLeftovers(): Promise<string[]> {
+  if (TEST_ENGINE === "redis") return h.redis.redis.keys(`${h.redis.prefix}:once-*`);
+  const { rows } = await h.pool.query<{ nspname: string }>("SELECT nspname FROM pg_namespace WHERE nspname LIKE $1", [`${JOBS_SCHEMA}_once_%`]);
+  return rows.map((r) => r.nspname);
 }
 
 describe("dvault sync", () => {
@@ -132,7 +141,7 @@ describe("dvault sync --due and --once", () => {
     expect(run.stdout).toMatch(new RegExp(`^${h.account.name}\\s+notes\\s+ok \\(full\\)`, "m"));
     expect(await syncQueue.count()).toBe(before);
     expect((await completedRuns()).get("gallery")?.length ?? 0).toBe(galleryRuns);
-    expect(await h.redis.redis.keys(`${h.redis.prefix}:once-*`)).toEqual([]);
+    expect(await onceLeftovers()).toEqual([]);
   });
 
   it("with --once stopped by Ctrl-C: STOPPED with what did not finish, exit 130, and nothing left in Redis", async () => {
@@ -154,6 +163,6 @@ describe("dvault sync --due and --once", () => {
     } finally {
       h.sim.faults.clear();
     }
-    expect(await h.redis.redis.keys(`${h.redis.prefix}:once-*`)).toEqual([]);
+    expect(await onceLeftovers()).toEqual([]);
   });
 });

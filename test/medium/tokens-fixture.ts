@@ -7,7 +7,6 @@ import type { Redis } from "ioredis";
 import { createHttpTransport, type HttpTransport } from "../../src/api/http.ts";
 import { OAuthClient, type ClientAuthMethod } from "../../src/api/oauth.ts";
 import { createPacer } from "../../src/api/pacer.ts";
-import { redisPacerStore } from "../../src/api/pacer-redis-store.ts";
 import type { AccountTokens } from "../../src/api/account-tokens.ts";
 import { TokenManager, type TokenManagerOptions } from "../../src/api/token-manager.ts";
 import { TokenCipher } from "../../src/crypto/token-cipher.ts";
@@ -17,6 +16,9 @@ import type { SecretKey } from "../../src/secret-key.ts";
 import { startSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/server.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { TEST_ENGINE } from "../helpers/env.ts";
+import { postgresCoordinator } from "../../src/coord/postgres.ts";
+import { pacerStoreFor } from "../../src/services.ts";
 
 export const CLIENT_ID = "1001";
 export const CLIENT_SECRET = "sim-secret-1001";
@@ -92,13 +94,18 @@ export async function createFixture(
     refreshRetryDelayMs: 10,
     log: log.logger,
   });
-  const pacer = createPacer({ store: redisPacerStore(redis.redis, redis.prefix) });
+  // The pace and the refresh lock on the run's engine (Redis, or PostgreSQL alone in the file's database).
+  const engine = { engine: TEST_ENGINE, redisPrefix: redis.prefix };
+  const coord = TEST_ENGINE === "redis" ? redis.coord : await postgresCoordinator(db.pool);
+  const pacer = createPacer({
+    store: pacerStoreFor(engine, { pool: db.pool, namespace: redis.prefix, ...(TEST_ENGINE === "redis" ? { redis: redis.redis } : {}) }),
+  });
   const newManager = (overrides: Partial<TokenManagerOptions> = {}) =>
     new TokenManager({
       repo,
       cipher,
       oauth,
-      coord: redis.coord,
+      coord,
       redisPrefix: redis.prefix,
       log: log.logger,
       now: clock.now,
@@ -136,6 +143,7 @@ export async function createFixture(
         })),
     async close() {
       await sim.close();
+      if (TEST_ENGINE !== "redis") await coord.close();
       await redis.cleanup();
       await db.drop();
     },

@@ -1,6 +1,7 @@
 // The token lifecycle against the simulator over real sockets, on real Postgres and Redis: one refresh
 // path (ahead of expiry and after a 401), single flight across processes, grants that are lost marked
 // needs_reauth without a second token request, short-lived tokens, old refresh tokens, a wrong key.
+import { describeNeedingRedis } from "../helpers/needs-redis.ts";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
@@ -273,7 +274,8 @@ describe("a 20-second access token", () => {
   });
 });
 
-describe("refresh across processes", () => {
+// A child process on Redis (test/medium/tokens-child.ts): Redis's lock; skipped on a run without Redis.
+describeNeedingRedis("refresh across processes", () => {
   let f: Fixture;
   beforeEach(async () => {
     f = await createFixture();
@@ -342,7 +344,8 @@ describe("refresh across processes", () => {
   });
 });
 
-describe("the refresh lock in Redis", () => {
+// The lock's keys in Redis: Redis itself.
+describeNeedingRedis("the refresh lock in Redis", () => {
   let f: Fixture;
   beforeEach(async () => {
     f = await createFixture();

@@ -1,6 +1,7 @@
 // Worker roles (DVAULT_WORKER_ROLES): a host with only `downloads` archives originals and leaves a sync job
 // waiting; one with `sync,http` runs that job and serves the dashboard but downloads nothing; status names
 // each worker's roles and the roles nobody runs.
+import { TEST_ENGINE } from "../helpers/env.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
@@ -63,7 +64,7 @@ describe("worker roles", () => {
     await expect.poll(() => doneOriginals(h), POLL).toBe(originals);
     // ...while the sync job, queued before it started, still waits: no worker of the sync queue ran here.
     expect(await syncQueue.getJobCounts("wait", "active", "completed", "failed")).toEqual({ wait: 1, active: 0, completed: 0, failed: 0 });
-    const beforeStop = await workersWithRoles(h.redis.coord, h.redis.prefix, Date.now());
+    const beforeStop = await workersWithRoles(h.services.coord, h.redis.prefix, Date.now());
     expect(beforeStop.map((w) => w.roles)).toEqual([["downloads"]]);
     expect(missingRoles(beforeStop)).toEqual(["sync", "digest", "maintenance"]);
     await downloads.stop("next host");
@@ -79,7 +80,7 @@ describe("worker roles", () => {
     await expect.poll(async () => (await syncQueue.getJobCounts("completed")).completed, POLL).toBeGreaterThanOrEqual(1);
     const page = await fetch(`${web.dashboard?.url}/healthz`);
     expect(page.status).toBe(200);
-    const hosts = await workersWithRoles(h.redis.coord, h.redis.prefix, Date.now());
+    const hosts = await workersWithRoles(h.services.coord, h.redis.prefix, Date.now());
     expect(hosts.map((w) => w.roles)).toEqual([["sync", "http"]]);
     expect(missingRoles(hosts)).toEqual(["downloads", "digest", "maintenance"]);
     // dvault status says the same in words (and --json in missingRoles), as does the dashboard's overview.
@@ -89,7 +90,8 @@ describe("worker roles", () => {
     const text = formatStatus(report);
     expect(text).toContain(`${hosts[0]?.id} (sync, http): last heartbeat`);
     expect(text).toContain("WARNING: no running worker has the downloads role: start one whose DVAULT_WORKER_ROLES includes downloads");
-    expect(report.redis).toEqual({ prefix: h.redis.prefix, hashTagged: false, legacy: false });
+    expect(report.engine).toEqual({ name: TEST_ENGINE, prefix: h.redis.prefix });
+    expect(report.redis).toEqual(TEST_ENGINE === "redis" ? { prefix: h.redis.prefix, hashTagged: false, legacy: false } : null);
     expect(formatStatus({ ...report, redis: { prefix: "dvault", hashTagged: false, legacy: true } })).toContain(
       'Redis keys stay under the prefix "dvault" of an older install',
     );

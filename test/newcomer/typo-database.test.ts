@@ -12,7 +12,7 @@ import { COMMANDS } from "../../src/cli/program.ts";
 import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
 import { collectRun, type CliRun } from "../helpers/dvault-cli.ts";
-import { TEST_PG_URL } from "../helpers/env.ts";
+import { TEST_ENGINE, TEST_PG_ADDRESS, TEST_PG_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 
 const tag = randomBytes(4).toString("hex");
@@ -70,7 +70,7 @@ const NO_DATABASE: Record<string, string> = {
 };
 
 const line = (database: string, problem: string) =>
-  `dvault: the database "${database}" on 127.0.0.1:5432 ${problem}: run dvault migrate${problem === "does not exist" ? " to create it, or correct DATABASE_URL" : ""}\n`;
+  `dvault: the database "${database}" on ${TEST_PG_ADDRESS} ${problem}: run dvault migrate${problem === "does not exist" ? " to create it, or correct DATABASE_URL" : ""}\n`;
 
 async function admin<T>(run: (client: Awaited<ReturnType<typeof connectPg>>) => Promise<T>): Promise<T> {
   const client = await connectPg(TEST_PG_URL);
@@ -103,6 +103,7 @@ function spawnDvault(args: readonly string[], database: string, logLevel = "warn
       HOME: "/nonexistent-home",
       LOG_LEVEL: logLevel,
       REDIS_URL: redis.url,
+      DVAULT_ENGINE: TEST_ENGINE,
       ...env,
       DATABASE_URL: withDatabase(TEST_PG_URL, database),
     },
