@@ -53,6 +53,14 @@ export function cursorOf(item: Pick<ItemCard, "deviationid" | "publishedAt">): B
   return { key: item.publishedAt ? item.publishedAt.toISOString() : "-infinity", deviationid: item.deviationid };
 }
 
+/** Works of one month of publication ('YYYY-MM'; null: undated), as deviation_month_counts keeps them. */
+export type MonthCount = { month: Row<"deviation_month_counts">["month"] | null; items: Row<"deviation_month_counts">["items"] };
+
+/** Whether a filter keeps fewer works than the whole archive (an artist, folder, type, tag, date, file state). */
+export function narrows(f: BrowseFilters): boolean {
+  return Boolean(f.artist || f.folder || f.collection || f.archivedOnly || f.notFull || f.type || f.tag || f.from || f.until);
+}
+
 export type FolderChoice = { folderid: string; name: string; owner: string | null; size: number; parent: string | null };
 export type FilterChoices = { artists: Array<{ username: string; items: number }>; galleries: FolderChoice[]; collections: FolderChoice[] };
 
@@ -129,9 +137,19 @@ export class ArchiveBrowserRepository {
   }
 
   /** Items per month of publication, newest first, under the same filters (the grid's date scrubber and its total). */
-  async monthCounts(filter: BrowseFilters): Promise<Array<{ month: string | null; items: number }>> {
+  async monthCounts(filter: BrowseFilters): Promise<MonthCount[]> {
+    // The whole archive from its maintained counters (migration 20261129030000_archive_counters): no count of
+    // the mirror on a page view. The month key is 'YYYY-MM', so its text order is the months' order.
+    if (!narrows(filter)) {
+      return kysely(this.db)
+        .selectFrom("deviation_month_counts")
+        .select([sql<string | null>`nullif(month, '')`.as("month"), "items"])
+        .where("items", ">", 0)
+        .orderBy(sql`nullif(month, '') DESC NULLS LAST`)
+        .execute();
+    }
     // Grouped by the month's timestamp and named after: to_char on every row cost more than the count.
-    const { rows } = await sql<{ month: string | null; items: number }>`SELECT to_char(m, 'YYYY-MM') AS month, items FROM (
+    const { rows } = await sql<MonthCount>`SELECT to_char(m, 'YYYY-MM') AS month, items FROM (
          SELECT date_trunc('month', d.published_at AT TIME ZONE 'UTC') AS m, count(*)::int AS items
          ${browseFrom(filter)}
          GROUP BY 1) x
@@ -144,10 +162,12 @@ export class ArchiveBrowserRepository {
     const db = kysely(this.db);
     const count = sql<number>`count(*)::int`;
     const [artists, folders] = await Promise.all([
+      // From the maintained counts per author (migration 20261129030000_archive_counters), not the mirror's rows.
       db
-        .selectFrom("deviations as d")
-        .innerJoin("users as u", "u.userid", "d.author_userid")
-        .select(["u.username", count.as("items")])
+        .selectFrom("artist_work_counts as c")
+        .innerJoin("users as u", "u.userid", "c.author_userid")
+        .select(["u.username", sql<number>`sum(c.items)::int`.as("items")])
+        .where("c.items", ">", 0)
         .groupBy("u.username")
         .orderBy("items", "desc")
         .orderBy(sql`lower(u.username)`)
