@@ -27,6 +27,8 @@ import { queryString } from "../pages/layout.ts";
 
 const PAGE_SIZE = 48;
 const SEARCH_PAGE_SIZE = 25;
+/** The search page ranks the newest this many hits (src/db/search.repository.ts): a common word's are never all ranked. */
+export const SEARCH_BOUND = 1000;
 
 function pageNumber(value: string | undefined): number {
   return Math.max(1, Math.min(10_000, Number.parseInt(value ?? "1", 10) || 1));
@@ -117,6 +119,25 @@ export function storedFileSender(ctx: DashboardContext): (req: Request, res: Res
   };
 }
 
+/** /archive?q=: a page of search hits, ranked among the newest SEARCH_BOUND. */
+async function sendSearch(ctx: DashboardContext, req: Request, res: Response, q: string): Promise<void> {
+  const typeParam = one(req.query.type);
+  const type = typeParam && (SEARCH_KINDS as readonly string[]).includes(typeParam) ? (typeParam as SearchKind) : undefined;
+  const page = pageNumber(one(req.query.page));
+  const found = await searchArchivePage(ctx.deps.pool, {
+    text: q,
+    type,
+    user: one(req.query.artist),
+    limit: SEARCH_PAGE_SIZE,
+    offset: (page - 1) * SEARCH_PAGE_SIZE,
+    archiveDir: ctx.config.archiveDir,
+    countIgnored: true,
+    bound: SEARCH_BOUND,
+  });
+  const files = await ctx.browser.bestFiles([...new Set(found.hits.map((h) => h.deviationid).filter((d): d is string => d !== null))]);
+  sendPage(res, 200, searchPage({ query: q, type, ...found, page, pageSize: SEARCH_PAGE_SIZE, files }));
+}
+
 export function archiveRoutes(app: express.Express, ctx: DashboardContext): void {
   const { deps, config, queues, browser, now } = ctx;
 
@@ -143,22 +164,7 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
 
   app.get("/archive", async (req, res) => {
     const q = one(req.query.q);
-    if (q) {
-      const typeParam = one(req.query.type);
-      const type = typeParam && (SEARCH_KINDS as readonly string[]).includes(typeParam) ? (typeParam as SearchKind) : undefined;
-      const page = pageNumber(one(req.query.page));
-      const found = await searchArchivePage(deps.pool, {
-        text: q,
-        type,
-        user: one(req.query.artist),
-        limit: SEARCH_PAGE_SIZE,
-        offset: (page - 1) * SEARCH_PAGE_SIZE,
-        archiveDir: config.archiveDir,
-        countIgnored: true,
-      });
-      const files = await browser.bestFiles([...new Set(found.hits.map((h) => h.deviationid).filter((d): d is string => d !== null))]);
-      return sendPage(res, 200, searchPage({ query: q, type, ...found, page, pageSize: SEARCH_PAGE_SIZE, files }));
-    }
+    if (q) return sendSearch(ctx, req, res, q);
     const pageNo = pageNumber(one(req.query.page));
     const { filter, browse, notices } = readFilter(req.query);
     // One paging model: a cursor (after= the next page, before= the previous) carries the place and its
