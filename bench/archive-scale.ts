@@ -115,6 +115,34 @@ async function ensureMirror(): Promise<void> {
   process.stdout.write(`generated ${database} (${DESCRIPTION}) in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
 }
 
+/**
+ * What status and the overview read besides the rows (made again on every run, so a kept mirror gets them too): the
+ * account's own gallery and favourites and its watch feed as synced sources, and works the service does not offer
+ * in full among them (locked, multi-image), which status counts per source.
+ */
+async function ensureSources(): Promise<void> {
+  const db = await connectPg(databaseUrl);
+  try {
+    await db.query("UPDATE accounts SET user_id = 'load-u1' WHERE name = 'collector' AND user_id IS NULL");
+    await db.query(
+      `INSERT INTO sync_sources (account_id, source, key, last_result, last_run_at, last_complete_sweep_at)
+       SELECT a.id, s, '', 'ok', now(), now() FROM accounts a, unnest(ARRAY['gallery', 'collections', 'watch_feed', 'notes', 'messages']) s
+       WHERE a.name = 'collector' ON CONFLICT DO NOTHING`,
+    );
+    const every = Math.round(WORKS / 100);
+    await db.query(
+      `UPDATE deviations SET tier_access = 'locked' WHERE deviationid IN (SELECT 'load-d' || i FROM generate_series(1, $1::int, $2::int) i) AND tier_access IS NULL`,
+      [WORKS, every],
+    );
+    await db.query(
+      `UPDATE deviations SET raw = '{"is_multi_media": true}' WHERE deviationid IN (SELECT 'load-d' || i FROM generate_series(3, $1::int, $2::int) i) AND raw = '{}'`,
+      [WORKS, every],
+    );
+  } finally {
+    await db.end();
+  }
+}
+
 /** The pages to time, with the cursor 100 000 works deep and the feed token read from the kept database. */
 async function pages(): Promise<Array<[string, string]>> {
   const db = await connectPg(databaseUrl);
@@ -166,6 +194,7 @@ const fmt = (ms: number) => ms.toFixed(0);
 const verdict = (ok: boolean) => (ok ? "PASS" : "FAIL");
 
 await ensureMirror();
+await ensureSources();
 const list = await pages();
 const dash = await startDashboardProcess({ ...env, HOME: archiveDir });
 try {

@@ -37,7 +37,7 @@ export const LONGER_TODAY: Readonly<Record<string, Readonly<Record<string, numbe
   "src/downloads/transfer.ts": { transferToArchive: 138 },
   "src/downloads/verify.ts": { verifyArchive: 107 },
   "src/http/assets/app.js": { "(anonymous)": 348 },
-  "src/http/routes/archive.ts": { archiveRoutes: 131 },
+  "src/http/routes/archive.ts": { archiveRoutes: 123 },
   "src/http/routes/connect.ts": { connectRoutes: 143, "connectRoutes/app.get(…)#2": 83 },
   "src/http/routes/reading.ts": { readingRoutes: 151 },
   "src/import/gallery-dl/adopt.ts": { adoptAll: 131, "adoptAll/adoptOne": 89 },

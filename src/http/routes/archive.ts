@@ -138,11 +138,16 @@ async function sendSearch(ctx: DashboardContext, req: Request, res: Response, q:
   sendPage(res, 200, searchPage({ query: q, type, ...found, page, pageSize: SEARCH_PAGE_SIZE, files }));
 }
 
-export function archiveRoutes(app: express.Express, ctx: DashboardContext): void {
-  const { deps, config, queues, browser, now } = ctx;
-
+/** The overview (/): the status report, which counts the downloads and the stored files (src/status/collect.ts). */
+function overviewRoute(app: express.Express, ctx: DashboardContext): void {
+  const { deps, queues, now } = ctx;
+  // A burst of overviews shares one report (single-flight.ts).
+  const statusReport = singleFlight(
+    (_: undefined) => "",
+    () => collectStatus({ ...deps, queues, now }),
+  );
   app.get("/", async (req, res) => {
-    const report = await collectStatus({ ...deps, queues, now });
+    const report = await statusReport(undefined);
     const actions = deps.actions ? { csrf: ctx.csrf.tokenFor(req, res), notice: ctx.csrf.noticeOf(req) } : undefined;
     const feeds = await ctx.feeds.links(publicBase(ctx, req), [
       { title: "dvault: new in the archive", feed: { kind: "arrivals" } },
@@ -150,6 +155,12 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
     ]);
     sendPage(res, 200, overviewPage(report, actions, feeds, await urlBoxesFor(ctx, req, res)));
   });
+}
+
+export function archiveRoutes(app: express.Express, ctx: DashboardContext): void {
+  const { deps, config, queues, browser, now } = ctx;
+
+  overviewRoute(app, ctx);
 
   // What every request for the archive asks alike (the folders, the months and total of a filter): a burst
   // shares one read of each (single-flight.ts) while each reads its own page.
