@@ -182,13 +182,8 @@ export class ArchiveBrowserRepository {
           "f.name",
           "u.username as owner",
           "f.parent_folderid as parent",
-          eb
-            .selectFrom("folder_members as m")
-            .select(count.as("n"))
-            .where("m.kind", "=", "gallery")
-            .whereRef("m.folderid", "=", "f.folderid")
-            .where("m.removed_at", "is", null)
-            .as("size"),
+          // The folder's live members as folder_member_counts keeps them (migration 20261129033000_folder_counts).
+          eb.selectFrom("folder_member_counts as m").select("m.items").where("m.kind", "=", "gallery").whereRef("m.folderid", "=", "f.folderid").as("size"),
         ])
         .where("f.removed_at", "is", null)
         .unionAll(
@@ -202,11 +197,10 @@ export class ArchiveBrowserRepository {
               "u.username as owner",
               sql<string | null>`NULL::text`.as("parent"),
               eb
-                .selectFrom("folder_members as m")
-                .select(count.as("n"))
+                .selectFrom("folder_member_counts as m")
+                .select("m.items")
                 .where("m.kind", "=", "collection")
                 .whereRef("m.folderid", "=", "f.folderid")
-                .where("m.removed_at", "is", null)
                 .as("size"),
             ])
             .where("f.removed_at", "is", null),

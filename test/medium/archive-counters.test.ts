@@ -4,17 +4,18 @@
 // nothing, deletes, COPY and TRUNCATE. The grid reads its total, scrubber and artist choices from them.
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ArchiveBrowserRepository } from "../../src/db/archive-browser.repository.ts";
 import { copyIn } from "../../src/db/copy-stream.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 
 let t: TestDatabase;
 
-beforeAll(async () => {
+// A database of each test's own: each checks exact counts.
+beforeEach(async () => {
   t = await createTestDatabase();
 });
-afterAll(async () => {
+afterEach(async () => {
   await t?.drop();
 });
 
@@ -93,5 +94,41 @@ describe("the archive's maintained counters", () => {
 
     await t.pool.query("TRUNCATE deviations CASCADE");
     expect(await counted()).toEqual({ months: [], artists: [] });
+  });
+
+  it("keep each folder's live members through adds, removals, returns and deletes", async () => {
+    await t.pool.query("INSERT INTO users (userid, username, raw) VALUES ('fu-1', 'Folderer', '{}')");
+    await t.pool.query("INSERT INTO deviations (deviationid, author_userid, raw) SELECT 'fw' || i, 'fu-1', '{}' FROM generate_series(1, 12) i");
+    await t.pool.query(
+      "INSERT INTO gallery_folders (folderid, owner_userid, name, raw) VALUES ('g-a', 'fu-1', 'A', '{}'), ('g-b', 'fu-1', 'B', '{}'), ('g-empty', 'fu-1', 'Empty', '{}')",
+    );
+    await t.pool.query("INSERT INTO collection_folders (folderid, owner_userid, name, raw) VALUES ('g-a', 'fu-1', 'Faves named like a gallery', '{}')");
+    const sizes = async () => {
+      const choices = await new ArchiveBrowserRepository(t.pool).filterChoices();
+      return [...choices.galleries, ...choices.collections].map((f) => `${f.name}: ${f.size}`).sort();
+    };
+    const counted = async () => {
+      const { rows } = await t.pool.query<{ line: string }>(
+        `SELECT f.name || ': ' || (SELECT count(*) FROM folder_members m WHERE m.kind = f.kind AND m.folderid = f.folderid AND m.removed_at IS NULL) AS line
+         FROM (SELECT 'gallery'::folder_kind AS kind, folderid, name FROM gallery_folders UNION ALL
+               SELECT 'collection'::folder_kind, folderid, name FROM collection_folders) f`,
+      );
+      return rows.map((r) => r.line).sort();
+    };
+    await t.pool.query(
+      `INSERT INTO folder_members (kind, folderid, deviationid, position)
+       SELECT 'gallery'::folder_kind, CASE WHEN i <= 8 THEN 'g-a' ELSE 'g-b' END, 'fw' || i, i FROM generate_series(1, 12) i
+       UNION ALL SELECT 'collection'::folder_kind, 'g-a', 'fw' || i, i FROM generate_series(1, 3) i`,
+    );
+    expect(await sizes()).toEqual(["A: 8", "B: 4", "Empty: 0", "Faves named like a gallery: 3"]);
+    // The sync marks members gone (removed_at), brings one back, moves one, and a member row is deleted outright.
+    await t.pool.query(
+      "UPDATE folder_members SET removed_at = now(), removed_reason = 'deleted' WHERE kind = 'gallery' AND deviationid IN ('fw1', 'fw2', 'fw9')",
+    );
+    await t.pool.query("UPDATE folder_members SET removed_at = NULL, removed_reason = NULL WHERE kind = 'gallery' AND deviationid = 'fw2'");
+    await t.pool.query("UPDATE folder_members SET folderid = 'g-b' WHERE kind = 'gallery' AND deviationid = 'fw3'");
+    await t.pool.query("DELETE FROM folder_members WHERE kind = 'collection' AND deviationid = 'fw1'");
+    expect(await sizes()).toEqual(await counted());
+    expect(await sizes()).toEqual(["A: 6", "B: 4", "Empty: 0", "Faves named like a gallery: 2"]);
   });
 });
