@@ -161,6 +161,7 @@ async function pages(): Promise<Array<[string, string]>> {
     return [
       ["archive grid, first page", "/archive"],
       [`archive grid, ${DEPTH.toLocaleString("en")} deep (cursor)`, `/archive?after=${encodeCursor({ key: key_, deviationid: at.deviationid }, DEPTH)}`],
+      ["archive grid, filtered by type (every work matches)", "/archive?type=image"],
       ["artist page", "/artists/load_artist7"],
       ["search, common word (every work)", "/archive?q=work"],
       ["search, rare word (20 works)", `/archive?q=${RARE_WORD}`],

@@ -157,6 +157,21 @@ export class ArchiveBrowserRepository {
     return rows;
   }
 
+  /**
+   * monthCounts, counted only as far as `bound` works: the months when at most `bound` works match the filter,
+   * undefined when more do (a filter keeping most of a million works is not counted on each page view). The whole
+   * archive is always answered, from its counters.
+   */
+  async boundedMonthCounts(filter: BrowseFilters, bound: number): Promise<MonthCount[] | undefined> {
+    if (narrows(filter)) {
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM (SELECT 1 ${browseFrom(filter)} LIMIT ${bound + 1}) x`.execute(
+        kysely(this.db),
+      );
+      if ((rows[0]?.n ?? 0) > bound) return undefined;
+    }
+    return this.monthCounts(filter);
+  }
+
   /** The choices of the browser's filters: artists with the most items, every live gallery and collection folder. */
   async filterChoices(): Promise<FilterChoices> {
     const db = kysely(this.db);

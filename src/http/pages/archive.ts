@@ -46,12 +46,16 @@ export type ArchiveView = {
   choices: FilterChoices;
   /** Items per month, newest first (null: no publication date), for the date scrubber (without the date range). */
   months: Array<{ month: string | null; items: number }>;
+  /** False when the filter matched past the grid's count bound: `months` are the archive's, their counts not shown. */
+  monthsCounted?: boolean;
   items: ItemCard[];
   /** The position of the page's first item in the filtered listing, when known (else from `page`). */
   first?: number | undefined;
   page: number;
   pageSize: number;
   total: number;
+  /** More works match than `total` (the count bound): the page says "more than". */
+  more?: boolean;
   /** The feeds the page advertises: the arrivals, or the filtered artist's new work. */
   feeds?: readonly PageFeed[];
   /** The keyset cursor after this page's last item (src/http/browse-cursor.ts), for the link to the next page. */
@@ -183,13 +187,13 @@ function datesHtml(v: ArchiveView): SafeHtml {
     entry.items += m.items;
     const on = f.from === m.month && f.to === m.month;
     entry.links.push(
-      html`<a href="${hrefFor(m.month, m.month)}" class="${on ? "on" : ""}"${on ? raw(' aria-current="true"') : ""} title="${m.month}: ${plural(m.items, "item")}">${monthName(m.month).slice(0, 3)}</a>`,
+      html`<a href="${hrefFor(m.month, m.month)}" class="${on ? "on" : ""}"${on ? raw(' aria-current="true"') : ""} title="${v.monthsCounted === false ? m.month : `${m.month}: ${plural(m.items, "item")}`}">${monthName(m.month).slice(0, 3)}</a>`,
     );
     years.set(year, entry);
   }
   return html`<nav class="dates card" aria-label="Dates"><h2>Dates</h2>
 ${f.from || f.to ? html`<p class="small">Showing ${f.from ?? "the start"} to ${f.to ?? "now"} · <a href="${hrefFor(undefined, undefined)}">all dates</a></p>` : ""}
-${[...years].map(([year, y]) => html`<div><a href="${hrefFor(year, year)}" class="y${f.from === year && f.to === year ? " on" : ""}" title="${year}: ${plural(y.items, "item")}">${year}</a> ${y.links}</div>`)}
+${[...years].map(([year, y]) => html`<div><a href="${hrefFor(year, year)}" class="y${f.from === year && f.to === year ? " on" : ""}" title="${v.monthsCounted === false ? year : `${year}: ${plural(y.items, "item")}`}">${year}</a> ${y.links}</div>`)}
 <form method="get" action="/archive" class="range">${Object.entries(filterQuery(f)).map(([k, val]) =>
     k === "from" || k === "to" || val === undefined ? "" : html`<input type="hidden" name="${k}" value="${val}">`,
   )}<label>From<input type="text" name="from" value="${f.from ?? ""}" placeholder="2024-03"></label><label>To<input type="text" name="to" value="${f.to ?? ""}" placeholder="2024-06-30"></label><button type="submit">Show</button></form></nav>`;
@@ -230,8 +234,14 @@ ${treeHtml(v.choices, f)}${datesHtml(v)}</details>
 <section aria-label="Items" id="grid" tabindex="-1">
 ${
   v.items.length === 0
-    ? html`<div class="card muted">${v.total > 0 ? html`${plural(v.total, "item")} match these filters; this page is past the last (<a href="/archive${queryString({ ...base, page: pages > 1 ? pages : undefined })}">page ${pages}</a>).` : "Nothing matches these filters."}</div>`
-    : countLine(from, from + v.items.length - 1, v.total)
+    ? html`<div class="card muted">${
+        v.more
+          ? `More than ${plural(v.total, "item")} match these filters; this page is past the last.`
+          : v.total > 0
+            ? html`${plural(v.total, "item")} match these filters; this page is past the last (<a href="/archive${queryString({ ...base, page: pages > 1 ? pages : undefined })}">page ${pages}</a>).`
+            : "Nothing matches these filters."
+      }</div>`
+    : countLine(from, from + v.items.length - 1, v.total, v.more)
 }
 ${v.prev ? html`<p class="newer"><a href="/archive${queryString({ ...base, before: v.prev })}" rel="prev">‹ newer items</a></p>` : ""}
 <div class="thumbs" data-jk-list>${gridHtml(v, from, itemQuery)}</div>

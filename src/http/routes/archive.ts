@@ -26,6 +26,8 @@ import { type ArchiveFilter, filterQuery, ITEM_TYPES } from "../pages/archive.ts
 import { queryString } from "../pages/layout.ts";
 
 const PAGE_SIZE = 48;
+/** The grid counts a filter's works up to this many (boundedMonthCounts); past it the page says "more than". */
+export const COUNT_BOUND = 10_000;
 const SEARCH_PAGE_SIZE = 25;
 /** The search page ranks the newest this many hits (src/db/search.repository.ts): a common word's are never all ranked. */
 export const SEARCH_BOUND = 1000;
@@ -90,6 +92,13 @@ export function readFilter(query: Record<string, unknown>): { filter: ArchiveFil
     until: to?.at,
   };
   return { filter, browse, notices };
+}
+
+/** Whether a month ('YYYY-MM', null: undated) is within the filter's whole-month (or year) range. */
+function inRange(filter: ArchiveFilter, m: string | null): boolean {
+  return m === null
+    ? !filter.from
+    : (!filter.from || m >= filter.from.slice(0, 7)) && (!filter.to || m <= `${filter.to.slice(0, 4)}-${filter.to.slice(5, 7) || "12"}`);
 }
 
 /**
@@ -170,7 +179,7 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
   );
   const monthCounts = singleFlight(
     (f: Parameters<typeof browser.monthCounts>[0]) => JSON.stringify(f),
-    (f) => browser.monthCounts(f),
+    (f) => browser.boundedMonthCounts(f, COUNT_BOUND),
   );
 
   app.get("/archive", async (req, res) => {
@@ -184,7 +193,9 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
     const before = after ? undefined : decodeCursor(one(req.query.before));
     const dated = Boolean(browse.from || browse.until);
     // The scrubber lists every month of the filter without its dates; the total is theirs within the range when
-    // the range is whole months (or years), else counted once more with the range.
+    // the range is whole months (or years), else counted once more with the range. Past COUNT_BOUND works a
+    // filter's months are not counted (boundedMonthCounts): the page says "more than", and the scrubber offers the
+    // archive's months without counts; a whole-month range of such a filter is counted apart.
     const monthAligned = [filter.from, filter.to].every((d) => !d || d.length <= 7);
     const [choices, found, months, rangeMonths] = await Promise.all([
       filterChoices(undefined),
@@ -192,11 +203,8 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
       monthCounts({ ...browse, from: undefined, until: undefined }),
       dated && !monthAligned ? monthCounts(browse) : undefined,
     ]);
-    const inRange = (m: string | null) =>
-      m === null
-        ? !filter.from
-        : (!filter.from || m >= filter.from.slice(0, 7)) && (!filter.to || m <= `${filter.to.slice(0, 4)}-${filter.to.slice(5, 7) || "12"}`);
-    const total = (rangeMonths ?? months.filter((m) => !dated || inRange(m.month))).reduce((sum, m) => sum + m.items, 0);
+    const counted = !dated ? months : monthAligned ? (months?.filter((m) => inRange(filter, m.month)) ?? (await monthCounts(browse))) : rangeMonths;
+    const total = counted?.reduce((sum, m) => sum + m.items, 0) ?? COUNT_BOUND;
     // Read back to the newest item, the page starts the listing, whatever the cursor's (older) position said.
     const first = after
       ? (after.pos || (pageNo - 1) * PAGE_SIZE) + 1
@@ -220,12 +228,14 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
       archivePage({
         filter,
         choices,
-        months,
+        months: months ?? (await monthCounts({})) ?? [],
+        monthsCounted: months !== undefined,
         items: found.items,
         first,
         page: pageNo,
         pageSize: PAGE_SIZE,
         total,
+        more: counted === undefined,
         feeds,
         notices,
         next: hasNext && last ? encodeCursor(cursorOf(last), first + found.items.length - 1) : undefined,
