@@ -164,9 +164,7 @@ export class ArchiveBrowserRepository {
    */
   async boundedMonthCounts(filter: BrowseFilters, bound: number): Promise<MonthCount[] | undefined> {
     if (narrows(filter)) {
-      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM (SELECT 1 ${browseFrom(filter)} LIMIT ${bound + 1}) x`.execute(
-        kysely(this.db),
-      );
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM (SELECT 1 ${browseFrom(filter)} LIMIT ${bound + 1}) x`.execute(kysely(this.db));
       if ((rows[0]?.n ?? 0) > bound) return undefined;
     }
     return this.monthCounts(filter);
@@ -175,7 +173,6 @@ export class ArchiveBrowserRepository {
   /** The choices of the browser's filters: artists with the most items, every live gallery and collection folder. */
   async filterChoices(): Promise<FilterChoices> {
     const db = kysely(this.db);
-    const count = sql<number>`count(*)::int`;
     const [artists, folders] = await Promise.all([
       // From the maintained counts per author (migration 20261129030000_archive_counters), not the mirror's rows.
       db

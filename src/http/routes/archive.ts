@@ -167,7 +167,7 @@ function overviewRoute(app: express.Express, ctx: DashboardContext): void {
 }
 
 export function archiveRoutes(app: express.Express, ctx: DashboardContext): void {
-  const { deps, config, queues, browser, now } = ctx;
+  const { browser } = ctx;
 
   overviewRoute(app, ctx);
 
