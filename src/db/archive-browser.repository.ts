@@ -194,7 +194,7 @@ export class ArchiveBrowserRepository {
           "f.name",
           "u.username as owner",
           "f.parent_folderid as parent",
-          // The folder's live members as folder_member_counts keeps them (migration 20261129033000_folder_counts).
+          // The folder's live members as folder_member_counts keeps them (migration 20261129030500_folder_counts).
           eb.selectFrom("folder_member_counts as m").select("m.items").where("m.kind", "=", "gallery").whereRef("m.folderid", "=", "f.folderid").as("size"),
         ])
         .where("f.removed_at", "is", null)
