@@ -15,7 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { parseArgs } from "node:util";
-import { connectPg, quoteIdent } from "../src/db/connect.ts";
+import { connectPg, dropDatabase, quoteIdent } from "../src/db/connect.ts";
 import { FeedTokenRepository } from "../src/db/feed-token.repository.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { withDatabase } from "../src/db/pg-fields.ts";
@@ -44,6 +44,7 @@ const ROUNDS = Math.max(3, Number(values.rounds));
 const CLIENTS = Math.max(1, Number(values.clients));
 const DEPTH = Math.min(100_000, Math.floor(WORKS / 10));
 const RARE_WORD = "zephyrine";
+const OVERVIEW = "overview (/): the status report";
 /** A fixed key: the kept database's feed token is made again from it on every run. */
 const SECRET_KEY = "5ca1e".padEnd(64, "0");
 const database = `dvault_bench_archive_scale_kept_${WORKS}`;
@@ -168,7 +169,7 @@ async function pages(): Promise<Array<[string, string]>> {
       ["notes", "/notes"],
       ["messages", "/messages"],
       ["watch feed", "/watch"],
-      ["overview (/)", "/"],
+      [OVERVIEW, "/"],
       ["Atom: arrivals", `/feeds/${token}/arrivals.atom`],
       ["Atom: notifications", `/feeds/${token}/notifications.atom`],
       ["Atom: one artist", `/feeds/${token}/artists/load_artist7.atom`],
@@ -209,6 +210,7 @@ try {
   }
   // `dvault status` on an empty mirror beside it: what status costs at any size (start-up, Redis, the queues).
   const emptyUrl = withDatabase(BENCH_PG_URL, `${database}_empty`);
+  await dropDatabase(emptyUrl);
   await migrate(emptyUrl, { createDatabase: true });
   const status: number[] = [];
   const startup: number[] = [];
@@ -250,13 +252,18 @@ try {
   });
   rows.push(["`dvault status` (wall, start-up included)", fmt(median(status)), fmt(percentile(status, 95)), "–", "–", "–"]);
   rows.push(["`dvault status` on an empty mirror (same wall)", fmt(median(startup)), fmt(percentile(startup, 95)), "–", "–", "–"]);
-  const worstPage = Math.max(...list.map(([label]) => percentile(single.get(label) ?? [], 95)));
+  // The pages issue #32 names; the overview (the status report as a page) is held to the same goal on its own line.
+  const p95Of = (label: string) => percentile(single.get(label) ?? [], 95);
+  const named = list.filter(([label]) => label !== OVERVIEW);
+  const worst = named.reduce((w, [label]) => (p95Of(label) > p95Of(w) ? label : w), named[0]?.[0] ?? "");
+  const worstPage = p95Of(worst);
   // What a million works add to status: its wall less an empty mirror's (measured in the same rounds).
   const statusWork = percentile(status, 95) - median(startup);
   const non200 = [...loaded.values()].flat().filter((a) => a.status !== 200).length;
   const rssMb = peakRss / 2 ** 20;
   const goals = [
-    `p95 ≤ 300 ms single-client, every page: worst ${fmt(worstPage)} ms, ${verdict(worstPage <= 300)}`,
+    `p95 ≤ 300 ms single-client, every page above but the overview: worst ${fmt(worstPage)} ms (${worst}), ${verdict(worstPage <= 300)}`,
+    `p95 ≤ 300 ms single-client, the overview: ${fmt(p95Of(OVERVIEW))} ms, ${verdict(p95Of(OVERVIEW) <= 300)}`,
     `p95 ≤ 300 ms single-client, what a million works add to \`dvault status\` (its p95 wall less the median on an empty mirror): ${fmt(statusWork)} ms, ${verdict(statusWork <= 300)}`,
     `every answer a 200 at ${CLIENTS} clients: ${non200} of ${CLIENTS * list.length} not, ${verdict(non200 === 0)}`,
     `worker's peak RSS < 300 MB: ${rssMb.toFixed(0)} MB, ${verdict(rssMb < 300)}`,
