@@ -22,6 +22,7 @@ const BENCHES = [
   "bench/track-lists.ts",
   "bench/dashboard-load.ts",
   "bench/dashboard-pages.ts",
+  "bench/archive-scale.ts",
 ];
 for (const file of BENCHES) {
   process.stdout.write(`\n=== ${file} ===\n`);

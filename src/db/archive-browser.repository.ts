@@ -53,6 +53,14 @@ export function cursorOf(item: Pick<ItemCard, "deviationid" | "publishedAt">): B
   return { key: item.publishedAt ? item.publishedAt.toISOString() : "-infinity", deviationid: item.deviationid };
 }
 
+/** Works of one month of publication ('YYYY-MM'; null: undated), as deviation_month_counts keeps them. */
+export type MonthCount = { month: Row<"deviation_month_counts">["month"] | null; items: Row<"deviation_month_counts">["items"] };
+
+/** Whether a filter keeps fewer works than the whole archive (an artist, folder, type, tag, date, file state). */
+export function narrows(f: BrowseFilters): boolean {
+  return Boolean(f.artist || f.folder || f.collection || f.archivedOnly || f.notFull || f.type || f.tag || f.from || f.until);
+}
+
 export type FolderChoice = { folderid: string; name: string; owner: string | null; size: number; parent: string | null };
 export type FilterChoices = { artists: Array<{ username: string; items: number }>; galleries: FolderChoice[]; collections: FolderChoice[] };
 
@@ -129,9 +137,19 @@ export class ArchiveBrowserRepository {
   }
 
   /** Items per month of publication, newest first, under the same filters (the grid's date scrubber and its total). */
-  async monthCounts(filter: BrowseFilters): Promise<Array<{ month: string | null; items: number }>> {
+  async monthCounts(filter: BrowseFilters): Promise<MonthCount[]> {
+    // The whole archive from its maintained counters (migration 20261129030000_archive_counters): no count of
+    // the mirror on a page view. The month key is 'YYYY-MM', so its text order is the months' order.
+    if (!narrows(filter)) {
+      return kysely(this.db)
+        .selectFrom("deviation_month_counts")
+        .select([sql<string | null>`nullif(month, '')`.as("month"), "items"])
+        .where("items", ">", 0)
+        .orderBy(sql`nullif(month, '') DESC NULLS LAST`)
+        .execute();
+    }
     // Grouped by the month's timestamp and named after: to_char on every row cost more than the count.
-    const { rows } = await sql<{ month: string | null; items: number }>`SELECT to_char(m, 'YYYY-MM') AS month, items FROM (
+    const { rows } = await sql<MonthCount>`SELECT to_char(m, 'YYYY-MM') AS month, items FROM (
          SELECT date_trunc('month', d.published_at AT TIME ZONE 'UTC') AS m, count(*)::int AS items
          ${browseFrom(filter)}
          GROUP BY 1) x
@@ -139,15 +157,29 @@ export class ArchiveBrowserRepository {
     return rows;
   }
 
+  /**
+   * monthCounts, counted only as far as `bound` works: the months when at most `bound` works match the filter,
+   * undefined when more do (a filter keeping most of a million works is not counted on each page view). The whole
+   * archive is always answered, from its counters.
+   */
+  async boundedMonthCounts(filter: BrowseFilters, bound: number): Promise<MonthCount[] | undefined> {
+    if (narrows(filter)) {
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM (SELECT 1 ${browseFrom(filter)} LIMIT ${bound + 1}) x`.execute(kysely(this.db));
+      if ((rows[0]?.n ?? 0) > bound) return undefined;
+    }
+    return this.monthCounts(filter);
+  }
+
   /** The choices of the browser's filters: artists with the most items, every live gallery and collection folder. */
   async filterChoices(): Promise<FilterChoices> {
     const db = kysely(this.db);
-    const count = sql<number>`count(*)::int`;
     const [artists, folders] = await Promise.all([
+      // From the maintained counts per author (migration 20261129030000_archive_counters), not the mirror's rows.
       db
-        .selectFrom("deviations as d")
-        .innerJoin("users as u", "u.userid", "d.author_userid")
-        .select(["u.username", count.as("items")])
+        .selectFrom("artist_work_counts as c")
+        .innerJoin("users as u", "u.userid", "c.author_userid")
+        .select(["u.username", sql<number>`sum(c.items)::int`.as("items")])
+        .where("c.items", ">", 0)
         .groupBy("u.username")
         .orderBy("items", "desc")
         .orderBy(sql`lower(u.username)`)
@@ -162,13 +194,8 @@ export class ArchiveBrowserRepository {
           "f.name",
           "u.username as owner",
           "f.parent_folderid as parent",
-          eb
-            .selectFrom("folder_members as m")
-            .select(count.as("n"))
-            .where("m.kind", "=", "gallery")
-            .whereRef("m.folderid", "=", "f.folderid")
-            .where("m.removed_at", "is", null)
-            .as("size"),
+          // The folder's live members as folder_member_counts keeps them (migration 20261129030500_folder_counts).
+          eb.selectFrom("folder_member_counts as m").select("m.items").where("m.kind", "=", "gallery").whereRef("m.folderid", "=", "f.folderid").as("size"),
         ])
         .where("f.removed_at", "is", null)
         .unionAll(
@@ -182,11 +209,10 @@ export class ArchiveBrowserRepository {
               "u.username as owner",
               sql<string | null>`NULL::text`.as("parent"),
               eb
-                .selectFrom("folder_members as m")
-                .select(count.as("n"))
+                .selectFrom("folder_member_counts as m")
+                .select("m.items")
                 .where("m.kind", "=", "collection")
                 .whereRef("m.folderid", "=", "f.folderid")
-                .where("m.removed_at", "is", null)
                 .as("size"),
             ])
             .where("f.removed_at", "is", null),

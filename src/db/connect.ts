@@ -64,7 +64,18 @@ export async function connectPg(url: string, timeoutMs = 5000): Promise<pg.Clien
  */
 export function createPgPool(url: string, max = 5, { connectionTimeoutMs = 5000 }: { connectionTimeoutMs?: number } = {}): pg.Pool {
   // Every write of the raw-SQL repositories goes through this pool: its clients make text storable (docs/schema.md#text-from-the-service).
-  const pool = new pg.Pool({ ...pgFields(url), max, connectionTimeoutMillis: connectionTimeoutMs, Client: StorableTextClient });
+  // No JIT compilation and no parallel workers on the pool's connections: the dashboard's larger statements (search's
+  // union of four kinds, the grid's page) have cost estimates past jit_above_cost and the parallel thresholds while
+  // they read a few thousand rows by index; compiling took 240 ms of a 250 ms search on a million works, and starting
+  // workers 150 ms of a 200 ms one on a busy machine (bench/archive-scale.ts). Set at connection start, so no query
+  // of the pool runs without them.
+  const pool = new pg.Pool({
+    ...pgFields(url),
+    max,
+    connectionTimeoutMillis: connectionTimeoutMs,
+    Client: StorableTextClient,
+    options: "-c jit=off -c max_parallel_workers_per_gather=0",
+  });
   pool.on("error", () => {
     /* idle client errors are reported by the next checkout */
   });

@@ -94,6 +94,10 @@ const STILL_TRACKED = sql`EXISTS (SELECT 1 FROM tracked_users t WHERE t.account_
  * holds); collections list the owner's live favourites; the watch feed, the works its items carried. A tracked user's userid is looked up by name
  * while tracked_users does not have it yet (`dvault track add` stores the name only). A locked work counts as paid or watchers-only
  * and never also as partial, so each work has at most one reason.
+ *
+ * Read from the works that have a reason (the few the partial indexes deviations_not_archivable_idx and
+ * downloads_partial_idx hold, migration 20261129030000_archive_counters), each then looked for in each source's
+ * listing: never a walk of every listed work, which at a million works took seconds of every status and overview.
  */
 const CLASSIFIED = sql`
 WITH scopes AS (
@@ -104,26 +108,40 @@ WITH scopes AS (
   JOIN accounts a ON a.id = s.account_id
   LEFT JOIN tracked_users t ON s.source = 'tracked' AND t.account_id = s.account_id AND lower(t.username) = lower(s.key) AND t.removed_at IS NULL
   WHERE s.source IN ('gallery', 'collections', 'tracked', 'watch_feed')
-), listed AS (
-  SELECT sc.account, sc.source, sc.key, d.deviationid
-  FROM scopes sc JOIN deviations d ON sc.own_works AND d.author_userid = sc.owner
-  UNION
-  SELECT sc.account, sc.source, sc.key, m.deviationid
-  FROM scopes sc
-  JOIN collection_folders f ON sc.faves AND f.owner_userid = sc.owner AND f.removed_at IS NULL
-  JOIN folder_members m ON m.kind = 'collection' AND m.folderid = f.folderid AND m.removed_at IS NULL
-  UNION
-  SELECT sc.account, sc.source, sc.key, unnest(fi.deviationids)
-  FROM scopes sc JOIN feed_items fi ON sc.source = 'watch_feed' AND fi.account_id = sc.account_id
-), classified AS (
-  SELECT l.account, l.source, l.key, l.deviationid, d.author_userid,
+), reasons AS (
+  SELECT d.deviationid, d.author_userid,
     CASE
       WHEN d.tier_access = 'locked' OR d.premium -> 'premium_folder_data' ->> 'has_access' = 'false' THEN
         CASE WHEN d.premium -> 'premium_folder_data' ->> 'type' = 'watchers' THEN 'watchers_only' ELSE 'paid' END
-      WHEN d.raw ->> 'is_multi_media' = 'true'
-        OR EXISTS (SELECT 1 FROM downloads x WHERE x.deviationid = d.deviationid AND x.is_partial AND x.status IN ('done', 'degraded'))
-        THEN 'partial'
-    END AS reason
-  FROM listed l JOIN deviations d ON d.deviationid = l.deviationid
-  WHERE d.removed_at IS NULL AND NOT d.is_deleted
+      ELSE 'partial'
+    END AS reason,
+    d.removed_at, d.is_deleted
+  FROM deviations d
+  WHERE d.tier_access = 'locked' OR d.premium -> 'premium_folder_data' ->> 'has_access' = 'false' OR d.raw ->> 'is_multi_media' = 'true'
+  UNION
+  SELECT d.deviationid, d.author_userid,
+    CASE
+      WHEN d.tier_access = 'locked' OR d.premium -> 'premium_folder_data' ->> 'has_access' = 'false' THEN
+        CASE WHEN d.premium -> 'premium_folder_data' ->> 'type' = 'watchers' THEN 'watchers_only' ELSE 'paid' END
+      ELSE 'partial'
+    END,
+    d.removed_at, d.is_deleted
+  FROM downloads x JOIN deviations d ON d.deviationid = x.deviationid
+  WHERE x.is_partial AND x.status IN ('done', 'degraded')
+), candidates AS (
+  SELECT deviationid, author_userid, reason FROM reasons WHERE removed_at IS NULL AND NOT is_deleted
+), fed AS (
+  -- The watch feed items that carried a candidate, found by the GIN index of their works (one lookup for all).
+  SELECT DISTINCT fi.account_id, w.deviationid
+  FROM feed_items fi CROSS JOIN LATERAL unnest(fi.deviationids) AS w(deviationid)
+  WHERE fi.deviationids && (SELECT coalesce(array_agg(deviationid), '{}') FROM candidates)
+    AND w.deviationid IN (SELECT deviationid FROM candidates)
+), classified AS (
+  SELECT sc.account, sc.source, sc.key, c.deviationid, c.author_userid, c.reason
+  FROM scopes sc JOIN candidates c ON
+    (sc.own_works AND c.author_userid = sc.owner)
+    OR (sc.faves AND EXISTS (
+      SELECT 1 FROM folder_members m JOIN collection_folders f ON f.folderid = m.folderid AND f.owner_userid = sc.owner AND f.removed_at IS NULL
+      WHERE m.deviationid = c.deviationid AND m.kind = 'collection' AND m.removed_at IS NULL))
+    OR (sc.source = 'watch_feed' AND EXISTS (SELECT 1 FROM fed WHERE fed.account_id = sc.account_id AND fed.deviationid = c.deviationid))
 )`;

@@ -87,7 +87,9 @@ export class StatusRepository {
       .distinctOn("path")
       .select(["path", "size"])
       .where("status", "in", ["done", "degraded", "not_downloadable"])
-      .where("path", "is not", null);
+      .where("path", "is not", null)
+      // In the order of downloads_stored_path_idx: an index-only walk, not a sort of every stored row.
+      .orderBy("path");
     return db
       .selectFrom(stored.as("stored"))
       .select((eb) => [count.as("files"), eb.cast<string | null>(eb.fn.sum("size"), "text").as("bytes")])

@@ -46,21 +46,27 @@ export const MAX_SEARCH_LIMIT = 500;
 
 const HEADLINE_OPTIONS = `StartSel=${HIGHLIGHT_START}, StopSel=${HIGHLIGHT_END}, MaxWords=24, MinWords=8, MaxFragments=2, FragmentDelimiter=" … "`;
 
-/** One page of hits, the total the query has, and the words it ignored (stop-words such as "the"). */
-export type SearchPage = { hits: SearchHit[]; total: number; ignored: string[] };
+/**
+ * One page of hits, the total the query has, and the words it ignored (stop-words such as "the"). With a bound,
+ * `total` is at most the bound and `more` says that more hits match: the page ranks the newest `bound` only.
+ */
+export type SearchPage = { hits: SearchHit[]; total: number; more: boolean; ignored: string[] };
 
-export async function searchPage(db: Queryable, options: SearchOptions & { offset?: number | undefined; countIgnored?: boolean }): Promise<SearchPage> {
+export async function searchPage(
+  db: Queryable,
+  options: SearchOptions & { offset?: number | undefined; countIgnored?: boolean; bound?: number | undefined },
+): Promise<SearchPage> {
   const text = options.text.trim();
-  if (!text) return { hits: [], total: 0, ignored: [] };
+  if (!text) return { hits: [], total: 0, more: false, ignored: [] };
   const limit = Math.min(Math.max(1, Math.floor(options.limit ?? DEFAULT_SEARCH_LIMIT)), MAX_SEARCH_LIMIT);
   const offset = Math.max(0, Math.floor(options.offset ?? 0));
   const repo = new SearchRepository(db);
-  const query = { text, kind: options.type ?? null, user: options.user?.trim() || null };
+  const query = { text, kind: options.type ?? null, user: options.user?.trim() || null, bound: options.bound };
   const [rows, ignored] = await Promise.all([
     repo.searchHits({ ...query, limit, offset, headlineOptions: HEADLINE_OPTIONS }),
     options.countIgnored ? repo.ignoredWords(text) : Promise.resolve([]),
   ]);
-  const total = rows[0]?.total ?? (offset > 0 ? await repo.countHits(query) : 0);
+  const { total, more } = rows[0] ?? (offset > 0 ? await repo.countHits(query) : { total: 0, more: false });
   const hits = rows.map((r) => ({
     kind: r.kind,
     id: r.id,
@@ -72,7 +78,7 @@ export async function searchPage(db: Queryable, options: SearchOptions & { offse
     localPath: r.file_path ? resolveArchivePath(options.archiveDir, r.file_path) : null,
     rank: Number(r.rank),
   }));
-  return { hits, total, ignored };
+  return { hits, total, more, ignored };
 }
 
 /** A download's stored path, absolute. Paths are stored relative to the archive (or absolute). */

@@ -5,7 +5,7 @@
 // (test/faults/dashboard-load.faults.test.ts) and bench/dashboard-load.ts.
 import type { Queryable } from "../../src/db/with-transaction.ts";
 
-export type LoadMirrorSize = { works: number; artists?: number; folders?: number };
+export type LoadMirrorSize = { works: number; artists?: number; folders?: number; messages?: number };
 
 /** Fills the mirror of account `accountId`; returns how many works, artists and stored files it made. */
 export async function fillLoadMirror(
@@ -16,6 +16,7 @@ export async function fillLoadMirror(
   const works = size.works;
   const artists = size.artists ?? Math.max(10, Math.round(works / 200));
   const folders = size.folders ?? Math.max(4, Math.round(works / 1000));
+  const messages = size.messages ?? Math.max(1, Math.round(works / 20));
   await db.query(
     "INSERT INTO users (userid, username, raw) SELECT 'load-u' || i, 'load_artist' || i, '{}'::jsonb FROM generate_series(1, $1::int) i ON CONFLICT DO NOTHING",
     [artists],
@@ -57,8 +58,8 @@ export async function fillLoadMirror(
     `INSERT INTO messages (account_id, messageid, box, type, originator_userid, subject_deviationid, html, raw, first_seen_at)
      SELECT $1, 'load-m' || i, 'feedback', 'fave', 'load-u' || (i % $3::int + 1), 'load-d' || (i * 13 % $2::int + 1), 'faved', '{}'::jsonb,
        timestamptz '2025-01-01' + i * interval '1 minute'
-     FROM generate_series(1, greatest(1, $2::int / 20)) i`,
-    [accountId, works, artists],
+     FROM generate_series(1, $4::int) i`,
+    [accountId, works, artists, messages],
   );
   // As autovacuum would leave it: statistics, and the visibility map that lets a page be read from an index alone.
   await db.query("VACUUM ANALYZE deviations, downloads, folder_members, users, messages");

@@ -10,6 +10,8 @@
 //   - [data-activity]: polls /api/activity (Redis and Postgres, so a worker on another host shows too).
 (() => {
   const group = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, "\u00a0");
+  // The listing's total as its count line says it: "more than 10 000" when the server stopped counting there.
+  const ofTotal = (count) => `${count.dataset.more ? "more than " : ""}${group(count.dataset.total)}`;
 
   // ---- infinite scroll, the place kept in the URL ---------------------------------------------------------
   const grid = document.querySelector(".thumbs");
@@ -45,7 +47,8 @@
           count.dataset.to = got.dataset.to;
           // The total the lightbox shows is the one the newest page counted, as the line says.
           count.dataset.total = got.dataset.total;
-          count.textContent = `${group(count.dataset.from)}–${group(got.dataset.to)} of ${group(got.dataset.total)}`;
+          count.dataset.more = got.dataset.more || "";
+          count.textContent = `${group(count.dataset.from)}–${group(got.dataset.to)} of ${ofTotal(got)}`;
         }
         watchPager();
         return true;
@@ -211,10 +214,10 @@
     original.hidden = !tile.dataset.original;
     original.href = tile.dataset.original || "#";
     // The tile's place in the whole listing (data-pos, from the server), not among the tiles of this page.
-    const total = document.querySelector(".count[data-total]")?.dataset.total;
+    const count = document.querySelector(".count[data-total]");
     cap.replaceChildren(
       el("a", { href: tile.getAttribute("href") }, tile.dataset.title || "(untitled)"),
-      document.createTextNode(` · ${tile.dataset.meta || ""} · ${group(tile.dataset.pos ?? i + 1)} of ${group(total ?? all.length)}`),
+      document.createTextNode(` · ${tile.dataset.meta || ""} · ${group(tile.dataset.pos ?? i + 1)} of ${count ? ofTotal(count) : group(all.length)}`),
     );
     box.hidden = false;
     if (!parts.info.hidden) loadInfo(tile);

@@ -46,12 +46,16 @@ export type ArchiveView = {
   choices: FilterChoices;
   /** Items per month, newest first (null: no publication date), for the date scrubber (without the date range). */
   months: Array<{ month: string | null; items: number }>;
+  /** False when the filter matched past the grid's count bound: `months` are the archive's, their counts not shown. */
+  monthsCounted?: boolean;
   items: ItemCard[];
   /** The position of the page's first item in the filtered listing, when known (else from `page`). */
   first?: number | undefined;
   page: number;
   pageSize: number;
   total: number;
+  /** More works match than `total` (the count bound): the page says "more than". */
+  more?: boolean;
   /** The feeds the page advertises: the arrivals, or the filtered artist's new work. */
   feeds?: readonly PageFeed[];
   /** The keyset cursor after this page's last item (src/http/browse-cursor.ts), for the link to the next page. */
@@ -65,6 +69,9 @@ export type ArchiveView = {
 type TreeNode = { folder: FolderChoice; kind: "folder" | "collection"; children: TreeNode[] };
 
 /** Gallery folders nested under their parent (a parent the mirror lacks puts the child at the top), per owner. */
+/** Names in the tree's order, case and accents aside: one collator, not one per comparison (localeCompare with options). */
+const NAMES = new Intl.Collator("en", { sensitivity: "base" });
+
 function folderTree(choices: FilterChoices): Map<string, { galleries: TreeNode[]; collections: TreeNode[] }> {
   const byOwner = new Map<string, { galleries: TreeNode[]; collections: TreeNode[] }>();
   const ownerOf = (f: FolderChoice) => {
@@ -73,7 +80,7 @@ function folderTree(choices: FilterChoices): Map<string, { galleries: TreeNode[]
     if (!entry) byOwner.set(key, (entry = { galleries: [], collections: [] }));
     return entry;
   };
-  const byName = (a: TreeNode, b: TreeNode) => a.folder.name.localeCompare(b.folder.name, "en", { sensitivity: "base" });
+  const byName = (a: TreeNode, b: TreeNode) => NAMES.compare(a.folder.name, b.folder.name);
   const nodes = new Map(choices.galleries.map((f) => [f.folderid, { folder: f, kind: "folder" as const, children: [] as TreeNode[] }]));
   for (const node of nodes.values()) {
     const parent = node.folder.parent ? nodes.get(node.folder.parent) : undefined;
@@ -81,12 +88,14 @@ function folderTree(choices: FilterChoices): Map<string, { galleries: TreeNode[]
     else ownerOf(node.folder).galleries.push(node);
   }
   for (const f of choices.collections) ownerOf(f).collections.push({ folder: f, kind: "collection", children: [] });
+  // Each list sorted once: sorting every folder's children again per owner was quadratic (a thousand owners'
+  // folders took a tenth of a second of each archive page, bench/archive-scale.ts).
   for (const entry of byOwner.values()) {
     entry.galleries.sort(byName);
     entry.collections.sort(byName);
-    for (const n of nodes.values()) n.children.sort(byName);
   }
-  return new Map([...byOwner].sort(([a], [b]) => a.localeCompare(b, "en", { sensitivity: "base" })));
+  for (const n of nodes.values()) n.children.sort(byName);
+  return new Map([...byOwner].sort(([a], [b]) => NAMES.compare(a, b)));
 }
 
 function treeHtml(choices: FilterChoices, f: ArchiveFilter): SafeHtml {
@@ -183,13 +192,13 @@ function datesHtml(v: ArchiveView): SafeHtml {
     entry.items += m.items;
     const on = f.from === m.month && f.to === m.month;
     entry.links.push(
-      html`<a href="${hrefFor(m.month, m.month)}" class="${on ? "on" : ""}"${on ? raw(' aria-current="true"') : ""} title="${m.month}: ${plural(m.items, "item")}">${monthName(m.month).slice(0, 3)}</a>`,
+      html`<a href="${hrefFor(m.month, m.month)}" class="${on ? "on" : ""}"${on ? raw(' aria-current="true"') : ""} title="${v.monthsCounted === false ? m.month : `${m.month}: ${plural(m.items, "item")}`}">${monthName(m.month).slice(0, 3)}</a>`,
     );
     years.set(year, entry);
   }
   return html`<nav class="dates card" aria-label="Dates"><h2>Dates</h2>
 ${f.from || f.to ? html`<p class="small">Showing ${f.from ?? "the start"} to ${f.to ?? "now"} · <a href="${hrefFor(undefined, undefined)}">all dates</a></p>` : ""}
-${[...years].map(([year, y]) => html`<div><a href="${hrefFor(year, year)}" class="y${f.from === year && f.to === year ? " on" : ""}" title="${year}: ${plural(y.items, "item")}">${year}</a> ${y.links}</div>`)}
+${[...years].map(([year, y]) => html`<div><a href="${hrefFor(year, year)}" class="y${f.from === year && f.to === year ? " on" : ""}" title="${v.monthsCounted === false ? year : `${year}: ${plural(y.items, "item")}`}">${year}</a> ${y.links}</div>`)}
 <form method="get" action="/archive" class="range">${Object.entries(filterQuery(f)).map(([k, val]) =>
     k === "from" || k === "to" || val === undefined ? "" : html`<input type="hidden" name="${k}" value="${val}">`,
   )}<label>From<input type="text" name="from" value="${f.from ?? ""}" placeholder="2024-03"></label><label>To<input type="text" name="to" value="${f.to ?? ""}" placeholder="2024-06-30"></label><button type="submit">Show</button></form></nav>`;
@@ -230,8 +239,14 @@ ${treeHtml(v.choices, f)}${datesHtml(v)}</details>
 <section aria-label="Items" id="grid" tabindex="-1">
 ${
   v.items.length === 0
-    ? html`<div class="card muted">${v.total > 0 ? html`${plural(v.total, "item")} match these filters; this page is past the last (<a href="/archive${queryString({ ...base, page: pages > 1 ? pages : undefined })}">page ${pages}</a>).` : "Nothing matches these filters."}</div>`
-    : countLine(from, from + v.items.length - 1, v.total)
+    ? html`<div class="card muted">${
+        v.more
+          ? `More than ${plural(v.total, "item")} match these filters; this page is past the last.`
+          : v.total > 0
+            ? html`${plural(v.total, "item")} match these filters; this page is past the last (<a href="/archive${queryString({ ...base, page: pages > 1 ? pages : undefined })}">page ${pages}</a>).`
+            : "Nothing matches these filters."
+      }</div>`
+    : countLine(from, from + v.items.length - 1, v.total, v.more)
 }
 ${v.prev ? html`<p class="newer"><a href="/archive${queryString({ ...base, before: v.prev })}" rel="prev">‹ newer items</a></p>` : ""}
 <div class="thumbs" data-jk-list>${gridHtml(v, from, itemQuery)}</div>

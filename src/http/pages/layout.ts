@@ -1,7 +1,7 @@
 // What every dashboard page shares: the frame (header, navigation, search box, the stylesheet and the script
 // from /assets), and the small formatters the pages use. Rendered with html`` (escaped by default).
 import { APP_CSS, APP_JS } from "../assets.ts";
-import { html, type SafeHtml } from "../../text/html.ts";
+import { html, raw, type SafeHtml } from "../../text/html.ts";
 
 export type NavKey = "overview" | "archive" | "notes" | "messages" | "watch" | "artists" | "jobs" | "feeds" | "metrics";
 
@@ -99,8 +99,11 @@ export function pager(page: number, pages: number, href: (page: number) => strin
   return html`<nav class="pager" aria-label="${label}"${page < pages ? html` data-next="${href(page + 1)}"` : ""}>${parts}</nav>`;
 }
 
-/** "49–96 of 1 812", with the numbers in data-* for app.js's infinite scroll. */
-export function countLine(from: number, to: number, total: number): SafeHtml {
+/**
+ * "49–96 of 1 812", with the numbers in data-* for app.js's infinite scroll; "of more than 10 000" (`more`) when the
+ * count stopped at its bound.
+ */
+export function countLine(from: number, to: number, total: number, more = false): SafeHtml {
   if (total === 0) return html``;
-  return html`<p class="count" data-from="${from}" data-to="${to}" data-total="${total}">${group(from)}–${group(to)} of ${group(total)}</p>`;
+  return html`<p class="count" data-from="${from}" data-to="${to}" data-total="${total}"${more ? raw(' data-more="1"') : ""}>${group(from)}–${group(to)} of ${more ? "more than " : ""}${group(total)}</p>`;
 }

@@ -6,7 +6,7 @@ import type { StoredFileRef } from "../../db/archive-browser.repository.ts";
 import { HIGHLIGHT_END, HIGHLIGHT_START, SEARCH_KINDS, type SearchHit } from "../../search/search.ts";
 import { html, raw, type SafeHtml } from "../../text/html.ts";
 import { badge, thumbUrl } from "./files.ts";
-import { layout, pager, pill, plural, queryString, title } from "./layout.ts";
+import { group, layout, pager, pill, plural, queryString, title } from "./layout.ts";
 
 /** A snippet with its highlight markers turned into <mark>, everything else escaped. */
 function snippetHtml(snippet: string): SafeHtml {
@@ -37,6 +37,8 @@ export type SearchView = {
   type?: string | undefined;
   hits: SearchHit[];
   total: number;
+  /** More hits match than `total`: the page ranks the newest `total` of them only. */
+  more?: boolean;
   page: number;
   pageSize: number;
   ignored: string[];
@@ -56,12 +58,14 @@ export function searchPage(v: SearchView): string {
 </form>
 <p class="small muted">Words match their forms (paint, painted); "quoted words" match a phrase, -word excludes, "or" offers alternatives — as in <span class="fix">dvault search</span>.</p>
 ${v.ignored.length ? html`<div class="notice warn" role="status">Ignored ${v.ignored.length === 1 ? "a word that is" : "words that are"} too common to search for: ${v.ignored.map((w) => `“${w}”`).join(", ")}.</div>` : ""}
-<div class="card"><p class="muted small" data-hits="${v.total}">${
+<div class="card"><p class="muted small" data-hits="${v.total}"${v.more ? raw(' data-more="true"') : ""}>${
     v.total === 0
       ? `No result for “${query}”`
       : hits.length === 0
-        ? `${plural(v.total, "result")} for “${query}”; this page is past the last`
-        : `${from}–${from + hits.length - 1} of ${plural(v.total, "result")} for “${query}”`
+        ? `${v.more ? `More than ${plural(v.total, "result")}` : plural(v.total, "result")} for “${query}”; this page is past the last`
+        : v.more
+          ? `${from}–${from + hits.length - 1} of more than ${plural(v.total, "result")} for “${query}”, ranked among the newest ${group(v.total)} (add words to narrow the search)`
+          : `${from}–${from + hits.length - 1} of ${plural(v.total, "result")} for “${query}”`
   }</p>
 <ol class="hits" data-jk-list>${hits.map((h) => {
     const file = h.deviationid ? files.get(h.deviationid) : undefined;

@@ -26,7 +26,11 @@ import { type ArchiveFilter, filterQuery, ITEM_TYPES } from "../pages/archive.ts
 import { queryString } from "../pages/layout.ts";
 
 const PAGE_SIZE = 48;
+/** The grid counts a filter's works up to this many (boundedMonthCounts); past it the page says "more than". */
+export const COUNT_BOUND = 10_000;
 const SEARCH_PAGE_SIZE = 25;
+/** The search page ranks the newest this many hits (src/db/search.repository.ts): a common word's are never all ranked. */
+export const SEARCH_BOUND = 1000;
 
 function pageNumber(value: string | undefined): number {
   return Math.max(1, Math.min(10_000, Number.parseInt(value ?? "1", 10) || 1));
@@ -90,6 +94,13 @@ export function readFilter(query: Record<string, unknown>): { filter: ArchiveFil
   return { filter, browse, notices };
 }
 
+/** Whether a month ('YYYY-MM', null: undated) is within the filter's whole-month (or year) range. */
+function inRange(filter: ArchiveFilter, m: string | null): boolean {
+  return m === null
+    ? !filter.from
+    : (!filter.from || m >= filter.from.slice(0, 7)) && (!filter.to || m <= `${filter.to.slice(0, 4)}-${filter.to.slice(5, 7) || "12"}`);
+}
+
 /**
  * Answers with a stored file by its download id: the dashboard's /files and the feeds' file links. Through the
  * blob store (store.ts): the file may sit in a bucket this process never wrote to. Only keys under originals/
@@ -117,11 +128,35 @@ export function storedFileSender(ctx: DashboardContext): (req: Request, res: Res
   };
 }
 
-export function archiveRoutes(app: express.Express, ctx: DashboardContext): void {
-  const { deps, config, queues, browser, now } = ctx;
+/** /archive?q=: a page of search hits, ranked among the newest SEARCH_BOUND. */
+async function sendSearch(ctx: DashboardContext, req: Request, res: Response, q: string): Promise<void> {
+  const typeParam = one(req.query.type);
+  const type = typeParam && (SEARCH_KINDS as readonly string[]).includes(typeParam) ? (typeParam as SearchKind) : undefined;
+  const page = pageNumber(one(req.query.page));
+  const found = await searchArchivePage(ctx.deps.pool, {
+    text: q,
+    type,
+    user: one(req.query.artist),
+    limit: SEARCH_PAGE_SIZE,
+    offset: (page - 1) * SEARCH_PAGE_SIZE,
+    archiveDir: ctx.config.archiveDir,
+    countIgnored: true,
+    bound: SEARCH_BOUND,
+  });
+  const files = await ctx.browser.bestFiles([...new Set(found.hits.map((h) => h.deviationid).filter((d): d is string => d !== null))]);
+  sendPage(res, 200, searchPage({ query: q, type, ...found, page, pageSize: SEARCH_PAGE_SIZE, files }));
+}
 
+/** The overview (/): the status report, which counts the downloads and the stored files (src/status/collect.ts). */
+function overviewRoute(app: express.Express, ctx: DashboardContext): void {
+  const { deps, queues, now } = ctx;
+  // A burst of overviews shares one report (single-flight.ts).
+  const statusReport = singleFlight(
+    (_: undefined) => "",
+    () => collectStatus({ ...deps, queues, now }),
+  );
   app.get("/", async (req, res) => {
-    const report = await collectStatus({ ...deps, queues, now });
+    const report = await statusReport(undefined);
     const actions = deps.actions ? { csrf: ctx.csrf.tokenFor(req, res), notice: ctx.csrf.noticeOf(req) } : undefined;
     const feeds = await ctx.feeds.links(publicBase(ctx, req), [
       { title: "dvault: new in the archive", feed: { kind: "arrivals" } },
@@ -129,6 +164,12 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
     ]);
     sendPage(res, 200, overviewPage(report, actions, feeds, await urlBoxesFor(ctx, req, res)));
   });
+}
+
+export function archiveRoutes(app: express.Express, ctx: DashboardContext): void {
+  const { browser } = ctx;
+
+  overviewRoute(app, ctx);
 
   // What every request for the archive asks alike (the folders, the months and total of a filter): a burst
   // shares one read of each (single-flight.ts) while each reads its own page.
@@ -138,27 +179,12 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
   );
   const monthCounts = singleFlight(
     (f: Parameters<typeof browser.monthCounts>[0]) => JSON.stringify(f),
-    (f) => browser.monthCounts(f),
+    (f) => browser.boundedMonthCounts(f, COUNT_BOUND),
   );
 
   app.get("/archive", async (req, res) => {
     const q = one(req.query.q);
-    if (q) {
-      const typeParam = one(req.query.type);
-      const type = typeParam && (SEARCH_KINDS as readonly string[]).includes(typeParam) ? (typeParam as SearchKind) : undefined;
-      const page = pageNumber(one(req.query.page));
-      const found = await searchArchivePage(deps.pool, {
-        text: q,
-        type,
-        user: one(req.query.artist),
-        limit: SEARCH_PAGE_SIZE,
-        offset: (page - 1) * SEARCH_PAGE_SIZE,
-        archiveDir: config.archiveDir,
-        countIgnored: true,
-      });
-      const files = await browser.bestFiles([...new Set(found.hits.map((h) => h.deviationid).filter((d): d is string => d !== null))]);
-      return sendPage(res, 200, searchPage({ query: q, type, ...found, page, pageSize: SEARCH_PAGE_SIZE, files }));
-    }
+    if (q) return sendSearch(ctx, req, res, q);
     const pageNo = pageNumber(one(req.query.page));
     const { filter, browse, notices } = readFilter(req.query);
     // One paging model: a cursor (after= the next page, before= the previous) carries the place and its
@@ -167,7 +193,9 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
     const before = after ? undefined : decodeCursor(one(req.query.before));
     const dated = Boolean(browse.from || browse.until);
     // The scrubber lists every month of the filter without its dates; the total is theirs within the range when
-    // the range is whole months (or years), else counted once more with the range.
+    // the range is whole months (or years), else counted once more with the range. Past COUNT_BOUND works a
+    // filter's months are not counted (boundedMonthCounts): the page says "more than", and the scrubber offers the
+    // archive's months without counts; a whole-month range of such a filter is counted apart.
     const monthAligned = [filter.from, filter.to].every((d) => !d || d.length <= 7);
     const [choices, found, months, rangeMonths] = await Promise.all([
       filterChoices(undefined),
@@ -175,11 +203,8 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
       monthCounts({ ...browse, from: undefined, until: undefined }),
       dated && !monthAligned ? monthCounts(browse) : undefined,
     ]);
-    const inRange = (m: string | null) =>
-      m === null
-        ? !filter.from
-        : (!filter.from || m >= filter.from.slice(0, 7)) && (!filter.to || m <= `${filter.to.slice(0, 4)}-${filter.to.slice(5, 7) || "12"}`);
-    const total = (rangeMonths ?? months.filter((m) => !dated || inRange(m.month))).reduce((sum, m) => sum + m.items, 0);
+    const counted = !dated ? months : monthAligned ? (months?.filter((m) => inRange(filter, m.month)) ?? (await monthCounts(browse))) : rangeMonths;
+    const total = counted?.reduce((sum, m) => sum + m.items, 0) ?? COUNT_BOUND;
     // Read back to the newest item, the page starts the listing, whatever the cursor's (older) position said.
     const first = after
       ? (after.pos || (pageNo - 1) * PAGE_SIZE) + 1
@@ -203,12 +228,14 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
       archivePage({
         filter,
         choices,
-        months,
+        months: months ?? (await monthCounts({})) ?? [],
+        monthsCounted: months !== undefined,
         items: found.items,
         first,
         page: pageNo,
         pageSize: PAGE_SIZE,
         total,
+        more: counted === undefined,
         feeds,
         notices,
         next: hasNext && last ? encodeCursor(cursorOf(last), first + found.items.length - 1) : undefined,
