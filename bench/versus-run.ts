@@ -63,7 +63,8 @@ export type RunFigures = {
 };
 
 const BIN = path.resolve(import.meta.dirname, "..", "bin", "dvault.js");
-const IMAGE_EXT = /\.(jpe?g|png|gif)$/i;
+/** The originals the simulator serves: JPEG, PNG, GIF and WebP (src/simulator/pictures.ts). */
+const IMAGE_EXT = /\.(jpe?g|png|gif|webp)$/i;
 
 /** The owner's gallery as both tools see it: small everything else, `items` deviations. */
 export function simOptions(items: number, extra: Partial<SimulatorOptions>): SimulatorOptions {

@@ -80,14 +80,9 @@ type Scenario = {
 const s = (ms: number) => (ms / 1000).toFixed(1);
 const perItem = (a: Agg) => (a.items ? a.api / a.items : Number.POSITIVE_INFINITY);
 
-/**
- * Every run finished with every downloadable original, or with as many as gallery-dl stored where it finished (some
- * downloadable originals of the simulator's gallery are stored by neither tool).
- */
-function complete(d: Agg, g: Agg | undefined): boolean {
-  const finished = g?.runs.filter((r) => r.finished) ?? [];
-  const reference = finished.length ? median(finished.map((r) => r.originals)) : Number.POSITIVE_INFINITY;
-  return d.runs.every((r) => r.finished && (r.originals === r.downloadable || r.originals >= reference));
+/** Every run finished with every downloadable original, byte for byte. */
+function complete(d: Agg): boolean {
+  return d.runs.every((r) => r.finished && r.originals === r.downloadable);
 }
 
 function wallGoal(name: string, factor: number): (by: Map<Tool, Agg>) => Goal[] {
@@ -95,7 +90,7 @@ function wallGoal(name: string, factor: number): (by: Map<Tool, Agg>) => Goal[] 
     const d = by.get("dvault");
     const g = by.get(GDL);
     if (!d || !g) return [];
-    const allFinished = complete(d, g);
+    const allFinished = complete(d);
     return [
       {
         name: `${name}: dvault wall ≤ ${factor} × gallery-dl's, complete`,
@@ -124,7 +119,7 @@ const SCENARIOS: Scenario[] = [
       ] as const) {
         const d = by.get(tool);
         if (!d) continue;
-        const done = complete(d, g) && d.runs.every((r) => r.exit === "0");
+        const done = complete(d) && d.runs.every((r) => r.exit === "0");
         const originals = d.runs.map((r) => `${r.originals}/${r.downloadable}`).join(", ");
         if (g)
           goals.push({
@@ -186,7 +181,7 @@ const SCENARIOS: Scenario[] = [
       return [
         {
           name: "5xx: dvault complete, exit 0",
-          pass: complete(d, by.get(GDL)) && d.runs.every((r) => r.exit === "0"),
+          pass: complete(d) && d.runs.every((r) => r.exit === "0"),
           detail: d.runs.map((r) => `exit ${r.exit}, originals ${r.originals}/${r.downloadable}`).join("; "),
         },
         ...wallGoal("5xx", 1)(by),
