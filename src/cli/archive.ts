@@ -26,6 +26,11 @@ const AGAIN = "dvault archive --once";
 export const ARCHIVE_EXIT_ORDER: readonly number[] = [EXIT_PAUSED, EXIT_NEEDS_LOGIN, EXIT_INTERRUPTED, EXIT_FAILED];
 
 /** One error for both steps' verdicts: the code by ARCHIVE_EXIT_ORDER, the message both steps' lines. */
+/** The download step's verdict when a stop came during the sync step: it never started. */
+export function stoppedBeforeDownload(): UserError {
+  return new UserError("stopped during the sync: no download was started; run dvault archive --once again", EXIT_INTERRUPTED);
+}
+
 export function archiveVerdict(sync: UserError | undefined, download: UserError | undefined): UserError | undefined {
   if (!sync || !download) return sync ?? download;
   const rank = (e: UserError) => {
@@ -40,7 +45,8 @@ export const ARCHIVE_HELP = `
 The sync step runs the sources as dvault sync --once does (--only, --account, --full, --due); the download step then
 runs every due download of the account(s), as dvault download --once does (--account, --concurrency), also when a
 source failed: what did sync is downloaded. A download step that cannot start (every account must log in again) is
-reported as its exit code. A stop by Ctrl-C during the sync skips the download step.
+reported as its exit code. A stop by Ctrl-C during the sync skips the download step and exits 130, even when every
+source had finished.
 The exit code is the worse of the two steps': 2 (paused) before 4 (log in) before 130 (stopped) before 1 (failed).
 ${ARCHIVE_EXIT_CODES_HELP}`;
 
@@ -97,8 +103,10 @@ export function registerArchiveCommand(program: Command): void {
           }
         }
         const syncError = await syncVerdict(services, plan, results, AGAIN);
+        // Stopped at any point of the sync step, even after its last source finished: no download was started, and
+        // the exit code says so (130), never 0, which would tell a script the archive is complete.
         const { summary, error: downloadError } = abort.signal.aborted
-          ? { summary: undefined, error: undefined }
+          ? { summary: undefined, error: stoppedBeforeDownload() }
           : await downloadStep({ services, account: opts.account, log, signal: abort.signal, concurrency, json });
         await reportRun({
           json,

@@ -1,7 +1,7 @@
 // `dvault archive --once`'s exit code is the worse of its two steps' (src/cli/archive.ts ARCHIVE_EXIT_ORDER): the
 // order each command uses alone, so a script reading it learns what it would from `sync --once && download --once`.
 import { describe, expect, it } from "vitest";
-import { archiveVerdict } from "../../src/cli/archive.ts";
+import { archiveVerdict, stoppedBeforeDownload } from "../../src/cli/archive.ts";
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NEEDS_LOGIN, EXIT_PAUSED, UserError } from "../../src/errors.ts";
 
 const e = (code: number) => new UserError(`code ${code}`, code);
@@ -26,5 +26,13 @@ describe("archiveVerdict", () => {
     const verdict = archiveVerdict(e(sync), e(download));
     expect(verdict?.exitCode).toBe(code);
     expect(verdict?.message).toBe(`sync: code ${sync}; download: code ${download}`);
+  });
+
+  it("a stop that skipped the download step exits 130 even when every source of the sync finished", () => {
+    // A Ctrl-C after the last source's last wait leaves every sync row "ok": the skipped download alone must say it.
+    const verdict = archiveVerdict(undefined, stoppedBeforeDownload());
+    expect(verdict?.exitCode).toBe(EXIT_INTERRUPTED);
+    expect(verdict?.message).toBe("stopped during the sync: no download was started; run dvault archive --once again");
+    expect(archiveVerdict(e(EXIT_FAILED), stoppedBeforeDownload())?.exitCode).toBe(EXIT_INTERRUPTED);
   });
 });
