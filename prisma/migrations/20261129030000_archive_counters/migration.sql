@@ -90,8 +90,17 @@ END';
 CREATE TRIGGER "deviations_counts_truncate" AFTER TRUNCATE ON "deviations"
   FOR EACH STATEMENT EXECUTE FUNCTION "dvault_deviation_counts_truncate"();
 
--- What the mirror already holds.
-INSERT INTO "deviation_month_counts" ("month", "items")
-  SELECT dvault_work_month("published_at"), count(*)::int FROM "deviations" GROUP BY 1;
-INSERT INTO "artist_work_counts" ("author_userid", "items")
-  SELECT "author_userid", count(*)::int FROM "deviations" WHERE "author_userid" IS NOT NULL GROUP BY 1;
+-- What the mirror already holds, counted in one statement (one transaction: the engine commits each statement
+-- on its own) under a lock that waits for the writers under way and holds off new ones: a worker writing while
+-- this migration runs has its rows counted by the triggers above or by this count, never by both: what the triggers
+-- added before the lock is replaced by the count, taken after those writers committed.
+DO E'
+BEGIN
+  LOCK TABLE "deviations" IN SHARE ROW EXCLUSIVE MODE\073
+  DELETE FROM "deviation_month_counts"\073
+  INSERT INTO "deviation_month_counts" ("month", "items")
+    SELECT dvault_work_month("published_at"), count(*)::int FROM "deviations" GROUP BY 1\073
+  DELETE FROM "artist_work_counts"\073
+  INSERT INTO "artist_work_counts" ("author_userid", "items")
+    SELECT "author_userid", count(*)::int FROM "deviations" WHERE "author_userid" IS NOT NULL GROUP BY 1\073
+END';

@@ -62,6 +62,12 @@ END';
 CREATE TRIGGER "folder_members_counts_truncate" AFTER TRUNCATE ON "folder_members"
   FOR EACH STATEMENT EXECUTE FUNCTION "dvault_folder_counts_truncate"();
 
--- What the mirror already holds.
-INSERT INTO "folder_member_counts" ("kind", "folderid", "items")
-  SELECT "kind", "folderid", count(*)::int FROM "folder_members" WHERE "removed_at" IS NULL GROUP BY 1, 2;
+-- What the mirror already holds, counted in one statement under a lock that waits for the writers under way and
+-- holds off new ones (as 20261129030000_archive_counters does, for the same reason).
+DO E'
+BEGIN
+  LOCK TABLE "folder_members" IN SHARE ROW EXCLUSIVE MODE\073
+  DELETE FROM "folder_member_counts"\073
+  INSERT INTO "folder_member_counts" ("kind", "folderid", "items")
+    SELECT "kind", "folderid", count(*)::int FROM "folder_members" WHERE "removed_at" IS NULL GROUP BY 1, 2\073
+END';
