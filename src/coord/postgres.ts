@@ -36,12 +36,19 @@ const connectionLost = (err: unknown) => {
  * The server's clock as this host reads it: the host's clock plus the server's offset from it, read at the middle
  * of a round trip (its error: half the round trip); measure() reads the offset again.
  */
-async function serverClock(repo: CoordRepository, hostClock: () => number): Promise<{ now: () => number; measure(): Promise<void> }> {
+async function serverClock(pool: PgPool, schema: string, hostClock: () => number): Promise<{ now: () => number; measure(): Promise<void> }> {
   let offset = 0;
   const measure = async () => {
-    const sent = hostClock();
-    const server = await repo.serverTimeMs();
-    offset = Math.round(server - (sent + hostClock()) / 2);
+    // On a connection of its own, taken before the clock is read: a wait for one of the pool's would count as
+    // half a round trip and put the clock ahead by half that wait.
+    const client = await pool.connect();
+    try {
+      const sent = hostClock();
+      const server = await new CoordRepository(client, schema).serverTimeMs();
+      offset = Math.round(server - (sent + hostClock()) / 2);
+    } finally {
+      client.release();
+    }
   };
   await measure();
   return { now: () => hostClock() + offset, measure };
@@ -57,7 +64,7 @@ export async function postgresCoordinator(pool: PgPool, options: PostgresCoordin
     client.release();
   }
   const repo = new CoordRepository(pool, schema);
-  const clock = options.now ? { now: options.now, measure: async () => undefined } : await serverClock(repo, options.hostClock ?? Date.now);
+  const clock = options.now ? { now: options.now, measure: async () => undefined } : await serverClock(pool, schema, options.hostClock ?? Date.now);
   const now = clock.now;
   const listeners = new Set<() => void>();
   let lost = false;

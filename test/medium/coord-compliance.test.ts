@@ -510,6 +510,26 @@ describe("the PostgreSQL driver's schema", () => {
     }
   });
 
+  it("reads the server's clock on a connection of its own: a wait for the pool does not put it ahead", async () => {
+    const schema = `coord_m_${randomBytes(5).toString("hex")}`;
+    schemas.push(schema);
+    const pool = createPgPool(db.url, 1, { connectionTimeoutMs: 20_000 });
+    try {
+      const coord = await postgresCoordinator(pool, { schema, sweepEveryMs: 0 });
+      // The pool's one connection busy for 2 s while the sweep measures the clock again.
+      await Promise.all([pool.query("SELECT pg_sleep(2)"), coord.sweep()]);
+      await coord.put("probe", "x", { ttlMs: 0 });
+      const { rows } = await db.pool.query(
+        `SELECT expires_at_ms - (extract(epoch FROM clock_timestamp()) * 1000) AS ahead FROM ${schema}.value WHERE key = 'probe'`,
+      );
+      // Half the wait (1 s) when the clock was read before the connection was had.
+      expect(Math.abs(Number(rows[0].ahead))).toBeLessThan(400);
+      await coord.close();
+    } finally {
+      await pool.end();
+    }
+  }, 30_000);
+
   it("refuses a schema of a newer version, with a line that says so", async () => {
     const schema = `coord_m_${randomBytes(5).toString("hex")}`;
     schemas.push(schema);
