@@ -121,7 +121,9 @@ async function run(seed: number, steps: number): Promise<Seen> {
 // The two stores compared: on a run without Redis, skipped.
 describeNeedingRedis("the pacer's Redis and PostgreSQL stores", () => {
   const given = Number(process.env.DVAULT_PACER_SEED);
-  const seeds = Number.isSafeInteger(given) && given > 0 ? [given] : [1, 2, 3, 4, 5, 6].map((i) => i * 7919 + Math.floor(Math.random() * 1e6));
+  // Fixed seeds, which together reach every kind of decision (the check in afterAll): drawn anew each run, they
+  // sometimes ended with no key cut, and a run could not be replayed (DVAULT_PACER_SEED runs one seed of choice).
+  const seeds = Number.isSafeInteger(given) && given > 0 ? [given] : [1, 2, 3, 4, 5, 6].map((i) => i * 7919);
   const total: Seen = { granted: 0, blocked: 0, busy: 0, throttled: 0, cut: 0 };
   it.each(seeds)("answer and store the same through 150 random steps (seed %i)", async (seed) => {
     const seen = await run(seed, 150);
