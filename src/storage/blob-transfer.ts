@@ -3,6 +3,7 @@
 // copy this way. The bytes stream through a temp file of this machine (never all in memory), which the store's
 // putFile then takes whole or not at all.
 import { createHash, randomBytes } from "node:crypto";
+import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -53,7 +54,15 @@ export async function downloadBlob(args: {
   if (!found) return undefined;
   await fs.mkdir(path.dirname(args.file), { recursive: true, mode: 0o700 });
   const tap = hashing(args.onBytes);
-  await pipeline(found.body, tap, createWriteStream(args.file, { mode: 0o600 }), args.signal ? { signal: args.signal } : {});
+  const out = createWriteStream(args.file, { mode: 0o600 });
+  try {
+    await pipeline(found.body, tap, out, args.signal ? { signal: args.signal } : {});
+  } catch (err) {
+    // A stop can end the pipeline while the file is still being opened: wait until it is closed, so that a caller
+    // removing the file afterwards (src/storage/migrate-store.ts) does not see it created again after the removal.
+    if (!out.closed) await once(out, "close").catch(() => undefined);
+    throw err;
+  }
   return tap.digest();
 }
 
