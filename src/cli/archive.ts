@@ -1,6 +1,6 @@
 // `dvault archive --once`: what `dvault sync --once` then `dvault download --once` do, in one process (one
 // start-up, one connection to the database, the queue engine and the shared pace): the sync step is sync.ts's
-// (planRuns, runPlanHere), the download step run-once.ts's (runDownloadsOnce), and the summary is both of theirs,
+// (planRuns, syncHere), the download step run-once.ts's (runDownloadsOnce), and the summary is both of theirs,
 // one after the other, with one exit code (archiveVerdict).
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
@@ -11,8 +11,8 @@ import { createServices } from "../services.ts";
 import { downloadHere, downloadVerdict, formatDownloadSummary, parseConcurrency } from "./download.ts";
 import { cliLogger, colorsFor } from "./output/mode.ts";
 import { printJson, printOut, reportRun } from "./output/print.ts";
-import { progressView } from "./output/progress.ts";
-import { parseOnly, planRuns, printSummary, runPlanHere, type SyncRow, summaryJson, syncVerdict } from "./sync.ts";
+import { abortOnSignal } from "./stop-signal.ts";
+import { parseOnly, planRuns, printSummary, type SyncRow, summaryJson, syncHere, syncVerdict } from "./sync.ts";
 
 type ArchiveOptions = { once?: boolean; only?: string; account?: string; full?: boolean; due?: boolean; concurrency?: string; json?: boolean };
 
@@ -25,12 +25,12 @@ const AGAIN = "dvault archive --once";
  */
 export const ARCHIVE_EXIT_ORDER: readonly number[] = [EXIT_PAUSED, EXIT_NEEDS_LOGIN, EXIT_INTERRUPTED, EXIT_FAILED];
 
-/** One error for both steps' verdicts: the code by ARCHIVE_EXIT_ORDER, the message both steps' lines. */
 /** The download step's verdict when a stop came during the sync step: it never started. */
 export function stoppedBeforeDownload(): UserError {
   return new UserError("stopped during the sync: no download was started; run dvault archive --once again", EXIT_INTERRUPTED);
 }
 
+/** One error for both steps' verdicts: the code by ARCHIVE_EXIT_ORDER, the message both steps' lines. */
 export function archiveVerdict(sync: UserError | undefined, download: UserError | undefined): UserError | undefined {
   if (!sync || !download) return sync ?? download;
   const rank = (e: UserError) => {
@@ -83,10 +83,7 @@ export function registerArchiveCommand(program: Command): void {
       const concurrency = parseConcurrency(opts.concurrency);
       const json = opts.json === true;
       const services = await createServices({ config, log });
-      const abort = new AbortController();
-      const onSignal = () => abort.abort();
-      process.once("SIGINT", onSignal);
-      process.once("SIGTERM", onSignal);
+      const stop = abortOnSignal();
       try {
         const plan = await planRuns(services, {
           ...(only ? { only } : {}),
@@ -94,20 +91,13 @@ export function registerArchiveCommand(program: Command): void {
           ...(opts.due ? { due: true } : {}),
         });
         let results: SyncRow[] = [];
-        if (plan.length) {
-          const view = progressView({ json });
-          try {
-            results = await runPlanHere({ services, plan, full: opts.full, log, signal: abort.signal, progress: view.sink });
-          } finally {
-            view.stop();
-          }
-        }
+        if (plan.length) results = await syncHere({ services, plan, full: opts.full, log, json, signal: stop.signal });
         const syncError = await syncVerdict(services, plan, results, AGAIN);
         // Stopped at any point of the sync step, even after its last source finished: no download was started, and
         // the exit code says so (130), never 0, which would tell a script the archive is complete.
-        const { summary, error: downloadError } = abort.signal.aborted
+        const { summary, error: downloadError } = stop.signal.aborted
           ? { summary: undefined, error: stoppedBeforeDownload() }
-          : await downloadStep({ services, account: opts.account, log, signal: abort.signal, concurrency, json });
+          : await downloadStep({ services, account: opts.account, log, signal: stop.signal, concurrency, json });
         await reportRun({
           json,
           print: () => {
@@ -116,7 +106,7 @@ export function registerArchiveCommand(program: Command): void {
             else printOut("sync: nothing is due; leave out --due (or use --only <sources>) to run anyway");
             printOut("");
             if (summary) printOut(formatDownloadSummary(summary, colorsFor()));
-            else printOut(`download: ${abort.signal.aborted ? "not started (stopped during the sync)" : "not started"}`);
+            else printOut(`download: ${stop.signal.aborted ? "not started (stopped during the sync)" : "not started"}`);
           },
           verdict: () => {
             const error = archiveVerdict(syncError, downloadError);
@@ -124,8 +114,7 @@ export function registerArchiveCommand(program: Command): void {
           },
         });
       } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
+        stop.dispose();
         await services.close();
       }
     });

@@ -13,6 +13,7 @@ import type { Logger } from "../log.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { noWorkerNote } from "./no-worker.ts";
 import { cliLogger, colorsFor } from "./output/mode.ts";
+import { abortOnSignal } from "./stop-signal.ts";
 import type { Colors } from "./output/terminal.ts";
 import { printErr, printJson, printOut, reportRun } from "./output/print.ts";
 import { progressView } from "./output/progress.ts";
@@ -154,12 +155,9 @@ export function registerDownloadCommand(program: Command): void {
           }
           return;
         }
-        const abort = new AbortController();
-        const onSignal = () => abort.abort();
-        process.once("SIGINT", onSignal);
-        process.once("SIGTERM", onSignal);
+        const stop = abortOnSignal();
         try {
-          const summary = await downloadHere({ services, account: opts.account, log, signal: abort.signal, concurrency, json: opts.json === true });
+          const summary = await downloadHere({ services, account: opts.account, log, signal: stop.signal, concurrency, json: opts.json === true });
           await reportRun({
             json: opts.json === true,
             print: () => (opts.json ? printJson(summary) : printOut(formatDownloadSummary(summary, colorsFor()))),
@@ -169,8 +167,7 @@ export function registerDownloadCommand(program: Command): void {
             },
           });
         } finally {
-          process.off("SIGINT", onSignal);
-          process.off("SIGTERM", onSignal);
+          stop.dispose();
         }
       } finally {
         await services.close();

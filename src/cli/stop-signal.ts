@@ -33,3 +33,22 @@ export function stopOnSignal(what: string, graceMs = GRACE_MS): StopSignal {
     },
   };
 }
+
+/**
+ * SIGINT and SIGTERM for a command whose steps stop on their own at the next one (sync --once, download --once,
+ * archive --once): the first of each aborts the run's signal; a second of the same kind finds no listener and ends
+ * the process as Node does by default.
+ */
+export function abortOnSignal(): StopSignal {
+  const abort = new AbortController();
+  const onSignal = () => abort.abort();
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  return {
+    signal: abort.signal,
+    dispose() {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    },
+  };
+}

@@ -20,6 +20,7 @@ import { printErr, printJson, printOut, reportRun } from "./output/print.ts";
 import { progressView } from "./output/progress.ts";
 import type { ProgressSink } from "../queue/progress.ts";
 import { formatTable, paintOutcome } from "./output/table.ts";
+import { abortOnSignal } from "./stop-signal.ts";
 
 type SyncOptions = { once?: boolean; only?: string; account?: string; full?: boolean; all?: boolean; due?: boolean; json?: boolean };
 
@@ -110,9 +111,8 @@ export function summaryJson(results: SyncRow[]): unknown {
 /**
  * `--once`: the planned runs as sync.source jobs through the worker's handler and WorkerHost, in this process on a
  * private queue (src/queue/run-now.ts), one at a time. A failed run is reported, not retried: its next scheduled run is.
- * Also `dvault archive --once`'s first step (archive.ts).
  */
-export async function runPlanHere(args: {
+async function runPlanHere(args: {
   services: Services;
   plan: PlannedRun[];
   full: boolean | undefined;
@@ -131,18 +131,20 @@ export async function runPlanHere(args: {
   });
 }
 
-async function runHere(services: Services, plan: PlannedRun[], full: boolean | undefined, log: Logger, json: boolean): Promise<SyncRow[]> {
-  const view = progressView({ json });
-  const abort = new AbortController();
-  const onSignal = () => abort.abort();
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+/** `--once`'s runs with the live progress view, stopped by `signal`; also `dvault archive --once`'s first step. */
+export async function syncHere(args: {
+  services: Services;
+  plan: PlannedRun[];
+  full: boolean | undefined;
+  log: Logger;
+  json: boolean;
+  signal: AbortSignal;
+}): Promise<SyncRow[]> {
+  const view = progressView({ json: args.json });
   try {
-    return await runPlanHere({ services, plan, full, log, signal: abort.signal, progress: view.sink });
+    return await runPlanHere({ services: args.services, plan: args.plan, full: args.full, log: args.log, signal: args.signal, progress: view.sink });
   } finally {
     view.stop();
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
   }
 }
 
@@ -205,7 +207,8 @@ export function registerSyncCommand(program: Command): void {
           return;
         }
         if (!opts.once) return await enqueue(services, plan, opts.full, opts.json === true);
-        const results = await runHere(services, plan, opts.full, log, opts.json === true);
+        const stop = abortOnSignal();
+        const results = await syncHere({ services, plan, full: opts.full, log, json: opts.json === true, signal: stop.signal }).finally(() => stop.dispose());
         await reportRun({
           json: opts.json === true,
           print: () => (opts.json ? printJson(summaryJson(results)) : printSummary(results)),
