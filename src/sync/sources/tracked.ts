@@ -127,7 +127,7 @@ async function syncTracked(
     // The favourites' "all" view is only a second witness (docs/service-behaviour.md#folders-optional).
     if (collections) gone.push(...collections.gone.filter((op) => op !== "collections.all"));
   }
-  await flushTails(ctx, state, save);
+  await part(gone, "/deviation/metadata", () => flushTails(ctx, state, save));
   if (galleryChanged || state.posts.run !== undefined) {
     await part(gone, "/user/profile/posts", () =>
       syncPosts(ctx, {
@@ -157,6 +157,7 @@ async function syncTracked(
 /**
  * What the gallery and favourites walks left pending (each fewer than a batch), fetched together: the
  * favourites' part moves to the gallery's in one committed cursor write, then the batches go out as any walk's.
+ * It runs as a part of its own (a metadata endpoint gone degrades the source, as it did inside the walks).
  */
 async function flushTails(ctx: SourceContext, state: TrackedState, save: (repos: SyncRepos) => Promise<void>): Promise<void> {
   const into = state.gallery;
