@@ -60,16 +60,20 @@ describe.skipIf(!hasChromium)("dashboard in a browser", () => {
 
   it("grids thumbnails, never originals, and shows renditions with why", async () => {
     const requests: string[] = [];
-    const thumbSizes: number[] = [];
-    const onResponse = async (r: import("playwright-core").Response) => {
+    const thumbsLoaded: string[] = [];
+    // The handler only notes what was asked for: a body read here races the next navigation (its answer is gone by
+    // then, and the read rejects outside the test). The tiles' sizes are fetched again below, after the page settled.
+    const onResponse = (r: import("playwright-core").Response) => {
       const u = new URL(r.url());
       requests.push(u.pathname);
-      if (u.pathname.startsWith("/thumb/s/") && r.ok()) thumbSizes.push((await r.body()).length);
+      if (u.pathname.startsWith("/thumb/s/") && r.ok()) thumbsLoaded.push(u.pathname);
     };
     page.on("response", onResponse);
     await page.goto(`${url}/archive`);
     await page.waitForLoadState("networkidle");
     page.off("response", onResponse);
+    const thumbSizes: number[] = [];
+    for (const path of thumbsLoaded) thumbSizes.push((await (await page.request.get(`${url}${path}`)).body()).length);
     const { rows } = await f.h.pool.query<{ total: number }>("SELECT count(*)::int AS total FROM deviations");
     expect(await page.locator(".thumbs > .thumb").count()).toBe(48);
     expect(await countText()).toBe(`1–48 of ${fmt(rows[0]!.total)}`);
@@ -81,6 +85,7 @@ describe.skipIf(!hasChromium)("dashboard in a browser", () => {
       "originals loaded by the grid",
     ).toEqual([]);
     // Each tile that loads is at most 100 KB (the thumbnails route; before it exists they 404 and weigh nothing).
+    expect(thumbSizes.length, "thumbnails the grid loaded").toBeGreaterThan(0);
     expect(thumbSizes.every((n) => n <= 100 * 1024)).toBe(true);
     const badges = await page.locator(".thumb .badge").allTextContents();
     expect(badges).toContain("free rendition · quota");
