@@ -189,6 +189,26 @@ export async function approveInBrowser(authorizeUrl: string): Promise<string> {
 }
 
 /** Every key and value under the prefix, as text (strings, hashes, sorted sets, lists). */
+/**
+ * Everything dvault keeps outside its mirror on the run's engine, as text to scan: every key and value under the
+ * prefix in Redis (dumpRedis), or on PostgreSQL alone every row of every table outside the mirror's own schema
+ * (the coordination tables, the pace's, BullMQ's), one JSON text per row.
+ */
+export async function dumpEngine(f: Fixture): Promise<string[]> {
+  if (TEST_ENGINE === "redis") return dumpRedis(f.redis.redis, f.redis.prefix);
+  const { rows: tables } = await f.db.pool.query<{ schema: string; name: string }>(
+    `SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
+      WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('public', 'pg_catalog', 'information_schema')`,
+  );
+  const out: string[] = [];
+  for (const t of tables) {
+    const ident = `"${t.schema.replaceAll('"', '""')}"."${t.name.replaceAll('"', '""')}"`;
+    const { rows } = await f.db.pool.query<{ j: string }>(`SELECT row_to_json(r)::text AS j FROM ${ident} r`);
+    out.push(`${t.schema}.${t.name}`, ...rows.map((r) => r.j));
+  }
+  return out;
+}
+
 export async function dumpRedis(redis: Redis, prefix: string): Promise<string[]> {
   const out: string[] = [];
   let cursor = "0";

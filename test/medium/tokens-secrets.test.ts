@@ -1,28 +1,29 @@
 // Runs the OAuth and token flows end to end and scans everything dvault wrote on the way — every log
-// line, every error message (and its serialised form), every Redis key and value under the prefix — for
-// any token, the client secret, an authorization code or a PKCE verifier.
-import { describeNeedingRedis } from "../helpers/needs-redis.ts";
+// line, every error message (and its serialised form), everything it keeps outside the mirror on the run's
+// engine (every Redis key and value under the prefix, or on PostgreSQL alone every row of the coordination,
+// pace and queue tables) — for any token, the client secret, an authorization code or a PKCE verifier.
 import { randomBytes } from "node:crypto";
 import got from "got";
-import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULT_SCOPES, interactiveLogin } from "../../src/api/oauth.ts";
 import { placebo } from "../../src/api/account-calls.ts";
 import { TokenCipher } from "../../src/crypto/token-cipher.ts";
 import { serializeError } from "../../src/redact.ts";
-import { approveInBrowser, CLIENT_ID, CLIENT_SECRET, createFixture, dumpRedis, seedAccount, type Fixture } from "./tokens-fixture.ts";
+import { approveInBrowser, CLIENT_ID, CLIENT_SECRET, createFixture, dumpEngine, seedAccount, type Fixture } from "./tokens-fixture.ts";
+import { TEST_ENGINE } from "../helpers/env.ts";
 import { freePort } from "../../src/free-port.ts";
 
 const MINUTE = 60_000;
 const SECRET_PARAMS = ["code", "code_verifier", "refresh_token", "access_token", "token", "client_secret"];
 
-// It scans every key and value under the prefix in Redis (dumpRedis) besides the logs and the database: on a run
-// without Redis, skipped as a whole.
-describeNeedingRedis("secrets never leak", () => {
+// Both engines: the Redis pass scans the prefix's keys and values, npm run test:postgres the tables outside the
+// mirror (dumpEngine).
+describe(`secrets never leak (engine: ${TEST_ENGINE})`, () => {
   let f: Fixture;
   let redirectUri: string;
   const secrets = new Set<string>([CLIENT_SECRET, Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString("base64")]);
   const errors: string[] = [];
-  const redisSnapshots: string[] = [];
+  const engineSnapshots: string[] = [];
 
   const keep = (value: unknown) => {
     if (typeof value === "string" && value.length >= 6) secrets.add(value);
@@ -41,7 +42,7 @@ describeNeedingRedis("secrets never leak", () => {
     }
     throw new Error("the step was expected to fail");
   };
-  const snapshotRedis = async () => redisSnapshots.push(...(await dumpRedis(f.redis.redis, f.redis.prefix)));
+  const snapshotEngine = async () => engineSnapshots.push(...(await dumpEngine(f)));
   const harvestRows = async () => {
     for (const row of await f.repo.list()) {
       keep(f.manager.revealAccessToken(row));
@@ -124,22 +125,22 @@ describeNeedingRedis("secrets never leak", () => {
     await placebo(f.transport(client));
     await harvestRows();
 
-    // Refresh ahead of expiry, with a slow token endpoint so the lock can be seen in Redis.
+    // Refresh ahead of expiry, with a slow token endpoint so the lock can be seen on the engine.
     const { provider, issued } = await seedAccount(f, "alice");
     keep(issued.access_token);
     keep(issued.refresh_token);
     f.sim.faults.add({ route: "/oauth2/token", kind: "latency", latencyMs: 200, times: 1 });
     f.clock.advance(55 * MINUTE);
     const refreshing = provider.getAccessToken();
-    const locks = () => f.redis.redis.keys(`${f.redis.prefix}:oauth:refresh-lock:*`);
+    const locks = async () => (await dumpEngine(f)).filter((text) => text.includes(":oauth:refresh-lock:"));
     await vi.waitFor(async () => expect(await locks(), "the refresh lock while the token endpoint is slow").toHaveLength(1), { timeout: 2_000, interval: 10 });
-    await snapshotRedis();
+    await snapshotEngine();
     keep(await refreshing);
     // A 401 mid-call.
     f.sim.expireAccessTokens();
     await placebo(f.transport(provider));
     await harvestRows();
-    await snapshotRedis();
+    await snapshotEngine();
 
     // A dead refresh token, then a lost answer.
     const dead = await seedAccount(f, "bob", { user: 1 });
@@ -170,7 +171,7 @@ describeNeedingRedis("secrets never leak", () => {
     // The wrong key.
     const stranger = new TokenCipher({ key: randomBytes(32), source: "env", created: false });
     await failing(async () => (await f.newManager({ cipher: stranger }).forAccount("alice")).getAccessToken());
-    await snapshotRedis();
+    await snapshotEngine();
 
     // Everything the simulator saw in a secret parameter counts too (codes, verifiers, tokens).
     for (const entry of f.sim.log()) {
@@ -193,7 +194,7 @@ describeNeedingRedis("secrets never leak", () => {
     expect(errors.join("\n")).toMatch(/answer was lost/);
     expect(errors.join("\n")).toMatch(/The refresh_token is invalid/);
     expect(errors.join("\n")).toMatch(/cannot decrypt stored tokens/);
-    expect(redisSnapshots.some((s) => s.includes(":oauth:refresh-lock:"))).toBe(true);
+    expect(engineSnapshots.some((s) => s.includes(":oauth:refresh-lock:"))).toBe(true);
     const verifiers = f.sim.log().filter((e) => e.form.code_verifier !== undefined);
     expect(verifiers).toHaveLength(2);
   });
@@ -206,9 +207,10 @@ describeNeedingRedis("secrets never leak", () => {
     for (const text of errors) for (const secret of secrets) expect(text.includes(secret), `error leaks a secret: ${text.slice(0, 120)}`).toBe(false);
   });
 
-  it("no Redis key or value under the prefix contains one", () => {
-    expect(redisSnapshots.length).toBeGreaterThan(0);
-    for (const text of redisSnapshots) for (const secret of secrets) expect(text.includes(secret), `redis leaks a secret: ${text.slice(0, 120)}`).toBe(false);
+  it("nothing kept on the engine (Redis keys and values, or the tables outside the mirror) contains one", () => {
+    expect(engineSnapshots.length).toBeGreaterThan(0);
+    for (const text of engineSnapshots)
+      for (const secret of secrets) expect(text.includes(secret), `${TEST_ENGINE} leaks a secret: ${text.slice(0, 120)}`).toBe(false);
   });
 
   it("the database holds ciphertexts and fingerprints, never a token", async () => {
