@@ -169,6 +169,13 @@ export function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] as number;
 }
 
+/** The body of docs/PERFORMANCE.md's section `name` as the last run left it, or "" when there is none. */
+export async function readDocSection(name: string): Promise<string> {
+  const { readFileSync } = await import("node:fs");
+  const text = readFileSync(path.join(import.meta.dirname, "..", "docs", "PERFORMANCE.md"), "utf8");
+  return new RegExp(`<!-- ${name}:begin[^>]*-->([\\s\\S]*?)<!-- ${name}:end -->`).exec(text)?.[1] ?? "";
+}
+
 /** Replaces (or appends) the section between `<!-- name:begin ... -->` and `<!-- name:end -->` in docs/PERFORMANCE.md. */
 export async function writeDocSection(name: string, body: string, bench = name): Promise<void> {
   const { readFileSync, writeFileSync } = await import("node:fs");

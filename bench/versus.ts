@@ -11,7 +11,8 @@ import { parseArgs } from "node:util";
 import type { FaultRule } from "../src/simulator/faults.ts";
 import type { SimulatorOptions } from "../src/simulator/server.ts";
 import { makeServiceCertificate } from "../test/helpers/service-name-tunnel.ts";
-import { machine, median, table, writeDocSection } from "./bench-env.ts";
+import { machine, median, readDocSection, table, writeDocSection } from "./bench-env.ts";
+import { mergeVersusLines, parseVersusLines, runLine, type VersusLines } from "./versus-doc.ts";
 import {
   DVAULT_LEARNED,
   isDvault,
@@ -73,6 +74,8 @@ type Scenario = {
   sim: Partial<SimulatorOptions>;
   faults: FaultRule[];
   tools: Tool[];
+  /** The opening words of its goals' names (bench/versus-doc.ts: which goal lines a run of it replaces). */
+  goalKeys: string[];
   capMs?: Partial<Record<Tool, number>>;
   goals(by: Map<Tool, Agg>, floors: Floor[]): Goal[];
 };
@@ -108,6 +111,7 @@ const SCENARIOS: Scenario[] = [
     sim: {},
     faults: [],
     tools: ["dvault", DVAULT_LEARNED, GDL, GDL_FULL],
+    goalKeys: ["clean, ", "calls per stored item"],
     goals(by, floors) {
       const g = by.get(GDL);
       const full = by.get(GDL_FULL);
@@ -155,6 +159,7 @@ const SCENARIOS: Scenario[] = [
     sim: {},
     faults: [{ kind: "user_throttle", times: 2 }],
     tools: ["dvault", GDL],
+    goalKeys: ["2 × 429:"],
     goals: wallGoal("2 × 429", 0.2),
   },
   {
@@ -163,6 +168,7 @@ const SCENARIOS: Scenario[] = [
     sim: {},
     faults: [{ kind: "user_throttle", probability: 0.1 }],
     tools: ["dvault", GDL],
+    goalKeys: ["10 % 429:"],
     goals: wallGoal("10 % 429", 0.2),
   },
   {
@@ -175,6 +181,7 @@ const SCENARIOS: Scenario[] = [
       { kind: "status_503", probability: 0.015 },
     ],
     tools: ["dvault", GDL],
+    goalKeys: ["5xx:"],
     goals(by) {
       const d = by.get("dvault");
       if (!d) return [];
@@ -194,6 +201,7 @@ const SCENARIOS: Scenario[] = [
     sim: { velocity: VELOCITY },
     faults: [],
     tools: ["dvault", GDL],
+    goalKeys: ["velocity:"],
     capMs: { [GDL]: GDL_VELOCITY_CAP_MS, dvault: DVAULT_VELOCITY_CAP_MS },
     goals(by) {
       const d = by.get("dvault");
@@ -359,28 +367,43 @@ async function main(): Promise<void> {
     "same bytes as dvault",
     "API calls / item",
   ];
-  const main = table(header, allRows);
-  const goalLines = goals.map((g) => `- **${g.pass ? "PASS" : "FAIL"}** ${g.name}: ${g.detail}`).join("\n");
-  const floorText = floorLines.length
-    ? `\nThe clean run's floor on this machine, measured in each round (round trip: the median of 200 sequential /placebo calls by curl; bandwidth: the 8 largest originals fetched by curl, the simulator's first making of each picture left out):\n\n${floorLines.join("\n")}\n`
-    : "";
-  const splitText = splitLines.length
-    ? `\nWhere the wall went (medians; from the simulator's log: start to first request, first to last, last to exit):\n\n${splitLines.join("\n")}\n`
-    : "";
-  const noteLines = notes.length ? `\nError output of runs that did not exit 0 (last lines):\n\n${notes.map((n) => `- ${n}`).join("\n")}\n` : "";
-  process.stdout.write(`\n## dvault versus gallery-dl\n\n${main}\n${floorText}${splitText}\nGoals (issues #16, #32):\n\n${goalLines}\n${noteLines}`);
+  const goalLines = goals.map((g) => `- **${g.pass ? "PASS" : "FAIL"}** ${g.name}: ${g.detail}`);
+  const command = `node --import tsx bench/versus.ts --rounds ${ROUNDS} --items ${ITEMS}${args.only ? ` --only ${args.only}` : ""}`;
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ");
+  const fresh: VersusLines = {
+    runs: [
+      runLine(
+        scenarios.map((sc) => sc.name),
+        `\`${command}\`, run ${new Date().toISOString()}; ${machine()}, at the end ${load}; gallery-dl ${version ?? "not installed"}.`,
+      ),
+    ],
+    rows: table(header, allRows).split("\n").slice(2),
+    floors: floorLines,
+    splits: splitLines,
+    goals: goalLines,
+    notes: notes.map((n) => `- ${n}`),
+  };
+  process.stdout.write(`\n## dvault versus gallery-dl\n\n${render(header, fresh)}\n`);
   if (!args["no-docs"]) {
+    // A run of some scenarios (--only) replaces their lines and keeps the others' from the run that measured them.
+    const old = parseVersusLines(await readDocSection("versus"));
+    const merged = mergeVersusLines(
+      old,
+      fresh,
+      scenarios.map((sc) => sc.name),
+      SCENARIOS,
+    );
     await writeDocSection(
       "versus",
       [
         "## dvault versus gallery-dl on the same simulated gallery (issue #16)",
         "",
-        `Machine: ${machine()}, at the end ${os
-          .loadavg()
-          .map((l) => l.toFixed(1))
-          .join(" ")}. Run ${new Date().toISOString()}. gallery-dl: ${version ?? "not installed"}.`,
+        "Runs (each scenario's rows, splits and goals below come from the latest run that measured it):",
         "",
-        `Command: \`node --import tsx bench/versus.ts --rounds ${ROUNDS} --items ${ITEMS}${args.only ? ` --only ${args.only}` : ""}\` (part of \`npm run bench\`)`,
+        ...merged.runs,
         "",
         `Each run starts a fresh simulator (seed 16, legacy mode for gallery-dl 1.25, ${ITEMS} deviations in the owner's gallery,`,
         "no download quota in the way, real clock) with the scenario's faults from its first call. dvault runs as the real CLI,",
@@ -399,18 +422,25 @@ async function main(): Promise<void> {
         "image each tool stored for every deviation both stored. Runs are stopped at",
         `${args.cap} s (under the velocity filter: gallery-dl at ${GDL_VELOCITY_CAP_MS / 1000} s, dvault at ${DVAULT_VELOCITY_CAP_MS / 1000} s) and counted unfinished.`,
         "`npm run bench` runs it with 3 rounds of 300 deviations: expect over an hour, while gallery-dl's 429 delays and the",
-        "velocity caps dominate; `--only clean,5xx` is the quick pair.",
+        "velocity caps dominate; `--only clean,5xx` is the quick pair, and a run of some scenarios keeps the others' lines.",
         "",
-        main,
-        floorText,
-        splitText,
-        "Goals (issues #16, #32), PASS or FAIL as measured:",
-        "",
-        goalLines,
-        noteLines,
+        render(header, merged, "Goals (issues #16, #32), PASS or FAIL as measured:"),
       ].join("\n"),
     );
   }
+}
+
+/** The table, the floor, where the wall went, the goals and the error output, from the section's lines. */
+function render(header: string[], lines: VersusLines, goalsTitle = "Goals (issues #16, #32):"): string {
+  const cells = lines.rows.map((row) => row.slice(2, -2).split(" | "));
+  const floorText = lines.floors.length
+    ? `\nThe clean run's floor on this machine, measured in each round (round trip: the median of 200 sequential /placebo calls by curl; bandwidth: the 8 largest originals fetched by curl, the simulator's first making of each picture left out):\n\n${lines.floors.join("\n")}\n`
+    : "";
+  const splitText = lines.splits.length
+    ? `\nWhere the wall went (medians; from the simulator's log: start to first request, first to last, last to exit):\n\n${lines.splits.join("\n")}\n`
+    : "";
+  const noteText = lines.notes.length ? `\nError output of runs that did not exit 0 (last lines):\n\n${lines.notes.join("\n")}\n` : "";
+  return [table(header, cells), floorText, splitText, goalsTitle, "", lines.goals.join("\n"), noteText].join("\n");
 }
 
 await main();
