@@ -18,6 +18,11 @@ import { visibleTruth, type Member } from "../helpers/visible-truth.ts";
 const SEEDS = process.env.DVAULT_FAULTS_KILLS ? 100 : 20;
 /** Seeds run side by side: each has its own simulator, database and Redis prefix. */
 const PARALLEL = 4;
+/**
+ * About 1 s a seed on a quiet 2-core machine; CI at load 11 (a loaded machine, as CI's may be) needed over 6 s a
+ * seed, and 120 s for 20 seeds timed out there. The bound is generous: it only catches a run that hangs.
+ */
+const TIMEOUT_MS = SEEDS * 10_000;
 const DATASET = {
   deviations: 70,
   galleryFolders: 4,
@@ -140,80 +145,88 @@ function compare(seed: number, mirror: Mirror, expected: Mirror): string[] {
 }
 
 describe("completeness", () => {
-  it(`a first full sync mirrors what the token may see, id by id, and says ok exactly then (${SEEDS} seeds, variance on)`, async () => {
-    const seeds = Array.from({ length: SEEDS }, (_, i) => 1000 + i * 7);
-    const failures: string[] = [];
-    let bucketKeys = new Set<string>();
-    let unfiled = 0;
-    await inBatches(seeds, (seed) =>
-      withSeed(seed, {}, async (h) => {
-        const tracked = trackedOf(h);
-        await trackAll(h, tracked);
-        const results = await syncEverything(
-          h,
-          tracked.map((t) => t.username),
-        );
-        const truth = visibleTruth(h.sim.truth, { tracked: tracked.map((t) => t.userid) });
-        const diffs = compare(seed, await readMirror(h, [h.sim.truth.ownerId, ...tracked.map((t) => t.userid)]), truth);
-        failures.push(...diffs);
-        bucketKeys = new Set([...bucketKeys, h.sim.variance.bucketKey]);
-        unfiled += h.sim.truth.unfiled.get(h.sim.truth.ownerId)?.length ?? 0;
-        // The mirror equals the truth exactly when every compared source says ok (stash's listing is gone upstream).
-        const statuses = [...results].filter(([name]) => name !== "stash").map(([name, r]) => `${name}=${r.status}${r.reason ? ` (${r.reason})` : ""}`);
-        const allOk = statuses.every((s) => /=ok\b/.test(s));
-        if (allOk !== (diffs.length === 0))
-          failures.push(
-            `seed ${seed}: mirror ${diffs.length === 0 ? "equals" : "differs from"} the truth but: ${statuses.filter((s) => !/=ok\b/.test(s)).join(", ") || "every source says ok"}`,
+  it(
+    `a first full sync mirrors what the token may see, id by id, and says ok exactly then (${SEEDS} seeds, variance on)`,
+    async () => {
+      const seeds = Array.from({ length: SEEDS }, (_, i) => 1000 + i * 7);
+      const failures: string[] = [];
+      let bucketKeys = new Set<string>();
+      let unfiled = 0;
+      await inBatches(seeds, (seed) =>
+        withSeed(seed, {}, async (h) => {
+          const tracked = trackedOf(h);
+          await trackAll(h, tracked);
+          const results = await syncEverything(
+            h,
+            tracked.map((t) => t.username),
           );
-        expect(results.get("stash")?.status).toBe("degraded");
-      }),
-    );
-    expect(failures).toEqual([]);
-    // The variance really drew what it is for: unfiled deviations, and (over this many seeds) both bucket keys.
-    expect(unfiled).toBeGreaterThan(SEEDS * 5);
-    expect([...bucketKeys].sort()).toEqual(["items", "results"]);
-  }, 120_000);
+          const truth = visibleTruth(h.sim.truth, { tracked: tracked.map((t) => t.userid) });
+          const diffs = compare(seed, await readMirror(h, [h.sim.truth.ownerId, ...tracked.map((t) => t.userid)]), truth);
+          failures.push(...diffs);
+          bucketKeys = new Set([...bucketKeys, h.sim.variance.bucketKey]);
+          unfiled += h.sim.truth.unfiled.get(h.sim.truth.ownerId)?.length ?? 0;
+          // The mirror equals the truth exactly when every compared source says ok (stash's listing is gone upstream).
+          const statuses = [...results].filter(([name]) => name !== "stash").map(([name, r]) => `${name}=${r.status}${r.reason ? ` (${r.reason})` : ""}`);
+          const allOk = statuses.every((s) => /=ok\b/.test(s));
+          if (allOk !== (diffs.length === 0))
+            failures.push(
+              `seed ${seed}: mirror ${diffs.length === 0 ? "equals" : "differs from"} the truth but: ${statuses.filter((s) => !/=ok\b/.test(s)).join(", ") || "every source says ok"}`,
+            );
+          expect(results.get("stash")?.status).toBe("degraded");
+        }),
+      );
+      expect(failures).toEqual([]);
+      // The variance really drew what it is for: unfiled deviations, and (over this many seeds) both bucket keys.
+      expect(unfiled).toBeGreaterThan(SEEDS * 5);
+      expect([...bucketKeys].sort()).toEqual(["items", "results"]);
+    },
+    TIMEOUT_MS,
+  );
 
-  it(`with the 2026 profile and a small offset ceiling, what cannot be reached is named with counts (${Math.ceil(SEEDS / 2)} seeds)`, async () => {
-    const seeds = Array.from({ length: Math.ceil(SEEDS / 2) }, (_, i) => 2000 + i * 11);
-    const failures: string[] = [];
-    let incomplete = 0;
-    await inBatches(seeds, (seed) =>
-      withSeed(seed, { profile: "2026", offsetCeiling: CEILING_2026 }, async (h) => {
-        const tracked = trackedOf(h);
-        await trackAll(h, tracked);
-        const results = await syncEverything(
-          h,
-          tracked.map((t) => t.username),
-        );
-        const owner = h.sim.truth.ownerId;
-        const truth = visibleTruth(h.sim.truth, { tracked: tracked.map((t) => t.userid), ceiling: CEILING_2026 });
-        failures.push(...compare(seed, await readMirror(h, [owner, ...tracked.map((t) => t.userid)]), truth));
+  it(
+    `with the 2026 profile and a small offset ceiling, what cannot be reached is named with counts (${Math.ceil(SEEDS / 2)} seeds)`,
+    async () => {
+      const seeds = Array.from({ length: Math.ceil(SEEDS / 2) }, (_, i) => 2000 + i * 11);
+      const failures: string[] = [];
+      let incomplete = 0;
+      await inBatches(seeds, (seed) =>
+        withSeed(seed, { profile: "2026", offsetCeiling: CEILING_2026 }, async (h) => {
+          const tracked = trackedOf(h);
+          await trackAll(h, tracked);
+          const results = await syncEverything(
+            h,
+            tracked.map((t) => t.username),
+          );
+          const owner = h.sim.truth.ownerId;
+          const truth = visibleTruth(h.sim.truth, { tracked: tracked.map((t) => t.userid), ceiling: CEILING_2026 });
+          failures.push(...compare(seed, await readMirror(h, [owner, ...tracked.map((t) => t.userid)]), truth));
 
-        // The comments of deviations are gone upstream: that source says so; it fails nothing else.
-        const comments = results.get("comments");
-        if (comments?.status !== "degraded" || !/comments\.deviation removed/.test(comments.reason ?? ""))
-          failures.push(`seed ${seed}: comments ${comments?.status} ${comments?.reason ?? ""}`);
+          // The comments of deviations are gone upstream: that source says so; it fails nothing else.
+          const comments = results.get("comments");
+          if (comments?.status !== "degraded" || !/comments\.deviation removed/.test(comments.reason ?? ""))
+            failures.push(`seed ${seed}: comments ${comments?.status} ${comments?.reason ?? ""}`);
 
-        // The gallery is ok exactly when everything visible was reached; otherwise incomplete, with the count.
-        const ownFolders = new Set(h.sim.truth.galleryFolders.filter((f) => f.ownerId === owner).map((f) => f.folderid));
-        const unreachable = truth.unreachable.get(owner)?.length ?? 0;
-        const cut = truth.truncatedFolders.filter((id) => ownFolders.has(id)).length;
-        const gallery = results.get("gallery")!;
-        const expectIncomplete = unreachable > 0 || cut > 0;
-        if ((gallery.status === "incomplete") !== expectIncomplete)
-          failures.push(`seed ${seed}: gallery ${gallery.status} with ${unreachable} unreachable and ${cut} cut folders`);
-        if (unreachable > 0 && !(gallery.reason ?? "").includes(`${unreachable} unreachable`))
-          failures.push(`seed ${seed}: gallery reason "${gallery.reason}" does not count ${unreachable} unreachable`);
-        if (expectIncomplete) incomplete++;
-        for (const [name, r] of results) {
-          if (["comments", "stash", "gallery", "collections"].includes(name) || name.startsWith("tracked:")) continue;
-          if (r.status !== "ok") failures.push(`seed ${seed}: ${name} ${r.status} ${r.reason ?? ""}`);
-        }
-      }),
-    );
-    expect(failures).toEqual([]);
-    // The ceiling did cut something in most runs: the check above was not vacuous.
-    expect(incomplete).toBeGreaterThan(seeds.length / 2);
-  }, 120_000);
+          // The gallery is ok exactly when everything visible was reached; otherwise incomplete, with the count.
+          const ownFolders = new Set(h.sim.truth.galleryFolders.filter((f) => f.ownerId === owner).map((f) => f.folderid));
+          const unreachable = truth.unreachable.get(owner)?.length ?? 0;
+          const cut = truth.truncatedFolders.filter((id) => ownFolders.has(id)).length;
+          const gallery = results.get("gallery")!;
+          const expectIncomplete = unreachable > 0 || cut > 0;
+          if ((gallery.status === "incomplete") !== expectIncomplete)
+            failures.push(`seed ${seed}: gallery ${gallery.status} with ${unreachable} unreachable and ${cut} cut folders`);
+          if (unreachable > 0 && !(gallery.reason ?? "").includes(`${unreachable} unreachable`))
+            failures.push(`seed ${seed}: gallery reason "${gallery.reason}" does not count ${unreachable} unreachable`);
+          if (expectIncomplete) incomplete++;
+          for (const [name, r] of results) {
+            if (["comments", "stash", "gallery", "collections"].includes(name) || name.startsWith("tracked:")) continue;
+            if (r.status !== "ok") failures.push(`seed ${seed}: ${name} ${r.status} ${r.reason ?? ""}`);
+          }
+        }),
+      );
+      expect(failures).toEqual([]);
+      // The ceiling did cut something in most runs: the check above was not vacuous.
+      expect(incomplete).toBeGreaterThan(seeds.length / 2);
+    },
+    TIMEOUT_MS,
+  );
 });
