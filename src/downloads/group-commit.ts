@@ -111,7 +111,11 @@ export class GroupCommit {
     }
   }
 
-  /** The batch's rows in one statement; when it fails, each row on its own, so one bad row fails only its own file. */
+  /**
+   * The batch's rows in one statement; when it fails, each row on its own, so one bad row fails only its own file.
+   * A failure may come after the server committed (the connection lost at the commit): the rows are then written
+   * again, which the statement recognises and counts once (markStored, src/db/download-files.ts).
+   */
   private async commitRows(rows: StoredRow[]): Promise<(HeldBefore | Error)[]> {
     const { repo } = this.options;
     try {
