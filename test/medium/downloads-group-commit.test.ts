@@ -155,7 +155,7 @@ for (const storage of ["local", "s3"] as const) {
       expect(xmins.size).toBe(3);
     });
 
-    it("a batch whose commit answer is lost is written again row by row, counting its bytes and its upgrade once", async () => {
+    it("a batch whose commit answer is lost (a lone file's, then two files') is written again row by row, counting its bytes and its upgrade once", async () => {
       // Three rows of works the other tests leave alone, each holding a degraded rendition that its original
       // replaces (an upgrade: one history row, upgraded_at set), bytes an earlier attempt received, failures in a row.
       const { rows: targets } = await h.pool.query<{ id: string; deviationid: string }>(
@@ -172,14 +172,14 @@ for (const storage of ["local", "s3"] as const) {
       const proxy = await startCommitCutProxy(h.env.DATABASE_URL ?? "");
       const pool = createPgPool(proxy.url);
       try {
-        // One batch under way at a time: the first file goes alone, the two that waited go together, and that
-        // batch's statement commits while its answer is lost (the connection dropped at the commit).
+        // One batch under way at a time: the first file goes alone, the two that waited go together, and each batch's
+        // statement commits while its answer is lost (the connection dropped at the commit).
         const commits = new GroupCommit({
           archive: h.deps.archive,
           repo: new DownloadRepository(pool),
           maxInFlight: 1,
-          async beforeRowsCommit(files) {
-            if (files.length > 1) proxy.cutNext("WITH input AS");
+          async beforeRowsCommit() {
+            proxy.cutNext("WITH input AS");
           },
         });
         const { done, at } = await storeTogether(h.deps.archive, commits, targets, {
@@ -188,7 +188,7 @@ for (const storage of ["local", "s3"] as const) {
           bytes: (i) => 1000 * (i + 1),
           note: "original replaces the degraded preview",
         });
-        expect(proxy.cuts).toBe(1);
+        expect(proxy.cuts).toBe(2);
         // Each waiter is told what its row held before the write, replayed or not: the degraded preview it replaced
         // (which the caller then removes, and counts as an upgrade).
         expect(done.map((d) => d.held)).toEqual(
