@@ -45,21 +45,42 @@ export const ARCHIVE_HELP = `
 The sync step runs the sources as dvault sync --once does (--only, --account, --full, --due); the download step then
 runs every due download of the account(s), as dvault download --once does (--account, --concurrency), also when a
 source failed: what did sync is downloaded. A download step that cannot start (every account must log in again) is
-reported as its exit code. A stop by Ctrl-C during the sync skips the download step and exits 130, even when every
+reported as its exit code; one stopped by an error (PostgreSQL or Redis lost mid-run) is reported after the sync's
+table in one line, exit 1. A stop by Ctrl-C during the sync skips the download step and exits 130, even when every
 source had finished.
 The exit code is the worse of the two steps': 2 (paused) before 4 (log in) before 130 (stopped) before 1 (failed).
 ${ARCHIVE_EXIT_CODES_HELP}`;
 
-/** The download step: its summary and verdict, or the refusal that kept it from starting (every account must log in again). */
-async function downloadStep(args: Parameters<typeof downloadHere>[0]): Promise<{ summary?: DownloadSummary | undefined; error: UserError | undefined }> {
+/**
+ * The download step: its summary and verdict; or, when it threw, the error as its verdict, so that the sync's table
+ * is still printed before it. A refusal before it started (every account must log in again) stays as it is; anything
+ * else (the database or Redis lost mid-run, an error nobody expected) becomes one line with exit code 1, the code
+ * reportFailure (program.ts) gives it when it ends a command alone, its stack in the log at LOG_LEVEL=debug.
+ */
+async function downloadStep(
+  args: Parameters<typeof downloadHere>[0],
+): Promise<{ summary?: DownloadSummary | undefined; error: UserError | undefined; failed?: boolean }> {
   try {
     const summary = await downloadHere(args);
     return { summary, error: downloadVerdict(summary, AGAIN) };
   } catch (err) {
-    // The sync's summary is still printed, and the refusal is the step's exit code.
-    if (!(err instanceof UserError)) throw err;
-    return { error: err };
+    if (err instanceof UserError) return { error: err };
+    args.log.debug({ err }, "the download step stopped on an unexpected error");
+    const message = err instanceof Error ? err.message : String(err);
+    return {
+      failed: true,
+      error: new UserError(
+        `the download step stopped on an unexpected error: ${message} (LOG_LEVEL=debug shows where); what it stored is kept: run ${AGAIN} again`,
+        EXIT_FAILED,
+      ),
+    };
   }
+}
+
+/** The download step's line when it has no summary: why not. */
+function noSummaryLine(stopped: boolean, failed: boolean | undefined): string {
+  if (stopped) return "download: not started (stopped during the sync)";
+  return failed ? "download: stopped by an error before its summary (the error is below)" : "download: not started";
 }
 
 export function registerArchiveCommand(program: Command): void {
@@ -95,9 +116,11 @@ export function registerArchiveCommand(program: Command): void {
         const syncError = await syncVerdict(services, plan, results, AGAIN);
         // Stopped at any point of the sync step, even after its last source finished: no download was started, and
         // the exit code says so (130), never 0, which would tell a script the archive is complete.
-        const { summary, error: downloadError } = stop.signal.aborted
-          ? { summary: undefined, error: stoppedBeforeDownload() }
+        const skipped = stop.signal.aborted;
+        const step = skipped
+          ? { summary: undefined, error: stoppedBeforeDownload(), failed: false }
           : await downloadStep({ services, account: opts.account, log, signal: stop.signal, concurrency, json });
+        const { summary } = step;
         await reportRun({
           json,
           print: () => {
@@ -106,10 +129,10 @@ export function registerArchiveCommand(program: Command): void {
             else printOut("sync: nothing is due; leave out --due (or use --only <sources>) to run anyway");
             printOut("");
             if (summary) printOut(formatDownloadSummary(summary, colorsFor()));
-            else printOut(`download: ${stop.signal.aborted ? "not started (stopped during the sync)" : "not started"}`);
+            else printOut(noSummaryLine(skipped, step.failed));
           },
           verdict: () => {
-            const error = archiveVerdict(syncError, downloadError);
+            const error = archiveVerdict(syncError, step.error);
             if (error) throw error;
           },
         });

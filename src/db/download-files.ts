@@ -82,17 +82,26 @@ export async function markStored(db: Queryable, files: readonly StoredFile[]): P
     height integer, etag text, source_filename text, source_size bigint, degraded_reason text, next_attempt_at timestamptz,
     is_partial boolean, partial_reason text, bytes bigint, at timestamptz, note text`;
   // One statement for the whole batch (one round trip, one commit); the rows locked in id order, so two batches never deadlock.
+  // It may run twice for the same file: a batch whose commit answer was lost (the connection dropped at COMMIT) is
+  // written again row by row (src/downloads/group-commit.ts). A row that already holds exactly this write — its
+  // status, rendition, path and sha256, stamped done at this write's time — is that write, committed: nothing stores
+  // a file over a row in its final state without first moving it out of it (a claim queues it, an edit wants it
+  // again, verify clears its path), so no other write can have left it so. The replay adds no bytes (and, its path
+  // unchanged, no history row), and answers what the row held before the write from the history row the write made.
   const { rows } = await sql<Held & { id: string }>`
 WITH input AS (SELECT * FROM ${recordset(input, columns)}),
 old AS (
-  SELECT id, status, rendition, path, sha256, size FROM downloads WHERE id IN (SELECT id FROM input) ORDER BY id FOR UPDATE
+  SELECT d.id, d.status, d.rendition, d.path, d.sha256, d.size,
+         (d.status = i.status AND d.rendition = i.rendition AND d.path = i.path AND d.sha256 = i.sha256 AND d.done_at = i.at) AS replay
+  FROM downloads d JOIN input i ON i.id = d.id ORDER BY d.id FOR UPDATE OF d
 ),
 upd AS (
   UPDATE downloads d
   SET status = i.status, rendition = i.rendition, path = i.path, size = i.size, sha256 = i.sha256, mime = i.mime,
       width = i.width, height = i.height, source_etag = i.etag, source_filename = i.source_filename,
       source_size = i.source_size, degraded_reason = i.degraded_reason, next_attempt_at = i.next_attempt_at,
-      is_partial = i.is_partial, partial_reason = i.partial_reason, bytes_transferred = d.bytes_transferred + i.bytes,
+      is_partial = i.is_partial, partial_reason = i.partial_reason,
+      bytes_transferred = d.bytes_transferred + CASE WHEN old.replay THEN 0 ELSE i.bytes END,
       queued_at = NULL, last_error = NULL, failures = 0, source = 'service',
       upgraded_at = CASE WHEN old.status = 'degraded' AND i.status = 'done' THEN i.at ELSE d.upgraded_at END,
       done_at = i.at, verified_at = i.at, updated_at = i.at
@@ -108,8 +117,19 @@ hist AS (
          old.status, old.rendition, old.path, old.sha256, old.size, upd.status, upd.rendition, upd.path, upd.sha256, upd.size, i.note
   FROM old JOIN upd ON upd.id = old.id JOIN input i ON i.id = old.id
   WHERE old.path IS NOT NULL AND (old.path IS DISTINCT FROM upd.path OR old.sha256 IS DISTINCT FROM upd.sha256)
+),
+-- A replay's row before the write it repeats: that write's history row (none when it replaced no file).
+before AS (
+  SELECT DISTINCT ON (x.download_id) x.download_id AS id, x.old_path, x.old_status, x.old_rendition
+  FROM download_history x JOIN old ON old.id = x.download_id AND old.replay JOIN input i ON i.id = old.id
+  WHERE x.changed_at = i.at AND x.new_path = i.path
+  ORDER BY x.download_id, x.id DESC
 )
-SELECT old.id::text AS id, old.path AS old_path, old.status AS old_status, old.rendition AS old_rendition FROM old`.execute(kysely(db));
+SELECT old.id::text AS id,
+       CASE WHEN old.replay THEN before.old_path ELSE old.path END AS old_path,
+       CASE WHEN old.replay THEN COALESCE(before.old_status, old.status) ELSE old.status END AS old_status,
+       CASE WHEN old.replay THEN before.old_rendition ELSE old.rendition END AS old_rendition
+FROM old LEFT JOIN before ON before.id = old.id`.execute(kysely(db));
   return new Map(rows.map(({ id, ...held }) => [id, held]));
 }
 

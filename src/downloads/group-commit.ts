@@ -111,13 +111,17 @@ export class GroupCommit {
     }
   }
 
-  /** The batch's rows in one statement; when it fails, each row on its own, so one bad row fails only its own file. */
+  /**
+   * The batch's rows in one statement; when it fails, each row on its own, so one bad row fails only its own file.
+   * A failure may come after the server committed (the connection lost at the commit): the rows are then written
+   * again, which the statement recognises and counts once (markStored, src/db/download-files.ts). A lone file's row
+   * is tried again too: otherwise a file stored and committed would be recorded as a failed attempt, and fetched again.
+   */
   private async commitRows(rows: StoredRow[]): Promise<(HeldBefore | Error)[]> {
     const { repo } = this.options;
     try {
       return await repo.markDownloadsStored(rows);
-    } catch (err) {
-      if (rows.length === 1) throw err;
+    } catch {
       return Promise.all(
         rows.map((row) =>
           repo.markDownloadsStored([row]).then(

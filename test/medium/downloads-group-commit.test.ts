@@ -8,18 +8,57 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPgPool } from "../../src/db/connect.ts";
+import { DownloadRepository } from "../../src/db/download.repository.ts";
+import { GroupCommit, type GroupCommitOptions } from "../../src/downloads/group-commit.ts";
 import { sweepStrandedPartials } from "../../src/downloads/partial-sweep.ts";
 import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
 import { DEFAULT_START_TIME } from "../../src/simulator/server.ts";
 import type { StoredFile } from "../../src/storage/archive.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness, parkOriginalsOf, wantAgain } from "../helpers/download-harness.ts";
+import { startCommitCutProxy } from "../helpers/pg-commit-cut.ts";
 import { startS3Server, type S3TestServer } from "../helpers/s3-server.ts";
 
 const DATASET: DatasetOptions = { deviations: 30, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 };
 const SIZE = 200_000;
 
 type Row = { deviationid: string; status: string; path: string | null; sha256: string | null; xmin: string };
+
+/**
+ * Files written at once for `targets` (`prefix` names their partial files, `size` + i bytes each), then stored as
+ * their originals through `commits`, done at one time; the i-th row counts `bytes(i)` received.
+ */
+async function storeTogether(
+  archive: GroupCommitOptions["archive"],
+  commits: GroupCommit,
+  targets: readonly { id: string; deviationid: string }[],
+  args: { prefix: string; size: number; bytes?: (i: number) => number; note?: string },
+) {
+  const written = await Promise.all(
+    targets.map((t, i) =>
+      archive.writeStream({ key: `${args.prefix}-${t.deviationid}`, body: Readable.from([Buffer.alloc(args.size + i, i + 1)]), ext: "bin" }),
+    ),
+  );
+  const at = new Date();
+  const done = await Promise.all(
+    written.map((w, i) =>
+      commits.store(w, (s) => ({
+        id: targets[i]?.id ?? "",
+        status: "done",
+        rendition: "original",
+        path: s.relPath,
+        size: s.size,
+        sha256: s.sha256,
+        mime: null,
+        bytes: args.bytes?.(i) ?? 0,
+        at,
+        ...(args.note ? { note: args.note } : {}),
+      })),
+    ),
+  );
+  return { written, done, at };
+}
 
 for (const storage of ["local", "s3"] as const) {
   let s3: S3TestServer | undefined;
@@ -99,27 +138,7 @@ for (const storage of ["local", "s3"] as const) {
       batches = [];
       seen = [];
       // Five transfers finish at once: the first two go alone at once (two batches under way at most), the three left together.
-      const written = await Promise.all(
-        targets.map((t, i) =>
-          h.deps.archive.writeStream({ key: `group-${t.deviationid}`, body: Readable.from([Buffer.alloc(50_000 + i, i + 1)]), ext: "bin" }),
-        ),
-      );
-      const at = new Date();
-      const done = await Promise.all(
-        written.map((w, i) =>
-          h.deps.commits.store(w, (s) => ({
-            id: (targets[i] as { id: string }).id,
-            status: "done",
-            rendition: "original",
-            path: s.relPath,
-            size: s.size,
-            sha256: s.sha256,
-            mime: null,
-            bytes: 0,
-            at,
-          })),
-        ),
-      );
+      const { written, done } = await storeTogether(h.deps.archive, h.deps.commits, targets, { prefix: "group", size: 50_000 });
       expect(batches.map((b) => b.length).sort()).toEqual([1, 1, 3]);
       // Before each commit: the files at their address, whole, their partial files gone, and no row pointing at them.
       expect(seen.map((s) => s.rows)).toEqual([[], [], []]);
@@ -134,6 +153,68 @@ for (const storage of ["local", "s3"] as const) {
       // One transaction for the three of the last batch (one xmin), one each for the first two.
       const xmins = new Set(after.map((r) => r.xmin));
       expect(xmins.size).toBe(3);
+    });
+
+    it("a batch whose commit answer is lost (a lone file's, then two files') is written again row by row, counting its bytes and its upgrade once", async () => {
+      // Three rows of works the other tests leave alone, each holding a degraded rendition that its original
+      // replaces (an upgrade: one history row, upgraded_at set), bytes an earlier attempt received, failures in a row.
+      const { rows: targets } = await h.pool.query<{ id: string; deviationid: string }>(
+        `INSERT INTO downloads (deviationid, kind, status, degraded_reason, rendition, path, sha256, size, bytes_transferred, failures)
+         SELECT deviationid, 'original', 'degraded', 'the weekly allowance is spent', 'preview', 'originals/preview-' || deviationid || '.jpg',
+                repeat('0', 64), 1, 100, 2
+         FROM deviations WHERE NOT (deviationid = ANY($1)) ORDER BY deviationid LIMIT 3
+         RETURNING id::text, deviationid`,
+        [ids],
+      );
+      targets.sort((a, b) => a.deviationid.localeCompare(b.deviationid));
+      expect(targets).toHaveLength(3);
+      const targetIds = targets.map((t) => t.id);
+      const proxy = await startCommitCutProxy(h.env.DATABASE_URL ?? "");
+      const pool = createPgPool(proxy.url);
+      try {
+        // One batch under way at a time: the first file goes alone, the two that waited go together, and each batch's
+        // statement commits while its answer is lost (the connection dropped at the commit).
+        const commits = new GroupCommit({
+          archive: h.deps.archive,
+          repo: new DownloadRepository(pool),
+          maxInFlight: 1,
+          async beforeRowsCommit() {
+            proxy.cutNext("WITH input AS");
+          },
+        });
+        const { done, at } = await storeTogether(h.deps.archive, commits, targets, {
+          prefix: "cut",
+          size: 40_000,
+          bytes: (i) => 1000 * (i + 1),
+          note: "original replaces the degraded preview",
+        });
+        expect(proxy.cuts).toBe(2);
+        // Each waiter is told what its row held before the write, replayed or not: the degraded preview it replaced
+        // (which the caller then removes, and counts as an upgrade).
+        expect(done.map((d) => d.held)).toEqual(
+          targets.map((t) => ({ oldPath: `originals/preview-${t.deviationid}.jpg`, oldStatus: "degraded", oldRendition: "preview" })),
+        );
+        const { rows: after } = await h.pool.query<{ status: string; path: string; bytes: number; failures: number; upgraded_at: Date; history: string[] }>(
+          `SELECT d.status::text, d.path, d.bytes_transferred::int AS bytes, d.failures, d.upgraded_at,
+             ARRAY(SELECT x.change FROM download_history x WHERE x.download_id = d.id ORDER BY x.id) AS history
+           FROM downloads d WHERE d.id = ANY($1::bigint[]) ORDER BY d.deviationid`,
+          [targetIds],
+        );
+        // Every row written once, whether by its batch (whose answer was lost) or by the retry on its own.
+        expect(after).toEqual(
+          targets.map((_, i) => ({
+            status: "done",
+            path: done[i]?.stored.relPath,
+            bytes: 100 + 1000 * (i + 1),
+            failures: 0,
+            upgraded_at: at,
+            history: ["upgraded"],
+          })),
+        );
+      } finally {
+        await pool.end();
+        await proxy.close();
+      }
     });
 
     it("a failure between the fsync pass and the commit leaves durable files and no rows; the next run adopts them, paying nothing twice", async () => {

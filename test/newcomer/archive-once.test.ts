@@ -94,6 +94,34 @@ describe("dvault archive --once", () => {
     }
   }, 60_000);
 
+  it("prints the sync's table when the download step fails mid-run, then the failure in one line, and exits 1", async () => {
+    const h = await account();
+    try {
+      // The database refuses, as a full disk would, the claim that queues due rows: the download step's first write.
+      // The sync step's hand-off of the rows it wanted meets it too, and logs it as a warning (the source stays ok).
+      await h.pool.query(`CREATE FUNCTION refuse_claims() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$`);
+      await h.pool.query(
+        "CREATE TRIGGER refuse_claims BEFORE UPDATE ON downloads FOR EACH ROW WHEN (NEW.status = 'queued' AND OLD.status <> 'queued') EXECUTE FUNCTION refuse_claims()",
+      );
+      const run = await dvault(h, ["archive", "--once", "--only", "gallery"]);
+      expect(run.code, run.stderr).toBe(1);
+      // What the sync did is still said: its table, then the download step's line.
+      expect(run.stdout).toMatch(/^SimArtist\s+gallery\s+ok/m);
+      expect(run.stdout).toMatch(/^download: stopped by an error before its summary \(the error is below\)$/m);
+      const failure =
+        "dvault: the download step stopped on an unexpected error: could not extend file: No space left on device (LOG_LEVEL=debug shows where); what it stored is kept: run dvault archive --once again";
+      const lines = run.stderr.trimEnd().split("\n");
+      expect(lines.filter((line) => line.startsWith("dvault:"))).toEqual([failure]);
+      expect(lines.at(-1)).toBe(failure);
+      expect(await stored(h)).toEqual([]);
+      const { rows } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE status = 'wanted'");
+      expect(rows[0]?.n).toBeGreaterThan(5);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
+
   it("stopped by Ctrl-C during the sync: exit 130, the source STOPPED, the download step not started", async () => {
     const h = await account();
     try {
