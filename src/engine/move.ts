@@ -109,7 +109,7 @@ async function holdIdle(side: EngineSide, role: "source" | "target", ttlMs: numb
   if (live.length === 0) return;
   const who = live.map(holderName).join(", ");
   const doing = role === "source" ? "runs on the source engine" : "already uses the target engine";
-  throw new UserError(`${who} (a worker or dvault download --once) ${doing} (${side.engine}): stop it first, then run dvault engine migrate again`);
+  throw new UserError(`${who} (a worker or a dvault --once run) ${doing} (${side.engine}): stop it first, then run dvault engine migrate again`);
 }
 
 /**
