@@ -24,7 +24,7 @@ import { downloadDepsFor } from "./downloads/deps.ts";
 import { sweepStrandedPartials } from "./downloads/partial-sweep.ts";
 import { reclaimDeadHolders } from "./downloads/reclaim.ts";
 import { retryDownloadNow } from "./downloads/retry-now.ts";
-import { holdLease, thisHolder } from "./queue/holder.ts";
+import { type HolderLease, holdWorkLease, thisHolder } from "./queue/holder.ts";
 import { type ReconcileSummary, reconcileSchedules } from "./sync/schedules.ts";
 import { SOURCES } from "./sync/sources/index.ts";
 import { enqueueSyncNow, enqueueTrackedSync } from "./sync/sync-now.ts";
@@ -87,6 +87,21 @@ export type WorkerOptions = {
   intervals?: Partial<WorkerIntervals>;
 };
 
+/**
+ * The worker's lease: downloads a dead process held come back at start and within seconds after, rows it had claimed
+ * outside the queue queued at once; so do jobs of any queue activated for this worker that never reached it
+ * (docs/RELIABILITY.md#work-held-by-a-dead-process). Taken before anything is written: while `dvault engine migrate`
+ * moves the install, the worker stops here with one line, its services closed, the queues untouched (src/engine/move.ts).
+ */
+async function holdWorkerLease(services: Services, roles: ReadonlySet<WorkerRole>): Promise<HolderLease> {
+  try {
+    return await holdWorkLease(services.coord, services.config.redisPrefix, { roles: [...roles] });
+  } catch (err) {
+    await services.close().catch(() => undefined);
+    throw err;
+  }
+}
+
 export async function startWorker({
   config,
   log,
@@ -109,6 +124,7 @@ export async function startWorker({
   const services = await createServices({ config, log, ...(overrides ? { overrides } : {}) });
   // Settled by createServices: "{dvault}", or an older install's "dvault" (src/queue/redis-prefix.ts).
   const prefix = services.config.redisPrefix;
+  const lease = await holdWorkerLease(services, roles);
   // Queue connection errors repeat while Redis is away; the worker hosts' own "error" lines say the same.
   const producer = new Producer([...JOB_DEFINITIONS], services.queues, (err, queue) => log.debug({ err, queue }, "queue connection error"));
   const sources = new Map(SOURCES.map((s) => [s.name, s]));
@@ -135,10 +151,6 @@ export async function startWorker({
       (err: unknown) => log.warn({ err }, "could not sweep the partial files; trying again at the next start"),
     );
   }
-  // Downloads a dead process held come back at start and within seconds after, rows it had claimed outside
-  // the queue queued at once; so do jobs of any queue activated for this worker that never reached it
-  // (docs/RELIABILITY.md#work-held-by-a-dead-process).
-  const lease = await holdLease(services.coord, prefix, { roles: [...roles] });
   let reclaiming = false;
   let reclaimFailing = false;
   const reclaim = async (host?: WorkerHost<WorkerContext>) => {

@@ -7,7 +7,7 @@ import { appliedSettings } from "../config/settings-file.ts";
 import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { assertDatabaseReady } from "../db/schema-check.ts";
 import { type EngineOpener, type MoveSummary, moveEngine, parseEngine } from "../engine/move.ts";
-import { switchEngineSetting } from "../engine/setting.ts";
+import { type EngineSwitch, switchEngineSetting } from "../engine/setting.ts";
 import { type EngineHolding, engineHoldings } from "../engine/status.ts";
 import { Producer } from "../queue/producer.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
@@ -71,8 +71,10 @@ export function summaryLines(s: MoveSummary): string[] {
 
 async function migrate(to: Engine, json: boolean): Promise<void> {
   const config = loadConfig();
-  const summary = await moveEngine({ config, to, opener: engineOpener(config), sources: new Map(SOURCES.map((s) => [s.name, s])) });
-  const switched = switchEngineSetting(appliedSettings(), to);
+  let switched: EngineSwitch = { written: undefined, line: "" };
+  // Switched while the move still holds its leases, so no worker starts on the old engine in between (src/engine/move.ts).
+  const switchSetting = () => void (switched = switchEngineSetting(appliedSettings(), to));
+  const summary = await moveEngine({ config, to, opener: engineOpener(config), sources: new Map(SOURCES.map((s) => [s.name, s])), switchSetting });
   if (json) return printJson({ ...summary, setting: { written: switched.written ?? null, line: switched.line } });
   printOut([...summaryLines(summary), switched.line, "next: start the worker (dvault worker); it runs on the new engine"].join("\n"));
 }

@@ -9,6 +9,7 @@ import type { Logger } from "../log.ts";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { runSyncHere, type SyncJobValue } from "../../jobs/sync-source/run-here.ts";
 import { grantUnusable } from "../api/token-errors.ts";
+import { holdWorkLease } from "../queue/holder.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices, type Services } from "../services.ts";
 import { SOURCE_NAMES } from "../config-defaults.ts";
@@ -131,7 +132,11 @@ async function runPlanHere(args: {
   });
 }
 
-/** `--once`'s runs with the live progress view, stopped by `signal`; also `dvault archive --once`'s first step. */
+/**
+ * `--once`'s runs with the live progress view, stopped by `signal`; also `dvault archive --once`'s first step. The
+ * process holds a lease while they run, as `download --once` does: `dvault engine migrate` waits for it, and while a
+ * move holds one this stops with one line before any run (holdWorkLease, src/engine/move.ts).
+ */
 export async function syncHere(args: {
   services: Services;
   plan: PlannedRun[];
@@ -140,11 +145,13 @@ export async function syncHere(args: {
   json: boolean;
   signal: AbortSignal;
 }): Promise<SyncRow[]> {
+  const lease = await holdWorkLease(args.services.coord, args.services.config.redisPrefix);
   const view = progressView({ json: args.json });
   try {
     return await runPlanHere({ services: args.services, plan: args.plan, full: args.full, log: args.log, signal: args.signal, progress: view.sink });
   } finally {
     view.stop();
+    await lease.stop().catch(() => undefined);
   }
 }
 

@@ -11,7 +11,7 @@ import { grantUnusable, type ReauthRequiredError } from "../api/token-errors.ts"
 import type { ClaimedDownload } from "../db/download.repository.ts";
 import { needsLoginError, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { holdLease } from "../queue/holder.ts";
+import { holdWorkLease } from "../queue/holder.ts";
 import { checkCatalogue, defineJob, type JobContext, type JobResult } from "../queue/job-definition.ts";
 import { safeSink, type ProgressSink } from "../queue/progress.ts";
 import { runNow } from "../queue/run-now.ts";
@@ -19,6 +19,7 @@ import { RunPatience, type RunPatienceSettings } from "../queue/run-patience.ts"
 import { scrubString } from "../redact.ts";
 import type { Services } from "../services.ts";
 import { downloadDepsFor, type DownloadDeps } from "./deps.ts";
+import type { PauseState } from "./disk-guard.ts";
 import { downloadJobId, type DownloadFilePayload } from "./download-job.ts";
 import { downloadFileDefinition } from "./file-job-definition.ts";
 import { type FileJobContext, runFileJob } from "./file-job.ts";
@@ -91,13 +92,19 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
       accounts.map((a) => a.id),
       new Date(services.now()),
     );
-  if (!(await deps.guard.tryResume())) {
-    const paused = await deps.guard.pausedState();
-    if (paused) return { ...s, paused, left: await leftNow(), durationMs: Date.now() - started };
+  // This run's claims are recorded under its lease, so that they come back soon if it is killed
+  // (docs/RELIABILITY.md#work-held-by-a-dead-process). Taken before the pause switch is touched: while `dvault engine
+  // migrate` moves the install, the run stops here with one line, nothing written (src/engine/move.ts).
+  const lease = await holdWorkLease(services.coord, services.config.redisPrefix);
+  const paused = await pausedAtStart(deps).catch(async (err: unknown) => {
+    await lease.stop().catch(() => undefined);
+    throw err;
+  });
+  if (paused) {
+    await lease.stop().catch(() => undefined);
+    return { ...s, paused, left: await leftNow(), durationMs: Date.now() - started };
   }
-  // What a killed run or worker held comes back first; this run's claims are recorded under its lease,
-  // so that they come back soon if it is killed in turn (docs/RELIABILITY.md#work-held-by-a-dead-process).
-  const lease = await holdLease(services.coord, services.config.redisPrefix);
+  // What a killed run or worker held comes back first.
   await reclaimDeadHolders({ deps, log }).catch((err: unknown) => log.warn({ err }, "taking back the downloads of dead processes failed"));
   const stopper = new AbortController();
   const onOuter = () => stopper.abort();
@@ -136,6 +143,11 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   s.left = await leftNow();
   s.durationMs = Date.now() - started;
   return s;
+}
+
+/** The disk guard's pause when it still holds (a pause whose cause has passed is lifted first), else undefined. */
+async function pausedAtStart(deps: DownloadDeps): Promise<PauseState | undefined> {
+  return (await deps.guard.tryResume()) ? undefined : deps.guard.pausedState();
 }
 
 /** The accounts the run is for, and those of them without a usable grant: they get no claims at all, their rows stay wanted until the login. */

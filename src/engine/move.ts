@@ -2,7 +2,10 @@
 // its switches and its pending work, nothing run twice (README, "Moving between engines"). In this order, so that a
 // crash at any step leaves an install that runs on the engine it was on:
 //   1. proven before anything is written: the source opens and no worker or `--once` run holds a lease there, then
-//      the same of the target (a refused move has written nothing on either);
+//      the same of the target (a refused move has written nothing on either but its own lease). The move holds a lease
+//      of its own on each engine from before that look until its end (ENGINE_MIGRATE_ROLE, src/queue/holder.ts): a
+//      worker or `--once` run that starts meanwhile registers, then finds it, and stops without touching the queues;
+//      killed, the move's lease expires as any does;
 //   2. the target's queues emptied of anything an earlier, interrupted move left; each pacer key's learned state
 //      copied (src/engine/carry.ts);
 //   3. the target's queues filled as a worker fills them at start (src/engine/install-work.ts): the sources'
@@ -12,11 +15,11 @@
 //   4. the coordination values that must survive copied (src/engine/carry.ts);
 //   5. the source's queues obliterated, so a worker pointed back at it finds nothing to run twice (one that starts
 //      there after a crash rebuilds them from the same table);
-//   6. last, the setting switched (src/engine/setting.ts), by the caller.
+//   6. last, the setting switched (src/engine/setting.ts), by the caller's `switchSetting`, while the leases are still held.
 import type { Config, Engine } from "../config.ts";
 import { settleLegacyDownloadsPause } from "../coord/downloads-pause.ts";
 import { UserError } from "../errors.ts";
-import { type LiveHolder, liveHolders } from "../queue/holder.ts";
+import { ENGINE_MIGRATE_ROLE, type HolderLease, holderName, holdLease, liveHolders, thisHolder } from "../queue/holder.ts";
 import type { Producer } from "../queue/producer.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
 import type { Services } from "../services.ts";
@@ -36,8 +39,8 @@ export function parseEngine(text: string): Engine {
 /** The producer and the operator's view of one engine's queues, closed with close(). */
 export type QueueTools = { producer: Producer; admin: QueueAdmin; close(): Promise<void> };
 
-/** One engine opened: its services (the same database), its queues. */
-export type EngineSide = StoreSide & { engine: Engine; services: Services; queues: QueueTools };
+/** One engine opened: its services (the same database), its queues; during a move, the move's lease there. */
+export type EngineSide = StoreSide & { engine: Engine; services: Services; queues: QueueTools; lease?: HolderLease };
 
 export type EngineOpener = {
   /** The services of the install on `engine` (its config with DVAULT_ENGINE=engine). */
@@ -72,6 +75,8 @@ export type MoveRequest = {
   config: Config;
   sources: ReadonlyMap<SourceName, SourceDefinition>;
   onStep?: (step: MoveStep) => void | Promise<void>;
+  /** How long the move's leases outlive a killed move (default a lease's own TTL, src/queue/holder.ts; a test's is shorter). */
+  leaseTtlMs?: number;
 };
 
 /** Opens one engine; with a role, a failure says which engine of the move it was, with the reason's own line (and exit code). */
@@ -89,36 +94,50 @@ export async function openSide(opener: EngineOpener, engine: Engine, role?: "sou
 
 export async function closeSide(side: EngineSide | undefined): Promise<void> {
   if (!side) return;
+  await side.lease?.stop().catch(() => undefined);
   await side.queues.close().catch(() => undefined);
   await side.services.close().catch(() => undefined);
 }
 
-const named = (h: LiveHolder) => (h.host && h.pid !== null ? `${h.host}:${h.pid}` : h.holder);
-
-/** Refuses while a worker or a `--once` run holds a lease on either engine. */
-async function assertIdle(side: EngineSide, role: "source" | "target"): Promise<void> {
-  const live = await liveHolders(side.coord, side.prefix);
+/**
+ * Takes the move's lease on the side, then refuses while a worker or a `--once` run (or another move) holds one there
+ * too: registered before it looks, as they are (holdWorkLease), so a process starting meanwhile cannot be missed.
+ */
+async function holdIdle(side: EngineSide, role: "source" | "target", ttlMs: number | undefined): Promise<void> {
+  side.lease = await holdLease(side.coord, side.prefix, { roles: [ENGINE_MIGRATE_ROLE], ...(ttlMs ? { ttlMs } : {}) });
+  const live = (await liveHolders(side.coord, side.prefix)).filter((h) => h.holder !== thisHolder());
   if (live.length === 0) return;
-  const who = live.map(named).join(", ");
+  const who = live.map(holderName).join(", ");
   const doing = role === "source" ? "runs on the source engine" : "already uses the target engine";
-  throw new UserError(`${who} (a worker or dvault download --once) ${doing} (${side.engine}): stop it first, then run dvault engine migrate again`);
+  throw new UserError(`${who} (a worker or a dvault --once run) ${doing} (${side.engine}): stop it first, then run dvault engine migrate again`);
 }
 
 /**
- * Steps 1 to 5 (see the top of this file); the caller switches the setting after. The source is opened and found
- * idle before the target is opened at all, so a refused move has not touched the target.
+ * Steps 1 to 5 (see the top of this file), then `switchSetting` (step 6) before the move's leases are given back, so
+ * no worker starts on the source between the two. The source is opened and found idle before the target is opened at
+ * all, so a refused move has not touched the target.
  */
-export async function moveEngine({ config, to, opener, sources, onStep }: MoveRequest & { to: Engine; opener: EngineOpener }): Promise<MoveSummary> {
+export async function moveEngine({
+  config,
+  to,
+  opener,
+  sources,
+  onStep,
+  leaseTtlMs,
+  switchSetting,
+}: MoveRequest & { to: Engine; opener: EngineOpener; switchSetting?: () => void | Promise<void> }): Promise<MoveSummary> {
   if (to === config.engine) throw new UserError(`the install is on ${to} already (DVAULT_ENGINE=${to}): nothing to move`);
   let source: EngineSide | undefined;
   let target: EngineSide | undefined;
   try {
     source = await openSide(opener, config.engine, "source");
-    await assertIdle(source, "source");
+    await holdIdle(source, "source", leaseTtlMs);
     target = await openSide(opener, to, "target");
-    await assertIdle(target, "target");
+    await holdIdle(target, "target", leaseTtlMs);
     await onStep?.("checked");
-    return await carryAndRebuild(source, target, { config, sources, onStep });
+    const summary = await carryAndRebuild(source, target, { config, sources, onStep });
+    await switchSetting?.();
+    return summary;
   } finally {
     await closeSide(target);
     await closeSide(source);

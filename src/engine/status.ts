@@ -2,7 +2,7 @@
 // queues' jobs and schedulers, the pace's keys, the live workers and `--once` runs), so a person sees before and
 // after `dvault engine migrate` where the install's work is. An engine that cannot be opened says why, in one line.
 import type { Engine } from "../config.ts";
-import { liveHolders } from "../queue/holder.ts";
+import { holderName, liveHolders } from "../queue/holder.ts";
 import { closeSide, ENGINES, type EngineOpener, type EngineSide, openSide } from "./move.ts";
 
 export type EngineHolding =
@@ -12,7 +12,7 @@ export type EngineHolding =
 async function holding(side: EngineSide): Promise<EngineHolding> {
   const counts = await side.queues.admin.counts();
   const jobs = counts.reduce((sum, q) => sum + q.waiting + q.active + q.delayed, 0);
-  const holders = (await liveHolders(side.coord, side.prefix)).map((h) => (h.host && h.pid !== null ? `${h.host}:${h.pid}` : h.holder));
+  const holders = (await liveHolders(side.coord, side.prefix)).map(holderName);
   return {
     engine: side.engine,
     reachable: true,

@@ -5,15 +5,22 @@
 // this host and in this pid namespace, its pid no longer runs (process.kill(pid, 0) → ESRCH) or is now
 // this very process; elsewhere, when its lease has expired. Nothing else counts: a slow holder, or one
 // whose locks lapsed while the store was away, keeps its work.
+// `dvault engine migrate` holds a lease too, with the role ENGINE_MIGRATE_ROLE, on both engines while it moves the
+// install (src/engine/move.ts): a process about to work takes its lease with holdWorkLease, which registers first and
+// then looks for one, as the move does the other way round, so that of a move and a starter at least one sees the other.
 import { randomBytes } from "node:crypto";
 import { readlinkSync } from "node:fs";
 import os from "node:os";
 import type { Coordinator } from "../coord/coordinator.ts";
 import { dropLock, lockHolder } from "../coord/lock.ts";
+import { UserError } from "../errors.ts";
 
 /** A holder on another host counts as dead this long after its last renewal (as long as BullMQ's own job lock). */
 const LEASE_TTL_S = 30;
 const LEASE_EVERY_MS = 5_000;
+
+/** The role of `dvault engine migrate`'s lease: while one is live on an engine, no worker or `--once` run starts there. */
+export const ENGINE_MIGRATE_ROLE = "engine-migrate";
 
 const HOST = os.hostname();
 const PID_NAMESPACE = pidNamespace();
@@ -24,15 +31,19 @@ export function thisHolder(): string {
   return THIS_HOLDER;
 }
 
-/** Users of this process's lease, per prefix: a worker and a `--once` run in one process share it. */
+/**
+ * Users of this process's lease, per engine and prefix: a worker and a `--once` run in one process share it; the two
+ * engines of a move (one prefix on both) are two leases.
+ */
 const users = new Map<string, number>();
+const usersKey = (coord: Coordinator, prefix: string) => `${coord.engine} ${prefix}`;
 
 /**
  * This process as a holder under `prefix` while it keeps a lease there, else undefined: only a holder with
  * a lease may be named on a lock, since a name without one would read as dead.
  */
 export function leasedHolder(prefix: string): string | undefined {
-  return (users.get(prefix) ?? 0) > 0 ? THIS_HOLDER : undefined;
+  return [...users.keys()].some((k) => k.endsWith(` ${prefix}`)) ? THIS_HOLDER : undefined;
 }
 
 const registryKey = (prefix: string) => `${prefix}:holders`;
@@ -49,23 +60,30 @@ export type HolderLease = {
   stop(): Promise<void>;
 };
 
+export type LeaseOptions = {
+  roles?: readonly string[];
+  /** How long the lease outlives its last renewal (LEASE_TTL_S; a test gives a shorter one); renewed a third of it apart at most. */
+  ttlMs?: number;
+};
+
 /**
  * Registers this process as a holder under `prefix` and renews its lease until stop(). A worker names its
  * roles (src/queue/worker-roles.ts), so that status can say which host runs what; a one-shot run names none.
  */
-export async function holdLease(coord: Coordinator, prefix: string, { roles = [] }: { roles?: readonly string[] } = {}): Promise<HolderLease> {
+export async function holdLease(coord: Coordinator, prefix: string, { roles = [], ttlMs = LEASE_TTL_S * 1000 }: LeaseOptions = {}): Promise<HolderLease> {
   const entry = JSON.stringify({ pidns: PID_NAMESPACE, since: new Date().toISOString(), host: HOST, pid: process.pid, roles });
   // The registry entry is written again with each renewal: a store that came back empty learns it anew.
   const renew = () =>
     coord.writeTogether([
       { hashPut: registryKey(prefix), fields: { [THIS_HOLDER]: entry } },
-      { put: leaseKey(prefix, THIS_HOLDER), value: "1", ttlMs: LEASE_TTL_S * 1000 },
+      { put: leaseKey(prefix, THIS_HOLDER), value: "1", ttlMs },
     ]);
   await renew();
-  users.set(prefix, (users.get(prefix) ?? 0) + 1);
+  const usage = usersKey(coord, prefix);
+  users.set(usage, (users.get(usage) ?? 0) + 1);
   // A failed renewal (the store away) is retried by the next tick, and at once when the connection is back.
   const renewSoon = () => void renew().catch(() => undefined);
-  const timer = setInterval(renewSoon, LEASE_EVERY_MS);
+  const timer = setInterval(renewSoon, Math.min(LEASE_EVERY_MS, Math.ceil(ttlMs / 3)));
   timer.unref();
   const stopListening = coord.onReconnect(renewSoon);
   let stopped = false;
@@ -82,12 +100,37 @@ export async function holdLease(coord: Coordinator, prefix: string, { roles = []
       stopped = true;
       clearInterval(timer);
       stopListening();
-      const left = (users.get(prefix) ?? 1) - 1;
-      if (left > 0) return void users.set(prefix, left);
-      users.delete(prefix);
+      const left = (users.get(usage) ?? 1) - 1;
+      if (left > 0) return void users.set(usage, left);
+      users.delete(usage);
       await forgetHolder(coord, prefix, THIS_HOLDER);
     },
   };
+}
+
+/**
+ * holdLease for a process about to work on the engine (the worker, `--once` runs): refused, its lease given back,
+ * while `dvault engine migrate` holds one there, which expires like any lease when the move is killed.
+ */
+export async function holdWorkLease(coord: Coordinator, prefix: string, options: LeaseOptions = {}): Promise<HolderLease> {
+  const lease = await holdLease(coord, prefix, options);
+  let moving: LiveHolder[];
+  try {
+    moving = (await liveHolders(coord, prefix)).filter((h) => h.holder !== THIS_HOLDER && h.roles.includes(ENGINE_MIGRATE_ROLE));
+  } catch (err) {
+    await lease.stop().catch(() => undefined);
+    throw err;
+  }
+  if (moving.length === 0) return lease;
+  await lease.stop().catch(() => undefined);
+  throw new UserError(
+    `dvault engine migrate (${moving.map(holderName).join(", ")}) is moving the install between engines: nothing was started; run this again when it has finished`,
+  );
+}
+
+/** "host:pid" as a person finds the process, or the holder's own name when its entry lacks them. */
+export function holderName(h: LiveHolder): string {
+  return h.host && h.pid !== null ? `${h.host}:${h.pid}` : h.holder;
 }
 
 /** Every registered holder (dead ones stay until reclaimed). */

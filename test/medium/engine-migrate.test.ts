@@ -170,7 +170,7 @@ describeNeedingRedis("dvault engine migrate refuses, leaving both engines untouc
       const was = await everything(h);
       const run = await runDvault(h, ["engine", "migrate", "--to", "postgres"]);
       expect(run.stderr.trim()).toBe(
-        `dvault: ${os.hostname()}:${child.pid} (a worker or dvault download --once) runs on the source engine (redis): stop it first, then run dvault engine migrate again`,
+        `dvault: ${os.hostname()}:${child.pid} (a worker or a dvault --once run) runs on the source engine (redis): stop it first, then run dvault engine migrate again`,
       );
       expect(run.code).toBe(1);
       expect(await everything(h)).toEqual(was);

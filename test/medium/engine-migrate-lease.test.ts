@@ -1,0 +1,173 @@
+// `dvault engine migrate`'s own lease (src/engine/move.ts, ENGINE_MIGRATE_ROLE in src/queue/holder.ts): a worker,
+// `dvault download --once` or `sync --once` started while a move is under way, on the engine the install is on or the one it moves to,
+// stops with one line and exit code 1, neither engine's queues nor the downloads table touched; a move stopped by an
+// error gives its leases back at once, and one killed midway (a real child process) keeps starters out only until
+// its leases expire. The starters are real `dvault` processes: a move and a starter in one process are one holder.
+import { type ChildProcessByStdio, spawn } from "node:child_process";
+import { once } from "node:events";
+import os from "node:os";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { Engine } from "../../src/config.ts";
+import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
+import { closeSide, type EngineSide, type MoveStep, moveEngine, openSide } from "../../src/engine/move.ts";
+import { holdWorkLease, liveHolders } from "../../src/queue/holder.ts";
+import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { type CliRun, collectRun } from "../helpers/dvault-cli.ts";
+import { holding, installOn, onEngine, PACE_KEY } from "../helpers/engine-install.ts";
+import { describeNeedingRedis } from "../helpers/needs-redis.ts";
+
+const SOURCES = new Map([[gallerySource.name, gallerySource]]);
+const BIN = path.resolve("bin/dvault.js");
+
+/**
+ * `dvault <args>` on the harness's install with DVAULT_ENGINE=`engine`; one that is not refused (a worker runs until
+ * stopped) gets SIGTERM after `limitMs`, so a missing refusal fails the test instead of hanging it.
+ */
+function startOn(h: DownloadHarness, engine: Engine, args: readonly string[], limitMs = 30_000): Promise<CliRun> {
+  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, ...h.env, DVAULT_ENGINE: engine },
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: limitMs,
+  });
+  return collectRun(child, Date.now());
+}
+
+/** What a starter must leave as it was: each engine's queues, pace and switches, the downloads table, the service's log. */
+async function untouched(h: DownloadHarness): Promise<unknown> {
+  const downloads = await h.pool.query("SELECT * FROM downloads ORDER BY id");
+  return { redis: await holding(h, "redis"), postgres: await holding(h, "postgres"), downloads: downloads.rows, seq: h.lastSeq() };
+}
+
+/** The line a starter prints while the move of process `host:pid` holds its leases. */
+const refusal = (mover: string) =>
+  `dvault: dvault engine migrate (${mover}) is moving the install between engines: nothing was started; run this again when it has finished`;
+
+/** A process's work lease on the side, as the worker and `--once` runs take it: given back at once when granted. */
+async function tryStart(side: EngineSide): Promise<string> {
+  try {
+    const lease = await holdWorkLease(side.coord, side.prefix);
+    await lease.stop();
+    return "started";
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+/** An install on Redis of three works, synced, their downloads queued there, with a learned pace. */
+async function installWithQueuedDownloads(): Promise<DownloadHarness> {
+  const h = await createDownloadHarness({
+    sim: { dataset: { deviations: 3, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 }, downloadQuota: 20 },
+    sources: [gallerySource],
+    quota: 20,
+    env: { DVAULT_ENGINE: "redis" },
+  });
+  await h.syncAll(["gallery"]);
+  await onEngine(h, "redis", async (side) => {
+    await side.pace.restore(PACE_KEY, { fields: { rate: 1.5, learned: 1.5 }, ttlMs: 3_600_000 });
+    await enqueueDueDownloads(side.services, side.queues.producer);
+  });
+  // PostgreSQL's tables made once, as by an install that ran there before.
+  await onEngine(h, "postgres", async () => undefined);
+  return h;
+}
+
+/** The describe block's own install (installWithQueuedDownloads), closed after its tests. */
+function blockInstall(): { h: DownloadHarness } {
+  const box = {} as { h: DownloadHarness };
+  beforeAll(async () => void (box.h = await installWithQueuedDownloads()), 120_000);
+  afterAll(async () => box.h?.close());
+  return box;
+}
+
+describeNeedingRedis("a worker or --once run started during dvault engine migrate", () => {
+  const install = blockInstall();
+
+  it("is refused with one line while the move is at a step, on the source and on the target, both engines untouched", async () => {
+    const { h } = install;
+    let reached: () => void = () => undefined;
+    const atStep = new Promise<void>((resolve) => (reached = resolve));
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const moving = moveEngine({
+      ...installOn(h, "redis"),
+      to: "postgres",
+      sources: SOURCES,
+      onStep: async (step: MoveStep) => {
+        if (step !== "work-installed") return;
+        reached();
+        await held;
+      },
+    });
+    try {
+      await atStep;
+      const was = await untouched(h);
+      expect((await holding(h, "postgres")).downloads).toBeGreaterThan(0);
+      const runs = await Promise.all([
+        startOn(h, "redis", ["download", "--once"]),
+        startOn(h, "redis", ["sync", "--once"]),
+        startOn(h, "postgres", ["worker"]),
+      ]);
+      const line = refusal(`${os.hostname()}:${process.pid}`);
+      expect(runs.map((r) => ({ code: r.code, stderr: r.stderr.trim() }))).toEqual(runs.map(() => ({ code: 1, stderr: line })));
+      expect(await untouched(h)).toEqual(was);
+    } finally {
+      // Finished before the install is closed, also when a check above failed.
+      release();
+      await moving.catch(() => undefined);
+    }
+    expect(await moving).toMatchObject({ from: "redis", to: "postgres" });
+    // Given back with the move's end: a starter on either engine is not refused.
+    for (const engine of ["redis", "postgres"] as const) {
+      expect(await onEngine(h, engine, (side) => liveHolders(side.coord, side.prefix)), engine).toEqual([]);
+    }
+    await moveEngine({ ...installOn(h, "postgres"), to: "redis", sources: SOURCES });
+  }, 120_000);
+
+  it("a move stopped by an error at a step gives its leases back, so nothing keeps a worker or --once run out", async () => {
+    const { h } = install;
+    class Crash extends Error {}
+    const stop = (step: MoveStep) => {
+      if (step === "pace-carried") throw new Crash("stopped after pace-carried");
+    };
+    await expect(moveEngine({ ...installOn(h, "redis"), to: "postgres", sources: SOURCES, onStep: stop })).rejects.toBeInstanceOf(Crash);
+    // Read as another process's start reads them: this process's own lease would not keep it out.
+    for (const engine of ["redis", "postgres"] as const) {
+      expect(await onEngine(h, engine, (side) => liveHolders(side.coord, side.prefix)), engine).toEqual([]);
+    }
+  }, 60_000);
+});
+
+// Its own install: the --once run at the end downloads what the other tests need queued.
+describeNeedingRedis("a worker or --once run started after dvault engine migrate was killed", () => {
+  const install = blockInstall();
+
+  it("a move killed at a step keeps starters out until its leases expire, then a --once run goes ahead", async () => {
+    const { h } = install;
+    const env = JSON.stringify({ ...h.env, REDIS_URL: h.redis.url, DVAULT_ENGINE: "redis" });
+    const child = spawn(process.execPath, ["--import", "tsx", path.resolve("test/medium/engine-move-child.ts"), env, "postgres", "pace-carried", "6000"], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    // Both engines opened before the kill, so the first look comes well inside the leases' 6 s.
+    const sides = await Promise.all((["redis", "postgres"] as const).map((e) => openSide(installOn(h, e).opener, e)));
+    try {
+      const [said] = (await once(child.stdout, "data")) as [Buffer];
+      expect(said.toString()).toBe("at pace-carried\n");
+      const exited = once(child, "exit");
+      child.kill("SIGKILL");
+      await exited;
+      const mover = `${os.hostname()}:${child.pid}`;
+      for (const side of sides) expect(await tryStart(side), side.engine).toBe(refusal(mover).slice("dvault: ".length));
+      // No one gives them back: they expire, 6 s after the last renewal.
+      for (const side of sides) await expect.poll(() => tryStart(side), { timeout: 30_000, interval: 100 }).toBe("started");
+    } finally {
+      child.kill("SIGKILL");
+      await Promise.all(sides.map((side) => closeSide(side)));
+    }
+    const run = await startOn(h, "redis", ["download", "--once"]);
+    expect(run.stderr).not.toContain("dvault engine migrate");
+    expect(run.code).toBe(0);
+  }, 120_000);
+});
