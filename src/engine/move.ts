@@ -19,7 +19,7 @@
 import type { Config, Engine } from "../config.ts";
 import { settleLegacyDownloadsPause } from "../coord/downloads-pause.ts";
 import { UserError } from "../errors.ts";
-import { ENGINE_MIGRATE_ROLE, type HolderLease, holderName, holdLease, liveHolders, thisHolder } from "../queue/holder.ts";
+import { ENGINE_MIGRATE_ROLE, type HolderLease, holderName, holdLease, liveHolders, movedToKey, thisHolder } from "../queue/holder.ts";
 import type { Producer } from "../queue/producer.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
 import type { Services } from "../services.ts";
@@ -137,6 +137,9 @@ export async function moveEngine({
     await onStep?.("checked");
     const summary = await carryAndRebuild(source, target, { config, sources, onStep });
     await switchSetting?.();
+    // Still under the move's leases: a process that read the old setting and registers on the source after them
+    // finds this note and stops (holdWorkLease), instead of running on the emptied source beside the target.
+    await source.coord.put(movedToKey(source.prefix), JSON.stringify({ to: target.engine, at: new Date(source.services.now()).toISOString() }));
     return summary;
   } finally {
     await closeSide(target);
@@ -157,6 +160,8 @@ async function emptyQueues(side: EngineSide): Promise<number> {
 
 async function carryAndRebuild(source: EngineSide, target: EngineSide, { config, sources, onStep }: MoveRequest): Promise<MoveSummary> {
   const targetCleared = await emptyQueues(target);
+  // The install comes (back) to the target: an earlier move's note that it went away from there goes.
+  await target.coord.remove(movedToKey(target.prefix));
   await onStep?.("target-cleared");
   const paceKeys = await carryPace(source, target);
   await onStep?.("pace-carried");

@@ -121,10 +121,47 @@ export async function holdWorkLease(coord: Coordinator, prefix: string, options:
     await lease.stop().catch(() => undefined);
     throw err;
   }
-  if (moving.length === 0) return lease;
+  if (moving.length === 0) return refusedIfMovedAway(coord, prefix, lease);
   await lease.stop().catch(() => undefined);
   throw new UserError(
     `dvault engine migrate (${moving.map(holderName).join(", ")}) is moving the install between engines: nothing was started; run this again when it has finished`,
+  );
+}
+
+/** Where `dvault engine migrate` notes, on the engine it moved an install away from, which engine it went to. */
+export const movedToKey = (prefix: string) => `${prefix}:engine:moved-to`;
+
+/** What movedToKey holds: the engine the install went to, and when. */
+export type MovedTo = { to: string; at: string };
+
+export function readMovedTo(text: string | undefined): MovedTo | undefined {
+  if (!text) return undefined;
+  try {
+    const parsed = JSON.parse(text) as Partial<MovedTo>;
+    return typeof parsed.to === "string" ? { to: parsed.to, at: typeof parsed.at === "string" ? parsed.at : "an unknown time" } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The lease, unless the install has moved away from this engine: a process that read DVAULT_ENGINE before a move
+ * switched it (or whose environment still names the old engine) would otherwise run on an engine whose queues the
+ * move emptied, beside the install's workers on the other. Registered first, then read, so that of a move and such a
+ * starter at least one sees the other: the move notes the engine it went to before it gives its lease back.
+ */
+async function refusedIfMovedAway(coord: Coordinator, prefix: string, lease: HolderLease): Promise<HolderLease> {
+  let moved: MovedTo | undefined;
+  try {
+    moved = readMovedTo(await coord.get(movedToKey(prefix)));
+  } catch (err) {
+    await lease.stop().catch(() => undefined);
+    throw err;
+  }
+  if (!moved) return lease;
+  await lease.stop().catch(() => undefined);
+  throw new UserError(
+    `this install was moved to ${moved.to} by dvault engine migrate (${moved.at}), but this process was set to run on ${coord.engine}: nothing was started; set DVAULT_ENGINE=${moved.to} where it is set (the settings file or the environment), or run dvault engine migrate --to ${coord.engine} to move it back`,
   );
 }
 

@@ -126,6 +126,29 @@ describeNeedingRedis("a worker or --once run started during dvault engine migrat
     await moveEngine({ ...installOn(h, "postgres"), to: "redis", sources: SOURCES });
   }, 120_000);
 
+  it("after the move, a worker or --once run still set to the old engine is refused with the engine the install went to; moving back lifts it", async () => {
+    const { h } = install;
+    await moveEngine({ ...installOn(h, "redis"), to: "postgres", sources: SOURCES });
+    try {
+      const was = await untouched(h);
+      // As a process that read DVAULT_ENGINE before the switch, or whose environment still says redis.
+      const runs = await Promise.all([startOn(h, "redis", ["download", "--once"]), startOn(h, "redis", ["worker"])]);
+      for (const run of runs) {
+        expect(run.code).toBe(1);
+        expect(run.stderr.trim()).toMatch(
+          /^dvault: this install was moved to postgres by dvault engine migrate \(\d{4}-\d\d-\d\dT[^)]*\), but this process was set to run on redis: nothing was started; set DVAULT_ENGINE=postgres where it is set \(the settings file or the environment\), or run dvault engine migrate --to redis to move it back$/,
+        );
+      }
+      expect(await untouched(h)).toEqual(was);
+      expect(await onEngine(h, "postgres", tryStart)).toBe("started");
+    } finally {
+      await moveEngine({ ...installOn(h, "postgres"), to: "redis", sources: SOURCES });
+    }
+    // Back on Redis: its note is gone, and the one now on PostgreSQL says where the install went.
+    expect(await onEngine(h, "redis", tryStart)).toBe("started");
+    expect(await onEngine(h, "postgres", tryStart)).toMatch(/^this install was moved to redis by dvault engine migrate/);
+  }, 120_000);
+
   it("a move stopped by an error at a step gives its leases back, so nothing keeps a worker or --once run out", async () => {
     const { h } = install;
     class Crash extends Error {}
