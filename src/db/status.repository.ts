@@ -33,17 +33,24 @@ export type DownloadStatusCount = Awaited<ReturnType<StatusRepository["countDown
 export class StatusRepository {
   constructor(private readonly db: Queryable) {}
 
-  /** Rows per download status, with the bytes of the stored ones (done, degraded) as text. */
+  /**
+   * Rows per download status, with the bytes of the stored ones (done, degraded) as text: the sums of the shards of
+   * download_status_counts, which statement triggers keep exact (migration 20261129060000_download_counts).
+   */
   async countDownloadsByStatus() {
-    return kysely(this.db)
-      .selectFrom("downloads")
-      .select((eb) => [
-        eb.cast<string>("status", "text").as("status"),
-        count.as("n"),
-        eb.cast<string | null>(eb.fn.sum("size").filterWhere("status", "in", ["done", "degraded"]), "text").as("bytes"),
-      ])
-      .groupBy("status")
-      .execute();
+    return (
+      kysely(this.db)
+        .selectFrom("download_status_counts")
+        .select((eb) => [
+          eb.cast<string>("status", "text").as("status"),
+          sql<number>`sum(items)::int`.as("n"),
+          eb.cast<string | null>(eb.fn.sum("bytes").filterWhere("status", "in", ["done", "degraded"]), "text").as("bytes"),
+        ])
+        .groupBy("status")
+        // A status whose rows are all gone again keeps its rows at 0: the statuses no row has are left out, as a count.
+        .having(sql`sum(items)`, "<>", 0)
+        .execute()
+    );
   }
 
   /** When the first download deferred by the quota is tried again; null when none has a time. */
@@ -79,20 +86,14 @@ export class StatusRepository {
       .executeTakeFirst();
   }
 
-  /** Stored files and their bytes (as text); content-addressed files shared between downloads count once. */
+  /**
+   * Stored files and their bytes (as text); content-addressed files shared between downloads count once: the sums of
+   * the shards of stored_file_totals, kept by the triggers of migration 20261129060000_download_counts.
+   */
   async storedArchive(): Promise<{ files: number; bytes: string | null } | undefined> {
-    const db = kysely(this.db);
-    const stored = db
-      .selectFrom("downloads")
-      .distinctOn("path")
-      .select(["path", "size"])
-      .where("status", "in", ["done", "degraded", "not_downloadable"])
-      .where("path", "is not", null)
-      // In the order of downloads_stored_path_idx: an index-only walk, not a sort of every stored row.
-      .orderBy("path");
-    return db
-      .selectFrom(stored.as("stored"))
-      .select((eb) => [count.as("files"), eb.cast<string | null>(eb.fn.sum("size"), "text").as("bytes")])
+    return kysely(this.db)
+      .selectFrom("stored_file_totals")
+      .select([sql<number>`coalesce(sum(files), 0)::int`.as("files"), sql<string | null>`sum(bytes)::text`.as("bytes")])
       .executeTakeFirst();
   }
 }

@@ -3,10 +3,9 @@
 // own), so a write in between was counted by a trigger and must not be counted twice, and a write under way when the
 // count starts must be counted once. The block locks the table, waits for the writer, and replaces what the
 // triggers added with a count taken after that writer committed.
-import { readFileSync } from "node:fs";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { connectPg } from "../../src/db/connect.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
+import { firstCount, firstCountBehindWriter } from "../helpers/first-count.ts";
 
 let t: TestDatabase;
 beforeEach(async () => {
@@ -15,14 +14,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await t?.drop();
 });
-
-/** The migration's first count, as it runs: its last statement. */
-function firstCount(migration: string): string {
-  const sql = readFileSync(`prisma/migrations/${migration}/migration.sql`, "utf8");
-  const at = sql.lastIndexOf("DO E'");
-  expect(at).toBeGreaterThan(0);
-  return sql.slice(at);
-}
 
 const counters = async () =>
   (await t.pool.query<{ month: string; items: number }>("SELECT month, items FROM deviation_month_counts WHERE items <> 0 ORDER BY 1")).rows;
@@ -37,23 +28,7 @@ it("counts each work once: those its triggers counted before it, and one written
   await t.pool.query(insert("b1"));
   await t.pool.query(insert("b2"));
   // Under way when the count starts: its trigger has run, it has not committed.
-  const writer = await connectPg(t.url);
-  try {
-    await writer.query("BEGIN");
-    await writer.query(insert("b3"));
-    const count = t.pool.query(firstCount("20261129030000_archive_counters"));
-    // The count waits for the writer's lock to go (the writer's ROW EXCLUSIVE against its SHARE ROW EXCLUSIVE).
-    await expect
-      .poll(async () => (await t.pool.query("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype = 'relation'")).rows[0].n, {
-        timeout: 10_000,
-        interval: 20,
-      })
-      .toBeGreaterThan(0);
-    await writer.query("COMMIT");
-    await count;
-  } finally {
-    await writer.end();
-  }
+  await firstCountBehindWriter(t, "20261129030000_archive_counters", (writer) => writer.query(insert("b3")));
   expect(await counters()).toEqual([{ month: "2024-01", items: 3 }]);
   expect(await artists()).toEqual([{ author_userid: "bu-1", items: 3 }]);
 });

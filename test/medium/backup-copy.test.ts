@@ -19,6 +19,7 @@ import { knownMigrations } from "../../src/db/mirror-load.ts";
 import { withDatabase } from "../../src/db/pg-fields.ts";
 import { createArchivedHarness, dropDatabaseNamed, expectNoDatabase, spoiledCopy, tableDigests } from "../helpers/backup-fixture.ts";
 import { testConfig } from "../helpers/config.ts";
+import { countedDownloadFigures, keptDownloadFigures } from "../helpers/download-counts.ts";
 import { createTestDatabase } from "../helpers/db.ts";
 import type { DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
@@ -76,6 +77,10 @@ async function sequences(url: string): Promise<Array<{ table: string; max: numbe
 }
 
 /** A copy of the good backup, changed by `spoil` (the manifest written back after). */
+/** The migration that made the downloads' counters, and its tables (a backup made before it has none of them). */
+const COUNTERS_MIGRATION = "20261129060000_download_counts";
+const COUNTER_TABLES = ["download_status_counts", "stored_files", "stored_file_totals"];
+
 function spoiled(name: string, spoil: (dir: string, m: BackupManifestV2) => Promise<void>): Promise<string> {
   return spoiledCopy(good, path.join(base, name), spoil);
 }
@@ -113,20 +118,34 @@ describe("backup format 2", () => {
       DVAULT_CONFIG_DIR: path.join(base, "trip", "config"),
     });
     try {
-      // The manifest says the backup was made before the last two migrations (indexes only, so the same columns):
-      // restore stops there, and `dvault migrate` (Prisma's own migrate deploy) applies the rest on its ledger.
-      const older = await spoiled("older", async (_dir, m) => {
-        m.database.migrations = m.database.migrations.slice(0, -2);
+      // The manifest says the backup was made before the downloads' counters (migration 20261129060000_download_counts
+      // and what came after it), without their tables: restore stops there, and `dvault migrate` (Prisma's own migrate
+      // deploy) applies the rest on its ledger, counting the restored rows.
+      const all = await knownMigrations();
+      const later = all.slice(all.indexOf(COUNTERS_MIGRATION));
+      const older = await spoiled("older", async (dir, m) => {
+        m.database.migrations = m.database.migrations.filter((name) => !later.includes(name));
+        for (const t of m.database.tables.filter((t) => COUNTER_TABLES.includes(t.name))) await fs.rm(path.join(dir, t.file));
+        m.database.tables = m.database.tables.filter((t) => !COUNTER_TABLES.includes(t.name));
       });
       const restored = await restoreBackup({ config, from: older });
       expect(restored.databaseRestored).toBe(true);
-      expect(await tableDigests(config.databaseUrl)).toEqual(await tableDigests(h.db.url));
+      const original = await tableDigests(h.db.url);
+      for (const name of COUNTER_TABLES) delete original[name];
+      expect(await tableDigests(config.databaseUrl)).toEqual(original);
       const seqs = await sequences(config.databaseUrl);
       expect(seqs.some((s) => s.max > 0)).toBe(true);
       for (const s of seqs) expect(s.next, s.table).toBeGreaterThan(s.max);
-      const all = await knownMigrations();
-      await expect(migrate(config.databaseUrl)).resolves.toEqual({ databaseCreated: false, applied: all.slice(-2) });
+      await expect(migrate(config.databaseUrl)).resolves.toEqual({ databaseCreated: false, applied: later });
       await expect(migrate(config.databaseUrl)).resolves.toEqual({ databaseCreated: false, applied: [] });
+      const pool = await connectPg(config.databaseUrl);
+      try {
+        const kept = await keptDownloadFigures(pool);
+        expect(kept).toEqual(await countedDownloadFigures(pool));
+        expect(kept.stored.files).toBeGreaterThan(0);
+      } finally {
+        await pool.end();
+      }
     } finally {
       await dropDatabase(db);
     }

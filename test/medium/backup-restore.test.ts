@@ -17,6 +17,7 @@ import { createServices } from "../../src/services.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { dropDatabaseNamed, expectNoDatabase } from "../helpers/backup-fixture.ts";
 import { testConfig } from "../helpers/config.ts";
+import { countedDownloadFigures, keptDownloadFigures } from "../helpers/download-counts.ts";
 import { TEST_PG_URL } from "../helpers/env.ts";
 import { itNeedingPgDump } from "../helpers/needs-pg-dump.ts";
 import { createSyncHarness, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type SyncHarness } from "../helpers/sync-harness.ts";
@@ -80,6 +81,9 @@ describe("backup and restore", () => {
     try {
       const stored = (await services.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE path IS NOT NULL")).rows[0]!.n;
       expect(stored).toBeGreaterThan(5);
+      // The counters status reads came with the rows (loaded as they were, triggers off) and agree with them.
+      expect(await keptDownloadFigures(services.pool)).toEqual(await countedDownloadFigures(services.pool));
+      expect((await keptDownloadFigures(services.pool)).stored.files).toBeGreaterThan(5);
       const report = await verifyArchive({ deps: downloadDepsFor(services), fix: false, log });
       expect(report.missing).toEqual([]);
       expect(report.corrupt).toEqual([]);
