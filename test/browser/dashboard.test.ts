@@ -151,6 +151,33 @@ describe.skipIf(!hasChromium)("dashboard in a browser", () => {
     await plain.close();
   });
 
+  it("asks again for a next page the dashboard was too busy to give, after the wait its 503 names", async () => {
+    const { rows } = await f.h.pool.query<{ total: number }>("SELECT count(*)::int AS total FROM deviations");
+    const total = rows[0]!.total;
+    await page.goto(`${url}/archive`);
+    await page.waitForLoadState("networkidle");
+    expect(await page.locator(".thumbs > .thumb").count()).toBe(48);
+    const nextPages: number[] = [];
+    const onResponse = (r: import("playwright-core").Response) => {
+      if (new URL(r.url()).searchParams.has("after")) nextPages.push(r.status());
+    };
+    page.on("response", onResponse);
+    // Every connection of the dashboard's pool taken: the next page's query waits for one, then the dashboard
+    // answers 503 with Retry-After (src/http/refusals.ts), as on a busy server.
+    const pool = f.h.services.pool;
+    const held = await Promise.all(Array.from({ length: pool.options.max }, () => pool.connect()));
+    try {
+      await page.evaluate(() => window.scrollTo(0, window.document.scrollingElement.scrollHeight));
+      await expect.poll(() => nextPages, { timeout: 30_000 }).toContain(503);
+    } finally {
+      for (const client of held) client.release();
+    }
+    await expect.poll(() => page.locator(".thumbs > .thumb").count(), { timeout: 30_000 }).toBe(Math.min(96, total));
+    page.off("response", onResponse);
+    expect(nextPages).toEqual([503, 200]);
+    expect(await countText()).toBe(`1–${Math.min(96, total)} of ${fmt(total)}`);
+  });
+
   it("filters by a folder from the tree: nested folders under their parent, no duplicate labels", async () => {
     const { rows } = await f.h.pool.query<{ folderid: string; parent: string; name: string }>(
       `SELECT c.folderid, c.parent_folderid AS parent, c.name FROM gallery_folders c JOIN gallery_folders p ON p.folderid = c.parent_folderid

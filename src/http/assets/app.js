@@ -18,6 +18,26 @@
   const firstTile = grid?.querySelector(".thumb");
   if (firstTile) firstTile.dataset.pageUrl = location.pathname + location.search;
   let loading = null;
+  // A next page the dashboard could not give now (busy: 503 or 429 with Retry-After; a gateway's 502/504; the
+  // connection lost) is asked for again after the wait it names, else 2, 4, 8 … s, five times in a row at most;
+  // after that the pager's plain link stays for a person to follow. Any other answer is not asked again.
+  const RETRIES = 5;
+  let retries = 0;
+  let retryTimer = null;
+  const retryLater = (seconds) => {
+    if (retries >= RETRIES || retryTimer) return;
+    retries += 1;
+    const wait = Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 60) : 2 ** retries;
+    retryTimer = setTimeout(() => {
+      retryTimer = null;
+      void loadMore();
+    }, wait * 1000);
+  };
+  const unavailable = (r) => {
+    const err = new Error(`HTTP ${r.status}`);
+    if ([429, 502, 503, 504].includes(r.status)) err.retryAfter = Number(r.headers.get("Retry-After"));
+    return Promise.reject(err);
+  };
   /** Appends the next page's tiles; resolves false when there is none. */
   const loadMore = () => {
     const pager = document.querySelector("nav.pager[data-next]");
@@ -25,8 +45,10 @@
     if (loading) return loading;
     const url = pager.dataset.next;
     loading = fetch(url, { headers: { Accept: "text/html" }, credentials: "same-origin" })
-      .then((r) => (r.ok ? r.text() : Promise.reject(new Error(`HTTP ${r.status}`))))
+      .catch((err) => Promise.reject(Object.assign(err, { retryAfter: Number.NaN })))
+      .then((r) => (r.ok ? r.text() : unavailable(r)))
       .then((text) => {
+        retries = 0;
         const doc = new DOMParser().parseFromString(text, "text/html");
         const incoming = [...(doc.querySelector(".thumbs")?.children ?? [])];
         // A month that goes on from the page before keeps its one heading (and its last row goes on filling).
@@ -53,7 +75,10 @@
         watchPager();
         return true;
       })
-      .catch(() => false)
+      .catch((err) => {
+        if (err && "retryAfter" in err) retryLater(err.retryAfter);
+        return false;
+      })
       .finally(() => {
         loading = null;
       });
