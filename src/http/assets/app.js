@@ -8,37 +8,78 @@
 //   - keyboard: the skip link to the grid, ? lists the shortcuts, / to search, j/k between [data-jk] elements of
 //     a [data-jk-list], Enter opens;
 //   - [data-activity]: polls /api/activity (Redis and Postgres, so a worker on another host shows too).
-(() => {
-  const group = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, "\u00a0");
-  // The listing's total as its count line says it: "more than 10 000" when the server stopped counting there.
-  const ofTotal = (count) => `${count.dataset.more ? "more than " : ""}${group(count.dataset.total)}`;
 
-  // ---- infinite scroll, the place kept in the URL ---------------------------------------------------------
-  const grid = document.querySelector(".thumbs");
-  const firstTile = grid?.querySelector(".thumb");
-  if (firstTile) firstTile.dataset.pageUrl = location.pathname + location.search;
-  let loading = null;
-  // A next page the dashboard could not give now (busy: 503 or 429 with Retry-After; a gateway's 502/504; the
-  // connection lost) is asked for again after the wait it names, else 2, 4, 8 … s, five times in a row at most;
-  // after that the pager's plain link stays for a person to follow. Any other answer is not asked again.
+// ---- infinite scroll, the place kept in the URL -----------------------------------------------------------
+
+/** Adopts a fetched page's tiles into the grid, its pager in place of the old one, and its count into the line. */
+function appendPage(grid, pager, text, url, { group, ofTotal }) {
+  const doc = new DOMParser().parseFromString(text, "text/html");
+  const incoming = [...(doc.querySelector(".thumbs")?.children ?? [])];
+  // A month that goes on from the page before keeps its one heading (and its last row goes on filling).
+  const lastGroup = [...grid.querySelectorAll(".group")].at(-1)?.dataset.group;
+  if (incoming[0]?.matches(".group") && incoming[0].dataset.group === lastGroup) {
+    incoming.shift();
+    if (grid.lastElementChild?.matches(".fill")) grid.lastElementChild.remove();
+  }
+  const first = incoming.find((n) => n.matches(".thumb"));
+  if (first) first.dataset.pageUrl = url;
+  for (const node of incoming) grid.append(document.adoptNode(node));
+  const next = doc.querySelector("nav.pager");
+  if (next) pager.replaceWith(document.adoptNode(next));
+  else pager.remove();
+  const count = document.querySelector(".count[data-total]");
+  const got = doc.querySelector(".count[data-total]");
+  if (count && got) {
+    count.dataset.to = got.dataset.to;
+    // The total the lightbox shows is the one the newest page counted, as the line says.
+    count.dataset.total = got.dataset.total;
+    count.dataset.more = got.dataset.more || "";
+    count.textContent = `${group(count.dataset.from)}–${group(got.dataset.to)} of ${ofTotal(got)}`;
+  }
+}
+
+/**
+ * Calls `load` again later, for a next page the dashboard could not give now (busy: 503 or 429 with Retry-After; a
+ * gateway's 502/504; the connection lost): after the wait it names, else 2, 4, 8 … s, five times in a row at most;
+ * after that the pager's plain link stays for a person to follow. Any other answer is not asked again.
+ */
+function retrying(load) {
   const RETRIES = 5;
   let retries = 0;
-  let retryTimer = null;
-  const retryLater = (seconds) => {
-    if (retries >= RETRIES || retryTimer) return;
-    retries += 1;
-    const wait = Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 60) : 2 ** retries;
-    retryTimer = setTimeout(() => {
-      retryTimer = null;
-      void loadMore();
-    }, wait * 1000);
+  let timer = null;
+  return {
+    succeeded: () => {
+      retries = 0;
+    },
+    /** The error of a failed fetch: one that may pass (it carries retryAfter) schedules `load` once more. */
+    failed: (err) => {
+      if (!err || !("retryAfter" in err) || retries >= RETRIES || timer) return;
+      retries += 1;
+      const seconds = err.retryAfter;
+      const wait = Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 60) : 2 ** retries;
+      timer = setTimeout(() => {
+        timer = null;
+        void load();
+      }, wait * 1000);
+    },
   };
-  const unavailable = (r) => {
-    const err = new Error(`HTTP ${r.status}`);
-    if ([429, 502, 503, 504].includes(r.status)) err.retryAfter = Number(r.headers.get("Retry-After"));
-    return Promise.reject(err);
-  };
-  /** Appends the next page's tiles; resolves false when there is none. */
+}
+
+/** A failed answer as an error: one that may pass later carries the seconds its Retry-After names (NaN: none). */
+function unavailable(r) {
+  const err = new Error(`HTTP ${r.status}`);
+  if ([429, 502, 503, 504].includes(r.status)) err.retryAfter = Number(r.headers.get("Retry-After"));
+  return Promise.reject(err);
+}
+
+/**
+ * The grid's next page appended when its pager scrolls into view; returns loadMore (the lightbox and j/k call it
+ * past the last tile), which resolves false when there is no next page or it could not be had.
+ */
+function archivePaging(grid, helpers) {
+  let loading = null;
+  let observer = null;
+  const retry = retrying(() => loadMore());
   const loadMore = () => {
     const pager = document.querySelector("nav.pager[data-next]");
     if (!grid || !pager) return Promise.resolve(false);
@@ -48,35 +89,13 @@
       .catch((err) => Promise.reject(Object.assign(err, { retryAfter: Number.NaN })))
       .then((r) => (r.ok ? r.text() : unavailable(r)))
       .then((text) => {
-        retries = 0;
-        const doc = new DOMParser().parseFromString(text, "text/html");
-        const incoming = [...(doc.querySelector(".thumbs")?.children ?? [])];
-        // A month that goes on from the page before keeps its one heading (and its last row goes on filling).
-        const lastGroup = [...grid.querySelectorAll(".group")].at(-1)?.dataset.group;
-        if (incoming[0]?.matches(".group") && incoming[0].dataset.group === lastGroup) {
-          incoming.shift();
-          if (grid.lastElementChild?.matches(".fill")) grid.lastElementChild.remove();
-        }
-        const first = incoming.find((n) => n.matches(".thumb"));
-        if (first) first.dataset.pageUrl = url;
-        for (const node of incoming) grid.append(document.adoptNode(node));
-        const next = doc.querySelector("nav.pager");
-        if (next) pager.replaceWith(document.adoptNode(next));
-        else pager.remove();
-        const count = document.querySelector(".count[data-total]");
-        const got = doc.querySelector(".count[data-total]");
-        if (count && got) {
-          count.dataset.to = got.dataset.to;
-          // The total the lightbox shows is the one the newest page counted, as the line says.
-          count.dataset.total = got.dataset.total;
-          count.dataset.more = got.dataset.more || "";
-          count.textContent = `${group(count.dataset.from)}–${group(got.dataset.to)} of ${ofTotal(got)}`;
-        }
+        retry.succeeded();
+        appendPage(grid, pager, text, url, helpers);
         watchPager();
         return true;
       })
       .catch((err) => {
-        if (err && "retryAfter" in err) retryLater(err.retryAfter);
+        retry.failed(err);
         return false;
       })
       .finally(() => {
@@ -84,7 +103,6 @@
       });
     return loading;
   };
-  let observer = null;
   const watchPager = () => {
     const pager = document.querySelector("nav.pager[data-next]");
     if (!pager || !("IntersectionObserver" in window)) return;
@@ -97,7 +115,14 @@
     );
     observer.observe(pager);
   };
-  /** The URL of the page whose tiles are at the top of the window: a reload shows them first, Back returns to them. */
+  if (grid) watchPager();
+  return loadMore;
+}
+
+/** The URL follows the page whose tiles are at the top of the window: a reload shows them first, Back returns to them. */
+function keepPlaceInUrl(grid) {
+  const firstTile = grid.querySelector(".thumb");
+  if (firstTile) firstTile.dataset.pageUrl = location.pathname + location.search;
   let placing = false;
   const keepPlace = () => {
     placing = false;
@@ -108,18 +133,25 @@
     }
     if (url && url !== location.pathname + location.search) history.replaceState(history.state, "", url);
   };
-  if (grid) {
-    watchPager();
-    addEventListener(
-      "scroll",
-      () => {
-        if (placing) return;
-        placing = true;
-        requestAnimationFrame(keepPlace);
-      },
-      { passive: true },
-    );
-  }
+  addEventListener(
+    "scroll",
+    () => {
+      if (placing) return;
+      placing = true;
+      requestAnimationFrame(keepPlace);
+    },
+    { passive: true },
+  );
+}
+
+(() => {
+  const group = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, "\u00a0");
+  // The listing's total as its count line says it: "more than 10 000" when the server stopped counting there.
+  const ofTotal = (count) => `${count.dataset.more ? "more than " : ""}${group(count.dataset.total)}`;
+
+  const grid = document.querySelector(".thumbs");
+  if (grid) keepPlaceInUrl(grid);
+  const loadMore = archivePaging(grid, { group, ofTotal });
 
   // ---- dialogs: focus kept inside, Esc closes -------------------------------------------------------------
   const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select, textarea, [tabindex]:not([tabindex="-1"])';
