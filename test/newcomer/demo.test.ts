@@ -2,7 +2,8 @@
 // the simulator's account, makes the grid's thumbnails from the pictures the simulator drew, and prints a command
 // that opens the dashboard over what it archived. That command, run as printed, serves an archive page whose
 // tiles are real pictures (WebP thumbnails), not placeholders. The real CLI in child processes.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -24,6 +25,8 @@ const database = `dvault_t_demo_${tag}`;
 const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-demo-"));
 let redis: TestRedis;
 let demo: CliRun;
+/** The demo's process, stopped after the tests if it is still running (a timed-out start-up). */
+let child: ChildProcess | undefined;
 /** The dashboard's port as the newcomer's shell sets it (DVAULT_HTTP_PORT): the printed address must follow it. */
 let port: number;
 
@@ -35,7 +38,7 @@ beforeAll(async () => {
   redis = await createTestRedis();
   port = await freePort();
   const started = Date.now();
-  const child = spawn(process.execPath, [BIN, "demo", "--deviations", "40", "--dir", dir], {
+  const spawned = spawn(process.execPath, [BIN, "demo", "--deviations", "40", "--dir", dir], {
     env: {
       PATH: process.env.PATH ?? "",
       HOME: "/nonexistent-home",
@@ -48,16 +51,25 @@ beforeAll(async () => {
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  demo = await collectRun(child, started);
-}, 120_000);
+  child = spawned;
+  demo = await collectRun(spawned, started);
+  // Minutes, not seconds, on a loaded machine: at load 11 it took over 120 s (a migration, a sync, 40 downloads and
+  // their thumbnails, in child processes).
+}, 300_000);
 
 afterAll(async () => {
+  // A demo still running (its start-up timed out) is stopped before its folder is removed: it may be writing there.
+  if (child && child.exitCode === null && child.signalCode === null) {
+    const exited = once(child, "exit");
+    child.kill("SIGKILL");
+    await exited;
+  }
   if (TEST_ENGINE === "redis") await deleteKeysByPrefix(redis.redis, `${redis.prefix}-demo`);
   await redis.cleanup();
   const admin = await connectPg(TEST_PG_URL);
   await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(`${database}_demo`)} WITH (FORCE)`);
   await admin.end();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 it("makes the grid's thumbnails from the simulator's pictures, as many as it says", () => {
