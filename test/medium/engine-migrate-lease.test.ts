@@ -169,6 +169,27 @@ describeNeedingRedis("a worker or --once run started during dvault engine migrat
     expect(await onEngine(h, "redis", tryStart)).toBe("started");
   }, 120_000);
 
+  it("a move whose setting switch fails leaves the note: a starter still set to the old engine is refused, not run beside the new one", async () => {
+    const { h } = install;
+    const moving = moveEngine({
+      ...installOn(h, "redis"),
+      to: "postgres",
+      sources: SOURCES,
+      switchSetting: () => {
+        throw new Error("EACCES: permission denied, open 'dvault.env'");
+      },
+    });
+    await expect(moving).rejects.toThrow(/EACCES/);
+    try {
+      // The work is on PostgreSQL (steps 1 to 5 done); the source was emptied.
+      expect((await holding(h, "redis")).downloads).toBe(0);
+      expect(await onEngine(h, "redis", tryStart)).toMatch(/^this install was moved to postgres by dvault engine migrate/);
+    } finally {
+      await moveEngine({ ...installOn(h, "postgres"), to: "redis", sources: SOURCES });
+    }
+    expect(await onEngine(h, "redis", tryStart)).toBe("started");
+  }, 120_000);
+
   it("a move stopped by an error at a step gives its leases back, so nothing keeps a worker or --once run out", async () => {
     const { h } = install;
     class Crash extends Error {}
