@@ -54,7 +54,8 @@ function holdingLine(h: EngineHolding, chosen: Engine): string {
   const mark = h.engine === chosen ? " (chosen)" : "";
   if (!h.reachable) return `  ${h.engine}${mark}: cannot be opened: ${h.problem}`;
   const holders = h.holders.length ? `live: ${h.holders.join(", ")}` : "no live worker";
-  return `  ${h.engine}${mark}: ${h.jobs} jobs, ${h.schedulers} schedulers, ${h.paceKeys} pace keys, ${holders}`;
+  const moved = h.movedTo ? `; the install was moved to ${h.movedTo.to} (${h.movedTo.at}): a worker set to ${h.engine} is refused` : "";
+  return `  ${h.engine}${mark}: ${h.jobs} jobs, ${h.schedulers} schedulers, ${h.paceKeys} pace keys, ${holders}${moved}`;
 }
 
 export function summaryLines(s: MoveSummary): string[] {

@@ -15,7 +15,8 @@
 //   4. the coordination values that must survive copied (src/engine/carry.ts);
 //   5. the source's queues obliterated, so a worker pointed back at it finds nothing to run twice (one that starts
 //      there after a crash rebuilds them from the same table);
-//   6. last, the setting switched (src/engine/setting.ts), by the caller's `switchSetting`, while the leases are still held.
+//   6. last, a note on the source of where the install went (src/queue/holder.ts refuses a starter there), then the
+//      setting switched (src/engine/setting.ts) by the caller's `switchSetting`, while the leases are still held.
 import type { Config, Engine } from "../config.ts";
 import { settleLegacyDownloadsPause } from "../coord/downloads-pause.ts";
 import { UserError } from "../errors.ts";
@@ -136,10 +137,13 @@ export async function moveEngine({
     await holdIdle(target, "target", leaseTtlMs);
     await onStep?.("checked");
     const summary = await carryAndRebuild(source, target, { config, sources, onStep });
-    await switchSetting?.();
     // Still under the move's leases: a process that read the old setting and registers on the source after them
-    // finds this note and stops (holdWorkLease), instead of running on the emptied source beside the target.
+    // finds this note and stops (holdWorkLease), instead of running on the emptied source beside the target. Noted
+    // before the switch, so that a move killed or failing between the two leaves the note (starters on the source
+    // refused, told where the work is) rather than a switched setting with no note (a starter still set to the
+    // source runs there unseen, beside the install's workers on the target).
     await source.coord.put(movedToKey(source.prefix), JSON.stringify({ to: target.engine, at: new Date(source.services.now()).toISOString() }));
+    await switchSetting?.();
     return summary;
   } finally {
     await closeSide(target);

@@ -1,12 +1,13 @@
 // `dvault engine status`: which engine the settings choose, and what each engine holds for this install (its
 // queues' jobs and schedulers, the pace's keys, the live workers and `--once` runs), so a person sees before and
-// after `dvault engine migrate` where the install's work is. An engine that cannot be opened says why, in one line.
+// after `dvault engine migrate` where the install's work is, and on the engine a move left, the note it left there
+// (src/queue/holder.ts refuses a worker set to that engine). An engine that cannot be opened says why, in one line.
 import type { Engine } from "../config.ts";
-import { holderName, liveHolders } from "../queue/holder.ts";
+import { holderName, liveHolders, type MovedTo, movedToKey, readMovedTo } from "../queue/holder.ts";
 import { closeSide, ENGINES, type EngineOpener, type EngineSide, openSide } from "./move.ts";
 
 export type EngineHolding =
-  | { engine: Engine; reachable: true; jobs: number; schedulers: number; paceKeys: number; holders: string[] }
+  | { engine: Engine; reachable: true; jobs: number; schedulers: number; paceKeys: number; holders: string[]; movedTo: MovedTo | null }
   | { engine: Engine; reachable: false; problem: string };
 
 async function holding(side: EngineSide): Promise<EngineHolding> {
@@ -20,6 +21,7 @@ async function holding(side: EngineSide): Promise<EngineHolding> {
     schedulers: await side.queues.admin.schedulerCount(),
     paceKeys: (await side.pace.keys()).length,
     holders,
+    movedTo: readMovedTo(await side.coord.get(movedToKey(side.prefix))) ?? null,
   };
 }
 

@@ -160,8 +160,10 @@ async function refusedIfMovedAway(coord: Coordinator, prefix: string, lease: Hol
   }
   if (!moved) return lease;
   await lease.stop().catch(() => undefined);
+  // The move back names the engine it starts from: run in this process's settings (the old engine), a bare
+  // `dvault engine migrate --to <old engine>` finds the install there already and moves nothing.
   throw new UserError(
-    `this install was moved to ${moved.to} by dvault engine migrate (${moved.at}), but this process was set to run on ${coord.engine}: nothing was started; set DVAULT_ENGINE=${moved.to} where it is set (the settings file or the environment), or run dvault engine migrate --to ${coord.engine} to move it back`,
+    `this install was moved to ${moved.to} by dvault engine migrate (${moved.at}), but this process was set to run on ${coord.engine}: nothing was started; set DVAULT_ENGINE=${moved.to} where it is set (the settings file or the environment), or run DVAULT_ENGINE=${moved.to} dvault engine migrate --to ${coord.engine} to move it back`,
   );
 }
 

@@ -10,6 +10,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDashboardFixture, type DashboardFixture, FAILING_JOB, NEW_TITLE } from "../helpers/dashboard-fixture.ts";
 import { CHROMIUM, CHROMIUM_ARGS, chromiumFor } from "../helpers/chromium.ts";
+import { startHostileProxy } from "../helpers/hostile-proxy.ts";
 
 const hasChromium = chromiumFor("test/browser/dashboard.test.ts");
 
@@ -177,6 +178,26 @@ describe.skipIf(!hasChromium)("dashboard in a browser", () => {
     page.off("response", onResponse);
     expect(nextPages).toEqual([503, 200]);
     expect(await countText()).toBe(`1–${Math.min(96, total)} of ${fmt(total)}`);
+  });
+
+  it("asks again for a next page whose answer was cut off mid-body, as for a connection lost before it", async () => {
+    const { rows } = await f.h.pool.query<{ total: number }>("SELECT count(*)::int AS total FROM deviations");
+    const total = rows[0]!.total;
+    // Between the browser and the dashboard, a proxy that cuts the first next page's body short: its headers (200)
+    // came, then the connection closed, so the page's text never arrives.
+    const proxy = await startHostileProxy(url);
+    proxy.rules.push({ match: /[?&]after=/, times: 1, act: { kind: "truncate", bytes: 200 } });
+    try {
+      await page.goto(`${proxy.url}/archive`);
+      await page.waitForLoadState("networkidle");
+      expect(await page.locator(".thumbs > .thumb").count()).toBe(48);
+      await page.evaluate(() => window.scrollTo(0, window.document.scrollingElement.scrollHeight));
+      await expect.poll(() => proxy.stats.applied[0], { timeout: 30_000 }).toBe(1);
+      await expect.poll(() => page.locator(".thumbs > .thumb").count(), { timeout: 30_000 }).toBe(Math.min(96, total));
+      expect(await countText()).toBe(`1–${Math.min(96, total)} of ${fmt(total)}`);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("filters by a folder from the tree: nested folders under their parent, no duplicate labels", async () => {

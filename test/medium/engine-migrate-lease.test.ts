@@ -136,7 +136,7 @@ describeNeedingRedis("a worker or --once run started during dvault engine migrat
       for (const run of runs) {
         expect(run.code).toBe(1);
         expect(run.stderr.trim()).toMatch(
-          /^dvault: this install was moved to postgres by dvault engine migrate \(\d{4}-\d\d-\d\dT[^)]*\), but this process was set to run on redis: nothing was started; set DVAULT_ENGINE=postgres where it is set \(the settings file or the environment\), or run dvault engine migrate --to redis to move it back$/,
+          /^dvault: this install was moved to postgres by dvault engine migrate \(\d{4}-\d\d-\d\dT[^)]*\), but this process was set to run on redis: nothing was started; set DVAULT_ENGINE=postgres where it is set \(the settings file or the environment\), or run DVAULT_ENGINE=postgres dvault engine migrate --to redis to move it back$/,
         );
       }
       expect(await untouched(h)).toEqual(was);
@@ -147,6 +147,47 @@ describeNeedingRedis("a worker or --once run started during dvault engine migrat
     // Back on Redis: its note is gone, and the one now on PostgreSQL says where the install went.
     expect(await onEngine(h, "redis", tryStart)).toBe("started");
     expect(await onEngine(h, "postgres", tryStart)).toMatch(/^this install was moved to redis by dvault engine migrate/);
+  }, 120_000);
+
+  it("the refused starter's way back works as printed: the move back it names runs from where it was refused", async () => {
+    const { h } = install;
+    await moveEngine({ ...installOn(h, "redis"), to: "postgres", sources: SOURCES });
+    let back: CliRun | undefined;
+    try {
+      // Refused, as a starter whose environment still says redis is (the setting the person cannot or did not change).
+      const refused = await startOn(h, "redis", ["download", "--once"]);
+      expect(refused.code).toBe(1);
+      const advice = /or run (?:DVAULT_ENGINE=(redis|postgres) )?dvault engine migrate --to (redis|postgres) to move it back$/.exec(refused.stderr.trim());
+      expect(advice, refused.stderr).not.toBeNull();
+      // The command as printed, in the same environment (DVAULT_ENGINE=redis) unless the line sets it.
+      back = await startOn(h, (advice?.[1] as Engine | undefined) ?? "redis", ["engine", "migrate", "--to", advice?.[2] ?? ""]);
+      expect({ code: back.code, stderr: back.stderr.trim() }).toEqual({ code: 0, stderr: "" });
+      expect(back.stdout).toMatch(/^moved from postgres to redis:/);
+    } finally {
+      if (back?.code !== 0) await moveEngine({ ...installOn(h, "postgres"), to: "redis", sources: SOURCES });
+    }
+    expect(await onEngine(h, "redis", tryStart)).toBe("started");
+  }, 120_000);
+
+  it("a move whose setting switch fails leaves the note: a starter still set to the old engine is refused, not run beside the new one", async () => {
+    const { h } = install;
+    const moving = moveEngine({
+      ...installOn(h, "redis"),
+      to: "postgres",
+      sources: SOURCES,
+      switchSetting: () => {
+        throw new Error("EACCES: permission denied, open 'dvault.env'");
+      },
+    });
+    await expect(moving).rejects.toThrow(/EACCES/);
+    try {
+      // The work is on PostgreSQL (steps 1 to 5 done); the source was emptied.
+      expect((await holding(h, "redis")).downloads).toBe(0);
+      expect(await onEngine(h, "redis", tryStart)).toMatch(/^this install was moved to postgres by dvault engine migrate/);
+    } finally {
+      await moveEngine({ ...installOn(h, "postgres"), to: "redis", sources: SOURCES });
+    }
+    expect(await onEngine(h, "redis", tryStart)).toBe("started");
   }, 120_000);
 
   it("a move stopped by an error at a step gives its leases back, so nothing keeps a worker or --once run out", async () => {

@@ -239,7 +239,7 @@ describeNeedingRedis("dvault engine status and migrate, as a person runs them wi
 
     const after = await run(["engine", "status"]);
     expect(after.stdout).toMatch(
-      /^engine: postgres \(DVAULT_ENGINE\)\n {2}redis: 0 jobs, 0 schedulers, \d+ pace keys, no live worker\n {2}postgres \(chosen\): [1-9]\d* jobs, [1-9]\d* schedulers, [1-9]\d* pace keys, no live worker\n$/,
+      /^engine: postgres \(DVAULT_ENGINE\)\n {2}redis: 0 jobs, 0 schedulers, \d+ pace keys, no live worker; the install was moved to postgres \(\d{4}-\d\d-\d\dT[^)]*\): a worker set to redis is refused\n {2}postgres \(chosen\): [1-9]\d* jobs, [1-9]\d* schedulers, [1-9]\d* pace keys, no live worker\n$/,
     );
 
     // Back, for a script: one JSON document on stdout, the setting written.
@@ -253,5 +253,11 @@ describeNeedingRedis("dvault engine status and migrate, as a person runs them wi
       setting: { written: file, line: `wrote DVAULT_ENGINE=redis to ${file}` },
     });
     expect(readFileSync(file, "utf8")).toBe("# where queues, locks and the pace live\nDVAULT_ENGINE=redis\n");
+    // The note moves with the install: gone from Redis, now on PostgreSQL, and in the JSON document too.
+    const again = await run(["engine", "status", "--json"]);
+    expect(JSON.parse(again.stdout).engines).toMatchObject([
+      { engine: "redis", movedTo: null },
+      { engine: "postgres", movedTo: { to: "redis", at: expect.any(String) } },
+    ]);
   }, 120_000);
 });

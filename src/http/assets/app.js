@@ -85,9 +85,11 @@ function archivePaging(grid, helpers) {
     if (!grid || !pager) return Promise.resolve(false);
     if (loading) return loading;
     const url = pager.dataset.next;
+    // A connection lost before the answer or while its body came (headers of a 200, then nothing): asked again.
+    const lost = (err) => Promise.reject(Object.assign(err, { retryAfter: Number.NaN }));
     loading = fetch(url, { headers: { Accept: "text/html" }, credentials: "same-origin" })
-      .catch((err) => Promise.reject(Object.assign(err, { retryAfter: Number.NaN })))
-      .then((r) => (r.ok ? r.text() : unavailable(r)))
+      .catch(lost)
+      .then((r) => (r.ok ? r.text().catch(lost) : unavailable(r)))
       .then((text) => {
         retry.succeeded();
         appendPage(grid, pager, text, url, helpers);
