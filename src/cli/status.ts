@@ -25,9 +25,18 @@ function table(header: string[], rows: string[][]): string[] {
   return [line(header), ...rows.map(line)];
 }
 
+/** Read on an engine the install left (src/queue/holder.ts#noteMovedTo): what follows of queues, workers and the pace is stale there. */
+function movedAwayWarning({ name, movedTo }: StatusReport["engine"]): string[] {
+  if (!movedTo) return [];
+  return [
+    `WARNING: this install was moved to ${movedTo.to} by dvault engine migrate (${movedTo.at}); this status was read on ${name}, which it left: its queues, workers and pace are not the install's. Set DVAULT_ENGINE=${movedTo.to} where it is set (the settings file or the environment)`,
+    "",
+  ];
+}
+
 export function formatStatus(r: StatusReport): string {
   const now = Date.parse(r.generatedAt);
-  const out: string[] = [`dvault status at ${formatTime(r.generatedAt)}`, ""];
+  const out: string[] = [`dvault status at ${formatTime(r.generatedAt)}`, "", ...movedAwayWarning(r.engine)];
 
   out.push("Accounts");
   if (r.accounts.length === 0) out.push("  none yet: log in with dvault auth login");

@@ -20,7 +20,7 @@
 import type { Config, Engine } from "../config.ts";
 import { settleLegacyDownloadsPause } from "../coord/downloads-pause.ts";
 import { UserError } from "../errors.ts";
-import { ENGINE_MIGRATE_ROLE, type HolderLease, holderName, holdLease, liveHolders, movedToKey, thisHolder } from "../queue/holder.ts";
+import { clearMovedTo, ENGINE_MIGRATE_ROLE, type HolderLease, holderName, holdLease, liveHolders, noteMovedTo, thisHolder } from "../queue/holder.ts";
 import type { Producer } from "../queue/producer.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
 import type { Services } from "../services.ts";
@@ -142,7 +142,7 @@ export async function moveEngine({
     // before the switch, so that a move killed or failing between the two leaves the note (starters on the source
     // refused, told where the work is) rather than a switched setting with no note (a starter still set to the
     // source runs there unseen, beside the install's workers on the target).
-    await source.coord.put(movedToKey(source.prefix), JSON.stringify({ to: target.engine, at: new Date(source.services.now()).toISOString() }));
+    await noteMovedTo(source.coord, source.prefix, target.engine, new Date(source.services.now()));
     await switchSetting?.();
     return summary;
   } finally {
@@ -165,7 +165,7 @@ async function emptyQueues(side: EngineSide): Promise<number> {
 async function carryAndRebuild(source: EngineSide, target: EngineSide, { config, sources, onStep }: MoveRequest): Promise<MoveSummary> {
   const targetCleared = await emptyQueues(target);
   // The install comes (back) to the target: an earlier move's note that it went away from there goes.
-  await target.coord.remove(movedToKey(target.prefix));
+  await clearMovedTo(target.coord, target.prefix);
   await onStep?.("target-cleared");
   const paceKeys = await carryPace(source, target);
   await onStep?.("pace-carried");

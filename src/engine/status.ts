@@ -3,7 +3,7 @@
 // after `dvault engine migrate` where the install's work is, and on the engine a move left, the note it left there
 // (src/queue/holder.ts refuses a worker set to that engine). An engine that cannot be opened says why, in one line.
 import type { Engine } from "../config.ts";
-import { holderName, liveHolders, type MovedTo, movedToKey, readMovedTo } from "../queue/holder.ts";
+import { holderName, liveHolders, type MovedTo, movedAway } from "../queue/holder.ts";
 import { closeSide, ENGINES, type EngineOpener, type EngineSide, openSide } from "./move.ts";
 
 export type EngineHolding =
@@ -21,7 +21,7 @@ async function holding(side: EngineSide): Promise<EngineHolding> {
     schedulers: await side.queues.admin.schedulerCount(),
     paceKeys: (await side.pace.keys()).length,
     holders,
-    movedTo: readMovedTo(await side.coord.get(movedToKey(side.prefix))) ?? null,
+    movedTo: (await movedAway(side.coord, side.prefix)) ?? null,
   };
 }
 

@@ -129,10 +129,25 @@ export async function holdWorkLease(coord: Coordinator, prefix: string, options:
 }
 
 /** Where `dvault engine migrate` notes, on the engine it moved an install away from, which engine it went to. */
-export const movedToKey = (prefix: string) => `${prefix}:engine:moved-to`;
+const movedToKey = (prefix: string) => `${prefix}:engine:moved-to`;
 
 /** What movedToKey holds: the engine the install went to, and when. */
 export type MovedTo = { to: string; at: string };
+
+/** Notes on the engine an install leaves (`coord`, `prefix`) that it went to `to` at `at` (read by readMovedTo). */
+export async function noteMovedTo(coord: Coordinator, prefix: string, to: string, at: Date): Promise<void> {
+  await coord.put(movedToKey(prefix), JSON.stringify({ to, at: at.toISOString() } satisfies MovedTo));
+}
+
+/** Removes noteMovedTo's note: the install comes (back) to this engine. */
+export async function clearMovedTo(coord: Coordinator, prefix: string): Promise<void> {
+  await coord.remove(movedToKey(prefix));
+}
+
+/** The note noteMovedTo left on this engine, or undefined when there is none. */
+export async function movedAway(coord: Coordinator, prefix: string): Promise<MovedTo | undefined> {
+  return readMovedTo(await coord.get(movedToKey(prefix)));
+}
 
 export function readMovedTo(text: string | undefined): MovedTo | undefined {
   if (!text) return undefined;
@@ -153,7 +168,7 @@ export function readMovedTo(text: string | undefined): MovedTo | undefined {
 async function refusedIfMovedAway(coord: Coordinator, prefix: string, lease: HolderLease): Promise<HolderLease> {
   let moved: MovedTo | undefined;
   try {
-    moved = readMovedTo(await coord.get(movedToKey(prefix)));
+    moved = await movedAway(coord, prefix);
   } catch (err) {
     await lease.stop().catch(() => undefined);
     throw err;

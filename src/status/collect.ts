@@ -18,6 +18,7 @@ import { StatusRepository } from "../db/status.repository.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { UnreadableResponseRepository } from "../db/unreadable-response.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
+import { movedAway } from "../queue/holder.ts";
 import { SOURCE_SCHEDULER_PREFIX, syncJobId } from "../queue/producer.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
 import { isHashTagged, LEGACY_REDIS_PREFIX } from "../queue/redis-prefix.ts";
@@ -31,7 +32,6 @@ import {
   type ArchiveStatusView,
   type DownloadsStatusView,
   type PacingStatusView,
-  type EngineStatusView,
   type RedisKeysStatusView,
   type QueueStatusView,
   type SourceStatusView,
@@ -69,6 +69,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
   };
 
   const rows = await part("accounts", () => deps.accounts.list(), [] as AccountRow[]);
+  const movedTo = await part("engine", async () => (await movedAway(deps.coord, deps.config.redisPrefix)) ?? null, null);
   const [accounts, sources, queues, downloads, archive, workers, unreadable, pacing, notArchivable] = await Promise.all([
     part("accounts", () => Promise.all(rows.map((r) => accountStatus(deps, r, now))), [] as AccountStatusView[]),
     part("sources", () => sourceStatuses(deps.pool, rows, deps.queues, deps.config.schedules), [] as SourceStatusView[]),
@@ -100,17 +101,13 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     archive,
     workers,
     missingRoles: missingRoles(workers),
-    engine: engineStatus(deps.config),
+    engine: { name: deps.config.engine, prefix: deps.config.redisPrefix, movedTo },
     redis: deps.config.engine === "redis" ? redisKeysStatus(deps.config) : null,
     unreadable,
     pacing,
     notArchivable,
     problems,
   };
-}
-
-function engineStatus(config: Config): EngineStatusView {
-  return { name: config.engine, prefix: config.redisPrefix };
 }
 
 function redisKeysStatus(config: Config): RedisKeysStatusView {

@@ -157,6 +157,11 @@ export const WorkerStatusSchema = z.object({
 export const EngineStatusSchema = z.object({
   name: z.enum(["redis", "postgres"]),
   prefix: z.string(),
+  /**
+   * Set when `dvault engine migrate` moved the install away from this engine (src/queue/holder.ts#noteMovedTo):
+   * the engine it went to and when. What this report shows of queues, workers and the pace is then the old engine's.
+   */
+  movedTo: z.object({ to: z.string(), at: z.string() }).nullable(),
 });
 
 /** The key prefix in Redis this install settled on (src/queue/redis-prefix.ts). */

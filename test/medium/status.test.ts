@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPacer } from "../../src/api/pacer.ts";
 import { formatStatus } from "../../src/cli/status.ts";
 import { overviewPage } from "../../src/http/pages/overview.ts";
+import { clearMovedTo, noteMovedTo } from "../../src/queue/holder.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { collectStatus, fixFor, serviceWeekStart } from "../../src/status/collect.ts";
 import {
@@ -259,7 +260,7 @@ describe(collectStatus.name, () => {
   /** The engine block of a report made on `engine`: it names the engine and the prefix; Redis's key block only on Redis. */
   const expectEngine = (report: StatusReport, engine: "redis" | "postgres") => {
     const prefix = h.services.config.redisPrefix;
-    expect(report.engine).toEqual({ name: engine, prefix });
+    expect(report.engine).toEqual({ name: engine, prefix, movedTo: null });
     expect(report.redis).toEqual(engine === "redis" ? { prefix, hashTagged: false, legacy: false } : null);
   };
 
@@ -273,6 +274,27 @@ describe(collectStatus.name, () => {
     const report = StatusReportSchema.parse(JSON.parse(stdout));
     expectEngine(report, otherEngine);
     expect(report.problems).toEqual([]);
+  });
+
+  it("opens with a warning, and names the engine in --json, when dvault engine migrate moved the install away from this engine", async () => {
+    const { coord, config } = h.services;
+    const other = TEST_ENGINE === "redis" ? "postgres" : "redis";
+    await noteMovedTo(coord, config.redisPrefix, other, new Date("2026-11-29T09:00:00Z"));
+    try {
+      const text = (await run(process.execPath, ["bin/dvault.js", "status"], { env: cliEnv(), timeout: 30_000 })).stdout;
+      expect(text.split("\n")[2]).toBe(
+        `WARNING: this install was moved to ${other} by dvault engine migrate (2026-11-29T09:00:00.000Z); this status was read on ${TEST_ENGINE}, which it left: its queues, workers and pace are not the install's. Set DVAULT_ENGINE=${other} where it is set (the settings file or the environment)`,
+      );
+      const json = StatusReportSchema.parse(
+        JSON.parse((await run(process.execPath, ["bin/dvault.js", "status", "--json"], { env: cliEnv(), timeout: 30_000 })).stdout),
+      );
+      expect(json.engine.movedTo).toEqual({ to: other, at: "2026-11-29T09:00:00.000Z" });
+    } finally {
+      await clearMovedTo(coord, config.redisPrefix);
+    }
+    // Gone with the note (a move back removes it).
+    expect((await collectStatus(deps())).engine.movedTo).toBeNull();
+    expect(formatStatus(await collectStatus(deps()))).not.toContain("WARNING: this install was moved");
   });
 
   it("runs through the CLI without loading what it does not use (docs/PERFORMANCE.md#start-up)", async () => {
