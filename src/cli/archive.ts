@@ -83,6 +83,20 @@ function noSummaryLine(stopped: boolean, failed: boolean | undefined): string {
   return failed ? "download: stopped by an error before its summary (the error is below)" : "download: not started";
 }
 
+/**
+ * `--json`'s word for a download step with no summary (null when it has one): stopped during the sync, refused before
+ * it started (every account must log in again), or failed mid-run; with the line that ends the run.
+ */
+function notRunJson(
+  summary: DownloadSummary | undefined,
+  stopped: boolean,
+  step: { error: UserError | undefined; failed?: boolean },
+): { why: "stopped" | "refused" | "failed"; message: string } | null {
+  if (summary) return null;
+  const why = stopped ? "stopped" : step.failed ? "failed" : "refused";
+  return { why, message: step.error?.message ?? "not started" };
+}
+
 export function registerArchiveCommand(program: Command): void {
   program
     .command("archive")
@@ -94,7 +108,10 @@ export function registerArchiveCommand(program: Command): void {
     .option("--due", "only the sources that are due (never run, past their interval, or failed last time)")
     .option("--concurrency <n>", "parallel transfers (default DVAULT_DOWNLOAD_CONCURRENCY)")
     .addHelpText("after", ARCHIVE_HELP)
-    .option("--json", "print the result as JSON: { sync: [...as sync --json], download: {...as download --json} }")
+    .option(
+      "--json",
+      "print the result as JSON: { sync: [...as sync --json], download: {...as download --json} or null, downloadNotRun: null or { why, message } }",
+    )
     .action(async (opts: ArchiveOptions) => {
       if (!opts.once)
         throw new UserError("dvault archive runs in this process only: add --once (a running worker already syncs and downloads on its schedule)");
@@ -124,7 +141,7 @@ export function registerArchiveCommand(program: Command): void {
         await reportRun({
           json,
           print: () => {
-            if (json) return printJson({ sync: summaryJson(results), download: summary ?? null });
+            if (json) return printJson({ sync: summaryJson(results), download: summary ?? null, downloadNotRun: notRunJson(summary, skipped, step) });
             if (plan.length) printSummary(results);
             else printOut("sync: nothing is due; leave out --due (or use --only <sources>) to run anyway");
             printOut("");

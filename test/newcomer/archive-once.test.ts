@@ -64,7 +64,11 @@ describe("dvault archive --once", () => {
       const run = await dvault(h, ["archive", "--once", "--only", "gallery,collections", "--json"]);
       expect(run.code, run.stderr).toBe(1);
       expect(run.stderr).toMatch(/^dvault: 1 source\(s\) failed: SimArtist\/collections/m);
-      const out = JSON.parse(run.stdout) as { sync: Array<{ source: string; result: string }>; download: { done: number; failed: number } };
+      const out = JSON.parse(run.stdout) as {
+        sync: Array<{ source: string; result: string }>;
+        download: { done: number; failed: number };
+        downloadNotRun: unknown;
+      };
       expect(out.sync.map((s) => [s.source, s.result === "failed" ? "failed" : "ran"])).toEqual([
         ["gallery", "ran"],
         ["collections", "failed"],
@@ -74,6 +78,7 @@ describe("dvault archive --once", () => {
       expect(out.download.done).toBeGreaterThan(0);
       expect(files.length).toBeGreaterThanOrEqual(out.download.done);
       expect(out.download.failed).toBe(0);
+      expect(out.downloadNotRun).toBeNull();
     } finally {
       await h.close();
     }
@@ -117,6 +122,12 @@ describe("dvault archive --once", () => {
       expect(await stored(h)).toEqual([]);
       const { rows } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE status = 'wanted'");
       expect(rows[0]?.n).toBeGreaterThan(5);
+      // --json tells a failed step from one never started, as the exit code does.
+      const asJson = await dvault(h, ["archive", "--once", "--only", "gallery", "--json"]);
+      expect(asJson.code, asJson.stderr).toBe(1);
+      const printed = JSON.parse(asJson.stdout) as { download: unknown; downloadNotRun: unknown };
+      expect(printed.download).toBeNull();
+      expect(printed.downloadNotRun).toEqual({ why: "failed", message: failure.slice("dvault: ".length) });
     } finally {
       await h.close();
     }
