@@ -29,6 +29,11 @@ export default defineConfig({
     expect: { poll: { timeout: 15_000 } },
     hookTimeout: 120_000,
     pool: "forks",
+    // Each worker keeps its modules from one file to the next: every file still gets its own database, Redis prefix,
+    // archive and ports (test/helpers), and no test mocks a module. Loading src/ and its packages (bullmq alone ~0.3 s)
+    // anew for each of ~235 files cost 297 s of import time and made the full suite 1 012 s on a fresh clone; kept,
+    // 19 s and 695 s (same commit and seed, one after the other on one machine).
+    isolate: false,
     // Two files at a time, on any machine: vitest's default (one less than the cores) ran them one by one on the
     // 2-core CI machines, while most of a medium test's time is spent waiting on PostgreSQL, Redis, a child process
     // or a socket (979 s one at a time, 585 s two at a time, measured on a fresh clone). Each file has its own
