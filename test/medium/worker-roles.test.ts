@@ -90,7 +90,7 @@ describe("worker roles", () => {
     const text = formatStatus(report);
     expect(text).toContain(`${hosts[0]?.id} (sync, http): last heartbeat`);
     expect(text).toContain("WARNING: no running worker has the downloads role: start one whose DVAULT_WORKER_ROLES includes downloads");
-    expect(report.engine).toEqual({ name: TEST_ENGINE, prefix: h.redis.prefix });
+    expect(report.engine).toEqual({ name: TEST_ENGINE, prefix: h.redis.prefix, movedTo: null });
     expect(report.redis).toEqual(TEST_ENGINE === "redis" ? { prefix: h.redis.prefix, hashTagged: false, legacy: false } : null);
     expect(formatStatus({ ...report, redis: { prefix: "dvault", hashTagged: false, legacy: true } })).toContain(
       'Redis keys stay under the prefix "dvault" of an older install',
