@@ -7,6 +7,7 @@ import { loadConfig } from "../config.ts";
 import { SOURCE_NAMES } from "../config-defaults.ts";
 import type { DownloadSummary } from "../downloads/run-once.ts";
 import { ARCHIVE_EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NEEDS_LOGIN, EXIT_PAUSED, UserError } from "../errors.ts";
+import { scrubString } from "../redact.ts";
 import { createServices } from "../services.ts";
 import { downloadHere, downloadVerdict, formatDownloadSummary, parseConcurrency } from "./download.ts";
 import { cliLogger, colorsFor } from "./output/mode.ts";
@@ -85,16 +86,17 @@ function noSummaryLine(stopped: boolean, failed: boolean | undefined): string {
 
 /**
  * `--json`'s word for a download step with no summary (null when it has one): stopped during the sync, refused before
- * it started (every account must log in again), or failed mid-run; with the line that ends the run.
+ * it started (every account must log in again), or failed mid-run; with the line that ends the run, scrubbed of
+ * secrets as reportFailure (src/cli/program.ts) scrubs that line on stderr.
  */
-function notRunJson(
+export function notRunJson(
   summary: DownloadSummary | undefined,
   stopped: boolean,
   step: { error: UserError | undefined; failed?: boolean },
 ): { why: "stopped" | "refused" | "failed"; message: string } | null {
   if (summary) return null;
   const why = stopped ? "stopped" : step.failed ? "failed" : "refused";
-  return { why, message: step.error?.message ?? "not started" };
+  return { why, message: scrubString(step.error?.message ?? "not started") };
 }
 
 export function registerArchiveCommand(program: Command): void {

@@ -10,6 +10,7 @@ import { type EngineOpener, type MoveSummary, moveEngine, parseEngine } from "..
 import { type EngineSwitch, switchEngineSetting } from "../engine/setting.ts";
 import { type EngineHolding, engineHoldings } from "../engine/status.ts";
 import { Producer } from "../queue/producer.ts";
+import { movedAtText } from "../queue/holder.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
 import { createServices, type Services } from "../services.ts";
 import { SOURCES } from "../sync/sources/index.ts";
@@ -54,7 +55,7 @@ function holdingLine(h: EngineHolding, chosen: Engine): string {
   const mark = h.engine === chosen ? " (chosen)" : "";
   if (!h.reachable) return `  ${h.engine}${mark}: cannot be opened: ${h.problem}`;
   const holders = h.holders.length ? `live: ${h.holders.join(", ")}` : "no live worker";
-  const moved = h.movedTo ? `; the install was moved to ${h.movedTo.to} (${h.movedTo.at}): a worker set to ${h.engine} is refused` : "";
+  const moved = h.movedTo ? `; the install was moved to ${h.movedTo.to} (${movedAtText(h.movedTo)}): a worker set to ${h.engine} is refused` : "";
   return `  ${h.engine}${mark}: ${h.jobs} jobs, ${h.schedulers} schedulers, ${h.paceKeys} pace keys, ${holders}${moved}`;
 }
 

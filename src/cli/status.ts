@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { cliLogger } from "./output/mode.ts";
 import { printJson, printOut } from "./output/print.ts";
+import { movedAtText } from "../queue/holder.ts";
 import { QueueAdmin } from "../queue/queue-admin.ts";
 import { createServices } from "../services.ts";
 import { collectStatus } from "../status/collect.ts";
@@ -29,7 +30,7 @@ function table(header: string[], rows: string[][]): string[] {
 function movedAwayWarning({ name, movedTo }: StatusReport["engine"]): string[] {
   if (!movedTo) return [];
   return [
-    `WARNING: this install was moved to ${movedTo.to} by dvault engine migrate (${movedTo.at}); this status was read on ${name}, which it left: its queues, workers and pace are not the install's. Set DVAULT_ENGINE=${movedTo.to} where it is set (the settings file or the environment)`,
+    `WARNING: this install was moved to ${movedTo.to} by dvault engine migrate (${movedAtText(movedTo)}); this status was read on ${name}, which it left: its queues, workers and pace are not the install's. Set DVAULT_ENGINE=${movedTo.to} where it is set (the settings file or the environment)`,
     "",
   ];
 }

@@ -131,8 +131,8 @@ export async function holdWorkLease(coord: Coordinator, prefix: string, options:
 /** Where `dvault engine migrate` notes, on the engine it moved an install away from, which engine it went to. */
 const movedToKey = (prefix: string) => `${prefix}:engine:moved-to`;
 
-/** What movedToKey holds: the engine the install went to, and when. */
-export type MovedTo = { to: string; at: string };
+/** What movedToKey holds: the engine the install went to, and when (an ISO time; null when the note has none readable). */
+export type MovedTo = { to: string; at: string | null };
 
 /** Notes on the engine an install leaves (`coord`, `prefix`) that it went to `to` at `at` (read by readMovedTo). */
 export async function noteMovedTo(coord: Coordinator, prefix: string, to: string, at: Date): Promise<void> {
@@ -146,18 +146,34 @@ export async function clearMovedTo(coord: Coordinator, prefix: string): Promise<
 
 /** The note noteMovedTo left on this engine, or undefined when there is none. */
 export async function movedAway(coord: Coordinator, prefix: string): Promise<MovedTo | undefined> {
-  return readMovedTo(await coord.get(movedToKey(prefix)));
+  return readMovedTo(await coord.get(movedToKey(prefix)), coord.engine);
 }
 
-export function readMovedTo(text: string | undefined): MovedTo | undefined {
+/** An engine's name as DVAULT_ENGINE takes it: one word, nothing a shell or a terminal reads otherwise. */
+const ENGINE_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+
+/**
+ * The note in `text`, read on the engine `readOn`; undefined when there is none, or the value is not one a move
+ * writes: its `to` must name another engine, since it is printed as the DVAULT_ENGINE to set and inside a command to
+ * run (refusedIfMovedAway, `dvault status`, `dvault engine status`). A time that does not parse is null.
+ */
+export function readMovedTo(text: string | undefined, readOn: string): MovedTo | undefined {
   if (!text) return undefined;
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(text) as Partial<MovedTo>;
-    return typeof parsed.to === "string" ? { to: parsed.to, at: typeof parsed.at === "string" ? parsed.at : "an unknown time" } : undefined;
+    parsed = JSON.parse(text);
   } catch {
     return undefined;
   }
+  if (!parsed || typeof parsed !== "object") return undefined;
+  const { to, at } = parsed as Record<string, unknown>;
+  if (typeof to !== "string" || !ENGINE_NAME.test(to) || to === readOn) return undefined;
+  const time = typeof at === "string" ? Date.parse(at) : Number.NaN;
+  return { to, at: Number.isFinite(time) ? new Date(time).toISOString() : null };
 }
+
+/** A note's time as the text forms print it. */
+export const movedAtText = (moved: MovedTo): string => moved.at ?? "an unknown time";
 
 /**
  * The lease, unless the install has moved away from this engine: a process that read DVAULT_ENGINE before a move
@@ -178,7 +194,7 @@ async function refusedIfMovedAway(coord: Coordinator, prefix: string, lease: Hol
   // The move back names the engine it starts from: run in this process's settings (the old engine), a bare
   // `dvault engine migrate --to <old engine>` finds the install there already and moves nothing.
   throw new UserError(
-    `this install was moved to ${moved.to} by dvault engine migrate (${moved.at}), but this process was set to run on ${coord.engine}: nothing was started; set DVAULT_ENGINE=${moved.to} where it is set (the settings file or the environment), or run DVAULT_ENGINE=${moved.to} dvault engine migrate --to ${coord.engine} to move it back`,
+    `this install was moved to ${moved.to} by dvault engine migrate (${movedAtText(moved)}), but this process was set to run on ${coord.engine}: nothing was started; set DVAULT_ENGINE=${moved.to} where it is set (the settings file or the environment), or run DVAULT_ENGINE=${moved.to} dvault engine migrate --to ${coord.engine} to move it back`,
   );
 }
 

@@ -159,9 +159,9 @@ export const EngineStatusSchema = z.object({
   prefix: z.string(),
   /**
    * Set when `dvault engine migrate` moved the install away from this engine (src/queue/holder.ts#noteMovedTo):
-   * the engine it went to and when. What this report shows of queues, workers and the pace is then the old engine's.
+   * the engine it went to and when (null when the note has no readable time). What this report shows of queues, workers and the pace is then the old engine's.
    */
-  movedTo: z.object({ to: z.string(), at: z.string() }).nullable(),
+  movedTo: z.object({ to: z.string(), at: z.string().nullable() }).nullable(),
 });
 
 /** The key prefix in Redis this install settled on (src/queue/redis-prefix.ts). */

@@ -1,7 +1,7 @@
 // `dvault archive --once`'s exit code is the worse of its two steps' (src/cli/archive.ts ARCHIVE_EXIT_ORDER): the
 // order each command uses alone, so a script reading it learns what it would from `sync --once && download --once`.
 import { describe, expect, it } from "vitest";
-import { archiveVerdict, stoppedBeforeDownload } from "../../src/cli/archive.ts";
+import { archiveVerdict, notRunJson, stoppedBeforeDownload } from "../../src/cli/archive.ts";
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NEEDS_LOGIN, EXIT_PAUSED, UserError } from "../../src/errors.ts";
 
 const e = (code: number) => new UserError(`code ${code}`, code);
@@ -34,5 +34,20 @@ describe("archiveVerdict", () => {
     expect(verdict?.exitCode).toBe(EXIT_INTERRUPTED);
     expect(verdict?.message).toBe("stopped during the sync: no download was started; run dvault archive --once again");
     expect(archiveVerdict(e(EXIT_FAILED), stoppedBeforeDownload())?.exitCode).toBe(EXIT_INTERRUPTED);
+  });
+});
+
+describe("notRunJson", () => {
+  it("says why with the line stderr prints, scrubbed of secrets as that line is (src/cli/program.ts reportFailure)", () => {
+    // An error nobody expected can quote a URL with its password, or a token in a query string.
+    const error = new UserError(
+      "the download step stopped on an unexpected error: connect to postgresql://dvault:hunter2secret@db/dvault?access_token=tok123456789 failed",
+      EXIT_FAILED,
+    );
+    const printed = notRunJson(undefined, false, { error, failed: true });
+    expect(printed?.why).toBe("failed");
+    expect(printed?.message).not.toContain("hunter2secret");
+    expect(printed?.message).not.toContain("tok123456789");
+    expect(printed?.message).toContain("postgresql://dvault:***@db/dvault");
   });
 });
