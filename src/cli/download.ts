@@ -7,6 +7,7 @@ import { loadConfig } from "../config.ts";
 import { missingGrants, runDownloadsOnce, type DownloadSummary } from "../downloads/run-once.ts";
 import { doneForNow, type DownloadsLeft } from "../db/download.repository.ts";
 import { ARCHIVE_EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_PAUSED, UserError } from "../errors.ts";
+import { refuseIfMovedAway } from "../queue/holder.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices, type Services } from "../services.ts";
 import type { Logger } from "../log.ts";
@@ -143,6 +144,8 @@ export function registerDownloadCommand(program: Command): void {
       const services = await createServices({ config, log });
       try {
         if (!opts.once) {
+          // Handed to an engine the install was moved away from, the rows would be claimed for a queue no worker reads.
+          await refuseIfMovedAway(services.coord, services.config.redisPrefix, "nothing was queued");
           const producer = new Producer([...JOB_DEFINITIONS], services.queues);
           try {
             const summary = await enqueueDueDownloads(services, producer);

@@ -8,7 +8,11 @@ import { retryDownloadNow } from "../downloads/retry-now.ts";
 import { UserError } from "../errors.ts";
 import { createPgPool } from "../db/connect.ts";
 import { QueueJobsRepository } from "../db/queue-jobs.repository.ts";
+import type { Coordinator } from "../coord/coordinator.ts";
+import { postgresCoordinator } from "../coord/postgres.ts";
+import { redisCoordinator } from "../coord/redis.ts";
 import { createQueueBackend, type QueueBackend } from "../queue/backend.ts";
+import { refuseIfMovedAway } from "../queue/holder.ts";
 import { isQueueName, QueueAdmin, type FailedJob, type RetryOutcome } from "../queue/queue-admin.ts";
 import { QUEUE_NAMES, type QueueName } from "../queue/queues.ts";
 import { Producer } from "../queue/producer.ts";
@@ -52,6 +56,19 @@ async function withAdmin<T>(run: (admin: QueueAdmin) => Promise<T>): Promise<T> 
  * on PostgreSQL alone dvault's database (DATABASE_URL=embedded: the server dvault runs, held until close()).
  */
 async function openQueues(configured: Config): Promise<{ config: Config; backend: QueueBackend; close(): Promise<void> }> {
+  const opened = await openEngine(configured);
+  try {
+    // On an engine `dvault engine migrate` moved the install away from, the queues are no one's: a queue resumed or
+    // a job retried there would never run, and its failures are the past's.
+    await refuseIfMovedAway(opened.coord, opened.config.redisPrefix, "nothing was read or changed");
+  } catch (err) {
+    await opened.close();
+    throw err;
+  }
+  return opened;
+}
+
+async function openEngine(configured: Config): Promise<{ config: Config; coord: Coordinator; backend: QueueBackend; close(): Promise<void> }> {
   if (configured.engine === "postgres") {
     const database = await resolveDatabase(configured, { migrate: false });
     const { config } = database;
@@ -62,7 +79,7 @@ async function openQueues(configured: Config): Promise<{ config: Config; backend
       await pool.end();
       database.release();
     };
-    return { config, backend, close };
+    return { config, coord: await postgresCoordinator(pool), backend, close };
   }
   const { config, redis } = await openRedis(configured);
   const backend = await createQueueBackend(config, { redis });
@@ -70,7 +87,7 @@ async function openQueues(configured: Config): Promise<{ config: Config; backend
     await backend.close();
     await redis.quit().catch(() => redis.disconnect());
   };
-  return { config, backend, close };
+  return { config, coord: redisCoordinator(redis), backend, close };
 }
 
 /** The payload's ids in one line: accountId=1 source=gallery key=... */

@@ -10,6 +10,7 @@ import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { runSyncHere, type SyncJobValue } from "../../jobs/sync-source/run-here.ts";
 import { grantUnusable } from "../api/token-errors.ts";
 import { holdWorkLease } from "../queue/holder.ts";
+import { refuseIfMovedAway } from "../queue/holder.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices, type Services } from "../services.ts";
 import { SOURCE_NAMES } from "../config-defaults.ts";
@@ -232,6 +233,8 @@ export function registerSyncCommand(program: Command): void {
 
 /** Through the producer, so the definition's options apply and a request made after the last one finished runs. */
 async function enqueue(services: Services, plan: PlannedRun[], full: boolean | undefined, json: boolean): Promise<void> {
+  // Queued on an engine the install was moved away from, the runs would wait where no worker looks.
+  await refuseIfMovedAway(services.coord, services.config.redisPrefix, "nothing was queued");
   const producer = new Producer([...JOB_DEFINITIONS], services.queues);
   try {
     for (const run of plan) {

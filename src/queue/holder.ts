@@ -182,19 +182,27 @@ export const movedAtText = (moved: MovedTo): string => moved.at ?? "an unknown t
  * starter at least one sees the other: the move notes the engine it went to before it gives its lease back.
  */
 async function refusedIfMovedAway(coord: Coordinator, prefix: string, lease: HolderLease): Promise<HolderLease> {
-  let moved: MovedTo | undefined;
   try {
-    moved = await movedAway(coord, prefix);
+    await refuseIfMovedAway(coord, prefix, "nothing was started");
   } catch (err) {
     await lease.stop().catch(() => undefined);
     throw err;
   }
-  if (!moved) return lease;
-  await lease.stop().catch(() => undefined);
+  return lease;
+}
+
+/**
+ * Throws the one line that says where the install went when `dvault engine migrate` moved it away from this engine
+ * (`done`: what this command did not do, e.g. "nothing was queued"); nothing when it did not. For every command
+ * that would act on the engine's queues: on the engine the install left, they are no one's.
+ */
+export async function refuseIfMovedAway(coord: Coordinator, prefix: string, done: string): Promise<void> {
+  const moved = await movedAway(coord, prefix);
+  if (!moved) return;
   // The move back names the engine it starts from: run in this process's settings (the old engine), a bare
   // `dvault engine migrate --to <old engine>` finds the install there already and moves nothing.
   throw new UserError(
-    `this install was moved to ${moved.to} by dvault engine migrate (${movedAtText(moved)}), but this process was set to run on ${coord.engine}: nothing was started; set DVAULT_ENGINE=${moved.to} where it is set (the settings file or the environment), or run DVAULT_ENGINE=${moved.to} dvault engine migrate --to ${coord.engine} to move it back`,
+    `this install was moved to ${moved.to} by dvault engine migrate (${movedAtText(moved)}), but this process was set to run on ${coord.engine}: ${done}; set DVAULT_ENGINE=${moved.to} where it is set (the settings file or the environment), or run DVAULT_ENGINE=${moved.to} dvault engine migrate --to ${coord.engine} to move it back`,
   );
 }
 

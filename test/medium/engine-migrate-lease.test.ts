@@ -126,17 +126,30 @@ describeNeedingRedis("a worker or --once run started during dvault engine migrat
     await moveEngine({ ...installOn(h, "postgres"), to: "redis", sources: SOURCES });
   }, 120_000);
 
-  it("after the move, a worker or --once run still set to the old engine is refused with the engine the install went to; moving back lifts it", async () => {
+  it("after the move, a worker, a --once run, a hand-off to the worker or dvault jobs still set to the old engine is refused with the engine the install went to; moving back lifts it", async () => {
     const { h } = install;
     await moveEngine({ ...installOn(h, "redis"), to: "postgres", sources: SOURCES });
     try {
       const was = await untouched(h);
-      // As a process that read DVAULT_ENGINE before the switch, or whose environment still says redis.
-      const runs = await Promise.all([startOn(h, "redis", ["download", "--once"]), startOn(h, "redis", ["worker"])]);
-      for (const run of runs) {
-        expect(run.code).toBe(1);
-        expect(run.stderr.trim()).toMatch(
-          /^dvault: this install was moved to postgres by dvault engine migrate \(\d{4}-\d\d-\d\dT[^)]*\), but this process was set to run on redis: nothing was started; set DVAULT_ENGINE=postgres where it is set \(the settings file or the environment\), or run DVAULT_ENGINE=postgres dvault engine migrate --to redis to move it back$/,
+      // As a process that read DVAULT_ENGINE before the switch, or whose environment still says redis: the starters,
+      // and the commands that would queue work or act on the queues there (which no worker reads any more).
+      const commands: Array<[string[], string]> = [
+        [["download", "--once"], "nothing was started"],
+        [["worker"], "nothing was started"],
+        [["download"], "nothing was queued"],
+        [["sync", "--only", "gallery"], "nothing was queued"],
+        [["jobs", "resume", "downloads"], "nothing was read or changed"],
+        [["jobs", "failed"], "nothing was read or changed"],
+      ];
+      const runs = await Promise.all(commands.map(([args]) => startOn(h, "redis", args)));
+      for (const [i, run] of runs.entries()) {
+        const [args, done] = commands[i]!;
+        expect(run.code, args.join(" ")).toBe(1);
+        expect(run.stdout, args.join(" ")).toBe("");
+        expect(run.stderr.trim(), args.join(" ")).toMatch(
+          new RegExp(
+            `^dvault: this install was moved to postgres by dvault engine migrate \\(\\d{4}-\\d\\d-\\d\\dT[^)]*\\), but this process was set to run on redis: ${done}; set DVAULT_ENGINE=postgres where it is set \\(the settings file or the environment\\), or run DVAULT_ENGINE=postgres dvault engine migrate --to redis to move it back$`,
+          ),
         );
       }
       expect(await untouched(h)).toEqual(was);
