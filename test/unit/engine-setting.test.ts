@@ -1,6 +1,6 @@
 // The last step of `dvault engine migrate` (src/engine/setting.ts): DVAULT_ENGINE written into the settings file in
-// use (its line, else the template's commented line, else a new line), or, when the environment sets it, a line
-// naming the variable to change and the file left as it was.
+// use (its line, else the template's commented line, else a new line), also when the environment sets it, with a
+// line naming the variable to change.
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -34,14 +34,32 @@ describe(switchEngineSetting.name, () => {
     expect(readFileSync(bare.file, "utf8")).toBe("REDIS_URL=redis://h:6379\nDVAULT_ENGINE=redis\n");
   });
 
-  it("when the environment sets DVAULT_ENGINE: says to change it there, and leaves the file alone", () => {
+  it("when the environment sets DVAULT_ENGINE: writes the file all the same, and says to change the variable too", () => {
     const { dir, file } = settingsFile("DVAULT_ENGINE=redis\n");
     const out = switchEngineSetting(layerSettings({ environment: { DVAULT_ENGINE: "redis" }, cwd: dir }), "postgres");
     expect(out).toEqual({
+      written: file,
+      line: `wrote DVAULT_ENGINE=postgres to ${file}; DVAULT_ENGINE is set in the environment: change it to DVAULT_ENGINE=postgres there before dvault runs again`,
+    });
+    expect(readFileSync(file, "utf8")).toBe("DVAULT_ENGINE=postgres\n");
+  });
+
+  it("the move back as a refused process prints it (DVAULT_ENGINE=postgres for that command alone) writes the file: it names redis after that command", () => {
+    // After `engine migrate --to postgres` wrote the file, `DVAULT_ENGINE=postgres dvault engine migrate --to redis`
+    // (src/queue/holder.ts) moves the install back; the variable is gone after that command, and a file still naming
+    // postgres had every process reading it refused on the engine the install left.
+    const { dir, file } = settingsFile("LOG_LEVEL=info\nDVAULT_ENGINE=postgres\n");
+    switchEngineSetting(layerSettings({ environment: { DVAULT_ENGINE: "postgres" }, cwd: dir }), "redis");
+    expect(readFileSync(file, "utf8")).toBe("LOG_LEVEL=info\nDVAULT_ENGINE=redis\n");
+    expect(layerSettings({ environment: {}, cwd: dir }).env.DVAULT_ENGINE).toBe("redis");
+  });
+
+  it("when the environment sets DVAULT_ENGINE and no file is in use: says to change it there", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-engine-setting-"));
+    expect(switchEngineSetting(layerSettings({ environment: { DVAULT_ENGINE: "redis" }, cwd: dir }), "postgres")).toEqual({
       written: undefined,
       line: "DVAULT_ENGINE is set in the environment: change it to DVAULT_ENGINE=postgres there before dvault runs again",
     });
-    expect(readFileSync(file, "utf8")).toBe("DVAULT_ENGINE=redis\n");
   });
 
   it("an empty DVAULT_ENGINE in the environment counts as unset: the file is written, as it decides", () => {
