@@ -65,7 +65,7 @@ export function summaryLines(s: MoveSummary): string[] {
   return [
     `moved from ${s.from} to ${s.to}:`,
     `  pace: ${s.paceKeys.length} keys carried, each starting at its learned rate`,
-    `  kept: downloads ${v.paused ? "paused (the switch carried)" : "not paused"}, ${v.values} switches and markers, ${v.knownWorkers} known workers, ${v.paidAnswers} paid download answers`,
+    `  kept: the downloads pause switch ${v.paused ? "on (carried with its reason)" : "off"}, ${v.values} switches and markers, ${v.knownWorkers} known workers, ${v.paidAnswers} paid download answers`,
     `  queues on ${s.to}: ${s.schedules} schedulers, ${s.downloadsQueued} downloads queued from the downloads table${paused}`,
     `  queues on ${s.from}: emptied (${s.sourceEmptied} jobs)${s.targetCleared ? `; ${s.targetCleared} jobs left on ${s.to} by an earlier move removed first` : ""}`,
   ];
