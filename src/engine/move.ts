@@ -1,11 +1,11 @@
 // `dvault engine migrate --to <engine>`: an install moves from Redis to PostgreSQL alone, or back, with its pace,
 // its switches and its pending work, nothing run twice (README, "Moving between engines"). In this order, so that a
 // crash at any step leaves an install that runs on the engine it was on:
-//   1. proven before anything is written: the source opens and no worker or `--once` run holds a lease there, then
-//      the same of the target (a refused move has written nothing on either but its own lease). The move holds a lease
-//      of its own on each engine from before that look until its end (ENGINE_MIGRATE_ROLE, src/queue/holder.ts): a
-//      worker or `--once` run that starts meanwhile registers, then finds it, and stops without touching the queues;
-//      killed, the move's lease expires as any does;
+//   1. proven before anything is written: the source opens, is not an engine the install was moved away from, and no
+//      worker or `--once` run holds a lease there, then the same of the target (a refused move has written nothing on
+//      either but its own lease). The move holds a lease of its own on each engine from before that look until its
+//      end (ENGINE_MIGRATE_ROLE, src/queue/holder.ts): a worker or `--once` run that starts meanwhile registers, then
+//      finds it, and stops without touching the queues; killed, the move's lease expires as any does;
 //   2. the target's queues emptied of anything an earlier, interrupted move left; each pacer key's learned state
 //      copied (src/engine/carry.ts);
 //   3. the target's queues filled as a worker fills them at start (src/engine/install-work.ts): the sources'
@@ -20,7 +20,17 @@
 import type { Config, Engine } from "../config.ts";
 import { settleLegacyDownloadsPause } from "../coord/downloads-pause.ts";
 import { UserError } from "../errors.ts";
-import { clearMovedTo, ENGINE_MIGRATE_ROLE, type HolderLease, holderName, holdLease, liveHolders, noteMovedTo, thisHolder } from "../queue/holder.ts";
+import {
+  clearMovedTo,
+  ENGINE_MIGRATE_ROLE,
+  type HolderLease,
+  holderName,
+  holdLease,
+  liveHolders,
+  noteMovedTo,
+  refuseIfMovedAway,
+  thisHolder,
+} from "../queue/holder.ts";
 import type { Producer } from "../queue/producer.ts";
 import type { QueueAdmin } from "../queue/queue-admin.ts";
 import type { Services } from "../services.ts";
@@ -133,6 +143,10 @@ export async function moveEngine({
   try {
     source = await openSide(opener, config.engine, "source");
     await holdIdle(source, "source", leaseTtlMs);
+    // An engine the install was moved away from holds nothing of it: a move from there (the printed move back run a
+    // second time, or where the setting still names the old engine) emptied the live engine's queues, its paused
+    // queues resumed, and put the old pace and switches over the live ones.
+    await refuseIfMovedAway(source.coord, source.prefix, "nothing was changed");
     target = await openSide(opener, to, "target");
     await holdIdle(target, "target", leaseTtlMs);
     await onStep?.("checked");

@@ -182,6 +182,24 @@ describeNeedingRedis("a worker or --once run started during dvault engine migrat
     expect(await onEngine(h, "redis", tryStart)).toBe("started");
   }, 120_000);
 
+  it("a move from the engine the install left (the printed move back run twice) is refused, the live engine untouched", async () => {
+    const { h } = install;
+    await moveEngine({ ...installOn(h, "redis"), to: "postgres", sources: SOURCES });
+    try {
+      // What the operator did on the engine the install is on: a queue paused, a source run asked for.
+      await onEngine(h, "postgres", (side) => side.queues.admin.pause("downloads"));
+      const was = await untouched(h);
+      await expect(moveEngine({ ...installOn(h, "redis"), to: "postgres", sources: SOURCES })).rejects.toThrow(
+        /^this install was moved to postgres by dvault engine migrate \(.*\), but this process was set to run on redis: nothing was changed; /,
+      );
+      expect(await untouched(h)).toEqual(was);
+      expect((await onEngine(h, "postgres", (side) => side.queues.admin.counts())).find((q) => q.name === "downloads")?.paused).toBe(true);
+    } finally {
+      await onEngine(h, "postgres", (side) => side.queues.admin.resume("downloads"));
+      await moveEngine({ ...installOn(h, "postgres"), to: "redis", sources: SOURCES });
+    }
+  }, 120_000);
+
   it("a move whose setting switch fails leaves the note: a starter still set to the old engine is refused, not run beside the new one", async () => {
     const { h } = install;
     const moving = moveEngine({
