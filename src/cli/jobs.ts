@@ -27,6 +27,13 @@ function parseQueue(name: string | undefined): QueueName | undefined {
   return name;
 }
 
+/** `--limit`: not a whole number (NaN) or 0 listed nothing, as "no failed jobs" however many had failed. */
+function parseLimit(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UserError(`--limit expects a whole number from 1, not "${value}"`);
+  return n;
+}
+
 async function withAdmin<T>(run: (admin: QueueAdmin) => Promise<T>): Promise<T> {
   const opened = await openQueues(loadConfig());
   const { config } = opened;
@@ -125,7 +132,7 @@ export function registerJobsCommand(program: Command): void {
     .description("list failed jobs with the reason, attempts, times and payload ids (newest first)")
     .option("--queue <queue>", `only this queue (${QUEUE_NAMES.join(", ")})`)
     .option("--source <source>", "only sync jobs of this source (gallery, notes, ...)")
-    .option("--limit <n>", "at most this many", (v) => Number.parseInt(v, 10), 100)
+    .option("--limit <n>", "at most this many", parseLimit, 100)
     .option("--json", "print JSON")
     .action(async (opts: { queue?: string; source?: string; limit: number; json?: boolean }) => {
       const queue = parseQueue(opts.queue);

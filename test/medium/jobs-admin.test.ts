@@ -117,6 +117,15 @@ describeNeedingRedis("dvault jobs", () => {
     expect(retried.stdout.trim()).toBe("retried sync/n1");
   });
 
+  it("refuses a --limit that is not a whole number from 1, rather than saying nothing failed", async () => {
+    for (const limit of ["abc", "0"]) {
+      const failure = await run(process.execPath, ["bin/dvault.js", "jobs", "failed", "--limit", limit], { env: env(), timeout: 30_000 }).catch(
+        (err: { stderr: string; code: number }) => err,
+      );
+      expect("stderr" in failure && failure.stderr.trim(), limit).toBe(`dvault: --limit expects a whole number from 1, not "${limit}"`);
+    }
+  });
+
   it("refuses an unknown queue in one line", async () => {
     const failure = await run(process.execPath, ["bin/dvault.js", "jobs", "pause", "nope"], { env: env(), timeout: 30_000 }).catch(
       (err: { stderr: string; code: number }) => err,
