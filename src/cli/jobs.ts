@@ -3,6 +3,7 @@
 import type { Command } from "commander";
 import { JOB_DEFINITIONS } from "../../jobs/definitions.ts";
 import { type Config, loadConfig } from "../config.ts";
+import { SOURCE_NAMES } from "../config-defaults.ts";
 import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { retryDownloadNow } from "../downloads/retry-now.ts";
 import { UserError } from "../errors.ts";
@@ -25,6 +26,12 @@ function parseQueue(name: string | undefined): QueueName | undefined {
   if (name === undefined) return undefined;
   if (!isQueueName(name)) throw new UserError(`unknown queue "${name}": choose from ${QUEUE_NAMES.join(", ")}`);
   return name;
+}
+
+/** `--source`: a name no source has (a typo) matched no job, and said "no failed jobs" however many had failed. */
+function parseSource(name: string | undefined): string | undefined {
+  if (name === undefined || (SOURCE_NAMES as readonly string[]).includes(name)) return name;
+  throw new UserError(`unknown source "${name}": choose from ${SOURCE_NAMES.join(", ")}`);
 }
 
 /** `--limit`: not a whole number (NaN) or 0 listed nothing, as "no failed jobs" however many had failed. */
@@ -136,7 +143,8 @@ export function registerJobsCommand(program: Command): void {
     .option("--json", "print JSON")
     .action(async (opts: { queue?: string; source?: string; limit: number; json?: boolean }) => {
       const queue = parseQueue(opts.queue);
-      const failed = await withAdmin((admin) => admin.failed({ queue, source: opts.source, limit: opts.limit }));
+      const source = parseSource(opts.source);
+      const failed = await withAdmin((admin) => admin.failed({ queue, source, limit: opts.limit }));
       if (opts.json) printJson(failed);
       else printOut(formatFailed(failed, Date.now()));
     });
@@ -150,12 +158,13 @@ export function registerJobsCommand(program: Command): void {
     .option("--source <source>", "with --all: only sync jobs of this source")
     .action(async (id: string | undefined, opts: { all?: boolean; queue?: string; source?: string }) => {
       const queue = parseQueue(opts.queue);
+      const source = parseSource(opts.source);
       if (!id && !opts.all) throw new UserError("name a job id (see dvault jobs failed) or pass --all");
       if (id && opts.all) throw new UserError("give either a job id or --all, not both");
       // "sync/123" as printed by `jobs failed` names the queue too.
       const slash = id?.indexOf("/") ?? -1;
       const named = id && slash > 0 && isQueueName(id.slice(0, slash)) ? { queue: id.slice(0, slash) as QueueName, id: id.slice(slash + 1) } : undefined;
-      const outcome = await withAdmin((admin) => (id ? admin.retry(named?.id ?? id, queue ?? named?.queue) : admin.retryAll({ queue, source: opts.source })));
+      const outcome = await withAdmin((admin) => (id ? admin.retry(named?.id ?? id, queue ?? named?.queue) : admin.retryAll({ queue, source })));
       printRetry(outcome);
     });
 

@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { UnrecoverableError, Worker, type Job } from "bullmq";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { formatFailed } from "../../src/cli/jobs.ts";
+import { SOURCE_NAMES } from "../../src/config-defaults.ts";
 import { QueueAdmin } from "../../src/queue/queue-admin.ts";
 import { createRedis } from "../../src/queue/redis.ts";
 import { describeNeedingRedis, REDIS_IN_RUN } from "../helpers/needs-redis.ts";
@@ -117,12 +118,17 @@ describeNeedingRedis("dvault jobs", () => {
     expect(retried.stdout.trim()).toBe("retried sync/n1");
   });
 
-  it("refuses a --limit that is not a whole number from 1, rather than saying nothing failed", async () => {
-    for (const limit of ["abc", "0"]) {
-      const failure = await run(process.execPath, ["bin/dvault.js", "jobs", "failed", "--limit", limit], { env: env(), timeout: 30_000 }).catch(
+  it("refuses a --limit that is not a whole number from 1, or an unknown --source, rather than saying nothing failed", async () => {
+    const refusals: Array<[string[], string]> = [
+      [["--limit", "abc"], 'dvault: --limit expects a whole number from 1, not "abc"'],
+      [["--limit", "0"], 'dvault: --limit expects a whole number from 1, not "0"'],
+      [["--source", "galery"], `dvault: unknown source "galery": choose from ${SOURCE_NAMES.join(", ")}`],
+    ];
+    for (const [args, line] of refusals) {
+      const failure = await run(process.execPath, ["bin/dvault.js", "jobs", "failed", ...args], { env: env(), timeout: 30_000 }).catch(
         (err: { stderr: string; code: number }) => err,
       );
-      expect("stderr" in failure && failure.stderr.trim(), limit).toBe(`dvault: --limit expects a whole number from 1, not "${limit}"`);
+      expect("stderr" in failure && failure.stderr.trim(), args.join(" ")).toBe(line);
     }
   });
 
