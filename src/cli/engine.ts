@@ -71,6 +71,15 @@ export function summaryLines(s: MoveSummary): string[] {
   ];
 }
 
+/**
+ * What to do after the move. With the setting written, start the worker; with it left to the person (no settings file,
+ * or the environment setting it), a bare `dvault worker` still runs on the old engine and is refused there.
+ */
+export function nextLine(switched: EngineSwitch, to: Engine): string {
+  if (switched.written) return "next: start the worker (dvault worker); it runs on the new engine";
+  return `next: once DVAULT_ENGINE=${to} is set, start the worker (dvault worker); it runs on the new engine`;
+}
+
 async function migrate(to: Engine, json: boolean): Promise<void> {
   const config = loadConfig();
   let switched: EngineSwitch = { written: undefined, line: "" };
@@ -78,7 +87,7 @@ async function migrate(to: Engine, json: boolean): Promise<void> {
   const switchSetting = () => void (switched = switchEngineSetting(appliedSettings(), to));
   const summary = await moveEngine({ config, to, opener: engineOpener(config), sources: new Map(SOURCES.map((s) => [s.name, s])), switchSetting });
   if (json) return printJson({ ...summary, setting: { written: switched.written ?? null, line: switched.line } });
-  printOut([...summaryLines(summary), switched.line, "next: start the worker (dvault worker); it runs on the new engine"].join("\n"));
+  printOut([...summaryLines(summary), switched.line, nextLine(switched, to)].join("\n"));
 }
 
 export function registerEngineCommand(program: Command): void {
