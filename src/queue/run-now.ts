@@ -77,6 +77,8 @@ export async function runNow<Ctx extends JobContext, M extends object = JobPaylo
     queues: options.queues,
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     makeContext: options.makeContext,
+    // The caller's summary says what became of each job (the outcomes returned below).
+    outcomeLevel: "info",
   });
   const outcomes: Array<RunNowOutcome<M> | undefined> = jobs.map(() => undefined);
   try {

@@ -30,6 +30,12 @@ export type WorkerHostOptions<Ctx extends JobContext> = {
   outageRetryMs?: number;
   /** Recorded by BullMQ on every job it takes (`processedBy`): this process's holder id (src/queue/holder.ts). */
   name?: string;
+  /**
+   * The level of a job's "skipped" and "failed" lines: warn in the worker, whose log is where a person finds them;
+   * info in a command run here (src/queue/run-now.ts), whose summary already lists each job's outcome and reason and
+   * whose exit code says it, so that a cron run's stderr holds the one line that says what to do (-v shows them).
+   */
+  outcomeLevel?: "warn" | "info";
 };
 
 export const DEFAULT_OUTAGE_RETRY_MS = 5000;
@@ -146,7 +152,7 @@ export class WorkerHost<Ctx extends JobContext> {
         throw new DelayedError();
       }
       if (isSkippable(err)) {
-        log.warn({ reason: scrubString(err.message) }, "job skipped");
+        log[this.options.outcomeLevel ?? "warn"]({ reason: scrubString(err.message) }, "job skipped");
         return { status: "skipped", reason: scrubString(err.message) };
       }
       const outage = outageOf(err);
@@ -161,7 +167,7 @@ export class WorkerHost<Ctx extends JobContext> {
       }
       if (isStop(err)) throw new UnrecoverableError(scrubString((err as Error).message));
       const failure = err instanceof Error ? scrubError(err) : new Error(`job failed: ${scrubString(String(err))}`);
-      log.warn({ err: failure, attempt: base.attempt, attempts: job.opts.attempts ?? 1 }, "job failed");
+      log[this.options.outcomeLevel ?? "warn"]({ err: failure, attempt: base.attempt, attempts: job.opts.attempts ?? 1 }, "job failed");
       throw failure;
     }
   }

@@ -36,6 +36,31 @@ afterAll(async () => {
 });
 
 describe("output piped, as cron runs it", () => {
+  it("at the default verbosity, a run with a problem prints its summary and the one line that says what to do, no log line", async () => {
+    const { rows } = await h.pool.query<{ state: string }>("SELECT state FROM accounts WHERE id = $1", [h.account.id]);
+    await h.pool.query("UPDATE accounts SET state = 'needs_reauth', state_reason = 'refresh token revoked' WHERE id = $1", [h.account.id]);
+    try {
+      // Each of the account's runs is skipped: the table's note says why, the line what to do.
+      const skipped = await dvault(["sync", "--once", "--only", "gallery"]);
+      expect(skipped.code).toBe(4);
+      expect(skipped.stdout).toMatch(/^\S+\s+gallery\s+FAILED\s/m);
+      expect(skipped.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(/^dvault: .*dvault auth login --account /)]);
+    } finally {
+      await h.pool.query("UPDATE accounts SET state = $2, state_reason = NULL WHERE id = $1", [h.account.id, rows[0]?.state ?? "ok"]);
+    }
+    // A source the service fails (500 through the run's patience, none here): its error in the table, not a stack on stderr.
+    h.sim.faults.add({ kind: "status_500", route: "/gallery", times: 1000 });
+    try {
+      const failed = await dvault(["sync", "--once", "--only", "gallery"], { DVAULT_RUN_ITEM_PATIENCE: "0s" });
+      expect(failed.code).toBe(1);
+      expect(failed.stdout).toMatch(/^\S+\s+gallery\s+FAILED\s/m);
+      expect(jsonLines(failed.stderr)).toEqual([]);
+      expect(failed.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(/^dvault: 1 source\(s\) failed: /)]);
+    } finally {
+      h.sim.faults.clear();
+    }
+  }, 60_000);
+
   it("sync --once: the table on stdout, nothing on stderr; its pacing waits are 'paced', and 'throttled' stays 0 with no 429", async () => {
     const seq = h.lastSeq();
     // A pace of one call a second: the calls of a run, a few ms of work apart, wait for the pacer.
