@@ -126,7 +126,7 @@ export function formatFailed(jobs: readonly FailedJob[], now: number): string {
 
 function printRetry(outcome: RetryOutcome): void {
   for (const r of outcome.retried) printOut(`retried ${r.queue}/${r.id}`);
-  for (const s of outcome.skipped) printOut(`not retried ${s.queue}/${s.id}: ${s.reason}`);
+  for (const s of outcome.skipped) printOut(`not retried ${s.queue ? `${s.queue}/` : ""}${s.id}: ${s.reason}`);
   if (outcome.retried.length === 0 && outcome.skipped.length === 0) printOut("no failed jobs to retry");
   if (outcome.retried.length === 0 && outcome.skipped.length > 0) process.exitCode = 1;
 }

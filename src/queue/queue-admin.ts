@@ -42,7 +42,8 @@ export type FailedFilter = {
   limit?: number | undefined;
 };
 
-export type RetryOutcome = { retried: Array<{ queue: QueueName; id: string }>; skipped: Array<{ queue: QueueName; id: string; reason: string }> };
+/** What a retry did; a job found in no queue (none was named) is skipped without one. */
+export type RetryOutcome = { retried: Array<{ queue: QueueName; id: string }>; skipped: Array<{ queue?: QueueName; id: string; reason: string }> };
 
 /**
  * Tries a failed download.file job's file again through the downloads table; undefined when it did, else why
@@ -130,7 +131,10 @@ export class QueueAdmin {
   /** Moves one failed job back to waiting with its attempts reset, so it gets its full retry budget again. */
   async retry(id: string, queue?: QueueName): Promise<RetryOutcome> {
     const found = await this.find(id, queue);
-    if (!found) return { retried: [], skipped: [{ queue: queue ?? "sync", id, reason: "no such job (it may have been retried already or expired)" }] };
+    if (!found) {
+      const where = queue ? `in the ${queue} queue` : "in any queue";
+      return { retried: [], skipped: [{ ...(queue ? { queue } : {}), id, reason: `no such job ${where} (it may have been retried already or expired)` }] };
+    }
     const state = await found.job.getState();
     if (state !== "failed") return { retried: [], skipped: [{ queue: found.queue, id, reason: `it is ${state}, not failed` }] };
     const skipped = await this.retryJob(found.job);
