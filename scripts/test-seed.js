@@ -13,16 +13,24 @@ export function seedOfCommit(commit) {
   return (Number.parseInt(hex, 16) % (2 ** 31 - 1)) + 1;
 }
 
-function headCommit() {
+/** The full id of `rev` (HEAD, a short id) in this checkout, or null when git cannot name it. */
+function fullCommit(rev) {
   try {
-    return execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    return execFileSync("git", ["rev-parse", "--verify", "--quiet", `${rev}^{commit}`], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
   } catch {
     return null;
   }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const commit = process.argv[2] ?? headCommit();
+  const given = process.argv[2];
+  // The seed is always that of the full id, as .ci/run takes it from HEAD: a short id given here names the same
+  // commit, so it must give the same seed. A full id this checkout lacks is taken as it is.
+  const commit = given === undefined ? fullCommit("HEAD") : /^[0-9a-f]{40}$/i.test(given) ? given : fullCommit(given);
+  if (given !== undefined && !commit) {
+    console.error(`test-seed: "${given}" is not a commit of this checkout: give one it has, or a full 40-digit commit id`);
+    process.exit(2);
+  }
   if (commit) console.log(`${seedOfCommit(commit)}\tcommit ${commit.slice(0, 12)}`);
   else console.log(`${randomInt(1, 2 ** 31)}\trandom (no git commit)`);
 }

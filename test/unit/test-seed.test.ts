@@ -25,7 +25,21 @@ describe("the CI test order seed", () => {
   });
 
   it("prints the seed of the commit given, tab-separated from where it came", () => {
-    const out = execFileSync("node", ["scripts/test-seed.js", "abcdef1234567"], { encoding: "utf8" });
-    expect(out).toBe(`${seedOfCommit("abcdef1234567")}\tcommit abcdef123456\n`);
+    const full = "abcdef1234567000000000000000000000000000";
+    const out = execFileSync("node", ["scripts/test-seed.js", full], { encoding: "utf8" });
+    expect(out).toBe(`${seedOfCommit(full)}\tcommit abcdef123456\n`);
+  });
+
+  it("gives a short id the seed of the full commit it names, the one .ci/run prints for it", () => {
+    const head = execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8" }).trim();
+    const ci = execFileSync("node", ["scripts/test-seed.js"], { encoding: "utf8" });
+    expect(ci).toBe(`${seedOfCommit(head)}\tcommit ${head.slice(0, 12)}\n`);
+    expect(execFileSync("node", ["scripts/test-seed.js", head.slice(0, 7)], { encoding: "utf8" })).toBe(ci);
+  });
+
+  it("refuses in one line a short id this checkout does not have", () => {
+    expect(() => execFileSync("node", ["scripts/test-seed.js", "abcdef1234567"], { encoding: "utf8", stdio: "pipe" })).toThrow(
+      /"abcdef1234567" is not a commit of this checkout: give one it has, or a full 40-digit commit id/,
+    );
   });
 });
