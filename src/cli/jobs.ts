@@ -20,6 +20,7 @@ import { Producer } from "../queue/producer.ts";
 import { createServices, openRedis, type Services } from "../services.ts";
 import { cliLogger } from "./output/mode.ts";
 import { printJson, printOut } from "./output/print.ts";
+import { limitOption } from "./limit-option.ts";
 import { formatRelative } from "../status/units.ts";
 
 function parseQueue(name: string | undefined): QueueName | undefined {
@@ -32,13 +33,6 @@ function parseQueue(name: string | undefined): QueueName | undefined {
 function parseSource(name: string | undefined): string | undefined {
   if (name === undefined || (SOURCE_NAMES as readonly string[]).includes(name)) return name;
   throw new UserError(`unknown source "${name}": choose from ${SOURCE_NAMES.join(", ")}`);
-}
-
-/** `--limit`: not a whole number (NaN) or 0 listed nothing, as "no failed jobs" however many had failed. */
-function parseLimit(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new UserError(`--limit expects a whole number from 1, not "${value}"`);
-  return n;
 }
 
 async function withAdmin<T>(run: (admin: QueueAdmin) => Promise<T>): Promise<T> {
@@ -139,7 +133,7 @@ export function registerJobsCommand(program: Command): void {
     .description("list failed jobs with the reason, attempts, times and payload ids (newest first)")
     .option("--queue <queue>", `only this queue (${QUEUE_NAMES.join(", ")})`)
     .option("--source <source>", "only sync jobs of this source (gallery, notes, ...)")
-    .option("--limit <n>", "at most this many", parseLimit, 100)
+    .option("--limit <n>", "at most this many", limitOption(), 100)
     .option("--json", "print JSON")
     .action(async (opts: { queue?: string; source?: string; limit: number; json?: boolean }) => {
       const queue = parseQueue(opts.queue);

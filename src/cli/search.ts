@@ -9,7 +9,6 @@ import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { connectReadyDatabase } from "../db/schema-check.ts";
 import { ReadableTreeRepository } from "../db/readable-tree.repository.ts";
 import type { Queryable } from "../db/with-transaction.ts";
-import { UserError } from "../errors.ts";
 import {
   DEFAULT_SEARCH_LIMIT,
   HIGHLIGHT_END,
@@ -24,14 +23,9 @@ import { buildReadableLinks, MAX_FOLDER_DEPTH, originalKeyOf } from "../storage/
 import { colorsFor } from "./output/mode.ts";
 import type { Colors } from "./output/terminal.ts";
 import { printJson, printOut } from "./output/print.ts";
+import { limitOption } from "./limit-option.ts";
 
 type SearchCliOptions = { type?: SearchKind; user?: string; limit: number; json?: boolean };
-
-function parseLimit(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 500) throw new UserError(`--limit expects a whole number from 1 to 500, not "${value}"`);
-  return n;
-}
 
 /** The JSON form: the snippet as plain text plus the matched words. */
 export function hitToJson(hit: SearchHit) {
@@ -104,7 +98,7 @@ export function registerSearchCommand(program: Command): void {
     .argument("<text...>", 'what to look for: words, "a phrase", -excluded, or either OR other')
     .addOption(new Option("--type <kind>", "only this kind of item").choices([...SEARCH_KINDS]))
     .option("--user <name>", "only by this artist (deviations, comments), sender (notes) or originator (messages)")
-    .option("--limit <n>", "at most this many results (1-500)", parseLimit, DEFAULT_SEARCH_LIMIT)
+    .option("--limit <n>", "at most this many results (1-500)", limitOption(500), DEFAULT_SEARCH_LIMIT)
     .option("--json", "print the results as JSON")
     .action(async (words: string[], opts: SearchCliOptions) => {
       const { config, release } = await resolveDatabase(loadConfig());

@@ -1,0 +1,13 @@
+// `--limit <n>` as commands take it: a whole number from 1 (and at most `max` where one is given), or one line that
+// says so. Anything else (NaN, 0) listed nothing, as if nothing were there.
+import { UserError } from "../errors.ts";
+
+/** A commander option parser for `--limit`, bounded above by `max` when given. */
+export function limitOption(max?: number): (value: string) => number {
+  const range = max === undefined ? "from 1" : `from 1 to ${max}`;
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1 || (max !== undefined && n > max)) throw new UserError(`--limit expects a whole number ${range}, not "${value}"`);
+    return n;
+  };
+}
