@@ -69,8 +69,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
   };
 
   const rows = await part("accounts", () => deps.accounts.list(), [] as AccountRow[]);
-  const movedTo = await part("engine", async () => (await movedAway(deps.coord, deps.config.redisPrefix)) ?? null, null);
-  const [accounts, sources, queues, downloads, archive, workers, unreadable, pacing, notArchivable] = await Promise.all([
+  const [accounts, sources, queues, downloads, archive, workers, unreadable, pacing, notArchivable, movedTo] = await Promise.all([
     part("accounts", () => Promise.all(rows.map((r) => accountStatus(deps, r, now))), [] as AccountStatusView[]),
     part("sources", () => sourceStatuses(deps.pool, rows, deps.queues, deps.config.schedules), [] as SourceStatusView[]),
     // Job timestamps and heartbeats are wall-clock times, whatever clock `now` follows (tests: the simulator's).
@@ -90,6 +89,8 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     // The pacer's clock is the wall clock, like the heartbeats'.
     part("pacing", () => pacingStatusesOf(deps.pacer, Date.now()), [] as PacingStatusView[]),
     part("not archivable", () => collectNotArchivable(deps.pool), emptyNotArchivable()),
+    // Where `dvault engine migrate` moved the install, when it moved it away from this engine.
+    part("engine", async () => (await movedAway(deps.coord, deps.config.redisPrefix)) ?? null, null),
   ]);
   return {
     version: STATUS_VERSION,
