@@ -50,4 +50,11 @@ describe("notRunJson", () => {
     expect(printed?.message).not.toContain("tok123456789");
     expect(printed?.message).toContain("postgresql://dvault:***@db/dvault");
   });
+
+  it("tells a step stopped during the sync from one refused before it started, and is null beside a summary", () => {
+    expect(notRunJson(undefined, true, { error: stoppedBeforeDownload() })).toEqual({ why: "stopped", message: stoppedBeforeDownload().message });
+    const login = new UserError("every account must log in again: run dvault auth login", EXIT_NEEDS_LOGIN);
+    expect(notRunJson(undefined, false, { error: login })).toEqual({ why: "refused", message: login.message });
+    expect(notRunJson({} as Parameters<typeof notRunJson>[0], false, { error: undefined })).toBeNull();
+  });
 });
