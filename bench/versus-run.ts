@@ -154,6 +154,9 @@ function traffic(
   const log: RequestLogEntry[] = sim.log();
   const api = log.filter(isApiEntry);
   const during = log.filter((e) => e.realMs >= started);
+  // VERSUS_TIMELINE names a file each run's requests are appended to (ms since the run's start, status, route), to see where the wall goes.
+  const timeline = process.env.VERSUS_TIMELINE;
+  if (timeline) appendFileSync(timeline, `${during.map((e) => `${e.realMs - started}\t${e.status}\t${e.route}`).join("\n")}\n--\n`);
   return {
     firstMs: (during[0]?.realMs ?? started) - started,
     lastMs: (during.at(-1)?.realMs ?? started) - started,
