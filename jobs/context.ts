@@ -15,4 +15,9 @@ export type WorkerContext = JobContext & {
   schedules?: () => Schedules;
   /** Only where a person watches the run in this process (`sync --once`, the demo): src/queue/progress.ts. */
   progress?: ProgressSink;
+  /**
+   * The downloads a sync wants are run by this process (`dvault archive --once`'s download step, beside the sync):
+   * they stay wanted for it, not handed to the worker's queue (sync-source/handler.ts).
+   */
+  downloadsHere?: boolean;
 };

@@ -28,6 +28,8 @@ export type RunHereOptions = {
   progress?: ProgressSink;
   /** A job's handler as this run wraps it (`sync --once`'s patience); default the worker's own. */
   around?: (entry: JobEntry<WorkerContext>) => JobEntry<WorkerContext>;
+  /** WorkerContext.downloadsHere: this process runs the downloads the jobs want (`dvault archive --once`). */
+  downloadsHere?: boolean;
 };
 
 export function runHere(options: RunHereOptions, jobs: readonly RunNowJob[]): Promise<RunNowOutcome[]> {
@@ -41,7 +43,15 @@ export function runHere(options: RunHereOptions, jobs: readonly RunNowJob[]): Pr
       backend: services.queues,
       log,
       queues: [options.queue],
-      makeContext: (base) => ({ ...base, services, sources, producer, everyMs: {}, ...(options.progress ? { progress: options.progress } : {}) }),
+      makeContext: (base) => ({
+        ...base,
+        services,
+        sources,
+        producer,
+        everyMs: {},
+        ...(options.progress ? { progress: options.progress } : {}),
+        ...(options.downloadsHere ? { downloadsHere: true } : {}),
+      }),
       ...(options.retry ? { retry: options.retry } : {}),
       ...(options.handOver ? { handOver: options.handOver } : {}),
       ...(options.signal ? { signal: options.signal } : {}),

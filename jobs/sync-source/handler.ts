@@ -3,6 +3,7 @@
 // files a first sync wants start downloading (and share the pacing budget with the sources still running)
 // as soon as the source that found them finishes, not at the next `downloads.enqueue` tick minutes later.
 // Only at the end of a run: a text download queued mid-run could find its /deviation/content not yet fetched.
+// Not at all when this process runs the downloads itself (`dvault archive --once`, ctx.downloadsHere).
 import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 import type { JobResult } from "../../src/queue/job-definition.ts";
 import { runSource } from "../../src/sync/run-source.ts";
@@ -23,7 +24,7 @@ export async function syncSourceHandler(payload: SyncSourcePayload, ctx: WorkerC
   );
   const { status, reason, counters, apiCalls, paced, throttled, durationMs, full } = result;
   let downloads: { downloadsQueued: number; enqueueMs: number } | undefined;
-  if (status !== "skipped" && counters.new + counters.changed > 0) {
+  if (status !== "skipped" && counters.new + counters.changed > 0 && !ctx.downloadsHere) {
     const started = Date.now();
     try {
       const summary = await enqueueDueDownloads(ctx.services, ctx.producer);

@@ -48,6 +48,8 @@ export async function runSyncHere(args: {
   /** Default the config's DVAULT_RUN_* settings; real time, as the queue's delays are. */
   patience?: RunPatienceSettings;
   progress?: ProgressSink;
+  /** The downloads the runs want are run by this process (WorkerContext.downloadsHere). */
+  downloadsHere?: boolean;
 }): Promise<SyncHereOutcome[]> {
   const { services, log, runs, full } = args;
   const patience = new RunPatience(args.patience ?? services.config.runPatience);
@@ -88,6 +90,7 @@ export async function runSyncHere(args: {
         // One attempt: a failure that passes comes back as a delay while the run's patience lasts (above).
         retry: { in: "here", attempts: 1 },
         ...(args.signal ? { signal: args.signal } : {}),
+        ...(args.downloadsHere ? { downloadsHere: true } : {}),
       },
       runs.map((run) => ({
         name: "sync.source",

@@ -1,19 +1,22 @@
 // `dvault archive --once`: what `dvault sync --once` then `dvault download --once` do, in one process (one
 // start-up, one connection to the database, the queue engine and the shared pace): the sync step is sync.ts's
-// (planRuns, syncHere), the download step run-once.ts's (runDownloadsOnce), and the summary is both of theirs,
-// one after the other, with one exit code (archiveVerdict).
+// (planRuns, syncHere), the download step run-once.ts's (runDownloadsOnce), run side by side (bothSteps: the files
+// that spend no allowance while the sync lists, the rest once it has), and the summary is both of theirs, one after
+// the other, with one exit code (archiveVerdict).
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { SOURCE_NAMES } from "../config-defaults.ts";
 import type { DownloadSummary } from "../downloads/run-once.ts";
 import { ARCHIVE_EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NEEDS_LOGIN, EXIT_PAUSED, UserError } from "../errors.ts";
 import { scrubString } from "../redact.ts";
-import { createServices } from "../services.ts";
+import type { Logger } from "../log.ts";
+import { createServices, type Services } from "../services.ts";
 import { downloadHere, downloadVerdict, formatDownloadSummary, parseConcurrency } from "./download.ts";
 import { cliLogger, colorsFor } from "./output/mode.ts";
+import { progressView } from "./output/progress.ts";
 import { printJson, printOut, reportRun } from "./output/print.ts";
 import { abortOnSignal } from "./stop-signal.ts";
-import { parseOnly, planRuns, printSummary, type SyncRow, summaryJson, syncHere, syncVerdict } from "./sync.ts";
+import { type PlannedRun, parseOnly, planRuns, printSummary, type SyncRow, summaryJson, syncHere, syncVerdict } from "./sync.ts";
 
 type ArchiveOptions = { once?: boolean; only?: string; account?: string; full?: boolean; due?: boolean; concurrency?: string; json?: boolean };
 
@@ -43,12 +46,13 @@ export function archiveVerdict(sync: UserError | undefined, download: UserError 
 }
 
 export const ARCHIVE_HELP = `
-The sync step runs the sources as dvault sync --once does (--only, --account, --full, --due); the download step then
-runs every due download of the account(s), as dvault download --once does (--account, --concurrency), also when a
-source failed: what did sync is downloaded. A download step that cannot start (every account must log in again) is
-reported as its exit code; one stopped by an error (PostgreSQL or Redis lost mid-run) is reported after the sync's
-table in one line, exit 1. A stop by Ctrl-C during the sync skips the download step and exits 130, even when every
-source had finished.
+The sync step runs the sources as dvault sync --once does (--only, --account, --full, --due); the download step runs
+every due download of the account(s), as dvault download --once does (--account, --concurrency), also when a source
+failed: what did sync is downloaded. The two run side by side: while the sources are listed, only files that cannot
+spend the weekly allowance are fetched (renditions, texts, originals the artist does not offer); the originals wait
+until every source has listed, then spend it in DVAULT_DOWNLOAD_PRIORITY order. A download step that cannot start
+(every account must log in again) is reported as its exit code; one stopped by an error (PostgreSQL or Redis lost
+mid-run) is reported after the sync's table in one line, exit 1. A stop by Ctrl-C stops both steps and exits 130.
 The exit code is the worse of the two steps': 2 (paused) before 4 (log in) before 130 (stopped) before 1 (failed).
 ${ARCHIVE_EXIT_CODES_HELP}`;
 
@@ -99,6 +103,47 @@ export function notRunJson(
   return { why, message: scrubString(step.error?.message ?? "not started") };
 }
 
+type StepResult = Awaited<ReturnType<typeof downloadStep>>;
+
+/**
+ * The two steps side by side, with one progress view: while the sync lists, the download step takes the files that
+ * cannot spend the weekly allowance (renditions, texts, originals the artist does not offer); the originals that may
+ * spend it wait until every source has listed, so the allowance still goes in DVAULT_DOWNLOAD_PRIORITY order over
+ * all the sync found (src/downloads/once-claims.ts). A stop reaches both; a sync that throws stops the downloads
+ * first. `skipped`: stopped before either started, so no download step ran.
+ */
+async function bothSteps(args: {
+  services: Services;
+  plan: PlannedRun[];
+  opts: ArchiveOptions;
+  log: Logger;
+  json: boolean;
+  concurrency: number | undefined;
+  signal: AbortSignal;
+}): Promise<{ results: SyncRow[]; step: StepResult; skipped: boolean }> {
+  const { services, plan, opts, log, json, signal } = args;
+  const view = progressView({ json });
+  const downloads = new AbortController();
+  const stopDownloads = () => downloads.abort();
+  signal.addEventListener("abort", stopDownloads, { once: true });
+  const skipped = signal.aborted;
+  const syncing = plan.length ? syncHere({ services, plan, full: opts.full, log, json, signal, view, downloadsHere: !skipped }) : Promise.resolve([]);
+  const downloading: Promise<StepResult> = skipped
+    ? Promise.resolve({ summary: undefined, error: stoppedBeforeDownload(), failed: false })
+    : downloadStep({ services, account: opts.account, log, signal: downloads.signal, concurrency: args.concurrency, json, view, alongside: syncing });
+  try {
+    const results = await syncing.catch(async (err: unknown) => {
+      downloads.abort();
+      await downloading;
+      throw err;
+    });
+    return { results, step: await downloading, skipped };
+  } finally {
+    signal.removeEventListener("abort", stopDownloads);
+    view.stop();
+  }
+}
+
 export function registerArchiveCommand(program: Command): void {
   program
     .command("archive")
@@ -130,15 +175,8 @@ export function registerArchiveCommand(program: Command): void {
           ...(opts.account ? { account: opts.account } : {}),
           ...(opts.due ? { due: true } : {}),
         });
-        let results: SyncRow[] = [];
-        if (plan.length) results = await syncHere({ services, plan, full: opts.full, log, json, signal: stop.signal });
+        const { results, step, skipped } = await bothSteps({ services, plan, opts, log, json, concurrency, signal: stop.signal });
         const syncError = await syncVerdict(services, plan, results, AGAIN);
-        // Stopped at any point of the sync step, even after its last source finished: no download was started, and
-        // the exit code says so (130), never 0, which would tell a script the archive is complete.
-        const skipped = stop.signal.aborted;
-        const step = skipped
-          ? { summary: undefined, error: stoppedBeforeDownload(), failed: false }
-          : await downloadStep({ services, account: opts.account, log, signal: stop.signal, concurrency, json });
         const { summary } = step;
         await reportRun({
           json,
@@ -147,7 +185,7 @@ export function registerArchiveCommand(program: Command): void {
             if (plan.length) printSummary(results);
             else printOut("sync: nothing is due; leave out --due (or use --only <sources>) to run anyway");
             printOut("");
-            if (summary) printOut(formatDownloadSummary(summary, colorsFor()));
+            if (summary) printOut(formatDownloadSummary(summary, colorsFor(), AGAIN));
             else printOut(noSummaryLine(skipped, step.failed));
           },
           verdict: () => {

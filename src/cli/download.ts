@@ -17,12 +17,12 @@ import { cliLogger, colorsFor } from "./output/mode.ts";
 import { abortOnSignal } from "./stop-signal.ts";
 import type { Colors } from "./output/terminal.ts";
 import { printErr, printJson, printOut, reportRun } from "./output/print.ts";
-import { progressView } from "./output/progress.ts";
+import { type ProgressView, progressView } from "./output/progress.ts";
 
 type DownloadOptions = { once?: boolean; account?: string; concurrency?: string; json?: boolean };
 
 /** The closing lines of `dvault download --once`; the labels in bold and the counts that need a look in colour when `colors` can. */
-export function formatDownloadSummary(s: DownloadSummary, colors?: Colors): string {
+export function formatDownloadSummary(s: DownloadSummary, colors?: Colors, again = "dvault download --once"): string {
   const lines = [
     `done              ${s.done}${s.upgraded ? ` (${s.upgraded} upgraded from a degraded rendition)` : ""}`,
     `degraded          ${s.degraded}${s.degraded ? " (a free rendition stored; the original follows when the allowance refills)" : ""}`,
@@ -41,7 +41,7 @@ export function formatDownloadSummary(s: DownloadSummary, colors?: Colors): stri
     );
   lines.push(`left              ${leftWords(s.left)}`);
   for (const n of s.needsLogin) lines.push(`waiting for a login: ${n.account}'s downloads were left wanted (dvault auth login --account ${n.account})`);
-  if (s.interrupted) lines.push("STOPPED before the end: run dvault download --once again to continue (partial files are resumed)");
+  if (s.interrupted) lines.push(`STOPPED before the end: run ${again} again to continue (partial files are resumed)`);
   if (s.paused) lines.push(`PAUSED: ${s.paused.reason}`);
   if (!colors) return lines.join("\n");
   // A line whose count needs a look is painted whole: green for stored, yellow for waiting, red for failed.
@@ -109,8 +109,12 @@ export async function downloadHere(args: {
   signal: AbortSignal;
   concurrency: number | undefined;
   json: boolean;
+  /** A view shared with another step (archive's), left drawing at the end; else one of its own. */
+  view?: ProgressView;
+  /** The sync step beside it (archive's): see RunOnceOptions.alongside. */
+  alongside?: Promise<unknown>;
 }): Promise<DownloadSummary> {
-  const view = progressView({ json: args.json });
+  const view = args.view ?? progressView({ json: args.json });
   try {
     return await runDownloadsOnce({
       services: args.services,
@@ -119,9 +123,10 @@ export async function downloadHere(args: {
       signal: args.signal,
       ...(args.concurrency !== undefined ? { concurrency: args.concurrency } : {}),
       ...(view.sink ? { progress: view.sink } : {}),
+      ...(args.alongside ? { alongside: args.alongside } : {}),
     });
   } finally {
-    view.stop();
+    if (!args.view) view.stop();
   }
 }
 

@@ -18,7 +18,7 @@ import { SOURCES } from "../sync/sources/index.ts";
 import { noWorkerNote } from "./no-worker.ts";
 import { cliLogger, colorsFor } from "./output/mode.ts";
 import { printErr, printJson, printOut, reportRun } from "./output/print.ts";
-import { progressView } from "./output/progress.ts";
+import { type ProgressView, progressView } from "./output/progress.ts";
 import type { ProgressSink } from "../queue/progress.ts";
 import { formatTable, paintOutcome } from "./output/table.ts";
 import { abortOnSignal } from "./stop-signal.ts";
@@ -120,9 +120,18 @@ async function runPlanHere(args: {
   log: Logger;
   signal: AbortSignal;
   progress?: ProgressSink | undefined;
+  downloadsHere?: boolean | undefined;
 }): Promise<SyncRow[]> {
   const { services, plan, log, signal } = args;
-  const outcomes = await runSyncHere({ services, log, runs: plan, full: args.full === true, signal, ...(args.progress ? { progress: args.progress } : {}) });
+  const outcomes = await runSyncHere({
+    services,
+    log,
+    runs: plan,
+    full: args.full === true,
+    signal,
+    ...(args.progress ? { progress: args.progress } : {}),
+    ...(args.downloadsHere ? { downloadsHere: true } : {}),
+  });
   return outcomes.map((o, i): SyncRow => {
     const run = plan[i]!;
     if ("error" in o) return { plan: run, error: o.error, ...(o.interrupted ? { interrupted: true } : {}) };
@@ -144,13 +153,18 @@ export async function syncHere(args: {
   log: Logger;
   json: boolean;
   signal: AbortSignal;
+  /** A view shared with another step (archive's), left drawing at the end; else one of its own. */
+  view?: ProgressView;
+  /** The downloads the sync wants are run by this process, beside it (archive's): not handed to the worker's queue. */
+  downloadsHere?: boolean;
 }): Promise<SyncRow[]> {
   const lease = await holdWorkLease(args.services.coord, args.services.config.redisPrefix);
-  const view = progressView({ json: args.json });
+  const view = args.view ?? progressView({ json: args.json });
   try {
-    return await runPlanHere({ services: args.services, plan: args.plan, full: args.full, log: args.log, signal: args.signal, progress: view.sink });
+    const { services, plan, full, log, signal, downloadsHere } = args;
+    return await runPlanHere({ services, plan, full, log, signal, progress: view.sink, downloadsHere });
   } finally {
-    view.stop();
+    if (!args.view) view.stop();
     await lease.stop().catch(() => undefined);
   }
 }

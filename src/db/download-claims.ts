@@ -75,14 +75,35 @@ function dueNow(now: Date): RawBuilder<boolean> {
   return sql<boolean>`(d.queued_at IS NULL AND (d.status IN ('wanted', 'queued') OR (d.status IN ('deferred_quota', 'degraded', 'failed') AND d.next_attempt_at <= ${now})))`;
 }
 
+/**
+ * A row a run may fetch while the sync that wants it still runs (of downloads `d`, deviations `v`): an original that
+ * src/downloads/download-file.ts#fetchOriginal settles without /deviation/download, so it cannot spend the weekly
+ * allowance (its deviation deleted, or not offered for download). Other originals may spend it; texts wait for the
+ * end of their source's run, which fetches their /deviation/content (jobs/sync-source/handler.ts).
+ */
+function spendsNothing(): RawBuilder<boolean> {
+  return sql<boolean>`(d.kind = 'original' AND (v.is_downloadable IS FALSE OR v.is_deleted IS TRUE))`;
+}
+
+/** What a claim takes (see DownloadRepository.claimDueDownloads). */
+export type ClaimArgs = {
+  accountId: number;
+  now: Date;
+  classes: readonly string[];
+  limit: number;
+  queuedBefore?: Date;
+  /** Only these deviations' rows (`dvault add`); all when absent. */
+  deviationids?: readonly string[] | undefined;
+  /** Only originals that cannot spend the weekly allowance, no texts (`dvault archive --once` while its sync runs: spendsNothing). */
+  freeOnly?: boolean;
+};
+
 /** See DownloadRepository.claimDueDownloads. */
-export async function claimDue(
-  db: Queryable,
-  args: { accountId: number; now: Date; classes: readonly string[]; limit: number; queuedBefore?: Date; deviationids?: readonly string[] | undefined },
-): Promise<ClaimedDownload[]> {
+export async function claimDue(db: Queryable, args: ClaimArgs): Promise<ClaimedDownload[]> {
   const { accountId, now, limit } = args;
   const queuedBefore = args.queuedBefore ?? null;
   const only = sql`${args.deviationids ? [...args.deviationids] : null}::text[]`;
+  const freeOnly = args.freeOnly === true;
   const { rows } = await sql<ClaimedRow>`
 WITH a AS (SELECT id, user_id FROM accounts WHERE id = ${accountId}),
 due AS (
@@ -92,6 +113,7 @@ due AS (
   CROSS JOIN a
   WHERE (d.account_id IS NULL OR d.account_id = a.id)
     AND (${only} IS NULL OR d.deviationid = ANY(${only}))
+    AND (NOT ${freeOnly}::boolean OR ${spendsNothing()})
     AND (
       ${dueNow(now)}
       OR (d.queued_at <= ${queuedBefore} AND d.status IN ('wanted', 'queued', 'deferred_quota', 'degraded'))

@@ -23,53 +23,96 @@ export type OnceClaimsArgs = {
   deviationids: readonly string[] | undefined;
   /** The run's claims are recorded under its lease, so they come back soon if it is killed. */
   lease: HolderLease;
+  /**
+   * Work beside the run that makes rows due (`dvault archive --once`'s sync step). Until it settles, claims take
+   * only rows that cannot spend the weekly allowance, and a claim of nothing waits for it (or BESIDE_POLL_MS) instead
+   * of ending the claims: the allowance is spent only once every source has listed, in the priority order of all
+   * it found (README: DVAULT_DOWNLOAD_PRIORITY).
+   */
+  alongside?: Promise<unknown> | undefined;
 };
+
+/** While work beside the run goes on, how often a claim that found nothing looks again. */
+export const BESIDE_POLL_MS = 250;
 
 export class OnceClaims {
   /** Every row claimed, as the lease names them (dropped from it at the end). */
   readonly held: string[] = [];
   private readonly exhausted = new Set<number>();
   private readonly had = new Set<string>();
+  private readonly warned = new Set<string>();
   private readonly runStart: Date;
+  private besideEnded: boolean;
 
   constructor(private readonly args: OnceClaimsArgs) {
     this.runStart = new Date(args.services.now());
+    this.besideEnded = args.alongside === undefined;
+    const ended = () => {
+      this.besideEnded = true;
+    };
+    args.alongside?.then(ended, ended);
   }
 
   /** Whether an account may still have rows due. */
   get open(): boolean {
-    return this.args.accounts.some((a) => !this.exhausted.has(a.id) && !this.args.lost.has(a.id));
+    const { accounts, lost } = this.args;
+    if (!this.besideEnded) return accounts.some((a) => !lost.has(a.id));
+    return accounts.some((a) => !this.exhausted.has(a.id) && !lost.has(a.id));
   }
 
   /** The next batch of one account's due rows; empty when an account's claim found nothing new (try again while open). */
   async next(): Promise<ClaimedDownload[]> {
-    const { services, deps, log, lost } = this.args;
+    if (!this.besideEnded) return this.nextBeside();
     for (const account of this.args.accounts) {
-      if (this.exhausted.has(account.id) || lost.has(account.id)) continue;
-      const rows = await deps.repo.claimDueDownloads({
-        accountId: account.id,
-        now: new Date(Math.max(services.now(), this.runStart.getTime() + 1)),
-        classes: services.config.downloadPriority,
-        limit: this.args.batch,
-        queuedBefore: this.runStart,
-        deviationids: this.args.deviationids,
-      });
+      if (this.exhausted.has(account.id) || this.args.lost.has(account.id)) continue;
+      const fresh = await this.claim(account, false);
       // A claim of nothing new (rows this run already had, left due by their outcome) ends the account's claims:
       // the run never loops on the same files.
-      const fresh = rows.filter((r) => !this.had.has(r.id));
-      const again = rows.filter((r) => this.had.has(r.id));
-      for (const r of again) await deps.repo.releaseDownload(r.id, new Date(services.now()));
-      if (again.length > 0) log.warn({ account: account.name, rows: again.length }, "rows this run already handled are due again: left for the next run");
-      if (fresh.length === 0) {
-        this.exhausted.add(account.id);
-        continue;
-      }
-      for (const r of fresh) this.had.add(r.id);
-      this.held.push(...fresh.map(heldRowItem));
-      await this.args.lease.hold(fresh.map(heldRowItem));
-      return fresh;
+      if (fresh.length > 0) return fresh;
+      this.exhausted.add(account.id);
     }
     return [];
+  }
+
+  /** While the work beside the run goes on: what spends no allowance, else a wait for more (nothing is exhausted yet). */
+  private async nextBeside(): Promise<ClaimedDownload[]> {
+    for (const account of this.args.accounts) {
+      if (this.args.lost.has(account.id)) continue;
+      const fresh = await this.claim(account, true);
+      if (fresh.length > 0) return fresh;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const tick = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, BESIDE_POLL_MS);
+    });
+    await Promise.race([tick, this.args.alongside?.catch(() => undefined)]);
+    clearTimeout(timer);
+    return [];
+  }
+
+  /** One claim of an account's due rows: those the run had not yet had, held under its lease; the others given back. */
+  private async claim(account: { id: number; name: string }, freeOnly: boolean): Promise<ClaimedDownload[]> {
+    const { services, deps, log } = this.args;
+    const rows = await deps.repo.claimDueDownloads({
+      accountId: account.id,
+      now: new Date(Math.max(services.now(), this.runStart.getTime() + 1)),
+      classes: services.config.downloadPriority,
+      limit: this.args.batch,
+      queuedBefore: this.runStart,
+      deviationids: this.args.deviationids,
+      freeOnly,
+    });
+    const fresh = rows.filter((r) => !this.had.has(r.id));
+    const again = rows.filter((r) => this.had.has(r.id));
+    for (const r of again) await deps.repo.releaseDownload(r.id, new Date(services.now()));
+    const news = again.filter((r) => !this.warned.has(r.id));
+    for (const r of news) this.warned.add(r.id);
+    if (news.length > 0) log.warn({ account: account.name, rows: news.length }, "rows this run already handled are due again: left for the next run");
+    for (const r of fresh) this.had.add(r.id);
+    if (fresh.length === 0) return [];
+    this.held.push(...fresh.map(heldRowItem));
+    await this.args.lease.hold(fresh.map(heldRowItem));
+    return fresh;
   }
 }
 

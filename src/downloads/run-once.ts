@@ -59,6 +59,11 @@ export type RunOnceOptions = {
   deps?: DownloadDeps;
   /** Told of each transfer and of the files settled so far (src/queue/progress.ts). */
   progress?: ProgressSink;
+  /**
+   * Work beside the run that makes rows due (`dvault archive --once`'s sync step): until it settles, the run takes
+   * only files that cannot spend the weekly allowance and waits for more rather than ending (once-claims.ts).
+   */
+  alongside?: Promise<unknown>;
 };
 
 /** One claimed row while the run has it: its turn at the allowance, its last answer, since when another process holds it. */
@@ -125,7 +130,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     storedSomething: false,
   };
   const batch = Math.max(1, Math.floor(opts.claimBatch ?? services.config.downloadClaimBatch));
-  const claims = new OnceClaims({ services, deps, log, accounts, lost, batch, deviationids: opts.deviationids, lease });
+  const claims = new OnceClaims({ services, deps, log, accounts, lost, batch, deviationids: opts.deviationids, lease, alongside: opts.alongside });
   // The bar's total is what is due (or queued) when the run starts, raised as claims find more.
   const atStart = await leftNow();
   run.files.expected = atStart.dueNow + atStart.queued;

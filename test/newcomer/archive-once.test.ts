@@ -56,6 +56,30 @@ describe("dvault archive --once", () => {
     }
   }, 90_000);
 
+  it("fetches beside the sync only what cannot spend the allowance; the rest once every source has listed", async () => {
+    const h = await account();
+    try {
+      // The sync's tags and descriptions take a second to come, after its gallery page is saved: it is still running
+      // while that page's files are due.
+      h.sim.faults.add({ kind: "latency", latencyMs: 1000, route: "/deviation/metadata", times: 1000 });
+      const free = [...h.sim.truth.deviations.values()].filter((d) => d.authorId === h.sim.truth.ownerId && d.image && d.isDownloadable === false);
+      expect(free.length, "the gallery has works the artist does not offer for download").toBeGreaterThan(0);
+      const run = await dvault(h, ["archive", "--once", "--only", "gallery"]);
+      expect(run.code, run.stderr).toBe(0);
+      const log = h.sim.log();
+      const paid = log.filter((e) => e.route.includes("/deviation/download"));
+      const lastSyncCall = Math.max(...log.filter((e) => e.route.startsWith("/api/") && !paid.includes(e)).map((e) => e.seq));
+      expect(paid.length).toBeGreaterThan(0);
+      // No call that spends the allowance before the sync's last call: they go in priority order over all it found.
+      expect(paid.filter((e) => e.seq < lastSyncCall)).toEqual([]);
+      // Files that spend nothing were fetched while it was still running.
+      expect(log.filter((e) => e.route.startsWith("/_cdn/") && e.seq < lastSyncCall).length).toBeGreaterThan(0);
+      expect(run.stdout).toMatch(/^left\s+nothing: every due file was handled$/m);
+    } finally {
+      await h.close();
+    }
+  }, 90_000);
+
   it("downloads what did sync when a source fails, reports both steps and exits 1", async () => {
     const h = await account();
     try {
@@ -133,7 +157,7 @@ describe("dvault archive --once", () => {
     }
   }, 60_000);
 
-  it("stopped by Ctrl-C during the sync: exit 130, the source STOPPED, the download step not started", async () => {
+  it("stopped by Ctrl-C during the sync: exit 130, both steps STOPPED, nothing of the allowance spent", async () => {
     const h = await account();
     try {
       // Every API answer takes a second: the run is still walking the gallery when the signal comes.
@@ -148,9 +172,11 @@ describe("dvault archive --once", () => {
       const run = await done;
       expect(run.code, run.stdout + run.stderr).toBe(130);
       expect(run.stdout).toMatch(/^SimArtist\s+gallery\s+STOPPED\s/m);
-      expect(run.stdout).toMatch(/^download: not started \(stopped during the sync\)$/m);
-      expect(run.stderr).toContain("run dvault archive --once again to continue");
-      expect(h.sim.log().filter((e) => e.route.startsWith("/_cdn/") || e.route.includes("/deviation/download"))).toEqual([]);
+      // The download step ran beside the sync and was stopped with it; it names the command that continues.
+      expect(run.stdout).toMatch(/^STOPPED before the end: run dvault archive --once again to continue/m);
+      expect(run.stderr).toMatch(/^dvault: sync: stopped before the end: .*; download: stopped before the end; .*run dvault archive --once again/m);
+      // Originals that may spend the weekly allowance wait for the end of the sync, which never came.
+      expect(h.sim.log().filter((e) => e.route.includes("/deviation/download"))).toEqual([]);
     } finally {
       await h.close();
     }
