@@ -54,6 +54,25 @@ describe("dvault in a terminal and in a pipe", () => {
     expect(verbose.stdout).toContain("source synced");
   }, 120_000);
 
+  it("archive --once in a TTY draws one view for both steps: the sources' lines, the files line, then both summaries", async () => {
+    // An account of its own: nothing another test synced or downloaded is in its way.
+    const own = await createDownloadHarness({
+      sim: { dataset: { deviations: 12, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0 }, startTime: new Date() },
+    });
+    try {
+      const tty = await runDvaultInTty(own, ["archive", "--once", "--only", "gallery"]);
+      expect(tty.code, tty.stdout).toBe(0);
+      const shown = plain(tty.stdout);
+      expect(shown).toMatch(/\/gallery\s+\d+ items?\s+\d+ calls?/);
+      expect(shown).toMatch(/files\s+\S+ \d+\/\d+\s+[\d.]+ (B|KiB|MiB)/);
+      expect(shown).toMatch(/^account\s+source\s+result/m);
+      expect(tty.stdout).toMatch(/\u001b\[32mdone/);
+      expect(shown).toMatch(/^left\s+nothing: every due file was handled/m);
+    } finally {
+      await own.close();
+    }
+  }, 120_000);
+
   it("download --once in a TTY shows the files line with a rate and an ETA", async () => {
     await h.syncAll(["gallery"]);
     const tty = await runDvaultInTty(h, ["download", "--once"]);
