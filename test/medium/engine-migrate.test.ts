@@ -205,6 +205,24 @@ describeNeedingRedis("dvault engine migrate refuses, leaving both engines untouc
   }, 60_000);
 });
 
+describeNeedingRedis("dvault engine migrate with no settings file to write", () => {
+  it("says DVAULT_ENGINE must be set before the worker starts: a bare dvault worker would run on the old engine", async () => {
+    const own = await smallInstallOnRedis();
+    try {
+      // No --config, and no settings file where dvault looks (HOME is a folder that does not exist).
+      const moved = await runDvault({ ...own, env: { ...own.env, DVAULT_ENGINE: "" } }, ["engine", "migrate", "--to", "postgres"]);
+      expect(moved.code, moved.stderr).toBe(0);
+      expect(moved.stdout).toContain("moved from redis to postgres:\n");
+      expect(moved.stdout).not.toContain("wrote DVAULT_ENGINE");
+      expect(moved.stdout.trimEnd().split("\n").at(-1)).toBe(
+        "next: once DVAULT_ENGINE=postgres is set, start the worker (dvault worker); it runs on the new engine",
+      );
+    } finally {
+      await own.close();
+    }
+  }, 120_000);
+});
+
 describeNeedingRedis("dvault engine status and migrate, as a person runs them with a settings file", () => {
   let h: DownloadHarness;
   let dir: string;
@@ -236,6 +254,7 @@ describeNeedingRedis("dvault engine status and migrate, as a person runs them wi
     expect(moved.stdout).toContain("moved from redis to postgres:\n");
     expect(moved.stdout).toContain(`\nwrote DVAULT_ENGINE=postgres to ${file}\n`);
     expect(readFileSync(file, "utf8")).toBe("# where queues, locks and the pace live\nDVAULT_ENGINE=postgres\n");
+    expect(moved.stdout.trimEnd().split("\n").at(-1)).toBe("next: start the worker (dvault worker); it runs on the new engine");
 
     const after = await run(["engine", "status"]);
     expect(after.stdout).toMatch(
