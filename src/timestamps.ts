@@ -36,3 +36,8 @@ function isCalendarDate(ymd: string): boolean {
   if (m < 1 || m > 12 || d < 1) return false;
   return d <= new Date(Date.UTC(y, m, 0)).getUTCDate();
 }
+
+/** A time as dvault's text forms print it, to the minute: "2026-11-22 09:00 UTC". */
+export function formatUtcMinute(date: Date): string {
+  return `${date.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}

@@ -14,6 +14,7 @@ import os from "node:os";
 import type { Coordinator } from "../coord/coordinator.ts";
 import { dropLock, lockHolder } from "../coord/lock.ts";
 import { UserError } from "../errors.ts";
+import { formatUtcMinute } from "../timestamps.ts";
 
 /** A holder on another host counts as dead this long after its last renewal (as long as BullMQ's own job lock). */
 const LEASE_TTL_S = 30;
@@ -173,7 +174,7 @@ export function readMovedTo(text: string | undefined, readOn: string): MovedTo |
 }
 
 /** A note's time as the text forms print it. */
-export const movedAtText = (moved: MovedTo): string => moved.at ?? "an unknown time";
+export const movedAtText = (moved: MovedTo): string => (moved.at ? formatUtcMinute(new Date(moved.at)) : "an unknown time");
 
 /**
  * The lease, unless the install has moved away from this engine: a process that read DVAULT_ENGINE before a move

@@ -1,5 +1,6 @@
 // Human units shared by `dvault status` and the dashboard: durations and relative times. Sizes are the
 // foundation's one formatter (src/text/bytes.ts).
+import { formatUtcMinute } from "../timestamps.ts";
 
 /** 42 s, 5 min, 3 h 10 min, 2 d 4 h. */
 export function formatDuration(ms: number): string {
@@ -34,7 +35,7 @@ export function formatNext(iso: string | null | undefined, now: number): string 
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return "—";
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? "—" : `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  return Number.isNaN(d.getTime()) ? "—" : formatUtcMinute(d);
 }
 
 /** Requests per second: "2.4/s", "0.25/s", "—" for none. */

@@ -148,7 +148,7 @@ describeNeedingRedis("a worker or --once run started during dvault engine migrat
         expect(run.stdout, args.join(" ")).toBe("");
         expect(run.stderr.trim(), args.join(" ")).toMatch(
           new RegExp(
-            `^dvault: this install was moved to postgres by dvault engine migrate \\(\\d{4}-\\d\\d-\\d\\dT[^)]*\\), but this process was set to run on redis: ${done}; set DVAULT_ENGINE=postgres where it is set \\(the settings file or the environment\\), or run DVAULT_ENGINE=postgres dvault engine migrate --to redis to move it back$`,
+            `^dvault: this install was moved to postgres by dvault engine migrate \\(\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\), but this process was set to run on redis: ${done}; set DVAULT_ENGINE=postgres where it is set \\(the settings file or the environment\\), or run DVAULT_ENGINE=postgres dvault engine migrate --to redis to move it back$`,
           ),
         );
       }

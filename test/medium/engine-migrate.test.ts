@@ -258,7 +258,7 @@ describeNeedingRedis("dvault engine status and migrate, as a person runs them wi
 
     const after = await run(["engine", "status"]);
     expect(after.stdout).toMatch(
-      /^engine: postgres \(DVAULT_ENGINE\)\n {2}redis: 0 jobs, 0 schedulers, \d+ pace keys, no live worker; the install was moved to postgres \(\d{4}-\d\d-\d\dT[^)]*\): a worker set to redis is refused\n {2}postgres \(chosen\): [1-9]\d* jobs, [1-9]\d* schedulers, [1-9]\d* pace keys, no live worker\n$/,
+      /^engine: postgres \(DVAULT_ENGINE\)\n {2}redis: 0 jobs, 0 schedulers, \d+ pace keys, no live worker; the install was moved to postgres \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\): a worker set to redis is refused\n {2}postgres \(chosen\): [1-9]\d* jobs, [1-9]\d* schedulers, [1-9]\d* pace keys, no live worker\n$/,
     );
 
     // Back, for a script: one JSON document on stdout, the setting written.

@@ -283,7 +283,7 @@ describe(collectStatus.name, () => {
     try {
       const text = (await run(process.execPath, ["bin/dvault.js", "status"], { env: cliEnv(), timeout: 30_000 })).stdout;
       expect(text.split("\n")[2]).toBe(
-        `WARNING: this install was moved to ${other} by dvault engine migrate (2026-11-29T09:00:00.000Z); this status was read on ${TEST_ENGINE}, which it left: its queues, workers and pace are not the install's. Set DVAULT_ENGINE=${other} where it is set (the settings file or the environment)`,
+        `WARNING: this install was moved to ${other} by dvault engine migrate (2026-11-29 09:00 UTC); this status was read on ${TEST_ENGINE}, which it left: its queues, workers and pace are not the install's. Set DVAULT_ENGINE=${other} where it is set (the settings file or the environment)`,
       );
       const json = StatusReportSchema.parse(
         JSON.parse((await run(process.execPath, ["bin/dvault.js", "status", "--json"], { env: cliEnv(), timeout: 30_000 })).stdout),
