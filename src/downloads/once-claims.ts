@@ -118,14 +118,18 @@ export class OnceClaims {
 
 /**
  * Turns at the weekly allowance, handed out in claim order (see DownloadRequest.reservationTurn): with several
- * jobs at once, the highest-priority files must still be the ones that spend it.
+ * jobs at once, the highest-priority files must still be the ones that spend it. A turn comes once every earlier
+ * one has passed, not only the one just before it: a text, or an original that spends nothing (not offered,
+ * deleted), passes its turn as soon as it knows, without waiting for its own, and must not let the original after
+ * it reserve before the originals before it.
  */
 export function reservationTurns(): () => ReservationTurn {
   let lastTurn: Promise<void> = Promise.resolve();
   return () => {
     const before = lastTurn;
     let pass: () => void = () => undefined;
-    lastTurn = new Promise<void>((resolve) => (pass = resolve));
+    const passed = new Promise<void>((resolve) => (pass = resolve));
+    lastTurn = Promise.all([before, passed]).then(() => undefined);
     return { wait: () => before, pass };
   };
 }
