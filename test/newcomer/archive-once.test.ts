@@ -201,6 +201,14 @@ describe("dvault archive --once", () => {
     }
   }, 60_000);
 
+  it("says in --help which files it fetches while the sources list: never the texts, whose body comes at the end", async () => {
+    const run = await runDvault({ redis: { url: "redis://127.0.0.1:1" }, env: {} }, ["archive", "--help"]);
+    expect(run.code).toBe(0);
+    const help = run.stdout.replace(/\s+/g, " ");
+    expect(help).toContain("the free renditions of originals the artist does not offer, deleted works");
+    expect(help).toContain("the texts (their full body comes at the end of their source's run), wait until every source has listed");
+  }, 30_000);
+
   it("refuses to run without --once, in one line, before it opens anything", async () => {
     // No database, Redis or simulator is needed (nor reached: the port below refuses).
     const run = await runDvault({ redis: { url: "redis://127.0.0.1:1" }, env: {} }, ["archive"]);
