@@ -43,12 +43,15 @@ export class OnceClaims {
   private readonly warned = new Set<string>();
   private readonly runStart: Date;
   private besideEnded: boolean;
+  /** Ends nextBeside's wait at once when the work beside the run settles. */
+  private wake: (() => void) | undefined;
 
   constructor(private readonly args: OnceClaimsArgs) {
     this.runStart = new Date(args.services.now());
     this.besideEnded = args.alongside === undefined;
     const ended = () => {
       this.besideEnded = true;
+      this.wake?.();
     };
     args.alongside?.then(ended, ended);
   }
@@ -81,12 +84,18 @@ export class OnceClaims {
       const fresh = await this.claim(account, true);
       if (fresh.length > 0) return fresh;
     }
-    let timer: NodeJS.Timeout | undefined;
-    const tick = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, BESIDE_POLL_MS);
+    // The work beside is watched once (the constructor), not again at every look: a reaction added to it each time
+    // would be held until it settles, four a second through a sync of hours.
+    if (this.besideEnded) return [];
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, BESIDE_POLL_MS);
+      this.wake = done;
     });
-    await Promise.race([tick, this.args.alongside?.catch(() => undefined)]);
-    clearTimeout(timer);
     return [];
   }
 
