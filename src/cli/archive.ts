@@ -49,8 +49,9 @@ export const ARCHIVE_HELP = `
 The sync step runs the sources as dvault sync --once does (--only, --account, --full, --due); the download step runs
 every due download of the account(s), as dvault download --once does (--account, --concurrency), also when a source
 failed: what did sync is downloaded. The two run side by side: while the sources are listed, only files that cannot
-spend the weekly allowance are fetched (renditions, texts, originals the artist does not offer); the originals wait
-until every source has listed, then spend it in DVAULT_DOWNLOAD_PRIORITY order. A download step that cannot start
+spend the weekly allowance are fetched (the free renditions of originals the artist does not offer, deleted works);
+the other originals, and the texts (their full body comes at the end of their source's run), wait until every source
+has listed, then the originals spend it in DVAULT_DOWNLOAD_PRIORITY order. A download step that cannot start
 (every account must log in again) is reported as its exit code; one stopped by an error (PostgreSQL or Redis lost
 mid-run) is reported after the sync's table in one line, exit 1. A stop by Ctrl-C stops both steps and exits 130.
 The exit code is the worse of the two steps': 2 (paused) before 4 (log in) before 130 (stopped) before 1 (failed).
@@ -107,8 +108,8 @@ type StepResult = Awaited<ReturnType<typeof downloadStep>>;
 
 /**
  * The two steps side by side, with one progress view: while the sync lists, the download step takes the files that
- * cannot spend the weekly allowance (renditions, texts, originals the artist does not offer); the originals that may
- * spend it wait until every source has listed, so the allowance still goes in DVAULT_DOWNLOAD_PRIORITY order over
+ * cannot spend the weekly allowance (the free renditions of originals the artist does not offer, deleted works); the
+ * texts and the originals that may spend it wait until every source has listed, so the allowance still goes in DVAULT_DOWNLOAD_PRIORITY order over
  * all the sync found (src/downloads/once-claims.ts). A stop reaches both; a sync that throws stops the downloads
  * first. `skipped`: stopped before either started, so no download step ran.
  */

@@ -43,12 +43,15 @@ export class OnceClaims {
   private readonly warned = new Set<string>();
   private readonly runStart: Date;
   private besideEnded: boolean;
+  /** Ends nextBeside's wait at once when the work beside the run settles. */
+  private wake: (() => void) | undefined;
 
   constructor(private readonly args: OnceClaimsArgs) {
     this.runStart = new Date(args.services.now());
     this.besideEnded = args.alongside === undefined;
     const ended = () => {
       this.besideEnded = true;
+      this.wake?.();
     };
     args.alongside?.then(ended, ended);
   }
@@ -81,12 +84,18 @@ export class OnceClaims {
       const fresh = await this.claim(account, true);
       if (fresh.length > 0) return fresh;
     }
-    let timer: NodeJS.Timeout | undefined;
-    const tick = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, BESIDE_POLL_MS);
+    // The work beside is watched once (the constructor), not again at every look: a reaction added to it each time
+    // would be held until it settles, four a second through a sync of hours.
+    if (this.besideEnded) return [];
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, BESIDE_POLL_MS);
+      this.wake = done;
     });
-    await Promise.race([tick, this.args.alongside?.catch(() => undefined)]);
-    clearTimeout(timer);
     return [];
   }
 
@@ -118,14 +127,18 @@ export class OnceClaims {
 
 /**
  * Turns at the weekly allowance, handed out in claim order (see DownloadRequest.reservationTurn): with several
- * jobs at once, the highest-priority files must still be the ones that spend it.
+ * jobs at once, the highest-priority files must still be the ones that spend it. A turn comes once every earlier
+ * one has passed, not only the one just before it: a text, or an original that spends nothing (not offered,
+ * deleted), passes its turn as soon as it knows, without waiting for its own, and must not let the original after
+ * it reserve before the originals before it.
  */
 export function reservationTurns(): () => ReservationTurn {
   let lastTurn: Promise<void> = Promise.resolve();
   return () => {
     const before = lastTurn;
     let pass: () => void = () => undefined;
-    lastTurn = new Promise<void>((resolve) => (pass = resolve));
+    const passed = new Promise<void>((resolve) => (pass = resolve));
+    lastTurn = Promise.all([before, passed]).then(() => undefined);
     return { wait: () => before, pass };
   };
 }

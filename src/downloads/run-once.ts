@@ -97,6 +97,15 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
       accounts.map((a) => a.id),
       new Date(services.now()),
     );
+  // What is left at the end is counted once the work beside the run has settled: until then it may still make rows
+  // due (archive's sync, when the downloads paused or lost their accounts before it finished listing).
+  const leftAtEnd = async () => {
+    await opts.alongside?.then(
+      () => undefined,
+      () => undefined,
+    );
+    return leftNow();
+  };
   // This run's claims are recorded under its lease, so that they come back soon if it is killed
   // (docs/RELIABILITY.md#work-held-by-a-dead-process). Taken before the pause switch is touched: while `dvault engine
   // migrate` moves the install, the run stops here with one line, nothing written (src/engine/move.ts).
@@ -107,7 +116,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   });
   if (paused) {
     await lease.stop().catch(() => undefined);
-    return { ...s, paused, left: await leftNow(), durationMs: Date.now() - started };
+    return { ...s, paused, left: await leftAtEnd(), durationMs: Date.now() - started };
   }
   // What a killed run or worker held comes back first.
   await reclaimDeadHolders({ deps, log }).catch((err: unknown) => log.warn({ err }, "taking back the downloads of dead processes failed"));
@@ -145,7 +154,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   if (run.storedSomething) s.links = await regenerateReadableLinks(deps);
   s.needsLogin = [...lost.values()].map((e) => ({ account: e.account, message: e.message }));
   s.interrupted = opts.signal?.aborted === true && s.paused === undefined;
-  s.left = await leftNow();
+  s.left = await leftAtEnd();
   s.durationMs = Date.now() - started;
   return s;
 }

@@ -9,9 +9,10 @@ import { createDownloadHarness, type DownloadHarness } from "../helpers/download
 import { collectRun, runDvault } from "../helpers/dvault-cli.ts";
 import { TEST_ENGINE } from "../helpers/env.ts";
 
-async function account(): Promise<DownloadHarness> {
+async function account(options: { minFreeBytes?: string } = {}): Promise<DownloadHarness> {
   // The commands use the wall clock: the simulator's week is this week.
   return createDownloadHarness({
+    ...options,
     sim: {
       seed: 32,
       dataset: { deviations: 10, galleryFolders: 1, collectionFolders: 1, favourites: 3, trackedUsers: 0, messages: 0, notes: 0, feedItems: 0 },
@@ -157,6 +158,24 @@ describe("dvault archive --once", () => {
     }
   }, 60_000);
 
+  it("paused by the disk guard while the sources still list: what is left counts every file the sync found, exit 2", async () => {
+    // No disk has this much free: the download step pauses at its first file, beside the gallery's listing.
+    const h = await account({ minFreeBytes: "1000TB" });
+    try {
+      // The collections list after the download step has paused.
+      h.sim.faults.add({ kind: "latency", latencyMs: 1500, route: "/collections/folders", times: 1000 });
+      const run = await dvault(h, ["archive", "--once", "--only", "gallery,collections", "--json"]);
+      expect(run.code, run.stderr).toBe(2);
+      const out = JSON.parse(run.stdout) as { download: { paused: unknown; left: { dueNow: number } } };
+      expect(out.download.paused).toBeTruthy();
+      const { rows } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE status = 'wanted' AND kind <> 'degraded'");
+      expect(rows[0]?.n).toBeGreaterThan(10);
+      expect(out.download.left.dueNow).toBe(rows[0]?.n);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
+
   it("stopped by Ctrl-C during the sync: exit 130, both steps STOPPED, nothing of the allowance spent", async () => {
     const h = await account();
     try {
@@ -181,6 +200,14 @@ describe("dvault archive --once", () => {
       await h.close();
     }
   }, 60_000);
+
+  it("says in --help which files it fetches while the sources list: never the texts, whose body comes at the end", async () => {
+    const run = await runDvault({ redis: { url: "redis://127.0.0.1:1" }, env: {} }, ["archive", "--help"]);
+    expect(run.code).toBe(0);
+    const help = run.stdout.replace(/\s+/g, " ");
+    expect(help).toContain("the free renditions of originals the artist does not offer, deleted works");
+    expect(help).toContain("the texts (their full body comes at the end of their source's run), wait until every source has listed");
+  }, 30_000);
 
   it("refuses to run without --once, in one line, before it opens anything", async () => {
     // No database, Redis or simulator is needed (nor reached: the port below refuses).
