@@ -19,7 +19,8 @@ import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { startWorker, type RunningWorker, type WorkerIntervals } from "../../src/worker.ts";
 import { testConfig } from "../helpers/config.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
-import { itNeedingRedis } from "../helpers/needs-redis.ts";
+import { TEST_ENGINE } from "../helpers/env.ts";
+import { REDIS_IN_RUN } from "../helpers/needs-redis.ts";
 
 const DATASET: DatasetOptions = { deviations: 12, galleryFolders: 1, collectionFolders: 1, favourites: 0, trackedUsers: 0 };
 // The commands use the wall clock: the simulator's week is this week.
@@ -28,6 +29,8 @@ const MIB = 1024 * 1024;
 const ids = downloadableOwnerDeviations(generateDataset(1, DATASET, START)).map((d) => d.deviationid);
 /** The SIGKILLed worker's file, the live slow worker's, the lost activation's, the `--once` run's four. */
 const [killed, live, lost, ...onceFiles] = [ids[0]!, ids[1]!, ids[2]!, ...ids.slice(3, 7)];
+/** The work of the test whose worker went away holding it (the others' are above). */
+const away = ids[7]!;
 
 let h: DownloadHarness;
 let worker: RunningWorker | undefined;
@@ -223,8 +226,9 @@ describe("work held by a dead process", () => {
     expect(reclaimedFrom.filter((holder) => holder.split(":")[1] === String(child.pid))).toEqual([]);
   }, 60_000);
 
-  // A BullMQ worker of its own on Redis, whose activation reply is lost as in a Redis restart: Redis itself.
-  itNeedingRedis(
+  // A BullMQ worker of its own on Redis, whose activation reply is lost as in a Redis restart: Redis itself, so only
+  // where the jobs are on Redis (the test below plants the same state on either engine).
+  it.skipIf(!REDIS_IN_RUN || TEST_ENGINE !== "redis")(
     "a job activated for a live worker that never reached it (a reply lost to a Redis restart) runs within seconds",
     async () => {
       await want([lost]);
@@ -252,6 +256,37 @@ describe("work held by a dead process", () => {
     },
     60_000,
   );
+
+  // The same state on the engine under test (DVAULT_TEST_ENGINE, so PostgreSQL's too): a worker of this process takes
+  // the job, then is closed by force without giving it back; the job stays active, naming this live process.
+  it("a job held by a worker of this live process that went away without it runs within seconds, on either engine", async () => {
+    expect(away, "a downloadable work no other test uses").toBeDefined();
+    await want([away]);
+    const producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
+    const taken: string[] = [];
+    const fetcher = h.services.queues.worker(
+      "downloads",
+      async (job) => {
+        taken.push(job.id ?? "");
+        await new Promise(() => undefined);
+      },
+      { concurrency: 1, name: thisHolder() },
+    );
+    try {
+      expect((await enqueueDueDownloads(h.services, producer)).added).toBe(1);
+      await expect.poll(() => taken, { timeout: 15_000, interval: 20 }).toEqual([`dl-${away}-original`]);
+    } finally {
+      await fetcher.worker.close(true);
+      await producer.close();
+    }
+    const startedAt = Date.now();
+    const { warnings } = await startHere({ reclaimMs: 500 });
+    await expect.poll(() => statuses([away]), { timeout: 15_000, interval: 50 }).toEqual(["done"]);
+    // BullMQ's stalled check alone: 30–60 s.
+    expect(Date.now() - startedAt).toBeLessThan(10_000);
+    expect(warnings.filter((w) => w.includes("never reached it"))).toHaveLength(1);
+    expect(downloadCalls(away)).toBe(1);
+  }, 60_000);
 
   it("proves death only by a pid on this host (and pid namespace) or, elsewhere, an expired lease", async () => {
     const { coord } = h.services;
