@@ -1,8 +1,8 @@
 // `dvault archive --once`: what `dvault sync --once` then `dvault download --once` do, in one process (one
 // start-up, one connection to the database, the queue engine and the shared pace): the sync step is sync.ts's
-// (planRuns, syncHere), the download step run-once.ts's (runDownloadsOnce), run side by side (bothSteps: the files
-// that spend no allowance while the sync lists, the rest once it has), and the summary is both of theirs, one after
-// the other, with one exit code (archiveVerdict).
+// (planRuns, syncHere), the download step run-once.ts's (runDownloadsOnce), run side by side (bothSteps: the
+// originals that spend no allowance while the sync lists, the rest once it has), and the summary is both of theirs,
+// one after the other, with one exit code (archiveVerdict).
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { SOURCE_NAMES } from "../config-defaults.ts";
@@ -109,8 +109,8 @@ type StepResult = Awaited<ReturnType<typeof downloadStep>>;
 /**
  * The two steps side by side, with one progress view: while the sync lists, the download step takes the files that
  * cannot spend the weekly allowance (the free renditions of originals the artist does not offer, deleted works); the
- * texts and the originals that may spend it wait until every source has listed, so the allowance still goes in DVAULT_DOWNLOAD_PRIORITY order over
- * all the sync found (src/downloads/once-claims.ts). A stop reaches both; a sync that throws stops the downloads
+ * texts and the originals that may spend it wait until every source has listed, so the allowance still goes in
+ * DVAULT_DOWNLOAD_PRIORITY order over all the sync found (src/downloads/once-claims.ts). A stop reaches both; a sync that throws stops the downloads
  * first. `skipped`: stopped before either started, so no download step ran.
  */
 async function bothSteps(args: {
