@@ -110,8 +110,8 @@ type StepResult = Awaited<ReturnType<typeof downloadStep>>;
  * The two steps side by side, with one progress view: while the sync lists, the download step takes the files that
  * cannot spend the weekly allowance (the free renditions of originals the artist does not offer, deleted works); the
  * texts and the originals that may spend it wait until every source has listed, so the allowance still goes in
- * DVAULT_DOWNLOAD_PRIORITY order over all the sync found (src/downloads/once-claims.ts). A stop reaches both; a sync that throws stops the downloads
- * first. `skipped`: stopped before either started, so no download step ran.
+ * DVAULT_DOWNLOAD_PRIORITY order over all the sync found (src/downloads/once-claims.ts). A stop reaches both; a sync
+ * that throws stops the downloads first. `skipped`: stopped before either started, so no download step ran.
  */
 async function bothSteps(args: {
   services: Services;

@@ -56,11 +56,9 @@ export class OnceClaims {
     args.alongside?.then(ended, ended);
   }
 
-  /** Whether an account may still have rows due. */
+  /** Whether an account may still have rows due (none is exhausted while the work beside the run goes on: next()). */
   get open(): boolean {
-    const { accounts, lost } = this.args;
-    if (!this.besideEnded) return accounts.some((a) => !lost.has(a.id));
-    return accounts.some((a) => !this.exhausted.has(a.id) && !lost.has(a.id));
+    return this.args.accounts.some((a) => !this.exhausted.has(a.id) && !this.args.lost.has(a.id));
   }
 
   /** The next batch of one account's due rows; empty when an account's claim found nothing new (try again while open). */
