@@ -1,9 +1,11 @@
 // Where each stored file belongs in the archive's readable tree (src/storage/links.ts turns the rows into links).
 import { kysely, sql } from "./kysely.ts";
 import type { FolderKind, Row } from "./schema.ts";
-import type { Queryable } from "./with-transaction.ts";
+import pg from "pg";
+import { type Queryable, withTransaction } from "./with-transaction.ts";
 
 type Deviation = Row<"deviations">;
+type Source = Row<"readable_tree_sources">;
 type Username = Row<"users">["username"];
 /** A folder's name as the path shows it: the folder's id when it has none. */
 type FolderName = NonNullable<Row<"gallery_folders">["name"]> | Row<"gallery_folders">["folderid"];
@@ -21,14 +23,16 @@ export type PlacementRow = Pick<Deviation, "deviationid" | "title" | "type"> & {
   folder: FolderName[] | null;
 };
 
-// One query: the best stored file per deviation (a finished original before a text before a degraded
-// rendition), each live gallery membership with the folder's full path, each live collection membership.
-const placements = (maxFolderDepth: number) => sql<PlacementRow>`
+// The best stored file per deviation (a finished original before a text before a degraded rendition), each
+// live gallery membership with the folder's full path, each live collection membership: as CTEs, for the whole
+// archive or for the deviations of `only`.
+const placementsFrom = (maxFolderDepth: number, only: readonly string[] | undefined) => sql`
 WITH RECURSIVE
 files AS (
   SELECT DISTINCT ON (dl.deviationid) dl.deviationid, dl.path
   FROM downloads dl
   WHERE dl.status IN ('done', 'degraded', 'not_downloadable') AND dl.path IS NOT NULL AND dl.path <> ''
+    ${only === undefined ? sql`` : sql`AND dl.deviationid = ANY(${only}::text[])`}
   ORDER BY dl.deviationid, (dl.status = 'done') DESC,
     CASE dl.kind WHEN 'original' THEN 0 WHEN 'text' THEN 1 ELSE 2 END,
     dl.done_at DESC NULLS LAST, dl.id DESC
@@ -55,17 +59,35 @@ placed AS (
   FROM folder_members m
   JOIN collection_folders c ON c.folderid = m.folderid AND c.removed_at IS NULL
   WHERE m.kind = 'collection' AND m.removed_at IS NULL AND m.deviationid IN (SELECT deviationid FROM files)
-)
-SELECT f.deviationid, f.path, dv.title, dv.type::text AS type,
-  coalesce(au.username, dv.author_userid) AS artist,
-  p.place, coalesce(ou.username, p.owner_userid) AS owner, p.folder
-FROM files f
-JOIN deviations dv ON dv.deviationid = f.deviationid
-LEFT JOIN users au ON au.userid = dv.author_userid
-LEFT JOIN placed p ON p.deviationid = f.deviationid
-LEFT JOIN users ou ON ou.userid = p.owner_userid
-ORDER BY f.deviationid, p.place NULLS LAST, p.owner_userid, p.folder`;
+),
+rows AS (
+  SELECT f.deviationid, f.path, dv.title, dv.type::text AS type,
+    coalesce(au.username, dv.author_userid) AS artist,
+    p.place, coalesce(ou.username, p.owner_userid) AS owner, p.folder, p.owner_userid
+  FROM files f
+  JOIN deviations dv ON dv.deviationid = f.deviationid
+  LEFT JOIN users au ON au.userid = dv.author_userid
+  LEFT JOIN placed p ON p.deviationid = f.deviationid
+  LEFT JOIN users ou ON ou.userid = p.owner_userid
+)`;
 
+/** A deviation's rows in the order the links are made from them (the first of a repeated link path wins). */
+const PLACE_ORDER = sql`place NULLS LAST, owner_userid, folder`;
+/** What a deviation's links are made from, as one text: every column of its rows, in PLACE_ORDER. */
+const PLACEMENT_TEXT = sql`string_agg(ROW(path, title, type, artist, place, owner, folder)::text, E'\n' ORDER BY ${PLACE_ORDER})`;
+
+const placements = (maxFolderDepth: number) => sql<PlacementRow>`
+${placementsFrom(maxFolderDepth, undefined)}
+SELECT deviationid, path, title, type, artist, place, owner, folder FROM rows
+ORDER BY deviationid, ${PLACE_ORDER}`;
+
+/** One deviation's rows with the fingerprint of all of them (`format` then their md5), read in one snapshot. */
+export type FingerprintedRow = PlacementRow & { fingerprint: string };
+
+/** A stored file whose links the tree on disk may not show: its fingerprint now (null: it has no links any more). */
+export type TreeChange = Pick<Source, "deviationid"> & { fingerprint: Source["fingerprint"] | null };
+
+const CHANGES = "readable_tree_changes";
 export class ReadableTreeRepository {
   constructor(private readonly db: Queryable) {}
 
@@ -73,5 +95,134 @@ export class ReadableTreeRepository {
   async listPlacements(maxFolderDepth: number): Promise<PlacementRow[]> {
     const { rows } = await placements(maxFolderDepth).execute(kysely(this.db));
     return rows;
+  }
+
+  /** The placements of the stored files among `deviationids`, each row with its deviation's fingerprint (see changesSince). */
+  async placementsOf(maxFolderDepth: number, format: string, deviationids: readonly string[]): Promise<FingerprintedRow[]> {
+    const { rows } = await sql<FingerprintedRow>`
+      ${placementsFrom(maxFolderDepth, deviationids)},
+      prints AS (SELECT deviationid, ${format} || md5(${PLACEMENT_TEXT}) AS fingerprint FROM rows GROUP BY deviationid)
+      SELECT r.deviationid, r.path, r.title, r.type, r.artist, r.place, r.owner, r.folder, p.fingerprint
+      FROM rows r JOIN prints p USING (deviationid)
+      ORDER BY r.deviationid, ${PLACE_ORDER}`.execute(kysely(this.db));
+    return rows;
+  }
+
+  /**
+   * Notes, in a table of this connection's session, every stored file whose placements' fingerprint (`format`, then
+   * the md5 of its rows) differs from the one the tree was last written from, and every file the tree holds links
+   * of that is no longer stored; the count. Read them with nextChanges, then dropChanges. The Queryable must be one
+   * connection (a pool client), since the table lives in its session.
+   */
+  async noteChanges(maxFolderDepth: number, format: string): Promise<number> {
+    await this.dropChanges();
+    const q = kysely(this.db);
+    await sql`
+      CREATE TEMP TABLE ${sql.raw(CHANGES)} AS
+      ${placementsFrom(maxFolderDepth, undefined)},
+      prints AS (SELECT deviationid, ${format} || md5(${PLACEMENT_TEXT}) AS fingerprint FROM rows GROUP BY deviationid)
+      SELECT coalesce(p.deviationid, s.deviationid) AS deviationid, p.fingerprint
+      FROM prints p FULL JOIN readable_tree_sources s ON s.deviationid = p.deviationid
+      WHERE p.fingerprint IS DISTINCT FROM s.fingerprint`.execute(q);
+    const counted = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.raw(CHANGES)}`.execute(q);
+    return counted.rows[0]?.n ?? 0;
+  }
+
+  /** Up to `limit` noted changes after `after`, by deviation id. */
+  async nextChanges(after: string, limit: number): Promise<TreeChange[]> {
+    const { rows } = await sql<TreeChange>`
+      SELECT deviationid, fingerprint FROM ${sql.raw(CHANGES)} WHERE deviationid > ${after} ORDER BY deviationid LIMIT ${limit}`.execute(kysely(this.db));
+    return rows;
+  }
+
+  async dropChanges(): Promise<void> {
+    await sql`DROP TABLE IF EXISTS ${sql.raw(CHANGES)}`.execute(kysely(this.db));
+  }
+
+  /** The links the tree holds for `deviationids`, as the last write recorded them. */
+  async linksOf(deviationids: readonly string[]): Promise<string[]> {
+    const rows = await kysely(this.db)
+      .selectFrom("readable_tree_links")
+      .select("link_path")
+      .where("deviationid", "in", [...deviationids])
+      .execute();
+    return rows.map((r) => r.link_path);
+  }
+
+  /** Which of `linkPaths` the tree holds, as the last writes recorded. */
+  async recorded(linkPaths: readonly string[]): Promise<Set<string>> {
+    if (linkPaths.length === 0) return new Set();
+    const rows = await kysely(this.db)
+      .selectFrom("readable_tree_links")
+      .select("link_path")
+      .where("link_path", "in", [...linkPaths])
+      .execute();
+    return new Set(rows.map((r) => r.link_path));
+  }
+
+  /**
+   * Records what a write left on disk for `changes`: each file's links replaced by those of `links` that are its
+   * own, and its fingerprint set (removed when null). One transaction: the record never shows half a write.
+   */
+  async record(changes: readonly TreeChange[], links: readonly { linkPath: string; deviationid: string }[]): Promise<void> {
+    if (changes.length === 0) return;
+    const ids = changes.map((c) => c.deviationid);
+    const kept = changes.filter((c): c is { deviationid: string; fingerprint: string } => c.fingerprint !== null);
+    const write = async (tx: Queryable) => {
+      const q = kysely(tx);
+      await q.deleteFrom("readable_tree_links").where("deviationid", "in", ids).execute();
+      await q.deleteFrom("readable_tree_sources").where("deviationid", "in", ids).execute();
+      for (let i = 0; i < links.length; i += 5000) {
+        const slice = links.slice(i, i + 5000).map((l) => ({ link_path: l.linkPath, deviationid: l.deviationid }));
+        await q
+          .insertInto("readable_tree_links")
+          .values(slice)
+          .onConflict((oc) => oc.column("link_path").doUpdateSet((eb) => ({ deviationid: eb.ref("excluded.deviationid") })))
+          .execute();
+      }
+      if (kept.length > 0) await q.insertInto("readable_tree_sources").values(kept).execute();
+    };
+    await (this.db instanceof pg.Pool ? withTransaction(this.db, write) : write(this.db));
+  }
+
+  /**
+   * Notes `links` as possibly on disk before they are written, without their files' fingerprints: a write cut short
+   * after placing them leaves them in the record, so a later write that places those files elsewhere removes them.
+   */
+  async recordIntent(links: readonly { linkPath: string; deviationid: string }[]): Promise<void> {
+    for (let i = 0; i < links.length; i += 5000) {
+      const slice = links.slice(i, i + 5000).map((l) => ({ link_path: l.linkPath, deviationid: l.deviationid }));
+      await kysely(this.db)
+        .insertInto("readable_tree_links")
+        .values(slice)
+        .onConflict((oc) => oc.column("link_path").doNothing())
+        .execute();
+    }
+  }
+
+  /** Forgets what the tree holds and that it was swept: the next write rebuilds it in full. */
+  async forget(): Promise<void> {
+    await sql`TRUNCATE readable_tree_links, readable_tree_sources, readable_tree_sweeps`.execute(kysely(this.db));
+  }
+
+  /** Whether the tree was never rebuilt in full and swept since the record began (or since forget). */
+  async rebuildDue(): Promise<boolean> {
+    const row = await kysely(this.db).selectFrom("readable_tree_sweeps").select("id").executeTakeFirst();
+    return row === undefined;
+  }
+
+  /** Notes that the tree was rebuilt in full and swept at `at`. */
+  async markSwept(at: Date): Promise<void> {
+    await kysely(this.db)
+      .insertInto("readable_tree_sweeps")
+      .values({ id: 1, swept_at: at })
+      .onConflict((oc) => oc.column("id").doUpdateSet({ swept_at: at }))
+      .execute();
+  }
+
+  /** The links the tree holds. */
+  async linkCount(): Promise<number> {
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM readable_tree_links`.execute(kysely(this.db));
+    return rows[0]?.n ?? 0;
   }
 }

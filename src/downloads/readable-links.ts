@@ -1,12 +1,17 @@
-// The readable tree (by-user/...) regenerated from the database after downloads; one process at a time. In the
-// local folder it is links; in a bucket, which holds none, index objects (src/storage/readable-index.ts).
+// The readable tree (by-user/...) brought in line with the database after downloads; one process at a time. In the
+// local folder it is links, and only the links of files whose placements changed since the last write are made
+// again (the record of what the tree holds: src/db/readable-tree.repository.ts): a run that stores a few files into
+// an archive of a million pays for those few, not for a million links. In a bucket, which holds no links, it is
+// index objects (src/storage/readable-index.ts), made from every placement.
 import fs from "node:fs/promises";
 import path from "node:path";
+import type { PgPool } from "../db/connect.ts";
 import { ReadableTreeRepository } from "../db/readable-tree.repository.ts";
 import { acquireLock } from "../coord/lock.ts";
-import { buildReadableLinks, MAX_FOLDER_DEPTH } from "../storage/links.ts";
+import { buildReadableLinks, MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT } from "../storage/links.ts";
 import { ORIGINALS_DIR, READABLE_DIR } from "../storage/layout.ts";
 import { READABLE_INDEX_JSON, writeReadableIndex } from "../storage/readable-index.ts";
+import type { Archive } from "../storage/archive.ts";
 import type { DownloadDeps } from "./deps.ts";
 import { linksDirtyKey } from "./after-store.ts";
 
@@ -22,23 +27,71 @@ export async function regenerateReadableLinks(deps: DownloadDeps): Promise<Links
   }
   try {
     await coord.remove(linksDirtyKey(config.redisPrefix));
+    if (deps.archive.blobs.kind === "local") return await changeLocalTree(pool, deps.archive);
     const links = buildReadableLinks(await new ReadableTreeRepository(pool).listPlacements(MAX_FOLDER_DEPTH), deps.archive.root);
-    const blobs = deps.archive.blobs;
-    const result = blobs.kind === "local" ? await deps.archive.writeLinks(links) : await writeReadableIndex(blobs, links);
-    return { links: links.length, ...result };
+    return { links: links.length, ...(await writeReadableIndex(deps.archive.blobs, links)) };
   } finally {
     await lock.release();
   }
+}
+
+/** Files whose links are made at a time: bounds the memory of a first write of a large archive. */
+const CHANGES_PER_PAGE = 1000;
+
+/**
+ * Makes the links of every stored file whose placements changed since the tree was last written, removes those of
+ * files no longer stored or placed elsewhere, and records what the tree now holds, a page of files at a time (each
+ * page recorded once its links are on disk: a write cut short leaves the rest to the next). With nothing recorded
+ * yet (or a rebuild was cut short), or no tree on disk, the tree is rebuilt: every file's links, then a sweep of links the record does not hold.
+ */
+export async function changeLocalTree(pool: PgPool, archive: Archive): Promise<{ links: number; written: number; removed: number }> {
+  const record = new ReadableTreeRepository(pool);
+  const rebuild = (await record.rebuildDue()) || (await treeMissing(archive));
+  if (rebuild) await record.forget();
+  let written = 0;
+  let removed = 0;
+  const session = await pool.connect();
+  const noted = new ReadableTreeRepository(session);
+  try {
+    await noted.noteChanges(MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT);
+    for (let after = ""; ; ) {
+      const changes = await noted.nextChanges(after, CHANGES_PER_PAGE);
+      const last = changes.at(-1);
+      if (!last) break;
+      after = last.deviationid;
+      const ids = changes.map((c) => c.deviationid);
+      // The rows and their fingerprints read in one snapshot: what is recorded is what the links were made from.
+      const rows = await record.placementsOf(MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT, ids);
+      const links = buildReadableLinks(rows, archive.root);
+      await record.recordIntent(links);
+      const done = await archive.changeLinks(links, await record.linksOf(ids));
+      written += done.written;
+      removed += done.removed;
+      const prints = new Map(rows.map((r) => [r.deviationid, r.fingerprint]));
+      await record.record(
+        ids.map((deviationid) => ({ deviationid, fingerprint: prints.get(deviationid) ?? null })),
+        links,
+      );
+    }
+  } finally {
+    await noted.dropChanges().catch(() => undefined);
+    session.release();
+  }
+  if (rebuild) {
+    removed += await archive.sweepLinks((linkPaths) => record.recorded(linkPaths));
+    await record.markSwept(new Date());
+  }
+  return { links: await record.linkCount(), written, removed };
 }
 
 /**
  * Whether the store has no readable tree yet although it holds originals: just after `dvault storage migrate`
  * (which copies originals and thumbnails only) or a restore into a bucket.
  */
-async function treeMissing(deps: DownloadDeps): Promise<boolean> {
-  const { blobs } = deps.archive;
+async function treeMissing(archive: Archive): Promise<boolean> {
+  const { blobs } = archive;
   if (blobs.kind === "s3") return (await blobs.stat(READABLE_INDEX_JSON)) === undefined;
-  const hasTree = await fs.stat(path.join(deps.archive.root, READABLE_DIR)).then(
+  const hasTree = await fs.stat(path.join(archive.root, READABLE_DIR)).then(
     () => true,
     () => false,
   );
@@ -50,6 +103,6 @@ async function treeMissing(deps: DownloadDeps): Promise<boolean> {
 /** Regenerates the links when a download stored a file since the last time, or when the store has none yet. */
 export async function regenerateLinksIfDirty(deps: DownloadDeps): Promise<LinksResult | undefined> {
   const { coord, config } = deps.services;
-  if (!(await coord.exists(linksDirtyKey(config.redisPrefix))) && !(await treeMissing(deps))) return undefined;
+  if (!(await coord.exists(linksDirtyKey(config.redisPrefix))) && !(await treeMissing(deps.archive))) return undefined;
   return regenerateReadableLinks(deps);
 }

@@ -26,7 +26,7 @@ import { type FileJobContext, runFileJob } from "./file-job.ts";
 import { OnceClaims, reservationTurns } from "./once-claims.ts";
 import { countOutcome, type DownloadSummary, emptySummary, startProgressLine } from "./once-summary.ts";
 import type { DownloadOutcome, ReservationTurn } from "./outcome.ts";
-import { regenerateReadableLinks } from "./readable-links.ts";
+import { regenerateLinksIfDirty, regenerateReadableLinks } from "./readable-links.ts";
 import { reclaimDeadHolders } from "./reclaim.ts";
 import { isMissingGrant } from "./retry.ts";
 
@@ -151,7 +151,9 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     await lease.drop(claims.held).catch(() => undefined);
     await lease.stop().catch(() => undefined);
   }
-  if (run.storedSomething) s.links = await regenerateReadableLinks(deps);
+  // A run that stored nothing still makes the tree when it is marked dirty or missing (by-user/ deleted to rebuild it).
+  const links = run.storedSomething ? await regenerateReadableLinks(deps) : await regenerateLinksIfDirty(deps);
+  if (links) s.links = links;
   s.needsLogin = [...lost.values()].map((e) => ({ account: e.account, message: e.message }));
   s.interrupted = opts.signal?.aborted === true && s.paused === undefined;
   s.left = await leftAtEnd();

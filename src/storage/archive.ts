@@ -9,12 +9,12 @@ import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { ForeignFileError, foreignFileChunks } from "../foreign-file.ts";
 import { DiskFullError } from "./free-space.ts";
-import { errCode, originalRelPath } from "./layout.ts";
+import { errCode, originalRelPath, relOf } from "./layout.ts";
 import { type BlobStore, LocalBlobStore } from "./blob-store.ts";
 import { hashBlob } from "./blob-transfer.ts";
 import { LocalDisk } from "./local-disk.ts";
 import { proveWritable } from "./preflight.ts";
-import { writeReadableTree, type ReadableLink } from "./readable-tree.ts";
+import { changeReadableTree, type ReadableLink, sweepUnlisted, writeReadableTree } from "./readable-tree.ts";
 import { safeExtension } from "./sanitize.ts";
 import { BatchedWriter, checkRunningSize, hashInto, nextOrAbort, SizeMismatchError, toBuffer } from "./stream-write.ts";
 
@@ -198,6 +198,20 @@ export class Archive {
    */
   writeLinks(links: readonly ReadableLink[]): Promise<{ written: number; removed: number }> {
     return writeReadableTree(this.disk, links);
+  }
+
+  /** Writes `links` and removes the links of `drop` not among them, leaving the rest of the tree (see changeReadableTree). */
+  changeLinks(links: readonly ReadableLink[], drop: readonly string[]): Promise<{ written: number; removed: number }> {
+    return changeReadableTree(this.disk, links, drop);
+  }
+
+  /** Removes the links of the tree that `listed` does not keep, given a folder's links at a time as paths relative to the root. */
+  sweepLinks(listed: (linkPaths: string[]) => Promise<Set<string>>): Promise<number> {
+    return sweepUnlisted(this.disk, async (abs) => {
+      const byRel = new Map(abs.map((a) => [relOf(this.disk.root, a), a]));
+      const keep = await listed([...byRel.keys()]);
+      return new Set([...byRel].filter(([rel]) => keep.has(rel)).map(([, a]) => a));
+    });
   }
 
   /**

@@ -18,6 +18,16 @@ export type PlacementRow = {
   folder: string[] | null;
 };
 
+/**
+ * The version of the links buildReadableLinks makes from a file's rows, the first part of the fingerprint the tree's
+ * record keeps of them (src/db/readable-tree.repository.ts): change it with any change to the names or places below,
+ * and every file's links are made again on the next write.
+ */
+export const READABLE_LINKS_FORMAT = "links-1:";
+
+/** A link of the tree with the deviation whose stored file it stands for. */
+export type PlacedLink = ReadableLink & { deviationid: string };
+
 /** Nested gallery folders deeper than this are flattened into their ancestor at this depth (the reader of the rows applies it). */
 export const MAX_FOLDER_DEPTH = 16;
 
@@ -50,20 +60,20 @@ function extOf(rel: string): string {
  * referenced from 3 folders and 2 collections gives 5 links to one target. Deterministic order, given the
  * rows in the order the repository returns them (by deviation, then place).
  */
-export function buildReadableLinks(rows: readonly PlacementRow[], archiveRoot: string): ReadableLink[] {
+export function buildReadableLinks(rows: readonly PlacementRow[], archiveRoot: string): PlacedLink[] {
   const byDeviation = new Map<string, PlacementRow[]>();
   for (const row of rows) {
     const group = byDeviation.get(row.deviationid);
     if (group) group.push(row);
     else byDeviation.set(row.deviationid, [row]);
   }
-  const links: ReadableLink[] = [];
+  const links: PlacedLink[] = [];
   const seen = new Set<string>();
-  const add = (segments: string[], target: string) => {
+  const add = (deviationid: string, segments: string[], target: string) => {
     const linkPath = [READABLE_DIR, ...segments].join("/");
     if (seen.has(linkPath)) return;
     seen.add(linkPath);
-    links.push({ linkPath, target });
+    links.push({ linkPath, target, deviationid });
   };
   for (const [deviationid, group] of byDeviation) {
     const first = group[0] as PlacementRow;
@@ -76,11 +86,11 @@ export function buildReadableLinks(rows: readonly PlacementRow[], archiveRoot: s
       if (row.place === null || row.folder === null) continue;
       const owner = row.owner === null ? artist : sanitizeComponent(row.owner, { fallback: "unknown" });
       const folder = row.folder.map((f) => sanitizeComponent(f, { fallback: "folder" }));
-      add(row.place === "gallery" ? [owner, ...folder, name] : [owner, "collections", ...folder, name], target);
+      add(deviationid, row.place === "gallery" ? [owner, ...folder, name] : [owner, "collections", ...folder, name], target);
       placed = true;
     }
-    if (first.type === "journal") add([artist, "journals", name], target);
-    else if (!placed) add([artist, "unfiled", name], target);
+    if (first.type === "journal") add(deviationid, [artist, "journals", name], target);
+    else if (!placed) add(deviationid, [artist, "unfiled", name], target);
   }
   return links;
 }

@@ -21,6 +21,51 @@ const LINK_TMP_SUFFIX = ".link-tmp";
  * Regular files under by-user/ are never touched. The first entry wins when a linkPath repeats.
  */
 export async function writeReadableTree(disk: LocalDisk, links: readonly ReadableLink[]): Promise<{ written: number; removed: number }> {
+  const { written, wanted } = await placeLinks(disk, links);
+  const wantedAbs = new Set([...wanted.keys()].map((rel) => disk.resolveInside(rel)));
+  const removed = await sweepUnlisted(disk, async (abs) => new Set(abs.filter((a) => wantedAbs.has(a))));
+  return { written, removed };
+}
+
+/**
+ * Changes the tree by `links` to write and `drop` to remove (paths relative to the root, under by-user/), the rest
+ * left as it is: a link listed in both stays. A dropped path that is not a link (a person's own file) is left; the
+ * folders a removal leaves empty go.
+ */
+export async function changeReadableTree(
+  disk: LocalDisk,
+  links: readonly ReadableLink[],
+  drop: readonly string[],
+): Promise<{ written: number; removed: number }> {
+  const { written, wanted } = await placeLinks(disk, links);
+  const readableRoot = path.join(disk.root, READABLE_DIR);
+  let removed = 0;
+  for (const linkPath of drop) {
+    const linkRel = checkRelative(linkPath, READABLE_DIR, "linkPath");
+    if (wanted.has(linkRel)) continue;
+    const abs = disk.resolveInside(linkRel);
+    const stat = await fs.lstat(abs).catch(() => undefined);
+    if (!stat?.isSymbolicLink()) continue;
+    await fs.unlink(abs).catch((err: unknown) => {
+      if (errCode(err) !== "ENOENT") throw err;
+    });
+    removed++;
+    for (let dir = path.dirname(abs); dir !== readableRoot && dir.startsWith(`${readableRoot}${path.sep}`); dir = path.dirname(dir)) {
+      if (
+        !(await fs.rmdir(dir).then(
+          () => true,
+          () => false,
+        ))
+      )
+        break;
+      disk.forgetDirs(dir, { under: false });
+    }
+  }
+  return { written, removed };
+}
+
+/** Places each link of `links` (the first of a repeated path), skipping those already right; what it wanted, relative. */
+async function placeLinks(disk: LocalDisk, links: readonly ReadableLink[]): Promise<{ written: number; wanted: Map<string, string> }> {
   const wanted = new Map<string, string>();
   for (const link of links) {
     const linkRel = checkRelative(link.linkPath, READABLE_DIR, "linkPath");
@@ -28,14 +73,11 @@ export async function writeReadableTree(disk: LocalDisk, links: readonly Readabl
     if (!wanted.has(linkRel)) wanted.set(linkRel, targetRel);
   }
   let written = 0;
-  const wantedAbs = new Set<string>();
   // Another process may have pruned folders of the tree since this one last wrote it.
-  const readableRoot = path.join(disk.root, READABLE_DIR);
-  disk.forgetDirs(readableRoot, { under: true });
+  disk.forgetDirs(path.join(disk.root, READABLE_DIR), { under: true });
   for (const [linkRel, targetRel] of wanted) {
     const abs = disk.resolveInside(linkRel);
     const targetAbs = disk.resolveInside(targetRel);
-    wantedAbs.add(abs);
     const dir = path.dirname(abs);
     await disk.ensureDir(dir);
     const rel = path.relative(dir, targetAbs);
@@ -51,29 +93,43 @@ export async function writeReadableTree(disk: LocalDisk, links: readonly Readabl
     }
     written++;
   }
-  const removed = await sweepLinks(disk, readableRoot, wantedAbs);
-  return { written, removed };
+  return { written, wanted };
 }
 
-/** Removes symlinks under `dir` that are not wanted (and stale temp links), then empty folders. */
-async function sweepLinks(disk: LocalDisk, dir: string, wanted: ReadonlySet<string>): Promise<number> {
+/**
+ * Removes the symlinks under by-user/ that `listed` does not keep (it is given one folder's links at a time, as
+ * absolute paths, and answers those to keep), stale temp links always, then the folders left empty; how many
+ * links went (temp links not counted).
+ */
+export function sweepUnlisted(disk: LocalDisk, listed: (absPaths: string[]) => Promise<Set<string>>): Promise<number> {
+  return sweepLinks(disk, path.join(disk.root, READABLE_DIR), listed);
+}
+
+async function sweepLinks(disk: LocalDisk, dir: string, listed: (absPaths: string[]) => Promise<Set<string>>): Promise<number> {
   let removed = 0;
   const entries = await fs.readdir(dir, { withFileTypes: true }).catch((err: unknown) => {
     if (errCode(err) === "ENOENT") return [];
     throw err;
   });
+  const links: string[] = [];
   for (const entry of entries) {
     const abs = path.join(dir, entry.name);
     if (entry.isDirectory()) {
-      removed += await sweepLinks(disk, abs, wanted);
+      removed += await sweepLinks(disk, abs, listed);
       if (!(await hasEntries(abs))) {
         await fs.rmdir(abs).catch(() => undefined);
         disk.forgetDirs(abs, { under: false });
       }
-    } else if (entry.isSymbolicLink() && !wanted.has(abs)) {
-      await fs.unlink(abs);
-      if (!entry.name.endsWith(LINK_TMP_SUFFIX)) removed++;
+    } else if (entry.isSymbolicLink()) {
+      if (entry.name.endsWith(LINK_TMP_SUFFIX)) await fs.unlink(abs);
+      else links.push(abs);
     }
+  }
+  const keep = links.length > 0 ? await listed(links) : new Set<string>();
+  for (const abs of links) {
+    if (keep.has(abs)) continue;
+    await fs.unlink(abs);
+    removed++;
   }
   return removed;
 }

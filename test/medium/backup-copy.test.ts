@@ -79,7 +79,8 @@ async function sequences(url: string): Promise<Array<{ table: string; max: numbe
 /** A copy of the good backup, changed by `spoil` (the manifest written back after). */
 /** The migration that made the downloads' counters, and its tables (a backup made before it has none of them). */
 const COUNTERS_MIGRATION = "20261129060000_download_counts";
-const COUNTER_TABLES = ["download_status_counts", "stored_files", "stored_file_totals"];
+/** The tables of COUNTERS_MIGRATION and of the migrations after it, which a backup made before them does not have. */
+const LATER_TABLES = ["download_status_counts", "stored_files", "stored_file_totals", "readable_tree_sources", "readable_tree_links", "readable_tree_sweeps"];
 
 function spoiled(name: string, spoil: (dir: string, m: BackupManifestV2) => Promise<void>): Promise<string> {
   return spoiledCopy(good, path.join(base, name), spoil);
@@ -125,13 +126,13 @@ describe("backup format 2", () => {
       const later = all.slice(all.indexOf(COUNTERS_MIGRATION));
       const older = await spoiled("older", async (dir, m) => {
         m.database.migrations = m.database.migrations.filter((name) => !later.includes(name));
-        for (const t of m.database.tables.filter((t) => COUNTER_TABLES.includes(t.name))) await fs.rm(path.join(dir, t.file));
-        m.database.tables = m.database.tables.filter((t) => !COUNTER_TABLES.includes(t.name));
+        for (const t of m.database.tables.filter((t) => LATER_TABLES.includes(t.name))) await fs.rm(path.join(dir, t.file));
+        m.database.tables = m.database.tables.filter((t) => !LATER_TABLES.includes(t.name));
       });
       const restored = await restoreBackup({ config, from: older });
       expect(restored.databaseRestored).toBe(true);
       const original = await tableDigests(h.db.url);
-      for (const name of COUNTER_TABLES) delete original[name];
+      for (const name of LATER_TABLES) delete original[name];
       expect(await tableDigests(config.databaseUrl)).toEqual(original);
       const seqs = await sequences(config.databaseUrl);
       expect(seqs.some((s) => s.max > 0)).toBe(true);

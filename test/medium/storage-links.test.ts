@@ -113,9 +113,10 @@ describe(buildReadableLinks.name, () => {
     expect(links).toContainEqual({
       linkPath: `by-user/Artist/Sketches/${readableName({ title: "CON", deviationid: "D-DEGRADED", ext: "jpg" })}`,
       target: rendition.relPath,
+      deviationid: "D-DEGRADED",
     });
-    expect(links).toContainEqual({ linkPath: "by-user/Artist/journals/Evil gnp.exe [D-JOURNAL].html", target: journal.relPath });
-    expect(links).toContainEqual({ linkPath: "by-user/Artist/unfiled/untitled [D-LOOSE].png", target: original.relPath });
+    expect(links).toContainEqual({ linkPath: "by-user/Artist/journals/Evil gnp.exe [D-JOURNAL].html", target: journal.relPath, deviationid: "D-JOURNAL" });
+    expect(links).toContainEqual({ linkPath: "by-user/Artist/unfiled/untitled [D-LOOSE].png", target: original.relPath, deviationid: "D-LOOSE" });
     expect(links.some((l) => l.linkPath.includes("D-WANTED"))).toBe(false);
     expect(links).toHaveLength(8);
     // Deterministic.

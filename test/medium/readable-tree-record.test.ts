@@ -1,0 +1,171 @@
+// The readable tree (by-user/...) is changed where the database changed, not rewritten whole (issue 32,
+// docs/PERFORMANCE.md#readable-tree): its record (src/db/readable-tree.repository.ts) says which links each stored
+// file has on disk and what they were made from, so a write makes again only the links of files whose title, folders
+// or collections changed, removes those of files no longer stored, and rebuilds the whole tree, sweeping stray links,
+// once when the record is new or by-user/ is gone.
+import fs from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ReadableTreeRepository } from "../../src/db/readable-tree.repository.ts";
+import { regenerateReadableLinks } from "../../src/downloads/readable-links.ts";
+import { collectionsSource } from "../../src/sync/sources/collections.ts";
+import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+
+let h: DownloadHarness;
+
+beforeAll(async () => {
+  h = await createDownloadHarness({
+    sim: { dataset: { deviations: 40, galleryFolders: 3, collectionFolders: 2, favourites: 10, trackedUsers: 0 }, downloadQuota: 500 },
+    sources: [gallerySource, collectionsSource],
+    quota: 500,
+  });
+  await h.syncAll(["gallery", "collections"]);
+  const summary = await h.runOnce({ concurrency: 4 });
+  expect(summary.done).toBeGreaterThan(10);
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+/** Every link under by-user/, relative to the archive, with its target relative to the archive. */
+async function tree(): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  const walk = async (dir: string): Promise<void> => {
+    for (const e of await fs.readdir(dir, { withFileTypes: true }).catch(() => [])) {
+      const abs = path.join(dir, e.name);
+      if (e.isDirectory()) await walk(abs);
+      else if (e.isSymbolicLink()) found.set(path.relative(h.archiveDir, abs), path.relative(h.archiveDir, path.resolve(dir, await fs.readlink(abs))));
+    }
+  };
+  await walk(path.join(h.archiveDir, "by-user"));
+  return found;
+}
+
+/** The links a full write from the database makes: what the tree must equal after any write. */
+async function expected(): Promise<Map<string, string>> {
+  const { buildReadableLinks, MAX_FOLDER_DEPTH } = await import("../../src/storage/links.ts");
+  const links = buildReadableLinks(await new ReadableTreeRepository(h.pool).listPlacements(MAX_FOLDER_DEPTH), h.archiveDir);
+  return new Map(links.map((l) => [l.linkPath, l.target]));
+}
+
+async function write(): Promise<{ links: number; written: number; removed: number }> {
+  const r = await regenerateReadableLinks(h.deps);
+  if ("busy" in r) throw new Error("the links' lock was held");
+  return r;
+}
+
+/** A stored original's deviation with its links, the first by id. */
+async function storedWork(): Promise<{ deviationid: string; links: string[] }> {
+  const all = await tree();
+  const { rows } = await h.pool.query<{ deviationid: string }>(
+    "SELECT deviationid FROM downloads WHERE kind = 'original' AND status = 'done' ORDER BY deviationid",
+  );
+  for (const { deviationid } of rows) {
+    const links = [...all.keys()].filter((l) => l.includes(`[${deviationid}]`));
+    if (links.length > 0) return { deviationid, links };
+  }
+  throw new Error("no stored original has a link");
+}
+
+describe("the readable tree's record", () => {
+  it("leaves the tree alone when nothing changed, and makes again only the links of a work whose title changed", async () => {
+    await write();
+    expect(await tree()).toEqual(await expected());
+    expect(await write()).toMatchObject({ written: 0, removed: 0 });
+
+    // A link a person removed by hand is not looked at when its work did not change: the write visits changed works only.
+    const { deviationid, links } = await storedWork();
+    const others = [...(await tree()).keys()].filter((l) => !l.includes(`[${deviationid}]`));
+    const untouched = others[0]!;
+    await fs.unlink(path.join(h.archiveDir, untouched));
+    await h.pool.query("UPDATE deviations SET title = 'Renamed upstream' WHERE deviationid = $1", [deviationid]);
+    const r = await write();
+    expect(r).toMatchObject({ written: links.length, removed: links.length });
+    const after = await tree();
+    for (const old of links) expect(after.has(old)).toBe(false);
+    expect([...after.keys()].filter((l) => l.includes(`Renamed upstream [${deviationid}]`))).toHaveLength(links.length);
+    expect(after.has(untouched)).toBe(false);
+    expect(r.links).toBe(after.size + 1);
+
+    // Removing by-user/ makes the next run rebuild every link (the README's word), one that stores nothing included.
+    await h.runOnce(); // whatever another test left due is stored first: the run below stores nothing
+    await fs.rm(path.join(h.archiveDir, "by-user"), { recursive: true });
+    const rebuilt = await h.runOnce();
+    expect(rebuilt.done).toBe(0);
+    expect(await tree()).toEqual(await expected());
+    expect(rebuilt.links).toMatchObject({ written: (await expected()).size, removed: 0 });
+  });
+
+  it("removes the links of a work that left a collection or is no longer stored, and the folders they leave empty", async () => {
+    await write();
+    const { rows } = await h.pool.query<{ folderid: string; deviationid: string }>(
+      `SELECT m.folderid, m.deviationid FROM folder_members m JOIN downloads d ON d.deviationid = m.deviationid AND d.status = 'done'
+       WHERE m.kind = 'collection' AND m.removed_at IS NULL ORDER BY m.folderid, m.deviationid`,
+    );
+    const folder = rows[0]!.folderid;
+    const members = rows.filter((r) => r.folderid === folder).map((r) => r.deviationid);
+    const before = await tree();
+    const collectionLinks = [...before.keys()].filter((l) => l.includes("/collections/") && members.some((id) => l.includes(`[${id}]`)));
+    const folderDirs = new Set(collectionLinks.map((l) => path.dirname(l)));
+    expect(collectionLinks.length).toBeGreaterThan(0);
+    await h.pool.query("UPDATE folder_members SET removed_at = now(), removed_reason = 'gone_from_listing' WHERE folderid = $1", [folder]);
+    const r = await write();
+    expect(await tree()).toEqual(await expected());
+    expect(r.removed).toBeGreaterThanOrEqual(collectionLinks.length);
+    for (const dir of folderDirs) {
+      const left = [...(await tree()).keys()].filter((l) => path.dirname(l) === dir);
+      if (left.length === 0) await expect(fs.stat(path.join(h.archiveDir, dir))).rejects.toThrow(/ENOENT/);
+    }
+
+    const gone = await storedWork();
+    await h.pool.query("UPDATE downloads SET status = 'wanted', path = NULL WHERE deviationid = $1", [gone.deviationid]);
+    const r2 = await write();
+    expect(r2).toMatchObject({ written: 0, removed: gone.links.length });
+    expect(await tree()).toEqual(await expected());
+    const record = new ReadableTreeRepository(h.pool);
+    expect(await record.linksOf([gone.deviationid])).toEqual([]);
+  });
+
+  it("removes links a write cut short left on disk, and sweeps stray links when the record is new, keeping a person's own files", async () => {
+    await write();
+    const record = new ReadableTreeRepository(h.pool);
+    // A write cut short after placing some of a work's new links: a folder is in the way of its last one.
+    const all = await tree();
+    const { rows } = await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM downloads WHERE status = 'done' ORDER BY deviationid");
+    const deviationid = rows.map((r) => r.deviationid).find((id) => [...all.keys()].filter((l) => l.includes(`[${id}]`)).length >= 2)!;
+    expect(deviationid).toBeDefined();
+    await h.pool.query("UPDATE deviations SET title = 'Half written' WHERE deviationid = $1", [deviationid]);
+    const { buildReadableLinks, MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT } = await import("../../src/storage/links.ts");
+    const half = buildReadableLinks(await record.placementsOf(MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT, [deviationid]), h.archiveDir);
+    const obstacle = path.join(h.archiveDir, half.at(-1)!.linkPath);
+    await fs.mkdir(path.join(obstacle, "in the way"), { recursive: true });
+    await expect(write()).rejects.toThrow(/a folder or file is in the way/);
+    expect([...(await tree()).keys()].filter((l) => l.includes(`Half written [${deviationid}]`)).length).toBeGreaterThan(0);
+    await fs.rm(obstacle, { recursive: true });
+    // Then the title changes again before the next write.
+    await h.pool.query("UPDATE deviations SET title = 'Final title' WHERE deviationid = $1", [deviationid]);
+    await write();
+    const now = await tree();
+    expect([...now.keys()].filter((l) => l.includes(`Half written [${deviationid}]`))).toEqual([]);
+    expect(now).toEqual(await expected());
+
+    // An archive written before the record: stray links of old names and a person's file under by-user/.
+    const someLink = [...now.keys()][0]!;
+    const stray = path.join(path.dirname(someLink), "Old name [x-stray].png");
+    await fs.symlink(path.relative(path.dirname(path.join(h.archiveDir, stray)), path.join(h.archiveDir, now.get(someLink)!)), path.join(h.archiveDir, stray));
+    await fs.mkdir(path.join(h.archiveDir, "by-user", "gone-artist", "old folder"), { recursive: true });
+    await fs.symlink("../../../nowhere.png", path.join(h.archiveDir, "by-user", "gone-artist", "old folder", "x [y].png"));
+    await fs.writeFile(path.join(h.archiveDir, "by-user", "notes.txt"), "mine");
+    expect(await write()).toMatchObject({ written: 0, removed: 0 });
+    expect((await tree()).has(stray)).toBe(true);
+    await h.pool.query("DELETE FROM readable_tree_sweeps");
+    const swept = await write();
+    expect(swept).toMatchObject({ written: 0, removed: 2 });
+    expect(await tree()).toEqual(await expected());
+    await expect(fs.stat(path.join(h.archiveDir, "by-user", "gone-artist"))).rejects.toThrow(/ENOENT/);
+    expect(await fs.readFile(path.join(h.archiveDir, "by-user", "notes.txt"), "utf8")).toBe("mine");
+    expect(await record.rebuildDue()).toBe(false);
+  });
+});
