@@ -1,11 +1,11 @@
 // Where each stored file belongs in the archive's readable tree (src/storage/links.ts turns the rows into links).
 import { kysely, sql } from "./kysely.ts";
 import type { FolderKind, Row } from "./schema.ts";
-import pg from "pg";
-import { type Queryable, withTransaction } from "./with-transaction.ts";
+import type { Queryable } from "./with-transaction.ts";
 
 type Deviation = Row<"deviations">;
 type Source = Row<"readable_tree_sources">;
+type Link = Row<"readable_tree_links">;
 type Username = Row<"users">["username"];
 /** A folder's name as the path shows it: the folder's id when it has none. */
 type FolderName = NonNullable<Row<"gallery_folders">["name"]> | Row<"gallery_folders">["folderid"];
@@ -152,37 +152,39 @@ export class ReadableTreeRepository {
   /** Which of `linkPaths` the tree holds, as the last writes recorded. */
   async recorded(linkPaths: readonly string[]): Promise<Set<string>> {
     if (linkPaths.length === 0) return new Set();
-    const rows = await kysely(this.db)
-      .selectFrom("readable_tree_links")
-      .select("link_path")
-      .where("link_path", "in", [...linkPaths])
-      .execute();
+    // ANY of one array, not IN: a folder may hold more links than a statement takes parameters.
+    const { rows } = await sql<Pick<Link, "link_path">>`
+      SELECT link_path FROM readable_tree_links WHERE link_path = ANY(${linkPaths}::text[])`.execute(kysely(this.db));
     return new Set(rows.map((r) => r.link_path));
   }
 
   /**
    * Records what a write left on disk for `changes`: each file's links replaced by those of `links` that are its
-   * own, and its fingerprint set (removed when null). One transaction: the record never shows half a write.
+   * own, and its fingerprint set (removed when null). One statement: the record never shows half a write.
    */
   async record(changes: readonly TreeChange[], links: readonly { linkPath: string; deviationid: string }[]): Promise<void> {
     if (changes.length === 0) return;
-    const ids = changes.map((c) => c.deviationid);
     const kept = changes.filter((c): c is { deviationid: string; fingerprint: string } => c.fingerprint !== null);
-    const write = async (tx: Queryable) => {
-      const q = kysely(tx);
-      await q.deleteFrom("readable_tree_links").where("deviationid", "in", ids).execute();
-      await q.deleteFrom("readable_tree_sources").where("deviationid", "in", ids).execute();
-      for (let i = 0; i < links.length; i += 5000) {
-        const slice = links.slice(i, i + 5000).map((l) => ({ link_path: l.linkPath, deviationid: l.deviationid }));
-        await q
-          .insertInto("readable_tree_links")
-          .values(slice)
-          .onConflict((oc) => oc.column("link_path").doUpdateSet((eb) => ({ deviationid: eb.ref("excluded.deviationid") })))
-          .execute();
-      }
-      if (kept.length > 0) await q.insertInto("readable_tree_sources").values(kept).execute();
-    };
-    await (this.db instanceof pg.Pool ? withTransaction(this.db, write) : write(this.db));
+    await sql`
+      WITH wanted AS (
+        SELECT * FROM unnest(${links.map((l) => l.linkPath)}::text[], ${links.map((l) => l.deviationid)}::text[]) AS w(link_path, deviationid)
+      ),
+      unlinked AS (
+        DELETE FROM readable_tree_links l
+        WHERE l.deviationid = ANY(${changes.map((c) => c.deviationid)}::text[])
+          AND NOT EXISTS (SELECT 1 FROM wanted w WHERE w.link_path = l.link_path)
+      ),
+      linked AS (
+        INSERT INTO readable_tree_links (link_path, deviationid) SELECT link_path, deviationid FROM wanted
+        ON CONFLICT (link_path) DO UPDATE SET deviationid = excluded.deviationid
+      ),
+      forgotten AS (
+        DELETE FROM readable_tree_sources
+        WHERE deviationid = ANY(${changes.filter((c) => c.fingerprint === null).map((c) => c.deviationid)}::text[])
+      )
+      INSERT INTO readable_tree_sources (deviationid, fingerprint)
+      SELECT * FROM unnest(${kept.map((c) => c.deviationid)}::text[], ${kept.map((c) => c.fingerprint)}::text[])
+      ON CONFLICT (deviationid) DO UPDATE SET fingerprint = excluded.fingerprint`.execute(kysely(this.db));
   }
 
   /**

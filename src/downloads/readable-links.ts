@@ -45,17 +45,17 @@ const CHANGES_PER_PAGE = 1000;
  * yet (or a rebuild was cut short), or no tree on disk, the tree is rebuilt: every file's links, then a sweep of links the record does not hold.
  */
 export async function changeLocalTree(pool: PgPool, archive: Archive): Promise<{ links: number; written: number; removed: number }> {
-  const record = new ReadableTreeRepository(pool);
-  const rebuild = (await record.rebuildDue()) || (await treeMissing(archive));
-  if (rebuild) await record.forget();
-  let written = 0;
-  let removed = 0;
+  // One connection for the whole write: the noted changes live in its session, and a pool of one still suffices.
   const session = await pool.connect();
-  const noted = new ReadableTreeRepository(session);
+  const record = new ReadableTreeRepository(session);
   try {
-    await noted.noteChanges(MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT);
+    const rebuild = (await record.rebuildDue()) || (await treeMissing(archive));
+    if (rebuild) await record.forget();
+    let written = 0;
+    let removed = 0;
+    await record.noteChanges(MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT);
     for (let after = ""; ; ) {
-      const changes = await noted.nextChanges(after, CHANGES_PER_PAGE);
+      const changes = await record.nextChanges(after, CHANGES_PER_PAGE);
       const last = changes.at(-1);
       if (!last) break;
       after = last.deviationid;
@@ -73,15 +73,15 @@ export async function changeLocalTree(pool: PgPool, archive: Archive): Promise<{
         links,
       );
     }
+    if (rebuild) {
+      removed += await archive.sweepLinks((linkPaths) => record.recorded(linkPaths));
+      await record.markSwept(new Date());
+    }
+    return { links: await record.linkCount(), written, removed };
   } finally {
-    await noted.dropChanges().catch(() => undefined);
+    await record.dropChanges().catch(() => undefined);
     session.release();
   }
-  if (rebuild) {
-    removed += await archive.sweepLinks((linkPaths) => record.recorded(linkPaths));
-    await record.markSwept(new Date());
-  }
-  return { links: await record.linkCount(), written, removed };
 }
 
 /**

@@ -7,7 +7,8 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReadableTreeRepository } from "../../src/db/readable-tree.repository.ts";
-import { regenerateReadableLinks } from "../../src/downloads/readable-links.ts";
+import { createPgPool } from "../../src/db/connect.ts";
+import { changeLocalTree, regenerateReadableLinks } from "../../src/downloads/readable-links.ts";
 import { collectionsSource } from "../../src/sync/sources/collections.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
@@ -126,6 +127,17 @@ describe("the readable tree's record", () => {
     expect(await tree()).toEqual(await expected());
     const record = new ReadableTreeRepository(h.pool);
     expect(await record.linksOf([gone.deviationid])).toEqual([]);
+
+    // A process whose pool has one connection (DVAULT_DB_POOL_SIZE=1) writes the tree on that one connection.
+    const one = createPgPool(h.db.url, 1);
+    try {
+      const work = await storedWork();
+      await h.pool.query("UPDATE deviations SET title = 'Pool of one' WHERE deviationid = $1", [work.deviationid]);
+      expect(await changeLocalTree(one, h.deps.archive)).toMatchObject({ written: work.links.length, removed: work.links.length });
+      expect(await tree()).toEqual(await expected());
+    } finally {
+      await one.end();
+    }
   });
 
   it("removes links a write cut short left on disk, and sweeps stray links when the record is new, keeping a person's own files", async () => {
