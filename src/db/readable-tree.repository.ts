@@ -26,6 +26,13 @@ export type PlacementRow = Pick<Deviation, "deviationid" | "title" | "type"> & {
 // The best stored file per deviation (a finished original before a text before a degraded rendition), each
 // live gallery membership with the folder's full path, each live collection membership: as CTEs, for the whole
 // archive or for the deviations of `only`.
+/**
+ * The memberships to read: of the files of `only`, else of every stored file. The whole archive's are read whole and
+ * joined to the files once (a filter by the files here made the planner guess a few hundred and walk the index once
+ * per file: about half the time of the statement at 80 000 files).
+ */
+const ofFiles = (only: readonly string[] | undefined) => (only === undefined ? sql`` : sql`AND m.deviationid = ANY(${only}::text[])`);
+
 const placementsFrom = (maxFolderDepth: number, only: readonly string[] | undefined) => sql`
 WITH RECURSIVE
 files AS (
@@ -53,12 +60,12 @@ placed AS (
   SELECT m.deviationid, 'gallery' AS place, gp.owner_userid, gp.names AS folder
   FROM folder_members m
   JOIN gallery_paths gp ON gp.folderid = m.folderid
-  WHERE m.kind = 'gallery' AND m.removed_at IS NULL AND m.deviationid IN (SELECT deviationid FROM files)
+  WHERE m.kind = 'gallery' AND m.removed_at IS NULL ${ofFiles(only)}
   UNION ALL
   SELECT m.deviationid, 'collection', c.owner_userid, ARRAY[coalesce(c.name, c.folderid)]
   FROM folder_members m
   JOIN collection_folders c ON c.folderid = m.folderid AND c.removed_at IS NULL
-  WHERE m.kind = 'collection' AND m.removed_at IS NULL AND m.deviationid IN (SELECT deviationid FROM files)
+  WHERE m.kind = 'collection' AND m.removed_at IS NULL ${ofFiles(only)}
 ),
 rows AS (
   SELECT f.deviationid, f.path, dv.title, dv.type::text AS type,
