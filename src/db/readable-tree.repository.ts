@@ -88,6 +88,8 @@ export type FingerprintedRow = PlacementRow & { fingerprint: string };
 export type TreeChange = Pick<Source, "deviationid"> & { fingerprint: Source["fingerprint"] | null };
 
 const CHANGES = "readable_tree_changes";
+/** The fingerprint of a file whose links a write began to change: no placements have it (theirs begin with the format). */
+const UNWRITTEN = "";
 export class ReadableTreeRepository {
   constructor(private readonly db: Queryable) {}
 
@@ -188,10 +190,15 @@ export class ReadableTreeRepository {
   }
 
   /**
-   * Notes `links` as possibly on disk before they are written, without their files' fingerprints: a write cut short
-   * after placing them leaves them in the record, so a later write that places those files elsewhere removes them.
+   * Notes `links` as possibly on disk before they are written, and the files of `deviationids` as not written (a
+   * fingerprint no placements have): a write cut short after placing them leaves them in the record, and the next
+   * write makes those files' links again and removes these, even when the files' rows went back to what the record
+   * had (a title changed and changed back) or the files are no longer stored.
    */
-  async recordIntent(links: readonly { linkPath: string; deviationid: string }[]): Promise<void> {
+  async recordIntent(deviationids: readonly string[], links: readonly { linkPath: string; deviationid: string }[]): Promise<void> {
+    await sql`
+      INSERT INTO readable_tree_sources (deviationid, fingerprint) SELECT unnest(${deviationids}::text[]), ${UNWRITTEN}
+      ON CONFLICT (deviationid) DO UPDATE SET fingerprint = excluded.fingerprint`.execute(kysely(this.db));
     for (let i = 0; i < links.length; i += 5000) {
       const slice = links.slice(i, i + 5000).map((l) => ({ link_path: l.linkPath, deviationid: l.deviationid }));
       await kysely(this.db)
