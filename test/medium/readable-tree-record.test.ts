@@ -317,3 +317,23 @@ describe("a write cut short, then the database changes back", () => {
     expect(await tree()).toEqual(await expected());
   });
 });
+
+describe("the noted changes", () => {
+  it("are read a page at a time through a key, not by sorting all of them for every page", async () => {
+    const { MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT } = await import("../../src/storage/links.ts");
+    const session = await h.pool.connect();
+    try {
+      const record = new ReadableTreeRepository(session);
+      await record.noteChanges(MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT);
+      await session.query("SET enable_seqscan = off");
+      const plan = await session.query(
+        "EXPLAIN SELECT deviationid, fingerprint FROM readable_tree_changes WHERE deviationid > '' ORDER BY deviationid LIMIT 1000",
+      );
+      expect(plan.rows.map((r: { "QUERY PLAN": string }) => r["QUERY PLAN"]).join("\n")).toMatch(/Index Scan/);
+      await record.dropChanges();
+    } finally {
+      await session.query("RESET enable_seqscan");
+      session.release();
+    }
+  });
+});
