@@ -337,3 +337,30 @@ describe("the noted changes", () => {
     }
   });
 });
+
+describe("links planted by someone else", () => {
+  it("replaces or removes a link pointing outside the archive at a link's place, never touching what it points to", async () => {
+    await write();
+    const outside = await fs.mkdtemp(path.join(h.archiveDir, "..", "dvault-outside-"));
+    const precious = path.join(outside, "precious.txt");
+    await fs.writeFile(precious, "keep me");
+    try {
+      const work = await storedWork();
+      // At a link the next write removes (its work renamed) and at one it places (the new name).
+      const [dropped, ...rest] = work.links;
+      await fs.rm(path.join(h.archiveDir, dropped!));
+      await fs.symlink(precious, path.join(h.archiveDir, dropped!));
+      await h.pool.query("UPDATE deviations SET title = 'Planted' WHERE deviationid = $1", [work.deviationid]);
+      const placed = rest.length > 0 ? rest[0]! : dropped!;
+      const newName = (await expected()).keys();
+      const target = [...newName].find((l) => l.includes(`Planted [${work.deviationid}]`) && path.dirname(l) === path.dirname(placed))!;
+      await fs.mkdir(path.dirname(path.join(h.archiveDir, target)), { recursive: true });
+      await fs.symlink(outside, path.join(h.archiveDir, target));
+      await write();
+      expect(await tree()).toEqual(await expected());
+      expect(await fs.readFile(precious, "utf8")).toBe("keep me");
+    } finally {
+      await fs.rm(outside, { recursive: true });
+    }
+  });
+});
