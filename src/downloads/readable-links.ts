@@ -63,7 +63,7 @@ export async function changeLocalTree(pool: PgPool, archive: Archive): Promise<{
       // The rows and their fingerprints read in one snapshot: what is recorded is what the links were made from.
       const rows = await record.placementsOf(MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT, ids);
       const links = buildReadableLinks(rows, archive.root);
-      await record.recordIntent(links);
+      await record.recordIntent(ids, links);
       const done = await archive.changeLinks(links, await record.linksOf(ids));
       written += done.written;
       removed += done.removed;

@@ -43,7 +43,7 @@ export async function changeReadableTree(
   for (const linkPath of drop) {
     const linkRel = checkRelative(linkPath, READABLE_DIR, "linkPath");
     if (wanted.has(linkRel)) continue;
-    const abs = disk.resolveInside(linkRel);
+    const abs = linkPlace(disk, linkRel);
     const stat = await fs.lstat(abs).catch(() => undefined);
     if (!stat?.isSymbolicLink()) continue;
     await fs.unlink(abs).catch((err: unknown) => {
@@ -64,6 +64,15 @@ export async function changeReadableTree(
   return { written, removed };
 }
 
+/**
+ * Where a link goes, its folder checked inside the archive. The link itself is never followed (read, replaced or
+ * removed as a link): one planted there pointing outside is replaced or removed, not refused, which would stop
+ * every later write of the tree.
+ */
+function linkPlace(disk: LocalDisk, linkRel: string): string {
+  return path.join(disk.resolveInside(path.posix.dirname(linkRel)), path.posix.basename(linkRel));
+}
+
 /** Places each link of `links` (the first of a repeated path), skipping those already right; what it wanted, relative. */
 async function placeLinks(disk: LocalDisk, links: readonly ReadableLink[]): Promise<{ written: number; wanted: Map<string, string> }> {
   const wanted = new Map<string, string>();
@@ -76,7 +85,7 @@ async function placeLinks(disk: LocalDisk, links: readonly ReadableLink[]): Prom
   // Another process may have pruned folders of the tree since this one last wrote it.
   disk.forgetDirs(path.join(disk.root, READABLE_DIR), { under: true });
   for (const [linkRel, targetRel] of wanted) {
-    const abs = disk.resolveInside(linkRel);
+    const abs = linkPlace(disk, linkRel);
     const targetAbs = disk.resolveInside(targetRel);
     const dir = path.dirname(abs);
     await disk.ensureDir(dir);

@@ -181,3 +181,186 @@ describe("the readable tree's record", () => {
     expect(await record.rebuildDue()).toBe(false);
   });
 });
+
+describe("the readable tree's record through sequences of changes", () => {
+  /** Writes, then checks the tree is a full write's and that a second write finds nothing to do. */
+  async function writeAndCompare(step: string): Promise<void> {
+    await write();
+    expect(await tree(), step).toEqual(await expected());
+    expect(await write(), `${step}: a second write`).toMatchObject({ written: 0, removed: 0 });
+  }
+
+  it("equals a full write after folder renames and moves, username and collection renames, moves, better files, hostile titles, journals, deep folders", async () => {
+    await writeAndCompare("start");
+    const q = (text: string, values: unknown[] = []) => h.pool.query(text, values);
+    const { rows: folders } = await q(
+      `SELECT g.folderid, g.owner_userid FROM gallery_folders g WHERE g.removed_at IS NULL
+       AND EXISTS (SELECT 1 FROM folder_members m JOIN downloads d ON d.deviationid = m.deviationid AND d.status = 'done'
+                   WHERE m.folderid = g.folderid AND m.kind = 'gallery' AND m.removed_at IS NULL) ORDER BY g.folderid`,
+    );
+    expect(folders.length).toBeGreaterThanOrEqual(2);
+    const [a, b] = folders as { folderid: string; owner_userid: string }[];
+    await q("UPDATE gallery_folders SET name = 'Renamed folder' WHERE folderid = $1", [a!.folderid]);
+    await writeAndCompare("gallery folder renamed");
+    await q("UPDATE gallery_folders SET parent_folderid = $2 WHERE folderid = $1", [a!.folderid, b!.folderid]);
+    await writeAndCompare("gallery folder moved under another");
+    await q("UPDATE gallery_folders SET removed_at = now(), removed_reason = 'gone_from_listing' WHERE folderid = $1", [b!.folderid]);
+    await writeAndCompare("parent folder removed");
+    await q("UPDATE gallery_folders SET removed_at = NULL, removed_reason = NULL WHERE folderid = $1", [b!.folderid]);
+    await writeAndCompare("parent folder back");
+    // Two sibling folders of one name: rows that tie in PLACE_ORDER.
+    await q("UPDATE gallery_folders SET name = 'Same', parent_folderid = NULL WHERE folderid = ANY($1)", [[a!.folderid, b!.folderid]]);
+    await writeAndCompare("two folders of one name");
+
+    await q("UPDATE users SET username = 'renamed-owner' WHERE userid = $1", [a!.owner_userid]);
+    await writeAndCompare("username changed");
+    await q(
+      "UPDATE collection_folders SET name = 'Renamed collection' WHERE folderid = (SELECT min(folderid) FROM collection_folders WHERE removed_at IS NULL)",
+    );
+    await writeAndCompare("collection renamed");
+
+    const work = await storedWork();
+    await q("UPDATE folder_members SET removed_at = now(), removed_reason = 'gone_from_listing' WHERE deviationid = $1 AND kind = 'gallery'", [
+      work.deviationid,
+    ]);
+    await q(
+      `INSERT INTO folder_members (kind, folderid, deviationid) VALUES ('gallery', $2, $1)
+       ON CONFLICT (kind, folderid, deviationid) DO UPDATE SET removed_at = NULL, removed_reason = NULL`,
+      [work.deviationid, b!.folderid],
+    );
+    await writeAndCompare("work moved between folders");
+    await q("UPDATE folder_members SET removed_at = now(), removed_reason = 'gone_from_listing' WHERE deviationid = $1", [work.deviationid]);
+    await writeAndCompare("work in no folder (unfiled)");
+    await q("UPDATE deviations SET type = 'journal' WHERE deviationid = $1", [work.deviationid]);
+    await writeAndCompare("work is a journal");
+
+    // A degraded rendition stands in while the original failed, then the original is done again: another path.
+    await q(
+      `INSERT INTO downloads (deviationid, kind, status, path, sha256, degraded_reason, done_at)
+       VALUES ($1, 'degraded', 'degraded', 'originals/aa/bb/degraded-stand-in.jpg', 'aabb', 'no original', now())`,
+      [work.deviationid],
+    );
+    await q("UPDATE downloads SET status = 'failed' WHERE deviationid = $1 AND kind = 'original'", [work.deviationid]);
+    await writeAndCompare("degraded stand-in");
+    await q("UPDATE downloads SET status = 'done' WHERE deviationid = $1 AND kind = 'original'", [work.deviationid]);
+    await writeAndCompare("original done again");
+
+    const other = (
+      await q("SELECT deviationid FROM downloads WHERE status = 'done' AND deviationid <> $1 ORDER BY deviationid DESC LIMIT 2", [work.deviationid])
+    ).rows as { deviationid: string }[];
+    await q("UPDATE deviations SET title = $2 WHERE deviationid = $1", [other[0]!.deviationid, `../../../etc/${"x".repeat(400)}\u0000/..`]);
+    await q("UPDATE deviations SET title = $2 WHERE deviationid = $1", [other[1]!.deviationid, "a/b"]);
+    await q("UPDATE users SET username = '..' WHERE userid = (SELECT author_userid FROM deviations WHERE deviationid = $1)", [other[1]!.deviationid]);
+    await writeAndCompare("hostile titles and username");
+
+    // Folders nested deeper than MAX_FOLDER_DEPTH, a stored work in the deepest.
+    let parent = a!.folderid;
+    for (let i = 0; i < 20; i++) {
+      await q("INSERT INTO gallery_folders (folderid, owner_userid, parent_folderid, name) VALUES ($1, $2, $3, $4)", [
+        `deep-${i}`,
+        a!.owner_userid,
+        parent,
+        `level ${i}`,
+      ]);
+      parent = `deep-${i}`;
+    }
+    await q("INSERT INTO folder_members (kind, folderid, deviationid) VALUES ('gallery', 'deep-19', $1), ('gallery', 'deep-10', $1)", [other[0]!.deviationid]);
+    await writeAndCompare("deep folders");
+    await q("UPDATE gallery_folders SET name = 'top renamed' WHERE folderid = $1", [a!.folderid]);
+    await writeAndCompare("the deep chain's top renamed");
+  });
+});
+
+describe("a write cut short, then the database changes back", () => {
+  /** Makes the write of `deviationid`'s links fail at its last link, as a folder in the way does; undoes it. */
+  async function obstruct(deviationid: string): Promise<() => Promise<void>> {
+    const { buildReadableLinks, MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT } = await import("../../src/storage/links.ts");
+    const record = new ReadableTreeRepository(h.pool);
+    const links = buildReadableLinks(await record.placementsOf(MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT, [deviationid]), h.archiveDir);
+    const obstacle = path.join(h.archiveDir, links.at(-1)!.linkPath);
+    await fs.mkdir(path.join(obstacle, "in the way"), { recursive: true });
+    return () => fs.rm(obstacle, { recursive: true });
+  }
+
+  it("removes the links the cut-short write placed when the title goes back to the one recorded", async () => {
+    await write();
+    const all = await tree();
+    const { rows } = await h.pool.query<{ deviationid: string; title: string }>(
+      "SELECT d.deviationid, v.title FROM downloads d JOIN deviations v USING (deviationid) WHERE d.status = 'done' ORDER BY d.deviationid",
+    );
+    const work = rows.find((r) => [...all.keys()].filter((l) => l.includes(`[${r.deviationid}]`)).length >= 2)!;
+    await h.pool.query("UPDATE deviations SET title = 'Briefly renamed' WHERE deviationid = $1", [work.deviationid]);
+    const clear = await obstruct(work.deviationid);
+    await expect(write()).rejects.toThrow(/a folder or file is in the way/);
+    await clear();
+    await h.pool.query("UPDATE deviations SET title = $2 WHERE deviationid = $1", [work.deviationid, work.title]);
+    await write();
+    expect(await tree()).toEqual(await expected());
+  });
+
+  it("removes the links the cut-short first write of a file placed when the file is no longer stored", async () => {
+    await write();
+    const work = await storedWork();
+    const { rows } = await h.pool.query<{ id: string; status: string; path: string }>(
+      "SELECT id, status, path FROM downloads WHERE deviationid = $1 AND path IS NOT NULL",
+      [work.deviationid],
+    );
+    const unstore = () => h.pool.query("UPDATE downloads SET status = 'wanted', path = NULL WHERE deviationid = $1", [work.deviationid]);
+    await unstore();
+    await write();
+    for (const r of rows) await h.pool.query("UPDATE downloads SET status = $2, path = $3 WHERE id = $1", [r.id, r.status, r.path]);
+    const clear = await obstruct(work.deviationid);
+    await expect(write()).rejects.toThrow(/a folder or file is in the way/);
+    await clear();
+    await unstore();
+    await write();
+    expect(await tree()).toEqual(await expected());
+  });
+});
+
+describe("the noted changes", () => {
+  it("are read a page at a time through a key, not by sorting all of them for every page", async () => {
+    const { MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT } = await import("../../src/storage/links.ts");
+    const session = await h.pool.connect();
+    try {
+      const record = new ReadableTreeRepository(session);
+      await record.noteChanges(MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT);
+      await session.query("SET enable_seqscan = off");
+      const plan = await session.query(
+        "EXPLAIN SELECT deviationid, fingerprint FROM readable_tree_changes WHERE deviationid > '' ORDER BY deviationid LIMIT 1000",
+      );
+      expect(plan.rows.map((r: { "QUERY PLAN": string }) => r["QUERY PLAN"]).join("\n")).toMatch(/Index Scan/);
+      await record.dropChanges();
+    } finally {
+      await session.query("RESET enable_seqscan");
+      session.release();
+    }
+  });
+});
+
+describe("links planted by someone else", () => {
+  it("replaces or removes a link pointing outside the archive at a link's place, never touching what it points to", async () => {
+    await write();
+    const outside = await fs.mkdtemp(path.join(h.archiveDir, "..", "dvault-outside-"));
+    const precious = path.join(outside, "precious.txt");
+    await fs.writeFile(precious, "keep me");
+    try {
+      const work = await storedWork();
+      // At a link the next write removes (its work renamed) and at one it places (the new name).
+      const [dropped, ...rest] = work.links;
+      await fs.rm(path.join(h.archiveDir, dropped!));
+      await fs.symlink(precious, path.join(h.archiveDir, dropped!));
+      await h.pool.query("UPDATE deviations SET title = 'Planted' WHERE deviationid = $1", [work.deviationid]);
+      const placed = rest.length > 0 ? rest[0]! : dropped!;
+      const newName = (await expected()).keys();
+      const target = [...newName].find((l) => l.includes(`Planted [${work.deviationid}]`) && path.dirname(l) === path.dirname(placed))!;
+      await fs.mkdir(path.dirname(path.join(h.archiveDir, target)), { recursive: true });
+      await fs.symlink(outside, path.join(h.archiveDir, target));
+      await write();
+      expect(await tree()).toEqual(await expected());
+      expect(await fs.readFile(precious, "utf8")).toBe("keep me");
+    } finally {
+      await fs.rm(outside, { recursive: true });
+    }
+  });
+});
