@@ -364,3 +364,23 @@ describe("links planted by someone else", () => {
     }
   });
 });
+
+describe("a write that fails", () => {
+  it("leaves the tree due, so the next run that stores nothing or the worker's next round writes it", async () => {
+    await write();
+    const work = await storedWork();
+    await h.pool.query("UPDATE deviations SET title = 'Failed once' WHERE deviationid = $1", [work.deviationid]);
+    const { buildReadableLinks, MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT } = await import("../../src/storage/links.ts");
+    const links = buildReadableLinks(
+      await new ReadableTreeRepository(h.pool).placementsOf(MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT, [work.deviationid]),
+      h.archiveDir,
+    );
+    const obstacle = path.join(h.archiveDir, links.at(-1)!.linkPath);
+    await fs.mkdir(path.join(obstacle, "in the way"), { recursive: true });
+    await expect(write()).rejects.toThrow(/a folder or file is in the way/);
+    await fs.rm(obstacle, { recursive: true });
+    const { regenerateLinksIfDirty } = await import("../../src/downloads/readable-links.ts");
+    expect(await regenerateLinksIfDirty(h.deps)).toMatchObject({ written: expect.any(Number) });
+    expect(await tree()).toEqual(await expected());
+  });
+});
