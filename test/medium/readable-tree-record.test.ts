@@ -359,6 +359,20 @@ describe("links planted by someone else", () => {
       await write();
       expect(await tree()).toEqual(await expected());
       expect(await fs.readFile(precious, "utf8")).toBe("keep me");
+
+      // A folder of the tree that is a link to a folder outside: refused, nothing written or removed there.
+      const folder = path.dirname(path.join(h.archiveDir, target));
+      const moved = path.join(outside, "moved");
+      await fs.rename(folder, moved);
+      await fs.symlink(moved, folder);
+      const before = (await fs.readdir(moved)).sort();
+      await h.pool.query("UPDATE deviations SET title = 'Planted again' WHERE deviationid = $1", [work.deviationid]);
+      await expect(write()).rejects.toThrow(/outside the archive/);
+      expect((await fs.readdir(moved)).sort()).toEqual(before);
+      await fs.rm(folder);
+      await fs.rename(moved, folder);
+      await write();
+      expect(await tree()).toEqual(await expected());
     } finally {
       await fs.rm(outside, { recursive: true });
     }
