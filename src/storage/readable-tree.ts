@@ -39,6 +39,9 @@ export async function changeReadableTree(
 ): Promise<{ written: number; removed: number }> {
   const { written, wanted } = await placeLinks(disk, links);
   const readableRoot = path.join(disk.root, READABLE_DIR);
+  // On a filesystem that ignores case (macOS, a Mac folder mounted into Docker), a title or folder whose name changed
+  // only in case is placed onto its old link, which is then not to be removed.
+  const folded = new Map([...wanted.keys()].map((rel) => [rel.toLowerCase(), rel]));
   let removed = 0;
   for (const linkPath of drop) {
     const linkRel = checkRelative(linkPath, READABLE_DIR, "linkPath");
@@ -46,6 +49,9 @@ export async function changeReadableTree(
     const abs = linkPlace(disk, linkRel);
     const stat = await fs.lstat(abs).catch(() => undefined);
     if (!stat?.isSymbolicLink()) continue;
+    const twin = folded.get(linkRel.toLowerCase());
+    const placed = twin === undefined ? undefined : await fs.lstat(linkPlace(disk, twin)).catch(() => undefined);
+    if (placed && placed.dev === stat.dev && placed.ino === stat.ino) continue;
     await fs.unlink(abs).catch((err: unknown) => {
       if (errCode(err) !== "ENOENT") throw err;
     });

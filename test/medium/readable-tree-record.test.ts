@@ -398,3 +398,25 @@ describe("a write that fails", () => {
     expect(await tree()).toEqual(await expected());
   });
 });
+
+describe("a name that changed only in case", () => {
+  it("keeps the link when the new name is the old entry, as on a filesystem that ignores case", async () => {
+    await write();
+    const all = await tree();
+    const [old, target] = [...all].find(([l]) => {
+      const folder = path.basename(path.dirname(l));
+      return folder.toLowerCase() !== folder;
+    })!;
+    // This filesystem tells case apart: a link of the folder's lower-case name to the folder stands for one that does not.
+    const folder = path.dirname(path.join(h.archiveDir, old));
+    const alias = path.join(path.dirname(folder), path.basename(folder).toLowerCase());
+    await fs.symlink(path.basename(folder), alias);
+    try {
+      const renamed = path.join(path.dirname(path.dirname(old)), path.basename(folder).toLowerCase(), path.basename(old));
+      await h.deps.archive.changeLinks([{ linkPath: renamed, target }], [old]);
+      expect((await fs.lstat(path.join(h.archiveDir, old))).isSymbolicLink()).toBe(true);
+    } finally {
+      await fs.unlink(alias);
+    }
+  });
+});
