@@ -30,7 +30,7 @@ export async function writeReadableTree(disk: LocalDisk, links: readonly Readabl
 /**
  * Changes the tree by `links` to write and `drop` to remove (paths relative to the root, under by-user/), the rest
  * left as it is: a link listed in both stays. A dropped path that is not a link (a person's own file) is left; the
- * folders a removal leaves empty go.
+ * folders a dropped link leaves empty go, also when it was already gone.
  */
 export async function changeReadableTree(
   disk: LocalDisk,
@@ -48,14 +48,17 @@ export async function changeReadableTree(
     if (wanted.has(linkRel)) continue;
     const abs = linkPlace(disk, linkRel);
     const stat = await fs.lstat(abs).catch(() => undefined);
-    if (!stat?.isSymbolicLink()) continue;
-    const twin = folded.get(linkRel.toLowerCase());
-    const placed = twin === undefined ? undefined : await fs.lstat(linkPlace(disk, twin)).catch(() => undefined);
-    if (placed && placed.dev === stat.dev && placed.ino === stat.ino) continue;
-    await fs.unlink(abs).catch((err: unknown) => {
-      if (errCode(err) !== "ENOENT") throw err;
-    });
-    removed++;
+    if (stat && !stat.isSymbolicLink()) continue;
+    if (stat) {
+      const twin = folded.get(linkRel.toLowerCase());
+      const placed = twin === undefined ? undefined : await fs.lstat(linkPlace(disk, twin)).catch(() => undefined);
+      if (placed && placed.dev === stat.dev && placed.ino === stat.ino) continue;
+      await fs.unlink(abs).catch((err: unknown) => {
+        if (errCode(err) !== "ENOENT") throw err;
+      });
+      removed++;
+    }
+    // Its folders go when it leaves them empty, or when it was already gone (a link deleted by hand).
     for (let dir = path.dirname(abs); dir !== readableRoot && dir.startsWith(`${readableRoot}${path.sep}`); dir = path.dirname(dir)) {
       if (
         !(await fs.rmdir(dir).then(

@@ -420,3 +420,25 @@ describe("a name that changed only in case", () => {
     }
   });
 });
+
+describe("a folder whose links were deleted by hand", () => {
+  it("goes when its folder is renamed, as a full write leaves no empty folder", async () => {
+    await write();
+    const { rows } = await h.pool.query<{ folderid: string; name: string }>(
+      `SELECT c.folderid, c.name FROM collection_folders c WHERE c.removed_at IS NULL AND EXISTS (
+         SELECT 1 FROM folder_members m JOIN downloads d ON d.deviationid = m.deviationid AND d.path IS NOT NULL
+         WHERE m.folderid = c.folderid AND m.kind = 'collection' AND m.removed_at IS NULL) ORDER BY c.folderid`,
+    );
+    const folder = rows[0]!;
+    const dirs = new Set(
+      [...(await tree()).keys()].filter((l) => path.basename(path.dirname(l)) === folder.name && l.includes("/collections/")).map((l) => path.dirname(l)),
+    );
+    expect(dirs.size).toBeGreaterThan(0);
+    for (const dir of dirs) for (const name of await fs.readdir(path.join(h.archiveDir, dir))) await fs.unlink(path.join(h.archiveDir, dir, name));
+    await h.pool.query("UPDATE collection_folders SET name = $2 WHERE folderid = $1", [folder.folderid, `${folder.name} renamed`]);
+    await write();
+    for (const dir of dirs) await expect(fs.stat(path.join(h.archiveDir, dir))).rejects.toThrow(/ENOENT/);
+    await h.pool.query("UPDATE collection_folders SET name = $2 WHERE folderid = $1", [folder.folderid, folder.name]);
+    await write();
+  });
+});
