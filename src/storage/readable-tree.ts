@@ -99,8 +99,10 @@ async function placeLinks(disk: LocalDisk, links: readonly ReadableLink[]): Prom
     const dir = path.dirname(abs);
     await disk.ensureDir(dir);
     const rel = path.relative(dir, targetAbs);
-    const current = await fs.readlink(abs).catch(() => undefined);
+    const current = await fs.readlink(abs).catch((err: unknown) => (errCode(err) === "EINVAL" ? null : undefined));
     if (current === rel) continue;
+    // Not a link: a person's own file there (a copy put in the link's place) is kept; a folder is in the way (below).
+    if (current === null && (await fs.lstat(abs)).isFile()) continue;
     const tmp = path.join(dir, `.${randomBytes(6).toString("hex")}${LINK_TMP_SUFFIX}`);
     await fs.symlink(rel, tmp);
     try {

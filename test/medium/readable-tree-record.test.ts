@@ -442,3 +442,20 @@ describe("a folder whose links were deleted by hand", () => {
     await write();
   });
 });
+
+describe("a person's file in a link's place", () => {
+  it("is kept by a rebuild, which places every link", async () => {
+    await write();
+    const [link] = [...(await tree()).keys()];
+    const abs = path.join(h.archiveDir, link!);
+    await fs.unlink(abs);
+    await fs.writeFile(abs, "my own copy");
+    await h.pool.query("DELETE FROM readable_tree_sweeps");
+    await write();
+    expect(await fs.readFile(abs, "utf8")).toBe("my own copy");
+    await fs.unlink(abs);
+    await h.pool.query("DELETE FROM readable_tree_sweeps");
+    await write();
+    expect(await tree()).toEqual(await expected());
+  });
+});
