@@ -12,7 +12,8 @@ import { constants } from "node:fs";
 import { copyFile, link, lstat, mkdir, readdir, rename, rm, rmdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config.ts";
-import { dropDatabase, ensureDatabase } from "../db/connect.ts";
+import { connectPg, dropDatabase, ensureDatabase } from "../db/connect.ts";
+import { ReadableTreeRepository } from "../db/readable-tree.repository.ts";
 import { countPublicTables } from "../db/database-info.ts";
 import { pgFields } from "../db/pg-fields.ts";
 import { UserError } from "../errors.ts";
@@ -78,6 +79,7 @@ export async function restoreBackup({ config, from, signal }: { config: Config; 
     if (key) staged.push(key);
     if (load) await load.commit();
     else if (backup.dumpFile) await pgRestore(config.databaseUrl, backup.dumpFile, signal);
+    await forgetTreeSweep(config.databaseUrl);
     // The database is in: from here on only renames.
     for (const s of staged) await s.commit();
     return { manifest: backup.manifest, databaseRestored: true, archiveFiles, damaged, keyRestored: key?.restored ?? false };
@@ -88,6 +90,21 @@ export async function restoreBackup({ config, from, signal }: { config: Config; 
     throw err;
   } finally {
     await load?.close();
+  }
+}
+
+/**
+ * The readable tree's record (src/db/readable-tree.repository.ts) describes the tree as it was when the database was
+ * read, but the tree restored beside it was copied later (the archive after the snapshot, or by rsync beside a
+ * `--no-archive` backup): without its sweep the next write rebuilds the tree and sweeps what the record does not
+ * hold, instead of trusting it. A backup made before the record has no such table.
+ */
+async function forgetTreeSweep(databaseUrl: string): Promise<void> {
+  const client = await connectPg(databaseUrl);
+  try {
+    await new ReadableTreeRepository(client).forgetSweep();
+  } finally {
+    await client.end();
   }
 }
 

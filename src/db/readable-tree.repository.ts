@@ -225,6 +225,15 @@ export class ReadableTreeRepository {
     await sql`TRUNCATE readable_tree_links, readable_tree_sources, readable_tree_sweeps`.execute(kysely(this.db));
   }
 
+  /**
+   * Forgets that the tree was swept, keeping the rest: the next write rebuilds the tree and sweeps it. A database
+   * older than the record has no such table, and nothing to forget.
+   */
+  async forgetSweep(): Promise<void> {
+    const { rows } = await sql<{ t: string | null }>`SELECT to_regclass('public.readable_tree_sweeps')::text AS t`.execute(kysely(this.db));
+    if (rows[0]?.t) await kysely(this.db).deleteFrom("readable_tree_sweeps").execute();
+  }
+
   /** Whether the tree was never rebuilt in full and swept since the record began (or since forget). */
   async rebuildDue(): Promise<boolean> {
     const row = await kysely(this.db).selectFrom("readable_tree_sweeps").select("id").executeTakeFirst();

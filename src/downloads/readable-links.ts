@@ -30,6 +30,11 @@ export async function regenerateReadableLinks(deps: DownloadDeps): Promise<Links
     if (deps.archive.blobs.kind === "local") return await changeLocalTree(pool, deps.archive);
     const links = buildReadableLinks(await new ReadableTreeRepository(pool).listPlacements(MAX_FOLDER_DEPTH), deps.archive.root);
     return { links: links.length, ...(await writeReadableIndex(deps.archive.blobs, links)) };
+  } catch (err) {
+    // A write that failed (a folder in the way, the database gone a moment) left changes unwritten: still due, so the
+    // worker's next round or the next run tries again, not only the next run that stores a file.
+    await coord.put(linksDirtyKey(config.redisPrefix), "1").catch(() => undefined);
+    throw err;
   } finally {
     await lock.release();
   }

@@ -30,7 +30,7 @@ export async function writeReadableTree(disk: LocalDisk, links: readonly Readabl
 /**
  * Changes the tree by `links` to write and `drop` to remove (paths relative to the root, under by-user/), the rest
  * left as it is: a link listed in both stays. A dropped path that is not a link (a person's own file) is left; the
- * folders a removal leaves empty go.
+ * folders a dropped link leaves empty go, also when it was already gone.
  */
 export async function changeReadableTree(
   disk: LocalDisk,
@@ -39,17 +39,26 @@ export async function changeReadableTree(
 ): Promise<{ written: number; removed: number }> {
   const { written, wanted } = await placeLinks(disk, links);
   const readableRoot = path.join(disk.root, READABLE_DIR);
+  // On a filesystem that ignores case (macOS, a Mac folder mounted into Docker), a title or folder whose name changed
+  // only in case is placed onto its old link, which is then not to be removed.
+  const folded = new Map([...wanted.keys()].map((rel) => [rel.toLowerCase(), rel]));
   let removed = 0;
   for (const linkPath of drop) {
     const linkRel = checkRelative(linkPath, READABLE_DIR, "linkPath");
     if (wanted.has(linkRel)) continue;
     const abs = linkPlace(disk, linkRel);
     const stat = await fs.lstat(abs).catch(() => undefined);
-    if (!stat?.isSymbolicLink()) continue;
-    await fs.unlink(abs).catch((err: unknown) => {
-      if (errCode(err) !== "ENOENT") throw err;
-    });
-    removed++;
+    if (stat && !stat.isSymbolicLink()) continue;
+    if (stat) {
+      const twin = folded.get(linkRel.toLowerCase());
+      const placed = twin === undefined ? undefined : await fs.lstat(linkPlace(disk, twin)).catch(() => undefined);
+      if (placed && placed.dev === stat.dev && placed.ino === stat.ino) continue;
+      await fs.unlink(abs).catch((err: unknown) => {
+        if (errCode(err) !== "ENOENT") throw err;
+      });
+      removed++;
+    }
+    // Its folders go when it leaves them empty, or when it was already gone (a link deleted by hand).
     for (let dir = path.dirname(abs); dir !== readableRoot && dir.startsWith(`${readableRoot}${path.sep}`); dir = path.dirname(dir)) {
       if (
         !(await fs.rmdir(dir).then(
@@ -90,8 +99,10 @@ async function placeLinks(disk: LocalDisk, links: readonly ReadableLink[]): Prom
     const dir = path.dirname(abs);
     await disk.ensureDir(dir);
     const rel = path.relative(dir, targetAbs);
-    const current = await fs.readlink(abs).catch(() => undefined);
+    const current = await fs.readlink(abs).catch((err: unknown) => (errCode(err) === "EINVAL" ? null : undefined));
     if (current === rel) continue;
+    // Not a link: a person's own file there (a copy put in the link's place) is kept; a folder is in the way (below).
+    if (current === null && (await fs.lstat(abs)).isFile()) continue;
     const tmp = path.join(dir, `.${randomBytes(6).toString("hex")}${LINK_TMP_SUFFIX}`);
     await fs.symlink(rel, tmp);
     try {

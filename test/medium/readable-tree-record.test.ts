@@ -359,8 +359,103 @@ describe("links planted by someone else", () => {
       await write();
       expect(await tree()).toEqual(await expected());
       expect(await fs.readFile(precious, "utf8")).toBe("keep me");
+
+      // A folder of the tree that is a link to a folder outside: refused, nothing written or removed there.
+      const folder = path.dirname(path.join(h.archiveDir, target));
+      const moved = path.join(outside, "moved");
+      await fs.rename(folder, moved);
+      await fs.symlink(moved, folder);
+      const before = (await fs.readdir(moved)).sort();
+      await h.pool.query("UPDATE deviations SET title = 'Planted again' WHERE deviationid = $1", [work.deviationid]);
+      await expect(write()).rejects.toThrow(/outside the archive/);
+      expect((await fs.readdir(moved)).sort()).toEqual(before);
+      await fs.rm(folder);
+      await fs.rename(moved, folder);
+      await write();
+      expect(await tree()).toEqual(await expected());
     } finally {
       await fs.rm(outside, { recursive: true });
     }
+  });
+});
+
+describe("a write that fails", () => {
+  it("leaves the tree due, so the next run that stores nothing or the worker's next round writes it", async () => {
+    await write();
+    const work = await storedWork();
+    await h.pool.query("UPDATE deviations SET title = 'Failed once' WHERE deviationid = $1", [work.deviationid]);
+    const { buildReadableLinks, MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT } = await import("../../src/storage/links.ts");
+    const links = buildReadableLinks(
+      await new ReadableTreeRepository(h.pool).placementsOf(MAX_FOLDER_DEPTH, READABLE_LINKS_FORMAT, [work.deviationid]),
+      h.archiveDir,
+    );
+    const obstacle = path.join(h.archiveDir, links.at(-1)!.linkPath);
+    await fs.mkdir(path.join(obstacle, "in the way"), { recursive: true });
+    await expect(write()).rejects.toThrow(/a folder or file is in the way/);
+    await fs.rm(obstacle, { recursive: true });
+    const { regenerateLinksIfDirty } = await import("../../src/downloads/readable-links.ts");
+    expect(await regenerateLinksIfDirty(h.deps)).toMatchObject({ written: expect.any(Number) });
+    expect(await tree()).toEqual(await expected());
+  });
+});
+
+describe("a name that changed only in case", () => {
+  it("keeps the link when the new name is the old entry, as on a filesystem that ignores case", async () => {
+    await write();
+    const all = await tree();
+    const [old, target] = [...all].find(([l]) => {
+      const folder = path.basename(path.dirname(l));
+      return folder.toLowerCase() !== folder;
+    })!;
+    // This filesystem tells case apart: a link of the folder's lower-case name to the folder stands for one that does not.
+    const folder = path.dirname(path.join(h.archiveDir, old));
+    const alias = path.join(path.dirname(folder), path.basename(folder).toLowerCase());
+    await fs.symlink(path.basename(folder), alias);
+    try {
+      const renamed = path.join(path.dirname(path.dirname(old)), path.basename(folder).toLowerCase(), path.basename(old));
+      await h.deps.archive.changeLinks([{ linkPath: renamed, target }], [old]);
+      expect((await fs.lstat(path.join(h.archiveDir, old))).isSymbolicLink()).toBe(true);
+    } finally {
+      await fs.unlink(alias);
+    }
+  });
+});
+
+describe("a folder whose links were deleted by hand", () => {
+  it("goes when its folder is renamed, as a full write leaves no empty folder", async () => {
+    await write();
+    const { rows } = await h.pool.query<{ folderid: string; name: string }>(
+      `SELECT c.folderid, c.name FROM collection_folders c WHERE c.removed_at IS NULL AND EXISTS (
+         SELECT 1 FROM folder_members m JOIN downloads d ON d.deviationid = m.deviationid AND d.path IS NOT NULL
+         WHERE m.folderid = c.folderid AND m.kind = 'collection' AND m.removed_at IS NULL) ORDER BY c.folderid`,
+    );
+    const folder = rows[0]!;
+    const dirs = new Set(
+      [...(await tree()).keys()].filter((l) => path.basename(path.dirname(l)) === folder.name && l.includes("/collections/")).map((l) => path.dirname(l)),
+    );
+    expect(dirs.size).toBeGreaterThan(0);
+    for (const dir of dirs) for (const name of await fs.readdir(path.join(h.archiveDir, dir))) await fs.unlink(path.join(h.archiveDir, dir, name));
+    await h.pool.query("UPDATE collection_folders SET name = $2 WHERE folderid = $1", [folder.folderid, `${folder.name} renamed`]);
+    await write();
+    for (const dir of dirs) await expect(fs.stat(path.join(h.archiveDir, dir))).rejects.toThrow(/ENOENT/);
+    await h.pool.query("UPDATE collection_folders SET name = $2 WHERE folderid = $1", [folder.folderid, folder.name]);
+    await write();
+  });
+});
+
+describe("a person's file in a link's place", () => {
+  it("is kept by a rebuild, which places every link", async () => {
+    await write();
+    const [link] = [...(await tree()).keys()];
+    const abs = path.join(h.archiveDir, link!);
+    await fs.unlink(abs);
+    await fs.writeFile(abs, "my own copy");
+    await h.pool.query("DELETE FROM readable_tree_sweeps");
+    await write();
+    expect(await fs.readFile(abs, "utf8")).toBe("my own copy");
+    await fs.unlink(abs);
+    await h.pool.query("DELETE FROM readable_tree_sweeps");
+    await write();
+    expect(await tree()).toEqual(await expected());
   });
 });
