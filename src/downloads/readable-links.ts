@@ -105,9 +105,17 @@ async function treeMissing(archive: Archive): Promise<boolean> {
   return false;
 }
 
-/** Regenerates the links when a download stored a file since the last time, or when the store has none yet. */
+/**
+ * Regenerates the links when a download stored a file since the last time, when the store has none yet, or when the
+ * local tree's rebuild is due (src/db/readable-tree.repository.ts rebuildDue).
+ */
 export async function regenerateLinksIfDirty(deps: DownloadDeps): Promise<LinksResult | undefined> {
   const { coord, config } = deps.services;
-  if (!(await coord.exists(linksDirtyKey(config.redisPrefix))) && !(await treeMissing(deps.archive))) return undefined;
+  const due =
+    (await coord.exists(linksDirtyKey(config.redisPrefix))) ||
+    (await treeMissing(deps.archive)) ||
+    // No sweep recorded: an archive from before the record, or just restored.
+    (deps.archive.blobs.kind === "local" && (await new ReadableTreeRepository(deps.services.pool).rebuildDue()));
+  if (!due) return undefined;
   return regenerateReadableLinks(deps);
 }
