@@ -20,7 +20,6 @@ import { withDatabase } from "../../src/db/pg-fields.ts";
 import { createArchivedHarness, dropDatabaseNamed, expectNoDatabase, spoiledCopy, tableDigests } from "../helpers/backup-fixture.ts";
 import { testConfig } from "../helpers/config.ts";
 import { countedDownloadFigures, keptDownloadFigures } from "../helpers/download-counts.ts";
-import { createTestDatabase } from "../helpers/db.ts";
 import type { DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
 import { TEST_PG_URL } from "../helpers/env.ts";
