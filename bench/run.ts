@@ -23,6 +23,7 @@ const BENCHES = [
   "bench/dashboard-load.ts",
   "bench/dashboard-pages.ts",
   "bench/archive-scale.ts",
+  "bench/readable-tree.ts",
 ];
 for (const file of BENCHES) {
   process.stdout.write(`\n=== ${file} ===\n`);
