@@ -45,16 +45,20 @@ files AS (
     dl.done_at DESC NULLS LAST, dl.id DESC
 ),
 gallery_paths AS (
-  SELECT g.folderid, g.owner_userid, ARRAY[coalesce(g.name, g.folderid)] AS names
+  SELECT g.folderid, g.owner_userid, ARRAY[coalesce(g.name, g.folderid)] AS names, 1 AS depth
   FROM gallery_folders g
   WHERE g.removed_at IS NULL
     AND (g.parent_folderid IS NULL OR NOT EXISTS (
       SELECT 1 FROM gallery_folders p WHERE p.folderid = g.parent_folderid AND p.removed_at IS NULL))
   UNION ALL
-  SELECT c.folderid, c.owner_userid, gp.names || coalesce(c.name, c.folderid)
+  -- A folder deeper than maxFolderDepth takes its ancestor's path at that depth. The walk starts at roots, so it
+  -- never enters a loop of parents; the depth's bound is a guard all the same.
+  SELECT c.folderid, c.owner_userid,
+    CASE WHEN gp.depth < ${maxFolderDepth} THEN gp.names || coalesce(c.name, c.folderid) ELSE gp.names END,
+    gp.depth + 1
   FROM gallery_folders c
   JOIN gallery_paths gp ON c.parent_folderid = gp.folderid
-  WHERE c.removed_at IS NULL AND cardinality(gp.names) < ${maxFolderDepth}
+  WHERE c.removed_at IS NULL AND gp.depth < 10000
 ),
 placed AS (
   SELECT m.deviationid, 'gallery' AS place, gp.owner_userid, gp.names AS folder

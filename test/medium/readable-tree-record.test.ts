@@ -270,6 +270,10 @@ describe("the readable tree's record through sequences of changes", () => {
     }
     await q("INSERT INTO folder_members (kind, folderid, deviationid) VALUES ('gallery', 'deep-19', $1), ('gallery', 'deep-10', $1)", [other[0]!.deviationid]);
     await writeAndCompare("deep folders");
+    // Flattened into the ancestor at MAX_FOLDER_DEPTH (src/storage/links.ts): the root, then level 0 to level 14.
+    const flattened = [...(await tree()).keys()].filter((l) => l.includes(`[${other[0]!.deviationid}]`) && l.includes("/level 14/"));
+    expect(flattened).toHaveLength(1);
+    expect(flattened[0]!.split("/").slice(2, -1)).toHaveLength(16);
     await q("UPDATE gallery_folders SET name = 'top renamed' WHERE folderid = $1", [a!.folderid]);
     await writeAndCompare("the deep chain's top renamed");
   });
