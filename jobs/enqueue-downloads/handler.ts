@@ -13,11 +13,14 @@ const INERT_TEXTS_BUDGET_MS = 10_000;
 
 export async function enqueueDownloadsHandler(payload: EnqueueDownloadsPayload, ctx: WorkerContext): Promise<JobResult> {
   const deps = downloadDepsFor(ctx.services);
-  if (await deps.guard.tryResume()) await ctx.producer.resume("downloads");
-  else if (await deps.guard.pausedState()) await ctx.producer.pause("downloads");
+  const resumed = await deps.guard.tryResume();
+  const paused = !resumed && (await deps.guard.pausedState()) !== undefined;
+  if (resumed) await ctx.producer.resume("downloads");
+  else if (paused) await ctx.producer.pause("downloads");
   const enqueued = payload.scope === "links" ? undefined : await enqueueDueDownloads(ctx.services, ctx.producer);
   // Pages stored before they were inert, a slice a run until each was rewritten once; before the links, which follow them.
   const texts = payload.scope === "links" ? undefined : await inertTextsStep(deps, { budgetMs: INERT_TEXTS_BUDGET_MS, signal: ctx.signal });
-  const links = await regenerateLinksIfDirty(deps);
+  // While downloads are paused (the disk guard, a link out of the archive) the tree waits with them, its marker kept.
+  const links = paused ? undefined : await regenerateLinksIfDirty(deps);
   return { status: "done", ...(enqueued ?? {}), ...(texts ? { texts: { ...texts, skipped: texts.skipped.length } } : {}), ...(links ? { links } : {}) };
 }

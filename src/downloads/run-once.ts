@@ -151,9 +151,13 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     await lease.drop(claims.held).catch(() => undefined);
     await lease.stop().catch(() => undefined);
   }
-  // A run that stored nothing still makes the tree when it is marked dirty or missing (by-user/ deleted to rebuild it).
-  const links = run.storedSomething ? await regenerateReadableLinks(deps) : await regenerateLinksIfDirty(deps);
-  if (links) s.links = links;
+  // A paused run (the disk guard, a link out of the archive) leaves the tree to the next run, as one paused at its start
+  // does: the marker a stored file set stays. Otherwise a run that stored nothing still makes the tree when it is
+  // due (marked dirty, by-user/ deleted to rebuild it, or a rebuild due after an upgrade or a restore).
+  if (s.paused === undefined) {
+    const links = run.storedSomething ? await regenerateReadableLinks(deps) : await regenerateLinksIfDirty(deps);
+    if (links) s.links = links;
+  }
   s.needsLogin = [...lost.values()].map((e) => ({ account: e.account, message: e.message }));
   s.interrupted = opts.signal?.aborted === true && s.paused === undefined;
   s.left = await leftAtEnd();
