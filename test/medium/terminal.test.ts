@@ -10,7 +10,8 @@ let h: DownloadHarness;
 
 const ESC = /\u001b\[/;
 const GREEN_OK = /\u001b\[32mok\b/;
-const plain = (s: string) => s.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "");
+/** What a person reads: escapes dropped, and a move to the first column (a redraw, the view's last clear) starting a line. */
+const plain = (s: string) => s.replace(/\u001b\[1?G/g, "\n").replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "");
 
 beforeAll(async () => {
   h = await createDownloadHarness({
