@@ -47,7 +47,8 @@ const CHANGES_PER_PAGE = 1000;
  * Makes the links of every stored file whose placements changed since the tree was last written, removes those of
  * files no longer stored or placed elsewhere, and records what the tree now holds, a page of files at a time (each
  * page recorded once its links are on disk: a write cut short leaves the rest to the next). With nothing recorded
- * yet (or a rebuild was cut short), or no tree on disk, the tree is rebuilt: every file's links, then a sweep of links the record does not hold.
+ * yet (or a rebuild was cut short), or no tree on disk, the tree is rebuilt: every file's links, then a sweep of
+ * links the record does not hold.
  */
 export async function changeLocalTree(pool: PgPool, archive: Archive): Promise<{ links: number; written: number; removed: number }> {
   // One connection for the whole write: the noted changes live in its session, and a pool of one still suffices.
