@@ -3,6 +3,7 @@
 import type { Command } from "commander";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { type Config, type Engine, loadConfig } from "../config.ts";
+import { EXIT_UNAVAILABLE } from "../errors.ts";
 import { appliedSettings } from "../config/settings-file.ts";
 import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { assertDatabaseReady } from "../db/schema-check.ts";
@@ -96,12 +97,17 @@ export function registerEngineCommand(program: Command): void {
     .description("where queues, locks and the shared pace live (DVAULT_ENGINE): what each engine holds, or move the install to the other");
   engine
     .command("status")
-    .description("which engine the settings choose, and what each engine holds: jobs, schedulers, pace keys, live workers")
+    .description(
+      "which engine the settings choose, and what each engine holds: jobs, schedulers, pace keys, live workers; exit code 3 when the chosen engine cannot be opened",
+    )
     .option("--json", "one JSON document")
     .action(async (opts: { json?: boolean }) => {
       const config = loadConfig();
       await assertSharedDatabase(config);
       const holdings = await engineHoldings(engineOpener(config));
+      // Every engine's line is printed either way; the exit code is a script's answer to "can dvault run here": the
+      // other engine out of reach is an install's normal state (Redis absent on PostgreSQL alone), the chosen one is not.
+      if (holdings.some((h) => h.engine === config.engine && !h.reachable)) process.exitCode = EXIT_UNAVAILABLE;
       if (opts.json) return printJson({ chosen: config.engine, engines: holdings });
       printOut([`engine: ${config.engine} (DVAULT_ENGINE)`, ...holdings.map((h) => holdingLine(h, config.engine))].join("\n"));
     });

@@ -200,7 +200,9 @@ async function carryAndRebuild(source: EngineSide, target: EngineSide, { config,
     values,
     targetCleared,
     schedules: await target.queues.admin.schedulerCount(),
-    downloadsQueued: installed.downloads?.checked ?? 0,
+    // The jobs the install added: a row wanted at the move is claimed and then met again by the rebuild's pass over the
+    // queued rows, so the rows checked would count it twice.
+    downloadsQueued: installed.downloads?.added ?? 0,
     pausedQueues,
     sourceEmptied,
   };

@@ -196,6 +196,23 @@ describeNeedingRedis("dvault engine migrate refuses, leaving both engines untouc
     expect(await everything(h)).toEqual(was);
   }, 60_000);
 
+  it("engine status with Redis out of reach: every engine's line, and exit 3 only when Redis is the chosen engine", async () => {
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as net.AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const status = (engine: string) =>
+      runDvault({ ...h, env: { ...h.env, DVAULT_ENGINE: engine, REDIS_URL: `redis://127.0.0.1:${port}` } }, ["engine", "status"]);
+
+    const onRedis = await status("redis");
+    expect(onRedis.stdout).toMatch(/^engine: redis \(DVAULT_ENGINE\)\n {2}redis \(chosen\): cannot be opened: .*\n {2}postgres: \d+ jobs, /);
+    expect(onRedis.code).toBe(3);
+    // PostgreSQL alone: Redis out of reach is how such an install runs.
+    const onPostgres = await status("postgres");
+    expect(onPostgres.stdout).toMatch(/^engine: postgres \(DVAULT_ENGINE\)\n {2}redis: cannot be opened: .*\n {2}postgres \(chosen\): \d+ jobs, /);
+    expect(onPostgres.code).toBe(0);
+  }, 60_000);
+
   it("a typo'd --to: says what it expects", async () => {
     const was = await everything(h);
     const run = await runDvault(h, ["engine", "migrate", "--to", "postgress"]);
@@ -206,7 +223,7 @@ describeNeedingRedis("dvault engine migrate refuses, leaving both engines untouc
 });
 
 describeNeedingRedis("dvault engine migrate with no settings file to write", () => {
-  it("says DVAULT_ENGINE must be set before the worker starts: a bare dvault worker would run on the old engine", async () => {
+  it("says DVAULT_ENGINE must be set before the worker starts (a bare dvault worker would run on the old engine), and counts each download it queued once", async () => {
     const own = await smallInstallOnRedis();
     try {
       // No --config, and no settings file where dvault looks (HOME is a folder that does not exist).
@@ -214,6 +231,12 @@ describeNeedingRedis("dvault engine migrate with no settings file to write", () 
       expect(moved.code, moved.stderr).toBe(0);
       expect(moved.stdout).toContain("moved from redis to postgres:\n");
       expect(moved.stdout).not.toContain("wrote DVAULT_ENGINE");
+      // The works synced and not yet handed to a queue: the move claims them and then meets them again among the queued
+      // rows; the summary counts each job once, as many as the new engine holds.
+      const queued = (await own.pool.query("SELECT count(*)::int AS n FROM downloads WHERE status = 'queued'")).rows[0].n;
+      expect(queued).toBeGreaterThan(0);
+      expect((await holding(own, "postgres")).downloads).toBe(queued);
+      expect(moved.stdout).toContain(`, ${queued} downloads queued from the downloads table\n`);
       expect(moved.stdout.trimEnd().split("\n").at(-1)).toBe(
         "next: once DVAULT_ENGINE=postgres is set, start the worker (dvault worker); it runs on the new engine",
       );
