@@ -96,6 +96,8 @@ export type ClaimArgs = {
   deviationids?: readonly string[] | undefined;
   /** Only originals that cannot spend the weekly allowance, no texts (`dvault archive --once` while its sync runs: spendsNothing). */
   freeOnly?: boolean;
+  /** Rows left out whatever their state (a `--once` run's rows it already had that came due again: src/downloads/once-claims.ts). */
+  exceptIds?: readonly string[];
 };
 
 /** See DownloadRepository.claimDueDownloads. */
@@ -104,6 +106,7 @@ export async function claimDue(db: Queryable, args: ClaimArgs): Promise<ClaimedD
   const queuedBefore = args.queuedBefore ?? null;
   const only = sql`${args.deviationids ? [...args.deviationids] : null}::text[]`;
   const freeOnly = args.freeOnly === true;
+  const except = sql`${[...(args.exceptIds ?? [])]}::bigint[]`;
   const { rows } = await sql<ClaimedRow>`
 WITH a AS (SELECT id, user_id FROM accounts WHERE id = ${accountId}),
 due AS (
@@ -114,6 +117,7 @@ due AS (
   WHERE (d.account_id IS NULL OR d.account_id = a.id)
     AND (${only} IS NULL OR d.deviationid = ANY(${only}))
     AND (NOT ${freeOnly}::boolean OR ${spendsNothing()})
+    AND NOT (d.id = ANY(${except}))
     AND (
       ${dueNow(now)}
       OR (d.queued_at <= ${queuedBefore} AND d.status IN ('wanted', 'queued', 'deferred_quota', 'degraded'))

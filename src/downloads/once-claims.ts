@@ -66,10 +66,14 @@ export class OnceClaims {
     if (!this.besideEnded) return this.nextBeside();
     for (const account of this.args.accounts) {
       if (this.exhausted.has(account.id) || this.args.lost.has(account.id)) continue;
-      const fresh = await this.claim(account, false);
-      // A claim of nothing new (rows this run already had, left due by their outcome) ends the account's claims:
-      // the run never loops on the same files.
-      if (fresh.length > 0) return fresh;
+      // A claim of nothing new ends the account's claims: the run never loops on the same files. A claim whose rows were
+      // all ones this run already had (failed, their retry time come during a long run) is not nothing new: those rows
+      // are left out of the next claim, which reaches the rows behind them in the priority order.
+      for (;;) {
+        const { fresh, again } = await this.claim(account, false);
+        if (fresh.length > 0) return fresh;
+        if (again === 0) break;
+      }
       this.exhausted.add(account.id);
     }
     return [];
@@ -79,7 +83,7 @@ export class OnceClaims {
   private async nextBeside(): Promise<ClaimedDownload[]> {
     for (const account of this.args.accounts) {
       if (this.args.lost.has(account.id)) continue;
-      const fresh = await this.claim(account, true);
+      const { fresh } = await this.claim(account, true);
       if (fresh.length > 0) return fresh;
     }
     // The work beside is watched once (the constructor), not again at every look: a reaction added to it each time
@@ -97,8 +101,11 @@ export class OnceClaims {
     return [];
   }
 
-  /** One claim of an account's due rows: those the run had not yet had, held under its lease; the others given back. */
-  private async claim(account: { id: number; name: string }, freeOnly: boolean): Promise<ClaimedDownload[]> {
+  /**
+   * One claim of an account's due rows: those the run had not yet had (`fresh`), held under its lease; the others
+   * (`again`, how many) given back, and left out of the run's later claims.
+   */
+  private async claim(account: { id: number; name: string }, freeOnly: boolean): Promise<{ fresh: ClaimedDownload[]; again: number }> {
     const { services, deps, log } = this.args;
     const rows = await deps.repo.claimDueDownloads({
       accountId: account.id,
@@ -108,6 +115,7 @@ export class OnceClaims {
       queuedBefore: this.runStart,
       deviationids: this.args.deviationids,
       freeOnly,
+      exceptIds: [...this.warned],
     });
     const fresh = rows.filter((r) => !this.had.has(r.id));
     const again = rows.filter((r) => this.had.has(r.id));
@@ -116,10 +124,10 @@ export class OnceClaims {
     for (const r of news) this.warned.add(r.id);
     if (news.length > 0) log.warn({ account: account.name, rows: news.length }, "rows this run already handled are due again: left for the next run");
     for (const r of fresh) this.had.add(r.id);
-    if (fresh.length === 0) return [];
+    if (fresh.length === 0) return { fresh, again: again.length };
     this.held.push(...fresh.map(heldRowItem));
     await this.args.lease.hold(fresh.map(heldRowItem));
-    return fresh;
+    return { fresh, again: again.length };
   }
 }
 
