@@ -6,7 +6,7 @@ import type { DaClient } from "./api/client.ts";
 import type { UnreadableSink } from "./api/transport.ts";
 import type { HttpTransport, HttpTransportOptions, TransportStats } from "./api/http.ts";
 import { newTransportStats } from "./api/http/options.ts";
-import { OAuthClient } from "./api/oauth.ts";
+import { OAuthClient, type OAuthClientOptions } from "./api/oauth.ts";
 import { createPacer, type Pacer, type PacerOptions, type PacerStore } from "./api/pacer.ts";
 import { redisPacerStore } from "./api/pacer-redis-store.ts";
 import { sqlPacerStore } from "./api/pacer-sql-store.ts";
@@ -42,6 +42,8 @@ export type ServiceOverrides = {
   pacer?: Partial<Omit<PacerOptions, "store">>;
   transport?: Partial<Omit<HttpTransportOptions, "apiBase" | "tokens" | "pacer" | "log">>;
   tokens?: Partial<Omit<TokenManagerOptions, "repo" | "cipher" | "oauth" | "coord" | "redisPrefix" | "log">>;
+  /** The token endpoint's waits between sending a refused refresh again (tests: milliseconds, not seconds). */
+  oauth?: Pick<OAuthClientOptions, "refreshRetryDelayMs">;
   secretKey?: SecretKey;
   poolSize?: number;
 };
@@ -157,7 +159,7 @@ export async function createServices({
       throw new UserError("DVAULT_CLIENT_ID is not set: register an application on the service and set DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET (see README)");
     }
     const cipher = new TokenCipher(overrides.secretKey ?? loadSecretKey(config, (file) => log.warn({ path: file }, keyCreatedMessage(file))));
-    const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log });
+    const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log, ...overrides.oauth });
     manager = new TokenManager({ repo: accountTokenStore(accounts), cipher, oauth, coord, redisPrefix: config.redisPrefix, log, now, ...overrides.tokens });
     return manager;
   };

@@ -62,6 +62,9 @@ export async function createSyncHarness(options: SyncHarnessOptions = {}): Promi
       now: () => sim.clock.now().getTime(),
       secretKey: { key: randomBytes(32), source: "env", created: false },
       transport: { retry: { baseDelayMs: 10 } },
+      // A refused refresh is sent again 3 times (docs/service-behaviour.md#refresh-refused): 5, 10 and 20 ms apart here,
+      // not 0.5, 1 and 2 s, before the account is marked needs_reauth.
+      oauth: { refreshRetryDelayMs: 5 },
       ...options.overrides,
     },
   });
