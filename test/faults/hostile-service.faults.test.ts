@@ -23,6 +23,8 @@ import { setDownloadTuning, type DownloadDeps, type DownloadTuning } from "../..
 import { runDownloadsOnce } from "../../src/downloads/run-once.ts";
 import { createLogger } from "../../src/log.ts";
 import { Producer } from "../../src/queue/producer.ts";
+import { createServices } from "../../src/services.ts";
+import { runSource } from "../../src/sync/run-source.ts";
 import { ORIGINALS_DIR, PARTIAL_DIR } from "../../src/storage/layout.ts";
 import { testConfig } from "../helpers/config.ts";
 import { startHostileProxy, type HostileProxy } from "../helpers/hostile-proxy.ts";
@@ -191,10 +193,22 @@ describe("a trickle", () => {
 
   it("from the API past the deadline is a transient timeout with its own words, never an HTTP status", async () => {
     proxy.rules.push({ match: /\/gallery\/folders/, act: { kind: "trickle", bytesPerSecond: 100 } });
-    const failed = await h.runSource("gallery", { full: true }).then(
-      () => undefined,
-      (err: Error) => err,
-    );
+    // A deadline of 1 s for this run alone: every attempt (the first and its 3 retries) sits out the whole deadline,
+    // 4 s here rather than 12 s at the file's 3 s. The run after it, on the file's services, reads everything.
+    const shortDeadline = await createServices({
+      config: h.services.config,
+      log: silent,
+      overrides: { ...FAST_OVERRIDES, now: h.services.now, transport: { ...FAST_OVERRIDES.transport, maxBodyBytes: API_CAP, timeoutMs: 1000 } },
+    });
+    const failed = await runSource(
+      { accountId: h.account.id, source: "gallery", full: true },
+      { services: shortDeadline, sources: h.sourceMap, lockTtlMs: FAULT_LOCK_TTL_MS },
+    )
+      .then(
+        () => undefined,
+        (err: Error) => err,
+      )
+      .finally(() => shortDeadline.close());
     expect(failed?.message).toMatch(/timed out after \d+ s at [\d.]+ KiB\/s/);
     expect(failed?.message).not.toMatch(/HTTP 200|bug in dvault/);
     proxy.clear();
