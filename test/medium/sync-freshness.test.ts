@@ -67,7 +67,8 @@ const answer = (errorCode: number | null) => ({
 
 describe("a work deleted upstream, at the next incremental run of the gallery", () => {
   beforeEach(async () => {
-    h = await createSyncHarness({ sim: { dataset: { deviations: 300, galleryFolders: 7 } }, sources: [gallerySource] });
+    // 120 works in 3 folders: the biggest holds 63, so deepWork's 31st is on its folder's second page (24 a page).
+    h = await createSyncHarness({ sim: { dataset: { deviations: 120, galleryFolders: 3 } }, sources: [gallerySource] });
     await runSourceLater(h, "gallery"); // the first run: a sweep
   });
   afterEach(async () => {
@@ -142,7 +143,9 @@ describe("a work in no folder deleted upstream", () => {
   beforeEach(async () => {
     // Variance files some works in no folder (docs/service-behaviour.md#folders-optional): only the "all" view
     // lists them, and only the profile's count says one went when it was not on the view's first page.
-    h = await createSyncHarness({ sim: { seed: 7, variance: true, dataset: { deviations: 300, galleryFolders: 7 } }, sources: [profileSource, gallerySource] });
+    // 150 works, 43 of them in no folder: the oldest is below the "all" view's first page (24 a page), and asking
+    // about every work takes more than one call of 50.
+    h = await createSyncHarness({ sim: { seed: 7, variance: true, dataset: { deviations: 150, galleryFolders: 3 } }, sources: [profileSource, gallerySource] });
     await runSourceLater(h, "profile");
     await runSourceLater(h, "gallery");
   });
