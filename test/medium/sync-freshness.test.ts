@@ -68,7 +68,12 @@ const answer = (errorCode: number | null) => ({
 describe("a work deleted upstream, at the next incremental run of the gallery", () => {
   beforeEach(async () => {
     // 120 works in 3 folders: the biggest holds 63, so deepWork's 31st is on its folder's second page (24 a page).
-    h = await createSyncHarness({ sim: { dataset: { deviations: 120, galleryFolders: 3 } }, sources: [gallerySource] });
+    // The pacer's hold after a refusal (1 s at first, src/api/pacer.ts) made short: no case here is about how long it holds.
+    h = await createSyncHarness({
+      sim: { dataset: { deviations: 120, galleryFolders: 3 } },
+      sources: [gallerySource],
+      overrides: { pacer: { holdMs: 5, maxHoldMs: 50 } },
+    });
     await runSourceLater(h, "gallery"); // the first run: a sweep
   });
   afterEach(async () => {
