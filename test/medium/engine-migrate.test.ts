@@ -201,14 +201,23 @@ describeNeedingRedis("dvault engine migrate refuses, leaving both engines untouc
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
     const port = (closed.address() as net.AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const status = (engine: string) =>
-      runDvault({ ...h, env: { ...h.env, DVAULT_ENGINE: engine, REDIS_URL: `redis://127.0.0.1:${port}` } }, ["engine", "status"]);
+    const status = (engine: string, ...flags: string[]) =>
+      runDvault({ ...h, env: { ...h.env, DVAULT_ENGINE: engine, REDIS_URL: `redis://127.0.0.1:${port}` } }, ["engine", "status", ...flags]);
 
-    const onRedis = await status("redis");
+    // The three side by side: each waits out Redis's connection attempts (about 3.5 s).
+    const [onRedis, asJson, onPostgres] = await Promise.all([status("redis"), status("redis", "--json"), status("postgres")]);
     expect(onRedis.stdout).toMatch(/^engine: redis \(DVAULT_ENGINE\)\n {2}redis \(chosen\): cannot be opened: .*\n {2}postgres: \d+ jobs, /);
     expect(onRedis.code).toBe(3);
+    // A script reading --json gets the same answer: the whole document, and the exit code.
+    expect(asJson.code).toBe(3);
+    expect(JSON.parse(asJson.stdout)).toMatchObject({
+      chosen: "redis",
+      engines: [
+        { engine: "redis", reachable: false },
+        { engine: "postgres", reachable: true },
+      ],
+    });
     // PostgreSQL alone: Redis out of reach is how such an install runs.
-    const onPostgres = await status("postgres");
     expect(onPostgres.stdout).toMatch(/^engine: postgres \(DVAULT_ENGINE\)\n {2}redis: cannot be opened: .*\n {2}postgres \(chosen\): \d+ jobs, /);
     expect(onPostgres.code).toBe(0);
   }, 60_000);
