@@ -15,6 +15,8 @@ export type ClaimedDownload = {
   /** 1-based rank of its class in the configured priority order. */
   rank: number;
   publishedAt: Date | null;
+  /** Its state before this claim (a claim only): what OnceClaims gives a row it already had back to, untouched. */
+  before?: { status: DownloadStatus; nextAttemptAt: Date | null };
 };
 
 /**
@@ -47,10 +49,21 @@ export function byPriority(a: ClaimedDownload, b: ClaimedDownload): number {
   return a.rank - b.rank || (b.publishedAt?.getTime() ?? -Infinity) - (a.publishedAt?.getTime() ?? -Infinity) || Number(a.id) - Number(b.id);
 }
 
-type ClaimedRow = Pick<Row<"downloads">, "id" | "deviationid" | "kind" | "status" | "account_id"> & Pick<Row<"deviations">, "published_at"> & { rank: number };
+type ClaimedRow = Pick<Row<"downloads">, "id" | "deviationid" | "kind" | "status" | "account_id"> &
+  Pick<Row<"deviations">, "published_at"> & { rank: number; was_status?: DownloadStatus; was_next_attempt_at?: Date | null };
 
 function toClaimed(r: ClaimedRow): ClaimedDownload {
-  return { id: r.id, deviationid: r.deviationid, kind: r.kind, status: r.status, accountId: r.account_id, rank: r.rank, publishedAt: r.published_at };
+  const claimed: ClaimedDownload = {
+    id: r.id,
+    deviationid: r.deviationid,
+    kind: r.kind,
+    status: r.status,
+    accountId: r.account_id,
+    rank: r.rank,
+    publishedAt: r.published_at,
+  };
+  if (r.was_status !== undefined) claimed.before = { status: r.was_status, nextAttemptAt: r.was_next_attempt_at ?? null };
+  return claimed;
 }
 
 /**
@@ -110,7 +123,7 @@ export async function claimDue(db: Queryable, args: ClaimArgs): Promise<ClaimedD
   const { rows } = await sql<ClaimedRow>`
 WITH a AS (SELECT id, user_id FROM accounts WHERE id = ${accountId}),
 due AS (
-  SELECT d.id, ${rank(args.classes)} AS rank, v.published_at
+  SELECT d.id, ${rank(args.classes)} AS rank, v.published_at, d.status AS was_status, d.next_attempt_at AS was_next_attempt_at
   FROM downloads d
   JOIN deviations v ON v.deviationid = d.deviationid
   CROSS JOIN a
@@ -131,7 +144,7 @@ SET status = CASE WHEN d.status IN ('wanted', 'deferred_quota', 'failed') THEN '
     queued_at = ${now}, next_attempt_at = NULL, account_id = COALESCE(d.account_id, ${accountId}), updated_at = ${now}
 FROM due
 WHERE d.id = due.id
-RETURNING d.id, d.deviationid, d.kind, d.status, d.account_id, due.rank, due.published_at`.execute(kysely(db));
+RETURNING d.id, d.deviationid, d.kind, d.status, d.account_id, due.rank, due.published_at, due.was_status, due.was_next_attempt_at`.execute(kysely(db));
   return rows.map(toClaimed).sort(byPriority);
 }
 

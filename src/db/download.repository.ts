@@ -324,6 +324,18 @@ ON CONFLICT (deviationid, kind) DO NOTHING`.execute(kysely(this.db));
   }
 
   /**
+   * Undoes a claim: the row as it was before it (its status and next attempt), held by no queue. A row failed with a
+   * retry time that has come stays failed, as the run that failed it said, rather than turned back into wanted.
+   */
+  async undoClaim(id: string, before: { status: DownloadStatus; nextAttemptAt: Date | null }, at: Date): Promise<void> {
+    await kysely(this.db)
+      .updateTable("downloads")
+      .set({ queued_at: null, status: before.status, next_attempt_at: before.nextAttemptAt, updated_at: at })
+      .where("id", "=", id)
+      .execute();
+  }
+
+  /**
    * How many rows store their file at `path` (identical bytes are stored once and shared); a file an import
    * brought (imported_files) counts too, so replacing a row's file never removes one kept beside it.
    */

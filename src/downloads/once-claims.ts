@@ -103,7 +103,7 @@ export class OnceClaims {
 
   /**
    * One claim of an account's due rows: those the run had not yet had (`fresh`), held under its lease; the others
-   * (`again`, how many) given back, and left out of the run's later claims.
+   * (`again`, how many) given back as they were before the claim, and left out of the run's later claims.
    */
   private async claim(account: { id: number; name: string }, freeOnly: boolean): Promise<{ fresh: ClaimedDownload[]; again: number }> {
     const { services, deps, log } = this.args;
@@ -119,7 +119,11 @@ export class OnceClaims {
     });
     const fresh = rows.filter((r) => !this.had.has(r.id));
     const again = rows.filter((r) => this.had.has(r.id));
-    for (const r of again) await deps.repo.releaseDownload(r.id, new Date(services.now()));
+    // Given back as they were: a failed row stays failed (the run's summary says its failures are kept as failed).
+    for (const r of again) {
+      const at = new Date(services.now());
+      await (r.before ? deps.repo.undoClaim(r.id, r.before, at) : deps.repo.releaseDownload(r.id, at));
+    }
     const news = again.filter((r) => !this.warned.has(r.id));
     for (const r of news) this.warned.add(r.id);
     if (news.length > 0) log.warn({ account: account.name, rows: news.length }, "rows this run already handled are due again: left for the next run");

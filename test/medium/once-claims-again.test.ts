@@ -70,9 +70,13 @@ describeNeedingRedis("a --once run's claims when rows it had come due again", ()
         .sort(),
     );
     expect(claims.open).toBe(false);
-    // Given back, not held by this run: due for the next one.
-    const left = await h.pool.query("SELECT count(*)::int AS n FROM downloads WHERE id = ANY($1::bigint[]) AND queued_at IS NULL", [failedIds]);
-    expect(left.rows[0].n).toBe(2);
+    // Given back as they were, not held by this run: due for the next one, and still failed (the run's summary says its
+    // failures are kept as failed in the downloads table), not turned back into wanted by the claim.
+    const left = await h.pool.query("SELECT status, queued_at, next_attempt_at FROM downloads WHERE id = ANY($1::bigint[])", [failedIds]);
+    expect(left.rows).toEqual([
+      { status: "failed", queued_at: null, next_attempt_at: retryAt },
+      { status: "failed", queued_at: null, next_attempt_at: retryAt },
+    ]);
   }, 60_000);
 
   it("while the sync beside the run goes on, such rows at the top do not hold back the free rows behind them", async () => {
