@@ -14,8 +14,16 @@
 // - V4 signatures are not checked at all (headers or presigned URLs); a presigned URL's expiry is.
 // - A body sent aws-chunked (the AWS SDK's default checksums on a streamed upload) is stored with its chunk
 //   framing and CRC trailer as the object's bytes; dvault's client sends checksums only when required.
+// - PutObject answers before the object's file is written: its store resolves as soon as the bytes are handed to a
+//   write stream, which opens the file later. A DELETE of the same key right after (dvault's preflight puts a probe
+//   object and removes it: src/storage/preflight.ts) removes the folder it leaves empty, the late open fails with
+//   ENOENT, and the error event, with no listener, ends the process (seen once in CI). The helper's putObject
+//   opens the file before it takes the body and answers once the file is written and closed.
+import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import fs from "node:fs/promises";
+import { PassThrough, Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import os from "node:os";
 import path from "node:path";
 import { freePort } from "../../src/free-port.ts";
@@ -30,12 +38,16 @@ type KoaContext = {
   store: S3rverStore;
 };
 type ListedObject = { key: string; size: number; lastModifiedDate: Date; metadata: Record<string, string> };
+type StoredObject = { bucket: string; key: string; content: Buffer | NodeJS.ReadableStream; metadata: Record<string, string> };
 type S3rverStore = {
   getBucket(bucket: string): Promise<unknown>;
+  getResourcePath(bucket: string, key: string, resource: string): string;
+  putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5: string): Promise<void>;
+  putObject(object: StoredObject): Promise<{ size: number; md5: string }>;
   listObjects(bucket: string, opts: { prefix: string; startAfter: string; maxKeys: number; delimiter: string }): Promise<{ objects: ListedObject[] }>;
 };
 type KoaMiddleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void>;
-type S3rverInstance = { middleware: KoaMiddleware[]; run(): Promise<unknown>; close(): Promise<void> };
+type S3rverInstance = { middleware: KoaMiddleware[]; store: S3rverStore; run(): Promise<unknown>; close(): Promise<void> };
 type S3rverClass = new (opts: Record<string, unknown>) => S3rverInstance;
 
 export const S3_TEST_ACCESS_KEY = "S3RVER";
@@ -147,6 +159,35 @@ function listMultipartUploads(dir: string): KoaMiddleware {
   };
 }
 
+/** s3rver's PutObject in the store's own layout (the object's file, then its metadata), resolved once the file is closed. */
+function putWhenWritten(store: S3rverStore): S3rverStore["putObject"] {
+  return async (object) => {
+    const file = store.getResourcePath(object.bucket, object.key, "object");
+    // The folder made, then the file opened before any byte is taken: a DELETE of another key in between may remove
+    // the folder it emptied (s3rver's deleteObject), so it is made again.
+    let handle: fs.FileHandle | undefined;
+    for (let tries = 1; !handle; tries++) {
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      handle = await fs.open(file, "w").catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== "ENOENT" || tries >= 5) throw err;
+        return undefined;
+      });
+    }
+    // The object's md5 and size, taken from the bytes on their way to the file (a second reader of the same stream).
+    const md5 = createHash("md5");
+    let size = 0;
+    const tap = new PassThrough().on("data", (chunk: Buffer) => {
+      md5.update(chunk);
+      size += chunk.length;
+    });
+    const body = Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content;
+    await pipeline(body, tap, handle.createWriteStream());
+    const digest = md5.digest("hex");
+    await store.putMetadata(object.bucket, object.key, object.metadata, digest);
+    return { size, md5: digest };
+  };
+}
+
 export async function startS3Server(opts: { bucket?: string } = {}): Promise<S3TestServer> {
   const bucket = opts.bucket ?? "dvault-test";
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-s3rver-"));
@@ -160,6 +201,7 @@ export async function startS3Server(opts: { bucket?: string } = {}): Promise<S3T
     vhostBuckets: false,
     configureBuckets: [{ name: bucket }],
   });
+  server.store.putObject = putWhenWritten(server.store);
   // Koa composes its middleware when the server starts listening, so these run before s3rver's router.
   server.middleware.unshift(abortMultipartUpload(dir), listObjectsV2(), listMultipartUploads(dir));
   await server.run();
