@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { type Config, type Engine, loadConfig } from "../config.ts";
-import { EXIT_UNAVAILABLE } from "../errors.ts";
+import { EXIT_FAILED, EXIT_UNAVAILABLE } from "../errors.ts";
 import { appliedSettings } from "../config/settings-file.ts";
 import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { assertDatabaseReady } from "../db/schema-check.ts";
@@ -98,7 +98,7 @@ export function registerEngineCommand(program: Command): void {
   engine
     .command("status")
     .description(
-      "which engine the settings choose, and what each engine holds: jobs, schedulers, pace keys, live workers; exit code 3 when the chosen engine cannot be opened",
+      "which engine the settings choose, and what each engine holds: jobs, schedulers, pace keys, live workers; exit code 3 when the chosen engine cannot be opened, 1 when a move left it (a worker there is refused)",
     )
     .option("--json", "one JSON document")
     .action(async (opts: { json?: boolean }) => {
@@ -106,8 +106,11 @@ export function registerEngineCommand(program: Command): void {
       await assertSharedDatabase(config);
       const holdings = await engineHoldings(engineOpener(config));
       // Every engine's line is printed either way; the exit code is a script's answer to "can dvault run here": the
-      // other engine out of reach is an install's normal state (Redis absent on PostgreSQL alone), the chosen one is not.
-      if (holdings.some((h) => h.engine === config.engine && !h.reachable)) process.exitCode = EXIT_UNAVAILABLE;
+      // other engine out of reach is an install's normal state (Redis absent on PostgreSQL alone), the chosen one is not
+      // (3), nor one a move left, where a worker is refused with exit 1 (src/queue/holder.ts).
+      const chosen = holdings.find((h) => h.engine === config.engine);
+      if (chosen && !chosen.reachable) process.exitCode = EXIT_UNAVAILABLE;
+      else if (chosen?.reachable && chosen.movedTo) process.exitCode = EXIT_FAILED;
       if (opts.json) return printJson({ chosen: config.engine, engines: holdings });
       printOut([`engine: ${config.engine} (DVAULT_ENGINE)`, ...holdings.map((h) => holdingLine(h, config.engine))].join("\n"));
     });

@@ -232,7 +232,7 @@ describeNeedingRedis("dvault engine migrate refuses, leaving both engines untouc
 });
 
 describeNeedingRedis("dvault engine migrate with no settings file to write", () => {
-  it("says DVAULT_ENGINE must be set before the worker starts (a bare dvault worker would run on the old engine), and counts each download it queued once", async () => {
+  it("says DVAULT_ENGINE must be set before the worker starts (a bare dvault worker would run on the old engine), counts each download it queued once, and engine status exits 1 until it is set", async () => {
     const own = await smallInstallOnRedis();
     try {
       // No --config, and no settings file where dvault looks (HOME is a folder that does not exist).
@@ -249,6 +249,12 @@ describeNeedingRedis("dvault engine migrate with no settings file to write", () 
       expect(moved.stdout.trimEnd().split("\n").at(-1)).toBe(
         "next: once DVAULT_ENGINE=postgres is set, start the worker (dvault worker); it runs on the new engine",
       );
+      // Until it is set, the settings still choose Redis, where a worker is refused: engine status says so, exit 1.
+      const status = await runDvault({ ...own, env: { ...own.env, DVAULT_ENGINE: "" } }, ["engine", "status"]);
+      expect(status.stdout).toMatch(
+        /^engine: redis \(DVAULT_ENGINE\)\n {2}redis \(chosen\): .*the install was moved to postgres .*: a worker set to redis is refused\n/,
+      );
+      expect(status.code).toBe(1);
     } finally {
       await own.close();
     }
