@@ -1,0 +1,36 @@
+// The one-line check of a Redis server every command on the Redis engine makes first (src/queue/redis.ts checkRedis):
+// a server that does not answer is a ServiceUnavailableError (exit 3), and the check leaves nothing behind that would
+// keep the process alive: a command stopping on an unreachable Redis exits at once, not when a timer of ioredis's
+// own (2 s, waiting for a socket that had already closed) runs out. What is left is read in a process of its own
+// (redis-check-child.ts), where nothing else runs.
+import { execFile } from "node:child_process";
+import net from "node:net";
+import path from "node:path";
+import { promisify } from "node:util";
+import { expect, it } from "vitest";
+import { EXIT_UNAVAILABLE, ServiceUnavailableError } from "../../src/errors.ts";
+import { checkRedis } from "../../src/queue/redis.ts";
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+it("refuses a Redis that does not answer in one line, exit 3, and leaves nothing holding the process", async () => {
+  const url = `redis://127.0.0.1:${await closedPort()}`;
+  const failed = await checkRedis(url).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(failed).toBeInstanceOf(ServiceUnavailableError);
+  expect((failed as ServiceUnavailableError).exitCode).toBe(EXIT_UNAVAILABLE);
+  expect((failed as Error).message).toMatch(/^cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)\./);
+
+  const child = path.resolve("test/medium/redis-check-child.ts");
+  const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", child, url]);
+  expect(JSON.parse(stdout)).toEqual({ ended: "ServiceUnavailableError", left: [] });
+}, 30_000);
