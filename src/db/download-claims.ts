@@ -15,9 +15,10 @@ export type ClaimedDownload = {
   /** 1-based rank of its class in the configured priority order. */
   rank: number;
   publishedAt: Date | null;
-  /** Its state before this claim (a claim only): what OnceClaims gives a row it already had back to, untouched. */
-  before?: { status: DownloadStatus; nextAttemptAt: Date | null };
 };
+
+/** A row a claim took (claimDue), with its state before the claim: what OnceClaims gives a row it already had back to. */
+export type Claim = ClaimedDownload & { before: { status: DownloadStatus; nextAttemptAt: Date | null } };
 
 /**
  * What is left of some accounts' downloads at a moment. "Due now" is what a run could still do; everything else
@@ -49,21 +50,15 @@ export function byPriority(a: ClaimedDownload, b: ClaimedDownload): number {
   return a.rank - b.rank || (b.publishedAt?.getTime() ?? -Infinity) - (a.publishedAt?.getTime() ?? -Infinity) || Number(a.id) - Number(b.id);
 }
 
-type ClaimedRow = Pick<Row<"downloads">, "id" | "deviationid" | "kind" | "status" | "account_id"> &
-  Pick<Row<"deviations">, "published_at"> & { rank: number; was_status?: DownloadStatus; was_next_attempt_at?: Date | null };
+type ClaimedRow = Pick<Row<"downloads">, "id" | "deviationid" | "kind" | "status" | "account_id"> & Pick<Row<"deviations">, "published_at"> & { rank: number };
+type ClaimRow = ClaimedRow & { was_status: DownloadStatus; was_next_attempt_at: Date | null };
 
 function toClaimed(r: ClaimedRow): ClaimedDownload {
-  const claimed: ClaimedDownload = {
-    id: r.id,
-    deviationid: r.deviationid,
-    kind: r.kind,
-    status: r.status,
-    accountId: r.account_id,
-    rank: r.rank,
-    publishedAt: r.published_at,
-  };
-  if (r.was_status !== undefined) claimed.before = { status: r.was_status, nextAttemptAt: r.was_next_attempt_at ?? null };
-  return claimed;
+  return { id: r.id, deviationid: r.deviationid, kind: r.kind, status: r.status, accountId: r.account_id, rank: r.rank, publishedAt: r.published_at };
+}
+
+function toClaim(r: ClaimRow): Claim {
+  return { ...toClaimed(r), before: { status: r.was_status, nextAttemptAt: r.was_next_attempt_at } };
 }
 
 /**
@@ -114,13 +109,13 @@ export type ClaimArgs = {
 };
 
 /** See DownloadRepository.claimDueDownloads. */
-export async function claimDue(db: Queryable, args: ClaimArgs): Promise<ClaimedDownload[]> {
+export async function claimDue(db: Queryable, args: ClaimArgs): Promise<Claim[]> {
   const { accountId, now, limit } = args;
   const queuedBefore = args.queuedBefore ?? null;
   const only = sql`${args.deviationids ? [...args.deviationids] : null}::text[]`;
   const freeOnly = args.freeOnly === true;
   const except = sql`${[...(args.exceptIds ?? [])]}::bigint[]`;
-  const { rows } = await sql<ClaimedRow>`
+  const { rows } = await sql<ClaimRow>`
 WITH a AS (SELECT id, user_id FROM accounts WHERE id = ${accountId}),
 due AS (
   SELECT d.id, ${rank(args.classes)} AS rank, v.published_at, d.status AS was_status, d.next_attempt_at AS was_next_attempt_at
@@ -145,7 +140,7 @@ SET status = CASE WHEN d.status IN ('wanted', 'deferred_quota', 'failed') THEN '
 FROM due
 WHERE d.id = due.id
 RETURNING d.id, d.deviationid, d.kind, d.status, d.account_id, due.rank, due.published_at, due.was_status, due.was_next_attempt_at`.execute(kysely(db));
-  return rows.map(toClaimed).sort(byPriority);
+  return rows.map(toClaim).sort(byPriority);
 }
 
 /** See DownloadRepository.remainingDownloads: counted by the same "due now" that claimDue claims by. */

@@ -2,7 +2,7 @@
 // (src/downloads) owns every later status through the methods below, one statement each (a batch of stored
 // files too).
 import { markLost, markStored, type StoredFile, storedFilesPage, text } from "./download-files.ts";
-import { type ClaimArgs, claimDue, type ClaimedDownload, type DownloadsLeft, listQueued, remaining } from "./download-claims.ts";
+import { type Claim, type ClaimArgs, claimDue, type ClaimedDownload, type DownloadsLeft, listQueued, remaining } from "./download-claims.ts";
 import { kysely, sql } from "./kysely.ts";
 import type { DeviationType, DownloadKind, DownloadStatus, Row } from "./schema.ts";
 import { recordset } from "./upsert-page.ts";
@@ -103,7 +103,7 @@ ON CONFLICT (deviationid, kind) DO NOTHING`.execute(kysely(this.db));
    * keeps two processes from one file). Rows of
    * another account are left alone; unattributed rows become this account's.
    */
-  async claimDueDownloads(args: ClaimArgs): Promise<ClaimedDownload[]> {
+  async claimDueDownloads(args: ClaimArgs): Promise<Claim[]> {
     return claimDue(this.db, args);
   }
 

@@ -120,17 +120,15 @@ export class OnceClaims {
     const fresh = rows.filter((r) => !this.had.has(r.id));
     const again = rows.filter((r) => this.had.has(r.id));
     // Given back as they were: a failed row stays failed (the run's summary says its failures are kept as failed).
-    for (const r of again) {
-      const at = new Date(services.now());
-      await (r.before ? deps.repo.undoClaim(r.id, r.before, at) : deps.repo.releaseDownload(r.id, at));
-    }
+    for (const r of again) await deps.repo.undoClaim(r.id, r.before, new Date(services.now()));
     const news = again.filter((r) => !this.warned.has(r.id));
     for (const r of news) this.warned.add(r.id);
     if (news.length > 0) log.warn({ account: account.name, rows: news.length }, "rows this run already handled are due again: left for the next run");
     for (const r of fresh) this.had.add(r.id);
-    if (fresh.length === 0) return { fresh, again: again.length };
-    this.held.push(...fresh.map(heldRowItem));
-    await this.args.lease.hold(fresh.map(heldRowItem));
+    if (fresh.length > 0) {
+      this.held.push(...fresh.map(heldRowItem));
+      await this.args.lease.hold(fresh.map(heldRowItem));
+    }
     return { fresh, again: again.length };
   }
 }
