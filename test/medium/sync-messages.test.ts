@@ -6,7 +6,7 @@ import type { GroundTruth } from "../../src/simulator/dataset.ts";
 
 type SimMessage = GroundTruth["messages"][number];
 import { messagesSource } from "../../src/sync/sources/messages.ts";
-import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+import { createSyncHarness, type SyncHarness, runSourceLater } from "../helpers/sync-harness.ts";
 
 let h: SyncHarness;
 
@@ -147,9 +147,7 @@ describe("messages source, in a 200-message world", () => {
   it("costs at most 2 API calls when nothing changed", async () => {
     // Up to date with upstream first, whatever ran before (or nothing did): then measure a run with no news.
     await runLater();
-    const seq = h.lastSeq();
-    const result = await runLater();
-    const calls = h.apiCallsSince(seq);
+    const { result, calls } = await runSourceLater(h, "messages");
 
     expect(result.full).toBe(false);
     expect(result.status).toBe("ok");

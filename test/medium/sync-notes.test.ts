@@ -6,7 +6,7 @@ import type { GroundTruth } from "../../src/simulator/dataset.ts";
 
 type SimNote = GroundTruth["notes"][number];
 import { notesSource } from "../../src/sync/sources/notes.ts";
-import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+import { createSyncHarness, type SyncHarness, runSourceLater } from "../helpers/sync-harness.ts";
 
 let h: SyncHarness;
 
@@ -102,9 +102,7 @@ describe("notes source", () => {
   it("costs at most 2 API calls when nothing changed", async () => {
     // Up to date with upstream first, whatever ran before (or nothing did): then measure a run with no news.
     await runLater();
-    const seq = h.lastSeq();
-    const result = await runLater();
-    const calls = h.apiCallsSince(seq);
+    const { result, calls } = await runSourceLater(h, "notes");
 
     expect(result.full).toBe(false);
     expect(calls).toBeLessThanOrEqual(2);

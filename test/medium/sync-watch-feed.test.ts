@@ -7,7 +7,7 @@ import { feedItemId } from "../../src/db/mirror-rows.ts";
 import type { GroundTruth } from "../../src/simulator/dataset.ts";
 import { feedRoutes } from "../../src/simulator/routes/feed.ts";
 import { MAX_CHECK_MS, pollInterval, watchFeedSource } from "../../src/sync/sources/watch-feed.ts";
-import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
+import { createSyncHarness, type SyncHarness, runSourceLater } from "../helpers/sync-harness.ts";
 
 const DAY = 86_400_000;
 
@@ -98,9 +98,7 @@ describe("watch_feed source while /feed/home answers", () => {
   it("costs at most 2 API calls when nothing changed", async () => {
     // Up to date with upstream first, whatever ran before (or nothing did): then measure a run with no news.
     await runLater();
-    const seq = h.lastSeq();
-    const result = await runLater();
-    const calls = h.apiCallsSince(seq);
+    const { result, calls } = await runSourceLater(h, "watch_feed");
     expect(result.full).toBe(false);
     expect(calls).toBeLessThanOrEqual(2);
     expect(result.counters).toEqual({ new: 0, changed: 0, removed: 0 });
