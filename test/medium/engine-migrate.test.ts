@@ -7,11 +7,11 @@ import { describeNeedingRedis } from "../helpers/needs-redis.ts";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { knownWorkersKey } from "../../src/digest/alerts.ts";
+import { freePort } from "../../src/free-port.ts";
 import { linksDirtyKey } from "../../src/downloads/after-store.ts";
 import { downloadsPausedKey } from "../../src/coord/downloads-pause.ts";
 import { inertTextsKey } from "../../src/downloads/inert-texts.ts";
@@ -181,10 +181,8 @@ describeNeedingRedis("dvault engine migrate refuses, leaving both engines untouc
   }, 60_000);
 
   it("when the target does not answer: names the engine and exits 3", async () => {
-    const closed = net.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
-    const port = (closed.address() as net.AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    // A port nothing listens on: taken from the kernel and closed again.
+    const port = await freePort();
     const was = await everything(h);
     const env = { ...h.env, DVAULT_ENGINE: "postgres", REDIS_URL: `redis://127.0.0.1:${port}` };
     const run = await runDvault({ ...h, env }, ["engine", "migrate", "--to", "redis"]);
@@ -197,10 +195,8 @@ describeNeedingRedis("dvault engine migrate refuses, leaving both engines untouc
   }, 60_000);
 
   it("engine status with Redis out of reach: every engine's line, and exit 3 only when Redis is the chosen engine", async () => {
-    const closed = net.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
-    const port = (closed.address() as net.AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    // A port nothing listens on: taken from the kernel and closed again.
+    const port = await freePort();
     const status = (engine: string, ...flags: string[]) =>
       runDvault({ ...h, env: { ...h.env, DVAULT_ENGINE: engine, REDIS_URL: `redis://127.0.0.1:${port}` } }, ["engine", "status", ...flags]);
 

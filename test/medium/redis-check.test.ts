@@ -4,24 +4,16 @@
 // own (2 s, waiting for a socket that had already closed) runs out. What is left is read in a process of its own
 // (redis-check-child.ts), where nothing else runs.
 import { execFile } from "node:child_process";
-import net from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
 import { expect, it } from "vitest";
 import { EXIT_UNAVAILABLE, ServiceUnavailableError } from "../../src/errors.ts";
+import { freePort } from "../../src/free-port.ts";
 import { checkRedis } from "../../src/queue/redis.ts";
 
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 it("refuses a Redis that does not answer in one line, exit 3, and leaves nothing holding the process", async () => {
-  const url = `redis://127.0.0.1:${await closedPort()}`;
+  // A port nothing listens on: taken from the kernel and closed again.
+  const url = `redis://127.0.0.1:${await freePort()}`;
   const failed = await checkRedis(url).then(
     () => undefined,
     (err: unknown) => err,
