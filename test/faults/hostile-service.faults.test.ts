@@ -31,6 +31,7 @@ import { startHostileProxy, type HostileProxy } from "../helpers/hostile-proxy.t
 import { checkMirror } from "./check.ts";
 import { createFaultHarness, downloadUntilConverged, FAST_OVERRIDES, FAULT_LOCK_TTL_MS, syncUntilConverged, type FaultHarness } from "./harness.ts";
 import { storeOwnerGrant } from "../helpers/owner-grant.ts";
+import { workerContext } from "../helpers/worker-context.ts";
 
 const FULL = Boolean(process.env.DVAULT_FAULTS_KILLS);
 const KiB = 1024;
@@ -293,20 +294,7 @@ describe("a link in the archive", () => {
         // readable tree waits with the downloads (jobs/enqueue-downloads/handler.ts) instead of failing on the link.
         expect((await runDownloadsOnce({ services: h.services, deps, log: silent })).paused).toBeDefined();
         const producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
-        const round = () =>
-          enqueueDownloadsHandler(
-            { scope: "links" },
-            {
-              services: h.services,
-              producer,
-              sources: new Map(),
-              everyMs: {},
-              log: silent,
-              jobId: "test",
-              attempt: 1,
-              signal: new AbortController().signal,
-            },
-          );
+        const round = () => enqueueDownloadsHandler({ scope: "links" }, workerContext({ services: h.services, producer, log: silent }));
         try {
           // The tree due (a file stored since its last write): while paused, the round leaves it due.
           await h.services.coord.put(linksDirtyKey(h.services.config.redisPrefix), "1");

@@ -9,6 +9,7 @@ import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { queueOf } from "../helpers/producer-queue.ts";
+import { workerContext } from "../helpers/worker-context.ts";
 
 let h: DownloadHarness;
 let producer: Producer;
@@ -28,16 +29,7 @@ afterEach(async () => {
 });
 
 function context(): WorkerContext {
-  return {
-    log: h.log,
-    jobId: "test",
-    attempt: 1,
-    signal: new AbortController().signal,
-    services: h.services,
-    sources: new Map([[gallerySource.name, gallerySource]]),
-    producer,
-    everyMs: {},
-  };
+  return workerContext({ log: h.log, services: h.services, producer, sources: new Map([[gallerySource.name, gallerySource]]) });
 }
 
 describe("sync.source job", () => {

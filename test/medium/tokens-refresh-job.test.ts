@@ -9,6 +9,7 @@ import { refreshTokensHandler } from "../../jobs/refresh-tokens/handler.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 import { describeNeedingRedis } from "../helpers/needs-redis.ts";
+import { workerContext } from "../helpers/worker-context.ts";
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -21,16 +22,7 @@ describeNeedingRedis("tokens.refresh, the worker's job that keeps grants alive",
   beforeAll(async () => {
     h = await createSyncHarness({ sources: [] });
     producer = new Producer([...JOB_DEFINITIONS], h.services.queues);
-    ctx = {
-      log: h.services.log,
-      jobId: "test",
-      attempt: 1,
-      signal: new AbortController().signal,
-      services: h.services,
-      producer,
-      sources: new Map(),
-      everyMs: {},
-    };
+    ctx = workerContext({ log: h.services.log, services: h.services, producer });
   }, 120_000);
 
   afterAll(async () => {

@@ -3,7 +3,6 @@
 // schedules.reconcile job, every 5 minutes, installs the user's schedule) and "dvault sync --once --only tracked
 // runs it now"; remove says "what is archived stays" (the schedule goes, the mirror and the files stay).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { WorkerContext } from "../../jobs/context.ts";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { reconcileSchedulesDefinition } from "../../jobs/reconcile-schedules/definition.ts";
 import { reconcileSchedulesHandler } from "../../jobs/reconcile-schedules/handler.ts";
@@ -13,6 +12,7 @@ import { SOURCES } from "../../src/sync/sources/index.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
 import { queueOf } from "../helpers/producer-queue.ts";
+import { workerContext } from "../helpers/worker-context.ts";
 
 let h: DownloadHarness;
 let producer: Producer;
@@ -45,16 +45,7 @@ afterAll(async () => {
 
 /** What the worker's maintenance host does every 5 minutes: rebuild the sync schedules from PostgreSQL. */
 async function reconcile(): Promise<Map<string, number>> {
-  const ctx: WorkerContext = {
-    log: h.log,
-    jobId: "test",
-    attempt: 1,
-    signal: new AbortController().signal,
-    services: h.services,
-    producer,
-    sources: new Map(SOURCES.map((s) => [s.name, s])),
-    everyMs: {},
-  };
+  const ctx = workerContext({ log: h.log, services: h.services, producer, sources: new Map(SOURCES.map((s) => [s.name, s])) });
   expect(await reconcileSchedulesHandler({}, ctx)).toMatchObject({ status: "done" });
   const schedulers = await queueOf(producer, "sync").getJobSchedulers(0, -1);
   return new Map(schedulers.map((s) => [s.key, Number(s.every)]));

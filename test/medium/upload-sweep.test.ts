@@ -5,7 +5,6 @@ import { utimes } from "node:fs/promises";
 import path from "node:path";
 import { CreateMultipartUploadCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { WorkerContext } from "../../jobs/context.ts";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { reconcileSchedulesHandler } from "../../jobs/reconcile-schedules/handler.ts";
 import { createLogger } from "../../src/log.ts";
@@ -18,6 +17,7 @@ import { testConfig } from "../helpers/config.ts";
 import { createMirrorDb, type MirrorDb } from "../helpers/mirror-fixtures.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 import { leftovers, type S3TestServer, startS3Server } from "../helpers/s3-server.ts";
+import { workerContext } from "../helpers/worker-context.ts";
 
 const log = createLogger({ level: "silent" });
 let s3: S3TestServer;
@@ -48,7 +48,7 @@ describe("schedules.reconcile on a maintenance host", () => {
     const then = new Date(Date.now() - STALE_UPLOAD_MS - 60_000);
     await utimes(path.join(s3.dir, s3.bucket, "._S3rver_uploads", old, "key"), then, then);
 
-    const ctx: WorkerContext = { log, jobId: "test", attempt: 1, signal: new AbortController().signal, services, producer, sources: new Map(), everyMs: {} };
+    const ctx = workerContext({ log, services, producer });
     const result = await reconcileSchedulesHandler({}, ctx);
     expect(result).toMatchObject({ status: "done", abortedUploads: 1 });
     expect((await leftovers(s3.dir)).multipartUploads).toEqual([expect.stringMatching(/ originals\/cc\/dd\/running\.jpg$/)]);
