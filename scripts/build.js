@@ -1,14 +1,15 @@
 // `npm run build`, and postinstall after the Prisma client: compiles src/ and jobs/ to dist/ with tsc
 // --noCheck (transpiling only, a few seconds; `npm run typecheck` is the type check), copies the files that
-// are not TypeScript (the dashboard's assets, read next to the module that serves them), and stamps
-// dist/.built. bin/dvault.js runs dist/ while that stamp is newer than every file of src/ and jobs/
-// (bin/dist-current.js), and the sources through tsx otherwise. Without TypeScript (npm ci --omit=dev) there is
-// no dist/ and the sources run through tsx.
+// are not TypeScript (the dashboard's assets, read next to the module that serves them), bundles the packages
+// that cost a start-up most into dist/vendor/ (scripts/vendor.js), and stamps dist/.built. bin/dvault.js runs
+// dist/ while that stamp is newer than every file of src/ and jobs/ (bin/dist-current.js), and the sources
+// through tsx otherwise. Without TypeScript (npm ci --omit=dev) there is no dist/ and the sources run through tsx.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { vendorPackages } from "./vendor.js";
 
 /** Copies every file of `from` that is not TypeScript to the same place under `to`; returns their paths relative to `from`. */
 export function copyAssets(from, to) {
@@ -28,7 +29,7 @@ export function copyAssets(from, to) {
   return copied;
 }
 
-function build(root) {
+async function build(root) {
   const dist = path.join(root, "dist");
   if (!existsSync(path.join(root, "src/cli/main.ts"))) return 0; // a partial copy (the Docker image's install stage)
   let tsc;
@@ -47,8 +48,15 @@ function build(root) {
     return result.status ?? 1;
   }
   for (const dir of ["src", "jobs"]) copyAssets(path.join(root, dir), path.join(dist, dir));
+  try {
+    await vendorPackages(root, dist);
+  } catch (err) {
+    rmSync(dist, { recursive: true, force: true });
+    process.stderr.write(`dvault: bundling dist/vendor/ failed (${err instanceof Error ? err.message : err}); bin/dvault.js runs the sources through tsx\n`);
+    return 1;
+  }
   writeFileSync(path.join(dist, ".built"), `${new Date().toISOString()}\n`);
   return 0;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) process.exit(build(path.resolve(import.meta.dirname, "..")));
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) process.exit(await build(path.resolve(import.meta.dirname, "..")));

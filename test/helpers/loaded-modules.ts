@@ -11,10 +11,18 @@ export const HEAVY_PACKAGES = ["got", "express", "@bull-board/api", "@bull-board
 /** The TypeScript loader that runs the sources (bin/dvault.js without a current dist/), not dvault's own load. */
 const LOADER_PACKAGES = new Set(["tsx", "esbuild", "get-tsconfig", "resolve-pkg-maps"]);
 
-/** The packages (by their node_modules name, the loader's left out) and the repository's src/ files (src/… or dist/src/… alike) in a record. */
+/** A package's name where a record shows it loaded: from node_modules, or bundled into dist/vendor/ (scripts/vendor.js). */
+function packageOf(url: string): string | undefined {
+  return /\/dist\/vendor\/([^/]+)\.js$/.exec(url)?.[1] ?? /\/node_modules\/((?:@[^/]+\/)?[^/.][^/]*)\//.exec(url)?.[1];
+}
+
+/**
+ * The packages (by their node_modules name, the loader's left out; one bundled into dist/vendor/ by its name there) and
+ * the repository's src/ files (src/… or dist/src/… alike) in a record.
+ */
 export function readLoaded(file: string): { packages: Set<string>; sources: Set<string> } {
   const urls = readFileSync(file, "utf8").split("\n").filter(Boolean);
-  const names = urls.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []);
+  const names = urls.flatMap((u) => packageOf(u) ?? []);
   const packages = new Set(names.filter((name) => !LOADER_PACKAGES.has(name)));
   const sources = new Set(urls.flatMap((u) => /\/(src\/[^?]+)$/.exec(u)?.[1] ?? []));
   return { packages, sources };

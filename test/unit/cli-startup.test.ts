@@ -2,10 +2,12 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { distIsCurrent } from "../../bin/dist-current.js";
 import { copyAssets } from "../../scripts/build.js";
+import { pointAtVendor, VENDORED, vendorPackages } from "../../scripts/vendor.js";
 import { buildFullProgram, buildProgram, COMMANDS, commandNamed } from "../../src/cli/program.ts";
 import { HEAVY_PACKAGES, readLoaded, RECORD_IMPORTS } from "../helpers/loaded-modules.ts";
 
@@ -161,4 +163,66 @@ describe(copyAssets.name, () => {
       rmSync(root, { recursive: true, force: true });
     }
   });
+});
+
+describe("dist/vendor/ (scripts/vendor.js)", () => {
+  it("points the vendored packages' imports at dist/vendor/, leaves every other alone, and refuses a subpath", () => {
+    const vendor = path.join("/app", "dist", "vendor");
+    const file = path.join("/app", "dist", "src", "db", "kysely.js");
+    const source = [
+      'import { Kysely } from "kysely";',
+      'export { sql } from "kysely";',
+      'const got = await import("got");',
+      'import "zod";',
+      'import pg from "pg";',
+      'import { x } from "kysely-extra";',
+      'import { y } from "./kysely.js";',
+    ].join("\n");
+    expect(pointAtVendor(source, file, vendor).split("\n")).toEqual([
+      'import { Kysely } from "../../vendor/kysely.js";',
+      'export { sql } from "../../vendor/kysely.js";',
+      'const got = await import("../../vendor/got.js");',
+      'import "../../vendor/zod.js";',
+      'import pg from "pg";',
+      'import { x } from "kysely-extra";',
+      'import { y } from "./kysely.js";',
+    ]);
+    expect(() => pointAtVendor('import { z } from "zod/mini";', file, vendor)).toThrow(/imports "zod\/mini": dist\/vendor\/ bundles only "zod" itself/);
+  });
+
+  // A dist/ of its own, built as scripts/build.js builds one, inside node_modules/.cache so that its bare imports
+  // resolve as dist/'s do; the sources' help is the reference.
+  it("gives a dist/ that loads none of the vendored packages from node_modules and says what the sources say", async () => {
+    const cache = path.join(REPO, "node_modules", ".cache");
+    mkdirSync(cache, { recursive: true });
+    const root = mkdtempSync(path.join(cache, "dvault-vendor-"));
+    const out = path.join(root, "dist");
+    try {
+      const tsc = spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json", "--noCheck", "--outDir", out], {
+        cwd: REPO,
+        encoding: "utf8",
+      });
+      expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
+      expect(await vendorPackages(REPO, out)).toBe(true);
+      // sync's module tree holds all five (sanitize-html: the descriptions it keeps as text).
+      for (const args of [["sync", "--help"]]) {
+        const record = path.join(root, "imports.txt");
+        rmSync(record, { force: true });
+        const built = spawnSync(process.execPath, ["--import", RECORD_IMPORTS, path.join(out, "src/cli/main.js"), ...args], {
+          cwd: REPO,
+          encoding: "utf8",
+          env: { ...process.env, DVAULT_RECORD_IMPORTS: record },
+        });
+        expect(built.status, built.stderr).toBe(0);
+        const urls = readFileSync(record, "utf8");
+        expect(urls.split("\n").filter((u) => VENDORED.some((name) => u.includes(`/node_modules/${name}/`)))).toEqual([]);
+        for (const name of VENDORED) expect(urls).toContain(`${pathToFileURL(path.join(out, "vendor", `${name}.js`)).href}\n`);
+        expect([...readLoaded(record).packages].filter((name) => VENDORED.includes(name)).sort()).toEqual([...VENDORED].sort());
+        const sources = spawnSync(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { cwd: REPO, encoding: "utf8" });
+        expect(built.stdout).toBe(sources.stdout);
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

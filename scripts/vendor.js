@@ -1,0 +1,115 @@
+// Part of scripts/build.js: bundles the packages that dist/ loads as hundreds of small modules each (kysely 263,
+// bullmq with its helpers about 250, zod 95, got's and sanitize-html's trees) into a few files under
+// dist/vendor/, and points dist/'s imports of them there. Node spends most of a command's start-up resolving,
+// reading and linking modules (docs/PERFORMANCE.md#start-up), and Node 20 keeps no compile cache, so one file
+// for a package's 263 costs a tenth of the time. The sources (tsx, vitest) still import node_modules.
+//
+// What keeps one instance of each package in a process:
+// - every vendored package is an entry of the same build, so what two of them share is one chunk;
+// - a package dvault itself depends on (package.json) stays external in that build, so a vendored package and
+//   dvault's own code import the same copy from node_modules (ioredis: a connection dvault makes is handed to
+//   bullmq; pg; cron-parser);
+// - each vendored entry re-exports exactly the names Node gives the package's own import, so dist/ sees the
+//   interface it was compiled against.
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+/** The packages bundled into dist/vendor/, by what they cost a start-up. */
+export const VENDORED = ["kysely", "zod", "got", "bullmq", "sanitize-html"];
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+/** `export { a, b, default } from "<name>"` for exactly the names Node's own import of the package gives. */
+async function entryOf(name) {
+  const namespace = await import(name);
+  const names = Object.keys(namespace).filter((n) => IDENTIFIER.test(n));
+  return `export { ${names.join(", ")} } from ${JSON.stringify(name)};\n`;
+}
+
+/** Rewrites `from "<name>"`, `import("<name>")` and `import "<name>"` of a vendored package in one file. */
+export function pointAtVendor(source, file, vendorDir) {
+  return source.replace(/(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(["'])([^"'\s]+)\2/g, (whole, lead, quote, spec) => {
+    const pkg = VENDORED.find((name) => spec === name || spec.startsWith(`${name}/`));
+    if (pkg === undefined) return whole;
+    // A subpath would load a second copy of the package from node_modules beside the bundled one.
+    if (spec !== pkg)
+      throw new Error(
+        `${file} imports "${spec}": dist/vendor/ bundles only "${pkg}" itself; import from "${pkg}", or remove it from VENDORED in scripts/vendor.js`,
+      );
+    let rel = path
+      .relative(path.dirname(file), path.join(vendorDir, `${spec}.js`))
+      .split(path.sep)
+      .join("/");
+    if (!rel.startsWith(".")) rel = `./${rel}`;
+    return `${lead}${quote}${rel}${quote}`;
+  });
+}
+
+function jsFiles(dir) {
+  const out = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...jsFiles(p));
+    else if (entry.name.endsWith(".js")) out.push(p);
+  }
+  return out;
+}
+
+/**
+ * Builds dist/vendor/ and points dist/src and dist/jobs at it. Returns false, leaving dist/ importing
+ * node_modules as tsc wrote it, when esbuild is not installed (npm ci --omit=dev has no dist/ at all).
+ */
+export async function vendorPackages(root, dist) {
+  let esbuild;
+  try {
+    esbuild = await import("esbuild");
+  } catch {
+    return false;
+  }
+  const vendorDir = path.join(dist, "vendor");
+  const entries = path.join(dist, ".vendor-entries");
+  rmSync(entries, { recursive: true, force: true });
+  const entryPoints = {};
+  for (const name of VENDORED) {
+    const file = path.join(entries, `${name}.js`);
+    mkdirSync(entries, { recursive: true });
+    writeFileSync(file, await entryOf(name));
+    entryPoints[name] = file;
+  }
+  const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
+  const external = Object.keys(pkg.dependencies ?? {}).filter((d) => !VENDORED.includes(d));
+  try {
+    await esbuild.build({
+      entryPoints,
+      outdir: vendorDir,
+      bundle: true,
+      splitting: true,
+      format: "esm",
+      platform: "node",
+      target: "node20",
+      external: [...external, ...external.map((d) => `${d}/*`)],
+      // CommonJS bundled into ESM (sanitize-html's parsers, bullmq's semver) calls require() for Node's own modules.
+      banner: { js: 'import { createRequire as __dvaultRequire } from "node:module"; const require = __dvaultRequire(import.meta.url);' },
+      chunkNames: "chunks/[name]-[hash]",
+      absWorkingDir: root,
+      logLevel: "error",
+      legalComments: "inline",
+      minifyWhitespace: true,
+      minifySyntax: true,
+    });
+  } finally {
+    rmSync(entries, { recursive: true, force: true });
+  }
+  // Every file is read and rewritten in memory first: a subpath found halfway must not leave half of dist/ on the
+  // bundle and half on node_modules.
+  const changed = [];
+  for (const dir of ["src", "jobs"]) {
+    for (const file of jsFiles(path.join(dist, dir))) {
+      const before = readFileSync(file, "utf8");
+      const after = pointAtVendor(before, file, vendorDir);
+      if (after !== before) changed.push([file, after]);
+    }
+  }
+  for (const [file, text] of changed) writeFileSync(file, text);
+  return true;
+}
