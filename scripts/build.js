@@ -48,12 +48,16 @@ async function build(root) {
     return result.status ?? 1;
   }
   for (const dir of ["src", "jobs"]) copyAssets(path.join(root, dir), path.join(dist, dir));
+  let vendor;
   try {
-    await vendorPackages(root, dist);
+    vendor = await vendorPackages(root, dist);
   } catch (err) {
     rmSync(dist, { recursive: true, force: true });
-    process.stderr.write(`dvault: bundling dist/vendor/ failed (${err instanceof Error ? err.message : err}); bin/dvault.js runs the sources through tsx\n`);
+    process.stderr.write(`dvault: the build to dist/ failed: ${err instanceof Error ? err.message : err}; bin/dvault.js runs the sources through tsx\n`);
     return 1;
+  }
+  if (!vendor.vendored) {
+    process.stdout.write(`dvault: no dist/vendor/ (${vendor.reason}): dist/ loads its packages from node_modules, a slower start\n`);
   }
   writeFileSync(path.join(dist, ".built"), `${new Date().toISOString()}\n`);
   return 0;

@@ -56,29 +56,35 @@ function jsFiles(dir) {
 }
 
 /**
- * Builds dist/vendor/ and points dist/src and dist/jobs at it. Returns false, leaving dist/ importing
- * node_modules as tsc wrote it, when esbuild is not installed (npm ci --omit=dev has no dist/ at all).
+ * Builds dist/vendor/ and points dist/src and dist/jobs at it: `{ vendored: true }`. When esbuild cannot be loaded or
+ * cannot bundle (not installed, no binary for this platform), `{ vendored: false, reason }`, and dist/ is left
+ * importing node_modules as tsc wrote it: slower to start, the same program. A subpath import of a vendored package
+ * throws, before anything is written: that is a change to make in the code, not a machine's limit.
  */
-export async function vendorPackages(root, dist) {
-  let esbuild;
-  try {
-    esbuild = await import("esbuild");
-  } catch {
-    return false;
-  }
+export async function vendorPackages(root, dist, { loadEsbuild = () => import("esbuild") } = {}) {
   const vendorDir = path.join(dist, "vendor");
-  const entries = path.join(dist, ".vendor-entries");
-  rmSync(entries, { recursive: true, force: true });
-  const entryPoints = {};
-  for (const name of VENDORED) {
-    const file = path.join(entries, `${name}.js`);
-    mkdirSync(entries, { recursive: true });
-    writeFileSync(file, await entryOf(name));
-    entryPoints[name] = file;
+  // Every file is read and rewritten in memory first: a subpath found halfway must not leave half of dist/ on the
+  // bundle and half on node_modules, nor a failed bundle any file pointing at it.
+  const changed = [];
+  for (const dir of ["src", "jobs"]) {
+    for (const file of jsFiles(path.join(dist, dir))) {
+      const before = readFileSync(file, "utf8");
+      const after = pointAtVendor(before, file, vendorDir);
+      if (after !== before) changed.push([file, after]);
+    }
   }
-  const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
-  const external = Object.keys(pkg.dependencies ?? {}).filter((d) => !VENDORED.includes(d));
+  const entries = path.join(dist, ".vendor-entries");
   try {
+    const esbuild = await loadEsbuild();
+    const entryPoints = {};
+    mkdirSync(entries, { recursive: true });
+    for (const name of VENDORED) {
+      const file = path.join(entries, `${name}.js`);
+      writeFileSync(file, await entryOf(name));
+      entryPoints[name] = file;
+    }
+    const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
+    const external = Object.keys(pkg.dependencies ?? {}).filter((d) => !VENDORED.includes(d));
     await esbuild.build({
       entryPoints,
       outdir: vendorDir,
@@ -92,24 +98,17 @@ export async function vendorPackages(root, dist) {
       banner: { js: 'import { createRequire as __dvaultRequire } from "node:module"; const require = __dvaultRequire(import.meta.url);' },
       chunkNames: "chunks/[name]-[hash]",
       absWorkingDir: root,
-      logLevel: "error",
+      logLevel: "silent",
       legalComments: "inline",
       minifyWhitespace: true,
       minifySyntax: true,
     });
+  } catch (err) {
+    rmSync(vendorDir, { recursive: true, force: true });
+    return { vendored: false, reason: (err instanceof Error ? err.message : String(err)).split("\n")[0] };
   } finally {
     rmSync(entries, { recursive: true, force: true });
   }
-  // Every file is read and rewritten in memory first: a subpath found halfway must not leave half of dist/ on the
-  // bundle and half on node_modules.
-  const changed = [];
-  for (const dir of ["src", "jobs"]) {
-    for (const file of jsFiles(path.join(dist, dir))) {
-      const before = readFileSync(file, "utf8");
-      const after = pointAtVendor(before, file, vendorDir);
-      if (after !== before) changed.push([file, after]);
-    }
-  }
   for (const [file, text] of changed) writeFileSync(file, text);
-  return true;
+  return { vendored: true };
 }

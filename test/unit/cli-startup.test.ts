@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -190,6 +190,29 @@ describe("dist/vendor/ (scripts/vendor.js)", () => {
     expect(() => pointAtVendor('import { z } from "zod/mini";', file, vendor)).toThrow(/imports "zod\/mini": dist\/vendor\/ bundles only "zod" itself/);
   });
 
+  it("leaves dist/ on node_modules, every file as tsc wrote it, when esbuild cannot bundle on this machine", async () => {
+    const dist = mkdtempSync(path.join(tmpdir(), "dvault-vendor-"));
+    try {
+      mkdirSync(path.join(dist, "src"));
+      mkdirSync(path.join(dist, "jobs"));
+      writeFileSync(path.join(dist, "src", "a.js"), 'import { Kysely } from "kysely";\n');
+      const result = await vendorPackages(REPO, dist, {
+        loadEsbuild: async () => ({
+          build: () => Promise.reject(new Error('The package "@esbuild/linux-x64" could not be found, and is needed by esbuild.\nmore')),
+        }),
+      });
+      expect(result).toEqual({ vendored: false, reason: 'The package "@esbuild/linux-x64" could not be found, and is needed by esbuild.' });
+      expect(readFileSync(path.join(dist, "src", "a.js"), "utf8")).toBe('import { Kysely } from "kysely";\n');
+      expect(readdirSync(dist).sort()).toEqual(["jobs", "src"]);
+      // A subpath is the code's to change: refused before anything is written, esbuild or not.
+      writeFileSync(path.join(dist, "jobs", "b.js"), 'import { z } from "zod/mini";\n');
+      await expect(vendorPackages(REPO, dist)).rejects.toThrow(/imports "zod\/mini"/);
+      expect(readFileSync(path.join(dist, "src", "a.js"), "utf8")).toBe('import { Kysely } from "kysely";\n');
+    } finally {
+      rmSync(dist, { recursive: true, force: true });
+    }
+  });
+
   // A dist/ of its own, built as scripts/build.js builds one, inside node_modules/.cache so that its bare imports
   // resolve as dist/'s do; the sources' help is the reference.
   it("gives a dist/ that loads none of the vendored packages from node_modules and says what the sources say", async () => {
@@ -203,7 +226,7 @@ describe("dist/vendor/ (scripts/vendor.js)", () => {
         encoding: "utf8",
       });
       expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
-      expect(await vendorPackages(REPO, out)).toBe(true);
+      expect(await vendorPackages(REPO, out)).toEqual({ vendored: true });
       // sync's module tree holds all five (sanitize-html: the descriptions it keeps as text).
       for (const args of [["sync", "--help"]]) {
         const record = path.join(root, "imports.txt");
