@@ -28,7 +28,7 @@ import { UnreadableResponseRepository } from "./db/unreadable-response.repositor
 import { UserError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { createQueueBackend, type QueueBackend } from "./queue/backend.ts";
-import { checkRedis, createRedis } from "./queue/redis.ts";
+import { checkRedis, closeRedis, createRedis } from "./queue/redis.ts";
 import { settleRedisPrefix } from "./queue/redis-prefix.ts";
 import { registerSecret } from "./redact.ts";
 import { keyCreatedMessage, loadSecretKey, type SecretKey } from "./secret-key.ts";
@@ -216,7 +216,7 @@ async function closeConnections(c: {
   await c.queues.close().catch(() => undefined);
   await c.pacer.close();
   await c.coord.close();
-  if (c.redis) await c.redis.quit().catch(() => c.redis?.disconnect());
+  if (c.redis) await closeRedis(c.redis);
   await c.pool.end().catch(() => undefined);
   c.database.release();
 }

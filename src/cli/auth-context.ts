@@ -18,6 +18,7 @@ import { registerSecret } from "../redact.ts";
 import { keyCreatedMessage, loadSecretKey, type SecretKey } from "../secret-key.ts";
 import { printErr } from "./output/print.ts";
 import { openCoordination, pacerOf } from "../services.ts";
+import { closeRedis } from "../queue/redis.ts";
 
 export type AuthContext = {
   config: Config;
@@ -77,7 +78,7 @@ export async function openContext(): Promise<AuthContext> {
     async close() {
       await pacer.close();
       await coord.close();
-      if (redis) await redis.quit().catch(() => redis.disconnect());
+      if (redis) await closeRedis(redis);
       await db.end();
       release();
     },

@@ -17,6 +17,7 @@ import { refuseIfMovedAway } from "../queue/holder.ts";
 import { isQueueName, QueueAdmin, type FailedJob, type RetryOutcome } from "../queue/queue-admin.ts";
 import { QUEUE_NAMES, type QueueName } from "../queue/queues.ts";
 import { Producer } from "../queue/producer.ts";
+import { closeRedis } from "../queue/redis.ts";
 import { createServices, openRedis, type Services } from "../services.ts";
 import { cliLogger } from "./output/mode.ts";
 import { printJson, printOut } from "./output/print.ts";
@@ -93,7 +94,7 @@ async function openEngine(configured: Config): Promise<{ config: Config; coord: 
   const backend = await createQueueBackend(config, { redis });
   const close = async () => {
     await backend.close();
-    await redis.quit().catch(() => redis.disconnect());
+    await closeRedis(redis);
   };
   return { config, coord: redisCoordinator(redis), backend, close };
 }

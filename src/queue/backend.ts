@@ -21,7 +21,7 @@ import {
 import type { Redis } from "ioredis";
 import type { Config, Engine } from "../config.ts";
 import { QUEUE_NAMES } from "./queues.ts";
-import { createRedis } from "./redis.ts";
+import { closeRedis, createRedis } from "./redis.ts";
 
 /** The schema BullMQ's PostgreSQL tables live in, in dvault's database. */
 export const JOBS_SCHEMA = "dvault_jobs";
@@ -205,7 +205,7 @@ function redisWorker(url: string, prefix: string, name: string, processor: Proce
         clearInterval(unstick);
       }
       // BullMQ never closes a connection it was given.
-      await connection.quit().catch(() => connection.disconnect());
+      await closeRedis(connection);
     },
   };
 }
