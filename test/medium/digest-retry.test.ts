@@ -73,9 +73,13 @@ describe("digest delivery: retries and the window", () => {
       expect(sent).toMatchObject({ attempts: 2, lastError: null, messageId: mail?.messageId });
       expect(mail?.subject).toContain("3 faves");
       expect(await repo.lastWindowEnd("smtp")).toEqual(tick);
-      const finished = await queueOf(producer, "digest").getJob(job.id ?? "");
-      expect(finished?.attemptsMade).toBe(2);
-      expect(await finished?.getState()).toBe("completed");
+      // The handler marks the digest sent before the queue records its job's end (after the handler returns, and the
+      // digest's lock is released): the job is waited for, not read once.
+      const recorded = async () => {
+        const finished = await queueOf(producer, "digest").getJob(job.id ?? "");
+        return { attemptsMade: finished?.attemptsMade, state: await finished?.getState() };
+      };
+      await expect.poll(recorded, { ...POLL, message: "the job to be recorded as completed" }).toEqual({ attemptsMade: 2, state: "completed" });
     } finally {
       await worker.close();
     }
