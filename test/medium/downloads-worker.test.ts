@@ -61,11 +61,10 @@ describe("downloads worker", () => {
     await expect.poll(statuses, POLL).toMatchObject({ done: 2, degraded: n - 2 });
     const queue = queueOf(producer, "downloads");
     const jobCounts = () => queue.getJobCounts("delayed", "failed", "completed", "active", "wait", "prioritized");
-    await expect.poll(async () => (await jobCounts()).delayed, POLL).toBe(n - 2);
-    const counts = await jobCounts();
-    expect(counts).toMatchObject({ failed: 0, active: 0, wait: 0, prioritized: 0 });
-    // Finished jobs are gone, so the same ids can be queued again.
-    expect(counts.completed).toBe(0);
+    // The counts are waited for whole, not read once after the delayed ones: a stored original's job gives its row
+    // done before the queue records the job's end (after its handler returns), so it may still count as active.
+    // Finished jobs are gone (completed 0), so the same ids can be queued again.
+    await expect.poll(jobCounts, POLL).toMatchObject({ delayed: n - 2, failed: 0, completed: 0, active: 0, wait: 0, prioritized: 0 });
     // Each delayed job waits for the service's next week.
     const window = nextQuotaWindow(h.sim.clock.now()).getTime() - h.sim.clock.now().getTime();
     for (const job of await queue.getDelayed()) {
