@@ -86,6 +86,12 @@ describeNeedingRedis(QueueAdmin.name, () => {
     const outcome = await admin.retryAll({ source: "gallery" });
     expect(outcome.retried.map((j) => j.id).sort()).toEqual(["g1", "g2"]);
     await until(async () => processed.filter((id) => id === "g1" || id === "g2").length === 4, "g1 and g2 to run again");
+    // Their failures recorded too, before another test (in any order) reads the failed jobs: a run that started is
+    // not yet one the queue has recorded as failed.
+    await until(
+      async () => (await Promise.all(["g1", "g2"].map((id) => admin.queue("sync").getJobState(id)))).every((s) => s === "failed"),
+      "g1 and g2 to fail again",
+    );
   });
 
   it("pauses and resumes a queue, and counts its jobs", async () => {
@@ -118,8 +124,14 @@ describeNeedingRedis("dvault jobs", () => {
     const { stdout } = await run(process.execPath, ["bin/dvault.js", "jobs", "failed", "--source", "notes", "--json"], { env: env(), timeout: 30_000 });
     const failed = JSON.parse(stdout) as Array<{ id: string; queue: string; reason: string }>;
     expect(failed.map((j) => `${j.queue}/${j.id}`)).toEqual(["sync/n1"]);
+    const runs = processed.filter((id) => id === "n1").length;
     const retried = await run(process.execPath, ["bin/dvault.js", "jobs", "retry", "sync/n1"], { env: env(), timeout: 30_000 });
     expect(retried.stdout.trim()).toBe("retried sync/n1");
+    // Run and failed again before another test (in any order) reads or retries the failed jobs.
+    await until(
+      async () => processed.filter((id) => id === "n1").length > runs && (await admin.queue("sync").getJobState("n1")) === "failed",
+      "n1 to fail again",
+    );
   });
 
   it("refuses a --limit that is not a whole number from 1, or an unknown --source, rather than saying nothing failed", async () => {
