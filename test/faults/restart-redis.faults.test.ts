@@ -99,7 +99,17 @@ describeNeedingRedis("a worker whose Redis restarts mid-run", () => {
         const convergedMs = Date.now() - back;
         // The restart landed mid-run; a wipe was noticed and repaired by the worker itself.
         expect(at.sourcesDone < h.sourceMap.size || at.downloadsLeft > 0).toBe(true);
-        const rebuilt = started.warnings.filter((m) => m.startsWith("schedules and download queue rebuilt")).length;
+        const rebuiltLines = () => started.warnings.filter((m) => m.startsWith("schedules and download queue rebuilt")).length;
+        // A rebuild installs the maintenance schedules after the sync ones and the downloads, then says so
+        // (src/engine/install-work.ts, src/queue/redis-loss-guard.ts): files already on their way may converge the
+        // archive first, so the rebuild's end is waited for, not read once.
+        await waitFor(
+          "the maintenance schedules to be back",
+          SCHEDULES_BACK_MS,
+          async () => ({ ids: await schedulerIds(h, "maintenance"), rebuilt: rebuiltLines() }),
+          (s) => s.ids.join() === before.maintenance.join() && (!empty || s.rebuilt > 0),
+        );
+        const rebuilt = rebuiltLines();
         expect(rebuilt > 0).toBe(empty);
         expect(await schedulerIds(h, "sync")).toEqual(before.sync);
         expect(await schedulerIds(h, "maintenance")).toEqual(before.maintenance);
