@@ -2,8 +2,9 @@
 // --noCheck (transpiling only, a few seconds; `npm run typecheck` is the type check), copies the files that
 // are not TypeScript (the dashboard's assets, read next to the module that serves them), bundles the packages
 // that cost a start-up most into dist/vendor/ (scripts/vendor.js), and stamps dist/.built. bin/dvault.js runs
-// dist/ while that stamp is newer than every file of src/ and jobs/ (bin/dist-current.js), and the sources
-// through tsx otherwise. Without TypeScript (npm ci --omit=dev) there is no dist/ and the sources run through tsx.
+// dist/ while that stamp is newer than every file of src/ and jobs/ and, with dist/vendor/, than the last npm
+// install (bin/dist-current.js), and the sources through tsx otherwise. Without TypeScript (npm ci --omit=dev)
+// there is no dist/ and the sources run through tsx.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";

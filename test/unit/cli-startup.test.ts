@@ -116,13 +116,16 @@ describe("dvault start-up", () => {
 });
 
 describe(distIsCurrent.name, () => {
+  /** A file `rel` under `root`, modified at `seconds`. */
+  const stamp = (root: string, rel: string, seconds: number) => {
+    mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    writeFileSync(path.join(root, rel), "");
+    utimesSync(path.join(root, rel), seconds, seconds);
+  };
+
   it("lets dist/ run only while its stamp is newer than every source file", () => {
     const root = mkdtempSync(path.join(tmpdir(), "dvault-dist-"));
-    const at = (rel: string, seconds: number) => {
-      mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
-      writeFileSync(path.join(root, rel), "");
-      utimesSync(path.join(root, rel), seconds, seconds);
-    };
+    const at = (rel: string, seconds: number) => stamp(root, rel, seconds);
     try {
       at("src/cli/main.ts", 1_000);
       at("jobs/sync-source/handler.ts", 1_000);
@@ -138,6 +141,30 @@ describe(distIsCurrent.name, () => {
       at("dist/.built", 6_000);
       at("src/http/assets/app #1.css", 7_000); // an asset the build copies, with a name a URL must escape
       expect(distIsCurrent(root)).toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  // dist/vendor/ is a copy of packages as the build found them in node_modules; npm install <name> and npm update
+  // change node_modules without running postinstall, and rewrite node_modules/.package-lock.json (bin/dist-current.js).
+  it("lets a dist/ with packages in dist/vendor/ run only while its stamp is newer than the last npm install", () => {
+    const root = mkdtempSync(path.join(tmpdir(), "dvault-dist-"));
+    const at = (rel: string, seconds: number) => stamp(root, rel, seconds);
+    try {
+      at("src/cli/main.ts", 1_000);
+      at("jobs/sync-source/handler.ts", 1_000);
+      at("node_modules/.package-lock.json", 1_500); // npm ci, then its postinstall's build
+      at("dist/vendor/zod.js", 2_000);
+      at("dist/.built", 2_000);
+      expect(distIsCurrent(root)).toBe(true);
+      at("node_modules/.package-lock.json", 3_000); // npm install zod@<newer>: no postinstall
+      expect(distIsCurrent(root)).toBe(false);
+      at("dist/.built", 4_000); // npm run build
+      expect(distIsCurrent(root)).toBe(true);
+      rmSync(path.join(root, "dist", "vendor"), { recursive: true });
+      at("node_modules/.package-lock.json", 5_000); // without dist/vendor/ (no esbuild), dist/ imports node_modules itself
+      expect(distIsCurrent(root)).toBe(true);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
