@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -245,7 +245,8 @@ describe("dist/vendor/ (scripts/vendor.js)", () => {
   it("gives a dist/ that loads none of the vendored packages from node_modules and says what the sources say", async () => {
     const cache = path.join(REPO, "node_modules", ".cache");
     mkdirSync(cache, { recursive: true });
-    const root = mkdtempSync(path.join(cache, "dvault-vendor-"));
+    // Node names a module by its real path: node_modules may be a link (a git worktree sharing another's).
+    const root = realpathSync(mkdtempSync(path.join(cache, "dvault-vendor-")));
     const out = path.join(root, "dist");
     try {
       const tsc = spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json", "--noCheck", "--outDir", out], {
