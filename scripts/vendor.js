@@ -100,6 +100,10 @@ export async function vendorPackages(root, dist, { loadEsbuild = () => import("e
       absWorkingDir: root,
       logLevel: "silent",
       legalComments: "inline",
+      // A bundle's one scope renames what two modules both declare (bullmq's Queue becomes Queue2): keep each
+      // function's and class's own name, which bullmq's errors take as theirs (UnrecoverableError's name, the first
+      // line of a failed job's stack trace) and logs print (src/redact.ts).
+      keepNames: true,
       minifyWhitespace: true,
       minifySyntax: true,
     });

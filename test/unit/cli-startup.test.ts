@@ -272,6 +272,15 @@ describe("dist/vendor/ (scripts/vendor.js)", () => {
         const sources = spawnSync(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { cwd: REPO, encoding: "utf8" });
         expect(built.stdout).toBe(sources.stdout);
       }
+      // Every function and class the bundle exports has the name it has from node_modules (an error's name is its
+      // class's in bullmq: UnrecoverableError, not UnrecoverableError2).
+      const exportedNames = (specifiers: readonly string[]) => {
+        const script = `const out = []; for (const s of ${JSON.stringify(specifiers)}) out.push(Object.fromEntries(Object.entries(await import(s)).filter(([, v]) => typeof v === "function").map(([k, v]) => [k, v.name]))); console.log(JSON.stringify(out));`;
+        const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: REPO, encoding: "utf8" });
+        expect(r.status, r.stderr).toBe(0);
+        return JSON.parse(r.stdout) as unknown;
+      };
+      expect(exportedNames(VENDORED.map((name) => pathToFileURL(path.join(out, "vendor", `${name}.js`)).href))).toEqual(exportedNames(VENDORED));
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
