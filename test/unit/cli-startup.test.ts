@@ -281,6 +281,20 @@ describe("dist/vendor/ (scripts/vendor.js)", () => {
         return JSON.parse(r.stdout) as unknown;
       };
       expect(exportedNames(VENDORED.map((name) => pathToFileURL(path.join(out, "vendor", `${name}.js`)).href))).toEqual(exportedNames(VENDORED));
+      // A stack frame inside a bundled package points at a line of that package's module in the bundle.
+      const bundle = path.join(out, "vendor", "got.js");
+      const thrown = spawnSync(
+        process.execPath,
+        ["--input-type=module", "-e", `const { Options } = await import(${JSON.stringify(pathToFileURL(bundle).href)}); new Options({ nonsense: true });`],
+        { cwd: REPO, encoding: "utf8" },
+      );
+      const line = Number(/\/vendor\/got\.js:(\d+):\d+\)/.exec(thrown.stderr)?.[1]);
+      expect(thrown.stderr).toContain("Error: Unexpected option: nonsense");
+      const markers = readFileSync(bundle, "utf8")
+        .split("\n")
+        .slice(0, line)
+        .filter((l) => /^\/\/ \S*node_modules\//.test(l));
+      expect(markers.at(-1)).toMatch(/node_modules\/got\/dist\/source\/core\/options\.js$/);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
