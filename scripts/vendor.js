@@ -12,6 +12,7 @@
 // - each vendored entry re-exports exactly the names Node gives the package's own import, so dist/ sees the
 //   interface it was compiled against.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 
 /** The packages bundled into dist/vendor/, by what they cost a start-up. */
@@ -26,11 +27,34 @@ async function entryOf(name) {
   return `export { ${names.join(", ")} } from ${JSON.stringify(name)};\n`;
 }
 
-/** Rewrites `from "<name>"`, `import("<name>")` and `import "<name>"` of a vendored package in one file. */
+let parseModule;
+
+/** Where `source` names a module (import, export … from, import("…") with a literal), read as code by oxc-parser. */
+function specifiersOf(source, file) {
+  parseModule ??= createRequire(import.meta.url)("oxc-parser").parseSync;
+  const { module } = parseModule(file, source);
+  const spans = [
+    ...module.staticImports.map((i) => i.moduleRequest),
+    ...module.staticExports.flatMap((e) => e.entries.flatMap((entry) => entry.moduleRequest ?? [])),
+    ...module.dynamicImports.map((d) => d.moduleRequest),
+  ];
+  const bySpan = new Map();
+  for (const { start, end } of spans) {
+    const quote = source[start];
+    if ((quote === '"' || quote === "'") && source[end - 1] === quote) bySpan.set(start, { start, end, quote, spec: source.slice(start + 1, end - 1) });
+  }
+  return [...bySpan.values()].sort((a, b) => b.start - a.start);
+}
+
+/**
+ * Points the specifiers of a vendored package in one file at dist/vendor/: those of imports, `export … from` and
+ * `import("…")`. A comment or a string that only reads like an import is left as it is.
+ */
 export function pointAtVendor(source, file, vendorDir) {
-  return source.replace(/(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(["'])([^"'\s]+)\2/g, (whole, lead, quote, spec) => {
+  let out = source;
+  for (const { start, end, quote, spec } of specifiersOf(source, file)) {
     const pkg = VENDORED.find((name) => spec === name || spec.startsWith(`${name}/`));
-    if (pkg === undefined) return whole;
+    if (pkg === undefined) continue;
     // A subpath would load a second copy of the package from node_modules beside the bundled one.
     if (spec !== pkg)
       throw new Error(
@@ -41,8 +65,9 @@ export function pointAtVendor(source, file, vendorDir) {
       .split(path.sep)
       .join("/");
     if (!rel.startsWith(".")) rel = `./${rel}`;
-    return `${lead}${quote}${rel}${quote}`;
-  });
+    out = `${out.slice(0, start)}${quote}${rel}${quote}${out.slice(end)}`;
+  }
+  return out;
 }
 
 function jsFiles(dir) {
@@ -56,13 +81,18 @@ function jsFiles(dir) {
 }
 
 /**
- * Builds dist/vendor/ and points dist/src and dist/jobs at it: `{ vendored: true }`. When esbuild cannot be loaded or
- * cannot bundle (not installed, no binary for this platform), `{ vendored: false, reason }`, and dist/ is left
+ * Builds dist/vendor/ and points dist/src and dist/jobs at it: `{ vendored: true }`. When esbuild or oxc-parser cannot be
+ * loaded, or esbuild cannot bundle (not installed, no binary for this platform), `{ vendored: false, reason }`, and dist/ is left
  * importing node_modules as tsc wrote it: slower to start, the same program. A subpath import of a vendored package
  * throws, before anything is written: that is a change to make in the code, not a machine's limit.
  */
 export async function vendorPackages(root, dist, { loadEsbuild = () => import("esbuild") } = {}) {
   const vendorDir = path.join(dist, "vendor");
+  try {
+    parseModule ??= createRequire(import.meta.url)("oxc-parser").parseSync;
+  } catch (err) {
+    return { vendored: false, reason: (err instanceof Error ? err.message : String(err)).split("\n")[0] };
+  }
   // Every file is read and rewritten in memory first: a subpath found halfway must not leave half of dist/ on the
   // bundle and half on node_modules, nor a failed bundle any file pointing at it.
   const changed = [];
