@@ -141,6 +141,9 @@ describe(distIsCurrent.name, () => {
       at("dist/.built", 6_000);
       at("src/http/assets/app #1.css", 7_000); // an asset the build copies, with a name a URL must escape
       expect(distIsCurrent(root)).toBe(false);
+      at("dist/.built", 8_000);
+      at("scripts/vendor.js", 9_000); // a pull that changes how dist/ is built
+      expect(distIsCurrent(root)).toBe(false);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
