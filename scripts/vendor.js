@@ -11,6 +11,10 @@
 //   bullmq; pg; cron-parser);
 // - each vendored entry re-exports exactly the names Node gives the package's own import, so dist/ sees the
 //   interface it was compiled against.
+// One exception, held by its own check: the dashboard's @bull-board/api requires bullmq from node_modules itself,
+// so a worker serving /queues holds that copy beside the bundled one. bull-board's adapter takes dvault's queues
+// by the version they report ("bullmq:…") where `instanceof` fails, and only calls their methods; the board's
+// endpoints answer as before on both engines (test/medium/dashboard-http.test.ts runs them from the sources).
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";

@@ -143,6 +143,13 @@ it.skipIf(passwordServer)(
       // Nothing waits in the demo's queues: its download step did the work the sync queued for a worker.
       const metrics = await (await fetch(`${base}/metrics?format=text`)).text();
       expect(metrics).toMatch(/^dvault_queue_jobs\{queue="downloads",state="waiting"\} 0$/m);
+      // The /queues board, in the process as a person runs it: from dist/, its bull-board holds a bullmq of its own
+      // beside dvault's bundled one (scripts/vendor.js), and must still read dvault's queues.
+      const board = await fetch(`${base}/queues/api/queues?activeQueue=downloads&status=completed&page=1&jobsPerPage=5`);
+      expect(board.status).toBe(200);
+      const { queues } = (await board.json()) as { queues: Array<{ name: string; counts: Record<string, number> }> };
+      expect(queues.map((q) => q.name).sort()).toEqual(["digest", "downloads", "maintenance", "sync"]);
+      expect(queues.find((q) => q.name === "downloads")?.counts.waiting ?? 0).toBe(0);
     } finally {
       worker.kill("SIGTERM");
       await new Promise((r) => worker.once("close", r));
