@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Entry point of the `dvault` command. It runs the JavaScript in dist/ (made by postinstall, scripts/build.js)
-// while dist/ is newer than every source file: several times faster to start than the TypeScript through tsx's
-// loader (docs/PERFORMANCE.md#start-up). After an edit, or with no dist/ at all, it runs the sources through
-// tsx, so `npx dvault` works right after `npm ci` and right after a change, with no build step.
+// while dist/ is current (bin/dist-current.js: newer than every source file, than the build's scripts, and, with
+// packages bundled into dist/vendor/, than the last install into node_modules): about twice as fast to start as the
+// TypeScript through tsx's loader (docs/PERFORMANCE.md#start-up). Otherwise, or with no dist/ at all, it runs the
+// sources through tsx, so `npx dvault` works right after `npm ci` and right after a change, with no build step.
 // DVAULT_FROM_SOURCE=1 runs the sources whatever dist/ holds.
 import { distIsCurrent } from "./dist-current.js";
 

@@ -11,10 +11,10 @@
 //   bullmq; pg; cron-parser);
 // - each vendored entry re-exports exactly the names Node gives the package's own import, so dist/ sees the
 //   interface it was compiled against.
-// One exception, held by its own check: the dashboard's @bull-board/api requires bullmq from node_modules itself,
-// so a worker serving /queues holds that copy beside the bundled one. bull-board's adapter takes dvault's queues
-// by the version they report ("bullmq:…") where `instanceof` fails, and only calls their methods; the board's
-// endpoints answer as before on both engines (test/medium/dashboard-http.test.ts runs them from the sources).
+// One exception, new with the bundle: the dashboard's @bull-board/api requires bullmq from node_modules itself, so a
+// worker serving /queues holds that copy beside the bundled one (before, both imports reached bullmq's one CommonJS
+// build). bull-board's adapter takes dvault's queues by the version they report ("bullmq:…") where `instanceof`
+// fails, and only calls their methods; test/newcomer/demo.test.ts reads the board's API from a worker run from dist/.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -33,10 +33,15 @@ async function entryOf(name) {
 
 let parseModule;
 
+/** oxc-parser's parseSync, loaded once; throws where it cannot load (vendorPackages then leaves dist/ as it is). */
+function parser() {
+  parseModule ??= createRequire(import.meta.url)("oxc-parser").parseSync;
+  return parseModule;
+}
+
 /** Where `source` names a module (import, export … from, import("…") with a literal), read as code by oxc-parser. */
 function specifiersOf(source, file) {
-  parseModule ??= createRequire(import.meta.url)("oxc-parser").parseSync;
-  const { module } = parseModule(file, source);
+  const { module } = parser()(file, source);
   const spans = [
     ...module.staticImports.map((i) => i.moduleRequest),
     ...module.staticExports.flatMap((e) => e.entries.flatMap((entry) => entry.moduleRequest ?? [])),
@@ -86,14 +91,15 @@ function jsFiles(dir) {
 
 /**
  * Builds dist/vendor/ and points dist/src and dist/jobs at it: `{ vendored: true }`. When esbuild or oxc-parser cannot be
- * loaded, or esbuild cannot bundle (not installed, no binary for this platform), `{ vendored: false, reason }`, and dist/ is left
- * importing node_modules as tsc wrote it: slower to start, the same program. A subpath import of a vendored package
+ * loaded, or esbuild cannot bundle (its platform binary left out, as `npm ci --omit=optional` does, or a bundling
+ * error; test/unit/cli-startup.test.ts expects a real build to bundle), `{ vendored: false, reason }`, and dist/ is
+ * left importing node_modules as tsc wrote it: slower to start, the same program. A subpath import of a vendored package
  * throws, before anything is written: that is a change to make in the code, not a machine's limit.
  */
 export async function vendorPackages(root, dist, { loadEsbuild = () => import("esbuild") } = {}) {
   const vendorDir = path.join(dist, "vendor");
   try {
-    parseModule ??= createRequire(import.meta.url)("oxc-parser").parseSync;
+    parser();
   } catch (err) {
     return { vendored: false, reason: (err instanceof Error ? err.message : String(err)).split("\n")[0] };
   }

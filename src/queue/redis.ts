@@ -23,7 +23,7 @@ export function createRedis(url: string, role: RedisRole = "command", extra: Red
     connectTimeout: 5000,
     // How long a dropped connection's socket may take to close before ioredis destroys it. Its own 2 s is a timer
     // that waits for a close which, when the server went away mid-run, had already happened: every command then
-    // exited 2 s after its work. A socket that does close, closes within this on any network dvault serves.
+    // exited 2 s after its work. Destroying a socket that disconnect() has already given up on loses nothing.
     disconnectTimeout: DISCONNECT_TIMEOUT_MS,
     maxRetriesPerRequest: role === "worker" ? null : 3,
     enableOfflineQueue: true,

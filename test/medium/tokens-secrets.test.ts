@@ -145,6 +145,7 @@ describe(`secrets never leak (engine: ${TEST_ENGINE})`, () => {
       },
       { timeout: 2_000, interval: 10 },
     );
+    // The wait above held only a dump that shows the lock: the engine scan below covers a held refresh lock.
     engineSnapshots.push(...withLock);
     keep(await refreshing);
     // A 401 mid-call.
@@ -205,7 +206,6 @@ describe(`secrets never leak (engine: ${TEST_ENGINE})`, () => {
     expect(errors.join("\n")).toMatch(/answer was lost/);
     expect(errors.join("\n")).toMatch(/The refresh_token is invalid/);
     expect(errors.join("\n")).toMatch(/cannot decrypt stored tokens/);
-    expect(engineSnapshots.some((s) => s.includes(":oauth:refresh-lock:"))).toBe(true);
     const verifiers = f.sim.log().filter((e) => e.form.code_verifier !== undefined);
     expect(verifiers).toHaveLength(2);
   });

@@ -276,22 +276,21 @@ describe("dist/vendor/ (scripts/vendor.js)", () => {
       expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
       expect(await vendorPackages(REPO, out)).toEqual({ vendored: true });
       // sync's module tree holds all five (sanitize-html: the descriptions it keeps as text).
-      for (const args of [["sync", "--help"]]) {
-        const record = path.join(root, "imports.txt");
-        rmSync(record, { force: true });
-        const built = spawnSync(process.execPath, ["--import", RECORD_IMPORTS, path.join(out, "src/cli/main.js"), ...args], {
-          cwd: REPO,
-          encoding: "utf8",
-          env: { ...process.env, DVAULT_RECORD_IMPORTS: record },
-        });
-        expect(built.status, built.stderr).toBe(0);
-        const urls = readFileSync(record, "utf8");
-        expect(urls.split("\n").filter((u) => VENDORED.some((name) => u.includes(`/node_modules/${name}/`)))).toEqual([]);
-        for (const name of VENDORED) expect(urls).toContain(`${pathToFileURL(path.join(out, "vendor", `${name}.js`)).href}\n`);
-        expect([...readLoaded(record).packages].filter((name) => VENDORED.includes(name)).sort()).toEqual([...VENDORED].sort());
-        const sources = spawnSync(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { cwd: REPO, encoding: "utf8" });
-        expect(built.stdout).toBe(sources.stdout);
-      }
+      const args = ["sync", "--help"];
+      const record = path.join(root, "imports.txt");
+      rmSync(record, { force: true });
+      const built = spawnSync(process.execPath, ["--import", RECORD_IMPORTS, path.join(out, "src/cli/main.js"), ...args], {
+        cwd: REPO,
+        encoding: "utf8",
+        env: { ...process.env, DVAULT_RECORD_IMPORTS: record },
+      });
+      expect(built.status, built.stderr).toBe(0);
+      const urls = readFileSync(record, "utf8");
+      expect(urls.split("\n").filter((u) => VENDORED.some((name) => u.includes(`/node_modules/${name}/`)))).toEqual([]);
+      for (const name of VENDORED) expect(urls).toContain(`${pathToFileURL(path.join(out, "vendor", `${name}.js`)).href}\n`);
+      expect([...readLoaded(record).packages].filter((name) => VENDORED.includes(name)).sort()).toEqual([...VENDORED].sort());
+      const sources = spawnSync(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { cwd: REPO, encoding: "utf8" });
+      expect(built.stdout).toBe(sources.stdout);
       // Every function and class the bundle exports has the name it has from node_modules (an error's name is its
       // class's in bullmq: UnrecoverableError, not UnrecoverableError2).
       const exportedNames = (specifiers: readonly string[]) => {
