@@ -79,6 +79,11 @@ export function pointAtVendor(source, file, vendorDir) {
   return out;
 }
 
+/** What vendorPackages answers when this machine cannot bundle: the error's first line is the reason the build prints. */
+function notVendored(err) {
+  return { vendored: false, reason: (err instanceof Error ? err.message : String(err)).split("\n")[0] };
+}
+
 function jsFiles(dir) {
   const out = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -101,7 +106,7 @@ export async function vendorPackages(root, dist, { loadEsbuild = () => import("e
   try {
     parser();
   } catch (err) {
-    return { vendored: false, reason: (err instanceof Error ? err.message : String(err)).split("\n")[0] };
+    return notVendored(err);
   }
   // Every file is read and rewritten in memory first: a subpath found halfway must not leave half of dist/ on the
   // bundle and half on node_modules, nor a failed bundle any file pointing at it.
@@ -149,7 +154,7 @@ export async function vendorPackages(root, dist, { loadEsbuild = () => import("e
     });
   } catch (err) {
     rmSync(vendorDir, { recursive: true, force: true });
-    return { vendored: false, reason: (err instanceof Error ? err.message : String(err)).split("\n")[0] };
+    return notVendored(err);
   } finally {
     rmSync(entries, { recursive: true, force: true });
   }
