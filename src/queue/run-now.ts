@@ -86,28 +86,39 @@ export async function runNow<Ctx extends JobContext, M extends object = JobPaylo
     for (const j of jobs) added.push(await producer.enqueue(j.name, j.payload, j.options ?? {}));
     const queueOf = (job: Job) => queues.queue(job.queueName as QueueName);
     host.start();
-    // A job of this process that completes or fails ends the pause early (after pollMs at least), so a long
-    // pause never delays the end of the run; the rounds stay the truth (a delayed job raises no event).
-    let ended = false;
-    let onEnd: (() => void) | undefined;
-    host.onJobEnd(() => {
-      ended = true;
-      onEnd?.();
+    // What this process's workers say of their jobs settles them without asking the queue: a completion (with its
+    // result as the queue keeps it) is final. A failed attempt or a move to delayed raises no final word (a retry, a
+    // wait, or the end of the run for this job: `settled`), so it asks for a round of state reads soon; the rounds
+    // stay the truth for every job no event settled, and run anyway, less often while they learn nothing.
+    const indexOf = new Map(added.map((job, i) => [`${job.queueName}\0${job.id}`, i]));
+    let wake: Wake | undefined;
+    let roundWanted = false;
+    host.onJobEnd((end) => {
+      const i = indexOf.get(`${end.queue}\0${end.jobId}`);
+      if (i === undefined) return;
+      if (end.state === "completed") {
+        outcomes[i] ??= { job: jobs[i]!, state: "completed", value: end.value };
+        if (outcomes.every(Boolean)) wake?.now();
+      } else {
+        roundWanted = true;
+        wake?.soon();
+      }
     });
     const pollMs = options.pollMs ?? 100;
     let wait = pollMs;
     while (outcomes.some((o) => o === undefined) && !options.signal?.aborted) {
-      const settledBefore = outcomes.filter(Boolean).length;
-      ended = false;
-      await pollRound(added, outcomes, queueOf, jobs, options);
+      roundWanted = false;
+      const learned = await pollRound(added, outcomes, queueOf, jobs, options);
       if (!outcomes.some((o) => o === undefined)) break;
-      // Nothing settled: a long job or a long backlog, so ask Redis less often; anything settling brings it back.
-      wait = outcomes.filter(Boolean).length > settledBefore ? pollMs : Math.min(wait * 2, Math.max(pollMs, MAX_POLL_MS));
-      await sleep(wait, options.signal, pollMs, (early) => {
-        onEnd = early;
-        if (ended) early();
+      // The round learned nothing: a long job or a long backlog, so ask the queue less often; a round that learns
+      // something, or a job's end, brings it back.
+      wait = learned > 0 ? pollMs : Math.min(wait * 2, Math.max(pollMs, MAX_POLL_MS));
+      await sleep(wait, options.signal, pollMs, (w) => {
+        wake = w;
+        if (roundWanted) w.soon();
+        if (!outcomes.some((o) => o === undefined)) w.now();
       });
-      onEnd = undefined;
+      wake = undefined;
     }
   } finally {
     await host.close();
@@ -152,17 +163,22 @@ async function pollRound<Ctx extends JobContext, M extends object = JobPayloads>
   queueOf: (job: Job) => Queue,
   jobs: readonly RunNowJob<M>[],
   options: RunNowOptions<Ctx, M>,
-): Promise<void> {
+): Promise<number> {
+  let learned = 0;
   const waitingSeen = new Map<string, number>();
   for (const [i, job] of added.entries()) {
     if (outcomes[i]) continue;
     const budget = options.concurrency?.[job.queueName as QueueName] ?? 1;
     if ((waitingSeen.get(job.queueName) ?? 0) >= budget) continue;
     const { outcome, state } = await outcomeOf(queueOf(job), job, jobs[i]!, i, options);
+    // A completion this process's worker reported while the state was read stands.
+    if (outcomes[i]) continue;
     outcomes[i] = outcome;
+    if (outcome) learned++;
     if (state === "waiting" || state === "prioritized" || state === "waiting-children")
       waitingSeen.set(job.queueName, (waitingSeen.get(job.queueName) ?? 0) + 1);
   }
+  return learned;
 }
 
 async function outcomeOf<Ctx extends JobContext, M extends object = JobPayloads>(
@@ -200,8 +216,11 @@ async function outcomeIn<Ctx extends JobContext, M extends object = JobPayloads>
   return undefined;
 }
 
-/** Waits `ms`, or less once `early` (given to `register`) is called: then until `minMs` after the start. */
-function sleep(ms: number, signal: AbortSignal | undefined, minMs: number, register: (early: () => void) => void): Promise<void> {
+/** Ends a pause early: `soon`, once `minMs` from its start have passed; `now`, at once. */
+type Wake = { soon(): void; now(): void };
+
+/** Waits `ms`, or less when woken through the Wake given to `register`. */
+function sleep(ms: number, signal: AbortSignal | undefined, minMs: number, register: (wake: Wake) => void): Promise<void> {
   return new Promise((resolve) => {
     const started = Date.now();
     let timer = setTimeout(done, ms);
@@ -213,10 +232,13 @@ function sleep(ms: number, signal: AbortSignal | undefined, minMs: number, regis
       resolve();
     }
     signal?.addEventListener("abort", done, { once: true });
-    register(() => {
-      if (over) return;
-      clearTimeout(timer);
-      timer = setTimeout(done, Math.max(0, started + Math.min(ms, minMs) - Date.now()));
+    register({
+      soon() {
+        if (over) return;
+        clearTimeout(timer);
+        timer = setTimeout(done, Math.max(0, started + Math.min(ms, minMs) - Date.now()));
+      },
+      now: done,
     });
   });
 }

@@ -40,6 +40,13 @@ export type WorkerHostOptions<Ctx extends JobContext> = {
 
 export const DEFAULT_OUTAGE_RETRY_MS = 5000;
 
+/**
+ * How one activation of a job of this host ended, once its queue has it recorded: completed, with the result as the
+ * queue keeps it (JSON, as `getJob` reads it back); failed (BullMQ's `failed`: an attempt that may be retried); or
+ * moved back to delayed by the host (a wait, an outage, a stop), which BullMQ raises no event for.
+ */
+export type JobEnd = { queue: QueueName; jobId: string; state: "completed"; value: unknown } | { queue: QueueName; jobId: string; state: "failed" | "delayed" };
+
 export class WorkerHost<Ctx extends JobContext> {
   private readonly workers: QueueWorker[] = [];
   private readonly abort = new AbortController();
@@ -52,6 +59,7 @@ export class WorkerHost<Ctx extends JobContext> {
   private readonly handed = new Map<string, number>();
   /** Activations naming this host, not handed to it, seen by the last requeueLostActivations(). */
   private lost = new Set<string>();
+  private readonly endListeners: ((end: JobEnd) => void)[] = [];
 
   constructor(private readonly options: WorkerHostOptions<Ctx>) {}
 
@@ -63,16 +71,22 @@ export class WorkerHost<Ctx extends JobContext> {
         ...(this.options.name ? { name: this.options.name } : {}),
       });
       hosted.worker.on("error", (err) => log.error({ err, queue }, "queue worker error"));
+      // BullMQ raises both once the queue has recorded the end (moveToCompleted, moveToFailed).
+      hosted.worker.on("completed", (job: Job, result: unknown) =>
+        this.ended({ queue, jobId: job.id ?? "", state: "completed", value: result === undefined ? undefined : JSON.parse(JSON.stringify(result)) }),
+      );
+      hosted.worker.on("failed", (job: Job | undefined) => this.ended({ queue, jobId: job?.id ?? "", state: "failed" }));
       this.workers.push(hosted);
     }
   }
 
-  /** Calls `listener` whenever a job of this host (after start()) completes or fails, once BullMQ has recorded it. */
-  onJobEnd(listener: () => void): void {
-    for (const { worker } of this.workers) {
-      worker.on("completed", listener);
-      worker.on("failed", listener);
-    }
+  /** Calls `listener` whenever an activation of a job of this host ends, once its queue has recorded how (JobEnd). */
+  onJobEnd(listener: (end: JobEnd) => void): void {
+    this.endListeners.push(listener);
+  }
+
+  private ended(end: JobEnd): void {
+    for (const listener of this.endListeners) listener(end);
   }
 
   /** Graceful: handlers see the abort, finish their current page, and active jobs complete or re-queue. */
@@ -125,6 +139,10 @@ export class WorkerHost<Ctx extends JobContext> {
     this.handed.set(activation, 0);
     try {
       return await this.process(queue, job, token);
+    } catch (err) {
+      // process() moved the job to delayed before throwing this.
+      if (err instanceof DelayedError) this.ended({ queue, jobId: job.id ?? "", state: "delayed" });
+      throw err;
     } finally {
       this.handed.set(activation, Date.now());
     }
