@@ -5,7 +5,7 @@
 // Debian's gallery-dl through the service-name tunnel (test/helpers/service-name-tunnel.ts) with a private
 // cache file and an empty target folder. What each stored is read back from disk and hashed.
 import { spawn } from "node:child_process";
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -33,6 +33,8 @@ export type RunFigures = {
   tool: Tool;
   round: number;
   wallMs: number;
+  /** CPU time of the tool's process (user and system, its threads included), where the machine tells it. */
+  cpuMs: number | undefined;
   /** Exit code of the command, "cap" when stopped at the cap. */
   exit: string;
   finished: boolean;
@@ -93,10 +95,27 @@ export function simOptions(items: number, extra: Partial<SimulatorOptions>): Sim
   };
 }
 
-type Exit = { code: number | null; capped: boolean; stderr: string; stdout: string };
+/** `cpuMs`: the CPU time (user and system) the child used, where /proc tells it (Linux), else undefined. */
+type Exit = { code: number | null; capped: boolean; stderr: string; stdout: string; cpuMs: number | undefined };
+
+/**
+ * CPU time of the children this process has waited for, ms: /proc/self/stat's cutime and cstime, in the kernel's
+ * USER_HZ (100 a second on Linux). The runs are one at a time, so the difference across one is that child's (its
+ * threads included: the thread pool's file work, the garbage collector's), whatever else shares the machine.
+ */
+function waitedChildrenCpuMs(): number | undefined {
+  try {
+    const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]?.split(" ") ?? [];
+    const ticks = Number(fields[13]) + Number(fields[14]);
+    return Number.isFinite(ticks) ? ticks * 10 : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** A child process with a deadline: SIGTERM at the deadline, SIGKILL 5 s later. */
 function runChild(cmd: string, args: string[], env: Record<string, string>, deadline: number): Promise<Exit> {
+  const cpuBefore = waitedChildrenCpuMs();
   const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   let stdout = "";
@@ -120,11 +139,12 @@ function runChild(cmd: string, args: string[], env: Record<string, string>, dead
   return new Promise((resolve) => {
     child.on("error", (err) => {
       clearTimeout(term);
-      resolve({ code: null, capped, stderr: `${cmd}: ${err.message}`, stdout });
+      resolve({ code: null, capped, stderr: `${cmd}: ${err.message}`, stdout, cpuMs: undefined });
     });
     child.on("close", (code) => {
       clearTimeout(term);
-      resolve({ code, capped, stderr, stdout });
+      const cpuAfter = waitedChildrenCpuMs();
+      resolve({ code, capped, stderr, stdout, cpuMs: cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : undefined });
     });
   });
 }
@@ -276,6 +296,7 @@ export async function runDvaultOnce(round: number, setup: RunSetup, variant: "fr
       tool: variant === "learned" ? DVAULT_LEARNED : "dvault",
       round,
       wallMs,
+      cpuMs: run.cpuMs,
       exit: run.capped ? "cap" : String(run.code ?? "signal"),
       finished: !run.capped,
       ...traffic(env.sim, started),
@@ -403,6 +424,7 @@ export async function runGalleryDlOnce(tool: Exclude<Tool, "dvault">, round: num
       tool,
       round,
       wallMs,
+      cpuMs: run.cpuMs,
       exit: run.capped ? "cap" : String(run.code ?? "signal"),
       finished: !run.capped,
       ...traffic(sim, started),

@@ -294,7 +294,8 @@ function splits(scenario: Scenario, by: Map<Tool, Agg>): string[] {
     .filter((a) => isDvault(a.tool) || scenario.name === "clean")
     .map((a) => {
       const m = (f: (r: RunFigures) => number) => s(median(a.runs.map(f)));
-      return `- ${scenario.label}, ${a.tool}: start-up ${m((r) => r.firstMs)} s, requests ${m((r) => r.lastMs - r.firstMs)} s, ending ${m((r) => r.wallMs - r.lastMs)} s (wall ${s(a.wallMs)} s)`;
+      const cpu = a.runs.every((r) => r.cpuMs !== undefined) ? `; CPU ${m((r) => r.cpuMs ?? 0)} s` : "";
+      return `- ${scenario.label}, ${a.tool}: start-up ${m((r) => r.firstMs)} s, requests ${m((r) => r.lastMs - r.firstMs)} s, ending ${m((r) => r.wallMs - r.lastMs)} s (wall ${s(a.wallMs)} s${cpu})`;
     });
 }
 
@@ -334,7 +335,7 @@ async function main(): Promise<void> {
               ? await runDvaultOnce(round, setup, tool === DVAULT_LEARNED ? "learned" : "fresh")
               : await runGalleryDlOnce(tool, round, setup, certificate);
           process.stderr.write(
-            `versus ${sc.name} round ${round} ${tool}: ${s(r.wallMs)} s (first request ${s(r.firstMs)} s, last ${s(r.lastMs)} s), exit ${r.exit}, ${r.api} API calls (${r.refused} × 429, ${r.failedCalls} × 5xx), ${r.cdn} CDN, ${r.files} files (${r.items} items, ${(r.bytes / 1e6).toFixed(1)} MB), originals ${r.originals}/${r.downloadable}\n`,
+            `versus ${sc.name} round ${round} ${tool}: ${s(r.wallMs)} s (first request ${s(r.firstMs)} s, last ${s(r.lastMs)} s${r.cpuMs !== undefined ? `, CPU ${s(r.cpuMs)} s` : ""}), exit ${r.exit}, ${r.api} API calls (${r.refused} × 429, ${r.failedCalls} × 5xx), ${r.cdn} CDN, ${r.files} files (${r.items} items, ${(r.bytes / 1e6).toFixed(1)} MB), originals ${r.originals}/${r.downloadable}\n`,
           );
           if (r.tail) notes.push(`${sc.name} round ${round} ${tool} (exit ${r.exit}): ${r.tail}`);
           runs.get(tool)?.push(r);
@@ -437,7 +438,7 @@ function render(header: string[], lines: VersusLines, goalsTitle = "Goals (issue
     ? `\nThe clean run's floor on this machine, measured in each round (round trip: the median of 200 sequential /placebo calls by curl; bandwidth: the 8 largest originals fetched by curl, the simulator's first making of each picture left out):\n\n${lines.floors.join("\n")}\n`
     : "";
   const splitText = lines.splits.length
-    ? `\nWhere the wall went (medians; from the simulator's log: start to first request, first to last, last to exit):\n\n${lines.splits.join("\n")}\n`
+    ? `\nWhere the wall went (medians; from the simulator's log: start to first request, first to last, last to exit; CPU: the user and system time of the tool's process, its threads included, from /proc):\n\n${lines.splits.join("\n")}\n`
     : "";
   const noteText = lines.notes.length ? `\nError output of runs that did not exit 0 (last lines):\n\n${lines.notes.join("\n")}\n` : "";
   return [table(header, cells), floorText, splitText, goalsTitle, "", lines.goals.join("\n"), noteText].join("\n");
