@@ -86,6 +86,25 @@ export class Producer<M extends object = JobPayloads> {
   }
 
   /**
+   * Adds the jobs, in the order given, with one round trip a queue (BullMQ's addBulk) instead of one a job, and returns
+   * them in that order. Every payload is checked before any is added.
+   */
+  async enqueueAll<N extends keyof M & string>(jobs: readonly { name: N; payload: M[N]; options?: EnqueueOptions<never> }[]): Promise<Job[]> {
+    const byQueue = new Map<QueueName, { index: number; name: string; data: unknown; opts: JobsOptions }[]>();
+    for (const [index, { name, payload, options }] of jobs.entries()) {
+      const definition = this.definition(name);
+      const entry = { index, name, data: definition.payload.parse(payload), opts: this.optionsFor(name, payload, options ?? {}) };
+      byQueue.set(definition.queue, [...(byQueue.get(definition.queue) ?? []), entry]);
+    }
+    const added: Job[] = new Array(jobs.length);
+    for (const [queue, entries] of byQueue) {
+      const jobsAdded = await this.queue(queue).addBulk(entries.map(({ name, data, opts }) => ({ name, data, opts })));
+      for (const [i, entry] of entries.entries()) added[entry.index] = jobsAdded[i] as Job;
+    }
+    return added;
+  }
+
+  /**
    * For a job with a deterministic id whose table, not the queue, says it is due (download.file): adds it when its
    * queue holds none pending (a completed or failed one is replaced), promotes a delayed one when `promote` (its
    * wait is over), and leaves one waiting or running as it is.

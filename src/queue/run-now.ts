@@ -82,8 +82,7 @@ export async function runNow<Ctx extends JobContext, M extends object = JobPaylo
   });
   const outcomes: Array<RunNowOutcome<M> | undefined> = jobs.map(() => undefined);
   try {
-    const added: Job[] = [];
-    for (const j of jobs) added.push(await producer.enqueue(j.name, j.payload, j.options ?? {}));
+    const added = await producer.enqueueAll(jobs);
     const queueOf = (job: Job) => queues.queue(job.queueName as QueueName);
     host.start();
     // What this process's workers say of their jobs settles them without asking the queue: a completion (with its

@@ -232,6 +232,26 @@ describe.each(ENGINES.filter((e) => REDIS_IN_RUN || e.engine !== "redis"))("queu
     expect((await admin.counts()).find((c) => c.name === "maintenance")).toMatchObject({ waiting: 0, completed: 0, failed: 0 });
   });
 
+  it("run-now adds its jobs with one round trip a queue, before its workers start", async () => {
+    const one = vi.spyOn(Queue.prototype, "add");
+    const bulk = vi.spyOn(Queue.prototype, "addBulk");
+    try {
+      const jobs = Array.from({ length: 5 }, (_, i) => ({ name: "t.work" as const, payload: { n: 80 + i, mode: "ok" as const } }));
+      const outcomes = await runNow<JobContext, Jobs>(
+        { entries, definitions, backend, log, queues: ["maintenance"], makeContext: (base) => base, pollMs: 5 },
+        jobs,
+      );
+      expect(outcomes.map((o) => o.state)).toEqual(jobs.map(() => "completed"));
+      expect(one).not.toHaveBeenCalled();
+      expect(bulk).toHaveBeenCalledTimes(1);
+      // In the order given, with the definition's job ids.
+      expect(bulk.mock.calls[0]?.[0].map((j) => j.opts?.jobId)).toEqual(jobs.map((j) => `work-${j.payload.n}`));
+    } finally {
+      one.mockRestore();
+      bulk.mockRestore();
+    }
+  });
+
   it("run-now settles a job its own worker completed from the worker's word, without reading the job's state", async () => {
     // Every state read that found a job completed: a read the worker's event made unnecessary (two round trips a job).
     let foundCompleted = 0;
