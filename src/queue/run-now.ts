@@ -89,15 +89,25 @@ export async function runNow<Ctx extends JobContext, M extends object = JobPaylo
     // result as the queue keeps it) is final. A failed attempt or a move to delayed raises no final word (a retry, a
     // wait, or the end of the run for this job: `settled`), so it asks for a round of state reads soon; the rounds
     // stay the truth for every job no event settled, and run anyway, less often while they learn nothing.
-    const indexOf = new Map(added.map((job, i) => [`${job.queueName}\0${job.id}`, i]));
+    // A job id given twice (or a dedupe key that returned the first job) is one job: its end settles every place.
+    const placesOf = new Map<string, number[]>();
+    for (const [i, job] of added.entries()) placesOf.set(`${job.queueName}\0${job.id}`, [...(placesOf.get(`${job.queueName}\0${job.id}`) ?? []), i]);
+    // The state each job's last read found: a round is due at once when all that is left waits in delayed, for which
+    // no event comes (a `settled` that turns true with time is read by a round, not told).
+    const lastSeen: Array<string | undefined> = jobs.map(() => undefined);
+    const unknownSince = new Map<number, number>();
     let wake: Wake | undefined;
     let roundWanted = false;
     host.onJobEnd((end) => {
-      const i = indexOf.get(`${end.queue}\0${end.jobId}`);
-      if (i === undefined) return;
+      const places = placesOf.get(`${end.queue}\0${end.jobId}`) ?? [];
+      if (places.length === 0) return;
       if (end.state === "completed") {
-        outcomes[i] ??= { job: jobs[i]!, state: "completed", value: end.value };
+        for (const i of places) outcomes[i] ??= { job: jobs[i]!, state: "completed", value: end.value };
         if (outcomes.every(Boolean)) wake?.now();
+        else if (outcomes.every((o, i) => o || lastSeen[i] === "delayed")) {
+          roundWanted = true;
+          wake?.soon();
+        }
       } else {
         roundWanted = true;
         wake?.soon();
@@ -107,7 +117,7 @@ export async function runNow<Ctx extends JobContext, M extends object = JobPaylo
     let wait = pollMs;
     while (outcomes.some((o) => o === undefined) && !options.signal?.aborted) {
       roundWanted = false;
-      const learned = await pollRound(added, outcomes, queueOf, jobs, options);
+      const learned = await pollRound(added, outcomes, lastSeen, queueOf, jobs, options, unknownSince);
       if (!outcomes.some((o) => o === undefined)) break;
       // The round learned nothing: a long job or a long backlog, so ask the queue less often; a round that learns
       // something, or a job's end, brings it back.
@@ -151,6 +161,9 @@ function withPolicy<D extends { attempts: number; backoffMs: number; jitter?: nu
 /** The longest pause between two rounds while nothing settles: a person waits at most this long after the last job. */
 const MAX_POLL_MS = 800;
 
+/** How long a job of this run may read as gone from its queue before it is reported vanished (outcomeOf). */
+const UNKNOWN_GRACE_MS = 5000;
+
 /**
  * One round of state reads. A queue's jobs are taken in the order they were added, so once as many of them are seen
  * waiting as the queue runs at once (its concurrency), the later ones are waiting too and are not asked about:
@@ -159,9 +172,11 @@ const MAX_POLL_MS = 800;
 async function pollRound<Ctx extends JobContext, M extends object = JobPayloads>(
   added: readonly Job[],
   outcomes: Array<RunNowOutcome<M> | undefined>,
+  lastSeen: Array<string | undefined>,
   queueOf: (job: Job) => Queue,
   jobs: readonly RunNowJob<M>[],
   options: RunNowOptions<Ctx, M>,
+  unknownSince: Map<number, number>,
 ): Promise<number> {
   let learned = 0;
   const waitingSeen = new Map<string, number>();
@@ -169,7 +184,8 @@ async function pollRound<Ctx extends JobContext, M extends object = JobPayloads>
     if (outcomes[i]) continue;
     const budget = options.concurrency?.[job.queueName as QueueName] ?? 1;
     if ((waitingSeen.get(job.queueName) ?? 0) >= budget) continue;
-    const { outcome, state } = await outcomeOf(queueOf(job), job, jobs[i]!, i, options);
+    const { outcome, state } = await outcomeOf(queueOf(job), job, jobs[i]!, i, unknownSince, options);
+    lastSeen[i] = state;
     // A completion this process's worker reported while the state was read stands.
     if (outcomes[i]) continue;
     outcomes[i] = outcome;
@@ -185,10 +201,20 @@ async function outcomeOf<Ctx extends JobContext, M extends object = JobPayloads>
   added: Job,
   job: RunNowJob<M>,
   index: number,
+  unknownSince: Map<number, number>,
   options: RunNowOptions<Ctx, M>,
 ): Promise<{ outcome: RunNowOutcome<M> | undefined; state: string }> {
   // The state first, then the job: a job read before it finished would carry no result yet.
   const state = await queue.getJobState(added.id ?? "");
+  // Gone from the queue is final only after UNKNOWN_GRACE_MS: a job removed on completion reads "unknown" from its
+  // completion's commit until its worker's word, which settles it as completed (the PostgreSQL engine runs a query in
+  // between, as long as the database takes).
+  if (state !== "unknown") unknownSince.delete(index);
+  else {
+    const since = unknownSince.get(index) ?? Date.now();
+    unknownSince.set(index, since);
+    if (Date.now() - since < UNKNOWN_GRACE_MS) return { outcome: undefined, state };
+  }
   return { outcome: await outcomeIn(state, queue, added, job, index, options), state };
 }
 
