@@ -24,7 +24,7 @@ import { queueOf } from "../helpers/producer-queue.ts";
 import { createTestRedis } from "../helpers/redis.ts";
 
 const log = createLogger({ level: "silent" });
-const Work = z.object({ n: z.number(), mode: z.enum(["ok", "flaky", "wait", "permanent", "slow"]), priority: z.number().optional() });
+const Work = z.object({ n: z.number(), mode: z.enum(["ok", "flaky", "wait", "permanent", "slow", "stubborn"]), priority: z.number().optional() });
 type W = z.infer<typeof Work>;
 const Tick = z.object({});
 type Jobs = { "t.work": W; "t.dedupe": { key: string }; "t.tick": Record<string, never>; "t.removed": { n: number } };
@@ -54,6 +54,8 @@ const work = defineJob(
       throw new ThrottleDelayError({ operation: "gallery.all", status: 429, waitMs: 30, retryAt: 0, pacerKey: "1:u1" });
     }
     if (p.mode === "permanent" && permanentFails) throw new ApiError({ kind: "client", operation: "deviation.get", status: 400, errorDescription: "bad" });
+    // Finishes when released, whatever the abort says (a send that cannot be taken back once begun).
+    if (p.mode === "stubborn") await new Promise<void>((resolve) => (release = resolve));
     if (p.mode === "slow") {
       await new Promise<void>((resolve) => {
         release = resolve;
@@ -302,6 +304,32 @@ describe.each(ENGINES.filter((e) => REDIS_IN_RUN || e.engine !== "redis"))("queu
     expect(outcomes).toEqual([job, job].map((j) => ({ job: j, state: "completed", value: { status: "done" } })));
     expect(seen.filter((s) => s.n === 90)).toHaveLength(1);
   }, 20_000);
+
+  it("run-now reports a job that completes while the run is stopped as completed, and does not hand it over to run again", async () => {
+    const stop = new AbortController();
+    const handed: number[] = [];
+    const run = runNow<JobContext, Jobs>(
+      {
+        entries,
+        definitions,
+        backend,
+        log,
+        queues: ["maintenance"],
+        makeContext: (base) => base,
+        signal: stop.signal,
+        handOver: async (job) => {
+          handed.push((job.payload as W).n);
+        },
+      },
+      [{ name: "t.work", payload: { n: 95, mode: "stubborn" } }],
+    );
+    await expect.poll(() => seen.some((s) => s.n === 95), { timeout: 10_000 }).toBe(true);
+    stop.abort();
+    // The run stops while the job is under way; the job still completes (the close waits for it).
+    release();
+    expect((await run).map((o) => o.state)).toEqual(["completed"]);
+    expect(handed).toEqual([]);
+  });
 
   it("run-now reads a job removed on completion as completed, not as vanished, when its worker's word comes late", async (ctx) => {
     // Only the PostgreSQL engine runs a query between a completion's commit and the worker's event (its next job's
