@@ -85,50 +85,7 @@ export async function runNow<Ctx extends JobContext, M extends object = JobPaylo
     const added = await producer.enqueueAll(jobs);
     const queueOf = (job: Job) => queues.queue(job.queueName as QueueName);
     host.start();
-    // What this process's workers say of their jobs settles them without asking the queue: a completion (with its
-    // result as the queue keeps it) is final. A failed attempt or a move to delayed raises no final word (a retry, a
-    // wait, or the end of the run for this job: `settled`), so it asks for a round of state reads soon; the rounds
-    // stay the truth for every job no event settled, and run anyway, less often while they learn nothing.
-    // A job id given twice (or a dedupe key that returned the first job) is one job: its end settles every place.
-    const placesOf = new Map<string, number[]>();
-    for (const [i, job] of added.entries()) placesOf.set(`${job.queueName}\0${job.id}`, [...(placesOf.get(`${job.queueName}\0${job.id}`) ?? []), i]);
-    // The state each job's last read found: a round is due at once when all that is left waits in delayed, for which
-    // no event comes (a `settled` that turns true with time is read by a round, not told).
-    const lastSeen: Array<string | undefined> = jobs.map(() => undefined);
-    const unknownSince = new Map<number, number>();
-    let wake: Wake | undefined;
-    let roundWanted = false;
-    host.onJobEnd((end) => {
-      const places = placesOf.get(`${end.queue}\0${end.jobId}`) ?? [];
-      if (places.length === 0) return;
-      if (end.state === "completed") {
-        for (const i of places) outcomes[i] ??= { job: jobs[i]!, state: "completed", value: end.value };
-        if (outcomes.every(Boolean)) wake?.now();
-        else if (outcomes.every((o, i) => o || lastSeen[i] === "delayed")) {
-          roundWanted = true;
-          wake?.soon();
-        }
-      } else {
-        roundWanted = true;
-        wake?.soon();
-      }
-    });
-    const pollMs = options.pollMs ?? 100;
-    let wait = pollMs;
-    while (outcomes.some((o) => o === undefined) && !options.signal?.aborted) {
-      roundWanted = false;
-      const learned = await pollRound(added, outcomes, lastSeen, queueOf, jobs, options, unknownSince);
-      if (!outcomes.some((o) => o === undefined)) break;
-      // The round learned nothing: a long job or a long backlog, so ask the queue less often; a round that learns
-      // something, or a job's end, brings it back.
-      wait = learned > 0 ? pollMs : Math.min(wait * 2, Math.max(pollMs, MAX_POLL_MS));
-      await sleep(wait, options.signal, pollMs, (w) => {
-        wake = w;
-        if (roundWanted) w.soon();
-        if (!outcomes.some((o) => o === undefined)) w.now();
-      });
-      wake = undefined;
-    }
+    await settleAll(host, added, jobs, outcomes, queueOf, options);
   } finally {
     await host.close();
     await queues.close();
@@ -144,6 +101,63 @@ export async function runNow<Ctx extends JobContext, M extends object = JobPaylo
     }
   }
   return result;
+}
+
+/**
+ * Settles `outcomes` until every job has one or the run is stopped. What this process's workers say of their jobs
+ * settles them without asking the queue: a completion (with its result as the queue keeps it) is final. A failed
+ * attempt or a move to delayed raises no final word (a retry, a wait, or the end of the run for this job: `settled`),
+ * so it asks for a round of state reads soon; the rounds stay the truth for every job no event settled, and run
+ * anyway, less often while they learn nothing.
+ */
+async function settleAll<Ctx extends JobContext, M extends object>(
+  host: WorkerHost<Ctx>,
+  added: readonly Job[],
+  jobs: readonly RunNowJob<M>[],
+  outcomes: Array<RunNowOutcome<M> | undefined>,
+  queueOf: (job: Job) => Queue,
+  options: RunNowOptions<Ctx, M>,
+): Promise<void> {
+  // A job id given twice (or a dedupe key that returned the first job) is one job: its end settles every place.
+  const placesOf = new Map<string, number[]>();
+  for (const [i, job] of added.entries()) placesOf.set(`${job.queueName}\0${job.id}`, [...(placesOf.get(`${job.queueName}\0${job.id}`) ?? []), i]);
+  // The state each job's last read found: a round is due at once when all that is left waits in delayed, for which
+  // no event comes (a `settled` that turns true with time is read by a round, not told).
+  const lastSeen: Array<string | undefined> = jobs.map(() => undefined);
+  const unknownSince = new Map<number, number>();
+  let wake: Wake | undefined;
+  let roundWanted = false;
+  host.onJobEnd((end) => {
+    const places = placesOf.get(`${end.queue}\0${end.jobId}`) ?? [];
+    if (places.length === 0) return;
+    if (end.state === "completed") {
+      for (const i of places) outcomes[i] ??= { job: jobs[i]!, state: "completed", value: end.value };
+      if (outcomes.every(Boolean)) wake?.now();
+      else if (outcomes.every((o, i) => o || lastSeen[i] === "delayed")) {
+        roundWanted = true;
+        wake?.soon();
+      }
+    } else {
+      roundWanted = true;
+      wake?.soon();
+    }
+  });
+  const pollMs = options.pollMs ?? 100;
+  let wait = pollMs;
+  while (outcomes.some((o) => o === undefined) && !options.signal?.aborted) {
+    roundWanted = false;
+    const learned = await pollRound(added, outcomes, lastSeen, queueOf, jobs, options, unknownSince);
+    if (!outcomes.some((o) => o === undefined)) break;
+    // The round learned nothing: a long job or a long backlog, so ask the queue less often; a round that learns
+    // something, or a job's end, brings it back.
+    wait = learned > 0 ? pollMs : Math.min(wait * 2, Math.max(pollMs, MAX_POLL_MS));
+    await sleep(wait, options.signal, pollMs, (w) => {
+      wake = w;
+      if (roundWanted) w.soon();
+      if (!outcomes.some((o) => o === undefined)) w.now();
+    });
+    wake = undefined;
+  }
 }
 
 /** The definition with the run's own attempts and backoff, where its retry policy gives them. */
