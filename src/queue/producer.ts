@@ -19,6 +19,9 @@ export type EnqueueOptions<Ranking = never> = { delayMs?: number; jobId?: string
 
 export type ScheduleOptions = { everyMs?: number; schedulerId?: string };
 
+/** What Queue.add and Queue.addBulk take for one job. */
+type PreparedJob = { name: string; data: unknown; opts: JobsOptions };
+
 /** The id prefix of the sources' job schedulers (src/sync/schedules.ts installs them; `dvault status` reads their next run). */
 export const SOURCE_SCHEDULER_PREFIX = "sched";
 
@@ -80,9 +83,8 @@ export class Producer<M extends object = JobPayloads> {
   }
 
   async enqueue<N extends keyof M & string>(name: N, payload: M[N], extra: EnqueueOptions<RankingOf<N>> = {}): Promise<Job> {
-    const definition = this.definition(name);
-    const data = definition.payload.parse(payload);
-    return this.queue(definition.queue).add(name, data, this.optionsFor(name, payload, extra));
+    const { queue, job } = this.prepared(name, payload, extra);
+    return this.queue(queue).add(job.name, job.data, job.opts);
   }
 
   /**
@@ -90,18 +92,25 @@ export class Producer<M extends object = JobPayloads> {
    * them in that order. Every payload is checked before any is added.
    */
   async enqueueAll<N extends keyof M & string>(jobs: readonly { name: N; payload: M[N]; options?: EnqueueOptions<never> }[]): Promise<Job[]> {
-    const byQueue = new Map<QueueName, { index: number; name: string; data: unknown; opts: JobsOptions }[]>();
+    const byQueue = new Map<QueueName, { index: number; job: PreparedJob }[]>();
     for (const [index, { name, payload, options }] of jobs.entries()) {
-      const definition = this.definition(name);
-      const entry = { index, name, data: definition.payload.parse(payload), opts: this.optionsFor(name, payload, options ?? {}) };
-      byQueue.set(definition.queue, [...(byQueue.get(definition.queue) ?? []), entry]);
+      const { queue, job } = this.prepared(name, payload, options ?? {});
+      const entries = byQueue.get(queue);
+      if (entries) entries.push({ index, job });
+      else byQueue.set(queue, [{ index, job }]);
     }
     const added: Job[] = new Array(jobs.length);
     for (const [queue, entries] of byQueue) {
-      const jobsAdded = await this.queue(queue).addBulk(entries.map(({ name, data, opts }) => ({ name, data, opts })));
-      for (const [i, entry] of entries.entries()) added[entry.index] = jobsAdded[i] as Job;
+      const jobsAdded = await this.queue(queue).addBulk(entries.map((e) => e.job));
+      for (const [i, { index }] of entries.entries()) added[index] = jobsAdded[i] as Job;
     }
     return added;
+  }
+
+  /** A job as its queue takes it: the payload checked against its definition, the options its definition gives. */
+  private prepared<N extends keyof M & string>(name: N, payload: M[N], extra: EnqueueOptions<RankingOf<N>>): { queue: QueueName; job: PreparedJob } {
+    const definition = this.definition(name);
+    return { queue: definition.queue, job: { name, data: definition.payload.parse(payload), opts: this.optionsFor(name, payload, extra) } };
   }
 
   /**

@@ -120,7 +120,12 @@ async function settleAll<Ctx extends JobContext, M extends object>(
 ): Promise<void> {
   // A job id given twice (or a dedupe key that returned the first job) is one job: its end settles every place.
   const placesOf = new Map<string, number[]>();
-  for (const [i, job] of added.entries()) placesOf.set(`${job.queueName}\0${job.id}`, [...(placesOf.get(`${job.queueName}\0${job.id}`) ?? []), i]);
+  for (const [i, job] of added.entries()) {
+    const key = `${job.queueName}\0${job.id}`;
+    const places = placesOf.get(key);
+    if (places) places.push(i);
+    else placesOf.set(key, [i]);
+  }
   // The state each job's last read found: a round is due at once when all that is left waits in delayed, for which
   // no event comes (a `settled` that turns true with time is read by a round, not told).
   const lastSeen: Array<string | undefined> = jobs.map(() => undefined);
