@@ -222,7 +222,12 @@ function dvaultChildEnv(env: BenchEnv): Record<string, string> {
 function runArchive(env: BenchEnv, deadline: number): Promise<Exit> {
   // VERSUS_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") go to node before dvault's script, for profiling.
   const nodeArgs = process.env.VERSUS_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
-  return runChild(process.execPath, [...nodeArgs, BIN, "archive", "--once", "--only", "gallery"], dvaultChildEnv(env), deadline);
+  // VERSUS_WRAP (e.g. "strace -f -c -o /tmp/st.txt") is a command dvault's node runs under, for counting its system calls.
+  const [wrap, ...wrapArgs] = process.env.VERSUS_WRAP?.split(" ").filter(Boolean) ?? [];
+  const args = [...nodeArgs, BIN, "archive", "--once", "--only", "gallery"];
+  return wrap
+    ? runChild(wrap, [...wrapArgs, process.execPath, ...args], dvaultChildEnv(env), deadline)
+    : runChild(process.execPath, args, dvaultChildEnv(env), deadline);
 }
 
 /** The scenario's fresh environment for dvault: a new database, Redis prefix, archive folder and simulator. */
