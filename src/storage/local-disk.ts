@@ -3,7 +3,7 @@
 // files get the configured modes, and a file is placed at its content address by an fsynced rename. It
 // decides nothing about what is stored: that is the Archive's (archive.ts).
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
+import fsSync, { createReadStream } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { freeBytesAt } from "./free-space.ts";
@@ -25,12 +25,22 @@ export type LocalDiskOptions = {
   dirMode: number;
 };
 
+// The small steps around a file (a folder looked at or made, a name moved, a metadata file read or written, a
+// descriptor opened or closed) are synchronous calls: each takes microseconds, where the promise API's trip through
+// the thread pool and back cost 5–9 times that in CPU and wake two threads (docs/PERFORMANCE.md#sync-metadata). What
+// can take long stays asynchronous: fsync, and the bytes of a transfer (stream-write.ts).
+
+/** fsync of a descriptor, off the main thread. */
+function fsyncFd(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fsSync.fsync(fd, (err) => (err ? reject(err) : resolve())));
+}
+
 async function fsyncDir(dir: string): Promise<void> {
-  const fh = await fs.open(dir, "r");
+  const fd = fsSync.openSync(dir, "r");
   try {
-    await fh.sync();
+    await fsyncFd(fd);
   } finally {
-    await fh.close();
+    fsSync.closeSync(fd);
   }
 }
 
@@ -70,14 +80,14 @@ export class LocalDisk {
     const file = this.partialPath(key);
     let size = 0;
     try {
-      size = (await fs.stat(file)).size;
+      size = fsSync.statSync(file).size;
     } catch (err) {
       if (errCode(err) !== "ENOENT") throw err;
       return { size: 0, etag: undefined };
     }
     let etag: string | undefined;
     try {
-      const meta = JSON.parse(await fs.readFile(`${file}.json`, "utf8")) as { etag?: unknown };
+      const meta = JSON.parse(fsSync.readFileSync(`${file}.json`, "utf8")) as { etag?: unknown };
       if (typeof meta.etag === "string") etag = meta.etag;
     } catch {
       etag = undefined;
@@ -113,18 +123,18 @@ export class LocalDisk {
 
   async discardPartial(key: string): Promise<void> {
     const partial = this.partialPath(key);
-    await fs.rm(partial, { force: true });
-    await fs.rm(`${partial}.json`, { force: true });
+    fsSync.rmSync(partial, { force: true });
+    fsSync.rmSync(`${partial}.json`, { force: true });
   }
 
   /** Removes the metadata kept next to a partial file once its bytes are placed. */
   async forgetPartialMeta(key: string): Promise<void> {
-    await fs.rm(`${this.partialPath(key)}.json`, { force: true });
+    fsSync.rmSync(`${this.partialPath(key)}.json`, { force: true });
   }
 
   /** Removes a file dvault wrote (a partial one), if it is there. */
   async remove(abs: string): Promise<void> {
-    await fs.rm(abs, { force: true });
+    fsSync.rmSync(abs, { force: true });
   }
 
   /**
@@ -148,15 +158,15 @@ export class LocalDisk {
   async ensureDir(abs: string): Promise<void> {
     if (this.knownDirs.has(abs)) {
       // Still a real folder: done. Removed or replaced (by a link) since: made again, and checked.
-      if ((await fs.lstat(abs).catch(() => undefined))?.isDirectory()) return;
+      if (fsSync.lstatSync(abs, { throwIfNoEntry: false })?.isDirectory()) return;
       this.knownDirs.delete(abs);
     }
     if (!isWithin(this.root, abs)) throw new OutsideArchiveError(abs, this.root);
     if (abs === this.root) await makeDirs(path.dirname(abs));
     else await this.ensureDir(path.dirname(abs));
     try {
-      await fs.mkdir(abs, { mode: this.dirMode });
-      await fs.chmod(abs, this.dirMode);
+      fsSync.mkdirSync(abs, { mode: this.dirMode });
+      fsSync.chmodSync(abs, this.dirMode);
     } catch (err) {
       if (errCode(err) !== "EEXIST") throw err;
     }
@@ -175,22 +185,27 @@ export class LocalDisk {
 
   /** Writes a whole file with the archive's mode, never through a link at its name; `sync` fsyncs it. */
   async writeFile(abs: string, data: string | Buffer, sync = false): Promise<void> {
-    const fh = await fs.open(abs, WRITE_NOFOLLOW, this.fileMode);
+    const fd = fsSync.openSync(abs, WRITE_NOFOLLOW, this.fileMode);
     try {
-      await fh.chmod(this.fileMode);
-      await fh.writeFile(data);
-      if (sync) await fh.sync();
+      fsSync.fchmodSync(fd, this.fileMode);
+      fsSync.writeFileSync(fd, data);
+      if (sync) await fsyncFd(fd);
     } finally {
-      await fh.close();
+      fsSync.closeSync(fd);
     }
   }
 
   /** The relPath of a stored file with this sha256 and size, whatever its extension. */
   async findStored(sha256: string, size: number): Promise<string | undefined> {
     const dir = path.join(this.root, originalDir(sha256));
-    const names = await fs.readdir(dir).catch(() => [] as string[]);
+    let names: string[];
+    try {
+      names = fsSync.readdirSync(dir);
+    } catch {
+      names = [];
+    }
     for (const name of names.filter((n) => n.startsWith(`${sha256}.`)).sort()) {
-      const st = await fs.lstat(path.join(dir, name)).catch(() => undefined);
+      const st = fsSync.lstatSync(path.join(dir, name), { throwIfNoEntry: false });
       if (st?.isFile() && st.size === size) return relOf(this.root, path.join(dir, name));
     }
     return undefined;
@@ -205,14 +220,14 @@ export class LocalDisk {
     await this.ensureDir(path.dirname(abs));
     this.assertInside(abs);
     try {
-      await fs.rename(from, abs);
+      fsSync.renameSync(from, abs);
     } catch (err) {
       if (errCode(err) !== "ENOENT") throw err;
       // A folder known to exist was removed meanwhile (by another process): make it again, once.
       this.knownDirs.clear();
       await this.ensureDir(path.dirname(abs));
       await this.ensureDir(path.dirname(from));
-      await fs.rename(from, abs);
+      fsSync.renameSync(from, abs);
     }
     if (opts.syncDir ?? true) await fsyncDir(path.dirname(abs));
     return path.dirname(abs);

@@ -1,6 +1,7 @@
 // The readable tree on disk (by-user/...): relative symlinks to the content-addressed originals, made to
 // match a list exactly. What belongs in the list is decided from the database (links.ts).
 import { randomBytes } from "node:crypto";
+import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { checkRelative, errCode, ORIGINALS_DIR, READABLE_DIR } from "./layout.ts";
@@ -99,21 +100,31 @@ async function placeLinks(disk: LocalDisk, links: readonly ReadableLink[]): Prom
     const dir = path.dirname(abs);
     await disk.ensureDir(dir);
     const rel = path.relative(dir, targetAbs);
-    const current = await fs.readlink(abs).catch((err: unknown) => (errCode(err) === "EINVAL" ? null : undefined));
+    // Each link's few quick calls are synchronous, as the archive's own (local-disk.ts says why).
+    const current = currentLink(abs);
     if (current === rel) continue;
     // Not a link: a person's own file there (a copy put in the link's place) is kept; a folder is in the way (below).
-    if (current === null && (await fs.lstat(abs)).isFile()) continue;
+    if (current === null && fsSync.lstatSync(abs).isFile()) continue;
     const tmp = path.join(dir, `.${randomBytes(6).toString("hex")}${LINK_TMP_SUFFIX}`);
-    await fs.symlink(rel, tmp);
+    fsSync.symlinkSync(rel, tmp);
     try {
-      await fs.rename(tmp, abs);
+      fsSync.renameSync(tmp, abs);
     } catch (err) {
-      await fs.rm(tmp, { force: true });
+      fsSync.rmSync(tmp, { force: true });
       throw new Error(`cannot place the link ${linkRel}: ${err instanceof Error ? err.message : String(err)} (a folder or file is in the way)`, { cause: err });
     }
     written++;
   }
   return { written, wanted };
+}
+
+/** What the link at `abs` points at; null when something other than a link is there, undefined when nothing is. */
+function currentLink(abs: string): string | null | undefined {
+  try {
+    return fsSync.readlinkSync(abs);
+  } catch (err) {
+    return errCode(err) === "EINVAL" ? null : undefined;
+  }
 }
 
 /**
