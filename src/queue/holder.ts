@@ -8,8 +8,8 @@
 // `dvault engine migrate` holds a lease too, with the role ENGINE_MIGRATE_ROLE, on both engines while it moves the
 // install (src/engine/move.ts): a process about to work takes its lease with holdWorkLease, which registers first and
 // then looks for one, as the move does the other way round, so that of a move and a starter at least one sees the other.
-import { randomBytes } from "node:crypto";
-import { readlinkSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { readFileSync, readlinkSync } from "node:fs";
 import os from "node:os";
 import type { Coordinator } from "../coord/coordinator.ts";
 import { dropLock, lockHolder } from "../coord/lock.ts";
@@ -25,11 +25,38 @@ export const ENGINE_MIGRATE_ROLE = "engine-migrate";
 
 const HOST = os.hostname();
 const PID_NAMESPACE = pidNamespace();
-const THIS_HOLDER = `${HOST}:${process.pid}:${randomBytes(4).toString("hex")}`;
+const NONCE = randomBytes(4).toString("hex");
+const THIS_HOLDER = `${HOST}:${process.pid}:${NONCE}`;
+/**
+ * Where this process's pids mean something, as a file name can carry it: the host name made filename-safe (no "-", the
+ * tag's separator) and a hash of the host name, the pid namespace and the boot, so that a pid of another machine with
+ * the same name, of another container, or from before a reboot is never probed here.
+ */
+const WRITER_PLACE = `${HOST.replace(/[^A-Za-z0-9.]/g, "_").slice(0, 40) || "host"}-${createHash("sha256").update(`${HOST}\0${PID_NAMESPACE}\0${bootId()}`).digest("hex").slice(0, 12)}`;
+const THIS_WRITER = `${WRITER_PLACE}-${process.pid}-${NONCE}`;
 
 /** This process as a holder of work: BullMQ's `processedBy` of its jobs, the owner named in its file locks. */
 export function thisHolder(): string {
   return THIS_HOLDER;
+}
+
+/**
+ * This process as the writer of a file, for a file name: "<host>-<place>-<pid>-<nonce>" ([A-Za-z0-9._-] only). A partial
+ * file named with it can be removed once isWriterDead proves its writer gone (src/downloads/partial-sweep.ts).
+ */
+export function thisWriterTag(): string {
+  return THIS_WRITER;
+}
+
+/**
+ * The proof for a writer tag (thisWriterTag of some process): the same proof as isHolderDead's on this host and in this
+ * pid namespace (its pid no longer runs, or is now this process under another nonce); false elsewhere, since a file
+ * name carries no lease, and for anything that is not such a tag.
+ */
+export function isWriterDead(tag: string): boolean {
+  if (tag === THIS_WRITER || !tag.startsWith(`${WRITER_PLACE}-`)) return false;
+  const m = /^(\d+)-[0-9a-f]+$/.exec(tag.slice(WRITER_PLACE.length + 1));
+  return m ? pidDeadHere(Number(m[1])) : false;
 }
 
 /**
@@ -261,7 +288,7 @@ export async function isHolderDead(coord: Coordinator, prefix: string, holder: s
   if (parsed.host === HOST) {
     const pidns = registeredPidNamespace(await coord.hashGet(registryKey(prefix), holder));
     // Same host name but another pid namespace (two containers given one host name): its pids are not ours to probe.
-    if (pidns === PID_NAMESPACE) return parsed.pid === process.pid || !pidRuns(parsed.pid);
+    if (pidns === PID_NAMESPACE) return pidDeadHere(parsed.pid);
   }
   return !(await coord.exists(leaseKey(prefix, holder)));
 }
@@ -289,6 +316,11 @@ function parseHolder(holder: string): { host: string; pid: number } | undefined 
   return m ? { host: m[1]!, pid: Number(m[2]) } : undefined;
 }
 
+/** Whether a process of this host and pid namespace, other than this one (its caller has told them apart), is gone. */
+function pidDeadHere(pid: number): boolean {
+  return pid === process.pid || !pidRuns(pid);
+}
+
 function pidRuns(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -296,6 +328,15 @@ function pidRuns(pid: number): boolean {
   } catch (err) {
     // EPERM: it runs, as another user.
     return (err as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/** This boot of this machine on Linux (shared by its containers); elsewhere one value for every boot. */
+function bootId(): string {
+  try {
+    return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+  } catch {
+    return "boot";
   }
 }
 
