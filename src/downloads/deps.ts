@@ -2,6 +2,7 @@
 // and the disk guard — built once per Services (the worker, a CLI run, a test).
 import { DownloadQuotaRepository } from "../db/download-quota.repository.ts";
 import { DownloadRepository } from "../db/download.repository.ts";
+import { thisWriterTag } from "../queue/holder.ts";
 import type { AccountApi, Services } from "../services.ts";
 import type { Archive } from "../storage/archive.ts";
 import { openArchive } from "../storage/store.ts";
@@ -61,6 +62,7 @@ export function setDownloadTuning(services: Services, tuning: DownloadTuning): D
 function createDownloadDeps(services: Services, tuning: DownloadTuning): DownloadDeps {
   const { config, pool, coord, log } = services;
   const archive = openArchive(config, {
+    writer: thisWriterTag(),
     ...(tuning.fileMode !== undefined ? { fileMode: tuning.fileMode } : {}),
     ...(tuning.dirMode !== undefined ? { dirMode: tuning.dirMode } : {}),
   });

@@ -30,7 +30,22 @@ export type ArchiveOptions = {
   minFreeBytes?: number;
   /** Where originals and thumbnails are kept (store.ts); the archive folder itself when not given. */
   blobs?: BlobStore;
+  /**
+   * This process as the writer of storeBytes's partial files, named in them (src/queue/holder.ts's thisWriterTag): a
+   * file a killed writer left is then removed at the next start (src/downloads/partial-sweep.ts), not only once old.
+   */
+  writer?: string;
 };
+
+/** The writer storeBytes named in a partial file's name, if it named one. */
+export function bytesPartialWriter(fileName: string): string | undefined {
+  return /^bytes-([A-Za-z0-9._-]+)-[0-9a-f]{16}\.part$/.exec(fileName)?.[1];
+}
+
+/** Whether a file of the partial folder is one storeBytes writes (with or without its writer's name). */
+export function isBytesPartial(fileName: string): boolean {
+  return /^bytes-[A-Za-z0-9._-]+\.part$/.test(fileName);
+}
 
 export type StoredFile = { sha256: string; size: number; relPath: string; deduplicated: boolean };
 
@@ -108,9 +123,13 @@ export class Archive {
    * was. Any other store (a bucket) gets the partial file uploaded, then removed.
    */
   private readonly placesLocally: boolean;
+  private readonly writer: string | undefined;
 
   constructor(options: ArchiveOptions) {
     if (!options.root) throw new Error("Archive needs a root directory (DVAULT_ARCHIVE_DIR)");
+    // Within a partial file's name, which layout.ts keeps to 120 characters of these.
+    if (options.writer !== undefined && !/^[A-Za-z0-9._-]{1,80}$/.test(options.writer)) throw new Error(`not a writer name for a file name: ${options.writer}`);
+    this.writer = options.writer;
     this.disk = new LocalDisk({ root: options.root, fileMode: options.fileMode ?? 0o600, dirMode: options.dirMode ?? 0o700 });
     this.minFreeBytes = options.minFreeBytes ?? DEFAULT_MIN_FREE;
     this.blobs = options.blobs ?? new LocalBlobStore(this.disk);
@@ -439,7 +458,10 @@ export class Archive {
       await this.blobs.write(relPath, bytes);
       return { sha256, size: bytes.length, relPath, deduplicated: false };
     }
-    const partial = await this.disk.preparePartial(`bytes-${randomBytes(8).toString("hex")}`);
+    // Named for this process and at random, never for the content: a second writer of the same bytes would truncate
+    // the file this one renamed into the store. The writer's name lets src/downloads/partial-sweep.ts remove the file
+    // a killed process left between the write and the rename.
+    const partial = await this.disk.preparePartial(`bytes-${this.writer ? `${this.writer}-` : ""}${randomBytes(8).toString("hex")}`);
     try {
       await this.disk.writeFile(partial, bytes, true);
     } catch (err) {

@@ -37,10 +37,11 @@ export function openBlobStore(config: Config, modes: StoreModes = {}): BlobStore
  * The Archive over the configured store. Its root (DVAULT_ARCHIVE_DIR) always holds this machine's partial
  * files; with the local store it holds the objects too.
  */
-export function openArchive(config: Config, opts: StoreModes & { minFreeBytes?: number } = {}): Archive {
+export function openArchive(config: Config, opts: StoreModes & { minFreeBytes?: number; writer?: string } = {}): Archive {
   return new Archive({
     root: config.archiveDir,
     minFreeBytes: opts.minFreeBytes ?? config.minFreeBytes,
+    ...(opts.writer !== undefined ? { writer: opts.writer } : {}),
     ...(opts.fileMode !== undefined ? { fileMode: opts.fileMode } : {}),
     ...(opts.dirMode !== undefined ? { dirMode: opts.dirMode } : {}),
     blobs: openBlobStore(config, opts),
