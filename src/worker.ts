@@ -21,7 +21,7 @@ import { forgetWorker } from "./digest/alerts.ts";
 import { watchRedisLoss } from "./queue/redis-loss-guard.ts";
 import { installWork, MAINTENANCE_INTERVALS } from "./engine/install-work.ts";
 import { downloadDepsFor } from "./downloads/deps.ts";
-import { sweepStrandedPartials } from "./downloads/partial-sweep.ts";
+import { sweepPartialsAtStart } from "./downloads/partial-sweep.ts";
 import { reclaimDeadHolders } from "./downloads/reclaim.ts";
 import { retryDownloadNow } from "./downloads/retry-now.ts";
 import { type HolderLease, holdWorkLease, thisHolder } from "./queue/holder.ts";
@@ -146,10 +146,7 @@ export async function startWorker({
   if (roles.has("downloads")) {
     // Not awaited: a start never waits on a folder listing, and a failure only leaves files for the next start.
     const deps = downloadDepsFor(services);
-    void sweepStrandedPartials({ archive: deps.archive, repo: deps.repo, now: services.now() }).then(
-      (swept) => swept.removed > 0 && log.info(swept, "removed partial files of downloads stored or given up meanwhile"),
-      (err: unknown) => log.warn({ err }, "could not sweep the partial files; trying again at the next start"),
-    );
+    void sweepPartialsAtStart({ archive: deps.archive, repo: deps.repo, now: services.now(), log });
   }
   let reclaiming = false;
   let reclaimFailing = false;

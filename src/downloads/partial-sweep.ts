@@ -4,10 +4,16 @@
 // start, a partial original is removed once its row is stored or given up (done, not_downloadable) or gone,
 // and only when it is old enough that no transfer of this folder can still be writing it. A partial file of a
 // row still wanted stays: it is what a resume needs.
+// A partial file of bytes in memory (Archive.storeBytes: a journal's or a literature's HTML) is never resumed: a
+// process killed between its write and its rename leaves it. The next start (a worker's, a `--once` run's) removes it
+// once its writer, named in it, is proven dead (src/queue/holder.ts's isWriterDead), or once it is old enough that no
+// write can still be under way, whoever wrote it.
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { DownloadRepository } from "../db/download.repository.ts";
-import type { Archive } from "../storage/archive.ts";
+import type { Logger } from "../log.ts";
+import { isWriterDead } from "../queue/holder.ts";
+import { type Archive, bytesPartialWriter, isBytesPartial } from "../storage/archive.ts";
 import { PARTIAL_DIR } from "../storage/layout.ts";
 
 /** A partial original's name: `<deviationid>-original.part` (download-file.ts names the transfer). */
@@ -38,4 +44,45 @@ export async function sweepStrandedPartials(args: {
     result.bytes += st.size;
   }
   return result;
+}
+
+/** Removes the partial files of Archive.storeBytes whose writer is proven dead, or which are older than `minAgeMs`. */
+export async function sweepBytesPartials(args: { archive: Archive; now: number; minAgeMs?: number }): Promise<PartialSweep> {
+  const dir = path.join(args.archive.root, PARTIAL_DIR);
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  const result: PartialSweep = { removed: 0, bytes: 0 };
+  for (const name of names) {
+    if (!isBytesPartial(name)) continue;
+    const file = path.join(dir, name);
+    const st = await fs.lstat(file).catch(() => undefined);
+    if (!st?.isFile()) continue;
+    const writer = bytesPartialWriter(name);
+    const old = args.now - st.mtimeMs >= (args.minAgeMs ?? DEFAULT_MIN_AGE_MS);
+    if (!old && !(writer && isWriterDead(writer))) continue;
+    // A writer still alive that renames it first leaves nothing here to remove (force).
+    await fs.rm(file, { force: true });
+    result.removed++;
+    result.bytes += st.size;
+  }
+  return result;
+}
+
+/** A downloads host's start: both sweeps; a failure is logged and only leaves files for the next start. */
+export async function sweepPartialsAtStart(args: {
+  archive: Archive;
+  repo: Pick<DownloadRepository, "findDownloadTarget">;
+  now: number;
+  log: Logger;
+}): Promise<void> {
+  const { archive, repo, now, log } = args;
+  const failed = (err: unknown) => log.warn({ err }, "could not sweep the partial files; trying again at the next start");
+  await sweepStrandedPartials({ archive, repo, now }).then(
+    (swept) => swept.removed > 0 && log.info(swept, "removed partial files of downloads stored or given up meanwhile"),
+    failed,
+  );
+  // Files' times are the filesystem's: the real clock, whatever the services' clock says.
+  await sweepBytesPartials({ archive, now: Date.now() }).then(
+    (swept) => swept.removed > 0 && log.info(swept, "removed partial files of dead processes' writes"),
+    failed,
+  );
 }
