@@ -2,8 +2,11 @@
 // a worker SIGKILLed mid-file and a killed `dvault download --once` have their files stored by a worker
 // within seconds (not after BullMQ's 30–60 s stalled check, a 15 s file lock, or the hourly queue rebuild),
 // each with exactly one /deviation/download; a live worker streaming a slow file is never taken from; and a
-// job whose activation never reached its live worker runs within seconds too.
+// job whose activation never reached its live worker runs within seconds too. A write of bytes in memory that a
+// killed process left in the partial folder is removed by the next run; a live process's is not.
 import { spawn, type ChildProcess } from "node:child_process";
+import { watch } from "node:fs";
+import fs from "node:fs/promises";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { type Queue, Worker } from "bullmq";
@@ -13,7 +16,7 @@ import { enqueueDueDownloads } from "../../src/downloads/enqueue-due.ts";
 import { createLogger } from "../../src/log.ts";
 import { Producer } from "../../src/queue/producer.ts";
 import { createRedis } from "../../src/queue/redis.ts";
-import { holdLease, isHolderDead, thisHolder } from "../../src/queue/holder.ts";
+import { holdLease, isHolderDead, thisHolder, thisWriterTag } from "../../src/queue/holder.ts";
 import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { startWorker, type RunningWorker, type WorkerIntervals } from "../../src/worker.ts";
@@ -21,6 +24,7 @@ import { testConfig } from "../helpers/config.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { TEST_ENGINE } from "../helpers/env.ts";
 import { itNeedingRedis } from "../helpers/needs-redis.ts";
+import { writerOfChild } from "../helpers/writer-child.ts";
 
 const DATASET: DatasetOptions = { deviations: 12, galleryFolders: 1, collectionFolders: 1, favourites: 0, trackedUsers: 0 };
 // The commands use the wall clock: the simulator's week is this week.
@@ -331,5 +335,39 @@ describe("work held by a dead process", () => {
     } finally {
       await lease.stop();
     }
+  });
+
+  it("the partial file of a write of bytes in memory names its writer; a `--once` run removes a dead writer's, not a live one's", async () => {
+    const partialDir = path.join(h.archiveDir, ".partial");
+    await fs.mkdir(partialDir, { recursive: true });
+    // The names the folder sees while the downloads' archive stores a journal's HTML; "end" marks the last event.
+    const seen: string[] = [];
+    let ended = () => {};
+    const end = new Promise<void>((resolve) => (ended = resolve));
+    const watcher = watch(partialDir, (_event, name) => {
+      if (name) seen.push(name);
+      if (name === "end") ended();
+    });
+    try {
+      await h.deps.archive.storeBytes({ bytes: Buffer.from(`<p>a journal of ${thisHolder()}</p>`), ext: "html" });
+      await fs.writeFile(path.join(partialDir, "end"), "");
+      await end;
+    } finally {
+      watcher.close();
+    }
+    await fs.rm(path.join(partialDir, "end"));
+    const written = [...new Set(seen.filter((n) => n !== "end"))];
+    expect(written).toHaveLength(1);
+    expect(written[0]).toMatch(new RegExp(`^bytes-${thisWriterTag().replaceAll(".", "\\.")}-[0-9a-f]{16}\\.part$`));
+
+    // A write its process was killed in the middle of, and one under way in this live process.
+    const dead = await writerOfChild("exited");
+    const left = `bytes-${dead.tag}-00000000000000aa.part`;
+    const mine = `bytes-${thisWriterTag()}-00000000000000bb.part`;
+    for (const name of [left, mine]) await fs.writeFile(path.join(partialDir, name), "<p>half a journal");
+    await h.runOnce();
+    // Only these: another test's worker stopped mid-file may have left an original's partial file.
+    expect((await fs.readdir(partialDir)).filter((n) => n.startsWith("bytes-"))).toEqual([mine]);
+    await fs.rm(path.join(partialDir, mine));
   });
 });

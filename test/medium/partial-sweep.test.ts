@@ -1,13 +1,16 @@
 // A downloads host's start removes the partial originals nothing will resume (another host stored the file, or
-// it was given up, or its row is gone) and keeps those a resume needs, and any young enough to be in use.
+// it was given up, or its row is gone) and keeps those a resume needs, and any young enough to be in use. A start also
+// removes the partial files of in-memory writes (Archive.storeBytes) whose writer is proven dead, and any old one.
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DownloadRepository } from "../../src/db/download.repository.ts";
-import { sweepStrandedPartials } from "../../src/downloads/partial-sweep.ts";
+import { sweepBytesPartials, sweepStrandedPartials } from "../../src/downloads/partial-sweep.ts";
+import { thisWriterTag } from "../../src/queue/holder.ts";
 import { Archive } from "../../src/storage/archive.ts";
 import { createMirrorDb, type MirrorDb } from "../helpers/mirror-fixtures.ts";
+import { writerOfChild } from "../helpers/writer-child.ts";
 
 let m: MirrorDb;
 let dir: string;
@@ -59,5 +62,51 @@ describe(sweepStrandedPartials.name, () => {
       ["blob-0123.part", "D-wanted-original.part", "D-wanted-original.part.json", "D-young-original.part", "D-young-original.part.json"].sort(),
     );
     expect((await archive.partialState(`${partials.wanted}-original`)).size).toBe(1000);
+  });
+});
+
+describe(sweepBytesPartials.name, () => {
+  it("removes the partial files of in-memory writes whose writer is dead on this host, and any old one; keeps the others", async () => {
+    const root = await fs.mkdtemp(path.join(dir, "bytes-"));
+    const archive = new Archive({ root, minFreeBytes: 0 });
+    const now = Date.now();
+    const dayOld = new Date(now - 24 * 3_600_000);
+    const dead = await writerOfChild("exited");
+    const live = await writerOfChild("running");
+    const me = thisWriterTag();
+    const [place, hash, pid, nonce] = me.split("-");
+    try {
+      const random = (i: number) => i.toString(16).padStart(16, "0");
+      const name = (writer: string, i: number) => `bytes-${writer}-${random(i)}.part`;
+      const gone = {
+        dead: name(dead.tag, 1),
+        // This very pid under another nonce: an earlier process that had it (a restarted container).
+        predecessor: name(`${place}-${hash}-${pid}-${nonce === "0b0b0b0b" ? "0c0c0c0c" : "0b0b0b0b"}`, 2),
+        oldMine: name(me, 3),
+        // Named as storeBytes named them before it named the writer.
+        oldUnnamed: `bytes-${random(4)}.part`,
+      };
+      const kept = {
+        mine: name(me, 5),
+        liveChild: name(live.tag, 6),
+        // The dead child's pid, but on another host (or in another pid namespace): nothing proves it gone there.
+        elsewhere: name(`other.host-0123456789ab-${dead.pid}-0a0a0a0a`, 7),
+        unnamed: `bytes-${random(8)}.part`,
+        // Not a write of bytes in memory: another sweep's, or none's.
+        blob: "blob-0123.part",
+        original: "D-old-original.part",
+      };
+      await fs.mkdir(path.join(root, ".partial"), { recursive: true });
+      for (const file of [...Object.values(gone), ...Object.values(kept)]) await fs.writeFile(path.join(root, ".partial", file), Buffer.alloc(10, 7));
+      for (const file of [gone.oldMine, gone.oldUnnamed, kept.blob, kept.original]) await fs.utimes(path.join(root, ".partial", file), dayOld, dayOld);
+
+      expect(await sweepBytesPartials({ archive, now })).toEqual({ removed: 4, bytes: 40 });
+      expect((await fs.readdir(path.join(root, ".partial"))).sort()).toEqual(Object.values(kept).sort());
+      // By the clock it is given: a day on, the young ones are old too (all but the other sweeps' files).
+      expect(await sweepBytesPartials({ archive, now: now + 24 * 3_600_000 })).toEqual({ removed: 4, bytes: 40 });
+      expect((await fs.readdir(path.join(root, ".partial"))).sort()).toEqual([kept.blob, kept.original].sort());
+    } finally {
+      live.child.kill("SIGKILL");
+    }
   });
 });
