@@ -58,27 +58,58 @@ function unknownNames(values: Env, file: string): void {
   );
 }
 
+/** A line that sets a name: NAME=value, with `export ` before it or not; the value is group 1. */
+const SETTING_LINE = /^[ \t]*(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*(.*)$/;
+
 /**
- * parseEnv takes a line without `=` (a stray word, a YAML-style `NAME: value`) as the start of the next line's name,
- * so the setting under it would be dropped without a word: every name must be one, or the file is refused.
+ * The first line of the file's text that is neither NAME=value, a comment nor blank. parseEnv says nothing of one,
+ * and what it does with one depends on Node: 20 takes it as the start of the next line's name, so the setting under
+ * it is dropped; 22 and 24 skip the line itself, so a YAML-style `NAME: value` is dropped. A quoted value may run on
+ * over lines to its closing quote, as parseEnv reads one: those lines are the value's.
  */
-function malformedLines(values: Env, file: string): void {
-  const bad = Object.keys(values).find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
+function strayLine(text: string): string | undefined {
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? "";
+    if (line.trim() === "" || line.trimStart().startsWith("#")) continue;
+    const value = SETTING_LINE.exec(line)?.[1];
+    if (value === undefined) return line.trim();
+    const quote = value[0];
+    if ((quote === '"' || quote === "'" || quote === "`") && !value.includes(quote, 1)) {
+      const closing = lines.findIndex((later, j) => j > i && later.includes(quote));
+      if (closing !== -1) i = closing;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A line that is not NAME=value would lose a setting without a word (strayLine), so the file is refused. Every name
+ * parseEnv gives must be one too: Node 20 reads an indented `# comment` as the start of the next line's name.
+ */
+function malformedLines(text: string, values: Env, file: string): void {
+  const bad =
+    strayLine(text) ??
+    Object.keys(values)
+      .find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      ?.split("\n")[0];
   if (bad === undefined) return;
   throw new UserError(
-    `the settings file ${file} has a line that is not NAME=value: ${JSON.stringify(bad.split("\n")[0])}: write it as NAME=value, or start it with # to keep it as a comment`,
+    `the settings file ${file} has a line that is not NAME=value: ${JSON.stringify(bad)}: write it as NAME=value, or start it with # to keep it as a comment`,
   );
 }
 
 function readFile(file: string): Env {
+  let text: string;
   let values: Env;
   try {
     // A byte-order mark (Windows editors write one) would become part of the first name, leaving it unread.
-    values = parseEnv(readFileSync(file, "utf8").replace(/^\uFEFF/, ""));
+    text = readFileSync(file, "utf8").replace(/^\uFEFF/, "");
+    values = parseEnv(text);
   } catch (err) {
     throw new UserError(`the settings file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): make it readable`);
   }
-  malformedLines(values, file);
+  malformedLines(text, values, file);
   unknownNames(values, file);
   return values;
 }

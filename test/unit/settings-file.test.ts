@@ -58,6 +58,14 @@ describe(layerSettings.name, () => {
     }
   });
 
+  it("takes the lines of a quoted value that runs on over lines as the value's, not as lines that are not NAME=value", () => {
+    const file = fileWith("multiline.env", 'POSTGRES_PASSWORD="first\nsecond"\nDVAULT_HTTP_PORT=9000\n');
+    expect(layerSettings({ environment: {}, cwd: dir, configFlag: file }).env).toMatchObject({
+      POSTGRES_PASSWORD: "first\nsecond",
+      DVAULT_HTTP_PORT: "9000",
+    });
+  });
+
   it("masks the password of a URL typed with a space before it or one slash, as dvault config shows it", () => {
     const file = fileWith(
       "typed.env",
