@@ -292,9 +292,11 @@ describe("dist/vendor/ (scripts/vendor.js)", () => {
       const sources = spawnSync(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { cwd: REPO, encoding: "utf8" });
       expect(built.stdout).toBe(sources.stdout);
       // Every function and class the bundle exports has the name it has from node_modules (an error's name is its
-      // class's in bullmq: UnrecoverableError, not UnrecoverableError2).
+      // class's in bullmq: UnrecoverableError, not UnrecoverableError2). Node 24 gives a CommonJS package imported
+      // from node_modules (sanitize-html) a "module.exports" export beside its default, the same function; the bundle
+      // is a module of its own and has only the default, which is the one src/ imports.
       const exportedNames = (specifiers: readonly string[]) => {
-        const script = `const out = []; for (const s of ${JSON.stringify(specifiers)}) out.push(Object.fromEntries(Object.entries(await import(s)).filter(([, v]) => typeof v === "function").map(([k, v]) => [k, v.name]))); console.log(JSON.stringify(out));`;
+        const script = `const out = []; for (const s of ${JSON.stringify(specifiers)}) out.push(Object.fromEntries(Object.entries(await import(s)).filter(([k, v]) => typeof v === "function" && k !== "module.exports").map(([k, v]) => [k, v.name]))); console.log(JSON.stringify(out));`;
         const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: REPO, encoding: "utf8" });
         expect(r.status, r.stderr).toBe(0);
         return JSON.parse(r.stdout) as unknown;
