@@ -35,6 +35,15 @@ function fsyncFd(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fsSync.fsync(fd, (err) => (err ? reject(err) : resolve())));
 }
 
+/** What is at `abs`, not followed through a link; undefined when nothing can be read there (missing, unreadable, a file above it). */
+function lstatOrNothing(abs: string): fsSync.Stats | undefined {
+  try {
+    return fsSync.lstatSync(abs);
+  } catch {
+    return undefined;
+  }
+}
+
 async function fsyncDir(dir: string): Promise<void> {
   const fd = fsSync.openSync(dir, "r");
   try {
@@ -158,7 +167,7 @@ export class LocalDisk {
   async ensureDir(abs: string): Promise<void> {
     if (this.knownDirs.has(abs)) {
       // Still a real folder: done. Removed or replaced (by a link) since: made again, and checked.
-      if (fsSync.lstatSync(abs, { throwIfNoEntry: false })?.isDirectory()) return;
+      if (lstatOrNothing(abs)?.isDirectory()) return;
       this.knownDirs.delete(abs);
     }
     if (!isWithin(this.root, abs)) throw new OutsideArchiveError(abs, this.root);
@@ -205,7 +214,7 @@ export class LocalDisk {
       names = [];
     }
     for (const name of names.filter((n) => n.startsWith(`${sha256}.`)).sort()) {
-      const st = fsSync.lstatSync(path.join(dir, name), { throwIfNoEntry: false });
+      const st = lstatOrNothing(path.join(dir, name));
       if (st?.isFile() && st.size === size) return relOf(this.root, path.join(dir, name));
     }
     return undefined;
