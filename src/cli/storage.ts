@@ -5,6 +5,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import { ConfigError, loadConfig, loadConfigForStorage } from "../config.ts";
 import { EXIT_FAILED, UserError } from "../errors.ts";
+import { thisWriterTag } from "../queue/holder.ts";
 import { safeSink } from "../queue/progress.ts";
 import type { BlobStore } from "../storage/blob-store.ts";
 import { PARTIAL_DIR } from "../storage/layout.ts";
@@ -21,7 +22,8 @@ type Kind = (typeof KINDS)[number];
 /** The store of `kind`, whatever DVAULT_STORAGE says; one line saying what to set when it is not configured. */
 function storeOfKind(kind: Kind, role: "source" | "target"): BlobStore {
   try {
-    return openBlobStore(loadConfigForStorage(kind));
+    // The local target's partial files named for this process: the next start removes those a killed migrate left.
+    return openBlobStore(loadConfigForStorage(kind), { writer: thisWriterTag() });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     throw new UserError(

@@ -9,6 +9,7 @@ import { CronClock } from "./cron-time.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
 import { renderDigest } from "./render.ts";
 import { digestImages } from "./images.ts";
+import { thisWriterTag } from "../queue/holder.ts";
 import { openBlobStore } from "../storage/store.ts";
 import { Thumbnails } from "../storage/thumbnails.ts";
 import type { DigestServices } from "./run-digest.ts";
@@ -49,7 +50,7 @@ export async function previewDigest(services: DigestServices, opts: { since?: Da
   // The pictures as the file channel shows them: the archive's thumbnails, in a folder beside the HTML.
   const shown = await digestImages(data, {
     channel: "file",
-    thumbs: new Thumbnails(openBlobStore(services.config)),
+    thumbs: new Thumbnails(openBlobStore(services.config, { writer: thisWriterTag() })),
     dashboard: undefined,
     filesDir: "digest_files",
   });

@@ -8,6 +8,7 @@ import type { Coordinator } from "../coord/coordinator.ts";
 import type { Config } from "../config.ts";
 import { withTransaction } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
+import { thisWriterTag } from "../queue/holder.ts";
 import { delayOf } from "../queue/job-definition.ts";
 import { acquireLock } from "../coord/lock.ts";
 import { scrubString } from "../redact.ts";
@@ -127,7 +128,7 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
     const fileBase = `dvault-digest-${compactTime(window.start)}-${compactTime(window.end)}`;
     const shown = await digestImages(data, {
       channel,
-      thumbs: new Thumbnails(openBlobStore(config)),
+      thumbs: new Thumbnails(openBlobStore(config, { writer: thisWriterTag() })),
       dashboard: config.publicUrl ? { url: config.publicUrl, linkKey: linkKeyOf(config, log) } : undefined,
       filesDir: imagesDirOf(fileBase),
     });

@@ -13,8 +13,8 @@ import path from "node:path";
 import type { DownloadRepository } from "../db/download.repository.ts";
 import type { Logger } from "../log.ts";
 import { isWriterDead } from "../queue/holder.ts";
-import { type Archive, bytesPartialWriter, isBytesPartial } from "../storage/archive.ts";
-import { PARTIAL_DIR } from "../storage/layout.ts";
+import type { Archive } from "../storage/archive.ts";
+import { isWrittenPartial, PARTIAL_DIR, writtenPartialWriter } from "../storage/layout.ts";
 
 /** A partial original's name: `<deviationid>-original.part` (download-file.ts names the transfer). */
 const PARTIAL_ORIGINAL = /^([A-Za-z0-9][A-Za-z0-9._-]*)-original\.part$/;
@@ -52,11 +52,11 @@ export async function sweepBytesPartials(args: { archive: Archive; now: number; 
   const names = await fs.readdir(dir).catch(() => [] as string[]);
   const result: PartialSweep = { removed: 0, bytes: 0 };
   for (const name of names) {
-    if (!isBytesPartial(name)) continue;
+    if (!isWrittenPartial("bytes", name)) continue;
     const file = path.join(dir, name);
     const st = await fs.lstat(file).catch(() => undefined);
     if (!st?.isFile()) continue;
-    const writer = bytesPartialWriter(name);
+    const writer = writtenPartialWriter("bytes", name);
     const old = args.now - st.mtimeMs >= (args.minAgeMs ?? DEFAULT_MIN_AGE_MS);
     if (!old && !(writer && isWriterDead(writer))) continue;
     // A writer still alive that renames it first leaves nothing here to remove (force).

@@ -4,12 +4,12 @@
 // Where the bytes go is local-disk.ts (paths checked by layout.ts); the streaming write is stream-write.ts,
 // the readable by-user/ tree readable-tree.ts, free space free-space.ts. Nothing is ever written outside
 // the root; files and folders are owner-only unless configured otherwise.
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { ForeignFileError, foreignFileChunks } from "../foreign-file.ts";
 import { DiskFullError } from "./free-space.ts";
-import { errCode, originalRelPath, relOf } from "./layout.ts";
+import { checkWriterName, errCode, originalRelPath, relOf, writtenPartialKey } from "./layout.ts";
 import { type BlobStore, LocalBlobStore } from "./blob-store.ts";
 import { hashBlob } from "./blob-transfer.ts";
 import { LocalDisk } from "./local-disk.ts";
@@ -31,21 +31,12 @@ export type ArchiveOptions = {
   /** Where originals and thumbnails are kept (store.ts); the archive folder itself when not given. */
   blobs?: BlobStore;
   /**
-   * This process as the writer of storeBytes's partial files, named in them (src/queue/holder.ts's thisWriterTag): a
-   * file a killed writer left is then removed at the next start (src/downloads/partial-sweep.ts), not only once old.
+   * This process as the writer of storeBytes's partial files, named in them (src/queue/holder.ts's thisWriterTag), and
+   * of the default blob store's: a file a killed writer left is then removed at the next start
+   * (src/downloads/partial-sweep.ts), not only once old.
    */
   writer?: string;
 };
-
-/** The writer storeBytes named in a partial file's name, if it named one. */
-export function bytesPartialWriter(fileName: string): string | undefined {
-  return /^bytes-([A-Za-z0-9._-]+)-[0-9a-f]{16}\.part$/.exec(fileName)?.[1];
-}
-
-/** Whether a file of the partial folder is one storeBytes writes (with or without its writer's name). */
-export function isBytesPartial(fileName: string): boolean {
-  return /^bytes-[A-Za-z0-9._-]+\.part$/.test(fileName);
-}
 
 export type StoredFile = { sha256: string; size: number; relPath: string; deduplicated: boolean };
 
@@ -127,12 +118,10 @@ export class Archive {
 
   constructor(options: ArchiveOptions) {
     if (!options.root) throw new Error("Archive needs a root directory (DVAULT_ARCHIVE_DIR)");
-    // Within a partial file's name, which layout.ts keeps to 120 characters of these.
-    if (options.writer !== undefined && !/^[A-Za-z0-9._-]{1,80}$/.test(options.writer)) throw new Error(`not a writer name for a file name: ${options.writer}`);
-    this.writer = options.writer;
+    this.writer = checkWriterName(options.writer);
     this.disk = new LocalDisk({ root: options.root, fileMode: options.fileMode ?? 0o600, dirMode: options.dirMode ?? 0o700 });
     this.minFreeBytes = options.minFreeBytes ?? DEFAULT_MIN_FREE;
-    this.blobs = options.blobs ?? new LocalBlobStore(this.disk);
+    this.blobs = options.blobs ?? new LocalBlobStore(this.disk, { writer: this.writer });
     this.placesLocally = !options.blobs || (options.blobs instanceof LocalBlobStore && options.blobs.root === this.disk.root);
   }
 
@@ -458,10 +447,9 @@ export class Archive {
       await this.blobs.write(relPath, bytes);
       return { sha256, size: bytes.length, relPath, deduplicated: false };
     }
-    // Named for this process and at random, never for the content: a second writer of the same bytes would truncate
-    // the file this one renamed into the store. The writer's name lets src/downloads/partial-sweep.ts remove the file
-    // a killed process left between the write and the rename.
-    const partial = await this.disk.preparePartial(`bytes-${this.writer ? `${this.writer}-` : ""}${randomBytes(8).toString("hex")}`);
+    // Named for this process and at random (layout.ts): the writer's name lets src/downloads/partial-sweep.ts remove
+    // the file a killed process left between the write and the rename.
+    const partial = await this.disk.preparePartial(writtenPartialKey("bytes", this.writer));
     try {
       await this.disk.writeFile(partial, bytes, true);
     } catch (err) {

@@ -2,11 +2,12 @@
 // ("originals/ab/cd/<sha256>.jpg", "thumbnails/ab/cd/<sha256>-<size>.s.webp"), with the semantics an object
 // store also offers (whole-object writes, prefix listings), so that thumbnails and originals can move to one
 // together. The local-disk implementation keeps every rule of local-disk.ts: paths checked to stay inside the
-// root, writes through a partial file, fsynced and renamed, the archive's modes.
-import { randomBytes } from "node:crypto";
+// root, writes through a partial file, fsynced and renamed, the archive's modes. The partial file is named for its
+// writer (layout.ts's writtenPartialKey), so that the one a process killed before the rename left is removed at the
+// next start (src/downloads/partial-sweep.ts).
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { errCode } from "./layout.ts";
+import { checkWriterName, errCode, writtenPartialKey } from "./layout.ts";
 import type { LocalDisk } from "./local-disk.ts";
 
 export type BlobInfo = { key: string; size: number };
@@ -54,10 +55,24 @@ export function checkKey(key: string): string {
   return key;
 }
 
+export type LocalBlobStoreOptions = {
+  /**
+   * This process as the writer of the partial files under the root's .partial/ (src/queue/holder.ts's thisWriterTag,
+   * given by the caller: storage does not import the queue); without it they are named at random and go only by age.
+   */
+  writer?: string | undefined;
+};
+
 /** The archive folder on this machine as a BlobStore. */
 export class LocalBlobStore implements BlobStore {
   readonly kind = "local";
-  constructor(private readonly disk: LocalDisk) {}
+  private readonly writer: string | undefined;
+  constructor(
+    private readonly disk: LocalDisk,
+    options: LocalBlobStoreOptions = {},
+  ) {
+    this.writer = checkWriterName(options.writer);
+  }
 
   /** The archive folder the objects are files of. */
   get root(): string {
@@ -97,7 +112,7 @@ export class LocalBlobStore implements BlobStore {
   async putFile(key: string, file: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
     opts.signal?.throwIfAborted();
     // Through a partial copy, so the caller's file stays theirs and a reader never sees half an object.
-    const partial = await this.disk.preparePartial(`blob-${randomBytes(8).toString("hex")}`);
+    const partial = await this.disk.preparePartial(writtenPartialKey("blob", this.writer));
     try {
       await fs.copyFile(file, partial);
       const fh = await fs.open(partial, "r+");
@@ -133,7 +148,7 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async write(key: string, bytes: Uint8Array): Promise<void> {
-    const partial = await this.disk.preparePartial(`blob-${randomBytes(8).toString("hex")}`);
+    const partial = await this.disk.preparePartial(writtenPartialKey("blob", this.writer));
     try {
       await this.disk.writeFile(partial, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), true);
       await this.disk.place(partial, checkKey(key));

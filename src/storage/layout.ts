@@ -1,7 +1,7 @@
 // Where things sit in the archive (originals/ab/cd/<sha256>.<ext>, .partial/, by-user/) and the checks that
 // keep every path inside its root, links included (docs/service-behaviour.md#hostile-answers): names from
 // the service never choose where bytes go.
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { realpathSync } from "node:fs";
 import path from "node:path";
 
@@ -49,6 +49,40 @@ export function originalDir(sha256: string): string {
 export function partialFileName(key: string): string {
   const safe = /^[A-Za-z0-9][A-Za-z0-9._-]{0,119}$/.test(key) ? key : `k-${createHash("sha256").update(key).digest("hex").slice(0, 40)}`;
   return `${safe}.part`;
+}
+
+/**
+ * Partial files written whole and then renamed, never resumed: Archive.storeBytes's (`bytes-`) and LocalBlobStore's
+ * (`blob-`, blob-store.ts). Each is named for its writer, so that a start can remove the one a killed process left
+ * (src/downloads/partial-sweep.ts).
+ */
+export type WrittenPartialKind = "bytes" | "blob";
+
+/**
+ * A writer's name (src/queue/holder.ts's thisWriterTag) checked to fit a partial file's name, which partialFileName
+ * keeps to 120 characters of these.
+ */
+export function checkWriterName(writer: string | undefined): string | undefined {
+  if (writer !== undefined && !/^[A-Za-z0-9._-]{1,80}$/.test(writer)) throw new Error(`not a writer name for a file name: ${writer}`);
+  return writer;
+}
+
+/**
+ * The partial key of one write: `<kind>-<writer>-<random>`, or `<kind>-<random>` by a writer without a name. Random per
+ * write, never the content's hash: a second writer of the same bytes would truncate the file the first renamed.
+ */
+export function writtenPartialKey(kind: WrittenPartialKind, writer: string | undefined): string {
+  return `${kind}-${writer ? `${writer}-` : ""}${randomBytes(8).toString("hex")}`;
+}
+
+/** The writer a written partial file of `kind` names, if it names one. */
+export function writtenPartialWriter(kind: WrittenPartialKind, fileName: string): string | undefined {
+  return new RegExp(`^${kind}-([A-Za-z0-9._-]+)-[0-9a-f]{16}\\.part$`).exec(fileName)?.[1];
+}
+
+/** Whether a file of the partial folder is a written partial file of `kind` (with or without its writer's name). */
+export function isWrittenPartial(kind: WrittenPartialKind, fileName: string): boolean {
+  return new RegExp(`^${kind}-[A-Za-z0-9._-]+\\.part$`).test(fileName);
 }
 
 /**

@@ -10,6 +10,11 @@ import { LocalDisk } from "./local-disk.ts";
 import { createS3Client, S3BlobStore } from "./s3-blob-store.ts";
 
 export type StoreModes = { fileMode?: number; dirMode?: number };
+/**
+ * The local store's options: its modes, and this process as the writer of its partial files (src/queue/holder.ts's
+ * thisWriterTag, which a caller outside storage gives), so that a start can remove those a killed writer left.
+ */
+export type BlobStoreOptions = StoreModes & { writer?: string };
 
 /**
  * One S3 client per bucket configuration in this process: a client holds a pool of keep-alive connections, and
@@ -28,16 +33,17 @@ function sharedS3Client(config: S3StorageConfig): S3Client {
 }
 
 /** The configured blob store. */
-export function openBlobStore(config: Config, modes: StoreModes = {}): BlobStore {
+export function openBlobStore(config: Config, modes: BlobStoreOptions = {}): BlobStore {
   if (config.storage.kind === "s3") return new S3BlobStore({ config: config.storage, client: sharedS3Client(config.storage) });
-  return new LocalBlobStore(new LocalDisk({ root: config.archiveDir, fileMode: modes.fileMode ?? 0o600, dirMode: modes.dirMode ?? 0o700 }));
+  const disk = new LocalDisk({ root: config.archiveDir, fileMode: modes.fileMode ?? 0o600, dirMode: modes.dirMode ?? 0o700 });
+  return new LocalBlobStore(disk, { writer: modes.writer });
 }
 
 /**
  * The Archive over the configured store. Its root (DVAULT_ARCHIVE_DIR) always holds this machine's partial
  * files; with the local store it holds the objects too.
  */
-export function openArchive(config: Config, opts: StoreModes & { minFreeBytes?: number; writer?: string } = {}): Archive {
+export function openArchive(config: Config, opts: BlobStoreOptions & { minFreeBytes?: number } = {}): Archive {
   return new Archive({
     root: config.archiveDir,
     minFreeBytes: opts.minFreeBytes ?? config.minFreeBytes,

@@ -8,6 +8,7 @@ import type { Response } from "express";
 import type express from "express";
 import { placeholderSvg } from "../../storage/thumbnail-render.ts";
 import { isSha256, THUMB_VARIANTS, type ThumbVariantName, Thumbnails } from "../../storage/thumbnails.ts";
+import { thisWriterTag } from "../../queue/holder.ts";
 import { openBlobStore } from "../../storage/store.ts";
 import { existingSecretKey } from "../../secret-key.ts";
 import type { DashboardContext } from "../context.ts";
@@ -67,7 +68,8 @@ function isVariant(value: string): value is ThumbVariantName {
 
 /** Answers with a thumbnail (variant "s" or "m", file "<sha256>.webp"): the dashboard's /thumb and the feeds' thumbnails. */
 export function thumbSender(ctx: DashboardContext): (res: Response, variantParam: string, fileParam: string) => Promise<unknown> {
-  const thumbs = new Thumbnails(openBlobStore(ctx.config));
+  // Named as this process's writes, so that a start removes the partial file of one killed mid-thumbnail.
+  const thumbs = new Thumbnails(openBlobStore(ctx.config, { writer: thisWriterTag() }));
   return async (res, variantParam, fileParam) => {
     const variant = variantParam;
     const m = /^([0-9a-f]{64})\.webp$/.exec(fileParam);
