@@ -143,11 +143,10 @@ export async function startWorker({
     return (await installWork({ services, producer, sources, everyMs, schedules, parts, intervals })).sync;
   };
   const summary = await installSchedules();
-  if (roles.has("downloads")) {
-    // Not awaited: a start never waits on a folder listing, and a failure only leaves files for the next start.
-    const deps = downloadDepsFor(services);
-    void sweepPartialsAtStart({ archive: deps.archive, repo: deps.repo, now: services.now(), log });
-  }
+  // Not awaited: a start never waits on a folder listing, and a failure only leaves files for the next start. Every
+  // role's start: a maintenance or digest host writes thumbnails through partial files too.
+  const deps = downloadDepsFor(services);
+  void sweepPartialsAtStart({ archive: deps.archive, repo: roles.has("downloads") ? deps.repo : undefined, now: services.now(), log });
   let reclaiming = false;
   let reclaimFailing = false;
   const reclaim = async (host?: WorkerHost<WorkerContext>) => {

@@ -4,17 +4,18 @@
 // start, a partial original is removed once its row is stored or given up (done, not_downloadable) or gone,
 // and only when it is old enough that no transfer of this folder can still be writing it. A partial file of a
 // row still wanted stays: it is what a resume needs.
-// A partial file of bytes in memory (Archive.storeBytes: a journal's or a literature's HTML) is never resumed: a
-// process killed between its write and its rename leaves it. The next start (a worker's, a `--once` run's) removes it
-// once its writer, named in it, is proven dead (src/queue/holder.ts's isWriterDead), or once it is old enough that no
-// write can still be under way, whoever wrote it.
+// A partial file written whole and then renamed (Archive.storeBytes's `bytes-`: a journal's or a literature's HTML;
+// the local blob store's `blob-`: a thumbnail, a readable index, an object `dvault storage migrate` copies) is never
+// resumed: a process killed between its write and its rename leaves it. The next start (a worker's, a `--once` run's)
+// removes it once its writer, named in it, is proven dead (src/queue/holder.ts's isWriterDead), or once it is old
+// enough that no write can still be under way, whoever wrote it.
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { DownloadRepository } from "../db/download.repository.ts";
 import type { Logger } from "../log.ts";
 import { isWriterDead } from "../queue/holder.ts";
 import type { Archive } from "../storage/archive.ts";
-import { isWrittenPartial, PARTIAL_DIR, writtenPartialWriter } from "../storage/layout.ts";
+import { isWrittenPartial, PARTIAL_DIR, type WrittenPartialKind, writtenPartialWriter } from "../storage/layout.ts";
 
 /** A partial original's name: `<deviationid>-original.part` (download-file.ts names the transfer). */
 const PARTIAL_ORIGINAL = /^([A-Za-z0-9][A-Za-z0-9._-]*)-original\.part$/;
@@ -46,17 +47,28 @@ export async function sweepStrandedPartials(args: {
   return result;
 }
 
-/** Removes the partial files of Archive.storeBytes whose writer is proven dead, or which are older than `minAgeMs`. */
-export async function sweepBytesPartials(args: { archive: Archive; now: number; minAgeMs?: number }): Promise<PartialSweep> {
+const WRITTEN_KINDS: readonly WrittenPartialKind[] = ["bytes", "blob"];
+
+/**
+ * Removes the written partial files of `kinds` (all by default) whose writer is proven dead, or which are older than
+ * `minAgeMs`; only the archive's root is read, so a process with no Archive passes `{ root }`.
+ */
+export async function sweepWrittenPartials(args: {
+  archive: Pick<Archive, "root">;
+  now: number;
+  minAgeMs?: number;
+  kinds?: readonly WrittenPartialKind[];
+}): Promise<PartialSweep> {
   const dir = path.join(args.archive.root, PARTIAL_DIR);
   const names = await fs.readdir(dir).catch(() => [] as string[]);
   const result: PartialSweep = { removed: 0, bytes: 0 };
   for (const name of names) {
-    if (!isWrittenPartial("bytes", name)) continue;
+    const kind = (args.kinds ?? WRITTEN_KINDS).find((k) => isWrittenPartial(k, name));
+    if (!kind) continue;
     const file = path.join(dir, name);
     const st = await fs.lstat(file).catch(() => undefined);
     if (!st?.isFile()) continue;
-    const writer = writtenPartialWriter("bytes", name);
+    const writer = writtenPartialWriter(kind, name);
     const old = args.now - st.mtimeMs >= (args.minAgeMs ?? DEFAULT_MIN_AGE_MS);
     if (!old && !(writer && isWriterDead(writer))) continue;
     // A writer still alive that renames it first leaves nothing here to remove (force).
@@ -67,21 +79,26 @@ export async function sweepBytesPartials(args: { archive: Archive; now: number; 
   return result;
 }
 
-/** A downloads host's start: both sweeps; a failure is logged and only leaves files for the next start. */
+/**
+ * A worker's start: the written partial files whatever its roles (a maintenance host makes thumbnails, a digest host
+ * too), and a downloads host's (given `repo`) stranded partial originals; a failure is logged and only leaves files for
+ * the next start.
+ */
 export async function sweepPartialsAtStart(args: {
   archive: Archive;
-  repo: Pick<DownloadRepository, "findDownloadTarget">;
+  repo?: Pick<DownloadRepository, "findDownloadTarget"> | undefined;
   now: number;
   log: Logger;
 }): Promise<void> {
   const { archive, repo, now, log } = args;
   const failed = (err: unknown) => log.warn({ err }, "could not sweep the partial files; trying again at the next start");
-  await sweepStrandedPartials({ archive, repo, now }).then(
-    (swept) => swept.removed > 0 && log.info(swept, "removed partial files of downloads stored or given up meanwhile"),
-    failed,
-  );
+  if (repo)
+    await sweepStrandedPartials({ archive, repo, now }).then(
+      (swept) => swept.removed > 0 && log.info(swept, "removed partial files of downloads stored or given up meanwhile"),
+      failed,
+    );
   // Files' times are the filesystem's: the real clock, whatever the services' clock says.
-  await sweepBytesPartials({ archive, now: Date.now() }).then(
+  await sweepWrittenPartials({ archive, now: Date.now() }).then(
     (swept) => swept.removed > 0 && log.info(swept, "removed partial files of dead processes' writes"),
     failed,
   );

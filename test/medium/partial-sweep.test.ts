@@ -1,15 +1,19 @@
 // A downloads host's start removes the partial originals nothing will resume (another host stored the file, or
 // it was given up, or its row is gone) and keeps those a resume needs, and any young enough to be in use. A start also
-// removes the partial files of in-memory writes (Archive.storeBytes) whose writer is proven dead, and any old one.
+// removes the partial files of in-memory writes (Archive.storeBytes) whose writer is proven dead, and any old one; so too
+// the local blob store's (a thumbnail, a readable index, a migrated object), whose names carry their writer.
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DownloadRepository } from "../../src/db/download.repository.ts";
-import { sweepBytesPartials, sweepStrandedPartials } from "../../src/downloads/partial-sweep.ts";
+import { sweepStrandedPartials, sweepWrittenPartials } from "../../src/downloads/partial-sweep.ts";
 import { thisWriterTag } from "../../src/queue/holder.ts";
 import { Archive } from "../../src/storage/archive.ts";
+import { LocalBlobStore } from "../../src/storage/blob-store.ts";
+import { LocalDisk } from "../../src/storage/local-disk.ts";
 import { createMirrorDb, type MirrorDb } from "../helpers/mirror-fixtures.ts";
+import { partialNamesDuring } from "../helpers/partial-names.ts";
 import { writerOfChild } from "../helpers/writer-child.ts";
 
 let m: MirrorDb;
@@ -65,18 +69,21 @@ describe(sweepStrandedPartials.name, () => {
   });
 });
 
-describe(sweepBytesPartials.name, () => {
+/** A fresh archive, a day-old time, and writers of this host: an exited child, a running one (killed by the caller), this process. */
+async function writersSetUp(prefix: string) {
+  const root = await fs.mkdtemp(path.join(dir, prefix));
+  const now = Date.now();
+  const [dead, live] = [await writerOfChild("exited"), await writerOfChild("running")];
+  return { root, archive: new Archive({ root, minFreeBytes: 0 }), now, dayOld: new Date(now - 24 * 3_600_000), dead, live, me: thisWriterTag() };
+}
+
+const random = (i: number) => i.toString(16).padStart(16, "0");
+
+describe(sweepWrittenPartials.name, () => {
   it("removes the partial files of in-memory writes whose writer is dead on this host, and any old one; keeps the others", async () => {
-    const root = await fs.mkdtemp(path.join(dir, "bytes-"));
-    const archive = new Archive({ root, minFreeBytes: 0 });
-    const now = Date.now();
-    const dayOld = new Date(now - 24 * 3_600_000);
-    const dead = await writerOfChild("exited");
-    const live = await writerOfChild("running");
-    const me = thisWriterTag();
+    const { root, archive, now, dayOld, dead, live, me } = await writersSetUp("bytes-");
     const [place, hash, pid, nonce] = me.split("-");
     try {
-      const random = (i: number) => i.toString(16).padStart(16, "0");
       const name = (writer: string, i: number) => `bytes-${writer}-${random(i)}.part`;
       const gone = {
         dead: name(dead.tag, 1),
@@ -100,11 +107,75 @@ describe(sweepBytesPartials.name, () => {
       for (const file of [...Object.values(gone), ...Object.values(kept)]) await fs.writeFile(path.join(root, ".partial", file), Buffer.alloc(10, 7));
       for (const file of [gone.oldMine, gone.oldUnnamed, kept.blob, kept.original]) await fs.utimes(path.join(root, ".partial", file), dayOld, dayOld);
 
-      expect(await sweepBytesPartials({ archive, now })).toEqual({ removed: 4, bytes: 40 });
+      const bytesOnly = ["bytes"] as const;
+      expect(await sweepWrittenPartials({ archive, now, kinds: bytesOnly })).toEqual({ removed: 4, bytes: 40 });
       expect((await fs.readdir(path.join(root, ".partial"))).sort()).toEqual(Object.values(kept).sort());
       // By the clock it is given: a day on, the young ones are old too (all but the other sweeps' files).
-      expect(await sweepBytesPartials({ archive, now: now + 24 * 3_600_000 })).toEqual({ removed: 4, bytes: 40 });
+      expect(await sweepWrittenPartials({ archive, now: now + 24 * 3_600_000, kinds: bytesOnly })).toEqual({ removed: 4, bytes: 40 });
       expect((await fs.readdir(path.join(root, ".partial"))).sort()).toEqual([kept.blob, kept.original].sort());
+    } finally {
+      live.child.kill("SIGKILL");
+    }
+  });
+});
+
+describe("the local blob store's partial files", () => {
+  const partialNames = async (root: string, write: () => Promise<unknown>) => (await partialNamesDuring(path.join(root, ".partial"), write)).names;
+
+  it("names write's and putFile's partial file for the store's writer, and only at random without one", async () => {
+    const root = await fs.mkdtemp(path.join(dir, "blob-names-"));
+    const me = thisWriterTag();
+    const named = new RegExp(`^blob-${me.replaceAll(".", "\\.")}-[0-9a-f]{16}\\.part$`);
+    const disk = new LocalDisk({ root, fileMode: 0o600, dirMode: 0o700 });
+    const store = new LocalBlobStore(disk, { writer: me });
+    const written = await partialNames(root, () => store.write("thumbnails/aa/bb/one.s.webp", Buffer.from("a thumbnail")));
+    expect(written).toHaveLength(1);
+    expect(written[0]).toMatch(named);
+    const source = path.join(root, "source");
+    await fs.writeFile(source, "an object to put");
+    const put = await partialNames(root, () => store.putFile("originals/aa/bb/two.bin", source));
+    expect(put).toHaveLength(1);
+    expect(put[0]).toMatch(named);
+    // The Archive's own store (no store given) writes as the archive's writer.
+    const archive = new Archive({ root, minFreeBytes: 0, writer: me });
+    const viaArchive = await partialNames(root, () => archive.blobs.write("thumbnails/aa/bb/three.s.webp", Buffer.from("another")));
+    expect(viaArchive[0]).toMatch(named);
+    // A store without a writer keeps the old names, which the sweep takes only by age.
+    const unnamed = await partialNames(root, () => new LocalBlobStore(disk).write("thumbnails/aa/bb/four.s.webp", Buffer.from("x")));
+    expect(unnamed[0]).toMatch(/^blob-[0-9a-f]{16}\.part$/);
+    expect(await fs.readFile(path.join(root, "thumbnails/aa/bb/one.s.webp"), "utf8")).toBe("a thumbnail");
+    expect(await fs.readdir(path.join(root, ".partial"))).toEqual([]);
+  });
+
+  it("are removed once their writer is dead on this host, or old; a live writer's young file stays", async () => {
+    const { root, archive, now, dayOld, dead, live, me } = await writersSetUp("blob-sweep-");
+    try {
+      const name = (writer: string, i: number) => `blob-${writer}-${random(i)}.part`;
+      const gone = {
+        dead: name(dead.tag, 1),
+        oldLive: name(live.tag, 2),
+        // Named as the blob store named them before it named the writer.
+        oldUnnamed: `blob-${random(3)}.part`,
+        // The other kind, from the same dead writer: the start's sweep takes both.
+        deadBytes: `bytes-${dead.tag}-${random(4)}.part`,
+      };
+      const kept = {
+        mine: name(me, 5),
+        liveChild: name(live.tag, 6),
+        elsewhere: name(`other.host-0123456789ab-${dead.pid}-0a0a0a0a`, 7),
+        unnamed: `blob-${random(8)}.part`,
+        original: "D-old-original.part",
+      };
+      const partialDir = path.join(root, ".partial");
+      await fs.mkdir(partialDir, { recursive: true });
+      for (const file of [...Object.values(gone), ...Object.values(kept)]) await fs.writeFile(path.join(partialDir, file), Buffer.alloc(10, 7));
+      for (const file of [gone.oldLive, gone.oldUnnamed, kept.original]) await fs.utimes(path.join(partialDir, file), dayOld, dayOld);
+
+      // The blob kind alone first: the dead writer's bytes file is another kind's.
+      expect(await sweepWrittenPartials({ archive, now, kinds: ["blob"] })).toEqual({ removed: 3, bytes: 30 });
+      expect(await fs.readdir(partialDir)).toContain(gone.deadBytes);
+      expect(await sweepWrittenPartials({ archive: { root }, now })).toEqual({ removed: 1, bytes: 10 });
+      expect((await fs.readdir(partialDir)).sort()).toEqual(Object.values(kept).sort());
     } finally {
       live.child.kill("SIGKILL");
     }
