@@ -5,7 +5,6 @@
 // job whose activation never reached its live worker runs within seconds too. A write of bytes in memory that a
 // killed process left in the partial folder is removed by the next run; a live process's is not.
 import { spawn, type ChildProcess } from "node:child_process";
-import { watch } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { Writable } from "node:stream";
@@ -24,6 +23,7 @@ import { testConfig } from "../helpers/config.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { TEST_ENGINE } from "../helpers/env.ts";
 import { itNeedingRedis } from "../helpers/needs-redis.ts";
+import { partialNamesDuring } from "../helpers/partial-names.ts";
 import { writerOfChild } from "../helpers/writer-child.ts";
 
 const DATASET: DatasetOptions = { deviations: 12, galleryFolders: 1, collectionFolders: 1, favourites: 0, trackedUsers: 0 };
@@ -339,24 +339,10 @@ describe("work held by a dead process", () => {
 
   it("the partial file of a write of bytes in memory names its writer; a `--once` run removes a dead writer's, not a live one's", async () => {
     const partialDir = path.join(h.archiveDir, ".partial");
-    await fs.mkdir(partialDir, { recursive: true });
-    // The names the folder sees while the downloads' archive stores a journal's HTML; "end" marks the last event.
-    const seen: string[] = [];
-    let ended = () => {};
-    const end = new Promise<void>((resolve) => (ended = resolve));
-    const watcher = watch(partialDir, (_event, name) => {
-      if (name) seen.push(name);
-      if (name === "end") ended();
-    });
-    try {
-      await h.deps.archive.storeBytes({ bytes: Buffer.from(`<p>a journal of ${thisHolder()}</p>`), ext: "html" });
-      await fs.writeFile(path.join(partialDir, "end"), "");
-      await end;
-    } finally {
-      watcher.close();
-    }
-    await fs.rm(path.join(partialDir, "end"));
-    const written = [...new Set(seen.filter((n) => n !== "end"))];
+    // The names the folder sees while the downloads' archive stores a journal's HTML.
+    const { names: written } = await partialNamesDuring(partialDir, () =>
+      h.deps.archive.storeBytes({ bytes: Buffer.from(`<p>a journal of ${thisHolder()}</p>`), ext: "html" }),
+    );
     expect(written).toHaveLength(1);
     expect(written[0]).toMatch(new RegExp(`^bytes-${thisWriterTag().replaceAll(".", "\\.")}-[0-9a-f]{16}\\.part$`));
 

@@ -1,13 +1,15 @@
 // Thumbnails of a real archive as a user meets them (bin/dvault.js in a child process, real Postgres, Redis and
 // the simulator's files): `dvault thumbnails --once` makes them for what `download --once` stored, `dvault
 // verify` finds one that went missing and `--fix` makes it again, and the dashboard serves them at
-// /thumb/{s,m}/<sha256>.webp with the headers the gallery relies on.
+// /thumb/{s,m}/<sha256>.webp with the headers the gallery relies on. A thumbnail's partial file names its writer, and
+// `dvault thumbnails --once` first removes the one a killed writer left, never a live one's.
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDashboard, type RunningDashboard } from "../../src/http/server.ts";
+import { thisWriterTag } from "../../src/queue/holder.ts";
 import { Archive } from "../../src/storage/archive.ts";
 import { kindOfExtension } from "../../src/storage/thumbnail-render.ts";
 import { thumbKey, Thumbnails } from "../../src/storage/thumbnails.ts";
@@ -15,6 +17,8 @@ import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
 import { makeImage } from "../helpers/image-fixtures.ts";
+import { partialNamesDuring } from "../helpers/partial-names.ts";
+import { writerOfChild } from "../helpers/writer-child.ts";
 
 let h: DownloadHarness;
 let thumbs: Thumbnails;
@@ -72,9 +76,29 @@ describe("dvault thumbnails / verify", () => {
     expect(again.stdout).toMatch(
       new RegExp(`^thumbnails: 0 made, 0 placeholder tile\\(s\\), ${files.length} already there, 0 failed, of ${files.length} file\\(s\\)`, "m"),
     );
+    // A killed writer's partial file, and one this live process may still be writing: the command's start removes the
+    // first only.
+    const partialDir = path.join(h.archiveDir, ".partial");
+    await fs.mkdir(partialDir, { recursive: true });
+    const dead = await writerOfChild("exited");
+    const left = `blob-${dead.tag}-00000000000000aa.part`;
+    const mine = `blob-${thisWriterTag()}-00000000000000bb.part`;
+    for (const name of [left, mine]) await fs.writeFile(path.join(partialDir, name), "half a thumbnail");
     // --rebuild makes every one again, even those that exist.
-    const rebuilt = await dvault(["thumbnails", "--once", "--rebuild"]);
+    const { result: rebuilt, names } = await partialNamesDuring(partialDir, () => dvault(["thumbnails", "--once", "--rebuild"]));
     expect(rebuilt.code, rebuilt.stderr).toBe(0);
+    expect((await fs.readdir(partialDir)).filter((n) => n.startsWith("blob-"))).toEqual([mine]);
+    await fs.rm(path.join(partialDir, mine));
+    // Each thumbnail went through a partial file named for the command: a writer of this host, neither this process
+    // nor the dead child.
+    const made = names.filter((n) => n.startsWith("blob-") && n !== left && n !== mine);
+    expect(made.length).toBeGreaterThan(0);
+    const writers = new Set(made.map((n) => /^blob-([A-Za-z0-9._-]+)-[0-9a-f]{16}\.part$/.exec(n)?.[1]));
+    expect(writers.size).toBe(1);
+    const [writer] = writers;
+    const place = thisWriterTag().split("-").slice(0, -2).join("-");
+    expect(writer?.startsWith(`${place}-`)).toBe(true);
+    expect([thisWriterTag(), dead.tag]).not.toContain(writer);
     expect(rebuilt.stdout).toMatch(
       new RegExp(
         `^thumbnails: ${images} made, ${files.length - images} placeholder tile\\(s\\), 0 already there, 0 failed, of ${files.length} file\\(s\\)`,
