@@ -13,6 +13,11 @@ import { makeDirs } from "../make-dirs.ts";
 /** Files dvault writes are opened without following a link at their own name. */
 const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
 const WRITE_NOFOLLOW = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | NOFOLLOW;
+/**
+ * The synchronous opens (writeFile, the partial's metadata) never wait on a FIFO at the name: that would stop the whole
+ * process, not one transfer. O_NONBLOCK changes nothing for a regular file; a FIFO with no reader refuses (ENXIO).
+ */
+const NONBLOCK = fs.constants.O_NONBLOCK ?? 0;
 
 /** Hard links are refused across filesystems, and by some filesystems and mounts at all: then a copy. */
 const LINK_REFUSED = new Set(["EXDEV", "EPERM", "EMLINK", "ENOTSUP", "EOPNOTSUPP", "EACCES"]);
@@ -41,6 +46,17 @@ function lstatOrNothing(abs: string): fsSync.Stats | undefined {
     return fsSync.lstatSync(abs);
   } catch {
     return undefined;
+  }
+}
+
+/** A small regular file's text; anything else at the name (a FIFO, a device) throws, without waiting on it. */
+function readRegularFile(abs: string): string {
+  const fd = fsSync.openSync(abs, fs.constants.O_RDONLY | NONBLOCK);
+  try {
+    if (!fsSync.fstatSync(fd).isFile()) throw Object.assign(new Error(`${abs} is not a regular file`), { code: "ENOTREG" });
+    return fsSync.readFileSync(fd, "utf8");
+  } finally {
+    fsSync.closeSync(fd);
   }
 }
 
@@ -96,7 +112,7 @@ export class LocalDisk {
     }
     let etag: string | undefined;
     try {
-      const meta = JSON.parse(fsSync.readFileSync(`${file}.json`, "utf8")) as { etag?: unknown };
+      const meta = JSON.parse(readRegularFile(`${file}.json`)) as { etag?: unknown };
       if (typeof meta.etag === "string") etag = meta.etag;
     } catch {
       etag = undefined;
@@ -194,7 +210,7 @@ export class LocalDisk {
 
   /** Writes a whole file with the archive's mode, never through a link at its name; `sync` fsyncs it. */
   async writeFile(abs: string, data: string | Buffer, sync = false): Promise<void> {
-    const fd = fsSync.openSync(abs, WRITE_NOFOLLOW, this.fileMode);
+    const fd = fsSync.openSync(abs, WRITE_NOFOLLOW | NONBLOCK, this.fileMode);
     try {
       fsSync.fchmodSync(fd, this.fileMode);
       fsSync.writeFileSync(fd, data);

@@ -1,12 +1,13 @@
 // The archive on real files in a temp dir: content addressing, resume, dedupe, size checks, a full disk,
 // abort, owner-only modes, confinement to the root and the readable tree of relative links.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { pathToFileURL } from "node:url";
+import { afterAll, afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import got from "got";
 import { downloadableOwnerDeviations } from "../../src/simulator/dataset.ts";
 import { startSimulator } from "../../src/simulator/server.ts";
@@ -264,6 +265,42 @@ describe(Archive.name, () => {
           .startsWith(root + path.sep),
       ).toBe(true);
     }
+  });
+
+  it("never waits on a FIFO at a partial file's metadata name: the resume reads no ETag, its write is refused", { timeout: 30_000 }, async () => {
+    // The metadata is read and written by synchronous calls (local-disk.ts): a wait on a FIFO there would stop the
+    // whole process, its leases and its signals with it, so a child process makes the calls.
+    const partial = new Archive({ root, minFreeBytes: 0 }).partialPath("k");
+    await fs.mkdir(path.dirname(partial), { recursive: true });
+    await fs.writeFile(partial, "ab");
+    execFileSync("mkfifo", [`${partial}.json`]);
+    const disk = JSON.stringify(pathToFileURL(path.resolve("src/storage/local-disk.ts")).href);
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "-e",
+        `import(${disk}).then(async ({ LocalDisk }) => {
+          const disk = new LocalDisk({ root: ${JSON.stringify(root)}, fileMode: 0o600, dirMode: 0o700 });
+          const read = await disk.partialState("k");
+          const write = await disk.writePartialMeta("k", "e").then(() => "written", (err) => err.code);
+          console.log(JSON.stringify({ read: { size: read.size, etag: read.etag ?? null }, write }));
+        })`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    // A child still waiting when the test times out goes with it.
+    onTestFinished(() => {
+      child.kill("SIGKILL");
+    });
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+    });
+    const code = await new Promise((resolve) => child.once("exit", resolve));
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toEqual({ read: { size: 2, etag: null }, write: "ENXIO" });
   });
 
   it("writes a readable tree of relative links, replaces changed ones and removes those no longer listed", async () => {
