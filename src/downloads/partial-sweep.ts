@@ -15,7 +15,7 @@ import type { DownloadRepository } from "../db/download.repository.ts";
 import type { Logger } from "../log.ts";
 import { isWriterDead } from "../queue/holder.ts";
 import type { Archive } from "../storage/archive.ts";
-import { isWrittenPartial, PARTIAL_DIR, type WrittenPartialKind, writtenPartialWriter } from "../storage/layout.ts";
+import { isWrittenPartial, PARTIAL_DIR, resolveInside, type WrittenPartialKind, writtenPartialWriter } from "../storage/layout.ts";
 
 /** A partial original's name: `<deviationid>-original.part` (download-file.ts names the transfer). */
 const PARTIAL_ORIGINAL = /^([A-Za-z0-9][A-Za-z0-9._-]*)-original\.part$/;
@@ -24,13 +24,22 @@ const FINISHED = new Set(["done", "not_downloadable"]);
 
 export type PartialSweep = { removed: number; bytes: number };
 
+/**
+ * The partial folder, checked to stay inside the root as every write is: a link planted at .partial would have a
+ * sweep list and remove the files of another folder that happen to bear a partial file's name. Throws
+ * OutsideArchiveError then (layout.ts), which the sweeps' callers log.
+ */
+function partialDir(root: string): string {
+  return resolveInside(root, PARTIAL_DIR);
+}
+
 export async function sweepStrandedPartials(args: {
   archive: Archive;
   repo: Pick<DownloadRepository, "findDownloadTarget">;
   now: number;
   minAgeMs?: number;
 }): Promise<PartialSweep> {
-  const dir = path.join(args.archive.root, PARTIAL_DIR);
+  const dir = partialDir(args.archive.root);
   const names = await fs.readdir(dir).catch(() => [] as string[]);
   const result: PartialSweep = { removed: 0, bytes: 0 };
   for (const name of names) {
@@ -59,7 +68,7 @@ export async function sweepWrittenPartials(args: {
   minAgeMs?: number;
   kinds?: readonly WrittenPartialKind[];
 }): Promise<PartialSweep> {
-  const dir = path.join(args.archive.root, PARTIAL_DIR);
+  const dir = partialDir(args.archive.root);
   const names = await fs.readdir(dir).catch(() => [] as string[]);
   const result: PartialSweep = { removed: 0, bytes: 0 };
   for (const name of names) {

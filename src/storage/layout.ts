@@ -80,9 +80,13 @@ export function writtenPartialWriter(kind: WrittenPartialKind, fileName: string)
   return new RegExp(`^${kind}-([A-Za-z0-9._-]+)-[0-9a-f]{16}\\.part$`).exec(fileName)?.[1];
 }
 
-/** Whether a file of the partial folder is a written partial file of `kind` (with or without its writer's name). */
+/**
+ * Whether a file of the partial folder is a written partial file of `kind` (with or without its writer's name): ending
+ * in its 16 random hex digits, since a transfer's key may start with "bytes-" or "blob-" too (a deviation id is the
+ * service's, and `<id>-original.part` is a partial original a resume needs).
+ */
 export function isWrittenPartial(kind: WrittenPartialKind, fileName: string): boolean {
-  return new RegExp(`^${kind}-[A-Za-z0-9._-]+\\.part$`).test(fileName);
+  return new RegExp(`^${kind}-(?:[A-Za-z0-9._-]+-)?[0-9a-f]{16}\\.part$`).test(fileName);
 }
 
 /**

@@ -181,3 +181,51 @@ describe("the local blob store's partial files", () => {
     }
   });
 });
+
+describe("the written-partials sweep and a transfer's partial file", () => {
+  it("keeps an old partial original whose deviation id starts with bytes- or blob- (the id is the service's): a resume needs it", async () => {
+    const root = await fs.mkdtemp(path.join(dir, "named-"));
+    const archive = new Archive({ root, minFreeBytes: 0 });
+    const now = Date.now();
+    const dayOld = new Date(now - 24 * 3_600_000);
+    for (const key of ["bytes-0123-original", "blob-4567-original"]) {
+      const file = archive.partialPath(key);
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      await fs.writeFile(file, Buffer.alloc(1000, 7));
+      await fs.utimes(file, dayOld, dayOld);
+    }
+
+    expect(await sweepWrittenPartials({ archive, now })).toEqual({ removed: 0, bytes: 0 });
+    expect((await archive.partialState("bytes-0123-original")).size).toBe(1000);
+    expect((await archive.partialState("blob-4567-original")).size).toBe(1000);
+  });
+});
+
+describe("the partial sweeps and a link planted at .partial", () => {
+  it("remove nothing through a .partial that links outside the archive, and say why", async () => {
+    const root = await fs.mkdtemp(path.join(dir, "linked-"));
+    const outside = await fs.mkdtemp(path.join(dir, "outside-"));
+    const archive = new Archive({ root, minFreeBytes: 0 });
+    const now = Date.now();
+    const dayOld = new Date(now - 24 * 3_600_000);
+    const dead = await writerOfChild("exited");
+    // Files of someone else's that happen to have the partial files' names, old, and some named for a dead writer.
+    const names = [
+      `bytes-${"0".repeat(16)}.part`,
+      `bytes-${dead.tag}-${"1".repeat(16)}.part`,
+      `blob-${dead.tag}-${"2".repeat(16)}.part`,
+      "D-linked-original.part",
+    ];
+    for (const name of names) {
+      await fs.writeFile(path.join(outside, name), "not the archive's");
+      await fs.utimes(path.join(outside, name), dayOld, dayOld);
+    }
+    await row("D-linked", "done");
+    await fs.symlink(outside, path.join(root, ".partial"));
+
+    await expect(sweepWrittenPartials({ archive, now })).rejects.toThrow(/outside the archive/);
+    await expect(sweepWrittenPartials({ archive: { root }, now })).rejects.toThrow(/outside the archive/);
+    await expect(sweepStrandedPartials({ archive, repo: new DownloadRepository(m.pool), now })).rejects.toThrow(/outside the archive/);
+    expect((await fs.readdir(outside)).sort()).toEqual(names.sort());
+  });
+});
