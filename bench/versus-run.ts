@@ -218,12 +218,20 @@ function dvaultChildEnv(env: BenchEnv): Record<string, string> {
   return childEnv;
 }
 
+/** dvault runs started so far, for VERSUS_WRAP's {run}. */
+let wrappedRuns = 0;
+
 /** `dvault archive --once --only gallery` on `env`, stopped at `deadline`. */
 function runArchive(env: BenchEnv, deadline: number): Promise<Exit> {
   // VERSUS_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") go to node before dvault's script, for profiling.
   const nodeArgs = process.env.VERSUS_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
-  // VERSUS_WRAP (e.g. "strace -f -c -o /tmp/st.txt") is a command dvault's node runs under, for counting its system calls.
-  const [wrap, ...wrapArgs] = process.env.VERSUS_WRAP?.split(" ").filter(Boolean) ?? [];
+  // VERSUS_WRAP (e.g. "strace -f -c -o /tmp/st-{run}.txt") is a command dvault's node runs under, for counting its
+  // system calls; {run} becomes the number of this dvault run in the bench (1, 2, …), so that each keeps its own file.
+  const run = String(++wrappedRuns);
+  const [wrap, ...wrapArgs] =
+    process.env.VERSUS_WRAP?.split(" ")
+      .filter(Boolean)
+      .map((a) => a.replaceAll("{run}", run)) ?? [];
   const args = [...nodeArgs, BIN, "archive", "--once", "--only", "gallery"];
   return wrap
     ? runChild(wrap, [...wrapArgs, process.execPath, ...args], dvaultChildEnv(env), deadline)
