@@ -2,7 +2,7 @@
 // sha256 and size taken on the way: `dvault storage migrate`, backup and restore, and verify's quarantine all
 // copy this way. The bytes stream through a temp file of this machine (never all in memory), which the store's
 // putFile then takes whole or not at all.
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import fs from "node:fs/promises";
@@ -10,6 +10,7 @@ import path from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { BlobStore } from "./blob-store.ts";
+import { checkWriterName, writtenPartialKey } from "./layout.ts";
 
 export type BlobDigest = { sha256: string; size: number };
 
@@ -68,7 +69,9 @@ export async function downloadBlob(args: {
 
 /**
  * Copies one object from `from` to `to` (under `toKey`, the same key by default) through a temp file in
- * `tmpDir`, which is always removed. Returns what was read, or undefined when the source has no such object.
+ * `tmpDir`, which is always removed. Returns what was read, or undefined when the source has no such object. The temp
+ * file names `writer` (src/queue/holder.ts's thisWriterTag) when given: with tmpDir the archive's .partial/, the one a
+ * killed process left is removed at the next start (src/downloads/partial-sweep.ts).
  */
 export async function copyBlob(args: {
   from: BlobStore;
@@ -76,10 +79,11 @@ export async function copyBlob(args: {
   key: string;
   toKey?: string;
   tmpDir: string;
+  writer?: string;
   signal?: AbortSignal;
   onBytes?: (n: number) => void;
 }): Promise<BlobDigest | undefined> {
-  const tmp = path.join(args.tmpDir, `copy-${randomBytes(8).toString("hex")}`);
+  const tmp = path.join(args.tmpDir, writtenPartialKey("copy", checkWriterName(args.writer)));
   try {
     const got = await downloadBlob({
       store: args.from,

@@ -53,10 +53,14 @@ export function partialFileName(key: string): string {
 
 /**
  * Partial files written whole and then renamed, never resumed: Archive.storeBytes's (`bytes-`) and LocalBlobStore's
- * (`blob-`, blob-store.ts). Each is named for its writer, so that a start can remove the one a killed process left
- * (src/downloads/partial-sweep.ts).
+ * (`blob-`, blob-store.ts); and the temp files an object is copied through on this machine, which the commands put in
+ * .partial/ (`migrate-`, migrate-store.ts; `copy-`, blob-transfer.ts's copyBlob). Each is named for its writer, so that
+ * a start can remove the one a killed process left (src/downloads/partial-sweep.ts).
  */
-export type WrittenPartialKind = "bytes" | "blob";
+export type WrittenPartialKind = "bytes" | "blob" | "migrate" | "copy";
+
+/** How a kind's file name ends: storeBytes's and the blob store's go through partialFileName; a copy's temp file is its key. */
+const WRITTEN_ENDING: Record<WrittenPartialKind, string> = { bytes: "\\.part", blob: "\\.part", migrate: "", copy: "" };
 
 /**
  * A writer's name (src/queue/holder.ts's thisWriterTag) checked to fit a partial file's name, which partialFileName
@@ -77,7 +81,7 @@ export function writtenPartialKey(kind: WrittenPartialKind, writer: string | und
 
 /** The writer a written partial file of `kind` names, if it names one. */
 export function writtenPartialWriter(kind: WrittenPartialKind, fileName: string): string | undefined {
-  return new RegExp(`^${kind}-([A-Za-z0-9._-]+)-[0-9a-f]{16}\\.part$`).exec(fileName)?.[1];
+  return new RegExp(`^${kind}-([A-Za-z0-9._-]+)-[0-9a-f]{16}${WRITTEN_ENDING[kind]}$`).exec(fileName)?.[1];
 }
 
 /**
@@ -86,7 +90,7 @@ export function writtenPartialWriter(kind: WrittenPartialKind, fileName: string)
  * service's, and `<id>-original.part` is a partial original a resume needs).
  */
 export function isWrittenPartial(kind: WrittenPartialKind, fileName: string): boolean {
-  return new RegExp(`^${kind}-(?:[A-Za-z0-9._-]+-)?[0-9a-f]{16}\\.part$`).test(fileName);
+  return new RegExp(`^${kind}-(?:[A-Za-z0-9._-]+-)?[0-9a-f]{16}${WRITTEN_ENDING[kind]}$`).test(fileName);
 }
 
 /**

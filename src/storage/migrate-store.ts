@@ -3,12 +3,11 @@
 // its key names, hashed again from the target. The source is only ever read. An object already in the target
 // with the right size (and, for an original, the right hash) is skipped, so a run stopped half way resumes
 // where it stopped and a second run copies nothing (docs/storage-readers.md#migrating).
-import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { BlobInfo, BlobStore } from "./blob-store.ts";
 import { downloadBlob, hashBlob } from "./blob-transfer.ts";
-import { ORIGINALS_DIR } from "./layout.ts";
+import { checkWriterName, ORIGINALS_DIR, writtenPartialKey } from "./layout.ts";
 import { originalOf, THUMBNAILS_DIR } from "./thumbnails.ts";
 
 export const MIGRATED_PREFIXES = [`${ORIGINALS_DIR}/`, `${THUMBNAILS_DIR}/`] as const;
@@ -35,6 +34,11 @@ export type MigrateOptions = {
   to: BlobStore;
   /** A folder of this machine for the copies on their way (each removed once placed). */
   tmpDir: string;
+  /**
+   * This process as the copies' writer (src/queue/holder.ts's thisWriterTag), named in them: with tmpDir the archive's
+   * .partial/, a copy a killed run left is removed at the next start (src/downloads/partial-sweep.ts).
+   */
+  writer?: string;
   /** Objects copied at once (default 4): a bucket answers each request slowly but many in parallel. */
   concurrency?: number;
   signal?: AbortSignal;
@@ -53,7 +57,7 @@ async function alreadyThere(to: BlobStore, info: BlobInfo, signal: AbortSignal |
 /** Copies one object and checks it in the target; a string says why it was not copied. */
 async function copyOne(o: MigrateOptions, info: BlobInfo, onBytes: (n: number) => void): Promise<number | string> {
   const sha256 = originalOf(info)?.sha256;
-  const tmp = path.join(o.tmpDir, `migrate-${randomBytes(8).toString("hex")}`);
+  const tmp = path.join(o.tmpDir, writtenPartialKey("migrate", checkWriterName(o.writer)));
   const signal = o.signal ? { signal: o.signal } : {};
   try {
     const got = await downloadBlob({ store: o.from, key: info.key, file: tmp, onBytes, ...signal });

@@ -1,7 +1,8 @@
 // A downloads host's start removes the partial originals nothing will resume (another host stored the file, or
 // it was given up, or its row is gone) and keeps those a resume needs, and any young enough to be in use. A start also
 // removes the partial files of in-memory writes (Archive.storeBytes) whose writer is proven dead, and any old one; so too
-// the local blob store's (a thumbnail, a readable index, a migrated object), whose names carry their writer.
+// the local blob store's (a thumbnail, a readable index, a migrated object), whose names carry their writer; and the temp
+// files `dvault storage migrate` and copyBlob copy an object through in .partial/.
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -11,7 +12,9 @@ import { sweepStrandedPartials, sweepWrittenPartials } from "../../src/downloads
 import { thisWriterTag } from "../../src/queue/holder.ts";
 import { Archive } from "../../src/storage/archive.ts";
 import { LocalBlobStore } from "../../src/storage/blob-store.ts";
+import { copyBlob } from "../../src/storage/blob-transfer.ts";
 import { LocalDisk } from "../../src/storage/local-disk.ts";
+import { migrateStore } from "../../src/storage/migrate-store.ts";
 import { createMirrorDb, type MirrorDb } from "../helpers/mirror-fixtures.ts";
 import { partialNamesDuring } from "../helpers/partial-names.ts";
 import { writerOfChild } from "../helpers/writer-child.ts";
@@ -175,6 +178,66 @@ describe("the local blob store's partial files", () => {
       expect(await sweepWrittenPartials({ archive, now, kinds: ["blob"] })).toEqual({ removed: 3, bytes: 30 });
       expect(await fs.readdir(partialDir)).toContain(gone.deadBytes);
       expect(await sweepWrittenPartials({ archive: { root }, now })).toEqual({ removed: 1, bytes: 10 });
+      expect((await fs.readdir(partialDir)).sort()).toEqual(Object.values(kept).sort());
+    } finally {
+      live.child.kill("SIGKILL");
+    }
+  });
+});
+
+describe("the temp files an object is copied through (storage migrate's, copyBlob's)", () => {
+  it("name the writer when one is given, and only at random without one", async () => {
+    const root = await fs.mkdtemp(path.join(dir, "copy-names-"));
+    const me = thisWriterTag();
+    const disk = (name: string) => new LocalDisk({ root: path.join(root, name), fileMode: 0o600, dirMode: 0o700 });
+    const from = new LocalBlobStore(disk("from"));
+    await from.write("originals/aa/bb/one.bin", Buffer.from("an object"));
+    const tmpDir = path.join(root, "tmp");
+    const named = (kind: string) => new RegExp(`^${kind}-${me.replaceAll(".", "\\.")}-[0-9a-f]{16}$`);
+    const names = async (run: () => Promise<unknown>) => (await partialNamesDuring(tmpDir, run)).names;
+
+    const migrated = await names(() => migrateStore({ from, to: new LocalBlobStore(disk("to-1")), tmpDir, writer: me }));
+    expect(migrated).toHaveLength(1);
+    expect(migrated[0]).toMatch(named("migrate"));
+    const unnamedMigrate = await names(() => migrateStore({ from, to: new LocalBlobStore(disk("to-2")), tmpDir }));
+    expect(unnamedMigrate[0]).toMatch(/^migrate-[0-9a-f]{16}$/);
+    const copied = await names(() => copyBlob({ from, to: from, key: "originals/aa/bb/one.bin", toKey: "originals/aa/bb/two.bin", tmpDir, writer: me }));
+    expect(copied).toHaveLength(1);
+    expect(copied[0]).toMatch(named("copy"));
+    const unnamedCopy = await names(() => copyBlob({ from, to: from, key: "originals/aa/bb/one.bin", toKey: "originals/aa/bb/three.bin", tmpDir }));
+    expect(unnamedCopy[0]).toMatch(/^copy-[0-9a-f]{16}$/);
+    expect(await fs.readdir(tmpDir)).toEqual([]);
+  });
+
+  it("in .partial/ are removed once their writer is dead on this host, or old; a live writer's young file stays", async () => {
+    const { root, archive, now, dayOld, dead, live, me } = await writersSetUp("copy-sweep-");
+    try {
+      const gone = {
+        deadMigrate: `migrate-${dead.tag}-${random(1)}`,
+        deadCopy: `copy-${dead.tag}-${random(2)}`,
+        oldLiveMigrate: `migrate-${live.tag}-${random(3)}`,
+        oldLiveCopy: `copy-${live.tag}-${random(4)}`,
+        // Named as migrate-store.ts and copyBlob named them before they named the writer.
+        oldUnnamedMigrate: `migrate-${random(5)}`,
+        oldUnnamedCopy: `copy-${random(6)}`,
+      };
+      const kept = {
+        liveMigrate: `migrate-${live.tag}-${random(7)}`,
+        liveCopy: `copy-${live.tag}-${random(8)}`,
+        mine: `copy-${me}-${random(9)}`,
+        elsewhere: `migrate-other.host-0123456789ab-${dead.pid}-0a0a0a0a-${random(10)}`,
+        unnamed: `copy-${random(11)}`,
+        // Not a name these writes give, old: a partial original of a deviation whose id starts so, and a short name.
+        original: "migrate-0123-original.part",
+        short: "copy-0123",
+      };
+      const partialDir = path.join(root, ".partial");
+      await fs.mkdir(partialDir, { recursive: true });
+      for (const file of [...Object.values(gone), ...Object.values(kept)]) await fs.writeFile(path.join(partialDir, file), Buffer.alloc(10, 7));
+      const old = [gone.oldLiveMigrate, gone.oldLiveCopy, gone.oldUnnamedMigrate, gone.oldUnnamedCopy, kept.original, kept.short];
+      for (const file of old) await fs.utimes(path.join(partialDir, file), dayOld, dayOld);
+
+      expect(await sweepWrittenPartials({ archive, now })).toEqual({ removed: 6, bytes: 60 });
       expect((await fs.readdir(partialDir)).sort()).toEqual(Object.values(kept).sort());
     } finally {
       live.child.kill("SIGKILL");
