@@ -85,7 +85,14 @@ export function registerStorageCommand(program: Command): void {
       });
       let result: MigrateResult;
       try {
-        result = await migrateStore({ from, to, tmpDir: path.join(config.archiveDir, PARTIAL_DIR), concurrency, progress: sink });
+        result = await migrateStore({
+          from,
+          to,
+          tmpDir: path.join(config.archiveDir, PARTIAL_DIR),
+          writer: thisWriterTag(),
+          concurrency,
+          progress: sink,
+        });
       } finally {
         view.stop();
       }

@@ -11,6 +11,7 @@ import path from "node:path";
 import type { StoredRow } from "../db/download.repository.ts";
 import { ImportedFileRepository } from "../db/imported-file.repository.ts";
 import type { Logger } from "../log.ts";
+import { thisWriterTag } from "../queue/holder.ts";
 import { ORIGINALS_DIR, PARTIAL_DIR } from "../storage/layout.ts";
 import { QUARANTINE_DIR } from "../storage/layout.ts";
 import { copyBlob, hashBlob } from "../storage/blob-transfer.ts";
@@ -208,7 +209,7 @@ export async function setAsideCorrupt(
   if (archive.blobs.kind === "s3") {
     const tmpDir = archive.resolveInside(PARTIAL_DIR);
     await fs.mkdir(tmpDir, { recursive: true, mode: 0o700 });
-    const copied = await copyBlob({ from: archive.blobs, to: archive.blobs, key, toKey: aside, tmpDir });
+    const copied = await copyBlob({ from: archive.blobs, to: archive.blobs, key, toKey: aside, tmpDir, writer: thisWriterTag() });
     if (!copied) return "gone";
     if (whole(copied)) {
       await archive.blobs.remove(aside);

@@ -8,12 +8,13 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BlobStore } from "../../src/storage/blob-store.ts";
-import { originalRelPath } from "../../src/storage/layout.ts";
+import { originalRelPath, writtenPartialWriter } from "../../src/storage/layout.ts";
 import { MIGRATED_PREFIXES, migrateStore } from "../../src/storage/migrate-store.ts";
 import { openBlobStore } from "../../src/storage/store.ts";
 import { thumbKey } from "../../src/storage/thumbnails.ts";
 import { testConfig } from "../helpers/config.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
+import { partialNamesDuring } from "../helpers/partial-names.ts";
 import { leftovers, type S3TestServer, startS3Server } from "../helpers/s3-server.ts";
 
 let s3: S3TestServer;
@@ -120,7 +121,14 @@ describe("dvault storage migrate", () => {
   it("migrates with --json, and says in one line what to set when the bucket is not configured", async () => {
     await fill(localStore("cli"), 2, "c");
     const { DVAULT_STORAGE: _, ...s3Vars } = s3.env;
-    const done = await runDvault(cliEnv(s3Vars), ["storage", "migrate", "--to", "s3", "--json"]);
+    // Its copies on their way go through the archive's .partial/, named for the command's process (the start's sweep
+    // removes those of a killed run: test/medium/partial-sweep).
+    const { result: done, names } = await partialNamesDuring(path.join(dir, "cli", ".partial"), () =>
+      runDvault(cliEnv(s3Vars), ["storage", "migrate", "--to", "s3", "--json"]),
+    );
+    const copies = names.filter((name) => name.startsWith("migrate-"));
+    expect(copies).toHaveLength(3);
+    for (const name of copies) expect(writtenPartialWriter("migrate", name)).toMatch(/-\d+-[0-9a-f]+$/);
     expect(done.stderr).not.toContain("dvault:");
     expect(done.code).toBe(0);
     expect(JSON.parse(done.stdout)).toMatchObject({ objects: 3, failed: [] });

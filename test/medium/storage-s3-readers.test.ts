@@ -21,12 +21,14 @@ import { createLogger } from "../../src/log.ts";
 import { createServices, type Services } from "../../src/services.ts";
 import type { BlobStore } from "../../src/storage/blob-store.ts";
 import { originalRelPath } from "../../src/storage/layout.ts";
+import { thisWriterTag } from "../../src/queue/holder.ts";
 import { READABLE_INDEX_JSON, writeReadableIndex } from "../../src/storage/readable-index.ts";
 import { openBlobStore } from "../../src/storage/store.ts";
 import { artworkPng } from "../helpers/archive-fixtures.ts";
 import { testConfig } from "../helpers/config.ts";
 import { TEST_PG_URL } from "../helpers/env.ts";
 import { createMirrorDb, type MirrorDb } from "../helpers/mirror-fixtures.ts";
+import { partialNamesDuring } from "../helpers/partial-names.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 import { leftovers, type S3TestServer, startS3Server } from "../helpers/s3-server.ts";
 
@@ -210,7 +212,13 @@ describe("verify over a bucket", () => {
     expect(await countAside()).toBe(asideBefore);
     // Bytes still wrong are set aside, as before.
     await store.write(put.key, bytes.subarray(0, 40));
-    expect(await setAsideCorrupt(downloadDepsFor(services), put.key, { sha256, size: bytes.length })).toBe("set aside");
+    // Copied through a temp file in the archive's .partial/ named for this process (test/medium/partial-sweep).
+    const deps = downloadDepsFor(services);
+    const { result, names } = await partialNamesDuring(path.join(deps.archive.root, ".partial"), () =>
+      setAsideCorrupt(deps, put.key, { sha256, size: bytes.length }),
+    );
+    expect(result).toBe("set aside");
+    expect(names).toEqual([expect.stringMatching(new RegExp(`^copy-${thisWriterTag().replaceAll(".", "\\.")}-[0-9a-f]{16}$`))]);
     expect(await store.stat(put.key)).toBeUndefined();
     expect(await countAside()).toBe(asideBefore + 1);
   });
