@@ -16,7 +16,15 @@ import type { DownloadRepository } from "../db/download.repository.ts";
 import type { Logger } from "../log.ts";
 import { isWriterDead } from "../queue/holder.ts";
 import type { Archive } from "../storage/archive.ts";
-import { isWrittenPartial, PARTIAL_DIR, resolveInside, type WrittenPartialKind, writtenPartialWriter } from "../storage/layout.ts";
+import {
+  isWrittenPartial,
+  ORIGINALS_DIR,
+  PARTIAL_DIR,
+  preflightProbeWriter,
+  resolveInside,
+  type WrittenPartialKind,
+  writtenPartialWriter,
+} from "../storage/layout.ts";
 
 /** A partial original's name: `<deviationid>-original.part` (download-file.ts names the transfer). */
 const PARTIAL_ORIGINAL = /^([A-Za-z0-9][A-Za-z0-9._-]*)-original\.part$/;
@@ -61,7 +69,8 @@ const WRITTEN_KINDS: readonly WrittenPartialKind[] = ["bytes", "blob", "migrate"
 
 /**
  * Removes the written partial files of `kinds` (all by default) whose writer is proven dead, or which are older than
- * `minAgeMs`; only the archive's root is read, so a process with no Archive passes `{ root }`.
+ * `minAgeMs`; only the archive's root is read, so a process with no Archive passes `{ root }`. With all kinds, the
+ * preflight's probe files (src/storage/preflight.ts) too, in .partial/ and at the top of originals/, by the same rule.
  */
 export async function sweepWrittenPartials(args: {
   archive: Pick<Archive, "root">;
@@ -69,24 +78,40 @@ export async function sweepWrittenPartials(args: {
   minAgeMs?: number;
   kinds?: readonly WrittenPartialKind[];
 }): Promise<PartialSweep> {
-  const dir = partialDir(args.archive.root);
-  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  const kinds = args.kinds ?? WRITTEN_KINDS;
+  const probes = args.kinds === undefined;
   const result: PartialSweep = { removed: 0, bytes: 0 };
+  const inPartial = (name: string) => {
+    const kind = kinds.find((k) => isWrittenPartial(k, name));
+    return kind ? { writer: writtenPartialWriter(kind, name) } : probes ? preflightProbeWriter(name) : undefined;
+  };
+  await sweepNamed(partialDir(args.archive.root), inPartial, args, result);
+  // Checked as .partial is: a link planted at originals/ is refused, not listed.
+  if (probes) await sweepNamed(resolveInside(args.archive.root, ORIGINALS_DIR), preflightProbeWriter, args, result);
+  return result;
+}
+
+/** Removes the files of `dir` that `named` takes whose writer (if any) is proven dead, or which are old. */
+async function sweepNamed(
+  dir: string,
+  named: (name: string) => { writer: string | undefined } | undefined,
+  args: { now: number; minAgeMs?: number },
+  result: PartialSweep,
+): Promise<void> {
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
   for (const name of names) {
-    const kind = (args.kinds ?? WRITTEN_KINDS).find((k) => isWrittenPartial(k, name));
-    if (!kind) continue;
+    const match = named(name);
+    if (!match) continue;
     const file = path.join(dir, name);
     const st = await fs.lstat(file).catch(() => undefined);
     if (!st?.isFile()) continue;
-    const writer = writtenPartialWriter(kind, name);
     const old = args.now - st.mtimeMs >= (args.minAgeMs ?? DEFAULT_MIN_AGE_MS);
-    if (!old && !(writer && isWriterDead(writer))) continue;
+    if (!old && !(match.writer && isWriterDead(match.writer))) continue;
     // A writer still alive that renames it first leaves nothing here to remove (force).
     await fs.rm(file, { force: true });
     result.removed++;
     result.bytes += st.size;
   }
-  return result;
 }
 
 /**

@@ -188,7 +188,7 @@ export class Archive {
 
   /** The preflight of the downloads (preflight.ts): throws StorageFaultError naming the folder or bucket that refused. */
   proveWritable(): Promise<void> {
-    return proveWritable(this.disk, this.placesLocally ? undefined : this.blobs);
+    return proveWritable(this.disk, this.placesLocally ? undefined : this.blobs, this.writer);
   }
 
   /** Throws DiskFullError when free space (less `neededBytes`, when given) is below minFreeBytes. */

@@ -94,6 +94,21 @@ export function isWrittenPartial(kind: WrittenPartialKind, fileName: string): bo
 }
 
 /**
+ * The downloads' preflight probe (preflight.ts), written in .partial/ and renamed into originals/, then removed:
+ * `.dvault-preflight-<writer>-<random>`, or `<pid>` in the writer's place without one (the old name), so that a start
+ * can remove the one a process killed between the write and the removal left (src/downloads/partial-sweep.ts).
+ */
+export function preflightProbeName(writer: string | undefined): string {
+  return `.dvault-preflight-${writer ?? process.pid}-${randomBytes(4).toString("hex")}`;
+}
+
+/** Whether a file name is a preflight probe's, and the writer it names (a bare pid, of the old name, proves nothing). */
+export function preflightProbeWriter(fileName: string): { writer: string } | undefined {
+  const writer = /^\.dvault-preflight-([A-Za-z0-9._-]+)-[0-9a-f]{8}$/.exec(fileName)?.[1];
+  return writer ? { writer } : undefined;
+}
+
+/**
  * The C library's realpath: one call, where Node's JavaScript one looks at every part of the path in turn (the
  * archive's checks ran it about 100 times a stored file, most of a clean run's 25 000 stat calls).
  */

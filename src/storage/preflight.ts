@@ -2,17 +2,19 @@
 // download of the weekly allowance) is spent on one (docs/RELIABILITY.md#storage-faults). A probe file is written
 // and fsynced in .partial/, renamed into originals/ and removed on this machine, where every transfer lands first;
 // with the originals in a bucket, a probe object is put there and removed too.
-import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { BlobStore } from "./blob-store.ts";
-import { ORIGINALS_DIR, PARTIAL_DIR } from "./layout.ts";
+import { ORIGINALS_DIR, PARTIAL_DIR, preflightProbeName } from "./layout.ts";
 import type { LocalDisk } from "./local-disk.ts";
 import { folderFault } from "./storage-fault.ts";
 
-/** Throws StorageFaultError (storage-fault.ts) naming the folder or bucket that refused; `bucket` when originals live in one. */
-export async function proveWritable(disk: LocalDisk, bucket: BlobStore | undefined): Promise<void> {
-  const name = `.dvault-preflight-${process.pid}-${randomBytes(4).toString("hex")}`;
+/**
+ * Throws StorageFaultError (storage-fault.ts) naming the folder or bucket that refused; `bucket` when originals live in
+ * one. The probe names `writer` (layout.ts's preflightProbeName) when given.
+ */
+export async function proveWritable(disk: LocalDisk, bucket: BlobStore | undefined, writer?: string): Promise<void> {
+  const name = preflightProbeName(writer);
   const partialDir = path.join(disk.root, PARTIAL_DIR);
   const originals = path.join(disk.root, ORIGINALS_DIR);
   const partial = path.join(partialDir, name);

@@ -245,6 +245,55 @@ describe("the temp files an object is copied through (storage migrate's, copyBlo
   });
 });
 
+describe("the downloads' preflight probe", () => {
+  it("names the archive's writer, and this pid without one", async () => {
+    const root = await fs.mkdtemp(path.join(dir, "probe-names-"));
+    const me = thisWriterTag();
+    const probe = async (archive: Archive) => (await partialNamesDuring(path.join(root, ".partial"), () => archive.proveWritable())).names;
+    expect(await probe(new Archive({ root, minFreeBytes: 0, writer: me }))).toEqual([
+      expect.stringMatching(new RegExp(`^\\.dvault-preflight-${me.replaceAll(".", "\\.")}-[0-9a-f]{8}$`)),
+    ]);
+    expect(await probe(new Archive({ root, minFreeBytes: 0 }))).toEqual([
+      expect.stringMatching(new RegExp(`^\\.dvault-preflight-${process.pid}-[0-9a-f]{8}$`)),
+    ]);
+    expect(await fs.readdir(path.join(root, ".partial"))).toEqual([]);
+    expect(await fs.readdir(path.join(root, "originals"))).toEqual([]);
+  });
+
+  it("left in .partial/ or originals/ is removed once its writer is dead on this host, or old; a live writer's young one stays", async () => {
+    const { root, archive, now, dayOld, dead, live, me } = await writersSetUp("probe-sweep-");
+    try {
+      const probe = (writer: string | number, i: number) => `.dvault-preflight-${writer}-${i.toString(16).padStart(8, "0")}`;
+      const gone = { dead: probe(dead.tag, 1), oldLive: probe(live.tag, 2), oldPid: probe(dead.pid, 3) };
+      const kept = {
+        live: probe(live.tag, 4),
+        mine: probe(me, 5),
+        // The old name's pid proves nothing (another host's, or reused): only its age.
+        youngPid: probe(dead.pid, 6),
+        notProbe: ".dvault-preflight-x",
+      };
+      const folders = [path.join(root, ".partial"), path.join(root, "originals")];
+      for (const folder of folders) {
+        await fs.mkdir(folder, { recursive: true });
+        for (const file of [...Object.values(gone), ...Object.values(kept)]) await fs.writeFile(path.join(folder, file), Buffer.alloc(10, 7));
+        for (const file of [gone.oldLive, gone.oldPid, kept.notProbe]) await fs.utimes(path.join(folder, file), dayOld, dayOld);
+      }
+      // At the top of originals/, a written partial's name is no partial file: kept, as the content folders are.
+      const stray = `bytes-${dead.tag}-${random(1)}.part`;
+      await fs.writeFile(path.join(root, "originals", stray), "x");
+      await fs.mkdir(path.join(root, "originals", "ab"));
+
+      // A sweep of named kinds leaves the probes.
+      expect(await sweepWrittenPartials({ archive, now, kinds: ["bytes"] })).toEqual({ removed: 0, bytes: 0 });
+      expect(await sweepWrittenPartials({ archive, now })).toEqual({ removed: 6, bytes: 60 });
+      expect((await fs.readdir(folders[0]!)).sort()).toEqual(Object.values(kept).sort());
+      expect((await fs.readdir(folders[1]!)).sort()).toEqual([...Object.values(kept), stray, "ab"].sort());
+    } finally {
+      live.child.kill("SIGKILL");
+    }
+  });
+});
+
 describe("the written-partials sweep and a transfer's partial file", () => {
   it("keeps an old partial original whose deviation id starts with bytes- or blob- (the id is the service's): a resume needs it", async () => {
     const root = await fs.mkdtemp(path.join(dir, "named-"));
@@ -290,5 +339,17 @@ describe("the partial sweeps and a link planted at .partial", () => {
     await expect(sweepWrittenPartials({ archive: { root }, now })).rejects.toThrow(/outside the archive/);
     await expect(sweepStrandedPartials({ archive, repo: new DownloadRepository(m.pool), now })).rejects.toThrow(/outside the archive/);
     expect((await fs.readdir(outside)).sort()).toEqual(names.sort());
+  });
+
+  it("and remove no preflight probe's name through an originals/ that links outside the archive", async () => {
+    const root = await fs.mkdtemp(path.join(dir, "linked-originals-"));
+    const outside = await fs.mkdtemp(path.join(dir, "outside-"));
+    const dead = await writerOfChild("exited");
+    const name = `.dvault-preflight-${dead.tag}-00000001`;
+    await fs.writeFile(path.join(outside, name), "not the archive's");
+    await fs.symlink(outside, path.join(root, "originals"));
+
+    await expect(sweepWrittenPartials({ archive: { root }, now: Date.now() })).rejects.toThrow(/outside the archive/);
+    expect(await fs.readdir(outside)).toEqual([name]);
   });
 });
