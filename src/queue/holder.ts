@@ -54,9 +54,27 @@ export function thisWriterTag(): string {
  * name carries no lease, and for anything that is not such a tag.
  */
 export function isWriterDead(tag: string): boolean {
-  if (tag === THIS_WRITER || !tag.startsWith(`${WRITER_PLACE}-`)) return false;
+  if (tag === THIS_WRITER) return false;
+  const pid = pidOfWriterHere(tag);
+  return pid !== undefined && pidDeadHere(pid);
+}
+
+/**
+ * Whether a writer tag is a process that runs here: this process, or another of this host and pid namespace whose pid
+ * runs (a pid reused by another program also reads as running, which only keeps a file longer). A file such a writer
+ * names is never removed, however old (src/downloads/partial-sweep.ts): a long copy may still need it.
+ */
+export function isWriterAliveHere(tag: string): boolean {
+  if (tag === THIS_WRITER) return true;
+  const pid = pidOfWriterHere(tag);
+  return pid !== undefined && !pidDeadHere(pid);
+}
+
+/** The pid of a writer tag of this host and pid namespace; undefined for another place's, or for anything else. */
+function pidOfWriterHere(tag: string): number | undefined {
+  if (!tag.startsWith(`${WRITER_PLACE}-`)) return undefined;
   const m = /^(\d+)-[0-9a-f]+$/.exec(tag.slice(WRITER_PLACE.length + 1));
-  return m ? pidDeadHere(Number(m[1])) : false;
+  return m ? Number(m[1]) : undefined;
 }
 
 /**

@@ -83,7 +83,7 @@ async function writersSetUp(prefix: string) {
 const random = (i: number) => i.toString(16).padStart(16, "0");
 
 describe(sweepWrittenPartials.name, () => {
-  it("removes the partial files of in-memory writes whose writer is dead on this host, and any old one; keeps the others", async () => {
+  it("removes the partial files of in-memory writes whose writer is dead on this host, and any old one not of a writer running here; keeps the others", async () => {
     const { root, archive, now, dayOld, dead, live, me } = await writersSetUp("bytes-");
     const [place, hash, pid, nonce] = me.split("-");
     try {
@@ -92,12 +92,13 @@ describe(sweepWrittenPartials.name, () => {
         dead: name(dead.tag, 1),
         // This very pid under another nonce: an earlier process that had it (a restarted container).
         predecessor: name(`${place}-${hash}-${pid}-${nonce === "0b0b0b0b" ? "0c0c0c0c" : "0b0b0b0b"}`, 2),
-        oldMine: name(me, 3),
         // Named as storeBytes named them before it named the writer.
         oldUnnamed: `bytes-${random(4)}.part`,
       };
       const kept = {
         mine: name(me, 5),
+        // A writer that runs here keeps its file however old: a long copy may still need it.
+        oldMine: name(me, 3),
         liveChild: name(live.tag, 6),
         // The dead child's pid, but on another host (or in another pid namespace): nothing proves it gone there.
         elsewhere: name(`other.host-0123456789ab-${dead.pid}-0a0a0a0a`, 7),
@@ -108,14 +109,15 @@ describe(sweepWrittenPartials.name, () => {
       };
       await fs.mkdir(path.join(root, ".partial"), { recursive: true });
       for (const file of [...Object.values(gone), ...Object.values(kept)]) await fs.writeFile(path.join(root, ".partial", file), Buffer.alloc(10, 7));
-      for (const file of [gone.oldMine, gone.oldUnnamed, kept.blob, kept.original]) await fs.utimes(path.join(root, ".partial", file), dayOld, dayOld);
+      for (const file of [kept.oldMine, gone.oldUnnamed, kept.blob, kept.original]) await fs.utimes(path.join(root, ".partial", file), dayOld, dayOld);
 
       const bytesOnly = ["bytes"] as const;
-      expect(await sweepWrittenPartials({ archive, now, kinds: bytesOnly })).toEqual({ removed: 4, bytes: 40 });
+      expect(await sweepWrittenPartials({ archive, now, kinds: bytesOnly })).toEqual({ removed: 3, bytes: 30 });
       expect((await fs.readdir(path.join(root, ".partial"))).sort()).toEqual(Object.values(kept).sort());
-      // By the clock it is given: a day on, the young ones are old too (all but the other sweeps' files).
-      expect(await sweepWrittenPartials({ archive, now: now + 24 * 3_600_000, kinds: bytesOnly })).toEqual({ removed: 4, bytes: 40 });
-      expect((await fs.readdir(path.join(root, ".partial"))).sort()).toEqual([kept.blob, kept.original].sort());
+      // By the clock it is given: a day on, the young ones are old too, and go unless their writer runs here (nor the
+      // other sweeps' files).
+      expect(await sweepWrittenPartials({ archive, now: now + 24 * 3_600_000, kinds: bytesOnly })).toEqual({ removed: 2, bytes: 20 });
+      expect((await fs.readdir(path.join(root, ".partial"))).sort()).toEqual([kept.mine, kept.oldMine, kept.liveChild, kept.blob, kept.original].sort());
     } finally {
       live.child.kill("SIGKILL");
     }
@@ -150,13 +152,12 @@ describe("the local blob store's partial files", () => {
     expect(await fs.readdir(path.join(root, ".partial"))).toEqual([]);
   });
 
-  it("are removed once their writer is dead on this host, or old; a live writer's young file stays", async () => {
+  it("are removed once their writer is dead on this host, or old and not of a writer running here; a live writer's stay", async () => {
     const { root, archive, now, dayOld, dead, live, me } = await writersSetUp("blob-sweep-");
     try {
       const name = (writer: string, i: number) => `blob-${writer}-${random(i)}.part`;
       const gone = {
         dead: name(dead.tag, 1),
-        oldLive: name(live.tag, 2),
         // Named as the blob store named them before it named the writer.
         oldUnnamed: `blob-${random(3)}.part`,
         // The other kind, from the same dead writer: the start's sweep takes both.
@@ -165,6 +166,8 @@ describe("the local blob store's partial files", () => {
       const kept = {
         mine: name(me, 5),
         liveChild: name(live.tag, 6),
+        // A writer that runs here keeps its file however old.
+        oldLive: name(live.tag, 2),
         elsewhere: name(`other.host-0123456789ab-${dead.pid}-0a0a0a0a`, 7),
         unnamed: `blob-${random(8)}.part`,
         original: "D-old-original.part",
@@ -172,10 +175,10 @@ describe("the local blob store's partial files", () => {
       const partialDir = path.join(root, ".partial");
       await fs.mkdir(partialDir, { recursive: true });
       for (const file of [...Object.values(gone), ...Object.values(kept)]) await fs.writeFile(path.join(partialDir, file), Buffer.alloc(10, 7));
-      for (const file of [gone.oldLive, gone.oldUnnamed, kept.original]) await fs.utimes(path.join(partialDir, file), dayOld, dayOld);
+      for (const file of [kept.oldLive, gone.oldUnnamed, kept.original]) await fs.utimes(path.join(partialDir, file), dayOld, dayOld);
 
       // The blob kind alone first: the dead writer's bytes file is another kind's.
-      expect(await sweepWrittenPartials({ archive, now, kinds: ["blob"] })).toEqual({ removed: 3, bytes: 30 });
+      expect(await sweepWrittenPartials({ archive, now, kinds: ["blob"] })).toEqual({ removed: 2, bytes: 20 });
       expect(await fs.readdir(partialDir)).toContain(gone.deadBytes);
       expect(await sweepWrittenPartials({ archive: { root }, now })).toEqual({ removed: 1, bytes: 10 });
       expect((await fs.readdir(partialDir)).sort()).toEqual(Object.values(kept).sort());
@@ -209,19 +212,20 @@ describe("the temp files an object is copied through (storage migrate's, copyBlo
     expect(await fs.readdir(tmpDir)).toEqual([]);
   });
 
-  it("in .partial/ are removed once their writer is dead on this host, or old; a live writer's young file stays", async () => {
+  it("in .partial/ are removed once their writer is dead on this host, or old and not of a writer running here", async () => {
     const { root, archive, now, dayOld, dead, live, me } = await writersSetUp("copy-sweep-");
     try {
       const gone = {
         deadMigrate: `migrate-${dead.tag}-${random(1)}`,
         deadCopy: `copy-${dead.tag}-${random(2)}`,
-        oldLiveMigrate: `migrate-${live.tag}-${random(3)}`,
-        oldLiveCopy: `copy-${live.tag}-${random(4)}`,
         // Named as migrate-store.ts and copyBlob named them before they named the writer.
         oldUnnamedMigrate: `migrate-${random(5)}`,
         oldUnnamedCopy: `copy-${random(6)}`,
       };
       const kept = {
+        // A writer that runs here keeps its file however old: a migrate's upload of a large object may still need it.
+        oldLiveMigrate: `migrate-${live.tag}-${random(3)}`,
+        oldLiveCopy: `copy-${live.tag}-${random(4)}`,
         liveMigrate: `migrate-${live.tag}-${random(7)}`,
         liveCopy: `copy-${live.tag}-${random(8)}`,
         mine: `copy-${me}-${random(9)}`,
@@ -234,10 +238,10 @@ describe("the temp files an object is copied through (storage migrate's, copyBlo
       const partialDir = path.join(root, ".partial");
       await fs.mkdir(partialDir, { recursive: true });
       for (const file of [...Object.values(gone), ...Object.values(kept)]) await fs.writeFile(path.join(partialDir, file), Buffer.alloc(10, 7));
-      const old = [gone.oldLiveMigrate, gone.oldLiveCopy, gone.oldUnnamedMigrate, gone.oldUnnamedCopy, kept.original, kept.short];
+      const old = [kept.oldLiveMigrate, kept.oldLiveCopy, gone.oldUnnamedMigrate, gone.oldUnnamedCopy, kept.original, kept.short];
       for (const file of old) await fs.utimes(path.join(partialDir, file), dayOld, dayOld);
 
-      expect(await sweepWrittenPartials({ archive, now })).toEqual({ removed: 6, bytes: 60 });
+      expect(await sweepWrittenPartials({ archive, now })).toEqual({ removed: 4, bytes: 40 });
       expect((await fs.readdir(partialDir)).sort()).toEqual(Object.values(kept).sort());
     } finally {
       live.child.kill("SIGKILL");
@@ -260,12 +264,14 @@ describe("the downloads' preflight probe", () => {
     expect(await fs.readdir(path.join(root, "originals"))).toEqual([]);
   });
 
-  it("left in .partial/ or originals/ is removed once its writer is dead on this host, or old; a live writer's young one stays", async () => {
+  it("left in .partial/ or originals/ is removed once its writer is dead on this host, or old and not of a writer running here", async () => {
     const { root, archive, now, dayOld, dead, live, me } = await writersSetUp("probe-sweep-");
     try {
       const probe = (writer: string | number, i: number) => `.dvault-preflight-${writer}-${i.toString(16).padStart(8, "0")}`;
-      const gone = { dead: probe(dead.tag, 1), oldLive: probe(live.tag, 2), oldPid: probe(dead.pid, 3) };
+      const gone = { dead: probe(dead.tag, 1), oldPid: probe(dead.pid, 3) };
       const kept = {
+        // A writer that runs here keeps its probe however old.
+        oldLive: probe(live.tag, 2),
         live: probe(live.tag, 4),
         mine: probe(me, 5),
         // The old name's pid proves nothing (another host's, or reused): only its age.
@@ -276,7 +282,7 @@ describe("the downloads' preflight probe", () => {
       for (const folder of folders) {
         await fs.mkdir(folder, { recursive: true });
         for (const file of [...Object.values(gone), ...Object.values(kept)]) await fs.writeFile(path.join(folder, file), Buffer.alloc(10, 7));
-        for (const file of [gone.oldLive, gone.oldPid, kept.notProbe]) await fs.utimes(path.join(folder, file), dayOld, dayOld);
+        for (const file of [kept.oldLive, gone.oldPid, kept.notProbe]) await fs.utimes(path.join(folder, file), dayOld, dayOld);
       }
       // At the top of originals/, a written partial's name is no partial file: kept, as the content folders are.
       const stray = `bytes-${dead.tag}-${random(1)}.part`;
@@ -285,7 +291,7 @@ describe("the downloads' preflight probe", () => {
 
       // A sweep of named kinds leaves the probes.
       expect(await sweepWrittenPartials({ archive, now, kinds: ["bytes"] })).toEqual({ removed: 0, bytes: 0 });
-      expect(await sweepWrittenPartials({ archive, now })).toEqual({ removed: 6, bytes: 60 });
+      expect(await sweepWrittenPartials({ archive, now })).toEqual({ removed: 4, bytes: 40 });
       expect((await fs.readdir(folders[0]!)).sort()).toEqual(Object.values(kept).sort());
       expect((await fs.readdir(folders[1]!)).sort()).toEqual([...Object.values(kept), stray, "ab"].sort());
     } finally {
