@@ -177,13 +177,17 @@ describe("work held by a dead process", () => {
 
   it("a killed `dvault download --once`: the running worker takes its rows back within seconds", async () => {
     const { warnings } = await startHere();
-    // The worker's own start-up work (its syncs, which queue what they find wanted; the first downloads.enqueue)
-    // is over before the rows are wanted, so that the `--once` run claims them. (A killed child's jobs may
-    // still show active: only this worker's count.)
+    // The worker's own start-up work (its syncs, which queue what they find wanted; the first downloads.enqueue, and
+    // the one it queues a few seconds later) is over before the rows are wanted, so that the `--once` run claims them.
+    // A job delayed once (not a repeat's next run, minutes away) counts: a downloads.enqueue due 3 s after the start
+    // took the rows when it ran between the want and the run's first claim (1 run in 3 on PostgreSQL). (A killed
+    // child's jobs may still show active: only this worker's count.)
     const queues = ["sync", "maintenance"].map((name) => h.services.queues.queue(name));
     const pending = async (q: Queue) => {
       const counts = await q.getJobCounts("wait", "prioritized");
-      return (counts.wait ?? 0) + (counts.prioritized ?? 0) + (await q.getActive()).filter((j) => j.processedBy === thisHolder()).length;
+      const active = (await q.getActive()).filter((j) => j.processedBy === thisHolder()).length;
+      const delayedOnce = (await q.getDelayed()).filter((j) => !(j.opts as { repeat?: unknown }).repeat).length;
+      return (counts.wait ?? 0) + (counts.prioritized ?? 0) + active + delayedOnce;
     };
     try {
       await expect.poll(async () => (await Promise.all(queues.map(pending))).reduce((a, b) => a + b, 0), { timeout: 20_000 }).toBe(0);
