@@ -8,13 +8,13 @@
 // the local blob store's `blob-`: a thumbnail, a readable index, an object `dvault storage migrate` copies), and the
 // temp file an object is copied through (`migrate-`, `copy-`: src/storage/migrate-store.ts, blob-transfer.ts), is never
 // resumed: a process killed between its write and its removal leaves it. The next start (a worker's, a `--once` run's)
-// removes it once its writer, named in it, is proven dead (src/queue/holder.ts's isWriterDead), or once it is old
-// enough that no write can still be under way, unless its writer still runs on this host (isWriterAliveHere).
+// removes it once its writer, named in it, is proven dead (src/queue/holder.ts's writerHere), or once it is old
+// enough that no write can still be under way, unless its writer still runs on this host.
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { DownloadRepository } from "../db/download.repository.ts";
 import type { Logger } from "../log.ts";
-import { isWriterAliveHere, isWriterDead } from "../queue/holder.ts";
+import { writerHere } from "../queue/holder.ts";
 import type { Archive } from "../storage/archive.ts";
 import {
   isWrittenPartial,
@@ -108,8 +108,8 @@ async function sweepNamed(
     const old = args.now - st.mtimeMs >= (args.minAgeMs ?? DEFAULT_MIN_AGE_MS);
     // Its writer proven dead here, or old and its writer not known to run here: a writer running on this host keeps its
     // file however old (a long copy may still need it); another host's, or an unnamed one, goes by age alone.
-    const writer = match.writer;
-    if (writer ? !isWriterDead(writer) && !(old && !isWriterAliveHere(writer)) : !old) continue;
+    const writer = match.writer === undefined ? "elsewhere" : writerHere(match.writer);
+    if (writer !== "dead" && !(old && writer === "elsewhere")) continue;
     // A writer still alive that renames it first leaves nothing here to remove (force).
     await fs.rm(file, { force: true });
     result.removed++;

@@ -42,32 +42,23 @@ export function thisHolder(): string {
 
 /**
  * This process as the writer of a file, for a file name: "<host>-<place>-<pid>-<nonce>" ([A-Za-z0-9._-] only). A partial
- * file named with it can be removed once isWriterDead proves its writer gone (src/downloads/partial-sweep.ts).
+ * file named with it can be removed once writerHere proves its writer dead (src/downloads/partial-sweep.ts).
  */
 export function thisWriterTag(): string {
   return THIS_WRITER;
 }
 
 /**
- * The proof for a writer tag (thisWriterTag of some process): the same proof as isHolderDead's on this host and in this
- * pid namespace (its pid no longer runs, or is now this process under another nonce); false elsewhere, since a file
- * name carries no lease, and for anything that is not such a tag.
+ * What this host can say of a writer tag (thisWriterTag of some process): "dead" by isHolderDead's proof on this host
+ * and in this pid namespace (its pid no longer runs, or is now this process under another nonce); "alive" when it is
+ * this process, or its pid runs here (a pid reused by another program reads so too, which only keeps a file longer);
+ * "elsewhere" for another place's tag, whose file name carries no lease, and for anything that is not such a tag.
  */
-export function isWriterDead(tag: string): boolean {
-  if (tag === THIS_WRITER) return false;
+export function writerHere(tag: string): "dead" | "alive" | "elsewhere" {
+  if (tag === THIS_WRITER) return "alive";
   const pid = pidOfWriterHere(tag);
-  return pid !== undefined && pidDeadHere(pid);
-}
-
-/**
- * Whether a writer tag is a process that runs here: this process, or another of this host and pid namespace whose pid
- * runs (a pid reused by another program also reads as running, which only keeps a file longer). A file such a writer
- * names is never removed, however old (src/downloads/partial-sweep.ts): a long copy may still need it.
- */
-export function isWriterAliveHere(tag: string): boolean {
-  if (tag === THIS_WRITER) return true;
-  const pid = pidOfWriterHere(tag);
-  return pid !== undefined && !pidDeadHere(pid);
+  if (pid === undefined) return "elsewhere";
+  return pidDeadHere(pid) ? "dead" : "alive";
 }
 
 /** The pid of a writer tag of this host and pid namespace; undefined for another place's, or for anything else. */
