@@ -5,7 +5,7 @@
 import type { Command } from "commander";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { loadConfig } from "../config.ts";
-import { sweepWrittenPartials } from "../downloads/partial-sweep.ts";
+import { sweepWrittenAtStart } from "../downloads/partial-sweep.ts";
 import { UserError } from "../errors.ts";
 import { cliLogger } from "./output/mode.ts";
 import { printJson, printOut } from "./output/print.ts";
@@ -37,12 +37,8 @@ export function registerThumbnailsCommand(program: Command): void {
       const producer = new Producer([...JOB_DEFINITIONS], services.queues);
       const started = Date.now();
       try {
-        // First the partial files a killed thumbnail run (or any killed writer) left, as a worker's start removes them;
-        // their times are the filesystem's, so the real clock.
-        await sweepWrittenPartials({ archive: { root: config.archiveDir }, now: Date.now() }).then(
-          (swept) => swept.removed > 0 && log.info(swept, "removed partial files of dead processes' writes"),
-          (err: unknown) => log.warn({ err }, "could not sweep the partial files"),
-        );
+        // First the partial files a killed thumbnail run (or any killed writer) left, as a worker's start removes them.
+        await sweepWrittenAtStart({ root: config.archiveDir }, log);
         const [outcome] = await runHere({ services, log, producer, queue: "maintenance" }, [
           { name: "thumbnails.backfill", payload: { rebuild: opts.rebuild === true, untilDone: true } },
         ]);

@@ -129,15 +129,26 @@ export async function sweepPartialsAtStart(args: {
   log: Logger;
 }): Promise<void> {
   const { archive, repo, now, log } = args;
-  const failed = (err: unknown) => log.warn({ err }, "could not sweep the partial files; trying again at the next start");
   if (repo)
     await sweepStrandedPartials({ archive, repo, now }).then(
       (swept) => swept.removed > 0 && log.info(swept, "removed partial files of downloads stored or given up meanwhile"),
-      failed,
+      (err: unknown) => sweepFailed(log, err),
     );
-  // Files' times are the filesystem's: the real clock, whatever the services' clock says.
+  await sweepWrittenAtStart(archive, log);
+}
+
+/**
+ * A start's sweep of the written partial files (the worker's, a `download --once` run's, a `thumbnails --once` run's),
+ * by the real clock whatever the services' clock says, since the files' times are the filesystem's; a failure is
+ * logged and only leaves files for the next start.
+ */
+export async function sweepWrittenAtStart(archive: Pick<Archive, "root">, log: Logger): Promise<void> {
   await sweepWrittenPartials({ archive, now: Date.now() }).then(
     (swept) => swept.removed > 0 && log.info(swept, "removed partial files of dead processes' writes"),
-    failed,
+    (err: unknown) => sweepFailed(log, err),
   );
+}
+
+function sweepFailed(log: Logger, err: unknown): void {
+  log.warn({ err }, "could not sweep the partial files; trying again at the next start");
 }

@@ -27,7 +27,7 @@ import { OnceClaims, reservationTurns } from "./once-claims.ts";
 import { countOutcome, type DownloadSummary, emptySummary, startProgressLine } from "./once-summary.ts";
 import type { DownloadOutcome, ReservationTurn } from "./outcome.ts";
 import { regenerateLinksIfDirty, regenerateReadableLinks } from "./readable-links.ts";
-import { sweepWrittenPartials } from "./partial-sweep.ts";
+import { sweepWrittenAtStart } from "./partial-sweep.ts";
 import { reclaimDeadHolders } from "./reclaim.ts";
 import { isMissingGrant } from "./retry.ts";
 
@@ -121,8 +121,8 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   }
   // What a killed run or worker held comes back first.
   await reclaimDeadHolders({ deps, log }).catch((err: unknown) => log.warn({ err }, "taking back the downloads of dead processes failed"));
-  // And the partial files a killed process left that nothing resumes; their times are the filesystem's, so the real clock.
-  await sweepWrittenPartials({ archive: deps.archive, now: Date.now() }).catch((err: unknown) => log.warn({ err }, "could not sweep the partial files"));
+  // And the partial files a killed process left that nothing resumes.
+  await sweepWrittenAtStart(deps.archive, log);
   const stopper = new AbortController();
   const onOuter = () => stopper.abort();
   if (opts.signal?.aborted) stopper.abort();
