@@ -31,6 +31,13 @@ afterAll(async () => {
   if (dir) await fs.rm(dir, { recursive: true, force: true });
 });
 
+/** Files of 10 bytes named `names` in `folder` (made if missing), those of `old` a day old: what a sweep is given to judge. */
+async function plant(folder: string, names: readonly string[], old: readonly string[], dayOld: Date): Promise<void> {
+  await fs.mkdir(folder, { recursive: true });
+  for (const file of names) await fs.writeFile(path.join(folder, file), Buffer.alloc(10, 7));
+  for (const file of old) await fs.utimes(path.join(folder, file), dayOld, dayOld);
+}
+
 async function row(deviationid: string, status: string): Promise<void> {
   await m.pool.query("INSERT INTO deviations (deviationid, title, author_userid, type, raw) VALUES ($1, $1, 'U-1', 'image', '{}')", [deviationid]);
   const stored = status === "done";
@@ -107,9 +114,8 @@ describe(sweepWrittenPartials.name, () => {
         blob: "blob-0123.part",
         original: "D-old-original.part",
       };
-      await fs.mkdir(path.join(root, ".partial"), { recursive: true });
-      for (const file of [...Object.values(gone), ...Object.values(kept)]) await fs.writeFile(path.join(root, ".partial", file), Buffer.alloc(10, 7));
-      for (const file of [kept.oldMine, gone.oldUnnamed, kept.blob, kept.original]) await fs.utimes(path.join(root, ".partial", file), dayOld, dayOld);
+      const old = [kept.oldMine, gone.oldUnnamed, kept.blob, kept.original];
+      await plant(path.join(root, ".partial"), [...Object.values(gone), ...Object.values(kept)], old, dayOld);
 
       const bytesOnly = ["bytes"] as const;
       expect(await sweepWrittenPartials({ archive, now, kinds: bytesOnly })).toEqual({ removed: 3, bytes: 30 });
@@ -173,9 +179,7 @@ describe("the local blob store's partial files", () => {
         original: "D-old-original.part",
       };
       const partialDir = path.join(root, ".partial");
-      await fs.mkdir(partialDir, { recursive: true });
-      for (const file of [...Object.values(gone), ...Object.values(kept)]) await fs.writeFile(path.join(partialDir, file), Buffer.alloc(10, 7));
-      for (const file of [kept.oldLive, gone.oldUnnamed, kept.original]) await fs.utimes(path.join(partialDir, file), dayOld, dayOld);
+      await plant(partialDir, [...Object.values(gone), ...Object.values(kept)], [kept.oldLive, gone.oldUnnamed, kept.original], dayOld);
 
       // The blob kind alone first: the dead writer's bytes file is another kind's.
       expect(await sweepWrittenPartials({ archive, now, kinds: ["blob"] })).toEqual({ removed: 2, bytes: 20 });
@@ -236,10 +240,8 @@ describe("the temp files an object is copied through (storage migrate's, copyBlo
         short: "copy-0123",
       };
       const partialDir = path.join(root, ".partial");
-      await fs.mkdir(partialDir, { recursive: true });
-      for (const file of [...Object.values(gone), ...Object.values(kept)]) await fs.writeFile(path.join(partialDir, file), Buffer.alloc(10, 7));
       const old = [kept.oldLiveMigrate, kept.oldLiveCopy, gone.oldUnnamedMigrate, gone.oldUnnamedCopy, kept.original, kept.short];
-      for (const file of old) await fs.utimes(path.join(partialDir, file), dayOld, dayOld);
+      await plant(partialDir, [...Object.values(gone), ...Object.values(kept)], old, dayOld);
 
       expect(await sweepWrittenPartials({ archive, now })).toEqual({ removed: 4, bytes: 40 });
       expect((await fs.readdir(partialDir)).sort()).toEqual(Object.values(kept).sort());
@@ -279,11 +281,7 @@ describe("the downloads' preflight probe", () => {
         notProbe: ".dvault-preflight-x",
       };
       const folders = [path.join(root, ".partial"), path.join(root, "originals")];
-      for (const folder of folders) {
-        await fs.mkdir(folder, { recursive: true });
-        for (const file of [...Object.values(gone), ...Object.values(kept)]) await fs.writeFile(path.join(folder, file), Buffer.alloc(10, 7));
-        for (const file of [kept.oldLive, gone.oldPid, kept.notProbe]) await fs.utimes(path.join(folder, file), dayOld, dayOld);
-      }
+      for (const folder of folders) await plant(folder, [...Object.values(gone), ...Object.values(kept)], [kept.oldLive, gone.oldPid, kept.notProbe], dayOld);
       // At the top of originals/, a written partial's name is no partial file: kept, as the content folders are.
       const stray = `bytes-${dead.tag}-${random(1)}.part`;
       await fs.writeFile(path.join(root, "originals", stray), "x");
