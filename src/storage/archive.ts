@@ -51,6 +51,9 @@ export type WrittenFile = {
   signal: AbortSignal | undefined;
 };
 
+/** A transfer's key and ETag, and whether its resume metadata is written yet (Archive.transfer). */
+type ResumeMeta = { key: string; etag: string | undefined; written: boolean };
+
 export type StoreStreamArgs = {
   /** Stable per transfer, e.g. "<deviationid>-original": names the partial file a later attempt resumes. */
   key: string;
@@ -317,7 +320,13 @@ export class Archive {
       await hashInto(partial, hash, resumeFrom);
     }
     const fh = await this.disk.openPartial(partial, resumeFrom);
-    await this.disk.writePartialMeta(key, args.etag);
+    // What a resume needs (the ETag, for If-Range) is kept beside the partial file once it holds bytes worth
+    // resuming: before the first write of a batch while more may follow, or when a failed transfer keeps its prefix
+    // (stopTransfer). A file whose bytes all come in one batch (most, at 512 KiB) never has one: a process killed
+    // meanwhile fetches it again from its first byte, with the signed URL it already paid for.
+    const meta = { key, etag: args.etag, written: resumeFrom > 0 };
+    if (resumeFrom > 0) await this.disk.writePartialMeta(key, args.etag);
+    else await this.disk.forgetPartialMeta(key);
 
     let size = resumeFrom;
     const writer = new BatchedWriter(fh, resumeFrom);
@@ -340,6 +349,7 @@ export class Archive {
           throw err;
         }
         hash.update(chunk);
+        if (writer.wouldWrite(chunk.length)) await this.keepResumeMeta(meta);
         await writer.push(chunk);
         if (writer.written >= nextSpaceCheck) {
           nextSpaceCheck = writer.written + SPACE_CHECK_EVERY;
@@ -349,7 +359,7 @@ export class Archive {
       await writer.flush();
       if (expectedSize !== undefined && size !== expectedSize) throw new SizeMismatchError(expectedSize, size, key);
     } catch (err) {
-      await this.stopTransfer({ err, key, fh, writer, iterator, discard, expectedSize });
+      await this.stopTransfer({ err, meta, fh, writer, iterator, discard, expectedSize });
     }
     const sha256 = hash.digest("hex");
     if (args.expectedSha256 !== undefined && sha256 !== args.expectedSha256) {
@@ -366,25 +376,34 @@ export class Archive {
    */
   private async stopTransfer(args: {
     err: unknown;
-    key: string;
+    meta: ResumeMeta;
     fh: FileHandle;
     writer: BatchedWriter;
     iterator: AsyncIterator<unknown>;
     discard: boolean;
     expectedSize: number | undefined;
   }): Promise<never> {
-    const { err, key, fh, writer, iterator, discard, expectedSize } = args;
+    const { err, meta, fh, writer, iterator, discard, expectedSize } = args;
+    const { key } = meta;
     // Stop the body (a got stream is destroyed), without waiting on a generator stuck in next().
     void Promise.resolve(iterator.return?.()).catch(() => undefined);
     const full = isDiskFull(err);
     if (!full && !discard) {
       await writer.flush().catch(() => undefined);
       await fh.sync().catch(() => undefined);
+      if (writer.written > 0) await this.keepResumeMeta(meta).catch(() => undefined);
     }
     await fh.close().catch(() => undefined);
     if (full || discard) await this.discardPartial(key);
     if (full) throw await this.diskFull(err, expectedSize !== undefined ? Math.max(0, expectedSize - writer.written) : 0);
     throw err;
+  }
+
+  /** Writes the partial file's resume metadata, once per transfer; without an ETag there is nothing to resume with. */
+  private async keepResumeMeta(meta: ResumeMeta): Promise<void> {
+    if (meta.written || meta.etag === undefined) return;
+    meta.written = true;
+    await this.disk.writePartialMeta(meta.key, meta.etag);
   }
 
   /** The DiskFullError for a write the filesystem refused for want of space (ENOSPC, EDQUOT). */

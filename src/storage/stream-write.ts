@@ -102,6 +102,11 @@ export class BatchedWriter {
     public written: number,
   ) {}
 
+  /** Whether pushing `bytes` more writes to the file now (the batch fills), rather than only buffering them. */
+  wouldWrite(bytes: number): boolean {
+    return this.batchBytes + bytes >= WRITE_BATCH_BYTES;
+  }
+
   async push(chunk: Buffer): Promise<void> {
     this.batch.push(chunk);
     this.batchBytes += chunk.length;

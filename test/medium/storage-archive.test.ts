@@ -132,6 +132,47 @@ describe(Archive.name, () => {
     expect(await archive.partialState(key)).toEqual({ size: 0, etag: undefined });
   });
 
+  it("writes a partial file's resume metadata only once bytes may be worth resuming, and never keeps a stale one", async () => {
+    const archive = new Archive({ root, minFreeBytes: 0 });
+    const metaOf = (key: string) => `${archive.partialPath(key)}.json`;
+    /** Yields `data` in chunks, noting after each whether the metadata file exists; fails after `failAfter` bytes. */
+    const seen: boolean[] = [];
+    async function* watched(key: string, data: Buffer, size: number, failAfter?: number): AsyncGenerator<Buffer> {
+      for await (const chunk of chunks(data, size, failAfter)) {
+        yield chunk;
+        seen.push(existsSync(metaOf(key)));
+      }
+    }
+    // A file whose bytes all come in one batch (under 512 KiB): no metadata file at any point.
+    const small = randomBytes(300_000);
+    seen.length = 0;
+    await archive.storeStream({ key: "SMALL", body: watched("SMALL", small, 50_000), ext: "jpg", expectedSize: small.length, etag: '"s"' });
+    expect(seen).toEqual([false, false, false, false, false, false]);
+    expect(existsSync(metaOf("SMALL"))).toBe(false);
+
+    // A larger one: written before its first batch reaches the disk, with the ETag a resume sends.
+    const large = randomBytes(1_500_000);
+    seen.length = 0;
+    await expect(
+      archive.storeStream({ key: "LARGE", body: watched("LARGE", large, 100_000, 1_200_000), ext: "jpg", expectedSize: large.length, etag: '"l"' }),
+    ).rejects.toThrow("socket hang up");
+    expect(seen.indexOf(true)).toBeGreaterThan(0);
+    expect(await archive.partialState("LARGE")).toEqual({ size: 1_200_000, etag: '"l"' });
+
+    // A small transfer cut short keeps its prefix resumable: the metadata is written as it stops.
+    await expect(
+      archive.storeStream({ key: "CUT", body: chunks(small, 50_000, 100_000), ext: "jpg", expectedSize: small.length, etag: '"c"' }),
+    ).rejects.toThrow("socket hang up");
+    expect(await archive.partialState("CUT")).toEqual({ size: 100_000, etag: '"c"' });
+
+    // Started again from its first byte (the service's ETag changed): the earlier metadata goes at once, so a
+    // process killed now resumes nothing under the old ETag.
+    seen.length = 0;
+    await archive.storeStream({ key: "CUT", body: watched("CUT", small, 50_000), ext: "jpg", expectedSize: small.length, etag: '"c2"' });
+    expect(seen.every((s) => !s)).toBe(true);
+    expect(await archive.partialState("CUT")).toEqual({ size: 0, etag: undefined });
+  });
+
   it("keeps only the bytes asked for when resuming from less than the partial file holds", async () => {
     const archive = new Archive({ root, minFreeBytes: 0 });
     const data = randomBytes(100_000);
