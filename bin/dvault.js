@@ -5,7 +5,32 @@
 // TypeScript through tsx's loader (docs/PERFORMANCE.md#start-up). Otherwise, or with no dist/ at all, it runs the
 // sources through tsx, so `npx dvault` works right after `npm ci` and right after a change, with no build step.
 // DVAULT_FROM_SOURCE=1 runs the sources whatever dist/ holds.
+import module from "node:module";
+import os from "node:os";
+import path from "node:path";
 import { distIsCurrent } from "./dist-current.js";
+
+// Node 22.1 and later keep the code they compiled for the modules a start loads, and the next start reads it instead
+// of compiling again (Node 20 has no such cache; docs/PERFORMANCE.md#start-up). The folder is the user's own cache,
+// not the shared temp folder Node would pick, where another user could plant entries. A folder that cannot be made
+// (a read-only home) only means compiling as before: Node says so in the value returned, not on stderr.
+// NODE_COMPILE_CACHE names another folder, NODE_DISABLE_COMPILE_CACHE=1 turns the cache off (Node's own settings).
+if (!process.env.NODE_COMPILE_CACHE) {
+  const dir = userCacheDir();
+  if (dir) module.enableCompileCache?.(path.join(dir, "dvault", "node-compile-cache"));
+}
+
+/** $XDG_CACHE_HOME, else ~/.cache; undefined when neither is known. */
+function userCacheDir() {
+  const xdg = process.env.XDG_CACHE_HOME;
+  if (xdg && path.isAbsolute(xdg)) return xdg;
+  try {
+    const home = os.homedir();
+    return home ? path.join(home, ".cache") : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 if (process.env.DVAULT_FROM_SOURCE !== "1" && distIsCurrent(new URL("..", import.meta.url))) {
   await import("../dist/src/cli/main.js");

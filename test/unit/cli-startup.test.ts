@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import module from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -112,6 +113,35 @@ describe("dvault start-up", () => {
     expect(status).toBe(0);
     expect(packages).toContain(needs); // the record is not empty
     expect(HEAVY_PACKAGES.filter((p) => packages.has(p))).toEqual(uses);
+  });
+
+  // bin/dvault.js: where this Node has a compile cache (22.1 and later), it lives in the user's cache folder; where the
+  // folder cannot be made, the command runs as before and says nothing of it. Node 20 makes no folder.
+  it("keeps Node's compile cache in the user's cache folder, and runs unchanged where that folder cannot be made", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "dvault-compile-cache-"));
+    try {
+      const run = (env: Record<string, string>) => {
+        const { NODE_COMPILE_CACHE, NODE_DISABLE_COMPILE_CACHE, XDG_CACHE_HOME, ...rest } = process.env;
+        const r = spawnSync(process.execPath, ["bin/dvault.js", "--version"], { cwd: REPO, encoding: "utf8", env: { ...rest, ...env } });
+        return { status: r.status, out: r.stdout, err: r.stderr };
+      };
+      const version = run({ HOME: dir }).out;
+      expect(version).toMatch(/^\d+\.\d+\.\d+\n$/);
+      const cache = path.join(dir, ".cache", "dvault", "node-compile-cache");
+      const nodeHasCache = "enableCompileCache" in module;
+      expect(existsSync(cache) ? readdirSync(cache).length > 0 : false).toBe(nodeHasCache);
+      // XDG_CACHE_HOME comes first.
+      const xdg = path.join(dir, "xdg");
+      run({ HOME: dir, XDG_CACHE_HOME: xdg });
+      expect(existsSync(path.join(xdg, "dvault", "node-compile-cache"))).toBe(nodeHasCache);
+      // A file where the cache folder would go: the same output, nothing on stderr.
+      const blocked = path.join(dir, "blocked");
+      mkdirSync(blocked);
+      writeFileSync(path.join(blocked, ".cache"), "");
+      expect(run({ HOME: blocked })).toEqual({ status: 0, out: version, err: "" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
