@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import module from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -139,6 +139,41 @@ describe("dvault start-up", () => {
       mkdirSync(blocked);
       writeFileSync(path.join(blocked, ".cache"), "");
       expect(run({ HOME: blocked })).toEqual({ status: 0, out: version, err: "" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  // Node checks a cache entry against its module's length and a CRC32 of its text, not who wrote it: code cached in a
+  // folder another user can write is code that user chose. So no cache where the folder, or the one it is made in,
+  // belongs to someone else or is writable by others: root with a user's HOME (`sudo -E dvault …`), which would also
+  // leave a root-owned ~/.cache in that home, or XDG_CACHE_HOME at a shared folder such as /tmp.
+  it("keeps no compile cache in a folder that another user owns or can write", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "dvault-compile-cache-"));
+    try {
+      const run = (env: Record<string, string>) => {
+        const { NODE_COMPILE_CACHE, NODE_DISABLE_COMPILE_CACHE, XDG_CACHE_HOME, ...rest } = process.env;
+        const r = spawnSync(process.execPath, ["bin/dvault.js", "--version"], { cwd: REPO, encoding: "utf8", env: { ...rest, ...env } });
+        return { status: r.status, out: r.stdout, err: r.stderr };
+      };
+      // A cache folder others can write (XDG_CACHE_HOME pointed at a shared, sticky folder; a ~/.cache left 0777).
+      const shared = path.join(dir, "shared");
+      mkdirSync(shared);
+      chmodSync(shared, 0o1777);
+      expect(run({ HOME: dir, XDG_CACHE_HOME: shared })).toMatchObject({ status: 0, err: "" });
+      expect(readdirSync(shared)).toEqual([]);
+      const open = path.join(dir, "open");
+      mkdirSync(path.join(open, ".cache"), { recursive: true });
+      chmodSync(path.join(open, ".cache"), 0o777);
+      expect(run({ HOME: open })).toMatchObject({ status: 0, err: "" });
+      expect(readdirSync(path.join(open, ".cache"))).toEqual([]);
+      // Root with another user's HOME: nothing made or read there.
+      if (process.getuid?.() === 0) {
+        const theirs = path.join(dir, "theirs");
+        mkdirSync(theirs);
+        chownSync(theirs, 65534, 65534);
+        expect(run({ HOME: theirs })).toMatchObject({ status: 0, err: "" });
+        expect(readdirSync(theirs)).toEqual([]);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
