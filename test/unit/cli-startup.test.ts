@@ -1,11 +1,26 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import module from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
+import { compileCacheDir } from "../../bin/compile-cache.js";
 import { distIsCurrent } from "../../bin/dist-current.js";
 import { copyAssets } from "../../scripts/build.js";
 import { pointAtVendor, VENDORED, vendorPackages } from "../../scripts/vendor.js";
@@ -177,6 +192,72 @@ describe("dvault start-up", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+// The decision bin/compile-cache.js makes before it turns Node's cache on, whichever Node runs the tests.
+describe(compileCacheDir.name, () => {
+  const me = process.getuid?.();
+  const inDir = (fn: (dir: string) => void) => {
+    const dir = mkdtempSync(path.join(tmpdir(), "dvault-cache-dir-"));
+    try {
+      fn(dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  const modeOf = (p: string) => statSync(p).mode & 0o777;
+
+  it("uses ~/.cache/dvault (made owner-only), or an absolute XDG_CACHE_HOME", () => {
+    inDir((home) => {
+      chmodSync(home, 0o755);
+      expect(compileCacheDir({ env: {}, uid: me, homedir: () => home })).toBe(path.join(home, ".cache", "dvault", "node-compile-cache"));
+      expect([modeOf(path.join(home, ".cache")), modeOf(path.join(home, ".cache", "dvault"))]).toEqual([0o700, 0o700]);
+      const xdg = path.join(home, "xdg");
+      mkdirSync(xdg, { mode: 0o700 });
+      expect(compileCacheDir({ env: { XDG_CACHE_HOME: xdg }, uid: me, homedir: () => home })).toBe(path.join(xdg, "dvault", "node-compile-cache"));
+      // A relative XDG_CACHE_HOME is not one (the XDG rule): ~/.cache.
+      expect(compileCacheDir({ env: { XDG_CACHE_HOME: "rel" }, uid: me, homedir: () => home })).toBe(path.join(home, ".cache", "dvault", "node-compile-cache"));
+    });
+  });
+
+  it("gives none, and makes nothing, where the folder is another user's, others can write it, or it is not a folder", () => {
+    inDir((dir) => {
+      // Another user's home (root under `sudo -E` keeps the user's HOME): the folder's owner is not this uid.
+      const theirs = path.join(dir, "theirs");
+      mkdirSync(theirs, { mode: 0o755 });
+      expect(compileCacheDir({ env: {}, uid: (me ?? 0) + 12345, homedir: () => theirs })).toBeUndefined();
+      expect(readdirSync(theirs)).toEqual([]);
+      // A shared folder (XDG_CACHE_HOME=/tmp), and a ~/.cache left writable by all.
+      const shared = path.join(dir, "shared");
+      mkdirSync(shared);
+      chmodSync(shared, 0o1777);
+      expect(compileCacheDir({ env: { XDG_CACHE_HOME: shared }, uid: me, homedir: () => dir })).toBeUndefined();
+      expect(readdirSync(shared)).toEqual([]);
+      const open = path.join(dir, "open");
+      mkdirSync(path.join(open, ".cache"), { recursive: true });
+      chmodSync(path.join(open, ".cache"), 0o777);
+      expect(compileCacheDir({ env: {}, uid: me, homedir: () => open })).toBeUndefined();
+      expect(readdirSync(path.join(open, ".cache"))).toEqual([]);
+      // A file where the folder would be, a link in its place, no home at all.
+      const blocked = path.join(dir, "blocked");
+      mkdirSync(blocked, { mode: 0o755 });
+      writeFileSync(path.join(blocked, ".cache"), "");
+      expect(compileCacheDir({ env: {}, uid: me, homedir: () => blocked })).toBeUndefined();
+      const linked = path.join(dir, "linked");
+      mkdirSync(linked, { mode: 0o755 });
+      symlinkSync(shared, path.join(linked, ".cache"));
+      expect(compileCacheDir({ env: {}, uid: me, homedir: () => linked })).toBeUndefined();
+      expect(
+        compileCacheDir({
+          env: {},
+          uid: me,
+          homedir: () => {
+            throw new Error("no home");
+          },
+        }),
+      ).toBeUndefined();
+    });
   });
 });
 
