@@ -325,8 +325,13 @@ export class Archive {
     // (stopTransfer). A file whose bytes all come in one batch (most, at 512 KiB) never has one: a process killed
     // meanwhile fetches it again from its first byte, with the signed URL it already paid for.
     const meta = { key, etag: args.etag, written: resumeFrom > 0 };
-    if (resumeFrom > 0) await this.disk.writePartialMeta(key, args.etag);
-    else await this.disk.forgetPartialMeta(key);
+    try {
+      if (resumeFrom > 0) await this.disk.writePartialMeta(key, args.etag);
+      else await this.disk.forgetPartialMeta(key);
+    } catch (err) {
+      await fh.close().catch(() => undefined);
+      throw err;
+    }
 
     let size = resumeFrom;
     const writer = new BatchedWriter(fh, resumeFrom);

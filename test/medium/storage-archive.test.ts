@@ -2,7 +2,7 @@
 // abort, owner-only modes, confinement to the root and the readable tree of relative links.
 import { execFileSync, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -171,6 +171,25 @@ describe(Archive.name, () => {
     await archive.storeStream({ key: "CUT", body: watched("CUT", small, 50_000), ext: "jpg", expectedSize: small.length, etag: '"c2"' });
     expect(seen.every((s) => !s)).toBe(true);
     expect(await archive.partialState("CUT")).toEqual({ size: 0, etag: undefined });
+  });
+
+  it("closes the partial file when its resume metadata cannot be written or removed", async () => {
+    const archive = new Archive({ root, minFreeBytes: 0 });
+    const data = randomBytes(100_000);
+    const openFds = () => readdirSync("/proc/self/fd").length;
+    await expect(archive.storeStream({ key: "FD", body: chunks(data, 1000, 60_000), ext: "bin", etag: '"f"' })).rejects.toThrow("socket hang up");
+    // A folder where the metadata file goes: neither written (a resume) nor removed (a start from the first byte).
+    const meta = `${archive.partialPath("FD")}.json`;
+    await fs.rm(meta, { force: true });
+    await fs.mkdir(meta);
+    await fs.writeFile(path.join(meta, "inside"), "x");
+    const before = openFds();
+    for (const resumeFrom of [60_000, 0]) {
+      await expect(
+        archive.storeStream({ key: "FD", body: chunks(data.subarray(resumeFrom)), ext: "bin", resumeFrom, expectedSize: data.length, etag: '"f"' }),
+      ).rejects.toThrow();
+    }
+    expect(openFds()).toBe(before);
   });
 
   it("keeps only the bytes asked for when resuming from less than the partial file holds", async () => {
