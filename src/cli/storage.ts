@@ -4,6 +4,7 @@
 import path from "node:path";
 import type { Command } from "commander";
 import { ConfigError, loadConfig, loadConfigForStorage } from "../config.ts";
+import { sweepWrittenAtStart } from "../downloads/partial-sweep.ts";
 import { EXIT_FAILED, UserError } from "../errors.ts";
 import { thisWriterTag } from "../queue/holder.ts";
 import { safeSink } from "../queue/progress.ts";
@@ -59,7 +60,8 @@ export function registerStorageCommand(program: Command): void {
         "Copies from the local folder into the bucket (--to s3), or back (--to local). Each object is verified where it",
         "lands (its size, and an original's sha256 hashed again from the target). The source is never changed or deleted.",
         "Stopped half way, run it again: objects already in the target, whole, are skipped. When it is done, set",
-        "DVAULT_STORAGE to the target for every dvault process.",
+        "DVAULT_STORAGE to the target for every dvault process. Its start removes the temp files killed dvault",
+        "processes left in the archive folder's .partial/, as a worker's start does.",
         "",
         "Exit codes: 0 every object is in the target, 1 some could not be copied (listed; run again), or the target is not configured.",
       ].join("\n"),
@@ -83,6 +85,8 @@ export function registerStorageCommand(program: Command): void {
           log.info({ objects: `${event.finished}/${event.total}` }, "migrating");
         }
       });
+      // First the temp copies a killed migrate (or any killed writer) left in .partial/, as a worker's start removes them.
+      await sweepWrittenAtStart({ root: config.archiveDir }, log);
       let result: MigrateResult;
       try {
         result = await migrateStore({

@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { downloadDepsFor } from "../downloads/deps.ts";
 import { type InertTextsResult, makeStoredTextsInert } from "../downloads/inert-texts.ts";
+import { sweepWrittenAtStart } from "../downloads/partial-sweep.ts";
 import { verifyArchive, type VerifyReport } from "../downloads/verify.ts";
 import { UserError } from "../errors.ts";
 import { cliLogger } from "./output/mode.ts";
@@ -67,7 +68,8 @@ export function registerVerifyCommand(program: Command): void {
         "The archive is read through its blob store (DVAULT_STORAGE). The local folder is re-hashed by default;",
         "an S3 bucket gets one HEAD per object (present, and of the recorded size) unless --deep downloads and",
         "re-hashes each. With --fix, corrupt bytes are set aside under .corrupt/ before the row is wanted again:",
-        "moved in the local folder; in a bucket copied to a .corrupt/<name>.<time> key, then removed.",
+        "moved in the local folder; in a bucket copied to a .corrupt/<name>.<time> key, then removed. --fix first removes",
+        "the temp files killed dvault processes left in .partial/, as a worker's start does; without --fix nothing changes.",
         "",
         "Thumbnails are made from the originals after they are stored (a running worker, dvault thumbnails --once,",
         'or the dashboard or a digest when it first shows one): a file without any is "not made yet"; "missing"',
@@ -92,6 +94,9 @@ export function registerVerifyCommand(program: Command): void {
       const services = await createServices({ config, log });
       try {
         const deps = downloadDepsFor(services);
+        // --fix writes to the archive: first the partial files killed writers left (a killed --fix's copies among them),
+        // as a worker's start removes them. Without --fix the check changes nothing.
+        if (opts.fix) await sweepWrittenAtStart(deps.archive, log);
         const report = await verifyArchive({ deps, fix: opts.fix === true, log, ...(opts.deep !== undefined ? { deep: opts.deep } : {}) });
         const thumbnails = await checkThumbnails(new Thumbnails(deps.archive.blobs), { fix: opts.fix === true });
         const texts = await makeStoredTextsInert({ deps, dryRun: opts.fix !== true });

@@ -4,9 +4,12 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { thisWriterTag } from "../../src/queue/holder.ts";
+import { writtenPartialKey } from "../../src/storage/layout.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
+import { writerOfChild } from "../helpers/writer-child.ts";
 
 let h: DownloadHarness;
 
@@ -91,6 +94,14 @@ describe("dvault download / verify / account", () => {
     await fs.mkdir(path.dirname(orphan), { recursive: true });
     await fs.writeFile(orphan, "stray");
 
+    // A temp copy a killed `verify --fix` left in .partial/, and one of a writer still running (this process).
+    const partialDir = path.join(h.archiveDir, ".partial");
+    const dead = writtenPartialKey("copy", (await writerOfChild("exited")).tag);
+    const live = writtenPartialKey("copy", thisWriterTag());
+    await fs.mkdir(partialDir, { recursive: true });
+    for (const name of [dead, live]) await fs.writeFile(path.join(partialDir, name), "left");
+    const copiesLeft = async () => (await fs.readdir(partialDir)).filter((n) => n.startsWith("copy-")).sort();
+
     const report = await dvault(["verify"]);
     expect(report.code).toBe(2);
     expect(report.stdout).toMatch(/^missing\s+1\n\s+originals\/\S+ \(/m);
@@ -99,12 +110,15 @@ describe("dvault download / verify / account", () => {
     expect(report.stdout).toContain(damaged!.deviationid);
     expect(report.stdout).toMatch(/^orphaned\s+1 /m);
     expect(report.stdout).toContain("run dvault verify --fix");
-    // Without --fix nothing changed.
+    // Without --fix nothing changed, the partial files included.
     expect((await originalRows()).filter((r) => r.status === "done")).toHaveLength(3);
+    expect(await copiesLeft()).toEqual([dead, live].sort());
 
     const fix = await dvault(["verify", "--fix"]);
     expect(fix.code).toBe(0);
     expect(fix.stdout).toMatch(/^re-queued 2 row\(s\)/m);
+    // --fix first removed the dead writer's copy, as a worker's start does.
+    expect(await copiesLeft()).toEqual([live]);
     const after = await originalRows();
     expect(after.find((r) => r.deviationid === lost!.deviationid)).toMatchObject({ status: "wanted", path: null });
     expect(after.find((r) => r.deviationid === damaged!.deviationid)).toMatchObject({ status: "wanted", path: null });

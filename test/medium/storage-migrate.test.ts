@@ -8,7 +8,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BlobStore } from "../../src/storage/blob-store.ts";
-import { originalRelPath, writtenPartialWriter } from "../../src/storage/layout.ts";
+import { thisWriterTag } from "../../src/queue/holder.ts";
+import { originalRelPath, writtenPartialKey, writtenPartialWriter } from "../../src/storage/layout.ts";
 import { MIGRATED_PREFIXES, migrateStore } from "../../src/storage/migrate-store.ts";
 import { openBlobStore } from "../../src/storage/store.ts";
 import { thumbKey } from "../../src/storage/thumbnails.ts";
@@ -16,6 +17,7 @@ import { testConfig } from "../helpers/config.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
 import { partialNamesDuring } from "../helpers/partial-names.ts";
 import { leftovers, type S3TestServer, startS3Server } from "../helpers/s3-server.ts";
+import { writerOfChild } from "../helpers/writer-child.ts";
 
 let s3: S3TestServer;
 let dir: string;
@@ -120,6 +122,12 @@ describe("dvault storage migrate", () => {
 
   it("migrates with --json, and says in one line what to set when the bucket is not configured", async () => {
     await fill(localStore("cli"), 2, "c");
+    // A temp copy a killed run left, and one of a writer still running (this process): the start removes the first.
+    const partialDir = path.join(dir, "cli", ".partial");
+    const dead = writtenPartialKey("copy", (await writerOfChild("exited")).tag);
+    const live = writtenPartialKey("copy", thisWriterTag());
+    await fs.mkdir(partialDir, { recursive: true });
+    for (const name of [dead, live]) await fs.writeFile(path.join(partialDir, name), "left");
     const { DVAULT_STORAGE: _, ...s3Vars } = s3.env;
     // Its copies on their way go through the archive's .partial/, named for the command's process (the start's sweep
     // removes those of a killed run: test/medium/partial-sweep).
@@ -132,6 +140,7 @@ describe("dvault storage migrate", () => {
     expect(done.stderr).not.toContain("dvault:");
     expect(done.code).toBe(0);
     expect(JSON.parse(done.stdout)).toMatchObject({ objects: 3, failed: [] });
+    expect((await fs.readdir(partialDir)).filter((n) => n.startsWith("copy-"))).toEqual([live]);
 
     const refused = await runDvault(cliEnv({}), ["storage", "migrate", "--to", "s3"]);
     expect(refused.code).toBe(1);
