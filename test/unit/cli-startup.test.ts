@@ -52,6 +52,23 @@ function loadedBy(args: readonly string[]): { packages: Set<string>; sources: Se
   }
 }
 
+/** Runs `fn` in a new temp folder, removed afterwards. */
+function inTempDir(fn: (dir: string) => void): void {
+  const dir = mkdtempSync(path.join(tmpdir(), "dvault-compile-cache-"));
+  try {
+    fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `dvault --version` through bin/dvault.js, the compile cache's settings (Node's and XDG's) only as `env` gives them. */
+function runVersion(env: Record<string, string>): { status: number | null; out: string; err: string } {
+  const { NODE_COMPILE_CACHE, NODE_DISABLE_COMPILE_CACHE, XDG_CACHE_HOME, ...rest } = process.env;
+  const r = spawnSync(process.execPath, ["bin/dvault.js", "--version"], { cwd: REPO, encoding: "utf8", env: { ...rest, ...env } });
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
 describe("dvault's table of commands", () => {
   it("shows in the root help exactly what the command modules register", async () => {
     const full = await buildFullProgram();
@@ -133,83 +150,59 @@ describe("dvault start-up", () => {
   // bin/dvault.js: where this Node has a compile cache (22.1 and later), it lives in the user's cache folder; where the
   // folder cannot be made, the command runs as before and says nothing of it. Node 20 makes no folder.
   it("keeps Node's compile cache in the user's cache folder, and runs unchanged where that folder cannot be made", () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "dvault-compile-cache-"));
-    try {
-      const run = (env: Record<string, string>) => {
-        const { NODE_COMPILE_CACHE, NODE_DISABLE_COMPILE_CACHE, XDG_CACHE_HOME, ...rest } = process.env;
-        const r = spawnSync(process.execPath, ["bin/dvault.js", "--version"], { cwd: REPO, encoding: "utf8", env: { ...rest, ...env } });
-        return { status: r.status, out: r.stdout, err: r.stderr };
-      };
-      const version = run({ HOME: dir }).out;
+    inTempDir((dir) => {
+      const version = runVersion({ HOME: dir }).out;
       expect(version).toMatch(/^\d+\.\d+\.\d+\n$/);
       const cache = path.join(dir, ".cache", "dvault", "node-compile-cache");
       const nodeHasCache = "enableCompileCache" in module;
       expect(existsSync(cache) ? readdirSync(cache).length > 0 : false).toBe(nodeHasCache);
       // XDG_CACHE_HOME comes first.
       const xdg = path.join(dir, "xdg");
-      run({ HOME: dir, XDG_CACHE_HOME: xdg });
+      runVersion({ HOME: dir, XDG_CACHE_HOME: xdg });
       expect(existsSync(path.join(xdg, "dvault", "node-compile-cache"))).toBe(nodeHasCache);
       // A file where the cache folder would go: the same output, nothing on stderr.
       const blocked = path.join(dir, "blocked");
       mkdirSync(blocked);
       writeFileSync(path.join(blocked, ".cache"), "");
-      expect(run({ HOME: blocked })).toEqual({ status: 0, out: version, err: "" });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+      expect(runVersion({ HOME: blocked })).toEqual({ status: 0, out: version, err: "" });
+    });
   });
   // Node checks a cache entry against its module's length and a CRC32 of its text, not who wrote it: code cached in a
   // folder another user can write is code that user chose. So no cache where the folder, or the one it is made in,
   // belongs to someone else or is writable by others: root with a user's HOME (`sudo -E dvault …`), which would also
   // leave a root-owned ~/.cache in that home, or XDG_CACHE_HOME at a shared folder such as /tmp.
   it("keeps no compile cache in a folder that another user owns or can write", () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "dvault-compile-cache-"));
-    try {
-      const run = (env: Record<string, string>) => {
-        const { NODE_COMPILE_CACHE, NODE_DISABLE_COMPILE_CACHE, XDG_CACHE_HOME, ...rest } = process.env;
-        const r = spawnSync(process.execPath, ["bin/dvault.js", "--version"], { cwd: REPO, encoding: "utf8", env: { ...rest, ...env } });
-        return { status: r.status, out: r.stdout, err: r.stderr };
-      };
+    inTempDir((dir) => {
       // A cache folder others can write (XDG_CACHE_HOME pointed at a shared, sticky folder; a ~/.cache left 0777).
       const shared = path.join(dir, "shared");
       mkdirSync(shared);
       chmodSync(shared, 0o1777);
-      expect(run({ HOME: dir, XDG_CACHE_HOME: shared })).toMatchObject({ status: 0, err: "" });
+      expect(runVersion({ HOME: dir, XDG_CACHE_HOME: shared })).toMatchObject({ status: 0, err: "" });
       expect(readdirSync(shared)).toEqual([]);
       const open = path.join(dir, "open");
       mkdirSync(path.join(open, ".cache"), { recursive: true });
       chmodSync(path.join(open, ".cache"), 0o777);
-      expect(run({ HOME: open })).toMatchObject({ status: 0, err: "" });
+      expect(runVersion({ HOME: open })).toMatchObject({ status: 0, err: "" });
       expect(readdirSync(path.join(open, ".cache"))).toEqual([]);
       // Root with another user's HOME: nothing made or read there.
       if (process.getuid?.() === 0) {
         const theirs = path.join(dir, "theirs");
         mkdirSync(theirs);
         chownSync(theirs, 65534, 65534);
-        expect(run({ HOME: theirs })).toMatchObject({ status: 0, err: "" });
+        expect(runVersion({ HOME: theirs })).toMatchObject({ status: 0, err: "" });
         expect(readdirSync(theirs)).toEqual([]);
       }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 // The decision bin/compile-cache.js makes before it turns Node's cache on, whichever Node runs the tests.
 describe(compileCacheDir.name, () => {
   const me = process.getuid?.();
-  const inDir = (fn: (dir: string) => void) => {
-    const dir = mkdtempSync(path.join(tmpdir(), "dvault-cache-dir-"));
-    try {
-      fn(dir);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
   const modeOf = (p: string) => statSync(p).mode & 0o777;
 
   it("uses ~/.cache/dvault (made owner-only), or an absolute XDG_CACHE_HOME", () => {
-    inDir((home) => {
+    inTempDir((home) => {
       chmodSync(home, 0o755);
       expect(compileCacheDir({ env: {}, uid: me, homedir: () => home })).toBe(path.join(home, ".cache", "dvault", "node-compile-cache"));
       expect([modeOf(path.join(home, ".cache")), modeOf(path.join(home, ".cache", "dvault"))]).toEqual([0o700, 0o700]);
@@ -222,7 +215,7 @@ describe(compileCacheDir.name, () => {
   });
 
   it("gives none, and makes nothing, where the folder is another user's, others can write it, or it is not a folder", () => {
-    inDir((dir) => {
+    inTempDir((dir) => {
       // Another user's home (root under `sudo -E` keeps the user's HOME): the folder's owner is not this uid.
       const theirs = path.join(dir, "theirs");
       mkdirSync(theirs, { mode: 0o755 });
