@@ -108,9 +108,11 @@ export class BatchedWriter {
   }
 
   async push(chunk: Buffer): Promise<void> {
+    // The same rule as wouldWrite's: Archive.transfer writes a partial file's resume metadata before such a write.
+    const full = this.wouldWrite(chunk.length);
     this.batch.push(chunk);
     this.batchBytes += chunk.length;
-    if (this.batchBytes >= WRITE_BATCH_BYTES) await this.flush();
+    if (full) await this.flush();
   }
 
   async flush(): Promise<void> {
