@@ -97,6 +97,31 @@ export type FingerprintedRow = PlacementRow & { fingerprint: string };
 export type TreeChange = Pick<Source, "deviationid"> & { fingerprint: Source["fingerprint"] | null };
 
 const CHANGES = "readable_tree_changes";
+/** pg_advisory_lock's key for a write of the local tree: "dvtree" as an integer. */
+const TREE_WRITE_LOCK = 0x647674726565n;
+/** The ids of the marks a write read (takeMarks), in a table of its session: only these are removed once it is done. */
+const TAKEN = "readable_tree_taken_marks";
+/**
+ * The works the taken marks reach (migration 20261130090322_readable_tree_marks): a work's own mark; a user's works and
+ * the members of their folders and collections; a gallery folder's members and those of every folder beneath it
+ * (its children's paths begin with its name, or start at them when it is gone); a collection's members.
+ */
+const MARKED_WORKS = sql<{ deviationid: string }>`
+WITH RECURSIVE
+marks AS (SELECT m.kind, m.key FROM readable_tree_marks m JOIN ${sql.raw(TAKEN)} t USING (id)),
+galleries AS (
+  SELECT key AS folderid FROM marks WHERE kind = 'gallery'
+  UNION
+  SELECT g.folderid FROM gallery_folders g JOIN galleries p ON g.parent_folderid = p.folderid
+)
+SELECT key AS deviationid FROM marks WHERE kind = 'work'
+UNION SELECT d.deviationid FROM deviations d JOIN marks m ON m.kind = 'user' AND d.author_userid = m.key
+UNION SELECT fm.deviationid FROM folder_members fm JOIN galleries g ON fm.kind = 'gallery' AND fm.folderid = g.folderid
+UNION SELECT fm.deviationid FROM folder_members fm JOIN marks m ON m.kind = 'collection' AND fm.kind = 'collection' AND fm.folderid = m.key
+UNION SELECT fm.deviationid FROM folder_members fm
+  JOIN gallery_folders g ON fm.kind = 'gallery' AND fm.folderid = g.folderid JOIN marks m ON m.kind = 'user' AND g.owner_userid = m.key
+UNION SELECT fm.deviationid FROM folder_members fm
+  JOIN collection_folders c ON fm.kind = 'collection' AND fm.folderid = c.folderid JOIN marks m ON m.kind = 'user' AND c.owner_userid = m.key`;
 /** The fingerprint of a file whose links a write began to change: no placements have it (theirs begin with the format). */
 const UNWRITTEN = "";
 export class ReadableTreeRepository {
@@ -122,18 +147,19 @@ export class ReadableTreeRepository {
   /**
    * Notes, in a table of this connection's session, every stored file whose placements' fingerprint (`format`, then
    * the md5 of its rows) differs from the one the tree was last written from, and every file the tree holds links
-   * of that is no longer stored. Read them with nextChanges, then dropChanges. The Queryable must be one connection
+   * of that is no longer stored: among the works of `only` (markedWorks), or of the whole archive without it. Read them with nextChanges, then dropChanges. The Queryable must be one connection
    * (a pool client), since the table lives in its session.
    */
-  async noteChanges(maxFolderDepth: number, format: string): Promise<void> {
+  async noteChanges(maxFolderDepth: number, format: string, only?: readonly string[]): Promise<void> {
     await this.dropChanges();
     const q = kysely(this.db);
+    const sources = only === undefined ? sql`readable_tree_sources` : sql`(SELECT * FROM readable_tree_sources WHERE deviationid = ANY(${only}::text[]))`;
     await sql`
       CREATE TEMP TABLE ${sql.raw(CHANGES)} AS
-      ${placementsFrom(maxFolderDepth, undefined)},
+      ${placementsFrom(maxFolderDepth, only)},
       prints AS (SELECT deviationid, ${format} || md5(${PLACEMENT_TEXT}) AS fingerprint FROM rows GROUP BY deviationid)
       SELECT coalesce(p.deviationid, s.deviationid) AS deviationid, p.fingerprint
-      FROM prints p FULL JOIN readable_tree_sources s ON s.deviationid = p.deviationid
+      FROM prints p FULL JOIN ${sources} s ON s.deviationid = p.deviationid
       WHERE p.fingerprint IS DISTINCT FROM s.fingerprint`.execute(q);
     // nextChanges reads it a page at a time by id: without a key each page scanned and sorted the whole table, about
     // 0.2 s a page at a million changes, so a first write of a million works spent minutes on it alone.
@@ -150,6 +176,81 @@ export class ReadableTreeRepository {
 
   async dropChanges(): Promise<void> {
     await sql`DROP TABLE IF EXISTS ${sql.raw(CHANGES)}`.execute(kysely(this.db));
+  }
+
+  /**
+   * Notes, in a table of this connection's session, the marks written so far (what the mirror's triggers noted since
+   * the tree was last written) and returns how many: a write compares the works they reach (markedWorks), then
+   * removes these (dropTakenMarks). Marks of writers that commit after this statement stay for the next write, since
+   * the rows they changed may not be in what this write reads.
+   */
+  async takeMarks(): Promise<number> {
+    await this.dropTaken();
+    const q = kysely(this.db);
+    await sql`CREATE TEMP TABLE ${sql.raw(TAKEN)} AS SELECT id FROM readable_tree_marks`.execute(q);
+    await sql`ALTER TABLE ${sql.raw(TAKEN)} ADD PRIMARY KEY (id)`.execute(q);
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.raw(TAKEN)}`.execute(q);
+    return rows[0]?.n ?? 0;
+  }
+
+  /** The works the taken marks reach, by deviation id (MARKED_WORKS). */
+  async markedWorks(): Promise<string[]> {
+    const { rows } = await MARKED_WORKS.execute(kysely(this.db));
+    return rows.map((r) => r.deviationid);
+  }
+
+  /** Removes the taken marks: their works' links are on disk and recorded. */
+  async dropTakenMarks(): Promise<void> {
+    await sql`DELETE FROM readable_tree_marks WHERE id IN (SELECT id FROM ${sql.raw(TAKEN)})`.execute(kysely(this.db));
+  }
+
+  async dropTaken(): Promise<void> {
+    await sql`DROP TABLE IF EXISTS ${sql.raw(TAKEN)}`.execute(kysely(this.db));
+  }
+
+  /**
+   * Removes every mark (a bucket's index is made from every placement, so they tell it nothing) and, in the same
+   * statement, the note that a local tree's files were all compared: should the store become that local folder again
+   * (`dvault storage migrate` back), its next write compares every file, since the changes meanwhile left no mark.
+   */
+  async clearMarks(): Promise<void> {
+    await sql`
+      WITH cleared AS (DELETE FROM readable_tree_marks)
+      UPDATE readable_tree_sweeps SET marked_format = NULL`.execute(kysely(this.db));
+  }
+
+  /** Whether a taken mark is a TRUNCATE's (migration 20261130090322_readable_tree_marks): the tree is to be rebuilt. */
+  async truncatedSince(): Promise<boolean> {
+    const { rows } = await sql<{ t: boolean }>`
+      SELECT EXISTS (SELECT 1 FROM readable_tree_marks m JOIN ${sql.raw(TAKEN)} t USING (id) WHERE m.kind = 'truncate') AS t`.execute(kysely(this.db));
+    return rows[0]?.t ?? false;
+  }
+
+  /**
+   * Holds this session's write of the tree against any other, in PostgreSQL (released by unlockWrites, or with the
+   * connection): a write that began when another process's lock in the coordination store had expired (a stall, a
+   * restart of Redis) waits here, so the two never interleave their takes and removals of marks.
+   */
+  async lockWrites(): Promise<void> {
+    await sql`SELECT pg_advisory_lock(${TREE_WRITE_LOCK.toString()}::bigint)`.execute(kysely(this.db));
+  }
+
+  async unlockWrites(): Promise<void> {
+    await sql`SELECT pg_advisory_unlock(${TREE_WRITE_LOCK.toString()}::bigint)`.execute(kysely(this.db));
+  }
+
+  /**
+   * The link format (and folder depth) every stored file was last compared under, in a write that read them all:
+   * null when never (an archive from before the marks, or no sweep yet). Marks note changed rows, not a new format.
+   */
+  async comparedFormat(): Promise<string | null> {
+    const row = await kysely(this.db).selectFrom("readable_tree_sweeps").select("marked_format").executeTakeFirst();
+    return row?.marked_format ?? null;
+  }
+
+  /** Notes that every stored file was compared under `format` (kept with the sweep's row; none, nothing kept). */
+  async markCompared(format: string): Promise<void> {
+    await kysely(this.db).updateTable("readable_tree_sweeps").set({ marked_format: format }).execute();
   }
 
   /** The links the tree holds for `deviationids`, as the last write recorded them. */

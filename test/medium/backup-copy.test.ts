@@ -79,7 +79,15 @@ async function sequences(url: string): Promise<Array<{ table: string; max: numbe
 /** The migration that made the downloads' counters, and its tables (a backup made before it has none of them). */
 const COUNTERS_MIGRATION = "20261129060000_download_counts";
 /** The tables of COUNTERS_MIGRATION and of the migrations after it, which a backup made before them does not have. */
-const LATER_TABLES = ["download_status_counts", "stored_files", "stored_file_totals", "readable_tree_sources", "readable_tree_links", "readable_tree_sweeps"];
+const LATER_TABLES = [
+  "download_status_counts",
+  "stored_files",
+  "stored_file_totals",
+  "readable_tree_sources",
+  "readable_tree_links",
+  "readable_tree_sweeps",
+  "readable_tree_marks",
+];
 
 function spoiled(name: string, spoil: (dir: string, m: BackupManifestV2) => Promise<void>): Promise<string> {
   return spoiledCopy(good, path.join(base, name), spoil);

@@ -39,8 +39,16 @@ afterAll(async () => {
 describe(runDownloadsOnce.name, () => {
   it("stores every original in the bucket, byte-exact, and nothing on this machine", async () => {
     expect(h.deps.archive.blobs.describe()).toMatch(/^s3:\/\/dvault-test\/ at 127\.0\.0\.1:\d+$/);
+    // A local tree's record from before this store was a bucket, and the marks the sync left.
+    await h.pool.query("INSERT INTO readable_tree_sweeps (id, swept_at, marked_format) VALUES (1, now(), 'links-1:depth-16')");
+    const marks = async () => (await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM readable_tree_marks")).rows[0]!.n;
+    expect(await marks()).toBeGreaterThan(0);
     const summary = await h.runOnce({ concurrency: 4 });
     expect(summary.failures).toEqual([]);
+    // The bucket's index is made from every placement: the marks go, and so does the note that the local tree's files
+    // were all compared, so a return to that folder compares every file once.
+    expect(await marks()).toBe(0);
+    expect((await h.pool.query("SELECT marked_format FROM readable_tree_sweeps")).rows).toEqual([{ marked_format: null }]);
     const { rows } = await h.pool.query<{ deviationid: string; kind: string; status: string; sha256: string; path: string }>(
       "SELECT deviationid, kind, status, sha256, path FROM downloads WHERE path IS NOT NULL ORDER BY deviationid, kind",
     );

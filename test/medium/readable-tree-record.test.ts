@@ -467,3 +467,154 @@ describe("a person's file in a link's place", () => {
     expect(await tree()).toEqual(await expected());
   });
 });
+
+describe("the marks the mirror's triggers leave (migration 20261130090322_readable_tree_marks)", () => {
+  /** The marks not yet read by a write, as kind:key. */
+  async function marks(): Promise<string[]> {
+    const { rows } = await h.pool.query<{ mark: string }>("SELECT kind || ':' || key AS mark FROM readable_tree_marks ORDER BY id");
+    return rows.map((r) => r.mark);
+  }
+
+  it("are what a write compares: a change they missed stays unseen until a write compares every file, as after an upgrade", async () => {
+    await write();
+    expect(await marks()).toEqual([]);
+    const work = await storedWork();
+    // A change no trigger saw (a restore loads the tables with their triggers off): the marks are all a write reads.
+    const client = await h.pool.connect();
+    try {
+      await client.query("SET session_replication_role = replica");
+      await client.query("UPDATE deviations SET title = 'Unseen by the triggers' WHERE deviationid = $1", [work.deviationid]);
+    } finally {
+      await client.query("RESET session_replication_role");
+      client.release();
+    }
+    expect(await marks()).toEqual([]);
+    expect(await write()).toMatchObject({ written: 0, removed: 0 });
+    expect(await tree()).not.toEqual(await expected());
+    // No format noted (an archive from before the marks): the next write compares every stored file, once.
+    await h.pool.query("UPDATE readable_tree_sweeps SET marked_format = NULL");
+    expect(await write()).toMatchObject({ written: work.links.length, removed: work.links.length });
+    expect(await tree()).toEqual(await expected());
+    expect(await new ReadableTreeRepository(h.pool).comparedFormat()).toMatch(/^links-\d+:depth-\d+$/);
+    // So does a new link format (or folder depth) in a later version.
+    await h.pool.query("UPDATE readable_tree_sweeps SET marked_format = 'links-0:depth-16'");
+    expect(await write()).toMatchObject({ written: 0, removed: 0 });
+    expect(await new ReadableTreeRepository(h.pool).comparedFormat()).not.toBe("links-0:depth-16");
+  });
+
+  it("are removed once read and written, keeping those of writers that came after the write took its own", async () => {
+    await write();
+    const ids = (await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM downloads WHERE status = 'done' ORDER BY deviationid LIMIT 2")).rows;
+    const [a, b] = ids.map((r) => r.deviationid) as [string, string];
+    // Changes that leave the links as they are (a position, a no-op update) leave no mark.
+    await h.pool.query("UPDATE folder_members SET position = coalesce(position, 0) + 1 WHERE deviationid = $1", [a]);
+    await h.pool.query("UPDATE deviations SET title = title WHERE deviationid = $1", [a]);
+    expect(await marks()).toEqual([]);
+    await h.pool.query("UPDATE deviations SET title = 'Marked before the take' WHERE deviationid = $1", [a]);
+    const session = await h.pool.connect();
+    try {
+      const record = new ReadableTreeRepository(session);
+      expect(await record.takeMarks()).toBe(1);
+      await h.pool.query("UPDATE deviations SET title = 'Marked after the take' WHERE deviationid = $1", [b]);
+      expect(await record.markedWorks()).toEqual([a]);
+      await record.dropTakenMarks();
+      await record.dropTaken();
+    } finally {
+      session.release();
+    }
+    expect(await marks()).toEqual([`work:${b}`]);
+    // By hand, a's mark went without its links written: a write that compares every file puts them right.
+    await h.pool.query("UPDATE readable_tree_sweeps SET marked_format = NULL");
+    await write();
+    expect(await marks()).toEqual([]);
+    expect(await tree()).toEqual(await expected());
+  });
+
+  it("reach a user's works and folders, and every folder beneath a marked folder", async () => {
+    await write();
+    const { rows } = await h.pool.query<{ folderid: string; owner_userid: string }>(
+      "SELECT folderid, owner_userid FROM gallery_folders WHERE removed_at IS NULL ORDER BY folderid LIMIT 1",
+    );
+    const top = rows[0]!;
+    await h.pool.query("INSERT INTO gallery_folders (folderid, owner_userid, parent_folderid, name) VALUES ('marks-child', $1, $2, 'child')", [
+      top.owner_userid,
+      top.folderid,
+    ]);
+    await h.pool.query("INSERT INTO gallery_folders (folderid, owner_userid, parent_folderid, name) VALUES ('marks-grandchild', $1, 'marks-child', 'g')", [
+      top.owner_userid,
+    ]);
+    const work = await storedWork();
+    await h.pool.query("INSERT INTO folder_members (kind, folderid, deviationid) VALUES ('gallery', 'marks-grandchild', $1)", [work.deviationid]);
+    await write();
+    expect(await tree()).toEqual(await expected());
+    const session = await h.pool.connect();
+    try {
+      const record = new ReadableTreeRepository(session);
+      await h.pool.query("UPDATE gallery_folders SET name = 'top, renamed for the marks' WHERE folderid = $1", [top.folderid]);
+      expect(await record.takeMarks()).toBe(1);
+      expect(await record.markedWorks()).toContain(work.deviationid);
+      await record.dropTaken();
+      await h.pool.query("UPDATE users SET username = 'renamed-for-the-marks' WHERE userid = $1", [top.owner_userid]);
+      await record.takeMarks();
+      const reached = await record.markedWorks();
+      const { rows: authored } = await h.pool.query<{ deviationid: string }>("SELECT deviationid FROM deviations WHERE author_userid = $1", [top.owner_userid]);
+      for (const { deviationid } of authored) expect(reached).toContain(deviationid);
+      expect(reached).toContain(work.deviationid);
+      await record.dropTaken();
+    } finally {
+      session.release();
+    }
+    await write();
+    expect(await tree()).toEqual(await expected());
+    expect(await marks()).toEqual([]);
+  });
+
+  it("give way to a rebuild when a table they watch is emptied by TRUNCATE, which fires no row's trigger", async () => {
+    await write();
+    const client = await h.pool.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("TRUNCATE folder_members");
+      const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM readable_tree_sweeps");
+      expect(rows[0]!.n).toBe(0);
+      expect((await client.query("SELECT kind, key FROM readable_tree_marks")).rows).toEqual([{ kind: "truncate", key: "folder_members" }]);
+    } finally {
+      await client.query("ROLLBACK");
+      client.release();
+    }
+    expect(await new ReadableTreeRepository(h.pool).rebuildDue()).toBe(false);
+    // A TRUNCATE that ended while a write ran: that write put the sweep back, and its mark was not among the write's.
+    // The next write rebuilds, and its sweep removes a link the record does not hold.
+    const [some] = [...(await tree()).keys()];
+    const stray = path.join(h.archiveDir, path.dirname(some!), "stray [not recorded].jpg");
+    await fs.symlink(path.relative(path.dirname(stray), path.join(h.archiveDir, (await tree()).get(some!)!)), stray);
+    expect(await write()).toMatchObject({ removed: 0 });
+    await h.pool.query("INSERT INTO readable_tree_marks (kind, key) VALUES ('truncate', 'downloads')");
+    expect(await write()).toMatchObject({ removed: 1 });
+    await expect(fs.lstat(stray)).rejects.toThrow(/ENOENT/);
+    expect(await tree()).toEqual(await expected());
+    expect(await marks()).toEqual([]);
+  });
+
+  it("are taken and removed by one write at a time: a second waits on the first's lock in PostgreSQL", async () => {
+    await write();
+    const holder = await h.pool.connect();
+    try {
+      await holder.query("SELECT pg_advisory_lock(x'647674726565'::bigint)");
+      const work = await storedWork();
+      await h.pool.query("UPDATE deviations SET title = 'Written after the wait' WHERE deviationid = $1", [work.deviationid]);
+      let done = false;
+      const writing = changeLocalTree(h.pool, h.deps.archive).then((r) => {
+        done = true;
+        return r;
+      });
+      await expect.poll(async () => (await h.pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'advisory'")).rows[0].n).toBe(1);
+      expect(done).toBe(false);
+      await holder.query("SELECT pg_advisory_unlock(x'647674726565'::bigint)");
+      expect(await writing).toMatchObject({ written: work.links.length, removed: work.links.length });
+    } finally {
+      holder.release();
+    }
+    expect(await tree()).toEqual(await expected());
+  });
+});
