@@ -7,7 +7,8 @@
 // - the whole-tree rewrite every write did before the tree's record: every placement listed, every link checked,
 //   the tree swept (src/storage/readable-tree.ts writeReadableTree); its first write, then a write with nothing changed;
 // - the record's write (src/downloads/readable-links.ts changeLocalTree): its first write (a rebuild with a sweep),
-//   then nothing changed, 10 files newly stored, one work renamed upstream.
+//   then nothing changed, 10 files newly stored, one work renamed upstream, each comparing the works the mirror's
+//   triggers marked; then nothing changed again, comparing every stored file (as every write did before the marks).
 // Each write's wall time and the process's RSS growth over it. Reported, no goal.
 // The whole-tree way runs up to --whole-up-to works (its two writes take about half an hour at a million).
 // Run: node --import tsx bench/readable-tree.ts [--works 10000,100000] [--whole-up-to 100000]
@@ -100,6 +101,10 @@ for (const works of sizes) {
     const recordNew = await timed(record);
     await pool.query("UPDATE deviations SET title = 'Renamed upstream' WHERE deviationid = $1", [ids[0]]);
     const recordRenamed = await timed(record);
+    // The same write comparing every stored file, as each write did before the marks (and as the first write after
+    // the upgrade does): no format noted.
+    await pool.query("UPDATE readable_tree_sweeps SET marked_format = NULL");
+    const recordCompared = await timed(record);
     const links = await new ReadableTreeRepository(pool).linkCount();
     rows.push(
       [
@@ -111,11 +116,13 @@ for (const works of sizes) {
         "–",
       ],
       ["", "the record's write", cell(recordFirst), cell(recordAgain), cell(recordNew), cell(recordRenamed)],
+      ["", "the record's write comparing every file (before the marks)", "–", cell(recordCompared), "–", "–"],
       ["", "record / whole, nothing changed", "", wholeAgain ? `${(recordAgain.s / wholeAgain.s).toFixed(3)} ×` : "–", "", ""],
+      ["", "marks / every file compared, nothing changed", "", `${(recordAgain.s / recordCompared.s).toFixed(4)} ×`, "", ""],
     );
     console.log(
       rows
-        .slice(-3)
+        .slice(-5)
         .map((r) => r.join(" | "))
         .join("\n"),
     );
