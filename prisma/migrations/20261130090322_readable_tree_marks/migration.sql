@@ -1,9 +1,11 @@
 -- The readable tree at a million works (issue 32, docs/PERFORMANCE.md#readable-tree): a write of the local tree
 -- compared the fingerprint of every stored file's placements with the record (migration
 -- 20261129144730_readable_tree_manifest), 16 to 18 s of PostgreSQL a run at a million works with nothing changed.
--- Statement triggers on the tables the links are made from now note what may have changed (readable_tree_marks), and
--- a write compares only the files those marks reach (src/db/readable-tree.repository.ts). Appends only: a mark never
--- waits on another writer's, so no writer of the mirror waits or deadlocks on them. A TRUNCATE of one of these tables
+-- Triggers on the tables the links are made from now note what may have changed (readable_tree_marks), and a write
+-- compares only the files those marks reach (src/db/readable-tree.repository.ts). Appends only: a mark never waits on
+-- another writer's, so no writer of the mirror waits or deadlocks on them. Row triggers whose WHEN compares the
+-- columns the links read: a sync that rewrites rows unchanged (every re-sync) calls no function at all, where a
+-- statement trigger ran at every statement, an upsert's included. A TRUNCATE of one of these tables
 -- forgets the tree's sweep and leaves a mark of its own, so the next write rebuilds the tree. readable_tree_sweeps.marked_format says under which
 -- link format every file was last compared: none (an archive from before the marks) makes the next write compare
 -- all of them once.
@@ -29,172 +31,124 @@ CREATE INDEX "gallery_folders_parent_folderid_idx" ON "gallery_folders"("parent_
 
 -- ==== Hand-written: the triggers (prisma/schema/schema.prisma lists them) ====
 
--- downloads: a file stored, moved, no longer stored, or another file standing for its work. An update counts when a
--- row's columns the placements read differ (rows in new and not in old, or the other way) and the row was or is a
--- stored file.
-CREATE FUNCTION "dvault_readable_tree_mark_downloads"() RETURNS trigger
-  LANGUAGE plpgsql
-  SET search_path FROM CURRENT
-  AS E'
-BEGIN
-  IF TG_OP = ''INSERT'' THEN
-    INSERT INTO readable_tree_marks (kind, key)
-      SELECT DISTINCT ''work'', deviationid FROM new_rows WHERE status IN (''done'', ''degraded'', ''not_downloadable'')\073
-  ELSIF TG_OP = ''DELETE'' THEN
-    INSERT INTO readable_tree_marks (kind, key)
-      SELECT DISTINCT ''work'', deviationid FROM old_rows WHERE status IN (''done'', ''degraded'', ''not_downloadable'')\073
-  ELSE
-    INSERT INTO readable_tree_marks (kind, key)
-      SELECT DISTINCT ''work'', deviationid FROM (
-        (SELECT id, deviationid, kind, status, path, done_at FROM new_rows
-         EXCEPT SELECT id, deviationid, kind, status, path, done_at FROM old_rows)
-        UNION ALL
-        (SELECT id, deviationid, kind, status, path, done_at FROM old_rows
-         EXCEPT SELECT id, deviationid, kind, status, path, done_at FROM new_rows)) x
-      WHERE status IN (''done'', ''degraded'', ''not_downloadable'')\073
-  END IF\073
-  RETURN NULL\073
-END';
-CREATE TRIGGER "downloads_tree_marks_insert" AFTER INSERT ON "downloads"
-  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_downloads"();
-CREATE TRIGGER "downloads_tree_marks_update" AFTER UPDATE ON "downloads"
-  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_downloads"();
-CREATE TRIGGER "downloads_tree_marks_delete" AFTER DELETE ON "downloads"
-  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_downloads"();
-
--- deviations: a title, type or author changed, or a work gone. A new work has no stored file yet (downloads refers to it).
-CREATE FUNCTION "dvault_readable_tree_mark_deviations"() RETURNS trigger
+-- A work's mark (downloads, deviations, folder_members): its deviationid, the old one too when it changed.
+CREATE FUNCTION "dvault_readable_tree_mark_work"() RETURNS trigger
   LANGUAGE plpgsql
   SET search_path FROM CURRENT
   AS E'
 BEGIN
   IF TG_OP = ''DELETE'' THEN
-    INSERT INTO readable_tree_marks (kind, key) SELECT ''work'', deviationid FROM old_rows\073
+    INSERT INTO readable_tree_marks (kind, key) VALUES (''work'', OLD.deviationid)\073
   ELSE
-    INSERT INTO readable_tree_marks (kind, key)
-      SELECT DISTINCT ''work'', deviationid FROM (
-        (SELECT deviationid, title, type, author_userid FROM new_rows EXCEPT SELECT deviationid, title, type, author_userid FROM old_rows)
-        UNION ALL
-        (SELECT deviationid, title, type, author_userid FROM old_rows EXCEPT SELECT deviationid, title, type, author_userid FROM new_rows)) x\073
+    INSERT INTO readable_tree_marks (kind, key) VALUES (''work'', NEW.deviationid)\073
+    IF TG_OP = ''UPDATE'' THEN
+      IF OLD.deviationid IS DISTINCT FROM NEW.deviationid THEN
+        INSERT INTO readable_tree_marks (kind, key) VALUES (''work'', OLD.deviationid)\073
+      END IF\073
+    END IF\073
   END IF\073
   RETURN NULL\073
 END';
-CREATE TRIGGER "deviations_tree_marks_update" AFTER UPDATE ON "deviations"
-  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_deviations"();
-CREATE TRIGGER "deviations_tree_marks_delete" AFTER DELETE ON "deviations"
-  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_deviations"();
+
+-- A user's mark: their works and the members of their folders and collections.
+CREATE FUNCTION "dvault_readable_tree_mark_user"() RETURNS trigger
+  LANGUAGE plpgsql
+  SET search_path FROM CURRENT
+  AS E'
+BEGIN
+  IF TG_OP = ''DELETE'' THEN
+    INSERT INTO readable_tree_marks (kind, key) VALUES (''user'', OLD.userid)\073
+  ELSE
+    INSERT INTO readable_tree_marks (kind, key) VALUES (''user'', NEW.userid)\073
+    IF TG_OP = ''UPDATE'' THEN
+      IF OLD.userid IS DISTINCT FROM NEW.userid THEN
+        INSERT INTO readable_tree_marks (kind, key) VALUES (''user'', OLD.userid)\073
+      END IF\073
+    END IF\073
+  END IF\073
+  RETURN NULL\073
+END';
+
+-- A folder's mark, of the kind its trigger names ('gallery': the folder and every folder beneath it, 'collection').
+CREATE FUNCTION "dvault_readable_tree_mark_folder"() RETURNS trigger
+  LANGUAGE plpgsql
+  SET search_path FROM CURRENT
+  AS E'
+BEGIN
+  IF TG_OP = ''DELETE'' THEN
+    INSERT INTO readable_tree_marks (kind, key) VALUES (TG_ARGV[0], OLD.folderid)\073
+  ELSE
+    INSERT INTO readable_tree_marks (kind, key) VALUES (TG_ARGV[0], NEW.folderid)\073
+    IF TG_OP = ''UPDATE'' THEN
+      IF OLD.folderid IS DISTINCT FROM NEW.folderid THEN
+        INSERT INTO readable_tree_marks (kind, key) VALUES (TG_ARGV[0], OLD.folderid)\073
+      END IF\073
+    END IF\073
+  END IF\073
+  RETURN NULL\073
+END';
+
+-- downloads: a file stored, moved, no longer stored, or another file standing for its work (the columns the
+-- placements read, of a row that was or is a stored file).
+CREATE TRIGGER "downloads_tree_marks_insert" AFTER INSERT ON "downloads" FOR EACH ROW
+  WHEN (NEW.status IN ('done', 'degraded', 'not_downloadable'))
+  EXECUTE FUNCTION "dvault_readable_tree_mark_work"();
+CREATE TRIGGER "downloads_tree_marks_update" AFTER UPDATE ON "downloads" FOR EACH ROW
+  WHEN ((OLD.status IN ('done', 'degraded', 'not_downloadable') OR NEW.status IN ('done', 'degraded', 'not_downloadable'))
+    AND (OLD.id, OLD.deviationid, OLD.kind, OLD.status, OLD.path, OLD.done_at)
+      IS DISTINCT FROM (NEW.id, NEW.deviationid, NEW.kind, NEW.status, NEW.path, NEW.done_at))
+  EXECUTE FUNCTION "dvault_readable_tree_mark_work"();
+CREATE TRIGGER "downloads_tree_marks_delete" AFTER DELETE ON "downloads" FOR EACH ROW
+  WHEN (OLD.status IN ('done', 'degraded', 'not_downloadable'))
+  EXECUTE FUNCTION "dvault_readable_tree_mark_work"();
+
+-- deviations: a title, type or author changed, or a work gone. A new work has no stored file yet (downloads refers to it).
+CREATE TRIGGER "deviations_tree_marks_update" AFTER UPDATE ON "deviations" FOR EACH ROW
+  WHEN ((OLD.deviationid, OLD.title, OLD.type, OLD.author_userid) IS DISTINCT FROM (NEW.deviationid, NEW.title, NEW.type, NEW.author_userid))
+  EXECUTE FUNCTION "dvault_readable_tree_mark_work"();
+CREATE TRIGGER "deviations_tree_marks_delete" AFTER DELETE ON "deviations" FOR EACH ROW
+  EXECUTE FUNCTION "dvault_readable_tree_mark_work"();
 
 -- users: a username (the artist's and the folder owner's name in the paths), a user row new or gone (the paths show
 -- the userid without one).
-CREATE FUNCTION "dvault_readable_tree_mark_users"() RETURNS trigger
-  LANGUAGE plpgsql
-  SET search_path FROM CURRENT
-  AS E'
-BEGIN
-  IF TG_OP = ''INSERT'' THEN
-    INSERT INTO readable_tree_marks (kind, key) SELECT ''user'', userid FROM new_rows\073
-  ELSIF TG_OP = ''DELETE'' THEN
-    INSERT INTO readable_tree_marks (kind, key) SELECT ''user'', userid FROM old_rows\073
-  ELSE
-    INSERT INTO readable_tree_marks (kind, key)
-      SELECT DISTINCT ''user'', userid FROM (
-        (SELECT userid, username FROM new_rows EXCEPT SELECT userid, username FROM old_rows)
-        UNION ALL
-        (SELECT userid, username FROM old_rows EXCEPT SELECT userid, username FROM new_rows)) x\073
-  END IF\073
-  RETURN NULL\073
-END';
-CREATE TRIGGER "users_tree_marks_insert" AFTER INSERT ON "users"
-  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_users"();
-CREATE TRIGGER "users_tree_marks_update" AFTER UPDATE ON "users"
-  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_users"();
-CREATE TRIGGER "users_tree_marks_delete" AFTER DELETE ON "users"
-  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_users"();
+CREATE TRIGGER "users_tree_marks_insert" AFTER INSERT ON "users" FOR EACH ROW
+  EXECUTE FUNCTION "dvault_readable_tree_mark_user"();
+CREATE TRIGGER "users_tree_marks_update" AFTER UPDATE ON "users" FOR EACH ROW
+  WHEN ((OLD.userid, OLD.username) IS DISTINCT FROM (NEW.userid, NEW.username))
+  EXECUTE FUNCTION "dvault_readable_tree_mark_user"();
+CREATE TRIGGER "users_tree_marks_delete" AFTER DELETE ON "users" FOR EACH ROW
+  EXECUTE FUNCTION "dvault_readable_tree_mark_user"();
 
 -- gallery_folders: a name, parent, owner or removal changed, or a folder new or gone (its children's paths begin at
--- it, or become roots). A write reads a folder's mark as its members and those of every folder beneath it.
-CREATE FUNCTION "dvault_readable_tree_mark_galleries"() RETURNS trigger
-  LANGUAGE plpgsql
-  SET search_path FROM CURRENT
-  AS E'
-BEGIN
-  IF TG_OP = ''INSERT'' THEN
-    INSERT INTO readable_tree_marks (kind, key) SELECT ''gallery'', folderid FROM new_rows\073
-  ELSIF TG_OP = ''DELETE'' THEN
-    INSERT INTO readable_tree_marks (kind, key) SELECT ''gallery'', folderid FROM old_rows\073
-  ELSE
-    INSERT INTO readable_tree_marks (kind, key)
-      SELECT DISTINCT ''gallery'', folderid FROM (
-        (SELECT folderid, owner_userid, parent_folderid, name, removed_at IS NULL AS live FROM new_rows
-         EXCEPT SELECT folderid, owner_userid, parent_folderid, name, removed_at IS NULL FROM old_rows)
-        UNION ALL
-        (SELECT folderid, owner_userid, parent_folderid, name, removed_at IS NULL FROM old_rows
-         EXCEPT SELECT folderid, owner_userid, parent_folderid, name, removed_at IS NULL FROM new_rows)) x\073
-  END IF\073
-  RETURN NULL\073
-END';
-CREATE TRIGGER "gallery_folders_tree_marks_insert" AFTER INSERT ON "gallery_folders"
-  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_galleries"();
-CREATE TRIGGER "gallery_folders_tree_marks_update" AFTER UPDATE ON "gallery_folders"
-  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_galleries"();
-CREATE TRIGGER "gallery_folders_tree_marks_delete" AFTER DELETE ON "gallery_folders"
-  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_galleries"();
+-- it, or become roots).
+CREATE TRIGGER "gallery_folders_tree_marks_insert" AFTER INSERT ON "gallery_folders" FOR EACH ROW
+  EXECUTE FUNCTION "dvault_readable_tree_mark_folder"('gallery');
+CREATE TRIGGER "gallery_folders_tree_marks_update" AFTER UPDATE ON "gallery_folders" FOR EACH ROW
+  WHEN ((OLD.folderid, OLD.owner_userid, OLD.parent_folderid, OLD.name, OLD.removed_at IS NULL)
+    IS DISTINCT FROM (NEW.folderid, NEW.owner_userid, NEW.parent_folderid, NEW.name, NEW.removed_at IS NULL))
+  EXECUTE FUNCTION "dvault_readable_tree_mark_folder"('gallery');
+CREATE TRIGGER "gallery_folders_tree_marks_delete" AFTER DELETE ON "gallery_folders" FOR EACH ROW
+  EXECUTE FUNCTION "dvault_readable_tree_mark_folder"('gallery');
 
 -- collection_folders: a name, owner or removal changed, or a collection new or gone.
-CREATE FUNCTION "dvault_readable_tree_mark_collections"() RETURNS trigger
-  LANGUAGE plpgsql
-  SET search_path FROM CURRENT
-  AS E'
-BEGIN
-  IF TG_OP = ''INSERT'' THEN
-    INSERT INTO readable_tree_marks (kind, key) SELECT ''collection'', folderid FROM new_rows\073
-  ELSIF TG_OP = ''DELETE'' THEN
-    INSERT INTO readable_tree_marks (kind, key) SELECT ''collection'', folderid FROM old_rows\073
-  ELSE
-    INSERT INTO readable_tree_marks (kind, key)
-      SELECT DISTINCT ''collection'', folderid FROM (
-        (SELECT folderid, owner_userid, name, removed_at IS NULL AS live FROM new_rows
-         EXCEPT SELECT folderid, owner_userid, name, removed_at IS NULL FROM old_rows)
-        UNION ALL
-        (SELECT folderid, owner_userid, name, removed_at IS NULL FROM old_rows
-         EXCEPT SELECT folderid, owner_userid, name, removed_at IS NULL FROM new_rows)) x\073
-  END IF\073
-  RETURN NULL\073
-END';
-CREATE TRIGGER "collection_folders_tree_marks_insert" AFTER INSERT ON "collection_folders"
-  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_collections"();
-CREATE TRIGGER "collection_folders_tree_marks_update" AFTER UPDATE ON "collection_folders"
-  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_collections"();
-CREATE TRIGGER "collection_folders_tree_marks_delete" AFTER DELETE ON "collection_folders"
-  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_collections"();
+CREATE TRIGGER "collection_folders_tree_marks_insert" AFTER INSERT ON "collection_folders" FOR EACH ROW
+  EXECUTE FUNCTION "dvault_readable_tree_mark_folder"('collection');
+CREATE TRIGGER "collection_folders_tree_marks_update" AFTER UPDATE ON "collection_folders" FOR EACH ROW
+  WHEN ((OLD.folderid, OLD.owner_userid, OLD.name, OLD.removed_at IS NULL)
+    IS DISTINCT FROM (NEW.folderid, NEW.owner_userid, NEW.name, NEW.removed_at IS NULL))
+  EXECUTE FUNCTION "dvault_readable_tree_mark_folder"('collection');
+CREATE TRIGGER "collection_folders_tree_marks_delete" AFTER DELETE ON "collection_folders" FOR EACH ROW
+  EXECUTE FUNCTION "dvault_readable_tree_mark_folder"('collection');
 
 -- folder_members: a work placed in a folder or collection, moved, or taken out.
-CREATE FUNCTION "dvault_readable_tree_mark_members"() RETURNS trigger
-  LANGUAGE plpgsql
-  SET search_path FROM CURRENT
-  AS E'
-BEGIN
-  IF TG_OP = ''INSERT'' THEN
-    INSERT INTO readable_tree_marks (kind, key) SELECT DISTINCT ''work'', deviationid FROM new_rows\073
-  ELSIF TG_OP = ''DELETE'' THEN
-    INSERT INTO readable_tree_marks (kind, key) SELECT DISTINCT ''work'', deviationid FROM old_rows\073
-  ELSE
-    INSERT INTO readable_tree_marks (kind, key)
-      SELECT DISTINCT ''work'', deviationid FROM (
-        (SELECT kind, folderid, deviationid, removed_at IS NULL AS live FROM new_rows
-         EXCEPT SELECT kind, folderid, deviationid, removed_at IS NULL FROM old_rows)
-        UNION ALL
-        (SELECT kind, folderid, deviationid, removed_at IS NULL FROM old_rows
-         EXCEPT SELECT kind, folderid, deviationid, removed_at IS NULL FROM new_rows)) x\073
-  END IF\073
-  RETURN NULL\073
-END';
-CREATE TRIGGER "folder_members_tree_marks_insert" AFTER INSERT ON "folder_members"
-  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_members"();
-CREATE TRIGGER "folder_members_tree_marks_update" AFTER UPDATE ON "folder_members"
-  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_members"();
-CREATE TRIGGER "folder_members_tree_marks_delete" AFTER DELETE ON "folder_members"
-  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "dvault_readable_tree_mark_members"();
+CREATE TRIGGER "folder_members_tree_marks_insert" AFTER INSERT ON "folder_members" FOR EACH ROW
+  EXECUTE FUNCTION "dvault_readable_tree_mark_work"();
+CREATE TRIGGER "folder_members_tree_marks_update" AFTER UPDATE ON "folder_members" FOR EACH ROW
+  WHEN ((OLD.kind, OLD.folderid, OLD.deviationid, OLD.removed_at IS NULL)
+    IS DISTINCT FROM (NEW.kind, NEW.folderid, NEW.deviationid, NEW.removed_at IS NULL))
+  EXECUTE FUNCTION "dvault_readable_tree_mark_work"();
+CREATE TRIGGER "folder_members_tree_marks_delete" AFTER DELETE ON "folder_members" FOR EACH ROW
+  EXECUTE FUNCTION "dvault_readable_tree_mark_work"();
 
 -- TRUNCATE fires none of the above: it forgets the tree's sweep, so the next write rebuilds the tree, and leaves a
 -- mark of its own, so a write under way when it ends (which writes the sweep back) is followed by one that rebuilds.
