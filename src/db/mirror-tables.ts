@@ -12,14 +12,21 @@ export type TableShape = { name: string; columns: ColumnShape[] };
 /** Prisma's ledger: its migration names go into a manifest, its rows are not dumped. */
 export const LEDGER = "_prisma_migrations";
 
+/**
+ * Tables neither dumped nor loaded: the ledger (above), and the readable tree's marks of what changed since its last
+ * write (migration 20261130090322_readable_tree_marks), which a restore has no use for: it rebuilds the tree, comparing
+ * every file. A restore's migrations make it empty.
+ */
+const NOT_DUMPED = [LEDGER, "readable_tree_marks"];
+
 const SHAPES = `SELECT c.relname AS tbl, a.attname AS col, format_type(a.atttypid, a.atttypmod) AS typ
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = c.oid
-  WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname <> $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+  WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname <> ALL($1::text[]) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
   ORDER BY c.relname, a.attnum`;
 
 /** Every table of the mirror with its dumped columns, in the order of the catalog (by name; columns by position). */
 export async function tableShapes(client: pg.ClientBase): Promise<TableShape[]> {
-  const { rows } = await client.query(SHAPES, [LEDGER]);
+  const { rows } = await client.query(SHAPES, [NOT_DUMPED]);
   const tables = new Map<string, TableShape>();
   for (const r of rows as Array<{ tbl: string; col: string; typ: string }>) {
     let t = tables.get(r.tbl);

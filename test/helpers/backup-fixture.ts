@@ -49,12 +49,16 @@ export async function expectNoDatabase(name: string): Promise<void> {
   }
 }
 
-/** Every table of the public schema but Prisma's ledger and readable_tree_sweeps (a restore forgets the sweep, src/backup/restore.ts): its row count and a hash of its rows in one order. */
+/**
+ * Every table of the public schema but Prisma's ledger, readable_tree_sweeps (a restore forgets the sweep,
+ * src/backup/restore.ts) and readable_tree_marks (not backed up, src/db/mirror-tables.ts): its row count and a hash of
+ * its rows in one order.
+ */
 export async function tableDigests(url: string): Promise<Record<string, string>> {
   const client = await connectPg(url);
   try {
     const tables = await client.query<{ name: string }>(
-      "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('_prisma_migrations', 'readable_tree_sweeps') ORDER BY 1",
+      "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('_prisma_migrations', 'readable_tree_sweeps', 'readable_tree_marks') ORDER BY 1",
     );
     const out: Record<string, string> = {};
     for (const { name } of tables.rows) {
