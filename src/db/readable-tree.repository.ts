@@ -180,17 +180,20 @@ export class ReadableTreeRepository {
 
   /**
    * Notes, in a table of this connection's session, the marks written so far (what the mirror's triggers noted since
-   * the tree was last written) and returns how many: a write compares the works they reach (markedWorks), then
-   * removes these (dropTakenMarks). Marks of writers that commit after this statement stay for the next write, since
-   * the rows they changed may not be in what this write reads.
+   * the tree was last written): a write compares the works they reach (markedWorks), then removes these
+   * (dropTakenMarks). Marks of writers that commit after this statement stay for the next write, since the rows they
+   * changed may not be in what this write reads. Returns how many it took, and whether one is a TRUNCATE's (migration
+   * 20261130090322_readable_tree_marks): then the tree is to be rebuilt.
    */
-  async takeMarks(): Promise<number> {
+  async takeMarks(): Promise<{ marks: number; truncated: boolean }> {
     await this.dropTaken();
     const q = kysely(this.db);
     await sql`CREATE TEMP TABLE ${sql.raw(TAKEN)} AS SELECT id FROM readable_tree_marks`.execute(q);
     await sql`ALTER TABLE ${sql.raw(TAKEN)} ADD PRIMARY KEY (id)`.execute(q);
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.raw(TAKEN)}`.execute(q);
-    return rows[0]?.n ?? 0;
+    const { rows } = await sql<{ marks: number; truncated: boolean }>`
+      SELECT count(*)::int AS marks, coalesce(bool_or(m.kind = 'truncate'), false) AS truncated
+      FROM readable_tree_marks m JOIN ${sql.raw(TAKEN)} t USING (id)`.execute(q);
+    return rows[0] ?? { marks: 0, truncated: false };
   }
 
   /** The works the taken marks reach, by deviation id (MARKED_WORKS). */
@@ -217,13 +220,6 @@ export class ReadableTreeRepository {
     await sql`
       WITH cleared AS (DELETE FROM readable_tree_marks)
       UPDATE readable_tree_sweeps SET marked_format = NULL`.execute(kysely(this.db));
-  }
-
-  /** Whether a taken mark is a TRUNCATE's (migration 20261130090322_readable_tree_marks): the tree is to be rebuilt. */
-  async truncatedSince(): Promise<boolean> {
-    const { rows } = await sql<{ t: boolean }>`
-      SELECT EXISTS (SELECT 1 FROM readable_tree_marks m JOIN ${sql.raw(TAKEN)} t USING (id) WHERE m.kind = 'truncate') AS t`.execute(kysely(this.db));
-    return rows[0]?.t ?? false;
   }
 
   /**

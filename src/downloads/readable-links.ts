@@ -66,8 +66,8 @@ export async function changeLocalTree(pool: PgPool, archive: Archive): Promise<{
     locked = true;
     // Taken before anything is read: a mark taken here is of a change this write's reads see. A TRUNCATE's mark that
     // comes later (one that ends while this write runs) stays for the next write, which rebuilds.
-    const marks = await record.takeMarks();
-    const rebuild = (await record.rebuildDue()) || (await treeMissing(archive)) || (await record.truncatedSince());
+    const { marks, truncated } = await record.takeMarks();
+    const rebuild = truncated || (await record.rebuildDue()) || (await treeMissing(archive));
     if (rebuild) await record.forget();
     let written = 0;
     let removed = 0;

@@ -514,7 +514,7 @@ describe("the marks the mirror's triggers leave (migration 20261130090322_readab
     const session = await h.pool.connect();
     try {
       const record = new ReadableTreeRepository(session);
-      expect(await record.takeMarks()).toBe(1);
+      expect((await record.takeMarks()).marks).toBe(1);
       await h.pool.query("UPDATE deviations SET title = 'Marked after the take' WHERE deviationid = $1", [b]);
       expect(await record.markedWorks()).toEqual([a]);
       await record.dropTakenMarks();
@@ -551,7 +551,7 @@ describe("the marks the mirror's triggers leave (migration 20261130090322_readab
     try {
       const record = new ReadableTreeRepository(session);
       await h.pool.query("UPDATE gallery_folders SET name = 'top, renamed for the marks' WHERE folderid = $1", [top.folderid]);
-      expect(await record.takeMarks()).toBe(1);
+      expect((await record.takeMarks()).marks).toBe(1);
       expect(await record.markedWorks()).toContain(work.deviationid);
       await record.dropTaken();
       await h.pool.query("UPDATE users SET username = 'renamed-for-the-marks' WHERE userid = $1", [top.owner_userid]);
