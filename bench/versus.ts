@@ -8,6 +8,7 @@
 // Run: node --import tsx bench/versus.ts [--rounds 3] [--items 300] [--only clean,throttle-2,…] [--no-docs]
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
+import { DEFAULT_API_RATE } from "../src/config-defaults.ts";
 import type { FaultRule } from "../src/simulator/faults.ts";
 import type { SimulatorOptions } from "../src/simulator/server.ts";
 import { makeServiceCertificate } from "../test/helpers/service-name-tunnel.ts";
@@ -81,6 +82,25 @@ type Scenario = {
 };
 
 const s = (ms: number) => (ms / 1000).toFixed(1);
+
+/** The pace's ceiling dvault runs under here: DVAULT_API_RATE_MAX as VERSUS_DVAULT_ENV sets it, else its default (calls a second). */
+function paceCeiling(env: string | undefined): number {
+  const kv = env?.split(",").find((k) => k.startsWith("DVAULT_API_RATE_MAX="));
+  const n = kv === undefined ? Number.NaN : Number(kv.slice(kv.indexOf("=") + 1));
+  return Number.isFinite(n) && n > 0 ? n : DEFAULT_API_RATE.max;
+}
+
+/**
+ * What the pace's ceiling alone takes of a run's requests: the pace spaces a key's sends at least 1 ÷ rate apart
+ * (src/api/pacer-rules.ts), so n API calls at DVAULT_API_RATE_MAX take (n − 1) ÷ ceiling, a bound below which no dvault
+ * run comes whatever its CPU (the CDN key has a ceiling of its own); said next to the clean goals.
+ */
+function paceBoundText(d: Agg, boundMs: number): string {
+  const ceiling = paceCeiling(process.env.VERSUS_DVAULT_ENV);
+  const paceMs = (Math.max(0, d.api - 1) / ceiling) * 1000;
+  const verdict = paceMs > boundMs ? "above the bound: no run under this ceiling can pass" : "below the bound";
+  return `; the pace's ceiling alone: (${d.api} API calls − 1) ÷ DVAULT_API_RATE_MAX ${ceiling}/s = ${s(paceMs)} s, ${verdict}`;
+}
 const perItem = (a: Agg) => (a.items ? a.api / a.items : Number.POSITIVE_INFINITY);
 
 /** Every run finished with every downloadable original, byte for byte. */
@@ -129,13 +149,13 @@ const SCENARIOS: Scenario[] = [
           goals.push({
             name: `clean, ${tool} (${role}): wall ≤ 1.2 × gallery-dl's, complete`,
             pass: done && d.wallMs <= 1.2 * g.wallMs,
-            detail: `${s(d.wallMs)} s against 1.2 × ${s(g.wallMs)} s = ${s(1.2 * g.wallMs)} s (${(d.wallMs / g.wallMs).toFixed(2)} ×); originals ${originals}`,
+            detail: `${s(d.wallMs)} s against 1.2 × ${s(g.wallMs)} s = ${s(1.2 * g.wallMs)} s (${(d.wallMs / g.wallMs).toFixed(2)} ×); originals ${originals}${paceBoundText(d, 1.2 * g.wallMs)}`,
           });
         if (floors.length)
           goals.push({
             name: `clean, ${tool} (${role}): wall ≤ 2 × the floor`,
             pass: done && d.wallMs <= 2 * floorMs,
-            detail: `${s(d.wallMs)} s against 2 × ${s(floorMs)} s = ${s(2 * floorMs)} s (${(d.wallMs / floorMs).toFixed(2)} × the floor)`,
+            detail: `${s(d.wallMs)} s against 2 × ${s(floorMs)} s = ${s(2 * floorMs)} s (${(d.wallMs / floorMs).toFixed(2)} × the floor)${paceBoundText(d, 2 * floorMs)}`,
           });
       }
       const d = by.get(DVAULT_LEARNED) ?? by.get("dvault");
