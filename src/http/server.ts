@@ -175,7 +175,7 @@ export async function startDashboard(deps: DashboardDeps, options: DashboardOpti
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${shownHost}:${address.port}`;
-  deps.log.info({ url, token: options.token ? "required" : "none" }, "dashboard listening");
+  deps.log.info({ url, access: options.token ? "DVAULT_HTTP_TOKEN required" : "open to whoever reaches it" }, "dashboard listening");
   return {
     url,
     host: address.address,
