@@ -6,14 +6,38 @@ import { ArchiveCountsRepository } from "../db/archive-counts.repository.ts";
 import { connectPg } from "../db/connect.ts";
 import { DEMO_QUERIES } from "../db/demo-queries.ts";
 import { pgFields } from "../db/pg-fields.ts";
+import { claimDemoDir } from "../demo/demo-dir.ts";
 import { runDemo, type DemoReport } from "../demo/run-demo.ts";
 import { demoServers } from "../demo/servers.ts";
+import { limitOption } from "./limit-option.ts";
 import { cliLogger } from "./output/mode.ts";
-import { printOut } from "./output/print.ts";
+import { printErr, printOut } from "./output/print.ts";
+import { EXIT_INTERRUPTED } from "../errors.ts";
 import { maskUrl } from "../redact.ts";
 import { plural } from "../text/plural.ts";
 
 export { DEMO_QUERIES };
+
+/**
+ * Ctrl-C (or SIGTERM) during the demo: one line that says what is left, then exit 130 at once. Nothing the demo
+ * makes is worth finishing (the next run starts over), and its own embedded server stops as the process exits
+ * (src/db/embedded/attach.ts). Returns the function that takes the handlers away.
+ */
+function exitOnSignal(): () => void {
+  const onSignal = () => {
+    printErr("dvault demo: stopped; its folder and database are half made: run dvault demo again, which starts over");
+    process.exit(EXIT_INTERRUPTED);
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  return () => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  };
+}
+
+/** The largest simulated account the demo makes: it is a demonstration, synced and drawn in one run. */
+export const DEMO_MAX_DEVIATIONS = 10_000;
 
 async function searchTerm(databaseUrl: string): Promise<string> {
   const client = await connectPg(databaseUrl);
@@ -100,9 +124,12 @@ export function registerDemoCommand(program: Command): void {
   program
     .command("demo")
     .description("archive a simulated account end to end (login, sync, downloads, digest) into its own database and ./.demo")
-    .option("--dir <dir>", "where the demo's archive and digest go", ".demo")
-    .option("--deviations <n>", "size of the simulated account", (v) => Number.parseInt(v, 10), 400)
+    .option("--dir <dir>", "the demo's own folder (its archive, digest and server): new, empty, or an earlier demo's; emptied on every run", ".demo")
+    .option("--deviations <n>", `size of the simulated account (1-${DEMO_MAX_DEVIATIONS})`, limitOption(DEMO_MAX_DEVIATIONS, "--deviations"), 400)
     .action(async (opts: { dir: string; deviations: number }) => {
+      // Before anything is started in it or removed from it: the folder must be the demo's own (src/demo/demo-dir.ts).
+      claimDemoDir(opts.dir);
+      const stop = exitOnSignal();
       // The servers (src/demo/servers.ts): an embedded one, the install's or the demo's own, held until the report is printed.
       const servers = await demoServers(loadConfig(), process.env, opts.dir);
       try {
@@ -114,6 +141,7 @@ export function registerDemoCommand(program: Command): void {
         const context = { term: await searchTerm(report.databaseUrl), dashboard: dashboardOf(config), ownServer: servers.ownServer, engine: config.engine };
         printReport(report, context);
       } finally {
+        stop();
         servers.release();
       }
     });

@@ -2,12 +2,12 @@
 // says so. Anything else (NaN, 0) listed nothing, as if nothing were there.
 import { UserError } from "../errors.ts";
 
-/** A commander option parser for `--limit`, bounded above by `max` when given. */
-export function limitOption(max?: number): (value: string) => number {
+/** A commander option parser for `--limit` (or the option `flag` names), bounded above by `max` when given. */
+export function limitOption(max?: number, flag = "--limit"): (value: string) => number {
   const range = max === undefined ? "from 1" : `from 1 to ${max}`;
   return (value) => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < 1 || (max !== undefined && n > max)) throw new UserError(`--limit expects a whole number ${range}, not "${value}"`);
+    if (!Number.isInteger(n) || n < 1 || (max !== undefined && n > max)) throw new UserError(`${flag} expects a whole number ${range}, not "${value}"`);
     return n;
   };
 }

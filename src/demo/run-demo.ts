@@ -27,6 +27,7 @@ import { type BackfillResult, backfillThumbnails, Thumbnails } from "../storage/
 import { SOURCES } from "../sync/sources/index.ts";
 import { freePort } from "../free-port.ts";
 import { plural } from "../text/plural.ts";
+import { claimDemoDir, DEMO_MARK } from "./demo-dir.ts";
 import { DEMO_SERVER_DIR } from "./servers.ts";
 import { syncHere, type DemoSyncRow } from "./sync-here.ts";
 
@@ -66,12 +67,12 @@ export type DemoReport = {
 };
 
 /**
- * Empties the demo's folder but for its own embedded server's (src/demo/servers.ts), which runs while the demo
- * does, and makes its archive folder.
+ * Empties the demo's folder, once it is proven the demo's own (src/demo/demo-dir.ts), but for its mark and its own
+ * embedded server's data (src/demo/servers.ts), which runs while the demo does, and makes its archive folder.
  */
 function emptyDemoDir(dir: string, archiveDir: string): void {
-  mkdirSync(dir, { recursive: true });
-  for (const name of readdirSync(dir)) if (name !== DEMO_SERVER_DIR) rmSync(path.join(dir, name), { recursive: true, force: true });
+  claimDemoDir(dir);
+  for (const name of readdirSync(dir)) if (name !== DEMO_SERVER_DIR && name !== DEMO_MARK) rmSync(path.join(dir, name), { recursive: true, force: true });
   mkdirSync(archiveDir, { recursive: true, mode: 0o700 });
 }
 

@@ -1,0 +1,85 @@
+// The demo's folder (src/demo/demo-dir.ts): the demo empties it on every run, so it takes only a folder that is its own
+// (new, empty, marked, or an earlier demo's ./.demo) and refuses anyone else's before touching it.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { claimDemoDir, DEMO_MARK } from "../../src/demo/demo-dir.ts";
+import { UserError } from "../../src/errors.ts";
+
+let root: string;
+beforeEach(() => {
+  root = mkdtempSync(path.join(os.tmpdir(), "dvault-demo-dir-"));
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+describe(claimDemoDir.name, () => {
+  it("makes and marks a new folder, marks an empty one, and takes a marked one whatever it holds", () => {
+    const fresh = path.join(root, "a", "b");
+    expect(claimDemoDir(fresh)).toBe(fresh);
+    expect(readdirSync(fresh)).toEqual([DEMO_MARK]);
+
+    const empty = path.join(root, "empty");
+    mkdirSync(empty);
+    claimDemoDir(empty);
+    expect(existsSync(path.join(empty, DEMO_MARK))).toBe(true);
+
+    writeFileSync(path.join(fresh, "anything.txt"), "the demo's own, since the folder is marked");
+    expect(claimDemoDir(fresh)).toBe(fresh);
+  });
+
+  it("refuses a folder holding a person's files, naming them, and changes nothing in it", () => {
+    const mine = path.join(root, "mine");
+    mkdirSync(path.join(mine, "photos"), { recursive: true });
+    writeFileSync(path.join(mine, "thesis.txt"), "precious");
+    const refusal = (() => {
+      try {
+        claimDemoDir(mine);
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(refusal).toBeInstanceOf(UserError);
+    expect((refusal as Error).message).toMatch(/already holds files the demo did not make \(photos, thesis\.txt\); .*name a new or empty folder with --dir$/);
+    expect(readdirSync(mine).sort()).toEqual(["photos", "thesis.txt"]);
+    expect(readFileSync(path.join(mine, "thesis.txt"), "utf8")).toBe("precious");
+  });
+
+  it("refuses a folder that holds only an archive, unless it is an earlier demo's ./.demo", () => {
+    // A person's data folder with their real archive in it looks like a demo's but for its name.
+    const data = path.join(root, "data");
+    mkdirSync(path.join(data, "archive"), { recursive: true });
+    expect(() => claimDemoDir(data)).toThrow(/already holds files the demo did not make \(archive\)/);
+    expect(existsSync(path.join(data, DEMO_MARK))).toBe(false);
+
+    const earlier = path.join(root, ".demo");
+    for (const name of ["archive", "digest", "server"]) mkdirSync(path.join(earlier, name), { recursive: true });
+    claimDemoDir(earlier);
+    expect(existsSync(path.join(earlier, DEMO_MARK))).toBe(true);
+
+    const touched = path.join(root, "x", ".demo");
+    mkdirSync(path.join(touched, "archive"), { recursive: true });
+    writeFileSync(path.join(touched, "notes.md"), "mine");
+    expect(() => claimDemoDir(touched)).toThrow(/\(archive, notes\.md\)/);
+  });
+
+  it("refuses a file at the name, and says how many there are when there are many", () => {
+    const file = path.join(root, "file");
+    writeFileSync(file, "x");
+    expect(() => claimDemoDir(file)).toThrow(`the demo's folder ${file} is not a folder; name a new or empty folder with --dir`);
+
+    const many = path.join(root, "many");
+    mkdirSync(many);
+    for (let i = 0; i < 5; i++) writeFileSync(path.join(many, `f${i}`), "");
+    expect(() => claimDemoDir(many)).toThrow(/\(f\d, f\d, f\d, … \(5 in all\)\)/);
+  });
+
+  it("follows a link to a folder as the folder itself", () => {
+    const target = path.join(root, "target");
+    mkdirSync(target);
+    writeFileSync(path.join(target, "keep.txt"), "mine");
+    const link = path.join(root, "link");
+    symlinkSync(target, link);
+    expect(() => claimDemoDir(link)).toThrow(/\(keep\.txt\)/);
+  });
+});
