@@ -3,8 +3,10 @@
 // dashboard's token like every page; each page carries the choice in <html data-theme>; /metrics gives
 // Prometheus text to a scraper (no Accept, Prometheus' Accept, curl's */*) and to the page's "raw" link, and
 // the metrics page to a browser, whose numbers are the text's.
+import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningDashboard, startDashboard } from "../../src/http/server.ts";
+import { createLogger } from "../../src/log.ts";
 import { createSyncHarness, type SyncHarness } from "../helpers/sync-harness.ts";
 
 const TOKEN = "shell-token-0123456789abcdef";
@@ -101,5 +103,19 @@ describe("GET /metrics", () => {
     ]);
     expect(shown.length).toBeGreaterThan(0);
     for (const [series, value] of shown) expect(text).toContain(`dvault_downloads${series} ${value}\n`);
+  });
+});
+
+describe("the dashboard's start-up line", () => {
+  it("says whether the token is required, in a field the log's redaction leaves readable", async () => {
+    const seen: string[] = [];
+    const log = createLogger({ level: "info", destination: new Writable({ write: (chunk, _enc, done) => done(void seen.push(String(chunk))) }) });
+    for (const token of [TOKEN, undefined]) {
+      const other = await startDashboard({ ...h.services, log }, { host: "127.0.0.1", port: 0, token });
+      await other.close();
+    }
+    const lines = seen.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === "dashboard listening");
+    expect(lines.map((l) => l.access)).toEqual(["DVAULT_HTTP_TOKEN required", "open to whoever reaches it"]);
+    expect(seen.join("")).not.toContain(TOKEN);
   });
 });
