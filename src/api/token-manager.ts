@@ -7,6 +7,7 @@ import type { Logger } from "../log.ts";
 import { registerSecret } from "../redact.ts";
 import { AccountTokens, clientRowName } from "./account-tokens.ts";
 import type { OAuthClient, TokenGrant } from "./oauth/token-endpoint.ts";
+import { anotherKeyReason, grantUnusable, ReauthRequiredError } from "./token-errors.ts";
 import { TokenRefresher } from "./token-refresh.ts";
 import { DAY, DEFAULT_REFRESH_MARGIN_MS, TokenSessions, type Session, type Trigger } from "./token-session.ts";
 import type { ClientAuth, GrantType, StoredAccount, TokenStore } from "./token-store.ts";
@@ -156,10 +157,25 @@ export class TokenManager {
     return row;
   }
 
-  /** Per-account summary for `dvault auth status` (flags an old refresh token as a side effect). */
+  /**
+   * Per-account summary for `dvault auth status` and `dvault status` (flags an old refresh token as a side effect). An
+   * account whose stored tokens were sealed under another key than this install's (a config folder or key lost in a
+   * move) must log in again or get its key back, whatever its row says: nothing can use them.
+   */
   async status(row: StoredAccount): Promise<AccountStatus> {
     const flagged = (await this.refresher.flagOldRefreshToken(row)) ?? row;
-    return accountStatusOf(flagged, this.now());
+    return keyedStatus(accountStatusOf(flagged, this.now()), flagged, { cipher: this.options.cipher });
+  }
+
+  /**
+   * Why the account cannot be used until a person acts (grantUnusable: its grant is lost or logged out; or this
+   * install's key cannot read its tokens), or undefined: the check every run makes before it claims an account's work.
+   */
+  unusable(row: StoredAccount): ReauthRequiredError | undefined {
+    const lost = grantUnusable(row);
+    if (lost) return lost;
+    const why = unreadableTokens(row, { cipher: this.options.cipher });
+    return why ? new ReauthRequiredError(row.name, why) : undefined;
   }
 
   /** Decrypts the refresh token of a row (logout needs it); never logged. */
@@ -232,6 +248,52 @@ export class TokenManager {
 }
 
 /** What `dvault auth status` and `dvault status` show of one account row at `now`: never a secret. */
+/**
+ * Why this install cannot use the account's stored tokens, or undefined when it can (or there are none): they were
+ * sealed under another key (`cipher`), or under any key where none is found (`missing` names where it was looked
+ * for), as after a config folder or key file lost in a move.
+ */
+export function unreadableTokens(
+  row: Pick<StoredAccount, "accessTokenEnc" | "refreshTokenEnc">,
+  key: { cipher: TokenCipher } | { missing: string },
+): string | undefined {
+  const sealed = [row.accessTokenEnc, row.refreshTokenEnc].filter((e): e is Uint8Array => e !== null && e.length > 0);
+  if (sealed.length === 0) return undefined;
+  if ("cipher" in key) {
+    const cipher = key.cipher;
+    return sealed.every((e) => cipher.sealedWithThisKey(e)) ? undefined : anotherKeyReason(cipher.keySource);
+  }
+  return `its stored tokens cannot be read, since no key was found in ${key.missing} (restore that key, or log in again)`;
+}
+
+/**
+ * Why a run must leave the account alone until a person acts, as every run checks it before claiming the account's
+ * work: the manager's answer (TokenManager.unusable) when the app's credentials are set, else the row's alone
+ * (grantUnusable), since without them no token is used anyway.
+ */
+export function unusableAccount(source: { tokens?: (() => TokenManager) | undefined }, row: StoredAccount): ReauthRequiredError | undefined {
+  let manager: TokenManager | undefined;
+  try {
+    manager = source.tokens?.();
+  } catch {
+    // No client credentials configured: nothing will use the tokens.
+  }
+  return manager ? manager.unusable(row) : grantUnusable(row);
+}
+
+/**
+ * The account's status as this install's key sees it (unreadableTokens): tokens it cannot read cannot be used, so
+ * the account must log in again or get its key back, whatever its row says.
+ */
+export function keyedStatus(
+  status: AccountStatus,
+  row: Pick<StoredAccount, "accessTokenEnc" | "refreshTokenEnc">,
+  key: { cipher: TokenCipher } | { missing: string },
+): AccountStatus {
+  const why = status.state === "revoked" ? undefined : unreadableTokens(row, key);
+  return why ? { ...status, state: "needs_reauth", stateReason: why } : status;
+}
+
 export function accountStatusOf(row: StoredAccount, now: number): AccountStatus {
   return {
     id: row.id,

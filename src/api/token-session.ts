@@ -1,8 +1,9 @@
 // An access token in memory (a session) and the sealed columns it comes from: decrypting, sealing and
 // deciding whether a token is still fresh enough to use. No I/O.
-import type { TokenCipher } from "../crypto/token-cipher.ts";
+import { type TokenCipher, type TokenField, WrongSecretKeyError } from "../crypto/token-cipher.ts";
 import { registerSecret } from "../redact.ts";
 import type { TokenGrant } from "./oauth/token-endpoint.ts";
+import { anotherKeyReason, ReauthRequiredError } from "./token-errors.ts";
 import type { SealedTokens, StoredAccount } from "./token-store.ts";
 
 const MINUTE = 60_000;
@@ -34,15 +35,26 @@ export class TokenSessions {
 
   /** Decrypts the refresh token of a row (logout needs it); never logged. */
   revealRefreshToken(row: StoredAccount): string | undefined {
-    if (!row.refreshTokenEnc) return undefined;
-    const token = this.cipher.decrypt(row.refreshTokenEnc, { accountId: row.id, field: "refresh_token" });
-    registerSecret(token);
-    return token;
+    return row.refreshTokenEnc ? this.open(row, row.refreshTokenEnc, "refresh_token") : undefined;
   }
 
   revealAccessToken(row: StoredAccount): string | undefined {
-    if (!row.accessTokenEnc) return undefined;
-    const token = this.cipher.decrypt(row.accessTokenEnc, { accountId: row.id, field: "access_token" });
+    return row.accessTokenEnc ? this.open(row, row.accessTokenEnc, "access_token") : undefined;
+  }
+
+  /**
+   * One sealed token of the row, registered as a secret. Tokens sealed under another key than this install's are a
+   * grant this install cannot use until a person acts: a ReauthRequiredError, which every run and job treats as a
+   * missing login (rows stay wanted, jobs are skipped, exit code 4), never as a failure of the work.
+   */
+  private open(row: StoredAccount, sealed: Uint8Array, field: TokenField): string {
+    let token: string;
+    try {
+      token = this.cipher.decrypt(sealed, { accountId: row.id, field });
+    } catch (err) {
+      if (err instanceof WrongSecretKeyError) throw new ReauthRequiredError(row.name, anotherKeyReason(err.keySource));
+      throw err;
+    }
     registerSecret(token);
     return token;
   }

@@ -8,7 +8,7 @@ import { ARCHIVE_EXIT_CODES_HELP, EXIT_INTERRUPTED, needsLoginError, UserError }
 import type { Logger } from "../log.ts";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { runSyncHere, type SyncJobValue } from "../../jobs/sync-source/run-here.ts";
-import { grantUnusable } from "../api/token-errors.ts";
+import { unusableAccount } from "../api/token-manager.ts";
 import { holdWorkLease, refuseIfMovedAway } from "../queue/holder.ts";
 import { Producer } from "../queue/producer.ts";
 import { createServices, type Services } from "../services.ts";
@@ -176,7 +176,7 @@ export async function syncHere(args: {
  */
 export async function syncVerdict(services: Services, plan: PlannedRun[], results: SyncRow[], again: string): Promise<UserError | undefined> {
   const planned = new Set(plan.map((p) => p.accountId));
-  const lost = (await services.accounts.list()).filter((a) => planned.has(a.id)).flatMap((a) => grantUnusable(a) ?? []);
+  const lost = (await services.accounts.list()).filter((a) => planned.has(a.id)).flatMap((a) => unusableAccount(services, a) ?? []);
   if (lost.length) return needsLoginError(lost);
   const stopped = results.filter((r) => "error" in r && r.interrupted);
   if (stopped.length) {

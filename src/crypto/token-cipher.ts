@@ -4,7 +4,7 @@
 // The additional authenticated data binds each envelope to its row and column, so a ciphertext copied
 // to another account or into another field fails to open instead of quietly becoming that token.
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { UserError } from "../errors.ts";
+import { EXIT_NEEDS_LOGIN, UserError } from "../errors.ts";
 import { deriveKey } from "./derive-key.ts";
 import type { SecretKey } from "../secret-key.ts";
 
@@ -17,10 +17,16 @@ const HEADER_LENGTH = 1 + KEY_ID_LENGTH + IV_LENGTH + TAG_LENGTH;
 export type TokenField = "access_token" | "refresh_token";
 export type TokenAad = { accountId: number; field: TokenField };
 
-/** The stored tokens were written under another key: nothing dvault can do but say which key it used. */
+/**
+ * The stored tokens were written under another key: nothing dvault can do but say which key it used. Exit code 4
+ * (src/errors.ts EXIT_NEEDS_LOGIN), as for any account that must log in again, which is one of its two fixes.
+ */
 export class WrongSecretKeyError extends UserError {
   constructor(readonly keySource: string) {
-    super(`cannot decrypt stored tokens: ${keySource} is not the key they were encrypted with; restore the key or log in again with \`dvault auth login\``);
+    super(
+      `cannot decrypt stored tokens: ${keySource} is not the key they were encrypted with; restore the key or log in again with \`dvault auth login\``,
+      EXIT_NEEDS_LOGIN,
+    );
     this.name = "WrongSecretKeyError";
   }
 }
@@ -45,7 +51,8 @@ export class TokenCipher {
   private readonly encKey: Buffer;
   private readonly fingerprintKey: Buffer;
   private readonly keyId: Buffer;
-  private readonly keySource: string;
+  /** Words naming the key in use (describeKeySource), for what a person reads. */
+  readonly keySource: string;
 
   constructor(secret: SecretKey) {
     if (secret.key.length !== 32) throw new Error("the token key must be 32 bytes");

@@ -2,7 +2,7 @@
 // degraded rows whose quota window has come (their delayed jobs are promoted), and failed rows whose
 // retry is due (src/downloads/retry.ts: their failed job is replaced by a new one). Every hour, and at worker
 // start, it also re-adds the job of every row still marked queued: a lost queue is rebuilt from the table.
-import { grantUnusable } from "../api/token-errors.ts";
+import { unusableAccount } from "../api/token-manager.ts";
 import type { ClaimedDownload } from "../db/download.repository.ts";
 import type { Services } from "../services.ts";
 import { downloadDepsFor } from "./deps.ts";
@@ -36,7 +36,9 @@ export async function enqueueDueDownloads(
   };
 
   // An account that must log in again claims nothing: its rows stay wanted instead of failing job by job.
-  const accounts = (await services.accounts.list()).filter((a) => a.kind === "user" && !grantUnusable(a) && (!opts.only || a.id === opts.only.accountId));
+  const accounts = (await services.accounts.list()).filter(
+    (a) => a.kind === "user" && !unusableAccount(services, a) && (!opts.only || a.id === opts.only.accountId),
+  );
   for (const account of accounts) {
     for (;;) {
       const rows = await repo.claimDueDownloads({ accountId: account.id, now, classes, limit: BATCH, deviationids: opts.only?.deviationids });

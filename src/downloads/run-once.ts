@@ -7,7 +7,8 @@
 // long-term schedule (retry.ts). Rows a killed run left queued are taken over (a per-file lock, src/coord/lock.ts, keeps a
 // running worker out).
 import { isThrottleDelay } from "../api/errors.ts";
-import { grantUnusable, type ReauthRequiredError } from "../api/token-errors.ts";
+import type { ReauthRequiredError } from "../api/token-errors.ts";
+import { unusableAccount } from "../api/token-manager.ts";
 import type { ClaimedDownload } from "../db/download.repository.ts";
 import { needsLoginError, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -183,7 +184,7 @@ async function selectAccounts(
   if (selected.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login (or dvault auth import)");
   const lost = new Map<number, ReauthRequiredError>();
   for (const a of selected) {
-    const unusable = grantUnusable(a);
+    const unusable = unusableAccount(services, a);
     if (unusable) lost.set(a.id, unusable);
   }
   if (lost.size === selected.length) throw missingGrants([...lost.values()]);

@@ -5,9 +5,10 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Coordinator } from "../coord/coordinator.ts";
-import { grantUnusable } from "../api/token-errors.ts";
-import { accountStatusOf, type AccountStatus, type TokenManager } from "../api/token-manager.ts";
+import { accountStatusOf, type AccountStatus, keyedStatus, type TokenManager, unusableAccount } from "../api/token-manager.ts";
 import type { Config } from "../config.ts";
+import { TokenCipher } from "../crypto/token-cipher.ts";
+import { existingSecretKey, keyFilePath } from "../secret-key.ts";
 import { describeSchedule, scheduleOf, type Schedules } from "../config/schedules.ts";
 import { describeBucket } from "../config/storage.ts";
 import type { AccountRepository, AccountRow } from "../db/account.repository.ts";
@@ -125,7 +126,7 @@ async function accountStatus(deps: StatusDeps, row: AccountRow, now: number): Pr
   } catch {
     // No client credentials configured: the row alone still tells the state.
   }
-  const s: AccountStatus = manager ? await manager.status(row) : accountStatusOf(row, now);
+  const s: AccountStatus = manager ? await manager.status(row) : keyedStatus(accountStatusOf(row, now), row, keyWithoutCredentials(deps.config));
   const expiresAt = s.accessExpiresAt ? Date.parse(s.accessExpiresAt) : null;
   return {
     id: s.id,
@@ -145,6 +146,20 @@ async function accountStatus(deps: StatusDeps, row: AccountRow, now: number): Pr
     needsReauth: s.state === "needs_reauth" || s.state === "revoked",
     fix: fixFor(s),
   };
+}
+
+/**
+ * The install's key for reading the accounts' tokens when no token manager can be made (no client credentials): the
+ * one that exists, never a new one; where it was looked for when there is none (or it cannot be read).
+ */
+function keyWithoutCredentials(config: Config): { cipher: TokenCipher } | { missing: string } {
+  const missing = { missing: config.secretKey ? "DVAULT_SECRET_KEY" : `DVAULT_SECRET_KEY or the key file ${keyFilePath(config)}` };
+  try {
+    const secret = existingSecretKey(config);
+    return secret ? { cipher: new TokenCipher(secret) } : missing;
+  } catch {
+    return missing;
+  }
 }
 
 /** What a person runs to fix the account's state; null when nothing needs doing. */
@@ -296,7 +311,7 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
   }
 
   // What a run could do now: the accounts that can download (an account waiting for a login is counted above).
-  const able = rows.filter((r) => r.kind === "user" && !grantUnusable(r)).map((r) => r.id);
+  const able = rows.filter((r) => r.kind === "user" && !unusableAccount(deps, r)).map((r) => r.id);
   const left = await optional("due now", () => new DownloadRepository(deps.pool).remainingDownloads(able, new Date(now)), undefined);
   out.dueNow = left?.dueNow ?? 0;
   out.queued = left?.queued ?? 0;

@@ -2,7 +2,7 @@
 // client, login (listener and --paste), and the one-line failures.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import got from "got";
@@ -259,18 +259,40 @@ describe("dvault auth", () => {
       expect(token?.auth).toBe("body");
     }
 
-    // Step: a different secret key: status says which key is wrong and what to do.
+    // Step: a different secret key (a key lost in a move): auth status and status each say which key is wrong and
+    // what to do (auth status with exit code 4: an account must log in again), never "ok".
     {
-      const { run } = await (async () => {
-        const r = await dvault(["auth", "status", "--json"], { env: { DVAULT_SECRET_KEY: randomBytes(32).toString("hex") } });
-        return { run: r };
-      })();
-      const accounts = JSON.parse(run.stdout) as Array<{ name: string; placebo: string }>;
+      const wrongKey = { DVAULT_SECRET_KEY: randomBytes(32).toString("hex") };
+      const run = await dvault(["auth", "status", "--json"], { env: wrongKey });
+      expect(run.code).toBe(4);
+      const accounts = JSON.parse(run.stdout) as Array<{ name: string; placebo: string; state: string; stateReason: string }>;
       const pasted = accounts.find((a) => a.name === "pasted")!;
       expect(pasted.placebo).toBe(
-        "failed: cannot decrypt stored tokens: DVAULT_SECRET_KEY is not the key they were encrypted with; " +
-          "restore the key or log in again with `dvault auth login`",
+        'failed: account "pasted" must be authorized again: its stored tokens were encrypted with another key than DVAULT_SECRET_KEY ' +
+          "(restore that key, or log in again). Run: dvault auth login --account pasted — or, on a headless server: " +
+          "dvault auth import --refresh-token <token> --account pasted",
       );
+      expect(pasted).toMatchObject({
+        state: "needs_reauth",
+        stateReason: "its stored tokens were encrypted with another key than DVAULT_SECRET_KEY (restore that key, or log in again)",
+      });
+      // dvault status, with the app's credentials and without them (then the key is only read, never made).
+      for (const env of [wrongKey, { ...wrongKey, DVAULT_CLIENT_ID: "", DVAULT_CLIENT_SECRET: "" }]) {
+        const status = await dvault(["status", "--json"], { env });
+        const report = JSON.parse(status.stdout) as { accounts: Array<{ name: string; state: string; needsReauth: boolean; fix: string | null }> };
+        expect(report.accounts.find((a) => a.name === "pasted")).toMatchObject({
+          state: "needs_reauth",
+          needsReauth: true,
+          fix: "dvault auth login --account pasted",
+        });
+      }
+      const noKey = await dvault(["status", "--json"], { env: { DVAULT_SECRET_KEY: "", DVAULT_CLIENT_ID: "", DVAULT_CLIENT_SECRET: "" } });
+      const withoutKey = JSON.parse(noKey.stdout) as { accounts: Array<{ name: string; state: string; stateReason: string }> };
+      expect(withoutKey.accounts.find((a) => a.name === "pasted")).toMatchObject({
+        state: "needs_reauth",
+        stateReason: `its stored tokens cannot be read, since no key was found in DVAULT_SECRET_KEY or the key file ${path.join(baseEnv.HOME ?? "", ".config", "dvault", "secret.key")} (restore that key, or log in again)`,
+      });
+      expect(existsSync(path.join(baseEnv.HOME ?? "", ".config", "dvault", "secret.key")), "status made no key").toBe(false);
     }
   }, 300_000);
 

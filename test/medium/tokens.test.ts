@@ -11,7 +11,7 @@ import { ensureFreshToken, placebo } from "../../src/api/account-calls.ts";
 import { ReauthRequiredError } from "../../src/api/token-errors.ts";
 import { TokenManager } from "../../src/api/token-manager.ts";
 import { REFRESH_RETRIES } from "../../src/api/oauth.ts";
-import { TokenCipher, WrongSecretKeyError } from "../../src/crypto/token-cipher.ts";
+import { TokenCipher } from "../../src/crypto/token-cipher.ts";
 import { AccountRepository } from "../../src/db/account.repository.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
 import { CLIENT_ID, CLIENT_SECRET, createFixture, seedAccount, type Fixture } from "./tokens-fixture.ts";
@@ -234,14 +234,17 @@ describe(TokenManager.name, () => {
     expect(row).toMatchObject({ kind: "client", grantType: "client_credentials", refreshTokenEnc: null });
   });
 
-  it("a wrong secret key is a clear error, not garbage, and nothing is sent", async () => {
+  it("a wrong secret key is a missing login naming the key, not garbage, and nothing is sent", async () => {
     await seedAccount(f);
     const otherKey = new TokenCipher({ key: randomBytes(32), source: "file", path: "/home/u/.config/dvault/secret.key", created: false });
     const provider = await f.newManager({ cipher: otherKey }).forAccount("alice");
     const err = await provider.getAccessToken().catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(WrongSecretKeyError);
+    // A missing login to every run and job (rows stay wanted, jobs skipped, exit code 4), not a failure of the work.
+    expect(err).toBeInstanceOf(ReauthRequiredError);
     expect((err as Error).message).toBe(
-      "cannot decrypt stored tokens: DVAULT_SECRET_KEY or the key file /home/u/.config/dvault/secret.key is not the key they were encrypted with; restore the key or log in again with `dvault auth login`",
+      'account "alice" must be authorized again: its stored tokens were encrypted with another key than DVAULT_SECRET_KEY or the key file ' +
+        "/home/u/.config/dvault/secret.key (restore that key, or log in again). Run: dvault auth login --account alice — or, on a headless server: " +
+        "dvault auth import --refresh-token <token> --account alice",
     );
     expect(f.sim.log()).toHaveLength(0);
     expect((await f.repo.findByName("alice"))?.state).toBe("ok");

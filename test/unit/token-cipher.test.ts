@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { CorruptTokenError, TokenCipher, WrongSecretKeyError } from "../../src/crypto/token-cipher.ts";
+import { EXIT_NEEDS_LOGIN } from "../../src/errors.ts";
 
 const fileKey = (key = randomBytes(32)) => ({ key, source: "file" as const, path: "/cfg/dvault/secret.key", created: false });
 
@@ -39,6 +40,8 @@ describe(TokenCipher.name, () => {
     const sealed = new TokenCipher(fileKey()).encrypt("token-value", aad);
     const fromFile = new TokenCipher(fileKey());
     expect(() => fromFile.decrypt(sealed, aad)).toThrow(WrongSecretKeyError);
+    // The exit code of an account that must log in again (src/errors.ts), one of its two fixes.
+    expect(new WrongSecretKeyError("DVAULT_SECRET_KEY").exitCode).toBe(EXIT_NEEDS_LOGIN);
     expect(() => fromFile.decrypt(sealed, aad)).toThrow(
       "cannot decrypt stored tokens: DVAULT_SECRET_KEY or the key file /cfg/dvault/secret.key is not the key they were encrypted with; restore the key or log in again with `dvault auth login`",
     );
