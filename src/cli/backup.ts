@@ -5,6 +5,7 @@ import { restoreBackup } from "../backup/restore.ts";
 import { loadConfig } from "../config.ts";
 import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { EXIT_FAILED, EXIT_INTERRUPTED, UserError } from "../errors.ts";
+import { formatBytes } from "../text/bytes.ts";
 import { VERSION } from "../version.ts";
 import { printJson, printOut } from "./output/print.ts";
 import { stopOnSignal } from "./stop-signal.ts";
@@ -31,8 +32,8 @@ export function registerBackupCommands(program: Command): void {
       if (opts.json) return printJson({ out: opts.out, ...m });
       printOut(`backup written to ${opts.out}`);
       const tables = m.format === 2 ? `, ${m.database.tables.length} tables` : " (pg_dump)";
-      printOut(`  database: ${(m.database.bytes / 1e6).toFixed(1)} MB, ${m.database.migrations.length} migrations${tables}`);
-      printOut(`  archive:  ${m.archive.included ? `${m.archive.files} files, ${(m.archive.bytes / 1e6).toFixed(1)} MB` : "not included"}`);
+      printOut(`  database: ${formatBytes(m.database.bytes)}, ${m.database.migrations.length} migrations${tables}`);
+      printOut(`  archive:  ${m.archive.included ? `${m.archive.files} files, ${formatBytes(m.archive.bytes)}` : "not included"}`);
       printOut(
         m.secretKey.included
           ? "  key:      included (keep this backup private: with the key, its tokens can be read)"

@@ -14,6 +14,7 @@ import { cliLogger } from "./output/mode.ts";
 import { printErr, printOut } from "./output/print.ts";
 import { EXIT_INTERRUPTED } from "../errors.ts";
 import { maskUrl } from "../redact.ts";
+import { formatBytes } from "../text/bytes.ts";
 import { plural } from "../text/plural.ts";
 
 export { DEMO_QUERIES };
@@ -95,7 +96,7 @@ function printReport(r: DemoReport, { term, dashboard, ownServer, engine }: Repo
     `  ${one(c.deviations, "deviation")}, ${one(c.gallery_folders, "gallery folder")}, ${one(c.collection_folders, "collection")} (${one(c.folder_memberships, "placement")})`,
     `  ${one(c.messages, "message")}, ${one(c.notes, "note")}, ${one(c.comments, "comment")}, ${one(c.feed_items, "watch-feed item")}, ${one(c.users, "user")}`,
     `  files: ${c.originals} originals (the weekly quota), ${c.texts} journals and literature as HTML, ${c.degraded} free renditions whose`,
-    `         originals follow from ${d.nextWindow?.toISOString().slice(0, 10) ?? "next week"}, ${c.not_downloadable} not downloadable (rendition kept), ${c.failed} failed; ${((c.stored_bytes ?? 0) / 1e6).toFixed(1)} MB`,
+    `         originals follow from ${d.nextWindow?.toISOString().slice(0, 10) ?? "next week"}, ${c.not_downloadable} not downloadable (rendition kept), ${c.failed} failed; ${formatBytes(c.stored_bytes ?? 0)}`,
     `  in ${r.archiveDir}${d.links ? ` (readable links under ${path.join(r.archiveDir, "by-user")})` : ""}`,
     ...(r.digestPath ? [`  digest preview: ${r.digestPath}`] : []),
     "",

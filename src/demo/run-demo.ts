@@ -26,6 +26,7 @@ import { startSimulator, type Simulator } from "../simulator/server.ts";
 import { type BackfillResult, backfillThumbnails, Thumbnails } from "../storage/thumbnails.ts";
 import { SOURCES } from "../sync/sources/index.ts";
 import { freePort } from "../free-port.ts";
+import { formatBytes } from "../text/bytes.ts";
 import { plural } from "../text/plural.ts";
 import { claimDemoDir, DEMO_MARK } from "./demo-dir.ts";
 import { DEMO_SERVER_DIR } from "./servers.ts";
@@ -181,7 +182,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     await dropQueuedDownloads(services.queues);
     out(
       `            ${downloads.done} files stored, ${downloads.degraded} as degraded renditions (their originals wait for ${downloads.nextWindow?.toISOString().slice(0, 10) ?? "next week"}), ` +
-        `${downloads.notDownloadable} not downloadable, ${downloads.failed} failed, ${(downloads.bytes / 1e6).toFixed(1)} MB`,
+        `${downloads.notDownloadable} not downloadable, ${downloads.failed} failed, ${formatBytes(downloads.bytes)}`,
     );
 
     // 4. The grid's pictures, so the dashboard shows the simulator's art rather than grey tiles: the same work

@@ -295,7 +295,7 @@ describe("dvault backup and restore", () => {
     const out = path.join(base, "cli");
     const made = await runDvault(h, ["backup", "--out", out, "--no-archive"]);
     expect(made.stderr).toBe("");
-    expect(made.stdout).toMatch(/^ {2}database: \d+\.\d MB, \d+ migrations, \d+ tables$/m);
+    expect(made.stdout).toMatch(/^ {2}database: \d+(\.\d)? (B|KiB|MiB|GiB), \d+ migrations, \d+ tables$/m);
     expect((await readManifest(out)).format).toBe(2);
     await restoresThroughCli(out, `${targetDb}_cli2`);
   }, 60_000);
@@ -305,7 +305,7 @@ describe("dvault backup and restore", () => {
     async () => {
       const dumped = path.join(base, "cli-dump");
       const madeDump = await runDvault(h, ["backup", "--out", dumped, "--no-archive", "--pg-dump"]);
-      expect(madeDump.stdout).toMatch(/^ {2}database: \d+\.\d MB, \d+ migrations \(pg_dump\)$/m);
+      expect(madeDump.stdout).toMatch(/^ {2}database: \d+(\.\d)? (B|KiB|MiB|GiB), \d+ migrations \(pg_dump\)$/m);
       await restoresThroughCli(dumped, `${targetDb}_cli1`);
     },
     60_000,
