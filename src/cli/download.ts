@@ -31,7 +31,7 @@ export function formatDownloadSummary(s: DownloadSummary, colors?: Colors, again
     `failed            ${s.failed}`,
     `bytes             ${formatBytes(s.bytes)} in ${(s.durationMs / 1000).toFixed(1)} s`,
   ];
-  if (s.partial) lines.push(`partial           ${s.partial} (first image only, or a blurred rendition)`);
+  if (s.partial) lines.push(`partial           ${s.partial} of the files this run stored (first image only, or a blurred rendition; status counts works)`);
   if (s.busy) lines.push(`busy elsewhere    ${s.busy} (another dvault process is downloading them)`);
   if (s.skipped) lines.push(`skipped           ${s.skipped} (already stored)`);
   if (s.links && !("busy" in s.links)) lines.push(`readable links    ${s.links.links} (${s.links.written} written, ${s.links.removed} removed)`);
