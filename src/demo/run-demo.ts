@@ -77,6 +77,16 @@ function emptyDemoDir(dir: string, archiveDir: string): void {
   mkdirSync(archiveDir, { recursive: true, mode: 0o700 });
 }
 
+/**
+ * The simulated account's gallery as the sync will find it: its live works, and those the simulator made deleted
+ * upstream (a deleted work is never listed), so the sync's count can be read against it.
+ */
+function seededWorks(sim: Simulator): string {
+  const owned = [...sim.truth.deviations.values()].filter((d) => d.authorId === sim.truth.ownerId);
+  const deleted = owned.filter((d) => d.isDeleted).length;
+  return `${plural(owned.length - deleted, "deviation")}${deleted ? ` (and ${deleted} deleted upstream, which no listing shows)` : ""}`;
+}
+
 /** A demo database beside the configured one: same server and credentials, database "<name>_demo". */
 export function demoDatabaseUrl(databaseUrl: string): string {
   const { database } = pgFields(databaseUrl);
@@ -103,7 +113,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     dataset: { ...options.dataset, deviations: options.deviations ?? 400 },
     clients: [{ clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET, redirectUris: [redirectUri] }],
   });
-  out(`1/7 service simulator with a seeded account of ${options.deviations ?? 400} deviations at ${sim.url}`);
+  out(`1/7 service simulator with a seeded account of ${seededWorks(sim)} at ${sim.url}`);
   let services: Services | undefined;
   try {
     // The demo's own database, made afresh on purpose: the one place besides `dvault migrate` that creates one.
@@ -209,7 +219,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     await syncHere(services, options.log, row.id, ["messages", "notes", "profile", "watch_feed"], false);
     const preview = await previewDigest(services, { since: baselineEnd, out: path.join(dir, "digest") });
     const c = preview.counts as Record<string, number>;
-    out(`6/7 digest  "${preview.subject}"`);
+    // Said, since the report's counts include what this second sync found (new messages, a note, new works).
+    out(`6/7 digest  a day's activity played on the simulator, synced again, and the digest of it: "${preview.subject}"`);
     out(
       `            ${
         Object.entries(c)
