@@ -205,7 +205,7 @@ describe(`secrets never leak (engine: ${TEST_ENGINE})`, () => {
     expect(f.log.lines.some((l) => l.includes("needs to be authorized again"))).toBe(true);
     expect(errors.join("\n")).toMatch(/answer was lost/);
     expect(errors.join("\n")).toMatch(/The refresh_token is invalid/);
-    expect(errors.join("\n")).toMatch(/cannot decrypt stored tokens/);
+    expect(errors.join("\n")).toMatch(/its stored tokens were encrypted with another key than/);
     const verifiers = f.sim.log().filter((e) => e.form.code_verifier !== undefined);
     expect(verifiers).toHaveLength(2);
   });
