@@ -20,14 +20,21 @@ import { plural } from "../text/plural.ts";
 export { DEMO_QUERIES };
 
 /**
- * Ctrl-C (or SIGTERM) during the demo: one line that says what is left, then exit 130 at once. Nothing the demo
- * makes is worth finishing (the next run starts over), and its own embedded server stops as the process exits
- * (src/db/embedded/attach.ts). Returns the function that takes the handlers away.
+ * Ctrl-C (or SIGTERM) during the demo: one line that says what is left, then exit 130. Nothing the demo makes is worth
+ * finishing (the next run starts over), and its own embedded server stops as the process exits
+ * (src/db/embedded/attach.ts), once it has started: a stop while `starting()` still starts it waits for that (up to
+ * START_WAIT_MS), so the exit stops it rather than leave it running. Returns the function that takes the handlers away.
  */
-function exitOnSignal(): () => void {
+function exitOnSignal(starting: () => Promise<unknown> | undefined): () => void {
   const onSignal = () => {
     printErr("dvault demo: stopped; its folder and database are half made: run dvault demo again, which starts over");
-    process.exit(EXIT_INTERRUPTED);
+    const pending = starting();
+    if (!pending) process.exit(EXIT_INTERRUPTED);
+    setTimeout(() => process.exit(EXIT_INTERRUPTED), START_WAIT_MS);
+    pending.then(
+      () => process.exit(EXIT_INTERRUPTED),
+      () => process.exit(EXIT_INTERRUPTED),
+    );
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
@@ -36,6 +43,9 @@ function exitOnSignal(): () => void {
     process.off("SIGTERM", onSignal);
   };
 }
+
+/** How long a stop waits for the demo's servers to finish starting before it exits anyway. */
+const START_WAIT_MS = 30_000;
 
 /** The largest simulated account the demo makes: it is a demonstration, synced and drawn in one run. */
 export const DEMO_MAX_DEVIATIONS = 10_000;
@@ -128,17 +138,19 @@ export function registerDemoCommand(program: Command): void {
     .option("--dir <dir>", "the demo's own folder (its archive, digest and server): new, empty, or an earlier demo's; emptied on every run", ".demo")
     .option("--deviations <n>", `size of the simulated account (1-${DEMO_MAX_DEVIATIONS})`, limitOption(DEMO_MAX_DEVIATIONS, "--deviations"), 400)
     .action(async (opts: { dir: string; deviations: number }) => {
+      const install = loadConfig();
       // Before anything is started in it or removed from it: the folder must be the demo's own (src/demo/demo-dir.ts).
-      claimDemoDir(opts.dir);
-      const stop = exitOnSignal();
+      claimDemoDir(opts.dir, install);
+      let starting: Promise<unknown> | undefined;
+      const stop = exitOnSignal(() => starting);
       // The servers (src/demo/servers.ts): an embedded one, the install's or the demo's own, held until the report is printed.
-      const servers = await demoServers(loadConfig(), process.env, opts.dir);
+      const servers = await (starting = demoServers(install, process.env, opts.dir));
       try {
         const { config } = servers;
         printOut(servers.line);
         const log = cliLogger(config);
         const ownDatabase = servers.ownServer !== undefined;
-        const report = await runDemo({ config, ownDatabase, log, dir: opts.dir, deviations: opts.deviations, out: printOut });
+        const report = await runDemo({ config, install, ownDatabase, log, dir: opts.dir, deviations: opts.deviations, out: printOut });
         const context = { term: await searchTerm(report.databaseUrl), dashboard: dashboardOf(config), ownServer: servers.ownServer, engine: config.engine };
         printReport(report, context);
       } finally {

@@ -6,7 +6,8 @@ import { UserError } from "../errors.ts";
 export function limitOption(max?: number, flag = "--limit"): (value: string) => number {
   const range = max === undefined ? "from 1" : `from 1 to ${max}`;
   return (value) => {
-    const n = Number(value);
+    // Digits only: Number() also reads "1e3", "0x10" and " 5", which nobody types as a count.
+    const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
     if (!Number.isInteger(n) || n < 1 || (max !== undefined && n > max)) throw new UserError(`${flag} expects a whole number ${range}, not "${value}"`);
     return n;
   };

@@ -28,7 +28,7 @@ import { SOURCES } from "../sync/sources/index.ts";
 import { freePort } from "../free-port.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { plural } from "../text/plural.ts";
-import { claimDemoDir, DEMO_MARK } from "./demo-dir.ts";
+import { claimDemoDir, DEMO_MARK, type InstallFolders } from "./demo-dir.ts";
 import { DEMO_SERVER_DIR } from "./servers.ts";
 import { syncHere, type DemoSyncRow } from "./sync-here.ts";
 
@@ -43,6 +43,11 @@ export type DemoOptions = {
   log: Logger;
   /** Where the demo's archive, digests and key live. */
   dir: string;
+  /**
+   * The install's own folders as its settings name them, which the demo's folder must keep apart from
+   * (src/demo/demo-dir.ts); `config`'s when not given (its data folder is the demo's own server's when it runs one).
+   */
+  install?: InstallFolders;
   /** Deviations in the simulated account. */
   deviations?: number;
   /** The rest of the simulated account's size, for a benchmark over the demo (bench/dashboard-pages.ts). */
@@ -71,8 +76,8 @@ export type DemoReport = {
  * Empties the demo's folder, once it is proven the demo's own (src/demo/demo-dir.ts), but for its mark and its own
  * embedded server's data (src/demo/servers.ts), which runs while the demo does, and makes its archive folder.
  */
-function emptyDemoDir(dir: string, archiveDir: string): void {
-  claimDemoDir(dir);
+function emptyDemoDir(dir: string, archiveDir: string, install: InstallFolders): void {
+  claimDemoDir(dir, install);
   for (const name of readdirSync(dir)) if (name !== DEMO_SERVER_DIR && name !== DEMO_MARK) rmSync(path.join(dir, name), { recursive: true, force: true });
   mkdirSync(archiveDir, { recursive: true, mode: 0o700 });
 }
@@ -98,7 +103,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const { out } = options;
   const dir = path.resolve(options.dir);
   const archiveDir = path.join(dir, "archive");
-  emptyDemoDir(dir, archiveDir);
+  emptyDemoDir(dir, archiveDir, options.install ?? options.config);
 
   const databaseUrl = options.ownDatabase ? options.config.databaseUrl : demoDatabaseUrl(options.config.databaseUrl);
   const redisPrefix = `${options.config.redisPrefix}-demo`;

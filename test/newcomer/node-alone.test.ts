@@ -41,7 +41,7 @@ function nodeWithoutServers(script: string, args: readonly string[], env: Record
 const withoutServers = (args: readonly string[], env: Record<string, string>) => nodeWithoutServers(BIN, args, env);
 
 afterAll(() => {
-  for (const dataDir of [path.join(root, "demo", DEMO_SERVER_DIR), path.join(root, "shared")]) {
+  for (const dataDir of [path.join(root, "demo", DEMO_SERVER_DIR), path.join(root, "stopped-demo", DEMO_SERVER_DIR), path.join(root, "shared")]) {
     if (existsSync(dataDir)) stopEmbedded({ dataDir, force: true });
   }
   rmSync(root, { recursive: true, force: true });
@@ -92,6 +92,31 @@ describe.skipIf(!canUnshare)("npm run demo with no server answering", () => {
     expect(search.stdout.toLowerCase()).toContain(term.toLowerCase());
     expect(runningServer(readState(embeddedLayout(dataDir))?.folder ?? "")).toBeUndefined();
   });
+});
+
+describe.skipIf(!canUnshare)("Ctrl-C while the demo's own server starts", () => {
+  it("says in one line what is left, exits 130, and leaves no server running", async () => {
+    const dir = path.join(root, "stopped-demo");
+    const cluster = path.join(dir, DEMO_SERVER_DIR, "postgres");
+    const started = Date.now();
+    const child = spawn(
+      "unshare",
+      ["-n", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', process.execPath, BIN, "demo", "--deviations", "20", "--dir", dir],
+      {
+        env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    const run = collectRun(child, started);
+    // postmaster.opts: written by the server proper as it starts (after initdb), before it answers.
+    await expect.poll(() => existsSync(path.join(cluster, "postmaster.opts")), { timeout: 120_000, interval: 10 }).toBe(true);
+    child.kill("SIGINT");
+    const r = await run;
+    expect(r.code, r.stdout + r.stderr).toBe(130);
+    expect(r.stderr.trim().split("\n").at(-1)).toBe("dvault demo: stopped; its folder and database are half made: run dvault demo again, which starts over");
+    // Stopped as the process ended (src/db/embedded/attach.ts), not left serving the demo's folder.
+    expect(runningServer(cluster)).toBeUndefined();
+  }, 180_000);
 });
 
 describe.skipIf(!canUnshare)("npm test with no server answering", () => {

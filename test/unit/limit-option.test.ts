@@ -9,7 +9,7 @@ describe(limitOption.name, () => {
   });
 
   it("refuses a value out of range or not a whole number, saying the range", () => {
-    for (const bad of ["0", "501", "abc", "2.5", ""]) {
+    for (const bad of ["0", "501", "abc", "2.5", "", "1e2", "0x10", " 5", "5.0", "-0"]) {
       expect(() => limitOption(500)(bad), bad).toThrow(`--limit expects a whole number from 1 to 500, not "${bad}"`);
     }
     for (const bad of ["0", "-3", "abc"]) expect(() => limitOption()(bad), bad).toThrow(`--limit expects a whole number from 1, not "${bad}"`);
