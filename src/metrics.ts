@@ -5,13 +5,14 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import type { TransportStats } from "./api/http.ts";
 import type { Pacer } from "./api/pacer.ts";
 import type { Config } from "./config.ts";
+import type { InstallKey } from "./crypto/install-key.ts";
 import type { AccountRepository } from "./db/account.repository.ts";
 import type { Queryable } from "./db/with-transaction.ts";
 import type { QueueBackend } from "./queue/backend.ts";
 import type { QueueAdmin } from "./queue/queue-admin.ts";
 import type { Coordinator } from "./coord/coordinator.ts";
 import { QUEUE_NAMES, type QueueName } from "./queue/queues.ts";
-import { collectStatus } from "./status/collect.ts";
+import { collectStatus, type StatusDeps } from "./status/collect.ts";
 
 export type MetricsDeps = {
   config: Config;
@@ -22,6 +23,8 @@ export type MetricsDeps = {
   apiTotals: TransportStats;
   queues: QueueAdmin;
   now?: () => number;
+  /** The key the accounts' tokens are read with (Services.installKey), for their state; from the settings when not given. */
+  installKey?: (() => InstallKey) | undefined;
   /** The dashboard's answers by route and outcome (src/http/answer-counts.ts), when this process serves it. */
   httpAnswers?: () => ReadonlyArray<{ route: string; outcome: string; count: number }>;
 };
@@ -32,6 +35,12 @@ export type Metrics = {
   /** Refreshes the scrape-time values and renders the exposition text. */
   render(): Promise<string>;
 };
+
+/** What the status report reads, of the metrics' own parts (no token manager: a scrape flags and refreshes nothing). */
+function statusDepsOf(deps: MetricsDeps, now: () => number): StatusDeps {
+  const { config, pool, pacer, coord, accounts, queues, installKey } = deps;
+  return { config, pool, pacer, coord, accounts, queues, installKey, now };
+}
 
 export function createMetrics(deps: MetricsDeps): Metrics {
   const now = deps.now ?? Date.now;
@@ -165,11 +174,7 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     m.httpAnswers.reset();
     for (const a of deps.httpAnswers?.() ?? []) m.httpAnswers.inc({ route: a.route, outcome: a.outcome }, a.count);
 
-    const [report] = await Promise.all([
-      collectStatus({ config: deps.config, pool: deps.pool, pacer: deps.pacer, coord: deps.coord, accounts: deps.accounts, queues: deps.queues, now }),
-      refreshPacers(),
-      events.poll().catch(() => undefined),
-    ]);
+    const [report] = await Promise.all([collectStatus(statusDepsOf(deps, now)), refreshPacers(), events.poll().catch(() => undefined)]);
     m.jobsCompleted.reset();
     m.jobsFailed.reset();
     for (const [queue, byName] of events.completed) for (const [name, n] of byName) m.jobsCompleted.inc({ queue, name }, n);

@@ -16,6 +16,7 @@ import type { Config } from "./config.ts";
 import type { Coordinator } from "./coord/coordinator.ts";
 import { postgresCoordinator } from "./coord/postgres.ts";
 import { redisCoordinator } from "./coord/redis.ts";
+import { type InstallKey, installKey } from "./crypto/install-key.ts";
 import { TokenCipher } from "./crypto/token-cipher.ts";
 import { AccountRepository } from "./db/account.repository.ts";
 import { accountTokenStore } from "./db/account-token-store.ts";
@@ -68,6 +69,11 @@ export type Services = {
   now(): number;
   /** The token manager; throws a one-line UserError when the app's credentials are not configured. */
   tokens(): TokenManager;
+  /**
+   * The key the stored tokens are read with, or why they cannot be (src/crypto/install-key.ts): the one that exists,
+   * never one made now; what the runs and status check each account's tokens against before they use them.
+   */
+  installKey(): InstallKey;
   /** A user account's API access. */
   apiFor(accountId: number): Promise<AccountApi>;
   /** Client-credentials access for public endpoints, when the app's credentials are configured. */
@@ -194,6 +200,7 @@ export async function createServices({
     apiTotals,
     now,
     tokens,
+    installKey: () => (overrides.secretKey ? { cipher: new TokenCipher(overrides.secretKey) } : installKey(config)),
     apiFor: async (accountId) => apiOf(await tokens().forAccountId(accountId)),
     publicApi: async () => {
       if (!config.clientId || !config.clientSecret) return undefined;

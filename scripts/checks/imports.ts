@@ -41,7 +41,8 @@ const RULES: Record<string, readonly string[]> = {
   log: ["config", "redact", "text"],
   "secret-key": ["config", "errors", "make-dirs"],
   "free-port": [],
-  crypto: ["errors", "secret-key"],
+  // The install's key as the checks read it (src/crypto/install-key.ts) names the settings' folders.
+  crypto: ["config", "errors", "secret-key"],
   // src/text: HTML escaping and the escape-by-default template, HTML to text, byte sizes, visible controls.
   text: [],
   // The coordination seam (docs/ARCHITECTURE.md#the-coordination-seam): its PostgreSQL driver runs src/db's statements.

@@ -1,6 +1,7 @@
 // The token manager: the one owner of every account's tokens. It hands out a provider per account, stores
 // new grants, reports and revokes them; refreshes go through src/api/token-refresh.ts, the one refresh path.
 import type { Coordinator } from "../coord/coordinator.ts";
+import type { InstallKey } from "../crypto/install-key.ts";
 import type { TokenCipher } from "../crypto/token-cipher.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -167,17 +168,6 @@ export class TokenManager {
     return keyedStatus(accountStatusOf(flagged, this.now()), flagged, { cipher: this.options.cipher });
   }
 
-  /**
-   * Why the account cannot be used until a person acts (grantUnusable: its grant is lost or logged out; or this
-   * install's key cannot read its tokens), or undefined: the check every run makes before it claims an account's work.
-   */
-  unusable(row: StoredAccount): ReauthRequiredError | undefined {
-    const lost = grantUnusable(row);
-    if (lost) return lost;
-    const why = unreadableTokens(row, { cipher: this.options.cipher });
-    return why ? new ReauthRequiredError(row.name, why) : undefined;
-  }
-
   /** Decrypts the refresh token of a row (logout needs it); never logged. */
   revealRefreshToken(row: StoredAccount): string | undefined {
     return this.sessions.revealRefreshToken(row);
@@ -250,46 +240,36 @@ export class TokenManager {
 /** What `dvault auth status` and `dvault status` show of one account row at `now`: never a secret. */
 /**
  * Why this install cannot use the account's stored tokens, or undefined when it can (or there are none): they were
- * sealed under another key (`cipher`), or under any key where none is found (`missing` names where it was looked
- * for), as after a config folder or key file lost in a move.
+ * sealed under another key (`cipher`), or the install has no key it can read (`none` says why), as after a config
+ * folder or key file lost in a move.
  */
-export function unreadableTokens(
-  row: Pick<StoredAccount, "accessTokenEnc" | "refreshTokenEnc">,
-  key: { cipher: TokenCipher } | { missing: string },
-): string | undefined {
+export function unreadableTokens(row: Pick<StoredAccount, "accessTokenEnc" | "refreshTokenEnc">, key: InstallKey): string | undefined {
   const sealed = [row.accessTokenEnc, row.refreshTokenEnc].filter((e): e is Uint8Array => e !== null && e.length > 0);
   if (sealed.length === 0) return undefined;
   if ("cipher" in key) {
     const cipher = key.cipher;
     return sealed.every((e) => cipher.sealedWithThisKey(e)) ? undefined : anotherKeyReason(cipher.keySource);
   }
-  return `its stored tokens cannot be read, since no key was found in ${key.missing} (restore that key, or log in again)`;
+  return key.none;
 }
 
 /**
- * Why a run must leave the account alone until a person acts, as every run checks it before claiming the account's
- * work: the manager's answer (TokenManager.unusable) when the app's credentials are set, else the row's alone
- * (grantUnusable), since without them no token is used anyway.
+ * Why a run must leave the account alone until a person acts, as every run checks it before it claims the account's
+ * work: its grant is lost or logged out (grantUnusable), or the install's key (src/crypto/install-key.ts) cannot read
+ * its tokens.
  */
-export function unusableAccount(source: { tokens?: (() => TokenManager) | undefined }, row: StoredAccount): ReauthRequiredError | undefined {
-  let manager: TokenManager | undefined;
-  try {
-    manager = source.tokens?.();
-  } catch {
-    // No client credentials configured: nothing will use the tokens.
-  }
-  return manager ? manager.unusable(row) : grantUnusable(row);
+export function unusableAccount(key: InstallKey, row: StoredAccount): ReauthRequiredError | undefined {
+  const lost = grantUnusable(row);
+  if (lost) return lost;
+  const why = unreadableTokens(row, key);
+  return why ? new ReauthRequiredError(row.name, why) : undefined;
 }
 
 /**
  * The account's status as this install's key sees it (unreadableTokens): tokens it cannot read cannot be used, so
  * the account must log in again or get its key back, whatever its row says.
  */
-export function keyedStatus(
-  status: AccountStatus,
-  row: Pick<StoredAccount, "accessTokenEnc" | "refreshTokenEnc">,
-  key: { cipher: TokenCipher } | { missing: string },
-): AccountStatus {
+export function keyedStatus(status: AccountStatus, row: Pick<StoredAccount, "accessTokenEnc" | "refreshTokenEnc">, key: InstallKey): AccountStatus {
   const why = status.state === "revoked" ? undefined : unreadableTokens(row, key);
   return why ? { ...status, state: "needs_reauth", stateReason: why } : status;
 }

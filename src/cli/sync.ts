@@ -176,7 +176,8 @@ export async function syncHere(args: {
  */
 export async function syncVerdict(services: Services, plan: PlannedRun[], results: SyncRow[], again: string): Promise<UserError | undefined> {
   const planned = new Set(plan.map((p) => p.accountId));
-  const lost = (await services.accounts.list()).filter((a) => planned.has(a.id)).flatMap((a) => unusableAccount(services, a) ?? []);
+  const key = services.installKey();
+  const lost = (await services.accounts.list()).filter((a) => planned.has(a.id)).flatMap((a) => unusableAccount(key, a) ?? []);
   if (lost.length) return needsLoginError(lost);
   const stopped = results.filter((r) => "error" in r && r.interrupted);
   if (stopped.length) {

@@ -224,7 +224,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     await syncHere(services, options.log, row.id, ["messages", "notes", "profile", "watch_feed"], false);
     const preview = await previewDigest(services, { since: baselineEnd, out: path.join(dir, "digest") });
     const c = preview.counts as Record<string, number>;
-    // Said, since the report's counts include what this second sync found (new messages, a note, new works).
     out(`6/7 digest  a day's activity played on the simulator, synced again, and the digest of it: "${preview.subject}"`);
     out(
       `            ${

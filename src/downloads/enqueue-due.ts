@@ -36,8 +36,9 @@ export async function enqueueDueDownloads(
   };
 
   // An account that must log in again claims nothing: its rows stay wanted instead of failing job by job.
+  const key = services.installKey();
   const accounts = (await services.accounts.list()).filter(
-    (a) => a.kind === "user" && !unusableAccount(services, a) && (!opts.only || a.id === opts.only.accountId),
+    (a) => a.kind === "user" && !unusableAccount(key, a) && (!opts.only || a.id === opts.only.accountId),
   );
   for (const account of accounts) {
     for (;;) {

@@ -183,8 +183,9 @@ async function selectAccounts(
   if (account && selected.length === 0) throw new UserError(`no account named "${account}": see dvault auth status`);
   if (selected.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login (or dvault auth import)");
   const lost = new Map<number, ReauthRequiredError>();
+  const key = services.installKey();
   for (const a of selected) {
-    const unusable = unusableAccount(services, a);
+    const unusable = unusableAccount(key, a);
     if (unusable) lost.set(a.id, unusable);
   }
   if (lost.size === selected.length) throw missingGrants([...lost.values()]);

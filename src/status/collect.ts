@@ -7,8 +7,7 @@ import path from "node:path";
 import type { Coordinator } from "../coord/coordinator.ts";
 import { accountStatusOf, type AccountStatus, keyedStatus, type TokenManager, unusableAccount } from "../api/token-manager.ts";
 import type { Config } from "../config.ts";
-import { TokenCipher } from "../crypto/token-cipher.ts";
-import { existingSecretKey, keyFilePath } from "../secret-key.ts";
+import { type InstallKey, installKey } from "../crypto/install-key.ts";
 import { describeSchedule, scheduleOf, type Schedules } from "../config/schedules.ts";
 import { describeBucket } from "../config/storage.ts";
 import type { AccountRepository, AccountRow } from "../db/account.repository.ts";
@@ -54,6 +53,8 @@ export type StatusDeps = {
   queues: QueueAdmin;
   /** The token manager when the app's credentials are configured (its status() flags old refresh tokens). */
   tokens?: (() => TokenManager) | undefined;
+  /** The key the tokens are read with (Services.installKey); read from the settings when not given. */
+  installKey?: (() => InstallKey) | undefined;
   now?: () => number;
 };
 
@@ -70,12 +71,14 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
   };
 
   const rows = await part("accounts", () => deps.accounts.list(), [] as AccountRow[]);
+  // The key the accounts' tokens are read with, or why they cannot be (read once, never made here).
+  const key = deps.installKey?.() ?? installKey(deps.config);
   const [accounts, sources, queues, downloads, archive, workers, unreadable, pacing, notArchivable, movedTo] = await Promise.all([
-    part("accounts", () => Promise.all(rows.map((r) => accountStatus(deps, r, now))), [] as AccountStatusView[]),
+    part("accounts", () => Promise.all(rows.map((r) => accountStatus(deps, key, r, now))), [] as AccountStatusView[]),
     part("sources", () => sourceStatuses(deps.pool, rows, deps.queues, deps.config.schedules), [] as SourceStatusView[]),
     // Job timestamps and heartbeats are wall-clock times, whatever clock `now` follows (tests: the simulator's).
     part("queues", () => queueStatuses(deps.queues, Date.now()), [] as QueueStatusView[]),
-    part("downloads", () => downloadStatus(deps, rows, now, problems), emptyDownloads()),
+    part("downloads", () => downloadStatus(deps, key, rows, now, problems), emptyDownloads()),
     part("archive", () => archiveStatus(deps.config, deps.pool), {
       dir: deps.config.archiveDir,
       ...storeOf(deps.config),
@@ -119,14 +122,15 @@ function redisKeysStatus(config: Config): RedisKeysStatusView {
 
 // ---- accounts ---------------------------------------------------------------------------------------
 
-async function accountStatus(deps: StatusDeps, row: AccountRow, now: number): Promise<AccountStatusView> {
+async function accountStatus(deps: StatusDeps, key: InstallKey, row: AccountRow, now: number): Promise<AccountStatusView> {
+  // The token manager only when a key exists to read with: making it would make a key file (src/secret-key.ts).
   let manager: TokenManager | undefined;
   try {
-    manager = deps.tokens?.();
+    manager = "cipher" in key ? deps.tokens?.() : undefined;
   } catch {
     // No client credentials configured: the row alone still tells the state.
   }
-  const s: AccountStatus = manager ? await manager.status(row) : keyedStatus(accountStatusOf(row, now), row, keyWithoutCredentials(deps.config));
+  const s: AccountStatus = keyedStatus(manager ? await manager.status(row) : accountStatusOf(row, now), row, key);
   const expiresAt = s.accessExpiresAt ? Date.parse(s.accessExpiresAt) : null;
   return {
     id: s.id,
@@ -146,20 +150,6 @@ async function accountStatus(deps: StatusDeps, row: AccountRow, now: number): Pr
     needsReauth: s.state === "needs_reauth" || s.state === "revoked",
     fix: fixFor(s),
   };
-}
-
-/**
- * The install's key for reading the accounts' tokens when no token manager can be made (no client credentials): the
- * one that exists, never a new one; where it was looked for when there is none (or it cannot be read).
- */
-function keyWithoutCredentials(config: Config): { cipher: TokenCipher } | { missing: string } {
-  const missing = { missing: config.secretKey ? "DVAULT_SECRET_KEY" : `DVAULT_SECRET_KEY or the key file ${keyFilePath(config)}` };
-  try {
-    const secret = existingSecretKey(config);
-    return secret ? { cipher: new TokenCipher(secret) } : missing;
-  } catch {
-    return missing;
-  }
 }
 
 /** What a person runs to fix the account's state; null when nothing needs doing. */
@@ -276,7 +266,7 @@ export function serviceWeekStart(now: number): Date {
   return new Date(midnight - sinceMonday * DAY);
 }
 
-async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now: number, problems: string[]): Promise<DownloadsStatusView> {
+async function downloadStatus(deps: StatusDeps, key: InstallKey, rows: readonly AccountRow[], now: number, problems: string[]): Promise<DownloadsStatusView> {
   const out = emptyDownloads();
   const repo = new StatusRepository(deps.pool);
   const counts = await repo.countDownloadsByStatus();
@@ -311,7 +301,7 @@ async function downloadStatus(deps: StatusDeps, rows: readonly AccountRow[], now
   }
 
   // What a run could do now: the accounts that can download (an account waiting for a login is counted above).
-  const able = rows.filter((r) => r.kind === "user" && !unusableAccount(deps, r)).map((r) => r.id);
+  const able = rows.filter((r) => r.kind === "user" && !unusableAccount(key, r)).map((r) => r.id);
   const left = await optional("due now", () => new DownloadRepository(deps.pool).remainingDownloads(able, new Date(now)), undefined);
   out.dueNow = left?.dueNow ?? 0;
   out.queued = left?.queued ?? 0;

@@ -3,6 +3,9 @@
 // account's files (none is marked failed for a fault of this machine's), and `dvault status` shows the account as
 // needing a login, not "ok". The real CLI in child processes (src/api/token-manager.ts unusableAccount, keyedStatus).
 import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { expect, it } from "vitest";
 import { createDownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
@@ -11,8 +14,9 @@ const KEY_LINE =
   'dvault: account "SimArtist" must be authorized again: its stored tokens were encrypted with another key than DVAULT_SECRET_KEY (restore that key, or log in again). ' +
   "Run: dvault auth login --account SimArtist — or, on a headless server: dvault auth import --refresh-token <token> --account SimArtist";
 
-it("says in one line that the key is not the tokens' own, exits 4, and leaves every file as it was", async () => {
-  const h = await createDownloadHarness({
+/** An account of 6 works, logged in with the harness's key (DVAULT_SECRET_KEY in its env). */
+const account = () =>
+  createDownloadHarness({
     sim: {
       seed: 32,
       dataset: { deviations: 6, galleryFolders: 1, collectionFolders: 0, favourites: 0, trackedUsers: 0, messages: 0, notes: 0, feedItems: 0 },
@@ -21,6 +25,15 @@ it("says in one line that the key is not the tokens' own, exits 4, and leaves ev
     },
     quota: 500,
   });
+
+/** The harness's settings without its key, the key file looked for in a config folder of the test's own. */
+function withoutKey(env: Record<string, string>, configDir: string): Record<string, string> {
+  const { DVAULT_SECRET_KEY: _key, ...rest } = env;
+  return { ...rest, DVAULT_CONFIG_DIR: configDir };
+}
+
+it("says in one line that the key is not the tokens' own, exits 4, and leaves every file as it was", async () => {
+  const h = await account();
   try {
     const synced = await runDvault({ redis: h.redis, env: h.env }, ["sync", "--once", "--only", "gallery"]);
     expect(synced.code, synced.stderr).toBe(0);
@@ -46,6 +59,42 @@ it("says in one line that the key is not the tokens' own, exits 4, and leaves ev
     expect(status.stdout).toContain("its stored tokens were encrypted with another key than DVAULT_SECRET_KEY (restore that key, or log in again)");
     expect(status.stdout).toContain("fix: dvault auth login --account SimArtist");
   } finally {
+    await h.close();
+  }
+}, 120_000);
+
+it("with no key anywhere, status says none was found and makes none, with the app's credentials set", async () => {
+  const h = await account();
+  const configDir = mkdtempSync(path.join(os.tmpdir(), "dvault-no-key-"));
+  try {
+    const status = await runDvault({ redis: h.redis, env: withoutKey(h.env, configDir) }, ["status"]);
+    expect(status.stdout).toContain(
+      `its stored tokens cannot be read, since no key was found in DVAULT_SECRET_KEY or the key file ${path.join(configDir, "secret.key")} (restore that key, or log in again)`,
+    );
+    expect(existsSync(path.join(configDir, "secret.key"))).toBe(false);
+  } finally {
+    rmSync(configDir, { recursive: true, force: true });
+    await h.close();
+  }
+}, 120_000);
+
+it("a key file that holds no key stops a run as a lost key does: exit 4, one line, no file marked failed", async () => {
+  const h = await account();
+  const configDir = mkdtempSync(path.join(os.tmpdir(), "dvault-bad-key-"));
+  try {
+    const synced = await runDvault({ redis: h.redis, env: h.env }, ["sync", "--once", "--only", "gallery"]);
+    expect(synced.code, synced.stderr).toBe(0);
+    const keyFile = path.join(configDir, "secret.key");
+    writeFileSync(keyFile, "not a key\n", { mode: 0o600 });
+    const run = await runDvault({ redis: h.redis, env: { ...withoutKey(h.env, configDir), DVAULT_RUN_ITEM_PATIENCE: "0s" } }, ["download", "--once"]);
+    expect(run.code, run.stdout).toBe(4);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      `dvault: account "SimArtist" must be authorized again: its stored tokens cannot be read: the key file ${keyFile} does not hold a 32-byte key (64 hex digits). Restore it from your backup. ` +
+        "Run: dvault auth login --account SimArtist — or, on a headless server: dvault auth import --refresh-token <token> --account SimArtist",
+    ]);
+    expect((await h.pool.query("SELECT count(*)::int AS n FROM downloads WHERE status = 'failed'")).rows[0]?.n).toBe(0);
+  } finally {
+    rmSync(configDir, { recursive: true, force: true });
     await h.close();
   }
 }, 120_000);

@@ -50,7 +50,11 @@ describe(keyedStatus.name, () => {
   });
 
   it("says so when no key is found at all, naming where it was looked for", () => {
-    expect(keyedStatus(status("ok"), sealedBy(theirs), { missing: "DVAULT_SECRET_KEY or the key file /cfg/dvault/secret.key" })).toMatchObject({
+    expect(
+      keyedStatus(status("ok"), sealedBy(theirs), {
+        none: "its stored tokens cannot be read, since no key was found in DVAULT_SECRET_KEY or the key file /cfg/dvault/secret.key (restore that key, or log in again)",
+      }),
+    ).toMatchObject({
       state: "needs_reauth",
       stateReason:
         "its stored tokens cannot be read, since no key was found in DVAULT_SECRET_KEY or the key file /cfg/dvault/secret.key (restore that key, or log in again)",
@@ -59,6 +63,6 @@ describe(keyedStatus.name, () => {
 
   it("changes nothing for a revoked account or one without tokens", () => {
     expect(keyedStatus(status("revoked"), sealedBy(theirs), { cipher: ours }).state).toBe("revoked");
-    expect(keyedStatus(status("ok"), { accessTokenEnc: new Uint8Array(), refreshTokenEnc: null }, { missing: "x" }).state).toBe("ok");
+    expect(keyedStatus(status("ok"), { accessTokenEnc: new Uint8Array(), refreshTokenEnc: null }, { none: "x" }).state).toBe("ok");
   });
 });

@@ -1,0 +1,22 @@
+// The install's secret key as the checks read it (status, the runs before they claim an account's work): the key that
+// exists (DVAULT_SECRET_KEY or the key file, src/secret-key.ts), never one made now; or why there is none to read with
+// (no key found, a key file that cannot be read or holds no key), said as the reason an account's tokens cannot be used.
+import type { Config } from "../config.ts";
+import { TokenCipher } from "./token-cipher.ts";
+import { existingSecretKey, keyFilePath } from "../secret-key.ts";
+
+/** The key to read the accounts' tokens with, or why the stored tokens cannot be read at all. */
+export type InstallKey = { cipher: TokenCipher } | { none: string };
+
+export function installKey(config: Config): InstallKey {
+  const where = config.secretKey ? "DVAULT_SECRET_KEY" : `DVAULT_SECRET_KEY or the key file ${keyFilePath(config)}`;
+  try {
+    const secret = existingSecretKey(config);
+    if (secret) return { cipher: new TokenCipher(secret) };
+    return { none: `its stored tokens cannot be read, since no key was found in ${where} (restore that key, or log in again)` };
+  } catch (err) {
+    // A key file that cannot be read, or holds no key: its own message says which and what to do.
+    const message = (err instanceof Error ? err.message : String(err)).replace(/\.$/, "");
+    return { none: `its stored tokens cannot be read: ${message}` };
+  }
+}
