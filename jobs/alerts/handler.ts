@@ -17,6 +17,7 @@ export async function alertsHandler(_payload: AlertsPayload, ctx: WorkerContext)
     prefix: config.redisPrefix,
     now,
     downloadsPaused: storedDownloadsPausedProbe(coord, config.redisPrefix),
+    installKey: ctx.services.installKey(),
     deliverers: createDeliverers(config.digest),
     timezone: config.digest.timezone,
     messageDomain: messageDomainOf(config.digest),

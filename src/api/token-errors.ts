@@ -25,14 +25,6 @@ export class ReauthRequiredError extends UserError {
   }
 }
 
-/**
- * The reason an account's tokens cannot be used when this install's key is not the one that sealed them (a key file
- * or config folder lost in a move): `keySource` names the key it has (src/crypto/token-cipher.ts describeKeySource).
- */
-export function anotherKeyReason(keySource: string): string {
-  return `its stored tokens were encrypted with another key than ${keySource} (restore that key, or log in again)`;
-}
-
 /** Why the account's stored grant cannot be used until a person logs in again; undefined when it can be. */
 export function grantUnusable(row: Pick<StoredAccount, "name" | "state" | "stateReason" | "grantType">): ReauthRequiredError | undefined {
   if (row.state === "needs_reauth")

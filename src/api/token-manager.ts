@@ -1,14 +1,14 @@
 // The token manager: the one owner of every account's tokens. It hands out a provider per account, stores
 // new grants, reports and revokes them; refreshes go through src/api/token-refresh.ts, the one refresh path.
 import type { Coordinator } from "../coord/coordinator.ts";
-import type { InstallKey } from "../crypto/install-key.ts";
+import { type InstallKey, unreadableTokens } from "../crypto/install-key.ts";
 import type { TokenCipher } from "../crypto/token-cipher.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { registerSecret } from "../redact.ts";
 import { AccountTokens, clientRowName } from "./account-tokens.ts";
 import type { OAuthClient, TokenGrant } from "./oauth/token-endpoint.ts";
-import { anotherKeyReason, grantUnusable, ReauthRequiredError } from "./token-errors.ts";
+import { grantUnusable, ReauthRequiredError } from "./token-errors.ts";
 import { TokenRefresher } from "./token-refresh.ts";
 import { DAY, DEFAULT_REFRESH_MARGIN_MS, TokenSessions, type Session, type Trigger } from "./token-session.ts";
 import type { ClientAuth, GrantType, StoredAccount, TokenStore } from "./token-store.ts";
@@ -237,22 +237,6 @@ export class TokenManager {
   }
 }
 
-/** What `dvault auth status` and `dvault status` show of one account row at `now`: never a secret. */
-/**
- * Why this install cannot use the account's stored tokens, or undefined when it can (or there are none): they were
- * sealed under another key (`cipher`), or the install has no key it can read (`none` says why), as after a config
- * folder or key file lost in a move.
- */
-export function unreadableTokens(row: Pick<StoredAccount, "accessTokenEnc" | "refreshTokenEnc">, key: InstallKey): string | undefined {
-  const sealed = [row.accessTokenEnc, row.refreshTokenEnc].filter((e): e is Uint8Array => e !== null && e.length > 0);
-  if (sealed.length === 0) return undefined;
-  if ("cipher" in key) {
-    const cipher = key.cipher;
-    return sealed.every((e) => cipher.sealedWithThisKey(e)) ? undefined : anotherKeyReason(cipher.keySource);
-  }
-  return key.none;
-}
-
 /**
  * Why a run must leave the account alone until a person acts, as every run checks it before it claims the account's
  * work: its grant is lost or logged out (grantUnusable), or the install's key (src/crypto/install-key.ts) cannot read
@@ -274,6 +258,7 @@ export function keyedStatus(status: AccountStatus, row: Pick<StoredAccount, "acc
   return why ? { ...status, state: "needs_reauth", stateReason: why } : status;
 }
 
+/** What `dvault auth status` and `dvault status` show of one account row at `now`: never a secret. */
 export function accountStatusOf(row: StoredAccount, now: number): AccountStatus {
   return {
     id: row.id,

@@ -1,9 +1,10 @@
 // An access token in memory (a session) and the sealed columns it comes from: decrypting, sealing and
 // deciding whether a token is still fresh enough to use. No I/O.
+import { anotherKeyReason } from "../crypto/install-key.ts";
 import { type TokenCipher, type TokenField, WrongSecretKeyError } from "../crypto/token-cipher.ts";
 import { registerSecret } from "../redact.ts";
 import type { TokenGrant } from "./oauth/token-endpoint.ts";
-import { anotherKeyReason, ReauthRequiredError } from "./token-errors.ts";
+import { ReauthRequiredError } from "./token-errors.ts";
 import type { SealedTokens, StoredAccount } from "./token-store.ts";
 
 const MINUTE = 60_000;

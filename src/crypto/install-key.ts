@@ -20,3 +20,25 @@ export function installKey(config: Config): InstallKey {
     return { none: `its stored tokens cannot be read: ${message}` };
   }
 }
+
+/**
+ * The reason an account's tokens cannot be used when this install's key is not the one that sealed them (a key file
+ * or config folder lost in a move): `keySource` names the key it has (token-cipher.ts describeKeySource).
+ */
+export function anotherKeyReason(keySource: string): string {
+  return `its stored tokens were encrypted with another key than ${keySource} (restore that key, or log in again)`;
+}
+
+/**
+ * Why this install cannot use an account's stored tokens, or undefined when it can (or there are none): they were
+ * sealed under another key (read from their key id, nothing decrypted), or the install has no key it can read.
+ */
+export function unreadableTokens(row: { accessTokenEnc: Uint8Array | null; refreshTokenEnc: Uint8Array | null }, key: InstallKey): string | undefined {
+  const sealed = [row.accessTokenEnc, row.refreshTokenEnc].filter((e): e is Uint8Array => e !== null && e.length > 0);
+  if (sealed.length === 0) return undefined;
+  if ("cipher" in key) {
+    const cipher = key.cipher;
+    return sealed.every((e) => cipher.sealedWithThisKey(e)) ? undefined : anotherKeyReason(cipher.keySource);
+  }
+  return key.none;
+}

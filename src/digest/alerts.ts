@@ -4,11 +4,13 @@
 // incident per condition, notifies it once, reminds at most daily and resolves what is gone.
 import type { Coordinator } from "../coord/coordinator.ts";
 import { readDownloadsPauseState } from "../coord/downloads-pause.ts";
+import type { InstallKey } from "../crypto/install-key.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import { scrubString } from "../redact.ts";
 import { AlertRepository, type AlertCondition, type AlertKind, type ChannelResults, type IncidentRow } from "../db/alert.repository.ts";
 import { messageIdFor } from "./deliver/index.ts";
+import { unreadableAccounts } from "./unreadable-accounts.ts";
 import { type AlertNotice, renderAlert } from "./render-alert.ts";
 import { type Deliverer, type DownloadsPaused, type OutgoingMessage, pausedHeadline } from "./types.ts";
 
@@ -82,6 +84,11 @@ export type CheckOptions = {
   prefix: string;
   now: Date;
   downloadsPaused?: DownloadsPausedProbe;
+  /**
+   * The key the accounts' tokens are read with (Services.installKey): an account whose tokens it cannot read (a key
+   * lost in a move) needs a login as much as one whose grant is gone, and a worker skips it as silently.
+   */
+  installKey?: InstallKey;
 };
 
 export async function currentConditions(opts: CheckOptions): Promise<AlertCondition[]> {
@@ -98,6 +105,14 @@ export async function currentConditions(opts: CheckOptions): Promise<AlertCondit
       subject: `account:${a.id}`,
       title: `account “${a.name}” needs re-authorization`,
       details: { account: a.name, reason: a.state_reason, since: a.state_changed_at?.toISOString() ?? null },
+    });
+  }
+  for (const a of opts.installKey ? await unreadableAccounts(opts.db, opts.installKey) : []) {
+    conditions.push({
+      kind: "needs_reauth",
+      subject: `account:${a.id}`,
+      title: `account “${a.name}” needs re-authorization`,
+      details: { account: a.name, reason: a.reason, since: null },
     });
   }
   for (const s of sources) {

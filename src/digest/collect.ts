@@ -4,6 +4,7 @@
 import { statfs } from "node:fs/promises";
 import path from "node:path";
 import { ImportedFileRepository } from "../db/imported-file.repository.ts";
+import type { InstallKey } from "../crypto/install-key.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import {
   DigestSectionsRepository,
@@ -19,6 +20,7 @@ import {
 } from "../db/digest-sections.repository.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
 import { collectNotArchivable } from "../db/not-archivable.repository.ts";
+import { unreadableAccounts } from "./unreadable-accounts.ts";
 import { shorten } from "./text.ts";
 import { htmlToText } from "../text/html-to-text.ts";
 import type {
@@ -59,6 +61,8 @@ export type CollectOptions = {
   digestKey?: string | null;
   /** Record baselines first (default true); a preview may read without writing. */
   recordBaselines?: boolean;
+  /** The key the accounts' tokens are read with (Services.installKey): accounts it cannot read need a login. */
+  installKey?: InstallKey;
 };
 
 export async function collectDigest(opts: CollectOptions): Promise<DigestData> {
@@ -163,7 +167,10 @@ async function collectHealth(opts: CollectOptions, repo: DigestRepository, secti
     missing: missingOf(r.gaps),
   });
   return {
-    accounts: accounts.map((r) => toAccountHealth(r, now)),
+    accounts: withUnreadable(
+      accounts.map((r) => toAccountHealth(r, now)),
+      opts.installKey ? await unreadableAccounts(opts.db, opts.installKey) : [],
+    ),
     failingSources: sources.filter((r) => r.last_result === "failed").map(toSource),
     unavailableSources: sources.filter((r) => r.last_result !== "failed" && r.unavailable_reason).map(toSource),
     incompleteSources: sources.filter((r) => r.last_result === "incomplete").map(toSource),
@@ -259,6 +266,16 @@ function missingOf(gaps: Record<string, { reason?: string }> | null): string[] {
   return Object.values(gaps ?? {})
     .map((g) => g.reason)
     .filter((r): r is string => typeof r === "string" && r.length > 0);
+}
+
+/** The accounts' health with those whose tokens the install's key cannot read as needing a login (in place of a lesser problem). */
+function withUnreadable(health: AccountHealth[], unreadable: ReadonlyArray<{ name: string; reason: string }>): AccountHealth[] {
+  const lost = new Map(unreadable.map((u) => [u.name, u.reason]));
+  const kept = health.filter((a) => !lost.has(a.name));
+  const added = [...lost].map(([name, reason]): AccountHealth => {
+    return { name, state: "needs_reauth", reason, since: null, refreshAgeDays: null, command: `dvault auth login --account ${name}`, problem: "needs_reauth" };
+  });
+  return [...kept, ...added].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 function toAccountHealth(r: AccountHealthRowDb, now: Date): AccountHealth {

@@ -46,6 +46,7 @@ export async function previewDigest(services: DigestServices, opts: { since?: Da
     now,
     archiveDir: services.config.archiveDir,
     downloadsPaused: storedDownloadsPausedProbe(services.coord, services.config.redisPrefix),
+    installKey: services.installKey?.(),
   });
   // The pictures as the file channel shows them: the archive's thumbnails, in a folder beside the HTML.
   const shown = await digestImages(data, {

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { Coordinator } from "../coord/coordinator.ts";
 import type { Config } from "../config.ts";
+import type { InstallKey } from "../crypto/install-key.ts";
 import { withTransaction } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import { thisWriterTag } from "../queue/holder.ts";
@@ -68,7 +69,15 @@ export class DigestBusyError extends Error {
 }
 
 /** `pool` runs the digest's own rows (digests, digest_state) and reads the window's sections. */
-export type DigestServices = { pool: PgPool; coord: Coordinator; config: Config; log: Logger; now(): number };
+export type DigestServices = {
+  pool: PgPool;
+  coord: Coordinator;
+  config: Config;
+  log: Logger;
+  now(): number;
+  /** The key the accounts' tokens are read with (Services.installKey): an account it cannot read needs a login. */
+  installKey?(): InstallKey;
+};
 
 export type RunDigestOptions = {
   services: DigestServices;
@@ -117,14 +126,9 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
     }
     const key = digestKey(channel, window);
     const now = new Date(services.now());
-    const data = await collectDigest({
-      db: services.pool,
-      window,
-      now,
-      archiveDir: config.archiveDir,
-      downloadsPaused: opts.downloadsPaused ?? storedDownloadsPausedProbe(services.coord, config.redisPrefix),
-      digestKey: key,
-    });
+    const downloadsPaused = opts.downloadsPaused ?? storedDownloadsPausedProbe(services.coord, config.redisPrefix);
+    const installKey = services.installKey?.();
+    const data = await collectDigest({ db: services.pool, window, now, archiveDir: config.archiveDir, downloadsPaused, installKey, digestKey: key });
     const fileBase = `dvault-digest-${compactTime(window.start)}-${compactTime(window.end)}`;
     const shown = await digestImages(data, {
       channel,

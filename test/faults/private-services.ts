@@ -289,11 +289,12 @@ export async function createPrivateFaultHarness(opts: { sim?: SimulatorOptions; 
     const archiveDir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-faults-"));
     cleanups.push(() => fs.rm(archiveDir, { recursive: true, force: true }));
     const key = randomBytes(32);
+    const secretKey = { key, source: "env", created: false } as const;
     const env = faultEnv({ databaseUrl: db.url, redisUrl, redisPrefix: prefix, simUrl: sim.url, archiveDir, key });
     const services: Services = await createServices({
       config: testConfig(env),
       log: createLogger({ level: "silent" }),
-      overrides: { ...FAST_OVERRIDES, now: () => sim.clock.now().getTime(), secretKey: { key, source: "env", created: false } },
+      overrides: { ...FAST_OVERRIDES, now: () => sim.clock.now().getTime(), secretKey },
     });
     cleanups.push(() => services.close());
     const account = await storeOwnerGrant(services, sim);
@@ -303,6 +304,7 @@ export async function createPrivateFaultHarness(opts: { sim?: SimulatorOptions; 
       sim,
       db,
       pool: services.pool,
+      secretKey,
       redis: { url: redisUrl, prefix, redis, coord: redisCoordinator(redis), queues: services.queues, cleanup: async () => undefined },
       services,
       account,

@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { createLogger, type Logger } from "../../src/log.ts";
+import type { SecretKey } from "../../src/secret-key.ts";
 import { createServices, type ServiceOverrides, type Services } from "../../src/services.ts";
 import { storeOwnerGrant } from "./owner-grant.ts";
 import { startSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/server.ts";
@@ -21,6 +22,8 @@ export type SyncHarness = {
   pool: pg.Pool;
   redis: TestRedis;
   services: Services;
+  /** The key the account's tokens are sealed with (the services' override): what a second set of services needs. */
+  secretKey: SecretKey;
   account: SyncAccount;
   /** Runs a source through the real runner. */
   runSource(source: SourceName, opts?: { key?: string; full?: boolean; signal?: AbortSignal }): Promise<RunSourceResult>;
@@ -55,12 +58,14 @@ export async function createSyncHarness(options: SyncHarnessOptions = {}): Promi
     DVAULT_CLIENT_ID: SIM_CLIENT_ID,
     DVAULT_CLIENT_SECRET: SIM_CLIENT_SECRET,
   });
+  // The key the account's tokens are sealed with: a second set of services over the same database needs it too.
+  const secretKey = { key: randomBytes(32), source: "env", created: false } as const;
   const services = await createServices({
     config,
     log,
     overrides: {
       now: () => sim.clock.now().getTime(),
-      secretKey: { key: randomBytes(32), source: "env", created: false },
+      secretKey,
       transport: { retry: { baseDelayMs: 10 } },
       // A refused refresh is sent again 3 times (docs/service-behaviour.md#refresh-refused): 5, 10 and 20 ms apart here,
       // not 0.5, 1 and 2 s, before the account is marked needs_reauth.
@@ -77,6 +82,7 @@ export async function createSyncHarness(options: SyncHarnessOptions = {}): Promi
     pool: services.pool,
     redis,
     services,
+    secretKey,
     account,
     runSource: (source, opts = {}) =>
       runSource(

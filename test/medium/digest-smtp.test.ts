@@ -188,7 +188,7 @@ describe("digest over SMTP", () => {
       DVAULT_SMTP_FROM: "dvault <dvault@example.org>",
       DVAULT_SMTP_TO: "me@example.org",
     });
-    services = await createServices({ config, log, overrides: { now: () => h.sim.clock.now().getTime() } });
+    services = await createServices({ config, log, overrides: { now: () => h.sim.clock.now().getTime(), secretKey: h.secretKey } });
     producer = new Producer([...JOB_DEFINITIONS], services.queues);
     host = new WorkerHost<WorkerContext>({
       entries: checkCatalogue<WorkerContext>(JOBS),

@@ -3,7 +3,7 @@
 // account's files (none is marked failed for a fault of this machine's), and `dvault status` shows the account as
 // needing a login, not "ok". The real CLI in child processes (src/api/token-manager.ts unusableAccount, keyedStatus).
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect, it } from "vitest";
@@ -95,6 +95,25 @@ it("a key file that holds no key stops a run as a lost key does: exit 4, one lin
     expect((await h.pool.query("SELECT count(*)::int AS n FROM downloads WHERE status = 'failed'")).rows[0]?.n).toBe(0);
   } finally {
     rmSync(configDir, { recursive: true, force: true });
+    await h.close();
+  }
+}, 120_000);
+
+it("the alerts and the digest tell of it, as of an account that must log in again", async () => {
+  const h = await account();
+  const out = mkdtempSync(path.join(os.tmpdir(), "dvault-lost-key-digest-"));
+  try {
+    const wrongKey = { ...h.env, DVAULT_SECRET_KEY: randomBytes(32).toString("hex") };
+    const alerts = await runDvault({ redis: h.redis, env: wrongKey }, ["digest", "--alerts", "--json"]);
+    expect(alerts.code, alerts.stderr).toBe(0);
+    expect(JSON.parse(alerts.stdout)).toMatchObject({ open: 1, notified: ["account “SimArtist” needs re-authorization"] });
+    const preview = await runDvault({ redis: h.redis, env: wrongKey }, ["digest", "--preview", "--out", out]);
+    expect(preview.code, preview.stderr).toBe(0);
+    const text = readFileSync(path.join(out, "digest.txt"), "utf8");
+    expect(text).toContain("its stored tokens were encrypted with another key than DVAULT_SECRET_KEY (restore that key, or log in again)");
+    expect(text).toContain("dvault auth login --account SimArtist");
+  } finally {
+    rmSync(out, { recursive: true, force: true });
     await h.close();
   }
 }, 120_000);
