@@ -13,14 +13,23 @@ const LOST = ["needs_reauth", "revoked"] as const;
  * A downloads row `d` that only a new login can move: its account has no usable grant, or it belongs to
  * no account yet and no user account has one (src/downloads/run-once.ts claims nothing for them).
  */
-function blockedRow(eb: ExpressionBuilder<DB & { d: DB["downloads"] }, "d">) {
+/**
+ * Rows that wait for a login: their account's grant is lost, or is one of `alsoLost` (accounts whose tokens the
+ * install's key cannot read, src/crypto/install-key.ts), or no account is named and every user account is so.
+ */
+function blockedRow(eb: ExpressionBuilder<DB & { d: DB["downloads"] }, "d">, alsoLost: readonly number[]) {
   const accounts = eb.selectFrom("accounts as a").select(sql`1`.as("one"));
+  const ids = [...alsoLost];
+  const own = accounts.whereRef("a.id", "=", "d.account_id");
+  const users = accounts.where("a.kind", "=", "user");
   return eb.or([
-    eb.exists(accounts.whereRef("a.id", "=", "d.account_id").where("a.state", "in", LOST)),
+    eb.exists(ids.length ? own.where((w) => w.or([w("a.state", "in", LOST), w("a.id", "in", ids)])) : own.where("a.state", "in", LOST)),
     eb.and([
       eb("d.account_id", "is", null),
-      eb.exists(accounts.where("a.kind", "=", "user")),
-      eb.not(eb.exists(accounts.where("a.kind", "=", "user").where("a.state", "not in", LOST))),
+      eb.exists(users),
+      eb.not(
+        eb.exists(ids.length ? users.where((w) => w.and([w("a.state", "not in", LOST), w("a.id", "not in", ids)])) : users.where("a.state", "not in", LOST)),
+      ),
     ]),
   ]);
 }
@@ -64,25 +73,25 @@ export class StatusRepository {
   }
 
   /** Rows that only a new login can move, and how many of them failed. */
-  async countWaitingForLogin(): Promise<{ rows: number; failed: number } | undefined> {
+  async countWaitingForLogin(alsoLost: readonly number[] = []): Promise<{ rows: number; failed: number } | undefined> {
     return kysely(this.db)
       .selectFrom("downloads as d")
       .select((eb) => [count.as("rows"), eb.cast<number>(eb.fn.countAll().filterWhere("d.status", "=", "failed"), "integer").as("failed")])
       .where((eb) =>
         eb.and([
           eb.or([eb("d.status", "in", ["wanted", "queued"]), eb.and([eb("d.status", "=", "failed"), eb("d.next_attempt_at", "is not", null)])]),
-          blockedRow(eb),
+          blockedRow(eb, alsoLost),
         ]),
       )
       .executeTakeFirst();
   }
 
   /** Failed rows retried on their own (src/downloads/retry.ts), and the first next attempt among them. */
-  async countFailedRetrying(): Promise<{ n: number; at: Date | null } | undefined> {
+  async countFailedRetrying(alsoLost: readonly number[] = []): Promise<{ n: number; at: Date | null } | undefined> {
     return kysely(this.db)
       .selectFrom("downloads as d")
       .select((eb) => [count.as("n"), eb.fn.min("d.next_attempt_at").as("at")])
-      .where((eb) => eb.and([eb("d.status", "=", "failed"), eb("d.next_attempt_at", "is not", null), eb.not(blockedRow(eb))]))
+      .where((eb) => eb.and([eb("d.status", "=", "failed"), eb("d.next_attempt_at", "is not", null), eb.not(blockedRow(eb, alsoLost))]))
       .executeTakeFirst();
   }
 

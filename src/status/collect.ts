@@ -5,6 +5,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Coordinator } from "../coord/coordinator.ts";
+import { grantUnusable } from "../api/token-errors.ts";
 import { accountStatusOf, type AccountStatus, keyedStatus, type TokenManager, unusableAccount } from "../api/token-manager.ts";
 import type { Config } from "../config.ts";
 import { type InstallKey, installKey } from "../crypto/install-key.ts";
@@ -290,12 +291,14 @@ async function downloadStatus(deps: StatusDeps, key: InstallKey, rows: readonly 
   };
   const nextAttempt = out.deferredByQuota ? await optional("next window", () => repo.nextQuotaWindow(), null) : null;
   out.nextWindowAt = out.deferredByQuota ? (nextAttempt ?? nextWeek).toISOString() : null;
-  // Rows of an account that must log in again wait for that, whatever an earlier run recorded on them.
-  const waiting = await optional("waiting for a login", () => repo.countWaitingForLogin(), undefined);
+  // Rows of an account that must log in again wait for that, whatever an earlier run recorded on them: its grant is
+  // lost, or the install's key cannot read its tokens (those accounts' ids, `keyLost`).
+  const keyLost = rows.filter((r) => r.kind === "user" && !grantUnusable(r) && unusableAccount(key, r)).map((r) => r.id);
+  const waiting = await optional("waiting for a login", () => repo.countWaitingForLogin(keyLost), undefined);
   out.waitingForLogin = { rows: waiting?.rows ?? 0, failed: waiting?.failed ?? 0 };
   // Failed rows with a next attempt failed on a transient fault and are retried on their own (src/downloads/retry.ts).
   if (out.byStatus.failed) {
-    const retrying = await optional("retries", () => repo.countFailedRetrying(), undefined);
+    const retrying = await optional("retries", () => repo.countFailedRetrying(keyLost), undefined);
     out.failedRetrying = retrying?.n ?? 0;
     out.nextRetryAt = iso(retrying?.at ?? null);
   }

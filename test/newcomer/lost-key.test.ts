@@ -58,6 +58,9 @@ it("says in one line that the key is not the tokens' own, exits 4, and leaves ev
     expect(status.stdout).toMatch(/^ {2}SimArtist \[user\] NEEDS_REAUTH: /m);
     expect(status.stdout).toContain("its stored tokens were encrypted with another key than DVAULT_SECRET_KEY (restore that key, or log in again)");
     expect(status.stdout).toContain("fix: dvault auth login --account SimArtist");
+    // Its files wait for that login, not "due now" for a run that would refuse them.
+    expect(status.stdout).toContain(`  ${before.length} wait for an account to log in again, not tried until then: dvault auth login --account SimArtist`);
+    expect(status.stdout).toMatch(/^ {2}done for now: nothing is due$/m);
   } finally {
     await h.close();
   }
