@@ -11,6 +11,7 @@ import { createPgPool } from "../../src/db/connect.ts";
 import { changeLocalTree, regenerateReadableLinks } from "../../src/downloads/readable-links.ts";
 import { collectionsSource } from "../../src/sync/sources/collections.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { linksUnder } from "../helpers/readable-tree-compare.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 
 let h: DownloadHarness;
@@ -31,18 +32,7 @@ afterAll(async () => {
 });
 
 /** Every link under by-user/, relative to the archive, with its target relative to the archive. */
-async function tree(): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  const walk = async (dir: string): Promise<void> => {
-    for (const e of await fs.readdir(dir, { withFileTypes: true }).catch(() => [])) {
-      const abs = path.join(dir, e.name);
-      if (e.isDirectory()) await walk(abs);
-      else if (e.isSymbolicLink()) found.set(path.relative(h.archiveDir, abs), path.relative(h.archiveDir, path.resolve(dir, await fs.readlink(abs))));
-    }
-  };
-  await walk(path.join(h.archiveDir, "by-user"));
-  return found;
-}
+const tree = () => linksUnder(h.archiveDir);
 
 /** The links a full write from the database makes: what the tree must equal after any write. */
 async function expected(): Promise<Map<string, string>> {
