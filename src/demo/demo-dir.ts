@@ -17,7 +17,7 @@ const DEMO_NAMES = new Set([DEMO_MARK, "archive", "digest", "digests", "config",
 const MARK_TEXT = "This folder is dvault demo's own: each run of the demo empties it and starts over.\n";
 
 /** The install's own folders, which the demo's folder may neither be, hold, nor lie in (src/config.ts). */
-export type InstallFolders = { archiveDir: string; configDir: string; dataDir: string };
+export type InstallFolders = { archiveDir: string; configDir: string; dataDir: string; digest: { dir: string } };
 
 /** `p` with every link of the part that exists resolved (a folder not made yet: its nearest existing parent's). */
 function realOf(p: string): string {
@@ -39,6 +39,7 @@ function assertApart(real: string, abs: string, install: InstallFolders): void {
     ["DVAULT_ARCHIVE_DIR, the archive", install.archiveDir],
     ["DVAULT_CONFIG_DIR, the settings and secret key", install.configDir],
     ["DVAULT_DATA_DIR, the embedded server's data", install.dataDir],
+    ["DVAULT_DIGEST_DIR, the digests of the file channel", install.digest.dir],
   ] as const;
   for (const [what, folder] of named) {
     const theirs = realOf(folder);

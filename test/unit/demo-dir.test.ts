@@ -12,7 +12,12 @@ let root: string;
 let install: InstallFolders;
 beforeEach(() => {
   root = mkdtempSync(path.join(os.tmpdir(), "dvault-demo-dir-"));
-  install = { archiveDir: path.join(root, "install", "archive"), configDir: path.join(root, "install", "config"), dataDir: path.join(root, "install", "data") };
+  install = {
+    archiveDir: path.join(root, "install", "archive"),
+    configDir: path.join(root, "install", "config"),
+    dataDir: path.join(root, "install", "data"),
+    digest: { dir: path.join(root, "install", "digests") },
+  };
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
@@ -105,6 +110,7 @@ describe(claimDemoDir.name, () => {
       [path.join(root, "install"), /\(DVAULT_ARCHIVE_DIR, the archive\)/],
       [path.join(install.configDir, "demo"), /\(DVAULT_CONFIG_DIR, the settings and secret key\)/],
       [install.dataDir, /\(DVAULT_DATA_DIR, the embedded server's data\)/],
+      [install.digest.dir, /\(DVAULT_DIGEST_DIR, the digests of the file channel\)/],
     ];
     for (const [dir, message] of cases) {
       expect(() => claimDemoDir(dir, install), dir).toThrow(message);
