@@ -11,12 +11,13 @@ import { createPacer, type Pacer, type PacerOptions, type PacerStore } from "./a
 import { redisPacerStore } from "./api/pacer-redis-store.ts";
 import { sqlPacerStore } from "./api/pacer-sql-store.ts";
 import type { AccountTokens } from "./api/account-tokens.ts";
+import { ReauthRequiredError } from "./api/token-errors.ts";
 import { TokenManager, type TokenManagerOptions } from "./api/token-manager.ts";
 import type { Config } from "./config.ts";
 import type { Coordinator } from "./coord/coordinator.ts";
 import { postgresCoordinator } from "./coord/postgres.ts";
 import { redisCoordinator } from "./coord/redis.ts";
-import { type InstallKey, installKey } from "./crypto/install-key.ts";
+import { type InstallKey, installKey, unreadableTokens } from "./crypto/install-key.ts";
 import { TokenCipher } from "./crypto/token-cipher.ts";
 import { AccountRepository } from "./db/account.repository.ts";
 import { accountTokenStore } from "./db/account-token-store.ts";
@@ -116,6 +117,21 @@ function unreadableRecorder(pool: PgPool, now: () => number): UnreadableSink {
 /** The namespace of an install's pace in PostgreSQL (its own database keeps it apart from other installs'). */
 export const PACER_NAMESPACE = "dvault";
 
+/** The install's key (src/crypto/install-key.ts), or the one a test or the demo gives the services. */
+function keyOf(config: Config, given: SecretKey | undefined): InstallKey {
+  return given ? { cipher: new TokenCipher(given) } : installKey(config);
+}
+
+/**
+ * Checked before the token manager is made, which would make a key file where none is found (src/secret-key.ts):
+ * tokens the install's key cannot read are a login to redo (ReauthRequiredError), never a reason to make another key.
+ */
+async function assertTokensReadable(accounts: AccountRepository, key: InstallKey, accountId: number): Promise<void> {
+  const row = await accounts.findById(accountId);
+  const why = row ? unreadableTokens(row, key) : undefined;
+  if (row && why) throw new ReauthRequiredError(row.name, why);
+}
+
 /**
  * The pacer's store on the configured engine (config.engine, never switched implicitly; createServices still builds Redis's): Redis under the
  * install's prefix (the keys every install so far has, so it keeps what it learned), or PostgreSQL alone
@@ -200,8 +216,11 @@ export async function createServices({
     apiTotals,
     now,
     tokens,
-    installKey: () => (overrides.secretKey ? { cipher: new TokenCipher(overrides.secretKey) } : installKey(config)),
-    apiFor: async (accountId) => apiOf(await tokens().forAccountId(accountId)),
+    installKey: () => keyOf(config, overrides.secretKey),
+    apiFor: async (accountId) => {
+      await assertTokensReadable(accounts, services.installKey(), accountId);
+      return apiOf(await tokens().forAccountId(accountId));
+    },
     publicApi: async () => {
       if (!config.clientId || !config.clientSecret) return undefined;
       return apiOf(await tokens().forClient());

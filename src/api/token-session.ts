@@ -43,6 +43,15 @@ export class TokenSessions {
     return row.accessTokenEnc ? this.open(row, row.accessTokenEnc, "access_token") : undefined;
   }
 
+  private clientToken(row: StoredAccount): string | undefined {
+    try {
+      return this.revealAccessToken(row);
+    } catch (err) {
+      if (err instanceof ReauthRequiredError) return undefined;
+      throw err;
+    }
+  }
+
   /**
    * One sealed token of the row, registered as a secret. Tokens sealed under another key than this install's are a
    * grant this install cannot use until a person acts: a ReauthRequiredError, which every run and job treats as a
@@ -60,8 +69,12 @@ export class TokenSessions {
     return token;
   }
 
+  /**
+   * The row's session, if it has one. A client-credentials row sealed under another key has none: a new client token
+   * is asked for (nothing of a person's is lost), where a user's grant must be logged in again (ReauthRequiredError).
+   */
   decode(row: StoredAccount): Session | undefined {
-    const accessToken = this.revealAccessToken(row);
+    const accessToken = row.kind === "client" ? this.clientToken(row) : this.revealAccessToken(row);
     if (accessToken === undefined || !row.accessExpiresAt) return undefined;
     return {
       accessToken,

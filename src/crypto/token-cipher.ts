@@ -44,7 +44,10 @@ export class CorruptTokenError extends UserError {
 
 /** Words naming the key in use, for the wrong-key message. */
 export function describeKeySource(secret: SecretKey): string {
-  return secret.source === "env" ? "DVAULT_SECRET_KEY" : `DVAULT_SECRET_KEY or the key file ${secret.path ?? "(unknown path)"}`;
+  if (secret.source === "env") return "DVAULT_SECRET_KEY";
+  const file = `DVAULT_SECRET_KEY or the key file ${secret.path ?? "(unknown path)"}`;
+  // A key file this process made, none being there: the key the tokens need is elsewhere (restored over it, it works).
+  return secret.created ? `${file}, made just now because none was there` : file;
 }
 
 export class TokenCipher {

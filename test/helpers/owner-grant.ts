@@ -7,9 +7,17 @@ import type { SyncAccount } from "../../src/sync/source.ts";
 /** `issued`: a grant the test already holds (to spend its refresh token elsewhere, say); else a new one. */
 export async function storeOwnerGrant(services: Services, sim: Simulator, issued = sim.issueUserToken({ userId: sim.truth.ownerId })): Promise<SyncAccount> {
   const ownerId = sim.truth.ownerId;
-  const username = sim.truth.users.get(ownerId)?.username ?? "owner";
+  return storeUserGrant(services, sim, { userId: ownerId, name: sim.truth.users.get(ownerId)?.username ?? "owner", issued });
+}
+
+/** A grant of the simulator's user `userId`, stored as account `name` (a second account, or the same one logged in again). */
+export async function storeUserGrant(
+  services: Services,
+  sim: Simulator,
+  { userId, name, issued = sim.issueUserToken({ userId }) }: { userId: string; name: string; issued?: ReturnType<Simulator["issueUserToken"]> },
+): Promise<SyncAccount> {
   const row = await services.tokens().storeGrant({
-    name: username,
+    name,
     kind: "user",
     grantType: "authorization_code",
     grant: {
@@ -21,8 +29,8 @@ export async function storeOwnerGrant(services: Services, sim: Simulator, issued
     },
     clientAuth: "basic",
     requestedAt: services.now(),
-    userId: ownerId,
-    username,
+    userId,
+    username: name,
   });
-  return { id: row.id, name: row.name, userId: ownerId, username };
+  return { id: row.id, name: row.name, userId, username: name };
 }

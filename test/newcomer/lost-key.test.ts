@@ -2,13 +2,16 @@
 // read. Every run says so in one line with the exit code of an account that must log in again (4), claims none of the
 // account's files (none is marked failed for a fault of this machine's), and `dvault status` shows the account as
 // needing a login, not "ok". The real CLI in child processes (src/api/token-manager.ts unusableAccount, keyedStatus).
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { createDownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
+import { TEST_ENGINE } from "../helpers/env.ts";
 
 const KEY_LINE =
   'dvault: account "SimArtist" must be authorized again: its stored tokens were encrypted with another key than DVAULT_SECRET_KEY (restore that key, or log in again). ' +
@@ -117,6 +120,86 @@ it("the alerts and the digest tell of it, as of an account that must log in agai
     expect(text).toContain("dvault auth login --account SimArtist");
   } finally {
     rmSync(out, { recursive: true, force: true });
+    await h.close();
+  }
+}, 120_000);
+
+it("with the key file lost, sync and archive --once make no new key file: exit 4, naming where the key was looked for", async () => {
+  const h = await account();
+  const configDir = mkdtempSync(path.join(os.tmpdir(), "dvault-lost-key-file-"));
+  try {
+    for (const args of [
+      ["sync", "--once", "--only", "gallery"],
+      ["archive", "--once", "--only", "gallery"],
+    ]) {
+      const run = await runDvault({ redis: h.redis, env: withoutKey(h.env, configDir) }, args);
+      expect(run.code, run.stdout + run.stderr).toBe(4);
+      expect(run.stderr).toContain(`no key was found in DVAULT_SECRET_KEY or the key file ${path.join(configDir, "secret.key")}`);
+      expect(existsSync(path.join(configDir, "secret.key")), args.join(" ")).toBe(false);
+    }
+  } finally {
+    rmSync(configDir, { recursive: true, force: true });
+    await h.close();
+  }
+}, 120_000);
+
+it("auth status, which makes a key file where none is found, says the file was made just now", async () => {
+  const h = await account();
+  const configDir = mkdtempSync(path.join(os.tmpdir(), "dvault-lost-key-auth-"));
+  try {
+    const run = await runDvault({ redis: h.redis, env: withoutKey(h.env, configDir) }, ["auth", "status", "--json", "--no-check"]);
+    expect(run.code, run.stderr).toBe(4);
+    const [account] = JSON.parse(run.stdout) as Array<{ state: string; stateReason: string }>;
+    expect(account).toMatchObject({
+      state: "needs_reauth",
+      stateReason: `its stored tokens were encrypted with another key than DVAULT_SECRET_KEY or the key file ${path.join(configDir, "secret.key")}, made just now because none was there (restore that key, or log in again)`,
+    });
+  } finally {
+    rmSync(configDir, { recursive: true, force: true });
+    await h.close();
+  }
+}, 120_000);
+
+// The worker started where its key file was lost, with download jobs already queued for the account (src/services.ts
+// apiFor, jobs/refresh-tokens): no new key file, and the queued files go back to wanted without an attempt spent.
+it("a worker whose key file was lost makes no new key file and tries none of the queued files", async () => {
+  const h = await account();
+  const configDir = mkdtempSync(path.join(os.tmpdir(), "dvault-lost-key-worker-"));
+  try {
+    // The sync queues the account's files for a worker (their rows queued).
+    const synced = await runDvault({ redis: h.redis, env: h.env }, ["sync", "--once", "--only", "gallery"]);
+    expect(synced.code, synced.stderr).toBe(0);
+    const queued = async () => (await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE queued_at IS NOT NULL")).rows[0]?.n;
+    expect(await queued()).toBeGreaterThan(0);
+    const worker = spawn(process.execPath, [path.resolve("bin/dvault.js"), "worker"], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: "/nonexistent-home",
+        LOG_LEVEL: "warn",
+        REDIS_URL: h.redis.url,
+        DVAULT_ENGINE: TEST_ENGINE,
+        ...withoutKey(h.env, configDir),
+      },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    worker.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    try {
+      // Every queued file handed back, the worker having started its jobs (the token refresh among them).
+      await expect.poll(queued, { timeout: 60_000, interval: 100 }).toBe(0);
+    } finally {
+      const closed = once(worker, "close");
+      worker.kill("SIGTERM");
+      await closed;
+    }
+    const rows = (await h.pool.query<{ status: string; attempts: number }>("SELECT status::text, attempts FROM downloads")).rows;
+    expect(
+      rows.filter((r) => r.status === "failed" || r.attempts > 0),
+      stderr,
+    ).toEqual([]);
+    expect(existsSync(path.join(configDir, "secret.key")), stderr).toBe(false);
+  } finally {
+    rmSync(configDir, { recursive: true, force: true });
     await h.close();
   }
 }, 120_000);
