@@ -213,9 +213,14 @@ function dvaultChildEnv(env: BenchEnv): Record<string, string> {
     DVAULT_MIN_FREE_BYTES: "64MiB",
     DVAULT_SECRET_KEY: env.secretKeyHex,
   };
-  // VERSUS_DVAULT_ENV (k=v,k=v) adds settings of dvault's.
-  for (const kv of process.env.VERSUS_DVAULT_ENV?.split(",").filter(Boolean) ?? []) childEnv[kv.split("=")[0] ?? ""] = kv.slice(kv.indexOf("=") + 1);
-  return childEnv;
+  return { ...childEnv, ...dvaultEnvOverrides() };
+}
+
+/** VERSUS_DVAULT_ENV (k=v,k=v): settings of dvault's the runs get on top of the bench's own. */
+export function dvaultEnvOverrides(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const kv of process.env.VERSUS_DVAULT_ENV?.split(",").filter(Boolean) ?? []) out[kv.split("=")[0] ?? ""] = kv.slice(kv.indexOf("=") + 1);
+  return out;
 }
 
 /** dvault runs started so far, for VERSUS_WRAP's {run}. */

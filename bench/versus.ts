@@ -24,6 +24,7 @@ import {
   simOptions,
   type RunFigures,
   type Tool,
+  dvaultEnvOverrides,
 } from "./versus-run.ts";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -84,9 +85,8 @@ type Scenario = {
 const s = (ms: number) => (ms / 1000).toFixed(1);
 
 /** The pace's ceiling dvault runs under here: DVAULT_API_RATE_MAX as VERSUS_DVAULT_ENV sets it, else its default (calls a second). */
-function paceCeiling(env: string | undefined): number {
-  const kv = env?.split(",").find((k) => k.startsWith("DVAULT_API_RATE_MAX="));
-  const n = kv === undefined ? Number.NaN : Number(kv.slice(kv.indexOf("=") + 1));
+function paceCeiling(): number {
+  const n = Number(dvaultEnvOverrides().DVAULT_API_RATE_MAX ?? Number.NaN);
   return Number.isFinite(n) && n > 0 ? n : DEFAULT_API_RATE.max;
 }
 
@@ -96,7 +96,7 @@ function paceCeiling(env: string | undefined): number {
  * run comes whatever its CPU (the CDN key has a ceiling of its own); said next to the clean goals.
  */
 function paceBoundText(d: Agg, boundMs: number): string {
-  const ceiling = paceCeiling(process.env.VERSUS_DVAULT_ENV);
+  const ceiling = paceCeiling();
   const paceMs = (Math.max(0, d.api - 1) / ceiling) * 1000;
   const verdict = paceMs > boundMs ? "above the bound: no run under this ceiling can pass" : "below the bound";
   return `; the pace's ceiling alone: (${d.api} API calls − 1) ÷ DVAULT_API_RATE_MAX ${ceiling}/s = ${s(paceMs)} s, ${verdict}`;
