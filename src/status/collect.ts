@@ -6,9 +6,9 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type { Coordinator } from "../coord/coordinator.ts";
 import { grantUnusable } from "../api/token-errors.ts";
-import { accountStatusOf, type AccountStatus, keyedStatus, type TokenManager, unusableAccount } from "../api/token-manager.ts";
+import { accountStatusOf, type AccountStatus, keyedStatus, type TokenManager } from "../api/token-manager.ts";
 import type { Config } from "../config.ts";
-import { type InstallKey, installKey } from "../crypto/install-key.ts";
+import { type InstallKey, installKey, unreadableTokens } from "../crypto/install-key.ts";
 import { describeSchedule, scheduleOf, type Schedules } from "../config/schedules.ts";
 import { describeBucket } from "../config/storage.ts";
 import type { AccountRepository, AccountRow } from "../db/account.repository.ts";
@@ -131,7 +131,8 @@ async function accountStatus(deps: StatusDeps, key: InstallKey, row: AccountRow,
   } catch {
     // No client credentials configured: the row alone still tells the state.
   }
-  const s: AccountStatus = keyedStatus(manager ? await manager.status(row) : accountStatusOf(row, now), row, key);
+  // The manager's status reads the tokens with the same key (TokenManager.status); the row alone is read with it here.
+  const s: AccountStatus = manager ? await manager.status(row) : keyedStatus(accountStatusOf(row, now), row, key);
   const expiresAt = s.accessExpiresAt ? Date.parse(s.accessExpiresAt) : null;
   return {
     id: s.id,
@@ -293,7 +294,8 @@ async function downloadStatus(deps: StatusDeps, key: InstallKey, rows: readonly 
   out.nextWindowAt = out.deferredByQuota ? (nextAttempt ?? nextWeek).toISOString() : null;
   // Rows of an account that must log in again wait for that, whatever an earlier run recorded on them: its grant is
   // lost, or the install's key cannot read its tokens (those accounts' ids, `keyLost`).
-  const keyLost = rows.filter((r) => r.kind === "user" && !grantUnusable(r) && unusableAccount(key, r)).map((r) => r.id);
+  const users = rows.filter((r) => r.kind === "user" && !grantUnusable(r));
+  const keyLost = users.filter((r) => unreadableTokens(r, key)).map((r) => r.id);
   const waiting = await optional("waiting for a login", () => repo.countWaitingForLogin(keyLost), undefined);
   out.waitingForLogin = { rows: waiting?.rows ?? 0, failed: waiting?.failed ?? 0 };
   // Failed rows with a next attempt failed on a transient fault and are retried on their own (src/downloads/retry.ts).
@@ -304,7 +306,7 @@ async function downloadStatus(deps: StatusDeps, key: InstallKey, rows: readonly 
   }
 
   // What a run could do now: the accounts that can download (an account waiting for a login is counted above).
-  const able = rows.filter((r) => r.kind === "user" && !unusableAccount(key, r)).map((r) => r.id);
+  const able = users.filter((r) => !keyLost.includes(r.id)).map((r) => r.id);
   const left = await optional("due now", () => new DownloadRepository(deps.pool).remainingDownloads(able, new Date(now)), undefined);
   out.dueNow = left?.dueNow ?? 0;
   out.queued = left?.queued ?? 0;
