@@ -33,6 +33,20 @@ function downloadCallsSince(seq: number): number {
 }
 
 const POLL = { timeout: 30_000, interval: 50 };
+
+/** Presses one of the overview's buttons as a browser would (its CSRF cookie and field); the notice its redirect carries. */
+async function pressButton(base: string, page: { headers: Headers; html: string }, action: string): Promise<string | null> {
+  const cookie = (page.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  const token = /name="_csrf" value="([^"]+)"/.exec(page.html)?.[1] ?? "";
+  const res = await fetch(`${base}${action}`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ _csrf: token }).toString(),
+  });
+  expect(res.status).toBe(303);
+  return new URL(res.headers.get("location") ?? "", base).searchParams.get("done");
+}
 const SYNC_JOB = { accountId: 0, source: "gallery", key: "" } as const;
 
 beforeAll(async () => {
@@ -96,7 +110,15 @@ describe("worker roles", () => {
       'Redis keys stay under the prefix "dvault" of an older install',
     );
     const overview = await fetch(`${web.dashboard?.url}/`);
-    expect(await overview.text()).toContain("no worker runs downloads");
+    const overviewHtml = await overview.text();
+    expect(overviewHtml).toContain("no worker runs downloads");
+    // Its buttons say what their work waits for: this host runs sync, and no live host the maintenance and downloads roles.
+    const needs =
+      "no running worker has the maintenance and downloads roles, so nothing runs until one starts whose DVAULT_WORKER_ROLES includes maintenance and downloads";
+    expect(overviewHtml).toContain(`Download now: ${needs}.`);
+    expect(overviewHtml).not.toContain("Sync now: ");
+    const pressed = await pressButton(web.dashboard?.url ?? "", { headers: overview.headers, html: overviewHtml }, "/actions/download");
+    expect(pressed).toBe(`Downloads asked for: the due files wait: ${needs}.`);
     // Nothing downloaded: the queued originals are still waiting, and the service saw no download request.
     const { wait = 0, prioritized = 0, active, completed } = await queueOf(producer, "downloads").getJobCounts("wait", "prioritized", "active", "completed");
     expect(wait + prioritized).toBe(2);

@@ -121,8 +121,32 @@ function actionsCard(csrf: string, r: StatusReport): SafeHtml {
 <form method="post" action="/actions/download">${hidden}<button type="submit" class="ghost">Download now</button></form>
 <div class="activity" data-activity="/api/activity" aria-live="polite"><span data-state class="${busy.length ? "busy" : "idle"}">${activitySummary(busy)}</span>
 <div class="small muted" data-last="${lastSync ?? ""}">${lastSync ? `last sync finished ${formatTime(lastSync)}` : "no sync has run yet"}</div></div>
-${r.workers.length === 0 ? html`<div class="small muted">No worker is running: queued work waits until one starts (dvault worker).</div>` : ""}
+${actionsWaiting(r)}
 </div>`;
+}
+
+/** The roles a button's work needs: "Download now" is a maintenance job that hands the due files to the downloads queue. */
+const ROLES_OF_ACTION = { sync: ["sync"], download: ["maintenance", "downloads"] } as const;
+
+/**
+ * What the work a button queues waits for, or undefined when a live worker takes it: no worker at all, or none with
+ * the role (a dashboard on an http-only host, src/status/redis-state.ts missingRoles).
+ */
+export function waitingFor(action: keyof typeof ROLES_OF_ACTION, workers: number, missing: readonly string[]): string | undefined {
+  if (workers === 0) return "no worker is running, so nothing runs until one starts (dvault worker)";
+  const roles = ROLES_OF_ACTION[action].filter((role) => missing.includes(role));
+  if (roles.length === 0) return undefined;
+  const named = roles.join(" and ");
+  return `no running worker has the ${named} role${roles.length === 1 ? "" : "s"}, so nothing runs until one starts whose DVAULT_WORKER_ROLES includes ${named}`;
+}
+
+function actionsWaiting(r: StatusReport): SafeHtml | string {
+  if (r.workers.length === 0) return html`<div class="small muted">No worker is running: queued work waits until one starts (dvault worker).</div>`;
+  const lines = (["sync", "download"] as const).flatMap((action) => {
+    const wait = waitingFor(action, r.workers.length, r.missingRoles);
+    return wait ? [html`<div class="small muted">${action === "sync" ? "Sync now" : "Download now"}: ${wait}.</div>`] : [];
+  });
+  return html`${lines}`;
 }
 
 /** "running: sync 1 active, 3 waiting" or "nothing running"; the JSON endpoint says the same. */
