@@ -12,7 +12,9 @@ export async function thumbnailsHandler(payload: ThumbnailsPayload, ctx: WorkerC
   const result = await backfillThumbnails(new Thumbnails(archive.blobs), {
     signal: ctx.signal,
     force: payload.rebuild,
-    ...(payload.untilDone ? {} : { budgetMs: THUMBNAILS_BUDGET_MS }),
+    // Run until done, a person waits (`thumbnails --once`): two files at a time, the dashboard's own bound on
+    // decodes (src/storage/thumbnails.ts); the worker's budgeted runs in the background one at a time.
+    ...(payload.untilDone ? { parallel: 2 } : { budgetMs: THUMBNAILS_BUDGET_MS }),
     ...(payload.after !== undefined ? { after: payload.after } : {}),
   });
   if (result.failed > 0) ctx.log.warn({ failed: result.failed, failures: result.failures }, "some thumbnails could not be made; the next run tries again");

@@ -202,7 +202,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
 
     // 4. The grid's pictures, so the dashboard shows the simulator's art rather than grey tiles: the same work
     //    as the worker's thumbnails.backfill job (jobs/thumbnails/handler.ts), run to its end.
-    const thumbnails = await backfillThumbnails(new Thumbnails(downloadDepsFor(services).archive.blobs));
+    const thumbnails = await backfillThumbnails(new Thumbnails(downloadDepsFor(services).archive.blobs), { parallel: 2 });
     out(
       `5/7 pictures ${thumbnails.generated} thumbnails made, ${thumbnails.placeholders} placeholder tile(s) for files that are not pictures, ${thumbnails.failed} failed`,
     );

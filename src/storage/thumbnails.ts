@@ -187,26 +187,19 @@ export type BackfillResult = {
 
 /**
  * Thumbnails for every original that has none, until `budgetMs` has passed (then `more`). One file's failure
- * (a read error) is counted and reported, never thrown: thumbnails must not stop anything else.
+ * (a read error) is counted and reported, never thrown: thumbnails must not stop anything else. `parallel` files are
+ * made at a time, in key order (a person waiting: `thumbnails --once`, the demo; the worker's background job makes
+ * one at a time), and `lastKey` is only ever a key every file before which was looked at.
  */
 export async function backfillThumbnails(
   thumbs: Thumbnails,
-  opts: { signal?: AbortSignal; force?: boolean; budgetMs?: number; now?: () => number; after?: string } = {},
+  opts: { signal?: AbortSignal; force?: boolean; budgetMs?: number; now?: () => number; after?: string; parallel?: number } = {},
 ): Promise<BackfillResult> {
   const r: BackfillResult = { files: 0, present: 0, generated: 0, placeholders: 0, failed: 0, failures: [], more: false };
   const now = opts.now ?? Date.now;
   const deadline = opts.budgetMs === undefined ? Number.POSITIVE_INFINITY : now() + opts.budgetMs;
-  for await (const o of thumbs.originals()) {
-    if (opts.signal?.aborted) break;
-    // A continuation goes on where its predecessor stopped (keys come in order), so a large archive on a slow
-    // disk gets past the files already done instead of spending every budget on them again.
-    if (opts.after !== undefined && o.key <= opts.after) continue;
-    if (now() >= deadline) {
-      r.more = true;
-      break;
-    }
-    r.lastKey = o.key;
-    r.files += 1;
+  const parallel = Math.max(1, opts.parallel ?? 1);
+  const one = async (o: OriginalRef) => {
     try {
       const outcome = await thumbs.ensure(o, { force: opts.force ?? false });
       if (outcome === "present") r.present += 1;
@@ -216,6 +209,26 @@ export async function backfillThumbnails(
       r.failed += 1;
       if (r.failures.length < 20) r.failures.push(`${o.key}: ${err instanceof Error ? err.message : String(err)}`);
     }
+  };
+  let batch: OriginalRef[] = [];
+  const runBatch = async () => {
+    await Promise.all(batch.map(one));
+    r.files += batch.length;
+    r.lastKey = batch.at(-1)?.key ?? r.lastKey;
+    batch = [];
+  };
+  for await (const o of thumbs.originals()) {
+    if (opts.signal?.aborted) break;
+    // A continuation goes on where its predecessor stopped (keys come in order), so a large archive on a slow
+    // disk gets past the files already done instead of spending every budget on them again.
+    if (opts.after !== undefined && o.key <= opts.after) continue;
+    if (batch.length === 0 && now() >= deadline) {
+      r.more = true;
+      break;
+    }
+    batch.push(o);
+    if (batch.length >= parallel) await runBatch();
   }
+  if (batch.length > 0) await runBatch();
   return r;
 }

@@ -113,6 +113,22 @@ describe(Thumbnails.name, () => {
     expect(await backfillThumbnails(thumbs)).toMatchObject({ files: 3, present: 1, generated: 2, more: false });
   });
 
+  it("two at a time: every file once, and a budget spent mid-way leaves a last key every file before which is done", async () => {
+    for (const seed of [7, 8, 9, 10, 11]) await store(await makeImage("png", 200, 200, seed), "png");
+    const all = await backfillThumbnails(thumbs, { parallel: 2 });
+    expect(all).toMatchObject({ files: 5, generated: 5, failed: 0, more: false });
+    // Rebuilt two at a time under a budget that ends after the first pair: the pair is done, the rest is left.
+    let t = 0;
+    const now = () => (t += 10_000);
+    const first = await backfillThumbnails(thumbs, { parallel: 2, force: true, budgetMs: 15_000, now });
+    expect(first).toMatchObject({ files: 2, generated: 2, more: true });
+    const keys: string[] = [];
+    for await (const o of thumbs.originals()) keys.push(o.key);
+    expect(first.lastKey).toBe(keys[1]);
+    const rest = await backfillThumbnails(thumbs, { parallel: 2, force: true, ...(first.lastKey ? { after: first.lastKey } : {}) });
+    expect(rest).toMatchObject({ files: 3, generated: 3, more: false });
+  });
+
   it("a continuation goes on after the last file its predecessor looked at, not from the start", async () => {
     for (const seed of [4, 5, 6]) await store(await makeImage("png", 200, 200, seed), "png");
     let t = 0;
