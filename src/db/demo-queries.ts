@@ -42,7 +42,8 @@ export const DEMO_QUERIES: Array<{ what: string; sql: string }> = [
         .selectFrom("folder_members as fm")
         .innerJoin("deviations as d", "d.deviationid", "fm.deviationid")
         .innerJoin("users as u", "u.userid", "d.author_userid")
-        .select(["u.username", count.as("faves")])
+        // A favourite sits in Featured and in any folder it was faved into: each counts once.
+        .select(["u.username", sql<number>`count(DISTINCT d.deviationid)`.as("faves")])
         .where("fm.kind", "=", sql.lit("collection"))
         .where("fm.removed_at", "is", null)
         .groupBy("u.username")
