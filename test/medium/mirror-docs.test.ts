@@ -1,7 +1,9 @@
 // Runs every example query of docs/schema.md against a small mirror, so the documentation cannot rot.
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectPg, quoteIdent } from "../../src/db/connect.ts";
 import { DeviationRepository } from "../../src/db/deviation.repository.ts";
 import { FolderRepository } from "../../src/db/folder.repository.ts";
 import { distinctUsers } from "../../src/db/mirror-rows.ts";
@@ -22,6 +24,7 @@ import {
   uuid,
   type MirrorDb,
 } from "../helpers/mirror-fixtures.ts";
+import { TEST_PG_URL } from "../helpers/env.ts";
 
 type ExampleQuery = { title: string; sql: string };
 
@@ -31,7 +34,14 @@ function exampleQueries(markdown: string): ExampleQuery[] {
   return [...section.matchAll(/^### (.+?)\n[\s\S]*?```sql\n([\s\S]*?)```/gm)].map((m) => ({ title: (m[1] ?? "").trim(), sql: (m[2] ?? "").trim() }));
 }
 
-const queries = exampleQueries(readFileSync(path.resolve("docs/schema.md"), "utf8"));
+const schemaDoc = readFileSync(path.resolve("docs/schema.md"), "utf8");
+const queries = exampleQueries(schemaDoc);
+
+/** The first ```sql block under "## A read-only user…": the recipe a person runs. */
+function readOnlyRecipe(markdown: string): string {
+  const section = markdown.split(/^## A read-only user.*$/m)[1]?.split(/^## /m)[0] ?? "";
+  return /```sql\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+}
 let m: MirrorDb;
 
 beforeAll(async () => {
@@ -116,5 +126,40 @@ describe("docs/schema.md example queries", () => {
       [-2, "Work 1"],
       [-1, "Work 2"],
     ]);
+  });
+});
+
+describe("docs/schema.md's read-only user", () => {
+  // A role of this run's own (roles are the server's, not the database's), made by the recipe as written.
+  const role = `dvault_reader_${randomBytes(4).toString("hex")}`;
+  afterAll(async () => {
+    const admin = await connectPg(TEST_PG_URL);
+    try {
+      await admin.query(`DROP OWNED BY ${quoteIdent(role)}`).catch(() => undefined);
+      await admin.query(`DROP ROLE IF EXISTS ${quoteIdent(role)}`).catch(() => undefined);
+    } finally {
+      await admin.end();
+    }
+  });
+
+  it("reads every example and every table added later, and writes nothing", async () => {
+    const recipe = readOnlyRecipe(schemaDoc);
+    expect(recipe).toContain("CREATE ROLE archive_reader");
+    await m.pool.query(recipe.replaceAll("archive_reader", role).replace("ON DATABASE dvault", `ON DATABASE ${quoteIdent(m.db.name)}`));
+    // A table a later migration adds, made by the owner after the grant.
+    await m.pool.query("CREATE TABLE later_table (id int); INSERT INTO later_table VALUES (1)");
+    const url = new URL(m.db.url);
+    url.username = role;
+    const reader = await connectPg(url.toString());
+    try {
+      for (const q of queries) expect((await reader.query(q.sql)).rows.length, q.title).toBeGreaterThan(0);
+      expect((await reader.query("SELECT id FROM later_table")).rows).toEqual([{ id: 1 }]);
+      for (const write of ["INSERT INTO later_table VALUES (2)", "UPDATE deviations SET title = 'x'", "DELETE FROM notes", "CREATE TABLE mine (id int)"]) {
+        await expect(reader.query(write), write).rejects.toThrow(/permission denied/);
+      }
+    } finally {
+      await reader.end();
+      await m.pool.query(`DROP TABLE later_table; DROP OWNED BY ${quoteIdent(role)}`);
+    }
   });
 });
