@@ -59,7 +59,17 @@ export async function openContext(): Promise<AuthContext> {
     release();
     throw err;
   });
-  const secret = loadSecretKey(config);
+  let secret: SecretKey;
+  try {
+    secret = loadSecretKey(config);
+  } catch (err) {
+    // A key file that cannot be read or holds no key: its one line, and nothing left open to keep the process alive.
+    await coord.close().catch(() => undefined);
+    if (redis) await closeRedis(redis).catch(() => undefined);
+    await db.end().catch(() => undefined);
+    release();
+    throw err;
+  }
   const cipher = new TokenCipher(secret);
   const repo = new AccountRepository(db);
   const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: loaded.clientId, clientSecret: config.clientSecret, log });
