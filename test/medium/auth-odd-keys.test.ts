@@ -5,7 +5,7 @@
 // that could not be stored.
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -166,6 +166,29 @@ describe("dvault auth with odd keys and a read-only database", () => {
     },
     60_000,
   );
+
+  it("dvault backup with the key file lost makes no key in its place, and says the backup holds none", async () => {
+    const configDir = mkdtempSync(path.join(os.tmpdir(), "dvault-lost-key-backup-"));
+    dirs.push(configDir);
+    const out = path.join(mkdtempSync(path.join(os.tmpdir(), "dvault-lost-key-out-")), "backup");
+    dirs.push(path.dirname(out));
+    const run = await dvault(["backup", "--out", out, "--no-archive"], { DVAULT_SECRET_KEY: "", DVAULT_CONFIG_DIR: configDir });
+    expect(run.code, run.stderr).toBe(0);
+    expect(existsSync(path.join(configDir, "secret.key")), "no key file made in place of the lost one").toBe(false);
+    expect(existsSync(path.join(out, "secret.key"))).toBe(false);
+    expect(JSON.parse(readFileSync(path.join(out, "manifest.json"), "utf8")).secretKey).toMatchObject({ included: false });
+    expect(run.stdout).toContain(`  key:      none found (no DVAULT_SECRET_KEY, no key file ${path.join(configDir, "secret.key")}): the backup holds no key`);
+
+    // A key file that holds no key: refused in one line before anything is written.
+    const bad = configWith("not a key\n");
+    const out2 = path.join(path.dirname(out), "backup2");
+    const refused = await dvault(["backup", "--out", out2, "--no-archive"], { DVAULT_SECRET_KEY: "", DVAULT_CONFIG_DIR: bad });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim().split("\n")).toEqual([
+      `dvault: the key file ${path.join(bad, "secret.key")} does not hold a 32-byte key (64 hex digits). Restore it from your backup.`,
+    ]);
+    expect(existsSync(out2)).toBe(false);
+  }, 60_000);
 
   it("auth import into a database that refuses writes: refused before the token is spent; the same token imports afterwards", async () => {
     const issued = sim.issueUserToken({ userId: [...sim.truth.users.keys()].find((id) => id !== sim.truth.ownerId)! });
