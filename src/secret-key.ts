@@ -25,15 +25,24 @@ export function loadSecretKey(config: Config, onCreated?: (file: string) => void
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EISDIR") {
+      throw new UserError(`the key file ${file} is a folder, not a file: move it away and restore secret.key from your backup, or set DVAULT_SECRET_KEY.`);
+    }
+    if (code !== "ENOENT") {
       throw new UserError(`cannot read the key file ${file} (${(err as Error).message}). Fix its permissions or set DVAULT_SECRET_KEY.`);
     }
   }
   if (text !== undefined) {
     const key = parseSecretKey(text);
     if (!key) throw new UserError(`the key file ${file} does not hold a 32-byte key (64 hex digits). Restore it from your backup.`);
-    const mode = statSync(file).mode & 0o777;
-    if (mode & 0o077) chmodSync(file, 0o600);
+    // Tightened when others may read it; a file that cannot be changed (a read-only mount: a Docker or Kubernetes
+    // secret, another owner's file) still holds the key, and is used as it is.
+    try {
+      if (statSync(file).mode & 0o077) chmodSync(file, 0o600);
+    } catch {
+      /* the key was read: its mode is the mount's or its owner's business */
+    }
     return { key, source: "file", path: file, created: false };
   }
   const key = randomBytes(32);

@@ -98,6 +98,13 @@ export class TokenRefresher {
     const oldFingerprint = row.refreshTokenFingerprint;
     if (refreshToken === undefined || oldFingerprint === null) return this.fail(row, "the grant has no refresh token", null);
     const log = this.options.log.child({ account: row.name, accountId: row.id });
+    // The answer is stored or lost: a database that refuses writes now (a standby, read-only) is found before the
+    // token is spent, and the refresh waits for it with the grant intact.
+    try {
+      await this.options.store.proveWritable();
+    } catch (err) {
+      throw new TokenRefreshDeferredError(row.name, err instanceof Error ? err.message : String(err), true);
+    }
     const requestedAt = this.now();
     let grant: TokenGrant;
     try {

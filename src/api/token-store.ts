@@ -67,6 +67,8 @@ export type RotatedTokens = SealedTokens & { scopes: string[]; now: Date };
 /** One method per thing the token owner does to an account; each is one statement (or one transaction). */
 export type TokenStore = {
   findByName(name: string): Promise<StoredAccount | null>;
+  /** Throws (a one-line UserError) unless the store takes a write now: checked before a refresh token is spent. */
+  proveWritable(): Promise<void>;
   findById(id: number): Promise<StoredAccount | null>;
   createOrUpdateFromGrant(grant: GrantRecord): Promise<StoredAccount>;
   /** Compare-and-swap on the spent refresh token's fingerprint; false when another writer got there first. */

@@ -17,7 +17,7 @@ import { pgFields } from "../db/pg-fields.ts";
 import { UserError } from "../errors.ts";
 import { foreignFileChunks } from "../foreign-file.ts";
 import { maskUrl, scrubString } from "../redact.ts";
-import { loadSecretKey } from "../secret-key.ts";
+import { existingSecretKey } from "../secret-key.ts";
 import { downloadBlob } from "../storage/blob-transfer.ts";
 import { openBlobStore } from "../storage/store.ts";
 import { makeDirs } from "../make-dirs.ts";
@@ -35,7 +35,7 @@ type ManifestCommon = {
   dvaultVersion: string;
   /** `store`: where the archive was read from (absent in backups written before there was a choice: local). */
   archive: { included: boolean; files: number; bytes: number; store?: "local" | "s3" };
-  /** Whether the key was copied (it is, unless it came from DVAULT_SECRET_KEY, which you keep yourself). */
+  /** Whether the key was copied (it is, unless it came from DVAULT_SECRET_KEY, which you keep yourself, or none was found: source "file"). */
   secretKey: { included: boolean; source: "file" | "env" };
 };
 
@@ -148,6 +148,9 @@ export async function createBackup({
   signal?: AbortSignal;
 }): Promise<BackupManifest> {
   const dir = path.resolve(out);
+  // The key that exists, read before anything is written (a key file that holds no key is its one line, not a half
+  // backup), and never one made now: a new key in place of a lost one would open none of the stored tokens.
+  const key = existingSecretKey(config);
   if (!(await isEmptyDir(dir))) throw new UserError(`${dir} is not empty: choose a new directory for the backup`);
   // The database first: a typo in DATABASE_URL leaves no empty backup directory behind.
   const dump = database === "copy" ? await openMirrorDump(config.databaseUrl) : undefined;
@@ -181,10 +184,14 @@ export async function createBackup({
     archive = { included: true, ...(await treeSize(path.join(dir, ARCHIVE))), store: store.kind };
   }
 
-  const key = loadSecretKey(config);
-  if (key.source === "file" && key.path) await copyFile(key.path, path.join(dir, KEY));
+  if (key?.source === "file" && key.path) await copyFile(key.path, path.join(dir, KEY));
 
-  const common = { createdAt: new Date().toISOString(), dvaultVersion: version, archive, secretKey: { included: key.source === "file", source: key.source } };
+  const common = {
+    createdAt: new Date().toISOString(),
+    dvaultVersion: version,
+    archive,
+    secretKey: { included: key?.source === "file", source: key?.source ?? "file" },
+  };
   const manifest: BackupManifest = "tables" in db ? { format: 2, ...common, database: db } : { format: 1, ...common, database: db };
   await writeFile(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
   return manifest;

@@ -59,7 +59,17 @@ export async function openContext(): Promise<AuthContext> {
     release();
     throw err;
   });
-  const secret = loadSecretKey(config);
+  let secret: SecretKey;
+  try {
+    secret = loadSecretKey(config);
+  } catch (err) {
+    // A key file that cannot be read or holds no key: its one line, and nothing left open to keep the process alive.
+    await coord.close().catch(() => undefined);
+    if (redis) await closeRedis(redis).catch(() => undefined);
+    await db.end().catch(() => undefined);
+    release();
+    throw err;
+  }
   const cipher = new TokenCipher(secret);
   const repo = new AccountRepository(db);
   const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: loaded.clientId, clientSecret: config.clientSecret, log });
@@ -89,9 +99,11 @@ export async function openContext(): Promise<AuthContext> {
  * Everything a new grant needs to be stored, checked before the request that spends a single-use refresh
  * token or authorization code: once the service has answered, a failure to store loses the grant. The
  * config, the key and the schema (every migration applied) were checked by openContext; this adds whether the
- * key is the one the stored tokens use.
+ * database takes writes and whether the key is the one the stored tokens use.
  */
 export async function assertReadyToSpend(ctx: AuthContext): Promise<void> {
+  // The grant is written to the accounts table: a database that refuses writes (a standby, read-only) is said now.
+  await ctx.repo.proveWritable();
   // A key file created just now beside tokens sealed under another key: most likely the config directory
   // (a container volume) is not the one that holds secret.key, and the new file may not outlive this run.
   if (ctx.secret.created) {

@@ -6,6 +6,7 @@ import { loadConfig } from "../config.ts";
 import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { EXIT_FAILED, EXIT_INTERRUPTED, UserError } from "../errors.ts";
 import { formatBytes } from "../text/bytes.ts";
+import { keyFilePath } from "../secret-key.ts";
 import { VERSION } from "../version.ts";
 import { printJson, printOut } from "./output/print.ts";
 import { stopOnSignal } from "./stop-signal.ts";
@@ -37,7 +38,9 @@ export function registerBackupCommands(program: Command): void {
       printOut(
         m.secretKey.included
           ? "  key:      included (keep this backup private: with the key, its tokens can be read)"
-          : "  key:      comes from DVAULT_SECRET_KEY, not included: keep that value with the backup yourself",
+          : m.secretKey.source === "env"
+            ? "  key:      comes from DVAULT_SECRET_KEY, not included: keep that value with the backup yourself"
+            : `  key:      none found (no DVAULT_SECRET_KEY, no key file ${keyFilePath(config)}): the backup holds no key, and stored tokens can only be read with the key they were encrypted with (restore that key, or log in again)`,
       );
     });
   program

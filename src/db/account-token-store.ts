@@ -6,6 +6,7 @@ import type { AccountRepository } from "./account.repository.ts";
 type StoreMethods =
   | "findByName"
   | "findById"
+  | "proveWritable"
   | "createOrUpdateFromGrant"
   | "saveRotatedToken"
   | "saveClientToken"
@@ -20,6 +21,7 @@ export function accountTokenStore(accounts: AccountRepository): AccountTokenStor
   return {
     findByName: (name) => accounts.findByName(name),
     findById: (id) => accounts.findById(id),
+    proveWritable: () => accounts.proveWritable(),
     createOrUpdateFromGrant: (grant) => accounts.createOrUpdateFromGrant(grant),
     saveRotatedToken: (id, oldFingerprint, rotated) => accounts.saveRotatedToken(id, oldFingerprint, rotated),
     saveClientToken: (id, sealed) => accounts.saveClientToken(id, sealed),

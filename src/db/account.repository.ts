@@ -3,7 +3,7 @@
 import type { Kysely, Updateable } from "kysely";
 import pg from "pg";
 import { EXIT_UNAVAILABLE, UserError } from "../errors.ts";
-import { type CamelDB, kyselyCamel } from "./kysely.ts";
+import { type CamelDB, kyselyCamel, sql } from "./kysely.ts";
 import type { AccountKind, CamelRow, ClientAuth, GrantType, TokenState } from "./schema.ts";
 import { type Queryable, withTransaction } from "./with-transaction.ts";
 
@@ -63,6 +63,26 @@ export class AccountRepository {
 
   findByUserId(userId: string): Promise<AccountRow | null> {
     return guard(async () => (await this.k.selectFrom("accounts").selectAll().where("userId", "=", userId).executeTakeFirst()) ?? null);
+  }
+
+  /**
+   * Proves the database takes a write to the accounts table now (an UPDATE that matches no row, so nothing changes),
+   * before something single-use is spent whose result must be stored there: a database that refuses writes (a standby,
+   * default_transaction_read_only, no UPDATE privilege) is refused here with one line (DatabaseRefusesWritesError),
+   * while the refresh token or code is still good.
+   */
+  async proveWritable(): Promise<void> {
+    try {
+      await this.k
+        .updateTable("accounts")
+        .set((eb) => ({ updatedAt: eb.ref("updatedAt") }))
+        .where(sql<boolean>`false`)
+        .execute();
+    } catch (err) {
+      const explained = explainAccountDbError(err);
+      if (explained !== err) throw explained;
+      throw new DatabaseRefusesWritesError(err instanceof Error ? err.message : String(err));
+    }
   }
 
   /** Every account, users first, then by name. */
@@ -217,6 +237,17 @@ function bytes(value: Uint8Array | null): Buffer | null;
 function bytes(value: Uint8Array | null): Buffer | null {
   return value === null ? null : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
 }
+/** The database would not take a write (read-only, a standby, a missing privilege): nothing single-use was spent. */
+export class DatabaseRefusesWritesError extends UserError {
+  constructor(readonly reason: string) {
+    super(
+      `the database refuses writes (${reason}), so nothing was spent: make it writable (the primary, not a standby; default_transaction_read_only off) and run this again`,
+      EXIT_UNAVAILABLE,
+    );
+    this.name = "DatabaseRefusesWritesError";
+  }
+}
+
 /**
  * Tables or columns missing means the database predates this version of dvault. The commands check the ledger
  * first (src/db/schema-check.ts); this catches a schema changed behind the ledger's back, with the same ending

@@ -155,6 +155,23 @@ export function connectRoutes(app: express.Express, ctx: DashboardContext): void
     const tokens = deps.tokens?.();
     if (!tokens)
       return problem(res, "Cannot connect here", "This dashboard has no token store.", "Connect from the worker's dashboard (dvault worker --http).");
+    // The code is single-use and its grant is stored in the accounts table: a database that refuses writes now (a
+    // standby, read-only) is said before the code is sent, while a new Connect can still work.
+    try {
+      await deps.accounts.proveWritable();
+    } catch (err) {
+      log.warn({ err }, "dashboard: connect refused before the code exchange: the database refuses writes");
+      return sendPage(
+        res,
+        503,
+        connectProblemPage(
+          503,
+          "Cannot store a sign-in right now",
+          err instanceof Error ? err.message : String(err),
+          "Nothing was spent: once the database takes writes, start again with Connect.",
+        ),
+      );
+    }
     let login: Awaited<ReturnType<typeof finishLogin>>;
     try {
       login = await finishLogin({ oauth: tokens.oauth, result: read, redirectUri: flow.redirectUri, pkce: flow.pkce, scopes: flow.scopes, now: ctx.now });
