@@ -52,7 +52,7 @@ export function connectRoutes(app: express.Express, ctx: DashboardContext): void
   const { deps, config, log, csrf } = ctx;
   const flows = new StateStore<Flow>(CONNECT_TTL_MS, ctx.now);
   const callbackOf = (req: express.Request) => `${publicBase(ctx, req)}${CALLBACK_PATH}`;
-  const problem = (res: express.Response, heading: string, what: string, todo: string) => sendPage(res, 400, connectProblemPage(400, heading, what, todo));
+  const problem = problemPage;
 
   app.get("/connect", async (req, res) => {
     const users = (await deps.accounts.list()).filter((a) => a.kind === "user");
@@ -112,26 +112,7 @@ export function connectRoutes(app: express.Express, ctx: DashboardContext): void
     const taken = flows.take(query.get("state"));
     if (taken.check !== "ok") {
       log.warn({ check: taken.check }, "dashboard: connect callback refused");
-      if (taken.check === "used")
-        return problem(
-          res,
-          "This sign-in was already used",
-          "This address carries a sign-in answer that was already used once: its code is never sent to the service twice, and nothing was stored again.",
-          "If the account shows on the overview, it is connected. Otherwise start again with Connect.",
-        );
-      if (taken.check === "expired")
-        return problem(
-          res,
-          "This sign-in expired",
-          `The approval came back more than ${CONNECT_TTL_MS / 60_000} minutes after Connect was pressed.`,
-          "Start again with Connect.",
-        );
-      return problem(
-        res,
-        "This sign-in was not started here",
-        "The address's state does not match a sign-in this dashboard started (a stale, forged or mistyped address, or the worker restarted in between). Nothing was stored.",
-        "Start again with Connect, in this browser.",
-      );
+      return flowRefused(res, taken.check);
     }
     const flow = taken.data;
     setCookie(res, FLOW_COOKIE, "", { path: CALLBACK_PATH, httpOnly: true, sameSite: "lax", maxAge: 0 });
@@ -155,23 +136,7 @@ export function connectRoutes(app: express.Express, ctx: DashboardContext): void
     const tokens = deps.tokens?.();
     if (!tokens)
       return problem(res, "Cannot connect here", "This dashboard has no token store.", "Connect from the worker's dashboard (dvault worker --http).");
-    // The code is single-use and its grant is stored in the accounts table: a database that refuses writes now (a
-    // standby, read-only) is said before the code is sent, while a new Connect can still work.
-    try {
-      await deps.accounts.proveWritable();
-    } catch (err) {
-      log.warn({ err }, "dashboard: connect refused before the code exchange: the database refuses writes");
-      return sendPage(
-        res,
-        503,
-        connectProblemPage(
-          503,
-          "Cannot store a sign-in right now",
-          err instanceof Error ? err.message : String(err),
-          "Nothing was spent: once the database takes writes, start again with Connect.",
-        ),
-      );
-    }
+    if (!(await takesWrites(deps.accounts, log, res))) return;
     let login: Awaited<ReturnType<typeof finishLogin>>;
     try {
       login = await finishLogin({ oauth: tokens.oauth, result: read, redirectUri: flow.redirectUri, pkce: flow.pkce, scopes: flow.scopes, now: ctx.now });
@@ -207,4 +172,54 @@ export function connectRoutes(app: express.Express, ctx: DashboardContext): void
     if (!deps.actions) return sendPage(res, 200, connectedPage(line));
     return res.redirect(303, `/?${new URLSearchParams(csrf.notice(line)).toString()}`);
   });
+}
+
+const problemPage = (res: express.Response, heading: string, what: string, todo: string) => sendPage(res, 400, connectProblemPage(400, heading, what, todo));
+
+/** The page for a callback whose state is not a live flow of this dashboard's: used, expired or unknown. */
+function flowRefused(res: express.Response, check: "used" | "expired" | "unknown") {
+  if (check === "used")
+    return problemPage(
+      res,
+      "This sign-in was already used",
+      "This address carries a sign-in answer that was already used once: its code is never sent to the service twice, and nothing was stored again.",
+      "If the account shows on the overview, it is connected. Otherwise start again with Connect.",
+    );
+  if (check === "expired")
+    return problemPage(
+      res,
+      "This sign-in expired",
+      `The approval came back more than ${CONNECT_TTL_MS / 60_000} minutes after Connect was pressed.`,
+      "Start again with Connect.",
+    );
+  return problemPage(
+    res,
+    "This sign-in was not started here",
+    "The address's state does not match a sign-in this dashboard started (a stale, forged or mistyped address, or the worker restarted in between). Nothing was stored.",
+    "Start again with Connect, in this browser.",
+  );
+}
+
+/**
+ * The code is single-use and its grant is stored in the accounts table: a database that refuses writes now (a
+ * standby, read-only) is said with a 503 before the code is sent, while a new Connect can still work.
+ */
+async function takesWrites(accounts: { proveWritable(): Promise<void> }, log: DashboardContext["log"], res: express.Response): Promise<boolean> {
+  try {
+    await accounts.proveWritable();
+    return true;
+  } catch (err) {
+    log.warn({ err }, "dashboard: connect refused before the code exchange: the database refuses writes");
+    sendPage(
+      res,
+      503,
+      connectProblemPage(
+        503,
+        "Cannot store a sign-in right now",
+        err instanceof Error ? err.message : String(err),
+        "Nothing was spent: once the database takes writes, start again with Connect.",
+      ),
+    );
+    return false;
+  }
 }
