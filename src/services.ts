@@ -174,17 +174,7 @@ export async function createServices({
   const accounts = new AccountRepository(pool);
   const apiTotals = newTransportStats();
   const unreadable = unreadableRecorder(pool, now);
-  let manager: TokenManager | undefined;
-  const tokens = (): TokenManager => {
-    if (manager) return manager;
-    if (!config.clientId) {
-      throw new UserError("DVAULT_CLIENT_ID is not set: register an application on the service and set DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET (see README)");
-    }
-    const cipher = new TokenCipher(overrides.secretKey ?? loadSecretKey(config, (file) => log.warn({ path: file }, keyCreatedMessage(file))));
-    const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log, ...overrides.oauth });
-    manager = new TokenManager({ repo: accountTokenStore(accounts), cipher, oauth, coord, redisPrefix: config.redisPrefix, log, now, ...overrides.tokens });
-    return manager;
-  };
+  const tokens = tokenManagerOf({ config, log, accounts, coord, now, overrides });
 
   // The HTTP layer and the client (got and the endpoint catalogue) load with the first API access, so
   // commands that make no call (`dvault status`) start without them (docs/PERFORMANCE.md#start-up).
@@ -228,6 +218,36 @@ export async function createServices({
     close: () => closeConnections({ queues, pacer, coord, redis, pool, database }),
   };
   return withEngineConnections(services, redis);
+}
+
+/**
+ * The token manager, made at the first access (the client id checked then) and again when the key on disk changed:
+ * a key file restored over a wrong or lost one takes effect at the next access, without a restart, as the checks
+ * read it (installKey). A manager made with another key is left to what holds it.
+ */
+function tokenManagerOf(c: {
+  config: Config;
+  log: Logger;
+  accounts: AccountRepository;
+  coord: Coordinator;
+  now: () => number;
+  overrides: ServiceOverrides;
+}): () => TokenManager {
+  const { config, log, accounts, coord, now, overrides } = c;
+  let manager: TokenManager | undefined;
+  let managerKey: Buffer | undefined;
+  return () => {
+    if (!config.clientId) {
+      throw new UserError("DVAULT_CLIENT_ID is not set: register an application on the service and set DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET (see README)");
+    }
+    const secret = overrides.secretKey ?? loadSecretKey(config, (file) => log.warn({ path: file }, keyCreatedMessage(file)));
+    if (manager && managerKey?.equals(secret.key)) return manager;
+    managerKey = secret.key;
+    const cipher = new TokenCipher(secret);
+    const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log, ...overrides.oauth });
+    manager = new TokenManager({ repo: accountTokenStore(accounts), cipher, oauth, coord, redisPrefix: config.redisPrefix, log, now, ...overrides.tokens });
+    return manager;
+  };
 }
 
 /** Closes what createServices opened, the queues first and the embedded server's lease last. */
