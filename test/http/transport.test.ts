@@ -2,7 +2,8 @@
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ApiError, EndpointGoneError, ThrottleDelayError } from "../../src/api/errors.ts";
+import { ApiError, EndpointGoneError, isPermanent, ThrottleDelayError } from "../../src/api/errors.ts";
+import { TokenRefreshDeferredError } from "../../src/api/token-errors.ts";
 import { createHttpTransport, type HttpTransportOptions } from "../../src/api/http.ts";
 import { createPacer, type PacerOptions } from "../../src/api/pacer.ts";
 import { staticTokenProvider, type TokenIdentity, type TokenProvider } from "../../src/api/token-provider.ts";
@@ -344,7 +345,7 @@ describe("HTTP transport: errors and retries", () => {
     expect(statuses.indexOf(401)).toBe(2);
   });
 
-  it("treats a second 401 as fatal, and a failed refresh as invalid_token", async () => {
+  it("treats a second 401 as fatal; a refresh that fails on a fault, not a verdict, is deferred, never 'log in again'", async () => {
     const stale = sim.issueUserToken().access_token;
     sim.expireAccessTokens();
     let refreshes = 0;
@@ -369,13 +370,16 @@ describe("HTTP transport: errors and retries", () => {
         identity,
         getAccessToken: async () => stale,
         refreshAfterUnauthorized: async () => {
-          throw new Error("The refresh_token is invalid.");
+          // Redis gone under the refresh's lock: the token layer's own verdicts are UserErrors, this is a fault.
+          throw new Error("Connection is closed.");
         },
       },
     });
     const err2 = await t2.request(placebo, Any).catch((e: unknown) => e);
-    expect(err2).toMatchObject({ kind: "invalid_token", operation: "placebo" });
-    expect((err2 as Error).message).toContain("The refresh_token is invalid.");
+    expect(err2).toBeInstanceOf(TokenRefreshDeferredError);
+    expect((err2 as Error).message).toContain("placebo: Connection is closed.");
+    expect((err2 as Error).message).not.toContain("dvault auth login");
+    expect(isPermanent(err2)).toBe(false);
   });
 
   it("sends the token only in the Authorization header and never logs it", async () => {

@@ -4,6 +4,7 @@ import { setTimeout as wait } from "node:timers/promises";
 import type { Options, Response } from "got";
 import { UserError } from "../../errors.ts";
 import { ApiError, ThrottleDelayError, errorFromResponse, type ApiErrorKind } from "../errors.ts";
+import { TokenRefreshDeferredError } from "../token-errors.ts";
 import type { PacerOutcome, Permit } from "../pacer.ts";
 import { pacerKey, type TokenProvider } from "../token-provider.ts";
 import type { ApiRequest } from "../transport.ts";
@@ -110,12 +111,11 @@ export function describeFatal(state: CallState, err: unknown): Error {
   if (state.signal?.aborted) return abortReason(state.signal);
   const cause = err instanceof Error ? err : new Error(String(err));
   if (state.refreshed) {
-    const failed = new ApiError(
-      { kind: "invalid_token", operation: state.operation, status: 401, account: state.account },
-      `${state.operation}: the access token expired and could not be refreshed (${cause.message}). Re-authorize with: dvault auth login`,
-    );
-    failed.cause = cause;
-    return failed;
+    // Not the token layer's verdict (those are UserErrors, above) but a fault on the way (Redis or PostgreSQL gone
+    // mid-refresh): no sign the grant is dead, so no "log in again"; the refresh is tried again later.
+    const deferred = new TokenRefreshDeferredError(state.account ?? "(this token)", `${state.operation}: ${cause.message}`, false);
+    deferred.cause = cause;
+    return deferred;
   }
   return cause;
 }
