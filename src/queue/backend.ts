@@ -5,9 +5,11 @@
 // few reads BullMQ's API has no call for (an active job's lock, the event log from a cursor) are here per engine.
 import { randomBytes } from "node:crypto";
 import {
+  assertSchemaCompatibility,
   type BackendFactory,
   createPostgresBackend,
   type Job,
+  LATEST_SCHEMA_VERSION,
   PostgresConnection,
   type PostgresConnectionOptions,
   PostgresQueueBackend,
@@ -233,7 +235,10 @@ export async function postgresQueueBackend({ url, schema, tables }: { url: strin
     // Once per start on a session of its own (runMigrations takes an advisory lock for the transaction).
     const client = await shared.pool.connect();
     try {
-      await runMigrations(client, schema);
+      // A schema already at BullMQ's version is only read (runMigrations would write its ledger and take a lock
+      // every time): a read-only database still opens the queues, and what then refuses a write says so.
+      const current = await assertSchemaCompatibility(client, schema).catch(() => 0);
+      if (current < LATEST_SCHEMA_VERSION) await runMigrations(client, schema);
     } finally {
       client.release();
     }
