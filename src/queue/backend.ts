@@ -73,6 +73,10 @@ export type QueueTables = {
   lastEventId(queue: string): Promise<string>;
   eventsAfter(queue: string, afterId: string, limit: number): Promise<Array<{ id: string; event: string; jobId: string | null; name: string | null }>>;
   dropSchema(): Promise<void>;
+  /** Holds this scratch schema for this process until the returned call; a process that ends outright lets it go. */
+  holdScratch(): Promise<() => Promise<void>>;
+  /** Drops this schema's scratch schemas that no live process holds (`--once` runs killed outright). */
+  sweepDeadScratches(): Promise<number>;
 };
 
 export type QueueTablesOf = (schema: string) => QueueTables;
@@ -267,13 +271,26 @@ export async function postgresQueueBackend({ url, schema, tables }: { url: strin
     },
     events: (name) => new classes.QueueEvents(name, { connection: options }) as unknown as QueueEvents,
     async scratch() {
+      // Those of runs killed outright first: nothing else removes them (test/medium/once-scratch-leak.test.ts).
+      await repo.sweepDeadScratches().catch(() => 0);
       const scratchSchema = `${schema}_once_${randomBytes(6).toString("hex")}`;
-      const inner = await postgresQueueBackend({ url, schema: scratchSchema, tables });
+      const letGo = await tables(scratchSchema).holdScratch();
+      let inner: QueueBackend;
+      try {
+        inner = await postgresQueueBackend({ url, schema: scratchSchema, tables });
+      } catch (err) {
+        await letGo();
+        throw err;
+      }
       return {
         ...inner,
         async discard() {
-          await inner.close();
-          await tables(scratchSchema).dropSchema();
+          try {
+            await inner.close();
+            await tables(scratchSchema).dropSchema();
+          } finally {
+            await letGo();
+          }
         },
       };
     },
