@@ -270,30 +270,7 @@ export async function postgresQueueBackend({ url, schema, tables }: { url: strin
       return { worker, close: () => worker.close() };
     },
     events: (name) => new classes.QueueEvents(name, { connection: options }) as unknown as QueueEvents,
-    async scratch() {
-      // Those of runs killed outright first: nothing else removes them (test/medium/once-scratch-leak.test.ts).
-      await repo.sweepDeadScratches().catch(() => 0);
-      const scratchSchema = `${schema}_once_${randomBytes(6).toString("hex")}`;
-      const letGo = await tables(scratchSchema).holdScratch();
-      let inner: QueueBackend;
-      try {
-        inner = await postgresQueueBackend({ url, schema: scratchSchema, tables });
-      } catch (err) {
-        await letGo();
-        throw err;
-      }
-      return {
-        ...inner,
-        async discard() {
-          try {
-            await inner.close();
-            await tables(scratchSchema).dropSchema();
-          } finally {
-            await letGo();
-          }
-        },
-      };
-    },
+    scratch: () => postgresScratch({ url, schema, tables }),
     async requeueActive(queue, job, holder) {
       const token = await repo.lockOfActivation(queue.name, job.id ?? "", holder, job.processedOn ?? -1, takeoverToken());
       return token === undefined ? false : moveBack(job, token);
@@ -313,4 +290,34 @@ export async function postgresQueueBackend({ url, schema, tables }: { url: strin
     close: () => shared.close(),
   };
   return backend;
+}
+
+/**
+ * A scratch schema beside `schema` for a `--once` run, held by this process until discarded; the scratch schemas of
+ * runs killed outright are dropped first, since nothing else removes them (test/medium/once-scratch-leak.test.ts).
+ */
+async function postgresScratch({ url, schema, tables }: { url: string; schema: string; tables: QueueTablesOf }): Promise<ScratchBackend> {
+  await tables(schema)
+    .sweepDeadScratches()
+    .catch(() => 0);
+  const scratchSchema = `${schema}_once_${randomBytes(6).toString("hex")}`;
+  const letGo = await tables(scratchSchema).holdScratch();
+  let inner: QueueBackend;
+  try {
+    inner = await postgresQueueBackend({ url, schema: scratchSchema, tables });
+  } catch (err) {
+    await letGo();
+    throw err;
+  }
+  return {
+    ...inner,
+    async discard() {
+      try {
+        await inner.close();
+        await tables(scratchSchema).dropSchema();
+      } finally {
+        await letGo();
+      }
+    },
+  };
 }
