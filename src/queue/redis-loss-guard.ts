@@ -19,6 +19,7 @@ const LOST_ON_POSTGRES = "the queues no longer hold the schedules (their schema 
 
 export function watchRedisLoss({
   redis,
+  onReconnect,
   isIntact,
   rebuild,
   afterReconnect,
@@ -27,6 +28,12 @@ export function watchRedisLoss({
 }: {
   /** The queues' Redis command connection; its "ready" event (each reconnect) triggers a check. None on PostgreSQL. */
   redis?: Redis | undefined;
+  /**
+   * On PostgreSQL alone: the coordination store's reconnect notice (src/coord/postgres.ts), the queues living in the
+   * same database. A restart there leaves what Redis's reconnect leaves: a row claimed whose job never reached the
+   * queue (the claim committed, the job's insert met the outage), queued in the table and in no queue.
+   */
+  onReconnect?: ((listener: () => void) => () => void) | undefined;
   /** True while Redis still holds what was installed (e.g. a sentinel job scheduler). */
   isIntact: () => Promise<boolean>;
   rebuild: () => Promise<void>;
@@ -84,6 +91,7 @@ export function watchRedisLoss({
     void check();
   };
   redis?.on("ready", onReady);
+  const stopListening = onReconnect?.(onReady);
   const timer = setInterval(() => void check(), everyMs);
   timer.unref();
   return {
@@ -92,6 +100,7 @@ export function watchRedisLoss({
       stopped = true;
       clearInterval(timer);
       redis?.off("ready", onReady);
+      stopListening?.();
     },
   };
 }
