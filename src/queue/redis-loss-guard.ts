@@ -17,15 +17,7 @@ export type RedisLossGuard = {
 const LOST_ON_REDIS = "Redis no longer holds the schedules (restarted without its data?): rebuilding them and the download queue from PostgreSQL";
 const LOST_ON_POSTGRES = "the queues no longer hold the schedules (their schema restored or emptied?): rebuilding them and the download queue from the mirror";
 
-export function watchRedisLoss({
-  redis,
-  onReconnect,
-  isIntact,
-  rebuild,
-  afterReconnect,
-  everyMs,
-  log,
-}: {
+export type RedisLossGuardOptions = {
   /** The queues' Redis command connection; its "ready" event (each reconnect) triggers a check. None on PostgreSQL. */
   redis?: Redis | undefined;
   /**
@@ -44,7 +36,9 @@ export function watchRedisLoss({
   afterReconnect?: () => Promise<void>;
   everyMs: number;
   log: Logger;
-}): RedisLossGuard {
+};
+
+export function watchRedisLoss({ redis, onReconnect, isIntact, rebuild, afterReconnect, everyMs, log }: RedisLossGuardOptions): RedisLossGuard {
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
