@@ -78,3 +78,28 @@ export function needsLoginError(accounts: readonly { account: string; message: s
     EXIT_NEEDS_LOGIN,
   );
 }
+
+/**
+ * A server that is there but refuses writes: a read-only database (a standby, default_transaction_read_only) or a
+ * disk full on the server. The one line a command ends with when a write of its met one (src/cli/program.ts); what
+ * was written before stays, and nothing is spent that a write had to record first (the quota ledger is a write).
+ */
+export function explainPgRefusal(err: unknown): UserError | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, severity } = e as Error & { code?: unknown; severity?: unknown };
+    if (typeof severity !== "string") continue;
+    if (code === "25006") {
+      return new UserError(
+        `PostgreSQL refused a write: the database is read-only (${e.message}). Make it writable (promote the standby, or turn default_transaction_read_only off) and run this again; what was done before is kept`,
+        EXIT_UNAVAILABLE,
+      );
+    }
+    if (code === "53100") {
+      return new UserError(
+        `PostgreSQL refused a write: its disk is full (${e.message}). Free space on the database server and run this again; what was done before is kept`,
+        EXIT_UNAVAILABLE,
+      );
+    }
+  }
+  return undefined;
+}

@@ -171,6 +171,7 @@ export async function startWorker({
     ? watchRedisLoss({
         // Only the Redis engine has a connection whose reconnects to watch (services.redis throws on PostgreSQL).
         redis: services.queues.engine === "redis" ? services.redis : undefined,
+        onReconnect: services.queues.engine === "postgres" ? (listener) => services.coord.onReconnect(listener) : undefined,
         isIntact: () => producer.hasScheduler("maintenance", RECONCILE_SCHEDULER_ID),
         rebuild: async () => void (await installSchedules(true)),
         afterReconnect: async () => void (await enqueueDueDownloads(services, producer, { rebuild: true })),

@@ -12,8 +12,7 @@ function statusLines(s: EmbeddedStatus, databaseUrl: string, dataDir: string): s
   const binaries = "major" in s.binaries ? `PostgreSQL ${s.binaries.major}` : `not usable: ${s.binaries.problem}`;
   const uses = databaseUrl === "embedded" ? "DATABASE_URL=embedded: dvault uses it" : `DATABASE_URL=${maskUrl(databaseUrl)}: dvault does not use it`;
   const lines = [`embedded PostgreSQL server (${uses})`];
-  if (!s.made)
-    return [...lines, `  data folder: ${s.folder} (not made yet: the first command with DATABASE_URL=embedded makes it)`, `  binaries:    ${binaries}`];
+  if (!s.made) return [...lines, `  data folder: ${s.folder} (not made yet: dvault migrate makes it)`, `  binaries:    ${binaries}`];
   const mismatch = "major" in s.binaries && s.folderMajor !== s.binaries.major ? " (another major: refused)" : "";
   return [
     ...lines,

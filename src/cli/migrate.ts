@@ -13,7 +13,7 @@ export function registerMigrateCommand(program: Command): void {
     .description("create the database if it does not exist and apply pending migrations")
     .action(async () => {
       // DATABASE_URL=embedded: the server dvault runs (started if it is not), its database migrated here.
-      const { config, embedded, release } = await resolveDatabase(loadConfig(), { migrate: false });
+      const { config, embedded, release } = await resolveDatabase(loadConfig(), { migrate: false, create: true });
       try {
         const result = await migrate(config.databaseUrl, { createDatabase: true });
         const target = `${maskUrl(config.databaseUrl)}${embedded ? " (the embedded server)" : ""}`;

@@ -2,7 +2,7 @@
 // is imported (its module brings the database, the queue and the API client with it); the others appear in
 // the root help through their entry here, so `dvault --help` and `--version` load none of them.
 import { Command, CommanderError, Help } from "commander";
-import { UserError } from "../errors.ts";
+import { explainPgRefusal, UserError } from "../errors.ts";
 import { scrubString } from "../redact.ts";
 import { VERSION } from "../version.ts";
 import { GLOBAL_FLAGS, setGlobalOutput } from "./output/global.ts";
@@ -264,6 +264,11 @@ export function reportFailure(err: unknown, debug: boolean): number {
   if (err instanceof UserError) {
     printErr(`dvault: ${scrubString(err.message)}`);
     return err.exitCode;
+  }
+  const refused = explainPgRefusal(err);
+  if (refused) {
+    printErr(`dvault: ${scrubString(refused.message)}`);
+    return refused.exitCode;
   }
   const e = err instanceof Error ? err : new Error(String(err));
   printErr(`dvault: unexpected error: ${scrubString(e.message)}`);

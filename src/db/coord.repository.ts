@@ -34,6 +34,9 @@ function schemaIdent(schema: string): string {
  */
 export async function migrateCoordSchema(client: pg.PoolClient, schema: string): Promise<number> {
   const s = schemaIdent(schema);
+  // A schema already at this version is read, never written: a read-only database (a standby, a disk full) still
+  // opens, and what then refuses a write says so itself.
+  if ((await coordSchemaVersion(client, s)) === STEPS.length) return STEPS.length;
   await client.query("BEGIN");
   try {
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`dvault_coord:${schema}`]);
@@ -52,6 +55,18 @@ export async function migrateCoordSchema(client: pg.PoolClient, schema: string):
     return from;
   } catch (err) {
     await client.query("ROLLBACK").catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The schema's version, undefined when it has no version table yet (one read, no lock). */
+async function coordSchemaVersion(client: pg.PoolClient, s: string): Promise<number | undefined> {
+  try {
+    const found = await client.query(`SELECT version FROM ${s}.version`);
+    return found.rows[0] ? Number(found.rows[0].version) : undefined;
+  } catch (err) {
+    // 42P01: no such table, 3F000: no such schema.
+    if (["42P01", "3F000"].includes(String((err as { code?: unknown }).code))) return undefined;
     throw err;
   }
 }

@@ -67,6 +67,15 @@ function lastRows(result: pg.QueryResult | pg.QueryResult[]): Array<Record<strin
 
 /** Creates the schema and its table once per database, under an advisory lock; drops rows long forgotten. */
 async function prepareSchema(pool: PgPool): Promise<void> {
+  // Made already: only the sweep of forgotten rows, which a read-only database (a standby, a disk full) may refuse
+  // without keeping the pace's reads from it.
+  const made = await pool.query("SELECT to_regclass('dvault_pacer.pace') IS NOT NULL AS made");
+  if (made.rows[0]?.made === true) {
+    await pool.query(`DELETE FROM dvault_pacer.pace WHERE state_expires_at < ${DB_NOW_MS} AND holders = '{}' AND queue = '{}'`).catch((err: unknown) => {
+      if ((err as { code?: unknown }).code !== "25006") throw err;
+    });
+    return;
+  }
   await withTransaction(pool, async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK.toString()]);
     await tx.query("CREATE SCHEMA IF NOT EXISTS dvault_pacer");

@@ -1,18 +1,27 @@
 // The few reads and writes of BullMQ's PostgreSQL tables that its API has no call for (the queues live in their
 // own schema, src/queue/backend.ts): the lock of an active job taken back from a dead holder (src/queue/requeue.ts),
 // the queues' event log read from where the last scrape stopped (src/metrics.ts), and a scratch schema's removal.
+import type pg from "pg";
 import { quoteIdent } from "./connect.ts";
-import type { Queryable } from "./with-transaction.ts";
+
+/** The pool: a scratch schema is held by a session of its own (holdScratch). */
+type PoolLike = Pick<pg.Pool, "query" | "connect">;
+
+/** The advisory lock a scratch schema's run holds on a session for as long as it runs (its process's life at most). */
+const scratchLockKey = (schema: string) => `dvault_scratch:${schema}`;
 
 export type QueueEventRow = { id: string; event: string; jobId: string | null; name: string | null };
 
 export class QueueJobsRepository {
   private readonly schema: string;
 
+  private readonly name: string;
+
   constructor(
-    private readonly pool: Queryable,
+    private readonly pool: PoolLike,
     schema: string,
   ) {
+    this.name = schema;
     this.schema = quoteIdent(schema);
   }
 
@@ -48,6 +57,56 @@ export class QueueJobsRepository {
       [queue, afterId, limit],
     );
     return rows.map((r) => ({ id: r.id, event: r.event, jobId: r.job_id, name: r.name }));
+  }
+
+  /**
+   * Marks this (scratch) schema as in use by this process, before it is made: a session of its own holds an advisory
+   * lock until the returned call (or the process's end, however it ends) lets it go. sweepDeadScratches drops only
+   * schemas whose lock nobody holds.
+   */
+  async holdScratch(): Promise<() => Promise<void>> {
+    const client = await this.pool.connect();
+    try {
+      await client.query("SELECT pg_advisory_lock(hashtext($1))", [scratchLockKey(this.name)]);
+    } catch (err) {
+      client.release(true);
+      throw err;
+    }
+    return async () => {
+      const ok = await client.query("SELECT pg_advisory_unlock(hashtext($1))", [scratchLockKey(this.name)]).then(
+        () => true,
+        () => false,
+      );
+      client.release(!ok);
+    };
+  }
+
+  /**
+   * Drops the scratch schemas of this schema (`<schema>_once_<random>`) that no live process holds: those of `--once`
+   * runs killed outright, which never dropped their own. How many it dropped.
+   */
+  async sweepDeadScratches(): Promise<number> {
+    const { rows } = await this.pool.query<{ nspname: string }>(
+      "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1) AND nspname ~ '_once_[0-9a-f]+$'",
+      [`${this.name}_once_`],
+    );
+    let dropped = 0;
+    for (const { nspname } of rows) {
+      const client = await this.pool.connect();
+      try {
+        const got = await client.query<{ got: boolean }>("SELECT pg_try_advisory_lock(hashtext($1)) AS got", [scratchLockKey(nspname)]);
+        if (!got.rows[0]?.got) continue;
+        try {
+          await client.query(`DROP SCHEMA IF EXISTS ${quoteIdent(nspname)} CASCADE`);
+          dropped++;
+        } finally {
+          await client.query("SELECT pg_advisory_unlock(hashtext($1))", [scratchLockKey(nspname)]);
+        }
+      } finally {
+        client.release();
+      }
+    }
+    return dropped;
   }
 
   /** Drops the schema and every queue in it (run-now's scratch queues, a test's). */

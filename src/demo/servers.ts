@@ -51,7 +51,7 @@ export async function demoServers(config: Config, env: Env, dir: string): Promis
   const withEngine = (c: Config): Config => Object.freeze({ ...c, engine });
   if (isSet(env, "DATABASE_URL") || (await postgresAnswers(config.databaseUrl))) {
     // A configured server (or DATABASE_URL=embedded, the install's own embedded server), or the default that answers.
-    const resolved = await resolveDatabase(config, { migrate: false });
+    const resolved = await resolveDatabase(config, { migrate: false, create: true });
     const where = config.databaseUrl === "embedded" ? "the embedded server (DATABASE_URL=embedded)" : maskUrl(resolved.config.databaseUrl);
     return { config: withEngine(resolved.config), ownServer: undefined, line: `servers: PostgreSQL at ${where}; ${queues}`, release: resolved.release };
   }

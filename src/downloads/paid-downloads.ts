@@ -28,6 +28,24 @@ export function paidAnswerLeftMs(raw: string, now: number): number {
   }
 }
 
+/**
+ * This process's copy of each answer it paid for, beside the store's: on DVAULT_ENGINE=postgres the store is the
+ * mirror's own database, so an outage that fails the job right after the service answered (a restart, a failover,
+ * a full disk) is also one that loses the write of the answer, and the job's next attempt, seconds later in this
+ * process, would pay a second time (test/medium/paid-answer-outage.test.ts). Kept as long as the store keeps it.
+ */
+const heldHere = new Map<string, { raw: string; untilMs: number }>();
+
+function holdHere(key: string, raw: string, now: number): void {
+  for (const [k, v] of heldHere) if (v.untilMs <= now) heldHere.delete(k);
+  heldHere.set(key, { raw, untilMs: now + KEEP_S * 1000 });
+}
+
+function heldHereNow(key: string): string | undefined {
+  const held = heldHere.get(key);
+  return held && held.untilMs > Date.now() ? held.raw : undefined;
+}
+
 export class PaidDownloads {
   constructor(
     private readonly coord: Coordinator,
@@ -40,12 +58,15 @@ export class PaidDownloads {
 
   async remember(deviationid: string, accountId: number, info: Download, at: Date): Promise<void> {
     const paid: PaidDownload = { accountId, at: at.toISOString(), info };
-    await this.coord.put(this.key(deviationid), JSON.stringify(paid), { ttlMs: KEEP_S * 1000 });
+    const raw = JSON.stringify(paid);
+    // Here first: a store that fails now still leaves this process's next attempt the answer it paid for.
+    holdHere(this.key(deviationid), raw, Date.now());
+    await this.coord.put(this.key(deviationid), raw, { ttlMs: KEEP_S * 1000 });
   }
 
   /** A paid answer left by an earlier attempt (one that failed, or whose process died); undefined when none. */
   async recall(deviationid: string): Promise<PaidDownload | undefined> {
-    const raw = await this.coord.get(this.key(deviationid));
+    const raw = (await this.coord.get(this.key(deviationid))) ?? heldHereNow(this.key(deviationid));
     if (raw === undefined) return undefined;
     try {
       const paid = JSON.parse(raw) as PaidDownload;
@@ -56,6 +77,7 @@ export class PaidDownloads {
   }
 
   async forget(deviationid: string): Promise<void> {
+    heldHere.delete(this.key(deviationid));
     await this.coord.remove(this.key(deviationid));
   }
 }

@@ -5,9 +5,11 @@
 // few reads BullMQ's API has no call for (an active job's lock, the event log from a cursor) are here per engine.
 import { randomBytes } from "node:crypto";
 import {
+  assertSchemaCompatibility,
   type BackendFactory,
   createPostgresBackend,
   type Job,
+  LATEST_SCHEMA_VERSION,
   PostgresConnection,
   type PostgresConnectionOptions,
   PostgresQueueBackend,
@@ -71,6 +73,10 @@ export type QueueTables = {
   lastEventId(queue: string): Promise<string>;
   eventsAfter(queue: string, afterId: string, limit: number): Promise<Array<{ id: string; event: string; jobId: string | null; name: string | null }>>;
   dropSchema(): Promise<void>;
+  /** Holds this scratch schema for this process until the returned call; a process that ends outright lets it go. */
+  holdScratch(): Promise<() => Promise<void>>;
+  /** Drops this schema's scratch schemas that no live process holds (`--once` runs killed outright). */
+  sweepDeadScratches(): Promise<number>;
 };
 
 export type QueueTablesOf = (schema: string) => QueueTables;
@@ -233,7 +239,10 @@ export async function postgresQueueBackend({ url, schema, tables }: { url: strin
     // Once per start on a session of its own (runMigrations takes an advisory lock for the transaction).
     const client = await shared.pool.connect();
     try {
-      await runMigrations(client, schema);
+      // A schema already at BullMQ's version is only read (runMigrations would write its ledger and take a lock
+      // every time): a read-only database still opens the queues, and what then refuses a write says so.
+      const current = await assertSchemaCompatibility(client, schema).catch(() => 0);
+      if (current < LATEST_SCHEMA_VERSION) await runMigrations(client, schema);
     } finally {
       client.release();
     }
@@ -261,17 +270,7 @@ export async function postgresQueueBackend({ url, schema, tables }: { url: strin
       return { worker, close: () => worker.close() };
     },
     events: (name) => new classes.QueueEvents(name, { connection: options }) as unknown as QueueEvents,
-    async scratch() {
-      const scratchSchema = `${schema}_once_${randomBytes(6).toString("hex")}`;
-      const inner = await postgresQueueBackend({ url, schema: scratchSchema, tables });
-      return {
-        ...inner,
-        async discard() {
-          await inner.close();
-          await tables(scratchSchema).dropSchema();
-        },
-      };
-    },
+    scratch: () => postgresScratch({ url, schema, tables }),
     async requeueActive(queue, job, holder) {
       const token = await repo.lockOfActivation(queue.name, job.id ?? "", holder, job.processedOn ?? -1, takeoverToken());
       return token === undefined ? false : moveBack(job, token);
@@ -291,4 +290,34 @@ export async function postgresQueueBackend({ url, schema, tables }: { url: strin
     close: () => shared.close(),
   };
   return backend;
+}
+
+/**
+ * A scratch schema beside `schema` for a `--once` run, held by this process until discarded; the scratch schemas of
+ * runs killed outright are dropped first, since nothing else removes them (test/medium/once-scratch-leak.test.ts).
+ */
+async function postgresScratch({ url, schema, tables }: { url: string; schema: string; tables: QueueTablesOf }): Promise<ScratchBackend> {
+  await tables(schema)
+    .sweepDeadScratches()
+    .catch(() => 0);
+  const scratchSchema = `${schema}_once_${randomBytes(6).toString("hex")}`;
+  const letGo = await tables(scratchSchema).holdScratch();
+  let inner: QueueBackend;
+  try {
+    inner = await postgresQueueBackend({ url, schema: scratchSchema, tables });
+  } catch (err) {
+    await letGo();
+    throw err;
+  }
+  return {
+    ...inner,
+    async discard() {
+      try {
+        await inner.close();
+        await tables(scratchSchema).dropSchema();
+      } finally {
+        await letGo();
+      }
+    },
+  };
 }

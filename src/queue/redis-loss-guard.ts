@@ -17,16 +17,15 @@ export type RedisLossGuard = {
 const LOST_ON_REDIS = "Redis no longer holds the schedules (restarted without its data?): rebuilding them and the download queue from PostgreSQL";
 const LOST_ON_POSTGRES = "the queues no longer hold the schedules (their schema restored or emptied?): rebuilding them and the download queue from the mirror";
 
-export function watchRedisLoss({
-  redis,
-  isIntact,
-  rebuild,
-  afterReconnect,
-  everyMs,
-  log,
-}: {
+export type RedisLossGuardOptions = {
   /** The queues' Redis command connection; its "ready" event (each reconnect) triggers a check. None on PostgreSQL. */
   redis?: Redis | undefined;
+  /**
+   * On PostgreSQL alone: the coordination store's reconnect notice (src/coord/postgres.ts), the queues living in the
+   * same database. A restart there leaves what Redis's reconnect leaves: a row claimed whose job never reached the
+   * queue (the claim committed, the job's insert met the outage), queued in the table and in no queue.
+   */
+  onReconnect?: ((listener: () => void) => () => void) | undefined;
   /** True while Redis still holds what was installed (e.g. a sentinel job scheduler). */
   isIntact: () => Promise<boolean>;
   rebuild: () => Promise<void>;
@@ -37,7 +36,9 @@ export function watchRedisLoss({
   afterReconnect?: () => Promise<void>;
   everyMs: number;
   log: Logger;
-}): RedisLossGuard {
+};
+
+export function watchRedisLoss({ redis, onReconnect, isIntact, rebuild, afterReconnect, everyMs, log }: RedisLossGuardOptions): RedisLossGuard {
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
@@ -84,6 +85,7 @@ export function watchRedisLoss({
     void check();
   };
   redis?.on("ready", onReady);
+  const stopListening = onReconnect?.(onReady);
   const timer = setInterval(() => void check(), everyMs);
   timer.unref();
   return {
@@ -92,6 +94,7 @@ export function watchRedisLoss({
       stopped = true;
       clearInterval(timer);
       redis?.off("ready", onReady);
+      stopListening?.();
     },
   };
 }

@@ -179,14 +179,32 @@ export class WorkerHost<Ctx extends JobContext> {
         const waitMs = Math.round((this.options.outageRetryMs ?? DEFAULT_OUTAGE_RETRY_MS) * (0.5 + Math.random()));
         const what = outage.kind === "outage" ? "service unavailable" : "transaction rolled back by a deadlock or serialization conflict";
         log.warn({ service: outage.service, reason: scrubString(outage.reason), waitMs }, `${what}: job delayed, no attempt spent`);
-        // Against a Redis that is away this waits for the reconnect (worker connections retry forever).
-        await job.moveToDelayed(now() + waitMs, token);
+        // Against a Redis that is away this waits for the reconnect (worker connections retry forever). On PostgreSQL
+        // alone the queue is in the database that is away: the move is tried again until it is back (within the
+        // job's lock), else BullMQ failed the job, spending an attempt and waiting its whole backoff.
+        await moveWhenBack(() => job.moveToDelayed(now() + waitMs, token));
         throw new DelayedError();
       }
       if (isStop(err)) throw new UnrecoverableError(scrubString((err as Error).message));
       const failure = err instanceof Error ? scrubError(err) : new Error(`job failed: ${scrubString(String(err))}`);
       log[this.options.outcomeLevel ?? "warn"]({ err: failure, attempt: base.attempt, attempts: job.opts.attempts ?? 1 }, "job failed");
       throw failure;
+    }
+  }
+}
+
+/** How long a move of a job that met an outage is tried again: well inside BullMQ's lock of the job (30 s). */
+const MOVE_PATIENCE_MS = 15_000;
+
+/** Runs `move`, again while it fails for want of the queue's store, for MOVE_PATIENCE_MS at most. */
+async function moveWhenBack(move: () => Promise<void>): Promise<void> {
+  const deadline = Date.now() + MOVE_PATIENCE_MS;
+  for (let waitMs = 100; ; waitMs = Math.min(waitMs * 2, 2000)) {
+    try {
+      return await move();
+    } catch (err) {
+      if (!outageOf(err) || Date.now() + waitMs > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
     }
   }
 }

@@ -63,6 +63,23 @@ describe("choosing the embedded server", () => {
 });
 
 describe("a data folder dvault cannot use", () => {
+  it("that holds no server (DVAULT_DATA_DIR typed wrong) is refused by every command but migrate, and nothing is made there", async () => {
+    // Before, each command made a new server and a migrated, empty database there without a word: status said
+    // "none yet: log in", the worker started on it, and logging in archived everything again, spending the week's
+    // originals on files the archive already held.
+    const dataDir = path.join(path.dirname(data.dataDir), "typo");
+    const env = { DATABASE_URL: "embedded", DVAULT_ENGINE: "postgres", DVAULT_DATA_DIR: dataDir };
+    const line = `dvault: no embedded PostgreSQL server in ${dataDir} (DVAULT_DATA_DIR, else ~/.local/share/dvault): if your install is elsewhere, set DVAULT_DATA_DIR to its folder; to make a new one here, run dvault migrate`;
+    for (const args of [["status"], ["sync", "--once"], ["download", "--once"], ["worker"], ["engine", "status"]]) {
+      const run = await dvault(env, args);
+      expect(run.code, args.join(" ")).toBe(3);
+      expect(run.stderr.trim().split("\n"), args.join(" ")).toEqual([line]);
+    }
+    expect(existsSync(dataDir)).toBe(false);
+    const status = await dvault(env, ["db", "status"]);
+    expect(status.stdout).toContain(`data folder: ${path.join(dataDir, "postgres")} (not made yet: dvault migrate makes it)`);
+  });
+
   it("is said in one line when its PG_VERSION names no major (empty or garbled), not as data of PostgreSQL 0", async () => {
     const dataDir = path.join(path.dirname(data.dataDir), "garbled");
     const folder = path.join(dataDir, "postgres");
@@ -94,7 +111,8 @@ describe("a data folder dvault cannot use", () => {
     mkdirSync(dir);
     if (!immutable(dir, true)) return ctx.skip();
     try {
-      const run = await dvault({ DATABASE_URL: "embedded", DVAULT_ENGINE: "postgres", DVAULT_DATA_DIR: dir }, ["status"]);
+      // migrate, the command that makes the server (any other finds none there and says so, writing nothing).
+      const run = await dvault({ DATABASE_URL: "embedded", DVAULT_ENGINE: "postgres", DVAULT_DATA_DIR: dir }, ["migrate"]);
       expect(run.code).toBe(1);
       expect(run.stderr.trim().split("\n")).toEqual([
         `dvault: dvault may not write to its data folder ${dir} (EPERM): give the user dvault runs as write access to it (an immutable folder: chattr -i), or set DVAULT_DATA_DIR to another folder`,

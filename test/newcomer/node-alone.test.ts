@@ -214,6 +214,9 @@ describe("PostgreSQL alone on the embedded server: a worker and commands from ot
   const serverFolder = () => readState(embeddedLayout(dataDir))?.folder ?? "";
 
   it("share one server while the worker runs, which stops when the worker, the last of them, ends", async () => {
+    // README: migrate makes the server and its database; no other command makes one (a folder typed wrong).
+    const migrated = await dvault(env, ["migrate"]);
+    expect(migrated.code, migrated.stderr).toBe(0);
     const token = sim.issueUserToken({ clientId: "3101", userId: sim.truth.ownerId }).refresh_token;
     const login = await dvault(env, ["auth", "import", "--refresh-token", token]);
     expect(login.code, login.stderr).toBe(0);

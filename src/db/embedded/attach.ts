@@ -2,10 +2,11 @@
 // runs (src/db/embedded/ensure.ts); releasing gives the lease up and, when no other live process holds one,
 // stops the server. A process that exits still holding a lease releases it on its way out ("exit"); one killed
 // outright leaves a lease that no longer counts, and the next holder to end stops the server.
+import { existsSync } from "node:fs";
 import type { EmbeddedLayout } from "./layout.ts";
-import { embeddedLayout, readState } from "./layout.ts";
+import { embeddedLayout, newFolder, readState } from "./layout.ts";
 import { liveHolders, removeLease, withLock, withLockSync, writeLease } from "./lease.ts";
-import { type EmbeddedServer, ensureEmbedded } from "./ensure.ts";
+import { type EmbeddedServer, ensureEmbedded, noServerHere } from "./ensure.ts";
 import { pgBinaries } from "./binaries.ts";
 import { runningServer, stopServerSync } from "./server.ts";
 import { serverUser } from "./server-user.ts";
@@ -78,8 +79,10 @@ function attachment(dataDir: string, server: EmbeddedServer): EmbeddedAttachment
 }
 
 /** Takes this process's lease on the embedded server of `dataDir` and makes sure it runs (started if not). */
-export async function attachEmbedded({ dataDir }: { dataDir: string }): Promise<EmbeddedAttachment> {
+export async function attachEmbedded({ dataDir }: { dataDir: string }, { create = true }: { create?: boolean } = {}): Promise<EmbeddedAttachment> {
   const layout = embeddedLayout(dataDir);
+  // Before the lock and the lease, which would make the folder: a data folder typed wrong is left as it was.
+  if (!create && !held.has(dataDir) && !readState(layout) && !existsSync(newFolder(dataDir, serverUser()))) throw noServerHere(dataDir);
   const server = await withLock(layout, async () => {
     const already = held.get(dataDir);
     if (already && runningServer(already.server.folder)) {
@@ -88,7 +91,7 @@ export async function attachEmbedded({ dataDir }: { dataDir: string }): Promise<
     }
     writeLease(layout);
     try {
-      const started = await ensureEmbedded({ dataDir });
+      const started = await ensureEmbedded({ dataDir }, { create });
       held.set(dataDir, { count: (already?.count ?? 0) + 1, server: started });
       return started;
     } catch (err) {

@@ -2,9 +2,9 @@
 // holding the `dvault` database, as a connection URL. The caller holds postgres.lock (src/db/embedded/lease.ts):
 // two processes starting at once make and start it once.
 import { randomBytes } from "node:crypto";
-import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { registerSecret } from "../../redact.ts";
-import { UserError } from "../../errors.ts";
+import { EXIT_UNAVAILABLE, UserError } from "../../errors.ts";
 import { freePort } from "../../free-port.ts";
 import { ensureDatabase } from "../connect.ts";
 import { pgBinaries, type PgBinaries } from "./binaries.ts";
@@ -89,12 +89,27 @@ async function settlePort(layout: EmbeddedLayout, folder: string, bin: PgBinarie
   return { port, started: true };
 }
 
-export async function ensureEmbedded(config: { dataDir: string }): Promise<EmbeddedServer> {
+/** The line for a data folder that holds no embedded server, where the command may not make one. */
+export function noServerHere(dataDir: string): UserError {
+  return new UserError(
+    `no embedded PostgreSQL server in ${dataDir} (DVAULT_DATA_DIR, else ~/.local/share/dvault): if your install is elsewhere, set DVAULT_DATA_DIR to its folder; to make a new one here, run dvault migrate`,
+    EXIT_UNAVAILABLE,
+  );
+}
+
+/**
+ * `create: false` (every command but `dvault migrate` and the demo): a data folder with no server in it is refused in
+ * one line instead of made anew. A DVAULT_DATA_DIR typed wrong, or a HOME other than the install's (sudo, a service
+ * unit), otherwise opened a new empty install without a word: status said "none yet: log in", and logging in there
+ * archived everything again, spending the week's originals on files the archive already held.
+ */
+export async function ensureEmbedded(config: { dataDir: string }, { create = true }: { create?: boolean } = {}): Promise<EmbeddedServer> {
   const bin = pgBinaries();
   const user = serverUser();
   const layout = embeddedLayout(config.dataDir);
   const state = readState(layout);
   const folder = state?.folder ?? newFolder(config.dataDir, user);
+  if (!create && !state && !existsSync(folder)) throw noServerHere(config.dataDir);
   const { initialized, password } = await settleFolder(folder, bin, user, layout);
   const { port, started } = await settlePort(layout, folder, bin, user);
   if (state?.folder !== folder || state.port !== port) writeFileSync(layout.stateFile, `${JSON.stringify({ folder, port }, null, 2)}\n`);

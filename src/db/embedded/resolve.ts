@@ -11,9 +11,13 @@ export type ResolvedDatabase = { config: Config; embedded: EmbeddedAttachment | 
  * The config with a real DATABASE_URL. For "embedded": the server attached, and a `dvault` database this call
  * created migrated at once (it is dvault's own, on a server dvault made; `migrate: false` leaves that to the caller).
  */
-export async function resolveDatabase(config: Config, { migrate: migrateNew = true }: { migrate?: boolean } = {}): Promise<ResolvedDatabase> {
+export async function resolveDatabase(
+  config: Config,
+  { migrate: migrateNew = true, create = false }: { migrate?: boolean; create?: boolean } = {},
+): Promise<ResolvedDatabase> {
   if (config.databaseUrl !== "embedded") return { config, embedded: undefined, release: () => undefined };
-  const embedded = await attachEmbedded(config);
+  // Only `dvault migrate` (and the demo) make a server in a data folder that holds none (src/db/embedded/ensure.ts).
+  const embedded = await attachEmbedded(config, { create });
   try {
     if (embedded.databaseCreated && migrateNew) await migrate(embedded.url);
   } catch (err) {
