@@ -54,7 +54,8 @@ export function registerBackupCommands(program: Command): void {
     .option("--json", "print what was restored as JSON")
     .action(async (opts: { from: string; json?: boolean }) => {
       // DATABASE_URL=embedded: the server dvault runs, its new database left empty for the backup (no migration here).
-      const { config, release } = await resolveDatabase(loadConfig(), { migrate: false });
+      // A restore makes an install as migrate does (a new machine after a disaster): it may make the server.
+      const { config, release } = await resolveDatabase(loadConfig(), { migrate: false, create: true });
       const stop = stopOnSignal("restore");
       const r = await restoreBackup({ config, from: opts.from, signal: stop.signal })
         .catch((err: unknown) => {

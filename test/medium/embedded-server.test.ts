@@ -1,7 +1,8 @@
 // The embedded PostgreSQL server (src/db/embedded/) as processes share it: made once, started detached, attached
 // to by every process on the same port, outliving the process that started it while another holds a lease, and
 // stopped by the last holder to end. One data folder (one initdb) for the file; each test leaves the server stopped.
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +11,7 @@ import { embeddedLayout, readState } from "../../src/db/embedded/layout.ts";
 import { liveHolders } from "../../src/db/embedded/lease.ts";
 import { runningServer } from "../../src/db/embedded/server.ts";
 import { connectPg } from "../../src/db/connect.ts";
+import { createTestDatabase } from "../helpers/db.ts";
 import { TEST_ENGINE, TEST_REDIS_URL } from "../helpers/env.ts";
 import { dvault, embeddedDataDir, type Holder, startHolder } from "../helpers/embedded-fixture.ts";
 
@@ -180,6 +182,33 @@ describe("the embedded server", () => {
     expect(runningServer(folder())).toBeUndefined();
     expect(liveHolders(embeddedLayout(dataDir))).toEqual([]);
   });
+
+  it("is made by a restore into a data folder that holds none (a new machine after a disaster), as by migrate", async () => {
+    // A backup of a migrated database of the test server, restored where no embedded server was ever made.
+    const source = await createTestDatabase();
+    const fresh = embeddedDataDir();
+    const work = mkdtempSync(path.join(os.tmpdir(), "dvault-embedded-restore-"));
+    const base = { REDIS_URL: TEST_REDIS_URL, DVAULT_ENGINE: TEST_ENGINE, DVAULT_REDIS_PREFIX: `embedded-restore-${process.pid}` };
+    try {
+      const backup = await dvault({ ...base, DATABASE_URL: source.url, DVAULT_SECRET_KEY: "ab".repeat(32) }, [
+        "backup",
+        "--out",
+        path.join(work, "backup"),
+        "--no-archive",
+      ]);
+      expect(backup.code, backup.stderr).toBe(0);
+      const env = { ...base, DATABASE_URL: "embedded", DVAULT_DATA_DIR: fresh.dataDir, DVAULT_ARCHIVE_DIR: path.join(work, "archive") };
+      const restored = await dvault(env, ["restore", "--from", path.join(work, "backup")]);
+      expect(restored.code, restored.stderr).toBe(0);
+      const status = await dvault(env, ["status", "--json"]);
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout)).toHaveProperty("accounts", []);
+    } finally {
+      fresh.remove();
+      rmSync(work, { recursive: true, force: true });
+      await source.drop();
+    }
+  }, 120_000);
 
   it("starts on another free port when a program took its port while it was stopped, and remembers that one", async () => {
     const remembered = readState(embeddedLayout(dataDir))?.port ?? 0;

@@ -98,7 +98,7 @@ export function noServerHere(dataDir: string): UserError {
 }
 
 /**
- * `create: false` (every command but `dvault migrate` and the demo): a data folder with no server in it is refused in
+ * `create: false` (every command but `dvault migrate`, `dvault restore` and the demo): a data folder with no server in it is refused in
  * one line instead of made anew. A DVAULT_DATA_DIR typed wrong, or a HOME other than the install's (sudo, a service
  * unit), otherwise opened a new empty install without a word: status said "none yet: log in", and logging in there
  * archived everything again, spending the week's originals on files the archive already held.

@@ -16,7 +16,7 @@ export async function resolveDatabase(
   { migrate: migrateNew = true, create = false }: { migrate?: boolean; create?: boolean } = {},
 ): Promise<ResolvedDatabase> {
   if (config.databaseUrl !== "embedded") return { config, embedded: undefined, release: () => undefined };
-  // Only `dvault migrate` (and the demo) make a server in a data folder that holds none (src/db/embedded/ensure.ts).
+  // Only `dvault migrate`, `dvault restore` and the demo make a server in a data folder that holds none (src/db/embedded/ensure.ts).
   const embedded = await attachEmbedded(config, { create });
   try {
     if (embedded.databaseCreated && migrateNew) await migrate(embedded.url);
