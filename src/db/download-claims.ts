@@ -18,7 +18,7 @@ export type ClaimedDownload = {
 };
 
 /** A row a claim took (claimDue), with its state before the claim: what OnceClaims gives a row it already had back to. */
-export type Claim = ClaimedDownload & { before: { status: DownloadStatus; nextAttemptAt: Date | null } };
+export type Claim = ClaimedDownload & { before: { status: DownloadStatus; nextAttemptAt: Date | null; queuedAt: Date | null } };
 
 /**
  * What is left of some accounts' downloads at a moment. "Due now" is what a run could still do; everything else
@@ -51,14 +51,14 @@ export function byPriority(a: ClaimedDownload, b: ClaimedDownload): number {
 }
 
 type ClaimedRow = Pick<Row<"downloads">, "id" | "deviationid" | "kind" | "status" | "account_id"> & Pick<Row<"deviations">, "published_at"> & { rank: number };
-type ClaimRow = ClaimedRow & { was_status: DownloadStatus; was_next_attempt_at: Date | null };
+type ClaimRow = ClaimedRow & { was_status: DownloadStatus; was_next_attempt_at: Date | null; was_queued_at: Date | null };
 
 function toClaimed(r: ClaimedRow): ClaimedDownload {
   return { id: r.id, deviationid: r.deviationid, kind: r.kind, status: r.status, accountId: r.account_id, rank: r.rank, publishedAt: r.published_at };
 }
 
 function toClaim(r: ClaimRow): Claim {
-  return { ...toClaimed(r), before: { status: r.was_status, nextAttemptAt: r.was_next_attempt_at } };
+  return { ...toClaimed(r), before: { status: r.was_status, nextAttemptAt: r.was_next_attempt_at, queuedAt: r.was_queued_at } };
 }
 
 /**
@@ -118,7 +118,8 @@ export async function claimDue(db: Queryable, args: ClaimArgs): Promise<Claim[]>
   const { rows } = await sql<ClaimRow>`
 WITH a AS (SELECT id, user_id FROM accounts WHERE id = ${accountId}),
 due AS (
-  SELECT d.id, ${rank(args.classes)} AS rank, v.published_at, d.status AS was_status, d.next_attempt_at AS was_next_attempt_at
+  SELECT d.id, ${rank(args.classes)} AS rank, v.published_at, d.status AS was_status, d.next_attempt_at AS was_next_attempt_at,
+    d.queued_at AS was_queued_at
   FROM downloads d
   JOIN deviations v ON v.deviationid = d.deviationid
   CROSS JOIN a
@@ -139,7 +140,9 @@ SET status = CASE WHEN d.status IN ('wanted', 'deferred_quota', 'failed') THEN '
     queued_at = ${now}, next_attempt_at = NULL, account_id = COALESCE(d.account_id, ${accountId}), updated_at = ${now}
 FROM due
 WHERE d.id = due.id
-RETURNING d.id, d.deviationid, d.kind, d.status, d.account_id, due.rank, due.published_at, due.was_status, due.was_next_attempt_at`.execute(kysely(db));
+RETURNING d.id, d.deviationid, d.kind, d.status, d.account_id, due.rank, due.published_at, due.was_status, due.was_next_attempt_at, due.was_queued_at`.execute(
+    kysely(db),
+  );
   return rows.map(toClaim).sort(byPriority);
 }
 

@@ -38,6 +38,8 @@ export const BESIDE_POLL_MS = 250;
 export class OnceClaims {
   /** Every row claimed, as the lease names them (dropped from it at the end). */
   readonly held: string[] = [];
+  /** The rows claimed that a queue held (queued by a sync for a worker): their jobs are moot once the run is done. */
+  readonly fromQueue: string[] = [];
   private readonly exhausted = new Set<number>();
   private readonly had = new Set<string>();
   private readonly warned = new Set<string>();
@@ -124,7 +126,10 @@ export class OnceClaims {
     const news = again.filter((r) => !this.warned.has(r.id));
     for (const r of news) this.warned.add(r.id);
     if (news.length > 0) log.warn({ account: account.name, rows: news.length }, "rows this run already handled are due again: left for the next run");
-    for (const r of fresh) this.had.add(r.id);
+    for (const r of fresh) {
+      this.had.add(r.id);
+      if (r.before.queuedAt !== null) this.fromQueue.push(r.id);
+    }
     if (fresh.length > 0) {
       this.held.push(...fresh.map(heldRowItem));
       await this.args.lease.hold(fresh.map(heldRowItem));

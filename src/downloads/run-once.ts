@@ -145,8 +145,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   const batch = Math.max(1, Math.floor(opts.claimBatch ?? services.config.downloadClaimBatch));
   const claims = new OnceClaims({ services, deps, log, accounts, lost, batch, deviationids: opts.deviationids, lease, alongside: opts.alongside });
   // The bar's total is what is due (or queued) when the run starts, raised as claims find more.
-  const atStart = await leftNow();
-  run.files.expected = atStart.dueNow + atStart.queued;
+  run.files.expected = await leftNow().then((atStart) => atStart.dueNow + atStart.queued);
   try {
     await claimAndRun(run, claims);
   } finally {
@@ -155,6 +154,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     await lease.drop(claims.held).catch(() => undefined);
     await lease.stop().catch(() => undefined);
   }
+  await dropMootJobs(services, deps, claims.fromQueue, log);
   // A paused run (the disk guard, a link out of the archive) leaves the tree to the next run, as one paused at its start
   // does: the marker a stored file set stays. Otherwise a run that stored nothing still makes the tree when it is
   // due (marked dirty, by-user/ deleted to rebuild it, or a rebuild due after an upgrade or a restore).
@@ -167,6 +167,27 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   s.left = await leftAtEnd();
   s.durationMs = Date.now() - started;
   return s;
+}
+
+/**
+ * The downloads queue's jobs for rows this run took over from it (a sync queues each wanted file for a worker) and
+ * left held by no queue (stored, deferred, failed, given back): the table says what is due, so such a job only waits
+ * to find nothing to do, and `status` counted it as waiting beside "nothing is due". A job a worker runs now is
+ * locked and stays; a row still queued (a stopped run's) keeps its job.
+ */
+async function dropMootJobs(services: Services, deps: DownloadDeps, fromQueue: readonly string[], log: Logger): Promise<void> {
+  const moot = await deps.repo.notQueued(fromQueue).catch((err: unknown) => {
+    log.warn({ err }, "the rows this run took over from the queue could not be read: their jobs stay, to find nothing to do");
+    return [];
+  });
+  if (moot.length === 0) return;
+  const queue = services.queues.queue(downloadFileDefinition.queue);
+  try {
+    // Only originals and texts are queued as download.file jobs (a degraded row is no job of its own).
+    for (const { deviationid, kind } of moot) if (kind !== "degraded") await queue.remove(downloadJobId({ deviationid, kind })).catch(() => 0);
+  } finally {
+    await queue.close().catch(() => undefined);
+  }
 }
 
 /** The disk guard's pause when it still holds (a pause whose cause has passed is lifted first), else undefined. */
