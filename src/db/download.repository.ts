@@ -324,20 +324,23 @@ ON CONFLICT (deviationid, kind) DO NOTHING`.execute(kysely(this.db));
   }
 
   /**
+   * Of these rows, those no queue holds now (queued_at null), locked until the caller's transaction ends: a queue's job
+   * for one of them has nothing left to do, and a claim (SKIP LOCKED) passes them by while that job goes, so none is
+   * queued again in between and then left without its job. Rows another transaction holds are left out.
+   */
+  async holdNotQueued(ids: readonly string[]): Promise<Array<{ deviationid: string; kind: DownloadKind }>> {
+    if (ids.length === 0) return [];
+    const { rows } = await sql<{ deviationid: string; kind: DownloadKind }>`
+      SELECT deviationid, kind FROM downloads
+      WHERE id = ANY(${[...ids]}::bigint[]) AND queued_at IS NULL
+      FOR UPDATE SKIP LOCKED`.execute(kysely(this.db));
+    return rows;
+  }
+
+  /**
    * Undoes a claim: the row as it was before it (its status and next attempt), held by no queue. A row failed with a
    * retry time that has come stays failed, as the run that failed it said, rather than turned back into wanted.
    */
-  /** Of these rows, those no queue holds now (queued_at null): a queue's job for one of them has nothing left to do. */
-  async notQueued(ids: readonly string[]): Promise<Array<{ deviationid: string; kind: DownloadKind }>> {
-    if (ids.length === 0) return [];
-    return kysely(this.db)
-      .selectFrom("downloads")
-      .select(["deviationid", "kind"])
-      .where("id", "in", [...ids])
-      .where("queued_at", "is", null)
-      .execute();
-  }
-
   async undoClaim(id: string, before: { status: DownloadStatus; nextAttemptAt: Date | null }, at: Date): Promise<void> {
     await kysely(this.db)
       .updateTable("downloads")

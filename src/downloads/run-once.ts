@@ -9,7 +9,8 @@
 import { isThrottleDelay } from "../api/errors.ts";
 import type { ReauthRequiredError } from "../api/token-errors.ts";
 import { unusableAccount } from "../api/token-manager.ts";
-import type { ClaimedDownload } from "../db/download.repository.ts";
+import { type ClaimedDownload, DownloadRepository } from "../db/download.repository.ts";
+import { withTransaction } from "../db/with-transaction.ts";
 import { needsLoginError, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { holdWorkLease } from "../queue/holder.ts";
@@ -154,7 +155,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     await lease.drop(claims.held).catch(() => undefined);
     await lease.stop().catch(() => undefined);
   }
-  await dropMootJobs(services, deps, claims.fromQueue, log);
+  await dropMootJobs(services, claims.fromQueue, log, opts.signal);
   // A paused run (the disk guard, a link out of the archive) leaves the tree to the next run, as one paused at its start
   // does: the marker a stored file set stays. Otherwise a run that stored nothing still makes the tree when it is
   // due (marked dirty, by-user/ deleted to rebuild it, or a rebuild due after an upgrade or a restore).
@@ -169,22 +170,35 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   return s;
 }
 
+/** Rows whose jobs go in one transaction (their row locks held meanwhile), and jobs removed at once within it. */
+const MOOT_ROWS_PER_TX = 1000;
+const MOOT_REMOVES_AT_ONCE = 50;
+
 /**
  * The downloads queue's jobs for rows this run took over from it (a sync queues each wanted file for a worker) and
  * left held by no queue (stored, deferred, failed, given back): the table says what is due, so such a job only waits
- * to find nothing to do, and `status` counted it as waiting beside "nothing is due". A job a worker runs now is
- * locked and stays; a row still queued (a stopped run's) keeps its job.
+ * to find nothing to do, and `status` counted it as waiting beside "nothing is due". Each row is locked while its job
+ * goes (holdNotQueued), so a worker's claim cannot queue it again in between. A job a worker runs now is locked and
+ * stays on Redis; on PostgreSQL alone BullMQ's remove may take one a worker has just begun, whose file job then finds
+ * its row needs nothing. A stopped run stops here too: what it leaves only waits to find nothing to do.
  */
-async function dropMootJobs(services: Services, deps: DownloadDeps, fromQueue: readonly string[], log: Logger): Promise<void> {
-  const moot = await deps.repo.notQueued(fromQueue).catch((err: unknown) => {
-    log.warn({ err }, "the rows this run took over from the queue could not be read: their jobs stay, to find nothing to do");
-    return [];
-  });
-  if (moot.length === 0) return;
+async function dropMootJobs(services: Services, fromQueue: readonly string[], log: Logger, signal: AbortSignal | undefined): Promise<void> {
+  if (fromQueue.length === 0) return;
   const queue = services.queues.queue(downloadFileDefinition.queue);
   try {
-    // Only originals and texts are queued as download.file jobs (a degraded row is no job of its own).
-    for (const { deviationid, kind } of moot) if (kind !== "degraded") await queue.remove(downloadJobId({ deviationid, kind })).catch(() => 0);
+    for (let i = 0; i < fromQueue.length && !signal?.aborted; i += MOOT_ROWS_PER_TX) {
+      await withTransaction(services.pool, async (tx) => {
+        // Only originals and texts are queued as download.file jobs (a degraded row is no job of its own).
+        const moot = (await new DownloadRepository(tx).holdNotQueued(fromQueue.slice(i, i + MOOT_ROWS_PER_TX))).flatMap(({ deviationid, kind }) =>
+          kind === "degraded" ? [] : [downloadJobId({ deviationid, kind })],
+        );
+        for (let j = 0; j < moot.length; j += MOOT_REMOVES_AT_ONCE) {
+          await Promise.all(moot.slice(j, j + MOOT_REMOVES_AT_ONCE).map((id) => queue.remove(id).catch(() => 0)));
+        }
+      });
+    }
+  } catch (err) {
+    log.warn({ err }, "removing the queue's jobs of files this run handled failed: they stay, to find nothing to do");
   } finally {
     await queue.close().catch(() => undefined);
   }
