@@ -33,7 +33,7 @@ import { createQueueBackend, type QueueBackend } from "./queue/backend.ts";
 import { checkRedis, closeRedis, createRedis } from "./queue/redis.ts";
 import { settleRedisPrefix } from "./queue/redis-prefix.ts";
 import { registerSecret } from "./redact.ts";
-import { keyCreatedMessage, loadSecretKey, type SecretKey } from "./secret-key.ts";
+import { existingSecretKey, keyCreatedMessage, loadSecretKey, type SecretKey } from "./secret-key.ts";
 
 /** An account's API access: its token provider, its transport (with call counters) and the typed client. */
 export type AccountApi = { tokens: AccountTokens; transport: HttpTransport; client: DaClient };
@@ -234,19 +234,38 @@ function tokenManagerOf(c: {
   overrides: ServiceOverrides;
 }): () => TokenManager {
   const { config, log, accounts, coord, now, overrides } = c;
-  let manager: TokenManager | undefined;
-  let managerKey: Buffer | undefined;
+  let manager: { tokens: TokenManager; key: Buffer } | undefined;
+  const build = (secret: SecretKey, clientId: string): TokenManager => {
+    const cipher = new TokenCipher(secret);
+    const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId, clientSecret: config.clientSecret, log, ...overrides.oauth });
+    const tokens = new TokenManager({
+      repo: accountTokenStore(accounts),
+      cipher,
+      oauth,
+      coord,
+      redisPrefix: config.redisPrefix,
+      log,
+      now,
+      ...overrides.tokens,
+    });
+    manager = { tokens, key: secret.key };
+    return tokens;
+  };
   return () => {
     if (!config.clientId) {
       throw new UserError("DVAULT_CLIENT_ID is not set: register an application on the service and set DVAULT_CLIENT_ID and DVAULT_CLIENT_SECRET (see README)");
     }
-    const secret = overrides.secretKey ?? loadSecretKey(config, (file) => log.warn({ path: file }, keyCreatedMessage(file)));
-    if (manager && managerKey?.equals(secret.key)) return manager;
-    managerKey = secret.key;
-    const cipher = new TokenCipher(secret);
-    const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: config.clientId, clientSecret: config.clientSecret, log, ...overrides.oauth });
-    manager = new TokenManager({ repo: accountTokenStore(accounts), cipher, oauth, coord, redisPrefix: config.redisPrefix, log, now, ...overrides.tokens });
-    return manager;
+    // Only the first build may make a key (a fresh install's first grant).
+    if (!manager) return build(overrides.secretKey ?? loadSecretKey(config, (file) => log.warn({ path: file }, keyCreatedMessage(file))), config.clientId);
+    // Later, a key file gone or unreadable keeps the manager there is, never one made now in place of a lost one (the
+    // checks before each access say the key is lost); another key on disk (restored) gets a manager of its own.
+    let onDisk: SecretKey | undefined;
+    try {
+      onDisk = overrides.secretKey ?? existingSecretKey(config);
+    } catch {
+      return manager.tokens;
+    }
+    return !onDisk || manager.key.equals(onDisk.key) ? manager.tokens : build(onDisk, config.clientId);
   };
 }
 
