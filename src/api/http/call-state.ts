@@ -109,15 +109,20 @@ export function describeFatal(state: CallState, err: unknown): Error {
   // run and decide the job's outcome: pass them through unwrapped.
   if (err instanceof UserError) return err;
   if (state.signal?.aborted) return abortReason(state.signal);
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/**
+ * A refresh after a 401 that failed: the token layer's verdicts as they are (describeFatal), and any other failure
+ * (Redis or PostgreSQL gone mid-refresh) a deferred refresh, tried again later: no sign the grant is dead, so no
+ * "log in again".
+ */
+export function refreshFailed(state: CallState, err: unknown): Error {
+  if (err instanceof UserError || state.signal?.aborted) return describeFatal(state, err);
   const cause = err instanceof Error ? err : new Error(String(err));
-  if (state.refreshed) {
-    // Not the token layer's verdict (those are UserErrors, above) but a fault on the way (Redis or PostgreSQL gone
-    // mid-refresh): no sign the grant is dead, so no "log in again"; the refresh is tried again later.
-    const deferred = new TokenRefreshDeferredError(state.account ?? "(this token)", `${state.operation}: ${cause.message}`, false);
-    deferred.cause = cause;
-    return deferred;
-  }
-  return cause;
+  const deferred = new TokenRefreshDeferredError(state.account ?? "(this token)", `${state.operation}: ${cause.message}`, false);
+  deferred.cause = cause;
+  return deferred;
 }
 
 /**

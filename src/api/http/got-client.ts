@@ -6,7 +6,7 @@ import got, { type Got } from "got";
 import { bodyGuardHandler, timeoutDetail } from "../body-guard.ts";
 import { type ApiError, networkError, ThrottleDelayError } from "../errors.ts";
 import type { Pacer } from "../pacer.ts";
-import { abortReason, cutShort, describeFatal, outcomeOf, release, releaseOnAbort, stateOf, toApiError, type CallState } from "./call-state.ts";
+import { abortReason, cutShort, describeFatal, outcomeOf, refreshFailed, release, releaseOnAbort, stateOf, toApiError, type CallState } from "./call-state.ts";
 import { API_PATH, DEFAULT_MINOR_VERSION, DEFAULT_USER_AGENT, type HttpTransportOptions, type RetryPolicy, type TransportStats } from "./options.ts";
 
 export type ApiGotOptions = {
@@ -123,7 +123,7 @@ export function createApiGot({ options, retry, maxBodyBytes, sinks, count, backo
             try {
               state.freshToken = await tokens.refreshAfterUnauthorized(state.token ?? "");
             } catch (err) {
-              state.fatal = describeFatal(state, err);
+              state.fatal = refreshFailed(state, err);
               throw state.fatal;
             }
             // preserveHooks: keep this hook for the retry, so its permit is released and a second 401 is seen.
