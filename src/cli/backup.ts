@@ -8,7 +8,7 @@ import { EXIT_FAILED, EXIT_INTERRUPTED, UserError } from "../errors.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { keyFilePath } from "../secret-key.ts";
 import { VERSION } from "../version.ts";
-import { printJson, printOut } from "./output/print.ts";
+import { printErr, printJson, printOut } from "./output/print.ts";
 import { stopOnSignal } from "./stop-signal.ts";
 
 const version = VERSION;
@@ -55,7 +55,9 @@ export function registerBackupCommands(program: Command): void {
     .action(async (opts: { from: string; json?: boolean }) => {
       // DATABASE_URL=embedded: the server dvault runs, its new database left empty for the backup (no migration here).
       // A restore makes an install as migrate does (a new machine after a disaster): it may make the server.
-      const { config, release } = await resolveDatabase(loadConfig(), { migrate: false, create: true });
+      const { config, embedded, release } = await resolveDatabase(loadConfig(), { migrate: false, create: true });
+      // Said first: a data folder typed wrong gets a server of its own, and the restore goes there.
+      if (embedded?.initialized) printErr(`dvault: made a new embedded PostgreSQL server in ${embedded.folder} for this restore (DVAULT_DATA_DIR)`);
       const stop = stopOnSignal("restore");
       const r = await restoreBackup({ config, from: opts.from, signal: stop.signal })
         .catch((err: unknown) => {

@@ -200,6 +200,10 @@ describe("the embedded server", () => {
       const env = { ...base, DATABASE_URL: "embedded", DVAULT_DATA_DIR: fresh.dataDir, DVAULT_ARCHIVE_DIR: path.join(work, "archive") };
       const restored = await dvault(env, ["restore", "--from", path.join(work, "backup")]);
       expect(restored.code, restored.stderr).toBe(0);
+      // Said, so a DVAULT_DATA_DIR typed wrong is seen.
+      expect(restored.stderr.trim()).toBe(
+        `dvault: made a new embedded PostgreSQL server in ${readState(embeddedLayout(fresh.dataDir))?.folder} for this restore (DVAULT_DATA_DIR)`,
+      );
       const status = await dvault(env, ["status", "--json"]);
       expect(status.code, status.stderr).toBe(0);
       expect(JSON.parse(status.stdout)).toHaveProperty("accounts", []);
