@@ -229,6 +229,6 @@ export async function backfillThumbnails(
     batch.push(o);
     if (batch.length >= parallel) await runBatch();
   }
-  if (batch.length > 0) await runBatch();
+  if (batch.length > 0 && !opts.signal?.aborted) await runBatch();
   return r;
 }
