@@ -158,6 +158,9 @@ export async function syncHere(args: {
   /** The downloads the sync wants are run by this process, beside it (archive's): not handed to the worker's queue. */
   downloadsHere?: boolean;
 }): Promise<SyncRow[]> {
+  // A database that refuses writes (a standby, read-only) fails every source the same way: one line before any run
+  // (and before any call to the service), exit 3, rather than a table of failed sources.
+  await args.services.accounts.proveWritable();
   const lease = await holdWorkLease(args.services.coord, args.services.config.redisPrefix);
   const view = args.view ?? progressView({ json: args.json });
   try {
