@@ -37,6 +37,19 @@ export async function migrateCoordSchema(client: pg.PoolClient, schema: string):
   // A schema already at this version is read, never written: a read-only database (a standby, a disk full) still
   // opens, and what then refuses a write says so itself.
   if ((await coordSchemaVersion(client, s)) === STEPS.length) return STEPS.length;
+  // A starter that loses the race to create the schema (PostgreSQL's catalog may still answer "none" to the one
+  // after the lock: a unique violation on pg_namespace, seen in CI) finds it made on its next try.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateUnderLock(client, schema, s);
+    } catch (err) {
+      const code = String((err as { code?: unknown }).code);
+      if (attempt >= 3 || !["23505", "42P06", "42P07"].includes(code)) throw err;
+    }
+  }
+}
+
+async function migrateUnderLock(client: pg.PoolClient, schema: string, s: string): Promise<number> {
   await client.query("BEGIN");
   try {
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`dvault_coord:${schema}`]);
