@@ -4,6 +4,7 @@
 // `bullmq` schema. An expired value is gone to every reader the moment it expires: each statement compares
 // `expires_at_ms` with the caller's clock, and sweepExpired only reclaims the space (docs/ARCHITECTURE.md#the-coordination-seam).
 import type pg from "pg";
+import { makeDespiteRace } from "./create-race.ts";
 import { quoteIdent } from "./connect.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -37,16 +38,8 @@ export async function migrateCoordSchema(client: pg.PoolClient, schema: string):
   // A schema already at this version is read, never written: a read-only database (a standby, a disk full) still
   // opens, and what then refuses a write says so itself.
   if ((await coordSchemaVersion(client, s)) === STEPS.length) return STEPS.length;
-  // A starter that loses the race to create the schema (PostgreSQL's catalog may still answer "none" to the one
-  // after the lock: a unique violation on pg_namespace, seen in CI) finds it made on its next try.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await migrateUnderLock(client, schema, s);
-    } catch (err) {
-      const code = String((err as { code?: unknown }).code);
-      if (attempt >= 3 || !["23505", "42P06", "42P07"].includes(code)) throw err;
-    }
-  }
+  // A starter that loses the race to create the schema finds it made on its next try (src/db/create-race.ts).
+  return makeDespiteRace(() => migrateUnderLock(client, schema, s));
 }
 
 async function migrateUnderLock(client: pg.PoolClient, schema: string, s: string): Promise<number> {

@@ -22,6 +22,7 @@ import {
 } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config, Engine } from "../config.ts";
+import { makeDespiteRace } from "../db/create-race.ts";
 import { QUEUE_NAMES } from "./queues.ts";
 import { closeRedis, createRedis } from "./redis.ts";
 
@@ -242,7 +243,7 @@ export async function postgresQueueBackend({ url, schema, tables }: { url: strin
       // A schema already at BullMQ's version is only read (runMigrations would write its ledger and take a lock
       // every time): a read-only database still opens the queues, and what then refuses a write says so.
       const current = await assertSchemaCompatibility(client, schema).catch(() => 0);
-      if (current < LATEST_SCHEMA_VERSION) await runMigrations(client, schema);
+      if (current < LATEST_SCHEMA_VERSION) await makeDespiteRace(() => runMigrations(client, schema));
     } finally {
       client.release();
     }
