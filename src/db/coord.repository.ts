@@ -4,7 +4,7 @@
 // `bullmq` schema. An expired value is gone to every reader the moment it expires: each statement compares
 // `expires_at_ms` with the caller's clock, and sweepExpired only reclaims the space (docs/ARCHITECTURE.md#the-coordination-seam).
 import type pg from "pg";
-import { makeDespiteRace } from "./create-race.ts";
+import { makeDespiteRace } from "../errors.ts";
 import { quoteIdent } from "./connect.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -38,7 +38,7 @@ export async function migrateCoordSchema(client: pg.PoolClient, schema: string):
   // A schema already at this version is read, never written: a read-only database (a standby, a disk full) still
   // opens, and what then refuses a write says so itself.
   if ((await coordSchemaVersion(client, s)) === STEPS.length) return STEPS.length;
-  // A starter that loses the race to create the schema finds it made on its next try (src/db/create-race.ts).
+  // A starter that loses the race to create the schema finds it made on its next try (src/errors.ts makeDespiteRace).
   return makeDespiteRace(() => migrateUnderLock(client, schema, s));
 }
 

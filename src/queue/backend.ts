@@ -22,7 +22,7 @@ import {
 } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config, Engine } from "../config.ts";
-import { makeDespiteRace } from "../db/create-race.ts";
+import { makeDespiteRace } from "../errors.ts";
 import { QUEUE_NAMES } from "./queues.ts";
 import { closeRedis, createRedis } from "./redis.ts";
 
