@@ -4,7 +4,7 @@
 // `bullmq` schema. An expired value is gone to every reader the moment it expires: each statement compares
 // `expires_at_ms` with the caller's clock, and sweepExpired only reclaims the space (docs/ARCHITECTURE.md#the-coordination-seam).
 import type pg from "pg";
-import { makeDespiteRace } from "../errors.ts";
+import { tableExists } from "./catalog.ts";
 import { quoteIdent } from "./connect.ts";
 import type { Queryable } from "./with-transaction.ts";
 
@@ -37,12 +37,7 @@ export async function migrateCoordSchema(client: pg.PoolClient, schema: string):
   const s = schemaIdent(schema);
   // A schema already at this version is read, never written: a read-only database (a standby, a disk full) still
   // opens, and what then refuses a write says so itself.
-  if ((await coordSchemaVersion(client, s)) === STEPS.length) return STEPS.length;
-  // A starter that loses the race to create the schema finds it made on its next try (src/errors.ts makeDespiteRace).
-  return makeDespiteRace(() => migrateUnderLock(client, schema, s));
-}
-
-async function migrateUnderLock(client: pg.PoolClient, schema: string, s: string): Promise<number> {
+  if ((await coordSchemaVersion(client, schema, s)) === STEPS.length) return STEPS.length;
   await client.query("BEGIN");
   try {
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`dvault_coord:${schema}`]);
@@ -65,16 +60,11 @@ async function migrateUnderLock(client: pg.PoolClient, schema: string, s: string
   }
 }
 
-/** The schema's version, undefined when it has no version table yet (one read, no lock). */
-async function coordSchemaVersion(client: pg.PoolClient, s: string): Promise<number | undefined> {
-  try {
-    const found = await client.query(`SELECT version FROM ${s}.version`);
-    return found.rows[0] ? Number(found.rows[0].version) : undefined;
-  } catch (err) {
-    // 42P01: no such table, 3F000: no such schema.
-    if (["42P01", "3F000"].includes(String((err as { code?: unknown }).code))) return undefined;
-    throw err;
-  }
+/** The schema's version, undefined when it has no version table yet (no lock; src/db/catalog.ts says why not a plain read). */
+async function coordSchemaVersion(client: pg.PoolClient, schema: string, s: string): Promise<number | undefined> {
+  if (!(await tableExists(client, schema, "version"))) return undefined;
+  const found = await client.query(`SELECT version FROM ${s}.version`);
+  return found.rows[0] ? Number(found.rows[0].version) : undefined;
 }
 
 /** Drops the schema and every coordination row in it (the compliance tests' own schemas). */

@@ -8,6 +8,7 @@
 // first wait that needs it; its socket does not keep a process alive (a waiter's own timer does).
 import type { Socket } from "node:net";
 import pg from "pg";
+import { tableExists } from "./catalog.ts";
 import type { PgPool } from "./connect.ts";
 import { withTransaction } from "./with-transaction.ts";
 
@@ -69,8 +70,7 @@ function lastRows(result: pg.QueryResult | pg.QueryResult[]): Array<Record<strin
 async function prepareSchema(pool: PgPool): Promise<void> {
   // Made already: only the sweep of forgotten rows, which a read-only database (a standby, a disk full) may refuse
   // without keeping the pace's reads from it.
-  const made = await pool.query("SELECT to_regclass('dvault_pacer.pace') IS NOT NULL AS made");
-  if (made.rows[0]?.made === true) {
+  if (await tableExists(pool, "dvault_pacer", "pace")) {
     await pool.query(`DELETE FROM dvault_pacer.pace WHERE state_expires_at < ${DB_NOW_MS} AND holders = '{}' AND queue = '{}'`).catch((err: unknown) => {
       if ((err as { code?: unknown }).code !== "25006") throw err;
     });

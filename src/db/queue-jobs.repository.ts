@@ -2,6 +2,7 @@
 // own schema, src/queue/backend.ts): the lock of an active job taken back from a dead holder (src/queue/requeue.ts),
 // the queues' event log read from where the last scrape stopped (src/metrics.ts), and a scratch schema's removal.
 import type pg from "pg";
+import { tableExists } from "./catalog.ts";
 import { quoteIdent } from "./connect.ts";
 
 /** The pool: a scratch schema is held by a session of its own (holdScratch). */
@@ -107,6 +108,11 @@ export class QueueJobsRepository {
       }
     }
     return dropped;
+  }
+
+  /** Whether BullMQ's migration ledger is in this schema (src/db/catalog.ts says why not a plain read). */
+  async migrated(): Promise<boolean> {
+    return tableExists(this.pool, this.name, "migration");
   }
 
   /** Drops the schema and every queue in it (run-now's scratch queues, a test's). */

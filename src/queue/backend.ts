@@ -22,7 +22,6 @@ import {
 } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config, Engine } from "../config.ts";
-import { makeDespiteRace } from "../errors.ts";
 import { QUEUE_NAMES } from "./queues.ts";
 import { closeRedis, createRedis } from "./redis.ts";
 
@@ -74,6 +73,8 @@ export type QueueTables = {
   lastEventId(queue: string): Promise<string>;
   eventsAfter(queue: string, afterId: string, limit: number): Promise<Array<{ id: string; event: string; jobId: string | null; name: string | null }>>;
   dropSchema(): Promise<void>;
+  /** Whether BullMQ's migration ledger is in this schema, read from the catalogs. */
+  migrated(): Promise<boolean>;
   /** Holds this scratch schema for this process until the returned call; a process that ends outright lets it go. */
   holdScratch(): Promise<() => Promise<void>>;
   /** Drops this schema's scratch schemas that no live process holds (`--once` runs killed outright). */
@@ -242,8 +243,10 @@ export async function postgresQueueBackend({ url, schema, tables }: { url: strin
     try {
       // A schema already at BullMQ's version is only read (runMigrations would write its ledger and take a lock
       // every time): a read-only database still opens the queues, and what then refuses a write says so.
-      const current = await assertSchemaCompatibility(client, schema).catch(() => 0);
-      if (current < LATEST_SCHEMA_VERSION) await makeDespiteRace(() => runMigrations(client, schema));
+      // Whether the ledger is there is read from the catalogs first: a failed read of it would leave this session's
+      // catalog cache saying "no such schema" under runMigrations' lock (src/db/catalog.ts).
+      const current = (await tables(schema).migrated()) ? await assertSchemaCompatibility(client, schema).catch(() => 0) : 0;
+      if (current < LATEST_SCHEMA_VERSION) await runMigrations(client, schema);
     } finally {
       client.release();
     }
