@@ -31,13 +31,49 @@ export default async function setup({ provide, config }: TestProject) {
   }
   const servers = await settleTestServers(process.env, { pg: DEFAULT_TEST_PG_URL, redis: DEFAULT_TEST_REDIS_URL });
   console.log(servers.line);
+  const pgUrl = process.env.DVAULT_TEST_DATABASE_URL || DEFAULT_TEST_PG_URL;
+  const prefix = `${RUN_DATABASE_PREFIX}${process.pid}_`;
   try {
-    provide("templateDatabase", await migrateTemplate(process.env.DVAULT_TEST_DATABASE_URL || DEFAULT_TEST_PG_URL));
+    provide("templateDatabase", await migrateTemplate(pgUrl));
+    provide("testDatabasePrefix", prefix);
+    await dropDatabases(pgUrl, (name) => isDeadRunsDatabase(name));
   } catch (err) {
     servers.stop();
     throw err;
   }
-  return () => servers.stop();
+  return async () => {
+    try {
+      await dropDatabases(pgUrl, (name) => name.startsWith(prefix));
+    } finally {
+      servers.stop();
+    }
+  };
+}
+
+/** The test databases of a run are named `dvault_t_p<pid of its vitest>_…` (test/helpers/db.ts). */
+const RUN_DATABASE_PREFIX = "dvault_t_p";
+
+/** A database left by a run whose process is gone (killed before its end dropped them). */
+function isDeadRunsDatabase(name: string): boolean {
+  const pid = /^dvault_t_p(\d+)_/.exec(name)?.[1];
+  if (pid === undefined || Number(pid) === process.pid) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/** Drops the databases whose names `chosen` picks, one after the other (one checkpoint each, cheap once the run is quiet). */
+async function dropDatabases(pgUrl: string, chosen: (name: string) => boolean): Promise<void> {
+  const admin = await connectPg(pgUrl);
+  try {
+    const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'dvault\\_t\\_p%'");
+    for (const { datname } of rows) if (chosen(datname)) await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(datname)} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
 }
 
 /** The template database of this set of migrations, migrated on the server at `pgUrl`. */
@@ -59,5 +95,7 @@ async function migrateTemplate(pgUrl: string): Promise<string> {
 declare module "vitest" {
   export interface ProvidedContext {
     templateDatabase: string;
+    /** This run's test databases' names begin with it; the run's end drops them (test/helpers/db.ts). */
+    testDatabasePrefix: string;
   }
 }
