@@ -42,6 +42,8 @@ export class TokenRefreshDeferredError extends UserError {
     readonly account: string,
     readonly reason: string,
     readonly grantIntact = true,
+    /** What kept it from refreshing, when a store of dvault's did (src/queue/outage.ts reads it). */
+    override readonly cause?: unknown,
   ) {
     super(
       `could not refresh the access token of account "${account}" right now (${reason}); ` +

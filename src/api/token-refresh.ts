@@ -103,7 +103,7 @@ export class TokenRefresher {
     try {
       await this.options.store.proveWritable();
     } catch (err) {
-      throw new TokenRefreshDeferredError(row.name, err instanceof Error ? err.message : String(err), true);
+      throw new TokenRefreshDeferredError(row.name, err instanceof Error ? err.message : String(err), true, err);
     }
     const requestedAt = this.now();
     let grant: TokenGrant;

@@ -35,9 +35,19 @@ function movedAwayWarning({ name, movedTo }: StatusReport["engine"]): string[] {
   ];
 }
 
+/** A database that refuses writes: the worker's jobs wait for it (src/queue/outage.ts), and nothing is archived. */
+function refusedWritesWarning({ refusesWrites }: StatusReport["database"]): string[] {
+  if (!refusesWrites) return [];
+  const what =
+    refusesWrites === "standby"
+      ? "the database is a standby (in recovery): point DATABASE_URL at the primary, or promote it"
+      : "the database is read-only (default_transaction_read_only is on): turn it off";
+  return [`WARNING: PostgreSQL refuses writes, so nothing is archived and the worker's jobs wait without spending attempts; ${what}`, ""];
+}
+
 export function formatStatus(r: StatusReport): string {
   const now = Date.parse(r.generatedAt);
-  const out: string[] = [`dvault status at ${formatTime(r.generatedAt)}`, "", ...movedAwayWarning(r.engine)];
+  const out: string[] = [`dvault status at ${formatTime(r.generatedAt)}`, "", ...movedAwayWarning(r.engine), ...refusedWritesWarning(r.database)];
 
   out.push("Accounts");
   if (r.accounts.length === 0) out.push("  none yet: log in with dvault auth login");

@@ -81,7 +81,7 @@ export class AccountRepository {
     } catch (err) {
       const explained = explainAccountDbError(err);
       if (explained !== err) throw explained;
-      throw new DatabaseRefusesWritesError(err instanceof Error ? err.message : String(err));
+      throw new DatabaseRefusesWritesError(err instanceof Error ? err.message : String(err), err);
     }
   }
 
@@ -239,7 +239,11 @@ function bytes(value: Uint8Array | null): Buffer | null {
 }
 /** The database would not take a write (read-only, a standby, a missing privilege): nothing single-use was spent. */
 export class DatabaseRefusesWritesError extends UserError {
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    /** The driver's error, whose SQLSTATE tells a refusal that passes from a missing privilege (src/queue/outage.ts). */
+    override readonly cause?: unknown,
+  ) {
     super(
       `the database refuses writes (${reason}), so nothing was spent: make it writable (the primary, not a standby; default_transaction_read_only off) and run this again`,
       EXIT_UNAVAILABLE,

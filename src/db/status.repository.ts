@@ -43,6 +43,19 @@ export class StatusRepository {
   constructor(private readonly db: Queryable) {}
 
   /**
+   * Whether this session's database refuses writes: a standby in recovery, or read-only by default
+   * (default_transaction_read_only); null when it takes them. A full disk shows only when a write needs room.
+   */
+  async writeRefusal(): Promise<"standby" | "read-only" | null> {
+    const { rows } = await sql<{
+      standby: boolean;
+      read_only: string;
+    }>`SELECT pg_is_in_recovery() AS standby, current_setting('transaction_read_only') AS read_only`.execute(kysely(this.db));
+    if (rows[0]?.standby) return "standby";
+    return rows[0]?.read_only === "on" ? "read-only" : null;
+  }
+
+  /**
    * Rows per download status, with the bytes of the stored ones (done, degraded) as text: the sums of the shards of
    * download_status_counts, which statement triggers keep exact (migration 20261129060000_download_counts).
    */

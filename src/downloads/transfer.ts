@@ -197,20 +197,20 @@ export async function transferToPartial(args: TransferArgs): Promise<WrittenTran
         stream.destroy();
         throw new TransferError(`the CDN answered HTTP ${status}`, status, status >= 500 || status === 429 || status === 408);
       }
-      const etag = headerOf(headers, "etag");
+      let etag = headerOf(headers, "etag");
       let resumeFrom = 0;
       let total = contentLength(headers);
       if (status === 206) {
         const range = contentRange(headers);
-        // A 206 for another version or another offset cannot be appended: start over without Range.
+        // A 206 of another version or offset cannot be appended: start over. One without an ETag is the one If-Range named.
         if (!range || range.start !== partial.size || (etag !== undefined && etag !== partial.etag)) {
           stream.destroy();
           await archive.discardPartial(key);
           log.info({ expectedStart: partial.size, got: range?.start }, "the CDN's partial answer does not continue the partial file: starting over");
           continue;
         }
-        resumeFrom = range.start;
-        total = range.total;
+        ({ start: resumeFrom, total } = range);
+        etag ??= partial.etag;
         resumed++;
         log.info({ from: resumeFrom, total }, "resuming a partial file with a Range request");
       }

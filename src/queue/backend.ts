@@ -24,6 +24,7 @@ import type { Redis } from "ioredis";
 import type { Config, Engine } from "../config.ts";
 import { QUEUE_NAMES } from "./queues.ts";
 import { closeRedis, createRedis } from "./redis.ts";
+import { holdScratchPrefix, SCRATCH_ID_BYTES, SCRATCH_LIVENESS, type ScratchLiveness, scratchPrefix, sweepDeadScratchPrefixes } from "./redis-scratch.ts";
 
 /** The schema BullMQ's PostgreSQL tables live in, in dvault's database. */
 export const JOBS_SCHEMA = "dvault_jobs";
@@ -115,8 +116,21 @@ async function moveBack(job: Job, token: string): Promise<boolean> {
 
 // ---------------------------------------------------------------- Redis
 
-/** `redis` is the command connection, shared and left open; workers get connections of their own from `url`. */
-export function redisQueueBackend({ redis, url, prefix }: { redis: Redis; url: string; prefix: string }): QueueBackend {
+/**
+ * `redis` is the command connection, shared and left open; workers get connections of their own from `url`.
+ * `liveness`: how a scratch prefix's run keeps it marked as live (src/queue/redis-scratch.ts; a test gives its own).
+ */
+export function redisQueueBackend({
+  redis,
+  url,
+  prefix,
+  liveness = SCRATCH_LIVENESS,
+}: {
+  redis: Redis;
+  url: string;
+  prefix: string;
+  liveness?: ScratchLiveness;
+}): QueueBackend {
   const queue = (name: string) => new Queue(name, { connection: redis, prefix });
   return {
     engine: "redis",
@@ -124,21 +138,7 @@ export function redisQueueBackend({ redis, url, prefix }: { redis: Redis; url: s
     queue,
     worker: (name, processor, settings) => redisWorker(url, prefix, name, processor, settings),
     events: (name) => new QueueEvents(name, { connection: createRedis(url, "worker"), prefix }),
-    async scratch() {
-      const inner = redisQueueBackend({ redis, url, prefix: `${prefix}:once-${randomBytes(6).toString("hex")}` });
-      return {
-        ...inner,
-        async discard() {
-          await Promise.all(
-            QUEUE_NAMES.map(async (name) => {
-              const q = inner.queue(name);
-              await q.obliterate({ force: true }).catch(() => undefined);
-              await q.close().catch(() => undefined);
-            }),
-          );
-        },
-      };
-    },
+    scratch: () => redisScratch({ redis, url, prefix, liveness }),
     async requeueActive(q, job, holder) {
       const jobKey = q.toKey(job.id ?? "");
       const lockKey = `${jobKey}:lock`;
@@ -175,6 +175,45 @@ export function redisQueueBackend({ redis, url, prefix }: { redis: Redis; url: s
       return { cursor, finished };
     },
     async close() {},
+  };
+}
+
+/**
+ * A scratch prefix beside `prefix` for a `--once` run, marked as live until discarded; the keys of scratch prefixes of
+ * runs killed outright are removed meanwhile (awaited by discard), since nothing else removes them
+ * (test/medium/once-scratch-leak.test.ts).
+ */
+async function redisScratch({
+  redis,
+  url,
+  prefix,
+  liveness,
+}: {
+  redis: Redis;
+  url: string;
+  prefix: string;
+  liveness: ScratchLiveness;
+}): Promise<ScratchBackend> {
+  const own = scratchPrefix(prefix, randomBytes(SCRATCH_ID_BYTES).toString("hex"));
+  const letGo = await holdScratchPrefix(redis, own, liveness);
+  const swept = sweepDeadScratchPrefixes(redis, prefix).catch(() => 0);
+  const inner = redisQueueBackend({ redis, url, prefix: own, liveness });
+  return {
+    ...inner,
+    async discard() {
+      try {
+        await Promise.all(
+          QUEUE_NAMES.map(async (name) => {
+            const q = inner.queue(name);
+            await q.obliterate({ force: true }).catch(() => undefined);
+            await q.close().catch(() => undefined);
+          }),
+        );
+      } finally {
+        await letGo();
+        await swept;
+      }
+    },
   };
 }
 

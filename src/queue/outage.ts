@@ -1,15 +1,19 @@
-// Tells a job that failed because PostgreSQL or Redis was away (restarting, failing over, unreachable), or
-// because PostgreSQL aborted its transaction to break a deadlock, from one that failed on its own: the first
-// two are no fault of the job, so it runs again soon without spending an attempt (a long database restart
-// must not exhaust every job's retries; a deadlock victim should just try again), the last is retried with backoff.
+// Tells a job that failed because PostgreSQL or Redis was away (restarting, failing over, unreachable), because
+// PostgreSQL refused its writes (read-only: a standby, default_transaction_read_only; its disk full), or because
+// PostgreSQL aborted its transaction to break a deadlock, from one that failed on its own: the first three are no
+// fault of the job, so it runs again soon without spending an attempt (a long database restart or a read-only spell
+// must not exhaust every job's retries and leave its files failed; a deadlock victim should just try again), the
+// last is retried with backoff.
 import { RequestError } from "got";
 import { ServiceUnavailableError } from "../errors.ts";
 import { isRemoteServiceError } from "./job-definition.ts";
 
-export type Outage = { kind: "outage" | "conflict"; service: "PostgreSQL" | "Redis" | "PostgreSQL or Redis"; reason: string };
+export type Outage = { kind: "outage" | "refused" | "conflict"; service: "PostgreSQL" | "Redis" | "PostgreSQL or Redis"; reason: string };
 
 /** SQLSTATEs of a server that is going away or not there yet: connection exceptions, shutdown, start-up, no slots. */
 const PG_UNAVAILABLE = /^(08...|57P0[123]|53300)$/;
+/** A server that is there but refuses writes: read_only_sql_transaction, disk_full (src/errors.ts explainPgRefusal). */
+const PG_REFUSED = /^(25006|53100)$/;
 /** Deadlock victim, serialization failure: the transaction was rolled back and may simply run again. */
 const PG_CONFLICT = /^(40P01|40001)$/;
 /** Prisma's "can't reach / closed the connection / timed out / no connection from the pool". */
@@ -37,6 +41,7 @@ function classify(e: ErrorShape): Outage | undefined {
   const code = typeof e.code === "string" ? e.code : typeof e.errorCode === "string" ? e.errorCode : undefined;
   const outage = (service: Outage["service"]): Outage => ({ kind: "outage", service, reason });
   const conflict: Outage = { kind: "conflict", service: "PostgreSQL", reason };
+  const refused: Outage = { kind: "refused", service: "PostgreSQL", reason };
   if (e instanceof ServiceUnavailableError) return { kind: "outage", service: e.service, reason: e.reason };
   if (e.name.startsWith("PrismaClient") && code && PRISMA_UNAVAILABLE.has(code)) return outage("PostgreSQL");
   if (e.name.startsWith("PrismaClient") && code === "P2034") return conflict;
@@ -45,9 +50,11 @@ function classify(e: ErrorShape): Outage | undefined {
     const cause = e.cause as { kind?: unknown; code?: unknown; originalCode?: unknown };
     const sqlState = typeof cause.originalCode === "string" ? cause.originalCode : typeof cause.code === "string" ? cause.code : "";
     if ((typeof cause.kind === "string" && ADAPTER_UNAVAILABLE.has(cause.kind)) || PG_UNAVAILABLE.test(sqlState)) return outage("PostgreSQL");
+    if (PG_REFUSED.test(sqlState)) return refused;
     if (cause.kind === "TransactionWriteConflict" || PG_CONFLICT.test(sqlState)) return conflict;
   }
   if (code && "severity" in e && PG_UNAVAILABLE.test(code)) return outage("PostgreSQL");
+  if (code && "severity" in e && PG_REFUSED.test(code)) return refused;
   if (code && "severity" in e && PG_CONFLICT.test(code)) return conflict;
   if (PG_MESSAGES.test(e.message)) return outage("PostgreSQL");
   if (e.name === "MaxRetriesPerRequestError" || e.message === "Connection is closed.") return outage("Redis");

@@ -142,10 +142,14 @@ async function checkDatabaseIndex(redis: Redis, url: string): Promise<void> {
 
 /** Deletes every key under a prefix (SCAN, never KEYS): a demo's or a test's private namespace. */
 export async function deleteKeysByPrefix(redis: Redis, prefix: string): Promise<number> {
-  const keys = await scanKeys(redis, `${prefix}*`);
-  // On a cluster one DEL per key: keys of a prefix without a hash tag may lie in several slots.
+  return unlinkKeys(redis, await scanKeys(redis, `${prefix}*`));
+}
+
+/** Deletes `keys` in batches (UNLINK: the server frees their memory apart); how many there were. */
+export async function unlinkKeys(redis: Redis, keys: readonly string[]): Promise<number> {
+  // On a cluster one UNLINK per key: keys of a prefix without a hash tag may lie in several slots.
   const batch = redis instanceof Cluster ? 1 : 500;
   let deleted = 0;
-  for (let i = 0; i < keys.length; i += batch) deleted += await redis.del(...keys.slice(i, i + batch));
+  for (let i = 0; i < keys.length; i += batch) deleted += await redis.unlink(...keys.slice(i, i + batch));
   return deleted;
 }

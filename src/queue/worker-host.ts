@@ -2,7 +2,8 @@
 //   result            → completed ("done" or "skipped" with a reason)
 //   a wait             → moved to delayed for as long as it says (no attempt spent, no slot held), logged with
 //                        its own word: throttled, paced, deferred (quota), busy, paused, retry (job-definition.ts#DelayReason)
-//   PostgreSQL/Redis away, or a deadlock victim → moved to delayed for a few seconds (no attempt spent: not the job's fault)
+//   PostgreSQL/Redis away, PostgreSQL refusing writes (read-only, disk full), or a deadlock victim
+//                      → moved to delayed for a few seconds (no attempt spent: not the job's fault)
 //   shutdown           → moved back to delayed, resumes after restart
 //   needs re-auth etc. → completed as "skipped" (never a failure loop)
 //   permanent          → UnrecoverableError (failed once, kept for `dvault jobs failed`)
@@ -12,7 +13,7 @@ import type { QueueBackend, QueueWorker } from "./backend.ts";
 import type { Logger } from "../log.ts";
 import { scrubError, scrubString } from "../redact.ts";
 import { DELAY_WORDS, delayOf, InterruptedError, isSkippable, isStop, type JobContext, type JobEntry, type JobResult } from "./job-definition.ts";
-import { outageOf } from "./outage.ts";
+import { type Outage, outageOf } from "./outage.ts";
 import type { QueueName } from "./queues.ts";
 import { requeueActiveJob } from "./requeue.ts";
 
@@ -26,7 +27,7 @@ export type WorkerHostOptions<Ctx extends JobContext> = {
   makeContext: (base: JobContext, job: Job) => Ctx | Promise<Ctx>;
   /** Epoch ms now; injectable for tests that check delays. */
   now?: () => number;
-  /** How long a job that met a PostgreSQL or Redis outage waits before it runs again (default 5 s). */
+  /** How long a job that met a PostgreSQL or Redis outage (or refused writes) waits before it runs again (default 5 s). */
   outageRetryMs?: number;
   /** Recorded by BullMQ on every job it takes (`processedBy`): this process's holder id (src/queue/holder.ts). */
   name?: string;
@@ -177,7 +178,7 @@ export class WorkerHost<Ctx extends JobContext> {
       if (outage) {
         // Jittered, so that two deadlock victims don't meet again.
         const waitMs = Math.round((this.options.outageRetryMs ?? DEFAULT_OUTAGE_RETRY_MS) * (0.5 + Math.random()));
-        const what = outage.kind === "outage" ? "service unavailable" : "transaction rolled back by a deadlock or serialization conflict";
+        const what = OUTAGE_WORDS[outage.kind];
         log.warn({ service: outage.service, reason: scrubString(outage.reason), waitMs }, `${what}: job delayed, no attempt spent`);
         // Against a Redis that is away this waits for the reconnect (worker connections retry forever). On PostgreSQL
         // alone the queue is in the database that is away: the move is tried again until it is back (within the
@@ -192,6 +193,13 @@ export class WorkerHost<Ctx extends JobContext> {
     }
   }
 }
+
+/** What the log says of a job that met an outage, by its kind (src/queue/outage.ts). */
+const OUTAGE_WORDS: Record<Outage["kind"], string> = {
+  outage: "service unavailable",
+  refused: "PostgreSQL refuses writes (read-only, or its disk full)",
+  conflict: "transaction rolled back by a deadlock or serialization conflict",
+};
 
 /** How long a move of a job that met an outage is tried again: well inside BullMQ's lock of the job (30 s). */
 const MOVE_PATIENCE_MS = 15_000;

@@ -177,6 +177,7 @@ export function serveCdn(world: SimWorld, req: CdnRequest, hooks: readonly CdnHo
       }
       if (r !== "ignore") {
         headers["content-range"] = `bytes ${r.start}-${r.end - 1}/${file.size}`;
+        if (!world.cdn.etagOnPartial) delete headers.etag;
         return { kind: "file", status: 206, headers, file, start: r.start, end: r.end };
       }
     }

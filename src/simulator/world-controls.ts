@@ -81,6 +81,7 @@ export function worldControls(world: SimWorld): WorldControls {
     setCdn: (settings) => {
       if (settings.bytesPerSecond !== undefined) world.cdn.bytesPerSecond = positiveOrNull(settings.bytesPerSecond ?? undefined);
       if (settings.ranges !== undefined) world.cdn.ranges = settings.ranges;
+      if (settings.etagOnPartial !== undefined) world.cdn.etagOnPartial = settings.etagOnPartial;
       return { ...world.cdn };
     },
     setVelocity: (settings) => world.velocity.set(settings),

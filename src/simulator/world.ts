@@ -14,6 +14,8 @@ export type CdnSettings = {
   bytesPerSecond: number | null;
   /** Range requests honoured (Accept-Ranges: bytes); false = always the whole file with 200. */
   ranges: boolean;
+  /** The ETag sent with a 206 too, as RFC 9110 asks; false = left out of it, as some CDNs do. */
+  etagOnPartial: boolean;
 };
 
 export type SimMode = "current" | "legacy";

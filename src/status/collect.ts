@@ -74,7 +74,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
   const rows = await part("accounts", () => deps.accounts.list(), [] as AccountRow[]);
   // The key the accounts' tokens are read with, or why they cannot be (read once, never made here).
   const key = deps.installKey?.() ?? installKey(deps.config);
-  const [accounts, sources, queues, downloads, archive, workers, unreadable, pacing, notArchivable, movedTo] = await Promise.all([
+  const [accounts, sources, queues, downloads, archive, workers, unreadable, pacing, notArchivable, movedTo, refusesWrites] = await Promise.all([
     part("accounts", () => Promise.all(rows.map((r) => accountStatus(deps, key, r, now))), [] as AccountStatusView[]),
     part("sources", () => sourceStatuses(deps.pool, rows, deps.queues, deps.config.schedules), [] as SourceStatusView[]),
     // Job timestamps and heartbeats are wall-clock times, whatever clock `now` follows (tests: the simulator's).
@@ -96,6 +96,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     part("not archivable", () => collectNotArchivable(deps.pool), emptyNotArchivable()),
     // Where `dvault engine migrate` moved the install, when it moved it away from this engine.
     part("engine", async () => (await movedAway(deps.coord, deps.config.redisPrefix)) ?? null, null),
+    part("database", () => new StatusRepository(deps.pool).writeRefusal(), null),
   ]);
   return {
     version: STATUS_VERSION,
@@ -108,6 +109,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusReport> {
     workers,
     missingRoles: missingRoles(workers),
     engine: { name: deps.config.engine, prefix: deps.config.redisPrefix, movedTo },
+    database: { refusesWrites },
     redis: deps.config.engine === "redis" ? redisKeysStatus(deps.config) : null,
     unreadable,
     pacing,

@@ -233,6 +233,15 @@ export const NotArchivableSchema = z.object({
   byArtist: z.array(NotArchivableArtistSchema),
 });
 
+/** Whether the database takes writes, as status's own session finds it (src/db/status.repository.ts#writeRefusal). */
+export const DatabaseStatusSchema = z.object({
+  /**
+   * "standby" (in recovery) or "read-only" (default_transaction_read_only): nothing is archived and the worker's jobs
+   * wait without spending attempts (src/queue/outage.ts); null when it takes writes, or could not be read (problems).
+   */
+  refusesWrites: z.enum(["standby", "read-only"]).nullable(),
+});
+
 export const StatusReportSchema = z.object({
   version: z.literal(STATUS_VERSION),
   generatedAt: isoTime,
@@ -245,6 +254,7 @@ export const StatusReportSchema = z.object({
   /** Roles that take jobs (sync, downloads, digest, maintenance) that no live worker runs; empty while no worker runs, or one of a version before roles (which runs them all). */
   missingRoles: z.array(z.string()),
   engine: EngineStatusSchema,
+  database: DatabaseStatusSchema,
   /** What Redis Cluster needs of the prefix, on the Redis engine; null on PostgreSQL alone, which has no Redis keys. */
   redis: RedisKeysStatusSchema.nullable(),
   unreadable: UnreadableStatusSchema,

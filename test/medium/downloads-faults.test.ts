@@ -1,6 +1,7 @@
 // Transfers that go wrong on the way, against the simulator's CDN over real sockets: a reset mid-body
 // resumes with a Range request, 5xx answers are retried, an expired signed URL is fetched again (one more
-// /deviation/download call), a server without ranges or a changed file (new ETag) starts over — and
+// /deviation/download call), a server without ranges or a changed file (new ETag) starts over, a 206 without an
+// ETag still leaves the partial file resumable — and
 // every stored file's sha256 is the simulator's.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CdnHook } from "../../src/simulator/server.ts";
@@ -27,7 +28,7 @@ const bump: CdnHook = (_world, _req, d) => {
 
 beforeAll(async () => {
   ids = downloadableOwnerDeviations(generateDataset(1, DATASET, DEFAULT_START_TIME))
-    .slice(0, 6)
+    .slice(0, 7)
     .map((d) => d.deviationid);
   h = await createDownloadHarness({
     sim: { dataset: DATASET, fileSizes: Object.fromEntries(ids.map((id) => [id, SIZE])), downloadQuota: 100, cdnHooks: [bump] },
@@ -123,6 +124,22 @@ describe("transferToArchive", () => {
     const after = await h.sim.fileSha256(id);
     expect(after).not.toBe(before);
     expect((await stored(id)).sha256).toBe(after);
+  });
+
+  it("resumes again after a 206 without an ETag, with the ETag of the version it resumes", async () => {
+    const id = ids[6]!;
+    const seq = await want(id);
+    h.sim.setCdn({ etagOnPartial: false });
+    // Cut the first answer and the first resume: the third request resumes what the first two wrote.
+    h.sim.faults.add({ route: "/_cdn/original/", kind: "reset_mid_body", atByte: 1_000_000, times: 2 });
+    try {
+      const summary = await h.runOnce();
+      expect(summary).toMatchObject({ done: 1, failed: 0 });
+    } finally {
+      h.sim.setCdn({ etagOnPartial: true });
+    }
+    expect(traffic(id, seq)).toEqual(["api 200", "cdn 200", "cdn 206", "cdn 206"]);
+    expect(await stored(id)).toMatchObject({ status: "done", sha256: await h.sim.fileSha256(id), size: String(SIZE) });
   });
 
   it("gives up after its attempts and records the failure", async () => {

@@ -24,7 +24,11 @@ import { queueOf } from "../helpers/producer-queue.ts";
 import { createTestRedis } from "../helpers/redis.ts";
 
 const log = createLogger({ level: "silent" });
-const Work = z.object({ n: z.number(), mode: z.enum(["ok", "flaky", "wait", "permanent", "slow", "stubborn"]), priority: z.number().optional() });
+const Work = z.object({
+  n: z.number(),
+  mode: z.enum(["ok", "flaky", "wait", "permanent", "slow", "stubborn", "read-only", "disk-full"]),
+  priority: z.number().optional(),
+});
 type W = z.infer<typeof Work>;
 const Tick = z.object({});
 type Jobs = { "t.work": W; "t.dedupe": { key: string }; "t.tick": Record<string, never>; "t.removed": { n: number } };
@@ -53,6 +57,10 @@ const work = defineJob(
       failedOnce.add(p.n);
       throw new ThrottleDelayError({ operation: "gallery.all", status: 429, waitMs: 30, retryAt: 0, pacerKey: "1:u1" });
     }
+    if ((p.mode === "read-only" || p.mode === "disk-full") && !failedOnce.has(p.n)) {
+      failedOnce.add(p.n);
+      await refusedWrite(p.mode);
+    }
     if (p.mode === "permanent" && permanentFails) throw new ApiError({ kind: "client", operation: "deviation.get", status: 400, errorDescription: "bad" });
     // Finishes when released, whatever the abort says (a send that cannot be taken back once begun).
     if (p.mode === "stubborn") await new Promise<void>((resolve) => (release = resolve));
@@ -66,6 +74,24 @@ const work = defineJob(
     return { status: "done" };
   },
 );
+/**
+ * A write PostgreSQL refuses, as a read-only database (a standby, default_transaction_read_only) or a server whose
+ * disk is full answers it. No test fills a disk: the server raises the SQLSTATE a full one gives.
+ */
+async function refusedWrite(mode: "read-only" | "disk-full"): Promise<void> {
+  const client = await db.pool.connect();
+  try {
+    if (mode === "read-only") {
+      await client.query("BEGIN READ ONLY");
+      await client.query("CREATE TEMP TABLE refused (n int)");
+    } else {
+      await client.query(`DO $$ BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$`);
+    }
+  } finally {
+    await client.query("ROLLBACK").catch(() => undefined);
+    client.release();
+  }
+}
 const dedupe = defineJob(
   { name: "t.dedupe", queue: "maintenance", payload: z.object({ key: z.string() }), attempts: 1, backoffMs: 10, dedupeKey: (p: { key: string }) => p.key },
   async (p: { key: string }, ctx: JobContext) => {
@@ -150,6 +176,7 @@ describe.each(ENGINES.filter((e) => REDIS_IN_RUN || e.engine !== "redis"))("queu
       log,
       queues: ["maintenance"],
       makeContext: (base) => base,
+      outageRetryMs: 20,
       ...(name ? { name } : {}),
     });
     host.start();
@@ -200,6 +227,15 @@ describe.each(ENGINES.filter((e) => REDIS_IN_RUN || e.engine !== "redis"))("queu
     await expect.poll(() => Promise.all([stateOf("work-10"), stateOf("work-11")]), { timeout: 10_000 }).toEqual(["completed", "completed"]);
     expect(seen.filter((s) => s.n === 10).map((s) => s.attempt)).toEqual([1, 2, 3]);
     expect(seen.filter((s) => s.n === 11).map((s) => s.attempt)).toEqual([1, 1]);
+  });
+
+  it("runs a job PostgreSQL refused a write (read-only, disk full) again without spending an attempt", async () => {
+    startHost();
+    await producer.enqueue("t.work", { n: 12, mode: "read-only" });
+    await producer.enqueue("t.work", { n: 13, mode: "disk-full" });
+    await expect.poll(() => Promise.all([stateOf("work-12"), stateOf("work-13")]), { timeout: 10_000 }).toEqual(["completed", "completed"]);
+    expect(seen.filter((s) => s.n === 12).map((s) => s.attempt)).toEqual([1, 1]);
+    expect(seen.filter((s) => s.n === 13).map((s) => s.attempt)).toEqual([1, 1]);
   });
 
   it("installs a job scheduler once, however often it is installed, and it fires", async () => {

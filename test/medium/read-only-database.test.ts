@@ -30,11 +30,16 @@ afterAll(async () => {
 });
 
 describe("a read-only database", () => {
-  it("still shows dvault status", async () => {
+  it("still shows dvault status, which opens by saying that the database refuses writes and what to do", async () => {
     const run = await runDvault(h, ["status"]);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^Downloads$/m);
+    expect(run.stdout).toMatch(
+      /^WARNING: PostgreSQL refuses writes, so nothing is archived and the worker's jobs wait without spending attempts; the database is read-only \(default_transaction_read_only is on\): turn it off$/m,
+    );
+    const json = await runDvault(h, ["status", "--json"]);
+    expect(JSON.parse(json.stdout).database).toEqual({ refusesWrites: "read-only" });
   }, 60_000);
 
   it("ends download --once and sync --once with one line saying what to do, exit 3", async () => {

@@ -5,6 +5,8 @@ import { RequestError } from "got";
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { networkError } from "../../src/api/errors.ts";
+import { TokenRefreshDeferredError } from "../../src/api/token-errors.ts";
+import { DatabaseRefusesWritesError } from "../../src/db/account.repository.ts";
 import { ServiceUnavailableError } from "../../src/errors.ts";
 import { createLogger } from "../../src/log.ts";
 import { outageOf } from "../../src/queue/outage.ts";
@@ -34,6 +36,20 @@ describe(outageOf.name, () => {
       service: "Redis",
     });
     expect(outageOf(new Error("Connection is closed."))).toMatchObject({ kind: "outage", service: "Redis" });
+  });
+
+  it("calls a write a read-only or full server refused a refusal, through the errors that carry it", () => {
+    const readOnly = withFields("cannot execute UPDATE in a read-only transaction", { code: "25006", severity: "ERROR" }, "error");
+    const shapes = [
+      readOnly,
+      withFields("could not extend file: No space left on device", { code: "53100", severity: "ERROR" }, "error"),
+      withFields("read-only", { cause: { kind: "postgres", code: "25006", originalCode: "25006" } }, "DriverAdapterError"),
+      new TokenRefreshDeferredError("alice", readOnly.message, true, new DatabaseRefusesWritesError(readOnly.message, readOnly)),
+    ];
+    for (const err of shapes) expect(outageOf(err), err.message).toMatchObject({ kind: "refused", service: "PostgreSQL" });
+    // A missing privilege is the install's to fix, not a spell that passes.
+    const denied = withFields("permission denied for table accounts", { code: "42501", severity: "ERROR" }, "error");
+    expect(outageOf(new DatabaseRefusesWritesError(denied.message, denied))).toBeUndefined();
   });
 
   it("calls a deadlock victim a conflict", () => {

@@ -120,9 +120,7 @@ export function describeFatal(state: CallState, err: unknown): Error {
 export function refreshFailed(state: CallState, err: unknown): Error {
   if (err instanceof UserError || state.signal?.aborted) return describeFatal(state, err);
   const cause = err instanceof Error ? err : new Error(String(err));
-  const deferred = new TokenRefreshDeferredError(state.account ?? "(this token)", `${state.operation}: ${cause.message}`, false);
-  deferred.cause = cause;
-  return deferred;
+  return new TokenRefreshDeferredError(state.account ?? "(this token)", `${state.operation}: ${cause.message}`, false, cause);
 }
 
 /**
