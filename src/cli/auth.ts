@@ -274,7 +274,7 @@ export function registerAuthCommand(program: Command): void {
         const row = await pickAccount(ctx, opts.account);
         const everywhere = opts.everywhere === true;
         if (everywhere) await confirmEverywhere(row, ctx.oauth.clientId, opts.yes === true);
-        const outcome = await ctx.tokens.logout(row, { refreshOnly: !everywhere });
+        const outcome = await revokeOrExplain(ctx, row, everywhere);
         const what = everywhere
           ? `every grant of ${row.username ?? "its user"} for this application was revoked`
           : "this install's refresh token was revoked (other installs stay logged in)";
@@ -296,6 +296,23 @@ async function confirmEverywhere(row: AccountRow, clientId: string, yes: boolean
   // Standard input closed (Ctrl-D) is a no.
   const answer = (await readLine(`Revoke every grant of ${who}? [y/N] `).catch(() => "")).trim().toLowerCase();
   if (answer !== "y" && answer !== "yes") throw new UserError("nothing was revoked");
+}
+
+/**
+ * The logout's revoke. A revoke the service does not settle (a lost answer, a refusal) changes nothing here: the
+ * account stays stored and logged in, and the one line says so and what to run (the run's failure, src/cli/program.ts).
+ */
+async function revokeOrExplain(ctx: AuthContext, row: AccountRow, everywhere: boolean): Promise<"revoked" | "already_invalid" | "local_only"> {
+  try {
+    return await ctx.tokens.logout(row, { refreshOnly: !everywhere });
+  } catch (err) {
+    const kept = `account "${row.name}" stays logged in here`;
+    const again = `dvault auth logout --account ${row.name}${everywhere ? " --everywhere" : ""}`;
+    if (err instanceof TokenResponseLostError)
+      throw new UserError(`${err.message}: whether the service revoked it is not known, and ${kept}; run ${again} again`);
+    if (err instanceof OAuthEndpointError) throw new UserError(`${err.message}: ${kept}${err.transient ? `; run ${again} again later` : ""}`);
+    throw err;
+  }
 }
 
 async function checkAccount(ctx: AuthContext, row: AccountRow): Promise<string> {

@@ -308,6 +308,46 @@ describe("dvault auth", () => {
     ]);
   });
 
+  it("a logout the service does not settle: one line saying what to do, exit 1, the account still logged in here", async () => {
+    // A database of its own: the accounts this test leaves are no other test's.
+    const own = await createTestDatabase();
+    const run = (args: string[], env: Record<string, string> = {}) => dvault(args, { env: { DATABASE_URL: own.url, ...env } });
+    try {
+      const imported = await run(["auth", "import", "--refresh-token", sim.issueUserToken().refresh_token, "--account", "kept"]);
+      expect(imported.code, imported.stderr).toBe(0);
+      // Unreachable (nothing listens on that port): not the exit code of a missing PostgreSQL or Redis (3), no log line.
+      const unreachable = await run(["auth", "logout", "--account", "kept"], { DVAULT_API_BASE: `http://127.0.0.1:${await freePort()}` });
+      expect(unreachable.code).toBe(1);
+      expect(unreachable.stderr.trimEnd().split("\n")).toEqual([
+        expect.stringMatching(
+          /^dvault: cannot reach the service's OAuth endpoint \S+ \(ECONNREFUSED\)\. Check DVAULT_API_BASE and the network, then try again$/,
+        ),
+      ]);
+      // The revoke sent, its answer lost: whether it took is not known, and running it again is what to do.
+      sim.faults.add({ kind: "reset", route: "/oauth2/revoke", times: 1 });
+      const lost = await run(["auth", "logout", "--account", "kept"]);
+      expect(lost.code).toBe(1);
+      expect(lost.stderr.trimEnd().split("\n")).toEqual([
+        'dvault: the revoke request reached the service but its answer was lost (ECONNRESET): whether the service revoked it is not known, and account "kept" stays logged in here; run dvault auth logout --account kept again',
+      ]);
+      // Refused for now (503): nothing revoked, to be run again later.
+      sim.faults.add({ kind: "status_503", route: "/oauth2/revoke", times: 1 });
+      const refused = await run(["auth", "logout", "--account", "kept"]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr.trimEnd().split("\n")).toEqual([
+        expect.stringMatching(
+          /^dvault: the service's revoke endpoint refused the revoke request: HTTP 503 .*: account "kept" stays logged in here; run dvault auth logout --account kept again later$/,
+        ),
+      ]);
+      // Nothing changed here: the account keeps its grant (a later logout is the one tested above).
+      const { rows } = await own.pool.query("SELECT name, state, refresh_token_enc IS NOT NULL AS refresh FROM accounts");
+      expect(rows).toEqual([{ name: "kept", state: "ok", refresh: true }]);
+    } finally {
+      sim.faults.clear();
+      await own.drop();
+    }
+  });
+
   it("without DVAULT_CLIENT_ID: one line saying what to set", async () => {
     const run = await dvault(["auth", "status"], { env: { DVAULT_CLIENT_ID: "" } });
     expect(run.code).toBe(1);
