@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CATALOGUE } from "../../src/api/catalogue.ts";
 import { DEFAULT_SCOPES } from "../../src/api/oauth.ts";
+import { formatBytes } from "../../src/text/bytes.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
 import { runDvaultInTty } from "../helpers/dvault-tty.ts";
@@ -118,6 +119,14 @@ describe("dvault add", () => {
     // Only this work was fetched: the gallery's files the sync wanted are still wanted.
     const { rows: others } = await h.pool.query("SELECT status, count(*)::int AS n FROM downloads WHERE deviationid <> $1 GROUP BY status", [d.deviationid]);
     expect(others).toEqual([{ status: "wanted", n: expect.any(Number) }]);
+    // Again: nothing new, and its words say so (not "added"), with no second download.
+    const seq = h.lastSeq();
+    const again = await runDvault(h, ["add", url]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toBe(
+      `"${d.title}" by ${artist!.username} (${d.deviationid}) was already archived, nothing new was added: its file is ${rows[0]!.path} (${formatBytes(bytes.length)})\n`,
+    );
+    expect(h.sim.log().filter((e) => e.seq > seq && e.route.endsWith("/deviation/download/{deviationid}"))).toEqual([]);
   }, 90_000);
 
   it("says so when the weekly allowance is spent: a free rendition stored, the original waiting for the next window", async () => {
