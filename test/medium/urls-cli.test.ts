@@ -66,11 +66,13 @@ async function tracked(): Promise<{ username: string; userid: string | null }[]>
 }
 
 describe("dvault track add", () => {
-  it("takes a gallery URL, ~name and the old name.deviantart.com form, stores the service's user; refuses a user the service does not know, adding nothing", async () => {
+  it("takes a gallery URL, ~name and the old name.deviantart.com form, stores the service's user; refuses a user the service does not know, or the account's own, adding nothing", async () => {
     const [one, two, three] = artists();
     const owner = h.sim.truth.users.get(h.sim.truth.ownerId)!;
-    const [nobody, run] = await Promise.all([
-      runDvault(h, ["track", "add", `~${owner.username}`, "https://www.deviantart.com/nobody-by-that-name"]),
+    const [own, nobody, run] = await Promise.all([
+      // The account's own user: its own sources archive their gallery already (tracked, it was synced twice).
+      runDvault(h, ["track", "add", `https://www.deviantart.com/${owner.username.toLowerCase()}`]),
+      runDvault(h, ["track", "add", `~${one!.username}`, "https://www.deviantart.com/nobody-by-that-name"]),
       runDvault(h, [
         "track",
         "add",
@@ -79,6 +81,10 @@ describe("dvault track add", () => {
         `https://${three!.username.toLowerCase()}.deviantart.com/favourites/`,
       ]),
     ]);
+    expect(own.code).toBe(1);
+    expect(own.stderr).toBe(
+      `dvault: ${owner.username} is account "${h.account.name}" itself: its gallery, favourites and journals are already archived by its own sources; nothing was added\n`,
+    );
     expect(nobody.code).toBe(1);
     expect(nobody.stderr).toBe('dvault: the service has no user "nobody-by-that-name": nothing was added (check the spelling)\n');
     expect(run.code, run.stderr).toBe(0);

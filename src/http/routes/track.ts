@@ -72,7 +72,7 @@ export function trackRoutes(app: express.Express, ctx: DashboardContext): void {
     try {
       const usernames = usernamesOf(splitUserInputs(one(body.users) ?? ""));
       const { row, client, actions } = await clientFor(body);
-      const users = await trackUsers({ client, pool: deps.pool, accountId: row.id, usernames, at: new Date(ctx.now()) });
+      const users = await trackUsers({ client, pool: deps.pool, account: row, usernames, at: new Date(ctx.now()) });
       const names = users.map((u) => u.username);
       const queued = actions.syncTracked ? await actions.syncTracked(row.id, names) : 0;
       log.info({ account: row.name, users: names.length, queued }, "dashboard: users tracked");
