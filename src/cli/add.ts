@@ -19,8 +19,11 @@ import { pickUserAccount } from "./pick-account.ts";
 /** Asked for by a person, now: ahead of what the sources want (it is the only row this run claims anyway). */
 const ADDED = addedBy("added with dvault add");
 
-/** The one line `dvault add` ends with, and the exit code `download --once` would give the same run. */
-async function report(services: Services, d: Deviation, s: DownloadSummary): Promise<void> {
+/**
+ * The one line `dvault add` ends with, and the exit code `download --once` would give the same run. "added" only when
+ * something was: the work new to the mirror, or a file stored by this run; a work added again says it was already there.
+ */
+async function report(services: Services, d: Deviation, s: DownloadSummary, newToMirror: boolean): Promise<void> {
   if (s.paused) throw new UserError(`the metadata was stored; the file was not: ${s.paused.reason}`, EXIT_PAUSED);
   if (s.needsLogin.length) throw missingGrants(s.needsLogin);
   if (s.interrupted) throw new UserError("stopped before the file was stored: run dvault add again (a partial file is resumed)", EXIT_INTERRUPTED);
@@ -29,21 +32,22 @@ async function report(services: Services, d: Deviation, s: DownloadSummary): Pro
   const work = `"${d.title ?? d.deviationid}" by ${d.author?.username ?? "?"} (${d.deviationid})`;
   const [wanted] = wantedDownload(d, ADDED);
   const row = wanted ? await new DownloadRepository(services.pool).findDownloadTarget(d.deviationid, wanted.kind) : undefined;
-  if (!wanted || !row)
-    return printOut(`added ${work}: ${d.is_deleted ? "deleted on the service" : "it has no file to download"}; its metadata is in the mirror`);
+  const there = row?.status === "done" || row?.status === "degraded" ? "archived" : "in the mirror";
+  const lead = newToMirror || s.done + s.degraded + s.notDownloadable > 0 ? `added ${work}` : `${work} was already ${there}, nothing new was added`;
+  if (!wanted || !row) return printOut(`${lead}: ${d.is_deleted ? "deleted on the service" : "it has no file to download"}; its metadata is in the mirror`);
   if (s.deferred)
-    return printOut(`added ${work}: the weekly download allowance is spent; the file follows from ${s.nextWindow?.toISOString() ?? "the next quota window"}`);
+    return printOut(`${lead}: the weekly download allowance is spent; the file follows from ${s.nextWindow?.toISOString() ?? "the next quota window"}`);
   const stored = row.path ? `${row.path} (${formatBytes(row.size ?? 0)})` : "";
-  if (s.notDownloadable) return printOut(`added ${work}: the artist offers no original${row.path ? `; a rendition was stored: ${stored}` : ""}`);
+  if (s.notDownloadable) return printOut(`${lead}: the artist offers no original${row.path ? `; a rendition was stored: ${stored}` : ""}`);
   // A free rendition standing in for the original (the weekly allowance spent): said, with when the original follows.
   if (row.status === "degraded")
     return printOut(
-      `added ${work}: ${s.degraded ? "stored" : "already archived"} a free rendition, ${stored}; the original waits (${row.degradedReason ?? "the weekly allowance is spent"}) and follows from ${s.nextWindow?.toISOString() ?? "the next quota window"}`,
+      `${lead}: ${s.degraded ? "stored" : "its file is"} a free rendition, ${stored}; the original waits (${row.degradedReason ?? "the weekly allowance is spent"}) and follows from ${s.nextWindow?.toISOString() ?? "the next quota window"}`,
     );
-  if (row.status === "done") return printOut(`added ${work}: ${s.done ? "stored" : "already archived"} ${stored}`.trimEnd());
-  if (s.busy) return printOut(`added ${work}: another dvault process is downloading its file`);
+  if (row.status === "done") return printOut(`${lead}: ${s.done ? "stored" : "its file is"} ${stored}`.trimEnd());
+  if (s.busy) return printOut(`${lead}: another dvault process is downloading its file`);
   // Still due after the run, as `download --once` counts it: a failure (exit code 1).
-  throw new UserError(`added ${work}, but its file was not stored (${row.status.replace("_", " ")}): run dvault add again, or see dvault status`);
+  throw new UserError(`${lead}, but its file was not stored (${row.status.replace("_", " ")}): run dvault add again, or see dvault status`);
 }
 
 export function registerAddCommand(program: Command): void {
@@ -63,9 +67,10 @@ export function registerAddCommand(program: Command): void {
           const row = await pickUserAccount(services, opts.account);
           const { client } = await services.apiFor(row.id);
           const d = await resolveDeviation(client, input, stop.signal);
-          await storeAddedDeviation({ pool: services.pool, client, deviation: d, added: ADDED, at: new Date(services.now()), signal: stop.signal });
+          const added = { pool: services.pool, client, deviation: d, added: ADDED, at: new Date(services.now()), signal: stop.signal };
+          const { newToMirror } = await storeAddedDeviation(added);
           const summary = await runDownloadsOnce({ services, account: row.name, deviationids: [d.deviationid], log: services.log, signal: stop.signal });
-          await report(services, d, summary);
+          await report(services, d, summary, newToMirror);
         });
       } finally {
         stop.dispose();

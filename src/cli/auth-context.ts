@@ -5,6 +5,7 @@ import { OAuthClient } from "../api/oauth.ts";
 import type { TokenProvider } from "../api/token-provider.ts";
 import { TokenManager } from "../api/token-manager.ts";
 import { loadConfig, type Config } from "../config.ts";
+import { installKey } from "../crypto/install-key.ts";
 import { TokenCipher } from "../crypto/token-cipher.ts";
 import { AccountRepository } from "../db/account.repository.ts";
 import { accountTokenStore } from "../db/account-token-store.ts";
@@ -15,7 +16,7 @@ import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cliLogger } from "./output/mode.ts";
 import { registerSecret } from "../redact.ts";
-import { keyCreatedMessage, loadSecretKey, type SecretKey } from "../secret-key.ts";
+import { existingSecretKey, keyCreatedMessage, keyFilePath, loadSecretKey, type SecretKey } from "../secret-key.ts";
 import { printErr } from "./output/print.ts";
 import { openCoordination, pacerOf } from "../services.ts";
 import { closeRedis } from "../queue/redis.ts";
@@ -33,8 +34,23 @@ export type AuthContext = {
   close(): Promise<void>;
 };
 
-/** Opens what every auth command needs; fails with one line when something is missing. */
-export async function openContext(): Promise<AuthContext> {
+/**
+ * What `auth status` and `auth logout` open on an install that has no key (no DVAULT_SECRET_KEY, no key file): the
+ * accounts can be listed, and no token read, refreshed or made; only a command that stores a grant makes a key.
+ */
+export type KeylessContext = Pick<AuthContext, "config" | "repo" | "close"> & {
+  /** Why no stored token can be read (src/crypto/install-key.ts), and where a key was looked for. */
+  noKey: string;
+  keyFile: string;
+};
+
+/**
+ * Opens what every auth command needs; fails with one line when something is missing. With `makeKey: false` (a
+ * command that stores no grant) a missing key is not made: the context says there is none (KeylessContext).
+ */
+export async function openContext(): Promise<AuthContext>;
+export async function openContext(options: { makeKey: false }): Promise<AuthContext | KeylessContext>;
+export async function openContext({ makeKey = true }: { makeKey?: boolean } = {}): Promise<AuthContext | KeylessContext> {
   const loaded = loadConfig();
   if (!loaded.clientId) {
     throw new UserError(
@@ -59,19 +75,27 @@ export async function openContext(): Promise<AuthContext> {
     release();
     throw err;
   });
-  let secret: SecretKey;
+  const close = async (pacer?: { close(): Promise<void> }) => {
+    await pacer?.close();
+    await coord.close();
+    if (redis) await closeRedis(redis);
+    await db.end();
+    release();
+  };
+  let secret: SecretKey | undefined;
   try {
-    secret = loadSecretKey(config);
+    secret = makeKey ? loadSecretKey(config) : existingSecretKey(config);
   } catch (err) {
     // A key file that cannot be read or holds no key: its one line, and nothing left open to keep the process alive.
-    await coord.close().catch(() => undefined);
-    if (redis) await closeRedis(redis).catch(() => undefined);
-    await db.end().catch(() => undefined);
-    release();
+    await close().catch(() => undefined);
     throw err;
   }
-  const cipher = new TokenCipher(secret);
   const repo = new AccountRepository(db);
+  if (!secret) {
+    const key = installKey(config);
+    return { config, repo, close: () => close(), noKey: "none" in key ? key.none : "", keyFile: keyFilePath(config) };
+  }
+  const cipher = new TokenCipher(secret);
   const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: loaded.clientId, clientSecret: config.clientSecret, log });
   const tokens = new TokenManager({ repo: accountTokenStore(repo), cipher, oauth, coord, redisPrefix: config.redisPrefix, log });
   const pacer = pacerOf(config, { redis, pool: db });
@@ -85,13 +109,7 @@ export async function openContext(): Promise<AuthContext> {
     cipher,
     transportFor: (provider) =>
       createHttpTransport({ apiBase: config.apiBase, tokens: provider, pacer, log, retry: { serverRetries: 1, networkRetries: 1, throttleRetries: 1 } }),
-    async close() {
-      await pacer.close();
-      await coord.close();
-      if (redis) await closeRedis(redis);
-      await db.end();
-      release();
-    },
+    close: () => close(pacer),
   };
 }
 
@@ -122,6 +140,16 @@ export async function assertReadyToSpend(ctx: AuthContext): Promise<void> {
 
 export async function withContext(run: (ctx: AuthContext) => Promise<void>): Promise<void> {
   const ctx = await openContext();
+  try {
+    await run(ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** As withContext, a missing key not made (KeylessContext): for the commands that store no grant (status, logout). */
+export async function withExistingKey(run: (ctx: AuthContext | KeylessContext) => Promise<void>): Promise<void> {
+  const ctx = await openContext({ makeKey: false });
   try {
     await run(ctx);
   } finally {

@@ -15,11 +15,11 @@ import {
 } from "../api/oauth.ts";
 import { storeLogin, type StoreLoginArgs } from "../api/store-login.ts";
 import { placebo } from "../api/account-calls.ts";
-import type { AccountStatus } from "../api/token-manager.ts";
+import { type AccountStatus, accountStatusOf, keyedStatus } from "../api/token-manager.ts";
 import type { AccountRow } from "../db/account.repository.ts";
 import { EXIT_NEEDS_LOGIN, UserError } from "../errors.ts";
 import { registerSecret, scrubString } from "../redact.ts";
-import { assertReadyToSpend, withContext, type AuthContext } from "./auth-context.ts";
+import { assertReadyToSpend, type AuthContext, type KeylessContext, withContext, withExistingKey } from "./auth-context.ts";
 import { printErr, printOut } from "./output/print.ts";
 import { readLine } from "./output/prompt.ts";
 
@@ -84,9 +84,11 @@ function formatAge(days: number | null): string {
   return days === null ? "-" : `${days} d`;
 }
 
-function printStatusTable(rows: Array<AccountStatus & { placebo: string }>): void {
+function printStatusTable(rows: Array<AccountStatus & { placebo: string }>, noKeyFile?: string): void {
   if (rows.length === 0) {
     out("no accounts yet: run `dvault auth login` (or `dvault auth import --refresh-token <token>`)");
+    // Said as it is: the key is made with the first grant stored, not by a status.
+    if (noKeyFile) out(`no key yet: the first login makes ${noKeyFile} (or set DVAULT_SECRET_KEY)`);
     return;
   }
   for (const r of rows) {
@@ -245,16 +247,11 @@ export function registerAuthCommand(program: Command): void {
     .option("--no-check", "don't call the placebo (and so don't refresh)")
     .addHelpText("after", "\nExit code 4 when an account needs to be authorized again.")
     .action(async (opts: { json?: boolean; check: boolean }) => {
-      await withContext(async (ctx) => {
-        const rows = await ctx.repo.list();
-        const report: Array<AccountStatus & { placebo: string }> = [];
-        for (const row of rows) {
-          const check = opts.check ? await checkAccount(ctx, row) : "not checked";
-          const fresh = (await ctx.repo.findById(row.id)) ?? row;
-          report.push({ ...(await ctx.tokens.status(fresh)), placebo: check });
-        }
+      // A status makes no key (src/cli/auth-context.ts withExistingKey): with none, no token is read or made.
+      await withExistingKey(async (ctx) => {
+        const report = "noKey" in ctx ? await keylessStatus(ctx) : await statusOf(ctx, opts.check);
         if (opts.json) out(JSON.stringify(report, null, 2));
-        else printStatusTable(report);
+        else printStatusTable(report, "noKey" in ctx ? ctx.keyFile : undefined);
         if (report.some((r) => r.kind === "user" && (r.state === "needs_reauth" || r.state === "revoked"))) process.exitCode = NEEDS_ATTENTION;
       });
     });
@@ -270,11 +267,12 @@ export function registerAuthCommand(program: Command): void {
       "\nBy default only this install's refresh token is revoked (revoke_refresh_only=true); another dvault logged in as the\nsame user with the same application keeps working (docs/service-behaviour.md#revoke-scope).",
     )
     .action(async (opts: { account?: string; everywhere?: boolean; yes?: boolean }) => {
-      await withContext(async (ctx) => {
-        const row = await pickAccount(ctx, opts.account);
+      await withExistingKey(async (opened) => {
+        const row = await pickAccount(opened, opts.account);
+        const ctx = keyToRevokeWith(opened);
         const everywhere = opts.everywhere === true;
         if (everywhere) await confirmEverywhere(row, ctx.oauth.clientId, opts.yes === true);
-        const outcome = await ctx.tokens.logout(row, { refreshOnly: !everywhere });
+        const outcome = await revokeOrExplain(ctx, row, everywhere);
         const what = everywhere
           ? `every grant of ${row.username ?? "its user"} for this application was revoked`
           : "this install's refresh token was revoked (other installs stay logged in)";
@@ -298,6 +296,53 @@ async function confirmEverywhere(row: AccountRow, clientId: string, yes: boolean
   if (answer !== "y" && answer !== "yes") throw new UserError("nothing was revoked");
 }
 
+/** A logout reads the stored tokens to revoke them: with no key, nothing can be, and none is made for it. */
+function keyToRevokeWith(ctx: AuthContext | KeylessContext): AuthContext {
+  if (!("noKey" in ctx)) return ctx;
+  throw new UserError(
+    `no key was found in DVAULT_SECRET_KEY or the key file ${ctx.keyFile}: the stored tokens cannot be read, so nothing can be revoked. Restore the key and run this again (or log in again: dvault auth login)`,
+  );
+}
+
+/**
+ * The logout's revoke. A revoke the service does not settle (a lost answer, a refusal) changes nothing here: the
+ * account stays stored and logged in, and the one line says so and what to run (the run's failure, src/cli/program.ts).
+ */
+async function revokeOrExplain(ctx: AuthContext, row: AccountRow, everywhere: boolean): Promise<"revoked" | "already_invalid" | "local_only"> {
+  try {
+    return await ctx.tokens.logout(row, { refreshOnly: !everywhere });
+  } catch (err) {
+    const kept = `account "${row.name}" stays logged in here`;
+    const again = `dvault auth logout --account ${row.name}${everywhere ? " --everywhere" : ""}`;
+    if (err instanceof TokenResponseLostError)
+      throw new UserError(`${err.message}: whether the service revoked it is not known, and ${kept}; run ${again} again`);
+    if (err instanceof OAuthEndpointError) throw new UserError(`${err.message}: ${kept}${err.transient ? `; run ${again} again later` : ""}`);
+    throw err;
+  }
+}
+
+type StatusRow = AccountStatus & { placebo: string };
+
+/** Each account as the token manager reports it, after its placebo call when `check` asks for one. */
+async function statusOf(ctx: AuthContext, check: boolean): Promise<StatusRow[]> {
+  const report: StatusRow[] = [];
+  for (const row of await ctx.repo.list()) {
+    const placebo = check ? await checkAccount(ctx, row) : "not checked";
+    const fresh = (await ctx.repo.findById(row.id)) ?? row;
+    report.push({ ...(await ctx.tokens.status(fresh)), placebo });
+  }
+  return report;
+}
+
+/** Each account on an install with no key: its stored tokens cannot be read (needs a login, or the key back), none is checked. */
+async function keylessStatus(ctx: KeylessContext): Promise<StatusRow[]> {
+  const now = Date.now();
+  return (await ctx.repo.list()).map((row) => ({
+    ...keyedStatus(accountStatusOf(row, now), row, { none: ctx.noKey }),
+    placebo: "skipped (no key to read its tokens with)",
+  }));
+}
+
 async function checkAccount(ctx: AuthContext, row: AccountRow): Promise<string> {
   // Not tried: dvault uses no token of such an account, whatever the service would still accept.
   if (row.state === "needs_reauth" || row.state === "revoked") return `skipped (no usable grant: dvault auth login --account ${row.name})`;
@@ -310,7 +355,7 @@ async function checkAccount(ctx: AuthContext, row: AccountRow): Promise<string> 
   }
 }
 
-async function pickAccount(ctx: AuthContext, name: string | undefined): Promise<AccountRow> {
+async function pickAccount(ctx: Pick<AuthContext, "repo">, name: string | undefined): Promise<AccountRow> {
   if (name) {
     const row = await ctx.repo.findByName(name);
     if (!row) throw new UserError(`no account named "${name}"; see them with: dvault auth status`);

@@ -8,6 +8,7 @@ import { DEMO_QUERIES } from "../db/demo-queries.ts";
 import { pgFields } from "../db/pg-fields.ts";
 import { claimDemoDir } from "../demo/demo-dir.ts";
 import { runDemo, type DemoReport } from "../demo/run-demo.ts";
+import { urlWithoutPassword, writeDemoPassFile } from "../demo/pass-file.ts";
 import { demoServers } from "../demo/servers.ts";
 import { limitOption } from "./limit-option.ts";
 import { cliLogger } from "./output/mode.ts";
@@ -69,20 +70,31 @@ function dashboardOf(config: Config): { url: string; token: boolean } {
 }
 
 /**
- * How a later command reaches the demo's database: its URL, or, on the demo's own embedded server (which stops
- * with the demo, so its port means nothing afterwards), DATABASE_URL=embedded and that server's data folder.
+ * The demo's database as a printed command names it: its URL without the password, and PGPASSFILE naming the demo's
+ * password file when the URL has one (src/demo/pass-file.ts), so the command runs as pasted and no password is printed.
  */
-function databaseEnv(r: DemoReport, ownServer: string | undefined, engine: Config["engine"]): string {
-  const database = ownServer ? `DATABASE_URL=embedded DVAULT_DATA_DIR=${ownServer}` : `DATABASE_URL=${maskUrl(r.databaseUrl)}`;
+function printedDatabase(r: DemoReport, passFile: string | undefined): { url: string; passEnv: string } {
+  return { url: maskUrl(urlWithoutPassword(r.databaseUrl)), passEnv: passFile ? `PGPASSFILE=${passFile} ` : "" };
+}
+
+/**
+ * How a later command reaches the demo's database: its URL (and password file), or, on the demo's own embedded
+ * server (which stops with the demo, so its port means nothing afterwards), DATABASE_URL=embedded and that server's
+ * data folder.
+ */
+export function databaseEnv(r: DemoReport, { ownServer, engine, passFile }: Pick<ReportContext, "ownServer" | "engine" | "passFile">): string {
+  const { url, passEnv } = printedDatabase(r, passFile);
+  const database = ownServer ? `DATABASE_URL=embedded DVAULT_DATA_DIR=${ownServer}` : `${passEnv}DATABASE_URL=${url}`;
   return `${database}${engine === "postgres" ? " DVAULT_ENGINE=postgres" : ""}`;
 }
 
 /** The queries, as psql commands on a server that stays; on the demo's own, as SQL for the address `db status` gives. */
-function queryLines(r: DemoReport, ownServer: string | undefined, dbEnv: string): string[] {
+export function queryLines(r: DemoReport, { ownServer, passFile }: Pick<ReportContext, "ownServer" | "passFile">, dbEnv: string): string[] {
   if (!ownServer) {
+    const { url, passEnv } = printedDatabase(r, passFile);
     return [
       `Query it (database "${pgFields(r.databaseUrl).database}"):`,
-      ...DEMO_QUERIES.flatMap((q) => [`  -- ${q.what}`, `  psql "${maskUrl(r.databaseUrl)}" -c "${q.sql}"`]),
+      ...DEMO_QUERIES.flatMap((q) => [`  -- ${q.what}`, `  ${passEnv}psql "${url}" -c "${q.sql}"`]),
     ];
   }
   return [
@@ -92,12 +104,20 @@ function queryLines(r: DemoReport, ownServer: string | undefined, dbEnv: string)
   ];
 }
 
-type ReportContext = { term: string; dashboard: { url: string; token: boolean }; ownServer: string | undefined; engine: Config["engine"] };
+type ReportContext = {
+  term: string;
+  dashboard: { url: string; token: boolean };
+  ownServer: string | undefined;
+  engine: Config["engine"];
+  /** The demo's password file, when DATABASE_URL has a password (src/demo/pass-file.ts). */
+  passFile: string | undefined;
+};
 
-function printReport(r: DemoReport, { term, dashboard, ownServer, engine }: ReportContext): void {
+function printReport(r: DemoReport, context: ReportContext): void {
+  const { term, dashboard } = context;
   const c = r.counts;
   const d = r.downloads;
-  const dbEnv = databaseEnv(r, ownServer, engine);
+  const dbEnv = databaseEnv(r, context);
   const env = `${dbEnv} DVAULT_ARCHIVE_DIR=${r.archiveDir}`;
   const one = (n: number | undefined, word: string) => plural(n ?? 0, word);
   const lines = [
@@ -110,7 +130,7 @@ function printReport(r: DemoReport, { term, dashboard, ownServer, engine }: Repo
     `  in ${r.archiveDir}${d.links ? ` (readable links under ${path.join(r.archiveDir, "by-user")})` : ""}`,
     ...(r.digestPath ? [`  digest preview: ${r.digestPath}`] : []),
     "",
-    ...queryLines(r, ownServer, dbEnv),
+    ...queryLines(r, context, dbEnv),
     "",
     "Browse it in the dashboard (the pictures are the simulator's, drawn for each work):",
     `  ${env} DVAULT_REDIS_PREFIX=${r.redisPrefix} DVAULT_WORKER_ROLES=http npx dvault worker`,
@@ -151,7 +171,13 @@ export function registerDemoCommand(program: Command): void {
         const log = cliLogger(config);
         const ownDatabase = servers.ownServer !== undefined;
         const report = await runDemo({ config, install, ownDatabase, log, dir: opts.dir, deviations: opts.deviations, out: printOut });
-        const context = { term: await searchTerm(report.databaseUrl), dashboard: dashboardOf(config), ownServer: servers.ownServer, engine: config.engine };
+        const context = {
+          term: await searchTerm(report.databaseUrl),
+          dashboard: dashboardOf(config),
+          ownServer: servers.ownServer,
+          engine: config.engine,
+          passFile: servers.ownServer ? undefined : writeDemoPassFile(report.dir, report.databaseUrl),
+        };
         printReport(report, context);
       } finally {
         stop();

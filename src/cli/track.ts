@@ -28,7 +28,7 @@ export function registerTrackCommand(program: Command): void {
         const usernames = usernamesOf(inputs);
         const row = await pickUserAccount(services, opts.account);
         const { client } = await services.apiFor(row.id);
-        const users = await trackUsers({ client, pool: services.pool, accountId: row.id, usernames, at: new Date(services.now()) });
+        const users = await trackUsers({ client, pool: services.pool, account: row, usernames, at: new Date(services.now()) });
         for (const user of users) printOut(`tracking ${user.username} with the token of ${row.name}`);
         // A work's page names its artist, whom it tracks (as track import does); one work alone is `dvault add`.
         for (const input of inputs.filter((i) => "numericId" in deviationRefFromText(i)))

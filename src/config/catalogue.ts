@@ -231,7 +231,7 @@ const DOCS: Readonly<Record<SettingName, SettingDoc>> = {
   DVAULT_CDN_HOSTS: { section: "hostile", text: "the hosts a file's redirect may lead to; others are refused" },
   LOG_LEVEL: {
     section: "log",
-    text: "`fatal` … `trace`, or `silent`: the worker's level. Logs are pretty in a terminal, JSON otherwise. A command logs at `warn` unless `-v` (so `info` means `warn` there); `debug` and `trace` win everywhere",
+    text: "`fatal` … `trace`, or `silent`: the worker's level. Logs are pretty in a terminal; off one, JSON lines from the worker, plain lines from a command. A command logs at `warn` unless `-v` (so `info` means `warn` there); `debug` and `trace` win everywhere",
   },
 };
 

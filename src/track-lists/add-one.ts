@@ -47,7 +47,11 @@ export async function resolveDeviation(client: DaClient, input: string, signal?:
   );
 }
 
-/** The deviation, its author and its metadata in the mirror, and its file wanted: one transaction. Returns the files it wants (none: nothing to fetch). */
+/**
+ * The deviation, its author and its metadata in the mirror, and its file wanted: one transaction. Returns the files it
+ * wants (none: nothing to fetch) and whether the deviation is new to the mirror (a second add of a work adds nothing:
+ * its words must say so).
+ */
 export async function storeAddedDeviation(args: {
   pool: PgPool;
   client: DaClient;
@@ -55,17 +59,18 @@ export async function storeAddedDeviation(args: {
   added: { priority: number; reason: string };
   at: Date;
   signal?: AbortSignal | undefined;
-}): Promise<WantedDownload[]> {
+}): Promise<{ files: WantedDownload[]; newToMirror: boolean }> {
   const d = args.deviation;
   const metadata: Metadata[] = [];
   if (d.is_deleted !== true)
     for await (const batch of args.client.deviationMetadata([d.deviationid], { signal: args.signal })) metadata.push(...batch.metadata);
-  await withTransaction(args.pool, async (tx) => {
+  const inserted = await withTransaction(args.pool, async (tx) => {
     const repos = syncRepos(tx);
     await repos.users.upsertUsers(distinctUsers([d.author]), args.at);
-    await repos.deviations.upsertDeviations([d], args.at);
+    const counts = await repos.deviations.upsertDeviations([d], args.at);
     if (metadata.length) await repos.deviations.upsertMetadata(metadata, args.at);
     await markWanted(repos, [d], args.added, args.at);
+    return counts.inserted;
   });
-  return wantedDownload(d, args.added);
+  return { files: wantedDownload(d, args.added), newToMirror: inserted > 0 };
 }

@@ -1,6 +1,7 @@
-// `dvault track import`: decides for every entry of a list whether it is added, skipped (already tracked, or named
-// twice in the file) or could not be resolved, optionally asks the service whether the new users exist, and adds
-// the rest in one transaction, batch by batch as the list is read. Running it again adds nothing.
+// `dvault track import`: decides for every entry of a list whether it is added, skipped (already tracked, named
+// twice in the file, or the account's own user) or could not be resolved, optionally asks the service whether the
+// new users exist, and adds the rest in one transaction, batch by batch as the list is read. Running it again adds
+// nothing.
 import type { DaClient } from "../api/client.ts";
 import type { AccountRow } from "../db/account.repository.ts";
 import type { PgPool } from "../db/connect.ts";
@@ -10,7 +11,7 @@ import type { TrackListSource } from "./files.ts";
 import { quoted, type TrackEntry, type TrackList, type TrackListFormat, type Unresolved } from "./parse.ts";
 
 export type AddedUser = { account: string; username: string; where: string };
-export type SkippedUser = { account: string; username: string; where: string; reason: "already tracked" | "duplicate in file" };
+export type SkippedUser = { account: string; username: string; where: string; reason: "already tracked" | "duplicate in file" | "the account's own user" };
 export type ImportReport = {
   format: TrackListFormat;
   dryRun: boolean;
@@ -110,12 +111,20 @@ function batchStep(o: ImportListOptions, repo: TrackedUserRepository, report: Im
     const planned: Planned[] = [];
     for (const n of named) {
       const base = { account: n.account.name, username: n.entry.username, where: n.entry.where };
-      if (inBatch.get(n.key) !== n || !first.has(n.key)) note(report, "skipped", { ...base, reason: "duplicate in file" });
+      // The account's own user: its own sources archive them already (track-users.ts ownUserRefusal).
+      if (isOwnUser(n.account, n.entry)) note(report, "skipped", { ...base, reason: "the account's own user" });
+      else if (inBatch.get(n.key) !== n || !first.has(n.key)) note(report, "skipped", { ...base, reason: "duplicate in file" });
       else if (tracked.get(n.account.id)?.has(n.entry.username.toLowerCase())) note(report, "skipped", { ...base, reason: "already tracked" });
       else planned.push({ account: n.account, entry: n.entry, userid: n.entry.options.userid ?? null });
     }
     return planned;
   };
+}
+
+/** The entry names the account's own user, by name (usernames are case-insensitive) or by the id a JSON entry carries. */
+function isOwnUser(account: AccountRow, entry: TrackEntry): boolean {
+  if (entry.options.userid && account.userId) return entry.options.userid === account.userId;
+  return entry.username.toLowerCase() === account.username?.toLowerCase();
 }
 
 function note<K extends "added" | "skipped" | "unresolved">(report: ImportReport, kind: K, item: ImportReport[K][number]): void {

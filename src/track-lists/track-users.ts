@@ -32,19 +32,38 @@ export function usernamesOf(inputs: readonly string[]): string[] {
 
 export type TrackedNow = { username: string; userid: string };
 
+/** The account that tracks: its own user is never tracked by it (its own sources archive that user already). */
+export type TrackingAccount = { id: number; name: string; userId: string | null };
+
+/** The line that refuses tracking the account's own user: its gallery would be synced twice, for nothing. */
+function ownUserRefusal(username: string, account: { name: string }): string {
+  return `${username} is account "${account.name}" itself: its gallery, favourites and journals are already archived by its own sources; nothing was added`;
+}
+
 /**
- * Asks the service for each user (a UserError for the first it does not know, before anything is stored), then
- * tracks them all and puts their profiles in the mirror (so the dashboard's artist page exists before the first
- * sync), in one transaction. Returns them in the service's spelling, each once.
+ * Asks the service for each user (a UserError for the first it does not know, or for the account's own user, before
+ * anything is stored), then tracks them all and puts their profiles in the mirror (so the dashboard's artist page
+ * exists before the first sync), in one transaction. Returns them in the service's spelling, each once.
  */
-export async function trackUsers(args: { client: DaClient; pool: PgPool; accountId: number; usernames: readonly string[]; at: Date }): Promise<TrackedNow[]> {
+export async function trackUsers(args: {
+  client: DaClient;
+  pool: PgPool;
+  account: TrackingAccount;
+  usernames: readonly string[];
+  at: Date;
+}): Promise<TrackedNow[]> {
   const found = [];
-  for (const name of args.usernames) found.push(await userOnService(args.client, name));
+  for (const name of args.usernames) {
+    const user = await userOnService(args.client, name);
+    if (user.userid === args.account.userId) throw new UserError(ownUserRefusal(user.username, args.account));
+    found.push(user);
+  }
   const users = distinctUsers(found.map((f) => f.user));
+  const accountId = args.account.id;
   await withTransaction(args.pool, async (tx) => {
     await new UserRepository(tx).upsertUsers(users, args.at);
     const tracked = new TrackedUserRepository(tx);
-    for (const u of users) await tracked.addTrackedUser({ accountId: args.accountId, username: u.username, userid: u.userid, tokenKind: "user", at: args.at });
+    for (const u of users) await tracked.addTrackedUser({ accountId, username: u.username, userid: u.userid, tokenKind: "user", at: args.at });
   });
   return users.map((u) => ({ username: u.username, userid: u.userid }));
 }

@@ -162,6 +162,14 @@ describe("Archive one work", () => {
     const page = await fetch(to);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("its file&#39;s download is queued");
+    // Added again once its file is stored: nothing new, said so (not "Added").
+    await h.pool.query("UPDATE downloads SET status = 'done', path = 'originals/x', sha256 = repeat('0', 64), size = 1 WHERE deviationid = $1", [
+      d.deviationid,
+    ]);
+    const again = await submit("/", "/add", { url: `https://www.deviantart.com/${artist.username}/art/${d.slug}-${d.numericId}` });
+    expect(new URL(again.res.headers.get("location")!, dash.url).searchParams.get("done")).toBe(
+      `"${d.title}" by ${artist.username} was already archived: nothing new was added.`,
+    );
   });
 
   it("refuses a URL that names no work in one line, storing nothing", async () => {

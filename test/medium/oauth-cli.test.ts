@@ -2,7 +2,7 @@
 // client, login (listener and --paste), and the one-line failures.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import got from "got";
@@ -286,13 +286,29 @@ describe("dvault auth", () => {
           fix: "dvault auth login --account pasted",
         });
       }
+      // auth status without a key: read only, as status is; each account needs a login or its key back, none is checked.
+      const authNoKey = await dvault(["auth", "status", "--json"], { env: { DVAULT_SECRET_KEY: "" } });
+      expect(authNoKey.code).toBe(4);
+      expect((JSON.parse(authNoKey.stdout) as Array<{ name: string }>).find((a) => a.name === "pasted")).toMatchObject({
+        state: "needs_reauth",
+        stateReason: expect.stringMatching(/^its stored tokens cannot be read, since no key was found in DVAULT_SECRET_KEY or the key file /),
+        placebo: "skipped (no key to read its tokens with)",
+      });
+      // Nor does a logout make one: without a key nothing can be revoked, said in one line.
+      const logoutNoKey = await dvault(["auth", "logout", "--account", "pasted"], { env: { DVAULT_SECRET_KEY: "" } });
+      expect(logoutNoKey.code).toBe(1);
+      expect(logoutNoKey.stderr.trimEnd().split("\n")).toEqual([
+        expect.stringMatching(
+          /^dvault: no key was found in DVAULT_SECRET_KEY or the key file \S+: the stored tokens cannot be read, so nothing can be revoked\./,
+        ),
+      ]);
       const noKey = await dvault(["status", "--json"], { env: { DVAULT_SECRET_KEY: "", DVAULT_CLIENT_ID: "", DVAULT_CLIENT_SECRET: "" } });
       const withoutKey = JSON.parse(noKey.stdout) as { accounts: Array<{ name: string; state: string; stateReason: string }> };
       expect(withoutKey.accounts.find((a) => a.name === "pasted")).toMatchObject({
         state: "needs_reauth",
         stateReason: `its stored tokens cannot be read, since no key was found in DVAULT_SECRET_KEY or the key file ${path.join(baseEnv.HOME ?? "", ".config", "dvault", "secret.key")} (restore that key, or log in again)`,
       });
-      expect(existsSync(path.join(baseEnv.HOME ?? "", ".config", "dvault", "secret.key")), "status made no key").toBe(false);
+      expect(existsSync(path.join(baseEnv.HOME ?? "", ".config", "dvault", "secret.key")), "status, auth status and auth logout made no key").toBe(false);
     }
   }, 300_000);
 
@@ -306,6 +322,63 @@ describe("dvault auth", () => {
     expect(run.stderr.trim().split("\n")).toEqual([
       "dvault: the service rejected that refresh token (used, revoked, expired, or from another client_id); get a new one, or log in with `dvault auth login`",
     ]);
+  });
+
+  it("a logout the service does not settle: one line saying what to do, exit 1, the account still logged in here", async () => {
+    // A database of its own: the accounts this test leaves are no other test's.
+    const own = await createTestDatabase();
+    const run = (args: string[], env: Record<string, string> = {}) => dvault(args, { env: { DATABASE_URL: own.url, ...env } });
+    try {
+      const imported = await run(["auth", "import", "--refresh-token", sim.issueUserToken().refresh_token, "--account", "kept"]);
+      expect(imported.code, imported.stderr).toBe(0);
+      // Unreachable (nothing listens on that port): not the exit code of a missing PostgreSQL or Redis (3), no log line.
+      const unreachable = await run(["auth", "logout", "--account", "kept"], { DVAULT_API_BASE: `http://127.0.0.1:${await freePort()}` });
+      expect(unreachable.code).toBe(1);
+      expect(unreachable.stderr.trimEnd().split("\n")).toEqual([
+        expect.stringMatching(
+          /^dvault: cannot reach the service's OAuth endpoint \S+ \(ECONNREFUSED\)\. Check DVAULT_API_BASE and the network, then try again$/,
+        ),
+      ]);
+      // The revoke sent, its answer lost: whether it took is not known, and running it again is what to do.
+      sim.faults.add({ kind: "reset", route: "/oauth2/revoke", times: 1 });
+      const lost = await run(["auth", "logout", "--account", "kept"]);
+      expect(lost.code).toBe(1);
+      expect(lost.stderr.trimEnd().split("\n")).toEqual([
+        'dvault: the revoke request reached the service but its answer was lost (ECONNRESET): whether the service revoked it is not known, and account "kept" stays logged in here; run dvault auth logout --account kept again',
+      ]);
+      // Refused for now (503): nothing revoked, to be run again later.
+      sim.faults.add({ kind: "status_503", route: "/oauth2/revoke", times: 1 });
+      const refused = await run(["auth", "logout", "--account", "kept"]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr.trimEnd().split("\n")).toEqual([
+        expect.stringMatching(
+          /^dvault: the service's revoke endpoint refused the revoke request: HTTP 503 .*: account "kept" stays logged in here; run dvault auth logout --account kept again later$/,
+        ),
+      ]);
+      // Nothing changed here: the account keeps its grant (a later logout is the one tested above).
+      const { rows } = await own.pool.query("SELECT name, state, refresh_token_enc IS NOT NULL AS refresh FROM accounts");
+      expect(rows).toEqual([{ name: "kept", state: "ok", refresh: true }]);
+    } finally {
+      sim.faults.clear();
+      await own.drop();
+    }
+  });
+
+  it("auth status on a new install makes no key file, and says there is none yet", async () => {
+    const own = await createTestDatabase();
+    const home = mkdtempSync(path.join(os.tmpdir(), "dvault-auth-"));
+    try {
+      const run = await dvault(["auth", "status"], { env: { DATABASE_URL: own.url, HOME: home, DVAULT_SECRET_KEY: "" } });
+      expect(run.code, run.stderr).toBe(0);
+      const file = path.join(home, ".config", "dvault", "secret.key");
+      expect(run.stdout).toBe(
+        `no accounts yet: run \`dvault auth login\` (or \`dvault auth import --refresh-token <token>\`)\nno key yet: the first login makes ${file} (or set DVAULT_SECRET_KEY)\n`,
+      );
+      expect(existsSync(file)).toBe(false);
+    } finally {
+      await own.drop();
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it("without DVAULT_CLIENT_ID: one line saying what to set", async () => {

@@ -209,6 +209,17 @@ describe(importTrackList.name, () => {
     expect(rows.some((t) => t.username === "no-such-artist-here")).toBe(false);
   });
 
+  it("skips the account's own user, by name in any case or by a JSON entry's id: its own sources archive them already", async () => {
+    expect(account.username && account.userId).toBeTruthy();
+    const text = `${account.username!.toUpperCase()}\nown-skip-other\n`;
+    const report = await run(text, "l.txt");
+    expect(report.added.map((a) => a.username)).toEqual(["own-skip-other"]);
+    expect(report.skipped).toEqual([{ account: account.name, username: account.username!.toUpperCase(), where: "line 1", reason: "the account's own user" }]);
+    const renamed = await run(JSON.stringify({ version: 1, users: [{ username: "old-name-of-me", userid: account.userId }] }), "t.json");
+    expect([renamed.added, renamed.skipped.map((x) => x.reason)]).toEqual([[], ["the account's own user"]]);
+    expect(await trackedNames(h.pool, account.id)).not.toContain(account.username!.toLowerCase());
+  });
+
   it("passes on the default account's refusal when several accounts could be meant", async () => {
     const refusal = new UserError("several accounts exist (a, b): choose one with --account <name>");
     await expect(

@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CATALOGUE } from "../../src/api/catalogue.ts";
 import { DEFAULT_SCOPES } from "../../src/api/oauth.ts";
+import { formatBytes } from "../../src/text/bytes.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
 import { runDvaultInTty } from "../helpers/dvault-tty.ts";
@@ -65,11 +66,13 @@ async function tracked(): Promise<{ username: string; userid: string | null }[]>
 }
 
 describe("dvault track add", () => {
-  it("takes a gallery URL, ~name and the old name.deviantart.com form, stores the service's user; refuses a user the service does not know, adding nothing", async () => {
+  it("takes a gallery URL, ~name and the old name.deviantart.com form, stores the service's user; refuses a user the service does not know, or the account's own, adding nothing", async () => {
     const [one, two, three] = artists();
     const owner = h.sim.truth.users.get(h.sim.truth.ownerId)!;
-    const [nobody, run] = await Promise.all([
-      runDvault(h, ["track", "add", `~${owner.username}`, "https://www.deviantart.com/nobody-by-that-name"]),
+    const [own, nobody, run] = await Promise.all([
+      // The account's own user: its own sources archive their gallery already (tracked, it was synced twice).
+      runDvault(h, ["track", "add", `https://www.deviantart.com/${owner.username.toLowerCase()}`]),
+      runDvault(h, ["track", "add", `~${one!.username}`, "https://www.deviantart.com/nobody-by-that-name"]),
       runDvault(h, [
         "track",
         "add",
@@ -78,6 +81,10 @@ describe("dvault track add", () => {
         `https://${three!.username.toLowerCase()}.deviantart.com/favourites/`,
       ]),
     ]);
+    expect(own.code).toBe(1);
+    expect(own.stderr).toBe(
+      `dvault: ${owner.username} is account "${h.account.name}" itself: its gallery, favourites and journals are already archived by its own sources; nothing was added\n`,
+    );
     expect(nobody.code).toBe(1);
     expect(nobody.stderr).toBe('dvault: the service has no user "nobody-by-that-name": nothing was added (check the spelling)\n');
     expect(run.code, run.stderr).toBe(0);
@@ -118,6 +125,14 @@ describe("dvault add", () => {
     // Only this work was fetched: the gallery's files the sync wanted are still wanted.
     const { rows: others } = await h.pool.query("SELECT status, count(*)::int AS n FROM downloads WHERE deviationid <> $1 GROUP BY status", [d.deviationid]);
     expect(others).toEqual([{ status: "wanted", n: expect.any(Number) }]);
+    // Again: nothing new, and its words say so (not "added"), with no second download.
+    const seq = h.lastSeq();
+    const again = await runDvault(h, ["add", url]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toBe(
+      `"${d.title}" by ${artist!.username} (${d.deviationid}) was already archived, nothing new was added: its file is ${rows[0]!.path} (${formatBytes(bytes.length)})\n`,
+    );
+    expect(h.sim.log().filter((e) => e.seq > seq && e.route.endsWith("/deviation/download/{deviationid}"))).toEqual([]);
   }, 90_000);
 
   it("says so when the weekly allowance is spent: a free rendition stored, the original waiting for the next window", async () => {

@@ -88,72 +88,69 @@ it("makes the grid's thumbnails from the simulator's pictures, as many as it say
 });
 
 /**
- * The printed command masks DATABASE_URL's password (secrets are never printed): on a test server that asks for one
- * (the embedded server of a run with no PostgreSQL answering, test/helpers/test-servers.ts) it cannot run as printed.
+ * The printed command names no password (secrets are never printed): on a test server that asks for one (the embedded
+ * server of a run with no PostgreSQL answering, test/helpers/test-servers.ts) it names the demo's password file too
+ * (PGPASSFILE, src/demo/pass-file.ts), and still runs as printed.
  */
 const passwordServer = pgFields(TEST_PG_URL).password !== undefined;
-if (passwordServer) console.log("demo: the printed dashboard command is not run: the test server asks for a password, which the command masks");
 
-it.skipIf(passwordServer)(
-  "prints a dashboard command that, run as printed, shows real pictures in the grid",
-  async () => {
-    const lines = demo.stdout.split("\n");
-    const at = lines.findIndex((l) => l.endsWith("DVAULT_WORKER_ROLES=http npx dvault worker"));
-    expect(at, demo.stdout).toBeGreaterThan(0);
-    // Not the default port: the one this shell's DVAULT_HTTP_PORT gives the worker the command starts.
-    expect(port).not.toBe(DEFAULT_HTTP_PORT);
-    expect(lines[at + 1]).toContain(`then open http://127.0.0.1:${port}/archive (only the dashboard runs`);
-    const env = Object.fromEntries([...(lines[at] ?? "").matchAll(/([A-Z_]+)=(\S+)/g)].map((m) => [m[1], m[2]]));
-    // On PostgreSQL alone the command names the engine too (src/cli/demo.ts).
-    const named = [
-      "DATABASE_URL",
-      "DVAULT_ARCHIVE_DIR",
-      ...(TEST_ENGINE === "postgres" ? ["DVAULT_ENGINE"] : []),
-      "DVAULT_REDIS_PREFIX",
-      "DVAULT_WORKER_ROLES",
-    ];
-    expect(Object.keys(env).sort()).toEqual(named);
-    // Run as printed, in the same shell (its DVAULT_HTTP_PORT included).
-    const worker = spawn(process.execPath, [BIN, "worker"], {
-      env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", REDIS_URL: redis.url, ...env, DVAULT_HTTP_PORT: String(port) },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    worker.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    try {
-      const base = `http://127.0.0.1:${port}`;
-      await expect
-        .poll(async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.status ?? stderr, { timeout: 30_000, interval: 200 })
-        .toBeTypeOf("number");
-      const page = await fetch(`${base}/archive`);
-      expect(page.status).toBe(200);
-      const srcs = [...(await page.text()).matchAll(/<img[^>]* src="(\/thumb\/s\/[^"]+)"/g)].map((m) => m[1] ?? "");
-      expect(srcs.length).toBeGreaterThan(10);
-      let pictures = 0;
-      for (const src of srcs) {
-        const res = await fetch(`${base}${src}`);
-        expect(res.status).toBe(200);
-        if (res.headers.get("content-type") !== "image/webp") continue;
-        const meta = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
-        expect(meta.width).toBeGreaterThan(0);
-        pictures++;
-      }
-      // Most of the first page's tiles are pictures, not placeholder tiles.
-      expect(pictures).toBeGreaterThan(srcs.length / 2);
-      // Nothing waits in the demo's queues: its download step did the work the sync queued for a worker.
-      const metrics = await (await fetch(`${base}/metrics?format=text`)).text();
-      expect(metrics).toMatch(/^dvault_queue_jobs\{queue="downloads",state="waiting"\} 0$/m);
-      // The /queues board, in the process as a person runs it: from dist/, its bull-board holds a bullmq of its own
-      // beside dvault's bundled one (scripts/vendor.js), and must still read dvault's queues.
-      const board = await fetch(`${base}/queues/api/queues?activeQueue=downloads&status=completed&page=1&jobsPerPage=5`);
-      expect(board.status).toBe(200);
-      const { queues } = (await board.json()) as { queues: Array<{ name: string; counts: Record<string, number> }> };
-      expect(queues.map((q) => q.name).sort()).toEqual(["digest", "downloads", "maintenance", "sync"]);
-      expect(queues.find((q) => q.name === "downloads")?.counts).toMatchObject({ waiting: 0 });
-    } finally {
-      worker.kill("SIGTERM");
-      await new Promise((r) => worker.once("close", r));
+it("prints a dashboard command that, run as printed, shows real pictures in the grid", async () => {
+  const lines = demo.stdout.split("\n");
+  const at = lines.findIndex((l) => l.endsWith("DVAULT_WORKER_ROLES=http npx dvault worker"));
+  expect(at, demo.stdout).toBeGreaterThan(0);
+  // Not the default port: the one this shell's DVAULT_HTTP_PORT gives the worker the command starts.
+  expect(port).not.toBe(DEFAULT_HTTP_PORT);
+  expect(lines[at + 1]).toContain(`then open http://127.0.0.1:${port}/archive (only the dashboard runs`);
+  const env = Object.fromEntries([...(lines[at] ?? "").matchAll(/([A-Z_]+)=(\S+)/g)].map((m) => [m[1], m[2]]));
+  // On PostgreSQL alone the command names the engine too (src/cli/demo.ts).
+  const named = [
+    "DATABASE_URL",
+    "DVAULT_ARCHIVE_DIR",
+    ...(TEST_ENGINE === "postgres" ? ["DVAULT_ENGINE"] : []),
+    "DVAULT_REDIS_PREFIX",
+    "DVAULT_WORKER_ROLES",
+    ...(passwordServer ? ["PGPASSFILE"] : []),
+  ];
+  expect(Object.keys(env).sort()).toEqual(named);
+  // Run as printed, in the same shell (its DVAULT_HTTP_PORT included).
+  const worker = spawn(process.execPath, [BIN, "worker"], {
+    env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", REDIS_URL: redis.url, ...env, DVAULT_HTTP_PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  worker.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    await expect
+      .poll(async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.status ?? stderr, { timeout: 30_000, interval: 200 })
+      .toBeTypeOf("number");
+    const page = await fetch(`${base}/archive`);
+    expect(page.status).toBe(200);
+    const srcs = [...(await page.text()).matchAll(/<img[^>]* src="(\/thumb\/s\/[^"]+)"/g)].map((m) => m[1] ?? "");
+    expect(srcs.length).toBeGreaterThan(10);
+    let pictures = 0;
+    for (const src of srcs) {
+      const res = await fetch(`${base}${src}`);
+      expect(res.status).toBe(200);
+      if (res.headers.get("content-type") !== "image/webp") continue;
+      const meta = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
+      expect(meta.width).toBeGreaterThan(0);
+      pictures++;
     }
-  },
-  60_000,
-);
+    // Most of the first page's tiles are pictures, not placeholder tiles.
+    expect(pictures).toBeGreaterThan(srcs.length / 2);
+    // Nothing waits in the demo's queues: its download step did the work the sync queued for a worker.
+    const metrics = await (await fetch(`${base}/metrics?format=text`)).text();
+    expect(metrics).toMatch(/^dvault_queue_jobs\{queue="downloads",state="waiting"\} 0$/m);
+    // The /queues board, in the process as a person runs it: from dist/, its bull-board holds a bullmq of its own
+    // beside dvault's bundled one (scripts/vendor.js), and must still read dvault's queues.
+    const board = await fetch(`${base}/queues/api/queues?activeQueue=downloads&status=completed&page=1&jobsPerPage=5`);
+    expect(board.status).toBe(200);
+    const { queues } = (await board.json()) as { queues: Array<{ name: string; counts: Record<string, number> }> };
+    expect(queues.map((q) => q.name).sort()).toEqual(["digest", "downloads", "maintenance", "sync"]);
+    expect(queues.find((q) => q.name === "downloads")?.counts).toMatchObject({ waiting: 0 });
+  } finally {
+    worker.kill("SIGTERM");
+    await new Promise((r) => worker.once("close", r));
+  }
+}, 60_000);

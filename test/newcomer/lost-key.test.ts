@@ -143,7 +143,7 @@ it("with the key file lost, sync and archive --once make no new key file: exit 4
   }
 }, 120_000);
 
-it("auth status, which makes a key file where none is found, says the file was made just now", async () => {
+it("auth status with the key file lost makes none either: the account needs a login, naming where the key was looked for", async () => {
   const h = await account();
   const configDir = mkdtempSync(path.join(os.tmpdir(), "dvault-lost-key-auth-"));
   try {
@@ -152,8 +152,9 @@ it("auth status, which makes a key file where none is found, says the file was m
     const [account] = JSON.parse(run.stdout) as Array<{ state: string; stateReason: string }>;
     expect(account).toMatchObject({
       state: "needs_reauth",
-      stateReason: `its stored tokens were encrypted with another key than DVAULT_SECRET_KEY or the key file ${path.join(configDir, "secret.key")}, made just now because none was there (restore that key, or log in again)`,
+      stateReason: `its stored tokens cannot be read, since no key was found in DVAULT_SECRET_KEY or the key file ${path.join(configDir, "secret.key")} (restore that key, or log in again)`,
     });
+    expect(existsSync(path.join(configDir, "secret.key"))).toBe(false);
   } finally {
     rmSync(configDir, { recursive: true, force: true });
     await h.close();

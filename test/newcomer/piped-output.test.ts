@@ -1,6 +1,6 @@
 // `dvault download --once 2>&1 | cat`, as cron runs it (issue #26): piped, at the default verbosity, a run prints
-// its summary on stdout and nothing else (no JSON log line); -v brings the info lines back, -q prints only
-// problems. A quota deferral, a pacing wait and a throttle are three words and three counts: a deferral is never
+// its summary on stdout and nothing else; a warning is one plain line, and -v brings the info lines back as plain
+// lines too (never pino's JSON: that is the worker's), -q prints only problems. A quota deferral, a pacing wait and a throttle are three words and three counts: a deferral is never
 // logged as a throttle, and sync's "throttled" column counts only the service's refusals, not dvault's own pacing.
 // The real CLI in child processes with piped stdio: not a terminal.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +15,13 @@ const dvault = (args: string[], env: Record<string, string> = {}) => runDvault({
 
 /** Lines that are pino's JSON (a log line), whatever the stream. */
 const jsonLines = (text: string) => text.split("\n").filter((l) => l.startsWith("{"));
+
+/** A plain log line's message and its key=value fields (src/cli/output/log-lines.ts), values as printed. */
+function plainLine(line: string): { msg: string; fields: Record<string, string> } {
+  const m = /^dvault: (.*?)(?: \((\w+=.*)\))?$/.exec(line);
+  const fields = Object.fromEntries([...(m?.[2] ?? "").matchAll(/(\w+)=("(?:[^"\\]|\\.)*"|\S+)/g)].map((f) => [f[1], f[2]?.replace(/^"|"$/g, "")]));
+  return { msg: m?.[1] ?? line, fields };
+}
 
 /** The originals not stored in full wanted again, due now: the next run has them to do. */
 async function wantOriginalsAgain(): Promise<void> {
@@ -86,6 +93,23 @@ describe("output piped, as cron runs it", () => {
     expect(source).toMatchObject({ paced, throttled: 0 });
   }, 60_000);
 
+  it("a warning at the default verbosity is one plain line on stderr, never pino's JSON", async () => {
+    // An answer the sync cannot read is kept and skipped, with a warning (src/api/http.ts).
+    h.sim.faults.add({ kind: "broken_item", route: "/gallery", times: 1 });
+    try {
+      const run = await dvault(["sync", "--once", "--only", "gallery", "--full"]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^\S+\s+gallery\s+incomplete \(full\)\s/m);
+      expect(run.stderr.trimEnd().split("\n")).toEqual([
+        expect.stringMatching(
+          /^dvault: warning: unreadable answer from the service: kept and skipped \(operation=gallery\.\S+ subject="item #0" detail=".+" account=\S+\)$/,
+        ),
+      ]);
+    } finally {
+      h.sim.faults.clear();
+    }
+  }, 60_000);
+
   it("download --once at the default verbosity: only the summary on stdout, nothing on stderr", async () => {
     await wantOriginalsAgain();
     const run = await dvault(["download", "--once"]);
@@ -101,13 +125,15 @@ describe("output piped, as cron runs it", () => {
     // No allowance at all: every original waits for the next quota window.
     const run = await dvault(["-v", "download", "--once"], { DVAULT_DOWNLOAD_QUOTA: "0" });
     expect(run.code, run.stderr).toBe(0);
-    const lines = jsonLines(run.stderr).map((l) => JSON.parse(l) as { level: number; msg: string; delay?: string; waitMs?: number });
+    expect(jsonLines(run.stderr)).toEqual([]);
+    const lines = run.stderr.trimEnd().split("\n").map(plainLine);
     expect(lines.length).toBeGreaterThan(0);
-    expect(lines.every((l) => l.level >= 30)).toBe(true);
-    const deferrals = lines.filter((l) => l.delay === "deferred");
+    // Info at most: no debug or trace line.
+    expect(lines.filter((l) => /^(debug|trace): /.test(l.msg))).toEqual([]);
+    const deferrals = lines.filter((l) => l.fields.delay === "deferred");
     expect(deferrals.length).toBeGreaterThan(0);
     for (const d of deferrals) expect(d.msg).toBe("deferred (quota): job waits for the next quota window");
-    expect(lines.filter((l) => /throttl/i.test(l.msg) || l.delay === "throttled")).toEqual([]);
+    expect(lines.filter((l) => /throttl/i.test(l.msg) || l.fields.delay === "throttled")).toEqual([]);
     // The summary counts them where a deferral belongs: deferred, or degraded (a free rendition stored meanwhile).
     const count = (label: string) => Number(new RegExp(`^${label}\\s+(\\d+)`, "m").exec(run.stdout)?.[1]);
     expect(count("deferred") + count("degraded")).toBe(deferrals.length);

@@ -1,8 +1,9 @@
 // The CLI's output layer (src/cli/output/): tables padded before they are painted, the log level each global
-// flag gives, and durations as a person reads them.
+// flag gives, a log entry as the plain line a pipe shows, and durations as a person reads them.
 import pc from "picocolors";
 import { afterEach, describe, expect, it } from "vitest";
 import { setGlobalOutput } from "../../src/cli/output/global.ts";
+import { plainLogLine } from "../../src/cli/output/log-lines.ts";
 import { cliLogLevel } from "../../src/cli/output/mode.ts";
 import { formatDuration } from "../../src/cli/output/progress.ts";
 import { formatTable, paintOutcome } from "../../src/cli/output/table.ts";
@@ -64,6 +65,28 @@ describe(cliLogLevel.name, () => {
     expect(cliLogLevel("fatal")).toBe("fatal");
     setGlobalOutput({ verbose: true });
     expect(cliLogLevel("silent")).toBe("info");
+  });
+});
+
+describe(plainLogLine.name, () => {
+  const entry = {
+    level: 40,
+    time: 1,
+    pid: 7,
+    msg: "could not queue the thumbnails",
+    account: "me",
+    detail: "two words",
+    n: 3,
+    err: { type: "Error", message: "disk full", stack: "Error: disk full\n    at write (x.js:1:1)" },
+  };
+
+  it("is one line: the level's word, the message, then key=value, a value of several words quoted, an error as its type and message", () => {
+    expect(plainLogLine(entry, false)).toBe('dvault: warning: could not queue the thumbnails (account=me detail="two words" n=3 err="Error: disk full")');
+    expect(plainLogLine({ level: 30, time: 1, msg: "source synced" }, false)).toBe("dvault: source synced");
+  });
+
+  it("adds the error's stack, indented, only when asked (LOG_LEVEL=debug or trace)", () => {
+    expect(plainLogLine(entry, true).split("\n")).toEqual([plainLogLine(entry, false), "    Error: disk full", "        at write (x.js:1:1)"]);
   });
 });
 

@@ -111,7 +111,8 @@ export class TokenEndpointUnreachableError extends UserError {
     readonly url: string,
     readonly reason: string,
   ) {
-    super(`cannot reach the service's OAuth endpoint ${url} (${reason}). Check DVAULT_API_BASE and the network, then try again`, 3);
+    // Exit code 1, as any failed call to the service: 3 says dvault's own PostgreSQL or Redis is not there (src/errors.ts).
+    super(`cannot reach the service's OAuth endpoint ${url} (${reason}). Check DVAULT_API_BASE and the network, then try again`);
     this.name = "TokenEndpointUnreachableError";
   }
 }
@@ -318,7 +319,8 @@ export class OAuthClient {
       return res;
     } catch (err) {
       const classified = classifyTransportError(kind, url, err);
-      this.log?.warn({ request: kind, clientAuth: method, err: classified, durationMs: Date.now() - started }, "oauth endpoint call failed");
+      // Info, not warn: the error is thrown to a caller that says it (a command's one line, the refresh's own warn).
+      this.log?.info({ request: kind, clientAuth: method, err: classified, durationMs: Date.now() - started }, "oauth endpoint call failed");
       throw classified;
     }
   }

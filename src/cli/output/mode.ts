@@ -3,6 +3,7 @@
 import type { Config, LogLevel } from "../../config.ts";
 import { createLogger, type Logger } from "../../log.ts";
 import { globalOutput } from "./global.ts";
+import { plainLogLines } from "./log-lines.ts";
 import pc from "picocolors";
 import { type Colors, markerColors } from "./terminal.ts";
 
@@ -37,7 +38,13 @@ export function cliLogLevel(configured: LogLevel): LogLevel {
   return rank(configured) > rank(wanted) ? configured : wanted;
 }
 
-/** The logger a command uses (src/log.ts), at cliLogLevel. */
+/**
+ * The logger a command uses (src/log.ts), at cliLogLevel: pino-pretty's lines in a terminal, and where stderr is a
+ * pipe or a file one plain line an entry (log-lines.ts), stacks only at debug or trace: a person reads a command's
+ * stderr, not a log collector. The worker logs pino's JSON off a terminal (src/cli/worker.ts).
+ */
 export function cliLogger(config: Pick<Config, "logLevel">): Logger {
-  return createLogger({ level: cliLogLevel(config.logLevel) });
+  const level = cliLogLevel(config.logLevel);
+  if (process.stderr.isTTY === true) return createLogger({ level });
+  return createLogger({ level, destination: plainLogLines(level === "debug" || level === "trace"), pretty: false });
 }

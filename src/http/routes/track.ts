@@ -6,6 +6,7 @@
 // line of why and what to do: 400 for input, 409 when no account decides or this dashboard cannot queue, 502
 // when the service could not be asked.
 import type express from "express";
+import type { Deviation } from "../../api/types.ts";
 import { DownloadRepository } from "../../db/download.repository.ts";
 import { UserError } from "../../errors.ts";
 import { addedBy, resolveDeviation, storeAddedDeviation } from "../../track-lists/add-one.ts";
@@ -24,6 +25,16 @@ class BoxRefusal extends UserError {
   ) {
     super(message);
   }
+}
+
+/** What "Archive one work" answers: "Added" only when something was, the work new to the mirror or its file wanted now. */
+function addNotice(a: { d: Deviation; hasFile: boolean; stored: boolean; newToMirror: boolean; queued: number; status: string | undefined }): string {
+  const work = `"${a.d.title ?? a.d.deviationid}" by ${a.d.author?.username ?? "?"}`;
+  if (!a.hasFile) return `Added ${work}: its metadata is stored; ${a.d.is_deleted ? "it is deleted on the service" : "it has no file to download"}.`;
+  if (a.stored)
+    return a.newToMirror ? `Added ${work}: its metadata is stored; its file was already archived.` : `${work} was already archived: nothing new was added.`;
+  if (a.queued) return `Added ${work}: its metadata is stored and its file's download is queued; the worker fetches it.`;
+  return `Added ${work}: its metadata is stored and its file is wanted, not queued yet (${a.status?.replace("_", " ") ?? "wanted"}): the worker's next downloads run takes it when it is due.`;
 }
 
 /** The boxes' CSRF token and accounts, when this dashboard can run them (the worker's: it queues work). */
@@ -61,7 +72,7 @@ export function trackRoutes(app: express.Express, ctx: DashboardContext): void {
     try {
       const usernames = usernamesOf(splitUserInputs(one(body.users) ?? ""));
       const { row, client, actions } = await clientFor(body);
-      const users = await trackUsers({ client, pool: deps.pool, accountId: row.id, usernames, at: new Date(ctx.now()) });
+      const users = await trackUsers({ client, pool: deps.pool, account: row, usernames, at: new Date(ctx.now()) });
       const names = users.map((u) => u.username);
       const queued = actions.syncTracked ? await actions.syncTracked(row.id, names) : 0;
       log.info({ account: row.name, users: names.length, queued }, "dashboard: users tracked");
@@ -85,7 +96,7 @@ export function trackRoutes(app: express.Express, ctx: DashboardContext): void {
       const hangUp = new AbortController();
       res.on("close", () => hangUp.abort());
       const d = await resolveDeviation(client, input, hangUp.signal);
-      const wanted = await storeAddedDeviation({
+      const { files: wanted, newToMirror } = await storeAddedDeviation({
         pool: deps.pool,
         client,
         deviation: d,
@@ -98,14 +109,7 @@ export function trackRoutes(app: express.Express, ctx: DashboardContext): void {
       const stored = before?.status === "done" || before?.status === "degraded";
       const queued = file && !stored && actions.downloadWorks ? await actions.downloadWorks(row.id, [d.deviationid]) : 0;
       log.info({ account: row.name, deviationid: d.deviationid, queued }, "dashboard: work added");
-      const work = `"${d.title ?? d.deviationid}" by ${d.author?.username ?? "?"}`;
-      const notice = !file
-        ? `Added ${work}: its metadata is stored; ${d.is_deleted ? "it is deleted on the service" : "it has no file to download"}.`
-        : stored
-          ? `Added ${work}: its metadata is stored; its file was already archived.`
-          : queued
-            ? `Added ${work}: its metadata is stored and its file's download is queued; the worker fetches it.`
-            : `Added ${work}: its metadata is stored and its file is wanted, not queued yet (${before?.status.replace("_", " ") ?? "wanted"}): the worker's next downloads run takes it when it is due.`;
+      const notice = addNotice({ d, hasFile: !!file, stored, newToMirror, queued, status: before?.status });
       return res.redirect(303, `/item/${encodeURIComponent(d.deviationid)}?${new URLSearchParams({ done: notice }).toString()}`);
     } catch (err) {
       return refuse(res, err, "Nothing was added", "/");
