@@ -17,7 +17,7 @@ import { storeLogin, type StoreLoginArgs } from "../api/store-login.ts";
 import { placebo } from "../api/account-calls.ts";
 import { type AccountStatus, accountStatusOf, keyedStatus } from "../api/token-manager.ts";
 import type { AccountRow } from "../db/account.repository.ts";
-import { EXIT_NEEDS_LOGIN, UserError } from "../errors.ts";
+import { EXIT_NEEDS_LOGIN, explainPgRefusal, UserError } from "../errors.ts";
 import { registerSecret, scrubString } from "../redact.ts";
 import { assertReadyToSpend, type AuthContext, type KeylessContext, withContext, withExistingKey } from "./auth-context.ts";
 import { printErr, printOut } from "./output/print.ts";
@@ -351,7 +351,9 @@ async function checkAccount(ctx: AuthContext, row: AccountRow): Promise<string> 
     await placebo(ctx.transportFor(provider));
     return "ok";
   } catch (err) {
-    return `failed: ${scrubString(err instanceof Error ? err.message : String(err))}`;
+    // A read-only database met before the call (the pace's row on PostgreSQL alone) is said as itself.
+    const said = explainPgRefusal(err) ?? err;
+    return `failed: ${scrubString(said instanceof Error ? said.message : String(said))}`;
   }
 }
 
