@@ -122,7 +122,10 @@ async function isEmptyStore(store: BlobStore): Promise<boolean> {
 /**
  * The backup's archive copied into `<target>/.dvault-restore/`, the target being absent, empty, or holding only
  * what a stopped restore left there. Its files are copied as they are: backup-check.ts proved each a regular file
- * and each link one of the readable tree's.
+ * and each link one of the readable tree's. A backup without its archive (`--no-archive`) writes nothing there, so
+ * the folder is left as it is, whatever it holds: the archive copied there beside the backup (README, "Backups and
+ * restore": rsync -a) is the archive the restored database names. Refused, it would be moved aside for an empty
+ * folder, and every file the rows name would be downloaded again, spending the weekly allowance.
  */
 async function stageFolder(target: string, archive: CheckedArchive | undefined, signal: AbortSignal | undefined): Promise<Staged> {
   const staging = path.join(target, STAGING);
@@ -130,7 +133,7 @@ async function stageFolder(target: string, archive: CheckedArchive | undefined, 
     if (errCode(err) === "ENOENT") return undefined;
     throw err;
   });
-  if (found?.some((name) => name !== STAGING)) {
+  if (archive && found?.some((name) => name !== STAGING)) {
     throw new UserError(`the archive directory ${target} is not empty: restore into a new directory (set DVAULT_ARCHIVE_DIR)`);
   }
   await rm(staging, { recursive: true, force: true });

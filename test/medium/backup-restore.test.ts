@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -150,6 +151,32 @@ describe("backup and restore", () => {
     });
     return { untouched, target };
   };
+
+  it("restores a --no-archive backup beside the archive copied there first (rsync -a), leaving it as it is", async () => {
+    const bare = path.join(tmp("no-archive"), "b");
+    const m = await createBackup({ config: originalConfig(), out: bare, includeArchive: false, version: "test" });
+    expect(m.archive.included).toBe(false);
+    const { untouched, target } = untouchedTarget("no_archive");
+    // The archive copied as the README says, before the restore: refused, the person would restore into an empty
+    // folder and every file the rows name would be downloaded again.
+    execFileSync("cp", ["-a", h.services.config.archiveDir, target.archiveDir]);
+    const before = readdirSync(target.archiveDir, { recursive: true }).sort();
+    try {
+      const restored = await restoreBackup({ config: target, from: bare });
+      expect(restored).toMatchObject({ databaseRestored: true, archiveFiles: 0 });
+      expect(readdirSync(target.archiveDir, { recursive: true }).sort()).toEqual(before);
+      const services = await createServices({ config: target, log });
+      try {
+        const report = await verifyArchive({ deps: downloadDepsFor(services), fix: false, log });
+        expect(report.files).toBeGreaterThan(5);
+        expect(report).toMatchObject({ missing: [], corrupt: [], ok: report.files });
+      } finally {
+        await services.close();
+      }
+    } finally {
+      await dropDatabaseNamed(untouched);
+    }
+  });
 
   it("detects a damaged table file before touching anything", async () => {
     const damaged = path.join(tmp("damaged"), "b");
