@@ -9,7 +9,7 @@ import { AlertRepository } from "../db/alert.repository.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
 import { previewDigest } from "../digest/preview.ts";
 import type { DigestJobPayload } from "../digest/run-digest.ts";
-import { UserError } from "../errors.ts";
+import { EXIT_FAILED, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cliLogger } from "./output/mode.ts";
 import { runHere } from "../../jobs/run-here.ts";
@@ -39,7 +39,10 @@ export function registerDigestCommand(program: Command): void {
     .option("--preview", "render the next digest to files; nothing is sent and the window does not move")
     .option("--since <time>", "with --preview: start the window here (ISO time, or 36h / 2d back from now)")
     .option("--out <dir>", "with --preview: write digest.html, digest.txt and digest.json here (default: a new temporary directory)")
-    .option("--send", "send a digest now through every configured channel (the same job the schedule runs)")
+    .option(
+      "--send",
+      "send a digest now through every configured channel (the same job the schedule runs); exit code 1 when a channel did not deliver (a running worker retries it)",
+    )
     .option("--history", "list the latest digests and alerts sent, with their delivery results")
     .option("--alerts", "check the alert conditions now and notify new incidents (what the worker does every minute)")
     .option("--json", "print the result as JSON")
@@ -149,6 +152,9 @@ async function send(services: Services, log: Logger, json: boolean): Promise<voi
     if (json)
       printJson(outcomes.map((o, i) => ({ channel: payloads[i]!.channel, state: o.state, ...("value" in o ? { value: o.value } : { reason: o.reason }) })));
     else for (const [i, o] of outcomes.entries()) printOut(describeOutcome(o, payloads[i]!.channel));
+    // A channel that did not deliver (refused, unreachable, still trying) is a failure for a script (`digest --send ||`),
+    // whatever a running worker does with its retries.
+    if (outcomes.some((o) => o.state !== "completed")) process.exitCode = EXIT_FAILED;
   } finally {
     await producer.close();
   }

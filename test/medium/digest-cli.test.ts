@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DigestRepository } from "../../src/db/digest.repository.ts";
+import { freePort } from "../../src/free-port.ts";
 import { createDigestFixture, type DigestFixture } from "../helpers/digest-fixture.ts";
 import { TEST_ENGINE, TEST_REDIS_URL } from "../helpers/env.ts";
 
@@ -87,6 +88,21 @@ describe("dvault digest", () => {
     expect(history.stdout).toContain("file ");
     expect(history.stdout).toMatch(/sent \S+ {2}\(1 attempt\)/);
     expect(history.stdout).toContain("5 faves");
+  });
+
+  it("--send through a channel that did not deliver says so and exits 1, for a script's `digest --send ||`", async () => {
+    // Nothing listens there: the SMTP server is down.
+    const smtp = {
+      DVAULT_SMTP_HOST: "127.0.0.1",
+      DVAULT_SMTP_PORT: String(await freePort()),
+      DVAULT_SMTP_FROM: "dvault@example.org",
+      DVAULT_SMTP_TO: "me@example.org",
+    };
+    const r = await dvault(["digest", "--send"], { ...env, ...smtp, DVAULT_DIGEST_CHANNELS: "smtp", DVAULT_DIGEST_CRON: "0 0 1 1 *" });
+    // The other tests' digests say nothing of this one (the health section counts digests not delivered).
+    await f.services.pool.query("DELETE FROM digests WHERE channel = 'smtp'");
+    expect(r.stdout).toMatch(/^smtp: delivery failed \(SMTP delivery to 127\.0\.0\.1:\d+ failed: ESOCKET: connect ECONNREFUSED [^)]+\); retrying with backoff/);
+    expect(r.code).toBe(1);
   });
 
   it("--alerts runs the worker's alerts.evaluate job here, baselines included", async () => {
