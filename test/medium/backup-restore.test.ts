@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,6 +22,7 @@ import { testConfig } from "../helpers/config.ts";
 import { countedDownloadFigures, keptDownloadFigures } from "../helpers/download-counts.ts";
 import { TEST_PG_URL } from "../helpers/env.ts";
 import { itNeedingPgDump } from "../helpers/needs-pg-dump.ts";
+import { canMount } from "../helpers/tmpfs.ts";
 import { createSyncHarness, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type SyncHarness } from "../helpers/sync-harness.ts";
 
 const log = createLogger({ level: "silent" });
@@ -139,6 +140,33 @@ describe("backup and restore", () => {
     const refused = createBackup({ config: originalConfig(), out: "/proc/dvault-nope", version: "test" });
     await expect(refused).rejects.toBeInstanceOf(UserError);
     await expect(refused).rejects.toThrow(/cannot make the backup's directory \/proc\/dvault-nope \(ENOENT\): choose another one/);
+  });
+
+  it.runIf(canMount())("a backup onto a full or read-only disk is one line and leaves nothing there: the same --out takes the next run", async () => {
+    const disk = tmp("small-disk");
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", disk]);
+    try {
+      const out = path.join(disk, "b");
+      const full = new UserError(
+        `no space left for the backup in ${out} (ENOSPC): the unfinished backup was removed; free space there, or choose another --out`,
+      );
+      await expect(createBackup({ config: originalConfig(), out, version: "test" })).rejects.toThrow(full);
+      expect(readdirSync(disk)).toEqual([]);
+      // A folder made for it beforehand stays, emptied.
+      mkdirSync(out);
+      await expect(createBackup({ config: originalConfig(), out, version: "test" })).rejects.toThrow(full);
+      expect(readdirSync(out)).toEqual([]);
+      // Read-only: the backup's folder is named, not the archive's.
+      execFileSync("mount", ["-o", "remount,ro", disk]);
+      await expect(createBackup({ config: originalConfig(), out: path.join(disk, "c"), version: "test" })).rejects.toThrow(
+        new UserError(`cannot make the backup's directory ${path.join(disk, "c")} (EROFS): choose another one`),
+      );
+      // Room made: the same --out takes the backup.
+      execFileSync("mount", ["-o", "remount,rw,size=64m", disk]);
+      await expect(createBackup({ config: originalConfig(), out, version: "test" })).resolves.toMatchObject({ format: 2 });
+    } finally {
+      execFileSync("umount", [disk]);
+    }
   });
 
   /** A target of its own (the order of tests is shuffled: the first test's database may exist already). */
