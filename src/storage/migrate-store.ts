@@ -74,15 +74,43 @@ async function copyOne(o: MigrateOptions, info: BlobInfo, onBytes: (n: number) =
   }
 }
 
+/**
+ * Every object of the source, listed again once a pass is done until a listing finds none it had not: a worker that
+ * still downloads into the source meanwhile (docs/storage-readers.md#migrating) writes objects the first listing
+ * did not hold, which the "every object is in the target" of the end would otherwise leave behind.
+ */
 export async function migrateStore(o: MigrateOptions): Promise<MigrateResult> {
-  const progress = o.progress ?? (() => undefined);
-  const objects: BlobInfo[] = [];
-  for (const prefix of MIGRATED_PREFIXES) for await (const info of o.from.list(prefix)) objects.push(info);
+  const listed = new Set<string>();
+  let objects = await unlisted(o.from, listed);
   await fs.mkdir(o.tmpDir, { recursive: true, mode: 0o700 });
-  const result: MigrateResult = { objects: objects.length, copied: 0, skipped: 0, bytes: 0, failed: [] };
+  const result: MigrateResult = { objects: 0, copied: 0, skipped: 0, bytes: 0, failed: [] };
+  const pass = { finished: 0 };
+  do {
+    result.objects += objects.length;
+    o.progress?.({ type: "files", finished: pass.finished, total: result.objects });
+    await copyAll(o, objects, result, pass);
+    objects = await unlisted(o.from, listed);
+  } while (objects.length > 0);
+  return result;
+}
+
+/** The objects of `from` to migrate that `listed` does not hold yet, added to it. */
+async function unlisted(from: BlobStore, listed: Set<string>): Promise<BlobInfo[]> {
+  const objects: BlobInfo[] = [];
+  for (const prefix of MIGRATED_PREFIXES) {
+    for await (const info of from.list(prefix)) {
+      if (listed.has(info.key)) continue;
+      listed.add(info.key);
+      objects.push(info);
+    }
+  }
+  return objects;
+}
+
+/** One pass over `objects`, `o.concurrency` at a time, into `result`. */
+async function copyAll(o: MigrateOptions, objects: BlobInfo[], result: MigrateResult, pass: { finished: number }): Promise<void> {
+  const progress = o.progress ?? (() => undefined);
   let next = 0;
-  let finished = 0;
-  progress({ type: "files", finished, total: objects.length });
   const worker = async (): Promise<void> => {
     while (next < objects.length) {
       o.signal?.throwIfAborted();
@@ -103,7 +131,7 @@ export async function migrateStore(o: MigrateOptions): Promise<MigrateResult> {
           result.failed.push({ key: info.key, reason: copied });
         }
       }
-      progress({ type: "files", finished: ++finished, total: objects.length });
+      progress({ type: "files", finished: ++pass.finished, total: result.objects });
     }
   };
   // Every worker stopped (and its temp file gone) before an abort is passed on.
@@ -111,5 +139,4 @@ export async function migrateStore(o: MigrateOptions): Promise<MigrateResult> {
   if (o.signal?.aborted) throw o.signal.reason;
   const failure = settled.find((s) => s.status === "rejected");
   if (failure) throw failure.reason;
-  return result;
 }

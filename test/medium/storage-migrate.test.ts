@@ -101,6 +101,27 @@ describe(migrateStore.name, () => {
     expect(await contents(local)).toEqual(source);
   });
 
+  it("copies too what a worker writes into the source while it runs: listed again until a listing finds nothing new", async () => {
+    const local = localStore("busy");
+    await fill(local, 3, "d");
+    // The worker's download lands while the first pass reads the source (an openRead waits for it).
+    let late: Promise<void> | undefined;
+    const downloading: BlobStore = Object.assign(Object.create(local) as BlobStore, {
+      openRead: async (key: string) => {
+        late ??= fill(local, 1, "downloaded meanwhile");
+        await late;
+        return local.openRead(key);
+      },
+    });
+    const bucket = openBlobStore(testConfig({ ...s3.env }));
+    const r = await migrateStore({ from: downloading, to: bucket, tmpDir: path.join(dir, "tmp"), concurrency: 1 });
+    const source = await contents(local);
+    // 3 originals and 2 thumbnails, then the downloaded original and its thumbnail.
+    expect(Object.keys(source)).toHaveLength(7);
+    expect(r).toMatchObject({ objects: 7, copied: 7, failed: [] });
+    expect(await contents(bucket)).toEqual(source);
+  });
+
   it("reports an original whose bytes no longer match its key and copies the rest", async () => {
     const local = localStore("damaged");
     await fill(local, 3, "b");
