@@ -8,6 +8,7 @@ import { loadConfig } from "../config.ts";
 import { AlertRepository } from "../db/alert.repository.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
 import { previewDigest } from "../digest/preview.ts";
+import { refusedRecipients } from "../digest/deliver/smtp.ts";
 import type { DigestJobPayload } from "../digest/run-digest.ts";
 import { EXIT_FAILED, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -88,6 +89,7 @@ async function history(services: Services, json: boolean): Promise<void> {
       `${d.channel.padEnd(7)} ${d.windowStart.toISOString()} – ${d.windowEnd.toISOString()}  ${result}  (${d.attempts} attempt${d.attempts === 1 ? "" : "s"})`,
     );
     if (d.subject) printOut(`        ${d.subject}`);
+    if (d.status === "sent" && refusedRecipients(d.delivery).length > 0) printOut(`       ${refusedWords(refusedRecipients(d.delivery))}`);
   }
   for (const a of alerts) {
     const channels = Object.entries(a.results).map(([c, r]) => `${c} ${r.ok ? "ok" : `failed: ${r.error ?? ""}`}`);
@@ -160,11 +162,17 @@ async function send(services: Services, log: Logger, json: boolean): Promise<voi
   }
 }
 
+/** " (not to a@x, b@y: the SMTP server refused them; check DVAULT_SMTP_TO)", or "" when it refused nobody. */
+function refusedWords(refused: readonly string[]): string {
+  return refused.length === 0 ? "" : ` (not to ${refused.join(", ")}: the SMTP server refused ${refused.length === 1 ? "it" : "them"}; check DVAULT_SMTP_TO)`;
+}
+
 function describeOutcome(o: RunNowOutcome, channel: string): string {
   switch (o.state) {
     case "completed": {
-      const r = o.value as { status?: string; subject?: string; reason?: string } | null;
-      return r?.status === "done" ? `${channel}: sent — ${r.subject ?? ""}` : `${channel}: nothing sent (${r?.reason ?? "skipped"})`;
+      const r = o.value as { status?: string; subject?: string; reason?: string; refused?: string[] } | null;
+      if (r?.status !== "done") return `${channel}: nothing sent (${r?.reason ?? "skipped"})`;
+      return `${channel}: sent — ${r.subject ?? ""}${refusedWords(r.refused ?? [])}`;
     }
     case "failed":
       return `${channel}: failed — ${o.reason}`;

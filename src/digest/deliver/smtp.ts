@@ -16,6 +16,16 @@ export class SmtpDeliveryError extends Error {
   }
 }
 
+/**
+ * The recipients the server refused while it took the message for the others (a typo in DVAULT_SMTP_TO): the
+ * delivery stands (a retry would send the others a second copy), but they got nothing, and `digest --send`,
+ * `--history` and the worker's log say so. Read from a stored receipt (the digests table's delivery).
+ */
+export function refusedRecipients(receipt: DeliveryReceipt | null | undefined): string[] {
+  const rejected = receipt?.rejected;
+  return Array.isArray(rejected) ? rejected.map(String) : [];
+}
+
 export function smtpDeliverer(config: SmtpConfig): Deliverer {
   registerSecret(config.pass);
   return {
