@@ -71,7 +71,13 @@ export function smtpDeliverer(config: SmtpConfig): Deliverer {
       } catch (err) {
         if (err instanceof SmtpDeliveryError) throw err;
         const e = err as Error & { responseCode?: number; code?: string; response?: string };
-        const what = e.responseCode ? `${e.responseCode} ${e.response ?? e.message}` : `${e.code ? `${e.code}: ` : ""}${e.message}`;
+        // The server's line starts with its code already ("550 no such mailbox"): said once.
+        const answer = e.response ?? e.message;
+        const what = e.responseCode
+          ? answer.startsWith(String(e.responseCode))
+            ? answer
+            : `${e.responseCode} ${answer}`
+          : `${e.code ? `${e.code}: ` : ""}${e.message}`;
         throw new SmtpDeliveryError(`SMTP delivery to ${config.host}:${config.port} failed: ${what.trim()}`, e.responseCode);
       } finally {
         transport.close();
