@@ -169,8 +169,8 @@ export async function createBackup(opts: BackupOptions): Promise<BackupManifest>
   }
 }
 
-/** Codes of a write that say the backup's disk, not one file, refused: the run cannot finish there. */
-const DISK_FULL = new Set(["ENOSPC", "EDQUOT"]);
+/** Codes of a write that say the disk, not one file, refused: the run cannot finish there (restore.ts too). */
+export const DISK_FULL = new Set(["ENOSPC", "EDQUOT"]);
 const REFUSED = new Set(["EROFS", "EACCES", "EPERM"]);
 
 /** A failed write into the backup's folder in one line: its disk full, or the folder refusing writes. */

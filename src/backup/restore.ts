@@ -22,9 +22,11 @@ import { keyFilePath } from "../secret-key.ts";
 import type { BlobStore } from "../storage/blob-store.ts";
 import { errCode, PARTIAL_DIR } from "../storage/layout.ts";
 import { folderFault } from "../storage/storage-fault.ts";
+import { freeBytesAt } from "../storage/free-space.ts";
+import { formatBytes } from "../text/bytes.ts";
 import { openBlobStore } from "../storage/store.ts";
 import { originalOf } from "../storage/thumbnails.ts";
-import { type BackupManifest, runPgTool, sha256File } from "./backup.ts";
+import { type BackupManifest, DISK_FULL, runPgTool, sha256File } from "./backup.ts";
 import { type CheckedArchive, checkBackup } from "./backup-check.ts";
 import { loadMirror } from "./table-load.ts";
 import type { MirrorLoad } from "../db/mirror-load.ts";
@@ -48,6 +50,7 @@ type Staged = { commit(): Promise<void>; undo(): Promise<void> };
 export async function restoreBackup({ config, from, signal }: { config: Config; from: string; signal?: AbortSignal }): Promise<RestoreResult> {
   const backup = await checkBackup(path.resolve(from), { databaseUrl: config.databaseUrl, signal });
   const store = openBlobStore(config);
+  if (store.kind === "local" && backup.archive) await checkRoom(config.archiveDir, backup.archive);
   const staged: Staged[] = [];
   const created = await ensureDatabase(config.databaseUrl);
   let load: MirrorLoad | undefined;
@@ -157,7 +160,8 @@ async function stageFolder(target: string, archive: CheckedArchive | undefined, 
     for (const l of archive.links) await symlink(l.target, path.join(staging, l.rel));
   } catch (err) {
     await undo().catch(() => undefined);
-    throw err;
+    const code = errCode(err) ?? "";
+    throw DISK_FULL.has(code) ? noRoom(target, archive, `the disk ran out of space while the archive was copied (${code})`) : err;
   }
   return {
     async commit() {
@@ -169,6 +173,23 @@ async function stageFolder(target: string, archive: CheckedArchive | undefined, 
     },
     undo,
   };
+}
+
+/** The bytes of the archive's files. */
+function archiveBytes(archive: CheckedArchive): number {
+  return archive.files.reduce((sum, f) => sum + f.size, 0);
+}
+
+function noRoom(target: string, archive: CheckedArchive, why: string): UserError {
+  return new UserError(
+    `the archive needs ${formatBytes(archiveBytes(archive))} in ${target}, and ${why}: free space there, or set DVAULT_ARCHIVE_DIR to a disk with room; nothing was restored`,
+  );
+}
+
+/** Before anything is written: a target folder whose disk cannot hold the archive is said at once, not after the database loaded. */
+async function checkRoom(target: string, archive: CheckedArchive): Promise<void> {
+  const free = await freeBytesAt(target).catch(() => undefined);
+  if (free !== undefined && free < archiveBytes(archive)) throw noRoom(target, archive, `its disk has ${formatBytes(free)} free`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -166,6 +166,41 @@ describe("backup and restore", () => {
       await expect(createBackup({ config: originalConfig(), out, version: "test" })).resolves.toMatchObject({ format: 2 });
     } finally {
       execFileSync("umount", [disk]);
+    }
+  });
+
+  it.runIf(canMount())("a restore whose archive does not fit the target's disk says so first: no database made, the folder untouched", async () => {
+    const disk = tmp("tiny-disk");
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", disk]);
+    const db = `dvault_t_restore_tiny_${process.pid}`;
+    try {
+      const target = testConfig({
+        DATABASE_URL: withDatabase(TEST_PG_URL, db),
+        DVAULT_ARCHIVE_DIR: path.join(disk, "archive"),
+        DVAULT_CONFIG_DIR: tmp("tiny-c"),
+      });
+      await expect(restoreBackup({ config: target, from: backupDir })).rejects.toThrow(
+        new RegExp(
+          `^the archive needs \\d+(\\.\\d)? MiB in ${disk}/archive, and its disk has 64 KiB free: free space there, or set DVAULT_ARCHIVE_DIR to a disk with room; nothing was restored$`,
+        ),
+      );
+      await expectNoDatabase(db);
+      expect(readdirSync(disk)).toEqual([]);
+
+      // Room for the files' bytes but not for the pages they fill: the free space looks enough, the copy runs out.
+      const sizes = manifest.archive.bytes;
+      const files = readdirSync(path.join(backupDir, "archive"), { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+      const pages = files.reduce((sum, e) => sum + Math.ceil(statSync(path.join(e.parentPath, e.name)).size / 4096) * 4096, 0);
+      expect(pages - sizes, "the pages the files fill past their bytes").toBeGreaterThan(3 * 4096);
+      execFileSync("mount", ["-o", `remount,size=${Math.ceil(sizes / 4096) * 4096 + 4096}`, disk]);
+      await expect(restoreBackup({ config: target, from: backupDir })).rejects.toThrow(
+        /^the archive needs \d+(\.\d)? MiB in .*, and the disk ran out of space while the archive was copied \(ENOSPC\): free space there, or set DVAULT_ARCHIVE_DIR to a disk with room; nothing was restored$/,
+      );
+      await expectNoDatabase(db);
+      expect(readdirSync(disk)).toEqual([]);
+    } finally {
+      execFileSync("umount", [disk]);
+      await dropDatabaseNamed(db);
     }
   });
 
