@@ -22,6 +22,7 @@ import { downloadBlob } from "../storage/blob-transfer.ts";
 import { openBlobStore } from "../storage/store.ts";
 import { makeDirs } from "../make-dirs.ts";
 import { errCode } from "../storage/layout.ts";
+import { DISK_FULL_CODES } from "../storage/storage-fault.ts";
 import { DATABASE_DIR, type TableEntry, writeTables } from "./table-files.ts";
 
 export const MANIFEST = "manifest.json";
@@ -169,8 +170,6 @@ export async function createBackup(opts: BackupOptions): Promise<BackupManifest>
   }
 }
 
-/** Codes of a write that say the disk, not one file, refused: the run cannot finish there (restore.ts too). */
-export const DISK_FULL = new Set(["ENOSPC", "EDQUOT"]);
 const REFUSED = new Set(["EROFS", "EACCES", "EPERM"]);
 
 /** A failed write into the backup's folder in one line: its disk full, or the folder refusing writes. */
@@ -178,7 +177,7 @@ function backupWriteFault(err: unknown, dir: string): UserError | undefined {
   const code = errCode(err) ?? "";
   const file = (err as { path?: unknown } | null)?.path;
   const gone = "the unfinished backup was removed";
-  if (DISK_FULL.has(code)) return new UserError(`no space left for the backup in ${dir} (${code}): ${gone}; free space there, or choose another --out`);
+  if (DISK_FULL_CODES.has(code)) return new UserError(`no space left for the backup in ${dir} (${code}): ${gone}; free space there, or choose another --out`);
   if (REFUSED.has(code) && typeof file === "string" && (file === dir || file.startsWith(`${dir}${path.sep}`))) {
     return new UserError(`cannot write the backup into ${dir} (${code}): ${gone}; choose another --out, or give dvault write access there`);
   }

@@ -21,12 +21,12 @@ import { maskUrl } from "../redact.ts";
 import { keyFilePath } from "../secret-key.ts";
 import type { BlobStore } from "../storage/blob-store.ts";
 import { errCode, PARTIAL_DIR } from "../storage/layout.ts";
-import { folderFault } from "../storage/storage-fault.ts";
+import { DISK_FULL_CODES, folderFault } from "../storage/storage-fault.ts";
 import { freeBytesAt } from "../storage/free-space.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { openBlobStore } from "../storage/store.ts";
 import { originalOf } from "../storage/thumbnails.ts";
-import { type BackupManifest, DISK_FULL, runPgTool, sha256File } from "./backup.ts";
+import { type BackupManifest, runPgTool, sha256File } from "./backup.ts";
 import { type CheckedArchive, checkBackup } from "./backup-check.ts";
 import { loadMirror } from "./table-load.ts";
 import type { MirrorLoad } from "../db/mirror-load.ts";
@@ -161,7 +161,7 @@ async function stageFolder(target: string, archive: CheckedArchive | undefined, 
   } catch (err) {
     await undo().catch(() => undefined);
     const code = errCode(err) ?? "";
-    throw DISK_FULL.has(code) ? noRoom(target, archive, `the disk ran out of space while the archive was copied (${code})`) : err;
+    throw DISK_FULL_CODES.has(code) ? noRoom(target, archive, `the disk ran out of space while the archive was copied (${code})`) : err;
   }
   return {
     async commit() {

@@ -68,7 +68,9 @@ export function registerStorageCommand(program: Command): void {
         "every dvault process, restart them, and run it once more for what they wrote before. Its start removes the temp files killed dvault",
         "processes left in the archive folder's .partial/, as a worker's start does.",
         "",
-        "Exit codes: 0 every object is in the target, 1 some could not be copied (listed; run again), or the target is not configured.",
+        "Exit codes: 0 every object is in the target, 1 some could not be copied (listed; run again), or the target is not configured,",
+        "3 the target or the source takes or gives no file at all (a full or read-only disk, a bucket refusing or unreachable):",
+        "one line, and the run stops there.",
       ].join("\n"),
     )
     .action(async (opts: { to: string; concurrency: string; json?: boolean }) => {

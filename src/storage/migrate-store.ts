@@ -7,7 +7,8 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type { BlobInfo, BlobStore } from "./blob-store.ts";
 import { downloadBlob, hashBlob } from "./blob-transfer.ts";
-import { checkWriterName, ORIGINALS_DIR, writtenPartialKey } from "./layout.ts";
+import { checkWriterName, errCode, ORIGINALS_DIR, writtenPartialKey } from "./layout.ts";
+import { DISK_FULL_CODES, folderFault, StorageFaultError } from "./storage-fault.ts";
 import { originalOf, THUMBNAILS_DIR } from "./thumbnails.ts";
 
 export const MIGRATED_PREFIXES = [`${ORIGINALS_DIR}/`, `${THUMBNAILS_DIR}/`] as const;
@@ -107,12 +108,33 @@ async function unlisted(from: BlobStore, listed: Set<string>): Promise<BlobInfo[
   return objects;
 }
 
-/** One pass over `objects`, `o.concurrency` at a time, into `result`. */
+/**
+ * A failure of a place, not of one object: the target or the source cannot take or give any file (its disk full or
+ * read-only, a bucket refusing or gone). The run stops at the first, in one line: every object after it would fail
+ * the same way, each read from the source first (a bucket's egress) and each listed as a failure to "run again".
+ */
+function placeFault(err: unknown, to: BlobStore, result: MigrateResult): StorageFaultError | undefined {
+  const code = errCode(err) ?? "";
+  if (DISK_FULL_CODES.has(code)) {
+    const where = to.describe();
+    return new StorageFaultError(
+      { where, code },
+      `${where} is full (${code}) after ${result.copied} object(s) copied: free space there, then run it again (what arrived whole is skipped)`,
+    );
+  }
+  // A bucket's own faults come as StorageFaultError (s3-blob-store.ts); of a folder's, only a read-only one surely is the
+  // place's (EACCES on one source file unreadable is that file's).
+  if (err instanceof StorageFaultError) return err;
+  return code === "EROFS" ? folderFault(err) : undefined;
+}
+
+/** One pass over `objects`, `o.concurrency` at a time, into `result`; the first fault of a place stops every worker. */
 async function copyAll(o: MigrateOptions, objects: BlobInfo[], result: MigrateResult, pass: { finished: number }): Promise<void> {
   const progress = o.progress ?? (() => undefined);
   let next = 0;
+  let stopped = false;
   const worker = async (): Promise<void> => {
-    while (next < objects.length) {
+    while (next < objects.length && !stopped) {
       o.signal?.throwIfAborted();
       const info = objects[next++] as BlobInfo;
       if (await alreadyThere(o.to, info, o.signal)) {
@@ -120,7 +142,7 @@ async function copyAll(o: MigrateOptions, objects: BlobInfo[], result: MigrateRe
       } else {
         progress({ type: "start", task: { kind: "transfer", id: info.key, label: info.key.slice(info.key.lastIndexOf("/") + 1) } });
         const copied = await copyOne(o, info, (n) => progress({ type: "bytes", id: info.key, bytes: n })).catch((err: unknown) => {
-          if (o.signal?.aborted) throw err;
+          if (o.signal?.aborted || placeFault(err, o.to, result)) throw err;
           return err instanceof Error ? err.message : String(err);
         });
         progress({ type: "end", id: info.key, outcome: typeof copied === "number" ? "copied" : "failed" });
@@ -134,9 +156,13 @@ async function copyAll(o: MigrateOptions, objects: BlobInfo[], result: MigrateRe
       progress({ type: "files", finished: ++pass.finished, total: result.objects });
     }
   };
-  // Every worker stopped (and its temp file gone) before an abort is passed on.
-  const settled = await Promise.allSettled(Array.from({ length: Math.max(1, o.concurrency ?? 4) }, worker));
+  const stopOthers = (err: unknown) => {
+    stopped = true;
+    throw err;
+  };
+  // Every worker stopped (and its temp file gone) before an abort or a fault is passed on.
+  const settled = await Promise.allSettled(Array.from({ length: Math.max(1, o.concurrency ?? 4) }, () => worker().catch(stopOthers)));
   if (o.signal?.aborted) throw o.signal.reason;
   const failure = settled.find((s) => s.status === "rejected");
-  if (failure) throw failure.reason;
+  if (failure) throw placeFault(failure.reason, o.to, result) ?? failure.reason;
 }
