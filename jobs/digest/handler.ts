@@ -18,7 +18,7 @@ export async function digestHandler(payload: DigestJobPayload, ctx: WorkerContex
     case "empty":
       return { status: "skipped", reason: "nothing new and nothing to fix in this window", key: result.key };
     case "sent":
-      return { status: "done", key: result.key, subject: result.subject, counts: result.counts, retried: result.retried };
+      return { status: "done", key: result.key, subject: result.subject, counts: result.counts, retried: result.retried, refused: result.refused ?? [] };
     default: {
       const never: never = result;
       throw new Error(`unexpected digest result ${JSON.stringify(never)}`);

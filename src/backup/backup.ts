@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import type { Dirent } from "node:fs";
-import { copyFile, cp, readdir, stat, writeFile } from "node:fs/promises";
+import { copyFile, cp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config.ts";
 import { listFinishedMigrations } from "../db/database-info.ts";
@@ -21,7 +21,8 @@ import { existingSecretKey } from "../secret-key.ts";
 import { downloadBlob } from "../storage/blob-transfer.ts";
 import { openBlobStore } from "../storage/store.ts";
 import { makeDirs } from "../make-dirs.ts";
-import { folderFault } from "../storage/storage-fault.ts";
+import { errCode } from "../storage/layout.ts";
+import { DISK_FULL_CODES } from "../storage/storage-fault.ts";
 import { DATABASE_DIR, type TableEntry, writeTables } from "./table-files.ts";
 
 export const MANIFEST = "manifest.json";
@@ -128,49 +129,77 @@ export async function isEmptyDir(dir: string): Promise<boolean> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return true;
     if ((err as NodeJS.ErrnoException).code === "ENOTDIR") throw new UserError(`${dir} is a file, not a folder: choose a new directory`);
-    throw folderFault(err) ?? err;
+    throw new UserError(`cannot read the backup's directory ${dir} (${errCode(err) ?? String(err)}): choose another one`);
   }
 }
 
-export async function createBackup({
-  config,
-  out,
-  includeArchive = true,
-  version,
-  database = "copy",
-  signal,
-}: {
+type BackupOptions = {
   config: Config;
   out: string;
   includeArchive?: boolean;
   version: string;
   database?: DatabaseDump;
   signal?: AbortSignal;
-}): Promise<BackupManifest> {
-  const dir = path.resolve(out);
+};
+
+export async function createBackup(opts: BackupOptions): Promise<BackupManifest> {
+  const dir = path.resolve(opts.out);
   // The key that exists, read before anything is written (a key file that holds no key is its one line, not a half
   // backup), and never one made now: a new key in place of a lost one would open none of the stored tokens.
-  const key = existingSecretKey(config);
+  const key = existingSecretKey(opts.config);
   if (!(await isEmptyDir(dir))) throw new UserError(`${dir} is not empty: choose a new directory for the backup`);
   // The database first: a typo in DATABASE_URL leaves no empty backup directory behind.
-  const dump = database === "copy" ? await openMirrorDump(config.databaseUrl) : undefined;
+  const dump = (opts.database ?? "copy") === "copy" ? await openMirrorDump(opts.config.databaseUrl) : undefined;
+  const made = await makeDirs(dir, 0o700).catch(async (err: unknown) => {
+    await dump?.close();
+    throw new UserError(`cannot make the backup's directory ${dir} (${errCode(err) ?? String(err)}): choose another one`);
+  });
+  try {
+    return await writeBackup({ ...opts, dir, dump, key });
+  } catch (err) {
+    // A backup without its manifest restores nothing, and its folder, no longer empty, would refuse the next run: what
+    // this run wrote goes (the folder was empty or absent when it began), and a full or read-only disk is one line.
+    const written = made
+      ? [made]
+      : await readdir(dir).then(
+          (names) => names.map((name) => path.join(dir, name)),
+          () => [],
+        );
+    for (const entry of written) await rm(entry, { recursive: true, force: true }).catch(() => undefined);
+    throw backupWriteFault(err, dir) ?? err;
+  }
+}
+
+const REFUSED = new Set(["EROFS", "EACCES", "EPERM"]);
+
+/** A failed write into the backup's folder in one line: its disk full, or the folder refusing writes. */
+function backupWriteFault(err: unknown, dir: string): UserError | undefined {
+  const code = errCode(err) ?? "";
+  const file = (err as { path?: unknown } | null)?.path;
+  const gone = "the unfinished backup was removed";
+  if (DISK_FULL_CODES.has(code)) return new UserError(`no space left for the backup in ${dir} (${code}): ${gone}; free space there, or choose another --out`);
+  if (REFUSED.has(code) && typeof file === "string" && (file === dir || file.startsWith(`${dir}${path.sep}`))) {
+    return new UserError(`cannot write the backup into ${dir} (${code}): ${gone}; choose another --out, or give dvault write access there`);
+  }
+  return undefined;
+}
+
+/** The database, the archive, the key and the manifest into `dir`, made and empty. */
+async function writeBackup(
+  o: BackupOptions & { dir: string; dump: MirrorDump | undefined; key: ReturnType<typeof existingSecretKey> },
+): Promise<BackupManifest> {
+  const { config, dir, dump, key } = o;
   let db: BackupManifest["database"] & { bytes: number };
   try {
     const migrations = dump ? dump.migrations : await listFinishedMigrations(config.databaseUrl);
-    await makeDirs(dir, 0o700).catch((err: unknown) => {
-      throw (
-        folderFault(err) ??
-        new UserError(`cannot make the backup's directory ${dir} (${(err as NodeJS.ErrnoException).code ?? String(err)}): choose another one`)
-      );
-    });
-    db = dump ? await writeMirror({ dump, dir, signal }) : await writePgDump({ config, dir, migrations });
+    db = dump ? await writeMirror({ dump, dir, signal: o.signal }) : await writePgDump({ config, dir, migrations });
   } finally {
     await dump?.close();
   }
 
   const store = openBlobStore(config);
   let archive: BackupManifest["archive"] = { included: false, files: 0, bytes: 0, store: store.kind };
-  if (includeArchive) {
+  if (o.includeArchive ?? true) {
     if (store.kind === "local") {
       // verbatimSymlinks: the readable tree's links stay relative, so the copy works wherever it lands.
       await cp(config.archiveDir, path.join(dir, ARCHIVE), { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false }).catch(
@@ -188,7 +217,7 @@ export async function createBackup({
 
   const common = {
     createdAt: new Date().toISOString(),
-    dvaultVersion: version,
+    dvaultVersion: o.version,
     archive,
     secretKey: { included: key?.source === "file", source: key?.source ?? "file" },
   };

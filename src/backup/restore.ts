@@ -21,7 +21,9 @@ import { maskUrl } from "../redact.ts";
 import { keyFilePath } from "../secret-key.ts";
 import type { BlobStore } from "../storage/blob-store.ts";
 import { errCode, PARTIAL_DIR } from "../storage/layout.ts";
-import { folderFault } from "../storage/storage-fault.ts";
+import { DISK_FULL_CODES, folderFault } from "../storage/storage-fault.ts";
+import { freeBytesAt } from "../storage/free-space.ts";
+import { formatBytes } from "../text/bytes.ts";
 import { openBlobStore } from "../storage/store.ts";
 import { originalOf } from "../storage/thumbnails.ts";
 import { type BackupManifest, runPgTool, sha256File } from "./backup.ts";
@@ -48,6 +50,7 @@ type Staged = { commit(): Promise<void>; undo(): Promise<void> };
 export async function restoreBackup({ config, from, signal }: { config: Config; from: string; signal?: AbortSignal }): Promise<RestoreResult> {
   const backup = await checkBackup(path.resolve(from), { databaseUrl: config.databaseUrl, signal });
   const store = openBlobStore(config);
+  if (store.kind === "local" && backup.archive) await checkRoom(config.archiveDir, backup.archive);
   const staged: Staged[] = [];
   const created = await ensureDatabase(config.databaseUrl);
   let load: MirrorLoad | undefined;
@@ -122,7 +125,10 @@ async function isEmptyStore(store: BlobStore): Promise<boolean> {
 /**
  * The backup's archive copied into `<target>/.dvault-restore/`, the target being absent, empty, or holding only
  * what a stopped restore left there. Its files are copied as they are: backup-check.ts proved each a regular file
- * and each link one of the readable tree's.
+ * and each link one of the readable tree's. A backup without its archive (`--no-archive`) writes nothing there, so
+ * the folder is left as it is, whatever it holds: the archive copied there beside the backup (README, "Backups and
+ * restore": rsync -a) is the archive the restored database names. Refused, it would be moved aside for an empty
+ * folder, and every file the rows name would be downloaded again, spending the weekly allowance.
  */
 async function stageFolder(target: string, archive: CheckedArchive | undefined, signal: AbortSignal | undefined): Promise<Staged> {
   const staging = path.join(target, STAGING);
@@ -130,7 +136,7 @@ async function stageFolder(target: string, archive: CheckedArchive | undefined, 
     if (errCode(err) === "ENOENT") return undefined;
     throw err;
   });
-  if (found?.some((name) => name !== STAGING)) {
+  if (archive && found?.some((name) => name !== STAGING)) {
     throw new UserError(`the archive directory ${target} is not empty: restore into a new directory (set DVAULT_ARCHIVE_DIR)`);
   }
   await rm(staging, { recursive: true, force: true });
@@ -154,7 +160,8 @@ async function stageFolder(target: string, archive: CheckedArchive | undefined, 
     for (const l of archive.links) await symlink(l.target, path.join(staging, l.rel));
   } catch (err) {
     await undo().catch(() => undefined);
-    throw err;
+    const code = errCode(err) ?? "";
+    throw DISK_FULL_CODES.has(code) ? noRoom(target, archive, `the disk ran out of space while the archive was copied (${code})`) : err;
   }
   return {
     async commit() {
@@ -166,6 +173,23 @@ async function stageFolder(target: string, archive: CheckedArchive | undefined, 
     },
     undo,
   };
+}
+
+/** The bytes of the archive's files. */
+function archiveBytes(archive: CheckedArchive): number {
+  return archive.files.reduce((sum, f) => sum + f.size, 0);
+}
+
+function noRoom(target: string, archive: CheckedArchive, why: string): UserError {
+  return new UserError(
+    `the archive needs ${formatBytes(archiveBytes(archive))} in ${target}, and ${why}: free space there, or set DVAULT_ARCHIVE_DIR to a disk with room; nothing was restored`,
+  );
+}
+
+/** Before anything is written: a target folder whose disk cannot hold the archive is said at once, not after the database loaded. */
+async function checkRoom(target: string, archive: CheckedArchive): Promise<void> {
+  const free = await freeBytesAt(target).catch(() => undefined);
+  if (free !== undefined && free < archiveBytes(archive)) throw noRoom(target, archive, `its disk has ${formatBytes(free)} free`);
 }
 
 /**

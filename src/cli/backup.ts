@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { createBackup } from "../backup/backup.ts";
 import { restoreBackup } from "../backup/restore.ts";
 import { loadConfig } from "../config.ts";
+import { describeBucket } from "../config/storage.ts";
 import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { EXIT_FAILED, EXIT_INTERRUPTED, UserError } from "../errors.ts";
 import { formatBytes } from "../text/bytes.ts";
@@ -48,7 +49,7 @@ export function registerBackupCommands(program: Command): void {
     .description("restore a backup into an empty database and an empty archive directory")
     .addHelpText(
       "after",
-      "\nThe archive goes into the configured blob store (DVAULT_STORAGE): an empty folder, or an empty S3 bucket\n(every file put under its relative path, an original only when its bytes match the sha256 of its name; the\nreadable tree's links are left out, the worker writes its index). Exit code 1 when originals were left out.\n\nThe whole backup is checked first (regular files only, links only those of the readable tree, every table file\nread to its end against its checksum and row count, the key there); then the backup's migrations make the\nschema, each table's columns must be what the manifest says, and the rows go in as one transaction. It is all\nor nothing: a refusal, a failure or Ctrl-C leaves the database and the folder as they were, and the command can\nrun again. A backup of format 1 (pg_dump) needs pg_restore and runs the dump's SQL: trust such a backup as you\nwould a database superuser.",
+      "\nThe archive goes into the configured blob store (DVAULT_STORAGE): an empty folder, or an empty S3 bucket\n(every file put under its relative path, an original only when its bytes match the sha256 of its name; the\nreadable tree's links are left out, the worker writes its index). Exit code 1 when originals were left out.\nA backup made with --no-archive writes nothing there: the folder or bucket is left as it is, the archive you\ncopied there (rsync -a) included.\n\nThe whole backup is checked first (regular files only, links only those of the readable tree, every table file\nread to its end against its checksum and row count, the key there); then the backup's migrations make the\nschema, each table's columns must be what the manifest says, and the rows go in as one transaction. It is all\nor nothing: a refusal, a failure or Ctrl-C leaves the database and the folder as they were, and the command can\nrun again. A backup of format 1 (pg_dump) needs pg_restore and runs the dump's SQL: trust such a backup as you\nwould a database superuser.",
     )
     .requiredOption("--from <dir>", "the directory dvault backup wrote")
     .option("--json", "print what was restored as JSON")
@@ -70,7 +71,13 @@ export function registerBackupCommands(program: Command): void {
         });
       if (opts.json) printJson(r);
       else {
-        printOut(`restored the database (${r.manifest.database.migrations.length} migrations) and ${r.archiveFiles} archive files`);
+        const migrations = `${r.manifest.database.migrations.length} migrations`;
+        if (r.manifest.archive.included) printOut(`restored the database (${migrations}) and ${r.archiveFiles} archive files`);
+        else {
+          // --no-archive: the archive was copied beside the backup (rsync), into the folder or bucket restore left alone.
+          const where = config.storage.kind === "s3" ? describeBucket(config.storage) : config.archiveDir;
+          printOut(`restored the database (${migrations}); the backup holds no archive: ${where} was left as it is (copy the archive there, if not done yet)`);
+        }
         for (const key of r.damaged.slice(0, 20)) printOut(`  left out ${key}: its bytes do not match its sha256`);
         printOut(r.keyRestored ? "restored the secret key" : "kept the configured secret key");
         printOut("next: npx dvault migrate, then npx dvault verify and npx dvault auth status");

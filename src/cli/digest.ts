@@ -8,8 +8,9 @@ import { loadConfig } from "../config.ts";
 import { AlertRepository } from "../db/alert.repository.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
 import { previewDigest } from "../digest/preview.ts";
+import { refusedRecipients } from "../digest/deliver/smtp.ts";
 import type { DigestJobPayload } from "../digest/run-digest.ts";
-import { UserError } from "../errors.ts";
+import { EXIT_FAILED, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cliLogger } from "./output/mode.ts";
 import { runHere } from "../../jobs/run-here.ts";
@@ -39,7 +40,10 @@ export function registerDigestCommand(program: Command): void {
     .option("--preview", "render the next digest to files; nothing is sent and the window does not move")
     .option("--since <time>", "with --preview: start the window here (ISO time, or 36h / 2d back from now)")
     .option("--out <dir>", "with --preview: write digest.html, digest.txt and digest.json here (default: a new temporary directory)")
-    .option("--send", "send a digest now through every configured channel (the same job the schedule runs)")
+    .option(
+      "--send",
+      "send a digest now through every configured channel (the same job the schedule runs); exit code 1 when a channel did not deliver (a running worker retries it)",
+    )
     .option("--history", "list the latest digests and alerts sent, with their delivery results")
     .option("--alerts", "check the alert conditions now and notify new incidents (what the worker does every minute)")
     .option("--json", "print the result as JSON")
@@ -85,6 +89,7 @@ async function history(services: Services, json: boolean): Promise<void> {
       `${d.channel.padEnd(7)} ${d.windowStart.toISOString()} – ${d.windowEnd.toISOString()}  ${result}  (${d.attempts} attempt${d.attempts === 1 ? "" : "s"})`,
     );
     if (d.subject) printOut(`        ${d.subject}`);
+    if (d.status === "sent" && refusedRecipients(d.delivery).length > 0) printOut(`       ${refusedWords(refusedRecipients(d.delivery))}`);
   }
   for (const a of alerts) {
     const channels = Object.entries(a.results).map(([c, r]) => `${c} ${r.ok ? "ok" : `failed: ${r.error ?? ""}`}`);
@@ -149,16 +154,25 @@ async function send(services: Services, log: Logger, json: boolean): Promise<voi
     if (json)
       printJson(outcomes.map((o, i) => ({ channel: payloads[i]!.channel, state: o.state, ...("value" in o ? { value: o.value } : { reason: o.reason }) })));
     else for (const [i, o] of outcomes.entries()) printOut(describeOutcome(o, payloads[i]!.channel));
+    // A channel that did not deliver (refused, unreachable, still trying) is a failure for a script (`digest --send ||`),
+    // whatever a running worker does with its retries.
+    if (outcomes.some((o) => o.state !== "completed")) process.exitCode = EXIT_FAILED;
   } finally {
     await producer.close();
   }
 }
 
+/** " (not to a@x, b@y: the SMTP server refused them; check DVAULT_SMTP_TO)", or "" when it refused nobody. */
+function refusedWords(refused: readonly string[]): string {
+  return refused.length === 0 ? "" : ` (not to ${refused.join(", ")}: the SMTP server refused ${refused.length === 1 ? "it" : "them"}; check DVAULT_SMTP_TO)`;
+}
+
 function describeOutcome(o: RunNowOutcome, channel: string): string {
   switch (o.state) {
     case "completed": {
-      const r = o.value as { status?: string; subject?: string; reason?: string } | null;
-      return r?.status === "done" ? `${channel}: sent — ${r.subject ?? ""}` : `${channel}: nothing sent (${r?.reason ?? "skipped"})`;
+      const r = o.value as { status?: string; subject?: string; reason?: string; refused?: string[] } | null;
+      if (r?.status !== "done") return `${channel}: nothing sent (${r?.reason ?? "skipped"})`;
+      return `${channel}: sent — ${r.subject ?? ""}${refusedWords(r.refused ?? [])}`;
     }
     case "failed":
       return `${channel}: failed — ${o.reason}`;

@@ -41,7 +41,11 @@ export function formatMigrate(r: MigrateResult, from: BlobStore, to: BlobStore, 
     `failed    ${r.failed.length}`,
     ...r.failed.slice(0, 20).map((f) => `  ${f.key}: ${f.reason}`),
   ];
-  if (r.failed.length === 0) lines.push(`next: set DVAULT_STORAGE=${to.kind} for every dvault process and restart them (the source was left as it is)`);
+  // A worker that downloads into the source until it restarts writes what no run listed: the run after copies it.
+  if (r.failed.length === 0)
+    lines.push(
+      `next: set DVAULT_STORAGE=${to.kind} for every dvault process and restart them, then run this command once more for what a worker wrote before its restart (the source was left as it is)`,
+    );
   return lines.join("\n");
 }
 
@@ -59,11 +63,14 @@ export function registerStorageCommand(program: Command): void {
         "",
         "Copies from the local folder into the bucket (--to s3), or back (--to local). Each object is verified where it",
         "lands (its size, and an original's sha256 hashed again from the target). The source is never changed or deleted.",
-        "Stopped half way, run it again: objects already in the target, whole, are skipped. When it is done, set",
-        "DVAULT_STORAGE to the target for every dvault process. Its start removes the temp files killed dvault",
+        "Stopped half way, run it again: objects already in the target, whole, are skipped. What a running worker writes",
+        "into the source meanwhile is listed again and copied too. When it is done, set DVAULT_STORAGE to the target for",
+        "every dvault process, restart them, and run it once more for what they wrote before. Its start removes the temp files killed dvault",
         "processes left in the archive folder's .partial/, as a worker's start does.",
         "",
-        "Exit codes: 0 every object is in the target, 1 some could not be copied (listed; run again), or the target is not configured.",
+        "Exit codes: 0 every object is in the target, 1 some could not be copied (listed; run again), or the target is not configured,",
+        "3 the target or the source takes or gives no file at all (a full or read-only disk, a bucket refusing or unreachable):",
+        "one line, and the run stops there.",
       ].join("\n"),
     )
     .action(async (opts: { to: string; concurrency: string; json?: boolean }) => {

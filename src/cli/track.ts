@@ -7,7 +7,7 @@ import { exportFormat, exportTrackList, openTrackList, writeTrackListFile } from
 import { importTrackList } from "../track-lists/import-list.ts";
 import { quoted } from "../track-lists/parse.ts";
 import { formatImportReport } from "../track-lists/report-text.ts";
-import { trackUsers, usernamesOf } from "../track-lists/track-users.ts";
+import { trackUsers, untrackUsers, usernamesOf } from "../track-lists/track-users.ts";
 import { colorsFor } from "./output/mode.ts";
 import { printDocument, printJson, printOut } from "./output/print.ts";
 import { formatTable } from "./output/table.ts";
@@ -36,15 +36,15 @@ export function registerTrackCommand(program: Command): void {
       }),
     );
   track
-    .command("remove <username>")
-    .description("stop mirroring a user (what is archived stays)")
-    .option("--account <name>", "the account that tracks the user")
-    .action(async (username: string, opts: { account?: string }) =>
+    .command("remove <user...>")
+    .description("stop mirroring users, named as add takes them (a username, ~name or a profile URL); what is archived stays")
+    .option("--account <name>", "the account that tracks the users")
+    .action(async (inputs: string[], opts: { account?: string }) =>
       withServices(async (services) => {
+        const usernames = usernamesOf(inputs);
         const row = await pickUserAccount(services, opts.account);
-        const removed = await new TrackedUserRepository(services.pool).removeTrackedUser(row.id, username, new Date(services.now()));
-        if (!removed) throw new UserError(`${row.name} does not track ${username}: see dvault track list`);
-        printOut(`stopped tracking ${username}; everything archived from them stays`);
+        const stopped = await untrackUsers({ pool: services.pool, account: row, usernames, at: new Date(services.now()) });
+        for (const username of stopped) printOut(`stopped tracking ${username}; everything archived from them stays`);
       }),
     );
   track

@@ -19,6 +19,7 @@ import { DIGEST_CHANNELS, type DigestChannel } from "../config/digest.ts";
 import { CronClock } from "./cron-time.ts";
 import { DigestRepository, type DigestTrigger } from "../db/digest.repository.ts";
 import { createDeliverers, messageDomainOf, messageIdFor } from "./deliver/index.ts";
+import { refusedRecipients } from "./deliver/smtp.ts";
 import { imagesDirOf } from "./deliver/file.ts";
 import { digestImages } from "./images.ts";
 import { thumbLinkKey } from "../storage/thumb-link.ts";
@@ -26,7 +27,7 @@ import { keyCreatedMessage, loadSecretKey } from "../secret-key.ts";
 import { openBlobStore } from "../storage/store.ts";
 import { Thumbnails } from "../storage/thumbnails.ts";
 import { renderDigest } from "./render.ts";
-import type { Deliverer, DigestData, DigestWindow, OutgoingMessage } from "./types.ts";
+import type { Deliverer, DeliveryReceipt, DigestData, DigestWindow, OutgoingMessage } from "./types.ts";
 import type { PgPool } from "../db/connect.ts";
 
 export const DigestJobPayload = z.object({
@@ -91,7 +92,17 @@ export type RunDigestOptions = {
 };
 
 export type RunDigestResult =
-  | { status: "sent"; digestId: string; window: DigestWindow; key: string; subject: string; counts: DigestData["counts"]; retried: boolean }
+  | {
+      status: "sent";
+      digestId: string;
+      window: DigestWindow;
+      key: string;
+      subject: string;
+      counts: DigestData["counts"];
+      retried: boolean;
+      /** Recipients the SMTP server refused while it took the message for the others (smtp.ts refusedRecipients). */
+      refused?: string[];
+    }
   | { status: "empty"; digestId: string; window: DigestWindow; key: string }
   | { status: "skipped"; reason: string };
 
@@ -102,6 +113,22 @@ function linkKeyOf(config: Config, log: Logger): () => Buffer {
     key ??= thumbLinkKey(loadSecretKey(config, (file) => log.warn({ path: file }, keyCreatedMessage(file))).key);
     return key;
   };
+}
+
+/** "digest sent" in the log, and a warning naming the recipients the SMTP server refused; returns those. */
+function loggedSent(
+  log: Logger,
+  sent: { channel: DigestChannel; key: string; counts: DigestData["counts"]; attempts: number },
+  receipt: DeliveryReceipt,
+): string[] {
+  log.info(sent, "digest sent");
+  const refused = refusedRecipients(receipt);
+  if (refused.length > 0)
+    log.warn(
+      { channel: sent.channel, key: sent.key, refused },
+      "the SMTP server refused some recipients of the digest: they got nothing (check DVAULT_SMTP_TO)",
+    );
+  return refused;
 }
 
 export async function runDigest(payload: DigestJobPayload, opts: RunDigestOptions): Promise<RunDigestResult> {
@@ -198,8 +225,8 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
       throw err;
     }
     await finish("sent", receipt);
-    log.info({ channel, key, counts: data.counts, attempts: row.attempts + 1 }, "digest sent");
-    return { status: "sent", digestId: row.id, window, key, subject: rendered.subject, counts: data.counts, retried: row.attempts > 0 };
+    const refused = loggedSent(log, { channel, key, counts: data.counts, attempts: row.attempts + 1 }, receipt);
+    return { status: "sent", digestId: row.id, window, key, subject: rendered.subject, counts: data.counts, retried: row.attempts > 0, refused };
   } finally {
     clock.destroy();
     await lock.release();

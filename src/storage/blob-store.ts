@@ -48,11 +48,13 @@ export interface BlobStore {
 
 /** Object keys are relative POSIX paths with no empty, "." or ".." segment. */
 export function checkKey(key: string): string {
-  const parts = key.split("/");
-  if (key.includes("\0") || key.includes("\\") || parts.some((p) => p === "" || p === "." || p === "..")) {
-    throw new RangeError(`not a blob key: ${JSON.stringify(key)}`);
-  }
+  if (!isBlobKey(key)) throw new RangeError(`not a blob key: ${JSON.stringify(key)}`);
   return key;
+}
+
+/** Whether `key` could be one of dvault's blobs: relative, its segments named (none empty, `.` or `..`). */
+export function isBlobKey(key: string): boolean {
+  return !key.includes("\0") && !key.includes("\\") && !key.split("/").some((p) => p === "" || p === "." || p === "..");
 }
 
 export type LocalBlobStoreOptions = {

@@ -7,7 +7,8 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type { BlobInfo, BlobStore } from "./blob-store.ts";
 import { downloadBlob, hashBlob } from "./blob-transfer.ts";
-import { checkWriterName, ORIGINALS_DIR, writtenPartialKey } from "./layout.ts";
+import { checkWriterName, errCode, ORIGINALS_DIR, writtenPartialKey } from "./layout.ts";
+import { DISK_FULL_CODES, folderFault, StorageFaultError } from "./storage-fault.ts";
 import { originalOf, THUMBNAILS_DIR } from "./thumbnails.ts";
 
 export const MIGRATED_PREFIXES = [`${ORIGINALS_DIR}/`, `${THUMBNAILS_DIR}/`] as const;
@@ -74,17 +75,66 @@ async function copyOne(o: MigrateOptions, info: BlobInfo, onBytes: (n: number) =
   }
 }
 
+/**
+ * Every object of the source, listed again once a pass is done until a listing finds none it had not: a worker that
+ * still downloads into the source meanwhile (docs/storage-readers.md#migrating) writes objects the first listing
+ * did not hold, which the "every object is in the target" of the end would otherwise leave behind.
+ */
 export async function migrateStore(o: MigrateOptions): Promise<MigrateResult> {
-  const progress = o.progress ?? (() => undefined);
-  const objects: BlobInfo[] = [];
-  for (const prefix of MIGRATED_PREFIXES) for await (const info of o.from.list(prefix)) objects.push(info);
+  const listed = new Set<string>();
+  let objects = await unlisted(o.from, listed);
   await fs.mkdir(o.tmpDir, { recursive: true, mode: 0o700 });
-  const result: MigrateResult = { objects: objects.length, copied: 0, skipped: 0, bytes: 0, failed: [] };
+  const result: MigrateResult = { objects: 0, copied: 0, skipped: 0, bytes: 0, failed: [] };
+  const pass = { finished: 0 };
+  do {
+    result.objects += objects.length;
+    o.progress?.({ type: "files", finished: pass.finished, total: result.objects });
+    await copyAll(o, objects, result, pass);
+    objects = await unlisted(o.from, listed);
+  } while (objects.length > 0);
+  return result;
+}
+
+/** The objects of `from` to migrate that `listed` does not hold yet, added to it. */
+async function unlisted(from: BlobStore, listed: Set<string>): Promise<BlobInfo[]> {
+  const objects: BlobInfo[] = [];
+  for (const prefix of MIGRATED_PREFIXES) {
+    for await (const info of from.list(prefix)) {
+      if (listed.has(info.key)) continue;
+      listed.add(info.key);
+      objects.push(info);
+    }
+  }
+  return objects;
+}
+
+/**
+ * A failure of a place, not of one object: the target or the source cannot take or give any file (its disk full or
+ * read-only, a bucket refusing or gone). The run stops at the first, in one line: every object after it would fail
+ * the same way, each read from the source first (a bucket's egress) and each listed as a failure to "run again".
+ */
+function placeFault(err: unknown, to: BlobStore, result: MigrateResult): StorageFaultError | undefined {
+  const code = errCode(err) ?? "";
+  if (DISK_FULL_CODES.has(code)) {
+    const where = to.describe();
+    return new StorageFaultError(
+      { where, code },
+      `${where} is full (${code}) after ${result.copied} object(s) copied: free space there, then run it again (what arrived whole is skipped)`,
+    );
+  }
+  // A bucket's own faults come as StorageFaultError (s3-blob-store.ts); of a folder's, only a read-only one surely is the
+  // place's (EACCES on one source file unreadable is that file's).
+  if (err instanceof StorageFaultError) return err;
+  return code === "EROFS" ? folderFault(err) : undefined;
+}
+
+/** One pass over `objects`, `o.concurrency` at a time, into `result`; the first fault of a place stops every worker. */
+async function copyAll(o: MigrateOptions, objects: BlobInfo[], result: MigrateResult, pass: { finished: number }): Promise<void> {
+  const progress = o.progress ?? (() => undefined);
   let next = 0;
-  let finished = 0;
-  progress({ type: "files", finished, total: objects.length });
+  let stopped = false;
   const worker = async (): Promise<void> => {
-    while (next < objects.length) {
+    while (next < objects.length && !stopped) {
       o.signal?.throwIfAborted();
       const info = objects[next++] as BlobInfo;
       if (await alreadyThere(o.to, info, o.signal)) {
@@ -92,7 +142,7 @@ export async function migrateStore(o: MigrateOptions): Promise<MigrateResult> {
       } else {
         progress({ type: "start", task: { kind: "transfer", id: info.key, label: info.key.slice(info.key.lastIndexOf("/") + 1) } });
         const copied = await copyOne(o, info, (n) => progress({ type: "bytes", id: info.key, bytes: n })).catch((err: unknown) => {
-          if (o.signal?.aborted) throw err;
+          if (o.signal?.aborted || placeFault(err, o.to, result)) throw err;
           return err instanceof Error ? err.message : String(err);
         });
         progress({ type: "end", id: info.key, outcome: typeof copied === "number" ? "copied" : "failed" });
@@ -103,13 +153,16 @@ export async function migrateStore(o: MigrateOptions): Promise<MigrateResult> {
           result.failed.push({ key: info.key, reason: copied });
         }
       }
-      progress({ type: "files", finished: ++finished, total: objects.length });
+      progress({ type: "files", finished: ++pass.finished, total: result.objects });
     }
   };
-  // Every worker stopped (and its temp file gone) before an abort is passed on.
-  const settled = await Promise.allSettled(Array.from({ length: Math.max(1, o.concurrency ?? 4) }, worker));
+  const stopOthers = (err: unknown) => {
+    stopped = true;
+    throw err;
+  };
+  // Every worker stopped (and its temp file gone) before an abort or a fault is passed on.
+  const settled = await Promise.allSettled(Array.from({ length: Math.max(1, o.concurrency ?? 4) }, () => worker().catch(stopOthers)));
   if (o.signal?.aborted) throw o.signal.reason;
   const failure = settled.find((s) => s.status === "rejected");
-  if (failure) throw failure.reason;
-  return result;
+  if (failure) throw placeFault(failure.reason, o.to, result) ?? failure.reason;
 }

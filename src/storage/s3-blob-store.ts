@@ -11,7 +11,7 @@ import { describeBucket, type S3StorageConfig } from "../config/storage.ts";
 import { StorageFaultError } from "./storage-fault.ts";
 import { registerSecret } from "../redact.ts";
 import { storeErrorOf } from "./store-error.ts";
-import { type BlobDownload, type BlobInfo, type BlobRange, type BlobStore, checkKey } from "./blob-store.ts";
+import { type BlobDownload, type BlobInfo, type BlobRange, type BlobStore, checkKey, isBlobKey } from "./blob-store.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -317,7 +317,12 @@ export class S3BlobStore implements BlobStore {
         });
       for (const o of page.Contents ?? []) {
         if (o.Key === undefined || !o.Key.startsWith(this.config.prefix)) continue;
-        yield { key: o.Key.slice(this.config.prefix.length), size: o.Size ?? 0 };
+        // Not an object dvault writes: a folder marker (`dvault/`, `originals/`), which the AWS console's "Create
+        // folder" and other tools put in a bucket, or a key with an empty or `..` segment. Listed, it stopped every
+        // reader that opens what it lists (a backup, storage migrate) at its key.
+        const key = o.Key.slice(this.config.prefix.length);
+        if (!isBlobKey(key)) continue;
+        yield { key, size: o.Size ?? 0 };
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);

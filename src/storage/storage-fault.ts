@@ -54,3 +54,6 @@ export function folderFault(err: unknown, folder?: string): StorageFaultError | 
   const where = folder ?? (syscall === "mkdir" || syscall === "rmdir" || syscall === "scandir" ? file : path.dirname(file));
   return new StorageFaultError({ where, code }, fix(where));
 }
+
+/** Codes of a write that say the disk is full, not that one file failed: no write there gets further. */
+export const DISK_FULL_CODES: ReadonlySet<string> = new Set(["ENOSPC", "EDQUOT"]);

@@ -67,3 +67,23 @@ export async function trackUsers(args: {
   });
   return users.map((u) => ({ username: u.username, userid: u.userid }));
 }
+
+/**
+ * Stops tracking users named as `trackUsers` takes them (a name, ~name, a profile URL: what a person copies from
+ * where they added it), all or none: a UserError naming those the account does not track, before any is removed.
+ * Returns the names as given.
+ */
+export async function untrackUsers(args: { pool: PgPool; account: { id: number; name: string }; usernames: readonly string[]; at: Date }): Promise<string[]> {
+  const names = [...new Map(args.usernames.map((n) => [n.toLowerCase(), n])).values()];
+  return withTransaction(args.pool, async (tx) => {
+    const repo = new TrackedUserRepository(tx);
+    const tracked = await repo.trackedAmong(
+      args.account.id,
+      names.map((n) => n.toLowerCase()),
+    );
+    const missing = names.filter((n) => !tracked.has(n.toLowerCase()));
+    if (missing.length > 0) throw new UserError(`${args.account.name} does not track ${missing.join(", ")}: nothing was removed; see dvault track list`);
+    for (const name of names) await repo.removeTrackedUser(args.account.id, name, args.at);
+    return names;
+  });
+}

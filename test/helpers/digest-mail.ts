@@ -24,6 +24,8 @@ export type TestSmtp = {
   received: ReceivedMail[];
   /** Answer the next `n` messages with a 451 (temporary) failure. */
   rejectNext(n: number): void;
+  /** Answer RCPT TO for `address` with a 550 (no such mailbox), as a server does for a typo: the others still get the message. */
+  refuseRecipient(address: string): void;
   rejected: number;
   /** Resolves once `n` messages have been accepted in total. */
   waitFor(n: number, timeoutMs?: number): Promise<ReceivedMail[]>;
@@ -35,10 +37,15 @@ export async function startTestSmtp(): Promise<TestSmtp> {
   let toReject = 0;
   const state = { rejected: 0 };
   const waiters: Array<() => void> = [];
+  const unknown = new Set<string>();
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ["STARTTLS", "AUTH"],
     logger: false,
+    onRcptTo(address, _session, callback) {
+      if (unknown.has(address.address)) return callback(Object.assign(new Error("no such mailbox here"), { responseCode: 550 }));
+      callback();
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on("data", (c: Buffer) => chunks.push(c));
@@ -63,6 +70,9 @@ export async function startTestSmtp(): Promise<TestSmtp> {
     received,
     rejectNext(n) {
       toReject = n;
+    },
+    refuseRecipient(address) {
+      unknown.add(address);
     },
     get rejected() {
       return state.rejected;

@@ -14,25 +14,13 @@ import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { TEST_ENGINE, TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { canMount } from "../helpers/tmpfs.ts";
 import { CLIENT_ID, CLIENT_SECRET } from "./tokens-fixture.ts";
 
 const BIN = path.resolve("bin/dvault.js");
 
 type Run = { code: number | null; stdout: string; stderr: string; killed: boolean };
 
-/** Whether this machine lets the test mount a tmpfs (root in a container that allows it). */
-function canMount(): boolean {
-  const probe = mkdtempSync(path.join(os.tmpdir(), "dvault-mount-probe-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe], { stdio: "ignore" });
-    execFileSync("umount", [probe], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  } finally {
-    rmSync(probe, { recursive: true, force: true });
-  }
-}
 const mountable = canMount();
 
 describe("dvault auth with odd keys and a read-only database", () => {

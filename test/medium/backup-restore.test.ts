@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,6 +22,7 @@ import { testConfig } from "../helpers/config.ts";
 import { countedDownloadFigures, keptDownloadFigures } from "../helpers/download-counts.ts";
 import { TEST_PG_URL } from "../helpers/env.ts";
 import { itNeedingPgDump } from "../helpers/needs-pg-dump.ts";
+import { canMount } from "../helpers/tmpfs.ts";
 import { createSyncHarness, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type SyncHarness } from "../helpers/sync-harness.ts";
 
 const log = createLogger({ level: "silent" });
@@ -140,6 +142,68 @@ describe("backup and restore", () => {
     await expect(refused).rejects.toThrow(/cannot make the backup's directory \/proc\/dvault-nope \(ENOENT\): choose another one/);
   });
 
+  it.runIf(canMount())("a backup onto a full or read-only disk is one line and leaves nothing there: the same --out takes the next run", async () => {
+    const disk = tmp("small-disk");
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", disk]);
+    try {
+      const out = path.join(disk, "b");
+      const full = new UserError(
+        `no space left for the backup in ${out} (ENOSPC): the unfinished backup was removed; free space there, or choose another --out`,
+      );
+      await expect(createBackup({ config: originalConfig(), out, version: "test" })).rejects.toThrow(full);
+      expect(readdirSync(disk)).toEqual([]);
+      // A folder made for it beforehand stays, emptied.
+      mkdirSync(out);
+      await expect(createBackup({ config: originalConfig(), out, version: "test" })).rejects.toThrow(full);
+      expect(readdirSync(out)).toEqual([]);
+      // Read-only: the backup's folder is named, not the archive's.
+      execFileSync("mount", ["-o", "remount,ro", disk]);
+      await expect(createBackup({ config: originalConfig(), out: path.join(disk, "c"), version: "test" })).rejects.toThrow(
+        new UserError(`cannot make the backup's directory ${path.join(disk, "c")} (EROFS): choose another one`),
+      );
+      // Room made: the same --out takes the backup.
+      execFileSync("mount", ["-o", "remount,rw,size=64m", disk]);
+      await expect(createBackup({ config: originalConfig(), out, version: "test" })).resolves.toMatchObject({ format: 2 });
+    } finally {
+      execFileSync("umount", [disk]);
+    }
+  });
+
+  it.runIf(canMount())("a restore whose archive does not fit the target's disk says so first: no database made, the folder untouched", async () => {
+    const disk = tmp("tiny-disk");
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", disk]);
+    const db = `dvault_t_restore_tiny_${process.pid}`;
+    try {
+      const target = testConfig({
+        DATABASE_URL: withDatabase(TEST_PG_URL, db),
+        DVAULT_ARCHIVE_DIR: path.join(disk, "archive"),
+        DVAULT_CONFIG_DIR: tmp("tiny-c"),
+      });
+      await expect(restoreBackup({ config: target, from: backupDir })).rejects.toThrow(
+        new RegExp(
+          `^the archive needs \\d+(\\.\\d)? MiB in ${disk}/archive, and its disk has 64 KiB free: free space there, or set DVAULT_ARCHIVE_DIR to a disk with room; nothing was restored$`,
+        ),
+      );
+      await expectNoDatabase(db);
+      expect(readdirSync(disk)).toEqual([]);
+
+      // Room for the files' bytes but not for the pages they fill: the free space looks enough, the copy runs out.
+      const sizes = manifest.archive.bytes;
+      const files = readdirSync(path.join(backupDir, "archive"), { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+      const pages = files.reduce((sum, e) => sum + Math.ceil(statSync(path.join(e.parentPath, e.name)).size / 4096) * 4096, 0);
+      expect(pages - sizes, "the pages the files fill past their bytes").toBeGreaterThan(3 * 4096);
+      execFileSync("mount", ["-o", `remount,size=${Math.ceil(sizes / 4096) * 4096 + 4096}`, disk]);
+      await expect(restoreBackup({ config: target, from: backupDir })).rejects.toThrow(
+        /^the archive needs \d+(\.\d)? MiB in .*, and the disk ran out of space while the archive was copied \(ENOSPC\): free space there, or set DVAULT_ARCHIVE_DIR to a disk with room; nothing was restored$/,
+      );
+      await expectNoDatabase(db);
+      expect(readdirSync(disk)).toEqual([]);
+    } finally {
+      execFileSync("umount", [disk]);
+      await dropDatabaseNamed(db);
+    }
+  });
+
   /** A target of its own (the order of tests is shuffled: the first test's database may exist already). */
   const untouchedTarget = (name: string) => {
     const untouched = `dvault_t_restore_${name}_${process.pid}`;
@@ -150,6 +214,32 @@ describe("backup and restore", () => {
     });
     return { untouched, target };
   };
+
+  it("restores a --no-archive backup beside the archive copied there first (rsync -a), leaving it as it is", async () => {
+    const bare = path.join(tmp("no-archive"), "b");
+    const m = await createBackup({ config: originalConfig(), out: bare, includeArchive: false, version: "test" });
+    expect(m.archive.included).toBe(false);
+    const { untouched, target } = untouchedTarget("no_archive");
+    // The archive copied as the README says, before the restore: refused, the person would restore into an empty
+    // folder and every file the rows name would be downloaded again.
+    execFileSync("cp", ["-a", h.services.config.archiveDir, target.archiveDir]);
+    const before = readdirSync(target.archiveDir, { recursive: true }).sort();
+    try {
+      const restored = await restoreBackup({ config: target, from: bare });
+      expect(restored).toMatchObject({ databaseRestored: true, archiveFiles: 0 });
+      expect(readdirSync(target.archiveDir, { recursive: true }).sort()).toEqual(before);
+      const services = await createServices({ config: target, log });
+      try {
+        const report = await verifyArchive({ deps: downloadDepsFor(services), fix: false, log });
+        expect(report.files).toBeGreaterThan(5);
+        expect(report).toMatchObject({ missing: [], corrupt: [], ok: report.files });
+      } finally {
+        await services.close();
+      }
+    } finally {
+      await dropDatabaseNamed(untouched);
+    }
+  });
 
   it("detects a damaged table file before touching anything", async () => {
     const damaged = path.join(tmp("damaged"), "b");

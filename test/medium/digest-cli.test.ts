@@ -7,7 +7,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DigestRepository } from "../../src/db/digest.repository.ts";
+import { freePort } from "../../src/free-port.ts";
 import { createDigestFixture, type DigestFixture } from "../helpers/digest-fixture.ts";
+import { startTestSmtp } from "../helpers/digest-mail.ts";
 import { TEST_ENGINE, TEST_REDIS_URL } from "../helpers/env.ts";
 
 const BIN = path.resolve("bin/dvault.js");
@@ -89,6 +91,42 @@ describe("dvault digest", () => {
     expect(history.stdout).toContain("5 faves");
   });
 
+  it("--send through a channel that did not deliver says so and exits 1, for a script's `digest --send ||`", async () => {
+    // Nothing listens there: the SMTP server is down.
+    const smtp = {
+      DVAULT_SMTP_HOST: "127.0.0.1",
+      DVAULT_SMTP_PORT: String(await freePort()),
+      DVAULT_SMTP_FROM: "dvault@example.org",
+      DVAULT_SMTP_TO: "me@example.org",
+    };
+    const r = await dvault(["digest", "--send"], { ...env, ...smtp, DVAULT_DIGEST_CHANNELS: "smtp", DVAULT_DIGEST_CRON: "0 0 1 1 *" });
+    // The other tests' digests say nothing of this one (the health section counts digests not delivered).
+    await f.services.pool.query("DELETE FROM digests WHERE channel = 'smtp'");
+    expect(r.stdout).toMatch(/^smtp: delivery failed \(SMTP delivery to 127\.0\.0\.1:\d+ failed: ESOCKET: connect ECONNREFUSED [^)]+\); retrying with backoff/);
+    expect(r.code).toBe(1);
+  });
+
+  it("--send and --history name a recipient the SMTP server refused while the others got the digest", async () => {
+    const smtp = await startTestSmtp();
+    smtp.refuseRecipient("typo@example.org");
+    const mail = { DVAULT_SMTP_HOST: "127.0.0.1", DVAULT_SMTP_PORT: String(smtp.port), DVAULT_SMTP_FROM: "dvault@example.org" };
+    const sendEnv = { ...env, ...mail, DVAULT_SMTP_TO: "me@example.org, typo@example.org", DVAULT_DIGEST_CHANNELS: "smtp", DVAULT_DIGEST_CRON: "0 0 1 1 *" };
+    try {
+      const r = await dvault(["digest", "--send"], sendEnv);
+      const refused = "(not to typo@example.org: the SMTP server refused it; check DVAULT_SMTP_TO)";
+      expect(r.stdout).toMatch(new RegExp(`^smtp: sent — dvault digest \\d+ \\w+: 5 faves ${literal(refused)}\n$`));
+      expect(r.code).toBe(0);
+      expect(smtp.received.map((m) => m.to)).toEqual([["me@example.org"]]);
+      const history = await dvault(["digest", "--history"], sendEnv);
+      expect(history.stdout).toContain(`\n        ${refused}\n`);
+    } finally {
+      await smtp.close();
+      // The other tests' smtp digests start afresh (their window, their health section).
+      await f.services.pool.query("DELETE FROM digests WHERE channel = 'smtp'");
+      await f.services.pool.query("DELETE FROM digest_state WHERE channel = 'smtp'");
+    }
+  });
+
   it("--alerts runs the worker's alerts.evaluate job here, baselines included", async () => {
     const { pool } = f.services;
     // A source whose first sweep just finished: only the alerts job (jobs/alerts/handler.ts) records its baseline.
@@ -102,3 +140,7 @@ describe("dvault digest", () => {
     expect(rows).toHaveLength(1);
   });
 });
+
+function literal(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}

@@ -61,7 +61,7 @@ describe("digest delivery: retries and the window", () => {
       const latest = async () => (await repo.listDigests(1))[0];
       await expect.poll(latest, { ...POLL, message: "the first failure" }).toMatchObject({ attempts: 1, status: "pending" });
       const failed = (await latest())!;
-      expect(failed.lastError).toMatch(/451/);
+      expect(failed.lastError).toBe(`SMTP delivery to 127.0.0.1:${smtp.port} failed: 451 mailbox temporarily unavailable, try again later`);
       expect(await repo.lastWindowEnd("smtp")).toBeNull();
       expect(smtp.received).toHaveLength(0);
 

@@ -52,7 +52,7 @@ describe("digest over a signed webhook", () => {
     const port = (server.address() as AddressInfo).port;
     f = await createDigestFixture({
       DVAULT_DIGEST_CHANNELS: "webhook",
-      DVAULT_WEBHOOK_URL: `http://127.0.0.1:${port}/hooks/dvault`,
+      DVAULT_WEBHOOK_URL: `http://127.0.0.1:${port}/hooks/catch/1234/k7Qw9xZpL2`,
       DVAULT_WEBHOOK_SECRET: SECRET,
     });
   });
@@ -68,8 +68,12 @@ describe("digest over a signed webhook", () => {
     await f.addFaves(3, new Date("2026-11-03T06:00:00Z"));
     failNext = 1;
     const payload = { channel: "webhook" as const, tick: tick.toISOString(), trigger: "cron" as const };
-    await expect(runDigest(payload, { services: f.services, attempt: 1, maxAttempts: 6 })).rejects.toThrow(/answered 503: busy/);
+    const port = (server.address() as AddressInfo).port;
+    await expect(runDigest(payload, { services: f.services, attempt: 1, maxAttempts: 6 })).rejects.toThrow(`webhook on 127.0.0.1:${port} answered 503: busy`);
     expect(await new DigestRepository(f.services.pool).lastWindowEnd("webhook")).toBeNull();
+    // The receiver's address may be its only password (a path like Zapier's /hooks/catch/<id>/<key>): never recorded.
+    const [failed] = await new DigestRepository(f.services.pool).listDigests(1);
+    expect(failed?.lastError).toBe(`webhook on 127.0.0.1:${port} answered 503: busy`);
     const result = await runDigest(payload, { services: f.services, attempt: 2, maxAttempts: 6 });
     expect(result.status).toBe("sent");
 

@@ -2,6 +2,7 @@
 // back, byte-exact; stopped after a few objects it resumes, skipping what already arrived whole, and a run with
 // nothing left copies nothing; a source whose bytes do not match their key is reported, not copied; --to s3
 // without a bucket is one line saying what to set.
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -12,11 +13,13 @@ import { thisWriterTag } from "../../src/queue/holder.ts";
 import { originalRelPath, writtenPartialKey, writtenPartialWriter } from "../../src/storage/layout.ts";
 import { MIGRATED_PREFIXES, migrateStore } from "../../src/storage/migrate-store.ts";
 import { openBlobStore } from "../../src/storage/store.ts";
+import { StorageFaultError } from "../../src/storage/storage-fault.ts";
 import { thumbKey } from "../../src/storage/thumbnails.ts";
 import { testConfig } from "../helpers/config.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
 import { partialNamesDuring } from "../helpers/partial-names.ts";
 import { leftovers, type S3TestServer, startS3Server } from "../helpers/s3-server.ts";
+import { canMount } from "../helpers/tmpfs.ts";
 import { writerOfChild } from "../helpers/writer-child.ts";
 
 let s3: S3TestServer;
@@ -99,6 +102,54 @@ describe(migrateStore.name, () => {
     expect(await contents(back)).toEqual(source);
     // The source was only read.
     expect(await contents(local)).toEqual(source);
+  });
+
+  it("copies too what a worker writes into the source while it runs: listed again until a listing finds nothing new", async () => {
+    const local = localStore("busy");
+    await fill(local, 3, "d");
+    // The worker's download lands while the first pass reads the source (an openRead waits for it).
+    let late: Promise<void> | undefined;
+    const downloading: BlobStore = Object.assign(Object.create(local) as BlobStore, {
+      openRead: async (key: string) => {
+        late ??= fill(local, 1, "downloaded meanwhile");
+        await late;
+        return local.openRead(key);
+      },
+    });
+    const bucket = openBlobStore(testConfig({ ...s3.env }));
+    const r = await migrateStore({ from: downloading, to: bucket, tmpDir: path.join(dir, "tmp"), concurrency: 1 });
+    const source = await contents(local);
+    // 3 originals and 2 thumbnails, then the downloaded original and its thumbnail.
+    expect(Object.keys(source)).toHaveLength(7);
+    expect(r).toMatchObject({ objects: 7, copied: 7, failed: [] });
+    expect(await contents(bucket)).toEqual(source);
+  });
+
+  it.runIf(canMount())("stops at a target that is full, in one line, instead of reading every other object to fail it too", async () => {
+    const local = localStore("many");
+    await fill(local, 40, "e");
+    const disk = path.join(dir, "small-disk");
+    await fs.mkdir(disk);
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=96k", "tmpfs", disk]);
+    try {
+      const target = openBlobStore(testConfig({ DVAULT_ARCHIVE_DIR: disk }));
+      let started = 0;
+      const run = migrateStore({
+        from: local,
+        to: target,
+        tmpDir: path.join(disk, ".partial"),
+        concurrency: 2,
+        progress: (e) => void (e.type === "start" && started++),
+      });
+      await expect(run).rejects.toThrow(new RegExp(`^${disk} is full \\(ENOSPC\\) after \\d+ object\\(s\\) copied: free space there, then run it again`));
+      await expect(run).rejects.toBeInstanceOf(StorageFaultError);
+      // 60 objects: the copy stopped at the first that found the disk full, one in flight beside it at most.
+      const arrived = Object.keys(await contents(target)).length;
+      expect(started).toBeLessThanOrEqual(arrived + 2);
+      expect(await fs.readdir(path.join(disk, ".partial"))).toEqual([]);
+    } finally {
+      execFileSync("umount", [disk]);
+    }
   });
 
   it("reports an original whose bytes no longer match its key and copies the rest", async () => {

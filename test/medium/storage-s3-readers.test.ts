@@ -19,7 +19,9 @@ import { startDashboard } from "../../src/http/server.ts";
 import { freePort } from "../../src/free-port.ts";
 import { createLogger } from "../../src/log.ts";
 import { createServices, type Services } from "../../src/services.ts";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
 import type { BlobStore } from "../../src/storage/blob-store.ts";
+import type { S3BlobStore } from "../../src/storage/s3-blob-store.ts";
 import { originalRelPath } from "../../src/storage/layout.ts";
 import { thisWriterTag } from "../../src/queue/holder.ts";
 import { READABLE_INDEX_JSON, writeReadableIndex } from "../../src/storage/readable-index.ts";
@@ -300,6 +302,11 @@ describe(regenerateLinksIfDirty.name, () => {
   });
 });
 
+/** Zero-byte objects whose keys end with a slash, put past the blob store (which writes none). */
+async function putFolderMarkers(into: BlobStore, server: S3TestServer, keys: string[]): Promise<void> {
+  for (const key of keys) await (into as S3BlobStore).client.send(new PutObjectCommand({ Bucket: server.bucket, Key: key, Body: "" }));
+}
+
 describe("backup and restore with the bucket", () => {
   it("downloads every object into the backup and puts them into an empty bucket on restore, refusing one that is not", async () => {
     const restoredDb = `dvault_t_s3restore_${process.pid}`;
@@ -315,6 +322,8 @@ describe("backup and restore with the bucket", () => {
       );
       const damagedKey = originalRelPath(createHash("sha256").update("the bytes it was stored with").digest("hex"), "png");
       await store.write(damagedKey, Buffer.from("other bytes since"));
+      // Folder markers, as the AWS console's "Create folder" and other tools leave them: no object of dvault's.
+      await putFolderMarkers(store, s3, ["originals/", "by-user/", "originals/ab/"]);
       const before: Record<string, string> = {};
       for await (const info of store.list(""))
         before[info.key] = createHash("sha256")
@@ -330,6 +339,8 @@ describe("backup and restore with the bucket", () => {
         DVAULT_CONFIG_DIR: backupDir.replace(/b$/, "cfg2"),
         ...target.env,
       });
+      // A bucket holding only a folder marker holds nothing to overwrite.
+      await putFolderMarkers(openBlobStore(restoredConfig), target, ["originals/"]);
       const restored = await restoreBackup({ config: restoredConfig, from: backupDir });
       // Left out rather than put back at a content address it would pass for.
       expect(restored.damaged).toContain(damagedKey);

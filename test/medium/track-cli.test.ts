@@ -1,7 +1,8 @@
 // `dvault track add` and `track remove` as a person runs them (bin/dvault.js in child processes, real Postgres,
 // Redis and the simulator), held to their --help: add says "the worker picks it up within 5 minutes" (the
 // schedules.reconcile job, every 5 minutes, installs the user's schedule) and "dvault sync --once --only tracked
-// runs it now"; remove says "what is archived stays" (the schedule goes, the mirror and the files stay).
+// runs it now"; remove says "what is archived stays" (the schedule goes, the mirror and the files stay), and takes
+// the user as add does (a profile URL too).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { reconcileSchedulesDefinition } from "../../jobs/reconcile-schedules/definition.ts";
@@ -79,7 +80,12 @@ describe("dvault track add / remove", () => {
     expect(archived.deviations).toBeGreaterThan(0);
     expect(archived.downloads).toBeGreaterThan(0);
 
-    const remove = await runDvault(h, ["track", "remove", artist.username]);
+    // Named as add takes them: the profile URL a person copies. One name it does not track refuses them all.
+    const profile = `https://www.deviantart.com/${artist.username}`;
+    const refused = await runDvault(h, ["track", "remove", profile, "nobody-tracked"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`dvault: ${h.account.name} does not track nobody-tracked: nothing was removed; see dvault track list\n`);
+    const remove = await runDvault(h, ["track", "remove", profile]);
     expect(remove.code, remove.stderr).toBe(0);
     expect(remove.stdout).toBe(`stopped tracking ${artist.username}; everything archived from them stays\n`);
     expect((await reconcile()).has(scheduler)).toBe(false);

@@ -16,6 +16,16 @@ export class SmtpDeliveryError extends Error {
   }
 }
 
+/**
+ * The recipients the server refused while it took the message for the others (a typo in DVAULT_SMTP_TO): the
+ * delivery stands (a retry would send the others a second copy), but they got nothing, and `digest --send`,
+ * `--history` and the worker's log say so. Read from a stored receipt (the digests table's delivery).
+ */
+export function refusedRecipients(receipt: DeliveryReceipt | null | undefined): string[] {
+  const rejected = receipt?.rejected;
+  return Array.isArray(rejected) ? rejected.map(String) : [];
+}
+
 export function smtpDeliverer(config: SmtpConfig): Deliverer {
   registerSecret(config.pass);
   return {
@@ -61,7 +71,13 @@ export function smtpDeliverer(config: SmtpConfig): Deliverer {
       } catch (err) {
         if (err instanceof SmtpDeliveryError) throw err;
         const e = err as Error & { responseCode?: number; code?: string; response?: string };
-        const what = e.responseCode ? `${e.responseCode} ${e.response ?? e.message}` : `${e.code ? `${e.code}: ` : ""}${e.message}`;
+        // The server's line starts with its code already ("550 no such mailbox"): said once.
+        const answer = e.response ?? e.message;
+        const what = e.responseCode
+          ? answer.startsWith(String(e.responseCode))
+            ? answer
+            : `${e.responseCode} ${answer}`
+          : `${e.code ? `${e.code}: ` : ""}${e.message}`;
         throw new SmtpDeliveryError(`SMTP delivery to ${config.host}:${config.port} failed: ${what.trim()}`, e.responseCode);
       } finally {
         transport.close();

@@ -3,7 +3,7 @@
 // body as sentAt, so a receiver can refuse stale or replayed deliveries) and the stable idempotency key
 // in X-Dvault-Idempotency-Key (also the body's id), so a retried delivery is recognisable.
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { registerSecret, scrubString } from "../../redact.ts";
+import { registerSecret } from "../../redact.ts";
 import type { WebhookConfig } from "../../config/digest.ts";
 import type { Deliverer, DeliveryReceipt, OutgoingMessage } from "../types.ts";
 import { postToChannel } from "./http-post.ts";
@@ -27,6 +27,10 @@ export function verifyWebhookSignature(secret: string, body: string | Buffer, he
 
 export function webhookDeliverer(config: WebhookConfig, opts: { timeoutMs?: number; now?: () => number } = {}): Deliverer {
   registerSecret(config.secret);
+  // A receiver's address may be its only password (Zapier's /hooks/catch/<id>/<key>, n8n's and Home Assistant's
+  // webhook ids): errors, and so the log, the digests table and the job's failure in Redis, name its host alone.
+  registerSecret(config.url);
+  const receiver = `webhook on ${new URL(config.url).host}`;
   const now = opts.now ?? Date.now;
   return {
     channel: "webhook",
@@ -43,7 +47,7 @@ export function webhookDeliverer(config: WebhookConfig, opts: { timeoutMs?: numb
       const answer = await postToChannel({
         channel: "webhook",
         url: config.url,
-        receiver: `webhook ${scrubString(config.url)}`,
+        receiver,
         headers: {
           "user-agent": "dvault-webhook/1",
           [SIGNATURE_HEADER]: signWebhookBody(config.secret, body),
