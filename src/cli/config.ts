@@ -23,10 +23,7 @@ export function registerConfigCommand(program: Command): void {
         return;
       }
       const layers = appliedSettings();
-      // An ntfy topic on a public server is its only password (README, "ntfy"): its name is masked like a secret's.
-      const settings = effectiveSettings(layers, maskUrl).map((s) =>
-        s.name === "DVAULT_NTFY_URL" && s.value && URL.canParse(s.value.trim()) ? { ...s, value: `${ntfyEndpoint(s.value.trim()).server}***` } : s,
-      );
+      const settings = effectiveSettings(layers, maskUrl).map(maskAddressSecret);
       if (opts.json) printJson({ file: layers.file ?? null, settings });
       else {
         printOut(`settings file: ${layers.file ?? "none (no ./.env; --config <file> or DVAULT_CONFIG names one)"}`);
@@ -41,4 +38,16 @@ export function registerConfigCommand(program: Command): void {
       // Shown first, refused after: a person sees every value, then the one line about what is wrong.
       loadConfig();
     });
+}
+
+/**
+ * An ntfy topic on a public server is its only password (README, "ntfy"), and so is a webhook's path (Zapier's
+ * /hooks/catch/<id>/<key>, n8n's and Home Assistant's webhook ids): shown as their server and ***, like a secret.
+ */
+function maskAddressSecret<S extends { name: string; value?: string | null }>(s: S): S {
+  const value = s.value?.trim();
+  if (!value || !URL.canParse(value)) return s;
+  if (s.name === "DVAULT_NTFY_URL") return { ...s, value: `${ntfyEndpoint(value).server}***` };
+  if (s.name === "DVAULT_WEBHOOK_URL") return { ...s, value: `${new URL(value).origin}/***` };
+  return s;
 }

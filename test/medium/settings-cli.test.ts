@@ -52,6 +52,7 @@ describe("dvault config", () => {
         "DVAULT_HTTP_TOKEN=0123456789abcdef0123",
         "DVAULT_ARCHIVE_DIR=/from/file",
         "DVAULT_NTFY_URL=https://ntfy.sh/dvault-topic-nobody-guesses",
+        "DVAULT_WEBHOOK_URL=https://hooks.zapier.com/hooks/catch/123456/webhook-key-nobody-guesses/?auth=query-nobody-guesses",
       ].join("\n"),
     );
     const run = await dvault(["--archive-dir", "/from/flag", "config", "--json"], { DVAULT_HTTP_PORT: "9100" });
@@ -68,6 +69,8 @@ describe("dvault config", () => {
     expect(run.stdout).not.toContain("0123456789abcdef0123");
     // An ntfy topic is the password of a topic on a public server: its server shown, its name not.
     expect(shown(run, "DVAULT_NTFY_URL")).toMatchObject({ value: "https://ntfy.sh/***", from: `file ${file}` });
+    // So is a webhook's path (and its query): its origin shown, the rest not.
+    expect(shown(run, "DVAULT_WEBHOOK_URL")).toMatchObject({ value: "https://hooks.zapier.com/***", from: `file ${file}` });
     expect(run.stdout).not.toContain("nobody-guesses");
   });
 
