@@ -11,14 +11,14 @@
 import { constants } from "node:fs";
 import { copyFile, link, lstat, mkdir, readdir, rename, rm, rmdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { Config } from "../config.ts";
+import { type Config, parseSecretKey } from "../config.ts";
 import { connectPg, dropDatabase, ensureDatabase } from "../db/connect.ts";
 import { ReadableTreeRepository } from "../db/readable-tree.repository.ts";
 import { countPublicTables } from "../db/database-info.ts";
 import { pgFields } from "../db/pg-fields.ts";
 import { UserError } from "../errors.ts";
 import { maskUrl } from "../redact.ts";
-import { keyFilePath } from "../secret-key.ts";
+import { existingSecretKey, keyFilePath } from "../secret-key.ts";
 import type { BlobStore } from "../storage/blob-store.ts";
 import { errCode, PARTIAL_DIR } from "../storage/layout.ts";
 import { DISK_FULL_CODES, folderFault } from "../storage/storage-fault.ts";
@@ -42,7 +42,17 @@ export type RestoreResult = {
   /** Originals of the backup left out of a bucket: their bytes no longer hash to their key. */
   damaged: string[];
   keyRestored: boolean;
+  /** The secret key after the restore (restoredKey): whether the restored tokens can be read with it. */
+  key: RestoredKey;
 };
+
+/**
+ * The key the restored tokens meet: the backup's, put in place ("restored"); or the one configured before, kept
+ * (DVAULT_SECRET_KEY, or a key file made meanwhile, by a first login on the new machine): the backup's own ("same"),
+ * another, with which they cannot be read ("other"), or one the backup cannot be compared with, holding none
+ * ("kept"); or none at all ("none").
+ */
+export type RestoredKey = "restored" | "same" | "other" | "kept" | "none";
 
 /** What is staged for one target: put into place after the dump is in, or taken back. */
 type Staged = { commit(): Promise<void>; undo(): Promise<void> };
@@ -85,7 +95,15 @@ export async function restoreBackup({ config, from, signal }: { config: Config; 
     await forgetTreeSweep(config.databaseUrl);
     // The database is in: from here on only renames.
     for (const s of staged) await s.commit();
-    return { manifest: backup.manifest, databaseRestored: true, archiveFiles, damaged, keyRestored: key?.restored ?? false };
+    const keyRestored = key?.restored ?? false;
+    return {
+      manifest: backup.manifest,
+      databaseRestored: true,
+      archiveFiles,
+      damaged,
+      keyRestored,
+      key: keyRestored ? "restored" : keptKey(config, backup.key),
+    };
   } catch (err) {
     await load?.close();
     for (const s of staged.reverse()) await s.undo().catch(() => undefined);
@@ -223,6 +241,20 @@ async function stageBucket(store: BlobStore, archive: CheckedArchive, signal: Ab
     throw err;
   }
   return { files: put.length, damaged: damaged.sort(), commit: async () => undefined, undo };
+}
+
+/** The key a restore left in place (RestoredKey), compared with the backup's. */
+function keptKey(config: Config, backupKey: string | undefined): Exclude<RestoredKey, "restored"> {
+  let there: Buffer | undefined;
+  try {
+    there = existingSecretKey(config)?.key;
+  } catch {
+    // A key file there that cannot be read: kept, and not the backup's key as far as the tokens are concerned.
+    return "other";
+  }
+  if (!there) return "none";
+  if (backupKey === undefined) return "kept";
+  return parseSecretKey(backupKey)?.equals(there) ? "same" : "other";
 }
 
 /**

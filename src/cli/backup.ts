@@ -1,8 +1,10 @@
 // `dvault backup` and `dvault restore`: the database, the archive and the secret key, as one directory.
+import path from "node:path";
 import type { Command } from "commander";
 import { createBackup } from "../backup/backup.ts";
-import { restoreBackup } from "../backup/restore.ts";
-import { loadConfig } from "../config.ts";
+import { type RestoredKey, restoreBackup } from "../backup/restore.ts";
+import { KEY } from "../backup/backup.ts";
+import { type Config, loadConfig } from "../config.ts";
 import { describeBucket } from "../config/storage.ts";
 import { resolveDatabase } from "../db/embedded/resolve.ts";
 import { EXIT_FAILED, EXIT_INTERRUPTED, UserError } from "../errors.ts";
@@ -79,7 +81,7 @@ export function registerBackupCommands(program: Command): void {
           printOut(`restored the database (${migrations}); the backup holds no archive: ${where} was left as it is (copy the archive there, if not done yet)`);
         }
         for (const key of r.damaged.slice(0, 20)) printOut(`  left out ${key}: its bytes do not match its sha256`);
-        printOut(r.keyRestored ? "restored the secret key" : "kept the configured secret key");
+        printOut(keyLine(r.key, config, opts.from));
         printOut("next: npx dvault migrate, then npx dvault verify and npx dvault auth status");
       }
       if (r.damaged.length > 0) {
@@ -89,4 +91,23 @@ export function registerBackupCommands(program: Command): void {
         );
       }
     });
+}
+
+/** What the restore did with the secret key, said so that tokens the kept key cannot read are never a surprise. */
+function keyLine(key: RestoredKey, config: Config, from: string): string {
+  const configured = config.secretKey ? "DVAULT_SECRET_KEY" : `the key file ${keyFilePath(config)}`;
+  switch (key) {
+    case "restored":
+      return "restored the secret key";
+    case "same":
+      return `kept the configured secret key (${configured}): it is the backup's`;
+    case "other":
+      return `kept the configured secret key (${configured}), which is not the backup's: the restored accounts' tokens cannot be read with it. Put the backup's key ${path.join(path.resolve(from), KEY)} in its place (keep a copy of the other if anything was sealed with it), or log in again (dvault auth login)`;
+    case "kept":
+      return `kept the configured secret key (${configured}); the backup holds none: the restored tokens can be read only if it is the key they were sealed with`;
+    case "none":
+      return "no secret key: the backup holds none and none is configured, so the restored tokens cannot be read; set DVAULT_SECRET_KEY to the key of the install backed up, or log in again (dvault auth login)";
+    default:
+      return key satisfies never;
+  }
 }

@@ -12,7 +12,9 @@ export type PgFields = {
 export function pgFields(url: string): PgFields {
   const u = new URL(url);
   const fields: PgFields = {
-    host: decodeURIComponent(u.hostname) || "127.0.0.1",
+    // An IPv6 address stands in brackets in a URL ([::1]), not in a host name: the driver (and a password file's
+    // line, src/demo/pass-file.ts) take it bare, as libpq does; with the brackets the driver looked it up as a name.
+    host: decodeURIComponent(u.hostname).replace(/^\[(.*)\]$/, "$1") || "127.0.0.1",
     port: u.port ? Number(u.port) : 5432,
     user: decodeURIComponent(u.username) || "postgres",
     database: decodeURIComponent(u.pathname.replace(/^\//, "")) || "postgres",

@@ -58,7 +58,7 @@ describe("the demo's queries", () => {
  * A PostgreSQL server as far as its password: it refuses SSL and GSS encryption, asks for the password in clear
  * (AuthenticationCleartextPassword), keeps what the client sends, and ends the connection with an error.
  */
-async function passwordTaker(): Promise<{ port: number; passwords: string[]; close(): void }> {
+async function passwordTaker(host = "127.0.0.1"): Promise<{ port: number; passwords: string[]; close(): void }> {
   const passwords: string[] = [];
   const server = net.createServer((socket) => {
     let buffer = Buffer.alloc(0);
@@ -89,7 +89,7 @@ async function passwordTaker(): Promise<{ port: number; passwords: string[]; clo
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   return { port: (server.address() as net.AddressInfo).port, passwords, close: () => server.close() };
 }
 
@@ -101,12 +101,16 @@ function paste(line: string, cwd: string): Promise<void> {
 }
 
 describe("the demo's printed commands", () => {
-  it("name no password, and run as pasted where the server asks for one: psql and dvault read it from the demo's PGPASSFILE", async () => {
-    const server = await passwordTaker();
+  // An IPv6 address too: bracketed in the URL, bare in the password file's line and to the driver (src/db/pg-fields.ts).
+  it.each([
+    ["127.0.0.1", "127.0.0.1"],
+    ["::1", "[::1]"],
+  ])("name no password, and run as pasted where the server asks for one: psql and dvault read it from the demo's PGPASSFILE (%s)", async (address, host) => {
+    const server = await passwordTaker(address);
     const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-demo-pass-"));
     // A colon and a backslash: escaped in the password file; a space and an @: encoded in the URL.
     const password = "pa:ss\\w @rd";
-    const report = { databaseUrl: `postgresql://demo:${encodeURIComponent(password)}@127.0.0.1:${server.port}/dvault_demo` } as DemoReport;
+    const report = { databaseUrl: `postgresql://demo:${encodeURIComponent(password)}@${host}:${server.port}/dvault_demo` } as DemoReport;
     try {
       const passFile = writeDemoPassFile(dir, report.databaseUrl);
       expect(passFile && statSync(passFile).mode & 0o777).toBe(0o600);
@@ -115,7 +119,7 @@ describe("the demo's printed commands", () => {
       const printed = [env, ...psql].join("\n");
       expect(printed).not.toContain(encodeURIComponent(password));
       expect(printed).not.toContain("***");
-      expect(env).toBe(`PGPASSFILE=${passFile} DATABASE_URL=postgresql://demo@127.0.0.1:${server.port}/dvault_demo DVAULT_ENGINE=postgres`);
+      expect(env).toBe(`PGPASSFILE=${passFile} DATABASE_URL=postgresql://demo@${host}:${server.port}/dvault_demo DVAULT_ENGINE=postgres`);
       await paste(`${env} npx dvault status`, dir);
       expect(server.passwords).toContain(password);
       // psql, where its client is installed (dvault does not need it).

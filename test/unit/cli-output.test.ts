@@ -85,6 +85,12 @@ describe(plainLogLine.name, () => {
     expect(plainLogLine({ level: 30, time: 1, msg: "source synced" }, false)).toBe("dvault: source synced");
   });
 
+  it("keeps a message with a newline on its one line: text from outside cannot forge a line of dvault's", () => {
+    expect(plainLogLine({ level: 40, msg: "tracked\ndvault: error: forged", user: "a\nb" }, false)).toBe(
+      'dvault: warning: tracked\\x0advault: error: forged (user="a\\nb")',
+    );
+  });
+
   it("adds the error's stack, indented, only when asked (LOG_LEVEL=debug or trace)", () => {
     expect(plainLogLine(entry, true).split("\n")).toEqual([plainLogLine(entry, false), "    Error: disk full", "        at write (x.js:1:1)"]);
   });

@@ -2,6 +2,7 @@
 // cron's mail): one plain line each, `dvault: warning: <message> (key=value …)`, through the printer (controls
 // escaped), never pino's JSON. The worker, a daemon whose lines a log collector reads, keeps JSON (src/log.ts).
 import type { DestinationStream } from "pino";
+import { shownInTerminal } from "../../text/controls.ts";
 import { printErr } from "./print.ts";
 
 /** pino's numeric levels as a line names them; info, what -v asks for, needs no word. */
@@ -38,7 +39,8 @@ export function plainLogLine(entry: Record<string, unknown>, stacks: boolean): s
     fields.push(`err=${err.field}`);
     stack = err.stack;
   }
-  const line = `dvault: ${LEVEL_WORDS[Number(entry.level)] ?? ""}${typeof entry.msg === "string" ? entry.msg : ""}${fields.length ? ` (${fields.join(" ")})` : ""}`;
+  // The message on the line's one line: a newline in it (text from outside, pino's %s) must not start a line of its own.
+  const line = `dvault: ${LEVEL_WORDS[Number(entry.level)] ?? ""}${typeof entry.msg === "string" ? shownInTerminal(entry.msg) : ""}${fields.length ? ` (${fields.join(" ")})` : ""}`;
   return stacks && stack ? `${line}\n${stack.replace(/^/gm, "    ")}` : line;
 }
 
