@@ -19,7 +19,8 @@ export type DigestImageOptions = {
    * Where the dashboard's /thumb/ route is reachable (DVAULT_PUBLIC_URL), and the thumbnail link key
    * (thumbLinkKey of the secret key), read only when a picture is linked: the linked channels' pictures.
    */
-  dashboard: { url: string; linkKey: () => Buffer } | undefined;
+  /** linkKey: undefined where the install has no key (lost): the pictures are then not linked, and no key is made. */
+  dashboard: { url: string; linkKey: () => Buffer | undefined } | undefined;
   /** The folder name (beside the HTML) the file channel writes the images into. */
   filesDir: string;
 };
@@ -59,7 +60,8 @@ export async function digestImages(data: DigestData, opts: DigestImageOptions): 
   for (const sha256 of shownFiles(data)) {
     if (LINKED_PICTURES.has(opts.channel)) {
       const dashboard = opts.dashboard;
-      if (dashboard && (await opts.thumbs.findOriginal(sha256))) src.set(sha256, signedThumbUrl(dashboard.url, dashboard.linkKey(), "s", sha256));
+      const linkKey = dashboard?.linkKey();
+      if (dashboard && linkKey && (await opts.thumbs.findOriginal(sha256))) src.set(sha256, signedThumbUrl(dashboard.url, linkKey, "s", sha256));
       continue;
     }
     // A thumbnail that cannot be made (the file gone, a read error) leaves a placeholder: never a failed digest.

@@ -23,7 +23,7 @@ import { refusedRecipients } from "./deliver/smtp.ts";
 import { imagesDirOf } from "./deliver/file.ts";
 import { digestImages } from "./images.ts";
 import { thumbLinkKey } from "../storage/thumb-link.ts";
-import { keyCreatedMessage, loadSecretKey } from "../secret-key.ts";
+import { existingSecretKey } from "../secret-key.ts";
 import { openBlobStore } from "../storage/store.ts";
 import { Thumbnails } from "../storage/thumbnails.ts";
 import { renderDigest } from "./render.ts";
@@ -106,11 +106,17 @@ export type RunDigestResult =
   | { status: "empty"; digestId: string; window: DigestWindow; key: string }
   | { status: "skipped"; reason: string };
 
-/** The thumbnail link key, read from the secret key the first time a picture is linked (the dashboard checks with the same key). */
-function linkKeyOf(config: Config, log: Logger): () => Buffer {
+/**
+ * The thumbnail link key, read from the secret key the first time a picture is linked (the dashboard checks with the
+ * same key). None where the install has no key: a digest never makes one, which would stand in the way of the lost
+ * key's return (only a login makes a key: src/cli/auth-context.ts).
+ */
+export function linkKeyOf(config: Config): () => Buffer | undefined {
   let key: Buffer | undefined;
   return () => {
-    key ??= thumbLinkKey(loadSecretKey(config, (file) => log.warn({ path: file }, keyCreatedMessage(file))).key);
+    if (key) return key;
+    const secret = existingSecretKey(config);
+    if (secret) key = thumbLinkKey(secret.key);
     return key;
   };
 }
@@ -160,7 +166,7 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
     const shown = await digestImages(data, {
       channel,
       thumbs: new Thumbnails(openBlobStore(config, { writer: thisWriterTag() })),
-      dashboard: config.publicUrl ? { url: config.publicUrl, linkKey: linkKeyOf(config, log) } : undefined,
+      dashboard: config.publicUrl ? { url: config.publicUrl, linkKey: linkKeyOf(config) } : undefined,
       filesDir: imagesDirOf(fileBase),
     });
     const rendered = renderDigest(shown.data, { timezone: config.digest.timezone, idempotencyKey: key });

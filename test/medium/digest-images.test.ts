@@ -6,7 +6,10 @@ import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, writeFileSync } from "node:fs";
 import { digestImages } from "../../src/digest/images.ts";
+import { linkKeyOf } from "../../src/digest/run-digest.ts";
+import { testConfig } from "../helpers/config.ts";
 import { thumbSig } from "../../src/storage/thumb-link.ts";
 import type { DeviationRef, DigestData } from "../../src/digest/types.ts";
 import { Archive } from "../../src/storage/archive.ts";
@@ -59,6 +62,20 @@ describe(digestImages.name, () => {
     expect(withUrl.images).toEqual([]);
     const without = await digestImages(digest(), { channel: "webhook", thumbs, dashboard: undefined, filesDir: "x_files" });
     expect(urls(without.data)).toEqual([null, null, null]);
+  });
+
+  it("links no picture where the install has no secret key, and makes none (a lost key's return would meet it)", async () => {
+    const configDir = path.join(dir, "config-none");
+    const config = testConfig({ DVAULT_CONFIG_DIR: configDir, DVAULT_SECRET_KEY: "" });
+    const linkKey = linkKeyOf(config);
+    expect(linkKey()).toBeUndefined();
+    const none = await digestImages(digest(), { channel: "webhook", thumbs, dashboard: { url: "https://dv.example.org", linkKey }, filesDir: "x_files" });
+    expect(urls(none.data)).toEqual([null, null, null]);
+    expect(existsSync(path.join(configDir, "secret.key"))).toBe(false);
+    // The key back in place: the pictures are linked again, under it.
+    await fs.mkdir(configDir, { recursive: true });
+    writeFileSync(path.join(configDir, "secret.key"), randomBytes(32).toString("hex"), { mode: 0o600 });
+    expect(linkKey()).toBeInstanceOf(Buffer);
   });
 
   it("carries the archived file's thumbnail as a cid: part for SMTP and as a file for the file channel", async () => {
