@@ -37,6 +37,13 @@ export type WorkerHostOptions<Ctx extends JobContext> = {
    * whose exit code says it, so that a cron run's stderr holds the one line that says what to do (-v shows them).
    */
   outcomeLevel?: "warn" | "info";
+  /**
+   * What a job that met a write PostgreSQL refuses (read-only, disk full: src/queue/outage.ts) does: "wait" (the
+   * worker) delays it as for an outage, however long the refusal lasts; "stop" (a run a person waits for,
+   * src/queue/run-now.ts) moves it back, no attempt spent, and tells onRefusal's listeners, so that the run ends
+   * with one line saying what to do instead of waiting for good.
+   */
+  refusedWrites?: "wait" | "stop";
 };
 
 export const DEFAULT_OUTAGE_RETRY_MS = 5000;
@@ -61,6 +68,7 @@ export class WorkerHost<Ctx extends JobContext> {
   /** Activations naming this host, not handed to it, seen by the last requeueLostActivations(). */
   private lost = new Set<string>();
   private readonly endListeners: ((end: JobEnd) => void)[] = [];
+  private readonly refusalListeners: ((err: unknown) => void)[] = [];
 
   constructor(private readonly options: WorkerHostOptions<Ctx>) {}
 
@@ -84,6 +92,11 @@ export class WorkerHost<Ctx extends JobContext> {
   /** Calls `listener` whenever an activation of a job of this host ends, once its queue has recorded how (JobEnd). */
   onJobEnd(listener: (end: JobEnd) => void): void {
     this.endListeners.push(listener);
+  }
+
+  /** Calls `listener` with the error of each job that met a refused write, when refusedWrites is "stop". */
+  onRefusal(listener: (err: unknown) => void): void {
+    this.refusalListeners.push(listener);
   }
 
   private ended(end: JobEnd): void {
@@ -175,6 +188,12 @@ export class WorkerHost<Ctx extends JobContext> {
         return { status: "skipped", reason: scrubString(err.message) };
       }
       const outage = outageOf(err);
+      if (outage?.kind === "refused" && this.options.refusedWrites === "stop") {
+        for (const listener of this.refusalListeners) listener(err);
+        // On PostgreSQL alone the queue is in the database that refuses the move too: the run ends all the same.
+        await job.moveToDelayed(now(), token).catch(() => undefined);
+        throw new DelayedError();
+      }
       if (outage) {
         // Jittered, so that two deadlock victims don't meet again.
         const waitMs = Math.round((this.options.outageRetryMs ?? DEFAULT_OUTAGE_RETRY_MS) * (0.5 + Math.random()));
