@@ -69,6 +69,8 @@ export class WorkerHost<Ctx extends JobContext> {
   private lost = new Set<string>();
   private readonly endListeners: ((end: JobEnd) => void)[] = [];
   private readonly refusalListeners: ((err: unknown) => void)[] = [];
+  /** When the last warning of a job delayed by refused writes went out, and the jobs delayed so since (logOutage). */
+  private refusedLogged: { at: number; since: number } | undefined;
 
   constructor(private readonly options: WorkerHostOptions<Ctx>) {}
 
@@ -101,6 +103,26 @@ export class WorkerHost<Ctx extends JobContext> {
 
   private ended(end: JobEnd): void {
     for (const listener of this.endListeners) listener(end);
+  }
+
+  /** A job delayed by `outage`: a warning, unless it met refused writes and one such went out less than a minute ago. */
+  private logOutage(log: Logger, outage: Outage, waitMs: number): void {
+    const fields = { service: outage.service, reason: scrubString(outage.reason), waitMs };
+    const message = `${OUTAGE_WORDS[outage.kind]}: job delayed, no attempt spent`;
+    if (outage.kind !== "refused") {
+      log.warn(fields, message);
+      return;
+    }
+    // The wall clock: the log's volume is real time, whatever clock the jobs' delays follow (a test's).
+    const at = Date.now();
+    const last = this.refusedLogged;
+    if (last && at - last.at < REFUSED_LOG_EVERY_MS) {
+      last.since++;
+      log.debug(fields, message);
+      return;
+    }
+    log.warn({ ...fields, ...(last?.since ? { delayedMeanwhile: last.since } : {}) }, message);
+    this.refusedLogged = { at, since: 0 };
   }
 
   /** Graceful: handlers see the abort, finish their current page, and active jobs complete or re-queue. */
@@ -197,8 +219,7 @@ export class WorkerHost<Ctx extends JobContext> {
       if (outage) {
         // Jittered, so that two deadlock victims don't meet again.
         const waitMs = Math.round((this.options.outageRetryMs ?? DEFAULT_OUTAGE_RETRY_MS) * (0.5 + Math.random()));
-        const what = OUTAGE_WORDS[outage.kind];
-        log.warn({ service: outage.service, reason: scrubString(outage.reason), waitMs }, `${what}: job delayed, no attempt spent`);
+        this.logOutage(log, outage, waitMs);
         // Against a Redis that is away this waits for the reconnect (worker connections retry forever). On PostgreSQL
         // alone the queue is in the database that is away: the move is tried again until it is back (within the
         // job's lock), else BullMQ failed the job, spending an attempt and waiting its whole backoff.
@@ -212,6 +233,14 @@ export class WorkerHost<Ctx extends JobContext> {
     }
   }
 }
+
+/**
+ * One warning a minute at most for jobs delayed by refused writes: a read-only database or a full disk lasts until a
+ * person acts, days maybe, and each of thousands of queued jobs meets it again every few seconds (a line per job each
+ * time, up to hundreds a second). The others go to debug, counted in the next warning (`delayedMeanwhile`). An outage or a
+ * conflict passes in seconds and keeps a line per job (test/faults/restart-postgres.faults.test.ts counts them).
+ */
+const REFUSED_LOG_EVERY_MS = 60_000;
 
 /** What the log says of a job that met an outage, by its kind (src/queue/outage.ts). */
 const OUTAGE_WORDS: Record<Outage["kind"], string> = {
