@@ -7,6 +7,8 @@
 // (src/queue/outage.ts), and the run waited for good, a warning every few seconds per job.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { pgFields } from "../../src/db/pg-fields.ts";
+import { overviewPage } from "../../src/http/pages/overview.ts";
+import { StatusReportSchema } from "../../src/status/schema.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
@@ -93,7 +95,12 @@ describe("a read-only database", () => {
       /^WARNING: PostgreSQL refuses writes, so nothing is archived and the worker's jobs wait without spending attempts; the database is read-only \(default_transaction_read_only is on\): turn it off$/m,
     );
     const json = await runDvault(h, ["status", "--json"]);
-    expect(JSON.parse(json.stdout).database).toEqual({ refusesWrites: "read-only" });
+    const report = StatusReportSchema.parse(JSON.parse(json.stdout));
+    expect(report.database).toEqual({ refusesWrites: "read-only" });
+    // The dashboard's overview, from the same report, opens with the same words.
+    expect(overviewPage(report)).toMatch(
+      /<h1>Overview[\s\S]*?<div class="notice bad" role="alert">PostgreSQL refuses writes, so nothing is archived and the worker&#39;s jobs wait without spending attempts; the database is read-only \(default_transaction_read_only is on\): turn it off<\/div>/,
+    );
   }, 60_000);
 
   it("ends download --once and sync --once with one line saying what to do, exit 3", async () => {
