@@ -9,6 +9,7 @@ import { QueueAdmin } from "../queue/queue-admin.ts";
 import { createServices } from "../services.ts";
 import { collectStatus } from "../status/collect.ts";
 import { quotaServedLine } from "../status/quota-words.ts";
+import { refusedWritesLine } from "../status/refused-writes-words.ts";
 import { notArchivableLines } from "../text/not-archivable.ts";
 import type { StatusReport } from "../status/schema.ts";
 import { formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../status/units.ts";
@@ -36,13 +37,9 @@ function movedAwayWarning({ name, movedTo }: StatusReport["engine"]): string[] {
 }
 
 /** A database that refuses writes: the worker's jobs wait for it (src/queue/outage.ts), and nothing is archived. */
-function refusedWritesWarning({ refusesWrites }: StatusReport["database"]): string[] {
-  if (!refusesWrites) return [];
-  const what =
-    refusesWrites === "standby"
-      ? "the database is a standby (in recovery): point DATABASE_URL at the primary, or promote it"
-      : "the database is read-only (default_transaction_read_only is on): turn it off";
-  return [`WARNING: PostgreSQL refuses writes, so nothing is archived and the worker's jobs wait without spending attempts; ${what}`, ""];
+function refusedWritesWarning(database: StatusReport["database"]): string[] {
+  const line = refusedWritesLine(database);
+  return line ? [`WARNING: ${line}`, ""] : [];
 }
 
 export function formatStatus(r: StatusReport): string {

@@ -134,7 +134,7 @@ export async function transferToPartial(args: TransferArgs): Promise<WrittenTran
   for (;;) {
     signal?.throwIfAborted();
     const partial = await archive.partialState(key);
-    const canResume = partial.size > 0 && partial.etag !== undefined;
+    const canResume = partial.size > 0 && isStrong(partial.etag);
     const before = partial.size;
     let opened: Opened | undefined;
     let permit: Permit | undefined;
@@ -338,6 +338,15 @@ export function hostMatches(hostname: string, patterns: readonly string[]): bool
     if (pattern.startsWith("*.")) return host === pattern.slice(2) || host.endsWith(pattern.slice(1));
     return host === pattern;
   });
+}
+
+/**
+ * Whether `etag` may name the bytes a resume continues: a strong one. A weak one (W/"…") may stay the same while the
+ * bytes change (a re-encoding), so RFC 9110 forbids it in If-Range; a server that compares it anyway would answer a
+ * 206 of other bytes, spliced onto the partial file (test/medium/downloads-faults.test.ts).
+ */
+function isStrong(etag: string | undefined): etag is string {
+  return etag !== undefined && !etag.startsWith("W/");
 }
 
 function headerOf(headers: IncomingHttpHeaders, name: string): string | undefined {

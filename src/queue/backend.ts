@@ -194,23 +194,30 @@ async function redisScratch({
   prefix: string;
   liveness: ScratchLiveness;
 }): Promise<ScratchBackend> {
-  const own = scratchPrefix(prefix, randomBytes(SCRATCH_ID_BYTES).toString("hex"));
-  const letGo = await holdScratchPrefix(redis, own, liveness);
+  const id = randomBytes(SCRATCH_ID_BYTES).toString("hex");
+  const letGo = await holdScratchPrefix(redis, prefix, id, liveness);
   const swept = sweepDeadScratchPrefixes(redis, prefix).catch(() => 0);
-  const inner = redisQueueBackend({ redis, url, prefix: own, liveness });
+  const inner = redisQueueBackend({ redis, url, prefix: scratchPrefix(prefix, id), liveness });
   return {
     ...inner,
     async discard() {
+      // Listed until every queue is obliterated: keys a failed removal left are the next run's sweep's.
+      let removed = false;
       try {
-        await Promise.all(
+        const obliterated = await Promise.all(
           QUEUE_NAMES.map(async (name) => {
             const q = inner.queue(name);
-            await q.obliterate({ force: true }).catch(() => undefined);
+            const done = await q.obliterate({ force: true }).then(
+              () => true,
+              () => false,
+            );
             await q.close().catch(() => undefined);
+            return done;
           }),
         );
+        removed = obliterated.every(Boolean);
       } finally {
-        await letGo();
+        await letGo(removed);
         await swept;
       }
     },

@@ -4,6 +4,7 @@
 // worker's. The private queues are removed afterwards: anything unfinished is either
 // handed to the worker's queue (`handOver`) or left to the tables the jobs keep (downloads, sync_sources).
 import type { Job, Queue } from "bullmq";
+import { explainPgRefusal } from "../errors.ts";
 import type { QueueBackend } from "./backend.ts";
 import type { JobPayloads } from "./contract.ts";
 import type { JobContext } from "./job-definition.ts";
@@ -79,19 +80,31 @@ export async function runNow<Ctx extends JobContext, M extends object = JobPaylo
     makeContext: options.makeContext,
     // The caller's summary says what became of each job (the outcomes returned below).
     outcomeLevel: "info",
+    refusedWrites: "stop",
   });
+  // A write PostgreSQL refuses (read-only, its disk full) is refused to every job of the run, and passes only when a
+  // person acts: it ends the run, in one line that says what to do (as a refusal found at the run's start does),
+  // rather than the run waiting for good. What was done before stays; the rest is left for the next run.
+  let refused: { err: unknown } | undefined;
+  const halt = new AbortController();
+  host.onRefusal((err) => {
+    refused ??= { err };
+    halt.abort();
+  });
+  const signal = options.signal ? AbortSignal.any([options.signal, halt.signal]) : halt.signal;
   const outcomes: Array<RunNowOutcome<M> | undefined> = jobs.map(() => undefined);
   try {
     const added = await producer.enqueueAll(jobs);
     const queueOf = (job: Job) => queues.queue(job.queueName as QueueName);
     host.start();
-    await settleAll(host, added, jobs, outcomes, queueOf, options);
+    await settleAll(host, added, jobs, outcomes, queueOf, { ...options, signal });
   } finally {
     await host.close();
     await queues.close();
     await producer.close();
     await scratch.discard();
   }
+  if (refused) throw explainPgRefusal(refused.err) ?? refused.err;
   const result: RunNowOutcome<M>[] = [];
   for (const [i, o] of outcomes.entries()) {
     if (o) result.push(o);

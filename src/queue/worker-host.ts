@@ -37,6 +37,13 @@ export type WorkerHostOptions<Ctx extends JobContext> = {
    * whose exit code says it, so that a cron run's stderr holds the one line that says what to do (-v shows them).
    */
   outcomeLevel?: "warn" | "info";
+  /**
+   * What a job that met a write PostgreSQL refuses (read-only, disk full: src/queue/outage.ts) does: "wait" (the
+   * worker) delays it as for an outage, however long the refusal lasts; "stop" (a run a person waits for,
+   * src/queue/run-now.ts) moves it back, no attempt spent, and tells onRefusal's listeners, so that the run ends
+   * with one line saying what to do instead of waiting for good.
+   */
+  refusedWrites?: "wait" | "stop";
 };
 
 export const DEFAULT_OUTAGE_RETRY_MS = 5000;
@@ -61,6 +68,9 @@ export class WorkerHost<Ctx extends JobContext> {
   /** Activations naming this host, not handed to it, seen by the last requeueLostActivations(). */
   private lost = new Set<string>();
   private readonly endListeners: ((end: JobEnd) => void)[] = [];
+  private readonly refusalListeners: ((err: unknown) => void)[] = [];
+  /** When the last warning of a job delayed by refused writes went out, and the jobs delayed so since (logOutage). */
+  private refusedLogged: { at: number; since: number } | undefined;
 
   constructor(private readonly options: WorkerHostOptions<Ctx>) {}
 
@@ -86,8 +96,33 @@ export class WorkerHost<Ctx extends JobContext> {
     this.endListeners.push(listener);
   }
 
+  /** Calls `listener` with the error of each job that met a refused write, when refusedWrites is "stop". */
+  onRefusal(listener: (err: unknown) => void): void {
+    this.refusalListeners.push(listener);
+  }
+
   private ended(end: JobEnd): void {
     for (const listener of this.endListeners) listener(end);
+  }
+
+  /** A job delayed by `outage`: a warning, unless it met refused writes and one such went out less than a minute ago. */
+  private logOutage(log: Logger, outage: Outage, waitMs: number): void {
+    const fields = { service: outage.service, reason: scrubString(outage.reason), waitMs };
+    const message = `${OUTAGE_WORDS[outage.kind]}: job delayed, no attempt spent`;
+    if (outage.kind !== "refused") {
+      log.warn(fields, message);
+      return;
+    }
+    // The wall clock: the log's volume is real time, whatever clock the jobs' delays follow (a test's).
+    const at = Date.now();
+    const last = this.refusedLogged;
+    if (last && at - last.at < REFUSED_LOG_EVERY_MS) {
+      last.since++;
+      log.debug(fields, message);
+      return;
+    }
+    log.warn({ ...fields, ...(last?.since ? { delayedMeanwhile: last.since } : {}) }, message);
+    this.refusedLogged = { at, since: 0 };
   }
 
   /** Graceful: handlers see the abort, finish their current page, and active jobs complete or re-queue. */
@@ -175,11 +210,16 @@ export class WorkerHost<Ctx extends JobContext> {
         return { status: "skipped", reason: scrubString(err.message) };
       }
       const outage = outageOf(err);
+      if (outage?.kind === "refused" && this.options.refusedWrites === "stop") {
+        for (const listener of this.refusalListeners) listener(err);
+        // On PostgreSQL alone the queue is in the database that refuses the move too: the run ends all the same.
+        await job.moveToDelayed(now(), token).catch(() => undefined);
+        throw new DelayedError();
+      }
       if (outage) {
         // Jittered, so that two deadlock victims don't meet again.
         const waitMs = Math.round((this.options.outageRetryMs ?? DEFAULT_OUTAGE_RETRY_MS) * (0.5 + Math.random()));
-        const what = OUTAGE_WORDS[outage.kind];
-        log.warn({ service: outage.service, reason: scrubString(outage.reason), waitMs }, `${what}: job delayed, no attempt spent`);
+        this.logOutage(log, outage, waitMs);
         // Against a Redis that is away this waits for the reconnect (worker connections retry forever). On PostgreSQL
         // alone the queue is in the database that is away: the move is tried again until it is back (within the
         // job's lock), else BullMQ failed the job, spending an attempt and waiting its whole backoff.
@@ -193,6 +233,14 @@ export class WorkerHost<Ctx extends JobContext> {
     }
   }
 }
+
+/**
+ * One warning a minute at most for jobs delayed by refused writes: a read-only database or a full disk lasts until a
+ * person acts, days maybe, and each of thousands of queued jobs meets it again every few seconds (a line per job each
+ * time, up to hundreds a second). The others go to debug, counted in the next warning (`delayedMeanwhile`). An outage or a
+ * conflict passes in seconds and keeps a line per job (test/faults/restart-postgres.faults.test.ts counts them).
+ */
+const REFUSED_LOG_EVERY_MS = 60_000;
 
 /** What the log says of a job that met an outage, by its kind (src/queue/outage.ts). */
 const OUTAGE_WORDS: Record<Outage["kind"], string> = {

@@ -149,9 +149,10 @@ export function serveCdn(world: SimWorld, req: CdnRequest, hooks: readonly CdnHo
     if (reply) return { kind: "reply", reply };
   }
   const lastModified = new Date(d.publishedTime * 1000).toUTCString();
+  const etag = world.cdn.weakEtags ? `W/"${file.size.toString(16)}"` : file.etag;
   const headers: Record<string, string> = {
     "content-type": file.contentType,
-    etag: file.etag,
+    etag,
     "last-modified": lastModified,
     "cache-control": "max-age=31536000",
     "accept-ranges": world.cdn.ranges ? "bytes" : "none",
@@ -166,13 +167,13 @@ export function serveCdn(world: SimWorld, req: CdnRequest, hooks: readonly CdnHo
   if (world.cdn.ranges && range !== undefined) {
     const ifRange = header(req, "if-range");
     // A validator that no longer matches: the client's partial copy is stale, so it gets the whole file.
-    const current = ifRange === undefined || (ifRange.startsWith('"') || ifRange.startsWith("W/") ? ifRange === file.etag : ifRange === lastModified);
+    const current = ifRange === undefined || (ifRange.startsWith('"') || ifRange.startsWith("W/") ? ifRange === etag : ifRange === lastModified);
     if (current) {
       const r = parseRange(range, file.size);
       if (r === "unsatisfiable") {
         return {
           kind: "reply",
-          reply: { status: 416, text: "", contentType: "text/plain", headers: { "content-range": `bytes */${file.size}`, etag: file.etag } },
+          reply: { status: 416, text: "", contentType: "text/plain", headers: { "content-range": `bytes */${file.size}`, etag } },
         };
       }
       if (r !== "ignore") {

@@ -46,7 +46,7 @@ export function createWorld(options: SimulatorOptions): SimWorld {
     tokens: new TokenStore(clock, options.clients ?? DEFAULT_CLIENTS, options.accessTokenLifetimeS ?? 3600),
     baseUrl: "",
     cdnKey: randomBytes(32),
-    cdn: { bytesPerSecond: positiveOrNull(options.cdnBytesPerSecond), ranges: options.cdnRanges ?? true, etagOnPartial: true },
+    cdn: { bytesPerSecond: positiveOrNull(options.cdnBytesPerSecond), ranges: options.cdnRanges ?? true, etagOnPartial: true, weakEtags: false },
     quota: new DownloadQuota(options.downloadQuota ?? DEFAULT_DOWNLOAD_QUOTA),
     velocity: new VelocityFilter(options.velocity),
     index: buildIndex(data),

@@ -82,6 +82,7 @@ export function worldControls(world: SimWorld): WorldControls {
       if (settings.bytesPerSecond !== undefined) world.cdn.bytesPerSecond = positiveOrNull(settings.bytesPerSecond ?? undefined);
       if (settings.ranges !== undefined) world.cdn.ranges = settings.ranges;
       if (settings.etagOnPartial !== undefined) world.cdn.etagOnPartial = settings.etagOnPartial;
+      if (settings.weakEtags !== undefined) world.cdn.weakEtags = settings.weakEtags;
       return { ...world.cdn };
     },
     setVelocity: (settings) => world.velocity.set(settings),

@@ -16,6 +16,11 @@ export type CdnSettings = {
   ranges: boolean;
   /** The ETag sent with a 206 too, as RFC 9110 asks; false = left out of it, as some CDNs do. */
   etagOnPartial: boolean;
+  /**
+   * A weak ETag (W/"…", the file's size here) instead of the strong one: the same for every version of one size, as a
+   * server that re-encodes or transforms a file may keep it; If-Range compared as a string, as nginx compares it.
+   */
+  weakEtags: boolean;
 };
 
 export type SimMode = "current" | "legacy";

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisQueueBackend } from "../../src/queue/backend.ts";
-import { livenessKey, SCRATCH_LIVENESS } from "../../src/queue/redis-scratch.ts";
+import { livenessKey, SCRATCH_LIVENESS, scratchRegistryKey, sweepDeadScratchPrefixes } from "../../src/queue/redis-scratch.ts";
 import { scanKeys } from "../../src/redis-scan.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
@@ -84,7 +84,9 @@ describe.runIf(REDIS_IN_RUN && TEST_ENGINE === "redis")("the sweep of dead scrat
     // Its mark would lapse in a second unless the run renews it.
     await redis.pexpire(livenessKey(live.namespace), 1000);
     await expect.poll(() => redis.pttl(livenessKey(live.namespace))).toBeGreaterThan(1000);
+    // A run killed outright: listed, its mark lapsed.
     const dead = [`${prefix}:once-0123456789ab:sync:1`, `${prefix}:once-0123456789ab:sync:events`];
+    await redis.sadd(scratchRegistryKey(prefix), "0123456789ab");
     const outside = [`${prefix}:once-not-a-run:sync:1`, `${prefix}:oncefedcba987654:sync:1`, `${prefix}:sync:1`, `${prefix}x:once-0123456789ab:sync:1`];
     for (const key of [...dead, ...outside]) await redis.set(key, "x");
     const liveKeys = (await scanKeys(redis, `${live.namespace}:*`)).sort();
@@ -99,5 +101,54 @@ describe.runIf(REDIS_IN_RUN && TEST_ENGINE === "redis")("the sweep of dead scrat
 
     await live.discard();
     expect(await scanKeys(redis, `${live.namespace}:*`)).toEqual([]);
+    // Nobody listed: nothing left to sweep.
+    expect(await redis.smembers(scratchRegistryKey(prefix))).toEqual([]);
+  });
+
+  it("scans the keyspace only when a listed run died, and once for the runs of versions before the list", async () => {
+    const redis = h.redis.redis;
+    const prefix = `${h.redis.prefix}:sweep-scans`;
+    // A run of a version before the registry, killed outright: never listed.
+    const unlisted = `${prefix}:once-00000000000a:sync:1`;
+    await redis.set(unlisted, "x");
+    const scans = await countScans(async () => {
+      expect(await sweepDeadScratchPrefixes(redis, prefix)).toBe(1);
+      expect(await redis.exists(unlisted)).toBe(0);
+      // Done once: later sweeps read the list alone while nobody listed died.
+      await redis.set(unlisted, "x");
+      expect(await sweepDeadScratchPrefixes(redis, prefix)).toBe(0);
+      expect(await redis.exists(unlisted)).toBe(1);
+      const backend = redisQueueBackend({ redis, url: h.redis.url, prefix });
+      const run = await backend.scratch();
+      await run.queue("sync").add("job", {});
+      await run.discard();
+    });
+    expect(scans).toEqual(1);
+    expect(await redis.smembers(scratchRegistryKey(prefix))).toEqual([]);
+    await redis.del(unlisted);
   });
 });
+
+/** The scans of the keyspace (a SCAN from cursor 0) this process's command connection sends while `work` runs, as MONITOR sees them. */
+async function countScans(work: () => Promise<void>): Promise<number> {
+  const redis = h.redis.redis;
+  const [, me] = /(?:^| )addr=(\S+)/.exec(await redis.client("INFO")) ?? [];
+  const monitor = await redis.monitor();
+  let scans = 0;
+  let seenEnd: () => void = () => undefined;
+  const end = new Promise<void>((resolve) => (seenEnd = resolve));
+  monitor.on("monitor", (_time: string, args: string[], source: string) => {
+    if (source !== me) return;
+    if (args[0]?.toLowerCase() === "scan" && args[1] === "0") scans++;
+    if (args[0]?.toLowerCase() === "ping" && args[1] === "scans-counted") seenEnd();
+  });
+  try {
+    await work();
+    // MONITOR's stream lags the replies: a PING through it marks the end of what came before.
+    await redis.ping("scans-counted");
+    await end;
+  } finally {
+    monitor.disconnect();
+  }
+  return scans;
+}

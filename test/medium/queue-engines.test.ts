@@ -169,11 +169,11 @@ describe.each(ENGINES.filter((e) => REDIS_IN_RUN || e.engine !== "redis"))("queu
   let admin: QueueAdmin;
   const hosts: WorkerHost<JobContext>[] = [];
 
-  const startHost = (name?: string) => {
+  const startHost = (name?: string, hostLog = log) => {
     const host = new WorkerHost<JobContext>({
       entries,
       backend,
-      log,
+      log: hostLog,
       queues: ["maintenance"],
       makeContext: (base) => base,
       outageRetryMs: 20,
@@ -229,13 +229,16 @@ describe.each(ENGINES.filter((e) => REDIS_IN_RUN || e.engine !== "redis"))("queu
     expect(seen.filter((s) => s.n === 11).map((s) => s.attempt)).toEqual([1, 1]);
   });
 
-  it("runs a job PostgreSQL refused a write (read-only, disk full) again without spending an attempt", async () => {
-    startHost();
-    await producer.enqueue("t.work", { n: 12, mode: "read-only" });
-    await producer.enqueue("t.work", { n: 13, mode: "disk-full" });
-    await expect.poll(() => Promise.all([stateOf("work-12"), stateOf("work-13")]), { timeout: 10_000 }).toEqual(["completed", "completed"]);
-    expect(seen.filter((s) => s.n === 12).map((s) => s.attempt)).toEqual([1, 1]);
-    expect(seen.filter((s) => s.n === 13).map((s) => s.attempt)).toEqual([1, 1]);
+  it("runs a job PostgreSQL refused a write (read-only, disk full) again without spending an attempt, with one warning a minute", async () => {
+    const lines: { level: number; msg: string; delayedMeanwhile?: number }[] = [];
+    startHost(undefined, createLogger({ level: "debug", destination: { write: (line: string) => void lines.push(JSON.parse(line)) } }));
+    // More jobs than the one warning: a refusal that lasts meets every queued job again and again.
+    const ns = [12, 13, 14, 15, 16];
+    for (const n of ns) await producer.enqueue("t.work", { n, mode: n === 13 ? "disk-full" : "read-only" });
+    await expect.poll(() => Promise.all(ns.map((n) => stateOf(`work-${n}`))), { timeout: 10_000 }).toEqual(ns.map(() => "completed"));
+    for (const n of ns) expect(seen.filter((s) => s.n === n).map((s) => s.attempt)).toEqual([1, 1]);
+    const refused = lines.filter((l) => l.msg.startsWith("PostgreSQL refuses writes"));
+    expect(refused.map((l) => l.level)).toEqual([40, 20, 20, 20, 20]);
   });
 
   it("installs a job scheduler once, however often it is installed, and it fires", async () => {

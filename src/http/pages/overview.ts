@@ -1,6 +1,7 @@
 // The overview: accounts, downloads, sources, queues, the archive and workers; "Sync now" and "Download now".
 import { countsInWords, NOT_ARCHIVABLE_WORDS, shortfallInWords, sourceInWords } from "../../text/not-archivable.ts";
 import { quotaServedLine } from "../../status/quota-words.ts";
+import { refusedWritesLine } from "../../status/refused-writes-words.ts";
 import type { StatusReport } from "../../status/schema.ts";
 import { formatDuration, formatNext, formatRate, formatRelative, formatTime } from "../../status/units.ts";
 import { formatBytes } from "../../text/bytes.ts";
@@ -26,6 +27,7 @@ export function overviewPage(r: StatusReport, actions?: OverviewActions, feeds: 
 ${actions?.notice ? html`<div class="notice" role="status">${actions.notice}</div>` : ""}
 ${actions ? actionsCard(actions.csrf, r) : ""}
 ${boxes ? html`<div class="grid2">${trackBox(boxes)}${addBox(boxes)}</div>` : ""}
+${refusedWritesLine(r.database) ? html`<div class="notice bad" role="alert">${refusedWritesLine(r.database)}</div>` : ""}
 ${r.problems.length ? html`<div class="notice bad">Could not read: ${r.problems.join(" · ")}</div>` : ""}
 ${r.unreadable.count ? unreadableNotice(r.unreadable, now) : ""}
 <div class="card"><div class="stats">
