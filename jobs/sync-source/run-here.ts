@@ -54,7 +54,6 @@ export async function runSyncHere(args: {
   const { services, log, runs, full } = args;
   const patience = new RunPatience(args.patience ?? services.config.runPatience);
   // The worker's sync.source handler, with this run's patience around it.
-  // The worker's sync.source handler, with this run's patience around it.
   const around = (entry: JobEntry<WorkerContext>): JobEntry<WorkerContext> => {
     if (entry.definition.name !== "sync.source") return entry;
     return {
