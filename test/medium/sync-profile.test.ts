@@ -140,4 +140,19 @@ describe(profileSource.name, () => {
     const { rows: history } = await h.pool.query("SELECT count(*)::int AS n FROM user_history");
     expect(history[0]?.n).toBe(0);
   });
+
+  // docs/service-behaviour.md#tolerant-reading: a walk that skipped what it could not read has not seen the whole
+  // list, so the people on the skipped page or entry still watch, and no relation ends for it.
+  it.each([
+    { fault: "wrong_shape" as const, times: 2, what: "a page of watchers it cannot read" },
+    { fault: "broken_item" as const, times: 1, what: "a watcher entry it cannot read" },
+  ])("ends no relation on a full sweep that skipped $what", async ({ fault, times }) => {
+    await runLater(); // mirrored whole
+    expect(await relations("watcher")).toEqual(expectedWatchers());
+    h.sim.faults.add({ route: "/user/watchers/{username}", kind: fault, times });
+    const { result } = await runLater({ full: true });
+    expect(result.status).toBe("incomplete");
+    expect(result.counters).toMatchObject({ removed: 0 });
+    expect(await relations("watcher")).toEqual(expectedWatchers());
+  });
 });

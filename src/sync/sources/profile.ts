@@ -124,8 +124,8 @@ async function fetchProfile(ctx: SourceContext, gone: string[]): Promise<Profile
 
 /**
  * One list, page by page with its offset in the cursor. Incremental walks stop at the first page already
- * mirrored and unchanged (new watchers come first); a walk that reaches the end marks relations not
- * seen removed and resolves the users who left.
+ * mirrored and unchanged (new watchers come first); a walk that reaches the end, every page and entry read,
+ * marks relations not seen removed and resolves the users who left.
  */
 async function walkList(
   ctx: SourceContext,
@@ -141,7 +141,8 @@ async function walkList(
   const seen = new Map<string, string>();
   let complete = false;
   if ((count ?? 0) - run.offset > 150) await ctx.ensureFreshToken();
-  for await (const page of listPages(ctx.client, kind, ctx.account.username, run.offset)) {
+  const pages = listPages(ctx.client, kind, ctx.account.username, run.offset);
+  for await (const page of pages) {
     const decision = nextOffset({ ...page, offset: page.offset ?? run.offset }, DEFAULT_OFFSET_CEILING);
     for (const e of page.items) seen.set(e.user.userid, e.user.username);
     const unchanged = await ctx.transaction(async (repos) => {
@@ -158,7 +159,8 @@ async function walkList(
     });
     ctx.checkpoint();
     if (decision.next === undefined) {
-      complete = decision.truncation === undefined;
+      // A page or entry skipped as unreadable is people the walk did not see: it ends no relation (tolerant reading).
+      complete = decision.truncation === undefined && pages.skipped.pages === 0 && pages.skipped.items === 0;
       break;
     }
     if (early && unchanged) break;
