@@ -45,7 +45,10 @@ export const FAULT_KINDS: readonly FaultKind[] = [
 ];
 
 export type FaultRule = {
-  /** Substring of the path as received, or a route template ("/gallery/{folderid}"). */
+  /**
+   * Substring of the path as received, or a route template ("/gallery/{folderid}"); ending in "$", the end of the
+   * path ("/notes$": the notes listing, not /notes/folders).
+   */
   route?: string;
   method?: string;
   kind: FaultKind;
@@ -93,6 +96,7 @@ function routeMatches(rule: FaultRule, target: MatchTarget): boolean {
   const r = rule.route;
   // The token endpoint and the CDN are faulted only by rules that name them.
   if (!isApi && !(r.startsWith("/oauth2") || r.startsWith("oauth2") || r.startsWith("/_cdn") || r.startsWith("_cdn"))) return false;
+  if (r.endsWith("$")) return target.path.endsWith(r.slice(0, -1));
   if (target.path.includes(r)) return true;
   if (target.template !== undefined) {
     if (target.template === r || target.template.endsWith(r.startsWith("/") ? r : `/${r}`)) return true;

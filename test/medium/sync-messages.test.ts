@@ -192,6 +192,18 @@ describe("messages source, in a 200-message world", () => {
     const removed = [...rows.values()].filter((r) => r.removed_at !== null).map((r) => r.messageid);
     expect(removed).toEqual([victim.messageid]);
   });
+
+  // docs/service-behaviour.md#tolerant-reading: a page skipped as unreadable is messages that listing did not show; the
+  // sweep also reads the unified feed, which lists them again, so none of them is marked removed.
+  it("a full sweep that skipped a page of feedback it could not read marks no message removed", async () => {
+    const route = "/messages/feedback$";
+    await runLater(); // mirrored whole
+    h.sim.faults.add({ route, kind: "wrong_shape", times: 2 });
+    const result = await runLater({ full: true });
+    expect(result.status).toBe("incomplete");
+    expect(result.counters).toMatchObject({ removed: 0 });
+    expect([...(await mirrored()).values()].filter((r) => r.removed_at !== null)).toEqual([]);
+  });
 });
 
 describe("messages source interrupted mid-sweep", () => {

@@ -144,4 +144,14 @@ describe("notes source", () => {
     const removed = [...(await mirrored()).values()].filter((r) => r.removed_at !== null).map((r) => r.noteid);
     expect(removed).toEqual([victim.noteid]);
   });
+
+  // docs/service-behaviour.md#tolerant-reading: a page skipped as unreadable is notes the sweep did not see.
+  it("a full sweep that skipped a page it could not read marks no note removed", async () => {
+    await runLater(); // mirrored whole
+    h.sim.faults.add({ route: "/notes$", kind: "wrong_shape", times: 2 });
+    const result = await runLater({ full: true });
+    expect(result.status).toBe("incomplete");
+    expect(result.counters).toMatchObject({ removed: 0 });
+    expect([...(await mirrored()).values()].filter((r) => r.removed_at !== null)).toEqual([]);
+  });
 });

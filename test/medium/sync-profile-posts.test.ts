@@ -107,6 +107,16 @@ describe(profilePostsSource.name, () => {
     expect(history[0]?.n).toBe(0);
   });
 
+  // docs/service-behaviour.md#tolerant-reading: a page skipped as unreadable is posts the walk did not see.
+  it("a full walk that skipped a page it could not read marks no post removed", async () => {
+    await runLater(); // mirrored whole
+    h.sim.faults.add({ route: "/user/profile/posts$", kind: "wrong_shape", times: 2 });
+    const { result } = await runLater({ full: true });
+    expect(result.status).toBe("incomplete");
+    expect(result.counters).toMatchObject({ removed: 0 });
+    expect(await mirroredPosts()).toEqual(postRows());
+  });
+
   it("degrades with the reason when /user/profile/posts is gone, without failing the run", async () => {
     const gone: SourceDefinition = {
       ...profilePostsSource,

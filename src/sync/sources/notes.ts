@@ -44,8 +44,10 @@ type FolderWalk = {
 };
 
 /** Walks one folder; each page, its users and the resume offset commit together. */
-async function walkFolder({ ctx, folderid, startOffset, whole, state }: FolderWalk): Promise<void> {
-  for await (const page of ctx.client.notes({ folder: folderid, limit: NOTES_LIMIT, startOffset })) {
+/** Walks one folder; true when it read every page and note it met (none skipped as unreadable). */
+async function walkFolder({ ctx, folderid, startOffset, whole, state }: FolderWalk): Promise<boolean> {
+  const pages = ctx.client.notes({ folder: folderid, limit: NOTES_LIMIT, startOffset });
+  for await (const page of pages) {
     const notes: Note[] = page.items;
     const nextOffset = page.nextOffset ?? (page.offset ?? startOffset) + notes.length;
     const quiet = await ctx.transaction(async (repos) => {
@@ -60,6 +62,7 @@ async function walkFolder({ ctx, folderid, startOffset, whole, state }: FolderWa
     ctx.checkpoint();
     if (quiet && !whole) break;
   }
+  return pages.skipped.pages === 0 && pages.skipped.items === 0;
 }
 
 async function run(ctx: SourceContext): Promise<SourceOutcome> {
@@ -92,8 +95,10 @@ async function run(ctx: SourceContext): Promise<SourceOutcome> {
   for (const { id, count } of toWalk) {
     const resumeOffset = resume?.folderid === id ? resume.offset : 0;
     const current: NotesState = { folders: counts, sweep, walk: null };
+    // A sweep that skipped a page or note it could not read did not see the folder whole: it ends no note there.
+    let readWhole = true;
     if (sweep) {
-      await walkFolder({ ctx, folderid: id, startOffset: resumeOffset, whole: true, state: current });
+      readWhole = await walkFolder({ ctx, folderid: id, startOffset: resumeOffset, whole: true, state: current });
     } else {
       // A resumed walk goes on where it stopped, then the head is read for what arrived since.
       if (resumeOffset > 0) await walkFolder({ ctx, folderid: id, startOffset: resumeOffset, whole: false, state: current });
@@ -105,7 +110,7 @@ async function run(ctx: SourceContext): Promise<SourceOutcome> {
     sweep = finished ? { ...finished, done: [...finished.done, id] } : null;
     const next: NotesState = { folders: counts, sweep, walk: null };
     await ctx.transaction(async (repos) => {
-      if (finished) ctx.counters.removed += await repos.notes.markMissingNotesRemoved(ctx.account.id, id, new Date(finished.startedAt), ctx.now());
+      if (finished && readWhole) ctx.counters.removed += await repos.notes.markMissingNotesRemoved(ctx.account.id, id, new Date(finished.startedAt), ctx.now());
       await repos.syncState.saveSourceState(ctx.ref, { cursor: next });
     });
   }

@@ -69,7 +69,8 @@ export async function syncPosts(ctx: SourceContext, io: PostsIO): Promise<{ comp
   const run = state.run ?? { cursor: "", ordinal: 0, startedAt: ctx.now().toISOString() };
   const resumed = state.run !== undefined;
   let first = !resumed;
-  for await (const page of ctx.client.profilePosts({ username: io.owner.username, limit: 50, ...(run.cursor ? { startCursor: run.cursor } : {}) })) {
+  const pages = ctx.client.profilePosts({ username: io.owner.username, limit: 50, ...(run.cursor ? { startCursor: run.cursor } : {}) });
+  for await (const page of pages) {
     const next = page.hasMore && page.items.length > 0 && page.nextCursor && page.nextCursor !== page.cursor ? page.nextCursor : undefined;
     const unchanged = await ctx.transaction(async (repos) => {
       const result = await writePosts(ctx, repos, io, page.items, { ordinal: run.ordinal, full });
@@ -93,14 +94,17 @@ export async function syncPosts(ctx: SourceContext, io: PostsIO): Promise<{ comp
     }
     first = false;
   }
+  // A page or post skipped as unreadable (a cursor listing ends at an unreadable page) is posts the walk did not see:
+  // it ends none, and the next walk goes to the end again (docs/service-behaviour.md#tolerant-reading).
+  const readWhole = pages.skipped.pages === 0 && pages.skipped.items === 0;
   await ctx.transaction(async (repos) => {
-    ctx.counters.removed += await repos.posts.markMissingProfilePostsRemoved(io.owner.userid, new Date(run.startedAt), ctx.now());
-    state.complete = true;
+    if (readWhole) ctx.counters.removed += await repos.posts.markMissingProfilePostsRemoved(io.owner.userid, new Date(run.startedAt), ctx.now());
+    state.complete = readWhole;
     delete state.run;
     await io.save(repos);
   });
   await flushPending(ctx, state, io.save, true);
-  return { complete: true };
+  return { complete: readWhole };
 }
 
 /** One page: journals as deviations, statuses as statuses, the ordered post list; new journals' text and metadata queued. */
