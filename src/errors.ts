@@ -7,7 +7,8 @@ export const EXIT_FAILED = 1;
 export const EXIT_PAUSED = 2;
 /**
  * What dvault keeps its state in is not there: PostgreSQL or Redis cannot be reached, or the database named by
- * DATABASE_URL does not exist or lacks migrations (only `dvault migrate` creates and migrates it).
+ * DATABASE_URL does not exist or lacks migrations (only `dvault migrate` creates and migrates it), or refuses
+ * writes (explainPgRefusal).
  */
 export const EXIT_UNAVAILABLE = 3;
 /** An account must log in again (`auth status`, `sync --once`, `download --once`). */
@@ -24,7 +25,8 @@ Exit codes:
      or something due was left undone; the summary lists it, with when it is tried again
   2  downloads paused: the archive cannot take files (the disk is nearly full (DVAULT_MIN_FREE_BYTES), or a
      folder or the bucket refuses writes); nothing more of the weekly allowance is spent until it can
-  3  PostgreSQL or Redis cannot be reached, or the database does not exist or lacks migrations (dvault migrate)
+  3  PostgreSQL or Redis cannot be reached, the database does not exist or lacks migrations (dvault migrate),
+     or it refuses writes (a standby, default_transaction_read_only, its disk full): what was done is kept
   4  an account must log in again (dvault auth login --account <name>); takes precedence over 1
   130  stopped by Ctrl-C (SIGINT) or SIGTERM: run the command again to continue`;
 

@@ -200,6 +200,9 @@ export class TokenManager {
         let outcome: "revoked" | "already_invalid" | "local_only" = "local_only";
         // Client-credentials tokens belong to no user grant; they are simply forgotten. A user row that is
         // already revoked may still hold a live access token (after a logout of this install only): revoking it ends the grant.
+        // The row is marked after the revoke: a database that refuses that write (a standby, read-only) is said
+        // before the service ends the grant, or the account would hold a revoked token it still calls ok.
+        await this.options.repo.proveWritable();
         if (token !== undefined && fresh.kind === "user") {
           outcome = await this.oauth.revoke(token, { refreshOnly: onlyThis, auth: fresh.clientAuth });
         }

@@ -101,8 +101,12 @@ function keyLine(key: RestoredKey, config: Config, from: string): string {
       return "restored the secret key";
     case "same":
       return `kept the configured secret key (${configured}): it is the backup's`;
-    case "other":
-      return `kept the configured secret key (${configured}), which is not the backup's: the restored accounts' tokens cannot be read with it. Put the backup's key ${path.join(path.resolve(from), KEY)} in its place (keep a copy of the other if anything was sealed with it), or log in again (dvault auth login)`;
+    case "other": {
+      const backupKey = path.join(path.resolve(from), KEY);
+      // An environment variable has no place to copy a file into: it is set to the key the file holds.
+      const use = config.secretKey ? `Set DVAULT_SECRET_KEY to the key in ${backupKey}` : `Put the backup's key ${backupKey} in its place`;
+      return `kept the configured secret key (${configured}), which is not the backup's: the restored accounts' tokens cannot be read with it. ${use} (keep a copy of the other if anything was sealed with it), or log in again (dvault auth login)`;
+    }
     case "kept":
       return `kept the configured secret key (${configured}); the backup holds none: the restored tokens can be read only if it is the key they were sealed with`;
     case "none":

@@ -218,7 +218,7 @@ function rootProgram(): Command {
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText(
       "after",
-      "\nExit codes: 0 done, 1 something failed, 2 downloads paused (disk nearly full, or a folder or the bucket refusing\nwrites) or verify found missing or corrupt files, 3 PostgreSQL or Redis unreachable, or the database missing or not\nmigrated (run dvault migrate), 4 an account must log in again (dvault auth login). sync --help and download --help say more.\n\nSettings come from the environment, ./.env (or --config <file>, or DVAULT_CONFIG) and flags: dvault config --help\nlists every variable, dvault config shows their values and where each came from.",
+      "\nExit codes: 0 done, 1 something failed, 2 downloads paused (disk nearly full, or a folder or the bucket refusing\nwrites) or verify found missing or corrupt files, 3 PostgreSQL or Redis unreachable, the database missing or not\nmigrated (run dvault migrate), or refusing writes (a standby, read-only, its disk full), 4 an account must log in again\n(dvault auth login). sync --help and download --help say more.\n\nSettings come from the environment, ./.env (or --config <file>, or DVAULT_CONFIG) and flags: dvault config --help\nlists every variable, dvault config shows their values and where each came from.",
     )
     .option("-q, --quiet", "print only problems: logs at error, no progress lines, a run's summary only when it fails")
     .option("-v, --verbose", "logs at info (otherwise warn, in a terminal or a pipe; LOG_LEVEL=debug or trace wins)")

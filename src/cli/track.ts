@@ -15,12 +15,15 @@ import { stopOnSignal } from "./stop-signal.ts";
 import { withServices } from "./with-services.ts";
 import { pickUserAccount } from "./pick-account.ts";
 
+const IMPORT_SUMMARY =
+  "track every user of a list: usernames one a line, OPML (profile or RSS URLs) or a dvault JSON export; running it again adds nothing, and the account's own user is skipped";
+
 export function registerTrackCommand(program: Command): void {
   const track = program.command("track").description("mirror other users' public gallery, collections and journals");
   track
     .command("add <user...>")
     .description(
-      "start mirroring users: usernames, ~name, or profile, gallery or favourites URLs (what track import reads; a work's page tracks its artist: one work alone is dvault add); the service is asked that each exists, and nothing is added unless all do (the worker picks them up within 5 minutes; dvault sync --once --only tracked runs them now)",
+      "start mirroring users: usernames, ~name, or profile, gallery or favourites URLs (what track import reads; a work's page tracks its artist: one work alone is dvault add); the service is asked that each exists, and nothing is added unless all do and none is the account's own user, whose own sources archive it already (the worker picks them up within 5 minutes; dvault sync --once --only tracked runs them now)",
     )
     .option("--account <name>", "the account whose token is used (it sees mature items; a client token would not)")
     .action(async (inputs: string[], opts: { account?: string }) =>
@@ -67,7 +70,7 @@ export function registerTrackCommand(program: Command): void {
     );
   track
     .command("import <file>")
-    .description("track every user of a list: usernames one a line, OPML (profile or RSS URLs) or a dvault JSON export; running it again adds nothing")
+    .description(IMPORT_SUMMARY)
     .option("--format <format>", "opml, txt or json (default: from the file's extension, then its content)")
     .option("--account <name>", "the account whose token is used (default: the only one, or each JSON entry's account)")
     .option("--resolve", "ask the service whether each new user exists (one call per 50) and leave out those it does not know")

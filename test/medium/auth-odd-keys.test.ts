@@ -200,6 +200,32 @@ describe("dvault auth with odd keys and a read-only database", () => {
     expect(retry.code).toBe(0);
   }, 60_000);
 
+  it("auth logout while the database refuses writes revokes nothing: one line, exit 3, and the logout works afterwards", async () => {
+    const users = [...sim.truth.users.keys()].filter((id) => id !== sim.truth.ownerId);
+    const issued = sim.issueUserToken({ userId: users[users.length - 1]! });
+    const imported = await dvault(["auth", "import", "--refresh-token", issued.refresh_token, "--account", "leaving"]);
+    expect(imported.code, imported.stderr).toBe(0);
+    const revokes = () => sim.log().filter((e) => e.route === "/oauth2/revoke").length;
+    const before = revokes();
+    await setReadOnly(true);
+    let during: Run;
+    try {
+      during = await dvault(["auth", "logout", "--account", "leaving"]);
+    } finally {
+      await setReadOnly(false);
+    }
+    // Revoked, the stored row could not have said so: the account would keep a dead grant, shown as ok.
+    expect(revokes()).toBe(before);
+    expect(during.code).toBe(3);
+    expect(during.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^dvault: (the database refuses writes|PostgreSQL refused a write)/)]);
+
+    const after = await dvault(["auth", "logout", "--account", "leaving"]);
+    expect(after.code, after.stderr).toBe(0);
+    expect(revokes()).toBe(before + 1);
+    // A logged-out account makes auth status exit 4: the other tests see the install as it was.
+    await db.pool.query("DELETE FROM accounts WHERE name = 'leaving'");
+  }, 60_000);
+
   it("a refresh while the database refuses writes spends nothing: the grant works once the database is writable again", async () => {
     sim.expireAccessTokens();
     const before = tokenRequests();

@@ -133,6 +133,8 @@ describe("sync --once && download --once", () => {
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(/^Exit codes:\n {2}0 {2}everything that can be archived now is archived/m);
       expect(help.stdout).toMatch(/^ {2}4 {2}an account must log in again/m);
+      // A database that refuses writes ends a run with 3 too (medium/read-only-database): the table says so.
+      expect(help.stdout).toMatch(/^ {2}3 {2}PostgreSQL or Redis cannot be reached[^\n]*\n[^\n]*refuses writes/m);
     }
   }, 30_000);
 });
