@@ -226,6 +226,18 @@ describe(gallerySource.name, () => {
     expect(removed[0]?.n).toBe(1);
   });
 
+  // docs/service-behaviour.md#tolerant-reading: a work whose entry in a folder's listing could not be read was not
+  // seen to leave that folder, so it stays a member.
+  it("ends no folder membership on a full sweep that skipped an entry of a folder it could not read", async () => {
+    await runLater(); // mirrored whole
+    h.sim.faults.add({ route: "/gallery/{folderid}", kind: "broken_item", times: 1 });
+    const { result } = await runLater({ full: true });
+    expect(result.status).toBe("incomplete");
+    // Who is in which folder; the positions after the unreadable entry may be one off until a walk reads it.
+    const pairs = (rows: MemberRow[]) => rows.map((m) => `${m.folderid} ${m.deviationid}`).sort();
+    expect(pairs((await members()).filter((m) => m.removed_at === null))).toEqual(pairs(expectedMembers()));
+  });
+
   it("runs in the service's current mode without touching a removed endpoint", async () => {
     expect(h.sim.mode).toBe("current");
     await runLater({ full: true });

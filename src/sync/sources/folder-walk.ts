@@ -248,9 +248,12 @@ class FolderWalker {
     }
     if (estimatedPages(entry) - Math.floor(run.ordinal / PAGE_SIZE) > LONG_WALK_PAGES) await this.freshToken();
     let done = false;
+    const pages = spec.folderPages(ctx.client, entry.folderid, run.offset);
+    // A page or entry skipped as unreadable is works the walk did not see: none of them left the folder for it.
+    const readWhole = () => pages.skipped.pages === 0 && pages.skipped.items === 0;
     try {
-      for await (const page of spec.folderPages(ctx.client, entry.folderid, run.offset)) {
-        done = await this.folderPage(run, entry, page);
+      for await (const page of pages) {
+        done = await this.folderPage(run, entry, page, readWhole());
         ctx.checkpoint();
         await this.flushPending(false);
         if (done) break;
@@ -265,12 +268,12 @@ class FolderWalker {
     // The listing ended without a last page we could recognise (e.g. it started past the ceiling).
     if (!done) {
       const truncated = run.offset >= DEFAULT_OFFSET_CEILING;
-      await ctx.transaction((repos) => this.endFolder(repos, run, entry, { complete: !truncated, truncated, vanished: false }));
+      await ctx.transaction((repos) => this.endFolder(repos, run, entry, { complete: !truncated && readWhole(), truncated, vanished: false }));
     }
   }
 
-  /** One page of a folder, committed with the cursor. True when the folder's walk is over. */
-  private async folderPage(run: Run, entry: PlanEntry, page: Page<Deviation>): Promise<boolean> {
+  /** One page of a folder, committed with the cursor. True when the folder's walk is over; `readWhole`: nothing skipped so far. */
+  private async folderPage(run: Run, entry: PlanEntry, page: Page<Deviation>, readWhole: boolean): Promise<boolean> {
     const { ctx } = this;
     const items = page.items;
     const offset = page.offset ?? run.offset;
@@ -288,7 +291,7 @@ class FolderWalker {
       if (decision.next !== undefined) await passedMembersLeft(ctx, repos, { kind: this.spec.kind, run, entry, page: members });
       const truncated = decision.truncation !== undefined;
       if (decision.truncation?.reason === "offset_ceiling") run.ceiling = decision.truncation.atOffset;
-      await this.endFolder(repos, run, entry, { complete: decision.next === undefined && !truncated, truncated, vanished: false });
+      await this.endFolder(repos, run, entry, { complete: decision.next === undefined && !truncated && readWhole, truncated, vanished: false });
       return true;
     });
   }
