@@ -16,3 +16,8 @@ export async function scanKeys(redis: Redis, pattern: string, count = 500): Prom
   }
   return [...new Set(keys)];
 }
+
+/** `text` matched literally by SCAN's MATCH (a prefix set by hand may hold * ? [ ] or \). */
+export function globEscaped(text: string): string {
+  return text.replace(/[*?[\]\\]/g, "\\$&");
+}

@@ -3,14 +3,11 @@
 // existing install keeps its locks, leases, heartbeats and switches. Works on a single Redis and on a Redis Cluster,
 // where all of an install's keys share one slot (src/queue/redis-prefix.ts) and listing scans every master.
 import type { Redis } from "ioredis";
-import { scanKeys } from "../redis-scan.ts";
+import { globEscaped, scanKeys } from "../redis-scan.ts";
 import type { Coordinator, CoordWrite, KeyKind } from "./coordinator.ts";
 
 const REMOVE_IF_EQUALS = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
 const EXTEND_IF_EQUALS = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`;
-
-/** SCAN's glob characters in a literal prefix. */
-const globEscaped = (text: string) => text.replace(/[*?[\]\\]/g, "\\$&");
 
 /** `redis`: a command connection (src/queue/redis.ts#createRedis), left to its maker to close. */
 export function redisCoordinator(redis: Redis): Coordinator {

@@ -7,7 +7,7 @@
 // 3.4 s, every `--once` run's end waiting for it). Runs of versions before the registry are found by one SCAN per
 // prefix, once.
 import type { Redis } from "ioredis";
-import { scanKeys } from "../redis-scan.ts";
+import { globEscaped, scanKeys } from "../redis-scan.ts";
 import { unlinkKeys } from "./redis.ts";
 
 /** How long a liveness key outlives its run's last renewal, and how often the run renews it (a test gives its own). */
@@ -97,7 +97,7 @@ function isAlive(redis: Redis, prefix: string, id: string): Promise<boolean> {
 async function scratchKeysByRun(redis: Redis, prefix: string): Promise<Map<string, string[]>> {
   const base = `${prefix}:once-`;
   const keysOf = new Map<string, string[]>();
-  for (const key of await scanKeys(redis, `${globEscape(base)}*`)) {
+  for (const key of await scanKeys(redis, `${globEscaped(base)}*`)) {
     const id = key.startsWith(base) ? SCRATCH_ID.exec(key.slice(base.length))?.[1] : undefined;
     if (id === undefined) continue;
     const keys = keysOf.get(id);
@@ -105,9 +105,4 @@ async function scratchKeysByRun(redis: Redis, prefix: string): Promise<Map<strin
     else keysOf.set(id, [key]);
   }
   return keysOf;
-}
-
-/** `text` matched literally by SCAN's MATCH (a prefix set by hand may hold * ? [ ] or \). */
-function globEscape(text: string): string {
-  return text.replace(/[*?[\]\\]/g, "\\$&");
 }
