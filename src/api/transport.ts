@@ -71,6 +71,14 @@ export type PageIterator<T> = AsyncIterable<Page<T>> & {
 };
 
 /**
+ * Whether a walk read every page and item it met: one that skipped any has not seen what they held, so it ends
+ * nothing that was not seen (docs/service-behaviour.md#tolerant-reading).
+ */
+export function readWhole(pages: Pick<PageIterator<unknown>, "skipped">): boolean {
+  return pages.skipped.pages === 0 && pages.skipped.items === 0;
+}
+
+/**
  * Something the service sent that dvault could not read, kept with its raw JSON so nothing is lost
  * silently (docs/service-behaviour.md#tolerant-reading). The transport reports; src/db stores.
  */

@@ -5,7 +5,7 @@
 // what vanished; on an incremental run whose witnesses say something went, the freshness check (freshness.ts).
 import { isEndpointGone } from "../../api/errors.ts";
 import { DEFAULT_OFFSET_CEILING, nextOffset } from "../../api/paginate.ts";
-import type { Page } from "../../api/transport.ts";
+import { type Page, readWhole } from "../../api/transport.ts";
 import type { Deviation } from "../../api/types.ts";
 import type { SyncRepos } from "../repos.ts";
 import type { SourceContext } from "../source.ts";
@@ -250,10 +250,9 @@ class FolderWalker {
     let done = false;
     const pages = spec.folderPages(ctx.client, entry.folderid, run.offset);
     // A page or entry skipped as unreadable is works the walk did not see: none of them left the folder for it.
-    const readWhole = () => pages.skipped.pages === 0 && pages.skipped.items === 0;
     try {
       for await (const page of pages) {
-        done = await this.folderPage(run, entry, page, readWhole());
+        done = await this.folderPage(run, entry, page, readWhole(pages));
         ctx.checkpoint();
         await this.flushPending(false);
         if (done) break;
@@ -268,7 +267,7 @@ class FolderWalker {
     // The listing ended without a last page we could recognise (e.g. it started past the ceiling).
     if (!done) {
       const truncated = run.offset >= DEFAULT_OFFSET_CEILING;
-      await ctx.transaction((repos) => this.endFolder(repos, run, entry, { complete: !truncated && readWhole(), truncated, vanished: false }));
+      await ctx.transaction((repos) => this.endFolder(repos, run, entry, { complete: !truncated && readWhole(pages), truncated, vanished: false }));
     }
   }
 

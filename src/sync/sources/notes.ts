@@ -7,6 +7,7 @@ import type { Note, NoteFolder } from "../../api/types.ts";
 import { distinctUsers, intOrNull } from "../../db/mirror-rows.ts";
 import type { SourceContext, SourceDefinition, SourceOutcome } from "../source.ts";
 import { DEFAULT_EVERY_MS } from "../source.ts";
+import { readWhole } from "../../api/transport.ts";
 
 /** /notes pages at most 24 notes in the current service (docs/service-behaviour.md#page-size-maxima). */
 const NOTES_LIMIT = 24;
@@ -43,8 +44,7 @@ type FolderWalk = {
   state: NotesState;
 };
 
-/** Walks one folder; each page, its users and the resume offset commit together. */
-/** Walks one folder; true when it read every page and note it met (none skipped as unreadable). */
+/** Walks one folder; each page, its users and the resume offset commit together. True when it read every page and note it met. */
 async function walkFolder({ ctx, folderid, startOffset, whole, state }: FolderWalk): Promise<boolean> {
   const pages = ctx.client.notes({ folder: folderid, limit: NOTES_LIMIT, startOffset });
   for await (const page of pages) {
@@ -62,7 +62,7 @@ async function walkFolder({ ctx, folderid, startOffset, whole, state }: FolderWa
     ctx.checkpoint();
     if (quiet && !whole) break;
   }
-  return pages.skipped.pages === 0 && pages.skipped.items === 0;
+  return readWhole(pages);
 }
 
 async function run(ctx: SourceContext): Promise<SourceOutcome> {

@@ -9,6 +9,7 @@ import type { SyncRepos } from "../repos.ts";
 import { DEFAULT_EVERY_MS, type SourceContext, type SourceDefinition, type SourceOutcome } from "../source.ts";
 import { flushPending, markWanted } from "./pending-work.ts";
 import { OWN_GALLERY_PRIORITY } from "./gallery.ts";
+import { readWhole } from "../../api/transport.ts";
 
 export const PostsStateSchema = z.object({
   /** A walk reached the end of the posts once: later runs may stop after an unchanged first page. */
@@ -96,15 +97,15 @@ export async function syncPosts(ctx: SourceContext, io: PostsIO): Promise<{ comp
   }
   // A page or post skipped as unreadable (a cursor listing ends at an unreadable page) is posts the walk did not see:
   // it ends none, and the next walk goes to the end again (docs/service-behaviour.md#tolerant-reading).
-  const readWhole = pages.skipped.pages === 0 && pages.skipped.items === 0;
+  const whole = readWhole(pages);
   await ctx.transaction(async (repos) => {
-    if (readWhole) ctx.counters.removed += await repos.posts.markMissingProfilePostsRemoved(io.owner.userid, new Date(run.startedAt), ctx.now());
-    state.complete = readWhole;
+    if (whole) ctx.counters.removed += await repos.posts.markMissingProfilePostsRemoved(io.owner.userid, new Date(run.startedAt), ctx.now());
+    state.complete = whole;
     delete state.run;
     await io.save(repos);
   });
   await flushPending(ctx, state, io.save, true);
-  return { complete: readWhole };
+  return { complete: whole };
 }
 
 /** One page: journals as deviations, statuses as statuses, the ordered post list; new journals' text and metadata queued. */

@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { DaClient } from "../../api/client.ts";
 import { isEndpointGone } from "../../api/errors.ts";
 import { DEFAULT_OFFSET_CEILING, nextOffset } from "../../api/paginate.ts";
-import type { PageIterator } from "../../api/transport.ts";
+import { type PageIterator, readWhole } from "../../api/transport.ts";
 import type { Profile, WatchEntry } from "../../api/types.ts";
 import type { WatchKind } from "../../db/watch.repository.ts";
 import type { SyncRepos } from "../repos.ts";
@@ -160,7 +160,7 @@ async function walkList(
     ctx.checkpoint();
     if (decision.next === undefined) {
       // A page or entry skipped as unreadable is people the walk did not see: it ends no relation (tolerant reading).
-      complete = decision.truncation === undefined && pages.skipped.pages === 0 && pages.skipped.items === 0;
+      complete = decision.truncation === undefined && readWhole(pages);
       break;
     }
     if (early && unchanged) break;

@@ -12,6 +12,7 @@ import type { SyncRepos } from "../repos.ts";
 import type { SourceContext, SourceDefinition, SourceOutcome } from "../source.ts";
 import { DEFAULT_EVERY_MS } from "../source.ts";
 import { markUnavailable } from "./user-state.ts";
+import { readWhole } from "../../api/transport.ts";
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -124,7 +125,7 @@ async function bucketDeviations(ctx: SourceContext, bucketid: string): Promise<{
     }
     throw err;
   }
-  return { deviations: all, whole: pages.skipped.pages === 0 && pages.skipped.items === 0 };
+  return { deviations: all, whole: readWhole(pages) };
 }
 
 async function writeFeedPage(ctx: SourceContext, repos: SyncRepos, items: readonly FeedItem[], deviations: readonly Deviation[]) {
