@@ -16,6 +16,7 @@ import { LocalDisk } from "./local-disk.ts";
 import { proveWritable } from "./preflight.ts";
 import { changeReadableTree, type ReadableLink, sweepUnlisted, writeReadableTree } from "./readable-tree.ts";
 import { safeExtension } from "./sanitize.ts";
+import { DISK_FULL_CODES } from "./storage-fault.ts";
 import { BatchedWriter, checkRunningSize, hashInto, nextOrAbort, SizeMismatchError, toBuffer } from "./stream-write.ts";
 
 // What src/downloads still imports through this file; the rest of dvault imports each from the file that defines it.
@@ -103,7 +104,7 @@ export type AdoptFileArgs = {
 export type AdoptedFile = StoredFile & { linked: boolean };
 
 function isDiskFull(err: unknown): boolean {
-  return errCode(err) === "ENOSPC" || errCode(err) === "EDQUOT";
+  return DISK_FULL_CODES.has(errCode(err) ?? "");
 }
 
 export class Archive {
