@@ -89,7 +89,8 @@ async function history(services: Services, json: boolean): Promise<void> {
       `${d.channel.padEnd(7)} ${d.windowStart.toISOString()} – ${d.windowEnd.toISOString()}  ${result}  (${d.attempts} attempt${d.attempts === 1 ? "" : "s"})`,
     );
     if (d.subject) printOut(`        ${d.subject}`);
-    if (d.status === "sent" && refusedRecipients(d.delivery).length > 0) printOut(`       ${refusedWords(refusedRecipients(d.delivery))}`);
+    const refused = d.status === "sent" ? refusedWords(refusedRecipients(d.delivery)) : "";
+    if (refused) printOut(`       ${refused}`);
   }
   for (const a of alerts) {
     const channels = Object.entries(a.results).map(([c, r]) => `${c} ${r.ok ? "ok" : `failed: ${r.error ?? ""}`}`);

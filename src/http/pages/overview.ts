@@ -22,12 +22,13 @@ export function overviewPage(r: StatusReport, actions?: OverviewActions, feeds: 
   const d = r.downloads;
   const failedJobs = r.queues.reduce((n, q) => n + q.failed, 0);
   const diskUsed = r.archive.totalBytes && r.archive.freeBytes !== null ? 1 - r.archive.freeBytes / r.archive.totalBytes : null;
+  const refusedWrites = refusedWritesLine(r.database);
   const body = html`
 <h1>Overview <span class="muted small">at ${formatTime(r.generatedAt)} · <a href="/">refresh</a></span></h1>
 ${actions?.notice ? html`<div class="notice" role="status">${actions.notice}</div>` : ""}
 ${actions ? actionsCard(actions.csrf, r) : ""}
 ${boxes ? html`<div class="grid2">${trackBox(boxes)}${addBox(boxes)}</div>` : ""}
-${refusedWritesLine(r.database) ? html`<div class="notice bad" role="alert">${refusedWritesLine(r.database)}</div>` : ""}
+${refusedWrites ? html`<div class="notice bad" role="alert">${refusedWrites}</div>` : ""}
 ${r.problems.length ? html`<div class="notice bad">Could not read: ${r.problems.join(" · ")}</div>` : ""}
 ${r.unreadable.count ? unreadableNotice(r.unreadable, now) : ""}
 <div class="card"><div class="stats">
