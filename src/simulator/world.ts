@@ -14,7 +14,7 @@ export type CdnSettings = {
   bytesPerSecond: number | null;
   /** Range requests honoured (Accept-Ranges: bytes); false = always the whole file with 200. */
   ranges: boolean;
-  /** The ETag sent with a 206 too, as RFC 9110 asks; false = left out of it, as some CDNs do. */
+  /** The ETag sent with a 206 too, as RFC 9110 asks; false = left out of it, as some CDNs do (docs/service-behaviour.md#cdn-validators). */
   etagOnPartial: boolean;
   /**
    * A weak ETag (W/"…", the file's size here) instead of the strong one: the same for every version of one size, as a
