@@ -7,7 +7,7 @@ import { FeedTokenRepository } from "../db/feed-token.repository.ts";
 import { UserError } from "../errors.ts";
 import { type FeedName, feedPath } from "../http/feeds/feed-documents.ts";
 import { describeScope, type FeedScope, issueFeedToken, rowToken, scopeOf } from "../http/feeds/feed-token.ts";
-import { keyCreatedMessage, loadSecretKey } from "../secret-key.ts";
+import { existingSecretKey, keyCreatedMessage, keyFilePath, loadSecretKey } from "../secret-key.ts";
 import type { Services } from "../services.ts";
 import { colorsFor } from "./output/mode.ts";
 import { printJson, printOut } from "./output/print.ts";
@@ -40,7 +40,27 @@ function feedUrls(base: string, token: string, scope: FeedScope | undefined): Pa
   }
 }
 
-function secretKey(services: Services): Buffer {
+/** Where the key is looked for, as a person must be told when it is not there. */
+function keyPlaces(services: Services): string {
+  return `DVAULT_SECRET_KEY or the key file ${keyFilePath(services.config)}`;
+}
+
+/**
+ * The key a new token is made under. One is made only on an install that holds nothing sealed under a key yet: beside
+ * an account's tokens or a live feed token, a missing key is a lost one (a config folder not mounted, a restore without
+ * secret.key), and a key made now would differ from the one the backup holds.
+ */
+async function keyToIssueWith(services: Services): Promise<Buffer> {
+  const existing = existingSecretKey(services.config);
+  if (existing) return existing.key;
+  const sealedAccount = (await services.accounts.list()).some((a) => a.accessTokenEnc !== null || a.refreshTokenEnc !== null);
+  const liveFeeds = (await new FeedTokenRepository(services.pool).liveFeedTokens()).length > 0;
+  if (sealedAccount || liveFeeds) {
+    throw new UserError(
+      `no key was found in ${keyPlaces(services)}, but this install holds ${sealedAccount ? "tokens" : "feed tokens"} made under one: ` +
+        "restore secret.key from your backup (or point DVAULT_CONFIG_DIR at its folder, or set DVAULT_SECRET_KEY) and run this again",
+    );
+  }
   return loadSecretKey(services.config, (file) => services.log.warn({ path: file }, keyCreatedMessage(file))).key;
 }
 
@@ -68,7 +88,7 @@ export function registerFeedsCommand(program: Command): void {
       withServices(async (services) => {
         const scope = await parseFeedOption(services, opts.feed);
         const repo = new FeedTokenRepository(services.pool);
-        const issued = await issueFeedToken({ repo, key: secretKey(services), name, scope, at: new Date(services.now()) });
+        const issued = await issueFeedToken({ repo, key: await keyToIssueWith(services), name, scope, at: new Date(services.now()) });
         const { base, guessed } = feedBase(services);
         const urls = feedUrls(base, issued.token, scope);
         if (opts.json) return printJson({ id: issued.id, name: issued.name, feed: describeScope(scope), token: issued.token, urls });
@@ -87,7 +107,8 @@ export function registerFeedsCommand(program: Command): void {
       withServices(async (services) => {
         const rows = await new FeedTokenRepository(services.pool).listFeedTokens();
         const { base } = feedBase(services);
-        const key = rows.some((r) => !r.revokedAt) ? secretKey(services) : undefined;
+        // The URLs are rebuilt under the key there is; a list makes none (a lost key is said, not replaced).
+        const key = rows.some((r) => !r.revokedAt) ? existingSecretKey(services.config)?.key : undefined;
         const out = rows.map((r) => {
           const scope = scopeOf(r.scope, r.scopeUsername);
           // A row made under another secret key still opens its feeds, but its URL cannot be rebuilt.
@@ -108,6 +129,10 @@ export function registerFeedsCommand(program: Command): void {
         const table = out.map((t) => [String(t.id), t.name, t.feed, t.revokedAt ? `revoked ${t.revokedAt}` : "live", t.lastUsedAt ?? "never"]);
         printOut(formatTable(["id", "name", "opens", "state", "last read"], table, { colors }));
         if (out.some((t) => t.urls)) printOut("their URLs: dvault feeds list --json, or the dashboard's Feeds page");
+        else if (!key && out.some((t) => !t.revokedAt))
+          printOut(
+            `their URLs cannot be shown: no key was found in ${keyPlaces(services)}; their readers keep working, and restoring secret.key shows them again`,
+          );
       }),
     );
   feeds

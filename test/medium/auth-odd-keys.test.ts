@@ -10,6 +10,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectPg, quoteIdent } from "../../src/db/connect.ts";
+import type { Config } from "../../src/config.ts";
+import { createFeedAdverts } from "../../src/http/feeds/feed-adverts.ts";
+import { createLogger } from "../../src/log.ts";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { TEST_ENGINE, TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
@@ -176,6 +179,36 @@ describe("dvault auth with odd keys and a read-only database", () => {
       `dvault: the key file ${path.join(bad, "secret.key")} does not hold a 32-byte key (64 hex digits). Restore it from your backup.`,
     ]);
     expect(existsSync(out2)).toBe(false);
+  }, 60_000);
+
+  it("feeds with the key file lost beside tokens sealed under it: create is refused, list and the dashboard make no key", async () => {
+    const configDir = mkdtempSync(path.join(os.tmpdir(), "dvault-lost-key-feeds-"));
+    dirs.push(configDir);
+    const file = path.join(configDir, "secret.key");
+    const lost = { DVAULT_SECRET_KEY: "", DVAULT_CONFIG_DIR: configDir };
+    const refused = await dvault(["feeds", "create", "phone"], lost);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim().split("\n")).toEqual([
+      `dvault: no key was found in DVAULT_SECRET_KEY or the key file ${file}, but this install holds tokens made under one: ` +
+        "restore secret.key from your backup (or point DVAULT_CONFIG_DIR at its folder, or set DVAULT_SECRET_KEY) and run this again",
+    ]);
+    expect(existsSync(file), "no key file made in place of the lost one").toBe(false);
+    expect((await db.pool.query("SELECT count(*)::int AS n FROM feed_tokens")).rows[0].n).toBe(0);
+
+    // A token made under the install's key, then listed and shown by the dashboard without it.
+    const made = await dvault(["feeds", "create", "reader"]);
+    expect(made.code, made.stderr).toBe(0);
+    try {
+      const listed = await dvault(["feeds", "list"], lost);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toContain(`their URLs cannot be shown: no key was found in DVAULT_SECRET_KEY or the key file ${file}`);
+      expect(existsSync(file)).toBe(false);
+      const adverts = createFeedAdverts({ pool: db.pool, config: { configDir } as Config, log: createLogger({ level: "silent" }) });
+      await expect(adverts.live()).rejects.toThrow(`the feed tokens' URLs cannot be shown: no key was found in DVAULT_SECRET_KEY or the key file ${file}`);
+      expect(existsSync(file)).toBe(false);
+    } finally {
+      await db.pool.query("DELETE FROM feed_tokens");
+    }
   }, 60_000);
 
   it("auth import into a database that refuses writes: refused before the token is spent; the same token imports afterwards", async () => {

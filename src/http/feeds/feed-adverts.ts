@@ -1,10 +1,9 @@
 // Which feed URLs the dashboard shows: those of the live feed tokens, rebuilt from their nonces under the
-// secret key (src/http/feeds/feed-token.ts). The key is read only once a token exists, so a dashboard without
-// feeds never creates a key file.
+// secret key (src/http/feeds/feed-token.ts). The key is read only once a token exists, and never created here.
 import { FeedTokenRepository } from "../../db/feed-token.repository.ts";
 import { UserError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
-import { keyCreatedMessage, loadSecretKey } from "../../secret-key.ts";
+import { existingSecretKey, keyFilePath } from "../../secret-key.ts";
 import type { Config } from "../../config.ts";
 import type { Queryable } from "../../db/with-transaction.ts";
 import { type IssuedFeedToken, liveFeedTokens, opensFeed } from "./feed-token.ts";
@@ -25,7 +24,13 @@ export function createFeedAdverts({ pool, config, log }: { pool: Queryable; conf
   let key: Buffer | undefined;
   const live = async () => {
     if ((await repo.liveFeedTokens()).length === 0) return [];
-    key ??= loadSecretKey(config, (file) => log.warn({ path: file }, keyCreatedMessage(file))).key;
+    // Live tokens were made under a key: one missing now is lost (a config folder not mounted), never replaced here.
+    key ??= existingSecretKey(config)?.key;
+    if (!key) {
+      throw new UserError(
+        `the feed tokens' URLs cannot be shown: no key was found in DVAULT_SECRET_KEY or the key file ${keyFilePath(config)}; their readers keep working, and restoring secret.key shows them again`,
+      );
+    }
     return liveFeedTokens(repo, key);
   };
   return {
