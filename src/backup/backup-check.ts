@@ -9,7 +9,7 @@
 // before a row goes in (restore.ts). Restoring format 1 runs the dump's SQL, so such a backup is trusted like a
 // database superuser (README, "Backups and restore"); format 2 runs only dvault's own migrations and COPY. These
 // checks keep out damage and accidents, such as a link that would make the restored archive a folder outside it.
-import type { Dirent } from "node:fs";
+import { type Dirent, existsSync } from "node:fs";
 import { lstat, readdir, readlink } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
@@ -18,7 +18,7 @@ import { UserError } from "../errors.ts";
 import { ForeignFileError, readForeignFile } from "../foreign-file.ts";
 import { ORIGINALS_DIR, READABLE_DIR } from "../storage/layout.ts";
 import { knownMigrations } from "../db/mirror-load.ts";
-import { ARCHIVE, type BackupManifest, type BackupManifestV2, KEY, MANIFEST, PgToolError, runPgTool, sha256File } from "./backup.ts";
+import { ARCHIVE, type BackupManifest, type BackupManifestV2, KEY, MANIFEST, PgToolError, runPgTool, sha256File, UNFINISHED } from "./backup.ts";
 import { DATABASE_DIR, readTableFile, TABLE_NAME, type TableEntry, tableFile } from "./table-files.ts";
 
 const common = {
@@ -174,6 +174,9 @@ async function readManifest(dir: string, signal: AbortSignal | undefined): Promi
   } catch (err) {
     signal?.throwIfAborted();
     const why = err instanceof ForeignFileError && err.code !== "ENOENT" ? `its ${MANIFEST} is ${err.reason}` : `no readable ${MANIFEST}`;
+    if (existsSync(path.join(dir, UNFINISHED))) {
+      throw new UserError(`${dir} holds a backup that was stopped before its end (${why}): restore an earlier one, or run dvault backup into it again`);
+    }
     throw new UserError(`${dir} holds no dvault backup (${why}); point --from at the directory dvault backup wrote`);
   }
   const format = (json as { format?: unknown } | null)?.format;

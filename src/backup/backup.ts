@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import type { Dirent } from "node:fs";
-import { copyFile, cp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, cp, readdir, rm, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config.ts";
 import { listFinishedMigrations } from "../db/database-info.ts";
@@ -29,6 +29,12 @@ export const MANIFEST = "manifest.json";
 export const DUMP = "database.dump";
 export const KEY = "secret.key";
 export const ARCHIVE = "archive";
+/**
+ * Made first in a backup's folder and removed just before its manifest is written: a folder holding it and no
+ * manifest is a backup stopped before its end (SIGKILL, a lost machine, Ctrl-C past its grace), whose next run into
+ * the same --out clears what that run wrote and begins again.
+ */
+export const UNFINISHED = ".dvault-backup-unfinished";
 
 /** What every format's manifest holds besides its database. */
 type ManifestCommon = {
@@ -140,14 +146,34 @@ type BackupOptions = {
   version: string;
   database?: DatabaseDump;
   signal?: AbortSignal;
+  /** Hears the folder when an unfinished backup left there by a stopped run was cleared to begin again. */
+  onUnfinishedCleared?: (dir: string) => void;
 };
+
+/** The names a backup writes into its folder: what clearing an unfinished one may remove, and nothing else. */
+const WRITTEN = new Set([UNFINISHED, DATABASE_DIR, DUMP, ARCHIVE, KEY]);
+
+/**
+ * An unfinished backup in `dir` (its marker, no manifest, nothing but what a backup writes) is removed, so that the
+ * run can begin again; true when one was. Any other file there leaves the folder as it is.
+ */
+async function clearUnfinished(dir: string): Promise<boolean> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  if (!names.includes(UNFINISHED) || names.includes(MANIFEST) || names.some((n) => !WRITTEN.has(n))) return false;
+  for (const name of names.filter((n) => n !== UNFINISHED)) await rm(path.join(dir, name), { recursive: true, force: true });
+  await rm(path.join(dir, UNFINISHED), { force: true });
+  return true;
+}
 
 export async function createBackup(opts: BackupOptions): Promise<BackupManifest> {
   const dir = path.resolve(opts.out);
   // The key that exists, read before anything is written (a key file that holds no key is its one line, not a half
   // backup), and never one made now: a new key in place of a lost one would open none of the stored tokens.
   const key = existingSecretKey(opts.config);
-  if (!(await isEmptyDir(dir))) throw new UserError(`${dir} is not empty: choose a new directory for the backup`);
+  if (!(await isEmptyDir(dir))) {
+    if (!(await clearUnfinished(dir))) throw new UserError(`${dir} is not empty: choose a new directory for the backup`);
+    opts.onUnfinishedCleared?.(dir);
+  }
   // The database first: a typo in DATABASE_URL leaves no empty backup directory behind.
   const dump = (opts.database ?? "copy") === "copy" ? await openMirrorDump(opts.config.databaseUrl) : undefined;
   const made = await makeDirs(dir, 0o700).catch(async (err: unknown) => {
@@ -188,7 +214,8 @@ function backupWriteFault(err: unknown, dir: string): UserError | undefined {
 async function writeBackup(
   o: BackupOptions & { dir: string; dump: MirrorDump | undefined; key: ReturnType<typeof existingSecretKey> },
 ): Promise<BackupManifest> {
-  const { config, dir, dump, key } = o;
+  const { config, dir, dump, key, signal } = o;
+  await writeFile(path.join(dir, UNFINISHED), "a backup that has not ended: run dvault backup into this folder again\n", { mode: 0o600 });
   let db: BackupManifest["database"] & { bytes: number };
   try {
     const migrations = dump ? dump.migrations : await listFinishedMigrations(config.databaseUrl);
@@ -202,13 +229,21 @@ async function writeBackup(
   if (o.includeArchive ?? true) {
     if (store.kind === "local") {
       // verbatimSymlinks: the readable tree's links stay relative, so the copy works wherever it lands.
-      await cp(config.archiveDir, path.join(dir, ARCHIVE), { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false }).catch(
+      // The filter runs before each entry: a stop (Ctrl-C) ends the copy there, not after the whole archive.
+      const filter = () => {
+        signal?.throwIfAborted();
+        return true;
+      };
+      await cp(config.archiveDir, path.join(dir, ARCHIVE), { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false, filter }).catch(
         (err: NodeJS.ErrnoException) => {
           if (err.code !== "ENOENT") throw err;
         },
       );
     } else {
-      for await (const info of store.list("")) await downloadBlob({ store, key: info.key, file: path.join(dir, ARCHIVE, ...info.key.split("/")) });
+      for await (const info of store.list("")) {
+        signal?.throwIfAborted();
+        await downloadBlob({ store, key: info.key, file: path.join(dir, ARCHIVE, ...info.key.split("/")) });
+      }
     }
     archive = { included: true, ...(await treeSize(path.join(dir, ARCHIVE))), store: store.kind };
   }
@@ -222,6 +257,10 @@ async function writeBackup(
     secretKey: { included: key?.source === "file", source: key?.source ?? "file" },
   };
   const manifest: BackupManifest = "tables" in db ? { format: 2, ...common, database: db } : { format: 1, ...common, database: db };
+  signal?.throwIfAborted();
+  // The marker goes first: a stop between the two leaves a folder without either, which restore and the next backup
+  // both refuse, never a finished backup that restore calls damaged for a file its manifest does not list.
+  await unlink(path.join(dir, UNFINISHED));
   await writeFile(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
   return manifest;
 }

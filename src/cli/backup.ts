@@ -16,6 +16,23 @@ import { stopOnSignal } from "./stop-signal.ts";
 
 const version = VERSION;
 
+/**
+ * `run` with Ctrl-C and SIGTERM wired to its signal (stop-signal.ts): a run the stop ended is the one line `stopped`,
+ * exit 130; `release` (the embedded server's hold) goes either way.
+ */
+async function untilStopped<T>(o: { what: string; stopped: string; release: () => void }, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const stop = stopOnSignal(o.what);
+  try {
+    return await run(stop.signal);
+  } catch (err) {
+    if (stop.signal.aborted) throw new UserError(o.stopped, EXIT_INTERRUPTED);
+    throw err;
+  } finally {
+    stop.dispose();
+    o.release();
+  }
+}
+
 export function registerBackupCommands(program: Command): void {
   program
     .command("backup")
@@ -32,7 +49,11 @@ export function registerBackupCommands(program: Command): void {
       // DATABASE_URL=embedded: the server dvault runs, held while the backup reads it.
       const { config, release } = await resolveDatabase(loadConfig(), { migrate: false });
       const database = opts.pgDump ? "pg_dump" : "copy";
-      const m = await createBackup({ config, out: opts.out, includeArchive: opts.archive, version, database }).finally(release);
+      // Ctrl-C stops the copy at its next file and removes what this run wrote (src/backup/backup.ts UNFINISHED).
+      const onUnfinishedCleared = (dir: string) => printErr(`dvault: removed the unfinished backup a stopped run left in ${dir}; writing it again`);
+      const m = await untilStopped({ what: "backup", stopped: "backup stopped: the unfinished backup was removed; run it again", release }, (signal) =>
+        createBackup({ config, out: opts.out, includeArchive: opts.archive, version, database, signal, onUnfinishedCleared }),
+      );
       if (opts.json) return printJson({ out: opts.out, ...m });
       printOut(`backup written to ${opts.out}`);
       const tables = m.format === 2 ? `, ${m.database.tables.length} tables` : " (pg_dump)";
@@ -61,16 +82,9 @@ export function registerBackupCommands(program: Command): void {
       const { config, embedded, release } = await resolveDatabase(loadConfig(), { migrate: false, create: true });
       // Said first: a data folder typed wrong gets a server of its own, and the restore goes there.
       if (embedded?.initialized) printErr(`dvault: made a new embedded PostgreSQL server in ${embedded.folder} for this restore (DVAULT_DATA_DIR)`);
-      const stop = stopOnSignal("restore");
-      const r = await restoreBackup({ config, from: opts.from, signal: stop.signal })
-        .catch((err: unknown) => {
-          if (stop.signal.aborted) throw new UserError("restore stopped: nothing was restored; run it again", EXIT_INTERRUPTED);
-          throw err;
-        })
-        .finally(() => {
-          stop.dispose();
-          release();
-        });
+      const r = await untilStopped({ what: "restore", stopped: "restore stopped: nothing was restored; run it again", release }, (signal) =>
+        restoreBackup({ config, from: opts.from, signal }),
+      );
       if (opts.json) printJson(r);
       else {
         const migrations = `${r.manifest.database.migrations.length} migrations`;

@@ -2,14 +2,15 @@
 // snapshot; restored by dvault's own migrations and COPY FROM (src/backup/table-load.ts). A round trip keeps every
 // table's rows and leaves the sequences past the restored ids and Prisma's ledger as Prisma keeps it; a backup damaged
 // in any of the ways below is refused before anything is touched, in one line naming the file.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { watch } from "node:fs";
 import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BackupManifestV2, createBackup } from "../../src/backup/backup.ts";
+import { type BackupManifestV2, createBackup, UNFINISHED } from "../../src/backup/backup.ts";
 import { restoreBackup } from "../../src/backup/restore.ts";
 import { writeTables } from "../../src/backup/table-files.ts";
 import { connectPg, quoteIdent } from "../../src/db/connect.ts";
@@ -21,8 +22,8 @@ import { createArchivedHarness, dropDatabaseNamed, expectNoDatabase, spoiledCopy
 import { testConfig } from "../helpers/config.ts";
 import { countedDownloadFigures, keptDownloadFigures } from "../helpers/download-counts.ts";
 import type { DownloadHarness } from "../helpers/download-harness.ts";
-import { runDvault } from "../helpers/dvault-cli.ts";
-import { TEST_PG_URL } from "../helpers/env.ts";
+import { collectRun, runDvault } from "../helpers/dvault-cli.ts";
+import { TEST_ENGINE, TEST_PG_URL } from "../helpers/env.ts";
 import { itNeedingPgDump } from "../helpers/needs-pg-dump.ts";
 
 let h: DownloadHarness;
@@ -301,6 +302,92 @@ describe("dvault backup and restore", () => {
     expect(made.stdout).toMatch(/^ {2}database: \d+(\.\d)? (B|KiB|MiB|GiB), \d+ migrations, \d+ tables$/m);
     expect((await readManifest(out)).format).toBe(2);
     await restoresThroughCli(out, `${targetDb}_cli2`);
+  }, 60_000);
+
+  /** Runs `start` (a backup into `out`, an empty folder) and calls `stop` once, the moment `entry` appears there. */
+  async function stoppedAt<T>(out: string, entry: string, start: () => Promise<T>, stop: () => void): Promise<T> {
+    let stopped = false;
+    // Once: the entry's creation and its first write are two events, and a second Ctrl-C means "exit now".
+    const watcher = watch(out, (_event, name) => {
+      if (name !== entry || stopped) return;
+      stopped = true;
+      stop();
+    });
+    try {
+      return await start();
+    } finally {
+      watcher.close();
+    }
+  }
+  /** `dvault backup --out <out>` (an empty folder) in a child, sent `signal` once its marker appears there. */
+  async function backupStoppedBy(out: string, signal: NodeJS.Signals) {
+    await fs.mkdir(out);
+    const env = { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, DVAULT_ENGINE: TEST_ENGINE, ...h.env };
+    const child = spawn(process.execPath, [path.resolve("bin/dvault.js"), "backup", "--out", out], { env, stdio: ["ignore", "pipe", "pipe"] });
+    return stoppedAt(
+      out,
+      UNFINISHED,
+      () => collectRun(child, Date.now()),
+      () => child.kill(signal),
+    );
+  }
+
+  it("a backup killed outright keeps its marker: restore says so, and the next backup into that folder clears it and writes it again", async () => {
+    const out = path.join(base, "killed");
+    const killed = await backupStoppedBy(out, "SIGKILL");
+    expect(killed.code, "the backup ended before it could be killed").toBeNull();
+    const left = await fs.readdir(out);
+    expect(left).toContain(UNFINISHED);
+    expect(left).not.toContain("manifest.json");
+
+    const restore = await runDvault({ redis: h.redis, env: { ...h.env, DATABASE_URL: withDatabase(TEST_PG_URL, `${targetDb}_killed`) } }, [
+      "restore",
+      "--from",
+      out,
+    ]);
+    expect(restore.code).toBe(1);
+    expect(restore.stderr.trim().split("\n")).toEqual([
+      `dvault: ${out} holds a backup that was stopped before its end (no readable manifest.json): restore an earlier one, or run dvault backup into it again`,
+    ]);
+
+    const again = await runDvault(h, ["backup", "--out", out]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr.trim().split("\n")).toEqual([`dvault: removed the unfinished backup a stopped run left in ${out}; writing it again`]);
+    expect((await fs.readdir(out)).sort()).toEqual((await fs.readdir(good)).sort());
+    expect((await readManifest(out)).archive.included).toBe(true);
+
+    // The marker beside a file a backup does not write: the folder is someone's, and left as it is.
+    const theirs = path.join(base, "theirs");
+    await fs.mkdir(theirs);
+    await fs.writeFile(path.join(theirs, UNFINISHED), "");
+    await fs.writeFile(path.join(theirs, "notes.txt"), "mine");
+    const refused = await runDvault(h, ["backup", "--out", theirs, "--no-archive"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${theirs} is not empty: choose a new directory for the backup`);
+    expect((await fs.readdir(theirs)).sort()).toEqual([UNFINISHED, "notes.txt"]);
+  }, 90_000);
+
+  it("Ctrl-C stops a backup: exit 130, one line, and what it wrote removed", async () => {
+    const out = path.join(base, "interrupted");
+    const run = await backupStoppedBy(out, "SIGINT");
+    expect(run.code, run.stderr).toBe(130);
+    expect(run.stderr.trim().split("\n")).toEqual(["dvault: backup stopped: the unfinished backup was removed; run it again"]);
+    expect(await fs.readdir(out)).toEqual([]);
+  }, 60_000);
+
+  it("a stop during the archive's copy ends the backup there: no manifest, nothing left", async () => {
+    const out = path.join(base, "stopped");
+    await fs.mkdir(out);
+    const stop = new AbortController();
+    const run = stoppedAt(
+      out,
+      "archive",
+      () => createBackup({ config: testConfig(h.env), out, version: "test", signal: stop.signal }),
+      () => stop.abort(),
+    );
+    await expect(run).rejects.toThrow();
+    expect(stop.signal.aborted).toBe(true);
+    expect(await fs.readdir(out)).toEqual([]);
   }, 60_000);
 
   itNeedingPgDump(
