@@ -17,6 +17,7 @@ import { EXIT_INTERRUPTED } from "../errors.ts";
 import { maskUrl } from "../redact.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { plural } from "../text/plural.ts";
+import { shellWord } from "../text/shell-word.ts";
 
 export { DEMO_QUERIES };
 
@@ -74,7 +75,7 @@ function dashboardOf(config: Config): { url: string; token: boolean } {
  * password file when the URL has one (src/demo/pass-file.ts), so the command runs as pasted and no password is printed.
  */
 function printedDatabase(r: DemoReport, passFile: string | undefined): { url: string; passEnv: string } {
-  return { url: maskUrl(urlWithoutPassword(r.databaseUrl)), passEnv: passFile ? `PGPASSFILE=${passFile} ` : "" };
+  return { url: maskUrl(urlWithoutPassword(r.databaseUrl)), passEnv: passFile ? `PGPASSFILE=${shellWord(passFile)} ` : "" };
 }
 
 /**
@@ -84,7 +85,7 @@ function printedDatabase(r: DemoReport, passFile: string | undefined): { url: st
  */
 export function databaseEnv(r: DemoReport, { ownServer, engine, passFile }: Pick<ReportContext, "ownServer" | "engine" | "passFile">): string {
   const { url, passEnv } = printedDatabase(r, passFile);
-  const database = ownServer ? `DATABASE_URL=embedded DVAULT_DATA_DIR=${ownServer}` : `${passEnv}DATABASE_URL=${url}`;
+  const database = ownServer ? `DATABASE_URL=embedded DVAULT_DATA_DIR=${shellWord(ownServer)}` : `${passEnv}DATABASE_URL=${shellWord(url)}`;
   return `${database}${engine === "postgres" ? " DVAULT_ENGINE=postgres" : ""}`;
 }
 
@@ -94,7 +95,7 @@ export function queryLines(r: DemoReport, { ownServer, passFile }: Pick<ReportCo
     const { url, passEnv } = printedDatabase(r, passFile);
     return [
       `Query it (database "${pgFields(r.databaseUrl).database}"):`,
-      ...DEMO_QUERIES.flatMap((q) => [`  -- ${q.what}`, `  ${passEnv}psql "${url}" -c "${q.sql}"`]),
+      ...DEMO_QUERIES.flatMap((q) => [`  -- ${q.what}`, `  ${passEnv}psql ${shellWord(url)} -c "${q.sql}"`]),
     ];
   }
   return [
@@ -118,7 +119,7 @@ function printReport(r: DemoReport, context: ReportContext): void {
   const c = r.counts;
   const d = r.downloads;
   const dbEnv = databaseEnv(r, context);
-  const env = `${dbEnv} DVAULT_ARCHIVE_DIR=${r.archiveDir}`;
+  const env = `${dbEnv} DVAULT_ARCHIVE_DIR=${shellWord(r.archiveDir)}`;
   const one = (n: number | undefined, word: string) => plural(n ?? 0, word);
   const lines = [
     "",

@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseEnv, queryLines } from "../../src/cli/demo.ts";
+import { shellWord } from "../../src/text/shell-word.ts";
 import type { DemoReport } from "../../src/demo/run-demo.ts";
 import { writeDemoPassFile } from "../../src/demo/pass-file.ts";
 import { DEMO_QUERIES } from "../../src/db/demo-queries.ts";
@@ -102,35 +103,42 @@ function paste(line: string, cwd: string): Promise<void> {
 
 describe("the demo's printed commands", () => {
   // An IPv6 address too: bracketed in the URL, bare in the password file's line and to the driver (src/db/pg-fields.ts).
+  // A demo folder whose name holds a space and a quote (--dir "my demo's"): quoted in the printed commands.
   it.each([
-    ["127.0.0.1", "127.0.0.1"],
-    ["::1", "[::1]"],
-  ])("name no password, and run as pasted where the server asks for one: psql and dvault read it from the demo's PGPASSFILE (%s)", async (address, host) => {
-    const server = await passwordTaker(address);
-    const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-demo-pass-"));
-    // A colon and a backslash: escaped in the password file; a space and an @: encoded in the URL.
-    const password = "pa:ss\\w @rd";
-    const report = { databaseUrl: `postgresql://demo:${encodeURIComponent(password)}@${host}:${server.port}/dvault_demo` } as DemoReport;
-    try {
-      const passFile = writeDemoPassFile(dir, report.databaseUrl);
-      expect(passFile && statSync(passFile).mode & 0o777).toBe(0o600);
-      const env = databaseEnv(report, { ownServer: undefined, engine: "postgres", passFile });
-      const psql = queryLines(report, { ownServer: undefined, passFile }, env).filter((l) => l.includes("psql"));
-      const printed = [env, ...psql].join("\n");
-      expect(printed).not.toContain(encodeURIComponent(password));
-      expect(printed).not.toContain("***");
-      expect(env).toBe(`PGPASSFILE=${passFile} DATABASE_URL=postgresql://demo@${host}:${server.port}/dvault_demo DVAULT_ENGINE=postgres`);
-      await paste(`${env} npx dvault status`, dir);
-      expect(server.passwords).toContain(password);
-      // psql, where its client is installed (dvault does not need it).
-      if (spawnSync("psql", ["--version"]).status === 0) {
-        const before = server.passwords.length;
-        await paste(psql[0] ?? "", dir);
-        expect(server.passwords.slice(before)).toEqual([password]);
+    ["127.0.0.1", "127.0.0.1", "dvault-demo-pass-"],
+    ["::1", "[::1]", "dvault-demo-pass-"],
+    ["127.0.0.1", "127.0.0.1", "dvault demo's pass-"],
+  ])(
+    "name no password, and run as pasted where the server asks for one: psql and dvault read it from the demo's PGPASSFILE (%s as %s, folder %s…)",
+    async (address, host, prefix) => {
+      const server = await passwordTaker(address);
+      const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+      // A colon and a backslash: escaped in the password file; a space and an @: encoded in the URL.
+      const password = "pa:ss\\w @rd";
+      const report = { databaseUrl: `postgresql://demo:${encodeURIComponent(password)}@${host}:${server.port}/dvault_demo` } as DemoReport;
+      try {
+        const passFile = writeDemoPassFile(dir, report.databaseUrl);
+        expect(passFile && statSync(passFile).mode & 0o777).toBe(0o600);
+        const env = databaseEnv(report, { ownServer: undefined, engine: "postgres", passFile });
+        const psql = queryLines(report, { ownServer: undefined, passFile }, env).filter((l) => l.includes("psql"));
+        const printed = [env, ...psql].join("\n");
+        expect(printed).not.toContain(encodeURIComponent(password));
+        expect(printed).not.toContain("***");
+        expect(env).toBe(
+          `PGPASSFILE=${shellWord(passFile ?? "")} DATABASE_URL=${shellWord(`postgresql://demo@${host}:${server.port}/dvault_demo`)} DVAULT_ENGINE=postgres`,
+        );
+        await paste(`${env} npx dvault status`, dir);
+        expect(server.passwords).toContain(password);
+        // psql, where its client is installed (dvault does not need it).
+        if (spawnSync("psql", ["--version"]).status === 0) {
+          const before = server.passwords.length;
+          await paste(psql[0] ?? "", dir);
+          expect(server.passwords.slice(before)).toEqual([password]);
+        }
+      } finally {
+        server.close();
+        rmSync(dir, { recursive: true, force: true });
       }
-    } finally {
-      server.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });
