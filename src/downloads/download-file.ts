@@ -18,6 +18,7 @@ import { folderFault } from "../storage/storage-fault.ts";
 import type { DownloadDeps } from "./deps.ts";
 import type { DownloadOutcome, DownloadRequest } from "./outcome.ts";
 import { PaidDownloads } from "./paid-downloads.ts";
+import { PlacedOriginals } from "./placed-originals.ts";
 import { bestFreeRendition, partialityOf, usableListing } from "./renditions.ts";
 import { afterStore, gone } from "./after-store.ts";
 import { readRefusal } from "./refusal.ts";
@@ -85,7 +86,7 @@ async function underLock(deps: DownloadDeps, req: DownloadRequest, lockKey: stri
       return { status: "deferred", reason: target.degradedReason ?? "waiting for the next quota window", nextWindow: target.nextAttemptAt, bytes: 0 };
     }
     if (target.kind === "text") return await storeText(deps, target);
-    return await fetchOriginal(deps, target, req);
+    return (await recordPlaced(deps, target, req)) ?? (await fetchOriginal(deps, target, req));
   } finally {
     await lock.release();
   }
@@ -187,27 +188,56 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
       ext: (mime, url) => extensionFor({ ...(filename ? { filename } : {}), ...(mime ? { mime } : {}), url }),
       announcedSize: info.filesize ?? undefined,
     }));
+  return storeOriginal(deps, t, req, { info, result, accountId });
+}
+
+/** The original transferred, stored and its row written; the paid answer forgotten then, the placed file kept when the row is not. */
+async function storeOriginal(
+  deps: DownloadDeps,
+  t: DownloadTarget,
+  req: DownloadRequest,
+  { info, result, accountId }: { info: Download; result: WrittenTransfer; accountId: number },
+): Promise<DownloadOutcome> {
+  const { coord, config } = deps.services;
   const partial = partialityOf(t.deviation.raw as Deviation, "original");
-  const { stored, held: old } = await storeDurably(deps, result.written, (stored) => ({
-    id: t.id,
-    status: "done",
-    rendition: "original",
-    path: stored.relPath,
-    size: stored.size,
-    sha256: stored.sha256,
-    mime: result.mime ?? null,
-    width: info.width ?? null,
-    height: info.height ?? null,
-    etag: result.etag ?? null,
-    sourceFilename: filename ?? null,
-    sourceSize: info.filesize ?? null,
-    isPartial: partial.partial,
-    partialReason: partial.reason,
-    bytes: result.bytesReceived,
-    at: at(),
-    note: t.status === "degraded" ? `original replaces the degraded ${t.rendition ?? "rendition"}` : null,
-  }));
-  await paid.forget(t.deviationid);
+  let placedRow: StoredRow | undefined;
+  const { stored, held: old } = await storeDurably(deps, result.written, (stored) => {
+    placedRow = {
+      id: t.id,
+      status: "done",
+      rendition: "original",
+      path: stored.relPath,
+      size: stored.size,
+      sha256: stored.sha256,
+      mime: result.mime ?? null,
+      width: info.width ?? null,
+      height: info.height ?? null,
+      etag: result.etag ?? null,
+      sourceFilename: info.filename ?? null,
+      sourceSize: info.filesize ?? null,
+      isPartial: partial.partial,
+      partialReason: partial.reason,
+      bytes: result.bytesReceived,
+      at: new Date(deps.services.now()),
+      note: t.status === "degraded" ? `original replaces the degraded ${t.rendition ?? "rendition"}` : null,
+    };
+    return placedRow;
+  }).catch(async (err: unknown) => {
+    // Placed, its row not written (the database refusing writes, or away): kept until it is, beyond the paid answer's
+    // 5 minutes, so that no later attempt pays for this file again (placed-originals.ts).
+    if (placedRow) {
+      const { id: _id, at, ...row } = placedRow;
+      await new PlacedOriginals(coord, config.redisPrefix, deps.archive).keep({
+        deviationid: t.deviationid,
+        accountId,
+        placedAt: at.toISOString(),
+        row: { ...row, status: "done", rendition: "original" },
+      });
+      req.log.warn({ deviationid: t.deviationid, path: row.path }, "original placed but its row not written: kept, so that no later attempt pays for it again");
+    }
+    throw err;
+  });
+  await new PaidDownloads(coord, config.redisPrefix).forget(t.deviationid);
   await afterStore(deps, old.oldPath, stored.relPath);
   const upgraded = old.oldStatus === "degraded";
   req.log.info(
@@ -223,6 +253,30 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
     deduplicated: stored.deduplicated,
     partial: partial.partial,
   };
+}
+
+/**
+ * An original an earlier attempt paid for and placed, whose row was not written (placed-originals.ts): the row is
+ * written from that file, however long ago, with no /deviation/download and no transfer. Undefined when there is
+ * none; a row that cannot be written yet keeps it for the next attempt.
+ */
+async function recordPlaced(deps: DownloadDeps, t: DownloadTarget, req: DownloadRequest): Promise<DownloadOutcome | undefined> {
+  const { coord, config } = deps.services;
+  const placed = new PlacedOriginals(coord, config.redisPrefix, deps.archive);
+  const wasPlaced = await placed.recall(t.deviationid);
+  if (!wasPlaced) return undefined;
+  req.reservationTurn?.pass();
+  const { row } = wasPlaced;
+  const old = await deps.repo.markDownloadStored({ ...row, id: t.id, at: new Date(deps.services.now()) });
+  await placed.forget(t.deviationid);
+  await new PaidDownloads(coord, config.redisPrefix).forget(t.deviationid);
+  await afterStore(deps, old.oldPath, row.path);
+  const upgraded = old.oldStatus === "degraded";
+  req.log.info(
+    { deviationid: t.deviationid, size: row.size, placedAt: wasPlaced.placedAt, upgraded },
+    "original stored from the file an earlier attempt placed: no second /deviation/download",
+  );
+  return { status: "done", rendition: "original", size: row.size, bytes: 0, upgraded, deduplicated: false, partial: row.isPartial ?? false };
 }
 
 /**

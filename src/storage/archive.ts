@@ -168,6 +168,22 @@ export class Archive {
     return this.disk.discardPartial(key);
   }
 
+  /**
+   * A small note about the transfer `key`, kept on the archive folder's own disk beside the partial files (with a
+   * bucket too: the folder is this host's): writable when the database refuses writes (src/downloads/placed-originals.ts).
+   */
+  keepPlacedNote(key: string, text: string): Promise<void> {
+    return this.disk.writePlacedNote(key, text);
+  }
+
+  readPlacedNote(key: string): string | undefined {
+    return this.disk.readPlacedNote(key);
+  }
+
+  dropPlacedNote(key: string): void {
+    this.disk.removePlacedNote(key);
+  }
+
   /** sha256 and size of a stored file, read as a stream; a missing one throws an error with code ENOENT. */
   async hashFile(relPath: string): Promise<{ sha256: string; size: number }> {
     if (this.placesLocally) return this.disk.hashFile(relPath);

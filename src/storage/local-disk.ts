@@ -157,6 +157,30 @@ export class LocalDisk {
     fsSync.rmSync(`${this.partialPath(key)}.json`, { force: true });
   }
 
+  /**
+   * A note kept beside the partial file of `key` (`<key>.part.placed.json`): what a placed file's row, not yet
+   * written, needs (src/downloads/placed-originals.ts). Fsynced, and replaced whole through a rename, so a crash
+   * leaves the old note or the new one.
+   */
+  async writePlacedNote(key: string, text: string): Promise<void> {
+    const note = `${await this.preparePartial(key)}.placed.json`;
+    await this.writeFile(`${note}.tmp`, text, true);
+    fsSync.renameSync(`${note}.tmp`, note);
+  }
+
+  /** The note of `key` (writePlacedNote), undefined when there is none or it cannot be read. */
+  readPlacedNote(key: string): string | undefined {
+    try {
+      return readRegularFile(`${this.partialPath(key)}.placed.json`);
+    } catch {
+      return undefined;
+    }
+  }
+
+  removePlacedNote(key: string): void {
+    fsSync.rmSync(`${this.partialPath(key)}.placed.json`, { force: true });
+  }
+
   /** Removes a file dvault wrote (a partial one), if it is there. */
   async remove(abs: string): Promise<void> {
     fsSync.rmSync(abs, { force: true });

@@ -109,6 +109,16 @@ export async function createDownloadHarness(options: DownloadHarnessOptions = {}
   };
 }
 
+/** The first `n` deviations (by id) whose original the service offers and that are not deleted. */
+export async function downloadableOriginals(pool: Pick<DownloadHarness["pool"], "query">, n: number): Promise<string[]> {
+  const { rows } = await pool.query<{ deviationid: string }>(
+    `SELECT d.deviationid FROM downloads d JOIN deviations v USING (deviationid)
+      WHERE d.kind = 'original' AND v.is_downloadable AND NOT v.is_deleted ORDER BY d.deviationid LIMIT $1`,
+    [n],
+  );
+  return rows.map((r) => r.deviationid);
+}
+
 /**
  * Leaves only the originals of `ids` in the downloads table, parked as failed (with no next attempt, so
  * nothing claims them) until a test wants one.

@@ -1,8 +1,8 @@
 // Grouped durability (src/downloads/group-commit.ts): files that finish together are made durable and placed in
 // one pass (in a bucket: uploaded), then their rows commit in one statement — never a row ahead of its bytes. A failure injected between
 // the two (where a crash could land) leaves the files at their content address with no row pointing at them; the
-// partial sweep has nothing of theirs to remove, and the next run adopts the very same files without a second
-// /deviation/download.
+// partial sweep has nothing of theirs to remove, and the next run records the very same files without a second
+// /deviation/download (src/downloads/placed-originals.ts).
 import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -235,8 +235,9 @@ for (const storage of ["local", "s3"] as const) {
       const truth = await Promise.all(mine.map((id) => h.sim.fileSha256(id)));
       expect(await Promise.all(placed.map((f) => sha256Of(f.relPath)))).toEqual(placed.map((f) => f.sha256));
       expect(new Set(placed.map((f) => f.sha256))).toEqual(new Set(truth));
-      // The partial sweep finds nothing of theirs: they left .partial/ when they were placed.
-      expect(await fs.readdir(path.join(h.archiveDir, ".partial"))).toEqual([]);
+      // The partial sweep finds nothing of theirs: they left .partial/ when they were placed. What is there is the
+      // note of each placed file whose row was not written (src/downloads/placed-originals.ts).
+      expect((await fs.readdir(path.join(h.archiveDir, ".partial"))).sort()).toEqual(mine.map((id) => `${id}-original.part.placed.json`));
       expect(await sweepStrandedPartials({ archive: h.deps.archive, repo: h.deps.repo, now: Date.now(), minAgeMs: 0 })).toEqual({ removed: 0, bytes: 0 });
 
       for (const id of mine) await wantAgain(h, id);
@@ -245,8 +246,9 @@ for (const storage of ["local", "s3"] as const) {
       const stored = await rows(mine);
       expect(stored.map((r) => [r.status, r.sha256])).toEqual(mine.map((_, i) => ["done", truth[i]]));
       expect(new Set(stored.map((r) => r.path))).toEqual(new Set(placed.map((f) => f.relPath)));
-      // The download the failed attempt paid for was used again: one /deviation/download per file.
+      // The download the failed attempt paid for was used again: one /deviation/download per file; the notes are gone.
       expect(mine.map(downloadCalls)).toEqual([1, 1, 1]);
+      expect(await fs.readdir(path.join(h.archiveDir, ".partial"))).toEqual([]);
     });
   });
 }
