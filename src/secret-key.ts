@@ -12,6 +12,14 @@ export function keyFilePath(config: Config): string {
   return path.join(config.configDir, "secret.key");
 }
 
+/**
+ * Where a refreshed grant waits while the database does not take it (src/api/pending-grants.ts): beside the key file,
+ * on this machine's disk, out of the database and of backups (which copy only the key file of this folder).
+ */
+export function pendingGrantsDir(config: Config): string {
+  return path.join(config.configDir, "pending-grants");
+}
+
 /** What a person must be told when the key file is created: the one file that must be backed up with the database. */
 export function keyCreatedMessage(file: string): string {
   return `created the secret key file ${file}: back it up with the database (without it the stored tokens cannot be read)`;

@@ -33,17 +33,20 @@ import { createQueueBackend, type QueueBackend } from "./queue/backend.ts";
 import { checkRedis, closeRedis, createRedis } from "./queue/redis.ts";
 import { settleRedisPrefix } from "./queue/redis-prefix.ts";
 import { registerSecret } from "./redact.ts";
-import { existingSecretKey, keyCreatedMessage, loadSecretKey, type SecretKey } from "./secret-key.ts";
+import { existingSecretKey, keyCreatedMessage, loadSecretKey, pendingGrantsDir, type SecretKey } from "./secret-key.ts";
 
 /** An account's API access: its token provider, its transport (with call counters) and the typed client. */
 export type AccountApi = { tokens: AccountTokens; transport: HttpTransport; client: DaClient };
+
+/** What a caller may set of the app's token manager: timings and the clock, never where tokens are kept. */
+type AppTokenOptions = Partial<Omit<TokenManagerOptions, "repo" | "pendingDir" | "cipher" | "oauth" | "coord" | "redisPrefix" | "log">>;
 
 export type ServiceOverrides = {
   /** Epoch ms for token expiry and sync bookkeeping; tests follow the simulator's clock. The pacer keeps real time. */
   now?: () => number;
   pacer?: Partial<Omit<PacerOptions, "store">>;
   transport?: Partial<Omit<HttpTransportOptions, "apiBase" | "tokens" | "pacer" | "log">>;
-  tokens?: Partial<Omit<TokenManagerOptions, "repo" | "cipher" | "oauth" | "coord" | "redisPrefix" | "log">>;
+  tokens?: AppTokenOptions;
   /** The token endpoint's waits between sending a refused refresh again (tests: milliseconds, not seconds). */
   oauth?: Pick<OAuthClientOptions, "refreshRetryDelayMs">;
   secretKey?: SecretKey;
@@ -238,16 +241,7 @@ function tokenManagerOf(c: {
   const build = (secret: SecretKey, clientId: string): TokenManager => {
     const cipher = new TokenCipher(secret);
     const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId, clientSecret: config.clientSecret, log, ...overrides.oauth });
-    const tokens = new TokenManager({
-      repo: accountTokenStore(accounts),
-      cipher,
-      oauth,
-      coord,
-      redisPrefix: config.redisPrefix,
-      log,
-      now,
-      ...overrides.tokens,
-    });
+    const tokens = appTokenManager({ config, accounts, cipher, oauth, coord, log }, { now, ...overrides.tokens });
     manager = { tokens, key: secret.key };
     return tokens;
   };
@@ -267,6 +261,27 @@ function tokenManagerOf(c: {
     }
     return !onDisk || manager.key.equals(onDisk.key) ? manager.tokens : build(onDisk, config.clientId);
   };
+}
+
+/**
+ * The token manager as every entrance of the app makes it (the services, the `auth` commands): the accounts table, and
+ * beside the key file the folder where a refreshed grant waits while the database does not take it.
+ */
+export function appTokenManager(
+  c: { config: Config; accounts: AccountRepository; cipher: TokenCipher; oauth: OAuthClient; coord: Coordinator; log: Logger },
+  options: AppTokenOptions = {},
+): TokenManager {
+  const { config, accounts, cipher, oauth, coord, log } = c;
+  return new TokenManager({
+    repo: accountTokenStore(accounts),
+    pendingDir: pendingGrantsDir(config),
+    cipher,
+    oauth,
+    coord,
+    redisPrefix: config.redisPrefix,
+    log,
+    ...options,
+  });
 }
 
 /** Closes what createServices opened, the queues first and the embedded server's lease last. */

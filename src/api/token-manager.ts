@@ -8,7 +8,8 @@ import type { Logger } from "../log.ts";
 import { registerSecret } from "../redact.ts";
 import { AccountTokens, clientRowName } from "./account-tokens.ts";
 import type { OAuthClient, TokenGrant } from "./oauth/token-endpoint.ts";
-import { grantUnusable, ReauthRequiredError } from "./token-errors.ts";
+import { grantUnusable, ReauthRequiredError, TokenRefreshDeferredError } from "./token-errors.ts";
+import { PendingGrants } from "./pending-grants.ts";
 import { TokenRefresher } from "./token-refresh.ts";
 import { DAY, DEFAULT_REFRESH_MARGIN_MS, TokenSessions, type Session, type Trigger } from "./token-session.ts";
 import type { ClientAuth, GrantType, StoredAccount, TokenStore } from "./token-store.ts";
@@ -16,6 +17,11 @@ import type { ClientAuth, GrantType, StoredAccount, TokenStore } from "./token-s
 export type TokenManagerOptions = {
   /** Where accounts and their sealed tokens live (src/db/account-token-store.ts in the app). */
   repo: TokenStore;
+  /**
+   * The folder where a refreshed grant waits while the database does not take it (src/api/pending-grants.ts):
+   * pendingGrantsDir(config), beside the key file.
+   */
+  pendingDir: string;
   cipher: TokenCipher;
   oauth: OAuthClient;
   /** Where the refresh lock lives (src/coord/coordinator.ts). */
@@ -65,6 +71,7 @@ export class TokenManager {
     if (lockTtlMs <= options.oauth.timeoutMs) throw new Error("the refresh lock must outlive a token request");
     this.refresher = new TokenRefresher({
       store: options.repo,
+      pending: new PendingGrants(options.pendingDir),
       sessions: this.sessions,
       oauth: options.oauth,
       coord: options.coord,
@@ -159,12 +166,18 @@ export class TokenManager {
   }
 
   /**
-   * Per-account summary for `dvault auth status` and `dvault status` (flags an old refresh token as a side effect). An
-   * account whose stored tokens were sealed under another key than this install's (a config folder or key lost in a
-   * move) must log in again or get its key back, whatever its row says: nothing can use them.
+   * Per-account summary for `dvault auth status` and `dvault status` (as side effects, stores a grant a refresh left
+   * pending and flags an old refresh token). An account whose stored tokens were sealed under another key than this
+   * install's (a config folder or key lost in a move) must log in again or get its key back, whatever its row says:
+   * nothing can use them.
    */
   async status(row: StoredAccount): Promise<AccountStatus> {
-    const flagged = (await this.refresher.flagOldRefreshToken(row)) ?? row;
+    // A grant a refresh left pending is stored first; while the database refuses it, the row is shown as it is.
+    const adopted = await this.refresher.adoptPending(row).catch((err: unknown) => {
+      if (err instanceof TokenRefreshDeferredError) return row;
+      throw err;
+    });
+    const flagged = (await this.refresher.flagOldRefreshToken(adopted)) ?? adopted;
     return keyedStatus(accountStatusOf(flagged, this.now()), flagged, { cipher: this.options.cipher });
   }
 

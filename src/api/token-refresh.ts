@@ -6,8 +6,10 @@
 // process (one promise per account) and across processes (a lock with an expiry, then a re-read of
 // the row: a changed refresh fingerprint means another process already refreshed, and its token is used).
 // The new refresh token is committed with a compare-and-swap on the old fingerprint before the new access
-// token is handed to anyone. A dead or spent refresh token marks the account needs_reauth: no retry, no
-// second token request. The lock store sees only account ids and random lock ids; logs see neither tokens nor codes.
+// token is handed to anyone; until then it is kept sealed in a file of its own (src/api/pending-grants.ts), which
+// the next read of the account stores when the database did not take it. A dead or spent refresh token marks the
+// account needs_reauth: no retry, no second token request. The lock store sees only account ids and random lock
+// ids; logs see neither tokens nor codes.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Coordinator } from "../coord/coordinator.ts";
 import { UserError } from "../errors.ts";
@@ -16,10 +18,13 @@ import { acquireLock } from "../coord/lock.ts";
 import { OAuthEndpointError, TokenResponseInvalidError, TokenResponseLostError, type OAuthClient, type TokenGrant } from "./oauth/token-endpoint.ts";
 import { ReauthRequiredError, TokenRefreshDeferredError, grantUnusable } from "./token-errors.ts";
 import { DAY, REFRESH_TOKEN_WARN_AGE_MS, type Session, type TokenSessions, type Trigger } from "./token-session.ts";
-import type { RotatedTokens, StoredAccount, TokenStore } from "./token-store.ts";
+import type { PendingGrant, PendingGrants } from "./pending-grants.ts";
+import type { StoredAccount, TokenStore } from "./token-store.ts";
 
 export type TokenRefresherOptions = {
   store: TokenStore;
+  /** Where an answered rotation waits while the database does not take it (src/api/pending-grants.ts). */
+  pending: PendingGrants;
   sessions: TokenSessions;
   oauth: OAuthClient;
   coord: Coordinator;
@@ -131,43 +136,83 @@ export class TokenRefresher {
       throw new TokenRefreshDeferredError(row.name, err instanceof Error ? err.message : String(err), known);
     }
     const sealed = this.sessions.seal(row.id, grant, requestedAt);
-    // Commit first: the new access token is handed out only once the new refresh token is stored.
-    const saved = await this.commitRotation(row, oldFingerprint, { ...sealed, scopes: grant.scopes ?? row.scopes, now: new Date(this.now()) });
-    if (!saved) {
-      // Only a new login or a logout can change the row under the lock: theirs wins.
-      log.warn("the account changed during the refresh (new login or logout); using the stored grant");
+    const answered: PendingGrant = { accountId: row.id, oldFingerprint, rotated: { ...sealed, scopes: grant.scopes ?? row.scopes, now: new Date(this.now()) } };
+    // From here the grant exists nowhere else: it is kept where no database is needed before the database is asked.
+    const kept = await this.options.pending.keep(answered);
+    if ("memoryOnly" in kept)
+      log.warn(
+        { dir: this.options.pending.dir, reason: kept.memoryOnly },
+        "could not write the refreshed grant's pending file; this process keeps it until the database takes it",
+      );
+    // Stored before the new access token is handed to anyone.
+    if (!(await this.storeRotation(row, answered, "file" in kept ? kept.file : "this process's memory"))) {
+      // The row moved past the spent token under the lock: a new login or a logout (theirs wins), or another process
+      // stored this very answer from its pending file.
+      log.warn("the account changed during the refresh; using the stored grant");
       const fresh = await this.readUsable(row.id);
       const session = this.sessions.decode(fresh);
       if (!session) throw new ReauthRequiredError(row.name, "the stored grant has no access token");
       return session;
-    }
-    if (grant.refreshToken === undefined) {
-      await this.options.store.markExpiring({
-        id: row.id,
-        reason: "the refresh answer carried no new refresh token: log in again before the access token expires",
-        now: new Date(this.now()),
-      });
     }
     log.info({ accessExpiresAt: new Date(sealed.accessExpiresAt).toISOString() }, "refreshed the access token");
     return { accessToken: grant.accessToken, issuedAt: requestedAt, expiresAt: sealed.accessExpiresAt.getTime(), fingerprint: sealed.refreshTokenFingerprint };
   }
 
   /**
-   * The new refresh token exists only in memory until this succeeds, so a failing database gets a few
-   * quick retries before the grant is given up for lost.
+   * Stores an answered rotation with a compare-and-swap on the spent token's fingerprint; false when the row no longer
+   * holds it. Either way the pending grant has served and is forgotten. A database that does not take the write
+   * (read-only, failing over, its disk full, away) leaves it pending at `keptIn`: the refresh is deferred, not lost,
+   * and the next read of the account stores it (adoptPending), so a worker's job waits it out as an outage
+   * (src/queue/outage.ts reads the cause) and a command that must exit leaves it for the next one.
    */
-  private async commitRotation(row: StoredAccount, oldFingerprint: string, rotated: RotatedTokens): Promise<boolean> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.options.store.saveRotatedToken(row.id, oldFingerprint, rotated);
-      } catch (err) {
-        if (attempt >= 3) {
-          this.options.log.error({ err, account: row.name, accountId: row.id }, "could not store the rotated refresh token: the grant is lost");
-          throw err;
-        }
-        await sleep(250 * attempt);
-      }
+  private async storeRotation(row: StoredAccount, grant: PendingGrant, keptIn: string): Promise<boolean> {
+    let saved: boolean;
+    try {
+      saved = await this.options.store.saveRotatedToken(row.id, grant.oldFingerprint, grant.rotated);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      this.options.log.warn(
+        { err, account: row.name, accountId: row.id, keptIn },
+        "the database did not take the refreshed grant; it is stored at the account's next use",
+      );
+      throw new TokenRefreshDeferredError(
+        row.name,
+        `the service answered, but the database did not take the new grant (${reason}); it is kept in ${keptIn} and stored when the account is next used`,
+        true,
+        err,
+      );
     }
+    await this.options.pending.drop(grant);
+    if (saved && grant.rotated.refreshTokenEnc === null) {
+      await this.options.store.markExpiring({
+        id: row.id,
+        reason: "the refresh answer carried no new refresh token: log in again before the access token expires",
+        now: new Date(this.now()),
+      });
+    }
+    return saved;
+  }
+
+  /**
+   * Stores what a refresh answered while the database did not take it (src/api/pending-grants.ts), if the row still
+   * holds the refresh token that answer spent, and forgets a grant the row has moved past (stored already, a new login,
+   * a logout). Any process that reads the account does it, with or without the refresh lock: the compare-and-swap on
+   * the spent token's fingerprint lets exactly one write win, and a row never returns to a spent token's fingerprint,
+   * so a grant judged served is never wanted again. Throws TokenRefreshDeferredError while the database refuses it:
+   * the row's own refresh token is spent, and must not be sent.
+   */
+  async adoptPending(row: StoredAccount): Promise<StoredAccount> {
+    let current = row;
+    for (const grant of await this.options.pending.find(row.id)) {
+      if (current.state === "revoked" || current.refreshTokenFingerprint !== grant.oldFingerprint) {
+        await this.options.pending.drop(grant);
+        continue;
+      }
+      if (await this.storeRotation(current, grant, this.options.pending.dir))
+        this.options.log.info({ account: row.name, accountId: row.id }, "stored a refreshed grant that had waited for the database");
+      current = await this.findRow(row.id);
+    }
+    return current;
   }
 
   /** Client credentials renew by asking again; the lock only avoids a stampede of token requests. */
@@ -239,10 +284,15 @@ export class TokenRefresher {
   // -----------------------------------------------------------------------------------------------
   // Reading the row
 
-  private async readRow(id: number): Promise<StoredAccount> {
+  private async findRow(id: number): Promise<StoredAccount> {
     const row = await this.options.store.findById(id);
     if (!row) throw new ReauthRequiredError(`#${id}`, "the account was deleted");
     return row;
+  }
+
+  /** The row, with any grant a refresh left pending stored first: a row read for use never holds a spent token. */
+  private async readRow(id: number): Promise<StoredAccount> {
+    return this.adoptPending(await this.findRow(id));
   }
 
   private async readUsable(id: number): Promise<StoredAccount> {

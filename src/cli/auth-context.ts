@@ -3,12 +3,11 @@
 import { createHttpTransport } from "../api/http.ts";
 import { OAuthClient } from "../api/oauth.ts";
 import type { TokenProvider } from "../api/token-provider.ts";
-import { TokenManager } from "../api/token-manager.ts";
+import type { TokenManager } from "../api/token-manager.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { installKey } from "../crypto/install-key.ts";
 import { TokenCipher } from "../crypto/token-cipher.ts";
 import { AccountRepository } from "../db/account.repository.ts";
-import { accountTokenStore } from "../db/account-token-store.ts";
 import { createPgPool } from "../db/connect.ts";
 import { assertDatabaseReady } from "../db/schema-check.ts";
 import { resolveDatabase } from "../db/embedded/resolve.ts";
@@ -18,7 +17,7 @@ import { cliLogger } from "./output/mode.ts";
 import { registerSecret } from "../redact.ts";
 import { existingSecretKey, keyCreatedMessage, keyFilePath, loadSecretKey, type SecretKey } from "../secret-key.ts";
 import { printErr } from "./output/print.ts";
-import { openCoordination, pacerOf } from "../services.ts";
+import { appTokenManager, openCoordination, pacerOf } from "../services.ts";
 import { closeRedis } from "../queue/redis.ts";
 
 export type AuthContext = {
@@ -97,7 +96,7 @@ export async function openContext({ makeKey = true }: { makeKey?: boolean } = {}
   }
   const cipher = new TokenCipher(secret);
   const oauth = new OAuthClient({ serviceBase: config.apiBase, clientId: loaded.clientId, clientSecret: config.clientSecret, log });
-  const tokens = new TokenManager({ repo: accountTokenStore(repo), cipher, oauth, coord, redisPrefix: config.redisPrefix, log });
+  const tokens = appTokenManager({ config, accounts: repo, cipher, oauth, coord, log });
   const pacer = pacerOf(config, { redis, pool: db });
   return {
     config,

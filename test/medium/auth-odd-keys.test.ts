@@ -5,7 +5,7 @@
 // that could not be stored.
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -257,6 +257,43 @@ describe("dvault auth with odd keys and a read-only database", () => {
     expect(revokes()).toBe(before + 1);
     // A logged-out account makes auth status exit 4: the other tests see the install as it was.
     await db.pool.query("DELETE FROM accounts WHERE name = 'leaving'");
+  }, 60_000);
+
+  it("a refresh answered while the database refuses the row's write: kept beside the key, stored by the next command", async () => {
+    const configDir = mkdtempSync(path.join(os.tmpdir(), "dvault-kept-grant-"));
+    dirs.push(configDir);
+    const pending = path.join(configDir, "pending-grants");
+    const presented = () => sim.log().flatMap((e) => (e.route === "/oauth2/token" && typeof e.form.refresh_token === "string" ? [e.form.refresh_token] : []));
+    sim.expireAccessTokens();
+    const before = presented().length;
+    // The refresh's check of the database writes no row and passes; the row's own update after the answer is refused.
+    await db.pool.query(
+      `CREATE FUNCTION refuse_account_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'cannot execute UPDATE in a read-only transaction' USING ERRCODE = 'read_only_sql_transaction'; END $$;
+       CREATE TRIGGER refuse_account_write BEFORE UPDATE ON accounts FOR EACH ROW EXECUTE FUNCTION refuse_account_write()`,
+    );
+    let during: Run;
+    try {
+      during = await dvault(["auth", "status", "--json"], { DVAULT_CONFIG_DIR: configDir });
+    } finally {
+      await db.pool.query("DROP TRIGGER refuse_account_write ON accounts; DROP FUNCTION refuse_account_write()");
+    }
+    expect(during.killed).toBe(false);
+    // One refresh per user account (another test may have imported one more), each answer kept in a file of its own.
+    const answered = presented().length - before;
+    expect(answered).toBeGreaterThanOrEqual(1);
+    expect(readdirSync(pending)).toHaveLength(answered);
+    const me = (JSON.parse(during.stdout) as Array<{ name: string; placebo: string }>).find((a) => a.name === "me");
+    // Said as any refused write is: run it again once the database takes writes; the answer waits beside the key.
+    expect(me?.placebo).toMatch(/^failed: PostgreSQL refused a write: the database is read-only .* and run this again/);
+
+    // The next command reads the accounts and stores the kept grants: no refresh of its own, the files gone.
+    const after = await dvault(["auth", "status", "--json"], { DVAULT_CONFIG_DIR: configDir });
+    expect(after.code, after.stderr).toBe(0);
+    expect((JSON.parse(after.stdout) as Array<{ name: string }>).find((a) => a.name === "me")).toMatchObject({ state: "ok", placebo: "ok" });
+    expect(presented().length).toBe(before + answered);
+    expect(readdirSync(pending)).toEqual([]);
+    // No refresh token was ever presented twice.
+    expect(new Set(presented()).size).toBe(presented().length);
   }, 60_000);
 
   it("a refresh while the database refuses writes spends nothing: the grant works once the database is writable again", async () => {

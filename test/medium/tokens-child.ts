@@ -36,6 +36,7 @@ const cipher = new TokenCipher({ key: Buffer.from(env("CHILD_KEY_HEX"), "hex"), 
 let now = 0;
 const manager = new TokenManager({
   repo: new AccountRepository(db),
+  pendingDir: env("CHILD_PENDING_DIR"),
   cipher,
   oauth,
   coord: redisCoordinator(redis),

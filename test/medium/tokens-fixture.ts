@@ -1,6 +1,9 @@
 // Shared set-up for the OAuth and token tests: a fresh database, a Redis prefix, the simulator, and a
 // TokenManager wired the way the app wires it, with a fake clock that moves with the simulator's.
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { Writable } from "node:stream";
 import got from "got";
 import type { Redis } from "ioredis";
@@ -56,6 +59,8 @@ export type Fixture = {
   redis: TestRedis;
   sim: Simulator;
   key: SecretKey;
+  /** The token manager's folder of grants waiting for the database (a folder of the fixture's own). */
+  pendingDir: string;
   log: LogCapture;
   clock: TestClock;
   repo: AccountRepository;
@@ -81,6 +86,7 @@ export async function createFixture(
   const redis = await createTestRedis();
   const sim = await startSimulator(options.sim ?? {});
   const key: SecretKey = { key: randomBytes(32), source: "file", path: "/tmp/dvault-test/secret.key", created: false };
+  const pendingDir = path.join(mkdtempSync(path.join(os.tmpdir(), "dvault-tokens-")), "pending-grants");
   const log = captureLog();
   const clock = followSimClock(sim);
   const repo = new AccountRepository(db.pool);
@@ -103,6 +109,7 @@ export async function createFixture(
   const newManager = (overrides: Partial<TokenManagerOptions> = {}) =>
     new TokenManager({
       repo,
+      pendingDir,
       cipher,
       oauth,
       coord,
@@ -118,6 +125,7 @@ export async function createFixture(
     redis,
     sim,
     key,
+    pendingDir,
     log,
     clock,
     repo,
@@ -146,6 +154,7 @@ export async function createFixture(
       if (TEST_ENGINE !== "redis") await coord.close();
       await redis.cleanup();
       await db.drop();
+      rmSync(path.dirname(pendingDir), { recursive: true, force: true });
     },
   };
 }

@@ -304,6 +304,7 @@ describeNeedingRedis("refresh across processes", () => {
         CHILD_CLIENT_ID: CLIENT_ID,
         CHILD_CLIENT_SECRET: CLIENT_SECRET,
         CHILD_KEY_HEX: f.key.key.toString("hex"),
+        CHILD_PENDING_DIR: f.pendingDir,
         CHILD_ACCOUNT: "alice",
         CHILD_CALLERS: "4",
       },

@@ -1,0 +1,102 @@
+// A refresh the service answered while the database would not take the new grant (read-only, failed over, its disk
+// full): the service has spent the old refresh token, so the answer is all there is. It is kept sealed in a file
+// beside the key (src/api/pending-grants.ts) and stored by whoever reads the account next, once writes come back;
+// a file the row has moved past (a new login) is removed unused. The database refuses exactly the row's update, as a
+// read-only server refuses it (SQLSTATE 25006), after the refresh's own check of the database has passed.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { placebo } from "../../src/api/account-calls.ts";
+import { TokenRefreshDeferredError } from "../../src/api/token-errors.ts";
+import { outageOf } from "../../src/queue/outage.ts";
+import { createFixture, type Fixture, seedAccount } from "./tokens-fixture.ts";
+
+const MINUTE = 60_000;
+
+describe("a refreshed grant the database did not take", () => {
+  let f: Fixture;
+  beforeEach(async () => {
+    f = await createFixture();
+    await f.db.pool.query(
+      `CREATE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'cannot execute UPDATE in a read-only transaction' USING ERRCODE = 'read_only_sql_transaction'; END $$`,
+    );
+  });
+  afterEach(async () => {
+    await f.close();
+  });
+
+  /** From the next row written on: the accounts table refuses updates (the check before a refresh writes no row). */
+  const refuseWrites = () => f.db.pool.query("CREATE TRIGGER refuse_write BEFORE UPDATE ON accounts FOR EACH ROW EXECUTE FUNCTION refuse_write()");
+  const takeWrites = () => f.db.pool.query("DROP TRIGGER refuse_write ON accounts");
+  const pendingFiles = () => readdirSync(f.pendingDir).filter((name) => !name.startsWith("."));
+  /** How many token requests presented this refresh token. */
+  const presented = (refreshToken: string) => f.sim.log().filter((e) => e.route === "/oauth2/token" && e.form.refresh_token === refreshToken).length;
+
+  /** An access token near its end, refreshed while the row's update is refused: the refresh is deferred, its answer kept. */
+  async function refreshRefused(): Promise<{ issued: { access_token: string; refresh_token: string }; file: string }> {
+    const { provider, issued } = await seedAccount(f);
+    await refuseWrites();
+    f.clock.advance(55 * MINUTE);
+    const err = await provider.getAccessToken().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TokenRefreshDeferredError);
+    // A worker's job waits this out as it waits out a read-only database, without spending an attempt.
+    expect(outageOf(err)).toMatchObject({ kind: "refused", service: "PostgreSQL" });
+    expect(f.tokenRequests()).toEqual([{ grant: "refresh_token", status: 200 }]);
+    const [name, ...others] = pendingFiles();
+    expect(others).toEqual([]);
+    return { issued, file: path.join(f.pendingDir, name!) };
+  }
+
+  it("keeps it sealed in a file of mode 0600 and stores it at the next read, once writes come back; the new refresh token works", async () => {
+    const { issued, file } = await refreshRefused();
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(f.pendingDir).mode & 0o777).toBe(0o700);
+    const alice = (await f.repo.findByName("alice"))!;
+    expect(alice.refreshTokenFingerprint).toBe(f.cipher.fingerprint(issued.refresh_token));
+    // The file holds ciphertexts bound to the account, never a token.
+    const kept = JSON.parse(readFileSync(file, "utf8")) as { accessTokenEnc: string; refreshTokenEnc: string };
+    const access = f.cipher.decrypt(Buffer.from(kept.accessTokenEnc, "base64"), { accountId: alice.id, field: "access_token" });
+    const refresh = f.cipher.decrypt(Buffer.from(kept.refreshTokenEnc, "base64"), { accountId: alice.id, field: "refresh_token" });
+    for (const token of [access, refresh]) {
+      expect(readFileSync(file, "utf8")).not.toContain(token);
+      expect(f.log.lines.join("\n")).not.toContain(token);
+    }
+
+    // Still refused: another read stores nothing, and the spent refresh token is not sent again.
+    const again = await (await f.newManager().forAccount("alice")).getAccessToken().catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(TokenRefreshDeferredError);
+    expect(pendingFiles()).toHaveLength(1);
+
+    // Writes back: another process (a manager of its own, as `dvault auth status` or `sync --once` would be) reads the
+    // account and stores the kept grant, with no token request of its own.
+    await takeWrites();
+    const other = await f.newManager().forAccount("alice");
+    expect(await other.getAccessToken()).toBe(access);
+    expect(pendingFiles()).toEqual([]);
+    const stored = (await f.repo.findByName("alice"))!;
+    expect(stored).toMatchObject({ state: "ok", refreshTokenFingerprint: f.cipher.fingerprint(refresh) });
+    await placebo(f.transport(other));
+    expect(presented(issued.refresh_token)).toBe(1);
+
+    // The kept refresh token is the live one: the next refresh spends it and succeeds.
+    f.clock.advance(55 * MINUTE);
+    expect(await other.getAccessToken()).not.toBe(access);
+    expect(presented(refresh)).toBe(1);
+    expect(f.tokenRequests()).toEqual([
+      { grant: "refresh_token", status: 200 },
+      { grant: "refresh_token", status: 200 },
+    ]);
+    expect((await f.repo.findByName("alice"))?.state).toBe("ok");
+  });
+
+  it("removes a kept grant unused when a new login replaced the row's grant in the meantime", async () => {
+    const { issued } = await refreshRefused();
+    await takeWrites();
+    const { issued: login } = await seedAccount(f);
+    expect(await (await f.newManager().forAccount("alice")).getAccessToken()).toBe(login.access_token);
+    expect(pendingFiles()).toEqual([]);
+    expect((await f.repo.findByName("alice"))?.refreshTokenFingerprint).toBe(f.cipher.fingerprint(login.refresh_token));
+    expect(presented(issued.refresh_token)).toBe(1);
+    expect(f.tokenRequests()).toHaveLength(1);
+  });
+});
