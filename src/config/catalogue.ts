@@ -60,7 +60,11 @@ const DOCS: Readonly<Record<SettingName, SettingDoc>> = {
     shownDefault: "{dvault}",
     text: "key prefix in Redis, so several installs can share one server; the braces make it a Redis Cluster hash tag. Unset, an install that already has keys under `dvault` keeps that prefix ([Running on several machines](#running-on-several-machines))",
   },
-  DVAULT_CONFIG_DIR: { section: "state", defaultWords: "`$XDG_CONFIG_HOME/dvault` or `~/.config/dvault`", text: "where the key file lives" },
+  DVAULT_CONFIG_DIR: {
+    section: "state",
+    defaultWords: "`$XDG_CONFIG_HOME/dvault` or `~/.config/dvault`",
+    text: "where the key file lives, and a refreshed grant the database has not taken yet (pending-grants/, sealed; keep this folder on a lasting disk)",
+  },
   DVAULT_SECRET_KEY: {
     section: "state",
     secret: true,
