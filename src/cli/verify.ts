@@ -26,7 +26,7 @@ export function formatVerifyReport(r: VerifyReport, fix: boolean): string {
     `checked   ${r.files} file(s) of ${r.rows} row(s), ${formatBytes(r.bytes)} in ${(r.durationMs / 1000).toFixed(1)} s, ${how}`,
     `ok        ${r.ok}`,
     `missing   ${r.missing.length}`,
-    ...r.missing.slice(0, 20).map((m) => `  ${m.path} (${m.deviationids.join(", ")})`),
+    ...r.missing.slice(0, 20).map((m) => `  ${m.path} (${m.deviationids.join(", ")})${m.found ? `: ${m.found} stands at its name, not the file` : ""}`),
     `corrupt   ${r.corrupt.length}`,
     ...r.corrupt.slice(0, 20).map(corruptLine),
     ...(r.unreadable.length

@@ -12,7 +12,7 @@ import type { StoredRow } from "../db/download.repository.ts";
 import { ImportedFileRepository } from "../db/imported-file.repository.ts";
 import type { Logger } from "../log.ts";
 import { thisWriterTag } from "../queue/holder.ts";
-import { ORIGINALS_DIR, PARTIAL_DIR } from "../storage/layout.ts";
+import { ORIGINALS_DIR, OutsideArchiveError, PARTIAL_DIR } from "../storage/layout.ts";
 import { QUARANTINE_DIR } from "../storage/layout.ts";
 import { copyBlob, hashBlob } from "../storage/blob-transfer.ts";
 import { originalKeyOf } from "../storage/links.ts";
@@ -24,7 +24,8 @@ export type VerifyReport = {
   rows: number;
   bytes: number;
   ok: number;
-  missing: { path: string; deviationids: string[] }[];
+  /** `found`: what stands at the file's name in the local folder when it is not a regular file (a link, a FIFO...). */
+  missing: { path: string; deviationids: string[]; found?: string }[];
   /** `actual` is the sha256 found (deep), "unreadable", or undefined when only the size was compared (`actualSize`). */
   corrupt: {
     path: string;
@@ -53,7 +54,7 @@ export type VerifyReport = {
 
 const PAGE = 1000;
 
-type Checked = { problem: "missing" | "corrupt" | "unreadable" | undefined; actual?: string; actualSize?: number; reason?: string };
+type Checked = { problem: "missing" | "corrupt" | "unreadable" | undefined; actual?: string; actualSize?: number; reason?: string; found?: string };
 
 /** Why a read failed, for the report: the error's code and HTTP status, never its text (which may carry an address). */
 function readFailure(err: unknown): string {
@@ -61,23 +62,52 @@ function readFailure(err: unknown): string {
   return `${code || "error"}${status !== undefined ? ` (HTTP ${status})` : ""}`;
 }
 
+/**
+ * What stands at a local object's name that the blob store does not take for its file (a link, a FIFO...), or
+ * undefined when nothing does. Looked at without following a link at the name; a regular file found there is
+ * reached through a folder above it that links out of the archive.
+ */
+async function notAFile(deps: DownloadDeps, key: string): Promise<string | undefined> {
+  if (deps.archive.blobs.kind !== "local") return undefined;
+  const st = await fs.lstat(path.join(deps.archive.root, key)).catch(() => undefined);
+  if (!st) return undefined;
+  if (st.isFile()) return "a link out of the archive, in the folders above it,";
+  if (st.isSymbolicLink()) return "a symbolic link";
+  if (st.isFIFO()) return "a FIFO";
+  if (st.isDirectory()) return "a folder";
+  if (st.isSocket()) return "a socket";
+  return "a device";
+}
+
 /** One stored file against its row: re-hashed when `deep`, else its size compared (existence when none is known). */
 async function checkOne(deps: DownloadDeps, rel: string, expected: { sha256: string | null; size: number | null }, deep: boolean): Promise<Checked> {
   const key = originalKeyOf(rel, deps.archive.root);
   if (!key) return { problem: "corrupt", actual: "unreadable" };
+  try {
+    return await checkStored(deps, key, expected, deep);
+  } catch (err) {
+    // The blob store refuses a path that leads out of the archive: the file is not in the archive, and reading it
+    // again will not change that.
+    if (err instanceof OutsideArchiveError) return { problem: "missing", found: await notAFile(deps, key) };
+    throw err;
+  }
+}
+
+async function checkStored(deps: DownloadDeps, key: string, expected: { sha256: string | null; size: number | null }, deep: boolean): Promise<Checked> {
   if (!deep) {
     const info = await deps.archive.blobs.stat(key);
-    if (!info) return { problem: "missing" };
+    if (!info) return { problem: "missing", found: await notAFile(deps, key) };
     return { problem: expected.size !== null && info.size !== expected.size ? "corrupt" : undefined, actualSize: info.size };
   }
   let actual: Awaited<ReturnType<typeof hashBlob>>;
   try {
     actual = await hashBlob(deps.archive.blobs, key);
   } catch (err) {
+    if (err instanceof OutsideArchiveError) throw err;
     // A read that broke off says nothing about the bytes: setting them aside would lose a good file.
     return { problem: "unreadable", reason: readFailure(err) };
   }
-  if (!actual) return { problem: "missing" };
+  if (!actual) return { problem: "missing", found: await notAFile(deps, key) };
   const bad = actual.sha256 !== expected.sha256 || (expected.size !== null && actual.size !== expected.size);
   return { problem: bad ? "corrupt" : undefined, actual: actual.sha256, actualSize: actual.size };
 }
@@ -134,14 +164,14 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
   const okIds: string[] = [];
   for (const [rel, entry] of byPath) {
     const ids = entry.importedIds ?? entry.rows.map((r) => r.deviationid);
-    const { problem, actual, actualSize, reason } = await checkOne(deps, rel, entry, deep);
+    const { problem, actual, actualSize, reason, found } = await checkOne(deps, rel, entry, deep);
     checked++;
     hashedBytes += entry.size ?? 0;
     if (!problem) {
       report.ok++;
       okIds.push(...entry.rows.map((r) => r.id));
     } else if (problem === "missing") {
-      report.missing.push({ path: rel, deviationids: ids });
+      report.missing.push({ path: rel, deviationids: ids, ...(found ? { found } : {}) });
     } else if (problem === "unreadable") {
       report.unreadable.push({ path: rel, deviationids: ids, reason: reason ?? "error" });
     } else {
