@@ -1,0 +1,69 @@
+// `dvault import gallery-dl` on folders a person really has, beside the fixture's tidy one
+// (test/helpers/gallery-dl-fixture.ts): the same picture kept for several works at once.
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { importGalleryDl } from "../../src/import/gallery-dl/import-folder.ts";
+import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { writeGalleryDlFixture, type GalleryDlFixture } from "../helpers/gallery-dl-fixture.ts";
+
+let h: DownloadHarness;
+let fixture: GalleryDlFixture;
+const folders: string[] = [];
+
+async function newFolder(): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-gallery-dl-odd-"));
+  folders.push(dir);
+  return dir;
+}
+
+beforeAll(async () => {
+  h = await createDownloadHarness({
+    sim: {
+      dataset: { deviations: 40, galleryFolders: 3, collectionFolders: 2, favourites: 12, trackedUsers: 2, trackedUserDeviations: 8 },
+      downloadQuota: 100,
+    },
+    sources: [gallerySource],
+    quota: 100,
+  });
+  fixture = await writeGalleryDlFixture(h.sim, await newFolder());
+  await h.syncAll(["gallery"]);
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+  for (const dir of folders) await fs.rm(dir, { recursive: true, force: true });
+});
+
+describe(`${importGalleryDl.name} on odd folders`, () => {
+  it("adopts one picture kept as a further image of four works: stored once, recorded four times", async () => {
+    // Before: the four ran in four workers at once, both through the archive's one partial file for those bytes, and
+    // the import stopped with "transfer adopt-… is already running in this process".
+    const dir = await newFolder();
+    const user = path.join(dir, "deviantart", fixture.users.owner);
+    await fs.mkdir(user, { recursive: true });
+    const bytes = await fs.readFile(fixture.extraImage.file);
+    const ext = path.extname(fixture.extraImage.file);
+    const works = fixture.originals
+      .map((o) => ({ ...o, index: /^deviantart_(\d+)_/.exec(path.basename(o.file))?.[1] }))
+      .filter((o) => o.index !== undefined)
+      .slice(0, 4);
+    expect(works).toHaveLength(4);
+    for (const { index } of works) await fs.writeFile(path.join(user, `deviantart_${index}_${Number(index) + 7_000_000}_shared_02${ext}`), bytes);
+
+    const report = await importGalleryDl({ services: h.services, dir, link: false, log: h.log, archive: h.deps.archive });
+    expect(report.unmatched).toEqual([]);
+    expect(report.extraImages).toBe(4);
+    expect(report.bytesCopied).toBe(bytes.length);
+    const { rows } = await h.pool.query<{ deviationid: string; path: string }>(
+      "SELECT deviationid, path FROM imported_files WHERE sha256 = $1 AND role = 'extra_image'",
+      [fixture.extraImage.sha256],
+    );
+    const ids = new Set(works.map((o) => o.deviationid));
+    expect(rows.filter((r) => ids.has(r.deviationid))).toHaveLength(4);
+    expect(new Set(rows.map((r) => r.path)).size).toBe(1);
+    expect((await fs.readFile(h.deps.archive.resolveInside(rows[0]?.path ?? ""))).equals(bytes)).toBe(true);
+  }, 120_000);
+});
