@@ -1,10 +1,12 @@
 // `dvault import gallery-dl` on folders a person really has, beside the fixture's tidy one
-// (test/helpers/gallery-dl-fixture.ts): the same picture kept for several works at once.
+// (test/helpers/gallery-dl-fixture.ts): the same picture kept for several works at once, and names that are not UTF-8.
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatImportReport } from "../../src/cli/import.ts";
 import { importGalleryDl } from "../../src/import/gallery-dl/import-folder.ts";
+import { UNMATCHED } from "../../src/import/gallery-dl/types.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { writeGalleryDlFixture, type GalleryDlFixture } from "../helpers/gallery-dl-fixture.ts";
@@ -65,5 +67,38 @@ describe(`${importGalleryDl.name} on odd folders`, () => {
     expect(rows.filter((r) => ids.has(r.deviationid))).toHaveLength(4);
     expect(new Set(rows.map((r) => r.path)).size).toBe(1);
     expect((await fs.readFile(h.deps.archive.resolveInside(rows[0]?.path ?? ""))).equals(bytes)).toBe(true);
+  }, 120_000);
+
+  it("lists a file and a folder whose names are not UTF-8 as unmatched, and imports the rest", async () => {
+    // Before: Node names them with U+FFFD, a name lstat does not find, which the walk took for a file gone since the
+    // listing: the file, and every file of the folder, were neither counted nor reported.
+    const dir = await newFolder();
+    const user = path.join(dir, "deviantart", fixture.users.owner);
+    await fs.mkdir(user, { recursive: true });
+    const [good, latin] = fixture.originals.filter((o) => /^deviantart_\d+_/.test(path.basename(o.file)));
+    if (!good || !latin) throw new Error("the fixture has fewer than two originals named by index");
+    await fs.copyFile(good.file, path.join(user, path.basename(good.file)));
+    // A name written by a system whose names were Latin-1: "café" as the byte 0xE9.
+    const latinName = Buffer.concat([
+      Buffer.from(`${user}/${path.basename(latin.file, path.extname(latin.file))} caf`),
+      Buffer.from([0xe9]),
+      Buffer.from(path.extname(latin.file)),
+    ]);
+    await fs.writeFile(latinName, await fs.readFile(latin.file));
+    const folder = Buffer.concat([Buffer.from(`${dir}/deviantart/old`), Buffer.from([0xff])]);
+    await fs.mkdir(folder);
+    await fs.writeFile(Buffer.concat([folder, Buffer.from("/deviantart_1_x.png")]), "inside");
+
+    const report = await importGalleryDl({ services: h.services, dir, link: false, log: h.log, archive: h.deps.archive });
+    expect(report.filesSeen).toBe(3);
+    expect(report.unmatched).toEqual([
+      {
+        file: `deviantart/${fixture.users.owner}/${path.basename(latin.file, path.extname(latin.file))} caf\uFFFD${path.extname(latin.file)}`,
+        reason: UNMATCHED.badName,
+      },
+      { file: "deviantart/old\uFFFD", reason: UNMATCHED.badName, detail: "a folder: none of its files were read" },
+    ]);
+    expect(report.originals + report.duplicates).toBe(1);
+    expect(formatImportReport(report)).toContain(`unmatched deviantart/old\uFFFD: ${UNMATCHED.badName} (a folder: none of its files were read)`);
   }, 120_000);
 });
