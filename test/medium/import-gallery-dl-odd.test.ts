@@ -1,5 +1,7 @@
 // `dvault import gallery-dl` on folders a person really has, beside the fixture's tidy one
-// (test/helpers/gallery-dl-fixture.ts): the same picture kept for several works at once, and names that are not UTF-8.
+// (test/helpers/gallery-dl-fixture.ts): the same picture kept for several works at once, names that are not UTF-8,
+// and an archive folder that refuses writes.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -9,6 +11,7 @@ import { importGalleryDl } from "../../src/import/gallery-dl/import-folder.ts";
 import { UNMATCHED } from "../../src/import/gallery-dl/types.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
+import { runDvault } from "../helpers/dvault-cli.ts";
 import { writeGalleryDlFixture, type GalleryDlFixture } from "../helpers/gallery-dl-fixture.ts";
 
 let h: DownloadHarness;
@@ -100,5 +103,33 @@ describe(`${importGalleryDl.name} on odd folders`, () => {
     ]);
     expect(report.originals + report.duplicates).toBe(1);
     expect(formatImportReport(report)).toContain(`unmatched deviantart/old\uFFFD: ${UNMATCHED.badName} (a folder: none of its files were read)`);
+  }, 120_000);
+
+  it("stops in one line naming the archive folder that refuses writes and the fix, exit 2, and goes on when run again", async () => {
+    // Before: "dvault: unexpected error: EPERM: operation not permitted, mkdir '…/originals/12'", exit 1.
+    const dir = await newFolder();
+    const user = path.join(dir, "deviantart", fixture.users.owner);
+    await fs.mkdir(user, { recursive: true });
+    const work = fixture.originals.filter((o) => /^deviantart_\d+_/.test(path.basename(o.file)))[2];
+    if (!work) throw new Error("the fixture has fewer than three originals named by index");
+    await fs.copyFile(work.file, path.join(user, path.basename(work.file)));
+    // Immutable (chattr +i): not even root may write there.
+    const folders = [".partial", "originals"].map((f) => path.join(h.archiveDir, f));
+    for (const f of folders) await fs.mkdir(f, { recursive: true });
+    execFileSync("chattr", ["+i", ...folders]);
+    let refused: Awaited<ReturnType<typeof runDvault>>;
+    try {
+      refused = await runDvault(h, ["import", "gallery-dl", dir]);
+    } finally {
+      execFileSync("chattr", ["-i", ...folders]);
+    }
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr.trim().split("\n")).toHaveLength(1);
+    expect(refused.stderr).toMatch(
+      new RegExp(`dvault may not write to ${h.archiveDir}/(\\.partial|originals)\\S* \\(EPERM\\): .*chattr -i.*run the import again to go on`),
+    );
+    const again = await runDvault(h, ["import", "gallery-dl", dir]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^originals\s+1$/m);
   }, 120_000);
 });
