@@ -12,6 +12,8 @@ import { UNMATCHED } from "../../src/import/gallery-dl/types.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 import { runDvault } from "../helpers/dvault-cli.ts";
+import { partialNamesDuring } from "../helpers/partial-names.ts";
+import { thisWriterTag } from "../../src/queue/holder.ts";
 import { writeGalleryDlFixture, type GalleryDlFixture } from "../helpers/gallery-dl-fixture.ts";
 
 let h: DownloadHarness;
@@ -23,6 +25,22 @@ async function newFolder(): Promise<string> {
   folders.push(dir);
   return dir;
 }
+
+/** A new gallery-dl folder with the owner's user folder, empty, or holding the fixture's `nth` original named by its index. */
+async function ownerFolder(nth?: number): Promise<{ dir: string; user: string }> {
+  const dir = await newFolder();
+  const user = path.join(dir, "deviantart", fixture.users.owner);
+  await fs.mkdir(user, { recursive: true });
+  if (nth !== undefined) {
+    const work = byIndex()[nth];
+    if (!work) throw new Error(`the fixture has no original named by index at ${nth}`);
+    await fs.copyFile(work.file, path.join(user, path.basename(work.file)));
+  }
+  return { dir, user };
+}
+
+/** The fixture's originals whose names carry their index (gallery-dl's default names). */
+const byIndex = () => fixture.originals.filter((o) => /^deviantart_\d+_/.test(path.basename(o.file)));
 
 beforeAll(async () => {
   h = await createDownloadHarness({
@@ -46,9 +64,7 @@ describe(`${importGalleryDl.name} on odd folders`, () => {
   it("adopts one picture kept as a further image of four works: stored once, recorded four times", async () => {
     // Before: the four ran in four workers at once, both through the archive's one partial file for those bytes, and
     // the import stopped with "transfer adopt-… is already running in this process".
-    const dir = await newFolder();
-    const user = path.join(dir, "deviantart", fixture.users.owner);
-    await fs.mkdir(user, { recursive: true });
+    const { dir, user } = await ownerFolder();
     const bytes = await fs.readFile(fixture.extraImage.file);
     const ext = path.extname(fixture.extraImage.file);
     const works = fixture.originals
@@ -75,12 +91,9 @@ describe(`${importGalleryDl.name} on odd folders`, () => {
   it("lists a file and a folder whose names are not UTF-8 as unmatched, and imports the rest", async () => {
     // Before: Node names them with U+FFFD, a name lstat does not find, which the walk took for a file gone since the
     // listing: the file, and every file of the folder, were neither counted nor reported.
-    const dir = await newFolder();
-    const user = path.join(dir, "deviantart", fixture.users.owner);
-    await fs.mkdir(user, { recursive: true });
-    const [good, latin] = fixture.originals.filter((o) => /^deviantart_\d+_/.test(path.basename(o.file)));
-    if (!good || !latin) throw new Error("the fixture has fewer than two originals named by index");
-    await fs.copyFile(good.file, path.join(user, path.basename(good.file)));
+    const { dir, user } = await ownerFolder(0);
+    const latin = byIndex()[1];
+    if (!latin) throw new Error("the fixture has fewer than two originals named by index");
     // A name written by a system whose names were Latin-1: "café" as the byte 0xE9.
     const latinName = Buffer.concat([
       Buffer.from(`${user}/${path.basename(latin.file, path.extname(latin.file))} caf`),
@@ -107,12 +120,7 @@ describe(`${importGalleryDl.name} on odd folders`, () => {
 
   it("stops in one line naming the archive folder that refuses writes and the fix, exit 2, and goes on when run again", async () => {
     // Before: "dvault: unexpected error: EPERM: operation not permitted, mkdir '…/originals/12'", exit 1.
-    const dir = await newFolder();
-    const user = path.join(dir, "deviantart", fixture.users.owner);
-    await fs.mkdir(user, { recursive: true });
-    const work = fixture.originals.filter((o) => /^deviantart_\d+_/.test(path.basename(o.file)))[2];
-    if (!work) throw new Error("the fixture has fewer than three originals named by index");
-    await fs.copyFile(work.file, path.join(user, path.basename(work.file)));
+    const { dir } = await ownerFolder(2);
     // Immutable (chattr +i): not even root may write there.
     const folders = [".partial", "originals"].map((f) => path.join(h.archiveDir, f));
     for (const f of folders) await fs.mkdir(f, { recursive: true });
@@ -131,5 +139,15 @@ describe(`${importGalleryDl.name} on odd folders`, () => {
     const again = await runDvault(h, ["import", "gallery-dl", dir]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/^originals\s+1$/m);
+  }, 120_000);
+
+  it("copies through a partial file that names this process, which a start removes should the import be killed", async () => {
+    const { dir } = await ownerFolder(3);
+    // The archive the command opens (no `archive` given), as `dvault import` runs it.
+    const { result, names } = await partialNamesDuring(path.join(h.archiveDir, ".partial"), () =>
+      importGalleryDl({ services: h.services, dir, link: false, log: h.log }),
+    );
+    expect(result.originals).toBe(1);
+    expect(names).toEqual([expect.stringMatching(new RegExp(`^adopt-${thisWriterTag().replaceAll(".", "\\.")}-[0-9a-f]{16}\\.part$`))]);
   }, 120_000);
 });
