@@ -64,14 +64,14 @@ function readFailure(err: unknown): string {
 
 /**
  * What stands at a local object's name that the blob store does not take for its file (a link, a FIFO...), or
- * undefined when nothing does. Looked at without following a link at the name; a regular file found there is
- * reached through a folder above it that links out of the archive.
+ * undefined when nothing does, or a regular file (reached through a folder above it that links out of the archive).
+ * Looked at without following a link at the name.
  */
 async function notAFile(deps: DownloadDeps, key: string): Promise<string | undefined> {
   if (deps.archive.blobs.kind !== "local") return undefined;
   const st = await fs.lstat(path.join(deps.archive.root, key)).catch(() => undefined);
   if (!st) return undefined;
-  if (st.isFile()) return "a link out of the archive, in the folders above it,";
+  if (st.isFile()) return undefined;
   if (st.isSymbolicLink()) return "a symbolic link";
   if (st.isFIFO()) return "a FIFO";
   if (st.isDirectory()) return "a folder";
@@ -86,10 +86,12 @@ async function checkOne(deps: DownloadDeps, rel: string, expected: { sha256: str
   try {
     return await checkStored(deps, key, expected, deep);
   } catch (err) {
-    // The blob store refuses a path that leads out of the archive: the file is not in the archive, and reading it
-    // again will not change that.
-    if (err instanceof OutsideArchiveError) return { problem: "missing", found: await notAFile(deps, key) };
-    throw err;
+    // The blob store refuses a path that leads out of the archive. A link at the file's own name stands where the file
+    // should be; a folder above it that links out may hold the files whole (moved to another disk): nothing of those is
+    // set aside or wanted again, which would spend the weekly allowance on files that are there.
+    if (!(err instanceof OutsideArchiveError)) throw err;
+    const found = await notAFile(deps, key);
+    return found ? { problem: "missing", found } : { problem: "unreadable", reason: "a folder above it links out of the archive (OutsideArchiveError)" };
   }
 }
 
@@ -185,10 +187,9 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
         okIds.push(...entry.rows.map((r) => r.id));
         continue;
       }
+      if (found) await setAsideInTheWay(deps, rel);
       const note =
-        problem === "missing"
-          ? "dvault verify: the file is missing"
-          : `dvault verify: the file's bytes no longer match its sha256 (moved to ${QUARANTINE_DIR}/)`;
+        problem === "missing" ? "dvault verify: the file is missing" : `dvault verify: its bytes no longer match its sha256 (moved to ${QUARANTINE_DIR}/)`;
       if (entry.rows.length > 0) {
         const requeued = await repo.markFileLost({ path: rel, change: problem, note, at: new Date(services.now()) });
         report.requeued += requeued;
@@ -218,6 +219,21 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
   }
   report.durationMs = Date.now() - started;
   return report;
+}
+
+/**
+ * Moves what stands at a stored file's name instead of the file (a link, a FIFO, a folder) to .corrupt/, never reading
+ * it or what it leads to, so that the file fetched again can take the name: nothing of it is removed.
+ */
+async function setAsideInTheWay(deps: DownloadDeps, rel: string): Promise<void> {
+  const key = originalKeyOf(rel, deps.archive.root);
+  if (!key) return;
+  const from = path.join(deps.archive.resolveInside(path.posix.dirname(key)), path.posix.basename(key));
+  const to = deps.archive.resolveInside(`${QUARANTINE_DIR}/${path.posix.basename(key)}.${Date.now()}`);
+  await fs.mkdir(path.dirname(to), { recursive: true, mode: 0o700 });
+  await fs.rename(from, to).catch((err: unknown) => {
+    if ((err as { code?: string }).code !== "ENOENT") throw err;
+  });
 }
 
 /**
