@@ -35,7 +35,7 @@ export const LONGER_TODAY: Readonly<Record<string, Readonly<Record<string, numbe
   "src/digest/run-digest.ts": { runDigest: 101 },
   "src/downloads/download-file.ts": { fetchOriginal: 96 },
   "src/downloads/transfer.ts": { transferToPartial: 138 },
-  "src/downloads/verify.ts": { verifyArchive: 107 },
+  "src/downloads/verify.ts": { verifyArchive: 106 },
   "src/http/assets/app.js": { "(anonymous)": 272 },
   "src/http/routes/archive.ts": { archiveRoutes: 124 },
   "src/http/routes/connect.ts": { connectRoutes: 125 },

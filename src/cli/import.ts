@@ -2,13 +2,14 @@
 // user already has costs no quota), with progress in a terminal and a report (or --json) at the end.
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { EXIT_INTERRUPTED, UserError } from "../errors.ts";
+import { EXIT_INTERRUPTED, EXIT_PAUSED, UserError } from "../errors.ts";
 import { importGalleryDl } from "../import/gallery-dl/import-folder.ts";
 import type { ImportProgress, ImportReport } from "../import/gallery-dl/types.ts";
 import { cliLogger } from "./output/mode.ts";
 import { createServices } from "../services.ts";
 import { DiskFullError } from "../storage/free-space.ts";
-import { OutsideArchiveError } from "../storage/layout.ts";
+import { isWithin, OutsideArchiveError } from "../storage/layout.ts";
+import { folderFault } from "../storage/storage-fault.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { shownInTerminal as shown } from "../text/controls.ts";
 import { printJson, printOut, rewriteErrLine } from "./output/print.ts";
@@ -85,8 +86,12 @@ export function registerImportCommand(program: Command): void {
         else printOut(formatImportReport(report));
       } catch (err) {
         if (progress) rewriteErrLine("");
-        if (err instanceof DiskFullError || err instanceof OutsideArchiveError)
-          throw new UserError(`${err.message} (what was imported so far is kept; run the import again to go on)`, 2);
+        // A folder of the archive that refuses writes (chattr +i, a read-only mount) stops every file alike: said as the
+        // downloads say it. The user's own folder is only read, and a file of it that cannot be is listed instead.
+        const fault = folderFault(err);
+        const refused = fault && isWithin(config.archiveDir, fault.where) ? fault : undefined;
+        if (err instanceof DiskFullError || err instanceof OutsideArchiveError || refused)
+          throw new UserError(`${(refused ?? (err as Error)).message} (what was imported so far is kept; run the import again to go on)`, EXIT_PAUSED);
         if (stop.signal.aborted) throw new UserError("import stopped: what was imported so far is kept; run it again to go on", EXIT_INTERRUPTED);
         throw err;
       } finally {

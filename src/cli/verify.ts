@@ -20,13 +20,20 @@ function corruptLine(c: VerifyReport["corrupt"][number]): string {
   return `  ${c.path}: sha256 ${c.actual}, expected ${c.expected ?? "?"} (${ids})`;
 }
 
+/** A missing file, and what stands at its name instead when something does (set aside with --fix). */
+function missingLine(m: VerifyReport["missing"][number], fix: boolean): string {
+  const line = `  ${m.path} (${m.deviationids.join(", ")})`;
+  if (!m.found) return line;
+  return `${line}: ${m.found} stands at its name, not the file${fix ? " (moved to .corrupt/)" : ""}`;
+}
+
 export function formatVerifyReport(r: VerifyReport, fix: boolean): string {
   const how = r.deep ? "re-hashed" : "sizes compared (--deep re-hashes)";
   const lines = [
     `checked   ${r.files} file(s) of ${r.rows} row(s), ${formatBytes(r.bytes)} in ${(r.durationMs / 1000).toFixed(1)} s, ${how}`,
     `ok        ${r.ok}`,
     `missing   ${r.missing.length}`,
-    ...r.missing.slice(0, 20).map((m) => `  ${m.path} (${m.deviationids.join(", ")})`),
+    ...r.missing.slice(0, 20).map((m) => missingLine(m, fix)),
     `corrupt   ${r.corrupt.length}`,
     ...r.corrupt.slice(0, 20).map(corruptLine),
     ...(r.unreadable.length

@@ -5,7 +5,7 @@
 // and only when it is old enough that no transfer of this folder can still be writing it. A partial file of a
 // row still wanted stays: it is what a resume needs.
 // A partial file written whole and then renamed (Archive.storeBytes's `bytes-`: a journal's or a literature's HTML;
-// the local blob store's `blob-`: a thumbnail, a readable index, an object `dvault storage migrate` copies), and the
+// Archive.adoptFile's `adopt-`: a file an import copies or hard-links in; the local blob store's `blob-`: a thumbnail, a readable index, an object `dvault storage migrate` copies), and the
 // temp file an object is copied through (`migrate-`, `copy-`: src/storage/migrate-store.ts, blob-transfer.ts), is never
 // resumed: a process killed between its write and its removal leaves it. The next start (a worker's, a `--once` run's)
 // removes it once its writer, named in it, is proven dead (src/queue/holder.ts's writerHere), or once it is old
@@ -65,7 +65,7 @@ export async function sweepStrandedPartials(args: {
   return result;
 }
 
-const WRITTEN_KINDS: readonly WrittenPartialKind[] = ["bytes", "blob", "migrate", "copy"];
+const WRITTEN_KINDS: readonly WrittenPartialKind[] = ["bytes", "adopt", "blob", "migrate", "copy"];
 
 /**
  * Removes the written partial files of `kinds` (all by default) whose writer is proven dead, or which are older than

@@ -12,7 +12,7 @@ import type { StoredRow } from "../db/download.repository.ts";
 import { ImportedFileRepository } from "../db/imported-file.repository.ts";
 import type { Logger } from "../log.ts";
 import { thisWriterTag } from "../queue/holder.ts";
-import { ORIGINALS_DIR, PARTIAL_DIR } from "../storage/layout.ts";
+import { ORIGINALS_DIR, OutsideArchiveError, PARTIAL_DIR } from "../storage/layout.ts";
 import { QUARANTINE_DIR } from "../storage/layout.ts";
 import { copyBlob, hashBlob } from "../storage/blob-transfer.ts";
 import { originalKeyOf } from "../storage/links.ts";
@@ -24,7 +24,8 @@ export type VerifyReport = {
   rows: number;
   bytes: number;
   ok: number;
-  missing: { path: string; deviationids: string[] }[];
+  /** `found`: what stands at the file's name in the local folder when it is not a regular file (a link, a FIFO...). */
+  missing: { path: string; deviationids: string[]; found?: string }[];
   /** `actual` is the sha256 found (deep), "unreadable", or undefined when only the size was compared (`actualSize`). */
   corrupt: {
     path: string;
@@ -53,7 +54,7 @@ export type VerifyReport = {
 
 const PAGE = 1000;
 
-type Checked = { problem: "missing" | "corrupt" | "unreadable" | undefined; actual?: string; actualSize?: number; reason?: string };
+type Checked = { problem: "missing" | "corrupt" | "unreadable" | undefined; actual?: string; actualSize?: number; reason?: string; found?: string };
 
 /** Why a read failed, for the report: the error's code and HTTP status, never its text (which may carry an address). */
 function readFailure(err: unknown): string {
@@ -61,23 +62,54 @@ function readFailure(err: unknown): string {
   return `${code || "error"}${status !== undefined ? ` (HTTP ${status})` : ""}`;
 }
 
+/**
+ * What stands at a local object's name that the blob store does not take for its file (a link, a FIFO...), or
+ * undefined when nothing does, or a regular file (reached through a folder above it that links out of the archive).
+ * Looked at without following a link at the name.
+ */
+async function notAFile(deps: DownloadDeps, key: string): Promise<string | undefined> {
+  if (deps.archive.blobs.kind !== "local") return undefined;
+  const st = await fs.lstat(path.join(deps.archive.root, key)).catch(() => undefined);
+  if (!st) return undefined;
+  if (st.isFile()) return undefined;
+  if (st.isSymbolicLink()) return "a symbolic link";
+  if (st.isFIFO()) return "a FIFO";
+  if (st.isDirectory()) return "a folder";
+  if (st.isSocket()) return "a socket";
+  return "a device";
+}
+
 /** One stored file against its row: re-hashed when `deep`, else its size compared (existence when none is known). */
 async function checkOne(deps: DownloadDeps, rel: string, expected: { sha256: string | null; size: number | null }, deep: boolean): Promise<Checked> {
   const key = originalKeyOf(rel, deps.archive.root);
   if (!key) return { problem: "corrupt", actual: "unreadable" };
+  try {
+    return await checkStored(deps, key, expected, deep);
+  } catch (err) {
+    // The blob store refuses a path that leads out of the archive. A link at the file's own name stands where the file
+    // should be; a folder above it that links out may hold the files whole (moved to another disk): nothing of those is
+    // set aside or wanted again, which would spend the weekly allowance on files that are there.
+    if (!(err instanceof OutsideArchiveError)) throw err;
+    const found = await notAFile(deps, key);
+    return found ? { problem: "missing", found } : { problem: "unreadable", reason: "a folder above it links out of the archive (OutsideArchiveError)" };
+  }
+}
+
+async function checkStored(deps: DownloadDeps, key: string, expected: { sha256: string | null; size: number | null }, deep: boolean): Promise<Checked> {
   if (!deep) {
     const info = await deps.archive.blobs.stat(key);
-    if (!info) return { problem: "missing" };
+    if (!info) return { problem: "missing", found: await notAFile(deps, key) };
     return { problem: expected.size !== null && info.size !== expected.size ? "corrupt" : undefined, actualSize: info.size };
   }
   let actual: Awaited<ReturnType<typeof hashBlob>>;
   try {
     actual = await hashBlob(deps.archive.blobs, key);
   } catch (err) {
+    if (err instanceof OutsideArchiveError) throw err;
     // A read that broke off says nothing about the bytes: setting them aside would lose a good file.
     return { problem: "unreadable", reason: readFailure(err) };
   }
-  if (!actual) return { problem: "missing" };
+  if (!actual) return { problem: "missing", found: await notAFile(deps, key) };
   const bad = actual.sha256 !== expected.sha256 || (expected.size !== null && actual.size !== expected.size);
   return { problem: bad ? "corrupt" : undefined, actual: actual.sha256, actualSize: actual.size };
 }
@@ -134,14 +166,14 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
   const okIds: string[] = [];
   for (const [rel, entry] of byPath) {
     const ids = entry.importedIds ?? entry.rows.map((r) => r.deviationid);
-    const { problem, actual, actualSize, reason } = await checkOne(deps, rel, entry, deep);
+    const { problem, actual, actualSize, reason, found } = await checkOne(deps, rel, entry, deep);
     checked++;
     hashedBytes += entry.size ?? 0;
     if (!problem) {
       report.ok++;
       okIds.push(...entry.rows.map((r) => r.id));
     } else if (problem === "missing") {
-      report.missing.push({ path: rel, deviationids: ids });
+      report.missing.push({ path: rel, deviationids: ids, ...(found ? { found } : {}) });
     } else if (problem === "unreadable") {
       report.unreadable.push({ path: rel, deviationids: ids, reason: reason ?? "error" });
     } else {
@@ -155,10 +187,9 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
         okIds.push(...entry.rows.map((r) => r.id));
         continue;
       }
+      if (found) await setAsideInTheWay(deps, rel);
       const note =
-        problem === "missing"
-          ? "dvault verify: the file is missing"
-          : `dvault verify: the file's bytes no longer match its sha256 (moved to ${QUARANTINE_DIR}/)`;
+        problem === "missing" ? "dvault verify: the file is missing" : `dvault verify: its bytes no longer match its sha256 (moved to ${QUARANTINE_DIR}/)`;
       if (entry.rows.length > 0) {
         const requeued = await repo.markFileLost({ path: rel, change: problem, note, at: new Date(services.now()) });
         report.requeued += requeued;
@@ -188,6 +219,21 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
   }
   report.durationMs = Date.now() - started;
   return report;
+}
+
+/**
+ * Moves what stands at a stored file's name instead of the file (a link, a FIFO, a folder) to .corrupt/, never reading
+ * it or what it leads to, so that the file fetched again can take the name: nothing of it is removed.
+ */
+async function setAsideInTheWay(deps: DownloadDeps, rel: string): Promise<void> {
+  const key = originalKeyOf(rel, deps.archive.root);
+  if (!key) return;
+  const from = path.join(deps.archive.resolveInside(path.posix.dirname(key)), path.posix.basename(key));
+  const to = deps.archive.resolveInside(`${QUARANTINE_DIR}/${path.posix.basename(key)}.${Date.now()}`);
+  await fs.mkdir(path.dirname(to), { recursive: true, mode: 0o700 });
+  await fs.rename(from, to).catch((err: unknown) => {
+    if ((err as { code?: string }).code !== "ENOENT") throw err;
+  });
 }
 
 /**

@@ -450,13 +450,18 @@ export class Archive {
       const linked = await this.linkIn(args, ext);
       if (linked) return linked;
     }
+    // Named for this process and at random, as storeBytes's: two files of the same bytes adopted at once never share
+    // it, and the one a killed import left is removed at the next start (src/downloads/partial-sweep.ts).
+    const key = writtenPartialKey("adopt", this.writer);
     const stored = await this.storeStream({
-      key: `adopt-${sha256.slice(0, 48)}`,
+      key,
       body: foreignFileChunks(args.from, { maxBytes: size }),
       ext,
       expectedSize: size,
       expectedSha256: sha256,
-    }).catch((err: unknown) => {
+    }).catch(async (err: unknown) => {
+      // Nothing resumes it: what a failed copy kept for a resume goes now.
+      await this.disk.discardPartial(key);
       const changed = err instanceof SizeMismatchError || (err instanceof ForeignFileError && err.refusal !== "unreadable");
       throw changed ? new ContentMismatchError(args.from, err.message) : err;
     });
@@ -466,7 +471,7 @@ export class Archive {
   /** A hard link to `from` committed at its content address; undefined when the filesystem refuses the link. */
   private async linkIn(args: AdoptFileArgs, ext: string): Promise<AdoptedFile | undefined> {
     const { sha256, size, ino, mtimeMs } = args.expected;
-    const link = await this.disk.linkAsPartial(args.from, `adopt-link-${sha256.slice(0, 48)}`);
+    const link = await this.disk.linkAsPartial(args.from, writtenPartialKey("adopt", this.writer));
     if (!link) return undefined;
     if (link.ino !== ino || link.size !== size || link.mtimeMs !== mtimeMs) {
       await this.disk.remove(link.partial);

@@ -85,10 +85,15 @@ export class LocalBlobStore implements BlobStore {
     return this.disk.root;
   }
 
-  /** The object's file opened for reading, never through a link at its own name; undefined when there is none. */
+  /**
+   * The object's file opened for reading, never through a link at its own name and never waiting on a FIFO put there
+   * (an open of one without a writer would hold verify, a thumbnail or a page for ever, and keep the process from
+   * exiting); undefined when there is none. Callers refuse what fstat says is not a regular file.
+   */
   private async openObject(key: string): Promise<FileHandle | undefined> {
     const abs = this.disk.resolveInside(checkKey(key));
-    return fs.open(abs, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0)).catch((err: unknown) => {
+    const flags = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
+    return fs.open(abs, flags).catch((err: unknown) => {
       if (errCode(err) === "ENOENT" || errCode(err) === "ELOOP") return undefined;
       throw err;
     });
@@ -138,6 +143,7 @@ export class LocalBlobStore implements BlobStore {
     const fh = await this.openObject(key);
     if (!fh) return undefined;
     try {
+      if (!(await fh.stat()).isFile()) return undefined;
       return await fh.readFile();
     } finally {
       await fh.close();

@@ -52,15 +52,16 @@ export function partialFileName(key: string): string {
 }
 
 /**
- * Partial files written whole and then renamed, never resumed: Archive.storeBytes's (`bytes-`) and LocalBlobStore's
- * (`blob-`, blob-store.ts); and the temp files an object is copied through on this machine, which the commands put in
+ * Partial files written whole and then renamed, never resumed: Archive.storeBytes's (`bytes-`), Archive.adoptFile's
+ * (`adopt-`: a copy or hard link of a file `dvault import` brings in) and LocalBlobStore's (`blob-`, blob-store.ts);
+ * and the temp files an object is copied through on this machine, which the commands put in
  * .partial/ (`migrate-`, migrate-store.ts; `copy-`, blob-transfer.ts's copyBlob). Each is named for its writer, so that
  * a start can remove the one a killed process left (src/downloads/partial-sweep.ts).
  */
-export type WrittenPartialKind = "bytes" | "blob" | "migrate" | "copy";
+export type WrittenPartialKind = "bytes" | "adopt" | "blob" | "migrate" | "copy";
 
-/** How a kind's file name ends: storeBytes's and the blob store's go through partialFileName; a copy's temp file is its key. */
-const WRITTEN_ENDING: Record<WrittenPartialKind, string> = { bytes: "\\.part", blob: "\\.part", migrate: "", copy: "" };
+/** How a kind's file name ends: the archive's and the blob store's go through partialFileName; a copy's temp file is its key. */
+const WRITTEN_ENDING: Record<WrittenPartialKind, string> = { bytes: "\\.part", adopt: "\\.part", blob: "\\.part", migrate: "", copy: "" };
 
 /**
  * A writer's name (src/queue/holder.ts's thisWriterTag) checked to fit a partial file's name, which partialFileName

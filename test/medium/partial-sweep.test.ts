@@ -1,8 +1,10 @@
 // A downloads host's start removes the partial originals nothing will resume (another host stored the file, or
 // it was given up, or its row is gone) and keeps those a resume needs, and any young enough to be in use. A start also
 // removes the partial files of in-memory writes (Archive.storeBytes) whose writer is proven dead, and any old one; so too
-// the local blob store's (a thumbnail, a readable index, a migrated object), whose names carry their writer; and the temp
-// files `dvault storage migrate` and copyBlob copy an object through in .partial/.
+// an import's copies (Archive.adoptFile) and the local blob store's (a thumbnail, a readable index, a migrated object),
+// whose names carry their writer; and the temp files `dvault storage migrate` and copyBlob copy an object through in
+// .partial/.
+import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -186,6 +188,39 @@ describe("the local blob store's partial files", () => {
       expect(await fs.readdir(partialDir)).toContain(gone.deadBytes);
       expect(await sweepWrittenPartials({ archive: { root }, now })).toEqual({ removed: 1, bytes: 10 });
       expect((await fs.readdir(partialDir)).sort()).toEqual(Object.values(kept).sort());
+    } finally {
+      live.child.kill("SIGKILL");
+    }
+  });
+});
+
+describe("an import's partial files (Archive.adoptFile's)", () => {
+  it("name their writer, copied or hard-linked, and go once it is dead", async () => {
+    // Before: named for the content (adopt-<sha256>.part), so two files of the same bytes adopted at once met in one
+    // partial file, and the one a killed import left was removed by nothing.
+    const { root, now, dead, live, me } = await writersSetUp("adopt-");
+    try {
+      const archive = new Archive({ root, minFreeBytes: 0, writer: me });
+      const adopted = async (name: string, bytes: Buffer, link: boolean) => {
+        const from = path.join(dir, `${path.basename(root)}-${name}`);
+        await fs.writeFile(from, bytes);
+        const st = await fs.stat(from);
+        const expected = { sha256: createHash("sha256").update(bytes).digest("hex"), size: bytes.length, ino: st.ino, mtimeMs: st.mtimeMs };
+        return (await partialNamesDuring(path.join(root, ".partial"), () => archive.adoptFile({ from, ext: "png", expected, link }))).names;
+      };
+      const named = new RegExp(`^adopt-${me.replaceAll(".", "\\.")}-[0-9a-f]{16}\\.part$`);
+      const copied = await adopted("copied.png", Buffer.from("copied bytes"), false);
+      expect(copied).toHaveLength(1);
+      expect(copied[0]).toMatch(named);
+      const linked = await adopted("linked.png", Buffer.from("linked bytes"), true);
+      expect(linked).toHaveLength(1);
+      expect(linked[0]).toMatch(named);
+
+      const deadOne = `adopt-${dead.tag}-${random(1)}.part`;
+      const mine = `adopt-${me}-${random(2)}.part`;
+      await plant(path.join(root, ".partial"), [deadOne, mine], [], new Date(now));
+      expect(await sweepWrittenPartials({ archive, now, kinds: ["adopt"] })).toEqual({ removed: 1, bytes: 10 });
+      expect(await fs.readdir(path.join(root, ".partial"))).toEqual([mine]);
     } finally {
       live.child.kill("SIGKILL");
     }

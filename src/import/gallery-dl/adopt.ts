@@ -12,6 +12,7 @@ import { linksDirtyKey } from "../../downloads/after-store.ts";
 import { downloadLockKey } from "../../downloads/download-file.ts";
 import { ForeignFileError, foreignChunks, openForeignFile } from "../../foreign-file.ts";
 import { acquireLock } from "../../coord/lock.ts";
+import { thisWriterTag } from "../../queue/holder.ts";
 import { ContentMismatchError, type AdoptedFile } from "../../storage/archive.ts";
 import { extensionFor } from "../../storage/extension.ts";
 import { openArchive } from "../../storage/store.ts";
@@ -34,7 +35,7 @@ export async function adoptAll(args: {
 }): Promise<void> {
   const { opts, repo, planned, report } = args;
   const { services } = opts;
-  const archive = opts.archive ?? openArchive(services.config);
+  const archive = opts.archive ?? openArchive(services.config, { writer: thisWriterTag() });
   const targets = await repo.findImportTargets([...new Set(planned.map((p) => p.deviation.deviationid))]);
   const rows = new Map<string, DownloadState>(targets.rows.filter((r) => r.kind === "original").map((r) => [r.deviationid, r]));
   const known = new Set([

@@ -150,6 +150,7 @@ async function looksLikeSidecar(file: string, signal: AbortSignal | undefined): 
 function unreachable(entry: FolderEntry, unmatched: (s: { entry: FolderEntry }, reason: string, detail?: string) => void): void {
   const what = entry.folder ? "a folder: none of its files were read" : undefined;
   if (entry.code === "ENAMETOOLONG") unmatched({ entry }, UNMATCHED.tooDeep, what);
+  else if (entry.code === "EILSEQ") unmatched({ entry }, UNMATCHED.badName, what);
   else unmatched({ entry }, UNMATCHED.unreadable, what ? `${entry.code}; ${what}` : entry.code);
 }
 

@@ -68,6 +68,7 @@ export const UNMATCHED = {
   symlink: "a symbolic link (not followed)",
   notFile: "not a regular file",
   tooDeep: "its path is longer than the system allows (ENAMETOOLONG): move it nearer the folder's top and import again",
+  badName: "its name is not UTF-8 text (shown with � where bytes are not): rename it and import again",
   sidecarNotRead: "a metadata file too large to be gallery-dl's: not read",
   empty: "an empty file",
   orphanSidecar: "a metadata file whose file is not there",

@@ -9,7 +9,10 @@ export type FolderEntry = {
   abs: string;
   /** Relative to the folder walked, with "/" separators (what the report shows). */
   rel: string;
-  /** "unreachable": lstat or readdir failed (`code` says why); `folder` when it is a folder whose files were not read. */
+  /**
+   * "unreachable": lstat or readdir failed (`code` says why), or its name is not UTF-8 (`code` EILSEQ: Node names it
+   * with U+FFFD in place of the bytes, a name no call finds); `folder` when it is a folder whose files were not read.
+   */
   kind: "file" | "symlink" | "other" | "unreachable";
   size: number;
   mtimeMs: number;
@@ -25,17 +28,23 @@ export async function* walkFolder(root: string, signal?: AbortSignal): AsyncGene
 async function* walkDir(root: string, dir: string, signal: AbortSignal | undefined): AsyncGenerator<FolderEntry> {
   signal?.throwIfAborted();
   const rel = (abs: string) => path.relative(root, abs).split(path.sep).join("/");
-  let dirents: Dirent[];
+  let dirents: Dirent<Buffer>[];
   try {
-    dirents = await fs.readdir(dir, { withFileTypes: true });
+    dirents = await fs.readdir(dir, { withFileTypes: true, encoding: "buffer" });
   } catch (err) {
     if (dir === root) throw err;
     yield { abs: dir, rel: rel(dir), kind: "unreachable", size: 0, mtimeMs: 0, ino: 0, code: codeOf(err), folder: true };
     return;
   }
-  dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const dirent of dirents) {
-    const abs = path.join(dir, dirent.name);
+  const named = dirents.map((dirent) => ({ dirent, name: dirent.name.toString("utf8") }));
+  named.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const { dirent, name } of named) {
+    const abs = path.join(dir, name);
+    // Bytes that are not UTF-8 came back as U+FFFD: the name no longer finds the file, which lstat would take for gone.
+    if (!Buffer.from(name, "utf8").equals(dirent.name)) {
+      yield { abs, rel: rel(abs), kind: "unreachable", size: 0, mtimeMs: 0, ino: 0, code: "EILSEQ", folder: dirent.isDirectory() };
+      continue;
+    }
     const st = await fs.lstat(abs).catch((err: unknown) => codeOf(err));
     if (typeof st === "string") {
       // Gone since the listing: nothing to report. Anything else (ENAMETOOLONG past PATH_MAX, EACCES) is reported.
