@@ -35,6 +35,7 @@ export function formatDownloadSummary(s: DownloadSummary, colors?: Colors, again
   if (s.busy) lines.push(`busy elsewhere    ${s.busy} (another dvault process is downloading them)`);
   if (s.skipped) lines.push(`skipped           ${s.skipped} (already stored)`);
   if (s.links && !("busy" in s.links)) lines.push(`readable links    ${s.links.links} (${s.links.written} written, ${s.links.removed} removed)`);
+  if (s.linksBlocked) lines.push(`readable links    not all written: ${s.linksBlocked}; move it away, then run again (the files are stored)`);
   for (const f of s.failures.slice(0, 10))
     lines.push(
       `  failed ${f.deviationid} (${f.kind}): ${f.error}; ${f.nextAttemptAt ? `tried again from ${f.nextAttemptAt.toISOString()}` : "not tried again (permanent)"}`,
@@ -95,6 +96,7 @@ export function downloadVerdict(summary: DownloadSummary, again: string): UserEr
     return new UserError(`stopped before the end; ${summary.left.dueNow + summary.left.queued} file(s) left: run ${again} again to continue`, EXIT_INTERRUPTED);
   }
   if (summary.failed) return new UserError(`${summary.failed} download(s) failed (listed above); they are kept as failed in the downloads table`);
+  if (summary.linksBlocked) return new UserError(`the readable links were not all written (${summary.linksBlocked}): move it away and run ${again} again`);
   if (!doneForNow(summary.left)) {
     return new UserError(`${summary.left.dueNow} due file(s) were not done in this run: run ${again} again (or see dvault status)`);
   }

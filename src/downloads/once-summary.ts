@@ -25,6 +25,8 @@ export type DownloadSummary = {
   nextWindow: Date | null;
   paused: PauseState | undefined;
   links: LinksResult | undefined;
+  /** The readable tree's write stopped at a link something else stands in the way of (LinkBlockedError's words). */
+  linksBlocked?: string;
   /** Failed in this run; `nextAttemptAt` null when the failure is permanent (never retried on its own). */
   failures: { deviationid: string; kind: string; error: string; nextAttemptAt: Date | null }[];
   /** Accounts that must log in again (before or during the run): their rows were left wanted, untried. */

@@ -29,6 +29,7 @@ import { OnceClaims, reservationTurns } from "./once-claims.ts";
 import { countOutcome, type DownloadSummary, emptySummary, startProgressLine } from "./once-summary.ts";
 import type { DownloadOutcome, ReservationTurn } from "./outcome.ts";
 import { regenerateLinksIfDirty, regenerateReadableLinks } from "./readable-links.ts";
+import { LinkBlockedError } from "../storage/readable-tree.ts";
 import { sweepWrittenAtStart } from "./partial-sweep.ts";
 import { reclaimDeadHolders } from "./reclaim.ts";
 import { isMissingGrant } from "./retry.ts";
@@ -159,15 +160,26 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   // A paused run (the disk guard, a link out of the archive) leaves the tree to the next run, as one paused at its start
   // does: the marker a stored file set stays. Otherwise a run that stored nothing still makes the tree when it is
   // due (marked dirty, by-user/ deleted to rebuild it, or a rebuild due after an upgrade or a restore).
-  if (s.paused === undefined) {
-    const links = run.storedSomething ? await regenerateReadableLinks(deps) : await regenerateLinksIfDirty(deps);
-    if (links) s.links = links;
-  }
+  if (s.paused === undefined) await writeLinks(deps, s, run.storedSomething);
   s.needsLogin = [...lost.values()].map((e) => ({ account: e.account, message: e.message }));
   s.interrupted = opts.signal?.aborted === true && s.paused === undefined;
   s.left = await leftAtEnd();
   s.durationMs = Date.now() - started;
   return s;
+}
+
+/**
+ * The readable tree after a run: written when it stored something, else when it is due. A person's folder where a link
+ * goes stops the write (the files are stored): the summary says what is in the way, and the changes stay due.
+ */
+async function writeLinks(deps: DownloadDeps, s: DownloadSummary, storedSomething: boolean): Promise<void> {
+  try {
+    const links = storedSomething ? await regenerateReadableLinks(deps) : await regenerateLinksIfDirty(deps);
+    if (links) s.links = links;
+  } catch (err) {
+    if (!(err instanceof LinkBlockedError)) throw err;
+    s.linksBlocked = err.message;
+  }
 }
 
 /** Rows whose jobs go in one transaction (their row locks held meanwhile), and jobs removed at once within it. */

@@ -83,6 +83,20 @@ function linkPlace(disk: LocalDisk, linkRel: string): string {
   return path.join(disk.resolveInside(path.posix.dirname(linkRel)), path.posix.basename(linkRel));
 }
 
+/**
+ * A link the tree could not place because something not a link stands at its name (a person's folder): theirs is
+ * left as it is, the write stops there, and the changes stay due (src/downloads/readable-links.ts).
+ */
+export class LinkBlockedError extends Error {
+  constructor(
+    readonly linkRel: string,
+    cause: unknown,
+  ) {
+    super(`cannot place the link ${linkRel}: ${cause instanceof Error ? cause.message : String(cause)} (a folder or file is in the way)`, { cause });
+    this.name = "LinkBlockedError";
+  }
+}
+
 /** Places each link of `links` (the first of a repeated path), skipping those already right; what it wanted, relative. */
 async function placeLinks(disk: LocalDisk, links: readonly ReadableLink[]): Promise<{ written: number; wanted: Map<string, string> }> {
   const wanted = new Map<string, string>();
@@ -111,7 +125,7 @@ async function placeLinks(disk: LocalDisk, links: readonly ReadableLink[]): Prom
       fsSync.renameSync(tmp, abs);
     } catch (err) {
       fsSync.rmSync(tmp, { force: true });
-      throw new Error(`cannot place the link ${linkRel}: ${err instanceof Error ? err.message : String(err)} (a folder or file is in the way)`, { cause: err });
+      throw new LinkBlockedError(linkRel, err);
     }
     written++;
   }

@@ -11,6 +11,8 @@ import { createPgPool } from "../../src/db/connect.ts";
 import { changeLocalTree, regenerateReadableLinks } from "../../src/downloads/readable-links.ts";
 import { collectionsSource } from "../../src/sync/sources/collections.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { downloadVerdict, formatDownloadSummary } from "../../src/cli/download.ts";
+import { LinkBlockedError } from "../../src/storage/readable-tree.ts";
 import { linksUnder } from "../helpers/readable-tree-compare.ts";
 import { createDownloadHarness, type DownloadHarness } from "../helpers/download-harness.ts";
 
@@ -279,6 +281,30 @@ describe("a write cut short, then the database changes back", () => {
     await fs.mkdir(path.join(obstacle, "in the way"), { recursive: true });
     return () => fs.rm(obstacle, { recursive: true });
   }
+
+  it("download --once with a person's folder where a link goes: the run ends, says what is in the way, and exits 1; theirs is kept", async () => {
+    await write();
+    const { deviationid } = await storedWork();
+    await h.pool.query("UPDATE deviations SET title = 'Renamed while a folder sits there' WHERE deviationid = $1", [deviationid]);
+    const clear = await obstruct(deviationid);
+    try {
+      // The first write meets the folder and leaves the change due; the run's own write meets it again.
+      await expect(write()).rejects.toThrow(LinkBlockedError);
+      const summary = await h.runOnce({ concurrency: 2 });
+      expect(summary.linksBlocked).toMatch(/^cannot place the link by-user\/.*\(a folder or file is in the way\)$/);
+      const text = formatDownloadSummary(summary);
+      expect(text).toContain(`readable links    not all written: ${summary.linksBlocked}; move it away, then run again (the files are stored)`);
+      const verdict = downloadVerdict(summary, "dvault download --once");
+      expect(verdict?.exitCode).toBe(1);
+      expect(verdict?.message).toBe(`the readable links were not all written (${summary.linksBlocked}): move it away and run dvault download --once again`);
+    } finally {
+      await clear();
+    }
+    // Theirs gone, the next run writes what was due.
+    const after = await h.runOnce({ concurrency: 2 });
+    expect(after.linksBlocked).toBeUndefined();
+    expect(await tree()).toEqual(await expected());
+  });
 
   it("removes the links the cut-short write placed when the title goes back to the one recorded", async () => {
     await write();
