@@ -69,8 +69,8 @@ export class WorkerHost<Ctx extends JobContext> {
   private lost = new Set<string>();
   private readonly endListeners: ((end: JobEnd) => void)[] = [];
   private readonly refusalListeners: ((err: unknown) => void)[] = [];
-  /** When the last warning of a job delayed by refused writes went out, and the jobs delayed so since (logOutage). */
-  private refusedLogged: { at: number; since: number } | undefined;
+  /** Per kind of lasting outage: when its last warning went out, and the jobs delayed by it since (logOutage). */
+  private readonly outageLogged: Partial<Record<Outage["kind"], { at: number; since: number }>> = {};
 
   constructor(private readonly options: WorkerHostOptions<Ctx>) {}
 
@@ -105,24 +105,24 @@ export class WorkerHost<Ctx extends JobContext> {
     for (const listener of this.endListeners) listener(end);
   }
 
-  /** A job delayed by `outage`: a warning, unless it met refused writes and one such went out less than a minute ago. */
+  /** A job delayed by `outage`: a warning, unless it lasts (LASTING_KINDS) and one of its kind went out less than a minute ago. */
   private logOutage(log: Logger, outage: Outage, waitMs: number): void {
     const fields = { service: outage.service, reason: scrubString(outage.reason), waitMs };
     const message = `${OUTAGE_WORDS[outage.kind]}: job delayed, no attempt spent`;
-    if (outage.kind !== "refused") {
+    if (!LASTING_KINDS.has(outage.kind)) {
       log.warn(fields, message);
       return;
     }
     // The wall clock: the log's volume is real time, whatever clock the jobs' delays follow (a test's).
     const at = Date.now();
-    const last = this.refusedLogged;
-    if (last && at - last.at < REFUSED_LOG_EVERY_MS) {
+    const last = this.outageLogged[outage.kind];
+    if (last && at - last.at < OUTAGE_LOG_EVERY_MS) {
       last.since++;
       log.debug(fields, message);
       return;
     }
     log.warn({ ...fields, ...(last?.since ? { delayedMeanwhile: last.since } : {}) }, message);
-    this.refusedLogged = { at, since: 0 };
+    this.outageLogged[outage.kind] = { at, since: 0 };
   }
 
   /** Graceful: handlers see the abort, finish their current page, and active jobs complete or re-queue. */
@@ -235,12 +235,15 @@ export class WorkerHost<Ctx extends JobContext> {
 }
 
 /**
- * One warning a minute at most for jobs delayed by refused writes: a read-only database or a full disk lasts until a
- * person acts, days maybe, and each of thousands of queued jobs meets it again every few seconds (a line per job each
- * time, up to hundreds a second). The others go to debug, counted in the next warning (`delayedMeanwhile`). An outage or a
- * conflict passes in seconds and keeps a line per job (test/faults/restart-postgres.faults.test.ts counts them).
+ * One warning a minute at most for jobs delayed by refused writes or by PostgreSQL or Redis away: a read-only database
+ * or a full disk lasts until a person acts, days maybe, a store down for maintenance or a host rebooting an hour, and
+ * each of thousands of queued jobs meets it again every few seconds (a line per job each time, up to hundreds a
+ * second: 105–180 in a one-second PostgreSQL restart, test/faults/restart-postgres.faults.test.ts). The others go to
+ * debug, counted in the next warning (`delayedMeanwhile`). A conflict (a deadlock victim) passes at once and keeps a
+ * line per job.
  */
-const REFUSED_LOG_EVERY_MS = 60_000;
+const OUTAGE_LOG_EVERY_MS = 60_000;
+const LASTING_KINDS: ReadonlySet<Outage["kind"]> = new Set(["refused", "outage"]);
 
 /** What the log says of a job that met an outage, by its kind (src/queue/outage.ts). */
 const OUTAGE_WORDS: Record<Outage["kind"], string> = {
