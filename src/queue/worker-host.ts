@@ -111,12 +111,12 @@ export class WorkerHost<Ctx extends JobContext> {
     for (const listener of this.endListeners) listener(end);
   }
 
-  /** A job delayed by `outage`: a warning, unless it lasts (LASTING_KINDS) and one of its kind went out less than a minute ago. */
+  /** A job delayed by `outage`: a warning, unless it lasts (LASTING_KINDS) and one of its kind and store went out less than a minute ago. */
   private logOutage(log: Logger, outage: Outage, waitMs: number): void {
     const fields = { service: outage.service, reason: scrubString(outage.reason), waitMs };
     const message = `${OUTAGE_WORDS[outage.kind]}: job delayed, no attempt spent`;
     if (!LASTING_KINDS.has(outage.kind)) log.warn(fields, message);
-    else this.logEveryMinute({ key: `outage:${outage.kind}`, level: "warn", fields, message, log, countedAs: "delayedMeanwhile" });
+    else this.logEveryMinute({ key: `outage:${outage.kind}:${outage.service}`, level: "warn", fields, message, log, countedAs: "delayedMeanwhile" });
   }
 
   /**

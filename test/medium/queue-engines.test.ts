@@ -28,7 +28,7 @@ import { createTestRedis } from "../helpers/redis.ts";
 const log = createLogger({ level: "silent" });
 const Work = z.object({
   n: z.number(),
-  mode: z.enum(["ok", "flaky", "wait", "permanent", "slow", "stubborn", "read-only", "disk-full", "outage"]),
+  mode: z.enum(["ok", "flaky", "wait", "permanent", "slow", "stubborn", "read-only", "disk-full", "outage", "redis-away"]),
   priority: z.number().optional(),
 });
 type W = z.infer<typeof Work>;
@@ -70,6 +70,11 @@ const work = defineJob(
     if (p.mode === "outage" && (outageHits.get(p.n) ?? 0) < OUTAGE_RUNS) {
       outageHits.set(p.n, (outageHits.get(p.n) ?? 0) + 1);
       await unreachableDatabase();
+    }
+    if (p.mode === "redis-away" && (outageHits.get(p.n) ?? 0) < OUTAGE_RUNS) {
+      outageHits.set(p.n, (outageHits.get(p.n) ?? 0) + 1);
+      // What ioredis answers a command while its connection is down.
+      throw new Error("Connection is closed.");
     }
     if (p.mode === "permanent" && permanentFails) throw new ApiError({ kind: "client", operation: "deviation.get", status: 400, errorDescription: "bad" });
     // Finishes when released, whatever the abort says (a send that cannot be taken back once begun).
@@ -275,6 +280,17 @@ describe.each(ENGINES.filter((e) => REDIS_IN_RUN || e.engine !== "redis"))("queu
     for (const n of ns) expect(seen.filter((s) => s.n === n).map((s) => s.attempt)).toEqual(Array(OUTAGE_RUNS + 1).fill(1));
     const delayed = lines.filter((l) => l.msg.startsWith("service unavailable: job delayed"));
     expect(delayed.map((l) => l.level)).toEqual([40, ...Array(ns.length * OUTAGE_RUNS - 1).fill(20)]);
+  });
+
+  it("warns of Redis away too while the warning of PostgreSQL away holds its minute", async () => {
+    const lines: { level: number; msg: string; service?: string }[] = [];
+    startHost(undefined, createLogger({ level: "debug", destination: { write: (line: string) => void lines.push(JSON.parse(line)) } }));
+    await producer.enqueue("t.work", { n: 30, mode: "outage" });
+    await expect.poll(() => stateOf("work-30"), { timeout: 10_000 }).toBe("completed");
+    await producer.enqueue("t.work", { n: 31, mode: "redis-away" });
+    await expect.poll(() => stateOf("work-31"), { timeout: 10_000 }).toBe("completed");
+    const warned = lines.filter((l) => l.msg.startsWith("service unavailable: job delayed") && l.level === 40);
+    expect(warned.map((l) => l.service)).toEqual(["PostgreSQL or Redis", "Redis"]);
   });
 
   it("installs a job scheduler once, however often it is installed, and it fires", async () => {
