@@ -11,6 +11,8 @@ export type WorkerContext = JobContext & {
   sources: ReadonlyMap<SourceName, SourceDefinition>;
   producer: Producer;
   everyMs: Partial<Record<SourceName, number>>;
+  /** The running worker's heartbeat id (`<host>:<pid>`); absent where no worker runs (`--once`, `digest --alerts`). */
+  workerId?: string;
   /** The sources' schedules as the worker last read the settings (SIGHUP re-reads them); default the config's. */
   schedules?: () => Schedules;
   /** Only where a person watches the run in this process (`sync --once`, the demo): src/queue/progress.ts. */

@@ -186,7 +186,7 @@ export async function startWorker({
     log,
     queues: queuesOfRoles([...roles]),
     concurrency: { sync: config.syncConcurrency, maintenance: 1, downloads: config.downloadConcurrency, digest: 1 },
-    makeContext: (base) => ({ ...base, services, sources, producer, everyMs, schedules: currentSchedules }),
+    makeContext: (base) => ({ ...base, services, sources, producer, everyMs, schedules: currentSchedules, workerId: id }),
     outageRetryMs: intervals.outageRetryMs,
     name: thisHolder(),
   });

@@ -16,6 +16,7 @@ export async function alertsHandler(_payload: AlertsPayload, ctx: WorkerContext)
     coord,
     prefix: config.redisPrefix,
     now,
+    ...(ctx.workerId ? { evaluator: ctx.workerId } : {}),
     downloadsPaused: storedDownloadsPausedProbe(coord, config.redisPrefix),
     installKey: ctx.services.installKey(),
     deliverers: createDeliverers(config.digest),

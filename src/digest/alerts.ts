@@ -49,10 +49,13 @@ const hostOf = (workerId: string) => workerId.slice(0, Math.max(0, workerId.last
 /**
  * Workers whose heartbeat vanished without a graceful stop while no other worker runs on their machine.
  * Whichever process evaluates (a second worker, a restarted one, `dvault digest`) remembers the live
- * heartbeats it sees, so a worker that dies is noticed by the next process alive.
+ * heartbeats it sees, so a worker that dies is noticed by the next process alive. The worker evaluating (`evaluator`)
+ * is alive whatever its heartbeat says: its key expires while its machine sleeps or its store is away, and this job
+ * may run on waking before the worker's next beat.
  */
-export async function missingWorkers(coord: Coordinator, prefix: string, now: Date): Promise<Array<{ id: string; lastSeen: Date }>> {
+export async function missingWorkers(coord: Coordinator, prefix: string, now: Date, evaluator?: string): Promise<Array<{ id: string; lastSeen: Date }>> {
   const live = await liveWorkers(coord, prefix);
+  if (evaluator && !live.includes(evaluator)) live.push(evaluator);
   const key = knownWorkersKey(prefix);
   if (live.length) await coord.hashPut(key, Object.fromEntries(live.map((id) => [id, now.toISOString()])));
   const known = await coord.hashGetAll(key);
@@ -83,6 +86,8 @@ export type CheckOptions = {
   coord: Coordinator;
   prefix: string;
   now: Date;
+  /** The heartbeat id (`<host>:<pid>`) of the worker that evaluates, when a worker does (missingWorkers). */
+  evaluator?: string;
   downloadsPaused?: DownloadsPausedProbe;
   /**
    * The key the accounts' tokens are read with (Services.installKey): an account whose tokens it cannot read (a key
@@ -96,7 +101,7 @@ export async function currentConditions(opts: CheckOptions): Promise<AlertCondit
     new AlertRepository(opts.db).listAccountsNeedingReauth(),
     new AlertRepository(opts.db).listFailingSources(),
     opts.downloadsPaused ? opts.downloadsPaused().catch((): DownloadsPaused => ({ paused: false })) : Promise.resolve<DownloadsPaused>({ paused: false }),
-    missingWorkers(opts.coord, opts.prefix, opts.now),
+    missingWorkers(opts.coord, opts.prefix, opts.now, opts.evaluator),
   ]);
   const conditions: AlertCondition[] = [];
   for (const a of accounts) {

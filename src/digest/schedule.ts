@@ -2,7 +2,7 @@
 // digest job per channel with the id (channel, tick), so every worker may run the cron and a second
 // worker's tick at the same moment adds nothing. Ticks missed while the machine was off are caught up
 // once at start, as one digest per channel covering the whole gap (its window starts where the last
-// delivered one ended).
+// delivered one ended); ticks a running worker reaches late (asleep, its clock stepped) run once on waking.
 import cron, { type ScheduledTask } from "node-cron";
 import type { Logger } from "../log.ts";
 import type { DigestChannel, DigestConfig } from "../config/digest.ts";
@@ -78,7 +78,16 @@ export class DigestScheduler {
           this.options.log.error({ err }, "digest tick failed to enqueue; the next start catches it up");
         }
       },
-      { timezone: this.options.config.timezone, name: "dvault-digest", suppressMissedWarning: true },
+      {
+        timezone: this.options.config.timezone,
+        name: "dvault-digest",
+        suppressMissedWarning: true,
+        // node-cron drops a tick it reaches more than a second late (its default tolerance): a machine suspended
+        // over the tick, a wall clock stepped forward, a stalled event loop lost that digest for good, and the
+        // catch-up runs only at start. Any lateness instead runs the latest tick that passed, once (node-cron counts
+        // the earlier ones as missed), and its window starts where the last delivered one ended.
+        missedExecutionTolerance: Number.POSITIVE_INFINITY,
+      },
     );
   }
 

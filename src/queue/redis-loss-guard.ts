@@ -43,6 +43,8 @@ export function watchRedisLoss({ redis, onReconnect, isIntact, rebuild, afterRec
   let again = false;
   let stopped = false;
   let reconnected = false;
+  /** Whether the last check failed: a store away for an hour is one warning, not one every check (everyMs). */
+  let failing = false;
 
   const once = async () => {
     const repair = reconnected;
@@ -72,7 +74,13 @@ export function watchRedisLoss({ redis, onReconnect, isIntact, rebuild, afterRec
     running = (async () => {
       do {
         again = false;
-        await once().catch((err: unknown) => log.warn({ err }, "could not check Redis for lost schedules; will try again"));
+        await once().then(
+          () => void (failing = false),
+          (err: unknown) => {
+            log[failing ? "debug" : "warn"]({ err }, "could not check Redis for lost schedules; will try again");
+            failing = true;
+          },
+        );
       } while (again && !stopped);
       running = undefined;
     })();

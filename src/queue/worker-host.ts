@@ -69,19 +69,25 @@ export class WorkerHost<Ctx extends JobContext> {
   private lost = new Set<string>();
   private readonly endListeners: ((end: JobEnd) => void)[] = [];
   private readonly refusalListeners: ((err: unknown) => void)[] = [];
-  /** When the last warning of a job delayed by refused writes went out, and the jobs delayed so since (logOutage). */
-  private refusedLogged: { at: number; since: number } | undefined;
+  /**
+   * Per line that repeats while a store is away (a kind of lasting outage, a queue's worker errors): when it last went
+   * out at its level, and how often it went to debug since (logEveryMinute).
+   */
+  private readonly lastLogged = new Map<string, { at: number; since: number }>();
 
   constructor(private readonly options: WorkerHostOptions<Ctx>) {}
 
   start(): void {
-    const { queues, concurrency = {}, backend, log } = this.options;
+    const { queues, concurrency = {}, backend } = this.options;
     for (const queue of queues) {
       const hosted = backend.worker(queue, (job, token) => this.handle(queue, job, token), {
         concurrency: concurrency[queue] ?? 1,
         ...(this.options.name ? { name: this.options.name } : {}),
       });
-      hosted.worker.on("error", (err) => log.error({ err, queue }, "queue worker error"));
+      // Raised on each failed reconnect of each of its connections while Redis is away: about five a second.
+      hosted.worker.on("error", (err) =>
+        this.logEveryMinute({ key: `worker-error:${queue}`, level: "error", fields: { err, queue }, message: "queue worker error" }),
+      );
       // BullMQ raises both once the queue has recorded the end (moveToCompleted, moveToFailed).
       hosted.worker.on("completed", (job: Job, result: unknown) =>
         this.ended({ queue, jobId: job.id ?? "", state: "completed", value: result === undefined ? undefined : JSON.parse(JSON.stringify(result)) }),
@@ -105,24 +111,43 @@ export class WorkerHost<Ctx extends JobContext> {
     for (const listener of this.endListeners) listener(end);
   }
 
-  /** A job delayed by `outage`: a warning, unless it met refused writes and one such went out less than a minute ago. */
+  /** A job delayed by `outage`: a warning, unless it lasts (LASTING_KINDS) and one of its kind and store went out less than a minute ago. */
   private logOutage(log: Logger, outage: Outage, waitMs: number): void {
     const fields = { service: outage.service, reason: scrubString(outage.reason), waitMs };
     const message = `${OUTAGE_WORDS[outage.kind]}: job delayed, no attempt spent`;
-    if (outage.kind !== "refused") {
-      log.warn(fields, message);
-      return;
-    }
+    if (!LASTING_KINDS.has(outage.kind)) log.warn(fields, message);
+    else this.logEveryMinute({ key: `outage:${outage.kind}:${outage.service}`, level: "warn", fields, message, log, countedAs: "delayedMeanwhile" });
+  }
+
+  /**
+   * A line that repeats for as long as a store is away, at `level` once a minute (LOG_EVERY_MS) and at debug in between,
+   * the next one counting those (`countedAs`, default `repeatedMeanwhile`).
+   */
+  private logEveryMinute({
+    key,
+    level,
+    fields,
+    message,
+    log = this.options.log,
+    countedAs = "repeatedMeanwhile",
+  }: {
+    key: string;
+    level: "warn" | "error";
+    fields: Record<string, unknown>;
+    message: string;
+    log?: Logger;
+    countedAs?: string;
+  }): void {
     // The wall clock: the log's volume is real time, whatever clock the jobs' delays follow (a test's).
     const at = Date.now();
-    const last = this.refusedLogged;
-    if (last && at - last.at < REFUSED_LOG_EVERY_MS) {
+    const last = this.lastLogged.get(key);
+    if (last && at - last.at < LOG_EVERY_MS) {
       last.since++;
       log.debug(fields, message);
       return;
     }
-    log.warn({ ...fields, ...(last?.since ? { delayedMeanwhile: last.since } : {}) }, message);
-    this.refusedLogged = { at, since: 0 };
+    log[level]({ ...fields, ...(last?.since ? { [countedAs]: last.since } : {}) }, message);
+    this.lastLogged.set(key, { at, since: 0 });
   }
 
   /** Graceful: handlers see the abort, finish their current page, and active jobs complete or re-queue. */
@@ -235,12 +260,15 @@ export class WorkerHost<Ctx extends JobContext> {
 }
 
 /**
- * One warning a minute at most for jobs delayed by refused writes: a read-only database or a full disk lasts until a
- * person acts, days maybe, and each of thousands of queued jobs meets it again every few seconds (a line per job each
- * time, up to hundreds a second). The others go to debug, counted in the next warning (`delayedMeanwhile`). An outage or a
- * conflict passes in seconds and keeps a line per job (test/faults/restart-postgres.faults.test.ts counts them).
+ * One warning a minute at most for jobs delayed by refused writes or by PostgreSQL or Redis away: a read-only database
+ * or a full disk lasts until a person acts, days maybe, a store down for maintenance or a host rebooting an hour, and
+ * each of thousands of queued jobs meets it again every few seconds (a line per job each time, up to hundreds a
+ * second: 105–180 in a one-second PostgreSQL restart, test/faults/restart-postgres.faults.test.ts). The others go to
+ * debug, counted in the next warning (`delayedMeanwhile`). A conflict (a deadlock victim) passes at once and keeps a
+ * line per job. The same for a queue's worker errors while Redis is away (108 lines in 20 s, about 19 000 an hour).
  */
-const REFUSED_LOG_EVERY_MS = 60_000;
+const LOG_EVERY_MS = 60_000;
+const LASTING_KINDS: ReadonlySet<Outage["kind"]> = new Set(["refused", "outage"]);
 
 /** What the log says of a job that met an outage, by its kind (src/queue/outage.ts). */
 const OUTAGE_WORDS: Record<Outage["kind"], string> = {

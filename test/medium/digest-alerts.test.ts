@@ -8,6 +8,7 @@ import { AlertRepository } from "../../src/db/alert.repository.ts";
 import { evaluateAlerts, forgetWorker, storedDownloadsPausedProbe } from "../../src/digest/alerts.ts";
 import { createDeliverers } from "../../src/digest/deliver/index.ts";
 import { ALERTS_JOB } from "../../jobs/alerts/definition.ts";
+import { alertsHandler } from "../../jobs/alerts/handler.ts";
 import { SyncStateRepository } from "../../src/db/sync-state.repository.ts";
 import { createLogger } from "../../src/log.ts";
 import { checkCatalogue } from "../../src/queue/job-definition.ts";
@@ -22,6 +23,7 @@ import { startTestSmtp, type TestSmtp } from "../helpers/digest-mail.ts";
 import { storeOwnerGrant } from "../helpers/owner-grant.ts";
 import { createSyncHarness, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type SyncHarness } from "../helpers/sync-harness.ts";
 import { queueOf } from "../helpers/producer-queue.ts";
+import { workerContext } from "../helpers/worker-context.ts";
 import { downloadsPausedKey } from "../../src/coord/downloads-pause.ts";
 
 const MINUTE = 60_000;
@@ -243,6 +245,29 @@ describe("other alert conditions", () => {
     await coord.put(`${prefix}:heartbeat:nas:5150`, "{}", beat);
     expect((await evaluate()).resolved).toEqual(["the dvault worker nas:4242 stopped without shutting down"]);
     expect(smtp.received).toHaveLength(before + 1);
+  });
+
+  it("the worker evaluating is alive after its heartbeat expired while its machine slept: no alert about itself", async () => {
+    const prefix = f.services.config.redisPrefix;
+    const coord = f.services.coord;
+    const before = smtp.received.length;
+    const self = "nas:4242";
+    await coord.put(`${prefix}:heartbeat:${self}`, "{}", { ttlMs: 60_000 });
+    const producer = new Producer([...JOB_DEFINITIONS], f.services.queues);
+    try {
+      // The alerts job as the worker runs it, in the worker `nas:4242`.
+      const ctx = { ...workerContext({ services: f.services, producer, log }), workerId: self };
+      await alertsHandler({}, ctx);
+      // Asleep for two hours: the key expired; on waking the alerts job runs before the worker's next beat.
+      await coord.remove(`${prefix}:heartbeat:${self}`);
+      f.clock.now += 2 * HOUR;
+      expect(await alertsHandler({}, ctx)).toMatchObject({ open: 0, notified: [] });
+      expect(smtp.received).toHaveLength(before);
+      // Another process (`dvault digest --alerts`) sees it gone, as before.
+      expect((await evaluate()).notified).toEqual([`the dvault worker ${self} stopped without shutting down`]);
+    } finally {
+      await producer.close();
+    }
   });
 
   it("with no channel configured, incidents are still recorded (and shown in digests) but nothing is sent", async () => {

@@ -6,7 +6,9 @@ import { randomBytes } from "node:crypto";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { PostgresQueueBackend, Queue } from "bullmq";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import pg from "pg";
 import { z } from "zod";
+import { freePort } from "../../src/free-port.ts";
 import { ApiError, ThrottleDelayError } from "../../src/api/errors.ts";
 import { QueueJobsRepository } from "../../src/db/queue-jobs.repository.ts";
 import { createLogger } from "../../src/log.ts";
@@ -26,7 +28,7 @@ import { createTestRedis } from "../helpers/redis.ts";
 const log = createLogger({ level: "silent" });
 const Work = z.object({
   n: z.number(),
-  mode: z.enum(["ok", "flaky", "wait", "permanent", "slow", "stubborn", "read-only", "disk-full"]),
+  mode: z.enum(["ok", "flaky", "wait", "permanent", "slow", "stubborn", "read-only", "disk-full", "outage", "redis-away"]),
   priority: z.number().optional(),
 });
 type W = z.infer<typeof Work>;
@@ -36,6 +38,10 @@ type Jobs = { "t.work": W; "t.dedupe": { key: string }; "t.tick": Record<string,
 /** What the handlers saw, in order: the job's n (or "tick"/"dedupe") and the attempt it was told. */
 let seen: Array<{ n: number | string; attempt: number }> = [];
 const failedOnce = new Set<number>();
+/** How often each job of mode "outage" has met PostgreSQL away. */
+const outageHits = new Map<number, number>();
+/** The runs a job of mode "outage" meets the outage before the database is back. */
+const OUTAGE_RUNS = 3;
 let release: () => void = () => undefined;
 let permanentFails = true;
 
@@ -60,6 +66,15 @@ const work = defineJob(
     if ((p.mode === "read-only" || p.mode === "disk-full") && !failedOnce.has(p.n)) {
       failedOnce.add(p.n);
       await refusedWrite(p.mode);
+    }
+    if (p.mode === "outage" && (outageHits.get(p.n) ?? 0) < OUTAGE_RUNS) {
+      outageHits.set(p.n, (outageHits.get(p.n) ?? 0) + 1);
+      await unreachableDatabase();
+    }
+    if (p.mode === "redis-away" && (outageHits.get(p.n) ?? 0) < OUTAGE_RUNS) {
+      outageHits.set(p.n, (outageHits.get(p.n) ?? 0) + 1);
+      // What ioredis answers a command while its connection is down.
+      throw new Error("Connection is closed.");
     }
     if (p.mode === "permanent" && permanentFails) throw new ApiError({ kind: "client", operation: "deviation.get", status: 400, errorDescription: "bad" });
     // Finishes when released, whatever the abort says (a send that cannot be taken back once begun).
@@ -92,6 +107,17 @@ async function refusedWrite(mode: "read-only" | "disk-full"): Promise<void> {
     client.release();
   }
 }
+/** What a job meets while PostgreSQL is away: the driver's own error for a server that refuses the connection. */
+async function unreachableDatabase(): Promise<void> {
+  const client = new pg.Client({ connectionString: `postgres://root@127.0.0.1:${closedPort}/dvault`, connectionTimeoutMillis: 2000 });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+  throw new Error("a server was listening on the closed port");
+}
 const dedupe = defineJob(
   { name: "t.dedupe", queue: "maintenance", payload: z.object({ key: z.string() }), attempts: 1, backoffMs: 10, dedupeKey: (p: { key: string }) => p.key },
   async (p: { key: string }, ctx: JobContext) => {
@@ -123,8 +149,10 @@ const entries = checkCatalogue<JobContext>([work, dedupe, tick, removed]);
 const definitions = [work.definition, dedupe.definition, tick.definition, removed.definition];
 
 let db: TestDatabase;
+let closedPort: number;
 beforeAll(async () => {
   db = await createTestDatabase();
+  closedPort = await freePort();
 });
 afterAll(async () => {
   await db.drop();
@@ -188,6 +216,7 @@ describe.each(ENGINES.filter((e) => REDIS_IN_RUN || e.engine !== "redis"))("queu
   beforeEach(async () => {
     seen = [];
     failedOnce.clear();
+    outageHits.clear();
     permanentFails = true;
     opened = await open();
     backend = opened.backend;
@@ -239,6 +268,29 @@ describe.each(ENGINES.filter((e) => REDIS_IN_RUN || e.engine !== "redis"))("queu
     for (const n of ns) expect(seen.filter((s) => s.n === n).map((s) => s.attempt)).toEqual([1, 1]);
     const refused = lines.filter((l) => l.msg.startsWith("PostgreSQL refuses writes"));
     expect(refused.map((l) => l.level)).toEqual([40, 20, 20, 20, 20]);
+  });
+
+  it("runs a job that met PostgreSQL away again without spending an attempt, with one warning a minute however many jobs meet it", async () => {
+    const lines: { level: number; msg: string }[] = [];
+    startHost(undefined, createLogger({ level: "debug", destination: { write: (line: string) => void lines.push(JSON.parse(line)) } }));
+    // An outage of an hour meets every queued job again every few seconds: here five jobs, three times each.
+    const ns = [20, 21, 22, 23, 24];
+    for (const n of ns) await producer.enqueue("t.work", { n, mode: "outage" });
+    await expect.poll(() => Promise.all(ns.map((n) => stateOf(`work-${n}`))), { timeout: 10_000 }).toEqual(ns.map(() => "completed"));
+    for (const n of ns) expect(seen.filter((s) => s.n === n).map((s) => s.attempt)).toEqual(Array(OUTAGE_RUNS + 1).fill(1));
+    const delayed = lines.filter((l) => l.msg.startsWith("service unavailable: job delayed"));
+    expect(delayed.map((l) => l.level)).toEqual([40, ...Array(ns.length * OUTAGE_RUNS - 1).fill(20)]);
+  });
+
+  it("warns of Redis away too while the warning of PostgreSQL away holds its minute", async () => {
+    const lines: { level: number; msg: string; service?: string }[] = [];
+    startHost(undefined, createLogger({ level: "debug", destination: { write: (line: string) => void lines.push(JSON.parse(line)) } }));
+    await producer.enqueue("t.work", { n: 30, mode: "outage" });
+    await expect.poll(() => stateOf("work-30"), { timeout: 10_000 }).toBe("completed");
+    await producer.enqueue("t.work", { n: 31, mode: "redis-away" });
+    await expect.poll(() => stateOf("work-31"), { timeout: 10_000 }).toBe("completed");
+    const warned = lines.filter((l) => l.msg.startsWith("service unavailable: job delayed") && l.level === 40);
+    expect(warned.map((l) => l.service)).toEqual(["PostgreSQL or Redis", "Redis"]);
   });
 
   it("installs a job scheduler once, however often it is installed, and it fires", async () => {

@@ -113,4 +113,29 @@ describe(watchRedisLoss.name, () => {
     guard.stop();
     expect((redis as unknown as EventEmitter).listenerCount("ready")).toBe(0);
   });
+
+  it("warns once while the store stays away, however many checks fail, and once more after it answered again", async () => {
+    const lines: { level: number; msg: string }[] = [];
+    let away = true;
+    const guard = watchRedisLoss({
+      isIntact: async () => {
+        if (away) throw new Error("Connection is closed.");
+        return true;
+      },
+      rebuild: async () => undefined,
+      everyMs: 60_000,
+      log: createLogger({ level: "debug", destination: { write: (line: string) => void lines.push(JSON.parse(line)) } }),
+    });
+    try {
+      // An hour away is 120 checks at the worker's 30 s; three stand for them.
+      for (let i = 0; i < 3; i++) await guard.check();
+      away = false;
+      await guard.check();
+      away = true;
+      await guard.check();
+      expect(lines.map((l) => l.level)).toEqual([40, 20, 20, 40]);
+    } finally {
+      guard.stop();
+    }
+  });
 });
