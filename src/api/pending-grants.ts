@@ -122,9 +122,15 @@ export class PendingGrants {
     return [...found.values()];
   }
 
+  /** Whether this process kept the grant (its own refresh answered it, for this install's database). */
+  keptHere(grant: Pick<PendingGrant, "accountId" | "oldFingerprint">): boolean {
+    return this.inMemory.has(fileName(grant.accountId, grant.oldFingerprint));
+  }
+
   /**
-   * Forgets a grant once the row holds it or has moved past it (a new login): its file goes, whoever wrote it. Never
-   * throws: a file left behind names a spent token the row no longer holds, so it is never stored, only tried again.
+   * Forgets a grant once the row holds it, or has moved past one this process kept (src/api/token-refresh.ts
+   * adoptPending): its file goes, whoever wrote it. Never throws: a file left behind names a spent token the row no
+   * longer holds, so it is never stored, only read again.
    */
   async drop(grant: Pick<PendingGrant, "accountId" | "oldFingerprint">): Promise<void> {
     const name = fileName(grant.accountId, grant.oldFingerprint);

@@ -195,20 +195,29 @@ export class TokenRefresher {
 
   /**
    * Stores what a refresh answered while the database did not take it (src/api/pending-grants.ts), if the row still
-   * holds the refresh token that answer spent, and forgets a grant the row has moved past (stored already, a new login,
-   * a logout). Any process that reads the account does it, with or without the refresh lock: the compare-and-swap on
-   * the spent token's fingerprint lets exactly one write win, and a row never returns to a spent token's fingerprint,
-   * so a grant judged served is never wanted again. Throws TokenRefreshDeferredError while the database refuses it:
-   * the row's own refresh token is spent, and must not be sent.
+   * holds the refresh token that answer spent. Any process that reads the account does it, with or without the refresh
+   * lock: the compare-and-swap on the spent token's fingerprint lets exactly one write win. A grant the row has moved
+   * past is never stored, and forgotten only where that is proven to be this database's: the row holds what it
+   * answered (stored already), or this process kept it. A file found in the folder and no longer matching is left: two
+   * installs sharing one DVAULT_CONFIG_DIR each have an account 1, and the other install's row may still be waiting
+   * for it. Throws TokenRefreshDeferredError while the database refuses it: the row's own refresh token is spent, and
+   * must not be sent.
    */
   async adoptPending(row: StoredAccount): Promise<StoredAccount> {
+    const { pending } = this.options;
     let current = row;
-    for (const grant of await this.options.pending.find(row.id)) {
-      if (current.state === "revoked" || current.refreshTokenFingerprint !== grant.oldFingerprint) {
-        await this.options.pending.drop(grant);
+    for (const grant of await pending.find(row.id)) {
+      if (current.refreshTokenFingerprint !== grant.oldFingerprint) {
+        const stored = grant.rotated.refreshTokenFingerprint !== null && current.refreshTokenFingerprint === grant.rotated.refreshTokenFingerprint;
+        if (stored || pending.keptHere(grant)) await pending.drop(grant);
         continue;
       }
-      if (await this.storeRotation(current, grant, this.options.pending.dir))
+      // Only this database's row can hold the token the answer spent: a revoked one wants no grant.
+      if (current.state === "revoked") {
+        await pending.drop(grant);
+        continue;
+      }
+      if (await this.storeRotation(current, grant, pending.dir))
         this.options.log.info({ account: row.name, accountId: row.id }, "stored a refreshed grant that had waited for the database");
       current = await this.findRow(row.id);
     }
