@@ -8,8 +8,9 @@
 // The new refresh token is committed with a compare-and-swap on the old fingerprint before the new access
 // token is handed to anyone; until then it is kept sealed in a file of its own (src/api/pending-grants.ts), which
 // the next read of the account stores when the database did not take it. A dead or spent refresh token marks the
-// account needs_reauth: no retry, no second token request. The lock store sees only account ids and random lock
-// ids; logs see neither tokens nor codes.
+// account needs_reauth: no retry, no second token request. The lock store sees only account ids, random lock ids and,
+// while an answer waits for the database, the spent refresh token's fingerprint (an HMAC, so that a host without
+// that file does not send it again); logs see neither tokens nor codes.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Coordinator } from "../coord/coordinator.ts";
 import { UserError } from "../errors.ts";
@@ -103,6 +104,14 @@ export class TokenRefresher {
     const oldFingerprint = row.refreshTokenFingerprint;
     if (refreshToken === undefined || oldFingerprint === null) return this.fail(row, "the grant has no refresh token", null);
     const log = this.options.log.child({ account: row.name, accountId: row.id });
+    // Spent already by a refresh whose answer waits in another host's config folder (no folder shared with this one):
+    // sending it again would be refused and the account marked for a new login, the answer still waiting there.
+    if ((await this.options.coord.get(this.spentKey(row.id))) === oldFingerprint) {
+      throw new TokenRefreshDeferredError(
+        row.name,
+        "its refresh token was spent by a refresh on another host, whose answer waits there until the database takes it; that host's next use of the account stores it",
+      );
+    }
     // The answer is stored or lost: a database that refuses writes now (a standby, read-only) is found before the
     // token is spent, and the refresh waits for it with the grant intact.
     try {
@@ -171,6 +180,10 @@ export class TokenRefresher {
       saved = await this.options.store.saveRotatedToken(row.id, grant.oldFingerprint, grant.rotated);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
+      // Said where every host looks before it spends the row's refresh token (rotateNow): best effort, as the store is
+      // the refusing database itself on DVAULT_ENGINE=postgres. A day at most: a host that never comes back to store
+      // it leaves the others to find the token spent, and ask for a new login.
+      await this.options.coord.put(this.spentKey(row.id), grant.oldFingerprint, { ttlMs: DAY }).catch(() => undefined);
       this.options.log.warn(
         { err, account: row.name, accountId: row.id, keptIn },
         "the database did not take the refreshed grant; it is stored at the account's next use",
@@ -222,6 +235,11 @@ export class TokenRefresher {
       current = await this.findRow(row.id);
     }
     return current;
+  }
+
+  /** Where the fingerprint (an HMAC, src/crypto/token-cipher.ts) of a refresh token spent by a waiting answer is said. */
+  private spentKey(accountId: number): string {
+    return `${this.options.redisPrefix}:oauth:spent-refresh:${accountId}`;
   }
 
   /** Client credentials renew by asking again; the lock only avoids a stampede of token requests. */

@@ -5,7 +5,8 @@
 // database's (another install sharing the folder has an account of the same id). The database refuses exactly the
 // row's update, as a read-only server refuses it (SQLSTATE 25006), after the refresh's own check of the database has
 // passed.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { placebo } from "../../src/api/account-calls.ts";
@@ -89,6 +90,28 @@ describe("a refreshed grant the database did not take", () => {
       { grant: "refresh_token", status: 200 },
     ]);
     expect((await f.repo.findByName("alice"))?.state).toBe("ok");
+  });
+
+  it("another host, whose config folder is its own, does not send the spent refresh token while the answer waits", async () => {
+    const { issued, file } = await refreshRefused();
+    const kept = JSON.parse(readFileSync(file, "utf8")) as { refreshTokenFingerprint: string };
+    await takeWrites();
+    // A second host (the s3 profile of docker-compose.yml gives each service a /config of its own) needs a refresh.
+    const otherDir = mkdtempSync(path.join(os.tmpdir(), "dvault-other-host-"));
+    try {
+      const otherHost = await f.newManager({ pendingDir: otherDir }).forAccount("alice");
+      expect(await otherHost.getAccessToken().catch((e: unknown) => e)).toBeInstanceOf(TokenRefreshDeferredError);
+      expect(presented(issued.refresh_token)).toBe(1);
+      expect((await f.repo.findByName("alice"))?.state).toBe("ok");
+      // The host that kept it stores it at its next use; the other then uses what it stored.
+      const keeper = await f.newManager().forAccount("alice");
+      const access = await keeper.getAccessToken();
+      expect(await otherHost.getAccessToken()).toBe(access);
+    } finally {
+      rmSync(otherDir, { recursive: true, force: true });
+    }
+    expect((await f.repo.findByName("alice"))?.refreshTokenFingerprint).toBe(kept.refreshTokenFingerprint);
+    expect(f.tokenRequests()).toEqual([{ grant: "refresh_token", status: 200 }]);
   });
 
   it("never stores a kept grant a new login replaced: the process that kept it removes it, a file found on disk is left", async () => {
