@@ -154,7 +154,7 @@ export class TokenRefresher {
         "could not write the refreshed grant's pending file; this process keeps it until the database takes it",
       );
     // Stored before the new access token is handed to anyone.
-    if (!(await this.storeRotation(row, answered, "file" in kept ? kept.file : "this process's memory"))) {
+    if (!(await this.storeRotation(row, answered, "file" in kept ? kept.file : undefined))) {
       // The row moved past the spent token under the lock: a new login or a logout (theirs wins), or another process
       // stored this very answer from its pending file.
       log.warn("the account changed during the refresh; using the stored grant");
@@ -170,30 +170,31 @@ export class TokenRefresher {
   /**
    * Stores an answered rotation with a compare-and-swap on the spent token's fingerprint; false when the row no longer
    * holds it. Either way the pending grant has served and is forgotten. A database that does not take the write
-   * (read-only, failing over, its disk full, away) leaves it pending at `keptIn`: the refresh is deferred, not lost,
-   * and the next read of the account stores it (adoptPending), so a worker's job waits it out as an outage
-   * (src/queue/outage.ts reads the cause) and a command that must exit leaves it for the next one.
+   * (read-only, failing over, its disk full, away) leaves it pending at `keptIn` (undefined: in this process's memory
+   * alone): the refresh is deferred, not lost, and the next read of the account stores it (adoptPending), so a worker's
+   * job waits it out as an outage (src/queue/outage.ts reads the cause) and a command that must exit leaves its file for
+   * the next one.
    */
-  private async storeRotation(row: StoredAccount, grant: PendingGrant, keptIn: string): Promise<boolean> {
+  private async storeRotation(row: StoredAccount, grant: PendingGrant, keptIn: string | undefined): Promise<boolean> {
     let saved: boolean;
     try {
       saved = await this.options.store.saveRotatedToken(row.id, grant.oldFingerprint, grant.rotated);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      // Said where every host looks before it spends the row's refresh token (rotateNow): best effort, as the store is
-      // the refusing database itself on DVAULT_ENGINE=postgres. A day at most: a host that never comes back to store
-      // it leaves the others to find the token spent, and ask for a new login.
-      await this.options.coord.put(this.spentKey(row.id), grant.oldFingerprint, { ttlMs: DAY }).catch(() => undefined);
+      // A kept file is said where every host looks before it spends the row's refresh token (rotateNow): best effort,
+      // as the store is the refusing database itself on DVAULT_ENGINE=postgres. A day at most: a host that never comes
+      // back to store it leaves the others to find the token spent, and ask for a new login. A grant in this process's
+      // memory alone is not: a command ends soon, and the others had better find out at once.
+      if (keptIn !== undefined) await this.options.coord.put(this.spentKey(row.id), grant.oldFingerprint, { ttlMs: DAY }).catch(() => undefined);
+      const kept =
+        keptIn !== undefined
+          ? `it is kept in ${keptIn} and stored when the account is next used`
+          : "it is kept in this process's memory alone (its pending-grants file could not be written) and stored at this process's next use of the account; it is lost if this process ends first";
       this.options.log.warn(
-        { err, account: row.name, accountId: row.id, keptIn },
-        "the database did not take the refreshed grant; it is stored at the account's next use",
+        { err, account: row.name, accountId: row.id, keptIn: keptIn ?? "this process's memory" },
+        `the database did not take the refreshed grant; ${kept}`,
       );
-      throw new TokenRefreshDeferredError(
-        row.name,
-        `the service answered, but the database did not take the new grant (${reason}); it is kept in ${keptIn} and stored when the account is next used`,
-        true,
-        err,
-      );
+      throw new TokenRefreshDeferredError(row.name, `the service answered, but the database did not take the new grant (${reason}); ${kept}`, true, err);
     }
     await this.options.pending.drop(grant);
     if (saved && grant.rotated.refreshTokenEnc === null) {

@@ -5,12 +5,12 @@
 // database's (another install sharing the folder has an account of the same id). The database refuses exactly the
 // row's update, as a read-only server refuses it (SQLSTATE 25006), after the refresh's own check of the database has
 // passed.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { placebo } from "../../src/api/account-calls.ts";
-import { TokenRefreshDeferredError } from "../../src/api/token-errors.ts";
+import { ReauthRequiredError, TokenRefreshDeferredError } from "../../src/api/token-errors.ts";
 import { outageOf } from "../../src/queue/outage.ts";
 import { createFixture, type Fixture, seedAccount } from "./tokens-fixture.ts";
 
@@ -112,6 +112,29 @@ describe("a refreshed grant the database did not take", () => {
     }
     expect((await f.repo.findByName("alice"))?.refreshTokenFingerprint).toBe(kept.refreshTokenFingerprint);
     expect(f.tokenRequests()).toEqual([{ grant: "refresh_token", status: 200 }]);
+  });
+
+  it("says a grant its file could not hold is kept in this process alone, lost if it ends; no other process is told to wait", async () => {
+    await seedAccount(f);
+    // The config folder refuses the file (a read-only mount, the key given by DVAULT_SECRET_KEY).
+    const blocker = path.join(path.dirname(f.pendingDir), "a-file");
+    writeFileSync(blocker, "");
+    const here = await f.newManager({ pendingDir: path.join(blocker, "pending-grants") }).forAccount("alice");
+    const spent = (await f.repo.findByName("alice"))!.refreshTokenFingerprint;
+    await refuseWrites();
+    f.clock.advance(55 * MINUTE);
+    const err = await here.getAccessToken().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TokenRefreshDeferredError);
+    expect((err as Error).message).toContain("it is kept in this process's memory alone");
+    expect((err as Error).message).toContain("it is lost if this process ends first");
+    // Another process is not kept waiting a day for a grant that may end with this one: it finds the token spent.
+    await takeWrites();
+    expect(await (await f.newManager().forAccount("alice")).getAccessToken().catch((e: unknown) => e)).toBeInstanceOf(ReauthRequiredError);
+    // This process, still running, stores the grant it holds: the account is usable again.
+    await here.getAccessToken();
+    const row = (await f.repo.findByName("alice"))!;
+    expect(row.state).toBe("ok");
+    expect(row.refreshTokenFingerprint).not.toBe(spent);
   });
 
   it("never stores a kept grant a new login replaced: the process that kept it removes it, a file found on disk is left", async () => {
