@@ -104,20 +104,22 @@ export class TokenRefresher {
     const oldFingerprint = row.refreshTokenFingerprint;
     if (refreshToken === undefined || oldFingerprint === null) return this.fail(row, "the grant has no refresh token", null);
     const log = this.options.log.child({ account: row.name, accountId: row.id });
-    // Spent already by a refresh whose answer waits in another host's config folder (no folder shared with this one):
-    // sending it again would be refused and the account marked for a new login, the answer still waiting there.
-    if ((await this.options.coord.get(this.spentKey(row.id))) === oldFingerprint) {
+    // The answer is stored or lost: a database that refuses writes now (a standby, read-only) is found before the
+    // token is spent, and the refresh waits for it with the grant intact. So does a token spent already by a refresh
+    // whose answer waits in another host's config folder (no folder shared with this one): sent again, it would be
+    // refused and the account marked for a new login, the answer still waiting there.
+    let spentElsewhere: boolean;
+    try {
+      await this.options.store.proveWritable();
+      spentElsewhere = (await this.options.coord.get(this.spentKey(row.id))) === oldFingerprint;
+    } catch (err) {
+      throw new TokenRefreshDeferredError(row.name, err instanceof Error ? err.message : String(err), true, err);
+    }
+    if (spentElsewhere) {
       throw new TokenRefreshDeferredError(
         row.name,
         "its refresh token was spent by a refresh on another host, whose answer waits there until the database takes it; that host's next use of the account stores it",
       );
-    }
-    // The answer is stored or lost: a database that refuses writes now (a standby, read-only) is found before the
-    // token is spent, and the refresh waits for it with the grant intact.
-    try {
-      await this.options.store.proveWritable();
-    } catch (err) {
-      throw new TokenRefreshDeferredError(row.name, err instanceof Error ? err.message : String(err), true, err);
     }
     const requestedAt = this.now();
     let grant: TokenGrant;
