@@ -4,8 +4,10 @@
 // write of the row succeeds. A small file per grant in dvault's config folder, beside the key file (mode 0600,
 // written to a temporary name, fsynced, renamed, its folder fsynced): a database that turns read-only, fails over
 // or fills its disk in that window no longer loses the grant, and whoever reads the account next stores it
-// (src/api/token-refresh.ts). The file holds ciphertexts bound to their account and column and the refresh tokens'
-// fingerprints, never a token; `dvault backup` copies only the key file of that folder (src/backup/backup.ts).
+// (src/api/token-refresh.ts); a host that cannot read this folder is kept from sending the spent token by the
+// coordination store (token-refresh.ts spentKey). The file holds ciphertexts bound to their account and column and
+// the refresh tokens' fingerprints, never a token; `dvault backup` copies only the key file of that folder
+// (src/backup/backup.ts).
 import { randomBytes } from "node:crypto";
 import { open, readdir, readFile, rename, unlink } from "node:fs/promises";
 import path from "node:path";
@@ -122,9 +124,15 @@ export class PendingGrants {
     return [...found.values()];
   }
 
+  /** Whether this process kept the grant (its own refresh answered it, for this install's database). */
+  keptHere(grant: Pick<PendingGrant, "accountId" | "oldFingerprint">): boolean {
+    return this.inMemory.has(fileName(grant.accountId, grant.oldFingerprint));
+  }
+
   /**
-   * Forgets a grant once the row holds it or has moved past it (a new login): its file goes, whoever wrote it. Never
-   * throws: a file left behind names a spent token the row no longer holds, so it is never stored, only tried again.
+   * Forgets a grant once the row holds it, or has moved past one this process kept (src/api/token-refresh.ts
+   * adoptPending): its file goes, whoever wrote it. Never throws: a file left behind names a spent token the row no
+   * longer holds, so it is never stored, only read again.
    */
   async drop(grant: Pick<PendingGrant, "accountId" | "oldFingerprint">): Promise<void> {
     const name = fileName(grant.accountId, grant.oldFingerprint);

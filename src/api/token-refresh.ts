@@ -8,8 +8,9 @@
 // The new refresh token is committed with a compare-and-swap on the old fingerprint before the new access
 // token is handed to anyone; until then it is kept sealed in a file of its own (src/api/pending-grants.ts), which
 // the next read of the account stores when the database did not take it. A dead or spent refresh token marks the
-// account needs_reauth: no retry, no second token request. The lock store sees only account ids and random lock
-// ids; logs see neither tokens nor codes.
+// account needs_reauth: no retry, no second token request. The lock store sees only account ids, random lock ids and,
+// while an answer waits for the database, the spent refresh token's fingerprint (an HMAC, so that a host without
+// that file does not send it again); logs see neither tokens nor codes.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Coordinator } from "../coord/coordinator.ts";
 import { UserError } from "../errors.ts";
@@ -104,11 +105,21 @@ export class TokenRefresher {
     if (refreshToken === undefined || oldFingerprint === null) return this.fail(row, "the grant has no refresh token", null);
     const log = this.options.log.child({ account: row.name, accountId: row.id });
     // The answer is stored or lost: a database that refuses writes now (a standby, read-only) is found before the
-    // token is spent, and the refresh waits for it with the grant intact.
+    // token is spent, and the refresh waits for it with the grant intact. So does a token spent already by a refresh
+    // whose answer waits in another host's config folder (no folder shared with this one): sent again, it would be
+    // refused and the account marked for a new login, the answer still waiting there.
+    let spentElsewhere: boolean;
     try {
       await this.options.store.proveWritable();
+      spentElsewhere = (await this.options.coord.get(this.spentKey(row.id))) === oldFingerprint;
     } catch (err) {
       throw new TokenRefreshDeferredError(row.name, err instanceof Error ? err.message : String(err), true, err);
+    }
+    if (spentElsewhere) {
+      throw new TokenRefreshDeferredError(
+        row.name,
+        "its refresh token was spent by a refresh on another host, whose answer waits there until the database takes it; that host's next use of the account stores it",
+      );
     }
     const requestedAt = this.now();
     let grant: TokenGrant;
@@ -145,7 +156,7 @@ export class TokenRefresher {
         "could not write the refreshed grant's pending file; this process keeps it until the database takes it",
       );
     // Stored before the new access token is handed to anyone.
-    if (!(await this.storeRotation(row, answered, "file" in kept ? kept.file : "this process's memory"))) {
+    if (!(await this.storeRotation(row, answered, "file" in kept ? kept.file : undefined))) {
       // The row moved past the spent token under the lock: a new login or a logout (theirs wins), or another process
       // stored this very answer from its pending file.
       log.warn("the account changed during the refresh; using the stored grant");
@@ -161,26 +172,31 @@ export class TokenRefresher {
   /**
    * Stores an answered rotation with a compare-and-swap on the spent token's fingerprint; false when the row no longer
    * holds it. Either way the pending grant has served and is forgotten. A database that does not take the write
-   * (read-only, failing over, its disk full, away) leaves it pending at `keptIn`: the refresh is deferred, not lost,
-   * and the next read of the account stores it (adoptPending), so a worker's job waits it out as an outage
-   * (src/queue/outage.ts reads the cause) and a command that must exit leaves it for the next one.
+   * (read-only, failing over, its disk full, away) leaves it pending at `keptIn` (undefined: in this process's memory
+   * alone): the refresh is deferred, not lost, and the next read of the account stores it (adoptPending), so a worker's
+   * job waits it out as an outage (src/queue/outage.ts reads the cause) and a command that must exit leaves its file for
+   * the next one.
    */
-  private async storeRotation(row: StoredAccount, grant: PendingGrant, keptIn: string): Promise<boolean> {
+  private async storeRotation(row: StoredAccount, grant: PendingGrant, keptIn: string | undefined): Promise<boolean> {
     let saved: boolean;
     try {
       saved = await this.options.store.saveRotatedToken(row.id, grant.oldFingerprint, grant.rotated);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
+      // A kept file is said where every host looks before it spends the row's refresh token (rotateNow): best effort,
+      // as the store is the refusing database itself on DVAULT_ENGINE=postgres. A day at most: a host that never comes
+      // back to store it leaves the others to find the token spent, and ask for a new login. A grant in this process's
+      // memory alone is not: a command ends soon, and the others had better find out at once.
+      if (keptIn !== undefined) await this.options.coord.put(this.spentKey(row.id), grant.oldFingerprint, { ttlMs: DAY }).catch(() => undefined);
+      const kept =
+        keptIn !== undefined
+          ? `it is kept in ${keptIn} and stored when the account is next used`
+          : "it is kept in this process's memory alone (its pending-grants file could not be written) and stored at this process's next use of the account; it is lost if this process ends first";
       this.options.log.warn(
-        { err, account: row.name, accountId: row.id, keptIn },
-        "the database did not take the refreshed grant; it is stored at the account's next use",
+        { err, account: row.name, accountId: row.id, keptIn: keptIn ?? "this process's memory" },
+        `the database did not take the refreshed grant; ${kept}`,
       );
-      throw new TokenRefreshDeferredError(
-        row.name,
-        `the service answered, but the database did not take the new grant (${reason}); it is kept in ${keptIn} and stored when the account is next used`,
-        true,
-        err,
-      );
+      throw new TokenRefreshDeferredError(row.name, `the service answered, but the database did not take the new grant (${reason}); ${kept}`, true, err);
     }
     await this.options.pending.drop(grant);
     if (saved && grant.rotated.refreshTokenEnc === null) {
@@ -195,24 +211,38 @@ export class TokenRefresher {
 
   /**
    * Stores what a refresh answered while the database did not take it (src/api/pending-grants.ts), if the row still
-   * holds the refresh token that answer spent, and forgets a grant the row has moved past (stored already, a new login,
-   * a logout). Any process that reads the account does it, with or without the refresh lock: the compare-and-swap on
-   * the spent token's fingerprint lets exactly one write win, and a row never returns to a spent token's fingerprint,
-   * so a grant judged served is never wanted again. Throws TokenRefreshDeferredError while the database refuses it:
-   * the row's own refresh token is spent, and must not be sent.
+   * holds the refresh token that answer spent. Any process that reads the account does it, with or without the refresh
+   * lock: the compare-and-swap on the spent token's fingerprint lets exactly one write win. A grant the row has moved
+   * past is never stored, and forgotten only where that is proven to be this database's: the row holds what it
+   * answered (stored already), or this process kept it. A file found in the folder and no longer matching is left: two
+   * installs sharing one DVAULT_CONFIG_DIR each have an account 1, and the other install's row may still be waiting
+   * for it. Throws TokenRefreshDeferredError while the database refuses it: the row's own refresh token is spent, and
+   * must not be sent.
    */
   async adoptPending(row: StoredAccount): Promise<StoredAccount> {
+    const { pending } = this.options;
     let current = row;
-    for (const grant of await this.options.pending.find(row.id)) {
-      if (current.state === "revoked" || current.refreshTokenFingerprint !== grant.oldFingerprint) {
-        await this.options.pending.drop(grant);
+    for (const grant of await pending.find(row.id)) {
+      if (current.refreshTokenFingerprint !== grant.oldFingerprint) {
+        const stored = grant.rotated.refreshTokenFingerprint !== null && current.refreshTokenFingerprint === grant.rotated.refreshTokenFingerprint;
+        if (stored || pending.keptHere(grant)) await pending.drop(grant);
         continue;
       }
-      if (await this.storeRotation(current, grant, this.options.pending.dir))
+      // Only this database's row can hold the token the answer spent: a revoked one wants no grant.
+      if (current.state === "revoked") {
+        await pending.drop(grant);
+        continue;
+      }
+      if (await this.storeRotation(current, grant, pending.dir))
         this.options.log.info({ account: row.name, accountId: row.id }, "stored a refreshed grant that had waited for the database");
       current = await this.findRow(row.id);
     }
     return current;
+  }
+
+  /** Where the fingerprint (an HMAC, src/crypto/token-cipher.ts) of a refresh token spent by a waiting answer is said. */
+  private spentKey(accountId: number): string {
+    return `${this.options.redisPrefix}:oauth:spent-refresh:${accountId}`;
   }
 
   /** Client credentials renew by asking again; the lock only avoids a stampede of token requests. */

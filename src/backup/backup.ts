@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import type { Dirent } from "node:fs";
-import { copyFile, cp, readdir, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { copyFile, cp, readdir, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config.ts";
 import { listFinishedMigrations } from "../db/database-info.ts";
@@ -32,7 +32,8 @@ export const ARCHIVE = "archive";
 /**
  * Made first in a backup's folder and removed just before its manifest is written: a folder holding it and no
  * manifest is a backup stopped before its end (SIGKILL, a lost machine, Ctrl-C past its grace), whose next run into
- * the same --out clears what that run wrote and begins again.
+ * the same --out clears what that run wrote and begins again. It names its writer (BackupOptions.writer): a backup
+ * whose writer still runs on this machine is not a stopped one, and is refused rather than cleared.
  */
 export const UNFINISHED = ".dvault-backup-unfinished";
 
@@ -148,6 +149,11 @@ type BackupOptions = {
   signal?: AbortSignal;
   /** Hears the folder when an unfinished backup left there by a stopped run was cleared to begin again. */
   onUnfinishedCleared?: (dir: string) => void;
+  /**
+   * This process as the marker names it, and whether the writer a marker names still runs on this machine (the CLI
+   * passes src/queue/holder.ts's thisWriterTag and writerHere): a backup still being written is refused, not cleared.
+   */
+  writer?: { tag: string; stillRuns: (tag: string) => boolean };
 };
 
 /** The names a backup writes into its folder: what clearing an unfinished one may remove, and nothing else. */
@@ -157,9 +163,14 @@ const WRITTEN = new Set([UNFINISHED, DATABASE_DIR, DUMP, ARCHIVE, KEY]);
  * An unfinished backup in `dir` (its marker, no manifest, nothing but what a backup writes) is removed, so that the
  * run can begin again; true when one was. Any other file there leaves the folder as it is.
  */
-async function clearUnfinished(dir: string): Promise<boolean> {
+async function clearUnfinished(dir: string, writer: BackupOptions["writer"]): Promise<boolean> {
   const names = await readdir(dir).catch(() => [] as string[]);
   if (!names.includes(UNFINISHED) || names.includes(MANIFEST) || names.some((n) => !WRITTEN.has(n))) return false;
+  // Not stopped: still being written by a process of this machine (two runs into one --out, a cron's and a person's).
+  const named = /^writer (\S+)$/m.exec(await readFile(path.join(dir, UNFINISHED), "utf8").catch(() => ""))?.[1];
+  if (named !== undefined && writer?.stillRuns(named)) {
+    throw new UserError(`${dir} holds a backup that another dvault process on this machine is still writing: wait for it to end, or choose another --out`);
+  }
   for (const name of names.filter((n) => n !== UNFINISHED)) await rm(path.join(dir, name), { recursive: true, force: true });
   await rm(path.join(dir, UNFINISHED), { force: true });
   return true;
@@ -171,7 +182,7 @@ export async function createBackup(opts: BackupOptions): Promise<BackupManifest>
   // backup), and never one made now: a new key in place of a lost one would open none of the stored tokens.
   const key = existingSecretKey(opts.config);
   if (!(await isEmptyDir(dir))) {
-    if (!(await clearUnfinished(dir))) throw new UserError(`${dir} is not empty: choose a new directory for the backup`);
+    if (!(await clearUnfinished(dir, opts.writer))) throw new UserError(`${dir} is not empty: choose a new directory for the backup`);
     opts.onUnfinishedCleared?.(dir);
   }
   // The database first: a typo in DATABASE_URL leaves no empty backup directory behind.
@@ -215,7 +226,9 @@ async function writeBackup(
   o: BackupOptions & { dir: string; dump: MirrorDump | undefined; key: ReturnType<typeof existingSecretKey> },
 ): Promise<BackupManifest> {
   const { config, dir, dump, key, signal } = o;
-  await writeFile(path.join(dir, UNFINISHED), "a backup that has not ended: run dvault backup into this folder again\n", { mode: 0o600 });
+  // Names its writer, so that a second run into this folder while this one still runs is refused, not cleared.
+  const writer = o.writer ? `writer ${o.writer.tag}\n` : "";
+  await writeFile(path.join(dir, UNFINISHED), `a backup that has not ended: run dvault backup into this folder again\n${writer}`, { mode: 0o600 });
   let db: BackupManifest["database"] & { bytes: number };
   try {
     const migrations = dump ? dump.migrations : await listFinishedMigrations(config.databaseUrl);

@@ -7,6 +7,7 @@ import { KEY } from "../backup/backup.ts";
 import { type Config, loadConfig } from "../config.ts";
 import { describeBucket } from "../config/storage.ts";
 import { resolveDatabase } from "../db/embedded/resolve.ts";
+import { thisWriterTag, writerHere } from "../queue/holder.ts";
 import { EXIT_FAILED, EXIT_INTERRUPTED, UserError } from "../errors.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { keyFilePath } from "../secret-key.ts";
@@ -50,9 +51,11 @@ export function registerBackupCommands(program: Command): void {
       const { config, release } = await resolveDatabase(loadConfig(), { migrate: false });
       const database = opts.pgDump ? "pg_dump" : "copy";
       // Ctrl-C stops the copy at its next file and removes what this run wrote (src/backup/backup.ts UNFINISHED).
+      // The marker names this process: a second run into the folder while this one writes is refused, not cleared.
+      const writer = { tag: thisWriterTag(), stillRuns: (tag: string) => writerHere(tag) === "alive" };
       const onUnfinishedCleared = (dir: string) => printErr(`dvault: removed the unfinished backup a stopped run left in ${dir}; writing it again`);
       const m = await untilStopped({ what: "backup", stopped: "backup stopped: the unfinished backup was removed; run it again", release }, (signal) =>
-        createBackup({ config, out: opts.out, includeArchive: opts.archive, version, database, signal, onUnfinishedCleared }),
+        createBackup({ config, out: opts.out, includeArchive: opts.archive, version, database, signal, onUnfinishedCleared, writer }),
       );
       if (opts.json) return printJson({ out: opts.out, ...m });
       printOut(`backup written to ${opts.out}`);

@@ -319,11 +319,15 @@ describe("dvault backup and restore", () => {
       watcher.close();
     }
   }
+  /** `dvault backup --out <out>` in a child, its output piped. */
+  function spawnBackup(out: string) {
+    const env = { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, DVAULT_ENGINE: TEST_ENGINE, ...h.env };
+    return spawn(process.execPath, [path.resolve("bin/dvault.js"), "backup", "--out", out], { env, stdio: ["ignore", "pipe", "pipe"] });
+  }
   /** `dvault backup --out <out>` (an empty folder) in a child, sent `signal` once its marker appears there. */
   async function backupStoppedBy(out: string, signal: NodeJS.Signals) {
     await fs.mkdir(out);
-    const env = { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", LOG_LEVEL: "warn", REDIS_URL: h.redis.url, DVAULT_ENGINE: TEST_ENGINE, ...h.env };
-    const child = spawn(process.execPath, [path.resolve("bin/dvault.js"), "backup", "--out", out], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawnBackup(out);
     return stoppedAt(
       out,
       UNFINISHED,
@@ -365,6 +369,42 @@ describe("dvault backup and restore", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`${theirs} is not empty: choose a new directory for the backup`);
     expect((await fs.readdir(theirs)).sort()).toEqual([UNFINISHED, "notes.txt"]);
+  }, 90_000);
+
+  it("a backup still being written is not cleared by a second run into its folder: refused, and the first ends whole", async () => {
+    const out = path.join(base, "running");
+    await fs.mkdir(out);
+    // Paused once its database folder appears (its marker written before it), as a long copy of a large archive is
+    // still running when a second run (a cron's, a person's) is pointed at the same folder.
+    let paused!: () => void;
+    const pausedNow = new Promise<void>((resolve) => {
+      paused = resolve;
+    });
+    const first = spawnBackup(out);
+    const done = stoppedAt(
+      out,
+      "database",
+      () => collectRun(first, Date.now()),
+      () => {
+        first.kill("SIGSTOP");
+        paused();
+      },
+    );
+    await pausedNow;
+    try {
+      const second = await runDvault(h, ["backup", "--out", out]);
+      expect(second.code).toBe(1);
+      expect(second.stderr.trim().split("\n")).toEqual([
+        `dvault: ${out} holds a backup that another dvault process on this machine is still writing: wait for it to end, or choose another --out`,
+      ]);
+      expect(await fs.readdir(out)).toContain(UNFINISHED);
+    } finally {
+      first.kill("SIGCONT");
+    }
+    const ended = await done;
+    expect(ended.code, ended.stderr).toBe(0);
+    expect((await fs.readdir(out)).sort()).toEqual((await fs.readdir(good)).sort());
+    expect((await readManifest(out)).archive.included).toBe(true);
   }, 90_000);
 
   it("Ctrl-C stops a backup: exit 130, one line, and what it wrote removed", async () => {
