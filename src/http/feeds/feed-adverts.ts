@@ -22,6 +22,8 @@ export type FeedAdverts = {
 export function createFeedAdverts({ pool, config, log }: { pool: Queryable; config: Config; log: Logger }): FeedAdverts {
   const repo = new FeedTokenRepository(pool);
   let key: Buffer | undefined;
+  /** The reason last warned of: a lost key is said once, not on every page a browser loads. */
+  let warned: string | undefined;
   const live = async () => {
     if ((await repo.liveFeedTokens()).length === 0) return [];
     // Live tokens were made under a key: one missing now is lost (a config folder not mounted), never replaced here.
@@ -40,7 +42,8 @@ export function createFeedAdverts({ pool, config, log }: { pool: Queryable; conf
       // them out rather than failing the overview; the Feeds page shows the error itself.
       const tokens = await live().catch((err: unknown) => {
         if (!(err instanceof UserError)) throw err;
-        log.warn({ err }, "dashboard: feed links left out of the page");
+        if (warned !== err.message) log.warn({ err }, "dashboard: feed links left out of the pages");
+        warned = err.message;
         return [];
       });
       return feeds.flatMap((f) => {
