@@ -58,7 +58,8 @@ async function keyToIssueWith(services: Services): Promise<Buffer> {
   if (sealedAccount || liveFeeds) {
     throw new UserError(
       `no key was found in ${keyPlaces(services)}, but this install holds ${sealedAccount ? "tokens" : "feed tokens"} made under one: ` +
-        "restore secret.key from your backup (or point DVAULT_CONFIG_DIR at its folder, or set DVAULT_SECRET_KEY) and run this again",
+        "restore secret.key from your backup (or point DVAULT_CONFIG_DIR at its folder, or set DVAULT_SECRET_KEY) and run this again; " +
+        "if it is lost for good, dvault auth login makes a new one (each account logs in again)",
     );
   }
   return loadSecretKey(services.config, (file) => services.log.warn({ path: file }, keyCreatedMessage(file))).key;

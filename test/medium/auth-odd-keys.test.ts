@@ -190,7 +190,8 @@ describe("dvault auth with odd keys and a read-only database", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim().split("\n")).toEqual([
       `dvault: no key was found in DVAULT_SECRET_KEY or the key file ${file}, but this install holds tokens made under one: ` +
-        "restore secret.key from your backup (or point DVAULT_CONFIG_DIR at its folder, or set DVAULT_SECRET_KEY) and run this again",
+        "restore secret.key from your backup (or point DVAULT_CONFIG_DIR at its folder, or set DVAULT_SECRET_KEY) and run this again; " +
+        "if it is lost for good, dvault auth login makes a new one (each account logs in again)",
     ]);
     expect(existsSync(file), "no key file made in place of the lost one").toBe(false);
     expect((await db.pool.query("SELECT count(*)::int AS n FROM feed_tokens")).rows[0].n).toBe(0);
