@@ -8,6 +8,7 @@ import type { Archive } from "../storage/archive.ts";
 import { openArchive } from "../storage/store.ts";
 import { DiskGuard } from "./disk-guard.ts";
 import { GroupCommit, type GroupCommitOptions } from "./group-commit.ts";
+import { PlacedJournals } from "./placed-journal.ts";
 import { DownloadQuota } from "./quota.ts";
 import type { TransferLimits, TransferRetry, TransferTimeouts } from "./transfer.ts";
 
@@ -76,7 +77,7 @@ function createDownloadDeps(services: Services, tuning: DownloadTuning): Downloa
     quotaRepo,
     quota: new DownloadQuota({ repo: quotaRepo, defaultAllowance: config.downloadQuota, now: services.now }),
     guard: new DiskGuard({ archive, coord, prefix: config.redisPrefix, minFreeBytes: config.minFreeBytes, log, now: services.now }),
-    commits: new GroupCommit({ archive, repo, ...tuning.storeBatch }),
+    commits: new GroupCommit({ archive, repo, journal: new PlacedJournals(archive), ...tuning.storeBatch }),
     tuning,
     apiFor(accountId) {
       const hit = apis.get(accountId);

@@ -18,7 +18,7 @@ import { folderFault } from "../storage/storage-fault.ts";
 import type { DownloadDeps } from "./deps.ts";
 import type { DownloadOutcome, DownloadRequest } from "./outcome.ts";
 import { PaidDownloads } from "./paid-downloads.ts";
-import { PlacedOriginals } from "./placed-originals.ts";
+import { type PlacedOriginal, PlacedOriginals } from "./placed-originals.ts";
 import { bestFreeRendition, partialityOf, usableListing } from "./renditions.ts";
 import { afterStore, gone } from "./after-store.ts";
 import { readRefusal } from "./refusal.ts";
@@ -200,40 +200,50 @@ async function storeOriginal(
 ): Promise<DownloadOutcome> {
   const { coord, config } = deps.services;
   const partial = partialityOf(t.deviation.raw as Deviation, "original");
+  // What is kept of the placed file until its row is written (placed-originals.ts): in the batch's journal before the
+  // commit (a process killed there), and beyond it when the row is refused.
+  const placedOf = ({ id: _id, at, ...row }: StoredRow): PlacedOriginal => ({
+    deviationid: t.deviationid,
+    accountId,
+    placedAt: at.toISOString(),
+    row: { ...row, status: "done", rendition: "original" },
+  });
   let placedRow: StoredRow | undefined;
-  const { stored, held: old } = await storeDurably(deps, result.written, (stored) => {
-    placedRow = {
-      id: t.id,
-      status: "done",
-      rendition: "original",
-      path: stored.relPath,
-      size: stored.size,
-      sha256: stored.sha256,
-      mime: result.mime ?? null,
-      width: info.width ?? null,
-      height: info.height ?? null,
-      etag: result.etag ?? null,
-      sourceFilename: info.filename ?? null,
-      sourceSize: info.filesize ?? null,
-      isPartial: partial.partial,
-      partialReason: partial.reason,
-      bytes: result.bytesReceived,
-      at: new Date(deps.services.now()),
-      note: t.status === "degraded" ? `original replaces the degraded ${t.rendition ?? "rendition"}` : null,
-    };
-    return placedRow;
-  }).catch(async (err: unknown) => {
+  const { stored, held: old } = await storeDurably(
+    deps,
+    result.written,
+    (stored) => {
+      placedRow = {
+        id: t.id,
+        status: "done",
+        rendition: "original",
+        path: stored.relPath,
+        size: stored.size,
+        sha256: stored.sha256,
+        mime: result.mime ?? null,
+        width: info.width ?? null,
+        height: info.height ?? null,
+        etag: result.etag ?? null,
+        sourceFilename: info.filename ?? null,
+        sourceSize: info.filesize ?? null,
+        isPartial: partial.partial,
+        partialReason: partial.reason,
+        bytes: result.bytesReceived,
+        at: new Date(deps.services.now()),
+        note: t.status === "degraded" ? `original replaces the degraded ${t.rendition ?? "rendition"}` : null,
+      };
+      return placedRow;
+    },
+    placedOf,
+  ).catch(async (err: unknown) => {
     // Placed, its row not written (the database refusing writes, or away): kept until it is, beyond the paid answer's
     // 5 minutes, so that no later attempt pays for this file again (placed-originals.ts).
     if (placedRow) {
-      const { id: _id, at, ...row } = placedRow;
-      await new PlacedOriginals(coord, config.redisPrefix, deps.archive).keep({
-        deviationid: t.deviationid,
-        accountId,
-        placedAt: at.toISOString(),
-        row: { ...row, status: "done", rendition: "original" },
-      });
-      req.log.warn({ deviationid: t.deviationid, path: row.path }, "original placed but its row not written: kept, so that no later attempt pays for it again");
+      await new PlacedOriginals(coord, config.redisPrefix, deps.archive).keep(placedOf(placedRow));
+      req.log.warn(
+        { deviationid: t.deviationid, path: placedRow.path },
+        "original placed but its row not written: kept, so that no later attempt pays for it again",
+      );
     }
     throw err;
   });
@@ -415,9 +425,14 @@ async function transfer(
 }
 
 /** A written file made durable and placed, then its row committed, with the batch it lands in (group-commit.ts). */
-async function storeDurably(deps: DownloadDeps, written: WrittenFile, row: (stored: StoredFile) => StoredRow): Promise<GroupStored> {
+async function storeDurably(
+  deps: DownloadDeps,
+  written: WrittenFile,
+  row: (stored: StoredFile) => StoredRow,
+  placed?: (row: StoredRow) => PlacedOriginal,
+): Promise<GroupStored> {
   try {
-    return await deps.commits.store(written, row);
+    return await deps.commits.store(written, row, placed);
   } catch (err) {
     throw await pauseWhenFull(deps, err, written.key);
   }

@@ -4,9 +4,12 @@
 // statement (DownloadRepository.markDownloadsStored) — so a batch pays one round trip and one commit instead of one
 // per file, and its fsyncs overlap. A waiter is answered only after its row committed. The order is the guarantee:
 // no row ever points at bytes that a crash could lose. A crash (or a failure) between the placing and the commit
-// leaves files at their content address with no row: the row is still wanted, and its next attempt stores the same
-// bytes at the same address, so finds them there and adopts them (Archive's dedupe), with the download it already
-// paid for (paid-downloads.ts); a file whose row never comes back is what `dvault verify` reports as orphaned
+// leaves files at their content address with no row: the row is still wanted. An original (paid for from the weekly
+// allowance) is listed, before its batch's rows commit, in one journal per batch in the archive's .partial folder,
+// fsynced with its folder (placed-journal.ts) and removed after the commit: a process killed in between leaves it,
+// and the next attempt, however much later, records the row from the placed file with no second /deviation/download
+// (placed-originals.ts). Any other file's next attempt stores the same bytes at the same address and adopts them
+// (Archive's dedupe); a file whose row never comes back is what `dvault verify` reports as orphaned
 // (docs/RELIABILITY.md#grouped-durability).
 //
 // No timer: a file that finds fewer than maxInFlight batches under way starts one at once (a lone download waits for
@@ -15,6 +18,8 @@
 // flushes, a busy database), and otherwise go as they come.
 import type { DownloadRepository, HeldBefore, StoredFile as StoredRow } from "../db/download.repository.ts";
 import type { Archive, StoredFile, WrittenFile } from "../storage/archive.ts";
+import type { PlacedJournals } from "./placed-journal.ts";
+import type { PlacedOriginal } from "./placed-originals.ts";
 
 /** Files per batch at most: one transaction's worth of rows, and a bound on how long the last waiter waits. */
 const DEFAULT_MAX_FILES = 32;
@@ -32,6 +37,8 @@ export type GroupCommitOptions = {
   maxFiles?: number | undefined;
   /** Batches under way at once (default 4). */
   maxInFlight?: number | undefined;
+  /** Where a batch's placed originals are listed before its rows commit (placed-journal.ts); none when not given. */
+  journal?: Pick<PlacedJournals, "keep" | "settle"> | undefined;
   /** Test-only: runs after a batch's files are durable and placed, before their rows commit (a throw = a crash there). */
   beforeRowsCommit?: ((files: readonly StoredFile[]) => Promise<void>) | undefined;
 };
@@ -41,6 +48,7 @@ export type GroupStored = { stored: StoredFile; held: HeldBefore };
 type Waiter = {
   written: WrittenFile;
   row: (stored: StoredFile) => StoredRow;
+  placed: ((row: StoredRow) => PlacedOriginal) | undefined;
   resolve: (done: GroupStored) => void;
   reject: (err: unknown) => void;
 };
@@ -59,11 +67,12 @@ export class GroupCommit {
   /**
    * Makes `written` durable, places it and commits the row `row` builds for it, with whatever else is waiting.
    * Resolves once the row is committed; rejects when the file could not be placed (the partial file stays) or
-   * its row could not be written (the file stays at its address, for the next attempt to adopt).
+   * its row could not be written (the file stays at its address, for the next attempt to adopt). `placed`, for an
+   * original, builds what the batch's journal keeps of it until its row is committed.
    */
-  store(written: WrittenFile, row: (stored: StoredFile) => StoredRow): Promise<GroupStored> {
+  store(written: WrittenFile, row: (stored: StoredFile) => StoredRow, placed?: (row: StoredRow) => PlacedOriginal): Promise<GroupStored> {
     return new Promise<GroupStored>((resolve, reject) => {
-      this.pending.push({ written, row, resolve, reject });
+      this.pending.push({ written, row, placed, resolve, reject });
       this.pump();
     });
   }
@@ -99,16 +108,43 @@ export class GroupCommit {
     }
     if (ready.length === 0) return;
     try {
+      const journal = await this.keepJournal(ready);
       await this.options.beforeRowsCommit?.(ready.map((r) => r.stored));
       const held = await this.commitRows(ready.map((r) => r.row));
+      if (journal)
+        this.options.journal?.settle(
+          journal.name,
+          journal.records.filter((_, i) => !isHeld(held[journal.at[i] ?? -1])),
+        );
       ready.forEach(({ waiter, stored }, i) => {
         const h = held[i];
-        if (h === undefined || h instanceof Error) waiter.reject(h ?? new Error("no answer for a stored row"));
-        else waiter.resolve({ stored, held: h });
+        if (isHeld(h)) waiter.resolve({ stored, held: h });
+        else waiter.reject(h ?? new Error("no answer for a stored row"));
       });
     } catch (err) {
       for (const { waiter } of ready) waiter.reject(err);
     }
+  }
+
+  /**
+   * The batch's originals listed in one journal, durable before their rows commit; undefined when it has none. A
+   * journal that cannot be written leaves the batch as it was before journals (a crash before the commit then costs
+   * those originals again), rather than failing rows whose files are placed.
+   */
+  private async keepJournal(
+    ready: readonly { waiter: Waiter; row: StoredRow }[],
+  ): Promise<{ name: string; records: PlacedOriginal[]; at: number[] } | undefined> {
+    const { journal } = this.options;
+    const records: PlacedOriginal[] = [];
+    const at: number[] = [];
+    ready.forEach(({ waiter, row }, i) => {
+      if (!waiter.placed) return;
+      records.push(waiter.placed(row));
+      at.push(i);
+    });
+    if (!journal || records.length === 0) return undefined;
+    const name = await journal.keep(records).catch(() => undefined);
+    return name === undefined ? undefined : { name, records, at };
   }
 
   /**
@@ -132,4 +168,8 @@ export class GroupCommit {
       );
     }
   }
+}
+
+function isHeld(h: HeldBefore | Error | undefined): h is HeldBefore {
+  return h !== undefined && !(h instanceof Error);
 }

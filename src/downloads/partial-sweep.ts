@@ -3,7 +3,9 @@
 // the first host would ever resume it (docs/RELIABILITY.md#work-held-by-a-dead-process). At a downloads host's
 // start, a partial original is removed once its row is stored or given up (done, not_downloadable) or gone,
 // and only when it is old enough that no transfer of this folder can still be writing it. A partial file of a
-// row still wanted stays: it is what a resume needs.
+// row still wanted stays: it is what a resume needs. A batch's journal of placed originals (placed-journal.ts) left by
+// a process killed before its rows committed goes by the same rule once old: when every row it lists is stored or given
+// up, or gone (one still wanted keeps it: its next attempt records the row from it).
 // A partial file written whole and then renamed (Archive.storeBytes's `bytes-`: a journal's or a literature's HTML;
 // Archive.adoptFile's `adopt-`: a file an import copies or hard-links in; the local blob store's `blob-`: a thumbnail, a readable index, an object `dvault storage migrate` copies), and the
 // temp file an object is copied through (`migrate-`, `copy-`: src/storage/migrate-store.ts, blob-transfer.ts), is never
@@ -15,6 +17,7 @@ import path from "node:path";
 import type { DownloadRepository } from "../db/download.repository.ts";
 import type { Logger } from "../log.ts";
 import { writerHere } from "../queue/holder.ts";
+import { isPlacedJournal, journalLineDeviation } from "./placed-journal.ts";
 import type { Archive } from "../storage/archive.ts";
 import {
   isWrittenPartial,
@@ -52,17 +55,34 @@ export async function sweepStrandedPartials(args: {
   const names = await fs.readdir(dir).catch(() => [] as string[]);
   const result: PartialSweep = { removed: 0, bytes: 0 };
   for (const name of names) {
+    const journal = isPlacedJournal(name.replace(/\.tmp$/, ""));
     const deviationid = PARTIAL_ORIGINAL.exec(name)?.[1];
-    if (!deviationid) continue;
+    if (!deviationid && !journal) continue;
     const st = await fs.lstat(path.join(dir, name)).catch(() => undefined);
     if (!st?.isFile() || args.now - st.mtimeMs < (args.minAgeMs ?? DEFAULT_MIN_AGE_MS)) continue;
-    const row = await args.repo.findDownloadTarget(deviationid, "original");
-    if (row && !FINISHED.has(row.status)) continue;
-    await args.archive.discardPartial(`${deviationid}-original`);
+    const listed = deviationid ? [deviationid] : await journalDeviations(path.join(dir, name));
+    if (!(await allFinished(args.repo, listed))) continue;
+    if (deviationid) await args.archive.discardPartial(`${deviationid}-original`);
+    else await fs.rm(path.join(dir, name), { force: true });
     result.removed++;
     result.bytes += st.size;
   }
   return result;
+}
+
+/** The deviations a journal lists (none for a line that is not one). */
+async function journalDeviations(file: string): Promise<string[]> {
+  const text = await fs.readFile(file, "utf8").catch(() => "");
+  return text.split("\n").flatMap((line) => journalLineDeviation(line) ?? []);
+}
+
+/** Whether the original of every one of `deviationids` is stored or given up, or has no row. */
+async function allFinished(repo: Pick<DownloadRepository, "findDownloadTarget">, deviationids: readonly string[]): Promise<boolean> {
+  for (const id of deviationids) {
+    const row = await repo.findDownloadTarget(id, "original");
+    if (row && !FINISHED.has(row.status)) return false;
+  }
+  return true;
 }
 
 const WRITTEN_KINDS: readonly WrittenPartialKind[] = ["bytes", "adopt", "blob", "migrate", "copy"];

@@ -10,6 +10,7 @@ import { z } from "zod";
 import type { Coordinator } from "../coord/coordinator.ts";
 import type { Archive } from "../storage/archive.ts";
 import { errCode, originalRelPath } from "../storage/layout.ts";
+import { PlacedJournals } from "./placed-journal.ts";
 
 /** The row as the attempt that placed the file built it, less its id and time, which the row that takes it gives. */
 const PlacedOriginalSchema = z
@@ -92,6 +93,11 @@ export class PlacedOriginals {
     const placed =
       parse(heldHere.get(this.key(deviationid)), deviationid) ??
       parse(this.archive.readPlacedNote(transferKey(deviationid)), deviationid) ??
+      // A batch's journal left by a process killed before its rows committed (group-commit.ts).
+      new PlacedJournals(this.archive)
+        .find(deviationid)
+        .map((line) => parse(line, deviationid))
+        .find((p) => p !== undefined) ??
       parse(await this.coord.get(this.key(deviationid)), deviationid);
     if (!placed) return undefined;
     if (await this.stillThere(placed)) return placed;
@@ -113,6 +119,7 @@ export class PlacedOriginals {
   async forget(deviationid: string): Promise<void> {
     heldHere.delete(this.key(deviationid));
     this.archive.dropPlacedNote(transferKey(deviationid));
+    new PlacedJournals(this.archive).drop(deviationid);
     await this.coord.remove(this.key(deviationid));
   }
 }

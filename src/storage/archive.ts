@@ -184,6 +184,24 @@ export class Archive {
     this.disk.removePlacedNote(key);
   }
 
+  /**
+   * A batch's journal (src/downloads/placed-journal.ts): `.partial/<name>`, written whole and fsynced with its folder, on
+   * the archive folder's own disk whatever the store (with a bucket, this host's folder).
+   */
+  keepJournal(name: string, text: string): Promise<void> {
+    return this.disk.writeDurablyInPartial(name, text);
+  }
+
+  /** The journals of the partial folder whose names `named` takes, with their text (one that cannot be read is left out). */
+  readJournals(named: (name: string) => boolean): { name: string; text: string }[] {
+    return this.disk.readInPartial(named);
+  }
+
+  /** A journal replaced by `text`, or removed when undefined; neither fsynced. */
+  replaceJournal(name: string, text: string | undefined): void {
+    this.disk.replaceInPartial(name, text);
+  }
+
   /** sha256 and size of a stored file, read as a stream; a missing one throws an error with code ENOENT. */
   async hashFile(relPath: string): Promise<{ sha256: string; size: number }> {
     if (this.placesLocally) return this.disk.hashFile(relPath);

@@ -181,6 +181,52 @@ export class LocalDisk {
     fsSync.rmSync(`${this.partialPath(key)}.placed.json`, { force: true });
   }
 
+  /** A small file of the partial folder, `name` there (not a transfer's), written whole and fsynced, its folder too. */
+  async writeDurablyInPartial(name: string, text: string): Promise<void> {
+    const abs = path.join(this.root, PARTIAL_DIR, name);
+    await this.ensureDir(path.dirname(abs));
+    this.assertInside(abs);
+    await this.writeFile(abs, text, true);
+    await fsyncDir(path.dirname(abs));
+  }
+
+  /** The regular files of the partial folder whose names `named` takes, with their text. */
+  readInPartial(named: (name: string) => boolean): { name: string; text: string }[] {
+    let dir: string;
+    let names: string[];
+    try {
+      // Checked as every write is: a link planted at .partial is not followed.
+      dir = this.resolveInside(PARTIAL_DIR);
+      names = fsSync.readdirSync(dir).filter(named);
+    } catch {
+      return [];
+    }
+    return names.flatMap((name) => {
+      try {
+        return [{ name, text: readRegularFile(path.join(dir, name)) }];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  /** A file of the partial folder replaced whole through a rename (not fsynced), or removed when `text` is undefined. */
+  replaceInPartial(name: string, text: string | undefined): void {
+    const abs = path.join(this.root, PARTIAL_DIR, name);
+    if (text === undefined) {
+      fsSync.rmSync(abs, { force: true });
+      return;
+    }
+    this.assertInside(abs);
+    const fd = fsSync.openSync(`${abs}.tmp`, WRITE_NOFOLLOW | NONBLOCK, this.fileMode);
+    try {
+      fsSync.writeFileSync(fd, text);
+    } finally {
+      fsSync.closeSync(fd);
+    }
+    fsSync.renameSync(`${abs}.tmp`, abs);
+  }
+
   /** Removes a file dvault wrote (a partial one), if it is there. */
   async remove(abs: string): Promise<void> {
     fsSync.rmSync(abs, { force: true });

@@ -12,6 +12,7 @@ import { createPgPool } from "../../src/db/connect.ts";
 import { DownloadRepository } from "../../src/db/download.repository.ts";
 import { GroupCommit, type GroupCommitOptions } from "../../src/downloads/group-commit.ts";
 import { sweepStrandedPartials } from "../../src/downloads/partial-sweep.ts";
+import { isPlacedJournal } from "../../src/downloads/placed-journal.ts";
 import { downloadableOwnerDeviations, generateDataset, type DatasetOptions } from "../../src/simulator/dataset.ts";
 import { DEFAULT_START_TIME } from "../../src/simulator/server.ts";
 import type { StoredFile } from "../../src/storage/archive.ts";
@@ -236,8 +237,22 @@ for (const storage of ["local", "s3"] as const) {
       expect(await Promise.all(placed.map((f) => sha256Of(f.relPath)))).toEqual(placed.map((f) => f.sha256));
       expect(new Set(placed.map((f) => f.sha256))).toEqual(new Set(truth));
       // The partial sweep finds nothing of theirs: they left .partial/ when they were placed. What is there is the
-      // note of each placed file whose row was not written (src/downloads/placed-originals.ts).
-      expect((await fs.readdir(path.join(h.archiveDir, ".partial"))).sort()).toEqual(mine.map((id) => `${id}-original.part.placed.json`));
+      // note of each placed file whose row was not written (src/downloads/placed-originals.ts), and each batch's journal
+      // of its originals, written before the commit (src/downloads/placed-journal.ts): one per batch, every file listed.
+      const inPartial = (await fs.readdir(path.join(h.archiveDir, ".partial"))).sort();
+      expect(inPartial.filter((n) => !isPlacedJournal(n))).toEqual(mine.map((id) => `${id}-original.part.placed.json`));
+      const journals = inPartial.filter(isPlacedJournal);
+      expect(journals).toHaveLength(batches.length);
+      const listed = await Promise.all(journals.map((n) => fs.readFile(path.join(h.archiveDir, ".partial", n), "utf8")));
+      const lines = listed.flatMap((text) =>
+        text
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l) as { deviationid: string; row: { path: string } }),
+      );
+      expect(lines.map((l) => l.deviationid).sort()).toEqual(mine);
+      expect(new Set(lines.map((l) => l.row.path))).toEqual(new Set(placed.map((f) => f.relPath)));
+      expect(listed.join("")).not.toMatch(/https?:/);
       expect(await sweepStrandedPartials({ archive: h.deps.archive, repo: h.deps.repo, now: Date.now(), minAgeMs: 0 })).toEqual({ removed: 0, bytes: 0 });
 
       for (const id of mine) await wantAgain(h, id);

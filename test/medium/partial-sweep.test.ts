@@ -2,8 +2,8 @@
 // it was given up, or its row is gone) and keeps those a resume needs, and any young enough to be in use. A start also
 // removes the partial files of in-memory writes (Archive.storeBytes) whose writer is proven dead, and any old one; so too
 // an import's copies (Archive.adoptFile) and the local blob store's (a thumbnail, a readable index, a migrated object),
-// whose names carry their writer; and the temp files `dvault storage migrate` and copyBlob copy an object through in
-// .partial/.
+// whose names carry their writer; the temp files `dvault storage migrate` and copyBlob copy an object through in
+// .partial/; and a batch's journal of placed originals once nothing it lists is still wanted.
 import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -78,6 +78,31 @@ describe(sweepStrandedPartials.name, () => {
       ["blob-0123.part", "D-wanted-original.part", "D-wanted-original.part.json", "D-young-original.part", "D-young-original.part.json"].sort(),
     );
     expect((await archive.partialState(`${partials.wanted}-original`)).size).toBe(1000);
+  });
+
+  it("removes an old journal of placed originals (placed-journal.ts) once every row it lists is stored, given up or gone; keeps one with a row still wanted, and the young", async () => {
+    const root = await fs.mkdtemp(path.join(dir, "journals-"));
+    const archive = new Archive({ root, minFreeBytes: 0 });
+    const now = Date.now();
+    const dayOld = new Date(now - 24 * 3_600_000);
+    await row("J-done", "done");
+    await row("J-given", "not_downloadable");
+    await row("J-wanted", "wanted");
+    const journal = (...ids: string[]) => `${ids.map((deviationid) => JSON.stringify({ deviationid })).join("\n")}\n`;
+    const names = {
+      settled: `placed-batch-${"1".repeat(16)}.jsonl`,
+      wanted: `placed-batch-${"2".repeat(16)}.jsonl`,
+      young: `placed-batch-${"3".repeat(16)}.jsonl`,
+    };
+    await fs.mkdir(path.join(root, ".partial"), { recursive: true });
+    await fs.writeFile(path.join(root, ".partial", names.settled), journal("J-done", "J-given", "J-gone"));
+    await fs.writeFile(path.join(root, ".partial", names.wanted), journal("J-done", "J-wanted"));
+    await fs.writeFile(path.join(root, ".partial", names.young), journal("J-done"));
+    for (const name of [names.settled, names.wanted]) await fs.utimes(path.join(root, ".partial", name), dayOld, dayOld);
+
+    const swept = await sweepStrandedPartials({ archive, repo: new DownloadRepository(m.pool), now });
+    expect(swept.removed).toBe(1);
+    expect((await fs.readdir(path.join(root, ".partial"))).sort()).toEqual([names.wanted, names.young]);
   });
 });
 
