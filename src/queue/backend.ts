@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import {
   assertSchemaCompatibility,
   type BackendFactory,
+  ConnectionClosedError,
   createPostgresBackend,
   type Job,
   LATEST_SCHEMA_VERSION,
@@ -22,6 +23,7 @@ import {
 } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config, Engine } from "../config.ts";
+import { outageOf } from "./outage.ts";
 import { QUEUE_NAMES } from "./queues.ts";
 import { closeRedis, createRedis } from "./redis.ts";
 import { holdScratchPrefix, SCRATCH_ID_BYTES, SCRATCH_LIVENESS, type ScratchLiveness, scratchPrefix, sweepDeadScratchPrefixes } from "./redis-scratch.ts";
@@ -308,8 +310,10 @@ export async function postgresQueueBackend({ url, schema, tables }: { url: strin
     await shared.close().catch(() => undefined);
     throw err;
   }
-  const factory: BackendFactory<PostgresQueueBackend, PostgresConnectionOptions> = (name, opts, made = {}) =>
-    made.withBlockingConnection || made.blocking ? createPostgresBackend(name, opts, made) : new PostgresQueueBackend(shared, name, opts, false);
+  const factory: BackendFactory<PostgresQueueBackend, PostgresConnectionOptions> = (name, opts, made = {}) => {
+    if (made.withBlockingConnection) return recordEndsThroughOutages(createPostgresBackend(name, opts, made));
+    return made.blocking ? createPostgresBackend(name, opts, made) : new PostgresQueueBackend(shared, name, opts, false);
+  };
   const classes = withBackend(factory);
   const repo = tables(schema);
   const backend: QueueBackend = {
@@ -349,6 +353,30 @@ export async function postgresQueueBackend({ url, schema, tables }: { url: strin
     close: () => shared.close(),
   };
   return backend;
+}
+
+/**
+ * A worker's backend whose moves that record how a job's attempt ended wait out a connection the outage broke, as
+ * BullMQ waits out a refused one. BullMQ's worker tries such a move again (every runRetryDelay) only for a refused
+ * connection (ECONNREFUSED) or its ConnectionClosedError; a pooled connection PostgreSQL dropped meanwhile
+ * ("Connection terminated unexpectedly", or 57P01 of a server shutting down) it takes for the job's own failure, so a
+ * job whose handler succeeded during the outage was recorded as a failed attempt, for good if it had one
+ * (test/medium/queue-postgres-outage.test.ts). Raised as ConnectionClosedError, the original as its cause (which
+ * src/queue/outage.ts still reads), the move is tried again until the database is back. A move the database committed
+ * before its answer was lost fails on its lock when tried again and changes nothing: the job stays as recorded.
+ */
+function recordEndsThroughOutages(backend: PostgresQueueBackend): PostgresQueueBackend {
+  const moves = ["moveToCompleted", "moveToFailed", "moveToDelayed", "retryJob"] as const;
+  for (const name of moves) {
+    const move = backend[name].bind(backend) as (...args: unknown[]) => Promise<unknown>;
+    Object.assign(backend, { [name]: (...args: unknown[]) => move(...args).catch(asConnectionLoss) });
+  }
+  return backend;
+}
+
+function asConnectionLoss(err: unknown): never {
+  if (outageOf(err)?.kind !== "outage") throw err;
+  throw new ConnectionClosedError(`PostgreSQL connection lost: ${(err as Error).message}`, err as Error);
 }
 
 /**
