@@ -13,6 +13,7 @@ import type { QueueBackend, QueueWorker } from "./backend.ts";
 import type { Logger } from "../log.ts";
 import { scrubError, scrubString } from "../redact.ts";
 import { DELAY_WORDS, delayOf, InterruptedError, isSkippable, isStop, type JobContext, type JobEntry, type JobResult } from "./job-definition.ts";
+import { EveryMinuteLog } from "./log-every-minute.ts";
 import { type Outage, outageOf } from "./outage.ts";
 import type { QueueName } from "./queues.ts";
 import { requeueActiveJob } from "./requeue.ts";
@@ -69,13 +70,11 @@ export class WorkerHost<Ctx extends JobContext> {
   private lost = new Set<string>();
   private readonly endListeners: ((end: JobEnd) => void)[] = [];
   private readonly refusalListeners: ((err: unknown) => void)[] = [];
-  /**
-   * Per line that repeats while a store is away (a kind of lasting outage, a queue's worker errors): when it last went
-   * out at its level, and how often it went to debug since (logEveryMinute).
-   */
-  private readonly lastLogged = new Map<string, { at: number; since: number }>();
-
-  constructor(private readonly options: WorkerHostOptions<Ctx>) {}
+  /** The lines that repeat while a store is away (a kind of lasting outage, a queue's worker errors): one a minute each. */
+  private readonly minuteLog: EveryMinuteLog;
+  constructor(private readonly options: WorkerHostOptions<Ctx>) {
+    this.minuteLog = new EveryMinuteLog(options.log);
+  }
 
   start(): void {
     const { queues, concurrency = {}, backend } = this.options;
@@ -86,7 +85,7 @@ export class WorkerHost<Ctx extends JobContext> {
       });
       // Raised on each failed reconnect of each of its connections while Redis is away: about five a second.
       hosted.worker.on("error", (err) =>
-        this.logEveryMinute({ key: `worker-error:${queue}`, level: "error", fields: { err, queue }, message: "queue worker error" }),
+        this.minuteLog.line({ key: `worker-error:${queue}`, level: "error", fields: { err, queue }, message: "queue worker error" }),
       );
       // BullMQ raises both once the queue has recorded the end (moveToCompleted, moveToFailed).
       hosted.worker.on("completed", (job: Job, result: unknown) =>
@@ -116,38 +115,7 @@ export class WorkerHost<Ctx extends JobContext> {
     const fields = { service: outage.service, reason: scrubString(outage.reason), waitMs };
     const message = `${OUTAGE_WORDS[outage.kind]}: job delayed, no attempt spent`;
     if (!LASTING_KINDS.has(outage.kind)) log.warn(fields, message);
-    else this.logEveryMinute({ key: `outage:${outage.kind}:${outage.service}`, level: "warn", fields, message, log, countedAs: "delayedMeanwhile" });
-  }
-
-  /**
-   * A line that repeats for as long as a store is away, at `level` once a minute (LOG_EVERY_MS) and at debug in between,
-   * the next one counting those (`countedAs`, default `repeatedMeanwhile`).
-   */
-  private logEveryMinute({
-    key,
-    level,
-    fields,
-    message,
-    log = this.options.log,
-    countedAs = "repeatedMeanwhile",
-  }: {
-    key: string;
-    level: "warn" | "error";
-    fields: Record<string, unknown>;
-    message: string;
-    log?: Logger;
-    countedAs?: string;
-  }): void {
-    // The wall clock: the log's volume is real time, whatever clock the jobs' delays follow (a test's).
-    const at = Date.now();
-    const last = this.lastLogged.get(key);
-    if (last && at - last.at < LOG_EVERY_MS) {
-      last.since++;
-      log.debug(fields, message);
-      return;
-    }
-    log[level]({ ...fields, ...(last?.since ? { [countedAs]: last.since } : {}) }, message);
-    this.lastLogged.set(key, { at, since: 0 });
+    else this.minuteLog.line({ key: `outage:${outage.kind}:${outage.service}`, level: "warn", fields, message, log, countedAs: "delayedMeanwhile" });
   }
 
   /** Graceful: handlers see the abort, finish their current page, and active jobs complete or re-queue. */
@@ -260,14 +228,14 @@ export class WorkerHost<Ctx extends JobContext> {
 }
 
 /**
- * One warning a minute at most for jobs delayed by refused writes or by PostgreSQL or Redis away: a read-only database
- * or a full disk lasts until a person acts, days maybe, a store down for maintenance or a host rebooting an hour, and
- * each of thousands of queued jobs meets it again every few seconds (a line per job each time, up to hundreds a
- * second: 105–180 in a one-second PostgreSQL restart, test/faults/restart-postgres.faults.test.ts). The others go to
- * debug, counted in the next warning (`delayedMeanwhile`). A conflict (a deadlock victim) passes at once and keeps a
- * line per job. The same for a queue's worker errors while Redis is away (108 lines in 20 s, about 19 000 an hour).
+ * One warning a minute at most (src/queue/log-every-minute.ts) for jobs delayed by refused writes or by PostgreSQL or
+ * Redis away: a read-only database or a full disk lasts until a person acts, days maybe, a store down for maintenance
+ * or a host rebooting an hour, and each of thousands of queued jobs meets it again every few seconds (a line per job
+ * each time, up to hundreds a second: 105–180 in a one-second PostgreSQL restart,
+ * test/faults/restart-postgres.faults.test.ts). The others go to debug, counted in the next warning
+ * (`delayedMeanwhile`). A conflict (a deadlock victim) passes at once and keeps a line per job. The same for a queue's
+ * worker errors while Redis is away (108 lines in 20 s, about 19 000 an hour).
  */
-const LOG_EVERY_MS = 60_000;
 const LASTING_KINDS: ReadonlySet<Outage["kind"]> = new Set(["refused", "outage"]);
 
 /** What the log says of a job that met an outage, by its kind (src/queue/outage.ts). */

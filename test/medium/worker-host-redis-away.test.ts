@@ -1,6 +1,6 @@
 // A worker whose Redis is away for long (a reboot, maintenance, an hour): each of its queues' connections fails to
 // reconnect about every two seconds and BullMQ raises an error for each, so the host logs one error line a minute per
-// queue, the others at debug, counted in the next (src/queue/worker-host.ts#LOG_EVERY_MS), not thousands an hour.
+// queue, the others at debug, counted in the next (src/queue/log-every-minute.ts#LOG_EVERY_MS), not thousands an hour.
 import { afterEach, expect, it } from "vitest";
 import { freePort } from "../../src/free-port.ts";
 import { createLogger } from "../../src/log.ts";
