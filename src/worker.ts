@@ -15,6 +15,7 @@ import { Producer, schedulerIdOf } from "./queue/producer.ts";
 import { QueueAdmin } from "./queue/queue-admin.ts";
 import { registerSecret } from "./redact.ts";
 import { DEFAULT_OUTAGE_RETRY_MS, WorkerHost } from "./queue/worker-host.ts";
+import { startHeartbeat } from "./queue/heartbeat.ts";
 import { createServices, type ServiceOverrides, type Services } from "./services.ts";
 import { startDigestRuntime } from "./digest/runtime.ts";
 import { forgetWorker } from "./digest/alerts.ts";
@@ -45,8 +46,6 @@ export type RunningWorker = {
   applySchedules(schedules: Schedules): Promise<ReconcileSummary>;
 };
 
-const HEARTBEAT_EVERY_MS = 15_000;
-const HEARTBEAT_TTL_S = 60;
 const RECONCILE_SCHEDULER_ID = schedulerIdOf("schedules.reconcile");
 
 export type WorkerIntervals = {
@@ -198,12 +197,7 @@ export async function startWorker({
     : undefined;
 
   const heartbeatKey = `${prefix}:heartbeat:${id}`;
-  const beat = () =>
-    services.coord
-      .put(heartbeatKey, JSON.stringify({ id, at: new Date().toISOString() }), { ttlMs: HEARTBEAT_TTL_S * 1000 })
-      .catch((err: unknown) => log.warn({ err }, "heartbeat failed"));
-  await beat();
-  const timer = setInterval(beat, HEARTBEAT_EVERY_MS);
+  const heartbeat = await startHeartbeat({ coord: services.coord, key: heartbeatKey, id, log });
 
   let resolveStopped: () => void = () => undefined;
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
@@ -213,7 +207,7 @@ export async function startWorker({
   const stop = (reason: string): Promise<void> => {
     stopping ??= (async () => {
       log.info({ reason }, "worker stopping");
-      clearInterval(timer);
+      heartbeat.stop();
       clearInterval(reclaimTimer);
       lossGuard?.stop();
       await dashboard?.close().catch((err: unknown) => log.warn({ err }, "dashboard close failed"));
