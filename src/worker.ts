@@ -23,6 +23,7 @@ import { watchRedisLoss } from "./queue/redis-loss-guard.ts";
 import { installWork, MAINTENANCE_INTERVALS } from "./engine/install-work.ts";
 import { downloadDepsFor } from "./downloads/deps.ts";
 import { sweepPartialsAtStart } from "./downloads/partial-sweep.ts";
+import { PlacedOriginals } from "./downloads/placed-originals.ts";
 import { reclaimDeadHolders } from "./downloads/reclaim.ts";
 import { retryDownloadNow } from "./downloads/retry-now.ts";
 import { type HolderLease, holdWorkLease, thisHolder } from "./queue/holder.ts";
@@ -145,7 +146,8 @@ export async function startWorker({
   // Not awaited: a start never waits on a folder listing, and a failure only leaves files for the next start. Every
   // role's start: a maintenance or digest host writes thumbnails through partial files too.
   const deps = downloadDepsFor(services);
-  void sweepPartialsAtStart({ archive: deps.archive, repo: roles.has("downloads") ? deps.repo : undefined, now: services.now(), log });
+  const downloads = roles.has("downloads") ? { repo: deps.repo, placed: new PlacedOriginals(services.coord, config.redisPrefix, deps.archive) } : undefined;
+  void sweepPartialsAtStart({ archive: deps.archive, ...downloads, now: services.now(), log });
   let reclaiming = false;
   let reclaimFailing = false;
   const reclaim = async (host?: WorkerHost<WorkerContext>) => {

@@ -5,7 +5,12 @@
 // and only when it is old enough that no transfer of this folder can still be writing it. A partial file of a
 // row still wanted stays: it is what a resume needs. A batch's journal of placed originals (placed-journal.ts) left by
 // a process killed before its rows committed goes by the same rule once old: when every row it lists is stored or given
-// up, or gone (one still wanted keeps it: its next attempt records the row from it).
+// up, or gone (one still wanted keeps it: its next attempt records the row from it). So does a placed original's note
+// (`<deviationid>-original.part.placed.json`, placed-originals.ts) whose row was in fact committed, its answer lost:
+// nothing asks for it again; and, by the time written in it, its key in the coordination store, which has no expiry.
+// A sweep rather than an expiry for the key: a refusal may outlast any expiry (a read-only database waits for a
+// person), and on DVAULT_ENGINE=redis with no shared disk the key is another host's only copy, which an expiry would
+// drop blindly and a second paid /deviation/download replace.
 // A partial file written whole and then renamed (Archive.storeBytes's `bytes-`: a journal's or a literature's HTML;
 // Archive.adoptFile's `adopt-`: a file an import copies or hard-links in; the local blob store's `blob-`: a thumbnail, a readable index, an object `dvault storage migrate` copies), and the
 // temp file an object is copied through (`migrate-`, `copy-`: src/storage/migrate-store.ts, blob-transfer.ts), is never
@@ -18,6 +23,7 @@ import type { DownloadRepository } from "../db/download.repository.ts";
 import type { Logger } from "../log.ts";
 import { writerHere } from "../queue/holder.ts";
 import { isPlacedJournal, journalLineDeviation } from "./placed-journal.ts";
+import type { PlacedOriginals } from "./placed-originals.ts";
 import type { Archive } from "../storage/archive.ts";
 import {
   isWrittenPartial,
@@ -31,6 +37,8 @@ import {
 
 /** A partial original's name: `<deviationid>-original.part` (download-file.ts names the transfer). */
 const PARTIAL_ORIGINAL = /^([A-Za-z0-9][A-Za-z0-9._-]*)-original\.part$/;
+/** A placed original's note beside it (local-disk.ts writePlacedNote), or one a crash left before its rename. */
+const PLACED_NOTE = /^([A-Za-z0-9][A-Za-z0-9._-]*)-original\.part\.placed\.json(\.tmp)?$/;
 const DEFAULT_MIN_AGE_MS = 60 * 60_000;
 const FINISHED = new Set(["done", "not_downloadable"]);
 
@@ -56,13 +64,15 @@ export async function sweepStrandedPartials(args: {
   const result: PartialSweep = { removed: 0, bytes: 0 };
   for (const name of names) {
     const journal = isPlacedJournal(name.replace(/\.tmp$/, ""));
-    const deviationid = PARTIAL_ORIGINAL.exec(name)?.[1];
+    const partialOf = PARTIAL_ORIGINAL.exec(name)?.[1];
+    const deviationid = partialOf ?? PLACED_NOTE.exec(name)?.[1];
     if (!deviationid && !journal) continue;
     const st = await fs.lstat(path.join(dir, name)).catch(() => undefined);
     if (!st?.isFile() || args.now - st.mtimeMs < (args.minAgeMs ?? DEFAULT_MIN_AGE_MS)) continue;
     const listed = deviationid ? [deviationid] : await journalDeviations(path.join(dir, name));
     if (!(await allFinished(args.repo, listed))) continue;
-    if (deviationid) await args.archive.discardPartial(`${deviationid}-original`);
+    if (partialOf) await args.archive.discardPartial(`${partialOf}-original`);
+    // A journal or a note: a file of its own.
     else await fs.rm(path.join(dir, name), { force: true });
     result.removed++;
     result.bytes += st.size;
@@ -145,14 +155,21 @@ async function sweepNamed(
 export async function sweepPartialsAtStart(args: {
   archive: Archive;
   repo?: Pick<DownloadRepository, "findDownloadTarget"> | undefined;
+  /** The placed originals kept in the coordination store, swept with the repository (a downloads host's start). */
+  placed?: Pick<PlacedOriginals, "sweepSettledKeys"> | undefined;
   now: number;
   log: Logger;
 }): Promise<void> {
-  const { archive, repo, now, log } = args;
+  const { archive, repo, placed, now, log } = args;
   if (repo)
     await sweepStrandedPartials({ archive, repo, now }).then(
       (swept) => swept.removed > 0 && log.info(swept, "removed partial files of downloads stored or given up meanwhile"),
       (err: unknown) => sweepFailed(log, err),
+    );
+  if (repo && placed)
+    await placed.sweepSettledKeys({ settled: (id) => allFinished(repo, [id]), now, minAgeMs: DEFAULT_MIN_AGE_MS }).then(
+      (removed) => removed > 0 && log.info({ removed }, "forgot the placed originals the store kept for downloads stored or given up meanwhile"),
+      (err: unknown) => log.warn({ err }, "could not sweep the placed originals the store keeps; trying again at the next start"),
     );
   await sweepWrittenAtStart(archive, log);
 }

@@ -115,6 +115,26 @@ export class PlacedOriginals {
     }
   }
 
+  /**
+   * Removes from the coordination store the placed originals kept at least `minAgeMs` before `now` whose row
+   * `settled` says is stored or given up, or gone: a row that was in fact committed (its answer lost) never comes back
+   * for its key, which has no expiry (partial-sweep.ts, at a downloads host's start). Each is removed only as it was
+   * read: one kept again meanwhile stays. A younger one may be an attempt's on its way; one not read as a placed
+   * original is left as found. How many went.
+   */
+  async sweepSettledKeys({ settled, now, minAgeMs }: { settled: (deviationid: string) => Promise<boolean>; now: number; minAgeMs: number }): Promise<number> {
+    const head = placedOriginalsPrefix(this.prefix);
+    let removed = 0;
+    for (const key of await this.coord.keysStartingWith(head)) {
+      const deviationid = key.slice(head.length);
+      const raw = await this.coord.get(key);
+      const placed = parse(raw, deviationid);
+      if (!placed || raw === undefined || now - Date.parse(placed.placedAt) < minAgeMs || !(await settled(deviationid))) continue;
+      if (await this.coord.removeIfEquals(key, raw)) removed++;
+    }
+    return removed;
+  }
+
   /** Its row is written (or its file is gone): forgotten everywhere. */
   async forget(deviationid: string): Promise<void> {
     heldHere.delete(this.key(deviationid));

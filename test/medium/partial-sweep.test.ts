@@ -4,21 +4,27 @@
 // an import's copies (Archive.adoptFile) and the local blob store's (a thumbnail, a readable index, a migrated object),
 // whose names carry their writer; the temp files `dvault storage migrate` and copyBlob copy an object through in
 // .partial/; and a batch's journal of placed originals once nothing it lists is still wanted.
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DownloadRepository } from "../../src/db/download.repository.ts";
-import { sweepStrandedPartials, sweepWrittenPartials } from "../../src/downloads/partial-sweep.ts";
+import { postgresCoordinator } from "../../src/coord/postgres.ts";
+import { sweepPartialsAtStart, sweepStrandedPartials, sweepWrittenPartials } from "../../src/downloads/partial-sweep.ts";
+import { type PlacedOriginal, PlacedOriginals, placedOriginalsPrefix } from "../../src/downloads/placed-originals.ts";
+import { createLogger } from "../../src/log.ts";
 import { thisWriterTag } from "../../src/queue/holder.ts";
 import { Archive } from "../../src/storage/archive.ts";
 import { LocalBlobStore } from "../../src/storage/blob-store.ts";
 import { copyBlob } from "../../src/storage/blob-transfer.ts";
+import { originalRelPath } from "../../src/storage/layout.ts";
 import { LocalDisk } from "../../src/storage/local-disk.ts";
 import { migrateStore } from "../../src/storage/migrate-store.ts";
+import { TEST_ENGINE } from "../helpers/env.ts";
 import { createMirrorDb, type MirrorDb } from "../helpers/mirror-fixtures.ts";
 import { partialNamesDuring } from "../helpers/partial-names.ts";
+import { createTestRedis } from "../helpers/redis.ts";
 import { writerOfChild } from "../helpers/writer-child.ts";
 
 let m: MirrorDb;
@@ -49,16 +55,22 @@ async function row(deviationid: string, status: string): Promise<void> {
   );
 }
 
+/** The rows of the five cases a sweep judges, their ids `<tag>-done` and so on: stored, given up, gone (no row), still wanted, and stored but young. */
+async function fiveCases(tag: string) {
+  const ids = { done: `${tag}-done`, given: `${tag}-given`, gone: `${tag}-gone`, wanted: `${tag}-wanted`, young: `${tag}-young` };
+  await row(ids.done, "done");
+  await row(ids.given, "not_downloadable");
+  await row(ids.wanted, "wanted");
+  await row(ids.young, "done");
+  return ids;
+}
+
 describe(sweepStrandedPartials.name, () => {
   it("removes old partial originals of stored, given-up or vanished rows, and keeps the wanted and the young", async () => {
     const archive = new Archive({ root: dir, minFreeBytes: 0 });
     const now = Date.now();
     const dayOld = new Date(now - 24 * 3_600_000);
-    const partials = { done: "D-done", given: "D-given", gone: "D-gone", wanted: "D-wanted", young: "D-young" };
-    await row(partials.done, "done");
-    await row(partials.given, "not_downloadable");
-    await row(partials.wanted, "wanted");
-    await row(partials.young, "done");
+    const partials = await fiveCases("D");
     for (const id of Object.values(partials)) {
       const file = archive.partialPath(`${id}-original`);
       await fs.mkdir(path.dirname(file), { recursive: true });
@@ -103,6 +115,66 @@ describe(sweepStrandedPartials.name, () => {
     const swept = await sweepStrandedPartials({ archive, repo: new DownloadRepository(m.pool), now });
     expect(swept.removed).toBe(1);
     expect((await fs.readdir(path.join(root, ".partial"))).sort()).toEqual([names.wanted, names.young]);
+  });
+});
+
+describe("the placed originals' notes and store keys", () => {
+  /** A placed original of `deviationid` as download-file.ts keeps it, placed at `placedAt`. */
+  const placedOf = (deviationid: string, placedAt: Date): PlacedOriginal => {
+    const sha256 = createHash("sha256").update(deviationid).digest("hex");
+    return {
+      deviationid,
+      accountId: 1,
+      placedAt: placedAt.toISOString(),
+      row: { status: "done", rendition: "original", path: originalRelPath(sha256, "png"), size: 10, sha256, mime: "image/png", bytes: 10 },
+    };
+  };
+
+  it("removes an old note (local-disk.ts writePlacedNote) whose row is stored, given up or gone, and one a crash left before its rename; keeps a wanted row's and the young", async () => {
+    const root = await fs.mkdtemp(path.join(dir, "notes-"));
+    const archive = new Archive({ root, minFreeBytes: 0 });
+    const now = Date.now();
+    const dayOld = new Date(now - 24 * 3_600_000);
+    const ids = await fiveCases("N");
+    for (const id of Object.values(ids)) await archive.keepPlacedNote(`${id}-original`, JSON.stringify(placedOf(id, dayOld)));
+    const partial = path.join(root, ".partial");
+    const leftByCrash = "N-done-original.part.placed.json.tmp";
+    await fs.writeFile(path.join(partial, leftByCrash), "{}");
+    for (const name of await fs.readdir(partial)) if (!name.startsWith(ids.young)) await fs.utimes(path.join(partial, name), dayOld, dayOld);
+
+    const swept = await sweepStrandedPartials({ archive, repo: new DownloadRepository(m.pool), now });
+    expect(swept.removed).toBe(4);
+    expect((await fs.readdir(partial)).sort()).toEqual(["N-wanted-original.part.placed.json", "N-young-original.part.placed.json"]);
+    expect(archive.readPlacedNote(`${ids.wanted}-original`)).toBe(JSON.stringify(placedOf(ids.wanted, dayOld)));
+  });
+
+  it("forgets at a downloads host's start the store's old keys whose row is stored, given up or gone; keeps a wanted row's, the young, and what it cannot read", async () => {
+    const root = await fs.mkdtemp(path.join(dir, "keys-"));
+    const archive = new Archive({ root, minFreeBytes: 0 });
+    const now = Date.now();
+    const dayOld = new Date(now - 24 * 3_600_000);
+    const testRedis = TEST_ENGINE === "redis" ? await createTestRedis() : undefined;
+    const schema = `dvault_coord_${randomBytes(4).toString("hex")}`;
+    const coord = testRedis?.coord ?? (await postgresCoordinator(m.pool, { schema, sweepEveryMs: 0 }));
+    const prefix = testRedis?.prefix ?? "dvault-test";
+    try {
+      const ids = await fiveCases("K");
+      const placed = new PlacedOriginals(coord, prefix, archive);
+      for (const id of Object.values(ids))
+        await coord.put(`${placedOriginalsPrefix(prefix)}${id}`, JSON.stringify(placedOf(id, id === ids.young ? new Date(now) : dayOld)));
+      await coord.put(`${placedOriginalsPrefix(prefix)}K-unread`, "not a placed original");
+      const lines: { msg: string; removed?: number }[] = [];
+      const log = createLogger({ level: "debug", destination: { write: (line: string) => void lines.push(JSON.parse(line)) } });
+
+      await sweepPartialsAtStart({ archive, repo: new DownloadRepository(m.pool), placed, now, log });
+      const left = (await coord.keysStartingWith(placedOriginalsPrefix(prefix))).map((k) => k.slice(placedOriginalsPrefix(prefix).length)).sort();
+      expect(left).toEqual(["K-unread", ids.wanted, ids.young]);
+      expect(lines.find((l) => l.removed !== undefined)?.removed).toBe(3);
+    } finally {
+      await coord.close();
+      await testRedis?.cleanup();
+      if (!testRedis) await m.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    }
   });
 });
 
