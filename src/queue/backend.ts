@@ -363,7 +363,8 @@ export async function postgresQueueBackend({ url, schema, tables }: { url: strin
  * job whose handler succeeded during the outage was recorded as a failed attempt, for good if it had one
  * (test/medium/queue-postgres-outage.test.ts). Raised as ConnectionClosedError, the original as its cause (which
  * src/queue/outage.ts still reads), the move is tried again until the database is back. A move the database committed
- * before its answer was lost fails on its lock when tried again and changes nothing: the job stays as recorded.
+ * before its answer was lost is refused when tried again (BullMQ's move_to_completed: the job is no longer active) and
+ * changes nothing: the job stays as recorded.
  */
 function recordEndsThroughOutages(backend: PostgresQueueBackend): PostgresQueueBackend {
   const moves = ["moveToCompleted", "moveToFailed", "moveToDelayed", "retryJob"] as const;
