@@ -84,10 +84,7 @@ export class WorkerHost<Ctx extends JobContext> {
         concurrency: concurrency[queue] ?? 1,
         ...(this.options.name ? { name: this.options.name } : {}),
       });
-      // Raised on each failed reconnect of each of its connections while Redis is away: about five a second.
-      hosted.worker.on("error", (err) =>
-        this.logEveryMinute({ key: `worker-error:${queue}`, level: "error", fields: { err, queue }, message: "queue worker error" }),
-      );
+      hosted.worker.on("error", (err) => this.logWorkerError(queue, err));
       // BullMQ raises both once the queue has recorded the end (moveToCompleted, moveToFailed).
       hosted.worker.on("completed", (job: Job, result: unknown) =>
         this.ended({ queue, jobId: job.id ?? "", state: "completed", value: result === undefined ? undefined : JSON.parse(JSON.stringify(result)) }),
@@ -120,6 +117,18 @@ export class WorkerHost<Ctx extends JobContext> {
   }
 
   /**
+   * A queue's worker error. While a store is away BullMQ raises one on each failed reconnect of each connection (about
+   * five a second, in two wordings: a refused connect and a closed one): those go once a minute per queue. Any other
+   * error is its own line at once, only the same error repeated waiting its minute: a job whose end could not be
+   * recorded ("Missing lock for job …") is said even in the minute an outage's line holds.
+   */
+  private logWorkerError(queue: string, err: Error): void {
+    const outage = outageOf(err);
+    const kind = outage ? `store-${outage.kind}` : `${err.name}:${err.message}`;
+    this.logEveryMinute({ key: `worker-error:${queue}:${kind}`, level: "error", fields: { err, queue }, message: "queue worker error" });
+  }
+
+  /**
    * A line that repeats for as long as a store is away, at `level` once a minute (LOG_EVERY_MS) and at debug in between,
    * the next one counting those (`countedAs`, default `repeatedMeanwhile`).
    */
@@ -147,6 +156,9 @@ export class WorkerHost<Ctx extends JobContext> {
       return;
     }
     log[level]({ ...fields, ...(last?.since ? { [countedAs]: last.since } : {}) }, message);
+    // Keyed by the error's words too (logWorkerError): a line whose minute is over, and nothing held back, is forgotten.
+    if (this.lastLogged.size >= FORGET_LINES_ABOVE)
+      for (const [k, v] of this.lastLogged) if (at - v.at >= LOG_EVERY_MS && v.since === 0) this.lastLogged.delete(k);
     this.lastLogged.set(key, { at, since: 0 });
   }
 
@@ -268,6 +280,8 @@ export class WorkerHost<Ctx extends JobContext> {
  * line per job. The same for a queue's worker errors while Redis is away (108 lines in 20 s, about 19 000 an hour).
  */
 const LOG_EVERY_MS = 60_000;
+/** How many lines logEveryMinute remembers before it forgets those whose minute is over. */
+const FORGET_LINES_ABOVE = 256;
 const LASTING_KINDS: ReadonlySet<Outage["kind"]> = new Set(["refused", "outage"]);
 
 /** What the log says of a job that met an outage, by its kind (src/queue/outage.ts). */
