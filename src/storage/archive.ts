@@ -289,6 +289,11 @@ export class Archive {
     }
   }
 
+  /** Where placeWritten puts `written` unless its bytes are stored already (then where they are). */
+  addressOf(written: Pick<WrittenFile, "sha256" | "size" | "ext">): StoredFile {
+    return { sha256: written.sha256, size: written.size, relPath: originalRelPath(written.sha256, written.ext), deduplicated: false };
+  }
+
   /**
    * Makes written files durable and places them, as one pass for the batch: in the archive folder every file is
    * fsynced (concurrently, so the filesystem can share one journal commit), renamed to its content address (or
