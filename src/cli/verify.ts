@@ -116,7 +116,7 @@ export function registerVerifyCommand(program: Command): void {
     )
     .option(
       "--fix",
-      "want missing and corrupt files again (corrupt bytes are set aside under .corrupt/ first), make the thumbnails that are not there, and make old text pages inert",
+      "want missing and corrupt files again (corrupt bytes, and a link or FIFO standing at a file's name, are set aside under .corrupt/ first), make the thumbnails that are not there, and make old text pages inert",
     )
     .option("--deep", "re-hash every object (the default for the local folder)")
     .option("--no-deep", "compare sizes only (the default for an S3 bucket)")

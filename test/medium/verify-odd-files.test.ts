@@ -95,6 +95,10 @@ describe("dvault verify with odd files at a stored file's name", () => {
     expect(fix.code, fix.stdout + fix.stderr).toBe(0);
     expect(fix.stdout).toContain(`  ${piped.path} (${piped.deviationid}): a FIFO stands at its name, not the file (moved to .corrupt/)`);
     expect(fix.stdout).toMatch(/^re-queued 2 row\(s\)/m);
+    // What --help says --fix moves.
+    expect((await runDvault(h, ["verify", "--help"])).stdout.replace(/\s+/g, " ")).toContain(
+      "a link or FIFO standing at a file's name, are set aside under .corrupt/",
+    );
     await expect(fs.lstat(fifo)).rejects.toThrow(/ENOENT/);
     await expect(fs.lstat(link)).rejects.toThrow(/ENOENT/);
     const aside = await fs.readdir(path.join(h.archiveDir, ".corrupt"));
