@@ -204,7 +204,9 @@ export class Archive {
 
   /** sha256 and size of a stored file, read as a stream; a missing one throws an error with code ENOENT. */
   async hashFile(relPath: string): Promise<{ sha256: string; size: number }> {
-    if (this.placesLocally) return this.disk.hashFile(relPath);
+    // Through the blob store in the archive folder too: it never waits on a FIFO at the name nor follows a link there
+    // (a note's or a journal's line naming such a file held its download for ever, placed-originals.ts), and takes
+    // either for no file.
     const got = await hashBlob(this.blobs, relPath);
     if (!got) throw Object.assign(new Error(`${relPath} is not in ${this.blobs.describe()}`), { code: "ENOENT" });
     return got;

@@ -2,6 +2,7 @@
 // the addresses they are about to take (src/downloads/group-commit.ts). A file whose bytes the archive holds already
 // under another extension is placed there instead (Archive's dedupe): the journal then lists where it is, so that
 // the next attempt after a kill finds the file its line names (placed-originals.ts checks it) and pays nothing again.
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -9,6 +10,7 @@ import { Readable } from "node:stream";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { GroupCommit } from "../../src/downloads/group-commit.ts";
 import { isPlacedJournal, PlacedJournals } from "../../src/downloads/placed-journal.ts";
+import { PlacedOriginals } from "../../src/downloads/placed-originals.ts";
 import type { StoredFile } from "../../src/storage/archive.ts";
 import { originalRelPath } from "../../src/storage/layout.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
@@ -71,4 +73,34 @@ it("lists an original whose bytes are stored already under another extension whe
   // One journal at the commit, naming the file where it is, not the .jpg address it would have taken.
   expect(listed.map((l) => [l.deviationid, l.row.path])).toEqual([[deviationid, there]]);
   expect(await journalLines()).toEqual([]);
+}, 60_000);
+
+it("reads no FIFO standing where a journal's line names the file: the line is dropped, and the attempt goes on as for any original", async () => {
+  const [, deviationid = ""] = await downloadableOriginals(h.pool, 2);
+  const sha256 = createHash("sha256").update(deviationid).digest("hex");
+  const at = originalRelPath(sha256, "jpg");
+  const fifo = path.join(h.archiveDir, at);
+  await fs.mkdir(path.dirname(fifo), { recursive: true });
+  execFileSync("mkfifo", [fifo]);
+  const { archive, services } = h.deps;
+  await new PlacedJournals(archive).keep([
+    {
+      deviationid,
+      accountId: 1,
+      placedAt: new Date().toISOString(),
+      row: { status: "done", rendition: "original", path: at, size: 10, sha256, mime: null, bytes: 10 },
+    },
+  ]);
+  let timer: NodeJS.Timeout | undefined;
+  const recalled = await Promise.race([
+    new PlacedOriginals(services.coord, services.config.redisPrefix, archive).recall(deviationid),
+    new Promise<"hung">((resolve) => {
+      timer = setTimeout(() => resolve("hung"), 10_000);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  // A reader left waiting on it (the hang) is let go, so the run can end either way.
+  await (await fs.open(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK).catch(() => undefined))?.close();
+  expect(recalled).toBeUndefined();
+  expect(await journalLines()).toEqual([]);
+  expect((await fs.lstat(fifo)).isFIFO()).toBe(true);
 }, 60_000);
