@@ -1,5 +1,6 @@
 // `dvault verify [--fix] [--deep|--no-deep]`: checks the archive's blob store against the downloads table (with
 // progress) and reports missing, corrupt and orphaned files; --fix wants the missing and corrupt ones again.
+import path from "node:path";
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { downloadDepsFor } from "../downloads/deps.ts";
@@ -27,6 +28,31 @@ function missingLine(m: VerifyReport["missing"][number], fix: boolean): string {
   return `${line}: ${m.found} stands at its name, not the file${fix ? " (moved to .corrupt/)" : ""}`;
 }
 
+/** What to do of the files verify could not read: read again, or (behind a folder linking out) moved back first. */
+function unreadableWhy(unreadable: VerifyReport["unreadable"]): string {
+  const linkedOut = unreadable.filter((u) => u.linkedOut).length;
+  const unread = unreadable.length - linkedOut;
+  return [
+    unread ? `${unread} could not be read to the end: run verify again` : "",
+    linkedOut ? `${linkedOut} behind a folder that links out of the archive: move its files back into the archive folder, dvault follows no link there` : "",
+  ]
+    .filter(Boolean)
+    .join("; ");
+}
+
+/** The command's last line when files could not be read (exit 3): the store to check, or the files to move back. */
+function unreadableError(unreadable: VerifyReport["unreadable"], store: string, archiveDir: string): UserError {
+  const linkedOut = unreadable.filter((u) => u.linkedOut).length;
+  const unread = unreadable.length - linkedOut;
+  const parts = [
+    unread ? `${unread} file(s) could not be read from ${store}: check the store` : "",
+    linkedOut
+      ? `${linkedOut} file(s) sit behind a folder of originals/ that links out of the archive: move them back under ${path.join(archiveDir, "originals")}/ (dvault follows no link there)`
+      : "",
+  ].filter(Boolean);
+  return new UserError(`${parts.join("; ")}, and run dvault verify again`, 3);
+}
+
 export function formatVerifyReport(r: VerifyReport, fix: boolean): string {
   const how = r.deep ? "re-hashed" : "sizes compared (--deep re-hashes)";
   const lines = [
@@ -38,7 +64,7 @@ export function formatVerifyReport(r: VerifyReport, fix: boolean): string {
     ...r.corrupt.slice(0, 20).map(corruptLine),
     ...(r.unreadable.length
       ? [
-          `unreadable ${r.unreadable.length} (could not be read to the end; nothing was set aside: run verify again)`,
+          `unreadable ${r.unreadable.length} (${unreadableWhy(r.unreadable)}; nothing was set aside)`,
           ...r.unreadable.slice(0, 20).map((u) => `  ${u.path}: ${u.reason} (${u.deviationids.join(", ")})`),
         ]
       : []),
@@ -85,12 +111,12 @@ export function registerVerifyCommand(program: Command): void {
         "Journal and literature pages stored before dvault made them inert (no script, a CSP of their own) are",
         "counted, and with --fix rewritten once: the row follows the new file, the old one is removed.",
         "",
-        "Exit codes: 0 the archive is whole (or --fix wanted what was not), 2 files are missing or corrupt, 3 PostgreSQL, Redis or the store unreachable (files that could not be read are never set aside).",
+        "Exit codes: 0 the archive is whole (or --fix wanted what was not), 2 files are missing or corrupt, 3 PostgreSQL, Redis or the store unreachable, or files behind a folder of originals/ that links out of the archive (files that could not be read are never set aside).",
       ].join("\n"),
     )
     .option(
       "--fix",
-      "want missing and corrupt files again (corrupt bytes are set aside under .corrupt/ first), make the thumbnails that are not there, and make old text pages inert",
+      "want missing and corrupt files again (corrupt bytes, and a link or FIFO standing at a file's name, are set aside under .corrupt/ first), make the thumbnails that are not there, and make old text pages inert",
     )
     .option("--deep", "re-hash every object (the default for the local folder)")
     .option("--no-deep", "compare sizes only (the default for an S3 bucket)")
@@ -113,12 +139,7 @@ export function registerVerifyCommand(program: Command): void {
           printOut(formatThumbnailCheck(thumbnails, opts.fix === true));
           printOut(formatInertTexts(texts, opts.fix === true));
         }
-        if (report.unreadable.length > 0) {
-          throw new UserError(
-            `${report.unreadable.length} file(s) could not be read from ${deps.archive.blobs.describe()}: check the store and run dvault verify again`,
-            3,
-          );
-        }
+        if (report.unreadable.length > 0) throw unreadableError(report.unreadable, deps.archive.blobs.describe(), deps.archive.root);
         if (!opts.fix && report.missing.length + report.corrupt.length > 0) {
           throw new UserError(`${report.missing.length} missing and ${report.corrupt.length} corrupt file(s)`, 2);
         }

@@ -200,41 +200,40 @@ async function storeOriginal(
 ): Promise<DownloadOutcome> {
   const { coord, config } = deps.services;
   const partial = partialityOf(t.deviation.raw as Deviation, "original");
-  // What is kept of the placed file until its row is written (placed-originals.ts): in the batch's journal before the
-  // commit (a process killed there), and beyond it when the row is refused.
+  // What is kept of the placed file until its row is written (placed-originals.ts): in the batch's journal from before
+  // its placing (a process killed before the commit), and beyond it when the row is refused.
   const placedOf = ({ id: _id, at, ...row }: StoredRow): PlacedOriginal => ({
     deviationid: t.deviationid,
     accountId,
     placedAt: at.toISOString(),
     row: { ...row, status: "done", rendition: "original" },
   });
+  const rowOf = (stored: StoredFile): StoredRow => ({
+    id: t.id,
+    status: "done",
+    rendition: "original",
+    path: stored.relPath,
+    size: stored.size,
+    sha256: stored.sha256,
+    mime: result.mime ?? null,
+    width: info.width ?? null,
+    height: info.height ?? null,
+    etag: result.etag ?? null,
+    sourceFilename: info.filename ?? null,
+    sourceSize: info.filesize ?? null,
+    isPartial: partial.partial,
+    partialReason: partial.reason,
+    bytes: result.bytesReceived,
+    at: new Date(deps.services.now()),
+    note: t.status === "degraded" ? `original replaces the degraded ${t.rendition ?? "rendition"}` : null,
+  });
+  // Set once the file is placed: its row is what a note keeps when the commit fails.
   let placedRow: StoredRow | undefined;
   const { stored, held: old } = await storeDurably(
     deps,
     result.written,
-    (stored) => {
-      placedRow = {
-        id: t.id,
-        status: "done",
-        rendition: "original",
-        path: stored.relPath,
-        size: stored.size,
-        sha256: stored.sha256,
-        mime: result.mime ?? null,
-        width: info.width ?? null,
-        height: info.height ?? null,
-        etag: result.etag ?? null,
-        sourceFilename: info.filename ?? null,
-        sourceSize: info.filesize ?? null,
-        isPartial: partial.partial,
-        partialReason: partial.reason,
-        bytes: result.bytesReceived,
-        at: new Date(deps.services.now()),
-        note: t.status === "degraded" ? `original replaces the degraded ${t.rendition ?? "rendition"}` : null,
-      };
-      return placedRow;
-    },
-    placedOf,
+    (stored) => (placedRow = rowOf(stored)),
+    (stored) => placedOf(rowOf(stored)),
   ).catch(async (err: unknown) => {
     // Placed, its row not written (the database refusing writes, or away): kept until it is, beyond the paid answer's
     // 5 minutes, so that no later attempt pays for this file again (placed-originals.ts).
@@ -429,7 +428,7 @@ async function storeDurably(
   deps: DownloadDeps,
   written: WrittenFile,
   row: (stored: StoredFile) => StoredRow,
-  placed?: (row: StoredRow) => PlacedOriginal,
+  placed?: (stored: StoredFile) => PlacedOriginal,
 ): Promise<GroupStored> {
   try {
     return await deps.commits.store(written, row, placed);

@@ -5,7 +5,7 @@
 // per file, and its fsyncs overlap. A waiter is answered only after its row committed. The order is the guarantee:
 // no row ever points at bytes that a crash could lose. A crash (or a failure) between the placing and the commit
 // leaves files at their content address with no row: the row is still wanted. An original (paid for from the weekly
-// allowance) is listed, before its batch's rows commit, in one journal per batch in the archive's .partial folder,
+// allowance) is listed, before its batch's files are placed, in one journal per batch in the archive's .partial folder,
 // fsynced with its folder (placed-journal.ts) and removed after the commit: a process killed in between leaves it,
 // and the next attempt, however much later, records the row from the placed file with no second /deviation/download
 // (placed-originals.ts). Any other file's next attempt stores the same bytes at the same address and adopts them
@@ -37,7 +37,7 @@ export type GroupCommitOptions = {
   maxFiles?: number | undefined;
   /** Batches under way at once (default 4). */
   maxInFlight?: number | undefined;
-  /** Where a batch's placed originals are listed before its rows commit (placed-journal.ts); none when not given. */
+  /** Where a batch's originals are listed before they are placed (placed-journal.ts); none when not given. */
   journal?: Pick<PlacedJournals, "keep" | "settle"> | undefined;
   /** Test-only: runs after a batch's files are durable and placed, before their rows commit (a throw = a crash there). */
   beforeRowsCommit?: ((files: readonly StoredFile[]) => Promise<void>) | undefined;
@@ -45,10 +45,13 @@ export type GroupCommitOptions = {
 
 export type GroupStored = { stored: StoredFile; held: HeldBefore };
 
+/** A batch's journal and what it lists, by the batch's files (undefined for a file not listed). */
+type Journal = { name: string; records: readonly (PlacedOriginal | undefined)[] };
+
 type Waiter = {
   written: WrittenFile;
   row: (stored: StoredFile) => StoredRow;
-  placed: ((row: StoredRow) => PlacedOriginal) | undefined;
+  placed: ((stored: StoredFile) => PlacedOriginal) | undefined;
   resolve: (done: GroupStored) => void;
   reject: (err: unknown) => void;
 };
@@ -68,9 +71,9 @@ export class GroupCommit {
    * Makes `written` durable, places it and commits the row `row` builds for it, with whatever else is waiting.
    * Resolves once the row is committed; rejects when the file could not be placed (the partial file stays) or
    * its row could not be written (the file stays at its address, for the next attempt to adopt). `placed`, for an
-   * original, builds what the batch's journal keeps of it until its row is committed.
+   * original, builds what the batch's journal keeps of it (from where it is placed) until its row is committed.
    */
-  store(written: WrittenFile, row: (stored: StoredFile) => StoredRow, placed?: (row: StoredRow) => PlacedOriginal): Promise<GroupStored> {
+  store(written: WrittenFile, row: (stored: StoredFile) => StoredRow, placed?: (stored: StoredFile) => PlacedOriginal): Promise<GroupStored> {
     return new Promise<GroupStored>((resolve, reject) => {
       this.pending.push({ written, row, placed, resolve, reject });
       this.pump();
@@ -90,6 +93,9 @@ export class GroupCommit {
 
   /** One batch: never throws, every waiter settled. */
   private async flush(batch: Waiter[]): Promise<void> {
+    // Its originals are journalled at the addresses they are about to take, before any is placed: a process killed
+    // once one is placed leaves its line, whenever that is.
+    let journal = await this.keepJournal(() => batch.map((w) => w.placed?.(this.options.archive.addressOf(w.written))));
     const placed = await this.options.archive
       .placeWritten(batch.map((w) => w.written))
       .catch((err: unknown) => batch.map(() => ({ status: "rejected" as const, reason: err })));
@@ -106,16 +112,12 @@ export class GroupCommit {
         waiter.reject(err);
       }
     }
-    if (ready.length === 0) return;
     try {
-      const journal = await this.keepJournal(ready);
+      journal = await this.rekeepWherePlaced(journal, ready);
+      if (ready.length === 0) return;
       await this.options.beforeRowsCommit?.(ready.map((r) => r.stored));
       const held = await this.commitRows(ready.map((r) => r.row));
-      if (journal)
-        this.options.journal?.settle(
-          journal.name,
-          journal.records.filter((_, i) => !isHeld(held[journal.at[i] ?? -1])),
-        );
+      if (journal) this.options.journal?.settle(journal.name, journal.records.filter((r, i) => r !== undefined && !isHeld(held[i])) as PlacedOriginal[]);
       ready.forEach(({ waiter, stored }, i) => {
         const h = held[i];
         if (isHeld(h)) waiter.resolve({ stored, held: h });
@@ -127,24 +129,39 @@ export class GroupCommit {
   }
 
   /**
-   * The batch's originals listed in one journal, durable before their rows commit; undefined when it has none. A
-   * journal that cannot be written leaves the batch as it was before journals (a crash before the commit then costs
-   * those originals again), rather than failing rows whose files are placed.
+   * The records `build` makes (an original's, or undefined) listed in one journal, durable; undefined when none is
+   * listed. A journal that cannot be made or written leaves the batch as it was before journals (a crash before the
+   * commit then costs those originals again), rather than failing files that can be placed.
    */
-  private async keepJournal(
-    ready: readonly { waiter: Waiter; row: StoredRow }[],
-  ): Promise<{ name: string; records: PlacedOriginal[]; at: number[] } | undefined> {
+  private async keepJournal(build: () => readonly (PlacedOriginal | undefined)[]): Promise<Journal | undefined> {
     const { journal } = this.options;
-    const records: PlacedOriginal[] = [];
-    const at: number[] = [];
-    ready.forEach(({ waiter, row }, i) => {
-      if (!waiter.placed) return;
-      records.push(waiter.placed(row));
-      at.push(i);
-    });
-    if (!journal || records.length === 0) return undefined;
-    const name = await journal.keep(records).catch(() => undefined);
-    return name === undefined ? undefined : { name, records, at };
+    if (!journal) return undefined;
+    try {
+      const records = build();
+      const listed = records.filter((r) => r !== undefined);
+      return listed.length === 0 ? undefined : { name: await journal.keep(listed), records };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The journal of the batch's placed files, by their place in `ready`: the one written before the placing when each
+   * took the address it listed; else (one was not placed, or its bytes were stored already under another extension)
+   * a new one of where they are, and the first removed.
+   */
+  private async rekeepWherePlaced(journal: Journal | undefined, ready: readonly { waiter: Waiter; stored: StoredFile }[]): Promise<Journal | undefined> {
+    if (!journal) return undefined;
+    const records = ready.map(({ waiter, stored }) => waiter.placed?.(stored));
+    const listed = journal.records.filter((r) => r !== undefined);
+    const same = records.filter((r) => r !== undefined);
+    if (same.length === listed.length && same.every((r, i) => r.deviationid === listed[i]?.deviationid && r.row.path === listed[i]?.row.path)) {
+      return { name: journal.name, records };
+    }
+    // A new journal that cannot be written leaves the first as it is, for the partial sweep (partial-sweep.ts).
+    const again = same.length > 0 ? await this.keepJournal(() => records) : undefined;
+    if (again || same.length === 0) this.options.journal?.settle(journal.name, []);
+    return again;
   }
 
   /**

@@ -1,7 +1,8 @@
 // The journal of a batch's placed originals (src/downloads/group-commit.ts): one file in the archive's .partial folder,
 // a line per original the batch placed (what src/downloads/placed-originals.ts keeps of it: deviation, account, the row,
-// never a signed URL), fsynced with its folder before the batch's rows commit and removed after. A process killed
-// between the placing and the commit (SIGKILL, power lost, the OOM killer) leaves it behind, and the next attempt at
+// never a signed URL), fsynced with its folder before the batch's files are placed (at the addresses they take) and
+// removed after its rows commit. A process killed between the placing and the commit (SIGKILL, power lost, the OOM
+// killer), however early, leaves it behind, and the next attempt at
 // one of its originals, however much later, records the row from the placed file instead of paying for it again
 // (PlacedOriginals.recall). One file and one fsync per batch, not per file (docs/RELIABILITY.md#grouped-durability).
 // Its lines are kept as text here; placed-originals.ts checks each against its schema before trusting it.

@@ -39,7 +39,8 @@ export type VerifyReport = {
    * Files that could not be read to the end (a network error from a bucket, an I/O error): neither set aside
    * nor wanted again, since the bytes may be fine; a later run checks them again.
    */
-  unreadable: { path: string; deviationids: string[]; reason: string }[];
+  /** `linkedOut`: behind a folder that links out of the archive, never read (no second run changes that). */
+  unreadable: { path: string; deviationids: string[]; reason: string; linkedOut?: true }[];
   /** Whether every object was re-hashed, or only its size compared. */
   deep: boolean;
   orphaned: string[];
@@ -54,7 +55,14 @@ export type VerifyReport = {
 
 const PAGE = 1000;
 
-type Checked = { problem: "missing" | "corrupt" | "unreadable" | undefined; actual?: string; actualSize?: number; reason?: string; found?: string };
+type Checked = {
+  problem: "missing" | "corrupt" | "unreadable" | undefined;
+  actual?: string;
+  actualSize?: number;
+  reason?: string;
+  found?: string;
+  linkedOut?: true;
+};
 
 /** Why a read failed, for the report: the error's code and HTTP status, never its text (which may carry an address). */
 function readFailure(err: unknown): string {
@@ -91,7 +99,9 @@ async function checkOne(deps: DownloadDeps, rel: string, expected: { sha256: str
     // set aside or wanted again, which would spend the weekly allowance on files that are there.
     if (!(err instanceof OutsideArchiveError)) throw err;
     const found = await notAFile(deps, key);
-    return found ? { problem: "missing", found } : { problem: "unreadable", reason: "a folder above it links out of the archive (OutsideArchiveError)" };
+    return found
+      ? { problem: "missing", found }
+      : { problem: "unreadable", reason: "a folder above it links out of the archive (OutsideArchiveError)", linkedOut: true };
   }
 }
 
@@ -166,7 +176,7 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
   const okIds: string[] = [];
   for (const [rel, entry] of byPath) {
     const ids = entry.importedIds ?? entry.rows.map((r) => r.deviationid);
-    const { problem, actual, actualSize, reason, found } = await checkOne(deps, rel, entry, deep);
+    const { problem, actual, actualSize, reason, found, linkedOut } = await checkOne(deps, rel, entry, deep);
     checked++;
     hashedBytes += entry.size ?? 0;
     if (!problem) {
@@ -175,7 +185,7 @@ export async function verifyArchive(args: { deps: DownloadDeps; fix: boolean; lo
     } else if (problem === "missing") {
       report.missing.push({ path: rel, deviationids: ids, ...(found ? { found } : {}) });
     } else if (problem === "unreadable") {
-      report.unreadable.push({ path: rel, deviationids: ids, reason: reason ?? "error" });
+      report.unreadable.push({ path: rel, deviationids: ids, reason: reason ?? "error", ...(linkedOut ? { linkedOut } : {}) });
     } else {
       report.corrupt.push({ path: rel, deviationids: ids, expected: entry.sha256, actual, expectedSize: entry.size, actualSize });
     }

@@ -18,6 +18,9 @@ export type MinuteLine = {
   countedAs?: string;
 };
 
+/** How many kinds of line are remembered before those whose minute is over, with nothing held back, are forgotten. */
+const FORGET_LINES_ABOVE = 256;
+
 export class EveryMinuteLog {
   private readonly last = new Map<string, { at: number; since: number }>();
 
@@ -36,6 +39,8 @@ export class EveryMinuteLog {
       return;
     }
     log[level]({ ...fields, ...(last?.since ? { [countedAs]: last.since } : {}) }, message);
+    // Keys carry an error's words (a worker error that is no outage): bounded, whatever a long uptime meets.
+    if (this.last.size >= FORGET_LINES_ABOVE) for (const [k, v] of this.last) if (at - v.at >= LOG_EVERY_MS && v.since === 0) this.last.delete(k);
     this.last.set(key, { at, since: 0 });
   }
 }

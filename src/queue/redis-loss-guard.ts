@@ -7,6 +7,7 @@
 // into a database whose queue schema is new, or the queue schema emptied by hand. There is no reconnect to watch.
 import type { Redis } from "ioredis";
 import type { Logger } from "../log.ts";
+import { outageOf } from "./outage.ts";
 
 export type RedisLossGuard = {
   /** Checks now (and rebuilds if needed); resolves when done. Never rejects: a failure is logged and retried later. */
@@ -43,8 +44,11 @@ export function watchRedisLoss({ redis, onReconnect, isIntact, rebuild, afterRec
   let again = false;
   let stopped = false;
   let reconnected = false;
-  /** Whether the last check failed: a store away for an hour is one warning, not one every check (everyMs). */
-  let failing = false;
+  /**
+   * What the failing checks are warned of, undefined once one passes: a store away for an hour is one warning, not one
+   * every check (everyMs); a check failing otherwise (a rebuild refused once the store is back) is warned of at once.
+   */
+  let failing: string | undefined;
 
   const once = async () => {
     const repair = reconnected;
@@ -75,10 +79,11 @@ export function watchRedisLoss({ redis, onReconnect, isIntact, rebuild, afterRec
       do {
         again = false;
         await once().then(
-          () => void (failing = false),
+          () => void (failing = undefined),
           (err: unknown) => {
-            log[failing ? "debug" : "warn"]({ err }, "could not check Redis for lost schedules; will try again");
-            failing = true;
+            const why = failureKind(err);
+            log[failing === why ? "debug" : "warn"]({ err }, "could not check Redis for lost schedules; will try again");
+            failing = why;
           },
         );
       } while (again && !stopped);
@@ -105,4 +110,11 @@ export function watchRedisLoss({ redis, onReconnect, isIntact, rebuild, afterRec
       stopListening?.();
     },
   };
+}
+
+/** A check's failure as its warning is kept: the store away whatever its words, else the error itself. */
+function failureKind(err: unknown): string {
+  const outage = outageOf(err);
+  if (outage) return `store ${outage.kind}`;
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }

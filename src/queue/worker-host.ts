@@ -83,10 +83,7 @@ export class WorkerHost<Ctx extends JobContext> {
         concurrency: concurrency[queue] ?? 1,
         ...(this.options.name ? { name: this.options.name } : {}),
       });
-      // Raised on each failed reconnect of each of its connections while Redis is away: about five a second.
-      hosted.worker.on("error", (err) =>
-        this.minuteLog.line({ key: `worker-error:${queue}`, level: "error", fields: { err, queue }, message: "queue worker error" }),
-      );
+      hosted.worker.on("error", (err) => this.logWorkerError(queue, err));
       // BullMQ raises both once the queue has recorded the end (moveToCompleted, moveToFailed).
       hosted.worker.on("completed", (job: Job, result: unknown) =>
         this.ended({ queue, jobId: job.id ?? "", state: "completed", value: result === undefined ? undefined : JSON.parse(JSON.stringify(result)) }),
@@ -116,6 +113,18 @@ export class WorkerHost<Ctx extends JobContext> {
     const message = `${OUTAGE_WORDS[outage.kind]}: job delayed, no attempt spent`;
     if (!LASTING_KINDS.has(outage.kind)) log.warn(fields, message);
     else this.minuteLog.line({ key: `outage:${outage.kind}:${outage.service}`, level: "warn", fields, message, log, countedAs: "delayedMeanwhile" });
+  }
+
+  /**
+   * A queue's worker error. While a store is away BullMQ raises one on each failed reconnect of each connection (about
+   * five a second, in two wordings: a refused connect and a closed one): those go once a minute per queue. Any other
+   * error is its own line at once, only the same error repeated waiting its minute: a job whose end could not be
+   * recorded ("Missing lock for job …") is said even in the minute an outage's line holds.
+   */
+  private logWorkerError(queue: string, err: Error): void {
+    const outage = outageOf(err);
+    const kind = outage ? `store-${outage.kind}` : `${err.name}:${err.message}`;
+    this.minuteLog.line({ key: `worker-error:${queue}:${kind}`, level: "error", fields: { err, queue }, message: "queue worker error" });
   }
 
   /** Graceful: handlers see the abort, finish their current page, and active jobs complete or re-queue. */

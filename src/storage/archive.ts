@@ -204,7 +204,9 @@ export class Archive {
 
   /** sha256 and size of a stored file, read as a stream; a missing one throws an error with code ENOENT. */
   async hashFile(relPath: string): Promise<{ sha256: string; size: number }> {
-    if (this.placesLocally) return this.disk.hashFile(relPath);
+    // Through the blob store in the archive folder too: it never waits on a FIFO at the name nor follows a link there
+    // (a note's or a journal's line naming such a file held its download for ever, placed-originals.ts), and takes
+    // either for no file.
     const got = await hashBlob(this.blobs, relPath);
     if (!got) throw Object.assign(new Error(`${relPath} is not in ${this.blobs.describe()}`), { code: "ENOENT" });
     return got;
@@ -287,6 +289,11 @@ export class Archive {
       this.activeKeys.delete(key);
       throw err;
     }
+  }
+
+  /** Where placeWritten puts `written` unless its bytes are stored already (then where they are). */
+  addressOf(written: Pick<WrittenFile, "sha256" | "size" | "ext">): StoredFile {
+    return { sha256: written.sha256, size: written.size, relPath: originalRelPath(written.sha256, written.ext), deduplicated: false };
   }
 
   /**

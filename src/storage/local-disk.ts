@@ -2,8 +2,7 @@
 // before it is written (layout.ts), files are opened without following a link at their own name, folders and
 // files get the configured modes, and a file is placed at its content address by an fsynced rename. It
 // decides nothing about what is stored: that is the Archive's (archive.ts).
-import { createHash } from "node:crypto";
-import fsSync, { createReadStream } from "node:fs";
+import fsSync from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { freeBytesAt } from "./free-space.ts";
@@ -331,19 +330,6 @@ export class LocalDisk {
   /** Makes the names in a folder durable (the renames into it). */
   syncDir(dir: string): Promise<void> {
     return fsyncDir(dir);
-  }
-
-  /** sha256 and size of a stored file, read as a stream. */
-  async hashFile(relPath: string): Promise<{ sha256: string; size: number }> {
-    const abs = this.resolveInside(relPath);
-    const hash = createHash("sha256");
-    let size = 0;
-    for await (const chunk of createReadStream(abs, { highWaterMark: 1024 * 1024 })) {
-      const buf = chunk as Buffer;
-      size += buf.length;
-      hash.update(buf);
-    }
-    return { sha256: hash.digest("hex"), size };
   }
 
   /** Free bytes for an unprivileged writer on the archive's filesystem. */

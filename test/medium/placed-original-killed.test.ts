@@ -41,9 +41,9 @@ async function originalRows(): Promise<{ deviationid: string; status: string; pa
 }
 
 /** `download --once` of every wanted original in a child that SIGKILLs itself before its second batch's rows commit; that batch's paths. */
-async function runKilledBeforeCommit(): Promise<string[]> {
+async function runKilledBeforeCommit(killAt: KillAt): Promise<string[]> {
   const child = spawn(process.execPath, ["--import", "tsx", path.resolve("test/medium/placed-kill-child.ts")], {
-    env: { ...process.env, DL_ENV: JSON.stringify(h.env), DL_FILES: String(ids.length) },
+    env: { ...process.env, DL_ENV: JSON.stringify(h.env), DL_FILES: String(ids.length), DL_KILL_AT: killAt },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const signal = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, sig) => resolve(sig)));
@@ -52,10 +52,18 @@ async function runKilledBeforeCommit(): Promise<string[]> {
   return JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "[]") as string[];
 }
 
-for (const storage of ["local", "s3"] as const) {
+/** Where the child dies: just before the batch's rows commit, or as soon as its files are placed (placed-kill-child.ts). */
+type KillAt = "commit" | "placed";
+const KILLED: Record<KillAt, string> = { commit: "before its rows committed", placed: "as soon as they were placed" };
+
+for (const [storage, killAt] of [
+  ["local", "commit"],
+  ["s3", "commit"],
+  ["local", "placed"],
+] as const) {
   let s3: S3TestServer | undefined;
 
-  describe(`a batch of originals placed (${storage === "s3" ? "in a bucket" : "in the archive folder"}) by a process killed before its rows committed`, () => {
+  describe(`a batch of originals placed (${storage === "s3" ? "in a bucket" : "in the archive folder"}) by a process killed ${KILLED[killAt]}`, () => {
     beforeAll(async () => {
       s3 = storage === "s3" ? await startS3Server() : undefined;
       h = await createDownloadHarness({
@@ -78,7 +86,7 @@ for (const storage of ["local", "s3"] as const) {
       const used = await originalsUsed();
       let seq = Number.POSITIVE_INFINITY;
       for (const id of ids) seq = Math.min(seq, await wantAgain(h, id));
-      const killedBatch = await runKilledBeforeCommit();
+      const killedBatch = await runKilledBeforeCommit(killAt);
       // The first file's batch committed; the three others, placed together, died before their commit.
       expect(killedBatch).toHaveLength(ids.length - 1);
       const truth = new Map(await Promise.all(ids.map(async (id) => [id, await h.sim.fileSha256(id)] as const)));

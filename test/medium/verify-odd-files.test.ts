@@ -95,6 +95,10 @@ describe("dvault verify with odd files at a stored file's name", () => {
     expect(fix.code, fix.stdout + fix.stderr).toBe(0);
     expect(fix.stdout).toContain(`  ${piped.path} (${piped.deviationid}): a FIFO stands at its name, not the file (moved to .corrupt/)`);
     expect(fix.stdout).toMatch(/^re-queued 2 row\(s\)/m);
+    // What --help says --fix moves.
+    expect((await runDvault(h, ["verify", "--help"])).stdout.replace(/\s+/g, " ")).toContain(
+      "a link or FIFO standing at a file's name, are set aside under .corrupt/",
+    );
     await expect(fs.lstat(fifo)).rejects.toThrow(/ENOENT/);
     await expect(fs.lstat(link)).rejects.toThrow(/ENOENT/);
     const aside = await fs.readdir(path.join(h.archiveDir, ".corrupt"));
@@ -123,6 +127,10 @@ describe("dvault verify with odd files at a stored file's name", () => {
       expect(fix.code, fix.stdout + fix.stderr).toBe(3);
       expect(fix.stdout).toContain(`  ${stored}: a folder above it links out of the archive (OutsideArchiveError)`);
       expect(fix.stdout).toMatch(/^re-queued 0 row\(s\)/m);
+      // Not a read that broke off: another run alone changes nothing, so neither the report nor the last line says so.
+      expect(fix.stdout).toMatch(/^unreadable 1 \(1 behind a folder that links out of the archive: move its files back/m);
+      expect(fix.stdout + fix.stderr).not.toMatch(/could not be read|check the store/);
+      expect(fix.stderr).toContain(`move them back under ${h.archiveDir}/originals/`);
       expect((await fs.readdir(moved)).length).toBeGreaterThan(0);
     } finally {
       await fs.unlink(shard);

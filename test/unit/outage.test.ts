@@ -138,4 +138,37 @@ describe(watchRedisLoss.name, () => {
       guard.stop();
     }
   });
+
+  it("warns of a check failing otherwise than the store being away at once, though the outage was warned of already", async () => {
+    const lines: { level: number; msg: string; err?: { message?: string } }[] = [];
+    let away = true;
+    const guard = watchRedisLoss({
+      isIntact: async () => {
+        if (away) throw new Error("Connection is closed.");
+        return false;
+      },
+      // Redis came back empty and the rebuild fails for a reason of its own: a person must see it.
+      rebuild: async () => {
+        throw new Error("permission denied for table downloads");
+      },
+      everyMs: 60_000,
+      log: createLogger({ level: "debug", destination: { write: (line: string) => void lines.push(JSON.parse(line)) } }),
+    });
+    try {
+      await guard.check();
+      await guard.check();
+      away = false;
+      await guard.check();
+      await guard.check();
+      const failed = lines.filter((l) => l.err);
+      expect(failed.map((l) => [l.level, l.err?.message])).toEqual([
+        [40, "Connection is closed."],
+        [20, "Connection is closed."],
+        [40, "permission denied for table downloads"],
+        [20, "permission denied for table downloads"],
+      ]);
+    } finally {
+      guard.stop();
+    }
+  });
 });
