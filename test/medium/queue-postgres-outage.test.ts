@@ -31,14 +31,18 @@ async function queueDatabase(): Promise<{ db: TestDatabase; schema: string; tabl
   return { db, schema, tables, direct };
 }
 
-/** A worker of the maintenance queue on `worker` running `handler`, and the queue on `producer`, closed after the test. */
+/**
+ * A worker of the maintenance queue on `worker` running `handler`, and the queue on `producer`, closed after the test;
+ * `errors`, the words of the worker's errors.
+ */
 function hostMaintenance(worker: QueueBackend, producer: QueueBackend, handler: () => Promise<unknown>) {
   const hosted = worker.worker("maintenance", handler, { concurrency: 1 });
-  hosted.worker.on("error", () => undefined);
+  const errors: string[] = [];
+  hosted.worker.on("error", (err: Error) => void errors.push(err.message));
   cleanups.push(() => hosted.close());
   const queue = producer.queue("maintenance");
   cleanups.push(() => queue.close());
-  return queue;
+  return { queue, errors };
 }
 
 /** How the queue recorded the job's end. */
@@ -57,7 +61,7 @@ it("records a job that succeeded while PostgreSQL was away as completed within s
   let started = false;
   let runs = 0;
   let release: () => void = () => undefined;
-  const queue = hostMaintenance(proxied, direct, async () => {
+  const { queue } = hostMaintenance(proxied, direct, async () => {
     started = true;
     runs++;
     await new Promise<void>((resolve) => (release = resolve));
@@ -94,7 +98,7 @@ it("records a job that succeeded as completed when the first try to record its e
     END $$`);
   await db.pool.query(`CREATE TRIGGER deadlock_once BEFORE UPDATE ON ${schema}.job FOR EACH ROW EXECUTE FUNCTION ${schema}.deadlock_once()`);
   let runs = 0;
-  const queue = hostMaintenance(backend, backend, async () => {
+  const { queue } = hostMaintenance(backend, backend, async () => {
     runs++;
     return "done";
   });
@@ -110,4 +114,36 @@ it("records a job that succeeded as completed when the first try to record its e
     runs: 1,
     tries: 2,
   });
+}, 60_000);
+
+it("leaves a job recorded completed when its end committed and the answer was lost, though the move is tried again", async () => {
+  const { db, schema, direct: backend } = await queueDatabase();
+  // The connection breaks (57P01, as a server shutting down) once the completed move committed, in the query that
+  // follows it in BullMQ's finish (next_signal: no job to fetch next), once armed: its answer lost, the move is tried again.
+  await db.pool.query(`CREATE TABLE ${schema}.armed (at int)`);
+  await db.pool.query(`CREATE SEQUENCE ${schema}.broken_answers`);
+  await db.pool.query(`ALTER FUNCTION ${schema}.next_signal(text, integer, bigint) RENAME TO next_signal_as_shipped`);
+  await db.pool.query(`CREATE FUNCTION ${schema}.next_signal(p_queue text, p_limiter_max integer, p_now bigint)
+    RETURNS TABLE (rate_limit_ttl bigint, next_delay bigint) LANGUAGE plpgsql AS $$
+    BEGIN
+      IF EXISTS (SELECT 1 FROM ${schema}.armed) AND nextval('${schema}.broken_answers') = 1 THEN
+        RAISE EXCEPTION 'terminating connection due to administrator command' USING ERRCODE = '57P01';
+      END IF;
+      RETURN QUERY SELECT * FROM ${schema}.next_signal_as_shipped(p_queue, p_limiter_max, p_now);
+    END $$`);
+  let runs = 0;
+  let release: () => void = () => undefined;
+  const { queue, errors } = hostMaintenance(backend, backend, async () => {
+    runs++;
+    await new Promise<void>((resolve) => (release = resolve));
+    return "done";
+  });
+  const job = await queue.add("short", {}, { attempts: 1 });
+  await expect.poll(() => runs, { timeout: 10_000 }).toBe(1);
+  await db.pool.query(`INSERT INTO ${schema}.armed VALUES (1)`);
+  release();
+  // Tried again after the worker's 2 s and refused, the job no longer active; then BullMQ's failed move, refused too.
+  const refused = `Job ${job.id} is not in the active state. moveToFinished`;
+  await expect.poll(() => errors, { timeout: 10_000, interval: 100 }).toEqual([refused, refused]);
+  expect({ ...(await recordedEnd(queue, job.id ?? "")), runs }).toEqual({ state: "completed", value: "done", failedReason: null, runs: 1 });
 }, 60_000);
