@@ -362,9 +362,11 @@ export async function postgresQueueBackend({ url, schema, tables }: { url: strin
  * ("Connection terminated unexpectedly", or 57P01 of a server shutting down) it takes for the job's own failure, so a
  * job whose handler succeeded during the outage was recorded as a failed attempt, for good if it had one
  * (test/medium/queue-postgres-outage.test.ts). Raised as ConnectionClosedError, the original as its cause (which
- * src/queue/outage.ts still reads), the move is tried again until the database is back. A move the database committed
- * before its answer was lost is refused when tried again (BullMQ's move_to_completed: the job is no longer active) and
- * changes nothing: the job stays as recorded.
+ * src/queue/outage.ts still reads), the move is tried again until the database is back. So is a move PostgreSQL rolled
+ * back as a deadlock's victim (40P01, 40001): nothing of it was written, and BullMQ too took it for the job's failure
+ * (test/medium/queue-postgres-outage.test.ts "…a deadlock's victim"). A move the database committed before its answer
+ * was lost is refused when tried again (BullMQ's move_to_completed: the job is no longer active) and changes nothing:
+ * the job stays as recorded. Refused writes (read-only, disk full) are left to BullMQ: they last until a person acts.
  */
 function recordEndsThroughOutages(backend: PostgresQueueBackend): PostgresQueueBackend {
   const moves = ["moveToCompleted", "moveToFailed", "moveToDelayed", "retryJob"] as const;
@@ -376,8 +378,10 @@ function recordEndsThroughOutages(backend: PostgresQueueBackend): PostgresQueueB
 }
 
 function asConnectionLoss(err: unknown): never {
-  if (outageOf(err)?.kind !== "outage") throw err;
-  throw new ConnectionClosedError(`PostgreSQL connection lost: ${(err as Error).message}`, err as Error);
+  const kind = outageOf(err)?.kind;
+  if (kind !== "outage" && kind !== "conflict") throw err;
+  const why = kind === "outage" ? "PostgreSQL connection lost" : "PostgreSQL rolled the move back (deadlock or serialization conflict)";
+  throw new ConnectionClosedError(`${why}: ${(err as Error).message}`, err as Error);
 }
 
 /**

@@ -130,12 +130,14 @@ describe("the placed originals' notes and store keys", () => {
     };
   };
 
-  it("removes an old note (local-disk.ts writePlacedNote) whose row is stored, given up or gone, and one a crash left before its rename; keeps a wanted row's and the young", async () => {
+  it("removes an old note (local-disk.ts writePlacedNote) whose row is stored, given up or gone, and one a crash left before its rename; keeps a wanted or failed row's and the young", async () => {
     const root = await fs.mkdtemp(path.join(dir, "notes-"));
     const archive = new Archive({ root, minFreeBytes: 0 });
     const now = Date.now();
     const dayOld = new Date(now - 24 * 3_600_000);
-    const ids = await fiveCases("N");
+    // A row failed for good is given up only until a person asks for it again (`dvault downloads retry`): its note stays.
+    const ids = { ...(await fiveCases("N")), failed: "N-failed" };
+    await row(ids.failed, "failed");
     for (const id of Object.values(ids)) await archive.keepPlacedNote(`${id}-original`, JSON.stringify(placedOf(id, dayOld)));
     const partial = path.join(root, ".partial");
     const leftByCrash = "N-done-original.part.placed.json.tmp";
@@ -144,11 +146,15 @@ describe("the placed originals' notes and store keys", () => {
 
     const swept = await sweepStrandedPartials({ archive, repo: new DownloadRepository(m.pool), now });
     expect(swept.removed).toBe(4);
-    expect((await fs.readdir(partial)).sort()).toEqual(["N-wanted-original.part.placed.json", "N-young-original.part.placed.json"]);
+    expect((await fs.readdir(partial)).sort()).toEqual([
+      "N-failed-original.part.placed.json",
+      "N-wanted-original.part.placed.json",
+      "N-young-original.part.placed.json",
+    ]);
     expect(archive.readPlacedNote(`${ids.wanted}-original`)).toBe(JSON.stringify(placedOf(ids.wanted, dayOld)));
   });
 
-  it("forgets at a downloads host's start the store's old keys whose row is stored, given up or gone; keeps a wanted row's, the young, and what it cannot read", async () => {
+  it("forgets at a downloads host's start the store's old keys whose row is stored, given up or gone; keeps a wanted or failed row's, the young, and what it cannot read", async () => {
     const root = await fs.mkdtemp(path.join(dir, "keys-"));
     const archive = new Archive({ root, minFreeBytes: 0 });
     const now = Date.now();
@@ -158,7 +164,8 @@ describe("the placed originals' notes and store keys", () => {
     const coord = testRedis?.coord ?? (await postgresCoordinator(m.pool, { schema, sweepEveryMs: 0 }));
     const prefix = testRedis?.prefix ?? "dvault-test";
     try {
-      const ids = await fiveCases("K");
+      const ids = { ...(await fiveCases("K")), failed: "K-failed" };
+      await row(ids.failed, "failed");
       const placed = new PlacedOriginals(coord, prefix, archive);
       for (const id of Object.values(ids))
         await coord.put(`${placedOriginalsPrefix(prefix)}${id}`, JSON.stringify(placedOf(id, id === ids.young ? new Date(now) : dayOld)));
@@ -168,7 +175,7 @@ describe("the placed originals' notes and store keys", () => {
 
       await sweepPartialsAtStart({ archive, repo: new DownloadRepository(m.pool), placed, now, log });
       const left = (await coord.keysStartingWith(placedOriginalsPrefix(prefix))).map((k) => k.slice(placedOriginalsPrefix(prefix).length)).sort();
-      expect(left).toEqual(["K-unread", ids.wanted, ids.young]);
+      expect(left).toEqual([ids.failed, "K-unread", ids.wanted, ids.young]);
       expect(lines.find((l) => l.removed !== undefined)?.removed).toBe(3);
     } finally {
       await coord.close();

@@ -55,6 +55,8 @@ describeNeedingRedis(WorkerHost.name, () => {
     // store being away, so a person must see it whatever was said of the outage a moment ago.
     const { worker } = (host as unknown as { workers: { worker: { emit(event: "error", err: Error): boolean } }[] }).workers[0]!;
     worker.emit("error", new Error("Missing lock for job 7. moveToFinished"));
+    // Raised again for the same job (BullMQ's failed move after its completed one): the same error waits its minute.
+    worker.emit("error", new Error("Missing lock for job 7. moveToFinished"));
     worker.emit("error", new Error("Missing lock for job 8. moveToFinished"));
     expect(
       errors()
