@@ -23,7 +23,6 @@ import {
 } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config, Engine } from "../config.ts";
-import { outageOf } from "./outage.ts";
 import { QUEUE_NAMES } from "./queues.ts";
 import { closeRedis, createRedis } from "./redis.ts";
 import { holdScratchPrefix, SCRATCH_ID_BYTES, SCRATCH_LIVENESS, type ScratchLiveness, scratchPrefix, sweepDeadScratchPrefixes } from "./redis-scratch.ts";
@@ -372,12 +371,14 @@ function recordEndsThroughOutages(backend: PostgresQueueBackend): PostgresQueueB
   const moves = ["moveToCompleted", "moveToFailed", "moveToDelayed", "retryJob"] as const;
   for (const name of moves) {
     const move = backend[name].bind(backend) as (...args: unknown[]) => Promise<unknown>;
-    Object.assign(backend, { [name]: (...args: unknown[]) => move(...args).catch(asConnectionLoss) });
+    Object.assign(backend, { [name]: (...args: unknown[]) => move(...args).catch((err: unknown) => asConnectionLoss(err)) });
   }
   return backend;
 }
 
-function asConnectionLoss(err: unknown): never {
+async function asConnectionLoss(err: unknown): Promise<never> {
+  // Loaded when a move fails: outage.ts reads got's errors, which `dvault status` and `jobs` never load (their start-up).
+  const { outageOf } = await import("./outage.ts");
   const kind = outageOf(err)?.kind;
   if (kind !== "outage" && kind !== "conflict") throw err;
   const why = kind === "outage" ? "PostgreSQL connection lost" : "PostgreSQL rolled the move back (deadlock or serialization conflict)";
