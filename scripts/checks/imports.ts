@@ -29,6 +29,7 @@ const BASE = [
   "redis-scan",
   "foreign-file",
   "make-dirs",
+  "write-atomically",
 ];
 const RULES: Record<string, readonly string[]> = {
   // The foundation: nothing of dvault's own above it.
@@ -53,6 +54,8 @@ const RULES: Record<string, readonly string[]> = {
   "foreign-file": ["text"],
   // Folders made at a path a person gave, one at a time (src/make-dirs.ts).
   "make-dirs": [],
+  // A small file written to a temporary name, fsynced and renamed (src/write-atomically.ts).
+  "write-atomically": [],
   // The service, the database, the disk and the queues: each alone on the foundation.
   api: [...BASE],
   // Only src/db reaches the generated Prisma client: every statement goes through a repository.

@@ -8,11 +8,11 @@
 // coordination store (token-refresh.ts spentKey). The file holds ciphertexts bound to their account and column and
 // the refresh tokens' fingerprints, never a token; `dvault backup` copies only the key file of that folder
 // (src/backup/backup.ts).
-import { randomBytes } from "node:crypto";
-import { open, readdir, readFile, rename, unlink } from "node:fs/promises";
+import { readdir, readFile, unlink } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { makeDirs } from "../make-dirs.ts";
+import { writeFileAtomically } from "../write-atomically.ts";
 import type { RotatedTokens } from "./token-store.ts";
 
 /** One answered rotation: the row's refresh token it spent (by fingerprint) and what the service gave for it. */
@@ -83,26 +83,11 @@ export class PendingGrants {
     const name = fileName(grant.accountId, grant.oldFingerprint);
     this.inMemory.set(name, grant);
     const file = path.join(this.dir, name);
-    const temp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
     try {
       await makeDirs(this.dir, 0o700);
-      const handle = await open(temp, "wx", 0o600);
-      try {
-        await handle.writeFile(serialize(grant));
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, file);
-      const folder = await open(this.dir, "r");
-      try {
-        await folder.sync();
-      } finally {
-        await folder.close();
-      }
+      await writeFileAtomically(file, serialize(grant), { mode: 0o600, syncFolder: true });
       return { file };
     } catch (err) {
-      await unlink(temp).catch(() => undefined);
       return { memoryOnly: err instanceof Error ? err.message : String(err) };
     }
   }

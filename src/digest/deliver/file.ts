@@ -2,11 +2,10 @@
 // idempotency key, written to a temporary name and renamed, so a retry rewrites the same two files. The
 // thumbnails it shows are files in a folder beside them (<name>_files/), written first, so the HTML still
 // shows every picture when it is opened days later.
-import { randomBytes } from "node:crypto";
-import { open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Deliverer, DeliveryReceipt, OutgoingMessage } from "../types.ts";
 import { makeDirs } from "../../make-dirs.ts";
+import { writeFileAtomically } from "../../write-atomically.ts";
 
 /** The file name a message's files get (its .html, .txt and _files/ folder), whatever fileBase holds. */
 function safeBase(fileBase: string): string {
@@ -18,22 +17,8 @@ export function imagesDirOf(fileBase: string): string {
   return `${safeBase(fileBase)}_files`;
 }
 
-async function writeAtomically(file: string, content: string | Buffer): Promise<void> {
-  const tmp = `${file}.${randomBytes(4).toString("hex")}.tmp`;
-  const handle = await open(tmp, "w", 0o644);
-  try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(tmp, file);
-  } catch (err) {
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
-}
+/** Written whole (src/write-atomically.ts): a retry rewrites the same file, a crash leaves the old one or the new. */
+const writeAtomically = (file: string, content: string | Buffer) => writeFileAtomically(file, content, { mode: 0o644 });
 
 export function fileDeliverer(dir: string): Deliverer {
   return {
