@@ -5,7 +5,7 @@
 import { Readable } from "node:stream";
 import { isMissing } from "../api/errors.ts";
 import type { Deviation, Download } from "../api/types.ts";
-import type { DownloadKind, DownloadTarget, StoredFile as StoredRow } from "../db/download.repository.ts";
+import type { DownloadKind, DownloadTarget, HeldBefore, StoredFile as StoredRow } from "../db/download.repository.ts";
 import type { StoredFile, WrittenFile } from "../storage/archive.ts";
 import { UserError } from "../errors.ts";
 import { breakLockOfDeadHolder, leasedHolder } from "../queue/holder.ts";
@@ -246,9 +246,7 @@ async function storeOriginal(
     }
     throw err;
   });
-  await new PaidDownloads(coord, config.redisPrefix).forget(t.deviationid);
-  await afterStore(deps, old.oldPath, stored.relPath);
-  const upgraded = old.oldStatus === "degraded";
+  const upgraded = await originalRecorded(deps, t.deviationid, old, stored.relPath);
   req.log.info(
     { deviationid: t.deviationid, size: stored.size, resumed: result.resumed, upgraded, deduplicated: stored.deduplicated },
     upgraded ? "original stored: degraded rendition upgraded" : "original stored",
@@ -265,6 +263,17 @@ async function storeOriginal(
 }
 
 /**
+ * An original's row written, however its file came (transferred now, or placed by an earlier attempt): its paid answer
+ * is forgotten and the file it replaced handled (after-store.ts). Whether it replaced a degraded rendition.
+ */
+async function originalRecorded(deps: DownloadDeps, deviationid: string, old: HeldBefore, relPath: string): Promise<boolean> {
+  const { coord, config } = deps.services;
+  await new PaidDownloads(coord, config.redisPrefix).forget(deviationid);
+  await afterStore(deps, old.oldPath, relPath);
+  return old.oldStatus === "degraded";
+}
+
+/**
  * An original an earlier attempt paid for and placed, whose row was not written (placed-originals.ts): the row is
  * written from that file, however long ago, with no /deviation/download and no transfer. Undefined when there is
  * none; a row that cannot be written yet keeps it for the next attempt.
@@ -278,9 +287,7 @@ async function recordPlaced(deps: DownloadDeps, t: DownloadTarget, req: Download
   const { row } = wasPlaced;
   const old = await deps.repo.markDownloadStored({ ...row, id: t.id, at: new Date(deps.services.now()) });
   await placed.forget(t.deviationid);
-  await new PaidDownloads(coord, config.redisPrefix).forget(t.deviationid);
-  await afterStore(deps, old.oldPath, row.path);
-  const upgraded = old.oldStatus === "degraded";
+  const upgraded = await originalRecorded(deps, t.deviationid, old, row.path);
   req.log.info(
     { deviationid: t.deviationid, size: row.size, placedAt: wasPlaced.placedAt, upgraded },
     "original stored from the file an earlier attempt placed: no second /deviation/download",
