@@ -26,13 +26,18 @@ export function journalLineDeviation(line: string): string | undefined {
   }
 }
 
+/** A journal's text: one line per entry (JSON lines). */
+function linesOf(entries: readonly string[]): string {
+  return `${entries.join("\n")}\n`;
+}
+
 export class PlacedJournals {
   constructor(private readonly archive: Pick<Archive, "keepJournal" | "readJournals" | "replaceJournal">) {}
 
   /** Writes one journal of `records` (fsynced, its folder too) and returns its name, for settle(). */
   async keep(records: readonly object[]): Promise<string> {
     const name = `placed-batch-${randomBytes(8).toString("hex")}.jsonl`;
-    await this.archive.keepJournal(name, `${records.map((r) => JSON.stringify(r)).join("\n")}\n`);
+    await this.archive.keepJournal(name, linesOf(records.map((r) => JSON.stringify(r))));
     return name;
   }
 
@@ -44,10 +49,18 @@ export class PlacedJournals {
    */
   settle(name: string, remaining: readonly object[]): void {
     try {
-      this.archive.replaceJournal(name, remaining.length > 0 ? `${remaining.map((r) => JSON.stringify(r)).join("\n")}\n` : undefined);
+      this.rewrite(
+        name,
+        remaining.map((r) => JSON.stringify(r)),
+      );
     } catch {
       // Left as it was: see above.
     }
+  }
+
+  /** The journal `name` holding only `lines` now, or gone when none is left (not fsynced: see settle). */
+  private rewrite(name: string, lines: readonly string[]): void {
+    this.archive.replaceJournal(name, lines.length > 0 ? linesOf(lines) : undefined);
   }
 
   /** The lines about `deviationid` in every journal of the partial folder. */
@@ -63,7 +76,7 @@ export class PlacedJournals {
     for (const { name, text } of this.archive.readJournals(isPlacedJournal)) {
       const lines = text.split("\n").filter((line) => line.length > 0);
       const left = lines.filter((line) => journalLineDeviation(line) !== deviationid);
-      if (left.length < lines.length) this.archive.replaceJournal(name, left.length > 0 ? `${left.join("\n")}\n` : undefined);
+      if (left.length < lines.length) this.rewrite(name, left);
     }
   }
 }
