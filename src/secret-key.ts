@@ -12,6 +12,11 @@ export function keyFilePath(config: Config): string {
   return path.join(config.configDir, "secret.key");
 }
 
+/** Where the key is looked for, as a person must be told when it is not there. */
+export function keyPlaces(config: Config): string {
+  return `DVAULT_SECRET_KEY or the key file ${keyFilePath(config)}`;
+}
+
 /**
  * Where a refreshed grant waits while the database does not take it (src/api/pending-grants.ts): beside the key file,
  * on this machine's disk, out of the database and of backups (which copy only the key file of this folder).

@@ -5,9 +5,10 @@ import type { Command } from "commander";
 import { ArchiveFeedRepository } from "../db/archive-feed.repository.ts";
 import { FeedTokenRepository } from "../db/feed-token.repository.ts";
 import { UserError } from "../errors.ts";
+import { urlsWithoutKey } from "../http/feeds/feed-adverts.ts";
 import { type FeedName, feedPath } from "../http/feeds/feed-documents.ts";
 import { describeScope, type FeedScope, issueFeedToken, rowToken, scopeOf } from "../http/feeds/feed-token.ts";
-import { existingSecretKey, keyCreatedMessage, keyFilePath, loadSecretKey } from "../secret-key.ts";
+import { existingSecretKey, keyCreatedMessage, keyPlaces, loadSecretKey } from "../secret-key.ts";
 import type { Services } from "../services.ts";
 import { colorsFor } from "./output/mode.ts";
 import { printJson, printOut } from "./output/print.ts";
@@ -40,11 +41,6 @@ function feedUrls(base: string, token: string, scope: FeedScope | undefined): Pa
   }
 }
 
-/** Where the key is looked for, as a person must be told when it is not there. */
-function keyPlaces(services: Services): string {
-  return `DVAULT_SECRET_KEY or the key file ${keyFilePath(services.config)}`;
-}
-
 /**
  * The key a new token is made under. One is made only on an install that holds nothing sealed under a key yet: beside
  * an account's tokens or a live feed token, a missing key is a lost one (a config folder not mounted, a restore without
@@ -57,7 +53,7 @@ async function keyToIssueWith(services: Services): Promise<Buffer> {
   const liveFeeds = (await new FeedTokenRepository(services.pool).liveFeedTokens()).length > 0;
   if (sealedAccount || liveFeeds) {
     throw new UserError(
-      `no key was found in ${keyPlaces(services)}, but this install holds ${sealedAccount ? "tokens" : "feed tokens"} made under one: ` +
+      `no key was found in ${keyPlaces(services.config)}, but this install holds ${sealedAccount ? "tokens" : "feed tokens"} made under one: ` +
         "restore secret.key from your backup (or point DVAULT_CONFIG_DIR at its folder, or set DVAULT_SECRET_KEY) and run this again; " +
         "if it is lost for good, dvault auth login makes a new one (each account logs in again)",
     );
@@ -130,10 +126,7 @@ export function registerFeedsCommand(program: Command): void {
         const table = out.map((t) => [String(t.id), t.name, t.feed, t.revokedAt ? `revoked ${t.revokedAt}` : "live", t.lastUsedAt ?? "never"]);
         printOut(formatTable(["id", "name", "opens", "state", "last read"], table, { colors }));
         if (out.some((t) => t.urls)) printOut("their URLs: dvault feeds list --json, or the dashboard's Feeds page");
-        else if (!key && out.some((t) => !t.revokedAt))
-          printOut(
-            `their URLs cannot be shown: no key was found in ${keyPlaces(services)}; their readers keep working, and restoring secret.key shows them again`,
-          );
+        else if (!key && out.some((t) => !t.revokedAt)) printOut(`their URLs cannot be shown: ${urlsWithoutKey(services.config)}`);
       }),
     );
   feeds

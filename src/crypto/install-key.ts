@@ -3,13 +3,13 @@
 // (no key found, a key file that cannot be read or holds no key), said as the reason an account's tokens cannot be used.
 import type { Config } from "../config.ts";
 import { TokenCipher } from "./token-cipher.ts";
-import { existingSecretKey, keyFilePath } from "../secret-key.ts";
+import { existingSecretKey, keyPlaces } from "../secret-key.ts";
 
 /** The key to read the accounts' tokens with, or why the stored tokens cannot be read at all. */
 export type InstallKey = { cipher: TokenCipher } | { none: string };
 
 export function installKey(config: Config): InstallKey {
-  const where = config.secretKey ? "DVAULT_SECRET_KEY" : `DVAULT_SECRET_KEY or the key file ${keyFilePath(config)}`;
+  const where = config.secretKey ? "DVAULT_SECRET_KEY" : keyPlaces(config);
   try {
     const secret = existingSecretKey(config);
     if (secret) return { cipher: new TokenCipher(secret) };

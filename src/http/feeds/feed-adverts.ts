@@ -3,7 +3,7 @@
 import { FeedTokenRepository } from "../../db/feed-token.repository.ts";
 import { UserError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
-import { existingSecretKey, keyFilePath } from "../../secret-key.ts";
+import { existingSecretKey, keyPlaces } from "../../secret-key.ts";
 import type { Config } from "../../config.ts";
 import type { Queryable } from "../../db/with-transaction.ts";
 import { type IssuedFeedToken, liveFeedTokens, opensFeed } from "./feed-token.ts";
@@ -19,6 +19,11 @@ export type FeedAdverts = {
   links(base: string, feeds: ReadonlyArray<{ title: string; feed: FeedName }>): Promise<FeedLink[]>;
 };
 
+/** Why the feed tokens' URLs cannot be rebuilt with no key, and what still works: `feeds list` and the Feeds page say it. */
+export function urlsWithoutKey(config: Config): string {
+  return `no key was found in ${keyPlaces(config)}; their readers keep working, and restoring secret.key shows them again`;
+}
+
 export function createFeedAdverts({ pool, config, log }: { pool: Queryable; config: Config; log: Logger }): FeedAdverts {
   const repo = new FeedTokenRepository(pool);
   let key: Buffer | undefined;
@@ -29,9 +34,7 @@ export function createFeedAdverts({ pool, config, log }: { pool: Queryable; conf
     // Live tokens were made under a key: one missing now is lost (a config folder not mounted), never replaced here.
     key ??= existingSecretKey(config)?.key;
     if (!key) {
-      throw new UserError(
-        `the feed tokens' URLs cannot be shown: no key was found in DVAULT_SECRET_KEY or the key file ${keyFilePath(config)}; their readers keep working, and restoring secret.key shows them again`,
-      );
+      throw new UserError(`the feed tokens' URLs cannot be shown: ${urlsWithoutKey(config)}`);
     }
     return liveFeedTokens(repo, key);
   };
