@@ -119,6 +119,12 @@ export async function downloadableOriginals(pool: Pick<DownloadHarness["pool"], 
   return rows.map((r) => r.deviationid);
 }
 
+/** Originals of the weekly allowance spent, by the ledger, over every account and week. */
+export async function originalsUsed(pool: Pick<DownloadHarness["pool"], "query">): Promise<number> {
+  const { rows } = await pool.query<{ used: number }>("SELECT coalesce(sum(used), 0)::int AS used FROM download_quota_usage");
+  return rows[0]?.used ?? Number.NaN;
+}
+
 /**
  * Leaves only the originals of `ids` in the downloads table, parked as failed (with no next attempt, so
  * nothing claims them) until a test wants one.

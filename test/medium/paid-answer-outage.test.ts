@@ -23,6 +23,7 @@ import {
   type DownloadHarness,
   downloadableOriginals,
   downloadTraffic,
+  originalsUsed,
   parkOriginalsOf,
   wantAgain,
 } from "../helpers/download-harness.ts";
@@ -57,12 +58,6 @@ afterEach(async () => {
   await h.pool.query("DROP TRIGGER IF EXISTS refuse_write ON downloads");
 });
 
-/** Originals of the allowance spent, by the ledger. */
-async function originalsUsed(): Promise<number> {
-  const { rows } = await h.pool.query<{ used: number }>("SELECT coalesce(sum(used), 0)::int AS used FROM download_quota_usage");
-  return rows[0]?.used ?? Number.NaN;
-}
-
 /** A store whose next write of a paid answer fails as a PostgreSQL shutting down does (57P01: an outage, not the job's fault). */
 function failingPaidWrites(coord: Coordinator, times: number): Coordinator & { failed: number } {
   const wrapped = Object.create(coord) as Coordinator & { failed: number };
@@ -80,7 +75,7 @@ function failingPaidWrites(coord: Coordinator, times: number): Coordinator & { f
 describe("a paid download answer the store could not keep", () => {
   it("is not paid for twice when the store goes away right after the service answered", async () => {
     const id = ids[2] ?? "";
-    const usedBefore = await originalsUsed();
+    const usedBefore = await originalsUsed(h.pool);
     const seq = await wantAgain(h, id);
     const coord = failingPaidWrites(h.services.coord, 1);
     const services: Services = { ...h.services, coord };
@@ -102,7 +97,7 @@ describe("a paid download answer the store could not keep", () => {
     expect(after[0]?.sha256).toBe(await h.sim.fileSha256(id));
     // One /deviation/download for one file: the attempt after the outage used the answer it had paid for.
     expect(downloadTraffic(h, id, seq).filter((t) => t.startsWith("api"))).toEqual(["api 200"]);
-    expect(await originalsUsed()).toBe(usedBefore + 1);
+    expect(await originalsUsed(h.pool)).toBe(usedBefore + 1);
   }, 60_000);
 });
 
@@ -112,7 +107,7 @@ describe("a paid download answer the store could not keep", () => {
  * URL expired on the simulator's clock. Returns the file placed and the simulator's log position before the run.
  */
 async function placedThenRefusedAnHour(id: string): Promise<{ seq: number; placed: string; used: number }> {
-  const used = await originalsUsed();
+  const used = await originalsUsed(h.pool);
   const seq = await wantAgain(h, id);
   await h.pool.query(`CREATE TRIGGER refuse_write BEFORE UPDATE ON downloads FOR EACH ROW WHEN (NEW.status = 'done') EXECUTE FUNCTION refuse_write()`);
   await expect(h.runOnce()).rejects.toMatchObject({ exitCode: 3 });
@@ -140,7 +135,7 @@ async function expectRecordedWithoutPaying(id: string, from: { seq: number; plac
   expect(rows[0]).toEqual({ status: "done", path: from.placed, sha256: await h.sim.fileSha256(id) });
   // One /deviation/download and one CDN fetch for the file, both by the refused run.
   expect(downloadTraffic(h, id, from.seq)).toEqual(["api 200", "cdn 200"]);
-  expect(await originalsUsed()).toBe(from.used + 1);
+  expect(await originalsUsed(h.pool)).toBe(from.used + 1);
   // Nothing kept once the row is written.
   expect(await h.services.coord.get(`${placedOriginalsPrefix(h.services.config.redisPrefix)}${id}`)).toBeUndefined();
   expect((await fs.readdir(path.join(h.archiveDir, ".partial"))).filter((n) => n.startsWith(id))).toEqual([]);

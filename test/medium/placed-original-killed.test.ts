@@ -19,6 +19,7 @@ import {
   type DownloadHarness,
   downloadableOriginals,
   downloadTraffic,
+  originalsUsed,
   parkOriginalsOf,
   wantAgain,
 } from "../helpers/download-harness.ts";
@@ -26,11 +27,6 @@ import { startS3Server, type S3TestServer } from "../helpers/s3-server.ts";
 
 let h: DownloadHarness;
 let ids: string[];
-
-async function originalsUsed(): Promise<number> {
-  const { rows } = await h.pool.query<{ used: number }>("SELECT coalesce(sum(used), 0)::int AS used FROM download_quota_usage");
-  return rows[0]?.used ?? Number.NaN;
-}
 
 async function originalRows(): Promise<{ deviationid: string; status: string; path: string | null; sha256: string | null }[]> {
   const { rows } = await h.pool.query<{ deviationid: string; status: string; path: string | null; sha256: string | null }>(
@@ -83,7 +79,7 @@ for (const [storage, killAt] of [
     });
 
     it("is recorded by a run long after the paid answers expired, with no second /deviation/download", async () => {
-      const used = await originalsUsed();
+      const used = await originalsUsed(h.pool);
       let seq = Number.POSITIVE_INFINITY;
       for (const id of ids) seq = Math.min(seq, await wantAgain(h, id));
       const killedBatch = await runKilledBeforeCommit(killAt);
@@ -120,7 +116,7 @@ for (const [storage, killAt] of [
       );
       // One /deviation/download and one CDN fetch per file in all, by the killed run; one original of the allowance each.
       expect(ids.map((id) => downloadTraffic(h, id, seq))).toEqual(ids.map(() => ["api 200", "cdn 200"]));
-      expect(await originalsUsed()).toBe(used + ids.length);
+      expect(await originalsUsed(h.pool)).toBe(used + ids.length);
       // The journal goes once its rows are written.
       expect((await fs.readdir(path.join(h.archiveDir, ".partial"))).filter(isPlacedJournal)).toEqual([]);
     }, 90_000);
