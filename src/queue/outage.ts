@@ -26,6 +26,16 @@ const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT"
 
 type ErrorShape = Error & { code?: unknown; errorCode?: unknown; syscall?: unknown; cause?: unknown; service?: unknown };
 
+/**
+ * What a repeated failure is warned of once by (src/queue/log-every-minute.ts, redis-loss-guard.ts): a store away or
+ * refusing, whatever its words (a refused connect and a closed one are one outage), else the error itself.
+ */
+export function failureKind(err: unknown): string {
+  const outage = outageOf(err);
+  if (outage) return `store ${outage.kind}`;
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
 /** The outage or conflict behind `err` (or its causes), if any. The service's own API and CDN failures never count. */
 export function outageOf(err: unknown): Outage | undefined {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = (e as ErrorShape).cause, depth++) {

@@ -7,7 +7,7 @@
 // into a database whose queue schema is new, or the queue schema emptied by hand. There is no reconnect to watch.
 import type { Redis } from "ioredis";
 import type { Logger } from "../log.ts";
-import { outageOf } from "./outage.ts";
+import { failureKind } from "./outage.ts";
 
 export type RedisLossGuard = {
   /** Checks now (and rebuilds if needed); resolves when done. Never rejects: a failure is logged and retried later. */
@@ -110,11 +110,4 @@ export function watchRedisLoss({ redis, onReconnect, isIntact, rebuild, afterRec
       stopListening?.();
     },
   };
-}
-
-/** A check's failure as its warning is kept: the store away whatever its words, else the error itself. */
-function failureKind(err: unknown): string {
-  const outage = outageOf(err);
-  if (outage) return `store ${outage.kind}`;
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }

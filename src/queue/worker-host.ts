@@ -14,7 +14,7 @@ import type { Logger } from "../log.ts";
 import { scrubError, scrubString } from "../redact.ts";
 import { DELAY_WORDS, delayOf, InterruptedError, isSkippable, isStop, type JobContext, type JobEntry, type JobResult } from "./job-definition.ts";
 import { EveryMinuteLog } from "./log-every-minute.ts";
-import { type Outage, outageOf } from "./outage.ts";
+import { failureKind, type Outage, outageOf } from "./outage.ts";
 import type { QueueName } from "./queues.ts";
 import { requeueActiveJob } from "./requeue.ts";
 
@@ -122,9 +122,7 @@ export class WorkerHost<Ctx extends JobContext> {
    * recorded ("Missing lock for job …") is said even in the minute an outage's line holds.
    */
   private logWorkerError(queue: string, err: Error): void {
-    const outage = outageOf(err);
-    const kind = outage ? `store-${outage.kind}` : `${err.name}:${err.message}`;
-    this.minuteLog.line({ key: `worker-error:${queue}:${kind}`, level: "error", fields: { err, queue }, message: "queue worker error" });
+    this.minuteLog.line({ key: `worker-error:${queue}:${failureKind(err)}`, level: "error", fields: { err, queue }, message: "queue worker error" });
   }
 
   /** Graceful: handlers see the abort, finish their current page, and active jobs complete or re-queue. */
