@@ -39,7 +39,7 @@ export const LONGER_TODAY: Readonly<Record<string, Readonly<Record<string, numbe
   "src/http/assets/app.js": { "(anonymous)": 272 },
   "src/http/routes/archive.ts": { archiveRoutes: 124 },
   "src/http/routes/connect.ts": { connectRoutes: 125 },
-  "src/http/routes/reading.ts": { readingRoutes: 151 },
+  "src/http/routes/reading.ts": { readingRoutes: 143 },
   "src/import/gallery-dl/adopt.ts": { adoptAll: 131, "adoptAll/adoptOne": 89 },
   "src/import/gallery-dl/import-folder.ts": { resolve: 102 },
   "src/metrics.ts": { createMetrics: 188 },

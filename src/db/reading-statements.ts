@@ -175,11 +175,27 @@ export const MESSAGE = (messageid: string) =>
 export const STACK = (stackid: string, limit: number) =>
   sql<MessageRow>`SELECT ${sql.raw(MESSAGE_COLUMNS)} FROM ${sql.raw(MESSAGE_FROM)} WHERE m.stackid = ${stackid} ORDER BY ${sql.raw(key("m.ts"))} DESC, m.messageid DESC LIMIT ${limit}`;
 
-export const COMMENTS = (kind: CommentPlace["subjectKind"], ids: string[], limit: number) => sql<CommentRow>`
-SELECT c.commentid, c.parentid, u.username AS author, c.posted_at AS "postedAt", c.body, c.hidden, c.likes, ${sql.raw(REMOVAL("c"))}
+// A subject's comments oldest first, the undated last: the key is the time, 'infinity' for none (cursor text
+// "infinity"), and a page starts at its cursor's comment (inclusive, so a link can open a thread at one comment).
+const COMMENT_KEY = "coalesce(c.posted_at, 'infinity'::timestamptz)";
+const COMMENT_KEY_TEXT = `CASE WHEN c.posted_at IS NULL THEN 'infinity' ELSE to_char(c.posted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END`;
+const ofSubject = (kind: CommentPlace["subjectKind"], ids: string[]) =>
+  sql`c.subject_kind = ${kind}::comment_subject_kind AND c.subject_id = ANY(${ids}::text[])`;
+export const COMMENTS = (kind: CommentPlace["subjectKind"], ids: string[], from: ListCursor | undefined, limit: number) => sql<CommentRow & { key: string }>`
+SELECT c.commentid, c.parentid, u.username AS author, c.posted_at AS "postedAt", c.body, c.hidden, c.likes, ${sql.raw(REMOVAL("c"))},
+  ${sql.raw(COMMENT_KEY_TEXT)} AS key
 FROM comments c LEFT JOIN users u ON u.userid = c.author_userid
-WHERE c.subject_kind = ${kind}::comment_subject_kind AND c.subject_id = ANY(${ids}::text[])
-ORDER BY c.posted_at NULLS LAST, c.commentid LIMIT ${limit}`;
+WHERE ${ofSubject(kind, ids)}
+  AND (${from?.key ?? null}::timestamptz IS NULL OR (${sql.raw(COMMENT_KEY)}, c.commentid) >= (${from?.key ?? null}::timestamptz, ${from?.id ?? null}::text))
+ORDER BY ${sql.raw(COMMENT_KEY)}, c.commentid LIMIT ${limit}`;
+/** How many comments a subject has, and how many come before a page's first (its cursor): where the page stands. */
+export const COMMENT_COUNTS = (kind: CommentPlace["subjectKind"], ids: string[], from: ListCursor | undefined) => sql<{ total: number; before: number }>`
+SELECT count(*)::int AS total,
+  count(*) FILTER (WHERE (${sql.raw(COMMENT_KEY)}, c.commentid) < (${from?.key ?? null}::timestamptz, ${from?.id ?? null}::text))::int AS before
+FROM comments c WHERE ${ofSubject(kind, ids)}`;
+/** One comment's cursor: a comments page that starts at it. */
+export const COMMENT_CURSOR = (commentid: string) => sql<Pick<Comment, "commentid"> & { key: string }>`
+SELECT ${sql.raw(COMMENT_KEY_TEXT)} AS key, c.commentid FROM comments c WHERE c.commentid = ${commentid}`;
 // A status the watch feed carried but the statuses table lacks: the one the feed item holds, as the service gave it
 // (by feed_items_statusid_idx; exported for the HTTP test's EXPLAIN).
 export const STATUS_IN_FEED = (statusid: string) => sql<StatusRow>`

@@ -1,7 +1,8 @@
 // The reading pages' read model (src/http/pages/reading.ts): notes and their threads, messages and their stacks,
 // comments as a tree, statuses, the watch feed, journals' and literature's text, artists with their folders and what
 // could not be archived. Read-only; one query per method. Lists are read after a keyset cursor (`after`: the key and
-// id of the last row shown), newest first along an index where the table has one, and never counted whole.
+// id of the last row shown), newest first along an index where the table has one, and never counted whole (one
+// subject's comments are counted, along their subject's index).
 import { kysely, type RawBuilder, sql } from "./kysely.ts";
 import {
   ARTIST_FOLDERS,
@@ -10,6 +11,8 @@ import {
   type ArtistListRow,
   type ArtistRow,
   COMMENTS,
+  COMMENT_COUNTS,
+  COMMENT_CURSOR,
   type CommentPlace,
   type CommentRow,
   EMBEDDED,
@@ -106,8 +109,19 @@ export class ReadingRepository {
   }
 
   /** The comments on a subject (any of `ids`: a profile's comments may name it by userid or username), oldest first. */
-  async comments(kind: CommentPlace["subjectKind"], ids: string[], limit: number): Promise<CommentRow[]> {
-    return this.run(COMMENTS(kind, ids, limit));
+  async comments(kind: CommentPlace["subjectKind"], ids: string[], from: ListCursor | undefined, limit: number): Promise<Array<CommentRow & { key: string }>> {
+    return this.run(COMMENTS(kind, ids, from, limit));
+  }
+
+  /** The subject's comments counted, and those before `from` in the thread's order. */
+  async commentCounts(kind: CommentPlace["subjectKind"], ids: string[], from: ListCursor | undefined): Promise<{ total: number; before: number }> {
+    return (await this.run(COMMENT_COUNTS(kind, ids, from)))[0] ?? { total: 0, before: 0 };
+  }
+
+  /** The cursor of a comments page that starts at this comment. */
+  async commentCursor(commentid: string): Promise<ListCursor | undefined> {
+    const row = (await this.run(COMMENT_CURSOR(commentid)))[0];
+    return row && { key: row.key, id: row.commentid };
   }
 
   async commentPlace(commentid: string): Promise<CommentPlace | undefined> {

@@ -7,11 +7,12 @@ import type { ListCursor } from "../db/reading.repository.ts";
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**
- * A cursor's time as dvault writes it (toISOString of a real instant, year 1 or later), or "-infinity": a forged
- * 2024-13-45T25:61:61 or 0000-01-01 would otherwise reach PostgreSQL, which refuses it (a 500).
+ * A cursor's time as dvault writes it (toISOString of a real instant, year 1 or later), or "-infinity" (an undated
+ * row of a list newest first) or "infinity" (of the comments, oldest first): a forged 2024-13-45T25:61:61 or
+ * 0000-01-01 would otherwise reach PostgreSQL, which refuses it (a 500).
  */
 export function isCursorTime(key: string): boolean {
-  if (key === "-infinity") return true;
+  if (key === "-infinity" || key === "infinity") return true;
   if (!TIME.test(key) || key.startsWith("0000")) return false;
   const at = new Date(key);
   return !Number.isNaN(at.getTime()) && at.toISOString() === key;

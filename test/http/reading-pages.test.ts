@@ -163,4 +163,52 @@ describe("reading pages over HTTP", () => {
     expect((await get("/comments/rf-c-3")).location).toBe("/read/rf-journal-0001#c-rf-c-3");
     expect((await get("/comments/rf-c-5")).location).toBe("/statuses/rf-status-0001#c-rf-c-5");
   });
+
+  it("shows a thread longer than a page a page at a time: its total, every comment once in order, a comment's link at its page", async () => {
+    // 1 234 comments on a status of this test's own: times that tie, some undated (last), replies across pages.
+    const statusid = "rf-status-long";
+    await f.h.pool.query(`INSERT INTO statuses (statusid, author_userid, body, posted_at, raw) VALUES ($1, $2, '<p>Long thread.</p>', now(), '{}')`, [
+      statusid,
+      f.owner.userid,
+    ]);
+    const n = 1234;
+    const ids = Array.from({ length: n }, (_, i) => `rf-long-${String(i).padStart(4, "0")}`);
+    const at = (i: number) => (i >= n - 7 ? null : new Date(Date.UTC(2024, 0, 1) + Math.floor(i / 2) * 60_000).toISOString());
+    await f.h.pool.query(
+      `INSERT INTO comments (commentid, parentid, subject_kind, subject_id, author_userid, posted_at, body, raw)
+       SELECT id, CASE WHEN i % 10 = 9 THEN ($2::text[])[(i - 8)::int] END, 'status', $3, $4, at, '<p>c' || i || '</p>', '{}'
+       FROM unnest($2::text[], $1::timestamptz[]) WITH ORDINALITY AS u(id, at, i)`,
+      [ids.map((_, i) => at(i)), ids, statusid, f.owner.userid],
+    );
+    const order = ids; // the ids sort as their times do, the undated ones last
+    const seen: string[] = [];
+    let url: string | undefined = `/statuses/${statusid}`;
+    let pages = 0;
+    while (url) {
+      const page = await get(url);
+      expect(page.status).toBe(200);
+      expect(page.body).toContain(`of ${n.toLocaleString("en")} archived`);
+      seen.push(...[...page.body.matchAll(/<li id="c-(rf-long-\d{4})"/g)].map((m) => m[1]!));
+      const next = /<a href="([^"]+)" data-comments-next>/.exec(page.body);
+      url = next ? decode(next[1]!) : undefined;
+      pages += 1;
+    }
+    expect(pages).toBe(3);
+    expect([...seen].sort()).toEqual(order);
+    expect(seen.filter((id, i) => seen.indexOf(id) !== i)).toEqual([]);
+
+    // A comment deep in the thread opens the page that holds it; one on the first page, the page alone.
+    for (const id of [ids[1000]!, ids[n - 1]!]) {
+      const location = (await get(`/comments/${id}`)).location!;
+      expect(location).toMatch(/[?]comments_from=/);
+      expect((await get(location.replace(/#.*/, ""))).body).toContain(`<li id="c-${id}"`);
+    }
+    expect((await get(`/comments/${ids[3]}`)).location).toBe(`/statuses/${statusid}#c-${ids[3]}`);
+
+    // A cursor dvault did not write: the oldest comments, said in one line, not a 500.
+    const forged = await get(`/statuses/${statusid}?comments_from=bm9wZQ`);
+    expect(forged.status).toBe(200);
+    expect(forged.body).toContain("is not one dvault wrote: the oldest comments are shown");
+    expect(forged.body).toContain(`<li id="c-${ids[0]}"`);
+  });
 });

@@ -235,8 +235,33 @@ export function stackPage(stackid: string, messages: MessageRow[]): string {
 
 type CommentNode = { c: CommentRow; replies: CommentNode[] };
 
-/** Comments as threads: each reply under its parent (one whose parent the archive lacks starts a thread), oldest first. */
-export function commentThread(comments: readonly CommentRow[], heading = "Comments"): SafeHtml {
+/** Where a page of comments stands in its subject's thread, and the links to its first and next page. */
+export type CommentPaging = {
+  total: number;
+  /** The place of the page's first comment in the thread (1 = the oldest). */
+  firstShown: number;
+  first: string | undefined;
+  next: string | undefined;
+  /** The address's comments_from= was not one dvault wrote: the first page is shown instead. */
+  badCursor: boolean;
+};
+
+/** Which of a thread's comments a page shows, and the links to the others: nothing when it shows them all. */
+function commentPages(shown: number, p: CommentPaging | undefined): SafeHtml {
+  if (!p) return html``;
+  const bad = p.badCursor ? html`<p class="small warn">That comments_from= is not one dvault wrote: the oldest comments are shown.</p>` : html``;
+  if (shown === p.total && !p.first) return bad;
+  const range = shown === 0 ? "none" : `${p.firstShown.toLocaleString("en")}–${(p.firstShown + shown - 1).toLocaleString("en")}`;
+  return html`${bad}<p class="small muted">Comments ${range} of ${p.total.toLocaleString("en")} archived, oldest first.${
+    p.first ? html` <a href="${p.first}" rel="first">From the oldest</a>` : ""
+  }${p.next ? html` <a href="${p.next}" data-comments-next>Newer comments (${Math.max(0, p.total - (p.firstShown + shown - 1)).toLocaleString("en")} more)</a>` : ""}</p>`;
+}
+
+/**
+ * Comments as threads: each reply under its parent (one whose parent the archive lacks, or shows on another page,
+ * starts a thread), oldest first; `paging` says which of a longer thread's comments these are.
+ */
+export function commentThread(comments: readonly CommentRow[], heading = "Comments", paging?: CommentPaging): SafeHtml {
   const nodes = new Map(comments.map((c) => [c.commentid, { c, replies: [] as CommentNode[] }]));
   const roots: CommentNode[] = [];
   for (const n of nodes.values()) {
@@ -255,9 +280,10 @@ export function commentThread(comments: readonly CommentRow[], heading = "Commen
       }${removedPill(c)} <a class="small muted" href="#c-${c.commentid}" aria-label="link to this comment">#</a></div>
 <div class="body">${storedHtml(c.body)}</div></article>${n.replies.length ? branch(n.replies, depth + 1) : ""}</li>`;
     })}</ol>`;
-  return html`<section class="card comment-thread" aria-label="${heading}"><h2>${heading} <span class="muted small">${comments.length}</span></h2>${
+  const pages = commentPages(comments.length, paging);
+  return html`<section class="card comment-thread" id="comments" aria-label="${heading}"><h2>${heading} <span class="muted small">${(paging?.total ?? comments.length).toLocaleString("en")}</span></h2>${pages}${
     comments.length ? branch(roots, 0) : html`<p class="muted">No comment archived.</p>`
-  }</section>`;
+  }${comments.length > 20 ? pages : ""}</section>`;
 }
 
 // ---- statuses ----------------------------------------------------------------------------------------------------

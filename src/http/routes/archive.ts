@@ -263,7 +263,7 @@ export function archiveRoutes(app: express.Express, ctx: DashboardContext): void
       itemPage(
         item,
         { prev: link(newer.items[0]), next: link(older.items[0]), back: `/archive${q}` },
-        await commentsOf(ctx, "deviation", [item.deviationid]),
+        await commentsOf(ctx, req, "deviation", [item.deviationid]),
         one(req.query.done),
       ),
     );

@@ -2,7 +2,7 @@
 // journals and literature, artists. Read-only GETs behind the same guards and route gate as the archive; lists page
 // by keyset cursor (`after=`), and an unknown id is a 404 page, a cursor that does not read back a 400.
 import type express from "express";
-import type { Response } from "express";
+import type { Request, Response } from "express";
 import { type CommentPlace, type ListCursor, ReadingRepository } from "../../db/reading.repository.ts";
 import type { SafeHtml } from "../../text/html.ts";
 import { type DashboardContext, publicBase } from "../context.ts";
@@ -26,22 +26,79 @@ import {
   type Works,
   watchPage,
 } from "../pages/reading.ts";
-import { decodeListCursor, pageOf } from "../reading-cursor.ts";
+import { decodeListCursor, encodeListCursor, pageOf } from "../reading-cursor.ts";
 
 const NOTES_PAGE_SIZE = 50;
 const WATCH_PAGE_SIZE = 30;
 const ARTISTS_PAGE_SIZE = 100;
 const WORKS_PAGE_SIZE = 24;
-/** Comments shown under one subject: a thread longer than this shows its oldest. */
-const COMMENTS_LIMIT = 500;
+/** Comments shown under one subject at once: a longer thread is read a page at a time (`comments_from=`). */
+export const COMMENTS_PAGE_SIZE = 500;
+/** The query parameter of a comments page: the cursor of its first comment (src/http/reading-cursor.ts). */
+const COMMENTS_FROM = "comments_from";
 
 const notFound = (res: Response, what: string) => sendPage(res, 404, messagePage(404, "Not in the archive", `No ${what} with this id has been archived.`));
 const badCursor = (res: Response, path: string) =>
   sendPage(res, 400, messagePage(400, "Bad page address", `The after= of this address is not one dvault wrote: start again from ${path}.`));
 
 /** The comments on a subject as threads (the item page shows them under a work: src/http/routes/archive.ts). */
-export async function commentsOf(ctx: Pick<DashboardContext, "deps">, kind: CommentPlace["subjectKind"], ids: string[], heading?: string): Promise<SafeHtml> {
-  return commentThread(await new ReadingRepository(ctx.deps.pool).comments(kind, ids, COMMENTS_LIMIT), heading);
+/**
+ * The comments on a subject as threads, a page of COMMENTS_PAGE_SIZE from the `comments_from=` of the page's address
+ * (the first page without it), with their total and links to the first and the next page: a thread of 501 shows
+ * that it has more, never 500 as if they were all. A cursor dvault did not write starts from the first, saying so.
+ */
+export async function commentsOf(
+  ctx: Pick<DashboardContext, "deps">,
+  req: Request,
+  kind: CommentPlace["subjectKind"],
+  ids: string[],
+  heading?: string,
+): Promise<SafeHtml> {
+  const repo = new ReadingRepository(ctx.deps.pool);
+  const decoded = decodeListCursor(one(req.query[COMMENTS_FROM]));
+  const from = decoded === "bad" ? undefined : decoded;
+  const [rows, counts] = await Promise.all([repo.comments(kind, ids, from, COMMENTS_PAGE_SIZE + 1), repo.commentCounts(kind, ids, from)]);
+  const shown = rows.slice(0, COMMENTS_PAGE_SIZE);
+  const extra = rows[COMMENTS_PAGE_SIZE];
+  const at = (cursor: string | undefined) => {
+    const url = new URL(req.originalUrl, "http://dashboard.invalid");
+    if (cursor === undefined) url.searchParams.delete(COMMENTS_FROM);
+    else url.searchParams.set(COMMENTS_FROM, cursor);
+    return `${url.pathname}${url.search}#comments`;
+  };
+  return commentThread(shown, heading, {
+    total: counts.total,
+    firstShown: from ? counts.before + 1 : 1,
+    first: from ? at(undefined) : undefined,
+    next: extra ? at(encodeListCursor({ key: extra.key, id: extra.commentid })) : undefined,
+    badCursor: decoded === "bad",
+  });
+}
+
+/**
+ * A subject's page at one of its comments (`ids` as that page reads them): the anchor alone when the comment is on
+ * the first page of comments, else the comments page that starts at it.
+ */
+async function atComment(repo: ReadingRepository, place: CommentPlace, ids: string[], page: string, commentid: string): Promise<string> {
+  const anchor = `#c-${encodeURIComponent(commentid)}`;
+  const cursor = await repo.commentCursor(commentid);
+  if (!cursor || (await repo.commentCounts(place.subjectKind, ids, cursor)).before < COMMENTS_PAGE_SIZE) return `${page}${anchor}`;
+  return `${page}?${COMMENTS_FROM}=${encodeListCursor(cursor)}${anchor}`;
+}
+
+/** The address of the page a comment was written on, at the comment (the artists' list for a profile's lost artist). */
+async function commentPage(repo: ReadingRepository, id: string): Promise<string | undefined> {
+  const place = await repo.commentPlace(id);
+  if (!place) return undefined;
+  const subject = encodeURIComponent(place.subjectId);
+  if (place.subjectKind === "status") return atComment(repo, place, [place.subjectId], `/statuses/${subject}`, id);
+  if (place.subjectKind === "profile") {
+    const artist = place.username ? await repo.artist(place.username) : undefined;
+    return artist ? atComment(repo, place, [artist.userid, artist.username], `/artists/${encodeURIComponent(artist.username)}`, id) : "/artists";
+  }
+  const reading = await repo.reading(place.subjectId);
+  const kind = reading?.type === "journal" || reading?.type === "literature" ? "read" : "item";
+  return atComment(repo, place, [place.subjectId], `/${kind}/${subject}`, id);
 }
 
 export function readingRoutes(app: express.Express, ctx: DashboardContext): void {
@@ -107,22 +164,14 @@ export function readingRoutes(app: express.Express, ctx: DashboardContext): void
 
   // A comment opens the page of what it was written on, at the comment.
   app.get("/comments/:id", async (req, res) => {
-    const id = String(req.params.id);
-    const place = await repo.commentPlace(id);
-    if (!place) return notFound(res, "comment");
-    const anchor = `#c-${encodeURIComponent(id)}`;
-    const subject = encodeURIComponent(place.subjectId);
-    if (place.subjectKind === "status") return res.redirect(303, `/statuses/${subject}${anchor}`);
-    if (place.subjectKind === "profile") return res.redirect(303, place.username ? `/artists/${encodeURIComponent(place.username)}${anchor}` : "/artists");
-    const reading = await repo.reading(place.subjectId);
-    const kind = reading?.type === "journal" || reading?.type === "literature" ? "read" : "item";
-    return res.redirect(303, `/${kind}/${subject}${anchor}`);
+    const to = await commentPage(repo, String(req.params.id));
+    return to ? res.redirect(303, to) : notFound(res, "comment");
   });
 
   app.get("/statuses/:id", async (req, res) => {
     const s = await repo.status(String(req.params.id));
     if (!s) return notFound(res, "status");
-    const [shared, comments] = await Promise.all([works(s.sharedDeviationids), commentsOf(ctx, "status", [s.statusid])]);
+    const [shared, comments] = await Promise.all([works(s.sharedDeviationids), commentsOf(ctx, req, "status", [s.statusid])]);
     return sendPage(res, 200, statusPage(s, shared, comments));
   });
 
@@ -149,7 +198,7 @@ export function readingRoutes(app: express.Express, ctx: DashboardContext): void
       const sha = files.get(id)?.sha256;
       if (sha && /^[0-9a-f]{64}$/.test(sha)) local.set(src, sha);
     }
-    return sendPage(res, 200, readingPage(d, local, await commentsOf(ctx, "deviation", [d.deviationid])));
+    return sendPage(res, 200, readingPage(d, local, await commentsOf(ctx, req, "deviation", [d.deviationid])));
   });
 
   app.get("/artists", async (req, res) => {
@@ -173,7 +222,7 @@ export function readingRoutes(app: express.Express, ctx: DashboardContext): void
       repo.notArchived(artist.userid, 100),
       repo.shortfalls(artist.userid),
       repo.statusesBy(artist.userid, 20),
-      commentsOf(ctx, "profile", [artist.userid, artist.username], "Comments on the profile"),
+      commentsOf(ctx, req, "profile", [artist.userid, artist.username], "Comments on the profile"),
       ctx.feeds.links(publicBase(ctx, req), [{ title: `dvault: ${artist.username}`, feed: { kind: "artist", username: artist.username } }]),
     ]);
     const { rows: shown, next } = pageOf(workRows, WORKS_PAGE_SIZE, (w) => w.deviationid);
