@@ -164,6 +164,52 @@ describe("reading pages over HTTP", () => {
     expect((await get("/comments/rf-c-5")).location).toBe("/statuses/rf-status-0001#c-rf-c-5");
   });
 
+  it("says when an artist's lists and a stack hold more than the page shows: the 101st work not archived, the 21st status, the 201st message", async () => {
+    const db = f.h.pool;
+    const userid = "rf-prolific";
+    await db.query(`INSERT INTO users (userid, username) VALUES ($1, 'Prolific')`, [userid]);
+    const add = async (works: number, statuses: number) => {
+      await db.query(
+        `INSERT INTO deviations (deviationid, title, author_userid, type, tier_access, published_at, raw)
+         SELECT 'rf-pro-d-' || i, 'locked ' || i, $1, 'image', 'locked', timestamptz '2024-01-01' + i * interval '1 hour', '{}' FROM generate_series(1, $2::int) i
+         ON CONFLICT DO NOTHING`,
+        [userid, works],
+      );
+      await db.query(
+        `INSERT INTO statuses (statusid, author_userid, body, posted_at, raw)
+         SELECT 'rf-pro-s-' || i, $1, '<p>status ' || i || '</p>', timestamptz '2024-01-01' + i * interval '1 hour', '{}' FROM generate_series(1, $2::int) i
+         ON CONFLICT DO NOTHING`,
+        [userid, statuses],
+      );
+    };
+    await add(100, 20);
+    let page = (await get("/artists/Prolific")).body;
+    expect(page).toContain("locked 100");
+    expect(page).not.toContain("more follow");
+    expect(page).not.toContain("older ones are archived too");
+    await add(101, 21);
+    page = (await get("/artists/Prolific")).body;
+    expect(page).toContain("The newest 100 are listed, and more follow.");
+    expect(page).toContain('href="/archive?artist=Prolific&amp;notfull=1"');
+    expect(page).not.toContain("locked 1<"); // the oldest is the one left out
+    expect(page).toContain("The newest 20 are shown; older ones are archived too");
+
+    const acct = (await db.query<{ id: number }>("SELECT id FROM accounts ORDER BY id LIMIT 1")).rows[0]!.id;
+    const stack = async (n: number) =>
+      db.query(
+        `INSERT INTO messages (account_id, messageid, box, type, ts, stackid, html, raw)
+         SELECT $1, 'rf-pro-m-' || i, 'feed', 'watch', timestamptz '2024-01-01' + i * interval '1 minute', 'rf-pro-stack', '<p>m</p>', '{}' FROM generate_series(1, $2::int) i
+         ON CONFLICT DO NOTHING`,
+        [acct, n],
+      );
+    await stack(MESSAGES_PAGE_SIZE);
+    expect((await get("/messages/stack/rf-pro-stack")).body).toContain(`${MESSAGES_PAGE_SIZE} messages archived in this stack`);
+    await stack(MESSAGES_PAGE_SIZE + 1);
+    const whole = (await get("/messages/stack/rf-pro-stack")).body;
+    expect(whole).toContain(`The newest ${MESSAGES_PAGE_SIZE} of more than ${MESSAGES_PAGE_SIZE} messages archived in this stack`);
+    expect(rowIds(whole, "messages")).toHaveLength(MESSAGES_PAGE_SIZE);
+  });
+
   it("shows a thread longer than a page a page at a time: its total, every comment once in order, a comment's link at its page", async () => {
     // 1 234 comments on a status of this test's own: times that tie, some undated (last), replies across pages.
     const statusid = "rf-status-long";

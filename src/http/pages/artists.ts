@@ -34,10 +34,16 @@ ${listPager("/artists", {}, v.next, v.deep, "Artist pages")}</div>`;
   return layout({ title: "Artists", nav: "artists", body });
 }
 
+/** Works listed under "Not archived in full", the newest first; the page says when more follow. */
+export const NOT_ARCHIVED_SHOWN = 100;
+/** Statuses shown, the newest first; the page says when older ones are archived too. */
+export const STATUSES_SHOWN = 20;
+
 export type ArtistView = {
   artist: ArtistRow;
   works: { ids: string[]; all: Works; next: string | undefined; deep: boolean };
   folders: ArtistFolderRow[];
+  /** Up to NOT_ARCHIVED_SHOWN + 1 (one more says that more follow); statuses likewise with STATUSES_SHOWN. */
   notArchived: NotArchivedRow[];
   shortfalls: ShortfallRow[];
   statuses: StatusRow[];
@@ -98,15 +104,29 @@ ${v.shortfalls.map(
 )}
 ${
   v.notArchived.length
-    ? html`<ul class="rlist">${v.notArchived.map(
-        (w) =>
-          html`<li><a href="/item/${encodeURIComponent(w.deviationid)}">${title(w.title)}</a> ${
-            w.reason ? html`${pill(NOT_ARCHIVABLE_WORDS[w.reason].label, "warn")} <span class="small">${NOT_ARCHIVABLE_WORDS[w.reason].why}</span>` : ""
-          }${w.download ? html` ${pill("download", "bad")} <span class="small">${w.download}</span>` : ""}${removedPill(w)}</li>`,
-      )}</ul>`
+    ? html`<ul class="rlist">${v.notArchived
+        .slice(0, NOT_ARCHIVED_SHOWN)
+        .map(
+          (w) =>
+            html`<li><a href="/item/${encodeURIComponent(w.deviationid)}">${title(w.title)}</a> ${
+              w.reason ? html`${pill(NOT_ARCHIVABLE_WORDS[w.reason].label, "warn")} <span class="small">${NOT_ARCHIVABLE_WORDS[w.reason].why}</span>` : ""
+            }${w.download ? html` ${pill("download", "bad")} <span class="small">${w.download}</span>` : ""}${removedPill(w)}</li>`,
+        )}</ul>${
+        v.notArchived.length > NOT_ARCHIVED_SHOWN
+          ? html`<p class="small muted">The newest ${NOT_ARCHIVED_SHOWN} are listed, and more follow. <a href="/archive?artist=${encodeURIComponent(a.username)}&amp;notfull=1">Their works without an original</a> in the grid.</p>`
+          : ""
+      }`
     : ""
 }</section>
-<section aria-label="Statuses"><h2>Statuses</h2>${v.statuses.length ? html`<div data-jk-list>${v.statuses.map((s) => statusBlock(s, v.works.all))}</div>` : html`<p class="muted">No status archived.</p>`}</section>
+<section aria-label="Statuses"><h2>Statuses</h2>${
+    v.statuses.length
+      ? html`<div data-jk-list>${v.statuses.slice(0, STATUSES_SHOWN).map((s) => statusBlock(s, v.works.all))}</div>${
+          v.statuses.length > STATUSES_SHOWN
+            ? html`<p class="small muted">The newest ${STATUSES_SHOWN} are shown; older ones are archived too (the statuses table).</p>`
+            : ""
+        }`
+      : html`<p class="muted">No status archived.</p>`
+  }</section>
 ${v.comments}</div>`;
   return layout({ title: a.username, nav: "artists", body, feeds: v.feeds });
 }

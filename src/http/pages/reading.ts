@@ -223,10 +223,14 @@ ${m.html ? html`<div class="card body">${storedHtml(m.html)}</div>` : ""}`;
   return page(m.type ?? "Message", "messages", body);
 }
 
-export function stackPage(stackid: string, messages: MessageRow[]): string {
+/** A stack's page: its newest MESSAGES_PAGE_SIZE messages of the up to one more read (which says that more are archived). */
+export function stackPage(stackid: string, read: MessageRow[]): string {
+  const messages = read.slice(0, MESSAGES_PAGE_SIZE);
   const head = messages[0];
+  const archived =
+    read.length > MESSAGES_PAGE_SIZE ? `The newest ${MESSAGES_PAGE_SIZE} of more than ${MESSAGES_PAGE_SIZE} messages` : `${messages.length} messages`;
   const body = html`<p class="crumbs"><a href="/messages">Messages</a> ›</p><h1>Stack: ${head?.type ?? "messages"}${head?.subjectTitle ? ` on ${head.subjectTitle}` : ""}</h1>
-<p class="small muted">${messages.length} messages archived in this stack${head?.stackCount ? ` (the service counted ${head.stackCount})` : ""}, newest first · <span class="fix">${stackid}</span></p>
+<p class="small muted">${archived} archived in this stack${head?.stackCount ? ` (the service counted ${head.stackCount})` : ""}, newest first · <span class="fix">${stackid}</span></p>
 <ol class="rlist" data-jk-list aria-label="Messages of this stack">${messages.map((m) => messageItem(m, true))}</ol>`;
   return page("Message stack", "messages", body);
 }

@@ -9,7 +9,7 @@ import { type DashboardContext, publicBase } from "../context.ts";
 import { one, sendPage } from "../respond.ts";
 import { urlBoxesFor } from "./track.ts";
 import { messagePage } from "../pages/jobs.ts";
-import { artistPage, artistsPage } from "../pages/artists.ts";
+import { artistPage, artistsPage, NOT_ARCHIVED_SHOWN, STATUSES_SHOWN } from "../pages/artists.ts";
 import {
   commentThread,
   embeddedSrcs,
@@ -151,7 +151,7 @@ export function readingRoutes(app: express.Express, ctx: DashboardContext): void
 
   app.get("/messages/stack/:id", async (req, res) => {
     const id = String(req.params.id);
-    const messages = await repo.stack(id, MESSAGES_PAGE_SIZE);
+    const messages = await repo.stack(id, MESSAGES_PAGE_SIZE + 1);
     if (messages.length === 0) return notFound(res, "message stack");
     return sendPage(res, 200, stackPage(id, messages));
   });
@@ -219,9 +219,9 @@ export function readingRoutes(app: express.Express, ctx: DashboardContext): void
     const [workRows, folders, notArchived, shortfalls, statuses, comments, feeds] = await Promise.all([
       repo.worksBy(artist.userid, at.cursor, WORKS_PAGE_SIZE + 1),
       repo.artistFolders(artist.userid),
-      repo.notArchived(artist.userid, 100),
+      repo.notArchived(artist.userid, NOT_ARCHIVED_SHOWN + 1),
       repo.shortfalls(artist.userid),
-      repo.statusesBy(artist.userid, 20),
+      repo.statusesBy(artist.userid, STATUSES_SHOWN + 1),
       commentsOf(ctx, req, "profile", [artist.userid, artist.username], "Comments on the profile"),
       ctx.feeds.links(publicBase(ctx, req), [{ title: `dvault: ${artist.username}`, feed: { kind: "artist", username: artist.username } }]),
     ]);
