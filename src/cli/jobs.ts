@@ -107,7 +107,8 @@ function payloadLine(data: Record<string, unknown>): string {
     .join(" ");
 }
 
-export function formatFailed(jobs: readonly FailedJob[], now: number): string {
+/** The failed jobs listed; `more` when more failed than these (the newest), which --limit lists. */
+export function formatFailed(jobs: readonly FailedJob[], now: number, more = false): string {
   if (jobs.length === 0) return "no failed jobs";
   const lines: string[] = [];
   for (const j of jobs) {
@@ -115,7 +116,8 @@ export function formatFailed(jobs: readonly FailedJob[], now: number): string {
     lines.push(`  failed ${formatRelative(j.failedAt, now)} after ${j.attemptsMade} of ${j.attempts} attempt(s); created ${formatRelative(j.createdAt, now)}`);
     lines.push(`  reason: ${j.reason || "(none recorded)"}`);
   }
-  lines.push("", `${jobs.length} failed job(s). Retry one with: dvault jobs retry <id>, or all with: dvault jobs retry --all`);
+  const listed = more ? `${jobs.length} failed job(s) listed, the newest; more failed (--limit lists more).` : `${jobs.length} failed job(s).`;
+  lines.push("", `${listed} Retry one with: dvault jobs retry <id>, or all with: dvault jobs retry --all`);
   return lines.join("\n");
 }
 
@@ -139,9 +141,11 @@ export function registerJobsCommand(program: Command): void {
     .action(async (opts: { queue?: string; source?: string; limit: number; json?: boolean }) => {
       const queue = parseQueue(opts.queue);
       const source = parseSource(opts.source);
-      const failed = await withAdmin((admin) => admin.failed({ queue, source, limit: opts.limit }));
+      // One more than asked for says whether more failed than are listed.
+      const read = await withAdmin((admin) => admin.failed({ queue, source, limit: opts.limit + 1 }));
+      const failed = read.slice(0, opts.limit);
       if (opts.json) printJson(failed);
-      else printOut(formatFailed(failed, Date.now()));
+      else printOut(formatFailed(failed, Date.now(), read.length > failed.length));
     });
 
   jobs

@@ -5,6 +5,10 @@ import { formatRelative } from "../../status/units.ts";
 import { html } from "../../text/html.ts";
 import { layout, pill } from "./layout.ts";
 
+/** Failed jobs listed at most, the newest first; the page says when more have failed. */
+export const FAILED_JOBS_SHOWN = 200;
+
+/** The failed-jobs page; `failed` may hold one more than FAILED_JOBS_SHOWN, which says that more failed. */
 export function jobsPage({
   failed,
   queues,
@@ -20,6 +24,7 @@ export function jobsPage({
 }): string {
   const now = Date.now();
   const hidden = html`<input type="hidden" name="_csrf" value="${csrf}">`;
+  const failedCount = queues.filter((q) => !queue || q.name === queue).reduce((sum, q) => sum + q.failed, 0);
   const body = html`
 <h1>Failed jobs</h1>
 ${notice ? html`<div class="notice">${notice}</div>` : ""}
@@ -31,10 +36,14 @@ ${queues.map(
 <td><form class="inline" method="post" action="/jobs/${q.paused ? "resume" : "pause"}">${hidden}<input type="hidden" name="queue" value="${q.name}"><button class="ghost" type="submit">${q.paused ? "Resume" : "Pause"}</button></form>
 ${q.failed ? html` <form class="inline" method="post" action="/jobs/retry-all">${hidden}<input type="hidden" name="queue" value="${q.name}"><button class="ghost" type="submit">Retry all ${q.failed}</button></form>` : ""}</td></tr>`,
 )}</table></div>
-<div class="card"><h2>${queue ? `Failed in ${queue}` : "Failed"} (${failed.length})</h2>
-${failed.length === 0 ? html`<p class="muted">Nothing failed. 🎉</p>` : ""}
+<div class="card"><h2>${queue ? `Failed in ${queue}` : "Failed"} (${failed.length > FAILED_JOBS_SHOWN ? `${Math.max(failedCount, failed.length).toLocaleString("en")}` : failed.length})</h2>
+${failed.length === 0 ? html`<p class="muted">Nothing failed. 🎉</p>` : ""}${
+  failed.length > FAILED_JOBS_SHOWN
+    ? html`<p class="small muted">The newest ${FAILED_JOBS_SHOWN} are listed; a queue's Retry all retries every failed job of it.</p>`
+    : ""
+}
 <table class="cards">${failed.length ? html`<thead><tr><th>job</th><th>payload</th><th>reason</th><th>attempts</th><th>failed</th><th></th></tr></thead>` : ""}
-${failed.map(
+${failed.slice(0, FAILED_JOBS_SHOWN).map(
   (j) => html`<tr><td data-label="job"><b>${j.name}</b><div class="small muted">${j.queue}/${j.id}</div></td>
 <td class="small" data-label="payload">${Object.entries(j.data).map(([k, v]) => html`<div>${k}: ${typeof v === "object" ? JSON.stringify(v) : String(v)}</div>`)}</td>
 <td class="small reason" data-label="reason">${j.reason || "(no reason recorded)"}</td>

@@ -5,7 +5,7 @@ import type { Response } from "express";
 import { isQueueName } from "../../queue/queue-admin.ts";
 import type { DashboardContext } from "../context.ts";
 import { one, sendPage } from "../respond.ts";
-import { jobsPage } from "../pages/jobs.ts";
+import { FAILED_JOBS_SHOWN, jobsPage } from "../pages/jobs.ts";
 
 export function jobsRoutes(app: express.Express, ctx: DashboardContext): void {
   const { log, queues } = ctx;
@@ -14,7 +14,7 @@ export function jobsRoutes(app: express.Express, ctx: DashboardContext): void {
   app.get("/jobs", async (req, res) => {
     const queueParam = one(req.query.queue);
     const queue = queueParam && isQueueName(queueParam) ? queueParam : undefined;
-    const [failed, counts] = await Promise.all([queues.failed({ queue, limit: 200 }), queues.counts()]);
+    const [failed, counts] = await Promise.all([queues.failed({ queue, limit: FAILED_JOBS_SHOWN + 1 }), queues.counts()]);
     const csrf = tokenFor(req, res);
     const queueRows = counts.map((c) => ({ ...c, oldestWaitingS: c.oldestWaitingMs === null ? null : Math.round(c.oldestWaitingMs / 1000) }));
     sendPage(res, 200, jobsPage({ failed, queues: queueRows, csrf, notice: ctx.csrf.noticeOf(req), queue }));
