@@ -66,6 +66,21 @@ export class NoteRepository {
     return result.rowCount ?? 0;
   }
 
+  /**
+   * After a complete sweep of every folder in `listed` started at `sweepStartedAt`: the notes of folders no longer
+   * listed (removed upstream with their notes) that no walk met since are removed.
+   */
+  async markNotesOfUnlistedFoldersRemoved(accountId: number, listed: readonly string[], sweepStartedAt: Date, at: Date = new Date()): Promise<number> {
+    const result = await this.db.query(MARK_NOTES_OF_UNLISTED_FOLDERS, [accountId, [...listed], sweepStartedAt, at]);
+    return result.rowCount ?? 0;
+  }
+
+  /** Note folders missing from the complete folder list `listed` are removed; a listed one seen again comes back (upsertNoteFolders). */
+  async markNoteFoldersRemoved(accountId: number, listed: readonly string[], at: Date = new Date()): Promise<number> {
+    const result = await this.db.query(MARK_UNLISTED_NOTE_FOLDERS, [accountId, [...listed], at]);
+    return result.rowCount ?? 0;
+  }
+
   /** Records the note folder list (`folder` or `folderid`, count as a string). */
   async upsertNoteFolders(accountId: number, folders: readonly NoteFolderInput[], seenAt: Date): Promise<UpsertCounts> {
     const rows = uniqueBy(
@@ -102,3 +117,11 @@ export class NoteRepository {
 const MARK_MISSING_NOTES = `
 UPDATE notes SET removed_at = $4, removed_reason = 'gone_from_listing'
 WHERE account_id = $1 AND folderid = $2 AND last_seen_at < $3 AND removed_at IS NULL`;
+
+const MARK_NOTES_OF_UNLISTED_FOLDERS = `
+UPDATE notes SET removed_at = $4, removed_reason = 'gone_from_listing'
+WHERE account_id = $1 AND (folderid IS NULL OR folderid <> ALL($2::text[])) AND last_seen_at < $3 AND removed_at IS NULL`;
+
+const MARK_UNLISTED_NOTE_FOLDERS = `
+UPDATE note_folders SET removed_at = $3, removed_reason = 'gone_from_listing'
+WHERE account_id = $1 AND folderid <> ALL($2::text[]) AND removed_at IS NULL`;

@@ -46,6 +46,12 @@ export class UserRepository {
     return rows[0] ?? { users: 0, deviations: 0 };
   }
 
+  /** The username the mirror last saw the user under, if it has the user. */
+  async usernameOf(userid: string): Promise<string | undefined> {
+    const row = await kysely(this.db).selectFrom("users").select("username").where("userid", "=", userid).executeTakeFirst();
+    return row?.username ?? undefined;
+  }
+
   /** Unavailable users (authors of archived works) whose state was last checked before `before`, oldest first. */
   async listUnavailableUsers(before: Date, limit: number): Promise<Array<{ userid: string; username: string; reason: ArtistReason }>> {
     return kysely(this.db)

@@ -20,7 +20,9 @@ export type ActivityInput =
   /** Staff suspend the account: error_code 0. */
   | { kind: "suspend_user"; username: string }
   /** Back to active, from either. */
-  | { kind: "reactivate_user"; username: string };
+  | { kind: "reactivate_user"; username: string }
+  /** The user takes another name: the old one then answers "not found" (docs/service-behaviour.md#user-error-codes). */
+  | { kind: "rename_user"; username: string; to: string };
 
 export const ACTIVITY_KINDS = [
   "add_deviation",
@@ -34,6 +36,7 @@ export const ACTIVITY_KINDS = [
   "deactivate_user",
   "suspend_user",
   "reactivate_user",
+  "rename_user",
 ] as const;
 
 export class ActivityError extends Error {
@@ -64,6 +67,26 @@ function mustUser(world: SimWorld, name: string | undefined) {
 
 function others(world: SimWorld) {
   return [...world.data.users.values()].filter((u) => u.userid !== world.data.ownerId && !isGone(u));
+}
+
+type UserActivity = Extract<ActivityInput, { kind: "deactivate_user" | "suspend_user" | "reactivate_user" | "rename_user" }>;
+
+/** What happens to a user's account: deactivated, suspended, back again, or another name. */
+function userActivity(world: SimWorld, input: UserActivity): Record<string, unknown> {
+  const u = mustUser(world, input.username);
+  if (input.kind === "rename_user") {
+    if (findUser(world.data, input.to)) throw new ActivityError(`the name ${input.to} is taken`);
+    world.data.usersByName.delete(u.username.toLowerCase());
+    u.username = input.to;
+    world.data.usersByName.set(input.to.toLowerCase(), u);
+    return { userid: u.userid, username: u.username };
+  }
+  u.isDeactivated = input.kind === "deactivate_user";
+  if (input.kind === "suspend_user") u.isSuspended = true;
+  else if (u.isSuspended !== undefined) u.isSuspended = false;
+  // A gone account's grants die with it (the service then answers its tokens with 401).
+  if (isGone(u)) world.tokens.revokeAllForUser(u.userid);
+  return { userid: u.userid, isDeactivated: u.isDeactivated, ...(u.isSuspended !== undefined ? { isSuspended: u.isSuspended } : {}) };
 }
 
 export function applyActivity(world: SimWorld, input: ActivityInput): Record<string, unknown> {
@@ -175,15 +198,9 @@ export function applyActivity(world: SimWorld, input: ActivityInput): Record<str
     }
     case "deactivate_user":
     case "suspend_user":
-    case "reactivate_user": {
-      const u = mustUser(world, input.username);
-      u.isDeactivated = input.kind === "deactivate_user";
-      if (input.kind === "suspend_user") u.isSuspended = true;
-      else if (u.isSuspended !== undefined) u.isSuspended = false;
-      // A gone account's grants die with it (the service then answers its tokens with 401).
-      if (isGone(u)) world.tokens.revokeAllForUser(u.userid);
-      return { userid: u.userid, isDeactivated: u.isDeactivated, ...(u.isSuspended !== undefined ? { isSuspended: u.isSuspended } : {}) };
-    }
+    case "reactivate_user":
+    case "rename_user":
+      return userActivity(world, input);
     default: {
       const never: never = input;
       throw new ActivityError(`unknown activity kind ${JSON.stringify((never as { kind?: unknown }).kind)}`);

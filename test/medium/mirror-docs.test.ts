@@ -1,4 +1,4 @@
-// Runs every example query of docs/schema.md against a small mirror, so the documentation cannot rot.
+// Runs every query of docs/schema.md against a small mirror (the example queries for their answers), so the documentation cannot rot.
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -36,6 +36,22 @@ function exampleQueries(markdown: string): ExampleQuery[] {
 
 const schemaDoc = readFileSync(path.resolve("docs/schema.md"), "utf8");
 const queries = exampleQueries(schemaDoc);
+
+/** Every other ```sql block (full-text search, imported files, download history...), the read-only recipe aside. */
+function otherQueries(markdown: string): ExampleQuery[] {
+  const [before = "", rest = ""] = markdown.split(/^## Example queries\s*$/m);
+  // What follows the examples' section: from its next "## " heading on.
+  const outside =
+    before +
+    rest
+      .split(/^(?=## )/m)
+      .slice(1)
+      .join("");
+  return [...outside.matchAll(/```sql\n([\s\S]*?)```/g)]
+    .map((m) => (m[1] ?? "").trim())
+    .filter((sql) => !sql.includes("CREATE ROLE"))
+    .map((sql) => ({ title: sql.split("\n")[0] ?? "", sql }));
+}
 
 /** The first ```sql block under "## A read-only user…": the recipe a person runs. */
 function readOnlyRecipe(markdown: string): string {
@@ -126,6 +142,17 @@ describe("docs/schema.md example queries", () => {
       [-2, "Work 1"],
       [-1, "Work 2"],
     ]);
+  });
+});
+
+describe("docs/schema.md's other queries", () => {
+  const others = otherQueries(schemaDoc);
+  it("are found: full-text search, imported files and download history", () => {
+    expect(others.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it.each(others.map((q) => [q.title, q.sql] as const))("%s runs", async (_title, sql) => {
+    await expect(m.pool.query(sql)).resolves.toBeDefined();
   });
 });
 

@@ -25,6 +25,17 @@ async function runLater(opts: { full?: boolean } = {}) {
   return h.runSource("notes", opts);
 }
 
+/** A POST of the owner's to the simulator's API, which must succeed. */
+async function post(route: string, body: URLSearchParams) {
+  const token = h.sim.issueUserToken().access_token;
+  const res = await fetch(`${h.sim.apiUrl}${route}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/x-www-form-urlencoded" },
+    body,
+  });
+  expect(res.status, await res.text()).toBe(200);
+}
+
 type NoteRow = {
   noteid: string;
   folderid: string | null;
@@ -131,18 +142,55 @@ describe("notes source", () => {
   it("a full sweep marks a note deleted upstream as removed, and only that one", async () => {
     await runLater(); // mirrored before the changes
     const victim = h.sim.truth.notes.find((n) => n.folderid !== "1" && n.folderid !== "2")!;
-    const token = h.sim.issueUserToken().access_token;
-    const res = await fetch(`${h.sim.apiUrl}/notes/delete`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ "noteids[]": victim.noteid }),
-    });
-    expect(res.status).toBe(200);
+    await post("/notes/delete", new URLSearchParams({ "noteids[]": victim.noteid }));
 
     const result = await runLater({ full: true });
     expect(result.counters).toEqual({ new: 0, changed: 0, removed: 1 });
     const removed = [...(await mirrored()).values()].filter((r) => r.removed_at !== null).map((r) => r.noteid);
     expect(removed).toEqual([victim.noteid]);
+  });
+
+  it("a folder removed upstream is marked removed, and a full sweep marks the notes deleted with it, not those moved out", async () => {
+    await runLater(); // mirrored before the changes
+    const folder = h.sim.truth.noteFolders.find((f) => f.folderid !== "1" && f.folderid !== "2")!;
+    const inFolder = h.sim.truth.notes.filter((n) => n.folderid === folder.folderid);
+    expect(inFolder.length).toBeGreaterThan(2);
+    // Its notes all but two deleted, then the folder removed: the service moves the two left to the Inbox or Sent.
+    const [deleted, moved] = [inFolder.slice(2), inFolder.slice(0, 2)];
+    await post("/notes/delete", new URLSearchParams(deleted.map((n): [string, string] => ["noteids[]", n.noteid])));
+    await post(`/notes/folders/remove/${folder.folderid}`, new URLSearchParams());
+
+    await runLater();
+    const folderRow = async () =>
+      (await h.pool.query("SELECT removed_reason FROM note_folders WHERE account_id = $1 AND folderid = $2", [h.account.id, folder.folderid])).rows[0];
+    expect(await folderRow()).toEqual({ removed_reason: "gone_from_listing" });
+
+    const result = await runLater({ full: true });
+    expect(result.counters).toMatchObject({ removed: deleted.length });
+    const rows = await mirrored();
+    expect(
+      [...rows.values()]
+        .filter((r) => r.removed_at !== null)
+        .map((r) => r.noteid)
+        .sort(),
+    ).toEqual(deleted.map((n) => n.noteid).sort());
+    for (const n of moved) expect(rows.get(n.noteid)?.folderid).toBe(n.sent ? "2" : "1");
+  });
+
+  it("a sweep that skipped a page it could not read marks none of a removed folder's notes: they may be on that page", async () => {
+    await runLater(); // mirrored before the changes
+    const folder = h.sim.truth.noteFolders.find((f) => f.folderid !== "1" && f.folderid !== "2")!;
+    const moved = h.sim.truth.notes.filter((n) => n.folderid === folder.folderid);
+    await post(`/notes/folders/remove/${folder.folderid}`, new URLSearchParams());
+    h.sim.faults.add({ route: "/notes$", kind: "wrong_shape", times: 2 });
+    const result = await runLater({ full: true });
+    expect(result.status).toBe("incomplete");
+    expect([...(await mirrored()).values()].filter((r) => r.removed_at !== null)).toEqual([]);
+    // The next sweep reads them where they went.
+    await runLater({ full: true });
+    const rows = await mirrored();
+    expect([...rows.values()].filter((r) => r.removed_at !== null)).toEqual([]);
+    for (const n of moved) expect(rows.get(n.noteid)?.folderid).toBe(n.sent ? "2" : "1");
   });
 
   // docs/service-behaviour.md#tolerant-reading: a page skipped as unreadable is notes the sweep did not see.

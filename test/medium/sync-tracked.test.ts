@@ -1,7 +1,7 @@
 // The tracked-user source through the real runner against the simulator: another user's gallery
 // folders, collections and journals mirrored field by field; a quiet re-run costs at most two calls; a
 // new deviation is picked up; a deactivated tracked user degrades the source with the reason and marks
-// their archived works, without failing the run.
+// their archived works, without failing the run; one renamed, tracked again under the new name, is not marked by the old.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { galleryAllIds, isGone, type SimDeviation, type SimUser } from "../../src/simulator/dataset.ts";
 import { trackedSource } from "../../src/sync/sources/tracked.ts";
@@ -134,5 +134,22 @@ describe(trackedSource.name, () => {
     );
     // Kept and marked with why, never as deleted.
     expect(devs).toEqual([{ reason: "artist_deactivated", n: expect.any(Number) }]);
+  });
+
+  it("a tracked user renamed, and tracked again under the new name: the old name's 'not found' marks nothing, and says the new name", async () => {
+    await runLater(); // mirrored before the changes
+    const [oldName, newName] = [tracked.username, `${tracked.username}Renamed`];
+    h.sim.activity({ kind: "rename_user", username: oldName, to: newName });
+    // Tracked under the new name: the mirror now knows the user as it.
+    expect((await runSourceLater(h, "tracked", { key: newName })).result.status).not.toBe("degraded");
+    const { result } = await runSourceLater(h, "tracked", { key: oldName });
+    const { rows } = await h.pool.query("SELECT username, removed_reason FROM users WHERE userid = $1", [tracked.userid]);
+    expect(rows).toEqual([{ username: newName, removed_reason: null }]);
+    const { rows: marked } = await h.pool.query("SELECT count(*)::int AS n FROM deviations WHERE author_userid = $1 AND removed_at IS NOT NULL", [
+      tracked.userid,
+    ]);
+    expect(marked).toEqual([{ n: 0 }]);
+    expect(result.status).toBe("degraded");
+    expect(result.reason).toContain(`now ${newName}`);
   });
 });

@@ -1,7 +1,8 @@
 // The "notes" source: every note folder and its notes (offset paging, newest first). Between sweeps a
 // folder is walked only when its count differs from the count recorded after its last walk, and only
 // until a page is already mirrored and unchanged: a run with nothing new costs the one folder-list call.
-// A full sweep walks every folder to the end and marks the notes no longer listed in it as removed.
+// A full sweep walks every folder to the end and marks the notes no longer listed in it as removed. A folder gone
+// from the list is marked removed at once, and a sweep marks the notes that went with it.
 import { z } from "zod";
 import type { Note, NoteFolder } from "../../api/types.ts";
 import { distinctUsers, intOrNull } from "../../db/mirror-rows.ts";
@@ -17,8 +18,8 @@ const LONG_WALK_PAGES = 3;
 const NotesStateSchema = z.object({
   /** folderid → the folder's count when it was last walked (its newest notes mirrored). */
   folders: z.record(z.string(), z.number().nullable()).catch({}),
-  /** An unfinished full sweep: when it started and the folders it has finished. */
-  sweep: z.object({ startedAt: z.string(), done: z.array(z.string()) }).nullish(),
+  /** An unfinished full sweep: when it started, the folders it has finished, and whether one of them was not read whole. */
+  sweep: z.object({ startedAt: z.string(), done: z.array(z.string()), partial: z.boolean().optional() }).nullish(),
   /** The folder walk in progress and the offset it reached. */
   walk: z.object({ folderid: z.string(), offset: z.number().int().min(0) }).nullish(),
 });
@@ -75,6 +76,11 @@ async function run(ctx: SourceContext): Promise<SourceOutcome> {
     const id = folderId(f);
     return id ? [{ id, count: intOrNull(f.count) }] : [];
   });
+  // The folder list is one whole answer: a folder it no longer names was removed upstream (an entry without an id,
+  // or no folder at all, where Inbox and Sent always are, ends none).
+  const listedWhole = folders.length > 0 && folders.length === results.length;
+  const listed = new Set(folders.map((f) => f.id));
+  if (listedWhole) await ctx.repos.notes.markNoteFoldersRemoved(ctx.account.id, [...listed], at);
   let sweep = ctx.full ? (state.sweep ?? { startedAt: ctx.startedAt.toISOString(), done: [] }) : null;
   const counts = { ...state.folders };
   const resume = state.walk ?? null;
@@ -107,7 +113,7 @@ async function run(ctx: SourceContext): Promise<SourceOutcome> {
 
     counts[id] = count;
     const finished = sweep;
-    sweep = finished ? { ...finished, done: [...finished.done, id] } : null;
+    sweep = finished ? { ...finished, done: [...finished.done, id], ...(readWhole ? {} : { partial: true }) } : null;
     const next: NotesState = { folders: counts, sweep, walk: null };
     await ctx.transaction(async (repos) => {
       if (finished && readWhole) ctx.counters.removed += await repos.notes.markMissingNotesRemoved(ctx.account.id, id, new Date(finished.startedAt), ctx.now());
@@ -115,8 +121,11 @@ async function run(ctx: SourceContext): Promise<SourceOutcome> {
     });
   }
 
-  // Folders that are gone from the list are forgotten (their notes moved or went with them).
-  const listed = new Set(folders.map((f) => f.id));
+  // Folders that are gone from the list are forgotten (their notes moved or went with them). A sweep that read every
+  // folder whole saw each note still there: one in none of them, seen by no walk since, went with its folder.
+  if (sweep && !sweep.partial && listedWhole) {
+    ctx.counters.removed += await ctx.repos.notes.markNotesOfUnlistedFoldersRemoved(ctx.account.id, [...listed], new Date(sweep.startedAt), ctx.now());
+  }
   const kept = Object.fromEntries(Object.entries(counts).filter(([id]) => listed.has(id)));
   await ctx.repos.syncState.saveSourceState(ctx.ref, { cursor: { folders: kept, sweep: null, walk: null } satisfies NotesState });
   return { result: "ok", ...(sweep ? { completeSweep: true } : {}) };

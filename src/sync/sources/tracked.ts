@@ -185,6 +185,16 @@ async function userUnavailable(
     who.userid ??
     (await ctx.repos.tracked.listTrackedUsers(ctx.account.id)).find((t) => t.username.toLowerCase() === who.username.toLowerCase())?.userid ??
     null;
+  // A name not found that the mirror has since seen the user answer under another name is a rename, not the user
+  // gone: marking them would undo, each run, what the source tracking the new name revives.
+  const renamed = userid && who.state === "not_found" ? await ctx.repos.users.usernameOf(userid) : undefined;
+  if (renamed && renamed.toLowerCase() !== who.username.toLowerCase()) {
+    ctx.log.warn({ username: who.username, now: renamed }, "tracked user renamed: their archived works are kept");
+    return {
+      result: "degraded",
+      unavailableReason: `${who.username} is now ${renamed} (renamed): dvault track add ${renamed}, then dvault track remove ${who.username}; the archive keeps their works`,
+    };
+  }
   const marked = userid ? await markUnavailable(ctx, userid, who.state) : 0;
   ctx.log.warn({ username: who.username, state: who.state, marked }, "tracked user unavailable: their archived works are kept");
   return {
