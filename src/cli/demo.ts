@@ -18,8 +18,16 @@ import { maskUrl } from "../redact.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { plural } from "../text/plural.ts";
 import { shellWord } from "../text/shell-word.ts";
+import { PACKAGE_ROOT } from "../version.ts";
 
 export { DEMO_QUERIES };
+
+/**
+ * How the printed commands run dvault: this checkout's bin/dvault.js by its whole path, so a line works pasted in
+ * any folder. Not `npx dvault`: npm's first run of it links the project into its cache, saying nothing for 10–15 s,
+ * and a Ctrl-C then leaves that cache broken for every later `npx dvault` (README.md#the-command-line).
+ */
+export const DVAULT_COMMAND = `node ${shellWord(path.join(PACKAGE_ROOT, "bin", "dvault.js"))}`;
 
 /**
  * Ctrl-C (or SIGTERM) during the demo: one line that says what is left, then exit 130. Nothing the demo makes is worth
@@ -100,7 +108,7 @@ export function queryLines(r: DemoReport, { ownServer, passFile }: Pick<ReportCo
   }
   return [
     `Query it (database "${pgFields(r.databaseUrl).database}" on the demo's own server, which runs while a dvault command uses it,`,
-    `such as the dashboard command below; then ${dbEnv} npx dvault db status prints its address for psql):`,
+    `such as the dashboard command below; then ${dbEnv} ${DVAULT_COMMAND} db status prints its address for psql):`,
     ...DEMO_QUERIES.flatMap((q) => [`  -- ${q.what}`, `  ${q.sql}`]),
   ];
 }
@@ -134,20 +142,20 @@ function printReport(r: DemoReport, context: ReportContext): void {
     ...queryLines(r, context, dbEnv),
     "",
     "Browse it in the dashboard (the pictures are the simulator's, drawn for each work):",
-    `  ${env} DVAULT_REDIS_PREFIX=${r.redisPrefix} DVAULT_WORKER_ROLES=http npx dvault worker`,
+    `  ${env} DVAULT_REDIS_PREFIX=${r.redisPrefix} DVAULT_WORKER_ROLES=http ${DVAULT_COMMAND} worker`,
     `  then open ${dashboard.url}/archive${dashboard.token ? ` (DVAULT_HTTP_TOKEN is set: open ${dashboard.url}/login?token=<it> first)` : ""} (only the dashboard runs: nothing is synced or downloaded)`,
     "",
     "Search and inspect it:",
-    `  ${env} npx dvault search ${term}`,
-    `  ${env} npx dvault search ${term} --type journal`,
-    `  ${env} DVAULT_REDIS_PREFIX=${r.redisPrefix} npx dvault status`,
+    `  ${env} ${DVAULT_COMMAND} search ${term}`,
+    `  ${env} ${DVAULT_COMMAND} search ${term} --type journal`,
+    `  ${env} DVAULT_REDIS_PREFIX=${r.redisPrefix} ${DVAULT_COMMAND} status`,
     "",
     "Archive your real account:",
     "  1. Register an application on DeviantArt (its applications page gives a client_id and client_secret;",
     `     add the redirect URI http://127.0.0.1:8788/callback).`,
     "  2. export DVAULT_CLIENT_ID=<id> DVAULT_CLIENT_SECRET=<secret>",
-    "  3. npx dvault migrate && npx dvault auth login",
-    "  4. npx dvault worker          (or: docker compose up -d; see README)",
+    `  3. ${DVAULT_COMMAND} migrate && ${DVAULT_COMMAND} auth login`,
+    `  4. ${DVAULT_COMMAND} worker   (or: docker compose up -d; see README)`,
   ];
   printOut(lines.join("\n"));
 }

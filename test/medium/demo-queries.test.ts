@@ -6,7 +6,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { databaseEnv, queryLines } from "../../src/cli/demo.ts";
+import { databaseEnv, DVAULT_COMMAND, queryLines } from "../../src/cli/demo.ts";
 import { shellWord } from "../../src/text/shell-word.ts";
 import type { DemoReport } from "../../src/demo/run-demo.ts";
 import { writeDemoPassFile } from "../../src/demo/pass-file.ts";
@@ -94,10 +94,9 @@ async function passwordTaker(host = "127.0.0.1"): Promise<{ port: number; passwo
   return { port: (server.address() as net.AddressInfo).port, passwords, close: () => server.close() };
 }
 
-/** A printed line run as a person pastes it into a shell; `dvault` there is bin/dvault.js. */
+/** A printed line run as a person pastes it into a shell, in another folder than the demo's. */
 function paste(line: string, cwd: string): Promise<void> {
-  const command = line.trim().replace("npx dvault", `${process.execPath} ${path.resolve("bin/dvault.js")}`);
-  const child = spawn("sh", ["-c", command], { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd }, stdio: "ignore" });
+  const child = spawn("sh", ["-c", line.trim()], { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd }, stdio: "ignore" });
   return new Promise((resolve) => child.on("close", () => resolve()));
 }
 
@@ -127,7 +126,7 @@ describe("the demo's printed commands", () => {
         expect(env).toBe(
           `PGPASSFILE=${shellWord(passFile ?? "")} DATABASE_URL=${shellWord(`postgresql://demo@${host}:${server.port}/dvault_demo`)} DVAULT_ENGINE=postgres`,
         );
-        await paste(`${env} npx dvault status`, dir);
+        await paste(`${env} ${DVAULT_COMMAND} status`, dir);
         expect(server.passwords).toContain(password);
         // psql, where its client is installed (dvault does not need it).
         if (spawnSync("psql", ["--version"]).status === 0) {

@@ -18,6 +18,7 @@ import { deleteKeysByPrefix } from "../../src/queue/redis.ts";
 import { collectRun, type CliRun } from "../helpers/dvault-cli.ts";
 import { TEST_ENGINE, TEST_PG_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
+import { DVAULT_COMMAND } from "../../src/cli/demo.ts";
 
 const BIN = path.resolve("bin/dvault.js");
 const tag = randomBytes(4).toString("hex");
@@ -96,7 +97,7 @@ const passwordServer = pgFields(TEST_PG_URL).password !== undefined;
 
 it("prints a dashboard command that, run as printed, shows real pictures in the grid", async () => {
   const lines = demo.stdout.split("\n");
-  const at = lines.findIndex((l) => l.endsWith("DVAULT_WORKER_ROLES=http npx dvault worker"));
+  const at = lines.findIndex((l) => l.endsWith(`DVAULT_WORKER_ROLES=http ${DVAULT_COMMAND} worker`));
   expect(at, demo.stdout).toBeGreaterThan(0);
   // Not the default port: the one this shell's DVAULT_HTTP_PORT gives the worker the command starts.
   expect(port).not.toBe(DEFAULT_HTTP_PORT);

@@ -17,6 +17,7 @@ import { freePort } from "../../src/free-port.ts";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
 import { type CliRun, collectRun } from "../helpers/dvault-cli.ts";
 import { dvault } from "../helpers/embedded-fixture.ts";
+import { DVAULT_COMMAND } from "../../src/cli/demo.ts";
 
 const BIN = path.resolve("bin/dvault.js");
 /** Folders under /tmp, mode 755: run as root, the embedded server's own user must enter them (src/db/embedded/layout.ts). */
@@ -83,7 +84,7 @@ describe.skipIf(!canUnshare)("npm run demo with no server answering", () => {
   });
 
   it("prints a search command that, run as printed, reopens the demo's archive", async () => {
-    const line = demo.stdout.split("\n").find((l) => /npx dvault search \S+$/.test(l));
+    const line = demo.stdout.split("\n").find((l) => l.includes(`${DVAULT_COMMAND} search `) && !l.includes("--type"));
     expect(line, demo.stdout).toBeDefined();
     const env = Object.fromEntries([...(line ?? "").matchAll(/([A-Z_]+)=(\S+)/g)].map((m) => [m[1] ?? "", m[2] ?? ""]));
     const term = line?.split(" ").at(-1) ?? "";

@@ -17,6 +17,7 @@ import { freePort } from "../../src/free-port.ts";
 import { collectRun } from "../helpers/dvault-cli.ts";
 import { CHROMIUM, CHROMIUM_ARGS } from "../helpers/chromium.ts";
 import { TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
+import { DVAULT_COMMAND } from "../../src/cli/demo.ts";
 
 const OUT = path.resolve(process.env.DVAULT_SCREENSHOTS_DIR ?? "docs/img");
 const BIN = path.resolve("bin/dvault.js");
@@ -54,7 +55,7 @@ beforeAll(async () => {
   const demo = await dvault(["demo", "--dir", path.join(dir, "demo")]);
   expect(demo.code, demo.stderr).toBe(0);
   // The demo's own command for the dashboard, as it printed it.
-  const line = demo.stdout.split("\n").find((l) => l.endsWith("DVAULT_WORKER_ROLES=http npx dvault worker")) ?? "";
+  const line = demo.stdout.split("\n").find((l) => l.endsWith(`DVAULT_WORKER_ROLES=http ${DVAULT_COMMAND} worker`)) ?? "";
   env = { ...env, ...Object.fromEntries([...line.matchAll(/([A-Z_]+)=(\S+)/g)].map((m) => [m[1] ?? "", m[2] ?? ""])), DVAULT_PUBLIC_URL: PUBLIC_URL };
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
