@@ -8,7 +8,7 @@ import type { InstallKey } from "../crypto/install-key.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import { scrubString } from "../redact.ts";
-import { AlertRepository, type AlertCondition, type AlertKind, type ChannelResults, type IncidentRow } from "../db/alert.repository.ts";
+import { AlertRepository, type AlertCondition, type AlertKind, type ChannelResults, type IncidentRow, type OpenIncident } from "../db/alert.repository.ts";
 import { messageIdFor } from "./deliver/index.ts";
 import { unreadableAccounts } from "./unreadable-accounts.ts";
 import { type AlertNotice, renderAlert } from "./render-alert.ts";
@@ -226,7 +226,10 @@ export async function evaluateAlerts(opts: EvaluateAlertsOptions): Promise<Evalu
 
   for (const incident of open) {
     if (now.getTime() - incident.openedAt.getTime() < grace[incident.kind]) continue;
-    if (incident.lastNotifiedAt && now.getTime() - incident.lastNotifiedAt.getTime() < remindAfterMs) continue;
+    if (incident.lastNotifiedAt && now.getTime() - incident.lastNotifiedAt.getTime() < remindAfterMs) {
+      await sendOwed(repo, incident, opts, result);
+      continue;
+    }
     const claimed = await repo.claimNotification({ id: incident.id, at: now, remindAfterMs });
     if (!claimed) continue; // another process notifies it
     const reminder = claimed.notifyCount > 1;
@@ -241,6 +244,31 @@ export async function evaluateAlerts(opts: EvaluateAlertsOptions): Promise<Evalu
     (reminder ? result.reminded : result.notified).push(claimed.title);
   }
   return result;
+}
+
+/** How long a claimed resend of a channel is left to its evaluator: longer than an SMTP send may take (smtp.ts timeouts). */
+const OWED_SEND_LEASE_MS = 5 * MINUTE_MS;
+
+/**
+ * Sends the incident's last notification again on the channels that failed it while another took it (a greylisting
+ * mail server's 451): same key and Message-ID, at each evaluation until taken; the channels that took it get nothing more.
+ */
+async function sendOwed(repo: AlertRepository, incident: OpenIncident, opts: EvaluateAlertsOptions, result: EvaluateAlertsResult): Promise<void> {
+  const owed = opts.deliverers.filter((d) => {
+    const r = incident.channelResults[d.channel];
+    // Claimed by an evaluator sending it now, unless so long ago that it was killed.
+    return r?.ok === false && !(r.sending && opts.now.getTime() - Date.parse(r.sending) < OWED_SEND_LEASE_MS);
+  });
+  if (owed.length === 0) return;
+  const claimed = await repo.claimOwedChannels({ incident, channels: owed.map((d) => d.channel), at: opts.now });
+  if (!claimed) return; // another process sends them
+  const reminder = claimed.notifyCount > 1;
+  const results = await notify(claimed, reminder, { ...opts, deliverers: owed });
+  const latest: ChannelResults = { ...claimed.channelResults };
+  for (const [channel, r] of Object.entries(results)) latest[channel] = { ...r, tries: claimed.channelResults[channel]?.tries };
+  await repo.recordDelivery({ id: claimed.id, at: opts.now, reminder, results, latest });
+  const taken = Object.values(results).some((r) => r.ok);
+  (taken ? (reminder ? result.reminded : result.notified) : result.failed).push(claimed.title);
 }
 
 async function notify(incident: IncidentRow, reminder: boolean, opts: EvaluateAlertsOptions): Promise<ChannelResults> {
@@ -291,6 +319,9 @@ async function notify(incident: IncidentRow, reminder: boolean, opts: EvaluateAl
       results[deliverer.channel] = { ok: false, at, error };
     }
   }
-  opts.log.info({ alert: incident.kind, subject: incident.subject, reminder, channels: Object.keys(results) }, reminder ? "alert reminder sent" : "alert sent");
+  // Said of the channels that took it: one that failed has its warning above, and none may have taken it.
+  const channels = Object.keys(results).filter((c) => results[c]?.ok);
+  if (channels.length > 0)
+    opts.log.info({ alert: incident.kind, subject: incident.subject, reminder, channels }, reminder ? "alert reminder sent" : "alert sent");
   return results;
 }
