@@ -26,6 +26,26 @@ export function refusedRecipients(receipt: DeliveryReceipt | null | undefined): 
   return Array.isArray(rejected) ? rejected.map(String) : [];
 }
 
+type SmtpFailure = Error & { responseCode?: number; code?: string; response?: string; command?: string };
+
+/**
+ * What went wrong, in a line: the server's answer with its code said once ("550 no such mailbox"), or nodemailer's
+ * words, except for the two TLS settings that do not fit the server, which say what to set instead.
+ */
+function failureText(e: SmtpFailure, config: SmtpConfig): string {
+  // The server's line starts with its code already ("550 no such mailbox"): said once.
+  const answer = (e.response ?? e.message).trim();
+  const said = e.responseCode ? (answer.startsWith(String(e.responseCode)) ? answer : `${e.responseCode} ${answer}`) : undefined;
+  if (e.code === "ETLS" && e.command === "STARTTLS" && config.user) {
+    return `the server refused STARTTLS (${said ?? e.message}), and dvault sends DVAULT_SMTP_USER's password only over TLS: set DVAULT_SMTP_SECURE=true if the server takes TLS from its first byte (often port 465), or use a server that offers STARTTLS`;
+  }
+  // OpenSSL's "wrong version number": what came back was the server's greeting in clear, not TLS.
+  if (e.code === "ESOCKET" && /wrong version number/i.test(e.message)) {
+    return "the server did not answer in TLS, which DVAULT_SMTP_SECURE=true expects from the first byte (port 465): for a server that starts in clear and offers STARTTLS (often port 587 or 25), set DVAULT_SMTP_SECURE=false";
+  }
+  return said ?? `${e.code ? `${e.code}: ` : ""}${e.message}`.trim();
+}
+
 export function smtpDeliverer(config: SmtpConfig): Deliverer {
   registerSecret(config.pass);
   return {
@@ -70,15 +90,8 @@ export function smtpDeliverer(config: SmtpConfig): Deliverer {
         return { messageId: info.messageId, response: info.response, accepted: info.accepted, rejected: info.rejected };
       } catch (err) {
         if (err instanceof SmtpDeliveryError) throw err;
-        const e = err as Error & { responseCode?: number; code?: string; response?: string };
-        // The server's line starts with its code already ("550 no such mailbox"): said once.
-        const answer = e.response ?? e.message;
-        const what = e.responseCode
-          ? answer.startsWith(String(e.responseCode))
-            ? answer
-            : `${e.responseCode} ${answer}`
-          : `${e.code ? `${e.code}: ` : ""}${e.message}`;
-        throw new SmtpDeliveryError(`SMTP delivery to ${config.host}:${config.port} failed: ${what.trim()}`, e.responseCode);
+        const e = err as SmtpFailure;
+        throw new SmtpDeliveryError(`SMTP delivery to ${config.host}:${config.port} failed: ${failureText(e, config)}`, e.responseCode);
       } finally {
         transport.close();
       }
