@@ -26,9 +26,13 @@ export type IncidentRow = Pick<CamelRow<"alerts">, "id" | "kind" | "subject" | "
 
 /**
  * How each channel answered a notification. A channel that failed while another took it is sent again: `tries`
- * counts its sends, `sending` is when an evaluator claimed the next one (AlertRepository.claimOwedChannels).
+ * counts its sends, `sending` is when an evaluator claimed the next one (AlertRepository.claimOwedChannels). A failure
+ * names the notification's `key`, and keeps in `receipt` the SMTP recipients it reached while the others were deferred.
  */
-export type ChannelResults = Record<string, { ok: boolean; at: string; error?: string; receipt?: Record<string, unknown>; tries?: number; sending?: string }>;
+export type ChannelResults = Record<
+  string,
+  { ok: boolean; at: string; error?: string; receipt?: Record<string, unknown>; tries?: number; sending?: string; key?: string }
+>;
 
 /** An open incident with its last notification's per-channel results. */
 export type OpenIncident = IncidentRow & { channelResults: ChannelResults };
@@ -77,12 +81,12 @@ export class AlertRepository {
    * Claims the next notification of an incident: the first one, or a reminder once `remindAfterMs` has
    * passed since the last. One UPDATE ... WHERE: of several evaluators, exactly one gets it.
    */
-  async claimNotification({ id, at, remindAfterMs }: { id: string; at: Date; remindAfterMs: number }): Promise<IncidentRow | null> {
-    const { rows } = await sql<IncidentRow>`
+  async claimNotification({ id, at, remindAfterMs }: { id: string; at: Date; remindAfterMs: number }): Promise<OpenIncident | null> {
+    const { rows } = await sql<OpenIncident>`
       UPDATE alerts SET last_notified_at = ${at}, notify_count = notify_count + 1
       WHERE id = ${id} AND resolved_at IS NULL
         AND (last_notified_at IS NULL OR last_notified_at <= ${at}::timestamptz - (${remindAfterMs} * interval '1 millisecond'))
-      RETURNING ${INCIDENT}`.execute(this.k);
+      RETURNING ${INCIDENT}, channel_results`.execute(this.k);
     return rows[0] ?? null;
   }
 

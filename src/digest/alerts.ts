@@ -10,6 +10,7 @@ import type { Logger } from "../log.ts";
 import { scrubString } from "../redact.ts";
 import { AlertRepository, type AlertCondition, type AlertKind, type ChannelResults, type IncidentRow, type OpenIncident } from "../db/alert.repository.ts";
 import { messageIdFor } from "./deliver/index.ts";
+import { reachedRecipients, SmtpDeliveryError } from "./deliver/smtp.ts";
 import { unreadableAccounts } from "./unreadable-accounts.ts";
 import { type AlertNotice, renderAlert } from "./render-alert.ts";
 import { type Deliverer, type DownloadsPaused, type OutgoingMessage, pausedHeadline } from "./types.ts";
@@ -271,7 +272,13 @@ async function sendOwed(repo: AlertRepository, incident: OpenIncident, opts: Eva
   (taken ? (reminder ? result.reminded : result.notified) : result.failed).push(claimed.title);
 }
 
-async function notify(incident: IncidentRow, reminder: boolean, opts: EvaluateAlertsOptions): Promise<ChannelResults> {
+/** The SMTP recipients an earlier failed attempt of this very notification (`key`) reached while the server deferred the others. */
+function reachedBefore(incident: OpenIncident, key: string): string[] {
+  const last = incident.channelResults.smtp;
+  return last && !last.ok && last.key === key ? reachedRecipients(last.receipt) : [];
+}
+
+async function notify(incident: OpenIncident, reminder: boolean, opts: EvaluateAlertsOptions): Promise<ChannelResults> {
   const { body, command } = describeIncident(incident);
   const notice: AlertNotice = {
     id: incident.id,
@@ -306,6 +313,7 @@ async function notify(incident: IncidentRow, reminder: boolean, opts: EvaluateAl
     fileBase: `dvault-alert-${incident.id}-${incident.notifyCount}-${incident.kind}`,
     date: opts.now,
     alert: { kind: notice.kind, title: notice.title, body, command: command ?? null, reminder },
+    reached: reachedBefore(incident, key),
   };
   const results: ChannelResults = {};
   for (const deliverer of opts.deliverers) {
@@ -316,7 +324,8 @@ async function notify(incident: IncidentRow, reminder: boolean, opts: EvaluateAl
     } catch (err) {
       const error = scrubString(err instanceof Error ? err.message : String(err));
       opts.log.warn({ channel: deliverer.channel, alert: incident.kind, error }, "alert delivery failed");
-      results[deliverer.channel] = { ok: false, at, error };
+      const reached = err instanceof SmtpDeliveryError && err.reached.length > 0 ? err.reached : deliverer.channel === "smtp" ? (message.reached ?? []) : [];
+      results[deliverer.channel] = { ok: false, at, error, key, ...(reached.length > 0 ? { receipt: { accepted: [...reached] } } : {}) };
     }
   }
   // Said of the channels that took it: one that failed has its warning above, and none may have taken it.

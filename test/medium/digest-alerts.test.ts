@@ -10,6 +10,7 @@ import type { WorkerContext } from "../../jobs/context.ts";
 import { AlertRepository } from "../../src/db/alert.repository.ts";
 import { evaluateAlerts, forgetWorker, storedDownloadsPausedProbe } from "../../src/digest/alerts.ts";
 import { createDeliverers } from "../../src/digest/deliver/index.ts";
+import { smtpDeliverer } from "../../src/digest/deliver/smtp.ts";
 import { ALERTS_JOB } from "../../jobs/alerts/definition.ts";
 import { alertsHandler } from "../../jobs/alerts/handler.ts";
 import { SyncStateRepository } from "../../src/db/sync-state.repository.ts";
@@ -325,6 +326,18 @@ describe("an alert one channel could not take while another did", () => {
       messageDomain: "example.org",
       log: logger,
     });
+
+  it("a recipient the mail server defers (450) while another gets it is sent it alone at the next evaluation", async () => {
+    const smtpOnly = smtpDeliverer({ ...f.services.config.digest.smtp!, to: ["me@example.org", "new@example.org"] });
+    smtp.deferRecipient("new@example.org", 1);
+    expect((await evaluateWith([smtpOnly])).failed).toHaveLength(1);
+    f.clock.now += MINUTE;
+    expect((await evaluateWith([smtpOnly])).notified).toHaveLength(1);
+    f.clock.now += MINUTE;
+    await evaluateWith([smtpOnly]);
+    expect(smtp.received.map((m) => m.to)).toEqual([["me@example.org"], ["new@example.org"]]);
+    expect(smtp.received[1]?.messageId).toBe(smtp.received[0]?.messageId);
+  });
 
   it("is logged as sent only on the channels that took it", async () => {
     const lines: Array<{ msg: string; channels?: string[] }> = [];

@@ -5,16 +5,33 @@ import { registerSecret } from "../../redact.ts";
 import type { SmtpConfig } from "../../config/digest.ts";
 import type { Deliverer, DeliveryReceipt, OutgoingMessage } from "../types.ts";
 
-/** The server refused the message or some recipients; the message says which and why. */
+/**
+ * The server refused the message or some recipients; the message says which and why. `reached`: the recipients
+ * that got it all the same (the server deferred the others), to whom a retry does not send it again.
+ */
 export class SmtpDeliveryError extends Error {
   constructor(
     message: string,
     readonly responseCode: number | undefined,
+    readonly reached: readonly string[] = [],
   ) {
     super(message);
     this.name = "SmtpDeliveryError";
   }
 }
+
+/** The recipients a stored receipt says got the message (its `accepted`): a retry leaves them out. */
+export function reachedRecipients(receipt: DeliveryReceipt | null | undefined): string[] {
+  const accepted = receipt?.accepted;
+  return Array.isArray(accepted) ? accepted.map(String) : [];
+}
+
+/** The address of a DVAULT_SMTP_TO entry ("Partner <new@example.org>" or new@example.org), as the server's answers name it. */
+function addressOf(entry: string): string {
+  return (/<([^<>]+)>\s*$/.exec(entry)?.[1] ?? entry).trim().toLowerCase();
+}
+
+type RecipientError = { recipient?: string; responseCode?: number; response?: string };
 
 /**
  * The recipients the server refused while it took the message for the others (a typo in DVAULT_SMTP_TO): the
@@ -65,10 +82,14 @@ export function smtpDeliverer(config: SmtpConfig): Deliverer {
         greetingTimeout: 30_000,
         socketTimeout: 60_000,
       });
+      // An earlier attempt reached some recipients while the server deferred the others: to those alone.
+      const reached = message.reached ?? [];
+      const to = config.to.filter((t) => !reached.some((r) => r.toLowerCase() === addressOf(t)));
+      if (to.length === 0) return { messageId: message.messageId, accepted: [...reached], rejected: [] };
       try {
         const info = await transport.sendMail({
           from: config.from,
-          to: [...config.to],
+          to,
           subject: message.subject,
           text: message.text,
           html: message.html,
@@ -87,7 +108,20 @@ export function smtpDeliverer(config: SmtpConfig): Deliverer {
         if (info.accepted.length === 0) {
           throw new SmtpDeliveryError(`the SMTP server accepted none of the recipients (${info.rejected.join(", ")}): ${info.response}`, undefined);
         }
-        return { messageId: info.messageId, response: info.response, accepted: info.accepted, rejected: info.rejected };
+        const accepted = [...reached, ...info.accepted.map(String)];
+        // A 4xx for a recipient (greylisting) asks to try again later: the delivery fails, to be retried for them alone.
+        const deferred = ((info as { rejectedErrors?: RecipientError[] }).rejectedErrors ?? []).filter(
+          (e) => e.responseCode !== undefined && e.responseCode >= 400 && e.responseCode < 500,
+        );
+        if (deferred.length > 0) {
+          const why = failureText(deferred[0] as SmtpFailure, config);
+          throw new SmtpDeliveryError(
+            `SMTP delivery to ${config.host}:${config.port} deferred ${deferred.map((e) => e.recipient).join(", ")} (${why}) while ${info.accepted.join(", ")} got it: the retry sends it to them alone`,
+            deferred[0]?.responseCode,
+            accepted,
+          );
+        }
+        return { messageId: info.messageId, response: info.response, accepted, rejected: info.rejected };
       } catch (err) {
         if (err instanceof SmtpDeliveryError) throw err;
         const e = err as SmtpFailure;
