@@ -26,7 +26,7 @@ export type IncidentRow = Pick<CamelRow<"alerts">, "id" | "kind" | "subject" | "
 
 /**
  * How each channel answered a notification. A channel that failed while another took it is sent again: `tries`
- * counts its sends, `sending` is when an evaluator claimed the next one (AlertRepository.claimOwedChannels). A failure
+ * counts its sends, `sending` is when an evaluator last claimed one (AlertRepository.claimOwedChannels). A failure
  * names the notification's `key`, and keeps in `receipt` the SMTP recipients it reached while the others were deferred.
  */
 export type ChannelResults = Record<
@@ -98,7 +98,8 @@ export class AlertRepository {
   /**
    * Claims the sending again of `channels`, which failed on the incident's last notification while another channel
    * took it: marked `sending` at `at` only if the results are still those `incident` read, so of several evaluators
-   * one sends. A process killed mid-send leaves them failed and marked, to be claimed again once the mark is old.
+   * one sends. A process killed mid-send leaves them failed and marked, to be claimed again once the mark is old
+   * (src/digest/alerts.ts OWED_SEND_EVERY_MS).
    */
   async claimOwedChannels({ incident, channels, at }: { incident: OpenIncident; channels: readonly string[]; at: Date }): Promise<OpenIncident | null> {
     const marked: ChannelResults = { ...incident.channelResults };

@@ -247,18 +247,22 @@ export async function evaluateAlerts(opts: EvaluateAlertsOptions): Promise<Evalu
   return result;
 }
 
-/** How long a claimed resend of a channel is left to its evaluator: longer than an SMTP send may take (smtp.ts timeouts). */
-const OWED_SEND_LEASE_MS = 5 * MINUTE_MS;
+/**
+ * How long after a channel was last sent an alert again it is sent it again: longer than an SMTP send may take (smtp.ts
+ * timeouts), so a claim is left to the evaluator sending it, and a channel that keeps failing is tried 12 times an
+ * hour rather than at every evaluation; a greylisting server takes a retry after about 5 minutes.
+ */
+const OWED_SEND_EVERY_MS = 5 * MINUTE_MS;
 
 /**
  * Sends the incident's last notification again on the channels that failed it while another took it (a greylisting
- * mail server's 451): same key and Message-ID, at each evaluation until taken; the channels that took it get nothing more.
+ * mail server's 451): same key and Message-ID, at the next evaluation, then every OWED_SEND_EVERY_MS until taken; the
+ * channels that took it get nothing more.
  */
 async function sendOwed(repo: AlertRepository, incident: OpenIncident, opts: EvaluateAlertsOptions, result: EvaluateAlertsResult): Promise<void> {
   const owed = opts.deliverers.filter((d) => {
     const r = incident.channelResults[d.channel];
-    // Claimed by an evaluator sending it now, unless so long ago that it was killed.
-    return r?.ok === false && !(r.sending && opts.now.getTime() - Date.parse(r.sending) < OWED_SEND_LEASE_MS);
+    return r?.ok === false && !(r.sending && opts.now.getTime() - Date.parse(r.sending) < OWED_SEND_EVERY_MS);
   });
   if (owed.length === 0) return;
   const claimed = await repo.claimOwedChannels({ incident, channels: owed.map((d) => d.channel), at: opts.now });
@@ -266,7 +270,10 @@ async function sendOwed(repo: AlertRepository, incident: OpenIncident, opts: Eva
   const reminder = claimed.notifyCount > 1;
   const results = await notify(claimed, reminder, { ...opts, deliverers: owed });
   const latest: ChannelResults = { ...claimed.channelResults };
-  for (const [channel, r] of Object.entries(results)) latest[channel] = { ...r, tries: claimed.channelResults[channel]?.tries };
+  for (const [channel, r] of Object.entries(results)) {
+    const { tries, sending } = claimed.channelResults[channel] ?? {};
+    latest[channel] = { ...r, tries, sending };
+  }
   await repo.recordDelivery({ id: claimed.id, at: opts.now, reminder, results, latest });
   const taken = Object.values(results).some((r) => r.ok);
   (taken ? (reminder ? result.reminded : result.notified) : result.failed).push(claimed.title);

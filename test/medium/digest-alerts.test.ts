@@ -386,12 +386,16 @@ describe("an alert one channel could not take while another did", () => {
       { smtp: 2, file: 1 },
       { smtp: 0, file: 1 },
     ]);
+    // Refused again: the next try waits 5 minutes.
+    f.clock.now += 4 * MINUTE;
+    await evaluate();
+    expect(tried).toEqual({ smtp: 2, file: 1 });
     // Two evaluators at once (two workers, or one and dvault digest --alerts): one of them tries.
     f.clock.now += MINUTE;
     await Promise.all([evaluate(), evaluate()]);
     expect(tried).toEqual({ smtp: 3, file: 1 });
     // Another evaluator runs while this one's send is under way: it leaves the channel to it.
-    f.clock.now += MINUTE;
+    f.clock.now += 5 * MINUTE;
     during = () => evaluate();
     await evaluate();
     expect([tried, sent]).toEqual([
