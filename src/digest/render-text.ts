@@ -17,7 +17,7 @@ import {
   watchersByAccount,
   windowLabel,
 } from "./render-common.ts";
-import { neutralizeControls } from "../text/controls.ts";
+import { terminalText } from "../text/controls.ts";
 import { DIGEST_ARTISTS, notArchivableLines } from "../text/not-archivable.ts";
 import { clean } from "./text.ts";
 import { plural } from "../text/plural.ts";
@@ -110,5 +110,7 @@ export function digestText(data: DigestData, opts: RenderOptions): string {
   line("New means new to your archive in this window: first seen by dvault, whatever the service's own dates say.");
   if (opts.idempotencyKey) line(`Digest ${opts.idempotencyKey}`);
   // Every field at once, as the HTML's template does for its own: comment and mention quotes too, not only what clean() saw.
-  return `${neutralizeControls(out.join("\n"))}\n`;
+  // Control characters are shown as escapes too: a terminal showing the file channel's .txt (or a mail reader in one)
+  // would obey the service's ESC sequences (clear the screen, set the clipboard).
+  return `${terminalText(out.join("\n"))}\n`;
 }

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { countDigest } from "../../src/digest/collect.ts";
 import { digestSubject } from "../../src/digest/render-common.ts";
 import { renderDigest } from "../../src/digest/render.ts";
+import { renderAlert } from "../../src/digest/render-alert.ts";
 import { shorten } from "../../src/digest/text.ts";
 import { htmlToText } from "../../src/text/html-to-text.ts";
 import type { DeviationRef, DigestData } from "../../src/digest/types.ts";
@@ -132,6 +133,47 @@ describe(renderDigest.name, () => {
       expect(out).toContain("שלום\u200F.");
       expect(out).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/u);
     }
+  });
+
+  it("writes no control character of the service's into the plain-text twin: a terminal showing the file would obey it", () => {
+    const base = digest();
+    const sequences = "\u001b]52;c;ZXZpbA==\u0007\u001b[2J\u0000";
+    const d = digest({
+      feedback: {
+        ...base.feedback,
+        comments: [
+          {
+            account: "me",
+            kind: "comment",
+            author: `Ann${sequences}`,
+            body: `Nice${sequences} work`,
+            postedAt: null,
+            deviation: dev({ title: `T${sequences}` }),
+          },
+        ],
+      },
+    });
+    const { text } = renderDigest(d, { timezone: "UTC" });
+    // ESC (a clipboard write, a cleared screen), BEL and NUL shown as escapes; newlines kept.
+    expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(text).toContain("Nice\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\x00 work");
+    expect(text).toContain("Ann\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\x00");
+    expect(text.split("\n").length).toBeGreaterThan(10);
+    // An alert quoting a source's last error (the service's words) likewise, in its text and its subject.
+    const alert = renderAlert(
+      {
+        id: "1",
+        kind: "source_failing",
+        subject: "s",
+        title: `me: gallery (x${sequences}) keeps failing`,
+        body: `Last error: ${sequences}.`,
+        openedAt: new Date(0),
+        reminder: false,
+      },
+      { timezone: "UTC" },
+    );
+    for (const out of [alert.text, alert.subject]) expect(out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(alert.text).toContain("Last error: \\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\x00.");
   });
 
   it("writes a plain-text twin with the same sections", () => {
