@@ -109,8 +109,6 @@ export function digestText(data: DigestData, opts: RenderOptions): string {
   line("--");
   line("New means new to your archive in this window: first seen by dvault, whatever the service's own dates say.");
   if (opts.idempotencyKey) line(`Digest ${opts.idempotencyKey}`);
-  // Every field at once, as the HTML's template does for its own: comment and mention quotes too, not only what clean() saw.
-  // Control characters are shown as escapes too: a terminal showing the file channel's .txt (or a mail reader in one)
-  // would obey the service's ESC sequences (clear the screen, set the clipboard).
+  // Every field at once (quotes too, not only what clean() saw), controls as escapes: a terminal showing the .txt obeys ESC.
   return `${terminalText(out.join("\n"))}\n`;
 }
