@@ -24,7 +24,18 @@ export type IncidentRow = Pick<CamelRow<"alerts">, "id" | "kind" | "subject" | "
   details: Record<string, unknown>;
 };
 
-export type ChannelResults = Record<string, { ok: boolean; at: string; error?: string; receipt?: Record<string, unknown> }>;
+/**
+ * How each channel answered a notification. A channel that failed while another took it is sent again: `tries`
+ * counts its sends, `sending` is when an evaluator last claimed one (AlertRepository.claimOwedChannels). A failure
+ * names the notification's `key`, and keeps in `receipt` the SMTP recipients it reached while the others were deferred.
+ */
+export type ChannelResults = Record<
+  string,
+  { ok: boolean; at: string; error?: string; receipt?: Record<string, unknown>; tries?: number; sending?: string; key?: string }
+>;
+
+/** An open incident with its last notification's per-channel results. */
+export type OpenIncident = IncidentRow & { channelResults: ChannelResults };
 
 export type FailingSourceRow = Pick<Row<"sync_sources">, "account_id" | "source" | "key" | "last_error" | "last_run_at"> & Pick<Row<"accounts">, "name">;
 
@@ -42,16 +53,16 @@ export class AlertRepository {
    * Opens an incident for every condition without an open one and refreshes the open ones (title,
    * details, last_seen_at), in one statement. Returns every open incident of these conditions.
    */
-  async openIncidents(conditions: readonly AlertCondition[], at: Date): Promise<IncidentRow[]> {
+  async openIncidents(conditions: readonly AlertCondition[], at: Date): Promise<OpenIncident[]> {
     if (conditions.length === 0) return [];
-    const { rows } = await sql<IncidentRow>`
+    const { rows } = await sql<OpenIncident>`
       INSERT INTO alerts AS a (kind, subject, title, details, opened_at, last_seen_at)
       SELECT kind, subject, title, details, ${at}, ${at}
       FROM ${recordset(conditions, sql`kind alert_kind, subject text, title text, details jsonb`)}
       ORDER BY kind, subject
       ON CONFLICT (kind, subject) WHERE resolved_at IS NULL DO UPDATE SET
         title = EXCLUDED.title, details = EXCLUDED.details, last_seen_at = EXCLUDED.last_seen_at
-      RETURNING ${INCIDENT}`.execute(this.k);
+      RETURNING ${INCIDENT}, channel_results`.execute(this.k);
     return rows;
   }
 
@@ -70,12 +81,12 @@ export class AlertRepository {
    * Claims the next notification of an incident: the first one, or a reminder once `remindAfterMs` has
    * passed since the last. One UPDATE ... WHERE: of several evaluators, exactly one gets it.
    */
-  async claimNotification({ id, at, remindAfterMs }: { id: string; at: Date; remindAfterMs: number }): Promise<IncidentRow | null> {
-    const { rows } = await sql<IncidentRow>`
+  async claimNotification({ id, at, remindAfterMs }: { id: string; at: Date; remindAfterMs: number }): Promise<OpenIncident | null> {
+    const { rows } = await sql<OpenIncident>`
       UPDATE alerts SET last_notified_at = ${at}, notify_count = notify_count + 1
       WHERE id = ${id} AND resolved_at IS NULL
         AND (last_notified_at IS NULL OR last_notified_at <= ${at}::timestamptz - (${remindAfterMs} * interval '1 millisecond'))
-      RETURNING ${INCIDENT}`.execute(this.k);
+      RETURNING ${INCIDENT}, channel_results`.execute(this.k);
     return rows[0] ?? null;
   }
 
@@ -84,12 +95,47 @@ export class AlertRepository {
     await this.k.updateTable("alerts").set({ lastNotifiedAt: previous, notifyCount: sql`greatest(notify_count - 1, 0)` }).where("id", "=", id).execute();
   }
 
-  /** The record of one notification and its per-channel results. */
-  async recordDelivery({ id, at, reminder, results }: { id: string; at: Date; reminder: boolean; results: ChannelResults }): Promise<void> {
+  /**
+   * Claims the sending again of `channels`, which failed on the incident's last notification while another channel
+   * took it: marked `sending` at `at` only if the results are still those `incident` read, so of several evaluators
+   * one sends. A process killed mid-send leaves them failed and marked, to be claimed again once the mark is old
+   * (src/digest/alerts.ts OWED_SEND_EVERY_MS).
+   */
+  async claimOwedChannels({ incident, channels, at }: { incident: OpenIncident; channels: readonly string[]; at: Date }): Promise<OpenIncident | null> {
+    const marked: ChannelResults = { ...incident.channelResults };
+    for (const c of channels) {
+      const was = incident.channelResults[c];
+      if (was) marked[c] = { ...was, tries: (was.tries ?? 1) + 1, sending: at.toISOString() };
+    }
+    const { rows } = await sql<OpenIncident>`
+      UPDATE alerts SET channel_results = ${storableJson(marked)}::jsonb
+      WHERE id = ${incident.id} AND resolved_at IS NULL AND notify_count = ${incident.notifyCount}
+        AND channel_results = ${storableJson(incident.channelResults)}::jsonb
+      RETURNING ${INCIDENT}, channel_results`.execute(this.k);
+    return rows[0] ?? null;
+  }
+
+  /**
+   * The record of one notification and its per-channel results; `latest`, when given, is what the incident keeps as
+   * its last notification's results (those of a first send with the channels sent again merged in).
+   */
+  async recordDelivery({
+    id,
+    at,
+    reminder,
+    results,
+    latest,
+  }: {
+    id: string;
+    at: Date;
+    reminder: boolean;
+    results: ChannelResults;
+    latest?: ChannelResults;
+  }): Promise<void> {
     const json = storableJson(results);
     await sql`
       WITH d AS (INSERT INTO alert_deliveries (alert_id, notified_at, is_reminder, channel_results) VALUES (${id}, ${at}, ${reminder}, ${json}::jsonb))
-      UPDATE alerts SET channel_results = ${json}::jsonb WHERE id = ${id}`.execute(this.k);
+      UPDATE alerts SET channel_results = ${latest ? storableJson(latest) : json}::jsonb WHERE id = ${id}`.execute(this.k);
   }
 
   /** The latest notifications, newest first: what was sent, when, and how each channel answered. */

@@ -85,11 +85,27 @@ export class DigestRepository {
     return rows[0] as DigestRow;
   }
 
-  /** A delivery attempt failed: counted, with the reason; `final` when no attempt is left (status failed). */
-  async recordDeliveryFailure({ id, error, final, at }: { id: string; error: string; final: boolean; at: Date }): Promise<void> {
+  /**
+   * A delivery attempt failed: counted, with the reason; `final` when no attempt is left (status failed). `reached`:
+   * the SMTP recipients that got it all the same (others deferred), kept as the delivery's `accepted` for the retry.
+   */
+  async recordDeliveryFailure({
+    id,
+    error,
+    final,
+    at,
+    reached = [],
+  }: {
+    id: string;
+    error: string;
+    final: boolean;
+    at: Date;
+    reached?: readonly string[];
+  }): Promise<void> {
+    const delivery = reached.length > 0 ? storableJson({ accepted: reached }) : null;
     await sql`
       UPDATE digests SET attempts = attempts + 1, last_error = ${error}, status = CASE WHEN ${final} THEN 'failed' ELSE 'pending' END::digest_status,
-        updated_at = ${at} WHERE id = ${id} AND status <> 'sent'`.execute(this.k);
+        delivery = COALESCE(${delivery}::jsonb, delivery), updated_at = ${at} WHERE id = ${id} AND status <> 'sent'`.execute(this.k);
   }
 
   /** Delivered (status sent, with the channel's receipt) or nothing to send (status empty). */

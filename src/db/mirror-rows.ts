@@ -42,9 +42,14 @@ export function uniqueBy<T>(items: readonly T[], key: (item: T) => string): T[] 
   return [...byKey.values()];
 }
 
-/** An ISO string for a jsonb row, or null. */
+/**
+ * An ISO string for a jsonb row, or null: null too for a year before 1 or after 9999, which toISOString writes as
+ * -000001-… or +010000-… and PostgreSQL refuses (a service's published_time of 253402300800 failed its whole page).
+ */
 export function isoOrNull(date: Date | undefined | null): string | null {
-  return date ? date.toISOString() : null;
+  if (!date) return null;
+  const year = date.getUTCFullYear();
+  return year >= 1 && year <= 9999 ? date.toISOString() : null;
 }
 
 export function isoTime(value: unknown): string | null {

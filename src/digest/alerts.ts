@@ -8,8 +8,9 @@ import type { InstallKey } from "../crypto/install-key.ts";
 import type { Queryable } from "../db/with-transaction.ts";
 import type { Logger } from "../log.ts";
 import { scrubString } from "../redact.ts";
-import { AlertRepository, type AlertCondition, type AlertKind, type ChannelResults, type IncidentRow } from "../db/alert.repository.ts";
+import { AlertRepository, type AlertCondition, type AlertKind, type ChannelResults, type IncidentRow, type OpenIncident } from "../db/alert.repository.ts";
 import { messageIdFor } from "./deliver/index.ts";
+import { reachedRecipients, SmtpDeliveryError } from "./deliver/smtp.ts";
 import { unreadableAccounts } from "./unreadable-accounts.ts";
 import { type AlertNotice, renderAlert } from "./render-alert.ts";
 import { type Deliverer, type DownloadsPaused, type OutgoingMessage, pausedHeadline } from "./types.ts";
@@ -226,7 +227,10 @@ export async function evaluateAlerts(opts: EvaluateAlertsOptions): Promise<Evalu
 
   for (const incident of open) {
     if (now.getTime() - incident.openedAt.getTime() < grace[incident.kind]) continue;
-    if (incident.lastNotifiedAt && now.getTime() - incident.lastNotifiedAt.getTime() < remindAfterMs) continue;
+    if (incident.lastNotifiedAt && now.getTime() - incident.lastNotifiedAt.getTime() < remindAfterMs) {
+      await sendOwed(repo, incident, opts, result);
+      continue;
+    }
     const claimed = await repo.claimNotification({ id: incident.id, at: now, remindAfterMs });
     if (!claimed) continue; // another process notifies it
     const reminder = claimed.notifyCount > 1;
@@ -243,7 +247,45 @@ export async function evaluateAlerts(opts: EvaluateAlertsOptions): Promise<Evalu
   return result;
 }
 
-async function notify(incident: IncidentRow, reminder: boolean, opts: EvaluateAlertsOptions): Promise<ChannelResults> {
+/**
+ * How long after a channel was last sent an alert again it is sent it again: longer than an SMTP send may take (smtp.ts
+ * timeouts), so a claim is left to the evaluator sending it, and a channel that keeps failing is tried 12 times an
+ * hour rather than at every evaluation; a greylisting server takes a retry after about 5 minutes.
+ */
+const OWED_SEND_EVERY_MS = 5 * MINUTE_MS;
+
+/**
+ * Sends the incident's last notification again on the channels that failed it while another took it (a greylisting
+ * mail server's 451): same key and Message-ID, at the next evaluation, then every OWED_SEND_EVERY_MS until taken; the
+ * channels that took it get nothing more.
+ */
+async function sendOwed(repo: AlertRepository, incident: OpenIncident, opts: EvaluateAlertsOptions, result: EvaluateAlertsResult): Promise<void> {
+  const owed = opts.deliverers.filter((d) => {
+    const r = incident.channelResults[d.channel];
+    return r?.ok === false && !(r.sending && opts.now.getTime() - Date.parse(r.sending) < OWED_SEND_EVERY_MS);
+  });
+  if (owed.length === 0) return;
+  const claimed = await repo.claimOwedChannels({ incident, channels: owed.map((d) => d.channel), at: opts.now });
+  if (!claimed) return; // another process sends them
+  const reminder = claimed.notifyCount > 1;
+  const results = await notify(claimed, reminder, { ...opts, deliverers: owed });
+  const latest: ChannelResults = { ...claimed.channelResults };
+  for (const [channel, r] of Object.entries(results)) {
+    const { tries, sending } = claimed.channelResults[channel] ?? {};
+    latest[channel] = { ...r, tries, sending };
+  }
+  await repo.recordDelivery({ id: claimed.id, at: opts.now, reminder, results, latest });
+  const taken = Object.values(results).some((r) => r.ok);
+  (taken ? (reminder ? result.reminded : result.notified) : result.failed).push(claimed.title);
+}
+
+/** The SMTP recipients an earlier failed attempt of this very notification (`key`) reached while the server deferred the others. */
+function reachedBefore(incident: OpenIncident, key: string): string[] {
+  const last = incident.channelResults.smtp;
+  return last && !last.ok && last.key === key ? reachedRecipients(last.receipt) : [];
+}
+
+async function notify(incident: OpenIncident, reminder: boolean, opts: EvaluateAlertsOptions): Promise<ChannelResults> {
   const { body, command } = describeIncident(incident);
   const notice: AlertNotice = {
     id: incident.id,
@@ -278,6 +320,7 @@ async function notify(incident: IncidentRow, reminder: boolean, opts: EvaluateAl
     fileBase: `dvault-alert-${incident.id}-${incident.notifyCount}-${incident.kind}`,
     date: opts.now,
     alert: { kind: notice.kind, title: notice.title, body, command: command ?? null, reminder },
+    reached: reachedBefore(incident, key),
   };
   const results: ChannelResults = {};
   for (const deliverer of opts.deliverers) {
@@ -288,9 +331,13 @@ async function notify(incident: IncidentRow, reminder: boolean, opts: EvaluateAl
     } catch (err) {
       const error = scrubString(err instanceof Error ? err.message : String(err));
       opts.log.warn({ channel: deliverer.channel, alert: incident.kind, error }, "alert delivery failed");
-      results[deliverer.channel] = { ok: false, at, error };
+      const reached = err instanceof SmtpDeliveryError && err.reached.length > 0 ? err.reached : deliverer.channel === "smtp" ? (message.reached ?? []) : [];
+      results[deliverer.channel] = { ok: false, at, error, key, ...(reached.length > 0 ? { receipt: { accepted: [...reached] } } : {}) };
     }
   }
-  opts.log.info({ alert: incident.kind, subject: incident.subject, reminder, channels: Object.keys(results) }, reminder ? "alert reminder sent" : "alert sent");
+  // Said of the channels that took it: one that failed has its warning above, and none may have taken it.
+  const channels = Object.keys(results).filter((c) => results[c]?.ok);
+  if (channels.length > 0)
+    opts.log.info({ alert: incident.kind, subject: incident.subject, reminder, channels }, reminder ? "alert reminder sent" : "alert sent");
   return results;
 }

@@ -1,6 +1,6 @@
 // An alert (and its daily reminder) as a short mail: HTML through the escape-by-default html`` template, so
 // nothing the service or a failure message provided can become markup, and its plain-text twin.
-import { neutralizeControls } from "../text/controls.ts";
+import { neutralizeControls, shownInTerminal, terminalText } from "../text/controls.ts";
 import { html } from "../text/html.ts";
 import type { AlertKind } from "../db/alert.repository.ts";
 import { C, formatTime, type RenderedMessage, type RenderOptions, text } from "./render-common.ts";
@@ -19,8 +19,8 @@ export type AlertNotice = {
 
 export function renderAlert(alert: AlertNotice, opts: RenderOptions): RenderedMessage {
   const tz = opts.timezone;
-  // A source's last error may quote the service: its direction overrides shown, as the HTML's template shows them.
-  const subject = neutralizeControls(`${alert.reminder ? "dvault reminder" : "dvault alert"}: ${alert.title}`);
+  // A source's last error may quote the service: its direction overrides and control characters shown, not applied.
+  const subject = shownInTerminal(`${alert.reminder ? "dvault reminder" : "dvault alert"}: ${alert.title}`);
   const since = `Since ${formatTime(alert.openedAt, tz, true)} (${tz})`;
   const reminderNote = alert.reminder
     ? "This is a daily reminder: the problem is still there."
@@ -49,5 +49,6 @@ ${command}
     ...(opts.idempotencyKey ? [`Alert ${opts.idempotencyKey}`] : []),
     "",
   ].join("\n");
-  return { subject, html: page.text, text: neutralizeControls(textBody), preheader: neutralizeControls(alert.body) };
+  // Control characters shown as escapes in the plain text, as in a digest's (render-text.ts).
+  return { subject, html: page.text, text: terminalText(textBody), preheader: neutralizeControls(alert.body) };
 }

@@ -17,7 +17,7 @@ import {
   watchersByAccount,
   windowLabel,
 } from "./render-common.ts";
-import { neutralizeControls } from "../text/controls.ts";
+import { terminalText } from "../text/controls.ts";
 import { DIGEST_ARTISTS, notArchivableLines } from "../text/not-archivable.ts";
 import { clean } from "./text.ts";
 import { plural } from "../text/plural.ts";
@@ -109,6 +109,6 @@ export function digestText(data: DigestData, opts: RenderOptions): string {
   line("--");
   line("New means new to your archive in this window: first seen by dvault, whatever the service's own dates say.");
   if (opts.idempotencyKey) line(`Digest ${opts.idempotencyKey}`);
-  // Every field at once, as the HTML's template does for its own: comment and mention quotes too, not only what clean() saw.
-  return `${neutralizeControls(out.join("\n"))}\n`;
+  // Every field at once (quotes too, not only what clean() saw), controls as escapes: a terminal showing the .txt obeys ESC.
+  return `${terminalText(out.join("\n"))}\n`;
 }

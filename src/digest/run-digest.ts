@@ -19,7 +19,7 @@ import { DIGEST_CHANNELS, type DigestChannel } from "../config/digest.ts";
 import { CronClock } from "./cron-time.ts";
 import { DigestRepository, type DigestTrigger } from "../db/digest.repository.ts";
 import { createDeliverers, messageDomainOf, messageIdFor } from "./deliver/index.ts";
-import { refusedRecipients } from "./deliver/smtp.ts";
+import { reachedRecipients, refusedRecipients, SmtpDeliveryError } from "./deliver/smtp.ts";
 import { imagesDirOf } from "./deliver/file.ts";
 import { digestImages } from "./images.ts";
 import { thumbLinkKey } from "../storage/thumb-link.ts";
@@ -137,6 +137,22 @@ function loggedSent(
   return refused;
 }
 
+/** A failed delivery on the digest's row (with the recipients it reached all the same) and in the log. */
+async function recordFailure(
+  err: unknown,
+  f: { repo: DigestRepository; id: string; at: Date; log: Logger; channel: DigestChannel; key: string; opts: RunDigestOptions },
+): Promise<void> {
+  const error = scrubString(err instanceof Error ? err.message : String(err));
+  // A 429 delays the job without spending an attempt (its error asks for a delay): never the last one.
+  const final = f.opts.attempt >= f.opts.maxAttempts && delayOf(err) === undefined;
+  const reached = err instanceof SmtpDeliveryError ? err.reached : [];
+  await f.repo.recordDeliveryFailure({ id: f.id, error, final, at: f.at, reached });
+  f.log.warn(
+    { channel: f.channel, key: f.key, attempt: f.opts.attempt, final, error },
+    final ? "digest delivery failed for good; the next digest covers its window" : "digest delivery failed; will retry",
+  );
+}
+
 export async function runDigest(payload: DigestJobPayload, opts: RunDigestOptions): Promise<RunDigestResult> {
   const { services } = opts;
   const { config } = services;
@@ -214,20 +230,15 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
       date: now,
       images: shown.images,
       digest: shown.data,
+      // An earlier attempt's recipients, when the server deferred the others (smtp.ts): not sent it again.
+      reached: reachedRecipients(row.delivery),
     };
     const deliverer = opts.deliverer ?? (createDeliverers(config.digest, [channel])[0] as Deliverer);
     let receipt: Record<string, unknown>;
     try {
       receipt = await deliverer.deliver(message);
     } catch (err) {
-      const error = scrubString(err instanceof Error ? err.message : String(err));
-      // A 429 delays the job without spending an attempt (its error asks for a delay): never the last one.
-      const final = opts.attempt >= opts.maxAttempts && delayOf(err) === undefined;
-      await repo.recordDeliveryFailure({ id: row.id, error, final, at: new Date(services.now()) });
-      log.warn(
-        { channel, key, attempt: opts.attempt, final, error },
-        final ? "digest delivery failed for good; the next digest covers its window" : "digest delivery failed; will retry",
-      );
+      await recordFailure(err, { repo, id: row.id, at: new Date(services.now()), log, channel, key, opts });
       throw err;
     }
     await finish("sent", receipt);

@@ -200,6 +200,8 @@ export type OutgoingMessage = {
   /** What the message is about, for the channels that lay it out themselves (ntfy, Discord). */
   digest?: DigestData;
   alert?: AlertSummary;
+  /** SMTP recipients an earlier attempt of this message reached while the server deferred the others: not sent it again. */
+  reached?: readonly string[];
 };
 
 /** An alert as the channels that lay it out themselves show it. */

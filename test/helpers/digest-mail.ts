@@ -26,6 +26,8 @@ export type TestSmtp = {
   rejectNext(n: number): void;
   /** Answer RCPT TO for `address` with a 550 (no such mailbox), as a server does for a typo: the others still get the message. */
   refuseRecipient(address: string): void;
+  /** Answer RCPT TO for `address` with a 450 (greylisted, try again later) the next `times` times, as a greylisting server does for a new sender. */
+  deferRecipient(address: string, times: number): void;
   rejected: number;
   /** Resolves once `n` messages have been accepted in total. */
   waitFor(n: number, timeoutMs?: number): Promise<ReceivedMail[]>;
@@ -38,12 +40,18 @@ export async function startTestSmtp(): Promise<TestSmtp> {
   const state = { rejected: 0 };
   const waiters: Array<() => void> = [];
   const unknown = new Set<string>();
+  const deferred = new Map<string, number>();
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ["STARTTLS", "AUTH"],
     logger: false,
     onRcptTo(address, _session, callback) {
       if (unknown.has(address.address)) return callback(Object.assign(new Error("no such mailbox here"), { responseCode: 550 }));
+      const left = deferred.get(address.address) ?? 0;
+      if (left > 0) {
+        deferred.set(address.address, left - 1);
+        return callback(Object.assign(new Error("greylisted, try again in 5 minutes"), { responseCode: 450 }));
+      }
       callback();
     },
     onData(stream, session, callback) {
@@ -73,6 +81,9 @@ export async function startTestSmtp(): Promise<TestSmtp> {
     },
     refuseRecipient(address) {
       unknown.add(address);
+    },
+    deferRecipient(address, times) {
+      deferred.set(address, times);
     },
     get rejected() {
       return state.rejected;

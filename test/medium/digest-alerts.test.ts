@@ -1,12 +1,16 @@
 // Immediate alerts: an account forced into needs_reauth by a dead refresh token (many sync jobs hit it)
 // produces one alert, however many evaluators run; a reminder at most daily; resolved incidents close.
 // Downloads paused for disk space, a source failing for a while and a worker that vanished are alerts too.
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { AlertRepository } from "../../src/db/alert.repository.ts";
 import { evaluateAlerts, forgetWorker, storedDownloadsPausedProbe } from "../../src/digest/alerts.ts";
 import { createDeliverers } from "../../src/digest/deliver/index.ts";
+import { smtpDeliverer } from "../../src/digest/deliver/smtp.ts";
 import { ALERTS_JOB } from "../../jobs/alerts/definition.ts";
 import { alertsHandler } from "../../jobs/alerts/handler.ts";
 import { SyncStateRepository } from "../../src/db/sync-state.repository.ts";
@@ -25,6 +29,7 @@ import { createSyncHarness, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type SyncHarness }
 import { queueOf } from "../helpers/producer-queue.ts";
 import { workerContext } from "../helpers/worker-context.ts";
 import { downloadsPausedKey } from "../../src/coord/downloads-pause.ts";
+import type { Deliverer } from "../../src/digest/types.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -284,5 +289,129 @@ describe("other alert conditions", () => {
     expect(quiet.notified).toEqual(["downloads are paused: the archive's disk is almost full"]);
     const [delivery] = await new AlertRepository(f.services.pool).listDeliveries(1);
     expect(delivery?.results).toEqual({});
+  });
+});
+
+describe("an alert one channel could not take while another did", () => {
+  let smtp: TestSmtp;
+  let f: DigestFixture;
+  let dir: string;
+
+  beforeEach(async () => {
+    smtp = await startTestSmtp();
+    dir = await mkdtemp(path.join(os.tmpdir(), "dvault-alert-files-"));
+    f = await createDigestFixture({
+      DVAULT_DIGEST_CHANNELS: "smtp,file",
+      DVAULT_DIGEST_DIR: dir,
+      DVAULT_SMTP_HOST: "127.0.0.1",
+      DVAULT_SMTP_PORT: String(smtp.port),
+    });
+  });
+  afterEach(async () => {
+    await f?.close();
+    await smtp?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** The alerts' evaluation now, with the downloads paused for disk space (one incident), through `deliverers`. */
+  const evaluateWith = (deliverers: Deliverer[], logger = log) =>
+    evaluateAlerts({
+      db: f.services.pool,
+      coord: f.services.coord,
+      prefix: f.services.config.redisPrefix,
+      now: new Date(f.clock.now),
+      downloadsPaused: async () => ({ paused: true, reason: "1.2 GiB free on /archive" }),
+      deliverers,
+      timezone: "UTC",
+      messageDomain: "example.org",
+      log: logger,
+    });
+
+  it("a recipient the mail server defers (450) while another gets it is sent it alone at the next evaluation", async () => {
+    const smtpOnly = smtpDeliverer({ ...f.services.config.digest.smtp!, to: ["me@example.org", "new@example.org"] });
+    smtp.deferRecipient("new@example.org", 1);
+    expect((await evaluateWith([smtpOnly])).failed).toHaveLength(1);
+    f.clock.now += MINUTE;
+    expect((await evaluateWith([smtpOnly])).notified).toHaveLength(1);
+    f.clock.now += MINUTE;
+    await evaluateWith([smtpOnly]);
+    expect(smtp.received.map((m) => m.to)).toEqual([["me@example.org"], ["new@example.org"]]);
+    expect(smtp.received[1]?.messageId).toBe(smtp.received[0]?.messageId);
+  });
+
+  it("is logged as sent only on the channels that took it", async () => {
+    const lines: Array<{ msg: string; channels?: string[] }> = [];
+    const heard = createLogger({ level: "info", destination: { write: (line: string) => void lines.push(JSON.parse(line)) } });
+    const evaluate = (deliverers: Deliverer[]) => evaluateWith(deliverers, heard);
+    const all = createDeliverers(f.services.config.digest);
+    smtp.rejectNext(2);
+    // SMTP alone, refused: a warning, and no line saying it was sent.
+    expect((await evaluate(all.filter((d) => d.channel === "smtp"))).failed).toHaveLength(1);
+    expect(lines.map((l) => l.msg)).toEqual(["alert delivery failed"]);
+    // Both channels, SMTP refused again: sent on the file channel alone.
+    lines.length = 0;
+    await evaluate(all);
+    expect(lines.map((l) => [l.msg, l.channels])).toEqual([
+      ["alert delivery failed", undefined],
+      ["alert sent", ["file"]],
+    ]);
+  });
+
+  it("is sent again on that channel alone at the next evaluation, with the same Message-ID, until it is taken", async () => {
+    // The configured channels as the worker builds them, each send and each delivery counted; `during` runs while
+    // the mail server has the message (another evaluator, in the middle of this one's send).
+    const tried = { smtp: 0, file: 0 } as Record<string, number>;
+    const sent = { smtp: 0, file: 0 } as Record<string, number>;
+    let during: (() => Promise<unknown>) | undefined;
+    const deliverers: Deliverer[] = createDeliverers(f.services.config.digest).map((d) => ({
+      channel: d.channel,
+      deliver: async (m) => {
+        tried[d.channel] = (tried[d.channel] ?? 0) + 1;
+        const meanwhile = during;
+        during = undefined;
+        await meanwhile?.();
+        const receipt = await d.deliver(m);
+        sent[d.channel] = (sent[d.channel] ?? 0) + 1;
+        return receipt;
+      },
+    }));
+    const evaluate = () => evaluateWith(deliverers);
+    // A greylisting server: the first three tries are answered 451, try again later.
+    smtp.rejectNext(3);
+    await evaluate();
+    expect(sent).toEqual({ smtp: 0, file: 1 });
+    f.clock.now += MINUTE;
+    await evaluate();
+    expect([tried, sent]).toEqual([
+      { smtp: 2, file: 1 },
+      { smtp: 0, file: 1 },
+    ]);
+    // Refused again: the next try waits 5 minutes.
+    f.clock.now += 4 * MINUTE;
+    await evaluate();
+    expect(tried).toEqual({ smtp: 2, file: 1 });
+    // Two evaluators at once (two workers, or one and dvault digest --alerts): one of them tries.
+    f.clock.now += MINUTE;
+    await Promise.all([evaluate(), evaluate()]);
+    expect(tried).toEqual({ smtp: 3, file: 1 });
+    // Another evaluator runs while this one's send is under way: it leaves the channel to it.
+    f.clock.now += 5 * MINUTE;
+    during = () => evaluate();
+    await evaluate();
+    expect([tried, sent]).toEqual([
+      { smtp: 4, file: 1 },
+      { smtp: 1, file: 1 },
+    ]);
+    expect(smtp.received[0]?.subject).toBe("dvault alert: downloads are paused: the archive's disk is almost full");
+    expect(smtp.received[0]?.messageId).toMatch(/^<dvault-alert-\d+-1@example\.org>$/);
+    // Taken by both: nothing more until the daily reminder.
+    f.clock.now += MINUTE;
+    await evaluate();
+    expect([tried, sent]).toEqual([
+      { smtp: 4, file: 1 },
+      { smtp: 1, file: 1 },
+    ]);
+    const [latest] = await new AlertRepository(f.services.pool).listDeliveries(1);
+    expect(latest?.results.smtp?.ok).toBe(true);
   });
 });

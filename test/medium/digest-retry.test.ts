@@ -115,6 +115,32 @@ describe("digest delivery: retries and the window", () => {
     expect(rows[0]).toMatchObject({ status: "sent", attempts: 2 });
   });
 
+  it("a recipient the SMTP server defers (450, greylisted) while it takes the message for another is sent it alone by the retry", async () => {
+    const smtpConfig = { ...f.services.config.digest.smtp!, to: ["me@example.org", "Partner <new@example.org>"] };
+    const services = { ...f.services, config: { ...f.services.config, digest: { ...f.services.config.digest, smtp: smtpConfig } } };
+    const tick = new Date("2026-11-03T08:00:00Z");
+    await f.addFaves(2, new Date(tick.getTime() - 3_600_000));
+    smtp.deferRecipient("new@example.org", 1);
+    const payload: DigestJobPayload = { channel: "smtp", tick: tick.toISOString(), trigger: "cron" };
+    // The first attempt reaches me only: it fails, saying who waits and that the retry sends it to them.
+    await expect(runDigest(payload, { services, attempt: 1, maxAttempts: 6 })).rejects.toThrow(
+      /^SMTP delivery to 127\.0\.0\.1:\d+ deferred new@example\.org \(450 greylisted, try again in 5 minutes\) while me@example\.org got it: the retry sends it to them alone$/,
+    );
+    expect(smtp.received.map((m) => m.to)).toEqual([["me@example.org"]]);
+    expect(await repo.lastWindowEnd("smtp")).toBeNull();
+    expect((await repo.listDigests(1))[0]).toMatchObject({ status: "pending", attempts: 1 });
+
+    // The retry: to the deferred recipient alone, the same message; the digest is sent, to both, refusing nobody.
+    const result = await runDigest(payload, { services, attempt: 2, maxAttempts: 6 });
+    expect(result).toMatchObject({ status: "sent", refused: [] });
+    expect(smtp.received.map((m) => m.to)).toEqual([["me@example.org"], ["new@example.org"]]);
+    expect(smtp.received[1]?.messageId).toBe(smtp.received[0]?.messageId);
+    expect(await repo.lastWindowEnd("smtp")).toEqual(tick);
+    const [sent] = await repo.listDigests(1);
+    expect(sent).toMatchObject({ status: "sent", attempts: 2 });
+    expect(sent?.delivery?.accepted).toEqual(["me@example.org", "new@example.org"]);
+  });
+
   it("when every attempt fails the digest is recorded as failed; the next one covers its window and reports it", async () => {
     const t1 = new Date("2026-11-05T08:00:00Z");
     const t2 = new Date(t1.getTime() + DAY);

@@ -276,6 +276,21 @@ describe(DeviationRepository.name, () => {
     ]);
   });
 
+  it("keeps a page whose published_time lies past year 9999 or before year 1, without that date", async () => {
+    // Epoch seconds a Date takes but PostgreSQL's ISO input does not: year 10000 and year 0 (1 BC).
+    const far = [makeDeviation({ n: 610, publishedTime: "253402300800" }), makeDeviation({ n: 611, publishedTime: "-62135596801" })];
+    const near = makeDeviation({ n: 612, publishedTime: "253402300799" });
+    expect(await deviations.upsertDeviations([...far, near], at("2025-05-01T00:00:00Z"))).toMatchObject({ inserted: 3 });
+    const { rows } = await m.pool.query("SELECT deviationid, published_at FROM deviations WHERE deviationid = ANY($1) ORDER BY deviationid", [
+      [uuid(610), uuid(611), uuid(612)],
+    ]);
+    expect(rows).toEqual([
+      { deviationid: uuid(610), published_at: null },
+      { deviationid: uuid(611), published_at: null },
+      { deviationid: uuid(612), published_at: new Date("9999-12-31T23:59:59Z") },
+    ]);
+  });
+
   it("metadata for a deviation not mirrored yet is refused by the foreign key", async () => {
     await expect(deviations.upsertMetadata([makeMetadata({ n: 999 })], at("2025-05-01T00:00:00Z"))).rejects.toThrow(/foreign key/);
   });

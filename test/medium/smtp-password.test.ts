@@ -57,8 +57,18 @@ describe("the smtp channel over a server without STARTTLS", () => {
   it("with a login: refuses to deliver, and the password never goes out", async () => {
     // nodemailer asks for STARTTLS anyway, which this server does not know: the delivery fails there (and is retried).
     const before = { accepted: accepted.length, logins: logins.length };
+    // The one line says why (no TLS for the login) and what to set, not only the server's "command not recognized".
     await expect(smtpDeliverer({ ...base, port, user: "dvault", pass: PASSWORD }).deliver(message)).rejects.toThrow(
-      /^SMTP delivery to 127\.0\.0\.1:\d+ failed/,
+      /^SMTP delivery to 127\.0\.0\.1:\d+ failed: the server refused STARTTLS \(5\d\d [^)]*\), and dvault sends DVAULT_SMTP_USER's password only over TLS: set DVAULT_SMTP_SECURE=true if the server takes TLS from its first byte \(often port 465\), or use a server that offers STARTTLS$/,
+    );
+    expect(logins.slice(before.logins)).toEqual([]);
+    expect(accepted.slice(before.accepted)).toEqual([]);
+  });
+
+  it("with DVAULT_SMTP_SECURE=true: says the server answered without TLS and what to set, not OpenSSL's words", async () => {
+    const before = { accepted: accepted.length, logins: logins.length };
+    await expect(smtpDeliverer({ ...base, secure: true, port, user: "dvault", pass: PASSWORD }).deliver(message)).rejects.toThrow(
+      /^SMTP delivery to 127\.0\.0\.1:\d+ failed: the server did not answer in TLS, which DVAULT_SMTP_SECURE=true expects from the first byte \(port 465\): for a server that starts in clear and offers STARTTLS \(often port 587 or 25\), set DVAULT_SMTP_SECURE=false$/,
     );
     expect(logins.slice(before.logins)).toEqual([]);
     expect(accepted.slice(before.accepted)).toEqual([]);

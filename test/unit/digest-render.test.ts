@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { countDigest } from "../../src/digest/collect.ts";
 import { digestSubject } from "../../src/digest/render-common.ts";
 import { renderDigest } from "../../src/digest/render.ts";
+import { renderAlert } from "../../src/digest/render-alert.ts";
 import { shorten } from "../../src/digest/text.ts";
 import { htmlToText } from "../../src/text/html-to-text.ts";
 import type { DeviationRef, DigestData } from "../../src/digest/types.ts";
@@ -86,6 +87,14 @@ function digest(overrides: Partial<Omit<DigestData, "counts">> = {}): DigestData
   return { ...base, counts: countDigest(base) };
 }
 
+/** The feedback of the test digest with one comment, by `author`, saying `body`, on a work titled `title`. */
+function withComment(c: { author: string; body: string; title: string }): DigestData["feedback"] {
+  return {
+    ...digest().feedback,
+    comments: [{ account: "me", kind: "comment", author: c.author, body: c.body, postedAt: null, deviation: dev({ title: c.title }) }],
+  };
+}
+
 describe(renderDigest.name, () => {
   it("escapes every service-provided string: no markup from the service reaches the HTML", () => {
     const { html } = renderDigest(digest(), { timezone: "UTC" });
@@ -106,21 +115,8 @@ describe(renderDigest.name, () => {
   });
 
   it("shows an override in every field the same way: a comment's quote and a mention as well as titles (issue 27), Hebrew kept", () => {
-    const base = digest();
     const d = digest({
-      feedback: {
-        ...base.feedback,
-        comments: [
-          {
-            account: "me",
-            kind: "comment",
-            author: "Ann\u202Ennb",
-            body: "Open \u202Efdp.exe first\nשלום\u200F.",
-            postedAt: null,
-            deviation: dev({ title: "Invoice \u202Efdp.exe" }),
-          },
-        ],
-      },
+      feedback: withComment({ author: "Ann\u202Ennb", body: "Open \u202Efdp.exe first\nשלום\u200F.", title: "Invoice \u202Efdp.exe" }),
       mentions: [{ account: "me", type: "mention.comment", by: "b", body: "a \u2066mention\u2069", deviation: null, at: null }],
     });
     const { html, text } = renderDigest(d, { timezone: "UTC" });
@@ -132,6 +128,32 @@ describe(renderDigest.name, () => {
       expect(out).toContain("שלום\u200F.");
       expect(out).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/u);
     }
+  });
+
+  it("writes no control character of the service's into the plain-text twin: a terminal showing the file would obey it", () => {
+    const sequences = "\u001b]52;c;ZXZpbA==\u0007\u001b[2J\u0000";
+    const d = digest({ feedback: withComment({ author: `Ann${sequences}`, body: `Nice${sequences} work`, title: `T${sequences}` }) });
+    const { text } = renderDigest(d, { timezone: "UTC" });
+    // ESC (a clipboard write, a cleared screen), BEL and NUL shown as escapes; newlines kept.
+    expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(text).toContain("Nice\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\x00 work");
+    expect(text).toContain("Ann\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\x00");
+    expect(text.split("\n").length).toBeGreaterThan(10);
+    // An alert quoting a source's last error (the service's words) likewise, in its text and its subject.
+    const alert = renderAlert(
+      {
+        id: "1",
+        kind: "source_failing",
+        subject: "s",
+        title: `me: gallery (x${sequences}) keeps failing`,
+        body: `Last error: ${sequences}.`,
+        openedAt: new Date(0),
+        reminder: false,
+      },
+      { timezone: "UTC" },
+    );
+    for (const out of [alert.text, alert.subject]) expect(out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(alert.text).toContain("Last error: \\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\x00.");
   });
 
   it("writes a plain-text twin with the same sections", () => {

@@ -90,6 +90,27 @@ describe(discordMessage.name, () => {
     expect(body.content?.length).toBeLessThanOrEqual(2000);
     expect(body.allowed_mentions).toEqual({ parse: [] });
   });
+
+  it("cuts text between characters, never inside one: an emoji at a limit is kept whole or left out", () => {
+    const emoji = "\u{1F338}".repeat(1200);
+    const [first, ...others] = SAMPLE_DIGEST.feedback.comments;
+    const data: DigestData = { ...SAMPLE_DIGEST, feedback: { ...SAMPLE_DIGEST.feedback, comments: [{ ...first!, body: emoji }, ...others] } };
+    const digest = discordMessage(digestMessage(data), { publicUrl: PUBLIC_URL, timezone: "UTC" });
+    expect(digest.embeds?.[0]?.description).toContain(`${"\u{1F338}".repeat(69)}…`);
+    // An alert's text cut at 2000 code units, one of the two bodies at an odd place among the emoji.
+    const alerts = [emoji, `x${emoji}`].map((body) =>
+      discordMessage(
+        { ...digestMessage(SAMPLE_DIGEST), kind: "alert", alert: { kind: "source_failing", title: "t", body, command: null, reminder: false } },
+        { publicUrl: undefined, timezone: "UTC" },
+      ),
+    );
+    for (const body of [digest, ...alerts]) {
+      expect(discordProblems(body)).toEqual([]);
+      // A lone half of a surrogate pair is no character: JSON carries it as an escape that strict parsers refuse.
+      expect(JSON.stringify(body)).not.toMatch(/\\ud[89a-f][0-9a-f]{2}/);
+    }
+    for (const alert of alerts) expect(alert.content).toMatch(/\u{1F338}…$/u);
+  });
 });
 
 describe(ntfyBody.name, () => {

@@ -45,7 +45,16 @@ const RED = 0xa4271b;
 /** How many of each kind of item the description lists. */
 const TOP = { faves: 3, deviations: 5, comments: 3 } as const;
 
-const cut = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
+/**
+ * At most `max` UTF-16 units (a string's length, as the limits are counted), with an ellipsis when cut; never between
+ * the two halves of an emoji or another character past U+FFFF, which would send a lone half, no character at all.
+ */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = max - 1;
+  const code = text.charCodeAt(end - 1);
+  return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? end - 1 : end)}…`;
+}
 
 /** Text shown as is: Discord's markdown characters escaped, so a title cannot format or fake a link. */
 const md = (text: string) => text.replace(/([\\*_~`|[\]()<>])/g, "\\$1");

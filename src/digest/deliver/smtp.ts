@@ -5,16 +5,33 @@ import { registerSecret } from "../../redact.ts";
 import type { SmtpConfig } from "../../config/digest.ts";
 import type { Deliverer, DeliveryReceipt, OutgoingMessage } from "../types.ts";
 
-/** The server refused the message or some recipients; the message says which and why. */
+/**
+ * The server refused the message or some recipients; the message says which and why. `reached`: the recipients
+ * that got it all the same (the server deferred the others), to whom a retry does not send it again.
+ */
 export class SmtpDeliveryError extends Error {
   constructor(
     message: string,
     readonly responseCode: number | undefined,
+    readonly reached: readonly string[] = [],
   ) {
     super(message);
     this.name = "SmtpDeliveryError";
   }
 }
+
+/** The recipients a stored receipt says got the message (its `accepted`): a retry leaves them out. */
+export function reachedRecipients(receipt: DeliveryReceipt | null | undefined): string[] {
+  const accepted = receipt?.accepted;
+  return Array.isArray(accepted) ? accepted.map(String) : [];
+}
+
+/** The address of a DVAULT_SMTP_TO entry ("Partner <new@example.org>" or new@example.org), as the server's answers name it. */
+function addressOf(entry: string): string {
+  return (/<([^<>]+)>\s*$/.exec(entry)?.[1] ?? entry).trim().toLowerCase();
+}
+
+type RecipientError = { recipient?: string; responseCode?: number; response?: string };
 
 /**
  * The recipients the server refused while it took the message for the others (a typo in DVAULT_SMTP_TO): the
@@ -24,6 +41,26 @@ export class SmtpDeliveryError extends Error {
 export function refusedRecipients(receipt: DeliveryReceipt | null | undefined): string[] {
   const rejected = receipt?.rejected;
   return Array.isArray(rejected) ? rejected.map(String) : [];
+}
+
+type SmtpFailure = Error & { responseCode?: number; code?: string; response?: string; command?: string };
+
+/**
+ * What went wrong, in a line: the server's answer with its code said once ("550 no such mailbox"), or nodemailer's
+ * words, except for the two TLS settings that do not fit the server, which say what to set instead.
+ */
+function failureText(e: SmtpFailure, config: SmtpConfig): string {
+  // The server's line starts with its code already ("550 no such mailbox"): said once.
+  const answer = (e.response ?? e.message).trim();
+  const said = e.responseCode ? (answer.startsWith(String(e.responseCode)) ? answer : `${e.responseCode} ${answer}`) : undefined;
+  if (e.code === "ETLS" && e.command === "STARTTLS" && config.user) {
+    return `the server refused STARTTLS (${said ?? e.message}), and dvault sends DVAULT_SMTP_USER's password only over TLS: set DVAULT_SMTP_SECURE=true if the server takes TLS from its first byte (often port 465), or use a server that offers STARTTLS`;
+  }
+  // OpenSSL's "wrong version number": what came back was the server's greeting in clear, not TLS.
+  if (e.code === "ESOCKET" && /wrong version number/i.test(e.message)) {
+    return "the server did not answer in TLS, which DVAULT_SMTP_SECURE=true expects from the first byte (port 465): for a server that starts in clear and offers STARTTLS (often port 587 or 25), set DVAULT_SMTP_SECURE=false";
+  }
+  return said ?? `${e.code ? `${e.code}: ` : ""}${e.message}`.trim();
 }
 
 export function smtpDeliverer(config: SmtpConfig): Deliverer {
@@ -45,10 +82,14 @@ export function smtpDeliverer(config: SmtpConfig): Deliverer {
         greetingTimeout: 30_000,
         socketTimeout: 60_000,
       });
+      // An earlier attempt reached some recipients while the server deferred the others: to those alone.
+      const reached = message.reached ?? [];
+      const to = config.to.filter((t) => !reached.some((r) => r.toLowerCase() === addressOf(t)));
+      if (to.length === 0) return { messageId: message.messageId, accepted: [...reached], rejected: [] };
       try {
         const info = await transport.sendMail({
           from: config.from,
-          to: [...config.to],
+          to,
           subject: message.subject,
           text: message.text,
           html: message.html,
@@ -67,18 +108,24 @@ export function smtpDeliverer(config: SmtpConfig): Deliverer {
         if (info.accepted.length === 0) {
           throw new SmtpDeliveryError(`the SMTP server accepted none of the recipients (${info.rejected.join(", ")}): ${info.response}`, undefined);
         }
-        return { messageId: info.messageId, response: info.response, accepted: info.accepted, rejected: info.rejected };
+        const accepted = [...reached, ...info.accepted.map(String)];
+        // A 4xx for a recipient (greylisting) asks to try again later: the delivery fails, to be retried for them alone.
+        const deferred = ((info as { rejectedErrors?: RecipientError[] }).rejectedErrors ?? []).filter(
+          (e) => e.responseCode !== undefined && e.responseCode >= 400 && e.responseCode < 500,
+        );
+        if (deferred.length > 0) {
+          const why = failureText(deferred[0] as SmtpFailure, config);
+          throw new SmtpDeliveryError(
+            `SMTP delivery to ${config.host}:${config.port} deferred ${deferred.map((e) => e.recipient).join(", ")} (${why}) while ${info.accepted.join(", ")} got it: the retry sends it to them alone`,
+            deferred[0]?.responseCode,
+            accepted,
+          );
+        }
+        return { messageId: info.messageId, response: info.response, accepted, rejected: info.rejected };
       } catch (err) {
         if (err instanceof SmtpDeliveryError) throw err;
-        const e = err as Error & { responseCode?: number; code?: string; response?: string };
-        // The server's line starts with its code already ("550 no such mailbox"): said once.
-        const answer = e.response ?? e.message;
-        const what = e.responseCode
-          ? answer.startsWith(String(e.responseCode))
-            ? answer
-            : `${e.responseCode} ${answer}`
-          : `${e.code ? `${e.code}: ` : ""}${e.message}`;
-        throw new SmtpDeliveryError(`SMTP delivery to ${config.host}:${config.port} failed: ${what.trim()}`, e.responseCode);
+        const e = err as SmtpFailure;
+        throw new SmtpDeliveryError(`SMTP delivery to ${config.host}:${config.port} failed: ${failureText(e, config)}`, e.responseCode);
       } finally {
         transport.close();
       }
