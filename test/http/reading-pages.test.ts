@@ -210,6 +210,29 @@ describe("reading pages over HTTP", () => {
     expect(rowIds(whole, "messages")).toHaveLength(MESSAGES_PAGE_SIZE);
   });
 
+  it("answers a thumbnail its storage cannot read with a 503 that says so, not the 404 of a picture not archived", async () => {
+    const thumbs = path.join(dir, "thumbnails");
+    const aside = `${thumbs}-aside`;
+    const had = await fs.stat(thumbs).then(
+      () => true,
+      () => false,
+    );
+    if (had) await fs.rename(thumbs, aside);
+    // A file where the thumbnails' folder goes: every read and write under it fails (ENOTDIR), as a failed disk or bucket would.
+    await fs.writeFile(thumbs, "not a folder");
+    try {
+      const res = await fetch(`${f.dash.url}/thumb/s/${f.artSha}.webp`);
+      expect(res.status).toBe(503);
+      expect(await res.text()).toContain("storage not answering");
+      const absent = await fetch(`${f.dash.url}/thumb/s/${"0".repeat(64)}.webp`);
+      expect(absent.status).toBe(404);
+      expect(await absent.text()).toContain("not archived");
+    } finally {
+      await fs.rm(thumbs, { force: true });
+      if (had) await fs.rename(aside, thumbs);
+    }
+  });
+
   it("shows a thread longer than a page a page at a time: its total, every comment once in order, a comment's link at its page", async () => {
     // 1 234 comments on a status of this test's own: times that tie, some undated (last), replies across pages.
     const statusid = "rf-status-long";

@@ -2,8 +2,8 @@
 // GET /thumb/m/<sha256>.webp (1280 px). Stored ones are served as they are, missing ones made on demand from
 // the original and stored (src/storage/thumbnails.ts). A sha256 names its bytes for ever, so a WebP is cached
 // as immutable; a file that cannot be decoded gets its placeholder SVG, cached for a shorter while (a later
-// dvault may decode it), and a sha256 the archive does not hold a 404 with a quiet tile, so an <img> still
-// shows something. A digest's links carry a signature instead of the dashboard's token (signedThumbRoutes).
+// dvault may decode it), a sha256 the archive does not hold a 404 with a quiet tile, so an <img> still shows
+// something, and a storage that fails the read a 503 with a tile that says so. A digest's links carry a signature instead of the dashboard's token (signedThumbRoutes).
 import type { Response } from "express";
 import type express from "express";
 import { placeholderSvg } from "../../storage/thumbnail-render.ts";
@@ -18,6 +18,8 @@ import { THUMB_SIG_PARAM, thumbLinkKey, thumbSigValid } from "../../storage/thum
 const IMMUTABLE = "public, max-age=31536000, immutable";
 const PLACEHOLDER_CACHE = "public, max-age=3600";
 const NOT_ARCHIVED_SVG = placeholderSvg({ ext: "", kind: "other" }).replace("FILE · file", "not archived");
+/** The archive's storage failed the read (a bucket down, a disk error): the picture may well be archived. */
+const UNAVAILABLE_SVG = placeholderSvg({ ext: "", kind: "other" }).replace("FILE · file", "storage not answering");
 
 export function thumbsRoutes(app: express.Express, ctx: DashboardContext): void {
   const send = thumbSender(ctx);
@@ -79,8 +81,10 @@ export function thumbSender(ctx: DashboardContext): (res: Response, variantParam
     res.set({ "Content-Security-Policy": FILE_CSP, "X-Content-Type-Options": "nosniff" });
     const thumb = await thumbs.get(m[1], variant).catch((err: unknown) => {
       ctx.log.warn({ err, sha256: m[1] }, "thumbnail could not be made");
-      return undefined;
+      return "failed" as const;
     });
+    // A failed read is a 503, never the 404 of a picture the archive does not hold.
+    if (thumb === "failed") return res.status(503).set({ "Cache-Control": "no-store", "Retry-After": "30" }).type("image/svg+xml").send(UNAVAILABLE_SVG);
     if (!thumb) return res.status(404).set("Cache-Control", "no-store").type("image/svg+xml").send(NOT_ARCHIVED_SVG);
     if (thumb.type === "svg") return res.status(200).set("Cache-Control", PLACEHOLDER_CACHE).type("image/svg+xml").send(thumb.bytes);
     return res.status(200).set("Cache-Control", IMMUTABLE).type("image/webp").send(thumb.bytes);
