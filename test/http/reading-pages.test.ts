@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kysely } from "../../src/db/kysely.ts";
 import { LIST_STATEMENTS, NOTE_THREAD, STATUS_IN_FEED } from "../../src/db/reading.repository.ts";
 import { MESSAGES_PAGE_SIZE } from "../../src/http/pages/reading.ts";
-import { createReadingFixture, type ReadingFixture } from "../helpers/reading-fixture.ts";
+import { createReadingFixture, IDS, type ReadingFixture } from "../helpers/reading-fixture.ts";
 
 const BULK = 450;
 let f: ReadingFixture;
@@ -230,6 +230,23 @@ describe("reading pages over HTTP", () => {
     } finally {
       await fs.rm(thumbs, { force: true });
       if (had) await fs.rename(aside, thumbs);
+    }
+  });
+
+  it("answers a stored file its storage cannot read with a 503 that says it is not lost, not dvault's 500", async () => {
+    const { rows } = await f.h.pool.query<{ id: string }>(`SELECT id::text FROM downloads WHERE deviationid = $1 AND status = 'done' LIMIT 1`, [IDS.art]);
+    const id = rows[0]!.id;
+    expect((await fetch(`${f.dash.url}/files/${id}`)).status).toBe(200);
+    const originals = path.join(dir, "originals");
+    await fs.rename(originals, `${originals}-aside`);
+    await fs.writeFile(originals, "not a folder");
+    try {
+      const res = await fetch(`${f.dash.url}/files/${id}`);
+      expect(res.status).toBe(503);
+      expect(await res.text()).toBe("the archive's storage did not answer for this file (ENOTDIR); it is not lost: try again once the storage answers\n");
+    } finally {
+      await fs.rm(originals, { force: true });
+      await fs.rename(`${originals}-aside`, originals);
     }
   });
 

@@ -124,8 +124,22 @@ export function storedFileSender(ctx: DashboardContext): (req: Request, res: Res
       attachment: inline ? undefined : path.posix.basename(key),
       etag: file.sha256 ?? undefined,
       headers: { "Content-Security-Policy": FILE_CSP, "Cache-Control": "private, max-age=86400" },
+    }).catch((err: unknown) => {
+      // The storage failed the read (a bucket down, a disk error): a 503 that says so, not the 500 of dvault failing.
+      if (res.headersSent) return void res.destroy();
+      ctx.log.warn({ err, downloadId }, "dashboard: the archive's storage failed a file's read");
+      res.removeHeader("Content-Disposition");
+      res.status(503).set({ "Cache-Control": "no-store", "Retry-After": "30" }).type("text");
+      res.send(`the archive's storage did not answer for this file (${storageWhy(err)}); it is not lost: try again once the storage answers\n`);
     });
   };
+}
+
+/** A storage failure's code or first line, for a person (no path of the server's, no stack). */
+function storageWhy(err: unknown): string {
+  const e = err as { code?: unknown; name?: unknown; message?: unknown };
+  if (typeof e?.code === "string" && /^[A-Z_]{3,20}$/.test(e.code)) return e.code;
+  return typeof e?.name === "string" && e.name !== "Error" ? e.name.slice(0, 60) : "an error";
 }
 
 /** /archive?q=: a page of search hits, ranked among the newest SEARCH_BOUND. */
