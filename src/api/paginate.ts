@@ -21,10 +21,11 @@ export type OffsetDecision = { next: number; truncation?: undefined } | { next?:
 
 /**
  * Where the next page starts, or why there is none. `next_offset` is followed verbatim; when it is null
- * while `has_more` is true, advance by the items received (as gallery-dl does). An empty page ends the
- * listing even if `has_more` says otherwise; an offset at or past the known ceiling ends it with a
- * truncation, and so does an empty page right after one that said there was more: the service stopped
- * at a ceiling of its own (docs/service-behaviour.md#offset-ceiling), whatever its value.
+ * while `has_more` is true, advance by the items received (as gallery-dl does), and so when it does not
+ * move forward. An empty page ends the listing even if `has_more` says otherwise; an offset at or past
+ * the known ceiling ends it with a truncation, and so does an empty page right after one that said there
+ * was more: the service stopped at a ceiling of its own (docs/service-behaviour.md#offset-ceiling),
+ * whatever its value.
  */
 export function nextOffset(
   page: {
@@ -41,9 +42,11 @@ export function nextOffset(
   const received = page.received ?? page.items.length;
   if (received === 0 && page.afterMore) return { truncation: { reason: "offset_ceiling", atOffset: page.offset, ceiling: page.offset } };
   if (!page.hasMore || received === 0) return {};
-  const next = page.nextOffset ?? page.offset + received;
-  // A next_offset that does not move forward would loop forever.
-  if (next <= page.offset) return {};
+  // A next_offset that does not move forward (repeated, or going back) would loop forever; it still said
+  // there is more, so go on by the items received, as for a null one: ending here would take the rest of
+  // the listing for gone.
+  const given = page.nextOffset ?? page.offset + received;
+  const next = given > page.offset ? given : page.offset + received;
   if (next >= ceiling) return { truncation: { reason: "offset_ceiling", atOffset: next, ceiling } };
   return { next };
 }

@@ -46,10 +46,14 @@ describe(nextOffset.name, () => {
     expect(nextOffset({ items: items(7), hasMore: true, offset: 24, nextOffset: null }, 10_000)).toEqual({ next: 31 });
   });
 
-  it("stops at the end, on an empty page and on a next_offset that does not move forward", () => {
+  it("stops at the end and on an empty page", () => {
     expect(nextOffset({ items: items(5), hasMore: false, offset: 0, nextOffset: null }, 10_000)).toEqual({});
     expect(nextOffset({ items: [], hasMore: true, offset: 48, nextOffset: 72 }, 10_000)).toEqual({});
-    expect(nextOffset({ items: items(3), hasMore: true, offset: 48, nextOffset: 48 }, 10_000)).toEqual({});
+  });
+
+  it("advances by the items received when next_offset repeats or goes back but has_more is true", () => {
+    expect(nextOffset({ items: items(3), hasMore: true, offset: 48, nextOffset: 48 }, 10_000)).toEqual({ next: 51 });
+    expect(nextOffset({ items: items(24), hasMore: true, offset: 48, nextOffset: 0 }, 10_000)).toEqual({ next: 72 });
   });
 
   it("stops at the ceiling and reports the truncation", () => {
