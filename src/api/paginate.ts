@@ -213,6 +213,8 @@ export function paginateCursor<S extends z.ZodType>(io: PageIO, req: ApiRequest,
       state.skipped = { pages: 0, items: 0 };
       let cursor = options.startCursor;
       let rereading = false;
+      /** Cursors this walk has asked with: one handed back again would read the same pages for ever. */
+      const asked = new Set<string>();
       const at = (c: string | undefined): ApiRequest => ({ ...req, query: { ...req.query, cursor: c, limit: options.limit } });
       const restart = () => {
         const first = at(cursor);
@@ -238,6 +240,9 @@ export function paginateCursor<S extends z.ZodType>(io: PageIO, req: ApiRequest,
             };
             if (cursor !== undefined) page.cursor = cursor;
             if (items.length !== envelope.items.length) page.received = envelope.items.length;
+            if (cursor !== undefined) asked.add(cursor);
+            const next = envelope.nextCursor;
+            if (page.hasMore && envelope.items.length > 0 && next && asked.has(next)) await cursorStuck(io, at(cursor), state, next, body);
             return [page];
           },
           paginate: ({ currentItems }) => {
@@ -255,7 +260,7 @@ export function paginateCursor<S extends z.ZodType>(io: PageIO, req: ApiRequest,
             }
             rereading = false;
             const next = nextCursor({ ...page, cursor });
-            if (next === undefined) return false;
+            if (next === undefined || asked.has(next)) return false;
             cursor = next;
             return { searchParams: { cursor }, context: io.freshContext(req) };
           },
@@ -268,6 +273,18 @@ export function paginateCursor<S extends z.ZodType>(io: PageIO, req: ApiRequest,
     },
   };
   return iterator(req, state);
+}
+
+/**
+ * A cursor page that says there is more but hands back a cursor already asked with: the pages after it cannot
+ * be reached. Its items are read; the rest of the listing is recorded as unread, as after an unreadable
+ * page, so the walk ends nothing it did not see (docs/service-behaviour.md#cursor-end).
+ */
+async function cursorStuck(io: PageIO, req: ApiRequest, state: PageState<unknown>, next: string, body: unknown): Promise<void> {
+  const detail = `has_more is true but next_cursor repeats one already asked with (${next})`;
+  await io.report(req, "", detail, body);
+  state.skipped.pages++;
+  state.truncation = { reason: "unreadable_page", detail };
 }
 
 /**

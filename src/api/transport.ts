@@ -57,7 +57,7 @@ export type Page<T> = {
 /** Why a listing stopped before the service said it had no more. */
 export type Truncation =
   | { reason: "offset_ceiling"; atOffset: number; ceiling: number }
-  /** A cursor page that could not be read twice in a row: the pages after it cannot be reached. */
+  /** A cursor page that could not be read twice in a row, or that repeats a cursor: the pages after it cannot be reached. */
   | { reason: "unreadable_page"; detail: string };
 
 export type PageIterator<T> = AsyncIterable<Page<T>> & {

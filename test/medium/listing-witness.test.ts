@@ -1,72 +1,105 @@
 // Every listing is a witness (docs/service-behaviour.md#folders-optional): what a sync concludes from a page the
 // service answered oddly but within what it has been seen to do (docs/service-behaviour.md#offset-paging,
-// #short-pages). The simulator pages by the book; a small proxy in front of it (test/helpers/hostile-proxy.ts)
-// rewrites the paging fields of real pages, so the walk, its writes and its verdict run as in production.
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+// #short-pages, #cursor-end). The simulator pages by the book; a small proxy in front of it
+// (test/helpers/hostile-proxy.ts) rewrites the paging fields of real pages, so the walk, its writes and its
+// verdict run as in production.
+import { afterEach, describe, expect, it } from "vitest";
+import type { SimulatorOptions } from "../../src/simulator/server.ts";
+import type { SourceDefinition } from "../../src/sync/source.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
+import { profilePostsSource } from "../../src/sync/sources/profile-posts.ts";
 import { startHostileProxy, type HostileProxy } from "../helpers/hostile-proxy.ts";
 import { createSyncHarness, runSourceLater, type SyncHarness } from "../helpers/sync-harness.ts";
 
-let h: SyncHarness;
-let proxy: HostileProxy;
+let h: SyncHarness | undefined;
+let proxy: HostileProxy | undefined;
 
-beforeEach(async () => {
-  proxy = await startHostileProxy();
-  // Folders of more than two pages of 24, so a page in the middle of one can be made to answer oddly.
-  h = await createSyncHarness({
-    sim: { dataset: { deviations: 200, galleryFolders: 3 } },
-    sources: [gallerySource],
-    apiBase: (sim) => {
-      proxy.target = sim.url;
-      return proxy.url;
-    },
-  });
-});
 afterEach(async () => {
   await h?.close();
   await proxy?.close();
+  h = undefined;
+  proxy = undefined;
 });
 
+/** A mirror synced through the proxy; the rewrites are added after. */
+async function start(sim: SimulatorOptions, source: SourceDefinition): Promise<{ h: SyncHarness; proxy: HostileProxy }> {
+  const p = await startHostileProxy();
+  proxy = p;
+  h = await createSyncHarness({
+    sim,
+    sources: [source],
+    apiBase: (s) => {
+      p.target = s.url;
+      return p.url;
+    },
+  });
+  return { h, proxy: p };
+}
+
 /** Rewrites the JSON pages whose path (with query) matches. */
-function rewritePages(match: RegExp, edit: (page: Record<string, unknown>) => void): void {
-  proxy.rules.push({
+function rewritePages(p: HostileProxy, match: RegExp, edit: (page: Record<string, unknown>, path: string) => void): void {
+  p.rules.push({
     match,
     act: {
       kind: "rewrite",
-      transform: (body) => {
+      transform: (body, path) => {
         const page = JSON.parse(body) as Record<string, unknown>;
-        edit(page);
+        edit(page, path);
         return JSON.stringify(page);
       },
     },
   });
 }
 
-/** Folder memberships the mirror holds as current, "folderid deviationid", sorted. */
-async function liveMembers(): Promise<string[]> {
-  const { rows } = await h.pool.query<{ m: string }>("SELECT folderid || ' ' || deviationid AS m FROM folder_members WHERE removed_at IS NULL ORDER BY 1");
-  return rows.map((r) => r.m);
+/** Rows of `table` the mirror holds as current, as `key`, sorted. */
+async function liveRows(harness: SyncHarness, table: "folder_members" | "profile_posts", key: string): Promise<string[]> {
+  const { rows } = await harness.pool.query<{ k: string }>(`SELECT ${key} AS k FROM ${table} WHERE removed_at IS NULL ORDER BY 1`);
+  return rows.map((r) => r.k);
 }
 
 describe("offset pages that say there is more", () => {
   // A next_offset that repeats the page's own offset, or goes back, while has_more is true: the service still has
   // more. Ending the walk there took every member after that page for gone from its folder, and the sweep said "ok".
   it("a next_offset that repeats or goes back is passed by the items received: no member leaves its folder", async () => {
+    // Folders of more than two pages of 24, so a page in the middle of one can be made to answer oddly.
+    const { h, proxy } = await start({ dataset: { deviations: 200, galleryFolders: 3 } }, gallerySource);
     expect((await runSourceLater(h, "gallery")).result.status).toBe("ok");
-    const before = await liveMembers();
-    rewritePages(/\/gallery\/(?!folders|all)[^?]*\?.*\boffset=24\b/, (page) => {
+    const before = await liveRows(h, "folder_members", "folderid || ' ' || deviationid");
+    rewritePages(proxy, /\/gallery\/(?!folders|all)[^?]*\?.*\boffset=24\b/, (page) => {
       if (page.has_more === true) page.next_offset = 24;
     });
-    rewritePages(/\/gallery\/all\?.*\boffset=24\b/, (page) => {
+    rewritePages(proxy, /\/gallery\/all\?.*\boffset=24\b/, (page) => {
       if (page.has_more === true) page.next_offset = "0";
     });
     const { result, routes } = await runSourceLater(h, "gallery", { full: true });
     // The rewrites were met: folders and the "all" view longer than two pages.
     expect(proxy.stats.applied[0]).toBeGreaterThan(0);
     expect(proxy.stats.applied[1]).toBe(1);
-    expect(await liveMembers()).toEqual(before);
+    expect(await liveRows(h, "folder_members", "folderid || ' ' || deviationid")).toEqual(before);
     expect(result.status).toBe("ok");
     // Nothing left a listing, so nothing was asked about.
     expect(routes.filter((r) => r.startsWith("/api/v1/oauth2/deviation/{deviationid}"))).toEqual([]);
+  }, 60_000);
+});
+
+describe("cursor pages that say there is more", () => {
+  // A page that says has_more but hands back the cursor it was asked with cannot be gone past. Stopping there as at
+  // the end marked every later post removed, and the run said "ok".
+  it("a next_cursor that repeats one already asked with ends the walk unread: no post is marked removed, the run is incomplete", async () => {
+    // About 150 posts: three pages of 50.
+    const { h, proxy } = await start({ dataset: { deviations: 1500, statuses: 8 } }, profilePostsSource);
+    expect((await runSourceLater(h, "profile_posts")).result.status).toBe("ok");
+    const before = await liveRows(h, "profile_posts", "item_id");
+    expect(before.length).toBeGreaterThan(100);
+    rewritePages(proxy, /\/user\/profile\/posts\?.*\bcursor=/, (page, path) => {
+      if (page.has_more === true) page.next_cursor = new URL(path, "http://proxy").searchParams.get("cursor");
+    });
+    const { result } = await runSourceLater(h, "profile_posts", { full: true });
+    expect(proxy.stats.applied[0]).toBe(1);
+    expect(await liveRows(h, "profile_posts", "item_id")).toEqual(before);
+    expect(result.status).toBe("incomplete");
+    expect(result.unreadable).toBe(1);
+    const { rows } = await h.pool.query<{ operation: string; detail: string }>("SELECT operation, error AS detail FROM unreadable_responses");
+    expect(rows).toEqual([{ operation: "user.profile.posts", detail: expect.stringContaining("next_cursor repeats") }]);
   }, 60_000);
 });
