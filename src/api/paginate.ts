@@ -17,15 +17,22 @@ export const TOO_LARGE_READINGS = 3;
 /** The practical offset ceiling of the real service (docs/service-behaviour.md#offset-ceiling). */
 export const DEFAULT_OFFSET_CEILING = 10_000;
 
+/**
+ * Empty pages in a row a walk goes past when each says has_more and where to go on: a page of nothing but
+ * left-out works (docs/service-behaviour.md#short-pages). One more ends the walk as an empty page does.
+ */
+export const EMPTY_PAGES_PASSED = 3;
+
 export type OffsetDecision = { next: number; truncation?: undefined } | { next?: undefined; truncation?: Truncation };
 
 /**
  * Where the next page starts, or why there is none. `next_offset` is followed verbatim; when it is null
  * while `has_more` is true, advance by the items received (as gallery-dl does), and so when it does not
- * move forward. An empty page ends the listing even if `has_more` says otherwise; an offset at or past
- * the known ceiling ends it with a truncation, and so does an empty page right after one that said there
- * was more: the service stopped at a ceiling of its own (docs/service-behaviour.md#offset-ceiling),
- * whatever its value.
+ * move forward. An empty page that says `has_more` and gives a `next_offset` further on is gone past, up
+ * to EMPTY_PAGES_PASSED in a row (its works were all left out: docs/service-behaviour.md#short-pages);
+ * any other empty page ends the listing even if `has_more` says otherwise. An offset at or past the known
+ * ceiling ends it with a truncation, and so does such an empty page after one that said there was more:
+ * the service stopped at a ceiling of its own (docs/service-behaviour.md#offset-ceiling), whatever its value.
  */
 export function nextOffset(
   page: {
@@ -35,13 +42,18 @@ export function nextOffset(
     offset: number;
     nextOffset?: number | null | undefined;
     afterMore?: boolean | undefined;
+    emptyBefore?: number | undefined;
   },
   ceiling: number,
 ): OffsetDecision {
   // Unreadable items (recorded and left out) still made the page non-empty.
   const received = page.received ?? page.items.length;
-  if (received === 0 && page.afterMore) return { truncation: { reason: "offset_ceiling", atOffset: page.offset, ceiling: page.offset } };
-  if (!page.hasMore || received === 0) return {};
+  if (received === 0) {
+    const onward = page.hasMore && typeof page.nextOffset === "number" && page.nextOffset > page.offset;
+    if (!onward || (page.emptyBefore ?? 0) >= EMPTY_PAGES_PASSED) {
+      return page.afterMore ? { truncation: { reason: "offset_ceiling", atOffset: page.offset, ceiling: page.offset } } : {};
+    }
+  } else if (!page.hasMore) return {};
   // A next_offset that does not move forward (repeated, or going back) would loop forever; it still said
   // there is more, so go on by the items received, as for a null one: ending here would take the rest of
   // the listing for gone.
@@ -130,13 +142,16 @@ export function paginateOffset<S extends z.ZodType>(io: PageIO, req: ApiRequest,
       let offset = start;
       /** The current offset was read once and could not be: the next reading is the second. */
       let rereading = false;
+      /** Empty pages read in a row just before the next one. */
+      let empties = 0;
       const at = (o: number): ApiRequest => ({ ...req, query: { ...req.query, offset: o, limit: options.limit } });
       // After an answer past the byte cap, paging starts again at the offset it failed at, or after it.
       const restart = () => {
         const first = at(offset);
         return io.client.paginate<Read<T>, string>(io.relativePath(first), { ...io.gotOptions(first), pagination: pagination() });
       };
-      const skipTooLarge = () => {
+      // A page recorded as unread is stepped over as if it held a full page.
+      const skipPage = () => {
         const next = offset + options.limit;
         if (next >= ceiling) {
           state.truncation = { reason: "offset_ceiling", atOffset: next, ceiling };
@@ -145,7 +160,7 @@ export function paginateOffset<S extends z.ZodType>(io: PageIO, req: ApiRequest,
         offset = next;
         return true;
       };
-      return guardedPages(io, () => at(offset), restart, { skipped: state.skipped, afterSkip: skipTooLarge });
+      return guardedPages(io, () => at(offset), restart, { skipped: state.skipped, afterSkip: skipPage });
       function pagination() {
         return {
           transform: async (response) => {
@@ -163,6 +178,8 @@ export function paginateOffset<S extends z.ZodType>(io: PageIO, req: ApiRequest,
               raw: body,
             };
             if (items.length !== envelope.items.length) page.received = envelope.items.length;
+            if (empties > 0) page.emptyBefore = empties;
+            empties = envelope.items.length === 0 ? empties + 1 : 0;
             return [page];
           },
           paginate: ({ currentItems }) => {
@@ -173,16 +190,10 @@ export function paginateOffset<S extends z.ZodType>(io: PageIO, req: ApiRequest,
                 rereading = true;
                 return { searchParams: { offset }, context: io.freshContext(req) };
               }
-              // Read twice and unreadable both times: skip it, as if it held a full page.
+              // Read twice and unreadable both times: skip it.
               rereading = false;
               state.skipped.pages++;
-              const next = offset + options.limit;
-              if (next >= ceiling) {
-                state.truncation = { reason: "offset_ceiling", atOffset: next, ceiling };
-                return false;
-              }
-              offset = next;
-              return { searchParams: { offset }, context: io.freshContext(req) };
+              return skipPage() && { searchParams: { offset }, context: io.freshContext(req) };
             }
             rereading = false;
             const decision = nextOffset({ ...page, offset: page.offset ?? offset }, ceiling);

@@ -46,6 +46,8 @@ export type Page<T> = {
    * a walk). Empty, it means the listing stopped at an offset ceiling, not at its end.
    */
   afterMore?: boolean;
+  /** Offset style: how many empty pages came right before this one in the walk (absent: none). */
+  emptyBefore?: number;
   nextOffset?: number | null;
   /** Cursor style: the cursor this page was requested with and the next one, verbatim. */
   cursor?: string;

@@ -103,3 +103,27 @@ describe("cursor pages that say there is more", () => {
     expect(rows).toEqual([{ operation: "user.profile.posts", detail: expect.stringContaining("next_cursor repeats") }]);
   }, 60_000);
 });
+
+describe("an empty page in the middle of a listing", () => {
+  // docs/service-behaviour.md#short-pages: works the listing leaves out (deleted ones here) leave holes, and a page
+  // of nothing but holes comes back empty while has_more is true and next_offset points on. Ending the walk there
+  // never read the folder's works after it, and said they were past the offset ceiling.
+  it("is gone past when it says has_more and where to go on: the works after it are read, the sweep is ok", async () => {
+    const { h } = await start({ dataset: { deviations: 200, galleryFolders: 3 } }, gallerySource);
+    const folder = h.sim.truth.galleryFolders
+      .filter((f) => f.ownerId === h.sim.truth.ownerId)
+      .sort((a, b) => b.deviationIds.length - a.deviationIds.length)[0]!;
+    expect(folder.deviationIds.length).toBeGreaterThan(60);
+    // The folder's second page of 24, every work of it deleted before the first sync.
+    for (const id of folder.deviationIds.slice(24, 48)) {
+      if (!h.sim.truth.deviations.get(id)!.isDeleted) h.sim.activity({ kind: "delete_deviation", deviationid: id });
+    }
+    const { result, routes } = await runSourceLater(h, "gallery");
+    const members = await liveRows(h, "folder_members", "folderid || ' ' || deviationid");
+    const listed = folder.deviationIds.filter((id) => !h.sim.truth.deviations.get(id)!.isDeleted).map((id) => `${folder.folderid} ${id}`);
+    expect(listed.filter((m) => !members.includes(m))).toEqual([]);
+    expect(result.status).toBe("ok");
+    // The empty page was asked for, and the page after it.
+    expect(routes.filter((r) => r.startsWith("/api/v1/oauth2/gallery/{folderid}")).length).toBeGreaterThanOrEqual(3);
+  }, 60_000);
+});
