@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { SimulatorOptions } from "../../src/simulator/server.ts";
 import type { SourceDefinition } from "../../src/sync/source.ts";
+import { collectionsSource } from "../../src/sync/sources/collections.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { profilePostsSource } from "../../src/sync/sources/profile-posts.ts";
 import { startHostileProxy, type HostileProxy } from "../helpers/hostile-proxy.ts";
@@ -125,5 +126,46 @@ describe("an empty page in the middle of a listing", () => {
     expect(result.status).toBe("ok");
     // The empty page was asked for, and the page after it.
     expect(routes.filter((r) => r.startsWith("/api/v1/oauth2/gallery/{folderid}")).length).toBeGreaterThanOrEqual(3);
+  }, 60_000);
+});
+
+describe("an author check answered with an error_code nobody lists", () => {
+  // docs/service-behaviour.md#user-error-codes lists 0, 1 and 2. A work that left every listing is asked about, and so
+  // is its author (their state may be why); an author's profile refused with another code says nothing about them.
+  it("leaves that author's works as they are, asked about again at the next run: the run is incomplete, not failed", async () => {
+    const { h, proxy } = await start({ dataset: { favourites: 150, collectionFolders: 5 } }, collectionsSource);
+    expect((await runSourceLater(h, "collections")).result.status).toBe("ok");
+    const dev = (id: string) => h.sim.truth.deviations.get(id)!;
+    const faves = [...new Set(h.sim.truth.collectionFolders.filter((f) => f.ownerId === h.sim.truth.ownerId).flatMap((f) => f.deviationIds))].filter(
+      (id) => !dev(id).isDeleted,
+    );
+    // One artist deactivated (their favourites leave the listings) and answered with a code nobody lists.
+    const artist = h.sim.truth.users.get(dev(faves[0]!).authorId)!;
+    const theirs = faves.filter((id) => dev(id).authorId === artist.userid);
+    h.sim.activity({ kind: "deactivate_user", username: artist.username });
+    proxy.rules.push({
+      match: new RegExp(`/user/profile/${artist.username}\\b`),
+      act: {
+        kind: "answer",
+        status: 400,
+        body: JSON.stringify({ error: "invalid_request", error_description: "Something new.", error_code: 7, status: "error" }),
+      },
+    });
+    const { result } = await runSourceLater(h, "collections", { full: true });
+    expect(result.status).toBe("incomplete");
+    expect(result.reason).toContain("could not be asked about (HTTP 400 invalid_request error_code 7 from an author's profile)");
+    const { rows } = await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM deviations WHERE deviationid = ANY($1) AND removed_at IS NULL", [
+      theirs,
+    ]);
+    expect(rows[0]?.n).toBe(theirs.length);
+    // Asked again at the next run: once the profile answers what the service documents, the works are marked with it.
+    proxy.clear();
+    const again = await runSourceLater(h, "collections");
+    const { rows: marked } = await h.pool.query<{ reason: string }>(
+      "SELECT DISTINCT removed_reason::text AS reason FROM deviations WHERE deviationid = ANY($1)",
+      [theirs],
+    );
+    expect(marked).toEqual([{ reason: "artist_deactivated" }]);
+    expect(again.result.status).toBe("ok");
   }, 60_000);
 });

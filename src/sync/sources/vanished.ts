@@ -61,6 +61,18 @@ export function judgeLookup(err: unknown): LookupVerdict {
   }
 }
 
+/**
+ * What a failed check of an author's profile settles about their works: nothing. The service's answers about
+ * a user are error_code 0, 1 and 2 (docs/service-behaviour.md#user-error-codes), which checkUser reads; any
+ * other refusal, a throttle or a failure says nothing about them, so their works are left as they are and
+ * asked about again at the next run. What concerns the account is thrown on, as for a lookup.
+ */
+export function judgeAuthorCheck(err: unknown): Extract<LookupVerdict, { kind: "unsettled" }> {
+  if (!isApiError(err) || err.kind === "invalid_token" || err.kind === "insufficient_scope") throw err;
+  const stop = err.kind === "throttled" || err.kind === "server" || err.kind === "network" || err.kind === "malformed";
+  return { kind: "unsettled", cause: `${causeOf(err)} from an author's profile`, stop };
+}
+
 function answerOf(err: ApiError): ServiceAnswer {
   return { status: err.status ?? 0, error: err.error ?? null, error_code: err.errorCode ?? null, error_description: err.errorDescription ?? null };
 }
@@ -127,6 +139,8 @@ class Asking {
   private readonly stubs: GoneDeviation[] = [];
   /** Authors of works still there that left every listing: they may be why (docs/service-behaviour.md#gone-author-deviation). */
   private readonly aliveAuthors = new Map<string, string>();
+  /** The author of each such work, by its id. */
+  private readonly aliveBy = new Map<string, string>();
   private stopped = false;
 
   constructor(private readonly ctx: SourceContext) {}
@@ -178,7 +192,10 @@ class Asking {
         if (d.is_deleted === true) this.stubs.push({ deviationid: id, reason: "deleted", answer: STUB_ANSWER });
         else {
           this.alive.push(id);
-          if (d.author?.userid) this.aliveAuthors.set(d.author.userid, d.author.username);
+          if (d.author?.userid) {
+            this.aliveAuthors.set(d.author.userid, d.author.username);
+            this.aliveBy.set(id, d.author.userid);
+          }
         }
       } catch (err) {
         const verdict = judgeLookup(err);
@@ -207,20 +224,47 @@ class Asking {
     for (const a of refusedAuthors) authors.set(a.userid, a.username);
     authors.delete(ownerUserid);
     authors.delete(ctx.account.userId);
-    const unavailable = new Set<string>();
-    for (const [userid, username] of authors) {
-      const check = await checkUser(ctx.client, username);
-      if (check.available) continue;
-      unavailable.add(userid);
-      await markUnavailable(ctx, userid, check.state);
-    }
+    const { unavailable, undecided } = await this.checkAuthors(authors);
     const byAuthor = new Map(refusedAuthors.map((a) => [a.deviationid, a.userid]));
-    const withAuthor = this.refused.filter((r) => unavailable.has(byAuthor.get(r.deviationid) ?? ""));
-    const gone = [...this.stubs, ...this.refused.filter((r) => !unavailable.has(byAuthor.get(r.deviationid) ?? ""))];
+    const authorOf = (id: string) => byAuthor.get(id) ?? this.aliveBy.get(id) ?? "";
+    // Works whose author's check settled nothing are asked about again at the next run, with their author.
+    const waiting = [...this.refused.map((r) => r.deviationid), ...this.alive].filter((id) => undecided.has(authorOf(id)));
+    this.unsettled.push(...waiting);
+    this.alive.splice(0, this.alive.length, ...this.alive.filter((id) => !undecided.has(authorOf(id))));
+    const refused = this.refused.filter((r) => !undecided.has(authorOf(r.deviationid)));
+    const withAuthor = refused.filter((r) => unavailable.has(authorOf(r.deviationid)));
+    const gone = [...this.stubs, ...refused.filter((r) => !unavailable.has(authorOf(r.deviationid)))];
     await ctx.transaction(async (repos) => {
       ctx.counters.removed += await repos.deviations.markDeviationsGone(gone, ctx.now());
     });
     return [...gone, ...withAuthor].map((g) => g.deviationid);
+  }
+
+  /** Each author's state, marked where they are unavailable; `undecided`: those whose check settled nothing. */
+  private async checkAuthors(authors: ReadonlyMap<string, string>): Promise<{ unavailable: Set<string>; undecided: Set<string> }> {
+    const unavailable = new Set<string>();
+    const undecided = new Set<string>();
+    let stop = false;
+    for (const [userid, username] of authors) {
+      if (stop) {
+        undecided.add(userid);
+        continue;
+      }
+      let check: Awaited<ReturnType<typeof checkUser>>;
+      try {
+        check = await checkUser(this.ctx.client, username);
+      } catch (err) {
+        const verdict = judgeAuthorCheck(err);
+        this.cause ??= verdict.cause;
+        stop = verdict.stop;
+        undecided.add(userid);
+        continue;
+      }
+      if (check.available) continue;
+      unavailable.add(userid);
+      await markUnavailable(this.ctx, userid, check.state);
+    }
+    return { unavailable, undecided };
   }
 
   result(gone: string[]): Resolution {
