@@ -9,6 +9,7 @@ import type { SourceDefinition } from "../../src/sync/source.ts";
 import { collectionsSource } from "../../src/sync/sources/collections.ts";
 import { gallerySource } from "../../src/sync/sources/gallery.ts";
 import { profilePostsSource } from "../../src/sync/sources/profile-posts.ts";
+import { profileSource } from "../../src/sync/sources/profile.ts";
 import { startHostileProxy, type HostileProxy } from "../helpers/hostile-proxy.ts";
 import { createSyncHarness, runSourceLater, type SyncHarness } from "../helpers/sync-harness.ts";
 
@@ -167,5 +168,64 @@ describe("an author check answered with an error_code nobody lists", () => {
     );
     expect(marked).toEqual([{ reason: "artist_deactivated" }]);
     expect(again.result.status).toBe("ok");
+  }, 60_000);
+});
+
+describe("the daily check of unavailable artists", () => {
+  // One artist's profile refused with a code nobody lists said nothing about them, and failed the profile source at
+  // that artist every day: the artists after it were never asked again, so one who came back stayed marked.
+  it("goes on past an artist whose profile answers a code nobody lists, and says so", async () => {
+    const p = await startHostileProxy();
+    proxy = p;
+    h = await createSyncHarness({
+      sim: { dataset: { favourites: 150, collectionFolders: 5 } },
+      sources: [collectionsSource, profileSource],
+      apiBase: (s) => {
+        p.target = s.url;
+        return p.url;
+      },
+    });
+    const harness = h;
+    expect((await runSourceLater(harness, "collections")).result.status).toBe("ok");
+    const dev = (id: string) => harness.sim.truth.deviations.get(id)!;
+    const faves = harness.sim.truth.collectionFolders.filter((f) => f.ownerId === harness.sim.truth.ownerId).flatMap((f) => f.deviationIds);
+    const authors = [...new Set(faves.filter((id) => !dev(id).isDeleted).map((id) => dev(id).authorId))].sort();
+    // The first in the order they are asked again in (same time, then userid) answers oddly; the second comes back.
+    const [odd, back] = authors.map((id) => harness.sim.truth.users.get(id)!);
+    for (const artist of [odd!, back!]) harness.sim.activity({ kind: "deactivate_user", username: artist.username });
+    expect((await runSourceLater(harness, "collections", { full: true })).result.status).toBe("ok");
+    const reasons = async () => {
+      const { rows } = await harness.pool.query<{ userid: string; reason: string | null }>(
+        "SELECT userid, removed_reason::text AS reason FROM users WHERE userid = ANY($1) ORDER BY userid",
+        [[odd!.userid, back!.userid]],
+      );
+      return rows;
+    };
+    expect(await reasons()).toEqual([
+      { userid: odd!.userid, reason: "artist_deactivated" },
+      { userid: back!.userid, reason: "artist_deactivated" },
+    ]);
+    harness.sim.activity({ kind: "reactivate_user", username: back!.username });
+    p.rules.push({
+      match: new RegExp(`/user/profile/${odd!.username}\\b`),
+      act: {
+        kind: "answer",
+        status: 400,
+        body: JSON.stringify({ error: "invalid_request", error_description: "Something new.", error_code: 7, status: "error" }),
+      },
+    });
+    harness.sim.clock.advance(25 * 3600_000);
+    const { result } = await runSourceLater(harness, "profile");
+    expect(await reasons()).toEqual([
+      { userid: odd!.userid, reason: "artist_deactivated" },
+      { userid: back!.userid, reason: null },
+    ]);
+    expect(result.status).toBe("incomplete");
+    expect(result.reason).toContain("HTTP 400 invalid_request error_code 7");
+    expect(p.stats.applied[0]).toBe(1);
+    // Asked, and left as it was: the next check of that artist is the next day's.
+    harness.sim.clock.advance(3600_000);
+    expect((await runSourceLater(harness, "profile")).result.status).toBe("ok");
+    expect(p.stats.applied[0]).toBe(1);
   }, 60_000);
 });

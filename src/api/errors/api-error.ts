@@ -246,6 +246,14 @@ function serviceSaid(fields: ApiErrorFields): string {
   return said + detailList;
 }
 
+/** "HTTP 429 user_api_threshold", "HTTP 400 invalid_request error_code 7", "no answer (ECONNRESET)": a failure in a few words. */
+export function failureWords(err: ApiError): string {
+  if (err.kind === "network") return `no answer${err.error ? ` (${err.error})` : ""}`;
+  if (err.kind === "malformed") return "an answer that could not be read";
+  const code = err.errorCode === undefined ? "" : ` error_code ${err.errorCode}`;
+  return `HTTP ${err.status ?? "?"}${err.error ? ` ${err.error}` : ""}${code}`;
+}
+
 export function throttleCause(fields: Omit<ApiErrorFields, "kind">): string {
   if (fields.error === "user_api_threshold") return "the service's per-user request limit was reached (429 user_api_threshold)";
   if (fields.error === "application_api_threshold") return "the service's per-client request limit was reached (429 application_api_threshold)";

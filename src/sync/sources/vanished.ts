@@ -5,11 +5,11 @@
 // the next run). Reading of the answers: docs/service-behaviour.md#deleted-deviation-lookup and
 // #metadata-deleted-id. A gone work whose author is suspended, deactivated or not found is marked with the
 // author's state instead (docs/service-behaviour.md#user-error-codes).
-import { isApiError, type ApiError } from "../../api/errors.ts";
+import { failureWords, isApiError, type ApiError } from "../../api/errors.ts";
 import type { Metadata } from "../../api/types.ts";
 import type { GoneDeviation } from "../../db/deviation.repository.ts";
 import type { SourceContext } from "../source.ts";
-import { checkUser, markUnavailable } from "./user-state.ts";
+import { checkUser, judgeUserCheck, markUnavailable } from "./user-state.ts";
 
 /** What the service said about a work it no longer gives: kept in deviations.removed_answer. */
 export type ServiceAnswer = {
@@ -54,35 +54,15 @@ export function judgeLookup(err: unknown): LookupVerdict {
     case "server":
     case "network":
     case "malformed":
-      return { kind: "unsettled", cause: causeOf(err), stop: true };
+      return { kind: "unsettled", cause: failureWords(err), stop: true };
     default:
       if (err.status === 400 && err.error === "invalid_request") return { kind: "gone", reason: "unavailable", answer: answerOf(err) };
-      return { kind: "unsettled", cause: causeOf(err), stop: false };
+      return { kind: "unsettled", cause: failureWords(err), stop: false };
   }
-}
-
-/**
- * What a failed check of an author's profile settles about their works: nothing. The service's answers about
- * a user are error_code 0, 1 and 2 (docs/service-behaviour.md#user-error-codes), which checkUser reads; any
- * other refusal, a throttle or a failure says nothing about them, so their works are left as they are and
- * asked about again at the next run. What concerns the account is thrown on, as for a lookup.
- */
-export function judgeAuthorCheck(err: unknown): Extract<LookupVerdict, { kind: "unsettled" }> {
-  if (!isApiError(err) || err.kind === "invalid_token" || err.kind === "insufficient_scope") throw err;
-  const stop = err.kind === "throttled" || err.kind === "server" || err.kind === "network" || err.kind === "malformed";
-  return { kind: "unsettled", cause: `${causeOf(err)} from an author's profile`, stop };
 }
 
 function answerOf(err: ApiError): ServiceAnswer {
   return { status: err.status ?? 0, error: err.error ?? null, error_code: err.errorCode ?? null, error_description: err.errorDescription ?? null };
-}
-
-/** "HTTP 429 user_api_threshold", "no answer (ECONNRESET)", "an unreadable answer": why a lookup settled nothing. */
-function causeOf(err: ApiError): string {
-  if (err.kind === "network") return `no answer${err.error ? ` (${err.error})` : ""}`;
-  if (err.kind === "malformed") return "an answer that could not be read";
-  const code = err.errorCode === undefined ? "" : ` error_code ${err.errorCode}`;
-  return `HTTP ${err.status ?? "?"}${err.error ? ` ${err.error}` : ""}${code}`;
 }
 
 export type Resolution = {
@@ -254,8 +234,8 @@ class Asking {
       try {
         check = await checkUser(this.ctx.client, username);
       } catch (err) {
-        const verdict = judgeAuthorCheck(err);
-        this.cause ??= verdict.cause;
+        const verdict = judgeUserCheck(err);
+        this.cause ??= `${verdict.cause} from an author's profile`;
         stop = verdict.stop;
         undecided.add(userid);
         continue;
