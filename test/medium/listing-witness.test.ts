@@ -229,3 +229,44 @@ describe("the daily check of unavailable artists", () => {
     expect(p.stats.applied[0]).toBe(1);
   }, 60_000);
 });
+
+describe("a lookup answered with an error body on a 200", () => {
+  /** Deletes the owner's first `n` works in id order (the order they are asked about in), the first `odd` of them answered with an error body on a 200. */
+  async function deleteWithOddAnswers(n: number, odd: number) {
+    const { h, proxy } = await start({ dataset: { deviations: 200, galleryFolders: 3 } }, gallerySource);
+    expect((await runSourceLater(h, "gallery")).result.status).toBe("ok");
+    const ids = [...new Set(h.sim.truth.galleryFolders.filter((f) => f.ownerId === h.sim.truth.ownerId).flatMap((f) => f.deviationIds))]
+      .filter((id) => !h.sim.truth.deviations.get(id)!.isDeleted)
+      .sort()
+      .slice(0, n);
+    for (const id of ids) h.sim.activity({ kind: "delete_deviation", deviationid: id, lookup: { kind: "refusal", errorCode: 0 } });
+    for (const id of ids.slice(0, odd)) {
+      proxy.rules.push({
+        match: new RegExp(`/deviation/${id}\\b`),
+        act: { kind: "answer", status: 200, body: JSON.stringify({ error: "invalid_request", error_description: "Deviation not found.", status: "error" }) },
+      });
+    }
+    const { result } = await runSourceLater(h, "gallery", { full: true });
+    const { rows } = await h.pool.query<{ reason: string | null }>(
+      "SELECT removed_reason::text AS reason FROM deviations WHERE deviationid = ANY($1) ORDER BY deviationid",
+      [ids],
+    );
+    return { result, reasons: rows.map((r) => r.reason) };
+  }
+
+  // A readable answer of the wrong shape, read twice and kept, is that work's own: taking it for the service failing
+  // ended the asking, so the works after it (in id order, the same every run) were never settled and stayed live.
+  it("settles nothing about that work and does not stop the asking about the others", async () => {
+    const { result, reasons } = await deleteWithOddAnswers(2, 1);
+    // The other work is marked deleted; the one whose answer could not be read is left as it is, asked again next run.
+    expect(reasons).toEqual([null, "deleted"]);
+    expect(result.status).toBe("incomplete");
+    expect(result.reason).toMatch(/^1 work that may be gone upstream could not be asked about \(an answer that could not be read\)/);
+  }, 60_000);
+
+  it("ends the asking at a second such answer in a run: the answers may have changed shape", async () => {
+    const { result, reasons } = await deleteWithOddAnswers(3, 2);
+    expect(reasons).toEqual([null, null, null]);
+    expect(result.reason).toMatch(/^3 works that may be gone upstream could not be asked about/);
+  }, 60_000);
+});

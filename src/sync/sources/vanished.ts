@@ -26,7 +26,7 @@ export type LookupVerdict =
    * Not an answer about the work: it stays as it is and is asked again at the next run. `stop`: asking about
    * the others now would meet the same (a throttle, a failing service).
    */
-  | { kind: "unsettled"; cause: string; stop: boolean; endpointGone?: string };
+  | { kind: "unsettled"; cause: string; stop: boolean; endpointGone?: string; unreadable?: true };
 
 /** The is_deleted stub /deviation/{deviationid} may answer with (docs/service-behaviour.md#deleted-deviation-lookup). */
 export const STUB_ANSWER: ServiceAnswer = { status: 200, is_deleted: true };
@@ -53,8 +53,14 @@ export function judgeLookup(err: unknown): LookupVerdict {
     case "throttled":
     case "server":
     case "network":
-    case "malformed":
       return { kind: "unsettled", cause: failureWords(err), stop: true };
+    case "malformed":
+      // Read twice and kept (`final`), the answer is this work's own: the others are still asked (a second one in
+      // a run says the answers changed shape, and ends the asking: Asking.unsettle). One cut short is the service
+      // failing, as a 5xx is.
+      return err.final
+        ? { kind: "unsettled", cause: failureWords(err), stop: false, unreadable: true }
+        : { kind: "unsettled", cause: failureWords(err), stop: true };
     default:
       if (err.status === 400 && err.error === "invalid_request") return { kind: "gone", reason: "unavailable", answer: answerOf(err) };
       return { kind: "unsettled", cause: failureWords(err), stop: false };
@@ -122,6 +128,8 @@ class Asking {
   /** The author of each such work, by its id. */
   private readonly aliveBy = new Map<string, string>();
   private stopped = false;
+  /** Answers read twice and kept as unreadable in this run. */
+  private unreadable = 0;
 
   constructor(private readonly ctx: SourceContext) {}
 
@@ -189,7 +197,8 @@ class Asking {
     this.unsettled.push(...ids);
     this.cause ??= verdict.cause;
     this.endpointGone ??= verdict.endpointGone;
-    if (verdict.stop) this.stopped = true;
+    if (verdict.unreadable) this.unreadable++;
+    if (verdict.stop || this.unreadable >= 2) this.stopped = true;
   }
 
   /**
