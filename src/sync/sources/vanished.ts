@@ -24,9 +24,11 @@ export type LookupVerdict =
   | { kind: "gone"; reason: GoneDeviation["reason"]; answer: ServiceAnswer }
   /**
    * Not an answer about the work: it stays as it is and is asked again at the next run. `stop`: asking about
-   * the others now would meet the same (a throttle, a failing service).
+   * the others now would meet the same (a throttle, no answer). `alone`: the failure may be this work's own (a
+   * 5xx, an answer read twice and kept as unreadable): the others are still asked, until a second in a row
+   * says the service is failing (Asking.unsettle).
    */
-  | { kind: "unsettled"; cause: string; stop: boolean; endpointGone?: string; unreadable?: true };
+  | { kind: "unsettled"; cause: string; stop: boolean; endpointGone?: string; alone?: true };
 
 /** The is_deleted stub /deviation/{deviationid} may answer with (docs/service-behaviour.md#deleted-deviation-lookup). */
 export const STUB_ANSWER: ServiceAnswer = { status: 200, is_deleted: true };
@@ -51,15 +53,15 @@ export function judgeLookup(err: unknown): LookupVerdict {
       // Each id is still asked: one such answer costs nothing to wait for, and a stray one must not hide the rest.
       return { kind: "unsettled", cause: `${err.operation} removed by the service (404 Api endpoint not found.)`, stop: false, endpointGone: err.operation };
     case "throttled":
-    case "server":
     case "network":
       return { kind: "unsettled", cause: failureWords(err), stop: true };
+    case "server":
+      // 500s have been seen on single objects (docs/service-behaviour.md#server-5xx).
+      return { kind: "unsettled", cause: failureWords(err), stop: false, alone: true };
     case "malformed":
-      // Read twice and kept (`final`), the answer is this work's own: the others are still asked (a second one in
-      // a run says the answers changed shape, and ends the asking: Asking.unsettle). One cut short is the service
-      // failing, as a 5xx is.
+      // Read twice and kept (`final`), the answer may be this work's own; one cut short is the service failing.
       return err.final
-        ? { kind: "unsettled", cause: failureWords(err), stop: false, unreadable: true }
+        ? { kind: "unsettled", cause: failureWords(err), stop: false, alone: true }
         : { kind: "unsettled", cause: failureWords(err), stop: true };
     default:
       if (err.status === 400 && err.error === "invalid_request") return { kind: "gone", reason: "unavailable", answer: answerOf(err) };
@@ -128,8 +130,8 @@ class Asking {
   /** The author of each such work, by its id. */
   private readonly aliveBy = new Map<string, string>();
   private stopped = false;
-  /** Answers read twice and kept as unreadable in this run. */
-  private unreadable = 0;
+  /** Failures that may be a work's own (LookupVerdict `alone`) in a row, since the last answer that settled a work. */
+  private failing = 0;
 
   constructor(private readonly ctx: SourceContext) {}
 
@@ -157,6 +159,7 @@ class Asking {
         else this.unsettle(batch, verdict);
         continue;
       }
+      this.failing = 0;
       this.alive.push(...answered.metadata.map((m) => m.deviationid));
       leftOut.push(...answered.missing);
       // A free refresh of what the batch answered (descriptions and tag edits recorded as history).
@@ -177,6 +180,7 @@ class Asking {
       try {
         // One attempt: what it cannot settle now is asked again at the next run.
         const d = await this.ctx.client.deviation(id, { once: true });
+        this.failing = 0;
         if (d.is_deleted === true) this.stubs.push({ deviationid: id, reason: "deleted", answer: STUB_ANSWER });
         else {
           this.alive.push(id);
@@ -187,8 +191,11 @@ class Asking {
         }
       } catch (err) {
         const verdict = judgeLookup(err);
-        if (verdict.kind === "gone") this.refused.push({ deviationid: id, reason: verdict.reason, answer: verdict.answer });
-        else this.unsettle([id], verdict);
+        if (verdict.kind === "unsettled") this.unsettle([id], verdict);
+        else {
+          this.failing = 0;
+          this.refused.push({ deviationid: id, reason: verdict.reason, answer: verdict.answer });
+        }
       }
     }
   }
@@ -197,8 +204,8 @@ class Asking {
     this.unsettled.push(...ids);
     this.cause ??= verdict.cause;
     this.endpointGone ??= verdict.endpointGone;
-    if (verdict.unreadable) this.unreadable++;
-    if (verdict.stop || this.unreadable >= 2) this.stopped = true;
+    this.failing = verdict.alone ? this.failing + 1 : 0;
+    if (verdict.stop || this.failing >= 2) this.stopped = true;
   }
 
   /**
