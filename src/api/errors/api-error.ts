@@ -235,7 +235,13 @@ function who(fields: ApiErrorFields): string {
 }
 
 function serviceSaid(fields: ApiErrorFields): string {
-  const parts = [fields.status === undefined ? undefined : `HTTP ${fields.status}`, fields.error, fields.errorDescription && `"${fields.errorDescription}"`];
+  // The error_code too: what dvault branches on (docs/service-behaviour.md#error-body).
+  const parts = [
+    fields.status === undefined ? undefined : `HTTP ${fields.status}`,
+    fields.error,
+    fields.errorCode === undefined ? undefined : `error_code ${fields.errorCode}`,
+    fields.errorDescription && `"${fields.errorDescription}"`,
+  ];
   const said = parts.filter(Boolean).join(" ");
   const detailList = fields.errorDetails
     ? "; " +
