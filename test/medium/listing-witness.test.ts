@@ -300,3 +300,27 @@ describe("one work whose lookup keeps failing", () => {
     expect(result.reason).toMatch(/^1 work that may be gone upstream could not be asked about \(HTTP 500 server_error\)/);
   }, 60_000);
 });
+
+describe("a folder the folder list names whose pages are refused", () => {
+  // The folder list is a witness that the folder is there; a refusal of its pages with a code nobody lists (the owner's
+  // profile still answering) left its contents unread while the sweep said "ok".
+  it("makes the sweep incomplete, naming the folder and the answer, and ends none of its memberships", async () => {
+    const { h, proxy } = await start({ dataset: { deviations: 200, galleryFolders: 3 } }, gallerySource);
+    expect((await runSourceLater(h, "gallery")).result.status).toBe("ok");
+    const before = await liveRows(h, "folder_members", "folderid || ' ' || deviationid");
+    const folder = h.sim.truth.galleryFolders.find((f) => f.ownerId === h.sim.truth.ownerId && f.deviationIds.length > 0)!;
+    proxy.rules.push({
+      match: new RegExp(`/gallery/${folder.folderid}\\?`),
+      act: {
+        kind: "answer",
+        status: 400,
+        body: JSON.stringify({ error: "invalid_request", error_description: "Something new.", error_code: 7, status: "error" }),
+      },
+    });
+    const { result } = await runSourceLater(h, "gallery", { full: true });
+    expect(proxy.stats.applied[0]).toBeGreaterThan(0);
+    expect(await liveRows(h, "folder_members", "folderid || ' ' || deviationid")).toEqual(before);
+    expect(result.status).toBe("incomplete");
+    expect(result.reason).toContain(`gallery folder "${folder.name}" could not be walked (HTTP 400 invalid_request error_code 7)`);
+  }, 60_000);
+});
