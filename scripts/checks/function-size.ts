@@ -23,7 +23,7 @@ export const LONGER_TODAY: Readonly<Record<string, Readonly<Record<string, numbe
   "src/api/http/got-client.ts": { createApiGot: 158 },
   "src/api/oauth/callback-listener.ts": { startCallbackListener: 99 },
   "src/api/pacer.ts": { createPacer: 137 },
-  "src/api/paginate.ts": { paginateOffset: 89 },
+  "src/api/paginate.ts": { paginateOffset: 88 },
   "src/cli/auth.ts": { registerAuthCommand: 181 },
   "src/cli/output/progress.ts": { liveView: 96 },
   "src/cli/status.ts": { formatStatus: 163 },

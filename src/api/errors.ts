@@ -13,6 +13,7 @@ export {
   type UserState,
   userStateOf,
   isMissing,
+  failureWords,
 } from "./errors/api-error.ts";
 export {
   type ErrorBody,

@@ -17,14 +17,22 @@ export const TOO_LARGE_READINGS = 3;
 /** The practical offset ceiling of the real service (docs/service-behaviour.md#offset-ceiling). */
 export const DEFAULT_OFFSET_CEILING = 10_000;
 
+/**
+ * Empty pages in a row a walk goes past when each says has_more and where to go on: a page of nothing but
+ * left-out works (docs/service-behaviour.md#short-pages). One more ends the walk as an empty page does.
+ */
+export const EMPTY_PAGES_PASSED = 3;
+
 export type OffsetDecision = { next: number; truncation?: undefined } | { next?: undefined; truncation?: Truncation };
 
 /**
  * Where the next page starts, or why there is none. `next_offset` is followed verbatim; when it is null
- * while `has_more` is true, advance by the items received (as gallery-dl does). An empty page ends the
- * listing even if `has_more` says otherwise; an offset at or past the known ceiling ends it with a
- * truncation, and so does an empty page right after one that said there was more: the service stopped
- * at a ceiling of its own (docs/service-behaviour.md#offset-ceiling), whatever its value.
+ * while `has_more` is true, advance by the items received (as gallery-dl does), and so when it does not
+ * move forward. An empty page that says `has_more` and gives a `next_offset` further on is gone past, up
+ * to EMPTY_PAGES_PASSED in a row (its works were all left out: docs/service-behaviour.md#short-pages);
+ * any other empty page ends the listing even if `has_more` says otherwise. An offset at or past the known
+ * ceiling ends it with a truncation, and so does such an empty page after one that said there was more:
+ * the service stopped at a ceiling of its own (docs/service-behaviour.md#offset-ceiling), whatever its value.
  */
 export function nextOffset(
   page: {
@@ -34,16 +42,23 @@ export function nextOffset(
     offset: number;
     nextOffset?: number | null | undefined;
     afterMore?: boolean | undefined;
+    emptyBefore?: number | undefined;
   },
   ceiling: number,
 ): OffsetDecision {
   // Unreadable items (recorded and left out) still made the page non-empty.
   const received = page.received ?? page.items.length;
-  if (received === 0 && page.afterMore) return { truncation: { reason: "offset_ceiling", atOffset: page.offset, ceiling: page.offset } };
-  if (!page.hasMore || received === 0) return {};
-  const next = page.nextOffset ?? page.offset + received;
-  // A next_offset that does not move forward would loop forever.
-  if (next <= page.offset) return {};
+  if (received === 0) {
+    const onward = page.hasMore && typeof page.nextOffset === "number" && page.nextOffset > page.offset;
+    if (!onward || (page.emptyBefore ?? 0) >= EMPTY_PAGES_PASSED) {
+      return page.afterMore ? { truncation: { reason: "offset_ceiling", atOffset: page.offset, ceiling: page.offset } } : {};
+    }
+  } else if (!page.hasMore) return {};
+  // A next_offset that does not move forward (repeated, or going back) would loop forever; it still said
+  // there is more, so go on by the items received, as for a null one: ending here would take the rest of
+  // the listing for gone.
+  const given = page.nextOffset ?? page.offset + received;
+  const next = given > page.offset ? given : page.offset + received;
   if (next >= ceiling) return { truncation: { reason: "offset_ceiling", atOffset: next, ceiling } };
   return { next };
 }
@@ -127,13 +142,16 @@ export function paginateOffset<S extends z.ZodType>(io: PageIO, req: ApiRequest,
       let offset = start;
       /** The current offset was read once and could not be: the next reading is the second. */
       let rereading = false;
+      /** Empty pages read in a row just before the next one. */
+      let empties = 0;
       const at = (o: number): ApiRequest => ({ ...req, query: { ...req.query, offset: o, limit: options.limit } });
       // After an answer past the byte cap, paging starts again at the offset it failed at, or after it.
       const restart = () => {
         const first = at(offset);
         return io.client.paginate<Read<T>, string>(io.relativePath(first), { ...io.gotOptions(first), pagination: pagination() });
       };
-      const skipTooLarge = () => {
+      // A page recorded as unread is stepped over as if it held a full page.
+      const skipPage = () => {
         const next = offset + options.limit;
         if (next >= ceiling) {
           state.truncation = { reason: "offset_ceiling", atOffset: next, ceiling };
@@ -142,7 +160,7 @@ export function paginateOffset<S extends z.ZodType>(io: PageIO, req: ApiRequest,
         offset = next;
         return true;
       };
-      return guardedPages(io, () => at(offset), restart, { skipped: state.skipped, afterSkip: skipTooLarge });
+      return guardedPages(io, () => at(offset), restart, { skipped: state.skipped, afterSkip: skipPage });
       function pagination() {
         return {
           transform: async (response) => {
@@ -160,6 +178,8 @@ export function paginateOffset<S extends z.ZodType>(io: PageIO, req: ApiRequest,
               raw: body,
             };
             if (items.length !== envelope.items.length) page.received = envelope.items.length;
+            if (empties > 0) page.emptyBefore = empties;
+            empties = envelope.items.length === 0 ? empties + 1 : 0;
             return [page];
           },
           paginate: ({ currentItems }) => {
@@ -170,16 +190,10 @@ export function paginateOffset<S extends z.ZodType>(io: PageIO, req: ApiRequest,
                 rereading = true;
                 return { searchParams: { offset }, context: io.freshContext(req) };
               }
-              // Read twice and unreadable both times: skip it, as if it held a full page.
+              // Read twice and unreadable both times: skip it.
               rereading = false;
               state.skipped.pages++;
-              const next = offset + options.limit;
-              if (next >= ceiling) {
-                state.truncation = { reason: "offset_ceiling", atOffset: next, ceiling };
-                return false;
-              }
-              offset = next;
-              return { searchParams: { offset }, context: io.freshContext(req) };
+              return skipPage() && { searchParams: { offset }, context: io.freshContext(req) };
             }
             rereading = false;
             const decision = nextOffset({ ...page, offset: page.offset ?? offset }, ceiling);
@@ -210,6 +224,8 @@ export function paginateCursor<S extends z.ZodType>(io: PageIO, req: ApiRequest,
       state.skipped = { pages: 0, items: 0 };
       let cursor = options.startCursor;
       let rereading = false;
+      /** Cursors this walk has asked with: one handed back again would read the same pages for ever. */
+      const asked = new Set<string>();
       const at = (c: string | undefined): ApiRequest => ({ ...req, query: { ...req.query, cursor: c, limit: options.limit } });
       const restart = () => {
         const first = at(cursor);
@@ -235,6 +251,9 @@ export function paginateCursor<S extends z.ZodType>(io: PageIO, req: ApiRequest,
             };
             if (cursor !== undefined) page.cursor = cursor;
             if (items.length !== envelope.items.length) page.received = envelope.items.length;
+            if (cursor !== undefined) asked.add(cursor);
+            const next = envelope.nextCursor;
+            if (page.hasMore && envelope.items.length > 0 && next && asked.has(next)) await cursorStuck(io, at(cursor), state, next, body);
             return [page];
           },
           paginate: ({ currentItems }) => {
@@ -252,7 +271,7 @@ export function paginateCursor<S extends z.ZodType>(io: PageIO, req: ApiRequest,
             }
             rereading = false;
             const next = nextCursor({ ...page, cursor });
-            if (next === undefined) return false;
+            if (next === undefined || asked.has(next)) return false;
             cursor = next;
             return { searchParams: { cursor }, context: io.freshContext(req) };
           },
@@ -265,6 +284,18 @@ export function paginateCursor<S extends z.ZodType>(io: PageIO, req: ApiRequest,
     },
   };
   return iterator(req, state);
+}
+
+/**
+ * A cursor page that says there is more but hands back a cursor already asked with: the pages after it cannot
+ * be reached. Its items are read; the rest of the listing is recorded as unread, as after an unreadable
+ * page, so the walk ends nothing it did not see (docs/service-behaviour.md#cursor-end).
+ */
+async function cursorStuck(io: PageIO, req: ApiRequest, state: PageState<unknown>, next: string, body: unknown): Promise<void> {
+  const detail = `has_more is true but next_cursor repeats one already asked with (${next})`;
+  await io.report(req, "", detail, body);
+  state.skipped.pages++;
+  state.truncation = { reason: "unreadable_page", detail };
 }
 
 /**

@@ -46,6 +46,8 @@ export type Page<T> = {
    * a walk). Empty, it means the listing stopped at an offset ceiling, not at its end.
    */
   afterMore?: boolean;
+  /** Offset style: how many empty pages came right before this one in the walk (absent: none). */
+  emptyBefore?: number;
   nextOffset?: number | null;
   /** Cursor style: the cursor this page was requested with and the next one, verbatim. */
   cursor?: string;
@@ -57,7 +59,7 @@ export type Page<T> = {
 /** Why a listing stopped before the service said it had no more. */
 export type Truncation =
   | { reason: "offset_ceiling"; atOffset: number; ceiling: number }
-  /** A cursor page that could not be read twice in a row: the pages after it cannot be reached. */
+  /** A cursor page that could not be read twice in a row, or that repeats a cursor: the pages after it cannot be reached. */
   | { reason: "unreadable_page"; detail: string };
 
 export type PageIterator<T> = AsyncIterable<Page<T>> & {

@@ -1,9 +1,9 @@
 // A small hostile proxy in front of the simulator (docs/service-behaviour.md#hostile-answers): it forwards
 // every request over real sockets and, where a rule matches, answers in a way the service might on a bad
 // day or an attacker would: an endless body, a trickle, a body cut short, text rewritten, a redirect to
-// another host. The simulator itself never does these; the proxy is outside it, so the simulator stays a
-// model of what the service allows. URLs of the simulator in JSON answers are rewritten to the proxy's,
-// so downloads come through it too.
+// another host, an answer of its own. The simulator itself never does these; the proxy is outside it, so the
+// simulator stays a model of what the service allows. URLs of the simulator in JSON answers are rewritten
+// to the proxy's, so downloads come through it too.
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 
@@ -17,7 +17,9 @@ export type HostileAct =
   /** The upstream answer's body rewritten (JSON as text). */
   | { kind: "rewrite"; transform: (body: string, path: string) => string }
   /** A 302 to `location(path)`. */
-  | { kind: "redirect"; location: (path: string) => string };
+  | { kind: "redirect"; location: (path: string) => string }
+  /** This answer instead of the upstream's (the request is not forwarded). */
+  | { kind: "answer"; status: number; body: string; contentType?: string };
 
 export type HostileRule = {
   /** Path (with query) the rule applies to. */
@@ -87,6 +89,10 @@ export async function startHostileProxy(target = ""): Promise<HostileProxy> {
     if (act?.kind === "redirect") {
       res.writeHead(302, { location: act.location(req.url ?? "/"), "content-length": "0" });
       return res.end();
+    }
+    if (act?.kind === "answer") {
+      res.writeHead(act.status, { "content-type": act.contentType ?? "application/json", "content-length": String(Buffer.byteLength(act.body)) });
+      return res.end(act.body);
     }
     void forward(req).then(
       (up) => {

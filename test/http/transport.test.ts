@@ -1,4 +1,6 @@
 // The HTTP transport against the simulator over real sockets, with the pacer on the run's engine (Redis, or PostgreSQL alone).
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -7,7 +9,7 @@ import { TokenRefreshDeferredError } from "../../src/api/token-errors.ts";
 import { createHttpTransport, type HttpTransportOptions } from "../../src/api/http.ts";
 import { createPacer, type PacerOptions } from "../../src/api/pacer.ts";
 import { staticTokenProvider, type TokenIdentity, type TokenProvider } from "../../src/api/token-provider.ts";
-import type { ApiRequest } from "../../src/api/transport.ts";
+import { readWhole, type ApiRequest } from "../../src/api/transport.ts";
 import { createLogger } from "../../src/log.ts";
 import { startSimulator, type RequestLogEntry, type Simulator } from "../../src/simulator/server.ts";
 import { TEST_ENGINE } from "../helpers/env.ts";
@@ -145,6 +147,34 @@ describe("HTTP transport: paging", () => {
     expect(cursors[0]).toBeUndefined();
     expect(last?.hasMore).toBe(false);
     expect(apiLog().map((e) => e.query.cursor)).toEqual(cursors);
+  });
+
+  // docs/service-behaviour.md#cursor-end: a cursor handed back again would read the same pages for ever; the walk
+  // ends there with the rest recorded as unread (readWhole false), so nothing after it is taken for gone.
+  it("ends a cursor walk whose cursors come round again, with the rest recorded as unread", async () => {
+    const asked: string[] = [];
+    const server = http.createServer((req, res) => {
+      const cursor = new URL(req.url ?? "/", "http://local").searchParams.get("cursor") ?? "";
+      asked.push(cursor);
+      const next = cursor === "a" ? "b" : "a";
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ has_more: true, next_cursor: next, results: [{ cursor }] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { transport } = setup({ transport: { apiBase: `http://127.0.0.1:${(server.address() as AddressInfo).port}` } });
+      const pages = transport.paginateCursor({ operation: "user.profile.posts", method: "GET", path: "/user/profile/posts" }, Any, { limit: 5 });
+      let read = 0;
+      for await (const page of pages) {
+        read += page.items.length;
+        if (read > 10) break;
+      }
+      expect(asked).toEqual(["", "a", "b"]);
+      expect(readWhole(pages)).toBe(false);
+      expect(pages.truncation).toMatchObject({ reason: "unreadable_page" });
+    } finally {
+      server.close();
+    }
   });
 
   it("stops early on break and on an abort signal", async () => {

@@ -62,6 +62,16 @@ describe(ApiError.name, () => {
     expect(err.message).not.toContain("bug in dvault");
   });
 
+  it("names the error_code it branched on, beside the service's words", () => {
+    const err = errorFromResponse({
+      operation: "user.profile",
+      status: 400,
+      body: body({ error: "invalid_request", error_description: "Something new.", error_code: 7 }),
+    });
+    expect(err.kind).toBe("client");
+    expect(err.message).toContain('(HTTP 400 invalid_request error_code 7 "Something new.")');
+  });
+
   it("keeps the service's fields and says which scope to grant", () => {
     const err = errorFromResponse({
       operation: "user.whoami",

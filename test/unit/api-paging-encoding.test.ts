@@ -46,10 +46,26 @@ describe(nextOffset.name, () => {
     expect(nextOffset({ items: items(7), hasMore: true, offset: 24, nextOffset: null }, 10_000)).toEqual({ next: 31 });
   });
 
-  it("stops at the end, on an empty page and on a next_offset that does not move forward", () => {
+  it("stops at the end and on an empty page", () => {
     expect(nextOffset({ items: items(5), hasMore: false, offset: 0, nextOffset: null }, 10_000)).toEqual({});
-    expect(nextOffset({ items: [], hasMore: true, offset: 48, nextOffset: 72 }, 10_000)).toEqual({});
-    expect(nextOffset({ items: items(3), hasMore: true, offset: 48, nextOffset: 48 }, 10_000)).toEqual({});
+    expect(nextOffset({ items: [], hasMore: true, offset: 0, nextOffset: null }, 10_000)).toEqual({});
+    expect(nextOffset({ items: [], hasMore: true, offset: 0, nextOffset: 0 }, 10_000)).toEqual({});
+  });
+
+  it("advances by the items received when next_offset repeats or goes back but has_more is true", () => {
+    expect(nextOffset({ items: items(3), hasMore: true, offset: 48, nextOffset: 48 }, 10_000)).toEqual({ next: 51 });
+    expect(nextOffset({ items: items(24), hasMore: true, offset: 48, nextOffset: 0 }, 10_000)).toEqual({ next: 72 });
+  });
+
+  it("goes past an empty page that says has_more and where to go on, three in a row at most", () => {
+    const empty = { items: [], hasMore: true, offset: 24, nextOffset: 48, afterMore: true };
+    expect(nextOffset(empty, 10_000)).toEqual({ next: 48 });
+    expect(nextOffset({ ...empty, offset: 0, afterMore: false }, 10_000)).toEqual({ next: 48 });
+    expect(nextOffset({ ...empty, emptyBefore: 2 }, 10_000)).toEqual({ next: 48 });
+    expect(nextOffset({ ...empty, emptyBefore: 3 }, 10_000)).toEqual({ truncation: { reason: "offset_ceiling", atOffset: 24, ceiling: 24 } });
+    // Without a next_offset further on, an empty page after one that said more is a ceiling of the service's own.
+    expect(nextOffset({ ...empty, nextOffset: null }, 10_000)).toEqual({ truncation: { reason: "offset_ceiling", atOffset: 24, ceiling: 24 } });
+    expect(nextOffset({ ...empty, hasMore: false, nextOffset: null }, 10_000)).toEqual({ truncation: { reason: "offset_ceiling", atOffset: 24, ceiling: 24 } });
   });
 
   it("stops at the ceiling and reports the truncation", () => {

@@ -235,7 +235,13 @@ function who(fields: ApiErrorFields): string {
 }
 
 function serviceSaid(fields: ApiErrorFields): string {
-  const parts = [fields.status === undefined ? undefined : `HTTP ${fields.status}`, fields.error, fields.errorDescription && `"${fields.errorDescription}"`];
+  // The error_code too: what dvault branches on (docs/service-behaviour.md#error-body).
+  const parts = [
+    fields.status === undefined ? undefined : `HTTP ${fields.status}`,
+    fields.error,
+    fields.errorCode === undefined ? undefined : `error_code ${fields.errorCode}`,
+    fields.errorDescription && `"${fields.errorDescription}"`,
+  ];
   const said = parts.filter(Boolean).join(" ");
   const detailList = fields.errorDetails
     ? "; " +
@@ -244,6 +250,14 @@ function serviceSaid(fields: ApiErrorFields): string {
         .join(", ")
     : "";
   return said + detailList;
+}
+
+/** "HTTP 429 user_api_threshold", "HTTP 400 invalid_request error_code 7", "no answer (ECONNRESET)": a failure in a few words. */
+export function failureWords(err: ApiError): string {
+  if (err.kind === "network") return `no answer${err.error ? ` (${err.error})` : ""}`;
+  if (err.kind === "malformed") return "an answer that could not be read";
+  const code = err.errorCode === undefined ? "" : ` error_code ${err.errorCode}`;
+  return `HTTP ${err.status ?? "?"}${err.error ? ` ${err.error}` : ""}${code}`;
 }
 
 export function throttleCause(fields: Omit<ApiErrorFields, "kind">): string {

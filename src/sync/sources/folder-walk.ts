@@ -3,7 +3,7 @@
 // texts of new items, wanted downloads, gaps, and on a sweep the "all" view as a second witness (a
 // deviation need not sit in any folder: docs/service-behaviour.md#folders-optional) and the removal of
 // what vanished; on an incremental run whose witnesses say something went, the freshness check (freshness.ts).
-import { isEndpointGone } from "../../api/errors.ts";
+import { failureWords, isApiError, isEndpointGone } from "../../api/errors.ts";
 import { DEFAULT_OFFSET_CEILING, nextOffset } from "../../api/paginate.ts";
 import { type Page, readWhole } from "../../api/transport.ts";
 import type { Deviation } from "../../api/types.ts";
@@ -259,8 +259,11 @@ class FolderWalker {
       }
     } catch (err) {
       if (!(await folderRefused(ctx, spec.owner, err))) throw err;
-      // Deleted between the folder list and its walk: the sweep's folder check will mark it.
+      // Deleted between the folder list and its walk (the sweep's folder check will mark it), or refused while the
+      // list names it: either way its contents were not read, and the run says so.
       ctx.log.info({ folderid: entry.folderid }, "folder vanished during the walk");
+      const said = isApiError(err) ? failureWords(err) : String(err);
+      (run.folderIssues ??= []).push(`${spec.kind} folder "${entry.name ?? entry.folderid}" could not be walked (${said})`);
       await ctx.transaction((repos) => this.endFolder(repos, run, entry, { complete: false, truncated: false, vanished: true }));
       return;
     }

@@ -12,7 +12,7 @@ import type { Profile, WatchEntry } from "../../api/types.ts";
 import type { WatchKind } from "../../db/watch.repository.ts";
 import type { SyncRepos } from "../repos.ts";
 import { DEFAULT_EVERY_MS, type SourceContext, type SourceDefinition, type SourceOutcome } from "../source.ts";
-import { checkUser, markUnavailable, recheckUnavailable } from "./user-state.ts";
+import { checkUser, markUnavailable, recheckUnavailable, type Recheck } from "./user-state.ts";
 
 const ListStateSchema = z.object({
   /** The count the profile reported when the list was last walked. */
@@ -63,6 +63,7 @@ export const profileSource: SourceDefinition = {
     const state = parseState(ctx.state?.cursor);
     const save = (repos: SyncRepos, withKnown: boolean) => repos.syncState.saveSourceState(ctx.ref, { cursor: stateJson(state, withKnown) });
     const gone: string[] = [];
+    let recheck: Recheck = { back: 0, unsettled: 0 };
     try {
       const profile = await fetchProfile(ctx, gone);
       if (profile) state.counts = { deviations: countOrNull(profile.stats?.user_deviations), favourites: countOrNull(profile.stats?.user_favourites) };
@@ -81,7 +82,7 @@ export const profileSource: SourceDefinition = {
           delete state.run;
         }
       }
-      await recheckUnavailable(ctx);
+      recheck = await recheckUnavailable(ctx);
     } catch (err) {
       // Keep the known users a per-page write left out.
       await ctx.transaction((repos) => save(repos, true)).catch(() => undefined);
@@ -90,9 +91,16 @@ export const profileSource: SourceDefinition = {
     await ctx.transaction((repos) => save(repos, true));
     const outcome: SourceOutcome = { result: "ok", completeSweep: ctx.full && gone.length === 0 };
     if (gone.length > 0) return { result: "degraded", unavailableReason: `${gone.join(", ")} removed by the service (404 Api endpoint not found.)` };
+    if (recheck.unsettled > 0) return { ...outcome, result: "incomplete", reason: recheckWords(recheck) };
     return outcome;
   },
 };
+
+/** "1 unavailable artist could not be asked about again (HTTP 400 invalid_request error_code 7); ...". */
+function recheckWords(recheck: Recheck): string {
+  const who = recheck.unsettled === 1 ? "1 unavailable artist" : `${recheck.unsettled} unavailable artists`;
+  return `${who} could not be asked about again${recheck.cause ? ` (${recheck.cause})` : ""}; their works stay marked as they were, asked again at the next check`;
+}
 
 function countOrNull(n: unknown): number | null {
   return typeof n === "number" && Number.isSafeInteger(n) && n >= 0 ? n : null;

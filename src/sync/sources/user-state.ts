@@ -3,7 +3,7 @@
 // Their archived works are kept, marked with why, never as deleted, and come back when the account does.
 // Classification reads error codes only (src/api/errors.ts), never the service's wording.
 import type { DaClient } from "../../api/client.ts";
-import { userStateOf, type UserState } from "../../api/errors.ts";
+import { failureWords, isApiError, userStateOf, type UserState } from "../../api/errors.ts";
 import type { Profile } from "../../api/types.ts";
 import type { ArtistReason } from "../../db/user.repository.ts";
 import type { SourceContext } from "../source.ts";
@@ -49,6 +49,19 @@ export async function checkUser(client: DaClient, username: string, params: Para
   }
 }
 
+/**
+ * What a failed check of a user settles: nothing. The service's answers about a user are error_code 0, 1 and 2
+ * (docs/service-behaviour.md#user-error-codes), which checkUser reads; any other refusal, a throttle or a
+ * failure says nothing about them, so what the mirror holds of them is left as it is and asked about again
+ * later. What concerns the account (a rejected token, a missing scope) is thrown on. `stop`: asking about
+ * others now would meet the same (a throttle, a failing service).
+ */
+export function judgeUserCheck(err: unknown): { cause: string; stop: boolean } {
+  if (!isApiError(err) || err.kind === "invalid_token" || err.kind === "insufficient_scope") throw err;
+  const stop = err.kind === "throttled" || err.kind === "server" || err.kind === "network" || err.kind === "malformed";
+  return { cause: failureWords(err), stop };
+}
+
 /** "suspended", "deactivated their account", ...: the words status, logs and the digest use. */
 export function userStateWords(state: UserState): string {
   switch (state) {
@@ -74,13 +87,17 @@ export async function recordProfile(ctx: SourceContext, profile: Profile): Promi
   ctx.counters.changed += counts.changed + counts.revived;
 }
 
+/** What the daily check of unavailable artists did: how many came back, and how many it could not settle and why. */
+export type Recheck = { back: number; unsettled: number; cause?: string };
+
 /**
  * Asks again, at most daily, about every artist the mirror holds as unavailable, so their works come back to
- * life when their account does. Returns how many came back.
+ * life when their account does. An answer that settles nothing (judgeUserCheck) leaves the artist as marked,
+ * asked again the next day; a throttle or a failing service ends the asking for this run.
  */
-export async function recheckUnavailable(ctx: SourceContext): Promise<number> {
+export async function recheckUnavailable(ctx: SourceContext): Promise<Recheck> {
   const asked = new Set<string>();
-  let back = 0;
+  const result: Recheck = { back: 0, unsettled: 0 };
   for (;;) {
     // Each answer records when it was asked (or brings the artist back), so the next read moves on.
     const due = (await ctx.repos.users.listUnavailableUsers(new Date(ctx.now().getTime() - RECHECK_UNAVAILABLE_MS), RECHECK_BATCH)).filter(
@@ -88,10 +105,21 @@ export async function recheckUnavailable(ctx: SourceContext): Promise<number> {
     );
     for (const user of due) {
       asked.add(user.userid);
-      const check = await checkUser(ctx.client, user.username);
+      let check: UserCheck;
+      try {
+        check = await checkUser(ctx.client, user.username);
+      } catch (err) {
+        const verdict = judgeUserCheck(err);
+        result.unsettled++;
+        result.cause ??= verdict.cause;
+        if (verdict.stop) return result;
+        // Marked as it was, with the time it was asked: the next check is tomorrow's.
+        await ctx.transaction((repos) => repos.users.markUserUnavailable(user.userid, user.reason, ctx.now()));
+        continue;
+      }
       if (check.available) {
         await recordProfile(ctx, check.profile);
-        back++;
+        result.back++;
       } else {
         await markUnavailable(ctx, user.userid, check.state);
       }
@@ -99,6 +127,6 @@ export async function recheckUnavailable(ctx: SourceContext): Promise<number> {
     }
     if (due.length === 0) break;
   }
-  if (asked.size > 0) ctx.log.info({ asked: asked.size, back }, "asked again about unavailable artists");
-  return back;
+  if (asked.size > 0) ctx.log.info({ asked: asked.size, ...result }, "asked again about unavailable artists");
+  return result;
 }

@@ -5,11 +5,11 @@
 // the next run). Reading of the answers: docs/service-behaviour.md#deleted-deviation-lookup and
 // #metadata-deleted-id. A gone work whose author is suspended, deactivated or not found is marked with the
 // author's state instead (docs/service-behaviour.md#user-error-codes).
-import { isApiError, type ApiError } from "../../api/errors.ts";
+import { failureWords, isApiError, type ApiError } from "../../api/errors.ts";
 import type { Metadata } from "../../api/types.ts";
 import type { GoneDeviation } from "../../db/deviation.repository.ts";
 import type { SourceContext } from "../source.ts";
-import { checkUser, markUnavailable } from "./user-state.ts";
+import { checkUser, judgeUserCheck, markUnavailable } from "./user-state.ts";
 
 /** What the service said about a work it no longer gives: kept in deviations.removed_answer. */
 export type ServiceAnswer = {
@@ -24,9 +24,11 @@ export type LookupVerdict =
   | { kind: "gone"; reason: GoneDeviation["reason"]; answer: ServiceAnswer }
   /**
    * Not an answer about the work: it stays as it is and is asked again at the next run. `stop`: asking about
-   * the others now would meet the same (a throttle, a failing service).
+   * the others now would meet the same (a throttle, no answer). `alone`: the failure may be this work's own (a
+   * 5xx, an answer read twice and kept as unreadable): the others are still asked, until a second in a row
+   * says the service is failing (Asking.unsettle).
    */
-  | { kind: "unsettled"; cause: string; stop: boolean; endpointGone?: string };
+  | { kind: "unsettled"; cause: string; stop: boolean; endpointGone?: string; alone?: true };
 
 /** The is_deleted stub /deviation/{deviationid} may answer with (docs/service-behaviour.md#deleted-deviation-lookup). */
 export const STUB_ANSWER: ServiceAnswer = { status: 200, is_deleted: true };
@@ -51,26 +53,24 @@ export function judgeLookup(err: unknown): LookupVerdict {
       // Each id is still asked: one such answer costs nothing to wait for, and a stray one must not hide the rest.
       return { kind: "unsettled", cause: `${err.operation} removed by the service (404 Api endpoint not found.)`, stop: false, endpointGone: err.operation };
     case "throttled":
-    case "server":
     case "network":
+      return { kind: "unsettled", cause: failureWords(err), stop: true };
+    case "server":
+      // 500s have been seen on single objects (docs/service-behaviour.md#server-5xx).
+      return { kind: "unsettled", cause: failureWords(err), stop: false, alone: true };
     case "malformed":
-      return { kind: "unsettled", cause: causeOf(err), stop: true };
+      // Read twice and kept (`final`), the answer may be this work's own; one cut short is the service failing.
+      return err.final
+        ? { kind: "unsettled", cause: failureWords(err), stop: false, alone: true }
+        : { kind: "unsettled", cause: failureWords(err), stop: true };
     default:
       if (err.status === 400 && err.error === "invalid_request") return { kind: "gone", reason: "unavailable", answer: answerOf(err) };
-      return { kind: "unsettled", cause: causeOf(err), stop: false };
+      return { kind: "unsettled", cause: failureWords(err), stop: false };
   }
 }
 
 function answerOf(err: ApiError): ServiceAnswer {
   return { status: err.status ?? 0, error: err.error ?? null, error_code: err.errorCode ?? null, error_description: err.errorDescription ?? null };
-}
-
-/** "HTTP 429 user_api_threshold", "no answer (ECONNRESET)", "an unreadable answer": why a lookup settled nothing. */
-function causeOf(err: ApiError): string {
-  if (err.kind === "network") return `no answer${err.error ? ` (${err.error})` : ""}`;
-  if (err.kind === "malformed") return "an answer that could not be read";
-  const code = err.errorCode === undefined ? "" : ` error_code ${err.errorCode}`;
-  return `HTTP ${err.status ?? "?"}${err.error ? ` ${err.error}` : ""}${code}`;
 }
 
 export type Resolution = {
@@ -127,7 +127,11 @@ class Asking {
   private readonly stubs: GoneDeviation[] = [];
   /** Authors of works still there that left every listing: they may be why (docs/service-behaviour.md#gone-author-deviation). */
   private readonly aliveAuthors = new Map<string, string>();
+  /** The author of each such work, by its id. */
+  private readonly aliveBy = new Map<string, string>();
   private stopped = false;
+  /** Failures that may be a work's own (LookupVerdict `alone`) in a row, since the last answer that settled a work. */
+  private failing = 0;
 
   constructor(private readonly ctx: SourceContext) {}
 
@@ -155,6 +159,7 @@ class Asking {
         else this.unsettle(batch, verdict);
         continue;
       }
+      this.failing = 0;
       this.alive.push(...answered.metadata.map((m) => m.deviationid));
       leftOut.push(...answered.missing);
       // A free refresh of what the batch answered (descriptions and tag edits recorded as history).
@@ -175,15 +180,22 @@ class Asking {
       try {
         // One attempt: what it cannot settle now is asked again at the next run.
         const d = await this.ctx.client.deviation(id, { once: true });
+        this.failing = 0;
         if (d.is_deleted === true) this.stubs.push({ deviationid: id, reason: "deleted", answer: STUB_ANSWER });
         else {
           this.alive.push(id);
-          if (d.author?.userid) this.aliveAuthors.set(d.author.userid, d.author.username);
+          if (d.author?.userid) {
+            this.aliveAuthors.set(d.author.userid, d.author.username);
+            this.aliveBy.set(id, d.author.userid);
+          }
         }
       } catch (err) {
         const verdict = judgeLookup(err);
-        if (verdict.kind === "gone") this.refused.push({ deviationid: id, reason: verdict.reason, answer: verdict.answer });
-        else this.unsettle([id], verdict);
+        if (verdict.kind === "unsettled") this.unsettle([id], verdict);
+        else {
+          this.failing = 0;
+          this.refused.push({ deviationid: id, reason: verdict.reason, answer: verdict.answer });
+        }
       }
     }
   }
@@ -192,7 +204,8 @@ class Asking {
     this.unsettled.push(...ids);
     this.cause ??= verdict.cause;
     this.endpointGone ??= verdict.endpointGone;
-    if (verdict.stop) this.stopped = true;
+    this.failing = verdict.alone ? this.failing + 1 : 0;
+    if (verdict.stop || this.failing >= 2) this.stopped = true;
   }
 
   /**
@@ -207,20 +220,47 @@ class Asking {
     for (const a of refusedAuthors) authors.set(a.userid, a.username);
     authors.delete(ownerUserid);
     authors.delete(ctx.account.userId);
-    const unavailable = new Set<string>();
-    for (const [userid, username] of authors) {
-      const check = await checkUser(ctx.client, username);
-      if (check.available) continue;
-      unavailable.add(userid);
-      await markUnavailable(ctx, userid, check.state);
-    }
+    const { unavailable, undecided } = await this.checkAuthors(authors);
     const byAuthor = new Map(refusedAuthors.map((a) => [a.deviationid, a.userid]));
-    const withAuthor = this.refused.filter((r) => unavailable.has(byAuthor.get(r.deviationid) ?? ""));
-    const gone = [...this.stubs, ...this.refused.filter((r) => !unavailable.has(byAuthor.get(r.deviationid) ?? ""))];
+    const authorOf = (id: string) => byAuthor.get(id) ?? this.aliveBy.get(id) ?? "";
+    // Works whose author's check settled nothing are asked about again at the next run, with their author.
+    const waiting = [...this.refused.map((r) => r.deviationid), ...this.alive].filter((id) => undecided.has(authorOf(id)));
+    this.unsettled.push(...waiting);
+    this.alive.splice(0, this.alive.length, ...this.alive.filter((id) => !undecided.has(authorOf(id))));
+    const refused = this.refused.filter((r) => !undecided.has(authorOf(r.deviationid)));
+    const withAuthor = refused.filter((r) => unavailable.has(authorOf(r.deviationid)));
+    const gone = [...this.stubs, ...refused.filter((r) => !unavailable.has(authorOf(r.deviationid)))];
     await ctx.transaction(async (repos) => {
       ctx.counters.removed += await repos.deviations.markDeviationsGone(gone, ctx.now());
     });
     return [...gone, ...withAuthor].map((g) => g.deviationid);
+  }
+
+  /** Each author's state, marked where they are unavailable; `undecided`: those whose check settled nothing. */
+  private async checkAuthors(authors: ReadonlyMap<string, string>): Promise<{ unavailable: Set<string>; undecided: Set<string> }> {
+    const unavailable = new Set<string>();
+    const undecided = new Set<string>();
+    let stop = false;
+    for (const [userid, username] of authors) {
+      if (stop) {
+        undecided.add(userid);
+        continue;
+      }
+      let check: Awaited<ReturnType<typeof checkUser>>;
+      try {
+        check = await checkUser(this.ctx.client, username);
+      } catch (err) {
+        const verdict = judgeUserCheck(err);
+        this.cause ??= `${verdict.cause} from an author's profile`;
+        stop = verdict.stop;
+        undecided.add(userid);
+        continue;
+      }
+      if (check.available) continue;
+      unavailable.add(userid);
+      await markUnavailable(this.ctx, userid, check.state);
+    }
+    return { unavailable, undecided };
   }
 
   result(gone: string[]): Resolution {
