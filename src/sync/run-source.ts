@@ -2,7 +2,7 @@
 // It owns the per-source lock, the account's state, the token, the bookkeeping in sync_sources and
 // the outcome; the source itself only walks pages (src/sync/sources/*).
 import { createHash } from "node:crypto";
-import { isEndpointGone } from "../api/errors.ts";
+import { isEndpointGone, userStateOf } from "../api/errors.ts";
 import { ensureFreshToken } from "../api/account-calls.ts";
 import { ReauthRequiredError } from "../api/token-errors.ts";
 import type { SourceRef, SourceState } from "../db/sync-state.repository.ts";
@@ -166,7 +166,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
     await repos.syncState.saveSourceState(ref, { lastRunAt: startedAt, ...(full ? { sweepStartedAt: sweepStart } : {}) }, startedAt);
     const signal = options.signal ?? new AbortController().signal;
     const currentApi = api;
-    const outcome: SourceOutcome = await definition
+    const outcome: SourceOutcome = await followingRename(definition, services)
       .run({
         account: { id: row.id, name: row.name, userId: row.userId, username: row.username },
         ref,
@@ -256,6 +256,30 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
     progress({ type: "end", id: taskId, outcome: ended });
     await lock.release();
   }
+}
+
+/**
+ * The account's own user renamed on the service: the calls named by the user (/user/profile/{username}, its posts,
+ * its friends and watchers) answer "User not found." under the name stored at login, and every run of those sources
+ * failed for ever, saying the archive keeps "their" works. The name is asked again (/user/whoami, once, only on that
+ * answer), stored on the account, and the source run again with it.
+ */
+function followingRename(definition: SourceDefinition, services: Services): Pick<SourceDefinition, "run"> {
+  return {
+    run: async (ctx) => {
+      try {
+        return await definition.run(ctx);
+      } catch (err) {
+        const notFound = userStateOf(err) === "not_found" || (err instanceof UserUnavailableError && err.state === "not_found");
+        if (!notFound || ctx.key !== "") throw err;
+        const who = await ctx.client.whoami();
+        if (who.userid.toUpperCase() !== ctx.account.userId.toUpperCase() || who.username === ctx.account.username) throw err;
+        await services.accounts.saveIdentity(ctx.account.id, { userId: ctx.account.userId, username: who.username });
+        ctx.log.warn({ was: ctx.account.username, now: who.username }, "the account's user has a new name on the service: stored, and the source runs with it");
+        return definition.run({ ...ctx, account: { ...ctx.account, username: who.username } });
+      }
+    },
+  };
 }
 
 /** The gap scope under which skipped unreadable answers are recorded. */

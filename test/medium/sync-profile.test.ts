@@ -71,6 +71,21 @@ function expectedWatching(): RelationRow[] {
 }
 
 describe(profileSource.name, () => {
+  it("follows the account's own user renamed on the service: the new name is stored and the run succeeds", async () => {
+    expect((await runLater({ full: true })).result.status).toBe("ok");
+    h.sim.activity({ kind: "rename_user", username: owner().username, to: "RenamedOwner" });
+    const { result } = await runLater({ full: true });
+    expect(result.status).toBe("ok");
+    const account = await h.pool.query<{ username: string }>("SELECT username FROM accounts WHERE id = $1", [h.account.id]);
+    expect(account.rows[0]?.username).toBe("RenamedOwner");
+    const me = await h.pool.query<{ username: string; removed_at: Date | null }>("SELECT username, removed_at FROM users WHERE userid = $1", [owner().userid]);
+    expect(me.rows).toEqual([{ username: "RenamedOwner", removed_at: null }]);
+    // Later runs ask with the stored name: no lookup again.
+    const again = await runLater();
+    expect(again.result.status).toBe("ok");
+    expect(again.routes.some((r) => r.includes("whoami"))).toBe(false);
+  });
+
   it("mirrors the profile, the watchers and the watched users on the first run", async () => {
     const { result } = await runLater();
     expect(result.status).toBe("ok");
