@@ -5,6 +5,8 @@ import { createHash } from "node:crypto";
 import { isEndpointGone, userStateOf } from "../api/errors.ts";
 import { ensureFreshToken } from "../api/account-calls.ts";
 import { ReauthRequiredError } from "../api/token-errors.ts";
+import type { DaClient } from "../api/client.ts";
+import type { AccountRow } from "../db/account.repository.ts";
 import type { SourceRef, SourceState } from "../db/sync-state.repository.ts";
 import { withTransaction } from "../db/with-transaction.ts";
 import { InterruptedError, type SkippableError } from "../queue/job-definition.ts";
@@ -117,7 +119,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
       `account "${row.name}" needs re-authorization (${row.stateReason ?? row.state}); run: dvault auth login --account ${row.name}`,
     );
   }
-  if (row.kind !== "user" || !row.userId || !row.username) return skipped(`account "${row.name}" has no user grant`);
+  if (row.kind !== "user") return skipped(`account "${row.name}" has no user grant`);
 
   const lock = await acquireLock(services.coord, lockKey(services.config.redisPrefix, req), options.lockTtlMs ?? 60_000);
   if (!lock) return skipped("another process is syncing this source right now");
@@ -144,6 +146,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
   let ended = "failed";
   try {
     const api = await services.apiFor(row.id);
+    const me = await identified(services, row, api.client);
     transports.push(api.transport);
     let publicApi: Promise<Awaited<ReturnType<Services["publicApi"]>>> | undefined;
     const publicClient = async () => {
@@ -165,10 +168,9 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
     const sweepStart = full ? (state?.sweepStartedAt ?? startedAt) : startedAt;
     await repos.syncState.saveSourceState(ref, { lastRunAt: startedAt, ...(full ? { sweepStartedAt: sweepStart } : {}) }, startedAt);
     const signal = options.signal ?? new AbortController().signal;
-    const currentApi = api;
     const outcome: SourceOutcome = await followingRename(definition, services)
       .run({
-        account: { id: row.id, name: row.name, userId: row.userId, username: row.username },
+        account: { id: row.id, name: row.name, ...me },
         ref,
         key,
         client: api.client,
@@ -185,7 +187,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
           if (signal.aborted || lock.lost) throw new InterruptedError(signal.aborted ? "shutdown" : "a lost sync lock");
           tell();
         },
-        ensureFreshToken: () => ensureFreshToken({ tokens: currentApi.tokens, transport: currentApi.transport, signal }),
+        ensureFreshToken: () => ensureFreshToken({ tokens: api.tokens, transport: api.transport, signal }),
         counters,
       })
       .catch((err: unknown): SourceOutcome => {
@@ -243,7 +245,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
       throw err;
     }
     const at = new Date(services.now());
-    if (err instanceof ReauthRequiredError) {
+    if (err instanceof ReauthRequiredError || err instanceof SourceSkippedError) {
       ended = "skipped";
       await repos.syncState.saveSourceState(ref, { lastResult: "skipped", lastError: err.message, counters: bookkeeping() }, at).catch(() => undefined);
       throw new SourceSkippedError(err.message);
@@ -256,6 +258,25 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
     progress({ type: "end", id: taskId, outcome: ended });
     await lock.release();
   }
+}
+
+/**
+ * The account's user: a grant stored without it (its login's /user/whoami failed: src/api/store-login.ts) is asked
+ * now (/user/whoami) and stored, so the account syncs; it was skipped at every run as having "no user grant". The
+ * same user already stored as another account (a second local name) is said and skipped: nothing is synced twice.
+ */
+async function identified(services: Services, row: AccountRow, client: DaClient): Promise<{ userId: string; username: string }> {
+  if (row.userId && row.username) return { userId: row.userId, username: row.username };
+  const who = await client.whoami();
+  const twin = await services.accounts.findByUserId(who.userid);
+  if (twin && twin.id !== row.id) {
+    throw new SourceSkippedError(
+      `account "${row.name}" is ${who.username}, whom account "${twin.name}" archives already: nothing is synced twice; end this login with dvault auth logout --account ${row.name}`,
+    );
+  }
+  await services.accounts.saveIdentity(row.id, { userId: who.userid, username: who.username });
+  services.log.info({ account: row.name, username: who.username }, "stored the account's user, which its login could not ask for");
+  return { userId: who.userid, username: who.username };
 }
 
 /**
