@@ -78,6 +78,32 @@ function rank(classes: readonly string[]): RawBuilder<number> {
     COALESCE(array_position(${order}, 'other'), cardinality(${order}) + 1))`;
 }
 
+/**
+ * The account `b` (an accounts row: id, user_id) wants the work of downloads `d`, deviations `v` as its own: its gallery,
+ * one of its collections, or a user it tracks (rank's classes other than 'other').
+ */
+function wantedBy(b: string): RawBuilder<boolean> {
+  const acc = sql.table(b);
+  return sql<boolean>`(v.author_userid = ${acc}.user_id
+    OR EXISTS (SELECT 1 FROM folder_members m JOIN collection_folders c ON c.folderid = m.folderid
+               WHERE m.kind = 'collection' AND m.deviationid = d.deviationid AND m.removed_at IS NULL AND c.owner_userid = ${acc}.user_id)
+    OR EXISTS (SELECT 1 FROM tracked_users t WHERE t.account_id = ${acc}.id AND t.removed_at IS NULL AND t.userid = v.author_userid))`;
+}
+
+/**
+ * An unattributed row (of downloads `d`, deviations `v`) that accounts `mine` may take: one they want as their own, or
+ * one none of the accounts `leaveTo` (the install's other accounts that can download) wants as its own. A row of
+ * another account's gallery, collections or tracked users waits for that account, whose allowance it spends: taken by
+ * whichever account claimed first, it spent that one's, and the other account's allowance went unused while its own
+ * works waited for the first one's next window.
+ */
+function mayTake(mine: RawBuilder<number[]>, leaveTo: readonly number[]): RawBuilder<boolean> {
+  const others = sql`${[...leaveTo]}::int[]`;
+  return sql<boolean>`(cardinality(${others}) = 0
+    OR EXISTS (SELECT 1 FROM accounts mine WHERE mine.id = ANY(${mine}) AND ${wantedBy("mine")})
+    OR NOT EXISTS (SELECT 1 FROM accounts theirs WHERE theirs.id = ANY(${others}) AND ${wantedBy("theirs")}))`;
+}
+
 /** Due now (of downloads `d`): not held by a queue, and wanted, or waiting for a window or a retry that has come. */
 function dueNow(now: Date): RawBuilder<boolean> {
   return sql<boolean>`(d.queued_at IS NULL AND (d.status IN ('wanted', 'queued') OR (d.status IN ('deferred_quota', 'degraded', 'failed') AND d.next_attempt_at <= ${now})))`;
@@ -106,6 +132,8 @@ export type ClaimArgs = {
   freeOnly?: boolean;
   /** Rows left out whatever their state (a `--once` run's rows it already had that came due again: src/downloads/once-claims.ts). */
   exceptIds?: readonly string[];
+  /** The install's other accounts that can download: unattributed rows one of them wants as its own are left to it (mayTake). */
+  leaveTo?: readonly number[];
 };
 
 /** See DownloadRepository.claimDueDownloads. */
@@ -123,7 +151,7 @@ due AS (
   FROM downloads d
   JOIN deviations v ON v.deviationid = d.deviationid
   CROSS JOIN a
-  WHERE (d.account_id IS NULL OR d.account_id = a.id)
+  WHERE (d.account_id = a.id OR (d.account_id IS NULL AND (${only} IS NOT NULL OR ${mayTake(sql`ARRAY[${accountId}::int]`, args.leaveTo ?? [])})))
     AND (${only} IS NULL OR d.deviationid = ANY(${only}))
     AND (NOT ${freeOnly}::boolean OR ${spendsNothing()})
     AND NOT (d.id = ANY(${except}))
@@ -147,7 +175,13 @@ RETURNING d.id, d.deviationid, d.kind, d.status, d.account_id, due.rank, due.pub
 }
 
 /** See DownloadRepository.remainingDownloads: counted by the same "due now" that claimDue claims by. */
-export async function remaining(db: Queryable, accountIds: readonly number[], now: Date): Promise<DownloadsLeft> {
+export async function remaining(db: Queryable, accountIds: readonly number[], now: Date, leaveTo: readonly number[] = []): Promise<DownloadsLeft> {
+  const ids = sql<number[]>`${[...accountIds]}::int[]`;
+  // Unattributed rows count for these accounts as claimDue takes them (mayTake); deviations are read only when some are left to others.
+  const theirs =
+    leaveTo.length === 0
+      ? sql<boolean>`TRUE`
+      : sql<boolean>`EXISTS (SELECT 1 FROM deviations v WHERE v.deviationid = d.deviationid AND ${mayTake(ids, leaveTo)})`;
   type Left = Record<"due_now" | "queued" | "deferred" | "degraded_waiting" | "retry_later" | "failed_for_good", number> &
     Record<"next_window" | "next_retry", Row<"downloads">["next_attempt_at"]>;
   const { rows } = await sql<Left>`
@@ -161,7 +195,7 @@ SELECT
   min(d.next_attempt_at) FILTER (WHERE d.queued_at IS NULL AND d.status = 'failed' AND d.next_attempt_at > ${now}) AS next_retry,
   count(*) FILTER (WHERE d.status = 'failed' AND d.next_attempt_at IS NULL)::int AS failed_for_good
 FROM downloads d
-WHERE d.kind <> 'degraded' AND (d.account_id IS NULL OR d.account_id = ANY(${[...accountIds]}::int[]))
+WHERE d.kind <> 'degraded' AND (d.account_id = ANY(${ids}) OR (d.account_id IS NULL AND ${theirs}))
   -- Every count above is of these statuses: the rows of downloads_due_idx, not the archive's done ones (status's
   -- half second at a million works, bench/archive-scale.ts).
   AND d.status IN ('wanted', 'queued', 'deferred_quota', 'degraded', 'failed')`.execute(kysely(db));

@@ -101,15 +101,19 @@ ON CONFLICT (deviationid, kind) DO NOTHING`.execute(kysely(this.db));
    * already queued are claimed again only when queued at or before `queuedBefore` (`download --once` taking over what a
    * queue held when it started — a killed run's, a stopped worker's — but never its own claims; a per-file lock
    * keeps two processes from one file). Rows of
-   * another account are left alone; unattributed rows become this account's.
+   * another account are left alone, and so are unattributed rows one of `leaveTo` wants as its own (its gallery,
+   * collections or tracked users: its allowance pays for them); other unattributed rows become this account's.
    */
   async claimDueDownloads(args: ClaimArgs): Promise<Claim[]> {
     return claimDue(this.db, args);
   }
 
-  /** What is left of these accounts' downloads at `now` (see DownloadsLeft); unattributed rows count for them. */
-  async remainingDownloads(accountIds: readonly number[], now: Date): Promise<DownloadsLeft> {
-    return remaining(this.db, accountIds, now);
+  /**
+   * What is left of these accounts' downloads at `now` (see DownloadsLeft); unattributed rows count for them, but for
+   * those that one of `leaveTo` (the install's other accounts that can download) wants as its own, as claims take them.
+   */
+  async remainingDownloads(accountIds: readonly number[], now: Date, leaveTo: readonly number[] = []): Promise<DownloadsLeft> {
+    return remaining(this.db, accountIds, now, leaveTo);
   }
 
   /** Rows handed to the queue and not finished (queued_at set), by id from `afterId`: to rebuild a lost queue. */

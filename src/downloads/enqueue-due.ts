@@ -37,12 +37,13 @@ export async function enqueueDueDownloads(
 
   // An account that must log in again claims nothing: its rows stay wanted instead of failing job by job.
   const key = services.installKey();
-  const accounts = (await services.accounts.list()).filter(
-    (a) => a.kind === "user" && !unusableAccount(key, a) && (!opts.only || a.id === opts.only.accountId),
-  );
+  const able = (await services.accounts.list()).filter((a) => a.kind === "user" && !unusableAccount(key, a));
+  const accounts = able.filter((a) => !opts.only || a.id === opts.only.accountId);
   for (const account of accounts) {
+    // Each account's own works are its own to pay for: another account's are left to it (claimDue's leaveTo).
+    const leaveTo = able.filter((a) => a.id !== account.id).map((a) => a.id);
     for (;;) {
-      const rows = await repo.claimDueDownloads({ accountId: account.id, now, classes, limit: BATCH, deviationids: opts.only?.deviationids });
+      const rows = await repo.claimDueDownloads({ accountId: account.id, now, classes, limit: BATCH, deviationids: opts.only?.deviationids, leaveTo });
       summary.claimed += rows.length;
       for (const row of rows) await ensure(row, true);
       if (rows.length < BATCH) break;

@@ -17,6 +17,8 @@ export type OnceClaimsArgs = {
   deps: DownloadDeps;
   log: Logger;
   accounts: readonly { id: number; name: string }[];
+  /** The install's accounts that can download, the run's or not (default: the run's): an account's claims leave the others' own works to them. */
+  able?: readonly number[];
   /** Accounts without a usable grant, before or during the run: they claim nothing more. */
   lost: ReadonlyMap<number, ReauthRequiredError>;
   batch: number;
@@ -118,6 +120,7 @@ export class OnceClaims {
       deviationids: this.args.deviationids,
       freeOnly,
       exceptIds: [...this.warned],
+      leaveTo: (this.args.able ?? this.args.accounts.map((a) => a.id)).filter((id) => id !== account.id),
     });
     const fresh = rows.filter((r) => !this.had.has(r.id));
     const again = rows.filter((r) => this.had.has(r.id));

@@ -95,11 +95,13 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
   const deps = opts.deps ?? downloadDepsFor(services);
   const started = Date.now();
   const s = emptySummary();
-  const { accounts, lost } = await selectAccounts(services, opts.account);
+  const { accounts, lost, able } = await selectAccounts(services, opts.account);
+  const ids = accounts.map((a) => a.id);
   const leftNow = () =>
     deps.repo.remainingDownloads(
-      accounts.map((a) => a.id),
+      ids,
       new Date(services.now()),
+      able.filter((id) => !ids.includes(id)),
     );
   // What is left at the end is counted once the work beside the run has settled: until then it may still make rows
   // due (archive's sync, when the downloads paused or lost their accounts before it finished listing).
@@ -145,7 +147,7 @@ export async function runDownloadsOnce(opts: RunOnceOptions): Promise<DownloadSu
     storedSomething: false,
   };
   const batch = Math.max(1, Math.floor(opts.claimBatch ?? services.config.downloadClaimBatch));
-  const claims = new OnceClaims({ services, deps, log, accounts, lost, batch, deviationids: opts.deviationids, lease, alongside: opts.alongside });
+  const claims = new OnceClaims({ services, deps, log, accounts, able, lost, batch, deviationids: opts.deviationids, lease, alongside: opts.alongside });
   // The bar's total is what is due (or queued) when the run starts, raised as claims find more.
   run.files.expected = await leftNow().then((atStart) => atStart.dueNow + atStart.queued);
   try {
@@ -225,8 +227,9 @@ async function pausedAtStart(deps: DownloadDeps): Promise<PauseState | undefined
 async function selectAccounts(
   services: Services,
   account: string | undefined,
-): Promise<{ accounts: { id: number; name: string }[]; lost: Map<number, ReauthRequiredError> }> {
-  const selected = (await services.accounts.list()).filter((a) => a.kind === "user" && (!account || a.name === account));
+): Promise<{ accounts: { id: number; name: string }[]; lost: Map<number, ReauthRequiredError>; able: number[] }> {
+  const users = (await services.accounts.list()).filter((a) => a.kind === "user");
+  const selected = users.filter((a) => !account || a.name === account);
   if (account && selected.length === 0) throw new UserError(`no account named "${account}": see dvault auth status`);
   if (selected.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login (or dvault auth import)");
   const lost = new Map<number, ReauthRequiredError>();
@@ -236,7 +239,9 @@ async function selectAccounts(
     if (unusable) lost.set(a.id, unusable);
   }
   if (lost.size === selected.length) throw missingGrants([...lost.values()]);
-  return { accounts: selected.filter((a) => !lost.has(a.id)), lost };
+  // Every account of the install that can download, this run's or not: the works one wants as its own are left to it.
+  const able = users.filter((a) => !lost.has(a.id) && !unusableAccount(key, a)).map((a) => a.id);
+  return { accounts: selected.filter((a) => !lost.has(a.id)), lost, able };
 }
 
 /** Claims a batch, runs it to an end, and again, until no account has rows due or the run is stopped. */

@@ -2,9 +2,11 @@
 // It owns the per-source lock, the account's state, the token, the bookkeeping in sync_sources and
 // the outcome; the source itself only walks pages (src/sync/sources/*).
 import { createHash } from "node:crypto";
-import { isEndpointGone } from "../api/errors.ts";
+import { isEndpointGone, userStateOf } from "../api/errors.ts";
 import { ensureFreshToken } from "../api/account-calls.ts";
 import { ReauthRequiredError } from "../api/token-errors.ts";
+import type { DaClient } from "../api/client.ts";
+import type { AccountRow } from "../db/account.repository.ts";
 import type { SourceRef, SourceState } from "../db/sync-state.repository.ts";
 import { withTransaction } from "../db/with-transaction.ts";
 import { InterruptedError, type SkippableError } from "../queue/job-definition.ts";
@@ -117,7 +119,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
       `account "${row.name}" needs re-authorization (${row.stateReason ?? row.state}); run: dvault auth login --account ${row.name}`,
     );
   }
-  if (row.kind !== "user" || !row.userId || !row.username) return skipped(`account "${row.name}" has no user grant`);
+  if (row.kind !== "user") return skipped(`account "${row.name}" has no user grant`);
 
   const lock = await acquireLock(services.coord, lockKey(services.config.redisPrefix, req), options.lockTtlMs ?? 60_000);
   if (!lock) return skipped("another process is syncing this source right now");
@@ -144,6 +146,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
   let ended = "failed";
   try {
     const api = await services.apiFor(row.id);
+    const me = await identified(services, row, api.client);
     transports.push(api.transport);
     let publicApi: Promise<Awaited<ReturnType<Services["publicApi"]>>> | undefined;
     const publicClient = async () => {
@@ -165,10 +168,9 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
     const sweepStart = full ? (state?.sweepStartedAt ?? startedAt) : startedAt;
     await repos.syncState.saveSourceState(ref, { lastRunAt: startedAt, ...(full ? { sweepStartedAt: sweepStart } : {}) }, startedAt);
     const signal = options.signal ?? new AbortController().signal;
-    const currentApi = api;
-    const outcome: SourceOutcome = await definition
+    const outcome: SourceOutcome = await followingRename(definition, services)
       .run({
-        account: { id: row.id, name: row.name, userId: row.userId, username: row.username },
+        account: { id: row.id, name: row.name, ...me },
         ref,
         key,
         client: api.client,
@@ -185,7 +187,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
           if (signal.aborted || lock.lost) throw new InterruptedError(signal.aborted ? "shutdown" : "a lost sync lock");
           tell();
         },
-        ensureFreshToken: () => ensureFreshToken({ tokens: currentApi.tokens, transport: currentApi.transport, signal }),
+        ensureFreshToken: () => ensureFreshToken({ tokens: api.tokens, transport: api.transport, signal }),
         counters,
       })
       .catch((err: unknown): SourceOutcome => {
@@ -243,7 +245,7 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
       throw err;
     }
     const at = new Date(services.now());
-    if (err instanceof ReauthRequiredError) {
+    if (err instanceof ReauthRequiredError || err instanceof SourceSkippedError) {
       ended = "skipped";
       await repos.syncState.saveSourceState(ref, { lastResult: "skipped", lastError: err.message, counters: bookkeeping() }, at).catch(() => undefined);
       throw new SourceSkippedError(err.message);
@@ -256,6 +258,49 @@ export async function runSource(req: RunSourceRequest, options: RunSourceOptions
     progress({ type: "end", id: taskId, outcome: ended });
     await lock.release();
   }
+}
+
+/**
+ * The account's user: a grant stored without it (its login's /user/whoami failed: src/api/store-login.ts) is asked
+ * now (/user/whoami) and stored, so the account syncs; it was skipped at every run as having "no user grant". The
+ * same user already stored as another account (a second local name) is said and skipped: nothing is synced twice.
+ */
+async function identified(services: Services, row: AccountRow, client: DaClient): Promise<{ userId: string; username: string }> {
+  if (row.userId && row.username) return { userId: row.userId, username: row.username };
+  const who = await client.whoami();
+  const twin = await services.accounts.findByUserId(who.userid);
+  if (twin && twin.id !== row.id) {
+    throw new SourceSkippedError(
+      `account "${row.name}" is ${who.username}, whom account "${twin.name}" archives already: nothing is synced twice; end this login with dvault auth logout --account ${row.name}`,
+    );
+  }
+  await services.accounts.saveIdentity(row.id, { userId: who.userid, username: who.username });
+  services.log.info({ account: row.name, username: who.username }, "stored the account's user, which its login could not ask for");
+  return { userId: who.userid, username: who.username };
+}
+
+/**
+ * The account's own user renamed on the service: the calls named by the user (/user/profile/{username}, its posts,
+ * its friends and watchers) answer "User not found." under the name stored at login, and every run of those sources
+ * failed for ever, saying the archive keeps "their" works. The name is asked again (/user/whoami, once, only on that
+ * answer), stored on the account, and the source run again with it.
+ */
+function followingRename(definition: SourceDefinition, services: Services): Pick<SourceDefinition, "run"> {
+  return {
+    run: async (ctx) => {
+      try {
+        return await definition.run(ctx);
+      } catch (err) {
+        const notFound = userStateOf(err) === "not_found" || (err instanceof UserUnavailableError && err.state === "not_found");
+        if (!notFound || ctx.key !== "") throw err;
+        const who = await ctx.client.whoami();
+        if (who.userid.toUpperCase() !== ctx.account.userId.toUpperCase() || who.username === ctx.account.username) throw err;
+        await services.accounts.saveIdentity(ctx.account.id, { userId: ctx.account.userId, username: who.username });
+        ctx.log.warn({ was: ctx.account.username, now: who.username }, "the account's user has a new name on the service: stored, and the source runs with it");
+        return definition.run({ ...ctx, account: { ...ctx.account, username: who.username } });
+      }
+    },
+  };
 }
 
 /** The gap scope under which skipped unreadable answers are recorded. */

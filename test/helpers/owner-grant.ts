@@ -10,11 +10,19 @@ export async function storeOwnerGrant(services: Services, sim: Simulator, issued
   return storeUserGrant(services, sim, { userId: ownerId, name: sim.truth.users.get(ownerId)?.username ?? "owner", issued });
 }
 
-/** A grant of the simulator's user `userId`, stored as account `name` (a second account, or the same one logged in again). */
+/**
+ * A grant of the simulator's user `userId`, stored as account `name` (a second account, or the same one logged in again);
+ * with `named: false` without its user, as a login whose /user/whoami failed stores it (src/api/store-login.ts).
+ */
 export async function storeUserGrant(
   services: Services,
   sim: Simulator,
-  { userId, name, issued = sim.issueUserToken({ userId }) }: { userId: string; name: string; issued?: ReturnType<Simulator["issueUserToken"]> },
+  {
+    userId,
+    name,
+    issued = sim.issueUserToken({ userId }),
+    named = true,
+  }: { userId: string; name: string; issued?: ReturnType<Simulator["issueUserToken"]>; named?: boolean },
 ): Promise<SyncAccount> {
   const row = await services.tokens().storeGrant({
     name,
@@ -29,8 +37,8 @@ export async function storeUserGrant(
     },
     clientAuth: "basic",
     requestedAt: services.now(),
-    userId,
-    username: name,
+    userId: named ? userId : null,
+    username: named ? name : null,
   });
   return { id: row.id, name: row.name, userId, username: name };
 }

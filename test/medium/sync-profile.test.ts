@@ -3,7 +3,9 @@
 // a sweep; a deactivated watcher is resolved on one.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SimUser } from "../../src/simulator/dataset.ts";
+import { runSource } from "../../src/sync/run-source.ts";
 import { profileSource } from "../../src/sync/sources/profile.ts";
+import { storeUserGrant } from "../helpers/owner-grant.ts";
 import { createSyncHarness, type SyncHarness, runSourceLater } from "../helpers/sync-harness.ts";
 
 let h: SyncHarness;
@@ -71,6 +73,38 @@ function expectedWatching(): RelationRow[] {
 }
 
 describe(profileSource.name, () => {
+  it("a grant stored without its user (the login's whoami failed) is named at its first sync; the same user under a second name is skipped, said", async () => {
+    // The owner's row, as a login whose /user/whoami failed leaves it.
+    await h.pool.query("UPDATE accounts SET user_id = NULL, username = NULL WHERE id = $1", [h.account.id]);
+    expect((await runLater({ full: true })).result.status).toBe("ok");
+    const named = await h.pool.query("SELECT user_id, username FROM accounts WHERE id = $1", [h.account.id]);
+    expect(named.rows).toEqual([{ user_id: owner().userid, username: owner().username }]);
+
+    // The same user logged in again under another local name, whoami failing again.
+    const second = await storeUserGrant(h.services, h.sim, { userId: owner().userid, name: "second", named: false });
+    const run = runSource({ accountId: second.id, source: "profile" }, { services: h.services, sources: new Map([["profile", profileSource]]) });
+    await expect(run).rejects.toThrow(
+      `account "second" is ${owner().username}, whom account "${h.account.name}" archives already: nothing is synced twice; end this login with dvault auth logout --account second`,
+    );
+    const state = await h.pool.query("SELECT last_result::text FROM sync_sources WHERE account_id = $1", [second.id]);
+    expect(state.rows).toEqual([{ last_result: "skipped" }]);
+  });
+
+  it("follows the account's own user renamed on the service: the new name is stored and the run succeeds", async () => {
+    expect((await runLater({ full: true })).result.status).toBe("ok");
+    h.sim.activity({ kind: "rename_user", username: owner().username, to: "RenamedOwner" });
+    const { result } = await runLater({ full: true });
+    expect(result.status).toBe("ok");
+    const account = await h.pool.query<{ username: string }>("SELECT username FROM accounts WHERE id = $1", [h.account.id]);
+    expect(account.rows[0]?.username).toBe("RenamedOwner");
+    const me = await h.pool.query<{ username: string; removed_at: Date | null }>("SELECT username, removed_at FROM users WHERE userid = $1", [owner().userid]);
+    expect(me.rows).toEqual([{ username: "RenamedOwner", removed_at: null }]);
+    // Later runs ask with the stored name: no lookup again.
+    const again = await runLater();
+    expect(again.result.status).toBe("ok");
+    expect(again.routes.some((r) => r.includes("whoami"))).toBe(false);
+  });
+
   it("mirrors the profile, the watchers and the watched users on the first run", async () => {
     const { result } = await runLater();
     expect(result.status).toBe("ok");
