@@ -15,7 +15,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Coordinator } from "../coord/coordinator.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { acquireLock } from "../coord/lock.ts";
+import { acquireLock, type HeldLock } from "../coord/lock.ts";
 import { OAuthEndpointError, TokenResponseInvalidError, TokenResponseLostError, type OAuthClient, type TokenGrant } from "./oauth/token-endpoint.ts";
 import { ReauthRequiredError, TokenRefreshDeferredError, grantUnusable } from "./token-errors.ts";
 import { DAY, REFRESH_TOKEN_WARN_AGE_MS, type Session, type TokenSessions, type Trigger } from "./token-session.ts";
@@ -90,11 +90,11 @@ export class TokenRefresher {
       if (trigger.kind === "expiry" && this.sessions.isFresh(session, trigger.minValidityMs)) return session;
       return undefined;
     };
-    return this.underLock(row, adopt, (fresh) => this.rotateNow(fresh));
+    return this.underLock(row, adopt, (fresh, lock) => this.rotateNow(fresh, lock));
   }
 
   /** Spends the refresh token. Only ever called under the lock, after re-reading the row. */
-  private async rotateNow(row: StoredAccount): Promise<Session> {
+  private async rotateNow(row: StoredAccount, lock: HeldLock): Promise<Session> {
     if (row.clientId !== null && row.clientId !== this.options.oauth.clientId) {
       throw new UserError(
         `account "${row.name}" was authorized for client ${row.clientId}, but DVAULT_CLIENT_ID is ${this.options.oauth.clientId}; refresh tokens only work with the client that obtained them. Set DVAULT_CLIENT_ID back, or log in again with: dvault auth login --account ${row.name}`,
@@ -109,12 +109,17 @@ export class TokenRefresher {
     // whose answer waits in another host's config folder (no folder shared with this one): sent again, it would be
     // refused and the account marked for a new login, the answer still waiting there.
     let spentElsewhere: boolean;
+    let held: boolean;
     try {
       await this.options.store.proveWritable();
       spentElsewhere = (await this.options.coord.get(this.spentKey(row.id))) === oldFingerprint;
+      // Last before the token goes: a process paused past the lock's TTL (a machine asleep) may find that another
+      // took the lock and spent this very token meanwhile; sent again, it would be refused and the grant marked lost.
+      held = await lock.confirm();
     } catch (err) {
       throw new TokenRefreshDeferredError(row.name, err instanceof Error ? err.message : String(err), true, err);
     }
+    if (!held) throw new LockRanOut();
     if (spentElsewhere) {
       throw new TokenRefreshDeferredError(
         row.name,
@@ -274,7 +279,11 @@ export class TokenRefresher {
    * process stored (`adopt`) or performs the request. Waiters poll the row instead of the lock, so they
    * pick up the new token as soon as it is committed.
    */
-  async underLock<T>(row: StoredAccount, adopt: (fresh: StoredAccount) => T | undefined, perform: (fresh: StoredAccount) => Promise<T>): Promise<T> {
+  async underLock<T>(
+    row: StoredAccount,
+    adopt: (fresh: StoredAccount) => T | undefined,
+    perform: (fresh: StoredAccount, lock: HeldLock) => Promise<T>,
+  ): Promise<T> {
     const key = `${this.options.redisPrefix}:oauth:refresh-lock:${row.id}`;
     const deadline = Date.now() + this.options.waitTimeoutMs;
     for (;;) {
@@ -282,7 +291,15 @@ export class TokenRefresher {
       if (lock) {
         try {
           const fresh = await this.readRow(row.id);
-          return adopt(fresh) ?? (await perform(fresh));
+          return adopt(fresh) ?? (await perform(fresh, lock));
+        } catch (err) {
+          // Taken again, and the row read again: what the process that took it stored is adopted, or the refresh made.
+          if (!(err instanceof LockRanOut)) throw err;
+          this.options.log.warn(
+            { accountId: row.id },
+            "the refresh lock ran out before the refresh token was sent (this process was paused?); taking it again",
+          );
+          continue;
         } finally {
           // The new token is already committed: don't hold the caller for long on a blip of the lock store; the TTL frees the lock.
           if (!(await lock.release({ patienceMs: 2_000 })))
@@ -350,5 +367,11 @@ export class TokenRefresher {
       );
     }
     return { ...row, state: "expiring", stateReason: reason, stateChangedAt: now };
+  }
+}
+/** The refresh lock expired and another holder took it before the refresh token was sent: underLock starts again. */
+class LockRanOut extends Error {
+  constructor() {
+    super("the refresh lock ran out before the refresh token was sent");
   }
 }

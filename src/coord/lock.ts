@@ -10,6 +10,12 @@ export type HeldLock = {
   /** True once released; false when the store could not be reached within `patienceMs` (default: the TTL) and the TTL frees it. */
   release(options?: { patienceMs?: number }): Promise<boolean>;
   readonly lost: boolean;
+  /**
+   * Whether this holder holds the lock now (renewing it when so), asked of the store: false once it expired and
+   * another took it, which a process paused past the TTL (a machine asleep) learns only here. A store that cannot be
+   * reached throws.
+   */
+  confirm(): Promise<boolean>;
 };
 
 /**
@@ -38,6 +44,10 @@ export async function acquireLock(coord: Coordinator, key: string, ttlMs = 30_00
     key,
     get lost() {
       return lost;
+    },
+    async confirm() {
+      if (!(await coord.extendIfEquals(key, owner, ttlMs))) lost = true;
+      return !lost;
     },
     async release({ patienceMs = ttlMs }: { patienceMs?: number } = {}) {
       clearInterval(timer);

@@ -20,6 +20,7 @@ import { startSimulator, type Simulator, type SimulatorOptions } from "../../src
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 import { TEST_ENGINE } from "../helpers/env.ts";
+import type { Coordinator } from "../../src/coord/coordinator.ts";
 import { postgresCoordinator } from "../../src/coord/postgres.ts";
 import { pacerStoreFor } from "../../src/services.ts";
 
@@ -64,6 +65,8 @@ export type Fixture = {
   log: LogCapture;
   clock: TestClock;
   repo: AccountRepository;
+  /** The coordination store the managers' refresh locks live in (Redis, or PostgreSQL alone). */
+  coord: Coordinator;
   cipher: TokenCipher;
   oauth: OAuthClient;
   manager: TokenManager;
@@ -129,6 +132,7 @@ export async function createFixture(
     log,
     clock,
     repo,
+    coord,
     cipher,
     oauth,
     manager: newManager(),

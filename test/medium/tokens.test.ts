@@ -49,6 +49,35 @@ describe(TokenManager.name, () => {
     await expect(f.oauth.refresh(issued.refresh_token)).rejects.toMatchObject({ status: 400, refreshTokenDead: true });
   });
 
+  it("a process paused past its refresh lock's life never sends the refresh token another process spent meanwhile: it adopts that grant", async () => {
+    const { issued } = await seedAccount(f);
+    f.clock.advance(55 * MINUTE);
+    const alice = (await f.repo.findByName("alice"))!;
+    const lockKey = `${f.redis.prefix}:oauth:refresh-lock:${alice.id}`;
+    let paused = false;
+    // The pause falls after the paused process took the lock and read the row, before it sends the token: its lock
+    // expires (as a TTL ends while a machine sleeps), and another process takes the lock and refreshes.
+    const pausedRepo = Object.create(f.repo) as typeof f.repo;
+    pausedRepo.proveWritable = async () => {
+      await f.repo.proveWritable();
+      if (paused) return;
+      paused = true;
+      const held = await f.coord.get(lockKey);
+      expect(held).toBeDefined();
+      await f.coord.removeIfEquals(lockKey, held!);
+      await (await f.newManager().forAccount("alice")).getAccessToken();
+    };
+    const token = await (await f.newManager({ repo: pausedRepo }).forAccount("alice")).getAccessToken();
+    expect(paused).toBe(true);
+    // One refresh: the other process's. The paused one took the lock again, read the row and took that grant.
+    expect(f.tokenRequests()).toEqual([{ grant: "refresh_token", status: 200 }]);
+    const row = (await f.repo.findByName("alice"))!;
+    expect(row.state).toBe("ok");
+    expect(token).toBe(f.manager.revealAccessToken(row));
+    expect(token).not.toBe(issued.access_token);
+    expect(f.log.lines.join("\n")).toContain("the refresh lock ran out before the refresh token was sent");
+  });
+
   it("never hands out a refreshed access token whose refresh token could not be stored", async () => {
     await seedAccount(f);
     class FailingRepo extends AccountRepository {
