@@ -21,16 +21,35 @@ import { createServices, type Services } from "../services.ts";
 
 type DigestOptions = { preview?: boolean; send?: boolean; history?: boolean; alerts?: boolean; since?: string; out?: string; json?: boolean };
 
-/** "2026-11-01", "2026-11-01T08:00Z", or a duration back from now: "36h", "2d", "90m". */
+/** An ISO date, or an ISO date and time with its zone (Z or ±hh:mm): "2026-11-01", "2026-11-01T09:00+01:00". */
+const ISO_SINCE = /^(\d{4})-(\d{2})-(\d{2})(T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/i;
+
+const SINCE_FORMS =
+  "give an ISO time with its zone (2026-11-01T08:00Z or 2026-11-01T09:00+01:00), a date (2026-11-01, from 00:00 UTC) or a duration such as 36h or 2d";
+
+/**
+ * "2026-11-01" (00:00 UTC), "2026-11-01T08:00Z", "2026-11-01T09:00+01:00", or a duration back from now: "36h", "2d",
+ * "90m"; a time in the past. Date.parse alone took "5" for May 2001, "2026-02-30" for 2 March, and a time without
+ * its zone in this machine's zone.
+ */
 export function parseSince(raw: string, now: number): Date {
-  const rel = /^\s*(\d+(?:\.\d+)?)\s*(m|min|h|d|w)\s*$/i.exec(raw);
+  const text = raw.trim();
+  const rel = /^(\d+(?:\.\d+)?)\s*(m|min|h|d|w)$/i.exec(text);
+  let at: number;
   if (rel) {
     const unit = { m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 }[(rel[2] ?? "h").toLowerCase() as "m" | "min" | "h" | "d" | "w"];
-    return new Date(now - Number(rel[1]) * unit);
+    at = now - Number(rel[1]) * unit;
+  } else {
+    const iso = ISO_SINCE.exec(text);
+    if (iso?.[4] && !iso[5]) throw new UserError(`--since "${raw}" has no zone: add Z for UTC or its offset (${text}Z, ${text}+01:00)`);
+    const day = iso ? new Date(Date.UTC(Number(iso[1]), Number(iso[2]) - 1, Number(iso[3]))) : undefined;
+    at = day?.toISOString().startsWith(`${iso?.[1]}-${iso?.[2]}-${iso?.[3]}`) ? Date.parse(text) : Number.NaN;
   }
-  const at = Date.parse(raw);
-  if (Number.isNaN(at)) throw new UserError(`--since "${raw}" is not a time: give an ISO time (2026-11-01T08:00Z) or a duration such as 36h or 2d`);
-  return new Date(at);
+  const since = new Date(at);
+  // NaN, or further back than a date goes (99999999999w).
+  if (Number.isNaN(since.getTime())) throw new UserError(`--since "${raw}" is not a time: ${SINCE_FORMS}`);
+  if (at >= now) throw new UserError(`--since "${raw}" is ${since.toISOString()}, not in the past: give an earlier time`);
+  return since;
 }
 
 export function registerDigestCommand(program: Command): void {
@@ -38,7 +57,7 @@ export function registerDigestCommand(program: Command): void {
     .command("digest")
     .description("digests of what happened: --preview renders one without sending, --send sends one now")
     .option("--preview", "render the next digest to files; nothing is sent and the window does not move")
-    .option("--since <time>", "with --preview: start the window here (ISO time, or 36h / 2d back from now)")
+    .option("--since <time>", "with --preview: start the window here (an ISO time with its zone, a date from 00:00 UTC, or 36h / 2d back from now)")
     .option("--out <dir>", "with --preview: write digest.html, digest.txt and digest.json here (default: a new temporary directory)")
     .option(
       "--send",

@@ -43,7 +43,9 @@ function readOne(raw: string, tz: string): Schedule | string {
   }
   if (text.split(/\s+/).length !== 5) return `"${text}" is neither an interval (such as 6h) nor a 5-field cron expression (such as 0 * * * *)`;
   try {
-    cronParser().parse(text, { tz });
+    // .next() too: cron-parser reads "0 0 31 2,4 *" and only its walk finds that no date has it (each run's
+    // bookkeeping, BullMQ's scheduler and status would throw on it after the worker started).
+    cronParser().parse(text, { tz }).next();
   } catch {
     return `"${text}" is not a cron expression that a date satisfies (minute hour day-of-month month day-of-week)`;
   }

@@ -5,7 +5,8 @@
 // node-cron's own matcher says which of the moments it offers are ticks (why two libraries:
 // docs/ARCHITECTURE.md#cron):
 // - a local time the switch skips (02:30 on the spring-forward night) has no tick that day;
-// - a local time the switch repeats (02:30 on the fall-back night) is one tick, at its second occurrence;
+// - a local time the switch repeats (02:30 on the fall-back night) is one tick, at the occurrence node-cron fires:
+//   the second east of UTC (Berlin's 02:30 at 01:30 UTC), the first west of it (New York's 01:30 at 05:30 UTC);
 // - with both a day of month and a weekday given ("0 8 1 * 1"), a day must match both, as node-cron reads it
 //   (classic cron, and cron-parser, take either).
 import { CronExpressionParser } from "cron-parser";
@@ -54,7 +55,7 @@ export class CronClock {
     for (;;) {
       const tick = this.tickBefore(before);
       if (tick === undefined || limit - tick > MAX_BACK_MS) return undefined;
-      if (matcher.match(new Date(tick)) && !this.repeatsLater(tick)) return new Date(tick);
+      if (matcher.match(new Date(tick)) && this.isPassFired(tick)) return new Date(tick);
       before = tick;
     }
   }
@@ -96,10 +97,26 @@ export class CronClock {
     return undefined;
   }
 
-  /** True when the zone's wall clock shows this tick's minute again later (the first pass of a repeated hour). */
-  private repeatsLater(tick: number): boolean {
+  /**
+   * False for the pass of a repeated local time (the fall-back night's) that node-cron does not fire. node-cron
+   * reads a wall time as the instant whose UTC offset is the one in force at that wall time read as UTC (its
+   * localTimeToTimestamp): in Berlin 02:30 read as UTC is already winter time, the second pass; in New York 01:30
+   * read as UTC is still summer time, the first. Taking the second pass everywhere skipped New York's fall-back
+   * digest: node-cron fired the first, which this clock then read as the day before's tick, already sent.
+   */
+  private isPassFired(tick: number): boolean {
     const shown = this.wallClock.format(tick);
-    return DST_SHIFTS_MS.some((shift) => this.wallClock.format(tick + shift) === shown);
+    const repeated = DST_SHIFTS_MS.some((shift) => this.wallClock.format(tick + shift) === shown || this.wallClock.format(tick - shift) === shown);
+    if (!repeated) return true;
+    const asUtc = this.wallAsUtc(tick);
+    return asUtc - (this.wallAsUtc(asUtc) - asUtc) === tick;
+  }
+
+  /** The zone's wall clock at `at` (to the minute) read as if it were UTC, in epoch ms. */
+  private wallAsUtc(at: number): number {
+    const part = (type: Intl.DateTimeFormatPartTypes, parts: Intl.DateTimeFormatPart[]) => Number(parts.find((p) => p.type === type)?.value);
+    const parts = this.wallClock.formatToParts(at);
+    return Date.UTC(part("year", parts), part("month", parts) - 1, part("day", parts), part("hour", parts), part("minute", parts));
   }
 }
 

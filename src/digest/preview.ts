@@ -15,6 +15,7 @@ import { Thumbnails } from "../storage/thumbnails.ts";
 import type { DigestServices } from "./run-digest.ts";
 import type { DigestData, DigestWindow } from "./types.ts";
 import { makeDirs } from "../make-dirs.ts";
+import { UserError } from "../errors.ts";
 
 export type PreviewResult = { window: DigestWindow; subject: string; counts: DigestData["counts"]; files: { html: string; text: string; json: string } };
 
@@ -38,7 +39,15 @@ export async function nextWindowStart(services: DigestServices, now: Date): Prom
 export async function previewDigest(services: DigestServices, opts: { since?: Date; out?: string } = {}): Promise<PreviewResult> {
   const now = new Date(services.now());
   const start = opts.since ?? (await nextWindowStart(services, now));
-  if (start.getTime() >= now.getTime()) throw new RangeError(`--since ${start.toISOString()} is not in the past`);
+  if (start.getTime() >= now.getTime()) {
+    // Without --since: a digest's window already ends after this machine's time (its clock stepped back, or the host that
+    // sent it ran ahead), which the line said was a --since given.
+    throw new UserError(
+      opts.since
+        ? `--since ${start.toISOString()} is not in the past`
+        : `the last digest's window ends at ${start.toISOString()}, after this machine's time (${now.toISOString()}): is its clock behind? Give --since to preview an earlier window`,
+    );
+  }
   const window = { start, end: now };
   const data = await collectDigest({
     db: services.pool,

@@ -16,6 +16,7 @@ import { DiskFullError } from "../storage/free-space.ts";
 import { OutsideArchiveError } from "../storage/layout.ts";
 import { folderFault } from "../storage/storage-fault.ts";
 import type { DownloadDeps } from "./deps.ts";
+import { nextWindowOf } from "./quota.ts";
 import type { DownloadOutcome, DownloadRequest } from "./outcome.ts";
 import { PaidDownloads } from "./paid-downloads.ts";
 import { type PlacedOriginal, PlacedOriginals } from "./placed-originals.ts";
@@ -147,8 +148,8 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
       const refusal = await readRefusal(api, t.deviationid, err);
       switch (refusal.kind) {
         case "quota":
-          await quota.markExhausted(accountId, refusal.reason);
-          return storeFree(deps, t, req, api, { status: "degraded", reason: refusal.reason, nextWindow: quota.nextWindow() }, refusal.deviation);
+          await quota.markExhausted(reservation, refusal.reason);
+          return storeFree(deps, t, req, api, { status: "degraded", reason: refusal.reason, nextWindow: nextWindowOf(reservation) }, refusal.deviation);
         case "not_offered":
           return storeFree(deps, t, req, api, { status: "not_downloadable", reason: refusal.reason }, refusal.deviation);
         case "gone":
@@ -170,7 +171,7 @@ async function fetchOriginal(deps: DownloadDeps, t: DownloadTarget, req: Downloa
     } catch (err) {
       await quota.release(again);
       const refusal = await readRefusal(api, t.deviationid, err);
-      if (refusal.kind === "quota") await quota.markExhausted(accountId, refusal.reason);
+      if (refusal.kind === "quota") await quota.markExhausted(again, refusal.reason);
       if (refusal.kind === "other") throw err;
       return undefined;
     }

@@ -76,20 +76,25 @@ export class DownloadQuota {
     await this.options.repo.release({ accountId: reservation.accountId, weekStart: weekKey(reservation.weekStart), at: new Date(this.options.now()) });
   }
 
-  /** The service refused as if the allowance were spent: nothing more this week, whatever was counted. */
-  async markExhausted(accountId: number, reason: string): Promise<void> {
-    const now = this.options.now();
+  /**
+   * The service refused the call `reservation` was taken for as if the allowance were spent: nothing more in the
+   * reservation's week, whatever was counted. Its week, not the one the answer came in: a call made before Monday
+   * 00:00 UTC and refused after it (its retries ran past midnight) says nothing of the new week, which closing would
+   * keep every original waiting a week with nothing of it spent.
+   */
+  async markExhausted(reservation: QuotaReservation, reason: string): Promise<void> {
     await this.options.repo.markExhausted({
-      accountId,
-      weekStart: weekKey(serviceWeekStart(now)),
-      at: new Date(now),
+      accountId: reservation.accountId,
+      weekStart: weekKey(reservation.weekStart),
+      at: new Date(this.options.now()),
       reason,
     });
   }
+}
 
-  nextWindow(): Date {
-    return nextQuotaWindow(this.options.now());
-  }
+/** When the allowance of a reservation's week refills: the Monday 00:00 UTC after it (a refused call's files wait for it). */
+export function nextWindowOf(reservation: QuotaReservation): Date {
+  return new Date(reservation.weekStart.getTime() + WEEK_MS);
 }
 
 const HOURS_PER_CLASS = 400_000;

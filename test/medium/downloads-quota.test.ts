@@ -61,7 +61,7 @@ describe("DownloadQuota", () => {
     await h.pool.query("UPDATE accounts SET download_quota = 5 WHERE id = $1", [h.account.id]);
     expect((await quota.state(h.account.id)).remaining).toBe(3);
     await quota.markExhausted(
-      h.account.id,
+      { accountId: h.account.id, weekStart: new Date("2020-01-06T00:00:00Z"), used: 2, allowance: 5 },
       "the service refused an original it still offers (HTTP 400 invalid_request error_code 2): the weekly download quota is spent",
     );
     // The refusal closes the week without inflating the count: 2 were used, so the service allowed 2, not the 5 configured.

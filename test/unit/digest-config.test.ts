@@ -157,4 +157,19 @@ describe(parseSince.name, () => {
     expect(parseSince("2d", now).toISOString()).toBe("2026-11-01T08:00:00.000Z");
     expect(() => parseSince("yesterday-ish", now)).toThrow(/is not a time/);
   });
+
+  it("reads an offset and a date alone the same on any machine, and refuses what is no such time in one line", () => {
+    expect(parseSince("2026-11-01T09:00+01:00", now).toISOString()).toBe("2026-11-01T08:00:00.000Z");
+    expect(parseSince(" 2026-11-01 ", now).toISOString()).toBe("2026-11-01T00:00:00.000Z");
+    // Without its zone the time was read in the zone of the machine running the command.
+    expect(() => parseSince("2026-11-01T08:00", now)).toThrow(/^--since "2026-11-01T08:00" has no zone: add Z for UTC or its offset/);
+    // Date.parse took "5" for 1 May 2001, "March 7" for 2001 too, and 30 February for 2 March.
+    for (const garbage of ["5", "March 7", "2026-02-30", "2026-11-01T25:00Z", "99999999999w", ""]) {
+      expect(() => parseSince(garbage, now), garbage).toThrow(/is not a time: give an ISO time with its zone .* or a duration/);
+    }
+    // A window that ends now cannot start later: one line, not "unexpected error".
+    expect(() => parseSince("2026-11-04", now)).toThrow(/^--since "2026-11-04" is 2026-11-04T00:00:00.000Z, not in the past: give an earlier time$/);
+    expect(() => parseSince("0h", now)).toThrow(/not in the past/);
+    expect(() => parseSince("2026-11-01", now)).not.toThrow();
+  });
 });

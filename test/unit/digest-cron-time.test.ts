@@ -41,7 +41,7 @@ describe(CronClock.name, () => {
     expect(iso(gap.latestTickAtOrBefore(new Date("2026-03-29T12:00:00Z")))).toBe("2026-03-28T01:30:00.000Z");
   });
 
-  it("counts a local time the fall-back switch repeats once, at its second occurrence", () => {
+  it("counts a local time the fall-back switch repeats once, at the occurrence node-cron fires", () => {
     // 02:30 in Berlin happens twice on 25 Oct 2026: at 00:30 UTC (summer time) and at 01:30 UTC (winter time).
     const c = clock("30 2 * * *", "Europe/Berlin");
     expect(iso(c.latestTickAtOrBefore(new Date("2026-10-25T00:30:00Z")))).toBe("2026-10-24T00:30:00.000Z");
@@ -53,6 +53,11 @@ describe(CronClock.name, () => {
     const hourly = clock("0 * * * *", "Europe/Berlin");
     expect(iso(hourly.latestTickAtOrBefore(new Date("2026-10-25T00:30:00Z")))).toBe("2026-10-24T23:00:00.000Z");
     expect(iso(hourly.previousTick(new Date("2026-10-25T02:00:00Z")))).toBe("2026-10-25T01:00:00.000Z");
+    // West of UTC node-cron fires the first pass: New York's 01:30 on 1 Nov 2026 at 05:30 UTC (EDT), not 06:30 (EST).
+    const ny = clock("30 1 * * *", "America/New_York");
+    expect(iso(ny.latestTickAtOrBefore(new Date("2026-11-01T06:45:00Z")))).toBe("2026-11-01T05:30:00.000Z");
+    expect(ny.isTick(new Date("2026-11-01T06:30:00Z"))).toBe(false);
+    expect(iso(ny.previousTick(new Date("2026-11-02T06:30:00Z")))).toBe("2026-11-01T05:30:00.000Z");
   });
 
   it("crosses a half-hour DST switch and the American one", () => {

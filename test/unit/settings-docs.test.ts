@@ -89,5 +89,8 @@ describe(readSchedule.name, () => {
     expect(readSchedule("366d", { every: 1 }, "UTC")).toEqual({ all: { every: 366 * 86_400_000 }, accounts: new Map() });
     expect(readSchedule("0 * * *", { every: 1 }, "UTC")).toMatch(/neither an interval/);
     expect(readSchedule("0 0 30 2 *", { every: 1 }, "UTC")).toMatch(/not a cron expression/);
+    // Read by cron-parser, yet no date has it: its next run would throw in the worker instead.
+    expect(readSchedule("0 0 31 2,4 *", { every: 1 }, "UTC")).toMatch(/not a cron expression that a date satisfies/);
+    expect(readSchedule("6h; alice=0 0 31 2,4,6,9,11 *", { every: 1 }, "UTC")).toMatch(/not a cron expression that a date satisfies/);
   });
 });
