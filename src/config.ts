@@ -4,7 +4,7 @@ import path from "node:path";
 import { z } from "zod";
 import { DEFAULT_API_BASE, DEFAULT_API_RATE, DEFAULT_DATABASE_URL, DEFAULT_REDIRECT_URI, DEFAULT_REDIS_URL } from "./config-defaults.ts";
 import { DIGEST_ENV, DIGEST_SECRET_FILES, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
-import { durationSetting, parseDuration, redisDbIndexProblem } from "./config/fields.ts";
+import { durationSetting, parseDuration, redisDbIndexProblem, emptyAsUndefined } from "./config/fields.ts";
 import { SCHEDULE_ENV, type Schedules, schedulesFrom } from "./config/schedules.ts";
 import { HTTP_LOAD_ENV, type HttpLoadConfig, httpLoadFrom } from "./config/http-load.ts";
 import { readSecretFiles } from "./config/secret-files.ts";
@@ -39,8 +39,6 @@ export function parseSecretKey(raw: string): Buffer | undefined {
 
 /** The prefix when DVAULT_REDIS_PREFIX is unset: a hash tag, so every key of one install lands in one Redis Cluster slot. */
 export const DEFAULT_REDIS_PREFIX = "{dvault}";
-
-const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
 
 /** Requests per second: a positive number (fractions allowed, 0.5 = one call every 2 s). */
 const apiRate = (fallback: number) =>

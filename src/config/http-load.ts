@@ -2,9 +2,8 @@
 // in. How many requests of one page run at once and how many wait (src/http/route-gate.ts), and how many
 // PostgreSQL connections the process opens (src/services.ts). README.md#the-dashboard-under-load.
 import { z } from "zod";
-import { durationSetting, parseDuration } from "./fields.ts";
+import { durationSetting, parseDuration, emptyAsUndefined } from "./fields.ts";
 
-const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
 const wholeNumber = (min: number, max: number, message: string, fallback: number) =>
   z.preprocess(emptyAsUndefined, z.coerce.number().int().min(min, { message }).max(max, { message }).default(fallback));
 

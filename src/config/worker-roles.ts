@@ -2,6 +2,7 @@
 // environment schema src/config.ts merges in. What each role does is src/queue/worker-roles.ts
 // (README.md#running-on-several-machines).
 import { z } from "zod";
+import { emptyAsUndefined } from "./fields.ts";
 
 export const WORKER_ROLES = ["sync", "downloads", "digest", "maintenance", "http"] as const;
 export type WorkerRole = (typeof WORKER_ROLES)[number];
@@ -28,8 +29,6 @@ export function parseWorkerRoles(raw: string): { roles: WorkerRole[]; unknown: s
     unknown: names.filter((name) => !known.has(name)),
   };
 }
-
-const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
 
 export const WORKER_ENV = {
   DVAULT_WORKER_ROLES: z.preprocess(

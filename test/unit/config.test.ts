@@ -22,6 +22,20 @@ describe(loadConfig.name, () => {
     expect(() => loadConfig({ DVAULT_RUN_PATIENCE: "forever" })).toThrow(/DVAULT_RUN_PATIENCE expects a duration such as 500ms, 30s, 5min or 1h/);
   });
 
+  it("takes a blank variable as unset, as an empty one and as dvault config shows it: never as the number 0", () => {
+    // z.coerce.number() reads " " as 0: a weekly allowance of none, the dashboard on a random port, a refusal of a
+    // value no one gave, while dvault config said each was at its default.
+    const blank = {
+      DVAULT_DOWNLOAD_QUOTA: " ",
+      DVAULT_HTTP_PORT: "\t",
+      DVAULT_DOWNLOAD_CONCURRENCY: " ",
+      DVAULT_SYNC_CONCURRENCY: " ",
+      DVAULT_HTTP_CONCURRENCY: " ",
+    };
+    expect(loadConfig(blank)).toMatchObject({ downloadQuota: 10, httpPort: 8787, downloadConcurrency: 4, syncConcurrency: 2 });
+    expect(loadConfig(blank).httpLoad).toEqual(loadConfig({}).httpLoad);
+  });
+
   it("honours XDG_CONFIG_HOME and trims a trailing slash from the API base", () => {
     const config = loadConfig({ XDG_CONFIG_HOME: "/cfg", DVAULT_API_BASE: "http://127.0.0.1:9000/" });
     expect(config.configDir).toBe("/cfg/dvault");
