@@ -8,6 +8,10 @@ import { z } from "zod";
  */
 export const emptyAsUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 
+/** A whole number from `min` to `max` (unset: `fallback`); `message` says the range for any value outside it. */
+export const wholeNumber = (min: number, max: number, message: string, fallback: number) =>
+  z.preprocess(emptyAsUndefined, z.coerce.number().int().min(min, { message }).max(max, { message }).default(fallback));
+
 export function isHttpUrl(v: string): boolean {
   try {
     return ["http:", "https:"].includes(new URL(v).protocol);
