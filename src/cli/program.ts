@@ -204,6 +204,12 @@ const SETTING_OPTIONS: readonly string[] = ["--config", "--archive-dir"];
  * here, so --help and --version load nothing of it).
  */
 async function applySettingOptions(opts: { config?: string; archiveDir?: string }): Promise<void> {
+  // An empty value (`--archive-dir "$DIR"` with DIR unset) would fall back to ./archive or ./.env without a word.
+  const empty = [opts.config?.trim() === "" && "--config <file>", opts.archiveDir?.trim() === "" && "--archive-dir <dir>"].find(Boolean);
+  if (empty)
+    throw new UserError(
+      `${empty} was given an empty value: name the ${empty.startsWith("--config") ? "settings file" : "archive's folder"}, or leave the flag out`,
+    );
   const { applySettings } = await import("../config/settings-file.ts");
   applySettings({
     configFlag: opts.config,

@@ -97,6 +97,16 @@ describe("dvault config", () => {
     refusedInOneLine(missing, /settings file .*missing\.env \(named by --config\) does not exist/);
     refusedInOneLine(gone, /named by DVAULT_CONFIG\) does not exist/);
   });
+
+  it("refuses --archive-dir and --config given an empty value, which fell back to ./archive and ./.env unsaid", async () => {
+    // A script's `--archive-dir "$ARCHIVE"` with ARCHIVE unset: the environment's DVAULT_ARCHIVE_DIR gave way to ./archive.
+    const [archive, config] = await Promise.all([
+      dvault(["--archive-dir", "", "config"], { DVAULT_ARCHIVE_DIR: "/srv/archive" }),
+      dvault(["--config=", "config"]),
+    ]);
+    refusedInOneLine(archive, /^dvault: --archive-dir <dir> was given an empty value: name the archive's folder, or leave the flag out\n$/);
+    refusedInOneLine(config, /^dvault: --config <file> was given an empty value: name the settings file, or leave the flag out\n$/);
+  });
 });
 
 describe("values that cannot work, refused at start", () => {
