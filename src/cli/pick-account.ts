@@ -5,8 +5,15 @@ import type { Services } from "../services.ts";
 import { chooseUserAccount } from "../track-lists/choose-account.ts";
 
 export async function pickUserAccount(services: Services, name: string | undefined): Promise<AccountRow> {
-  const choice = chooseUserAccount(await services.accounts.list(), name);
+  const accounts = await services.accounts.list();
+  const choice = chooseUserAccount(accounts, name);
   if ("row" in choice) return choice.row;
+  // dvault auth status lists the client-credentials account too: "no account named" it would send the person in a circle.
+  if ("unknown" in choice && accounts.some((a) => a.name === choice.unknown)) {
+    throw new UserError(
+      `"${choice.unknown}" is a client-credentials account, which sees no mature work and owns no allowance: give --account <a user account>`,
+    );
+  }
   if ("unknown" in choice) throw new UserError(`no account named "${choice.unknown}": see dvault auth status`);
   if ("none" in choice) throw new UserError("no accounts yet: log in first with dvault auth login");
   throw new UserError(`several accounts exist (${choice.several.join(", ")}): choose one with --account <name>`);
