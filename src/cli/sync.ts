@@ -29,11 +29,13 @@ export type PlannedRun = { accountId: number; account: string; source: SourceNam
 
 /** The sources `--only` names, or a UserError naming the unknown ones. */
 export function parseOnly(only: string | undefined): SourceName[] | undefined {
-  if (!only) return undefined;
+  if (only === undefined) return undefined;
   const names = only
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
+  // `--only "$SOURCES"` with SOURCES unset ran every source (or, given only commas, none) without a word.
+  if (names.length === 0) throw new UserError(`--only names no source: give one or more of ${SOURCE_NAMES.join(", ")}, or leave it out to run them all`);
   const bad = names.filter((n) => !(SOURCE_NAMES as readonly string[]).includes(n));
   if (bad.length) throw new UserError(`unknown source(s) ${bad.join(", ")}: choose from ${SOURCE_NAMES.join(", ")}`);
   return names as SourceName[];

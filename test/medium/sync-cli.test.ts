@@ -166,3 +166,18 @@ describe("dvault sync --due and --once", () => {
     expect(await onceLeftovers()).toEqual([]);
   });
 });
+
+describe("dvault sync and archive --only given no source", () => {
+  it("refuse it in one line before opening anything: an empty --only ran every source, one of commas none", async () => {
+    // No database or Redis is needed (nor reached: the port below refuses).
+    const nowhere = { redis: { url: "redis://127.0.0.1:1" }, env: {} };
+    const runs = await Promise.all([
+      runDvault(nowhere, ["sync", "--only", ""]),
+      runDvault(nowhere, ["sync", "--once", "--only", " , "]),
+      runDvault(nowhere, ["archive", "--once", "--only="]),
+    ]);
+    const line = `dvault: --only names no source: give one or more of ${SOURCES.map((s) => s.name).join(", ")}, or leave it out to run them all\n`;
+    expect(runs.map((r) => r.stderr)).toEqual([line, line, line]);
+    expect(runs.map((r) => r.code)).toEqual([1, 1, 1]);
+  }, 30_000);
+});
