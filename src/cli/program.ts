@@ -204,17 +204,27 @@ const SETTING_OPTIONS: readonly string[] = ["--config", "--archive-dir"];
  * here, so --help and --version load nothing of it).
  */
 async function applySettingOptions(opts: { config?: string; archiveDir?: string }): Promise<void> {
-  // An empty value (`--archive-dir "$DIR"` with DIR unset) would fall back to ./archive or ./.env without a word.
-  const empty = [opts.config?.trim() === "" && "--config <file>", opts.archiveDir?.trim() === "" && "--archive-dir <dir>"].find(Boolean);
-  if (empty)
-    throw new UserError(
-      `${empty} was given an empty value: name the ${empty.startsWith("--config") ? "settings file" : "archive's folder"}, or leave the flag out`,
-    );
   const { applySettings } = await import("../config/settings-file.ts");
   applySettings({
     configFlag: opts.config,
     flags: opts.archiveDir === undefined ? [] : [{ name: "DVAULT_ARCHIVE_DIR", flag: "--archive-dir", value: opts.archiveDir }],
   });
+}
+
+/**
+ * An option given an empty value (`--account "$NAME"` with NAME unset) was taken as not given at all: every account
+ * synced, ./archive used over DVAULT_ARCHIVE_DIR, ./.env read, a digest preview in a temporary folder. Refused in one
+ * line naming the option, before anything runs.
+ */
+function refuseEmptyValues(action: Command): void {
+  for (let cmd: Command | null = action; cmd; cmd = cmd.parent) {
+    for (const option of cmd.options) {
+      const name = option.attributeName();
+      const value: unknown = cmd.getOptionValue(name);
+      if (typeof value !== "string" || value.trim() !== "" || cmd.getOptionValueSource(name) !== "cli") continue;
+      throw new UserError(`${option.long ?? option.flags} was given an empty value (a variable left unset?): give one, or leave the option out`);
+    }
+  }
 }
 
 function rootProgram(): Command {
@@ -230,7 +240,8 @@ function rootProgram(): Command {
     .option("-v, --verbose", "logs at info (otherwise warn, in a terminal or a pipe; LOG_LEVEL=debug or trace wins)")
     .option("--config <file>", "the settings file (.env format; default ./.env when there is one, or DVAULT_CONFIG); the environment overrides it")
     .option("--archive-dir <dir>", "where files are stored (overrides DVAULT_ARCHIVE_DIR)")
-    .hook("preAction", async (cmd) => {
+    .hook("preAction", async (cmd, action) => {
+      refuseEmptyValues(action);
       setGlobalOutput(cmd.opts());
       await applySettingOptions(cmd.opts());
     })

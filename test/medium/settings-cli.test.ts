@@ -98,14 +98,21 @@ describe("dvault config", () => {
     refusedInOneLine(gone, /named by DVAULT_CONFIG\) does not exist/);
   });
 
-  it("refuses --archive-dir and --config given an empty value, which fell back to ./archive and ./.env unsaid", async () => {
+  it("refuses an option given an empty value, which was taken as not given: ./archive over the environment's folder, ./.env, every account", async () => {
     // A script's `--archive-dir "$ARCHIVE"` with ARCHIVE unset: the environment's DVAULT_ARCHIVE_DIR gave way to ./archive.
-    const [archive, config] = await Promise.all([
+    // Each is refused before anything opens (no database or Redis is named here).
+    const [archive, config, account, out] = await Promise.all([
       dvault(["--archive-dir", "", "config"], { DVAULT_ARCHIVE_DIR: "/srv/archive" }),
       dvault(["--config=", "config"]),
+      dvault(["sync", "--once", "--account", ""]),
+      dvault(["digest", "--preview", "--out", " "]),
     ]);
-    refusedInOneLine(archive, /^dvault: --archive-dir <dir> was given an empty value: name the archive's folder, or leave the flag out\n$/);
-    refusedInOneLine(config, /^dvault: --config <file> was given an empty value: name the settings file, or leave the flag out\n$/);
+    const line = (option: string) =>
+      new RegExp(`^dvault: ${option} was given an empty value \\(a variable left unset\\?\\): give one, or leave the option out\n$`);
+    refusedInOneLine(archive, line("--archive-dir"));
+    refusedInOneLine(config, line("--config"));
+    refusedInOneLine(account, line("--account"));
+    refusedInOneLine(out, line("--out"));
   });
 });
 
