@@ -212,11 +212,18 @@ async function applySettingOptions(opts: { config?: string; archiveDir?: string 
 }
 
 /**
- * An option given an empty value (`--account "$NAME"` with NAME unset) was taken as not given at all: every account
- * synced, ./archive used over DVAULT_ARCHIVE_DIR, ./.env read, a digest preview in a temporary folder. Refused in one
- * line naming the option, before anything runs.
+ * An option or an argument given an empty value (`--account "$NAME"` with NAME unset) was taken as not given at all:
+ * every account synced, ./archive used over DVAULT_ARCHIVE_DIR, ./.env read, a digest preview in a temporary folder,
+ * the current folder imported. Refused in one line naming it, before anything runs.
  */
 function refuseEmptyValues(action: Command): void {
+  // An argument too: `import gallery-dl "$DIR"` with DIR unset read the current folder.
+  const blank = action.args.findIndex((a) => a.trim() === "");
+  if (blank !== -1) {
+    const names = action.registeredArguments.map((a) => a.name());
+    const name = names[Math.min(blank, names.length - 1)] ?? "an argument";
+    throw new UserError(`<${name}> was given an empty value (a variable left unset?): give one`);
+  }
   for (let cmd: Command | null = action; cmd; cmd = cmd.parent) {
     for (const option of cmd.options) {
       const name = option.attributeName();

@@ -113,6 +113,8 @@ describe("dvault config", () => {
     refusedInOneLine(config, line("--config"));
     refusedInOneLine(account, line("--account"));
     refusedInOneLine(out, line("--out"));
+    // An argument too: `import gallery-dl "$DIR"` with DIR unset read the folder it ran in.
+    refusedInOneLine(await dvault(["import", "gallery-dl", ""]), /^dvault: <dir> was given an empty value \(a variable left unset\?\): give one\n$/);
   });
 });
 
