@@ -4,7 +4,7 @@ import path from "node:path";
 import { z } from "zod";
 import { DEFAULT_API_BASE, DEFAULT_API_RATE, DEFAULT_DATABASE_URL, DEFAULT_REDIRECT_URI, DEFAULT_REDIS_URL } from "./config-defaults.ts";
 import { DIGEST_ENV, DIGEST_SECRET_FILES, digestConfigFrom, digestEnvProblems, type DigestConfig } from "./config/digest.ts";
-import { durationSetting, parseDuration, redisDbIndexProblem } from "./config/fields.ts";
+import { durationSetting, parseDuration, redisDbIndexProblem, emptyAsUndefined, wholeNumber } from "./config/fields.ts";
 import { SCHEDULE_ENV, type Schedules, schedulesFrom } from "./config/schedules.ts";
 import { HTTP_LOAD_ENV, type HttpLoadConfig, httpLoadFrom } from "./config/http-load.ts";
 import { readSecretFiles } from "./config/secret-files.ts";
@@ -39,8 +39,6 @@ export function parseSecretKey(raw: string): Buffer | undefined {
 
 /** The prefix when DVAULT_REDIS_PREFIX is unset: a hash tag, so every key of one install lands in one Redis Cluster slot. */
 export const DEFAULT_REDIS_PREFIX = "{dvault}";
-
-const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
 
 /** Requests per second: a positive number (fractions allowed, 0.5 = one call every 2 s). */
 const apiRate = (fallback: number) =>
@@ -114,14 +112,8 @@ export const EnvSchema = z.object({
     emptyAsUndefined,
     z.coerce.number().int().min(0, { message: "expects a whole number >= 0 (original downloads per account per week)" }).default(10),
   ),
-  DVAULT_DOWNLOAD_CONCURRENCY: z.preprocess(
-    emptyAsUndefined,
-    z.coerce.number().int().min(1).max(64, { message: "expects 1 to 64 parallel transfers" }).default(4),
-  ),
-  DVAULT_DOWNLOAD_CLAIM_BATCH: z.preprocess(
-    emptyAsUndefined,
-    z.coerce.number().int().min(1).max(100_000, { message: "expects 1 to 100000 rows per claim" }).default(500),
-  ),
+  DVAULT_DOWNLOAD_CONCURRENCY: wholeNumber(1, 64, "expects 1 to 64 parallel transfers", 4),
+  DVAULT_DOWNLOAD_CLAIM_BATCH: wholeNumber(1, 100_000, "expects 1 to 100000 rows per claim", 500),
   DVAULT_MIN_FREE_BYTES: z.preprocess(
     emptyAsUndefined,
     z
@@ -154,7 +146,7 @@ export const EnvSchema = z.object({
       .regex(/^[A-Za-z0-9.:[\]-]+$/, { message: "expects an address such as 127.0.0.1, 0.0.0.0 or ::1" })
       .default("127.0.0.1"),
   ),
-  DVAULT_HTTP_PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535, { message: "expects a port from 0 to 65535" }).default(8787)),
+  DVAULT_HTTP_PORT: wholeNumber(0, 65535, "expects a port from 0 to 65535", 8787),
   DVAULT_HTTP_TOKEN: z.preprocess(
     emptyAsUndefined,
     z.string().min(16, { message: "expects at least 16 characters (generate one with: openssl rand -hex 32)" }).optional(),

@@ -72,6 +72,17 @@ export class DatabaseNotReadyError extends UserError {
   }
 }
 
+/**
+ * One line for an --account that names no user account: the client-credentials account is named for what it is, since
+ * dvault auth status lists it and "no account named" it would send the person in a circle.
+ */
+export function noUserAccountNamed(name: string, accounts: readonly { name: string; kind: string }[]): UserError {
+  if (accounts.some((a) => a.name === name && a.kind !== "user")) {
+    return new UserError(`"${name}" is a client-credentials account, which sees no mature work and owns no allowance: give --account <a user account>`);
+  }
+  return new UserError(`no account named "${name}": see dvault auth status`);
+}
+
 /** One line for the accounts that must log in again, naming the command for each (EXIT_NEEDS_LOGIN). */
 export function needsLoginError(accounts: readonly { account: string; message: string }[]): UserError {
   if (accounts.length === 1) return new UserError(accounts[0]!.message, EXIT_NEEDS_LOGIN);

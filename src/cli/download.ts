@@ -132,6 +132,19 @@ export async function downloadHere(args: {
   }
 }
 
+/**
+ * Without --once the due downloads of every account go to the worker's queue, transferred at the worker's
+ * DVAULT_DOWNLOAD_CONCURRENCY: `--account` and `--concurrency` would be taken and do nothing, so they are refused.
+ */
+function refuseWorkerFlags(opts: DownloadOptions): void {
+  if (opts.once) return;
+  const given = [opts.account !== undefined ? "--account" : undefined, opts.concurrency !== undefined ? "--concurrency" : undefined].filter(Boolean);
+  if (given.length === 0) return;
+  throw new UserError(
+    `${given.join(" and ")} ${given.length > 1 ? "go" : "goes"} with --once: without it the due downloads of every account are handed to the worker, which runs DVAULT_DOWNLOAD_CONCURRENCY at once; add --once to run them here`,
+  );
+}
+
 export function registerDownloadCommand(program: Command): void {
   program
     .command("download")
@@ -140,11 +153,12 @@ export function registerDownloadCommand(program: Command): void {
       "--once",
       "run every due download in this process, batch after batch until none is due, then exit; the summary lists what is left and why (the next quota window, another process, a retry time)",
     )
-    .option("--account <name>", "only this account's downloads")
-    .option("--concurrency <n>", "parallel transfers (default DVAULT_DOWNLOAD_CONCURRENCY)")
+    .option("--account <name>", "with --once: only this account's downloads")
+    .option("--concurrency <n>", "with --once: parallel transfers (default DVAULT_DOWNLOAD_CONCURRENCY)")
     .addHelpText("after", ARCHIVE_EXIT_CODES_HELP)
     .option("--json", "print the result as JSON")
     .action(async (opts: DownloadOptions) => {
+      refuseWorkerFlags(opts);
       const config = loadConfig();
       const log = cliLogger(config);
       const concurrency = parseConcurrency(opts.concurrency);

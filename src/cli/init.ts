@@ -2,7 +2,7 @@
 // set) that names the servers dvault found, or, when no PostgreSQL and no Redis answer, PostgreSQL alone on the
 // embedded server (DVAULT_ENGINE=postgres, DATABASE_URL=embedded). It never switches an install by itself: an
 // existing settings file is kept unless --force.
-import { chmodSync, existsSync, writeFileSync } from "node:fs";
+import { chmodSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import { type Config, loadConfig } from "../config.ts";
@@ -53,14 +53,23 @@ export function registerInitCommand(program: Command): void {
     .option("--force", "overwrite an existing settings file")
     .action(async (opts: { file?: string; force?: boolean }) => {
       const file = path.resolve(opts.file ?? appliedSettings().file ?? ".env");
-      if (existsSync(file) && !opts.force) {
+      const there = statSync(file, { throwIfNoEntry: false });
+      // --force writes over a file, never a folder: the advice below would only lead to EISDIR.
+      if (there?.isDirectory()) throw new UserError(`${file} is a folder: give --file the settings file's path (such as ${path.join(file, ".env")})`);
+      if (there && !opts.force) {
         throw new UserError(`${file} exists: dvault init keeps existing settings; edit it, or run dvault init --force to write it anew`);
       }
       const choice = await chooseSettings(loadConfig());
-      // Mode 600: a DATABASE_URL or REDIS_URL written here may hold a password. writeFileSync's mode applies only
-      // to a file it creates: one written over with --force keeps its mode (often 644) unless set again.
-      writeFileSync(file, settingsFileText(choice.settings), { mode: 0o600 });
-      chmodSync(file, 0o600);
+      try {
+        // Mode 600: a DATABASE_URL or REDIS_URL written here may hold a password. writeFileSync's mode applies only
+        // to a file it creates: one written over with --force keeps its mode (often 644) unless set again.
+        writeFileSync(file, settingsFileText(choice.settings), { mode: 0o600 });
+        chmodSync(file, 0o600);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === undefined) throw err;
+        throw new UserError(`cannot write ${file} (${code}): give --file a path in a folder that exists and can be written`);
+      }
       const chosen = Object.entries(choice.settings).map(([name, value]) => `${name}=${name.endsWith("_URL") ? maskUrl(value) : value}`);
       printOut(
         [`wrote ${file}: ${chosen.join(" ")}`, ...choice.lines.map((l) => `  ${l}`), "next: dvault migrate, then dvault auth login (README)"].join("\n"),

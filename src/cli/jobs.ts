@@ -160,6 +160,8 @@ export function registerJobsCommand(program: Command): void {
       const source = parseSource(opts.source);
       if (!id && !opts.all) throw new UserError("name a job id (see dvault jobs failed) or pass --all");
       if (id && opts.all) throw new UserError("give either a job id or --all, not both");
+      // A job id names one job already: a --source beside it would be taken and do nothing.
+      if (id && source) throw new UserError("--source goes with --all: a job id names one job (dvault jobs failed --source shows its ids)");
       // "sync/123" as printed by `jobs failed` names the queue too.
       const slash = id?.indexOf("/") ?? -1;
       const named = id && slash > 0 && isQueueName(id.slice(0, slash)) ? { queue: id.slice(0, slash) as QueueName, id: id.slice(slash + 1) } : undefined;

@@ -211,6 +211,29 @@ async function applySettingOptions(opts: { config?: string; archiveDir?: string 
   });
 }
 
+/**
+ * An option or an argument given an empty value (`--account "$NAME"` with NAME unset) was taken as not given at all:
+ * every account synced, ./archive used over DVAULT_ARCHIVE_DIR, ./.env read, a digest preview in a temporary folder,
+ * the current folder imported. Refused in one line naming it, before anything runs.
+ */
+function refuseEmptyValues(action: Command): void {
+  // An argument too: `import gallery-dl "$DIR"` with DIR unset read the current folder.
+  const blank = action.args.findIndex((a) => a.trim() === "");
+  if (blank !== -1) {
+    const names = action.registeredArguments.map((a) => a.name());
+    const name = names[Math.min(blank, names.length - 1)] ?? "an argument";
+    throw new UserError(`<${name}> was given an empty value (a variable left unset?): give one`);
+  }
+  for (let cmd: Command | null = action; cmd; cmd = cmd.parent) {
+    for (const option of cmd.options) {
+      const name = option.attributeName();
+      const value: unknown = cmd.getOptionValue(name);
+      if (typeof value !== "string" || value.trim() !== "" || cmd.getOptionValueSource(name) !== "cli") continue;
+      throw new UserError(`${option.long ?? option.flags} was given an empty value (a variable left unset?): give one, or leave the option out`);
+    }
+  }
+}
+
 function rootProgram(): Command {
   return new Command("dvault")
     .description("Self-hosted sync and archival worker for DeviantArt's OAuth2 API")
@@ -224,7 +247,8 @@ function rootProgram(): Command {
     .option("-v, --verbose", "logs at info (otherwise warn, in a terminal or a pipe; LOG_LEVEL=debug or trace wins)")
     .option("--config <file>", "the settings file (.env format; default ./.env when there is one, or DVAULT_CONFIG); the environment overrides it")
     .option("--archive-dir <dir>", "where files are stored (overrides DVAULT_ARCHIVE_DIR)")
-    .hook("preAction", async (cmd) => {
+    .hook("preAction", async (cmd, action) => {
+      refuseEmptyValues(action);
       setGlobalOutput(cmd.opts());
       await applySettingOptions(cmd.opts());
     })

@@ -2,6 +2,7 @@
 // experiments. Its client secrets are fake, so printing them is fine.
 import type { Command } from "commander";
 import { InvalidArgumentError } from "commander";
+import { UserError } from "../errors.ts";
 import { DEFAULT_CLIENTS, startSimulator } from "../simulator/server.ts";
 import { printOut } from "./output/print.ts";
 
@@ -35,7 +36,8 @@ export function registerSimulatorCommand(program: Command): void {
         tokenLifetime: number;
         frozenClock?: boolean;
       }) => {
-        if (opts.mode !== "current" && opts.mode !== "legacy") throw new InvalidArgumentError("--mode expects current or legacy");
+        // A UserError: commander's own errors thrown in an action are not printed (program.ts reportFailure).
+        if (opts.mode !== "current" && opts.mode !== "legacy") throw new UserError(`--mode expects current or legacy, not ${JSON.stringify(opts.mode)}`);
         const sim = await startSimulator({
           port: opts.port,
           host: opts.host,
@@ -48,6 +50,10 @@ export function registerSimulatorCommand(program: Command): void {
             ...(opts.deviations !== undefined ? { deviations: opts.deviations } : {}),
             ...(opts.folders !== undefined ? { galleryFolders: opts.folders } : {}),
           },
+        }).catch((err: NodeJS.ErrnoException) => {
+          // A port in use or not this user's, an address this machine lacks: the person's to choose again.
+          if (!["EADDRINUSE", "EACCES", "EADDRNOTAVAIL", "ENOTFOUND", "EAI_AGAIN"].includes(err.code ?? "")) throw err;
+          throw new UserError(`cannot serve the simulator on ${opts.host}:${opts.port} (${err.code}): choose another --port (0 picks a free one) or --host`);
         });
         printOut(`simulator listening on ${sim.url}`);
         for (const c of DEFAULT_CLIENTS) {

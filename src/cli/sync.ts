@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { SyncStateRepository } from "../db/sync-state.repository.ts";
 import { TrackedUserRepository } from "../db/tracked-user.repository.ts";
-import { ARCHIVE_EXIT_CODES_HELP, EXIT_INTERRUPTED, needsLoginError, UserError } from "../errors.ts";
+import { ARCHIVE_EXIT_CODES_HELP, EXIT_INTERRUPTED, needsLoginError, noUserAccountNamed, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { JOB_DEFINITIONS } from "../../jobs/index.ts";
 import { runSyncHere, type SyncJobValue } from "../../jobs/sync-source/run-here.ts";
@@ -29,11 +29,13 @@ export type PlannedRun = { accountId: number; account: string; source: SourceNam
 
 /** The sources `--only` names, or a UserError naming the unknown ones. */
 export function parseOnly(only: string | undefined): SourceName[] | undefined {
-  if (!only) return undefined;
+  if (only === undefined) return undefined;
   const names = only
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
+  // `--only "$SOURCES"` with SOURCES unset ran every source (or, given only commas, none) without a word.
+  if (names.length === 0) throw new UserError(`--only names no source: give one or more of ${SOURCE_NAMES.join(", ")}, or leave it out to run them all`);
   const bad = names.filter((n) => !(SOURCE_NAMES as readonly string[]).includes(n));
   if (bad.length) throw new UserError(`unknown source(s) ${bad.join(", ")}: choose from ${SOURCE_NAMES.join(", ")}`);
   return names as SourceName[];
@@ -45,8 +47,9 @@ export function parseOnly(only: string | undefined): SourceName[] | undefined {
  * passed, or last run failed) — what a person typing "sync" right after a sync expects is a sync.
  */
 export async function planRuns(services: Services, opts: { only?: SourceName[]; account?: string; due?: boolean }): Promise<PlannedRun[]> {
-  const rows = (await services.accounts.list()).filter((r) => r.kind === "user" && (!opts.account || r.name === opts.account));
-  if (opts.account && rows.length === 0) throw new UserError(`no account named "${opts.account}": see dvault auth status`);
+  const accounts = await services.accounts.list();
+  const rows = accounts.filter((r) => r.kind === "user" && (!opts.account || r.name === opts.account));
+  if (opts.account && rows.length === 0) throw noUserAccountNamed(opts.account, accounts);
   if (rows.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login (or dvault auth import)");
   const state = new SyncStateRepository(services.pool);
   const tracked = new TrackedUserRepository(services.pool);

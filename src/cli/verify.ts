@@ -1,5 +1,6 @@
 // `dvault verify [--fix] [--deep|--no-deep]`: checks the archive's blob store against the downloads table (with
 // progress) and reports missing, corrupt and orphaned files; --fix wants the missing and corrupt ones again.
+import { statSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
@@ -7,13 +8,40 @@ import { downloadDepsFor } from "../downloads/deps.ts";
 import { type InertTextsResult, makeStoredTextsInert } from "../downloads/inert-texts.ts";
 import { sweepWrittenAtStart } from "../downloads/partial-sweep.ts";
 import { verifyArchive, type VerifyReport } from "../downloads/verify.ts";
-import { UserError } from "../errors.ts";
+import { StatusRepository } from "../db/status.repository.ts";
+import { EXIT_UNAVAILABLE, UserError } from "../errors.ts";
 import { cliLogger } from "./output/mode.ts";
 import { printJson, printOut } from "./output/print.ts";
-import { createServices } from "../services.ts";
+import { createServices, type Services } from "../services.ts";
 import { formatBytes } from "../text/bytes.ts";
 import { checkThumbnails, formatThumbnailCheck } from "../storage/thumbnail-check.ts";
 import { Thumbnails } from "../storage/thumbnails.ts";
+
+/**
+ * A local archive with no originals/ while the database records stored files is not the archive (DVAULT_ARCHIVE_DIR
+ * typed wrong, its disk not mounted): every file would be "missing", and --fix would want them all again, spending the
+ * weekly allowance on files that are elsewhere. Refused before anything is read or changed.
+ */
+async function refuseArchiveNotThere(services: Services): Promise<void> {
+  if (services.config.storage.kind !== "local") return;
+  const originals = path.join(path.resolve(services.config.archiveDir), "originals");
+  // A file where the archive's folder should be (ENOTDIR) is no archive either.
+  const isFolder = (() => {
+    try {
+      return statSync(originals).isDirectory();
+    } catch (err) {
+      if (["ENOENT", "ENOTDIR"].includes((err as NodeJS.ErrnoException).code ?? "")) return false;
+      throw err;
+    }
+  })();
+  if (isFolder) return;
+  const stored = (await new StatusRepository(services.pool).storedArchive())?.files ?? 0;
+  if (stored === 0) return;
+  throw new UserError(
+    `${originals} is not there, yet the database records ${stored} stored file(s): is DVAULT_ARCHIVE_DIR the archive's folder, and its disk mounted? Nothing was checked or wanted again (if the files are truly gone, make that folder and run dvault verify --fix)`,
+    EXIT_UNAVAILABLE,
+  );
+}
 
 function corruptLine(c: VerifyReport["corrupt"][number]): string {
   const ids = c.deviationids.join(", ");
@@ -111,7 +139,7 @@ export function registerVerifyCommand(program: Command): void {
         "Journal and literature pages stored before dvault made them inert (no script, a CSP of their own) are",
         "counted, and with --fix rewritten once: the row follows the new file, the old one is removed.",
         "",
-        "Exit codes: 0 the archive is whole (or --fix wanted what was not), 2 files are missing or corrupt, 3 PostgreSQL, Redis or the store unreachable, or files behind a folder of originals/ that links out of the archive (files that could not be read are never set aside).",
+        "Exit codes: 0 the archive is whole (or --fix wanted what was not), 2 files are missing or corrupt, 3 PostgreSQL, Redis or the store unreachable, files behind a folder of originals/ that links out of the archive (files that could not be read are never set aside), or an archive folder with no originals/ while the database records stored files (DVAULT_ARCHIVE_DIR typed wrong, a disk not mounted: nothing is wanted again).",
       ].join("\n"),
     )
     .option(
@@ -126,6 +154,7 @@ export function registerVerifyCommand(program: Command): void {
       const log = cliLogger(config);
       const services = await createServices({ config, log });
       try {
+        await refuseArchiveNotThere(services);
         const deps = downloadDepsFor(services);
         // --fix writes to the archive: first the partial files killed writers left (a killed --fix's copies among them),
         // as a worker's start removes them. Without --fix the check changes nothing.

@@ -7,7 +7,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import type { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
-import { isHttpUrl, isTimeZone } from "./fields.ts";
+import { isHttpUrl, isTimeZone, emptyAsUndefined } from "./fields.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -57,7 +57,6 @@ export type DigestConfig = Readonly<{
 
 export const DEFAULT_DIGEST_CRON = "0 8 * * *";
 
-const emptyAsUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 const TRUE = ["1", "true", "yes", "on"];
 const FALSE = ["0", "false", "no", "off"];
 

@@ -1,7 +1,16 @@
 // Pieces of the environment schema that more than one of the config's fragments use (src/config/*.ts).
 import { z } from "zod";
 
-const emptyAsUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
+/**
+ * An empty or blank variable counts as unset, in every setting: docker compose's `X: ${X:-}` passes an empty one, and
+ * `dvault config` shows a blank one as its default (catalogue.ts), which it then must be: z.coerce.number() reads " "
+ * as 0 (a weekly allowance of 0, the dashboard on a random port).
+ */
+export const emptyAsUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
+
+/** A whole number from `min` to `max` (unset: `fallback`); `message` says the range for any value outside it. */
+export const wholeNumber = (min: number, max: number, message: string, fallback: number) =>
+  z.preprocess(emptyAsUndefined, z.coerce.number().int().min(min, { message }).max(max, { message }).default(fallback));
 
 export function isHttpUrl(v: string): boolean {
   try {

@@ -1,12 +1,8 @@
 // The dashboard under load and the database pool: the fragment of the environment schema src/config.ts merges
 // in. How many requests of one page run at once and how many wait (src/http/route-gate.ts), and how many
 // PostgreSQL connections the process opens (src/services.ts). README.md#the-dashboard-under-load.
-import { z } from "zod";
-import { durationSetting, parseDuration } from "./fields.ts";
-
-const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
-const wholeNumber = (min: number, max: number, message: string, fallback: number) =>
-  z.preprocess(emptyAsUndefined, z.coerce.number().int().min(min, { message }).max(max, { message }).default(fallback));
+import type { z } from "zod";
+import { durationSetting, parseDuration, wholeNumber } from "./fields.ts";
 
 export const HTTP_LOAD_ENV = {
   DVAULT_HTTP_CONCURRENCY: wholeNumber(1, 256, "expects 1 to 256 requests of one page at once", 16),

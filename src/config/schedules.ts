@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 import type { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
 import { DEFAULT_SOURCE_EVERY_MS, SOURCE_NAMES } from "../config-defaults.ts";
-import { isTimeZone, parseDuration } from "./fields.ts";
+import { isTimeZone, parseDuration, emptyAsUndefined } from "./fields.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -66,8 +66,6 @@ export function readSchedule(raw: string | undefined, fallback: Schedule, tz: st
   }
   return { all, accounts };
 }
-
-const emptyAsUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 
 export const DEFAULT_SCHEDULE_TZ = "UTC";
 

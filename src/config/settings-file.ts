@@ -131,7 +131,7 @@ export function layerSettings({
 }): SettingsLayers {
   const named = configFlag
     ? { path: configFlag, by: "--config" }
-    : environment.DVAULT_CONFIG
+    : environment.DVAULT_CONFIG?.trim()
       ? { path: environment.DVAULT_CONFIG, by: "DVAULT_CONFIG" }
       : undefined;
   const file = settingsFile(named, cwd);
@@ -139,8 +139,8 @@ export function layerSettings({
   const origins = new Map<string, Origin>();
   const env: Env = { ...environment };
   for (const [name, value] of Object.entries(fromFile)) {
-    // An empty variable counts as unset, as in the schema: docker compose's `X: ${X:-}` passes one.
-    if (environment[name] !== undefined && environment[name] !== "") origins.set(name, { from: "environment" });
+    // An empty or blank variable counts as unset, as in the schema (fields.ts): docker compose's `X: ${X:-}` passes one.
+    if (environment[name] !== undefined && environment[name].trim() !== "") origins.set(name, { from: "environment" });
     else {
       env[name] = value;
       if (file) origins.set(name, { from: "file", path: file });

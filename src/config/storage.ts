@@ -3,7 +3,7 @@
 // (src/config/digest.ts) it lives with the config, so the environment is read in one place. The credentials'
 // *_FILE variants are read with the other secret files (src/config/secret-files.ts) before the schema sees them.
 import { z } from "zod";
-import { optionalHttpUrl } from "./fields.ts";
+import { optionalHttpUrl, emptyAsUndefined } from "./fields.ts";
 
 export type S3Credentials = Readonly<{ accessKeyId: string; secretAccessKey: string }>;
 
@@ -29,7 +29,6 @@ export type StorageConfig = Readonly<{ kind: "local" }> | S3StorageConfig;
 /** Settings that may come from a file instead (`<NAME>_FILE`, src/config/secret-files.ts). */
 export const STORAGE_SECRET_FILES = ["DVAULT_S3_ACCESS_KEY_ID", "DVAULT_S3_SECRET_ACCESS_KEY"] as const;
 
-const emptyAsUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 const TRUE = ["1", "true", "yes", "on"];
 const FALSE = ["0", "false", "no", "off"];
 

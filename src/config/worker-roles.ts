@@ -2,6 +2,7 @@
 // environment schema src/config.ts merges in. What each role does is src/queue/worker-roles.ts
 // (README.md#running-on-several-machines).
 import { z } from "zod";
+import { emptyAsUndefined, wholeNumber } from "./fields.ts";
 
 export const WORKER_ROLES = ["sync", "downloads", "digest", "maintenance", "http"] as const;
 export type WorkerRole = (typeof WORKER_ROLES)[number];
@@ -29,8 +30,6 @@ export function parseWorkerRoles(raw: string): { roles: WorkerRole[]; unknown: s
   };
 }
 
-const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
-
 export const WORKER_ENV = {
   DVAULT_WORKER_ROLES: z.preprocess(
     emptyAsUndefined,
@@ -44,10 +43,7 @@ export const WORKER_ENV = {
       })
       .optional(),
   ),
-  DVAULT_SYNC_CONCURRENCY: z.preprocess(
-    emptyAsUndefined,
-    z.coerce.number().int().min(1).max(16, { message: "expects 1 to 16 sources synced at once" }).default(2),
-  ),
+  DVAULT_SYNC_CONCURRENCY: wholeNumber(1, 16, "expects 1 to 16 sources synced at once", 2),
 };
 
 /** The roles DVAULT_WORKER_ROLES names (already checked by WORKER_ENV), or the default when it is unset. */

@@ -31,11 +31,29 @@ export function explainPgError(err: unknown, url: string): Error {
     case "28000":
       return new UserError(`PostgreSQL at ${maskUrl(url)} refused user "${fields.user}" (${e.message}). Check the user and password in DATABASE_URL.`);
     default:
+      if (/does not support SSL/i.test(e.message ?? "") || TLS_TRUST.test(e.code ?? "")) return sslRefusal(e, url);
       if (/timeout/i.test(e.message ?? "")) {
         return new ServiceUnavailableError("PostgreSQL", maskUrl(url), "connection timed out", START_HINT);
       }
       return err instanceof Error ? err : new Error(String(err));
   }
+}
+
+/** Node's codes for a server certificate it cannot verify (an unknown CA, a self-signed one, another host's name). */
+const TLS_TRUST =
+  /^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_HAS_EXPIRED|ERR_TLS_CERT_ALTNAME_INVALID)$/;
+
+/** DATABASE_URL's sslmode and what the server did with it, in one line that says what to change. */
+function sslRefusal(e: PgError, url: string): UserError {
+  const mode = new URL(url).searchParams.get("sslmode") ?? "require";
+  if (!TLS_TRUST.test(e.code ?? "")) {
+    return new UserError(
+      `PostgreSQL at ${maskUrl(url)} takes no SSL connections, and DATABASE_URL's sslmode=${mode} has dvault connect with SSL only: leave sslmode out (or set it to disable), or turn ssl on in the server's postgresql.conf`,
+    );
+  }
+  return new UserError(
+    `PostgreSQL at ${maskUrl(url)} offered a certificate that cannot be verified (${e.code}), which DATABASE_URL's sslmode=${mode} requires: give the server a certificate from a trusted CA, or name its CA's file in NODE_EXTRA_CA_CERTS`,
+  );
 }
 
 /** The one line for a database that is not dvault's yet (src/errors.ts#DatabaseNotReadyError), from DATABASE_URL. */

@@ -16,6 +16,7 @@ import type { DigestServices } from "./run-digest.ts";
 import type { DigestData, DigestWindow } from "./types.ts";
 import { makeDirs } from "../make-dirs.ts";
 import { UserError } from "../errors.ts";
+import { errCode } from "../storage/layout.ts";
 
 export type PreviewResult = { window: DigestWindow; subject: string; counts: DigestData["counts"]; files: { html: string; text: string; json: string } };
 
@@ -44,7 +45,7 @@ export async function previewDigest(services: DigestServices, opts: { since?: Da
     // sent it ran ahead), which the line said was a --since given.
     throw new UserError(
       opts.since
-        ? `--since ${start.toISOString()} is not in the past`
+        ? `--since ${start.toISOString()} is not in the past: give an earlier time, or a duration back from now such as 36h or 2d`
         : `the last digest's window ends at ${start.toISOString()}, after this machine's time (${now.toISOString()}): is its clock behind? Give --since to preview an earlier window`,
     );
   }
@@ -66,12 +67,19 @@ export async function previewDigest(services: DigestServices, opts: { since?: Da
   });
   const rendered = renderDigest(shown.data, { timezone: services.config.digest.timezone, mode: "preview" });
   const dir = opts.out ? path.resolve(opts.out) : await mkdtemp(path.join(os.tmpdir(), "dvault-digest-preview-"));
-  await makeDirs(dir);
-  if (shown.images.length > 0) await makeDirs(path.join(dir, "digest_files"));
-  for (const image of shown.images) await writeFile(path.join(dir, image.fileName), image.bytes);
   const files = { html: path.join(dir, "digest.html"), text: path.join(dir, "digest.txt"), json: path.join(dir, "digest.json") };
-  await writeFile(files.html, rendered.html);
-  await writeFile(files.text, rendered.text);
-  await writeFile(files.json, `${JSON.stringify({ subject: rendered.subject, ...data }, null, 2)}\n`);
+  try {
+    await makeDirs(dir);
+    if (shown.images.length > 0) await makeDirs(path.join(dir, "digest_files"));
+    for (const image of shown.images) await writeFile(path.join(dir, image.fileName), image.bytes);
+    await writeFile(files.html, rendered.html);
+    await writeFile(files.text, rendered.text);
+    await writeFile(files.json, `${JSON.stringify({ subject: rendered.subject, ...data }, null, 2)}\n`);
+  } catch (err) {
+    // A folder that cannot be made or written (a file in the way, /proc, a read-only or full disk) is the person's to change.
+    const code = errCode(err);
+    if (code === undefined) throw err;
+    throw new UserError(`cannot write the preview to ${dir} (${code}): give --out a folder that can be written`);
+  }
   return { window, subject: rendered.subject, counts: data.counts, files };
 }

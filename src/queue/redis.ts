@@ -98,6 +98,10 @@ export async function checkRedis(url: string): Promise<void> {
     if (err instanceof UserError) throw err;
     const e = cause ?? (err as Error & { code?: string });
     const reason = e.code ?? e.message.replace(/\s+/g, " ").slice(0, 120);
+    // A server that answers and refuses the URL's credentials is running: starting it is not the fix.
+    if (/^NOAUTH\b/.test(e.message))
+      throw new UserError(`Redis at ${maskUrl(url)} asks for a password REDIS_URL does not give (NOAUTH): write it in (redis://:<password>@host:port)`);
+    if (/^WRONGPASS\b/.test(e.message)) throw new UserError(`Redis at ${maskUrl(url)} refused REDIS_URL's user and password (WRONGPASS): correct them`);
     throw new ServiceUnavailableError("Redis", maskUrl(url), reason, START_HINT);
   } finally {
     // A connection that never opened has ended already: ioredis's disconnect() would start a 2 s timer waiting for a

@@ -2,7 +2,7 @@
 // moving any window; --send goes through the digest job and records it; --history lists it; --alerts runs the
 // worker's alerts job.
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -59,6 +59,21 @@ describe("dvault digest", () => {
     expect(await readFile(path.join(out, "digest.html"), "utf8")).toContain("Preview: nothing was sent");
     expect(await repo.listDigests()).toEqual(digestsBefore);
     expect(await repo.lastWindowEnd("file")).toEqual(windowBefore);
+  });
+
+  it("--preview refuses a --since not in the past and an --out that cannot be written in one line, not an unexpected error", async () => {
+    const future = await dvault(["digest", "--preview", "--since", "2999-01-01"], env);
+    expect(future.stderr).toBe(
+      "dvault: --since 2999-01-01T00:00:00.000Z is not in the past: give an earlier time, or a duration back from now such as 36h or 2d\n",
+    );
+    expect(future.code).toBe(1);
+    // A file where the folder would go (a path typed one level too deep).
+    const file = path.join(dir, "a-file");
+    await writeFile(file, "not a folder");
+    const blocked = await dvault(["digest", "--preview", "--since", "2d", "--out", path.join(file, "preview")], env);
+    expect(blocked.stderr).toBe(`dvault: cannot write the preview to ${path.join(file, "preview")} (ENOTDIR): give --out a folder that can be written\n`);
+    expect(blocked.stdout).toBe("");
+    expect(blocked.code).toBe(1);
   });
 
   it("--send without a channel says what to set", async () => {

@@ -147,3 +147,19 @@ describe("dvault download / verify / account", () => {
     expect(quota).toEqual([{ download_quota: null }]);
   }, 240_000);
 });
+
+describe("dvault download without --once", () => {
+  it("refuses --account and --concurrency, which only a run here uses, in one line before it opens anything", async () => {
+    // No database or Redis is needed (nor reached: the port below refuses); handing the due files of every account
+    // to the worker while --account named one said nothing of the flag left unused.
+    const nowhere = { redis: { url: "redis://127.0.0.1:1" }, env: {} };
+    const account = await runDvault(nowhere, ["download", "--account", "alice"]);
+    expect(account.stderr).toBe(
+      "dvault: --account goes with --once: without it the due downloads of every account are handed to the worker, which runs DVAULT_DOWNLOAD_CONCURRENCY at once; add --once to run them here\n",
+    );
+    expect(account.code).toBe(1);
+    const both = await runDvault(nowhere, ["download", "--concurrency", "2", "--account", "alice"]);
+    expect(both.stderr).toMatch(/^dvault: --account and --concurrency go with --once: /);
+    expect(both.code).toBe(1);
+  }, 30_000);
+});

@@ -178,6 +178,22 @@ describe("dvault init", () => {
     expect(setLines(file)).toEqual([`DATABASE_URL=${TEST_PG_URL}`, "DVAULT_ENGINE=redis", `REDIS_URL=${refused}`]);
   });
 
+  it("says in one line that --file names a folder, or a path it cannot write, not 'unexpected error: EISDIR' after advising --force", async () => {
+    const folder = path.dirname(data.dataDir);
+    const env = { DATABASE_URL: TEST_PG_URL, REDIS_URL: `redis://127.0.0.1:${await closedPort()}`, DVAULT_DATA_DIR: data.dataDir };
+    const [plain, forced, missing] = await Promise.all([
+      dvault(env, ["init", "--file", folder]),
+      dvault(env, ["init", "--file", folder, "--force"]),
+      dvault(env, ["init", "--file", path.join(folder, "no-such-folder", ".env")]),
+    ]);
+    const isFolder = `dvault: ${folder} is a folder: give --file the settings file's path (such as ${path.join(folder, ".env")})\n`;
+    expect([plain.stderr, forced.stderr]).toEqual([isFolder, isFolder]);
+    expect(missing.stderr).toBe(
+      `dvault: cannot write ${path.join(folder, "no-such-folder", ".env")} (ENOENT): give --file a path in a folder that exists and can be written\n`,
+    );
+    expect([plain.code, forced.code, missing.code]).toEqual([1, 1, 1]);
+  });
+
   it("with PostgreSQL answering and no Redis, keeps the server and chooses PostgreSQL alone", async () => {
     const file = path.join(path.dirname(data.dataDir), "pg-only.env");
     const env = { DATABASE_URL: TEST_PG_URL, REDIS_URL: `redis://127.0.0.1:${await closedPort()}`, DVAULT_DATA_DIR: data.dataDir };

@@ -1,7 +1,9 @@
 import { spawn } from "node:child_process";
 import { postgresCoordinator } from "../../src/coord/postgres.ts";
 import { describeNeedingRedis } from "../helpers/needs-redis.ts";
-import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import net from "node:net";
+import tls from "node:tls";
 import os from "node:os";
 import path from "node:path";
 import { Queue, QueueEvents } from "bullmq";
@@ -19,6 +21,7 @@ import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { TEST_ENGINE, TEST_PG_URL, TEST_REDIS_URL } from "../helpers/env.ts";
 import { createTestRedis, type TestRedis } from "../helpers/redis.ts";
 import { testConfig } from "../helpers/config.ts";
+import { makeServiceCertificate } from "../helpers/service-name-tunnel.ts";
 
 const BIN = path.resolve("bin/dvault.js");
 
@@ -137,6 +140,40 @@ describe("connection failures", () => {
     expect(lines[0]).toMatch(/^dvault: cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1 \(ECONNREFUSED\)\. Start it/);
     expect(run.stderr).not.toContain("hunter2");
     expectNoStack(run.stderr);
+  });
+
+  it("a DATABASE_URL asking for SSL from a server that takes none, or that shows a certificate it cannot verify: one line each, not an unexpected error", async () => {
+    // A server speaking just enough of PostgreSQL's protocol: its answer to the client's SSLRequest ("N": no SSL, or
+    // "S" and then TLS with a certificate of a CA the process does not know).
+    const dir = mkdtempSync(path.join(os.tmpdir(), "dvault-pg-ssl-"));
+    const { key, cert } = await makeServiceCertificate(dir);
+    const servers = ["N", "S"].map((answer) =>
+      net.createServer((socket) =>
+        socket.once("data", () => {
+          socket.write(answer);
+          if (answer === "S") new tls.TLSSocket(socket, { isServer: true, key, cert }).on("error", () => undefined);
+        }),
+      ),
+    );
+    const ports = await Promise.all(
+      servers.map((server) => new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port)))),
+    );
+    try {
+      const url = (port: number | undefined) => `postgresql://dv:hunter2@127.0.0.1:${port}/dvault?sslmode=require`;
+      const [plain, untrusted] = await Promise.all([runCli(["status"], { DATABASE_URL: url(ports[0]) }), runCli(["status"], { DATABASE_URL: url(ports[1]) })]);
+      expect(plain.stderr).toBe(
+        `dvault: PostgreSQL at postgresql://dv:***@127.0.0.1:${ports[0]}/dvault?sslmode=require takes no SSL connections, and DATABASE_URL's sslmode=require has dvault connect with SSL only: leave sslmode out (or set it to disable), or turn ssl on in the server's postgresql.conf\n`,
+      );
+      expect(untrusted.stderr).toMatch(
+        new RegExp(
+          `^dvault: PostgreSQL at postgresql://dv:\\*\\*\\*@127\\.0\\.0\\.1:${ports[1]}/dvault\\?sslmode=require offered a certificate that cannot be verified \\([A-Z_]+\\), which DATABASE_URL's sslmode=require requires: give the server a certificate from a trusted CA, or name its CA's file in NODE_EXTRA_CA_CERTS\n$`,
+        ),
+      );
+      expect([plain.code, untrusted.code]).toEqual([1, 1]);
+    } finally {
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("invalid configuration names every bad variable in one line", async () => {

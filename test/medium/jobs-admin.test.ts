@@ -148,6 +148,16 @@ describeNeedingRedis("dvault jobs", () => {
     }
   });
 
+  it("refuses --source beside a job id, which it took and did nothing with (it goes with --all)", async () => {
+    const failure = await run(process.execPath, ["bin/dvault.js", "jobs", "retry", "n1", "--source", "gallery"], { env: env(), timeout: 30_000 }).catch(
+      (err: { stderr: string; code: number }) => err,
+    );
+    expect(failure).toMatchObject({
+      code: 1,
+      stderr: "dvault: --source goes with --all: a job id names one job (dvault jobs failed --source shows its ids)\n",
+    });
+  });
+
   it("refuses an unknown queue in one line", async () => {
     const failure = await run(process.execPath, ["bin/dvault.js", "jobs", "pause", "nope"], { env: env(), timeout: 30_000 }).catch(
       (err: { stderr: string; code: number }) => err,

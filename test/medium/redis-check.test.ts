@@ -56,3 +56,33 @@ itNeedingRedis(
   },
   30_000,
 );
+
+// A server that answers and refuses the URL's credentials is running: "cannot reach Redis … Start it" sent the person
+// to start a server already there, and `dvault init` (redisAnswers) took it for no Redis at all and chose PostgreSQL alone.
+itNeedingRedis(
+  "says a Redis that wants a password, or refuses the one given, refused the URL's credentials: exit 1, and it answers",
+  async () => {
+    const port = await freePort();
+    const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--requirepass", "sekrit"], {
+      stdio: "ignore",
+    });
+    try {
+      const noPassword = `redis://127.0.0.1:${port}`;
+      await expect.poll(() => checkRedis(noPassword).catch((err: Error) => err.message), { timeout: 10_000, interval: 50 }).toMatch(/NOAUTH/);
+      const [unasked, wrong] = await Promise.all([noPassword, `redis://:wrong@127.0.0.1:${port}`].map((url) => checkRedis(url).catch((err: unknown) => err)));
+      expect(unasked).toMatchObject({
+        exitCode: 1,
+        message: `Redis at ${noPassword} asks for a password REDIS_URL does not give (NOAUTH): write it in (redis://:<password>@host:port)`,
+      });
+      expect(wrong).toMatchObject({
+        exitCode: 1,
+        message: `Redis at redis://:***@127.0.0.1:${port} refused REDIS_URL's user and password (WRONGPASS): correct them`,
+      });
+      expect(await redisAnswers(noPassword)).toBe(true);
+      await expect(checkRedis(`redis://:sekrit@127.0.0.1:${port}`)).resolves.toBeUndefined();
+    } finally {
+      server.kill("SIGKILL");
+    }
+  },
+  30_000,
+);

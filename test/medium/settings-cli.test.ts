@@ -77,19 +77,44 @@ describe("dvault config", () => {
   it("reads the file --config names instead, and refuses one that does not exist in one line", async () => {
     const other = path.join(dir, "other.env");
     writeFileSync(other, "DVAULT_DOWNLOAD_QUOTA=300\nDVAULT_DOWNLOAD_CONCURRENCY=8\n");
-    const [named, missing, gone, help] = await Promise.all([
-      dvault(["config", "--json", "--config", other], { DVAULT_DOWNLOAD_CONCURRENCY: "" }),
+    const [named, missing, gone, help, blank] = await Promise.all([
+      dvault(["config", "--json", "--config", other], { DVAULT_DOWNLOAD_CONCURRENCY: "", DVAULT_DOWNLOAD_QUOTA: " " }),
       dvault(["--config", path.join(dir, "missing.env"), "config"]),
       dvault(["config"], { DVAULT_CONFIG: path.join(dir, "gone.env") }),
       dvault(["config", "--help"]),
+      dvault(["config"], { DVAULT_CONFIG: " " }),
     ]);
+    // A blank DVAULT_CONFIG names no file, as an empty one: not a file called " ".
+    expect(blank.stderr).toBe("");
+    expect(blank.code).toBe(0);
     expect(help.stdout).toMatch(/DATABASE_URL DVAULT_ENGINE DVAULT_DATA_DIR REDIS_URL/);
     expect(help.stdout).toContain("DVAULT_SCHEDULE_GALLERY");
+    expect(named.stderr).toBe("");
+    // An empty or blank variable is unset (docker compose's `X: ${X:-}`): the file's value stands, shown and in use
+    // (a blank one took the environment's place and was read as 0, while this said "10, default").
     expect(shown(named, "DVAULT_DOWNLOAD_QUOTA")).toMatchObject({ value: "300", from: `file ${other}` });
-    // An empty variable is unset (docker compose's `X: ${X:-}`): the file's value stands.
     expect(shown(named, "DVAULT_DOWNLOAD_CONCURRENCY")).toMatchObject({ value: "8", from: `file ${other}` });
     refusedInOneLine(missing, /settings file .*missing\.env \(named by --config\) does not exist/);
     refusedInOneLine(gone, /named by DVAULT_CONFIG\) does not exist/);
+  });
+
+  it("refuses an option given an empty value, which was taken as not given: ./archive over the environment's folder, ./.env, every account", async () => {
+    // A script's `--archive-dir "$ARCHIVE"` with ARCHIVE unset: the environment's DVAULT_ARCHIVE_DIR gave way to ./archive.
+    // Each is refused before anything opens (no database or Redis is named here).
+    const [archive, config, account, out] = await Promise.all([
+      dvault(["--archive-dir", "", "config"], { DVAULT_ARCHIVE_DIR: "/srv/archive" }),
+      dvault(["--config=", "config"]),
+      dvault(["sync", "--once", "--account", ""]),
+      dvault(["digest", "--preview", "--out", " "]),
+    ]);
+    const line = (option: string) =>
+      new RegExp(`^dvault: ${option} was given an empty value \\(a variable left unset\\?\\): give one, or leave the option out\n$`);
+    refusedInOneLine(archive, line("--archive-dir"));
+    refusedInOneLine(config, line("--config"));
+    refusedInOneLine(account, line("--account"));
+    refusedInOneLine(out, line("--out"));
+    // An argument too: `import gallery-dl "$DIR"` with DIR unset read the folder it ran in.
+    refusedInOneLine(await dvault(["import", "gallery-dl", ""]), /^dvault: <dir> was given an empty value \(a variable left unset\?\): give one\n$/);
   });
 });
 

@@ -257,6 +257,15 @@ describe(collectStatus.name, () => {
     expectEngine(report, TEST_ENGINE);
   });
 
+  it("gives no report when Redis does not answer at the start: one line naming it, exit 3 (docs/status.md)", async () => {
+    const failed = await run(process.execPath, ["bin/dvault.js", "status", "--json"], {
+      env: { ...cliEnv(), DVAULT_ENGINE: "redis", REDIS_URL: "redis://127.0.0.1:1" },
+      timeout: 30_000,
+    }).catch((err: { code: number; stdout: string; stderr: string }) => err);
+    expect(failed).toMatchObject({ code: 3, stdout: "" });
+    expect((failed as { stderr: string }).stderr).toMatch(/^dvault: cannot reach Redis at redis:\/\/127\.0\.0\.1:1 \(ECONNREFUSED\)\. Start it .*\n$/);
+  });
+
   /** The engine block of a report made on `engine`: it names the engine and the prefix; Redis's key block only on Redis. */
   const expectEngine = (report: StatusReport, engine: "redis" | "postgres") => {
     const prefix = h.services.config.redisPrefix;

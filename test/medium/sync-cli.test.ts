@@ -166,3 +166,21 @@ describe("dvault sync --due and --once", () => {
     expect(await onceLeftovers()).toEqual([]);
   });
 });
+
+describe("dvault sync and archive --only given no source", () => {
+  it("refuse it in one line before opening anything: an empty --only ran every source, one of commas none (saying nothing is due)", async () => {
+    // No database or Redis is needed (nor reached: the port below refuses).
+    const nowhere = { redis: { url: "redis://127.0.0.1:1" }, env: {} };
+    const runs = await Promise.all([
+      runDvault(nowhere, ["sync", "--only", " , "]),
+      runDvault(nowhere, ["sync", "--once", "--only", ","]),
+      runDvault(nowhere, ["archive", "--once", "--only=,"]),
+    ]);
+    const line = `dvault: --only names no source: give one or more of ${SOURCES.map((s) => s.name).join(", ")}, or leave it out to run them all\n`;
+    expect(runs.map((r) => r.stderr)).toEqual([line, line, line]);
+    expect(runs.map((r) => r.code)).toEqual([1, 1, 1]);
+    // An empty one is refused as every option given an empty value is (src/cli/program.ts refuseEmptyValues).
+    const empty = await runDvault(nowhere, ["archive", "--once", "--only="]);
+    expect(empty.stderr).toBe("dvault: --only was given an empty value (a variable left unset?): give one, or leave the option out\n");
+  }, 30_000);
+});

@@ -43,6 +43,13 @@ describe("dvault in a terminal and in a pipe", () => {
     expect(piped.stderr).not.toMatch(ESC);
   }, 120_000);
 
+  it("sync --once in a dumb terminal (TERM=dumb) draws no live lines: their cursor moves would show as text", async () => {
+    const tty = await runDvaultInTty(h, ["sync", "--once", "--only", "gallery"], { TERM: "dumb" });
+    expect(tty.code, tty.stdout).toBe(0);
+    expect(tty.stdout).toMatch(/^account\s+source\s+result/m);
+    expect(tty.stdout).not.toMatch(ESC);
+  }, 120_000);
+
   it("sync --json prints one object per run, and -v brings the info logs back", async () => {
     const run = await runDvault(h, ["sync", "--once", "--only", "gallery", "--json"]);
     expect(run.code, run.stderr).toBe(0);

@@ -92,3 +92,23 @@ describe("dvault track add / remove", () => {
     expect(await authored(artist.userid)).toEqual(archived);
   }, 90_000);
 });
+
+describe("--account naming the client-credentials account (track, add, sync, import)", () => {
+  it("says what that account is, not 'no account named' while dvault auth status lists it", async () => {
+    // As `dvault auth client` (or a first static sync) makes it.
+    await h.services.tokens().requestClientToken();
+    const { rows } = await h.pool.query<{ name: string }>("SELECT name FROM accounts WHERE kind = 'client'");
+    const client = rows[0]?.name;
+    if (!client) throw new Error("no client-credentials account was made");
+    // The other test of this file (in either order) runs the user account's sources alone.
+    const runs = await Promise.all([
+      runDvault(h, ["track", "add", "someone", "--account", client]),
+      runDvault(h, ["add", "https://www.deviantart.com/someone/art/a-work-123", "--account", client]),
+      runDvault(h, ["sync", "--once", "--account", client]),
+      runDvault(h, ["import", "gallery-dl", h.archiveDir, "--account", client]),
+    ]).finally(() => h.pool.query("DELETE FROM accounts WHERE kind = 'client'"));
+    const line = `dvault: "${client}" is a client-credentials account, which sees no mature work and owns no allowance: give --account <a user account>\n`;
+    expect(runs.map((r) => r.stderr)).toEqual([line, line, line, line]);
+    expect(runs.map((r) => r.code)).toEqual([1, 1, 1, 1]);
+  }, 60_000);
+});

@@ -111,6 +111,29 @@ describe("dvault verify with odd files at a stored file's name", () => {
     expect(wanted.map((r) => r.status)).toEqual(["wanted", "wanted"]);
   }, 180_000);
 
+  it("wants nothing again when the archive folder holds no originals/ (DVAULT_ARCHIVE_DIR typed wrong, a disk not mounted): one line, exit 3", async () => {
+    const stored = async () =>
+      (await h.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM downloads WHERE status IN ('done', 'degraded')")).rows[0]?.n ?? 0;
+    const before = await stored();
+    expect(before).toBeGreaterThan(0);
+    // The mount point of a disk that is not mounted: an empty folder.
+    const unmounted = await fs.mkdtemp(path.join(os.tmpdir(), "dvault-verify-unmounted-"));
+    try {
+      const fix = await runDvault({ redis: h.redis, env: { ...h.env, DVAULT_ARCHIVE_DIR: unmounted } }, ["verify", "--fix"]);
+      expect(fix.stderr).toMatch(
+        new RegExp(
+          `^dvault: ${unmounted}/originals is not there, yet the database records \\d+ stored file\\(s\\): is DVAULT_ARCHIVE_DIR the archive's folder, and its disk mounted\\? Nothing was checked or wanted again`,
+        ),
+      );
+      expect(fix.stdout).toBe("");
+      expect(fix.code).toBe(3);
+      expect(await stored()).toBe(before);
+      expect(await fs.readdir(unmounted)).toEqual([]);
+    } finally {
+      await fs.rm(unmounted, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it("wants nothing again when a folder of originals/ links out of the archive (files moved to another disk): unreadable, exit 3", async () => {
     const { rows } = await h.pool.query<{ path: string }>(
       "SELECT path FROM downloads WHERE kind = 'original' AND status = 'done' ORDER BY deviationid LIMIT 1",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, parseDuration, parseSecretKey } from "../../src/config.ts";
+import { ConfigError, EnvSchema, loadConfig, parseDuration, parseSecretKey } from "../../src/config.ts";
 
 describe(loadConfig.name, () => {
   it("applies documented defaults when nothing is set", () => {
@@ -20,6 +20,38 @@ describe(loadConfig.name, () => {
     expect(config.runPatience).toEqual({ itemMs: 90_000, runMs: 3_600_000, baseMs: 250 });
     expect([parseDuration("30"), parseDuration("1.5min"), parseDuration("soon"), parseDuration("5 days")]).toEqual([30_000, 90_000, undefined, undefined]);
     expect(() => loadConfig({ DVAULT_RUN_PATIENCE: "forever" })).toThrow(/DVAULT_RUN_PATIENCE expects a duration such as 500ms, 30s, 5min or 1h/);
+  });
+
+  it("takes a blank variable as unset, as an empty one and as dvault config shows it: never as the number 0", () => {
+    // z.coerce.number() reads " " as 0: a weekly allowance of none, the dashboard on a random port, a refusal of a
+    // value no one gave, while dvault config said each was at its default.
+    const blank = {
+      DVAULT_DOWNLOAD_QUOTA: " ",
+      DVAULT_HTTP_PORT: "\t",
+      DVAULT_DOWNLOAD_CONCURRENCY: " ",
+      DVAULT_SYNC_CONCURRENCY: " ",
+      DVAULT_HTTP_CONCURRENCY: " ",
+    };
+    expect(loadConfig(blank)).toMatchObject({ downloadQuota: 10, httpPort: 8787, downloadConcurrency: 4, syncConcurrency: 2 });
+    expect(loadConfig(blank).httpLoad).toEqual(loadConfig({}).httpLoad);
+  });
+
+  it("says what every setting expects of a value out of range or not a number, never in zod's own words", () => {
+    // "DVAULT_DOWNLOAD_CONCURRENCY Too small: expected number to be >=1" named no range, where 65 said "1 to 64".
+    const zodWords = /Too small|Too big|Invalid input|expected (number|string|int)/;
+    const found: string[] = [];
+    for (const name of Object.keys(EnvSchema.shape)) {
+      for (const value of ["abc", "0", "-1", "1e9", "1.5"]) {
+        try {
+          loadConfig({ [name]: value });
+        } catch (err) {
+          if (!(err instanceof ConfigError)) throw err;
+          if (zodWords.test(err.message)) found.push(`${name}=${value}: ${err.problems.join("; ")}`);
+        }
+      }
+    }
+    expect(found).toEqual([]);
+    expect(() => loadConfig({ DVAULT_DOWNLOAD_CONCURRENCY: "0" })).toThrow(/DVAULT_DOWNLOAD_CONCURRENCY expects 1 to 64 parallel transfers/);
   });
 
   it("honours XDG_CONFIG_HOME and trims a trailing slash from the API base", () => {

@@ -7,9 +7,13 @@ import { plainLogLines } from "./log-lines.ts";
 import pc from "picocolors";
 import { type Colors, markerColors } from "./terminal.ts";
 
-/** Live progress lines: stderr is a terminal, and neither `--quiet` nor `--json` asked for silence. */
+/**
+ * Live progress lines: stderr is a terminal that can move its cursor (not TERM=dumb: Emacs's shell, some IDE consoles,
+ * which show every redraw's escape codes as text; picocolors gives no colour there either), and neither `--quiet` nor
+ * `--json` asked for silence.
+ */
 export function showsLiveProgress(json = false): boolean {
-  return process.stderr.isTTY === true && !globalOutput().quiet && !json;
+  return process.stderr.isTTY === true && process.env.TERM !== "dumb" && !globalOutput().quiet && !json;
 }
 
 /**

@@ -7,7 +7,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { GalleryDlArchiveRepository } from "../../db/gallery-dl-archive.repository.ts";
 import { ImportedFileRepository, type ImportCandidate } from "../../db/imported-file.repository.ts";
-import { UserError } from "../../errors.ts";
+import { noUserAccountNamed, UserError } from "../../errors.ts";
 import type { Services } from "../../services.ts";
 import { formatBytes } from "../../text/bytes.ts";
 import { adoptAll } from "./adopt.ts";
@@ -161,10 +161,11 @@ type Resolution = { match(s: Scanned): { deviation: ImportCandidate; how: string
 type AccountRef = { id: number; name: string };
 
 async function pickAccount(services: Services, name: string | undefined): Promise<AccountRef | undefined> {
-  const users = (await services.accounts.list()).filter((a) => a.kind === "user");
+  const accounts = await services.accounts.list();
+  const users = accounts.filter((a) => a.kind === "user");
   if (name !== undefined) {
     const hit = users.find((a) => a.name === name);
-    if (!hit) throw new UserError(`no account named ${name}: dvault auth status lists them`);
+    if (!hit) throw noUserAccountNamed(name, accounts);
     return { id: hit.id, name: hit.name };
   }
   if (users.length > 1) throw new UserError(`${users.length} accounts are logged in: pick the one whose token looks deviations up with --account <name>`);
