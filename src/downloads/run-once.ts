@@ -11,7 +11,7 @@ import type { ReauthRequiredError } from "../api/token-errors.ts";
 import { unusableAccount } from "../api/token-manager.ts";
 import { type ClaimedDownload, DownloadRepository } from "../db/download.repository.ts";
 import { withTransaction } from "../db/with-transaction.ts";
-import { needsLoginError, UserError } from "../errors.ts";
+import { needsLoginError, noUserAccountNamed, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { holdWorkLease } from "../queue/holder.ts";
 import { checkCatalogue, defineJob, type JobContext, type JobResult } from "../queue/job-definition.ts";
@@ -228,9 +228,10 @@ async function selectAccounts(
   services: Services,
   account: string | undefined,
 ): Promise<{ accounts: { id: number; name: string }[]; lost: Map<number, ReauthRequiredError>; able: number[] }> {
-  const users = (await services.accounts.list()).filter((a) => a.kind === "user");
+  const all = await services.accounts.list();
+  const users = all.filter((a) => a.kind === "user");
   const selected = users.filter((a) => !account || a.name === account);
-  if (account && selected.length === 0) throw new UserError(`no account named "${account}": see dvault auth status`);
+  if (account && selected.length === 0) throw noUserAccountNamed(account, all);
   if (selected.length === 0) throw new UserError("no accounts yet: log in first with dvault auth login (or dvault auth import)");
   const lost = new Map<number, ReauthRequiredError>();
   const key = services.installKey();

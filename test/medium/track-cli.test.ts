@@ -93,7 +93,7 @@ describe("dvault track add / remove", () => {
   }, 90_000);
 });
 
-describe("--account naming the client-credentials account (track, add, sync, import)", () => {
+describe("--account naming the client-credentials account (track, add, sync, import, download)", () => {
   it("says what that account is, not 'no account named' while dvault auth status lists it", async () => {
     // As `dvault auth client` (or a first static sync) makes it.
     await h.services.tokens().requestClientToken();
@@ -106,9 +106,10 @@ describe("--account naming the client-credentials account (track, add, sync, imp
       runDvault(h, ["add", "https://www.deviantart.com/someone/art/a-work-123", "--account", client]),
       runDvault(h, ["sync", "--once", "--account", client]),
       runDvault(h, ["import", "gallery-dl", h.archiveDir, "--account", client]),
+      runDvault(h, ["download", "--once", "--account", client]),
     ]).finally(() => h.pool.query("DELETE FROM accounts WHERE kind = 'client'"));
     const line = `dvault: "${client}" is a client-credentials account, which sees no mature work and owns no allowance: give --account <a user account>\n`;
-    expect(runs.map((r) => r.stderr)).toEqual([line, line, line, line]);
-    expect(runs.map((r) => r.code)).toEqual([1, 1, 1, 1]);
+    expect(runs.map((r) => r.stderr)).toEqual([line, line, line, line, line]);
+    expect(runs.map((r) => r.code)).toEqual([1, 1, 1, 1, 1]);
   }, 60_000);
 });
