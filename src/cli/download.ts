@@ -68,7 +68,9 @@ export function formatDownloadSummary(s: DownloadSummary, colors?: Colors, again
 export function leftWords(left: DownloadsLeft): string {
   const parts: string[] = [];
   if (left.dueNow) parts.push(`${left.dueNow} due now and not done (run again)`);
-  if (left.queued) parts.push(`${left.queued} held by another dvault process (a worker or another run downloads them)`);
+  // Rows a queue holds: a running worker's, another run's, or handed to the worker's queue by this run when it stopped
+  // (run-now's handOver); with no worker running, the next download --once takes them over (claimDue's queuedBefore).
+  if (left.queued) parts.push(`${left.queued} in a queue (a running worker or another run downloads them; with none, the next download --once does)`);
   const waiting = left.deferred + left.degradedWaiting;
   if (waiting) parts.push(`${waiting} wait for the next quota window${left.nextWindow ? ` (${left.nextWindow.toISOString()})` : ""}`);
   if (left.retryLater) parts.push(`${left.retryLater} failed, tried again on their own from ${left.nextRetry?.toISOString() ?? "later"}`);
