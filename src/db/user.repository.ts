@@ -46,6 +46,14 @@ export class UserRepository {
     return rows[0] ?? { users: 0, deviations: 0 };
   }
 
+  /**
+   * An unavailable user asked about again, whose answer settled nothing: only when (the next check is a day on);
+   * the user and their works stay as they are, a work seen live since included.
+   */
+  async noteUnavailableChecked(userid: string, at: Date): Promise<void> {
+    await kysely(this.db).updateTable("users").set({ unavailable_checked_at: at }).where("userid", "=", userid).execute();
+  }
+
   /** The username the mirror last saw the user under, if it has the user. */
   async usernameOf(userid: string): Promise<string | undefined> {
     const row = await kysely(this.db).selectFrom("users").select("username").where("userid", "=", userid).executeTakeFirst();

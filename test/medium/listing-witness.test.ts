@@ -206,6 +206,14 @@ describe("the daily check of unavailable artists", () => {
       { userid: back!.userid, reason: "artist_deactivated" },
     ]);
     harness.sim.activity({ kind: "reactivate_user", username: back!.username });
+    // One of the odd artist's works seen live since (a listing showed it again): an answer that settles nothing
+    // leaves it live.
+    const { rows: seenLive } = await harness.pool.query<{ deviationid: string }>(
+      `UPDATE deviations SET removed_at = NULL, removed_reason = NULL
+       WHERE deviationid = (SELECT deviationid FROM deviations WHERE author_userid = $1 ORDER BY deviationid LIMIT 1) RETURNING deviationid`,
+      [odd!.userid],
+    );
+    expect(seenLive).toHaveLength(1);
     p.rules.push({
       match: new RegExp(`/user/profile/${odd!.username}\\b`),
       act: {
@@ -222,6 +230,10 @@ describe("the daily check of unavailable artists", () => {
     ]);
     expect(result.status).toBe("incomplete");
     expect(result.reason).toContain("HTTP 400 invalid_request error_code 7");
+    const { rows: still } = await harness.pool.query<{ removed: boolean }>("SELECT removed_at IS NOT NULL AS removed FROM deviations WHERE deviationid = $1", [
+      seenLive[0]!.deviationid,
+    ]);
+    expect(still).toEqual([{ removed: false }]);
     expect(p.stats.applied[0]).toBe(1);
     // Asked, and left as it was: the next check of that artist is the next day's.
     harness.sim.clock.advance(3600_000);

@@ -113,8 +113,9 @@ export async function recheckUnavailable(ctx: SourceContext): Promise<Recheck> {
         result.unsettled++;
         result.cause ??= verdict.cause;
         if (verdict.stop) return result;
-        // Marked as it was, with the time it was asked: the next check is tomorrow's.
-        await ctx.transaction((repos) => repos.users.markUserUnavailable(user.userid, user.reason, ctx.now()));
+        // Left as it was, with the time it was asked: the next check is tomorrow's. Not marked again, which would also
+        // mark removed a work of theirs seen live since.
+        await ctx.repos.users.noteUnavailableChecked(user.userid, ctx.now());
         continue;
       }
       if (check.available) {
