@@ -43,16 +43,26 @@ export function refusedRecipients(receipt: DeliveryReceipt | null | undefined): 
   return Array.isArray(rejected) ? rejected.map(String) : [];
 }
 
-type SmtpFailure = Error & { responseCode?: number; code?: string; response?: string; command?: string };
+type SmtpFailure = Error & { responseCode?: number; code?: string; response?: string; command?: string; originalCode?: string };
 
 /**
  * What went wrong, in a line: the server's answer with its code said once ("550 no such mailbox"), or nodemailer's
- * words, except for the two TLS settings that do not fit the server, which say what to set instead.
+ * words, except for the two TLS settings that do not fit the server, which say what to set instead, and a TLS
+ * handshake that failed after STARTTLS, which names the certificate's fault.
  */
-function failureText(e: SmtpFailure, config: SmtpConfig): string {
+export function failureText(e: SmtpFailure, config: SmtpConfig): string {
   // The server's line starts with its code already ("550 no such mailbox"): said once.
   const answer = (e.response ?? e.message).trim();
   const said = e.responseCode ? (answer.startsWith(String(e.responseCode)) ? answer : `${e.responseCode} ${answer}`) : undefined;
+  // nodemailer raises ETLS at STARTTLS both when the server answers it with a non-2xx (its reply in e.response) and
+  // when the server took it and the TLS handshake then failed; a certificate Node refuses (self-signed, expired, another
+  // name) is an ESOCKET whose originalCode is Node's (CERT_HAS_EXPIRED, DEPTH_ZERO_SELF_SIGNED_CERT, ...). Neither is
+  // the server refusing STARTTLS.
+  const certificate = e.code === "ESOCKET" && /CERT|SELF_SIGNED|UNABLE_TO_(VERIFY|GET_ISSUER)/.test(e.originalCode ?? "");
+  if (certificate || (e.code === "ETLS" && e.command === "STARTTLS" && !e.response)) {
+    const reason = e.message.replace(/^Error initiating TLS - /, "");
+    return `the TLS handshake${config.secure ? "" : " after STARTTLS"} failed (${reason}): the server's certificate must be valid, unexpired and name ${config.host}`;
+  }
   if (e.code === "ETLS" && e.command === "STARTTLS" && config.user) {
     return `the server refused STARTTLS (${said ?? e.message}), and dvault sends DVAULT_SMTP_USER's password only over TLS: set DVAULT_SMTP_SECURE=true if the server takes TLS from its first byte (often port 465), or use a server that offers STARTTLS`;
   }
