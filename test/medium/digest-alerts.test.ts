@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { AlertRepository } from "../../src/db/alert.repository.ts";
-import { evaluateAlerts, forgetWorker, storedDownloadsPausedProbe } from "../../src/digest/alerts.ts";
+import { evaluateAlerts, forgetWorker, OWED_SENDS, storedDownloadsPausedProbe } from "../../src/digest/alerts.ts";
 import { createDeliverers } from "../../src/digest/deliver/index.ts";
 import { smtpDeliverer } from "../../src/digest/deliver/smtp.ts";
 import { ALERTS_JOB } from "../../jobs/alerts/definition.ts";
@@ -337,6 +337,29 @@ describe("an alert one channel could not take while another did", () => {
     await evaluateWith([smtpOnly]);
     expect(smtp.received.map((m) => m.to)).toEqual([["me@example.org"], ["new@example.org"]]);
     expect(smtp.received[1]?.messageId).toBe(smtp.received[0]?.messageId);
+  });
+
+  it("a channel that fails for good beside one that takes the alert is sent it a bounded number of times, then again by the daily reminder", async () => {
+    const tried = { smtp: 0, file: 0 } as Record<string, number>;
+    const deliverers: Deliverer[] = createDeliverers(f.services.config.digest).map((d) => ({
+      channel: d.channel,
+      deliver: async (m) => {
+        tried[d.channel] = (tried[d.channel] ?? 0) + 1;
+        return d.deliver(m);
+      },
+    }));
+    smtp.rejectNext(1000);
+    // Two hours of evaluations a minute apart.
+    for (let i = 0; i < 120; i++) {
+      await evaluateWith(deliverers);
+      f.clock.now += MINUTE;
+    }
+    expect(tried).toEqual({ smtp: OWED_SENDS, file: 1 });
+    expect(await new AlertRepository(f.services.pool).listDeliveries(200)).toHaveLength(OWED_SENDS);
+    // The daily reminder tries every channel again.
+    f.clock.now += 24 * HOUR;
+    expect((await evaluateWith(deliverers)).reminded).toHaveLength(1);
+    expect(tried).toEqual({ smtp: OWED_SENDS + 1, file: 2 });
   });
 
   it("is logged as sent only on the channels that took it", async () => {
