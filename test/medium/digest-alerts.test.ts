@@ -330,13 +330,32 @@ describe("an alert one channel could not take while another did", () => {
   it("a recipient the mail server defers (450) while another gets it is sent it alone at the next evaluation", async () => {
     const smtpOnly = smtpDeliverer({ ...f.services.config.digest.smtp!, to: ["me@example.org", "new@example.org"] });
     smtp.deferRecipient("new@example.org", 1);
-    expect((await evaluateWith([smtpOnly])).failed).toHaveLength(1);
+    // Taken (me got it), owing new alone.
+    expect((await evaluateWith([smtpOnly])).notified).toHaveLength(1);
     f.clock.now += MINUTE;
     expect((await evaluateWith([smtpOnly])).notified).toHaveLength(1);
     f.clock.now += MINUTE;
     await evaluateWith([smtpOnly]);
     expect(smtp.received.map((m) => m.to)).toEqual([["me@example.org"], ["new@example.org"]]);
     expect(smtp.received[1]?.messageId).toBe(smtp.received[0]?.messageId);
+  });
+
+  it("a recipient whose server defers at every send (a full mailbox) while another gets it: taken, and the deferred one is sent it a bounded number of times", async () => {
+    const smtpOnly = smtpDeliverer({ ...f.services.config.digest.smtp!, to: ["me@example.org", "full@example.org"] });
+    smtp.deferRecipient("full@example.org", 1000);
+    const outcomes: Array<Awaited<ReturnType<typeof evaluateWith>>> = [];
+    // Two hours of evaluations a minute apart: the first is a sent alert, not a failure, and none fails after it.
+    for (let i = 0; i < 120; i++) {
+      outcomes.push(await evaluateWith([smtpOnly]));
+      f.clock.now += MINUTE;
+    }
+    expect(outcomes[0]?.notified).toHaveLength(1);
+    expect(outcomes.flatMap((o) => o.failed)).toEqual([]);
+    expect(smtp.received.map((m) => m.to)).toEqual([["me@example.org"]]);
+    // The first send and the resends to full alone, then nothing more until the reminder: one row each.
+    const rows = await new AlertRepository(f.services.pool).listDeliveries(200);
+    expect(rows).toHaveLength(OWED_SENDS);
+    expect(rows[0]?.results.smtp).toMatchObject({ ok: true, deferred: ["full@example.org"] });
   });
 
   it("a channel that fails for good beside one that takes the alert is sent it a bounded number of times, then again by the daily reminder", async () => {
