@@ -32,7 +32,7 @@ export const LONGER_TODAY: Readonly<Record<string, Readonly<Record<string, numbe
   "src/demo/run-demo.ts": { runDemo: 154 },
   "src/digest/render-common.ts": { healthLines: 91 },
   "src/digest/render-text.ts": { digestText: 89 },
-  "src/digest/run-digest.ts": { runDigest: 96 },
+  "src/digest/run-digest.ts": { runDigest: 95 },
   "src/downloads/download-file.ts": { fetchOriginal: 96 },
   "src/downloads/transfer.ts": { transferToPartial: 138 },
   "src/downloads/verify.ts": { verifyArchive: 106 },

@@ -8,7 +8,7 @@ import { loadConfig } from "../config.ts";
 import { AlertRepository } from "../db/alert.repository.ts";
 import { DigestRepository } from "../db/digest.repository.ts";
 import { previewDigest } from "../digest/preview.ts";
-import { refusedRecipients } from "../digest/deliver/smtp.ts";
+import { refusedAfterDeferrals, refusedRecipients } from "../digest/deliver/smtp.ts";
 import type { DigestJobPayload } from "../digest/run-digest.ts";
 import { EXIT_FAILED, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -108,7 +108,7 @@ async function history(services: Services, json: boolean): Promise<void> {
       `${d.channel.padEnd(7)} ${d.windowStart.toISOString()} – ${d.windowEnd.toISOString()}  ${result}  (${d.attempts} attempt${d.attempts === 1 ? "" : "s"})`,
     );
     if (d.subject) printOut(`        ${d.subject}`);
-    const refused = d.status === "sent" ? refusedWords(refusedRecipients(d.delivery)) : "";
+    const refused = d.status === "sent" ? refusedWords(refusedRecipients(d.delivery), refusedAfterDeferrals(d.delivery)) : "";
     if (refused) printOut(`       ${refused}`);
   }
   for (const a of alerts) {
@@ -182,9 +182,20 @@ async function send(services: Services, log: Logger, json: boolean): Promise<voi
   }
 }
 
-/** " (not to a@x, b@y: the SMTP server refused them; check DVAULT_SMTP_TO)", or "" when it refused nobody. */
-function refusedWords(refused: readonly string[]): string {
-  return refused.length === 0 ? "" : ` (not to ${refused.join(", ")}: the SMTP server refused ${refused.length === 1 ? "it" : "them"}; check DVAULT_SMTP_TO)`;
+/**
+ * " (not to a@x, b@y: the SMTP server refused them; check DVAULT_SMTP_TO)", or "" when it refused nobody; those it
+ * deferred at every attempt until the last (`afterDeferrals`, a full mailbox) are said apart, as no typo.
+ */
+function refusedWords(refused: readonly string[], afterDeferrals: readonly string[] = []): string {
+  const typos = refused.filter((r) => !afterDeferrals.includes(r));
+  const them = (n: number) => (n === 1 ? "it" : "them");
+  const words = [
+    ...(typos.length ? [`not to ${typos.join(", ")}: the SMTP server refused ${them(typos.length)}; check DVAULT_SMTP_TO`] : []),
+    ...(afterDeferrals.length
+      ? [`not to ${afterDeferrals.join(", ")}: the SMTP server deferred ${them(afterDeferrals.length)} at every attempt, refused after deferrals`]
+      : []),
+  ];
+  return words.length === 0 ? "" : ` (${words.join("; ")})`;
 }
 
 function describeOutcome(o: RunNowOutcome, channel: string): string {

@@ -28,10 +28,11 @@ export type IncidentRow = Pick<CamelRow<"alerts">, "id" | "kind" | "subject" | "
  * How each channel answered a notification. A channel that failed while another took it is sent again: `tries`
  * counts its sends, `sending` is when an evaluator last claimed one (AlertRepository.claimOwedChannels). A failure
  * names the notification's `key`, and keeps in `receipt` the SMTP recipients it reached while the others were deferred.
+ * An SMTP send that reached some recipients is taken (`ok`), owing the `deferred` ones (a 4xx at RCPT), sent again.
  */
 export type ChannelResults = Record<
   string,
-  { ok: boolean; at: string; error?: string; receipt?: Record<string, unknown>; tries?: number; sending?: string; key?: string }
+  { ok: boolean; at: string; error?: string; receipt?: Record<string, unknown>; tries?: number; sending?: string; key?: string; deferred?: string[] }
 >;
 
 /** An open incident with its last notification's per-channel results. */

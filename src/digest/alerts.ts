@@ -253,16 +253,28 @@ export async function evaluateAlerts(opts: EvaluateAlertsOptions): Promise<Evalu
  * hour rather than at every evaluation; a greylisting server takes a retry after about 5 minutes.
  */
 const OWED_SEND_EVERY_MS = 5 * MINUTE_MS;
+/**
+ * How many sends a notification gets on a channel that failed it while another took it, or whose mail server deferred
+ * some recipients: the first and 5 more, over about 20 minutes, enough for a greylisting server. A channel that fails
+ * for good (a deleted webhook, a full mailbox) is left to the daily reminder, which tries every channel again, rather
+ * than sent to every 5 minutes for the incident's life.
+ */
+export const OWED_SENDS = 6;
+
+type ChannelResult = ChannelResults[string];
+
+/** Whether a channel still owes the last notification: it failed it, or reached some recipients and not the deferred. */
+const owes = (r: ChannelResult | undefined): r is ChannelResult => r !== undefined && (r.ok === false || (r.deferred?.length ?? 0) > 0);
 
 /**
- * Sends the incident's last notification again on the channels that failed it while another took it (a greylisting
- * mail server's 451): same key and Message-ID, at the next evaluation, then every OWED_SEND_EVERY_MS until taken; the
- * channels that took it get nothing more.
+ * Sends the incident's last notification again on the channels that owe it (failed while another took it, a
+ * greylisting mail server's 451; or SMTP recipients deferred): same key and Message-ID, at the next evaluation, then
+ * every OWED_SEND_EVERY_MS until taken, at most OWED_SENDS sends in all; the channels that took it get nothing more.
  */
 async function sendOwed(repo: AlertRepository, incident: OpenIncident, opts: EvaluateAlertsOptions, result: EvaluateAlertsResult): Promise<void> {
   const owed = opts.deliverers.filter((d) => {
     const r = incident.channelResults[d.channel];
-    return r?.ok === false && !(r.sending && opts.now.getTime() - Date.parse(r.sending) < OWED_SEND_EVERY_MS);
+    return owes(r) && (r.tries ?? 1) < OWED_SENDS && !(r.sending && opts.now.getTime() - Date.parse(r.sending) < OWED_SEND_EVERY_MS);
   });
   if (owed.length === 0) return;
   const claimed = await repo.claimOwedChannels({ incident, channels: owed.map((d) => d.channel), at: opts.now });
@@ -273,6 +285,8 @@ async function sendOwed(repo: AlertRepository, incident: OpenIncident, opts: Eva
   for (const [channel, r] of Object.entries(results)) {
     const { tries, sending } = claimed.channelResults[channel] ?? {};
     latest[channel] = { ...r, tries, sending };
+    if (owes(r) && (tries ?? 1) >= OWED_SENDS)
+      opts.log.warn({ channel, alert: incident.kind, tries }, "alert channel still failing: not sent again until the daily reminder");
   }
   await repo.recordDelivery({ id: claimed.id, at: opts.now, reminder, results, latest });
   const taken = Object.values(results).some((r) => r.ok);
@@ -282,7 +296,7 @@ async function sendOwed(repo: AlertRepository, incident: OpenIncident, opts: Eva
 /** The SMTP recipients an earlier failed attempt of this very notification (`key`) reached while the server deferred the others. */
 function reachedBefore(incident: OpenIncident, key: string): string[] {
   const last = incident.channelResults.smtp;
-  return last && !last.ok && last.key === key ? reachedRecipients(last.receipt) : [];
+  return owes(last) && last.key === key ? reachedRecipients(last.receipt) : [];
 }
 
 async function notify(incident: OpenIncident, reminder: boolean, opts: EvaluateAlertsOptions): Promise<ChannelResults> {
@@ -330,6 +344,12 @@ async function notify(incident: OpenIncident, reminder: boolean, opts: EvaluateA
       results[deliverer.channel] = { ok: true, at, receipt };
     } catch (err) {
       const error = scrubString(err instanceof Error ? err.message : String(err));
+      // Reached some recipients while the server deferred the others: taken, owing the deferred (sendOwed).
+      if (err instanceof SmtpDeliveryError && err.reached.length > 0 && err.deferred.length > 0) {
+        opts.log.warn({ channel: deliverer.channel, alert: incident.kind, error }, "alert delivered; some recipients deferred, sent it again later");
+        results[deliverer.channel] = { ok: true, at, error, key, receipt: { accepted: [...err.reached] }, deferred: [...err.deferred] };
+        continue;
+      }
       opts.log.warn({ channel: deliverer.channel, alert: incident.kind, error }, "alert delivery failed");
       const reached = err instanceof SmtpDeliveryError && err.reached.length > 0 ? err.reached : deliverer.channel === "smtp" ? (message.reached ?? []) : [];
       results[deliverer.channel] = { ok: false, at, error, key, ...(reached.length > 0 ? { receipt: { accepted: [...reached] } } : {}) };

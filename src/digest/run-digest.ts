@@ -19,7 +19,7 @@ import { DIGEST_CHANNELS, type DigestChannel } from "../config/digest.ts";
 import { CronClock } from "./cron-time.ts";
 import { DigestRepository, type DigestTrigger } from "../db/digest.repository.ts";
 import { createDeliverers, messageDomainOf, messageIdFor } from "./deliver/index.ts";
-import { reachedRecipients, refusedRecipients, SmtpDeliveryError } from "./deliver/smtp.ts";
+import { reachedRecipients, refusedAfterDeferrals, refusedRecipients, SmtpDeliveryError } from "./deliver/smtp.ts";
 import { imagesDirOf } from "./deliver/file.ts";
 import { digestImages } from "./images.ts";
 import { thumbLinkKey } from "../storage/thumb-link.ts";
@@ -129,12 +129,34 @@ function loggedSent(
 ): string[] {
   log.info(sent, "digest sent");
   const refused = refusedRecipients(receipt);
-  if (refused.length > 0)
+  const afterDeferrals = refusedAfterDeferrals(receipt);
+  const typos = refused.filter((r) => !afterDeferrals.includes(r));
+  if (typos.length > 0)
     log.warn(
-      { channel: sent.channel, key: sent.key, refused },
+      { channel: sent.channel, key: sent.key, refused: typos },
       "the SMTP server refused some recipients of the digest: they got nothing (check DVAULT_SMTP_TO)",
     );
+  if (afterDeferrals.length > 0)
+    log.warn(
+      { channel: sent.channel, key: sent.key, refused: afterDeferrals },
+      "the SMTP server deferred some recipients of the digest at every attempt (a full mailbox?): refused after deferrals, they got nothing",
+    );
   return refused;
+}
+
+/** Whether this failure is the digest's last attempt: a 429 delays the job without spending one (its error asks for a delay). */
+function isFinal(err: unknown, opts: RunDigestOptions): boolean {
+  return opts.attempt >= opts.maxAttempts && delayOf(err) === undefined;
+}
+
+/**
+ * The receipt of a last attempt that reached some recipients while the server still deferred the others (a full
+ * mailbox's 452 at every attempt): the deferred are counted as refused, so the digest is sent and its window moves
+ * rather than failing again with the next day's digest. Undefined for any other failure, or an earlier attempt.
+ */
+function settledAfterDeferrals(err: unknown, opts: RunDigestOptions, messageId: string): DeliveryReceipt | undefined {
+  if (!(err instanceof SmtpDeliveryError) || err.deferred.length === 0 || err.reached.length === 0 || !isFinal(err, opts)) return undefined;
+  return { messageId, response: err.message, accepted: [...err.reached], rejected: [...err.deferred], refusedAfterDeferrals: [...err.deferred] };
 }
 
 /** A failed delivery on the digest's row (with the recipients it reached all the same) and in the log. */
@@ -143,8 +165,7 @@ async function recordFailure(
   f: { repo: DigestRepository; id: string; at: Date; log: Logger; channel: DigestChannel; key: string; opts: RunDigestOptions },
 ): Promise<void> {
   const error = scrubString(err instanceof Error ? err.message : String(err));
-  // A 429 delays the job without spending an attempt (its error asks for a delay): never the last one.
-  const final = f.opts.attempt >= f.opts.maxAttempts && delayOf(err) === undefined;
+  const final = isFinal(err, f.opts);
   const reached = err instanceof SmtpDeliveryError ? err.reached : [];
   await f.repo.recordDeliveryFailure({ id: f.id, error, final, at: f.at, reached });
   f.log.warn(
@@ -234,13 +255,12 @@ export async function runDigest(payload: DigestJobPayload, opts: RunDigestOption
       reached: reachedRecipients(row.delivery),
     };
     const deliverer = opts.deliverer ?? (createDeliverers(config.digest, [channel])[0] as Deliverer);
-    let receipt: Record<string, unknown>;
-    try {
-      receipt = await deliverer.deliver(message);
-    } catch (err) {
+    const receipt = await deliverer.deliver(message).catch(async (err: unknown) => {
+      const settled = settledAfterDeferrals(err, opts, messageId);
+      if (settled) return settled;
       await recordFailure(err, { repo, id: row.id, at: new Date(services.now()), log, channel, key, opts });
       throw err;
-    }
+    });
     await finish("sent", receipt);
     const refused = loggedSent(log, { channel, key, counts: data.counts, attempts: row.attempts + 1 }, receipt);
     return { status: "sent", digestId: row.id, window, key, subject: rendered.subject, counts: data.counts, retried: row.attempts > 0, refused };

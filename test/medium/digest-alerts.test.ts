@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { JOBS, JOB_DEFINITIONS } from "../../jobs/index.ts";
 import type { WorkerContext } from "../../jobs/context.ts";
 import { AlertRepository } from "../../src/db/alert.repository.ts";
-import { evaluateAlerts, forgetWorker, storedDownloadsPausedProbe } from "../../src/digest/alerts.ts";
+import { evaluateAlerts, forgetWorker, OWED_SENDS, storedDownloadsPausedProbe } from "../../src/digest/alerts.ts";
 import { createDeliverers } from "../../src/digest/deliver/index.ts";
 import { smtpDeliverer } from "../../src/digest/deliver/smtp.ts";
 import { ALERTS_JOB } from "../../jobs/alerts/definition.ts";
@@ -330,13 +330,55 @@ describe("an alert one channel could not take while another did", () => {
   it("a recipient the mail server defers (450) while another gets it is sent it alone at the next evaluation", async () => {
     const smtpOnly = smtpDeliverer({ ...f.services.config.digest.smtp!, to: ["me@example.org", "new@example.org"] });
     smtp.deferRecipient("new@example.org", 1);
-    expect((await evaluateWith([smtpOnly])).failed).toHaveLength(1);
+    // Taken (me got it), owing new alone.
+    expect((await evaluateWith([smtpOnly])).notified).toHaveLength(1);
     f.clock.now += MINUTE;
     expect((await evaluateWith([smtpOnly])).notified).toHaveLength(1);
     f.clock.now += MINUTE;
     await evaluateWith([smtpOnly]);
     expect(smtp.received.map((m) => m.to)).toEqual([["me@example.org"], ["new@example.org"]]);
     expect(smtp.received[1]?.messageId).toBe(smtp.received[0]?.messageId);
+  });
+
+  it("a recipient whose server defers at every send (a full mailbox) while another gets it: taken, and the deferred one is sent it a bounded number of times", async () => {
+    const smtpOnly = smtpDeliverer({ ...f.services.config.digest.smtp!, to: ["me@example.org", "full@example.org"] });
+    smtp.deferRecipient("full@example.org", 1000);
+    const outcomes: Array<Awaited<ReturnType<typeof evaluateWith>>> = [];
+    // Two hours of evaluations a minute apart: the first is a sent alert, not a failure, and none fails after it.
+    for (let i = 0; i < 120; i++) {
+      outcomes.push(await evaluateWith([smtpOnly]));
+      f.clock.now += MINUTE;
+    }
+    expect(outcomes[0]?.notified).toHaveLength(1);
+    expect(outcomes.flatMap((o) => o.failed)).toEqual([]);
+    expect(smtp.received.map((m) => m.to)).toEqual([["me@example.org"]]);
+    // The first send and the resends to full alone, then nothing more until the reminder: one row each.
+    const rows = await new AlertRepository(f.services.pool).listDeliveries(200);
+    expect(rows).toHaveLength(OWED_SENDS);
+    expect(rows[0]?.results.smtp).toMatchObject({ ok: true, deferred: ["full@example.org"] });
+  });
+
+  it("a channel that fails for good beside one that takes the alert is sent it a bounded number of times, then again by the daily reminder", async () => {
+    const tried = { smtp: 0, file: 0 } as Record<string, number>;
+    const deliverers: Deliverer[] = createDeliverers(f.services.config.digest).map((d) => ({
+      channel: d.channel,
+      deliver: async (m) => {
+        tried[d.channel] = (tried[d.channel] ?? 0) + 1;
+        return d.deliver(m);
+      },
+    }));
+    smtp.rejectNext(1000);
+    // Two hours of evaluations a minute apart.
+    for (let i = 0; i < 120; i++) {
+      await evaluateWith(deliverers);
+      f.clock.now += MINUTE;
+    }
+    expect(tried).toEqual({ smtp: OWED_SENDS, file: 1 });
+    expect(await new AlertRepository(f.services.pool).listDeliveries(200)).toHaveLength(OWED_SENDS);
+    // The daily reminder tries every channel again.
+    f.clock.now += 24 * HOUR;
+    expect((await evaluateWith(deliverers)).reminded).toHaveLength(1);
+    expect(tried).toEqual({ smtp: OWED_SENDS + 1, file: 2 });
   });
 
   it("is logged as sent only on the channels that took it", async () => {

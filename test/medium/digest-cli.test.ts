@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DigestRepository } from "../../src/db/digest.repository.ts";
+import { runDigest } from "../../src/digest/run-digest.ts";
 import { freePort } from "../../src/free-port.ts";
 import { createDigestFixture, type DigestFixture } from "../helpers/digest-fixture.ts";
 import { startTestSmtp } from "../helpers/digest-mail.ts";
@@ -135,6 +136,28 @@ describe("dvault digest", () => {
     } finally {
       await smtp.close();
       // The other tests' smtp digests start afresh (their window, their health section).
+      await f.services.pool.query("DELETE FROM digests WHERE channel = 'smtp'");
+      await f.services.pool.query("DELETE FROM digest_state WHERE channel = 'smtp'");
+    }
+  });
+
+  it("--history names a recipient the SMTP server deferred at every attempt as refused after deferrals, not as a typo", async () => {
+    const smtp = await startTestSmtp();
+    smtp.deferRecipient("full@example.org", 100);
+    const to = ["me@example.org", "full@example.org"];
+    const smtpConfig = { ...f.services.config.digest.smtp!, host: "127.0.0.1", port: smtp.port, secure: false, to };
+    const services = {
+      ...f.services,
+      config: { ...f.services.config, digest: { ...f.services.config.digest, channels: ["smtp" as const], smtp: smtpConfig } },
+    };
+    try {
+      // The digest's one and last attempt: full's server still defers it.
+      const tick = new Date().toISOString();
+      expect(await runDigest({ channel: "smtp", tick, trigger: "manual" }, { services, attempt: 1, maxAttempts: 1 })).toMatchObject({ status: "sent" });
+      const history = await dvault(["digest", "--history"], env);
+      expect(history.stdout).toContain("\n        (not to full@example.org: the SMTP server deferred it at every attempt, refused after deferrals)\n");
+    } finally {
+      await smtp.close();
       await f.services.pool.query("DELETE FROM digests WHERE channel = 'smtp'");
       await f.services.pool.query("DELETE FROM digest_state WHERE channel = 'smtp'");
     }

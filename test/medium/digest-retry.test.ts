@@ -44,6 +44,12 @@ describe("digest delivery: retries and the window", () => {
     expect(result.status).toBe("sent");
   }
 
+  /** The fixture's services with DVAULT_SMTP_TO set to `to`. */
+  function servicesTo(to: string[]): DigestFixture["services"] {
+    const smtp = { ...f.services.config.digest.smtp!, to };
+    return { ...f.services, config: { ...f.services.config, digest: { ...f.services.config.digest, smtp } } };
+  }
+
   it("a delivery the SMTP server refuses once is retried by the queue with backoff; the window moves only after it succeeds", async () => {
     const tick = new Date("2026-11-03T08:00:00Z");
     await f.addFaves(3, new Date(tick.getTime() - 3_600_000));
@@ -116,8 +122,7 @@ describe("digest delivery: retries and the window", () => {
   });
 
   it("a recipient the SMTP server defers (450, greylisted) while it takes the message for another is sent it alone by the retry", async () => {
-    const smtpConfig = { ...f.services.config.digest.smtp!, to: ["me@example.org", "Partner <new@example.org>"] };
-    const services = { ...f.services, config: { ...f.services.config, digest: { ...f.services.config.digest, smtp: smtpConfig } } };
+    const services = servicesTo(["me@example.org", "Partner <new@example.org>"]);
     const tick = new Date("2026-11-03T08:00:00Z");
     await f.addFaves(2, new Date(tick.getTime() - 3_600_000));
     smtp.deferRecipient("new@example.org", 1);
@@ -139,6 +144,26 @@ describe("digest delivery: retries and the window", () => {
     const [sent] = await repo.listDigests(1);
     expect(sent).toMatchObject({ status: "sent", attempts: 2 });
     expect(sent?.delivery?.accepted).toEqual(["me@example.org", "new@example.org"]);
+  });
+
+  it("a recipient the SMTP server defers at every attempt (a 4xx, as for a full mailbox) is refused after deferrals by the last one: the digest is sent and its window moves", async () => {
+    const services = servicesTo(["me@example.org", "Partner <full@example.org>"]);
+    const tick = new Date("2026-11-03T08:00:00Z");
+    await f.addFaves(2, new Date(tick.getTime() - 3_600_000));
+    smtp.deferRecipient("full@example.org", 100);
+    const payload: DigestJobPayload = { channel: "smtp", tick: tick.toISOString(), trigger: "cron" };
+    // The attempts before the last retry the deferred recipient alone, and fail.
+    await expect(runDigest(payload, { services, attempt: 1, maxAttempts: 3 })).rejects.toThrow(/deferred full@example\.org .* while me@example\.org got it/);
+    await expect(runDigest(payload, { services, attempt: 2, maxAttempts: 3 })).rejects.toThrow(/deferred full@example\.org .* while me@example\.org got it/);
+    expect(await repo.lastWindowEnd("smtp")).toBeNull();
+    // The last: the recipient still deferred is counted as refused, after deferrals; me got it once.
+    const result = await runDigest(payload, { services, attempt: 3, maxAttempts: 3 });
+    expect(result).toMatchObject({ status: "sent", refused: ["full@example.org"] });
+    expect(smtp.received.map((m) => m.to)).toEqual([["me@example.org"]]);
+    expect(await repo.lastWindowEnd("smtp")).toEqual(tick);
+    const [sent] = await repo.listDigests(1);
+    expect(sent).toMatchObject({ status: "sent", attempts: 3, lastError: null });
+    expect(sent?.delivery).toMatchObject({ accepted: ["me@example.org"], rejected: ["full@example.org"], refusedAfterDeferrals: ["full@example.org"] });
   });
 
   it("when every attempt fails the digest is recorded as failed; the next one covers its window and reports it", async () => {

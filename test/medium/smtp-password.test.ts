@@ -4,7 +4,7 @@
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { smtpDeliverer } from "../../src/digest/deliver/smtp.ts";
+import { failureText, smtpDeliverer } from "../../src/digest/deliver/smtp.ts";
 import type { OutgoingMessage } from "../../src/digest/types.ts";
 
 const PASSWORD = "hunter2-never-in-clear";
@@ -79,5 +79,45 @@ describe("the smtp channel over a server without STARTTLS", () => {
     await smtpDeliverer({ ...base, port, user: undefined, pass: undefined }).deliver(message);
     expect(accepted.slice(before.accepted)).toEqual(["me@example.org"]);
     expect(logins.slice(before.logins)).toEqual([]);
+  });
+});
+
+describe("the smtp channel over a server whose STARTTLS certificate is not trusted", () => {
+  // smtp-server's own self-signed certificate: the server takes STARTTLS and the handshake then fails.
+  let tlsServer: SMTPServer;
+  let tlsPort: number;
+  beforeAll(async () => {
+    tlsServer = new SMTPServer({ authOptional: true, logger: false, onData: (stream, _s, callback) => stream.resume().on("end", () => callback()) });
+    await new Promise<void>((resolve) => tlsServer.listen(0, "127.0.0.1", resolve));
+    tlsPort = (tlsServer.server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => tlsServer?.close(() => resolve()));
+  });
+
+  it("says the TLS handshake failed and why, not that the server refused STARTTLS", async () => {
+    const config = { host: "127.0.0.1", secure: false, from: "dvault <dvault@example.org>", to: ["me@example.org"], port: tlsPort };
+    await expect(smtpDeliverer({ ...config, user: "dvault", pass: PASSWORD }).deliver(message)).rejects.toThrow(
+      /^SMTP delivery to 127\.0\.0\.1:\d+ failed: the TLS handshake after STARTTLS failed \([^)]*certificate[^)]*\): the server's certificate must be valid, unexpired and name 127\.0\.0\.1$/,
+    );
+  });
+
+  it("an ETLS at STARTTLS without the server's reply is a failed handshake; with a non-2xx reply, a refusal", () => {
+    // nodemailer's errors as smtp-connection makes them: "Error initiating TLS - <reason>" when the server took STARTTLS
+    // and the upgrade then failed (no response), "Error upgrading connection with STARTTLS: <reply>" when it refused.
+    const config = { host: "mail.example.org", port: 587, secure: false, from: "dvault@example.org", to: ["me@example.org"], user: "dvault", pass: PASSWORD };
+    const failed = Object.assign(new Error("Error initiating TLS - unable to verify the first certificate"), { code: "ETLS", command: "STARTTLS" });
+    expect(failureText(failed, config)).toBe(
+      "the TLS handshake after STARTTLS failed (unable to verify the first certificate): the server's certificate must be valid, unexpired and name mail.example.org",
+    );
+    const refused = Object.assign(new Error("Error upgrading connection with STARTTLS: 454 TLS not available"), {
+      code: "ETLS",
+      command: "STARTTLS",
+      response: "454 TLS not available",
+      responseCode: 454,
+    });
+    expect(failureText(refused, config)).toMatch(
+      /^the server refused STARTTLS \(454 TLS not available\), and dvault sends DVAULT_SMTP_USER's password only over TLS: set DVAULT_SMTP_SECURE=true/,
+    );
   });
 });

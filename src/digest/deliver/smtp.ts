@@ -7,13 +7,15 @@ import type { Deliverer, DeliveryReceipt, OutgoingMessage } from "../types.ts";
 
 /**
  * The server refused the message or some recipients; the message says which and why. `reached`: the recipients
- * that got it all the same (the server deferred the others), to whom a retry does not send it again.
+ * that got it all the same (the server deferred the others), to whom a retry does not send it again; `deferred`: the
+ * recipients the server answered with a 4xx (greylisting, a full mailbox), owed the message.
  */
 export class SmtpDeliveryError extends Error {
   constructor(
     message: string,
     readonly responseCode: number | undefined,
     readonly reached: readonly string[] = [],
+    readonly deferred: readonly string[] = [],
   ) {
     super(message);
     this.name = "SmtpDeliveryError";
@@ -43,16 +45,35 @@ export function refusedRecipients(receipt: DeliveryReceipt | null | undefined): 
   return Array.isArray(rejected) ? rejected.map(String) : [];
 }
 
-type SmtpFailure = Error & { responseCode?: number; code?: string; response?: string; command?: string };
+type SmtpFailure = Error & { responseCode?: number; code?: string; response?: string; command?: string; originalCode?: string };
+
+/**
+ * The recipients a stored receipt says the server kept deferring until the digest's last attempt, counted as refused
+ * (run-digest.ts): they are among `rejected` too.
+ */
+export function refusedAfterDeferrals(receipt: DeliveryReceipt | null | undefined): string[] {
+  const deferred = receipt?.refusedAfterDeferrals;
+  return Array.isArray(deferred) ? deferred.map(String) : [];
+}
 
 /**
  * What went wrong, in a line: the server's answer with its code said once ("550 no such mailbox"), or nodemailer's
- * words, except for the two TLS settings that do not fit the server, which say what to set instead.
+ * words, except for the two TLS settings that do not fit the server, which say what to set instead, and a TLS
+ * handshake that failed after STARTTLS, which names the certificate's fault.
  */
-function failureText(e: SmtpFailure, config: SmtpConfig): string {
+export function failureText(e: SmtpFailure, config: SmtpConfig): string {
   // The server's line starts with its code already ("550 no such mailbox"): said once.
   const answer = (e.response ?? e.message).trim();
   const said = e.responseCode ? (answer.startsWith(String(e.responseCode)) ? answer : `${e.responseCode} ${answer}`) : undefined;
+  // nodemailer raises ETLS at STARTTLS both when the server answers it with a non-2xx (its reply in e.response) and
+  // when the server took it and the TLS handshake then failed; a certificate Node refuses (self-signed, expired, another
+  // name) is an ESOCKET whose originalCode is Node's (CERT_HAS_EXPIRED, DEPTH_ZERO_SELF_SIGNED_CERT, ...). Neither is
+  // the server refusing STARTTLS.
+  const certificate = e.code === "ESOCKET" && /CERT|SELF_SIGNED|UNABLE_TO_(VERIFY|GET_ISSUER)/.test(e.originalCode ?? "");
+  if (certificate || (e.code === "ETLS" && e.command === "STARTTLS" && !e.response)) {
+    const reason = e.message.replace(/^Error initiating TLS - /, "");
+    return `the TLS handshake${config.secure ? "" : " after STARTTLS"} failed (${reason}): the server's certificate must be valid, unexpired and name ${config.host}`;
+  }
   if (e.code === "ETLS" && e.command === "STARTTLS" && config.user) {
     return `the server refused STARTTLS (${said ?? e.message}), and dvault sends DVAULT_SMTP_USER's password only over TLS: set DVAULT_SMTP_SECURE=true if the server takes TLS from its first byte (often port 465), or use a server that offers STARTTLS`;
   }
@@ -61,6 +82,23 @@ function failureText(e: SmtpFailure, config: SmtpConfig): string {
     return "the server did not answer in TLS, which DVAULT_SMTP_SECURE=true expects from the first byte (port 465): for a server that starts in clear and offers STARTTLS (often port 587 or 25), set DVAULT_SMTP_SECURE=false";
   }
   return said ?? `${e.code ? `${e.code}: ` : ""}${e.message}`.trim();
+}
+
+/**
+ * A 4xx for a recipient (greylisting, a full mailbox) asks to try again later: the delivery fails, to be retried for
+ * them alone while `accepted` got it; what a last attempt does with them is the caller's (run-digest.ts, alerts.ts).
+ */
+function deferredError(config: SmtpConfig, rejected: RecipientError[] | undefined, accepted: string[]): SmtpDeliveryError | undefined {
+  const deferred = (rejected ?? []).filter((e) => e.responseCode !== undefined && e.responseCode >= 400 && e.responseCode < 500);
+  if (deferred.length === 0) return undefined;
+  const why = failureText(deferred[0] as SmtpFailure, config);
+  const waiting = deferred.map((e) => String(e.recipient));
+  return new SmtpDeliveryError(
+    `SMTP delivery to ${config.host}:${config.port} deferred ${waiting.join(", ")} (${why}) while ${accepted.join(", ")} got it: the retry sends it to them alone`,
+    deferred[0]?.responseCode,
+    accepted,
+    waiting,
+  );
 }
 
 export function smtpDeliverer(config: SmtpConfig): Deliverer {
@@ -109,22 +147,15 @@ export function smtpDeliverer(config: SmtpConfig): Deliverer {
           throw new SmtpDeliveryError(`the SMTP server accepted none of the recipients (${info.rejected.join(", ")}): ${info.response}`, undefined);
         }
         const accepted = [...reached, ...info.accepted.map(String)];
-        // A 4xx for a recipient (greylisting) asks to try again later: the delivery fails, to be retried for them alone.
-        const deferred = ((info as { rejectedErrors?: RecipientError[] }).rejectedErrors ?? []).filter(
-          (e) => e.responseCode !== undefined && e.responseCode >= 400 && e.responseCode < 500,
-        );
-        if (deferred.length > 0) {
-          const why = failureText(deferred[0] as SmtpFailure, config);
-          throw new SmtpDeliveryError(
-            `SMTP delivery to ${config.host}:${config.port} deferred ${deferred.map((e) => e.recipient).join(", ")} (${why}) while ${info.accepted.join(", ")} got it: the retry sends it to them alone`,
-            deferred[0]?.responseCode,
-            accepted,
-          );
-        }
+        const deferred = deferredError(config, (info as { rejectedErrors?: RecipientError[] }).rejectedErrors, accepted);
+        if (deferred) throw deferred;
         return { messageId: info.messageId, response: info.response, accepted, rejected: info.rejected };
       } catch (err) {
         if (err instanceof SmtpDeliveryError) throw err;
-        const e = err as SmtpFailure;
+        const e = err as SmtpFailure & { rejectedErrors?: RecipientError[] };
+        // Every recipient of this attempt deferred (the one an earlier attempt did not reach, again): still owed it.
+        const deferred = e.code === "EENVELOPE" && reached.length > 0 ? deferredError(config, e.rejectedErrors, [...reached]) : undefined;
+        if (deferred) throw deferred;
         throw new SmtpDeliveryError(`SMTP delivery to ${config.host}:${config.port} failed: ${failureText(e, config)}`, e.responseCode);
       } finally {
         transport.close();
