@@ -26,7 +26,7 @@ export const LONGER_TODAY: Readonly<Record<string, Readonly<Record<string, numbe
   "src/api/paginate.ts": { paginateOffset: 88 },
   "src/cli/auth.ts": { registerAuthCommand: 181 },
   "src/cli/output/progress.ts": { liveView: 96 },
-  "src/cli/status.ts": { formatStatus: 163 },
+  "src/cli/status.ts": { formatStatus: 162 },
   "src/cli/track.ts": { registerTrackCommand: 108 },
   "src/db/archive-browser.repository.ts": { "ArchiveBrowserRepository.item": 89 },
   "src/demo/run-demo.ts": { runDemo: 154 },

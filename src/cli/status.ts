@@ -42,6 +42,17 @@ function refusedWritesWarning(database: StatusReport["database"]): string[] {
   return line ? [`WARNING: ${line}`, ""] : [];
 }
 
+/**
+ * The files deferred by the weekly quota and their window. The earliest window (repo.nextQuotaWindow) may have opened
+ * with no run since: its files are due now, not waiting for it.
+ */
+function deferredLine(d: StatusReport["downloads"], now: number): string {
+  const at = `${formatTime(d.nextWindowAt)} (${formatRelative(d.nextWindowAt, now)})`;
+  return d.nextWindowAt !== null && Date.parse(d.nextWindowAt) <= now
+    ? `  ${d.deferredByQuota} deferred by the weekly quota; the earliest window opened ${at}: its files are due now`
+    : `  ${d.deferredByQuota} deferred by the weekly quota; next window ${at}`;
+}
+
 export function formatStatus(r: StatusReport): string {
   const now = Date.parse(r.generatedAt);
   const out: string[] = [`dvault status at ${formatTime(r.generatedAt)}`, "", ...movedAwayWarning(r.engine), ...refusedWritesWarning(r.database)];
@@ -121,8 +132,7 @@ export function formatStatus(r: StatusReport): string {
     out.push(
       `  ${d.dueNow + held} due now${held ? ` (${held} queued for a worker that is not running)` : ""}: ${r.workers.length ? "the worker takes them" : "start the worker, or run dvault download --once"}`,
     );
-  if (d.deferredByQuota)
-    out.push(`  ${d.deferredByQuota} deferred by the weekly quota; next window ${formatTime(d.nextWindowAt)} (${formatRelative(d.nextWindowAt, now)})`);
+  if (d.deferredByQuota) out.push(deferredLine(d, now));
   const failedForGood = (d.byStatus.failed ?? 0) - d.failedRetrying - d.waitingForLogin.failed;
   if (d.waitingForLogin.rows) {
     const logins = r.accounts.filter((a) => a.kind === "user" && a.needsReauth && a.fix).map((a) => a.fix);

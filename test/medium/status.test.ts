@@ -216,6 +216,10 @@ describe(collectStatus.name, () => {
       expect(report.downloads.nextWindowAt).toBe(new Date(serviceWeekStart(Date.parse(report.generatedAt)).getTime() + 7 * 86_400_000).toISOString());
       expect(report.queues.find((q) => q.name === "digest")?.paused).toBe(true);
       expect(formatStatus(report)).toMatch(/1 deferred by the weekly quota; next window/);
+      // A window that opened with no run since: its files are due, not waiting for it ('next window … 3 h ago').
+      const passed = { ...report, downloads: { ...report.downloads, nextWindowAt: new Date(Date.parse(report.generatedAt) - 3 * 3600_000).toISOString() } };
+      expect(formatStatus(passed)).toMatch(/1 deferred by the weekly quota; the earliest window opened .* \(3 h ago\): its files are due now/);
+      expect(formatStatus(passed)).not.toMatch(/next window/);
       expect(report.downloads).toMatchObject({ paused: true, pausedReason: "downloads paused: 1.2 GiB free, below DVAULT_MIN_FREE_BYTES" });
       expect(formatStatus(report)).toContain("Downloads (PAUSED: downloads paused: 1.2 GiB free");
     } finally {
