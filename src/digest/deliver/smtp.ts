@@ -22,10 +22,15 @@ export class SmtpDeliveryError extends Error {
   }
 }
 
+/** A list of addresses a stored receipt keeps under `field`, read tolerantly (an older or odd row: none). */
+function addressesIn(receipt: DeliveryReceipt | null | undefined, field: "accepted" | "rejected" | "refusedAfterDeferrals"): string[] {
+  const list = receipt?.[field];
+  return Array.isArray(list) ? list.map(String) : [];
+}
+
 /** The recipients a stored receipt says got the message (its `accepted`): a retry leaves them out. */
 export function reachedRecipients(receipt: DeliveryReceipt | null | undefined): string[] {
-  const accepted = receipt?.accepted;
-  return Array.isArray(accepted) ? accepted.map(String) : [];
+  return addressesIn(receipt, "accepted");
 }
 
 /** The address of a DVAULT_SMTP_TO entry ("Partner <new@example.org>" or new@example.org), as the server's answers name it. */
@@ -41,8 +46,7 @@ type RecipientError = { recipient?: string; responseCode?: number; response?: st
  * `--history` and the worker's log say so. Read from a stored receipt (the digests table's delivery).
  */
 export function refusedRecipients(receipt: DeliveryReceipt | null | undefined): string[] {
-  const rejected = receipt?.rejected;
-  return Array.isArray(rejected) ? rejected.map(String) : [];
+  return addressesIn(receipt, "rejected");
 }
 
 type SmtpFailure = Error & { responseCode?: number; code?: string; response?: string; command?: string; originalCode?: string };
@@ -52,8 +56,7 @@ type SmtpFailure = Error & { responseCode?: number; code?: string; response?: st
  * (run-digest.ts): they are among `rejected` too.
  */
 export function refusedAfterDeferrals(receipt: DeliveryReceipt | null | undefined): string[] {
-  const deferred = receipt?.refusedAfterDeferrals;
-  return Array.isArray(deferred) ? deferred.map(String) : [];
+  return addressesIn(receipt, "refusedAfterDeferrals");
 }
 
 /**
