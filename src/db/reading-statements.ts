@@ -113,14 +113,16 @@ export type ShortfallRow = Pick<Row<"listing_shortfalls">, "source" | "key" | "e
 const cursorArgs = (c: ListCursor | undefined) => [c ? c.key : null, c ? c.id : null];
 
 /** The sort key of a list: its time, the undated last. */
-const key = (column: string) => `coalesce(${column}, '-infinity'::timestamptz)`;
+/** Where an undated row sorts: last of a list newest first ('-infinity'), or of one oldest first ('infinity'). */
+type Undated = "-infinity" | "infinity";
+const key = (column: string, undated: Undated = "-infinity") => `coalesce(${column}, '${undated}'::timestamptz)`;
 /** Rows after the cursor (its key and id bound) in the order key DESC, id DESC. */
 const afterCursor = (column: string, id: string, c: ListCursor | undefined) => {
   const [k, i] = cursorArgs(c);
   return sql`(${k}::timestamptz IS NULL OR (${sql.raw(key(column))}, ${sql.raw(id)}) < (${k}::timestamptz, ${i}::text))`;
 };
-const keyExpression = (column: string) =>
-  `CASE WHEN ${column} IS NULL THEN '-infinity' ELSE to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END`;
+const keyExpression = (column: string, undated: Undated = "-infinity") =>
+  `CASE WHEN ${column} IS NULL THEN '${undated}' ELSE to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END`;
 const keyText = (column: string) => `${keyExpression(column)} AS key`;
 /** keyText for the builder: `column` is one of this file's own column names, never a value. */
 export const keyOf = (column: string) => sql<string>`${sql.raw(keyExpression(column))}`.as("key");
@@ -177,8 +179,8 @@ export const STACK = (stackid: string, limit: number) =>
 
 // A subject's comments oldest first, the undated last: the key is the time, 'infinity' for none (cursor text
 // "infinity"), and a page starts at its cursor's comment (inclusive, so a link can open a thread at one comment).
-const COMMENT_KEY = "coalesce(c.posted_at, 'infinity'::timestamptz)";
-const COMMENT_KEY_TEXT = `CASE WHEN c.posted_at IS NULL THEN 'infinity' ELSE to_char(c.posted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END`;
+const COMMENT_KEY = key("c.posted_at", "infinity");
+const COMMENT_KEY_TEXT = keyExpression("c.posted_at", "infinity");
 const ofSubject = (kind: CommentPlace["subjectKind"], ids: string[]) =>
   sql`c.subject_kind = ${kind}::comment_subject_kind AND c.subject_id = ANY(${ids}::text[])`;
 export const COMMENTS = (kind: CommentPlace["subjectKind"], ids: string[], from: ListCursor | undefined, limit: number) => sql<CommentRow & { key: string }>`
